@@ -1,0 +1,150 @@
+"""agent-profiler: profile AI agent sessions and tell which set-up is better.
+
+This module re-exports the public API for plugin authors. Importing it is cheap
+(no numpy, no matplotlib, no plugins).
+"""
+
+from __future__ import annotations
+
+from ._hookmarkers import hookimpl
+from .errors import (
+    ConfigError,
+    DuplicateComponentError,
+    HookError,
+    PluginLoadError,
+    ProfilerError,
+    StoreError,
+    UnknownComponentError,
+    UnknownModeError,
+    ValidationError,
+)
+from .model import (
+    AfterScenarioContext,
+    AnalysisFinding,
+    AnalysisResult,
+    BeforeScenarioContext,
+    CheckpointResult,
+    CostBreakdown,
+    CreateSessionParams,
+    CustomMetric,
+    ErrorEvent,
+    JudgeCriterion,
+    JudgeRequest,
+    JudgeResponse,
+    JudgeRubric,
+    ListFinding,
+    ModeConfig,
+    NumberFinding,
+    PermissionConfig,
+    ProfileRow,
+    ProfileSuiteResult,
+    ProgressEvent,
+    PromptMetrics,
+    PromptResult,
+    ProviderConfig,
+    RatioFinding,
+    ReasoningEvent,
+    RunContext,
+    RunManifest,
+    Scenario,
+    ScenarioSets,
+    ScorerCheckResult,
+    ScorerContext,
+    ScorerResult,
+    SessionAnalysisBundle,
+    SessionHandle,
+    SessionTrace,
+    StringFinding,
+    TableFinding,
+    TextOutputEvent,
+    TimingBreakdown,
+    TimingSegment,
+    TokenBreakdown,
+    ToolCallEvent,
+    ToolCallRecord,
+    ToolCallSummary,
+    TraceEvent,
+    TraceSummary,
+    Turn,
+    TurnBoundaryEvent,
+)
+from .serde import from_json, to_json
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # The runner pulls in trio; load it only when asked for.
+    if name in ("run_profile_suite", "run_profile_suite_sync", "RunOptions"):
+        from . import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module 'profiler_core' has no attribute {name!r}")
+
+
+__all__ = [
+    "AfterScenarioContext",
+    "AnalysisFinding",
+    "AnalysisResult",
+    "BeforeScenarioContext",
+    "CheckpointResult",
+    "ConfigError",
+    "CostBreakdown",
+    "CreateSessionParams",
+    "CustomMetric",
+    "DuplicateComponentError",
+    "ErrorEvent",
+    "HookError",
+    "JudgeCriterion",
+    "JudgeRequest",
+    "JudgeResponse",
+    "JudgeRubric",
+    "ListFinding",
+    "ModeConfig",
+    "NumberFinding",
+    "PermissionConfig",
+    "PluginLoadError",
+    "ProfileRow",
+    "ProfileSuiteResult",
+    "ProfilerError",
+    "ProgressEvent",
+    "PromptMetrics",
+    "PromptResult",
+    "ProviderConfig",
+    "RatioFinding",
+    "ReasoningEvent",
+    "RunContext",
+    "RunManifest",
+    "RunOptions",
+    "Scenario",
+    "ScenarioSets",
+    "ScorerCheckResult",
+    "ScorerContext",
+    "ScorerResult",
+    "SessionAnalysisBundle",
+    "SessionHandle",
+    "SessionTrace",
+    "StoreError",
+    "StringFinding",
+    "TableFinding",
+    "TextOutputEvent",
+    "TimingBreakdown",
+    "TimingSegment",
+    "TokenBreakdown",
+    "ToolCallEvent",
+    "ToolCallRecord",
+    "ToolCallSummary",
+    "TraceEvent",
+    "TraceSummary",
+    "Turn",
+    "TurnBoundaryEvent",
+    "UnknownComponentError",
+    "UnknownModeError",
+    "ValidationError",
+    "__version__",
+    "from_json",
+    "hookimpl",
+    "run_profile_suite",
+    "run_profile_suite_sync",
+    "to_json",
+]

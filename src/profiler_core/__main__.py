@@ -1,0 +1,5 @@
+"""``python -m profiler_core`` runs the CLI."""
+
+from .cli import main
+
+main()

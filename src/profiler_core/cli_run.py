@@ -1,0 +1,247 @@
+"""``profiler run`` and ``profiler validate``."""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import sys
+from pathlib import Path
+
+import click
+
+from ._hookmarkers import hookimpl
+from .errors import ConfigError, ProfilerError
+
+LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+class ProgressBar:
+    """A rich progress bar on stderr, fed by the ``profiler_progress`` hook."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} failed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self.task = None
+
+    @hookimpl
+    def profiler_progress(self, event) -> None:
+        """Advance the bar."""
+        if event.kind == "run_started":
+            self.progress.start()
+            self.task = self.progress.add_task("profiling", total=event.total, failed=0)
+        elif event.kind == "warmup_started" and self.task is not None:
+            self.progress.update(self.task, description=f"warmup {event.mode}")
+        elif event.kind == "iteration_completed" and self.task is not None:
+            self.progress.update(self.task, completed=event.completed, failed=event.failed, description=f"{event.mode}")
+        elif event.kind == "run_completed":
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop rendering (idempotent)."""
+        if self.task is not None:
+            self.progress.stop()
+            self.task = None
+
+
+def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency) -> dict:
+    return {
+        k: v
+        for k, v in {
+            "modes": list(mode),
+            "models": list(model),
+            "scenario_ids": list(scenario),
+            "scenario_set": scenario_set,
+            "repetitions": repetitions,
+            "retries": retries,
+            "skip_warmup": skip_warmup or None,
+            "concurrency": concurrency,
+        }.items()
+        if v not in (None, [], ())
+    }
+
+
+def _median(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def print_summary(rows, console) -> None:
+    """Per-mode table: success rate, median tokens, wall time and cost."""
+    from rich.table import Table
+
+    table = Table(title="Summary per mode", title_justify="left")
+    for header in ("model", "mode", "runs", "success", "errors", "median tokens", "median wall s", "median cost $"):
+        table.add_column(header, justify="right" if header not in ("model", "mode") else "left")
+    groups: dict[tuple[str, str], list] = {}
+    for row in rows:
+        groups.setdefault((row.model, row.mode), []).append(row)
+    for (model, mode), group in groups.items():
+        ok = sum(1 for r in group if r.success)
+        table.add_row(
+            model,
+            mode,
+            str(len(group)),
+            f"{ok / len(group):.0%}",
+            str(sum(1 for r in group if r.error)),
+            f"{_median([r.tokens.total for r in group]):,.0f}",
+            f"{_median([r.timing.wall_ms for r in group]) / 1000:.2f}",
+            f"{_median([r.cost.total_usd for r in group]):.4f}",
+        )
+    console.print(table)
+
+
+@click.command("run")
+@click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--mode", multiple=True, help="Run only this mode (repeatable).")
+@click.option("--model", multiple=True, help="Run this model (repeatable; replaces `models`).")
+@click.option("--scenario", multiple=True, help="Run only this scenario id (repeatable; wins over sets).")
+@click.option("--scenario-set", help="Run the scenarios of this named set.")
+@click.option("--repetitions", type=int, help="Repetitions per scenario (default 5).")
+@click.option("--retries", type=int, help="Retries of an iteration that errors (default 0).")
+@click.option("--skip-warmup", is_flag=True, help="Skip the canary iteration after each provider init.")
+@click.option("--concurrency", type=int, help="Iterations run at once within a mode (default 1).")
+@click.option("--run-id", help="Use this run id instead of a generated one.")
+@click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run: only missing cells run.")
+@click.option("--force", is_flag=True, help="With --resume: accept a changed profile or plugin versions.")
+@click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
+def run_command(profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report):
+    """Run a profile: every model x mode x scenario x repetition.
+
+    \b
+    Examples:
+      profiler run examples/demo/profile.yaml
+      profiler run profile.yaml --mode baseline --mode with_skill --repetitions 10
+      profiler run profile.yaml --resume run_20261122T051500Z_3f9a
+    """
+    import trio
+    from rich.console import Console
+
+    from .cli import _manager
+    from .config import load_profile
+    from .runner import options_from_config, run_profile_suite
+    from .store import RunPaths, read_jsonl, read_manifest, repair_truncated_tail
+
+    overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
+    config = load_profile(profile, overrides)
+    manager = _manager()
+    previous_rows = []
+    resumed_from = ()
+    if resume_id:
+        if run_id and run_id != resume_id:
+            raise ConfigError("--run-id and --resume name different runs")
+        paths = RunPaths(Path(config.output.results_dir), resume_id)
+        manifest = read_manifest(paths.manifest)
+        if not overrides and manifest.overrides:
+            config = load_profile(profile, manifest.overrides)  # resume what was started, flags included
+        if config.profile_hash() != manifest.profile_hash and not force:
+            raise ConfigError(
+                f"the profile (or its scenarios) changed since run {resume_id} started; "
+                "resuming would mix two experiments (use --force to resume anyway)"
+            )
+        installed = {p.name: p.version for p in manager.plugins.values() if p.error is None}
+        changed = [p.name for p in manifest.plugins if p.name in installed and installed[p.name] != p.version]
+        if changed and not force:
+            raise ConfigError(f"plugin versions changed since run {resume_id} started: {', '.join(changed)} (use --force)")
+        repair_truncated_tail(paths.jsonl)
+        read = read_jsonl(paths.jsonl) if paths.jsonl.exists() else None
+        previous_rows = read.rows if read else []
+        for problem in read.problems if read else []:
+            click.echo(f"warning: {problem}", err=True)
+        run_id = resume_id
+        resumed_from = (*manifest.resumed_from, manifest.started_at)
+
+    logging.basicConfig(level=LOG_LEVELS.get(config.output.log_level, logging.INFO), format="%(levelname)s %(message)s", stream=sys.stderr)
+    logging.getLogger("agent_profiler").setLevel(LOG_LEVELS.get(config.output.log_level, logging.INFO))
+    hooks = []
+    bar = None
+    if sys.stderr.isatty():
+        bar = ProgressBar()
+        hooks.append(bar)
+    options = options_from_config(
+        config, manager, run_id=run_id, hooks=hooks, handle_sigint=True, previous_rows=previous_rows, resumed_from=resumed_from
+    )
+    from .runner.suite import new_run_id
+
+    options.run_id = options.run_id or new_run_id()
+    click.echo(f"Run {options.run_id}" + (f" (resuming: {len(previous_rows)} cells already done)" if resume_id else ""))
+    try:
+        result = trio.run(run_profile_suite, options)
+    finally:
+        if bar is not None:
+            bar.stop()
+    console = Console()
+    print_summary(result.rows, console)
+    click.echo(f"Results:  {result.output_jsonl_path}")
+    click.echo(f"Manifest: {result.manifest_path}")
+    if result.status == "interrupted":
+        click.echo(f"Interrupted. Resume with: profiler run {profile} --resume {result.run_id}", err=True)
+        sys.exit(130)
+    if not no_report:
+        _write_report(result, config, console)
+
+
+def _write_report(result, config, console) -> None:
+    try:
+        from .report import write_report
+    except ImportError:  # the reporter arrives with the reports issue
+        return
+    out = Path(config.output.reports_dir) / result.run_id
+    written = write_report(Path(result.output_jsonl_path), out)
+    click.echo(f"Report:   {written.html if hasattr(written, 'html') else out}")
+
+
+@click.command("validate")
+@click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
+def validate_command(profile):
+    """Check a profile: every component, mode and scenario resolves; nothing runs.
+
+    \b
+    Example:
+      profiler validate examples/demo/profile.yaml
+    """
+    import trio
+
+    from .cli import _manager
+    from .config import ProfileErrors, load_profile
+    from .runner import build_components, resolve_all_modes
+
+    try:
+        config = load_profile(profile)
+    except ProfileErrors as exc:
+        for line in exc.problems:
+            click.echo(f"error: {line}", err=True)
+        click.echo(f"{len(exc.problems)} problem(s) found", err=True)
+        sys.exit(1)
+    manager = _manager()
+    built, problems = build_components(config, manager)
+    if built.get("mode_resolver") is not None:
+        problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
+    if problems:
+        for line in problems:
+            click.echo(f"error: {line}", err=True)
+        click.echo(f"{len(problems)} problem(s) found", err=True)
+        sys.exit(1)
+    cells = len(config.models) * len(config.modes) * len(config.scenarios) * config.execution.repetitions
+    click.echo(f"{profile}: OK")
+    click.echo(f"  models:      {', '.join(config.models)}")
+    click.echo(f"  modes:       {', '.join(config.modes)} (resolver: {config.mode_resolver.id})")
+    click.echo(f"  scenarios:   {len(config.scenarios)} ({', '.join(s.id for s in config.scenarios)})")
+    click.echo(f"  repetitions: {config.execution.repetitions}")
+    click.echo(f"  matrix:      {cells} iterations")
+    click.echo(f"  provider:    {config.provider.id}   scorer: {config.scorer.id}")
+    click.echo(f"  collectors:  {', '.join(c.id for c in built['collectors'] if c) or 'none'}")
+    click.echo(f"  analyzers:   {', '.join(a.name for a in built['analyzers'] if a) or 'none'}")
+
+
+__all__ = ["ProfilerError", "run_command", "validate_command"]

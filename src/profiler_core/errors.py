@@ -1,0 +1,39 @@
+"""One hierarchy of errors; the CLI turns each into a single line."""
+
+from __future__ import annotations
+
+
+class ProfilerError(Exception):
+    """Base class of every error agent-profiler raises on purpose."""
+
+
+class ConfigError(ProfilerError):
+    """A profile, scenario file or option is wrong."""
+
+
+class ValidationError(ProfilerError):
+    """Data does not match the expected shape (names the field path)."""
+
+
+class PluginLoadError(ProfilerError):
+    """A plugin could not be imported or registered."""
+
+
+class DuplicateComponentError(ProfilerError):
+    """Two plugins registered a component of one contract under the same id."""
+
+
+class UnknownComponentError(ProfilerError):
+    """A profile names a provider, scorer, collector... that no plugin provides."""
+
+
+class UnknownModeError(ProfilerError):
+    """A mode resolver was asked for a mode it does not know."""
+
+
+class HookError(ProfilerError):
+    """A lifecycle hook failed where failure is fatal (``profiler_before_run``)."""
+
+
+class StoreError(ProfilerError):
+    """A results file or manifest cannot be read or written."""

@@ -1,0 +1,78 @@
+"""Analyzer findings."""
+
+from __future__ import annotations
+
+from typing import Union
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class NumberFinding:
+    """A number with its unit."""
+
+    value: int | float
+    unit: str
+
+
+@attrs.frozen(kw_only=True)
+class StringFinding:
+    """A label or short text."""
+
+    value: str
+
+
+@attrs.frozen(kw_only=True)
+class ListFinding:
+    """A list of strings."""
+
+    values: tuple[str, ...] = attrs.field(converter=tuple)
+
+
+@attrs.frozen(kw_only=True)
+class TableFinding:
+    """A small table of strings."""
+
+    headers: tuple[str, ...] = attrs.field(converter=tuple)
+    rows: tuple[tuple[str, ...], ...] = attrs.field(converter=lambda rows: tuple(tuple(r) for r in rows))
+
+
+@attrs.frozen(kw_only=True)
+class RatioFinding:
+    """A ratio (usually 0..1) with a label."""
+
+    value: int | float
+    label: str
+
+
+AnalysisFinding = Union[NumberFinding, StringFinding, ListFinding, TableFinding, RatioFinding]
+
+#: JSON ``type`` tag of each finding class (the original's names).
+FINDING_TAGS: dict[type, str] = {
+    NumberFinding: "number",
+    StringFinding: "string",
+    ListFinding: "list",
+    TableFinding: "table",
+    RatioFinding: "ratio",
+}
+
+
+@attrs.frozen(kw_only=True)
+class AnalysisResult:
+    """What one analyzer found in one trace."""
+
+    analyzer: str
+    findings: dict[str, AnalysisFinding] = attrs.field(factory=dict)
+    summary: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class SessionAnalysisBundle:
+    """All analyzer results of one iteration (the original's SessionAnalysisBundle)."""
+
+    session_id: str
+    scenario_id: str
+    mode: str
+    model: str
+    iteration: int = 0
+    results: dict[str, AnalysisResult] = attrs.field(factory=dict)

@@ -1,0 +1,43 @@
+"""LLM-as-judge requests, responses and rubrics."""
+
+from __future__ import annotations
+
+import attrs
+
+from ._validators import non_empty
+from .metrics import TokenBreakdown
+
+
+@attrs.frozen(kw_only=True)
+class JudgeRequest:
+    """One question to a judge model."""
+
+    system_prompt: str
+    user_prompt: str
+
+
+@attrs.frozen(kw_only=True)
+class JudgeResponse:
+    """A judge model's answer, with its usage when known."""
+
+    text: str
+    token_count: int | None = None
+    usage: TokenBreakdown | None = None
+    cost_usd: float | None = None
+    model: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class JudgeCriterion:
+    """One criterion of a rubric."""
+
+    id: str = attrs.field(validator=non_empty)
+    description: str
+
+
+@attrs.frozen(kw_only=True)
+class JudgeRubric:
+    """A scenario's rubric (``scenario.extensions.rubric``)."""
+
+    criteria: tuple[JudgeCriterion, ...] = attrs.field(converter=tuple)
+    grading_instructions: str | None = None

@@ -1,0 +1,106 @@
+"""Per-prompt measurements: tokens, timing, cost, tool calls, custom metrics."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from ._validators import non_empty, non_negative
+
+CompletionReason = Literal["stop", "timeout", "error", "tool_limit"]
+
+
+@attrs.frozen(kw_only=True)
+class TokenBreakdown:
+    """Token counts by kind; ``total`` and ``active`` are derived when not given."""
+
+    input: int = attrs.field(default=0, validator=non_negative)
+    output: int = attrs.field(default=0, validator=non_negative)
+    reasoning: int = attrs.field(default=0, validator=non_negative)
+    cache_read: int = attrs.field(default=0, validator=non_negative)
+    cache_write: int = attrs.field(default=0, validator=non_negative)
+    total: int = attrs.field(default=None, validator=non_negative)
+    active: int = attrs.field(default=None, validator=non_negative)
+
+    def __attrs_post_init__(self) -> None:
+        # Derived here, not in a property, so JSON always carries both (as the original's rows do).
+        if self.total is None:
+            object.__setattr__(
+                self,
+                "total",
+                self.input + self.output + self.reasoning + self.cache_read + self.cache_write,
+            )
+        if self.active is None:
+            object.__setattr__(self, "active", self.input + self.output + self.reasoning)
+
+    def __add__(self, other: TokenBreakdown) -> TokenBreakdown:
+        """Sum two breakdowns field by field."""
+        if not isinstance(other, TokenBreakdown):
+            return NotImplemented
+        return TokenBreakdown(
+            input=self.input + other.input,
+            output=self.output + other.output,
+            reasoning=self.reasoning + other.reasoning,
+            cache_read=self.cache_read + other.cache_read,
+            cache_write=self.cache_write + other.cache_write,
+            total=self.total + other.total,
+            active=self.active + other.active,
+        )
+
+
+@attrs.frozen(kw_only=True)
+class TimingSegment:
+    """One labelled span of wall time (epoch milliseconds)."""
+
+    label: str = attrs.field(validator=non_empty)
+    start_ms: int | float
+    end_ms: int | float
+
+
+@attrs.frozen(kw_only=True)
+class TimingBreakdown:
+    """Wall time of a prompt and its labelled segments."""
+
+    wall_ms: int | float = attrs.field(validator=non_negative)
+    segments: tuple[TimingSegment, ...] = attrs.field(default=(), converter=tuple)
+
+
+@attrs.frozen(kw_only=True)
+class CostBreakdown:
+    """Cost in US dollars, by kind of token."""
+
+    total_usd: int | float = attrs.field(default=0, validator=non_negative)
+    input_usd: int | float = attrs.field(default=0, validator=non_negative)
+    output_usd: int | float = attrs.field(default=0, validator=non_negative)
+    reasoning_usd: int | float = attrs.field(default=0, validator=non_negative)
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallRecord:
+    """One tool call as the provider reported it."""
+
+    name: str = attrs.field(validator=non_empty)
+    category: str = "other"
+    success: bool = True
+    duration_ms: int | float | None = attrs.field(default=None, validator=non_negative)
+    error: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PromptMetrics:
+    """The measurements of one prompt."""
+
+    tokens: TokenBreakdown
+    timing: TimingBreakdown
+    tool_calls: tuple[ToolCallRecord, ...] = attrs.field(default=(), converter=tuple)
+    cost: CostBreakdown = attrs.field(factory=CostBreakdown)
+
+
+@attrs.frozen(kw_only=True)
+class CustomMetric:
+    """A metric emitted by a collector; stored in ``ProfileRow.extensions``."""
+
+    name: str = attrs.field(validator=non_empty)
+    value: int | float | str
+    unit: str = ""

@@ -1,0 +1,141 @@
+"""Run-level objects: hook contexts, progress, suite result, manifest."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+from .analysis import SessionAnalysisBundle
+from .row import ProfileRow
+from .scenario import Scenario
+from .trace import SessionTrace
+
+RunStatus = Literal["running", "completed", "interrupted", "failed"]
+
+
+@attrs.frozen(kw_only=True)
+class RunContext:
+    """What lifecycle hooks know about the run."""
+
+    run_id: str
+    modes: tuple[str, ...] = attrs.field(converter=tuple)
+    scenarios: tuple[Scenario, ...] = attrs.field(converter=tuple)
+    repetitions: int
+    models: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    provider: str = ""
+    results_dir: str = "results"
+    reports_dir: str = "reports"
+    session_export: bool = True
+    extensions: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class BeforeScenarioContext:
+    """Passed to ``profiler_before_scenario`` before each iteration."""
+
+    scenario: Scenario
+    mode: str
+    model: str
+    iteration: int
+    run: RunContext | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AfterScenarioContext:
+    """Passed to ``profiler_after_scenario`` after each iteration, also on failure."""
+
+    scenario: Scenario
+    mode: str
+    model: str
+    iteration: int
+    result: ProfileRow
+    trace: SessionTrace | None = None
+    run: RunContext | None = None
+
+
+ProgressKind = Literal[
+    "run_started", "warmup_started", "warmup_completed", "iteration_started", "iteration_completed", "run_completed"
+]
+
+
+@attrs.frozen(kw_only=True)
+class ProgressEvent:
+    """A step of the run, for progress bars and logs."""
+
+    kind: ProgressKind
+    run_id: str
+    completed: int = 0
+    total: int = 0
+    failed: int = 0
+    model: str | None = None
+    mode: str | None = None
+    scenario_id: str | None = None
+    iteration: int | None = None
+    row: ProfileRow | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ProfileSuiteResult:
+    """What ``run_profile_suite`` returns."""
+
+    run_id: str
+    rows: tuple[ProfileRow, ...] = attrs.field(converter=tuple)
+    duration_ms: float
+    output_jsonl_path: str
+    analysis_results: tuple[SessionAnalysisBundle, ...] = attrs.field(default=(), converter=tuple)
+    manifest_path: str | None = None
+    status: RunStatus = "completed"
+
+
+@attrs.frozen(kw_only=True)
+class PluginRecord:
+    """A plugin as recorded in a run manifest."""
+
+    name: str
+    distribution: str | None = None
+    version: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class HookErrorRecord:
+    """A lifecycle hook that raised (recorded, never fatal except before_run)."""
+
+    hook: str
+    plugin: str
+    message: str
+
+
+@attrs.frozen(kw_only=True)
+class RunCounts:
+    """How many cells a run expected, has, and how many of them errored."""
+
+    expected: int = 0
+    completed: int = 0
+    errored: int = 0
+    succeeded: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class RunManifest:
+    """``results/<runId>.manifest.json``: what ran, with what, and how it ended."""
+
+    run_id: str
+    profile_hash: str
+    profile_path: str | None = None
+    plugins: tuple[PluginRecord, ...] = attrs.field(default=(), converter=tuple)
+    started_at: str
+    completed_at: str | None = None
+    status: RunStatus = "running"
+    counts: RunCounts = attrs.field(factory=RunCounts)
+    metric_units: dict[str, str] = attrs.field(factory=dict)
+    hook_errors: tuple[HookErrorRecord, ...] = attrs.field(default=(), converter=tuple)
+    warnings: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    provider: str = ""
+    models: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    modes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    scenarios: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    repetitions: int = 0
+    resumed_from: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: the CLI overrides of the first run, re-applied by ``--resume``
+    overrides: dict[str, Any] = attrs.field(factory=dict)

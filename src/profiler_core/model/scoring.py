@@ -1,0 +1,49 @@
+"""Scorer inputs and outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ._validators import non_negative
+from .metrics import CustomMetric
+from .trace import SessionTrace
+
+
+@attrs.frozen(kw_only=True)
+class ScorerCheckResult:
+    """The outcome of one check of a scorer."""
+
+    id: str
+    description: str
+    passed: bool
+    actual: Any = None
+    expected: Any = None
+    error: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ScorerResult:
+    """Whether the agent did the task, and by which checks."""
+
+    success: bool
+    passed: int = attrs.field(validator=non_negative)
+    total: int = attrs.field(validator=non_negative)
+    details: tuple[ScorerCheckResult, ...] = attrs.field(default=(), converter=tuple)
+    output_valid: bool = True
+    error: str | None = None
+    #: metrics about the scoring itself (e.g. the judge's tokens), stored in the row's extensions
+    metrics: tuple[CustomMetric, ...] = attrs.field(default=(), converter=tuple)
+
+
+@attrs.frozen(kw_only=True)
+class ScorerContext:
+    """What a scorer sees of an iteration."""
+
+    agent_output: str
+    trace: SessionTrace | None
+    mode: str
+    model: str
+    iteration: int
+    metadata: dict[str, Any] = attrs.field(factory=dict)

@@ -1,0 +1,69 @@
+"""What a session provider is given and returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ._validators import non_empty, non_negative
+from .metrics import CompletionReason, PromptMetrics
+
+
+@attrs.frozen(kw_only=True)
+class PermissionConfig:
+    """Which tool calls the agent may make without asking."""
+
+    auto_approve: bool = False
+    allowed_tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+
+@attrs.frozen(kw_only=True)
+class ProviderConfig:
+    """Passed to ``SessionProvider.init``: model, mode and the provider's options."""
+
+    port: int = attrs.field(default=0, validator=non_negative)
+    model: str
+    mode: str
+    permissions: PermissionConfig = attrs.field(factory=PermissionConfig)
+    environment: dict[str, str] = attrs.field(factory=dict)
+    workdir: str = "."
+    options: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class CreateSessionParams:
+    """Passed to ``SessionProvider.create_session`` for one iteration (or retry)."""
+
+    system_instructions: str
+    scenario_id: str
+    iteration: int
+    mode: str
+    model: str
+
+
+@attrs.frozen(kw_only=True)
+class SessionHandle:
+    """Identifies a live session of a provider."""
+
+    session_id: str = attrs.field(validator=non_empty)
+    provider: str
+    created_at: str
+
+
+@attrs.frozen(kw_only=True)
+class PromptResult:
+    """The agent's answer to one prompt, with its measurements."""
+
+    text: str
+    metrics: PromptMetrics
+    completion_reason: CompletionReason = "stop"
+
+
+@attrs.frozen(kw_only=True)
+class ModeConfig:
+    """What a mode means concretely: environment, instructions, provider overrides."""
+
+    environment: dict[str, str] = attrs.field(factory=dict)
+    system_instructions: str = ""
+    provider_overrides: dict[str, Any] = attrs.field(factory=dict)

@@ -1,0 +1,98 @@
+"""Session traces: the event stream of one agent session."""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import attrs
+
+from ._validators import non_negative
+from .metrics import TokenBreakdown
+
+
+@attrs.frozen(kw_only=True)
+class ReasoningEvent:
+    """The agent thought (reasoning / thinking content)."""
+
+    content: str
+    duration_ms: int | float = attrs.field(default=0, validator=non_negative)
+    token_count: int = attrs.field(default=0, validator=non_negative)
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallEvent:
+    """The agent called a tool; ``input``/``output`` are any JSON values."""
+
+    name: str
+    input: Any
+    output: Any
+    duration_ms: int | float = attrs.field(default=0, validator=non_negative)
+    success: bool = True
+    error: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TextOutputEvent:
+    """The agent wrote text for the user."""
+
+    content: str
+    token_count: int = attrs.field(default=0, validator=non_negative)
+
+
+@attrs.frozen(kw_only=True)
+class TurnBoundaryEvent:
+    """A turn ended (``turn_number`` counts from 1)."""
+
+    turn_number: int
+    timestamp: str
+
+
+@attrs.frozen(kw_only=True)
+class ErrorEvent:
+    """Something went wrong in the session itself."""
+
+    message: str
+    recoverable: bool = True
+
+
+TraceEvent = Union[ReasoningEvent, ToolCallEvent, TextOutputEvent, TurnBoundaryEvent, ErrorEvent]
+
+#: JSON ``type`` tag of each event class (the original's names).
+TRACE_EVENT_TAGS: dict[type, str] = {
+    ReasoningEvent: "reasoning",
+    ToolCallEvent: "tool_call",
+    TextOutputEvent: "text_output",
+    TurnBoundaryEvent: "turn_boundary",
+    ErrorEvent: "error",
+}
+
+
+@attrs.frozen(kw_only=True)
+class Turn:
+    """The events of one agent turn."""
+
+    number: int
+    events: tuple[TraceEvent, ...] = attrs.field(converter=tuple)
+    start_timestamp: str
+    end_timestamp: str
+    duration_ms: int | float = attrs.field(validator=non_negative)
+
+
+@attrs.frozen(kw_only=True)
+class TraceSummary:
+    """Totals of a session trace."""
+
+    total_turns: int = attrs.field(validator=non_negative)
+    total_tool_calls: int = attrs.field(validator=non_negative)
+    total_tokens: TokenBreakdown
+    total_duration: int | float = attrs.field(validator=non_negative)
+
+
+@attrs.frozen(kw_only=True)
+class SessionTrace:
+    """Everything that happened in one session, for analysis."""
+
+    session_id: str
+    events: tuple[TraceEvent, ...] = attrs.field(converter=tuple)
+    turns: tuple[Turn, ...] = attrs.field(converter=tuple)
+    summary: TraceSummary

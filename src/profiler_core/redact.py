@@ -1,0 +1,60 @@
+"""Keep secrets off disk: environment secrets and API-key-shaped strings are masked."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+REDACTED = "[REDACTED]"
+
+#: Environment variable names whose values are secrets.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+
+#: Shapes of common API keys and bearer tokens (matched anywhere in text).
+KEY_SHAPES = re.compile(
+    r"""
+    sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_\-]{16,}   # OpenAI / Anthropic / Stripe style
+    | gh[pousr]_[A-Za-z0-9]{20,}                        # GitHub tokens
+    | github_pat_[A-Za-z0-9_]{20,}
+    | xox[abprs]-[A-Za-z0-9\-]{10,}                     # Slack
+    | AKIA[0-9A-Z]{16}                                  # AWS access key id
+    | AIza[0-9A-Za-z_\-]{35}                            # Google API key
+    | hf_[A-Za-z0-9]{30,}                               # Hugging Face
+    | (?<=Bearer\ )[A-Za-z0-9._\-]{16,}                 # bearer tokens in headers/logs
+    """,
+    re.VERBOSE,
+)
+
+# Short values ("1", "true") are not secrets worth masking and would mangle text.
+_MIN_SECRET_LENGTH = 8
+
+
+class Redactor:
+    """Masks known secret values and key-shaped strings in text."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None, extra_values: Iterable[str] = ()) -> None:
+        environ = os.environ if environ is None else environ
+        values = {v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= _MIN_SECRET_LENGTH}
+        values.update(v for v in extra_values if v and len(v) >= _MIN_SECRET_LENGTH)
+        # Longest first so a secret containing another is masked whole.
+        ordered = sorted(values, key=len, reverse=True)
+        self._values = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
+
+    def add(self, values: Iterable[str]) -> None:
+        """Also mask these values from now on (e.g. a mode's environment)."""
+        current = self._values.pattern.split("|") if self._values else []
+        new = [re.escape(v) for v in values if v and len(v) >= _MIN_SECRET_LENGTH]
+        merged = sorted(set(current) | set(new), key=len, reverse=True)
+        self._values = re.compile("|".join(merged)) if merged else None
+
+    def __call__(self, text: str) -> str:
+        """Return ``text`` with every secret replaced by ``[REDACTED]``."""
+        if self._values is not None:
+            text = self._values.sub(REDACTED, text)
+        return KEY_SHAPES.sub(REDACTED, text)
+
+
+def secret_env_values(environment: Mapping[str, str]) -> list[str]:
+    """The values of secret-named variables in a mapping (a mode's environment)."""
+    return [v for k, v in environment.items() if SECRET_NAME.search(k)]

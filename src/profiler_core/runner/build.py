@@ -1,0 +1,113 @@
+"""From a loaded profile to ``RunOptions``: build every component through the registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import ProfileErrors, ProfilerConfig
+from ..errors import ProfilerError
+from ..plugins import PluginManager
+from .options import RunOptions
+
+
+def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[dict[str, Any], list[str]]:
+    """Instantiate provider, resolver, scorer, collectors, analyzers and judge; collect every problem."""
+    registry = manager.registry
+    problems: list[str] = []
+    built: dict[str, Any] = {}
+    source = config.path or "<profile>"
+
+    def create(contract: str, spec, key: str, extra: dict | None = None):
+        try:
+            return registry.create(contract, spec.id, {**spec.options, **(extra or {})})
+        except ProfilerError as exc:
+            problems.append(f"{source}: {key}: {exc}")
+            return None
+
+    built["provider"] = create("providers", config.provider, "provider.id")
+    built["mode_resolver"] = create("mode_resolvers", config.mode_resolver, "mode_resolver.id")
+    judge = None
+    if config.judge is not None:
+        judge = create("judge_providers", config.judge, "judge.id")
+    built["judge"] = judge
+    scorer_extra = {}
+    if judge is not None:
+        info = registry.get("scorers", config.scorer.id) if config.scorer.id in registry.scorers else None
+        if info is not None and _accepts(info.factory, "judge"):
+            scorer_extra["judge"] = judge
+    built["scorer"] = create("scorers", config.scorer, "scorer.id", scorer_extra)
+    collector_specs = config.collectors
+    if collector_specs is None:
+        built["collectors"] = [create("collectors", _Spec(cid), "collectors") for cid in registry.ids("collectors")]
+    else:
+        built["collectors"] = [create("collectors", spec, f"collectors[{i}]") for i, spec in enumerate(collector_specs)]
+    analyzer_specs = config.analyzers
+    if analyzer_specs is None:
+        built["analyzers"] = [create("analyzers", _Spec(aid), "analyzers") for aid in registry.ids("analyzers")]
+    else:
+        built["analyzers"] = [create("analyzers", spec, f"analyzers[{i}]") for i, spec in enumerate(analyzer_specs)]
+    # Collector options shared by every collector (e.g. price overrides) come from extensions.prices.
+    return built, problems
+
+
+class _Spec:
+    def __init__(self, component_id: str) -> None:
+        self.id = component_id
+        self.options: dict[str, Any] = {}
+
+
+def _accepts(factory: Any, name: str) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+async def resolve_all_modes(config: ProfilerConfig, resolver: Any) -> list[str]:
+    """Resolve every mode of the profile; return one problem line per failure."""
+    from .._async import await_me_maybe
+
+    problems = []
+    for mode in config.modes:
+        try:
+            await await_me_maybe(resolver.resolve(mode))
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"{config.path}: modes: {exc}")
+    return problems
+
+
+def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra: Any) -> RunOptions:
+    """Build ``RunOptions`` from a profile; raises ``ProfileErrors`` listing every problem."""
+    built, problems = build_components(config, manager)
+    if problems:
+        raise ProfileErrors(problems)
+    return RunOptions(
+        provider=built["provider"],
+        scorer=built["scorer"],
+        scenarios=config.scenarios,
+        mode_resolver=built["mode_resolver"],
+        mode_names=config.modes,
+        models=config.models,
+        collectors=built["collectors"],
+        analyzers=built["analyzers"],
+        repetitions=config.execution.repetitions,
+        warmup=config.execution.warmup,
+        timeout_default_ms=config.execution.timeout_default_ms,
+        allowed_retries=config.execution.allowed_retries,
+        concurrency=config.execution.concurrency,
+        session_export=config.output.session_export,
+        results_dir=config.output.results_dir,
+        reports_dir=config.output.reports_dir,
+        provider_options=dict(config.provider.options),
+        provider_port=config.provider_port,
+        plugin_manager=manager,
+        profile_hash=config.profile_hash(),
+        profile_path=config.path,
+        extensions=dict(config.extensions),
+        overrides=dict(config.overrides),
+        judge=built["judge"],
+        **extra,
+    )

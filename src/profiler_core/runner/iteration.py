@@ -1,0 +1,369 @@
+"""One iteration: session -> prompt -> export -> collectors -> analyzers -> scorer -> row."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import re
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from .._async import await_me_maybe
+from ..model import (
+    AfterScenarioContext,
+    AnalysisResult,
+    BeforeScenarioContext,
+    CheckpointResult,
+    CostBreakdown,
+    CreateSessionParams,
+    CustomMetric,
+    ModeConfig,
+    ProfileRow,
+    PromptResult,
+    RunContext,
+    Scenario,
+    ScorerContext,
+    ScorerResult,
+    SessionAnalysisBundle,
+    SessionTrace,
+    TimingBreakdown,
+    TokenBreakdown,
+    ToolCallSummary,
+)
+from ..redact import Redactor
+from ..serde import to_json
+from ..store import RowWriter, atomic_write_text
+from .hooks import HookCaller
+
+log = logging.getLogger("agent_profiler")
+
+
+def now_iso() -> str:
+    """UTC now as the original writes it: ``2026-01-01T00:00:23.638Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+@attrs.define
+class IterationOutcome:
+    """What one iteration produced."""
+
+    row: ProfileRow
+    trace: SessionTrace | None
+    bundle: SessionAnalysisBundle | None
+
+
+@attrs.define(kw_only=True)
+class RunState:
+    """Everything iterations share within one run."""
+
+    run_id: str
+    run_ctx: RunContext
+    provider: Any
+    scorer: Any
+    collectors: list[Any]
+    analyzers: list[Any]
+    hooks: HookCaller
+    writer: RowWriter | None
+    redactor: Redactor
+    default_retries: int
+    session_export: bool
+    sessions_dir: Path
+    multi_model: bool
+    destroy_timeout_s: float
+    metric_units: dict[str, str] = attrs.Factory(dict)
+
+    @property
+    def export_needed(self) -> bool:
+        """Export the trace when session export is on or an analyzer is active (as the original)."""
+        return self.session_export or bool(self.analyzers)
+
+
+class IterationError(Exception):
+    """A failure inside an iteration that is worth a retry."""
+
+    def __init__(self, message: str, reason: str = "error", code: str = "error") -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.code = code
+
+
+@functools.cache
+def _accepts(func: Any, name: str) -> bool:
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def _accepts_kw(method: Any, name: str) -> bool:
+    # Bound methods are new objects on each access; cache on the function underneath.
+    return _accepts(getattr(method, "__func__", method), name)
+
+
+async def _call_prompt(provider: Any, handle: Any, text: str, timeout_ms: int) -> PromptResult:
+    prompt = provider.prompt
+    if inspect.iscoroutinefunction(prompt):
+        return await prompt(handle, text, timeout_ms)
+    # A blocking provider runs in a worker thread so timeouts and concurrency still work.
+    result = await trio.to_thread.run_sync(functools.partial(prompt, handle, text, timeout_ms), abandon_on_cancel=True)
+    return await await_me_maybe(result)
+
+
+async def _destroy(state: RunState, handle: Any) -> None:
+    # Shielded so a timeout or Ctrl-C cannot skip it; bounded so a hung provider cannot hang us.
+    with trio.move_on_after(state.destroy_timeout_s) as scope:
+        scope.shield = True
+        try:
+            await await_me_maybe(state.provider.destroy_session(handle))
+        except Exception as exc:  # noqa: BLE001 - a failed destroy must not lose the row
+            log.warning("destroy_session(%s) failed: %s", getattr(handle, "session_id", handle), exc)
+    if scope.cancelled_caught:
+        log.warning("destroy_session(%s) did not finish in %ss", getattr(handle, "session_id", handle), state.destroy_timeout_s)
+
+
+async def _collect(state: RunState, result: PromptResult, scenario: Scenario, mode: str, model: str, trace) -> dict[str, Any]:
+    metrics: dict[str, Any] = {}
+    for collector in state.collectors:
+        kwargs = {"model": model} if _accepts_kw(collector.collect, "model") else {}
+        try:
+            emitted = await await_me_maybe(collector.collect(result, scenario, mode, trace, **kwargs))
+        except Exception as exc:
+            raise IterationError(f"collector {collector.id!r} failed: {type(exc).__name__}: {exc}", code="collector_error") from exc
+        for metric in emitted or ():
+            if not isinstance(metric, CustomMetric):
+                raise IterationError(f"collector {collector.id!r} returned {type(metric).__name__}, expected CustomMetric", code="collector_error")
+            metrics[metric.name] = metric.value
+            state.metric_units.setdefault(metric.name, metric.unit)
+    return metrics
+
+
+async def _analyze(state: RunState, trace: SessionTrace, scenario: Scenario, mode: str) -> dict[str, AnalysisResult]:
+    results: dict[str, AnalysisResult] = {}
+    for analyzer in state.analyzers:
+        try:
+            result = await await_me_maybe(analyzer.analyze(trace, scenario, mode))
+        except Exception as exc:
+            raise IterationError(f"analyzer {analyzer.name!r} failed: {type(exc).__name__}: {exc}", code="analyzer_error") from exc
+        results[analyzer.name] = result
+    return results
+
+
+async def _score(state: RunState, scenario: Scenario, result: PromptResult, trace, mode: str, model: str, iteration: int, metadata: dict) -> ScorerResult:
+    context = ScorerContext(agent_output=result.text, trace=trace, mode=mode, model=model, iteration=iteration, metadata=metadata)
+    try:
+        scored = await await_me_maybe(state.scorer.evaluate(scenario, context))
+    except Exception as exc:
+        raise IterationError(f"scorer {state.scorer.id!r} failed: {type(exc).__name__}: {exc}", code="scorer_error") from exc
+    if not isinstance(scored, ScorerResult):
+        raise IterationError(f"scorer {state.scorer.id!r} returned {type(scored).__name__}, expected ScorerResult", code="scorer_error")
+    if scored.error:
+        raise IterationError(f"scorer {state.scorer.id!r}: {scored.error}", code="scorer_error")
+    return scored
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def session_export_path(sessions_dir: Path, scenario_id: str, mode: str, iteration: int, model: str | None) -> Path:
+    """``reports/sessions/<scenarioId>/<mode>-iter-<n>.json`` (model added when several run)."""
+    stem = f"{_slug(mode)}-{_slug(model)}" if model else _slug(mode)
+    return sessions_dir / _slug(scenario_id) / f"{stem}-iter-{iteration}.json"
+
+
+async def run_iteration(
+    state: RunState,
+    *,
+    model: str,
+    mode: str,
+    mode_config: ModeConfig,
+    scenario: Scenario,
+    iteration: int,
+    warmup: bool = False,
+) -> IterationOutcome:
+    """Run one cell of the matrix, with retries, and record it."""
+    if not warmup:
+        replacement = await state.hooks.first_result(
+            "profiler_before_scenario",
+            ctx=BeforeScenarioContext(scenario=scenario, mode=mode, model=model, iteration=iteration, run=state.run_ctx),
+        )
+        if isinstance(replacement, Scenario):
+            scenario = replacement
+
+    max_attempts = 1 + (scenario.allowed_retries or state.default_retries)
+    attempt = 0
+    while True:
+        attempt += 1
+        outcome, error = await _attempt(state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt)
+        if error is None or attempt >= max_attempts:
+            break
+        log.info("retrying %s/%s/%s#%d after: %s", model, mode, scenario.id, iteration, error)
+
+    if not warmup:
+        if state.writer is not None:
+            state.writer.write_row(outcome.row)
+            if outcome.bundle is not None and outcome.bundle.results:
+                state.writer.write_analysis(outcome.bundle)
+        if state.session_export and outcome.trace is not None:
+            path = session_export_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
+            atomic_write_text(path, state.redactor(to_json(outcome.trace, indent=2)) + "\n")
+        await state.hooks.call(
+            "profiler_after_scenario",
+            ctx=AfterScenarioContext(
+                scenario=scenario, mode=mode, model=model, iteration=iteration, result=outcome.row, trace=outcome.trace, run=state.run_ctx
+            ),
+        )
+    return outcome
+
+
+async def _attempt(
+    state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int, attempt: int
+) -> tuple[IterationOutcome, str | None]:
+    provider = state.provider
+    started_at = now_iso()
+    t0 = time.perf_counter()
+    handle = None
+    result: PromptResult | None = None
+    trace: SessionTrace | None = None
+    scored: ScorerResult | None = None
+    metrics: dict[str, Any] = {}
+    analysis: dict[str, AnalysisResult] = {}
+    error: str | None = None
+    error_code: str | None = None
+    reason = "stop"
+    params = CreateSessionParams(
+        system_instructions=mode_config.system_instructions,
+        scenario_id=scenario.id,
+        iteration=iteration,
+        mode=mode,
+        model=model,
+    )
+    try:
+        try:
+            with trio.fail_after(scenario.timeout_ms / 1000):
+                handle = await await_me_maybe(provider.create_session(params))
+                result = await _call_prompt(provider, handle, scenario.prompt, scenario.timeout_ms)
+                if not isinstance(result, PromptResult):
+                    raise IterationError(f"provider {provider.id!r} returned {type(result).__name__} from prompt, expected PromptResult", code="provider_error")
+                if state.export_needed:
+                    trace = await await_me_maybe(provider.export_session(handle))
+        except trio.TooSlowError:
+            raise IterationError(f"timed out after {scenario.timeout_ms} ms", reason="timeout", code="timeout") from None
+        except IterationError:
+            raise
+        except Exception as exc:
+            raise IterationError(f"{type(exc).__name__}: {exc}", code="provider_error") from exc
+        metrics = await _collect(state, result, scenario, mode, model, trace)
+        if trace is not None and state.analyzers:
+            analysis = await _analyze(state, trace, scenario, mode)
+        scored = await _score(state, scenario, result, trace, mode, model, iteration, {"attempt": attempt})
+    except IterationError as exc:
+        error, error_code, reason = str(exc), exc.code, exc.reason
+    finally:
+        if handle is not None:
+            await _destroy(state, handle)
+
+    completed_at = now_iso()
+    elapsed_ms = (time.perf_counter() - t0) * 1000
+    row = _make_row(
+        state,
+        model=model,
+        mode=mode,
+        scenario=scenario,
+        iteration=iteration,
+        started_at=started_at,
+        completed_at=completed_at,
+        elapsed_ms=elapsed_ms,
+        handle=handle,
+        result=result,
+        trace=trace,
+        scored=scored,
+        metrics=metrics,
+        error=error,
+        error_code=error_code,
+        reason=reason,
+        attempts=attempt,
+    )
+    bundle = None
+    if analysis:
+        bundle = SessionAnalysisBundle(
+            session_id=row.session_id, scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, results=analysis
+        )
+    return IterationOutcome(row=row, trace=trace, bundle=bundle), error
+
+
+def _make_row(
+    state: RunState,
+    *,
+    model: str,
+    mode: str,
+    scenario: Scenario,
+    iteration: int,
+    started_at: str,
+    completed_at: str,
+    elapsed_ms: float,
+    handle: Any,
+    result: PromptResult | None,
+    trace: SessionTrace | None,
+    scored: ScorerResult | None,
+    metrics: dict[str, Any],
+    error: str | None,
+    error_code: str | None,
+    reason: str,
+    attempts: int,
+) -> ProfileRow:
+    if result is not None:
+        tokens, timing, cost = result.metrics.tokens, result.metrics.timing, result.metrics.cost
+        tool_calls = ToolCallSummary.from_records(result.metrics.tool_calls)
+        completion_reason = reason if error and reason == "timeout" else result.completion_reason
+        if error and completion_reason == "stop":
+            completion_reason = "error"
+    else:
+        tokens, cost = TokenBreakdown(), CostBreakdown()
+        timing = TimingBreakdown(wall_ms=round(elapsed_ms, 3))
+        tool_calls = ToolCallSummary()
+        completion_reason = reason
+    details = ()
+    if scored is not None:
+        details = tuple(
+            CheckpointResult(id=d.id, description=d.description, passed=d.passed, actual=d.actual, expected=d.expected, error=d.error)
+            for d in scored.details
+        )
+    extensions = dict(metrics)
+    if scored is not None:
+        for metric in scored.metrics:
+            extensions[metric.name] = metric.value
+            state.metric_units.setdefault(metric.name, metric.unit)
+    return ProfileRow(
+        run_id=state.run_id,
+        scenario_id=scenario.id,
+        mode=mode,
+        model=model,
+        iteration=iteration,
+        started_at=started_at,
+        completed_at=completed_at,
+        tokens=tokens,
+        timing=timing,
+        tool_calls=tool_calls,
+        cost=cost,
+        success=bool(scored and scored.success and error is None),
+        checkpoints_passed=scored.passed if scored else 0,
+        checkpoints_total=scored.total if scored else 0,
+        checkpoint_details=details,
+        output_valid=bool(scored.output_valid) if scored else False,
+        provider=state.provider.id,
+        session_id=getattr(handle, "session_id", "") if handle is not None else "",
+        agent_turns=trace.summary.total_turns if trace is not None else 0,
+        completion_reason=completion_reason,
+        extensions=extensions,
+        error=error,
+        error_code=error_code,
+        attempts=attempts,
+    )

@@ -1,0 +1,63 @@
+"""``RunOptions``: everything ``run_profile_suite`` needs, as objects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..model import ModeConfig, ProfileRow, Scenario
+from ..plugins import PluginManager
+
+
+@attrs.define(kw_only=True)
+class RunOptions:
+    """The matrix and the components of one run.
+
+    Build one from a profile with :func:`profiler_core.runner.options_from_config`,
+    or by hand in Python (components are plain objects).
+    """
+
+    provider: Any
+    scorer: Any
+    scenarios: Sequence[Scenario]
+    #: mode name -> its config; or give ``mode_resolver`` and ``mode_names``
+    modes: Mapping[str, ModeConfig] | None = None
+    mode_resolver: Any = None
+    mode_names: Sequence[str] = ()
+    models: Sequence[str] = ("default",)
+    collectors: Sequence[Any] = ()
+    analyzers: Sequence[Any] = ()
+    repetitions: int = 5
+    warmup: bool = True
+    timeout_default_ms: int = 120_000
+    allowed_retries: int = 0
+    concurrency: int = 1
+    session_export: bool = True
+    results_dir: str = "results"
+    reports_dir: str = "reports"
+    provider_options: dict[str, Any] = attrs.Factory(dict)
+    provider_port: int = 0
+    run_id: str | None = None
+    #: extra RunHooks objects (``@hookimpl`` methods), registered for this run only
+    hooks: Sequence[Any] = ()
+    plugin_manager: PluginManager | None = None
+    profile_hash: str = ""
+    profile_path: str | None = None
+    extensions: dict[str, Any] = attrs.Factory(dict)
+    #: rows already recorded for this run id (resume): their cells are skipped
+    previous_rows: Sequence[ProfileRow] = ()
+    resumed_from: Sequence[str] = ()
+    overrides: dict[str, Any] = attrs.Factory(dict)
+    #: stop gracefully on the first Ctrl-C and hard on the second (the CLI sets this)
+    handle_sigint: bool = False
+    #: seconds a shielded ``destroy_session`` may take before it is abandoned
+    destroy_timeout_s: float = 30.0
+    judge: Any = None
+
+    def mode_list(self) -> list[str]:
+        """The modes in run order."""
+        if self.modes is not None:
+            return list(self.modes)
+        return list(self.mode_names)

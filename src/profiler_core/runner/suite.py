@@ -1,0 +1,422 @@
+"""``run_profile_suite``: the matrix, providers, hooks, concurrency and the run's files."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import signal
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from .._async import await_me_maybe
+from ..errors import ConfigError, HookError, ProfilerError, UnknownModeError
+from ..model import (
+    ModeConfig,
+    PermissionConfig,
+    PluginRecord,
+    ProfileRow,
+    ProfileSuiteResult,
+    ProgressEvent,
+    ProviderConfig,
+    RunContext,
+    RunCounts,
+    RunManifest,
+    SessionAnalysisBundle,
+)
+from ..plugins import PluginManager, get_plugin_manager
+from ..redact import Redactor, secret_env_values
+from ..store import RowWriter, RunPaths, write_manifest
+from .hooks import HookCaller
+from .iteration import RunState, now_iso, run_iteration
+from .options import RunOptions
+
+log = logging.getLogger("agent_profiler")
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: ``run_20261122T051500Z_3f9a``."""
+    return "run_" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "_" + secrets.token_hex(2)
+
+
+def _validate(options: RunOptions) -> None:
+    problems = []
+    if options.repetitions < 1:
+        problems.append(f"repetitions must be >= 1, got {options.repetitions}")
+    if options.allowed_retries < 0:
+        problems.append(f"allowed_retries must be >= 0, got {options.allowed_retries}")
+    if options.concurrency < 1:
+        problems.append(f"concurrency must be >= 1, got {options.concurrency}")
+    if not options.mode_list():
+        problems.append("at least one mode is required")
+    if not options.scenarios:
+        problems.append("at least one scenario is required")
+    if not options.models:
+        problems.append("at least one model is required")
+    if options.modes is None and options.mode_resolver is None:
+        problems.append("give `modes` (name -> ModeConfig) or a `mode_resolver` with `mode_names`")
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
+async def _resolve_modes(options: RunOptions) -> dict[str, ModeConfig]:
+    # Every mode up front, so an unknown one fails before any session starts.
+    resolved: dict[str, ModeConfig] = {}
+    for mode in options.mode_list():
+        if options.modes is not None:
+            config = options.modes[mode]
+        else:
+            try:
+                config = await await_me_maybe(options.mode_resolver.resolve(mode))
+            except UnknownModeError:
+                raise
+            except Exception as exc:
+                raise UnknownModeError(f"mode {mode!r}: resolver {getattr(options.mode_resolver, 'id', '?')!r} failed: {exc}") from exc
+        if not isinstance(config, ModeConfig):
+            raise ConfigError(f"mode {mode!r}: resolver returned {type(config).__name__}, expected ModeConfig")
+        resolved[mode] = config
+    return resolved
+
+
+@contextmanager
+def mode_environment(environment: Mapping[str, str]) -> Iterator[None]:
+    """Apply a mode's environment variables and restore the previous values exactly."""
+    saved = {key: os.environ.get(key) for key in environment}
+    try:
+        os.environ.update({k: str(v) for k, v in environment.items()})
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _plugin_records(manager: PluginManager) -> tuple[PluginRecord, ...]:
+    return tuple(
+        PluginRecord(name=p.name, distribution=p.distribution, version=p.version)
+        for p in sorted(manager.plugins.values(), key=lambda p: p.name)
+        if p.error is None and not p.name.startswith("run-hooks-")
+    )
+
+
+class _Progress:
+    """Counts cells and tells the ``profiler_progress`` hook."""
+
+    def __init__(self, hooks: HookCaller, run_id: str, total: int) -> None:
+        self.hooks, self.run_id, self.total = hooks, run_id, total
+        self.completed = 0
+        self.failed = 0
+
+    def emit(self, kind: str, **fields: Any) -> None:
+        self.hooks.call_sync(
+            "profiler_progress",
+            event=ProgressEvent(kind=kind, run_id=self.run_id, completed=self.completed, total=self.total, failed=self.failed, **fields),
+        )
+
+
+async def run_profile_suite(options: RunOptions) -> ProfileSuiteResult:
+    """Run the whole matrix under trio and return every row (DESIGN §5)."""
+    _validate(options)
+    manager = options.plugin_manager or get_plugin_manager()
+    run_id = options.run_id or new_run_id()
+    hook_names = []
+    for index, hooks_obj in enumerate(options.hooks):
+        name = f"run-hooks-{run_id}-{index}"
+        manager.register(hooks_obj, name)
+        hook_names.append(name)
+    try:
+        return await _run(options, manager, run_id)
+    finally:
+        for name in hook_names:
+            manager.unregister(name)
+
+
+async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> ProfileSuiteResult:
+    mode_configs = await _resolve_modes(options)
+    modes = list(mode_configs)
+    models = list(options.models)
+    scenarios = list(options.scenarios)
+    provider = options.provider
+    hooks = HookCaller(manager)
+    paths = RunPaths(Path(options.results_dir), run_id)
+    redactor = Redactor()
+    for config in mode_configs.values():
+        redactor.add(secret_env_values(config.environment))
+
+    scope = getattr(provider, "init_scope", "suite")
+    warnings: list[str] = []
+    if scope != "mode" and len(modes) > 1 and any(c.provider_overrides for c in mode_configs.values()):
+        # Overrides reach a provider only through init(); re-init per mode so each mode gets its own.
+        scope = "mode"
+        warnings.append("provider initialised once per mode because modes set provider_overrides")
+
+    cells = [
+        (model, mode, scenario, i)
+        for model in models
+        for mode in modes
+        for scenario in scenarios
+        for i in range(options.repetitions)
+    ]
+    done = {r.cell for r in options.previous_rows}
+    todo = [c for c in cells if (c[0], c[1], c[2].id, c[3]) not in done]
+    run_ctx = RunContext(
+        run_id=run_id,
+        modes=modes,
+        scenarios=scenarios,
+        repetitions=options.repetitions,
+        models=models,
+        provider=provider.id,
+        results_dir=str(options.results_dir),
+        reports_dir=str(options.reports_dir),
+        session_export=options.session_export,
+        extensions=options.extensions,
+    )
+    manifest = RunManifest(
+        run_id=run_id,
+        profile_hash=options.profile_hash,
+        profile_path=options.profile_path,
+        plugins=_plugin_records(manager),
+        started_at=now_iso(),
+        counts=RunCounts(expected=len(cells)),
+        provider=provider.id,
+        models=models,
+        modes=modes,
+        scenarios=[s.id for s in scenarios],
+        repetitions=options.repetitions,
+        resumed_from=options.resumed_from,
+        overrides=options.overrides,
+    )
+    paths.results_dir.mkdir(parents=True, exist_ok=True)
+    write_manifest(paths.manifest, manifest, redactor)
+
+    try:
+        await hooks.call_fatal("profiler_before_run", ctx=run_ctx)
+    except HookError as exc:
+        write_manifest(paths.manifest, attrs.evolve(manifest, status="failed", completed_at=now_iso(), warnings=[str(exc)]), redactor)
+        raise
+
+    writer = RowWriter(paths, redactor)
+    state = RunState(
+        run_id=run_id,
+        run_ctx=run_ctx,
+        provider=provider,
+        scorer=options.scorer,
+        collectors=list(options.collectors),
+        analyzers=list(options.analyzers),
+        hooks=hooks,
+        writer=writer,
+        redactor=redactor,
+        default_retries=options.allowed_retries,
+        session_export=options.session_export,
+        sessions_dir=Path(options.reports_dir) / "sessions",
+        multi_model=len(models) > 1,
+        destroy_timeout_s=options.destroy_timeout_s,
+    )
+    progress = _Progress(hooks, run_id, len(todo))
+    rows: list[ProfileRow] = [r for r in options.previous_rows if r.iteration >= 0]
+    bundles: list[SessionAnalysisBundle] = []
+    status = "completed"
+    t0 = time.perf_counter()
+    progress.emit("run_started")
+
+    async def one_cell(model, mode, scenario, i, limiter, token):
+        try:
+            progress.emit("iteration_started", model=model, mode=mode, scenario_id=scenario.id, iteration=i)
+            outcome = await run_iteration(state, model=model, mode=mode, mode_config=mode_configs[mode], scenario=scenario, iteration=i)
+            rows.append(outcome.row)
+            if outcome.bundle is not None:
+                bundles.append(outcome.bundle)
+            progress.completed += 1
+            if outcome.row.error or not outcome.row.success:
+                progress.failed += 1
+            progress.emit("iteration_completed", model=model, mode=mode, scenario_id=scenario.id, iteration=i, row=outcome.row)
+        finally:
+            limiter.release_on_behalf_of(token)
+
+    async def init_provider(model: str, mode: str, with_overrides: bool) -> None:
+        mode_config = mode_configs[mode]
+        options_ = dict(options.provider_options)
+        if with_overrides:
+            options_.update(mode_config.provider_overrides)
+        try:
+            await await_me_maybe(
+                provider.init(
+                    ProviderConfig(
+                        port=options.provider_port,
+                        model=model,
+                        mode=mode,
+                        permissions=PermissionConfig(auto_approve=True),
+                        environment=dict(mode_config.environment),
+                        options=options_,
+                    )
+                )
+            )
+        except ProfilerError:
+            raise
+        except Exception as exc:
+            raise ProfilerError(f"provider {provider.id!r}: init failed (model {model!r}, mode {mode!r}): {type(exc).__name__}: {exc}") from exc
+        if options.warmup:
+            progress.emit("warmup_started", model=model, mode=mode)
+            outcome = await run_iteration(
+                state, model=model, mode=mode, mode_config=mode_config, scenario=scenarios[0], iteration=-1, warmup=True
+            )
+            if outcome.row.error:
+                warnings.append(f"warmup ({model}, {mode}) failed: {outcome.row.error}")
+                log.warning("warmup failed: %s", outcome.row.error)
+            progress.emit("warmup_completed", model=model, mode=mode)
+
+    async def shutdown_provider() -> None:
+        with trio.move_on_after(options.destroy_timeout_s) as cs:
+            cs.shield = True
+            try:
+                await await_me_maybe(provider.shutdown())
+            except Exception as exc:  # noqa: BLE001 - shutdown failure must not lose the run
+                warnings.append(f"provider shutdown failed: {exc}")
+
+    async def matrix() -> None:
+        for model in models:
+            model_cells = [c for c in todo if c[0] == model]
+            if not model_cells:
+                continue
+            if scope != "mode":
+                with mode_environment(mode_configs[modes[0]].environment):
+                    await init_provider(model, modes[0], with_overrides=len(modes) == 1)
+            try:
+                for mode in modes:
+                    mode_cells = [c for c in model_cells if c[1] == mode]
+                    if not mode_cells:
+                        continue
+                    with mode_environment(mode_configs[mode].environment):
+                        try:
+                            if scope == "mode":
+                                await init_provider(model, mode, with_overrides=True)
+                            await hooks.call("profiler_before_mode", mode=mode, run=run_ctx)
+                            limiter = trio.CapacityLimiter(options.concurrency)
+                            async with trio.open_nursery() as nursery:
+                                # Acquire before starting each task so cells start in matrix order
+                                # (trio does not promise FIFO scheduling of freshly started tasks).
+                                for _, _, scenario, i in mode_cells:
+                                    token = object()
+                                    await limiter.acquire_on_behalf_of(token)
+                                    nursery.start_soon(one_cell, model, mode, scenario, i, limiter, token)
+                            await hooks.call("profiler_after_mode", mode=mode, run=run_ctx)
+                        finally:
+                            if scope == "mode":
+                                await shutdown_provider()
+            finally:
+                if scope != "mode":
+                    await shutdown_provider()
+
+    interrupted = False
+    try:
+        async with trio.open_nursery() as outer:
+            main_scope = trio.CancelScope()
+
+            async def watch_sigint(task_status=trio.TASK_STATUS_IGNORED):
+                nonlocal interrupted
+                with trio.open_signal_receiver(signal.SIGINT) as signals:
+                    task_status.started()
+                    async for _ in signals:
+                        if interrupted:
+                            os._exit(130)  # second Ctrl-C: leave at once
+                        interrupted = True
+                        log.warning("interrupted: finishing cleanup (Ctrl-C again to quit at once)")
+                        main_scope.cancel()
+
+            if options.handle_sigint:
+                await outer.start(watch_sigint)
+            with main_scope:
+                await matrix()
+            outer.cancel_scope.cancel()
+        if interrupted:
+            status = "interrupted"
+    except BaseExceptionGroup as group:
+        # trio wraps errors in groups; a user wants the one error that happened.
+        leaf = _single_leaf(group)
+        status = "interrupted" if isinstance(leaf, KeyboardInterrupt) else "failed"
+        _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
+        writer.close()
+        if leaf is not None:
+            raise leaf from None
+        raise
+    except KeyboardInterrupt:
+        status = "interrupted"
+        _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
+        writer.close()
+        raise
+    except BaseException:
+        _finish(paths, manifest, rows, hooks, warnings, state, "failed", redactor)
+        writer.close()
+        raise
+    writer.close()
+
+    rows.sort(key=_row_order(models, modes, scenarios))
+    bundles.sort(key=lambda b: (models.index(b.model), modes.index(b.mode), [s.id for s in scenarios].index(b.scenario_id), b.iteration))
+    result = ProfileSuiteResult(
+        run_id=run_id,
+        rows=rows,
+        duration_ms=(time.perf_counter() - t0) * 1000,
+        output_jsonl_path=str(paths.jsonl.resolve()),
+        analysis_results=bundles,
+        manifest_path=str(paths.manifest.resolve()),
+        status=status,
+    )
+    progress.emit("run_completed")
+    with trio.CancelScope(shield=True):
+        await hooks.call("profiler_after_run", ctx=run_ctx, result=result)
+    _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
+    return result
+
+
+def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:
+    while isinstance(group, BaseExceptionGroup):
+        if len(group.exceptions) != 1:
+            return None
+        group = group.exceptions[0]
+    return group
+
+
+def _row_order(models, modes, scenarios):
+    model_index = {m: i for i, m in enumerate(models)}
+    mode_index = {m: i for i, m in enumerate(modes)}
+    scenario_index = {s.id: i for i, s in enumerate(scenarios)}
+    return lambda r: (model_index.get(r.model, 0), mode_index.get(r.mode, 0), scenario_index.get(r.scenario_id, 0), r.iteration)
+
+
+def _finish(paths, manifest, rows, hooks, warnings, state, status, redactor) -> None:
+    counts = RunCounts(
+        expected=manifest.counts.expected,
+        completed=len(rows),
+        errored=sum(1 for r in rows if r.error),
+        succeeded=sum(1 for r in rows if r.success),
+    )
+    write_manifest(
+        paths.manifest,
+        attrs.evolve(
+            manifest,
+            status=status,
+            completed_at=now_iso(),
+            counts=counts,
+            metric_units=dict(sorted(state.metric_units.items())),
+            hook_errors=list(hooks.errors),
+            warnings=list(warnings),
+        ),
+        redactor,
+    )
+
+
+def run_profile_suite_sync(options: RunOptions) -> ProfileSuiteResult:
+    """Run the suite from synchronous code (wraps ``trio.run``)."""
+    return trio.run(run_profile_suite, options)
+
+
+__all__ = ["ProfilerError", "mode_environment", "new_run_id", "run_profile_suite", "run_profile_suite_sync"]

@@ -1,0 +1,176 @@
+"""The one cattrs converter: model objects <-> camelCase JSON.
+
+Every attrs class (ours and plugins') gets camelCase keys through hook
+factories, so nothing hand-writes dict conversions. Unions of trace events and
+analysis findings are tagged by their ``"type"`` field. Fields whose default is
+``None`` are left out of the JSON when they are ``None`` so that rows of the
+TypeScript original round-trip unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.preconf.json import make_converter
+from cattrs.strategies import configure_tagged_union
+
+from .errors import ValidationError
+from .model import FINDING_TAGS, TRACE_EVENT_TAGS, AnalysisFinding, ScenarioSets, TraceEvent
+
+T = TypeVar("T")
+
+#: Fields omitted from JSON when they hold this value (besides ``None`` defaults).
+_OMIT_WHEN_DEFAULT = {"attempts"}
+
+
+def camel(name: str) -> str:
+    """``snake_case`` -> ``camelCase`` (JSON keys)."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _strict(kind: type, accept):
+    """A structure hook that refuses silent coercions ("5" -> 5, 1.5 -> 1)."""
+    name = kind.__name__
+
+    def hook(value, _type):
+        if not accept(value):
+            raise TypeError(f"expected {name}, got {type(value).__name__} {value!r}")
+        return value
+
+    return hook
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _make(*, detailed: bool) -> cattrs.Converter:
+    conv = make_converter(forbid_extra_keys=True, detailed_validation=detailed)
+    conv.register_structure_hook(str, _strict(str, lambda v: isinstance(v, str)))
+    conv.register_structure_hook(bool, _strict(bool, lambda v: isinstance(v, bool)))
+    conv.register_structure_hook(int, _strict(int, _is_int))
+    conv.register_structure_hook(float, lambda v, _t: float(_strict(float, _is_number)(v, _t)))
+    # `int | float` keeps the JSON's own kind so 23638 stays 23638 after a round trip.
+    conv.register_structure_hook(int | float, _strict(float, _is_number))
+    conv.register_structure_hook(int | float | None, lambda v, _t: None if v is None else _strict(float, _is_number)(v, _t))
+    conv.register_structure_hook(
+        int | float | str, _strict(str, lambda v: _is_number(v) or isinstance(v, str))
+    )
+    conv.register_structure_hook(Any, lambda v, _t: v)
+
+    def unstructure_factory(cls):
+        overrides = {}
+        for a in attrs.fields(cls):
+            omit = a.default is None or a.name in _OMIT_WHEN_DEFAULT
+            overrides[a.name] = override(rename=camel(a.name), omit_if_default=omit)
+        return make_dict_unstructure_fn(cls, conv, **overrides)
+
+    def structure_factory(cls):
+        overrides = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        return make_dict_structure_fn(cls, conv, **overrides)
+
+    conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
+    conv.register_structure_hook_factory(attrs.has, structure_factory)
+
+    # scenario-sets.json is a plain mapping of set name -> ids.
+    conv.register_unstructure_hook(ScenarioSets, lambda s: {k: list(v) for k, v in s.sets.items()})
+    conv.register_structure_hook(
+        ScenarioSets, lambda d, _t: ScenarioSets(sets=conv.structure(d, dict[str, tuple[str, ...]]))
+    )
+
+    _tag_union(conv, TraceEvent, TRACE_EVENT_TAGS)
+    _tag_union(conv, AnalysisFinding, FINDING_TAGS)
+    return conv
+
+
+def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str]) -> None:
+    configure_tagged_union(union, conv, tag_generator=lambda cls: tags[cls], tag_name="type")
+
+
+def register_tagged_union(union: Any, tags: dict[type, str]) -> None:
+    """Make ``union`` (of attrs classes) JSON-tagged by a ``"type"`` key with the names in ``tags``."""
+    for conv in (converter, _detailed_converter):
+        _tag_union(conv, union, tags)
+
+
+#: The converter. Structuring is fast (no per-field bookkeeping); only when it
+#: fails is the input structured again by the detailed twin, for the error's path.
+converter: cattrs.Converter = _make(detailed=False)
+_detailed_converter: cattrs.Converter = _make(detailed=True)
+
+_SNAKE_SEGMENT = re.compile(r"\.([a-z0-9]+(?:_[a-z0-9]+)+)")
+_KEYED_MESSAGE = re.compile(r"^(\w+): (expected .*)$")
+
+
+def _format_exception(exc: BaseException, type_: Any) -> str:
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        return f"unknown field(s): {', '.join(sorted(exc.extra_fields))}"
+    if isinstance(exc, (TypeError, ValueError)) and "expected" in str(exc):
+        return str(exc)
+    name = getattr(type_, "__name__", None) or str(type_)
+    message = str(exc) or type(exc).__name__
+    return f"expected {name} ({message})"
+
+
+def describe_error(exc: BaseException, source: str | None = None) -> str:
+    """Turn a structuring failure into lines like ``file: $.iteration: expected int``."""
+    if isinstance(exc, (cattrs.BaseValidationError,)):
+        lines = cattrs.transform_error(exc, path="$", format_exception=_format_exception)
+    else:
+        lines = [f"{_format_exception(exc, None)} @ $"]
+    out = []
+    for line in lines:
+        message, _, path = line.rpartition(" @ ")
+        path = _SNAKE_SEGMENT.sub(lambda m: "." + camel(m.group(1)), path)
+        # Validators name their own key ("cacheRead: expected ..."); fold it into the path.
+        keyed = _KEYED_MESSAGE.match(message)
+        if keyed:
+            path, message = f"{path}.{keyed.group(1)}", keyed.group(2)
+        out.append(f"{path}: {message}")
+    prefix = f"{source}: " if source else ""
+    return prefix + "; ".join(out)
+
+
+def unstructure(obj: Any) -> Any:
+    """Model object -> plain JSON-able data (camelCase keys)."""
+    return converter.unstructure(obj)
+
+
+def structure(data: Any, cls: type[T], *, source: str | None = None) -> T:
+    """Plain JSON data -> model object; a wrong field raises ``ValidationError`` naming its path."""
+    try:
+        return converter.structure(data, cls)
+    except Exception:  # noqa: BLE001 - any failure is re-diagnosed below
+        pass
+    try:
+        result = _detailed_converter.structure(data, cls)
+    except Exception as exc:  # noqa: BLE001 - cattrs and validators raise many kinds
+        raise ValidationError(describe_error(exc, source)) from None
+    return result
+
+
+def to_json(obj: Any, *, indent: int | None = None) -> str:
+    """camelCase JSON of any model object."""
+    return json.dumps(converter.unstructure(obj), indent=indent, ensure_ascii=False)
+
+
+def from_json(text: str | bytes, cls: type[T], *, source: str | None = None) -> T:
+    """Parse JSON into ``cls``; bad JSON or a wrong field raises ``ValidationError``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        prefix = f"{source}: " if source else ""
+        raise ValidationError(f"{prefix}not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    return structure(data, cls, source=source)
