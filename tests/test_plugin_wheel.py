@@ -1,0 +1,176 @@
+"""A real outside plugin, built into a wheel and pip-installed into a fresh venv."""
+
+from __future__ import annotations
+
+import json
+import os
+import site
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PLUGIN_MODULE = '''
+from profiler_core import AnalysisResult, JudgeResponse, ModeConfig, ScorerResult, UnknownModeError, hookimpl
+
+
+class MyAgent:
+    id = "my-agent"
+    def init(self, config): pass
+
+
+class MyChecks:
+    id = "my-checks"
+    def evaluate(self, scenario, context):
+        return ScorerResult(success=True, passed=0, total=0)
+
+
+class MyCollector:
+    id = "my-collector"
+    def collect(self, result, scenario, mode, trace):
+        return []
+
+
+class MyAnalyzer:
+    name = "my-analyzer"
+    def analyze(self, trace, scenario, mode):
+        return AnalysisResult(analyzer=self.name, findings={}, summary="nothing")
+
+
+class MyModes:
+    id = "my-modes"
+    def resolve(self, mode):
+        if mode != "fast":
+            raise UnknownModeError(mode)
+        return ModeConfig()
+
+
+class MyJudge:
+    id = "my-judge"
+    def judge(self, request):
+        return JudgeResponse(text="{}")
+
+
+@hookimpl
+def profiler_register_providers():
+    return [MyAgent]
+
+@hookimpl
+def profiler_register_scorers():
+    return [MyChecks]
+
+@hookimpl
+def profiler_register_collectors():
+    return [MyCollector]
+
+@hookimpl
+def profiler_register_analyzers():
+    return [MyAnalyzer]
+
+@hookimpl
+def profiler_register_mode_resolvers():
+    return [MyModes]
+
+@hookimpl
+def profiler_register_judge_providers():
+    return [MyJudge]
+
+@hookimpl
+def profiler_before_run(ctx):
+    pass
+
+@hookimpl
+def profiler_after_scenario(ctx):
+    pass
+'''
+
+
+def _distribution(root: Path, name: str, version: str, module: str, code: str) -> Path:
+    folder = root / name
+    (folder / "src" / module).mkdir(parents=True)
+    (folder / "src" / module / "__init__.py").write_text(code)
+    (folder / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [build-system]
+        requires = ["hatchling"]
+        build-backend = "hatchling.build"
+
+        [project]
+        name = "{name}"
+        version = "{version}"
+        dependencies = ["agent-profiler"]
+
+        [project.entry-points.agent_profiler]
+        {module.removeprefix("agent_profiler_")} = "{module}"
+
+        [tool.hatch.build.targets.wheel]
+        packages = ["src/{module}"]
+    """))
+    return folder
+
+
+def _wheel(source: Path, out: Path, dist_name: str | None = None) -> Path:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
+        check=True,
+        capture_output=True,
+    )
+    name = (dist_name or source.name).replace("-", "_")
+    (wheel,) = [p for p in out.glob("*.whl") if p.name.lower().startswith(name.lower() + "-")]
+    return wheel
+
+
+@pytest.mark.slow
+def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
+    wheels = tmp_path / "wheels"
+    ours = _wheel(ROOT, wheels, "agent-profiler")
+    mine = _wheel(_distribution(tmp_path, "agent-profiler-mine", "1.2.0", "agent_profiler_mine", PLUGIN_MODULE), wheels)
+    broken = _wheel(
+        _distribution(tmp_path, "agent-profiler-broken", "0.0.1", "agent_profiler_broken", "import requests_that_do_not_exist\n"),
+        wheels,
+    )
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    # Dependencies (pluggy, attrs, numpy...) come from this test environment, so nothing is downloaded;
+    # the project itself and both plugins are real wheels installed into the new venv.
+    venv_site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                    check=True, capture_output=True, text=True).stdout.strip())
+    (venv_site / "_parent_env.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(ours), str(mine), str(broken)],
+                   check=True, capture_output=True)
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PROFILER_LOAD_PLUGINS")}
+    result = subprocess.run([str(venv / "bin" / "profiler"), "list-plugins", "--json"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    plugins = {p["name"]: p for p in json.loads(result.stdout)}
+
+    mine_info = plugins["mine"]
+    assert mine_info["distribution"] == "agent-profiler-mine"
+    assert mine_info["version"] == "1.2.0"
+    assert mine_info["builtin"] is False and mine_info["error"] is None
+    assert mine_info["components"] == {
+        "analyzers": ["my-analyzer"],
+        "collectors": ["my-collector"],
+        "judge_providers": ["my-judge"],
+        "mode_resolvers": ["my-modes"],
+        "providers": ["my-agent"],
+        "scorers": ["my-checks"],
+    }
+    assert {"profiler_before_run", "profiler_after_scenario"} <= set(mine_info["hooks"])
+    # the installed profiler_core is the wheel's, not the source tree's
+    where = subprocess.run([str(python), "-c", "import profiler_core; print(profiler_core.__file__)"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert str(venv) in where.stdout
+
+    broken_info = plugins["broken"]
+    assert broken_info["distribution"] == "agent-profiler-broken"
+    assert broken_info["error"].startswith("ModuleNotFoundError")
+    assert "broken" in result.stderr  # warned about on stderr too
+
+    human = subprocess.run([str(venv / "bin" / "profiler"), "list-plugins"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert human.returncode == 0
+    assert "agent-profiler-mine" in human.stdout and "providers: my-agent" in human.stdout
