@@ -334,3 +334,14 @@ def test_programmatic_scorer_result_metrics_go_to_extensions(tmp_path, profiler_
 
     result = run(opts(tmp_path, scorer=Judge()), profiler_plugin_manager)
     assert result.rows[0].extensions["judge_cost_usd"] == 0.01
+
+
+def test_computed_cost_fills_the_row_when_the_provider_reports_none(tmp_path, profiler_plugin_manager):
+    from profiler_core.collectors import CostCollector
+
+    result = run(opts(tmp_path, collectors=[CostCollector()], models=["sim-small"], modes={"a": ModeConfig()}), profiler_plugin_manager)
+    row = result.rows[0]
+    assert row.extensions["cost_source"] == "computed"
+    assert row.cost.total_usd == row.extensions["cost_total_usd"] > 0
+    result = run(opts(tmp_path, collectors=[CostCollector()], models=["no-such-model"], modes={"a": ModeConfig()}), profiler_plugin_manager)
+    assert result.rows[0].extensions["cost_source"] == "unknown" and result.rows[0].cost.total_usd == 0

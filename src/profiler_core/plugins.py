@@ -28,6 +28,7 @@ ENTRY_POINT_GROUP = "agent_profiler"
 #: Core's own plugins, registered before any entry point (pytest's default_plugins).
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.modes",
+    "profiler_core.collectors",
 )
 
 #: contract name -> (registration hook, attribute holding the component's id)

@@ -38,9 +38,13 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
     built["scorer"] = create("scorers", config.scorer, "scorer.id", scorer_extra)
     collector_specs = config.collectors
     if collector_specs is None:
-        built["collectors"] = [create("collectors", _Spec(cid), "collectors") for cid in registry.ids("collectors")]
-    else:
-        built["collectors"] = [create("collectors", spec, f"collectors[{i}]") for i, spec in enumerate(collector_specs)]
+        collector_specs = [_Spec(cid) for cid in registry.ids("collectors")]
+    # `extensions.prices` is the profile-wide price override; it reaches the cost collector.
+    prices = config.extensions.get("prices")
+    built["collectors"] = [
+        create("collectors", spec, f"collectors[{i}]", {"prices": prices} if spec.id == "cost" and prices and "prices" not in spec.options else None)
+        for i, spec in enumerate(collector_specs)
+    ]
     analyzer_specs = config.analyzers
     if analyzer_specs is None:
         built["analyzers"] = [create("analyzers", _Spec(aid), "analyzers") for aid in registry.ids("analyzers")]

@@ -321,6 +321,14 @@ def _make_row(
 ) -> ProfileRow:
     if result is not None:
         tokens, timing, cost = result.metrics.tokens, result.metrics.timing, result.metrics.cost
+        if metrics.get("cost_source") == "computed":
+            # The provider reported no cost; the cost collector priced the tokens.
+            cost = CostBreakdown(
+                total_usd=metrics.get("cost_total_usd", 0),
+                input_usd=metrics.get("cost_input_usd", 0),
+                output_usd=metrics.get("cost_output_usd", 0),
+                reasoning_usd=metrics.get("cost_reasoning_usd", 0),
+            )
         tool_calls = ToolCallSummary.from_records(result.metrics.tool_calls)
         completion_reason = reason if error and reason == "timeout" else result.completion_reason
         if error and completion_reason == "stop":
