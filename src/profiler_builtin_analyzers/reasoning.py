@@ -1,0 +1,112 @@
+"""The ``reasoning`` analyzer: how much the agent thought, whether it planned, where it was confused."""
+
+from __future__ import annotations
+
+import re
+
+from profiler_core import (
+    AnalysisResult,
+    ListFinding,
+    NumberFinding,
+    RatioFinding,
+    ReasoningEvent,
+    Scenario,
+    SessionTrace,
+    StringFinding,
+    ToolCallEvent,
+)
+
+from ._common import plural, ratio, turn_groups
+
+#: Phrases that show the agent is unsure or correcting itself (matched case-insensitively).
+CONFUSION_KEYWORDS = (
+    "confused",
+    "confusing",
+    "unclear",
+    "not sure",
+    "unsure",
+    "don't understand",
+    "do not understand",
+    "retry",
+    "wrong",
+    "mistake",
+    "stuck",
+    "try again",
+    "didn't work",
+    "doesn't work",
+    "not working",
+)
+_CONFUSION = re.compile("|".join(re.escape(k) for k in CONFUSION_KEYWORDS))
+
+#: Share of tool calls preceded by reasoning in their turn at or above which planning is proactive.
+PROACTIVE_SHARE = 2 / 3
+#: ... and at or below which it is reactive; in between it is mixed.
+REACTIVE_SHARE = 1 / 3
+
+#: Characters of a reasoning block kept in ``key_decisions`` / ``confusion_signals`` (as the original).
+EXCERPT_CHARS = 50
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _excerpt(content: str) -> str:
+    return _WHITESPACE.sub(" ", content).strip()[:EXCERPT_CHARS]
+
+
+def _is_confused(content: str) -> bool:
+    # Typographic apostrophes ("don’t understand") are common in model output.
+    return _CONFUSION.search(content.lower().replace("\u2019", "'")) is not None
+
+
+def planning_quality(trace: SessionTrace) -> tuple[str, float]:
+    """``proactive`` / ``reactive`` / ``mixed`` and the share of tool calls preceded by reasoning in their turn."""
+    planned = calls = 0
+    for events in turn_groups(trace):
+        thought = False
+        for event in events:
+            kind = type(event)
+            if kind is ReasoningEvent:
+                thought = True
+            elif kind is ToolCallEvent:
+                calls += 1
+                planned += thought
+    if calls == 0:
+        return "mixed", 0.0  # nothing was done, so nothing was planned or reacted to
+    share = planned / calls
+    if share >= PROACTIVE_SHARE:
+        return "proactive", share
+    if share <= REACTIVE_SHARE:
+        return "reactive", share
+    return "mixed", share
+
+
+class ReasoningAnalyzer:
+    """Reasoning density, reasoning per tool call, planning quality, key decisions, confusion signals."""
+
+    name = "reasoning"
+
+    def analyze(self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = "") -> AnalysisResult:
+        """Analyse one trace."""
+        tokens = trace.summary.total_tokens
+        reasoning_events = [e for e in trace.events if type(e) is ReasoningEvent]
+        call_count = sum(1 for e in trace.events if type(e) is ToolCallEvent)
+        density = ratio(tokens.reasoning, tokens.total)
+        per_call = ratio(tokens.reasoning, call_count)
+        planning, _share = planning_quality(trace)
+        decisions = [x for x in (_excerpt(e.content) for e in reasoning_events) if x]
+        confusion = [_excerpt(e.content) for e in reasoning_events if _is_confused(e.content)]
+        summary = (
+            f"Reasoning density {density * 100:.1f}% over {plural(len(reasoning_events), 'reasoning event')}, "
+            f"{planning} planning, {plural(len(confusion), 'confusion signal')}."
+        )
+        return AnalysisResult(
+            analyzer=self.name,
+            findings={
+                "reasoning_density": RatioFinding(value=density, label="reasoning tokens / total tokens"),
+                "reasoning_per_tool_call": NumberFinding(value=per_call, unit="tokens/tool_call"),
+                "planning_quality": StringFinding(value=planning),
+                "key_decisions": ListFinding(values=decisions),
+                "confusion_signals": ListFinding(values=confusion),
+            },
+            summary=summary,
+        )

@@ -1,0 +1,252 @@
+"""``profiler analyze``: run the installed analyzers on exported session traces."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import ProfilerError
+from .model import (
+    AnalysisResult,
+    ListFinding,
+    NumberFinding,
+    RatioFinding,
+    Scenario,
+    SessionTrace,
+    StringFinding,
+    TableFinding,
+    ToolCallEvent,
+)
+
+#: Characters of a list or table finding shown in the human table before "… (+N more)".
+_CELL_BUDGET = 110
+
+
+def _load_registry() -> Any:
+    """The component registry of a freshly loaded plugin manager (tests replace this)."""
+    from .plugins import get_plugin_manager
+
+    return get_plugin_manager().registry
+
+
+@click.command("analyze")
+@click.argument(
+    "traces", nargs=-1, required=True, metavar="TRACE.json...", type=click.Path(dir_okay=False, path_type=str)
+)
+@click.option(
+    "--analyzer",
+    "names",
+    multiple=True,
+    metavar="NAME",
+    help="Run only this analyzer (repeatable); default: every installed analyzer.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per trace file.")
+def analyze(traces: tuple[str, ...], names: tuple[str, ...], as_json: bool) -> None:
+    """Analyse exported session traces (SessionTrace JSON) with the installed analyzers.
+
+    Prints, per trace, each analyzer's one-line summary and a compact table of
+    its findings. A file that is not a trace is reported on stderr and the
+    others are still analysed; the exit status is then 1.
+
+    \b
+    Examples:
+      profiler analyze reports/sessions/pr-001/baseline-iter-0.json
+      profiler analyze reports/sessions/*/*.json --analyzer error --analyzer efficiency
+      profiler analyze trace.json --json > analysis.json
+    """
+    try:
+        analyzers = _build_analyzers(_load_registry(), names)
+    except ProfilerError as exc:
+        raise click.ClickException(str(exc)) from None
+
+    outputs: list[dict[str, Any]] = []
+    failed = False
+    console = None if as_json else _console()
+    for path in traces:
+        try:
+            trace = _read_trace(path)
+        except ProfilerError as exc:
+            failed = True
+            click.echo(str(exc), err=True)
+            continue
+        results, errors = _run_analyzers(analyzers, trace, path)
+        for message in errors:
+            failed = True
+            click.echo(message, err=True)
+        if as_json:
+            from .serde import unstructure
+
+            outputs.append(
+                {
+                    "trace": path,
+                    "sessionId": trace.session_id,
+                    "results": {name: unstructure(result) for name, result in results.items()},
+                }
+            )
+        else:
+            _print_trace(console, path, trace, results)
+    if as_json:
+        click.echo(json.dumps(outputs, indent=2, ensure_ascii=False))
+    if failed:
+        raise click.exceptions.Exit(1)
+
+
+def _build_analyzers(registry: Any, names: tuple[str, ...]) -> list[Any]:
+    """Instantiate the chosen analyzers (all installed ones when none are named)."""
+    chosen = list(dict.fromkeys(names)) if names else list(registry.analyzers)
+    if not chosen:
+        raise ProfilerError(
+            "no analyzers are installed (the built-in ones come from the 'builtin_analyzers' plugin; "
+            "check PROFILER_LOAD_PLUGINS and `profiler list-plugins`)"
+        )
+    analyzers = []
+    for name in chosen:
+        try:
+            analyzers.append(registry.create("analyzers", name, options={}))
+        except ProfilerError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a plugin's broken factory gets one line, not a traceback
+            raise ProfilerError(f"analyzer {name!r} could not be created: {type(exc).__name__}: {exc}") from None
+    return analyzers
+
+
+def _read_trace(path: str) -> SessionTrace:
+    """Load one exported trace; any problem becomes a ``ProfilerError`` naming the file."""
+    from .serde import from_json
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProfilerError(f"{path}: no such file") from None
+    except UnicodeDecodeError:
+        raise ProfilerError(f"{path}: not a text file (expected SessionTrace JSON)") from None
+    except OSError as exc:
+        raise ProfilerError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return from_json(text, SessionTrace, source=path)
+
+
+def _run_analyzers(analyzers: list[Any], trace: SessionTrace, path: str) -> tuple[dict[str, AnalysisResult], list[str]]:
+    """Each analyzer's result by name, and one message per analyzer that failed (naming it and the file)."""
+    # The CLI has no profile: the scenario is a stand-in named after the trace file.
+    stem = Path(path).stem or "trace"
+    scenario = Scenario(id=stem, name=stem, prompt="")
+    results: dict[str, AnalysisResult] = {}
+    errors: list[str] = []
+    for analyzer in analyzers:
+        name = getattr(analyzer, "name", type(analyzer).__name__)
+        try:
+            result = analyzer.analyze(trace, scenario, "")
+            if inspect.isawaitable(result):
+                result = _wait(result)
+        except ProfilerError as exc:
+            errors.append(f"{path}: analyzer {name!r}: {exc}")
+            continue
+        except Exception as exc:  # noqa: BLE001 - one plugin's bug must not hide the other analyzers' results
+            errors.append(f"{path}: analyzer {name!r} failed: {type(exc).__name__}: {exc}")
+            continue
+        if not isinstance(result, AnalysisResult):
+            errors.append(f"{path}: analyzer {name!r} returned {type(result).__name__}, expected AnalysisResult")
+            continue
+        results[name] = result
+    return results, errors
+
+
+def _wait(awaitable: Any) -> Any:
+    """Run an async analyzer's coroutine to completion (the runner's "await me maybe")."""
+    import trio
+
+    async def wait() -> Any:
+        return await awaitable
+
+    return trio.run(wait)
+
+
+# -- human output ---------------------------------------------------------------
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def _print_trace(console: Any, path: str, trace: SessionTrace, results: dict[str, AnalysisResult]) -> None:
+    """One trace: a heading, then per analyzer its summary and a finding/value table."""
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    calls = sum(1 for e in trace.events if type(e) is ToolCallEvent)
+    heading = Text()
+    heading.append(path, style="bold")
+    heading.append(
+        f" (session {trace.session_id}: {len(trace.events)} events, {len(trace.turns)} turns, {calls} tool calls)"
+    )
+    console.print(heading)
+    for name, result in results.items():
+        line = Text("  ")
+        line.append(name, style="bold cyan")
+        line.append(f"  {result.summary}")
+        console.print(line)
+        if not result.findings:
+            continue
+        table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), pad_edge=False)
+        table.add_column("finding", style="dim", no_wrap=True)
+        table.add_column("value", overflow="fold")
+        for key, finding in result.findings.items():
+            table.add_row(Text(key), Text(format_finding(finding)))
+        console.print(Padding(table, (0, 0, 0, 4)))
+    console.print()
+
+
+def format_finding(finding: Any) -> str:
+    """A finding as one short human string (``15.0% (duplicate / total tool calls)``, ``a ×2, b ×1``)."""
+    if isinstance(finding, NumberFinding):
+        return f"{_number(finding.value)} {finding.unit}".strip()
+    if isinstance(finding, RatioFinding):
+        return f"{finding.value * 100:.1f}% ({finding.label})"
+    if isinstance(finding, StringFinding):
+        return finding.value
+    if isinstance(finding, ListFinding):
+        return _budgeted(list(finding.values))
+    if isinstance(finding, TableFinding):
+        rows = list(finding.rows)
+        counted = bool(finding.headers) and finding.headers[-1] in ("count", "occurrences")
+        if counted:
+            # Most frequent first: in one screen the top patterns are what matters.
+            rows.sort(key=lambda row: -_as_number(row[-1]) if row else 0)
+            return _budgeted([" ".join(row[:-1]) + f" ×{row[-1]}" if len(row) > 1 else " ".join(row) for row in rows])
+        return _budgeted([" ".join(row) for row in rows])
+    return str(finding)
+
+
+def _as_number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
+def _number(value: float) -> str:
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return f"{int(value):,}" if abs(value) >= 10_000 else str(int(value))
+
+
+def _budgeted(items: list[str]) -> str:
+    """Items joined by commas until the character budget is spent, then ``… (+N more)``."""
+    if not items:
+        return "-"
+    shown: list[str] = []
+    used = 0
+    for item in items:
+        if shown and used + len(item) > _CELL_BUDGET:
+            break
+        shown.append(item)
+        used += len(item) + 2
+    rest = len(items) - len(shown)
+    return ", ".join(shown) + (f", … (+{rest} more)" if rest else "")
