@@ -37,3 +37,7 @@ class HookError(ProfilerError):
 
 class StoreError(ProfilerError):
     """A results file or manifest cannot be read or written."""
+
+
+class JudgeError(ProfilerError):
+    """A judge call failed (HTTP error, retries exhausted, unusable response)."""

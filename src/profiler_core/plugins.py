@@ -29,6 +29,9 @@ ENTRY_POINT_GROUP = "agent_profiler"
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.modes",
     "profiler_core.collectors",
+    "profiler_core.judges.openai",
+    "profiler_core.scorers.llm_judge",
+    "profiler_core.scorers.composite",
 )
 
 #: contract name -> (registration hook, attribute holding the component's id)

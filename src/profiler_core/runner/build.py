@@ -31,10 +31,13 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
         judge = create("judge_providers", config.judge, "judge.id")
     built["judge"] = judge
     scorer_extra = {}
-    if judge is not None:
-        info = registry.get("scorers", config.scorer.id) if config.scorer.id in registry.scorers else None
-        if info is not None and _accepts(info.factory, "judge"):
+    info = registry.scorers.get(config.scorer.id)
+    if info is not None:
+        if judge is not None and _accepts(info.factory, "judge"):
             scorer_extra["judge"] = judge
+        if _accepts(info.factory, "registry"):
+            # The composite scorer builds its sub-scorers from the same registry.
+            scorer_extra["registry"] = registry
     built["scorer"] = create("scorers", config.scorer, "scorer.id", scorer_extra)
     collector_specs = config.collectors
     if collector_specs is None:

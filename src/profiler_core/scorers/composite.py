@@ -1,0 +1,196 @@
+"""The ``composite`` scorer: several scorers at once, e.g. deterministic checks plus an LLM judge.
+
+::
+
+    scorer:
+      id: composite
+      options:
+        scorers:
+          - {id: checks}
+          - {id: llm-judge, options: {samples: 3}}
+
+Every check id is prefixed with its scorer's id (``checks:finished``,
+``llm-judge:correct``); passed and total are summed; the iteration succeeds
+only if every scorer succeeds. See docs/llm-judge.md.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._async import await_me_maybe
+from .._hookmarkers import hookimpl
+from ..errors import ConfigError, ProfilerError
+from ..model import CustomMetric, Scenario, ScorerCheckResult, ScorerContext, ScorerResult
+
+__all__ = ["ADDITIVE_UNITS", "CompositeScorer", "profiler_register_scorers"]
+
+log = logging.getLogger("agent_profiler")
+
+#: Metrics in these units are summed when two scorers emit the same name (two judges' tokens and cost).
+ADDITIVE_UNITS = frozenset({"tokens", "usd", "count"})
+
+_SPEC_KEYS = ("id", "name", "options")
+
+
+def _accepts(factory: Any, name: str) -> bool:
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+class CompositeScorer:
+    """Runs several scorers and merges their checks under ``<scorer id>:`` prefixes."""
+
+    id = "composite"
+
+    def __init__(
+        self,
+        *,
+        scorers: Sequence[Any] = (),
+        registry: Any = None,
+        judge: Any = None,
+    ) -> None:
+        where = "scorer 'composite': options.scorers"
+        if isinstance(scorers, str | bytes | Mapping) or not isinstance(scorers, Sequence) or not scorers:
+            raise ConfigError(f"{where}: expected a non-empty list of {{id, options}} entries, got {scorers!r}")
+        self._registry = registry
+        self._judge = judge
+        self.scorers: list[tuple[str, Any]] = []
+        for index, spec in enumerate(scorers):
+            prefix, scorer = self._build(spec, f"{where}[{index}]")
+            if any(prefix == existing for existing, _ in self.scorers):
+                raise ConfigError(
+                    f"{where}[{index}]: scorer {prefix!r} appears twice; give one a distinct `name` so its check ids stay unique"
+                )
+            self.scorers.append((prefix, scorer))
+
+    def _build(self, spec: Any, where: str) -> tuple[str, Any]:
+        if callable(getattr(spec, "evaluate", None)):
+            # A scorer object (Python API): use it as is.
+            scorer_id = getattr(spec, "id", None)
+            if not isinstance(scorer_id, str) or not scorer_id:
+                raise ConfigError(f"{where}: scorer object {spec!r} has no string `id`")
+            return scorer_id, spec
+        if not isinstance(spec, Mapping):
+            raise ConfigError(f"{where}: expected a mapping {{id, options}}, got {type(spec).__name__}")
+        unknown = sorted(set(spec) - set(_SPEC_KEYS))
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(map(str, unknown))} (expected {', '.join(_SPEC_KEYS)})")
+        scorer_id = spec.get("id")
+        if not isinstance(scorer_id, str) or not scorer_id:
+            raise ConfigError(f"{where}.id: expected a scorer id, got {scorer_id!r}")
+        name = spec.get("name", scorer_id)
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"{where}.name: expected a non-empty string, got {name!r}")
+        options = spec.get("options") or {}
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"{where}.options: expected a mapping, got {type(options).__name__}")
+        registry = self._registry_or_default()
+        try:
+            info = registry.get("scorers", scorer_id)
+            extra: dict[str, Any] = {}
+            # Sub-scorers receive what the runner would give a top-level scorer (nested composites too).
+            if self._judge is not None and _accepts(info.factory, "judge"):
+                extra["judge"] = self._judge
+            if _accepts(info.factory, "registry"):
+                extra["registry"] = registry
+            scorer = registry.create("scorers", scorer_id, {**options, **extra})
+        except ProfilerError as exc:
+            raise ConfigError(f"{where} ({scorer_id}): {exc}") from None
+        return name, scorer
+
+    def _registry_or_default(self) -> Any:
+        if self._registry is None:
+            # Built in Python without a registry: use the installed plugins, as the CLI would.
+            from ..plugins import get_plugin_manager
+
+            self._registry = get_plugin_manager().registry
+        return self._registry
+
+    async def evaluate(self, scenario: Scenario, context: ScorerContext) -> ScorerResult:
+        """Run every scorer in order and merge their results."""
+        details: list[ScorerCheckResult] = []
+        metrics: dict[str, CustomMetric] = {}
+        passed = total = 0
+        success = output_valid = True
+        errors: list[str] = []
+        for prefix, scorer in self.scorers:
+            try:
+                result = await await_me_maybe(scorer.evaluate(scenario, context))
+                if not isinstance(result, ScorerResult):
+                    raise TypeError(f"returned {type(result).__name__}, expected ScorerResult")
+            except Exception as exc:  # noqa: BLE001 - one broken scorer must not hide the others' verdicts
+                log.warning("scorer %r raised inside composite: %s: %s", prefix, type(exc).__name__, exc)
+                details.append(
+                    ScorerCheckResult(
+                        id=f"{prefix}:error",
+                        description=f"scorer {prefix!r} raised an error",
+                        passed=False,
+                        error=f"{type(exc).__name__}: {exc}",
+                    )
+                )
+                total += 1
+                success = output_valid = False
+                continue
+            details += [_prefixed(prefix, d) for d in result.details]
+            passed += result.passed
+            total += result.total
+            success = success and result.success
+            output_valid = output_valid and result.output_valid
+            if result.error:
+                # A scorer that could not score (e.g. its judge was unreachable) is an error, so the runner may retry.
+                errors.append(f"{prefix}: {result.error}")
+            for metric in result.metrics:
+                _merge_metric(metrics, metric)
+        source = metrics.get("judge_cost_source")
+        if source is not None and source.value == "unknown":
+            # One judge's price is unknown: a partial sum would understate the judges' cost.
+            metrics.pop("judge_cost_usd", None)
+        return ScorerResult(
+            success=success and not errors,
+            passed=passed,
+            total=total,
+            details=details,
+            output_valid=output_valid,
+            error="; ".join(errors) or None,
+            metrics=list(metrics.values()),
+        )
+
+
+def _prefixed(prefix: str, detail: ScorerCheckResult) -> ScorerCheckResult:
+    return ScorerCheckResult(
+        id=f"{prefix}:{detail.id}",
+        description=detail.description,
+        passed=detail.passed,
+        actual=detail.actual,
+        expected=detail.expected,
+        error=detail.error,
+    )
+
+
+def _merge_metric(metrics: dict[str, CustomMetric], metric: CustomMetric) -> None:
+    existing = metrics.get(metric.name)
+    if existing is None:
+        metrics[metric.name] = metric
+        return
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (existing.value, metric.value))
+    if numeric and existing.unit == metric.unit and metric.unit in ADDITIVE_UNITS:
+        metrics[metric.name] = CustomMetric(name=metric.name, value=existing.value + metric.value, unit=metric.unit)
+    elif metric.name.endswith("_source") and existing.value != metric.value:
+        # e.g. one judge priced by its provider, one computed: "computed" is the honest summary, "unknown" wins.
+        order = ("unknown", "computed", "provider")
+        best = min((existing.value, metric.value), key=lambda v: order.index(v) if v in order else 0)
+        metrics[metric.name] = CustomMetric(name=metric.name, value=best, unit=metric.unit)
+    # Otherwise the first scorer's value stands.
+
+
+@hookimpl
+def profiler_register_scorers():
+    """Register the ``composite`` scorer."""
+    return [CompositeScorer]
