@@ -1,0 +1,1 @@
+"""Built-in scorers: ``checks`` (conditions on output and trace), ``composite`` and ``llm-judge``."""
