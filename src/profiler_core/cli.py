@@ -68,11 +68,13 @@ def list_plugins(as_json: bool) -> None:
 
 def _add_builtin_commands() -> None:
     from .cli_analyze import analyze
+    from .cli_init import init_command
     from .cli_run import run_command, validate_command
 
     cli.add_command(run_command)
     cli.add_command(validate_command)
     cli.add_command(analyze)
+    cli.add_command(init_command)
 
 
 _add_builtin_commands()

@@ -80,16 +80,18 @@ def print_summary(rows, console) -> None:
     """Per-mode table: success rate, median tokens, wall time and cost."""
     from rich.table import Table
 
-    table = Table(title="Summary per mode", title_justify="left")
-    for header in ("model", "mode", "runs", "success", "errors", "median tokens", "median wall s", "median cost $"):
-        table.add_column(header, justify="right" if header not in ("model", "mode") else "left")
     groups: dict[tuple[str, str], list] = {}
     for row in rows:
         groups.setdefault((row.model, row.mode), []).append(row)
+    several_models = len({model for model, _ in groups}) > 1
+    table = Table(title="Summary per mode (medians)", title_justify="left")
+    headers = ("model",) * several_models + ("mode", "runs", "success", "errors", "tokens", "wall s", "cost $")
+    for header in headers:
+        table.add_column(header, justify="left" if header in ("model", "mode") else "right", no_wrap=True)
     for (model, mode), group in groups.items():
         ok = sum(1 for r in group if r.success)
         table.add_row(
-            model,
+            *((model,) if several_models else ()),
             mode,
             str(len(group)),
             f"{ok / len(group):.0%}",

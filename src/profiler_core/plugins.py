@@ -29,6 +29,8 @@ ENTRY_POINT_GROUP = "agent_profiler"
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.modes",
     "profiler_core.collectors",
+    "profiler_core.scorers.checks",
+    "profiler_core.providers.simulated",
     "profiler_core.judges.openai",
     "profiler_core.scorers.llm_judge",
     "profiler_core.scorers.composite",

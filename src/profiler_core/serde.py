@@ -88,19 +88,43 @@ def _make(*, detailed: bool) -> cattrs.Converter:
         ScenarioSets, lambda d, _t: ScenarioSets(sets=conv.structure(d, dict[str, tuple[str, ...]]))
     )
 
-    _tag_union(conv, TraceEvent, TRACE_EVENT_TAGS)
-    _tag_union(conv, AnalysisFinding, FINDING_TAGS)
+    _tag_union(conv, TraceEvent, TRACE_EVENT_TAGS, "trace event type")
+    _tag_union(conv, AnalysisFinding, FINDING_TAGS, "finding type")
     return conv
 
 
-def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str]) -> None:
+def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: str) -> None:
     configure_tagged_union(union, conv, tag_generator=lambda cls: tags[cls], tag_name="type")
+    # cattrs reports an unknown or missing tag as "required field missing"; check the
+    # tag first so the error names the valid types (and nests as `$.events[0].type: ...`).
+    union_hook = conv.get_structure_hook(union)
+    valid = ", ".join(sorted(tags.values()))
+
+    def hook(data, type_):
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a {noun.removesuffix(' type')} object with a \"type\", got {_kind(data)} {data!r}")
+        tag = data.get("type")
+        if tag not in tags.values():
+            got = "nothing" if tag is None else f"unknown {tag!r}"
+            raise ValueError(f"type: expected a {noun} ({valid}), got {got}")
+        return union_hook(data, type_)
+
+    conv.register_structure_hook(union, hook)
 
 
-def register_tagged_union(union: Any, tags: dict[type, str]) -> None:
-    """Make ``union`` (of attrs classes) JSON-tagged by a ``"type"`` key with the names in ``tags``."""
+def register_tagged_union(union: Any, tags: dict[type, str], noun: str = "type") -> None:
+    """Make ``union`` (of attrs classes) JSON-tagged by a ``"type"`` key with the names in ``tags``.
+
+    ``noun`` names the tag in errors: ``$.condition.type: expected a condition type (...), got unknown 'x'``.
+    """
     for conv in (converter, _detailed_converter):
-        _tag_union(conv, union, tags)
+        _tag_union(conv, union, tags, noun)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "object", list: "list", str: "string", bool: "boolean"}.get(type(value), type(value).__name__)
 
 
 #: The converter. Structuring is fast (no per-field bookkeeping); only when it

@@ -91,7 +91,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
     built, problems = build_components(config, manager)
     if problems:
         raise ProfileErrors(problems)
-    return RunOptions(
+    fields: dict[str, Any] = dict(
         provider=built["provider"],
         scorer=built["scorer"],
         scenarios=config.scenarios,
@@ -116,5 +116,6 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         extensions=dict(config.extensions),
         overrides=dict(config.overrides),
         judge=built["judge"],
-        **extra,
     )
+    fields.update(extra)  # the caller's values win (run id, hooks, resume...)
+    return RunOptions(**fields)

@@ -1,0 +1,1 @@
+"""The runnable demo that ``profiler init`` writes (also in ``examples/demo/``)."""
