@@ -186,12 +186,13 @@ def _print_trace(console: Any, path: str, trace: SessionTrace, results: dict[str
     heading.append(
         f" (session {trace.session_id}: {len(trace.events)} events, {len(trace.turns)} turns, {calls} tool calls)"
     )
-    console.print(heading)
+    # soft_wrap: long paths and summaries stay on one line (terminals wrap them; pipes and greps don't break).
+    console.print(heading, soft_wrap=True)
     for name, result in results.items():
         line = Text("  ")
         line.append(name, style="bold cyan")
         line.append(f"  {result.summary}")
-        console.print(line)
+        console.print(line, soft_wrap=True)
         if not result.findings:
             continue
         table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), pad_edge=False)
