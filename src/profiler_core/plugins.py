@@ -31,6 +31,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.collectors",
     "profiler_core.scorers.checks",
     "profiler_core.providers.simulated",
+    "profiler_core.providers.transcripts",
     "profiler_core.judges.openai",
     "profiler_core.scorers.llm_judge",
     "profiler_core.scorers.composite",

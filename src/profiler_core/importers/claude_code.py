@@ -1,0 +1,163 @@
+"""``claude-code``: a Claude Code session log (``~/.claude/projects/<project>/<session>.jsonl``).
+
+One JSON event per line; ``type`` is ``user``, ``assistant``, ``system``,
+``summary`` or bookkeeping (``file-history-snapshot``, ``queue-operation``,
+``progress``... - skipped). Events carry ``uuid``, ``parentUuid``,
+``timestamp``, ``sessionId`` and an Anthropic ``message``.
+
+Claude Code writes one line per content block, so one API response is split
+over several ``assistant`` lines with the same ``message.id``, each repeating
+the response's ``usage`` (the last line holds the final ``output_tokens``).
+Usage is therefore counted once per ``message.id``, from the line with the
+most output tokens, and the lines of one id form one turn. Tool results come
+back in ``user`` events as ``tool_result`` blocks with ``is_error``; API
+failures are ``assistant`` events with ``isApiErrorMessage`` (model
+``<synthetic>``), imported as error events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ValidationError
+from ..normalize import normalize_messages, normalize_usage
+from ._build import (
+    RecordedSession,
+    SessionBuilder,
+    expect_mapping,
+    iter_jsonl,
+    keys_of,
+    optional_str,
+    parse_arguments,
+    parse_time,
+    text_of,
+)
+from ._chat import server_tool_results
+
+_CONVERSATION = ("user", "assistant", "system")
+_SYNTHETIC = "<synthetic>"
+#: Block types a tool result may hold that we import; others (e.g. tool references) are dropped.
+_RESULT_BLOCKS = ("text", "image")
+
+
+def load(path: Path) -> list[RecordedSession]:
+    """The one session of a Claude Code log."""
+    builder = SessionBuilder(file=path, source=str(path), format="claude-code")
+    # message.id -> (usage, model, where) of the line with the most output tokens
+    usage: dict[str, tuple[Mapping[str, Any], str | None, str]] = {}
+    session_id: str | None = None
+    conversation = False
+    last_error: str | None = None
+    for lineno, event in iter_jsonl(path):
+        where = f"{path}:{lineno}"
+        event = expect_mapping(event, where, "a JSON object (one Claude Code event per line)")
+        kind = event.get("type")
+        if not isinstance(kind, str):
+            raise ValidationError(
+                f"{where}: no 'type' ({keys_of(event)}); expected a Claude Code event (type user, assistant, system, summary...)"
+            )
+        if kind not in _CONVERSATION:
+            continue
+        session_id = session_id or optional_str(event.get("sessionId"), f"{where}: $.sessionId")
+        moment = parse_time(event["timestamp"], f"{where}: $.timestamp") if event.get("timestamp") is not None else None
+        if kind == "system":
+            builder.see(moment)
+            if event.get("level") == "error":
+                builder.error(text_of(event.get("content")) or "system error")
+            continue
+        message = expect_mapping(event.get("message"), f"{where}: $.message", "a message object")
+        conversation = True
+        if kind == "user":
+            _user(builder, event, message, moment, where)
+            continue
+        model = optional_str(message.get("model"), f"{where}: $.message.model")
+        if event.get("isApiErrorMessage") or model == _SYNTHETIC:
+            text = text_of(message.get("content")) or "API error"
+            builder.see(moment)
+            builder.error(text)
+            last_error = text
+            continue
+        last_error = None
+        _assistant(builder, message, model, moment, where, usage)
+
+    if not conversation:
+        raise ValidationError(
+            f"{path}: no user or assistant events; expected a Claude Code session log "
+            "(~/.claude/projects/<project>/<session>.jsonl)"
+        )
+    for raw, model, where in usage.values():
+        builder.add_usage(normalize_usage(raw, provider="anthropic", where=f"{where}: $.message.usage"), model)
+    return [builder.build(session_id=session_id or path.stem, error=last_error)]
+
+
+def _user(builder: SessionBuilder, event: Mapping[str, Any], message: Mapping[str, Any], moment, where: str) -> None:
+    content = message.get("content")
+    if isinstance(content, list):
+        content = [_trim_result(block) for block in content]
+    normalized = normalize_messages(
+        [{"role": "user", "content": content}], provider="anthropic", where=f"{where}: $.message"
+    )
+    results = [m for m in normalized if m.role == "tool"]
+    if results:
+        builder.see(moment)
+        for result in results:
+            builder.tool_result(
+                result.tool_call_id,
+                result.content,
+                is_error=bool(result.metadata.get("is_error")),
+                moment=moment,
+                where=where,
+            )
+    typed = [m for m in normalized if m.role == "user"]
+    if not typed:
+        return
+    if event.get("isMeta"):
+        # Caveats and hook feedback Claude Code injects: part of the session's time, not a prompt.
+        builder.see(moment)
+        return
+    builder.user_message(moment)
+    if builder.prompt is None:
+        builder.prompt = text_of(typed[0].content)
+
+
+def _trim_result(block: Any) -> Any:
+    if isinstance(block, Mapping) and block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+        kept = [b for b in block["content"] if not isinstance(b, Mapping) or b.get("type") in _RESULT_BLOCKS]
+        return {**block, "content": kept}
+    return block
+
+
+def _assistant(
+    builder: SessionBuilder, message: Mapping[str, Any], model: str | None, moment, where: str, usage
+) -> None:
+    message_id = optional_str(message.get("id"), f"{where}: $.message.id")
+    key = message_id or where  # a line without an id is a response of its own
+    raw = {k: message[k] for k in ("content", "id", "stop_reason") if k in message}
+    normalized = normalize_messages([{**raw, "role": "assistant"}], provider="anthropic", where=f"{where}: $.message")
+    answer = normalized[-1]
+    if key not in usage and not builder.has_turn(key):
+        builder.note_model(model)
+    turn = builder.turn(key, moment)
+    for thought in answer.metadata.get("thinking") or ():
+        builder.reasoning(turn, thought)
+    for _ in range(answer.metadata.get("redacted_thinking") or 0):
+        builder.reasoning(turn, "[redacted thinking]", token_count=0)
+    builder.text(turn, text_of(answer.content))
+    for call in answer.tool_calls:
+        builder.tool_call(turn, call.id, call.function.name, parse_arguments(call.function.arguments), moment)
+    server_tool_results(builder, answer.metadata, where=where, moment=moment)
+    raw_usage = message.get("usage")
+    if raw_usage is None:
+        return
+    raw_usage = expect_mapping(raw_usage, f"{where}: $.message.usage", "a usage object")
+    previous = usage.get(key)
+    # The repeated lines of one response share its usage; only output_tokens may grow. Keep the largest, once.
+    if previous is None or _output(raw_usage) >= _output(previous[0]):
+        usage[key] = (raw_usage, model, where)
+
+
+def _output(raw: Mapping[str, Any]) -> int:
+    value = raw.get("output_tokens")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,0 +1,93 @@
+"""``openai``: connector results / runs with OpenAI-format ``messages`` (seed 004).
+
+A file holds one JSON object, a JSON array of objects, or one object per line
+(JSONL). Each object is one session::
+
+    {"id": "run_1", "scenarioId": "refund-001", "model": "gpt-4.1-mini",
+     "startedAt": "...", "completedAt": "...", "latencyMs": 8421,
+     "tokensUsage": {"input_tokens": 5120, "output_tokens": 612, "total_tokens": 5732},
+     "messages": [{"role": "user", "content": "..."}, {"role": "assistant", "tool_calls": [...]}, ...]}
+
+``usage`` (any shape ``normalize_usage`` accepts) wins over ``tokensUsage``;
+without either, the usage of each assistant message is summed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import ValidationError
+from ..normalize import normalize_messages, normalize_usage
+from ._build import (
+    RecordedSession,
+    SessionBuilder,
+    expect_list,
+    expect_mapping,
+    keys_of,
+    number,
+    optional_str,
+    parse_time,
+    read_json_records,
+)
+from ._chat import walk_messages
+
+_FAILED = {"failed", "error", "errored", "cancelled", "canceled", "aborted"}
+_TIMED_OUT = {"timeout", "timed_out", "timedout"}
+
+
+def load(path: Path) -> list[RecordedSession]:
+    """Every session of an ``openai`` file."""
+    records = read_json_records(path)
+    return [_session(path, where, value, index, len(records)) for index, (where, value) in enumerate(records)]
+
+
+def _session(path: Path, where: str, value: Any, index: int, count: int) -> RecordedSession:
+    run = expect_mapping(value, where, "a connector result or run object")
+    if "messages" not in run:
+        raise ValidationError(
+            f"{where}: no 'messages' key ({keys_of(run)}); expected a connector result or run with "
+            "'messages' in OpenAI chat format"
+        )
+    messages = normalize_messages(expect_list(run["messages"], f"{where}: $.messages"), where=f"{where}: $.messages")
+    builder = SessionBuilder(file=path, source=where, format="openai")
+    per_message = walk_messages(builder, messages, where=where)
+
+    total = None
+    for key in ("usage", "tokensUsage"):
+        if run.get(key) is not None:
+            total = normalize_usage(run[key], where=f"{where}: $.{key}")
+            break
+    if total is None and per_message:
+        builder.usage.extend(per_message)
+
+    started = parse_time(run["startedAt"], f"{where}: $.startedAt") if run.get("startedAt") is not None else None
+    completed = (
+        parse_time(run["completedAt"], f"{where}: $.completedAt") if run.get("completedAt") is not None else None
+    )
+    latency = number(run.get("latencyMs"), f"{where}: $.latencyMs")
+
+    status = optional_str(run.get("status"), f"{where}: $.status")
+    error = optional_str(run.get("error"), f"{where}: $.error")
+    reason = "stop"
+    if status and status.lower() in _TIMED_OUT:
+        reason, error = "timeout", error or f"run status {status!r}"
+    elif (status and status.lower() in _FAILED) or run.get("success") is False:
+        reason, error = "error", error or f"run status {status or 'success: false'!r}"
+
+    session_id = optional_str(run.get("threadId"), f"{where}: $.threadId") or optional_str(
+        run.get("id"), f"{where}: $.id"
+    )
+    if not session_id:
+        session_id = path.stem if count == 1 else f"{path.stem}-{index}"
+    return builder.build(
+        session_id=session_id,
+        model=optional_str(run.get("model"), f"{where}: $.model"),
+        latency_ms=latency,
+        started_at=started,
+        completed_at=completed,
+        total_usage=total,
+        completion_reason=reason,
+        error=error,
+        scenario_hint=optional_str(run.get("scenarioId"), f"{where}: $.scenarioId"),
+    )

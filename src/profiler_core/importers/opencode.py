@@ -1,0 +1,214 @@
+"""``opencode``: the JSON of ``opencode export <session>``.
+
+``{"info": {session: id, title, time...}, "messages": [{"info", "parts"}], "todos"?}``.
+A message ``info`` has ``role``, ``time.created`` / ``time.completed`` (epoch
+ms) and, for the assistant, ``modelID``, ``providerID``, ``cost``, ``tokens``
+``{input, output, reasoning, cache: {read, write}}`` and ``error``. Parts are
+``text``, ``reasoning``, ``tool`` (``state.status`` completed / error /
+pending / running, with ``input``, ``output``, ``error``, ``time.start/end``),
+``step-start`` and ``step-finish`` (one per model request, with that request's
+``tokens`` and ``cost``); other part types are skipped.
+
+An assistant message may hold several steps: each step is one turn, and the
+tokens are the sum of its ``step-finish`` parts (opencode overwrites the
+message's ``tokens`` with the last step's, but adds up its ``cost``). A
+message without steps is one turn with the message's ``tokens``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import ValidationError
+from ..model import TokenBreakdown
+from ._build import (
+    RecordedSession,
+    SessionBuilder,
+    complete_tool,
+    expect_list,
+    expect_mapping,
+    keys_of,
+    number,
+    optional_str,
+    parse_time,
+    read_json_records,
+)
+
+_TOOL_STATES = ("completed", "error", "pending", "running")
+
+
+def load(path: Path) -> list[RecordedSession]:
+    """The session(s) of an ``opencode export`` file (one export, or one per line)."""
+    return [_session(path, where, value) for where, value in read_json_records(path)]
+
+
+def _session(path: Path, where: str, value: Any) -> RecordedSession:
+    export = expect_mapping(value, where, "the JSON of `opencode export <session>`")
+    if "info" not in export or "messages" not in export:
+        raise ValidationError(
+            f"{where}: expected the JSON of `opencode export <session>` with 'info' and 'messages', got {keys_of(export)}"
+        )
+    info = expect_mapping(export["info"], f"{where}: $.info", "the session info object")
+    messages = expect_list(export["messages"], f"{where}: $.messages")
+    builder = SessionBuilder(file=path, source=where, format="opencode")
+    last_error: str | None = None
+    for i, entry in enumerate(messages):
+        here = f"{where}: $.messages[{i}]"
+        entry = expect_mapping(entry, here, "a message {info, parts}")
+        minfo = expect_mapping(entry.get("info"), f"{here}.info", "a message info object")
+        parts = expect_list(entry.get("parts", []), f"{here}.parts")
+        times = expect_mapping(minfo.get("time") or {}, f"{here}.info.time")
+        created = _time(times.get("created"), f"{here}.info.time.created")
+        completed = _time(times.get("completed"), f"{here}.info.time.completed")
+        role = minfo.get("role")
+        if role == "user":
+            builder.user_message(created)
+            if builder.prompt is None:
+                builder.prompt = "\n".join(
+                    p["text"]
+                    for p in parts
+                    if isinstance(p, Mapping)
+                    and p.get("type") == "text"
+                    and isinstance(p.get("text"), str)
+                    and not p.get("synthetic")
+                    and not p.get("ignored")
+                )
+        elif role == "assistant":
+            last_error = _assistant(builder, minfo, parts, here, created, completed)
+        else:
+            raise ValidationError(f"{here}.info.role: expected 'user' or 'assistant', got {role!r}")
+    session_id = optional_str(info.get("id"), f"{where}: $.info.id") or path.stem
+    return builder.build(session_id=session_id, error=last_error)
+
+
+def _assistant(builder: SessionBuilder, minfo, parts: list[Any], here: str, created, completed) -> str | None:
+    model = optional_str(minfo.get("modelID"), f"{here}.info.modelID")
+    cost = number(minfo.get("cost"), f"{here}.info.cost")
+    if cost:
+        builder.add_cost(cost)
+    stepped = any(isinstance(p, Mapping) and p.get("type") == "step-start" for p in parts)
+    turn = None
+    if not stepped:
+        turn = builder.turn(None, created)
+        builder.note_model(model)
+    steps: list[TokenBreakdown] = []
+    for j, part in enumerate(parts):
+        ph = f"{here}.parts[{j}]"
+        part = expect_mapping(part, ph, "a message part")
+        kind = part.get("type")
+        if kind == "step-start":
+            turn = builder.turn(None, None)
+            builder.note_model(model)
+            continue
+        if turn is None:
+            # Parts before the first step-start still belong to this message's first turn.
+            turn = builder.turn(None, created)
+            builder.note_model(model)
+        start, end = _span(part.get("time"), ph)
+        builder.see(start)
+        builder.see(end)
+        if kind == "reasoning":
+            text = part.get("text")
+            if isinstance(text, str) and text.strip():
+                duration = (end - start).total_seconds() * 1000 if start and end else 0
+                builder.reasoning(turn, text, duration_ms=duration)
+        elif kind == "text":
+            if not part.get("synthetic") and not part.get("ignored"):
+                builder.text(turn, _str(part.get("text"), f"{ph}.text"))
+        elif kind == "tool":
+            _tool(builder, turn, part, ph)
+        elif kind == "step-finish":
+            steps.append(_tokens(part.get("tokens"), f"{ph}.tokens"))
+        elif kind == "retry":
+            builder.error(f"retry {part.get('attempt', '?')}: {_error_text(part.get('error'))}")
+    builder.see(created)
+    builder.see(completed)
+    if steps:
+        for tokens in steps:
+            builder.add_usage(tokens, model)
+    elif minfo.get("tokens") is not None:
+        builder.add_usage(_tokens(minfo["tokens"], f"{here}.info.tokens"), model)
+    if minfo.get("error") is not None:
+        message = _error_text(minfo["error"])
+        builder.error(message, recoverable=False)
+        return message
+    return None
+
+
+def _tool(builder: SessionBuilder, turn, part: Mapping[str, Any], where: str) -> None:
+    name = part.get("tool")
+    if not isinstance(name, str) or not name:
+        raise ValidationError(f"{where}.tool: expected the tool name, got {name!r}")
+    state = expect_mapping(part.get("state"), f"{where}.state", "a tool state object")
+    status = state.get("status")
+    if status not in _TOOL_STATES:
+        raise ValidationError(f"{where}.state.status: expected one of {', '.join(_TOOL_STATES)}, got {status!r}")
+    start, end = _span(state.get("time"), f"{where}.state")
+    call = builder.tool_call(
+        turn, optional_str(part.get("callID"), f"{where}.callID"), name, state.get("input", {}), start
+    )
+    duration = (end - start).total_seconds() * 1000 if start and end else None
+    if status == "completed":
+        complete_tool(call, state.get("output"), is_error=False, duration_ms=duration)
+    elif status == "error":
+        error = _str(state.get("error"), f"{where}.state.error")
+        complete_tool(call, state.get("output", error), is_error=True, error=error, duration_ms=duration)
+    else:
+        complete_tool(call, None, is_error=True, error=f"tool did not finish (status {status!r} when exported)")
+    builder.see(end)
+
+
+def _tokens(raw: Any, where: str) -> TokenBreakdown:
+    tokens = expect_mapping(raw, where, "a tokens object {input, output, reasoning, cache: {read, write}}")
+    cache = expect_mapping(tokens.get("cache") or {}, f"{where}.cache")
+    # opencode's input already excludes cache reads and writes (it subtracts them when it records usage).
+    return TokenBreakdown(
+        input=_count(tokens.get("input"), f"{where}.input"),
+        output=_count(tokens.get("output"), f"{where}.output"),
+        reasoning=_count(tokens.get("reasoning"), f"{where}.reasoning"),
+        cache_read=_count(cache.get("read"), f"{where}.cache.read"),
+        cache_write=_count(cache.get("write"), f"{where}.cache.write"),
+    )
+
+
+def _count(value: Any, where: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValidationError(f"{where}: expected a token count (integer >= 0), got {value!r}")
+    return value
+
+
+def _span(raw: Any, where: str):
+    if raw is None:
+        return None, None
+    times = expect_mapping(raw, f"{where}.time", "a time object {start, end}")
+    return _time(times.get("start"), f"{where}.time.start"), _time(times.get("end"), f"{where}.time.end")
+
+
+def _time(value: Any, where: str):
+    return None if value is None else parse_time(value, where)
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"{where}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def _error_text(error: Any) -> str:
+    """``{"name": "APIError", "data": {"message": "..."}}`` -> ``APIError: ...``."""
+    if isinstance(error, str):
+        return error
+    if isinstance(error, Mapping):
+        name = error.get("name")
+        data = error.get("data")
+        message = data.get("message") if isinstance(data, Mapping) else error.get("message")
+        parts = [p for p in (name, message) if isinstance(p, str) and p]
+        if parts:
+            return ": ".join(parts)
+    return "unknown error"

@@ -1,0 +1,105 @@
+"""``trace``: a SessionTrace JSON (camelCase, as the runner exports it to ``sessions/``).
+
+The PromptResult is derived from the trace: tokens from ``summary.totalTokens``,
+wall time from ``summary.totalDuration``, tool calls from the ``tool_call``
+events, the final text from the last ``text_output`` event. A trace names no
+model and no prompt (pass ``--model`` to price it); a non-recoverable
+``error`` event makes the completion reason ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import ValidationError
+from ..model import (
+    CostBreakdown,
+    ErrorEvent,
+    PromptMetrics,
+    PromptResult,
+    SessionTrace,
+    TextOutputEvent,
+    TimingBreakdown,
+    ToolCallEvent,
+    ToolCallRecord,
+)
+from ..serde import structure
+from ._build import (
+    RecordedSession,
+    iso,
+    json_problem,
+    parse_time,
+    read_text,
+    tool_category,
+    truncation_hint,
+)
+
+
+def load(path: Path) -> list[RecordedSession]:
+    """The session of a trace file."""
+    text = read_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = truncation_hint(exc, text)
+        raise ValidationError(f"{path}: not valid JSON ({json_problem(exc, line=True)}){hint}") from None
+    if not isinstance(data, dict) or not {"sessionId", "events"} <= set(data):
+        keys = sorted(data) if isinstance(data, dict) else type(data).__name__
+        raise ValidationError(f"{path}: expected a SessionTrace (sessionId, events, turns, summary), got {keys}")
+    trace = structure(data, SessionTrace, source=str(path))
+    return [from_trace(trace, path)]
+
+
+def from_trace(trace: SessionTrace, path: Path, model: str | None = None) -> RecordedSession:
+    """A RecordedSession whose PromptResult is derived from ``trace``."""
+    records = tuple(
+        ToolCallRecord(
+            name=e.name or "unknown",
+            category=tool_category(e.name or "unknown"),
+            success=e.success,
+            duration_ms=e.duration_ms,
+            error=e.error,
+        )
+        for e in trace.events
+        if isinstance(e, ToolCallEvent)
+    )
+    texts = [e.content for e in trace.events if isinstance(e, TextOutputEvent)]
+    fatal = [e.message for e in trace.events if isinstance(e, ErrorEvent) and not e.recoverable]
+    error = fatal[-1] if fatal else None
+    reason = "error" if error else "stop"
+    if error and "timed out" in error:
+        reason = "timeout"
+    wall = trace.summary.total_duration
+    result = PromptResult(
+        text=texts[-1] if texts else "",
+        metrics=PromptMetrics(
+            tokens=trace.summary.total_tokens,
+            timing=TimingBreakdown(wall_ms=wall),
+            tool_calls=records,
+            cost=CostBreakdown(),
+        ),
+        completion_reason=reason,
+    )
+    started = completed = None
+    if trace.turns:
+        try:
+            started = iso(parse_time(trace.turns[0].start_timestamp, "turns[0].startTimestamp"))
+            completed = iso(parse_time(trace.turns[-1].end_timestamp, "turns[-1].endTimestamp"))
+        except ValidationError:
+            pass  # timestamps are informative only; the wall time comes from the summary
+    return RecordedSession(
+        session_id=trace.session_id or path.stem,
+        model=model,
+        started_at=started,
+        completed_at=completed,
+        prompt="",
+        text=result.text,
+        result=result,
+        trace=trace,
+        file=str(path),
+        source=str(path),
+        format="trace",
+        cost_source="unknown",
+        error=error,
+    )

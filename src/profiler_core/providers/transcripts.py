@@ -1,0 +1,180 @@
+"""The ``transcripts`` provider: replays recorded sessions as if they were live.
+
+Options (profile ``provider.options``)::
+
+    provider:
+      id: transcripts
+      options:
+        format: claude-code              # openai | anthropic | claude-code | opencode | trace
+        files: ["recordings/*.jsonl"]    # paths or globs, relative to the current directory
+        on_exhausted: error              # or "cycle" (reuse sessions when iterations outnumber them)
+        time_scale: 0                    # > 0: really wait recorded wall time x time_scale
+
+Every file is parsed when the provider is built, so ``profiler validate``
+reports a bad recording before anything runs. For iteration ``i`` of scenario
+``s`` the provider answers with session ``i`` of the sessions *matching* ``s``:
+those whose file stem (or, for ``openai`` runs, ``scenarioId``) equals the
+scenario id, or every session, in file order, when none matches. The warmup
+iteration (-1) replays the first. Once the matching sessions run out the
+iteration fails (``on_exhausted: error``, the default: repeating a recording
+would fake independent repetitions) or starts over (``cycle``).
+"""
+
+from __future__ import annotations
+
+import glob
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .._hookmarkers import hookimpl
+from ..errors import ConfigError, ProfilerError
+from ..importers import FORMATS, RecordedSession, check_format, load_sessions
+from ..model import (
+    CreateSessionParams,
+    PromptResult,
+    ProviderConfig,
+    SessionHandle,
+    SessionTrace,
+)
+
+__all__ = ["TranscriptsProvider", "profiler_register_providers"]
+
+_EXHAUSTED = ("error", "cycle")
+
+
+def resolve_files(files: Any, where: str = "provider 'transcripts': option 'files'") -> list[Path]:
+    """Paths and globs (relative to the current directory) -> existing files, in the given order, each once."""
+    if isinstance(files, str):
+        files = [files]
+    if not isinstance(files, (list, tuple)) or not files or not all(isinstance(f, str) and f for f in files):
+        raise ConfigError(f"{where}: expected a non-empty list of paths or globs, got {files!r}")
+    found: list[Path] = []
+    for i, pattern in enumerate(files):
+        expanded = Path(pattern).expanduser()
+        if glob.has_magic(str(expanded)):
+            matches = sorted(Path(p) for p in glob.glob(str(expanded), recursive=True) if Path(p).is_file())
+            if not matches:
+                raise ConfigError(f"{where}[{i}]: {pattern!r} matched no file")
+        else:
+            if not expanded.is_file():
+                raise ConfigError(f"{where}[{i}]: {pattern!r}: file not found")
+            matches = [expanded]
+        found.extend(m for m in matches if m not in found)
+    return found
+
+
+class TranscriptsProvider:
+    """Replays recorded sessions (one per iteration) through the runner, for comparison with live ones."""
+
+    id = "transcripts"
+    init_scope = "suite"
+
+    def __init__(
+        self,
+        *,
+        format: str,
+        files: list[str] | str,
+        on_exhausted: str = "error",
+        time_scale: float = 0,
+    ) -> None:
+        """Parse every file now, so a bad recording fails the profile before anything runs."""
+        if not isinstance(format, str):
+            raise ConfigError(
+                f"provider 'transcripts': option 'format': expected one of {', '.join(FORMATS)}, got {format!r}"
+            )
+        try:
+            self.format = check_format(format)
+        except ConfigError as exc:
+            raise ConfigError(f"provider 'transcripts': option 'format': {exc}") from None
+        if on_exhausted not in _EXHAUSTED:
+            raise ConfigError(
+                f"provider 'transcripts': option 'on_exhausted': expected 'error' or 'cycle', got {on_exhausted!r}"
+            )
+        if isinstance(time_scale, bool) or not isinstance(time_scale, (int, float)) or time_scale < 0:
+            raise ConfigError(
+                f"provider 'transcripts': option 'time_scale': expected a number >= 0, got {time_scale!r}"
+            )
+        self.on_exhausted = on_exhausted
+        self.time_scale = float(time_scale)
+        self.sessions: list[RecordedSession] = []
+        for path in resolve_files(files):
+            try:
+                self.sessions.extend(load_sessions(self.format, path))
+            except ProfilerError as exc:
+                raise ConfigError(f"provider 'transcripts': {exc}") from None
+        if not self.sessions:
+            raise ConfigError("provider 'transcripts': the files hold no session")
+        self._live: dict[str, tuple[RecordedSession, int]] = {}
+
+    def pool(self, scenario_id: str) -> list[RecordedSession]:
+        """The sessions replayed for ``scenario_id``: those named after it, else all of them."""
+        named = [s for s in self.sessions if scenario_id in (s.scenario_hint, s.stem)]
+        return named or self.sessions
+
+    def pick(self, scenario_id: str, iteration: int) -> RecordedSession:
+        """The session replayed for one iteration (see the module docstring for the rule)."""
+        pool = self.pool(scenario_id)
+        index = max(iteration, 0)
+        if index >= len(pool):
+            if self.on_exhausted == "error":
+                raise ProfilerError(
+                    f"transcripts: no recorded session left for scenario {scenario_id!r} iteration {iteration} "
+                    f"({len(pool)} session(s) match; lower the repetitions or set on_exhausted: cycle)"
+                )
+            index %= len(pool)
+        return pool[index]
+
+    def init(self, config: ProviderConfig) -> None:
+        """Nothing to start: the sessions were loaded when the provider was built."""
+
+    def create_session(self, params: CreateSessionParams) -> SessionHandle:
+        """Choose the recording this iteration replays."""
+        session = self.pick(params.scenario_id, params.iteration)
+        handle = SessionHandle(
+            session_id=session.session_id, provider=self.id, created_at=datetime.now(UTC).isoformat()
+        )
+        # The same recording may be replayed by concurrent iterations (other modes): count the users.
+        _, users = self._live.get(handle.session_id, (session, 0))
+        self._live[handle.session_id] = (session, users + 1)
+        return handle
+
+    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+        """The recorded answer; with ``time_scale > 0`` after waiting its wall time, scaled."""
+        session = self._session(handle)
+        if self.time_scale > 0:
+            import trio
+
+            await trio.sleep(session.result.metrics.timing.wall_ms / 1000 * self.time_scale)
+        return session.result
+
+    def export_session(self, handle: SessionHandle) -> SessionTrace:
+        """The recorded trace."""
+        return self._session(handle).trace
+
+    def destroy_session(self, handle: SessionHandle) -> None:
+        """Release the recording (unknown handles are ignored)."""
+        entry = self._live.get(handle.session_id)
+        if entry is None:
+            return
+        session, users = entry
+        if users <= 1:
+            del self._live[handle.session_id]
+        else:
+            self._live[handle.session_id] = (session, users - 1)
+
+    def shutdown(self) -> None:
+        """Forget live replays."""
+        self._live.clear()
+
+    def _session(self, handle: SessionHandle) -> RecordedSession:
+        try:
+            return self._live[handle.session_id][0]
+        except KeyError:
+            raise ProfilerError(f"transcripts: unknown session {handle.session_id!r}") from None
+
+
+@hookimpl
+def profiler_register_providers() -> list[Any]:
+    """The built-in ``transcripts`` provider."""
+    return [TranscriptsProvider]
