@@ -343,21 +343,21 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         # trio wraps errors in groups; a user wants the one error that happened.
         leaf = _single_leaf(group)
         status = "interrupted" if isinstance(leaf, KeyboardInterrupt) else "failed"
+        warnings.extend(writer.close())
         _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
-        writer.close()
         if leaf is not None:
             raise leaf from None
         raise
     except KeyboardInterrupt:
         status = "interrupted"
+        warnings.extend(writer.close())
         _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
-        writer.close()
         raise
     except BaseException:
+        warnings.extend(writer.close())
         _finish(paths, manifest, rows, hooks, warnings, state, "failed", redactor)
-        writer.close()
         raise
-    writer.close()
+    warnings.extend(writer.close())
 
     rows.sort(key=_row_order(models, modes, scenarios))
     bundles.sort(key=lambda b: (models.index(b.model), modes.index(b.mode), [s.id for s in scenarios].index(b.scenario_id), b.iteration))
