@@ -69,6 +69,7 @@ def list_plugins(as_json: bool) -> None:
 def _add_builtin_commands() -> None:
     from .cli_analyze import analyze
     from .cli_import import import_command
+    from .cli_report import report_command
     from .cli_init import init_command
     from .cli_run import run_command, validate_command
 
@@ -77,6 +78,7 @@ def _add_builtin_commands() -> None:
     cli.add_command(analyze)
     cli.add_command(init_command)
     cli.add_command(import_command)
+    cli.add_command(report_command)
 
 
 _add_builtin_commands()

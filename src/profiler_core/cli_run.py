@@ -194,13 +194,14 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
 
 
 def _write_report(result, config, console) -> None:
-    try:
-        from .report import write_report
-    except ImportError:  # the reporter arrives with the reports issue
-        return
+    from .report import write_report
+
     out = Path(config.output.reports_dir) / result.run_id
     written = write_report(Path(result.output_jsonl_path), out)
-    click.echo(f"Report:   {written.html if hasattr(written, 'html') else out}")
+    for warning in written.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"Report:   {written.html}")
+    click.echo(f"          {written.md}")
 
 
 @click.command("validate")

@@ -1,0 +1,187 @@
+"""Reports of a run: report.md, analysis.md, report.html and the data exports.
+
+``write_report(results.jsonl, out_dir)`` reads the rows column by column
+(``load``), computes the statistics (``summary``), and renders Markdown
+(``markdown``), HTML with inline SVG charts (``html``, ``charts``) and the
+CSV / JSON exports (``exports``). See docs/reports.md.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import time
+from pathlib import Path
+
+import attrs
+
+from ..errors import ProfilerError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ReportPaths", "write_report"]
+
+
+@attrs.frozen(kw_only=True)
+class ReportPaths:
+    """Where a report's files were written, and what was wrong with the input."""
+
+    out_dir: Path
+    md: Path
+    analysis_md: Path
+    html: Path
+    csv: Path
+    json: Path
+    summary: Path
+    run_id: str
+    rows: int
+    #: Skipped lines and unreadable side files, one line each; callers print them (report.md lists them too).
+    warnings: tuple[str, ...] = ()
+
+
+class _Clock:
+    """Logs the time of each step at debug level (``logging.getLogger("profiler_core.report")``)."""
+
+    def __init__(self) -> None:
+        self.last = time.perf_counter()
+
+    def lap(self, what: str) -> None:
+        """Log the time since the previous lap."""
+        now = time.perf_counter()
+        log.debug("%s: %.2f s", what, now - self.last)
+        self.last = now
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_report(
+    results_path: Path,
+    out_dir: Path,
+    *,
+    baseline: str | None = None,
+    manifest_path: Path | None = None,
+    parallel: bool | None = None,
+) -> ReportPaths:
+    """Write report.md, analysis.md, report.html and data/{results.csv,results.json,summary.json}.
+
+    :param results_path: a results JSONL file (ours or the TypeScript original's; ``.gz`` too).
+    :param out_dir: the report folder (created).
+    :param baseline: the mode every other mode is compared with (default: the first mode).
+    :param manifest_path: the run manifest (default: ``<run>.manifest.json`` beside the results; optional).
+    :param parallel: False does everything in this process. By default, for big inputs, a helper
+        process renders the HTML (overlapping matplotlib with the data work) and, on Linux, a fork
+        reads half of the rows and writes half of the CSV.
+    """
+    from ..store import read_manifest
+    from .load import check_results_file, sibling
+
+    results_path = Path(results_path)
+    out_dir = Path(out_dir)
+    check_results_file(results_path)
+    warnings: list[str] = []
+    manifest = None
+    manifest_file = Path(manifest_path) if manifest_path is not None else sibling(results_path, ".manifest.json")
+    if manifest_path is not None or manifest_file.exists():
+        try:
+            manifest = read_manifest(manifest_file)
+        except ProfilerError as exc:
+            warnings.append(f"run manifest not used: {exc}")
+
+    data_dir = out_dir / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "md": out_dir / "report.md",
+        "analysis_md": out_dir / "analysis.md",
+        "html": out_dir / "report.html",
+        "csv": data_dir / "results.csv",
+        "json": data_dir / "results.json",
+        "summary": data_dir / "summary.json",
+    }
+    worker = _start_worker(results_path) if parallel is not False else None
+    try:
+        return _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _start_worker(results_path: Path):
+    """Start the HTML helper process for big inputs; None when not worth it or not possible."""
+    from .worker import MIN_BYTES, HtmlWorker
+
+    try:
+        if results_path.stat().st_size < MIN_BYTES:
+            return None
+        return HtmlWorker()
+    except OSError as exc:
+        log.debug("report helper not started: %s", exc)
+        return None
+
+
+def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel) -> ReportPaths:
+    from .exports import JsonArrayWriter, write_csv, write_json
+    from .load import load_analysis, load_rows, sibling
+    from .markdown import render_analysis, render_report
+    from .summary import build_summary, summary_json
+    from .worker import render_page
+
+    clock = _Clock()
+    writer = JsonArrayWriter(paths["json"])
+    try:
+        table = load_rows(results_path, sink=writer, parallel=parallel)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.finish()
+    clock.lap(f"read {table.n} rows")
+    warnings = list(table.problems) + warnings
+
+    run_ids = table.categorical["run_id"].values
+    run_id = manifest.run_id if manifest else (run_ids[0] if len(run_ids) == 1 else results_path.name)
+    meta = {
+        "runId": run_id,
+        "runIds": run_ids,
+        "source": str(results_path),
+        "generatedAt": _now(),
+        "startedAt": manifest.started_at if manifest else min(table.started_at),
+        "completedAt": (manifest.completed_at if manifest else None) or max(table.completed_at),
+        "status": manifest.status if manifest else None,
+        "providers": ([manifest.provider] if manifest and manifest.provider else table.categorical["provider"].values),
+        "repetitions": manifest.repetitions if manifest and manifest.repetitions else None,
+        "plugins": [f"{p.name} {p.version}" if p.version else p.name for p in manifest.plugins] if manifest else [],
+        "rows": table.n,
+        "skippedLines": table.skipped,
+        "problems": list(table.problems),
+    }
+    summary = build_summary(
+        table,
+        run_id=run_id,
+        baseline=baseline,
+        mode_order=manifest.modes if manifest else (),
+        units=dict(manifest.metric_units) if manifest else None,
+        repetitions=manifest.repetitions if manifest else None,
+    )
+    clock.lap("statistics")
+    job = {"summary": summary, "meta": meta, "problems": table.problems, "path": str(paths["html"])}
+    if worker is not None:
+        worker.submit(job)
+    write_csv(table, paths["csv"], parallel=parallel)
+    clock.lap("results.csv")
+    write_json(summary_json(summary, meta), paths["summary"])
+    paths["md"].write_text(render_report(summary, meta, table.problems), encoding="utf-8")
+
+    analysis_file = sibling(results_path, ".analysis.jsonl")
+    bundles, analysis_problems = load_analysis(analysis_file)
+    warnings += analysis_problems
+    paths["analysis_md"].write_text(render_analysis(bundles, analysis_problems, str(analysis_file)), encoding="utf-8")
+
+    clock.lap("summary.json, report.md, analysis.md")
+    failure = worker.wait() if worker is not None else "not started"
+    if failure is not None:
+        if worker is not None:
+            log.debug("report helper failed (%s); rendering the page here", failure)
+        render_page(job)
+    clock.lap("report.html")
+    return ReportPaths(out_dir=out_dir, run_id=run_id, rows=table.n, warnings=tuple(warnings), **paths)

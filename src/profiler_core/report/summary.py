@@ -1,0 +1,797 @@
+"""The numbers of a report: grouped descriptive stats, success rates, comparisons against a baseline.
+
+Everything is computed from the columns of ``load.RowTable`` with numpy
+grouping (one sort per metric), never row by row. Comparisons are computed
+once per metric over whole modes; per scenario only descriptive statistics
+(and the point reduction of medians) are reported. See docs/reports.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .. import stats
+from ..errors import ProfilerError
+from . import format as fmt
+from .load import RowTable
+
+#: Headline metrics: the forest plot, the distribution charts and the verdict use these.
+MAIN_METRICS = ("cost_total_usd", "latency_wall_ms", "tokens_total", "tokens_active", "tool_calls_total", "agent_turns")
+
+#: Metrics read from the row itself (the order of the comparison table after MAIN_METRICS).
+ROW_METRICS = (
+    "cost_total_usd",
+    "latency_wall_ms",
+    "tokens_total",
+    "tokens_active",
+    "tool_calls_total",
+    "agent_turns",
+    "tokens_input",
+    "tokens_output",
+    "tokens_reasoning",
+    "tokens_cache_read",
+    "tokens_cache_write",
+    "cost_input_usd",
+    "cost_output_usd",
+    "cost_reasoning_usd",
+    "tool_calls_failed",
+    "tool_calls_retried",
+    "tool_calls_error_rate",
+    "attempts",
+)
+
+#: Resource metrics: a lower value is better.
+_LOWER_IS_BETTER = re.compile(
+    r"^(tokens_|latency_|cost_|tool_calls_(total|failed|retried|error_rate)$|agent_turns$|attempts$)"
+)
+
+#: Up to this many values per mode a comparison is exactly ``stats.compare_groups``
+#: (paired bootstrap, Monte Carlo permutation test); above it the large-sample
+#: path is used. Both cost about the same at this size (~30 ms per metric).
+EXACT_LIMIT = 200
+
+#: Quantiles computed per group (numpy's linear interpolation, as compute_descriptive).
+QUANTILES = {"p5": 0.05, "p25": 0.25, "median": 0.5, "p75": 0.75, "p90": 0.9, "p95": 0.95}
+
+_SAFE = re.compile(r"[^A-Za-z0-9_]+")
+
+
+@attrs.frozen(kw_only=True)
+class MetricInfo:
+    """A numeric metric of the report."""
+
+    name: str
+    label: str
+    unit: str
+    #: True for resources (cost, time, tokens...), None when the direction is unknown.
+    lower_is_better: bool | None
+    source: str  # "row", "byCategory" or "extension"
+
+
+@attrs.frozen(kw_only=True)
+class MetricComparison:
+    """One metric of one mode against the baseline."""
+
+    metric: str
+    result: stats.ComparisonResult
+    median_a: float
+    median_b: float
+    significant: bool
+    #: "exact" (stats.compare_groups) or "large-sample"
+    method: str
+    #: +1 when the mode is significantly better, -1 worse, 0 otherwise or unknown direction
+    verdict: int
+
+
+@attrs.frozen(kw_only=True)
+class SuccessComparison:
+    """Success rate of one mode against the baseline."""
+
+    rate_a: float
+    rate_b: float
+    difference_pp: float
+    ci95_pp: tuple[float, float]
+    p_value: float
+    significant: bool
+
+
+@attrs.frozen(kw_only=True)
+class ModeComparison:
+    """Every metric of one mode compared with the baseline."""
+
+    mode: str
+    baseline: str
+    paired: bool
+    pairing: str
+    success: SuccessComparison
+    metrics: tuple[MetricComparison, ...]
+
+    def get(self, metric: str) -> MetricComparison | None:
+        """The comparison of ``metric``, if it was compared."""
+        for m in self.metrics:
+            if m.metric == metric:
+                return m
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class RateSummary:
+    """Success of one group: rate, Wilson interval, pass@k and pass^k."""
+
+    successes: int
+    trials: int
+    rate: float
+    lower: float
+    upper: float
+    pass_at_1: float
+    pass_at_k: float
+    pass_hat_k: float
+    k: int
+
+
+@attrs.define
+class Summary:
+    """All numbers of one report."""
+
+    run_id: str
+    modes: list[str]
+    baseline: str
+    scenarios: list[str]
+    models: list[str]
+    metrics: list[MetricInfo]
+    omitted_metrics: list[str]
+    #: metric -> {field -> array over modes}
+    by_mode: dict[str, dict[str, np.ndarray]]
+    #: metric -> {field -> array [mode, scenario]}
+    by_scenario: dict[str, dict[str, np.ndarray]]
+    rows_by_mode: np.ndarray
+    rows_by_scenario: np.ndarray
+    success_by_mode: list[RateSummary]
+    success_by_scenario: list[list[RateSummary | None]]
+    #: [mode, scenario] sums of checkpointsPassed / checkpointsTotal
+    checks_passed: np.ndarray
+    checks_total: np.ndarray
+    #: scenario -> [(checkpoint id, description, [(passed, total) per mode])]
+    checkpoint_detail: dict[str, list[tuple[str, str, list[tuple[int, int]]]]]
+    comparisons: list[ModeComparison]
+    errors_by_mode: np.ndarray
+    #: mode -> {completion reason -> count}
+    reasons_by_mode: dict[str, dict[str, int]]
+    #: (mode, scenario, iteration, code, message) of rows with an error (first ones)
+    error_rows: list[tuple[str, str, int, str, str]]
+    error_codes: dict[str, int]
+    k: int
+    confidence: float
+
+    def metric(self, name: str) -> MetricInfo | None:
+        """The info of a metric, if it is reported."""
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        return None
+
+
+# ---------------------------------------------------------------- grouping
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """numpy's own linear interpolation (np.percentile), so results match it bit for bit."""
+    diff = b - a
+    out = a + diff * t
+    upper = t >= 0.5
+    out[upper] = (b - diff * (1 - t))[upper]
+    # Equal ends give that value exactly (also when they are infinite).
+    same = a == b
+    out[same] = a[same]
+    return out
+
+
+def value_order(values: np.ndarray) -> np.ndarray:
+    """Indices of the non-nan values in ascending order (share it between groupings of one metric)."""
+    # Ties need no order (equal values), so the fast unstable sort will do; nan sorts last: cut it off.
+    order = np.argsort(values)
+    return order[: values.size - int(np.count_nonzero(np.isnan(values)))]
+
+
+def grouped_descriptive(
+    values: np.ndarray, groups: np.ndarray, n_groups: int, order: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """``compute_descriptive`` (plus p5/p25/p75) of every group at once; nan values are left out.
+
+    One float sort (``order``, reusable across groupings) and one stable sort of
+    the small group codes (a radix sort) give every group's sorted values.
+    """
+    if order is None:
+        order = value_order(values)
+    g = groups[order]
+    small = g.astype(np.int16) if n_groups < 2**15 else g
+    order = order[np.argsort(small, kind="stable")]
+    v = values[order]
+    g = groups[order]
+    count = np.bincount(g, minlength=n_groups)[:n_groups]
+    start = np.concatenate(([0], np.cumsum(count)[:-1]))
+    has = count > 0
+    nan = np.full(n_groups, math.nan)
+    out: dict[str, np.ndarray] = {"count": count.astype(np.int64)}
+    for name, q in QUANTILES.items():
+        res = nan.copy()
+        h = q * (count[has] - 1)
+        lo = np.floor(h).astype(np.int64)
+        hi = np.minimum(lo + 1, count[has] - 1)
+        res[has] = _lerp(v[start[has] + lo], v[start[has] + hi], h - lo)
+        out[name] = res
+    total = np.bincount(g, weights=v, minlength=n_groups)[:n_groups]
+    mean = nan.copy()
+    mean[has] = total[has] / count[has]
+    out["mean"] = mean
+    dev = v - mean[g] if v.size else v
+    ss = np.bincount(g, weights=dev * dev, minlength=n_groups)[:n_groups]
+    std = nan.copy()
+    many = count > 1
+    std[many] = np.sqrt(ss[many] / (count[many] - 1))
+    out["stddev"] = std
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["cv"] = np.where((mean != 0) & ~np.isnan(mean), std / np.where(mean == 0, 1, mean), math.nan)
+    lo_v = nan.copy()
+    hi_v = nan.copy()
+    lo_v[has] = v[start[has]]
+    hi_v[has] = v[start[has] + count[has] - 1]
+    out["min"] = lo_v
+    out["max"] = hi_v
+    out["iqr"] = out["p75"] - out["p25"]
+    return out
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def metric_columns(
+    table: RowTable, units: dict[str, str] | None = None
+) -> tuple[list[MetricInfo], dict[str, np.ndarray], list[str]]:
+    """The numeric metrics of a table, their values per row (nan = missing), and the constant ones left out."""
+    units = units or {}
+    columns: dict[str, np.ndarray] = {}
+    sources: dict[str, str] = {}
+    ext = table.numeric_extensions()
+    for name in ROW_METRICS:
+        columns[name] = table.numeric[name]
+        sources[name] = "row"
+    # The cost collector prices tokens when the provider reported no cost; its
+    # figure wins over the row's, and "unknown" pricing is missing, never $0.
+    source_col = table.extensions.get("cost_source")
+    unknown = None
+    if isinstance(source_col, list):
+        unknown = np.fromiter((s == "unknown" for s in source_col), dtype=bool, count=table.n)
+    for name in ("cost_total_usd", "cost_input_usd", "cost_output_usd", "cost_reasoning_usd"):
+        col = columns[name]
+        if name in ext:
+            col = np.where(np.isnan(ext[name]), col, ext[name])
+        if unknown is not None and unknown.any():
+            col = np.where(unknown & np.isnan(ext.get(name, np.full(table.n, math.nan))), math.nan, col)
+        columns[name] = col
+    for category, col in sorted(table.by_category.items()):
+        name = f"tool_calls_category_{_SAFE.sub('_', category or 'other')}"
+        columns[name] = col + columns.get(name, 0)
+        sources[name] = "byCategory"
+    for name in sorted(ext):
+        if name in columns or name.startswith("tool_calls_category_"):
+            continue
+        columns[name] = ext[name]
+        sources[name] = "extension"
+    infos: list[MetricInfo] = []
+    omitted: list[str] = []
+    kept: dict[str, np.ndarray] = {}
+    for name, col in columns.items():
+        finite = col[~np.isnan(col)]
+        if finite.size == 0 or (np.all(finite == finite[0]) and name not in MAIN_METRICS):
+            omitted.append(name)
+            continue
+        if np.isinf(finite).any():
+            col = np.where(np.isinf(col), math.nan, col)
+        kept[name] = col
+        lower = True if _LOWER_IS_BETTER.match(name) else None
+        infos.append(
+            MetricInfo(
+                name=name,
+                label=fmt.label(name),
+                unit=units.get(name) or fmt.builtin_unit(name),
+                lower_is_better=lower,
+                source=sources[name],
+            )
+        )
+    return infos, kept, omitted
+
+
+# ---------------------------------------------------------------- comparisons
+
+
+def _normal_permutation_p(a: np.ndarray, b: np.ndarray, paired: bool) -> float:
+    """Two-sided p of the permutation test on mean(A) - mean(B) from its normal approximation.
+
+    The permutation distribution's variance is known exactly (sign flips:
+    sum of squared differences; label shuffles: the pooled population variance
+    times N^2 / (m (N - m) (N - 1))), and with hundreds of values per group the
+    distribution is normal to well within the Monte Carlo error of 10,000
+    random permutations.
+    """
+    if paired:
+        d = a - b
+        ss = float(np.dot(d, d))
+        if ss == 0.0:
+            return 1.0
+        z = abs(float(d.sum())) / math.sqrt(ss)
+    else:
+        m, total = a.size, a.size + b.size
+        pooled = np.concatenate([a, b])
+        var = float(pooled.var())
+        if var == 0.0:
+            return 1.0
+        se = math.sqrt(var * total * total / (m * (total - m) * (total - 1)))
+        z = abs(float(a.mean() - b.mean())) / se
+    return math.erfc(z / math.sqrt(2.0))
+
+
+def compare_metric(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    paired: bool,
+    mode_a: str,
+    mode_b: str,
+    metric: str,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+    permutations: int = stats.DEFAULT_PERMUTATIONS,
+    confidence: float = stats.DEFAULT_CONFIDENCE,
+    seed: int = stats.DEFAULT_SEED,
+) -> tuple[stats.ComparisonResult, str]:
+    """Compare A with baseline B; returns the result and the method used ("exact" or "large-sample")."""
+    if max(a.size, b.size) <= EXACT_LIMIT:
+        result = stats.compare_groups(
+            a, b, mode_a=mode_a, mode_b=mode_b, metric=metric, paired=paired,
+            resamples=resamples, permutations=permutations, confidence=confidence, seed=seed,
+        )  # fmt: skip
+        return result, "exact"
+    # The resampled median of each mode independently has an exact O(resamples)
+    # form (order statistics); the paired bootstrap is O(resamples x n) per metric.
+    ci = stats.bootstrap_reduction_ci(a, b, paired=False, resamples=resamples, confidence=confidence, seed=seed)
+    effect = stats.cohens_d(a, b)
+    p = _normal_permutation_p(a, b, paired) if a.size and b.size else math.nan
+    reasons = [f"{part}: {item.reason}" for part, item in (("reduction", ci), ("effect size", effect)) if item.reason]
+    result = stats.ComparisonResult(
+        mode_a=mode_a,
+        mode_b=mode_b,
+        metric=metric,
+        reduction_pct=ci.point_estimate,
+        ci95=(ci.lower, ci.upper),
+        effect_size=effect.d,
+        effect_magnitude=effect.magnitude,
+        p_value=p,
+        p_value_adjusted=p,
+        paired=paired,
+        n_a=int(a.size),
+        n_b=int(b.size),
+        confidence_level=ci.confidence_level,
+        reason="; ".join(reasons) or None,
+    )
+    return result, "large-sample"
+
+
+def _pair_order(table: RowTable, rows_a: np.ndarray, rows_b: np.ndarray) -> tuple[np.ndarray, np.ndarray] | str:
+    """Row indices of A and B aligned by (model, scenario, iteration), or why they cannot be paired."""
+    if rows_a.size != rows_b.size:
+        return f"not paired: {rows_a.size} and {rows_b.size} rows"
+    model = table.categorical["model"].codes.astype(np.int64)
+    scen = table.categorical["scenario_id"].codes.astype(np.int64)
+    it = table.numeric["iteration"].astype(np.int64)
+    it = it - it.min()
+    span_it = int(it.max()) + 1
+    span_s = len(table.scenarios)
+    key = (model * span_s + scen) * span_it + it
+    ka, kb = key[rows_a], key[rows_b]
+    oa, ob = np.argsort(ka), np.argsort(kb)
+    ka, kb = ka[oa], kb[ob]
+    if np.any(ka[1:] == ka[:-1]) or np.any(kb[1:] == kb[:-1]):
+        return "not paired: a (model, scenario, iteration) cell appears more than once"
+    if not np.array_equal(ka, kb):
+        return "not paired: the two modes ran different (model, scenario, iteration) cells"
+    return rows_a[oa], rows_b[ob]
+
+
+def _success_comparison(a: np.ndarray, b: np.ndarray, paired: bool, confidence: float, seed: int) -> SuccessComparison:
+    """Difference of success rates (percentage points), Newcombe's interval, permutation p."""
+    ra = stats.wilson_interval(int(a.sum()), int(a.size), confidence)
+    rb = stats.wilson_interval(int(b.sum()), int(b.size), confidence)
+    diff = (ra.rate - rb.rate) * 100
+    # Newcombe's hybrid score interval for a difference of two proportions.
+    lower = diff - 100 * math.sqrt((ra.rate - ra.lower) ** 2 + (rb.upper - rb.rate) ** 2)
+    upper = diff + 100 * math.sqrt((ra.upper - ra.rate) ** 2 + (rb.rate - rb.lower) ** 2)
+    af, bf = a.astype(np.float64), b.astype(np.float64)
+    if max(a.size, b.size) <= EXACT_LIMIT:
+        p = stats.permutation_test(af, bf, paired=paired, seed=seed).p_value
+    else:
+        p = _normal_permutation_p(af, bf, paired)
+    return SuccessComparison(
+        rate_a=ra.rate,
+        rate_b=rb.rate,
+        difference_pp=diff,
+        ci95_pp=(lower, upper),
+        p_value=p,
+        significant=bool(p < 1 - confidence),
+    )
+
+
+def compare_modes(
+    table: RowTable,
+    columns: dict[str, np.ndarray],
+    infos: Sequence[MetricInfo],
+    mode_rows: dict[str, np.ndarray],
+    mode: str,
+    baseline: str,
+    *,
+    confidence: float = stats.DEFAULT_CONFIDENCE,
+    seed: int = stats.DEFAULT_SEED,
+) -> ModeComparison:
+    """Compare every metric of ``mode`` with ``baseline`` (Holm-adjusted across the metrics)."""
+    rows_a, rows_b = mode_rows[mode], mode_rows[baseline]
+    pairing = _pair_order(table, rows_a, rows_b)
+    paired = not isinstance(pairing, str)
+    if paired:
+        rows_a, rows_b = pairing
+        note = f"paired by (model, scenario, iteration): {rows_a.size} cells"
+    else:
+        note = pairing
+    results: list[stats.ComparisonResult] = []
+    extra: list[tuple[str, float, float]] = []
+    for info in infos:
+        va, vb = columns[info.name][rows_a], columns[info.name][rows_b]
+        if paired:
+            keep = ~(np.isnan(va) | np.isnan(vb))
+            va, vb = va[keep], vb[keep]
+        else:
+            va, vb = va[~np.isnan(va)], vb[~np.isnan(vb)]
+        result, method = compare_metric(
+            va, vb, paired=paired, mode_a=mode, mode_b=baseline, metric=info.name, confidence=confidence, seed=seed
+        )
+        results.append(result)
+        med_a = float(np.median(va)) if va.size else math.nan
+        med_b = float(np.median(vb)) if vb.size else math.nan
+        extra.append((method, med_a, med_b))
+    adjusted = stats.holm_adjust_comparisons(results) if results else ()
+    alpha = 1 - confidence
+    metrics = []
+    for info, result, (method, med_a, med_b) in zip(infos, adjusted, extra, strict=True):
+        significant = bool(result.p_value_adjusted < alpha)
+        verdict = 0
+        # The test is on means, so its direction is the sign of the mean difference (Cohen's d);
+        # the median reduction can be 0 for counts whose means differ.
+        direction = result.effect_size if not math.isnan(result.effect_size) else -result.reduction_pct
+        if significant and info.lower_is_better is not None and direction != 0 and not math.isnan(direction):
+            lower = direction < 0
+            verdict = 1 if lower == info.lower_is_better else -1
+        metrics.append(
+            MetricComparison(
+                metric=info.name,
+                result=result,
+                median_a=med_a,
+                median_b=med_b,
+                significant=significant,
+                method=method,
+                verdict=verdict,
+            )
+        )
+    success = _success_comparison(table.success[rows_a], table.success[rows_b], paired, confidence, seed)
+    return ModeComparison(
+        mode=mode, baseline=baseline, paired=paired, pairing=note, success=success, metrics=tuple(metrics)
+    )
+
+
+# ---------------------------------------------------------------- summary
+
+
+def _rates(
+    successes: np.ndarray, trials: np.ndarray, cells_c: list[int], cells_n: list[int], k: int, confidence: float
+) -> RateSummary:
+    """Wilson interval of the pooled rate; pass@k / pass^k averaged over (model, scenario) cells."""
+    s, n = int(successes), int(trials)
+    w = stats.wilson_interval(s, n, confidence)
+    usable = [(c, m) for c, m in zip(cells_c, cells_n, strict=True) if m >= k and m > 0]
+    if usable:
+        p1 = sum(stats.pass_at_k(m, c, 1) for c, m in usable) / len(usable)
+        pk = sum(stats.pass_at_k(m, c, k) for c, m in usable) / len(usable)
+        hk = sum(stats.pass_hat_k(m, c, k) for c, m in usable) / len(usable)
+    else:
+        p1 = pk = hk = math.nan
+    return RateSummary(
+        successes=s, trials=n, rate=w.rate, lower=w.lower, upper=w.upper, pass_at_1=p1, pass_at_k=pk, pass_hat_k=hk, k=k
+    )
+
+
+def order_modes(table: RowTable, preferred: Sequence[str] = ()) -> list[str]:
+    """Modes in the manifest's order when it names them, then in order of appearance."""
+    present = table.modes
+    ordered = [m for m in preferred if m in present]
+    return ordered + [m for m in present if m not in ordered]
+
+
+def build_summary(
+    table: RowTable,
+    *,
+    run_id: str,
+    baseline: str | None = None,
+    mode_order: Sequence[str] = (),
+    units: dict[str, str] | None = None,
+    repetitions: int | None = None,
+    confidence: float = stats.DEFAULT_CONFIDENCE,
+    seed: int = stats.DEFAULT_SEED,
+) -> Summary:
+    """Compute every number a report shows."""
+    modes = order_modes(table, mode_order)
+    if baseline is None:
+        baseline = modes[0]
+    elif baseline not in modes:
+        raise ProfilerError(f"--baseline {baseline!r}: no such mode in the results (modes: {', '.join(modes)})")
+    mode_cat = table.categorical["mode"]
+    position = np.empty(len(mode_cat.values), dtype=np.int64)
+    for code, name in enumerate(mode_cat.values):
+        position[code] = modes.index(name)
+    mode_idx = position[mode_cat.codes]
+    scen_idx = table.categorical["scenario_id"].codes.astype(np.int64)
+    n_modes, n_scen = len(modes), len(table.scenarios)
+    cell_idx = mode_idx * n_scen + scen_idx
+
+    infos, columns, omitted = metric_columns(table, units)
+    by_mode: dict[str, dict[str, np.ndarray]] = {}
+    by_scenario: dict[str, dict[str, np.ndarray]] = {}
+    for info in infos:
+        col = columns[info.name]
+        order = value_order(col)
+        by_mode[info.name] = grouped_descriptive(col, mode_idx, n_modes, order)
+        cells = grouped_descriptive(col, cell_idx, n_modes * n_scen, order)
+        by_scenario[info.name] = {k: v.reshape(n_modes, n_scen) for k, v in cells.items()}
+    rows_by_mode = np.bincount(mode_idx, minlength=n_modes)
+    rows_by_cell = np.bincount(cell_idx, minlength=n_modes * n_scen).reshape(n_modes, n_scen)
+    succ_by_cell = np.bincount(cell_idx, weights=table.success, minlength=n_modes * n_scen).reshape(n_modes, n_scen)
+
+    # pass@k over repetitions: the (model, scenario) cells of each mode.
+    model_idx = table.categorical["model"].codes.astype(np.int64)
+    n_models = len(table.categorical["model"].values)
+    full = (mode_idx * n_models + model_idx) * n_scen + scen_idx
+    size = n_modes * n_models * n_scen
+    cell_n = np.bincount(full, minlength=size).reshape(n_modes, n_models * n_scen)
+    cell_c = np.bincount(full, weights=table.success, minlength=size).reshape(n_modes, n_models * n_scen)
+    present = cell_n[cell_n > 0]
+    k = int(present.min()) if present.size else 1
+    if repetitions and 1 <= repetitions <= k:
+        k = repetitions
+    success_by_mode = []
+    for m in range(n_modes):
+        ns = [int(x) for x in cell_n[m] if x > 0]
+        cs = [int(c) for c, x in zip(cell_c[m], cell_n[m], strict=True) if x > 0]
+        success_by_mode.append(_rates(sum(cs), sum(ns), cs, ns, k, confidence))
+    success_by_scenario: list[list[RateSummary | None]] = []
+    for m in range(n_modes):
+        row: list[RateSummary | None] = []
+        for s in range(n_scen):
+            n = int(rows_by_cell[m, s])
+            c = int(succ_by_cell[m, s])
+            row.append(_rates(c, n, [c], [n], min(k, n) or 1, confidence) if n else None)
+        success_by_scenario.append(row)
+
+    size2 = n_modes * n_scen
+    checks_passed = np.bincount(cell_idx, weights=table.numeric["checkpoints_passed"], minlength=size2).reshape(
+        n_modes, n_scen
+    )
+    checks_total = np.bincount(cell_idx, weights=table.numeric["checkpoints_total"], minlength=size2).reshape(
+        n_modes, n_scen
+    )
+    detail: dict[str, list[tuple[str, str, list[tuple[int, int]]]]] = {}
+    per_cp: dict[tuple[int, str], list[tuple[int, int]]] = {}
+    for (m_code, s_code, cid), (passed, total) in table.checkpoints.items():
+        counts = per_cp.setdefault((s_code, cid), [(0, 0)] * n_modes)
+        counts[int(position[m_code])] = (passed, total)
+    for (s_code, cid), counts in per_cp.items():
+        detail.setdefault(table.scenarios[s_code], []).append((cid, table.checkpoint_descriptions.get(cid, ""), counts))
+
+    mode_rows = {name: np.flatnonzero(mode_idx == i) for i, name in enumerate(modes)}
+    comparisons = [
+        compare_modes(table, columns, infos, mode_rows, m, baseline, confidence=confidence, seed=seed)
+        for m in modes
+        if m != baseline
+    ]
+
+    errors_by_mode = np.zeros(n_modes, dtype=np.int64)
+    error_codes: dict[str, int] = {}
+    error_rows: list[tuple[str, str, int, str, str]] = []
+    for i, (message, code) in sorted(table.errors.items()):
+        errors_by_mode[mode_idx[i]] += 1
+        key = str(code) if code else "error"
+        error_codes[key] = error_codes.get(key, 0) + 1
+        if len(error_rows) < 50:
+            error_rows.append(
+                (
+                    modes[mode_idx[i]],
+                    table.scenarios[scen_idx[i]],
+                    int(table.numeric["iteration"][i]),
+                    key,
+                    str(message),
+                )
+            )
+    reason = table.categorical["completion_reason"]
+    reasons_by_mode: dict[str, dict[str, int]] = {m: {} for m in modes}
+    counts = np.bincount(mode_idx * len(reason.values) + reason.codes, minlength=n_modes * len(reason.values))
+    for m in range(n_modes):
+        for r, name in enumerate(reason.values):
+            c = int(counts[m * len(reason.values) + r])
+            if c:
+                reasons_by_mode[modes[m]][name] = c
+
+    return Summary(
+        run_id=run_id,
+        modes=modes,
+        baseline=baseline,
+        scenarios=list(table.scenarios),
+        models=list(table.categorical["model"].values),
+        metrics=infos,
+        omitted_metrics=omitted,
+        by_mode=by_mode,
+        by_scenario=by_scenario,
+        rows_by_mode=rows_by_mode,
+        rows_by_scenario=rows_by_cell,
+        success_by_mode=success_by_mode,
+        success_by_scenario=success_by_scenario,
+        checks_passed=checks_passed,
+        checks_total=checks_total,
+        checkpoint_detail=detail,
+        comparisons=comparisons,
+        errors_by_mode=errors_by_mode,
+        reasons_by_mode=reasons_by_mode,
+        error_rows=error_rows,
+        error_codes=error_codes,
+        k=k,
+        confidence=confidence,
+    )
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def clean(x: Any) -> Any:
+    """JSON-safe value: nan and infinities become null, numpy scalars Python numbers."""
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return x if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, dict):
+        return {str(k): clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [clean(v) for v in x]
+    return x
+
+
+_DESCRIPTIVE_FIELDS = ("count", "mean", "median", "p90", "p95", "min", "max", "iqr", "cv", "stddev", "p5", "p25", "p75")
+
+
+def _rate_json(r: RateSummary | None) -> dict | None:
+    if r is None:
+        return None
+    return {
+        "successes": r.successes,
+        "trials": r.trials,
+        "rate": r.rate,
+        "wilson95": [r.lower, r.upper],
+        "passAt1": r.pass_at_1,
+        "passAtK": r.pass_at_k,
+        "passHatK": r.pass_hat_k,
+        "k": r.k,
+    }
+
+
+def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
+    """The ``data/summary.json`` document (camelCase keys, null for undefined numbers)."""
+    modes, scenarios = summary.modes, summary.scenarios
+    mode_block = {}
+    for m, mode in enumerate(modes):
+        mode_block[mode] = {
+            "rows": int(summary.rows_by_mode[m]),
+            "success": _rate_json(summary.success_by_mode[m]),
+            "errors": int(summary.errors_by_mode[m]),
+            "completionReasons": summary.reasons_by_mode[mode],
+            "metrics": {
+                info.name: {f: summary.by_mode[info.name][f][m] for f in _DESCRIPTIVE_FIELDS}
+                for info in summary.metrics
+            },
+        }
+    scenario_block = {}
+    for s, scen in enumerate(scenarios):
+        per_mode = {}
+        no_checks = bool(summary.checks_total[:, s].sum() == 0)
+        for m, mode in enumerate(modes):
+            if summary.rows_by_scenario[m, s] == 0:
+                continue
+            per_mode[mode] = {
+                "rows": int(summary.rows_by_scenario[m, s]),
+                "success": _rate_json(summary.success_by_scenario[m][s]),
+                "checkpoints": None
+                if no_checks
+                else {"passed": summary.checks_passed[m, s], "total": summary.checks_total[m, s]},
+                "metrics": {
+                    info.name: {f: summary.by_scenario[info.name][f][m, s] for f in _DESCRIPTIVE_FIELDS}
+                    for info in summary.metrics
+                },
+            }
+        checks = [
+            {
+                "id": cid,
+                "description": desc,
+                "modes": {modes[m]: {"passed": p, "total": t} for m, (p, t) in enumerate(counts) if t},
+            }
+            for cid, desc, counts in summary.checkpoint_detail.get(scen, [])
+        ]
+        scenario_block[scen] = {"noChecks": no_checks, "modes": per_mode, "checkpoints": checks}
+    comparisons = []
+    for c in summary.comparisons:
+        comparisons.append(
+            {
+                "mode": c.mode,
+                "baseline": c.baseline,
+                "paired": c.paired,
+                "pairing": c.pairing,
+                "success": {
+                    "rate": c.success.rate_a,
+                    "baselineRate": c.success.rate_b,
+                    "differencePp": c.success.difference_pp,
+                    "ci95Pp": list(c.success.ci95_pp),
+                    "pValue": c.success.p_value,
+                    "significant": c.success.significant,
+                },
+                "metrics": [
+                    {
+                        "metric": mc.metric,
+                        "median": mc.median_a,
+                        "baselineMedian": mc.median_b,
+                        "reductionPct": mc.result.reduction_pct,
+                        "ci95": list(mc.result.ci95),
+                        "effectSize": mc.result.effect_size,
+                        "effectMagnitude": mc.result.effect_magnitude,
+                        "pValue": mc.result.p_value,
+                        "pValueAdjusted": mc.result.p_value_adjusted,
+                        "significant": mc.significant,
+                        "verdict": {1: "better", -1: "worse"}.get(
+                            mc.verdict, "no difference" if not mc.significant else "different"
+                        ),
+                        "n": mc.result.n_a,
+                        "baselineN": mc.result.n_b,
+                        "method": mc.method,
+                        "reason": mc.result.reason,
+                    }
+                    for mc in c.metrics
+                ],
+            }
+        )
+    doc = {
+        "version": 1,
+        **meta,
+        "baseline": summary.baseline,
+        "modes": modes,
+        "scenarios": scenarios,
+        "models": summary.models,
+        "confidence": summary.confidence,
+        "k": summary.k,
+        "metrics": [
+            {"name": i.name, "label": i.label, "unit": i.unit, "lowerIsBetter": i.lower_is_better, "source": i.source}
+            for i in summary.metrics
+        ],
+        "omittedConstantMetrics": summary.omitted_metrics,
+        "modeSummaries": mode_block,
+        "scenarioSummaries": scenario_block,
+        "comparisons": comparisons,
+        "errors": {"byCode": summary.error_codes, "firstRows": [list(r) for r in summary.error_rows]},
+    }
+    return clean(doc)

@@ -1,0 +1,145 @@
+"""The one-minute answer: which mode won on cost, speed, success and tokens, and is it significant."""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+
+from . import format as fmt
+from .summary import Summary
+
+#: (criterion, metric, phrase when the mode is lower, phrase when higher)
+CRITERIA = (
+    ("Cost", "cost_total_usd", "is {x}% cheaper than", "is {x}% more expensive than"),
+    ("Speed", "latency_wall_ms", "takes {x}% less wall time than", "takes {x}% more wall time than"),
+    ("Tokens", "tokens_total", "uses {x}% fewer tokens than", "uses {x}% more tokens than"),
+)
+
+
+@attrs.frozen(kw_only=True)
+class Finding:
+    """One sentence comparing a mode with the baseline on one criterion."""
+
+    criterion: str
+    mode: str
+    text: str
+    significant: bool
+    #: +1 the mode is significantly better than the baseline, -1 worse, 0 no significant difference
+    better: int
+
+
+@attrs.frozen(kw_only=True)
+class Winner:
+    """The best mode on one criterion and whether its lead is significant."""
+
+    criterion: str
+    mode: str | None
+    text: str
+    significant: bool
+
+
+def findings(summary: Summary) -> list[Finding]:
+    """Per non-baseline mode: cost, speed, success and tokens against the baseline."""
+    out: list[Finding] = []
+    base = summary.baseline
+    for comp in summary.comparisons:
+        s = comp.success
+        diff = s.difference_pp
+        if math.isnan(diff):
+            text = "success rate undefined"
+            better = 0
+        else:
+            direction = "higher" if diff > 0 else "lower" if diff < 0 else "the same"
+            text = (
+                f"{comp.mode} succeeded in {fmt.rate(s.rate_a)} of runs vs {fmt.rate(s.rate_b)} for {base} "
+                f"({abs(diff):.1f} pp {direction}; 95% CI {fmt.pp(s.ci95_pp[0])} to {fmt.pp(s.ci95_pp[1])})"
+            )
+            better = (1 if diff > 0 else -1) if s.significant else 0
+        text += f" — {'significant' if s.significant else 'not significant'} (p {_p(s.p_value)})"
+        out.append(Finding(criterion="Success", mode=comp.mode, text=text, significant=s.significant, better=better))
+        for criterion, metric, lower_word, higher_word in CRITERIA:
+            mc = comp.get(metric)
+            info = summary.metric(metric)
+            if mc is None or info is None:
+                continue
+            r = mc.result
+            red = r.reduction_pct
+            if not math.isfinite(red):
+                text = f"{comp.mode} vs {base}: reduction undefined ({r.reason or 'no data'})"
+            else:
+                phrase = (lower_word if red > 0 else higher_word).format(x=f"{abs(red):.1f}")
+                lo, hi = r.ci95
+                text = (
+                    f"{comp.mode} {phrase} {base} "
+                    f"(median {fmt.value(mc.median_a, info.unit)} vs {fmt.value(mc.median_b, info.unit)}; "
+                    f"95% CI of the reduction {fmt.pct(lo)} to {fmt.pct(hi)})"
+                )
+            text += f" — {'significant' if mc.significant else 'not significant'} (Holm-adjusted p {_p(r.p_value_adjusted)})"
+            out.append(
+                Finding(criterion=criterion, mode=comp.mode, text=text, significant=mc.significant, better=mc.verdict)
+            )
+    return out
+
+
+def _p(p: float) -> str:
+    text = fmt.p_value(p)
+    return text if text.startswith("<") else f"= {text}"
+
+
+def winners(summary: Summary) -> list[Winner]:
+    """The best mode per criterion (lowest median / highest success) and whether it is significant."""
+    out: list[Winner] = []
+    base = summary.baseline
+    comps = {c.mode: c for c in summary.comparisons}
+    rates = {m: summary.success_by_mode[i].rate for i, m in enumerate(summary.modes)}
+    best = max(summary.modes, key=lambda m: rates[m] if not math.isnan(rates[m]) else -1)
+    out.append(
+        _winner(
+            "Success",
+            best,
+            base,
+            comps,
+            lambda c: (1 if c.success.difference_pp > 0 else -1) if c.success.significant else 0,
+        )
+    )
+    for criterion, metric, _, _ in CRITERIA:
+        info = summary.metric(metric)
+        if info is None:
+            continue
+        medians = summary.by_mode[metric]["median"]
+        if all(math.isnan(x) for x in medians):
+            continue
+        best = summary.modes[
+            min(range(len(summary.modes)), key=lambda i: math.inf if math.isnan(medians[i]) else medians[i])
+        ]
+
+        def judge(c, metric=metric):
+            """+1 / -1 / 0: this mode significantly better / worse than the baseline on ``metric``."""
+            mc = c.get(metric)
+            return 0 if mc is None else mc.verdict
+
+        out.append(_winner(criterion, best, base, comps, judge))
+    return out
+
+
+def _winner(criterion, best, base, comps, judge) -> Winner:
+    """Is ``best`` significantly better than the baseline (or, for the baseline, than every other mode)?
+
+    ``judge(comparison)`` is +1 when that mode is significantly better than the baseline, -1 worse, 0 neither.
+    """
+    if not comps:
+        return Winner(criterion=criterion, mode=best, text=f"{best} (only one mode)", significant=False)
+    if best == base:
+        significant = all(judge(c) == -1 for c in comps.values())
+        text = f"{best} (baseline)" + (
+            " — every other mode is significantly worse"
+            if significant
+            else " — not significantly better than every other mode"
+        )
+    else:
+        significant = judge(comps[best]) == 1
+        text = f"{best}" + (
+            f" — significantly better than {base}" if significant else f" — not significantly different from {base}"
+        )
+    return Winner(criterion=criterion, mode=best, text=text, significant=significant)
