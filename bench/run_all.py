@@ -1,0 +1,394 @@
+"""Run every benchmark of issue 9 in fresh processes and print our figures next to the original's.
+
+Run: ``python bench/run_all.py [--json] [--quick] [--scale] [--runs N]``.
+
+Each figure is the median of ``--runs`` (5) fresh processes after one
+warm-up process; peak RSS is the OS's maximum resident set of the process
+(``os.wait4``). ``--json`` prints exactly one JSON object with the keys of
+``KEYS`` (``null`` where a figure could not be measured: reason on stderr).
+``--quick`` shrinks every workload so the whole thing takes seconds (smoke
+test only; its figures mean nothing). See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKLOADS = Path(__file__).resolve().parent / "workloads.py"
+ANCHOR = Path(os.environ.get("PROFILER_BENCH_ANCHOR", str(ROOT.parent / "shared" / "anchor-parity")))
+
+#: The keys of ``--json``, in order (issue 9).
+KEYS = (
+    "suite_overhead_ms_per_iter",
+    "suite_latency_ms_c1",
+    "suite_latency_ms_c8",
+    "bootstrap_ci_ms",
+    "bootstrap_reduction_ci_ms",
+    "permutation_test_ms",
+    "compare_groups_ms",
+    "report_10k_ms",
+    "report_10k_peak_rss_mb",
+    "analyze_100k_events_ms",
+    "report_1m_ms",
+    "report_1m_peak_rss_mb",
+)
+
+#: The TypeScript original's figures on this machine class (issue 9); None: not measured there.
+ORIGINAL: dict[str, float | None] = {
+    "suite_overhead_ms_per_iter": 0.52,
+    "suite_latency_ms_c1": 2059,
+    "suite_latency_ms_c8": 2059,  # the original ran strictly sequentially
+    "bootstrap_ci_ms": 1463,
+    "bootstrap_reduction_ci_ms": 1307,
+    "permutation_test_ms": 38,
+    "compare_groups_ms": 1360,
+    "report_10k_ms": 4049,  # without HTML
+    "report_10k_peak_rss_mb": 232,
+    "analyze_100k_events_ms": None,
+    "report_1m_ms": None,
+    "report_1m_peak_rss_mb": None,
+}
+
+#: Targets of issue 9, as (comparison, bound) on our figure.
+TARGETS: dict[str, tuple[str, float]] = {
+    "suite_overhead_ms_per_iter": ("<=", 0.52),
+    "bootstrap_ci_ms": ("<=", 1463 / 10),
+    "bootstrap_reduction_ci_ms": ("<=", 1307 / 10),
+    "compare_groups_ms": ("<=", 1360 / 10),
+    "report_10k_ms": ("<=", 4049 / 2),
+    "report_10k_peak_rss_mb": ("<", 250),
+    "report_1m_ms": ("<", 60_000),
+    "report_1m_peak_rss_mb": ("<", 2048),
+}
+
+#: c8 must be at least this many times faster than c1.
+LATENCY_SPEEDUP_TARGET = 7.0
+
+
+class BenchError(Exception):
+    """A benchmark process failed or printed something unexpected."""
+
+
+@attrs.frozen
+class ProcessRun:
+    """One finished child process: its wall time, peak RSS and output."""
+
+    wall_ms: float
+    peak_rss_mb: float
+    stdout: str
+    stderr: str
+    returncode: int
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    src = str(ROOT / "src")
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Current resident set of ``pid`` and all its descendants, in KiB (0 where /proc is missing)."""
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            with open(f"/proc/{current}/status", encoding="ascii", errors="replace") as f:
+                total += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as f:
+                    todo.extend(int(child) for child in f.read().split())
+        except (OSError, ValueError):
+            continue  # the process ended between two reads
+    return total
+
+
+def run_process(cmd: Sequence[str], timeout_s: float = 900) -> ProcessRun:
+    """Run ``cmd`` to completion, tracking its wall time and peak memory.
+
+    Peak RSS is the larger of the process's own ``ru_maxrss`` (from ``wait4``, which
+    also covers children it waited for) and the peak of the whole process tree's RSS
+    sampled every ~10 ms, since a helper process (the report's HTML worker) runs
+    *alongside* its parent and their memory adds up.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, env=_child_env(), cwd=ROOT)
+        deadline = start + timeout_s
+        tree_peak_kb, next_sample = 0, start
+        # wait4 (not Popen.wait) because it returns the rusage of exactly this child.
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            now = time.perf_counter()
+            if now >= next_sample:
+                tree_peak_kb = max(tree_peak_kb, _tree_rss_kb(proc.pid))
+                next_sample = now + 0.01
+            if now > deadline:
+                proc.kill()
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.002)
+        wall_ms = (time.perf_counter() - start) * 1000
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        # Linux reports ru_maxrss in KiB.
+        return ProcessRun(
+            wall_ms=wall_ms,
+            peak_rss_mb=max(usage.ru_maxrss, tree_peak_kb) / 1024,
+            stdout=out.read().decode("utf-8", "replace"),
+            stderr=err.read().decode("utf-8", "replace"),
+            returncode=proc.returncode,
+        )
+
+
+def _checked(run: ProcessRun, what: str) -> ProcessRun:
+    if run.returncode != 0:
+        tail = (run.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise BenchError(f"{what}: exited with {run.returncode}: {tail}")
+    return run
+
+
+def workload_figures(args: list[str], runs: int, warmups: int) -> list[dict[str, Any]]:
+    """Run ``bench/workloads.py ARGS`` warm-up + ``runs`` times; the JSON each measured run printed."""
+    figures = []
+    for index in range(warmups + runs):
+        run = _checked(run_process([sys.executable, str(WORKLOADS), *args]), "workloads.py " + " ".join(args))
+        try:
+            data = json.loads(run.stdout.strip().splitlines()[-1])
+        except (IndexError, json.JSONDecodeError):
+            raise BenchError(f"workloads.py {' '.join(args)}: expected one JSON line, got {run.stdout[:200]!r}") from None
+        data["peak_rss_mb"] = run.peak_rss_mb
+        if index >= warmups:
+            figures.append(data)
+    return figures
+
+
+def median_of(figures: list[dict[str, Any]], key: str) -> float:
+    """The median of one figure over the measured runs."""
+    return statistics.median(float(f[key]) for f in figures)
+
+
+# -- the report command -------------------------------------------------------------------------
+
+REPORT_CMD = (sys.executable, "-m", "profiler_core", "report")
+#: The same click command run on its own, for a checkout where ``report`` is not yet wired into the CLI.
+REPORT_CMD_DIRECT = (
+    sys.executable,
+    "-c",
+    "from profiler_core.cli_report import report_command; report_command(prog_name='profiler report')",
+)
+
+
+def report_command() -> tuple[tuple[str, ...] | None, str | None]:
+    """How to run ``profiler report`` here, and a note when it is not the CLI itself (None: unavailable)."""
+    if run_process([*REPORT_CMD, "--help"], timeout_s=60).returncode == 0:
+        return REPORT_CMD, None
+    if run_process([*REPORT_CMD_DIRECT, "--help"], timeout_s=60).returncode == 0:
+        return REPORT_CMD_DIRECT, "run via profiler_core.cli_report (`report` is not registered in the CLI yet)"
+    return None, None
+
+
+_ITERATION = re.compile(r'"iteration":(\d+)')
+_SESSION = re.compile(r'("sessionId":"[^"]*?_)(\d+)"')
+
+
+def _shifted(line: str, offset: int) -> str:
+    """One JSONL row with ``offset`` added to its iteration number and session id suffix."""
+    if offset == 0:
+        return line
+    # Text substitution, not a JSON round trip: 1,000,000 rows are written in seconds.
+    line = _ITERATION.sub(lambda m: f'"iteration":{int(m.group(1)) + offset}', line, count=1)
+    return _SESSION.sub(lambda m: f'{m.group(1)}{int(m.group(2)) + offset}"', line, count=1)
+
+
+def replicate_rows(source: Path, target: Path, copies: int, limit: int | None = None) -> int:
+    """Write ``copies`` copies of the rows of ``source``, each with new iteration numbers; returns the row count."""
+    with gzip.open(source, "rt", encoding="utf-8") as f:
+        lines = [line for line in f if line.strip()][:limit]
+    if not lines:
+        raise BenchError(f"{source}: no rows")
+    span = 1 + max(int(m.group(1)) for m in map(_ITERATION.search, lines) if m)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    opener = gzip.open if target.suffix == ".gz" else open
+    tmp = target.with_name(target.name + ".tmp")
+    with opener(tmp, "wt", encoding="utf-8") as out:
+        for copy in range(copies):
+            out.writelines(_shifted(line, copy * span) for line in lines)
+    tmp.replace(target)
+    return copies * len(lines)
+
+
+def report_input(rows: str, quick: bool, workdir: Path) -> Path:
+    """The rows file for a report benchmark: the 10k parity rows, or them replicated to 1M (cached)."""
+    source = ANCHOR / "report-rows.jsonl.gz"
+    if not source.exists():
+        raise BenchError(f"{source}: parity rows not found (set PROFILER_BENCH_ANCHOR)")
+    if rows == "10k":
+        if not quick:
+            return source
+        path = workdir / "report-rows-200.jsonl.gz"
+        replicate_rows(source, path, copies=1, limit=200)
+        return path
+    if quick:
+        path = workdir / "report-rows-400.jsonl"
+        replicate_rows(source, path, copies=2, limit=200)
+        return path
+    # 1M rows as `profiler run` writes them: plain JSONL (2.5 GB), built once and kept.
+    cache = Path(tempfile.gettempdir()) / "agent-profiler-bench" / "report-rows-1m.jsonl"
+    if not cache.exists():
+        print(f"bench: writing {cache} (1,000,000 rows, once)...", file=sys.stderr)
+        replicate_rows(source, cache, copies=100)
+    return cache
+
+
+def report_figures(cmd: Sequence[str], rows: str, runs: int, warmups: int, quick: bool) -> tuple[float, float]:
+    """Median wall time (ms) and peak RSS (MB) of ``profiler report`` in fresh processes."""
+    with tempfile.TemporaryDirectory(prefix="profiler-bench-report-") as tmp:
+        workdir = Path(tmp)
+        path = report_input(rows, quick, workdir)
+        measured = []
+        for index in range(warmups + runs):
+            out = workdir / f"out-{index}"
+            run = _checked(run_process([*cmd, str(path), "--out", str(out)]), f"profiler report {path.name}")
+            if not any(out.rglob("*.html")):
+                print(f"bench: note: profiler report wrote no HTML into {out}", file=sys.stderr)
+            if index >= warmups:
+                measured.append(run)
+        return statistics.median(r.wall_ms for r in measured), statistics.median(r.peak_rss_mb for r in measured)
+
+
+# -- the suite of benchmarks --------------------------------------------------------------------
+
+
+def measure_all(quick: bool, scale: bool, runs: int, warmups: int) -> tuple[dict[str, float | None], dict[str, str]]:
+    """Every figure (None where not measured) and notes explaining the gaps."""
+    figures: dict[str, float | None] = dict.fromkeys(KEYS)
+    notes: dict[str, str] = {}
+    q = ["--quick"] if quick else []
+
+    def attempt(keys: tuple[str, ...], func) -> None:
+        try:
+            values = func()
+        except BenchError as exc:
+            for key in keys:
+                notes[key] = str(exc)
+            return
+        figures.update(zip(keys, values, strict=True))
+
+    def suite() -> tuple[float]:
+        runs_ = workload_figures(["suite_overhead", *q], runs, warmups)
+        notes["suite_overhead_peak_rss_mb"] = f"{median_of(runs_, 'peak_rss_mb'):.0f} MB (original 124 MB)"
+        return (median_of(runs_, "ms_per_iter"),)
+
+    attempt(("suite_overhead_ms_per_iter",), suite)
+    for c in (1, 8):
+        attempt(
+            (f"suite_latency_ms_c{c}",),
+            lambda c=c: (median_of(workload_figures(["suite_latency", "--concurrency", str(c), *q], runs, warmups), "ms"),),
+        )
+    for name in ("bootstrap_ci", "bootstrap_reduction_ci", "permutation_test", "compare_groups"):
+        attempt((f"{name}_ms",), lambda name=name: (median_of(workload_figures([name, *q], runs, warmups), "ms"),))
+    attempt(("analyze_100k_events_ms",), lambda: (median_of(workload_figures(["analyze", *q], runs, warmups), "ms"),))
+
+    cmd, how = report_command()
+    if cmd is not None:
+        report_keys = ("report_10k_ms", "report_10k_peak_rss_mb") + (("report_1m_ms", "report_1m_peak_rss_mb") if scale else ())
+        if how:
+            notes.update(dict.fromkeys(report_keys, how))
+        attempt(("report_10k_ms", "report_10k_peak_rss_mb"), lambda: report_figures(cmd, "10k", runs, warmups, quick))
+        if scale:
+            attempt(("report_1m_ms", "report_1m_peak_rss_mb"), lambda: report_figures(cmd, "1m", runs, warmups, quick))
+    else:
+        for key in ("report_10k_ms", "report_10k_peak_rss_mb", "report_1m_ms", "report_1m_peak_rss_mb"):
+            notes[key] = "`profiler report` is not available in this checkout yet"
+    if not scale:
+        for key in ("report_1m_ms", "report_1m_peak_rss_mb"):
+            notes.setdefault(key, "skipped: run with --scale")
+    return figures, notes
+
+
+# -- output --------------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.3f}" if value < 10 else f"{value:,.0f}" if value >= 1000 else f"{value:,.1f}"
+
+
+def _verdict(key: str, value: float | None, figures: dict[str, float | None]) -> str:
+    if key == "suite_latency_ms_c8":
+        c1 = figures["suite_latency_ms_c1"]
+        if value is None or c1 is None or value == 0:
+            return ""
+        speedup = c1 / value
+        ok = "ok" if speedup >= LATENCY_SPEEDUP_TARGET else "MISSED"
+        return f"c1/c8 = {speedup:.2f}x (target >= {LATENCY_SPEEDUP_TARGET:.0f}x) {ok}"
+    if key not in TARGETS or value is None:
+        return ""
+    op, bound = TARGETS[key]
+    ok = value <= bound if op == "<=" else value < bound
+    return f"target {op} {_fmt(bound)} {'ok' if ok else 'MISSED'}"
+
+
+def render_table(figures: dict[str, float | None], notes: dict[str, str], quick: bool) -> str:
+    """Our figure next to the original's, with the target and any note."""
+    lines = [f"{'figure':<28} {'ours':>10} {'original':>10} {'speed-up':>9}  target / note"]
+    for key in KEYS:
+        ours, original = figures[key], ORIGINAL[key]
+        ratio = f"{original / ours:.1f}x" if ours and original and not key.endswith("_mb") else ""
+        remark = notes.get(key, "") if ours is None else "; ".join(filter(None, (_verdict(key, ours, figures), notes.get(key))))
+        lines.append(f"{key:<28} {_fmt(ours):>10} {_fmt(original):>10} {ratio:>9}  {remark}")
+    if "suite_overhead_peak_rss_mb" in notes:
+        lines.append(f"{'(suite_overhead peak RSS)':<28} {notes['suite_overhead_peak_rss_mb']}")
+    if quick:
+        lines.append("--quick: shrunken workloads; these figures are a smoke test, not measurements")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, then print the table (or one JSON object with ``--json``)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON object with every key")
+    parser.add_argument("--quick", action="store_true", help="tiny workloads, one run each (smoke test)")
+    parser.add_argument("--scale", action="store_true", help="also the 1,000,000-row report")
+    parser.add_argument("--runs", type=int, default=None, help="measured runs per figure (default 5; 1 with --quick)")
+    args = parser.parse_args(argv)
+    runs = args.runs if args.runs is not None else (1 if args.quick else 5)
+    if runs < 1:
+        parser.error("--runs must be >= 1")
+    warmups = 0 if args.quick else 1
+
+    figures, notes = measure_all(args.quick, args.scale, runs, warmups)
+    if args.json:
+        for key, note in notes.items():
+            if key in figures and figures[key] is None:
+                print(f"bench: {key}: {note}", file=sys.stderr)
+        print(json.dumps({k: None if v is None else round(v, 3) for k, v in figures.items()}))
+    else:
+        print(render_table(figures, notes, args.quick))
+    unexplained = [k for k, v in figures.items() if v is None and k not in notes]
+    failed = [k for k, note in notes.items() if k in figures and figures[k] is None and "not available" not in note and "skipped" not in note]
+    return 1 if unexplained or failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,284 @@
+"""The in-process benchmark workloads of issue 9; one run of one workload per process.
+
+Run: ``PYTHONPATH=src python bench/workloads.py WORKLOAD [--quick] [--concurrency N]``.
+Prints one JSON object: ``{"ms": <the figure>, ...}`` plus workload details.
+Fixtures are loaded and components built *before* the clock starts; what is
+timed is the call a user waits for (``run_profile_suite``, one statistics
+call, five analyzers). ``bench/run_all.py`` starts this script in fresh
+processes (one warm-up, then the median of five) and reads the OS's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+try:
+    import profiler_core  # noqa: F401
+except ImportError:  # running from a checkout without PYTHONPATH=src
+    sys.path.insert(0, str(ROOT / "src"))
+
+import attrs
+
+from profiler_core import (
+    ModeConfig,
+    PromptResult,
+    Scenario,
+    ScorerCheckResult,
+    ScorerResult,
+    SessionHandle,
+    SessionTrace,
+)
+from profiler_core.errors import ProfilerError
+from profiler_core.plugins import PluginManager, get_plugin_manager
+from profiler_core.serde import from_json, structure
+
+#: The TypeScript original's parity data (inputs of every workload).
+ANCHOR = Path(os.environ.get("PROFILER_BENCH_ANCHOR", str(ROOT.parent / "shared" / "anchor-parity")))
+
+#: The four built-in collectors, by registry id.
+COLLECTOR_IDS = ("token", "latency", "cost", "tool_calls")
+
+
+def _read(name: str) -> str:
+    path = ANCHOR / name
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProfilerError(f"{path}: parity file not found (set PROFILER_BENCH_ANCHOR to the anchor-parity folder)") from None
+
+
+def load_scenarios() -> list[Scenario]:
+    """The ten benchmark scenarios of ``scenarios.json``."""
+    data = json.loads(_read("scenarios.json"))
+    if not isinstance(data, list):
+        raise ProfilerError(f"{ANCHOR / 'scenarios.json'}: expected a JSON list of scenarios")
+    return [structure(item, Scenario, source=f"scenarios.json[{i}]") for i, item in enumerate(data)]
+
+
+class ReplayProvider:
+    """A zero-latency async provider replaying one recorded prompt result and trace.
+
+    Every session gets a fresh id, and its exported trace carries that id; the
+    optional ``latency_s`` makes each prompt sleep (the latency workloads).
+    """
+
+    id = "bench-replay"
+    init_scope = "suite"
+
+    def __init__(self, result: PromptResult, trace: SessionTrace, latency_s: float = 0.0) -> None:
+        self.result = result
+        self.trace = trace
+        self.latency_s = latency_s
+        self._ids = itertools.count(1)
+
+    async def init(self, config: Any) -> None:
+        """Nothing to start."""
+
+    async def create_session(self, params: Any) -> SessionHandle:
+        """A new session id per iteration."""
+        return SessionHandle(
+            session_id=f"ses_bench_{next(self._ids)}", provider=self.id, created_at=datetime.now(UTC).isoformat()
+        )
+
+    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+        """The recorded result, after ``latency_s``."""
+        if self.latency_s:
+            import trio
+
+            await trio.sleep(self.latency_s)
+        return self.result
+
+    async def export_session(self, handle: SessionHandle) -> SessionTrace:
+        """The recorded trace under this session's id."""
+        return attrs.evolve(self.trace, session_id=handle.session_id)
+
+    async def destroy_session(self, handle: SessionHandle) -> None:
+        """Nothing to clean up."""
+
+    async def shutdown(self) -> None:
+        """Nothing to stop."""
+
+
+class PassingScorer:
+    """A scorer whose three checks always pass (3/3)."""
+
+    id = "bench-3of3"
+
+    def evaluate(self, scenario: Scenario, context: Any) -> ScorerResult:
+        """Pass all three checkpoints."""
+        details = tuple(
+            ScorerCheckResult(id=f"cp_{i}", description=f"checkpoint {i}", passed=True) for i in (1, 2, 3)
+        )
+        return ScorerResult(success=True, passed=3, total=3, details=details)
+
+
+def bench_plugin_manager() -> PluginManager:
+    """Core's built-ins plus the built-in analyzers, registered as their entry point would be."""
+    try:
+        from profiler_builtin_analyzers import plugin as analyzers_plugin
+    except ImportError as exc:
+        raise ProfilerError(f"profiler_builtin_analyzers cannot be imported: {exc}") from exc
+    # Entry points off: the checkout need not be pip-installed for its entry points to exist.
+    return get_plugin_manager(entrypoints=False, plugins=[("builtin_analyzers", analyzers_plugin)])
+
+
+def _components(manager: PluginManager) -> tuple[list[Any], list[Any]]:
+    registry = manager.registry
+    collectors = [registry.create("collectors", cid) for cid in COLLECTOR_IDS]
+    analyzers = [registry.create("analyzers", name) for name in registry.ids("analyzers")]
+    return collectors, analyzers
+
+
+def run_suite(*, scenarios: int, repetitions: int, latency_s: float, concurrency: int) -> dict[str, Any]:
+    """``run_profile_suite`` over 2 modes x ``scenarios`` x ``repetitions``; times the run only."""
+    import trio
+
+    from profiler_core.runner import RunOptions, run_profile_suite
+
+    logging.getLogger("agent_profiler").setLevel(logging.WARNING)  # log level "warn"
+    result = from_json(_read("prompt-result.json"), PromptResult, source="prompt-result.json")
+    trace = from_json(_read("session-trace.json"), SessionTrace, source="session-trace.json")
+    manager = bench_plugin_manager()
+    collectors, analyzers = _components(manager)
+    chosen = load_scenarios()[:scenarios]
+    with tempfile.TemporaryDirectory(prefix="profiler-bench-") as tmp:
+        options = RunOptions(
+            provider=ReplayProvider(result, trace, latency_s=latency_s),
+            scorer=PassingScorer(),
+            scenarios=chosen,
+            modes={"mode_a": ModeConfig(), "mode_b": ModeConfig()},
+            collectors=collectors,
+            analyzers=analyzers,
+            repetitions=repetitions,
+            warmup=False,
+            session_export=True,
+            concurrency=concurrency,
+            results_dir=str(Path(tmp) / "results"),
+            reports_dir=str(Path(tmp) / "reports"),
+            plugin_manager=manager,
+        )
+        start = time.perf_counter()
+        suite = trio.run(run_profile_suite, options)
+        elapsed_ms = (time.perf_counter() - start) * 1000
+        iterations = len(suite.rows)
+        expected = 2 * len(chosen) * repetitions
+        lines = Path(suite.output_jsonl_path).read_text(encoding="utf-8").count("\n")
+        failed = [r.error for r in suite.rows if r.error or not r.success]
+    if iterations != expected or lines != expected or failed:
+        raise ProfilerError(
+            f"suite run is not clean: {iterations} rows, {lines} JSONL lines, expected {expected}; "
+            f"errors: {failed[:3]}"
+        )
+    return {
+        "ms": elapsed_ms,
+        "iterations": iterations,
+        "ms_per_iter": elapsed_ms / iterations,
+        "collectors": len(collectors),
+        "analyzers": [a.name for a in analyzers],
+    }
+
+
+def _stats_inputs() -> tuple[Any, Any, Any]:
+    import numpy as np
+
+    values = np.asarray(json.loads(_read("stats-values.json")), dtype=float)
+    return values, values[:500], values[500:1000] + 3
+
+
+def _time_once(func: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    func()
+    return (time.perf_counter() - start) * 1000
+
+
+def run_stats(name: str, quick: bool) -> dict[str, Any]:
+    """One call of a statistics function on the parity values (10,000 resamples unless quick)."""
+    import numpy.random  # noqa: F401 - numpy loads it lazily (~25 ms): an import, not the work timed
+
+    from profiler_core import stats
+
+    values, a, b = _stats_inputs()
+    n = 500 if quick else 10_000
+    calls: dict[str, Callable[[], object]] = {
+        "bootstrap_ci": lambda: stats.bootstrap_ci(values, resamples=n),
+        "bootstrap_reduction_ci": lambda: stats.bootstrap_reduction_ci(a, b, resamples=n),
+        "permutation_test": lambda: stats.permutation_test(a, b, permutations=n),
+        # defaults: 10,000 resamples and 10,000 permutations
+        "compare_groups": lambda: stats.compare_groups(a, b, resamples=n, permutations=n),
+    }
+    return {"ms": _time_once(calls[name]), "resamples": n}
+
+
+def run_analyze(events: int) -> dict[str, Any]:
+    """The five registered analyzers, one after another, on one generated trace."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_analyzers import generate_trace
+
+    trace = generate_trace(events)
+    _, analyzers = _components(bench_plugin_manager())
+    scenario = load_scenarios()[0]
+
+    def analyze_all() -> None:
+        for analyzer in analyzers:
+            analyzer.analyze(trace, scenario, "mode_a")
+
+    return {"ms": _time_once(analyze_all), "events": len(trace.events), "analyzers": [a.name for a in analyzers]}
+
+
+WORKLOADS = (
+    "suite_overhead",
+    "suite_latency",
+    "bootstrap_ci",
+    "bootstrap_reduction_ci",
+    "permutation_test",
+    "compare_groups",
+    "analyze",
+)
+
+
+def run_workload(name: str, *, quick: bool = False, concurrency: int = 1) -> dict[str, Any]:
+    """Run one workload once and return its figures (``ms`` is the headline)."""
+    if name == "suite_overhead":
+        return run_suite(scenarios=2 if quick else 10, repetitions=3 if quick else 100, latency_s=0.0, concurrency=1)
+    if name == "suite_latency":
+        # quick: 2 x 2 x 2 with a 5 ms sleep, so the smoke test stays in seconds
+        return run_suite(
+            scenarios=2 if quick else 5, repetitions=2 if quick else 4, latency_s=0.005 if quick else 0.05, concurrency=concurrency
+        )
+    if name in ("bootstrap_ci", "bootstrap_reduction_ci", "permutation_test", "compare_groups"):
+        return run_stats(name, quick)
+    if name == "analyze":
+        return run_analyze(2_000 if quick else 100_000)
+    raise ProfilerError(f"unknown workload {name!r}; expected one of {', '.join(WORKLOADS)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the workload named on the command line and print its figures as JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workload", choices=WORKLOADS)
+    parser.add_argument("--quick", action="store_true", help="a tiny version of the workload (smoke test)")
+    parser.add_argument("--concurrency", type=int, default=1, help="suite_latency only")
+    args = parser.parse_args(argv)
+    try:
+        figures = run_workload(args.workload, quick=args.quick, concurrency=args.concurrency)
+    except ProfilerError as exc:
+        print(f"bench: {args.workload}: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

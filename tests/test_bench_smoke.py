@@ -1,0 +1,104 @@
+"""Smoke test of bench/: ``run_all.py --quick --json`` runs and reports every figure (not a benchmark)."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_ALL = ROOT / "bench" / "run_all.py"
+
+# The keys of issue 9, written out here (not imported) so a renamed key fails this test.
+ISSUE_KEYS = {
+    "suite_overhead_ms_per_iter",
+    "suite_latency_ms_c1",
+    "suite_latency_ms_c8",
+    "bootstrap_ci_ms",
+    "bootstrap_reduction_ci_ms",
+    "permutation_test_ms",
+    "compare_groups_ms",
+    "report_10k_ms",
+    "report_10k_peak_rss_mb",
+    "analyze_100k_events_ms",
+    "report_1m_ms",
+    "report_1m_peak_rss_mb",
+}
+REPORT_10K = {"report_10k_ms", "report_10k_peak_rss_mb"}
+REPORT_1M = {"report_1m_ms", "report_1m_peak_rss_mb"}
+
+
+def _env(parity_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PROFILER_BENCH_ANCHOR"] = str(parity_dir)
+    return env
+
+
+def _report_exists(env: dict[str, str]) -> bool:
+    probe = [sys.executable, "-m", "profiler_core", "report", "--help"]
+    return subprocess.run(probe, check=False, env=env, capture_output=True, timeout=30).returncode == 0
+
+
+def _load_run_all():
+    spec = importlib.util.spec_from_file_location("bench_run_all", RUN_ALL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_quick_json_has_every_key_numeric(parity_dir):
+    env = _env(parity_dir)
+    proc = subprocess.run(
+        [sys.executable, str(RUN_ALL), "--quick", "--json"], check=False, env=env, capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1, proc.stdout  # exactly one JSON object, nothing else on stdout
+    figures = json.loads(lines[0])
+    assert set(figures) == ISSUE_KEYS
+    # Without --scale the 1M-row report is not run; the 10k one only once `profiler report` exists.
+    may_be_null = set(REPORT_1M) | (set() if _report_exists(env) else REPORT_10K)
+    for key, value in figures.items():
+        if value is None:
+            assert key in may_be_null, f"{key} is null: {proc.stderr}"
+            continue
+        assert isinstance(value, int | float) and not isinstance(value, bool), key
+        assert math.isfinite(value) and value > 0, (key, value)
+
+
+def test_replicated_rows_get_new_iteration_numbers(tmp_path, parity_dir):
+    run_all = _load_run_all()
+    target = tmp_path / "rows.jsonl"
+    count = run_all.replicate_rows(parity_dir / "report-rows.jsonl.gz", target, copies=3, limit=40)
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert count == len(rows) == 120
+    cells = {(r["mode"], r["scenarioId"], r["iteration"]) for r in rows}
+    assert len(cells) == 120  # every copy is a new cell, not a duplicate
+    assert len({r["sessionId"] for r in rows}) == 120
+    with gzip.open(parity_dir / "report-rows.jsonl.gz", "rt") as f:
+        first = json.loads(f.readline())
+    span = 1 + max(json.loads(line)["iteration"] for line in target.read_text().splitlines()[:40])
+    shifted = rows[40 * 2]
+    assert shifted["iteration"] == first["iteration"] + 2 * span
+    assert {k: v for k, v in shifted.items() if k not in ("iteration", "sessionId")} == {
+        k: v for k, v in first.items() if k not in ("iteration", "sessionId")
+    }
+
+
+@pytest.mark.parametrize(
+    ("c1", "c8", "expected"),
+    [(2000.0, 250.0, "8.00x (target >= 7x) ok"), (2000.0, 300.0, "6.67x (target >= 7x) MISSED")],
+)
+def test_latency_speedup_verdict(c1, c8, expected):
+    run_all = _load_run_all()
+    figures = dict.fromkeys(ISSUE_KEYS)
+    figures.update(suite_latency_ms_c1=c1, suite_latency_ms_c8=c8)
+    assert run_all._verdict("suite_latency_ms_c8", c8, figures).endswith(expected)
