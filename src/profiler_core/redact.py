@@ -21,7 +21,7 @@ KEY_SHAPES = re.compile(
     | AKIA[0-9A-Z]{16}                                  # AWS access key id
     | AIza[0-9A-Za-z_\-]{35}                            # Google API key
     | hf_[A-Za-z0-9]{30,}                               # Hugging Face
-    | (?<=Bearer\ )[A-Za-z0-9._\-]{16,}                 # bearer tokens in headers/logs
+    | (?P<bearer>Bearer\ )[A-Za-z0-9._\-]{16,}          # bearer tokens in headers/logs
     """,
     re.VERBOSE,
 )
@@ -31,6 +31,11 @@ _KEY_PREFIXES = re.compile(r"sk-|gh[pousr]_|github_pat_|xox|AKIA|AIza|hf_|Bearer
 
 # Short values ("1", "true") are not secrets worth masking and would mangle text.
 _MIN_SECRET_LENGTH = 8
+
+
+def _mask(match: re.Match[str]) -> str:
+    # Keep "Bearer " so the masked header still reads as one (a lookbehind would slow every search).
+    return (match.group("bearer") or "") + REDACTED
 
 
 class Redactor:
@@ -57,7 +62,7 @@ class Redactor:
         if self._values is not None and any(secret in text for secret in self._secrets):
             text = self._values.sub(REDACTED, text)
         if _KEY_PREFIXES.search(text):
-            text = KEY_SHAPES.sub(REDACTED, text)
+            text = KEY_SHAPES.sub(_mask, text)
         return text
 
 

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import attrs
 import cattrs
+import orjson
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 from cattrs.strategies import configure_tagged_union
@@ -211,8 +212,17 @@ def structure(data: Any, cls: type[T], *, source: str | None = None) -> T:
 
 
 def to_json(obj: Any, *, indent: int | None = None) -> str:
-    """camelCase JSON of any model object."""
-    return json.dumps(converter.unstructure(obj), indent=indent, ensure_ascii=False)
+    """camelCase JSON of any model object (compact, UTF-8; NaN becomes null)."""
+    return dumps(converter.unstructure(obj), indent=indent)
+
+
+def dumps(data: Any, *, indent: int | None = None) -> str:
+    """Plain data -> JSON text: orjson (~10x faster on traces), the stdlib for what it refuses."""
+    option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
+    try:
+        return orjson.dumps(data, option=option).decode()
+    except TypeError:  # e.g. integers beyond 64 bits in free-form extensions
+        return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False, default=str)
 
 
 def from_json(text: str | bytes, cls: type[T], *, source: str | None = None) -> T:

@@ -46,7 +46,7 @@ log = logging.getLogger("agent_profiler")
 
 def now_iso() -> str:
     """UTC now as the original writes it: ``2026-01-01T00:00:23.638Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @attrs.define
@@ -213,8 +213,7 @@ async def run_iteration(
                 state.writer.write_analysis(outcome.bundle)
         if state.session_export and outcome.trace is not None and state.writer is not None:
             path = session_export_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
-            # Compact JSON: indented output takes json's pure-Python path, ~10x slower on big traces.
-            state.writer.write_file(path, to_json(outcome.trace) + "\n")
+            state.writer.write_file(path, to_json(outcome.trace, indent=2) + "\n")
         await state.hooks.call(
             "profiler_after_scenario",
             ctx=AfterScenarioContext(
