@@ -185,3 +185,38 @@ def test_before_run_failure_exits_1_and_nothing_starts(project):
     assert result.returncode == 1
     assert "fixtures missing: repo-a" in result.stderr and "Traceback" not in result.stderr
     assert not list((tmp_path / "results").glob("*.jsonl"))
+
+
+def test_reusing_a_run_id_is_refused(project):
+    tmp_path, env = project
+    args = ["run", "profile.yaml", "--no-report", "--repetitions", "1", "--run-id", "dup"]
+    assert profiler(args, tmp_path, env, timeout=60).returncode == 0
+    again = profiler(args, tmp_path, env, timeout=60)
+    assert again.returncode == 1 and "already exists" in again.stderr and "--resume dup" in again.stderr
+    assert len((tmp_path / "results" / "dup.jsonl").read_text().splitlines()) == 6
+
+
+def test_resume_keeps_the_first_runs_flags_when_new_ones_are_given(project):
+    tmp_path, env = project
+    first = profiler(["run", "profile.yaml", "--no-report", "--repetitions", "2", "--run-id", "r3"], tmp_path, env, timeout=60)
+    assert first.returncode == 0, first.stderr
+    jsonl = tmp_path / "results" / "r3.jsonl"
+    lines = jsonl.read_text().splitlines()
+    jsonl.write_text("\n".join(lines[:5]) + "\n")
+    resumed = profiler(["run", "profile.yaml", "--no-report", "--resume", "r3", "--concurrency", "2"], tmp_path, env, timeout=60)
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(jsonl.read_text().splitlines()) == 12  # 2 modes x 3 scenarios x 2 repetitions, not the default 5
+
+
+def test_malformed_checks_fail_before_any_session(project):
+    tmp_path, env = project
+    scenario = tmp_path / "scenarios" / "s1.json"
+    scenario.write_text(json.dumps({"id": "s1", "name": "S1", "prompt": "go", "extensions": {"checks": [{"id": "a", "condition": {"type": "nope"}}]}}))
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(profile.read_text().replace("scorer: {id: always}", "scorer: {id: checks}"))
+    for command in (["validate", "profile.yaml"], ["run", "profile.yaml", "--no-report"]):
+        result = profiler(command, tmp_path, env, timeout=60)
+        assert result.returncode == 1, result.stdout
+        assert "extensions.checks[0]: $.condition.type: expected a condition type" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert not list((tmp_path / "results").glob("*.jsonl")) if (tmp_path / "results").exists() else True

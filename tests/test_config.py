@@ -134,3 +134,19 @@ def test_invalid_yaml_is_one_line(tmp_path):
     with pytest.raises(ConfigError, match="not valid YAML") as info:
         load_profile(profile)
     assert "\n" not in str(info.value)
+
+
+def test_provider_section_needs_an_id(tmp_path):
+    profile = write_profile(tmp_path, MINIMAL + "provider: {model: m}\n")
+    assert "provider.id: required" in problems_of(profile)[0]
+    profile = write_profile(tmp_path, MINIMAL + "provider:\n")
+    assert "provider: expected a mapping" in problems_of(profile)[0]
+
+
+def test_binary_profile_is_one_line(tmp_path):
+    from profiler_core import ConfigError
+
+    profile = tmp_path / "p.yaml"
+    profile.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ConfigError, match="not a text file"):
+        load_profile(profile)

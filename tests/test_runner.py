@@ -345,3 +345,21 @@ def test_computed_cost_fills_the_row_when_the_provider_reports_none(tmp_path, pr
     assert row.cost.total_usd == row.extensions["cost_total_usd"] > 0
     result = run(opts(tmp_path, collectors=[CostCollector()], models=["no-such-model"], modes={"a": ModeConfig()}), profiler_plugin_manager)
     assert result.rows[0].extensions["cost_source"] == "unknown" and result.rows[0].cost.total_usd == 0
+
+
+def test_provider_is_shut_down_when_its_init_fails(tmp_path, profiler_plugin_manager):
+    class Broken(FakeProvider):
+        def init(self, config):
+            raise RuntimeError("no server")
+
+    provider = Broken()
+    with pytest.raises(ProfilerError, match="no server"):
+        run(opts(tmp_path, provider=provider), profiler_plugin_manager)
+    assert ("shutdown",) in provider.calls
+
+
+def test_modes_with_different_environments_get_their_own_init(tmp_path, profiler_plugin_manager):
+    provider = FakeProvider()
+    modes = {"a": ModeConfig(environment={"X": "1"}), "b": ModeConfig(environment={"X": "2"})}
+    run(opts(tmp_path, provider=provider, modes=modes), profiler_plugin_manager)
+    assert [c.environment for c in provider.configs] == [{"X": "1"}, {"X": "2"}]

@@ -20,6 +20,23 @@ class ProfilerGroup(click.Group):
         except ProfilerError as exc:
             click.echo(f"Error: {exc}", err=True)
             ctx.exit(1)
+        except (OSError, UnicodeError) as exc:
+            # Files that cannot be read or written: one line, not a traceback.
+            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+            click.echo(f"Error: {where}{exc.strerror if getattr(exc, 'strerror', None) else exc}", err=True)
+            ctx.exit(1)
+        except BaseExceptionGroup as group:
+            # Several concurrent failures (trio): one line each.
+            for exc in _leaves(group):
+                click.echo(f"Error: {type(exc).__name__}: {exc}", err=True)
+            ctx.exit(1)
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
 
 
 @click.group(cls=ProfilerGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -144,8 +144,9 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
             raise ConfigError("--run-id and --resume name different runs")
         paths = RunPaths(Path(config.output.results_dir), resume_id)
         manifest = read_manifest(paths.manifest)
-        if not overrides and manifest.overrides:
-            config = load_profile(profile, manifest.overrides)  # resume what was started, flags included
+        if manifest.overrides:
+            # Resume what was started, its flags included; flags given now win.
+            config = load_profile(profile, {**manifest.overrides, **overrides})
         if config.profile_hash() != manifest.profile_hash and not force:
             raise ConfigError(
                 f"the profile (or its scenarios) changed since run {resume_id} started; "
@@ -162,6 +163,14 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
             click.echo(f"warning: {problem}", err=True)
         run_id = resume_id
         resumed_from = (*manifest.resumed_from, manifest.started_at)
+
+    elif run_id:
+        paths = RunPaths(Path(config.output.results_dir), run_id)
+        if paths.jsonl.exists() or paths.manifest.exists():
+            raise ConfigError(
+                f"run {run_id!r} already exists in {paths.results_dir}; "
+                f"use --resume {run_id} to finish it, or another --run-id"
+            )
 
     logging.basicConfig(level=LOG_LEVELS.get(config.output.log_level, logging.INFO), format="%(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("agent_profiler").setLevel(LOG_LEVELS.get(config.output.log_level, logging.INFO))

@@ -348,6 +348,8 @@ def load_profile(path: str | os.PathLike[str], overrides: Mapping[str, Any] | No
         raise ConfigError(f"{profile_path}: profile not found")
     try:
         data = yaml.safe_load(profile_path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{profile_path}: not a text file (expected a YAML profile)") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{profile_path}: not valid YAML ({_yaml_problem(exc)})") from None
     if not isinstance(data, dict):
@@ -406,7 +408,10 @@ def parse_profile(
     )
 
     # provider and models
-    provider = _component(data.get("provider"), "provider", problems, "simulated")
+    # No `provider:` at all means the simulator; a `provider:` section must say which.
+    provider = _component(data.get("provider"), "provider", problems, None if "provider" in data else "simulated")
+    if provider is None and data.get("provider") is None and "provider" in data:
+        problems.add("provider", "expected a mapping with an `id` (or leave `provider` out for the simulator)")
     pdata = data.get("provider") if isinstance(data.get("provider"), dict) else {}
     provider_model = pdata.get("model", "sim-small")
     if _str(provider_model, "provider.model", problems) is None:

@@ -53,8 +53,22 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
         built["analyzers"] = [create("analyzers", _Spec(aid), "analyzers") for aid in registry.ids("analyzers")]
     else:
         built["analyzers"] = [create("analyzers", spec, f"analyzers[{i}]") for i, spec in enumerate(analyzer_specs)]
-    # Collector options shared by every collector (e.g. price overrides) come from extensions.prices.
+    problems.extend(check_scenarios(built["scorer"], config.scenarios))
     return built, problems
+
+
+def check_scenarios(scorer: Any, scenarios: Any) -> list[str]:
+    """Let the scorer reject malformed scenario settings (e.g. checks) before any session runs."""
+    check = getattr(scorer, "check_scenario", None)
+    if check is None:
+        return []
+    problems = []
+    for scenario in scenarios:
+        try:
+            check(scenario)
+        except ProfilerError as exc:
+            problems.append(str(exc))
+    return problems
 
 
 class _Spec:
@@ -103,7 +117,9 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         repetitions=config.execution.repetitions,
         warmup=config.execution.warmup,
         timeout_default_ms=config.execution.timeout_default_ms,
-        allowed_retries=config.execution.allowed_retries,
+        # The loader wrote the profile's default into every scenario without its own
+        # allowedRetries, so an explicit `allowedRetries: 0` keeps meaning "never retry".
+        allowed_retries=0,
         concurrency=config.execution.concurrency,
         session_export=config.output.session_export,
         results_dir=config.output.results_dir,

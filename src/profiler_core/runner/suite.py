@@ -154,10 +154,14 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
 
     scope = getattr(provider, "init_scope", "suite")
     warnings: list[str] = []
-    if scope != "mode" and len(modes) > 1 and any(c.provider_overrides for c in mode_configs.values()):
-        # Overrides reach a provider only through init(); re-init per mode so each mode gets its own.
+    first = mode_configs[modes[0]]
+    if scope != "mode" and len(modes) > 1 and any(
+        c.provider_overrides or c.environment != first.environment for c in mode_configs.values()
+    ):
+        # Overrides and the environment reach a provider only through init(); re-init per mode
+        # so each mode's agent really gets its own.
         scope = "mode"
-        warnings.append("provider initialised once per mode because modes set provider_overrides")
+        warnings.append("provider initialised once per mode because modes set provider_overrides or environments")
 
     cells = [
         (model, mode, scenario, i)
@@ -287,10 +291,10 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
             model_cells = [c for c in todo if c[0] == model]
             if not model_cells:
                 continue
-            if scope != "mode":
-                with mode_environment(mode_configs[modes[0]].environment):
-                    await init_provider(model, modes[0], with_overrides=len(modes) == 1)
             try:
+                if scope != "mode":
+                    with mode_environment(mode_configs[modes[0]].environment):
+                        await init_provider(model, modes[0], with_overrides=len(modes) == 1)
                 for mode in modes:
                     mode_cells = [c for c in model_cells if c[1] == mode]
                     if not mode_cells:

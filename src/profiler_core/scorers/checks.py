@@ -131,6 +131,12 @@ class ChecksScorer:
         self.require_checks = require_checks
         self.max_actual_chars = max_actual_chars
 
+    def check_scenario(self, scenario: Scenario) -> None:
+        """Raise ``ConfigError`` for malformed checks (called before any session starts)."""
+        checks = parse_checks(scenario)
+        if not checks and self.require_checks:
+            raise ConfigError(f"scenario {scenario.id!r} has no extensions.checks")
+
     def evaluate(self, scenario: Scenario, context: ScorerContext) -> ScorerResult:
         """Run every check of the scenario against the context."""
         try:
