@@ -182,3 +182,12 @@ def test_validators_reject_bad_values():
         profiler_core.Scenario(id="a", name="A", prompt="p", timeout_ms=0)
     with pytest.raises(ValueError, match="input"):
         TokenBreakdown(input=-1)
+
+
+def test_strings_and_lists_are_not_silently_coerced():
+    from profiler_core.serde import structure
+
+    with pytest.raises(ProfilerError, match=r"sets.json: \$\['core'\]: expected a list, got string 'fix'"):
+        structure({"core": "fix"}, m.ScenarioSets, source="sets.json")
+    with pytest.raises(ProfilerError, match=r"\$: expected an object, got list"):
+        from_json("[1, 2]", m.SessionTrace)

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import attrs
 import cattrs
 import orjson
+from cattrs.cols import homogenous_tuple_structure_factory
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 from cattrs.strategies import configure_tagged_union
@@ -83,8 +84,30 @@ def _make(*, detailed: bool) -> cattrs.Converter:
 
     def structure_factory(cls):
         overrides = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
-        return make_dict_structure_fn(cls, conv, **overrides)
+        make = make_dict_structure_fn(cls, conv, **overrides)
 
+        def hook(value, _type):
+            if not isinstance(value, dict):
+                raise TypeError(f"expected an object, got {_kind(value)} {value!r}"[:200])
+            return make(value, _type)
+
+        return hook
+
+    def sequence_factory(type_):
+        # cattrs would turn the string "abc" into ("a", "b", "c"); a list is required.
+        items = homogenous_tuple_structure_factory(type_, conv)
+
+        def hook(value, _type):
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(f"expected a list, got {_kind(value)} {value!r}"[:200])
+            return items(value, _type)
+
+        return hook
+
+    conv.register_structure_hook_factory(
+        lambda t: typing.get_origin(t) is tuple and len(typing.get_args(t)) == 2 and typing.get_args(t)[1] is Ellipsis,
+        sequence_factory,
+    )
     conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
     conv.register_structure_hook_factory(attrs.has, structure_factory)
 
