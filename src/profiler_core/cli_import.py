@@ -10,7 +10,6 @@ too when ``--scorer`` is given.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -21,6 +20,7 @@ import attrs
 import click
 
 from ._async import await_me_maybe
+from ._signature import accepts_keyword
 from .errors import ProfilerError
 from .importers import FORMATS, RecordedSession, load_sessions, with_model
 from .importers._build import iso
@@ -112,15 +112,6 @@ def _times(session: RecordedSession) -> tuple[str, str]:
     return iso(moment), iso(moment + timedelta(milliseconds=session.result.metrics.timing.wall_ms))
 
 
-def _accepts(method: Any, name: str) -> bool:
-    """Whether a collector's ``collect`` takes keyword ``name`` (the cost collector takes ``model``)."""
-    try:
-        params = inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
 async def _measure(
     session: RecordedSession,
     scenario: Scenario,
@@ -139,7 +130,7 @@ async def _measure(
     scored = None
     try:
         for collector in collectors:
-            kwargs = {"model": model} if _accepts(collector.collect, "model") else {}
+            kwargs = {"model": model} if accepts_keyword(collector.collect, "model") else {}
             for metric in (
                 await await_me_maybe(collector.collect(session.result, scenario, mode, session.trace, **kwargs)) or ()
             ):

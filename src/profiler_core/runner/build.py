@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._signature import accepts_keyword
 from ..config import ProfileErrors, ProfilerConfig
 from ..errors import ProfilerError
 from ..plugins import PluginManager
@@ -33,9 +34,9 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
     scorer_extra = {}
     info = registry.scorers.get(config.scorer.id)
     if info is not None:
-        if judge is not None and _accepts(info.factory, "judge"):
+        if judge is not None and accepts_keyword(info.factory, "judge"):
             scorer_extra["judge"] = judge
-        if _accepts(info.factory, "registry"):
+        if accepts_keyword(info.factory, "registry"):
             # The composite scorer builds its sub-scorers from the same registry.
             scorer_extra["registry"] = registry
     built["scorer"] = create("scorers", config.scorer, "scorer.id", scorer_extra)
@@ -75,16 +76,6 @@ class _Spec:
     def __init__(self, component_id: str) -> None:
         self.id = component_id
         self.options: dict[str, Any] = {}
-
-
-def _accepts(factory: Any, name: str) -> bool:
-    import inspect
-
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 async def resolve_all_modes(config: ProfilerConfig, resolver: Any) -> list[str]:

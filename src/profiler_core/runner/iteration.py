@@ -15,6 +15,7 @@ import attrs
 import trio
 
 from .._async import await_me_maybe
+from .._signature import accepts_keyword
 from ..model import (
     AfterScenarioContext,
     AnalysisResult,
@@ -93,20 +94,6 @@ class IterationError(Exception):
         self.code = code
 
 
-@functools.cache
-def _accepts(func: Any, name: str) -> bool:
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
-def _accepts_kw(method: Any, name: str) -> bool:
-    # Bound methods are new objects on each access; cache on the function underneath.
-    return _accepts(getattr(method, "__func__", method), name)
-
-
 async def _call_prompt(provider: Any, handle: Any, text: str, timeout_ms: int) -> PromptResult:
     prompt = provider.prompt
     if inspect.iscoroutinefunction(prompt):
@@ -131,7 +118,7 @@ async def _destroy(state: RunState, handle: Any) -> None:
 async def _collect(state: RunState, result: PromptResult, scenario: Scenario, mode: str, model: str, trace) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
     for collector in state.collectors:
-        kwargs = {"model": model} if _accepts_kw(collector.collect, "model") else {}
+        kwargs = {"model": model} if accepts_keyword(collector.collect, "model") else {}
         try:
             emitted = await await_me_maybe(collector.collect(result, scenario, mode, trace, **kwargs))
         except Exception as exc:

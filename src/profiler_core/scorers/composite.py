@@ -16,12 +16,12 @@ only if every scorer succeeds. See docs/llm-judge.md.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._async import await_me_maybe
+from .._signature import accepts_keyword
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
 from ..model import CustomMetric, Scenario, ScorerCheckResult, ScorerContext, ScorerResult
@@ -34,14 +34,6 @@ log = logging.getLogger("agent_profiler")
 ADDITIVE_UNITS = frozenset({"tokens", "usd", "count"})
 
 _SPEC_KEYS = ("id", "name", "options")
-
-
-def _accepts(factory: Any, name: str) -> bool:
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 class CompositeScorer:
@@ -96,9 +88,9 @@ class CompositeScorer:
             info = registry.get("scorers", scorer_id)
             extra: dict[str, Any] = {}
             # Sub-scorers receive what the runner would give a top-level scorer (nested composites too).
-            if self._judge is not None and _accepts(info.factory, "judge"):
+            if self._judge is not None and accepts_keyword(info.factory, "judge"):
                 extra["judge"] = self._judge
-            if _accepts(info.factory, "registry"):
+            if accepts_keyword(info.factory, "registry"):
                 extra["registry"] = registry
             scorer = registry.create("scorers", scorer_id, {**options, **extra})
         except ProfilerError as exc:
