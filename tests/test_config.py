@@ -150,3 +150,10 @@ def test_binary_profile_is_one_line(tmp_path):
     profile.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(ConfigError, match="not a text file"):
         load_profile(profile)
+
+
+def test_mode_settings_of_the_wrong_type(tmp_path):
+    profile = write_profile(tmp_path, "modes:\n  a: {environment: [X]}\n  b: {provider_overrides: [1]}\nscenarios: {path: scenarios}\n")
+    problems = problems_of(profile)
+    assert any("modes.a.environment: expected a mapping of names to strings" in p for p in problems)
+    assert any("modes.b.provider_overrides: expected a mapping" in p for p in problems)

@@ -444,6 +444,18 @@ def parse_profile(
                 problems.add(f"modes.{name}", f"expected a mapping, got {type(spec).__name__}")
                 continue
             _check_keys(spec, ("environment", "system_instructions", "provider_overrides"), f"modes.{name}.", problems)
+            env = spec.get("environment")
+            if env is not None and (
+                not isinstance(env, dict) or not all(isinstance(v, (str, int, float, bool)) for v in env.values())
+            ):
+                problems.add(f"modes.{name}.environment", f"expected a mapping of names to strings, got {env!r}")
+                continue
+            if spec.get("provider_overrides") is not None and not isinstance(spec["provider_overrides"], dict):
+                problems.add(f"modes.{name}.provider_overrides", f"expected a mapping, got {spec['provider_overrides']!r}")
+                continue
+            if spec.get("system_instructions") is not None and not isinstance(spec["system_instructions"], str):
+                problems.add(f"modes.{name}.system_instructions", f"expected a string, got {spec['system_instructions']!r}")
+                continue
             mode_specs[str(name)] = spec
         modes = tuple(str(m) for m in modes_raw)
     elif isinstance(modes_raw, list) and modes_raw and all(isinstance(m, str) and m for m in modes_raw):
