@@ -210,3 +210,12 @@ def test_help_has_an_example():
 def test_no_trace_argument_is_a_usage_error(builtin):
     result = CliRunner().invoke(cli_analyze.analyze, [])
     assert result.exit_code == 2
+
+
+def test_a_results_jsonl_is_named_for_what_it_is(builtin, traces, tmp_path):
+    results = tmp_path / "run.jsonl"
+    results.write_text('{"runId": "r"}\n{"runId": "r"}\n')
+    result = _run(results, traces["parity"])
+    assert result.exit_code == 1
+    assert "a JSONL file (one object per line), not a session trace" in result.stderr
+    assert "ses_fixture" in result.stdout  # the good file is still analysed

@@ -126,6 +126,13 @@ def _read_trace(path: str) -> SessionTrace:
         raise ProfilerError(f"{path}: not a text file (expected SessionTrace JSON)") from None
     except OSError as exc:
         raise ProfilerError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    lines = text.lstrip().splitlines()
+    if len(lines) > 1 and lines[0].startswith("{") and lines[1].startswith("{"):
+        # One JSON object per line: a results or analysis JSONL, not one trace.
+        raise ProfilerError(
+            f"{path}: a JSONL file (one object per line), not a session trace; "
+            "analyze reads the SessionTrace JSON files under reports/sessions/"
+        )
     return from_json(text, SessionTrace, source=path)
 
 
