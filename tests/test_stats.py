@@ -602,3 +602,17 @@ def test_stats_imports_only_numpy_attrs_and_the_standard_library():
             for module in modules:
                 root = module.split(".")[0]
                 assert root in allowed | stdlib, f"{path.name} imports {module}"
+
+
+def test_large_sample_compare_groups_is_its_parts():
+    from profiler_core.stats import bootstrap_reduction_ci, cohens_d, compare_groups, permutation_test_normal
+
+    rng = np.random.default_rng(3)
+    a, b = rng.gamma(2.0, 9.0, 300), rng.gamma(2.0, 10.0, 300)
+    result = compare_groups(a, b, paired=True, method="large-sample")
+    ci = bootstrap_reduction_ci(a, b, paired=False)
+    assert result.ci95 == (ci.lower, ci.upper) and result.reduction_pct == ci.point_estimate
+    assert result.p_value == permutation_test_normal(a, b, paired=True).p_value
+    assert result.effect_size == cohens_d(a, b).d and result.paired is True
+    with pytest.raises(ValueError, match="method"):
+        compare_groups(a, b, method="fast")

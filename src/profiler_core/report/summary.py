@@ -311,32 +311,6 @@ def metric_columns(
 # ---------------------------------------------------------------- comparisons
 
 
-def _normal_permutation_p(a: np.ndarray, b: np.ndarray, paired: bool) -> float:
-    """Two-sided p of the permutation test on mean(A) - mean(B) from its normal approximation.
-
-    The permutation distribution's variance is known exactly (sign flips:
-    sum of squared differences; label shuffles: the pooled population variance
-    times N^2 / (m (N - m) (N - 1))), and with hundreds of values per group the
-    distribution is normal to well within the Monte Carlo error of 10,000
-    random permutations.
-    """
-    if paired:
-        d = a - b
-        ss = float(np.dot(d, d))
-        if ss == 0.0:
-            return 1.0
-        z = abs(float(d.sum())) / math.sqrt(ss)
-    else:
-        m, total = a.size, a.size + b.size
-        pooled = np.concatenate([a, b])
-        var = float(pooled.var())
-        if var == 0.0:
-            return 1.0
-        se = math.sqrt(var * total * total / (m * (total - m) * (total - 1)))
-        z = abs(float(a.mean() - b.mean())) / se
-    return math.erfc(z / math.sqrt(2.0))
-
-
 def compare_metric(
     a: np.ndarray,
     b: np.ndarray,
@@ -351,35 +325,14 @@ def compare_metric(
     seed: int = stats.DEFAULT_SEED,
 ) -> tuple[stats.ComparisonResult, str]:
     """Compare A with baseline B; returns the result and the method used ("exact" or "large-sample")."""
-    if max(a.size, b.size) <= EXACT_LIMIT:
-        result = stats.compare_groups(
-            a, b, mode_a=mode_a, mode_b=mode_b, metric=metric, paired=paired,
-            resamples=resamples, permutations=permutations, confidence=confidence, seed=seed,
-        )  # fmt: skip
-        return result, "exact"
-    # The resampled median of each mode independently has an exact O(resamples)
-    # form (order statistics); the paired bootstrap is O(resamples x n) per metric.
-    ci = stats.bootstrap_reduction_ci(a, b, paired=False, resamples=resamples, confidence=confidence, seed=seed)
-    effect = stats.cohens_d(a, b)
-    p = _normal_permutation_p(a, b, paired) if a.size and b.size else math.nan
-    reasons = [f"{part}: {item.reason}" for part, item in (("reduction", ci), ("effect size", effect)) if item.reason]
-    result = stats.ComparisonResult(
-        mode_a=mode_a,
-        mode_b=mode_b,
-        metric=metric,
-        reduction_pct=ci.point_estimate,
-        ci95=(ci.lower, ci.upper),
-        effect_size=effect.d,
-        effect_magnitude=effect.magnitude,
-        p_value=p,
-        p_value_adjusted=p,
-        paired=paired,
-        n_a=int(a.size),
-        n_b=int(b.size),
-        confidence_level=ci.confidence_level,
-        reason="; ".join(reasons) or None,
-    )
-    return result, "large-sample"
+    # Above EXACT_LIMIT values per mode the exact paired bootstrap and 10,000 permutations
+    # cost ~0.7 s per metric at 5,000 rows; stats' large-sample method is O(resamples + n).
+    method = "exact" if max(a.size, b.size) <= EXACT_LIMIT else "large-sample"
+    result = stats.compare_groups(
+        a, b, mode_a=mode_a, mode_b=mode_b, metric=metric, paired=paired,
+        resamples=resamples, permutations=permutations, confidence=confidence, seed=seed, method=method,
+    )  # fmt: skip
+    return result, method
 
 
 def _pair_order(table: RowTable, rows_a: np.ndarray, rows_b: np.ndarray) -> tuple[np.ndarray, np.ndarray] | str:
@@ -415,7 +368,7 @@ def _success_comparison(a: np.ndarray, b: np.ndarray, paired: bool, confidence: 
     if max(a.size, b.size) <= EXACT_LIMIT:
         p = stats.permutation_test(af, bf, paired=paired, seed=seed).p_value
     else:
-        p = _normal_permutation_p(af, bf, paired)
+        p = stats.permutation_test_normal(af, bf, paired=paired).p_value
     return SuccessComparison(
         rate_a=ra.rate,
         rate_b=rb.rate,

@@ -22,7 +22,7 @@ from .comparison import (
     magnitude_of,
 )
 from .descriptive import compute_descriptive
-from .permutation import permutation_test
+from .permutation import permutation_test, permutation_test_normal
 from .rates import pass_at_k, pass_hat_k, wilson_interval
 from .types import (
     Alternative,
@@ -61,5 +61,6 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "permutation_test",
+    "permutation_test_normal",
     "wilson_interval",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 import attrs
 import numpy as np
@@ -16,7 +17,7 @@ from ._common import (
     as_sample,
 )
 from .bootstrap import bootstrap_reduction_ci
-from .permutation import permutation_test
+from .permutation import permutation_test, permutation_test_normal
 from .types import ComparisonResult, EffectSize, Magnitude, StatsInputError
 
 
@@ -77,15 +78,27 @@ def compare_groups(
     permutations: int = DEFAULT_PERMUTATIONS,
     confidence: float = DEFAULT_CONFIDENCE,
     seed: int = DEFAULT_SEED,
+    method: Literal["exact", "large-sample"] = "exact",
 ) -> ComparisonResult:
-    """Compare A against baseline B: reduction with bootstrap CI, Cohen's d, permutation p."""
+    """Compare A against baseline B: reduction with bootstrap CI, Cohen's d, permutation p.
+
+    ``method="large-sample"`` is for hundreds of values per group: the CI resamples
+    each group on its own (O(resamples), ignoring pairing, so if anything wider) and
+    the p-value is the permutation test's normal approximation.
+    """
     a = as_sample(a, "a")
     b = as_sample(b, "b")
+    if method not in ("exact", "large-sample"):
+        raise StatsInputError(f"method: expected 'exact' or 'large-sample', got {method!r}")
+    large = method == "large-sample"
     ci = bootstrap_reduction_ci(
-        a, b, paired=paired, resamples=resamples, confidence=confidence, seed=seed
+        a, b, paired=paired and not large, resamples=resamples, confidence=confidence, seed=seed
     )
     effect = cohens_d(a, b)
-    test = permutation_test(a, b, paired=paired, permutations=permutations, seed=seed)
+    if large:
+        test = permutation_test_normal(a, b, paired=paired)
+    else:
+        test = permutation_test(a, b, paired=paired, permutations=permutations, seed=seed)
     reasons = [
         f"{part}: {item.reason}"
         for part, item in (("reduction", ci), ("effect size", effect), ("p-value", test))

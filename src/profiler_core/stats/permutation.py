@@ -180,3 +180,33 @@ def permutation_test(
         permutations=int(null.size),
         exact=exact,
     )
+
+
+def permutation_test_normal(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, paired: bool = False
+) -> PermutationResult:
+    """Two-sided permutation (or sign-flip) test on mean(A) - mean(B) by its normal approximation.
+
+    The permutation distribution's variance is known exactly (sign flips: the
+    sum of squared differences; label shuffles: the pooled population variance
+    times N^2 / (m (N - m) (N - 1))), and with hundreds of values per group the
+    distribution is normal to well within the Monte Carlo error of 10,000
+    random permutations - at O(n) instead of O(n x permutations).
+    """
+    arr_a = as_sample(a, "a")
+    arr_b = as_sample(b, "b")
+    if arr_a.size == 0 or arr_b.size == 0:
+        empty = "a" if arr_a.size == 0 else "b"
+        return PermutationResult(p_value=math.nan, observed_difference=math.nan, permutations=0, reason=f"group {empty} is empty")
+    observed = float(arr_a.mean() - arr_b.mean())
+    if paired:
+        if arr_a.size != arr_b.size:
+            raise StatsInputError(f"paired: a and b must be aligned by cell, got {arr_a.size} and {arr_b.size} values")
+        d = arr_a - arr_b
+        ss = float(np.dot(d, d))
+        z = abs(float(d.sum())) / math.sqrt(ss) if ss else 0.0
+    else:
+        m, total = arr_a.size, arr_a.size + arr_b.size
+        var = float(np.concatenate([arr_a, arr_b]).var())
+        z = abs(observed) / math.sqrt(var * total * total / (m * (total - m) * (total - 1))) if var else 0.0
+    return PermutationResult(p_value=math.erfc(z / math.sqrt(2.0)), observed_difference=observed, permutations=0)
