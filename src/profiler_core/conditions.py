@@ -21,7 +21,7 @@ from typing import Any, Union
 import attrs
 
 from .errors import ProfilerError
-from .serde import register_tagged_union, structure
+from .serde import json_kind, register_tagged_union, structure
 
 __all__ = [
     "CONDITION_TAGS",
@@ -162,22 +162,6 @@ def parse_condition(data: Any, *, source: str | None = None) -> Condition:
 # ---------------------------------------------------------------------------
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "list"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def resolve_path(value: Any, path: str | None) -> Any:
     """Follow a dot path (``items.0.state``, ``items.length``) into ``value``.
 
@@ -218,7 +202,7 @@ def resolve_path(value: Any, path: str | None) -> Any:
         elif isinstance(current, str) and segment == "length":
             current = len(current)
         else:
-            raise fail(f"cannot be applied: the value at {here} is a {_kind(current)}, not an object or list")
+            raise fail(f"cannot be applied: the value at {here} is a {json_kind(current)}, not an object or list")
         walked.append(segment)
     return current
 
@@ -305,7 +289,7 @@ def evaluate_condition(cond: Condition, value: Any, *, subject: str = "value") -
     def wrong_kind(wanted: str) -> ConditionOutcome:
         where = cond.path or f"the {subject}"
         return ConditionOutcome(
-            passed=False, actual=actual, expected=expected, error=f"expected {wanted} at {where}, got {_kind(actual)}"
+            passed=False, actual=actual, expected=expected, error=f"expected {wanted} at {where}, got {json_kind(actual)}"
         )
 
     if isinstance(cond, NonEmpty):
@@ -323,7 +307,7 @@ def evaluate_condition(cond: Condition, value: Any, *, subject: str = "value") -
     if isinstance(cond, FieldContains):
         if isinstance(actual, str):
             if not isinstance(cond.value, str):
-                return wrong_kind(f"a list (a string can only contain a string, not {_kind(cond.value)})")
+                return wrong_kind(f"a list (a string can only contain a string, not {json_kind(cond.value)})")
             return ConditionOutcome(passed=cond.value in actual, actual=actual, expected=expected)
         if isinstance(actual, (list, tuple)):
             return ConditionOutcome(passed=any(_same(x, cond.value) for x in actual), actual=actual, expected=expected)

@@ -88,7 +88,7 @@ def _make(*, detailed: bool) -> cattrs.Converter:
 
         def hook(value, _type):
             if not isinstance(value, dict):
-                raise TypeError(f"expected an object, got {_kind(value)} {value!r}"[:200])
+                raise TypeError(f"expected an object, got {json_kind(value)} {value!r}"[:200])
             return make(value, _type)
 
         return hook
@@ -99,7 +99,7 @@ def _make(*, detailed: bool) -> cattrs.Converter:
 
         def hook(value, _type):
             if not isinstance(value, (list, tuple)):
-                raise TypeError(f"expected a list, got {_kind(value)} {value!r}"[:200])
+                raise TypeError(f"expected a list, got {json_kind(value)} {value!r}"[:200])
             return items(value, _type)
 
         return hook
@@ -151,7 +151,7 @@ def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: 
 
     def hook(data, type_):
         if not isinstance(data, dict):
-            raise ValueError(f"expected a {noun.removesuffix(' type')} object with a \"type\", got {_kind(data)} {data!r}")
+            raise ValueError(f"expected a {noun.removesuffix(' type')} object with a \"type\", got {json_kind(data)} {data!r}")
         tag = data.get("type")
         if tag not in tags.values():
             got = "nothing" if tag is None else f"unknown {tag!r}"
@@ -170,10 +170,21 @@ def register_tagged_union(union: Any, tags: dict[type, str], noun: str = "type")
         _tag_union(conv, union, tags, noun)
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """The JSON name of a value's kind, for error messages: null, boolean, number, string, list, object."""
     if value is None:
         return "null"
-    return {dict: "object", list: "list", str: "string", bool: "boolean"}.get(type(value), type(value).__name__)
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
 
 
 #: The converter. Structuring is fast (no per-field bookkeeping); only when it
