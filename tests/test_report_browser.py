@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from binaries import system_binary
 
 pytestmark = pytest.mark.slow
 
@@ -15,10 +15,9 @@ ARTIFACTS = ROOT / "test-artifacts"
 
 
 def _chromium() -> tuple[str, str]:
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    if not browser or not driver:
-        pytest.skip("chromium and chromedriver not installed (Debian packages chromium, chromium-driver)")
+    hint = "install the Debian packages chromium and chromium-driver"
+    browser = system_binary("chromium", "chromium-browser", hint=hint)
+    driver = system_binary("chromedriver", hint=hint)
     return browser, driver
 
 

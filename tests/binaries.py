@@ -1,0 +1,50 @@
+"""Find the real programs some tests drive; in CI a missing one fails the test instead of skipping it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENT_BIN = ROOT / ".agents" / "node_modules" / ".bin"
+INSTALL_HINT = "run `bash .ci/install-agents` (installs opencode, claude and codex from npm into .agents/)"
+
+
+def in_ci() -> bool:
+    """True under CI (`CI=true`), where a missing binary is a failure, never a skip."""
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def missing(what: str, hint: str) -> None:
+    """Fail in CI, skip on a developer's machine: `what` is not installed."""
+    message = f"{what} not found: {hint}"
+    if in_ci():
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def agent_binary(name: str, env_var: str | None = None) -> Path:
+    """Path of an agent program (`opencode`, `claude`, `codex`): env var, then .agents/, then PATH."""
+    if env_var and os.environ.get(env_var):
+        return Path(os.environ[env_var])
+    local = AGENT_BIN / name
+    if local.exists():
+        return local
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    missing(name, INSTALL_HINT)
+    raise AssertionError("unreachable")
+
+
+def system_binary(*names: str, hint: str) -> str:
+    """Path of the first of `names` on PATH (e.g. chromium), or fail in CI / skip locally."""
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    missing(" / ".join(names), hint)
+    raise AssertionError("unreachable")
