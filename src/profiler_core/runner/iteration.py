@@ -191,7 +191,7 @@ async def run_iteration(
         outcome, error = await _attempt(state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt)
         if error is None or attempt >= max_attempts:
             break
-        log.info("retrying %s/%s/%s#%d after: %s", model, mode, scenario.id, iteration, error)
+        log.warning("retrying %s/%s/%s#%d (attempt %d of %d) after: %s", model, mode, scenario.id, iteration, attempt + 1, max_attempts, error)
 
     if not warmup:
         if state.writer is not None:
