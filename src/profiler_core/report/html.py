@@ -179,7 +179,8 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
             f'<div class="sub">success · 95% CI {fmt.rate(r.lower)}–{fmt.rate(r.upper)} · {r.successes}/{r.trials}</div><dl>'
         )
         add(f"<dt>pass@1</dt><dd>{fmt.rate(r.pass_at_1)}</dd>")
-        add(f"<dt>pass@{s.k}</dt><dd>{fmt.rate(r.pass_at_k)}</dd><dt>pass^{s.k}</dt><dd>{fmt.rate(r.pass_hat_k)}</dd>")
+        if s.k > 1:  # at one repetition pass@k and pass^k repeat pass@1
+            add(f"<dt>pass@{s.k}</dt><dd>{fmt.rate(r.pass_at_k)}</dd><dt>pass^{s.k}</dt><dd>{fmt.rate(r.pass_hat_k)}</dd>")
         for metric in ("cost_total_usd", "latency_wall_ms", "tokens_total", "tool_calls_total", "agent_turns"):
             info = s.metric(metric)
             if info is None:

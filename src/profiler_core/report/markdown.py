@@ -74,7 +74,8 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
 
     lines += ["## Modes", ""]
     k = s.k
-    header = ["Mode", "Rows", "Success [95% CI]", "pass@1", f"pass@{k}", f"pass^{k}"]
+    # With one repetition pass@1, pass@k and pass^k are one number: show it once.
+    header = ["Mode", "Rows", "Success [95% CI]", "pass@1"] + ([f"pass@{k}", f"pass^{k}"] if k > 1 else [])
     main = [m for m in ("tokens_total", "latency_wall_ms", "cost_total_usd", "tool_calls_total") if s.metric(m)]
     header += [f"{fmt.label(m)} median" for m in main] + ["Errors"]
     rows = []
@@ -86,9 +87,9 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
             int(s.rows_by_mode[i]),
             _rate_text(r),
             fmt.rate(r.pass_at_1),
-            fmt.rate(r.pass_at_k),
-            fmt.rate(r.pass_hat_k),
         ]
+        if k > 1:
+            row += [fmt.rate(r.pass_at_k), fmt.rate(r.pass_hat_k)]
         row += [fmt.value(s.by_mode[m]["median"][i], s.metric(m).unit) for m in main]
         row.append(int(s.errors_by_mode[i]))
         rows.append(row)
