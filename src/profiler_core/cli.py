@@ -89,6 +89,7 @@ def _add_builtin_commands() -> None:
     from .cli_report import report_command
     from .cli_init import init_command
     from .cli_run import run_command, validate_command
+    from .cli_view import view_command
 
     cli.add_command(run_command)
     cli.add_command(validate_command)
@@ -96,6 +97,7 @@ def _add_builtin_commands() -> None:
     cli.add_command(init_command)
     cli.add_command(import_command)
     cli.add_command(report_command)
+    cli.add_command(view_command)
 
 
 _add_builtin_commands()
