@@ -38,10 +38,10 @@ class ToolPatternAnalyzer:
         # (display name, input identity) -> [count, the input as first seen]
         seen: dict[tuple[str, Hashable], list[Any]] = {}
         for display, call in zip(names, calls):
-            key = (display, input_key(call.input))
-            entry = seen.get(key)
+            identity = (display, input_key(call.input))
+            entry = seen.get(identity)
             if entry is None:
-                seen[key] = [1, call.input]
+                seen[identity] = [1, call.input]
             else:
                 entry[0] += 1
         redundant_rows = [

@@ -73,8 +73,8 @@ def serve(reports_dir: Path, port: int = 0) -> tuple[http.server.ThreadingHTTPSe
 
 def served_url(server: http.server.ThreadingHTTPServer, reports_dir: Path, report: Path | None) -> str:
     """The URL of ``report`` (or of the folder listing) on ``server``."""
-    host, port = server.server_address[:2]
-    base = f"http://{host}:{port}/"
+    port = server.server_address[1]
+    base = f"http://127.0.0.1:{port}/"
     if report is None:
         return base
     try:

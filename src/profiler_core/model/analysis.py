@@ -6,6 +6,8 @@ from typing import Union
 
 import attrs
 
+from ._validators import as_tuple
+
 
 @attrs.frozen(kw_only=True)
 class NumberFinding:
@@ -26,14 +28,14 @@ class StringFinding:
 class ListFinding:
     """A list of strings."""
 
-    values: tuple[str, ...] = attrs.field(converter=tuple)
+    values: tuple[str, ...] = attrs.field(converter=as_tuple)
 
 
 @attrs.frozen(kw_only=True)
 class TableFinding:
     """A small table of strings."""
 
-    headers: tuple[str, ...] = attrs.field(converter=tuple)
+    headers: tuple[str, ...] = attrs.field(converter=as_tuple)
     rows: tuple[tuple[str, ...], ...] = attrs.field(converter=lambda rows: tuple(tuple(r) for r in rows))
 
 

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ._validators import as_tuple
 from .analysis import SessionAnalysisBundle
 from .row import ProfileRow
 from .scenario import Scenario
@@ -19,10 +20,10 @@ class RunContext:
     """What lifecycle hooks know about the run."""
 
     run_id: str
-    modes: tuple[str, ...] = attrs.field(converter=tuple)
-    scenarios: tuple[Scenario, ...] = attrs.field(converter=tuple)
+    modes: tuple[str, ...] = attrs.field(converter=as_tuple)
+    scenarios: tuple[Scenario, ...] = attrs.field(converter=as_tuple)
     repetitions: int
-    models: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    models: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     provider: str = ""
     results_dir: str = "results"
     reports_dir: str = "reports"
@@ -80,10 +81,10 @@ class ProfileSuiteResult:
     """What ``run_profile_suite`` returns."""
 
     run_id: str
-    rows: tuple[ProfileRow, ...] = attrs.field(converter=tuple)
+    rows: tuple[ProfileRow, ...] = attrs.field(converter=as_tuple)
     duration_ms: float
     output_jsonl_path: str
-    analysis_results: tuple[SessionAnalysisBundle, ...] = attrs.field(default=(), converter=tuple)
+    analysis_results: tuple[SessionAnalysisBundle, ...] = attrs.field(default=(), converter=as_tuple)
     manifest_path: str | None = None
     status: RunStatus = "completed"
 
@@ -123,19 +124,19 @@ class RunManifest:
     run_id: str
     profile_hash: str
     profile_path: str | None = None
-    plugins: tuple[PluginRecord, ...] = attrs.field(default=(), converter=tuple)
+    plugins: tuple[PluginRecord, ...] = attrs.field(default=(), converter=as_tuple)
     started_at: str
     completed_at: str | None = None
     status: RunStatus = "running"
     counts: RunCounts = attrs.field(factory=RunCounts)
     metric_units: dict[str, str] = attrs.field(factory=dict)
-    hook_errors: tuple[HookErrorRecord, ...] = attrs.field(default=(), converter=tuple)
-    warnings: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    hook_errors: tuple[HookErrorRecord, ...] = attrs.field(default=(), converter=as_tuple)
+    warnings: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     provider: str = ""
-    models: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    modes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    scenarios: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    models: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+    modes: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+    scenarios: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     repetitions: int = 0
-    resumed_from: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    resumed_from: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     #: the CLI overrides of the first run, re-applied by ``--resume``
     overrides: dict[str, Any] = attrs.field(factory=dict)

@@ -6,7 +6,7 @@ from typing import Any, Union
 
 import attrs
 
-from ._validators import non_negative
+from ._validators import as_tuple, non_negative
 from .metrics import TokenBreakdown
 
 
@@ -72,7 +72,7 @@ class Turn:
     """The events of one agent turn."""
 
     number: int
-    events: tuple[TraceEvent, ...] = attrs.field(converter=tuple)
+    events: tuple[TraceEvent, ...] = attrs.field(converter=as_tuple)
     start_timestamp: str
     end_timestamp: str
     duration_ms: int | float = attrs.field(validator=non_negative)
@@ -93,6 +93,6 @@ class SessionTrace:
     """Everything that happened in one session, for analysis."""
 
     session_id: str
-    events: tuple[TraceEvent, ...] = attrs.field(converter=tuple)
-    turns: tuple[Turn, ...] = attrs.field(converter=tuple)
+    events: tuple[TraceEvent, ...] = attrs.field(converter=as_tuple)
+    turns: tuple[Turn, ...] = attrs.field(converter=as_tuple)
     summary: TraceSummary
