@@ -20,14 +20,17 @@ START_TIMEOUT_S = 120
 CHECKS = [{"id": "finished", "description": "the agent says it is done", "target": "output", "condition": {"type": "matches", "pattern": "^Done:"}}]
 
 
-def model_config(base_url: str) -> dict[str, Any]:
-    """OpenCode's `provider` block for the scripted model, with prices (USD per million tokens)."""
+def model_config(base_url: str, *, priced: bool = True) -> dict[str, Any]:
+    """OpenCode's `provider` block for the scripted model, with prices (USD per million tokens) unless ``priced`` is false."""
+    model: dict[str, Any] = {"limit": {"context": 100000, "output": 4096}}
+    if priced:
+        model["cost"] = {"input": 1.0, "output": 2.0, "cache_read": 0.5}
     return {
         "provider": {
             "local": {
                 "npm": "@ai-sdk/openai-compatible",
                 "options": {"baseURL": base_url, "apiKey": "scripted-key-0000"},
-                "models": {"scripted": {"cost": {"input": 1.0, "output": 2.0, "cache_read": 0.5}, "limit": {"context": 100000, "output": 4096}}},
+                "models": {"scripted": model},
             }
         }
     }
@@ -43,6 +46,7 @@ def write_profile(
     execution: dict[str, Any] | None = None,
     timeout_ms: int = 90_000,
     analyzers: Any = "all",
+    extensions: dict[str, Any] | None = None,
 ) -> Path:
     """A profile (JSON is YAML) with one scenario, `echo-hello`, checked by the `checks` scorer."""
     (folder / "scenarios").mkdir(parents=True, exist_ok=True)
@@ -65,6 +69,7 @@ def write_profile(
         "scorer": {"id": "checks"},
         "analyzers": analyzers,
         "execution": {"repetitions": 1, "warmup": False, **(execution or {})},
+        "extensions": extensions or {},
     }
     path = folder / "profile.yaml"
     path.write_text(json.dumps(profile, indent=2))

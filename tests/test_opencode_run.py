@@ -13,7 +13,7 @@ import os
 import pytest
 
 from tests.binaries import agent_binary
-from tests.opencode_helpers import ProfilerRun, read_rows, run_id_of, wait_until, write_profile
+from tests.opencode_helpers import ProfilerRun, model_config, read_rows, run_id_of, wait_until, write_profile
 from tests.scripted.openai_chat import Fail, Hang, ScriptedChatServer, tool_then_text
 
 pytestmark = pytest.mark.slow
@@ -81,6 +81,34 @@ def test_model_500_gives_a_quick_error_row(tmp_path, opencode_bin):
     # OpenCode's back-off is ~2 s, then ~4 s: giving up after the second failure is far below the 90 s timeout.
     assert attempts == 2
     assert row["timing"]["wallMs"] < 30_000
+    assert run.leftovers() == []
+
+
+def test_model_error_fails_fast_and_unpriced_models_are_priced_by_the_profile(tmp_path, opencode_bin):
+    modes = {
+        "refused": {"system_instructions": "MODE-REFUSED"},
+        # provider_overrides reach this mode's server: its OpenCode config carries no prices.
+        "unpriced": {"system_instructions": "MODE-UNPRICED", "provider_overrides": {}},
+    }
+    happy = tool_then_text()
+
+    def script(body):
+        refused = "MODE-REFUSED" in body["messages"][0]["content"]
+        return Fail(401, "scripted: invalid api key") if refused else happy(body)
+
+    with ScriptedChatServer(script) as model:
+        modes["unpriced"]["provider_overrides"] = {"config": model_config(model.base_url, priced=False)}
+        prices = {"local/scripted": {"input_per_mtok": 3, "output_per_mtok": 10, "cache_read_per_mtok": 1}}
+        profile = write_profile(tmp_path, model.base_url, opencode_bin, modes=modes, extensions={"prices": prices})
+        run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
+        code, out, err = run.wait()
+    refused, unpriced = read_rows(tmp_path)
+    # A non-retryable model error ends the session at once, with the endpoint's message.
+    assert refused["completionReason"] == "error" and "scripted: invalid api key" in refused["error"]
+    assert refused["timing"]["wallMs"] < 30_000
+    # OpenCode reports $0 without prices: the profile's prices apply, and the row says so.
+    assert unpriced.get("error") is None and unpriced["extensions"]["cost_source"] == "computed"
+    assert unpriced["cost"]["totalUsd"] == pytest.approx((160 * 3 + 80 * 1 + 30 * 10) / 1e6)
     assert run.leftovers() == []
 
 
