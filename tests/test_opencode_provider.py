@@ -64,6 +64,15 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
             trace = await provider.export_session(handle)
             await provider.destroy_session(handle)
             seen["result"], seen["trace"] = result, trace
+
+            # Another provider can use this running server (options.base_url); its shutdown leaves the server alone.
+            guest = OpenCodeProvider(base_url=server.url)
+            await guest.init(ProviderConfig(model="local/scripted", mode="m", workdir=str(tmp_path), options={"base_url": server.url}))
+            handle = await guest.create_session(params(2))
+            seen["guest"] = await guest.prompt(handle, "Run echo hello.", timeout_ms=60_000)
+            await guest.destroy_session(handle)
+            await guest.shutdown()
+            seen["alive_after_guest"] = process_alive(server.pid)
         finally:
             await provider.shutdown()
 
@@ -84,5 +93,6 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
     assert result.completion_reason == "stop" and result.text == "Done: the command printed hello."
     assert result.metrics.tokens.input == 160 and result.metrics.tool_calls[0].duration_ms > 0
     assert seen["trace"].summary.total_tool_calls == 1
+    assert seen["guest"].metrics.tokens.input == 160 and seen["alive_after_guest"]
     assert all("SYSTEM-UNDER-TEST" in s for s in system_prompts)
     assert not process_alive(seen["pid"]) and not Path(home).exists()
