@@ -152,6 +152,18 @@ def test_missing_binary_is_one_line_and_exit_1(tmp_path):
     assert run.servers == []
 
 
+def test_unknown_model_stops_the_run_with_one_line(tmp_path, opencode_bin):
+    with ScriptedChatServer(tool_then_text()) as model:
+        profile = write_profile(tmp_path, model.base_url, opencode_bin)
+        run = ProfilerRun(["run", str(profile), "--model", "local/nosuch", "--no-report"], cwd=tmp_path)
+        code, out, err = run.wait()
+        assert model.chat_requests() == []
+    assert code == 1
+    (line,) = [line for line in err.splitlines() if line.startswith("Error:")]
+    assert "model 'local/nosuch' is not available" in line and "local: scripted" in line
+    assert run.servers and run.leftovers() == []
+
+
 def test_ctrl_c_exits_130_leaves_nothing_and_resume_completes(tmp_path, opencode_bin):
     with ScriptedChatServer(first_then(Hang(), tool_then_text())) as model:
         profile = write_profile(tmp_path, model.base_url, opencode_bin, execution={"repetitions": 2})

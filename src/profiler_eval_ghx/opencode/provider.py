@@ -32,6 +32,8 @@ log = logging.getLogger("agent_profiler")
 # httpx logs every request at INFO: several per poll, which would drown the run's own log.
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
+#: Seconds a session may stay idle after its prompt before OpenCode is deemed never to have started it.
+NOT_STARTED_S = 15.0
 #: Seconds an abort may take (shielded: it runs while the iteration is being cancelled).
 ABORT_TIMEOUT_S = 5.0
 
@@ -97,6 +99,24 @@ class OpenCodeProvider:
             url = self.server.url
             log.info("opencode server for mode %r: %s (pid %d)", config.mode, url, self.server.pid)
         self.client = httpx.AsyncClient(base_url=url, timeout=options.request_timeout_s)
+        try:
+            await self._check_model(config.model)
+        except BaseException:
+            await self.shutdown()
+            raise
+
+    async def _check_model(self, model: str) -> None:
+        # OpenCode takes a prompt for a model it does not have and then silently never answers.
+        provider_id, model_id = split_model(model)
+        listing = await self._request("GET", "/config/providers", str(self.workdir))
+        providers = {p.get("id"): p for p in (listing or {}).get("providers", []) if isinstance(p, dict)}
+        models = (providers.get(provider_id) or {}).get("models") or {}
+        if model_id not in models:
+            available = "; ".join(f"{pid}: {', '.join(sorted(p.get('models') or {})[:6])}" for pid, p in sorted(providers.items(), key=lambda kv: str(kv[0])))
+            raise OpenCodeError(
+                f"opencode: model {model!r} is not available (define it in options.config or set its provider's API key "
+                f"in the environment); OpenCode offers {available or 'no model'}"
+            )
 
     async def shutdown(self) -> None:
         """Stop the server by its PID and remove every temporary directory; safe to call twice."""
@@ -183,8 +203,10 @@ class OpenCodeProvider:
 
     async def _wait(self, session: _Session) -> None:
         interval = self.options.poll_interval_ms / 1000
-        # About 2 s of idleness after a finished step without `stop` means OpenCode gave up on the turn.
+        # About 2 s of idleness after a finished step without `stop` means OpenCode gave up on the turn;
+        # before the first answer OpenCode may sit idle a while (start-up), so allow NOT_STARTED_S.
         idle_limit = max(2, round(2.0 / interval))
+        start_limit = max(idle_limit, round(NOT_STARTED_S / interval))
         idle_polls = 0
         while True:
             await trio.sleep(interval)
@@ -196,10 +218,12 @@ class OpenCodeProvider:
                 return
             if status.get("type") == "retry":
                 self._note_retry(session, status)
-            elif not status and state.completed:
+            elif not status and (state.completed or not state.assistant_messages):
                 idle_polls += 1
-                if idle_polls >= idle_limit:
+                if state.assistant_messages and idle_polls >= idle_limit:
                     raise OpenCodeError(f"opencode: the session went idle without finishing (last finish: {state.finish!r})")
+                if not state.assistant_messages and idle_polls >= start_limit:
+                    raise OpenCodeError(f"opencode: the prompt was accepted but OpenCode never started answering within {NOT_STARTED_S:g} s")
                 continue
             idle_polls = 0
 
