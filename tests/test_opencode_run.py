@@ -102,9 +102,12 @@ def test_model_error_fails_fast_and_unpriced_models_are_priced_by_the_profile(tm
         profile = write_profile(tmp_path, model.base_url, opencode_bin, modes=modes, extensions={"prices": prices})
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
         code, out, err = run.wait()
+        refused_requests = [r for r in model.chat_requests() if "MODE-REFUSED" in r["messages"][0]["content"]]
     refused, unpriced = read_rows(tmp_path)
-    # A non-retryable model error ends the session at once, with the endpoint's message.
-    assert refused["completionReason"] == "error" and "scripted: invalid api key" in refused["error"]
+    # A non-retryable model error ends the session at once (info.error), with the endpoint's message.
+    assert refused["completionReason"] == "error" and "model error" in refused["error"]
+    assert "scripted: invalid api key" in refused["error"]
+    assert len(refused_requests) == 1
     assert refused["timing"]["wallMs"] < 30_000
     # OpenCode reports $0 without prices: the profile's prices apply, and the row says so.
     assert unpriced.get("error") is None and unpriced["extensions"]["cost_source"] == "computed"

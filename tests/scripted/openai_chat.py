@@ -285,7 +285,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay_s:
             time.sleep(reply.delay_s)
         if isinstance(reply, Fail):
-            self._json(reply.status, {"error": {"message": reply.message, "type": "server_error", "code": reply.status}})
+            # Shaped as OpenAI's own errors: agents decide from them whether to retry.
+            kind = "server_error" if reply.status >= 500 else "invalid_request_error"
+            self._json(reply.status, {"error": {"message": reply.message, "type": kind, "param": None, "code": None}})
         elif body.get("stream"):
             self._stream(reply)
         else:
