@@ -27,11 +27,11 @@ for entry in (ROOT / "src", ROOT):
     if str(entry) not in sys.path:
         sys.path.insert(0, str(entry))
 
-import trio  # noqa: E402
+import trio
 
-from profiler_core import CreateSessionParams, PermissionConfig, ProviderConfig  # noqa: E402
-from profiler_eval_ghx.opencode import OpenCodeProvider  # noqa: E402
-from tests.scripted.openai_chat import ScriptedChatServer, tool_then_text  # noqa: E402
+from profiler_core import CreateSessionParams, PermissionConfig, ProviderConfig
+from profiler_eval_ghx.opencode import OpenCodeProvider
+from tests.scripted.openai_chat import ScriptedChatServer, tool_then_text
 
 
 def find_binary(given: str | None) -> str:

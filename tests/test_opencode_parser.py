@@ -19,7 +19,14 @@ from profiler_core.importers.opencode import session_from_messages
 from profiler_eval_ghx.opencode import OpenCodeOptions, OpenCodeProvider
 from profiler_eval_ghx.opencode.config import opencode_config
 from profiler_eval_ghx.opencode.metrics import measure, progress
-from tests.scripted.openai_chat import Fail, ScriptedChatServer, Text, ToolCall, Usage, tool_then_text
+from tests.scripted.openai_chat import (
+    Fail,
+    ScriptedChatServer,
+    Text,
+    ToolCall,
+    Usage,
+    tool_then_text,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,7 +13,14 @@ import os
 import pytest
 
 from tests.binaries import agent_binary
-from tests.opencode_helpers import ProfilerRun, model_config, read_rows, run_id_of, wait_until, write_profile
+from tests.opencode_helpers import (
+    ProfilerRun,
+    model_config,
+    read_rows,
+    run_id_of,
+    wait_until,
+    write_profile,
+)
 from tests.scripted.openai_chat import Fail, Hang, ScriptedChatServer, tool_then_text
 
 pytestmark = pytest.mark.slow
@@ -73,7 +80,7 @@ def test_model_500_gives_a_quick_error_row(tmp_path, opencode_bin):
     with ScriptedChatServer(Fail(500, "scripted overload")) as model:
         profile = write_profile(tmp_path, model.base_url, opencode_bin, options={"max_model_retries": 1})
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
-        code, out, err = run.wait()
+        run.wait()
         attempts = len(model.chat_requests())
     (row,) = read_rows(tmp_path)
     assert row["completionReason"] == "error" and row["errorCode"] == "provider_error"
@@ -101,7 +108,7 @@ def test_model_error_fails_fast_and_unpriced_models_are_priced_by_the_profile(tm
         prices = {"local/scripted": {"input_per_mtok": 3, "output_per_mtok": 10, "cache_read_per_mtok": 1}}
         profile = write_profile(tmp_path, model.base_url, opencode_bin, modes=modes, extensions={"prices": prices})
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
-        code, out, err = run.wait()
+        run.wait()
         refused_requests = [r for r in model.chat_requests() if "MODE-REFUSED" in r["messages"][0]["content"]]
     refused, unpriced = read_rows(tmp_path)
     # A non-retryable model error ends the session at once (info.error), with the endpoint's message.
@@ -119,7 +126,7 @@ def test_hung_model_times_out_then_the_next_iteration_works(tmp_path, opencode_b
     with ScriptedChatServer(first_then(Hang(), tool_then_text())) as model:
         profile = write_profile(tmp_path, model.base_url, opencode_bin, timeout_ms=6000, execution={"repetitions": 2})
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
-        code, out, err = run.wait()
+        run.wait()
     first, second = read_rows(tmp_path)
     assert first["completionReason"] == "timeout" and first["errorCode"] == "timeout"
     assert second.get("error") is None and second["success"] and second["tokens"]["input"] == 160
@@ -135,7 +142,7 @@ def test_killed_server_errors_in_flight_rows_and_the_next_mode_starts_a_new_serv
         wait_until(lambda: model.chat_requests() and run.servers, what="the first model request")
         killed = run.servers[0]
         os.kill(killed, 9)
-        code, out, err = run.wait()
+        run.wait()
     first, second = read_rows(tmp_path)
     assert first["mode"] == "first" and first["completionReason"] == "error"
     assert f"pid {killed}, exited with status -9" in first["error"], first["error"]
@@ -147,7 +154,7 @@ def test_killed_server_errors_in_flight_rows_and_the_next_mode_starts_a_new_serv
 def test_missing_binary_is_one_line_and_exit_1(tmp_path):
     profile = write_profile(tmp_path, "http://127.0.0.1:9/v1", tmp_path / "no-opencode")
     run = ProfilerRun(["run", str(profile)], cwd=tmp_path)
-    code, out, err = run.wait()
+    code, _, err = run.wait()
     assert code == 1
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
@@ -159,7 +166,7 @@ def test_unknown_model_stops_the_run_with_one_line(tmp_path, opencode_bin):
     with ScriptedChatServer(tool_then_text()) as model:
         profile = write_profile(tmp_path, model.base_url, opencode_bin)
         run = ProfilerRun(["run", str(profile), "--model", "local/nosuch", "--no-report"], cwd=tmp_path)
-        code, out, err = run.wait()
+        code, _, err = run.wait()
         assert model.chat_requests() == []
     assert code == 1
     (line,) = [line for line in err.splitlines() if line.startswith("Error:")]
@@ -200,7 +207,7 @@ def test_concurrency_4_runs_8_sessions_on_one_server(tmp_path, opencode_bin):
             execution={"repetitions": 8, "concurrency": 4},
         )
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
-        code, out, err = run.wait()
+        code, _, err = run.wait()
     assert code == 0, err
     rows = read_rows(tmp_path)
     assert len(rows) == 8 and len({r["sessionId"] for r in rows}) == 8

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "Fail",
@@ -163,7 +163,7 @@ class ScriptedChatServer:
 
     # -- lifecycle -------------------------------------------------------------
 
-    def start(self) -> ScriptedChatServer:
+    def start(self) -> Self:
         """Listen on 127.0.0.1 at a free port, serving from a background thread."""
         handler = type("Handler", (_Handler,), {"owner": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -180,7 +180,7 @@ class ScriptedChatServer:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> ScriptedChatServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -93,7 +93,7 @@ def _check(name: str, value: Any, default: Any, where: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise ConfigError(f"{here}: expected a number > 0, got {value!r}")
         return float(value)
-    if isinstance(default, attrs.Factory) or name in ("config", "mcp", "permission"):
+    if name in ("config", "mcp", "permission"):
         if not isinstance(value, Mapping):
             raise ConfigError(f"{here}: expected a mapping, got {type(value).__name__}")
         return dict(value)

@@ -68,10 +68,9 @@ def measure(
     if completion_reason is not None:
         result = attrs.evolve(result, completion_reason=completion_reason)
     if retries:
-        notes = [ErrorEvent(message=f"model request retried by OpenCode: {m}", recoverable=True) for m in retries]
-        turns = list(trace.turns)
+        notes: list[Any] = [ErrorEvent(message=f"model request retried by OpenCode: {m}", recoverable=True) for m in retries]
+        turns: list[Any] = list(trace.turns)
         if turns:
-            last = turns[-1]
-            turns[-1] = attrs.evolve(last, events=[*notes, *last.events])
-        trace = attrs.evolve(trace, events=[*notes, *trace.events], turns=turns)
+            turns[-1] = attrs.evolve(turns[-1], events=notes + list(turns[-1].events))
+        trace = attrs.evolve(trace, events=notes + list(trace.events), turns=turns)
     return attrs.evolve(session, result=result, trace=trace)

@@ -22,9 +22,21 @@ import attrs
 import httpx
 import trio
 
-from profiler_core import CreateSessionParams, PromptResult, ProviderConfig, SessionHandle, SessionTrace
+from profiler_core import (
+    CreateSessionParams,
+    PromptResult,
+    ProviderConfig,
+    SessionHandle,
+    SessionTrace,
+)
 
-from .config import OpenCodeError, OpenCodeOptions, find_binary, opencode_config, split_model
+from .config import (
+    OpenCodeError,
+    OpenCodeOptions,
+    find_binary,
+    opencode_config,
+    split_model,
+)
 from .metrics import measure, progress
 from .server import OpenCodeServer, start_server
 

@@ -107,16 +107,18 @@ async def start_server(
     log_path = home / "server.log"
     env = server_environment(home, config, mode_env)
     command = [binary, "serve", "--port", str(port), "--hostname", "127.0.0.1"]
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with open(log_path, "wb") as log:
-            # A session of its own: Ctrl-C in the terminal reaches the profiler, which then ends the
-            # server in order; the group id lets us end the tools OpenCode started along with it.
-            process = await trio.lowlevel.open_process(
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=home, start_new_session=True
-            )
+        # A session of its own: Ctrl-C in the terminal reaches the profiler, which then ends the
+        # server in order; the group id lets us end the tools OpenCode started along with it.
+        process = await trio.lowlevel.open_process(
+            command, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=subprocess.STDOUT, env=env, cwd=home, start_new_session=True
+        )
     except OSError as exc:
         shutil.rmtree(home, ignore_errors=True)
         raise OpenCodeError(f"opencode: cannot start {binary!r}: {exc.strerror or exc}") from None
+    finally:
+        os.close(log_fd)
     server = OpenCodeServer(process=process, url="", home=home, log_path=log_path)
     _LIVE.add(server)
     try:
