@@ -124,6 +124,19 @@ def test_retries_become_recoverable_errors_in_the_trace():
     assert [(e.message, e.recoverable) for e in errors] == [("model request retried by OpenCode: attempt 1: overloaded", True)]
 
 
+def test_the_provider_reports_only_opencodes_own_cost():
+    messages = session_messages()
+    for message in messages[1:]:
+        message["info"]["cost"] = 0
+        message["info"]["modelID"] = "gpt-4o"
+        message["parts"][-1]["cost"] = 0
+    imported = session_from_messages(messages, session_id="ses_1")
+    assert imported.cost_source == "computed" and imported.result.metrics.cost.total_usd > 0  # import prices it itself
+    live = measure(messages, session_id="ses_1")
+    # Live, the cost collector prices it (profile prices, full model name) and records cost_source.
+    assert live.result.metrics.cost.total_usd == 0 and live.result.metrics.tokens == imported.result.metrics.tokens
+
+
 # -- options -----------------------------------------------------------------------
 
 

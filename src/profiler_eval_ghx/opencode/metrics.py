@@ -15,7 +15,7 @@ import attrs
 
 from profiler_core.importers import RecordedSession
 from profiler_core.importers.opencode import error_text, session_from_messages
-from profiler_core.model import CompletionReason, ErrorEvent
+from profiler_core.model import CompletionReason, CostBreakdown, ErrorEvent
 
 
 @attrs.frozen(kw_only=True)
@@ -65,6 +65,10 @@ def measure(
     """Result and trace of a session; ``retries`` (messages of retried model calls) become recoverable errors in the trace."""
     session = session_from_messages(list(messages), session_id=session_id, where=f"opencode session {session_id}")
     result, trace = session.result, session.trace
+    if session.cost_source != "provider":
+        # Only OpenCode's own figure is the provider's: pricing is the cost collector's job, with the
+        # profile's prices and the full `providerID/modelID` (and it then says "computed" or "unknown").
+        result = attrs.evolve(result, metrics=attrs.evolve(result.metrics, cost=CostBreakdown()))
     if completion_reason is not None:
         result = attrs.evolve(result, completion_reason=completion_reason)
     if retries:
