@@ -124,8 +124,8 @@ def _segments(times: Mapping[str, Any], parts: list[Any]) -> list[TimingSegment]
             tools.append((span["start"], max(span["start"], span["end"])))
     tools.sort()
     segments = [TimingSegment(label="tool", start_ms=a, end_ms=b) for a, b in tools]
-    created, completed = times.get("created"), times.get("completed")
-    if not (_is_ms(created) and _is_ms(completed)) or completed < created:
+    created, completed = _ms(times.get("created")), _ms(times.get("completed"))
+    if created is None or completed is None or completed < created:
         return segments
     cursor = created
     # Tools may overlap (parallel calls): the model's share is what no tool covers.
@@ -140,6 +140,11 @@ def _segments(times: Mapping[str, Any], parts: list[Any]) -> list[TimingSegment]
 
 def _is_ms(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def _ms(value: Any) -> float | None:
+    """``value`` when it is a usable epoch-ms time, else None."""
+    return value if _is_ms(value) else None
 
 
 def _assistant(builder: SessionBuilder, minfo, parts: list[Any], here: str, created, completed) -> str | None:
