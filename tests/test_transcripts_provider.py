@@ -70,7 +70,7 @@ def test_replays_the_session_named_after_each_scenario(tmp_path, recordings, pro
     assert dst.extensions["tokens_total"] == dst.tokens.total and dst.extensions["cost_source"] == "provider"
     api = by_cell[("b", "api-error")]
     assert api.session_id == "9c7e4d21-3b5a-4f8e-a1c6-7d2e9f0b3a58" and api.completion_reason == "error"
-    trace_file = tmp_path / "reports" / "sessions" / "fix-dst-test" / "a-iter-0.json"
+    trace_file = tmp_path / "reports" / result.run_id / "sessions" / "fix-dst-test" / "a-iter-0.json"
     assert from_json(trace_file.read_text(), SessionTrace).summary.total_tool_calls == 6
     assert provider._live == {}  # every replay was destroyed
 

@@ -138,5 +138,7 @@ class RunManifest:
     scenarios: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     repetitions: int = 0
     resumed_from: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+    #: where this run's session traces are (``reports/<runId>/sessions``); None when export is off
+    sessions_dir: str | None = None
     #: the CLI overrides of the first run, re-applied by ``--resume``
     overrides: dict[str, Any] = attrs.field(factory=dict)

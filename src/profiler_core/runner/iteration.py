@@ -160,7 +160,7 @@ def _slug(text: str) -> str:
 
 
 def session_export_path(sessions_dir: Path, scenario_id: str, mode: str, iteration: int, model: str | None) -> Path:
-    """``reports/sessions/<scenarioId>/<mode>-iter-<n>.json`` (model added when several run)."""
+    """``<sessions_dir>/<scenarioId>/<mode>-iter-<n>.json`` (model added when several run)."""
     stem = f"{_slug(mode)}-{_slug(model)}" if model else _slug(mode)
     return sessions_dir / _slug(scenario_id) / f"{stem}-iter-{iteration}.json"
 

@@ -184,6 +184,8 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         session_export=options.session_export,
         extensions=options.extensions,
     )
+    # Each run's traces under its own report folder: a second run never replaces the first's.
+    sessions_dir = Path(options.reports_dir) / run_id / "sessions"
     manifest = RunManifest(
         run_id=run_id,
         profile_hash=options.profile_hash,
@@ -198,6 +200,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         repetitions=options.repetitions,
         resumed_from=options.resumed_from,
         overrides=options.overrides,
+        sessions_dir=str(sessions_dir) if options.session_export else None,
     )
     paths.results_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(paths.manifest, manifest, redactor)
@@ -221,7 +224,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         redactor=redactor,
         default_retries=options.allowed_retries,
         session_export=options.session_export,
-        sessions_dir=Path(options.reports_dir) / "sessions",
+        sessions_dir=sessions_dir,
         multi_model=len(models) > 1,
         destroy_timeout_s=options.destroy_timeout_s,
     )
