@@ -464,7 +464,8 @@ def parse_profile(
         problems.add("modes", f"expected a list of mode names or a mapping, got {modes_raw!r}")
     if overrides.get("modes"):
         wanted = tuple(dict.fromkeys(overrides["modes"]))
-        unknown = [m for m in wanted if modes and m not in modes]
+        # A list of names is only what the resolver is asked for by default: it may know more modes.
+        unknown = [m for m in wanted if mode_specs is not None and m not in modes]
         if unknown:
             problems.add("--mode", f"unknown mode(s) {', '.join(unknown)} (profile has: {', '.join(modes)})")
         modes = wanted
