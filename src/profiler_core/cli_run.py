@@ -246,7 +246,8 @@ def validate_command(profile):
         sys.exit(1)
     cells = len(config.models) * len(config.modes) * len(config.scenarios) * config.execution.repetitions
     click.echo(f"{profile}: OK")
-    click.echo(f"  models:      {', '.join(config.models)}")
+    models = ", ".join(m or "(not given: the agent's own default)" for m in config.models)
+    click.echo(f"  models:      {models}")
     click.echo(f"  modes:       {', '.join(config.modes)} (resolver: {config.mode_resolver.id})")
     click.echo(f"  scenarios:   {len(config.scenarios)} ({', '.join(s.id for s in config.scenarios)})")
     click.echo(f"  repetitions: {config.execution.repetitions}")

@@ -413,9 +413,12 @@ def parse_profile(
     if provider is None and data.get("provider") is None and "provider" in data:
         problems.add("provider", "expected a mapping with an `id` (or leave `provider` out for the simulator)")
     pdata = data.get("provider") if isinstance(data.get("provider"), dict) else {}
-    provider_model = pdata.get("model", "sim-small")
-    if _str(provider_model, "provider.model", problems) is None:
-        provider_model = "sim-small"
+    # Only the simulator has a model of its own to fall back on; for any other provider a model
+    # that was not given is unknown ("": the agent's own default), never a borrowed price table.
+    default_model = "sim-small" if provider is not None and provider.id == "simulated" else ""
+    provider_model = pdata.get("model", default_model)
+    if "model" in pdata and _str(provider_model, "provider.model", problems) is None:
+        provider_model = default_model
     port = _int(pdata.get("port", 0), "provider.port", problems, minimum=0) or 0
     models_raw = data.get("models")
     models: tuple[str, ...] = (provider_model,)
