@@ -44,6 +44,14 @@ class ExecutionConfig:
     timeout_default_ms: int = DEFAULT_TIMEOUT_MS
     allowed_retries: int = 0
     concurrency: int = 1
+    #: the order cells start in: "blocked" (mode after mode), "interleaved" (modes alternate), "shuffled"
+    order: str = "blocked"
+    #: seed of the "shuffled" order
+    seed: int = 42
+
+
+#: values of ``execution.order``
+ORDERS = ("blocked", "interleaved", "shuffled")
 
 
 @attrs.frozen(kw_only=True)
@@ -96,7 +104,8 @@ class ProfilerConfig:
             "analyzers": None if self.analyzers is None else [attrs.asdict(a) for a in self.analyzers],
             "judge": None if self.judge is None else attrs.asdict(self.judge),
             "execution": {
-                k: v for k, v in attrs.asdict(self.execution).items() if k not in ("concurrency",)
+                # How cells are scheduled does not change what they mean: a resume may change it.
+                k: v for k, v in attrs.asdict(self.execution).items() if k not in ("concurrency", "order", "seed")
             },
             "extensions": self.extensions,
         }
@@ -159,7 +168,7 @@ _SECTION_KEYS = {
     "mode_resolver": ("id", "options"),
     "scorer": ("id", "options"),
     "judge": ("id", "model", "options"),
-    "execution": ("repetitions", "warmup", "timeout_default_ms", "allowed_retries", "concurrency"),
+    "execution": ("repetitions", "warmup", "timeout_default_ms", "allowed_retries", "concurrency", "order", "seed"),
     "output": ("results_dir", "reports_dir", "session_export", "log_level"),
 }
 
@@ -197,6 +206,13 @@ def _str(value: Any, key: str, problems: _Problems) -> str | None:
         problems.add(key, f"expected a non-empty string, got {value!r}")
         return None
     return value
+
+
+def _choice(value: Any, key: str, choices: tuple[str, ...], problems: _Problems) -> str | None:
+    if value not in choices:
+        problems.add(key, f"expected one of {', '.join(choices)}, got {value!r}")
+        return None
+    return str(value)
 
 
 def _mapping(value: Any, key: str, problems: _Problems) -> dict[str, Any] | None:
@@ -383,6 +399,8 @@ def parse_profile(
         or DEFAULT_TIMEOUT_MS,
         allowed_retries=_int(ex.get("allowed_retries", 0), "execution.allowed_retries", problems, minimum=0) or 0,
         concurrency=_int(ex.get("concurrency", 1), "execution.concurrency", problems, minimum=1) or 1,
+        order=_choice(ex.get("order", "blocked"), "execution.order", ORDERS, problems) or "blocked",
+        seed=_int(ex.get("seed", 42), "execution.seed", problems, minimum=0) or 0,
     )
     if "repetitions" in overrides:
         execution = attrs.evolve(execution, repetitions=_int(overrides["repetitions"], "--repetitions", problems, minimum=1) or 1)

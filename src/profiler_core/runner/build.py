@@ -112,6 +112,9 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         # allowedRetries, so an explicit `allowedRetries: 0` keeps meaning "never retry".
         allowed_retries=0,
         concurrency=config.execution.concurrency,
+        order=config.execution.order,
+        order_seed=config.execution.seed,
+        provider_factory=_provider_factory(config, manager),
         session_export=config.output.session_export,
         results_dir=config.output.results_dir,
         reports_dir=config.output.reports_dir,
@@ -126,3 +129,9 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
     )
     fields.update(extra)  # the caller's values win (run id, hooks, resume...)
     return RunOptions(**fields)
+
+
+def _provider_factory(config: ProfilerConfig, manager: PluginManager) -> Any:
+    """A maker of fresh provider instances for the profile's provider (one per model and mode)."""
+    registry, spec = manager.registry, config.provider
+    return lambda: registry.create("providers", spec.id, dict(spec.options))

@@ -103,12 +103,12 @@ async def _call_prompt(provider: Any, handle: Any, text: str, timeout_ms: int) -
     return await await_me_maybe(result)
 
 
-async def _destroy(state: RunState, handle: Any) -> None:
+async def _destroy(state: RunState, handle: Any, provider: Any = None) -> None:
     # Shielded so a timeout or Ctrl-C cannot skip it; bounded so a hung provider cannot hang us.
     with trio.move_on_after(state.destroy_timeout_s) as scope:
         scope.shield = True
         try:
-            await await_me_maybe(state.provider.destroy_session(handle))
+            await await_me_maybe((provider or state.provider).destroy_session(handle))
         except Exception as exc:  # noqa: BLE001 - a failed destroy must not lose the row
             log.warning("destroy_session(%s) failed: %s", getattr(handle, "session_id", handle), exc)
     if scope.cancelled_caught:
@@ -174,8 +174,9 @@ async def run_iteration(
     scenario: Scenario,
     iteration: int,
     warmup: bool = False,
+    provider: Any = None,
 ) -> IterationOutcome:
-    """Run one cell of the matrix, with retries, and record it."""
+    """Run one cell of the matrix, with retries, and record it (``provider``: this cell's instance)."""
     if not warmup:
         replacement = await state.hooks.first_result(
             "profiler_before_scenario",
@@ -188,7 +189,10 @@ async def run_iteration(
     attempt = 0
     while True:
         attempt += 1
-        outcome, error = await _attempt(state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt)
+        outcome, error = await _attempt(
+            state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt,
+            provider=provider or state.provider,
+        )
         if error is None or attempt >= max_attempts:
             break
         log.warning("retrying %s/%s/%s#%d (attempt %d of %d) after: %s", model, mode, scenario.id, iteration, attempt + 1, max_attempts, error)
@@ -211,9 +215,9 @@ async def run_iteration(
 
 
 async def _attempt(
-    state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int, attempt: int
+    state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int, attempt: int,
+    provider: Any,
 ) -> tuple[IterationOutcome, str | None]:
-    provider = state.provider
     started_at = now_iso()
     t0 = time.perf_counter()
     handle = None
@@ -255,7 +259,7 @@ async def _attempt(
         error, error_code, reason = str(exc), exc.code, exc.reason
     finally:
         if handle is not None:
-            await _destroy(state, handle)
+            await _destroy(state, handle, provider)
 
     completed_at = now_iso()
     elapsed_ms = (time.perf_counter() - t0) * 1000

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -20,6 +20,9 @@ class RunOptions:
     """
 
     provider: Any
+    #: makes a fresh provider instance; with it each (model, mode) gets its own instance and
+    #: cells of different modes may run at once (without it, modes run one after another)
+    provider_factory: Callable[[], Any] | None = None
     scorer: Any
     scenarios: Sequence[Scenario]
     #: mode name -> its config; or give ``mode_resolver`` and ``mode_names``
@@ -34,6 +37,9 @@ class RunOptions:
     timeout_default_ms: int = 120_000
     allowed_retries: int = 0
     concurrency: int = 1
+    #: "blocked" (mode after mode), "interleaved" (modes alternate), "shuffled" (seeded by ``order_seed``)
+    order: str = "blocked"
+    order_seed: int = 42
     session_export: bool = True
     results_dir: str = "results"
     reports_dir: str = "reports"

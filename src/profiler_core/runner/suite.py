@@ -37,6 +37,7 @@ from ..store import RowWriter, RunPaths, write_manifest
 from .hooks import HookCaller
 from .iteration import RunState, now_iso, run_iteration
 from .options import RunOptions
+from .schedule import order_cells
 
 log = logging.getLogger("agent_profiler")
 
@@ -163,6 +164,15 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         scope = "mode"
         warnings.append("provider initialised once per mode because modes set provider_overrides or environments")
 
+    # Modes overlap when each (model, mode) can get its own instance and the provider does not read
+    # the runner's process environment; otherwise they run one after another as before.
+    overlap = options.provider_factory is not None and not getattr(provider, "needs_process_env", False)
+    if not overlap and options.order != "blocked":
+        warnings.append(
+            f"execution.order {options.order!r} needs a provider instance per mode "
+            "(a provider factory and no needs_process_env); cells ran mode after mode"
+        )
+
     cells = [
         (model, mode, scenario, i)
         for model in models
@@ -235,10 +245,12 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
     t0 = time.perf_counter()
     progress.emit("run_started")
 
-    async def one_cell(model, mode, scenario, i, limiter, token):
+    async def one_cell(model, mode, scenario, i, limiter, token, instance=None):
         try:
             progress.emit("iteration_started", model=model, mode=mode, scenario_id=scenario.id, iteration=i)
-            outcome = await run_iteration(state, model=model, mode=mode, mode_config=mode_configs[mode], scenario=scenario, iteration=i)
+            outcome = await run_iteration(
+                state, model=model, mode=mode, mode_config=mode_configs[mode], scenario=scenario, iteration=i, provider=instance
+            )
             rows.append(outcome.row)
             if outcome.bundle is not None:
                 bundles.append(outcome.bundle)
@@ -249,14 +261,15 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         finally:
             limiter.release_on_behalf_of(token)
 
-    async def init_provider(model: str, mode: str, with_overrides: bool) -> None:
+    async def init_provider(model: str, mode: str, with_overrides: bool, instance: Any = None) -> None:
+        instance = instance or provider
         mode_config = mode_configs[mode]
         options_ = dict(options.provider_options)
         if with_overrides:
             options_.update(mode_config.provider_overrides)
         try:
             await await_me_maybe(
-                provider.init(
+                instance.init(
                     ProviderConfig(
                         port=options.provider_port,
                         model=model,
@@ -274,22 +287,83 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         if options.warmup:
             progress.emit("warmup_started", model=model, mode=mode)
             outcome = await run_iteration(
-                state, model=model, mode=mode, mode_config=mode_config, scenario=scenarios[0], iteration=-1, warmup=True
+                state, model=model, mode=mode, mode_config=mode_config, scenario=scenarios[0], iteration=-1, warmup=True,
+                provider=instance,
             )
             if outcome.row.error:
                 warnings.append(f"warmup ({model}, {mode}) failed: {outcome.row.error}")
                 log.warning("warmup failed: %s", outcome.row.error)
             progress.emit("warmup_completed", model=model, mode=mode)
 
-    async def shutdown_provider() -> None:
+    async def shutdown_provider(instance: Any = None) -> None:
         with trio.move_on_after(options.destroy_timeout_s) as cs:
             cs.shield = True
             try:
-                await await_me_maybe(provider.shutdown())
+                await await_me_maybe((instance or provider).shutdown())
             except Exception as exc:  # noqa: BLE001 - shutdown failure must not lose the run
                 warnings.append(f"provider shutdown failed: {exc}")
 
+    async def overlapped_matrix() -> None:
+        """Every (model, mode) has its own provider instance; cells of several modes may run at once."""
+        groups: dict[tuple[str, str], _ModeGroup] = {}
+        for model, mode, _, _ in todo:
+            group = groups.setdefault((model, mode), _ModeGroup(model=model, mode=mode))
+            group.remaining += 1
+        spare = [provider]  # the instance built to validate the profile serves the first group
+
+        async def open_group(group: _ModeGroup) -> None:
+            async with group.lock:
+                if group.ready:
+                    return
+                if group.instance is not None:  # a first init failed; that error is already on its way out
+                    raise ProfilerError(f"provider {provider.id!r} could not start for mode {group.mode!r}")
+                # Set before init, so the instance is shut down even when its init fails.
+                group.instance = spare.pop() if spare else options.provider_factory()
+                await init_provider(group.model, group.mode, with_overrides=True, instance=group.instance)
+                await hooks.call("profiler_before_mode", mode=group.mode, run=run_ctx)
+                group.ready = True
+
+        async def close_group(group: _ModeGroup) -> None:
+            if group.closed or group.instance is None:
+                return
+            group.closed = True
+            with trio.CancelScope(shield=True):
+                await hooks.call("profiler_after_mode", mode=group.mode, run=run_ctx)
+            await shutdown_provider(group.instance)
+
+        async def grouped_cell(model, mode, scenario, i, limiter, token):
+            group = groups[(model, mode)]
+            try:
+                await open_group(group)
+            except BaseException:
+                limiter.release_on_behalf_of(token)
+                raise
+            await one_cell(model, mode, scenario, i, limiter, token, instance=group.instance)
+            group.remaining -= 1
+            if group.remaining == 0:
+                await close_group(group)
+
+        schedule = order_cells(todo, modes, options.order, options.order_seed)
+        limiter = trio.CapacityLimiter(options.concurrency)
+        try:
+            async with trio.open_nursery() as nursery:
+                # Acquire before starting each task so cells start in schedule order
+                # (trio does not promise FIFO scheduling of freshly started tasks).
+                for model, mode, scenario, i in schedule:
+                    token = object()
+                    await limiter.acquire_on_behalf_of(token)
+                    nursery.start_soon(grouped_cell, model, mode, scenario, i, limiter, token)
+        finally:
+            # Interrupted or failed: end every instance that was started (no after_mode: the mode did not end).
+            for group in groups.values():
+                if group.instance is not None and not group.closed:
+                    group.closed = True
+                    await shutdown_provider(group.instance)
+
     async def matrix() -> None:
+        if overlap:
+            await overlapped_matrix()
+            return
         for model in models:
             model_cells = [c for c in todo if c[0] == model]
             if not model_cells:
@@ -382,6 +456,19 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         await hooks.call("profiler_after_run", ctx=run_ctx, result=result)
     _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
     return result
+
+
+@attrs.define(eq=False)
+class _ModeGroup:
+    """The cells of one (model, mode) and the provider instance that serves them."""
+
+    model: str
+    mode: str
+    remaining: int = 0
+    instance: Any = None
+    ready: bool = False
+    closed: bool = False
+    lock: trio.Lock = attrs.Factory(trio.Lock)
 
 
 def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:
