@@ -117,7 +117,8 @@ def print_summary(rows, console) -> None:
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run: only missing cells run.")
 @click.option("--force", is_flag=True, help="With --resume: accept a changed profile or plugin versions.")
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
-def run_command(profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report):
+@click.option("--allow-errors", is_flag=True, help="Exit 0 even when cells still errored after their retries.")
+def run_command(profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors):
     """Run a profile: every model x mode x scenario x repetition.
 
     \b
@@ -200,6 +201,18 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
         sys.exit(130)
     if not no_report:
         _write_report(result, config, console)
+    errored = sum(1 for r in result.rows if r.error)
+    if errored:
+        # A run whose cells errored measured the failure, not the agent: say so in the exit status.
+        if allow_errors:
+            click.echo(f"{errored} of {len(result.rows)} cells errored after their retries (accepted: --allow-errors)")
+        else:
+            click.echo(
+                f"Error: {errored} of {len(result.rows)} cells errored after their retries; their rows are in the "
+                "results, but the run is not a clean measurement (see the report's errors; --allow-errors to accept)",
+                err=True,
+            )
+            sys.exit(1)
 
 
 def _write_report(result, config, console) -> None:
@@ -209,6 +222,10 @@ def _write_report(result, config, console) -> None:
     written = write_report(Path(result.output_jsonl_path), out)
     for warning in written.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if written.verdict:
+        click.echo("Verdict:")
+        for line in written.verdict:
+            click.echo(f"  {line}")
     click.echo(f"Report:   {written.html}")
     click.echo(f"          {written.md}")
 

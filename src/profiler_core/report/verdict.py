@@ -143,3 +143,12 @@ def _winner(criterion, best, base, comps, judge) -> Winner:
             f" — significantly better than {base}" if significant else f" — not significantly different from {base}"
         )
     return Winner(criterion=criterion, mode=best, text=text, significant=significant)
+
+
+def verdict_lines(summary: Summary) -> list[str]:
+    """The verdict as plain text lines: the best mode per criterion, then every finding (+ better, - worse, = no difference)."""
+    if not summary.comparisons:
+        return ["Only one mode: nothing to compare."]
+    lines = [f"{w.criterion}: {w.text}" for w in winners(summary)]
+    lines += [f"{ {1: '+', -1: '-'}.get(f.better, '=') } {f.criterion}: {f.text}" for f in findings(summary)]
+    return lines
