@@ -50,13 +50,15 @@ def report_command(source: str, out: Path | None, baseline: str | None, results_
       profiler report results/run_x.jsonl --baseline baseline --out /tmp/report
       profiler report ../shared/anchor-parity/report-rows.jsonl.gz   # the TypeScript tool's rows
     """
+    from .paths import safe_name
     from .report import write_report
     from .report.load import peek_run_id
 
     try:
         path = resolve_results(source, results_dir)
         if out is None:
-            out = Path("reports") / peek_run_id(path)
+            # The run id comes from the file's rows: it names a folder only once made safe.
+            out = Path("reports") / safe_name(peek_run_id(path))
         written = write_report(path, out, baseline=baseline)
     except ProfilerError as exc:
         raise click.ClickException(str(exc)) from None

@@ -21,16 +21,17 @@ import attrs
 
 from .errors import StoreError
 from .model import ProfileRow, RunManifest, SessionAnalysisBundle
+from .paths import check_run_id
 from .redact import Redactor
 from .serde import from_json, to_json, unstructure
 
 
 @attrs.frozen
 class RunPaths:
-    """Where one run's files live."""
+    """Where one run's files live (the run id is checked to be one safe path segment)."""
 
     results_dir: Path
-    run_id: str
+    run_id: str = attrs.field(validator=lambda _self, _attr, value: check_run_id(value))
 
     @property
     def jsonl(self) -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import re
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +36,7 @@ from ..model import (
     TokenBreakdown,
     ToolCallSummary,
 )
+from ..paths import safe_name
 from ..redact import Redactor
 from ..serde import to_json
 from ..store import RowWriter
@@ -155,14 +155,14 @@ async def _score(state: RunState, scenario: Scenario, result: PromptResult, trac
     return scored
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
-
-
 def session_export_path(sessions_dir: Path, scenario_id: str, mode: str, iteration: int, model: str | None) -> Path:
-    """``<sessions_dir>/<scenarioId>/<mode>-iter-<n>.json`` (model added when several run)."""
-    stem = f"{_slug(mode)}-{_slug(model)}" if model else _slug(mode)
-    return sessions_dir / _slug(scenario_id) / f"{stem}-iter-{iteration}.json"
+    """``<sessions_dir>/<scenarioId>/<mode>-iter-<n>.json`` (``<mode>+<model>`` when several models run).
+
+    Ids become safe, distinct file names (``paths.safe_name``): no id can leave the folder
+    or share another's file.
+    """
+    stem = f"{safe_name(mode)}+{safe_name(model)}" if model else safe_name(mode)
+    return sessions_dir / safe_name(scenario_id) / f"{stem}-iter-{iteration}.json"
 
 
 async def run_iteration(

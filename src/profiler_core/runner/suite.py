@@ -31,6 +31,7 @@ from ..model import (
     RunManifest,
     SessionAnalysisBundle,
 )
+from ..paths import check_run_id
 from ..plugins import PluginManager, get_plugin_manager
 from ..redact import Redactor, secret_env_values
 from ..store import RowWriter, RunPaths, write_manifest
@@ -128,7 +129,7 @@ async def run_profile_suite(options: RunOptions) -> ProfileSuiteResult:
     """Run the whole matrix under trio and return every row (DESIGN §5)."""
     _validate(options)
     manager = options.plugin_manager or get_plugin_manager()
-    run_id = options.run_id or new_run_id()
+    run_id = check_run_id(options.run_id) if options.run_id else new_run_id()
     hook_names = []
     for index, hooks_obj in enumerate(options.hooks):
         name = f"run-hooks-{run_id}-{index}"
