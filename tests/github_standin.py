@@ -315,6 +315,9 @@ class GitHubStandIn:
             raise Fail(404, "Not Found")
         return 200, {"ref": f"refs/heads/{branch}", "object": {"sha": repo.refs[branch], "type": "commit"}}
 
+    def matching_refs(self, repo: Repo, prefix: str, **_: Any) -> tuple[int, Any]:
+        return 200, [{"ref": f"refs/heads/{b}", "object": {"sha": s, "type": "commit"}} for b, s in sorted(repo.refs.items()) if b.startswith(prefix)]
+
     def create_ref(self, repo: Repo, data: dict, **_: Any) -> tuple[int, Any]:
         ref, sha = data.get("ref", ""), data.get("sha", "")
         if not ref.startswith("refs/heads/") or sha not in repo.commits:
@@ -530,6 +533,7 @@ _ROUTES = [
     (r"/issues/(\d+)/comments", "GET", GitHubStandIn.list_comments),
     (r"/issues/(\d+)/comments", "POST", GitHubStandIn.create_comment),
     (r"/git/ref/heads/(.+)", "GET", GitHubStandIn.get_ref),
+    (r"/git/matching-refs/heads/(.*)", "GET", GitHubStandIn.matching_refs),
     (r"/git/refs", "POST", GitHubStandIn.create_ref),
     (r"/git/refs/heads/(.+)", "PATCH", GitHubStandIn.update_ref),
     (r"/git/refs/heads/(.+)", "DELETE", GitHubStandIn.delete_ref),
