@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import stamina
 import trio
 from github_standin import MAIN_TOKEN, REVIEWER_TOKEN, GitHubStandIn
 
@@ -20,6 +21,7 @@ from profiler_eval_ghx.fixtures import (
     status,
     write_manifest,
 )
+from profiler_eval_ghx.fixtures.lifecycle import RESET_ATTEMPTS
 from profiler_eval_ghx.fixtures.seeders import seed_issue, seed_pr
 from profiler_eval_ghx.github import GitHubClient
 
@@ -118,7 +120,18 @@ def test_a_failing_call_names_the_fixture_and_the_status(standin, client):
     assert "cleanup --all" in message
 
 
-def test_reset_retries_then_reports(standin, client):
+@pytest.fixture
+def no_backoff():
+    """stamina keeps its attempts but skips the waits."""
+    stamina.set_testing(True, attempts=RESET_ATTEMPTS)
+    try:
+        yield
+    finally:
+        stamina.set_testing(False)
+
+
+def test_reset_retries_then_reports(standin, no_backoff):
+    client = GitHubClient(MAIN_TOKEN, base_url=standin.url, max_retries=0)  # stamina's retries, not githubkit's
     manifest = trio.run(lambda: seed_fixtures(client, REPO, ["pr"], seed_id="r"))
     standin.fail_next("PATCH", r"/git/refs/heads/", 502, times=2)
     trio.run(reset_manifest, client, manifest)

@@ -183,6 +183,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         reports_dir=str(options.reports_dir),
         session_export=options.session_export,
         extensions=options.extensions,
+        profile_path=options.profile_path,
     )
     manifest = RunManifest(
         run_id=run_id,
