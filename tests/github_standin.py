@@ -17,9 +17,9 @@ import itertools
 import json
 import re
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
 MAIN_TOKEN = "ghp_standin_main_token"
@@ -35,7 +35,7 @@ class Fail(Exception):
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Repo:
@@ -91,7 +91,7 @@ class GitHubStandIn:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------
-    def __enter__(self) -> GitHubStandIn:
+    def __enter__(self) -> Self:
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
@@ -177,7 +177,7 @@ class GitHubStandIn:
                 raise Fail(404, "Not Found")
             token = f"ghs_installation_{next(self.ids)}"
             self.tokens[token] = "eval-app[bot]"
-            expires = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            expires = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
             return 201, {"token": token, "expires_at": expires, "permissions": {"issues": "write", "pull_requests": "write"}}
         m = re.fullmatch(r"/repos/([^/]+)/([^/]+)(/.*)?", path)
         if not m:
@@ -469,7 +469,7 @@ class GitHubStandIn:
     def gql_issue_linked_prs(self, v: dict, who: str) -> dict[str, Any]:
         repo = self._gql_repo(v)
         issue = self._issue(repo, v["number"])
-        pattern = re.compile(rf"\b(close[sd]?|fix(e[sd])?|resolve[sd]?)\s+#{issue['number']}\b", re.I)
+        pattern = re.compile(rf"\b(close[sd]?|fix(e[sd])?|resolve[sd]?)\s+#{issue['number']}\b", re.IGNORECASE)
         nodes = [
             {"number": n, "title": repo.issues[n]["title"], "state": "OPEN" if p["state"] == "open" else "CLOSED", "url": f"https://github.example/{repo.full_name}/pull/{n}"}
             for n, p in sorted(repo.pulls.items())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import stat
 import sys
 
@@ -10,7 +9,12 @@ import pytest
 import trio
 from github_standin import MAIN_TOKEN, REVIEWER_TOKEN, GitHubStandIn
 
-from profiler_eval_ghx.capabilities import CapabilityResult, GhxCliExecutor, GitHubCapabilities, default_executor
+from profiler_eval_ghx.capabilities import (
+    CapabilityResult,
+    GhxCliExecutor,
+    GitHubCapabilities,
+    default_executor,
+)
 from profiler_eval_ghx.fixtures import seed_fixtures
 from profiler_eval_ghx.github import GitHubClient
 
@@ -46,7 +50,7 @@ def run(executor, task, input):
 
 
 def test_issue_view(world):
-    server, caps, issue, _, _ = world
+    _, caps, issue, _, _ = world
     result = run(caps, "issue.view", {**BASE, "issueNumber": issue})
     assert result.ok, result.error
     assert set(result.data) == {"id", "number", "title", "state", "url", "body", "labels"}
@@ -99,7 +103,7 @@ def test_repo_labels(world):
 
 
 def test_failures_are_results_with_a_reason(world):
-    _, caps, issue, _, _ = world
+    caps = world[1]
     missing = run(caps, "issue.view", {**BASE, "issueNumber": 999})
     assert missing == CapabilityResult(ok=False, error="issue.view: GraphQL IssueView: GraphQL error: Could not resolve to an Issue with the number of 999.")
     assert "unknown capability 'issue.delete'" in run(caps, "issue.delete", BASE).error

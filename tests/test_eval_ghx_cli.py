@@ -29,7 +29,7 @@ def profiler(*args, server=None, cwd=None, token=MAIN_TOKEN):
         env["GITHUB_API_URL"] = server.url
     if token:
         env["GH_TOKEN"] = token
-    return subprocess.run([str(PROFILER), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+    return subprocess.run([str(PROFILER), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120, check=False)
 
 
 def write_project(tmp: Path, scenarios: dict[str, dict], **fixtures) -> Path:

@@ -6,10 +6,15 @@ import time
 
 import pytest
 import trio
-
-from profiler_eval_ghx.github import GitHubClient, GitHubError, api_url, second_identity, token_from_env
-
 from github_standin import MAIN_TOKEN, REVIEWER_TOKEN, GitHubStandIn
+
+from profiler_eval_ghx.github import (
+    GitHubClient,
+    GitHubError,
+    api_url,
+    second_identity,
+    token_from_env,
+)
 
 
 @pytest.fixture

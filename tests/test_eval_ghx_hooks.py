@@ -70,7 +70,7 @@ def test_scenario_fixture_reads_either_spelling():
 
 
 def test_before_run_names_missing_fixtures_and_the_seed_command(world):
-    server, client, tmp_path = world
+    _, client, tmp_path = world
     hooks = EvalHooks(binder=_bind)
     run = _run(tmp_path, [_scenario("s-001", ["issue"]), _scenario("s-002", ["pr"])])
     with pytest.raises(FixtureError) as info:
@@ -84,8 +84,7 @@ def test_before_run_names_missing_fixtures_and_the_seed_command(world):
         trio.run(hooks.before_run, run)
 
 
-def test_before_run_without_a_fixtures_section(world):
-    _, _, tmp_path = world
+def test_before_run_without_a_fixtures_section():
     hooks = EvalHooks(binder=_bind)
     plain = RunContext(run_id="r", modes=("a",), scenarios=[Scenario(id="x", name="x", prompt="p")], repetitions=1)
     trio.run(hooks.before_run, plain)  # not an eval profile: nothing to do

@@ -74,7 +74,12 @@ class BoundedRetry:
 
 def describe(exc: BaseException) -> tuple[str, int | None]:
     """A one-line reason and the HTTP status of a githubkit/httpx failure (no token, no headers)."""
-    from githubkit.exception import GraphQLFailed, RateLimitExceeded, RequestFailed, RequestTimeout
+    from githubkit.exception import (
+        GraphQLFailed,
+        RateLimitExceeded,
+        RequestFailed,
+        RequestTimeout,
+    )
 
     if isinstance(exc, GitHubError):
         return str(exc), exc.status
@@ -112,7 +117,7 @@ class GitHubClient:
         from githubkit import GitHub
 
         self.base_url = (base_url or api_url()).rstrip("/")
-        self._retry = dict(max_retries=max_retries, max_wait_s=max_wait_s)
+        self._retry = {"max_retries": max_retries, "max_wait_s": max_wait_s}
         self._timeout_s = timeout_s
         # No HTTP cache: checkpoints must see GitHub's state now, not a revalidated copy.
         self.gh = GitHub(

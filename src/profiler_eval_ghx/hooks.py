@@ -14,7 +14,14 @@ from typing import Any
 
 import attrs
 
-from .fixtures import FixtureError, cleanup, read_manifest, reset_manifest, seed_fixtures, write_manifest
+from .fixtures import (
+    FixtureError,
+    cleanup,
+    read_manifest,
+    reset_manifest,
+    seed_fixtures,
+    write_manifest,
+)
 from .github import GitHubClient, second_identity
 from .manifest import FixtureManifest
 from .settings import FixtureSettings, fixture_settings
@@ -56,7 +63,9 @@ def scenario_fixture(scenario: Any) -> ScenarioFixture | None:
 
 
 def _default_binder(scenario: Any, manifest: FixtureManifest, variables: Mapping[str, Any]) -> Any:
-    from .bindings import bind_scenario  # the scenario module's binding rules (`{{var}}`, raw values)
+    from .bindings import (
+        bind_scenario,  # the scenario module's binding rules (`{{var}}`, raw values)
+    )
 
     return bind_scenario(scenario, manifest, variables)
 
