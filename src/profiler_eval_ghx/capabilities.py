@@ -238,8 +238,10 @@ class GhxCliExecutor:
                             sink.extend(chunk)
                     nursery.start_soon(pump, process.stdout, stdout)
                     nursery.start_soon(pump, process.stderr, stderr)
-                    await process.stdin.send_all(json.dumps(input).encode())
-                    await process.stdin.aclose()
+                    stdin = process.stdin
+                    assert stdin is not None  # opened with PIPE
+                    await stdin.send_all(json.dumps(input).encode())
+                    await stdin.aclose()
                 await process.wait()
         except trio.TooSlowError:
             return CapabilityResult(ok=False, error=f"{task}: ghx did not answer within {self.timeout_s:g}s")

@@ -45,7 +45,7 @@ def _eval_run(profile: Path, **options) -> None:
 
 def _make_run() -> click.Command:
     base = _run_command()
-    params = [click.Argument(["profile"], metavar="CONFIG", type=click.Path(dir_okay=False, path_type=Path))]
+    params: list[click.Parameter] = [click.Argument(["profile"], metavar="CONFIG", type=click.Path(dir_okay=False, path_type=Path))]
     params += [p for p in base.params if p.name != "profile"]
     return click.Command(
         "run",

@@ -117,15 +117,16 @@ class GitHubClient:
         from githubkit import GitHub
 
         self.base_url = (base_url or api_url()).rstrip("/")
-        self._retry = {"max_retries": max_retries, "max_wait_s": max_wait_s}
-        self._timeout_s = timeout_s
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.max_wait_s = max_wait_s
         # No HTTP cache: checkpoints must see GitHub's state now, not a revalidated copy.
         self.gh = GitHub(
             auth,
             base_url=self.base_url + "/",
             timeout=timeout_s,
             http_cache=False,
-            auto_retry=BoundedRetry(**self._retry),
+            auto_retry=BoundedRetry(max_retries=max_retries, max_wait_s=max_wait_s),
             user_agent="agent-profiler-eval-ghx",
         )
 
@@ -139,6 +140,10 @@ class GitHubClient:
 
     def __repr__(self) -> str:  # never show the token
         return f"GitHubClient({self.base_url})"
+
+    def with_auth(self, auth: Any) -> GitHubClient:
+        """A client for the same API and limits acting as another identity."""
+        return GitHubClient(auth, base_url=self.base_url, timeout_s=self.timeout_s, max_retries=self.max_retries, max_wait_s=self.max_wait_s)
 
     async def rest(self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None) -> Any:
         """One REST call; returns the decoded JSON (``None`` for 204) or raises ``GitHubError``."""
@@ -176,14 +181,9 @@ class GitHubClient:
         from githubkit import AppAuthStrategy, AppInstallationAuthStrategy
 
         owner, name = split_repo(repo)
-        app = GitHubClient(AppAuthStrategy(str(app_id), private_key), base_url=self.base_url, timeout_s=self._timeout_s, **self._retry)
+        app = self.with_auth(AppAuthStrategy(str(app_id), private_key))
         installation = await app.rest("GET", f"/repos/{owner}/{name}/installation")
-        return GitHubClient(
-            AppInstallationAuthStrategy(str(app_id), private_key, int(installation["id"])),
-            base_url=self.base_url,
-            timeout_s=self._timeout_s,
-            **self._retry,
-        )
+        return self.with_auth(AppInstallationAuthStrategy(str(app_id), private_key, int(installation["id"])))
 
 
 async def second_identity(client: GitHubClient, repo: str, env: Mapping[str, str] | None = None) -> GitHubClient | None:
@@ -203,7 +203,7 @@ async def second_identity(client: GitHubClient, repo: str, env: Mapping[str, str
             raise GitHubError("GHX_EVAL_APP_ID is set but neither GHX_EVAL_APP_PRIVATE_KEY nor GHX_EVAL_APP_PRIVATE_KEY_PATH is")
         return await client.as_app_installation(app_id, key, repo)
     if env.get("GHX_EVAL_REVIEWER_TOKEN"):
-        return GitHubClient(env["GHX_EVAL_REVIEWER_TOKEN"], base_url=client.base_url, timeout_s=client._timeout_s, **client._retry)
+        return client.with_auth(env["GHX_EVAL_REVIEWER_TOKEN"])
     return None
 
 

@@ -63,9 +63,8 @@ def scenario_fixture(scenario: Any) -> ScenarioFixture | None:
 
 
 def _default_binder(scenario: Any, manifest: FixtureManifest, variables: Mapping[str, Any]) -> Any:
-    from .bindings import (
-        bind_scenario,  # the scenario module's binding rules (`{{var}}`, raw values)
-    )
+    # The scenario module's binding rules (`{{var}}`, raw values, `{{owner}}`/`{{repo_name}}`).
+    from .bindings import bind_scenario  # type: ignore[import-untyped,unused-ignore]
 
     return bind_scenario(scenario, manifest, variables)
 
