@@ -138,3 +138,16 @@ def test_second_identity_from_a_reviewer_token_or_none(standin):
     assert created["user"]["login"] == "reviewer"
     with pytest.raises(GitHubError, match="PRIVATE_KEY"):
         trio.run(second_identity, main, "octo/eval-sandbox", {"GHX_EVAL_APP_ID": "1"})
+
+
+def test_the_standin_answers_unknown_requests_with_404_and_logs_them(standin):
+    client = GitHubClient(MAIN_TOKEN, base_url=standin.url)
+    for method, path in (("GET", "/repos/octo/eval-sandbox/releases"), ("GET", "/repos/other/repo"), ("DELETE", "/repos/octo/eval-sandbox/issues/1")):
+        with pytest.raises(GitHubError, match="HTTP 404") as info:
+            trio.run(client.rest, method, path)
+        assert info.value.status == 404
+    assert [(m, p, s) for m, p, s, _ in standin.log] == [
+        ("GET", "/repos/octo/eval-sandbox/releases", 404),
+        ("GET", "/repos/other/repo", 404),
+        ("DELETE", "/repos/octo/eval-sandbox/issues/1", 404),
+    ]
