@@ -64,8 +64,10 @@ def scenario_fixture(scenario: Any) -> ScenarioFixture | None:
 
 def _default_binder(scenario: Any, manifest: FixtureManifest, variables: Mapping[str, Any]) -> Any:
     # The scenario module's binding rules (`{{var}}`, raw values, `{{owner}}`/`{{repo_name}}`).
-    from .bindings import bind_scenario  # type: ignore[import-untyped,unused-ignore]
-
+    try:
+        from .bindings import bind_scenario  # type: ignore[import-untyped,unused-ignore]
+    except ImportError as exc:
+        raise FixtureError(f"scenario {scenario.id}: cannot fill its bindings: {exc}") from None
     return bind_scenario(scenario, manifest, variables)
 
 
