@@ -29,6 +29,8 @@ class RunContext:
     reports_dir: str = "reports"
     session_export: bool = True
     extensions: dict[str, Any] = attrs.field(factory=dict)
+    #: the profile file, so plugins resolve relative paths of `extensions` against its folder
+    profile_path: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -194,6 +194,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         reports_dir=str(options.reports_dir),
         session_export=options.session_export,
         extensions=options.extensions,
+        profile_path=options.profile_path,
     )
     # Each run's traces under its own report folder: a second run never replaces the first's.
     sessions_dir = Path(options.reports_dir) / run_id / "sessions"
