@@ -9,6 +9,7 @@ from profiler_core.conditions import (
     Condition,
     CountEq,
     CountGte,
+    Custom,
     Empty,
     FieldContains,
     FieldEquals,
@@ -66,7 +67,7 @@ def test_every_type_parses_from_json_and_round_trips(data, expected):
 
 def test_tags_cover_the_documented_types():
     assert sorted(CONDITION_TAGS.values()) == sorted(
-        ["non_empty", "empty", "count_gte", "count_eq", "field_equals", "field_contains", "field_gte", "matches"]
+        ["non_empty", "empty", "count_gte", "count_eq", "field_equals", "field_contains", "field_gte", "matches", "custom"]
     )
 
 
@@ -81,8 +82,8 @@ def test_unknown_type_names_the_valid_types():
 
 
 def test_unknown_type_error_comes_from_plain_structure_too():
-    with pytest.raises(ValidationError, match=r"\$\.type: .*count_gte.*got unknown 'custom'"):
-        structure({"type": "custom", "scorer": "x"}, Condition)
+    with pytest.raises(ValidationError, match=r"\$\.type: .*count_gte.*got unknown 'customm'"):
+        structure({"type": "customm", "scorer": "x"}, Condition)
 
 
 def test_missing_type_and_non_object_are_explained():
@@ -248,3 +249,12 @@ def test_whole_value_when_path_is_empty():
 )
 def test_descriptions(cond, text):
     assert describe_condition(cond) == text
+
+
+def test_custom_condition_parses_and_explains_itself_outside_the_checkpoint_scorer():
+    cond = parse_condition({"type": "custom", "scorer": "my-judge", "path": "items", "options": {"k": 1}})
+    assert cond == Custom(scorer="my-judge", path="items", options={"k": 1})
+    outcome = evaluate_condition(cond, {"items": [1]})
+    assert not outcome.passed and "checkpoint" in outcome.error and outcome.actual == [1]
+    with pytest.raises(ValidationError, match="scorer"):
+        parse_condition({"type": "custom", "scorer": ""})

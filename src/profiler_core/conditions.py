@@ -29,6 +29,7 @@ __all__ = [
     "ConditionOutcome",
     "CountEq",
     "CountGte",
+    "Custom",
     "Empty",
     "FieldContains",
     "FieldEquals",
@@ -132,7 +133,26 @@ class Matches:
     ignore_case: bool = False
 
 
-Condition = Union[NonEmpty, Empty, CountGte, CountEq, FieldEquals, FieldContains, FieldGte, Matches]
+@attrs.frozen(kw_only=True)
+class Custom:
+    """Passes when the registered scorer ``scorer`` succeeds on the value at ``path``.
+
+    Only a scorer that can call other scorers evaluates it (the GitHub evaluation's
+    checkpoint scorer does: the value reaches the named scorer as
+    ``context.metadata["checkpoint_data"]``); elsewhere it fails with a message.
+    """
+
+    path: str = ""
+    scorer: str = attrs.field(validator=lambda _i, _a, v: _non_empty_id(v))
+    options: dict[str, Any] = attrs.field(factory=dict)
+
+
+def _non_empty_id(value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"scorer: expected the id of a registered scorer, got {value!r}")
+
+
+Condition = Union[NonEmpty, Empty, CountGte, CountEq, FieldEquals, FieldContains, FieldGte, Matches, Custom]
 
 #: JSON ``type`` tag of each condition class.
 CONDITION_TAGS: dict[type, str] = {
@@ -144,6 +164,7 @@ CONDITION_TAGS: dict[type, str] = {
     FieldContains: "field_contains",
     FieldGte: "field_gte",
     Matches: "matches",
+    Custom: "custom",
 }
 
 _VALID_TYPES = ", ".join(sorted(CONDITION_TAGS.values()))
@@ -245,6 +266,8 @@ def describe_condition(cond: Condition, subject: str = "value") -> str:
     if isinstance(cond, Matches):
         flags = "i" if cond.ignore_case else ""
         return f"{where} matches /{cond.pattern}/{flags}"
+    if isinstance(cond, Custom):
+        return f"scorer {cond.scorer!r} succeeds on {where}"
     raise TypeError(f"not a condition: {cond!r}")
 
 
@@ -322,4 +345,9 @@ def evaluate_condition(cond: Condition, value: Any, *, subject: str = "value") -
         flags = re.IGNORECASE if cond.ignore_case else 0
         found = re.search(cond.pattern, _as_text(actual), flags) is not None
         return ConditionOutcome(passed=found, actual=actual, expected=expected)
+    if isinstance(cond, Custom):
+        return ConditionOutcome(
+            passed=False, actual=actual, expected=expected,
+            error=f"a custom condition (scorer {cond.scorer!r}) is evaluated only by a scorer that can call scorers, such as 'checkpoint'",
+        )
     raise TypeError(f"not a condition: {cond!r}")
