@@ -69,3 +69,27 @@ def profiler_register_providers() -> list:
     from .opencode import OpenCodeProvider
 
     return [OpenCodeProvider]
+
+
+@hookimpl
+def profiler_register_scorers() -> list:
+    """The ``checkpoint`` scorer: checkpoints against live GitHub state."""
+    from .scorer import CheckpointScorer
+
+    return [CheckpointScorer]
+
+
+@hookimpl
+def profiler_register_collectors() -> list:
+    """The ``ghx`` collector: tool calls by how they reached GitHub."""
+    from .collector import GhxCollector
+
+    return [GhxCollector]
+
+
+@hookimpl
+def profiler_register_mode_resolvers() -> list:
+    """The ``eval`` mode resolver: ghx, mcp and baseline."""
+    from .modes import EvalModeResolver
+
+    return [EvalModeResolver]
