@@ -133,7 +133,8 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
     from .cli import _manager
     from .config import load_profile
     from .runner import options_from_config, run_profile_suite
-    from .store import RunPaths, read_jsonl, read_manifest, repair_truncated_tail
+    from .model import ProfileRow
+    from .store import RunLock, RunPaths, read_jsonl, read_manifest, repair_truncated_tail
 
     overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
     config = load_profile(profile, overrides)
@@ -157,7 +158,16 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
         changed = [p.name for p in manifest.plugins if p.name in installed and installed[p.name] != p.version]
         if changed and not force:
             raise ConfigError(f"plugin versions changed since run {resume_id} started: {', '.join(changed)} (use --force)")
-        repair_truncated_tail(paths.jsonl)
+        from .model import SessionAnalysisBundle
+
+        # Refuse before touching the files when the run is still being written by another process.
+        probe = RunLock(paths)
+        probe.acquire()
+        probe.release()
+        for file, cls in ((paths.jsonl, ProfileRow), (paths.analysis, SessionAnalysisBundle)):
+            repaired = repair_truncated_tail(file, cls)
+            if repaired:
+                click.echo(f"warning: {repaired}", err=True)
         read = read_jsonl(paths.jsonl) if paths.jsonl.exists() else None
         previous_rows = read.rows if read else []
         for problem in read.problems if read else []:

@@ -208,27 +208,91 @@ def read_jsonl(path: Path, cls: type = ProfileRow) -> ReadResult:
     return ReadResult(rows=rows, problems=problems, truncated_last_line=truncated)
 
 
-def repair_truncated_tail(path: Path) -> bool:
-    """Cut a truncated last line off a JSONL file before appending to it (resume)."""
+def repair_truncated_tail(path: Path, cls: type = ProfileRow) -> str | None:
+    """Make a JSONL file safe to append to (resume); what was done, or None when nothing was needed.
+
+    A last line without its newline that still parses as a whole ``cls`` is kept
+    (only the newline is added); a torn one is cut off, and the message names it.
+    """
     if not path.exists() or path.stat().st_size == 0:
-        return False
+        return None
     with open(path, "rb+") as f:
         f.seek(0, os.SEEK_END)
         size = f.tell()
         f.seek(max(0, size - 1))
         if f.read(1) == b"\n":
-            return False
-        # Find the last newline and truncate after it.
+            return None
+        # Find the start of the last line.
         block = 65536
-        pos = size
+        pos, start_of_last = size, 0
         while pos > 0:
             start = max(0, pos - block)
             f.seek(start)
             chunk = f.read(pos - start)
             cut = chunk.rfind(b"\n")
             if cut != -1:
-                f.truncate(start + cut + 1)
-                return True
+                start_of_last = start + cut + 1
+                break
             pos = start
-        f.truncate(0)
-        return True
+        f.seek(start_of_last)
+        tail = f.read()
+        line_number = _count_newlines(f, start_of_last) + 1
+        try:
+            from_json(tail.decode("utf-8"), cls, source=f"{path}:{line_number}")
+        except Exception:  # noqa: BLE001 - any failure to parse means the line was torn
+            f.truncate(start_of_last)
+            return f"{path}:{line_number}: dropped a torn last line ({len(tail)} bytes) left by an interrupted run"
+        f.seek(0, os.SEEK_END)
+        f.write(b"\n")
+        return f"{path}:{line_number}: kept a complete last line that had lost its newline"
+
+
+def _count_newlines(f: IO[bytes], end: int) -> int:
+    f.seek(0)
+    count, done = 0, 0
+    while done < end:
+        chunk = f.read(min(1 << 20, end - done))
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        done += len(chunk)
+    return count
+
+
+class RunLock:
+    """An OS lock on a run while it is written: a second writer is refused; a killed process leaves no lock behind."""
+
+    def __init__(self, paths: RunPaths) -> None:
+        self.path = paths.results_dir / f"{paths.run_id}.lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise StoreError naming the process that holds it."""
+        try:
+            import fcntl
+        except ImportError:  # not on POSIX: no lock, as before
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode("ascii", "replace").strip() or "another process"
+            os.close(fd)
+            raise StoreError(
+                f"run {self.path.stem!r} is being written by process {holder}; wait for it to end "
+                "(two writers would record cells twice)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        """Drop the lock and its file."""
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)  # closing releases the flock
+            self._fd = None

@@ -34,7 +34,7 @@ from ..model import (
 from ..paths import check_run_id
 from ..plugins import PluginManager, get_plugin_manager
 from ..redact import Redactor, secret_env_values
-from ..store import RowWriter, RunPaths, write_manifest
+from ..store import RowWriter, RunLock, RunPaths, write_manifest
 from .hooks import HookCaller
 from .iteration import RunState, now_iso, run_iteration
 from .options import RunOptions
@@ -135,9 +135,14 @@ async def run_profile_suite(options: RunOptions) -> ProfileSuiteResult:
         name = f"run-hooks-{run_id}-{index}"
         manager.register(hooks_obj, name)
         hook_names.append(name)
+    # One writer per run: a second `--resume` of a run still being written is refused before
+    # it touches the manifest or the rows.
+    lock = RunLock(RunPaths(Path(options.results_dir), run_id))
+    lock.acquire()
     try:
         return await _run(options, manager, run_id)
     finally:
+        lock.release()
         for name in hook_names:
             manager.unregister(name)
 
