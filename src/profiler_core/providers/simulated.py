@@ -1014,6 +1014,8 @@ class SimulatedProvider:
 
     id = "simulated"
     init_scope = "mode"
+    #: its synchronous methods return at once: the runner calls them inline, not in a thread
+    nonblocking_sync = True
 
     def __init__(self, **options: Any) -> None:
         """Build with default options, changed by any of :class:`SimulatedOptions`' fields."""

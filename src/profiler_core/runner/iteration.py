@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 import time
 from datetime import UTC, datetime
@@ -25,6 +23,7 @@ from ..model import (
     CustomMetric,
     ModeConfig,
     ProfileRow,
+    PromptMetrics,
     PromptResult,
     RunContext,
     Scenario,
@@ -34,12 +33,14 @@ from ..model import (
     SessionTrace,
     TimingBreakdown,
     TokenBreakdown,
+    ToolCallRecord,
     ToolCallSummary,
 )
 from ..paths import safe_name
 from ..redact import Redactor
 from ..serde import to_json
 from ..store import RowWriter
+from .calls import call_provider
 from .hooks import HookCaller
 
 log = logging.getLogger("agent_profiler")
@@ -95,12 +96,8 @@ class IterationError(Exception):
 
 
 async def _call_prompt(provider: Any, handle: Any, text: str, timeout_ms: int) -> PromptResult:
-    prompt = provider.prompt
-    if inspect.iscoroutinefunction(prompt):
-        return await prompt(handle, text, timeout_ms)
     # A blocking provider runs in a worker thread so timeouts and concurrency still work.
-    result = await trio.to_thread.run_sync(functools.partial(prompt, handle, text, timeout_ms), abandon_on_cancel=True)
-    return await await_me_maybe(result)
+    return await call_provider(provider, "prompt", handle, text, timeout_ms)
 
 
 async def _destroy(state: RunState, handle: Any, provider: Any = None) -> None:
@@ -108,11 +105,47 @@ async def _destroy(state: RunState, handle: Any, provider: Any = None) -> None:
     with trio.move_on_after(state.destroy_timeout_s) as scope:
         scope.shield = True
         try:
-            await await_me_maybe((provider or state.provider).destroy_session(handle))
+            await call_provider(provider or state.provider, "destroy_session", handle)
         except Exception as exc:  # noqa: BLE001 - a failed destroy must not lose the row
             log.warning("destroy_session(%s) failed: %s", getattr(handle, "session_id", handle), exc)
     if scope.cancelled_caught:
         log.warning("destroy_session(%s) did not finish in %ss", getattr(handle, "session_id", handle), state.destroy_timeout_s)
+
+
+def _wrong(provider: Any, method: str, what: str, value: Any, expected: str) -> IterationError:
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return IterationError(
+        f"provider {getattr(provider, 'id', type(provider).__name__)!r} returned {what} {shown} from {method}, expected {expected}",
+        code="provider_error",
+    )
+
+
+def _checked_result(provider: Any, result: Any) -> PromptResult:
+    """``result`` when it is a well-formed PromptResult; otherwise an error naming the plugin and what it returned."""
+    if not isinstance(result, PromptResult):
+        raise _wrong(provider, "prompt", type(result).__name__, result, "PromptResult")
+    metrics = result.metrics
+    checks = (
+        (metrics, PromptMetrics, "metrics", "PromptMetrics"),
+        (getattr(metrics, "tokens", None), TokenBreakdown, "metrics.tokens", "TokenBreakdown"),
+        (getattr(metrics, "timing", None), TimingBreakdown, "metrics.timing", "TimingBreakdown"),
+        (getattr(metrics, "cost", None), CostBreakdown, "metrics.cost", "CostBreakdown"),
+        (result.text, str, "text", "a string"),
+    )
+    for value, cls, field, expected in checks:
+        if not isinstance(value, cls):
+            raise _wrong(provider, "prompt", f"a PromptResult whose {field} is", value, expected)
+    if not all(isinstance(call, ToolCallRecord) for call in metrics.tool_calls):
+        raise _wrong(provider, "prompt", "tool calls", metrics.tool_calls, "ToolCallRecord items")
+    return result
+
+
+def _checked_trace(provider: Any, trace: Any) -> SessionTrace | None:
+    """``trace`` when it is a SessionTrace or None; otherwise an error naming the plugin."""
+    if trace is not None and not isinstance(trace, SessionTrace):
+        raise _wrong(provider, "export_session", type(trace).__name__, trace, "SessionTrace or None")
+    return trace
 
 
 async def _collect(state: RunState, result: PromptResult, scenario: Scenario, mode: str, model: str, trace) -> dict[str, Any]:
@@ -239,12 +272,10 @@ async def _attempt(
     try:
         try:
             with trio.fail_after(scenario.timeout_ms / 1000):
-                handle = await await_me_maybe(provider.create_session(params))
-                result = await _call_prompt(provider, handle, scenario.prompt, scenario.timeout_ms)
-                if not isinstance(result, PromptResult):
-                    raise IterationError(f"provider {provider.id!r} returned {type(result).__name__} from prompt, expected PromptResult", code="provider_error")
+                handle = await call_provider(provider, "create_session", params)
+                result = _checked_result(provider, await _call_prompt(provider, handle, scenario.prompt, scenario.timeout_ms))
                 if state.export_needed:
-                    trace = await await_me_maybe(provider.export_session(handle))
+                    trace = _checked_trace(provider, await call_provider(provider, "export_session", handle))
         except trio.TooSlowError:
             raise IterationError(f"timed out after {scenario.timeout_ms} ms", reason="timeout", code="timeout") from None
         except IterationError:

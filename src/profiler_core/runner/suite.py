@@ -35,6 +35,7 @@ from ..paths import check_run_id
 from ..plugins import PluginManager, get_plugin_manager
 from ..redact import Redactor, secret_env_values
 from ..store import RowWriter, RunLock, RunPaths, write_manifest
+from .calls import call_provider
 from .hooks import HookCaller
 from .iteration import RunState, now_iso, run_iteration
 from .options import RunOptions
@@ -275,18 +276,15 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         if with_overrides:
             options_.update(mode_config.provider_overrides)
         try:
-            await await_me_maybe(
-                instance.init(
-                    ProviderConfig(
-                        port=options.provider_port,
-                        model=model,
-                        mode=mode,
-                        permissions=PermissionConfig(auto_approve=True),
-                        environment=dict(mode_config.environment),
-                        options=options_,
-                    )
-                )
+            config = ProviderConfig(
+                port=options.provider_port,
+                model=model,
+                mode=mode,
+                permissions=PermissionConfig(auto_approve=True),
+                environment=dict(mode_config.environment),
+                options=options_,
             )
+            await call_provider(instance, "init", config)
         except ProfilerError:
             raise
         except Exception as exc:
@@ -306,7 +304,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         with trio.move_on_after(options.destroy_timeout_s) as cs:
             cs.shield = True
             try:
-                await await_me_maybe((instance or provider).shutdown())
+                await call_provider(instance or provider, "shutdown")
             except Exception as exc:  # noqa: BLE001 - shutdown failure must not lose the run
                 warnings.append(f"provider shutdown failed: {exc}")
 
