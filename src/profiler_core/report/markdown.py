@@ -8,7 +8,7 @@ from typing import Any
 
 from . import format as fmt
 from .summary import Summary
-from .verdict import findings, winners
+from .verdict import error_line, findings, winners
 
 
 def cell(value: Any) -> str:
@@ -42,6 +42,8 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
     lines.append("")
 
     lines += ["## Verdict", ""]
+    if errors := error_line(s):
+        lines += [f"**⚠ {errors}.**", ""]
     if s.comparisons:
         lines += table(["Criterion", "Best mode"], [(w.criterion, w.text) for w in winners(s)], "ll")
         for f in findings(s):
