@@ -67,3 +67,20 @@ def test_errored_rows_leave_the_comparison(tmp_path, profiler_plugin_manager):
     verdict = verdict_section((out / "report.md").read_text())
     assert "1 of 8 rows errored (1 of 4 fast)" in verdict
     assert "no verdict on speed" not in verdict
+
+
+def test_smallest_p_comes_from_the_tests_themselves():
+    from profiler_core.report.verdict import smallest_p
+
+    assert smallest_p(3, 3, paired=True) == (2 / 2**3, True)
+    assert smallest_p(3, 4, paired=False) == (2 / 35, True)  # two of the C(7, 3) label arrangements
+    p, exact = smallest_p(20, 20, paired=True)
+    assert not exact and p < 0.001
+
+
+def test_small_samples_are_named_and_methods_stated(tmp_path, profiler_plugin_manager):
+    out = run_and_report(tmp_path, lambda params, attempt: None, profiler_plugin_manager)
+    verdict = verdict_section((out / "report.md").read_text())
+    assert "paired bootstrap percentile interval of the reduction" in verdict
+    assert "exact sign-flip test, Holm-adjusted" in verdict
+    assert "Too few for significance: with 4 paired cells the smallest possible p is 0.125" in verdict

@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 
 import attrs
+import numpy as np
 
+from .. import stats
 from . import format as fmt
-from .summary import Summary
+from .summary import MetricComparison, Summary
 
 #: (criterion, metric, phrase when the mode is lower, phrase when higher)
 CRITERIA = (
@@ -66,6 +68,42 @@ def refusal(summary: Summary, criterion: str, modes: tuple[str, ...], metric: st
     return None
 
 
+def smallest_p(n_a: int, n_b: int, *, paired: bool) -> tuple[float, bool]:
+    """The smallest p-value the permutation test can give at these sizes, and whether it is exact.
+
+    Asked of the stats module itself: perfectly separated samples give the most extreme arrangement.
+    """
+    a = np.arange(1.0, n_a + 1.0) + (0.0 if paired else n_b)
+    b = np.zeros(n_b) if paired else np.arange(1.0, n_b + 1.0)
+    result = stats.permutation_test(a, b, paired=paired)
+    return result.p_value, result.exact
+
+
+def method_note(mc: MetricComparison, paired: bool, n_metrics: int, confidence: float) -> str:
+    """Which method gave the interval and the p-value, and whether the sample can reach significance at all."""
+    r = mc.result
+    kind = "paired" if paired else "unpaired"
+    if mc.method == "large-sample":
+        test = "normal approximation of the permutation test"
+        floor = None
+    else:
+        floor, exact = smallest_p(r.n_a, r.n_b, paired=paired)
+        name = "sign-flip test" if paired else "permutation test"
+        test = f"{'exact' if exact else 'sampled'} {name}"
+    note = (
+        f"CI: {kind} bootstrap percentile interval of the reduction; "
+        f"p: {test}, Holm-adjusted across {n_metrics} metrics"
+    )
+    alpha = 1 - confidence
+    if floor is not None and math.isfinite(floor) and floor > alpha:
+        cells = f"{r.n_a} paired cells" if paired else f"{r.n_a} vs {r.n_b} rows"
+        note += (
+            f". Too few for significance: with {cells} the smallest possible p is {floor:.3g}, "
+            f"above {alpha:g}, so \"not significant\" here says nothing about a difference"
+        )
+    return note
+
+
 def findings(summary: Summary) -> list[Finding]:
     """Per non-baseline mode: cost, speed, success and tokens against the baseline."""
     out: list[Finding] = []
@@ -113,6 +151,7 @@ def findings(summary: Summary) -> list[Finding]:
                     f"95% CI of the reduction {fmt.pct(lo)} to {fmt.pct(hi)})"
                 )
             text += f" — {'significant' if mc.significant else 'not significant'} (Holm-adjusted p {_p(r.p_value_adjusted)})"
+            text += f" [{method_note(mc, comp.paired, len(comp.metrics), summary.confidence)}]"
             out.append(
                 Finding(criterion=criterion, mode=comp.mode, text=text, significant=mc.significant, better=mc.verdict)
             )
