@@ -52,6 +52,8 @@ def test_all_errors_gives_no_verdict_and_counts_the_errors_first(tmp_path, profi
     assert "no verdict on speed: 4 of 4 baseline rows errored" in html
     summary = json.loads((out / "data" / "summary.json").read_text())
     assert summary["modeSummaries"]["baseline"]["errors"] == 4
+    assert summary["verdict"]["errored"] == 8
+    assert summary["verdict"]["noVerdict"]["Speed"] == "no verdict on speed: 4 of 4 baseline rows errored"
 
 
 def test_errored_rows_leave_the_comparison(tmp_path, profiler_plugin_manager):

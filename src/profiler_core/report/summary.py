@@ -749,5 +749,17 @@ def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
         "scenarioSummaries": scenario_block,
         "comparisons": comparisons,
         "errors": {"byCode": summary.error_codes, "firstRows": [list(r) for r in summary.error_rows]},
+        "verdict": _verdict_json(summary),
     }
     return clean(doc)
+
+
+def _verdict_json(summary: Summary) -> dict[str, Any]:
+    """The verdict's error count and the criteria it refused to judge, with the reason."""
+    from .verdict import error_line, winners  # verdict builds on this module
+
+    return {
+        "errored": int(summary.errors_by_mode.sum()),
+        "errorLine": error_line(summary),
+        "noVerdict": {w.criterion: w.text for w in winners(summary) if w.mode is None},
+    }
