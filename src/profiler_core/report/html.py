@@ -10,7 +10,7 @@ from typing import Any
 from . import format as fmt
 from .charts import DISTRIBUTION_METRICS, mode_color
 from .summary import EXACT_LIMIT, MAIN_METRICS, MetricComparison, Summary
-from .verdict import findings, winners
+from .verdict import error_line, findings, winners
 
 CSS = """
 :root{--fg:#1f2328;--muted:#59636e;--bg:#f6f8fa;--card:#fff;--line:#d1d9e0;--better:#1a7f37;--worse:#cf222e;--accent:#0969da}
@@ -148,6 +148,8 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
 
     # Verdict
     add('<section id="verdict"><h2>Verdict</h2>')
+    if errors := error_line(s):
+        add(f'<p class="errored"><strong>⚠ {_e(errors)}.</strong></p>')
     if s.comparisons:
         add('<div class="verdicts">')
         for w in winners(s):

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import format as fmt
 from .summary import Summary
-from .verdict import findings, winners
+from .verdict import error_line, findings, winners
 
 
 #: What can start Markdown markup or raw HTML inside a line: backslash, code, emphasis, raw HTML and
@@ -55,6 +55,8 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
     lines.append("")
 
     lines += ["## Verdict", ""]
+    if errors := error_line(s):
+        lines += [f"**⚠ {errors}.**", ""]
     if s.comparisons:
         lines += table(["Criterion", "Best mode"], [(w.criterion, w.text) for w in winners(s)], "ll")
         for f in findings(s):

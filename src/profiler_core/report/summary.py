@@ -551,7 +551,10 @@ def build_summary(
     for (s_code, cid), counts in per_cp.items():
         detail.setdefault(table.scenarios[s_code], []).append((cid, table.checkpoint_descriptions.get(cid, ""), counts))
 
-    mode_rows = {name: np.flatnonzero(mode_idx == i) for i, name in enumerate(modes)}
+    # An errored row's tokens/latency/cost measure nothing, so comparisons use only rows that ran.
+    ran = np.ones(mode_idx.shape[0], dtype=bool)
+    ran[np.fromiter(table.errors, dtype=np.int64, count=len(table.errors))] = False
+    mode_rows = {name: np.flatnonzero((mode_idx == i) & ran) for i, name in enumerate(modes)}
     comparisons = [
         compare_modes(table, columns, infos, mode_rows, m, baseline, confidence=confidence, seed=seed)
         for m in modes
@@ -746,5 +749,17 @@ def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
         "scenarioSummaries": scenario_block,
         "comparisons": comparisons,
         "errors": {"byCode": summary.error_codes, "firstRows": [list(r) for r in summary.error_rows]},
+        "verdict": _verdict_json(summary),
     }
     return clean(doc)
+
+
+def _verdict_json(summary: Summary) -> dict[str, Any]:
+    """The verdict's error count and the criteria it refused to judge, with the reason."""
+    from .verdict import error_line, winners  # verdict builds on this module
+
+    return {
+        "errored": int(summary.errors_by_mode.sum()),
+        "errorLine": error_line(summary),
+        "noVerdict": {w.criterion: w.text for w in winners(summary) if w.mode is None},
+    }
