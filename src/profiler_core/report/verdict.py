@@ -229,8 +229,10 @@ def _winner(criterion, best, base, comps, judge) -> Winner:
 
 def verdict_lines(summary: Summary) -> list[str]:
     """The verdict as plain text lines: the best mode per criterion, then every finding (+ better, - worse, = no difference)."""
+    errors = error_line(summary)
+    head = [f"! {errors}"] if errors else []
     if not summary.comparisons:
-        return ["Only one mode: nothing to compare."]
-    lines = [f"{w.criterion}: {w.text}" for w in winners(summary)]
+        return [*head, "Only one mode: nothing to compare."]
+    lines = head + [f"{w.criterion}: {w.text}" for w in winners(summary)]
     lines += [f"{ {1: '+', -1: '-'}.get(f.better, '=') } {f.criterion}: {f.text}" for f in findings(summary)]
     return lines
