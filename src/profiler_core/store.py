@@ -121,8 +121,23 @@ class RowWriter:
         self._files = BackgroundFileWriter()
 
     def write_file(self, path: Path, text: str) -> None:
-        """Write a whole file (a session trace) in the background, redacted."""
+        """Write a whole file in the background, redacted."""
         self._files.write(path, self.redact(text))
+
+    def write_trace(self, path: Path, trace: Any) -> None:
+        """Serialise, redact and write a session trace now (atomically); a failure names the file."""
+        try:
+            atomic_write_text(path, self.redact(to_json(trace, indent=2)) + "\n")
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot write the session trace ({exc.strerror or exc})") from None
+
+    def remove_stale_temporaries(self, folder: Path, pattern: str = "**/.*.tmp") -> int:
+        """Delete temporary files (``atomic_write_text``'s) an interrupted run left in ``folder``; how many."""
+        removed = 0
+        for tmp in folder.glob(pattern) if folder.is_dir() else ():
+            tmp.unlink(missing_ok=True)
+            removed += 1
+        return removed
 
     def write_row(self, row: ProfileRow) -> None:
         """Append one row as one whole line, flushed."""

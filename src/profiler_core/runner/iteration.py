@@ -231,13 +231,15 @@ async def run_iteration(
         log.warning("retrying %s/%s/%s#%d (attempt %d of %d) after: %s", model, mode, scenario.id, iteration, attempt + 1, max_attempts, error)
 
     if not warmup:
+        if state.session_export and outcome.trace is not None and state.writer is not None:
+            # The trace is on disk before its row: a cell that resume counts as done has its trace.
+            # Written in a worker thread, so other cells go on meanwhile.
+            path = session_export_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
+            await trio.to_thread.run_sync(state.writer.write_trace, path, outcome.trace)
         if state.writer is not None:
             state.writer.write_row(outcome.row)
             if outcome.bundle is not None and outcome.bundle.results:
                 state.writer.write_analysis(outcome.bundle)
-        if state.session_export and outcome.trace is not None and state.writer is not None:
-            path = session_export_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
-            state.writer.write_file(path, to_json(outcome.trace, indent=2) + "\n")
         await state.hooks.call(
             "profiler_after_scenario",
             ctx=AfterScenarioContext(

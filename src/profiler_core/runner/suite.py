@@ -230,6 +230,9 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         raise
 
     writer = RowWriter(paths, redactor)
+    # A killed run may leave half-written temporary files; nobody else writes here (the run lock).
+    writer.remove_stale_temporaries(sessions_dir)
+    writer.remove_stale_temporaries(paths.results_dir, f".{run_id}.*.tmp")
     state = RunState(
         run_id=run_id,
         run_ctx=run_ctx,
