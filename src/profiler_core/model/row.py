@@ -78,7 +78,8 @@ class ProfileRow:
     output_valid: bool = True
     provider: str
     session_id: str
-    agent_turns: int = attrs.field(default=0, validator=non_negative)
+    #: turns in the session's trace; None when there was no trace (session export off, no analyzer)
+    agent_turns: int | None = attrs.field(default=0, validator=non_negative)
     completion_reason: CompletionReason = "stop"
     extensions: dict[str, Any] = attrs.field(factory=dict)
     error: str | None = None

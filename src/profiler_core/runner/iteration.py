@@ -392,7 +392,7 @@ def _make_row(
         output_valid=bool(scored.output_valid) if scored else False,
         provider=state.provider.id,
         session_id=getattr(handle, "session_id", "") if handle is not None else "",
-        agent_turns=trace.summary.total_turns if trace is not None else 0,
+        agent_turns=trace.summary.total_turns if trace is not None else None,
         completion_reason=completion_reason,
         extensions=extensions,
         error=error,
