@@ -9,50 +9,10 @@ from pathlib import Path
 
 import click
 
-from ._hookmarkers import hookimpl
+from .cli_progress import make_progress, progress_option
 from .errors import ConfigError, ProfilerError
 
 LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR}
-
-
-class ProgressBar:
-    """A rich progress bar on stderr, fed by the ``profiler_progress`` hook."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[failed]} failed"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=False,
-        )
-        self.task = None
-
-    @hookimpl
-    def profiler_progress(self, event) -> None:
-        """Advance the bar."""
-        if event.kind == "run_started":
-            self.progress.start()
-            self.task = self.progress.add_task("profiling", total=event.total, failed=0)
-        elif event.kind == "warmup_started" and self.task is not None:
-            self.progress.update(self.task, description=f"warmup {event.mode}")
-        elif event.kind == "iteration_completed" and self.task is not None:
-            self.progress.update(self.task, completed=event.completed, failed=event.failed, description=f"{event.mode}")
-        elif event.kind == "run_completed":
-            self.stop()
-
-    def stop(self) -> None:
-        """Stop rendering (idempotent)."""
-        if self.task is not None:
-            self.progress.stop()
-            self.task = None
 
 
 def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency) -> dict:
@@ -118,7 +78,8 @@ def print_summary(rows, console) -> None:
 @click.option("--force", is_flag=True, help="With --resume: accept a changed profile or plugin versions.")
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
 @click.option("--allow-errors", is_flag=True, help="Exit 0 even when cells still errored after their retries.")
-def run_command(profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors):
+@progress_option
+def run_command(profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, progress):
     """Run a profile: every model x mode x scenario x repetition.
 
     \b
@@ -132,8 +93,8 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
 
     from .cli import _manager
     from .config import load_profile
-    from .runner import options_from_config, run_profile_suite
     from .model import ProfileRow
+    from .runner import options_from_config, run_profile_suite
     from .store import RunLock, RunPaths, read_jsonl, read_manifest, repair_truncated_tail
 
     overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
@@ -186,9 +147,8 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
     logging.basicConfig(level=LOG_LEVELS.get(config.output.log_level, logging.INFO), format="%(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("agent_profiler").setLevel(LOG_LEVELS.get(config.output.log_level, logging.INFO))
     hooks = []
-    bar = None
-    if sys.stderr.isatty():
-        bar = ProgressBar()
+    bar = make_progress(progress)
+    if bar is not None:
         hooks.append(bar)
     options = options_from_config(
         config, manager, run_id=run_id, hooks=hooks, handle_sigint=True, previous_rows=previous_rows, resumed_from=resumed_from
