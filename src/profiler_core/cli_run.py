@@ -78,8 +78,9 @@ def print_summary(rows, console) -> None:
 @click.option("--force", is_flag=True, help="With --resume: accept a changed profile or plugin versions.")
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
 @click.option("--allow-errors", is_flag=True, help="Exit 0 even when cells still errored after their retries.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Cap every session's timeout at this many seconds.")
 @progress_option
-def run_command(profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, progress):
+def run_command(profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, progress):
     """Run a profile: every model x mode x scenario x repetition.
 
     \b
@@ -151,7 +152,8 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
     if bar is not None:
         hooks.append(bar)
     options = options_from_config(
-        config, manager, run_id=run_id, hooks=hooks, handle_sigint=True, previous_rows=previous_rows, resumed_from=resumed_from
+        config, manager, run_id=run_id, hooks=hooks, handle_sigint=True, previous_rows=previous_rows, resumed_from=resumed_from,
+        time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
     )
     from .runner.suite import new_run_id
 
@@ -166,6 +168,12 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
     print_summary(result.rows, console)
     click.echo(f"Results:  {result.output_jsonl_path}")
     click.echo(f"Manifest: {result.manifest_path}")
+    if result.status == "budget_exhausted":
+        click.echo(
+            f"Budget spent: no new cell was started. Raise execution.max_cost_usd / max_tokens and resume with: "
+            f"profiler run {profile} --resume {result.run_id}",
+            err=True,
+        )
     if result.status == "interrupted":
         click.echo(f"Interrupted. Resume with: profiler run {profile} --resume {result.run_id}", err=True)
         sys.exit(130)

@@ -48,6 +48,9 @@ class ExecutionConfig:
     order: str = "blocked"
     #: seed of the "shuffled" order
     seed: int = 42
+    #: the run's budget: once spent, no new cell starts (None: no limit)
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
 
 
 #: values of ``execution.order``
@@ -105,7 +108,9 @@ class ProfilerConfig:
             "judge": None if self.judge is None else attrs.asdict(self.judge),
             "execution": {
                 # How cells are scheduled does not change what they mean: a resume may change it.
-                k: v for k, v in attrs.asdict(self.execution).items() if k not in ("concurrency", "order", "seed")
+                k: v
+                for k, v in attrs.asdict(self.execution).items()
+                if k not in ("concurrency", "order", "seed", "max_cost_usd", "max_tokens")
             },
             "extensions": self.extensions,
         }
@@ -168,7 +173,7 @@ _SECTION_KEYS = {
     "mode_resolver": ("id", "options"),
     "scorer": ("id", "options"),
     "judge": ("id", "model", "options"),
-    "execution": ("repetitions", "warmup", "timeout_default_ms", "allowed_retries", "concurrency", "order", "seed"),
+    "execution": ("repetitions", "warmup", "timeout_default_ms", "allowed_retries", "concurrency", "order", "seed", "max_cost_usd", "max_tokens"),
     "output": ("results_dir", "reports_dir", "session_export", "log_level"),
 }
 
@@ -206,6 +211,15 @@ def _str(value: Any, key: str, problems: _Problems) -> str | None:
         problems.add(key, f"expected a non-empty string, got {value!r}")
         return None
     return value
+
+
+def _limit(value: Any, key: str, problems: _Problems) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        problems.add(key, f"expected a number > 0, got {value!r}")
+        return None
+    return float(value)
 
 
 def _choice(value: Any, key: str, choices: tuple[str, ...], problems: _Problems) -> str | None:
@@ -401,6 +415,8 @@ def parse_profile(
         concurrency=_int(ex.get("concurrency", 1), "execution.concurrency", problems, minimum=1) or 1,
         order=_choice(ex.get("order", "blocked"), "execution.order", ORDERS, problems) or "blocked",
         seed=_int(ex.get("seed", 42), "execution.seed", problems, minimum=0) or 0,
+        max_cost_usd=_limit(ex.get("max_cost_usd"), "execution.max_cost_usd", problems),
+        max_tokens=None if ex.get("max_tokens") is None else _int(ex["max_tokens"], "execution.max_tokens", problems, minimum=1),
     )
     if "repetitions" in overrides:
         execution = attrs.evolve(execution, repetitions=_int(overrides["repetitions"], "--repetitions", problems, minimum=1) or 1)

@@ -12,7 +12,7 @@ from .row import ProfileRow
 from .scenario import Scenario
 from .trace import SessionTrace
 
-RunStatus = Literal["running", "completed", "interrupted", "failed"]
+RunStatus = Literal["running", "completed", "interrupted", "failed", "budget_exhausted"]
 
 
 @attrs.frozen(kw_only=True)

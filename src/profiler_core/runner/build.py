@@ -113,6 +113,8 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         allowed_retries=0,
         concurrency=config.execution.concurrency,
         order=config.execution.order,
+        max_cost_usd=config.execution.max_cost_usd,
+        max_tokens=config.execution.max_tokens,
         order_seed=config.execution.seed,
         provider_factory=_provider_factory(config, manager),
         session_export=config.output.session_export,

@@ -78,6 +78,8 @@ class RunState:
     sessions_dir: Path
     multi_model: bool
     destroy_timeout_s: float
+    #: a cap on every session's timeout (``--time-limit``), in ms
+    time_limit_ms: int | None = None
     metric_units: dict[str, str] = attrs.Factory(dict)
 
     @property
@@ -218,6 +220,8 @@ async def run_iteration(
         if isinstance(replacement, Scenario):
             scenario = replacement
 
+    if state.time_limit_ms is not None and state.time_limit_ms < scenario.timeout_ms:
+        scenario = attrs.evolve(scenario, timeout_ms=state.time_limit_ms)
     max_attempts = 1 + (scenario.allowed_retries or state.default_retries)
     attempt = 0
     while True:

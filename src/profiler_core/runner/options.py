@@ -40,6 +40,11 @@ class RunOptions:
     #: "blocked" (mode after mode), "interleaved" (modes alternate), "shuffled" (seeded by ``order_seed``)
     order: str = "blocked"
     order_seed: int = 42
+    #: the run's budget: once spent, no new cell starts (in-flight ones finish); None = no limit
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    #: a cap on every session's timeout, in ms (``--time-limit``)
+    time_limit_ms: int | None = None
     session_export: bool = True
     results_dir: str = "results"
     reports_dir: str = "reports"

@@ -248,11 +248,15 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         sessions_dir=sessions_dir,
         multi_model=len(models) > 1,
         destroy_timeout_s=options.destroy_timeout_s,
+        time_limit_ms=options.time_limit_ms,
     )
     progress = _Progress(hooks, run_id, len(todo))
     rows: list[ProfileRow] = [r for r in options.previous_rows if r.iteration >= 0]
     bundles: list[SessionAnalysisBundle] = []
     status = "completed"
+    budget = _Budget(max_cost_usd=options.max_cost_usd, max_tokens=options.max_tokens)
+    for row in options.previous_rows:
+        budget.add(row)  # a resumed run's budget counts what it already spent
     t0 = time.perf_counter()
     progress.emit("run_started")
 
@@ -263,6 +267,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                 state, model=model, mode=mode, mode_config=mode_configs[mode], scenario=scenario, iteration=i, provider=instance
             )
             rows.append(outcome.row)
+            budget.add(outcome.row)
             if outcome.bundle is not None:
                 bundles.append(outcome.bundle)
             progress.completed += 1
@@ -360,6 +365,9 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                 for model, mode, scenario, i in schedule:
                     token = object()
                     await limiter.acquire_on_behalf_of(token)
+                    if budget.exhausted:  # checked after the wait: cells that finished meanwhile count
+                        limiter.release_on_behalf_of(token)
+                        break
                     nursery.start_soon(grouped_cell, model, mode, scenario, i, limiter, token)
         finally:
             # Interrupted or failed: end every instance that was started (no after_mode: the mode did not end).
@@ -384,6 +392,8 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                     mode_cells = [c for c in model_cells if c[1] == mode]
                     if not mode_cells:
                         continue
+                    if budget.exhausted:
+                        break
                     with mode_environment(mode_configs[mode].environment):
                         try:
                             if scope == "mode":
@@ -396,6 +406,9 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                                 for _, _, scenario, i in mode_cells:
                                     token = object()
                                     await limiter.acquire_on_behalf_of(token)
+                                    if budget.exhausted:
+                                        limiter.release_on_behalf_of(token)
+                                        break
                                     nursery.start_soon(one_cell, model, mode, scenario, i, limiter, token)
                             await hooks.call("profiler_after_mode", mode=mode, run=run_ctx)
                         finally:
@@ -428,6 +441,9 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
             outer.cancel_scope.cancel()
         if interrupted:
             status = "interrupted"
+        elif budget.exhausted and len(rows) - len(options.previous_rows) < len(todo):
+            status = "budget_exhausted"
+            warnings.append(f"budget spent ({budget.describe()}): cells not started; resume with a raised budget")
     except BaseExceptionGroup as group:
         # trio wraps errors in groups; a user wants the one error that happened.
         leaf = _single_leaf(group)
@@ -464,6 +480,37 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         await hooks.call("profiler_after_run", ctx=run_ctx, result=result)
     _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
     return result
+
+
+@attrs.define
+class _Budget:
+    """What a run may spend, and what it has spent."""
+
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    cost_usd: float = 0.0
+    tokens: int = 0
+
+    def add(self, row: ProfileRow) -> None:
+        """Count a finished cell's cost and tokens."""
+        self.cost_usd += row.cost.total_usd or 0.0
+        self.tokens += row.tokens.total
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the cost or token limit is reached."""
+        return (self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd) or (
+            self.max_tokens is not None and self.tokens >= self.max_tokens
+        )
+
+    def describe(self) -> str:
+        """``$0.52 of $0.50; 120000 of 100000 tokens`` (the limits that are set)."""
+        parts = []
+        if self.max_cost_usd is not None:
+            parts.append(f"${self.cost_usd:.4f} of ${self.max_cost_usd:g}")
+        if self.max_tokens is not None:
+            parts.append(f"{self.tokens} of {self.max_tokens} tokens")
+        return "; ".join(parts)
 
 
 @attrs.define(eq=False)
