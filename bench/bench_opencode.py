@@ -28,10 +28,10 @@ for entry in (ROOT / "src", ROOT):
         sys.path.insert(0, str(entry))
 
 import trio
+from tests.scripted.openai_chat import ScriptedChatServer, tool_then_text
 
 from profiler_core import CreateSessionParams, PermissionConfig, ProviderConfig
 from profiler_eval_ghx.opencode import OpenCodeProvider
-from tests.scripted.openai_chat import ScriptedChatServer, tool_then_text
 
 
 def find_binary(given: str | None) -> str:

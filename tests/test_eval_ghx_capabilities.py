@@ -7,8 +7,8 @@ import sys
 
 import pytest
 import trio
-from github_standin import MAIN_TOKEN, REVIEWER_TOKEN, GitHubStandIn
 
+from github_standin import MAIN_TOKEN, REVIEWER_TOKEN, GitHubStandIn
 from profiler_eval_ghx.capabilities import (
     CapabilityResult,
     GhxCliExecutor,

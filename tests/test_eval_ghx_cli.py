@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from github_standin import MAIN_TOKEN, GitHubStandIn
 
 REPO = "octo/eval-sandbox"

@@ -7,8 +7,8 @@ import json
 import pytest
 import stamina
 import trio
-from github_standin import MAIN_TOKEN, REVIEWER_TOKEN, GitHubStandIn
 
+from github_standin import MAIN_TOKEN, REVIEWER_TOKEN, GitHubStandIn
 from profiler_eval_ghx.fixtures import (
     EVAL_LABEL,
     FixtureError,

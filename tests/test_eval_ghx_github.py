@@ -6,8 +6,8 @@ import time
 
 import pytest
 import trio
-from github_standin import MAIN_TOKEN, REVIEWER_TOKEN, GitHubStandIn
 
+from github_standin import MAIN_TOKEN, REVIEWER_TOKEN, GitHubStandIn
 from profiler_eval_ghx.github import (
     GitHubClient,
     GitHubError,
@@ -55,7 +55,7 @@ def test_a_failed_call_names_the_request_and_status_but_not_the_token(standin):
     with pytest.raises(GitHubError) as info:
         trio.run(client.rest, "GET", "/repos/octo/eval-sandbox/issues/99")
     assert info.value.status == 404
-    assert "GET /repos/octo/eval-sandbox/issues/99: HTTP 404 Not Found" == str(info.value)
+    assert str(info.value) == "GET /repos/octo/eval-sandbox/issues/99: HTTP 404 Not Found"
     bad = GitHubClient("wrong-token", base_url=standin.url)
     with pytest.raises(GitHubError, match="HTTP 401 Bad credentials") as info:
         trio.run(bad.rest, "GET", "/repos/octo/eval-sandbox")

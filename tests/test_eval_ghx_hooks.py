@@ -8,8 +8,8 @@ import re
 import attrs
 import pytest
 import trio
-from github_standin import MAIN_TOKEN, GitHubStandIn
 
+from github_standin import MAIN_TOKEN, GitHubStandIn
 from profiler_core import (
     AfterScenarioContext,
     BeforeScenarioContext,

@@ -11,14 +11,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from profiler_core import PermissionConfig
-from profiler_core.errors import ConfigError, ValidationError
-from profiler_core.importers import load_sessions
-from profiler_core.importers.opencode import session_from_messages
-from profiler_eval_ghx.opencode import OpenCodeOptions, OpenCodeProvider
-from profiler_eval_ghx.opencode.config import opencode_config
-from profiler_eval_ghx.opencode.metrics import measure, progress
 from tests.scripted.openai_chat import (
     Fail,
     ScriptedChatServer,
@@ -27,6 +19,14 @@ from tests.scripted.openai_chat import (
     Usage,
     tool_then_text,
 )
+
+from profiler_core import PermissionConfig
+from profiler_core.errors import ConfigError, ValidationError
+from profiler_core.importers import load_sessions
+from profiler_core.importers.opencode import session_from_messages
+from profiler_eval_ghx.opencode import OpenCodeOptions, OpenCodeProvider
+from profiler_eval_ghx.opencode.config import opencode_config
+from profiler_eval_ghx.opencode.metrics import measure, progress
 
 ROOT = Path(__file__).resolve().parent.parent
 

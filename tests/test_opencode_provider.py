@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 import trio
+from tests.binaries import agent_binary
+from tests.opencode_helpers import START_TIMEOUT_S, model_config
+from tests.scripted.openai_chat import Hang, ScriptedChatServer, tool_then_text
 
 from profiler_core import CreateSessionParams, PermissionConfig, ProviderConfig
 from profiler_eval_ghx.opencode import OpenCodeProvider
 from profiler_eval_ghx.opencode.server import process_alive
-from tests.binaries import agent_binary
-from tests.opencode_helpers import START_TIMEOUT_S, model_config
-from tests.scripted.openai_chat import Hang, ScriptedChatServer, tool_then_text
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,6 @@ import json
 import os
 
 import pytest
-
 from tests.binaries import agent_binary
 from tests.opencode_helpers import (
     ProfilerRun,

@@ -11,8 +11,7 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from profiler_core import DuplicateComponentError, UnknownComponentError, hookimpl
-from profiler_core import hookspecs
+from profiler_core import DuplicateComponentError, UnknownComponentError, hookimpl, hookspecs
 from profiler_core.plugins import get_plugin_manager
 
 

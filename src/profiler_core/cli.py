@@ -86,8 +86,8 @@ def list_plugins(as_json: bool) -> None:
 def _add_builtin_commands() -> None:
     from .cli_analyze import analyze
     from .cli_import import import_command
-    from .cli_report import report_command
     from .cli_init import init_command
+    from .cli_report import report_command
     from .cli_run import run_command, validate_command
     from .cli_view import view_command
 

@@ -152,7 +152,7 @@ def _non_empty_id(value: Any) -> None:
         raise ValueError(f"scorer: expected the id of a registered scorer, got {value!r}")
 
 
-Condition = Union[NonEmpty, Empty, CountGte, CountEq, FieldEquals, FieldContains, FieldGte, Matches, Custom]
+Condition = Union[NonEmpty, Empty, CountGte, CountEq, FieldEquals, FieldContains, FieldGte, Matches, Custom]  # noqa: UP007 - a runtime union for the tagged-union hooks
 
 #: JSON ``type`` tag of each condition class.
 CONDITION_TAGS: dict[type, str] = {
@@ -199,7 +199,7 @@ def resolve_path(value: Any, path: str | None) -> Any:
         here = ".".join(walked) or "the top level"
 
         def fail(reason: str) -> PathError:
-            return PathError(f"path {path!r}: segment {segment!r} {reason}")
+            return PathError(f"path {path!r}: segment {segment!r} {reason}")  # noqa: B023 - used in this iteration only
 
         if isinstance(current, dict):
             if segment in current:

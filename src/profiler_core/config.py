@@ -246,7 +246,7 @@ def _component(value: Any, key: str, problems: _Problems, default_id: str | None
     section = _mapping(value, key, problems)
     if section is None:
         return None
-    _check_keys(section, _SECTION_KEYS[key] if key in _SECTION_KEYS else ("id", "options"), f"{key}.", problems)
+    _check_keys(section, _SECTION_KEYS.get(key, ("id", "options")), f"{key}.", problems)
     component_id = section.get("id", default_id)
     if component_id is None:
         problems.add(f"{key}.id", "required")

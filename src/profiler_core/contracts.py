@@ -12,6 +12,7 @@ from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from .model import (
     AnalysisResult,
+    CreateSessionParams,
     CustomMetric,
     JudgeRequest,
     JudgeResponse,
@@ -23,7 +24,6 @@ from .model import (
     ScorerResult,
     SessionHandle,
     SessionTrace,
-    CreateSessionParams,
 )
 
 T = TypeVar("T")

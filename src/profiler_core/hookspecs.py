@@ -15,7 +15,14 @@ from ._hookmarkers import hookspec
 if TYPE_CHECKING:  # pragma: no cover
     import click
 
-    from .model import AfterScenarioContext, BeforeScenarioContext, ProfileSuiteResult, ProgressEvent, RunContext, Scenario
+    from .model import (
+        AfterScenarioContext,
+        BeforeScenarioContext,
+        ProfileSuiteResult,
+        ProgressEvent,
+        RunContext,
+        Scenario,
+    )
 
 # -------------------------------------------------------------------------
 # Registration hooks: each returns a list of component factories

@@ -790,9 +790,9 @@ _MESSAGE_PARSERS: dict[str, Callable[[Mapping[str, Any], str, int], list[Message
 __all__ = [
     "Message",
     "MessageProvider",
+    "TokensUsage",
     "ToolCall",
     "ToolCallFunction",
-    "TokensUsage",
     "UsageProvider",
     "normalize_messages",
     "normalize_usage",

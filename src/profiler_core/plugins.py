@@ -271,7 +271,7 @@ class PluginManager:
                 info = self.plugins.get(plugin_name)
                 try:
                     factories = call() or []
-                except Exception as exc:  # noqa: BLE001 - name the plugin, don't crash the CLI
+                except Exception as exc:
                     raise PluginLoadError(f"plugin {plugin_name!r}: {hook_name} failed: {type(exc).__name__}: {exc}") from exc
                 for factory in factories:
                     component_id = _component_id(factory, id_attr, plugin_name, contract)
@@ -323,7 +323,7 @@ def _component_id(factory: Any, id_attr: str, plugin: str, contract: str) -> str
         # A plain factory function: build one with no options to learn its id.
         try:
             value = getattr(factory(), id_attr, None)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise PluginLoadError(f"plugin {plugin!r}: cannot determine the {id_attr} of {factory!r}: {exc}") from exc
     if not isinstance(value, str) or not value:
         raise PluginLoadError(f"plugin {plugin!r}: {_SINGULAR[contract]} {factory!r} has no string `{id_attr}`")

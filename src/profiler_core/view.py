@@ -55,7 +55,7 @@ def open_in_browser(report: Path, opener: Callable[[str], bool] = webbrowser.ope
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     """Serves files without a log line per request (the command prints its own)."""
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

@@ -203,7 +203,7 @@ class GitHubCapabilities:
         if not owner or not name:
             raise ValueError("input needs `owner` and `name` (or `repo: owner/name`)")
         labels = await self.client.paginate(f"/repos/{owner}/{name}/labels")
-        return {"items": [{"name": l["name"], "color": l.get("color"), "description": l.get("description") or ""} for l in labels]}
+        return {"items": [{"name": lab["name"], "color": lab.get("color"), "description": lab.get("description") or ""} for lab in labels]}
 
 
 class GhxCliExecutor:

@@ -89,7 +89,7 @@ class CheckpointScorer:
         condition = parse_condition(cp["condition"])
         try:
             result: CapabilityResult = await self.executor.run(str(cp["task"]), dict(cp.get("input") or {}))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a broken executor fails the checkpoint, not the run
             result = CapabilityResult(ok=False, error=f"{type(exc).__name__}: {exc}")
         expected = describe_condition(condition, "data")
         if not result.ok:

@@ -47,7 +47,7 @@ class RatioFinding:
     label: str
 
 
-AnalysisFinding = Union[NumberFinding, StringFinding, ListFinding, TableFinding, RatioFinding]
+AnalysisFinding = Union[NumberFinding, StringFinding, ListFinding, TableFinding, RatioFinding]  # noqa: UP007 - a runtime union for the tagged-union hooks
 
 #: JSON ``type`` tag of each finding class (the original's names).
 FINDING_TAGS: dict[type, str] = {

@@ -55,7 +55,7 @@ class ErrorEvent:
     recoverable: bool = True
 
 
-TraceEvent = Union[ReasoningEvent, ToolCallEvent, TextOutputEvent, TurnBoundaryEvent, ErrorEvent]
+TraceEvent = Union[ReasoningEvent, ToolCallEvent, TextOutputEvent, TurnBoundaryEvent, ErrorEvent]  # noqa: UP007 - a runtime union for the tagged-union hooks
 
 #: JSON ``type`` tag of each event class (the original's names).
 TRACE_EVENT_TAGS: dict[type, str] = {

@@ -12,7 +12,6 @@ from . import format as fmt
 from .summary import Summary
 from .verdict import error_line, findings, winners
 
-
 #: What can start Markdown markup or raw HTML inside a line: backslash, code, emphasis, raw HTML and
 #: autolinks, table pipes, strike-through, an inline link's "](", and "_" at a word's edge (inside a
 #: word, as in with_tool, CommonMark does not read it as emphasis, so it stays readable).

@@ -47,7 +47,7 @@ class HookCaller:
         for plugin_name, call in self.manager.hookimpls(hook_name):
             try:
                 await await_me_maybe(call(**kwargs))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise HookError(f"plugin {plugin_name!r}: {hook_name} failed: {exc}") from exc
 
     def call_sync(self, hook_name: str, **kwargs: Any) -> None:

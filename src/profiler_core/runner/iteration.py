@@ -38,7 +38,6 @@ from ..model import (
 )
 from ..paths import safe_name
 from ..redact import Redactor
-from ..serde import to_json
 from ..store import RowWriter
 from .calls import call_provider
 from .hooks import HookCaller

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from .._async import await_me_maybe
-from .._signature import accepts_keyword
 from .._hookmarkers import hookimpl
+from .._signature import accepts_keyword
 from ..errors import ConfigError, ProfilerError
 from ..model import CustomMetric, Scenario, ScorerCheckResult, ScorerContext, ScorerResult
 

@@ -35,7 +35,7 @@ from ..model import (
     TurnBoundaryEvent,
 )
 
-__all__ = ["FakeProvider", "FixedScorer", "Hang", "Fail", "fake_plugin", "simple_trace"]
+__all__ = ["Fail", "FakeProvider", "FixedScorer", "Hang", "fake_plugin", "simple_trace"]
 
 
 @attrs.frozen
