@@ -11,8 +11,6 @@ import gzip
 import itertools
 import json
 import os
-import queue
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -73,42 +71,6 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-class BackgroundFileWriter:
-    """Writes whole files (atomically) from one worker thread.
-
-    Creating a file costs ~0.5 ms of kernel time on ext4; done here it overlaps
-    with the runner's work instead of adding to every iteration.
-    """
-
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[tuple[Path, str] | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self.errors: list[str] = []
-
-    def write(self, path: Path, text: str) -> None:
-        """Queue ``text`` to be written to ``path``."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._work, name="agent-profiler-writer", daemon=True)
-            self._thread.start()
-        self._queue.put((path, text))
-
-    def _work(self) -> None:
-        while (item := self._queue.get()) is not None:
-            path, text = item
-            try:
-                atomic_write_text(path, text)
-            except OSError as exc:
-                self.errors.append(f"could not write {path}: {exc}")
-
-    def close(self) -> list[str]:
-        """Wait until every queued file is written; return the errors."""
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join()
-            self._thread = None
-        return self.errors
-
-
 class RowWriter:
     """Appends rows (and analysis bundles) to a run's JSONL files; writes session traces."""
 
@@ -118,11 +80,6 @@ class RowWriter:
         paths.results_dir.mkdir(parents=True, exist_ok=True)
         self._rows: IO[str] = open(paths.jsonl, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._analysis: IO[str] | None = None
-        self._files = BackgroundFileWriter()
-
-    def write_file(self, path: Path, text: str) -> None:
-        """Write a whole file in the background, redacted."""
-        self._files.write(path, self.redact(text))
 
     def write_trace(self, path: Path, trace: Any) -> None:
         """Serialise, redact and write a session trace now (atomically); a failure names the file."""
@@ -152,11 +109,11 @@ class RowWriter:
         self._analysis.flush()
 
     def close(self) -> list[str]:
-        """Close the files, wait for background writes; return their errors."""
+        """Close the files; return problems met while writing (none today: failures raise)."""
         self._rows.close()
         if self._analysis is not None:
             self._analysis.close()
-        return self._files.close()
+        return []
 
 
 def write_manifest(path: Path, manifest: RunManifest, redactor: Redactor | None = None) -> None:
