@@ -29,9 +29,9 @@ def cell(value: Any) -> str:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str = "") -> list[str]:
-    """A Markdown table; ``align`` is one letter per column (l/r), default left then right."""
+    """A Markdown table; ``align`` is one letter per column (l/r/c), default left then right."""
     align = align or "l" + "r" * (len(header) - 1)
-    seps = ["---:" if a == "r" else "---" for a in align]
+    seps = [{"r": "---:", "c": ":---:"}.get(a, "---") for a in align]
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(seps) + " |"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return lines + [""]
@@ -200,6 +200,7 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
             parts.append(f"**{md(mode)}** {fmt.rate(r.rate)} ({r.successes}/{r.trials}), {checks}")
         lines.append("Success: " + " · ".join(parts))
         lines.append("")
+        lines += _outcome_table(s, scen)
         header = ["Metric"] + [f"{m} median" for m in s.modes]
         header += [f"{m} vs {s.baseline}" for m in s.modes if m != s.baseline]
         b = s.modes.index(s.baseline)
@@ -251,6 +252,9 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
             lines += [f"First {len(s.error_rows)} errors shown; all are in data/results.csv.", ""]
     else:
         lines += ["No row carries an error.", ""]
+    if s.failed_rows:
+        lines += ["Rows that failed without an error (the agent ran; its checks did not pass):", ""]
+        lines += table(["Mode", "Scenario", "Iteration", "Failed checks"], [(m, sc, it, checks or "–") for m, sc, it, checks in s.failed_rows], "llrl")
 
     if problems:
         lines += ["## Data problems", "", "Lines of the results file that could not be read (skipped):", ""]
@@ -269,6 +273,17 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
         "",
     ]
     return "\n".join(lines)
+
+
+def _outcome_table(s: Summary, scen: str) -> list[str]:
+    """Iteration by iteration, pass / FAIL / error per mode (small runs only)."""
+    per_mode = (s.outcomes or {}).get(scen)
+    if not per_mode:
+        return []
+    iterations = sorted({it for cells in per_mode.values() for it, _ in cells})
+    by_mode = {m: dict(cells) for m, cells in per_mode.items()}
+    rows = [[m] + [by_mode[m].get(it, "–") for it in iterations] for m in s.modes if m in by_mode]
+    return table(["Mode", *(f"#{it}" for it in iterations)], rows, "l" + "c" * len(iterations))
 
 
 def _reduction(a: float, b: float) -> float:

@@ -135,6 +135,32 @@ class RateSummary:
     k: int
 
 
+#: Up to this many rows the report lists every iteration's outcome per scenario and mode.
+OUTCOME_ROWS = 5_000
+
+
+def _outcomes(table, modes, mode_idx, scen_idx):
+    """Per scenario and mode the iterations' pass/FAIL/error (small runs), and the first clean failures."""
+    iterations = table.numeric["iteration"]
+    failed_idx = np.flatnonzero(~table.success.astype(bool))
+    failed_rows = [
+        (modes[mode_idx[i]], table.scenarios[scen_idx[i]], int(iterations[i]), table.failed_checks.get(int(i), ""))
+        for i in failed_idx.tolist()
+        if i not in table.errors
+    ][:50]
+    if table.n > OUTCOME_ROWS:
+        return None, failed_rows
+    outcomes: dict[str, dict[str, list[tuple[int, str]]]] = {}
+    for i in range(table.n):
+        word = "error" if i in table.errors else ("pass" if table.success[i] else "FAIL")
+        per_mode = outcomes.setdefault(table.scenarios[scen_idx[i]], {})
+        per_mode.setdefault(modes[mode_idx[i]], []).append((int(iterations[i]), word))
+    for per_mode in outcomes.values():
+        for cells in per_mode.values():
+            cells.sort()
+    return outcomes, failed_rows
+
+
 @attrs.define
 class Summary:
     """All numbers of one report."""
@@ -168,6 +194,10 @@ class Summary:
     error_codes: dict[str, int]
     k: int
     confidence: float
+    #: scenario -> mode -> [(iteration, "pass" | "FAIL" | "error")], for runs of at most OUTCOME_ROWS rows
+    outcomes: dict[str, dict[str, list[tuple[int, str]]]] | None = None
+    #: (mode, scenario, iteration, failed checks) of rows that failed without an error (first ones)
+    failed_rows: list[tuple[str, str, int, str]] = attrs.Factory(list)
 
     def metric(self, name: str) -> MetricInfo | None:
         """The info of a metric, if it is reported."""
@@ -578,6 +608,7 @@ def build_summary(
                     str(message),
                 )
             )
+    outcomes, failed_rows = _outcomes(table, modes, mode_idx, scen_idx)
     reason = table.categorical["completion_reason"]
     reasons_by_mode: dict[str, dict[str, int]] = {m: {} for m in modes}
     counts = np.bincount(mode_idx * len(reason.values) + reason.codes, minlength=n_modes * len(reason.values))
@@ -609,6 +640,8 @@ def build_summary(
         reasons_by_mode=reasons_by_mode,
         error_rows=error_rows,
         error_codes=error_codes,
+        outcomes=outcomes,
+        failed_rows=failed_rows,
         k=k,
         confidence=confidence,
     )
