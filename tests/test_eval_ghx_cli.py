@@ -113,7 +113,7 @@ def test_check_reports_every_problem(standin, tmp_path):
     )
     result = profiler("eval", "check", str(config))
     assert result.returncode == 1
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert any("extensions.fixtures.reseed_between_modes: expected true or false, got 'yes'" in e for e in errors)
     assert any("scenario bad-001: fixture 'release_v1': no seeder" in e for e in errors)
     assert any("scenario bad-002: fixture.bindings.n: 'pr.number' names fixture 'pr', which is not in fixture.requires" in e for e in errors)

@@ -446,7 +446,7 @@ def test_cli_bad_files_write_nothing(tmp_path, cli_manager):
     out = tmp_path / "out" / "r.jsonl"
     result = invoke("claude-code", CC_DST, truncated, foreign, "--out", out)
     assert result.exit_code == 1
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert len(errors) == 2
     assert str(truncated) in errors[0] and "truncated last line" in errors[0]
     assert str(foreign) in errors[1] and ":1: not valid JSON" in errors[1]

@@ -397,11 +397,11 @@ def import_command(format, files, out, mode, scenario, scorer_id, run_id, model)
     sessions, problems = load_all(format, inputs)
     if problems:
         for line in problems:
-            click.echo(f"error: {line}", err=True)
+            click.echo(f"Error: {line}", err=True)
         click.echo(f"{len(problems)} of {len(inputs)} file(s) could not be imported; nothing written", err=True)
         sys.exit(1)
     if not sessions:
-        click.echo("error: the files hold no session; nothing written", err=True)
+        click.echo("Error: the files hold no session; nothing written", err=True)
         sys.exit(1)
     sessions = [with_model(s, model) for s in sessions]
     result = import_sessions(

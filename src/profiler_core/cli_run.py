@@ -227,7 +227,7 @@ def validate_command(profile):
         config = load_profile(profile)
     except ProfileErrors as exc:
         for line in exc.problems:
-            click.echo(f"error: {line}", err=True)
+            click.echo(f"Error: {line}", err=True)
         click.echo(f"{len(exc.problems)} problem(s) found", err=True)
         sys.exit(1)
     manager = _manager()
@@ -236,7 +236,7 @@ def validate_command(profile):
         problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
     if problems:
         for line in problems:
-            click.echo(f"error: {line}", err=True)
+            click.echo(f"Error: {line}", err=True)
         click.echo(f"{len(problems)} problem(s) found", err=True)
         sys.exit(1)
     cells = len(config.models) * len(config.modes) * len(config.scenarios) * config.execution.repetitions

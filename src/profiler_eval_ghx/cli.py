@@ -131,7 +131,7 @@ def check_command(profile: Path) -> None:
             problems.append(f"{settings.manifest}: fixture manifest not found (profiler eval fixture seed --config {profile}, or set seed_if_missing)")
     if problems:
         for line in problems:
-            click.echo(f"error: {line}", err=True)
+            click.echo(f"Error: {line}", err=True)
         click.echo(f"{len(problems)} problem(s) found", err=True)
         sys.exit(1)
     click.echo(f"  fixtures:    {', '.join(sorted(required)) or 'none'}" + (f" (manifest {settings.manifest})" if settings else ""))
