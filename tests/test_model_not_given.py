@@ -57,3 +57,12 @@ def test_validate_says_the_model_was_not_given(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "models:      (not given: the agent's own default)" in out.stdout
     assert "sim-small" not in out.stdout
+
+
+def test_an_empty_profile_says_so(tmp_path):
+    for text in ("", "# nothing yet\n", "{}\n"):
+        path = tmp_path / "empty.yaml"
+        path.write_text(text)
+        out = subprocess.run([str(PROFILER), "validate", str(path)], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1
+        assert out.stderr.strip() == f"Error: {path}: the profile is empty (it needs at least `modes` and `scenarios`; `profiler init` writes an example)"

@@ -382,6 +382,8 @@ def load_profile(path: str | os.PathLike[str], overrides: Mapping[str, Any] | No
         raise ConfigError(f"{profile_path}: not a text file (expected a YAML profile)") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{profile_path}: not valid YAML ({_yaml_problem(exc)})") from None
+    if data is None or data == {}:
+        raise ConfigError(f"{profile_path}: the profile is empty (it needs at least `modes` and `scenarios`; `profiler init` writes an example)")
     if not isinstance(data, dict):
         raise ConfigError(f"{profile_path}: expected a mapping at the top level, got {type(data).__name__}")
     return parse_profile(data, base_dir=profile_path.parent.resolve(), source=str(profile_path), overrides=overrides)
