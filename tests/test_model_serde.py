@@ -71,6 +71,8 @@ def _strategy(tp, owner=None, name=None):
             return st.lists(_strategy(args[0]), max_size=3).map(tuple)
     if origin is dict:
         return st.dictionaries(st.text(max_size=8), _strategy(args[1]), max_size=3)
+    if origin is __import__("collections.abc").abc.Sequence:
+        return st.lists(_strategy(args[0]), max_size=3).map(tuple)
     raise NotImplementedError(f"no strategy for {tp!r}")
 
 

@@ -36,13 +36,24 @@ def _median(values):
     return statistics.median(values) if values else float("nan")
 
 
+class _Brief:
+    """What the summary table needs of a row."""
+
+    __slots__ = ("cost_usd", "error", "success", "tokens", "wall_ms")
+
+    def __init__(self, row) -> None:
+        self.success, self.error = row.success, bool(row.error)
+        self.tokens, self.wall_ms, self.cost_usd = row.tokens.total, row.timing.wall_ms, row.cost.total_usd
+
+
 def print_summary(rows, console) -> None:
     """Per-mode table: success rate, median tokens, wall time and cost."""
     from rich.table import Table
 
+    # Only the few numbers the table needs are kept per row, read one row at a time from the file.
     groups: dict[tuple[str, str], list] = {}
-    for row in rows:
-        groups.setdefault((row.model, row.mode), []).append(row)
+    for row in getattr(rows, "stream", lambda: iter(rows))():
+        groups.setdefault((row.model, row.mode), []).append(_Brief(row))
     several_models = len({model for model, _ in groups}) > 1
     table = Table(title="Summary per mode (medians)", title_justify="left")
     headers = ("model",) * several_models + ("mode", "runs", "success", "errors", "tokens", "wall s", "cost $")
@@ -56,9 +67,9 @@ def print_summary(rows, console) -> None:
             str(len(group)),
             f"{ok / len(group):.0%}",
             str(sum(1 for r in group if r.error)),
-            f"{_median([r.tokens.total for r in group]):,.0f}",
-            f"{_median([r.timing.wall_ms for r in group]) / 1000:.2f}",
-            f"{_median([r.cost.total_usd for r in group]):.4f}",
+            f"{_median([r.tokens for r in group]):,.0f}",
+            f"{_median([r.wall_ms for r in group]) / 1000:.2f}",
+            f"{_median([r.cost_usd for r in group]):.4f}",
         )
     console.print(table)
 
@@ -179,14 +190,14 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
         sys.exit(130)
     if not no_report:
         _write_report(result, config, console)
-    errored = sum(1 for r in result.rows if r.error)
+    errored = result.counts.errored
     if errored:
         # A run whose cells errored measured the failure, not the agent: say so in the exit status.
         if allow_errors:
-            click.echo(f"{errored} of {len(result.rows)} cells errored after their retries (accepted: --allow-errors)")
+            click.echo(f"{errored} of {result.counts.completed} cells errored after their retries (accepted: --allow-errors)")
         else:
             click.echo(
-                f"Error: {errored} of {len(result.rows)} cells errored after their retries; their rows are in the "
+                f"Error: {errored} of {result.counts.completed} cells errored after their retries; their rows are in the "
                 "results, but the run is not a clean measurement (see the report's errors; --allow-errors to accept)",
                 err=True,
             )

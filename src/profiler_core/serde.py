@@ -9,6 +9,7 @@ TypeScript original round-trip unchanged.
 
 from __future__ import annotations
 
+import collections.abc
 import json
 import re
 import typing
@@ -107,6 +108,11 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     conv.register_structure_hook_factory(
         lambda t: typing.get_origin(t) is tuple and len(typing.get_args(t)) == 2 and typing.get_args(t)[1] is Ellipsis,
         sequence_factory,
+    )
+    # A read-only Sequence[X] field (ProfileSuiteResult.rows) is read as tuple[X, ...].
+    conv.register_structure_hook_factory(
+        lambda t: typing.get_origin(t) is collections.abc.Sequence,
+        lambda t: sequence_factory(tuple[typing.get_args(t)[0], ...]),  # type: ignore[misc]
     )
     conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
     conv.register_structure_hook_factory(attrs.has, structure_factory)

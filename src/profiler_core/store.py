@@ -11,7 +11,7 @@ import gzip
 import itertools
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -268,3 +268,53 @@ class RunLock:
         finally:
             os.close(self._fd)  # closing releases the flock
             self._fd = None
+
+
+class StoredRows(Sequence[Any]):
+    """A run's rows (or analysis bundles) as a read-only sequence, read from its JSONL on first use.
+
+    The runner keeps no list of what it wrote; ``ProfileSuiteResult.rows`` is one of
+    these, so a run of any length holds its rows in memory only if someone asks.
+    """
+
+    def __init__(self, path: Path, cls: type, order: Callable[[Any], Any] | None = None) -> None:
+        self.path = path
+        self.cls = cls
+        self.order = order
+        self._items: tuple[Any, ...] | None = None
+
+    def stream(self) -> Iterator[Any]:
+        """Every item in file order, one at a time (nothing kept)."""
+        if self._items is not None:
+            yield from self._items
+            return
+        if not self.path.exists():
+            return
+        for number, line in iter_lines(self.path):
+            try:
+                yield from_json(line, self.cls, source=f"{self.path}:{number}")
+            except Exception:  # noqa: BLE001 - a torn or foreign line is the reader's problem, not the summary's
+                continue
+
+    def _load(self) -> tuple[Any, ...]:
+        if self._items is None:
+            items = list(self.stream())
+            if self.order is not None:
+                items.sort(key=self.order)
+            self._items = tuple(items)
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._load()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._load())
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self._load()) == (tuple(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return f"StoredRows({str(self.path)!r})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
@@ -78,17 +79,26 @@ class ProgressEvent:
     row: ProfileRow | None = None
 
 
+def _sequence(items: Any) -> Sequence[Any]:
+    """Lists and iterables become tuples; a lazily loaded sequence stays as it is."""
+    return items if isinstance(items, Sequence) and not isinstance(items, list) else tuple(items)
+
+
 @attrs.frozen(kw_only=True)
 class ProfileSuiteResult:
     """What ``run_profile_suite`` returns."""
 
     run_id: str
-    rows: tuple[ProfileRow, ...] = attrs.field(converter=as_tuple)
+    #: every row of the run in (model, mode, scenario, iteration) order; the runner passes a
+    #: sequence that reads them from the JSONL on first use, so a long run holds none in memory
+    rows: Sequence[ProfileRow] = attrs.field(converter=_sequence)
     duration_ms: float
     output_jsonl_path: str
-    analysis_results: tuple[SessionAnalysisBundle, ...] = attrs.field(default=(), converter=as_tuple)
+    analysis_results: Sequence[SessionAnalysisBundle] = attrs.field(default=(), converter=_sequence)
     manifest_path: str | None = None
     status: RunStatus = "completed"
+    #: how many cells the run has, errored, succeeded (kept as the run goes)
+    counts: RunCounts = attrs.field(factory=lambda: RunCounts())
 
 
 @attrs.frozen(kw_only=True)

@@ -34,7 +34,7 @@ from ..model import (
 from ..paths import check_run_id
 from ..plugins import PluginManager, get_plugin_manager
 from ..redact import Redactor, secret_env_values
-from ..store import RowWriter, RunLock, RunPaths, write_manifest
+from ..store import RowWriter, RunLock, RunPaths, StoredRows, write_manifest
 from .calls import call_provider
 from .hooks import HookCaller
 from .iteration import RunState, now_iso, run_iteration
@@ -251,8 +251,11 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         time_limit_ms=options.time_limit_ms,
     )
     progress = _Progress(hooks, run_id, len(todo))
-    rows: list[ProfileRow] = [r for r in options.previous_rows if r.iteration >= 0]
-    bundles: list[SessionAnalysisBundle] = []
+    # Rows and bundles are on disk; the run keeps only counts, so its memory does not grow with its length.
+    tally = _Tally()
+    for row in options.previous_rows:
+        if row.iteration >= 0:
+            tally.add(row, new=False)
     status = "completed"
     budget = _Budget(max_cost_usd=options.max_cost_usd, max_tokens=options.max_tokens)
     for row in options.previous_rows:
@@ -266,10 +269,8 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
             outcome = await run_iteration(
                 state, model=model, mode=mode, mode_config=mode_configs[mode], scenario=scenario, iteration=i, provider=instance
             )
-            rows.append(outcome.row)
+            tally.add(outcome.row)
             budget.add(outcome.row)
-            if outcome.bundle is not None:
-                bundles.append(outcome.bundle)
             progress.completed += 1
             if outcome.row.error or not outcome.row.success:
                 progress.failed += 1
@@ -441,7 +442,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
             outer.cancel_scope.cancel()
         if interrupted:
             status = "interrupted"
-        elif budget.exhausted and len(rows) - len(options.previous_rows) < len(todo):
+        elif budget.exhausted and tally.new < len(todo):
             status = "budget_exhausted"
             warnings.append(f"budget spent ({budget.describe()}): cells not started; resume with a raised budget")
     except BaseExceptionGroup as group:
@@ -449,37 +450,63 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         leaf = _single_leaf(group)
         status = "interrupted" if isinstance(leaf, KeyboardInterrupt) else "failed"
         warnings.extend(writer.close())
-        _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
+        _finish(paths, manifest, tally, hooks, warnings, state, status, redactor)
         if leaf is not None:
             raise leaf from None
         raise
     except KeyboardInterrupt:
         status = "interrupted"
         warnings.extend(writer.close())
-        _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
+        _finish(paths, manifest, tally, hooks, warnings, state, status, redactor)
         raise
     except BaseException:
         warnings.extend(writer.close())
-        _finish(paths, manifest, rows, hooks, warnings, state, "failed", redactor)
+        _finish(paths, manifest, tally, hooks, warnings, state, "failed", redactor)
         raise
     warnings.extend(writer.close())
 
-    rows.sort(key=_row_order(models, modes, scenarios))
-    bundles.sort(key=lambda b: (models.index(b.model), modes.index(b.mode), [s.id for s in scenarios].index(b.scenario_id), b.iteration))
+    scenario_index = {s.id: i for i, s in enumerate(scenarios)}
     result = ProfileSuiteResult(
         run_id=run_id,
-        rows=rows,
+        rows=StoredRows(paths.jsonl, ProfileRow, order=_row_order(models, modes, scenarios)),
         duration_ms=(time.perf_counter() - t0) * 1000,
         output_jsonl_path=str(paths.jsonl.resolve()),
-        analysis_results=bundles,
+        analysis_results=StoredRows(
+            paths.analysis,
+            SessionAnalysisBundle,
+            order=lambda b: (models.index(b.model), modes.index(b.mode), scenario_index.get(b.scenario_id, 0), b.iteration),
+        ),
         manifest_path=str(paths.manifest.resolve()),
         status=status,
+        counts=tally.counts(manifest.counts.expected),
     )
     progress.emit("run_completed")
     with trio.CancelScope(shield=True):
         await hooks.call("profiler_after_run", ctx=run_ctx, result=result)
-    _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
+    _finish(paths, manifest, tally, hooks, warnings, state, status, redactor)
     return result
+
+
+@attrs.define
+class _Tally:
+    """Counts of the rows a run has (what the manifest and the result report), without the rows."""
+
+    completed: int = 0
+    errored: int = 0
+    succeeded: int = 0
+    #: rows written by this invocation (not resumed ones)
+    new: int = 0
+
+    def add(self, row: ProfileRow, *, new: bool = True) -> None:
+        """Count one row."""
+        self.completed += 1
+        self.errored += bool(row.error)
+        self.succeeded += bool(row.success)
+        self.new += new
+
+    def counts(self, expected: int) -> RunCounts:
+        """The manifest's counts."""
+        return RunCounts(expected=expected, completed=self.completed, errored=self.errored, succeeded=self.succeeded)
 
 
 @attrs.define
@@ -541,13 +568,8 @@ def _row_order(models, modes, scenarios):
     return lambda r: (model_index.get(r.model, 0), mode_index.get(r.mode, 0), scenario_index.get(r.scenario_id, 0), r.iteration)
 
 
-def _finish(paths, manifest, rows, hooks, warnings, state, status, redactor) -> None:
-    counts = RunCounts(
-        expected=manifest.counts.expected,
-        completed=len(rows),
-        errored=sum(1 for r in rows if r.error),
-        succeeded=sum(1 for r in rows if r.success),
-    )
+def _finish(paths, manifest, tally, hooks, warnings, state, status, redactor) -> None:
+    counts = tally.counts(manifest.counts.expected)
     write_manifest(
         paths.manifest,
         attrs.evolve(
