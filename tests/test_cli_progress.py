@@ -11,7 +11,7 @@ from profiler_core.cli_progress import PlainProgress, Tally
 
 PROFILER = Path(sys.executable).with_name("profiler")
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo" / "profile.yaml"
-LINE = re.compile(r"^progress: (\d+)/(\d+) cells \(\d+%\) · (\d+) errored · (\d+) unsuccessful · \S+ tokens · \$[\d.]+ · \d\d:\d\d elapsed$")
+LINE = re.compile(r"^progress: (\d+)/(\d+) cells \(\d+%\) · (\d+) errored · (\d+) unsuccessful · \S+ tokens · \$[\d.]+ · \d\d:\d\d elapsed( · \d+ at once)?$")
 
 
 def _run(tmp_path, *args):

@@ -30,6 +30,8 @@ class Tally:
     unsuccessful: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    #: sessions allowed at once (shown when it changes, i.e. with concurrency: auto)
+    concurrency: int | None = None
     started: float = attrs.Factory(time.monotonic)
 
     def add(self, row: Any) -> None:
@@ -52,6 +54,7 @@ class Tally:
             f"progress: {self.completed}/{self.total} cells{pct} · {self.errored} errored · "
             f"{self.unsuccessful} unsuccessful · {_tokens(self.tokens)} tokens · ${self.cost_usd:.4f} · "
             f"{elapsed // 60:02d}:{elapsed % 60:02d} elapsed"
+            + (f" · {self.concurrency} at once" if self.concurrency is not None else "")
         )
 
 
@@ -81,6 +84,7 @@ class PlainProgress:
             self._print()
         elif event.kind == "iteration_completed":
             self.tally.add(event.row)
+            self.tally.concurrency = event.concurrency
             decile = 10 * self.tally.completed // max(self.tally.total, 1)
             if decile > self._last_decile or time.monotonic() - self._last_time >= self.every_s:
                 self._last_decile = decile
@@ -113,7 +117,7 @@ class RichProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[errored]} errored · {task.fields[unsuccessful]} unsuccessful"),
-            TextColumn("{task.fields[tokens]} tok · ${task.fields[cost]:.4f}"),
+            TextColumn("{task.fields[tokens]} tok · ${task.fields[cost]:.4f} · {task.fields[at_once]} at once"),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
@@ -134,13 +138,17 @@ class RichProgress:
             self.progress.update(self.task, description=f"warmup {event.mode}")
         elif event.kind == "iteration_completed" and self.task is not None:
             self.tally.add(event.row)
+            self.tally.concurrency = event.concurrency
             self.progress.update(self.task, completed=self.tally.completed, description=f"{event.mode}", **self._fields())
         elif event.kind == "run_completed":
             self.stop()
 
     def _fields(self) -> dict[str, Any]:
         t = self.tally
-        return {"errored": t.errored, "unsuccessful": t.unsuccessful, "tokens": _tokens(t.tokens), "cost": t.cost_usd}
+        return {
+            "errored": t.errored, "unsuccessful": t.unsuccessful, "tokens": _tokens(t.tokens), "cost": t.cost_usd,
+            "at_once": t.concurrency if t.concurrency is not None else "–",
+        }
 
     def stop(self) -> None:
         """Stop rendering (idempotent)."""

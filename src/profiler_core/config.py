@@ -43,7 +43,9 @@ class ExecutionConfig:
     warmup: bool = True
     timeout_default_ms: int = DEFAULT_TIMEOUT_MS
     allowed_retries: int = 0
-    concurrency: int = 1
+    #: sessions at once; None means "auto" (adapts to rate limits, up to ``max_concurrency``)
+    concurrency: int | None = 1
+    max_concurrency: int = 16
     #: the order cells start in: "blocked" (mode after mode), "interleaved" (modes alternate), "shuffled"
     order: str = "blocked"
     #: seed of the "shuffled" order
@@ -110,7 +112,7 @@ class ProfilerConfig:
                 # How cells are scheduled does not change what they mean: a resume may change it.
                 k: v
                 for k, v in attrs.asdict(self.execution).items()
-                if k not in ("concurrency", "order", "seed", "max_cost_usd", "max_tokens")
+                if k not in ("concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens")
             },
             "extensions": self.extensions,
         }
@@ -173,7 +175,7 @@ _SECTION_KEYS = {
     "mode_resolver": ("id", "options"),
     "scorer": ("id", "options"),
     "judge": ("id", "model", "options"),
-    "execution": ("repetitions", "warmup", "timeout_default_ms", "allowed_retries", "concurrency", "order", "seed", "max_cost_usd", "max_tokens"),
+    "execution": ("repetitions", "warmup", "timeout_default_ms", "allowed_retries", "concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens"),
     "output": ("results_dir", "reports_dir", "session_export", "log_level"),
 }
 
@@ -414,7 +416,8 @@ def parse_profile(
         timeout_default_ms=_int(ex.get("timeout_default_ms", DEFAULT_TIMEOUT_MS), "execution.timeout_default_ms", problems, minimum=1)
         or DEFAULT_TIMEOUT_MS,
         allowed_retries=_int(ex.get("allowed_retries", 0), "execution.allowed_retries", problems, minimum=0) or 0,
-        concurrency=_int(ex.get("concurrency", 1), "execution.concurrency", problems, minimum=1) or 1,
+        concurrency=None if ex.get("concurrency") == "auto" else (_int(ex.get("concurrency", 1), "execution.concurrency", problems, minimum=1) or 1),
+        max_concurrency=_int(ex.get("max_concurrency", 16), "execution.max_concurrency", problems, minimum=1) or 16,
         order=_choice(ex.get("order", "blocked"), "execution.order", ORDERS, problems) or "blocked",
         seed=_int(ex.get("seed", 42), "execution.seed", problems, minimum=0) or 0,
         max_cost_usd=_limit(ex.get("max_cost_usd"), "execution.max_cost_usd", problems),

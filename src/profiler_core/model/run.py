@@ -77,6 +77,8 @@ class ProgressEvent:
     scenario_id: str | None = None
     iteration: int | None = None
     row: ProfileRow | None = None
+    #: sessions allowed at once right now (changes with ``concurrency: auto``)
+    concurrency: int | None = None
 
 
 def _sequence(items: Any) -> Sequence[Any]:

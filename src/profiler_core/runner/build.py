@@ -112,6 +112,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         # allowedRetries, so an explicit `allowedRetries: 0` keeps meaning "never retry".
         allowed_retries=0,
         concurrency=config.execution.concurrency,
+        max_concurrency=config.execution.max_concurrency,
         order=config.execution.order,
         max_cost_usd=config.execution.max_cost_usd,
         max_tokens=config.execution.max_tokens,

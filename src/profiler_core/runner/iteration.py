@@ -13,6 +13,7 @@ import trio
 
 from .._async import await_me_maybe
 from .._signature import accepts_keyword
+from ..errors import RateLimitedError
 from ..model import (
     AfterScenarioContext,
     AnalysisResult,
@@ -57,6 +58,9 @@ class IterationOutcome:
     row: ProfileRow
     trace: SessionTrace | None
     bundle: SessionAnalysisBundle | None
+    #: the session was rate limited; wait this long (seconds, None: unknown) before trying again
+    retry_after: float | None = None
+    rate_limited: bool = False
 
 
 @attrs.define(kw_only=True)
@@ -79,6 +83,8 @@ class RunState:
     destroy_timeout_s: float
     #: a cap on every session's timeout (``--time-limit``), in ms
     time_limit_ms: int | None = None
+    #: the run's concurrency and rate-limit pause (shared by all cells)
+    pacer: Any = None
     metric_units: dict[str, str] = attrs.Factory(dict)
 
     @property
@@ -87,13 +93,18 @@ class RunState:
         return self.session_export or bool(self.analyzers)
 
 
+#: rate-limited tries of one cell before its rate limit counts as an error
+MAX_RATE_LIMITED = 20
+
+
 class IterationError(Exception):
     """A failure inside an iteration that is worth a retry."""
 
-    def __init__(self, message: str, reason: str = "error", code: str = "error") -> None:
+    def __init__(self, message: str, reason: str = "error", code: str = "error", retry_after: float | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.code = code
+        self.retry_after = retry_after
 
 
 async def _call_prompt(provider: Any, handle: Any, text: str, timeout_ms: int) -> PromptResult:
@@ -222,14 +233,26 @@ async def run_iteration(
     if state.time_limit_ms is not None and state.time_limit_ms < scenario.timeout_ms:
         scenario = attrs.evolve(scenario, timeout_ms=state.time_limit_ms)
     max_attempts = 1 + (scenario.allowed_retries or state.default_retries)
-    attempt = 0
+    attempt = rate_limits = 0
     while True:
         attempt += 1
         outcome, error = await _attempt(
             state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt,
             provider=provider or state.provider,
         )
+        if outcome.rate_limited and rate_limits < MAX_RATE_LIMITED:
+            # Not the agent's failure: wait as told and try again, without using up a retry.
+            rate_limits += 1
+            attempt -= 1
+            wait = outcome.retry_after or 1.0
+            if state.pacer is not None:
+                wait = state.pacer.rate_limited(outcome.retry_after, rate_limits)
+            log.warning("rate limited: %s/%s/%s#%d waits %.1f s and tries again", model, mode, scenario.id, iteration, wait)
+            await trio.sleep(wait)
+            continue
         if error is None or attempt >= max_attempts:
+            if error is None and state.pacer is not None:
+                state.pacer.succeeded()
             break
         log.warning("retrying %s/%s/%s#%d (attempt %d of %d) after: %s", model, mode, scenario.id, iteration, attempt + 1, max_attempts, error)
 
@@ -267,6 +290,7 @@ async def _attempt(
     analysis: dict[str, AnalysisResult] = {}
     error: str | None = None
     error_code: str | None = None
+    retry_after: float | None = None
     reason = "stop"
     params = CreateSessionParams(
         system_instructions=mode_config.system_instructions,
@@ -286,6 +310,8 @@ async def _attempt(
             raise IterationError(f"timed out after {scenario.timeout_ms} ms", reason="timeout", code="timeout") from None
         except IterationError:
             raise
+        except RateLimitedError as exc:
+            raise IterationError(f"rate limited: {exc}", code="rate_limited", retry_after=exc.retry_after) from exc
         except Exception as exc:
             raise IterationError(f"{type(exc).__name__}: {exc}", code="provider_error") from exc
         metrics = await _collect(state, result, scenario, mode, model, trace)
@@ -293,7 +319,7 @@ async def _attempt(
             analysis = await _analyze(state, trace, scenario, mode)
         scored = await _score(state, scenario, result, trace, mode, model, iteration, {"attempt": attempt})
     except IterationError as exc:
-        error, error_code, reason = str(exc), exc.code, exc.reason
+        error, error_code, reason, retry_after = str(exc), exc.code, exc.reason, exc.retry_after
     finally:
         if handle is not None:
             await _destroy(state, handle, provider)
@@ -324,7 +350,8 @@ async def _attempt(
         bundle = SessionAnalysisBundle(
             session_id=row.session_id, scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, results=analysis
         )
-    return IterationOutcome(row=row, trace=trace, bundle=bundle), error
+    outcome = IterationOutcome(row=row, trace=trace, bundle=bundle, retry_after=retry_after, rate_limited=error_code == "rate_limited")
+    return outcome, error
 
 
 def _make_row(

@@ -36,7 +36,10 @@ class RunOptions:
     warmup: bool = True
     timeout_default_ms: int = 120_000
     allowed_retries: int = 0
-    concurrency: int = 1
+    #: sessions at once; None = "auto" (start low, raise while sessions succeed, halve on rate limits)
+    concurrency: int | None = 1
+    #: the ceiling of "auto"
+    max_concurrency: int = 16
     #: "blocked" (mode after mode), "interleaved" (modes alternate), "shuffled" (seeded by ``order_seed``)
     order: str = "blocked"
     order_seed: int = 42

@@ -39,6 +39,7 @@ from .calls import call_provider
 from .hooks import HookCaller
 from .iteration import RunState, now_iso, run_iteration
 from .options import RunOptions
+from .pacing import Pacer
 from .schedule import order_cells
 
 log = logging.getLogger("agent_profiler")
@@ -55,8 +56,10 @@ def _validate(options: RunOptions) -> None:
         problems.append(f"repetitions must be >= 1, got {options.repetitions}")
     if options.allowed_retries < 0:
         problems.append(f"allowed_retries must be >= 0, got {options.allowed_retries}")
-    if options.concurrency < 1:
-        problems.append(f"concurrency must be >= 1, got {options.concurrency}")
+    if options.concurrency is not None and options.concurrency < 1:
+        problems.append(f"concurrency must be >= 1 (or None for auto), got {options.concurrency}")
+    if options.max_concurrency < 1:
+        problems.append(f"max_concurrency must be >= 1, got {options.max_concurrency}")
     if not options.mode_list():
         problems.append("at least one mode is required")
     if not options.scenarios:
@@ -230,6 +233,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         raise
 
     writer = RowWriter(paths, redactor)
+    pacer = Pacer(options.concurrency, options.max_concurrency)
     # A killed run may leave half-written temporary files; nobody else writes here (the run lock).
     writer.remove_stale_temporaries(sessions_dir)
     writer.remove_stale_temporaries(paths.results_dir, f".{run_id}.*.tmp")
@@ -249,6 +253,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         multi_model=len(models) > 1,
         destroy_timeout_s=options.destroy_timeout_s,
         time_limit_ms=options.time_limit_ms,
+        pacer=pacer,
     )
     progress = _Progress(hooks, run_id, len(todo))
     # Rows and bundles are on disk; the run keeps only counts, so its memory does not grow with its length.
@@ -274,7 +279,10 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
             progress.completed += 1
             if outcome.row.error or not outcome.row.success:
                 progress.failed += 1
-            progress.emit("iteration_completed", model=model, mode=mode, scenario_id=scenario.id, iteration=i, row=outcome.row)
+            progress.emit(
+                "iteration_completed", model=model, mode=mode, scenario_id=scenario.id, iteration=i, row=outcome.row,
+                concurrency=pacer.current,
+            )
         finally:
             limiter.release_on_behalf_of(token)
 
@@ -358,14 +366,14 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                 await close_group(group)
 
         schedule = order_cells(todo, modes, options.order, options.order_seed)
-        limiter = trio.CapacityLimiter(options.concurrency)
+        limiter = pacer.limiter
         try:
             async with trio.open_nursery() as nursery:
                 # Acquire before starting each task so cells start in schedule order
                 # (trio does not promise FIFO scheduling of freshly started tasks).
                 for model, mode, scenario, i in schedule:
                     token = object()
-                    await limiter.acquire_on_behalf_of(token)
+                    await pacer.acquire(token)  # a rate limit's Retry-After holds back new cells
                     if budget.exhausted:  # checked after the wait: cells that finished meanwhile count
                         limiter.release_on_behalf_of(token)
                         break
@@ -400,13 +408,13 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                             if scope == "mode":
                                 await init_provider(model, mode, with_overrides=True)
                             await hooks.call("profiler_before_mode", mode=mode, run=run_ctx)
-                            limiter = trio.CapacityLimiter(options.concurrency)
+                            limiter = pacer.limiter
                             async with trio.open_nursery() as nursery:
                                 # Acquire before starting each task so cells start in matrix order
                                 # (trio does not promise FIFO scheduling of freshly started tasks).
                                 for _, _, scenario, i in mode_cells:
                                     token = object()
-                                    await limiter.acquire_on_behalf_of(token)
+                                    await pacer.acquire(token)
                                     if budget.exhausted:
                                         limiter.release_on_behalf_of(token)
                                         break
