@@ -66,3 +66,15 @@ def test_an_empty_profile_says_so(tmp_path):
         out = subprocess.run([str(PROFILER), "validate", str(path)], capture_output=True, text=True, timeout=60)
         assert out.returncode == 1
         assert out.stderr.strip() == f"Error: {path}: the profile is empty (it needs at least `modes` and `scenarios`; `profiler init` writes an example)"
+
+
+def test_a_broken_scenario_file_is_reported_once(tmp_path):
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "good-001.json").write_text(json.dumps({"id": "good-001", "name": "G", "prompt": "p"}))
+    (tmp_path / "scenarios" / "bad-001.json").write_text(json.dumps({"id": "bad-001", "name": "B", "prompt": "p", "timeoutMs": "soon"}))
+    profile = tmp_path / "p.yaml"
+    profile.write_text("modes: {a: {}}\nscenarios: {path: scenarios, ids: [good-001, bad-001]}\n")
+    out = subprocess.run([str(PROFILER), "validate", str(profile)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert "bad-001.json" in out.stderr and "timeoutMs" in out.stderr
+    assert "unknown scenario id" not in out.stderr

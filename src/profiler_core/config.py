@@ -305,11 +305,15 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 def load_scenarios(
     folder: Path, *, timeout_default_ms: int = DEFAULT_TIMEOUT_MS, allowed_retries: int = 0
-) -> tuple[list[Scenario], ScenarioSets, list[str]]:
-    """Load every scenario file of ``folder`` (one scenario, or a list, per file) and its sets."""
+) -> tuple[list[Scenario], ScenarioSets, list[str], set[str]]:
+    """Load every scenario file of ``folder`` (one scenario, or a list, per file) and its sets.
+
+    Returns the scenarios, the sets, the problems, and the ids of scenarios whose file failed to load.
+    """
     problems: list[str] = []
     scenarios: list[Scenario] = []
     seen: dict[str, Path] = {}
+    broken: set[str] = set()
     for path in sorted(folder.iterdir()):
         if path.name == SCENARIO_SETS_FILE or path.suffix not in SCENARIO_SUFFIXES or not path.is_file():
             continue
@@ -330,6 +334,8 @@ def load_scenarios(
                 scenario = structure(item, Scenario, source=where)
             except ProfilerError as exc:
                 problems.append(str(exc))
+                if isinstance(item.get("id"), str):
+                    broken.add(item["id"])  # already reported: not "unknown" too
                 continue
             if scenario.id in seen:
                 problems.append(f"{where}: $.id: duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})")
@@ -343,11 +349,12 @@ def load_scenarios(
             sets = structure(_read_data_file(sets_path), ScenarioSets, source=str(sets_path))
         except ProfilerError as exc:
             problems.append(str(exc))
-    return scenarios, sets, problems
+    return scenarios, sets, problems, broken
 
 
 def select_scenarios(
-    scenarios: list[Scenario], sets: ScenarioSets, *, ids: tuple[str, ...] | None, set_name: str | None
+    scenarios: list[Scenario], sets: ScenarioSets, *, ids: tuple[str, ...] | None, set_name: str | None,
+    broken: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[list[Scenario], list[str]]:
     """Pick the scenarios to run: ``ids`` (in their order) wins over ``set``; else all, sorted by id."""
     by_id = {s.id: s for s in scenarios}
@@ -360,10 +367,11 @@ def select_scenarios(
         wanted, source = list(sets.sets[set_name]), f"scenario set {set_name!r}"
     else:
         return sorted(scenarios, key=lambda s: s.id), []
-    missing = [i for i in wanted if i not in by_id]
+    # An id whose file failed to load was reported with the file's problem; don't call it unknown too.
+    missing = [i for i in wanted if i not in by_id and i not in broken]
     if missing:
         return [], [f"{source}: unknown scenario id(s) {', '.join(missing)} (found: {', '.join(sorted(by_id)) or 'none'})"]
-    return [by_id[i] for i in dict.fromkeys(wanted)], []
+    return [by_id[i] for i in dict.fromkeys(wanted) if i in by_id], []
 
 
 # -- the profile ----------------------------------------------------------------
@@ -555,14 +563,14 @@ def parse_profile(
             if not folder.is_dir():
                 problems.add("scenarios.path", f"scenario folder {folder} does not exist")
             else:
-                found, sets, scenario_problems = load_scenarios(
+                found, sets, scenario_problems, broken = load_scenarios(
                     folder,
                     timeout_default_ms=execution.timeout_default_ms,
                     allowed_retries=execution.allowed_retries,
                 )
                 problems.items.extend(scenario_problems)
                 scenarios, select_problems = select_scenarios(
-                    found, sets, ids=tuple(ids) if ids else None, set_name=scenario_set
+                    found, sets, ids=tuple(ids) if ids else None, set_name=scenario_set, broken=broken
                 )
                 for p in select_problems:
                     problems.add("", p)
