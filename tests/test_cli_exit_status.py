@@ -102,3 +102,13 @@ def test_clean_run_exits_0_and_prints_the_verdict(tmp_path):
     assert [line.strip().split(":")[0] for line in verdict[:4]] == ["Success", "Cost", "Speed", "Tokens"]
     assert any("tool" in line and "baseline" in line for line in verdict)
     assert lines[-2].startswith("Report:") and lines[-2].endswith("report.html")
+
+
+def test_time_limit_caps_sessions_from_the_command_line(tmp_path):
+    profile = _profile(tmp_path, 600_000)
+    profile.write_text(profile.read_text().replace("model: sim-small}", "model: sim-small, options: {time_scale: 0.05}}"))
+    out = _run(str(profile), "--time-limit", "0.01", "--allow-errors", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in next((tmp_path / "results").glob("*.jsonl")).read_text().splitlines()]
+    # The simulator is told the capped timeout and stops itself at it (a clean "timeout").
+    assert rows and {r["completionReason"] for r in rows} == {"timeout"}

@@ -73,3 +73,25 @@ def test_a_mapping_still_names_unknown_modes_at_load(tmp_path, profile):
     profile.write_text(profile.read_text().replace("modes: [a, b]\nmode_resolver: {id: three}", "modes: {a: {}, b: {}}"))
     with pytest.raises(ProfileErrors, match="unknown mode"):
         load_profile(profile, {"modes": ["c"]})
+
+
+def test_cli_mode_beyond_the_list_through_an_installed_resolver(tmp_path):
+    """The same through `profiler run` in a subprocess, with the eval plugin's installed `eval` resolver."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "s1.json").write_text(json.dumps({"id": "s1", "name": "S1", "prompt": "do"}))
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("modes: [ghx]\nmode_resolver: {id: eval}\nscenarios: {path: scenarios}\n"
+                       "execution: {repetitions: 1, warmup: false}\n")
+    profiler = Path(sys.executable).with_name("profiler")
+    out = subprocess.run([str(profiler), "run", str(profile), "--mode", "baseline", "--no-report"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in next((tmp_path / "results").glob("*.jsonl")).read_text().splitlines()]
+    assert {r["mode"] for r in rows} == {"baseline"}
+    bad = subprocess.run([str(profiler), "run", str(profile), "--mode", "nosuch", "--no-report"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1 and "nosuch" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
