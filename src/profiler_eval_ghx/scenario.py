@@ -324,7 +324,7 @@ def load_scenarios(
         unknown = [i for i in set_ids if i not in seen]
         if unknown and seen:
             broken_sets.add(name)
-            problems.append(f"{folder / SCENARIO_SETS_FILE}: $.{name}: unknown scenario id(s) {', '.join(unknown)}")
+            problems.append(f"{folder / SCENARIO_SETS_FILE}: $['{name}']: unknown scenario id(s) {', '.join(unknown)}")
     picked, selection_problems = select(scenarios, sets, ids=ids, set_name=set_name)
     if ids or set_name not in broken_sets:  # a broken chosen set is already reported above
         problems += selection_problems
