@@ -98,7 +98,7 @@ class CheckpointScorer:
             return ScorerResult(success=False, passed=0, total=0)
         try:
             executor = self._executor_or_default()
-        except (ImportError, ProfilerError) as exc:
+        except (ImportError, ValueError, ProfilerError) as exc:
             return ScorerResult(success=False, passed=0, total=len(checkpoints), error=f"no capability executor: {exc}")
         details: list[ScorerCheckResult] = []
         broken: list[str] = []
