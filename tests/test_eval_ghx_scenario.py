@@ -198,3 +198,11 @@ def test_the_shipped_examples_load():
     assert all(isinstance(s, EvalScenario) and s.fixture is not None for s in scenarios)
     every_file = {p.stem for p in EXAMPLES.glob("*.json")} - {"scenario-sets"}
     assert {s.id for s in scenarios} == every_file
+
+
+def test_core_scenarios_for_the_runner():
+    from profiler_eval_ghx.scenario import load_core_scenarios
+
+    core = load_core_scenarios(EXAMPLES, set_name="smoke")
+    assert [s.id for s in core] == ["issue-comment-marker-001"]
+    assert isinstance(core[0], Scenario) and core[0].extensions["category"] == "issue"

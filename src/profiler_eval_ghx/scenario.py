@@ -44,6 +44,7 @@ __all__ = [
     "Fixture",
     "ScenarioLoadError",
     "from_core_scenario",
+    "load_core_scenarios",
     "load_scenario_sets",
     "load_scenarios",
     "read_scenario_file",
@@ -331,4 +332,11 @@ def load_scenarios(
     if problems:
         raise ScenarioLoadError(problems)
     return picked
+
+
+def load_core_scenarios(
+    folder: str | Path, *, ids: Iterable[str] | None = None, set_name: str | None = None
+) -> list[Scenario]:
+    """``load_scenarios`` as the core runner wants them (``RunOptions.scenarios``): eval parts in ``extensions``."""
+    return [to_core_scenario(s) for s in load_scenarios(folder, ids=ids, set_name=set_name)]
 
