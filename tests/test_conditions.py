@@ -7,6 +7,7 @@ import pytest
 from profiler_core.conditions import (
     CONDITION_TAGS,
     Condition,
+    ConditionOutcome,
     CountEq,
     CountGte,
     Custom,
@@ -18,7 +19,6 @@ from profiler_core.conditions import (
     NonEmpty,
     PathError,
     describe_condition,
-    ConditionOutcome,
     evaluate_condition,
     evaluate_condition_async,
     parse_condition,

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from profiler_core import Scenario
+from profiler_core import ProfilerError, Scenario
 from profiler_core.serde import structure
-from profiler_eval_ghx.bindings import BindingError, bind_scenario, binding_values, template_variables, unbound_variables
+from profiler_eval_ghx.bindings import (
+    BindingError,
+    bind_scenario,
+    binding_values,
+    template_variables,
+    unbound_variables,
+)
 from profiler_eval_ghx.manifest import FixtureManifest
 from profiler_eval_ghx.scenario import EvalScenario, from_core_scenario, to_core_scenario
 
@@ -127,3 +133,20 @@ def test_variables_seen_without_a_manifest():
         "scenario pr-bind-001: prompt: unknown variable {{typo}} (bindings: owner, pr_number, repo, repo_name, run_id)",
         "scenario pr-bind-001: assertions.checkpoints[0].input: unknown variable {{other}} (bindings: owner, pr_number, repo, repo_name, run_id)",
     ]
+
+
+def test_a_core_scenario_with_only_the_parts_it_needs():
+    # what the eval hooks may hold: a profile-loaded scenario with just a fixture section
+    only_fixture = Scenario(id="s-001", name="s", prompt="Close #{{n}} in {{repo}}",
+                            extensions={"fixture": {"repo": "acme/sandbox", "requires": ["issue"], "bindings": {"n": "issue.number"}}})
+    bound = bind_scenario(only_fixture, MANIFEST, {"run_id": "r"})
+    assert bound.prompt == "Close #12 in acme/sandbox" and bound.extensions == only_fixture.extensions
+    with_checkpoints = Scenario(id="s-002", name="s", prompt="p", extensions={
+        **only_fixture.extensions,
+        "assertions": {"checkpoints": [{"id": "c", "description": "", "task": "issue.view",
+                                        "input": {"issueNumber": "{{n}}"}, "condition": {"type": "non_empty"}}]}})
+    checkpoint = bind_scenario(with_checkpoints, MANIFEST).extensions["assertions"]["checkpoints"][0]
+    assert checkpoint["input"] == {"issueNumber": 12}
+    broken = Scenario(id="s-003", name="s", prompt="p", extensions={"fixture": {"requires": ["issue"]}})
+    with pytest.raises(ProfilerError, match=r"scenario s-003: extensions.fixture: \$\.repo: required field missing"):
+        bind_scenario(broken, MANIFEST)

@@ -88,7 +88,7 @@ def test_skill_md_search_order(places, tmp_path):
 
 
 def test_a_missing_ghx_skill_md_falls_through(places):
-    cwd, home = places
+    cwd, _home = places
     skill(cwd / "SKILL.md", "project skill")
     r = resolver(places, GHX_SKILL_MD=str(cwd / "nope.md"))
     assert r.resolve("ghx").system_instructions == "project skill"
@@ -205,3 +205,22 @@ def test_modes_reach_the_provider_and_the_token_is_never_written(places, tmp_pat
     assert any(p.suffix == ".jsonl" for p in written)
     for path in written:
         assert TOKEN not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+def test_options_take_precedence_over_the_environment(places, tmp_path):
+    cwd, home = places
+    skill(cwd / "SKILL.md", "project skill")
+    skill(tmp_path / "opt" / "SKILL.md", "option skill")
+    r = EvalModeResolver(
+        ghx_bin_dir=str(tmp_path / "opt-bin"), skill_md=str(tmp_path / "opt" / "SKILL.md"), token_env="EVAL_GH_TOKEN",
+        environ={"PATH": "/bin", "GHX_BIN_DIR": "/env-bin", "GH_TOKEN": TOKEN, "EVAL_GH_TOKEN": TOKEN}, cwd=cwd, home=home,
+    )
+    ghx = r.resolve("ghx")
+    assert ghx.environment["PATH"] == f"{tmp_path / 'opt-bin'}{os.pathsep}/bin"
+    assert ghx.system_instructions == "option skill"
+    assert r.resolve("mcp").provider_overrides["mcp"]["github"]["headers"] == {"Authorization": "Bearer {env:EVAL_GH_TOKEN}"}
+    unset = EvalModeResolver(token_env="EVAL_GH_TOKEN", environ={"GH_TOKEN": TOKEN}, cwd=cwd, home=home)
+    with pytest.raises(ConfigError, match="set EVAL_GH_TOKEN$"):
+        unset.resolve("mcp")
+    with pytest.raises(ConfigError, match="option token_env: expected a non-empty string"):
+        EvalModeResolver(token_env="")

@@ -7,12 +7,12 @@ test suite): a small recording fake stands in for it here.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import trio
 
-from profiler_core import ConfigError, Scenario, ScorerContext, ScorerResult, hookimpl
+from profiler_core import ConfigError, ProfilerError, Scenario, ScorerContext, ScorerResult, hookimpl
 from profiler_core.plugins import get_plugin_manager
 from profiler_core.serde import structure
 from profiler_eval_ghx.capabilities import CapabilityResult
@@ -200,7 +200,7 @@ class LabelsScorer:
     """A plugin's scorer: passes when the checkpoint's data (a list of labels) holds ``need``."""
 
     id = "labels-hold"
-    seen: list[dict] = []
+    seen: ClassVar[list[dict]] = []
 
     def __init__(self, *, need: str) -> None:
         self.need = need
@@ -237,6 +237,7 @@ def test_custom_calls_the_registered_scorer_with_the_checkpoint_data(registry):
     first = LabelsScorer.seen[0]
     assert first["scenario"] == "issue-close-001" and first["mode"] == "ghx" and first["attempt"] == 1
     assert first["checkpoint"] == {"id": "has-bug", "task": "issue.view", "input": {"owner": "acme", "name": "s", "issueNumber": 12}, "data": ["bug", "ghx-eval"]}
+    assert (first["checkpoint_id"], first["checkpoint_data"]) == ("has-bug", ["bug", "ghx-eval"])
 
 
 def test_custom_with_an_unknown_scorer_or_no_registry(registry):
@@ -255,3 +256,12 @@ def test_the_plugin_registers_the_scorer_and_the_runner_hands_it_the_registry():
     assert info.factory is CheckpointScorer
     built = manager.registry.create("scorers", "checkpoint", {"registry": manager.registry})
     assert isinstance(built, CheckpointScorer)
+
+
+def test_a_core_scenario_needs_only_its_assertions():
+    bare = Scenario(id="s-001", name="s", prompt="p", extensions={"assertions": {"checkpoints": [cp("closed", "issue.view", {"type": "field_equals", "path": "state", "value": "CLOSED"})]}})
+    result = score(CheckpointScorer(executor=FakeExecutor(ANSWERS)), bare)
+    assert (result.success, result.passed, result.total) == (True, 1, 1)
+    broken = Scenario(id="s-002", name="s", prompt="p", extensions={"assertions": {"checkpoints": [{"id": "c", "task": "issue.view"}]}})
+    with pytest.raises(ProfilerError, match=r"scenario 's-002': extensions.assertions: \$\.checkpoints\[0\]\.condition: required field missing"):
+        CheckpointScorer(executor=FakeExecutor(ANSWERS)).check_scenario(broken)

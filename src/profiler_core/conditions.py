@@ -157,7 +157,7 @@ class Custom:
     options: dict[str, Any] = attrs.field(factory=dict)
 
 
-Condition = Union[NonEmpty, Empty, CountGte, CountEq, FieldEquals, FieldContains, FieldGte, Matches, Custom]
+Condition = Union[NonEmpty, Empty, CountGte, CountEq, FieldEquals, FieldContains, FieldGte, Matches, Custom]  # noqa: UP007 - a runtime union for the tagged-union hooks
 
 #: Runs a ``custom`` condition: ``(condition, value at its path) -> outcome or passed`` (may be async).
 CustomCheck = Callable[[Custom, Any], "ConditionOutcome | bool | Awaitable[ConditionOutcome | bool]"]
@@ -207,7 +207,7 @@ def resolve_path(value: Any, path: str | None) -> Any:
         here = ".".join(walked) or "the top level"
 
         def fail(reason: str) -> PathError:
-            return PathError(f"path {path!r}: segment {segment!r} {reason}")
+            return PathError(f"path {path!r}: segment {segment!r} {reason}")  # noqa: B023 - used in this iteration only
 
         if isinstance(current, dict):
             if segment in current:

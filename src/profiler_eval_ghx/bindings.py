@@ -27,10 +27,10 @@ import attrs
 
 from profiler_core import ProfilerError, Scenario
 from profiler_core.conditions import PathError, resolve_path
-from profiler_core.serde import unstructure
+from profiler_core.serde import structure, unstructure
 
 from .manifest import FixtureManifest
-from .scenario import EvalScenario, from_core_scenario, to_core_scenario
+from .scenario import Assertions, EvalScenario, Fixture
 
 __all__ = ["VARIABLE", "BindingError", "bind_scenario", "binding_values", "fill", "template_variables", "unbound_variables"]
 
@@ -64,11 +64,11 @@ def _split_repo(values: dict[str, Any], repo: Any) -> None:
 
 
 def binding_values(
-    scenario: EvalScenario, manifest: FixtureManifest | None, extra: Mapping[str, Any] | None = None
+    scenario: EvalScenario | Scenario, manifest: FixtureManifest | None, extra: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """The value of every variable the scenario may use (see the module docstring for the order)."""
     values: dict[str, Any] = {}
-    fixture = scenario.fixture
+    fixture = _fixture(scenario)
     # The manifest's repository is where the fixtures really are (a config may point elsewhere than the file).
     repo = manifest.repo if manifest is not None else fixture.repo if fixture is not None else None
     if repo is not None:
@@ -123,22 +123,36 @@ def fill(value: Any, values: Mapping[str, Any], where: str, *, raw: bool = True)
     return value
 
 
-def _bind(scenario: EvalScenario, values: Mapping[str, Any]) -> EvalScenario:
-    prompt = fill(scenario.prompt, values, f"scenario {scenario.id}: prompt", raw=False)
+def _fixture(scenario: EvalScenario | Scenario) -> Fixture | None:
+    if isinstance(scenario, EvalScenario):
+        return scenario.fixture
+    raw = (scenario.extensions or {}).get("fixture")
+    return None if raw is None else structure(raw, Fixture, source=f"scenario {scenario.id}: extensions.fixture")
+
+
+def _bind_assertions(scenario_id: str, assertions: Assertions, values: Mapping[str, Any]) -> Assertions:
     checkpoints = tuple(
-        attrs.evolve(c, input=fill(c.input, values, f"scenario {scenario.id}: assertions.checkpoints[{i}].input"))
-        for i, c in enumerate(scenario.assertions.checkpoints)
+        attrs.evolve(c, input=fill(c.input, values, f"scenario {scenario_id}: assertions.checkpoints[{i}].input"))
+        for i, c in enumerate(assertions.checkpoints)
     )
-    return attrs.evolve(scenario, prompt=prompt, assertions=attrs.evolve(scenario.assertions, checkpoints=checkpoints))
+    return attrs.evolve(assertions, checkpoints=checkpoints)
 
 
 def bind_scenario(scenario: S, manifest: FixtureManifest | None, variables: Mapping[str, Any] | None = None) -> S:
-    """The scenario with its variables filled; a core ``Scenario`` comes back as one (other extensions kept)."""
+    """The scenario with its variables filled; a core ``Scenario`` comes back as one (other extensions kept).
+
+    A core scenario needs no more than the parts it has: ``extensions.fixture``
+    for the bindings, ``extensions.assertions`` for checkpoint inputs.
+    """
+    values = binding_values(scenario, manifest, variables)
+    prompt = fill(scenario.prompt, values, f"scenario {scenario.id}: prompt", raw=False)
     if isinstance(scenario, EvalScenario):
-        return _bind(scenario, binding_values(scenario, manifest, variables))
-    bound = _bind(eval_scenario := from_core_scenario(scenario), binding_values(eval_scenario, manifest, variables))
-    core = to_core_scenario(bound)
-    return attrs.evolve(scenario, prompt=core.prompt, extensions={**scenario.extensions, **core.extensions})
+        return attrs.evolve(scenario, prompt=prompt, assertions=_bind_assertions(scenario.id, scenario.assertions, values))
+    extensions = dict(scenario.extensions or {})
+    if extensions.get("assertions") is not None:
+        assertions = structure(extensions["assertions"], Assertions, source=f"scenario {scenario.id}: extensions.assertions")
+        extensions["assertions"] = unstructure(_bind_assertions(scenario.id, assertions, values))
+    return attrs.evolve(scenario, prompt=prompt, extensions=extensions)
 
 
 def unbound_variables(scenario: EvalScenario, extra_names: tuple[str, ...] = ()) -> list[str]:

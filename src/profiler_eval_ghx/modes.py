@@ -13,6 +13,10 @@
 The token is never copied into the config: it is referenced as
 ``{env:GH_TOKEN}`` (or ``{env:GITHUB_TOKEN}``), which the agent expands from its
 own environment, so no file the profiler writes can hold it.
+
+Options (``mode_resolver.options``) ``ghx_bin_dir``, ``skill_md`` and
+``token_env`` take precedence over ``$GHX_BIN_DIR``, ``$GHX_SKILL_MD`` and
+``GH_TOKEN``/``GITHUB_TOKEN``.
 """
 
 from __future__ import annotations
@@ -71,19 +75,20 @@ You work on GitHub through the `gh` command-line tool in the shell.
 """
 
 
-def ghx_bin_dir(environ: Mapping[str, str], cwd: Path) -> Path:
-    """Where the ``ghx`` binary is: ``$GHX_BIN_DIR``, else ``./node_modules/.bin`` (absolute)."""
-    configured = environ.get("GHX_BIN_DIR")
+def ghx_bin_dir(environ: Mapping[str, str], cwd: Path, option: str | None = None) -> Path:
+    """Where the ``ghx`` binary is: the ``ghx_bin_dir`` option, ``$GHX_BIN_DIR``, else ``./node_modules/.bin`` (absolute)."""
+    configured = option or environ.get("GHX_BIN_DIR")
     path = Path(configured).expanduser() if configured else Path("node_modules/.bin")
     return path if path.is_absolute() else cwd / path
 
 
-def find_skill_md(environ: Mapping[str, str], cwd: Path, home: Path) -> Path | None:
+def find_skill_md(environ: Mapping[str, str], cwd: Path, home: Path, option: str | None = None) -> Path | None:
     """The first SKILL.md that exists, in the documented order (``None`` when there is none)."""
     candidates: list[Path] = []
-    if environ.get("GHX_SKILL_MD"):
-        configured = Path(environ["GHX_SKILL_MD"]).expanduser()
-        candidates.append(configured if configured.is_absolute() else cwd / configured)
+    for configured_text in (option, environ.get("GHX_SKILL_MD")):
+        if configured_text:
+            configured = Path(configured_text).expanduser()
+            candidates.append(configured if configured.is_absolute() else cwd / configured)
     candidates.append(cwd / "SKILL.md")
     candidates += [home / ".agents" / "skills" / name / "SKILL.md" for name in SKILL_DIRS]
     return next((path for path in candidates if path.is_file()), None)
@@ -100,6 +105,9 @@ class EvalModeResolver:
         mcp_server: str = "remote",
         mcp_url: str = DEFAULT_MCP_URL,
         mcp_command: Sequence[str] = DEFAULT_MCP_COMMAND,
+        ghx_bin_dir: str | None = None,
+        skill_md: str | None = None,
+        token_env: str | None = None,
         environ: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
         home: str | Path | None = None,
@@ -112,6 +120,12 @@ class EvalModeResolver:
             raise ConfigError(f"{where} mcp_url: expected an http(s) URL, got {mcp_url!r}")
         if isinstance(mcp_command, str) or not mcp_command or not all(isinstance(p, str) and p for p in mcp_command):
             raise ConfigError(f"{where} mcp_command: expected a list of strings (program first), got {mcp_command!r}")
+        for name, value in (("ghx_bin_dir", ghx_bin_dir), ("skill_md", skill_md), ("token_env", token_env)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ConfigError(f"{where} {name}: expected a non-empty string, got {value!r}")
+        self.ghx_bin_dir = ghx_bin_dir
+        self.skill_md = skill_md
+        self.token_env = token_env
         self.mcp_server = mcp_server
         self.mcp_url = mcp_url
         self.mcp_command = tuple(mcp_command)
@@ -138,11 +152,11 @@ class EvalModeResolver:
 
     def _ghx(self) -> ModeConfig:
         cwd = self._cwd or Path.cwd()
-        bin_dir = ghx_bin_dir(self.environ, cwd)
+        bin_dir = ghx_bin_dir(self.environ, cwd, self.ghx_bin_dir)
         if not (bin_dir / "ghx").exists():
             log.warning("mode ghx: no ghx in %s (set GHX_BIN_DIR, or npm install ghx there)", bin_dir)
         path = self.environ.get("PATH", "")
-        skill = find_skill_md(self.environ, cwd, self._home or Path.home())
+        skill = find_skill_md(self.environ, cwd, self._home or Path.home(), self.skill_md)
         if skill is None:
             instructions = GHX_FALLBACK_INSTRUCTIONS
         else:
@@ -157,9 +171,10 @@ class EvalModeResolver:
 
     def mcp_config(self) -> dict[str, Any]:
         """The GitHub MCP server entry (OpenCode's ``mcp.<name>`` shape), with the token as an ``{env:...}`` reference."""
-        token_variable = next((name for name in TOKEN_VARIABLES if self.environ.get(name)), None)
+        names = (self.token_env,) if self.token_env else TOKEN_VARIABLES
+        token_variable = next((name for name in names if self.environ.get(name)), None)
         if token_variable is None:
-            raise ConfigError("mode mcp: the GitHub MCP server needs a token: set GH_TOKEN or GITHUB_TOKEN")
+            raise ConfigError(f"mode mcp: the GitHub MCP server needs a token: set {' or '.join(names)}")
         reference = f"{{env:{token_variable}}}"
         if self.mcp_server == "local":
             return {

@@ -147,7 +147,7 @@ class Checkpoint:
     """One check after the session: run capability ``task`` with ``input``, then test ``condition`` on its data."""
 
     id: str = attrs.field(validator=_non_empty)
-    description: str
+    description: str = ""
     task: str = attrs.field(validator=_non_empty)
     input: dict[str, Any] = attrs.field(factory=dict)
     condition: Condition

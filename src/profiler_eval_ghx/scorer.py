@@ -16,12 +16,23 @@ from typing import Any
 
 from profiler_core import ConfigError, ProfilerError, Scenario, ScorerCheckResult, ScorerContext, ScorerResult
 from profiler_core.conditions import ConditionOutcome, Custom, describe_condition, evaluate_condition_async
+from profiler_core.serde import structure
 
 from .bindings import template_variables
 from .capabilities import CapabilityExecutor, CapabilityResult
-from .scenario import Checkpoint, EvalScenario, from_core_scenario, to_core_scenario
+from .scenario import Assertions, Checkpoint, EvalScenario
 
-__all__ = ["CheckpointScorer"]
+__all__ = ["CheckpointScorer", "scenario_assertions"]
+
+
+def scenario_assertions(scenario: Scenario | EvalScenario) -> Assertions:
+    """The checkpoints of an eval scenario, or of a core one's ``extensions.assertions`` (``ProfilerError`` if none)."""
+    if isinstance(scenario, EvalScenario):
+        return scenario.assertions
+    raw = (scenario.extensions or {}).get("assertions")
+    if raw is None:
+        raise ConfigError(f"scenario {scenario.id!r}: no assertions (checkpoints) in its extensions: not an eval scenario")
+    return structure(raw, Assertions, source=f"scenario {scenario.id!r}: extensions.assertions")
 
 
 def _preview(value: Any, limit: int) -> Any:
@@ -63,8 +74,7 @@ class CheckpointScorer:
 
     def check_scenario(self, scenario: Scenario) -> None:
         """Raise ``ConfigError`` for a scenario this scorer cannot score (called before any session starts)."""
-        evaluated = from_core_scenario(scenario)
-        checkpoints = evaluated.assertions.checkpoints
+        checkpoints = scenario_assertions(scenario).checkpoints
         if not checkpoints:
             raise ConfigError(f"scenario {scenario.id!r}: assertions.checkpoints is empty: nothing would show the task was done")
         if self._registry is None:
@@ -90,10 +100,9 @@ class CheckpointScorer:
     async def evaluate(self, scenario: Scenario, context: ScorerContext) -> ScorerResult:
         """Run every checkpoint in order; success when all pass and there is at least one."""
         try:
-            evaluated = from_core_scenario(scenario)
+            checkpoints = scenario_assertions(scenario).checkpoints
         except ProfilerError as exc:
             return ScorerResult(success=False, passed=0, total=0, error=str(exc))
-        checkpoints = evaluated.assertions.checkpoints
         if not checkpoints:
             return ScorerResult(success=False, passed=0, total=0)
         try:
@@ -103,7 +112,7 @@ class CheckpointScorer:
         details: list[ScorerCheckResult] = []
         broken: list[str] = []
         for checkpoint in checkpoints:
-            detail, error = await self._run(checkpoint, executor, evaluated, context)
+            detail, error = await self._run(checkpoint, executor, scenario, context)
             details.append(detail)
             if error:
                 broken.append(f"checkpoint {checkpoint.id!r}: {error}")
@@ -118,7 +127,7 @@ class CheckpointScorer:
         )
 
     async def _run(
-        self, checkpoint: Checkpoint, executor: CapabilityExecutor, scenario: EvalScenario, context: ScorerContext
+        self, checkpoint: Checkpoint, executor: CapabilityExecutor, scenario: Scenario, context: ScorerContext
     ) -> tuple[ScorerCheckResult, str | None]:
         expected = describe_condition(checkpoint.condition, "data")
 
@@ -159,7 +168,7 @@ class CheckpointScorer:
         )
 
     async def _custom(
-        self, cond: Custom, value: Any, checkpoint: Checkpoint, scenario: EvalScenario, context: ScorerContext
+        self, cond: Custom, value: Any, checkpoint: Checkpoint, scenario: Scenario, context: ScorerContext
     ) -> ConditionOutcome:
         expected = describe_condition(cond, "data")
         if self._registry is None:
@@ -184,9 +193,12 @@ class CheckpointScorer:
             metadata={
                 **context.metadata,
                 "checkpoint": {"id": checkpoint.id, "task": checkpoint.task, "input": checkpoint.input, "data": value},
+                # the flat keys of the first landing, kept so scorers written against it still work
+                "checkpoint_id": checkpoint.id,
+                "checkpoint_data": value,
             },
         )
-        verdict = scorer.evaluate(to_core_scenario(scenario), sub_context)
+        verdict = scorer.evaluate(scenario, sub_context)
         if inspect.isawaitable(verdict):
             verdict = await verdict
         if not isinstance(verdict, ScorerResult):
