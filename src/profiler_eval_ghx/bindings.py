@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, overload
 
 import attrs
 
@@ -39,9 +39,6 @@ VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 #: Variables every scenario may use without a binding (derived from the repository).
 REPO_VARIABLES = ("repo", "owner", "repo_name")
-
-S = TypeVar("S", Scenario, EvalScenario)
-
 
 class BindingError(ProfilerError):
     """A scenario's variable cannot be filled (unknown name, or its manifest path leads nowhere)."""
@@ -138,7 +135,15 @@ def _bind_assertions(scenario_id: str, assertions: Assertions, values: Mapping[s
     return attrs.evolve(assertions, checkpoints=checkpoints)
 
 
-def bind_scenario(scenario: S, manifest: FixtureManifest | None, variables: Mapping[str, Any] | None = None) -> S:
+@overload
+def bind_scenario(scenario: EvalScenario, manifest: FixtureManifest | None, variables: Mapping[str, Any] | None = None) -> EvalScenario: ...
+@overload
+def bind_scenario(scenario: Scenario, manifest: FixtureManifest | None, variables: Mapping[str, Any] | None = None) -> Scenario: ...
+
+
+def bind_scenario(
+    scenario: EvalScenario | Scenario, manifest: FixtureManifest | None, variables: Mapping[str, Any] | None = None
+) -> EvalScenario | Scenario:
     """The scenario with its variables filled; a core ``Scenario`` comes back as one (other extensions kept).
 
     A core scenario needs no more than the parts it has: ``extensions.fixture``
