@@ -58,9 +58,18 @@ class AlwaysFails:
         pass
 
 
+class SlowAgent(AlwaysFails):
+    id = "slow-agent"
+
+    async def prompt(self, handle, text, timeout_ms=None):
+        import trio
+
+        await trio.sleep(30)
+
+
 @hookimpl
 def profiler_register_providers():
-    return [AlwaysFails]
+    return [AlwaysFails, SlowAgent]
 """
 
 
@@ -105,10 +114,9 @@ def test_clean_run_exits_0_and_prints_the_verdict(tmp_path):
 
 
 def test_time_limit_caps_sessions_from_the_command_line(tmp_path):
-    profile = _profile(tmp_path, 600_000)
-    profile.write_text(profile.read_text().replace("model: sim-small}", "model: sim-small, options: {time_scale: 0.05}}"))
-    out = _run(str(profile), "--time-limit", "0.01", "--allow-errors", cwd=tmp_path)
+    # A plugin agent that would take 30 s: --time-limit 0.2 ends every session at 200 ms.
+    out = _run(str(_profile(tmp_path, 600_000, provider="slow-agent")), "--time-limit", "0.2", "--allow-errors",
+               cwd=tmp_path, env=_failing_env(tmp_path))
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in next((tmp_path / "results").glob("*.jsonl")).read_text().splitlines()]
-    # The simulator is told the capped timeout and stops itself at it (a clean "timeout").
-    assert rows and {r["completionReason"] for r in rows} == {"timeout"}
+    assert len(rows) == 8 and {r["error"] for r in rows} == {"timed out after 200 ms"}
