@@ -11,9 +11,10 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from profiler_core import DuplicateComponentError, UnknownComponentError, hookimpl
+from profiler_core import DuplicateComponentError, PluginLoadError, UnknownComponentError, hookimpl
 from profiler_core import hookspecs
 from profiler_core.plugins import get_plugin_manager
+from profiler_core.testing import FakeProvider
 
 
 class _Providers:
@@ -24,10 +25,11 @@ class _Providers:
     def profiler_register_providers(self):
         cid = self.component_id
 
-        class P:
+        class P(FakeProvider):
             id = cid
 
             def __init__(self, **options):
+                super().__init__(provider_id=cid)
                 self.options = options
 
         return [P]
@@ -54,9 +56,13 @@ def test_unknown_component_suggests_the_nearest(profiler_plugin_manager):
 def test_duplicate_ids_name_both_plugins(profiler_plugin_manager):
     profiler_plugin_manager.register(_Providers("dup"), "first")
     profiler_plugin_manager.register(_Providers("dup"), "second")
+    registry = profiler_plugin_manager.registry  # still usable: the others are unaffected
     with pytest.raises(DuplicateComponentError) as info:
-        profiler_plugin_manager.registry
+        registry.get("providers", "dup")
     assert "'first'" in str(info.value) and "'second'" in str(info.value)
+    assert "dup" not in registry.ids("providers") and "simulated" in registry.ids("providers")
+    infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
+    assert "registered twice" in infos["second"].error
 
 
 def test_misspelt_hook_is_a_loud_error_naming_it(profiler_plugin_manager, capsys):
@@ -82,9 +88,8 @@ def test_hook_impl_may_take_a_subset_of_arguments(profiler_plugin_manager):
             seen.append(mode)
 
     profiler_plugin_manager.register(Partial(), "partial")
-    for _name, call in profiler_plugin_manager.hookimpls("profiler_before_mode"):
-        call(mode="m", run=None)
-    assert seen == ["m"]
+    _, failures = profiler_plugin_manager.call_hook("profiler_before_mode", mode="m", run=None)
+    assert seen == ["m"] and failures == []
 
 
 class _FakeEntryPoint:
@@ -105,7 +110,7 @@ def test_failing_entry_point_is_reported_and_others_still_load(monkeypatch, caps
 
     @hookimpl
     def profiler_register_providers():
-        class Agent:
+        class Agent(FakeProvider):
             id = "good-agent"
 
         return [Agent]
@@ -152,7 +157,7 @@ def test_list_plugins_json_has_every_key(monkeypatch):
 
 def test_every_hookspec_is_documented():
     names = [n for n in dir(hookspecs) if n.startswith("profiler_")]
-    assert len(names) == 14
+    assert len(names) == 15
     for name in names:
         doc = getattr(hookspecs, name).__doc__ or ""
         assert len(doc.strip().splitlines()) >= 3, f"{name} needs a real docstring"

@@ -188,13 +188,16 @@ def fake_plugin(*, provider: FakeProvider | None = None, scorer: FixedScorer | N
     """A plugin object registering the given fake provider and scorer instances."""
 
     class _FakePlugin:
+        # The factories hand out the given instances; register(..., id=) names them without building.
         @hookimpl
-        def profiler_register_providers(self):
-            return [lambda **options: provider] if provider else []
+        def profiler_register_providers(self, register):
+            if provider is not None:
+                register(lambda **options: provider, id=provider.id)
 
         @hookimpl
-        def profiler_register_scorers(self):
-            return [lambda **options: scorer] if scorer else []
+        def profiler_register_scorers(self, register):
+            if scorer is not None:
+                register(lambda **options: scorer, id=scorer.id)
 
     plugin = _FakePlugin()
     plugin.__name__ = name  # type: ignore[attr-defined]
