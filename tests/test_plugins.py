@@ -184,3 +184,143 @@ def test_errors_become_one_line_without_traceback(tmp_path):
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0
     assert "missing.yaml: profile not found" in result.stderr
+
+
+# -- the registry is built plugin by plugin, each component checked against its contract --
+
+
+class _RaisingRegistration:
+    @hookimpl
+    def profiler_register_scorers(self):
+        raise RuntimeError("cannot read my config")
+
+
+def test_a_raising_registration_hook_marks_only_its_plugin(profiler_plugin_manager):
+    profiler_plugin_manager.register(_RaisingRegistration(), "raiser")
+    profiler_plugin_manager.register(_Providers("after-raiser"), "later")
+    infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
+    assert infos["raiser"].error == "profiler_register_scorers failed: RuntimeError: cannot read my config"
+    assert infos["raiser"].to_dict()["error"] == infos["raiser"].error
+    # core's collectors and scorers, and the plugin registered after it, are unaffected
+    assert infos["later"].components == {"providers": ["after-raiser"]}
+    assert infos["core.collectors"].components["collectors"] == ["token", "latency", "cost", "tool_calls"]
+    assert infos["core.scorers.checks"].components == {"scorers": ["checks"]}
+    assert infos["core.scorers.checks"].error is None
+
+
+class _HalfProvider:
+    id = "half"
+
+    def init(self, config):
+        pass
+
+
+def test_a_component_missing_methods_is_refused_naming_plugin_component_and_methods(profiler_plugin_manager):
+    class Half:
+        @hookimpl
+        def profiler_register_providers(self):
+            return [_HalfProvider, FakeProvider]
+
+    profiler_plugin_manager.register(Half(), "half-plugin")
+    infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
+    expected = (
+        "provider 'half' of plugin 'half-plugin' is refused: "
+        "missing create_session, prompt, export_session, destroy_session, shutdown"
+    )
+    assert infos["half-plugin"].error == expected
+    assert infos["half-plugin"].components == {"providers": ["fake"]}  # the complete one still registers
+    registry = profiler_plugin_manager.registry
+    assert "half" not in registry.ids("providers")
+    with pytest.raises(PluginLoadError, match="missing create_session"):
+        registry.create("providers", "half")
+
+
+def test_register_callback_gives_an_id_without_building_the_component(profiler_plugin_manager):
+    built = []
+
+    def make_provider(**options):
+        built.append(options)
+        return FakeProvider(provider_id="by-callback")
+
+    def make_nothing(**options):
+        return object()
+
+    class ByCallback:
+        @hookimpl
+        def profiler_register_providers(self, register):
+            register(make_provider, id="by-callback")
+            register(make_nothing, id="not-a-provider")
+
+    profiler_plugin_manager.register(ByCallback(), "by-callback")
+    registry = profiler_plugin_manager.registry
+    assert {"by-callback", "not-a-provider"} <= set(registry.ids("providers"))
+    assert built == []  # the id was learnt without constructing anything
+    assert registry.create("providers", "by-callback", {"x": 1}).id == "by-callback"
+    assert built == [{"x": 1}]
+    # what a plain function builds is checked when it is built (profiler validate), not mid-run
+    with pytest.raises(PluginLoadError, match="'not-a-provider' of plugin 'by-callback': the built object is missing init"):
+        registry.create("providers", "not-a-provider")
+
+
+def test_a_factory_without_an_id_is_refused_with_a_hint(profiler_plugin_manager):
+    class NoId:
+        @hookimpl
+        def profiler_register_scorers(self):
+            return [lambda **options: None]
+
+    profiler_plugin_manager.register(NoId(), "no-id")
+    error = {i.name: i for i in profiler_plugin_manager.plugin_infos()}["no-id"].error
+    assert "has no string `id`" in error and "register(factory, id=...)" in error
+
+
+def test_list_plugins_shows_a_refused_component_on_its_plugin_row(monkeypatch):
+    from profiler_core import cli as cli_module
+
+    class Half:
+        @hookimpl
+        def profiler_register_providers(self):
+            return [_HalfProvider]
+
+    eps = [_FakeEntryPoint("half", "half_plugin", lambda: Half(), "agent-profiler-half", "0.3.0")]
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: eps)
+    monkeypatch.setattr(cli_module, "_MANAGER", None)
+    human = CliRunner().invoke(cli_module.cli, ["list-plugins"])
+    assert human.exit_code == 0, human.output
+    row = next(line for line in human.stdout.splitlines() if line.startswith("half "))
+    assert "agent-profiler-half" in row and "ERROR provider 'half' of plugin 'half' is refused: missing create_session" in row
+    assert any(line.startswith("core.modes (builtin)") and "mode_resolvers: config" in line for line in human.stdout.splitlines())
+
+
+def test_a_third_party_import_format_registers_through_the_hook(profiler_plugin_manager, tmp_path):
+    from profiler_core.importers import check_format, formats, load_sessions
+
+    path = tmp_path / "spans.json"
+    path.write_text('{"sessionId": "otel-1", "events": [], "turns": [], "summary": '
+                    '{"totalTurns": 0, "totalToolCalls": 0, "totalTokens": {"input": 3, "output": 4}, "totalDuration": 12}}')
+
+    class OtelImporter:
+        """Stands in for an OpenTelemetry GenAI span export reader: reuses the trace reader."""
+
+        id = "otel-genai"
+
+        def load(self, path):
+            from profiler_core.importers.trace import load
+
+            return load(path)
+
+    class OtelPlugin:
+        @hookimpl
+        def profiler_register_importers(self):
+            return [OtelImporter]
+
+    profiler_plugin_manager.register(OtelPlugin(), "otel")
+    registry = profiler_plugin_manager.registry
+    assert formats(registry) == ("anthropic", "claude-code", "openai", "opencode", "otel-genai", "trace")
+    assert check_format("otel-genai", registry) == "otel-genai"
+    (session,) = load_sessions("otel-genai", path, registry)
+    assert session.result.metrics.tokens.output == 4 and session.trace.session_id == "otel-1"
+    infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
+    assert infos["otel"].components == {"importers": ["otel-genai"]}
+    assert infos["core.importers"].builtin and len(infos["core.importers"].components["importers"]) == 5
+    with pytest.raises(Exception, match="unknown transcript format 'otel-genia'"):
+        check_format("otel-genia", registry)
