@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import trio
+import trio.lowlevel
 
 from profiler_core import HookError, Scenario, hookimpl
 from profiler_core.model import BeforeScenarioContext
@@ -128,13 +129,13 @@ def test_async_implementations_are_awaited_and_their_failures_recorded(profiler_
     class AsyncOk:
         @hookimpl
         async def profiler_before_mode(self, mode):
-            await trio.sleep(0)
+            await trio.lowlevel.checkpoint()
             log.append("async-ok")
 
     class AsyncBad:
         @hookimpl
         async def profiler_before_mode(self, mode):
-            await trio.sleep(0)
+            await trio.lowlevel.checkpoint()
             raise KeyError("late")
 
     profiler_plugin_manager.register(AsyncOk(), "ok")

@@ -11,8 +11,13 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from profiler_core import DuplicateComponentError, PluginLoadError, UnknownComponentError, hookimpl
-from profiler_core import hookspecs
+from profiler_core import (
+    DuplicateComponentError,
+    PluginLoadError,
+    UnknownComponentError,
+    hookimpl,
+    hookspecs,
+)
 from profiler_core.plugins import get_plugin_manager
 from profiler_core.testing import FakeProvider
 

@@ -34,8 +34,14 @@ import pluggy
 
 from . import hookspecs
 from ._hookmarkers import PROJECT_NAME
-from .contracts import PROTOCOLS, missing_methods
-from .errors import ConfigError, DuplicateComponentError, HookError, PluginLoadError, UnknownComponentError
+from .contracts import missing_methods
+from .errors import (
+    ConfigError,
+    DuplicateComponentError,
+    HookError,
+    PluginLoadError,
+    UnknownComponentError,
+)
 
 ENTRY_POINT_GROUP = "agent_profiler"
 
@@ -308,7 +314,7 @@ class _Registrations:
     def __init__(self) -> None:
         self.entries: list[tuple[Any, str | None]] = []
 
-    def __call__(self, factory: Any, id: str | None = None) -> None:  # noqa: A002 - the natural name
+    def __call__(self, factory: Any, id: str | None = None) -> None:
         self.entries.append((factory, id))
 
 
@@ -341,7 +347,7 @@ class PluginManager:
         """Register a plugin object (module, class instance) under ``name``."""
         info = PluginInfo(
             name=name,
-            module=module or getattr(plugin, "__name__", type(plugin).__name__),
+            module=module or str(getattr(plugin, "__name__", type(plugin).__name__)),
             distribution=distribution,
             version=version,
             builtin=builtin,
@@ -552,7 +558,7 @@ def _hook_names(pm: pluggy.PluginManager, plugin: Any) -> list[str]:
     for attr in dir(plugin):
         try:
             method = getattr(plugin, attr)
-        except Exception:  # noqa: BLE001 - properties may raise
+        except Exception:  # noqa: BLE001, S112 - properties may raise
             continue
         if pm.parse_hookimpl_opts(plugin, attr) is not None and callable(method):
             names.append(attr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
 from .._signature import accepts_keyword
@@ -50,8 +51,8 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
     if info is not None and judge is not None and accepts_keyword(info.factory, "judge"):
         scorer_extra["judge"] = judge
     built["scorer"] = create("scorers", config.scorer, "scorer.id", scorer_extra)
-    collector_specs = config.collectors
-    if collector_specs is None:
+    collector_specs: Sequence[ComponentSpec] | None = config.collectors
+    if collector_specs is None:  # none named: every installed collector
         collector_specs = [ComponentSpec(id=cid) for cid in registry.ids("collectors")]
     # `extensions.prices` is the profile-wide price override; it reaches the cost collector.
     prices = config.extensions.get("prices")
