@@ -5,6 +5,10 @@ OpenAI chat messages), ``anthropic`` (Messages API conversations),
 ``claude-code`` (Claude Code session logs), ``opencode`` (``opencode export``
 JSON) and ``trace`` (a SessionTrace JSON). A truncated or foreign file raises
 a ProfilerError naming the file and the line or key at fault.
+
+Formats are importers in the plugin registry: core's are registered through
+``profiler_register_importers`` like a third party's (docs/plugins.md), and
+``check_format``/``load_sessions``/``FORMATS`` look them up there.
 """
 
 from __future__ import annotations
