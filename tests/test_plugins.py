@@ -329,3 +329,25 @@ def test_a_third_party_import_format_registers_through_the_hook(profiler_plugin_
     assert infos["core.importers"].builtin and len(infos["core.importers"].components["importers"]) == 5
     with pytest.raises(Exception, match="unknown transcript format 'otel-genia'"):
         check_format("otel-genia", registry)
+
+
+def test_validate_reports_a_refused_provider_before_anything_runs(profiler_plugin_manager, tmp_path):
+    from profiler_core.config import load_profile
+    from profiler_core.runner import build_components
+
+    class Half:
+        @hookimpl
+        def profiler_register_providers(self):
+            return [_HalfProvider]
+
+    profiler_plugin_manager.register(Half(), "half-plugin")
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S1", "prompt": "do it"}')
+    (tmp_path / "profile.yaml").write_text(
+        "modes: {plain: {}}\nscenarios: {path: scenarios}\nprovider: {id: half}\nscorer: {id: checks}\n"
+    )
+    _, problems = build_components(load_profile(tmp_path / "profile.yaml"), profiler_plugin_manager)
+    assert problems == [
+        f"{tmp_path / 'profile.yaml'}: provider.id: provider 'half' of plugin 'half-plugin' is refused: "
+        "missing create_session, prompt, export_session, destroy_session, shutdown"
+    ]
