@@ -22,7 +22,7 @@ import click
 from ._async import await_me_maybe
 from ._signature import accepts_keyword
 from .errors import ProfilerError
-from .importers import FORMATS, RecordedSession, load_sessions, with_model
+from .importers import RecordedSession, check_format, load_sessions, with_model
 from .importers._build import iso
 from .model import (
     CheckpointResult,
@@ -68,7 +68,7 @@ def expand_inputs(format: str, paths: Sequence[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_SUFFIXES[format])))
+            files.extend(sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_SUFFIXES.get(format, ('.json', '.jsonl')))))
         else:
             files.append(path)
     return files
@@ -363,8 +363,18 @@ def import_sessions(
     )
 
 
+def _known_format(value: str) -> str:
+    # Checked against the registry at run time: plugins add formats (profiler_register_importers).
+    from .cli import _manager
+
+    try:
+        return check_format(value, _manager().registry)
+    except ProfilerError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 @click.command("import")
-@click.argument("format", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.argument("format", metavar="FORMAT", callback=lambda ctx, param, value: _known_format(value))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Results JSONL to write.")
 @click.option("--mode", default=DEFAULT_MODE, show_default=True, help="Mode recorded on every row.")

@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from ..contracts import Analyzer, Collector, JudgeProvider, ModeResolver, Scorer, SessionProvider
 from ..model import ModeConfig, ProfileRow, Scenario
 from ..plugins import PluginManager
 
@@ -16,22 +17,23 @@ class RunOptions:
     """The matrix and the components of one run.
 
     Build one from a profile with :func:`profiler_core.runner.options_from_config`,
-    or by hand in Python (components are plain objects).
+    or by hand in Python (components are plain objects satisfying the
+    Protocols of :mod:`profiler_core.contracts`).
     """
 
-    provider: Any
+    provider: SessionProvider
     #: makes a fresh provider instance; with it each (model, mode) gets its own instance and
     #: cells of different modes may run at once (without it, modes run one after another)
     provider_factory: Callable[[], Any] | None = None
-    scorer: Any
+    scorer: Scorer
     scenarios: Sequence[Scenario]
     #: mode name -> its config; or give ``mode_resolver`` and ``mode_names``
     modes: Mapping[str, ModeConfig] | None = None
-    mode_resolver: Any = None
+    mode_resolver: ModeResolver | None = None
     mode_names: Sequence[str] = ()
     models: Sequence[str] = ("default",)
-    collectors: Sequence[Any] = ()
-    analyzers: Sequence[Any] = ()
+    collectors: Sequence[Collector] = ()
+    analyzers: Sequence[Analyzer] = ()
     repetitions: int = 5
     warmup: bool = True
     timeout_default_ms: int = 120_000
@@ -68,7 +70,7 @@ class RunOptions:
     handle_sigint: bool = False
     #: seconds a shielded ``destroy_session`` may take before it is abandoned
     destroy_timeout_s: float = 30.0
-    judge: Any = None
+    judge: JudgeProvider | None = None
 
     def mode_list(self) -> list[str]:
         """The modes in run order."""
