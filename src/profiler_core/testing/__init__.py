@@ -111,6 +111,8 @@ class FakeProvider:
     ) -> None:
         self.id = provider_id or type(self).id  # a subclass's class attribute counts
         self.init_scope = init_scope
+        # In memory and instant: called inline (a thread hop would let MockClock jump past timeouts).
+        self.nonblocking_sync = True
         self.text = text
         self.tokens = tokens or TokenBreakdown(input=100, output=50)
         self.tool_calls = tuple(tool_calls)
