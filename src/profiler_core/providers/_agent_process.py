@@ -189,18 +189,20 @@ def api_key(options: AgentOptions, default_env: str, agent: str) -> str:
 
 @attrs.define
 class SessionDirs:
-    """A session's temporary folder: ``home/`` (HOME of the agent) and ``work/`` (its working directory)."""
+    """A session's temporary folder: ``home/`` (HOME of the agent), ``work/`` (its working directory), ``tmp/`` (its TMPDIR)."""
 
     root: Path
     home: Path
     work: Path
+    tmp: Path
 
     @classmethod
     def create(cls, agent: str, workdir_template: str | None) -> SessionDirs:
         """Make the folders; ``work`` is a fresh copy of ``workdir_template`` when one is given."""
         root = Path(tempfile.mkdtemp(prefix=f"profiler-{agent}-"))
-        home, work = root / "home", root / "work"
+        home, work, tmp = root / "home", root / "work", root / "tmp"
         home.mkdir()
+        tmp.mkdir()
         try:
             if workdir_template:
                 shutil.copytree(workdir_template, work, symlinks=True)
@@ -209,7 +211,7 @@ class SessionDirs:
         except OSError as exc:
             shutil.rmtree(root, ignore_errors=True)
             raise ConfigError(f"{agent}: option 'workdir_template': cannot copy {workdir_template!r}: {exc.strerror or exc}") from None
-        return cls(root=root, home=home, work=work)
+        return cls(root=root, home=home, work=work, tmp=tmp)
 
     def remove(self) -> None:
         """Delete everything the session left."""

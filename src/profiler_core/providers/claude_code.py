@@ -159,6 +159,8 @@ class ClaudeCodeProvider(AgentProvider):
         home = live.dirs.home
         fixed = {
             "HOME": str(home),
+            # Its own temporary files (task state, sockets) go with the session, not the system's /tmp.
+            "TMPDIR": str(live.dirs.tmp),
             "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_DATA_HOME": str(home / ".local" / "share"),
