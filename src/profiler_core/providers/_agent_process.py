@@ -91,6 +91,7 @@ MCP = (
     lambda v: isinstance(v, Mapping) and all(isinstance(k, str) and isinstance(x, Mapping) for k, x in v.items()),
     "a mapping of server name -> server settings (command, args, env / url)",
 )
+MAPPING = (lambda v: isinstance(v, Mapping), "a mapping")
 ARGS = (lambda v: isinstance(v, (list, tuple)) and all(isinstance(a, str) for a in v), "a list of strings")
 
 
@@ -276,9 +277,12 @@ async def run_agent(
     cwd: Path,
     log_dir: Path,
     grace_s: float,
-    on_line: Callable[[dict[str, Any]], None] | None = None,
+    on_line: Callable[[dict[str, Any]], bool] | None = None,
 ) -> AgentRun:
     """Run ``command`` to its end, reading its standard output as JSON lines; the group is ended in any case.
+
+    ``on_line`` sees each JSON line as it arrives; when it returns True the
+    agent is asked to stop (SIGTERM to its group) and the run ends as usual.
 
     Cancel the calling scope to stop it (a timeout, Ctrl-C): the process group
     is then ended before the cancellation goes on.
@@ -317,7 +321,7 @@ _DRAIN_S = 2.0
 
 
 async def _read_lines(
-    process: trio.Process, run: AgentRun, t0: float, on_line: Callable[[dict[str, Any]], None] | None, scope: trio.CancelScope
+    process: trio.Process, run: AgentRun, t0: float, on_line: Callable[[dict[str, Any]], bool] | None, scope: trio.CancelScope
 ) -> None:
     assert process.stdout is not None
     buffer = b""
@@ -330,27 +334,27 @@ async def _read_lines(
                 buffer += chunk
                 *complete, buffer = buffer.split(b"\n")
                 for raw in complete:
-                    _take_line(run, raw, time.monotonic() - t0, on_line)
+                    if _take_line(run, raw, time.monotonic() - t0, on_line):
+                        signal_group(process.pid, signal.SIGTERM)
     if buffer.strip():
         _take_line(run, buffer, time.monotonic() - t0, on_line)
 
 
-def _take_line(run: AgentRun, raw: bytes, at: float, on_line: Callable[[dict[str, Any]], None] | None) -> None:
+def _take_line(run: AgentRun, raw: bytes, at: float, on_line: Callable[[dict[str, Any]], bool] | None) -> bool:
+    """Keep one line; True when ``on_line`` asks to stop the agent."""
     text = raw.decode("utf-8", errors="replace").strip()
     if not text:
-        return
+        return False
     try:
         value = json.loads(text)
     except ValueError:
-        run.noise.append(text[:500])
-        return
+        value = None
     if not isinstance(value, dict):
         run.noise.append(text[:500])
-        return
+        return False
     run.lines.append(value)
     run.arrivals.append(at)
-    if on_line is not None:
-        on_line(value)
+    return bool(on_line(value)) if on_line is not None else False
 
 
 @atexit.register

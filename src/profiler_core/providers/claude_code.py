@@ -192,7 +192,7 @@ class ClaudeCodeProvider(AgentProvider):
         summary = summarize_stream(run.lines)
         live.agent_session_id = summary.session_id
         recorded = self.transcript(live, summary.session_id)
-        retried = f" after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'}" if summary.retries else ""
+        retried = f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})" if summary.retries else ""
         result = summary.result
         if result is None:
             raise AgentError(
@@ -206,7 +206,7 @@ class ClaudeCodeProvider(AgentProvider):
             else:
                 errors = result.get("errors") if isinstance(result.get("errors"), list) else []
                 message = result.get("result") or "; ".join(map(str, errors)) or result.get("subtype") or "error"
-                raise AgentError(f"claude-code: {message}{retried}")
+                raise AgentError(f"claude-code: {str(message).rstrip('.')}{retried}")
         where = f"claude-code result line (session {summary.session_id})"
         usage = result.get("usage")
         tokens = normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage") if usage else TokenBreakdown()
