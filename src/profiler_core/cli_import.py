@@ -43,6 +43,7 @@ PROVIDER_ID = "transcripts"
 #: File name endings picked up when a directory is given, per format.
 _SUFFIXES = {
     "claude-code": (".jsonl",),
+    "codex": (".jsonl",),
     "openai": (".json", ".jsonl"),
     "anthropic": (".json", ".jsonl"),
     "opencode": (".json",),
