@@ -292,3 +292,34 @@ def test_only_the_result_line_totals_count():
     assert summary.session_id == "s1" and summary.model == "m"
     assert summary.result["usage"]["output_tokens"] == 40
     assert summary.retries == ("attempt 1/10: HTTP 529",)
+
+
+def test_a_mode_with_an_mcp_server_calls_its_tool_and_one_without_cannot(tmp_path, claude):
+    import sys
+    from pathlib import Path
+
+    mark = new_mark()
+    calls = tmp_path / "mcp-calls.jsonl"
+    server_settings = {
+        "command": sys.executable,
+        "args": [str(Path(__file__).parent / "scripted" / "mcp_echo.py")],
+        "env": {"MCP_ECHO_LOG": str(calls)},
+    }
+    modes = {
+        "without_mcp": {"environment": {MARK: mark}},
+        "with_mcp": {"environment": {MARK: mark}, "provider_overrides": {"mcp_servers": {"echo": server_settings}}},
+    }
+    script = steps([ToolUse("mcp__echo__shout", {"text": "hi"}), Text("Done: HI")])
+    with AnthropicServer(script) as server:
+        path = profile(tmp_path, server, claude, mark=mark, modes=modes)
+        done = profiler(tmp_path, "run", str(path), "--run-id", "mcp")
+    assert done.returncode == 0, done.stderr
+    without, with_mcp = rows(tmp_path, "mcp")
+    [failed] = without["toolCalls"]["records"]
+    assert failed["name"] == "mcp__echo__shout" and not failed["success"]
+    [called] = with_mcp["toolCalls"]["records"]
+    assert called["category"] == "mcp" and called["success"]
+    trace = json.loads((tmp_path / "reports" / "sessions" / "hello" / "with_mcp-iter-0.json").read_text())
+    assert "HI" in json.dumps(next(e for e in trace["events"] if e["type"] == "tool_call")["output"])
+    assert [json.loads(line)["arguments"] for line in calls.read_text().splitlines()] == [{"text": "hi"}]
+    assert_no_survivor({}, mark)

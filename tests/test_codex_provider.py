@@ -288,3 +288,31 @@ def test_exec_lines_give_thread_retries_failure_and_answer():
     assert summary.thread_id == "t1" and summary.failure == "overloaded"
     assert summary.retries == ("Reconnecting... 1/1 (overloaded)",) and summary.errors == ()
     assert summary.text == "Done." and summary.actions == 1
+
+
+def test_a_mode_with_an_mcp_server_offers_its_tools_to_the_model(tmp_path, codex):
+    import sys
+    from pathlib import Path
+
+    mark = new_mark()
+    server_settings = {"command": sys.executable, "args": [str(Path(__file__).parent / "scripted" / "mcp_echo.py")]}
+    modes = {
+        "without_mcp": {"system_instructions": "MODE-NO-MCP", "environment": {MARK: mark}},
+        "with_mcp": {"system_instructions": "MODE-MCP", "environment": {MARK: mark}, "provider_overrides": {"mcp_servers": {"echo": server_settings}}},
+    }
+    with ResponsesServer(Text("Done: nothing to do.")) as server:
+        path = profile(tmp_path, server, codex, mark=mark, modes=modes)
+        done = profiler(tmp_path, "run", str(path), "--run-id", "mcp")
+        requests = server.responses()
+    assert done.returncode == 0, done.stderr
+    assert all(r.get("error") is None for r in rows(tmp_path, "mcp"))
+
+    def mcp_tools(request):
+        namespaces = [t for t in request.body["tools"] if t.get("type") == "namespace" and t.get("name", "").startswith("mcp__")]
+        return {(n["name"], t["name"]) for n in namespaces for t in n.get("tools", [])}
+
+    [without] = [r for r in requests if "MODE-NO-MCP" in developer_text(r)]
+    [with_mcp] = [r for r in requests if "MODE-MCP" in developer_text(r)]
+    assert mcp_tools(without) == set()
+    assert mcp_tools(with_mcp) == {("mcp__echo", "shout")}  # the server started and listed its tool
+    assert_no_survivor({}, mark)
