@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.scripted.agent_runs import write_profile  # noqa: E402
-from tests.scripted.anthropic_messages import AnthropicServer, tool_then_text  # noqa: E402
-from tests.scripted.openai_responses import ResponsesServer, shell_then_text  # noqa: E402
+from tests.scripted.agent_runs import write_profile
+from tests.scripted.anthropic_messages import AnthropicServer, tool_then_text
+from tests.scripted.openai_responses import ResponsesServer, shell_then_text
 
 AGENTS = {
     # provider id: (program, env var, model, server factory, base_url suffix)
@@ -69,6 +69,7 @@ def measure(agent: str, sessions: int, concurrency: int) -> dict[str, float]:
             capture_output=True,
             text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+            check=False,
         )
         elapsed = time.perf_counter() - started
         if done.returncode != 0:

@@ -10,9 +10,9 @@ from decimal import Decimal
 import pytest
 
 from profiler_core.errors import ConfigError
+from profiler_core.model import TokenBreakdown
 from profiler_core.pricing import price_tokens
 from profiler_core.providers.claude_code import ClaudeCodeProvider, summarize_stream
-from profiler_core.model import TokenBreakdown
 from tests.binaries import agent_binary
 from tests.scripted.agent_runs import (
     MARK,
@@ -25,7 +25,15 @@ from tests.scripted.agent_runs import (
     wait_for,
     write_profile,
 )
-from tests.scripted.anthropic_messages import AnthropicServer, Fail, Hang, Text, ToolUse, Usage, steps
+from tests.scripted.anthropic_messages import (
+    AnthropicServer,
+    Fail,
+    Hang,
+    Text,
+    ToolUse,
+    Usage,
+    steps,
+)
 
 pytestmark = pytest.mark.slow
 

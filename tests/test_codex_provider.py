@@ -23,7 +23,15 @@ from tests.scripted.agent_runs import (
     wait_for,
     write_profile,
 )
-from tests.scripted.openai_responses import Call, Fail, Hang, ResponsesServer, Text, Usage, steps
+from tests.scripted.openai_responses import (
+    Call,
+    Fail,
+    Hang,
+    ResponsesServer,
+    Text,
+    Usage,
+    steps,
+)
 
 pytestmark = pytest.mark.slow
 

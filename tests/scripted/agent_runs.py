@@ -63,7 +63,7 @@ def cli_env(folder: Path) -> dict[str, str]:
 def profiler(folder: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     """Run ``profiler ARGS`` in ``folder`` as a subprocess and wait for it."""
     return subprocess.run(
-        [sys.executable, "-m", "profiler_core", *args], cwd=folder, env=cli_env(folder), capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "profiler_core", *args], cwd=folder, env=cli_env(folder), capture_output=True, text=True, timeout=timeout, check=False
     )
 
 

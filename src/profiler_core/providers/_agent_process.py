@@ -38,8 +38,8 @@ from ..model import (
     ProviderConfig,
     SessionHandle,
     SessionTrace,
-    TraceSummary,
     TokenBreakdown,
+    TraceSummary,
 )
 
 log = logging.getLogger("agent_profiler")
@@ -63,17 +63,21 @@ def _str_list(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value)
 
 
-def _check_option(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def check_option(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
     """attrs validator: each option against the rule named in its metadata."""
     rule, expected = attribute.metadata["rule"]
     if value is not None and not rule(value):
         raise ValueError(f"option {attribute.name!r}: expected {expected}, got {value!r}")
 
 
-def option(default: Any, rule: Callable[[Any], bool], expected: str, *, factory: bool = False) -> Any:
+def option(default: Any, rule: Callable[[Any], bool], expected: str) -> Any:
     """An attrs field for a provider option, validated by ``rule`` (None always allowed)."""
-    kwargs = {"factory": default} if factory else {"default": default}
-    return attrs.field(**kwargs, validator=_check_option, metadata={"rule": (rule, expected)})
+    return attrs.field(default=default, validator=check_option, metadata=checked(rule, expected))
+
+
+def checked(rule: Callable[[Any], bool], expected: str) -> dict[str, Any]:
+    """The metadata that makes :func:`check_option` validate a field with ``rule``."""
+    return {"rule": (rule, expected)}
 
 
 STRING = (lambda v: isinstance(v, str) and bool(v), "a non-empty string")
@@ -114,15 +118,15 @@ class AgentOptions:
     #: seconds between SIGTERM and SIGKILL when a session is ended
     kill_grace_s: float = option(5.0, *SECONDS)
     #: extra environment variables for the agent (the mode's environment comes on top)
-    env: dict[str, str] = option(dict, *ENV, factory=True)
+    env: dict[str, str] = attrs.field(factory=dict, validator=check_option, metadata=checked(*ENV))
     #: extra command-line arguments, appended as given
-    extra_args: list[str] = option(list, *ARGS, factory=True)
+    extra_args: list[str] = attrs.field(factory=list, validator=check_option, metadata=checked(*ARGS))
     #: tools the agent may use (the others are off)
-    allowed_tools: list[str] = option(list, *NAMES, factory=True)
+    allowed_tools: list[str] = attrs.field(factory=list, validator=check_option, metadata=checked(*NAMES))
     #: tools the agent may not use
-    disallowed_tools: list[str] = option(list, *NAMES, factory=True)
+    disallowed_tools: list[str] = attrs.field(factory=list, validator=check_option, metadata=checked(*NAMES))
     #: MCP servers the session gets, by name
-    mcp_servers: dict[str, Any] = option(dict, *MCP, factory=True)
+    mcp_servers: dict[str, Any] = attrs.field(factory=dict, validator=check_option, metadata=checked(*MCP))
     #: appended to the agent's system prompt (the mode's ``system_instructions`` come first)
     append_system_prompt: str = option("", *TEXT)
     #: the most model steps a session may take (then it ends with completion reason ``tool_limit``)

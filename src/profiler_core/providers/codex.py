@@ -44,7 +44,9 @@ from ._agent_process import (
     AgentProvider,
     AgentRun,
     LiveSession,
+    check_option,
     api_key,
+    checked,
     child_environment,
     empty_trace,
     instructions,
@@ -68,7 +70,7 @@ class CodexOptions(AgentOptions):
     """Options of the ``codex`` provider (the shared ones, plus these)."""
 
     #: more ``config.toml`` settings, merged over the generated ones (e.g. ``model_reasoning_effort: high``)
-    config: dict[str, Any] = option(dict, *MAPPING, factory=True)
+    config: dict[str, Any] = attrs.field(factory=dict, validator=check_option, metadata=checked(*MAPPING))
     #: the ``name`` of the generated model provider (shown by Codex in its logs)
     provider_name: str = option("profiler", *STRING)
 
