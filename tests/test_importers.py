@@ -44,6 +44,7 @@ GOOD = {
     "openai": OPENAI_RESULT,
     "anthropic": ANTHROPIC,
     "trace": TRACE,
+    "codex": FIXTURES / "codex" / "notes.jsonl",
 }
 
 
@@ -298,7 +299,7 @@ def test_truncated_file_names_the_file(tmp_path, format):
         load_sessions(format, path)
     message = str(info.value)
     assert "\n" not in message and str(path) in message
-    if format == "claude-code":
+    if format in ("claude-code", "codex"):
         assert f"{path}:" in message and "truncated last line" in message
     else:
         assert "not valid JSON" in message and "truncated" in message
@@ -310,6 +311,7 @@ FOREIGN = {
     "openai": (OPENCODE, "$.messages[0]: unrecognised message keys"),
     "anthropic": (OPENAI_RUNS, "$.messages[3].role: expected user, assistant or system"),
     "trace": (ANTHROPIC, "expected a SessionTrace"),
+    "codex": (CC_DST, "expected a Codex rollout line {timestamp, type, payload}"),
 }
 
 

@@ -43,6 +43,7 @@ PROVIDER_ID = "transcripts"
 #: File name endings picked up when a directory is given, per format.
 _SUFFIXES = {
     "claude-code": (".jsonl",),
+    "codex": (".jsonl",),
     "openai": (".json", ".jsonl"),
     "anthropic": (".json", ".jsonl"),
     "opencode": (".json",),
@@ -385,7 +386,7 @@ def _known_format(value: str) -> str:
 def import_command(format, files, out, mode, scenario, scorer_id, run_id, model):
     """Turn recorded agent sessions into profile rows that `profiler report` can read.
 
-    FORMAT is one of openai, anthropic, claude-code, opencode, trace. Each
+    FORMAT is one of openai, anthropic, claude-code, codex, opencode, trace. Each
     session becomes one row; traces go to <out dir>/sessions/, analysis to
     <out>.analysis.jsonl, the manifest to <out>.manifest.json. A bad file is
     reported (file and line or key) and nothing is written.
@@ -393,6 +394,7 @@ def import_command(format, files, out, mode, scenario, scorer_id, run_id, model)
     \b
     Examples:
       profiler import claude-code ~/.claude/projects/-home-me-myrepo/*.jsonl --out results/claude.jsonl
+      profiler import codex ~/.codex/sessions/2026/11/22/ --out results/codex.jsonl
       profiler import opencode exports/*.json --out results/opencode.jsonl --mode with_skill
       profiler import openai runs.jsonl --out results/runs.jsonl --scenario refund-001
     """

@@ -52,6 +52,8 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.scorers.checks",
     "profiler_core.providers.simulated",
     "profiler_core.providers.transcripts",
+    "profiler_core.providers.claude_code",
+    "profiler_core.providers.codex",
     "profiler_core.judges.openai",
     "profiler_core.scorers.llm_judge",
     "profiler_core.scorers.composite",

@@ -2,7 +2,7 @@
 
 Formats (see docs/importing.md): ``openai`` (connector results / runs with
 OpenAI chat messages), ``anthropic`` (Messages API conversations),
-``claude-code`` (Claude Code session logs), ``opencode`` (``opencode export``
+``claude-code`` (Claude Code session logs), ``codex`` (Codex CLI rollout files), ``opencode`` (``opencode export``
 JSON) and ``trace`` (a SessionTrace JSON). A truncated or foreign file raises
 a ProfilerError naming the file and the line or key at fault.
 
@@ -35,6 +35,7 @@ _MODULES = {
     "claude-code": "claude_code",
     "opencode": "opencode",
     "trace": "trace",
+    "codex": "codex",
 }
 
 
