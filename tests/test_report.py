@@ -493,7 +493,7 @@ def test_two_process_read_and_csv_give_identical_files(tmp_path, monkeypatch):
     rows = [to_json(r) + "\n" for r in all_rows()]
     rows.insert(3, "broken one\n")
     rows.insert(20, '{"mode": 1}\n')
-    rows[15] = to_json(make_row("fast", "s1", 3, extensions={"late_metric": 7, "note": {"nested": True}})) + "\n"
+    rows[15] = to_json(make_row("fast", "s1", 2, extensions={"late_metric": 7, "note": {"nested": True}})) + "\n"
     path = tmp_path / "r.jsonl"
     path.write_text("".join(rows))
     sequential = write_report(path, tmp_path / "seq", parallel=False)

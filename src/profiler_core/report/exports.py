@@ -167,6 +167,13 @@ class JsonArrayWriter:
         self._f.write(line)
         self._sep = b",\n"
 
+    def restart(self) -> None:
+        """Forget the rows written so far (the loader reads the file again)."""
+        self._f.seek(0)
+        self._f.truncate()
+        self._f.write(b"[")
+        self._sep = b"\n"
+
     @property
     def tmp_path(self) -> Path:
         """The file being written (renamed into place by ``finish``)."""

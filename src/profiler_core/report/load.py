@@ -114,6 +114,8 @@ class RowTable:
     extensions: dict[str, np.ndarray | list]
     problems: list[str]
     skipped: int
+    #: rows left out because a later row holds the same cell (run, model, mode, scenario, iteration)
+    duplicates: int = 0
 
     @property
     def modes(self) -> list[str]:
@@ -241,8 +243,14 @@ def _diagnose(line: bytes, source: str, fallback: BaseException) -> str:
 def load_rows(path: Path, *, sink: Callable[[bytes], None] | None = None, parallel: bool | None = None) -> RowTable:
     """Read a (possibly gzipped) results JSONL into columns; bad lines are skipped and reported.
 
+    A cell (run, model, mode, scenario, iteration) written more than once (two
+    writers on one run) is counted once: its last complete row is kept and one
+    warning says how many rows were left out.
+
     :param sink: called with each accepted line (stripped), in file order, e.g.
-        to copy rows into ``results.json`` without parsing them twice.
+        to copy rows into ``results.json`` without parsing them twice. When
+        duplicates are found the file is read again, so a sink must have a
+        ``restart()`` method to start over (else it sees the duplicates too).
     :param parallel: False reads in this process only; by default a big
         uncompressed file is read by two processes (this one and a fork), one
         half each.
@@ -252,17 +260,65 @@ def load_rows(path: Path, *, sink: Callable[[bytes], None] | None = None, parall
     if parallel is not False and path.stat().st_size >= PARALLEL_MIN_BYTES and can_fork():
         split = _split_point(path)
     if split is None:
-        try:
-            f = _open_binary(path)
-        except OSError as exc:
-            raise StoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
-        with f:
-            table = _parse(path, f, 1, sink)
+        table = _read(path, sink)
     else:
         from .parallel import load_split
 
         table = load_split(path, split, sink)
-    return _finish(table)
+    table = _finish(table)
+    dropped = superseded_rows(table)
+    if not dropped.size:
+        return table
+    # Rare (two writers on one run): read again, leaving the superseded rows out of every column.
+    restart = getattr(sink, "restart", None)
+    if restart is not None:
+        restart()
+    again = _finish(_read(path, sink if restart is not None else None, drop=frozenset(dropped.tolist())))
+    again.duplicates = int(dropped.size)
+    cells = len(np.unique(_cell_keys(table)[dropped], axis=0))
+    again.problems.insert(
+        0,
+        f"{path}: {dropped.size} duplicated row(s) of {cells} cell(s) (same run, model, mode, scenario and iteration): "
+        "each cell is counted once, from its last complete row",
+    )
+    return again
+
+
+def _read(path: Path, sink: Callable[[bytes], None] | None, drop: frozenset[int] = frozenset()) -> RowTable:
+    """Parse the whole file in this process."""
+    try:
+        f = _open_binary(path)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    with f:
+        return _parse(path, f, 1, sink, drop)
+
+
+def _cell_keys(table: RowTable) -> np.ndarray:
+    """One row per table row: the codes of run, model, mode and scenario, and the iteration."""
+    cat = table.categorical
+    return np.stack(
+        [
+            cat["run_id"].codes.astype(np.int64),
+            cat["model"].codes.astype(np.int64),
+            cat["mode"].codes.astype(np.int64),
+            cat["scenario_id"].codes.astype(np.int64),
+            table.numeric["iteration"].astype(np.int64),
+        ],
+        axis=1,
+    )
+
+
+def superseded_rows(table: RowTable) -> np.ndarray:
+    """Indices of the rows whose cell appears again in a later row (ascending)."""
+    if table.n < 2:
+        return np.empty(0, dtype=np.int64)
+    keys = _cell_keys(table)
+    # Stable sort by key: within one cell the rows stay in file order, so all but the last are superseded.
+    order = np.lexsort(keys.T[::-1])
+    ordered = keys[order]
+    same_as_next = np.all(ordered[:-1] == ordered[1:], axis=1)
+    return np.sort(order[:-1][same_as_next])
 
 
 def _finish(table: RowTable) -> RowTable:
@@ -281,8 +337,17 @@ def _finish(table: RowTable) -> RowTable:
     return table
 
 
-def _parse(path: Path, lines: Iterable[bytes], first_number: int, sink: Callable[[bytes], None] | None) -> RowTable:
-    """Parse lines (numbered from ``first_number``) into a table; problems are listed, not raised."""
+def _parse(
+    path: Path,
+    lines: Iterable[bytes],
+    first_number: int,
+    sink: Callable[[bytes], None] | None,
+    drop: frozenset[int] = frozenset(),
+) -> RowTable:
+    """Parse lines (numbered from ``first_number``) into a table; problems are listed, not raised.
+
+    ``drop``: indices (among the accepted rows) of rows to leave out, e.g. superseded duplicates.
+    """
     loads = _loads
     numbers = array("d")
     codes = array("q")
@@ -301,6 +366,7 @@ def _parse(path: Path, lines: Iterable[bytes], first_number: int, sink: Callable
     problems: list[str] = []
     skipped = 0
     n = 0
+    accepted = -1
     last_number = 0
     last_rejected = 0
     last_line = b""
@@ -395,6 +461,9 @@ def _parse(path: Path, lines: Iterable[bytes], first_number: int, sink: Callable
                 last_rejected = number
                 if len(problems) < MAX_LISTED_PROBLEMS + 1:
                     problems.append(_diagnose(line, f"{path}:{number}", exc))
+                continue
+            accepted += 1
+            if drop and accepted in drop:
                 continue
             # Everything is checked: commit the row.
             numbers.extend(staged)
