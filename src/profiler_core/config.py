@@ -19,6 +19,7 @@ import yaml
 
 from .errors import ConfigError, ProfilerError
 from .model import Scenario, ScenarioSets
+from .paths import scenario_id_problem
 from .serde import structure, unstructure
 
 DEFAULT_REPETITIONS = 5
@@ -336,6 +337,10 @@ def load_scenarios(
                 problems.append(str(exc))
                 if isinstance(item.get("id"), str):
                     broken.add(item["id"])  # already reported: not "unknown" too
+                continue
+            if (bad_id := scenario_id_problem(scenario.id)) is not None:
+                problems.append(f"{where}: $.id: {bad_id}")
+                broken.add(scenario.id)
                 continue
             if scenario.id in seen:
                 problems.append(f"{where}: $.id: duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})")

@@ -12,10 +12,14 @@ import re
 from pathlib import Path
 
 from .errors import ConfigError
+from .textcut import shown
 
 #: What a run id may contain (one path segment, no leading dot).
 RUN_ID_RULE = "letters, digits, '.', '_' and '-' (not starting with '.'), at most 128 characters"
 _RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+
+#: What a scenario id in a scenario file may contain (checked when scenarios are loaded).
+SCENARIO_ID_RULE = RUN_ID_RULE
 
 #: Characters kept as they are in file names (a leading "." excepted); everything else is %-escaped.
 _PLAIN = re.compile(r"[^A-Za-z0-9._-]|^\.")
@@ -26,9 +30,15 @@ _MAX_NAME = 80
 def check_run_id(run_id: str) -> str:
     """``run_id`` when it is one safe path segment, else a ConfigError saying what is allowed."""
     if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
-        shown = run_id if len(str(run_id)) <= 60 else f"{str(run_id)[:57]}..."
-        raise ConfigError(f"invalid run id {shown!r}: use {RUN_ID_RULE}")
+        raise ConfigError(f"invalid run id {shown(run_id, 60)}: use {RUN_ID_RULE}")
     return run_id
+
+
+def scenario_id_problem(scenario_id: str) -> str | None:
+    """Why ``scenario_id`` is not allowed in a scenario file (``expected ..., got ...``), or None when it is."""
+    if isinstance(scenario_id, str) and _RUN_ID.fullmatch(scenario_id):
+        return None
+    return f"expected {SCENARIO_ID_RULE}, got {shown(scenario_id)}"
 
 
 def safe_name(text: str) -> str:

@@ -31,6 +31,7 @@ import attrs
 from profiler_core import ConfigError, ProfilerError, Scenario, ScenarioSets
 from profiler_core.conditions import Condition
 from profiler_core.serde import structure, unstructure
+from profiler_core.textcut import shown
 
 __all__ = [
     "CATEGORIES",
@@ -93,8 +94,9 @@ def _one_of(choices: tuple[str, ...]):
 
 
 def _scenario_id(instance, attribute: attrs.Attribute, value) -> None:
-    if not ID_PATTERN.match(value):
-        raise ValueError(f"id: expected lowercase words joined by '-' ending in a 3-digit number (e.g. pr-review-001), got {value!r}")
+    # fullmatch: `$` alone would let a trailing newline through
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
+        raise ValueError(f"id: expected lowercase words joined by '-' ending in a 3-digit number (e.g. pr-review-001), got {shown(value)}")
 
 
 def _positive(instance, attribute: attrs.Attribute, value) -> None:
