@@ -9,6 +9,8 @@ import click
 
 from . import __version__
 from .errors import ProfilerError
+from .interrupt import EXIT_STATUS, arm, armed, leave
+from .textcut import cut_lines
 
 
 class ProfilerGroup(click.Group):
@@ -18,18 +20,29 @@ class ProfilerGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ProfilerError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {cut_lines(str(exc))}", err=True)
             ctx.exit(1)
         except (OSError, UnicodeError) as exc:
             # Files that cannot be read or written: one line, not a traceback.
             where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
             click.echo(f"Error: {where}{exc.strerror if getattr(exc, 'strerror', None) else exc}", err=True)
             ctx.exit(1)
+        except KeyboardInterrupt:
+            _interrupted(ctx)
         except BaseExceptionGroup as group:
+            if any(isinstance(exc, KeyboardInterrupt) for exc in _leaves(group)):
+                _interrupted(ctx)
             # Several concurrent failures (trio): one line each.
             for exc in _leaves(group):
-                click.echo(f"Error: {type(exc).__name__}: {exc}", err=True)
+                click.echo(f"Error: {type(exc).__name__}: {cut_lines(str(exc))}", err=True)
             ctx.exit(1)
+
+
+def _interrupted(ctx: click.Context) -> None:
+    """A Ctrl-C outside the run's own handling: exit 130 (and at once if another comes during the exit)."""
+    arm()
+    click.echo("Interrupted", err=True)
+    ctx.exit(EXIT_STATUS)
 
 
 def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
@@ -133,8 +146,12 @@ def main(argv: list[str] | None = None) -> None:
     _register_plugin_commands()
     try:
         cli.main(args=argv, prog_name="profiler", standalone_mode=True)
+    except SystemExit as exc:
+        if exc.code == EXIT_STATUS and armed():
+            leave(EXIT_STATUS)  # interrupted: no interpreter shutdown where a second Ctrl-C would kill
+        raise
     except ProfilerError as exc:  # raised outside a command's invoke (e.g. in a callback)
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(f"Error: {cut_lines(str(exc))}", err=True)
         sys.exit(1)
 
 

@@ -18,6 +18,7 @@ import trio
 
 from .._async import await_me_maybe
 from ..errors import ConfigError, HookError, ProfilerError, UnknownModeError
+from ..interrupt import arm as arm_interrupt
 from ..model import (
     ModeConfig,
     PermissionConfig,
@@ -434,14 +435,18 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
 
             async def watch_sigint(task_status=trio.TASK_STATUS_IGNORED):
                 nonlocal interrupted
-                with trio.open_signal_receiver(signal.SIGINT) as signals:
-                    task_status.started()
-                    async for _ in signals:
-                        if interrupted:
-                            os._exit(130)  # second Ctrl-C: leave at once
-                        interrupted = True
-                        log.warning("interrupted: finishing cleanup (Ctrl-C again to quit at once)")
-                        main_scope.cancel()
+                try:
+                    with trio.open_signal_receiver(signal.SIGINT) as signals:
+                        task_status.started()
+                        async for _ in signals:
+                            if interrupted:
+                                os._exit(130)  # second Ctrl-C: leave at once
+                            interrupted = True
+                            log.warning("interrupted: finishing cleanup (Ctrl-C again to quit at once)")
+                            main_scope.cancel()
+                finally:
+                    if interrupted:
+                        arm_interrupt()  # the cleanup after this watcher, too, ends at a second Ctrl-C
 
             if options.handle_sigint:
                 await outer.start(watch_sigint)
