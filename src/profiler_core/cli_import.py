@@ -37,6 +37,7 @@ from .model import (
     SessionAnalysisBundle,
     ToolCallSummary,
 )
+from .textcut import cut_lines
 
 DEFAULT_MODE = "imported"
 PROVIDER_ID = "transcripts"
@@ -409,7 +410,7 @@ def import_command(format, files, out, mode, scenario, scorer_id, run_id, model)
     sessions, problems = load_all(format, inputs)
     if problems:
         for line in problems:
-            click.echo(f"Error: {line}", err=True)
+            click.echo(f"Error: {cut_lines(line)}", err=True)
         click.echo(f"{len(problems)} of {len(inputs)} file(s) could not be imported; nothing written", err=True)
         sys.exit(1)
     if not sessions:

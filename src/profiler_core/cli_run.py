@@ -233,21 +233,24 @@ def validate_command(profile):
     from .cli import _manager
     from .config import ProfileErrors, load_profile
     from .runner import build_components, resolve_all_modes
+    from .runner.build import check_provider_overrides
+    from .textcut import cut_lines
 
     try:
         config = load_profile(profile)
     except ProfileErrors as exc:
         for line in exc.problems:
-            click.echo(f"Error: {line}", err=True)
+            click.echo(f"Error: {cut_lines(line)}", err=True)
         click.echo(f"{len(exc.problems)} problem(s) found", err=True)
         sys.exit(1)
     manager = _manager()
     built, problems = build_components(config, manager)
     if built.get("mode_resolver") is not None:
         problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
+        problems += trio.run(check_provider_overrides, config, manager, built["mode_resolver"])
     if problems:
         for line in problems:
-            click.echo(f"Error: {line}", err=True)
+            click.echo(f"Error: {cut_lines(line)}", err=True)
         click.echo(f"{len(problems)} problem(s) found", err=True)
         sys.exit(1)
     cells = len(config.models) * len(config.modes) * len(config.scenarios) * config.execution.repetitions

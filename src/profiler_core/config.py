@@ -20,7 +20,8 @@ import yaml
 from .errors import ConfigError, ProfilerError
 from .model import Scenario, ScenarioSets
 from .paths import scenario_id_problem
-from .serde import structure, unstructure
+from .serde import json_error, structure, unstructure
+from .textcut import LIMIT, cut
 
 DEFAULT_REPETITIONS = 5
 DEFAULT_TIMEOUT_MS = 120_000
@@ -139,7 +140,8 @@ class _Problems:
         self.items: list[str] = []
 
     def add(self, key: str, message: str) -> None:
-        self.items.append(f"{self.source}: {key}: {message}" if key else f"{self.source}: {message}")
+        # cut: an offending value may be a megabyte long
+        self.items.append(cut(f"{self.source}: {key}: {message}" if key else f"{self.source}: {message}", 2 * LIMIT))
 
     def raise_if_any(self) -> None:
         if self.items:
@@ -291,7 +293,7 @@ def _read_data_file(path: Path) -> Any:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+            raise ConfigError(f"{path}: not valid JSON ({json_error(exc)})") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

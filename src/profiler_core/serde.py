@@ -25,6 +25,7 @@ from cattrs.strategies import configure_tagged_union
 
 from .errors import ValidationError
 from .model import FINDING_TAGS, TRACE_EVENT_TAGS, AnalysisFinding, ScenarioSets, TraceEvent
+from .textcut import shown
 
 T = TypeVar("T")
 
@@ -44,7 +45,7 @@ def _strict(kind: type, accept):
 
     def hook(value, _type):
         if not accept(value):
-            raise TypeError(f"expected {name}, got {type(value).__name__} {value!r}")
+            raise TypeError(f"expected {name}, got {type(value).__name__} {shown(value)}")
         return value
 
     return hook
@@ -89,7 +90,7 @@ def _make(*, detailed: bool) -> cattrs.Converter:
 
         def hook(value, _type):
             if not isinstance(value, dict):
-                raise TypeError(f"expected an object, got {json_kind(value)} {value!r}"[:200])
+                raise TypeError(f"expected an object, got {json_kind(value)} {shown(value)}")
             return make(value, _type)
 
         return hook
@@ -100,7 +101,7 @@ def _make(*, detailed: bool) -> cattrs.Converter:
 
         def hook(value, _type):
             if not isinstance(value, (list, tuple)):
-                raise TypeError(f"expected a list, got {json_kind(value)} {value!r}"[:200])
+                raise TypeError(f"expected a list, got {json_kind(value)} {shown(value)}")
             return items(value, _type)
 
         return hook
@@ -157,10 +158,10 @@ def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: 
 
     def hook(data, type_):
         if not isinstance(data, dict):
-            raise ValueError(f"expected a {noun.removesuffix(' type')} object with a \"type\", got {json_kind(data)} {data!r}")
+            raise ValueError(f"expected a {noun.removesuffix(' type')} object with a \"type\", got {json_kind(data)} {shown(data)}")
         tag = data.get("type")
         if tag not in tags.values():
-            got = "nothing" if tag is None else f"unknown {tag!r}"
+            got = "nothing" if tag is None else f"unknown {shown(tag)}"
             raise ValueError(f"type: expected a {noun} ({valid}), got {got}")
         return union_hook(data, type_)
 
@@ -265,11 +266,16 @@ def dumps(data: Any, *, indent: int | None = None) -> str:
         return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False, default=str)
 
 
+def json_error(exc: json.JSONDecodeError) -> str:
+    """``Unterminated string at line 3 column 12``: json's message without its dangling "starting at"."""
+    return f"{exc.msg.removesuffix(' starting at')} at line {exc.lineno} column {exc.colno}"
+
+
 def from_json(text: str | bytes, cls: type[T], *, source: str | None = None) -> T:
     """Parse JSON into ``cls``; bad JSON or a wrong field raises ``ValidationError``."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         prefix = f"{source}: " if source else ""
-        raise ValidationError(f"{prefix}not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise ValidationError(f"{prefix}not valid JSON ({json_error(exc)})") from None
     return structure(data, cls, source=source)

@@ -30,7 +30,7 @@ import attrs
 
 from profiler_core import ConfigError, ProfilerError, Scenario, ScenarioSets
 from profiler_core.conditions import Condition
-from profiler_core.serde import structure, unstructure
+from profiler_core.serde import json_error, structure, unstructure
 from profiler_core.textcut import shown
 
 __all__ = [
@@ -243,7 +243,7 @@ def read_scenario_file(path: Path) -> EvalScenario:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise ConfigError(f"{path}: not valid JSON ({json_error(exc)})") from None
     return structure(data, EvalScenario, source=str(path))
 
 
@@ -257,7 +257,7 @@ def load_scenario_sets(folder: Path) -> ScenarioSets:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise ConfigError(f"{path}: not valid JSON ({json_error(exc)})") from None
     return structure(data, ScenarioSets, source=str(path))
 
 

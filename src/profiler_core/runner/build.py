@@ -103,6 +103,30 @@ async def resolve_all_modes(config: ProfilerConfig, resolver: Any) -> list[str]:
     return problems
 
 
+async def check_provider_overrides(config: ProfilerConfig, manager: PluginManager, resolver: Any) -> list[str]:
+    """Build the provider with each mode's ``provider_overrides``, as the run will: one problem line per refused mode."""
+    from .._async import await_me_maybe
+
+    registry, spec = manager.registry, config.provider
+    info = registry.find("providers", spec.id)
+    if info is None:
+        return []  # reported by build_components
+    wiring = {"registry": registry} if _names_parameter(info.factory, "registry") else {}
+    problems = []
+    for mode in config.modes:
+        try:
+            overrides = getattr(await await_me_maybe(resolver.resolve(mode)), "provider_overrides", None)
+        except Exception:  # noqa: BLE001 - reported by resolve_all_modes
+            continue
+        if not overrides:
+            continue
+        try:
+            registry.create("providers", spec.id, {**spec.options, **overrides, **wiring})
+        except ProfilerError as exc:
+            problems.append(f"{config.path}: modes.{mode}.provider_overrides: {exc}")
+    return problems
+
+
 def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra: Any) -> RunOptions:
     """Build ``RunOptions`` from a profile; raises ``ProfileErrors`` listing every problem."""
     built, problems = build_components(config, manager)

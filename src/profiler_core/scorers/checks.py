@@ -27,7 +27,7 @@ from .._hookmarkers import hookimpl
 from ..conditions import Condition, describe_condition, evaluate_condition
 from ..errors import ConfigError, ValidationError
 from ..model import Scenario, ScorerCheckResult, ScorerContext, ScorerResult
-from ..serde import structure, unstructure
+from ..serde import json_error, structure, unstructure
 
 __all__ = ["TARGETS", "Check", "ChecksScorer", "parse_checks", "parse_output_json", "profiler_register_scorers"]
 
@@ -97,12 +97,11 @@ def parse_output_json(text: str) -> tuple[Any, str | None]:
         try:
             return json.loads(body), None
         except json.JSONDecodeError as exc:
-            return None, f"the ```json block is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            return None, f"the ```json block is not valid JSON ({json_error(exc)})"
     if not stripped:
         return None, "the output is empty"
     return None, (
-        f"the output is not JSON and has no ```json block ({whole_error.msg} at line {whole_error.lineno} "
-        f"column {whole_error.colno})"
+        f"the output is not JSON and has no ```json block ({json_error(whole_error)})"
     )
 
 
