@@ -97,23 +97,38 @@ class RowWriter:
         return removed
 
     def write_row(self, row: ProfileRow) -> None:
-        """Append one row as one whole line, flushed."""
-        self._rows.write(self.redact(to_json(row)) + "\n")
-        self._rows.flush()
+        """Append one row as one whole line, flushed; a failed write (full disk) names the file."""
+        _append(self._rows, self.paths.jsonl, self.redact(to_json(row)) + "\n", "a result row")
 
     def write_analysis(self, bundle: SessionAnalysisBundle) -> None:
         """Append one iteration's analysis results."""
         if self._analysis is None:
-            self._analysis = open(self.paths.analysis, "a", encoding="utf-8")  # noqa: SIM115
-        self._analysis.write(self.redact(to_json(bundle)) + "\n")
-        self._analysis.flush()
+            try:
+                self._analysis = open(self.paths.analysis, "a", encoding="utf-8")  # noqa: SIM115
+            except OSError as exc:
+                raise StoreError(f"{self.paths.analysis}: cannot open for appending ({exc.strerror or exc})") from None
+        _append(self._analysis, self.paths.analysis, self.redact(to_json(bundle)) + "\n", "an analysis bundle")
 
     def close(self) -> list[str]:
-        """Close the files; return problems met while writing (none today: failures raise)."""
-        self._rows.close()
-        if self._analysis is not None:
-            self._analysis.close()
-        return []
+        """Close the files; return the problems met doing so (e.g. the last write of a full disk)."""
+        problems = []
+        for f, path in ((self._rows, self.paths.jsonl), (self._analysis, self.paths.analysis)):
+            if f is None:
+                continue
+            try:
+                f.close()  # closes the file even when its final flush fails
+            except OSError as exc:
+                problems.append(f"{path}: cannot finish writing ({exc.strerror or exc})")
+        return problems
+
+
+def _append(f: IO[str], path: Path, line: str, what: str) -> None:
+    """Write and flush one line; an OSError (full disk, file size limit) becomes a StoreError naming the file."""
+    try:
+        f.write(line)
+        f.flush()
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot append {what} ({exc.strerror or exc})") from None
 
 
 def write_manifest(path: Path, manifest: RunManifest, redactor: Redactor | None = None) -> None:
