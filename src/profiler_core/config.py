@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
+from .datafile import read_data_file
 from .errors import ConfigError, ProfilerError
 from .model import Scenario, ScenarioSets
 from .paths import scenario_id_problem
-from .serde import json_error, structure, unstructure
+from .serde import structure, unstructure
 from .textcut import LIMIT, cut
 
 DEFAULT_REPETITIONS = 5
@@ -288,22 +288,7 @@ SCENARIO_SETS_FILE = "scenario-sets.json"
 
 
 def _read_data_file(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}: not valid JSON ({json_error(exc)})") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({_yaml_problem(exc)})") from None
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return f"{problem} at line {mark.line + 1}" if mark else problem
+    return read_data_file(path)
 
 
 def load_scenarios(
@@ -393,12 +378,7 @@ def load_profile(path: str | os.PathLike[str], overrides: Mapping[str, Any] | No
     profile_path = Path(path)
     if not profile_path.is_file():
         raise ConfigError(f"{profile_path}: profile not found")
-    try:
-        data = yaml.safe_load(profile_path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{profile_path}: not a text file (expected a YAML profile)") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{profile_path}: not valid YAML ({_yaml_problem(exc)})") from None
+    data = read_data_file(profile_path)  # one line for bad YAML, deep nesting, huge integers, NUL
     if data is None or data == {}:
         raise ConfigError(f"{profile_path}: the profile is empty (it needs at least `modes` and `scenarios`; `profiler init` writes an example)")
     if not isinstance(data, dict):

@@ -22,6 +22,8 @@ import attrs
 
 from .errors import ValidationError
 from .model import TokenBreakdown
+from .model._validators import MAX_COUNT
+from .textcut import shown
 
 UsageProvider = Literal["openai", "openai-responses", "anthropic", "langchain", "plain"]
 MessageProvider = Literal["openai", "anthropic", "langchain"]
@@ -156,8 +158,8 @@ def _count(data: Mapping[str, Any] | None, key: str, where: str, *, required: bo
         return 0
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError(f"{where}.{key}: expected a token count (integer >= 0), got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise ValidationError(f"{where}.{key}: expected a token count (integer >= 0, at most 2^53), got {shown(value)}")
     return value
 
 
@@ -184,7 +186,7 @@ def _check_total(data: Mapping[str, Any], expected: int, parts: str, where: str)
         return
     total = _count(data, "total_tokens", where)
     if total != expected:
-        raise ValidationError(f"{where}.total_tokens: {total} != {parts} ({expected}); the usage is inconsistent")
+        raise ValidationError(f"{where}.total_tokens: {total} != {parts} ({shown(expected)}); the usage is inconsistent")
 
 
 def _openai_chat(data: Mapping[str, Any], where: str) -> TokenBreakdown:

@@ -25,6 +25,18 @@ def non_negative(instance, attribute: attrs.Attribute, value) -> None:
         raise ValueError(f"{_camel(attribute.name)}: expected a value >= 0, got {value!r}")
 
 
+#: Counts (tokens) above this are refused: beyond it a float (JSON readers, numpy) loses units.
+MAX_COUNT = 2**53
+
+
+def count(instance, attribute: attrs.Attribute, value) -> None:
+    """Reject negative counts and counts no column can hold exactly (None passes: unknown)."""
+    non_negative(instance, attribute, value)
+    if value is not None and value > MAX_COUNT:
+        digits = int(value.bit_length() * 0.30103) + 1 if isinstance(value, int) else len(f"{value:.0f}")
+        raise ValueError(f"{_camel(attribute.name)}: expected a count <= 2^53, got a number of {digits} digits")
+
+
 def positive(instance, attribute: attrs.Attribute, value) -> None:
     """Reject zero and negative values (timeouts)."""
     if value is not None and value <= 0:

@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-from ._validators import as_tuple, non_empty, non_negative
+from ._validators import as_tuple, count, non_empty, non_negative
 
 CompletionReason = Literal["stop", "timeout", "error", "tool_limit"]
 
@@ -15,13 +15,13 @@ CompletionReason = Literal["stop", "timeout", "error", "tool_limit"]
 class TokenBreakdown:
     """Token counts by kind; ``total`` and ``active`` are derived when not given."""
 
-    input: int = attrs.field(default=0, validator=non_negative)
-    output: int = attrs.field(default=0, validator=non_negative)
-    reasoning: int = attrs.field(default=0, validator=non_negative)
-    cache_read: int = attrs.field(default=0, validator=non_negative)
-    cache_write: int = attrs.field(default=0, validator=non_negative)
-    total: int = attrs.field(default=None, validator=non_negative)
-    active: int = attrs.field(default=None, validator=non_negative)
+    input: int = attrs.field(default=0, validator=count)
+    output: int = attrs.field(default=0, validator=count)
+    reasoning: int = attrs.field(default=0, validator=count)
+    cache_read: int = attrs.field(default=0, validator=count)
+    cache_write: int = attrs.field(default=0, validator=count)
+    total: int = attrs.field(default=None, validator=count)
+    active: int = attrs.field(default=None, validator=count)
 
     def __attrs_post_init__(self) -> None:
         # Derived here, not in a property, so JSON always carries both (as the original's rows do).
