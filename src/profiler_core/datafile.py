@@ -63,7 +63,7 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 
 def check_plain(data: Any, source: Path | str) -> None:
     """Refuse data nested deeper than MAX_DEPTH, bigger than MAX_NODES once YAML aliases are expanded,
-    referring to itself, holding integers beyond 64 bits or strings with NUL.
+    referring to itself, holding integers beyond 64 bits or strings with NUL or lone surrogates.
 
     Iterative, and each shared (aliased) container is visited once, so neither
     deep nor "billion laughs" input costs more than its size in the file.
@@ -97,13 +97,24 @@ def check_plain(data: Any, source: Path | str) -> None:
             open_ids.add(ident)
             stack.append((value, where, True))
             for k, v in children:
-                if isinstance(k, str) and "\x00" in k:
-                    raise ConfigError(f"{source}: {key}: a key contains a NUL character")
+                if isinstance(k, str) and ("\x00" in k or not _encodable(k)):
+                    raise ConfigError(f"{source}: {key}: a key contains a NUL character or a lone surrogate")
                 child = f"{where}[{k}]" if isinstance(value, list) else (f"{where}.{k}" if where else str(k))
                 stack.append((v, child, False))
         elif isinstance(value, bool):
             continue
         elif isinstance(value, int) and not INT_RANGE[0] <= value <= INT_RANGE[1]:
             raise ConfigError(f"{source}: {key}: integer out of range (at most 64 bits, got about {int(value.bit_length() * 0.30103) + 1} digits)")
-        elif isinstance(value, str) and "\x00" in value:
-            raise ConfigError(f"{source}: {key}: contains a NUL character")
+        elif isinstance(value, str):
+            if "\x00" in value:
+                raise ConfigError(f"{source}: {key}: contains a NUL character")
+            if not value.isascii() and not _encodable(value):
+                raise ConfigError(f"{source}: {key}: contains a lone surrogate (\\ud800-\\udfff), not text")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

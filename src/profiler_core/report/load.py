@@ -65,6 +65,9 @@ _WIDTH = len(CORE_COLUMNS)
 #: Categorical string columns, stored as integer codes into a list of values.
 CATEGORICAL_COLUMNS: tuple[str, ...] = ("run_id", "mode", "scenario_id", "model", "provider", "completion_reason")
 
+#: Numbers of a row beyond this (2^53) are refused: a float holds no larger integer exactly.
+_MAX_NUMBER = float(2**53)
+
 #: Most problems spelled out one by one; the rest are counted.
 MAX_LISTED_PROBLEMS = 20
 
@@ -237,6 +240,8 @@ def _diagnose(line: bytes, source: str, fallback: BaseException) -> str:
         message = str(exc)
     else:
         message = f"{source}: {type(fallback).__name__}: {fallback}"
+    # Lone surrogates in the offending value must not make the report files unwritable.
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return message if len(message) <= 400 else message[:397] + "..."
 
 
@@ -424,6 +429,9 @@ def _parse(
                         d.get("attempts", 1),
                     ),
                 )
+                # A number no float holds exactly (2^53) is a broken row, not a measurement.
+                if max(staged) > _MAX_NUMBER or min(staged) < -_MAX_NUMBER:
+                    raise ValueError(f"a number beyond 2^53 (largest: {max(map(abs, staged)):.3g})")
                 run_id, mode, scen, model, provider = (
                     d["runId"],
                     d["mode"],
