@@ -12,17 +12,20 @@ from __future__ import annotations
 import json
 import re
 import typing
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, TypeVar
 
 import attrs
 import cattrs
 import orjson
 from cattrs.cols import homogenous_tuple_structure_factory
+from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 from cattrs.strategies import configure_tagged_union
 
 from .errors import ValidationError
+from .numbers import is_int, is_number
 from .model import FINDING_TAGS, TRACE_EVENT_TAGS, AnalysisFinding, ScenarioSets, TraceEvent
 
 T = TypeVar("T")
@@ -37,39 +40,140 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _strict(kind: type, accept):
-    """A structure hook that refuses silent coercions ("5" -> 5, 1.5 -> 1)."""
-    name = kind.__name__
+def _refuse(name: str, value: Any) -> TypeError:
+    return TypeError(f"expected {name}, got {type(value).__name__} {value!r}"[:300])
 
-    def hook(value, _type):
-        if not accept(value):
-            raise TypeError(f"expected {name}, got {type(value).__name__} {value!r}")
+
+# Scalar hooks refuse silent coercions ("5" -> 5, 1.5 -> 1, true -> 1). Each is a
+# plain function with an exact-type fast path: they run once per field of every
+# row the report reads, so a lambda wrapped in a closure would double their cost.
+
+
+def _structure_str(value: Any, _type: Any) -> str:
+    if value.__class__ is str or isinstance(value, str):
         return value
+    raise _refuse("str", value)
+
+
+def _structure_bool(value: Any, _type: Any) -> bool:
+    if value is True or value is False:
+        return value
+    raise _refuse("bool", value)
+
+
+def _structure_int(value: Any, _type: Any) -> int:
+    if is_int(value):
+        return value
+    raise _refuse("int", value)
+
+
+def _structure_float(value: Any, _type: Any) -> float:
+    if is_number(value):
+        return float(value)
+    raise _refuse("float", value)
+
+
+def _structure_number(value: Any, _type: Any) -> int | float:
+    # `int | float` keeps the JSON's own kind so 23638 stays 23638 after a round trip.
+    if is_number(value):
+        return value
+    raise _refuse("float", value)
+
+
+def _structure_optional_number(value: Any, _type: Any) -> int | float | None:
+    if value is None or is_number(value):
+        return value
+    raise _refuse("float", value)
+
+
+def _structure_scalar(value: Any, _type: Any) -> int | float | str:
+    if value.__class__ is str or isinstance(value, str) or is_number(value):
+        return value
+    raise _refuse("str", value)
+
+
+def _structure_json_scalar(value: Any, _type: Any) -> str | int | float | bool:
+    if value.__class__ in (str, int, float, bool):
+        return value
+    raise TypeError(f"expected a string, number or boolean, got {json_kind(value)} {_short(value)}")
+
+
+def _structure_json_object(value: Any, _type: Any) -> dict[str, Any]:
+    """``dict[str, Any]`` (extensions, options): free-form JSON, checked only for string keys.
+
+    The generic dict hook walks every key and value through a hook; extensions
+    carry dozens of keys per row, which made them half the cost of a row.
+    """
+    if value.__class__ is not dict and not isinstance(value, dict):
+        raise TypeError(f"expected an object, got {json_kind(value)} {value!r}"[:200])
+    for key in value:
+        if key.__class__ is not str:
+            raise TypeError(f"expected an object with string keys, got key {key!r}")
+    return dict(value)
+
+
+@attrs.frozen(eq=False)  # hashed by identity: it sits in Annotated types, which cattrs hashes
+class Expect:
+    """A constraint on a field, written ``Annotated[int, Expect("an integer >= 1", lambda v: v >= 1)]``.
+
+    The value is structured as the annotated type, then ``check`` must hold;
+    any failure becomes one message, ``expected <description>, got <value>``,
+    in the words a profile's author reads (not Python's type names).
+    ``aliases`` maps a string or null to what it stands for (a callable is
+    called): ``{None: dict}`` reads ``options:`` with nothing after it as ``{}``.
+    """
+
+    description: str
+    check: Callable[[Any], bool] | None = None
+    aliases: dict[str | None, Any] = attrs.field(factory=dict)
+
+
+def _expect_factory(type_: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
+    base, *extras = typing.get_args(type_)
+    expect = next(m for m in extras if isinstance(m, Expect))
+    structure_base = conv.get_structure_hook(base)
+    check, aliases = expect.check, expect.aliases
+
+    def hook(value: Any, _type: Any) -> Any:
+        if aliases and (value is None or value.__class__ is str) and value in aliases:
+            alias = aliases[value]
+            return alias() if callable(alias) else alias
+        try:
+            result = structure_base(value, base)
+            ok = check is None or check(result)
+        except (ClassValidationError, IterableValidationError):
+            raise  # a problem inside an item or a nested section: keep its own, more precise path
+        except Exception:  # noqa: BLE001 - any failure of the inner type is this field's failure
+            ok = False
+        if not ok:
+            raise ValueError(f"expected {expect.description}, got {_short(value)}")
+        return result
 
     return hook
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+def _is_expect(type_: Any) -> bool:
+    return typing.get_origin(type_) is Annotated and any(isinstance(m, Expect) for m in type_.__metadata__)
 
 
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _make(*, detailed: bool) -> cattrs.Converter:
     conv = make_converter(forbid_extra_keys=True, detailed_validation=detailed)
-    conv.register_structure_hook(str, _strict(str, lambda v: isinstance(v, str)))
-    conv.register_structure_hook(bool, _strict(bool, lambda v: isinstance(v, bool)))
-    conv.register_structure_hook(int, _strict(int, _is_int))
-    conv.register_structure_hook(float, lambda v, _t: float(_strict(float, _is_number)(v, _t)))
-    # `int | float` keeps the JSON's own kind so 23638 stays 23638 after a round trip.
-    conv.register_structure_hook(int | float, _strict(float, _is_number))
-    conv.register_structure_hook(int | float | None, lambda v, _t: None if v is None else _strict(float, _is_number)(v, _t))
-    conv.register_structure_hook(
-        int | float | str, _strict(str, lambda v: _is_number(v) or isinstance(v, str))
-    )
+    conv.register_structure_hook(str, _structure_str)
+    conv.register_structure_hook(bool, _structure_bool)
+    conv.register_structure_hook(int, _structure_int)
+    conv.register_structure_hook(float, _structure_float)
+    conv.register_structure_hook(int | float, _structure_number)
+    conv.register_structure_hook(int | float | None, _structure_optional_number)
+    conv.register_structure_hook(int | float | str, _structure_scalar)
+    conv.register_structure_hook_func(lambda t: t == str | int | float | bool, _structure_json_scalar)
     conv.register_structure_hook(Any, lambda v, _t: v)
+    conv.register_structure_hook_func(lambda t: t == dict[str, Any], _structure_json_object)
+    conv.register_structure_hook_factory(_is_expect, _expect_factory)
 
     def unstructure_factory(cls):
         overrides = {}
@@ -168,6 +272,47 @@ def register_tagged_union(union: Any, tags: dict[type, str], noun: str = "type")
     """
     for conv in (converter, _detailed_converter):
         _tag_union(conv, union, tags, noun)
+
+
+def register_plain_keys(cls: type, structure_as: Callable[[Any, Callable[[Any], Any]], Any] | None = None) -> None:
+    """Structure the attrs class ``cls`` with its field names as keys (profile YAML is snake_case).
+
+    :param structure_as: optional ``(value, structure_mapping) -> object`` for values that are
+        not a mapping, e.g. a component given by its id alone (``scorer: checks``).
+    """
+    for conv in (converter, _detailed_converter):
+        make = make_dict_structure_fn(cls, conv)
+
+        def hook(value, _type, make=make):
+            if structure_as is not None:
+                return structure_as(value, lambda mapping: make(mapping, cls))
+            if not isinstance(value, dict):
+                raise TypeError(f"expected a mapping, got {json_kind(value)} {_short(value)}")
+            return make(value, cls)
+
+        conv.register_structure_hook(cls, hook)
+
+
+def iter_errors(exc: BaseException, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], BaseException]]:
+    """Every leaf problem of a detailed structuring failure, with its key path (field names, list indices)."""
+    if isinstance(exc, (ClassValidationError, IterableValidationError)):
+        with_notes, without = exc.group_exceptions()
+        for inner, note in with_notes:
+            key = note.name if isinstance(exc, ClassValidationError) else note.index
+            yield from iter_errors(inner, (*path, key))
+        for inner in without:
+            yield from iter_errors(inner, path)
+    else:
+        yield path, exc
+
+
+def structure_detailed(data: Any, cls: Any) -> Any:
+    """Structure ``data`` collecting every problem: raises cattrs' detailed error (see ``iter_errors``)."""
+    try:
+        return converter.structure(data, cls)
+    except Exception:  # noqa: BLE001 - re-run below for the details
+        pass
+    return _detailed_converter.structure(data, cls)
 
 
 def json_kind(value: Any) -> str:

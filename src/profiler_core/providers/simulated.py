@@ -30,12 +30,14 @@ import re
 import shlex
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
+from ..numbers import is_finite_number, is_int
 from ..model import (
     CostBreakdown,
     CreateSessionParams,
@@ -77,41 +79,18 @@ DEFAULT_TOOL_CATEGORIES: dict[str, str] = {
 # ---------------------------------------------------------------------------
 
 
-def _check(name: str, ok: bool, expected: str, value: Any) -> None:
-    if not ok:
-        raise ValueError(f"option {name!r}: expected {expected}, got {value!r}")
+def _expect(description: str, accept: Callable[[Any], bool]) -> Callable[[Any, attrs.Attribute, Any], None]:
+    """An attrs validator: ``accept(value)`` must hold, else ``option 'name': expected <description>, got <value>``."""
+
+    def validate(_inst: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if not accept(value):
+            raise ValueError(f"option {attribute.name!r}: expected {description}, got {value!r}")
+
+    return validate
 
 
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _validate_options(inst: SimulatedOptions, attribute: attrs.Attribute, value: Any) -> None:
-    """Validate one option (attrs validator, so every construction is checked)."""
-    name = attribute.name
-    if name == "seed":
-        _check(name, isinstance(value, int) and not isinstance(value, bool), "an integer", value)
-    elif name in ("mean_turns", "tools_per_turn"):
-        _check(name, _is_num(value) and value >= 1, "a number >= 1", value)
-    elif name == "max_turns":
-        _check(name, isinstance(value, int) and not isinstance(value, bool) and value >= 1, "an integer >= 1", value)
-    elif name in ("tool_error_rate", "success_rate"):
-        _check(name, _is_num(value) and 0 <= value <= 1, "a number between 0 and 1", value)
-    elif name == "verbosity":
-        _check(name, _is_num(value) and value > 0, "a number > 0", value)
-    elif name == "time_scale":
-        _check(name, _is_num(value) and value >= 0, "a number >= 0 (0: no real sleeping)", value)
-    elif name == "output_format":
-        _check(name, value in ("auto", "text", "json"), "one of auto, text, json", value)
-    elif name == "tool_categories":
-        ok = isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items())
-        _check(name, ok, "a mapping of tool name -> category", value)
-    elif name == "tokens_per_second":
-        _check(name, value is None or (_is_num(value) and value > 0), "a number > 0 (or null: from the model)", value)
-    elif name == "start_time":
-        _check(name, isinstance(value, str) and _parse_time(value) is not None, "an ISO 8601 timestamp", value)
-    elif name == "prices":
-        _check(name, value is None or isinstance(value, dict), "a mapping of model -> prices (or null)", value)
+def _tool_categories(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items())
 
 
 def _parse_time(text: str) -> datetime | None:
@@ -122,36 +101,55 @@ def _parse_time(text: str) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+_PROBABILITY = "a number between 0 and 1"
+
+
+def _is_probability(value: Any) -> bool:
+    return is_finite_number(value) and 0 <= value <= 1
+
+
 @attrs.frozen(kw_only=True)
 class SimulatedOptions:
     """The behaviour of the simulated agent (all fields optional)."""
 
     #: Base seed; sessions are also keyed by model, mode, scenario, iteration and attempt.
-    seed: int = attrs.field(default=0, validator=_validate_options)
+    seed: int = attrs.field(default=0, validator=_expect("an integer", is_int))
     #: Average number of turns of a session (unfinished sessions run ~2 turns longer).
-    mean_turns: float = attrs.field(default=6, validator=_validate_options)
+    mean_turns: float = attrs.field(default=6, validator=_expect("a number >= 1", lambda v: is_finite_number(v) and v >= 1))
     #: Hard limit: a longer session stops with completion reason ``tool_limit``.
-    max_turns: int = attrs.field(default=40, validator=_validate_options)
+    max_turns: int = attrs.field(default=40, validator=_expect("an integer >= 1", lambda v: is_int(v) and v >= 1))
     #: Average number of planned tool calls per turn (retries after failures come on top).
-    tools_per_turn: float = attrs.field(default=1.6, validator=_validate_options)
+    tools_per_turn: float = attrs.field(default=1.6, validator=_expect("a number >= 1", lambda v: is_finite_number(v) and v >= 1))
     #: Probability that a tool call fails (not found, timeout, 401, JSON parse...).
-    tool_error_rate: float = attrs.field(default=0.1, validator=_validate_options)
+    tool_error_rate: float = attrs.field(default=0.1, validator=_expect(_PROBABILITY, _is_probability))
     #: Probability that the agent finishes its task.
-    success_rate: float = attrs.field(default=0.8, validator=_validate_options)
+    success_rate: float = attrs.field(default=0.8, validator=_expect(_PROBABILITY, _is_probability))
     #: Scales the agent's text and reasoning tokens (and so its latency and cost).
-    verbosity: float = attrs.field(default=1.0, validator=_validate_options)
+    verbosity: float = attrs.field(default=1.0, validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0))
     #: 0: no real sleeping; otherwise each prompt really sleeps simulated seconds x time_scale.
-    time_scale: float = attrs.field(default=0.0, validator=_validate_options)
+    time_scale: float = attrs.field(
+        default=0.0, validator=_expect("a number >= 0 (0: no real sleeping)", lambda v: is_finite_number(v) and v >= 0)
+    )
     #: ``auto``: a JSON answer (in a ```json block) when the prompt mentions JSON; or always ``text`` / ``json``.
-    output_format: str = attrs.field(default="auto", validator=_validate_options)
+    output_format: str = attrs.field(default="auto", validator=_expect("one of auto, text, json", lambda v: v in ("auto", "text", "json")))
     #: Extra or changed tool name -> category entries.
-    tool_categories: dict[str, str] = attrs.field(factory=dict, validator=_validate_options)
+    tool_categories: dict[str, str] = attrs.field(
+        factory=dict, validator=_expect("a mapping of tool name -> category", _tool_categories)
+    )
     #: Output speed; None: from the model name (``sim-small`` fast ... ``sim-large`` slow).
-    tokens_per_second: float | None = attrs.field(default=None, validator=_validate_options)
+    tokens_per_second: float | None = attrs.field(
+        default=None,
+        validator=_expect("a number > 0 (or null: from the model)", lambda v: v is None or (is_finite_number(v) and v > 0)),
+    )
     #: Simulated clock of every session (timestamps are deterministic, not the real time).
-    start_time: str = attrs.field(default="2025-01-01T00:00:00Z", validator=_validate_options)
+    start_time: str = attrs.field(
+        default="2025-01-01T00:00:00Z",
+        validator=_expect("an ISO 8601 timestamp", lambda v: isinstance(v, str) and _parse_time(v) is not None),
+    )
     #: Price overrides passed to ``profiler_core.pricing.price_tokens`` (same format as the profile's ``prices``).
-    prices: dict[str, Any] | None = attrs.field(default=None, validator=_validate_options)
+    prices: dict[str, Any] | None = attrs.field(
+        default=None, validator=_expect("a mapping of model -> prices (or null)", lambda v: v is None or isinstance(v, dict))
+    )
 
 
 _OPTION_NAMES = tuple(a.name for a in attrs.fields(SimulatedOptions))
