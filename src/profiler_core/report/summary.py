@@ -1,7 +1,7 @@
 """The numbers of a report: grouped descriptive stats, success rates, comparisons against a baseline.
 
 Everything is computed from the columns of ``load.RowTable`` with numpy
-grouping (one sort per metric), never row by row. Comparisons are computed
+grouping (``stats.grouped``: one sort per metric), never row by row. Comparisons are computed
 once per metric over whole modes; per scenario only descriptive statistics
 (and the point reduction of medians) are reported. See docs/reports.md.
 """
@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import stats
 from ..errors import ProfilerError
+from ..stats.grouped import grouped_descriptive, value_order
 from . import format as fmt
 from .load import RowTable
 
@@ -55,9 +56,6 @@ _LOWER_IS_BETTER = re.compile(
 #: (paired bootstrap, Monte Carlo permutation test); above it the large-sample
 #: path is used. Both cost about the same at this size (~30 ms per metric).
 EXACT_LIMIT = 200
-
-#: Quantiles computed per group (numpy's linear interpolation, as compute_descriptive).
-QUANTILES = {"p5": 0.05, "p25": 0.25, "median": 0.5, "p75": 0.75, "p90": 0.9, "p95": 0.95}
 
 _SAFE = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -175,77 +173,6 @@ class Summary:
             if m.name == name:
                 return m
         return None
-
-
-# ---------------------------------------------------------------- grouping
-
-
-def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """numpy's own linear interpolation (np.percentile), so results match it bit for bit."""
-    diff = b - a
-    out = a + diff * t
-    upper = t >= 0.5
-    out[upper] = (b - diff * (1 - t))[upper]
-    # Equal ends give that value exactly (also when they are infinite).
-    same = a == b
-    out[same] = a[same]
-    return out
-
-
-def value_order(values: np.ndarray) -> np.ndarray:
-    """Indices of the non-nan values in ascending order (share it between groupings of one metric)."""
-    # Ties need no order (equal values), so the fast unstable sort will do; nan sorts last: cut it off.
-    order = np.argsort(values)
-    return order[: values.size - int(np.count_nonzero(np.isnan(values)))]
-
-
-def grouped_descriptive(
-    values: np.ndarray, groups: np.ndarray, n_groups: int, order: np.ndarray | None = None
-) -> dict[str, np.ndarray]:
-    """``compute_descriptive`` (plus p5/p25/p75) of every group at once; nan values are left out.
-
-    One float sort (``order``, reusable across groupings) and one stable sort of
-    the small group codes (a radix sort) give every group's sorted values.
-    """
-    if order is None:
-        order = value_order(values)
-    g = groups[order]
-    small = g.astype(np.int16) if n_groups < 2**15 else g
-    order = order[np.argsort(small, kind="stable")]
-    v = values[order]
-    g = groups[order]
-    count = np.bincount(g, minlength=n_groups)[:n_groups]
-    start = np.concatenate(([0], np.cumsum(count)[:-1]))
-    has = count > 0
-    nan = np.full(n_groups, math.nan)
-    out: dict[str, np.ndarray] = {"count": count.astype(np.int64)}
-    for name, q in QUANTILES.items():
-        res = nan.copy()
-        h = q * (count[has] - 1)
-        lo = np.floor(h).astype(np.int64)
-        hi = np.minimum(lo + 1, count[has] - 1)
-        res[has] = _lerp(v[start[has] + lo], v[start[has] + hi], h - lo)
-        out[name] = res
-    total = np.bincount(g, weights=v, minlength=n_groups)[:n_groups]
-    mean = nan.copy()
-    mean[has] = total[has] / count[has]
-    out["mean"] = mean
-    dev = v - mean[g] if v.size else v
-    ss = np.bincount(g, weights=dev * dev, minlength=n_groups)[:n_groups]
-    std = nan.copy()
-    many = count > 1
-    std[many] = np.sqrt(ss[many] / (count[many] - 1))
-    out["stddev"] = std
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["cv"] = np.where((mean != 0) & ~np.isnan(mean), std / np.where(mean == 0, 1, mean), math.nan)
-    lo_v = nan.copy()
-    hi_v = nan.copy()
-    lo_v[has] = v[start[has]]
-    hi_v[has] = v[start[has] + count[has] - 1]
-    out["min"] = lo_v
-    out["max"] = hi_v
-    out["iqr"] = out["p75"] - out["p25"]
-    return out
 
 
 # ---------------------------------------------------------------- metrics
