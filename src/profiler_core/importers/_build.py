@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
@@ -18,6 +18,7 @@ from ..errors import ValidationError
 from ..model import (
     CompletionReason,
     CostBreakdown,
+    CostSource,
     ErrorEvent,
     PromptMetrics,
     PromptResult,
@@ -32,8 +33,7 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
-
-CostSource = Literal["provider", "computed", "unknown"]
+from ..timestamps import iso
 
 #: Tool outputs longer than this are cut in the trace (real sessions read whole files; traces must stay loadable).
 MAX_OUTPUT_CHARS = 20_000
@@ -98,11 +98,6 @@ def parse_time(value: Any, where: str) -> datetime:
     raise ValidationError(
         f"{where}: expected a timestamp (ISO 8601 string or epoch number), got {type(value).__name__}"
     )
-
-
-def iso(moment: datetime) -> str:
-    """``2026-01-01T00:00:23.638Z``, as the runner writes times."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _ms(later: datetime, earlier: datetime) -> float:

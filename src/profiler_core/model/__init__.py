@@ -15,6 +15,7 @@ from .judge import JudgeCriterion, JudgeRequest, JudgeResponse, JudgeRubric
 from .metrics import (
     CompletionReason,
     CostBreakdown,
+    CostSource,
     CustomMetric,
     PromptMetrics,
     TimingBreakdown,
@@ -57,6 +58,7 @@ __all__ = [
     "BeforeScenarioContext",
     "CheckpointResult",
     "CompletionReason",
+    "CostSource",
     "CostBreakdown",
     "CreateSessionParams",
     "CustomMetric",

@@ -28,16 +28,15 @@ import math
 import random
 import re
 import shlex
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
-from ..numbers import is_finite_number, is_int
 from ..model import (
     CostBreakdown,
     CreateSessionParams,
@@ -58,6 +57,8 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
+from ..numbers import is_finite_number, is_int
+from ..timestamps import iso, parse_iso
 
 __all__ = ["DEFAULT_TOOL_CATEGORIES", "SimulatedOptions", "SimulatedProvider", "profiler_register_providers"]
 
@@ -91,14 +92,6 @@ def _expect(description: str, accept: Callable[[Any], bool]) -> Callable[[Any, a
 
 def _tool_categories(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items())
-
-
-def _parse_time(text: str) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 _PROBABILITY = "a number between 0 and 1"
@@ -144,7 +137,7 @@ class SimulatedOptions:
     #: Simulated clock of every session (timestamps are deterministic, not the real time).
     start_time: str = attrs.field(
         default="2025-01-01T00:00:00Z",
-        validator=_expect("an ISO 8601 timestamp", lambda v: isinstance(v, str) and _parse_time(v) is not None),
+        validator=_expect("an ISO 8601 timestamp", lambda v: isinstance(v, str) and parse_iso(v) is not None),
     )
     #: Price overrides passed to ``profiler_core.pricing.price_tokens`` (same format as the profile's ``prices``).
     prices: dict[str, Any] | None = attrs.field(
@@ -671,10 +664,6 @@ _PROGRESS = (
 )
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 class _Session:
     """Generates one session: turns of events, tool records, tokens and times."""
 
@@ -752,7 +741,7 @@ class _Session:
         rng, opts, task = self.rng, self.opts, self.task
         n_turns, finished, reason = self.plan()
         verbosity = opts.verbosity
-        start = _parse_time(opts.start_time) or datetime(2025, 1, 1, tzinfo=UTC)
+        start = parse_iso(opts.start_time) or datetime(2025, 1, 1, tzinfo=UTC)
         src = task.sources[0]
         fmt = {"summary": task.summary, "project": task.project, "src": src, "test": task.test_cmd}
 
@@ -929,13 +918,13 @@ class _Session:
                 Turn(
                     number=number,
                     events=turn["events"],
-                    start_timestamp=_iso(begin),
-                    end_timestamp=_iso(end),
+                    start_timestamp=iso(begin),
+                    end_timestamp=iso(end),
                     duration_ms=duration,
                 )
             )
             all_events.extend(turn["events"])
-            all_events.append(TurnBoundaryEvent(turn_number=number, timestamp=_iso(end)))
+            all_events.append(TurnBoundaryEvent(turn_number=number, timestamp=iso(end)))
             records.extend(turn["records"])
             for i, value in enumerate(turn["tokens"]):
                 sums[i] += value

@@ -7,7 +7,6 @@ import inspect
 import logging
 import re
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from ..model import (
     AfterScenarioContext,
     AnalysisResult,
     BeforeScenarioContext,
-    CheckpointResult,
     CostBreakdown,
     CreateSessionParams,
     CustomMetric,
@@ -40,14 +38,10 @@ from ..model import (
 from ..redact import Redactor
 from ..serde import to_json
 from ..store import RowWriter
+from ..timestamps import now_iso
 from .hooks import HookCaller
 
 log = logging.getLogger("agent_profiler")
-
-
-def now_iso() -> str:
-    """UTC now as the original writes it: ``2026-01-01T00:00:23.638Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @attrs.define
@@ -327,10 +321,7 @@ def _make_row(
         completion_reason = reason
     details = ()
     if scored is not None:
-        details = tuple(
-            CheckpointResult(id=d.id, description=d.description, passed=d.passed, actual=d.actual, expected=d.expected, error=d.error)
-            for d in scored.details
-        )
+        details = tuple(scored.details)
     extensions = dict(metrics)
     if scored is not None:
         for metric in scored.metrics:
