@@ -33,6 +33,7 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
+from ..numbers import is_number
 from ..timestamps import iso
 
 #: Tool outputs longer than this are cut in the trace (real sessions read whole files; traces must stay loadable).
@@ -132,7 +133,7 @@ def number(value: Any, where: str) -> float | int | None:
     """A number >= 0 or None; anything else is an error."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    if not is_number(value) or value < 0:
         raise ValidationError(f"{where}: expected a number >= 0, got {value!r}")
     return value
 
