@@ -223,3 +223,11 @@ def test_iso_timestamps_are_utc_with_milliseconds():
     assert parse_iso("2026-01-01T00:00:00") == datetime(2026, 1, 1, tzinfo=timezone.utc)
     assert parse_iso("yesterday") is None and parse_iso(3) is None
     assert parse_iso(now_iso()) is not None and now_iso().endswith("Z") and len(now_iso()) == 24
+
+
+@pytest.mark.parametrize("value", [True, "0.5", None])
+def test_a_number_field_refuses_booleans_strings_and_null(value):
+    from profiler_core.model import CostBreakdown
+
+    with pytest.raises(ProfilerError, match=r"\$\.totalUsd: expected float"):
+        from_json(json.dumps({"totalUsd": value}), CostBreakdown)

@@ -62,26 +62,28 @@ def _structure_bool(value: Any, _type: Any) -> bool:
 
 
 def _structure_int(value: Any, _type: Any) -> int:
-    if is_int(value):
+    if value.__class__ is int or is_int(value):
         return value
     raise _refuse("int", value)
 
 
 def _structure_float(value: Any, _type: Any) -> float:
-    if is_number(value):
+    if value.__class__ is float or is_number(value):
         return float(value)
     raise _refuse("float", value)
 
 
 def _structure_number(value: Any, _type: Any) -> int | float:
     # `int | float` keeps the JSON's own kind so 23638 stays 23638 after a round trip.
-    if is_number(value):
+    cls = value.__class__
+    if cls is int or cls is float or is_number(value):
         return value
     raise _refuse("float", value)
 
 
 def _structure_optional_number(value: Any, _type: Any) -> int | float | None:
-    if value is None or is_number(value):
+    cls = value.__class__
+    if cls is int or cls is float or value is None or is_number(value):
         return value
     raise _refuse("float", value)
 
@@ -167,9 +169,14 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     conv.register_structure_hook(bool, _structure_bool)
     conv.register_structure_hook(int, _structure_int)
     conv.register_structure_hook(float, _structure_float)
-    conv.register_structure_hook(int | float, _structure_number)
-    conv.register_structure_hook(int | float | None, _structure_optional_number)
-    conv.register_structure_hook(int | float | str, _structure_scalar)
+    # Unions by predicate: the JSON preset's union passthrough would win over a class hook
+    # (and it takes `true` for a number, bool being an int).
+    for union, hook in (
+        (int | float, _structure_number),
+        (int | float | None, _structure_optional_number),
+        (int | float | str, _structure_scalar),
+    ):
+        conv.register_structure_hook_func(lambda t, union=union: t == union, hook)
     conv.register_structure_hook_func(lambda t: t == str | int | float | bool, _structure_json_scalar)
     conv.register_structure_hook(Any, lambda v, _t: v)
     conv.register_structure_hook_func(lambda t: t == dict[str, Any], _structure_json_object)
@@ -404,11 +411,22 @@ def dumps(data: Any, *, indent: int | None = None) -> str:
         return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False, default=str)
 
 
-def from_json(text: str | bytes, cls: type[T], *, source: str | None = None) -> T:
-    """Parse JSON into ``cls``; bad JSON or a wrong field raises ``ValidationError``."""
+def parse_json(text: str | bytes, *, source: str | None = None) -> Any:
+    """JSON text -> plain data (orjson); bad JSON raises ``ValidationError`` with the line and column."""
     try:
-        data = json.loads(text)
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        first_error = exc
+    try:  # the stdlib's message names line and column; it also reads what orjson refuses (NaN)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         prefix = f"{source}: " if source else ""
         raise ValidationError(f"{prefix}not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    return structure(data, cls, source=source)
+    except (TypeError, ValueError, RecursionError):  # e.g. bytes that are not UTF-8
+        prefix = f"{source}: " if source else ""
+        raise ValidationError(f"{prefix}not valid JSON ({first_error})") from None
+
+
+def from_json(text: str | bytes, cls: type[T], *, source: str | None = None) -> T:
+    """Parse JSON into ``cls``; bad JSON or a wrong field raises ``ValidationError``."""
+    return structure(parse_json(text, source=source), cls, source=source)

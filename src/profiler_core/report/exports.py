@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import IO, Any
 
@@ -69,24 +68,8 @@ def csv_header(table: RowTable) -> list[str]:
     return head
 
 
-#: From this many rows on, a forked process writes the second half of the CSV.
-PARALLEL_ROWS = 200_000
-
-
-def write_csv(table: RowTable, path: Path, *, parallel: bool | None = None) -> None:
+def write_csv(table: RowTable, path: Path) -> None:
     """Write one CSV line per row (RFC 4180 quoting, UTF-8, ``\\n`` line ends)."""
-    from .load import can_fork
-
-    if parallel is not False and table.n >= PARALLEL_ROWS and can_fork():
-        from .parallel import write_halves
-
-        half = table.n // 2
-        write_halves(
-            path,
-            lambda f: _write_rows(table, f, 0, half, header=True),
-            lambda f: _write_rows(table, f, half, table.n, header=False),
-        )
-        return
     with open(path, "w", encoding="utf-8", newline="", buffering=BUFFER) as f:
         _write_rows(table, f, 0, table.n, header=True)
 
@@ -146,40 +129,6 @@ class JsonArrayWriter:
         """Append one row (a complete JSON object)."""
         self._f.write(self._sep)
         self._f.write(line)
-        self._sep = b",\n"
-
-    @property
-    def tmp_path(self) -> Path:
-        """The file being written (renamed into place by ``finish``)."""
-        return self._tmp
-
-    def splice(self, offset: int, end: int) -> None:
-        """Continue after rows that a forked reader wrote straight into ``[offset, end)`` of this file.
-
-        Its block starts with ``,\\n``; the gap before it becomes spaces (valid JSON whitespace), and
-        when this writer wrote no row itself the comma becomes a space too.
-        """
-        self._f.flush()
-        gap = offset - self._f.tell()
-        if gap < 0:
-            raise ValueError(f"{self.path}: the rows written here overran the reserved space")
-        while gap:
-            step = min(gap, 1 << 20)
-            self._f.write(b" " * step)
-            gap -= step
-        if end > offset:
-            if self._sep == b"\n":
-                self._f.write(b" ")
-            self._f.seek(end)
-            self._sep = b",\n"
-
-    def extend_from(self, path: Path) -> None:
-        """Append the rows of a file that holds them already joined by ``,\\n`` (a forked reader's part)."""
-        if path.stat().st_size == 0:
-            return
-        self._f.write(self._sep)
-        with open(path, "rb", buffering=0) as src:
-            shutil.copyfileobj(src, self._f, 1 << 22)
         self._sep = b",\n"
 
     def finish(self) -> None:
