@@ -1,7 +1,7 @@
 """The numbers of a report: grouped descriptive stats, success rates, comparisons against a baseline.
 
 Everything is computed from the columns of ``load.RowTable`` with numpy
-grouping (``stats.grouped``: one sort per metric), never row by row. Comparisons are computed
+grouping (``stats.grouped``: rows put in group order once), never row by row. Comparisons are computed
 once per metric over whole modes; per scenario only descriptive statistics
 (and the point reduction of medians) are reported. See docs/reports.md.
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import stats
 from ..errors import ProfilerError
-from ..stats.grouped import grouped_descriptive, value_order
+from ..stats.grouped import GroupIndex, grouped_descriptive
 from . import format as fmt
 from .load import RowTable
 
@@ -428,11 +428,12 @@ def build_summary(
     infos, columns, omitted = metric_columns(table, units)
     by_mode: dict[str, dict[str, np.ndarray]] = {}
     by_scenario: dict[str, dict[str, np.ndarray]] = {}
+    by_mode_index = GroupIndex.of(mode_idx, n_modes)
+    by_cell_index = GroupIndex.of(cell_idx, n_modes * n_scen)
     for info in infos:
         col = columns[info.name]
-        order = value_order(col)
-        by_mode[info.name] = grouped_descriptive(col, mode_idx, n_modes, order)
-        cells = grouped_descriptive(col, cell_idx, n_modes * n_scen, order)
+        by_mode[info.name] = grouped_descriptive(col, mode_idx, n_modes, by_mode_index)
+        cells = grouped_descriptive(col, cell_idx, n_modes * n_scen, by_cell_index)
         by_scenario[info.name] = {k: v.reshape(n_modes, n_scen) for k, v in cells.items()}
     rows_by_mode = np.bincount(mode_idx, minlength=n_modes)
     rows_by_cell = np.bincount(cell_idx, minlength=n_modes * n_scen).reshape(n_modes, n_scen)
