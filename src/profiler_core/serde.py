@@ -25,8 +25,14 @@ from cattrs.preconf.json import make_converter
 from cattrs.strategies import configure_tagged_union
 
 from .errors import ValidationError
+from .model import (
+    FINDING_TAGS,
+    TRACE_EVENT_TAGS,
+    AnalysisFinding,
+    ScenarioSets,
+    TraceEvent,
+)
 from .numbers import is_int, is_number
-from .model import FINDING_TAGS, TRACE_EVENT_TAGS, AnalysisFinding, ScenarioSets, TraceEvent
 
 T = TypeVar("T")
 
@@ -196,6 +202,10 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     def structure_factory(cls):
         overrides = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
         make = make_dict_structure_fn(cls, conv, **overrides)
+        if not detailed:
+            # A value that is not an object fails in `make` too (it reads keys), and every failure
+            # of the fast converter is structured again by the detailed one for its message.
+            return make
 
         def hook(value, _type):
             if not isinstance(value, dict):
