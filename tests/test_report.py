@@ -507,3 +507,33 @@ def test_one_mode_odd_names_and_undefined_reductions(tmp_path):
     assert turns["reductionPct"] is None and "baseline (b) median is 0" in turns["reason"]
     assert turns["verdict"] == "worse"  # the means differ significantly and lower is better
     assert written.html.read_text().count("<svg") >= 5
+
+
+# ---------------------------------------------------------------- charts
+
+
+def test_nice_ticks_and_their_labels():
+    from profiler_core.report.charts import nice_ticks, tick_label
+
+    assert nice_ticks(0, 108) == [0, 20, 40, 60, 80, 100]
+    assert nice_ticks(-75.3, 31.0) == [-60, -40, -20, 0, 20]
+    assert nice_ticks(0.0612, 0.1004) == pytest.approx([0.07, 0.08, 0.09, 0.1])
+    assert nice_ticks(5, 5) == [5]
+    assert [tick_label(v, 0.01) for v in (0.07, 0.1)] == ["0.07", "0.10"]
+    assert tick_label(20_000, 10_000) == "20k" and tick_label(1500, 500) == "1,500"
+
+
+def test_charts_are_drawn_without_a_plotting_library(tmp_path):
+    import subprocess
+    import sys
+
+    path = write_rows(tmp_path / "r.jsonl", all_rows())
+    code = (
+        "import sys; sys.modules['matplotlib'] = None\n"  # any import of it fails
+        "from pathlib import Path\nfrom profiler_core.report import write_report\n"
+        f"print(write_report(Path({str(path)!r}), Path({str(tmp_path / 'out')!r})).html)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    page = Path(result.stdout.strip()).read_text()
+    assert page.count('<svg class="chart"') >= 6 and page.count("<text") > 50
