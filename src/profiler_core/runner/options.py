@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -55,6 +55,9 @@ class RunOptions:
     #: seconds a shielded ``destroy_session`` may take before it is abandoned
     destroy_timeout_s: float = 30.0
     judge: Any = None
+    #: run only these (model, mode, scenario id, iteration) cells of the matrix (``profiler import``:
+    #: one cell per recorded session); None runs every cell
+    only_cells: Collection[tuple[str, str, str, int]] | None = None
 
     def mode_list(self) -> list[str]:
         """The modes in run order."""

@@ -169,6 +169,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         for mode in modes
         for scenario in scenarios
         for i in range(options.repetitions)
+        if options.only_cells is None or (model, mode, scenario.id, i) in options.only_cells
     ]
     done = {r.cell for r in options.previous_rows}
     todo = [c for c in cells if (c[0], c[1], c[2].id, c[3]) not in done]
