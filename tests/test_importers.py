@@ -360,28 +360,26 @@ class ScorerPlugin:
 
 
 @pytest.fixture
-def cli_manager(monkeypatch, profiler_plugin_manager):
-    """The CLI's plugin manager: built-ins plus the installed analyzers and a test scorer."""
+def cli_manager(profiler_plugin_manager):
+    """The CLI's plugin manager (its ctx.obj): built-ins plus the installed analyzers and a test scorer."""
     from profiler_builtin_analyzers import plugin as analyzers_plugin
-    from profiler_core import cli
 
     manager = profiler_plugin_manager
     if not manager.registry.ids("analyzers"):
         manager.register(analyzers_plugin, "builtin_analyzers")
     manager.register(ScorerPlugin(), "test-scorer")
-    monkeypatch.setattr(cli, "_MANAGER", manager)
     return manager
 
 
-def invoke(*args):
-    from profiler_core.cli_import import import_command
+def invoke(manager, *args):
+    from profiler_core.cli import cli
 
-    return CliRunner().invoke(import_command, [str(a) for a in args])
+    return CliRunner().invoke(cli, ["import", *(str(a) for a in args)], obj=manager)
 
 
 def test_cli_imports_claude_code_sessions(tmp_path, cli_manager):
     out = tmp_path / "results" / "claude.jsonl"
-    result = invoke("claude-code", CC_DST, CC_API_ERROR, "--out", out)
+    result = invoke(cli_manager, "claude-code", CC_DST, CC_API_ERROR, "--out", out)
     assert result.exit_code == 0, result.stderr
     read = read_jsonl(out)
     assert read.problems == [] and len(read.rows) == 2
@@ -405,6 +403,7 @@ def test_cli_imports_claude_code_sessions(tmp_path, cli_manager):
 def test_cli_numbers_iterations_per_scenario_and_scores(tmp_path, cli_manager):
     out = tmp_path / "runs.jsonl"
     result = invoke(
+        cli_manager,
         "openai",
         OPENAI_RUNS,
         OPENAI_RESULT,
@@ -433,7 +432,7 @@ def test_cli_numbers_iterations_per_scenario_and_scores(tmp_path, cli_manager):
 
 def test_cli_default_scenario_is_the_runs_scenario_id(tmp_path, cli_manager):
     out = tmp_path / "runs.jsonl"
-    assert invoke("openai", OPENAI_RUNS, "--out", out).exit_code == 0
+    assert invoke(cli_manager, "openai", OPENAI_RUNS, "--out", out).exit_code == 0
     assert [(r.scenario_id, r.iteration) for r in read_jsonl(out).rows] == [("refund-001", 0), ("refund-001", 1)]
 
 
@@ -444,9 +443,9 @@ def test_cli_bad_files_write_nothing(tmp_path, cli_manager):
     foreign = tmp_path / "in" / "foreign.jsonl"
     shutil.copy(OPENCODE, foreign)
     out = tmp_path / "out" / "r.jsonl"
-    result = invoke("claude-code", CC_DST, truncated, foreign, "--out", out)
+    result = invoke(cli_manager, "claude-code", CC_DST, truncated, foreign, "--out", out)
     assert result.exit_code == 1
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert len(errors) == 2
     assert str(truncated) in errors[0] and "truncated last line" in errors[0]
     assert str(foreign) in errors[1] and ":1: not valid JSON" in errors[1]
@@ -462,7 +461,7 @@ def test_cli_redacts_secrets_and_fills_the_model(tmp_path, cli_manager):
     path = tmp_path / "leaky.json"
     path.write_text(json.dumps(data))
     out = tmp_path / "r.jsonl"
-    result = invoke("trace", path, "--out", out, "--model", "claude-sonnet-4-5")
+    result = invoke(cli_manager, "trace", path, "--out", out, "--model", "claude-sonnet-4-5")
     assert result.exit_code == 0, result.stderr
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p != path]
     assert written and all(secret not in p.read_text() for p in written)
@@ -473,9 +472,9 @@ def test_cli_redacts_secrets_and_fills_the_model(tmp_path, cli_manager):
 
 def test_cli_directory_input_and_unknown_format(tmp_path, cli_manager):
     out = tmp_path / "r.jsonl"
-    assert invoke("claude-code", FIXTURES / "claude-code", "--out", out).exit_code == 0
+    assert invoke(cli_manager, "claude-code", FIXTURES / "claude-code", "--out", out).exit_code == 0
     assert len(read_jsonl(out).rows) == 2
-    assert invoke("csv", CC_DST, "--out", out).exit_code == 2
+    assert invoke(cli_manager, "csv", CC_DST, "--out", out).exit_code == 2
 
 
 def test_anthropic_server_tools_are_answered_in_the_same_message(tmp_path):

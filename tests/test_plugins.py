@@ -135,7 +135,6 @@ def test_list_plugins_json_has_every_key(monkeypatch):
 
     eps = [_FakeEntryPoint("broken", "broken.plugin", _broken, "broken-plugin", "0.0.1")]
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: eps)
-    monkeypatch.setattr(cli_module, "_MANAGER", None)
     result = CliRunner().invoke(cli_module.cli, ["list-plugins", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

@@ -23,7 +23,7 @@ from profiler_core import (
     stats,
     to_json,
 )
-from profiler_core.cli_report import report_command
+from profiler_core.cli.report import report_command
 from profiler_core.errors import ProfilerError, StoreError
 from profiler_core.report import format as fmt
 from profiler_core.report import write_report

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import click
 
-from ._hookmarkers import hookimpl
-from .errors import ConfigError, ProfilerError
+from .._hookmarkers import hookimpl
+from ..errors import ConfigError, ProfilerError
+from .context import pass_manager
 
 LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR}
 
@@ -117,7 +118,8 @@ def print_summary(rows, console) -> None:
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run: only missing cells run.")
 @click.option("--force", is_flag=True, help="With --resume: accept a changed profile or plugin versions.")
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
-def run_command(profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report):
+@pass_manager
+def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report):
     """Run a profile: every model x mode x scenario x repetition.
 
     \b
@@ -129,14 +131,12 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
     import trio
     from rich.console import Console
 
-    from .cli import _manager
-    from .config import load_profile
-    from .runner import options_from_config, run_profile_suite
-    from .store import RunPaths, read_jsonl, read_manifest, repair_truncated_tail
+    from ..config import load_profile
+    from ..runner import options_from_config, run_profile_suite
+    from ..store import RunPaths, read_jsonl, read_manifest, repair_truncated_tail
 
     overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
     config = load_profile(profile, overrides)
-    manager = _manager()
     previous_rows = []
     resumed_from = ()
     if resume_id:
@@ -182,7 +182,7 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
     options = options_from_config(
         config, manager, run_id=run_id, hooks=hooks, handle_sigint=True, previous_rows=previous_rows, resumed_from=resumed_from
     )
-    from .runner.suite import new_run_id
+    from ..runner.suite import new_run_id
 
     options.run_id = options.run_id or new_run_id()
     click.echo(f"Run {options.run_id}" + (f" (resuming: {len(previous_rows)} cells already done)" if resume_id else ""))
@@ -203,7 +203,7 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
 
 
 def _write_report(result, config, console) -> None:
-    from .report import write_report
+    from ..report import write_report
 
     out = Path(config.output.reports_dir) / result.run_id
     written = write_report(Path(result.output_jsonl_path), out)
@@ -215,7 +215,8 @@ def _write_report(result, config, console) -> None:
 
 @click.command("validate")
 @click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
-def validate_command(profile):
+@pass_manager
+def validate_command(manager, profile):
     """Check a profile: every component, mode and scenario resolves; nothing runs.
 
     \b
@@ -224,24 +225,22 @@ def validate_command(profile):
     """
     import trio
 
-    from .cli import _manager
-    from .config import ProfileErrors, load_profile
-    from .runner import build_components, resolve_all_modes
+    from ..config import ProfileErrors, load_profile
+    from ..runner import build_components, resolve_all_modes
 
     try:
         config = load_profile(profile)
     except ProfileErrors as exc:
         for line in exc.problems:
-            click.echo(f"error: {line}", err=True)
+            click.echo(f"Error: {line}", err=True)
         click.echo(f"{len(exc.problems)} problem(s) found", err=True)
         sys.exit(1)
-    manager = _manager()
     built, problems = build_components(config, manager)
     if built.get("mode_resolver") is not None:
         problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
     if problems:
         for line in problems:
-            click.echo(f"error: {line}", err=True)
+            click.echo(f"Error: {line}", err=True)
         click.echo(f"{len(problems)} problem(s) found", err=True)
         sys.exit(1)
     cells = len(config.models) * len(config.modes) * len(config.scenarios) * config.execution.repetitions

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .errors import ProfilerError, StoreError
+from ..errors import ProfilerError, StoreError
 
 #: Warnings printed one by one; the rest are counted (all are in report.md).
 _MAX_PRINTED = 20
@@ -50,8 +50,8 @@ def report_command(source: str, out: Path | None, baseline: str | None, results_
       profiler report results/run_x.jsonl --baseline baseline --out /tmp/report
       profiler report ../shared/anchor-parity/report-rows.jsonl.gz   # the TypeScript tool's rows
     """
-    from .report import write_report
-    from .report.load import peek_run_id
+    from ..report import write_report
+    from ..report.load import peek_run_id
 
     try:
         path = resolve_results(source, results_dir)
