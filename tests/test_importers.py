@@ -453,6 +453,45 @@ def test_cli_bad_files_write_nothing(tmp_path, cli_manager):
     assert not (tmp_path / "out").exists()
 
 
+def test_cli_writes_nothing_when_the_scorer_is_unknown_or_the_run_fails(tmp_path, cli_manager):
+    out = tmp_path / "out" / "deeper" / "r.jsonl"
+    result = invoke(cli_manager, "claude-code", CC_DST, "--out", out, "--scorer", "mentiosn")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: unknown scorer 'mentiosn'; did you mean 'mentions'?")
+
+    class Refuse:
+        @hookimpl
+        def profiler_before_run(self, ctx):
+            raise RuntimeError("fixtures missing")
+
+    cli_manager.register(Refuse(), "refuse")
+    result = invoke(cli_manager, "claude-code", CC_DST, "--out", out)
+    assert result.exit_code == 1 and "fixtures missing" in result.stderr
+    assert not (tmp_path / "out").exists()  # not even the folders --out asked for
+
+
+def test_cli_sessions_of_several_models_and_uneven_scenarios_are_one_cell_each(tmp_path, cli_manager):
+    # refund-001 (2 sessions, gpt-4.1-mini) and overdue-invoice (1 session, o4-mini): a sparse matrix.
+    out = tmp_path / "r.jsonl"
+    result = invoke(cli_manager, "openai", OPENAI_RUNS, OPENAI_RESULT, "--out", out)
+    assert result.exit_code == 0, result.stderr
+    rows = read_jsonl(out).rows
+    assert [(r.model, r.scenario_id, r.iteration) for r in rows] == [
+        ("gpt-4.1-mini", "refund-001", 0),
+        ("gpt-4.1-mini", "refund-001", 1),
+        ("o4-mini", "overdue-invoice", 0),
+    ]
+    assert rows[0].started_at == "2025-09-18T10:02:11.204Z"  # the recorded time, not the replay's
+    assert rows[1].error_code == "session_error" and not rows[1].success
+    manifest = read_manifest(tmp_path / "r.manifest.json")
+    assert manifest.counts.expected == 3 and manifest.counts.errored == 1
+    assert sorted(p.name for p in (tmp_path / "sessions" / "refund-001").iterdir()) == [
+        "imported-gpt-4.1-mini-iter-0.json",
+        "imported-gpt-4.1-mini-iter-1.json",
+    ]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # the staging folder is gone
+
+
 def test_cli_redacts_secrets_and_fills_the_model(tmp_path, cli_manager):
     data = json.loads(TRACE.read_text())
     secret = "sk-ant-api03-" + "Zx9" * 12
