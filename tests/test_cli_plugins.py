@@ -127,8 +127,8 @@ def project(tmp_path):
 
 def profiler(args, cwd, env):
     return subprocess.run(
-        [sys.executable, "-m", "profiler_core", *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True,
-        timeout=120,
+        [sys.executable, "-m", "profiler_core", *map(str, args)],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
     )
 
 

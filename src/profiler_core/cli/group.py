@@ -32,13 +32,13 @@ class ProfilerGroup(click.Group):
             ctx.exit(1)
         except (OSError, UnicodeError) as exc:
             # Files that cannot be read or written: one line, not a traceback.
-            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-            click.echo(f"Error: {where}{exc.strerror if getattr(exc, 'strerror', None) else exc}", err=True)
+            filename, strerror = getattr(exc, "filename", None), getattr(exc, "strerror", None)
+            click.echo(f"Error: {f'{filename}: ' if filename else ''}{strerror or exc}", err=True)
             ctx.exit(1)
         except BaseExceptionGroup as group:
             # Several concurrent failures (trio): one line each.
-            for exc in leaves(group):
-                click.echo(f"Error: {type(exc).__name__}: {exc}", err=True)
+            for leaf in leaves(group):
+                click.echo(f"Error: {type(leaf).__name__}: {leaf}", err=True)
             ctx.exit(1)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:

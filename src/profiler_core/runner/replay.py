@@ -27,7 +27,13 @@ import orjson
 from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
 from ..importers import RecordedSession, load_sessions
-from ..model import BeforeScenarioContext, ModeConfig, ProfileRow, Scenario, SessionAnalysisBundle
+from ..model import (
+    BeforeScenarioContext,
+    ModeConfig,
+    ProfileRow,
+    Scenario,
+    SessionAnalysisBundle,
+)
 from ..providers.transcripts import TranscriptsProvider
 from ..redact import Redactor
 from ..store import RunPaths, atomic_write_text, read_manifest, write_manifest
@@ -205,7 +211,7 @@ def _move_into_place(
     atomic_write_text(out, _reordered(staged.jsonl, order, times))
     manifest = read_manifest(staged.manifest)
     manifest_path = out.with_name(out.stem + ".manifest.json")
-    write_manifest(manifest_path, attrs.evolve(manifest, warnings=(*warnings, *manifest.warnings)), Redactor())
+    write_manifest(manifest_path, attrs.evolve(manifest, warnings=warnings + tuple(manifest.warnings)), Redactor())
     return {"jsonl": out, "analysis": analysis, "manifest": manifest_path, "sessions_dir": sessions_dir}
 
 

@@ -6,10 +6,11 @@ Python API) goes through the runner and so through this function.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ..model import (
     CheckpointResult,
+    CompletionReason,
     CostBreakdown,
     ProfileRow,
     PromptResult,
@@ -95,7 +96,7 @@ def make_row(
         provider=provider,
         session_id=session_id,
         agent_turns=trace.summary.total_turns if trace is not None else 0,
-        completion_reason=completion_reason,
+        completion_reason=cast(CompletionReason, completion_reason),  # one of the runner's reasons
         extensions=extensions,
         error=error,
         error_code=error_code,
