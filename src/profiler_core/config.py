@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import yaml
@@ -20,6 +20,9 @@ import yaml
 from .errors import ConfigError, ProfilerError
 from .model import Scenario, ScenarioSets
 from .serde import structure, unstructure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .contracts import ScenarioFormat
 
 DEFAULT_REPETITIONS = 5
 DEFAULT_TIMEOUT_MS = 120_000
@@ -170,7 +173,7 @@ _TOP_KEYS = (
     "extensions",
 )
 _SECTION_KEYS = {
-    "scenarios": ("path", "set", "ids"),
+    "scenarios": ("path", "set", "ids", "format"),
     "provider": ("id", "model", "port", "options"),
     "mode_resolver": ("id", "options"),
     "scorer": ("id", "options"),
@@ -282,6 +285,8 @@ def _component_list(value: Any, key: str, problems: _Problems) -> tuple[Componen
 
 SCENARIO_SUFFIXES = (".json", ".yaml", ".yml")
 SCENARIO_SETS_FILE = "scenario-sets.json"
+#: ``scenarios.format`` of the core layout (the default)
+CORE_SCENARIO_FORMAT = "profiler"
 
 
 def _read_data_file(path: Path) -> Any:
@@ -304,10 +309,16 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 
 def load_scenarios(
-    folder: Path, *, timeout_default_ms: int = DEFAULT_TIMEOUT_MS, allowed_retries: int = 0
+    folder: Path,
+    *,
+    timeout_default_ms: int = DEFAULT_TIMEOUT_MS,
+    allowed_retries: int = 0,
+    scenario_format: ScenarioFormat | None = None,
 ) -> tuple[list[Scenario], ScenarioSets, list[str], set[str]]:
     """Load every scenario file of ``folder`` (one scenario, or a list, per file) and its sets.
 
+    ``scenario_format`` (a plugin's, from ``scenarios.format``) turns each file's
+    data into a scenario; without it the core layout applies.
     Returns the scenarios, the sets, the problems, and the ids of scenarios whose file failed to load.
     """
     problems: list[str] = []
@@ -328,10 +339,13 @@ def load_scenarios(
             if not isinstance(item, dict):
                 problems.append(f"{where}: expected a scenario object, got {type(item).__name__}")
                 continue
-            # Scenario files may leave out the timeout and retries: the profile's defaults apply.
-            item = {"timeoutMs": timeout_default_ms, "allowedRetries": allowed_retries, **item}
             try:
-                scenario = structure(item, Scenario, source=where)
+                if scenario_format is not None:
+                    scenario = _parse_with(scenario_format, item, where)
+                else:
+                    # Scenario files may leave out the timeout and retries: the profile's defaults apply.
+                    item = {"timeoutMs": timeout_default_ms, "allowedRetries": allowed_retries, **item}
+                    scenario = structure(item, Scenario, source=where)
             except ProfilerError as exc:
                 problems.append(str(exc))
                 if isinstance(item.get("id"), str):
@@ -350,6 +364,35 @@ def load_scenarios(
         except ProfilerError as exc:
             problems.append(str(exc))
     return scenarios, sets, problems, broken
+
+
+def _parse_with(scenario_format: ScenarioFormat, item: dict[str, Any], where: str) -> Scenario:
+    """A plugin format's scenario; anything but a ``ProfilerError`` or a ``Scenario`` names the format."""
+    try:
+        scenario = scenario_format.parse(item, where)
+    except ProfilerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a plugin's bug must not become a traceback
+        raise ConfigError(f"{where}: scenario format {scenario_format.id!r} failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(scenario, Scenario):
+        raise ConfigError(f"{where}: scenario format {scenario_format.id!r} returned {type(scenario).__name__}, not a Scenario")
+    return scenario
+
+
+def _scenario_format(name: Any, problems: _Problems) -> ScenarioFormat | None:
+    """The registered format ``scenarios.format`` names (None for the core layout or a problem)."""
+    if name is None or name == CORE_SCENARIO_FORMAT:
+        return None
+    if not isinstance(name, str):
+        problems.add("scenarios.format", f"expected a scenario format name, got {name!r}")
+        return None
+    from .plugins import default_plugin_manager  # plugins import this module: late import
+
+    try:
+        return default_plugin_manager().registry.create("scenario_formats", name)  # type: ignore[no-any-return]
+    except ProfilerError as exc:
+        problems.add("scenarios.format", str(exc))
+        return None
 
 
 def select_scenarios(
@@ -554,11 +597,13 @@ def parse_profile(
         scenario_set = sc.get("set")
         if scenario_set is not None and _str(scenario_set, "scenarios.set", problems) is None:
             scenario_set = None
+        scenario_format = _scenario_format(sc.get("format"), problems)
         if overrides.get("scenario_ids"):
             ids = list(overrides["scenario_ids"])
         if overrides.get("scenario_set"):
             scenario_set, ids = overrides["scenario_set"], None
-        if scenarios_path is not None:
+        format_unusable = sc.get("format") not in (None, CORE_SCENARIO_FORMAT) and scenario_format is None
+        if scenarios_path is not None and not format_unusable:  # files of an unknown format: nothing to say
             folder = Path(scenarios_path)
             if not folder.is_dir():
                 problems.add("scenarios.path", f"scenario folder {folder} does not exist")
@@ -567,6 +612,7 @@ def parse_profile(
                     folder,
                     timeout_default_ms=execution.timeout_default_ms,
                     allowed_retries=execution.allowed_retries,
+                    scenario_format=scenario_format,
                 )
                 problems.items.extend(scenario_problems)
                 scenarios, select_problems = select_scenarios(

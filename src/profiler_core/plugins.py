@@ -69,6 +69,7 @@ CONTRACTS: dict[str, tuple[str, str]] = {
     "mode_resolvers": ("profiler_register_mode_resolvers", "id"),
     "judge_providers": ("profiler_register_judge_providers", "id"),
     "importers": ("profiler_register_importers", "id"),
+    "scenario_formats": ("profiler_register_scenario_formats", "id"),
 }
 
 SINGULAR = {
@@ -79,6 +80,7 @@ SINGULAR = {
     "mode_resolvers": "mode resolver",
     "judge_providers": "judge provider",
     "importers": "importer",
+    "scenario_formats": "scenario format",
 }
 
 _REGISTRATION_HOOKS = frozenset(hook for hook, _ in CONTRACTS.values())

@@ -42,6 +42,7 @@ __all__ = [
     "Checkpoint",
     "EvalScenario",
     "Fixture",
+    "GhxScenarioFormat",
     "ScenarioLoadError",
     "from_core_scenario",
     "load_core_scenarios",
@@ -227,6 +228,16 @@ def from_core_scenario(scenario: Scenario | EvalScenario) -> EvalScenario:
         **{key: extensions[key] for key in EXTENSION_KEYS if extensions.get(key) is not None},
     }
     return structure(data, EvalScenario, source=f"scenario {scenario.id!r}")
+
+
+class GhxScenarioFormat:
+    """``scenarios.format: ghx``: a profile's scenarios are eval scenario files (camelCase, top-level ``assertions``)."""
+
+    id = "ghx"
+
+    def parse(self, data: dict[str, Any], source: str) -> Scenario:
+        """The core scenario of one eval scenario file; a bad file names the file and the field."""
+        return to_core_scenario(structure(data, EvalScenario, source=source))
 
 
 # -- loading ---------------------------------------------------------------------------------
