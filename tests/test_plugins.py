@@ -296,6 +296,36 @@ def test_list_plugins_shows_a_refused_component_on_its_plugin_row(monkeypatch):
     assert any(line.startswith("core.modes (builtin)") and "mode_resolvers: config" in line for line in human.stdout.splitlines())
 
 
+def test_provides_lists_components_then_the_other_hooks():
+    class Both:
+        @hookimpl
+        def profiler_register_scorers(self):
+            return []
+
+        @hookimpl
+        def profiler_after_scenario(self, ctx):
+            pass
+
+        @hookimpl
+        def profiler_before_run(self, ctx):
+            pass
+
+    class HooksOnly:
+        @hookimpl
+        def profiler_progress(self, event):
+            pass
+
+    manager = get_plugin_manager(entrypoints=False, plugins=[("both", Both()), ("hooks-only", HooksOnly())])
+    infos = {info.name: info for info in manager.plugin_infos()}
+    assert infos["core.modes"].provides() == "mode_resolvers: config"
+    assert infos["both"].provides() == "hooks: after_scenario, before_run"  # an empty registration shows no contract
+    assert infos["hooks-only"].provides() == "hooks: progress"
+    eval_row = get_plugin_manager().plugin_infos()
+    ghx = next(info for info in eval_row if info.name == "eval_ghx").provides()
+    assert ghx.startswith("collectors: ghx; mode_resolvers: eval; providers: opencode; scenario_formats: ghx; scorers: checkpoint; hooks: ")
+    assert "before_run, before_scenario" in ghx
+
+
 def test_a_third_party_import_format_registers_through_the_hook(profiler_plugin_manager, tmp_path):
     from profiler_core.importers import check_format, formats, load_sessions
 

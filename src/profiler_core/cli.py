@@ -67,14 +67,7 @@ def list_plugins(as_json: bool) -> None:
         return
     rows = []
     for info in infos:
-        if info.error:
-            provides = f"ERROR {info.error}"
-        else:
-            provides = "; ".join(
-                f"{contract}: {', '.join(sorted(ids))}" for contract, ids in sorted(info.components.items())
-            )
-            if not provides:
-                provides = "hooks: " + ", ".join(info.hooks) if info.hooks else "-"
+        provides = info.provides()
         name = f"{info.name} (builtin)" if info.builtin else info.name
         rows.append((name, info.version or "-", info.distribution or "-", provides))
     headers = ("NAME", "VERSION", "DISTRIBUTION", "PROVIDES")

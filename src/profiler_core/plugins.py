@@ -110,13 +110,15 @@ class PluginInfo:
         return "; ".join(self.problems) or None
 
     def provides(self) -> str:
-        """The PROVIDES cell of ``list-plugins``: ``ERROR ...``, the components, or the hooks."""
+        """The PROVIDES cell of ``list-plugins``: ``ERROR ...``, else the components and the other hooks, or ``-``."""
         if self.error:
             return f"ERROR {self.error}"
-        text = "; ".join(f"{contract}: {', '.join(sorted(ids))}" for contract, ids in sorted(self.components.items()))
-        if text:
-            return text
-        return "hooks: " + ", ".join(sorted(self.hooks)) if self.hooks else "-"
+        parts = [f"{contract}: {', '.join(sorted(ids))}" for contract, ids in sorted(self.components.items())]
+        # Registration hooks show as the components above; the rest (lifecycle, commands) by short name.
+        hooks = sorted(h.removeprefix("profiler_") for h in self.hooks if h not in _REGISTRATION_HOOKS)
+        if hooks:
+            parts.append("hooks: " + ", ".join(hooks))
+        return "; ".join(parts) or "-"
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` form, every key always present."""
