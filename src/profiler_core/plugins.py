@@ -156,7 +156,7 @@ class Registry:
     def __getattr__(self, contract: str) -> dict[str, ComponentInfo]:
         # registry.providers, registry.analyzers, ...
         try:
-            return self.__dict__["_components"][contract]  # type: ignore[no-any-return]
+            return self.__dict__["_components"][contract]
         except KeyError:
             raise AttributeError(contract) from None
 

@@ -73,7 +73,7 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     conv.register_structure_hook(Any, lambda v, _t: v)
 
     def unstructure_factory(cls):
-        overrides = {}
+        overrides: dict[str, Any] = {}
         hints = _field_types(cls)
         for a in attrs.fields(cls):
             omit = a.default is None or a.name in _OMIT_WHEN_DEFAULT
@@ -84,7 +84,7 @@ def _make(*, detailed: bool) -> cattrs.Converter:
         return make_dict_unstructure_fn(cls, conv, **overrides)
 
     def structure_factory(cls):
-        overrides = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        overrides: dict[str, Any] = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
         make = make_dict_structure_fn(cls, conv, **overrides)
 
         def hook(value, _type):
