@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import profiler_builtin_analyzers.plugin as builtin_plugin
+from profiler_builtin_analyzers import ErrorAnalyzer
 from profiler_core import (
     AnalysisResult,
     ErrorEvent,
@@ -25,9 +27,6 @@ from profiler_core import (
 from profiler_core.cli import cli
 from profiler_core.plugins import PluginManager, get_plugin_manager
 from profiler_core.serde import structure, to_json
-
-import profiler_builtin_analyzers.plugin as builtin_plugin
-from profiler_builtin_analyzers import ErrorAnalyzer
 
 ANALYZER_NAMES = ["reasoning", "strategy", "efficiency", "tool-pattern", "error"]
 

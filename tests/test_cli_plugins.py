@@ -82,7 +82,7 @@ def test_list_plugins_is_a_table_with_whole_rows_when_captured():
     class ManyComponents:
         @hookimpl
         def profiler_register_scorers(self):
-            return [type(f"S{i}", (), {"id": f"a-rather-long-scorer-name-{i}"}) for i in range(6)]
+            return [type(f"S{i}", (), {"id": f"a-rather-long-scorer-name-{i}", "evaluate": lambda self, *a: None}) for i in range(6)]
 
     result = CliRunner().invoke(cli, ["list-plugins"], obj=manager_with(("many", ManyComponents())))
     assert result.exit_code == 0, result.output

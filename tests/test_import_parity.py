@@ -74,7 +74,7 @@ def run_profile(tmp_path: Path, manager, recording: Path) -> Path:
             }
         )
     )
-    invoke(manager, "run", profile, "--run-id", "replayed", "--no-report")
+    invoke(manager, "run", profile, "--run-id", "replayed", "--no-report", "--allow-errors")
     return tmp_path / "results" / "replayed.jsonl"
 
 
@@ -117,5 +117,5 @@ def test_import_and_run_agree_field_by_field(tmp_path, manager, recording):
 
 def test_every_fixture_format_and_a_recorded_error_are_covered():
     """The parity test above must see each format, and at least one session that ended in an error."""
-    assert {p.parent.name for p in RECORDINGS} == {"anthropic", "claude-code", "openai", "opencode", "trace"}
+    assert {p.parent.name for p in RECORDINGS} == {"anthropic", "claude-code", "codex", "openai", "opencode", "trace"}
     assert any("API Error" in p.read_text() for p in RECORDINGS)

@@ -44,6 +44,7 @@ GOOD = {
     "openai": OPENAI_RESULT,
     "anthropic": ANTHROPIC,
     "trace": TRACE,
+    "codex": FIXTURES / "codex" / "notes.jsonl",
 }
 
 
@@ -298,7 +299,7 @@ def test_truncated_file_names_the_file(tmp_path, format):
         load_sessions(format, path)
     message = str(info.value)
     assert "\n" not in message and str(path) in message
-    if format == "claude-code":
+    if format in ("claude-code", "codex"):
         assert f"{path}:" in message and "truncated last line" in message
     else:
         assert "not valid JSON" in message and "truncated" in message
@@ -310,6 +311,7 @@ FOREIGN = {
     "openai": (OPENCODE, "$.messages[0]: unrecognised message keys"),
     "anthropic": (OPENAI_RUNS, "$.messages[3].role: expected user, assistant or system"),
     "trace": (ANTHROPIC, "expected a SessionTrace"),
+    "codex": (CC_DST, "expected a Codex rollout line {timestamp, type, payload}"),
 }
 
 
@@ -486,8 +488,8 @@ def test_cli_sessions_of_several_models_and_uneven_scenarios_are_one_cell_each(t
     manifest = read_manifest(tmp_path / "r.manifest.json")
     assert manifest.counts.expected == 3 and manifest.counts.errored == 1
     assert sorted(p.name for p in (tmp_path / "sessions" / "refund-001").iterdir()) == [
-        "imported-gpt-4.1-mini-iter-0.json",
-        "imported-gpt-4.1-mini-iter-1.json",
+        "imported+gpt-4.1-mini-iter-0.json",
+        "imported+gpt-4.1-mini-iter-1.json",
     ]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # the staging folder is gone
 

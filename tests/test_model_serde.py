@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import profiler_core
-from profiler_core import ProfileRow, ProfilerError, TokenBreakdown, from_json, to_json
+from profiler_core import ProfilerError, ProfileRow, TokenBreakdown, from_json, to_json
 from profiler_core import model as m
 
 ALL_TYPES = [
@@ -58,7 +58,7 @@ def _strategy(tp, owner=None, name=None):
         return _json
     if origin is typing.Literal:
         return st.sampled_from(args)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType")):
+    if origin in (typing.Union, __import__("types").UnionType):
         if set(args) <= {int, float}:
             return _number
         if set(args) == {int, float, str}:
@@ -71,6 +71,8 @@ def _strategy(tp, owner=None, name=None):
             return st.lists(_strategy(args[0]), max_size=3).map(tuple)
     if origin is dict:
         return st.dictionaries(st.text(max_size=8), _strategy(args[1]), max_size=3)
+    if origin is __import__("collections.abc").abc.Sequence:
+        return st.lists(_strategy(args[0]), max_size=3).map(tuple)
     raise NotImplementedError(f"no strategy for {tp!r}")
 
 

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import yaml
@@ -20,6 +20,10 @@ import yaml
 from .errors import ConfigError, ProfilerError
 from .model import Scenario, ScenarioSets
 from .serde import structure, unstructure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .contracts import ScenarioFormat
+    from .plugins import Registry
 
 DEFAULT_REPETITIONS = 5
 DEFAULT_TIMEOUT_MS = 120_000
@@ -43,7 +47,20 @@ class ExecutionConfig:
     warmup: bool = True
     timeout_default_ms: int = DEFAULT_TIMEOUT_MS
     allowed_retries: int = 0
-    concurrency: int = 1
+    #: sessions at once; None means "auto" (adapts to rate limits, up to ``max_concurrency``)
+    concurrency: int | None = 1
+    max_concurrency: int = 16
+    #: the order cells start in: "blocked" (mode after mode), "interleaved" (modes alternate), "shuffled"
+    order: str = "blocked"
+    #: seed of the "shuffled" order
+    seed: int = 42
+    #: the run's budget: once spent, no new cell starts (None: no limit)
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+
+
+#: values of ``execution.order``
+ORDERS = ("blocked", "interleaved", "shuffled")
 
 
 @attrs.frozen(kw_only=True)
@@ -96,7 +113,10 @@ class ProfilerConfig:
             "analyzers": None if self.analyzers is None else [attrs.asdict(a) for a in self.analyzers],
             "judge": None if self.judge is None else attrs.asdict(self.judge),
             "execution": {
-                k: v for k, v in attrs.asdict(self.execution).items() if k not in ("concurrency",)
+                # How cells are scheduled does not change what they mean: a resume may change it.
+                k: v
+                for k, v in attrs.asdict(self.execution).items()
+                if k not in ("concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens")
             },
             "extensions": self.extensions,
         }
@@ -154,12 +174,12 @@ _TOP_KEYS = (
     "extensions",
 )
 _SECTION_KEYS = {
-    "scenarios": ("path", "set", "ids"),
+    "scenarios": ("path", "set", "ids", "format"),
     "provider": ("id", "model", "port", "options"),
     "mode_resolver": ("id", "options"),
     "scorer": ("id", "options"),
     "judge": ("id", "model", "options"),
-    "execution": ("repetitions", "warmup", "timeout_default_ms", "allowed_retries", "concurrency"),
+    "execution": ("repetitions", "warmup", "timeout_default_ms", "allowed_retries", "concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens"),
     "output": ("results_dir", "reports_dir", "session_export", "log_level"),
 }
 
@@ -199,6 +219,22 @@ def _str(value: Any, key: str, problems: _Problems) -> str | None:
     return value
 
 
+def _limit(value: Any, key: str, problems: _Problems) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        problems.add(key, f"expected a number > 0, got {value!r}")
+        return None
+    return float(value)
+
+
+def _choice(value: Any, key: str, choices: tuple[str, ...], problems: _Problems) -> str | None:
+    if value not in choices:
+        problems.add(key, f"expected one of {', '.join(choices)}, got {value!r}")
+        return None
+    return str(value)
+
+
 def _mapping(value: Any, key: str, problems: _Problems) -> dict[str, Any] | None:
     if value is None:
         return {}
@@ -216,7 +252,7 @@ def _component(value: Any, key: str, problems: _Problems, default_id: str | None
     section = _mapping(value, key, problems)
     if section is None:
         return None
-    _check_keys(section, _SECTION_KEYS[key] if key in _SECTION_KEYS else ("id", "options"), f"{key}.", problems)
+    _check_keys(section, _SECTION_KEYS.get(key, ("id", "options")), f"{key}.", problems)
     component_id = section.get("id", default_id)
     if component_id is None:
         problems.add(f"{key}.id", "required")
@@ -250,6 +286,8 @@ def _component_list(value: Any, key: str, problems: _Problems) -> tuple[Componen
 
 SCENARIO_SUFFIXES = (".json", ".yaml", ".yml")
 SCENARIO_SETS_FILE = "scenario-sets.json"
+#: ``scenarios.format`` of the core layout (the default)
+CORE_SCENARIO_FORMAT = "profiler"
 
 
 def _read_data_file(path: Path) -> Any:
@@ -272,12 +310,22 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 
 def load_scenarios(
-    folder: Path, *, timeout_default_ms: int = DEFAULT_TIMEOUT_MS, allowed_retries: int = 0
-) -> tuple[list[Scenario], ScenarioSets, list[str]]:
-    """Load every scenario file of ``folder`` (one scenario, or a list, per file) and its sets."""
+    folder: Path,
+    *,
+    timeout_default_ms: int = DEFAULT_TIMEOUT_MS,
+    allowed_retries: int = 0,
+    scenario_format: ScenarioFormat | None = None,
+) -> tuple[list[Scenario], ScenarioSets, list[str], set[str]]:
+    """Load every scenario file of ``folder`` (one scenario, or a list, per file) and its sets.
+
+    ``scenario_format`` (a plugin's, from ``scenarios.format``) turns each file's
+    data into a scenario; without it the core layout applies.
+    Returns the scenarios, the sets, the problems, and the ids of scenarios whose file failed to load.
+    """
     problems: list[str] = []
     scenarios: list[Scenario] = []
     seen: dict[str, Path] = {}
+    broken: set[str] = set()
     for path in sorted(folder.iterdir()):
         if path.name == SCENARIO_SETS_FILE or path.suffix not in SCENARIO_SUFFIXES or not path.is_file():
             continue
@@ -292,12 +340,17 @@ def load_scenarios(
             if not isinstance(item, dict):
                 problems.append(f"{where}: expected a scenario object, got {type(item).__name__}")
                 continue
-            # Scenario files may leave out the timeout and retries: the profile's defaults apply.
-            item = {"timeoutMs": timeout_default_ms, "allowedRetries": allowed_retries, **item}
             try:
-                scenario = structure(item, Scenario, source=where)
+                if scenario_format is not None:
+                    scenario = _parse_with(scenario_format, item, where)
+                else:
+                    # Scenario files may leave out the timeout and retries: the profile's defaults apply.
+                    item = {"timeoutMs": timeout_default_ms, "allowedRetries": allowed_retries, **item}
+                    scenario = structure(item, Scenario, source=where)
             except ProfilerError as exc:
                 problems.append(str(exc))
+                if isinstance(item.get("id"), str):
+                    broken.add(item["id"])  # already reported: not "unknown" too
                 continue
             if scenario.id in seen:
                 problems.append(f"{where}: $.id: duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})")
@@ -311,11 +364,43 @@ def load_scenarios(
             sets = structure(_read_data_file(sets_path), ScenarioSets, source=str(sets_path))
         except ProfilerError as exc:
             problems.append(str(exc))
-    return scenarios, sets, problems
+    return scenarios, sets, problems, broken
+
+
+def _parse_with(scenario_format: ScenarioFormat, item: dict[str, Any], where: str) -> Scenario:
+    """A plugin format's scenario; anything but a ``ProfilerError`` or a ``Scenario`` names the format."""
+    try:
+        scenario = scenario_format.parse(item, where)
+    except ProfilerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a plugin's bug must not become a traceback
+        raise ConfigError(f"{where}: scenario format {scenario_format.id!r} failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(scenario, Scenario):
+        raise ConfigError(f"{where}: scenario format {scenario_format.id!r} returned {type(scenario).__name__}, not a Scenario")
+    return scenario
+
+
+def _scenario_format(name: Any, problems: _Problems, registry: Registry | None) -> ScenarioFormat | None:
+    """The registered format ``scenarios.format`` names (None for the core layout or a problem)."""
+    if name is None or name == CORE_SCENARIO_FORMAT:
+        return None
+    if not isinstance(name, str):
+        problems.add("scenarios.format", f"expected a scenario format name, got {name!r}")
+        return None
+    if registry is None:
+        from .plugins import default_plugin_manager  # plugins import this module: late import
+
+        registry = default_plugin_manager().registry
+    try:
+        return registry.create("scenario_formats", name)  # type: ignore[no-any-return]
+    except ProfilerError as exc:
+        problems.add("scenarios.format", str(exc))
+        return None
 
 
 def select_scenarios(
-    scenarios: list[Scenario], sets: ScenarioSets, *, ids: tuple[str, ...] | None, set_name: str | None
+    scenarios: list[Scenario], sets: ScenarioSets, *, ids: tuple[str, ...] | None, set_name: str | None,
+    broken: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[list[Scenario], list[str]]:
     """Pick the scenarios to run: ``ids`` (in their order) wins over ``set``; else all, sorted by id."""
     by_id = {s.id: s for s in scenarios}
@@ -328,20 +413,24 @@ def select_scenarios(
         wanted, source = list(sets.sets[set_name]), f"scenario set {set_name!r}"
     else:
         return sorted(scenarios, key=lambda s: s.id), []
-    missing = [i for i in wanted if i not in by_id]
+    # An id whose file failed to load was reported with the file's problem; don't call it unknown too.
+    missing = [i for i in wanted if i not in by_id and i not in broken]
     if missing:
         return [], [f"{source}: unknown scenario id(s) {', '.join(missing)} (found: {', '.join(sorted(by_id)) or 'none'})"]
-    return [by_id[i] for i in dict.fromkeys(wanted)], []
+    return [by_id[i] for i in dict.fromkeys(wanted) if i in by_id], []
 
 
 # -- the profile ----------------------------------------------------------------
 
 
-def load_profile(path: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None) -> ProfilerConfig:
+def load_profile(
+    path: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None, *, registry: Registry | None = None
+) -> ProfilerConfig:
     """Load and validate a profile; CLI ``overrides`` win over YAML, which wins over defaults.
 
     Overrides: ``modes``, ``models``, ``scenario_ids``, ``scenario_set``, ``repetitions``,
-    ``retries``, ``skip_warmup``, ``concurrency``.
+    ``retries``, ``skip_warmup``, ``concurrency``. ``registry`` is where a
+    ``scenarios.format`` is looked up (default: the process's installed plugins).
     """
     profile_path = Path(path)
     if not profile_path.is_file():
@@ -352,9 +441,13 @@ def load_profile(path: str | os.PathLike[str], overrides: Mapping[str, Any] | No
         raise ConfigError(f"{profile_path}: not a text file (expected a YAML profile)") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{profile_path}: not valid YAML ({_yaml_problem(exc)})") from None
+    if data is None or data == {}:
+        raise ConfigError(f"{profile_path}: the profile is empty (it needs at least `modes` and `scenarios`; `profiler init` writes an example)")
     if not isinstance(data, dict):
         raise ConfigError(f"{profile_path}: expected a mapping at the top level, got {type(data).__name__}")
-    return parse_profile(data, base_dir=profile_path.parent.resolve(), source=str(profile_path), overrides=overrides)
+    return parse_profile(
+        data, base_dir=profile_path.parent.resolve(), source=str(profile_path), overrides=overrides, registry=registry
+    )
 
 
 def parse_profile(
@@ -363,6 +456,7 @@ def parse_profile(
     base_dir: Path,
     source: str = "<profile>",
     overrides: Mapping[str, Any] | None = None,
+    registry: Registry | None = None,
 ) -> ProfilerConfig:
     """Validate profile data (already parsed YAML) into a ``ProfilerConfig``."""
     overrides = {k: v for k, v in (overrides or {}).items() if v not in (None, (), [])}
@@ -382,7 +476,12 @@ def parse_profile(
         timeout_default_ms=_int(ex.get("timeout_default_ms", DEFAULT_TIMEOUT_MS), "execution.timeout_default_ms", problems, minimum=1)
         or DEFAULT_TIMEOUT_MS,
         allowed_retries=_int(ex.get("allowed_retries", 0), "execution.allowed_retries", problems, minimum=0) or 0,
-        concurrency=_int(ex.get("concurrency", 1), "execution.concurrency", problems, minimum=1) or 1,
+        concurrency=None if ex.get("concurrency") == "auto" else (_int(ex.get("concurrency", 1), "execution.concurrency", problems, minimum=1) or 1),
+        max_concurrency=_int(ex.get("max_concurrency", 16), "execution.max_concurrency", problems, minimum=1) or 16,
+        order=_choice(ex.get("order", "blocked"), "execution.order", ORDERS, problems) or "blocked",
+        seed=_int(ex.get("seed", 42), "execution.seed", problems, minimum=0) or 0,
+        max_cost_usd=_limit(ex.get("max_cost_usd"), "execution.max_cost_usd", problems),
+        max_tokens=None if ex.get("max_tokens") is None else _int(ex["max_tokens"], "execution.max_tokens", problems, minimum=1),
     )
     if "repetitions" in overrides:
         execution = attrs.evolve(execution, repetitions=_int(overrides["repetitions"], "--repetitions", problems, minimum=1) or 1)
@@ -413,9 +512,12 @@ def parse_profile(
     if provider is None and data.get("provider") is None and "provider" in data:
         problems.add("provider", "expected a mapping with an `id` (or leave `provider` out for the simulator)")
     pdata = data.get("provider") if isinstance(data.get("provider"), dict) else {}
-    provider_model = pdata.get("model", "sim-small")
-    if _str(provider_model, "provider.model", problems) is None:
-        provider_model = "sim-small"
+    # Only the simulator has a model of its own to fall back on; for any other provider a model
+    # that was not given is unknown ("": the agent's own default), never a borrowed price table.
+    default_model = "sim-small" if provider is not None and provider.id == "simulated" else ""
+    provider_model = pdata.get("model", default_model)
+    if "model" in pdata and _str(provider_model, "provider.model", problems) is None:
+        provider_model = default_model
     port = _int(pdata.get("port", 0), "provider.port", problems, minimum=0) or 0
     models_raw = data.get("models")
     models: tuple[str, ...] = (provider_model,)
@@ -464,7 +566,8 @@ def parse_profile(
         problems.add("modes", f"expected a list of mode names or a mapping, got {modes_raw!r}")
     if overrides.get("modes"):
         wanted = tuple(dict.fromkeys(overrides["modes"]))
-        unknown = [m for m in wanted if modes and m not in modes]
+        # A list of names is only what the resolver is asked for by default: it may know more modes.
+        unknown = [m for m in wanted if mode_specs is not None and m not in modes]
         if unknown:
             problems.add("--mode", f"unknown mode(s) {', '.join(unknown)} (profile has: {', '.join(modes)})")
         modes = wanted
@@ -503,23 +606,26 @@ def parse_profile(
         scenario_set = sc.get("set")
         if scenario_set is not None and _str(scenario_set, "scenarios.set", problems) is None:
             scenario_set = None
+        scenario_format = _scenario_format(sc.get("format"), problems, registry)
         if overrides.get("scenario_ids"):
             ids = list(overrides["scenario_ids"])
         if overrides.get("scenario_set"):
             scenario_set, ids = overrides["scenario_set"], None
-        if scenarios_path is not None:
+        format_unusable = sc.get("format") not in (None, CORE_SCENARIO_FORMAT) and scenario_format is None
+        if scenarios_path is not None and not format_unusable:  # files of an unknown format: nothing to say
             folder = Path(scenarios_path)
             if not folder.is_dir():
                 problems.add("scenarios.path", f"scenario folder {folder} does not exist")
             else:
-                found, sets, scenario_problems = load_scenarios(
+                found, sets, scenario_problems, broken = load_scenarios(
                     folder,
                     timeout_default_ms=execution.timeout_default_ms,
                     allowed_retries=execution.allowed_retries,
+                    scenario_format=scenario_format,
                 )
                 problems.items.extend(scenario_problems)
                 scenarios, select_problems = select_scenarios(
-                    found, sets, ids=tuple(ids) if ids else None, set_name=scenario_set
+                    found, sets, ids=tuple(ids) if ids else None, set_name=scenario_set, broken=broken
                 )
                 for p in select_problems:
                     problems.add("", p)

@@ -23,6 +23,7 @@ from .init import init_command
 from .plugins import list_plugins
 from .report import report_command
 from .run import run_command, validate_command
+from .view import view_command
 
 
 @click.group(cls=ProfilerGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -37,7 +38,7 @@ def cli() -> None:
     """
 
 
-for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, list_plugins):
+for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, list_plugins):
     cli.add_command(_command)
 
 

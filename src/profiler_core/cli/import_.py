@@ -14,13 +14,22 @@ from pathlib import Path
 
 import click
 
-from ..importers import FORMATS
+from ..errors import ProfilerError
+from ..importers import check_format
 from ..plugins import PluginManager
-from .context import pass_manager
+from .context import pass_manager, plugin_manager
+
+
+def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    # Checked against the registry at run time: plugins add formats (profiler_register_importers).
+    try:
+        return check_format(value, plugin_manager(ctx).registry)
+    except ProfilerError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @click.command("import")
-@click.argument("format", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.argument("format", metavar="FORMAT", callback=_known_format)
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Results JSONL to write.")
 @click.option("--mode", default="imported", show_default=True, help="Mode recorded on every row.")
@@ -32,7 +41,8 @@ from .context import pass_manager
 def import_command(manager: PluginManager, format, files, out, mode, scenario, scorer_id, run_id, model):
     """Turn recorded agent sessions into profile rows that `profiler report` can read.
 
-    FORMAT is one of openai, anthropic, claude-code, opencode, trace. Each
+    FORMAT is one of openai, anthropic, claude-code, codex, opencode, trace
+    (or a format a plugin registers). Each
     session becomes one row, replayed through the runner as `profiler run`
     would; traces go to <out dir>/sessions/, analysis to <out>.analysis.jsonl,
     the manifest to <out>.manifest.json. A bad file is reported (file and line
@@ -41,6 +51,7 @@ def import_command(manager: PluginManager, format, files, out, mode, scenario, s
     \b
     Examples:
       profiler import claude-code ~/.claude/projects/-home-me-myrepo/*.jsonl --out results/claude.jsonl
+      profiler import codex ~/.codex/sessions/2026/11/22/ --out results/codex.jsonl
       profiler import opencode exports/*.json --out results/opencode.jsonl --mode with_skill
       profiler import openai runs.jsonl --out results/runs.jsonl --scenario refund-001
     """

@@ -14,14 +14,7 @@ HEADERS = ("NAME", "VERSION", "DISTRIBUTION", "PROVIDES")
 
 def describe(info: PluginInfo) -> tuple[str, str, str, str]:
     """One plugin as the four cells of the human table."""
-    if info.error:
-        provides = f"ERROR {info.error}"
-    else:
-        provides = "; ".join(
-            f"{contract}: {', '.join(sorted(ids))}" for contract, ids in sorted(info.components.items())
-        )
-        if not provides:
-            provides = "hooks: " + ", ".join(info.hooks) if info.hooks else "-"
+    provides = info.provides()
     name = f"{info.name} (builtin)" if info.builtin else info.name
     return name, info.version or "-", info.distribution or "-", provides
 

@@ -32,6 +32,7 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
+from ..model._validators import as_tuple
 
 CostSource = Literal["provider", "computed", "unknown"]
 
@@ -68,7 +69,7 @@ class RecordedSession:
     #: why the session ended in error, when it did
     error: str | None = None
     #: things worth telling the user (missing usage, orphan tool results...)
-    warnings: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    warnings: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
     @property
     def stem(self) -> str:

@@ -51,6 +51,8 @@ from .trace import (
 )
 
 __all__ = [
+    "FINDING_TAGS",
+    "TRACE_EVENT_TAGS",
     "AfterScenarioContext",
     "AnalysisFinding",
     "AnalysisResult",
@@ -61,7 +63,6 @@ __all__ = [
     "CreateSessionParams",
     "CustomMetric",
     "ErrorEvent",
-    "FINDING_TAGS",
     "HookErrorRecord",
     "JudgeCriterion",
     "JudgeRequest",
@@ -92,7 +93,6 @@ __all__ = [
     "SessionHandle",
     "SessionTrace",
     "StringFinding",
-    "TRACE_EVENT_TAGS",
     "TableFinding",
     "TextOutputEvent",
     "TimingBreakdown",

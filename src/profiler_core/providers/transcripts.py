@@ -81,6 +81,8 @@ class TranscriptsProvider:
 
     id = "transcripts"
     init_scope = "suite"
+    #: its synchronous methods return at once: the runner calls them inline, not in a thread
+    nonblocking_sync = True
 
     def __init__(
         self,

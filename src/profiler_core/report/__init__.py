@@ -37,6 +37,8 @@ class ReportPaths:
     rows: int
     #: Skipped lines and unreadable side files, one line each; callers print them (report.md lists them too).
     warnings: tuple[str, ...] = ()
+    #: the report's verdict as plain lines (best mode per criterion, then each finding), for a terminal
+    verdict: tuple[str, ...] = ()
 
 
 class _Clock:
@@ -125,6 +127,7 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
     from .load import load_analysis, load_rows, sibling
     from .markdown import render_analysis, render_report
     from .summary import build_summary, summary_json
+    from .verdict import verdict_lines
     from .worker import render_page
 
     clock = _Clock()
@@ -184,4 +187,6 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
             log.debug("report helper failed (%s); rendering the page here", failure)
         render_page(job)
     clock.lap("report.html")
-    return ReportPaths(out_dir=out_dir, run_id=run_id, rows=table.n, warnings=tuple(warnings), **paths)
+    return ReportPaths(
+        out_dir=out_dir, run_id=run_id, rows=table.n, warnings=tuple(warnings), verdict=tuple(verdict_lines(summary)), **paths
+    )

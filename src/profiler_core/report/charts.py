@@ -124,7 +124,7 @@ def forest(summary: Summary) -> str | None:
     span_lo, span_hi = low - pad, high + pad
     with matplotlib.rc_context(_RC):
         fig, ax = _figure(10, 0.36 * len(rows) + 0.95, [r[0] for r in rows], right=0.1)
-        for y, (label, red, lo, hi, colour, marker, sig) in enumerate(rows):
+        for y, (_label, red, lo, hi, colour, marker, sig) in enumerate(rows):
             if not math.isfinite(red):
                 ax.text(0, y, "undefined", ha="center", va="center", color=NEUTRAL, fontsize=8)
                 continue
@@ -204,7 +204,7 @@ def success(summary: Summary) -> str | None:
 
     with matplotlib.rc_context(_RC):
         fig, ax = _figure(5.6, 0.42 * len(summary.modes) + 0.95, summary.modes, right=0.1)
-        for i, mode in enumerate(summary.modes):
+        for i in range(len(summary.modes)):
             r = summary.success_by_mode[i]
             if r.trials == 0:
                 continue

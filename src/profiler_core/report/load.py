@@ -353,7 +353,8 @@ def _parse(path: Path, lines: Iterable[bytes], first_number: int, sink: Callable
                         cost.get("reasoningUsd", 0),
                         d["checkpointsPassed"],
                         d["checkpointsTotal"],
-                        d.get("agentTurns", 0),
+                        # null: no trace was kept, so the number of turns is unknown (NaN), not 0
+                        math.nan if (turns := d.get("agentTurns", 0)) is None else turns,
                         d.get("attempts", 1),
                     ),
                 )

@@ -47,6 +47,7 @@ UNKNOWN_MODEL = "unknown"
 #: File name endings picked up when a directory is given, per format.
 _SUFFIXES = {
     "claude-code": (".jsonl",),
+    "codex": (".jsonl",),
     "openai": (".json", ".jsonl"),
     "anthropic": (".json", ".jsonl"),
     "opencode": (".json",),
@@ -74,7 +75,7 @@ def expand_inputs(format: str, paths: Sequence[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_SUFFIXES[format])))
+            files.extend(sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_SUFFIXES.get(format, (".json", ".jsonl")))))
         else:
             files.append(path)
     return files

@@ -95,7 +95,7 @@ def make_row(
         output_valid=bool(scored.output_valid) if scored else False,
         provider=provider,
         session_id=session_id,
-        agent_turns=trace.summary.total_turns if trace is not None else 0,
+        agent_turns=trace.summary.total_turns if trace is not None else None,  # unknown without a trace
         completion_reason=cast(CompletionReason, completion_reason),  # one of the runner's reasons
         extensions=extensions,
         error=error,
