@@ -12,6 +12,7 @@ import random
 import sys
 import time
 
+from profiler_builtin_analyzers import ANALYZERS
 from profiler_core import (
     ErrorEvent,
     ReasoningEvent,
@@ -23,7 +24,6 @@ from profiler_core import (
     Turn,
     TurnBoundaryEvent,
 )
-from profiler_builtin_analyzers import ANALYZERS
 
 _COMMANDS = [
     "git status",

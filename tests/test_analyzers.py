@@ -12,6 +12,19 @@ from pathlib import Path
 
 import pytest
 
+import profiler_builtin_analyzers.plugin as builtin_plugin
+from profiler_builtin_analyzers import (
+    ANALYZERS,
+    EfficiencyAnalyzer,
+    ErrorAnalyzer,
+    ReasoningAnalyzer,
+    StrategyAnalyzer,
+    ToolPatternAnalyzer,
+    classify_error,
+    is_shell_tool,
+    make_tool_pattern_analyzer,
+    resolve_tool_display_name,
+)
 from profiler_core import (
     AnalysisResult,
     ConfigError,
@@ -28,20 +41,6 @@ from profiler_core import (
 )
 from profiler_core.plugins import get_plugin_manager
 from profiler_core.serde import from_json, to_json
-
-import profiler_builtin_analyzers.plugin as builtin_plugin
-from profiler_builtin_analyzers import (
-    ANALYZERS,
-    EfficiencyAnalyzer,
-    ErrorAnalyzer,
-    ReasoningAnalyzer,
-    StrategyAnalyzer,
-    ToolPatternAnalyzer,
-    classify_error,
-    is_shell_tool,
-    make_tool_pattern_analyzer,
-    resolve_tool_display_name,
-)
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
@@ -343,6 +342,9 @@ def test_resolver_returning_a_non_string_or_failing_names_the_analyzer():
         ("HTTP 401: Bad credentials", "auth"),
         ("gh: HTTP 403 Forbidden", "auth"),
         ("Unauthorized", "auth"),
+        ("auth token expired", "auth"),
+        ("error: token expired, run gh auth login", "auth"),
+        ("the token has expired", "auth"),
         ("ENOENT: no such file or directory", "not_found"),
         ("HTTP 404: Not Found", "not_found"),
         ("cat: x: No such file or directory", "not_found"),
@@ -542,7 +544,7 @@ def test_core_never_imports_the_builtin_analyzers():
     proc = _run_python(
         """
         import sys
-        import profiler_core, profiler_core.plugins, profiler_core.cli, profiler_core.cli_analyze
+        import profiler_core, profiler_core.plugins, profiler_core.cli, profiler_core.cli.analyze
         from profiler_core.plugins import get_plugin_manager
         get_plugin_manager(entrypoints=False).registry
         assert "profiler_builtin_analyzers" not in sys.modules, "core imported the analyzers"

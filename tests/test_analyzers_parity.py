@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import PARITY
 
+from conftest import PARITY
+from profiler_builtin_analyzers import ANALYZERS
 from profiler_core import AnalysisResult, SessionTrace
 from profiler_core.serde import from_json, structure, unstructure
-
-from profiler_builtin_analyzers import ANALYZERS
 
 OURS = {
     # The original counts every call of a tool with different input than that tool's

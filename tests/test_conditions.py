@@ -7,8 +7,10 @@ import pytest
 from profiler_core.conditions import (
     CONDITION_TAGS,
     Condition,
+    ConditionOutcome,
     CountEq,
     CountGte,
+    Custom,
     Empty,
     FieldContains,
     FieldEquals,
@@ -18,6 +20,7 @@ from profiler_core.conditions import (
     PathError,
     describe_condition,
     evaluate_condition,
+    evaluate_condition_async,
     parse_condition,
     resolve_path,
 )
@@ -52,6 +55,11 @@ DATA = {
         ({"type": "field_gte", "path": "total", "value": 1.5}, FieldGte(path="total", value=1.5)),
         ({"type": "matches", "path": "", "pattern": "^Done:"}, Matches(pattern="^Done:")),
         ({"type": "matches", "pattern": "done", "ignoreCase": True}, Matches(pattern="done", ignore_case=True)),
+        ({"type": "custom", "scorer": "labels-ok"}, Custom(scorer="labels-ok")),
+        (
+            {"type": "custom", "scorer": "labels-ok", "path": "items.0", "options": {"min": 2}},
+            Custom(scorer="labels-ok", path="items.0", options={"min": 2}),
+        ),
     ],
 )
 def test_every_type_parses_from_json_and_round_trips(data, expected):
@@ -66,7 +74,7 @@ def test_every_type_parses_from_json_and_round_trips(data, expected):
 
 def test_tags_cover_the_documented_types():
     assert sorted(CONDITION_TAGS.values()) == sorted(
-        ["non_empty", "empty", "count_gte", "count_eq", "field_equals", "field_contains", "field_gte", "matches"]
+        ["non_empty", "empty", "count_gte", "count_eq", "field_equals", "field_contains", "field_gte", "matches", "custom"]
     )
 
 
@@ -81,8 +89,8 @@ def test_unknown_type_names_the_valid_types():
 
 
 def test_unknown_type_error_comes_from_plain_structure_too():
-    with pytest.raises(ValidationError, match=r"\$\.type: .*count_gte.*got unknown 'custom'"):
-        structure({"type": "custom", "scorer": "x"}, Condition)
+    with pytest.raises(ValidationError, match=r"\$\.type: .*count_gte.*got unknown 'regex'"):
+        structure({"type": "regex", "pattern": "x"}, Condition)
 
 
 def test_missing_type_and_non_object_are_explained():
@@ -244,7 +252,102 @@ def test_whole_value_when_path_is_empty():
         (FieldContains(path="t", value="x"), 't contains "x"'),
         (FieldGte(path="n", value=3), "n >= 3"),
         (Matches(pattern="^a", ignore_case=True), "value matches /^a/i"),
+        (Custom(scorer="s", path="items"), "scorer 's' passes on items"),
     ],
 )
 def test_descriptions(cond, text):
     assert describe_condition(cond) == text
+
+
+# --- JavaScript-like paths, as the GitHub scenarios write them -------------------
+
+THREADS = {
+    "items": [
+        {"isResolved": False, "comments": [{"body": "nit"}, {"body": "fixed"}]},
+        {"isResolved": True, "comments": []},
+    ],
+    "pageInfo": {"hasNextPage": False},
+}
+
+
+@pytest.mark.parametrize(
+    ("cond", "passed", "actual"),
+    [
+        (FieldEquals(path="items.length", value=2), True, 2),
+        (FieldGte(path="items.0.comments.length", value=2), True, 2),
+        (FieldEquals(path="items.1.isResolved", value=True), True, True),
+        (FieldEquals(path="items.0.comments.1.body", value="fixed"), True, "fixed"),
+        (CountEq(path="items.0.comments", value=2), True, 2),
+        (Empty(path="items.1.comments"), True, []),
+        (FieldEquals(path="pageInfo.hasNextPage", value=False), True, False),
+        (FieldGte(path="items.length", value=3), False, 2),
+    ],
+)
+def test_javascript_like_paths(cond, passed, actual):
+    outcome = evaluate_condition(cond, THREADS)
+    assert (outcome.passed, outcome.actual, outcome.error) == (passed, actual, None)
+
+
+# --- custom ----------------------------------------------------------------------
+
+
+def test_custom_without_a_callback_fails_with_a_reason():
+    outcome = evaluate_condition(Custom(scorer="labels-ok"), DATA)
+    assert outcome.passed is False
+    assert "no scorer registry" in outcome.error and "'labels-ok'" in outcome.error
+
+
+def test_custom_gets_the_value_at_its_path_and_its_verdict_counts():
+    seen = []
+
+    def check(cond, value):
+        seen.append((cond.scorer, cond.options, value))
+        return value == ["bug", "p1"]
+
+    cond = Custom(scorer="labels-ok", path="items.0.labels", options={"min": 2})
+    assert evaluate_condition(cond, DATA, custom=check).passed is True
+    assert seen == [("labels-ok", {"min": 2}, ["bug", "p1"])]
+    assert evaluate_condition(Custom(scorer="labels-ok", path="items.1.labels"), DATA, custom=check).passed is False
+
+
+def test_custom_outcome_from_the_callback_is_kept_and_errors_are_caught():
+    mine = ConditionOutcome(passed=False, actual="x", expected="y", error="too few")
+    assert evaluate_condition(Custom(scorer="s"), DATA, custom=lambda c, v: mine) is mine
+
+    def broken(cond, value):
+        raise RuntimeError("boom")
+
+    outcome = evaluate_condition(Custom(scorer="s"), DATA, custom=broken)
+    assert outcome.passed is False and outcome.error == "scorer 's' raised RuntimeError: boom"
+    odd = evaluate_condition(Custom(scorer="s"), DATA, custom=lambda c, v: "yes")
+    assert odd.passed is False and "returned str" in odd.error
+
+
+def test_custom_bad_path_never_calls_the_scorer():
+    called = []
+    outcome = evaluate_condition(Custom(scorer="s", path="items.9"), DATA, custom=lambda c, v: called.append(v) or True)
+    assert outcome.passed is False and "out of range" in outcome.error and called == []
+
+
+def test_custom_async_callback():
+    import trio
+
+    async def check(cond, value):
+        await trio.sleep(0)
+        return value == 2
+
+    async def main():
+        sync_attempt = evaluate_condition(Custom(scorer="s", path="total"), DATA, custom=check)
+        ok = await evaluate_condition_async(Custom(scorer="s", path="total"), DATA, custom=check)
+        not_ok = await evaluate_condition_async(Custom(scorer="s", path="items"), DATA, custom=check)
+        plain = await evaluate_condition_async(CountGte(path="items", value=2), DATA)
+        return sync_attempt, ok, not_ok, plain
+
+    sync_attempt, ok, not_ok, plain = trio.run(main)
+    assert sync_attempt.passed is False and "evaluate_condition_async" in sync_attempt.error
+    assert ok.passed is True and not_ok.passed is False and plain.passed is True
+
+
+def test_custom_needs_a_scorer_id():
+    with pytest.raises(ValidationError, match=r"\$\.scorer: expected the id of a registered scorer"):
+        parse_condition({"type": "custom", "scorer": ""})

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from profiler_core.cli import cli
-from profiler_core.cli_init import DEMO_FILES
+from profiler_core.cli.init import DEMO_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "demo"
@@ -61,7 +61,7 @@ def test_readme_main_command_runs_the_demo_offline(tmp_path):
     rows = [json.loads(line) for line in jsonl.read_text().splitlines()]
     assert len(rows) == 2 * 5 * 10
     assert not any(r.get("error") for r in rows)
-    assert (tmp_path / "examples" / "demo" / "reports" / "sessions").is_dir()
+    assert (tmp_path / "examples" / "demo" / "reports" / jsonl.name.removesuffix(".jsonl") / "sessions").is_dir()
 
 
 def test_demo_modes_differ_significantly(tmp_path):

@@ -64,7 +64,7 @@ class ChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's name
+            def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("content-length", 0)))
                 request = {"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)}
                 with server._lock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import typing
+from datetime import UTC
 from pathlib import Path
 
 import attrs
@@ -59,7 +60,7 @@ def _strategy(tp, owner=None, name=None):
         return _json
     if origin is typing.Literal:
         return st.sampled_from(args)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType")):
+    if origin in (typing.Union, __import__("types").UnionType):
         if set(args) <= {int, float}:
             return _number
         if set(args) == {int, float, str}:
@@ -72,6 +73,8 @@ def _strategy(tp, owner=None, name=None):
             return st.lists(_strategy(args[0]), max_size=3).map(tuple)
     if origin is dict:
         return st.dictionaries(st.text(max_size=8), _strategy(args[1]), max_size=3)
+    if origin is __import__("collections.abc").abc.Sequence:
+        return st.lists(_strategy(args[0]), max_size=3).map(tuple)
     raise NotImplementedError(f"no strategy for {tp!r}")
 
 
@@ -220,7 +223,7 @@ def test_iso_timestamps_are_utc_with_milliseconds():
     assert iso(moment) == "2026-01-01T00:00:23.638Z"
     assert iso(datetime(2026, 1, 1)) == "2026-01-01T00:00:00.000Z"  # naive: UTC
     assert parse_iso("2026-01-01T00:00:23.638Z") == moment.replace(microsecond=638_000)
-    assert parse_iso("2026-01-01T00:00:00") == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert parse_iso("2026-01-01T00:00:00") == datetime(2026, 1, 1, tzinfo=UTC)
     assert parse_iso("yesterday") is None and parse_iso(3) is None
     assert parse_iso(now_iso()) is not None and now_iso().endswith("Z") and len(now_iso()) == 24
 

@@ -8,6 +8,7 @@ import site
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,29 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 PLUGIN_MODULE = '''
-from profiler_core import AnalysisResult, JudgeResponse, ModeConfig, ScorerResult, UnknownModeError, hookimpl
+from datetime import UTC, datetime
+
+from profiler_core import (
+    AnalysisResult, JudgeResponse, ModeConfig, PromptMetrics, PromptResult, ScorerResult, SessionHandle,
+    TimingBreakdown, TokenBreakdown, UnknownModeError, hookimpl,
+)
 
 
 class MyAgent:
     id = "my-agent"
     def init(self, config): pass
+    def create_session(self, params):
+        return SessionHandle(session_id=f"{params.scenario_id}-{params.iteration}", provider=self.id,
+                             created_at=datetime.now(UTC).isoformat())
+    async def prompt(self, handle, text, timeout_ms=None):
+        n = len(text.split())
+        return PromptResult(text=text, metrics=PromptMetrics(tokens=TokenBreakdown(input=n, output=n),
+                                                             timing=TimingBreakdown(wall_ms=1)))
+    def export_session(self, handle):
+        from profiler_core.testing import simple_trace
+        return simple_trace(handle.session_id, "echo", (), TokenBreakdown(input=1, output=1), 1)
+    def destroy_session(self, handle): pass
+    def shutdown(self): pass
 
 
 class MyChecks:
@@ -56,8 +74,8 @@ class MyJudge:
 
 
 @hookimpl
-def profiler_register_providers():
-    return [MyAgent]
+def profiler_register_providers(register):
+    register(MyAgent)
 
 @hookimpl
 def profiler_register_scorers():
@@ -86,6 +104,47 @@ def profiler_before_run(ctx):
 @hookimpl
 def profiler_after_scenario(ctx):
     pass
+'''
+
+
+PLUGIN_TESTS = '''
+from agent_profiler_mine import MyAgent, MyAnalyzer, MyChecks, MyCollector, MyModes
+
+pytest_plugins = ["profiler_core.testing.pytest_plugin"]
+
+
+def test_provider(check_provider):
+    check_provider(MyAgent)
+
+
+def test_scorer(check_scorer):
+    check_scorer(MyChecks)
+
+
+def test_collector(check_collector):
+    check_collector(MyCollector)
+
+
+def test_analyzer(check_analyzer):
+    check_analyzer(MyAnalyzer)
+
+
+def test_modes(check_mode_resolver):
+    check_mode_resolver(MyModes, modes=["fast"])
+'''
+
+HALF_PLUGIN = '''
+from profiler_core import hookimpl
+
+
+class HalfAgent:
+    id = "half-agent"
+    def init(self, config): pass
+
+
+@hookimpl
+def profiler_register_providers():
+    return [HalfAgent]
 '''
 
 
@@ -132,6 +191,9 @@ def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
         _distribution(tmp_path, "agent-profiler-broken", "0.0.1", "agent_profiler_broken", "import requests_that_do_not_exist\n"),
         wheels,
     )
+    half = _wheel(_distribution(tmp_path, "agent-profiler-half", "0.2.0", "agent_profiler_half", HALF_PLUGIN), wheels)
+    with zipfile.ZipFile(ours) as wheel:
+        assert {"profiler_core/py.typed", "profiler_builtin_analyzers/py.typed"} <= set(wheel.namelist())
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
@@ -141,7 +203,7 @@ def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
     venv_site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                     check=True, capture_output=True, text=True).stdout.strip())
     (venv_site / "_parent_env.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(ours), str(mine), str(broken)],
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(ours), str(mine), str(broken), str(half)],
                    check=True, capture_output=True)
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PROFILER_LOAD_PLUGINS")}
@@ -171,6 +233,22 @@ def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
     assert broken_info["error"].startswith("ModuleNotFoundError")
     assert "broken" in result.stderr  # warned about on stderr too
 
+    # a provider missing methods is refused on its own plugin's row; the rest are unaffected
+    assert plugins["half"]["error"] == (
+        "provider 'half-agent' of plugin 'half' is refused: "
+        "missing create_session, prompt, export_session, destroy_session, shutdown"
+    )
+    assert plugins["core.scorers.checks"]["components"] == {"scorers": ["checks"]}
+
     human = subprocess.run([str(venv / "bin" / "profiler"), "list-plugins"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert human.returncode == 0
     assert "agent-profiler-mine" in human.stdout and "providers: my-agent" in human.stdout
+
+    # the plugin's own tests use the contract kit against the installed wheels
+    tests = tmp_path / "mine-tests"
+    tests.mkdir()
+    (tests / "test_mine.py").write_text(PLUGIN_TESTS)
+    kit = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+                         capture_output=True, text=True, env=env, cwd=tests, timeout=300)
+    assert kit.returncode == 0, kit.stdout + kit.stderr
+    assert "5 passed" in kit.stdout

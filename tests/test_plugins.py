@@ -11,9 +11,15 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from profiler_core import DuplicateComponentError, UnknownComponentError, hookimpl
-from profiler_core import hookspecs
+from profiler_core import (
+    DuplicateComponentError,
+    PluginLoadError,
+    UnknownComponentError,
+    hookimpl,
+    hookspecs,
+)
 from profiler_core.plugins import get_plugin_manager
+from profiler_core.testing import FakeProvider
 
 
 class _Providers:
@@ -24,10 +30,11 @@ class _Providers:
     def profiler_register_providers(self):
         cid = self.component_id
 
-        class P:
+        class P(FakeProvider):
             id = cid
 
             def __init__(self, **options):
+                super().__init__(provider_id=cid)
                 self.options = options
 
         return [P]
@@ -54,9 +61,13 @@ def test_unknown_component_suggests_the_nearest(profiler_plugin_manager):
 def test_duplicate_ids_name_both_plugins(profiler_plugin_manager):
     profiler_plugin_manager.register(_Providers("dup"), "first")
     profiler_plugin_manager.register(_Providers("dup"), "second")
+    registry = profiler_plugin_manager.registry  # still usable: the others are unaffected
     with pytest.raises(DuplicateComponentError) as info:
-        profiler_plugin_manager.registry
+        registry.get("providers", "dup")
     assert "'first'" in str(info.value) and "'second'" in str(info.value)
+    assert "dup" not in registry.ids("providers") and "simulated" in registry.ids("providers")
+    infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
+    assert "registered twice" in infos["second"].error
 
 
 def test_misspelt_hook_is_a_loud_error_naming_it(profiler_plugin_manager, capsys):
@@ -82,9 +93,8 @@ def test_hook_impl_may_take_a_subset_of_arguments(profiler_plugin_manager):
             seen.append(mode)
 
     profiler_plugin_manager.register(Partial(), "partial")
-    for _name, call in profiler_plugin_manager.hookimpls("profiler_before_mode"):
-        call(mode="m", run=None)
-    assert seen == ["m"]
+    _, failures = profiler_plugin_manager.call_hook("profiler_before_mode", mode="m", run=None)
+    assert seen == ["m"] and failures == []
 
 
 class _FakeEntryPoint:
@@ -105,7 +115,7 @@ def test_failing_entry_point_is_reported_and_others_still_load(monkeypatch, caps
 
     @hookimpl
     def profiler_register_providers():
-        class Agent:
+        class Agent(FakeProvider):
             id = "good-agent"
 
         return [Agent]
@@ -135,7 +145,6 @@ def test_list_plugins_json_has_every_key(monkeypatch):
 
     eps = [_FakeEntryPoint("broken", "broken.plugin", _broken, "broken-plugin", "0.0.1")]
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: eps)
-    monkeypatch.setattr(cli_module, "_MANAGER", None)
     result = CliRunner().invoke(cli_module.cli, ["list-plugins", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -152,7 +161,7 @@ def test_list_plugins_json_has_every_key(monkeypatch):
 
 def test_every_hookspec_is_documented():
     names = [n for n in dir(hookspecs) if n.startswith("profiler_")]
-    assert len(names) == 14
+    assert len(names) == 16
     for name in names:
         doc = getattr(hookspecs, name).__doc__ or ""
         assert len(doc.strip().splitlines()) >= 3, f"{name} needs a real docstring"
@@ -179,3 +188,194 @@ def test_errors_become_one_line_without_traceback(tmp_path):
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0
     assert "missing.yaml: profile not found" in result.stderr
+
+
+# -- the registry is built plugin by plugin, each component checked against its contract --
+
+
+class _RaisingRegistration:
+    @hookimpl
+    def profiler_register_scorers(self):
+        raise RuntimeError("cannot read my config")
+
+
+def test_a_raising_registration_hook_marks_only_its_plugin(profiler_plugin_manager):
+    profiler_plugin_manager.register(_RaisingRegistration(), "raiser")
+    profiler_plugin_manager.register(_Providers("after-raiser"), "later")
+    infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
+    assert infos["raiser"].error == "profiler_register_scorers failed: RuntimeError: cannot read my config"
+    assert infos["raiser"].to_dict()["error"] == infos["raiser"].error
+    # core's collectors and scorers, and the plugin registered after it, are unaffected
+    assert infos["later"].components == {"providers": ["after-raiser"]}
+    assert infos["core.collectors"].components["collectors"] == ["token", "latency", "cost", "tool_calls"]
+    assert infos["core.scorers.checks"].components == {"scorers": ["checks"]}
+    assert infos["core.scorers.checks"].error is None
+
+
+class _HalfProvider:
+    id = "half"
+
+    def init(self, config):
+        pass
+
+
+def test_a_component_missing_methods_is_refused_naming_plugin_component_and_methods(profiler_plugin_manager):
+    class Half:
+        @hookimpl
+        def profiler_register_providers(self):
+            return [_HalfProvider, FakeProvider]
+
+    profiler_plugin_manager.register(Half(), "half-plugin")
+    infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
+    expected = (
+        "provider 'half' of plugin 'half-plugin' is refused: "
+        "missing create_session, prompt, export_session, destroy_session, shutdown"
+    )
+    assert infos["half-plugin"].error == expected
+    assert infos["half-plugin"].components == {"providers": ["fake"]}  # the complete one still registers
+    registry = profiler_plugin_manager.registry
+    assert "half" not in registry.ids("providers")
+    with pytest.raises(PluginLoadError, match="missing create_session"):
+        registry.create("providers", "half")
+
+
+def test_register_callback_gives_an_id_without_building_the_component(profiler_plugin_manager):
+    built = []
+
+    def make_provider(**options):
+        built.append(options)
+        return FakeProvider(provider_id="by-callback")
+
+    def make_nothing(**options):
+        return object()
+
+    class ByCallback:
+        @hookimpl
+        def profiler_register_providers(self, register):
+            register(make_provider, id="by-callback")
+            register(make_nothing, id="not-a-provider")
+
+    profiler_plugin_manager.register(ByCallback(), "by-callback")
+    registry = profiler_plugin_manager.registry
+    assert {"by-callback", "not-a-provider"} <= set(registry.ids("providers"))
+    assert built == []  # the id was learnt without constructing anything
+    assert registry.create("providers", "by-callback", {"x": 1}).id == "by-callback"
+    assert built == [{"x": 1}]
+    # what a plain function builds is checked when it is built (profiler validate), not mid-run
+    with pytest.raises(PluginLoadError, match="'not-a-provider' of plugin 'by-callback': the built object is missing init"):
+        registry.create("providers", "not-a-provider")
+
+
+def test_a_factory_without_an_id_is_refused_with_a_hint(profiler_plugin_manager):
+    class NoId:
+        @hookimpl
+        def profiler_register_scorers(self):
+            return [lambda **options: None]
+
+    profiler_plugin_manager.register(NoId(), "no-id")
+    error = {i.name: i for i in profiler_plugin_manager.plugin_infos()}["no-id"].error
+    assert "has no string `id`" in error and "register(factory, id=...)" in error
+
+
+def test_list_plugins_shows_a_refused_component_on_its_plugin_row(monkeypatch):
+    from profiler_core import cli as cli_module
+
+    class Half:
+        @hookimpl
+        def profiler_register_providers(self):
+            return [_HalfProvider]
+
+    eps = [_FakeEntryPoint("half", "half_plugin", lambda: Half(), "agent-profiler-half", "0.3.0")]
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: eps)
+    human = CliRunner().invoke(cli_module.cli, ["list-plugins"])
+    assert human.exit_code == 0, human.output
+    row = next(line for line in human.stdout.splitlines() if line.startswith("half "))
+    assert "agent-profiler-half" in row and "ERROR provider 'half' of plugin 'half' is refused: missing create_session" in row
+    assert any(line.startswith("core.modes (builtin)") and "mode_resolvers: config" in line for line in human.stdout.splitlines())
+
+
+def test_provides_lists_components_then_the_other_hooks():
+    class Both:
+        @hookimpl
+        def profiler_register_scorers(self):
+            return []
+
+        @hookimpl
+        def profiler_after_scenario(self, ctx):
+            pass
+
+        @hookimpl
+        def profiler_before_run(self, ctx):
+            pass
+
+    class HooksOnly:
+        @hookimpl
+        def profiler_progress(self, event):
+            pass
+
+    manager = get_plugin_manager(entrypoints=False, plugins=[("both", Both()), ("hooks-only", HooksOnly())])
+    infos = {info.name: info for info in manager.plugin_infos()}
+    assert infos["core.modes"].provides() == "mode_resolvers: config"
+    assert infos["both"].provides() == "hooks: after_scenario, before_run"  # an empty registration shows no contract
+    assert infos["hooks-only"].provides() == "hooks: progress"
+    eval_row = get_plugin_manager().plugin_infos()
+    ghx = next(info for info in eval_row if info.name == "eval_ghx").provides()
+    assert ghx.startswith("collectors: ghx; mode_resolvers: eval; providers: opencode; scenario_formats: ghx; scorers: checkpoint; hooks: ")
+    assert "before_run, before_scenario" in ghx
+
+
+def test_a_third_party_import_format_registers_through_the_hook(profiler_plugin_manager, tmp_path):
+    from profiler_core.importers import check_format, formats, load_sessions
+
+    path = tmp_path / "spans.json"
+    path.write_text('{"sessionId": "otel-1", "events": [], "turns": [], "summary": '
+                    '{"totalTurns": 0, "totalToolCalls": 0, "totalTokens": {"input": 3, "output": 4}, "totalDuration": 12}}')
+
+    class OtelImporter:
+        """Stands in for an OpenTelemetry GenAI span export reader: reuses the trace reader."""
+
+        id = "otel-genai"
+
+        def load(self, path):
+            from profiler_core.importers.trace import load
+
+            return load(path)
+
+    class OtelPlugin:
+        @hookimpl
+        def profiler_register_importers(self):
+            return [OtelImporter]
+
+    profiler_plugin_manager.register(OtelPlugin(), "otel")
+    registry = profiler_plugin_manager.registry
+    assert formats(registry) == ("anthropic", "claude-code", "codex", "openai", "opencode", "otel-genai", "trace")
+    assert check_format("otel-genai", registry) == "otel-genai"
+    (session,) = load_sessions("otel-genai", path, registry)
+    assert session.result.metrics.tokens.output == 4 and session.trace.session_id == "otel-1"
+    infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
+    assert infos["otel"].components == {"importers": ["otel-genai"]}
+    assert infos["core.importers"].builtin and len(infos["core.importers"].components["importers"]) == 6  # openai, anthropic, claude-code, opencode, trace, codex
+    with pytest.raises(Exception, match="unknown transcript format 'otel-genia'"):
+        check_format("otel-genia", registry)
+
+
+def test_validate_reports_a_refused_provider_before_anything_runs(profiler_plugin_manager, tmp_path):
+    from profiler_core.config import load_profile
+    from profiler_core.runner import build_components
+
+    class Half:
+        @hookimpl
+        def profiler_register_providers(self):
+            return [_HalfProvider]
+
+    profiler_plugin_manager.register(Half(), "half-plugin")
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S1", "prompt": "do it"}')
+    (tmp_path / "profile.yaml").write_text(
+        "modes: {plain: {}}\nscenarios: {path: scenarios}\nprovider: {id: half}\nscorer: {id: checks}\n"
+    )
+    _, problems = build_components(load_profile(tmp_path / "profile.yaml"), profiler_plugin_manager)
+    assert problems == [
+        f"{tmp_path / 'profile.yaml'}: provider.id: provider 'half' of plugin 'half-plugin' is refused: "
+        "missing create_session, prompt, export_session, destroy_session, shutdown"
+    ]

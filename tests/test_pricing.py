@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler_core import ConfigError, CostBreakdown, TokenBreakdown
-from profiler_core import pricing
+from profiler_core import ConfigError, CostBreakdown, TokenBreakdown, pricing
 from profiler_core.pricing import SIM_PRICES, find_prices, parse_price_overrides, price_tokens, resolve_cost
 
 SRC = Path(__file__).resolve().parent.parent / "src"

@@ -23,7 +23,7 @@ from profiler_core import (
     stats,
     to_json,
 )
-from profiler_core.cli_report import report_command
+from profiler_core.cli.report import report_command
 from profiler_core.errors import ProfilerError, StoreError
 from profiler_core.report import format as fmt
 from profiler_core.report import write_report
@@ -103,7 +103,7 @@ def report(tmp_path_factory):
     """The report of the hand-made run (written once for the module)."""
     tmp = tmp_path_factory.mktemp("hand")
     results = write_rows(tmp / "run_t.jsonl", all_rows())
-    written = write_report(results, tmp / "report")
+    written = write_report(results, tmp / "report", parallel=False)
     return written, json.loads(written.summary.read_text()), written.md.read_text()
 
 
@@ -315,7 +315,7 @@ def test_large_sample_p_value_agrees_with_the_permutation_test(paired):
 
 def test_modes_with_different_cells_are_compared_unpaired(tmp_path):
     rows = all_rows()[:-1]  # fast lost its last s2 iteration
-    written = write_report(write_rows(tmp_path / "r.jsonl", rows), tmp_path / "out")
+    written = write_report(write_rows(tmp_path / "r.jsonl", rows), tmp_path / "out", parallel=False)
     comp = json.loads(written.summary.read_text())["comparisons"][0]
     assert comp["paired"] is False and "not paired" in comp["pairing"]
 
@@ -353,16 +353,16 @@ def test_baseline_option_and_manifest(tmp_path):
                     modes=("fast", "base"), repetitions=REPS, plugins=(PluginRecord(name="myplug", version="1.2"),),
                     metric_units={"judge_score": "score"}),
     )  # fmt: skip
-    written = write_report(results, tmp_path / "a")
+    written = write_report(results, tmp_path / "a", parallel=False)
     summary = json.loads(written.summary.read_text())
     assert summary["baseline"] == "fast" and summary["modes"] == ["fast", "base"]
     md = written.md.read_text()
     assert "sim-provider" in md and "myplug 1.2" in md
     assert next(m for m in summary["metrics"] if m["name"] == "judge_score")["unit"] == "score"
-    written = write_report(results, tmp_path / "b", baseline="base")
+    written = write_report(results, tmp_path / "b", baseline="base", parallel=False)
     assert json.loads(written.summary.read_text())["baseline"] == "base"
     with pytest.raises(ProfilerError, match="baseline 'nope'.*modes: fast, base"):
-        write_report(results, tmp_path / "c", baseline="nope")
+        write_report(results, tmp_path / "c", baseline="nope", parallel=False)
 
 
 def test_analysis_md_shows_only_findings_that_differ(tmp_path):
@@ -380,7 +380,7 @@ def test_analysis_md_shows_only_findings_that_differ(tmp_path):
             }))  # fmt: skip
     lines.append("{broken")
     (tmp_path / "run_t.analysis.jsonl").write_text("\n".join(lines) + "\n")
-    written = write_report(results, tmp_path / "out")
+    written = write_report(results, tmp_path / "out", parallel=False)
     text = written.analysis_md.read_text()
     assert "| turns | 4 turns | 9 turns |" in text
     assert "| same |" not in text
@@ -416,7 +416,7 @@ def test_malformed_lines_are_counted_skipped_and_named(tmp_path):
     lines.append(to_json(good[10])[:50])  # truncated last line, no newline
     path = tmp_path / "r.jsonl"
     path.write_text("".join(lines))
-    written = write_report(path, tmp_path / "out")
+    written = write_report(path, tmp_path / "out", parallel=False)
     assert written.rows == 10
     warnings = written.warnings
     assert len(warnings) == 4
@@ -484,13 +484,51 @@ def test_cli_prints_skipped_lines(tmp_path):
     assert f"warning: {path}:25: not valid JSON" in result.output
 
 
-# ---------------------------------------------------------------- odd inputs
+# ---------------------------------------------------------------- two processes
+
+
+def test_two_process_read_and_csv_give_identical_files(tmp_path, monkeypatch):
+    from profiler_core.report import exports, load
+
+    rows = [to_json(r) + "\n" for r in all_rows()]
+    rows.insert(3, "broken one\n")
+    rows.insert(20, '{"mode": 1}\n')
+    rows[15] = to_json(make_row("fast", "s1", 3, extensions={"late_metric": 7, "note": {"nested": True}})) + "\n"
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(rows))
+    sequential = write_report(path, tmp_path / "seq", parallel=False)
+    monkeypatch.setattr(load, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(exports, "PARALLEL_ROWS", 2)
+    # Earlier tests in this process may leave idle worker threads (trio's thread cache), which make
+    # can_fork() refuse; they hold no lock the child needs, so fork here regardless.
+    monkeypatch.setattr(load, "can_fork", lambda: True)
+    split = load._split_point(path)
+    assert split is not None and 0 < split < path.stat().st_size
+    from profiler_core.report import parallel
+
+    calls = []
+    monkeypatch.setattr(parallel, "merge", lambda a, b, real=parallel.merge: calls.append("merge") or real(a, b))
+    real_halves = parallel.write_halves
+    monkeypatch.setattr(parallel, "write_halves", lambda *a: calls.append("csv") or real_halves(*a))
+    forked = write_report(path, tmp_path / "par")  # small file: no HTML helper, but forks for rows and CSV
+    assert calls == ["merge", "csv"]
+    assert forked.warnings == sequential.warnings
+    assert forked.warnings[0].startswith(f"{path}:4:") and forked.warnings[1].startswith(f"{path}:21:")
+    assert forked.csv.read_bytes() == sequential.csv.read_bytes()
+    # The forked reader writes its rows straight into results.json: same rows, a few spaces of padding.
+    assert json.loads(forked.json.read_text()) == json.loads(sequential.json.read_text())
+    # (the padding is the size of the rejected lines in the first half, "broken one\n", plus 2)
+    assert forked.json.stat().st_size - sequential.json.stat().st_size == len("broken one\n") + 2
+    a = json.loads(sequential.summary.read_text())
+    b = json.loads(forked.summary.read_text())
+    a.pop("generatedAt"), b.pop("generatedAt")
+    assert a == b
 
 
 def test_one_mode_odd_names_and_undefined_reductions(tmp_path):
     odd = "<b>|x</b>"
     rows = [make_row("base", s, i, mode=odd) for s in SCENARIOS for i in range(REPS)]
-    written = write_report(write_rows(tmp_path / "one.jsonl", rows), tmp_path / "one")
+    written = write_report(write_rows(tmp_path / "one.jsonl", rows), tmp_path / "one", parallel=False)
     page = written.html.read_text()
     assert "<b>|x</b>" not in page and "&lt;b&gt;|x&lt;/b&gt;" in page
     assert "Only one mode" in page and "\\|x" in written.md.read_text()
@@ -502,38 +540,53 @@ def test_one_mode_odd_names_and_undefined_reductions(tmp_path):
         for s in SCENARIOS
         for i in range(REPS)
     ]
-    written = write_report(write_rows(tmp_path / "zero.jsonl", rows), tmp_path / "zero")
+    written = write_report(write_rows(tmp_path / "zero.jsonl", rows), tmp_path / "zero", parallel=False)
     turns = comparison(json.loads(written.summary.read_text()), "agent_turns")
     assert turns["reductionPct"] is None and "baseline (b) median is 0" in turns["reason"]
     assert turns["verdict"] == "worse"  # the means differ significantly and lower is better
     assert written.html.read_text().count("<svg") >= 5
 
 
-# ---------------------------------------------------------------- charts
+def test_two_process_read_when_one_half_has_no_valid_row(tmp_path, monkeypatch):
+    from profiler_core.report import load
+
+    monkeypatch.setattr(load, "PARALLEL_MIN_BYTES", 0)
+    good = [to_json(r) + "\n" for r in all_rows()[:4]]
+    bad = ["x" * 3000 + "\n"] * 2
+    for name, lines, valid in (("first", bad + good, 4), ("second", good + bad, 4)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(lines))
+        collected: list[bytes] = []
+        table = load.load_rows(path, sink=collected.append)  # a plain callable: the lines-file route
+        assert table.n == valid and table.skipped == 2
+        assert [json.loads(x)["iteration"] for x in collected] == [0, 1, 2, 3]
+        written = write_report(path, tmp_path / name)  # results.json: the splice route
+        assert [r["iteration"] for r in json.loads(written.json.read_text())] == [0, 1, 2, 3]
 
 
-def test_nice_ticks_and_their_labels():
-    from profiler_core.report.charts import nice_ticks, tick_label
-
-    assert nice_ticks(0, 108) == [0, 20, 40, 60, 80, 100]
-    assert nice_ticks(-75.3, 31.0) == [-60, -40, -20, 0, 20]
-    assert nice_ticks(0.0612, 0.1004) == pytest.approx([0.07, 0.08, 0.09, 0.1])
-    assert nice_ticks(5, 5) == [5]
-    assert [tick_label(v, 0.01) for v in (0.07, 0.1)] == ["0.07", "0.10"]
-    assert tick_label(20_000, 10_000) == "20k" and tick_label(1500, 500) == "1,500"
-
-
-def test_charts_are_drawn_without_a_plotting_library(tmp_path):
-    import subprocess
-    import sys
+def test_html_helper_process_renders_the_page_or_falls_back(tmp_path, monkeypatch):
+    import profiler_core.report as report_pkg
+    from profiler_core.report import worker
 
     path = write_rows(tmp_path / "r.jsonl", all_rows())
-    code = (
-        "import sys; sys.modules['matplotlib'] = None\n"  # any import of it fails
-        "from pathlib import Path\nfrom profiler_core.report import write_report\n"
-        f"print(write_report(Path({str(path)!r}), Path({str(tmp_path / 'out')!r})).html)"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
-    assert result.returncode == 0, result.stderr
-    page = Path(result.stdout.strip()).read_text()
-    assert page.count('<svg class="chart"') >= 6 and page.count("<text") > 50
+    results = []
+    real_wait = worker.HtmlWorker.wait
+
+    def spy_wait(self, *a):
+        results.append(real_wait(self, *a))
+        return results[-1]
+
+    monkeypatch.setattr(worker.HtmlWorker, "wait", spy_wait)
+    monkeypatch.setattr(report_pkg, "_start_worker", lambda p: worker.HtmlWorker())
+    helped = write_report(path, tmp_path / "helped")
+    assert results == [None]  # the helper wrote the page
+    assert "<svg" in helped.html.read_text()
+
+    class Broken(worker.HtmlWorker):
+        def submit(self, job):
+            super().submit({**job, "summary": None})
+
+    monkeypatch.setattr(report_pkg, "_start_worker", lambda p: Broken())
+    fallback = write_report(path, tmp_path / "fallback")
+    assert results[-1] is not None and "AttributeError" in results[-1]
+    assert fallback.html.read_text().count("<svg") == helped.html.read_text().count("<svg")

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from binaries import system_binary
 
 pytestmark = pytest.mark.slow

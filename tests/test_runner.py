@@ -302,9 +302,10 @@ def test_collectors_get_the_trace_and_analyzers_only_with_one(tmp_path, profiler
 def test_session_export_writes_redacted_traces(tmp_path, profiler_plugin_manager, monkeypatch):
     monkeypatch.setenv("MY_API_KEY", "supersecretvalue123")
     provider = FakeProvider(text="token supersecretvalue123 and sk-abcdefghijklmnopqrstuvwxyz0123")
-    run(opts(tmp_path, provider=provider, modes={"a": ModeConfig()}), profiler_plugin_manager)
-    files = sorted((tmp_path / "reports" / "sessions").rglob("*.json"))
-    assert [f.relative_to(tmp_path / "reports" / "sessions").as_posix() for f in files] == [
+    result = run(opts(tmp_path, provider=provider, modes={"a": ModeConfig()}), profiler_plugin_manager)
+    sessions = tmp_path / "reports" / result.run_id / "sessions"
+    files = sorted(sessions.rglob("*.json"))
+    assert [f.relative_to(sessions).as_posix() for f in files] == [
         "s1/a-iter-0.json", "s1/a-iter-1.json", "s2/a-iter-0.json", "s2/a-iter-1.json"
     ]
     for path in [*files, *(tmp_path / "results").iterdir()]:

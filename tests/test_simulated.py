@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 import subprocess
 import sys
-import statistics
 import time
 from pathlib import Path
 
@@ -24,9 +24,9 @@ from profiler_core import (
     TextOutputEvent,
     ToolCallEvent,
     TurnBoundaryEvent,
+    hookspecs,
     to_json,
 )
-from profiler_core import hookspecs
 from profiler_core.errors import ConfigError, ProfilerError
 from profiler_core.providers import simulated
 from profiler_core.providers.simulated import DEFAULT_TOOL_CATEGORIES, SimulatedProvider

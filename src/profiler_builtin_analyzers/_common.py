@@ -16,8 +16,7 @@ def tool_calls(events: Iterable[TraceEvent]) -> list[ToolCallEvent]:
 
 def is_failure(event: TraceEvent) -> bool:
     """True for an ``ErrorEvent`` or a tool call that did not succeed."""
-    kind = type(event)
-    return kind is ErrorEvent or (kind is ToolCallEvent and not event.success)
+    return type(event) is ErrorEvent or (type(event) is ToolCallEvent and not event.success)
 
 
 def failure_message(event: TraceEvent) -> str:

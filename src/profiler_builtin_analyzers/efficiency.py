@@ -21,10 +21,9 @@ from ._common import backtracking_events, call_ids, duplicate_calls, plural, rat
 def is_productive(events: Sequence[TraceEvent]) -> bool:
     """A turn is productive when a tool call in it succeeded or it wrote non-empty text."""
     for event in events:
-        kind = type(event)
-        if kind is ToolCallEvent and event.success:
+        if type(event) is ToolCallEvent and event.success:
             return True
-        if kind is TextOutputEvent and event.content.strip():
+        if type(event) is TextOutputEvent and event.content.strip():
             return True
     return False
 

@@ -29,7 +29,9 @@ ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "auth",
         re.compile(
-            r"\b40[13]\b|unauthori[sz]ed|forbidden|authenticat|permission denied|\beacces\b|bad credentials", re.I
+            r"\b40[13]\b|unauthori[sz]ed|forbidden|authenticat|permission denied|\beacces\b|bad credentials"
+            r"|\b(?:auth )?token (?:has )?expired\b",
+            re.I,
         ),
     ),
     ("not_found", re.compile(r"\benoent\b|\b404\b|not found|no such file", re.I)),

@@ -181,7 +181,7 @@ def _checked(resolve: Resolver, analyzer: str) -> Resolver:
     def checked(name: str, tool_input: Any) -> str:
         try:
             display = resolve(name, tool_input)
-        except Exception as exc:  # noqa: BLE001 - a user's resolver; report it as theirs
+        except Exception as exc:
             raise ProfilerError(
                 f"analyzer {analyzer!r}: resolve_name({name!r}, ...) failed: {type(exc).__name__}: {exc}"
             ) from exc

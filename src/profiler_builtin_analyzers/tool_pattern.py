@@ -31,17 +31,17 @@ class ToolPatternAnalyzer:
         names = [resolve(c.name, c.input) for c in calls]
 
         bigrams: dict[str, int] = {}
-        for first, second in zip(names, names[1:]):
+        for first, second in zip(names, names[1:]):  # noqa: RUF007 - zip of slices is the faster here
             key = f"{first} -> {second}"
             bigrams[key] = bigrams.get(key, 0) + 1
 
         # (display name, input identity) -> [count, the input as first seen]
         seen: dict[tuple[str, Hashable], list[Any]] = {}
         for display, call in zip(names, calls):
-            key = (display, input_key(call.input))
-            entry = seen.get(key)
+            identity = (display, input_key(call.input))
+            entry = seen.get(identity)
             if entry is None:
-                seen[key] = [1, call.input]
+                seen[identity] = [1, call.input]
             else:
                 entry[0] += 1
         redundant_rows = [

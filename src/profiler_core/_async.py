@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar, cast
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .contracts import MaybeAwaitable
+
+T = TypeVar("T")
 
 
-async def await_me_maybe(value: Any) -> Any:
+async def await_me_maybe(value: MaybeAwaitable[T]) -> T:
     """Return ``value``, awaiting it first if it is awaitable (datasette's idiom)."""
     if inspect.isawaitable(value):
-        return await value
+        return cast(T, await value)
     return value

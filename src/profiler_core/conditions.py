@@ -7,6 +7,12 @@ are a tagged union parsed from JSON by their ``"type"``::
     {"type": "count_gte", "path": "items", "value": 2}
     {"type": "field_equals", "path": "items.0.state", "value": "open"}
     {"type": "matches", "pattern": "^Done:"}
+    {"type": "custom", "scorer": "my-scorer", "path": "items", "options": {}}
+
+A ``custom`` condition hands the value to a registered scorer: the caller
+supplies a ``custom`` callback that knows how to find and call it (the
+checkpoint scorer does, with the run's registry); without one it fails with a
+clear error instead of silently passing.
 
 They are shared by the ``checks`` scorer and by domain plugins (the GitHub
 evaluation's checkpoint scorer), so their meaning is defined once, here.
@@ -14,8 +20,10 @@ evaluation's checkpoint scorer), so their meaning is defined once, here.
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any, Union
 
 import attrs
@@ -30,6 +38,8 @@ __all__ = [
     "ConditionOutcome",
     "CountEq",
     "CountGte",
+    "Custom",
+    "CustomCheck",
     "Empty",
     "FieldContains",
     "FieldEquals",
@@ -39,6 +49,7 @@ __all__ = [
     "PathError",
     "describe_condition",
     "evaluate_condition",
+    "evaluate_condition_async",
     "parse_condition",
     "resolve_path",
 ]
@@ -133,7 +144,24 @@ class Matches:
     ignore_case: bool = False
 
 
-Condition = Union[NonEmpty, Empty, CountGte, CountEq, FieldEquals, FieldContains, FieldGte, Matches]
+def _scorer_id(instance, attribute: attrs.Attribute, value) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{attribute.name}: expected the id of a registered scorer, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class Custom:
+    """Passes when the registered scorer ``scorer`` (built with ``options``) succeeds on the value at ``path``."""
+
+    path: str = ""
+    scorer: str = attrs.field(validator=_scorer_id)
+    options: dict[str, Any] = attrs.field(factory=dict)
+
+
+Condition = Union[NonEmpty, Empty, CountGte, CountEq, FieldEquals, FieldContains, FieldGte, Matches, Custom]  # noqa: UP007 - a runtime union for the tagged-union hooks
+
+#: Runs a ``custom`` condition: ``(condition, value at its path) -> outcome or passed`` (may be async).
+CustomCheck = Callable[[Custom, Any], "ConditionOutcome | bool | Awaitable[ConditionOutcome | bool]"]
 
 #: JSON ``type`` tag of each condition class.
 CONDITION_TAGS: dict[type, str] = {
@@ -145,6 +173,7 @@ CONDITION_TAGS: dict[type, str] = {
     FieldContains: "field_contains",
     FieldGte: "field_gte",
     Matches: "matches",
+    Custom: "custom",
 }
 
 _VALID_TYPES = ", ".join(sorted(CONDITION_TAGS.values()))
@@ -179,7 +208,7 @@ def resolve_path(value: Any, path: str | None) -> Any:
         here = ".".join(walked) or "the top level"
 
         def fail(reason: str) -> PathError:
-            return PathError(f"path {path!r}: segment {segment!r} {reason}")
+            return PathError(f"path {path!r}: segment {segment!r} {reason}")  # noqa: B023 - used in this iteration only
 
         if isinstance(current, dict):
             if segment in current:
@@ -246,6 +275,8 @@ def describe_condition(cond: Condition, subject: str = "value") -> str:
     if isinstance(cond, Matches):
         flags = "i" if cond.ignore_case else ""
         return f"{where} matches /{cond.pattern}/{flags}"
+    if isinstance(cond, Custom):
+        return f"scorer {cond.scorer!r} passes on {where}"
     raise TypeError(f"not a condition: {cond!r}")
 
 
@@ -272,16 +303,32 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def evaluate_condition(cond: Condition, value: Any, *, subject: str = "value") -> ConditionOutcome:
+def evaluate_condition(
+    cond: Condition, value: Any, *, subject: str = "value", custom: CustomCheck | None = None
+) -> ConditionOutcome:
     """Test ``cond`` against ``value``; never raises for bad data (the outcome carries the error).
 
-    ``subject`` names the value in the outcome's ``expected`` text.
+    ``subject`` names the value in the outcome's ``expected`` text; ``custom``
+    runs ``custom`` conditions (it must answer synchronously here: use
+    ``evaluate_condition_async`` for a callback that awaits).
     """
     expected = describe_condition(cond, subject)
     try:
         actual = resolve_path(value, cond.path)
     except PathError as exc:
         return ConditionOutcome(passed=False, actual=None, expected=expected, error=str(exc))
+    if isinstance(cond, Custom):
+        verdict = _call_custom(cond, actual, expected, custom)
+        if inspect.isawaitable(verdict):
+            if inspect.iscoroutine(verdict):
+                verdict.close()  # never awaited: close it so Python does not warn about it
+            return ConditionOutcome(
+                passed=False,
+                actual=actual,
+                expected=expected,
+                error=f"custom condition (scorer {cond.scorer!r}) needs evaluate_condition_async: its check is async",
+            )
+        return _custom_outcome(cond, verdict, actual, expected)
 
     def wrong_kind(wanted: str) -> ConditionOutcome:
         where = cond.path or f"the {subject}"
@@ -320,3 +367,57 @@ def evaluate_condition(cond: Condition, value: Any, *, subject: str = "value") -
         found = re.search(cond.pattern, _as_text(actual), flags) is not None
         return ConditionOutcome(passed=found, actual=actual, expected=expected)
     raise TypeError(f"not a condition: {cond!r}")
+
+
+async def evaluate_condition_async(
+    cond: Condition, value: Any, *, subject: str = "value", custom: CustomCheck | None = None
+) -> ConditionOutcome:
+    """``evaluate_condition`` for callers whose ``custom`` check may be async (a scorer's ``evaluate``)."""
+    if not isinstance(cond, Custom):
+        return evaluate_condition(cond, value, subject=subject)
+    expected = describe_condition(cond, subject)
+    try:
+        actual = resolve_path(value, cond.path)
+    except PathError as exc:
+        return ConditionOutcome(passed=False, actual=None, expected=expected, error=str(exc))
+    verdict = _call_custom(cond, actual, expected, custom)
+    if inspect.isawaitable(verdict):
+        try:
+            verdict = await verdict
+        except Exception as exc:  # noqa: BLE001 - a plugin's scorer failing is that checkpoint's error
+            verdict = _raised(cond, actual, expected, exc)
+    return _custom_outcome(cond, verdict, actual, expected)
+
+
+def _call_custom(cond: Custom, actual: Any, expected: str, custom: CustomCheck | None) -> Any:
+    if custom is None:
+        return ConditionOutcome(
+            passed=False,
+            actual=actual,
+            expected=expected,
+            error=f"custom condition (scorer {cond.scorer!r}): no scorer registry here to call it with "
+            "(custom conditions run inside the checkpoint scorer)",
+        )
+    try:
+        return custom(cond, actual)
+    except Exception as exc:  # noqa: BLE001 - a plugin's scorer failing is that condition's error
+        return _raised(cond, actual, expected, exc)
+
+
+def _raised(cond: Custom, actual: Any, expected: str, exc: Exception) -> ConditionOutcome:
+    return ConditionOutcome(
+        passed=False, actual=actual, expected=expected, error=f"scorer {cond.scorer!r} raised {type(exc).__name__}: {exc}"
+    )
+
+
+def _custom_outcome(cond: Custom, verdict: Any, actual: Any, expected: str) -> ConditionOutcome:
+    if isinstance(verdict, ConditionOutcome):
+        return verdict
+    if isinstance(verdict, bool):
+        return ConditionOutcome(passed=verdict, actual=actual, expected=expected)
+    return ConditionOutcome(
+        passed=False,
+        actual=actual,
+        expected=expected,
+        error=f"custom condition (scorer {cond.scorer!r}): its check returned {type(verdict).__name__}, expected a bool or ConditionOutcome",
+    )

@@ -13,7 +13,7 @@ import os
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
@@ -37,6 +37,10 @@ from .profile_schema import (
     Profile,
 )
 from .serde import iter_errors, json_kind, structure, structure_detailed, unstructure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .contracts import ScenarioFormat
+    from .plugins import Registry
 
 __all__ = [
     "DEFAULT_REPETITIONS",
@@ -94,7 +98,10 @@ class ProfilerConfig:
             "analyzers": None if self.analyzers is None else [attrs.asdict(a) for a in self.analyzers],
             "judge": None if self.judge is None else attrs.asdict(self.judge),
             "execution": {
-                k: v for k, v in attrs.asdict(self.execution).items() if k not in ("concurrency",)
+                # How cells are scheduled does not change what they mean: a resume may change it.
+                k: v
+                for k, v in attrs.asdict(self.execution).items()
+                if k not in ("concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens")
             },
             "extensions": self.extensions,
         }
@@ -221,6 +228,8 @@ def _modes(value: Any, problems: _Problems) -> Any:
 
 SCENARIO_SUFFIXES = (".json", ".yaml", ".yml")
 SCENARIO_SETS_FILE = "scenario-sets.json"
+#: ``scenarios.format`` of the core layout (the default)
+CORE_SCENARIO_FORMAT = "profiler"
 
 
 def _read_data_file(path: Path) -> Any:
@@ -243,9 +252,16 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 
 def load_scenarios(
-    folder: Path, *, timeout_default_ms: int = DEFAULT_TIMEOUT_MS, allowed_retries: int = 0
+    folder: Path,
+    *,
+    timeout_default_ms: int = DEFAULT_TIMEOUT_MS,
+    allowed_retries: int = 0,
+    scenario_format: ScenarioFormat | None = None,
 ) -> tuple[list[Scenario], ScenarioSets, list[str], set[str]]:
     """Load every scenario file of ``folder`` (one scenario, or a list, per file) and its sets.
+
+    ``scenario_format`` (a plugin's, from ``scenarios.format``) turns each file's
+    data into a scenario; without it the core layout applies.
 
     Returns the scenarios, the sets, one line per problem, and the ids of the
     scenarios that failed to load (the ``id`` they state, else the file's stem),
@@ -271,10 +287,13 @@ def load_scenarios(
                 problems.append(f"{where}: expected a scenario object, got {type(item).__name__}")
                 unloadable.add(path.stem)
                 continue
-            # Scenario files may leave out the timeout and retries: the profile's defaults apply.
-            item = {"timeoutMs": timeout_default_ms, "allowedRetries": allowed_retries, **item}
             try:
-                scenario = structure(item, Scenario, source=where)
+                if scenario_format is not None:
+                    scenario = _parse_with(scenario_format, item, where)
+                else:
+                    # Scenario files may leave out the timeout and retries: the profile's defaults apply.
+                    item = {"timeoutMs": timeout_default_ms, "allowedRetries": allowed_retries, **item}
+                    scenario = structure(item, Scenario, source=where)
             except ProfilerError as exc:
                 problems.append(str(exc))
                 stated = item.get("id")
@@ -293,6 +312,34 @@ def load_scenarios(
         except ProfilerError as exc:
             problems.append(str(exc))
     return scenarios, sets, problems, unloadable
+
+
+def _parse_with(scenario_format: ScenarioFormat, item: dict[str, Any], where: str) -> Scenario:
+    """A plugin format's scenario; anything but a ``ProfilerError`` or a ``Scenario`` names the format."""
+    try:
+        scenario = scenario_format.parse(item, where)
+    except ProfilerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a plugin's bug must not become a traceback
+        raise ConfigError(f"{where}: scenario format {scenario_format.id!r} failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(scenario, Scenario):
+        raise ConfigError(f"{where}: scenario format {scenario_format.id!r} returned {type(scenario).__name__}, not a Scenario")
+    return scenario
+
+
+def _scenario_format(name: str | None, problems: _Problems, registry: Registry | None) -> ScenarioFormat | None:
+    """The registered format ``scenarios.format`` names (None for the core layout or a problem)."""
+    if name is None or name == CORE_SCENARIO_FORMAT:
+        return None
+    if registry is None:
+        from .plugins import default_plugin_manager  # plugins import this module: late import
+
+        registry = default_plugin_manager().registry
+    try:
+        return registry.create("scenario_formats", name)  # type: ignore[no-any-return]
+    except ProfilerError as exc:
+        problems.add("scenarios.format", str(exc))
+        return None
 
 
 def select_scenarios(
@@ -326,11 +373,14 @@ def select_scenarios(
 # -- the profile ----------------------------------------------------------------
 
 
-def load_profile(path: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None) -> ProfilerConfig:
+def load_profile(
+    path: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None, *, registry: Registry | None = None
+) -> ProfilerConfig:
     """Load and validate a profile; CLI ``overrides`` win over YAML, which wins over defaults.
 
     Overrides: ``modes``, ``models``, ``scenario_ids``, ``scenario_set``, ``repetitions``,
-    ``retries``, ``skip_warmup``, ``concurrency``.
+    ``retries``, ``skip_warmup``, ``concurrency``. ``registry`` is where a
+    ``scenarios.format`` is looked up (default: the process's installed plugins).
     """
     profile_path = Path(path)
     if not profile_path.is_file():
@@ -342,10 +392,12 @@ def load_profile(path: str | os.PathLike[str], overrides: Mapping[str, Any] | No
     except yaml.YAMLError as exc:
         raise ConfigError(f"{profile_path}: not valid YAML ({_yaml_problem(exc)})") from None
     if data is None or data == {}:
-        raise ConfigError(f"{profile_path}: the profile is empty (it needs at least `modes` and `scenarios`)")
+        raise ConfigError(f"{profile_path}: the profile is empty (it needs at least `modes` and `scenarios`; `profiler init` writes an example)")
     if not isinstance(data, dict):
         raise ConfigError(f"{profile_path}: expected a mapping at the top level, got {json_kind(data)}")
-    return parse_profile(data, base_dir=profile_path.parent.resolve(), source=str(profile_path), overrides=overrides)
+    return parse_profile(
+        data, base_dir=profile_path.parent.resolve(), source=str(profile_path), overrides=overrides, registry=registry
+    )
 
 
 def parse_profile(
@@ -354,6 +406,7 @@ def parse_profile(
     base_dir: Path,
     source: str = "<profile>",
     overrides: Mapping[str, Any] | None = None,
+    registry: Registry | None = None,
 ) -> ProfilerConfig:
     """Validate profile data (already parsed YAML) into a ``ProfilerConfig``."""
     overrides = {k: v for k, v in (overrides or {}).items() if v not in (None, (), [])}
@@ -388,7 +441,11 @@ def parse_profile(
     provider_model, port = DEFAULT_MODEL, 0
     if provider_section is not None:
         provider = ComponentSpec(id=provider_section.id, options=provider_section.options)
-        provider_model, port = provider_section.model, provider_section.port
+        # Only the simulator has a model of its own to fall back on; for any other provider a model
+        # that was not given is unknown ("": the agent's own default), never a borrowed price table.
+        default_model = DEFAULT_MODEL if provider.id == "simulated" else ""
+        provider_model = provider_section.model if provider_section.model is not None else default_model
+        port = provider_section.port
     models = tuple(dict.fromkeys(section("models", None) or (provider_model,)))
     if overrides.get("models"):
         models = tuple(dict.fromkeys(overrides["models"]))
@@ -398,7 +455,8 @@ def parse_profile(
     modes: tuple[str, ...] = tuple(modes_value)
     if overrides.get("modes"):
         wanted = tuple(dict.fromkeys(overrides["modes"]))
-        unknown = [m for m in wanted if modes and m not in modes]
+        # A list of names is only what the resolver is asked for by default: it may know more modes.
+        unknown = [m for m in wanted if mode_specs is not None and m not in modes]
         if unknown:
             problems.add("--mode", f"unknown mode(s) {', '.join(unknown)} (profile has: {', '.join(modes)})")
         modes = wanted
@@ -435,14 +493,18 @@ def parse_profile(
             ids = list(overrides["scenario_ids"])
         if overrides.get("scenario_set"):
             scenario_set, ids = overrides["scenario_set"], None
+        scenario_format = _scenario_format(sc.format, problems, registry)
         folder = Path(scenarios_path)
-        if not folder.is_dir():
+        if sc.format not in (None, CORE_SCENARIO_FORMAT) and scenario_format is None:
+            pass  # files of an unknown format: nothing more to say about them
+        elif not folder.is_dir():
             problems.add("scenarios.path", f"scenario folder {folder} does not exist")
         else:
             found, sets, scenario_problems, unloadable = load_scenarios(
                 folder,
                 timeout_default_ms=execution.timeout_default_ms,
                 allowed_retries=execution.allowed_retries,
+                scenario_format=scenario_format,
             )
             problems.items.extend(scenario_problems)
             scenarios, select_problems = select_scenarios(

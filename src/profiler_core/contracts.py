@@ -1,17 +1,29 @@
-"""The contracts plugins implement, as ``typing.Protocol``.
+"""The contracts plugins implement, as runtime-checkable ``typing.Protocol``s.
 
 Any method may be ``def`` or ``async def``: the runner awaits whatever is
-awaitable ("await me maybe"). The protocols are for type checkers and readers;
-the runner only relies on the attributes and methods named here.
+awaitable ("await me maybe"). The plugin manager checks every registered
+component against its protocol (:func:`missing_methods`), so a provider without
+``prompt`` is refused when the plugins are listed or a profile is validated,
+never in the middle of a run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from typing import Literal, Protocol, TypeVar, runtime_checkable
+from pathlib import Path
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    Union,
+    runtime_checkable,
+)
 
 from .model import (
     AnalysisResult,
+    CreateSessionParams,
     CustomMetric,
     JudgeRequest,
     JudgeResponse,
@@ -23,11 +35,14 @@ from .model import (
     ScorerResult,
     SessionHandle,
     SessionTrace,
-    CreateSessionParams,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .importers import RecordedSession
+
 T = TypeVar("T")
-MaybeAwaitable = T | Awaitable[T]
+#: A value, or an awaitable of it: what a ``def`` or an ``async def`` method returns.
+MaybeAwaitable: TypeAlias = Union[T, Awaitable[T]]  # noqa: UP007 - a generic alias needs Union
 
 
 @runtime_checkable
@@ -35,8 +50,9 @@ class SessionProvider(Protocol):
     """Drives sessions of one kind of agent."""
 
     id: str
-    #: ``"suite"``: ``init`` once per run; ``"mode"``: once per mode (fresh state per mode).
-    init_scope: Literal["suite", "mode"]
+    # Optional attributes, read with getattr (so not protocol members):
+    # ``init_scope`` - ``"suite"`` (default): ``init`` once per run; ``"mode"``: once per mode;
+    # ``needs_process_env`` - True keeps modes one at a time (the mode's environment is process-wide).
 
     def init(self, config: ProviderConfig) -> MaybeAwaitable[None]:
         """Start the agent (server, connection) for the given model and mode."""
@@ -110,9 +126,57 @@ class JudgeProvider(Protocol):
 
 
 @runtime_checkable
+class Importer(Protocol):
+    """Reads one recorded-session file format (``profiler import FORMAT``, the ``transcripts`` provider)."""
+
+    #: the format name, e.g. ``"claude-code"``
+    id: str
+
+    def load(self, path: Path) -> list[RecordedSession]:
+        """The recorded sessions of one file; a foreign or truncated file raises a ``ProfilerError``."""
+
+
+@runtime_checkable
+class ScenarioFormat(Protocol):
+    """Turns one scenario file's data into a :class:`Scenario` (a profile's ``scenarios.format``)."""
+
+    #: the format name, e.g. ``"ghx"``
+    id: str
+
+    def parse(self, data: dict[str, Any], source: str) -> Scenario:
+        """The scenario of one file (or list item); bad data raises a ``ProfilerError`` naming ``source`` and the field."""
+
+
+@runtime_checkable
 class RunHooks(Protocol):
     """Marker for programmatic lifecycle hooks passed to ``run_profile_suite``.
 
     Any object with ``@hookimpl`` methods named like the lifecycle hooks
     (``profiler_before_run``...) works; it is registered for one run only.
     """
+
+
+#: contract name (as in the registry and ``list-plugins``) -> its protocol
+PROTOCOLS: dict[str, type] = {
+    "providers": SessionProvider,
+    "scorers": Scorer,
+    "collectors": Collector,
+    "analyzers": Analyzer,
+    "mode_resolvers": ModeResolver,
+    "judge_providers": JudgeProvider,
+    "importers": Importer,
+    "scenario_formats": ScenarioFormat,
+}
+
+
+def required_methods(protocol: type) -> list[str]:
+    """The methods a protocol requires, in declaration order."""
+    return [name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_")]
+
+
+def missing_methods(component: Any, contract: str) -> list[str]:
+    """The methods of ``contract`` that ``component`` (an object or a class) lacks; empty if it conforms."""
+    protocol = PROTOCOLS[contract]
+    if not isinstance(component, type) and isinstance(component, protocol):
+        return []  # the runtime-checkable protocol accepts it (identity attribute included)
+    return [name for name in required_methods(protocol) if not callable(getattr(component, name, None))]

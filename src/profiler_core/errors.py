@@ -41,3 +41,15 @@ class StoreError(ProfilerError):
 
 class JudgeError(ProfilerError):
     """A judge call failed (HTTP error, retries exhausted, unusable response)."""
+
+
+class RateLimitedError(ProfilerError):
+    """The agent's model API refused for now (HTTP 429/529): the runner waits ``retry_after`` seconds and retries.
+
+    A provider raises it; a rate-limited session is retried without counting against
+    ``allowed_retries``, and with ``execution.concurrency: auto`` fewer sessions run at once.
+    """
+
+    def __init__(self, message: str = "rate limited", *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

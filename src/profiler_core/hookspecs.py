@@ -15,15 +15,31 @@ from ._hookmarkers import hookspec
 if TYPE_CHECKING:  # pragma: no cover
     import click
 
-    from .model import AfterScenarioContext, BeforeScenarioContext, ProfileSuiteResult, ProgressEvent, RunContext, Scenario
+    from .model import (
+        AfterScenarioContext,
+        BeforeScenarioContext,
+        ProfileSuiteResult,
+        ProgressEvent,
+        RunContext,
+        Scenario,
+    )
 
 # -------------------------------------------------------------------------
-# Registration hooks: each returns a list of component factories
+# Registration hooks: each returns a list of component factories, or calls
+# ``register(factory, id=...)`` (``llm``'s idiom) for factories without an id
+# attribute. The manager calls them one plugin at a time and checks each
+# component against its protocol in ``profiler_core.contracts``.
 # -------------------------------------------------------------------------
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
+    #: ``register(factory, id=None)``: add one factory; ``id`` for a factory without an id attribute
+    Register = Callable[..., None]
 
 
 @hookspec
-def profiler_register_providers() -> list[Any]:
+def profiler_register_providers(register: Register) -> list[Any] | None:
     """Register session providers (the agents that can be profiled).
 
     Called once, when the plugin manager builds its component registry.
@@ -32,12 +48,15 @@ def profiler_register_providers() -> list[Any]:
         ``options`` from the profile as keyword arguments. Each built object has
         an ``id`` and the methods of :class:`profiler_core.contracts.SessionProvider`.
         The lists of all plugins are merged; two providers with one id is an error
-        naming both plugins.
+        naming both plugins. A class missing one of the protocol's methods is
+        refused (``list-plugins`` shows it on the plugin's row).
+    :param register: ``register(factory, id="my-agent")`` adds a factory that has
+        no ``id`` attribute (a function), so the id is known without building it.
     """
 
 
 @hookspec
-def profiler_register_scorers() -> list[Any]:
+def profiler_register_scorers(register: Register) -> list[Any] | None:
     """Register scorers, which decide whether the agent did its task.
 
     Called once, when the component registry is built.
@@ -45,11 +64,12 @@ def profiler_register_scorers() -> list[Any]:
     :return: a list of factories building objects with an ``id`` and
         ``evaluate(scenario, context) -> ScorerResult``. Merged across plugins;
         ids must be unique.
+    :param register: ``register(factory, id=...)`` for a factory without an id attribute.
     """
 
 
 @hookspec
-def profiler_register_collectors() -> list[Any]:
+def profiler_register_collectors(register: Register) -> list[Any] | None:
     """Register collectors, which turn a prompt result into custom metrics.
 
     Called once, when the component registry is built.
@@ -57,11 +77,12 @@ def profiler_register_collectors() -> list[Any]:
     :return: a list of factories building objects with an ``id`` and
         ``collect(result, scenario, mode, trace) -> list[CustomMetric]``.
         Merged across plugins; ids must be unique.
+    :param register: ``register(factory, id=...)`` for a factory without an id attribute.
     """
 
 
 @hookspec
-def profiler_register_analyzers() -> list[Any]:
+def profiler_register_analyzers(register: Register) -> list[Any] | None:
     """Register analyzers, which read a session trace and report findings.
 
     Called once, when the component registry is built.
@@ -69,11 +90,12 @@ def profiler_register_analyzers() -> list[Any]:
     :return: a list of factories building objects with a ``name`` and
         ``analyze(trace, scenario, mode) -> AnalysisResult``. Merged across
         plugins; names must be unique.
+    :param register: ``register(factory, id=...)`` for a factory without an id attribute.
     """
 
 
 @hookspec
-def profiler_register_mode_resolvers() -> list[Any]:
+def profiler_register_mode_resolvers(register: Register) -> list[Any] | None:
     """Register mode resolvers, which turn a mode name into a ``ModeConfig``.
 
     Called once, when the component registry is built.
@@ -81,22 +103,57 @@ def profiler_register_mode_resolvers() -> list[Any]:
     :return: a list of factories building objects with an ``id`` and
         ``resolve(mode) -> ModeConfig`` (raising ``UnknownModeError`` for an
         unknown mode). Merged across plugins; ids must be unique.
+    :param register: ``register(factory, id=...)`` for a factory without an id attribute.
     """
 
 
 @hookspec
-def profiler_register_judge_providers() -> list[Any]:
+def profiler_register_judge_providers(register: Register) -> list[Any] | None:
     """Register judge providers, the LLMs behind the ``llm-judge`` scorer.
 
     Called once, when the component registry is built.
 
     :return: a list of factories building objects with an ``id`` and
         ``judge(request) -> JudgeResponse``. Merged across plugins; ids must be unique.
+    :param register: ``register(factory, id=...)`` for a factory without an id attribute.
+    """
+
+
+@hookspec
+def profiler_register_importers(register: Register) -> list[Any] | None:
+    """Register importers, which read a recorded-session file format.
+
+    Called once, when the component registry is built. The formats are what
+    ``profiler import FORMAT`` and the ``transcripts`` provider's ``format``
+    option accept (built-ins: openai, anthropic, claude-code, opencode, trace).
+
+    :return: a list of factories building objects with an ``id`` (the format
+        name) and ``load(path) -> list[RecordedSession]`` (see
+        :class:`profiler_core.contracts.Importer`). Merged across plugins; ids
+        must be unique.
+    :param register: ``register(factory, id="otel-genai")`` for a factory without an ``id``.
+    """
+
+
+@hookspec
+def profiler_register_scenario_formats(register: Register) -> list[Any] | None:
+    """Register scenario formats, which read scenario files laid out differently from the core's.
+
+    A profile picks one with ``scenarios.format``; the core still walks the
+    folder, reads JSON/YAML, applies ``scenario-sets.json``, ids and duplicate
+    checks, and hands each file's data to the format's ``parse``.
+
+    :return: a list of factories building objects with an ``id`` and
+        ``parse(data, source) -> Scenario`` (see
+        :class:`profiler_core.contracts.ScenarioFormat`). Merged across
+        plugins; ids must be unique.
+    :param register: ``register(factory, id="ghx")`` for a factory without an ``id``.
     """
 
 
 # -------------------------------------------------------------------------
-# Lifecycle hooks: called on every plugin, one plugin at a time
+# Lifecycle hooks: called through pluggy (tryfirst/trylast/wrappers honoured),
+# each implementation isolated: one raising does not skip the others
 # -------------------------------------------------------------------------
 
 
@@ -129,7 +186,9 @@ def profiler_before_scenario(ctx: BeforeScenarioContext) -> Scenario | None:
     """Called before each iteration (not before retries of it).
 
     Use it to reset fixtures. Return a ``Scenario`` to replace the scenario
-    for this iteration only, or ``None``. The first non-``None`` result wins.
+    for this iteration only, or ``None``. The first non-``None`` result wins
+    (pluggy's ``firstresult``; an ``async`` implementation's awaitable is a
+    result, so it ends the search even if it resolves to ``None``).
     Exceptions are recorded and do not stop the suite.
 
     :param ctx: scenario, mode, model, iteration and the run context.

@@ -105,9 +105,10 @@ def normalize_usage(raw: Any, provider: str | None = None, *, where: str = "usag
     if provider is None:
         kind = _detect_usage(data, where)
     else:
-        kind = _USAGE_ALIASES.get(provider.lower())
-        if kind is None:
+        alias = _USAGE_ALIASES.get(provider.lower())
+        if alias is None:
             raise ValidationError(f"{where}: unknown usage provider {provider!r}; expected one of {sorted(_USAGE_ALIASES)}")
+        kind = alias
     return _USAGE_PARSERS[kind](data, where)
 
 
@@ -789,9 +790,9 @@ _MESSAGE_PARSERS: dict[str, Callable[[Mapping[str, Any], str, int], list[Message
 __all__ = [
     "Message",
     "MessageProvider",
+    "TokensUsage",
     "ToolCall",
     "ToolCallFunction",
-    "TokensUsage",
     "UsageProvider",
     "normalize_messages",
     "normalize_usage",

@@ -1,19 +1,32 @@
-"""The plugin manager: built-ins, entry points, and the component registry.
+"""The plugin manager: built-ins, entry points, isolated hook calls, and the component registry.
 
 Built this way (pluggy's ``eggsample`` host): add the hookspecs, register core's
 built-in plugin modules, load the ``agent_profiler`` entry points one at a time
 (a failing import is recorded and warned about, never fatal), validate every
-hook implementation name, then ask each plugin for its components.
+hook implementation name, then ask each plugin, one at a time, for its
+components and check each against its contract (``contracts.PROTOCOLS``).
+
+Hooks are called through pluggy (``pm.hook.<name>(...)``), so pluggy's order
+rules hold: ``tryfirst``/``trylast``, new-style wrappers (``wrapper=True``) and
+otherwise the most recently registered plugin first. Per-plugin isolation
+(DESIGN §4: one failing lifecycle hook must not skip the other plugins) is kept
+by guarding each implementation when its plugin is registered: inside an
+:func:`isolated_hook_call` a raising implementation reports its failure, with
+its plugin's name, and pluggy carries on with the next one as if it had
+returned ``None``. Outside one, the guard is transparent (plain pluggy).
 """
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 import importlib
 import importlib.metadata
+import inspect
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -21,7 +34,14 @@ import pluggy
 
 from . import hookspecs
 from ._hookmarkers import PROJECT_NAME
-from .errors import ConfigError, DuplicateComponentError, PluginLoadError, UnknownComponentError
+from .contracts import missing_methods
+from .errors import (
+    ConfigError,
+    DuplicateComponentError,
+    HookError,
+    PluginLoadError,
+    UnknownComponentError,
+)
 
 ENTRY_POINT_GROUP = "agent_profiler"
 
@@ -32,9 +52,12 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.scorers.checks",
     "profiler_core.providers.simulated",
     "profiler_core.providers.transcripts",
+    "profiler_core.providers.claude_code",
+    "profiler_core.providers.codex",
     "profiler_core.judges.openai",
     "profiler_core.scorers.llm_judge",
     "profiler_core.scorers.composite",
+    "profiler_core.importers",
 )
 
 #: contract name -> (registration hook, attribute holding the component's id)
@@ -45,16 +68,22 @@ CONTRACTS: dict[str, tuple[str, str]] = {
     "analyzers": ("profiler_register_analyzers", "name"),
     "mode_resolvers": ("profiler_register_mode_resolvers", "id"),
     "judge_providers": ("profiler_register_judge_providers", "id"),
+    "importers": ("profiler_register_importers", "id"),
+    "scenario_formats": ("profiler_register_scenario_formats", "id"),
 }
 
-_SINGULAR = {
+SINGULAR = {
     "providers": "provider",
     "scorers": "scorer",
     "collectors": "collector",
     "analyzers": "analyzer",
     "mode_resolvers": "mode resolver",
     "judge_providers": "judge provider",
+    "importers": "importer",
+    "scenario_formats": "scenario format",
 }
+
+_REGISTRATION_HOOKS = frozenset(hook for hook, _ in CONTRACTS.values())
 
 
 @attrs.define
@@ -68,7 +97,28 @@ class PluginInfo:
     builtin: bool = False
     hooks: list[str] = attrs.Factory(list)
     components: dict[str, list[str]] = attrs.Factory(dict)
-    error: str | None = None
+    #: why the plugin could not be loaded or registered (it contributes nothing)
+    load_error: str | None = None
+    #: what went wrong building its components (a raising hook, a refused component)
+    problems: list[str] = attrs.Factory(list)
+
+    @property
+    def error(self) -> str | None:
+        """The load error, else the component problems joined by ``; ``, else None."""
+        if self.load_error:
+            return self.load_error
+        return "; ".join(self.problems) or None
+
+    def provides(self) -> str:
+        """The PROVIDES cell of ``list-plugins``: ``ERROR ...``, else the components and the other hooks, or ``-``."""
+        if self.error:
+            return f"ERROR {self.error}"
+        parts = [f"{contract}: {', '.join(sorted(ids))}" for contract, ids in sorted(self.components.items())]
+        # Registration hooks show as the components above; the rest (lifecycle, commands) by short name.
+        hooks = sorted(h.removeprefix("profiler_") for h in self.hooks if h not in _REGISTRATION_HOOKS)
+        if hooks:
+            parts.append("hooks: " + ", ".join(hooks))
+        return "; ".join(parts) or "-"
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` form, every key always present."""
@@ -100,11 +150,13 @@ class Registry:
 
     def __init__(self) -> None:
         self._components: dict[str, dict[str, ComponentInfo]] = {c: {} for c in CONTRACTS}
+        #: ids that may not be used: refused components and duplicates -> the reason
+        self._refused: dict[str, dict[str, str]] = {c: {} for c in CONTRACTS}
 
     def __getattr__(self, contract: str) -> dict[str, ComponentInfo]:
         # registry.providers, registry.analyzers, ...
         try:
-            return self._components[contract]
+            return self.__dict__["_components"][contract]
         except KeyError:
             raise AttributeError(contract) from None
 
@@ -112,19 +164,36 @@ class Registry:
         """Add a component; a second one with the same id names both plugins."""
         existing = self._components[info.contract].get(info.id)
         if existing is not None:
-            raise DuplicateComponentError(
-                f"{_SINGULAR[info.contract]} {info.id!r} is registered twice: by plugin "
+            message = (
+                f"{SINGULAR[info.contract]} {info.id!r} is registered twice: by plugin "
                 f"{existing.plugin!r} ({existing.distribution or 'unknown distribution'}) and by plugin "
                 f"{info.plugin!r} ({info.distribution or 'unknown distribution'})"
             )
+            # Ambiguous from now on: a profile naming it gets this message, not a guess.
+            self._refused[info.contract][info.id] = message
+            raise DuplicateComponentError(message)
         self._components[info.contract][info.id] = info
 
+    def refuse(self, contract: str, component_id: str, reason: str) -> None:
+        """Remember a component that failed its contract, so using it gives ``reason``."""
+        self._refused[contract].setdefault(component_id, reason)
+
     def ids(self, contract: str) -> list[str]:
-        """The sorted ids of one contract's components."""
-        return sorted(self._components[contract])
+        """The sorted ids of one contract's usable components."""
+        return sorted(set(self._components[contract]) - set(self._refused[contract]))
+
+    def find(self, contract: str, component_id: str) -> ComponentInfo | None:
+        """A usable component, or None (no error: for optional wiring)."""
+        if component_id in self._refused[contract]:
+            return None
+        return self._components[contract].get(component_id)
 
     def get(self, contract: str, component_id: str) -> ComponentInfo:
-        """Look a component up; an unknown id names the known ones."""
+        """Look a component up; a refused or duplicated one says why, an unknown one names the known ones."""
+        reason = self._refused[contract].get(component_id)
+        if reason is not None:
+            error = DuplicateComponentError if "registered twice" in reason else PluginLoadError
+            raise error(reason)
         try:
             return self._components[contract][component_id]
         except KeyError:
@@ -132,16 +201,127 @@ class Registry:
             hint = difflib.get_close_matches(component_id, self.ids(contract), n=1)
             did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
             raise UnknownComponentError(
-                f"unknown {_SINGULAR[contract]} {component_id!r}{did_you_mean} (available: {known})"
+                f"unknown {SINGULAR[contract]} {component_id!r}{did_you_mean} (available: {known})"
             ) from None
 
     def create(self, contract: str, component_id: str, options: dict[str, Any] | None = None) -> Any:
-        """Build a component with its profile ``options`` as keyword arguments."""
+        """Build a component with its profile ``options`` as keyword arguments, and check its contract."""
         info = self.get(contract, component_id)
         try:
-            return info.factory(**(options or {}))
+            component = info.factory(**(options or {}))
         except TypeError as exc:
-            raise ConfigError(f"{_SINGULAR[contract]} {component_id!r}: bad options {sorted(options or {})}: {exc}") from None
+            raise ConfigError(f"{SINGULAR[contract]} {component_id!r}: bad options {sorted(options or {})}: {exc}") from None
+        problem = _contract_problem(component, contract)
+        if problem:
+            raise PluginLoadError(f"{SINGULAR[contract]} {component_id!r} of plugin {info.plugin!r}: the built object {problem}")
+        return component
+
+
+class HookFailures:
+    """The failures of one isolated hook call, each with the name of the plugin that raised."""
+
+    def __init__(self, hook_name: str, *, fatal: bool = False) -> None:
+        self.hook_name = hook_name
+        self.fatal = fatal
+        self.failures: list[tuple[str, Exception]] = []
+
+    def failed(self, plugin_name: str, exc: Exception) -> None:
+        """Record a failure; in a fatal call raise ``HookError`` naming the plugin instead."""
+        if self.fatal:
+            raise HookError(f"plugin {plugin_name!r}: {self.hook_name} failed: {exc}") from exc
+        self.failures.append((plugin_name, exc))
+
+
+_FAILURES: contextvars.ContextVar[HookFailures | None] = contextvars.ContextVar("profiler_hook_failures", default=None)
+
+
+@contextmanager
+def isolated_hook_call(hook_name: str, *, fatal: bool = False) -> Iterator[HookFailures]:
+    """Within this block, a raising hook implementation is recorded (or, if ``fatal``, raised as HookError).
+
+    Awaitables returned by implementations called inside the block stay guarded
+    when they are awaited after it.
+    """
+    failures = HookFailures(hook_name, fatal=fatal)
+    token = _FAILURES.set(failures)
+    try:
+        yield failures
+    finally:
+        _FAILURES.reset(token)
+
+
+def _guard(function: Callable[..., Any], plugin_name: str) -> Callable[..., Any]:
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        failures = _FAILURES.get()
+        if failures is None:
+            return function(*args, **kwargs)
+        try:
+            result = function(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the isolation policy of DESIGN §4
+            failures.failed(plugin_name, exc)
+            return None  # pluggy skips None: the next implementation still runs
+        if inspect.isawaitable(result):
+            return _guard_awaitable(result, plugin_name, failures)
+        return result
+
+    return guarded
+
+
+async def _guard_awaitable(awaitable: Awaitable[Any], plugin_name: str, failures: HookFailures) -> Any:
+    try:
+        return await awaitable
+    except Exception as exc:  # noqa: BLE001 - async implementations get the same policy
+        failures.failed(plugin_name, exc)
+        return None
+
+
+def _guard_wrapper(function: Callable[..., Any], plugin_name: str) -> Callable[..., Any]:
+    # A new-style wrapper (``wrapper=True``): a failure in its own code before or after
+    # ``yield`` is recorded and the inner result passes through unchanged.
+    def guarded(*args: Any, **kwargs: Any) -> Generator[None, Any, Any]:
+        teardown = function(*args, **kwargs)
+        failures = _FAILURES.get()
+        if failures is None:
+            return (yield from teardown)
+        try:
+            next(teardown)
+        except StopIteration:
+            failures.failed(plugin_name, RuntimeError("hook wrapper did not yield"))
+            return (yield)
+        except Exception as exc:  # noqa: BLE001
+            failures.failed(plugin_name, exc)
+            return (yield)
+        try:
+            result = yield
+        except BaseException as inner:  # an inner implementation raised: the wrapper may handle it
+            try:
+                teardown.throw(inner)
+            except StopIteration as stop:
+                return stop.value
+            teardown.close()
+            raise
+        try:
+            teardown.send(result)
+        except StopIteration as stop:
+            return stop.value
+        except Exception as exc:  # noqa: BLE001
+            failures.failed(plugin_name, exc)
+            return result
+        teardown.close()
+        failures.failed(plugin_name, RuntimeError("hook wrapper has a second yield"))
+        return result
+
+    return guarded
+
+
+class _Registrations:
+    """The ``register(factory, id=None)`` argument of the registration hooks (``llm``'s idiom)."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Any, str | None]] = []
+
+    def __call__(self, factory: Any, id: str | None = None) -> None:
+        self.entries.append((factory, id))
 
 
 class PluginManager:
@@ -155,7 +335,7 @@ class PluginManager:
 
     @property
     def hook(self) -> Any:
-        """pluggy's hook relay (``pm.hook.profiler_progress(event=...)``)."""
+        """pluggy's hook relay (``manager.hook.profiler_progress(event=...)``)."""
         return self.pm.hook
 
     # -- registration -----------------------------------------------------
@@ -173,7 +353,7 @@ class PluginManager:
         """Register a plugin object (module, class instance) under ``name``."""
         info = PluginInfo(
             name=name,
-            module=module or getattr(plugin, "__name__", type(plugin).__name__),
+            module=module or str(getattr(plugin, "__name__", type(plugin).__name__)),
             distribution=distribution,
             version=version,
             builtin=builtin,
@@ -184,10 +364,11 @@ class PluginManager:
             self._validate(name, plugin)
         except (pluggy.PluginValidationError, ValueError) as exc:
             self._forget(name)
-            info.error = str(exc)
-            _warn(f"plugin {name!r} ({distribution or 'no distribution'}) disabled: {info.error}")
+            info.load_error = str(exc)
+            _warn(f"plugin {name!r} ({distribution or 'no distribution'}) disabled: {info.load_error}")
             return info
-        info.hooks = sorted(impl_name for impl_name in _hook_names(self.pm, plugin))
+        info.hooks = sorted(_hook_names(self.pm, plugin))
+        self._guard_impls(name, info.hooks)
         self._registry = None
         return info
 
@@ -211,6 +392,16 @@ class PluginManager:
                 hint = difflib.get_close_matches(impl_name, known, n=1)
                 did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
                 raise ValueError(f"unknown hook {impl_name!r}{did_you_mean}")
+
+    def _guard_impls(self, name: str, hook_names: Iterable[str]) -> None:
+        # Registration hooks are called one plugin at a time and need no guard.
+        for hook_name in set(hook_names) - _REGISTRATION_HOOKS:
+            for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+                if impl.plugin_name != name or impl.hookwrapper:
+                    continue  # old-style hookwrappers are left as pluggy runs them
+                guard = _guard_wrapper if impl.wrapper else _guard
+                # HookImpl.function is what pluggy calls; argnames were read from the original.
+                setattr(impl, "function", guard(impl.function, name))  # noqa: B010 - Final in pluggy's stubs
 
     def load_builtins(self, modules: Iterable[str] = BUILTIN_PLUGINS) -> None:
         """Register core's built-in plugin modules."""
@@ -238,19 +429,30 @@ class PluginManager:
                 plugin = ep.load()
             except Exception as exc:  # noqa: BLE001 - any import failure must be reported, not fatal
                 info = PluginInfo(name=ep.name, module=ep.value, distribution=dist_name, version=version)
-                info.error = f"{type(exc).__name__}: {exc}"
+                info.load_error = f"{type(exc).__name__}: {exc}"
                 self.plugins[ep.name] = info
-                _warn(f"plugin {ep.name!r} ({dist_name or 'unknown distribution'}) failed to load: {info.error}")
+                _warn(f"plugin {ep.name!r} ({dist_name or 'unknown distribution'}) failed to load: {info.load_error}")
                 continue
             self.register(plugin, ep.name, distribution=dist_name, version=version, module=ep.value)
 
     # -- hooks ----------------------------------------------------------------
 
+    def call_hook(self, hook_name: str, **kwargs: Any) -> tuple[Any, list[tuple[str, Exception]]]:
+        """Call a hook through pluggy with per-plugin isolation: (pluggy's result, [(plugin, exception)]).
+
+        For synchronous hooks such as ``profiler_register_commands``; the runner's
+        :class:`~profiler_core.runner.hooks.HookCaller` is the async counterpart.
+        """
+        with isolated_hook_call(hook_name) as failures:
+            result = getattr(self.pm.hook, hook_name)(**kwargs)
+        return result, failures.failures
+
     def hookimpls(self, hook_name: str) -> Iterator[tuple[str, Callable[..., Any]]]:
-        """Yield (plugin name, call(**kwargs)) for each implementation, one plugin at a time."""
+        """Yield (plugin name, call(**kwargs)) in pluggy's call order (deprecated: use :meth:`call_hook`)."""
         caller = getattr(self.pm.hook, hook_name)
-        # pluggy keeps implementations in reverse registration order; call in registration order.
         for impl in reversed(caller.get_hookimpls()):
+            if impl.wrapper or impl.hookwrapper:
+                continue
             yield impl.plugin_name, _bind(impl)
 
     # -- components -----------------------------------------------------------
@@ -266,35 +468,87 @@ class PluginManager:
         registry = Registry()
         for info in self.plugins.values():
             info.components = {}
-        for contract, (hook_name, id_attr) in CONTRACTS.items():
-            for plugin_name, call in self.hookimpls(hook_name):
-                info = self.plugins.get(plugin_name)
-                try:
-                    factories = call() or []
-                except Exception as exc:  # noqa: BLE001 - name the plugin, don't crash the CLI
-                    raise PluginLoadError(f"plugin {plugin_name!r}: {hook_name} failed: {type(exc).__name__}: {exc}") from exc
-                for factory in factories:
-                    component_id = _component_id(factory, id_attr, plugin_name, contract)
-                    registry.add(
-                        ComponentInfo(
-                            contract=contract,
-                            id=component_id,
-                            factory=factory,
-                            plugin=plugin_name,
-                            distribution=info.distribution if info else None,
-                        )
-                    )
-                    if info is not None:
-                        info.components.setdefault(contract, []).append(component_id)
+            info.problems = []
+        # One plugin at a time, in registration order: a raising hook or a refused
+        # component marks that plugin only; the others register as if it were absent.
+        for name, info in list(self.plugins.items()):
+            if info.load_error is not None or self.pm.get_plugin(name) is None:
+                continue
+            for contract, (hook_name, id_attr) in CONTRACTS.items():
+                if hook_name not in info.hooks:
+                    continue
+                for factory, component_id in self._registrations(name, hook_name):
+                    self._add_component(registry, info, contract, id_attr, factory, component_id)
         return registry
 
-    def plugin_infos(self) -> list[PluginInfo]:
-        """Every plugin (loaded or failed), sorted by name, with its components."""
+    def _registrations(self, name: str, hook_name: str) -> list[tuple[Any, str | None]]:
+        info = self.plugins[name]
+        others = [plugin for other, plugin in self.pm.list_name_plugin() if other != name]
+        caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
+        register = _Registrations()
         try:
-            self.registry  # noqa: B018 - fills PluginInfo.components
-        except (DuplicateComponentError, PluginLoadError) as exc:
-            _warn(str(exc))
+            returned = caller(register=register)
+        except Exception as exc:  # noqa: BLE001 - name the plugin, never stop the others
+            return self._problem(info, f"{hook_name} failed: {type(exc).__name__}: {exc}")
+        entries: list[tuple[Any, str | None]] = []
+        for value in returned:  # one list per implementation of this plugin
+            if value is None:
+                continue
+            if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+                return self._problem(info, f"{hook_name} returned {type(value).__name__}, expected a list of factories")
+            entries.extend((factory, None) for factory in value)
+        return entries + register.entries
+
+    def _add_component(
+        self, registry: Registry, info: PluginInfo, contract: str, id_attr: str, factory: Any, given_id: str | None
+    ) -> None:
+        component_id = given_id if given_id is not None else getattr(factory, id_attr, None)
+        if not isinstance(component_id, str) or not component_id:
+            self._problem(
+                info,
+                f"{SINGULAR[contract]} factory {_describe(factory)} has no string `{id_attr}`: give it a class "
+                f"attribute `{id_attr}` or register it with register(factory, id=...)",
+            )
+            return
+        # A class is checked now; what a plain factory function builds is checked by Registry.create.
+        missing = missing_methods(factory, contract) if isinstance(factory, type) else []
+        if not callable(factory):
+            missing = ["__call__ (a factory: a class or a callable)"]
+        if missing:
+            reason = f"{SINGULAR[contract]} {component_id!r} of plugin {info.name!r} is refused: missing {', '.join(missing)}"
+            registry.refuse(contract, component_id, reason)
+            self._problem(info, reason)
+            return
+        try:
+            registry.add(ComponentInfo(contract, component_id, factory, info.name, info.distribution))
+        except DuplicateComponentError as exc:
+            self._problem(info, str(exc))
+            return
+        info.components.setdefault(contract, []).append(component_id)
+
+    def _problem(self, info: PluginInfo, message: str) -> list[Any]:
+        info.problems.append(message)
+        _warn(f"plugin {info.name!r} ({info.distribution or 'no distribution'}): {message}")
+        return []
+
+    def plugin_infos(self) -> list[PluginInfo]:
+        """Every plugin (loaded or failed), sorted by name, with its components and problems."""
+        self.registry  # noqa: B018 - fills PluginInfo.components and .problems
         return sorted(self.plugins.values(), key=lambda p: p.name)
+
+
+def _contract_problem(component: Any, contract: str) -> str | None:
+    missing = missing_methods(component, contract)
+    if missing:
+        return f"is missing {', '.join(missing)}"
+    id_attr = CONTRACTS[contract][1]
+    if not isinstance(getattr(component, id_attr, None), str):
+        return f"has no string `{id_attr}`"
+    return None
+
+
+def _describe(factory: Any) -> str:
+    return getattr(factory, "__qualname__", None) or repr(factory)
 
 
 def _bind(impl: pluggy.HookImpl) -> Callable[..., Any]:
@@ -317,19 +571,6 @@ def _hook_names(pm: pluggy.PluginManager, plugin: Any) -> list[str]:
     return names
 
 
-def _component_id(factory: Any, id_attr: str, plugin: str, contract: str) -> str:
-    value = getattr(factory, id_attr, None)
-    if not isinstance(value, str):
-        # A plain factory function: build one with no options to learn its id.
-        try:
-            value = getattr(factory(), id_attr, None)
-        except Exception as exc:  # noqa: BLE001
-            raise PluginLoadError(f"plugin {plugin!r}: cannot determine the {id_attr} of {factory!r}: {exc}") from exc
-    if not isinstance(value, str) or not value:
-        raise PluginLoadError(f"plugin {plugin!r}: {_SINGULAR[contract]} {factory!r} has no string `{id_attr}`")
-    return value
-
-
 def _wanted_plugins() -> set[str] | None:
     raw = os.environ.get("PROFILER_LOAD_PLUGINS")
     if raw is None:
@@ -350,3 +591,20 @@ def get_plugin_manager(*, entrypoints: bool = True, plugins: Iterable[tuple[str,
     for name, plugin in plugins:
         manager.register(plugin, name)
     return manager
+
+
+_DEFAULT: PluginManager | None = None
+
+
+def default_plugin_manager() -> PluginManager:
+    """The process-wide manager used where no registry is passed in (built on first use)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = get_plugin_manager()
+    return _DEFAULT
+
+
+def set_default_plugin_manager(manager: PluginManager | None) -> None:
+    """Make ``manager`` the default (the CLI passes its own; ``None`` rebuilds on next use)."""
+    global _DEFAULT
+    _DEFAULT = manager

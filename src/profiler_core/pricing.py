@@ -197,8 +197,8 @@ def _genai_model_price(model: str) -> Any:
     for sep in ("/", ":"):
         # "openai/gpt-4o", "anthropic:claude-sonnet-4": try the prefix as the provider, then without it.
         if sep in model:
-            provider, _, rest = model.partition(sep)
-            attempts += [(rest, provider), (rest, None)]
+            prefix, _, rest = model.partition(sep)
+            attempts += [(rest, prefix), (rest, None)]
     for ref, provider in attempts:
         try:
             return calc_price(Usage(), ref, provider_id=provider).model_price

@@ -29,6 +29,12 @@ Name = Annotated[str, Expect("a non-empty string", bool)]
 #: Free-form options: a mapping; null (``options:`` with nothing after it) means none.
 Options = Annotated[dict[str, Any], Expect("a mapping", aliases={None: dict})]
 LogLevel = Annotated[str, Expect(f"one of {', '.join(LOG_LEVELS)}", lambda v: v in LOG_LEVELS)]
+#: ``execution.concurrency``: a number, or ``auto`` (None)
+Concurrency = Annotated[int | None, Expect("an integer >= 1 or `auto`", lambda v: v is None or v >= 1, aliases={"auto": None})]
+#: values of ``execution.order``
+ORDERS = ("blocked", "interleaved", "shuffled")
+Order = Annotated[str, Expect(f"one of {', '.join(ORDERS)}", lambda v: v in ORDERS)]
+PositiveNumber = Annotated[float, Expect("a number > 0", lambda v: v > 0)]
 
 
 @attrs.frozen(kw_only=True)
@@ -44,7 +50,8 @@ class ProviderSection:
     """``provider:`` — the session provider, the model it runs and its port."""
 
     id: Name
-    model: Name = DEFAULT_MODEL
+    #: None: the simulator's own model for ``simulated``, else unknown ("")
+    model: Name | None = None
     port: Count = 0
     options: Options = attrs.field(factory=dict)
 
@@ -66,7 +73,16 @@ class ExecutionConfig:
     warmup: Flag = True
     timeout_default_ms: PositiveCount = DEFAULT_TIMEOUT_MS
     allowed_retries: Count = 0
-    concurrency: PositiveCount = 1
+    #: sessions at once; None means "auto" (adapts to rate limits, up to ``max_concurrency``)
+    concurrency: Concurrency = 1
+    max_concurrency: PositiveCount = 16
+    #: the order cells start in: "blocked" (mode after mode), "interleaved" (modes alternate), "shuffled"
+    order: Order = "blocked"
+    #: seed of the "shuffled" order
+    seed: Count = 42
+    #: the run's budget: once spent, no new cell starts (None: no limit)
+    max_cost_usd: PositiveNumber | None = None
+    max_tokens: PositiveCount | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -86,6 +102,8 @@ class ScenariosSection:
     path: Name = "scenarios"
     set: Name | None = None
     ids: Annotated[tuple[str, ...], Expect("a list of scenario ids")] | None = None
+    #: the files' layout: ``profiler`` (the core's) or a plugin's scenario format
+    format: Name | None = None
 
 
 @attrs.frozen(kw_only=True)

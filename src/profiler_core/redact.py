@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -50,8 +51,12 @@ class Redactor:
         self.add(values)
 
     def add(self, values: Iterable[str]) -> None:
-        """Also mask these values from now on (e.g. a mode's environment)."""
-        self._secrets.update(v for v in values if v and len(v) >= _MIN_SECRET_LENGTH)
+        """Also mask these values from now on (e.g. a mode's environment), in every form JSON writes them."""
+        for value in values:
+            if value and len(value) >= _MIN_SECRET_LENGTH:
+                # Redaction runs on serialised JSON, where `"`, `\\`, control characters and (with
+                # ensure_ascii) non-ASCII text appear escaped: mask those spellings too.
+                self._secrets.update({value, *_json_forms(value)})
         # Longest first so a secret containing another is masked whole.
         ordered = sorted(self._secrets, key=len, reverse=True)
         self._values = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
@@ -64,6 +69,14 @@ class Redactor:
         if _KEY_PREFIXES.search(text):
             text = KEY_SHAPES.sub(_mask, text)
         return text
+
+
+def _json_forms(value: str) -> set[str]:
+    forms = {json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1]}
+    # Escaped once more: a secret inside a JSON string that is itself serialised (a tool input).
+    forms |= {json.dumps(f, ensure_ascii=False)[1:-1] for f in list(forms)}
+    forms.discard(value)
+    return forms
 
 
 def secret_env_values(environment: Mapping[str, str]) -> list[str]:

@@ -9,6 +9,7 @@ TypeScript original round-trip unchanged.
 
 from __future__ import annotations
 
+import collections.abc
 import json
 import re
 import typing
@@ -189,7 +190,7 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     conv.register_structure_hook_factory(_is_expect, _expect_factory)
 
     def unstructure_factory(cls):
-        overrides = {}
+        overrides: dict[str, Any] = {}
         hints = _field_types(cls)
         for a in attrs.fields(cls):
             omit = a.default is None or a.name in _OMIT_WHEN_DEFAULT
@@ -200,7 +201,7 @@ def _make(*, detailed: bool) -> cattrs.Converter:
         return make_dict_unstructure_fn(cls, conv, **overrides)
 
     def structure_factory(cls):
-        overrides = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        overrides: dict[str, Any] = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
         make = make_dict_structure_fn(cls, conv, **overrides)
         if not detailed:
             # A value that is not an object fails in `make` too (it reads keys), and every failure
@@ -228,6 +229,11 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     conv.register_structure_hook_factory(
         lambda t: typing.get_origin(t) is tuple and len(typing.get_args(t)) == 2 and typing.get_args(t)[1] is Ellipsis,
         sequence_factory,
+    )
+    # A read-only Sequence[X] field (ProfileSuiteResult.rows) is read as tuple[X, ...].
+    conv.register_structure_hook_factory(
+        lambda t: typing.get_origin(t) is collections.abc.Sequence,
+        lambda t: sequence_factory(tuple[typing.get_args(t)[0], ...]),  # type: ignore[misc]
     )
     conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
     conv.register_structure_hook_factory(attrs.has, structure_factory)

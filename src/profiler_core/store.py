@@ -11,9 +11,7 @@ import gzip
 import itertools
 import json
 import os
-import queue
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -21,16 +19,17 @@ import attrs
 
 from .errors import StoreError
 from .model import ProfileRow, RunManifest, SessionAnalysisBundle
+from .paths import check_run_id
 from .redact import Redactor
 from .serde import from_json, to_json, unstructure
 
 
 @attrs.frozen
 class RunPaths:
-    """Where one run's files live."""
+    """Where one run's files live (the run id is checked to be one safe path segment)."""
 
     results_dir: Path
-    run_id: str
+    run_id: str = attrs.field(validator=lambda _self, _attr, value: check_run_id(value))
 
     @property
     def jsonl(self) -> Path:
@@ -72,42 +71,6 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-class BackgroundFileWriter:
-    """Writes whole files (atomically) from one worker thread.
-
-    Creating a file costs ~0.5 ms of kernel time on ext4; done here it overlaps
-    with the runner's work instead of adding to every iteration.
-    """
-
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[tuple[Path, str] | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self.errors: list[str] = []
-
-    def write(self, path: Path, text: str) -> None:
-        """Queue ``text`` to be written to ``path``."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._work, name="agent-profiler-writer", daemon=True)
-            self._thread.start()
-        self._queue.put((path, text))
-
-    def _work(self) -> None:
-        while (item := self._queue.get()) is not None:
-            path, text = item
-            try:
-                atomic_write_text(path, text)
-            except OSError as exc:
-                self.errors.append(f"could not write {path}: {exc}")
-
-    def close(self) -> list[str]:
-        """Wait until every queued file is written; return the errors."""
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join()
-            self._thread = None
-        return self.errors
-
-
 class RowWriter:
     """Appends rows (and analysis bundles) to a run's JSONL files; writes session traces."""
 
@@ -117,11 +80,21 @@ class RowWriter:
         paths.results_dir.mkdir(parents=True, exist_ok=True)
         self._rows: IO[str] = open(paths.jsonl, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._analysis: IO[str] | None = None
-        self._files = BackgroundFileWriter()
 
-    def write_file(self, path: Path, text: str) -> None:
-        """Write a whole file (a session trace) in the background, redacted."""
-        self._files.write(path, self.redact(text))
+    def write_trace(self, path: Path, trace: Any) -> None:
+        """Serialise, redact and write a session trace now (atomically); a failure names the file."""
+        try:
+            atomic_write_text(path, self.redact(to_json(trace, indent=2)) + "\n")
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot write the session trace ({exc.strerror or exc})") from None
+
+    def remove_stale_temporaries(self, folder: Path, pattern: str = "**/.*.tmp") -> int:
+        """Delete temporary files (``atomic_write_text``'s) an interrupted run left in ``folder``; how many."""
+        removed = 0
+        for tmp in folder.glob(pattern) if folder.is_dir() else ():
+            tmp.unlink(missing_ok=True)
+            removed += 1
+        return removed
 
     def write_row(self, row: ProfileRow) -> None:
         """Append one row as one whole line, flushed."""
@@ -136,11 +109,11 @@ class RowWriter:
         self._analysis.flush()
 
     def close(self) -> list[str]:
-        """Close the files, wait for background writes; return their errors."""
+        """Close the files; return problems met while writing (none today: failures raise)."""
         self._rows.close()
         if self._analysis is not None:
             self._analysis.close()
-        return self._files.close()
+        return []
 
 
 def write_manifest(path: Path, manifest: RunManifest, redactor: Redactor | None = None) -> None:
@@ -207,27 +180,141 @@ def read_jsonl(path: Path, cls: type = ProfileRow) -> ReadResult:
     return ReadResult(rows=rows, problems=problems, truncated_last_line=truncated)
 
 
-def repair_truncated_tail(path: Path) -> bool:
-    """Cut a truncated last line off a JSONL file before appending to it (resume)."""
+def repair_truncated_tail(path: Path, cls: type = ProfileRow) -> str | None:
+    """Make a JSONL file safe to append to (resume); what was done, or None when nothing was needed.
+
+    A last line without its newline that still parses as a whole ``cls`` is kept
+    (only the newline is added); a torn one is cut off, and the message names it.
+    """
     if not path.exists() or path.stat().st_size == 0:
-        return False
+        return None
     with open(path, "rb+") as f:
         f.seek(0, os.SEEK_END)
         size = f.tell()
         f.seek(max(0, size - 1))
         if f.read(1) == b"\n":
-            return False
-        # Find the last newline and truncate after it.
+            return None
+        # Find the start of the last line.
         block = 65536
-        pos = size
+        pos, start_of_last = size, 0
         while pos > 0:
             start = max(0, pos - block)
             f.seek(start)
             chunk = f.read(pos - start)
             cut = chunk.rfind(b"\n")
             if cut != -1:
-                f.truncate(start + cut + 1)
-                return True
+                start_of_last = start + cut + 1
+                break
             pos = start
-        f.truncate(0)
-        return True
+        f.seek(start_of_last)
+        tail = f.read()
+        line_number = _count_newlines(f, start_of_last) + 1
+        try:
+            from_json(tail.decode("utf-8"), cls, source=f"{path}:{line_number}")
+        except Exception:  # noqa: BLE001 - any failure to parse means the line was torn
+            f.truncate(start_of_last)
+            return f"{path}:{line_number}: dropped a torn last line ({len(tail)} bytes) left by an interrupted run"
+        f.seek(0, os.SEEK_END)
+        f.write(b"\n")
+        return f"{path}:{line_number}: kept a complete last line that had lost its newline"
+
+
+def _count_newlines(f: IO[bytes], end: int) -> int:
+    f.seek(0)
+    count, done = 0, 0
+    while done < end:
+        chunk = f.read(min(1 << 20, end - done))
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        done += len(chunk)
+    return count
+
+
+class RunLock:
+    """An OS lock on a run while it is written: a second writer is refused; a killed process leaves no lock behind."""
+
+    def __init__(self, paths: RunPaths) -> None:
+        self.path = paths.results_dir / f"{paths.run_id}.lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise StoreError naming the process that holds it."""
+        try:
+            import fcntl
+        except ImportError:  # not on POSIX: no lock, as before
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode("ascii", "replace").strip() or "another process"
+            os.close(fd)
+            raise StoreError(
+                f"run {self.path.stem!r} is being written by process {holder}; wait for it to end "
+                "(two writers would record cells twice)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        """Drop the lock and its file."""
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)  # closing releases the flock
+            self._fd = None
+
+
+class StoredRows(Sequence[Any]):
+    """A run's rows (or analysis bundles) as a read-only sequence, read from its JSONL on first use.
+
+    The runner keeps no list of what it wrote; ``ProfileSuiteResult.rows`` is one of
+    these, so a run of any length holds its rows in memory only if someone asks.
+    """
+
+    def __init__(self, path: Path, cls: type, order: Callable[[Any], Any] | None = None) -> None:
+        self.path = path
+        self.cls = cls
+        self.order = order
+        self._items: tuple[Any, ...] | None = None
+
+    def stream(self) -> Iterator[Any]:
+        """Every item in file order, one at a time (nothing kept)."""
+        if self._items is not None:
+            yield from self._items
+            return
+        if not self.path.exists():
+            return
+        for number, line in iter_lines(self.path):
+            try:
+                yield from_json(line, self.cls, source=f"{self.path}:{number}")
+            except Exception:  # noqa: BLE001 - a torn or foreign line is the reader's problem, not the summary's
+                continue
+
+    def _load(self) -> tuple[Any, ...]:
+        if self._items is None:
+            items = list(self.stream())
+            if self.order is not None:
+                items.sort(key=self.order)
+            self._items = tuple(items)
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._load()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._load())
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self._load()) == (tuple(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return f"StoredRows({str(self.path)!r})"

@@ -2,44 +2,132 @@
 
 Formats (see docs/importing.md): ``openai`` (connector results / runs with
 OpenAI chat messages), ``anthropic`` (Messages API conversations),
-``claude-code`` (Claude Code session logs), ``opencode`` (``opencode export``
+``claude-code`` (Claude Code session logs), ``codex`` (Codex CLI rollout files), ``opencode`` (``opencode export``
 JSON) and ``trace`` (a SessionTrace JSON). A truncated or foreign file raises
 a ProfilerError naming the file and the line or key at fault.
+
+Formats are importers in the plugin registry: core's are registered through
+``profiler_register_importers`` like a third party's (docs/plugins.md), and
+``check_format``/``load_sessions``/``FORMATS`` look them up there.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
 
 import attrs
 
+from .._hookmarkers import hookimpl
 from ..errors import ConfigError
 from ._build import RecordedSession
 
-#: format name -> module of this package with a ``load(path) -> list[RecordedSession]``
+if TYPE_CHECKING:  # pragma: no cover
+    from ..plugins import Registry
+
+#: Built-in format name -> module of this package with a ``load(path) -> list[RecordedSession]``.
+#: Add a line here for a new built-in format; third parties use ``profiler_register_importers``.
 _MODULES = {
     "openai": "openai",
     "anthropic": "anthropic",
     "claude-code": "claude_code",
     "opencode": "opencode",
     "trace": "trace",
+    "codex": "codex",
 }
 
-FORMATS: tuple[str, ...] = tuple(_MODULES)
+
+@attrs.frozen
+class ModuleImporter:
+    """A built-in importer: the ``load`` function of one module of this package (imported on first use)."""
+
+    id: str
+    module: str
+
+    def load(self, path: Path) -> list[RecordedSession]:
+        """The recorded sessions of one file."""
+        loaded: list[RecordedSession] = importlib.import_module(f".{self.module}", __name__).load(Path(path))
+        return loaded
 
 
-def check_format(format: str) -> str:
-    """``format`` if known, else a ConfigError listing the known ones."""
-    if format not in _MODULES:
-        raise ConfigError(f"unknown transcript format {format!r}; expected one of {', '.join(FORMATS)}")
+@hookimpl
+def profiler_register_importers(register: Any) -> None:
+    """Core's formats, registered like a third party's would be."""
+    for format, module in _MODULES.items():
+        register(_factory(format, module), id=format)
+
+
+def _factory(format: str, module: str) -> Any:
+    def build() -> ModuleImporter:
+        return ModuleImporter(id=format, module=module)
+
+    build.__qualname__ = f"ModuleImporter[{format}]"
+    return build
+
+
+def _registry(registry: Registry | None) -> Registry:
+    if registry is not None:
+        return registry
+    from ..plugins import default_plugin_manager
+
+    return default_plugin_manager().registry
+
+
+def formats(registry: Registry | None = None) -> tuple[str, ...]:
+    """Every registered format, sorted (the process's default plugins unless ``registry`` is given)."""
+    return tuple(_registry(registry).ids("importers"))
+
+
+class _Formats(Sequence[str]):
+    """``FORMATS``: the registered format names, looked up each time it is read (so plugins' formats appear)."""
+
+    def _names(self) -> tuple[str, ...]:
+        return formats()
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._names()
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+FORMATS: Sequence[str] = _Formats()
+
+
+def check_format(format: str, registry: Registry | None = None) -> str:
+    """``format`` if an importer is registered for it, else a ConfigError listing the known ones."""
+    known = formats(registry)
+    if format not in known:
+        raise ConfigError(f"unknown transcript format {format!r}; expected one of {', '.join(known)}")
     return format
 
 
-def load_sessions(format: str, path: str | Path) -> list[RecordedSession]:
+def get_importer(format: str, registry: Registry | None = None) -> Any:
+    """The importer of ``format`` from the registry (a ConfigError names the known formats)."""
+    reg = _registry(registry)
+    check_format(format, reg)
+    return reg.create("importers", format)
+
+
+def load_sessions(format: str, path: str | Path, registry: Registry | None = None) -> list[RecordedSession]:
     """The recorded sessions of one file (a JSONL file may hold several)."""
-    module = importlib.import_module(f".{_MODULES[check_format(format)]}", __name__)
-    return module.load(Path(path))
+    sessions: list[RecordedSession] = get_importer(format, registry).load(Path(path))
+    return sessions
 
 
 def with_model(session: RecordedSession, model: str | None) -> RecordedSession:
@@ -59,4 +147,4 @@ def with_model(session: RecordedSession, model: str | None) -> RecordedSession:
     )
 
 
-__all__ = ["FORMATS", "RecordedSession", "check_format", "load_sessions", "with_model"]
+__all__ = ["FORMATS", "ModuleImporter", "RecordedSession", "check_format", "formats", "get_importer", "load_sessions", "with_model"]

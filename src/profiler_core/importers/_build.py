@@ -33,6 +33,7 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
+from ..model._validators import as_tuple
 from ..numbers import is_number
 from ..timestamps import iso
 
@@ -69,7 +70,7 @@ class RecordedSession:
     #: why the session ended in error, when it did
     error: str | None = None
     #: things worth telling the user (missing usage, orphan tool results...)
-    warnings: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    warnings: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
     @property
     def stem(self) -> str:

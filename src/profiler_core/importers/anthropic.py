@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
+from ..model import CompletionReason
 from ..normalize import normalize_messages, normalize_usage
 from ._build import (
     RecordedSession,
@@ -61,7 +62,8 @@ def _session(path: Path, where: str, value: Any, index: int, count: int) -> Reco
         builder.usage.extend(per_message)
 
     last_stop = next((m.metadata.get("stop_reason") for m in reversed(messages) if m.role == "assistant"), None)
-    reason, error = "stop", optional_str(conversation.get("error"), f"{where}: $.error")
+    reason: CompletionReason = "stop"
+    error = optional_str(conversation.get("error"), f"{where}: $.error")
     if last_stop == "refusal":
         error = error or "the model refused (stop_reason: refusal)"
     session_id = optional_str(conversation.get("id"), f"{where}: $.id")

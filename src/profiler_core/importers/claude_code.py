@@ -13,15 +13,28 @@ most output tokens, and the lines of one id form one turn. Tool results come
 back in ``user`` events as ``tool_result`` blocks with ``is_error``; API
 failures are ``assistant`` events with ``isApiErrorMessage`` (model
 ``<synthetic>``), imported as error events.
+
+Timing segments: one ``model`` segment per response, from the request
+(newer logs write an ``api-request`` line as it is sent; otherwise the event
+before the response) to its last line, and one ``tools`` segment per tool
+call, from the call to its result. ``latency_model_ms`` is then the time spent
+waiting for the model and ``latency_tools_ms`` the time tools ran.
+
+The same parser reads the transcript the ``claude-code`` provider finds in
+the session's home after a live run (one parser per format).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from ..errors import ValidationError
+from ..model import TimingSegment
 from ..normalize import normalize_messages, normalize_usage
 from ._build import (
     RecordedSession,
@@ -50,6 +63,10 @@ def load(path: Path) -> list[RecordedSession]:
     session_id: str | None = None
     conversation = False
     last_error: str | None = None
+    # message.id -> [request sent, last line of the response]
+    steps: dict[str, list[datetime]] = {}
+    mark: datetime | None = None  # the latest event before a response (its request time when unknown)
+    request_at: datetime | None = None
     for lineno, event in iter_jsonl(path):
         where = f"{path}:{lineno}"
         event = expect_mapping(event, where, "a JSON object (one Claude Code event per line)")
@@ -58,10 +75,21 @@ def load(path: Path) -> list[RecordedSession]:
             raise ValidationError(
                 f"{where}: no 'type' ({keys_of(event)}); expected a Claude Code event (type user, assistant, system, summary...)"
             )
+        if kind == "api-request" and event.get("timestamp") is not None:
+            request_at = parse_time(event["timestamp"], f"{where}: $.timestamp")
+            continue
         if kind not in _CONVERSATION:
             continue
         session_id = session_id or optional_str(event.get("sessionId"), f"{where}: $.sessionId")
         moment = parse_time(event["timestamp"], f"{where}: $.timestamp") if event.get("timestamp") is not None else None
+        if kind == "assistant" and moment is not None and not event.get("isApiErrorMessage"):
+            key = _message_key(event, where)
+            if key not in steps:
+                steps[key] = [request_at or mark or moment, moment]
+                request_at = None
+            steps[key][1] = max(steps[key][1], moment)
+        elif moment is not None:
+            mark = moment
         if kind == "system":
             builder.see(moment)
             if event.get("level") == "error":
@@ -89,7 +117,37 @@ def load(path: Path) -> list[RecordedSession]:
         )
     for raw, model, where in usage.values():
         builder.add_usage(normalize_usage(raw, provider="anthropic", where=f"{where}: $.message.usage"), model)
-    return [builder.build(session_id=session_id or path.stem, error=last_error)]
+    session = builder.build(session_id=session_id or path.stem, error=last_error)
+    return [with_segments(session, _segments(steps, builder))]
+
+
+def _message_key(event: Mapping[str, Any], where: str) -> str:
+    message = event.get("message")
+    message_id = message.get("id") if isinstance(message, Mapping) else None
+    return message_id if isinstance(message_id, str) and message_id else where
+
+
+def _segments(steps: Mapping[str, list[datetime]], builder: SessionBuilder) -> list[TimingSegment]:
+    segments = [
+        TimingSegment(label="model", start_ms=_epoch_ms(start), end_ms=_epoch_ms(max(start, end)))
+        for start, end in steps.values()
+    ]
+    for tool in builder.tools.values():
+        if tool.started is not None and tool.duration_ms is not None:
+            start = _epoch_ms(tool.started)
+            segments.append(TimingSegment(label="tools", start_ms=start, end_ms=round(start + tool.duration_ms, 3)))
+    return sorted(segments, key=lambda s: (s.start_ms, s.label))
+
+
+def _epoch_ms(moment: datetime) -> float:
+    return round(moment.timestamp() * 1000, 3)
+
+
+def with_segments(session: RecordedSession, segments: list[TimingSegment]) -> RecordedSession:
+    """``session`` whose timing carries ``segments``."""
+    timing = attrs.evolve(session.result.metrics.timing, segments=tuple(segments))
+    metrics = attrs.evolve(session.result.metrics, timing=timing)
+    return attrs.evolve(session, result=attrs.evolve(session.result, metrics=metrics))
 
 
 def _user(builder: SessionBuilder, event: Mapping[str, Any], message: Mapping[str, Any], moment, where: str) -> None:

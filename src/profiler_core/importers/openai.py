@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
+from ..model import CompletionReason
 from ..normalize import normalize_messages, normalize_usage
 from ._build import (
     RecordedSession,
@@ -69,7 +70,7 @@ def _session(path: Path, where: str, value: Any, index: int, count: int) -> Reco
 
     status = optional_str(run.get("status"), f"{where}: $.status")
     error = optional_str(run.get("error"), f"{where}: $.error")
-    reason = "stop"
+    reason: CompletionReason = "stop"
     if status and status.lower() in _TIMED_OUT:
         reason, error = "timeout", error or f"run status {status!r}"
     elif (status and status.lower() in _FAILED) or run.get("success") is False:

@@ -12,7 +12,15 @@ pending / running, with ``input``, ``output``, ``error``, ``time.start/end``),
 An assistant message may hold several steps: each step is one turn, and the
 tokens are the sum of its ``step-finish`` parts (opencode overwrites the
 message's ``tokens`` with the last step's, but adds up its ``cost``). A
-message without steps is one turn with the message's ``tokens``.
+message without steps is one turn with the message's ``tokens``. A
+``step-finish`` without ``tokens`` (written by some releases when a step was
+cut short) is skipped; the message's ``tokens`` stand in when no step has any.
+
+:func:`session_from_messages` is the one parser of OpenCode's messages JSON:
+``profiler import opencode`` calls it on an export's ``messages`` and the
+live ``opencode`` provider on ``GET /session/{id}/message``. Besides what
+every importer measures it adds timing segments: ``tool`` (each tool's run,
+from ``state.time``) and ``model`` (the rest of each assistant message).
 """
 
 from __future__ import annotations
@@ -21,8 +29,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from ..errors import ValidationError
-from ..model import TokenBreakdown
+from ..model import TimingSegment, TokenBreakdown
 from ._build import (
     RecordedSession,
     SessionBuilder,
@@ -51,11 +61,24 @@ def _session(path: Path, where: str, value: Any) -> RecordedSession:
             f"{where}: expected the JSON of `opencode export <session>` with 'info' and 'messages', got {keys_of(export)}"
         )
     info = expect_mapping(export["info"], f"{where}: $.info", "the session info object")
-    messages = expect_list(export["messages"], f"{where}: $.messages")
-    builder = SessionBuilder(file=path, source=where, format="opencode")
+    session_id = optional_str(info.get("id"), f"{where}: $.info.id") or path.stem
+    return session_from_messages(export["messages"], session_id=session_id, file=path, where=f"{where}: $.messages")
+
+
+def session_from_messages(
+    messages: Any, *, session_id: str, file: Path | str = "", where: str = "messages"
+) -> RecordedSession:
+    """Measure one OpenCode session from its messages JSON (``[{info, parts}]``): result, trace, cost, error.
+
+    Pure: the same JSON always gives the same RecordedSession. ``where`` names
+    the JSON in error messages (``file: $.messages``).
+    """
+    messages = expect_list(messages, where)
+    builder = SessionBuilder(file=Path(file), source=str(file) or where, format="opencode")
+    segments: list[TimingSegment] = []
     last_error: str | None = None
     for i, entry in enumerate(messages):
-        here = f"{where}: $.messages[{i}]"
+        here = f"{where}[{i}]"
         entry = expect_mapping(entry, here, "a message {info, parts}")
         minfo = expect_mapping(entry.get("info"), f"{here}.info", "a message info object")
         parts = expect_list(entry.get("parts", []), f"{here}.parts")
@@ -77,10 +100,51 @@ def _session(path: Path, where: str, value: Any) -> RecordedSession:
                 )
         elif role == "assistant":
             last_error = _assistant(builder, minfo, parts, here, created, completed)
+            segments.extend(_segments(times, parts))
         else:
             raise ValidationError(f"{here}.info.role: expected 'user' or 'assistant', got {role!r}")
-    session_id = optional_str(info.get("id"), f"{where}: $.info.id") or path.stem
-    return builder.build(session_id=session_id, error=last_error)
+    session = builder.build(session_id=session_id, error=last_error)
+    segments.sort(key=lambda segment: (segment.start_ms, segment.end_ms))
+    timing = attrs.evolve(session.result.metrics.timing, segments=segments)
+    result = attrs.evolve(session.result, metrics=attrs.evolve(session.result.metrics, timing=timing))
+    return attrs.evolve(session, result=result)
+
+
+def _segments(times: Mapping[str, Any], parts: list[Any]) -> list[TimingSegment]:
+    """``tool`` spans of one assistant message and ``model`` spans for the rest of it (epoch ms).
+
+    Only spans with both ends are counted; an unfinished message has no model span.
+    """
+    tools: list[tuple[float, float]] = []
+    for part in parts:
+        if not (isinstance(part, Mapping) and part.get("type") == "tool" and isinstance(part.get("state"), Mapping)):
+            continue
+        span = part["state"].get("time")
+        if isinstance(span, Mapping) and _is_ms(span.get("start")) and _is_ms(span.get("end")):
+            tools.append((span["start"], max(span["start"], span["end"])))
+    tools.sort()
+    segments = [TimingSegment(label="tool", start_ms=a, end_ms=b) for a, b in tools]
+    created, completed = _ms(times.get("created")), _ms(times.get("completed"))
+    if created is None or completed is None or completed < created:
+        return segments
+    cursor = created
+    # Tools may overlap (parallel calls): the model's share is what no tool covers.
+    for start, end in tools:
+        if start > cursor:
+            segments.append(TimingSegment(label="model", start_ms=cursor, end_ms=min(start, completed)))
+        cursor = max(cursor, end)
+    if completed > cursor:
+        segments.append(TimingSegment(label="model", start_ms=cursor, end_ms=completed))
+    return segments
+
+
+def _is_ms(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def _ms(value: Any) -> float | None:
+    """``value`` when it is a usable epoch-ms time, else None."""
+    return value if _is_ms(value) else None
 
 
 def _assistant(builder: SessionBuilder, minfo, parts: list[Any], here: str, created, completed) -> str | None:
@@ -120,9 +184,10 @@ def _assistant(builder: SessionBuilder, minfo, parts: list[Any], here: str, crea
         elif kind == "tool":
             _tool(builder, turn, part, ph)
         elif kind == "step-finish":
-            steps.append(_tokens(part.get("tokens"), f"{ph}.tokens"))
+            if part.get("tokens") is not None:
+                steps.append(_tokens(part["tokens"], f"{ph}.tokens"))
         elif kind == "retry":
-            builder.error(f"retry {part.get('attempt', '?')}: {_error_text(part.get('error'))}")
+            builder.error(f"retry {part.get('attempt', '?')}: {error_text(part.get('error'))}")
     builder.see(created)
     builder.see(completed)
     if steps:
@@ -131,7 +196,7 @@ def _assistant(builder: SessionBuilder, minfo, parts: list[Any], here: str, crea
     elif minfo.get("tokens") is not None:
         builder.add_usage(_tokens(minfo["tokens"], f"{here}.info.tokens"), model)
     if minfo.get("error") is not None:
-        message = _error_text(minfo["error"])
+        message = error_text(minfo["error"])
         builder.error(message, recoverable=False)
         return message
     return None
@@ -200,7 +265,7 @@ def _str(value: Any, where: str) -> str:
     return value
 
 
-def _error_text(error: Any) -> str:
+def error_text(error: Any) -> str:
     """``{"name": "APIError", "data": {"message": "..."}}`` -> ``APIError: ...``."""
     if isinstance(error, str):
         return error

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import ValidationError
 from ..model import (
+    CompletionReason,
     CostBreakdown,
     ErrorEvent,
     PromptMetrics,
@@ -67,7 +68,7 @@ def from_trace(trace: SessionTrace, path: Path, model: str | None = None) -> Rec
     texts = [e.content for e in trace.events if isinstance(e, TextOutputEvent)]
     fatal = [e.message for e in trace.events if isinstance(e, ErrorEvent) and not e.recoverable]
     error = fatal[-1] if fatal else None
-    reason = "error" if error else "stop"
+    reason: CompletionReason = "error" if error else "stop"
     if error and "timed out" in error:
         reason = "timeout"
     wall = trace.summary.total_duration

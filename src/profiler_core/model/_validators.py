@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import attrs
 
 
@@ -26,3 +29,8 @@ def positive(instance, attribute: attrs.Attribute, value) -> None:
     """Reject zero and negative values (timeouts)."""
     if value is not None and value <= 0:
         raise ValueError(f"{_camel(attribute.name)}: expected a value > 0, got {value!r}")
+
+
+def as_tuple(items: Iterable[Any]) -> tuple[Any, ...]:
+    """Converter of sequence fields: any iterable in, a tuple out (typed so mypy's attrs plugin accepts lists)."""
+    return tuple(items)

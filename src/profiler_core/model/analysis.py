@@ -6,6 +6,8 @@ from typing import Union
 
 import attrs
 
+from ._validators import as_tuple
+
 
 @attrs.frozen(kw_only=True)
 class NumberFinding:
@@ -26,14 +28,14 @@ class StringFinding:
 class ListFinding:
     """A list of strings."""
 
-    values: tuple[str, ...] = attrs.field(converter=tuple)
+    values: tuple[str, ...] = attrs.field(converter=as_tuple)
 
 
 @attrs.frozen(kw_only=True)
 class TableFinding:
     """A small table of strings."""
 
-    headers: tuple[str, ...] = attrs.field(converter=tuple)
+    headers: tuple[str, ...] = attrs.field(converter=as_tuple)
     rows: tuple[tuple[str, ...], ...] = attrs.field(converter=lambda rows: tuple(tuple(r) for r in rows))
 
 
@@ -45,7 +47,7 @@ class RatioFinding:
     label: str
 
 
-AnalysisFinding = Union[NumberFinding, StringFinding, ListFinding, TableFinding, RatioFinding]
+AnalysisFinding = Union[NumberFinding, StringFinding, ListFinding, TableFinding, RatioFinding]  # noqa: UP007 - a runtime union for the tagged-union hooks
 
 #: JSON ``type`` tag of each finding class (the original's names).
 FINDING_TAGS: dict[type, str] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from ._validators import non_empty
+from ._validators import as_tuple, non_empty
 from .metrics import TokenBreakdown
 
 
@@ -39,5 +39,5 @@ class JudgeCriterion:
 class JudgeRubric:
     """A scenario's rubric (``scenario.extensions.rubric``)."""
 
-    criteria: tuple[JudgeCriterion, ...] = attrs.field(converter=tuple)
+    criteria: tuple[JudgeCriterion, ...] = attrs.field(converter=as_tuple)
     grading_instructions: str | None = None

@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-from ._validators import non_empty, non_negative
+from ._validators import as_tuple, non_empty, non_negative
 
 CompletionReason = Literal["stop", "timeout", "error", "tool_limit"]
 
@@ -66,7 +66,7 @@ class TimingBreakdown:
     """Wall time of a prompt and its labelled segments."""
 
     wall_ms: int | float = attrs.field(validator=non_negative)
-    segments: tuple[TimingSegment, ...] = attrs.field(default=(), converter=tuple)
+    segments: tuple[TimingSegment, ...] = attrs.field(default=(), converter=as_tuple)
 
 
 @attrs.frozen(kw_only=True)
@@ -96,7 +96,7 @@ class PromptMetrics:
 
     tokens: TokenBreakdown
     timing: TimingBreakdown
-    tool_calls: tuple[ToolCallRecord, ...] = attrs.field(default=(), converter=tuple)
+    tool_calls: tuple[ToolCallRecord, ...] = attrs.field(default=(), converter=as_tuple)
     cost: CostBreakdown = attrs.field(factory=CostBreakdown)
 
 

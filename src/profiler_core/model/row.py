@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from ._validators import non_empty, non_negative
+from ._validators import as_tuple, non_empty, non_negative
 from .metrics import CompletionReason, CostBreakdown, TimingBreakdown, TokenBreakdown, ToolCallRecord
 
 
@@ -19,7 +19,7 @@ class ToolCallSummary:
     failed: int = attrs.field(default=0, validator=non_negative)
     retried: int = attrs.field(default=0, validator=non_negative)
     error_rate: int | float = attrs.field(default=0, validator=non_negative)
-    records: tuple[ToolCallRecord, ...] = attrs.field(default=(), converter=tuple)
+    records: tuple[ToolCallRecord, ...] = attrs.field(default=(), converter=as_tuple)
 
     @classmethod
     def from_records(cls, records: tuple[ToolCallRecord, ...] | list[ToolCallRecord]) -> ToolCallSummary:
@@ -74,11 +74,12 @@ class ProfileRow:
     success: bool
     checkpoints_passed: int = attrs.field(validator=non_negative)
     checkpoints_total: int = attrs.field(validator=non_negative)
-    checkpoint_details: tuple[CheckpointResult, ...] = attrs.field(default=(), converter=tuple)
+    checkpoint_details: tuple[CheckpointResult, ...] = attrs.field(default=(), converter=as_tuple)
     output_valid: bool = True
     provider: str
     session_id: str
-    agent_turns: int = attrs.field(default=0, validator=non_negative)
+    #: turns in the session's trace; None when there was no trace (session export off, no analyzer)
+    agent_turns: int | None = attrs.field(default=0, validator=non_negative)
     completion_reason: CompletionReason = "stop"
     extensions: dict[str, Any] = attrs.field(factory=dict)
     error: str | None = None

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
 
+from ._validators import as_tuple
 from .analysis import SessionAnalysisBundle
 from .row import ProfileRow
 from .scenario import Scenario
 from .trace import SessionTrace
 
-RunStatus = Literal["running", "completed", "interrupted", "failed"]
+RunStatus = Literal["running", "completed", "interrupted", "failed", "budget_exhausted"]
 
 
 @attrs.frozen(kw_only=True)
@@ -19,15 +21,17 @@ class RunContext:
     """What lifecycle hooks know about the run."""
 
     run_id: str
-    modes: tuple[str, ...] = attrs.field(converter=tuple)
-    scenarios: tuple[Scenario, ...] = attrs.field(converter=tuple)
+    modes: tuple[str, ...] = attrs.field(converter=as_tuple)
+    scenarios: tuple[Scenario, ...] = attrs.field(converter=as_tuple)
     repetitions: int
-    models: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    models: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     provider: str = ""
     results_dir: str = "results"
     reports_dir: str = "reports"
     session_export: bool = True
     extensions: dict[str, Any] = attrs.field(factory=dict)
+    #: the profile file, so plugins resolve relative paths of `extensions` against its folder
+    profile_path: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -73,6 +77,13 @@ class ProgressEvent:
     scenario_id: str | None = None
     iteration: int | None = None
     row: ProfileRow | None = None
+    #: sessions allowed at once right now (changes with ``concurrency: auto``)
+    concurrency: int | None = None
+
+
+def _sequence(items: Any) -> Sequence[Any]:
+    """Lists and iterables become tuples; a lazily loaded sequence stays as it is."""
+    return items if isinstance(items, Sequence) and not isinstance(items, list) else tuple(items)
 
 
 @attrs.frozen(kw_only=True)
@@ -80,12 +91,16 @@ class ProfileSuiteResult:
     """What ``run_profile_suite`` returns."""
 
     run_id: str
-    rows: tuple[ProfileRow, ...] = attrs.field(converter=tuple)
+    #: every row of the run in (model, mode, scenario, iteration) order; the runner passes a
+    #: sequence that reads them from the JSONL on first use, so a long run holds none in memory
+    rows: Sequence[ProfileRow] = attrs.field(converter=_sequence)
     duration_ms: float
     output_jsonl_path: str
-    analysis_results: tuple[SessionAnalysisBundle, ...] = attrs.field(default=(), converter=tuple)
+    analysis_results: Sequence[SessionAnalysisBundle] = attrs.field(default=(), converter=_sequence)
     manifest_path: str | None = None
     status: RunStatus = "completed"
+    #: how many cells the run has, errored, succeeded (kept as the run goes)
+    counts: RunCounts = attrs.field(factory=lambda: RunCounts())
 
 
 @attrs.frozen(kw_only=True)
@@ -123,19 +138,21 @@ class RunManifest:
     run_id: str
     profile_hash: str
     profile_path: str | None = None
-    plugins: tuple[PluginRecord, ...] = attrs.field(default=(), converter=tuple)
+    plugins: tuple[PluginRecord, ...] = attrs.field(default=(), converter=as_tuple)
     started_at: str
     completed_at: str | None = None
     status: RunStatus = "running"
     counts: RunCounts = attrs.field(factory=RunCounts)
     metric_units: dict[str, str] = attrs.field(factory=dict)
-    hook_errors: tuple[HookErrorRecord, ...] = attrs.field(default=(), converter=tuple)
-    warnings: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    hook_errors: tuple[HookErrorRecord, ...] = attrs.field(default=(), converter=as_tuple)
+    warnings: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     provider: str = ""
-    models: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    modes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    scenarios: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    models: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+    modes: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+    scenarios: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     repetitions: int = 0
-    resumed_from: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    resumed_from: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+    #: where this run's session traces are (``reports/<runId>/sessions``); None when export is off
+    sessions_dir: str | None = None
     #: the CLI overrides of the first run, re-applied by ``--resume``
     overrides: dict[str, Any] = attrs.field(factory=dict)

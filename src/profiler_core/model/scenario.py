@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from ._validators import non_empty, non_negative, positive
+from ._validators import as_tuple, non_empty, non_negative, positive
 
 
 @attrs.frozen(kw_only=True)
@@ -19,7 +19,7 @@ class Scenario:
     prompt: str
     timeout_ms: int = attrs.field(default=120_000, validator=positive)
     allowed_retries: int = attrs.field(default=0, validator=non_negative)
-    tags: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    tags: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     extensions: dict[str, Any] = attrs.field(factory=dict)
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from ._validators import non_negative
+from ._validators import as_tuple, non_negative
 from .metrics import CustomMetric
 from .row import CheckpointResult
 from .trace import SessionTrace
@@ -22,11 +22,11 @@ class ScorerResult:
     success: bool
     passed: int = attrs.field(validator=non_negative)
     total: int = attrs.field(validator=non_negative)
-    details: tuple[ScorerCheckResult, ...] = attrs.field(default=(), converter=tuple)
+    details: tuple[ScorerCheckResult, ...] = attrs.field(default=(), converter=as_tuple)
     output_valid: bool = True
     error: str | None = None
     #: metrics about the scoring itself (e.g. the judge's tokens), stored in the row's extensions
-    metrics: tuple[CustomMetric, ...] = attrs.field(default=(), converter=tuple)
+    metrics: tuple[CustomMetric, ...] = attrs.field(default=(), converter=as_tuple)
 
 
 @attrs.frozen(kw_only=True)

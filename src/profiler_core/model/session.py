@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from ._validators import non_empty, non_negative
+from ._validators import as_tuple, non_empty, non_negative
 from .metrics import CompletionReason, PromptMetrics
 
 
@@ -15,7 +15,7 @@ class PermissionConfig:
     """Which tool calls the agent may make without asking."""
 
     auto_approve: bool = False
-    allowed_tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    allowed_tools: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
 
 @attrs.frozen(kw_only=True)
@@ -58,6 +58,8 @@ class PromptResult:
     text: str
     metrics: PromptMetrics
     completion_reason: CompletionReason = "stop"
+    #: why the session ended in an error (an API error the agent reported, a recorded failure); the row is then an error
+    error: str | None = None
 
 
 @attrs.frozen(kw_only=True)

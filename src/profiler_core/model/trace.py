@@ -6,7 +6,7 @@ from typing import Any, Union
 
 import attrs
 
-from ._validators import non_negative
+from ._validators import as_tuple, non_negative
 from .metrics import TokenBreakdown
 
 
@@ -55,7 +55,7 @@ class ErrorEvent:
     recoverable: bool = True
 
 
-TraceEvent = Union[ReasoningEvent, ToolCallEvent, TextOutputEvent, TurnBoundaryEvent, ErrorEvent]
+TraceEvent = Union[ReasoningEvent, ToolCallEvent, TextOutputEvent, TurnBoundaryEvent, ErrorEvent]  # noqa: UP007 - a runtime union for the tagged-union hooks
 
 #: JSON ``type`` tag of each event class (the original's names).
 TRACE_EVENT_TAGS: dict[type, str] = {
@@ -72,7 +72,7 @@ class Turn:
     """The events of one agent turn."""
 
     number: int
-    events: tuple[TraceEvent, ...] = attrs.field(converter=tuple)
+    events: tuple[TraceEvent, ...] = attrs.field(converter=as_tuple)
     start_timestamp: str
     end_timestamp: str
     duration_ms: int | float = attrs.field(validator=non_negative)
@@ -93,6 +93,6 @@ class SessionTrace:
     """Everything that happened in one session, for analysis."""
 
     session_id: str
-    events: tuple[TraceEvent, ...] = attrs.field(converter=tuple)
-    turns: tuple[Turn, ...] = attrs.field(converter=tuple)
+    events: tuple[TraceEvent, ...] = attrs.field(converter=as_tuple)
+    turns: tuple[Turn, ...] = attrs.field(converter=as_tuple)
     summary: TraceSummary

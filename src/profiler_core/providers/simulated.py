@@ -629,21 +629,21 @@ def _blocker(task: _Task, rng: random.Random) -> tuple[_Op, str]:
 # ---------------------------------------------------------------------------
 
 
-_EXPLORE_THOUGHTS = (
+_EXPLORE_THOUGHTS: tuple[str, ...] = (
     "The user wants me to {summary}. Let me look at the code first.",
     "I should understand the layout of {project} before changing anything.",
     "First I need to find where this is implemented.",
 )
-_INVESTIGATE_THOUGHTS = (
+_INVESTIGATE_THOUGHTS: tuple[str, ...] = (
     "Let me run the tests to see what fails.",
     "The helper in {src} looks suspicious; I'll read it closely.",
     "I need to confirm the failure before editing.",
 )
-_EDIT_THOUGHTS = (
+_EDIT_THOUGHTS: tuple[str, ...] = (
     "The bug is in {src}: the wrong operator. I'll fix it.",
     "I'll make the minimal change in {src} and keep the API the same.",
 )
-_VERIFY_THOUGHTS = (
+_VERIFY_THOUGHTS: tuple[str, ...] = (
     "Now run the test suite again to verify the fix.",
     "Let me verify the change with `{test}`.",
 )
@@ -1001,6 +1001,8 @@ class SimulatedProvider:
 
     id = "simulated"
     init_scope = "mode"
+    #: its synchronous methods return at once: the runner calls them inline, not in a thread
+    nonblocking_sync = True
 
     def __init__(self, **options: Any) -> None:
         """Build with default options, changed by any of :class:`SimulatedOptions`' fields."""

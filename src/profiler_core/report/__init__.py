@@ -37,6 +37,8 @@ class ReportPaths:
     rows: int
     #: Skipped lines and unreadable side files, one line each; callers print them (report.md lists them too).
     warnings: tuple[str, ...] = ()
+    #: the report's verdict as plain lines (best mode per criterion, then each finding), for a terminal
+    verdict: tuple[str, ...] = ()
 
 
 class _Clock:
@@ -62,6 +64,7 @@ def write_report(
     *,
     baseline: str | None = None,
     manifest_path: Path | None = None,
+    parallel: bool | None = None,
 ) -> ReportPaths:
     """Write report.md, analysis.md, report.html and data/{results.csv,results.json,summary.json}.
 
@@ -69,10 +72,9 @@ def write_report(
     :param out_dir: the report folder (created).
     :param baseline: the mode every other mode is compared with (default: the first mode).
     :param manifest_path: the run manifest (default: ``<run>.manifest.json`` beside the results; optional).
-
-    Everything happens in this process: a forked reader and an HTML helper process
-    were measured (``bench/run_all.py``, 2 cores) at well under the 2x that would
-    pay for their complexity, and removed.
+    :param parallel: False does everything in this process. By default, for big inputs, a helper
+        process renders the HTML (overlapping matplotlib with the data work) and, on Linux, a fork
+        reads half of the rows and writes half of the CSV.
     """
     from ..store import read_manifest
     from .load import check_results_file, sibling
@@ -99,21 +101,39 @@ def write_report(
         "json": data_dir / "results.json",
         "summary": data_dir / "summary.json",
     }
-    return _write(results_path, paths, out_dir, manifest, warnings, baseline)
+    worker = _start_worker(results_path) if parallel is not False else None
+    try:
+        return _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel)
+    finally:
+        if worker is not None:
+            worker.close()
 
 
-def _write(results_path, paths, out_dir, manifest, warnings, baseline) -> ReportPaths:
-    from .charts import render_all
+def _start_worker(results_path: Path):
+    """Start the HTML helper process for big inputs; None when not worth it or not possible."""
+    from .worker import MIN_BYTES, HtmlWorker
+
+    try:
+        if results_path.stat().st_size < MIN_BYTES:
+            return None
+        return HtmlWorker()
+    except OSError as exc:
+        log.debug("report helper not started: %s", exc)
+        return None
+
+
+def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel) -> ReportPaths:
     from .exports import JsonArrayWriter, write_csv, write_json
-    from .html import render_html
     from .load import load_analysis, load_rows, sibling
     from .markdown import render_analysis, render_report
     from .summary import build_summary, summary_json
+    from .verdict import verdict_lines
+    from .worker import render_page
 
     clock = _Clock()
     writer = JsonArrayWriter(paths["json"])
     try:
-        table = load_rows(results_path, sink=writer)
+        table = load_rows(results_path, sink=writer, parallel=parallel)
     except BaseException:
         writer.abort()
         raise
@@ -147,7 +167,10 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline) -> Report
         repetitions=manifest.repetitions if manifest else None,
     )
     clock.lap("statistics")
-    write_csv(table, paths["csv"])
+    job = {"summary": summary, "meta": meta, "problems": table.problems, "path": str(paths["html"])}
+    if worker is not None:
+        worker.submit(job)
+    write_csv(table, paths["csv"], parallel=parallel)
     clock.lap("results.csv")
     write_json(summary_json(summary, meta), paths["summary"])
     paths["md"].write_text(render_report(summary, meta, table.problems), encoding="utf-8")
@@ -158,7 +181,12 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline) -> Report
     paths["analysis_md"].write_text(render_analysis(bundles, analysis_problems, str(analysis_file)), encoding="utf-8")
 
     clock.lap("summary.json, report.md, analysis.md")
-    page = render_html(summary, meta, render_all(summary), table.problems)
-    paths["html"].write_text(page, encoding="utf-8")
+    failure = worker.wait() if worker is not None else "not started"
+    if failure is not None:
+        if worker is not None:
+            log.debug("report helper failed (%s); rendering the page here", failure)
+        render_page(job)
     clock.lap("report.html")
-    return ReportPaths(out_dir=out_dir, run_id=run_id, rows=table.n, warnings=tuple(warnings), **paths)
+    return ReportPaths(
+        out_dir=out_dir, run_id=run_id, rows=table.n, warnings=tuple(warnings), verdict=tuple(verdict_lines(summary)), **paths
+    )

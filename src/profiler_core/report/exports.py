@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,14 +39,32 @@ def _is_integral(col: np.ndarray) -> bool:
     return bool(np.all(finite == np.round(finite)) and (finite.size == 0 or np.abs(finite).max() < 2**53))
 
 
+#: A text cell starting with one of these is a formula to a spreadsheet (CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_text(value: Any) -> Any:
+    """A text cell a spreadsheet will not run: a leading ``'`` before ``= + - @`` (numbers stay numbers)."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _safe_texts(values: list) -> list:
+    # Most cells are harmless: only rebuild the list when one is not.
+    if any(isinstance(v, str) and v.startswith(FORMULA_START) for v in values):
+        return [safe_text(v) for v in values]
+    return values
+
+
 def _object_cell(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return value
+        return safe_text(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return safe_text(value)
 
 
 def csv_header(table: RowTable) -> list[str]:
@@ -65,18 +84,35 @@ def csv_header(table: RowTable) -> list[str]:
     head += [c for c in CORE_COLUMNS if c != "iteration"]
     head += [f"tool_calls_by_category.{k}" for k in table.by_category]
     head += [f"extensions.{k}" for k in table.extensions]
-    return head
+    return [safe_text(h) for h in head]
 
 
-def write_csv(table: RowTable, path: Path) -> None:
+#: From this many rows on, a forked process writes the second half of the CSV.
+PARALLEL_ROWS = 200_000
+
+
+def write_csv(table: RowTable, path: Path, *, parallel: bool | None = None) -> None:
     """Write one CSV line per row (RFC 4180 quoting, UTF-8, ``\\n`` line ends)."""
+    from .load import can_fork
+
+    if parallel is not False and table.n >= PARALLEL_ROWS and can_fork():
+        from .parallel import write_halves
+
+        half = table.n // 2
+        write_halves(
+            path,
+            lambda f: _write_rows(table, f, 0, half, header=True),
+            lambda f: _write_rows(table, f, half, table.n, header=False),
+        )
+        return
     with open(path, "w", encoding="utf-8", newline="", buffering=BUFFER) as f:
         _write_rows(table, f, 0, table.n, header=True)
 
 
 def _write_rows(table: RowTable, f: IO[str], first: int, stop: int, *, header: bool) -> None:
     """Write rows ``first`` to ``stop`` (and the header line) as CSV."""
-    cats = {name: np.array(cat.values, dtype=object) for name, cat in table.categorical.items()}
+    # Categories (modes, scenarios, models...) are neutralised once, not per row.
+    cats = {name: np.array([safe_text(v) for v in cat.values], dtype=object) for name, cat in table.categorical.items()}
     integral = {name: _is_integral(col) for name, col in table.numeric.items()}
     ext_integral = {k: _is_integral(v) for k, v in table.extensions.items() if isinstance(v, np.ndarray)}
     bools = np.array(["false", "true"], dtype=object)
@@ -94,16 +130,16 @@ def _write_rows(table: RowTable, f: IO[str], first: int, stop: int, *, header: b
             cats["mode"][table.categorical["mode"].codes[sl]].tolist(),
             cats["model"][table.categorical["model"].codes[sl]].tolist(),
             _numeric_cells(table.numeric["iteration"], sl, True),
-            table.started_at[sl],
-            table.completed_at[sl],
+            _safe_texts(table.started_at[sl]),
+            _safe_texts(table.completed_at[sl]),
             cats["provider"][table.categorical["provider"].codes[sl]].tolist(),
-            table.session_id[sl],
+            _safe_texts(table.session_id[sl]),
             bools[table.success[sl].astype(np.int8)].tolist(),
             bools[table.output_valid[sl].astype(np.int8)].tolist(),
             cats["completion_reason"][table.categorical["completion_reason"].codes[sl]].tolist(),
-            [(errors[i][1] or "") if i in errors else "" for i in rows] if errors else [""] * len(rows),
-            [(errors[i][0] or "") if i in errors else "" for i in rows] if errors else [""] * len(rows),
-            [failed.get(i, "") for i in rows] if failed else [""] * len(rows),
+            [safe_text(errors[i][1] or "") if i in errors else "" for i in rows] if errors else [""] * len(rows),
+            [safe_text(errors[i][0] or "") if i in errors else "" for i in rows] if errors else [""] * len(rows),
+            [safe_text(failed.get(i, "")) for i in rows] if failed else [""] * len(rows),
         ]
         cols += [_numeric_cells(table.numeric[c], sl, integral[c]) for c in CORE_COLUMNS if c != "iteration"]
         cols += [_numeric_cells(col, sl, True) for col in table.by_category.values()]
@@ -129,6 +165,40 @@ class JsonArrayWriter:
         """Append one row (a complete JSON object)."""
         self._f.write(self._sep)
         self._f.write(line)
+        self._sep = b",\n"
+
+    @property
+    def tmp_path(self) -> Path:
+        """The file being written (renamed into place by ``finish``)."""
+        return self._tmp
+
+    def splice(self, offset: int, end: int) -> None:
+        """Continue after rows that a forked reader wrote straight into ``[offset, end)`` of this file.
+
+        Its block starts with ``,\\n``; the gap before it becomes spaces (valid JSON whitespace), and
+        when this writer wrote no row itself the comma becomes a space too.
+        """
+        self._f.flush()
+        gap = offset - self._f.tell()
+        if gap < 0:
+            raise ValueError(f"{self.path}: the rows written here overran the reserved space")
+        while gap:
+            step = min(gap, 1 << 20)
+            self._f.write(b" " * step)
+            gap -= step
+        if end > offset:
+            if self._sep == b"\n":
+                self._f.write(b" ")
+            self._f.seek(end)
+            self._sep = b",\n"
+
+    def extend_from(self, path: Path) -> None:
+        """Append the rows of a file that holds them already joined by ``,\\n`` (a forked reader's part)."""
+        if path.stat().st_size == 0:
+            return
+        self._f.write(self._sep)
+        with open(path, "rb", buffering=0) as src:
+            shutil.copyfileobj(src, self._f, 1 << 22)
         self._sep = b",\n"
 
     def finish(self) -> None:

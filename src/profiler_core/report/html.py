@@ -10,7 +10,7 @@ from typing import Any
 from . import format as fmt
 from .charts import DISTRIBUTION_METRICS, mode_color
 from .summary import EXACT_LIMIT, MAIN_METRICS, MetricComparison, Summary
-from .verdict import findings, winners
+from .verdict import error_line, findings, winners
 
 CSS = """
 :root{--fg:#1f2328;--muted:#59636e;--bg:#f6f8fa;--card:#fff;--line:#d1d9e0;--better:#1a7f37;--worse:#cf222e;--accent:#0969da}
@@ -148,6 +148,8 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
 
     # Verdict
     add('<section id="verdict"><h2>Verdict</h2>')
+    if errors := error_line(s):
+        add(f'<p class="errored"><strong>⚠ {_e(errors)}.</strong></p>')
     if s.comparisons:
         add('<div class="verdicts">')
         for w in winners(s):
@@ -179,7 +181,8 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
             f'<div class="sub">success · 95% CI {fmt.rate(r.lower)}–{fmt.rate(r.upper)} · {r.successes}/{r.trials}</div><dl>'
         )
         add(f"<dt>pass@1</dt><dd>{fmt.rate(r.pass_at_1)}</dd>")
-        add(f"<dt>pass@{s.k}</dt><dd>{fmt.rate(r.pass_at_k)}</dd><dt>pass^{s.k}</dt><dd>{fmt.rate(r.pass_hat_k)}</dd>")
+        if s.k > 1:  # at one repetition pass@k and pass^k repeat pass@1
+            add(f"<dt>pass@{s.k}</dt><dd>{fmt.rate(r.pass_at_k)}</dd><dt>pass^{s.k}</dt><dd>{fmt.rate(r.pass_hat_k)}</dd>")
         for metric in ("cost_total_usd", "latency_wall_ms", "tokens_total", "tool_calls_total", "agent_turns"):
             info = s.metric(metric)
             if info is None:
@@ -214,14 +217,16 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
             rows = []
             for mc in comp.metrics:
                 info = s.metric(mc.metric)
-                r = mc.result
+                if info is None:  # every compared metric has its info; keeps the types honest
+                    continue
+                res = mc.result
                 cls = ' class="sig"' if mc.significant else ""
                 rows.append(
                     f'<tr{cls}><td><a href="#{metric_ids[mc.metric]}">{_e(info.label)}</a></td>'
                     f"<td>{fmt.value(mc.median_b, info.unit)}</td><td>{fmt.value(mc.median_a, info.unit)}</td>"
-                    f"<td>{fmt.pct(r.reduction_pct)}</td><td>{fmt.ci(*r.ci95)}</td>"
-                    f"<td>{fmt.effect(r.effect_size, r.effect_magnitude)}</td><td>{fmt.p_value(r.p_value)}</td>"
-                    f'<td>{fmt.p_value(r.p_value_adjusted)}</td><td class="l">{_pill(mc)}</td></tr>'
+                    f"<td>{fmt.pct(res.reduction_pct)}</td><td>{fmt.ci(*res.ci95)}</td>"
+                    f"<td>{fmt.effect(res.effect_size, res.effect_magnitude)}</td><td>{fmt.p_value(res.p_value)}</td>"
+                    f'<td>{fmt.p_value(res.p_value_adjusted)}</td><td class="l">{_pill(mc)}</td></tr>'
                 )
             add(_table(["Metric", f"{_e(comp.baseline)} median", f"{_e(comp.mode)} median", "Reduction", "95% CI",
                         "Cohen's d", "p", "p (Holm)", "Verdict"], rows))  # fmt: skip
@@ -259,10 +264,12 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
     for j, scen in enumerate(s.scenarios):
         cells = [f'<td><a href="#{scen_ids[scen]}">{_e(scen)}</a></td>']
         for i in range(len(s.modes)):
-            r = s.success_by_scenario[i][j]
-            cells.append(f"<td>{fmt.rate(r.rate)}</td>" if r else "<td>–</td>")
+            rate = s.success_by_scenario[i][j]
+            cells.append(f"<td>{fmt.rate(rate.rate)}</td>" if rate else "<td>–</td>")
         for metric in main:
             info = s.metric(metric)
+            if info is None:
+                continue
             for i in range(len(s.modes)):
                 cells.append(f"<td>{fmt.value(s.by_scenario[metric]['median'][i, j], info.unit)}</td>")
         total = s.checks_total[:, j]

@@ -1,19 +1,21 @@
-"""Columnar loading of results JSONL: each line decoded by the model's own decoder, numbers into arrays.
+"""Columnar loading of results JSONL: one json.loads per line, numbers straight into arrays.
 
-Each line is parsed by orjson and structured into a ``ProfileRow`` by the one
-converter (``serde``), so the report accepts exactly the rows the model
-accepts and says why it rejects one in the model's words (``file:line:
-$.tokens.input: expected int``). The row's numbers are then appended to flat
-``array`` buffers that become numpy columns at the end. A rejected line is
-skipped and reported. The tool-call records and timing segments of a row are
-not read by any report, and are most of the cost of structuring a row: they
-are dropped before it (``bench/run_all.py``: report_10k, report_1m).
+Building a ``ProfileRow`` per line (cattrs) costs ~150 µs; a report of a million
+rows cannot afford that. Each line is parsed with ``json.loads`` (``orjson``
+when it is installed), its essential keys are checked, and its values are
+appended to flat ``array`` buffers that become numpy columns at the end. A
+line that fails the checks is skipped and reported as ``file:line: why``; only
+then is the model's own validation (``serde.from_json``) used, to say why.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 import math
+import os
+import sys
+import threading
 from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,15 +23,17 @@ from typing import IO, Any
 
 import attrs
 import numpy as np
-import orjson
 
-from ..errors import ProfilerError, StoreError
-from ..model import ProfileRow
-from ..serde import converter, structure
+from ..errors import StoreError
 
-#: The JSON parser of rows (``bench/bench_report.py --parser json`` swaps in the stdlib's).
-_loads: Callable[[bytes], Any] = orjson.loads
-_DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError, orjson.JSONDecodeError)
+try:  # optional speed-up: ~3x faster parsing; the stdlib parser gives identical values
+    import orjson
+
+    _loads: Callable[[bytes], Any] = orjson.loads
+    _DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError, orjson.JSONDecodeError)
+except ImportError:  # pragma: no cover - depends on the environment
+    _loads = json.loads
+    _DECODE_ERRORS = (ValueError,)
 
 #: Numeric columns read from every row, in CSV order. Names follow the metric
 #: names of DESIGN §8 where one exists.
@@ -66,6 +70,9 @@ MAX_LISTED_PROBLEMS = 20
 
 #: Read buffer: the default 8 KB costs a system call per 3 lines (slow in VMs).
 BUFFER = 1 << 20
+
+#: Uncompressed files from this size on are read by two processes.
+PARALLEL_MIN_BYTES = 64 * 2**20
 
 
 @attrs.define
@@ -217,35 +224,44 @@ def check_results_file(path: Path) -> None:
         raise StoreError(f"{path}: results file is empty (no rows)")
 
 
-def _why(line: bytes, source: str, parsed: Any) -> str:
-    """Why a line was rejected, in the model's words (``serde``'s detailed re-run)."""
+def _diagnose(line: bytes, source: str, fallback: BaseException) -> str:
+    """Say why a line was rejected, in the model's words when it also rejects it."""
+    from ..model import ProfileRow
     from ..serde import from_json
 
     try:
-        if parsed is None:
-            from_json(line, ProfileRow, source=source)
-        else:
-            structure(parsed, ProfileRow, source=source)
-    except ProfilerError as exc:
+        from_json(line, ProfileRow, source=source)
+    except Exception as exc:  # noqa: BLE001 - ValidationError, or anything cattrs raises
         message = str(exc)
-    else:  # accepted on the second reading (e.g. a NaN only the stdlib parser reads)
-        message = f"{source}: not a results row"
+    else:
+        message = f"{source}: {type(fallback).__name__}: {fallback}"
     return message if len(message) <= 400 else message[:397] + "..."
 
 
-def load_rows(path: Path, *, sink: Callable[[bytes], None] | None = None) -> RowTable:
+def load_rows(path: Path, *, sink: Callable[[bytes], None] | None = None, parallel: bool | None = None) -> RowTable:
     """Read a (possibly gzipped) results JSONL into columns; bad lines are skipped and reported.
 
     :param sink: called with each accepted line (stripped), in file order, e.g.
         to copy rows into ``results.json`` without parsing them twice.
+    :param parallel: False reads in this process only; by default a big
+        uncompressed file is read by two processes (this one and a fork), one
+        half each.
     """
     check_results_file(path)
-    try:
-        f = _open_binary(path)
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    with f:
-        table = _parse(path, f, 1, sink)
+    split = None
+    if parallel is not False and path.stat().st_size >= PARALLEL_MIN_BYTES and can_fork():
+        split = _split_point(path)
+    if split is None:
+        try:
+            f = _open_binary(path)
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        with f:
+            table = _parse(path, f, 1, sink)
+    else:
+        from .parallel import load_split
+
+        table = load_split(path, split, sink)
     return _finish(table)
 
 
@@ -288,89 +304,129 @@ def _parse(path: Path, lines: Iterable[bytes], first_number: int, sink: Callable
     last_number = 0
     last_rejected = 0
     last_line = b""
-    structure_row = converter.get_structure_hook(ProfileRow)
     try:
         for number, line in enumerate(lines, start=first_number):
             last_number, last_line = number, line
             if not line.strip():
                 continue
-            d = None
             try:
                 d = loads(line)
-                tool_calls, timing = d.get("toolCalls"), d.get("timing")
-                if type(tool_calls) is dict and type(timing) is dict:
-                    tool_calls.pop("records", None)
-                    timing.pop("segments", None)
-                row = structure_row(d, ProfileRow)
-            except Exception:  # noqa: BLE001 - decode and structuring errors of every kind
+                tok = d["tokens"]
+                t_in = tok.get("input", 0)
+                t_out = tok.get("output", 0)
+                t_rea = tok.get("reasoning", 0)
+                t_cr = tok.get("cacheRead", 0)
+                t_cw = tok.get("cacheWrite", 0)
+                t_tot = tok.get("total")
+                if t_tot is None:
+                    t_tot = t_in + t_out + t_rea + t_cr + t_cw
+                t_act = tok.get("active")
+                if t_act is None:
+                    t_act = t_in + t_out + t_rea
+                tc = d["toolCalls"]
+                cost = d["cost"]
+                iteration = d["iteration"]
+                success = d["success"]
+                output_valid = d.get("outputValid", True)
+                if type(iteration) is not int or type(success) is not bool or type(output_valid) is not bool:
+                    raise TypeError("iteration must be an integer; success and outputValid booleans")
+                # array() checks every value is a real number, all or nothing.
+                staged = array(
+                    "d",
+                    (
+                        iteration,
+                        t_in,
+                        t_out,
+                        t_rea,
+                        t_cr,
+                        t_cw,
+                        t_tot,
+                        t_act,
+                        d["timing"]["wallMs"],
+                        tc.get("total", 0),
+                        tc.get("failed", 0),
+                        tc.get("retried", 0),
+                        tc.get("errorRate", 0),
+                        cost.get("totalUsd", 0),
+                        cost.get("inputUsd", 0),
+                        cost.get("outputUsd", 0),
+                        cost.get("reasoningUsd", 0),
+                        d["checkpointsPassed"],
+                        d["checkpointsTotal"],
+                        # null: no trace was kept, so the number of turns is unknown (NaN), not 0
+                        math.nan if (turns := d.get("agentTurns", 0)) is None else turns,
+                        d.get("attempts", 1),
+                    ),
+                )
+                run_id, mode, scen, model, provider = (
+                    d["runId"],
+                    d["mode"],
+                    d["scenarioId"],
+                    d["model"],
+                    d["provider"],
+                )
+                reason = d.get("completionReason", "stop")
+                started, completed, session = d["startedAt"], d["completedAt"], d["sessionId"]
+                if not (
+                    type(run_id) is str
+                    and type(mode) is str
+                    and type(scen) is str
+                    and type(model) is str
+                    and type(provider) is str
+                    and type(reason) is str
+                    and type(started) is str
+                    and type(completed) is str
+                    and type(session) is str
+                    and run_id
+                    and mode
+                    and scen
+                ):
+                    raise TypeError("runId, mode, scenarioId, model, provider, startedAt... must be strings")
+                details = d.get("checkpointDetails") or ()
+                # ``+ ""`` rejects a non-string id here, before anything is committed.
+                checks = [(c["id"] + "", c["passed"], c.get("description", "")) for c in details]
+                ext = d.get("extensions")
+                by_cat = tc.get("byCategory")
+                if (ext is not None and type(ext) is not dict) or (by_cat is not None and type(by_cat) is not dict):
+                    raise TypeError("extensions and toolCalls.byCategory must be objects")
+                error = d.get("error")
+            except (*_DECODE_ERRORS, KeyError, TypeError, AttributeError, IndexError) as exc:
                 skipped += 1
                 last_rejected = number
                 if len(problems) < MAX_LISTED_PROBLEMS + 1:
-                    problems.append(_why(line, f"{path}:{number}", d))
+                    problems.append(_diagnose(line, f"{path}:{number}", exc))
                 continue
-            tok, cost, tc = row.tokens, row.cost, row.tool_calls
-            numbers.extend(
-                array(
-                    "d",
-                    (
-                        row.iteration,
-                        tok.input,
-                        tok.output,
-                        tok.reasoning,
-                        tok.cache_read,
-                        tok.cache_write,
-                        tok.total,
-                        tok.active,
-                        row.timing.wall_ms,
-                        tc.total,
-                        tc.failed,
-                        tc.retried,
-                        tc.error_rate,
-                        cost.total_usd,
-                        cost.input_usd,
-                        cost.output_usd,
-                        cost.reasoning_usd,
-                        row.checkpoints_passed,
-                        row.checkpoints_total,
-                        row.agent_turns,
-                        row.attempts,
-                    ),
-                )
-            )
-            m = mode_c(row.mode)
-            s = scen_c(row.scenario_id)
-            codes.extend(
-                array(
-                    "q",
-                    (run_c(row.run_id), m, s, model_c(row.model), prov_c(row.provider), reason_c(row.completion_reason)),
-                )
-            )
-            flags.append(row.success)
-            flags.append(row.output_valid)
-            started_at.append(row.started_at)
-            completed_at.append(row.completed_at)
-            session_id.append(row.session_id)
-            if row.error is not None:
-                errors[n] = (row.error, row.error_code)
-            if row.checkpoint_details:
+            # Everything is checked: commit the row.
+            numbers.extend(staged)
+            m = mode_c(mode)
+            s = scen_c(scen)
+            codes.extend(array("q", (run_c(run_id), m, s, model_c(model), prov_c(provider), reason_c(reason))))
+            flags.append(success)
+            flags.append(output_valid)
+            started_at.append(started)
+            completed_at.append(completed)
+            session_id.append(session)
+            if error is not None:
+                errors[n] = (error, d.get("errorCode"))
+            if checks:
                 failed = []
-                for check in row.checkpoint_details:
-                    key = (m, s, check.id)
+                for cid, passed, description in checks:
+                    key = (m, s, cid)
                     counts = checkpoints.get(key)
                     if counts is None:
                         counts = checkpoints[key] = [0, 0]
-                        descriptions.setdefault(check.id, check.description)
+                        descriptions.setdefault(cid, description)
                     counts[1] += 1
-                    if check.passed:
+                    if passed is True:
                         counts[0] += 1
                     else:
-                        failed.append(check.id)
+                        failed.append(str(cid))
                 if failed:
                     failed_checks[n] = ";".join(failed)
-            if row.extensions:
-                extensions.add(n, row.extensions)
-            if tc.by_category:
-                categories.add(n, tc.by_category)
+            if ext:
+                extensions.add(n, ext)
+            if by_cat:
+                categories.add(n, by_cat)
             if sink is not None:
                 sink(line.strip())
             n += 1
@@ -418,6 +474,25 @@ def _parse(path: Path, lines: Iterable[bytes], first_number: int, sink: Callable
         problems=problems,
         skipped=skipped,
     )
+
+
+def can_fork() -> bool:
+    """True where forking is safe enough here: Linux, and no other Python thread running."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _split_point(path: Path) -> int | None:
+    """The offset just after the newline nearest past the middle of an uncompressed file, or None."""
+    with open(path, "rb") as f:
+        if f.read(2) == b"\x1f\x8b":
+            return None
+        size = f.seek(0, os.SEEK_END)
+        f.seek(size // 2)
+        block = f.read(1 << 20)
+        cut = block.find(b"\n")
+        if cut < 0 or size // 2 + cut + 1 >= size:
+            return None
+        return size // 2 + cut + 1
 
 
 def run_stem(path: Path) -> str:

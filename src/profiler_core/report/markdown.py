@@ -2,24 +2,36 @@
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from . import format as fmt
 from .summary import Summary
-from .verdict import findings, winners
+from .verdict import error_line, findings, winners
+
+#: What can start Markdown markup or raw HTML inside a line: backslash, code, emphasis, raw HTML and
+#: autolinks, table pipes, strike-through, an inline link's "](", and "_" at a word's edge (inside a
+#: word, as in with_tool, CommonMark does not read it as emphasis, so it stays readable).
+_MARKUP = re.compile(r"([\\`*<>|~]|\](?=\()|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+
+
+def md(value: Any) -> str:
+    """Text shown as written by a Markdown renderer: markup characters and raw HTML are escaped, one line."""
+    return _MARKUP.sub(r"\\\1", str(value)).replace("\n", " ").replace("\r", " ")
 
 
 def cell(value: Any) -> str:
-    """Text safe inside a Markdown table cell."""
-    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+    """Text safe inside a Markdown table cell (names, messages: nothing in a cell is markup)."""
+    return md(value)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str = "") -> list[str]:
-    """A Markdown table; ``align`` is one letter per column (l/r), default left then right."""
+    """A Markdown table; ``align`` is one letter per column (l/r/c), default left then right."""
     align = align or "l" + "r" * (len(header) - 1)
-    seps = ["---:" if a == "r" else "---" for a in align]
+    seps = [{"r": "---:", "c": ":---:"}.get(a, "---") for a in align]
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(seps) + " |"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return lines + [""]
@@ -34,26 +46,28 @@ def _rate_text(r) -> str:
 def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str]) -> str:
     """The Markdown report."""
     s = summary
-    lines: list[str] = [f"# Report: {meta.get('runId')}", ""]
+    lines: list[str] = [f"# Report: {md(meta.get('runId'))}", ""]
     lines.append(
         f"{meta.get('rows')} rows · {len(s.modes)} modes · {len(s.scenarios)} scenarios · "
-        f"baseline **{s.baseline}** · confidence {s.confidence:.0%}"
+        f"baseline **{md(s.baseline)}** · confidence {s.confidence:.0%}"
     )
     lines.append("")
 
     lines += ["## Verdict", ""]
+    if errors := error_line(s):
+        lines += [f"**⚠ {errors}.**", ""]
     if s.comparisons:
         lines += table(["Criterion", "Best mode"], [(w.criterion, w.text) for w in winners(s)], "ll")
         for f in findings(s):
             mark = {1: "✅", -1: "❌"}.get(f.better, "➖")
-            lines.append(f"- {mark} **{f.criterion}:** {f.text}")
+            lines.append(f"- {mark} **{f.criterion}:** {md(f.text)}")
         lines.append("")
     else:
         lines += ["Only one mode: nothing to compare.", ""]
 
     lines += ["## Run", ""]
     run_rows = [
-        ("Run ID", f"`{meta.get('runId')}`"),
+        ("Run ID", meta.get("runId")),
         ("Started", meta.get("startedAt") or "–"),
         ("Completed", meta.get("completedAt") or "–"),
         ("Status", meta.get("status") or "–"),
@@ -68,13 +82,14 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
             + (f" ({meta.get('skippedLines')} malformed lines skipped)" if meta.get("skippedLines") else ""),
         ),
         ("Plugins", ", ".join(meta.get("plugins") or []) or "–"),
-        ("Source", f"`{meta.get('source')}`"),
+        ("Source", meta.get("source")),
     ]
     lines += table(["Property", "Value"], run_rows, "ll")
 
     lines += ["## Modes", ""]
     k = s.k
-    header = ["Mode", "Rows", "Success [95% CI]", "pass@1", f"pass@{k}", f"pass^{k}"]
+    # With one repetition pass@1, pass@k and pass^k are one number: show it once.
+    header = ["Mode", "Rows", "Success [95% CI]", "pass@1"] + ([f"pass@{k}", f"pass^{k}"] if k > 1 else [])
     main = [m for m in ("tokens_total", "latency_wall_ms", "cost_total_usd", "tool_calls_total") if s.metric(m)]
     header += [f"{fmt.label(m)} median" for m in main] + ["Errors"]
     rows = []
@@ -86,9 +101,9 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
             int(s.rows_by_mode[i]),
             _rate_text(r),
             fmt.rate(r.pass_at_1),
-            fmt.rate(r.pass_at_k),
-            fmt.rate(r.pass_hat_k),
         ]
+        if k > 1:
+            row += [fmt.rate(r.pass_at_k), fmt.rate(r.pass_hat_k)]
         row += [fmt.value(s.by_mode[m]["median"][i], s.metric(m).unit) for m in main]
         row.append(int(s.errors_by_mode[i]))
         rows.append(row)
@@ -100,9 +115,9 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
     lines.append("")
 
     for comp in s.comparisons:
-        lines += [f"## Comparison: {comp.mode} vs {comp.baseline}", ""]
+        lines += [f"## Comparison: {md(comp.mode)} vs {md(comp.baseline)}", ""]
         lines.append(
-            f"_{comp.pairing}._ Reduction = (1 − median({comp.mode}) / median({comp.baseline})) × 100: positive means {comp.mode} is lower."
+            f"_{md(comp.pairing)}._ Reduction = (1 − median({md(comp.mode)}) / median({md(comp.baseline)})) × 100: positive means {md(comp.mode)} is lower."
         )
         lines.append("")
         sc = comp.success
@@ -163,12 +178,12 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
             )
         lines.append("")
     if s.omitted_metrics:
-        lines.append(f"Metrics with one value in every row (not compared): {', '.join(s.omitted_metrics)}.")
+        lines.append(f"Metrics with one value in every row (not compared): {md(', '.join(s.omitted_metrics))}.")
         lines.append("")
 
     lines += ["## Scenarios", ""]
     for j, scen in enumerate(s.scenarios):
-        lines += [f"### {scen}", ""]
+        lines += [f"### {md(scen)}", ""]
         no_checks = s.checks_total[:, j].sum() == 0
         parts = []
         for i, mode in enumerate(s.modes):
@@ -182,9 +197,10 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
                     f"checks {fmt.rate(s.checks_passed[i, j] / s.checks_total[i, j]) if s.checks_total[i, j] else '–'}"
                 )
             )
-            parts.append(f"**{mode}** {fmt.rate(r.rate)} ({r.successes}/{r.trials}), {checks}")
+            parts.append(f"**{md(mode)}** {fmt.rate(r.rate)} ({r.successes}/{r.trials}), {checks}")
         lines.append("Success: " + " · ".join(parts))
         lines.append("")
+        lines += _outcome_table(s, scen)
         header = ["Metric"] + [f"{m} median" for m in s.modes]
         header += [f"{m} vs {s.baseline}" for m in s.modes if m != s.baseline]
         b = s.modes.index(s.baseline)
@@ -201,7 +217,7 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
     for j, scen in enumerate(s.scenarios):
         detail = s.checkpoint_detail.get(scen)
         if s.checks_total[:, j].sum() == 0 and not detail:
-            lines.append(f"- **{scen}**: no checks")
+            lines.append(f"- **{md(scen)}**: no checks")
             continue
         any_checks = True
     lines.append("")
@@ -209,9 +225,9 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
         detail = s.checkpoint_detail.get(scen)
         if not detail:
             continue
-        lines += [f"### {scen}", ""]
+        lines += [f"### {md(scen)}", ""]
         rows = [
-            [f"`{cid}`", desc] + [f"{fmt.rate(p / t)} ({p}/{t})" if t else "–" for p, t in counts]
+            [cid, desc] + [f"{fmt.rate(p / t)} ({p}/{t})" if t else "–" for p, t in counts]
             for cid, desc, counts in detail
         ]
         lines += table(["Checkpoint", "Description", *s.modes], rows, "ll" + "r" * len(s.modes))
@@ -236,6 +252,9 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
             lines += [f"First {len(s.error_rows)} errors shown; all are in data/results.csv.", ""]
     else:
         lines += ["No row carries an error.", ""]
+    if s.failed_rows:
+        lines += ["Rows that failed without an error (the agent ran; its checks did not pass):", ""]
+        lines += table(["Mode", "Scenario", "Iteration", "Failed checks"], [(m, sc, it, checks or "–") for m, sc, it, checks in s.failed_rows], "llrl")
 
     if problems:
         lines += ["## Data problems", "", "Lines of the results file that could not be read (skipped):", ""]
@@ -254,6 +273,17 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
         "",
     ]
     return "\n".join(lines)
+
+
+def _outcome_table(s: Summary, scen: str) -> list[str]:
+    """Iteration by iteration, pass / FAIL / error per mode (small runs only)."""
+    per_mode = (s.outcomes or {}).get(scen)
+    if not per_mode:
+        return []
+    iterations = sorted({it for cells in per_mode.values() for it, _ in cells})
+    by_mode = {m: dict(cells) for m, cells in per_mode.items()}
+    rows = [[m] + [by_mode[m].get(it, "–") for it in iterations] for m in s.modes if m in by_mode]
+    return table(["Mode", *(f"#{it}" for it in iterations)], rows, "l" + "c" * len(iterations))
 
 
 def _reduction(a: float, b: float) -> float:
@@ -324,11 +354,11 @@ def render_analysis(bundles: list[dict], problems: Sequence[str], source: str) -
                     entry.setdefault("headers", f.get("headers") or [])
                     slot.extend(tuple(str(c) for c in row) for row in f.get("rows") or [])
     lines.append(
-        f"{len(bundles)} analysed sessions · modes: {', '.join(modes)}. Only findings that differ between modes are shown."
+        f"{len(bundles)} analysed sessions · modes: {md(', '.join(modes))}. Only findings that differ between modes are shown."
     )
     lines.append("")
     for scen in scenarios:
-        lines += [f"## {scen}", ""]
+        lines += [f"## {md(scen)}", ""]
         analyzers = sorted(
             {a for (s_, a, _) in agg if s_ == scen},
             key=lambda a: (ANALYZER_ORDER.index(a) if a in ANALYZER_ORDER else len(ANALYZER_ORDER), a),
@@ -347,20 +377,20 @@ def render_analysis(bundles: list[dict], problems: Sequence[str], source: str) -
                 elif kind == "list":
                     per_mode = {m: list(dict.fromkeys(e["modes"].get(m, []))) for m in modes}
                     if len({tuple(sorted(v)) for v in per_mode.values()}) > 1:
-                        blocks += ["<details>", f"<summary>{key}</summary>", ""]
+                        blocks += ["<details>", f"<summary>{html.escape(key)}</summary>", ""]
                         blocks += [
-                            f"**{m}:** {cell(', '.join(v[:50]) or '–')}" + (" …" if len(v) > 50 else "") + "  "
+                            f"**{md(m)}:** {cell(', '.join(v[:50]) or '–')}" + (" …" if len(v) > 50 else "") + "  "
                             for m, v in per_mode.items()
                         ]
                         blocks += ["", "</details>", ""]
                 elif kind == "table":
                     per_mode = {m: list(dict.fromkeys(e["modes"].get(m, []))) for m in modes}
                     if len({tuple(sorted(v)) for v in per_mode.values()}) > 1:
-                        blocks += ["<details>", f"<summary>{key}</summary>", ""]
+                        blocks += ["<details>", f"<summary>{html.escape(key)}</summary>", ""]
                         for m, rows in per_mode.items():
                             if not rows:
                                 continue
-                            blocks += [f"**{m}:**", ""]
+                            blocks += [f"**{md(m)}:**", ""]
                             blocks += table(
                                 e.get("headers") or [f"col{i + 1}" for i in range(len(rows[0]))],
                                 rows[:50],
@@ -369,7 +399,7 @@ def render_analysis(bundles: list[dict], problems: Sequence[str], source: str) -
                         blocks += ["</details>", ""]
             if scalar_rows or blocks:
                 shown = True
-                lines += [f"### {analyzer}", ""]
+                lines += [f"### {md(analyzer)}", ""]
                 if scalar_rows:
                     lines += table(["Finding", *(f"{m} (median)" for m in modes)], scalar_rows)
                 lines += blocks

@@ -133,6 +133,32 @@ class RateSummary:
     k: int
 
 
+#: Up to this many rows the report lists every iteration's outcome per scenario and mode.
+OUTCOME_ROWS = 5_000
+
+
+def _outcomes(table, modes, mode_idx, scen_idx):
+    """Per scenario and mode the iterations' pass/FAIL/error (small runs), and the first clean failures."""
+    iterations = table.numeric["iteration"]
+    failed_idx = np.flatnonzero(~table.success.astype(bool))
+    failed_rows = [
+        (modes[mode_idx[i]], table.scenarios[scen_idx[i]], int(iterations[i]), table.failed_checks.get(int(i), ""))
+        for i in failed_idx.tolist()
+        if i not in table.errors
+    ][:50]
+    if table.n > OUTCOME_ROWS:
+        return None, failed_rows
+    outcomes: dict[str, dict[str, list[tuple[int, str]]]] = {}
+    for i in range(table.n):
+        word = "error" if i in table.errors else ("pass" if table.success[i] else "FAIL")
+        per_mode = outcomes.setdefault(table.scenarios[scen_idx[i]], {})
+        per_mode.setdefault(modes[mode_idx[i]], []).append((int(iterations[i]), word))
+    for per_mode in outcomes.values():
+        for cells in per_mode.values():
+            cells.sort()
+    return outcomes, failed_rows
+
+
 @attrs.define
 class Summary:
     """All numbers of one report."""
@@ -166,6 +192,10 @@ class Summary:
     error_codes: dict[str, int]
     k: int
     confidence: float
+    #: scenario -> mode -> [(iteration, "pass" | "FAIL" | "error")], for runs of at most OUTCOME_ROWS rows
+    outcomes: dict[str, dict[str, list[tuple[int, str]]]] | None = None
+    #: (mode, scenario, iteration, failed checks) of rows that failed without an error (first ones)
+    failed_rows: list[tuple[str, str, int, str]] = attrs.Factory(list)
 
     def metric(self, name: str) -> MetricInfo | None:
         """The info of a metric, if it is reported."""
@@ -479,7 +509,10 @@ def build_summary(
     for (s_code, cid), counts in per_cp.items():
         detail.setdefault(table.scenarios[s_code], []).append((cid, table.checkpoint_descriptions.get(cid, ""), counts))
 
-    mode_rows = {name: np.flatnonzero(mode_idx == i) for i, name in enumerate(modes)}
+    # An errored row's tokens/latency/cost measure nothing, so comparisons use only rows that ran.
+    ran = np.ones(mode_idx.shape[0], dtype=bool)
+    ran[np.fromiter(table.errors, dtype=np.int64, count=len(table.errors))] = False
+    mode_rows = {name: np.flatnonzero((mode_idx == i) & ran) for i, name in enumerate(modes)}
     comparisons = [
         compare_modes(table, columns, infos, mode_rows, m, baseline, confidence=confidence, seed=seed)
         for m in modes
@@ -503,6 +536,7 @@ def build_summary(
                     str(message),
                 )
             )
+    outcomes, failed_rows = _outcomes(table, modes, mode_idx, scen_idx)
     reason = table.categorical["completion_reason"]
     reasons_by_mode: dict[str, dict[str, int]] = {m: {} for m in modes}
     counts = np.bincount(mode_idx * len(reason.values) + reason.codes, minlength=n_modes * len(reason.values))
@@ -534,6 +568,8 @@ def build_summary(
         reasons_by_mode=reasons_by_mode,
         error_rows=error_rows,
         error_codes=error_codes,
+        outcomes=outcomes,
+        failed_rows=failed_rows,
         k=k,
         confidence=confidence,
     )
@@ -674,5 +710,17 @@ def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
         "scenarioSummaries": scenario_block,
         "comparisons": comparisons,
         "errors": {"byCode": summary.error_codes, "firstRows": [list(r) for r in summary.error_rows]},
+        "verdict": _verdict_json(summary),
     }
     return clean(doc)
+
+
+def _verdict_json(summary: Summary) -> dict[str, Any]:
+    """The verdict's error count and the criteria it refused to judge, with the reason."""
+    from .verdict import error_line, winners  # verdict builds on this module
+
+    return {
+        "errored": int(summary.errors_by_mode.sum()),
+        "errorLine": error_line(summary),
+        "noVerdict": {w.criterion: w.text for w in winners(summary) if w.mode is None},
+    }

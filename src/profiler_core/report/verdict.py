@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 
 import attrs
+import numpy as np
 
+from .. import stats
 from . import format as fmt
-from .summary import Summary
+from .summary import MetricComparison, Summary
 
 #: (criterion, metric, phrase when the mode is lower, phrase when higher)
 CRITERIA = (
@@ -39,6 +41,69 @@ class Winner:
     significant: bool
 
 
+def error_line(summary: Summary) -> str | None:
+    """The verdict's first line when any row errored: how many, per mode."""
+    total = int(summary.errors_by_mode.sum())
+    if not total:
+        return None
+    parts = ", ".join(
+        f"{int(summary.errors_by_mode[i])} of {int(summary.rows_by_mode[i])} {m}"
+        for i, m in enumerate(summary.modes)
+        if summary.errors_by_mode[i]
+    )
+    return f"{total} of {int(summary.rows_by_mode.sum())} rows errored ({parts}); errored rows are left out of every metric comparison"
+
+
+def refusal(summary: Summary, criterion: str, modes: tuple[str, ...], metric: str | None = None) -> str | None:
+    """Why there is no verdict on ``criterion`` between ``modes``, in plain words, or None when there is one."""
+    for mode in modes:
+        i = summary.modes.index(mode)
+        errored, rows = int(summary.errors_by_mode[i]), int(summary.rows_by_mode[i])
+        if rows and errored * 2 >= rows:
+            return f"no verdict on {criterion.lower()}: {errored} of {rows} {mode} rows errored"
+        if metric is not None:
+            median = summary.by_mode[metric]["median"][i]
+            if rows == errored or math.isnan(median):
+                return f"no verdict on {criterion.lower()}: nothing ran for {mode}"
+    return None
+
+
+def smallest_p(n_a: int, n_b: int, *, paired: bool) -> tuple[float, bool]:
+    """The smallest p-value the permutation test can give at these sizes, and whether it is exact.
+
+    Asked of the stats module itself: perfectly separated samples give the most extreme arrangement.
+    """
+    a = np.arange(1.0, n_a + 1.0) + (0.0 if paired else n_b)
+    b = np.zeros(n_b) if paired else np.arange(1.0, n_b + 1.0)
+    result = stats.permutation_test(a, b, paired=paired)
+    return result.p_value, result.exact
+
+
+def method_note(mc: MetricComparison, paired: bool, n_metrics: int, confidence: float) -> str:
+    """Which method gave the interval and the p-value, and whether the sample can reach significance at all."""
+    r = mc.result
+    kind = "paired" if paired else "unpaired"
+    if mc.method == "large-sample":
+        test = "normal approximation of the permutation test"
+        floor = None
+    else:
+        floor, exact = smallest_p(r.n_a, r.n_b, paired=paired)
+        name = "sign-flip test" if paired else "permutation test"
+        test = f"{'exact' if exact else 'sampled'} {name}"
+    note = (
+        f"CI: {kind} bootstrap percentile interval of the reduction; "
+        f"p: {test}, Holm-adjusted across {n_metrics} metrics"
+    )
+    alpha = 1 - confidence
+    if floor is not None and math.isfinite(floor) and floor > alpha:
+        cells = f"{r.n_a} paired cells" if paired else f"{r.n_a} vs {r.n_b} rows"
+        note += (
+            f". Too few for significance: with {cells} the smallest possible p is {floor:.3g}, "
+            f"above {alpha:g}, so \"not significant\" here says nothing about a difference"
+        )
+    return note
+
+
 def findings(summary: Summary) -> list[Finding]:
     """Per non-baseline mode: cost, speed, success and tokens against the baseline."""
     out: list[Finding] = []
@@ -46,7 +111,10 @@ def findings(summary: Summary) -> list[Finding]:
     for comp in summary.comparisons:
         s = comp.success
         diff = s.difference_pp
-        if math.isnan(diff):
+        why = refusal(summary, "Success", (base, comp.mode))
+        if why:
+            out.append(Finding(criterion="Success", mode=comp.mode, text=why, significant=False, better=0))
+        elif math.isnan(diff):
             text = "success rate undefined"
             better = 0
         else:
@@ -56,12 +124,19 @@ def findings(summary: Summary) -> list[Finding]:
                 f"({abs(diff):.1f} pp {direction}; 95% CI {fmt.pp(s.ci95_pp[0])} to {fmt.pp(s.ci95_pp[1])})"
             )
             better = (1 if diff > 0 else -1) if s.significant else 0
-        text += f" — {'significant' if s.significant else 'not significant'} (p {_p(s.p_value)})"
-        out.append(Finding(criterion="Success", mode=comp.mode, text=text, significant=s.significant, better=better))
+        if not why:
+            text += f" — {'significant' if s.significant else 'not significant'} (p {_p(s.p_value)})"
+            out.append(
+                Finding(criterion="Success", mode=comp.mode, text=text, significant=s.significant, better=better)
+            )
         for criterion, metric, lower_word, higher_word in CRITERIA:
             mc = comp.get(metric)
             info = summary.metric(metric)
             if mc is None or info is None:
+                continue
+            why = refusal(summary, criterion, (base, comp.mode), metric)
+            if why:
+                out.append(Finding(criterion=criterion, mode=comp.mode, text=why, significant=False, better=0))
                 continue
             r = mc.result
             red = r.reduction_pct
@@ -76,6 +151,7 @@ def findings(summary: Summary) -> list[Finding]:
                     f"95% CI of the reduction {fmt.pct(lo)} to {fmt.pct(hi)})"
                 )
             text += f" — {'significant' if mc.significant else 'not significant'} (Holm-adjusted p {_p(r.p_value_adjusted)})"
+            text += f" [{method_note(mc, comp.paired, len(comp.metrics), summary.confidence)}]"
             out.append(
                 Finding(criterion=criterion, mode=comp.mode, text=text, significant=mc.significant, better=mc.verdict)
             )
@@ -94,21 +170,27 @@ def winners(summary: Summary) -> list[Winner]:
     comps = {c.mode: c for c in summary.comparisons}
     rates = {m: summary.success_by_mode[i].rate for i, m in enumerate(summary.modes)}
     best = max(summary.modes, key=lambda m: rates[m] if not math.isnan(rates[m]) else -1)
-    out.append(
-        _winner(
-            "Success",
-            best,
-            base,
-            comps,
-            lambda c: (1 if c.success.difference_pp > 0 else -1) if c.success.significant else 0,
+    why = refusal(summary, "Success", tuple(summary.modes))
+    if why:
+        out.append(Winner(criterion="Success", mode=None, text=why, significant=False))
+    else:
+        out.append(
+            _winner(
+                "Success",
+                best,
+                base,
+                comps,
+                lambda c: (1 if c.success.difference_pp > 0 else -1) if c.success.significant else 0,
+            )
         )
-    )
     for criterion, metric, _, _ in CRITERIA:
         info = summary.metric(metric)
         if info is None:
             continue
         medians = summary.by_mode[metric]["median"]
-        if all(math.isnan(x) for x in medians):
+        why = refusal(summary, criterion, tuple(summary.modes), metric)
+        if why:
+            out.append(Winner(criterion=criterion, mode=None, text=why, significant=False))
             continue
         best = summary.modes[
             min(range(len(summary.modes)), key=lambda i: math.inf if math.isnan(medians[i]) else medians[i])
@@ -143,3 +225,14 @@ def _winner(criterion, best, base, comps, judge) -> Winner:
             f" — significantly better than {base}" if significant else f" — not significantly different from {base}"
         )
     return Winner(criterion=criterion, mode=best, text=text, significant=significant)
+
+
+def verdict_lines(summary: Summary) -> list[str]:
+    """The verdict as plain text lines: the best mode per criterion, then every finding (+ better, - worse, = no difference)."""
+    errors = error_line(summary)
+    head = [f"! {errors}"] if errors else []
+    if not summary.comparisons:
+        return [*head, "Only one mode: nothing to compare."]
+    lines = head + [f"{w.criterion}: {w.text}" for w in winners(summary)]
+    lines += [f"{ {1: '+', -1: '-'}.get(f.better, '=') } {f.criterion}: {f.text}" for f in findings(summary)]
+    return lines

@@ -2,47 +2,58 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Sequence
 from typing import Any
 
 from .._signature import accepts_keyword
-from ..config import ProfileErrors, ProfilerConfig
+from ..config import ComponentSpec, ProfileErrors, ProfilerConfig
 from ..errors import ProfilerError
 from ..plugins import PluginManager
 from .options import RunOptions
 
 
 def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[dict[str, Any], list[str]]:
-    """Instantiate provider, resolver, scorer, collectors, analyzers and judge; collect every problem."""
+    """Instantiate provider, resolver, scorer, collectors, analyzers and judge; collect every problem.
+
+    Each is built through ``Registry.create``, which checks it against its contract,
+    so a component missing a method is a problem here (``profiler validate``), not mid-run.
+    """
     registry = manager.registry
     problems: list[str] = []
     built: dict[str, Any] = {}
     source = config.path or "<profile>"
 
-    def create(contract: str, spec, key: str, extra: dict | None = None):
+    def create(contract: str, spec: ComponentSpec, key: str, extra: dict[str, Any] | None = None) -> Any:
         try:
             return registry.create(contract, spec.id, {**spec.options, **(extra or {})})
         except ProfilerError as exc:
             problems.append(f"{source}: {key}: {exc}")
             return None
 
-    built["provider"] = create("providers", config.provider, "provider.id")
+    def wiring(contract: str, component_id: str) -> dict[str, Any]:
+        # A factory that accepts `registry` gets this one: the composite scorer builds its
+        # sub-scorers from it, the transcripts provider finds plugins' import formats in it.
+        # Only a factory naming the parameter: one taking **options must not receive it as an option.
+        info = registry.find(contract, component_id)
+        if info is not None and _names_parameter(info.factory, "registry"):
+            return {"registry": registry}
+        return {}
+
+    built["provider"] = create("providers", config.provider, "provider.id", wiring("providers", config.provider.id))
     built["mode_resolver"] = create("mode_resolvers", config.mode_resolver, "mode_resolver.id")
     judge = None
     if config.judge is not None:
         judge = create("judge_providers", config.judge, "judge.id")
     built["judge"] = judge
-    scorer_extra = {}
-    info = registry.scorers.get(config.scorer.id)
-    if info is not None:
-        if judge is not None and accepts_keyword(info.factory, "judge"):
-            scorer_extra["judge"] = judge
-        if accepts_keyword(info.factory, "registry"):
-            # The composite scorer builds its sub-scorers from the same registry.
-            scorer_extra["registry"] = registry
+    scorer_extra = wiring("scorers", config.scorer.id)
+    info = registry.find("scorers", config.scorer.id)
+    if info is not None and judge is not None and accepts_keyword(info.factory, "judge"):
+        scorer_extra["judge"] = judge
     built["scorer"] = create("scorers", config.scorer, "scorer.id", scorer_extra)
-    collector_specs = config.collectors
-    if collector_specs is None:
-        collector_specs = [_Spec(cid) for cid in registry.ids("collectors")]
+    collector_specs: Sequence[ComponentSpec] | None = config.collectors
+    if collector_specs is None:  # none named: every installed collector
+        collector_specs = [ComponentSpec(id=cid) for cid in registry.ids("collectors")]
     # `extensions.prices` is the profile-wide price override; it reaches the cost collector.
     prices = config.extensions.get("prices")
     built["collectors"] = [
@@ -51,11 +62,18 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
     ]
     analyzer_specs = config.analyzers
     if analyzer_specs is None:
-        built["analyzers"] = [create("analyzers", _Spec(aid), "analyzers") for aid in registry.ids("analyzers")]
+        built["analyzers"] = [create("analyzers", ComponentSpec(id=aid), "analyzers") for aid in registry.ids("analyzers")]
     else:
         built["analyzers"] = [create("analyzers", spec, f"analyzers[{i}]") for i, spec in enumerate(analyzer_specs)]
     problems.extend(check_scenarios(built["scorer"], config.scenarios))
     return built, problems
+
+
+def _names_parameter(factory: Any, name: str) -> bool:
+    try:
+        return name in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def check_scenarios(scorer: Any, scenarios: Any) -> list[str]:
@@ -70,12 +88,6 @@ def check_scenarios(scorer: Any, scenarios: Any) -> list[str]:
         except ProfilerError as exc:
             problems.append(str(exc))
     return problems
-
-
-class _Spec:
-    def __init__(self, component_id: str) -> None:
-        self.id = component_id
-        self.options: dict[str, Any] = {}
 
 
 async def resolve_all_modes(config: ProfilerConfig, resolver: Any) -> list[str]:
@@ -112,6 +124,12 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         # allowedRetries, so an explicit `allowedRetries: 0` keeps meaning "never retry".
         allowed_retries=0,
         concurrency=config.execution.concurrency,
+        max_concurrency=config.execution.max_concurrency,
+        order=config.execution.order,
+        max_cost_usd=config.execution.max_cost_usd,
+        max_tokens=config.execution.max_tokens,
+        order_seed=config.execution.seed,
+        provider_factory=_provider_factory(config, manager),
         session_export=config.output.session_export,
         results_dir=config.output.results_dir,
         reports_dir=config.output.reports_dir,
@@ -126,3 +144,9 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
     )
     fields.update(extra)  # the caller's values win (run id, hooks, resume...)
     return RunOptions(**fields)
+
+
+def _provider_factory(config: ProfilerConfig, manager: PluginManager) -> Any:
+    """A maker of fresh provider instances for the profile's provider (one per model and mode)."""
+    registry, spec = manager.registry, config.provider
+    return lambda: registry.create("providers", spec.id, dict(spec.options))

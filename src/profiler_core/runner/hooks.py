@@ -1,14 +1,22 @@
-"""Calling lifecycle hooks one plugin at a time, with the failure policy of DESIGN §4."""
+"""Calling lifecycle hooks through pluggy, with the failure policy of DESIGN §4.
+
+Each call is ``manager.hook.<name>(**kwargs)`` inside
+:func:`~profiler_core.plugins.isolated_hook_call`: pluggy orders the
+implementations (``tryfirst``/``trylast``, wrappers, most recently registered
+first) and a raising implementation is recorded with its plugin's name instead
+of skipping the others. Awaitables that implementations return are awaited
+after pluggy's call, in pluggy's order.
+"""
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any
 
 from .._async import await_me_maybe
-from ..errors import HookError
 from ..model import HookErrorRecord
-from ..plugins import PluginManager
+from ..plugins import HookFailures, PluginManager, isolated_hook_call
 
 log = logging.getLogger("agent_profiler")
 
@@ -22,43 +30,46 @@ class HookCaller:
 
     async def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call every implementation; record and log the ones that raise."""
-        results = []
-        for plugin_name, call in self.manager.hookimpls(hook_name):
-            try:
-                results.append(await await_me_maybe(call(**kwargs)))
-            except Exception as exc:  # noqa: BLE001 - the policy: never abort the suite
-                self._record(hook_name, plugin_name, exc)
-        return results
+        with isolated_hook_call(hook_name) as failures:
+            results = self._pluggy(hook_name, failures, kwargs) or []
+        values = [await await_me_maybe(result) for result in results]
+        self._record_all(failures)
+        return [value for value in values if value is not None]
 
     async def first_result(self, hook_name: str, **kwargs: Any) -> Any:
-        """Call implementations until one returns something other than ``None``."""
-        for plugin_name, call in self.manager.hookimpls(hook_name):
-            try:
-                result = await await_me_maybe(call(**kwargs))
-            except Exception as exc:  # noqa: BLE001
-                self._record(hook_name, plugin_name, exc)
-                continue
-            if result is not None:
-                return result
-        return None
+        """Call a ``firstresult`` hook; the first implementation returning non-``None`` wins."""
+        with isolated_hook_call(hook_name) as failures:
+            result = self._pluggy(hook_name, failures, kwargs)
+        value = await await_me_maybe(result)
+        self._record_all(failures)
+        return value
 
     async def call_fatal(self, hook_name: str, **kwargs: Any) -> None:
-        """Call every implementation; the first exception aborts (``before_run``)."""
-        for plugin_name, call in self.manager.hookimpls(hook_name):
-            try:
-                await await_me_maybe(call(**kwargs))
-            except Exception as exc:  # noqa: BLE001
-                raise HookError(f"plugin {plugin_name!r}: {hook_name} failed: {exc}") from exc
+        """Call every implementation; the first exception aborts as ``HookError`` naming its plugin."""
+        with isolated_hook_call(hook_name, fatal=True):
+            results = getattr(self.manager.hook, hook_name)(**kwargs) or []
+        for result in results:
+            await await_me_maybe(result)
 
     def call_sync(self, hook_name: str, **kwargs: Any) -> None:
         """Call synchronous hooks (progress) on the hot path; failures are recorded."""
-        for plugin_name, call in self.manager.hookimpls(hook_name):
-            try:
-                call(**kwargs)
-            except Exception as exc:  # noqa: BLE001
-                self._record(hook_name, plugin_name, exc)
+        with isolated_hook_call(hook_name) as failures:
+            results = self._pluggy(hook_name, failures, kwargs) or []
+        for result in results:
+            if inspect.iscoroutine(result):
+                result.close()  # never awaited: say so once instead of a RuntimeWarning
+                failures.failed("?", TypeError(f"{hook_name} is synchronous; an async implementation is not awaited"))
+        self._record_all(failures)
 
-    def _record(self, hook_name: str, plugin_name: str, exc: Exception) -> None:
-        message = f"{type(exc).__name__}: {exc}"
-        log.warning("hook %s of plugin %r failed: %s", hook_name, plugin_name, message)
-        self.errors.append(HookErrorRecord(hook=hook_name, plugin=plugin_name, message=message))
+    def _pluggy(self, hook_name: str, failures: HookFailures, kwargs: dict[str, Any]) -> Any:
+        try:
+            return getattr(self.manager.hook, hook_name)(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - only an old-style hookwrapper can get here
+            failures.failed("unknown plugin (a hookwrapper)", exc)
+            return None
+
+    def _record_all(self, failures: HookFailures) -> None:
+        for plugin_name, exc in failures.failures:
+            message = f"{type(exc).__name__}: {exc}"
+            log.warning("hook %s of plugin %r failed: %s", failures.hook_name, plugin_name, message)
+            self.errors.append(HookErrorRecord(hook=failures.hook_name, plugin=plugin_name, message=message))

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +12,7 @@ import trio
 
 from .._async import await_me_maybe
 from .._signature import accepts_keyword
+from ..errors import RateLimitedError
 from ..model import (
     AfterScenarioContext,
     AnalysisResult,
@@ -24,6 +22,7 @@ from ..model import (
     CustomMetric,
     ModeConfig,
     ProfileRow,
+    PromptMetrics,
     PromptResult,
     RunContext,
     Scenario,
@@ -33,13 +32,15 @@ from ..model import (
     SessionTrace,
     TimingBreakdown,
     TokenBreakdown,
-    ToolCallSummary,
+    ToolCallRecord,
 )
+from ..paths import safe_name
 from ..redact import Redactor
-from ..serde import to_json
 from ..store import RowWriter
 from ..timestamps import now_iso
+from .calls import call_provider
 from .hooks import HookCaller
+from .row import make_row
 
 log = logging.getLogger("agent_profiler")
 
@@ -51,6 +52,9 @@ class IterationOutcome:
     row: ProfileRow
     trace: SessionTrace | None
     bundle: SessionAnalysisBundle | None
+    #: the session was rate limited; wait this long (seconds, None: unknown) before trying again
+    retry_after: float | None = None
+    rate_limited: bool = False
 
 
 @attrs.define(kw_only=True)
@@ -71,6 +75,10 @@ class RunState:
     sessions_dir: Path
     multi_model: bool
     destroy_timeout_s: float
+    #: a cap on every session's timeout (``--time-limit``), in ms
+    time_limit_ms: int | None = None
+    #: the run's concurrency and rate-limit pause (shared by all cells)
+    pacer: Any = None
     metric_units: dict[str, str] = attrs.Factory(dict)
 
     @property
@@ -79,34 +87,71 @@ class RunState:
         return self.session_export or bool(self.analyzers)
 
 
+#: rate-limited tries of one cell before its rate limit counts as an error
+MAX_RATE_LIMITED = 20
+
+
 class IterationError(Exception):
     """A failure inside an iteration that is worth a retry."""
 
-    def __init__(self, message: str, reason: str = "error", code: str = "error") -> None:
+    def __init__(self, message: str, reason: str = "error", code: str = "error", retry_after: float | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.code = code
+        self.retry_after = retry_after
 
 
 async def _call_prompt(provider: Any, handle: Any, text: str, timeout_ms: int) -> PromptResult:
-    prompt = provider.prompt
-    if inspect.iscoroutinefunction(prompt):
-        return await prompt(handle, text, timeout_ms)
     # A blocking provider runs in a worker thread so timeouts and concurrency still work.
-    result = await trio.to_thread.run_sync(functools.partial(prompt, handle, text, timeout_ms), abandon_on_cancel=True)
-    return await await_me_maybe(result)
+    return await call_provider(provider, "prompt", handle, text, timeout_ms)
 
 
-async def _destroy(state: RunState, handle: Any) -> None:
+async def _destroy(state: RunState, handle: Any, provider: Any = None) -> None:
     # Shielded so a timeout or Ctrl-C cannot skip it; bounded so a hung provider cannot hang us.
     with trio.move_on_after(state.destroy_timeout_s) as scope:
         scope.shield = True
         try:
-            await await_me_maybe(state.provider.destroy_session(handle))
+            await call_provider(provider or state.provider, "destroy_session", handle)
         except Exception as exc:  # noqa: BLE001 - a failed destroy must not lose the row
             log.warning("destroy_session(%s) failed: %s", getattr(handle, "session_id", handle), exc)
     if scope.cancelled_caught:
         log.warning("destroy_session(%s) did not finish in %ss", getattr(handle, "session_id", handle), state.destroy_timeout_s)
+
+
+def _wrong(provider: Any, method: str, what: str, value: Any, expected: str) -> IterationError:
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return IterationError(
+        f"provider {getattr(provider, 'id', type(provider).__name__)!r} returned {what} {shown} from {method}, expected {expected}",
+        code="provider_error",
+    )
+
+
+def _checked_result(provider: Any, result: Any) -> PromptResult:
+    """``result`` when it is a well-formed PromptResult; otherwise an error naming the plugin and what it returned."""
+    if not isinstance(result, PromptResult):
+        raise _wrong(provider, "prompt", type(result).__name__, result, "PromptResult")
+    metrics = result.metrics
+    checks = (
+        (metrics, PromptMetrics, "metrics", "PromptMetrics"),
+        (getattr(metrics, "tokens", None), TokenBreakdown, "metrics.tokens", "TokenBreakdown"),
+        (getattr(metrics, "timing", None), TimingBreakdown, "metrics.timing", "TimingBreakdown"),
+        (getattr(metrics, "cost", None), CostBreakdown, "metrics.cost", "CostBreakdown"),
+        (result.text, str, "text", "a string"),
+    )
+    for value, cls, field, expected in checks:
+        if not isinstance(value, cls):
+            raise _wrong(provider, "prompt", f"a PromptResult whose {field} is", value, expected)
+    if not all(isinstance(call, ToolCallRecord) for call in metrics.tool_calls):
+        raise _wrong(provider, "prompt", "tool calls", metrics.tool_calls, "ToolCallRecord items")
+    return result
+
+
+def _checked_trace(provider: Any, trace: Any) -> SessionTrace | None:
+    """``trace`` when it is a SessionTrace or None; otherwise an error naming the plugin."""
+    if trace is not None and not isinstance(trace, SessionTrace):
+        raise _wrong(provider, "export_session", type(trace).__name__, trace, "SessionTrace or None")
+    return trace
 
 
 async def _collect(state: RunState, result: PromptResult, scenario: Scenario, mode: str, model: str, trace) -> dict[str, Any]:
@@ -149,14 +194,14 @@ async def _score(state: RunState, scenario: Scenario, result: PromptResult, trac
     return scored
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
-
-
 def session_export_path(sessions_dir: Path, scenario_id: str, mode: str, iteration: int, model: str | None) -> Path:
-    """``reports/sessions/<scenarioId>/<mode>-iter-<n>.json`` (model added when several run)."""
-    stem = f"{_slug(mode)}-{_slug(model)}" if model else _slug(mode)
-    return sessions_dir / _slug(scenario_id) / f"{stem}-iter-{iteration}.json"
+    """``<sessions_dir>/<scenarioId>/<mode>-iter-<n>.json`` (``<mode>+<model>`` when several models run).
+
+    Ids become safe, distinct file names (``paths.safe_name``): no id can leave the folder
+    or share another's file.
+    """
+    stem = f"{safe_name(mode)}+{safe_name(model)}" if model else safe_name(mode)
+    return sessions_dir / safe_name(scenario_id) / f"{stem}-iter-{iteration}.json"
 
 
 async def run_iteration(
@@ -168,8 +213,9 @@ async def run_iteration(
     scenario: Scenario,
     iteration: int,
     warmup: bool = False,
+    provider: Any = None,
 ) -> IterationOutcome:
-    """Run one cell of the matrix, with retries, and record it."""
+    """Run one cell of the matrix, with retries, and record it (``provider``: this cell's instance)."""
     if not warmup:
         replacement = await state.hooks.first_result(
             "profiler_before_scenario",
@@ -178,23 +224,43 @@ async def run_iteration(
         if isinstance(replacement, Scenario):
             scenario = replacement
 
+    if state.time_limit_ms is not None and state.time_limit_ms < scenario.timeout_ms:
+        scenario = attrs.evolve(scenario, timeout_ms=state.time_limit_ms)
     max_attempts = 1 + (scenario.allowed_retries or state.default_retries)
-    attempt = 0
+    attempt = rate_limits = 0
     while True:
         attempt += 1
-        outcome, error = await _attempt(state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt)
+        outcome, error = await _attempt(
+            state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt,
+            provider=provider or state.provider,
+        )
+        if outcome.rate_limited and rate_limits < MAX_RATE_LIMITED:
+            # Not the agent's failure: wait as told and try again, without using up a retry.
+            rate_limits += 1
+            attempt -= 1
+            wait = outcome.retry_after or 1.0
+            if state.pacer is not None:
+                wait = state.pacer.rate_limited(outcome.retry_after, rate_limits)
+            log.warning("rate limited: %s/%s/%s#%d waits %.1f s and tries again", model, mode, scenario.id, iteration, wait)
+            await trio.sleep(wait)
+            continue
         if error is None or attempt >= max_attempts:
+            if error is None and state.pacer is not None:
+                state.pacer.succeeded()
             break
-        log.info("retrying %s/%s/%s#%d after: %s", model, mode, scenario.id, iteration, error)
+        log.warning("retrying %s/%s/%s#%d (attempt %d of %d) after: %s", model, mode, scenario.id, iteration, attempt + 1, max_attempts, error)
 
     if not warmup:
+        if state.session_export and outcome.trace is not None and state.writer is not None:
+            # The trace is on disk before its row: a cell that resume counts as done has its trace.
+            # Written inline (a file is well under a millisecond): a worker thread would let trio's
+            # MockClock jump past deadlines while it waits, and buys little under the GIL.
+            path = session_export_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
+            state.writer.write_trace(path, outcome.trace)
         if state.writer is not None:
             state.writer.write_row(outcome.row)
             if outcome.bundle is not None and outcome.bundle.results:
                 state.writer.write_analysis(outcome.bundle)
-        if state.session_export and outcome.trace is not None and state.writer is not None:
-            path = session_export_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
-            state.writer.write_file(path, to_json(outcome.trace, indent=2) + "\n")
         await state.hooks.call(
             "profiler_after_scenario",
             ctx=AfterScenarioContext(
@@ -205,9 +271,9 @@ async def run_iteration(
 
 
 async def _attempt(
-    state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int, attempt: int
+    state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int, attempt: int,
+    provider: Any,
 ) -> tuple[IterationOutcome, str | None]:
-    provider = state.provider
     started_at = now_iso()
     t0 = time.perf_counter()
     handle = None
@@ -218,6 +284,7 @@ async def _attempt(
     analysis: dict[str, AnalysisResult] = {}
     error: str | None = None
     error_code: str | None = None
+    retry_after: float | None = None
     reason = "stop"
     params = CreateSessionParams(
         system_instructions=mode_config.system_instructions,
@@ -229,40 +296,45 @@ async def _attempt(
     try:
         try:
             with trio.fail_after(scenario.timeout_ms / 1000):
-                handle = await await_me_maybe(provider.create_session(params))
-                result = await _call_prompt(provider, handle, scenario.prompt, scenario.timeout_ms)
-                if not isinstance(result, PromptResult):
-                    raise IterationError(f"provider {provider.id!r} returned {type(result).__name__} from prompt, expected PromptResult", code="provider_error")
+                handle = await call_provider(provider, "create_session", params)
+                result = _checked_result(provider, await _call_prompt(provider, handle, scenario.prompt, scenario.timeout_ms))
                 if state.export_needed:
-                    trace = await await_me_maybe(provider.export_session(handle))
+                    trace = _checked_trace(provider, await call_provider(provider, "export_session", handle))
         except trio.TooSlowError:
             raise IterationError(f"timed out after {scenario.timeout_ms} ms", reason="timeout", code="timeout") from None
         except IterationError:
             raise
+        except RateLimitedError as exc:
+            raise IterationError(f"rate limited: {exc}", code="rate_limited", retry_after=exc.retry_after) from exc
         except Exception as exc:
             raise IterationError(f"{type(exc).__name__}: {exc}", code="provider_error") from exc
         metrics = await _collect(state, result, scenario, mode, model, trace)
         if trace is not None and state.analyzers:
             analysis = await _analyze(state, trace, scenario, mode)
         scored = await _score(state, scenario, result, trace, mode, model, iteration, {"attempt": attempt})
+        if result.error:
+            # The session itself ended in an error (an API error, a recorded failure): measured, scored, but an error.
+            raise IterationError(result.error, code="session_error")
     except IterationError as exc:
-        error, error_code, reason = str(exc), exc.code, exc.reason
+        error, error_code, reason, retry_after = str(exc), exc.code, exc.reason, exc.retry_after
     finally:
         if handle is not None:
-            await _destroy(state, handle)
+            await _destroy(state, handle, provider)
 
     completed_at = now_iso()
     elapsed_ms = (time.perf_counter() - t0) * 1000
-    row = _make_row(
-        state,
+    row = make_row(
+        run_id=state.run_id,
+        provider=state.provider.id,
+        metric_units=state.metric_units,
         model=model,
         mode=mode,
-        scenario=scenario,
+        scenario_id=scenario.id,
         iteration=iteration,
         started_at=started_at,
         completed_at=completed_at,
         elapsed_ms=elapsed_ms,
-        handle=handle,
+        session_id=getattr(handle, "session_id", "") if handle is not None else "",
         result=result,
         trace=trace,
         scored=scored,
@@ -277,79 +349,5 @@ async def _attempt(
         bundle = SessionAnalysisBundle(
             session_id=row.session_id, scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, results=analysis
         )
-    return IterationOutcome(row=row, trace=trace, bundle=bundle), error
-
-
-def _make_row(
-    state: RunState,
-    *,
-    model: str,
-    mode: str,
-    scenario: Scenario,
-    iteration: int,
-    started_at: str,
-    completed_at: str,
-    elapsed_ms: float,
-    handle: Any,
-    result: PromptResult | None,
-    trace: SessionTrace | None,
-    scored: ScorerResult | None,
-    metrics: dict[str, Any],
-    error: str | None,
-    error_code: str | None,
-    reason: str,
-    attempts: int,
-) -> ProfileRow:
-    if result is not None:
-        tokens, timing, cost = result.metrics.tokens, result.metrics.timing, result.metrics.cost
-        if metrics.get("cost_source") == "computed":
-            # The provider reported no cost; the cost collector priced the tokens.
-            cost = CostBreakdown(
-                total_usd=metrics.get("cost_total_usd", 0),
-                input_usd=metrics.get("cost_input_usd", 0),
-                output_usd=metrics.get("cost_output_usd", 0),
-                reasoning_usd=metrics.get("cost_reasoning_usd", 0),
-            )
-        tool_calls = ToolCallSummary.from_records(result.metrics.tool_calls)
-        completion_reason = reason if error and reason == "timeout" else result.completion_reason
-        if error and completion_reason == "stop":
-            completion_reason = "error"
-    else:
-        tokens, cost = TokenBreakdown(), CostBreakdown()
-        timing = TimingBreakdown(wall_ms=round(elapsed_ms, 3))
-        tool_calls = ToolCallSummary()
-        completion_reason = reason
-    details = ()
-    if scored is not None:
-        details = tuple(scored.details)
-    extensions = dict(metrics)
-    if scored is not None:
-        for metric in scored.metrics:
-            extensions[metric.name] = metric.value
-            state.metric_units.setdefault(metric.name, metric.unit)
-    return ProfileRow(
-        run_id=state.run_id,
-        scenario_id=scenario.id,
-        mode=mode,
-        model=model,
-        iteration=iteration,
-        started_at=started_at,
-        completed_at=completed_at,
-        tokens=tokens,
-        timing=timing,
-        tool_calls=tool_calls,
-        cost=cost,
-        success=bool(scored and scored.success and error is None),
-        checkpoints_passed=scored.passed if scored else 0,
-        checkpoints_total=scored.total if scored else 0,
-        checkpoint_details=details,
-        output_valid=bool(scored.output_valid) if scored else False,
-        provider=state.provider.id,
-        session_id=getattr(handle, "session_id", "") if handle is not None else "",
-        agent_turns=trace.summary.total_turns if trace is not None else 0,
-        completion_reason=completion_reason,
-        extensions=extensions,
-        error=error,
-        error_code=error_code,
-        attempts=attempts,
-    )
+    outcome = IterationOutcome(row=row, trace=trace, bundle=bundle, retry_after=retry_after, rate_limited=error_code == "rate_limited")
+    return outcome, error

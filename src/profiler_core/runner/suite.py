@@ -31,12 +31,17 @@ from ..model import (
     RunManifest,
     SessionAnalysisBundle,
 )
+from ..paths import check_run_id
 from ..plugins import PluginManager, get_plugin_manager
 from ..redact import Redactor, secret_env_values
-from ..store import RowWriter, RunPaths, write_manifest
+from ..store import RowWriter, RunLock, RunPaths, StoredRows, write_manifest
+from ..timestamps import now_iso
+from .calls import call_provider
 from .hooks import HookCaller
-from .iteration import RunState, now_iso, run_iteration
+from .iteration import RunState, run_iteration
 from .options import RunOptions
+from .pacing import Pacer
+from .schedule import order_cells
 
 log = logging.getLogger("agent_profiler")
 
@@ -52,8 +57,10 @@ def _validate(options: RunOptions) -> None:
         problems.append(f"repetitions must be >= 1, got {options.repetitions}")
     if options.allowed_retries < 0:
         problems.append(f"allowed_retries must be >= 0, got {options.allowed_retries}")
-    if options.concurrency < 1:
-        problems.append(f"concurrency must be >= 1, got {options.concurrency}")
+    if options.concurrency is not None and options.concurrency < 1:
+        problems.append(f"concurrency must be >= 1 (or None for auto), got {options.concurrency}")
+    if options.max_concurrency < 1:
+        problems.append(f"max_concurrency must be >= 1, got {options.max_concurrency}")
     if not options.mode_list():
         problems.append("at least one mode is required")
     if not options.scenarios:
@@ -127,15 +134,20 @@ async def run_profile_suite(options: RunOptions) -> ProfileSuiteResult:
     """Run the whole matrix under trio and return every row (DESIGN §5)."""
     _validate(options)
     manager = options.plugin_manager or get_plugin_manager()
-    run_id = options.run_id or new_run_id()
+    run_id = check_run_id(options.run_id) if options.run_id else new_run_id()
     hook_names = []
     for index, hooks_obj in enumerate(options.hooks):
         name = f"run-hooks-{run_id}-{index}"
         manager.register(hooks_obj, name)
         hook_names.append(name)
+    # One writer per run: a second `--resume` of a run still being written is refused before
+    # it touches the manifest or the rows.
+    lock = RunLock(RunPaths(Path(options.results_dir), run_id))
+    lock.acquire()
     try:
         return await _run(options, manager, run_id)
     finally:
+        lock.release()
         for name in hook_names:
             manager.unregister(name)
 
@@ -163,12 +175,22 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         scope = "mode"
         warnings.append("provider initialised once per mode because modes set provider_overrides or environments")
 
+    # Modes overlap when each (model, mode) can get its own instance and the provider does not read
+    # the runner's process environment; otherwise they run one after another as before.
+    overlap = options.provider_factory is not None and not getattr(provider, "needs_process_env", False)
+    if not overlap and options.order != "blocked":
+        warnings.append(
+            f"execution.order {options.order!r} needs a provider instance per mode "
+            "(a provider factory and no needs_process_env); cells ran mode after mode"
+        )
+
     cells = [
         (model, mode, scenario, i)
         for model in models
         for mode in modes
         for scenario in scenarios
         for i in range(options.repetitions)
+        if options.only_cells is None or (model, mode, scenario.id, i) in options.only_cells
     ]
     done = {r.cell for r in options.previous_rows}
     todo = [c for c in cells if (c[0], c[1], c[2].id, c[3]) not in done]
@@ -183,7 +205,10 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         reports_dir=str(options.reports_dir),
         session_export=options.session_export,
         extensions=options.extensions,
+        profile_path=options.profile_path,
     )
+    # Each run's traces under its own report folder: a second run never replaces the first's.
+    sessions_dir = Path(options.reports_dir) / run_id / "sessions"
     manifest = RunManifest(
         run_id=run_id,
         profile_hash=options.profile_hash,
@@ -198,6 +223,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         repetitions=options.repetitions,
         resumed_from=options.resumed_from,
         overrides=options.overrides,
+        sessions_dir=str(sessions_dir) if options.session_export else None,
     )
     paths.results_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(paths.manifest, manifest, redactor)
@@ -209,6 +235,10 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         raise
 
     writer = RowWriter(paths, redactor)
+    pacer = Pacer(options.concurrency, options.max_concurrency)
+    # A killed run may leave half-written temporary files; nobody else writes here (the run lock).
+    writer.remove_stale_temporaries(sessions_dir)
+    writer.remove_stale_temporaries(paths.results_dir, f".{run_id}.*.tmp")
     state = RunState(
         run_id=run_id,
         run_ctx=run_ctx,
@@ -221,49 +251,59 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         redactor=redactor,
         default_retries=options.allowed_retries,
         session_export=options.session_export,
-        sessions_dir=Path(options.reports_dir) / "sessions",
+        sessions_dir=sessions_dir,
         multi_model=len(models) > 1,
         destroy_timeout_s=options.destroy_timeout_s,
+        time_limit_ms=options.time_limit_ms,
+        pacer=pacer,
     )
     progress = _Progress(hooks, run_id, len(todo))
-    rows: list[ProfileRow] = [r for r in options.previous_rows if r.iteration >= 0]
-    bundles: list[SessionAnalysisBundle] = []
+    # Rows and bundles are on disk; the run keeps only counts, so its memory does not grow with its length.
+    tally = _Tally()
+    for row in options.previous_rows:
+        if row.iteration >= 0:
+            tally.add(row, new=False)
     status = "completed"
+    budget = _Budget(max_cost_usd=options.max_cost_usd, max_tokens=options.max_tokens)
+    for row in options.previous_rows:
+        budget.add(row)  # a resumed run's budget counts what it already spent
     t0 = time.perf_counter()
     progress.emit("run_started")
 
-    async def one_cell(model, mode, scenario, i, limiter, token):
+    async def one_cell(model, mode, scenario, i, limiter, token, instance=None):
         try:
             progress.emit("iteration_started", model=model, mode=mode, scenario_id=scenario.id, iteration=i)
-            outcome = await run_iteration(state, model=model, mode=mode, mode_config=mode_configs[mode], scenario=scenario, iteration=i)
-            rows.append(outcome.row)
-            if outcome.bundle is not None:
-                bundles.append(outcome.bundle)
+            outcome = await run_iteration(
+                state, model=model, mode=mode, mode_config=mode_configs[mode], scenario=scenario, iteration=i, provider=instance
+            )
+            tally.add(outcome.row)
+            budget.add(outcome.row)
             progress.completed += 1
             if outcome.row.error or not outcome.row.success:
                 progress.failed += 1
-            progress.emit("iteration_completed", model=model, mode=mode, scenario_id=scenario.id, iteration=i, row=outcome.row)
+            progress.emit(
+                "iteration_completed", model=model, mode=mode, scenario_id=scenario.id, iteration=i, row=outcome.row,
+                concurrency=pacer.current,
+            )
         finally:
             limiter.release_on_behalf_of(token)
 
-    async def init_provider(model: str, mode: str, with_overrides: bool) -> None:
+    async def init_provider(model: str, mode: str, with_overrides: bool, instance: Any = None) -> None:
+        instance = instance or provider
         mode_config = mode_configs[mode]
         options_ = dict(options.provider_options)
         if with_overrides:
             options_.update(mode_config.provider_overrides)
         try:
-            await await_me_maybe(
-                provider.init(
-                    ProviderConfig(
-                        port=options.provider_port,
-                        model=model,
-                        mode=mode,
-                        permissions=PermissionConfig(auto_approve=True),
-                        environment=dict(mode_config.environment),
-                        options=options_,
-                    )
-                )
+            config = ProviderConfig(
+                port=options.provider_port,
+                model=model,
+                mode=mode,
+                permissions=PermissionConfig(auto_approve=True),
+                environment=dict(mode_config.environment),
+                options=options_,
             )
+            await call_provider(instance, "init", config)
         except ProfilerError:
             raise
         except Exception as exc:
@@ -271,22 +311,86 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         if options.warmup:
             progress.emit("warmup_started", model=model, mode=mode)
             outcome = await run_iteration(
-                state, model=model, mode=mode, mode_config=mode_config, scenario=scenarios[0], iteration=-1, warmup=True
+                state, model=model, mode=mode, mode_config=mode_config, scenario=scenarios[0], iteration=-1, warmup=True,
+                provider=instance,
             )
             if outcome.row.error:
                 warnings.append(f"warmup ({model}, {mode}) failed: {outcome.row.error}")
                 log.warning("warmup failed: %s", outcome.row.error)
             progress.emit("warmup_completed", model=model, mode=mode)
 
-    async def shutdown_provider() -> None:
+    async def shutdown_provider(instance: Any = None) -> None:
         with trio.move_on_after(options.destroy_timeout_s) as cs:
             cs.shield = True
             try:
-                await await_me_maybe(provider.shutdown())
+                await call_provider(instance or provider, "shutdown")
             except Exception as exc:  # noqa: BLE001 - shutdown failure must not lose the run
                 warnings.append(f"provider shutdown failed: {exc}")
 
+    async def overlapped_matrix() -> None:
+        """Every (model, mode) has its own provider instance; cells of several modes may run at once."""
+        groups: dict[tuple[str, str], _ModeGroup] = {}
+        for model, mode, _, _ in todo:
+            group = groups.setdefault((model, mode), _ModeGroup(model=model, mode=mode))
+            group.remaining += 1
+        spare = [provider]  # the instance built to validate the profile serves the first group
+
+        async def open_group(group: _ModeGroup) -> None:
+            async with group.lock:
+                if group.ready:
+                    return
+                if group.instance is not None:  # a first init failed; that error is already on its way out
+                    raise ProfilerError(f"provider {provider.id!r} could not start for mode {group.mode!r}")
+                # Set before init, so the instance is shut down even when its init fails.
+                group.instance = spare.pop() if spare else options.provider_factory()
+                await init_provider(group.model, group.mode, with_overrides=True, instance=group.instance)
+                await hooks.call("profiler_before_mode", mode=group.mode, run=run_ctx)
+                group.ready = True
+
+        async def close_group(group: _ModeGroup) -> None:
+            if group.closed or group.instance is None:
+                return
+            group.closed = True
+            with trio.CancelScope(shield=True):
+                await hooks.call("profiler_after_mode", mode=group.mode, run=run_ctx)
+            await shutdown_provider(group.instance)
+
+        async def grouped_cell(model, mode, scenario, i, limiter, token):
+            group = groups[(model, mode)]
+            try:
+                await open_group(group)
+            except BaseException:
+                limiter.release_on_behalf_of(token)
+                raise
+            await one_cell(model, mode, scenario, i, limiter, token, instance=group.instance)
+            group.remaining -= 1
+            if group.remaining == 0:
+                await close_group(group)
+
+        schedule = order_cells(todo, modes, options.order, options.order_seed)
+        limiter = pacer.limiter
+        try:
+            async with trio.open_nursery() as nursery:
+                # Acquire before starting each task so cells start in schedule order
+                # (trio does not promise FIFO scheduling of freshly started tasks).
+                for model, mode, scenario, i in schedule:
+                    token = object()
+                    await pacer.acquire(token)  # a rate limit's Retry-After holds back new cells
+                    if budget.exhausted:  # checked after the wait: cells that finished meanwhile count
+                        limiter.release_on_behalf_of(token)
+                        break
+                    nursery.start_soon(grouped_cell, model, mode, scenario, i, limiter, token)
+        finally:
+            # Interrupted or failed: end every instance that was started (no after_mode: the mode did not end).
+            for group in groups.values():
+                if group.instance is not None and not group.closed:
+                    group.closed = True
+                    await shutdown_provider(group.instance)
+
     async def matrix() -> None:
+        if overlap:
+            await overlapped_matrix()
+            return
         for model in models:
             model_cells = [c for c in todo if c[0] == model]
             if not model_cells:
@@ -299,18 +403,23 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                     mode_cells = [c for c in model_cells if c[1] == mode]
                     if not mode_cells:
                         continue
+                    if budget.exhausted:
+                        break
                     with mode_environment(mode_configs[mode].environment):
                         try:
                             if scope == "mode":
                                 await init_provider(model, mode, with_overrides=True)
                             await hooks.call("profiler_before_mode", mode=mode, run=run_ctx)
-                            limiter = trio.CapacityLimiter(options.concurrency)
+                            limiter = pacer.limiter
                             async with trio.open_nursery() as nursery:
                                 # Acquire before starting each task so cells start in matrix order
                                 # (trio does not promise FIFO scheduling of freshly started tasks).
                                 for _, _, scenario, i in mode_cells:
                                     token = object()
-                                    await limiter.acquire_on_behalf_of(token)
+                                    await pacer.acquire(token)
+                                    if budget.exhausted:
+                                        limiter.release_on_behalf_of(token)
+                                        break
                                     nursery.start_soon(one_cell, model, mode, scenario, i, limiter, token)
                             await hooks.call("profiler_after_mode", mode=mode, run=run_ctx)
                         finally:
@@ -343,42 +452,115 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
             outer.cancel_scope.cancel()
         if interrupted:
             status = "interrupted"
+        elif budget.exhausted and tally.new < len(todo):
+            status = "budget_exhausted"
+            warnings.append(f"budget spent ({budget.describe()}): cells not started; resume with a raised budget")
     except BaseExceptionGroup as group:
         # trio wraps errors in groups; a user wants the one error that happened.
         leaf = _single_leaf(group)
         status = "interrupted" if isinstance(leaf, KeyboardInterrupt) else "failed"
         warnings.extend(writer.close())
-        _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
+        _finish(paths, manifest, tally, hooks, warnings, state, status, redactor)
         if leaf is not None:
             raise leaf from None
         raise
     except KeyboardInterrupt:
         status = "interrupted"
         warnings.extend(writer.close())
-        _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
+        _finish(paths, manifest, tally, hooks, warnings, state, status, redactor)
         raise
     except BaseException:
         warnings.extend(writer.close())
-        _finish(paths, manifest, rows, hooks, warnings, state, "failed", redactor)
+        _finish(paths, manifest, tally, hooks, warnings, state, "failed", redactor)
         raise
     warnings.extend(writer.close())
 
-    rows.sort(key=_row_order(models, modes, scenarios))
-    bundles.sort(key=lambda b: (models.index(b.model), modes.index(b.mode), [s.id for s in scenarios].index(b.scenario_id), b.iteration))
+    scenario_index = {s.id: i for i, s in enumerate(scenarios)}
     result = ProfileSuiteResult(
         run_id=run_id,
-        rows=rows,
+        rows=StoredRows(paths.jsonl, ProfileRow, order=_row_order(models, modes, scenarios)),
         duration_ms=(time.perf_counter() - t0) * 1000,
         output_jsonl_path=str(paths.jsonl.resolve()),
-        analysis_results=bundles,
+        analysis_results=StoredRows(
+            paths.analysis,
+            SessionAnalysisBundle,
+            order=lambda b: (models.index(b.model), modes.index(b.mode), scenario_index.get(b.scenario_id, 0), b.iteration),
+        ),
         manifest_path=str(paths.manifest.resolve()),
         status=status,
+        counts=tally.counts(manifest.counts.expected),
     )
     progress.emit("run_completed")
     with trio.CancelScope(shield=True):
         await hooks.call("profiler_after_run", ctx=run_ctx, result=result)
-    _finish(paths, manifest, rows, hooks, warnings, state, status, redactor)
+    _finish(paths, manifest, tally, hooks, warnings, state, status, redactor)
     return result
+
+
+@attrs.define
+class _Tally:
+    """Counts of the rows a run has (what the manifest and the result report), without the rows."""
+
+    completed: int = 0
+    errored: int = 0
+    succeeded: int = 0
+    #: rows written by this invocation (not resumed ones)
+    new: int = 0
+
+    def add(self, row: ProfileRow, *, new: bool = True) -> None:
+        """Count one row."""
+        self.completed += 1
+        self.errored += bool(row.error)
+        self.succeeded += bool(row.success)
+        self.new += new
+
+    def counts(self, expected: int) -> RunCounts:
+        """The manifest's counts."""
+        return RunCounts(expected=expected, completed=self.completed, errored=self.errored, succeeded=self.succeeded)
+
+
+@attrs.define
+class _Budget:
+    """What a run may spend, and what it has spent."""
+
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    cost_usd: float = 0.0
+    tokens: int = 0
+
+    def add(self, row: ProfileRow) -> None:
+        """Count a finished cell's cost and tokens."""
+        self.cost_usd += row.cost.total_usd or 0.0
+        self.tokens += row.tokens.total
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the cost or token limit is reached."""
+        return (self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd) or (
+            self.max_tokens is not None and self.tokens >= self.max_tokens
+        )
+
+    def describe(self) -> str:
+        """``$0.52 of $0.50; 120000 of 100000 tokens`` (the limits that are set)."""
+        parts = []
+        if self.max_cost_usd is not None:
+            parts.append(f"${self.cost_usd:.4f} of ${self.max_cost_usd:g}")
+        if self.max_tokens is not None:
+            parts.append(f"{self.tokens} of {self.max_tokens} tokens")
+        return "; ".join(parts)
+
+
+@attrs.define(eq=False)
+class _ModeGroup:
+    """The cells of one (model, mode) and the provider instance that serves them."""
+
+    model: str
+    mode: str
+    remaining: int = 0
+    instance: Any = None
+    ready: bool = False
+    closed: bool = False
+    lock: trio.Lock = attrs.Factory(trio.Lock)
 
 
 def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:
@@ -396,13 +578,8 @@ def _row_order(models, modes, scenarios):
     return lambda r: (model_index.get(r.model, 0), mode_index.get(r.mode, 0), scenario_index.get(r.scenario_id, 0), r.iteration)
 
 
-def _finish(paths, manifest, rows, hooks, warnings, state, status, redactor) -> None:
-    counts = RunCounts(
-        expected=manifest.counts.expected,
-        completed=len(rows),
-        errored=sum(1 for r in rows if r.error),
-        succeeded=sum(1 for r in rows if r.success),
-    )
+def _finish(paths, manifest, tally, hooks, warnings, state, status, redactor) -> None:
+    counts = tally.counts(manifest.counts.expected)
     write_manifest(
         paths.manifest,
         attrs.evolve(

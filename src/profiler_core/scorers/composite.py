@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from .._async import await_me_maybe
-from .._signature import accepts_keyword
 from .._hookmarkers import hookimpl
+from .._signature import accepts_keyword
 from ..errors import ConfigError, ProfilerError
 from ..model import CustomMetric, Scenario, ScorerCheckResult, ScorerContext, ScorerResult
 
@@ -166,14 +166,19 @@ def _prefixed(prefix: str, detail: ScorerCheckResult) -> ScorerCheckResult:
     )
 
 
+def _is_number(value: object) -> TypeGuard[int | float]:
+    """A number that can be summed (booleans are not)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _merge_metric(metrics: dict[str, CustomMetric], metric: CustomMetric) -> None:
     existing = metrics.get(metric.name)
     if existing is None:
         metrics[metric.name] = metric
         return
-    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (existing.value, metric.value))
-    if numeric and existing.unit == metric.unit and metric.unit in ADDITIVE_UNITS:
-        metrics[metric.name] = CustomMetric(name=metric.name, value=existing.value + metric.value, unit=metric.unit)
+    old, new = existing.value, metric.value
+    if _is_number(old) and _is_number(new) and existing.unit == metric.unit and metric.unit in ADDITIVE_UNITS:
+        metrics[metric.name] = CustomMetric(name=metric.name, value=old + new, unit=metric.unit)
     elif metric.name.endswith("_source") and existing.value != metric.value:
         # e.g. one judge priced by its provider, one computed: "computed" is the honest summary, "unknown" wins.
         order = ("unknown", "computed", "provider")

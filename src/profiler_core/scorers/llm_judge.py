@@ -273,11 +273,11 @@ def judge_metrics(
 ) -> list[CustomMetric]:
     """``judge_*`` metrics of the judge calls: tokens, calls, cost (when known) and the cost's source."""
     metrics = [CustomMetric(name="judge_calls", value=len(responses), unit="count")]
-    with_usage = [r for r in responses if r.usage is not None]
-    if with_usage:
+    usages = [r.usage for r in responses if r.usage is not None]
+    if usages:
         # Prompt-side and completion-side totals, so input + output == total.
-        tokens_in = sum(r.usage.input + r.usage.cache_read + r.usage.cache_write for r in with_usage)
-        tokens_out = sum(r.usage.output + r.usage.reasoning for r in with_usage)
+        tokens_in = sum(u.input + u.cache_read + u.cache_write for u in usages)
+        tokens_out = sum(u.output + u.reasoning for u in usages)
         metrics += [
             CustomMetric(name="judge_tokens_input", value=tokens_in, unit="tokens"),
             CustomMetric(name="judge_tokens_output", value=tokens_out, unit="tokens"),
@@ -421,7 +421,7 @@ class LlmJudgeScorer:
         details: list[ScorerCheckResult] = []
         agreements: list[float] = []
         for criterion in rubric.criteria:
-            votes = [s.verdicts[criterion.id] for s in parsed if criterion.id in s.verdicts]
+            votes = [v[criterion.id] for s in parsed if (v := s.verdicts) is not None and criterion.id in v]
             if not votes:
                 problem = next((s.problems[criterion.id] for s in parsed if criterion.id in s.problems), None)
                 details.append(

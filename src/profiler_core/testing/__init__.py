@@ -1,6 +1,9 @@
-"""Helpers for testing plugins and profiles: fakes and a fresh plugin manager.
+"""Helpers for testing plugins and profiles: the contract checks, fakes and a fresh plugin manager.
 
-Plugin authors opt into the fixtures with::
+``check_provider``, ``check_scorer``, ``check_collector``, ``check_analyzer``
+and ``check_mode_resolver`` run a component through the real runner and assert
+its contract (see :mod:`profiler_core.testing.contract`). Plugin authors opt
+into the fixtures with::
 
     pytest_plugins = ["profiler_core.testing.pytest_plugin"]
 """
@@ -35,7 +38,21 @@ from ..model import (
     TurnBoundaryEvent,
 )
 
-__all__ = ["FakeProvider", "FixedScorer", "Hang", "Fail", "fake_plugin", "simple_trace"]
+__all__ = [
+    "ContractError",
+    "Fail",
+    "FakeProvider",
+    "FixedScorer",
+    "Hang",
+    "check_analyzer",
+    "check_collector",
+    "check_mode_resolver",
+    "check_provider",
+    "check_scorer",
+    "check_trace",
+    "fake_plugin",
+    "simple_trace",
+]
 
 
 @attrs.frozen
@@ -90,10 +107,12 @@ class FakeProvider:
         latency_s: float = 0.0,
         script: Callable[[CreateSessionParams, int], Any] | None = None,
         init_scope: str = "suite",
-        provider_id: str = "fake",
+        provider_id: str | None = None,
     ) -> None:
-        self.id = provider_id
+        self.id = provider_id or type(self).id  # a subclass's class attribute counts
         self.init_scope = init_scope
+        # In memory and instant: called inline (a thread hop would let MockClock jump past timeouts).
+        self.nonblocking_sync = True
         self.text = text
         self.tokens = tokens or TokenBreakdown(input=100, output=50)
         self.tool_calls = tuple(tool_calls)
@@ -188,14 +207,29 @@ def fake_plugin(*, provider: FakeProvider | None = None, scorer: FixedScorer | N
     """A plugin object registering the given fake provider and scorer instances."""
 
     class _FakePlugin:
+        # The factories hand out the given instances; register(..., id=) names them without building.
         @hookimpl
-        def profiler_register_providers(self):
-            return [lambda **options: provider] if provider else []
+        def profiler_register_providers(self, register):
+            if provider is not None:
+                register(lambda **options: provider, id=provider.id)
 
         @hookimpl
-        def profiler_register_scorers(self):
-            return [lambda **options: scorer] if scorer else []
+        def profiler_register_scorers(self, register):
+            if scorer is not None:
+                register(lambda **options: scorer, id=scorer.id)
 
     plugin = _FakePlugin()
     plugin.__name__ = name  # type: ignore[attr-defined]
     return plugin
+
+
+# Last: contract.py uses FakeProvider from this module.
+from .contract import (  # noqa: E402
+    ContractError,
+    check_analyzer,
+    check_collector,
+    check_mode_resolver,
+    check_provider,
+    check_scorer,
+    check_trace,
+)

@@ -1,10 +1,22 @@
-"""pytest fixtures for plugin authors: ``pytest_plugins = ["profiler_core.testing.pytest_plugin"]``."""
+"""pytest fixtures for plugin authors: ``pytest_plugins = ["profiler_core.testing.pytest_plugin"]``.
+
+The contract checks come as fixtures that keep the runs' files under the
+test's ``tmp_path``::
+
+    def test_my_provider_keeps_the_contract(check_provider):
+        check_provider(MyProvider, endpoint="http://127.0.0.1:8080")
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from . import FakeProvider, FixedScorer
+from . import FakeProvider, FixedScorer, contract
 
 
 @pytest.fixture
@@ -25,3 +37,37 @@ def fake_provider() -> FakeProvider:
 def fixed_scorer() -> FixedScorer:
     """A scorer that always passes one check."""
     return FixedScorer()
+
+
+def _in(tmp_path: Path, check: Callable[..., Any], name: str) -> Callable[..., Any]:
+    return functools.partial(check, workdir=tmp_path / f"contract-{name}")
+
+
+@pytest.fixture
+def check_provider(tmp_path: Path) -> Callable[..., Any]:
+    """``check_provider(factory, **options)``: run a session provider through the runner and assert its contract."""
+    return _in(tmp_path, contract.check_provider, "provider")
+
+
+@pytest.fixture
+def check_scorer(tmp_path: Path) -> Callable[..., Any]:
+    """``check_scorer(factory, scenarios=..., **options)``: assert a scorer's contract through the runner."""
+    return _in(tmp_path, contract.check_scorer, "scorer")
+
+
+@pytest.fixture
+def check_collector(tmp_path: Path) -> Callable[..., Any]:
+    """``check_collector(factory, **options)``: assert a collector's contract through the runner."""
+    return _in(tmp_path, contract.check_collector, "collector")
+
+
+@pytest.fixture
+def check_analyzer(tmp_path: Path) -> Callable[..., Any]:
+    """``check_analyzer(factory, **options)``: assert an analyzer's contract through the runner."""
+    return _in(tmp_path, contract.check_analyzer, "analyzer")
+
+
+@pytest.fixture
+def check_mode_resolver(tmp_path: Path) -> Callable[..., Any]:
+    """``check_mode_resolver(factory, modes=[...], **options)``: assert a mode resolver's contract."""
+    return _in(tmp_path, contract.check_mode_resolver, "mode-resolver")

@@ -9,50 +9,11 @@ from pathlib import Path
 
 import click
 
-from ._hookmarkers import hookimpl
-from .errors import ConfigError, ProfilerError
+from ..errors import ConfigError, ProfilerError
+from .context import pass_manager
+from .progress import make_progress, progress_option
 
 LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR}
-
-
-class ProgressBar:
-    """A rich progress bar on stderr, fed by the ``profiler_progress`` hook."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[failed]} failed"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=False,
-        )
-        self.task = None
-
-    @hookimpl
-    def profiler_progress(self, event) -> None:
-        """Advance the bar."""
-        if event.kind == "run_started":
-            self.progress.start()
-            self.task = self.progress.add_task("profiling", total=event.total, failed=0)
-        elif event.kind == "warmup_started" and self.task is not None:
-            self.progress.update(self.task, description=f"warmup {event.mode}")
-        elif event.kind == "iteration_completed" and self.task is not None:
-            self.progress.update(self.task, completed=event.completed, failed=event.failed, description=f"{event.mode}")
-        elif event.kind == "run_completed":
-            self.stop()
-
-    def stop(self) -> None:
-        """Stop rendering (idempotent)."""
-        if self.task is not None:
-            self.progress.stop()
-            self.task = None
 
 
 def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency) -> dict:
@@ -76,13 +37,24 @@ def _median(values):
     return statistics.median(values) if values else float("nan")
 
 
+class _Brief:
+    """What the summary table needs of a row."""
+
+    __slots__ = ("cost_usd", "error", "success", "tokens", "wall_ms")
+
+    def __init__(self, row) -> None:
+        self.success, self.error = row.success, bool(row.error)
+        self.tokens, self.wall_ms, self.cost_usd = row.tokens.total, row.timing.wall_ms, row.cost.total_usd
+
+
 def print_summary(rows, console) -> None:
     """Per-mode table: success rate, median tokens, wall time and cost."""
     from rich.table import Table
 
+    # Only the few numbers the table needs are kept per row, read one row at a time from the file.
     groups: dict[tuple[str, str], list] = {}
-    for row in rows:
-        groups.setdefault((row.model, row.mode), []).append(row)
+    for row in getattr(rows, "stream", lambda: iter(rows))():
+        groups.setdefault((row.model, row.mode), []).append(_Brief(row))
     several_models = len({model for model, _ in groups}) > 1
     table = Table(title="Summary per mode (medians)", title_justify="left")
     headers = ("model",) * several_models + ("mode", "runs", "success", "errors", "tokens", "wall s", "cost $")
@@ -96,9 +68,9 @@ def print_summary(rows, console) -> None:
             str(len(group)),
             f"{ok / len(group):.0%}",
             str(sum(1 for r in group if r.error)),
-            f"{_median([r.tokens.total for r in group]):,.0f}",
-            f"{_median([r.timing.wall_ms for r in group]) / 1000:.2f}",
-            f"{_median([r.cost.total_usd for r in group]):.4f}",
+            f"{_median([r.tokens for r in group]):,.0f}",
+            f"{_median([r.wall_ms for r in group]) / 1000:.2f}",
+            f"{_median([r.cost_usd for r in group]):.4f}",
         )
     console.print(table)
 
@@ -117,7 +89,11 @@ def print_summary(rows, console) -> None:
 @click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run: only missing cells run.")
 @click.option("--force", is_flag=True, help="With --resume: accept a changed profile or plugin versions.")
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
-def run_command(profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report):
+@click.option("--allow-errors", is_flag=True, help="Exit 0 even when cells still errored after their retries.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Cap every session's timeout at this many seconds.")
+@progress_option
+@pass_manager
+def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, progress):
     """Run a profile: every model x mode x scenario x repetition.
 
     \b
@@ -129,16 +105,15 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
     import trio
     from rich.console import Console
 
-    from .cli import _manager
-    from .config import load_profile
-    from .runner import options_from_config, run_profile_suite
-    from .store import RunPaths, read_jsonl, read_manifest, repair_truncated_tail
+    from ..config import load_profile
+    from ..model import ProfileRow
+    from ..runner import options_from_config, run_profile_suite
+    from ..store import RunLock, RunPaths, read_jsonl, read_manifest, repair_truncated_tail
 
     overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
-    config = load_profile(profile, overrides)
-    manager = _manager()
+    config = load_profile(profile, overrides, registry=manager.registry)
     previous_rows = []
-    resumed_from = ()
+    resumed_from: tuple[str, ...] = ()
     if resume_id:
         if run_id and run_id != resume_id:
             raise ConfigError("--run-id and --resume name different runs")
@@ -146,7 +121,7 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
         manifest = read_manifest(paths.manifest)
         if manifest.overrides:
             # Resume what was started, its flags included; flags given now win.
-            config = load_profile(profile, {**manifest.overrides, **overrides})
+            config = load_profile(profile, {**manifest.overrides, **overrides}, registry=manager.registry)
         if config.profile_hash() != manifest.profile_hash and not force:
             raise ConfigError(
                 f"the profile (or its scenarios) changed since run {resume_id} started; "
@@ -156,7 +131,16 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
         changed = [p.name for p in manifest.plugins if p.name in installed and installed[p.name] != p.version]
         if changed and not force:
             raise ConfigError(f"plugin versions changed since run {resume_id} started: {', '.join(changed)} (use --force)")
-        repair_truncated_tail(paths.jsonl)
+        from ..model import SessionAnalysisBundle
+
+        # Refuse before touching the files when the run is still being written by another process.
+        probe = RunLock(paths)
+        probe.acquire()
+        probe.release()
+        for file, cls in ((paths.jsonl, ProfileRow), (paths.analysis, SessionAnalysisBundle)):
+            repaired = repair_truncated_tail(file, cls)
+            if repaired:
+                click.echo(f"warning: {repaired}", err=True)
         read = read_jsonl(paths.jsonl) if paths.jsonl.exists() else None
         previous_rows = read.rows if read else []
         for problem in read.problems if read else []:
@@ -175,14 +159,14 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
     logging.basicConfig(level=LOG_LEVELS.get(config.output.log_level, logging.INFO), format="%(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("agent_profiler").setLevel(LOG_LEVELS.get(config.output.log_level, logging.INFO))
     hooks = []
-    bar = None
-    if sys.stderr.isatty():
-        bar = ProgressBar()
+    bar = make_progress(progress)
+    if bar is not None:
         hooks.append(bar)
     options = options_from_config(
-        config, manager, run_id=run_id, hooks=hooks, handle_sigint=True, previous_rows=previous_rows, resumed_from=resumed_from
+        config, manager, run_id=run_id, hooks=hooks, handle_sigint=True, previous_rows=previous_rows, resumed_from=resumed_from,
+        time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
     )
-    from .runner.suite import new_run_id
+    from ..runner.suite import new_run_id
 
     options.run_id = options.run_id or new_run_id()
     click.echo(f"Run {options.run_id}" + (f" (resuming: {len(previous_rows)} cells already done)" if resume_id else ""))
@@ -195,27 +179,50 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
     print_summary(result.rows, console)
     click.echo(f"Results:  {result.output_jsonl_path}")
     click.echo(f"Manifest: {result.manifest_path}")
+    if result.status == "budget_exhausted":
+        click.echo(
+            f"Budget spent: no new cell was started. Raise execution.max_cost_usd / max_tokens and resume with: "
+            f"profiler run {profile} --resume {result.run_id}",
+            err=True,
+        )
     if result.status == "interrupted":
         click.echo(f"Interrupted. Resume with: profiler run {profile} --resume {result.run_id}", err=True)
         sys.exit(130)
     if not no_report:
         _write_report(result, config, console)
+    errored = result.counts.errored
+    if errored:
+        # A run whose cells errored measured the failure, not the agent: say so in the exit status.
+        if allow_errors:
+            click.echo(f"{errored} of {result.counts.completed} cells errored after their retries (accepted: --allow-errors)")
+        else:
+            click.echo(
+                f"Error: {errored} of {result.counts.completed} cells errored after their retries; their rows are in the "
+                "results, but the run is not a clean measurement (see the report's errors; --allow-errors to accept)",
+                err=True,
+            )
+            sys.exit(1)
 
 
 def _write_report(result, config, console) -> None:
-    from .report import write_report
+    from ..report import write_report
 
     out = Path(config.output.reports_dir) / result.run_id
     written = write_report(Path(result.output_jsonl_path), out)
     for warning in written.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if written.verdict:
+        click.echo("Verdict:")
+        for line in written.verdict:
+            click.echo(f"  {line}")
     click.echo(f"Report:   {written.html}")
     click.echo(f"          {written.md}")
 
 
 @click.command("validate")
 @click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
-def validate_command(profile):
+@pass_manager
+def validate_command(manager, profile):
     """Check a profile: every component, mode and scenario resolves; nothing runs.
 
     \b
@@ -224,29 +231,28 @@ def validate_command(profile):
     """
     import trio
 
-    from .cli import _manager
-    from .config import ProfileErrors, load_profile
-    from .runner import build_components, resolve_all_modes
+    from ..config import ProfileErrors, load_profile
+    from ..runner import build_components, resolve_all_modes
 
     try:
-        config = load_profile(profile)
+        config = load_profile(profile, registry=manager.registry)
     except ProfileErrors as exc:
         for line in exc.problems:
-            click.echo(f"error: {line}", err=True)
+            click.echo(f"Error: {line}", err=True)
         click.echo(f"{len(exc.problems)} problem(s) found", err=True)
         sys.exit(1)
-    manager = _manager()
     built, problems = build_components(config, manager)
     if built.get("mode_resolver") is not None:
         problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
     if problems:
         for line in problems:
-            click.echo(f"error: {line}", err=True)
+            click.echo(f"Error: {line}", err=True)
         click.echo(f"{len(problems)} problem(s) found", err=True)
         sys.exit(1)
     cells = len(config.models) * len(config.modes) * len(config.scenarios) * config.execution.repetitions
     click.echo(f"{profile}: OK")
-    click.echo(f"  models:      {', '.join(config.models)}")
+    models = ", ".join(m or "(not given: the agent's own default)" for m in config.models)
+    click.echo(f"  models:      {models}")
     click.echo(f"  modes:       {', '.join(config.modes)} (resolver: {config.mode_resolver.id})")
     click.echo(f"  scenarios:   {len(config.scenarios)} ({', '.join(s.id for s in config.scenarios)})")
     click.echo(f"  repetitions: {config.execution.repetitions}")

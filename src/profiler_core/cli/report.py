@@ -1,0 +1,102 @@
+"""``profiler report``: write the report of a results file or a run id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import ProfilerError, StoreError
+
+#: Warnings printed one by one; the rest are counted (all are in report.md).
+_MAX_PRINTED = 20
+
+
+def resolve_results(source: str, results_dir: Path) -> Path:
+    """A results file path, or a run id looked up as ``<results-dir>/<RUN_ID>.jsonl`` (or ``.jsonl.gz``)."""
+    path = Path(source)
+    if path.is_file():
+        return path
+    looks_like_path = path.suffix in (".jsonl", ".gz", ".json") or "/" in source or "\\" in source
+    if looks_like_path:
+        raise StoreError(f"{source}: results file not found")
+    for candidate in (results_dir / f"{source}.jsonl", results_dir / f"{source}.jsonl.gz"):
+        if candidate.is_file():
+            return candidate
+    raise StoreError(
+        f"{source}: no such results file, and no run {source!r} in {results_dir}/ (looked for {results_dir / (source + '.jsonl')})"
+    )
+
+
+@click.command("report")
+@click.argument("sources", metavar="RESULTS.jsonl|RUN_ID...", nargs=-1, required=True)
+@click.option(
+    "--out", "out", type=click.Path(file_okay=False, path_type=Path), help="Report folder [default: reports/<runId>/]."
+)
+@click.option("--baseline", metavar="MODE", help="Mode the others are compared with [default: the first mode].")
+@click.option(
+    "--results-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Where a RUN_ID is looked up.",
+)
+@click.option("--as-mode", "as_mode", multiple=True, metavar="FILE=MODE", help="Call the rows of this input MODE (repeatable).")
+def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | None, results_dir: Path, as_mode: tuple[str, ...]) -> None:
+    """Write report.md, analysis.md, report.html and data exports for a run, or for several runs together.
+
+    \b
+    Examples:
+      profiler report run_2024-06-01_abc123            # results/run_2024-06-01_abc123.jsonl
+      profiler report results/run_x.jsonl --baseline baseline --out /tmp/report
+      profiler report examples/original/rows.jsonl.gz  # rows written by the TypeScript original
+      profiler report results/a.jsonl results/b.jsonl --as-mode a=old --as-mode b=new   # two runs as two modes
+      profiler report 'results/import-*.jsonl'          # a glob (quoted or expanded by the shell)
+    """
+    import tempfile
+
+    from ..paths import safe_name
+    from ..report import write_report
+    from ..report.load import peek_run_id
+    from ..report.merge import expand_sources, merge_results, merged_name, parse_as_mode
+
+    try:
+        names = expand_sources(sources)
+        mapping = parse_as_mode(as_mode)
+        paths = [resolve_results(name, results_dir) for name in names]
+        with tempfile.TemporaryDirectory(prefix="profiler-report-") as tmp:
+            if len(paths) == 1 and not mapping:
+                path = paths[0]
+                shown = str(path)
+                default_name = safe_name(peek_run_id(path))
+            else:
+                # One report of several inputs: its title and folder name them all.
+                default_name = safe_name(merged_name([peek_run_id(p) for p in paths]))
+                path = Path(tmp) / f"{default_name}.jsonl"
+                merge_results(paths, path, mapping)
+                shown = ", ".join(str(p) for p in paths)
+            if out is None:
+                # The run id comes from the file's rows: it names a folder only once made safe.
+                out = Path("reports") / default_name
+                if len(paths) > 1:
+                    out = _unused(out)  # a merged report never replaces another report
+            written = write_report(path, out, baseline=baseline)
+    except ProfilerError as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in written.warnings[:_MAX_PRINTED]:
+        click.echo(f"warning: {line}", err=True)
+    if len(written.warnings) > _MAX_PRINTED:
+        click.echo(f"warning: {len(written.warnings) - _MAX_PRINTED} more; see {written.md}", err=True)
+    click.echo(f"{written.rows} rows from {shown}")
+    click.echo(f"Report:   {written.html}")
+    click.echo(f"Markdown: {written.md}")
+    click.echo(f"Data:     {written.csv.parent}/")
+
+
+def _unused(folder: Path) -> Path:
+    """``folder``, or ``folder-2``, ``folder-3``... whichever does not exist yet."""
+    candidate, n = folder, 1
+    while candidate.exists():
+        n += 1
+        candidate = folder.with_name(f"{folder.name}-{n}")
+    return candidate

@@ -1,0 +1,269 @@
+"""``codex``: a Codex CLI rollout file (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+One JSON object per line, ``{"timestamp", "type", "payload"}``. The lines read:
+
+- ``session_meta`` (the session id), ``turn_context`` (the model);
+- ``response_item``: what went to and came from the model - ``message``
+  (role ``user``: the prompt, unless it is context Codex injects such as
+  ``<environment_context>``; role ``assistant``: the answer; role
+  ``developer``: instructions, skipped), ``reasoning`` (its summary),
+  ``function_call`` / ``custom_tool_call`` (a tool call, e.g. ``exec_command``
+  with ``{"cmd": ...}``) and ``function_call_output`` / ``custom_tool_call_output``
+  (its result);
+- ``token_usage_record``: one per model response, with that response's
+  ``usage``; the output items before it form one turn;
+- ``event_msg``: ``item_completed`` of a ``CommandExecution`` (its exit code:
+  non-zero is a failed call), ``token_count`` (``info.total_token_usage``, the
+  session's running totals - the last one is the session's usage),
+  ``error`` / ``stream_error`` (errors and retries), ``task_complete``
+  (``duration_ms``, the final message, or an ``error``). Other lines are skipped.
+
+Codex counts usage as the Responses API does: ``input_tokens`` include
+``cached_input_tokens`` (and ``cache_write_input_tokens``), ``output_tokens``
+include ``reasoning_output_tokens``; they are normalised so nothing counts
+twice (docs/normalization.md). Codex records no cost: it is computed from
+prices, or unknown.
+
+Timing segments: one ``model`` segment per response (from the prompt or the
+previous tool result to the response's usage record) and one ``tools``
+segment per call (call to result). The same parser reads the rollout the
+``codex`` provider finds in the session's ``CODEX_HOME`` after a live run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..errors import ValidationError
+from ..model import TimingSegment, TokenBreakdown
+from ..normalize import normalize_usage
+from ._build import (
+    RecordedSession,
+    SessionBuilder,
+    expect_mapping,
+    iter_jsonl,
+    keys_of,
+    number,
+    optional_str,
+    parse_arguments,
+    parse_time,
+    text_of,
+)
+from .claude_code import with_segments
+
+_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+_EXIT = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)")
+
+
+def load(path: Path) -> list[RecordedSession]:
+    """The one session of a Codex rollout file."""
+    return [_Reader(path).read()]
+
+
+def codex_usage(raw: Any, where: str) -> TokenBreakdown:
+    """Codex's usage object (``input_tokens``, ``cached_input_tokens``, ...) as a TokenBreakdown."""
+    data = expect_mapping(raw, where, "a Codex usage object (input_tokens, cached_input_tokens, output_tokens...)")
+    counts = {}
+    for key in ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"):
+        value = number(data.get(key), f"{where}.{key}")
+        if value is not None and value != int(value):
+            raise ValidationError(f"{where}.{key}: expected a token count (integer >= 0), got {value!r}")
+        counts[key] = int(value or 0)
+    if "input_tokens" not in data or "output_tokens" not in data:
+        raise ValidationError(f"{where}: expected input_tokens and output_tokens, got {keys_of(data)}")
+    written = counts["cache_write_input_tokens"]
+    if written > counts["input_tokens"]:
+        raise ValidationError(f"{where}: cache_write_input_tokens ({written}) exceeds input_tokens ({counts['input_tokens']}) that should include it")
+    # The Responses API's counting, with the cache writes Codex reports taken out of the input first.
+    tokens = normalize_usage(
+        {
+            "input_tokens": counts["input_tokens"] - written,
+            "input_tokens_details": {"cached_tokens": counts["cached_input_tokens"]},
+            "output_tokens": counts["output_tokens"],
+            "output_tokens_details": {"reasoning_tokens": counts["reasoning_output_tokens"]},
+        },
+        provider="openai-responses",
+        where=where,
+    )
+    # A new breakdown, not attrs.evolve: evolve would carry the old derived total over.
+    return TokenBreakdown(
+        input=tokens.input, output=tokens.output, reasoning=tokens.reasoning, cache_read=tokens.cache_read, cache_write=written
+    )
+
+
+class _Reader:
+    """One pass over a rollout file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.builder = SessionBuilder(file=path, source=str(path), format="codex")
+        self.session_id: str | None = None
+        self.model: str | None = None
+        self.turn: Any = None  # the turn the model is answering, until its usage record
+        self.mark: datetime | None = None  # when the current model request was sent (about)
+        self.step_start: datetime | None = None
+        self.steps: list[tuple[datetime, datetime]] = []
+        self.exit_codes: dict[str, int] = {}
+        self.total: TokenBreakdown | None = None
+        self.latency_ms: float | None = None
+        self.error: str | None = None
+        self.final: str | None = None
+        self.seen_items = False
+
+    def read(self) -> RecordedSession:
+        for lineno, line in iter_jsonl(self.path):
+            where = f"{self.path}:{lineno}"
+            line = expect_mapping(line, where, "a JSON object (one Codex rollout line)")
+            kind = line.get("type")
+            if not isinstance(kind, str) or "payload" not in line:
+                raise ValidationError(
+                    f"{where}: expected a Codex rollout line {{timestamp, type, payload}}, got {keys_of(line)}"
+                )
+            moment = parse_time(line["timestamp"], f"{where}: $.timestamp") if line.get("timestamp") is not None else None
+            payload = expect_mapping(line["payload"], f"{where}: $.payload", "an object")
+            if kind == "session_meta":
+                self.session_id = self.session_id or optional_str(payload.get("id") or payload.get("session_id"), f"{where}: $.payload.id")
+                self.builder.see(moment)
+            elif kind == "turn_context":
+                self.model = optional_str(payload.get("model"), f"{where}: $.payload.model") or self.model
+            elif kind == "response_item":
+                self.seen_items = True
+                self._item(payload, moment, where)
+            elif kind == "token_usage_record":
+                self._usage_record(payload, moment, where)
+            elif kind == "event_msg":
+                self._event(payload, moment, where)
+        if not self.seen_items:
+            raise ValidationError(
+                f"{self.path}: no response_item lines; expected a Codex rollout file "
+                "($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl)"
+            )
+        self._close_turn(None)
+        if self.model:
+            self.builder.note_model(self.model)
+        session = self.builder.build(
+            session_id=self.session_id or self.path.stem,
+            total_usage=self.total,
+            latency_ms=self.latency_ms,
+            error=self.error,
+        )
+        if self.final and not session.text:
+            session = attrs.evolve(session, text=self.final, result=attrs.evolve(session.result, text=self.final))
+        return with_segments(session, self._segments())
+
+    # -- response items ---------------------------------------------------------
+
+    def _item(self, payload: Mapping[str, Any], moment: datetime | None, where: str) -> None:
+        kind = payload.get("type")
+        here = f"{where}: $.payload"
+        if kind == "message":
+            role = payload.get("role")
+            content = text_of(payload.get("content"))
+            injected = content.strip().startswith("<") and content.strip().endswith(">")  # <environment_context>...</...>
+            if role == "user" and not injected:
+                self._close_turn(moment)
+                self.builder.user_message(moment)
+                self.mark = moment
+                if self.builder.prompt is None:
+                    self.builder.prompt = content
+            elif role == "assistant":
+                self.builder.text(self._open_turn(moment), content)
+        elif kind == "reasoning":
+            raw_summary = payload.get("summary")
+            summary: list[Any] = raw_summary if isinstance(raw_summary, list) else []
+            text = "\n".join(text_of(part.get("text")) for part in summary if isinstance(part, Mapping))
+            if text.strip():
+                self.builder.reasoning(self._open_turn(moment), text)
+        elif kind in _CALLS:
+            name = optional_str(payload.get("name"), f"{here}.name") or ("local_shell" if kind == "local_shell_call" else "tool")
+            raw = payload.get("arguments") if kind == "function_call" else payload.get("input", payload.get("action"))
+            call_id = optional_str(payload.get("call_id") or payload.get("id"), f"{here}.call_id")
+            self.builder.tool_call(self._open_turn(moment), call_id, name, parse_arguments(raw) if isinstance(raw, str) else raw, moment)
+        elif kind in _OUTPUTS:
+            self._close_turn(moment)
+            call_id = optional_str(payload.get("call_id"), f"{here}.call_id")
+            output = payload.get("output")
+            text = output if isinstance(output, str) else text_of(output.get("content") if isinstance(output, Mapping) else output)
+            code = self.exit_codes.get(call_id or "")
+            if code is None:
+                found = _EXIT.search(text)
+                code = int(found.group(1)) if found else 0
+            self.builder.see(moment)
+            self.builder.tool_result(call_id, text, is_error=code != 0, moment=moment, where=where)
+            self.mark = moment
+
+    def _open_turn(self, moment: datetime | None) -> Any:
+        if self.turn is None:
+            self.turn = self.builder.turn(None, moment)
+            self.step_start = self.mark or moment
+        else:
+            self.builder.see(moment)
+        return self.turn
+
+    def _close_turn(self, moment: datetime | None) -> None:
+        """The model's response is complete (its usage was recorded, or Codex moved on)."""
+        if self.turn is not None and self.step_start is not None:
+            end = moment or self.turn.end or self.step_start
+            self.steps.append((self.step_start, max(self.step_start, end)))
+        self.turn = None
+        self.step_start = None
+
+    # -- usage and events -------------------------------------------------------
+
+    def _usage_record(self, payload: Mapping[str, Any], moment: datetime | None, where: str) -> None:
+        if payload.get("usage") is not None:
+            self.builder.add_usage(codex_usage(payload["usage"], f"{where}: $.payload.usage"), self.model)
+        if self.turn is None and moment is not None and self.mark is not None:
+            # A response without output items (rare): still model time.
+            self.steps.append((self.mark, max(self.mark, moment)))
+        self._close_turn(moment)
+        self.builder.see(moment)
+        self.mark = moment
+
+    def _event(self, payload: Mapping[str, Any], moment: datetime | None, where: str) -> None:
+        kind = payload.get("type")
+        here = f"{where}: $.payload"
+        if kind == "item_completed":
+            item = payload.get("item")
+            if isinstance(item, Mapping) and item.get("type") == "CommandExecution" and isinstance(item.get("id"), str):
+                code = item.get("exit_code")
+                if isinstance(code, int) and not isinstance(code, bool):
+                    self.exit_codes[item["id"]] = code
+        elif kind == "token_count":
+            info = payload.get("info")
+            if isinstance(info, Mapping) and info.get("total_token_usage") is not None:
+                self.total = codex_usage(info["total_token_usage"], f"{here}.info.total_token_usage")
+        elif kind in ("error", "stream_error"):
+            message = optional_str(payload.get("message"), f"{here}.message") or kind
+            self.builder.see(moment)
+            self.builder.error(message, recoverable=kind == "stream_error")
+        elif kind == "task_complete":
+            self.builder.see(moment)
+            duration = number(payload.get("duration_ms"), f"{here}.duration_ms")
+            self.latency_ms = float(duration) if duration is not None else self.latency_ms
+            self.final = optional_str(payload.get("last_agent_message"), f"{here}.last_agent_message") or self.final
+            error = payload.get("error")
+            if isinstance(error, Mapping):
+                self.error = optional_str(error.get("message"), f"{here}.error.message") or "task failed"
+        elif kind == "turn_aborted":
+            self.builder.see(moment)
+            self.error = f"turn aborted: {payload.get('reason') or 'unknown reason'}"
+
+    def _segments(self) -> list[TimingSegment]:
+        segments = [TimingSegment(label="model", start_ms=_epoch_ms(a), end_ms=_epoch_ms(b)) for a, b in self.steps]
+        for tool in self.builder.tools.values():
+            if tool.started is not None and tool.duration_ms is not None:
+                start = _epoch_ms(tool.started)
+                segments.append(TimingSegment(label="tools", start_ms=start, end_ms=round(start + tool.duration_ms, 3)))
+        return sorted(segments, key=lambda s: (s.start_ms, s.label))
+
+
+def _epoch_ms(moment: datetime) -> float:
+    return round(moment.timestamp() * 1000, 3)

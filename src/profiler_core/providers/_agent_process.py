@@ -1,0 +1,467 @@
+"""What the subprocess agents (Claude Code, Codex CLI) share: options, an isolated home, one run of the program.
+
+A session is one run of the agent's program: started under trio in a session
+(and process group) of its own, with an environment built here (never the
+runner's own: the mode's variables go to the child only), a temporary home
+directory so the user's configuration and history are neither read nor
+touched, and a working directory of its own (a fresh copy of
+``workdir_template`` when given). Its standard output is read as JSON lines
+while it runs; its standard error goes to a file in the session directory.
+However the run ends - exit, timeout, Ctrl-C - the process group is ended by
+its PID in a ``finally``: SIGTERM, then SIGKILL after ``kill_grace_s``, so
+tool processes the agent started die with it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+import trio
+
+from ..errors import ConfigError, ProfilerError
+from ..model import (
+    CreateSessionParams,
+    ProviderConfig,
+    SessionHandle,
+    SessionTrace,
+    TokenBreakdown,
+    TraceSummary,
+)
+from ..processes import end_process_group, signal_group, track_group
+
+log = logging.getLogger("agent_profiler")
+
+class AgentError(ProfilerError):
+    """The agent program failed (could not start, exited with an error, or reported one)."""
+
+
+# -- options --------------------------------------------------------------------
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _str_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value)
+
+
+def check_option(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    """attrs validator: each option against the rule named in its metadata."""
+    rule, expected = attribute.metadata["rule"]
+    if value is not None and not rule(value):
+        raise ValueError(f"option {attribute.name!r}: expected {expected}, got {value!r}")
+
+
+def option(default: Any, rule: Callable[[Any], bool], expected: str) -> Any:
+    """An attrs field for a provider option, validated by ``rule`` (None always allowed)."""
+    return attrs.field(default=default, validator=check_option, metadata=checked(rule, expected))
+
+
+def checked(rule: Callable[[Any], bool], expected: str) -> dict[str, Any]:
+    """The metadata that makes :func:`check_option` validate a field with ``rule``."""
+    return {"rule": (rule, expected)}
+
+
+STRING = (lambda v: isinstance(v, str) and bool(v), "a non-empty string")
+TEXT = (lambda v: isinstance(v, str), "a string")
+BOOL = (lambda v: isinstance(v, bool), "true or false")
+COUNT = (lambda v: _is_int(v) and v >= 0, "an integer >= 0")
+POSITIVE = (lambda v: _is_int(v) and v >= 1, "an integer >= 1")
+SECONDS = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0, "a number of seconds >= 0")
+NAMES = (_str_list, "a list of names")
+ENV = (
+    lambda v: isinstance(v, Mapping) and all(isinstance(k, str) and isinstance(x, (str, int, float)) for k, x in v.items()),
+    "a mapping of variable name -> value",
+)
+MCP = (
+    lambda v: isinstance(v, Mapping) and all(isinstance(k, str) and isinstance(x, Mapping) for k, x in v.items()),
+    "a mapping of server name -> server settings (command, args, env / url)",
+)
+MAPPING = (lambda v: isinstance(v, Mapping), "a mapping")
+ARGS = (lambda v: isinstance(v, (list, tuple)) and all(isinstance(a, str) for a in v), "a list of strings")
+
+
+@attrs.frozen(kw_only=True)
+class AgentOptions:
+    """Options every subprocess agent takes (profile ``provider.options``; a mode changes them by ``provider_overrides``)."""
+
+    #: the program; default: the agent's env var (CLAUDE_BIN / CODEX_BIN), then PATH
+    binary: str | None = option(None, *STRING)
+    #: the model endpoint (e.g. a gateway or a local server); default: the agent's own
+    base_url: str | None = option(None, *STRING)
+    #: the variable of the profiler's environment holding the API key
+    api_key_env: str | None = option(None, *STRING)
+    #: a folder copied afresh as each session's working directory (default: an empty folder)
+    workdir_template: str | None = option(None, *STRING)
+    #: keep each session's home and working directory after the session (their path is logged)
+    keep_sessions: bool = option(False, *BOOL)
+    #: model-request retries the agent itself may make (default: the agent's own setting)
+    max_retries: int | None = option(None, *COUNT)
+    #: seconds between SIGTERM and SIGKILL when a session is ended
+    kill_grace_s: float = option(5.0, *SECONDS)
+    #: extra environment variables for the agent (the mode's environment comes on top)
+    env: dict[str, str] = attrs.field(factory=dict, validator=check_option, metadata=checked(*ENV))
+    #: extra command-line arguments, appended as given
+    extra_args: list[str] = attrs.field(factory=list, validator=check_option, metadata=checked(*ARGS))
+    #: tools the agent may use (the others are off)
+    allowed_tools: list[str] = attrs.field(factory=list, validator=check_option, metadata=checked(*NAMES))
+    #: tools the agent may not use
+    disallowed_tools: list[str] = attrs.field(factory=list, validator=check_option, metadata=checked(*NAMES))
+    #: MCP servers the session gets, by name
+    mcp_servers: dict[str, Any] = attrs.field(factory=dict, validator=check_option, metadata=checked(*MCP))
+    #: appended to the agent's system prompt (the mode's ``system_instructions`` come first)
+    append_system_prompt: str = option("", *TEXT)
+    #: the most model steps a session may take (then it ends with completion reason ``tool_limit``)
+    max_turns: int | None = option(None, *POSITIVE)
+
+
+def build_options(cls: type, layers: Iterable[Mapping[str, Any]], where: str) -> Any:
+    """Merge option layers (later wins) into ``cls``; an unknown or wrong option is one ConfigError line."""
+    names = [a.name for a in attrs.fields(cls)]
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        unknown = sorted(set(layer) - set(names))
+        if unknown:
+            raise ConfigError(f"{where}: unknown option(s) {', '.join(unknown)} (valid: {', '.join(sorted(names))})")
+        merged.update(layer)
+    try:
+        return cls(**merged)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def find_binary(configured: str | None, env_var: str, name: str, install_hint: str) -> str:
+    """The program to run: the option, else ``$env_var``, else ``name`` on PATH; missing is one line with a hint."""
+    candidate = configured or os.environ.get(env_var) or shutil.which(name)
+    if candidate:
+        path = shutil.which(candidate) if os.sep not in candidate else candidate
+        if path and os.access(path, os.X_OK) and Path(path).is_file():
+            return path
+        raise ConfigError(f"{name}: {candidate!r} is not an executable file (from option 'binary' or ${env_var}); {install_hint}")
+    raise ConfigError(f"{name} not found (set option 'binary' or ${env_var}, or put it on PATH); {install_hint}")
+
+
+# -- the environment ----------------------------------------------------------
+
+
+def child_environment(
+    *,
+    drop_prefixes: tuple[str, ...],
+    fixed: Mapping[str, str],
+    options_env: Mapping[str, Any],
+    mode_env: Mapping[str, Any],
+) -> dict[str, str]:
+    """The agent's environment: the profiler's minus the agent's own settings, then ours, the options', the mode's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop_prefixes)}
+    env.update(fixed)
+    env.update({k: str(v) for k, v in options_env.items()})
+    env.update({k: str(v) for k, v in mode_env.items()})
+    return env
+
+
+def api_key(options: AgentOptions, default_env: str, agent: str) -> str:
+    """The API key from ``$api_key_env``; a placeholder for a custom endpoint that needs none; else an error."""
+    name = options.api_key_env or default_env
+    value = os.environ.get(name)
+    if value:
+        return value
+    if options.base_url:
+        # Local and scripted endpoints take any key; the agent refuses to start without one.
+        return "profiler-no-key"
+    raise ConfigError(f"{agent}: ${name} is not set (the API key; or name another variable with option 'api_key_env')")
+
+
+# -- one session's directories ------------------------------------------------
+
+
+@attrs.define
+class SessionDirs:
+    """A session's temporary folder: ``home/`` (HOME of the agent), ``work/`` (its working directory), ``tmp/`` (its TMPDIR)."""
+
+    root: Path
+    home: Path
+    work: Path
+    tmp: Path
+
+    @classmethod
+    def create(cls, agent: str, workdir_template: str | None) -> SessionDirs:
+        """Make the folders; ``work`` is a fresh copy of ``workdir_template`` when one is given."""
+        root = Path(tempfile.mkdtemp(prefix=f"profiler-{agent}-"))
+        home, work, tmp = root / "home", root / "work", root / "tmp"
+        home.mkdir()
+        tmp.mkdir()
+        try:
+            if workdir_template:
+                shutil.copytree(workdir_template, work, symlinks=True)
+            else:
+                work.mkdir()
+        except OSError as exc:
+            shutil.rmtree(root, ignore_errors=True)
+            raise ConfigError(f"{agent}: option 'workdir_template': cannot copy {workdir_template!r}: {exc.strerror or exc}") from None
+        return cls(root=root, home=home, work=work, tmp=tmp)
+
+    def remove(self) -> None:
+        """Delete everything the session left."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# -- running the program --------------------------------------------------------
+
+
+@attrs.define
+class AgentRun:
+    """One run of an agent program: its JSON lines (with the time each arrived) and how it ended."""
+
+    pid: int
+    started_at: datetime
+    lines: list[dict[str, Any]] = attrs.Factory(list)
+    #: seconds since the start at which each line arrived (parallel to ``lines``)
+    arrivals: list[float] = attrs.Factory(list)
+    #: lines that were not JSON (the agent's warnings), kept for error messages
+    noise: list[str] = attrs.Factory(list)
+    exit_code: int | None = None
+    wall_ms: float = 0.0
+    stderr_path: Path | None = None
+
+    def stderr_tail(self, lines: int = 3) -> str:
+        """The last lines of standard error, on one line (for error messages)."""
+        if self.stderr_path is None:
+            return ""
+        try:
+            text = self.stderr_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        kept = [line.strip() for line in text.splitlines() if line.strip()]
+        return " | ".join(kept[-lines:])[-500:]
+
+
+async def run_agent(
+    command: list[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    log_dir: Path,
+    grace_s: float,
+    on_line: Callable[[dict[str, Any]], bool] | None = None,
+) -> AgentRun:
+    """Run ``command`` to its end, reading its standard output as JSON lines; the group is ended in any case.
+
+    ``on_line`` sees each JSON line as it arrives; when it returns True the
+    agent is asked to stop (SIGTERM to its group) and the run ends as usual.
+
+    Cancel the calling scope to stop it (a timeout, Ctrl-C): the process group
+    is then ended before the cancellation goes on.
+    """
+    stderr_path = log_dir / "stderr.log"
+    stderr_fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    started_at = datetime.now(UTC)
+    t0 = time.monotonic()
+    try:
+        # A session of its own: Ctrl-C in a terminal reaches the profiler only, which then ends the
+        # agent in order; the group id (its PID) reaches the tools the agent started.
+        process = await trio.lowlevel.open_process(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr_fd, env=dict(env), cwd=cwd, start_new_session=True
+        )
+    except OSError as exc:
+        raise AgentError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from None
+    finally:
+        os.close(stderr_fd)
+    track_group(process.pid)
+    run = AgentRun(pid=process.pid, started_at=started_at, stderr_path=stderr_path)
+    try:
+        async with trio.open_nursery() as nursery:
+            reader = trio.CancelScope()
+            nursery.start_soon(_read_lines, process, run, t0, on_line, reader)
+            run.exit_code = await process.wait()
+            # A tool the agent left running may hold the pipe open: read what is there, then stop.
+            reader.deadline = trio.current_time() + _DRAIN_S
+    finally:
+        await end_process_group(process, grace_s)
+        run.wall_ms = round((time.monotonic() - t0) * 1000, 3)
+    return run
+
+
+#: seconds to keep reading the agent's output after it exited
+_DRAIN_S = 2.0
+
+
+async def _read_lines(
+    process: trio.Process, run: AgentRun, t0: float, on_line: Callable[[dict[str, Any]], bool] | None, scope: trio.CancelScope
+) -> None:
+    assert process.stdout is not None
+    buffer = b""
+    with scope:
+        async with process.stdout:
+            while True:
+                chunk = await process.stdout.receive_some(65536)
+                if not chunk:
+                    break
+                buffer += chunk
+                *complete, buffer = buffer.split(b"\n")
+                for raw in complete:
+                    if _take_line(run, raw, time.monotonic() - t0, on_line):
+                        signal_group(process.pid, signal.SIGTERM)
+    if buffer.strip():
+        _take_line(run, buffer, time.monotonic() - t0, on_line)
+
+
+def _take_line(run: AgentRun, raw: bytes, at: float, on_line: Callable[[dict[str, Any]], bool] | None) -> bool:
+    """Keep one line; True when ``on_line`` asks to stop the agent."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    if not text:
+        return False
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        run.noise.append(text[:500])
+        return False
+    run.lines.append(value)
+    run.arrivals.append(at)
+    return bool(on_line(value)) if on_line is not None else False
+
+
+# -- the provider base ----------------------------------------------------------
+
+
+@attrs.define
+class ModeSetup:
+    """What ``init`` settled for one mode: options, model, environment, program."""
+
+    options: Any
+    model: str
+    environment: dict[str, str]
+    binary: str
+
+
+@attrs.define
+class LiveSession:
+    """A session between ``create_session`` and ``destroy_session``."""
+
+    params: CreateSessionParams
+    setup: ModeSetup
+    dirs: SessionDirs
+    trace: SessionTrace | None = None
+    #: the agent's own id of the session (its transcript's name), once known
+    agent_session_id: str | None = None
+
+
+def empty_trace(session_id: str) -> SessionTrace:
+    """The trace of a session that produced nothing."""
+    return SessionTrace(
+        session_id=session_id,
+        events=(),
+        turns=(),
+        summary=TraceSummary(total_turns=0, total_tool_calls=0, total_tokens=TokenBreakdown(), total_duration=0),
+    )
+
+
+class AgentProvider:
+    """Base of the subprocess-agent providers: options per mode, a temporary home per session, cleanup.
+
+    Subclasses set ``id``, ``program`` (the command name), ``env_var``,
+    ``install_hint``, ``options_class`` and implement ``prompt``.
+    """
+
+    id: ClassVar[str] = ""
+    program: ClassVar[str] = ""
+    env_var: ClassVar[str] = ""
+    install_hint: ClassVar[str] = ""
+    options_class: ClassVar[type] = AgentOptions
+    init_scope = "mode"
+
+    def __init__(self, **options: Any) -> None:
+        """Check the profile's options now, so ``profiler validate`` reports a bad one or a missing program."""
+        self._base = dict(options)
+        defaults = build_options(self.options_class, [self._base], f"provider {self.id!r}")
+        find_binary(defaults.binary, self.env_var, self.program, self.install_hint)
+        self._modes: dict[str, ModeSetup] = {}
+        self._sessions: dict[str, LiveSession] = {}
+
+    def init(self, config: ProviderConfig) -> None:
+        """Settle the options of ``config.mode`` (the profile's, changed by the mode's overrides)."""
+        where = f"provider {self.id!r} (mode {config.mode!r})"
+        options = build_options(self.options_class, [self._base, dict(config.options)], where)
+        self.check_options(options, where)
+        binary = find_binary(options.binary, self.env_var, self.program, self.install_hint)
+        self._modes[config.mode] = ModeSetup(
+            options=options, model=config.model, environment=dict(config.environment), binary=binary
+        )
+
+    def check_options(self, options: Any, where: str) -> None:
+        """Refuse option combinations the agent cannot honour (subclasses override)."""
+
+    def create_session(self, params: CreateSessionParams) -> SessionHandle:
+        """Make the session's temporary home and working directory."""
+        setup = self._modes.get(params.mode)
+        if setup is None:
+            raise ProfilerError(f"provider {self.id!r}: mode {params.mode!r} was not initialised (init() first)")
+        dirs = SessionDirs.create(self.id, setup.options.workdir_template)
+        session_id = f"{self.id}-{uuid.uuid4().hex[:12]}"
+        self._sessions[session_id] = LiveSession(params=params, setup=setup, dirs=dirs)
+        return SessionHandle(session_id=session_id, provider=self.id, created_at=datetime.now(UTC).isoformat())
+
+    def export_session(self, handle: SessionHandle) -> SessionTrace:
+        """The session's trace, read from the agent's own transcript after the prompt (empty before)."""
+        live = self.live(handle)
+        return live.trace if live.trace is not None else empty_trace(live.agent_session_id or handle.session_id)
+
+    def destroy_session(self, handle: SessionHandle) -> None:
+        """Remove the session's folders (kept with ``keep_sessions``); unknown handles are ignored."""
+        live = self._sessions.pop(handle.session_id, None)
+        if live is None:
+            return
+        if live.setup.options.keep_sessions:
+            log.info("%s: session %s kept in %s", self.id, handle.session_id, live.dirs.root)
+        else:
+            live.dirs.remove()
+
+    def shutdown(self) -> None:
+        """Destroy the sessions still open (the programs are already ended by then)."""
+        for session_id in list(self._sessions):
+            self.destroy_session(SessionHandle(session_id=session_id, provider=self.id, created_at=""))
+
+    def live(self, handle: SessionHandle) -> LiveSession:
+        """The open session of ``handle``."""
+        try:
+            return self._sessions[handle.session_id]
+        except KeyError:
+            raise ProfilerError(f"provider {self.id!r}: unknown session {handle.session_id!r} (destroyed, or never created)") from None
+
+
+def instructions(params: CreateSessionParams, options: AgentOptions) -> str:
+    """The mode's system instructions, then the ``append_system_prompt`` option."""
+    return "\n\n".join(p for p in (params.system_instructions.strip(), options.append_system_prompt.strip()) if p)
+
+
+__all__ = [
+    "AgentError",
+    "AgentOptions",
+    "AgentProvider",
+    "AgentRun",
+    "LiveSession",
+    "ModeSetup",
+    "SessionDirs",
+    "api_key",
+    "build_options",
+    "child_environment",
+    "empty_trace",
+    "find_binary",
+    "instructions",
+    "run_agent",
+]

@@ -1,0 +1,143 @@
+"""Helpers for tests that drive `profiler run` with a real agent program: profiles, the CLI, process checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from profiler_core.processes import process_alive as alive
+
+#: The variable every agent process of a test carries (through the mode's environment), to find them in /proc.
+MARK = "PROFILER_TEST_MARK"
+
+
+def new_mark() -> str:
+    """A value of :data:`MARK` unique to one test."""
+    return uuid.uuid4().hex
+
+
+def write_profile(
+    folder: Path,
+    *,
+    provider: str,
+    model: str,
+    options: dict[str, Any],
+    modes: dict[str, Any],
+    prompt: str = "Say hello using the shell.",
+    timeout_ms: int = 60_000,
+    checks: list[dict[str, Any]] | None = None,
+    extensions: dict[str, Any] | None = None,
+) -> Path:
+    """A profile with one scenario (``hello``) scored by ``checks``; returns its path."""
+    scenarios = folder / "scenarios"
+    scenarios.mkdir(parents=True, exist_ok=True)
+    checks = checks or [{"id": "finished", "target": "output", "condition": {"type": "matches", "pattern": "^Done:"}}]
+    scenario = {"id": "hello", "name": "Say hello", "prompt": prompt, "timeoutMs": timeout_ms, "extensions": {"checks": checks}}
+    (scenarios / "hello.json").write_text(json.dumps(scenario), encoding="utf-8")
+    profile = {
+        "modes": modes,
+        "scenarios": {"path": "scenarios"},
+        "provider": {"id": provider, "model": model, "options": options},
+        "scorer": {"id": "checks"},
+        "execution": {"repetitions": 1, "warmup": False},
+        "extensions": extensions or {},
+    }
+    path = folder / "profile.yaml"
+    path.write_text(yaml.safe_dump(profile, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def cli_env(folder: Path) -> dict[str, str]:
+    """The profiler's environment: its temporary files under ``folder/tmp`` (so a test sees any left behind)."""
+    tmp = folder / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return {**os.environ, "TMPDIR": str(tmp)}
+
+
+def profiler(folder: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """Run ``profiler ARGS`` in ``folder`` as a subprocess and wait for it."""
+    return subprocess.run(
+        [sys.executable, "-m", "profiler_core", *args], cwd=folder, env=cli_env(folder), capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def start_profiler(folder: Path, *args: str) -> subprocess.Popen[str]:
+    """Start ``profiler ARGS`` in ``folder`` without waiting."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "profiler_core", *args],
+        cwd=folder,
+        env=cli_env(folder),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def rows(folder: Path, run_id: str) -> list[dict[str, Any]]:
+    """The result rows of a run, as camelCase JSON objects."""
+    path = folder / "results" / f"{run_id}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def marked_processes(mark: str) -> dict[int, int]:
+    """PID -> process group of every live process whose environment carries ``MARK=mark``."""
+    needle = f"{MARK}={mark}".encode()
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                environ = handle.read().split(b"\0")
+            if needle in environ and alive(int(entry)):
+                found[int(entry)] = os.getpgid(int(entry))
+        except (OSError, ProcessLookupError):
+            continue
+    return found
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process is left in the process group."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return any(alive(int(p)) and _pgid(int(p)) == pgid for p in os.listdir("/proc") if p.isdigit())
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def wait_for(condition, timeout: float = 60.0, what: str = "condition") -> Any:
+    """Poll ``condition()`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def assert_no_survivor(seen: dict[int, int], mark: str) -> None:
+    """Every agent process seen during the run, and its process group, is gone; none carries the mark."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (marked_processes(mark) or any(alive(p) for p in seen)):
+        time.sleep(0.1)
+    assert not [p for p in seen if alive(p)], f"processes survived the run: {seen}"
+    assert not [g for g in set(seen.values()) if group_alive(g)], f"process groups survived: {set(seen.values())}"
+    assert marked_processes(mark) == {}
