@@ -198,8 +198,8 @@ def _sections(data: Mapping[str, Any], problems: _Problems) -> dict[str, Any]:
                 problems.add(name, f"required ({hint})" if hint else "required")
                 sections[name] = _FAILED
             else:
-                default = field.default
-                sections[name] = default.factory() if isinstance(default, attrs.Factory) else default
+                default: Any = field.default
+                sections[name] = default.factory() if isinstance(default, attrs.Factory) else default  # type: ignore[arg-type]
         elif name == "modes":
             sections[name] = _modes(data[name], problems)
         else:
@@ -336,7 +336,7 @@ def _scenario_format(name: str | None, problems: _Problems, registry: Registry |
 
         registry = default_plugin_manager().registry
     try:
-        return registry.create("scenario_formats", name)  # type: ignore[no-any-return]
+        return registry.create("scenario_formats", name)
     except ProfilerError as exc:
         problems.add("scenarios.format", str(exc))
         return None

@@ -8,20 +8,20 @@ JSON cannot carry.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     """True for an integer that is not a boolean."""
     return value.__class__ is int or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     """True for an int or float that is not a boolean."""
     cls = value.__class__
     return cls is float or cls is int or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
-def is_finite_number(value: Any) -> bool:
+def is_finite_number(value: Any) -> TypeGuard[int | float]:
     """True for a number that is neither NaN nor infinite."""
     return is_number(value) and math.isfinite(value)

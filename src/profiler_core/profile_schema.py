@@ -147,7 +147,7 @@ class Profile:
 
 
 #: What a missing required key must hold, said after "required".
-REQUIRED_HINTS = {
+REQUIRED_HINTS: dict[tuple[str | int, ...], str] = {
     ("modes",): "a list of mode names, or a mapping of mode name -> settings",
     ("scenarios",): "a mapping with `path` and optionally `set` or `ids`",
 }

@@ -20,7 +20,7 @@ import attrs
 import cattrs
 import orjson
 from cattrs.cols import homogenous_tuple_structure_factory
-from cattrs.errors import ClassValidationError, IterableValidationError
+from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 from cattrs.strategies import configure_tagged_union
@@ -161,6 +161,15 @@ def _expect_factory(type_: Any, conv: cattrs.Converter) -> Callable[[Any, Any], 
     return hook
 
 
+def _is_type(wanted: Any) -> Callable[[Any], bool]:
+    """A predicate for ``register_structure_hook_func``: the type is exactly ``wanted``."""
+
+    def check(type_: Any) -> bool:
+        return bool(type_ == wanted)
+
+    return check
+
+
 def _is_expect(type_: Any) -> bool:
     return typing.get_origin(type_) is Annotated and any(isinstance(m, Expect) for m in type_.__metadata__)
 
@@ -178,12 +187,13 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     conv.register_structure_hook(float, _structure_float)
     # Unions by predicate: the JSON preset's union passthrough would win over a class hook
     # (and it takes `true` for a number, bool being an int).
-    for union, hook in (
+    unions: tuple[tuple[Any, Callable[[Any, Any], Any]], ...] = (
         (int | float, _structure_number),
         (int | float | None, _structure_optional_number),
         (int | float | str, _structure_scalar),
-    ):
-        conv.register_structure_hook_func(lambda t, union=union: t == union, hook)
+    )
+    for union, hook in unions:
+        conv.register_structure_hook_func(_is_type(union), hook)
     conv.register_structure_hook_func(lambda t: t == str | int | float | bool, _structure_json_scalar)
     conv.register_structure_hook(Any, lambda v, _t: v)
     conv.register_structure_hook_func(lambda t: t == dict[str, Any], _structure_json_object)
@@ -304,7 +314,7 @@ def register_plain_keys(cls: type, structure_as: Callable[[Any, Callable[[Any], 
         not a mapping, e.g. a component given by its id alone (``scorer: checks``).
     """
     for conv in (converter, _detailed_converter):
-        make = make_dict_structure_fn(cls, conv)
+        make: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, conv)
 
         def hook(value, _type, make=make):
             if structure_as is not None:
@@ -321,7 +331,7 @@ def iter_errors(exc: BaseException, path: tuple[str | int, ...] = ()) -> Iterato
     if isinstance(exc, (ClassValidationError, IterableValidationError)):
         with_notes, without = exc.group_exceptions()
         for inner, note in with_notes:
-            key = note.name if isinstance(exc, ClassValidationError) else note.index
+            key: str | int = note.name if isinstance(note, AttributeValidationNote) else note.index
             yield from iter_errors(inner, (*path, key))
         for inner in without:
             yield from iter_errors(inner, path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import numpy as np
@@ -204,6 +204,13 @@ class Summary:
                 return m
         return None
 
+    def metric_info(self, name: str) -> MetricInfo:
+        """The info of a metric that is reported (``KeyError`` if it is not)."""
+        info = self.metric(name)
+        if info is None:
+            raise KeyError(name)
+        return info
+
 
 # ---------------------------------------------------------------- metrics
 
@@ -284,7 +291,7 @@ def compare_metric(
     """Compare A with baseline B; returns the result and the method used ("exact" or "large-sample")."""
     # Above EXACT_LIMIT values per mode the exact paired bootstrap and 10,000 permutations
     # cost ~0.7 s per metric at 5,000 rows; stats' large-sample method is O(resamples + n).
-    method = "exact" if max(a.size, b.size) <= EXACT_LIMIT else "large-sample"
+    method: Literal["exact", "large-sample"] = "exact" if max(a.size, b.size) <= EXACT_LIMIT else "large-sample"
     result = stats.compare_groups(
         a, b, mode_a=mode_a, mode_b=mode_b, metric=metric, paired=paired,
         resamples=resamples, permutations=permutations, confidence=confidence, seed=seed, method=method,
@@ -351,11 +358,11 @@ def compare_modes(
     rows_a, rows_b = mode_rows[mode], mode_rows[baseline]
     pairing = _pair_order(table, rows_a, rows_b)
     paired = not isinstance(pairing, str)
-    if paired:
+    if isinstance(pairing, str):
+        note = pairing
+    else:
         rows_a, rows_b = pairing
         note = f"paired by (model, scenario, iteration): {rows_a.size} cells"
-    else:
-        note = pairing
     results: list[stats.ComparisonResult] = []
     extra: list[tuple[str, float, float]] = []
     for info in infos:
@@ -405,7 +412,7 @@ def compare_modes(
 
 
 def _rates(
-    successes: np.ndarray, trials: np.ndarray, cells_c: list[int], cells_n: list[int], k: int, confidence: float
+    successes: int, trials: int, cells_c: list[int], cells_n: list[int], k: int, confidence: float
 ) -> RateSummary:
     """Wilson interval of the pooled rate; pass@k / pass^k averaged over (model, scenario) cells."""
     s, n = int(successes), int(trials)
@@ -504,10 +511,10 @@ def build_summary(
     detail: dict[str, list[tuple[str, str, list[tuple[int, int]]]]] = {}
     per_cp: dict[tuple[int, str], list[tuple[int, int]]] = {}
     for (m_code, s_code, cid), (passed, total) in table.checkpoints.items():
-        counts = per_cp.setdefault((s_code, cid), [(0, 0)] * n_modes)
-        counts[int(position[m_code])] = (passed, total)
-    for (s_code, cid), counts in per_cp.items():
-        detail.setdefault(table.scenarios[s_code], []).append((cid, table.checkpoint_descriptions.get(cid, ""), counts))
+        cp_counts = per_cp.setdefault((s_code, cid), [(0, 0)] * n_modes)
+        cp_counts[int(position[m_code])] = (passed, total)
+    for (s_code, cid), cp_counts in per_cp.items():
+        detail.setdefault(table.scenarios[s_code], []).append((cid, table.checkpoint_descriptions.get(cid, ""), cp_counts))
 
     # An errored row's tokens/latency/cost measure nothing, so comparisons use only rows that ran.
     ran = np.ones(mode_idx.shape[0], dtype=bool)
@@ -522,18 +529,18 @@ def build_summary(
     errors_by_mode = np.zeros(n_modes, dtype=np.int64)
     error_codes: dict[str, int] = {}
     error_rows: list[tuple[str, str, int, str, str]] = []
-    for i, (message, code) in sorted(table.errors.items()):
-        errors_by_mode[mode_idx[i]] += 1
-        key = str(code) if code else "error"
+    for row_i, (err_message, err_code) in sorted(table.errors.items()):
+        errors_by_mode[mode_idx[row_i]] += 1
+        key = str(err_code) if err_code else "error"
         error_codes[key] = error_codes.get(key, 0) + 1
         if len(error_rows) < 50:
             error_rows.append(
                 (
-                    modes[mode_idx[i]],
-                    table.scenarios[scen_idx[i]],
-                    int(table.numeric["iteration"][i]),
+                    modes[mode_idx[row_i]],
+                    table.scenarios[scen_idx[row_i]],
+                    int(table.numeric["iteration"][row_i]),
                     key,
-                    str(message),
+                    str(err_message),
                 )
             )
     outcomes, failed_rows = _outcomes(table, modes, mode_idx, scen_idx)

@@ -31,6 +31,7 @@ from ..model import (
     RunManifest,
     SessionAnalysisBundle,
 )
+from ..model.run import ProgressKind, RunStatus
 from ..paths import check_run_id
 from ..plugins import PluginManager, get_plugin_manager
 from ..redact import Redactor, secret_env_values
@@ -80,8 +81,11 @@ async def _resolve_modes(options: RunOptions) -> dict[str, ModeConfig]:
         if options.modes is not None:
             config = options.modes[mode]
         else:
+            resolver = options.mode_resolver
+            if resolver is None:
+                raise ConfigError(f"mode {mode!r}: no mode resolver and no `modes` given")
             try:
-                config = await await_me_maybe(options.mode_resolver.resolve(mode))
+                config = await await_me_maybe(resolver.resolve(mode))
             except UnknownModeError:
                 raise
             except Exception as exc:
@@ -123,7 +127,7 @@ class _Progress:
         self.completed = 0
         self.failed = 0
 
-    def emit(self, kind: str, **fields: Any) -> None:
+    def emit(self, kind: ProgressKind, **fields: Any) -> None:
         self.hooks.call_sync(
             "profiler_progress",
             event=ProgressEvent(kind=kind, run_id=self.run_id, completed=self.completed, total=self.total, failed=self.failed, **fields),
@@ -263,7 +267,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
     for row in options.previous_rows:
         if row.iteration >= 0:
             tally.add(row, new=False)
-    status = "completed"
+    status: RunStatus = "completed"
     budget = _Budget(max_cost_usd=options.max_cost_usd, max_tokens=options.max_tokens)
     for row in options.previous_rows:
         budget.add(row)  # a resumed run's budget counts what it already spent
@@ -342,7 +346,9 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                 if group.instance is not None:  # a first init failed; that error is already on its way out
                     raise ProfilerError(f"provider {provider.id!r} could not start for mode {group.mode!r}")
                 # Set before init, so the instance is shut down even when its init fails.
-                group.instance = spare.pop() if spare else options.provider_factory()
+                factory = options.provider_factory
+                assert factory is not None  # groups per mode exist only with a factory (``overlap``)
+                group.instance = spare.pop() if spare else factory()
                 await init_provider(group.model, group.mode, with_overrides=True, instance=group.instance)
                 await hooks.call("profiler_before_mode", mode=group.mode, run=run_ctx)
                 group.ready = True
@@ -564,11 +570,12 @@ class _ModeGroup:
 
 
 def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:
-    while isinstance(group, BaseExceptionGroup):
-        if len(group.exceptions) != 1:
+    leaf: BaseException = group
+    while isinstance(leaf, BaseExceptionGroup):
+        if len(leaf.exceptions) != 1:
             return None
-        group = group.exceptions[0]
-    return group
+        leaf = leaf.exceptions[0]
+    return leaf
 
 
 def _row_order(models, modes, scenarios):
