@@ -65,6 +65,24 @@ class JudgeSection:
     options: Options = attrs.field(factory=dict)
 
 
+#: values of ``execution.executor``
+EXECUTORS = ("local", "ray")
+Executor = Annotated[str, Expect(f"one of {', '.join(EXECUTORS)}", lambda v: v in EXECUTORS)]
+
+
+@attrs.frozen(kw_only=True)
+class RaySection:
+    """``execution.ray:`` — the Ray cluster of ``executor: ray`` and what one cell asks of it."""
+
+    #: ``ray.init`` address: leave out to start a local cluster, ``auto`` to join a running one
+    address: Name | None = None
+    num_cpus_per_cell: PositiveNumber = 1.0
+    resources: Annotated[dict[str, float], Expect("a mapping of resource names to amounts", aliases={None: dict})] = attrs.field(
+        factory=dict
+    )
+    runtime_env: Options = attrs.field(factory=dict)
+
+
 @attrs.frozen(kw_only=True)
 class ExecutionConfig:
     """``execution:`` — how the matrix runs."""
@@ -83,6 +101,9 @@ class ExecutionConfig:
     #: the run's budget: once spent, no new cell starts (None: no limit)
     max_cost_usd: PositiveNumber | None = None
     max_tokens: PositiveCount | None = None
+    #: where cells run: in this process, or as tasks on a Ray cluster (``ray``, see ``execution.ray``)
+    executor: Executor = "local"
+    ray: RaySection = attrs.field(factory=RaySection)
 
 
 @attrs.frozen(kw_only=True)
@@ -190,6 +211,8 @@ register_plain_keys(
     ProviderSection, _id_or_mapping(ProviderSection, "a mapping with an `id` (or leave `provider` out for the simulator)")
 )
 register_plain_keys(JudgeSection, _id_or_mapping(JudgeSection, "a mapping with an `id`"))
+# Before ExecutionConfig: its structure function is generated now, with the hooks known now.
+register_plain_keys(RaySection, _defaults_when_null(RaySection))
 register_plain_keys(ExecutionConfig, _defaults_when_null(ExecutionConfig))
 register_plain_keys(OutputConfig, _defaults_when_null(OutputConfig))
 register_plain_keys(ScenariosSection, _mapping_only("a mapping with `path` and optionally `set` or `ids`"))

@@ -79,6 +79,8 @@ class RunState:
     time_limit_ms: int | None = None
     #: the run's concurrency and rate-limit pause (shared by all cells)
     pacer: Any = None
+    #: runs attempts elsewhere (``RayExecutor``); None runs them here
+    executor: Any = None
     metric_units: dict[str, str] = attrs.Factory(dict)
 
     @property
@@ -230,7 +232,8 @@ async def run_iteration(
     attempt = rate_limits = 0
     while True:
         attempt += 1
-        outcome, error = await _attempt(
+        attempt_fn = state.executor.attempt if state.executor is not None else attempt_cell
+        outcome, error = await attempt_fn(
             state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt,
             provider=provider or state.provider,
         )
@@ -270,10 +273,11 @@ async def run_iteration(
     return outcome
 
 
-async def _attempt(
+async def attempt_cell(
     state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int, attempt: int,
     provider: Any,
 ) -> tuple[IterationOutcome, str | None]:
+    """One attempt of a cell: session, prompt, export, collectors, analyzers, scorer, row (nothing written)."""
     started_at = now_iso()
     t0 = time.perf_counter()
     handle = None

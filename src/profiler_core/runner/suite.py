@@ -240,6 +240,11 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
 
     writer = RowWriter(paths, redactor)
     pacer = Pacer(options.concurrency, options.max_concurrency)
+    executor = None
+    if options.executor == "ray":
+        from .ray_executor import RayExecutor, RaySettings
+
+        executor = RayExecutor(options.ray or RaySettings(), profile_path=options.profile_path, overrides=dict(options.overrides))
     # A killed run may leave half-written temporary files; nobody else writes here (the run lock).
     writer.remove_stale_temporaries(sessions_dir)
     writer.remove_stale_temporaries(paths.results_dir, f".{run_id}.*.tmp")
@@ -260,6 +265,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         destroy_timeout_s=options.destroy_timeout_s,
         time_limit_ms=options.time_limit_ms,
         pacer=pacer,
+        executor=executor,
     )
     progress = _Progress(hooks, run_id, len(todo))
     # Rows and bundles are on disk; the run keeps only counts, so its memory does not grow with its length.
@@ -293,6 +299,8 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
             limiter.release_on_behalf_of(token)
 
     async def init_provider(model: str, mode: str, with_overrides: bool, instance: Any = None) -> None:
+        if executor is not None:
+            return  # the workers start their own providers (and no warm-up runs on the driver)
         instance = instance or provider
         mode_config = mode_configs[mode]
         options_ = dict(options.provider_options)
@@ -324,6 +332,8 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
             progress.emit("warmup_completed", model=model, mode=mode)
 
     async def shutdown_provider(instance: Any = None) -> None:
+        if executor is not None:
+            return
         with trio.move_on_after(options.destroy_timeout_s) as cs:
             cs.shield = True
             try:
@@ -394,6 +404,17 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                     await shutdown_provider(group.instance)
 
     async def matrix() -> None:
+        if executor is None:
+            await cells_here_or_there()
+            return
+        executor.start()  # a few seconds for a local cluster, before any cell starts
+        try:
+            await cells_here_or_there()
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(executor.close)
+
+    async def cells_here_or_there() -> None:
         if overlap:
             await overlapped_matrix()
             return
