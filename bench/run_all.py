@@ -193,7 +193,7 @@ REPORT_CMD = (sys.executable, "-m", "profiler_core", "report")
 REPORT_CMD_DIRECT = (
     sys.executable,
     "-c",
-    "from profiler_core.cli_report import report_command; report_command(prog_name='profiler report')",
+    "from profiler_core.cli.report import report_command; report_command(prog_name='profiler report')",
 )
 
 
@@ -202,7 +202,7 @@ def report_command() -> tuple[tuple[str, ...] | None, str | None]:
     if run_process([*REPORT_CMD, "--help"], timeout_s=60).returncode == 0:
         return REPORT_CMD, None
     if run_process([*REPORT_CMD_DIRECT, "--help"], timeout_s=60).returncode == 0:
-        return REPORT_CMD_DIRECT, "run via profiler_core.cli_report (`report` is not registered in the CLI yet)"
+        return REPORT_CMD_DIRECT, "run via profiler_core.cli.report (`report` is not registered in the CLI yet)"
     return None, None
 
 

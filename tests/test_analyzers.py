@@ -544,7 +544,7 @@ def test_core_never_imports_the_builtin_analyzers():
     proc = _run_python(
         """
         import sys
-        import profiler_core, profiler_core.plugins, profiler_core.cli, profiler_core.cli_analyze
+        import profiler_core, profiler_core.plugins, profiler_core.cli, profiler_core.cli.analyze
         from profiler_core.plugins import get_plugin_manager
         get_plugin_manager(entrypoints=False).registry
         assert "profiler_builtin_analyzers" not in sys.modules, "core imported the analyzers"

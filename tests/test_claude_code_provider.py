@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import time
 from decimal import Decimal
 
@@ -16,14 +15,11 @@ from tests.scripted.agent_runs import (
     new_mark,
     profiler,
     rows,
-    start_profiler,
-    wait_for,
     write_profile,
 )
 from tests.scripted.anthropic_messages import (
     AnthropicServer,
     Fail,
-    Hang,
     Text,
     ToolUse,
     Usage,
@@ -158,71 +154,6 @@ def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(
     assert_no_survivor({}, mark)
 
 
-def test_a_hung_model_gives_a_timeout_row_and_no_surviving_process(tmp_path, claude):
-    mark = new_mark()
-    with AnthropicServer(Hang()) as server:
-        path = profile(tmp_path, server, claude, mark=mark, timeout_ms=8000, modes={"plain": {"environment": {MARK: mark}}})
-        process = start_profiler(tmp_path, "run", str(path), "--run-id", "hang")
-        try:
-            wait_for(lambda: server.messages(), what="the model request")
-            seen = marked_processes(mark)
-            assert seen, "the agent process was not found"
-            process.wait(timeout=60)
-        finally:
-            process.kill()
-            process.wait()
-    [row] = rows(tmp_path, "hang")
-    assert row["completionReason"] == "timeout" and row["errorCode"] == "timeout"
-    assert_no_survivor(seen, mark)
-
-
-def test_a_hung_tool_is_ended_with_the_agents_process_group(tmp_path, claude):
-    mark = new_mark()
-    pid_file = tmp_path / "tool.pid"
-    script = steps([ToolUse("Bash", {"command": f"echo $$ > {pid_file}; sleep 300", "description": "wait"}), Text("Done: waited.")])
-    with AnthropicServer(script) as server:
-        path = profile(tmp_path, server, claude, mark=mark, timeout_ms=8000, modes={"plain": {"environment": {MARK: mark}}})
-        process = start_profiler(tmp_path, "run", str(path), "--run-id", "tool")
-        try:
-            wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the tool's pid")
-            seen = marked_processes(mark)
-            tool_pid = int(pid_file.read_text())
-            assert tool_pid in seen
-            process.wait(timeout=60)
-        finally:
-            process.kill()
-            process.wait()
-    [row] = rows(tmp_path, "tool")
-    assert row["completionReason"] == "timeout"
-    assert_no_survivor(seen, mark)
-
-
-def test_ctrl_c_exits_130_leaves_nothing_running_and_resume_completes(tmp_path, claude):
-    mark = new_mark()
-    with AnthropicServer(Hang()) as server:
-        path = profile(tmp_path, server, claude, mark=mark)
-        process = start_profiler(tmp_path, "run", str(path), "--run-id", "intr")
-        try:
-            wait_for(lambda: server.messages(), what="the model request")
-            seen = wait_for(lambda: marked_processes(mark), what="the agent process")
-            process.send_signal(signal.SIGINT)
-            _, stderr = process.communicate(timeout=60)
-        finally:
-            process.kill()
-            process.wait()
-        assert process.returncode == 130, stderr
-        assert "--resume intr" in stderr
-        assert_no_survivor(seen, mark)
-
-        server.set_script(hello_script())
-        done = profiler(tmp_path, "run", str(path), "--resume", "intr")
-    assert done.returncode == 0, done.stderr
-    found = rows(tmp_path, "intr")
-    assert sorted(r["mode"] for r in found if r.get("error") is None) == ["no_write", "plain"]
-    assert all(r["tokens"]["total"] == 2405 for r in found if r.get("error") is None)
-    assert_no_survivor({}, mark)
-
-
 def test_a_long_session_with_several_tools_and_an_unpriced_model(tmp_path, claude):
     """Many steps and tools; a model Claude Code cannot price is priced from the profile's prices."""
     mark = new_mark()
@@ -266,17 +197,6 @@ def test_a_long_session_with_several_tools_and_an_unpriced_model(tmp_path, claud
     trace = json.loads(next((tmp_path / "reports").glob("*/sessions/hello/" + "plain-iter-0.json")).read_text())
     read = next(e for e in trace["events"] if e["type"] == "tool_call" and e["name"] == "Read")
     assert "beta" in json.dumps(read["output"])  # the session worked in a copy of the template
-
-
-def test_a_missing_program_is_one_line_with_an_install_hint(tmp_path):
-    path = write_profile(
-        tmp_path, provider="claude-code", model=MODEL, options={"binary": str(tmp_path / "no-claude")}, modes={"plain": {}}
-    )
-    done = profiler(tmp_path, "validate", str(path))
-    assert done.returncode == 1
-    line = next(line for line in done.stderr.splitlines() if "no-claude" in line)
-    assert "npm install -g @anthropic-ai/claude-code" in line
-    assert "Traceback" not in done.stderr
 
 
 def test_unknown_or_wrong_options_are_config_errors(claude):

@@ -22,24 +22,23 @@ from profiler_core import (
     TokenBreakdown,
     ToolCallEvent,
     TraceSummary,
-    cli_analyze,
     hookimpl,
 )
-from profiler_core.plugins import get_plugin_manager
+from profiler_core.cli import cli
+from profiler_core.plugins import PluginManager, get_plugin_manager
 from profiler_core.serde import structure, to_json
 
 ANALYZER_NAMES = ["reasoning", "strategy", "efficiency", "tool-pattern", "error"]
 
 
-def _use_plugins(monkeypatch: pytest.MonkeyPatch, *plugins: tuple[str, object]) -> None:
-    """Make the command see exactly these plugins (core built-ins plus the given ones)."""
-    manager = get_plugin_manager(entrypoints=False, plugins=plugins)
-    monkeypatch.setattr(cli_analyze, "_load_registry", lambda: manager.registry)
+def _use_plugins(*plugins: tuple[str, object]) -> PluginManager:
+    """A manager with exactly these plugins (core built-ins plus the given ones), for the command's ctx.obj."""
+    return get_plugin_manager(entrypoints=False, plugins=plugins)
 
 
 @pytest.fixture
-def builtin(monkeypatch: pytest.MonkeyPatch) -> None:
-    _use_plugins(monkeypatch, ("builtin_analyzers", builtin_plugin))
+def builtin() -> PluginManager:
+    return _use_plugins(("builtin_analyzers", builtin_plugin))
 
 
 def _small_trace(session_id: str = "ses_small") -> SessionTrace:
@@ -68,12 +67,12 @@ def traces(tmp_path: Path, parity_dir: Path) -> dict[str, Path]:
     return files
 
 
-def _run(*args: str | Path) -> object:
-    return CliRunner().invoke(cli_analyze.analyze, [str(a) for a in args], catch_exceptions=False)
+def _run(manager: PluginManager, *args: str | Path) -> object:
+    return CliRunner().invoke(cli, ["analyze", *(str(a) for a in args)], obj=manager, catch_exceptions=False)
 
 
 def test_human_output_has_each_analyzers_summary_and_findings(builtin, traces):
-    result = _run(traces["parity"])
+    result = _run(builtin, traces["parity"])
     assert result.exit_code == 0, result.stderr
     out = result.stdout
     assert "ses_fixture" in out and "60 events" in out
@@ -90,7 +89,7 @@ def test_human_output_has_each_analyzers_summary_and_findings(builtin, traces):
 
 
 def test_json_output_is_one_object_per_trace_with_camel_case_results(builtin, traces):
-    result = _run(traces["parity"], traces["small"], "--json")
+    result = _run(builtin, traces["parity"], traces["small"], "--json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert [item["trace"] for item in data] == [str(traces["parity"]), str(traces["small"])]
@@ -111,41 +110,40 @@ def test_json_output_is_one_object_per_trace_with_camel_case_results(builtin, tr
 
 def test_bad_files_are_reported_one_line_each_and_the_rest_analysed(builtin, traces):
     args = [traces["not_json"], traces["parity"], traces["wrong_shape"], traces["missing"], traces["small"], "--json"]
-    result = _run(*args)
+    result = _run(builtin, *args)
     assert result.exit_code == 1
     errors = result.stderr.strip().splitlines()
     assert len(errors) == 3
-    assert errors[0].startswith(f"{traces['not_json']}: not valid JSON")
-    assert errors[1].startswith(f"{traces['wrong_shape']}: $.events")
-    assert errors[2] == f"{traces['missing']}: no such file"
+    assert errors[0].startswith(f"Error: {traces['not_json']}: not valid JSON")
+    assert errors[1].startswith(f"Error: {traces['wrong_shape']}: $.events")
+    assert errors[2] == f"Error: {traces['missing']}: no such file"
     data = json.loads(result.stdout)
     assert [item["sessionId"] for item in data] == ["ses_fixture", "ses_small"]
 
 
 def test_bad_file_in_human_mode(builtin, traces):
-    result = _run(traces["small"], traces["not_json"])
+    result = _run(builtin, traces["small"], traces["not_json"])
     assert result.exit_code == 1
     assert "ses_small" in result.stdout
-    assert result.stderr.strip() == f"{traces['not_json']}: not valid JSON (Expecting value at line 1 column 1)"
+    assert result.stderr.strip() == f"Error: {traces['not_json']}: not valid JSON (Expecting value at line 1 column 1)"
 
 
 def test_analyzer_option_chooses_and_orders(builtin, traces):
-    result = _run(traces["small"], "--analyzer", "error", "--analyzer", "efficiency", "--analyzer", "error", "--json")
+    result = _run(builtin, traces["small"], "--analyzer", "error", "--analyzer", "efficiency", "--analyzer", "error", "--json")
     assert result.exit_code == 0, result.stderr
     assert list(json.loads(result.stdout)[0]["results"]) == ["error", "efficiency"]
 
 
 def test_unknown_analyzer_is_one_line_and_exit_1(builtin, traces):
-    result = _run(traces["small"], "--analyzer", "eror")
+    result = _run(builtin, traces["small"], "--analyzer", "eror")
     assert result.exit_code == 1
     assert result.stdout == ""
     assert "unknown analyzer 'eror'; did you mean 'error'?" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_no_analyzers_installed(monkeypatch, traces):
-    _use_plugins(monkeypatch)
-    result = _run(traces["small"])
+def test_no_analyzers_installed(traces):
+    result = _run(_use_plugins(), traces["small"])
     assert result.exit_code == 1
     assert "no analyzers are installed" in result.stderr
 
@@ -186,35 +184,34 @@ class _ThirdParty:
         return [self.Async, self.Crashing, self.WrongType]
 
 
-def test_third_party_analyzers_async_and_failing(monkeypatch, traces):
-    _use_plugins(monkeypatch, ("third", _ThirdParty()))
-    result = _run(traces["small"])
+def test_third_party_analyzers_async_and_failing(traces):
+    result = _run(_use_plugins(("third", _ThirdParty())), traces["small"])
     assert result.exit_code == 1
     assert "Async analysis done." in result.stdout
     assert "3 events" in result.stdout and "50.0% (half)" in result.stdout and "x y" in result.stdout
     assert "[bold]not markup[/bold]" in result.stdout  # user text is printed, never interpreted
     assert "scenario  small" in result.stdout  # the stand-in scenario is named after the file
     assert result.stderr.splitlines() == [
-        f"{traces['small']}: analyzer 'crashing' failed: KeyError: 'boom'",
-        f"{traces['small']}: analyzer 'wrong-type' returned dict, expected AnalysisResult",
+        f"Error: {traces['small']}: analyzer 'crashing' failed: KeyError: 'boom'",
+        f"Error: {traces['small']}: analyzer 'wrong-type' returned dict, expected AnalysisResult",
     ]
 
 
 def test_help_has_an_example():
-    result = CliRunner().invoke(cli_analyze.analyze, ["--help"])
+    result = CliRunner().invoke(cli, ["analyze", "--help"])
     assert result.exit_code == 0
     assert "profiler analyze" in result.stdout and "--analyzer NAME" in result.stdout and "--json" in result.stdout
 
 
 def test_no_trace_argument_is_a_usage_error(builtin):
-    result = CliRunner().invoke(cli_analyze.analyze, [])
+    result = CliRunner().invoke(cli, ["analyze"], obj=builtin)
     assert result.exit_code == 2
 
 
 def test_a_results_jsonl_is_named_for_what_it_is(builtin, traces, tmp_path):
     results = tmp_path / "run.jsonl"
     results.write_text('{"runId": "r"}\n{"runId": "r"}\n')
-    result = _run(results, traces["parity"])
+    result = _run(builtin, results, traces["parity"])
     assert result.exit_code == 1
     assert "a JSONL file (one object per line), not a session trace" in result.stderr
     assert "ses_fixture" in result.stdout  # the good file is still analysed

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from profiler_core.cli_progress import PlainProgress, Tally
+from profiler_core.cli.progress import PlainProgress, Tally
 
 PROFILER = Path(sys.executable).with_name("profiler")
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo" / "profile.yaml"

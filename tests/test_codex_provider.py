@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import time
 import tomllib
 
@@ -16,14 +15,11 @@ from tests.scripted.agent_runs import (
     new_mark,
     profiler,
     rows,
-    start_profiler,
-    wait_for,
     write_profile,
 )
 from tests.scripted.openai_responses import (
     Call,
     Fail,
-    Hang,
     ResponsesServer,
     Text,
     Usage,
@@ -144,70 +140,6 @@ def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(
     assert_no_survivor({}, mark)
 
 
-def test_a_hung_model_gives_a_timeout_row_and_no_surviving_process(tmp_path, codex):
-    mark = new_mark()
-    with ResponsesServer(Hang()) as server:
-        path = profile(tmp_path, server, codex, mark=mark, timeout_ms=8000, modes={"plain": {"environment": {MARK: mark}}})
-        process = start_profiler(tmp_path, "run", str(path), "--run-id", "hang")
-        try:
-            wait_for(lambda: server.responses(), what="the model request")
-            seen = marked_processes(mark)
-            assert seen, "the agent process was not found"
-            process.wait(timeout=60)
-        finally:
-            process.kill()
-            process.wait()
-    [row] = rows(tmp_path, "hang")
-    assert row["completionReason"] == "timeout" and row["errorCode"] == "timeout"
-    assert_no_survivor(seen, mark)
-
-
-def test_a_hung_tool_is_ended_with_the_agents_process_group(tmp_path, codex):
-    mark = new_mark()
-    pid_file = tmp_path / "tool.pid"
-    script = steps([Call("exec_command", {"cmd": f"echo $$ > {pid_file}; sleep 300"}), Text("Done: waited.")])
-    with ResponsesServer(script) as server:
-        path = profile(tmp_path, server, codex, mark=mark, timeout_ms=8000, modes={"plain": {"environment": {MARK: mark}}})
-        process = start_profiler(tmp_path, "run", str(path), "--run-id", "tool")
-        try:
-            wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the tool's pid")
-            seen = marked_processes(mark)
-            assert int(pid_file.read_text()) in seen
-            process.wait(timeout=60)
-        finally:
-            process.kill()
-            process.wait()
-    [row] = rows(tmp_path, "tool")
-    assert row["completionReason"] == "timeout"
-    assert_no_survivor(seen, mark)
-
-
-def test_ctrl_c_exits_130_leaves_nothing_running_and_resume_completes(tmp_path, codex):
-    mark = new_mark()
-    with ResponsesServer(Hang()) as server:
-        path = profile(tmp_path, server, codex, mark=mark)
-        process = start_profiler(tmp_path, "run", str(path), "--run-id", "intr")
-        try:
-            wait_for(lambda: server.responses(), what="the model request")
-            seen = wait_for(lambda: marked_processes(mark), what="the agent process")
-            process.send_signal(signal.SIGINT)
-            _, stderr = process.communicate(timeout=60)
-        finally:
-            process.kill()
-            process.wait()
-        assert process.returncode == 130, stderr
-        assert "--resume intr" in stderr
-        assert_no_survivor(seen, mark)
-
-        server.set_script(hello_script())
-        done = profiler(tmp_path, "run", str(path), "--resume", "intr")
-    assert done.returncode == 0, done.stderr
-    found = rows(tmp_path, "intr")
-    assert sorted(r["mode"] for r in found if r.get("error") is None) == ["effort", "plain"]
-    assert all(r["tokens"]["total"] == 3365 for r in found if r.get("error") is None)
-    assert_no_survivor({}, mark)
-
-
 def test_a_long_session_with_several_commands_in_a_copy_of_the_template(tmp_path, codex):
     mark = new_mark()
     (tmp_path / "template").mkdir()
@@ -253,14 +185,6 @@ def test_max_turns_ends_the_session_with_tool_limit(tmp_path, codex):
     assert row["completionReason"] == "tool_limit" and row.get("error") is None
     assert requests <= 4  # stopped at the third command, not after six
     assert_no_survivor({}, mark)
-
-
-def test_a_missing_program_is_one_line_with_an_install_hint(tmp_path):
-    path = write_profile(tmp_path, provider="codex", model=MODEL, options={"binary": str(tmp_path / "no-codex")}, modes={"plain": {}})
-    done = profiler(tmp_path, "validate", str(path))
-    assert done.returncode == 1
-    line = next(line for line in done.stderr.splitlines() if "no-codex" in line)
-    assert "npm install -g @openai/codex" in line and "Traceback" not in done.stderr
 
 
 def test_options_codex_cannot_honour_are_refused(codex):

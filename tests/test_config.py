@@ -157,3 +157,85 @@ def test_mode_settings_of_the_wrong_type(tmp_path):
     problems = problems_of(profile)
     assert any("modes.a.environment: expected a mapping of names to strings" in p for p in problems)
     assert any("modes.b.provider_overrides: expected a mapping" in p for p in problems)
+
+
+def test_problems_inside_a_list_keep_their_item_path(tmp_path):
+    profile = write_profile(tmp_path, MINIMAL + "collectors: [cost, {id: ''}, 3, {id: tokens, option: {}}]\n")
+    problems = problems_of(profile)
+    assert f"{profile}: collectors[1].id: expected a non-empty string, got ''" in problems
+    assert f"{profile}: collectors[2]: expected an id or {{id, options}}, got number 3" in problems
+    assert f"{profile}: `collectors[3].option`: unknown key; did you mean `collectors[3].options`?" in problems
+    assert len(problems) == 3
+
+
+def test_components_by_id_or_mapping_and_null_sections(tmp_path):
+    text = MINIMAL + (
+        "provider: {id: sim, model: m1, port: 8080, options: {seed: 3}}\nscorer: checks\n"
+        "collectors: [cost, {id: tokens, options: {a: 1}}]\nanalyzers: all\n"
+        "judge: {id: openai, model: gpt-x}\nexecution:\noutput:\n"
+    )
+    config = load_profile(write_profile(tmp_path, text))
+    assert config.provider.id == "sim" and config.provider.options == {"seed": 3}
+    assert config.provider_model == "m1" and config.provider_port == 8080 and config.models == ("m1",)
+    assert config.scorer.id == "checks" and config.analyzers is None
+    assert [(c.id, c.options) for c in config.collectors] == [("cost", {}), ("tokens", {"a": 1})]
+    assert config.judge.options == {"model": "gpt-x"}
+    assert config.execution.repetitions == 5 and config.output.log_level == "info"
+
+
+def test_overrides_are_checked_like_the_profile(tmp_path):
+    profile = write_profile(tmp_path, MINIMAL)
+    problems = problems_of(profile, {"repetitions": 0, "concurrency": True})
+    assert problems == [
+        f"{profile}: --repetitions: expected an integer >= 1, got 0",
+        f"{profile}: --concurrency: expected an integer >= 1, got True",
+    ]
+
+
+def test_missing_required_sections_say_what_they_hold(tmp_path):
+    profile = write_profile(tmp_path, "models: [m]\n")
+    assert problems_of(profile) == [
+        f"{profile}: modes: required (a list of mode names, or a mapping of mode name -> settings)",
+        f"{profile}: scenarios: required (a mapping with `path` and optionally `set` or `ids`)",
+    ]
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "{}\n"])
+def test_empty_profile_says_so(tmp_path, text):
+    from profiler_core import ConfigError
+
+    profile = tmp_path / "p.yaml"
+    profile.write_text(text)
+    with pytest.raises(ConfigError, match=r"p\.yaml: the profile is empty"):
+        load_profile(profile)
+
+
+def test_a_scenario_that_failed_to_load_is_not_also_an_unknown_id(tmp_path):
+    scenarios = {
+        "a-001.json": {"id": "a-001", "name": "A", "prompt": "do a"},
+        "b-002.json": {"id": "b-002", "name": "B", "prompt": 3},
+    }
+    profile = write_profile(
+        tmp_path, MINIMAL.replace("{path: scenarios}", "{path: scenarios, ids: [a-001, b-002, c-003, zzz]}"), scenarios
+    )
+    (tmp_path / "scenarios" / "c-003.json").write_text("{not json")
+    problems = problems_of(profile)
+    assert len(problems) == 3, problems
+    assert "b-002.json: $.prompt: expected str" in problems[0]
+    assert "c-003.json: not valid JSON" in problems[1]
+    assert problems[2].endswith("scenarios.ids: unknown scenario id(s) zzz (found: a-001)")
+
+
+def test_empty_profile_through_the_cli(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "p.yaml").write_text("")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    result = subprocess.run(
+        [sys.executable, "-m", "profiler_core", "validate", "p.yaml"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "p.yaml: the profile is empty" in result.stderr and "Traceback" not in result.stderr

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from profiler_core.cli import cli
-from profiler_core.cli_init import DEMO_FILES
+from profiler_core.cli.init import DEMO_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "demo"

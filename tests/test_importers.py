@@ -362,28 +362,26 @@ class ScorerPlugin:
 
 
 @pytest.fixture
-def cli_manager(monkeypatch, profiler_plugin_manager):
-    """The CLI's plugin manager: built-ins plus the installed analyzers and a test scorer."""
+def cli_manager(profiler_plugin_manager):
+    """The CLI's plugin manager (its ctx.obj): built-ins plus the installed analyzers and a test scorer."""
     from profiler_builtin_analyzers import plugin as analyzers_plugin
-    from profiler_core import cli
 
     manager = profiler_plugin_manager
     if not manager.registry.ids("analyzers"):
         manager.register(analyzers_plugin, "builtin_analyzers")
     manager.register(ScorerPlugin(), "test-scorer")
-    monkeypatch.setattr(cli, "_MANAGER", manager)
     return manager
 
 
-def invoke(*args):
-    from profiler_core.cli_import import import_command
+def invoke(manager, *args):
+    from profiler_core.cli import cli
 
-    return CliRunner().invoke(import_command, [str(a) for a in args])
+    return CliRunner().invoke(cli, ["import", *(str(a) for a in args)], obj=manager)
 
 
 def test_cli_imports_claude_code_sessions(tmp_path, cli_manager):
     out = tmp_path / "results" / "claude.jsonl"
-    result = invoke("claude-code", CC_DST, CC_API_ERROR, "--out", out)
+    result = invoke(cli_manager, "claude-code", CC_DST, CC_API_ERROR, "--out", out)
     assert result.exit_code == 0, result.stderr
     read = read_jsonl(out)
     assert read.problems == [] and len(read.rows) == 2
@@ -407,6 +405,7 @@ def test_cli_imports_claude_code_sessions(tmp_path, cli_manager):
 def test_cli_numbers_iterations_per_scenario_and_scores(tmp_path, cli_manager):
     out = tmp_path / "runs.jsonl"
     result = invoke(
+        cli_manager,
         "openai",
         OPENAI_RUNS,
         OPENAI_RESULT,
@@ -435,7 +434,7 @@ def test_cli_numbers_iterations_per_scenario_and_scores(tmp_path, cli_manager):
 
 def test_cli_default_scenario_is_the_runs_scenario_id(tmp_path, cli_manager):
     out = tmp_path / "runs.jsonl"
-    assert invoke("openai", OPENAI_RUNS, "--out", out).exit_code == 0
+    assert invoke(cli_manager, "openai", OPENAI_RUNS, "--out", out).exit_code == 0
     assert [(r.scenario_id, r.iteration) for r in read_jsonl(out).rows] == [("refund-001", 0), ("refund-001", 1)]
 
 
@@ -446,7 +445,7 @@ def test_cli_bad_files_write_nothing(tmp_path, cli_manager):
     foreign = tmp_path / "in" / "foreign.jsonl"
     shutil.copy(OPENCODE, foreign)
     out = tmp_path / "out" / "r.jsonl"
-    result = invoke("claude-code", CC_DST, truncated, foreign, "--out", out)
+    result = invoke(cli_manager, "claude-code", CC_DST, truncated, foreign, "--out", out)
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert len(errors) == 2
@@ -454,6 +453,45 @@ def test_cli_bad_files_write_nothing(tmp_path, cli_manager):
     assert str(foreign) in errors[1] and ":1: not valid JSON" in errors[1]
     assert "2 of 3 file(s) could not be imported; nothing written" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_cli_writes_nothing_when_the_scorer_is_unknown_or_the_run_fails(tmp_path, cli_manager):
+    out = tmp_path / "out" / "deeper" / "r.jsonl"
+    result = invoke(cli_manager, "claude-code", CC_DST, "--out", out, "--scorer", "mentiosn")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: unknown scorer 'mentiosn'; did you mean 'mentions'?")
+
+    class Refuse:
+        @hookimpl
+        def profiler_before_run(self, ctx):
+            raise RuntimeError("fixtures missing")
+
+    cli_manager.register(Refuse(), "refuse")
+    result = invoke(cli_manager, "claude-code", CC_DST, "--out", out)
+    assert result.exit_code == 1 and "fixtures missing" in result.stderr
+    assert not (tmp_path / "out").exists()  # not even the folders --out asked for
+
+
+def test_cli_sessions_of_several_models_and_uneven_scenarios_are_one_cell_each(tmp_path, cli_manager):
+    # refund-001 (2 sessions, gpt-4.1-mini) and overdue-invoice (1 session, o4-mini): a sparse matrix.
+    out = tmp_path / "r.jsonl"
+    result = invoke(cli_manager, "openai", OPENAI_RUNS, OPENAI_RESULT, "--out", out)
+    assert result.exit_code == 0, result.stderr
+    rows = read_jsonl(out).rows
+    assert [(r.model, r.scenario_id, r.iteration) for r in rows] == [
+        ("gpt-4.1-mini", "refund-001", 0),
+        ("gpt-4.1-mini", "refund-001", 1),
+        ("o4-mini", "overdue-invoice", 0),
+    ]
+    assert rows[0].started_at == "2025-09-18T10:02:11.204Z"  # the recorded time, not the replay's
+    assert rows[1].error_code == "session_error" and not rows[1].success
+    manifest = read_manifest(tmp_path / "r.manifest.json")
+    assert manifest.counts.expected == 3 and manifest.counts.errored == 1
+    assert sorted(p.name for p in (tmp_path / "sessions" / "refund-001").iterdir()) == [
+        "imported+gpt-4.1-mini-iter-0.json",
+        "imported+gpt-4.1-mini-iter-1.json",
+    ]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # the staging folder is gone
 
 
 def test_cli_redacts_secrets_and_fills_the_model(tmp_path, cli_manager):
@@ -464,7 +502,7 @@ def test_cli_redacts_secrets_and_fills_the_model(tmp_path, cli_manager):
     path = tmp_path / "leaky.json"
     path.write_text(json.dumps(data))
     out = tmp_path / "r.jsonl"
-    result = invoke("trace", path, "--out", out, "--model", "claude-sonnet-4-5")
+    result = invoke(cli_manager, "trace", path, "--out", out, "--model", "claude-sonnet-4-5")
     assert result.exit_code == 0, result.stderr
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p != path]
     assert written and all(secret not in p.read_text() for p in written)
@@ -475,9 +513,9 @@ def test_cli_redacts_secrets_and_fills_the_model(tmp_path, cli_manager):
 
 def test_cli_directory_input_and_unknown_format(tmp_path, cli_manager):
     out = tmp_path / "r.jsonl"
-    assert invoke("claude-code", FIXTURES / "claude-code", "--out", out).exit_code == 0
+    assert invoke(cli_manager, "claude-code", FIXTURES / "claude-code", "--out", out).exit_code == 0
     assert len(read_jsonl(out).rows) == 2
-    assert invoke("csv", CC_DST, "--out", out).exit_code == 2
+    assert invoke(cli_manager, "csv", CC_DST, "--out", out).exit_code == 2
 
 
 def test_anthropic_server_tools_are_answered_in_the_same_message(tmp_path):

@@ -94,7 +94,7 @@ def test_a_file_without_model_items_is_refused(tmp_path):
 
 
 def test_profiler_import_codex(tmp_path):
-    from profiler_core.cli_import import import_command
+    from profiler_core.cli.import_ import import_command
 
     out = tmp_path / "results" / "codex.jsonl"
     result = CliRunner().invoke(import_command, ["codex", str(NOTES), "--out", str(out)])

@@ -1,4 +1,4 @@
-"""The code passes ruff with the project's configuration (pyproject.toml): lint runs with the tests, in CI too."""
+"""The code passes ruff and mypy with the project's configuration (pyproject.toml): lint and types run with the tests, in CI too."""
 
 from __future__ import annotations
 
@@ -13,4 +13,9 @@ def test_ruff_is_clean():
     ruff = Path(sys.executable).with_name("ruff")
     out = subprocess.run([str(ruff), "check", "--output-format", "concise", "src", "tests", "bench"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_mypy_is_clean():
+    out = subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import typing
+from datetime import UTC
+from pathlib import Path
 
 import attrs
 import pytest
@@ -193,3 +195,42 @@ def test_strings_and_lists_are_not_silently_coerced():
         structure({"core": "fix"}, m.ScenarioSets, source="sets.json")
     with pytest.raises(ProfilerError, match=r"\$: expected an object, got list"):
         from_json("[1, 2]", m.SessionTrace)
+
+
+def test_version_is_the_distributions_own():
+    import tomllib
+
+    import profiler_core
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert profiler_core.__version__ == pyproject["project"]["version"]
+
+
+def test_a_scorers_check_result_is_the_rows_checkpoint_result():
+    from profiler_core.model import CheckpointResult, ScorerCheckResult
+
+    assert ScorerCheckResult is CheckpointResult
+    check = ScorerCheckResult(id="c1", description="file exists", passed=False, actual=3, expected=4)
+    assert from_json(to_json(check), CheckpointResult) == check
+
+
+def test_iso_timestamps_are_utc_with_milliseconds():
+    from datetime import datetime, timedelta, timezone
+
+    from profiler_core.timestamps import iso, now_iso, parse_iso
+
+    moment = datetime(2026, 1, 1, 2, 0, 23, 638_400, tzinfo=timezone(timedelta(hours=2)))
+    assert iso(moment) == "2026-01-01T00:00:23.638Z"
+    assert iso(datetime(2026, 1, 1)) == "2026-01-01T00:00:00.000Z"  # naive: UTC
+    assert parse_iso("2026-01-01T00:00:23.638Z") == moment.replace(microsecond=638_000)
+    assert parse_iso("2026-01-01T00:00:00") == datetime(2026, 1, 1, tzinfo=UTC)
+    assert parse_iso("yesterday") is None and parse_iso(3) is None
+    assert parse_iso(now_iso()) is not None and now_iso().endswith("Z") and len(now_iso()) == 24
+
+
+@pytest.mark.parametrize("value", [True, "0.5", None])
+def test_a_number_field_refuses_booleans_strings_and_null(value):
+    from profiler_core.model import CostBreakdown
+
+    with pytest.raises(ProfilerError, match=r"\$\.totalUsd: expected float"):
+        from_json(json.dumps({"totalUsd": value}), CostBreakdown)

@@ -145,7 +145,6 @@ def test_list_plugins_json_has_every_key(monkeypatch):
 
     eps = [_FakeEntryPoint("broken", "broken.plugin", _broken, "broken-plugin", "0.0.1")]
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: eps)
-    monkeypatch.setattr(cli_module, "_MANAGER", None)
     result = CliRunner().invoke(cli_module.cli, ["list-plugins", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -162,7 +161,7 @@ def test_list_plugins_json_has_every_key(monkeypatch):
 
 def test_every_hookspec_is_documented():
     names = [n for n in dir(hookspecs) if n.startswith("profiler_")]
-    assert len(names) == 15
+    assert len(names) == 16
     for name in names:
         doc = getattr(hookspecs, name).__doc__ or ""
         assert len(doc.strip().splitlines()) >= 3, f"{name} needs a real docstring"
@@ -172,7 +171,7 @@ def test_import_profiler_core_is_cheap():
     code = (
         "import sys, profiler_core; "
         "bad = [m for m in sys.modules if m.split('.')[0] in "
-        "('numpy','matplotlib','scipy','trio','profiler_builtin_analyzers','profiler_eval_ghx')]; "
+        "('numpy','matplotlib','scipy','trio','ray','profiler_builtin_analyzers','profiler_eval_ghx')]; "
         "print(','.join(bad))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -288,12 +287,41 @@ def test_list_plugins_shows_a_refused_component_on_its_plugin_row(monkeypatch):
 
     eps = [_FakeEntryPoint("half", "half_plugin", lambda: Half(), "agent-profiler-half", "0.3.0")]
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: eps)
-    monkeypatch.setattr(cli_module, "_MANAGER", None)
     human = CliRunner().invoke(cli_module.cli, ["list-plugins"])
     assert human.exit_code == 0, human.output
     row = next(line for line in human.stdout.splitlines() if line.startswith("half "))
     assert "agent-profiler-half" in row and "ERROR provider 'half' of plugin 'half' is refused: missing create_session" in row
     assert any(line.startswith("core.modes (builtin)") and "mode_resolvers: config" in line for line in human.stdout.splitlines())
+
+
+def test_provides_lists_components_then_the_other_hooks():
+    class Both:
+        @hookimpl
+        def profiler_register_scorers(self):
+            return []
+
+        @hookimpl
+        def profiler_after_scenario(self, ctx):
+            pass
+
+        @hookimpl
+        def profiler_before_run(self, ctx):
+            pass
+
+    class HooksOnly:
+        @hookimpl
+        def profiler_progress(self, event):
+            pass
+
+    manager = get_plugin_manager(entrypoints=False, plugins=[("both", Both()), ("hooks-only", HooksOnly())])
+    infos = {info.name: info for info in manager.plugin_infos()}
+    assert infos["core.modes"].provides() == "mode_resolvers: config"
+    assert infos["both"].provides() == "hooks: after_scenario, before_run"  # an empty registration shows no contract
+    assert infos["hooks-only"].provides() == "hooks: progress"
+    eval_row = get_plugin_manager().plugin_infos()
+    ghx = next(info for info in eval_row if info.name == "eval_ghx").provides()
+    assert ghx.startswith("collectors: ghx; mode_resolvers: eval; providers: opencode; scenario_formats: ghx; scorers: checkpoint; hooks: ")
+    assert "before_run, before_scenario" in ghx
 
 
 def test_a_third_party_import_format_registers_through_the_hook(profiler_plugin_manager, tmp_path):

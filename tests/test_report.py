@@ -23,12 +23,12 @@ from profiler_core import (
     stats,
     to_json,
 )
-from profiler_core.cli_report import report_command
+from profiler_core.cli.report import report_command
 from profiler_core.errors import ProfilerError, StoreError
 from profiler_core.report import format as fmt
 from profiler_core.report import write_report
 from profiler_core.report.load import load_rows
-from profiler_core.report.summary import grouped_descriptive
+from profiler_core.stats.grouped import grouped_descriptive
 
 # ---------------------------------------------------------------- a hand-made run
 #

@@ -616,3 +616,24 @@ def test_large_sample_compare_groups_is_its_parts():
     assert result.effect_size == cohens_d(a, b).d and result.paired is True
     with pytest.raises(ValueError, match="method"):
         compare_groups(a, b, method="fast")
+
+
+@pytest.mark.parametrize("balanced", [True, False])
+def test_grouped_descriptive_is_numpy_per_group(balanced):
+    from profiler_core.stats import grouped_descriptive
+
+    rng = np.random.default_rng(11)
+    groups = np.repeat(np.arange(5), 40) if balanced else rng.integers(0, 5, 200)
+    values = rng.gamma(2.0, 10.0, groups.size)
+    if not balanced:
+        values[rng.integers(0, groups.size, 25)] = np.nan
+    got = grouped_descriptive(values, groups, 6)  # group 5 is empty
+    for g in range(5):
+        sample = values[(groups == g) & ~np.isnan(values)]
+        expected = dict(zip(("p5", "p25", "median", "p75", "p90", "p95"), np.percentile(sample, [5, 25, 50, 75, 90, 95])))
+        for name, value in expected.items():
+            assert got[name][g] == value, (g, name)  # numpy's own interpolation: exactly equal
+        assert got["count"][g] == sample.size and got["min"][g] == sample.min() and got["max"][g] == sample.max()
+        assert got["mean"][g] == pytest.approx(sample.mean(), rel=1e-12)
+        assert got["stddev"][g] == pytest.approx(sample.std(ddof=1), rel=1e-12)
+    assert got["count"][5] == 0 and all(math.isnan(got[k][5]) for k in ("mean", "median", "min", "stddev"))

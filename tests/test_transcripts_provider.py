@@ -60,6 +60,7 @@ def test_replays_the_session_named_after_each_scenario(tmp_path, recordings, pro
         modes=("a", "b"),
         warmup=True,
         concurrency=2,
+        models=["claude-sonnet-4-5-20250929"],
     )
     assert result.status == "completed" and len(result.rows) == 4
     by_cell = {(r.mode, r.scenario_id): r for r in result.rows}
@@ -67,9 +68,14 @@ def test_replays_the_session_named_after_each_scenario(tmp_path, recordings, pro
     assert dst.session_id == "5f0c2b9e-7d4a-4c1e-9a3b-2e8f6d1c4a70"
     assert dst.tokens.cache_read == 108_129 and dst.tool_calls.total == 6 and dst.tool_calls.failed == 2
     assert dst.timing.wall_ms == pytest.approx(34_213.0) and dst.agent_turns == 6
-    assert dst.extensions["tokens_total"] == dst.tokens.total and dst.extensions["cost_source"] == "provider"
+    # The importer's price is left to the cost collector, which prices the tokens with the row's model.
+    assert dst.extensions["tokens_total"] == dst.tokens.total and dst.extensions["cost_source"] == "computed"
+    assert dst.cost.total_usd == pytest.approx(dst.extensions["cost_total_usd"]) and dst.cost.total_usd > 0
     api = by_cell[("b", "api-error")]
     assert api.session_id == "9c7e4d21-3b5a-4f8e-a1c6-7d2e9f0b3a58" and api.completion_reason == "error"
+    # A recorded API error is an error row that keeps what the session measured.
+    assert not api.success and api.error_code == "session_error" and "API Error" in api.error
+    assert api.tokens.total > 0 and api.agent_turns > 0
     trace_file = tmp_path / "reports" / result.run_id / "sessions" / "fix-dst-test" / "a-iter-0.json"
     assert from_json(trace_file.read_text(), SessionTrace).summary.total_tool_calls == 6
     assert provider._live == {}  # every replay was destroyed
@@ -103,6 +109,19 @@ def test_openai_runs_match_by_scenario_id(tmp_path, monkeypatch, profiler_plugin
     result = run(tmp_path, profiler_plugin_manager, provider, [scenario("refund-001")], repetitions=2)
     assert [r.session_id for r in result.rows] == ["thread_7f3e2a", "thread_91c4b0"]
     assert result.rows[0].tokens.cache_read == 4608 and result.rows[1].completion_reason == "error"
+
+
+def test_a_session_belongs_to_the_scenario_its_file_names_or_the_scenario_option(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(FIXTURES / "openai" / "refund-001.jsonl", tmp_path / "runs.jsonl")
+    provider = TranscriptsProvider(format="openai", files=["runs.jsonl"])
+    assert [provider.scenario_of(s) for s in provider.sessions] == ["refund-001", "refund-001"]
+    assert len(provider.pool("refund-001")) == 2
+    shutil.copy(FIXTURES / "claude-code" / "api-error.jsonl", tmp_path / "runs.jsonl")
+    named = TranscriptsProvider(format="claude-code", files=["runs.jsonl"], scenario="support")
+    assert [named.scenario_of(s) for s in named.sessions] == ["support"]
+    with pytest.raises(ConfigError, match="option 'scenario': expected a scenario id"):
+        TranscriptsProvider(format="claude-code", files=["runs.jsonl"], scenario="")
 
 
 def test_time_scale_really_waits(tmp_path, recordings, profiler_plugin_manager):

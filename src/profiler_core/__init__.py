@@ -71,10 +71,22 @@ from .model import (
 )
 from .serde import from_json, to_json
 
-__version__ = "0.1.0"
+#: The distribution whose metadata holds the version (pyproject.toml is its one source).
+DISTRIBUTION = "agent-profiler"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
 
 
 def __getattr__(name: str):
+    if name == "__version__":
+        return _version()
     # The runner pulls in trio; load it only when asked for.
     if name in ("run_profile_suite", "run_profile_suite_sync", "RunOptions"):
         from . import runner

@@ -15,4 +15,4 @@ async def await_me_maybe(value: MaybeAwaitable[T]) -> T:
     """Return ``value``, awaiting it first if it is awaitable (datasette's idiom)."""
     if inspect.isawaitable(value):
         return cast(T, await value)
-    return cast(T, value)
+    return value

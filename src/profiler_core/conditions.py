@@ -29,6 +29,7 @@ from typing import Any, Union
 import attrs
 
 from .errors import ProfilerError
+from .numbers import is_int, is_number
 from .serde import json_kind, register_tagged_union, structure
 
 __all__ = [
@@ -59,12 +60,12 @@ class PathError(ProfilerError):
 
 
 def _count_value(instance, attribute: attrs.Attribute, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_int(value) or value < 0:
         raise ValueError(f"{attribute.name}: expected an integer >= 0, got {value!r}")
 
 
 def _number_value(instance, attribute: attrs.Attribute, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         raise ValueError(f"{attribute.name}: expected a number, got {value!r}")
 
 
@@ -279,15 +280,11 @@ def describe_condition(cond: Condition, subject: str = "value") -> str:
     raise TypeError(f"not a condition: {cond!r}")
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _same(a: Any, b: Any) -> bool:
     # JSON equality: booleans are not numbers (True != 1), but 1 == 1.0.
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         return a == b
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
@@ -360,7 +357,7 @@ def evaluate_condition(
             return ConditionOutcome(passed=any(_same(x, cond.value) for x in actual), actual=actual, expected=expected)
         return wrong_kind("a string or a list")
     if isinstance(cond, FieldGte):
-        if not _is_number(actual):
+        if not is_number(actual):
             return wrong_kind("a number")
         return ConditionOutcome(passed=actual >= cond.value, actual=actual, expected=expected)
     if isinstance(cond, Matches):

@@ -137,6 +137,17 @@ class Importer(Protocol):
 
 
 @runtime_checkable
+class ScenarioFormat(Protocol):
+    """Turns one scenario file's data into a :class:`Scenario` (a profile's ``scenarios.format``)."""
+
+    #: the format name, e.g. ``"ghx"``
+    id: str
+
+    def parse(self, data: dict[str, Any], source: str) -> Scenario:
+        """The scenario of one file (or list item); bad data raises a ``ProfilerError`` naming ``source`` and the field."""
+
+
+@runtime_checkable
 class RunHooks(Protocol):
     """Marker for programmatic lifecycle hooks passed to ``run_profile_suite``.
 
@@ -154,6 +165,7 @@ PROTOCOLS: dict[str, type] = {
     "mode_resolvers": ModeResolver,
     "judge_providers": JudgeProvider,
     "importers": Importer,
+    "scenario_formats": ScenarioFormat,
 }
 
 

@@ -135,6 +135,22 @@ def profiler_register_importers(register: Register) -> list[Any] | None:
     """
 
 
+@hookspec
+def profiler_register_scenario_formats(register: Register) -> list[Any] | None:
+    """Register scenario formats, which read scenario files laid out differently from the core's.
+
+    A profile picks one with ``scenarios.format``; the core still walks the
+    folder, reads JSON/YAML, applies ``scenario-sets.json``, ids and duplicate
+    checks, and hands each file's data to the format's ``parse``.
+
+    :return: a list of factories building objects with an ``id`` and
+        ``parse(data, source) -> Scenario`` (see
+        :class:`profiler_core.contracts.ScenarioFormat`). Merged across
+        plugins; ids must be unique.
+    :param register: ``register(factory, id="ghx")`` for a factory without an ``id``.
+    """
+
+
 # -------------------------------------------------------------------------
 # Lifecycle hooks: called through pluggy (tryfirst/trylast/wrappers honoured),
 # each implementation isolated: one raising does not skip the others

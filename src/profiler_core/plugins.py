@@ -69,6 +69,7 @@ CONTRACTS: dict[str, tuple[str, str]] = {
     "mode_resolvers": ("profiler_register_mode_resolvers", "id"),
     "judge_providers": ("profiler_register_judge_providers", "id"),
     "importers": ("profiler_register_importers", "id"),
+    "scenario_formats": ("profiler_register_scenario_formats", "id"),
 }
 
 SINGULAR = {
@@ -79,6 +80,7 @@ SINGULAR = {
     "mode_resolvers": "mode resolver",
     "judge_providers": "judge provider",
     "importers": "importer",
+    "scenario_formats": "scenario format",
 }
 
 _REGISTRATION_HOOKS = frozenset(hook for hook, _ in CONTRACTS.values())
@@ -108,13 +110,15 @@ class PluginInfo:
         return "; ".join(self.problems) or None
 
     def provides(self) -> str:
-        """The PROVIDES cell of ``list-plugins``: ``ERROR ...``, the components, or the hooks."""
+        """The PROVIDES cell of ``list-plugins``: ``ERROR ...``, else the components and the other hooks, or ``-``."""
         if self.error:
             return f"ERROR {self.error}"
-        text = "; ".join(f"{contract}: {', '.join(sorted(ids))}" for contract, ids in sorted(self.components.items()))
-        if text:
-            return text
-        return "hooks: " + ", ".join(sorted(self.hooks)) if self.hooks else "-"
+        parts = [f"{contract}: {', '.join(sorted(ids))}" for contract, ids in sorted(self.components.items())]
+        # Registration hooks show as the components above; the rest (lifecycle, commands) by short name.
+        hooks = sorted(h.removeprefix("profiler_") for h in self.hooks if h not in _REGISTRATION_HOOKS)
+        if hooks:
+            parts.append("hooks: " + ", ".join(hooks))
+        return "; ".join(parts) or "-"
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` form, every key always present."""
@@ -152,7 +156,7 @@ class Registry:
     def __getattr__(self, contract: str) -> dict[str, ComponentInfo]:
         # registry.providers, registry.analyzers, ...
         try:
-            return self.__dict__["_components"][contract]  # type: ignore[no-any-return]
+            return self.__dict__["_components"][contract]
         except KeyError:
             raise AttributeError(contract) from None
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
 from .errors import ConfigError
-from .model import CostBreakdown, TokenBreakdown
-
-CostSource = Literal["provider", "computed", "unknown"]
+from .model import CostBreakdown, CostSource, TokenBreakdown
 
 _PER = Decimal(1_000_000)
 

@@ -13,18 +13,27 @@ import collections.abc
 import json
 import re
 import typing
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, TypeVar
 
 import attrs
 import cattrs
 import orjson
 from cattrs.cols import homogenous_tuple_structure_factory
+from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 from cattrs.strategies import configure_tagged_union
 
 from .errors import ValidationError
-from .model import FINDING_TAGS, TRACE_EVENT_TAGS, AnalysisFinding, ScenarioSets, TraceEvent
+from .model import (
+    FINDING_TAGS,
+    TRACE_EVENT_TAGS,
+    AnalysisFinding,
+    ScenarioSets,
+    TraceEvent,
+)
+from .numbers import is_int, is_number
 from .textcut import shown
 
 T = TypeVar("T")
@@ -39,42 +48,159 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _strict(kind: type, accept):
-    """A structure hook that refuses silent coercions ("5" -> 5, 1.5 -> 1)."""
-    name = kind.__name__
+def _refuse(name: str, value: Any) -> TypeError:
+    return TypeError(f"expected {name}, got {type(value).__name__} {value!r}"[:300])
 
-    def hook(value, _type):
-        if not accept(value):
-            raise TypeError(f"expected {name}, got {type(value).__name__} {shown(value)}")
+
+# Scalar hooks refuse silent coercions ("5" -> 5, 1.5 -> 1, true -> 1). Each is a
+# plain function with an exact-type fast path: they run once per field of every
+# row the report reads, so a lambda wrapped in a closure would double their cost.
+
+
+def _structure_str(value: Any, _type: Any) -> str:
+    if value.__class__ is str or isinstance(value, str):
         return value
+    raise _refuse("str", value)
+
+
+def _structure_bool(value: Any, _type: Any) -> bool:
+    if value is True or value is False:
+        return value
+    raise _refuse("bool", value)
+
+
+def _structure_int(value: Any, _type: Any) -> int:
+    if value.__class__ is int or is_int(value):
+        return value
+    raise _refuse("int", value)
+
+
+def _structure_float(value: Any, _type: Any) -> float:
+    if value.__class__ is float or is_number(value):
+        return float(value)
+    raise _refuse("float", value)
+
+
+def _structure_number(value: Any, _type: Any) -> int | float:
+    # `int | float` keeps the JSON's own kind so 23638 stays 23638 after a round trip.
+    cls = value.__class__
+    if cls is int or cls is float or is_number(value):
+        return value
+    raise _refuse("float", value)
+
+
+def _structure_optional_number(value: Any, _type: Any) -> int | float | None:
+    cls = value.__class__
+    if cls is int or cls is float or value is None or is_number(value):
+        return value
+    raise _refuse("float", value)
+
+
+def _structure_scalar(value: Any, _type: Any) -> int | float | str:
+    if value.__class__ is str or isinstance(value, str) or is_number(value):
+        return value
+    raise _refuse("str", value)
+
+
+def _structure_json_scalar(value: Any, _type: Any) -> str | int | float | bool:
+    if value.__class__ in (str, int, float, bool):
+        return value
+    raise TypeError(f"expected a string, number or boolean, got {json_kind(value)} {_short(value)}")
+
+
+def _structure_json_object(value: Any, _type: Any) -> dict[str, Any]:
+    """``dict[str, Any]`` (extensions, options): free-form JSON, checked only for string keys.
+
+    The generic dict hook walks every key and value through a hook; extensions
+    carry dozens of keys per row, which made them half the cost of a row.
+    """
+    if value.__class__ is not dict and not isinstance(value, dict):
+        raise TypeError(f"expected an object, got {json_kind(value)} {shown(value)}")
+    for key in value:
+        if key.__class__ is not str:
+            raise TypeError(f"expected an object with string keys, got key {key!r}")
+    return dict(value)
+
+
+@attrs.frozen(eq=False)  # hashed by identity: it sits in Annotated types, which cattrs hashes
+class Expect:
+    """A constraint on a field, written ``Annotated[int, Expect("an integer >= 1", lambda v: v >= 1)]``.
+
+    The value is structured as the annotated type, then ``check`` must hold;
+    any failure becomes one message, ``expected <description>, got <value>``,
+    in the words a profile's author reads (not Python's type names).
+    ``aliases`` maps a string or null to what it stands for (a callable is
+    called): ``{None: dict}`` reads ``options:`` with nothing after it as ``{}``.
+    """
+
+    description: str
+    check: Callable[[Any], bool] | None = None
+    aliases: dict[str | None, Any] = attrs.field(factory=dict)
+
+
+def _expect_factory(type_: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
+    base, *extras = typing.get_args(type_)
+    expect = next(m for m in extras if isinstance(m, Expect))
+    structure_base = conv.get_structure_hook(base)
+    check, aliases = expect.check, expect.aliases
+
+    def hook(value: Any, _type: Any) -> Any:
+        if aliases and (value is None or value.__class__ is str) and value in aliases:
+            alias = aliases[value]
+            return alias() if callable(alias) else alias
+        try:
+            result = structure_base(value, base)
+            ok = check is None or check(result)
+        except (ClassValidationError, IterableValidationError):
+            raise  # a problem inside an item or a nested section: keep its own, more precise path
+        except Exception:  # noqa: BLE001 - any failure of the inner type is this field's failure
+            ok = False
+        if not ok:
+            raise ValueError(f"expected {expect.description}, got {_short(value)}")
+        return result
 
     return hook
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+def _is_type(wanted: Any) -> Callable[[Any], bool]:
+    """A predicate for ``register_structure_hook_func``: the type is exactly ``wanted``."""
+
+    def check(type_: Any) -> bool:
+        return bool(type_ == wanted)
+
+    return check
 
 
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+def _is_expect(type_: Any) -> bool:
+    return typing.get_origin(type_) is Annotated and any(isinstance(m, Expect) for m in type_.__metadata__)
+
+
+def _short(value: Any) -> str:
+    return shown(value, 80)
 
 
 def _make(*, detailed: bool) -> cattrs.Converter:
     conv = make_converter(forbid_extra_keys=True, detailed_validation=detailed)
-    conv.register_structure_hook(str, _strict(str, lambda v: isinstance(v, str)))
-    conv.register_structure_hook(bool, _strict(bool, lambda v: isinstance(v, bool)))
-    conv.register_structure_hook(int, _strict(int, _is_int))
-    conv.register_structure_hook(float, lambda v, _t: float(_strict(float, _is_number)(v, _t)))
-    # `int | float` keeps the JSON's own kind so 23638 stays 23638 after a round trip.
-    conv.register_structure_hook(int | float, _strict(float, _is_number))
-    conv.register_structure_hook(int | float | None, lambda v, _t: None if v is None else _strict(float, _is_number)(v, _t))
-    conv.register_structure_hook(
-        int | float | str, _strict(str, lambda v: _is_number(v) or isinstance(v, str))
+    conv.register_structure_hook(str, _structure_str)
+    conv.register_structure_hook(bool, _structure_bool)
+    conv.register_structure_hook(int, _structure_int)
+    conv.register_structure_hook(float, _structure_float)
+    # Unions by predicate: the JSON preset's union passthrough would win over a class hook
+    # (and it takes `true` for a number, bool being an int).
+    unions: tuple[tuple[Any, Callable[[Any, Any], Any]], ...] = (
+        (int | float, _structure_number),
+        (int | float | None, _structure_optional_number),
+        (int | float | str, _structure_scalar),
     )
+    for union, hook in unions:
+        conv.register_structure_hook_func(_is_type(union), hook)
+    conv.register_structure_hook_func(lambda t: t == str | int | float | bool, _structure_json_scalar)
     conv.register_structure_hook(Any, lambda v, _t: v)
+    conv.register_structure_hook_func(lambda t: t == dict[str, Any], _structure_json_object)
+    conv.register_structure_hook_factory(_is_expect, _expect_factory)
 
     def unstructure_factory(cls):
-        overrides = {}
+        overrides: dict[str, Any] = {}
         hints = _field_types(cls)
         for a in attrs.fields(cls):
             omit = a.default is None or a.name in _OMIT_WHEN_DEFAULT
@@ -85,8 +211,12 @@ def _make(*, detailed: bool) -> cattrs.Converter:
         return make_dict_unstructure_fn(cls, conv, **overrides)
 
     def structure_factory(cls):
-        overrides = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        overrides: dict[str, Any] = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
         make = make_dict_structure_fn(cls, conv, **overrides)
+        if not detailed:
+            # A value that is not an object fails in `make` too (it reads keys), and every failure
+            # of the fast converter is structured again by the detailed one for its message.
+            return make
 
         def hook(value, _type):
             if not isinstance(value, dict):
@@ -158,10 +288,10 @@ def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: 
 
     def hook(data, type_):
         if not isinstance(data, dict):
-            raise ValueError(f"expected a {noun.removesuffix(' type')} object with a \"type\", got {json_kind(data)} {shown(data)}")
+            raise ValueError(f"expected a {noun.removesuffix(' type')} object with a \"type\", got {json_kind(data)} {data!r}")
         tag = data.get("type")
         if tag not in tags.values():
-            got = "nothing" if tag is None else f"unknown {shown(tag)}"
+            got = "nothing" if tag is None else f"unknown {tag!r}"
             raise ValueError(f"type: expected a {noun} ({valid}), got {got}")
         return union_hook(data, type_)
 
@@ -175,6 +305,47 @@ def register_tagged_union(union: Any, tags: dict[type, str], noun: str = "type")
     """
     for conv in (converter, _detailed_converter):
         _tag_union(conv, union, tags, noun)
+
+
+def register_plain_keys(cls: type, structure_as: Callable[[Any, Callable[[Any], Any]], Any] | None = None) -> None:
+    """Structure the attrs class ``cls`` with its field names as keys (profile YAML is snake_case).
+
+    :param structure_as: optional ``(value, structure_mapping) -> object`` for values that are
+        not a mapping, e.g. a component given by its id alone (``scorer: checks``).
+    """
+    for conv in (converter, _detailed_converter):
+        make: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, conv)
+
+        def hook(value, _type, make=make):
+            if structure_as is not None:
+                return structure_as(value, lambda mapping: make(mapping, cls))
+            if not isinstance(value, dict):
+                raise TypeError(f"expected a mapping, got {json_kind(value)} {_short(value)}")
+            return make(value, cls)
+
+        conv.register_structure_hook(cls, hook)
+
+
+def iter_errors(exc: BaseException, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], BaseException]]:
+    """Every leaf problem of a detailed structuring failure, with its key path (field names, list indices)."""
+    if isinstance(exc, (ClassValidationError, IterableValidationError)):
+        with_notes, without = exc.group_exceptions()
+        for inner, note in with_notes:
+            key: str | int = note.name if isinstance(note, AttributeValidationNote) else note.index
+            yield from iter_errors(inner, (*path, key))
+        for inner in without:
+            yield from iter_errors(inner, path)
+    else:
+        yield path, exc
+
+
+def structure_detailed(data: Any, cls: Any) -> Any:
+    """Structure ``data`` collecting every problem: raises cattrs' detailed error (see ``iter_errors``)."""
+    try:
+        return converter.structure(data, cls)
+    except Exception:  # noqa: BLE001 - re-run below for the details
+        pass
+    return _detailed_converter.structure(data, cls)
 
 
 def json_kind(value: Any) -> str:
@@ -271,11 +442,22 @@ def json_error(exc: json.JSONDecodeError) -> str:
     return f"{exc.msg.removesuffix(' starting at')} at line {exc.lineno} column {exc.colno}"
 
 
-def from_json(text: str | bytes, cls: type[T], *, source: str | None = None) -> T:
-    """Parse JSON into ``cls``; bad JSON or a wrong field raises ``ValidationError``."""
+def parse_json(text: str | bytes, *, source: str | None = None) -> Any:
+    """JSON text -> plain data (orjson); bad JSON raises ``ValidationError`` with the line and column."""
     try:
-        data = json.loads(text)
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        first_error = exc
+    try:  # the stdlib's message names line and column; it also reads what orjson refuses (NaN)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         prefix = f"{source}: " if source else ""
         raise ValidationError(f"{prefix}not valid JSON ({json_error(exc)})") from None
-    return structure(data, cls, source=source)
+    except (TypeError, ValueError, RecursionError):  # e.g. bytes that are not UTF-8
+        prefix = f"{source}: " if source else ""
+        raise ValidationError(f"{prefix}not valid JSON ({first_error})") from None
+
+
+def from_json(text: str | bytes, cls: type[T], *, source: str | None = None) -> T:
+    """Parse JSON into ``cls``; bad JSON or a wrong field raises ``ValidationError``."""
+    return structure(parse_json(text, source=source), cls, source=source)

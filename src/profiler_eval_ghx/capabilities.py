@@ -221,6 +221,8 @@ class GhxCliExecutor:
 
         import trio
 
+        from profiler_core.processes import end_process_group, track_group
+
         try:
             process = await trio.lowlevel.open_process(
                 [self.binary, "run", task, "--input", "-"],
@@ -229,6 +231,7 @@ class GhxCliExecutor:
             )
         except OSError as exc:
             return CapabilityResult(ok=False, error=f"{task}: cannot start {self.binary}: {exc.strerror or exc}")
+        track_group(process.pid)
         stdout, stderr = bytearray(), bytearray()
         try:
             with trio.fail_after(self.timeout_s):
@@ -246,9 +249,7 @@ class GhxCliExecutor:
         except trio.TooSlowError:
             return CapabilityResult(ok=False, error=f"{task}: ghx did not answer within {self.timeout_s:g}s")
         finally:
-            if process.returncode is None:
-                with trio.CancelScope(shield=True):
-                    await _end_process_group(process)
+            await end_process_group(process, grace_s=5.0)  # by its PID, with anything it started
         try:
             envelope = json.loads(stdout.decode() or "null")
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -260,23 +261,6 @@ class GhxCliExecutor:
         if isinstance(error, dict):
             error = error.get("message") or str(error)
         return CapabilityResult(ok=bool(envelope["ok"]), data=envelope.get("data"), error=error)
-
-
-async def _end_process_group(process: Any, grace_s: float = 5.0) -> None:
-    """SIGTERM the child's process group, SIGKILL it after ``grace_s``."""
-    import os
-    import signal
-
-    import trio
-
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        with trio.move_on_after(grace_s):
-            await process.wait()
-            return
 
 
 def default_executor(options: Mapping[str, Any]) -> CapabilityExecutor:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from profiler_core.cli import plugin_manager
+
 from .settings import DEFAULT_MANIFEST
 
 
@@ -27,7 +29,7 @@ def eval_group() -> None:
 
 
 def _run_command() -> click.Command:
-    from profiler_core.cli_run import run_command
+    from profiler_core.cli.run import run_command
 
     return run_command
 
@@ -38,7 +40,7 @@ def _eval_run(profile: Path, **options) -> None:
 
     from .settings import fixture_settings
 
-    config = load_profile(profile)
+    config = load_profile(profile, registry=plugin_manager().registry)
     fixture_settings(config.extensions, profile_path=str(profile))
     click.get_current_context().invoke(_run_command(), profile=profile, **options)
 
@@ -85,7 +87,7 @@ def check_command(profile: Path) -> None:
       profiler eval check examples/eval-ghx/eval.yaml
     """
     from profiler_core import ProfilerError
-    from profiler_core.cli_run import validate_command
+    from profiler_core.cli.run import validate_command
 
     from .fixtures import read_manifest, seeder_for
     from .hooks import scenario_fixture
@@ -94,7 +96,7 @@ def check_command(profile: Path) -> None:
     click.get_current_context().invoke(validate_command, profile=profile)  # exits 1 itself on problems
     from profiler_core.config import load_profile
 
-    config = load_profile(profile)
+    config = load_profile(profile, registry=plugin_manager().registry)
     problems: list[str] = []
     try:
         settings = fixture_settings(config.extensions, profile_path=str(profile))
@@ -161,7 +163,7 @@ def _targets(config: Path | None, repo: str | None, manifest: Path | None) -> tu
         from .hooks import scenario_fixture
         from .settings import fixture_settings
 
-        loaded = load_profile(config)
+        loaded = load_profile(config, registry=plugin_manager().registry)
         settings = fixture_settings(loaded.extensions, profile_path=str(config))
         for scenario in loaded.scenarios:
             if (need := scenario_fixture(scenario)) is not None:

@@ -93,3 +93,11 @@ def profiler_register_mode_resolvers() -> list:
     from .modes import EvalModeResolver
 
     return [EvalModeResolver]
+
+
+@hookimpl
+def profiler_register_scenario_formats() -> list:
+    """The ``ghx`` scenario format: the original eval's scenario files (``scenarios.format: ghx``)."""
+    from .scenario import GhxScenarioFormat
+
+    return [GhxScenarioFormat]

@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from profiler_core import ConfigError, ProfilerError, Scenario, ScenarioSets
+from profiler_core import ConfigError, Scenario
 from profiler_core.conditions import Condition
 from profiler_core.serde import json_error, structure, unstructure
 from profiler_core.textcut import shown
@@ -43,13 +43,12 @@ __all__ = [
     "Checkpoint",
     "EvalScenario",
     "Fixture",
+    "GhxScenarioFormat",
     "ScenarioLoadError",
     "from_core_scenario",
     "load_core_scenarios",
-    "load_scenario_sets",
     "load_scenarios",
     "read_scenario_file",
-    "select",
     "to_core_scenario",
 ]
 
@@ -231,6 +230,16 @@ def from_core_scenario(scenario: Scenario | EvalScenario) -> EvalScenario:
     return structure(data, EvalScenario, source=f"scenario {scenario.id!r}")
 
 
+class GhxScenarioFormat:
+    """``scenarios.format: ghx``: a profile's scenarios are eval scenario files (camelCase, top-level ``assertions``)."""
+
+    id = "ghx"
+
+    def parse(self, data: dict[str, Any], source: str) -> Scenario:
+        """The core scenario of one eval scenario file; a bad file names the file and the field."""
+        return to_core_scenario(structure(data, EvalScenario, source=source))
+
+
 # -- loading ---------------------------------------------------------------------------------
 
 
@@ -247,93 +256,39 @@ def read_scenario_file(path: Path) -> EvalScenario:
     return structure(data, EvalScenario, source=str(path))
 
 
-def load_scenario_sets(folder: Path) -> ScenarioSets:
-    """``scenario-sets.json`` of the folder (set name -> ids), or no sets when it is absent."""
-    path = folder / SCENARIO_SETS_FILE
-    if not path.exists():
-        return ScenarioSets()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({json_error(exc)})") from None
-    return structure(data, ScenarioSets, source=str(path))
-
-
-def select(
-    scenarios: list[EvalScenario], sets: ScenarioSets, *, ids: Iterable[str] | None = None, set_name: str | None = None
-) -> tuple[list[EvalScenario], list[str]]:
-    """Pick scenarios: ``ids`` in their order wins over the set ``set_name``; else all, sorted by id.
-
-    Returns the picked scenarios and the problems (unknown set or ids).
-    """
-    by_id = {s.id: s for s in scenarios}
-    known = ", ".join(sorted(by_id)) or "none"
-    ids = list(ids or ())
-    if ids:
-        wanted, source = ids, "requested"
-    elif set_name is not None:
-        if set_name not in sets.sets:
-            names = ", ".join(sorted(sets.sets)) or "none"
-            return [], [f"{SCENARIO_SETS_FILE}: unknown scenario set {set_name!r} (sets: {names})"]
-        wanted, source = list(sets.sets[set_name]), f"{SCENARIO_SETS_FILE}: set {set_name!r}"
-    else:
-        return sorted(scenarios, key=lambda s: s.id), []
-    missing = [i for i in wanted if i not in by_id]
-    if missing:
-        return [], [f"{source}: unknown scenario id(s) {', '.join(missing)} (found: {known})"]
-    return [by_id[i] for i in wanted], []
-
-
 def load_scenarios(
     folder: str | Path, *, ids: Iterable[str] | None = None, set_name: str | None = None
 ) -> list[EvalScenario]:
-    """Load every ``*.json`` of ``folder`` but ``scenario-sets.json``, then pick ``ids`` or the set.
+    """Load the scenario files of ``folder`` (the core's loader, ``ghx`` format), then pick ``ids`` or the set.
 
     Every problem (bad files, duplicate ids, ids of a set that no file has,
     unknown requested ids) is collected first and raised together as one
     ``ScenarioLoadError``, one line each.
     """
+    from profiler_core.config import load_scenarios as load_folder
+    from profiler_core.config import select_scenarios
+
     folder = Path(folder)
     if not folder.is_dir():
         raise ScenarioLoadError([f"{folder}: scenario folder does not exist"])
-    problems: list[str] = []
-    scenarios: list[EvalScenario] = []
-    seen: dict[str, Path] = {}
-    for path in sorted(folder.glob("*.json")):
-        if path.name == SCENARIO_SETS_FILE or not path.is_file():
-            continue
-        try:
-            scenario = read_scenario_file(path)
-        except ProfilerError as exc:
-            problems.append(str(exc))
-            continue
-        if scenario.id in seen:
-            problems.append(f"{path}: $.id: duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})")
-            continue
-        seen[scenario.id] = path
-        scenarios.append(scenario)
-    if not scenarios and not problems:
+    found, sets, problems, unloadable = load_folder(folder, scenario_format=GhxScenarioFormat())
+    if not found and not problems:
         problems.append(f"{folder}: no scenario files (*.json) found")
-    sets = ScenarioSets()
-    try:
-        sets = load_scenario_sets(folder)
-    except ProfilerError as exc:
-        problems.append(str(exc))
     # A set naming an id that no file defines is a typo waiting for the day someone runs that set.
+    known = {s.id for s in found} | unloadable
     broken_sets = set()
     for name, set_ids in sorted(sets.sets.items()):
-        unknown = [i for i in set_ids if i not in seen]
-        if unknown and seen:
+        unknown = [i for i in set_ids if i not in known]
+        if unknown and found:
             broken_sets.add(name)
             problems.append(f"{folder / SCENARIO_SETS_FILE}: $['{name}']: unknown scenario id(s) {', '.join(unknown)}")
-    picked, selection_problems = select(scenarios, sets, ids=ids, set_name=set_name)
+    ids = tuple(ids or ())
+    picked, selection_problems = select_scenarios(found, sets, ids=ids or None, set_name=set_name, unloadable=unloadable)
     if ids or set_name not in broken_sets:  # a broken chosen set is already reported above
         problems += selection_problems
     if problems:
         raise ScenarioLoadError(problems)
-    return picked
+    return [from_core_scenario(s) for s in picked]
 
 
 def load_core_scenarios(

@@ -182,12 +182,17 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
-    def send_sse(self, events: Sequence[tuple[str | None, dict[str, Any]]]) -> None:
-        """A complete ``text/event-stream`` response: ``event:`` (when named) and ``data:`` per event."""
+    def send_sse(self, events: Sequence[tuple[str | None, dict[str, Any]]], *, done: str | None = None) -> None:
+        """A complete ``text/event-stream`` response: ``event:`` (when named) and ``data:`` per event.
+
+        ``done`` is a last raw ``data:`` line (OpenAI's chat stream ends with ``[DONE]``).
+        """
         parts = []
         for name, data in events:
             head = f"event: {name}\n" if name else ""
             parts.append(f"{head}data: {json.dumps(data)}\n\n")
+        if done is not None:
+            parts.append(f"data: {done}\n\n")
         payload = "".join(parts).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")

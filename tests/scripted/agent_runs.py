@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from profiler_core.processes import process_alive as alive
+
 #: The variable every agent process of a test carries (through the mode's environment), to find them in /proc.
 MARK = "PROFILER_TEST_MARK"
 
@@ -100,15 +102,6 @@ def marked_processes(mark: str) -> dict[int, int]:
         except (OSError, ProcessLookupError):
             continue
     return found
-
-
-def alive(pid: int) -> bool:
-    """Whether the process exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def group_alive(pgid: int) -> bool:

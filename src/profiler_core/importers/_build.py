@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
@@ -18,6 +18,7 @@ from ..errors import ValidationError
 from ..model import (
     CompletionReason,
     CostBreakdown,
+    CostSource,
     ErrorEvent,
     PromptMetrics,
     PromptResult,
@@ -33,8 +34,8 @@ from ..model import (
     TurnBoundaryEvent,
 )
 from ..model._validators import as_tuple
-
-CostSource = Literal["provider", "computed", "unknown"]
+from ..numbers import is_number
+from ..timestamps import iso
 
 #: Tool outputs longer than this are cut in the trace (real sessions read whole files; traces must stay loadable).
 MAX_OUTPUT_CHARS = 20_000
@@ -101,11 +102,6 @@ def parse_time(value: Any, where: str) -> datetime:
     )
 
 
-def iso(moment: datetime) -> str:
-    """``2026-01-01T00:00:23.638Z``, as the runner writes times."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
 def _ms(later: datetime, earlier: datetime) -> float:
     return round(max(0.0, (later - earlier).total_seconds() * 1000), 3)
 
@@ -138,7 +134,7 @@ def number(value: Any, where: str) -> float | int | None:
     """A number >= 0 or None; anything else is an error."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+    if not is_number(value) or value < 0:
         raise ValidationError(f"{where}: expected a number >= 0, got {value!r}")
     return value
 

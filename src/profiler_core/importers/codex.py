@@ -176,7 +176,8 @@ class _Reader:
             elif role == "assistant":
                 self.builder.text(self._open_turn(moment), content)
         elif kind == "reasoning":
-            summary = payload.get("summary") if isinstance(payload.get("summary"), list) else []
+            raw_summary = payload.get("summary")
+            summary: list[Any] = raw_summary if isinstance(raw_summary, list) else []
             text = "\n".join(text_of(part.get("text")) for part in summary if isinstance(part, Mapping))
             if text.strip():
                 self.builder.reasoning(self._open_turn(moment), text)

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
 from ..model import JudgeRequest, JudgeResponse, TokenBreakdown
+from ..numbers import is_finite_number
 from . import JudgeError
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIJudge", "is_loopback_url", "parse_retry_after", "profiler_register_judge_providers"]
@@ -290,14 +291,13 @@ def _usage(raw: Any) -> tuple[TokenBreakdown | None, float | None]:
         log.warning("%s", exc)
         usage = None
     cost = raw.get("cost")  # OpenRouter reports the price it charged
-    if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost < 0:
+    if not is_finite_number(cost) or cost < 0:
         cost = None
     return usage, (float(cost) if cost is not None else None)
 
 
 def _number(value: Any, where: str, *, minimum: float, exclusive: bool = False) -> None:
-    ok = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
-    ok = ok and (value > minimum if exclusive else value >= minimum)
+    ok = is_finite_number(value) and (value > minimum if exclusive else value >= minimum)
     if not ok:
         relation = ">" if exclusive else ">="
         raise ConfigError(f"{where}: expected a number {relation} {minimum:g}, got {value!r}")

@@ -15,6 +15,7 @@ from .judge import JudgeCriterion, JudgeRequest, JudgeResponse, JudgeRubric
 from .metrics import (
     CompletionReason,
     CostBreakdown,
+    CostSource,
     CustomMetric,
     PromptMetrics,
     TimingBreakdown,
@@ -60,6 +61,7 @@ __all__ = [
     "CheckpointResult",
     "CompletionReason",
     "CostBreakdown",
+    "CostSource",
     "CreateSessionParams",
     "CustomMetric",
     "ErrorEvent",

@@ -10,6 +10,9 @@ from ._validators import as_tuple, count, non_empty, non_negative
 
 CompletionReason = Literal["stop", "timeout", "error", "tool_limit"]
 
+#: Where a cost figure came from: the provider's bill, our price table, or nowhere.
+CostSource = Literal["provider", "computed", "unknown"]
+
 
 @attrs.frozen(kw_only=True)
 class TokenBreakdown:

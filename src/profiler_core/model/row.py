@@ -46,7 +46,7 @@ class ToolCallSummary:
 
 @attrs.frozen(kw_only=True)
 class CheckpointResult:
-    """One scorer check as stored on a row."""
+    """The outcome of one check of a scorer, as the scorer returns it and the row stores it (``ScorerCheckResult``)."""
 
     id: str
     description: str

@@ -8,19 +8,11 @@ import attrs
 
 from ._validators import as_tuple, non_negative
 from .metrics import CustomMetric
+from .row import CheckpointResult
 from .trace import SessionTrace
 
-
-@attrs.frozen(kw_only=True)
-class ScorerCheckResult:
-    """The outcome of one check of a scorer."""
-
-    id: str
-    description: str
-    passed: bool
-    actual: Any = None
-    expected: Any = None
-    error: str | None = None
+#: A scorer's check result is stored on the row as it is: one class, two names.
+ScorerCheckResult = CheckpointResult
 
 
 @attrs.frozen(kw_only=True)

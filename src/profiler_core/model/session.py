@@ -58,6 +58,8 @@ class PromptResult:
     text: str
     metrics: PromptMetrics
     completion_reason: CompletionReason = "stop"
+    #: why the session ended in an error (an API error the agent reported, a recorded failure); the row is then an error
+    error: str | None = None
 
 
 @attrs.frozen(kw_only=True)

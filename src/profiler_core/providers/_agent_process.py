@@ -14,7 +14,6 @@ tool processes the agent started die with it.
 
 from __future__ import annotations
 
-import atexit
 import json
 import logging
 import os
@@ -41,12 +40,9 @@ from ..model import (
     TokenBreakdown,
     TraceSummary,
 )
+from ..processes import end_process_group, signal_group, track_group
 
 log = logging.getLogger("agent_profiler")
-
-#: Process groups of agents still running, so an exit that skipped the cleanup still ends them.
-_LIVE_GROUPS: set[int] = set()
-
 
 class AgentError(ProfilerError):
     """The agent program failed (could not start, exited with an error, or reported one)."""
@@ -253,27 +249,6 @@ class AgentRun:
         return " | ".join(kept[-lines:])[-500:]
 
 
-def signal_group(pgid: int, sig: int) -> None:
-    """Send ``sig`` to a process group; a group that is gone already is fine."""
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-async def end_process_group(process: trio.Process, grace_s: float) -> None:
-    """SIGTERM the group, SIGKILL it after ``grace_s``; also after a clean exit (tools may linger in it)."""
-    with trio.CancelScope(shield=True):
-        if process.returncode is None:
-            signal_group(process.pid, signal.SIGTERM)
-            with trio.move_on_after(grace_s):
-                await process.wait()
-        signal_group(process.pid, signal.SIGKILL)
-        if process.returncode is None:
-            await process.wait()
-        _LIVE_GROUPS.discard(process.pid)
-
-
 async def run_agent(
     command: list[str],
     *,
@@ -305,7 +280,7 @@ async def run_agent(
         raise AgentError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from None
     finally:
         os.close(stderr_fd)
-    _LIVE_GROUPS.add(process.pid)
+    track_group(process.pid)
     run = AgentRun(pid=process.pid, started_at=started_at, stderr_path=stderr_path)
     try:
         async with trio.open_nursery() as nursery:
@@ -359,12 +334,6 @@ def _take_line(run: AgentRun, raw: bytes, at: float, on_line: Callable[[dict[str
     run.lines.append(value)
     run.arrivals.append(at)
     return bool(on_line(value)) if on_line is not None else False
-
-
-@atexit.register
-def _kill_leftovers() -> None:
-    for pgid in list(_LIVE_GROUPS):
-        signal_group(pgid, signal.SIGKILL)
 
 
 # -- the provider base ----------------------------------------------------------
@@ -492,9 +461,7 @@ __all__ = [
     "build_options",
     "child_environment",
     "empty_trace",
-    "end_process_group",
     "find_binary",
     "instructions",
     "run_agent",
-    "signal_group",
 ]

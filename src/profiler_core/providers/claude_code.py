@@ -29,6 +29,7 @@ import trio
 from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
 from ..model import (
+    CompletionReason,
     CostBreakdown,
     ErrorEvent,
     PromptMetrics,
@@ -199,12 +200,13 @@ class ClaudeCodeProvider(AgentProvider):
                 f"claude-code exited with status {run.exit_code} without a result{retried}: "
                 f"{run.stderr_tail() or ' | '.join(run.noise[-3:]) or '(no output)'}"
             )
-        completion = "stop"
+        completion: CompletionReason = "stop"
         if result.get("is_error") or result.get("subtype") != "success":
             if result.get("subtype") == "error_max_turns" or result.get("terminal_reason") == "max_turns":
                 completion = "tool_limit"
             else:
-                errors = result.get("errors") if isinstance(result.get("errors"), list) else []
+                raw_errors = result.get("errors")
+                errors: list[Any] = raw_errors if isinstance(raw_errors, list) else []
                 message = result.get("result") or "; ".join(map(str, errors)) or result.get("subtype") or "error"
                 raise AgentError(f"claude-code: {str(message).rstrip('.')}{retried}")
         where = f"claude-code result line (session {summary.session_id})"
@@ -212,7 +214,8 @@ class ClaudeCodeProvider(AgentProvider):
         tokens = normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage") if usage else TokenBreakdown()
         segments: list[TimingSegment] = []
         tool_calls: tuple = ()
-        answer = result.get("result") if isinstance(result.get("result"), str) else ""
+        raw_answer = result.get("result")
+        answer: str = raw_answer if isinstance(raw_answer, str) else ""
         if recorded is not None:
             segments = list(recorded.result.metrics.timing.segments)
             tool_calls = recorded.result.metrics.tool_calls
@@ -237,7 +240,8 @@ class ClaudeCodeProvider(AgentProvider):
         total = result.get("total_cost_usd")
         if isinstance(total, bool) or not isinstance(total, (int, float)) or total <= 0:
             return CostBreakdown()
-        per_model = result.get("modelUsage") if isinstance(result.get("modelUsage"), dict) else {}
+        raw_models = result.get("modelUsage")
+        per_model: dict[str, Any] = raw_models if isinstance(raw_models, dict) else {}
         if any(isinstance(u, dict) and u.get("costBasis") == "unknown" for u in per_model.values()):
             # It priced a model it does not know with a guess; the cost collector prices it instead.
             return CostBreakdown()

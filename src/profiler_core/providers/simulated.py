@@ -28,6 +28,7 @@ import math
 import random
 import re
 import shlex
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
@@ -56,6 +57,8 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
+from ..numbers import is_finite_number, is_int
+from ..timestamps import iso, parse_iso
 
 __all__ = ["DEFAULT_TOOL_CATEGORIES", "SimulatedOptions", "SimulatedProvider", "profiler_register_providers"]
 
@@ -77,49 +80,25 @@ DEFAULT_TOOL_CATEGORIES: dict[str, str] = {
 # ---------------------------------------------------------------------------
 
 
-def _check(name: str, ok: bool, expected: str, value: Any) -> None:
-    if not ok:
-        raise ValueError(f"option {name!r}: expected {expected}, got {value!r}")
+def _expect(description: str, accept: Callable[[Any], bool]) -> Callable[[Any, attrs.Attribute, Any], None]:
+    """An attrs validator: ``accept(value)`` must hold, else ``option 'name': expected <description>, got <value>``."""
+
+    def validate(_inst: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if not accept(value):
+            raise ValueError(f"option {attribute.name!r}: expected {description}, got {value!r}")
+
+    return validate
 
 
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def _tool_categories(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items())
 
 
-def _validate_options(inst: SimulatedOptions, attribute: attrs.Attribute, value: Any) -> None:
-    """Validate one option (attrs validator, so every construction is checked)."""
-    name = attribute.name
-    if name == "seed":
-        _check(name, isinstance(value, int) and not isinstance(value, bool), "an integer", value)
-    elif name in ("mean_turns", "tools_per_turn"):
-        _check(name, _is_num(value) and value >= 1, "a number >= 1", value)
-    elif name == "max_turns":
-        _check(name, isinstance(value, int) and not isinstance(value, bool) and value >= 1, "an integer >= 1", value)
-    elif name in ("tool_error_rate", "success_rate"):
-        _check(name, _is_num(value) and 0 <= value <= 1, "a number between 0 and 1", value)
-    elif name == "verbosity":
-        _check(name, _is_num(value) and value > 0, "a number > 0", value)
-    elif name == "time_scale":
-        _check(name, _is_num(value) and value >= 0, "a number >= 0 (0: no real sleeping)", value)
-    elif name == "output_format":
-        _check(name, value in ("auto", "text", "json"), "one of auto, text, json", value)
-    elif name == "tool_categories":
-        ok = isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items())
-        _check(name, ok, "a mapping of tool name -> category", value)
-    elif name == "tokens_per_second":
-        _check(name, value is None or (_is_num(value) and value > 0), "a number > 0 (or null: from the model)", value)
-    elif name == "start_time":
-        _check(name, isinstance(value, str) and _parse_time(value) is not None, "an ISO 8601 timestamp", value)
-    elif name == "prices":
-        _check(name, value is None or isinstance(value, dict), "a mapping of model -> prices (or null)", value)
+_PROBABILITY = "a number between 0 and 1"
 
 
-def _parse_time(text: str) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+def _is_probability(value: Any) -> bool:
+    return is_finite_number(value) and 0 <= value <= 1
 
 
 @attrs.frozen(kw_only=True)
@@ -127,31 +106,43 @@ class SimulatedOptions:
     """The behaviour of the simulated agent (all fields optional)."""
 
     #: Base seed; sessions are also keyed by model, mode, scenario, iteration and attempt.
-    seed: int = attrs.field(default=0, validator=_validate_options)
+    seed: int = attrs.field(default=0, validator=_expect("an integer", is_int))
     #: Average number of turns of a session (unfinished sessions run ~2 turns longer).
-    mean_turns: float = attrs.field(default=6, validator=_validate_options)
+    mean_turns: float = attrs.field(default=6, validator=_expect("a number >= 1", lambda v: is_finite_number(v) and v >= 1))
     #: Hard limit: a longer session stops with completion reason ``tool_limit``.
-    max_turns: int = attrs.field(default=40, validator=_validate_options)
+    max_turns: int = attrs.field(default=40, validator=_expect("an integer >= 1", lambda v: is_int(v) and v >= 1))
     #: Average number of planned tool calls per turn (retries after failures come on top).
-    tools_per_turn: float = attrs.field(default=1.6, validator=_validate_options)
+    tools_per_turn: float = attrs.field(default=1.6, validator=_expect("a number >= 1", lambda v: is_finite_number(v) and v >= 1))
     #: Probability that a tool call fails (not found, timeout, 401, JSON parse...).
-    tool_error_rate: float = attrs.field(default=0.1, validator=_validate_options)
+    tool_error_rate: float = attrs.field(default=0.1, validator=_expect(_PROBABILITY, _is_probability))
     #: Probability that the agent finishes its task.
-    success_rate: float = attrs.field(default=0.8, validator=_validate_options)
+    success_rate: float = attrs.field(default=0.8, validator=_expect(_PROBABILITY, _is_probability))
     #: Scales the agent's text and reasoning tokens (and so its latency and cost).
-    verbosity: float = attrs.field(default=1.0, validator=_validate_options)
+    verbosity: float = attrs.field(default=1.0, validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0))
     #: 0: no real sleeping; otherwise each prompt really sleeps simulated seconds x time_scale.
-    time_scale: float = attrs.field(default=0.0, validator=_validate_options)
+    time_scale: float = attrs.field(
+        default=0.0, validator=_expect("a number >= 0 (0: no real sleeping)", lambda v: is_finite_number(v) and v >= 0)
+    )
     #: ``auto``: a JSON answer (in a ```json block) when the prompt mentions JSON; or always ``text`` / ``json``.
-    output_format: str = attrs.field(default="auto", validator=_validate_options)
+    output_format: str = attrs.field(default="auto", validator=_expect("one of auto, text, json", lambda v: v in ("auto", "text", "json")))
     #: Extra or changed tool name -> category entries.
-    tool_categories: dict[str, str] = attrs.field(factory=dict, validator=_validate_options)
+    tool_categories: dict[str, str] = attrs.field(
+        factory=dict, validator=_expect("a mapping of tool name -> category", _tool_categories)
+    )
     #: Output speed; None: from the model name (``sim-small`` fast ... ``sim-large`` slow).
-    tokens_per_second: float | None = attrs.field(default=None, validator=_validate_options)
+    tokens_per_second: float | None = attrs.field(
+        default=None,
+        validator=_expect("a number > 0 (or null: from the model)", lambda v: v is None or (is_finite_number(v) and v > 0)),
+    )
     #: Simulated clock of every session (timestamps are deterministic, not the real time).
-    start_time: str = attrs.field(default="2025-01-01T00:00:00Z", validator=_validate_options)
+    start_time: str = attrs.field(
+        default="2025-01-01T00:00:00Z",
+        validator=_expect("an ISO 8601 timestamp", lambda v: isinstance(v, str) and parse_iso(v) is not None),
+    )
     #: Price overrides passed to ``profiler_core.pricing.price_tokens`` (same format as the profile's ``prices``).
-    prices: dict[str, Any] | None = attrs.field(default=None, validator=_validate_options)
+    prices: dict[str, Any] | None = attrs.field(
+        default=None, validator=_expect("a mapping of model -> prices (or null)", lambda v: v is None or isinstance(v, dict))
+    )
 
 
 _OPTION_NAMES = tuple(a.name for a in attrs.fields(SimulatedOptions))
@@ -638,21 +629,21 @@ def _blocker(task: _Task, rng: random.Random) -> tuple[_Op, str]:
 # ---------------------------------------------------------------------------
 
 
-_EXPLORE_THOUGHTS = (
+_EXPLORE_THOUGHTS: tuple[str, ...] = (
     "The user wants me to {summary}. Let me look at the code first.",
     "I should understand the layout of {project} before changing anything.",
     "First I need to find where this is implemented.",
 )
-_INVESTIGATE_THOUGHTS = (
+_INVESTIGATE_THOUGHTS: tuple[str, ...] = (
     "Let me run the tests to see what fails.",
     "The helper in {src} looks suspicious; I'll read it closely.",
     "I need to confirm the failure before editing.",
 )
-_EDIT_THOUGHTS = (
+_EDIT_THOUGHTS: tuple[str, ...] = (
     "The bug is in {src}: the wrong operator. I'll fix it.",
     "I'll make the minimal change in {src} and keep the API the same.",
 )
-_VERIFY_THOUGHTS = (
+_VERIFY_THOUGHTS: tuple[str, ...] = (
     "Now run the test suite again to verify the fix.",
     "Let me verify the change with `{test}`.",
 )
@@ -671,10 +662,6 @@ _PROGRESS = (
     "Tests reproduce the failure. Working on a fix.",
     "Applied a change to {src}; verifying next.",
 )
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class _Session:
@@ -754,7 +741,7 @@ class _Session:
         rng, opts, task = self.rng, self.opts, self.task
         n_turns, finished, reason = self.plan()
         verbosity = opts.verbosity
-        start = _parse_time(opts.start_time) or datetime(2025, 1, 1, tzinfo=UTC)
+        start = parse_iso(opts.start_time) or datetime(2025, 1, 1, tzinfo=UTC)
         src = task.sources[0]
         fmt = {"summary": task.summary, "project": task.project, "src": src, "test": task.test_cmd}
 
@@ -931,13 +918,13 @@ class _Session:
                 Turn(
                     number=number,
                     events=turn["events"],
-                    start_timestamp=_iso(begin),
-                    end_timestamp=_iso(end),
+                    start_timestamp=iso(begin),
+                    end_timestamp=iso(end),
                     duration_ms=duration,
                 )
             )
             all_events.extend(turn["events"])
-            all_events.append(TurnBoundaryEvent(turn_number=number, timestamp=_iso(end)))
+            all_events.append(TurnBoundaryEvent(turn_number=number, timestamp=iso(end)))
             records.extend(turn["records"])
             for i, value in enumerate(turn["tokens"]):
                 sums[i] += value

@@ -9,28 +9,40 @@ Options (profile ``provider.options``)::
         files: ["recordings/*.jsonl"]    # paths or globs, relative to the current directory
         on_exhausted: error              # or "cycle" (reuse sessions when iterations outnumber them)
         time_scale: 0                    # > 0: really wait recorded wall time x time_scale
+        scenario: null                   # a scenario id: every session is a recording of it
 
 Every file is parsed when the provider is built, so ``profiler validate``
-reports a bad recording before anything runs. For iteration ``i`` of scenario
-``s`` the provider answers with session ``i`` of the sessions *matching* ``s``:
-those whose file stem (or, for ``openai`` runs, ``scenarioId``) equals the
-scenario id, or every session, in file order, when none matches. The warmup
-iteration (-1) replays the first. Once the matching sessions run out the
-iteration fails (``on_exhausted: error``, the default: repeating a recording
-would fake independent repetitions) or starts over (``cycle``).
+reports a bad recording before anything runs. Each session belongs to one
+scenario: ``scenario`` when given, else the scenario id the file names
+(``scenarioId`` of ``openai``/``anthropic`` runs), else its file stem. For
+iteration ``i`` of scenario ``s`` the provider answers with session ``i`` of
+the sessions of ``s``, or of every session, in file order, when none belongs
+to ``s``. The warmup iteration (-1) replays the first. Once the sessions run
+out the iteration fails (``on_exhausted: error``, the default: repeating a
+recording would fake independent repetitions) or starts over (``cycle``).
+
+A session that ended in an error is answered as one: the PromptResult carries
+the recorded ``error``, so the row is an error row with its measurements. A
+cost the importer computed from prices is left to the cost collector, which
+prices the tokens with the row's model (``cost_source: computed``); a cost the
+file recorded is the provider's.
 """
 
 from __future__ import annotations
 
 import glob
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
 from ..importers import FORMATS, RecordedSession, check_format, load_sessions
 from ..model import (
+    CostBreakdown,
     CreateSessionParams,
     PromptResult,
     ProviderConfig,
@@ -38,7 +50,7 @@ from ..model import (
     SessionTrace,
 )
 
-__all__ = ["TranscriptsProvider", "profiler_register_providers"]
+__all__ = ["TranscriptsProvider", "profiler_register_providers", "replayed_result", "resolve_files"]
 
 _EXHAUSTED = ("error", "cycle")
 
@@ -79,6 +91,7 @@ class TranscriptsProvider:
         files: list[str] | str,
         on_exhausted: str = "error",
         time_scale: float = 0,
+        scenario: str | None = None,
     ) -> None:
         """Parse every file now, so a bad recording fails the profile before anything runs."""
         if not isinstance(format, str):
@@ -97,21 +110,42 @@ class TranscriptsProvider:
             raise ConfigError(
                 f"provider 'transcripts': option 'time_scale': expected a number >= 0, got {time_scale!r}"
             )
-        self.on_exhausted = on_exhausted
-        self.time_scale = float(time_scale)
-        self.sessions: list[RecordedSession] = []
+        if scenario is not None and (not isinstance(scenario, str) or not scenario):
+            raise ConfigError(f"provider 'transcripts': option 'scenario': expected a scenario id, got {scenario!r}")
+        sessions: list[RecordedSession] = []
         for path in resolve_files(files):
             try:
-                self.sessions.extend(load_sessions(self.format, path))
+                sessions.extend(load_sessions(self.format, path))
             except ProfilerError as exc:
                 raise ConfigError(f"provider 'transcripts': {exc}") from None
-        if not self.sessions:
+        self._setup(sessions, on_exhausted=on_exhausted, time_scale=float(time_scale), scenario=scenario)
+
+    @classmethod
+    def from_sessions(
+        cls, sessions: Sequence[RecordedSession], *, scenario: str | None = None, on_exhausted: str = "error"
+    ) -> TranscriptsProvider:
+        """A provider replaying sessions already loaded (``profiler import`` parses every file first)."""
+        provider = cls.__new__(cls)
+        provider.format = sessions[0].format if sessions else FORMATS[0]
+        provider._setup(list(sessions), on_exhausted=on_exhausted, time_scale=0.0, scenario=scenario)
+        return provider
+
+    def _setup(self, sessions: list[RecordedSession], *, on_exhausted: str, time_scale: float, scenario: str | None) -> None:
+        if not sessions:
             raise ConfigError("provider 'transcripts': the files hold no session")
+        self.sessions = sessions
+        self.on_exhausted = on_exhausted
+        self.time_scale = time_scale
+        self.scenario = scenario
         self._live: dict[str, tuple[RecordedSession, int]] = {}
 
+    def scenario_of(self, session: RecordedSession) -> str:
+        """The scenario a session is a recording of: the ``scenario`` option, the file's own id, else the file stem."""
+        return self.scenario or session.scenario_hint or session.stem or session.session_id
+
     def pool(self, scenario_id: str) -> list[RecordedSession]:
-        """The sessions replayed for ``scenario_id``: those named after it, else all of them."""
-        named = [s for s in self.sessions if scenario_id in (s.scenario_hint, s.stem)]
+        """The sessions replayed for ``scenario_id``: its own recordings, else all of them."""
+        named = [s for s in self.sessions if self.scenario_of(s) == scenario_id]
         return named or self.sessions
 
     def pick(self, scenario_id: str, iteration: int) -> RecordedSession:
@@ -148,7 +182,7 @@ class TranscriptsProvider:
             import trio
 
             await trio.sleep(session.result.metrics.timing.wall_ms / 1000 * self.time_scale)
-        return session.result
+        return replayed_result(session)
 
     def export_session(self, handle: SessionHandle) -> SessionTrace:
         """The recorded trace."""
@@ -174,6 +208,17 @@ class TranscriptsProvider:
             return self._live[handle.session_id][0]
         except KeyError:
             raise ProfilerError(f"transcripts: unknown session {handle.session_id!r}") from None
+
+
+def replayed_result(session: RecordedSession) -> PromptResult:
+    """The PromptResult a replay answers with: the recorded error kept, a computed cost left to the cost collector."""
+    result = session.result
+    if session.cost_source == "computed":
+        # The importer priced the tokens with the recorded model; the row's model decides the price in a run.
+        result = attrs.evolve(result, metrics=attrs.evolve(result.metrics, cost=CostBreakdown()))
+    if session.error and not result.error:
+        result = attrs.evolve(result, error=session.error)
+    return result
 
 
 @hookimpl

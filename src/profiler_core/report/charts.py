@@ -13,6 +13,7 @@ import io
 import math
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ BETTER, WORSE, NEUTRAL = "#1a7f37", "#cf222e", "#6e7781"
 DISTRIBUTION_METRICS = ("cost_total_usd", "latency_wall_ms", "tokens_total", "tool_calls_total")
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
 
-_RC = {
+_RC: dict[Any, Any] = {
     "svg.fonttype": "none",
     "font.family": "sans-serif",
     "font.size": 9,

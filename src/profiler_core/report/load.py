@@ -35,6 +35,9 @@ except ImportError:  # pragma: no cover - depends on the environment
     _loads = json.loads
     _DECODE_ERRORS = (ValueError,)
 
+#: What a line that is not a row raises while it is read: it is skipped and reported.
+_ROW_ERRORS: tuple[type[BaseException], ...] = (*_DECODE_ERRORS, KeyError, TypeError, AttributeError, IndexError)
+
 #: Numeric columns read from every row, in CSV order. Names follow the metric
 #: names of DESIGN §8 where one exists.
 CORE_COLUMNS: tuple[str, ...] = (
@@ -202,7 +205,8 @@ class _Blocks:
         for key, objects in self.objects.items():
             dense = out[key]
             # A column holding strings or nested values is kept as Python objects (CSV only).
-            column: list = [None if math.isnan(v) else (int(v) if v.is_integer() else v) for v in dense.tolist()]
+            values = np.asarray(dense).tolist()
+            column: list = [None if math.isnan(v) else (int(v) if v.is_integer() else v) for v in values]
             for i, value in objects.items():
                 column[i] = value
             out[key] = column
@@ -464,7 +468,7 @@ def _parse(
                 if (ext is not None and type(ext) is not dict) or (by_cat is not None and type(by_cat) is not dict):
                     raise TypeError("extensions and toolCalls.byCategory must be objects")
                 error = d.get("error")
-            except (*_DECODE_ERRORS, KeyError, TypeError, AttributeError, IndexError) as exc:
+            except _ROW_ERRORS as exc:
                 skipped += 1
                 last_rejected = number
                 if len(problems) < MAX_LISTED_PROBLEMS + 1:
@@ -596,7 +600,7 @@ def peek_run_id(path: Path) -> str:
                 if line.strip():
                     try:
                         run_id = _loads(line).get("runId")
-                    except (*_DECODE_ERRORS, AttributeError):
+                    except _ROW_ERRORS:
                         continue
                     if isinstance(run_id, str) and run_id:
                         return run_id
@@ -627,7 +631,7 @@ def load_analysis(path: Path) -> tuple[list[dict], list[str]]:
                     and isinstance(b.get("results"), dict)
                 ):
                     raise TypeError("expected an analysis bundle with mode, scenarioId and results")
-            except (*_DECODE_ERRORS, TypeError, AttributeError) as exc:
+            except _ROW_ERRORS as exc:
                 problems.append(f"{path}:{number}: skipped ({exc})")
                 continue
             bundles.append(b)

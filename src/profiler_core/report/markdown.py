@@ -92,11 +92,11 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
     header = ["Mode", "Rows", "Success [95% CI]", "pass@1"] + ([f"pass@{k}", f"pass^{k}"] if k > 1 else [])
     main = [m for m in ("tokens_total", "latency_wall_ms", "cost_total_usd", "tool_calls_total") if s.metric(m)]
     header += [f"{fmt.label(m)} median" for m in main] + ["Errors"]
-    rows = []
+    rows: list[list[Any]] = []
     for i, mode in enumerate(s.modes):
         r = s.success_by_mode[i]
         name = f"{mode} (baseline)" if mode == s.baseline else mode
-        row = [
+        row: list[Any] = [
             name,
             int(s.rows_by_mode[i]),
             _rate_text(r),
@@ -104,7 +104,7 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
         ]
         if k > 1:
             row += [fmt.rate(r.pass_at_k), fmt.rate(r.pass_hat_k)]
-        row += [fmt.value(s.by_mode[m]["median"][i], s.metric(m).unit) for m in main]
+        row += [fmt.value(s.by_mode[m]["median"][i], s.metric_info(m).unit) for m in main]
         row.append(int(s.errors_by_mode[i]))
         rows.append(row)
     lines += table(header, rows)
@@ -129,19 +129,19 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
         lines.append("")
         rows = []
         for mc in comp.metrics:
-            info = s.metric(mc.metric)
-            r = mc.result
+            info = s.metric_info(mc.metric)
+            res = mc.result
             mark = {1: "✅ better", -1: "❌ worse"}.get(mc.verdict, "✔ different" if mc.significant else "")
             rows.append(
                 [
                     info.label,
                     fmt.value(mc.median_b, info.unit),
                     fmt.value(mc.median_a, info.unit),
-                    fmt.pct(r.reduction_pct),
-                    fmt.ci(*r.ci95),
-                    fmt.effect(r.effect_size, r.effect_magnitude),
-                    fmt.p_value(r.p_value),
-                    fmt.p_value(r.p_value_adjusted),
+                    fmt.pct(res.reduction_pct),
+                    fmt.ci(*res.ci95),
+                    fmt.effect(res.effect_size, res.effect_magnitude),
+                    fmt.p_value(res.p_value),
+                    fmt.p_value(res.p_value_adjusted),
                     mark,
                 ]
             )
@@ -187,8 +187,8 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
         no_checks = s.checks_total[:, j].sum() == 0
         parts = []
         for i, mode in enumerate(s.modes):
-            r = s.success_by_scenario[i][j]
-            if r is None:
+            sr = s.success_by_scenario[i][j]
+            if sr is None:
                 continue
             checks = (
                 "no checks"
@@ -197,7 +197,7 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
                     f"checks {fmt.rate(s.checks_passed[i, j] / s.checks_total[i, j]) if s.checks_total[i, j] else '–'}"
                 )
             )
-            parts.append(f"**{md(mode)}** {fmt.rate(r.rate)} ({r.successes}/{r.trials}), {checks}")
+            parts.append(f"**{md(mode)}** {fmt.rate(sr.rate)} ({sr.successes}/{sr.trials}), {checks}")
         lines.append("Success: " + " · ".join(parts))
         lines.append("")
         lines += _outcome_table(s, scen)

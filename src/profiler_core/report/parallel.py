@@ -68,8 +68,12 @@ def _count_lines(path: Path, end: int) -> int:
     return count
 
 
-def load_split(path: Path, split: int, sink: Callable[[bytes], None] | None) -> RowTable:
-    """Parse ``[0, split)`` here and ``[split, end)`` in a forked child, then merge the two tables."""
+def load_split(path: Path, split: int, sink: Any) -> RowTable:
+    """Parse ``[0, split)`` here and ``[split, end)`` in a forked child, then merge the two tables.
+
+    ``sink`` is None, a callable taking each accepted line, or a ``JsonArrayWriter``
+    (its ``splice``/``extend_from`` let the child write its rows into the file directly).
+    """
     tmpdir = Path(tempfile.mkdtemp(prefix="profiler-report-"))
     lines_file = tmpdir / "lines.jsonl"
     # A JSON-array writer lets the child write its rows straight into the file, after the

@@ -1,7 +1,7 @@
 """The numbers of a report: grouped descriptive stats, success rates, comparisons against a baseline.
 
 Everything is computed from the columns of ``load.RowTable`` with numpy
-grouping (one sort per metric), never row by row. Comparisons are computed
+grouping (``stats.grouped``: rows put in group order once), never row by row. Comparisons are computed
 once per metric over whole modes; per scenario only descriptive statistics
 (and the point reduction of medians) are reported. See docs/reports.md.
 """
@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import numpy as np
 
 from .. import stats
 from ..errors import ProfilerError
+from ..stats.grouped import GroupIndex, grouped_descriptive
 from . import format as fmt
 from .load import RowTable
 
@@ -55,9 +56,6 @@ _LOWER_IS_BETTER = re.compile(
 #: (paired bootstrap, Monte Carlo permutation test); above it the large-sample
 #: path is used. Both cost about the same at this size (~30 ms per metric).
 EXACT_LIMIT = 200
-
-#: Quantiles computed per group (numpy's linear interpolation, as compute_descriptive).
-QUANTILES = {"p5": 0.05, "p25": 0.25, "median": 0.5, "p75": 0.75, "p90": 0.9, "p95": 0.95}
 
 _SAFE = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -206,76 +204,12 @@ class Summary:
                 return m
         return None
 
-
-# ---------------------------------------------------------------- grouping
-
-
-def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """numpy's own linear interpolation (np.percentile), so results match it bit for bit."""
-    diff = b - a
-    out = a + diff * t
-    upper = t >= 0.5
-    out[upper] = (b - diff * (1 - t))[upper]
-    # Equal ends give that value exactly (also when they are infinite).
-    same = a == b
-    out[same] = a[same]
-    return out
-
-
-def value_order(values: np.ndarray) -> np.ndarray:
-    """Indices of the non-nan values in ascending order (share it between groupings of one metric)."""
-    # Ties need no order (equal values), so the fast unstable sort will do; nan sorts last: cut it off.
-    order = np.argsort(values)
-    return order[: values.size - int(np.count_nonzero(np.isnan(values)))]
-
-
-def grouped_descriptive(
-    values: np.ndarray, groups: np.ndarray, n_groups: int, order: np.ndarray | None = None
-) -> dict[str, np.ndarray]:
-    """``compute_descriptive`` (plus p5/p25/p75) of every group at once; nan values are left out.
-
-    One float sort (``order``, reusable across groupings) and one stable sort of
-    the small group codes (a radix sort) give every group's sorted values.
-    """
-    if order is None:
-        order = value_order(values)
-    g = groups[order]
-    small = g.astype(np.int16) if n_groups < 2**15 else g
-    order = order[np.argsort(small, kind="stable")]
-    v = values[order]
-    g = groups[order]
-    count = np.bincount(g, minlength=n_groups)[:n_groups]
-    start = np.concatenate(([0], np.cumsum(count)[:-1]))
-    has = count > 0
-    nan = np.full(n_groups, math.nan)
-    out: dict[str, np.ndarray] = {"count": count.astype(np.int64)}
-    for name, q in QUANTILES.items():
-        res = nan.copy()
-        h = q * (count[has] - 1)
-        lo = np.floor(h).astype(np.int64)
-        hi = np.minimum(lo + 1, count[has] - 1)
-        res[has] = _lerp(v[start[has] + lo], v[start[has] + hi], h - lo)
-        out[name] = res
-    total = np.bincount(g, weights=v, minlength=n_groups)[:n_groups]
-    mean = nan.copy()
-    mean[has] = total[has] / count[has]
-    out["mean"] = mean
-    dev = v - mean[g] if v.size else v
-    ss = np.bincount(g, weights=dev * dev, minlength=n_groups)[:n_groups]
-    std = nan.copy()
-    many = count > 1
-    std[many] = np.sqrt(ss[many] / (count[many] - 1))
-    out["stddev"] = std
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["cv"] = np.where((mean != 0) & ~np.isnan(mean), std / np.where(mean == 0, 1, mean), math.nan)
-    lo_v = nan.copy()
-    hi_v = nan.copy()
-    lo_v[has] = v[start[has]]
-    hi_v[has] = v[start[has] + count[has] - 1]
-    out["min"] = lo_v
-    out["max"] = hi_v
-    out["iqr"] = out["p75"] - out["p25"]
-    return out
+    def metric_info(self, name: str) -> MetricInfo:
+        """The info of a metric that is reported (``KeyError`` if it is not)."""
+        info = self.metric(name)
+        if info is None:
+            raise KeyError(name)
+        return info
 
 
 # ---------------------------------------------------------------- metrics
@@ -357,7 +291,7 @@ def compare_metric(
     """Compare A with baseline B; returns the result and the method used ("exact" or "large-sample")."""
     # Above EXACT_LIMIT values per mode the exact paired bootstrap and 10,000 permutations
     # cost ~0.7 s per metric at 5,000 rows; stats' large-sample method is O(resamples + n).
-    method = "exact" if max(a.size, b.size) <= EXACT_LIMIT else "large-sample"
+    method: Literal["exact", "large-sample"] = "exact" if max(a.size, b.size) <= EXACT_LIMIT else "large-sample"
     result = stats.compare_groups(
         a, b, mode_a=mode_a, mode_b=mode_b, metric=metric, paired=paired,
         resamples=resamples, permutations=permutations, confidence=confidence, seed=seed, method=method,
@@ -424,11 +358,11 @@ def compare_modes(
     rows_a, rows_b = mode_rows[mode], mode_rows[baseline]
     pairing = _pair_order(table, rows_a, rows_b)
     paired = not isinstance(pairing, str)
-    if paired:
+    if isinstance(pairing, str):
+        note = pairing
+    else:
         rows_a, rows_b = pairing
         note = f"paired by (model, scenario, iteration): {rows_a.size} cells"
-    else:
-        note = pairing
     results: list[stats.ComparisonResult] = []
     extra: list[tuple[str, float, float]] = []
     for info in infos:
@@ -478,7 +412,7 @@ def compare_modes(
 
 
 def _rates(
-    successes: np.ndarray, trials: np.ndarray, cells_c: list[int], cells_n: list[int], k: int, confidence: float
+    successes: int, trials: int, cells_c: list[int], cells_n: list[int], k: int, confidence: float
 ) -> RateSummary:
     """Wilson interval of the pooled rate; pass@k / pass^k averaged over (model, scenario) cells."""
     s, n = int(successes), int(trials)
@@ -531,11 +465,12 @@ def build_summary(
     infos, columns, omitted = metric_columns(table, units)
     by_mode: dict[str, dict[str, np.ndarray]] = {}
     by_scenario: dict[str, dict[str, np.ndarray]] = {}
+    by_mode_index = GroupIndex.of(mode_idx, n_modes)
+    by_cell_index = GroupIndex.of(cell_idx, n_modes * n_scen)
     for info in infos:
         col = columns[info.name]
-        order = value_order(col)
-        by_mode[info.name] = grouped_descriptive(col, mode_idx, n_modes, order)
-        cells = grouped_descriptive(col, cell_idx, n_modes * n_scen, order)
+        by_mode[info.name] = grouped_descriptive(col, mode_idx, n_modes, by_mode_index)
+        cells = grouped_descriptive(col, cell_idx, n_modes * n_scen, by_cell_index)
         by_scenario[info.name] = {k: v.reshape(n_modes, n_scen) for k, v in cells.items()}
     rows_by_mode = np.bincount(mode_idx, minlength=n_modes)
     rows_by_cell = np.bincount(cell_idx, minlength=n_modes * n_scen).reshape(n_modes, n_scen)
@@ -576,10 +511,10 @@ def build_summary(
     detail: dict[str, list[tuple[str, str, list[tuple[int, int]]]]] = {}
     per_cp: dict[tuple[int, str], list[tuple[int, int]]] = {}
     for (m_code, s_code, cid), (passed, total) in table.checkpoints.items():
-        counts = per_cp.setdefault((s_code, cid), [(0, 0)] * n_modes)
-        counts[int(position[m_code])] = (passed, total)
-    for (s_code, cid), counts in per_cp.items():
-        detail.setdefault(table.scenarios[s_code], []).append((cid, table.checkpoint_descriptions.get(cid, ""), counts))
+        cp_counts = per_cp.setdefault((s_code, cid), [(0, 0)] * n_modes)
+        cp_counts[int(position[m_code])] = (passed, total)
+    for (s_code, cid), cp_counts in per_cp.items():
+        detail.setdefault(table.scenarios[s_code], []).append((cid, table.checkpoint_descriptions.get(cid, ""), cp_counts))
 
     # An errored row's tokens/latency/cost measure nothing, so comparisons use only rows that ran.
     ran = np.ones(mode_idx.shape[0], dtype=bool)
@@ -594,18 +529,18 @@ def build_summary(
     errors_by_mode = np.zeros(n_modes, dtype=np.int64)
     error_codes: dict[str, int] = {}
     error_rows: list[tuple[str, str, int, str, str]] = []
-    for i, (message, code) in sorted(table.errors.items()):
-        errors_by_mode[mode_idx[i]] += 1
-        key = str(code) if code else "error"
+    for row_i, (err_message, err_code) in sorted(table.errors.items()):
+        errors_by_mode[mode_idx[row_i]] += 1
+        key = str(err_code) if err_code else "error"
         error_codes[key] = error_codes.get(key, 0) + 1
         if len(error_rows) < 50:
             error_rows.append(
                 (
-                    modes[mode_idx[i]],
-                    table.scenarios[scen_idx[i]],
-                    int(table.numeric["iteration"][i]),
+                    modes[mode_idx[row_i]],
+                    table.scenarios[scen_idx[row_i]],
+                    int(table.numeric["iteration"][row_i]),
                     key,
-                    str(message),
+                    str(err_message),
                 )
             )
     outcomes, failed_rows = _outcomes(table, modes, mode_idx, scen_idx)

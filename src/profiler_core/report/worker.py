@@ -41,6 +41,7 @@ class HtmlWorker:
     def submit(self, job: dict[str, Any]) -> None:
         """Hand the job over (the helper drains its stdin in a thread, so this returns at once)."""
         stdin, self._proc.stdin = self._proc.stdin, None  # communicate() must not touch it again
+        assert stdin is not None  # opened with PIPE
         try:
             stdin.write(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
         except (BrokenPipeError, OSError, ValueError):

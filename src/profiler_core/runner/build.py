@@ -165,9 +165,22 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         extensions=dict(config.extensions),
         overrides=dict(config.overrides),
         judge=built["judge"],
+        executor=config.execution.executor,
+        ray=_ray_settings(config.execution.ray),
     )
     fields.update(extra)  # the caller's values win (run id, hooks, resume...)
     return RunOptions(**fields)
+
+
+def _ray_settings(section: Any) -> Any:
+    from .ray_executor import RaySettings  # imports no Ray: that happens only when the executor starts
+
+    return RaySettings(
+        address=section.address,
+        num_cpus_per_cell=section.num_cpus_per_cell,
+        resources=dict(section.resources),
+        runtime_env=dict(section.runtime_env),
+    )
 
 
 def _provider_factory(config: ProfilerConfig, manager: PluginManager) -> Any:

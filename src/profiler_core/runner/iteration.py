@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,6 @@ from ..model import (
     AfterScenarioContext,
     AnalysisResult,
     BeforeScenarioContext,
-    CheckpointResult,
     CostBreakdown,
     CreateSessionParams,
     CustomMetric,
@@ -35,20 +33,16 @@ from ..model import (
     TimingBreakdown,
     TokenBreakdown,
     ToolCallRecord,
-    ToolCallSummary,
 )
 from ..paths import safe_name
 from ..redact import Redactor
 from ..store import RowWriter
+from ..timestamps import now_iso
 from .calls import call_provider
 from .hooks import HookCaller
+from .row import make_row
 
 log = logging.getLogger("agent_profiler")
-
-
-def now_iso() -> str:
-    """UTC now as the original writes it: ``2026-01-01T00:00:23.638Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @attrs.define
@@ -85,6 +79,8 @@ class RunState:
     time_limit_ms: int | None = None
     #: the run's concurrency and rate-limit pause (shared by all cells)
     pacer: Any = None
+    #: runs attempts elsewhere (``RayExecutor``); None runs them here
+    executor: Any = None
     metric_units: dict[str, str] = attrs.Factory(dict)
 
     @property
@@ -236,7 +232,8 @@ async def run_iteration(
     attempt = rate_limits = 0
     while True:
         attempt += 1
-        outcome, error = await _attempt(
+        attempt_fn = state.executor.attempt if state.executor is not None else attempt_cell
+        outcome, error = await attempt_fn(
             state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt,
             provider=provider or state.provider,
         )
@@ -276,10 +273,11 @@ async def run_iteration(
     return outcome
 
 
-async def _attempt(
+async def attempt_cell(
     state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int, attempt: int,
     provider: Any,
 ) -> tuple[IterationOutcome, str | None]:
+    """One attempt of a cell: session, prompt, export, collectors, analyzers, scorer, row (nothing written)."""
     started_at = now_iso()
     t0 = time.perf_counter()
     handle = None
@@ -318,6 +316,9 @@ async def _attempt(
         if trace is not None and state.analyzers:
             analysis = await _analyze(state, trace, scenario, mode)
         scored = await _score(state, scenario, result, trace, mode, model, iteration, {"attempt": attempt})
+        if result.error:
+            # The session itself ended in an error (an API error, a recorded failure): measured, scored, but an error.
+            raise IterationError(result.error, code="session_error")
     except IterationError as exc:
         error, error_code, reason, retry_after = str(exc), exc.code, exc.reason, exc.retry_after
     finally:
@@ -326,16 +327,18 @@ async def _attempt(
 
     completed_at = now_iso()
     elapsed_ms = (time.perf_counter() - t0) * 1000
-    row = _make_row(
-        state,
+    row = make_row(
+        run_id=state.run_id,
+        provider=state.provider.id,
+        metric_units=state.metric_units,
         model=model,
         mode=mode,
-        scenario=scenario,
+        scenario_id=scenario.id,
         iteration=iteration,
         started_at=started_at,
         completed_at=completed_at,
         elapsed_ms=elapsed_ms,
-        handle=handle,
+        session_id=getattr(handle, "session_id", "") if handle is not None else "",
         result=result,
         trace=trace,
         scored=scored,
@@ -352,81 +355,3 @@ async def _attempt(
         )
     outcome = IterationOutcome(row=row, trace=trace, bundle=bundle, retry_after=retry_after, rate_limited=error_code == "rate_limited")
     return outcome, error
-
-
-def _make_row(
-    state: RunState,
-    *,
-    model: str,
-    mode: str,
-    scenario: Scenario,
-    iteration: int,
-    started_at: str,
-    completed_at: str,
-    elapsed_ms: float,
-    handle: Any,
-    result: PromptResult | None,
-    trace: SessionTrace | None,
-    scored: ScorerResult | None,
-    metrics: dict[str, Any],
-    error: str | None,
-    error_code: str | None,
-    reason: str,
-    attempts: int,
-) -> ProfileRow:
-    if result is not None:
-        tokens, timing, cost = result.metrics.tokens, result.metrics.timing, result.metrics.cost
-        if metrics.get("cost_source") == "computed":
-            # The provider reported no cost; the cost collector priced the tokens.
-            cost = CostBreakdown(
-                total_usd=metrics.get("cost_total_usd", 0),
-                input_usd=metrics.get("cost_input_usd", 0),
-                output_usd=metrics.get("cost_output_usd", 0),
-                reasoning_usd=metrics.get("cost_reasoning_usd", 0),
-            )
-        tool_calls = ToolCallSummary.from_records(result.metrics.tool_calls)
-        completion_reason = reason if error and reason == "timeout" else result.completion_reason
-        if error and completion_reason == "stop":
-            completion_reason = "error"
-    else:
-        tokens, cost = TokenBreakdown(), CostBreakdown()
-        timing = TimingBreakdown(wall_ms=round(elapsed_ms, 3))
-        tool_calls = ToolCallSummary()
-        completion_reason = reason
-    details = ()
-    if scored is not None:
-        details = tuple(
-            CheckpointResult(id=d.id, description=d.description, passed=d.passed, actual=d.actual, expected=d.expected, error=d.error)
-            for d in scored.details
-        )
-    extensions = dict(metrics)
-    if scored is not None:
-        for metric in scored.metrics:
-            extensions[metric.name] = metric.value
-            state.metric_units.setdefault(metric.name, metric.unit)
-    return ProfileRow(
-        run_id=state.run_id,
-        scenario_id=scenario.id,
-        mode=mode,
-        model=model,
-        iteration=iteration,
-        started_at=started_at,
-        completed_at=completed_at,
-        tokens=tokens,
-        timing=timing,
-        tool_calls=tool_calls,
-        cost=cost,
-        success=bool(scored and scored.success and error is None),
-        checkpoints_passed=scored.passed if scored else 0,
-        checkpoints_total=scored.total if scored else 0,
-        checkpoint_details=details,
-        output_valid=bool(scored.output_valid) if scored else False,
-        provider=state.provider.id,
-        session_id=getattr(handle, "session_id", "") if handle is not None else "",
-        agent_turns=trace.summary.total_turns if trace is not None else None,
-        completion_reason=completion_reason,
-        extensions=extensions,
-        error=error,
-        error_code=error_code,
-        attempts=attempts,
-    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -71,6 +71,13 @@ class RunOptions:
     #: seconds a shielded ``destroy_session`` may take before it is abandoned
     destroy_timeout_s: float = 30.0
     judge: JudgeProvider | None = None
+    #: where cells run: "local" (this process) or "ray" (tasks on a Ray cluster; needs ``profile_path``)
+    executor: str = "local"
+    #: ``execution.ray`` settings (``RaySettings``) for the ray executor
+    ray: Any = None
+    #: run only these (model, mode, scenario id, iteration) cells of the matrix (``profiler import``:
+    #: one cell per recorded session); None runs every cell
+    only_cells: Collection[tuple[str, str, str, int]] | None = None
 
     def mode_list(self) -> list[str]:
         """The modes in run order."""

@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from ..config import ORDERS
+from ..profile_schema import ORDERS
 
 #: (model, mode, scenario, iteration)
 Cell = tuple[str, str, Any, int]

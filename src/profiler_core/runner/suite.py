@@ -32,13 +32,15 @@ from ..model import (
     RunManifest,
     SessionAnalysisBundle,
 )
+from ..model.run import ProgressKind, RunStatus
 from ..paths import check_run_id
 from ..plugins import PluginManager, get_plugin_manager
 from ..redact import Redactor, secret_env_values
 from ..store import RowWriter, RunLock, RunPaths, StoredRows, write_manifest
+from ..timestamps import now_iso
 from .calls import call_provider
 from .hooks import HookCaller
-from .iteration import RunState, now_iso, run_iteration
+from .iteration import RunState, run_iteration
 from .options import RunOptions
 from .pacing import Pacer
 from .schedule import order_cells
@@ -80,8 +82,11 @@ async def _resolve_modes(options: RunOptions) -> dict[str, ModeConfig]:
         if options.modes is not None:
             config = options.modes[mode]
         else:
+            resolver = options.mode_resolver
+            if resolver is None:
+                raise ConfigError(f"mode {mode!r}: no mode resolver and no `modes` given")
             try:
-                config = await await_me_maybe(options.mode_resolver.resolve(mode))
+                config = await await_me_maybe(resolver.resolve(mode))
             except UnknownModeError:
                 raise
             except Exception as exc:
@@ -123,7 +128,7 @@ class _Progress:
         self.completed = 0
         self.failed = 0
 
-    def emit(self, kind: str, **fields: Any) -> None:
+    def emit(self, kind: ProgressKind, **fields: Any) -> None:
         self.hooks.call_sync(
             "profiler_progress",
             event=ProgressEvent(kind=kind, run_id=self.run_id, completed=self.completed, total=self.total, failed=self.failed, **fields),
@@ -190,6 +195,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         for mode in modes
         for scenario in scenarios
         for i in range(options.repetitions)
+        if options.only_cells is None or (model, mode, scenario.id, i) in options.only_cells
     ]
     done = {r.cell for r in options.previous_rows}
     todo = [c for c in cells if (c[0], c[1], c[2].id, c[3]) not in done]
@@ -235,6 +241,11 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
 
     writer = RowWriter(paths, redactor)
     pacer = Pacer(options.concurrency, options.max_concurrency)
+    executor = None
+    if options.executor == "ray":
+        from .ray_executor import RayExecutor, RaySettings
+
+        executor = RayExecutor(options.ray or RaySettings(), profile_path=options.profile_path, overrides=dict(options.overrides))
     # A killed run may leave half-written temporary files; nobody else writes here (the run lock).
     writer.remove_stale_temporaries(sessions_dir)
     writer.remove_stale_temporaries(paths.results_dir, f".{run_id}.*.tmp")
@@ -255,6 +266,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         destroy_timeout_s=options.destroy_timeout_s,
         time_limit_ms=options.time_limit_ms,
         pacer=pacer,
+        executor=executor,
     )
     progress = _Progress(hooks, run_id, len(todo))
     # Rows and bundles are on disk; the run keeps only counts, so its memory does not grow with its length.
@@ -262,7 +274,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
     for row in options.previous_rows:
         if row.iteration >= 0:
             tally.add(row, new=False)
-    status = "completed"
+    status: RunStatus = "completed"
     budget = _Budget(max_cost_usd=options.max_cost_usd, max_tokens=options.max_tokens)
     for row in options.previous_rows:
         budget.add(row)  # a resumed run's budget counts what it already spent
@@ -288,6 +300,8 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
             limiter.release_on_behalf_of(token)
 
     async def init_provider(model: str, mode: str, with_overrides: bool, instance: Any = None) -> None:
+        if executor is not None:
+            return  # the workers start their own providers (and no warm-up runs on the driver)
         instance = instance or provider
         mode_config = mode_configs[mode]
         options_ = dict(options.provider_options)
@@ -319,6 +333,8 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
             progress.emit("warmup_completed", model=model, mode=mode)
 
     async def shutdown_provider(instance: Any = None) -> None:
+        if executor is not None:
+            return
         with trio.move_on_after(options.destroy_timeout_s) as cs:
             cs.shield = True
             try:
@@ -341,7 +357,9 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                 if group.instance is not None:  # a first init failed; that error is already on its way out
                     raise ProfilerError(f"provider {provider.id!r} could not start for mode {group.mode!r}")
                 # Set before init, so the instance is shut down even when its init fails.
-                group.instance = spare.pop() if spare else options.provider_factory()
+                factory = options.provider_factory
+                assert factory is not None  # groups per mode exist only with a factory (``overlap``)
+                group.instance = spare.pop() if spare else factory()
                 await init_provider(group.model, group.mode, with_overrides=True, instance=group.instance)
                 await hooks.call("profiler_before_mode", mode=group.mode, run=run_ctx)
                 group.ready = True
@@ -387,6 +405,17 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
                     await shutdown_provider(group.instance)
 
     async def matrix() -> None:
+        if executor is None:
+            await cells_here_or_there()
+            return
+        executor.start()  # a few seconds for a local cluster, before any cell starts
+        try:
+            await cells_here_or_there()
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(executor.close)
+
+    async def cells_here_or_there() -> None:
         if overlap:
             await overlapped_matrix()
             return
@@ -567,11 +596,12 @@ class _ModeGroup:
 
 
 def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:
-    while isinstance(group, BaseExceptionGroup):
-        if len(group.exceptions) != 1:
+    leaf: BaseException = group
+    while isinstance(leaf, BaseExceptionGroup):
+        if len(leaf.exceptions) != 1:
             return None
-        group = group.exceptions[0]
-    return group
+        leaf = leaf.exceptions[0]
+    return leaf
 
 
 def _row_order(models, modes, scenarios):

@@ -1,4 +1,4 @@
-"""Statistics engine: descriptive stats, bootstrap CIs, effect sizes, permutation tests, rates.
+"""Statistics engine: descriptive stats (of one sample or many groups), bootstrap CIs, effect sizes, permutation tests, rates.
 
 numpy only, vectorised, seeded with ``numpy.random.Generator(PCG64(seed))``
 (seed 42 by default): identical input and seed give identical results. See
@@ -22,6 +22,7 @@ from .comparison import (
     magnitude_of,
 )
 from .descriptive import compute_descriptive
+from .grouped import grouped_descriptive
 from .permutation import permutation_test, permutation_test_normal
 from .rates import pass_at_k, pass_hat_k, wilson_interval
 from .types import (
@@ -55,6 +56,7 @@ __all__ = [
     "cohens_d",
     "compare_groups",
     "compute_descriptive",
+    "grouped_descriptive",
     "holm_adjust",
     "holm_adjust_comparisons",
     "magnitude_of",

@@ -133,12 +133,23 @@ def check_provider(
 
 
 @attrs.define
-class _ProviderSpy:
-    """Forwards to the provider and checks what it returns and that sessions are cleaned up."""
+class _Spy:
+    """Forwards to a component (``inner``) and collects what breaks its contract."""
 
     inner: Any
     label: str
     problems: list[str] = attrs.Factory(list)
+
+    def assert_clean(self) -> None:
+        """Raise ContractError naming every problem seen so far."""
+        if self.problems:
+            raise ContractError(f"{self.label}: " + "; ".join(dict.fromkeys(self.problems)))
+
+
+@attrs.define
+class _ProviderSpy(_Spy):
+    """Forwards to the provider and checks what it returns and that sessions are cleaned up."""
+
     #: session id -> sessions open under it (a replaying provider may reuse a recording's id)
     live: collections.Counter[str] = attrs.Factory(collections.Counter)
     open_inits: int = 0
@@ -300,10 +311,7 @@ def check_scorer(
 
 
 @attrs.define
-class _ScorerSpy:
-    inner: Any
-    label: str
-    problems: list[str] = attrs.Factory(list)
+class _ScorerSpy(_Spy):
     verdicts: dict[tuple[str, int], ScorerResult] = attrs.Factory(dict)
 
     @property
@@ -330,10 +338,6 @@ class _ScorerSpy:
             self.problems.append(f"ScorerResult.details has duplicate ids {sorted(i for i in ids if ids.count(i) > 1)}")
         self.verdicts[(scenario.id, context.iteration)] = result
         return result
-
-    def assert_clean(self) -> None:
-        if self.problems:
-            raise ContractError(f"{self.label}: " + "; ".join(dict.fromkeys(self.problems)))
 
 
 # -- collectors --------------------------------------------------------------------
@@ -375,10 +379,7 @@ def check_collector(
 
 
 @attrs.define
-class _CollectorSpy:
-    inner: Any
-    label: str
-    problems: list[str] = attrs.Factory(list)
+class _CollectorSpy(_Spy):
     emitted: list[dict[str, Any]] = attrs.Factory(list)
 
     @property
@@ -414,10 +415,6 @@ class _CollectorSpy:
             self.problems.append(f"collect returned duplicate metric names {sorted(n for n in names if names.count(n) > 1)}")
         self.emitted.append({m.name: m.value for m in metrics if isinstance(m, CustomMetric)})
         return metrics
-
-    def assert_clean(self) -> None:
-        if self.problems:
-            raise ContractError(f"{self.label}: " + "; ".join(dict.fromkeys(self.problems)))
 
 
 # -- analyzers ---------------------------------------------------------------------
@@ -456,10 +453,7 @@ def check_analyzer(
 
 
 @attrs.define
-class _AnalyzerSpy:
-    inner: Any
-    label: str
-    problems: list[str] = attrs.Factory(list)
+class _AnalyzerSpy(_Spy):
 
     @property
     def name(self) -> str:
@@ -487,10 +481,6 @@ class _AnalyzerSpy:
         except Exception as exc:  # noqa: BLE001 - any failure is the finding
             self.problems.append(f"the AnalysisResult does not survive JSON: {exc}")
         return result
-
-    def assert_clean(self) -> None:
-        if self.problems:
-            raise ContractError(f"{self.label}: " + "; ".join(dict.fromkeys(self.problems)))
 
 
 # -- mode resolvers ----------------------------------------------------------------

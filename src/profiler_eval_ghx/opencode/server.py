@@ -21,6 +21,8 @@ from pathlib import Path
 import attrs
 import trio
 
+from profiler_core.processes import end_process_group, forget_group, process_alive, signal_group, track_group
+
 from .config import OpenCodeError
 
 #: What OpenCode prints once it accepts requests; probing earlier can hang a request for minutes.
@@ -54,22 +56,16 @@ class OpenCodeServer:
     async def stop(self, grace_s: float = 5.0) -> None:
         """SIGTERM the server's process group, SIGKILL it after ``grace_s``, remove the temporary directory."""
         try:
-            with trio.CancelScope(shield=True):
-                if self.process.returncode is None:
-                    _signal_group(self.pid, signal.SIGTERM)
-                    with trio.move_on_after(grace_s):
-                        await self.process.wait()
-                # Also after a clean exit: tools OpenCode started may linger in its group.
-                _signal_group(self.pid, signal.SIGKILL)
-                if self.process.returncode is None:
-                    await self.process.wait()
+            # Also after a clean exit: tools OpenCode started may linger in its group.
+            await end_process_group(self.process, grace_s)
         finally:
             _LIVE.discard(self)
             shutil.rmtree(self.home, ignore_errors=True)
 
     def kill_now(self) -> None:
         """SIGKILL the process group and remove the directory, synchronously (exit handler)."""
-        _signal_group(self.pid, signal.SIGKILL)
+        signal_group(self.pid, signal.SIGKILL)
+        forget_group(self.pid)
         _LIVE.discard(self)
         shutil.rmtree(self.home, ignore_errors=True)
 
@@ -121,6 +117,7 @@ async def start_server(
         os.close(log_fd)
     server = OpenCodeServer(process=process, url="", home=home, log_path=log_path)
     _LIVE.add(server)
+    track_group(server.pid)
     try:
         server.url = await _wait_ready(server, start_timeout_s)
     except BaseException:
@@ -159,32 +156,10 @@ def _tail(path: Path, lines: int) -> str:
     return " | ".join(text[-lines:])
 
 
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 @atexit.register
 def _kill_leftovers() -> None:
     for server in list(_LIVE):
         server.kill_now()
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id still exists (and is not a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, IndexError):
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
 
 
 __all__ = ["OpenCodeServer", "process_alive", "server_environment", "start_server"]

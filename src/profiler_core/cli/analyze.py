@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from .errors import ProfilerError
-from .model import (
+from ..errors import ProfilerError
+from ..model import (
     AnalysisResult,
     ListFinding,
     NumberFinding,
@@ -21,16 +21,11 @@ from .model import (
     TableFinding,
     ToolCallEvent,
 )
+from ..plugins import PluginManager
+from .context import pass_manager
 
 #: Characters of a list or table finding shown in the human table before "… (+N more)".
 _CELL_BUDGET = 110
-
-
-def _load_registry() -> Any:
-    """The component registry of a freshly loaded plugin manager (tests replace this)."""
-    from .plugins import get_plugin_manager
-
-    return get_plugin_manager().registry
 
 
 @click.command("analyze")
@@ -45,7 +40,8 @@ def _load_registry() -> Any:
     help="Run only this analyzer (repeatable); default: every installed analyzer.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per trace file.")
-def analyze(traces: tuple[str, ...], names: tuple[str, ...], as_json: bool) -> None:
+@pass_manager
+def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, ...], as_json: bool) -> None:
     """Analyse exported session traces (SessionTrace JSON) with the installed analyzers.
 
     Prints, per trace, each analyzer's one-line summary and a compact table of
@@ -59,7 +55,7 @@ def analyze(traces: tuple[str, ...], names: tuple[str, ...], as_json: bool) -> N
       profiler analyze trace.json --json > analysis.json
     """
     try:
-        analyzers = _build_analyzers(_load_registry(), names)
+        analyzers = _build_analyzers(manager.registry, names)
     except ProfilerError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -71,14 +67,14 @@ def analyze(traces: tuple[str, ...], names: tuple[str, ...], as_json: bool) -> N
             trace = _read_trace(path)
         except ProfilerError as exc:
             failed = True
-            click.echo(str(exc), err=True)
+            click.echo(f"Error: {exc}", err=True)
             continue
         results, errors = _run_analyzers(analyzers, trace, path)
         for message in errors:
             failed = True
-            click.echo(message, err=True)
+            click.echo(f"Error: {message}", err=True)
         if as_json:
-            from .serde import unstructure
+            from ..serde import unstructure
 
             outputs.append(
                 {
@@ -116,7 +112,7 @@ def _build_analyzers(registry: Any, names: tuple[str, ...]) -> list[Any]:
 
 def _read_trace(path: str) -> SessionTrace:
     """Load one exported trace; any problem becomes a ``ProfilerError`` naming the file."""
-    from .serde import from_json
+    from ..serde import from_json
 
     try:
         text = Path(path).read_text(encoding="utf-8")

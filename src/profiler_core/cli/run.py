@@ -9,8 +9,9 @@ from pathlib import Path
 
 import click
 
-from .cli_progress import make_progress, progress_option
-from .errors import ConfigError, ProfilerError
+from ..errors import ConfigError, ProfilerError
+from .context import pass_manager
+from .progress import make_progress, progress_option
 
 LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR}
 
@@ -91,7 +92,8 @@ def print_summary(rows, console) -> None:
 @click.option("--allow-errors", is_flag=True, help="Exit 0 even when cells still errored after their retries.")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Cap every session's timeout at this many seconds.")
 @progress_option
-def run_command(profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, progress):
+@pass_manager
+def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, progress):
     """Run a profile: every model x mode x scenario x repetition.
 
     \b
@@ -103,17 +105,15 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
     import trio
     from rich.console import Console
 
-    from .cli import _manager
-    from .config import load_profile
-    from .model import ProfileRow
-    from .runner import options_from_config, run_profile_suite
-    from .store import RunLock, RunPaths, read_jsonl, read_manifest, repair_truncated_tail
+    from ..config import load_profile
+    from ..model import ProfileRow
+    from ..runner import options_from_config, run_profile_suite
+    from ..store import RunLock, RunPaths, read_jsonl, read_manifest, repair_truncated_tail
 
     overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
-    config = load_profile(profile, overrides)
-    manager = _manager()
+    config = load_profile(profile, overrides, registry=manager.registry)
     previous_rows = []
-    resumed_from = ()
+    resumed_from: tuple[str, ...] = ()
     if resume_id:
         if run_id and run_id != resume_id:
             raise ConfigError("--run-id and --resume name different runs")
@@ -121,7 +121,7 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
         manifest = read_manifest(paths.manifest)
         if manifest.overrides:
             # Resume what was started, its flags included; flags given now win.
-            config = load_profile(profile, {**manifest.overrides, **overrides})
+            config = load_profile(profile, {**manifest.overrides, **overrides}, registry=manager.registry)
         if config.profile_hash() != manifest.profile_hash and not force:
             raise ConfigError(
                 f"the profile (or its scenarios) changed since run {resume_id} started; "
@@ -131,7 +131,7 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
         changed = [p.name for p in manifest.plugins if p.name in installed and installed[p.name] != p.version]
         if changed and not force:
             raise ConfigError(f"plugin versions changed since run {resume_id} started: {', '.join(changed)} (use --force)")
-        from .model import SessionAnalysisBundle
+        from ..model import SessionAnalysisBundle
 
         # Refuse before touching the files when the run is still being written by another process.
         probe = RunLock(paths)
@@ -166,7 +166,7 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
         config, manager, run_id=run_id, hooks=hooks, handle_sigint=True, previous_rows=previous_rows, resumed_from=resumed_from,
         time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
     )
-    from .runner.suite import new_run_id
+    from ..runner.suite import new_run_id
 
     options.run_id = options.run_id or new_run_id()
     click.echo(f"Run {options.run_id}" + (f" (resuming: {len(previous_rows)} cells already done)" if resume_id else ""))
@@ -205,7 +205,7 @@ def run_command(profile, mode, model, scenario, scenario_set, repetitions, retri
 
 
 def _write_report(result, config, console) -> None:
-    from .report import write_report
+    from ..report import write_report
 
     out = Path(config.output.reports_dir) / result.run_id
     written = write_report(Path(result.output_jsonl_path), out)
@@ -221,7 +221,8 @@ def _write_report(result, config, console) -> None:
 
 @click.command("validate")
 @click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
-def validate_command(profile):
+@pass_manager
+def validate_command(manager, profile):
     """Check a profile: every component, mode and scenario resolves; nothing runs.
 
     \b
@@ -230,20 +231,18 @@ def validate_command(profile):
     """
     import trio
 
-    from .cli import _manager
-    from .config import ProfileErrors, load_profile
-    from .runner import build_components, resolve_all_modes
-    from .runner.build import check_provider_overrides
-    from .textcut import cut_lines
+    from ..config import ProfileErrors, load_profile
+    from ..runner import build_components, resolve_all_modes
+    from ..runner.build import check_provider_overrides
+    from ..textcut import cut_lines
 
     try:
-        config = load_profile(profile)
+        config = load_profile(profile, registry=manager.registry)
     except ProfileErrors as exc:
         for line in exc.problems:
             click.echo(f"Error: {cut_lines(line)}", err=True)
         click.echo(f"{len(exc.problems)} problem(s) found", err=True)
         sys.exit(1)
-    manager = _manager()
     built, problems = build_components(config, manager)
     if built.get("mode_resolver") is not None:
         problems += trio.run(resolve_all_modes, config, built["mode_resolver"])

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import attrs
 import click
 
-from . import hookimpl
+from .. import hookimpl
 
 #: values of ``--progress``
 PROGRESS_STYLES = ("auto", "rich", "plain", "none")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .errors import ProfilerError
+from ..errors import ProfilerError
 
 
 @click.command("view")
@@ -31,7 +31,7 @@ def view_command(target: str | None, reports_dir: Path, serve: bool, port: int, 
       profiler view run_2024-06-01_abc123    # that run's report
       profiler view --serve --no-browser     # http://127.0.0.1:PORT/ until Ctrl-C
     """
-    from . import view
+    from .. import view
 
     try:
         report = view.find_report(target, reports_dir) if (target or not serve) else None

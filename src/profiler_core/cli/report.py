@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .errors import ProfilerError, StoreError
+from ..errors import ProfilerError, StoreError
 
 #: Warnings printed one by one; the rest are counted (all are in report.md).
 _MAX_PRINTED = 20
@@ -55,10 +55,10 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
     """
     import tempfile
 
-    from .paths import safe_name
-    from .report import write_report
-    from .report.load import peek_run_id
-    from .report.merge import expand_sources, merge_results, merged_name, parse_as_mode
+    from ..paths import safe_name
+    from ..report import write_report
+    from ..report.load import peek_run_id
+    from ..report.merge import expand_sources, merge_results, merged_name, parse_as_mode
 
     try:
         names = expand_sources(sources)
@@ -66,7 +66,8 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
         paths = [resolve_results(name, results_dir) for name in names]
         with tempfile.TemporaryDirectory(prefix="profiler-report-") as tmp:
             if len(paths) == 1 and not mapping:
-                path = shown = paths[0]
+                path = paths[0]
+                shown = str(path)
                 default_name = safe_name(peek_run_id(path))
             else:
                 # One report of several inputs: its title and folder name them all.

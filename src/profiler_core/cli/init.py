@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 #: Files of the demo, relative to the package ``profiler_core.demo``.
 DEMO_FILES = (

@@ -1,0 +1,129 @@
+"""The latency suite on two modes at several concurrencies, in this process and on a local Ray cluster.
+
+Each figure is one ``profiler run`` in a fresh process on the simulated
+provider: 40 cells (2 modes x 5 scenarios x 4 repetitions) whose sessions
+each take about ``--latency`` seconds. Printed: wall time per run, the speed-up
+over c1, and for the Ray executor its cost per cell in that run (its wall time
+minus the local executor's at the same concurrency, less the cluster's
+start-up; Ray's worker processes start during the run, so this includes them)
+and on a warm worker (``ray_warm_cell_ms``: one zero-latency cell at a time,
+the executor's own round trip).
+
+    python bench/bench_executors.py                 # local c1/c8/c32, ray c8
+    python bench/bench_executors.py --latency 0.5 --no-ray
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CELLS = 40
+
+
+def profile(folder: Path, *, executor: str, concurrency: int, latency_s: float) -> Path:
+    """The demo's profile: 2 modes x 5 scenarios x 4 repetitions, sessions of about ``latency_s``."""
+    subprocess.run([sys.executable, "-m", "profiler_core", "init", str(folder)], check=True, capture_output=True)
+    data = yaml.safe_load((folder / "profile.yaml").read_text())
+    # The simulator's sessions last minutes of simulated time; time_scale makes them latency_s long.
+    data["provider"]["options"].update({"time_scale": latency_s / 60.0, "mean_turns": 6})
+    data["scenarios"] = {"path": "scenarios"}
+    data["execution"] = {
+        "repetitions": 4, "warmup": False, "concurrency": concurrency, "executor": executor,
+        "ray": {"num_cpus_per_cell": 0.05},
+    }
+    data["analyzers"] = []
+    path = folder / f"{executor}-c{concurrency}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def timed_run(path: Path) -> tuple[float, int]:
+    """Wall seconds of the cells (from the first row's start to the last row's end) and the row count."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "profiler_core", "run", str(path), "--run-id", "bench", "--progress", "none", "--no-report"],
+        capture_output=True, text=True, cwd=path.parent, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=False,
+    )
+    total = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{path.name}: profiler run failed: {done.stderr[-2000:]}")
+    rows = [json.loads(line) for line in (path.parent / "results" / "bench.jsonl").read_text().splitlines()]
+    (path.parent / "results" / "bench.jsonl").unlink()
+    (path.parent / "results" / "bench.manifest.json").unlink()
+    return total, len(rows)
+
+
+WARM = r"""
+import json, sys, time, ray
+from profiler_core.config import load_profile
+from profiler_core.model import ModeConfig, RunContext
+from profiler_core.runner.ray_executor import CellSpec, run_cell
+
+path = sys.argv[1]
+config = load_profile(path)
+ray.init(include_dashboard=False, log_to_driver=False)
+remote = ray.remote(run_cell).options(num_cpus=0.05, max_retries=0)
+ctx = RunContext(run_id="warm", modes=list(config.modes), scenarios=list(config.scenarios), repetitions=1, models=list(config.models))
+def spec(i):
+    return CellSpec(profile_path=path, overrides={}, run_ctx=ctx, model=config.models[0], mode=config.modes[0],
+                    mode_config=ModeConfig(), scenario=config.scenarios[0], iteration=i, attempt=1,
+                    session_export=True, destroy_timeout_s=5)
+ray.get(remote.remote(spec(0)))  # the worker starts and builds its components
+t = time.perf_counter()
+for i in range(50):
+    ray.get(remote.remote(spec(i)))
+print(json.dumps({"ray_warm_cell_ms": round((time.perf_counter() - t) / 50 * 1000, 2)}))
+ray.shutdown()
+"""
+
+
+def warm_cell_ms(folder: Path) -> float:
+    """One cell at a time on a warm worker, zero-latency sessions: the executor's own round trip."""
+    path = profile(folder, executor="ray", concurrency=1, latency_s=0.0)
+    done = subprocess.run([sys.executable, "-c", WARM, str(path)], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["ray_warm_cell_ms"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=1.0, help="seconds per session (default 1.0)")
+    parser.add_argument("--no-ray", action="store_true", help="only the local executor")
+    args = parser.parse_args()
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="profiler-bench-exec-") as tmp:
+        for executor, concurrencies in (("local", (1, 8, 32)), ("ray", (8,))):
+            if executor == "ray" and args.no_ray:
+                continue
+            for c in concurrencies:
+                folder = Path(tmp) / f"{executor}-{c}"
+                wall, rows = timed_run(profile(folder, executor=executor, concurrency=c, latency_s=args.latency))
+                assert rows == CELLS, rows
+                figures[f"{executor}_c{c}_s"] = round(wall, 2)
+                print(f"{executor:5} c{c:<3} {wall:7.2f} s for {rows} cells", flush=True)
+        if "ray_c8_s" in figures:
+            # The ray run also starts a local cluster; measure that alone to take it out.
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "import ray; ray.init(include_dashboard=False); ray.shutdown()"],
+                           capture_output=True, check=True)
+            figures["ray_cluster_start_s"] = round(time.perf_counter() - t0, 2)
+            per_cell = (figures["ray_c8_s"] - figures["ray_cluster_start_s"] - figures["local_c8_s"]) / CELLS * 1000
+            figures["ray_overhead_ms_per_cell"] = round(per_cell, 1)
+            figures["ray_warm_cell_ms"] = warm_cell_ms(Path(tmp) / "warm")
+    figures["speedup_c8"] = round(figures["local_c1_s"] / figures["local_c8_s"], 2)
+    figures["speedup_c32"] = round(figures["local_c1_s"] / figures["local_c32_s"], 2)
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""The ``profiler`` command line (click): one module per command.
+
+The plugin manager is built once per invocation, when a command first needs it,
+and reaches every command through click's context object (``ctx.obj``); see
+:mod:`profiler_core.cli.context`.
+Plugins add commands with the ``profiler_register_commands`` hook
+(:mod:`profiler_core.cli.group`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import __version__
+from ..errors import ProfilerError
+from ..interrupt import EXIT_STATUS, armed, leave
+from ..textcut import cut_lines
+from .analyze import analyze
+from .context import pass_manager, plugin_manager
+from .group import ProfilerGroup
+from .import_ import import_command
+from .init import init_command
+from .plugins import list_plugins
+from .report import report_command
+from .run import run_command, validate_command
+from .view import view_command
+
+
+@click.group(cls=ProfilerGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="agent-profiler")
+def cli() -> None:
+    """Profile AI agent sessions and tell which set-up is better.
+
+    \b
+    Quick start:
+      profiler init my-demo && profiler run my-demo/profile.yaml
+      profiler list-plugins
+    """
+
+
+for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, list_plugins):
+    cli.add_command(_command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``profiler`` console script."""
+    try:
+        # No manager yet: the first command that needs one loads it into ctx.obj (``profiler report`` never does).
+        cli.main(args=argv, prog_name="profiler", standalone_mode=True)
+    except SystemExit as exc:
+        if exc.code == EXIT_STATUS and armed():
+            leave(EXIT_STATUS)  # interrupted: no interpreter shutdown where a second Ctrl-C would kill
+        raise
+    except ProfilerError as exc:  # raised outside a command's invoke (e.g. in a callback)
+        click.echo(f"Error: {cut_lines(str(exc))}", err=True)
+        sys.exit(1)
+
+
+__all__ = ["cli", "main", "pass_manager", "plugin_manager"]

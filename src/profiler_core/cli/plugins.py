@@ -1,0 +1,55 @@
+"""``profiler list-plugins``: the installed plugins and the components they provide."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..plugins import PluginInfo, PluginManager
+from .context import pass_manager
+
+HEADERS = ("NAME", "VERSION", "DISTRIBUTION", "PROVIDES")
+
+
+def describe(info: PluginInfo) -> tuple[str, str, str, str]:
+    """One plugin as the four cells of the human table."""
+    provides = info.provides()
+    name = f"{info.name} (builtin)" if info.builtin else info.name
+    return name, info.version or "-", info.distribution or "-", provides
+
+
+@click.command("list-plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list with every key present.")
+@pass_manager
+def list_plugins(manager: PluginManager, as_json: bool) -> None:
+    """List installed plugins and the components they provide.
+
+    \b
+    Example:
+      profiler list-plugins
+      PROFILER_LOAD_PLUGINS= profiler list-plugins --json   # built-ins only
+    """
+    infos = manager.plugin_infos()
+    if as_json:
+        click.echo(json.dumps([info.to_dict() for info in infos], indent=2))
+        return
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    for header in HEADERS:
+        # PROVIDES folds on a narrow terminal; the other columns never wrap.
+        table.add_column(header, no_wrap=header != "PROVIDES", overflow="fold")
+    for info in infos:
+        table.add_row(*describe(info), style="red" if info.error else None)
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        # Piped or captured: one line per plugin, however long, so grep and scripts see whole rows.
+        natural = console.measure(table, options=console.options.update(max_width=100_000)).maximum
+        console = Console(highlight=False, width=max(console.width, natural))
+    console.print(table)
+
+
+__all__ = ["describe", "list_plugins"]

@@ -1,0 +1,26 @@
+"""Timestamps as the original writes them: ISO 8601 in UTC with milliseconds, ``2026-01-01T00:00:23.638Z``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def iso(moment: datetime) -> str:
+    """``moment`` as ``2026-01-01T00:00:23.638Z`` (a naive datetime is taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def now_iso() -> str:
+    """The current time, as ``iso`` writes it."""
+    return iso(datetime.now(UTC))
+
+
+def parse_iso(text: str) -> datetime | None:
+    """An ISO 8601 string (``Z`` or an offset; none means UTC) as an aware datetime, or None if it is not one."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except (ValueError, AttributeError, TypeError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

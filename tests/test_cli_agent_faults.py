@@ -1,0 +1,166 @@
+"""What every subprocess agent provider must survive, run against the real Claude Code and Codex CLIs.
+
+A hung model, a hung tool, Ctrl-C in the middle of a session and a missing
+program: each agent is driven by its scripted model server on 127.0.0.1 and
+must leave a timeout row (or exit 130 and resume), with no process of its
+group left alive — found by a marker variable in their environment.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from tests import test_claude_code_provider as claude_tests
+from tests import test_codex_provider as codex_tests
+from tests.binaries import agent_binary
+from tests.scripted import anthropic_messages, openai_responses
+from tests.scripted._http import Hang
+from tests.scripted.agent_runs import (
+    MARK,
+    assert_no_survivor,
+    marked_processes,
+    new_mark,
+    profiler,
+    rows,
+    start_profiler,
+    wait_for,
+    write_profile,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class AgentKit:
+    """One agent CLI with its scripted server and the figures its hello script gives."""
+
+    provider: str
+    program: str
+    variable: str
+    install_hint: str
+    server: Callable[[Any], Any]
+    model_requests: Callable[[Any], list]
+    profile: Callable[..., Any]
+    hello_script: Callable[[], Any]
+    hung_tool_script: Callable[[str], Any]
+    modes: tuple[str, ...]
+    hello_tokens: int
+
+
+CLAUDE = AgentKit(
+    provider="claude-code",
+    program="claude",
+    variable="CLAUDE_BIN",
+    install_hint="npm install -g @anthropic-ai/claude-code",
+    server=anthropic_messages.AnthropicServer,
+    model_requests=lambda server: server.messages(),
+    profile=claude_tests.profile,
+    hello_script=claude_tests.hello_script,
+    hung_tool_script=lambda command: anthropic_messages.steps(
+        [anthropic_messages.ToolUse("Bash", {"command": command, "description": "wait"}), anthropic_messages.Text("Done: waited.")]
+    ),
+    modes=("no_write", "plain"),
+    hello_tokens=2405,
+)
+
+CODEX = AgentKit(
+    provider="codex",
+    program="codex",
+    variable="CODEX_BIN",
+    install_hint="npm install -g @openai/codex",
+    server=openai_responses.ResponsesServer,
+    model_requests=lambda server: server.responses(),
+    profile=codex_tests.profile,
+    hello_script=codex_tests.hello_script,
+    hung_tool_script=lambda command: openai_responses.steps(
+        [openai_responses.Call("exec_command", {"cmd": command}), openai_responses.Text("Done: waited.")]
+    ),
+    modes=("effort", "plain"),
+    hello_tokens=3365,
+)
+
+KITS = pytest.mark.parametrize("kit", [CLAUDE, CODEX], ids=lambda kit: kit.provider)
+
+
+def one_mode(mark: str) -> dict[str, Any]:
+    return {"plain": {"environment": {MARK: mark}}}
+
+
+@KITS
+def test_a_hung_model_gives_a_timeout_row_and_no_surviving_process(tmp_path, kit):
+    binary, mark = str(agent_binary(kit.program, kit.variable)), new_mark()
+    with kit.server(Hang()) as server:
+        path = kit.profile(tmp_path, server, binary, mark=mark, timeout_ms=8000, modes=one_mode(mark))
+        process = start_profiler(tmp_path, "run", str(path), "--run-id", "hang")
+        try:
+            wait_for(lambda: kit.model_requests(server), what="the model request")
+            seen = marked_processes(mark)
+            assert seen, "the agent process was not found"
+            process.wait(timeout=60)
+        finally:
+            process.kill()
+            process.wait()
+    [row] = rows(tmp_path, "hang")
+    assert row["completionReason"] == "timeout" and row["errorCode"] == "timeout"
+    assert_no_survivor(seen, mark)
+
+
+@KITS
+def test_a_hung_tool_is_ended_with_the_agents_process_group(tmp_path, kit):
+    binary, mark = str(agent_binary(kit.program, kit.variable)), new_mark()
+    pid_file = tmp_path / "tool.pid"
+    with kit.server(kit.hung_tool_script(f"echo $$ > {pid_file}; sleep 300")) as server:
+        path = kit.profile(tmp_path, server, binary, mark=mark, timeout_ms=8000, modes=one_mode(mark))
+        process = start_profiler(tmp_path, "run", str(path), "--run-id", "tool")
+        try:
+            wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the tool's pid")
+            seen = marked_processes(mark)
+            assert int(pid_file.read_text()) in seen  # the tool runs in the agent's group
+            process.wait(timeout=60)
+        finally:
+            process.kill()
+            process.wait()
+    [row] = rows(tmp_path, "tool")
+    assert row["completionReason"] == "timeout"
+    assert_no_survivor(seen, mark)
+
+
+@KITS
+def test_ctrl_c_exits_130_leaves_nothing_running_and_resume_completes(tmp_path, kit):
+    binary, mark = str(agent_binary(kit.program, kit.variable)), new_mark()
+    with kit.server(Hang()) as server:
+        path = kit.profile(tmp_path, server, binary, mark=mark)
+        process = start_profiler(tmp_path, "run", str(path), "--run-id", "intr")
+        try:
+            wait_for(lambda: kit.model_requests(server), what="the model request")
+            seen = wait_for(lambda: marked_processes(mark), what="the agent process")
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=60)
+        finally:
+            process.kill()
+            process.wait()
+        assert process.returncode == 130, stderr
+        assert "--resume intr" in stderr
+        assert_no_survivor(seen, mark)
+
+        server.set_script(kit.hello_script())
+        done = profiler(tmp_path, "run", str(path), "--resume", "intr")
+    assert done.returncode == 0, done.stderr
+    found = rows(tmp_path, "intr")
+    assert sorted(r["mode"] for r in found if r.get("error") is None) == list(kit.modes)
+    assert all(r["tokens"]["total"] == kit.hello_tokens for r in found if r.get("error") is None)
+    assert_no_survivor({}, mark)
+
+
+@KITS
+def test_a_missing_program_is_one_line_with_an_install_hint(tmp_path, kit):
+    missing = tmp_path / f"no-{kit.program}"
+    path = write_profile(tmp_path, provider=kit.provider, model="some-model", options={"binary": str(missing)}, modes={"plain": {}})
+    done = profiler(tmp_path, "validate", str(path))
+    assert done.returncode == 1
+    line = next(line for line in done.stderr.splitlines() if str(missing) in line)
+    assert kit.install_hint in line and "Traceback" not in done.stderr

@@ -1,0 +1,160 @@
+"""``execution.executor: ray``: cells as tasks on a local Ray cluster that ``profiler run`` starts itself.
+
+Each test runs ``profiler run`` in a subprocess (its own driver and cluster,
+ended with it), on the simulated provider, and looks at what it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+PROFILER = [sys.executable, "-m", "profiler_core"]
+#: Fields that differ between two runs of the same cells whatever executes them.
+PER_RUN = {"runId", "startedAt", "completedAt", "sessionId", "timing"}
+
+
+@pytest.fixture(autouse=True)
+def ray_installed():
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("ray is not installed: the test extra installs it (pip install -e '.[test]')")
+        pytest.skip("ray is not installed")
+
+
+def write_profile(folder: Path, *, executor: str, time_scale: float = 0.0, repetitions: int = 2, retries: int = 0) -> Path:
+    """The demo's scenarios on the simulated provider, two modes."""
+    subprocess.run([*PROFILER, "init", str(folder / "demo")], check=True, capture_output=True)
+    profile = yaml.safe_load((folder / "demo" / "profile.yaml").read_text())
+    profile["provider"]["options"]["time_scale"] = time_scale
+    profile["execution"] = {
+        "repetitions": repetitions,
+        "concurrency": 2,
+        "warmup": False,
+        "allowed_retries": retries,
+        "executor": executor,
+        "ray": {"num_cpus_per_cell": 0.5},
+    }
+    path = folder / "demo" / f"{executor}.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    return path
+
+
+def run(profile: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*PROFILER, "run", str(profile), "--progress", "none", "--no-report", *args],
+        capture_output=True, text=True, timeout=timeout, check=False, cwd=profile.parent,
+    )
+
+
+def rows_of(folder: Path, run_id: str) -> list[dict]:
+    path = folder / "demo" / "results" / f"{run_id}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def cell(row: dict) -> tuple:
+    return (row["model"], row["mode"], row["scenarioId"], row["iteration"])
+
+
+def ray_processes() -> dict[int, str]:
+    """Ray's own processes on this machine (workers show as ``ray::...``), by PID."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if command.startswith("ray::") or "raylet" in command or "gcs_server" in command:
+            found[int(entry)] = command
+    return found
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_ray_rows_equal_local_rows_field_by_field(tmp_path):
+    local = run(write_profile(tmp_path, executor="local"), "--run-id", "here")
+    assert local.returncode == 0, local.stderr
+    (tmp_path / "r").mkdir()
+    remote = run(write_profile(tmp_path / "r", executor="ray"), "--run-id", "there")
+    assert remote.returncode == 0, remote.stderr
+    here = {cell(r): r for r in rows_of(tmp_path, "here")}
+    there = {cell(r): r for r in rows_of(tmp_path / "r", "there")}
+    assert len(here) == 20 and here.keys() == there.keys()
+    for key, row in here.items():
+        other = there[key]
+        assert set(row) == set(other)
+        for field in sorted(set(row) - PER_RUN):
+            assert row[field] == other[field], f"{key}: {field}"
+    assert wait_for(lambda: not ray_processes(), 30, "the local cluster to stop") is True
+
+
+def test_a_killed_worker_gives_an_error_attempt_and_the_retry_completes_the_cell(tmp_path):
+    profile = write_profile(tmp_path, executor="ray", time_scale=0.03, repetitions=2, retries=1)
+    process = subprocess.Popen(
+        [*PROFILER, "run", str(profile), "--run-id", "kill", "--progress", "none", "--no-report", "--allow-errors"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=profile.parent,
+    )
+    try:
+        busy = wait_for(lambda: [p for p, c in ray_processes().items() if c.startswith("ray::run_cell")], 120, "a busy worker")
+        os.kill(busy[0], signal.SIGKILL)  # by its own PID
+        _, stderr = process.communicate(timeout=240)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 0, stderr
+    rows = rows_of(tmp_path, "kill")
+    assert sorted(cell(r) for r in rows) == sorted({cell(r) for r in rows})  # every cell once
+    assert len(rows) == 20 and all(r.get("error") is None for r in rows)
+    retried = [r for r in rows if r.get("attempts", 1) == 2]
+    assert retried, "no cell was retried after its worker died"
+    assert "retrying" in stderr and "ray worker failed" in stderr
+    assert wait_for(lambda: not ray_processes(), 30, "the local cluster to stop") is True
+
+
+def test_ctrl_c_stops_the_cluster_and_resume_completes_every_cell_once(tmp_path):
+    profile = write_profile(tmp_path, executor="ray", time_scale=0.03, repetitions=2)
+    process = subprocess.Popen(
+        [*PROFILER, "run", str(profile), "--run-id", "intr", "--progress", "none", "--no-report"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=profile.parent,
+    )
+    results = tmp_path / "demo" / "results" / "intr.jsonl"
+    try:
+        wait_for(lambda: results.exists() and len(results.read_text().splitlines()) >= 2, 120, "two rows")
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 130, stderr
+    first = rows_of(tmp_path, "intr")
+    assert 2 <= len(first) < 20
+    wait_for(lambda: not ray_processes(), 30, "the local cluster to stop after Ctrl-C")
+
+    resumed = run(profile, "--resume", "intr")
+    assert resumed.returncode == 0, resumed.stderr
+    rows = rows_of(tmp_path, "intr")
+    assert len(rows) == 20 and len({cell(r) for r in rows}) == 20
+    assert rows[: len(first)] == first  # what was written before stays as it was
