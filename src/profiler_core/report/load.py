@@ -405,10 +405,8 @@ def _parse(
                 output_valid = d.get("outputValid", True)
                 if type(iteration) is not int or type(success) is not bool or type(output_valid) is not bool:
                     raise TypeError("iteration must be an integer; success and outputValid booleans")
-                # array() checks every value is a real number, all or nothing.
-                staged = array(
-                    "d",
-                    (
+                # array() checks every value is a real number, all or nothing (a boolean aside, below).
+                nums = (
                         iteration,
                         t_in,
                         t_out,
@@ -431,11 +429,16 @@ def _parse(
                         # null: no trace was kept, so the number of turns is unknown (NaN), not 0
                         math.nan if (turns := d.get("agentTurns", 0)) is None else turns,
                         d.get("attempts", 1),
-                    ),
                 )
-                # A number no float holds exactly (2^53) is a broken row, not a measurement.
-                if max(staged) > _MAX_NUMBER or min(staged) < -_MAX_NUMBER:
+                if bool in map(type, nums):  # array() would take `true` for 1, the model refuses it
+                    raise TypeError("a count or amount is true or false, expected a number")
+                staged = array("d", nums)
+                # A number no float holds exactly (2^53) is a broken row, not a measurement;
+                # and every count, amount and duration of a row is >= 0.
+                if max(staged) > _MAX_NUMBER:
                     raise ValueError(f"a number beyond 2^53 (largest: {max(map(abs, staged)):.3g})")
+                if min(staged[1:]) < 0:  # the iteration aside (-1: the warm-up)
+                    raise ValueError(f"a negative count, amount or duration ({min(staged[1:]):g})")
                 run_id, mode, scen, model, provider = (
                     d["runId"],
                     d["mode"],
