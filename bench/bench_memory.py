@@ -47,8 +47,11 @@ options = RunOptions(
     results_dir=str(out / "results"), reports_dir=str(out / "reports"),
 )
 options.plugin_manager = manager
+import time
+start = time.perf_counter()
 result = trio.run(run_profile_suite, options)
-print(json.dumps({"iterations": result.counts.completed, "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+ms = (time.perf_counter() - start) * 1000
+print(json.dumps({"iterations": result.counts.completed, "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "ms": ms}))
 """
 
 

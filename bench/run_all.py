@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import os
 import re
@@ -46,6 +47,14 @@ KEYS = (
     "analyze_100k_events_ms",
     "report_1m_ms",
     "report_1m_peak_rss_mb",
+    # issue 18: scale-out
+    "suite_latency_ms_c32",
+    "suite_overhead_ms_per_iter_2k",
+    "suite_overhead_ms_per_iter_20k",
+    "suite_peak_rss_mb_2k",
+    "suite_peak_rss_mb_20k",
+    "ray_latency_ms_c8",
+    "ray_overhead_ms_per_cell",
 )
 
 #: The TypeScript original's figures on this machine class (issue 9); None: not measured there.
@@ -62,6 +71,13 @@ ORIGINAL: dict[str, float | None] = {
     "analyze_100k_events_ms": None,
     "report_1m_ms": None,
     "report_1m_peak_rss_mb": None,
+    "suite_latency_ms_c32": 2059,
+    "suite_overhead_ms_per_iter_2k": 0.86,  # the original's range on this machine class: 0.46-0.86 ms
+    "suite_overhead_ms_per_iter_20k": 0.86,
+    "suite_peak_rss_mb_2k": None,
+    "suite_peak_rss_mb_20k": 500,
+    "ray_latency_ms_c8": None,
+    "ray_overhead_ms_per_cell": None,
 }
 
 #: Targets of issue 9, as (comparison, bound) on our figure.
@@ -74,6 +90,10 @@ TARGETS: dict[str, tuple[str, float]] = {
     "report_10k_peak_rss_mb": ("<", 250),
     "report_1m_ms": ("<", 60_000),
     "report_1m_peak_rss_mb": ("<", 2048),
+    "suite_overhead_ms_per_iter_2k": ("<=", 0.86),
+    "suite_overhead_ms_per_iter_20k": ("<=", 0.86),
+    "suite_peak_rss_mb_20k": ("<", 500),
+    "ray_overhead_ms_per_cell": ("<", 20),
 }
 
 #: c8 must be at least this many times faster than c1.
@@ -193,7 +213,7 @@ REPORT_CMD = (sys.executable, "-m", "profiler_core", "report")
 REPORT_CMD_DIRECT = (
     sys.executable,
     "-c",
-    "from profiler_core.cli.report import report_command; report_command(prog_name='profiler report')",
+    "from profiler_core.cli_report import report_command; report_command(prog_name='profiler report')",
 )
 
 
@@ -202,7 +222,7 @@ def report_command() -> tuple[tuple[str, ...] | None, str | None]:
     if run_process([*REPORT_CMD, "--help"], timeout_s=60).returncode == 0:
         return REPORT_CMD, None
     if run_process([*REPORT_CMD_DIRECT, "--help"], timeout_s=60).returncode == 0:
-        return REPORT_CMD_DIRECT, "run via profiler_core.cli.report (`report` is not registered in the CLI yet)"
+        return REPORT_CMD_DIRECT, "run via profiler_core.cli_report (`report` is not registered in the CLI yet)"
     return None, None
 
 
@@ -299,11 +319,16 @@ def measure_all(quick: bool, scale: bool, runs: int, warmups: int) -> tuple[dict
         return (median_of(runs_, "ms_per_iter"),)
 
     attempt(("suite_overhead_ms_per_iter",), suite)
-    for c in (1, 8):
+    for c in (1, 8, 32):
         attempt(
             (f"suite_latency_ms_c{c}",),
             lambda c=c: (median_of(workload_figures(["suite_latency", "--concurrency", str(c), *q], runs, warmups), "ms"),),
         )
+    attempt(
+        ("suite_overhead_ms_per_iter_2k", "suite_overhead_ms_per_iter_20k", "suite_peak_rss_mb_2k", "suite_peak_rss_mb_20k"),
+        lambda: memory_figures(quick),
+    )
+    attempt(("ray_latency_ms_c8", "ray_overhead_ms_per_cell"), lambda: ray_figures(quick))
     for name in ("bootstrap_ci", "bootstrap_reduction_ci", "permutation_test", "compare_groups"):
         attempt((f"{name}_ms",), lambda name=name: (median_of(workload_figures([name, *q], runs, warmups), "ms"),))
     attempt(("analyze_100k_events_ms",), lambda: (median_of(workload_figures(["analyze", *q], runs, warmups), "ms"),))
@@ -325,6 +350,39 @@ def measure_all(quick: bool, scale: bool, runs: int, warmups: int) -> tuple[dict
     return figures, notes
 
 
+def memory_figures(quick: bool) -> tuple[float, float, float, float]:
+    """Overhead per iteration and peak RSS of the simulated suite at 2,000 and 20,000 iterations (bench_memory.py)."""
+    sizes = (200, 2_000) if quick else (2_000, 20_000)
+    ms, rss = [], []
+    for iterations in sizes:
+        run = _checked(run_process([sys.executable, "-c", MEMORY_CHILD, str(iterations)]), f"bench_memory {iterations}")
+        data = json.loads(run.stdout.strip().splitlines()[-1])
+        ms.append(data["ms"] / data["iterations"])
+        rss.append(data["peak_rss_kb"] / 1024)
+    return ms[0], ms[1], rss[0], rss[1]
+
+
+#: runs bench_memory.py's child in a scratch folder
+MEMORY_CHILD = (
+    "import sys, tempfile\n"
+    f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+    "import bench_memory\n"
+    "with tempfile.TemporaryDirectory(prefix='profiler-mem-') as tmp:\n"
+    "    sys.argv = ['-c', sys.argv[1], tmp]\n"
+    "    exec(bench_memory.CHILD)\n"
+)
+
+
+def ray_figures(quick: bool) -> tuple[float, float]:
+    """The 40-cell latency suite at c8 through the Ray executor on a local cluster (bench_executors.py)."""
+    if importlib.util.find_spec("ray") is None:
+        raise BenchError("ray is not installed (pip install 'agent-profiler[ray]')")
+    args = ["--only-ray", "--json"] + (["--quick"] if quick else [])
+    run = _checked(run_process([sys.executable, str(Path(__file__).resolve().parent / "bench_executors.py"), *args]), "bench_executors.py")
+    data = json.loads(run.stdout.strip().splitlines()[-1])
+    return data["ray_latency_ms_c8"], data["ray_warm_cell_ms"]
+
+
 # -- output --------------------------------------------------------------------------------------
 
 
@@ -342,6 +400,12 @@ def _verdict(key: str, value: float | None, figures: dict[str, float | None]) ->
         speedup = c1 / value
         ok = "ok" if speedup >= LATENCY_SPEEDUP_TARGET else "MISSED"
         return f"c1/c8 = {speedup:.2f}x (target >= {LATENCY_SPEEDUP_TARGET:.0f}x) {ok}"
+    if key == "suite_latency_ms_c32" and value and figures["suite_latency_ms_c1"]:
+        return f"c1/c32 = {figures['suite_latency_ms_c1'] / value:.2f}x (ceiling 20x with 40 cells)"
+    if key == "suite_peak_rss_mb_20k" and value and figures["suite_peak_rss_mb_2k"]:
+        ratio = value / figures["suite_peak_rss_mb_2k"]
+        bound = TARGETS[key][1]
+        return f"20k/2k = {ratio:.2f}x (target <= 1.5x) {'ok' if ratio <= 1.5 else 'MISSED'}; target < {bound:.0f} {'ok' if value < bound else 'MISSED'}"
     if key not in TARGETS or value is None:
         return ""
     op, bound = TARGETS[key]
