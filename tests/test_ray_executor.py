@@ -11,11 +11,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
+from tests.scripted.agent_runs import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -82,16 +82,6 @@ def ray_processes() -> dict[int, str]:
         if command.startswith("ray::") or "raylet" in command or "gcs_server" in command:
             found[int(entry)] = command
     return found
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_ray_rows_equal_local_rows_field_by_field(tmp_path):
