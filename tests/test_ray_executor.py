@@ -148,3 +148,32 @@ def test_ctrl_c_stops_the_cluster_and_resume_completes_every_cell_once(tmp_path)
     rows = rows_of(tmp_path, "intr")
     assert len(rows) == 20 and len({cell(r) for r in rows}) == 20
     assert rows[: len(first)] == first  # what was written before stays as it was
+
+
+#: Runs ``profiler ARGS`` with Ray made unimportable, as on a machine without the extra.
+WITHOUT_RAY = """
+import sys
+class NoRay:
+    def find_spec(self, name, path=None, target=None):
+        if name == "ray" or name.startswith("ray."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+sys.meta_path.insert(0, NoRay())
+from profiler_core.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_validate_says_when_the_ray_extra_is_missing(tmp_path):
+    profile = write_profile(tmp_path, executor="ray")
+    ok = subprocess.run([*PROFILER, "validate", str(profile)], capture_output=True, text=True, check=False)
+    assert ok.returncode == 0, ok.stderr
+    missing = subprocess.run([sys.executable, "-c", WITHOUT_RAY, "validate", str(profile)], capture_output=True, text=True, check=False)
+    assert missing.returncode == 1
+    assert f"Error: {profile}: execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    run = subprocess.run([sys.executable, "-c", WITHOUT_RAY, "run", str(profile), "--progress", "none"],
+                         capture_output=True, text=True, check=False, cwd=profile.parent)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines()[-1] == "Error: execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"
+    assert not list((profile.parent / "results").glob("*"))  # refused before anything was written

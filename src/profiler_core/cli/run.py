@@ -247,6 +247,9 @@ def validate_command(manager, profile):
     if built.get("mode_resolver") is not None:
         problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
         problems += trio.run(check_provider_overrides, config, manager, built["mode_resolver"])
+    from ..runner.ray_executor import ray_problems
+
+    problems += [f"{profile}: {line}" for line in ray_problems(config.execution.executor)]
     if problems:
         for line in problems:
             click.echo(f"Error: {cut_lines(line)}", err=True)

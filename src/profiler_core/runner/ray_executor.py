@@ -39,7 +39,7 @@ from .hooks import HookCaller
 from .iteration import IterationOutcome, RunState, attempt_cell
 from .row import make_row
 
-__all__ = ["CellSpec", "RayExecutor", "RaySettings", "run_cell"]
+__all__ = ["CellSpec", "RayExecutor", "RaySettings", "ray_problems", "run_cell"]
 
 
 @attrs.frozen(kw_only=True)
@@ -68,6 +68,17 @@ class CellSpec:
     attempt: int
     session_export: bool
     destroy_timeout_s: float
+
+
+def ray_problems(executor: str) -> list[str]:
+    """What stops ``executor`` from running here (``profiler validate``): Ray missing for ``ray``."""
+    if executor != "ray":
+        return []
+    try:
+        import ray  # noqa: F401 - only whether it imports
+    except ImportError:
+        return ["execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"]
+    return []
 
 
 class RayExecutor:

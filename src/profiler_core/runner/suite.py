@@ -158,6 +158,11 @@ async def run_profile_suite(options: RunOptions) -> ProfileSuiteResult:
 
 
 async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> ProfileSuiteResult:
+    executor = None
+    if options.executor == "ray":  # before anything is written: a missing extra is one line, not a failed run
+        from .ray_executor import RayExecutor, RaySettings
+
+        executor = RayExecutor(options.ray or RaySettings(), profile_path=options.profile_path, overrides=dict(options.overrides))
     mode_configs = await _resolve_modes(options)
     modes = list(mode_configs)
     models = list(options.models)
@@ -241,11 +246,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
 
     writer = RowWriter(paths, redactor)
     pacer = Pacer(options.concurrency, options.max_concurrency)
-    executor = None
-    if options.executor == "ray":
-        from .ray_executor import RayExecutor, RaySettings
 
-        executor = RayExecutor(options.ray or RaySettings(), profile_path=options.profile_path, overrides=dict(options.overrides))
     # A killed run may leave half-written temporary files; nobody else writes here (the run lock).
     writer.remove_stale_temporaries(sessions_dir)
     writer.remove_stale_temporaries(paths.results_dir, f".{run_id}.*.tmp")
