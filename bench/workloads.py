@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -77,11 +77,13 @@ class ReplayProvider:
     id = "bench-replay"
     init_scope = "suite"
 
-    def __init__(self, result: PromptResult, trace: SessionTrace, latency_s: float = 0.0) -> None:
+    def __init__(
+        self, result: PromptResult, trace: SessionTrace, latency_s: float = 0.0, ids: Iterator[int] | None = None
+    ) -> None:
         self.result = result
         self.trace = trace
         self.latency_s = latency_s
-        self._ids = itertools.count(1)
+        self._ids = ids or itertools.count(1)  # shared by a factory's instances: session ids stay unique
 
     async def init(self, config: Any) -> None:
         """Nothing to start."""
@@ -154,8 +156,11 @@ def run_suite(*, scenarios: int, repetitions: int, latency_s: float, concurrency
     collectors, analyzers = _components(manager)
     chosen = load_scenarios()[:scenarios]
     with tempfile.TemporaryDirectory(prefix="profiler-bench-") as tmp:
+        ids = itertools.count(1)
         options = RunOptions(
-            provider=ReplayProvider(result, trace, latency_s=latency_s),
+            provider=ReplayProvider(result, trace, latency_s=latency_s, ids=ids),
+            # As `profiler run` builds it: one provider per (model, mode), so modes overlap (issue 18.1).
+            provider_factory=lambda: ReplayProvider(result, trace, latency_s=latency_s, ids=ids),
             scorer=PassingScorer(),
             scenarios=chosen,
             modes={"mode_a": ModeConfig(), "mode_b": ModeConfig()},

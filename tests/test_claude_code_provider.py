@@ -25,6 +25,7 @@ from tests.scripted.anthropic_messages import (
     Usage,
     steps,
 )
+from tests.stored_traces import stored_trace
 
 from profiler_core.errors import ConfigError
 from profiler_core.model import TokenBreakdown
@@ -110,7 +111,7 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
         assert row["agentTurns"] == 2
         assert row["extensions"]["latency_model_ms"] >= 0 and row["extensions"]["latency_tools_ms"] > 0
         assert 0 < row["extensions"]["latency_startup_ms"] < row["timing"]["wallMs"]
-        trace = json.loads(next((tmp_path / "reports").glob("*/sessions/hello/" + f"{row['mode']}-iter-0.json")).read_text())
+        trace = stored_trace(tmp_path / "reports", "hello", row["mode"])
         tool = next(e for e in trace["events"] if e["type"] == "tool_call")
         assert tool["input"]["command"] == "echo hello" and tool["output"].strip() == "hello"
         assert any(e["type"] == "reasoning" and e["content"] == "Run echo first." for e in trace["events"])
@@ -194,7 +195,7 @@ def test_a_long_session_with_several_tools_and_an_unpriced_model(tmp_path, claud
     assert row["tokens"]["cacheRead"] == 7000 and row["tokens"]["cacheWrite"] == 350
     assert row["extensions"]["cost_source"] == "computed"
     assert row["cost"]["totalUsd"] == pytest.approx((700 * 1 + 140 * 2 + 7000 * 0.1 + 350 * 1.25) / 1e6)
-    trace = json.loads(next((tmp_path / "reports").glob("*/sessions/hello/" + "plain-iter-0.json")).read_text())
+    trace = stored_trace(tmp_path / "reports", "hello", "plain")
     read = next(e for e in trace["events"] if e["type"] == "tool_call" and e["name"] == "Read")
     assert "beta" in json.dumps(read["output"])  # the session worked in a copy of the template
 
@@ -247,7 +248,7 @@ def test_a_mode_with_an_mcp_server_calls_its_tool_and_one_without_cannot(tmp_pat
     assert failed["name"] == "mcp__echo__shout" and not failed["success"]
     [called] = with_mcp["toolCalls"]["records"]
     assert called["category"] == "mcp" and called["success"]
-    trace = json.loads(next((tmp_path / "reports").glob("*/sessions/hello/" + "with_mcp-iter-0.json")).read_text())
+    trace = stored_trace(tmp_path / "reports", "hello", "with_mcp")
     assert "HI" in json.dumps(next(e for e in trace["events"] if e["type"] == "tool_call")["output"])
     assert [json.loads(line)["arguments"] for line in calls.read_text().splitlines()] == [{"text": "hi"}]
     assert_no_survivor({}, mark)

@@ -25,6 +25,7 @@ from tests.scripted.openai_responses import (
     Usage,
     steps,
 )
+from tests.stored_traces import stored_trace
 
 from profiler_core.errors import ConfigError
 from profiler_core.providers.codex import CodexProvider, config_toml, summarize_exec
@@ -100,7 +101,7 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
         assert row["agentTurns"] == 2
         assert row["extensions"]["latency_tools_ms"] > 0 and row["extensions"]["latency_model_ms"] >= 0
         assert 0 < row["extensions"]["latency_startup_ms"] < row["timing"]["wallMs"]
-        trace = json.loads(next((tmp_path / "reports").glob("*/sessions/hello/" + f"{row['mode']}-iter-0.json")).read_text())
+        trace = stored_trace(tmp_path / "reports", "hello", row["mode"])
         tool = next(e for e in trace["events"] if e["type"] == "tool_call")
         assert tool["input"] == {"cmd": "echo hello"} and "hello" in tool["output"]
         assert any(e["type"] == "reasoning" and e["content"] == "Run echo first." for e in trace["events"])
@@ -168,7 +169,7 @@ def test_a_long_session_with_several_commands_in_a_copy_of_the_template(tmp_path
     # Six steps of the default usage: 1200 input of which 1000 cached, 30 output of which 5 reasoning.
     assert row["tokens"]["input"] == 1200 and row["tokens"]["cacheRead"] == 6000
     assert row["tokens"]["output"] == 150 and row["tokens"]["reasoning"] == 30
-    trace = json.loads(next((tmp_path / "reports").glob("*/sessions/hello/" + "plain-iter-0.json")).read_text())
+    trace = stored_trace(tmp_path / "reports", "hello", "plain")
     outputs = [e["output"] for e in trace["events"] if e["type"] == "tool_call"]
     assert "beta" in outputs[1] and "gamma" in outputs[3]
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from profiler_core.tracestore import TRACES_FILE, latest_records
+
 pytestmark = pytest.mark.slow
 
 PROFILER = Path(sys.executable).with_name("profiler")
@@ -57,8 +59,9 @@ def test_sigkill_and_resume_lose_and_duplicate_nothing(tmp_path):
     sessions = Path(manifest["sessionsDir"])
     if not sessions.is_absolute():
         sessions = profile.parent / sessions
-    for row in rows:
-        trace = sessions / row["scenarioId"] / f"{row['mode']}-iter-{row['iteration']}.json"
-        assert trace.is_file(), trace
+    # The trace is on disk before its row: every row's cell has its trace in the store.
+    stored = {tuple(r) for r in latest_records(sessions / TRACES_FILE)}
+    for cell in cells:
+        assert cell in stored, cell
     leftovers = [p for p in (tmp_path / "demo").rglob("*") if p.name.endswith(".tmp") or p.name.endswith(".lock")]
     assert leftovers == []

@@ -70,7 +70,11 @@ def run_profile(tmp_path: Path, manager, recording: Path) -> Path:
                 },
                 "scorer": {"id": "checks"},
                 "execution": {"repetitions": len(sessions), "warmup": False},
-                "output": {"results_dir": str(tmp_path / "results"), "reports_dir": str(tmp_path / "reports")},
+                "output": {
+                    "results_dir": str(tmp_path / "results"),
+                    "reports_dir": str(tmp_path / "reports"),
+                    "trace_format": "files",  # as import writes them, so the traces compare file by file
+                },
             }
         )
     )

@@ -21,6 +21,7 @@ from tests.opencode_helpers import (
     write_profile,
 )
 from tests.scripted.openai_chat import Fail, Hang, ScriptedChatServer, tool_then_text
+from tests.stored_traces import stored_trace
 
 pytestmark = pytest.mark.slow
 
@@ -64,7 +65,7 @@ def test_two_modes_end_to_end(tmp_path, opencode_bin):
     systems = [r["messages"][0]["content"] for r in requests]
     assert sum("MODE-TERSE" in s for s in systems) == 2 and sum("MODE-CHATTY" in s for s in systems) == 2
     run_id = run_id_of(out)
-    traces = {p.stem: json.loads(p.read_text()) for p in tmp_path.glob("reports/**/sessions/echo-hello/*.json")}
+    traces = {f"{mode}-iter-0": stored_trace(tmp_path / "reports", "echo-hello", mode) for mode in ("terse", "chatty")}
     outputs = {stem: [e["output"] for e in t["events"] if e["type"] == "tool_call"] for stem, t in traces.items()}
     assert outputs == {"terse-iter-0": ["hello\n"], "chatty-iter-0": ["hello chatty-env\n"]}
     bundles = [json.loads(line) for line in (tmp_path / "results" / f"{run_id}.analysis.jsonl").read_text().splitlines()]
@@ -211,7 +212,7 @@ def test_concurrency_4_runs_8_sessions_on_one_server(tmp_path, opencode_bin):
     rows = read_rows(tmp_path)
     assert len(rows) == 8 and len({r["sessionId"] for r in rows}) == 8
     assert all(r["success"] and r["tokens"]["total"] == 270 for r in rows)
-    traces = [json.loads(p.read_text()) for p in tmp_path.glob("reports/**/sessions/echo-hello/*.json")]
+    traces = [stored_trace(tmp_path / "reports", "echo-hello", r["mode"], r["iteration"]) for r in rows]
     outputs = [next(e["output"] for e in t["events"] if e["type"] == "tool_call") for t in traces]
     assert all(o.startswith("from the template\n") for o in outputs)
     assert len({o.splitlines()[1] for o in outputs}) == 8, "each session has its own working directory"

@@ -61,6 +61,7 @@ def test_hostile_scenario_ids_get_distinct_files_inside_the_sessions_folder(tmp_
         scenarios=[Scenario(id=sid, name="n", prompt="do") for sid in ids],
         modes={"../m": ModeConfig()},
         repetitions=1,
+        trace_format="files",  # one file per trace: the names built from ids are what is tested
         warmup=False,
         results_dir=str(tmp_path / "results"),
         reports_dir=str(tmp_path / "reports"),

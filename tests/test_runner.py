@@ -299,15 +299,17 @@ def test_collectors_get_the_trace_and_analyzers_only_with_one(tmp_path, profiler
     assert not any(got) and result.analysis_results == ()
 
 
-def test_session_export_writes_redacted_traces(tmp_path, profiler_plugin_manager, monkeypatch):
+@pytest.mark.parametrize("trace_format", ["jsonl", "files"])
+def test_session_export_writes_redacted_traces(tmp_path, profiler_plugin_manager, monkeypatch, trace_format):
     monkeypatch.setenv("MY_API_KEY", "supersecretvalue123")
     provider = FakeProvider(text="token supersecretvalue123 and sk-abcdefghijklmnopqrstuvwxyz0123")
-    result = run(opts(tmp_path, provider=provider, modes={"a": ModeConfig()}), profiler_plugin_manager)
+    result = run(opts(tmp_path, provider=provider, modes={"a": ModeConfig()}, trace_format=trace_format), profiler_plugin_manager)
     sessions = tmp_path / "reports" / result.run_id / "sessions"
-    files = sorted(sessions.rglob("*.json"))
-    assert [f.relative_to(sessions).as_posix() for f in files] == [
-        "s1/a-iter-0.json", "s1/a-iter-1.json", "s2/a-iter-0.json", "s2/a-iter-1.json"
-    ]
+    files = sorted(p for p in sessions.rglob("*") if p.is_file())
+    assert [f.relative_to(sessions).as_posix() for f in files] == (
+        ["s1/a-iter-0.json", "s1/a-iter-1.json", "s2/a-iter-0.json", "s2/a-iter-1.json"]
+        if trace_format == "files" else ["traces.jsonl"]
+    )
     for path in [*files, *(tmp_path / "results").iterdir()]:
         text = path.read_text()
         assert "supersecretvalue123" not in text and "sk-abcdefghij" not in text

@@ -29,13 +29,17 @@ def _run(tmp_path, manager, text, **kw):
 
 
 def _trace_text(path):
-    trace = from_json(path.read_text(), SessionTrace)
+    return _trace_text_of(json.loads(path.read_text()))
+
+
+def _trace_text_of(data):
+    trace = from_json(json.dumps(data), SessionTrace)
     return [e.content for e in trace.events if type(e).__name__ == "TextOutputEvent"]
 
 
 def test_two_runs_keep_their_own_traces(tmp_path, profiler_plugin_manager):
-    first = _run(tmp_path, profiler_plugin_manager, "first run")
-    second = _run(tmp_path, profiler_plugin_manager, "second run")
+    first = _run(tmp_path, profiler_plugin_manager, "first run", trace_format="files")
+    second = _run(tmp_path, profiler_plugin_manager, "second run", trace_format="files")
     assert first.run_id != second.run_id
     for result, text in ((first, "first run"), (second, "second run")):
         sessions = tmp_path / "reports" / result.run_id / "sessions"
@@ -45,6 +49,16 @@ def test_two_runs_keep_their_own_traces(tmp_path, profiler_plugin_manager):
         manifest = json.loads((tmp_path / "results" / f"{result.run_id}.manifest.json").read_text())
         assert manifest["sessionsDir"] == str(sessions)
     assert not (tmp_path / "reports" / "sessions").exists()
+
+
+def test_two_runs_keep_their_own_trace_stores(tmp_path, profiler_plugin_manager):
+    first = _run(tmp_path, profiler_plugin_manager, "first run")
+    second = _run(tmp_path, profiler_plugin_manager, "second run")
+    for result, text in ((first, "first run"), (second, "second run")):
+        store = tmp_path / "reports" / result.run_id / "sessions" / "traces.jsonl"
+        records = [json.loads(line) for line in store.read_text().splitlines()]
+        assert [(r["scenarioId"], r["iteration"]) for r in records] == [("s1", 0), ("s1", 1)]
+        assert _trace_text_of(records[0]["trace"]) == [text]
 
 
 def test_no_sessions_dir_in_manifest_when_export_is_off(tmp_path, profiler_plugin_manager):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
+from tests.stored_traces import stored_trace
 
 from profiler_core import ConfigError, ModeConfig, Scenario, SessionTrace, from_json
 from profiler_core.collectors import CostCollector, TokenCollector, ToolCallCollector
@@ -76,8 +77,8 @@ def test_replays_the_session_named_after_each_scenario(tmp_path, recordings, pro
     # A recorded API error is an error row that keeps what the session measured.
     assert not api.success and api.error_code == "session_error" and "API Error" in api.error
     assert api.tokens.total > 0 and api.agent_turns > 0
-    trace_file = tmp_path / "reports" / result.run_id / "sessions" / "fix-dst-test" / "a-iter-0.json"
-    assert from_json(trace_file.read_text(), SessionTrace).summary.total_tool_calls == 6
+    trace = stored_trace(tmp_path / "reports", "fix-dst-test", "a")
+    assert from_json(json.dumps(trace), SessionTrace).summary.total_tool_calls == 6
     assert provider._live == {}  # every replay was destroyed
 
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import attrs
 
 from .serde import Expect, json_kind, register_plain_keys
+from .tracestore import TRACE_FORMATS
 
 DEFAULT_REPETITIONS = 5
 DEFAULT_TIMEOUT_MS = 120_000
@@ -68,6 +69,7 @@ class JudgeSection:
 #: values of ``execution.executor``
 EXECUTORS = ("local", "ray")
 Executor = Annotated[str, Expect(f"one of {', '.join(EXECUTORS)}", lambda v: v in EXECUTORS)]
+TraceFormat = Annotated[str, Expect(f"one of {', '.join(TRACE_FORMATS)}", lambda v: v in TRACE_FORMATS)]
 
 
 @attrs.frozen(kw_only=True)
@@ -113,6 +115,8 @@ class OutputConfig:
     results_dir: Name = "results"
     reports_dir: Name = "reports"
     session_export: Flag = True
+    #: ``jsonl``: one append-only trace store per run; ``files``: one JSON file per session
+    trace_format: TraceFormat = "jsonl"
     log_level: LogLevel = "info"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections.abc
 import json
 import re
+import types
 import typing
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, TypeVar
@@ -21,6 +22,7 @@ import cattrs
 import orjson
 from cattrs.cols import homogenous_tuple_structure_factory
 from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationError
+from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 from cattrs.strategies import configure_tagged_union
@@ -206,7 +208,9 @@ def _make(*, detailed: bool) -> cattrs.Converter:
             omit = a.default is None or a.name in _OMIT_WHEN_DEFAULT
             # `Any` fields hold plain JSON (tool inputs, extensions): pass them through as they
             # are instead of walking them value by value - the trace export's hot path.
-            hook = _identity if hints.get(a.name) is Any else None
+            # Unions of JSON scalars (`str | None`) pass through too: cattrs would dispatch on each value.
+            hint = hints.get(a.name)
+            hook = _identity if hint is Any or _is_scalar_union(hint) else None
             overrides[a.name] = override(rename=camel(a.name), omit_if_default=omit, unstruct_hook=hook)
         return make_dict_unstructure_fn(cls, conv, **overrides)
 
@@ -259,8 +263,17 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     return conv
 
 
-def _identity(value: Any) -> Any:
-    return value
+#: cattrs' own identity: its generated code then copies the attribute inline instead of calling a hook.
+_identity = identity
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _is_scalar_union(hint: Any) -> bool:
+    """Whether ``hint`` is a union of JSON scalars only (``str | None``, ``int | float``)."""
+    args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else ()
+    return bool(args) and all(arg in _SCALARS for arg in args)
 
 
 def _field_types(cls: type) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from .model import ProfileRow, RunManifest, SessionAnalysisBundle
 from .paths import check_run_id
 from .redact import Redactor
 from .serde import from_json, to_json, unstructure
+from .tracestore import TraceRecord, TraceStoreWriter, record_json
 
 
 @attrs.frozen
@@ -74,12 +75,13 @@ def atomic_write_text(path: Path, text: str) -> None:
 class RowWriter:
     """Appends rows (and analysis bundles) to a run's JSONL files; writes session traces."""
 
-    def __init__(self, paths: RunPaths, redactor: Redactor | None = None) -> None:
+    def __init__(self, paths: RunPaths, redactor: Redactor | None = None, trace_store: Path | None = None) -> None:
         self.paths = paths
         self.redact = redactor or Redactor()
         paths.results_dir.mkdir(parents=True, exist_ok=True)
         self._rows: IO[str] = open(paths.jsonl, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self._analysis: IO[str] | None = None
+        self._traces = TraceStoreWriter(trace_store) if trace_store is not None else None
 
     def write_trace(self, path: Path, trace: Any) -> None:
         """Serialise, redact and write a session trace now (atomically); a failure names the file."""
@@ -87,6 +89,12 @@ class RowWriter:
             atomic_write_text(path, self.redact(to_json(trace, indent=2)) + "\n")
         except OSError as exc:
             raise StoreError(f"{path}: cannot write the session trace ({exc.strerror or exc})") from None
+
+    def append_trace(self, record: TraceRecord) -> None:
+        """Serialise, redact and append a session trace to the run's trace store (one line, flushed)."""
+        if self._traces is None:
+            raise StoreError(f"{self.paths.jsonl}: this run writes no trace store")
+        self._traces.append(self.redact(record_json(record)))
 
     def remove_stale_temporaries(self, folder: Path, pattern: str = "**/.*.tmp") -> int:
         """Delete temporary files (``atomic_write_text``'s) an interrupted run left in ``folder``; how many."""
@@ -119,6 +127,8 @@ class RowWriter:
                 f.close()  # closes the file even when its final flush fails
             except OSError as exc:
                 problems.append(f"{path}: cannot finish writing ({exc.strerror or exc})")
+        if self._traces is not None and (problem := self._traces.close()):
+            problems.append(problem)
         return problems
 
 

@@ -25,6 +25,7 @@ from .init import init_command
 from .plugins import list_plugins
 from .report import report_command
 from .run import run_command, validate_command
+from .traces import traces_group
 from .view import view_command
 
 
@@ -40,7 +41,7 @@ def cli() -> None:
     """
 
 
-for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, list_plugins):
+for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, traces_group, list_plugins):
     cli.add_command(_command)
 
 

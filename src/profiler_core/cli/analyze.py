@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ _CELL_BUDGET = 110
 
 @click.command("analyze")
 @click.argument(
-    "traces", nargs=-1, required=True, metavar="TRACE.json...", type=click.Path(dir_okay=False, path_type=str)
+    "traces", nargs=-1, required=True, metavar="TRACE...", type=click.Path(dir_okay=False, path_type=str)
 )
 @click.option(
     "--analyzer",
@@ -42,16 +43,18 @@ _CELL_BUDGET = 110
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per trace file.")
 @pass_manager
 def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, ...], as_json: bool) -> None:
-    """Analyse exported session traces (SessionTrace JSON) with the installed analyzers.
+    """Analyse session traces with the installed analyzers.
 
-    Prints, per trace, each analyzer's one-line summary and a compact table of
-    its findings. A file that is not a trace is reported on stderr and the
-    others are still analysed; the exit status is then 1.
+    A TRACE is a run's trace store (``reports/<runId>/sessions/traces.jsonl``:
+    every session of the run, the last record of each cell) or one SessionTrace
+    JSON file. Prints, per trace, each analyzer's one-line summary and a compact
+    table of its findings. A file that is not a trace is reported on stderr and
+    the others are still analysed; the exit status is then 1.
 
     \b
     Examples:
-      profiler analyze reports/sessions/pr-001/baseline-iter-0.json
-      profiler analyze reports/sessions/*/*.json --analyzer error --analyzer efficiency
+      profiler analyze reports/run_20261122T051500Z_3f9a/sessions/traces.jsonl
+      profiler analyze reports/*/sessions/traces.jsonl --analyzer error --analyzer efficiency
       profiler analyze trace.json --json > analysis.json
     """
     try:
@@ -62,14 +65,13 @@ def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, .
     outputs: list[dict[str, Any]] = []
     failed = False
     console = None if as_json else _console()
-    for path in traces:
-        try:
-            trace = _read_trace(path)
-        except ProfilerError as exc:
+    for label, scenario_id, trace in _traces(traces):
+        if trace is None:
             failed = True
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {label}", err=True)
             continue
-        results, errors = _run_analyzers(analyzers, trace, path)
+        path = label
+        results, errors = _run_analyzers(analyzers, trace, path, scenario_id)
         for message in errors:
             failed = True
             click.echo(f"Error: {message}", err=True)
@@ -110,6 +112,31 @@ def _build_analyzers(registry: Any, names: tuple[str, ...]) -> list[Any]:
     return analyzers
 
 
+def _traces(paths: tuple[str, ...]) -> Iterator[tuple[str, str, SessionTrace | None]]:
+    """(label, scenario id, trace) of every trace named; (message, "", None) for what cannot be read."""
+    from ..tracestore import is_store, latest_records
+
+    for path in paths:
+        if is_store(Path(path)):
+            problems: list[str] = []
+            try:
+                records = latest_records(Path(path), problems)
+            except ProfilerError as exc:
+                yield str(exc), "", None
+                continue
+            for problem in problems:
+                yield problem, "", None
+            multi_model = len({r.model for r in records.values()}) > 1
+            for r in records.values():
+                model = f"+{r.model}" if multi_model else ""
+                yield f"{path}#{r.scenario_id}/{r.mode}{model}-iter-{r.iteration}", r.scenario_id, r.trace
+            continue
+        try:
+            yield path, Path(path).stem or "trace", _read_trace(path)
+        except ProfilerError as exc:
+            yield str(exc), "", None
+
+
 def _read_trace(path: str) -> SessionTrace:
     """Load one exported trace; any problem becomes a ``ProfilerError`` naming the file."""
     from ..serde import from_json
@@ -127,16 +154,17 @@ def _read_trace(path: str) -> SessionTrace:
         # One JSON object per line: a results or analysis JSONL, not one trace.
         raise ProfilerError(
             f"{path}: a JSONL file (one object per line), not a session trace; "
-            "analyze reads the SessionTrace JSON files under reports/sessions/"
+            "analyze reads a run's trace store (reports/<runId>/sessions/traces.jsonl) or SessionTrace JSON files"
         )
     return from_json(text, SessionTrace, source=path)
 
 
-def _run_analyzers(analyzers: list[Any], trace: SessionTrace, path: str) -> tuple[dict[str, AnalysisResult], list[str]]:
+def _run_analyzers(
+    analyzers: list[Any], trace: SessionTrace, path: str, scenario_id: str
+) -> tuple[dict[str, AnalysisResult], list[str]]:
     """Each analyzer's result by name, and one message per analyzer that failed (naming it and the file)."""
-    # The CLI has no profile: the scenario is a stand-in named after the trace file.
-    stem = Path(path).stem or "trace"
-    scenario = Scenario(id=stem, name=stem, prompt="")
+    # The CLI has no profile: the scenario is a stand-in with the recorded id (or the file's name).
+    scenario = Scenario(id=scenario_id, name=scenario_id, prompt="")
     results: dict[str, AnalysisResult] = {}
     errors: list[str] = []
     for analyzer in analyzers:

@@ -154,5 +154,7 @@ class RunManifest:
     resumed_from: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     #: where this run's session traces are (``reports/<runId>/sessions``); None when export is off
     sessions_dir: str | None = None
+    #: the run's trace store (``sessions/traces.jsonl``); None when traces are files or export is off
+    trace_store: str | None = None
     #: the CLI overrides of the first run, re-applied by ``--resume``
     overrides: dict[str, Any] = attrs.field(factory=dict)

@@ -155,6 +155,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         order_seed=config.execution.seed,
         provider_factory=_provider_factory(config, manager),
         session_export=config.output.session_export,
+        trace_format=config.output.trace_format,
         results_dir=config.output.results_dir,
         reports_dir=config.output.reports_dir,
         provider_options=dict(config.provider.options),

@@ -51,6 +51,8 @@ class RunOptions:
     #: a cap on every session's timeout, in ms (``--time-limit``)
     time_limit_ms: int | None = None
     session_export: bool = True
+    #: ``jsonl``: the run's traces in one store (``sessions/traces.jsonl``); ``files``: a file per session
+    trace_format: str = "jsonl"
     results_dir: str = "results"
     reports_dir: str = "reports"
     provider_options: dict[str, Any] = attrs.Factory(dict)

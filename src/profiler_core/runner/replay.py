@@ -160,6 +160,7 @@ def import_sessions(
             warmup=False,
             allowed_retries=0,
             session_export=True,
+            trace_format="files",  # an import lays its traces out as files, one per recorded session
             results_dir=str(staging),
             reports_dir=str(staging),
             run_id=run_id,

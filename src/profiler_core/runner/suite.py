@@ -36,8 +36,9 @@ from ..model.run import ProgressKind, RunStatus
 from ..paths import check_run_id
 from ..plugins import PluginManager, get_plugin_manager
 from ..redact import Redactor, secret_env_values
-from ..store import RowWriter, RunLock, RunPaths, StoredRows, write_manifest
+from ..store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
 from ..timestamps import now_iso
+from ..tracestore import TRACE_FORMATS, TRACES_FILE, TraceRecord
 from .calls import call_provider
 from .hooks import HookCaller
 from .iteration import RunState, run_iteration
@@ -69,6 +70,8 @@ def _validate(options: RunOptions) -> None:
         problems.append("at least one scenario is required")
     if not options.models:
         problems.append("at least one model is required")
+    if options.trace_format not in TRACE_FORMATS:
+        problems.append(f"trace_format {options.trace_format!r}: expected one of {', '.join(TRACE_FORMATS)}")
     if options.modes is None and options.mode_resolver is None:
         problems.append("give `modes` (name -> ModeConfig) or a `mode_resolver` with `mode_names`")
     if problems:
@@ -219,6 +222,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
     )
     # Each run's traces under its own report folder: a second run never replaces the first's.
     sessions_dir = Path(options.reports_dir) / run_id / "sessions"
+    store_traces = options.session_export and options.trace_format == "jsonl"
     manifest = RunManifest(
         run_id=run_id,
         profile_hash=options.profile_hash,
@@ -234,6 +238,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         resumed_from=options.resumed_from,
         overrides=options.overrides,
         sessions_dir=str(sessions_dir) if options.session_export else None,
+        trace_store=str(sessions_dir / TRACES_FILE) if store_traces else None,
     )
     paths.results_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(paths.manifest, manifest, redactor)
@@ -244,12 +249,14 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         write_manifest(paths.manifest, attrs.evolve(manifest, status="failed", completed_at=now_iso(), warnings=[str(exc)]), redactor)
         raise
 
-    writer = RowWriter(paths, redactor)
+    writer = RowWriter(paths, redactor, sessions_dir / TRACES_FILE if store_traces else None)
     pacer = Pacer(options.concurrency, options.max_concurrency)
 
     # A killed run may leave half-written temporary files; nobody else writes here (the run lock).
     writer.remove_stale_temporaries(sessions_dir)
     writer.remove_stale_temporaries(paths.results_dir, f".{run_id}.*.tmp")
+    if store_traces and (repaired := repair_truncated_tail(sessions_dir / TRACES_FILE, TraceRecord)):
+        log.warning("%s", repaired)
     state = RunState(
         run_id=run_id,
         run_ctx=run_ctx,
@@ -262,6 +269,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         redactor=redactor,
         default_retries=options.allowed_retries,
         session_export=options.session_export,
+        trace_format=options.trace_format,
         sessions_dir=sessions_dir,
         multi_model=len(models) > 1,
         destroy_timeout_s=options.destroy_timeout_s,

@@ -1,0 +1,49 @@
+"""``profiler traces``: work with a run's trace store (``reports/<runId>/sessions/traces.jsonl``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import ProfilerError
+
+
+@click.group("traces")
+def traces_group() -> None:
+    """Work with a run's session traces (its trace store)."""
+
+
+@traces_group.command("export")
+@click.argument("where", metavar="RUN", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write into (default: the store's own sessions folder).",
+)
+def export_command(where: Path, out: Path | None) -> None:
+    """Write one SessionTrace JSON file per session from a run's trace store.
+
+    RUN is the store, the run's sessions folder or its report folder. The files
+    are laid out as ``output.trace_format: files`` writes them during a run:
+    ``<scenarioId>/<mode>-iter-<n>.json`` (``<mode>+<model>`` when the run had
+    several models); for a cell recorded more than once, its last trace.
+
+    \b
+    Examples:
+      profiler traces export reports/run_20261122T051500Z_3f9a
+      profiler traces export reports/run_20261122T051500Z_3f9a/sessions/traces.jsonl --out /tmp/traces
+    """
+    from ..tracestore import export_files, find_store
+
+    if not where.exists():
+        raise click.ClickException(f"{where}: no such file or folder")
+    try:
+        store = find_store(where)
+        problems: list[str] = []
+        written = export_files(store, out or store.parent, problems)
+    except ProfilerError as exc:
+        raise click.ClickException(str(exc)) from None
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)
+    click.echo(f"Wrote {len(written)} trace file{'s' if len(written) != 1 else ''} to {out or store.parent}")

@@ -1,0 +1,204 @@
+"""One append-only trace store per run (issue 18.4): written by the runner, read by analyze and export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+from click.testing import CliRunner
+
+from profiler_builtin_analyzers import plugin as builtin_analyzers
+from profiler_core import ModeConfig, Scenario, SessionTrace, TokenBreakdown, TraceSummary, from_json
+from profiler_core.cli import cli
+from profiler_core.plugins import get_plugin_manager
+from profiler_core.runner import RunOptions, run_profile_suite
+from profiler_core.serde import to_json
+from profiler_core.testing import FakeProvider, FixedScorer
+from profiler_core.tracestore import TRACES_FILE, TraceRecord, export_files, latest_records
+
+
+def _run(tmp_path: Path, manager, *, text: str = "hello", models=("m1",), **kw):
+    options = RunOptions(
+        provider=FakeProvider(text=text),
+        scorer=FixedScorer(),
+        scenarios=[Scenario(id="s1", name="S1", prompt="do"), Scenario(id="s2", name="S2", prompt="do")],
+        modes={"a": ModeConfig(), "b": ModeConfig()},
+        models=list(models),
+        repetitions=2,
+        warmup=False,
+        results_dir=str(tmp_path / "results"),
+        reports_dir=str(tmp_path / "reports"),
+        **kw,
+    )
+    options.plugin_manager = manager
+    return trio.run(run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def _texts(trace: SessionTrace) -> list[str]:
+    return [e.content for e in trace.events if type(e).__name__ == "TextOutputEvent"]
+
+
+def test_a_run_appends_every_trace_to_one_store_and_creates_no_file_per_session(tmp_path, profiler_plugin_manager):
+    result = _run(tmp_path, profiler_plugin_manager, text="stored")
+    sessions = tmp_path / "reports" / result.run_id / "sessions"
+    assert [p.relative_to(sessions).as_posix() for p in sessions.rglob("*")] == [TRACES_FILE]
+    store = sessions / TRACES_FILE
+    lines = store.read_text().splitlines()
+    assert len(lines) == len(result.rows) == 8
+    records = latest_records(store)
+    assert set(records) == {r.cell for r in result.rows}
+    for row in result.rows:
+        record = records[row.cell]
+        assert record.trace.session_id == row.session_id
+        assert _texts(record.trace) == ["stored"]
+    manifest = json.loads(Path(result.manifest_path).read_text())
+    assert manifest["traceStore"] == str(store)
+    assert manifest["sessionsDir"] == str(sessions)
+
+
+def test_trace_format_files_keeps_one_file_per_session_and_no_store(tmp_path, profiler_plugin_manager):
+    result = _run(tmp_path, profiler_plugin_manager, trace_format="files")
+    sessions = tmp_path / "reports" / result.run_id / "sessions"
+    assert not (sessions / TRACES_FILE).exists()
+    assert len(list(sessions.rglob("*-iter-*.json"))) == 8
+    assert json.loads(Path(result.manifest_path).read_text()).get("traceStore") is None
+
+
+def test_an_unknown_trace_format_is_refused_before_anything_is_written(tmp_path, profiler_plugin_manager):
+    from profiler_core import ConfigError
+
+    with pytest.raises(ConfigError, match="trace_format 'zip': expected one of jsonl, files"):
+        _run(tmp_path, profiler_plugin_manager, trace_format="zip")
+    assert not (tmp_path / "results").exists()
+
+
+def test_export_writes_the_same_files_as_a_run_with_trace_format_files(tmp_path, profiler_plugin_manager):
+    stored = _run(tmp_path / "one", profiler_plugin_manager, models=("m1", "m2"))
+    filed = _run(tmp_path / "two", profiler_plugin_manager, models=("m1", "m2"), trace_format="files")
+    store = tmp_path / "one" / "reports" / stored.run_id / "sessions" / TRACES_FILE
+    out = tmp_path / "exported"
+    written = export_files(store, out)
+    files_dir = tmp_path / "two" / "reports" / filed.run_id / "sessions"
+    expected = sorted(p.relative_to(files_dir).as_posix() for p in files_dir.rglob("*.json"))
+    assert sorted(p.relative_to(out).as_posix() for p in written) == expected
+    assert "s1/a+m2-iter-1.json" in expected  # several models: the model is in the name
+    for name in expected:
+        ours = from_json((out / name).read_text(), SessionTrace)
+        theirs = from_json((files_dir / name).read_text(), SessionTrace)
+        assert _texts(ours) == _texts(theirs) and len(ours.events) == len(theirs.events)
+
+
+def test_the_last_record_of_a_cell_wins(tmp_path, profiler_plugin_manager):
+    result = _run(tmp_path, profiler_plugin_manager, text="first")
+    store = tmp_path / "reports" / result.run_id / "sessions" / TRACES_FILE
+    record = next(iter(latest_records(store).values()))
+    retried = TraceRecord(
+        scenario_id=record.scenario_id, mode=record.mode, model=record.model, iteration=record.iteration,
+        trace=SessionTrace(session_id="retried", events=[], turns=[], summary=record.trace.summary),
+    )
+    with open(store, "a") as f:
+        f.write(to_json(retried) + "\n")
+    records = latest_records(store)
+    assert len(records) == 8
+    assert records[record.key].trace.session_id == "retried"
+
+
+def test_export_keeps_hostile_modes_and_models_inside_the_folder(tmp_path):
+    store = tmp_path / TRACES_FILE
+    trace = SessionTrace(session_id="x", events=[], turns=[], summary=TraceSummary(
+        total_turns=0, total_tool_calls=0, total_tokens=TokenBreakdown(), total_duration=0))
+    lines = [
+        to_json(TraceRecord(scenario_id="s1", mode="../../evil", model="/etc/passwd", iteration=0, trace=trace)),
+        to_json(TraceRecord(scenario_id="s1", mode="..", model="m", iteration=1, trace=trace)),
+    ]
+    store.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    written = export_files(store, out)
+    assert len(written) == 2
+    for path in written:
+        assert path.resolve().is_relative_to(out.resolve())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", TRACES_FILE]
+
+
+def test_a_torn_last_record_is_cut_off_when_the_run_is_resumed(tmp_path, profiler_plugin_manager):
+    first = _run(tmp_path, profiler_plugin_manager, run_id="r1")
+    store = tmp_path / "reports" / "r1" / "sessions" / TRACES_FILE
+    kept = store.read_text()
+    with open(store, "a") as f:
+        f.write('{"scenarioId":"s1","mode":"a","model":"m1","iteration":0,"trace":{"sessionId":"torn","ev')
+    done = list(first.rows)
+    # Resume as the CLI does: the rows already on disk are done; the last cell runs again.
+    (tmp_path / "results" / "r1.jsonl").write_text("".join(to_json(r) + "\n" for r in done[:-1]))
+    _run(tmp_path, profiler_plugin_manager, run_id="r1", previous_rows=done[:-1])
+    text = store.read_text()
+    assert text.startswith(kept) and "torn" not in text
+    assert text.count("\n") == 9  # the eight first records and the redone cell's
+    assert all(line.startswith("{") for line in text.splitlines())
+
+
+def test_secrets_are_redacted_in_the_store(tmp_path, profiler_plugin_manager, monkeypatch):
+    monkeypatch.setenv("MY_API_KEY", 'super"secret\\value123')
+    result = _run(tmp_path, profiler_plugin_manager, text='token super"secret\\value123 here')
+    store = (tmp_path / "reports" / result.run_id / "sessions" / TRACES_FILE).read_text()
+    assert "secret" not in store.replace("[REDACTED]", "")
+    assert "[REDACTED]" in store
+
+
+@pytest.fixture
+def analyzers_manager():
+    return get_plugin_manager(entrypoints=False, plugins=[("builtin_analyzers", builtin_analyzers)])
+
+
+def test_profiler_analyze_reads_a_store(tmp_path, profiler_plugin_manager, analyzers_manager):
+    result = _run(tmp_path, profiler_plugin_manager)
+    store = tmp_path / "reports" / result.run_id / "sessions" / TRACES_FILE
+    out = CliRunner().invoke(cli, ["analyze", str(store), "--json"], obj=analyzers_manager, catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    analysed = json.loads(out.stdout)
+    assert len(analysed) == 8
+    assert {a["trace"] for a in analysed} == {
+        f"{store}#{s}/{m}-iter-{i}" for s in ("s1", "s2") for m in ("a", "b") for i in (0, 1)
+    }
+    assert all("efficiency" in a["results"] for a in analysed)
+
+
+def test_profiler_analyze_reports_a_torn_line_and_analyses_the_rest(tmp_path, profiler_plugin_manager, analyzers_manager):
+    result = _run(tmp_path, profiler_plugin_manager)
+    store = tmp_path / "reports" / result.run_id / "sessions" / TRACES_FILE
+    with open(store, "a") as f:
+        f.write('{"scenarioId":"s9","mode":"a","model":"m1","iteration":0,"trace":{"sess')
+    out = CliRunner().invoke(cli, ["analyze", str(store), "--json"], obj=analyzers_manager, catch_exceptions=False)
+    assert out.exit_code == 1
+    assert f"{store}:9: truncated last line; skipped" in out.stderr
+    assert len(json.loads(out.stdout)) == 8
+
+
+def test_profiler_traces_export_from_a_report_folder(tmp_path, profiler_plugin_manager):
+    result = _run(tmp_path, profiler_plugin_manager)
+    run_dir = tmp_path / "reports" / result.run_id
+    out = CliRunner().invoke(cli, ["traces", "export", str(run_dir)], obj=profiler_plugin_manager, catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    assert out.stdout.strip() == f"Wrote 8 trace files to {run_dir / 'sessions'}"
+    files = sorted(p.relative_to(run_dir / "sessions").as_posix() for p in (run_dir / "sessions").rglob("*.json"))
+    assert files == [f"{s}/{m}-iter-{i}.json" for s in ("s1", "s2") for m in ("a", "b") for i in (0, 1)]
+
+
+def test_profiler_traces_export_without_a_store_says_so_in_one_line(tmp_path, profiler_plugin_manager):
+    out = CliRunner().invoke(cli, ["traces", "export", str(tmp_path)], obj=profiler_plugin_manager)
+    assert out.exit_code == 1
+    assert out.stderr.strip() == f"Error: {tmp_path}: no trace store here (expected {TRACES_FILE}, a run's sessions folder or its report folder)"
+
+
+def test_the_profile_key_is_checked(tmp_path):
+    from profiler_core.config import load_profile
+    from profiler_core.errors import ConfigError
+
+    (tmp_path / "scenarios").mkdir()
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("modes: {a: {}}\noutput: {trace_format: zip}\n")
+    with pytest.raises(ConfigError) as err:
+        load_profile(str(profile))
+    assert "output.trace_format" in str(err.value) and "one of jsonl, files" in str(err.value)
