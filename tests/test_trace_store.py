@@ -202,3 +202,15 @@ def test_the_profile_key_is_checked(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_profile(str(profile))
     assert "output.trace_format" in str(err.value) and "one of jsonl, files" in str(err.value)
+
+
+def test_a_run_started_with_trace_files_is_resumed_with_trace_files(tmp_path, profiler_plugin_manager):
+    first = _run(tmp_path, profiler_plugin_manager, run_id="old", trace_format="files")
+    done = list(first.rows)[:-1]
+    (tmp_path / "results" / "old.jsonl").write_text("".join(to_json(r) + "\n" for r in done))
+    resumed = _run(tmp_path, profiler_plugin_manager, run_id="old", previous_rows=done)
+    sessions = tmp_path / "reports" / "old" / "sessions"
+    assert not (sessions / TRACES_FILE).exists()
+    assert len(list(sessions.rglob("*-iter-*.json"))) == 8
+    manifest = json.loads(Path(resumed.manifest_path).read_text())
+    assert "traces written one file per session, as the run being resumed did" in manifest["warnings"]

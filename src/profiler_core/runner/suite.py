@@ -54,6 +54,13 @@ def new_run_id() -> str:
     return "run_" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "_" + secrets.token_hex(2)
 
 
+def _has_trace_files(sessions_dir: Path) -> bool:
+    """Whether a run's sessions folder holds per-session trace files and no trace store."""
+    if not sessions_dir.is_dir() or (sessions_dir / TRACES_FILE).exists():
+        return False
+    return next(sessions_dir.glob("*/*-iter-*.json"), None) is not None
+
+
 def _validate(options: RunOptions) -> None:
     problems = []
     if options.repetitions < 1:
@@ -222,7 +229,12 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
     )
     # Each run's traces under its own report folder: a second run never replaces the first's.
     sessions_dir = Path(options.reports_dir) / run_id / "sessions"
-    store_traces = options.session_export and options.trace_format == "jsonl"
+    trace_format = options.trace_format
+    if trace_format == "jsonl" and options.previous_rows and _has_trace_files(sessions_dir):
+        # A run started with one file per trace (or before the store existed) is resumed in its own layout.
+        trace_format = "files"
+        warnings.append("traces written one file per session, as the run being resumed did")
+    store_traces = options.session_export and trace_format == "jsonl"
     manifest = RunManifest(
         run_id=run_id,
         profile_hash=options.profile_hash,
@@ -269,7 +281,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         redactor=redactor,
         default_retries=options.allowed_retries,
         session_export=options.session_export,
-        trace_format=options.trace_format,
+        trace_format=trace_format,
         sessions_dir=sessions_dir,
         multi_model=len(models) > 1,
         destroy_timeout_s=options.destroy_timeout_s,
