@@ -294,6 +294,19 @@ def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: 
         return data
 
     conv.register_unstructure_hook(union, unstructure_member)
+
+    def unstructure_members(items):
+        # A trace's events: one loop instead of a hook call per event (the trace export's hot path).
+        out = []
+        for obj in items:
+            cls = obj.__class__
+            data = member_hooks[cls](obj)
+            data["type"] = tags[cls]
+            out.append(data)
+        return out
+
+    members = tuple[union, ...]
+    conv.register_unstructure_hook_func(lambda t: t == members, unstructure_members)
     # cattrs reports an unknown or missing tag as "required field missing"; check the
     # tag first so the error names the valid types (and nests as `$.events[0].type: ...`).
     union_hook = conv.get_structure_hook(union)
