@@ -214,3 +214,35 @@ def test_a_run_started_with_trace_files_is_resumed_with_trace_files(tmp_path, pr
     assert len(list(sessions.rglob("*-iter-*.json"))) == 8
     manifest = json.loads(Path(resumed.manifest_path).read_text())
     assert "traces written one file per session, as the run being resumed did" in manifest["warnings"]
+
+
+def test_a_new_run_refuses_a_run_id_whose_trace_store_exists(tmp_path, profiler_plugin_manager):
+    from profiler_core import ConfigError
+
+    _run(tmp_path, profiler_plugin_manager, run_id="r")
+    store = tmp_path / "reports" / "r" / "sessions" / TRACES_FILE
+    kept = store.read_text()
+    for name in ("r.jsonl", "r.manifest.json"):
+        (tmp_path / "results" / name).unlink()  # the results are gone, the traces are not
+    with pytest.raises(ConfigError, match=r"run 'r' already has session traces in .*traces.jsonl; use --resume r"):
+        _run(tmp_path, profiler_plugin_manager, run_id="r")
+    assert store.read_text() == kept
+
+
+def test_analyze_says_when_a_store_is_empty(tmp_path, analyzers_manager):
+    store = tmp_path / TRACES_FILE
+    store.write_text("")
+    out = CliRunner().invoke(cli, ["analyze", str(store)], obj=analyzers_manager, catch_exceptions=False)
+    assert out.exit_code == 1
+    assert out.stderr.strip() == f"Error: {store}: an empty trace store (no session was exported)"
+
+
+def test_import_trace_names_a_store_and_what_to_do(tmp_path, profiler_plugin_manager):
+    result = _run(tmp_path, profiler_plugin_manager)
+    store = tmp_path / "reports" / result.run_id / "sessions" / TRACES_FILE
+    out = CliRunner().invoke(
+        cli, ["import", "trace", str(store), "--out", str(tmp_path / "imported.jsonl")], obj=profiler_plugin_manager
+    )
+    assert out.exit_code == 1
+    assert "a run's trace store (one trace per line), not one SessionTrace" in out.stderr
+    assert "profiler traces export" in out.stderr and "Traceback" not in out.output

@@ -12,6 +12,7 @@ files`` writes that layout during the run instead.
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -21,6 +22,7 @@ import orjson
 
 from .errors import StoreError
 from .model import SessionTrace
+from .model._validators import non_empty, non_negative
 from .paths import safe_name
 from .serde import from_json, to_json
 
@@ -36,11 +38,13 @@ Key = tuple[str, str, str, int]
 class TraceRecord:
     """One line of a trace store: a cell's key and its session trace."""
 
-    scenario_id: str
-    mode: str
-    model: str
-    iteration: int
+    scenario_id: str = attrs.field(validator=non_empty)
+    mode: str = attrs.field(validator=non_empty)
+    model: str  # "" when a provider runs without a model name
+    iteration: int = attrs.field(validator=non_negative)
     trace: SessionTrace
+    #: the run had several models: its per-session file names carry the model
+    multi_model: bool = False
 
     @property
     def key(self) -> Key:
@@ -96,44 +100,102 @@ def record_json(record: TraceRecord) -> str:
 
 def find_store(path: Path) -> Path:
     """The store ``path`` names: the file itself, a run's ``sessions`` folder, or its report folder."""
-    for candidate in (path, path / TRACES_FILE, path / "sessions" / TRACES_FILE):
-        if candidate.is_file():
-            return candidate
+    for folder in (path, path / "sessions"):
+        for name in (TRACES_FILE, TRACES_FILE + ".gz"):
+            if (folder / name).is_file():
+                return folder / name
+    if path.is_file():
+        return path
     raise StoreError(f"{path}: no trace store here (expected {TRACES_FILE}, a run's sessions folder or its report folder)")
+
+
+def _open_bytes(path: Path) -> IO[bytes]:
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile reads bytes like any binary file
+    return open(path, "rb")
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, raw line) of the non-blank lines; bytes, so a line torn inside a character costs that line only."""
+    try:
+        with _open_bytes(path) as f:
+            for number, line in enumerate(f, start=1):
+                if line.strip():
+                    yield number, line
+    except FileNotFoundError:
+        raise StoreError(f"{path}: file not found") from None
+    except (OSError, EOFError) as exc:
+        raise StoreError(f"{path}: cannot read ({exc})") from None
+
+
+def _record(path: Path, number: int, line: bytes, problems: list[str] | None) -> TraceRecord | None:
+    """The record on one line, or None with the reason in ``problems`` (a torn last line says so)."""
+    try:
+        return from_json(line.decode("utf-8"), TraceRecord, source=f"{path}:{number}")
+    except UnicodeDecodeError:
+        message = f"{path}:{number}: not UTF-8 text"
+    except Exception as exc:  # noqa: BLE001 - a torn or edited line costs that line, not the store
+        message = str(exc)
+    if problems is not None:
+        problems.append(f"{path}:{number}: truncated last line; skipped" if not line.endswith(b"\n") else message)
+    return None
 
 
 def iter_records(path: Path, problems: list[str] | None = None) -> Iterator[TraceRecord]:
     """Every record of a store in file order; a line that does not read is reported in ``problems`` and skipped."""
-    from .store import iter_lines
-
-    for number, line in iter_lines(path):
-        try:
-            yield from_json(line, TraceRecord, source=f"{path}:{number}")
-        except StoreError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a torn or edited line costs that line, not the store
-            if problems is not None:
-                torn = not line.endswith("\n")
-                problems.append(f"{path}:{number}: truncated last line; skipped" if torn else str(exc))
+    for number, line in _lines(path):
+        record = _record(path, number, line, problems)
+        if record is not None:
+            yield record
 
 
 def latest_records(path: Path, problems: list[str] | None = None) -> dict[Key, TraceRecord]:
-    """The last record of each cell, in the order cells first appear."""
+    """The last record of each cell, in the order cells first appear (all in memory: see ``iter_latest``)."""
     latest: dict[Key, TraceRecord] = {}
     for record in iter_records(path, problems):
         latest[record.key] = record
     return latest
 
 
+def iter_latest(path: Path, problems: list[str] | None = None) -> Iterator[tuple[TraceRecord, bool]]:
+    """(record, model in file names) for the last record of each cell, one at a time.
+
+    Two passes, so no more than one trace is in memory: the first reads only the
+    keys, the second builds the records that are the last of their cell.
+    """
+    last: dict[Key, int] = {}
+    models: set[str] = set()
+    for number, line in _lines(path):
+        key = _key(line)
+        if key is not None:
+            last[key] = number
+            models.add(key[0])
+    several = len(models) > 1
+    for number, line in _lines(path):
+        key = _key(line)
+        if key is not None and last.get(key) != number:
+            continue  # a later record of this cell follows
+        record = _record(path, number, line, problems)
+        if record is not None:
+            yield record, several or record.multi_model
+
+
+def _key(line: bytes) -> Key | None:
+    try:
+        data = orjson.loads(line)
+        key = (data["model"], data["mode"], data["scenarioId"], data["iteration"])
+    except (orjson.JSONDecodeError, TypeError, KeyError):
+        return None
+    return key if all(isinstance(k, str) for k in key[:3]) and type(key[3]) is int else None
+
+
 def export_files(store: Path, out_dir: Path, problems: list[str] | None = None) -> list[Path]:
     """Write each cell's latest trace to ``out_dir`` in the one-file-per-session layout; the files written."""
     from .store import atomic_write_text
 
-    records = latest_records(store, problems)
-    multi_model = len({r.model for r in records.values()}) > 1
     written = []
-    for record in records.values():
-        target = trace_file_path(out_dir, record.scenario_id, record.mode, record.iteration, record.model if multi_model else None)
+    for record, with_model in iter_latest(store, problems):
+        target = trace_file_path(out_dir, record.scenario_id, record.mode, record.iteration, record.model if with_model else None)
         try:
             atomic_write_text(target, to_json(record.trace, indent=2) + "\n")
         except OSError as exc:
@@ -147,11 +209,13 @@ _RECORD_KEYS = frozenset({"scenarioId", "mode", "model", "iteration", "trace"})
 
 
 def is_store(path: Path) -> bool:
-    """Whether ``path`` looks like a trace store: its first line is an object with a record's keys."""
+    """Whether ``path`` is a trace store: named ``traces.jsonl[.gz]``, or its first line is an object with a record's keys."""
+    if path.name in (TRACES_FILE, TRACES_FILE + ".gz"):
+        return True
     try:
-        with open(path, "rb") as f:
+        with _open_bytes(path) as f:
             first = f.readline()
-    except OSError:
+    except (OSError, EOFError):
         return False
     if not first.lstrip().startswith(b"{"):
         return False

@@ -40,7 +40,7 @@ _CELL_BUDGET = 110
     metavar="NAME",
     help="Run only this analyzer (repeatable); default: every installed analyzer.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per trace file.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per trace.")
 @pass_manager
 def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, ...], as_json: bool) -> None:
     """Analyse session traces with the installed analyzers.
@@ -114,22 +114,23 @@ def _build_analyzers(registry: Any, names: tuple[str, ...]) -> list[Any]:
 
 def _traces(paths: tuple[str, ...]) -> Iterator[tuple[str, str, SessionTrace | None]]:
     """(label, scenario id, trace) of every trace named; (message, "", None) for what cannot be read."""
-    from ..tracestore import is_store, latest_records
+    from ..tracestore import is_store, iter_latest
 
     for path in paths:
         if is_store(Path(path)):
             problems: list[str] = []
+            found = 0
             try:
-                records = latest_records(Path(path), problems)
+                for r, with_model in iter_latest(Path(path), problems):
+                    found += 1
+                    model = f"+{r.model}" if with_model else ""
+                    yield f"{path}#{r.scenario_id}/{r.mode}{model}-iter-{r.iteration}", r.scenario_id, r.trace
             except ProfilerError as exc:
-                yield str(exc), "", None
-                continue
+                problems.append(str(exc))
             for problem in problems:
                 yield problem, "", None
-            multi_model = len({r.model for r in records.values()}) > 1
-            for r in records.values():
-                model = f"+{r.model}" if multi_model else ""
-                yield f"{path}#{r.scenario_id}/{r.mode}{model}-iter-{r.iteration}", r.scenario_id, r.trace
+            if not found and not problems:
+                yield f"{path}: an empty trace store (no session was exported)", "", None
             continue
         try:
             yield path, Path(path).stem or "trace", _read_trace(path)

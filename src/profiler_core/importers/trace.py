@@ -39,6 +39,13 @@ from ._build import (
 
 def load(path: Path) -> list[RecordedSession]:
     """The session of a trace file."""
+    from ..tracestore import is_store
+
+    if is_store(path):
+        raise ValidationError(
+            f"{path}: a run's trace store (one trace per line), not one SessionTrace; "
+            f"write its files with `profiler traces export {path} --out DIR` and import those"
+        )
     text = read_text(path)
     try:
         data = json.loads(text)

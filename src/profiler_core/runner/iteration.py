@@ -260,7 +260,10 @@ async def run_iteration(
                 state.writer.write_trace(path, outcome.trace)
             else:
                 state.writer.append_trace(
-                    TraceRecord(scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, trace=outcome.trace)
+                    TraceRecord(
+                        scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, trace=outcome.trace,
+                        multi_model=state.multi_model,
+                    )
                 )
         if state.writer is not None:
             state.writer.write_row(outcome.row)

@@ -54,11 +54,25 @@ def new_run_id() -> str:
     return "run_" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "_" + secrets.token_hex(2)
 
 
-def _has_trace_files(sessions_dir: Path) -> bool:
-    """Whether a run's sessions folder holds per-session trace files and no trace store."""
-    if not sessions_dir.is_dir() or (sessions_dir / TRACES_FILE).exists():
-        return False
-    return next(sessions_dir.glob("*/*-iter-*.json"), None) is not None
+def _trace_layout(sessions_dir: Path, wanted: str, *, resuming: bool, run_id: str) -> tuple[str, str | None]:
+    """The trace format to write, and a warning when it is not ``wanted``.
+
+    A resumed run keeps the layout it started with, so its traces stay in one
+    place; a new run refuses a folder that already holds another run's store.
+    """
+    store = sessions_dir / TRACES_FILE
+    if store.exists():
+        if not resuming and store.stat().st_size:
+            raise ConfigError(
+                f"run {run_id!r} already has session traces in {store}; "
+                f"use --resume {run_id} to finish it, or another --run-id"
+            )
+        if resuming and wanted != "jsonl":
+            return "jsonl", f"traces appended to {TRACES_FILE}, as the run being resumed did (not trace_format {wanted!r})"
+        return ("jsonl" if resuming else wanted), None
+    if resuming and wanted == "jsonl" and next(sessions_dir.glob("*/*-iter-*.json"), None) is not None:
+        return "files", "traces written one file per session, as the run being resumed did"
+    return wanted, None
 
 
 def _validate(options: RunOptions) -> None:
@@ -229,11 +243,11 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
     )
     # Each run's traces under its own report folder: a second run never replaces the first's.
     sessions_dir = Path(options.reports_dir) / run_id / "sessions"
-    trace_format = options.trace_format
-    if trace_format == "jsonl" and options.previous_rows and _has_trace_files(sessions_dir):
-        # A run started with one file per trace (or before the store existed) is resumed in its own layout.
-        trace_format = "files"
-        warnings.append("traces written one file per session, as the run being resumed did")
+    trace_format, layout_warning = _trace_layout(
+        sessions_dir, options.trace_format, resuming=bool(options.previous_rows or options.resumed_from), run_id=run_id
+    )
+    if layout_warning:
+        warnings.append(layout_warning)
     store_traces = options.session_export and trace_format == "jsonl"
     manifest = RunManifest(
         run_id=run_id,
