@@ -113,3 +113,15 @@ def test_latency_speedup_verdict(c1, c8, expected):
     figures = dict.fromkeys(ISSUE_KEYS)
     figures.update(suite_latency_ms_c1=c1, suite_latency_ms_c8=c8)
     assert run_all._verdict("suite_latency_ms_c8", c8, figures).endswith(expected)
+
+
+def test_bench_decoders_prints_each_decoders_cost_per_row(parity_dir):
+    script = ROOT / "bench" / "bench_decoders.py"
+    env = _env(parity_dir)
+    out = subprocess.run([sys.executable, str(script), "--repeat", "1"], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("10,000 rows")
+    costs = {line.split()[0]: float(line.split()[1]) for line in lines[1:]}
+    assert {"columnar", "orjson+cattrs"} <= set(costs)
+    assert all(cost > 0 for cost in costs.values())
