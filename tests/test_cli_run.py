@@ -141,6 +141,9 @@ def test_run_prints_summary_and_paths(project):
     assert result.stdout.startswith("Run run_")
     assert "Summary per mode" in result.stdout and "100%" in result.stdout
     assert "Results:" in result.stdout and "Manifest:" in result.stdout
+    traces = next(line for line in result.stdout.splitlines() if line.startswith("Traces:"))
+    assert traces.split(maxsplit=1)[1].endswith("/sessions/traces.jsonl")
+    assert Path(traces.split(maxsplit=1)[1]).is_file()
 
 
 @pytest.mark.parametrize(

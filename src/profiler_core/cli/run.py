@@ -179,6 +179,9 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
     print_summary(result.rows, console)
     click.echo(f"Results:  {result.output_jsonl_path}")
     click.echo(f"Manifest: {result.manifest_path}")
+    traces = _traces_location(result.manifest_path)
+    if traces:
+        click.echo(f"Traces:   {traces}")
     if result.status == "budget_exhausted":
         click.echo(
             f"Budget spent: no new cell was started. Raise execution.max_cost_usd / max_tokens and resume with: "
@@ -269,3 +272,17 @@ def validate_command(manager, profile):
 
 
 __all__ = ["ProfilerError", "run_command", "validate_command"]
+
+
+def _traces_location(manifest_path: str | None) -> str | None:
+    """Where the run's session traces are (its trace store, or its sessions folder); None when none were kept."""
+    from ..errors import ProfilerError
+    from ..store import read_manifest
+
+    if not manifest_path:
+        return None
+    try:
+        manifest = read_manifest(Path(manifest_path))
+    except ProfilerError:
+        return None
+    return manifest.trace_store or manifest.sessions_dir
