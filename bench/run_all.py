@@ -326,7 +326,7 @@ def measure_all(quick: bool, scale: bool, runs: int, warmups: int) -> tuple[dict
         )
     attempt(
         ("suite_overhead_ms_per_iter_2k", "suite_overhead_ms_per_iter_20k", "suite_peak_rss_mb_2k", "suite_peak_rss_mb_20k"),
-        lambda: memory_figures(quick),
+        lambda: memory_figures(quick, runs, warmups),
     )
     attempt(("ray_latency_ms_c8", "ray_overhead_ms_per_cell"), lambda: ray_figures(quick))
     for name in ("bootstrap_ci", "bootstrap_reduction_ci", "permutation_test", "compare_groups"):
@@ -350,27 +350,18 @@ def measure_all(quick: bool, scale: bool, runs: int, warmups: int) -> tuple[dict
     return figures, notes
 
 
-def memory_figures(quick: bool) -> tuple[float, float, float, float]:
-    """Overhead per iteration and peak RSS of the simulated suite at 2,000 and 20,000 iterations (bench_memory.py)."""
-    sizes = (200, 2_000) if quick else (2_000, 20_000)
+def memory_figures(quick: bool, runs: int, warmups: int) -> tuple[float, float, float, float]:
+    """Overhead per iteration and peak RSS of the suite_overhead workload at 2,000 and 20,000 iterations.
+
+    The same workload as ``suite_overhead_ms_per_iter`` (the original's), with 100 and 1,000
+    repetitions; ``bench_memory.py`` measures the same on the simulated provider at c8.
+    """
     ms, rss = [], []
-    for iterations in sizes:
-        run = _checked(run_process([sys.executable, "-c", MEMORY_CHILD, str(iterations)]), f"bench_memory {iterations}")
-        data = json.loads(run.stdout.strip().splitlines()[-1])
-        ms.append(data["ms"] / data["iterations"])
-        rss.append(data["peak_rss_kb"] / 1024)
+    for reps in (3, 30) if quick else (100, 1_000):
+        figures = workload_figures(["suite_overhead", "--repetitions", str(reps), *(["--quick"] if quick else [])], runs, warmups)
+        ms.append(median_of(figures, "ms_per_iter"))
+        rss.append(median_of(figures, "peak_rss_mb"))
     return ms[0], ms[1], rss[0], rss[1]
-
-
-#: runs bench_memory.py's child in a scratch folder
-MEMORY_CHILD = (
-    "import sys, tempfile\n"
-    f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
-    "import bench_memory\n"
-    "with tempfile.TemporaryDirectory(prefix='profiler-mem-') as tmp:\n"
-    "    sys.argv = ['-c', sys.argv[1], tmp]\n"
-    "    exec(bench_memory.CHILD)\n"
-)
 
 
 def ray_figures(quick: bool) -> tuple[float, float]:

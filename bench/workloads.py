@@ -177,10 +177,13 @@ def run_suite(*, scenarios: int, repetitions: int, latency_s: float, concurrency
         start = time.perf_counter()
         suite = trio.run(run_profile_suite, options)
         elapsed_ms = (time.perf_counter() - start) * 1000
-        iterations = len(suite.rows)
+        # Checked by streaming the rows back: holding them all would make the process's peak RSS
+        # (read by run_all.py) that of this check, not of the run.
+        iterations = suite.counts.completed
         expected = 2 * len(chosen) * repetitions
-        lines = Path(suite.output_jsonl_path).read_text(encoding="utf-8").count("\n")
-        failed = [r.error for r in suite.rows if r.error or not r.success]
+        with open(suite.output_jsonl_path, "rb") as f:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+        failed = [r.error for r in suite.rows.stream() if r.error or not r.success][:3]
     if iterations != expected or lines != expected or failed:
         raise ProfilerError(
             f"suite run is not clean: {iterations} rows, {lines} JSONL lines, expected {expected}; "
@@ -253,10 +256,12 @@ WORKLOADS = (
 )
 
 
-def run_workload(name: str, *, quick: bool = False, concurrency: int = 1) -> dict[str, Any]:
+def run_workload(name: str, *, quick: bool = False, concurrency: int = 1, repetitions: int | None = None) -> dict[str, Any]:
     """Run one workload once and return its figures (``ms`` is the headline)."""
     if name == "suite_overhead":
-        return run_suite(scenarios=2 if quick else 10, repetitions=3 if quick else 100, latency_s=0.0, concurrency=1)
+        # 2 modes x 10 scenarios x 100 repetitions = 2,000 iterations (1,000 repetitions: 20,000)
+        reps = repetitions or (3 if quick else 100)
+        return run_suite(scenarios=2 if quick else 10, repetitions=reps, latency_s=0.0, concurrency=1)
     if name == "suite_latency":
         # quick: 2 x 2 x 2 with a 5 ms sleep, so the smoke test stays in seconds
         return run_suite(
@@ -275,9 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("workload", choices=WORKLOADS)
     parser.add_argument("--quick", action="store_true", help="a tiny version of the workload (smoke test)")
     parser.add_argument("--concurrency", type=int, default=1, help="suite_latency only")
+    parser.add_argument("--repetitions", type=int, default=None, help="suite_overhead only (default 100: 2,000 iterations)")
     args = parser.parse_args(argv)
     try:
-        figures = run_workload(args.workload, quick=args.quick, concurrency=args.concurrency)
+        figures = run_workload(args.workload, quick=args.quick, concurrency=args.concurrency, repetitions=args.repetitions)
     except ProfilerError as exc:
         print(f"bench: {args.workload}: {exc}", file=sys.stderr)
         return 1
