@@ -209,8 +209,9 @@ def _make(*, detailed: bool) -> cattrs.Converter:
             # `Any` fields hold plain JSON (tool inputs, extensions): pass them through as they
             # are instead of walking them value by value - the trace export's hot path.
             # Unions of JSON scalars (`str | None`) pass through too: cattrs would dispatch on each value.
+            # cattrs' own `identity` lets its generated code copy the attribute inline, with no call.
             hint = hints.get(a.name)
-            hook = _identity if hint is Any or _is_scalar_union(hint) else None
+            hook = identity if hint is Any or _is_scalar_union(hint) else None
             overrides[a.name] = override(rename=camel(a.name), omit_if_default=omit, unstruct_hook=hook)
         return make_dict_unstructure_fn(cls, conv, **overrides)
 
@@ -261,10 +262,6 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     _tag_union(conv, TraceEvent, TRACE_EVENT_TAGS, "trace event type")
     _tag_union(conv, AnalysisFinding, FINDING_TAGS, "finding type")
     return conv
-
-
-#: cattrs' own identity: its generated code then copies the attribute inline instead of calling a hook.
-_identity = identity
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -161,20 +161,20 @@ def iter_latest(path: Path, problems: list[str] | None = None) -> Iterator[tuple
     """(record, model in file names) for the last record of each cell, one at a time.
 
     Two passes, so no more than one trace is in memory: the first reads only the
-    keys, the second builds the records that are the last of their cell.
+    keys, the second builds the records that no later line of their cell supersedes.
     """
     last: dict[Key, int] = {}
-    models: set[str] = set()
+    superseded: set[int] = set()
     for number, line in _lines(path):
         key = _key(line)
         if key is not None:
+            if key in last:
+                superseded.add(last[key])
             last[key] = number
-            models.add(key[0])
-    several = len(models) > 1
+    several = len({key[0] for key in last}) > 1
     for number, line in _lines(path):
-        key = _key(line)
-        if key is not None and last.get(key) != number:
-            continue  # a later record of this cell follows
+        if number in superseded:
+            continue
         record = _record(path, number, line, problems)
         if record is not None:
             yield record, several or record.multi_model

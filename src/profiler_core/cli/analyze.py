@@ -65,12 +65,11 @@ def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, .
     outputs: list[dict[str, Any]] = []
     failed = False
     console = None if as_json else _console()
-    for label, scenario_id, trace in _traces(traces):
-        if trace is None:
+    for path, scenario_id, trace in _traces(traces):
+        if trace is None:  # `path` is then the message saying why
             failed = True
-            click.echo(f"Error: {label}", err=True)
+            click.echo(f"Error: {path}", err=True)
             continue
-        path = label
         results, errors = _run_analyzers(analyzers, trace, path, scenario_id)
         for message in errors:
             failed = True

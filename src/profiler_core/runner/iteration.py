@@ -198,10 +198,6 @@ async def _score(state: RunState, scenario: Scenario, result: PromptResult, trac
     return scored
 
 
-#: The per-session trace file's path (``output.trace_format: files``); kept under its old name.
-session_export_path = trace_file_path
-
-
 async def run_iteration(
     state: RunState,
     *,
@@ -256,7 +252,7 @@ async def run_iteration(
             # it waits, and buys little under the GIL. The store appends one line to an open file;
             # creating a file per trace costs the kernel 0.05-1 ms each on our VMs.
             if state.trace_format == "files":
-                path = session_export_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
+                path = trace_file_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
                 state.writer.write_trace(path, outcome.trace)
             else:
                 state.writer.append_trace(

@@ -249,6 +249,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
     if layout_warning:
         warnings.append(layout_warning)
     store_traces = options.session_export and trace_format == "jsonl"
+    store_path = sessions_dir / TRACES_FILE if store_traces else None
     manifest = RunManifest(
         run_id=run_id,
         profile_hash=options.profile_hash,
@@ -264,7 +265,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         resumed_from=options.resumed_from,
         overrides=options.overrides,
         sessions_dir=str(sessions_dir) if options.session_export else None,
-        trace_store=str(sessions_dir / TRACES_FILE) if store_traces else None,
+        trace_store=str(store_path) if store_path else None,
     )
     paths.results_dir.mkdir(parents=True, exist_ok=True)
     write_manifest(paths.manifest, manifest, redactor)
@@ -275,13 +276,13 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         write_manifest(paths.manifest, attrs.evolve(manifest, status="failed", completed_at=now_iso(), warnings=[str(exc)]), redactor)
         raise
 
-    writer = RowWriter(paths, redactor, sessions_dir / TRACES_FILE if store_traces else None)
+    writer = RowWriter(paths, redactor, store_path)
     pacer = Pacer(options.concurrency, options.max_concurrency)
 
     # A killed run may leave half-written temporary files; nobody else writes here (the run lock).
     writer.remove_stale_temporaries(sessions_dir)
     writer.remove_stale_temporaries(paths.results_dir, f".{run_id}.*.tmp")
-    if store_traces and (repaired := repair_truncated_tail(sessions_dir / TRACES_FILE, TraceRecord)):
+    if store_path and (repaired := repair_truncated_tail(store_path, TraceRecord)):
         log.warning("%s", repaired)
     state = RunState(
         run_id=run_id,
