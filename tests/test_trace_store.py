@@ -346,3 +346,25 @@ def test_analyze_gives_one_line_not_a_traceback_for_a_store_record_with_an_empty
     out = CliRunner().invoke(cli, ["analyze", str(edited), "--json"], obj=analyzers_manager)
     assert out.exception is None or isinstance(out.exception, SystemExit), repr(out.exception)
     assert "Traceback" not in out.output
+
+
+def test_profiler_traces_export_refuses_a_file_that_is_not_a_store(tmp_path, profiler_plugin_manager):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("garbage\n")
+    out = CliRunner().invoke(cli, ["traces", "export", str(notes)], obj=profiler_plugin_manager)
+    assert out.exit_code == 1
+    assert out.stderr.strip() == (
+        f"Error: {notes}: not a trace store (expected {TRACES_FILE}: one {{scenarioId, mode, model, iteration, trace}} object per line)"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_profiler_traces_export_fails_when_no_record_reads(tmp_path, profiler_plugin_manager):
+    store = tmp_path / TRACES_FILE
+    store.write_text('{"scenarioId":"s","mode":"a","model":"m","iteration":0,"trace":{}}\n')
+    out = CliRunner().invoke(cli, ["traces", "export", str(store), "--out", str(tmp_path / "out")], obj=profiler_plugin_manager)
+    assert out.exit_code == 1
+    lines = out.stderr.strip().splitlines()
+    assert lines[0].startswith(f"warning: {store}:1: $.trace.sessionId: required field missing")
+    assert lines[-1] == f"Error: {store}: no trace could be read"
+    assert not (tmp_path / "out").exists()

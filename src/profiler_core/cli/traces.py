@@ -34,16 +34,22 @@ def export_command(where: Path, out: Path | None) -> None:
       profiler traces export reports/run_20261122T051500Z_3f9a
       profiler traces export reports/run_20261122T051500Z_3f9a/sessions/traces.jsonl --out /tmp/traces
     """
-    from ..tracestore import export_files, find_store
+    from ..tracestore import TRACES_FILE, export_files, find_store, is_store
 
     if not where.exists():
         raise click.ClickException(f"{where}: no such file or folder")
     try:
         store = find_store(where)
+        if not is_store(store):
+            raise click.ClickException(
+                f"{store}: not a trace store (expected {TRACES_FILE}: one {{scenarioId, mode, model, iteration, trace}} object per line)"
+            )
         problems: list[str] = []
         written = export_files(store, out or store.parent, problems)
     except ProfilerError as exc:
         raise click.ClickException(str(exc)) from None
     for problem in problems:
         click.echo(f"warning: {problem}", err=True)
+    if problems and not written:
+        raise click.ClickException(f"{store}: no trace could be read")
     click.echo(f"Wrote {len(written)} trace file{'s' if len(written) != 1 else ''} to {out or store.parent}")
