@@ -103,7 +103,7 @@ class ProfilerConfig:
                 # How cells are scheduled does not change what they mean: a resume may change it.
                 k: v
                 for k, v in attrs.asdict(self.execution).items()
-                if k not in ("concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens", "executor", "ray")
+                if k not in ("concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens", "executor", "ray", "analysis_workers")
             },
             "extensions": self.extensions,
         }

@@ -36,6 +36,10 @@ Concurrency = Annotated[int | None, Expect("an integer >= 1 or `auto`", lambda v
 ORDERS = ("blocked", "interleaved", "shuffled")
 Order = Annotated[str, Expect(f"one of {', '.join(ORDERS)}", lambda v: v in ORDERS)]
 PositiveNumber = Annotated[float, Expect("a number > 0", lambda v: v > 0)]
+#: ``execution.analysis_workers``: 0 (analyzers inline), a number of processes, or ``auto`` (None: the cores)
+AnalysisWorkers = Annotated[
+    int | None, Expect("an integer >= 0 or `auto`", lambda v: v is None or v >= 0, aliases={"auto": None})
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -106,6 +110,8 @@ class ExecutionConfig:
     #: where cells run: in this process, or as tasks on a Ray cluster (``ray``, see ``execution.ray``)
     executor: Executor = "local"
     ray: RaySection = attrs.field(factory=RaySection)
+    #: processes that run the analyzers and serialise the traces (0: in the runner's loop; None: ``auto``)
+    analysis_workers: AnalysisWorkers = 0
 
 
 @attrs.frozen(kw_only=True)

@@ -85,16 +85,24 @@ class RowWriter:
 
     def write_trace(self, path: Path, trace: Any) -> None:
         """Serialise, redact and write a session trace now (atomically); a failure names the file."""
+        self.write_trace_text(path, trace_file_text(trace, self.redact))
+
+    def write_trace_text(self, path: Path, text: str) -> None:
+        """Write a trace file's already redacted text (``trace_file_text``) atomically; a failure names the file."""
         try:
-            atomic_write_text(path, self.redact(to_json(trace, indent=2)) + "\n")
+            atomic_write_text(path, text)
         except OSError as exc:
             raise StoreError(f"{path}: cannot write the session trace ({exc.strerror or exc})") from None
 
     def append_trace(self, record: TraceRecord) -> None:
         """Serialise, redact and append a session trace to the run's trace store (one line, flushed)."""
+        self.append_trace_line(self.redact(record_json(record)))
+
+    def append_trace_line(self, line: str) -> None:
+        """Append one already redacted store line (``record_json`` of a record) to the run's trace store."""
         if self._traces is None:
             raise StoreError(f"{self.paths.jsonl}: this run writes no trace store")
-        self._traces.append(self.redact(record_json(record)))
+        self._traces.append(line)
 
     def remove_stale_temporaries(self, folder: Path, pattern: str = "**/.*.tmp") -> int:
         """Delete temporary files (``atomic_write_text``'s) an interrupted run left in ``folder``; how many."""
@@ -130,6 +138,11 @@ class RowWriter:
         if self._traces is not None and (problem := self._traces.close()):
             problems.append(problem)
         return problems
+
+
+def trace_file_text(trace: Any, redact: Redactor) -> str:
+    """A session trace as its own file holds it: indented JSON, redacted, with a final newline."""
+    return redact(to_json(trace, indent=2)) + "\n"
 
 
 def _append(f: IO[str], path: Path, line: str, what: str) -> None:

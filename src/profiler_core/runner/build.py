@@ -60,13 +60,32 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
         create("collectors", spec, f"collectors[{i}]", {"prices": prices} if spec.id == "cost" and prices and "prices" not in spec.options else None)
         for i, spec in enumerate(collector_specs)
     ]
-    analyzer_specs = config.analyzers
-    if analyzer_specs is None:
-        built["analyzers"] = [create("analyzers", ComponentSpec(id=aid), "analyzers") for aid in registry.ids("analyzers")]
-    else:
-        built["analyzers"] = [create("analyzers", spec, f"analyzers[{i}]") for i, spec in enumerate(analyzer_specs)]
+    built["analyzers"], analyzer_problems = build_analyzers(config, registry)
+    problems.extend(analyzer_problems)
     problems.extend(check_scenarios(built["scorer"], config.scenarios))
     return built, problems
+
+
+def build_analyzers(config: ProfilerConfig, registry: Any) -> tuple[list[Any], list[str]]:
+    """The profile's analyzers, in its order (every installed one when it names none); one problem line per failure.
+
+    On its own so an analysis worker (``analysis_pool``) builds exactly these and nothing else.
+    """
+    source = config.path or "<profile>"
+    problems: list[str] = []
+
+    def create(spec: ComponentSpec, key: str) -> Any:
+        try:
+            return registry.create("analyzers", spec.id, dict(spec.options))
+        except ProfilerError as exc:
+            problems.append(f"{source}: {key}: {exc}")
+            return None
+
+    if config.analyzers is None:
+        analyzers = [create(ComponentSpec(id=aid), "analyzers") for aid in registry.ids("analyzers")]
+    else:
+        analyzers = [create(spec, f"analyzers[{i}]") for i, spec in enumerate(config.analyzers)]
+    return analyzers, problems
 
 
 def _names_parameter(factory: Any, name: str) -> bool:
@@ -168,6 +187,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         judge=built["judge"],
         executor=config.execution.executor,
         ray=_ray_settings(config.execution.ray),
+        analysis_workers=config.execution.analysis_workers,
     )
     fields.update(extra)  # the caller's values win (run id, hooks, resume...)
     return RunOptions(**fields)

@@ -55,6 +55,8 @@ class IterationOutcome:
     #: the session was rate limited; wait this long (seconds, None: unknown) before trying again
     retry_after: float | None = None
     rate_limited: bool = False
+    #: the trace as it is written (redacted), when an analysis worker serialised it; None: serialise it here
+    trace_text: str | None = None
 
 
 @attrs.define(kw_only=True)
@@ -84,6 +86,8 @@ class RunState:
     metric_units: dict[str, str] = attrs.Factory(dict)
     #: ``jsonl``: one trace store per run; ``files``: one file per session
     trace_format: str = "jsonl"
+    #: runs analyzers and serialises traces in worker processes (``AnalysisPool``); None: here, inline
+    analysis_pool: Any = None
 
     @property
     def export_needed(self) -> bool:
@@ -185,6 +189,25 @@ async def _analyze(state: RunState, trace: SessionTrace, scenario: Scenario, mod
     return results
 
 
+async def _analyze_in_worker(
+    state: RunState, trace: SessionTrace, scenario: Scenario, mode: str, model: str, iteration: int
+) -> tuple[dict[str, AnalysisResult], str | None]:
+    """The analyzers' results and the trace's written text, from an analysis worker; the loop runs on meanwhile."""
+    from .analysis_pool import CellJob
+
+    # Warm-up cells (iteration -1) and runs without session export write no trace: none is serialised.
+    written = state.session_export and state.writer is not None and iteration >= 0
+    done = await state.analysis_pool.run(
+        CellJob(
+            trace=trace, scenario=scenario, mode=mode, model=model, iteration=iteration, analyze=bool(state.analyzers),
+            trace_format=state.trace_format if written else None, multi_model=state.multi_model,
+        )
+    )
+    if done.error is not None:
+        raise IterationError(done.error, code="analyzer_error")
+    return done.results, done.trace_text
+
+
 async def _score(state: RunState, scenario: Scenario, result: PromptResult, trace, mode: str, model: str, iteration: int, metadata: dict) -> ScorerResult:
     context = ScorerContext(agent_output=result.text, trace=trace, mode=mode, model=model, iteration=iteration, metadata=metadata)
     try:
@@ -251,9 +274,15 @@ async def run_iteration(
             # Written inline: a worker thread would let trio's MockClock jump past deadlines while
             # it waits, and buys little under the GIL. The store appends one line to an open file;
             # creating a file per trace costs the kernel 0.05-1 ms each on our VMs.
+            # With analysis workers, a worker has already redacted and serialised it (``trace_text``).
             if state.trace_format == "files":
                 path = trace_file_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
-                state.writer.write_trace(path, outcome.trace)
+                if outcome.trace_text is not None:
+                    state.writer.write_trace_text(path, outcome.trace_text)
+                else:
+                    state.writer.write_trace(path, outcome.trace)
+            elif outcome.trace_text is not None:
+                state.writer.append_trace_line(outcome.trace_text)
             else:
                 state.writer.append_trace(
                     TraceRecord(
@@ -287,6 +316,7 @@ async def attempt_cell(
     scored: ScorerResult | None = None
     metrics: dict[str, Any] = {}
     analysis: dict[str, AnalysisResult] = {}
+    trace_text: str | None = None
     error: str | None = None
     error_code: str | None = None
     retry_after: float | None = None
@@ -314,7 +344,9 @@ async def attempt_cell(
         except Exception as exc:
             raise IterationError(f"{type(exc).__name__}: {exc}", code="provider_error") from exc
         metrics = await _collect(state, result, scenario, mode, model, trace)
-        if trace is not None and state.analyzers:
+        if trace is not None and state.analysis_pool is not None:
+            analysis, trace_text = await _analyze_in_worker(state, trace, scenario, mode, model, iteration)
+        elif trace is not None and state.analyzers:
             analysis = await _analyze(state, trace, scenario, mode)
         scored = await _score(state, scenario, result, trace, mode, model, iteration, {"attempt": attempt})
         if result.error:
@@ -354,5 +386,7 @@ async def attempt_cell(
         bundle = SessionAnalysisBundle(
             session_id=row.session_id, scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, results=analysis
         )
-    outcome = IterationOutcome(row=row, trace=trace, bundle=bundle, retry_after=retry_after, rate_limited=error_code == "rate_limited")
+    outcome = IterationOutcome(
+        row=row, trace=trace, bundle=bundle, retry_after=retry_after, rate_limited=error_code == "rate_limited", trace_text=trace_text
+    )
     return outcome, error

@@ -77,6 +77,9 @@ class RunOptions:
     executor: str = "local"
     #: ``execution.ray`` settings (``RaySettings``) for the ray executor
     ray: Any = None
+    #: processes that run the analyzers and serialise each trace off the event loop
+    #: (0: inline, as before; None: ``auto``, one per core up to 8); see docs/runner.md
+    analysis_workers: int | None = 0
     #: run only these (model, mode, scenario id, iteration) cells of the matrix (``profiler import``:
     #: one cell per recorded session); None runs every cell
     only_cells: Collection[tuple[str, str, str, int]] | None = None

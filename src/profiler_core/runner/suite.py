@@ -39,6 +39,7 @@ from ..redact import Redactor, secret_env_values
 from ..store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
 from ..timestamps import now_iso
 from ..tracestore import TRACE_FORMATS, TRACES_FILE, TraceRecord
+from .analysis_pool import analysis_pool, worker_count
 from .calls import call_provider
 from .hooks import HookCaller
 from .iteration import RunState, run_iteration
@@ -85,6 +86,8 @@ def _validate(options: RunOptions) -> None:
         problems.append(f"concurrency must be >= 1 (or None for auto), got {options.concurrency}")
     if options.max_concurrency < 1:
         problems.append(f"max_concurrency must be >= 1, got {options.max_concurrency}")
+    if options.analysis_workers is not None and options.analysis_workers < 0:
+        problems.append(f"analysis_workers must be >= 0 (or None for auto), got {options.analysis_workers}")
     if not options.mode_list():
         problems.append("at least one mode is required")
     if not options.scenarios:
@@ -442,8 +445,19 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
 
     async def matrix() -> None:
         if executor is None:
-            await cells_here_or_there()
+            workers = worker_count(options.analysis_workers, options.concurrency, options.max_concurrency)
+            async with analysis_pool(
+                workers, profile_path=options.profile_path, overrides=dict(options.overrides), analyzers=state.analyzers,
+                redactor=redactor,
+            ) as pool:
+                state.analysis_pool = pool
+                try:
+                    await cells_here_or_there()
+                finally:
+                    state.analysis_pool = None
             return
+        if options.analysis_workers != 0:
+            log.warning("execution.analysis_workers has no effect with executor: ray (the Ray workers run the analyzers)")
         executor.start()  # a few seconds for a local cluster, before any cell starts
         try:
             await cells_here_or_there()
