@@ -55,6 +55,11 @@ KEYS = (
     "suite_peak_rss_mb_20k",
     "ray_latency_ms_c8",
     "ray_overhead_ms_per_cell",
+    # issue 18.4: analyzers and trace serialisation off the loop (execution.analysis_workers)
+    "big_traces_ms_per_iter_inline",
+    "big_traces_ms_per_iter_workers",
+    "big_traces_loop_stall_ms_inline",
+    "big_traces_loop_stall_ms_workers",
 )
 
 #: The TypeScript original's figures on this machine class (issue 9); None: not measured there.
@@ -78,6 +83,10 @@ ORIGINAL: dict[str, float | None] = {
     "suite_peak_rss_mb_20k": 500,
     "ray_latency_ms_c8": None,
     "ray_overhead_ms_per_cell": None,
+    "big_traces_ms_per_iter_inline": None,
+    "big_traces_ms_per_iter_workers": None,
+    "big_traces_loop_stall_ms_inline": None,
+    "big_traces_loop_stall_ms_workers": None,
 }
 
 #: Targets of issue 9, as (comparison, bound) on our figure.
@@ -329,6 +338,11 @@ def measure_all(quick: bool, scale: bool, runs: int, warmups: int) -> tuple[dict
         lambda: memory_figures(quick, runs, warmups),
     )
     attempt(("ray_latency_ms_c8", "ray_overhead_ms_per_cell"), lambda: ray_figures(quick))
+    attempt(
+        ("big_traces_ms_per_iter_inline", "big_traces_ms_per_iter_workers", "big_traces_loop_stall_ms_inline",
+         "big_traces_loop_stall_ms_workers"),
+        lambda: big_trace_figures(quick, runs, warmups),
+    )
     for name in ("bootstrap_ci", "bootstrap_reduction_ci", "permutation_test", "compare_groups"):
         attempt((f"{name}_ms",), lambda name=name: (median_of(workload_figures([name, *q], runs, warmups), "ms"),))
     attempt(("analyze_100k_events_ms",), lambda: (median_of(workload_figures(["analyze", *q], runs, warmups), "ms"),))
@@ -364,6 +378,18 @@ def memory_figures(quick: bool, runs: int, warmups: int) -> tuple[float, float, 
     return ms[0], ms[1], rss[0], rss[1]
 
 
+def big_trace_figures(quick: bool, runs: int, warmups: int) -> tuple[float, float, float, float]:
+    """The big-trace suite (~2 MB traces, concurrency 4): ms per iteration and the longest loop stall,
+    analysers inline (``analysis_workers: 0``) and in worker processes (``auto``)."""
+    per_iter, stall = [], []
+    for workers in ("0", "auto"):
+        args = ["suite_big_traces", "--concurrency", "4", "--analysis-workers", workers, *(["--quick"] if quick else [])]
+        figures = workload_figures(args, runs, warmups)
+        per_iter.append(median_of(figures, "ms_per_iter"))
+        stall.append(median_of(figures, "loop_stall_ms_max"))
+    return per_iter[0], per_iter[1], stall[0], stall[1]
+
+
 def ray_figures(quick: bool) -> tuple[float, float]:
     """The 40-cell latency suite at c8 through the Ray executor on a local cluster (bench_executors.py)."""
     if importlib.util.find_spec("ray") is None:
@@ -393,6 +419,8 @@ def _verdict(key: str, value: float | None, figures: dict[str, float | None]) ->
         return f"c1/c8 = {speedup:.2f}x (target >= {LATENCY_SPEEDUP_TARGET:.0f}x) {ok}"
     if key == "suite_latency_ms_c32" and value and figures["suite_latency_ms_c1"]:
         return f"c1/c32 = {figures['suite_latency_ms_c1'] / value:.2f}x (ceiling 20x with 40 cells)"
+    if key == "big_traces_loop_stall_ms_workers" and value and figures["big_traces_loop_stall_ms_inline"]:
+        return f"longest stall of the event loop: {figures['big_traces_loop_stall_ms_inline'] / value:.1f}x shorter than inline"
     if key == "suite_peak_rss_mb_20k" and value and figures["suite_peak_rss_mb_2k"]:
         ratio = value / figures["suite_peak_rss_mb_2k"]
         bound = TARGETS[key][1]

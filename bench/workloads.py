@@ -143,15 +143,29 @@ def _components(manager: PluginManager) -> tuple[list[Any], list[Any]]:
     return collectors, analyzers
 
 
-def run_suite(*, scenarios: int, repetitions: int, latency_s: float, concurrency: int) -> dict[str, Any]:
-    """``run_profile_suite`` over 2 modes x ``scenarios`` x ``repetitions``; times the run only."""
+def run_suite(
+    *, scenarios: int, repetitions: int, latency_s: float, concurrency: int, trace_events: int | None = None,
+    analysis_workers: int | None = 0, watch_loop: bool = False,
+) -> dict[str, Any]:
+    """``run_profile_suite`` over 2 modes x ``scenarios`` x ``repetitions``; times the run only.
+
+    ``trace_events``: every session exports a generated trace of that many events (``bench_analyzers``)
+    instead of the parity trace; ``analysis_workers``: ``execution.analysis_workers``; ``watch_loop``: a
+    task ticking every 5 ms beside the run measures how long the event loop was stalled at most.
+    """
     import trio
 
     from profiler_core.runner import RunOptions, run_profile_suite
 
     logging.getLogger("agent_profiler").setLevel(logging.WARNING)  # log level "warn"
     result = from_json(_read("prompt-result.json"), PromptResult, source="prompt-result.json")
-    trace = from_json(_read("session-trace.json"), SessionTrace, source="session-trace.json")
+    if trace_events is None:
+        trace = from_json(_read("session-trace.json"), SessionTrace, source="session-trace.json")
+    else:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_analyzers import generate_trace
+
+        trace = generate_trace(trace_events)
     manager = bench_plugin_manager()
     collectors, analyzers = _components(manager)
     chosen = load_scenarios()[:scenarios]
@@ -170,12 +184,14 @@ def run_suite(*, scenarios: int, repetitions: int, latency_s: float, concurrency
             warmup=False,
             session_export=True,
             concurrency=concurrency,
+            analysis_workers=analysis_workers,
             results_dir=str(Path(tmp) / "results"),
             reports_dir=str(Path(tmp) / "reports"),
             plugin_manager=manager,
         )
+        stalls: list[float] = []
         start = time.perf_counter()
-        suite = trio.run(run_profile_suite, options)
+        suite = trio.run(_watched, options, stalls) if watch_loop else trio.run(run_profile_suite, options)
         elapsed_ms = (time.perf_counter() - start) * 1000
         # Checked by streaming the rows back: holding them all would make the process's peak RSS
         # (read by run_all.py) that of this check, not of the run.
@@ -184,6 +200,8 @@ def run_suite(*, scenarios: int, repetitions: int, latency_s: float, concurrency
         with open(suite.output_jsonl_path, "rb") as f:
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
         failed = [r.error for r in suite.rows.stream() if r.error or not r.success][:3]
+        store = Path(tmp) / "reports" / suite.run_id / "sessions" / "traces.jsonl"
+        trace_mb = store.stat().st_size / iterations / 1e6 if iterations and store.exists() else 0.0
     if iterations != expected or lines != expected or failed:
         raise ProfilerError(
             f"suite run is not clean: {iterations} rows, {lines} JSONL lines, expected {expected}; "
@@ -195,6 +213,42 @@ def run_suite(*, scenarios: int, repetitions: int, latency_s: float, concurrency
         "ms_per_iter": elapsed_ms / iterations,
         "collectors": len(collectors),
         "analyzers": [a.name for a in analyzers],
+        "trace_mb": round(trace_mb, 3),
+        "analysis_workers": analysis_workers,
+        **(_stall_figures(stalls) if watch_loop else {}),
+    }
+
+
+#: how often the loop watcher wakes
+TICK_S = 0.005
+
+
+async def _watched(options: Any, stalls: list[float]) -> Any:
+    """``run_profile_suite(options)`` beside a task that records how late each of its 5 ms ticks came."""
+    import trio
+
+    from profiler_core.runner import run_profile_suite
+
+    async def tick() -> None:
+        last = time.perf_counter()
+        while True:
+            await trio.sleep(TICK_S)
+            now = time.perf_counter()
+            stalls.append(now - last - TICK_S)
+            last = now
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(tick)
+        suite = await run_profile_suite(options)
+        nursery.cancel_scope.cancel()
+    return suite
+
+
+def _stall_figures(stalls: list[float]) -> dict[str, float]:
+    ordered = sorted(stalls) or [0.0]
+    return {
+        "loop_stall_ms_max": round(ordered[-1] * 1000, 2),
+        "loop_stall_ms_p95": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2),
     }
 
 
@@ -248,6 +302,7 @@ def run_analyze(events: int) -> dict[str, Any]:
 WORKLOADS = (
     "suite_overhead",
     "suite_latency",
+    "suite_big_traces",
     "bootstrap_ci",
     "bootstrap_reduction_ci",
     "permutation_test",
@@ -256,16 +311,28 @@ WORKLOADS = (
 )
 
 
-def run_workload(name: str, *, quick: bool = False, concurrency: int = 1, repetitions: int | None = None) -> dict[str, Any]:
+def run_workload(
+    name: str, *, quick: bool = False, concurrency: int = 1, repetitions: int | None = None, analysis_workers: int | None = 0
+) -> dict[str, Any]:
     """Run one workload once and return its figures (``ms`` is the headline)."""
     if name == "suite_overhead":
         # 2 modes x 10 scenarios x 100 repetitions = 2,000 iterations (1,000 repetitions: 20,000)
         reps = repetitions or (3 if quick else 100)
-        return run_suite(scenarios=2 if quick else 10, repetitions=reps, latency_s=0.0, concurrency=1)
+        return run_suite(
+            scenarios=2 if quick else 10, repetitions=reps, latency_s=0.0, concurrency=1, analysis_workers=analysis_workers
+        )
+    if name == "suite_big_traces":
+        # Sessions of 100 ms whose traces are ~2 MB (10,000 events) at concurrency 4: 2 x 5 x 4 = 40 iterations
+        # (quick: 2 x 2 x 2 of 1,000 events). What analysis and serialisation cost the loop shows here.
+        return run_suite(
+            scenarios=2 if quick else 5, repetitions=2 if quick else 4, latency_s=0.1, concurrency=concurrency,
+            trace_events=1_000 if quick else 10_000, analysis_workers=analysis_workers, watch_loop=True,
+        )
     if name == "suite_latency":
         # quick: 2 x 2 x 2 with a 5 ms sleep, so the smoke test stays in seconds
         return run_suite(
-            scenarios=2 if quick else 5, repetitions=2 if quick else 4, latency_s=0.005 if quick else 0.05, concurrency=concurrency
+            scenarios=2 if quick else 5, repetitions=2 if quick else 4, latency_s=0.005 if quick else 0.05, concurrency=concurrency,
+            analysis_workers=analysis_workers,
         )
     if name in ("bootstrap_ci", "bootstrap_reduction_ci", "permutation_test", "compare_groups"):
         return run_stats(name, quick)
@@ -274,16 +341,27 @@ def run_workload(name: str, *, quick: bool = False, concurrency: int = 1, repeti
     raise ProfilerError(f"unknown workload {name!r}; expected one of {', '.join(WORKLOADS)}")
 
 
+def _workers(text: str) -> int | None:
+    return None if text == "auto" else int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the workload named on the command line and print its figures as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workload", choices=WORKLOADS)
     parser.add_argument("--quick", action="store_true", help="a tiny version of the workload (smoke test)")
-    parser.add_argument("--concurrency", type=int, default=1, help="suite_latency only")
+    parser.add_argument("--concurrency", type=int, default=1, help="suite_latency and suite_big_traces")
     parser.add_argument("--repetitions", type=int, default=None, help="suite_overhead only (default 100: 2,000 iterations)")
+    parser.add_argument(
+        "--analysis-workers", type=_workers, default=0,
+        help="suite_* workloads: execution.analysis_workers, a number or `auto` (default 0: inline)",
+    )
     args = parser.parse_args(argv)
     try:
-        figures = run_workload(args.workload, quick=args.quick, concurrency=args.concurrency, repetitions=args.repetitions)
+        figures = run_workload(
+            args.workload, quick=args.quick, concurrency=args.concurrency, repetitions=args.repetitions,
+            analysis_workers=args.analysis_workers,
+        )
     except ProfilerError as exc:
         print(f"bench: {args.workload}: {exc}", file=sys.stderr)
         return 1

@@ -38,6 +38,11 @@ ISSUE_KEYS = {
     "suite_peak_rss_mb_20k",
     "ray_latency_ms_c8",
     "ray_overhead_ms_per_cell",
+    # issue 18.4: analysis workers
+    "big_traces_ms_per_iter_inline",
+    "big_traces_ms_per_iter_workers",
+    "big_traces_loop_stall_ms_inline",
+    "big_traces_loop_stall_ms_workers",
 }
 RAY = {"ray_latency_ms_c8", "ray_overhead_ms_per_cell"}
 REPORT_10K = {"report_10k_ms", "report_10k_peak_rss_mb"}
