@@ -197,6 +197,8 @@ async def _analyze_in_worker(
 
     # Warm-up cells (iteration -1) and runs without session export write no trace: none is serialised.
     written = state.session_export and state.writer is not None and iteration >= 0
+    if not state.analyzers and not written:
+        return {}, None  # nothing for a worker to do
     done = await state.analysis_pool.run(
         CellJob(
             trace=trace, scenario=scenario, mode=mode, model=model, iteration=iteration, analyze=bool(state.analyzers),
