@@ -200,7 +200,7 @@ async def _result(future: Future) -> Any:
         await done.wait()
     finally:
         if not future.done():
-            future.cancel()  # cancelled here: a job still queued never starts
+            future.cancel()  # cancelled here: a job not yet handed to a worker never starts
     return future.result()
 
 
@@ -286,8 +286,10 @@ def _wait_exited(processes: Sequence[Any], timeout_s: float) -> list[Any]:
 async def analysis_pool(
     workers: int, *, profile_path: str | None, overrides: dict[str, Any], analyzers: Sequence[Any], redactor: Redactor
 ) -> AsyncIterator[AnalysisPool | None]:
-    """A started pool of ``workers`` for the run, ended on exit; None (analysis inline) when ``workers`` is 0
-    or the analyzers can run in no worker (one log line says why)."""
+    """The run's started pool of ``workers``, ended on exit; None means analysis inline.
+
+    None when ``workers`` is 0, or when the analyzers can run in no worker (one log line says why).
+    """
     if workers < 1:
         yield None
         return
