@@ -273,6 +273,33 @@ def test_ctrl_c_during_analysis_leaves_no_worker(tmp_path, profiler_plugin_manag
     assert workers and not [pid for pid in workers if alive(pid)]
 
 
+def test_a_cancelled_run_leaves_no_worker(tmp_path, profiler_plugin_manager):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    async def main():
+        async with trio.open_nursery() as nursery:
+
+            async def cancel_once_analysis_runs():
+                while not pids_in(marks):
+                    await trio.sleep(0.02)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(cancel_once_analysis_runs)
+            await run_profile_suite(
+                options(tmp_path, profiler_plugin_manager, analyzers=[MarkingAnalyzer(str(marks), 60)], concurrency=2,
+                        analysis_workers=2)
+            )
+
+    started = time.monotonic()
+    trio.run(main)
+    assert time.monotonic() - started < 30
+    workers = pids_in(marks)
+    assert workers and not [pid for pid in workers if alive(pid)]
+    manifest = json.loads(next((tmp_path / "results").glob("*.manifest.json")).read_text())
+    assert manifest["status"] != "running"
+
+
 DRIVER = """
 import sys, trio
 sys.path.insert(0, {root!r})
