@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -202,6 +203,26 @@ def test_a_slow_analyzer_stalls_other_sessions_only_inline(tmp_path, profiler_pl
         assert during >= 10, f"only {during} prompt ticks while analyzers ran in workers"
     else:
         assert during == 0, f"{during} prompt ticks while an inline analyzer held the loop"
+
+
+@pytest.mark.parametrize("trace_format", ["jsonl", "files"])
+def test_a_worker_redacts_the_trace_it_serialises(tmp_path, profiler_plugin_manager, trace_format):
+    secret, shaped = "mode-secret-value-42", "sk-" + "A" * 24
+    written = {}
+    for workers in (0, 1):
+        folder = tmp_path / str(workers)
+        trio.run(
+            run_profile_suite,
+            options(folder, profiler_plugin_manager, provider=FakeProvider(text=f"key {secret} and {shaped}"),
+                    modes={"a": ModeConfig(environment={"MY_API_KEY": secret})}, repetitions=1,
+                    analyzers=[SlowAnalyzer(0.0)], trace_format=trace_format, analysis_workers=workers),
+        )
+        files = sorted(p for p in (folder / "reports").rglob("*") if p.is_file())
+        # The fake's traces carry the time they were made; everything else must match.
+        written[workers] = [re.sub(r'"\w*[tT]imestamp": ?"[^"]*"', "", p.read_text()) for p in files]
+        assert files and all(secret not in text and shaped not in text for text in written[workers])
+        assert all("[REDACTED]" in text for text in written[workers])
+    assert written[0] == written[1]
 
 
 def test_an_analyzer_failure_in_a_worker_is_the_inline_error(tmp_path, profiler_plugin_manager):
