@@ -375,7 +375,7 @@ def test_analysis_workers_auto_and_counts(tmp_path):
     (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S", "prompt": "do"}')
     (tmp_path / "p.yaml").write_text("modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: {analysis_workers: auto}\n")
     assert load_profile(tmp_path / "p.yaml").execution.analysis_workers is None
-    assert worker_count(None, 64, 16) == min(os.cpu_count() or 1, 8)
+    assert worker_count(None, 64, 16) == min(len(os.sched_getaffinity(0)), 8)
     assert worker_count(6, 2, 16) == 2  # never more than cells in flight
     assert worker_count(3, None, 16) == 3
     assert worker_count(0, 4, 16) == 0

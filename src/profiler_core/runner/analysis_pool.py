@@ -55,8 +55,16 @@ GRACE_S = 2.0
 
 def worker_count(setting: int | None, concurrency: int | None, max_concurrency: int) -> int:
     """How many workers ``setting`` means (None: ``auto``); never more than cells can be in flight at once."""
-    wanted = max(1, min(os.cpu_count() or 1, AUTO_CAP)) if setting is None else setting
+    wanted = max(1, min(usable_cores(), AUTO_CAP)) if setting is None else setting
     return min(wanted, concurrency if concurrency is not None else max_concurrency)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, as a container's cpuset sets it), else ``os.cpu_count()``."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 
 
 @attrs.frozen(kw_only=True)
