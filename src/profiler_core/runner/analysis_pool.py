@@ -41,7 +41,7 @@ from ..model import AnalysisResult, Scenario, SessionTrace
 from ..redact import Redactor
 from ..store import trace_file_text
 from ..tracestore import TraceRecord, record_json
-from .iteration import IterationError
+from .iteration import IterationError, analyzer_failure
 
 log = logging.getLogger("agent_profiler")
 
@@ -167,7 +167,7 @@ def analyze_cell(job: CellJob) -> CellAnalysis:
                 if inspect.isawaitable(result):  # an async analyzer, as ``await_me_maybe`` allows inline
                     result = trio.run(_awaited, result)
             except Exception as exc:  # noqa: BLE001 - reported as the inline runner reports it
-                error = f"analyzer {analyzer.name!r} failed: {type(exc).__name__}: {exc}"
+                error = analyzer_failure(analyzer, exc)
                 break
             results[analyzer.name] = result
     return CellAnalysis(results=results, error=error, trace_text=_trace_text(job))

@@ -184,9 +184,14 @@ async def _analyze(state: RunState, trace: SessionTrace, scenario: Scenario, mod
         try:
             result = await await_me_maybe(analyzer.analyze(trace, scenario, mode))
         except Exception as exc:
-            raise IterationError(f"analyzer {analyzer.name!r} failed: {type(exc).__name__}: {exc}", code="analyzer_error") from exc
+            raise IterationError(analyzer_failure(analyzer, exc), code="analyzer_error") from exc
         results[analyzer.name] = result
     return results
+
+
+def analyzer_failure(analyzer: Any, exc: BaseException) -> str:
+    """How a raising analyzer is reported, inline and in an analysis worker alike."""
+    return f"analyzer {analyzer.name!r} failed: {type(exc).__name__}: {exc}"
 
 
 async def _analyze_in_worker(
