@@ -6,9 +6,14 @@ Decodes the original's 10,000 parity rows (``report-rows.jsonl.gz``, ~2.5 KB a
 row) with each decoder, in this process, and prints microseconds per row (best
 of ``--repeat``):
 
-* ``columnar``: ``report.load.load_rows(parallel=False)``, what ``profiler report`` uses;
-* ``orjson+cattrs``: ``orjson.loads`` then the model's converter into ``ProfileRow``
-  (what ``store.read_jsonl`` and ``--resume`` use);
+* ``columnar``: ``report.load.load_rows(parallel=False)``, what ``profiler report`` uses
+  (the one row decoder, then numbers into arrays);
+* ``rowcodec``: the one row decoder alone (msgspec structs generated from the model);
+* ``rowcodec+model``: the decoder, then ``ProfileRow`` objects (what ``store.read_jsonl``,
+  ``--resume`` and ``from_json(..., ProfileRow)`` use);
+* ``orjson``: ``orjson.loads`` alone, with no check at all;
+* ``orjson+cattrs``: ``orjson.loads`` then the model's cattrs converter into ``ProfileRow``
+  (what rows were read with before the one decoder);
 * ``polars`` / ``pyarrow``: their NDJSON readers, when installed (they are not
   dependencies); they only parse into nested columns, with none of the checks.
 """
@@ -53,6 +58,7 @@ def main() -> int:
 
     import orjson
 
+    from profiler_core import rowcodec
     from profiler_core.model import ProfileRow
     from profiler_core.report.load import load_rows
     from profiler_core.serde import converter
@@ -64,7 +70,10 @@ def main() -> int:
         path.write_bytes(raw)
         decoders: dict[str, Callable[[], int]] = {
             "columnar": lambda: load_rows(path, parallel=False).n,
-            "orjson+cattrs": lambda: len([converter.structure(orjson.loads(line), ProfileRow) for line in lines]),
+            "rowcodec": lambda: sum(1 for line in lines if rowcodec.decode(line) is not None),
+            "rowcodec+model": lambda: sum(1 for line in lines if rowcodec.decode_row(line) is not None),
+            "orjson": lambda: sum(1 for line in lines if orjson.loads(line) is not None),
+            "orjson+cattrs": lambda: sum(1 for line in lines if converter.structure(orjson.loads(line), ProfileRow) is not None),
         }
         try:
             import polars
@@ -80,7 +89,7 @@ def main() -> int:
             pass
         print(f"{len(lines):,} rows, {len(raw) / len(lines):,.0f} bytes a row; best of {args.repeat}")
         for name, decode in decoders.items():
-            print(f"{name:<14} {_best(decode, args.repeat):8.1f} µs/row")
+            print(f"{name:<15} {_best(decode, args.repeat):8.1f} µs/row")
     return 0
 
 

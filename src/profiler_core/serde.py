@@ -32,6 +32,7 @@ from .model import (
     FINDING_TAGS,
     TRACE_EVENT_TAGS,
     AnalysisFinding,
+    ProfileRow,
     ScenarioSets,
     TraceEvent,
 )
@@ -404,6 +405,8 @@ def _format_exception(exc: BaseException, type_: Any) -> str:
         return f"unknown field(s): {', '.join(sorted(exc.extra_fields))}"
     if isinstance(exc, (TypeError, ValueError)) and "expected" in str(exc):
         return str(exc)
+    if typing.get_origin(type_) is typing.Literal:
+        return f"expected one of {', '.join(map(repr, typing.get_args(type_)))}"
     name = getattr(type_, "__name__", None) or str(type_)
     message = str(exc) or type(exc).__name__
     return f"expected {name} ({message})"
@@ -483,4 +486,8 @@ def parse_json(text: str | bytes, *, source: str | None = None) -> Any:
 
 def from_json(text: str | bytes, cls: type[T], *, source: str | None = None) -> T:
     """Parse JSON into ``cls``; bad JSON or a wrong field raises ``ValidationError``."""
+    if cls is ProfileRow:  # result rows have one decoder, shared with the report (rowcodec)
+        from .rowcodec import decode_row
+
+        return decode_row(text, source)  # type: ignore[return-value]
     return structure(parse_json(text, source=source), cls, source=source)

@@ -37,6 +37,26 @@ def count(instance, attribute: attrs.Attribute, value) -> None:
         raise ValueError(f"{_camel(attribute.name)}: expected a count <= 2^53, got a number of {digits} digits")
 
 
+def amount(instance, attribute: attrs.Attribute, value) -> None:
+    """Reject negative amounts (durations, dollars, counts) and ones no float column holds exactly (> 2^53)."""
+    non_negative(instance, attribute, value)
+    if value is not None and value > MAX_COUNT:
+        raise ValueError(f"{_camel(attribute.name)}: expected a value <= 2^53, got {value:.3g}")
+
+
+def counts(instance, attribute: attrs.Attribute, value) -> None:
+    """Reject a mapping whose values are not counts (integers from 0 to 2^53), e.g. tool calls by category."""
+    for key, item in value.items():
+        if item.__class__ is not int or not 0 <= item <= MAX_COUNT:
+            raise ValueError(f"{_camel(attribute.name)}: expected counts (integers from 0 to 2^53), got {key!r}: {item!r}"[:300])
+
+
+def iteration_number(instance, attribute: attrs.Attribute, value) -> None:
+    """Reject iteration numbers below -1 (the warm-up) or beyond 2^53."""
+    if not -1 <= value <= MAX_COUNT:
+        raise ValueError(f"{_camel(attribute.name)}: expected an integer from -1 (the warm-up) to 2^53, got {value!r}"[:300])
+
+
 def positive(instance, attribute: attrs.Attribute, value) -> None:
     """Reject zero and negative values (timeouts)."""
     if value is not None and value <= 0:

@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-from ._validators import as_tuple, count, non_empty, non_negative
+from ._validators import amount, as_tuple, count, non_empty, non_negative
 
 CompletionReason = Literal["stop", "timeout", "error", "tool_limit"]
 
@@ -65,7 +65,7 @@ class TimingSegment:
 class TimingBreakdown:
     """Wall time of a prompt and its labelled segments."""
 
-    wall_ms: int | float = attrs.field(validator=non_negative)
+    wall_ms: int | float = attrs.field(validator=amount)
     segments: tuple[TimingSegment, ...] = attrs.field(default=(), converter=as_tuple)
 
 
@@ -73,10 +73,10 @@ class TimingBreakdown:
 class CostBreakdown:
     """Cost in US dollars, by kind of token."""
 
-    total_usd: int | float = attrs.field(default=0, validator=non_negative)
-    input_usd: int | float = attrs.field(default=0, validator=non_negative)
-    output_usd: int | float = attrs.field(default=0, validator=non_negative)
-    reasoning_usd: int | float = attrs.field(default=0, validator=non_negative)
+    total_usd: int | float = attrs.field(default=0, validator=amount)
+    input_usd: int | float = attrs.field(default=0, validator=amount)
+    output_usd: int | float = attrs.field(default=0, validator=amount)
+    reasoning_usd: int | float = attrs.field(default=0, validator=amount)
 
 
 @attrs.frozen(kw_only=True)

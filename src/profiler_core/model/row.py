@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from ._validators import as_tuple, non_empty, non_negative
+from ._validators import amount, as_tuple, counts, iteration_number, non_empty
 from .metrics import CompletionReason, CostBreakdown, TimingBreakdown, TokenBreakdown, ToolCallRecord
 
 
@@ -14,11 +14,11 @@ from .metrics import CompletionReason, CostBreakdown, TimingBreakdown, TokenBrea
 class ToolCallSummary:
     """Tool-call counts of one iteration (``ProfileRow.toolCalls``)."""
 
-    total: int = attrs.field(default=0, validator=non_negative)
-    by_category: dict[str, int] = attrs.field(factory=dict)
-    failed: int = attrs.field(default=0, validator=non_negative)
-    retried: int = attrs.field(default=0, validator=non_negative)
-    error_rate: int | float = attrs.field(default=0, validator=non_negative)
+    total: int = attrs.field(default=0, validator=amount)
+    by_category: dict[str, int] = attrs.field(factory=dict, validator=counts)
+    failed: int = attrs.field(default=0, validator=amount)
+    retried: int = attrs.field(default=0, validator=amount)
+    error_rate: int | float = attrs.field(default=0, validator=amount)
     records: tuple[ToolCallRecord, ...] = attrs.field(default=(), converter=as_tuple)
 
     @classmethod
@@ -64,7 +64,7 @@ class ProfileRow:
     scenario_id: str = attrs.field(validator=non_empty)
     mode: str = attrs.field(validator=non_empty)
     model: str
-    iteration: int
+    iteration: int = attrs.field(validator=iteration_number)
     started_at: str
     completed_at: str
     tokens: TokenBreakdown
@@ -72,20 +72,20 @@ class ProfileRow:
     tool_calls: ToolCallSummary
     cost: CostBreakdown
     success: bool
-    checkpoints_passed: int = attrs.field(validator=non_negative)
-    checkpoints_total: int = attrs.field(validator=non_negative)
+    checkpoints_passed: int = attrs.field(validator=amount)
+    checkpoints_total: int = attrs.field(validator=amount)
     checkpoint_details: tuple[CheckpointResult, ...] = attrs.field(default=(), converter=as_tuple)
     output_valid: bool = True
     provider: str
     session_id: str
     #: turns in the session's trace; None when there was no trace (session export off, no analyzer)
-    agent_turns: int | None = attrs.field(default=0, validator=non_negative)
+    agent_turns: int | None = attrs.field(default=0, validator=amount)
     completion_reason: CompletionReason = "stop"
     extensions: dict[str, Any] = attrs.field(factory=dict)
     error: str | None = None
     error_code: str | None = None
     #: 1 + the retries used; absent in the original's rows (it means 1).
-    attempts: int = attrs.field(default=1, validator=non_negative)
+    attempts: int = attrs.field(default=1, validator=amount)
 
     @property
     def cell(self) -> tuple[str, str, str, int]:

@@ -1,17 +1,15 @@
-"""Columnar loading of results JSONL: one json.loads per line, numbers straight into arrays.
+"""Columnar loading of results JSONL: each line decoded once, numbers straight into arrays.
 
-Building a ``ProfileRow`` per line (cattrs) costs ~150 µs; a report of a million
-rows cannot afford that. Each line is parsed with ``json.loads`` (``orjson``
-when it is installed), its essential keys are checked, and its values are
-appended to flat ``array`` buffers that become numpy columns at the end. A
-line that fails the checks is skipped and reported as ``file:line: why``; only
-then is the model's own validation (``serde.from_json``) used, to say why.
+Each line goes through the one row decoder (``rowcodec``: msgspec structs
+generated from the model, so it is checked as ``ProfileRow`` would check it,
+in ~6 µs), and its values are appended to flat ``array`` buffers that become
+numpy columns at the end; no ``ProfileRow`` object is built. A line the
+decoder refuses is skipped and reported as ``file:line: $.key: why``.
 """
 
 from __future__ import annotations
 
 import gzip
-import json
 import math
 import os
 import sys
@@ -23,20 +21,13 @@ from typing import IO, Any
 
 import attrs
 import numpy as np
+import orjson
 
+from .. import rowcodec
 from ..errors import StoreError
 
-try:  # optional speed-up: ~3x faster parsing; the stdlib parser gives identical values
-    import orjson
-
-    _loads: Callable[[bytes], Any] = orjson.loads
-    _DECODE_ERRORS: tuple[type[BaseException], ...] = (ValueError, orjson.JSONDecodeError)
-except ImportError:  # pragma: no cover - depends on the environment
-    _loads = json.loads
-    _DECODE_ERRORS = (ValueError,)
-
-#: What a line that is not a row raises while it is read: it is skipped and reported.
-_ROW_ERRORS: tuple[type[BaseException], ...] = (*_DECODE_ERRORS, KeyError, TypeError, AttributeError, IndexError)
+#: What a line of the analysis file (or a peeked line) raises when it is not what is expected.
+_LINE_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, AttributeError, IndexError)
 
 #: Numeric columns read from every row, in CSV order. Names follow the metric
 #: names of DESIGN §8 where one exists.
@@ -68,8 +59,8 @@ _WIDTH = len(CORE_COLUMNS)
 #: Categorical string columns, stored as integer codes into a list of values.
 CATEGORICAL_COLUMNS: tuple[str, ...] = ("run_id", "mode", "scenario_id", "model", "provider", "completion_reason")
 
-#: Numbers of a row beyond this (2^53) are refused: a float holds no larger integer exactly.
-_MAX_NUMBER = float(2**53)
+#: The largest integer a float column can take at all (approximately): beyond it a value is kept as an object.
+_MAX_FLOAT = 2**1023
 
 #: Most problems spelled out one by one; the rest are counted.
 MAX_LISTED_PROBLEMS = 20
@@ -171,25 +162,35 @@ class _Blocks:
         self.blocks: dict[tuple[str, ...], tuple[array, array]] = {}
         self.objects: dict[str, dict[int, Any]] = {}
 
-    def add(self, row: int, data: dict) -> None:
-        """Record the values of ``data`` for row ``row``."""
+    def stage(self, data: dict) -> tuple[tuple[str, ...], array, dict[str, Any] | None]:
+        """Check ``data`` before its row is committed: its keys, its numbers, and the values that are not numbers."""
         keys = tuple(data)
+        values = data.values()
+        try:
+            return keys, array("d", values), None
+        except (TypeError, OverflowError):
+            pass
+        staged = array("d")
+        objects: dict[str, Any] = {}
+        for key, value in zip(keys, values, strict=True):
+            if type(value) is float or (type(value) is int and abs(value) <= _MAX_FLOAT):
+                staged.append(value)
+            else:  # a string, null, a list, or an integer no float can hold: kept as it is
+                staged.append(math.nan)
+                objects[key] = value
+        return keys, staged, objects
+
+    def add(self, row: int, staged: tuple[tuple[str, ...], array, dict[str, Any] | None]) -> None:
+        """Record the values of row ``row``, as ``stage`` returned them."""
+        keys, numbers, objects = staged
         block = self.blocks.get(keys)
         if block is None:
             block = self.blocks[keys] = (array("q"), array("d"))
-        values = data.values()
-        try:
-            staged = array("d", values)
-        except TypeError:
-            staged = array("d")
-            for key, value in zip(keys, values, strict=True):
-                if type(value) is int or type(value) is float:
-                    staged.append(value)
-                else:
-                    staged.append(math.nan)
-                    self.objects.setdefault(key, {})[row] = value
         block[0].append(row)
-        block[1].extend(staged)
+        block[1].extend(numbers)
+        if objects:
+            for key, value in objects.items():
+                self.objects.setdefault(key, {})[row] = value
 
     def columns(self, n: int, *, fill: float = math.nan) -> dict[str, np.ndarray | list]:
         """Dense columns of length ``n``: floats (``fill`` where absent) or, if any value is not a number, objects."""
@@ -233,18 +234,8 @@ def check_results_file(path: Path) -> None:
         raise StoreError(f"{path}: results file is empty (no rows)")
 
 
-def _diagnose(line: bytes, source: str, fallback: BaseException) -> str:
-    """Say why a line was rejected, in the model's words when it also rejects it."""
-    from ..model import ProfileRow
-    from ..serde import from_json
-
-    try:
-        from_json(line, ProfileRow, source=source)
-    except Exception as exc:  # noqa: BLE001 - ValidationError, or anything cattrs raises
-        message = str(exc)
-    else:
-        message = f"{source}: {type(fallback).__name__}: {fallback}"
-    # Lone surrogates in the offending value must not make the report files unwritable.
+def _shorter(message: str) -> str:
+    """A problem line fit for the report: no lone surrogates (they would make its files unwritable), ~400 characters."""
     message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return message if len(message) <= 400 else message[:397] + "..."
 
@@ -357,7 +348,7 @@ def _parse(
 
     ``drop``: indices (among the accepted rows) of rows to leave out, e.g. superseded duplicates.
     """
-    loads = _loads
+    decode_struct = rowcodec.decode_struct
     numbers = array("d")
     codes = array("q")
     flags = array("b")
@@ -385,132 +376,93 @@ def _parse(
             if not line.strip():
                 continue
             try:
-                d = loads(line)
-                tok = d["tokens"]
-                t_in = tok.get("input", 0)
-                t_out = tok.get("output", 0)
-                t_rea = tok.get("reasoning", 0)
-                t_cr = tok.get("cacheRead", 0)
-                t_cw = tok.get("cacheWrite", 0)
-                t_tot = tok.get("total")
+                r = decode_struct(line)
+                tok = r.tokens
+                t_in, t_out, t_rea = tok.input, tok.output, tok.reasoning
+                t_tot = tok.total
                 if t_tot is None:
-                    t_tot = t_in + t_out + t_rea + t_cr + t_cw
-                t_act = tok.get("active")
+                    t_tot = t_in + t_out + t_rea + tok.cache_read + tok.cache_write
+                t_act = tok.active
                 if t_act is None:
                     t_act = t_in + t_out + t_rea
-                tc = d["toolCalls"]
-                cost = d["cost"]
-                iteration = d["iteration"]
-                success = d["success"]
-                output_valid = d.get("outputValid", True)
-                if type(iteration) is not int or type(success) is not bool or type(output_valid) is not bool:
-                    raise TypeError("iteration must be an integer; success and outputValid booleans")
-                # array() checks every value is a real number, all or nothing (a boolean aside, below).
-                nums = (
-                        iteration,
+                tc = r.tool_calls
+                cost = r.cost
+                turns = r.agent_turns
+                # The decoder checked every type, sign and bound (2^53: what a float column holds exactly).
+                staged = array(
+                    "d",
+                    (
+                        r.iteration,
                         t_in,
                         t_out,
                         t_rea,
-                        t_cr,
-                        t_cw,
+                        tok.cache_read,
+                        tok.cache_write,
                         t_tot,
                         t_act,
-                        d["timing"]["wallMs"],
-                        tc.get("total", 0),
-                        tc.get("failed", 0),
-                        tc.get("retried", 0),
-                        tc.get("errorRate", 0),
-                        cost.get("totalUsd", 0),
-                        cost.get("inputUsd", 0),
-                        cost.get("outputUsd", 0),
-                        cost.get("reasoningUsd", 0),
-                        d["checkpointsPassed"],
-                        d["checkpointsTotal"],
+                        r.timing.wall_ms,
+                        tc.total,
+                        tc.failed,
+                        tc.retried,
+                        tc.error_rate,
+                        cost.total_usd,
+                        cost.input_usd,
+                        cost.output_usd,
+                        cost.reasoning_usd,
+                        r.checkpoints_passed,
+                        r.checkpoints_total,
                         # null: no trace was kept, so the number of turns is unknown (NaN), not 0
-                        math.nan if (turns := d.get("agentTurns", 0)) is None else turns,
-                        d.get("attempts", 1),
+                        math.nan if turns is None else turns,
+                        r.attempts,
+                    ),
                 )
-                if bool in map(type, nums):  # array() would take `true` for 1, the model refuses it
-                    raise TypeError("a count or amount is true or false, expected a number")
-                staged = array("d", nums)
-                # A number no float holds exactly (2^53) is a broken row, not a measurement;
-                # and every count, amount and duration of a row is >= 0.
-                if max(staged) > _MAX_NUMBER:
-                    raise ValueError(f"a number beyond 2^53 (largest: {max(map(abs, staged)):.3g})")
-                if min(staged[1:]) < 0:  # the iteration aside (-1: the warm-up)
-                    raise ValueError(f"a negative count, amount or duration ({min(staged[1:]):g})")
-                run_id, mode, scen, model, provider = (
-                    d["runId"],
-                    d["mode"],
-                    d["scenarioId"],
-                    d["model"],
-                    d["provider"],
-                )
-                reason = d.get("completionReason", "stop")
-                started, completed, session = d["startedAt"], d["completedAt"], d["sessionId"]
-                if not (
-                    type(run_id) is str
-                    and type(mode) is str
-                    and type(scen) is str
-                    and type(model) is str
-                    and type(provider) is str
-                    and type(reason) is str
-                    and type(started) is str
-                    and type(completed) is str
-                    and type(session) is str
-                    and run_id
-                    and mode
-                    and scen
-                ):
-                    raise TypeError("runId, mode, scenarioId, model, provider, startedAt... must be strings")
-                details = d.get("checkpointDetails") or ()
-                # ``+ ""`` rejects a non-string id here, before anything is committed.
-                checks = [(c["id"] + "", c["passed"], c.get("description", "")) for c in details]
-                ext = d.get("extensions")
-                by_cat = tc.get("byCategory")
-                if (ext is not None and type(ext) is not dict) or (by_cat is not None and type(by_cat) is not dict):
-                    raise TypeError("extensions and toolCalls.byCategory must be objects")
-                error = d.get("error")
-            except _ROW_ERRORS as exc:
+                ext = r.extensions
+                ext_staged = extensions.stage(ext) if ext else None
+                by_cat = tc.by_category
+                cat_staged = categories.stage(by_cat) if by_cat else None
+            except rowcodec.DECODE_ERRORS as exc:
                 skipped += 1
                 last_rejected = number
-                if len(problems) < MAX_LISTED_PROBLEMS + 1:
-                    problems.append(_diagnose(line, f"{path}:{number}", exc))
+                if len(problems) < MAX_LISTED_PROBLEMS + 1:  # only these are explained: a million bad lines stay cheap
+                    problems.append(_shorter(rowcodec.explain(line, exc, f"{path}:{number}")))
                 continue
             accepted += 1
             if drop and accepted in drop:
                 continue
             # Everything is checked: commit the row.
             numbers.extend(staged)
-            m = mode_c(mode)
-            s = scen_c(scen)
-            codes.extend(array("q", (run_c(run_id), m, s, model_c(model), prov_c(provider), reason_c(reason))))
-            flags.append(success)
-            flags.append(output_valid)
-            started_at.append(started)
-            completed_at.append(completed)
-            session_id.append(session)
-            if error is not None:
-                errors[n] = (error, d.get("errorCode"))
-            if checks:
+            m = mode_c(r.mode)
+            s = scen_c(r.scenario_id)
+            codes.extend(
+                array("q", (run_c(r.run_id), m, s, model_c(r.model), prov_c(r.provider), reason_c(r.completion_reason)))
+            )
+            flags.append(r.success)
+            flags.append(r.output_valid)
+            started_at.append(r.started_at)
+            completed_at.append(r.completed_at)
+            session_id.append(r.session_id)
+            if r.error is not None:
+                errors[n] = (r.error, r.error_code)
+            if r.checkpoint_details:
                 failed = []
-                for cid, passed, description in checks:
+                for check in r.checkpoint_details:
+                    cid = check.id
                     key = (m, s, cid)
                     counts = checkpoints.get(key)
                     if counts is None:
                         counts = checkpoints[key] = [0, 0]
-                        descriptions.setdefault(cid, description)
+                        descriptions.setdefault(cid, check.description)
                     counts[1] += 1
-                    if passed is True:
+                    if check.passed:
                         counts[0] += 1
                     else:
-                        failed.append(str(cid))
+                        failed.append(cid)
                 if failed:
                     failed_checks[n] = ";".join(failed)
-            if ext:
-                extensions.add(n, ext)
-            if by_cat:
-                categories.add(n, by_cat)
+            if ext_staged is not None:
+                extensions.add(n, ext_staged)
+            if cat_staged is not None:
+                categories.add(n, cat_staged)
             if sink is not None:
                 sink(line.strip())
             n += 1
@@ -602,8 +554,8 @@ def peek_run_id(path: Path) -> str:
                     break
                 if line.strip():
                     try:
-                        run_id = _loads(line).get("runId")
-                    except _ROW_ERRORS:
+                        run_id = orjson.loads(line).get("runId")
+                    except _LINE_ERRORS:
                         continue
                     if isinstance(run_id, str) and run_id:
                         return run_id
@@ -627,14 +579,14 @@ def load_analysis(path: Path) -> tuple[list[dict], list[str]]:
             if not line.strip():
                 continue
             try:
-                b = _loads(line)
+                b = orjson.loads(line)
                 if not (
                     isinstance(b.get("mode"), str)
                     and isinstance(b.get("scenarioId"), str)
                     and isinstance(b.get("results"), dict)
                 ):
                     raise TypeError("expected an analysis bundle with mode, scenarioId and results")
-            except _ROW_ERRORS as exc:
+            except _LINE_ERRORS as exc:
                 problems.append(f"{path}:{number}: skipped ({exc})")
                 continue
             bundles.append(b)

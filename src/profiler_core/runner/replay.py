@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import orjson
 
 from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
@@ -36,6 +35,7 @@ from ..model import (
 )
 from ..providers.transcripts import TranscriptsProvider
 from ..redact import Redactor
+from ..serde import dumps, parse_json
 from ..store import RunPaths, atomic_write_text, read_manifest, write_manifest
 from .options import RunOptions
 
@@ -221,13 +221,13 @@ def _reordered(path: Path, order: dict[Cell, int], times: dict[Cell, tuple[str, 
     """The lines the runner wrote (already redacted), in input order; rows get their recorded times."""
     records = []
     for line in path.read_bytes().splitlines():
-        record = orjson.loads(line)
+        record = parse_json(line)  # orjson, or the stdlib for what it refuses (an integer beyond 64 bits in extensions)
         cell = (record["model"], record["mode"], record["scenarioId"], record["iteration"])
         if times is not None:
             record["startedAt"], record["completedAt"] = times[cell]
         records.append((order[cell], record))
     records.sort(key=lambda pair: pair[0])
-    return "".join(orjson.dumps(record).decode() + "\n" for _, record in records)
+    return "".join(dumps(record) + "\n" for _, record in records)
 
 
 def _recorded_times(session: RecordedSession) -> tuple[str, str]:
