@@ -1,15 +1,16 @@
 """Time ``write_report`` (HTML included) on the original's 10,000 rows, or on 1,000,000 with --scale.
 
-Run: cd /work/main && PYTHONPATH=src python bench/bench_report.py [--repeat N] [--parser json]
-     PYTHONPATH=src python bench/bench_report.py --scale [--rows N] [--keep | --source FILE]
+Run: cd /work/main && PYTHONPATH=src python bench/bench_report.py [--repeat N] [--serial]
+     PYTHONPATH=src python bench/bench_report.py --scale [--rows N] [--serial] [--keep | --source FILE]
 
 Each measurement runs in a fresh subprocess (so Python start-up, imports and
 peak RSS are those of a real ``profiler report``) and prints wall time and
 peak RSS of that process. ``--scale`` builds a results file of 1,000,000 rows
 (default ``--rows``) by replicating the parity file's 10,000 rows with new
 iteration numbers (and session ids), written uncompressed to a temp folder.
-``--parser json`` forces the stdlib parser when orjson is installed; ``--keep``
-keeps the replicated file and ``--source`` reuses it.
+``--serial`` passes ``parallel=False`` (no forked reader, no HTML helper
+process), to see what those two buy; ``--keep`` keeps the replicated file and
+``--source`` reuses it.
 Targets: 10,000 rows well under 2 s; 1,000,000 rows under 60 s and 2 GB.
 """
 
@@ -29,14 +30,13 @@ ROOT = Path(__file__).resolve().parent.parent
 PARITY = ROOT.parent / "shared" / "anchor-parity" / "report-rows.jsonl.gz"
 
 _CHILD = """
-import json, sys, time
+import sys, time
 from pathlib import Path
 t = time.perf_counter()
-from profiler_core.report import load, write_report
-if sys.argv[3] == "json":
-    load._loads, load._DECODE_ERRORS = json.loads, (ValueError,)
-paths = write_report(Path(sys.argv[1]), Path(sys.argv[2]))
-print(f"{time.perf_counter() - t:.3f} {paths.rows} {'orjson' if load._loads is not json.loads else 'json'}")
+from profiler_core.report import write_report
+mode = sys.argv[3]
+paths = write_report(Path(sys.argv[1]), Path(sys.argv[2]), parallel=False if mode == "serial" else None)
+print(f"{time.perf_counter() - t:.3f} {paths.rows} {mode}")
 """
 
 
@@ -64,12 +64,12 @@ def replicate(source: Path, target: Path, rows: int) -> None:
             copy += 1
 
 
-def measure(results: Path, out: Path, parser: str) -> tuple[float, float, float, int, str]:
-    """Run one report in a subprocess: (wall s incl. start-up, write_report s, peak RSS MB, rows, parser)."""
+def measure(results: Path, out: Path, mode: str) -> tuple[float, float, float, int, str]:
+    """Run one report in a subprocess: (wall s incl. start-up, write_report s, peak RSS MB, rows, mode)."""
     env_path = str(ROOT / "src")
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(results), str(out), parser],
+        [sys.executable, "-c", _CHILD, str(results), str(out), mode],
         env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
@@ -93,10 +93,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs of the 10,000-row report (best is shown)")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder and print it")
     parser.add_argument(
-        "--parser",
-        choices=["auto", "json"],
-        default="auto",
-        help="json: force the stdlib parser even if orjson is installed",
+        "--serial", action="store_true", help="everything in one process: no forked reader, no HTML helper"
     )
     parser.add_argument("--source", type=Path, help="with --scale: an existing replicated file to reuse")
     args = parser.parse_args()
@@ -107,11 +104,12 @@ def main() -> None:
         import os
 
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+        mode = "serial" if args.serial else "default"
         if not args.scale:
-            runs = [measure(PARITY, tmp / f"out{i}", args.parser) for i in range(args.repeat)]
+            runs = [measure(PARITY, tmp / f"out{i}", mode) for i in range(args.repeat)]
             wall, inner, peak, rows, used = min(runs)
             print(
-                f"{rows:,} rows (parity file, gzip), parser {used}: best of {args.repeat}: {wall:.2f} s end to end "
+                f"{rows:,} rows (parity file, gzip), {used}: best of {args.repeat}: {wall:.2f} s end to end "
                 f"(write_report {inner:.2f} s), peak RSS {peak:.0f} MB; all runs: {', '.join(f'{r[0]:.2f}' for r in runs)} s"
             )
             return
@@ -122,9 +120,9 @@ def main() -> None:
             replicate(PARITY, source, args.rows)
             size = source.stat().st_size / 2**20
             print(f"built {args.rows:,} rows ({size:,.0f} MB) in {time.perf_counter() - t:.1f} s")
-        wall, inner, peak, rows, used = measure(source, tmp / "out", args.parser)
+        wall, inner, peak, rows, used = measure(source, tmp / "out", mode)
         print(
-            f"{rows:,} rows, parser {used}: {wall:.1f} s end to end (write_report {inner:.1f} s), peak RSS {peak:.0f} MB"
+            f"{rows:,} rows, {used}: {wall:.1f} s end to end (write_report {inner:.1f} s), peak RSS {peak:.0f} MB"
         )
     finally:
         if args.keep:
