@@ -162,35 +162,36 @@ class _Blocks:
         self.blocks: dict[tuple[str, ...], tuple[array, array]] = {}
         self.objects: dict[str, dict[int, Any]] = {}
 
-    def stage(self, data: dict) -> tuple[tuple[str, ...], array, dict[str, Any] | None]:
-        """Check ``data`` before its row is committed: its keys, its numbers, and the values that are not numbers."""
+    def add(self, row: int, data: dict) -> None:
+        """Record the values of ``data`` for row ``row``."""
         keys = tuple(data)
         values = data.values()
-        try:
-            return keys, array("d", values), None
-        except (TypeError, OverflowError):
-            pass
-        staged = array("d")
-        objects: dict[str, Any] = {}
-        for key, value in zip(keys, values, strict=True):
-            if type(value) is float or (type(value) is int and abs(value) <= _MAX_FLOAT):
-                staged.append(value)
-            else:  # a string, null, a list, or an integer no float can hold: kept as it is
-                staged.append(math.nan)
-                objects[key] = value
-        return keys, staged, objects
-
-    def add(self, row: int, staged: tuple[tuple[str, ...], array, dict[str, Any] | None]) -> None:
-        """Record the values of row ``row``, as ``stage`` returned them."""
-        keys, numbers, objects = staged
         block = self.blocks.get(keys)
         if block is None:
             block = self.blocks[keys] = (array("q"), array("d"))
+        try:
+            block[1].extend(array("d", values))
+            objects = None
+        except (TypeError, OverflowError):
+            numbers, objects = self._mixed(keys, values)
+            block[1].extend(numbers)
         block[0].append(row)
-        block[1].extend(numbers)
         if objects:
             for key, value in objects.items():
                 self.objects.setdefault(key, {})[row] = value
+
+    @staticmethod
+    def _mixed(keys: tuple[str, ...], values: Iterable[Any]) -> tuple[array, dict[str, Any]]:
+        """The numbers of a row that also holds other values (NaN in their place), and those values by key."""
+        numbers = array("d")
+        objects: dict[str, Any] = {}
+        for key, value in zip(keys, values, strict=True):
+            if type(value) is float or (type(value) is int and abs(value) <= _MAX_FLOAT):
+                numbers.append(value)
+            else:  # a string, null, a list, or an integer no float can hold: kept as it is
+                numbers.append(math.nan)
+                objects[key] = value
+        return numbers, objects
 
     def columns(self, n: int, *, fill: float = math.nan) -> dict[str, np.ndarray | list]:
         """Dense columns of length ``n``: floats (``fill`` where absent) or, if any value is not a number, objects."""
@@ -377,49 +378,6 @@ def _parse(
                 continue
             try:
                 r = decode_struct(line)
-                tok = r.tokens
-                t_in, t_out, t_rea = tok.input, tok.output, tok.reasoning
-                t_tot = tok.total
-                if t_tot is None:
-                    t_tot = t_in + t_out + t_rea + tok.cache_read + tok.cache_write
-                t_act = tok.active
-                if t_act is None:
-                    t_act = t_in + t_out + t_rea
-                tc = r.tool_calls
-                cost = r.cost
-                turns = r.agent_turns
-                # The decoder checked every type, sign and bound (2^53: what a float column holds exactly).
-                staged = array(
-                    "d",
-                    (
-                        r.iteration,
-                        t_in,
-                        t_out,
-                        t_rea,
-                        tok.cache_read,
-                        tok.cache_write,
-                        t_tot,
-                        t_act,
-                        r.timing.wall_ms,
-                        tc.total,
-                        tc.failed,
-                        tc.retried,
-                        tc.error_rate,
-                        cost.total_usd,
-                        cost.input_usd,
-                        cost.output_usd,
-                        cost.reasoning_usd,
-                        r.checkpoints_passed,
-                        r.checkpoints_total,
-                        # null: no trace was kept, so the number of turns is unknown (NaN), not 0
-                        math.nan if turns is None else turns,
-                        r.attempts,
-                    ),
-                )
-                ext = r.extensions
-                ext_staged = extensions.stage(ext) if ext else None
-                by_cat = tc.by_category
-                cat_staged = categories.stage(by_cat) if by_cat else None
             except rowcodec.DECODE_ERRORS as exc:
                 skipped += 1
                 last_rejected = number
@@ -429,13 +387,48 @@ def _parse(
             accepted += 1
             if drop and accepted in drop:
                 continue
-            # Everything is checked: commit the row.
-            numbers.extend(staged)
+            # The decoder checked every type, sign and bound (2^53: what a float column holds
+            # exactly), so nothing below can fail half-way through a row.
+            tok = r.tokens
+            t_in, t_out, t_rea = tok.input, tok.output, tok.reasoning
+            t_tot = tok.total
+            if t_tot is None:
+                t_tot = t_in + t_out + t_rea + tok.cache_read + tok.cache_write
+            t_act = tok.active
+            if t_act is None:
+                t_act = t_in + t_out + t_rea
+            tc = r.tool_calls
+            cost = r.cost
+            turns = r.agent_turns
+            numbers.extend(
+                (
+                    r.iteration,
+                    t_in,
+                    t_out,
+                    t_rea,
+                    tok.cache_read,
+                    tok.cache_write,
+                    t_tot,
+                    t_act,
+                    r.timing.wall_ms,
+                    tc.total,
+                    tc.failed,
+                    tc.retried,
+                    tc.error_rate,
+                    cost.total_usd,
+                    cost.input_usd,
+                    cost.output_usd,
+                    cost.reasoning_usd,
+                    r.checkpoints_passed,
+                    r.checkpoints_total,
+                    # null: no trace was kept, so the number of turns is unknown (NaN), not 0
+                    math.nan if turns is None else turns,
+                    r.attempts,
+                )
+            )
             m = mode_c(r.mode)
             s = scen_c(r.scenario_id)
-            codes.extend(
-                array("q", (run_c(r.run_id), m, s, model_c(r.model), prov_c(r.provider), reason_c(r.completion_reason)))
-            )
+            codes.extend((run_c(r.run_id), m, s, model_c(r.model), prov_c(r.provider), reason_c(r.completion_reason)))
             flags.append(r.success)
             flags.append(r.output_valid)
             started_at.append(r.started_at)
@@ -459,10 +452,10 @@ def _parse(
                         failed.append(cid)
                 if failed:
                     failed_checks[n] = ";".join(failed)
-            if ext_staged is not None:
-                extensions.add(n, ext_staged)
-            if cat_staged is not None:
-                categories.add(n, cat_staged)
+            if r.extensions:
+                extensions.add(n, r.extensions)
+            if tc.by_category:
+                categories.add(n, tc.by_category)
             if sink is not None:
                 sink(line.strip())
             n += 1
