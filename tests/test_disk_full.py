@@ -67,3 +67,16 @@ def test_a_full_disk_names_the_file_marks_the_run_failed_and_resume_finishes_it(
     cells = [(r["mode"], r["scenarioId"], r["iteration"]) for r in rows]
     assert len(cells) == len(set(cells)) == 200
     assert json.loads((results / "r.manifest.json").read_text())["status"] == "completed"
+
+
+def test_a_full_disk_while_writing_a_report_names_the_file_and_leaves_no_partial_file(tmp_path):
+    _project(tmp_path, "analyzers: []")
+    ran = _profiler(["run", "profile.yaml", "--run-id", "r", "--progress", "none", "--no-report"], tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    # results.json (the rows copied, ~200 KB) is the first file the report writes.
+    out = _profiler(["report", "results/r.jsonl", "--out", "rep"], tmp_path, max_file_bytes=20_000)
+    assert out.returncode == 1, out.stdout
+    assert "Traceback" not in out.stderr
+    errors = [line for line in out.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == [f"Error: {Path('rep') / 'data' / 'results.json'}: cannot write (File too large)"]
+    assert not [p for p in (tmp_path / "rep").rglob("*") if p.name.endswith(".tmp")]

@@ -11,6 +11,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ..errors import StoreError
 from .load import CORE_COLUMNS, RowTable
 
 #: Buffer of the big files: 8 KB reads and writes cost a system call each (slow in VMs).
@@ -163,8 +164,11 @@ class JsonArrayWriter:
 
     def __call__(self, line: bytes) -> None:
         """Append one row (a complete JSON object)."""
-        self._f.write(self._sep)
-        self._f.write(line)
+        try:
+            self._f.write(self._sep)
+            self._f.write(line)
+        except OSError as exc:  # a full disk: name the file (a failed write names none)
+            raise StoreError(f"{self.path}: cannot write ({exc.strerror or exc})") from None
         self._sep = b",\n"
 
     def restart(self) -> None:
@@ -210,13 +214,20 @@ class JsonArrayWriter:
 
     def finish(self) -> None:
         """Close the array and move the file into place."""
-        self._f.write(b"\n]\n")
-        self._f.close()
+        try:
+            self._f.write(b"\n]\n")
+            self._f.close()
+        except OSError as exc:
+            self.abort()
+            raise StoreError(f"{self.path}: cannot write ({exc.strerror or exc})") from None
         os.replace(self._tmp, self.path)
 
     def abort(self) -> None:
         """Drop the partial file."""
-        self._f.close()
+        try:
+            self._f.close()
+        except OSError:
+            pass  # its buffer could not be flushed (a full disk): the file goes anyway
         self._tmp.unlink(missing_ok=True)
 
 
