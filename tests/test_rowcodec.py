@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import attrs
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -184,6 +185,16 @@ GOOD = dumps(ROWS[0])
         (GOOD.replace('"cost": {', '"cost": {"x": NaN, '), "f.jsonl:3: not valid JSON (NaN is not a JSON number)"),
         (GOOD.replace('"extensions": {', '"extensions": {"deep": ' + "[" * 3000 + "]" * 3000 + ", "), "f.jsonl:3: not valid JSON"),
         ("[1, 2]", "f.jsonl:3: $: expected an object, got list [1, 2]"),
+        # found in review: a number no float formats, keys that are not plain text, a BOM,
+        # a key written twice whose first copy is wrong, a number beyond a float in a mapping
+        (GOOD.replace('"wallMs": 1000', '"wallMs": ' + "9" * 400), "f.jsonl:3: $.timing.wallMs: expected a value <= 2^53, got a number of 400 digits"),
+        (GOOD[:-1] + ', "col\\nour": 1}', "f.jsonl:3: $: unknown field(s): 'col\\nour'"),
+        (GOOD[:-1] + ', "\\ud800": 1}', "f.jsonl:3: $: unknown field(s): '\\ud800'"),
+        (GOOD[:-1] + ', "' + "k" * 5000 + '": 1}', "f.jsonl:3: $: unknown field(s): '" + "k" * 80 + "'…(5000 chars)"),
+        ("\ufeff" + GOOD, "f.jsonl:3: not valid JSON (starts with a byte order mark)"),
+        (GOOD.replace('"input": 1000', '"input": -1, "input": 1000'), "f.jsonl:3: an object has the key 'input' twice"),
+        (GOOD.replace('"extensions": {', '"extensions": {"a b": 1e400, '), "f.jsonl:3: $.extensions['a b']: number out of range (beyond what a float holds)"),
+        (GOOD.replace('"extensions": {', '"extensions": {"x": [1, 1e400], '), "f.jsonl:3: $.extensions.x[1]: number out of range (beyond what a float holds)"),
     ],
 )
 def test_a_refused_line_gets_one_line_naming_file_key_and_value(line, message):
@@ -191,6 +202,21 @@ def test_a_refused_line_gets_one_line_naming_file_key_and_value(line, message):
         rowcodec.decode_row(line, source="f.jsonl:3")
     assert str(info.value).startswith(message), str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_refused_line_of_bytes_says_what_is_wrong_with_its_encoding():
+    with pytest.raises(ValidationError, match=r"^f:1: not valid JSON \(starts with a byte order mark\)$"):
+        rowcodec.decode_row(b"\xef\xbb\xbf" + GOOD.encode(), source="f:1")
+    with pytest.raises(ValidationError, match=r"^f:1: not valid JSON \('utf-8' codec can't decode byte 0xff in position 67: invalid start byte\)$"):
+        rowcodec.decode_row(GOOD.replace('"m1"', '"m1\xff"').encode("latin-1"), source="f:1")
+    # A str line holding a raw lone surrogate (no file gives one; a caller might): refused, not a crash.
+    with pytest.raises(ValidationError, match=r"^f:1: a string holds a lone surrogate"):
+        rowcodec.decode_row(GOOD.replace('"m1"', '"m1\ud800"'), source="f:1")
+
+
+def test_a_key_written_twice_with_two_good_values_keeps_the_last_like_every_json_reader():
+    line = GOOD.replace('"input": 1000', '"input": 7, "input": 1000')
+    assert rowcodec.decode_row(line).tokens.input == 1000 == from_json(line, ProfileRow).tokens.input
 
 
 def test_every_reader_of_results_uses_the_one_decoder(tmp_path):
@@ -223,3 +249,38 @@ def test_a_row_class_with_a_validator_the_decoder_cannot_check_is_refused_when_g
 
     with pytest.raises(TypeError, match=r"Odd\.n: validator .* has no msgspec constraint"):
         rowcodec.struct_for(Odd)
+
+
+@pytest.mark.parametrize(
+    ("field", "message"),
+    [
+        (attrs.field(converter=abs), r"Odd\.n: converter .* is not supported"),
+        (attrs.field(default=attrs.Factory(lambda self: 1, takes_self=True)), r"Odd\.n: a default factory that takes self"),
+    ],
+)
+def test_a_row_class_the_decoder_would_read_differently_from_the_model_is_refused(field, message):
+    Odd = attrs.make_class("Odd", {"n": field}, frozen=True)
+    Odd.__annotations__ = {"n": int}
+    with pytest.raises(TypeError, match=message):
+        rowcodec.struct_for(Odd)
+
+
+def test_a_constraint_on_a_type_msgspec_cannot_constrain_is_refused_not_dropped():
+    from profiler_core.model._validators import non_empty
+
+    @attrs.frozen
+    class Listed:
+        items: tuple[str, ...] = attrs.field(validator=non_empty)
+
+    with pytest.raises(TypeError, match="a constraint on .* is not supported"):
+        rowcodec.struct_for(Listed)
+
+
+def test_a_private_attribute_is_built_through_its_init_name():
+    @attrs.frozen
+    class Private:
+        _secret: int = 0
+
+    written = to_json(Private(secret=4))  # the model's own key for it
+    struct = msgspec.json.decode(written, type=rowcodec.struct_for(Private))
+    assert rowcodec._builder(Private)(struct) == Private(secret=4)

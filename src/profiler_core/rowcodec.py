@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import types
 import typing
@@ -42,6 +43,9 @@ _CONSTRAINTS: dict[Callable[..., None], msgspec.Meta] = {
     v.iteration_number: msgspec.Meta(ge=-1, le=v.MAX_COUNT),
 }
 
+#: Converters a row field may have: none, or one the struct's own type already gives (a tuple).
+_CONVERTERS: tuple[Any, ...] = (None, v.as_tuple)
+
 #: Validators of a mapping's values: the constraint goes on the value type.
 _VALUE_CONSTRAINTS: dict[Callable[..., None], msgspec.Meta] = {
     v.counts: msgspec.Meta(ge=0, le=v.MAX_COUNT),
@@ -50,13 +54,14 @@ _VALUE_CONSTRAINTS: dict[Callable[..., None], msgspec.Meta] = {
 
 def _constrained(hint: Any, meta: msgspec.Meta | None) -> Any:
     """``hint`` with ``meta`` on its str/int/float parts (``int | float | None`` -> each member)."""
-    if meta is None:
+    if meta is None or hint is type(None):
         return hint
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         return functools.reduce(lambda a, b: a | b, (_constrained(arg, meta) for arg in typing.get_args(hint)))
     if hint in (str, int, float):
         return Annotated[hint, meta]
-    return hint
+    # A check silently dropped would let through rows the model refuses.
+    raise TypeError(f"rowcodec: a constraint on {hint!r} is not supported (only on str, int and float)")
 
 
 def _struct_type(hint: Any) -> Any:
@@ -85,10 +90,15 @@ def struct_for(cls: type) -> type[msgspec.Struct]:
     hints = typing.get_type_hints(cls)
     fields: list[tuple[str, Any, Any]] = []
     for a in attrs.fields(cls):
+        where = f"rowcodec: {cls.__name__}.{a.name}"
         validator = a.validator
         meta = None if validator is None else _CONSTRAINTS.get(validator) or _VALUE_CONSTRAINTS.get(validator)
         if validator is not None and meta is None:
-            raise TypeError(f"rowcodec: {cls.__name__}.{a.name}: validator {validator!r} has no msgspec constraint")
+            raise TypeError(f"{where}: validator {validator!r} has no msgspec constraint")
+        if a.converter not in _CONVERTERS:  # the struct would keep what the model converts
+            raise TypeError(f"{where}: converter {a.converter!r} is not supported")
+        if isinstance(a.default, attrs.Factory) and a.default.takes_self:  # type: ignore[arg-type]
+            raise TypeError(f"{where}: a default factory that takes self is not supported")
         kind = _struct_type(hints[a.name])
         if validator in _VALUE_CONSTRAINTS:
             if typing.get_origin(kind) is not dict:
@@ -122,21 +132,24 @@ def _tuple_of(build: Callable[[Any], Any], items: Any) -> tuple[Any, ...]:
 def _builder(cls: type) -> Callable[[Any], Any]:
     """A function struct -> attrs object of ``cls`` (nested structs and tuples of them too)."""
     hints = typing.get_type_hints(cls)
-    steps: list[tuple[str, Callable[[Any], Any] | None]] = []
+    steps: list[tuple[str, str, Callable[[Any], Any] | None]] = []
     for a in attrs.fields(cls):
         hint = hints[a.name]
         nested = [arg for arg in (hint, *typing.get_args(hint)) if attrs.has(arg)]
         if attrs.has(hint):
-            steps.append((a.name, _builder(hint)))
+            step: Callable[[Any], Any] | None = _builder(hint)
         elif typing.get_origin(hint) is tuple and nested:
-            steps.append((a.name, functools.partial(_tuple_of, _builder(nested[0]))))
+            step = functools.partial(_tuple_of, _builder(nested[0]))
         elif nested:
             raise TypeError(f"rowcodec: {cls.__name__}.{a.name}: {hint!r} is not supported")
         else:
-            steps.append((a.name, None))
+            step = None
+        steps.append((a.alias or a.name, a.name, step))  # a private ``_x`` is passed to __init__ as ``x``
 
     def build(struct: Any) -> Any:
-        return cls(**{name: getattr(struct, name) if step is None else step(getattr(struct, name)) for name, step in steps})
+        return cls(
+            **{arg: getattr(struct, name) if step is None else step(getattr(struct, name)) for arg, name, step in steps}
+        )
 
     return build
 
@@ -145,11 +158,13 @@ def _builder(cls: type) -> Callable[[Any], Any]:
 RowStruct: type[msgspec.Struct] = struct_for(ProfileRow)
 _decoder = msgspec.json.Decoder(RowStruct)
 
+_SURROGATE = "a string holds a lone surrogate (\\ud800-\\udfff), not text"
+
 _MSGSPEC_MESSAGE = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>\$[^`]*)`)?$", re.DOTALL)
 
 
 #: What decoding a line that is not a row raises (msgspec's errors; nesting beyond the recursion limit; bytes not UTF-8).
-DECODE_ERRORS: tuple[type[BaseException], ...] = (msgspec.MsgspecError, RecursionError, UnicodeDecodeError)
+DECODE_ERRORS: tuple[type[BaseException], ...] = (msgspec.MsgspecError, RecursionError, UnicodeError)
 
 #: ``decode_struct(line)`` -> ``RowStruct``, raising ``DECODE_ERRORS``: for loops that explain only some failures.
 decode_struct: Callable[[bytes | str], Any] = _decoder.decode
@@ -178,21 +193,31 @@ def explain(line: bytes | str, exc: BaseException, source: str | None = None) ->
 
     msgspec stops at the first problem and checks while it parses, so a torn
     line may fail on a key before its syntax does. The syntax is judged first
-    (the stdlib names line and column), then the model's converter words every
-    problem of the row at once, as for any other file the profiler reads; only
-    what JSON text cannot hold (lone surrogates) is left to msgspec's message.
+    (the stdlib names line and column; a byte order mark and a key written
+    twice in one object are named too, as msgspec refuses the first and may
+    refuse the first copy of the second), then the model's converter words
+    every problem of the row at once, as for any other file the profiler
+    reads; only what the stdlib takes and msgspec does not (lone surrogates,
+    numbers beyond a float) is left to msgspec's message.
     """
     from .serde import structure
 
     prefix = f"{source}: " if source else ""
     if isinstance(exc, RecursionError):
         return prefix + "not valid JSON (nested too deeply)"
+    if isinstance(exc, UnicodeEncodeError):  # a str line holding a raw lone surrogate
+        return prefix + _SURROGATE
+    if line[:3] == b"\xef\xbb\xbf" or line[:1] == "\ufeff":  # the stdlib would skip it
+        return prefix + "not valid JSON (starts with a byte order mark)"
+    duplicates: list[str] = []
     try:
-        document = json.loads(line, parse_constant=_refuse_constant)
+        document = json.loads(line, parse_constant=_refuse_constant, object_pairs_hook=_no_repeats(duplicates))
     except json.JSONDecodeError as syntax:
         return f"{prefix}not valid JSON ({syntax.msg.removesuffix(' starting at')} at line {syntax.lineno} column {syntax.colno})"
     except (ValueError, UnicodeError, RecursionError) as syntax:
         return f"{prefix}not valid JSON ({syntax})"
+    if duplicates:  # JSON readers disagree on which copy counts: such a row is refused, not guessed
+        return f"{prefix}an object has the key {shown(duplicates[0], 80)} twice"
     try:
         structure(document, ProfileRow, source=source)
     except ValidationError as refused:
@@ -202,7 +227,7 @@ def explain(line: bytes | str, exc: BaseException, source: str | None = None) ->
     try:
         json.dumps(document, ensure_ascii=False).encode("utf-8")
     except UnicodeError:
-        return prefix + "a string holds a lone surrogate (\\ud800-\\udfff), not text"
+        return prefix + _SURROGATE
     return prefix + _msgspec_words(str(exc), document)
 
 
@@ -211,12 +236,41 @@ def _msgspec_words(message: str, document: Any) -> str:
     match = _MSGSPEC_MESSAGE.match(message)
     what, path = (match["what"], match["path"] or "$") if match else (message, "$")
     what = what.replace("`", "")
-    what = what[:1].lower() + what[1:]
+    if what[1:2].islower():  # "Expected ..." -> "expected ...", but "JSON is ..." stays
+        what = what[:1].lower() + what[1:]
+    if what == "number out of range":  # msgspec names no key inside a mapping ($.extensions[...])
+        return f"{_infinite_at(document, '$') or path}: number out of range (beyond what a float holds)"
     if ", got " not in what:
         found, value = _lookup(document, path)
         if found:
             what += f", got {shown(value, 80)}"
     return f"{path}: {what}"
+
+
+def _no_repeats(found: list[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """An ``object_pairs_hook`` that notes the keys an object holds twice."""
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        document = dict(pairs)
+        if len(document) < len(pairs) and not found:
+            seen: set[str] = set()
+            found.extend(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        return document
+
+    return hook
+
+
+def _infinite_at(node: Any, path: str) -> str | None:
+    """The path of the first number the stdlib read as infinite (it was beyond a float), if any."""
+    if isinstance(node, float) and math.isinf(node):
+        return path
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, item in items:
+        step = f"[{key}]" if isinstance(key, int) else f".{key}" if key.isidentifier() else f"[{shown(key, 80)}]"
+        found = _infinite_at(item, path + step)
+        if found:
+            return found
+    return None
 
 
 def _refuse_constant(name: str) -> Any:

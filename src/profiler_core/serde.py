@@ -398,11 +398,16 @@ _SNAKE_SEGMENT = re.compile(r"\.([a-z0-9]+(?:_[a-z0-9]+)+)")
 _KEYED_MESSAGE = re.compile(r"^(\w+): (expected .*)$")
 
 
+def _key_name(key: str) -> str:
+    """A key of the input as a message shows it: as it is when plain, else quoted, escaped and cut."""
+    return key if key.isprintable() and len(key) <= 80 and "," not in key else shown(key, 80)
+
+
 def _format_exception(exc: BaseException, type_: Any) -> str:
     if isinstance(exc, KeyError):
         return "required field missing"
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
-        return f"unknown field(s): {', '.join(sorted(exc.extra_fields))}"
+        return f"unknown field(s): {', '.join(map(_key_name, sorted(exc.extra_fields)))}"
     if isinstance(exc, (TypeError, ValueError)) and "expected" in str(exc):
         return str(exc)
     if typing.get_origin(type_) is typing.Literal:

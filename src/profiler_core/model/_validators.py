@@ -29,19 +29,26 @@ def non_negative(instance, attribute: attrs.Attribute, value) -> None:
 MAX_COUNT = 2**53
 
 
+def _digits(value: int | float) -> int:
+    """Digits of a number too big to print (a 400-digit integer overflows float formatting)."""
+    if not isinstance(value, int):
+        return len(f"{value:.0f}")
+    digits = int(value.bit_length() * 0.30103) + 1  # one too many, at most: checked exactly below
+    return digits - 1 if 10 ** (digits - 1) > value else digits
+
+
 def count(instance, attribute: attrs.Attribute, value) -> None:
     """Reject negative counts and counts no column can hold exactly (None passes: unknown)."""
     non_negative(instance, attribute, value)
     if value is not None and value > MAX_COUNT:
-        digits = int(value.bit_length() * 0.30103) + 1 if isinstance(value, int) else len(f"{value:.0f}")
-        raise ValueError(f"{_camel(attribute.name)}: expected a count <= 2^53, got a number of {digits} digits")
+        raise ValueError(f"{_camel(attribute.name)}: expected a count <= 2^53, got a number of {_digits(value)} digits")
 
 
 def amount(instance, attribute: attrs.Attribute, value) -> None:
     """Reject negative amounts (durations, dollars, counts) and ones no float column holds exactly (> 2^53)."""
     non_negative(instance, attribute, value)
     if value is not None and value > MAX_COUNT:
-        raise ValueError(f"{_camel(attribute.name)}: expected a value <= 2^53, got {value:.3g}")
+        raise ValueError(f"{_camel(attribute.name)}: expected a value <= 2^53, got a number of {_digits(value)} digits")
 
 
 def counts(instance, attribute: attrs.Attribute, value) -> None:
