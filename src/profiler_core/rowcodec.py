@@ -102,7 +102,7 @@ def struct_for(cls: type) -> type[msgspec.Struct]:
         kind = _struct_type(hints[a.name])
         if validator in _VALUE_CONSTRAINTS:
             if typing.get_origin(kind) is not dict:
-                raise TypeError(f"rowcodec: {cls.__name__}.{a.name}: validator {validator!r} needs a mapping")
+                raise TypeError(f"{where}: validator {validator!r} needs a mapping")
             key, value = typing.get_args(kind)
             kind = dict[key, _constrained(value, meta)]  # type: ignore[misc,valid-type]
         else:
@@ -163,7 +163,8 @@ _SURROGATE = "a string holds a lone surrogate (\\ud800-\\udfff), not text"
 _MSGSPEC_MESSAGE = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>\$[^`]*)`)?$", re.DOTALL)
 
 
-#: What decoding a line that is not a row raises (msgspec's errors; nesting beyond the recursion limit; bytes not UTF-8).
+#: What decoding a line that is not a row raises (msgspec's errors; nesting beyond the recursion limit;
+#: bytes that are not UTF-8, or a str holding a lone surrogate).
 DECODE_ERRORS: tuple[type[BaseException], ...] = (msgspec.MsgspecError, RecursionError, UnicodeError)
 
 #: ``decode_struct(line)`` -> ``RowStruct``, raising ``DECODE_ERRORS``: for loops that explain only some failures.
