@@ -83,7 +83,11 @@ def test_the_cli_never_echoes_a_megabyte(tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [('{"a": "abc', "Unterminated string at line 1 column 7"), ('{"a" 1}', "Expecting ':' delimiter at line 1 column 6")],
+    [
+        ('{"a": "abc', "Unterminated string at line 1 column 7"),
+        ('{"a" 1}', "Expecting ':' delimiter at line 1 column 6"),
+        ('{"a": "a\x01"}', "Invalid control character at line 1 column 9"),  # json says "... character at"
+    ],
 )
 def test_json_errors_read_at_line_once(tmp_path, text, expected):
     with pytest.raises(ProfilerError) as info:

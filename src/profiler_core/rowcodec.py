@@ -201,7 +201,7 @@ def explain(line: bytes | str, exc: BaseException, source: str | None = None) ->
     reads; only what the stdlib takes and msgspec does not (lone surrogates,
     numbers beyond a float) is left to msgspec's message.
     """
-    from .serde import structure
+    from .serde import json_error, structure
 
     prefix = f"{source}: " if source else ""
     if isinstance(exc, RecursionError):
@@ -214,7 +214,7 @@ def explain(line: bytes | str, exc: BaseException, source: str | None = None) ->
     try:
         document = json.loads(line, parse_constant=_refuse_constant, object_pairs_hook=_no_repeats(duplicates))
     except json.JSONDecodeError as syntax:
-        return f"{prefix}not valid JSON ({syntax.msg.removesuffix(' starting at')} at line {syntax.lineno} column {syntax.colno})"
+        return f"{prefix}not valid JSON ({json_error(syntax)})"
     except (ValueError, UnicodeError, RecursionError) as syntax:
         return f"{prefix}not valid JSON ({syntax})"
     if duplicates:  # JSON readers disagree on which copy counts: such a row is refused, not guessed

@@ -469,8 +469,13 @@ def dumps(data: Any, *, indent: int | None = None) -> str:
 
 
 def json_error(exc: json.JSONDecodeError) -> str:
-    """``Unterminated string at line 3 column 12``: json's message without its dangling "starting at"."""
-    return f"{exc.msg.removesuffix(' starting at')} at line {exc.lineno} column {exc.colno}"
+    """``Unterminated string at line 3 column 12``: json's message without its dangling "starting at" / "at"."""
+    return f"{json_message(exc)} at line {exc.lineno} column {exc.colno}"
+
+
+def json_message(exc: json.JSONDecodeError) -> str:
+    """json's message without the dangling words its position would follow (``Invalid control character at``)."""
+    return exc.msg.removesuffix(" starting at").removesuffix(" at")
 
 
 def parse_json(text: str | bytes, *, source: str | None = None) -> Any:

@@ -35,6 +35,7 @@ from ..model import (
 )
 from ..model._validators import as_tuple
 from ..numbers import is_number
+from ..serde import json_message
 from ..timestamps import iso
 
 #: Tool outputs longer than this are cut in the trace (real sessions read whole files; traces must stay loadable).
@@ -304,7 +305,7 @@ def read_json_records(path: Path) -> list[tuple[str, Any]]:
 
 def json_problem(exc: json.JSONDecodeError, *, line: bool = False) -> str:
     """``Unterminated string at line 3 column 12`` (json's own wording ends in a dangling "starting at")."""
-    message = exc.msg.removesuffix(" starting at")
+    message = json_message(exc)
     where = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
     return f"{message} at {where}"
 
