@@ -47,12 +47,13 @@ MaybeAwaitable: TypeAlias = Union[T, Awaitable[T]]  # noqa: UP007 - a generic al
 
 @runtime_checkable
 class SessionProvider(Protocol):
-    """Drives sessions of one kind of agent."""
+    """Drives sessions of one kind of agent.
+
+    Besides ``id`` and these six methods a provider may have the optional
+    members of :class:`SessionProviderDefaults` (inherit from it to get them).
+    """
 
     id: str
-    # Optional attributes, read with getattr (so not protocol members):
-    # ``init_scope`` - ``"suite"`` (default): ``init`` once per run; ``"mode"``: once per mode;
-    # ``needs_process_env`` - True keeps modes one at a time (the mode's environment is process-wide).
 
     def init(self, config: ProviderConfig) -> MaybeAwaitable[None]:
         """Start the agent (server, connection) for the given model and mode."""
@@ -73,6 +74,29 @@ class SessionProvider(Protocol):
         """Stop the agent; called once per ``init``, in a ``finally``."""
 
 
+class SessionProviderDefaults:
+    """The optional members of a :class:`SessionProvider`, with the defaults that apply when a provider lacks them.
+
+    A provider may set any of them (or inherit this class); the runner reads
+    them once per instance (``runner.adapter.ProviderAdapter``).
+    """
+
+    #: ``"suite"``: ``init`` once per model (one instance serves its modes); ``"mode"``: once per mode
+    init_scope: str = "suite"
+    #: True when the agent reads the runner's process environment, so modes run one at a time
+    needs_process_env: bool = False
+    #: True when the synchronous methods return at once (called inline, not in a worker thread)
+    nonblocking_sync: bool = False
+
+    def session_times(self, handle: SessionHandle) -> tuple[str, str] | None:
+        """When the session really started and ended (ISO 8601), for a replayed recording.
+
+        The row's ``startedAt``/``completedAt`` then say when the session happened;
+        None (the default) means the times the runner saw.
+        """
+        return None
+
+
 @runtime_checkable
 class Scorer(Protocol):
     """Decides whether the agent did its task."""
@@ -81,6 +105,13 @@ class Scorer(Protocol):
 
     def evaluate(self, scenario: Scenario, context: ScorerContext) -> MaybeAwaitable[ScorerResult]:
         """Check the agent's output and trace against the scenario."""
+
+
+class ScorerDefaults:
+    """The optional members of a :class:`Scorer`, with their defaults."""
+
+    def check_scenario(self, scenario: Scenario) -> None:
+        """Raise ``ProfilerError`` for scenario settings this scorer cannot use (``profiler validate``); default: accept."""
 
 
 @runtime_checkable
@@ -169,6 +200,18 @@ PROTOCOLS: dict[str, type] = {
 }
 
 
+#: The optional attributes of a session provider and their defaults.
+PROVIDER_DEFAULTS: dict[str, Any] = {
+    name: getattr(SessionProviderDefaults, name) for name in ("init_scope", "needs_process_env", "nonblocking_sync")
+}
+
+
+def optional_method(component: Any, name: str) -> Any:
+    """A component's optional method (``SessionProviderDefaults``, ``ScorerDefaults``), or None when it has none."""
+    method = getattr(component, name, None)
+    return method if callable(method) else None
+
+
 def required_methods(protocol: type) -> list[str]:
     """The methods a protocol requires, in declaration order."""
     return [name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_")]
@@ -177,6 +220,4 @@ def required_methods(protocol: type) -> list[str]:
 def missing_methods(component: Any, contract: str) -> list[str]:
     """The methods of ``contract`` that ``component`` (an object or a class) lacks; empty if it conforms."""
     protocol = PROTOCOLS[contract]
-    if not isinstance(component, type) and isinstance(component, protocol):
-        return []  # the runtime-checkable protocol accepts it (identity attribute included)
     return [name for name in required_methods(protocol) if not callable(getattr(component, name, None))]

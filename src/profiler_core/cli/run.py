@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import ConfigError, ProfilerError
+from ..errors import ProfilerError
 from .context import pass_manager
 from .progress import make_progress, progress_option
 
@@ -105,73 +105,23 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
     import trio
     from rich.console import Console
 
-    from ..config import load_profile
-    from ..model import ProfileRow
-    from ..runner import options_from_config, run_profile_suite
-    from ..store import RunLock, RunPaths, read_jsonl, read_manifest, repair_truncated_tail
+    from ..runner.launch import run_from_profile
 
-    overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
-    config = load_profile(profile, overrides, registry=manager.registry)
-    previous_rows = []
-    resumed_from: tuple[str, ...] = ()
-    if resume_id:
-        if run_id and run_id != resume_id:
-            raise ConfigError("--run-id and --resume name different runs")
-        paths = RunPaths(Path(config.output.results_dir), resume_id)
-        manifest = read_manifest(paths.manifest)
-        if manifest.overrides:
-            # Resume what was started, its flags included; flags given now win.
-            config = load_profile(profile, {**manifest.overrides, **overrides}, registry=manager.registry)
-        if config.profile_hash() != manifest.profile_hash and not force:
-            raise ConfigError(
-                f"the profile (or its scenarios) changed since run {resume_id} started; "
-                "resuming would mix two experiments (use --force to resume anyway)"
-            )
-        installed = {p.name: p.version for p in manager.plugins.values() if p.error is None}
-        changed = [p.name for p in manifest.plugins if p.name in installed and installed[p.name] != p.version]
-        if changed and not force:
-            raise ConfigError(f"plugin versions changed since run {resume_id} started: {', '.join(changed)} (use --force)")
-        from ..model import SessionAnalysisBundle
-
-        # Refuse before touching the files when the run is still being written by another process.
-        probe = RunLock(paths)
-        probe.acquire()
-        probe.release()
-        for file, cls in ((paths.jsonl, ProfileRow), (paths.analysis, SessionAnalysisBundle)):
-            repaired = repair_truncated_tail(file, cls)
-            if repaired:
-                click.echo(f"warning: {repaired}", err=True)
-        read = read_jsonl(paths.jsonl) if paths.jsonl.exists() else None
-        previous_rows = read.rows if read else []
-        for problem in read.problems if read else []:
-            click.echo(f"warning: {problem}", err=True)
-        run_id = resume_id
-        resumed_from = (*manifest.resumed_from, manifest.started_at)
-
-    elif run_id:
-        paths = RunPaths(Path(config.output.results_dir), run_id)
-        if paths.jsonl.exists() or paths.manifest.exists():
-            raise ConfigError(
-                f"run {run_id!r} already exists in {paths.results_dir}; "
-                f"use --resume {run_id} to finish it, or another --run-id"
-            )
-
-    logging.basicConfig(level=LOG_LEVELS.get(config.output.log_level, logging.INFO), format="%(levelname)s %(message)s", stream=sys.stderr)
-    logging.getLogger("agent_profiler").setLevel(LOG_LEVELS.get(config.output.log_level, logging.INFO))
-    hooks = []
     bar = make_progress(progress)
-    if bar is not None:
-        hooks.append(bar)
-    options = options_from_config(
-        config, manager, run_id=run_id, hooks=hooks, handle_sigint=True, previous_rows=previous_rows, resumed_from=resumed_from,
-        time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
+    run, config = run_from_profile(
+        profile, manager,
+        overrides=_overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency),
+        run_id=run_id, resume=resume_id, force=force, hooks=[bar] if bar is not None else [],
+        on_prepared=lambda run: click.echo(
+            f"Run {run.run_id}" + (f" (resuming: {run.resumed_cells} cells already done)" if resume_id else "")
+        ),
+        handle_sigint=True, time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
     )
-    from ..runner.suite import new_run_id
-
-    options.run_id = options.run_id or new_run_id()
-    click.echo(f"Run {options.run_id}" + (f" (resuming: {len(previous_rows)} cells already done)" if resume_id else ""))
+    level = LOG_LEVELS.get(config.output.log_level, logging.INFO)
+    logging.basicConfig(level=level, format="%(levelname)s %(message)s", stream=sys.stderr)
+    logging.getLogger("agent_profiler").setLevel(level)
     try:
-        result = trio.run(run_profile_suite, options)
+        result = trio.run(run.execute_all)
     finally:
         if bar is not None:
             bar.stop()
@@ -250,7 +200,7 @@ def validate_command(manager, profile):
     if built.get("mode_resolver") is not None:
         problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
         problems += trio.run(check_provider_overrides, config, manager, built["mode_resolver"])
-    from ..runner.ray_executor import ray_problems
+    from ..runner.executors.ray import ray_problems
 
     problems += [f"{profile}: {line}" for line in ray_problems(config.execution.executor)]
     if problems:

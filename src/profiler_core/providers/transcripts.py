@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import glob
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -122,12 +122,17 @@ class TranscriptsProvider:
 
     @classmethod
     def from_sessions(
-        cls, sessions: Sequence[RecordedSession], *, scenario: str | None = None, on_exhausted: str = "error"
+        cls, sessions: Sequence[RecordedSession], *, scenario: str | None = None, on_exhausted: str = "error",
+        recorded_times: bool = False,
     ) -> TranscriptsProvider:
-        """A provider replaying sessions already loaded (``profiler import`` parses every file first)."""
+        """A provider replaying sessions already loaded (``profiler import`` parses every file first).
+
+        With ``recorded_times`` each row says when its session happened, not when it was replayed.
+        """
         provider = cls.__new__(cls)
         provider.format = sessions[0].format if sessions else FORMATS[0]
         provider._setup(list(sessions), on_exhausted=on_exhausted, time_scale=0.0, scenario=scenario)
+        provider.recorded_times = recorded_times
         return provider
 
     def _setup(self, sessions: list[RecordedSession], *, on_exhausted: str, time_scale: float, scenario: str | None) -> None:
@@ -137,6 +142,7 @@ class TranscriptsProvider:
         self.on_exhausted = on_exhausted
         self.time_scale = time_scale
         self.scenario = scenario
+        self.recorded_times = False
         self._live: dict[str, tuple[RecordedSession, int]] = {}
 
     def scenario_of(self, session: RecordedSession) -> str:
@@ -203,11 +209,31 @@ class TranscriptsProvider:
         """Forget live replays."""
         self._live.clear()
 
+    def session_times(self, handle: SessionHandle) -> tuple[str, str] | None:
+        """When the replayed session happened (``profiler import``); None in a profile's replay run."""
+        return recorded_times(self._session(handle)) if self.recorded_times else None
+
     def _session(self, handle: SessionHandle) -> RecordedSession:
         try:
             return self._live[handle.session_id][0]
         except KeyError:
             raise ProfilerError(f"transcripts: unknown session {handle.session_id!r}") from None
+
+
+def recorded_times(session: RecordedSession) -> tuple[str, str]:
+    """When a session happened; for a file without timestamps, its modification time plus the recorded wall time."""
+    if session.started_at and session.completed_at:
+        return session.started_at, session.completed_at
+    try:
+        moment = datetime.fromtimestamp(Path(session.file).stat().st_mtime, tz=UTC)
+    except OSError:
+        moment = datetime.now(UTC)
+    end = moment + timedelta(milliseconds=session.result.metrics.timing.wall_ms)
+    return _iso(moment), _iso(end)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def replayed_result(session: RecordedSession) -> PromptResult:

@@ -5,9 +5,11 @@ session (no repetition of a recording, no warmup), so an imported row is made
 exactly like a row of ``profiler run``: same collectors, analyzers, scorer and
 ``make_row``. The run is written to a hidden folder next to ``--out`` and its
 files are moved into place only once it completed, so a failure leaves nothing
-behind. Two things differ from a live run, both on purpose: a row's
-``startedAt``/``completedAt`` are the recorded times (when the session
-happened, not when it was replayed), and rows are in input order.
+behind. Two things differ from a live run, both on purpose, and both are
+written that way the first time: a row's ``startedAt``/``completedAt`` are the
+recorded times (the provider's ``session_times``: when the session happened,
+not when it was replayed), and rows are in input order (the run is given its
+cells in that order and runs them one at a time).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,7 @@ from ..model import (
 )
 from ..providers.transcripts import TranscriptsProvider
 from ..redact import Redactor
-from ..serde import dumps, parse_json
-from ..store import RunPaths, atomic_write_text, read_manifest, write_manifest
+from ..store import RunPaths, read_jsonl, read_manifest, write_manifest
 from .options import RunOptions
 
 DEFAULT_MODE = "imported"
@@ -129,50 +129,17 @@ def import_sessions(
 
     if not sessions:
         raise ProfilerError("the files hold no session")
-    provider = TranscriptsProvider.from_sessions(sessions, scenario=scenario)
-    registry = manager.registry
-    scorer = registry.create("scorers", scorer_id or DEFAULT_SCORER, {})
-    collectors = [registry.create("collectors", cid, {}) for cid in registry.ids("collectors")]
-    analyzers = [registry.create("analyzers", aid, {}) for aid in registry.ids("analyzers")]
-
-    # One cell per session: iterations count from 0 per scenario, in input order (the provider's pick order).
-    cells: list[Cell] = []
-    counts: dict[str, int] = {}
-    for session in sessions:
-        scenario_id = provider.scenario_of(session)
-        cells.append((session.model or model or UNKNOWN_MODEL, mode, scenario_id, counts.get(scenario_id, 0)))
-        counts[scenario_id] = counts.get(scenario_id, 0) + 1
+    provider = TranscriptsProvider.from_sessions(sessions, scenario=scenario, recorded_times=True)
+    cells = _cells(sessions, provider, mode, model)
     run_id = run_id or out.stem
     made = [d for d in (out.parent, *out.parent.parents) if not d.exists()]
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        options = RunOptions(
-            provider=provider,
-            scorer=scorer,
-            scenarios=[Scenario(id=sid, name=sid, prompt="") for sid in counts],
-            modes={mode: ModeConfig()},
-            models=list(dict.fromkeys(c[0] for c in cells)),
-            collectors=collectors,
-            analyzers=analyzers,
-            repetitions=max(counts.values()),
-            only_cells=frozenset(cells),
-            warmup=False,
-            allowed_retries=0,
-            session_export=True,
-            trace_format="files",  # an import lays its traces out as files, one per recorded session
-            results_dir=str(staging),
-            reports_dir=str(staging),
-            run_id=run_id,
-            hooks=[_RecordedPrompts({c[1:]: s for c, s in zip(cells, sessions, strict=True)})],
-            plugin_manager=manager,
-            profile_hash=_input_hash(files),
-        )
-        suite = trio.run(run_profile_suite, options)
-        order = {cell: index for index, cell in enumerate(cells)}
-        times = {cell: _recorded_times(session) for cell, session in zip(cells, sessions, strict=True)}
+        options = _options(provider, manager, cells, sessions, scorer_id=scorer_id, mode=mode, staging=staging, run_id=run_id, files=files)
+        trio.run(run_profile_suite, options)
         warnings = tuple(w for s in sessions for w in s.warnings)
-        written = _move_into_place(staging, RunPaths(staging, run_id), out, order, times, warnings)
+        written = _move_into_place(staging, RunPaths(staging, run_id), out, warnings)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         for folder in made:  # innermost first: a failed import leaves no trace, not even a folder
@@ -180,70 +147,76 @@ def import_sessions(
                 folder.rmdir()
         raise
     shutil.rmtree(staging, ignore_errors=True)
-    rows = sorted(suite.rows, key=lambda r: order[r.cell])
+    analysis = written["analysis"]
     return ImportResult(
-        rows=tuple(attrs.evolve(r, started_at=times[r.cell][0], completed_at=times[r.cell][1]) for r in rows),
-        bundles=tuple(sorted(suite.analysis_results, key=lambda b: order[(b.model, b.mode, b.scenario_id, b.iteration)])),
+        rows=tuple(read_jsonl(out).rows),
+        bundles=tuple(read_jsonl(analysis, SessionAnalysisBundle).rows) if analysis is not None else (),
         warnings=warnings,
         **written,
     )
 
 
-def _move_into_place(
-    staging: Path,
-    staged: RunPaths,
-    out: Path,
-    order: dict[Cell, int],
-    times: dict[Cell, tuple[str, str]],
-    warnings: tuple[str, ...],
-) -> dict[str, Any]:
-    """Traces, analysis, rows, then the manifest: each file replaced whole, the manifest last."""
+def _cells(sessions: Sequence[RecordedSession], provider: TranscriptsProvider, mode: str, model: str | None) -> list[Cell]:
+    """One cell per session, in input order: iterations count from 0 per scenario (the provider's pick order)."""
+    cells: list[Cell] = []
+    counts: dict[str, int] = {}
+    for session in sessions:
+        scenario_id = provider.scenario_of(session)
+        cells.append((session.model or model or UNKNOWN_MODEL, mode, scenario_id, counts.get(scenario_id, 0)))
+        counts[scenario_id] = counts.get(scenario_id, 0) + 1
+    return cells
+
+
+def _options(
+    provider: TranscriptsProvider, manager: Any, cells: list[Cell], sessions: Sequence[RecordedSession], *,
+    scorer_id: str | None, mode: str, staging: Path, run_id: str, files: Sequence[Path],
+) -> RunOptions:
+    """The run of an import: exactly its cells, one at a time (rows land in input order), no warm-up, traces as files."""
+    registry = manager.registry
+    scenario_ids = list(dict.fromkeys(c[2] for c in cells))
+    return RunOptions(
+        provider=provider,
+        scorer=registry.create("scorers", scorer_id or DEFAULT_SCORER, {}),
+        scenarios=[Scenario(id=sid, name=sid, prompt="") for sid in scenario_ids],
+        modes={mode: ModeConfig()},
+        models=list(dict.fromkeys(c[0] for c in cells)),
+        collectors=[registry.create("collectors", cid, {}) for cid in registry.ids("collectors")],
+        analyzers=[registry.create("analyzers", aid, {}) for aid in registry.ids("analyzers")],
+        repetitions=1 + max(c[3] for c in cells),
+        cells=cells,
+        concurrency=1,
+        warmup=False,
+        allowed_retries=0,
+        session_export=True,
+        trace_format="files",  # an import lays its traces out as files, one per recorded session
+        results_dir=str(staging),
+        reports_dir=str(staging),
+        run_id=run_id,
+        hooks=[_RecordedPrompts({c[1:]: s for c, s in zip(cells, sessions, strict=True)})],
+        plugin_manager=manager,
+        profile_hash=_input_hash(files),
+    )
+
+
+def _move_into_place(staging: Path, staged: RunPaths, out: Path, warnings: tuple[str, ...]) -> dict[str, Any]:
+    """Traces, analysis, rows, then the manifest: each file moved whole, the manifest last."""
     sessions_dir = out.parent / "sessions"
-    # The runner puts traces under <reports>/sessions (or, per run, <reports>/<runId>/sessions).
-    for traces in (staging / "sessions", staging / staged.run_id / "sessions"):
-        if traces.is_dir():
-            for trace in sorted(p for p in traces.rglob("*") if p.is_file()):
-                target = sessions_dir / trace.relative_to(traces)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(trace, target)
+    # The runner puts traces under <reports>/<runId>/sessions.
+    traces = staging / staged.run_id / "sessions"
+    if traces.is_dir():
+        for trace in sorted(p for p in traces.rglob("*") if p.is_file()):
+            target = sessions_dir / trace.relative_to(traces)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(trace, target)
     analysis = None
     if staged.analysis.is_file() and staged.analysis.stat().st_size:
         analysis = out.with_name(out.stem + ".analysis.jsonl")
-        atomic_write_text(analysis, _reordered(staged.analysis, order))
-    atomic_write_text(out, _reordered(staged.jsonl, order, times))
+        os.replace(staged.analysis, analysis)
+    os.replace(staged.jsonl, out)
     manifest = read_manifest(staged.manifest)
     manifest_path = out.with_name(out.stem + ".manifest.json")
     write_manifest(manifest_path, attrs.evolve(manifest, warnings=warnings + tuple(manifest.warnings)), Redactor())
     return {"jsonl": out, "analysis": analysis, "manifest": manifest_path, "sessions_dir": sessions_dir}
-
-
-def _reordered(path: Path, order: dict[Cell, int], times: dict[Cell, tuple[str, str]] | None = None) -> str:
-    """The lines the runner wrote (already redacted), in input order; rows get their recorded times."""
-    records = []
-    for line in path.read_bytes().splitlines():
-        record = parse_json(line)  # orjson, or the stdlib for what it refuses (an integer beyond 64 bits in extensions)
-        cell = (record["model"], record["mode"], record["scenarioId"], record["iteration"])
-        if times is not None:
-            record["startedAt"], record["completedAt"] = times[cell]
-        records.append((order[cell], record))
-    records.sort(key=lambda pair: pair[0])
-    return "".join(dumps(record) + "\n" for _, record in records)
-
-
-def _recorded_times(session: RecordedSession) -> tuple[str, str]:
-    """When the session happened; for a file without timestamps, its modification time."""
-    if session.started_at and session.completed_at:
-        return session.started_at, session.completed_at
-    try:
-        moment = datetime.fromtimestamp(Path(session.file).stat().st_mtime, tz=UTC)
-    except OSError:
-        moment = datetime.now(UTC)
-    end = moment + timedelta(milliseconds=session.result.metrics.timing.wall_ms)
-    return _iso(moment), _iso(end)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _input_hash(files: Sequence[Path]) -> str:

@@ -6,7 +6,7 @@ policy, and is the only writer of the results JSONL, the manifest and the
 traces. What runs on a Ray worker is one *attempt* of one cell: create the
 session, prompt, export the trace, collectors, analyzers, scorer, and the row
 (:func:`profiler_core.runner.iteration.attempt_cell`, the same code the local
-executor runs).
+executors run).
 
 A worker builds its components from the same profile file and installed
 plugins as the driver (``load_profile`` + the plugin registry), once per
@@ -21,36 +21,32 @@ profile asks for this executor.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import threading
 import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import attrs
 import trio
 
-from ..errors import ConfigError
-from ..model import ModeConfig, PermissionConfig, ProviderConfig, RunContext, Scenario
-from ..redact import Redactor
-from ..timestamps import now_iso
-from .hooks import HookCaller
-from .iteration import IterationOutcome, RunState, attempt_cell
-from .row import make_row
+from ...errors import ConfigError
+from ...model import ModeConfig, PermissionConfig, ProviderConfig, RunContext, Scenario
+from ...redact import Redactor
+from ...timestamps import now_iso
+from ..adapter import ProviderAdapter
+from ..hooks import HookCaller
+from ..iteration import attempt_cell
+from ..options import RaySettings
+from ..outcome import IterationOutcome
+from ..row import make_row
+from ..state import RunState
+from .base import Cell, ModeGroup, Stage
 
 __all__ = ["CellSpec", "RayExecutor", "RaySettings", "ray_problems", "run_cell"]
-
-
-@attrs.frozen(kw_only=True)
-class RaySettings:
-    """``execution.ray``: where the cluster is and what one cell asks of it."""
-
-    #: ``ray.init`` address: None starts a local cluster in this process, "auto" joins a running one
-    address: str | None = None
-    num_cpus_per_cell: float = 1.0
-    resources: dict[str, float] = attrs.field(factory=dict)
-    runtime_env: dict[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.frozen(kw_only=True)
@@ -82,7 +78,12 @@ def ray_problems(executor: str) -> list[str]:
 
 
 class RayExecutor:
-    """Runs cell attempts as Ray tasks; the driver awaits them from trio without blocking its loop."""
+    """Runs cell attempts as Ray tasks; the driver awaits them from trio without blocking its loop.
+
+    The driver starts no provider: every worker starts its own, once per (model, mode).
+    """
+
+    name = "ray"
 
     def __init__(self, settings: RaySettings, *, profile_path: str | None, overrides: dict[str, Any]) -> None:
         if not profile_path:
@@ -98,7 +99,29 @@ class RayExecutor:
         self._started_here = False
         self._remote: Any = None
 
-    def start(self) -> None:
+    async def start(self) -> None:
+        """Connect to (or start) the cluster and register the cell task (a few seconds for a local one)."""
+        self.connect()
+
+    def stages(self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]) -> list[Stage]:
+        """One stage: the workers serve every mode at once."""
+        return [Stage(cells=tuple(schedule))]
+
+    def environment(self, stage: Stage) -> AbstractContextManager[Any]:
+        """Nothing: a worker gives each provider its mode's environment through ``init``."""
+        return contextlib.nullcontext()
+
+    async def open_group(self, group: ModeGroup) -> None:
+        """Nothing on the driver: workers initialise providers on first use."""
+
+    async def close_group(self, group: ModeGroup) -> None:
+        """Nothing on the driver."""
+
+    async def close(self) -> None:
+        """Disconnect (in a thread: stopping a local cluster blocks for a while)."""
+        await trio.to_thread.run_sync(self.disconnect)
+
+    def connect(self) -> None:
         """Connect to (or start) the cluster and register the cell task."""
         ray = self._ray
         if not ray.is_initialized():
@@ -114,15 +137,15 @@ class RayExecutor:
             options["resources"] = dict(self.settings.resources)
         self._remote = ray.remote(run_cell).options(**options)
 
-    def close(self) -> None:
+    def disconnect(self) -> None:
         """Disconnect; a cluster started here stops with it."""
         if self._started_here and self._ray.is_initialized():
             self._ray.shutdown()
         self._started_here = False
 
     async def attempt(
-        self, state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int,
-        attempt: int, provider: Any = None,
+        self, state: RunState, *, group: ModeGroup, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario,
+        iteration: int, attempt: int,
     ) -> tuple[IterationOutcome, str | None]:
         """One attempt of a cell on a worker; a worker that dies is an ``executor_error`` attempt."""
         ray = self._ray
@@ -150,7 +173,7 @@ class RayExecutor:
         except ray.exceptions.RayError as exc:
             message = f"ray worker failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
             row = make_row(
-                run_id=state.run_id, provider=state.provider.id, metric_units=state.metric_units, model=model, mode=mode,
+                run_id=state.run_id, provider=state.provider_id, metric_units=state.metric_units, model=model, mode=mode,
                 scenario_id=scenario.id, iteration=iteration, started_at=started_at, completed_at=now_iso(),
                 elapsed_ms=(time.perf_counter() - t0) * 1000, session_id="", result=None, trace=None, scored=None,
                 metrics={}, error=message, error_code="executor_error", reason="error", attempts=attempt,
@@ -210,7 +233,7 @@ async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str,
     state = RunState(
         run_id=spec.run_ctx.run_id,
         run_ctx=spec.run_ctx,
-        provider=provider,
+        provider_id=provider.id,
         scorer=components.built["scorer"],
         collectors=list(components.built["collectors"]),
         analyzers=list(components.built["analyzers"]),
@@ -235,9 +258,9 @@ def _components(spec: CellSpec) -> _Components:
     key = json.dumps([spec.profile_path, spec.overrides], sort_keys=True, default=str)
     found = _COMPONENTS.get(key)
     if found is None:
-        from ..config import load_profile
-        from ..plugins import get_plugin_manager
-        from .build import build_components
+        from ...config import load_profile
+        from ...plugins import get_plugin_manager
+        from ..build import build_components
 
         manager = get_plugin_manager()
         config = load_profile(spec.profile_path, spec.overrides, registry=manager.registry)
@@ -248,19 +271,15 @@ def _components(spec: CellSpec) -> _Components:
     return found
 
 
-async def _provider(components: _Components, spec: CellSpec) -> Any:
+async def _provider(components: _Components, spec: CellSpec) -> ProviderAdapter:
     """This worker's provider for (model, mode), initialised on first use and kept for later cells."""
     overrides = json.dumps(spec.mode_config.provider_overrides, sort_keys=True, default=str)
     key = (spec.model, spec.mode, overrides)
     provider = components.providers.get(key)
     if provider is None:
-        from .calls import call_provider
-
         config = components.config
-        provider = components.manager.registry.create("providers", config.provider.id, dict(config.provider.options))
-        await call_provider(
-            provider,
-            "init",
+        provider = ProviderAdapter(components.manager.registry.create("providers", config.provider.id, dict(config.provider.options)))
+        await provider.init(
             ProviderConfig(
                 port=config.provider_port,
                 model=spec.model,
@@ -281,13 +300,11 @@ def _shutdown_worker() -> None:
         return
 
     async def stop() -> None:
-        from .calls import call_provider
-
         for components in _COMPONENTS.values():
             for provider in components.providers.values():
                 with trio.move_on_after(10):
                     try:
-                        await call_provider(provider, "shutdown")
+                        await provider.shutdown()
                     except Exception:  # noqa: BLE001 - best effort at exit
                         pass
         _LOOP["stop"].set()
