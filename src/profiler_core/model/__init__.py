@@ -35,7 +35,7 @@ from .run import (
     RunCounts,
     RunManifest,
 )
-from .scenario import Scenario, ScenarioSets
+from .scenario import Scenario, ScenarioSets, VerifierSpec, WorkspaceSpec
 from .scoring import ScorerCheckResult, ScorerContext, ScorerResult
 from .session import CreateSessionParams, ModeConfig, PermissionConfig, PromptResult, ProviderConfig, SessionHandle
 from .trace import (
@@ -88,6 +88,8 @@ __all__ = [
     "RunManifest",
     "Scenario",
     "ScenarioSets",
+    "VerifierSpec",
+    "WorkspaceSpec",
     "ScorerCheckResult",
     "ScorerContext",
     "ScorerResult",

@@ -40,6 +40,9 @@ class CreateSessionParams:
     iteration: int
     mode: str
     model: str
+    #: the folder the session works in, prepared by the runner (a fresh copy of the scenario's
+    #: workspace, or a fresh empty folder); None only when a caller outside the runner creates sessions
+    workspace: str | None = None
 
 
 @attrs.frozen(kw_only=True)
