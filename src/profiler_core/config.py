@@ -287,6 +287,12 @@ def load_scenarios(
                 stated = item.get("id")
                 unloadable.add(stated if isinstance(stated, str) and stated else path.stem)
                 continue
+            try:
+                scenario = resolve_task_paths(scenario, path.parent, folder, where)
+            except ProfilerError as exc:
+                problems.append(str(exc))
+                unloadable.add(scenario.id)
+                continue
             if (bad_id := scenario_id_problem(scenario.id)) is not None:
                 problems.append(f"{where}: $.id: {bad_id}")
                 unloadable.add(scenario.id)
@@ -304,6 +310,46 @@ def load_scenarios(
         except ProfilerError as exc:
             problems.append(str(exc))
     return scenarios, sets, problems, unloadable
+
+
+def resolve_task_paths(scenario: Scenario, source_dir: Path, root: Path, where: str) -> Scenario:
+    """``scenario`` with its workspace folder and verifier files made absolute; each must lie inside ``root``.
+
+    A git workspace may name any local repository (or a URL): it is only read.
+    """
+    workspace = scenario.workspace
+    if workspace is not None and workspace.path is not None:
+        folder = _inside_root(source_dir, workspace.path, root, f"{where}: $.workspace.path")
+        if not folder.is_dir():
+            raise ConfigError(f"{where}: $.workspace.path: {workspace.path!r} is not a folder")
+        workspace = attrs.evolve(workspace, path=str(folder))
+    elif workspace is not None and workspace.git is not None and "://" not in workspace.git and not workspace.git.startswith("git@"):
+        repository = (source_dir / workspace.git).resolve()
+        if not repository.exists():
+            raise ConfigError(f"{where}: $.workspace.git: {workspace.git!r}: no such repository")
+        workspace = attrs.evolve(workspace, git=str(repository))
+    verifiers = []
+    for index, verifier in enumerate(scenario.verify):
+        files = {}
+        for destination, source in verifier.files.items():
+            key = f"{where}: $.verify[{index}].files.{destination}"
+            if Path(destination).is_absolute() or ".." in Path(destination).parts:
+                raise ConfigError(f"{key}: expected a path inside the workspace, got {destination!r}")
+            found = _inside_root(source_dir, source, root, key)
+            if not found.exists():
+                raise ConfigError(f"{key}: {source!r}: no such file or folder")
+            files[destination] = str(found)
+        verifiers.append(attrs.evolve(verifier, files=files))
+    return attrs.evolve(scenario, workspace=workspace, verify=tuple(verifiers))
+
+
+def _inside_root(source_dir: Path, relative: str, root: Path, key: str) -> Path:
+    """``source_dir/relative``, resolved; a path leaving ``root`` (``..``, an absolute path, a symlink) is refused."""
+    target = (source_dir / relative).resolve()
+    top = root.resolve()
+    if target != top and top not in target.parents:
+        raise ConfigError(f"{key}: {relative!r} is outside the scenario folder {root}")
+    return target
 
 
 def _parse_with(scenario_format: ScenarioFormat, item: dict[str, Any], where: str) -> Scenario:

@@ -57,6 +57,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.judges.openai",
     "profiler_core.scorers.llm_judge",
     "profiler_core.scorers.composite",
+    "profiler_core.scorers.verify",
     "profiler_core.importers",
 )
 

@@ -74,6 +74,8 @@ class JudgeSection:
 EXECUTORS = ("local", "ray")
 Executor = Annotated[str, Expect(f"one of {', '.join(EXECUTORS)}", lambda v: v in EXECUTORS)]
 TraceFormat = Annotated[str, Expect(f"one of {', '.join(TRACE_FORMATS)}", lambda v: v in TRACE_FORMATS)]
+KEEP_WORKSPACES = ("failed", "all", "none")
+KeepWorkspaces = Annotated[str, Expect(f"one of {', '.join(KEEP_WORKSPACES)}", lambda v: v in KEEP_WORKSPACES)]
 
 
 @attrs.frozen(kw_only=True)
@@ -123,6 +125,8 @@ class OutputConfig:
     session_export: Flag = True
     #: ``jsonl``: one append-only trace store per run; ``files``: one JSON file per session
     trace_format: TraceFormat = "jsonl"
+    #: session workspaces kept under ``reports/<runId>/workspaces/``: of failed sessions, all, or none
+    keep_workspaces: KeepWorkspaces = "failed"
     log_level: LogLevel = "info"
 
 

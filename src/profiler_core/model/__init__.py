@@ -49,6 +49,7 @@ from .trace import (
     TraceSummary,
     Turn,
     TurnBoundaryEvent,
+    WorkspaceReport,
 )
 
 __all__ = [
@@ -88,8 +89,6 @@ __all__ = [
     "RunManifest",
     "Scenario",
     "ScenarioSets",
-    "VerifierSpec",
-    "WorkspaceSpec",
     "ScorerCheckResult",
     "ScorerContext",
     "ScorerResult",
@@ -109,4 +108,7 @@ __all__ = [
     "TraceSummary",
     "Turn",
     "TurnBoundaryEvent",
+    "VerifierSpec",
+    "WorkspaceReport",
+    "WorkspaceSpec",
 ]

@@ -8,7 +8,6 @@ import attrs
 
 from ._validators import as_tuple, non_empty, non_negative, positive
 
-
 #: What a sandboxed command may reach: nothing, only the model endpoint(s), or everything.
 Network = Literal["none", "model", "full"]
 

@@ -89,6 +89,16 @@ class TraceSummary:
 
 
 @attrs.frozen(kw_only=True)
+class WorkspaceReport:
+    """What a session left in its workspace, recorded once the agent finished."""
+
+    #: ``git diff --stat`` of a git workspace (new files included), else None
+    diff_stat: str | None = None
+    #: the files of a workspace that is not a git tree (relative paths, the first 200)
+    files: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+
+
+@attrs.frozen(kw_only=True)
 class SessionTrace:
     """Everything that happened in one session, for analysis."""
 
@@ -96,3 +106,5 @@ class SessionTrace:
     events: tuple[TraceEvent, ...] = attrs.field(converter=as_tuple)
     turns: tuple[Turn, ...] = attrs.field(converter=as_tuple)
     summary: TraceSummary
+    #: the session's workspace after the agent (set by the runner)
+    workspace: WorkspaceReport | None = None

@@ -105,7 +105,7 @@ class AgentOptions:
     base_url: str | None = option(None, *STRING)
     #: the variable of the profiler's environment holding the API key
     api_key_env: str | None = option(None, *STRING)
-    #: a folder copied afresh as each session's working directory (default: an empty folder)
+    #: deprecated: give scenarios a ``workspace`` (the runner then uses this folder for scenarios without one)
     workdir_template: str | None = option(None, *STRING)
     #: keep each session's home and working directory after the session (their path is logged)
     keep_sessions: bool = option(False, *BOOL)
@@ -198,12 +198,15 @@ class SessionDirs:
     tmp: Path
 
     @classmethod
-    def create(cls, agent: str, workdir_template: str | None) -> SessionDirs:
-        """Make the folders; ``work`` is a fresh copy of ``workdir_template`` when one is given."""
+    def create(cls, agent: str, workdir_template: str | None, workspace: str | None = None) -> SessionDirs:
+        """Make the folders; ``work`` is the runner's ``workspace`` when given, else a fresh copy of
+        ``workdir_template`` or an empty folder (a caller outside the runner)."""
         root = Path(tempfile.mkdtemp(prefix=f"profiler-{agent}-"))
         home, work, tmp = root / "home", root / "work", root / "tmp"
         home.mkdir()
         tmp.mkdir()
+        if workspace is not None:
+            return cls(root=root, home=home, work=Path(workspace), tmp=tmp)  # the runner's: it removes it
         try:
             if workdir_template:
                 shutil.copytree(workdir_template, work, symlinks=True)
@@ -411,7 +414,7 @@ class AgentProvider:
         setup = self._modes.get(params.mode)
         if setup is None:
             raise ProfilerError(f"provider {self.id!r}: mode {params.mode!r} was not initialised (init() first)")
-        dirs = SessionDirs.create(self.id, setup.options.workdir_template)
+        dirs = SessionDirs.create(self.id, setup.options.workdir_template, params.workspace)
         session_id = f"{self.id}-{uuid.uuid4().hex[:12]}"
         self._sessions[session_id] = LiveSession(params=params, setup=setup, dirs=dirs)
         return SessionHandle(session_id=session_id, provider=self.id, created_at=datetime.now(UTC).isoformat())

@@ -31,6 +31,7 @@ import shlex
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -142,6 +143,16 @@ class SimulatedOptions:
     #: Price overrides passed to ``profiler_core.pricing.price_tokens`` (same format as the profile's ``prices``).
     prices: dict[str, Any] | None = attrs.field(
         default=None, validator=_expect("a mapping of model -> prices (or null)", lambda v: v is None or isinstance(v, dict))
+    )
+    #: Files the agent writes into its session's workspace (relative path -> content), as its "edits".
+    writes: dict[str, str] = attrs.field(factory=dict, validator=_expect("a mapping of relative path -> text", lambda v: _writes(v)))
+
+
+def _writes(value: Any) -> bool:
+    """Relative paths inside the workspace mapped to text."""
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) and k and not Path(k).is_absolute() and ".." not in Path(k).parts
+        for k, v in value.items()
     )
 
 
@@ -1066,7 +1077,10 @@ class SimulatedProvider:
     async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
         """Run the simulated session; with ``time_scale > 0`` really sleep its simulated wall time, scaled."""
         result = self.simulate(handle, text, timeout_ms)
-        scale = self._live(handle).options.time_scale
+        live = self._live(handle)
+        if live.params.workspace is not None:
+            _write_files(Path(live.params.workspace), live.options.writes)
+        scale = live.options.time_scale
         if scale > 0:
             import trio
 
@@ -1101,6 +1115,14 @@ class SimulatedProvider:
             raise ProfilerError(
                 f"provider 'simulated': unknown session {handle.session_id!r} (destroyed, or never created)"
             ) from None
+
+
+def _write_files(workspace: Path, writes: dict[str, str]) -> None:
+    """The simulated agent's edits: each file written into its workspace."""
+    for relative, content in writes.items():
+        target = workspace / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
 
 
 @hookimpl

@@ -176,6 +176,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         provider_factory=_provider_factory(config, manager),
         session_export=config.output.session_export,
         trace_format=config.output.trace_format,
+        keep_workspaces=config.output.keep_workspaces,
         results_dir=config.output.results_dir,
         reports_dir=config.output.reports_dir,
         provider_options=dict(config.provider.options),

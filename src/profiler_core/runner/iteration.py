@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -39,6 +40,8 @@ from .analysis_pool import CellJob
 from .outcome import IterationError, IterationOutcome, analyzer_failure
 from .row import make_row
 from .state import RunState
+from .verify import Verification, VerifierError, run_verifiers
+from .workspace import SetupError
 
 log = logging.getLogger("agent_profiler")
 
@@ -144,8 +147,15 @@ async def _analyze_in_worker(
     return done.results, done.trace_text
 
 
-async def _score(state: RunState, scenario: Scenario, result: PromptResult, trace, mode: str, model: str, iteration: int, metadata: dict) -> ScorerResult:
-    context = ScorerContext(agent_output=result.text, trace=trace, mode=mode, model=model, iteration=iteration, metadata=metadata)
+async def _score(
+    state: RunState, scenario: Scenario, done: _Attempt, mode: str, model: str, iteration: int, metadata: dict
+) -> ScorerResult:
+    verification = done.verification
+    context = ScorerContext(
+        agent_output=done.result.text, trace=done.trace, mode=mode, model=model, iteration=iteration, metadata=metadata,
+        verifications=verification.checks if verification is not None else (),
+        reward=verification.reward if verification is not None else None,
+    )
     try:
         scored = await await_me_maybe(state.scorer.evaluate(scenario, context))
     except Exception as exc:
@@ -252,33 +262,33 @@ async def attempt_cell(
     state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int, attempt: int,
     provider: ProviderAdapter,
 ) -> tuple[IterationOutcome, str | None]:
-    """One attempt of a cell: session, prompt, export, collectors, analyzers, scorer, row (nothing written)."""
+    """One attempt of a cell: workspace, session, verifiers, collectors, analyzers, scorer, row (nothing written)."""
     started_at = now_iso()
     t0 = time.perf_counter()
     done = _Attempt()
-    params = CreateSessionParams(
-        system_instructions=mode_config.system_instructions,
-        scenario_id=scenario.id,
-        iteration=iteration,
-        mode=mode,
-        model=model,
-    )
     try:
-        await _session(state, provider, params, scenario, done)
-        done.metrics = await _collect(state, done.result, scenario, mode, model, done.trace)
+        await _prepare_workspace(state, scenario, done)
+        params = CreateSessionParams(
+            system_instructions=mode_config.system_instructions, scenario_id=scenario.id, iteration=iteration, mode=mode,
+            model=model, workspace=str(done.folder) if done.folder is not None else None,
+        )
+        try:
+            await _session(state, provider, params, scenario, done)
+        finally:
+            if done.handle is not None:
+                await _destroy(state, done.handle, provider)
+        await _verify(state, scenario, done)
+        done.metrics = {**await _collect(state, done.result, scenario, mode, model, done.trace), **done.verification_metrics()}
         if done.trace is not None and state.analysis_pool is not None:
             done.analysis, done.trace_text = await _analyze_in_worker(state, done.trace, scenario, mode, model, iteration)
         elif done.trace is not None and state.analyzers:
             done.analysis = await _analyze(state, done.trace, scenario, mode)
-        done.scored = await _score(state, scenario, done.result, done.trace, mode, model, iteration, {"attempt": attempt})
+        done.scored = await _score(state, scenario, done, mode, model, iteration, {"attempt": attempt})
         if done.result.error:
             # The session itself ended in an error (an API error, a recorded failure): measured, scored, but an error.
             raise IterationError(done.result.error, code="session_error")
     except IterationError as exc:
         done.failed(exc)
-    finally:
-        if done.handle is not None:
-            await _destroy(state, done.handle, provider)
     completed_at = now_iso()
     if done.times is not None:
         started_at, completed_at = done.times  # a replayed recording: when the session really happened
@@ -289,7 +299,11 @@ async def attempt_cell(
         session_id=getattr(done.handle, "session_id", "") if done.handle is not None else "",
         result=done.result, trace=done.trace, scored=done.scored, metrics=done.metrics, error=done.error,
         error_code=done.error_code, reason=done.reason, attempts=attempt,
+        reward=done.verification.reward if done.verification is not None else None,
     )
+    if done.folder is not None and state.workspaces is not None:
+        name = workspace_name(scenario.id, mode, iteration, model if state.multi_model else None)
+        state.workspaces.finish(done.folder, failed=bool(row.error) or not row.success, name=name)
     bundle = None
     if done.analysis:
         bundle = SessionAnalysisBundle(
@@ -300,6 +314,35 @@ async def attempt_cell(
         trace_text=done.trace_text,
     )
     return outcome, done.error
+
+
+async def _prepare_workspace(state: RunState, scenario: Scenario, done: _Attempt) -> None:
+    """The attempt's fresh workspace (none when the run manages none); a failure is the cell's set-up error."""
+    if state.workspaces is None:
+        return
+    try:
+        done.folder = await state.workspaces.prepare(scenario)
+    except SetupError as exc:
+        raise IterationError(f"setup failed: {exc}", code="setup_error") from None
+
+
+async def _verify(state: RunState, scenario: Scenario, done: _Attempt) -> None:
+    """Record what the agent left in its workspace, then run the scenario's verifiers there."""
+    if done.folder is None or state.workspaces is None:
+        return
+    if done.trace is not None:
+        done.trace = attrs.evolve(done.trace, workspace=await state.workspaces.report(done.folder))
+    if not scenario.verify:
+        return
+    try:
+        done.verification = await run_verifiers(state.workspaces, scenario, done.folder)
+    except VerifierError as exc:
+        raise IterationError(str(exc), code="verifier_error") from None
+
+
+def workspace_name(scenario_id: str, mode: str, iteration: int, model: str | None) -> str:
+    """Where a kept workspace goes under ``workspaces/``: ``<scenario>/<mode>-iter-<n>`` (ids made safe)."""
+    return trace_file_path(Path(), scenario_id, mode, iteration, model).with_suffix("").as_posix()
 
 
 @attrs.define
@@ -318,6 +361,15 @@ class _Attempt:
     error_code: str | None = None
     retry_after: float | None = None
     reason: str = "stop"
+    #: the attempt's workspace, while it exists
+    folder: Path | None = None
+    verification: Verification | None = None
+
+    def verification_metrics(self) -> dict[str, Any]:
+        """The verifiers' named sub-scores, as ``reward_<name>`` metrics of the row."""
+        if self.verification is None:
+            return {}
+        return {f"reward_{name}": value for name, value in self.verification.scores.items()}
 
     def failed(self, exc: IterationError) -> None:
         """Record why the attempt failed."""

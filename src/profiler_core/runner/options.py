@@ -66,6 +66,8 @@ class RunOptions:
     session_export: bool = True
     #: ``jsonl``: the run's traces in one store (``sessions/traces.jsonl``); ``files``: a file per session
     trace_format: str = "jsonl"
+    #: which session workspaces stay under ``reports/<runId>/workspaces/``: "failed", "all" or "none"
+    keep_workspaces: str = "failed"
     results_dir: str = "results"
     reports_dir: str = "reports"
     provider_options: dict[str, Any] = attrs.Factory(dict)
@@ -131,6 +133,8 @@ def validate_options(options: RunOptions) -> None:
         problems.append(f"trace_format {options.trace_format!r}: expected one of {', '.join(TRACE_FORMATS)}")
     if options.modes is None and options.mode_resolver is None:
         problems.append("give `modes` (name -> ModeConfig) or a `mode_resolver` with `mode_names`")
+    if options.keep_workspaces not in ("failed", "all", "none"):
+        problems.append(f"keep_workspaces: expected failed, all or none, got {options.keep_workspaces!r}")
     if options.resume and not options.run_id:
         problems.append("resume needs the run_id of the run to continue")
     if problems:

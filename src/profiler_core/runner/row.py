@@ -43,6 +43,7 @@ def make_row(
     error_code: str | None,
     reason: str,
     attempts: int,
+    reward: float | None = None,
 ) -> ProfileRow:
     """The row of one iteration; the units of the scorer's metrics are added to ``metric_units``."""
     tokens, timing, cost, tool_calls, completion_reason = _measures(result, metrics, error, reason, elapsed_ms)
@@ -78,6 +79,7 @@ def make_row(
         error=error,
         error_code=error_code,
         attempts=attempts,
+        reward=reward,
     )
 
 

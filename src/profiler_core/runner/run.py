@@ -17,7 +17,7 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import trio
@@ -54,6 +54,7 @@ from .resume import load_resume, refuse_existing, trace_layout
 from .schedule import order_cells
 from .state import RunState
 from .tally import Budget, Tally
+from .workspace import KeepWorkspaces, Workspaces
 
 log = logging.getLogger("agent_profiler")
 
@@ -134,6 +135,7 @@ class Run:
                 self.tally.add(row, new=False)
             self.budget.add(row)  # a resumed run's budget counts what it already spent
         self.state = self._state()
+        self.state.workspaces = self._workspaces()
         self.executor = self._executor()
 
     def _previous_rows(self) -> tuple[tuple[ProfileRow, ...], tuple[str, ...]]:
@@ -169,6 +171,19 @@ class Run:
             pacer=Pacer(options.concurrency, options.max_concurrency),
             warnings=self.warnings,
         )
+
+    def _workspaces(self) -> Workspaces:
+        """The run's session workspaces (a provider's deprecated ``workdir_template`` becomes their default)."""
+        template = self.options.provider_options.get("workdir_template")
+        if template is not None:
+            message = (
+                "provider option 'workdir_template' is deprecated: give the scenarios a `workspace` instead "
+                "(it is used as the workspace of scenarios that have none)"
+            )
+            log.warning("%s", message)
+            self.warnings.append(message)
+        keep_dir = Path(self.options.reports_dir) / self.run_id / "workspaces"
+        return Workspaces(keep=cast(KeepWorkspaces, self.options.keep_workspaces), keep_dir=keep_dir, template=template)
 
     def _executor(self) -> Executor:
         """The executor the profile asks for (built before anything is written: a missing extra is one line)."""
@@ -441,6 +456,8 @@ class Run:
     def _finish(self, status: RunStatus) -> None:
         """Close the writer and write the manifest's final state (also after a failure)."""
         self.status = status
+        if self.state.workspaces is not None:
+            self.state.workspaces.close()
         writer = self.state.writer
         if writer is not None:
             self.warnings.extend(writer.close())

@@ -43,6 +43,8 @@ class RunState:
     analysis_pool: Any = None
     #: warnings for the run's manifest, gathered as the run goes
     warnings: list[str] = attrs.Factory(list)
+    #: prepares each attempt's workspace and runs its verifiers (``runner.workspace``); None: sessions get none
+    workspaces: Any = None
 
     @property
     def export_needed(self) -> bool:
