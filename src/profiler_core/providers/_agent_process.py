@@ -439,6 +439,11 @@ class AgentProvider:
         for session_id in list(self._sessions):
             self.destroy_session(SessionHandle(session_id=session_id, provider=self.id, created_at=""))
 
+    def failure(self, live: LiveSession, message: str) -> AgentError:
+        """A failed session's error, naming the model endpoint (a dead endpoint is then recognisable)."""
+        endpoint = live.setup.options.base_url or "the agent's default"
+        return AgentError(f"{message} (model endpoint: {endpoint})")
+
     def live(self, handle: SessionHandle) -> LiveSession:
         """The open session of ``handle``."""
         try:

@@ -196,9 +196,10 @@ class ClaudeCodeProvider(AgentProvider):
         retried = f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})" if summary.retries else ""
         result = summary.result
         if result is None:
-            raise AgentError(
+            raise self.failure(
+                live,
                 f"claude-code exited with status {run.exit_code} without a result{retried}: "
-                f"{run.stderr_tail() or ' | '.join(run.noise[-3:]) or '(no output)'}"
+                f"{run.stderr_tail() or ' | '.join(run.noise[-3:]) or '(no output)'}",
             )
         completion: CompletionReason = "stop"
         if result.get("is_error") or result.get("subtype") != "success":
@@ -208,7 +209,7 @@ class ClaudeCodeProvider(AgentProvider):
                 raw_errors = result.get("errors")
                 errors: list[Any] = raw_errors if isinstance(raw_errors, list) else []
                 message = result.get("result") or "; ".join(map(str, errors)) or result.get("subtype") or "error"
-                raise AgentError(f"claude-code: {str(message).rstrip('.')}{retried}")
+                raise self.failure(live, f"claude-code: {str(message).rstrip('.')}{retried}")
         where = f"claude-code result line (session {summary.session_id})"
         usage = result.get("usage")
         tokens = normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage") if usage else TokenBreakdown()

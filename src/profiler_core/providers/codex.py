@@ -268,10 +268,10 @@ class CodexProvider(AgentProvider):
         live.agent_session_id = summary.thread_id
         retried = f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})" if summary.retries else ""
         if summary.failure and not stopped:
-            raise AgentError(f"codex: {summary.failure.rstrip('.')}{retried}")
+            raise self.failure(live, f"codex: {summary.failure.rstrip('.')}{retried}")
         if run.exit_code != 0 and not stopped:
             detail = "; ".join(summary.errors[-2:]) or run.stderr_tail() or "(no output)"
-            raise AgentError(f"codex exited with status {run.exit_code}{retried}: {detail}")
+            raise self.failure(live, f"codex exited with status {run.exit_code}{retried}: {detail}")
         recorded = self.rollout(live, summary.thread_id)
         if recorded is None and not stopped:
             raise AgentError(f"codex: no rollout file for thread {summary.thread_id!r} in its CODEX_HOME")

@@ -23,7 +23,7 @@ import attrs
 import trio
 
 from .._async import await_me_maybe
-from ..errors import ConfigError, HookError, UnknownModeError
+from ..errors import ConfigError, HookError, ProfilerError, UnknownModeError
 from ..interrupt import arm as arm_interrupt
 from ..model import (
     ModeConfig,
@@ -42,6 +42,7 @@ from ..timestamps import now_iso
 from ..tracestore import TRACES_FILE, TraceRecord
 from .adapter import ProviderAdapter
 from .analysis_pool import analysis_pool, worker_count
+from .breaker import Breaker
 from .executors.base import Cell, Executor, ModeGroup, Stage
 from .hooks import HookCaller
 from .ids import new_run_id
@@ -50,6 +51,7 @@ from .options import RunOptions, validate_options
 from .pacing import Pacer
 from .plan import RunPlan, plan_run, plugin_records
 from .progress import Progress
+from .repair import repair_analyses
 from .resume import load_resume, refuse_existing, trace_layout
 from .schedule import order_cells
 from .state import RunState
@@ -77,10 +79,12 @@ class Run:
         self.redactor = Redactor()
         self.warnings: list[str] = []
         self.tally = Tally()
+        self.breaker = Breaker()
         self.budget = Budget(max_cost_usd=options.max_cost_usd, max_tokens=options.max_tokens)
         self.status: RunStatus = "completed"
         #: cells recorded before this invocation (resume)
         self.resumed_cells = 0
+        self._previous: tuple[ProfileRow, ...] = ()
         self._lock = lock
         self._started = time.perf_counter()
         self._interrupted = False
@@ -96,10 +100,18 @@ class Run:
     async def execute_all(self) -> ProfileSuiteResult:
         """Every phase in order; the lock and the run's own hooks live exactly as long as this call."""
         names = self._register_hooks()
+        locks: list[RunLock] = []
         try:
             if self._lock is None:
                 self._lock = RunLock(self.paths)
                 self._lock.acquire()  # before anything is read: a second writer is refused here
+            locks.append(self._lock)
+            reports = RunLock(RunPaths(Path(self.options.reports_dir), self.run_id))
+            if reports.path.resolve() != self._lock.path.resolve():
+                # The trace store is the run's too: a run of the same id writing another results folder
+                # into the same reports folder is refused, not interleaved.
+                reports.acquire()
+                locks.append(reports)
             await self.prepare()
             if self.on_prepared is not None:
                 self.on_prepared(self)
@@ -107,8 +119,10 @@ class Run:
             stages = self.schedule()
             return await self.execute(stages)
         finally:
-            if self._lock is not None:
-                self._lock.release()
+            for lock in reversed(locks):
+                lock.release()
+            if self._lock is not None and self._lock not in locks:
+                self._lock.release()  # taken by the caller, refused before it was ours
             for name in names:
                 self.manager.unregister(name)
 
@@ -130,6 +144,7 @@ class Run:
         self.provider = ProviderAdapter.of(options.provider)
         self.plan = plan_run(options, self.provider, self.run_id, mode_configs, previous, resumed_from, trace_format, self.warnings)
         self.resumed_cells = len(previous)
+        self._previous = previous
         for row in previous:
             if row.iteration >= 0:
                 self.tally.add(row, new=False)
@@ -213,6 +228,7 @@ class Run:
             self.state, model=model, mode=mode, mode_config=self.plan.mode_configs[mode], scenario=self.plan.scenarios[0],
             iteration=-1, warmup=True, attempt_fn=_local_attempt(instance),
         )
+        self.breaker.warmup((model, mode), outcome.row)
         if outcome.row.error:
             self.warnings.append(f"warmup ({model}, {mode}) failed: {outcome.row.error}")
             log.warning("warmup failed: %s", outcome.row.error)
@@ -254,6 +270,11 @@ class Run:
         writer.remove_stale_temporaries(self.paths.results_dir, f".{self.run_id}.*.tmp")
         if store and (repaired := repair_truncated_tail(store, TraceRecord)):
             log.warning("%s", repaired)
+        for warning in await repair_analyses(
+            self.paths, store, self._previous, self.state.analyzers, self.plan.scenarios, writer
+        ):
+            log.warning("%s", warning)
+            self.warnings.append(warning)
 
     # -- schedule --------------------------------------------------------------------
 
@@ -377,6 +398,9 @@ class Run:
                 attempt_fn=functools.partial(self.executor.attempt, group=group),
             )
             self._count(outcome.row)
+            if stop := self.breaker.check((model, mode), outcome.row):
+                endpoint = {**self.options.provider_options, **group.config.provider_overrides}.get("base_url")
+                raise ProfilerError(stop + (f" (model endpoint: {endpoint})" if endpoint and str(endpoint) not in stop else ""))
             self.progress.emit(
                 "iteration_completed", model=model, mode=mode, scenario_id=scenario.id, iteration=iteration, row=outcome.row,
                 concurrency=self.state.pacer.current,
