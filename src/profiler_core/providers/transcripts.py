@@ -123,16 +123,18 @@ class TranscriptsProvider:
     @classmethod
     def from_sessions(
         cls, sessions: Sequence[RecordedSession], *, scenario: str | None = None, on_exhausted: str = "error",
-        recorded_times: bool = False,
+        recorded_times: bool = False, assigned: dict[tuple[str, int], RecordedSession] | None = None,
     ) -> TranscriptsProvider:
         """A provider replaying sessions already loaded (``profiler import`` parses every file first).
 
-        With ``recorded_times`` each row says when its session happened, not when it was replayed.
+        With ``recorded_times`` each row says when its session happened, not when it was replayed;
+        ``assigned`` names the session of each (scenario id, iteration) instead of the pick rule.
         """
         provider = cls.__new__(cls)
         provider.format = sessions[0].format if sessions else FORMATS[0]
         provider._setup(list(sessions), on_exhausted=on_exhausted, time_scale=0.0, scenario=scenario)
         provider.recorded_times = recorded_times
+        provider.assigned = dict(assigned or {})
         return provider
 
     def _setup(self, sessions: list[RecordedSession], *, on_exhausted: str, time_scale: float, scenario: str | None) -> None:
@@ -143,6 +145,7 @@ class TranscriptsProvider:
         self.time_scale = time_scale
         self.scenario = scenario
         self.recorded_times = False
+        self.assigned: dict[tuple[str, int], RecordedSession] = {}
         self._live: dict[str, tuple[RecordedSession, int]] = {}
 
     def scenario_of(self, session: RecordedSession) -> str:
@@ -156,6 +159,8 @@ class TranscriptsProvider:
 
     def pick(self, scenario_id: str, iteration: int) -> RecordedSession:
         """The session replayed for one iteration (see the module docstring for the rule)."""
+        if (scenario_id, iteration) in self.assigned:
+            return self.assigned[(scenario_id, iteration)]
         pool = self.pool(scenario_id)
         index = max(iteration, 0)
         if index >= len(pool):

@@ -17,10 +17,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -34,9 +33,10 @@ from ..model import (
     Scenario,
     SessionAnalysisBundle,
 )
+from ..paths import check_run_id
 from ..providers.transcripts import TranscriptsProvider
 from ..redact import Redactor
-from ..store import RunPaths, read_jsonl, read_manifest, write_manifest
+from ..store import RunLock, RunPaths, read_jsonl, read_manifest, write_manifest
 from .options import RunOptions
 
 DEFAULT_MODE = "imported"
@@ -55,6 +55,8 @@ _SUFFIXES = {
 }
 
 Cell = tuple[str, str, str, int]
+#: What ``profiler import`` does with an ``--out`` that already holds a run.
+Existing = Literal["refuse", "replace", "append"]
 
 
 @attrs.frozen(kw_only=True)
@@ -121,50 +123,90 @@ def import_sessions(
     scorer_id: str | None = None,
     run_id: str | None = None,
     model: str | None = None,
+    existing: Existing = "refuse",
 ) -> ImportResult:
-    """Replay the sessions through the runner, then put rows, traces, analysis and manifest next to ``out``."""
-    import trio
+    """Replay the sessions through the runner, then put rows, traces, analysis and manifest next to ``out``.
 
-    from .suite import run_profile_suite
-
+    ``out`` is locked as a run is (``<out dir>/<out stem>.lock``): an import never writes a run being
+    written. When ``out`` exists, ``existing`` says what to do: ``refuse`` (one line), ``replace`` it,
+    or ``append`` (the new sessions' iterations follow the recorded ones).
+    """
     if not sessions:
         raise ProfilerError("the files hold no session")
-    provider = TranscriptsProvider.from_sessions(sessions, scenario=scenario, recorded_times=True)
-    cells = _cells(sessions, provider, mode, model)
     run_id = run_id or out.stem
     made = [d for d in (out.parent, *out.parent.parents) if not d.exists()]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    lock = RunLock(RunPaths(out.parent, check_run_id(out.stem)))
+    lock.acquire()
+    staging = out.parent / f".{out.name}.import"
     try:
+        previous = _existing_rows(out, existing)
+        provider, cells = _replay_plan(sessions, scenario, mode, model, previous)
+        shutil.rmtree(staging, ignore_errors=True)  # a killed import's leftovers (we hold the lock)
+        staging.mkdir()
         options = _options(provider, manager, cells, sessions, scorer_id=scorer_id, mode=mode, staging=staging, run_id=run_id, files=files)
-        trio.run(run_profile_suite, options)
+        _run_import(options)
         warnings = tuple(w for s in sessions for w in s.warnings)
-        written = _move_into_place(staging, RunPaths(staging, run_id), out, warnings)
+        written = _move_into_place(staging, RunPaths(staging, run_id), out, warnings, append=bool(previous))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        lock.release()
         for folder in made:  # innermost first: a failed import leaves no trace, not even a folder
             if folder.exists() and not any(folder.iterdir()):
                 folder.rmdir()
         raise
     shutil.rmtree(staging, ignore_errors=True)
+    lock.release()
     analysis = written["analysis"]
     return ImportResult(
-        rows=tuple(read_jsonl(out).rows),
+        rows=tuple(read_jsonl(out).rows[len(previous):]),
         bundles=tuple(read_jsonl(analysis, SessionAnalysisBundle).rows) if analysis is not None else (),
         warnings=warnings,
         **written,
     )
 
 
-def _cells(sessions: Sequence[RecordedSession], provider: TranscriptsProvider, mode: str, model: str | None) -> list[Cell]:
-    """One cell per session, in input order: iterations count from 0 per scenario (the provider's pick order)."""
+def _run_import(options: RunOptions) -> None:
+    import trio
+
+    from .suite import run_profile_suite
+
+    trio.run(run_profile_suite, options)
+
+
+def _existing_rows(out: Path, existing: Existing) -> list[ProfileRow]:
+    """The rows already in ``out`` when appending; a refusal (one line) when ``out`` holds a run and we may not touch it."""
+    manifest = out.with_name(out.stem + ".manifest.json")
+    if not (out.exists() or manifest.exists()):
+        return []
+    if existing == "refuse":
+        raise ProfilerError(f"{out} already exists; use --append to add these sessions to it, or --replace")
+    if existing == "replace" or not out.exists():
+        return []
+    read = read_jsonl(out)
+    if read.problems:
+        raise ProfilerError(f"{out}: cannot append to a file with unreadable lines ({read.problems[0]})")
+    return read.rows
+
+
+def _replay_plan(
+    sessions: Sequence[RecordedSession], scenario: str | None, mode: str, model: str | None, previous: Sequence[ProfileRow]
+) -> tuple[TranscriptsProvider, list[Cell]]:
+    """The provider and one cell per session, in input order; iterations follow those already recorded."""
+    provider = TranscriptsProvider.from_sessions(sessions, scenario=scenario, recorded_times=True)
     cells: list[Cell] = []
     counts: dict[str, int] = {}
+    for row in previous:
+        if row.mode == mode:
+            counts[row.scenario_id] = max(counts.get(row.scenario_id, 0), row.iteration + 1)
+    assigned: dict[tuple[str, int], RecordedSession] = {}
     for session in sessions:
         scenario_id = provider.scenario_of(session)
-        cells.append((session.model or model or UNKNOWN_MODEL, mode, scenario_id, counts.get(scenario_id, 0)))
-        counts[scenario_id] = counts.get(scenario_id, 0) + 1
-    return cells
+        iteration = counts.get(scenario_id, 0)
+        cells.append((session.model or model or UNKNOWN_MODEL, mode, scenario_id, iteration))
+        assigned[(scenario_id, iteration)] = session
+        counts[scenario_id] = iteration + 1
+    provider.assigned = assigned
+    return provider, cells
 
 
 def _options(
@@ -198,8 +240,8 @@ def _options(
     )
 
 
-def _move_into_place(staging: Path, staged: RunPaths, out: Path, warnings: tuple[str, ...]) -> dict[str, Any]:
-    """Traces, analysis, rows, then the manifest: each file moved whole, the manifest last."""
+def _move_into_place(staging: Path, staged: RunPaths, out: Path, warnings: tuple[str, ...], *, append: bool) -> dict[str, Any]:
+    """Traces, rows, analysis, then the manifest: never an analysis file without its rows."""
     sessions_dir = out.parent / "sessions"
     # The runner puts traces under <reports>/<runId>/sessions.
     traces = staging / staged.run_id / "sessions"
@@ -208,15 +250,27 @@ def _move_into_place(staging: Path, staged: RunPaths, out: Path, warnings: tuple
             target = sessions_dir / trace.relative_to(traces)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(trace, target)
-    analysis = None
-    if staged.analysis.is_file() and staged.analysis.stat().st_size:
-        analysis = out.with_name(out.stem + ".analysis.jsonl")
-        os.replace(staged.analysis, analysis)
-    os.replace(staged.jsonl, out)
+    analysis = out.with_name(out.stem + ".analysis.jsonl")
+    has_analysis = staged.analysis.is_file() and staged.analysis.stat().st_size > 0
+    if append:
+        _append_file(staged.jsonl, out)
+        if has_analysis:
+            _append_file(staged.analysis, analysis)
+    else:
+        os.replace(staged.jsonl, out)
+        if has_analysis:
+            os.replace(staged.analysis, analysis)
+        elif analysis.exists():
+            analysis.unlink()  # the replaced run's analysis would describe rows that are gone
     manifest = read_manifest(staged.manifest)
     manifest_path = out.with_name(out.stem + ".manifest.json")
     write_manifest(manifest_path, attrs.evolve(manifest, warnings=warnings + tuple(manifest.warnings)), Redactor())
-    return {"jsonl": out, "analysis": analysis, "manifest": manifest_path, "sessions_dir": sessions_dir}
+    return {"jsonl": out, "analysis": analysis if analysis.exists() else None, "manifest": manifest_path, "sessions_dir": sessions_dir}
+
+
+def _append_file(source: Path, target: Path) -> None:
+    with open(target, "ab") as f:
+        f.write(source.read_bytes())
 
 
 def _input_hash(files: Sequence[Path]) -> str:
