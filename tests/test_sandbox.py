@@ -1,0 +1,281 @@
+"""Real sandboxes (bwrap, docker, podman): escapes fail, the model answers, nothing outlives the session.
+
+Each test runs ``tests/sandbox_probe.py`` (or a small command) inside a real
+sandbox, with a scripted Anthropic server as the model on the host's
+127.0.0.1 and a second listener that the sandbox must not reach.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import socketserver
+import subprocess
+import threading
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+from tests.sandbox_runtimes import containers_named, docker_daemon, require
+from tests.scripted.agent_runs import MARK, marked_processes, new_mark, wait_for
+from tests.scripted.anthropic_messages import AnthropicServer, Text
+
+from profiler_core.errors import SandboxError
+from profiler_core.sandbox import Job, Mount, SandboxSettings, confine
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = Path(__file__).with_name("sandbox_probe.py")
+BACKENDS = ["bwrap", "docker", "podman"]
+PATH = "/usr/local/bin:/usr/bin:/bin"
+HEAD = "HEAD / HTTP/1.0\r\n\r\n"
+
+
+class Banner(socketserver.ThreadingTCPServer):
+    """A TCP listener on all interfaces that answers every connection with ``OTHER``: a sandbox must not reach it."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self) -> None:
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                self.request.sendall(b"OTHER\n")
+
+        super().__init__(("0.0.0.0", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return self.server_address[1]
+
+
+@pytest.fixture(scope="module")
+def model():
+    with AnthropicServer(Text("hello from the model")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def other():
+    server = Banner()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def docker_ready(tmp_path_factory):
+    with docker_daemon(tmp_path_factory.mktemp("dockerd")):
+        yield
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    """Each sandbox in turn (docker: its daemon started when none runs)."""
+    if request.param == "docker":
+        request.getfixturevalue("docker_ready")
+    else:
+        require(request.param)
+    return request.param
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    shutil.copy(PROBE, folder / "probe.py")
+    return folder
+
+
+@pytest.fixture
+def home_marker():
+    """A file in the user's real home that no sandbox may read."""
+    marker = Path.home() / f".profiler-sandbox-marker-{uuid.uuid4().hex[:8]}"
+    marker.write_text("SECRET-MARKER", encoding="utf-8")
+    yield marker
+    marker.unlink()
+
+
+def host_address() -> str | None:
+    """This machine's address on its main interface (not loopback), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
+def probe(settings: SandboxSettings, job: Job, plan: dict) -> dict:
+    """Run the probe with ``plan`` in the sandbox of ``job``; its JSON answer."""
+    job = Job(**{**_fields(job), "argv": ("python3", "probe.py", json.dumps(plan))})
+    with confine(settings, job) as box:
+        done = subprocess.run(box.argv, env=box.env, cwd=box.cwd, capture_output=True, text=True, timeout=120, start_new_session=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _fields(job: Job) -> dict:
+    return {name: getattr(job, name) for name in ("argv", "env", "workspace", "home", "tmp", "endpoints", "publish", "mounts", "hide", "image", "name")}
+
+
+def test_escapes_fail_and_the_model_answers(backend, workspace, model, other, home_marker, monkeypatch, tmp_path):
+    monkeypatch.setenv("PROFILER_SANDBOX_SECRET", "sk-never-passed")
+    tag = uuid.uuid4().hex[:8]
+    outside = [str(ROOT / f"escape-{tag}"), f"/etc/escape-{tag}", f"/escape-{tag}", str(tmp_path / f"escape-{tag}")]
+    address = host_address()
+    plan = {
+        "commands": [["mount", "-o", "remount,bind,rw", "/"], ["node", "-e", "require('fs').writeFileSync('from-node.txt', process.version)"]],
+        "write": [*outside, str(workspace / "from-python.txt")],
+        "read": [str(home_marker)],
+        "exists": ["/var/run/docker.sock", "/run/docker.sock"],
+        "env": ["PROFILER_SANDBOX_SECRET", "PASSED_VAR"],
+        "connect": [["127.0.0.1", model.port], ["127.0.0.1", other.port], *([[address, other.port]] if address else [])],
+        "send": HEAD,
+    }
+    job = Job(argv=(), env={"PATH": PATH, "PASSED_VAR": "yes"}, workspace=workspace, endpoints=(model.url,))
+    found = probe(SandboxSettings(sandbox=backend), job, plan)
+
+    remount, node = found["commands"]
+    assert not remount.startswith("exit 0"), remount
+    assert node == "exit 0: ", node
+    for path in outside:
+        assert found["write"][path].startswith("error") or path.startswith("/tmp"), (path, found["write"][path])
+        assert not Path(path).exists(), f"{path} was written on the host"
+    assert found["write"][str(workspace / "from-python.txt")] == "ok"
+    assert (workspace / "from-python.txt").read_text() == "escaped"
+    assert (workspace / "from-node.txt").read_text().startswith("v")
+    assert found["read"][str(home_marker)].startswith("error"), found["read"]
+    assert found["exists"] == {"/var/run/docker.sock": False, "/run/docker.sock": False}
+    assert found["env"] == {"PROFILER_SANDBOX_SECRET": None, "PASSED_VAR": "yes"}
+    assert found["cwd"] == str(workspace)
+    connect = found["connect"]
+    assert connect[f"127.0.0.1:{model.port}"].startswith("ok: HTTP/1.1 200 OK"), connect
+    assert connect[f"127.0.0.1:{other.port}"].startswith("error"), connect
+    if address:
+        assert connect[f"{address}:{other.port}"].startswith("error"), connect
+    # The host reaches the other listener directly: it is the sandbox that cannot.
+    with socket.create_connection(("127.0.0.1", other.port), timeout=3) as conn:
+        assert conn.recv(10) == b"OTHER\n"
+
+
+def test_network_none_cuts_the_model_too(backend, workspace, model):
+    job = Job(argv=(), env={"PATH": PATH}, workspace=workspace, endpoints=(model.url,))
+    found = probe(SandboxSettings(sandbox=backend).for_verifier(), job, {"connect": [["127.0.0.1", model.port]], "send": HEAD})
+    assert found["connect"][f"127.0.0.1:{model.port}"].startswith("error"), found
+
+
+def test_network_full_reaches_the_host(workspace, model, other):
+    require("bwrap")
+    job = Job(argv=(), env={"PATH": PATH}, workspace=workspace)
+    found = probe(SandboxSettings(sandbox="bwrap", network="full"), job, {"connect": [["127.0.0.1", other.port]]})
+    assert found["connect"][f"127.0.0.1:{other.port}"] == "ok: OTHER\n"
+
+
+def test_the_proxy_admits_only_allowed_hosts(workspace, model, other):
+    require("bwrap")
+    settings = SandboxSettings(sandbox="bwrap", allow_hosts=(f"127.0.0.1:{other.port}",))
+    job = Job(argv=(), env={"PATH": PATH}, workspace=workspace, endpoints=(model.url,))
+    plan = {
+        "proxy_port": 3128,
+        "proxy": [f"127.0.0.1:{other.port}", f"127.0.0.1:{model.port}", "example.com:443"],
+        "env": ["HTTPS_PROXY", "NO_PROXY"],
+        "connect": [["127.0.0.1", other.port]],
+    }
+    found = probe(settings, job, plan)
+    assert found["env"] == {"HTTPS_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "localhost,127.0.0.1,::1"}
+    assert found["proxy"][f"127.0.0.1:{other.port}"] == "HTTP/1.1 200 Connection established | OTHER\n"
+    assert found["proxy"][f"127.0.0.1:{model.port}"] == "HTTP/1.1 403 Forbidden"
+    assert found["proxy"]["example.com:443"] == "HTTP/1.1 403 Forbidden"
+    # Allowed through the proxy only, not directly.
+    assert found["connect"][f"127.0.0.1:{other.port}"].startswith("error")
+
+
+def test_killing_the_process_group_ends_everything_inside(backend, workspace):
+    mark = new_mark()
+    job = Job(argv=("sh", "-c", "sleep 300 & sleep 301"), env={"PATH": PATH, MARK: mark}, workspace=workspace, name="kill")
+    with confine(SandboxSettings(sandbox=backend), job) as box:
+        process = subprocess.Popen(box.argv, env=box.env, cwd=box.cwd, start_new_session=True)
+        inside = wait_for(lambda: len(marked_processes(mark)) >= 2 and marked_processes(mark), 60, "the sleeps inside")
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        names = list(box.containers)
+    deadline = time.monotonic() + 10
+    while marked_processes(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marked_processes(mark) == {}, f"left running: {inside}"
+    for name in names:
+        assert containers_named(shutil.which(backend) or backend, name) == []
+
+
+def test_a_published_port_reaches_a_server_inside(backend, workspace):
+    (workspace / "page.txt").write_text("served from inside", encoding="utf-8")
+    port = 18765
+    argv = ("python3", "-m", "http.server", str(port), "--bind", "127.0.0.1")
+    job = Job(argv=argv, env={"PATH": PATH}, workspace=workspace, publish=(port,), name="serve")
+    with confine(SandboxSettings(sandbox=backend, network="none"), job) as box:
+        process = subprocess.Popen(box.argv, env=box.env, cwd=box.cwd, start_new_session=True, stderr=subprocess.DEVNULL)
+        try:
+            url = f"http://127.0.0.1:{box.published[port]}/page.txt"
+            body = wait_for(lambda: _get(url), 60, f"{url} to answer")
+        finally:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert body == "served from inside"
+
+
+def _get(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.read().decode()
+    except OSError:
+        return None
+
+
+def test_mounts_and_hidden_paths(workspace, tmp_path):
+    require("bwrap")
+    shown = tmp_path / "shown"
+    shown.mkdir()
+    (shown / "data.txt").write_text("visible", encoding="utf-8")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    secret = tmp_path / "secrets"
+    secret.mkdir()
+    (secret / "key").write_text("hidden", encoding="utf-8")
+    job = Job(
+        argv=(),
+        env={"PATH": PATH},
+        workspace=workspace,
+        mounts=(Mount(source=shown, target=Path("/profiler-shown")), Mount(source=logs, target=Path("/logs/verifier"), writable=True)),
+        hide=(secret,),
+    )
+    plan = {
+        "read": ["/profiler-shown/data.txt", str(secret / "key")],
+        "write": ["/profiler-shown/new.txt", "/logs/verifier/reward.txt"],
+    }
+    found = probe(SandboxSettings(sandbox="bwrap", network="none"), job, plan)
+    assert found["read"]["/profiler-shown/data.txt"] == "ok: visible"
+    assert found["read"][str(secret / "key")].startswith("error")
+    assert found["write"]["/profiler-shown/new.txt"].startswith("error")
+    assert found["write"]["/logs/verifier/reward.txt"] == "ok"
+    assert (logs / "reward.txt").read_text() == "escaped"
+    assert not (shown / "new.txt").exists()
+
+
+def test_bwrap_refuses_a_mount_point_it_cannot_make(workspace):
+    require("bwrap")
+    job = Job(argv=("true",), env={}, workspace=workspace, mounts=(Mount(source=workspace, target=Path("/usr/profiler-new")),))
+    with pytest.raises(SandboxError, match=r"bwrap cannot mount at /usr/profiler-new: /usr is read-only inside"):
+        confine(SandboxSettings(sandbox="bwrap"), job).open()
