@@ -77,13 +77,16 @@ def docker_ready(tmp_path_factory):
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request) -> str:
-    """Each sandbox in turn (docker: its daemon started when none runs)."""
-    if request.param == "docker":
+def backend(request):
+    """Each sandbox in turn (docker: its daemon started when none runs); no container of ours is left after the test."""
+    kind = request.param
+    if kind == "docker":
         request.getfixturevalue("docker_ready")
-    else:
-        require(request.param)
-    return request.param
+    binary = require(kind)
+    before = set(containers_named(binary, "profiler-")) if kind != "bwrap" else set()
+    yield kind
+    if kind != "bwrap":
+        assert set(containers_named(binary, "profiler-")) <= before, "containers left behind"
 
 
 @pytest.fixture
@@ -218,6 +221,22 @@ def test_killing_the_process_group_ends_everything_inside(backend, workspace):
     assert marked_processes(mark) == {}, f"left running: {inside}"
     for name in names:
         assert containers_named(shutil.which(backend) or backend, name) == []
+
+
+def test_a_kill_at_any_moment_of_bwraps_start_leaves_nothing(workspace):
+    require("bwrap")
+    mark = new_mark()
+    job = Job(argv=("sh", "-c", "sleep 300 & sleep 301"), env={"PATH": PATH, MARK: mark}, workspace=workspace, name="early")
+    for delay in (0.0, 0.002, 0.005, 0.01, 0.02, 0.05):
+        with confine(SandboxSettings(sandbox="bwrap"), job) as box:
+            process = subprocess.Popen(box.argv, env=box.env, cwd=box.cwd, start_new_session=True)
+            time.sleep(delay)
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    deadline = time.monotonic() + 5
+    while marked_processes(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marked_processes(mark) == {}
 
 
 def test_a_published_port_reaches_a_server_inside(backend, workspace):

@@ -10,9 +10,17 @@ job's mounts, each at its own path. ``--unshare-all`` gives new user, PID,
 network, IPC, UTS and cgroup namespaces (``--share-net`` keeps the host's
 network for ``network: full``); ``--cap-drop ALL`` matters when the profiler
 runs as root, where bwrap would otherwise keep every capability inside and
-``mount -o remount,rw /`` would succeed. ``--die-with-parent`` ends the
-sandbox when bwrap is killed, so ending bwrap's process group ends
-everything; ``--new-session`` keeps the program off the caller's terminal.
+``mount -o remount,rw /`` would succeed.
+
+Ending: the caller starts bwrap in a session of its own and ends it by its
+process group. The sandbox's processes stay in that group (no
+``--new-session``), so the group's SIGTERM reaches the program itself and
+SIGKILL reaches the sandbox's PID 1, whose end takes every process of the
+sandbox with it; ``--die-with-parent`` covers bwrap being killed alone.
+(With ``--new-session`` a kill during bwrap's first milliseconds left the
+sandbox running: the parent-death signal was not armed yet. The terminal
+attack ``--new-session`` guards against needs a controlling terminal, which
+a program started in a new session does not have.)
 
 The environment is not written on the command line (``--setenv`` would show
 API keys to every local user through ``/proc/PID/cmdline``): bwrap is
@@ -97,7 +105,7 @@ def bwrap_command(bwrap: str, layout: Layout, plan: NetworkPlan, network: str, a
     command += ["--remount-ro", "/", "--chdir", str(layout.workspace), "--unshare-all"]
     if network == "full":
         command.append("--share-net")
-    command += ["--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"]
+    command += ["--cap-drop", "ALL", "--die-with-parent", "--"]
     if plan.relayed:
         command += [str(relay_python()), "-I", "-S", str(layout.out_dir / "relay.py"), *layout.relay_arguments(plan), "--"]
     return command + list(argv)

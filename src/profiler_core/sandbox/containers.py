@@ -207,8 +207,17 @@ def remove_containers(binary: str, kind: str, names: list[str]) -> None:
     """Kill and remove containers by name (missing ones are fine)."""
     if not names:
         return
-    force = ["rm", "--force", "--time", "0"] if kind == "podman" else ["rm", "--force"]
+    if kind == "podman":
+        # One at a time, the job's container first: podman removes in parallel and refuses to remove
+        # the network helper while the job's container, which joined its network, still exists.
+        for name in names:
+            _remove([binary, "rm", "--force", "--time", "0", "--ignore", name])
+    else:
+        _remove([binary, "rm", "--force", *names])
+
+
+def _remove(command: list[str]) -> None:
     try:
-        subprocess.run([binary, *force, *names], capture_output=True, timeout=_QUICK_S, check=False)
+        subprocess.run(command, capture_output=True, timeout=_QUICK_S, check=False)
     except subprocess.TimeoutExpired:
         pass
