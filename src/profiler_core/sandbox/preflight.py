@@ -52,7 +52,7 @@ def _check_runtime(kind: str) -> None:
     except subprocess.TimeoutExpired:
         raise SandboxError(f"execution.sandbox: {kind}: `{kind} version` did not answer within {TRIAL_TIMEOUT_S:.0f} s") from None
     if done.returncode != 0:
-        hint = " (is the Docker daemon running? start `dockerd`)" if kind == "docker" else ""
+        hint = " (start the Docker daemon: `dockerd`)" if kind == "docker" else ""
         raise SandboxError(f"execution.sandbox: {kind} is not usable: {last_line(done.stderr)}{hint}")
 
 

@@ -14,14 +14,11 @@ from typing import Any
 import attrs
 
 from ..errors import SandboxError
+from ..profile_schema import NETWORKS, SANDBOXES
 from .hosts import parse_host_rule
 
 __all__ = ["NETWORKS", "SANDBOXES", "SandboxSettings"]
 
-#: values of ``execution.sandbox``
-SANDBOXES = ("none", "bwrap", "docker", "podman")
-#: values of ``execution.network``
-NETWORKS = ("none", "model", "full")
 #: the sandboxes that run a container
 CONTAINERS = ("docker", "podman")
 
