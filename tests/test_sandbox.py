@@ -21,11 +21,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+import trio
 from tests.sandbox_runtimes import containers_named, docker_daemon, require
 from tests.scripted.agent_runs import MARK, marked_processes, new_mark, wait_for
 from tests.scripted.anthropic_messages import AnthropicServer, Text
 
 from profiler_core.errors import SandboxError
+from profiler_core.providers._agent_process import run_agent
 from profiler_core.sandbox import Job, Mount, SandboxSettings, confine
 
 pytestmark = pytest.mark.slow
@@ -141,7 +143,7 @@ def test_escapes_fail_and_the_model_answers(backend, workspace, model, other, ho
         "read": [str(home_marker)],
         "exists": ["/var/run/docker.sock", "/run/docker.sock"],
         "env": ["PROFILER_SANDBOX_SECRET", "PASSED_VAR"],
-        "connect": [["127.0.0.1", model.port], ["127.0.0.1", other.port], *([[address, other.port]] if address else [])],
+        "connect": [["127.0.0.1", model.port], ["::1", model.port], ["127.0.0.1", other.port], *([[address, other.port]] if address else [])],
         "send": HEAD,
     }
     job = Job(argv=(), env={"PATH": PATH, "PASSED_VAR": "yes"}, workspace=workspace, endpoints=(model.url,))
@@ -165,6 +167,8 @@ def test_escapes_fail_and_the_model_answers(backend, workspace, model, other, ho
     assert connect[f"127.0.0.1:{other.port}"].startswith("error"), connect
     if address:
         assert connect[f"{address}:{other.port}"].startswith("error"), connect
+    if backend == "bwrap":  # Docker turns IPv6 off in containers; bwrap's loopback has ::1, where `localhost` may go
+        assert connect[f"::1:{model.port}"].startswith("ok: HTTP/1.1 200 OK"), connect
     # The host reaches the other listener directly: it is the sandbox that cannot.
     with socket.create_connection(("127.0.0.1", other.port), timeout=3) as conn:
         assert conn.recv(10) == b"OTHER\n"
@@ -221,6 +225,41 @@ def test_killing_the_process_group_ends_everything_inside(backend, workspace):
     assert marked_processes(mark) == {}, f"left running: {inside}"
     for name in names:
         assert containers_named(shutil.which(backend) or backend, name) == []
+
+
+@pytest.mark.parametrize("kind", ["bwrap", "docker"])
+def test_under_trio_a_cancelled_session_is_ended_and_cleaned_up(kind, request, workspace, model):
+    """How a provider uses it: ``async with confine(...)`` around ``run_agent``; a timeout ends everything."""
+    if kind == "docker":
+        request.getfixturevalue("docker_ready")
+    binary = require(kind)
+    mark = new_mark()
+    script = 'echo \'{"type": "started"}\'; sleep 300'
+    job = Job(argv=("sh", "-c", script), env={"PATH": PATH, MARK: mark}, workspace=workspace, endpoints=(model.url,), name="trio")
+    seen: dict = {}
+
+    async def session() -> None:
+        async with confine(SandboxSettings(sandbox=kind), job) as box:
+            seen["containers"] = list(box.containers)
+            with trio.move_on_after(60) as scope:
+                await run_agent(box.argv, env=box.env, cwd=box.cwd, log_dir=workspace, grace_s=2, on_line=lambda line: _cancel(scope, line, seen))
+            seen["cancelled"] = scope.cancelled_caught
+
+    trio.run(session)
+    assert seen["line"] == {"type": "started"} and seen["cancelled"]
+    deadline = time.monotonic() + 10
+    while marked_processes(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marked_processes(mark) == {}
+    assert (kind == "docker") == bool(seen["containers"])
+    for name in seen["containers"]:
+        assert containers_named(binary, name) == []
+
+
+def _cancel(scope: trio.CancelScope, line: dict, seen: dict) -> bool:
+    seen["line"] = line
+    scope.cancel()  # as a timeout would
+    return False
 
 
 def test_a_kill_at_any_moment_of_bwraps_start_leaves_nothing(workspace):
