@@ -144,7 +144,13 @@ class Confinement:
     async def __aenter__(self) -> Self:
         import trio
 
-        return await trio.to_thread.run_sync(self.open)
+        try:
+            return await trio.to_thread.run_sync(self.open)
+        except BaseException:
+            # Cancelled while preparing: ``__aexit__`` will not run, so undo what ``open`` made here.
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(self.close)
+            raise
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         import trio
