@@ -14,6 +14,7 @@ import signal
 import socket
 import socketserver
 import subprocess
+import tarfile
 import threading
 import time
 import urllib.request
@@ -300,6 +301,48 @@ def _get(url: str) -> str | None:
             return response.read().decode()
     except OSError:
         return None
+
+
+TINY_IMAGE = "localhost/profiler-test-tiny:1"
+TINY_PROGRAMS = ("/bin/bash", "/usr/bin/cat", "/usr/bin/touch", "/usr/bin/head")
+
+
+def tiny_image_tar(folder: Path) -> Path:
+    """A root file system of bash, cat, touch and head with their libraries (no Python): a task's own image."""
+    files = {f"/bin/{Path(p).name}": p for p in TINY_PROGRAMS}
+    for program in TINY_PROGRAMS:
+        listing = subprocess.run(["ldd", program], capture_output=True, text=True, check=True).stdout
+        for word in listing.split():
+            if word.startswith("/"):
+                files[word] = word
+    path = folder / "tiny.tar"
+    with tarfile.open(path, "w") as tar:
+        for inside, source in sorted(files.items()):
+            tar.add(os.path.realpath(source), arcname=inside.lstrip("/"))
+    return path
+
+
+@pytest.mark.parametrize("backend", ["docker", "podman"], indirect=True)
+def test_a_task_image_without_python_is_read_only_and_reaches_only_its_model(backend, workspace, model, other, tmp_path):
+    binary = require(backend)
+    imported = subprocess.run([binary, "import", str(tiny_image_tar(tmp_path)), TINY_IMAGE], capture_output=True, text=True, check=False)
+    assert imported.returncode == 0, imported.stderr
+    tag = uuid.uuid4().hex[:8]
+    script = f"""
+        echo in-workspace > ws.txt && echo ws-ok
+        touch /escape-{tag} 2>/dev/null && echo root-writable || echo root-read-only
+        [ -e /usr/bin/python3 ] && echo host-python-visible || echo no-host-python
+        exec 3<>/dev/tcp/127.0.0.1/{model.port} && printf 'HEAD / HTTP/1.0\\r\\n\\r\\n' >&3 && head -c 15 <&3; echo
+        (exec 4<>/dev/tcp/127.0.0.1/{other.port}) 2>/dev/null && echo other-reachable || echo other-refused
+    """
+    job = Job(argv=("bash", "-c", script), env={"PATH": "/bin"}, workspace=workspace, endpoints=(model.url,), image=TINY_IMAGE)
+    try:
+        with confine(SandboxSettings(sandbox=backend), job) as box:
+            done = subprocess.run(box.argv, env=box.env, cwd=box.cwd, capture_output=True, text=True, timeout=120, start_new_session=True)
+    finally:
+        subprocess.run([binary, "rmi", "--force", TINY_IMAGE], capture_output=True, check=False)
+    assert done.stdout.split() == ["ws-ok", "root-read-only", "no-host-python", "HTTP/1.1", "200", "OK", "other-refused"], done.stderr
+    assert (workspace / "ws.txt").read_text() == "in-workspace\n"
 
 
 def test_mounts_and_hidden_paths(workspace, tmp_path):
