@@ -268,11 +268,12 @@ def test_a_kill_at_any_moment_of_bwraps_start_leaves_nothing(workspace):
     mark = new_mark()
     job = Job(argv=("sh", "-c", "sleep 300 & sleep 301"), env={"PATH": PATH, MARK: mark}, workspace=workspace, name="early")
     for delay in (0.0, 0.002, 0.005, 0.01, 0.02, 0.05):
-        with confine(SandboxSettings(sandbox="bwrap"), job) as box:
-            process = subprocess.Popen(box.argv, env=box.env, cwd=box.cwd, start_new_session=True)
-            time.sleep(delay)
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        for sig in (signal.SIGKILL, signal.SIGTERM):  # SIGTERM alone may end bwrap only: close() ends the rest
+            with confine(SandboxSettings(sandbox="bwrap"), job) as box:
+                process = subprocess.Popen(box.argv, env=box.env, cwd=box.cwd, start_new_session=True)
+                time.sleep(delay)
+                os.killpg(process.pid, sig)
+                process.wait()
     deadline = time.monotonic() + 5
     while marked_processes(mark) and time.monotonic() < deadline:
         time.sleep(0.05)

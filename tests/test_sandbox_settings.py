@@ -130,17 +130,17 @@ def test_bwrap_command_drops_capabilities_hides_the_home_and_never_carries_the_e
         mounts=(Mount(source=tmp_path, target=Path.home() / "agent"),),
     )  # fmt: skip
     layout, plan = layout_of(settings, the_job)
-    command = bwrap_command("bwrap", layout, plan, "model", the_job.argv)
+    command = bwrap_command("bwrap", layout, plan, "model", the_job.argv, "profiler-token")
     text = " ".join(command)
     assert SECRET not in text and "--setenv" not in text
-    for flag in ("--unshare-all", "--cap-drop ALL", "--die-with-parent", "--remount-ro /", f"--chdir {tmp_path}"):
+    for flag in ("--unshare-all", "--cap-drop ALL", "--die-with-parent", "--remount-ro /", f"--chdir {tmp_path}", "--hostname profiler-token"):
         assert flag in text
     assert "--share-net" not in command
     home, agent = str(Path.home()), str(Path.home() / "agent")
     # The home is hidden after it is bound, and the mount under it comes after the tmpfs, or the tmpfs would cover it.
     assert position(command, "--ro-bind", home, home) < position(command, "--tmpfs", home) < position(command, "--ro-bind", str(tmp_path), agent)
     assert command[-4:] == ["--forward", f"4000={layout.out_dir / 'm4000.sock'}", "--", "agent"]
-    assert "--share-net" in bwrap_command("bwrap", layout, plan, "full", the_job.argv)
+    assert "--share-net" in bwrap_command("bwrap", layout, plan, "full", the_job.argv, "profiler-token")
 
 
 @pytest.mark.parametrize("kind", ["docker", "podman"])

@@ -20,7 +20,10 @@ sandbox with it; ``--die-with-parent`` covers bwrap being killed alone.
 (With ``--new-session`` a kill during bwrap's first milliseconds left the
 sandbox running: the parent-death signal was not armed yet. The terminal
 attack ``--new-session`` guards against needs a controlling terminal, which
-a program started in a new session does not have.)
+a program started in a new session does not have.) A SIGTERM alone in that
+window still ends only bwrap; the sandbox's own PID 1 carries the job's
+token as its host name, and :func:`kill_sandbox` finds and kills it when the
+job is closed.
 
 The environment is not written on the command line (``--setenv`` would show
 API keys to every local user through ``/proc/PID/cmdline``): bwrap is
@@ -30,13 +33,14 @@ started with exactly the job's environment and passes it on as it is.
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 from ..errors import SandboxError
 from .layout import Layout, relay_python
 from .network import NetworkPlan
 
-__all__ = ["bwrap_command"]
+__all__ = ["bwrap_command", "kill_sandbox"]
 
 #: top-level host entries replaced by fresh ones inside
 _FRESH = {"dev": "--dev", "proc": "--proc", "tmp": "--tmpfs", "run": "--tmpfs"}
@@ -97,15 +101,33 @@ def _mount_ops(layout: Layout) -> list[list[str]]:
     return [op[2] for op in ops]
 
 
-def bwrap_command(bwrap: str, layout: Layout, plan: NetworkPlan, network: str, argv: tuple[str, ...]) -> list[str]:
-    """``bwrap OPTIONS -- [relay ... --] ARGV`` for one job."""
+def bwrap_command(bwrap: str, layout: Layout, plan: NetworkPlan, network: str, argv: tuple[str, ...], token: str) -> list[str]:
+    """``bwrap OPTIONS -- [relay ... --] ARGV`` for one job; ``token`` (unique) becomes the sandbox's host name."""
     command = [bwrap]
     for op in _mount_ops(layout):
         command += op
-    command += ["--remount-ro", "/", "--chdir", str(layout.workspace), "--unshare-all"]
+    command += ["--remount-ro", "/", "--chdir", str(layout.workspace), "--unshare-all", "--hostname", token]
     if network == "full":
         command.append("--share-net")
     command += ["--cap-drop", "ALL", "--die-with-parent", "--"]
     if plan.relayed:
         command += [str(relay_python()), "-I", "-S", str(layout.out_dir / "relay.py"), *layout.relay_arguments(plan), "--"]
     return command + list(argv)
+
+
+def kill_sandbox(token: str) -> None:
+    """SIGKILL any bwrap process of the sandbox named ``token`` still running (its PID 1 takes the rest with it)."""
+    needle = b"\0--hostname\0" + token.encode() + b"\0"
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+        except OSError:
+            continue
+        if needle in cmdline:
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass

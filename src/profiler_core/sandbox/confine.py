@@ -21,7 +21,7 @@ from types import TracebackType
 from typing import Self
 
 from ..errors import SandboxError
-from .bwrap import bwrap_command
+from .bwrap import bwrap_command, kill_sandbox
 from .containers import (
     client_environment,
     container_command,
@@ -59,6 +59,8 @@ class Confinement:
         self._layout: Layout | None = None
         self._relays: Relays | None = None
         self._binary = ""
+        #: bwrap: the sandbox's unique host name, by which ``close`` finds what is left of it
+        self._token = ""
 
     # -- setting up -------------------------------------------------------------
 
@@ -80,7 +82,8 @@ class Confinement:
                 bwrap = shutil.which("bwrap")
                 if bwrap is None:
                     raise SandboxError("execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)")
-                self.argv = bwrap_command(bwrap, layout, plan, settings.network_mode, job.argv)
+                self._token = new_name(job.name)
+                self.argv = bwrap_command(bwrap, layout, plan, settings.network_mode, job.argv, self._token)
         except BaseException:
             self.close()
             raise
@@ -124,7 +127,10 @@ class Confinement:
     # -- cleaning up ------------------------------------------------------------
 
     def close(self) -> None:
-        """Remove the containers, stop the relays, delete the private folders; safe to call twice."""
+        """Kill what is left of the sandbox, stop the relays, delete the private folders; safe to call twice."""
+        if self._token:
+            token, self._token = self._token, ""
+            kill_sandbox(token)
         if self.containers:
             names, self.containers = self.containers, []
             remove_containers(self._binary, self.settings.sandbox, names)
