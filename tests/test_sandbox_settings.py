@@ -195,6 +195,13 @@ def test_the_profile_keys_are_checked_with_the_others(tmp_path):
     ]
 
 
+def test_sandbox_keys_change_the_profile_hash_only_once_set(tmp_path):
+    plain = load_profile(profile(tmp_path)).profile_hash()
+    defaults = load_profile(profile(tmp_path, sandbox="none", network=None, allow_hosts=[], hide_paths=[])).profile_hash()
+    assert defaults == plain  # runs made before the keys existed can still be resumed
+    assert load_profile(profile(tmp_path, sandbox="bwrap")).profile_hash() != plain
+
+
 def validate(path: Path, env: dict[str, str]):
     """``profiler validate PATH`` in this process, with ``env`` as the environment's changes."""
     return CliRunner().invoke(cli, ["validate", str(path)], env=env)
