@@ -22,7 +22,7 @@ from .job import Job, Mount
 from .network import NetworkPlan
 from .settings import SandboxSettings
 
-__all__ = ["Layout", "make_layout", "relay_python", "user_homes"]
+__all__ = ["Layout", "make_layout", "relay_python", "remove_layout", "user_homes"]
 
 #: longest folder for the relay sockets (a Unix socket path must stay under 108 bytes)
 _MAX_RUNTIME_PATH = 70
