@@ -60,6 +60,10 @@ __all__ = [
 ]
 
 
+#: ``execution`` keys of the sandbox and their defaults (left out of ``profile_hash`` while unchanged)
+_SANDBOX_DEFAULTS: dict[str, Any] = {"sandbox": "none", "network": None, "sandbox_image": None, "allow_hosts": (), "hide_paths": ()}
+
+
 @attrs.frozen(kw_only=True)
 class ProfilerConfig:
     """A loaded, validated profile with CLI overrides applied."""
@@ -104,6 +108,8 @@ class ProfilerConfig:
                 k: v
                 for k, v in attrs.asdict(self.execution).items()
                 if k not in ("concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens", "executor", "ray", "analysis_workers")
+                # The sandbox keys count once set: a profile without them keeps the hash it had before they existed.
+                and not (k in _SANDBOX_DEFAULTS and v == _SANDBOX_DEFAULTS[k])
             },
             "extensions": self.extensions,
         }

@@ -91,6 +91,13 @@ class RaySection:
     runtime_env: Options = attrs.field(factory=dict)
 
 
+#: values of ``execution.sandbox`` and ``execution.network`` (docs/sandbox.md)
+SANDBOXES = ("none", "bwrap", "docker", "podman")
+NETWORKS = ("none", "model", "full")
+Sandbox = Annotated[str, Expect(f"one of {', '.join(SANDBOXES)}", lambda v: v in SANDBOXES)]
+Network = Annotated[str, Expect(f"one of {', '.join(NETWORKS)}", lambda v: v in NETWORKS)]
+
+
 @attrs.frozen(kw_only=True)
 class ExecutionConfig:
     """``execution:`` — how the matrix runs."""
@@ -114,6 +121,16 @@ class ExecutionConfig:
     ray: RaySection = attrs.field(factory=RaySection)
     #: processes that run the analyzers and serialise the traces (0: in the runner's loop; None: ``auto``)
     analysis_workers: AnalysisWorkers = 0
+    #: where agents and verifiers run: ``none`` (on the host), ``bwrap``, ``docker``, ``podman`` (docs/sandbox.md)
+    sandbox: Sandbox = "none"
+    #: what a sandboxed agent reaches: ``none``, ``model`` (its endpoints and ``allow_hosts``), ``full``; None: ``model`` in a sandbox
+    network: Network | None = None
+    #: docker / podman image (None: the host's own toolchain in an empty image made offline)
+    sandbox_image: Name | None = None
+    #: hosts reachable besides the model endpoints with ``network: model`` (``host``, ``host:port``, ``*.domain``)
+    allow_hosts: Annotated[tuple[str, ...], Expect("a list of host names")] = ()
+    #: more host paths hidden inside the sandbox (the user's home always is)
+    hide_paths: Annotated[tuple[str, ...], Expect("a list of paths")] = ()
 
 
 @attrs.frozen(kw_only=True)

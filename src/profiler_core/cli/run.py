@@ -203,6 +203,7 @@ def validate_command(manager, profile):
     from ..runner.executors.ray import ray_problems
 
     problems += [f"{profile}: {line}" for line in ray_problems(config.execution.executor)]
+    problems += sandbox_problems(config, profile)
     if problems:
         for line in problems:
             click.echo(f"Error: {cut_lines(line)}", err=True)
@@ -221,7 +222,16 @@ def validate_command(manager, profile):
     click.echo(f"  analyzers:   {', '.join(a.name for a in built['analyzers'] if a) or 'none'}")
 
 
-__all__ = ["ProfilerError", "run_command", "validate_command"]
+def sandbox_problems(config, profile) -> list[str]:
+    """The sandbox of ``execution.sandbox`` cannot start here: one line (a trial run; nothing when ``none``)."""
+    if config.execution.sandbox == "none" and config.execution.network is None:
+        return []  # no sandbox: do not even import the package
+    from ..sandbox import sandbox_problems as check_sandbox
+
+    return check_sandbox(config.execution, str(profile))
+
+
+__all__ = ["ProfilerError", "run_command", "sandbox_problems", "validate_command"]
 
 
 def _traces_location(manifest_path: str | None) -> str | None:
