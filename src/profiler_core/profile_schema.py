@@ -131,6 +131,8 @@ class ExecutionConfig:
     allow_hosts: Annotated[tuple[str, ...], Expect("a list of host names")] = ()
     #: more host paths hidden inside the sandbox (the user's home always is)
     hide_paths: Annotated[tuple[str, ...], Expect("a list of paths")] = ()
+    #: host paths shown read-only inside although hidden (a toolchain under the home)
+    expose_paths: Annotated[tuple[str, ...], Expect("a list of paths")] = ()
 
 
 @attrs.frozen(kw_only=True)

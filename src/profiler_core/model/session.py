@@ -29,6 +29,9 @@ class ProviderConfig:
     environment: dict[str, str] = attrs.field(factory=dict)
     workdir: str = "."
     options: dict[str, Any] = attrs.field(factory=dict)
+    #: the run's sandbox (a ``profiler_core.sandbox.SandboxSettings``): a provider starts its agent
+    #: inside it with ``profiler_core.sandbox.confine``; None: the agent runs on the host
+    sandbox: Any = None
 
 
 @attrs.frozen(kw_only=True)

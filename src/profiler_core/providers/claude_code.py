@@ -54,7 +54,6 @@ from ._agent_process import (
     empty_trace,
     instructions,
     option,
-    run_agent,
 )
 
 __all__ = ["ClaudeCodeOptions", "ClaudeCodeProvider", "StreamSummary", "profiler_register_providers", "summarize_stream"]
@@ -113,16 +112,16 @@ class ClaudeCodeProvider(AgentProvider):
     program = "claude"
     env_var = "CLAUDE_BIN"
     install_hint = "install it with `npm install -g @anthropic-ai/claude-code`"
+    default_endpoint = "https://api.anthropic.com"
     options_class = ClaudeCodeOptions
 
     async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
         """Run Claude Code on ``text`` to its end; its process group is ended however the run ends."""
         live = self.live(handle)
-        options: ClaudeCodeOptions = live.setup.options
         command = self.command(live, text)
         env = self.environment(live)
         with trio.fail_after(timeout_ms / 1000 if timeout_ms else float("inf")):
-            run = await run_agent(command, env=env, cwd=live.dirs.work, log_dir=live.dirs.root, grace_s=options.kill_grace_s)
+            run = await self.run(live, command, env)
         return self.measure(live, run)
 
     # -- the command and its environment --------------------------------------
@@ -143,8 +142,9 @@ class ClaudeCodeProvider(AgentProvider):
         if options.disallowed_tools:
             command += ["--disallowedTools", ",".join(options.disallowed_tools)]
         if options.mcp_servers:
-            # A file, not an argument: server settings may hold secrets that `ps` would show.
-            path = live.dirs.root / "mcp.json"
+            # A file, not an argument: server settings may hold secrets that `ps` would show. In the
+            # session's home, which a sandbox shows the agent too.
+            path = live.dirs.home / ".profiler-mcp.json"
             path.write_text(json.dumps({"mcpServers": options.mcp_servers}), encoding="utf-8")
             path.chmod(0o600)
             command += ["--mcp-config", str(path), "--strict-mcp-config"]
@@ -182,7 +182,8 @@ class ClaudeCodeProvider(AgentProvider):
             fixed["IS_SANDBOX"] = "1"
         # The profiler's own ANTHROPIC_* / CLAUDE_* settings would point the agent elsewhere.
         return child_environment(
-            drop_prefixes=("ANTHROPIC_", "CLAUDE_"), fixed=fixed, options_env=options.env, mode_env=live.setup.environment
+            drop_prefixes=("ANTHROPIC_", "CLAUDE_"), fixed=fixed, options_env=options.env, mode_env=live.setup.environment,
+            confined=live.setup.confined,
         )
 
     # -- reading the run ------------------------------------------------------

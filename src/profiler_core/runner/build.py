@@ -11,6 +11,7 @@ from ..config import ComponentSpec, ProfileErrors, ProfilerConfig
 from ..contracts import optional_method
 from ..errors import ProfilerError
 from ..plugins import PluginManager
+from ..sandbox import SandboxSettings
 from .options import RaySettings, RunOptions
 
 
@@ -177,6 +178,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         session_export=config.output.session_export,
         trace_format=config.output.trace_format,
         keep_workspaces=config.output.keep_workspaces,
+        sandbox=SandboxSettings.from_execution(config.execution),
         results_dir=config.output.results_dir,
         reports_dir=config.output.reports_dir,
         provider_options=dict(config.provider.options),

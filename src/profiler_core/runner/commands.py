@@ -2,7 +2,8 @@
 
 Each command runs in a process group of its own, with a minimal environment
 (``PATH``, ``LANG``, a private ``HOME`` and ``TMPDIR``, plus what the task
-gives) — never the profiler's own, which may hold API keys. A command that
+gives) — never the profiler's own, which may hold API keys — and, when the
+run has a sandbox, inside it (``profiler_core.sandbox``). A command that
 outlives its timeout is ended by its group's PID (SIGTERM, then SIGKILL).
 """
 
@@ -11,13 +12,15 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import attrs
 import trio
 
+from ..errors import SandboxError
 from ..processes import end_process_group, track_group
+from ..sandbox import Job, Mount, SandboxSettings, confine
 
 #: Bytes of a command's output kept (its end: where failures are reported).
 OUTPUT_TAIL = 4000
@@ -26,8 +29,22 @@ GRACE_S = 2.0
 #: Seconds the output is still read after the command exited.
 DRAIN_S = 1.0
 
-#: Turns (argv, env, cwd) into what is really started (a sandbox's wrapper); the default starts it as it is.
-Confine = Callable[[list[str], dict[str, str], Path], tuple[list[str], dict[str, str]]]
+
+
+@attrs.frozen(kw_only=True)
+class Confinement:
+    """Where a task command runs: the run's sandbox (None: on the host) and what it shows inside."""
+
+    settings: SandboxSettings | None = None
+    #: more host paths shown inside (a verifier's tests at ``/tests``, its logs at ``/logs/verifier``)
+    mounts: tuple[Mount, ...] = ()
+    #: model endpoints it may reach with ``network: model``
+    endpoints: tuple[str, ...] = ()
+
+    @property
+    def confined(self) -> bool:
+        """Whether the command runs in a sandbox."""
+        return self.settings is not None and self.settings.confined
 
 
 @attrs.frozen(kw_only=True)
@@ -60,16 +77,27 @@ def base_environment(home: Path, extra: Mapping[str, str] | None = None) -> dict
 
 
 async def run_command(
-    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float, confine: Confine | None = None
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float, where: Confinement | None = None
 ) -> CommandResult:
-    """Run ``argv`` in ``cwd`` until it exits or ``timeout_s`` passes; its group is ended either way."""
-    command, environment = list(argv), dict(env)
-    if confine is not None:
-        command, environment = confine(command, environment, cwd)
+    """Run ``argv`` in ``cwd`` (in the sandbox of ``where``) until it exits or ``timeout_s`` passes; its group is ended either way."""
+    if where is None or not where.confined:
+        return await _run(list(argv), cwd=cwd, env=dict(env), timeout_s=timeout_s)
+    assert where.settings is not None
+    # Inside, the sandbox gives the command a private HOME and TMPDIR of its own.
+    inner = {k: v for k, v in env.items() if k not in ("HOME", "TMPDIR")}
+    job = Job(argv=tuple(argv), env=inner, workspace=cwd, mounts=where.mounts, endpoints=where.endpoints, name="task")
+    try:
+        async with confine(where.settings, job) as box:
+            return await _run(box.argv, cwd=box.cwd, env=box.env, timeout_s=timeout_s)
+    except SandboxError as exc:
+        return CommandResult(exit_code=None, output="", error=f"the sandbox could not start: {exc}")
+
+
+async def _run(command: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float) -> CommandResult:
     t0 = time.monotonic()
     try:
         process = await trio.lowlevel.open_process(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=environment,
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
             cwd=cwd, start_new_session=True,
         )
     except OSError as exc:
@@ -106,4 +134,4 @@ async def _read_tail(process: trio.Process, tail: bytearray, scope: trio.CancelS
                     del tail[: len(tail) - OUTPUT_TAIL]
 
 
-__all__ = ["CommandResult", "Confine", "base_environment", "run_command"]
+__all__ = ["CommandResult", "Confinement", "base_environment", "run_command"]

@@ -11,6 +11,7 @@ from ..contracts import Analyzer, Collector, JudgeProvider, ModeResolver, Scorer
 from ..errors import ConfigError
 from ..model import ModeConfig, ProfileRow, Scenario
 from ..plugins import PluginManager
+from ..sandbox import SandboxSettings
 from ..tracestore import TRACE_FORMATS
 
 
@@ -68,6 +69,8 @@ class RunOptions:
     trace_format: str = "jsonl"
     #: which session workspaces stay under ``reports/<runId>/workspaces/``: "failed", "all" or "none"
     keep_workspaces: str = "failed"
+    #: where agents, set-up commands and verifiers run (``execution.sandbox``); None: on the host
+    sandbox: SandboxSettings | None = None
     results_dir: str = "results"
     reports_dir: str = "reports"
     provider_options: dict[str, Any] = attrs.Factory(dict)

@@ -37,6 +37,7 @@ from ..model.run import RunStatus
 from ..paths import check_run_id
 from ..plugins import get_plugin_manager
 from ..redact import Redactor, secret_env_values
+from ..sandbox import check as check_sandbox
 from ..store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
 from ..timestamps import now_iso
 from ..tracestore import TRACES_FILE, TraceRecord
@@ -135,6 +136,8 @@ class Run:
         resuming = bool(previous or resumed_from or options.resume)
         if not resuming:
             refuse_existing(self.paths, self.sessions_dir)
+        if options.sandbox is not None and options.sandbox.confined:
+            check_sandbox(options.sandbox)  # one line before any session: bwrap missing, the docker daemon down
         mode_configs = await _resolve_modes(options)
         for config in mode_configs.values():
             self.redactor.add(secret_env_values(config.environment))
@@ -198,7 +201,11 @@ class Run:
             log.warning("%s", message)
             self.warnings.append(message)
         keep_dir = Path(self.options.reports_dir) / self.run_id / "workspaces"
-        return Workspaces(keep=cast(KeepWorkspaces, self.options.keep_workspaces), keep_dir=keep_dir, template=template)
+        endpoint = self.options.provider_options.get("base_url")
+        return Workspaces(
+            keep=cast(KeepWorkspaces, self.options.keep_workspaces), keep_dir=keep_dir, template=template,
+            sandbox=self.options.sandbox, endpoints=(str(endpoint),) if endpoint else (),
+        )
 
     def _executor(self) -> Executor:
         """The executor the profile asks for (built before anything is written: a missing extra is one line)."""
@@ -211,7 +218,7 @@ class Run:
 
         common: dict[str, Any] = dict(
             modes=plan.mode_configs, provider_options=options.provider_options, provider_port=options.provider_port,
-            state=self.state, warmup=self._warmup,
+            state=self.state, warmup=self._warmup, sandbox=options.sandbox,
         )
         provider = self.provider
         if plan.overlap:

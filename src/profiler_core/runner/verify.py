@@ -23,7 +23,8 @@ import attrs
 
 from ..model import CheckpointResult, Scenario, VerifierSpec
 from ..paths import inside
-from .commands import CommandResult, Confine
+from ..sandbox import Mount
+from .commands import CommandResult
 from .workspace import Workspaces
 
 #: Characters of a verifier's output kept as its checkpoint's ``actual``.
@@ -47,9 +48,7 @@ class Verification:
     scores: dict[str, float] = attrs.Factory(dict)
 
 
-async def run_verifiers(
-    workspaces: Workspaces, scenario: Scenario, folder: Path, *, confine: Confine | None = None
-) -> Verification:
+async def run_verifiers(workspaces: Workspaces, scenario: Scenario, folder: Path) -> Verification:
     """Run every verifier of ``scenario`` in ``folder``; ``VerifierError`` when one cannot run."""
     checks: list[CheckpointResult] = []
     rewards: list[float] = []
@@ -59,7 +58,8 @@ async def run_verifiers(
         try:
             _copy_in(spec, folder)
             env = {**spec.env, "PROFILER_VERIFIER_DIR": str(logs), "PROFILER_WORKSPACE": str(folder)}
-            result = await workspaces.run(spec.command, folder, timeout_s=spec.timeout_ms / 1000, env=env, confine=confine)
+            where = workspaces.where(spec.network, (Mount(source=logs, writable=True),))
+            result = await workspaces.run(spec.command, folder, timeout_s=spec.timeout_ms / 1000, env=env, where=where)
             _refuse_unrunnable(spec, result)
             reward, named = read_reward(logs, spec.name)
         finally:

@@ -26,7 +26,8 @@ import trio
 
 from ..model import Scenario, WorkspaceReport
 from ..paths import inside, safe_name
-from .commands import CommandResult, Confine, base_environment, run_command
+from ..sandbox import Mount, SandboxSettings
+from .commands import CommandResult, Confinement, base_environment, run_command
 
 #: ``output.keep_workspaces``
 KeepWorkspaces = Literal["failed", "all", "none"]
@@ -41,8 +42,15 @@ class SetupError(Exception):
 class Workspaces:
     """The workspaces of one run: prepared per attempt, summarised after the agent, then kept or removed."""
 
-    def __init__(self, *, keep: KeepWorkspaces = "failed", keep_dir: Path, template: str | None = None) -> None:
+    def __init__(
+        self, *, keep: KeepWorkspaces = "failed", keep_dir: Path, template: str | None = None,
+        sandbox: SandboxSettings | None = None, endpoints: tuple[str, ...] = (),
+    ) -> None:
         self.keep = keep
+        #: where set-up commands and verifiers run (None or ``none``: on the host)
+        self.sandbox = sandbox
+        #: the model endpoints a verifier with ``network: model`` may reach
+        self.endpoints = endpoints
         self.keep_dir = keep_dir
         #: a provider's deprecated ``workdir_template``: the workspace of scenarios that have none
         self.template = template
@@ -50,7 +58,7 @@ class Workspaces:
         self._clones: dict[str, Path] = {}
         self._clone_locks: dict[str, trio.Lock] = {}
 
-    async def prepare(self, scenario: Scenario, *, confine: Confine | None = None) -> Path:
+    async def prepare(self, scenario: Scenario) -> Path:
         """A fresh workspace for one attempt of ``scenario``, its ``setup`` commands run; ``SetupError`` on failure."""
         folder = self.root / f"{safe_name(scenario.id)}-{uuid.uuid4().hex[:8]}"
         spec = scenario.workspace
@@ -66,20 +74,28 @@ class Workspaces:
         except OSError as exc:
             shutil.rmtree(folder, ignore_errors=True)
             raise SetupError(f"workspace of {scenario.id!r}: {exc.strerror or exc}") from None
+        # Set-up prepares the workspace (installs what the task needs): in the sandbox, with the network.
+        setup = self.where("full")
         for command in scenario.setup:
-            result = await self.run(command, folder, timeout_s=scenario.timeout_ms / 1000, confine=confine)
+            result = await self.run(command, folder, timeout_s=scenario.timeout_ms / 1000, where=setup)
             if not result.ok:
                 raise SetupError(f"setup command {command!r} {_how(result)}")
         return folder
 
+    def where(self, network: str | None, mounts: tuple[Mount, ...] = ()) -> Confinement:
+        """Where a task command runs: the run's sandbox with this network (a verifier's ``none`` by default)."""
+        if self.sandbox is None or not self.sandbox.confined:
+            return Confinement()
+        return Confinement(settings=self.sandbox.for_verifier(network), mounts=mounts, endpoints=self.endpoints)
+
     async def run(
-        self, command: str, folder: Path, *, timeout_s: float, env: dict[str, str] | None = None, confine: Confine | None = None
+        self, command: str, folder: Path, *, timeout_s: float, env: dict[str, str] | None = None, where: Confinement | None = None
     ) -> CommandResult:
         """A shell command in a workspace, with a private home beside it."""
         home = Path(tempfile.mkdtemp(prefix="home-", dir=self.root))
         try:
             return await run_command(
-                ["bash", "-c", command], cwd=folder, env=base_environment(home, env), timeout_s=timeout_s, confine=confine
+                ["bash", "-c", command], cwd=folder, env=base_environment(home, env), timeout_s=timeout_s, where=where
             )
         finally:
             shutil.rmtree(home, ignore_errors=True)

@@ -103,7 +103,7 @@ def make_layout(settings: SandboxSettings, job: Job, plan: NetworkPlan) -> Layou
     home.mkdir(exist_ok=True)
     tmp.mkdir(exist_ok=True)
     hidden = [*user_homes(), *(Path(p).absolute() for p in settings.hide_paths), *job.hide]
-    mounts = list(job.mounts)
+    mounts = [*job.mounts, *(Mount(source=Path(p).expanduser()) for p in settings.expose_paths)]
     python = relay_python()
     runtime = None
     if plan.relayed:

@@ -54,6 +54,8 @@ class SandboxSettings:
     allow_hosts: tuple[str, ...] = attrs.field(default=(), converter=_strings, validator=_hosts)
     #: more host paths hidden inside the sandbox (the user's home always is)
     hide_paths: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    #: host paths shown read-only although hidden (a toolchain under the home, e.g. ``~/.pyenv``)
+    expose_paths: tuple[str, ...] = attrs.field(default=(), converter=_strings)
 
     def __attrs_post_init__(self) -> None:
         if self.sandbox == "none" and self.network in ("none", "model"):
@@ -93,4 +95,5 @@ class SandboxSettings:
             image=getattr(execution, "sandbox_image", None),
             allow_hosts=tuple(getattr(execution, "allow_hosts", ()) or ()),
             hide_paths=tuple(getattr(execution, "hide_paths", ()) or ()),
+            expose_paths=tuple(getattr(execution, "expose_paths", ()) or ()),
         )

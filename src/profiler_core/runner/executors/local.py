@@ -40,8 +40,10 @@ class LocalExecutor:
         state: RunState,
         warmup: Warmup,
         factory: Callable[[], Any] | None = None,
+        sandbox: Any = None,
     ) -> None:
         self.provider = provider
+        self.sandbox = sandbox
         self.modes = modes
         self.provider_options = dict(provider_options)
         self.provider_port = provider_port
@@ -86,6 +88,7 @@ class LocalExecutor:
             permissions=PermissionConfig(auto_approve=True),
             environment=dict(mode_config.environment),
             options=options,
+            sandbox=self.sandbox,
         )
         self.live.append(instance)  # before init: an instance whose init fails is still shut down
         try:

@@ -28,7 +28,7 @@ import threading
 import time
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import trio
@@ -36,6 +36,7 @@ import trio
 from ...errors import ConfigError
 from ...model import ModeConfig, PermissionConfig, ProviderConfig, RunContext, Scenario
 from ...redact import Redactor
+from ...sandbox import SandboxSettings
 from ...timestamps import now_iso
 from ..adapter import ProviderAdapter
 from ..hooks import HookCaller
@@ -44,6 +45,7 @@ from ..options import RaySettings
 from ..outcome import IterationOutcome
 from ..row import make_row
 from ..state import RunState
+from ..workspace import KeepWorkspaces, Workspaces
 from .base import Cell, ModeGroup, Stage
 
 __all__ = ["CellSpec", "RayExecutor", "RaySettings", "ray_problems", "run_cell"]
@@ -64,6 +66,9 @@ class CellSpec:
     attempt: int
     session_export: bool
     destroy_timeout_s: float
+    #: the driver's ``reports/<runId>/workspaces`` and its ``keep_workspaces`` (a local cluster shares the disk)
+    keep_dir: str = ""
+    keep_workspaces: str = "none"
 
 
 def ray_problems(executor: str) -> list[str]:
@@ -161,6 +166,8 @@ class RayExecutor:
             attempt=attempt,
             session_export=state.session_export,
             destroy_timeout_s=state.destroy_timeout_s,
+            keep_dir=str(state.workspaces.keep_dir) if state.workspaces is not None else "",
+            keep_workspaces=state.workspaces.keep if state.workspaces is not None else "none",
         )
         started_at, t0 = now_iso(), time.perf_counter()
         ref = self._remote.remote(spec)
@@ -202,6 +209,7 @@ class _Components:
     built: dict[str, Any]
     manager: Any
     providers: dict[tuple[str, str, str], Any] = attrs.Factory(dict)
+    workspaces: Any = None
 
 
 _COMPONENTS: dict[str, _Components] = {}
@@ -245,12 +253,26 @@ async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str,
         sessions_dir=Path("."),
         multi_model=len(spec.run_ctx.models) > 1,
         destroy_timeout_s=spec.destroy_timeout_s,
+        workspaces=_workspaces(components, spec),
     )
     outcome, error = await attempt_cell(
         state, model=spec.model, mode=spec.mode, mode_config=spec.mode_config, scenario=spec.scenario,
         iteration=spec.iteration, attempt=spec.attempt, provider=provider,
     )
     return outcome, error, dict(state.metric_units)
+
+
+def _workspaces(components: _Components, spec: CellSpec) -> Workspaces:
+    """This worker's workspaces (one set per worker process; removed at its exit)."""
+    if components.workspaces is None:
+        execution = components.config.execution
+        endpoint = components.config.provider.options.get("base_url")
+        components.workspaces = Workspaces(
+            keep=cast(KeepWorkspaces, spec.keep_workspaces), keep_dir=Path(spec.keep_dir or "."),
+            sandbox=SandboxSettings.from_execution(execution), endpoints=(str(endpoint),) if endpoint else (),
+        )
+        atexit.register(components.workspaces.close)
+    return cast(Workspaces, components.workspaces)
 
 
 def _components(spec: CellSpec) -> _Components:
@@ -287,6 +309,7 @@ async def _provider(components: _Components, spec: CellSpec) -> ProviderAdapter:
                 permissions=PermissionConfig(auto_approve=True),
                 environment=dict(spec.mode_config.environment),
                 options={**config.provider.options, **spec.mode_config.provider_overrides},
+                sandbox=SandboxSettings.from_execution(config.execution),
             ),
         )
         components.providers[key] = provider
