@@ -34,6 +34,7 @@ from .run import (
     RunContext,
     RunCounts,
     RunManifest,
+    StopRecord,
 )
 from .scenario import Scenario, ScenarioSets
 from .scoring import ScorerCheckResult, ScorerContext, ScorerResult
@@ -86,6 +87,7 @@ __all__ = [
     "RunContext",
     "RunCounts",
     "RunManifest",
+    "StopRecord",
     "Scenario",
     "ScenarioSets",
     "ScorerCheckResult",
