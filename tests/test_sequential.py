@@ -22,8 +22,13 @@ from profiler_core.stats.sequential import (
     normal_mixture_rho,
 )
 
-#: 5% plus three Monte Carlo standard errors at 2,000 experiments
-ALPHA_WITH_SLACK = 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000)
+def at_most_alpha(experiments: int, alpha: float = 0.05) -> float:
+    """``alpha`` plus three Monte Carlo standard errors at this many experiments."""
+    return alpha + 3 * math.sqrt(alpha * (1 - alpha) / experiments)
+
+
+#: 5% plus three Monte Carlo standard errors at 2,000 experiments (6.5%)
+ALPHA_WITH_SLACK = at_most_alpha(2000)
 
 
 def _ever_excludes(lower: np.ndarray, upper: np.ndarray, value: float = 0.0, first_look: int = 0) -> np.ndarray:
@@ -35,31 +40,38 @@ def _ever_excludes(lower: np.ndarray, upper: np.ndarray, value: float = 0.0, fir
 # ---------------------------------------------------------------- betting sequence
 
 
-def test_betting_cs_matches_the_reference_implementation():
-    # Bounds of confseq 0.0.11's betting_cs (Waudby-Smith & Ramdas' own code; theta 1/2, truncation 1/2,
-    # grid 1000, running intersection) on this sequence, computed once outside the project.
-    x = np.array([((i * 7919) % 1000) / 1000 for i in range(100)]) ** 2
-    expected = {
-        0.05: [(5, 0.071, 0.886), (10, 0.154, 0.684), (25, 0.193, 0.502), (50, 0.221, 0.444), (100, 0.244, 0.411)],
-        0.10: [(5, 0.133, 0.851), (10, 0.183, 0.647), (25, 0.209, 0.476), (50, 0.233, 0.431), (100, 0.252, 0.404)],
-    }
-    for alpha, looks in expected.items():
-        cs = betting_cs(x, confidence=1 - alpha, include=())
-        got = [(t, round(float(cs.lower[t - 1]), 3), round(float(cs.upper[t - 1]), 3)) for t, _, _ in looks]
-        assert got == looks
+#: Bounds of confseq 0.0.11's betting_cs (Waudby-Smith & Ramdas' own code: truncation 1/2, grid 1000,
+#: running intersection) on REFERENCE_X, computed once outside the project: "agrapa" with
+#: lambda_aKelly and theta 1, "plug-in" with its default hedged predictable plug-in bets (theta 1/2).
+REFERENCE = {
+    ("agrapa", 0.05): [(5, 0.0, 1.0), (10, 0.068, 0.669), (25, 0.183, 0.502), (50, 0.222, 0.443), (100, 0.248, 0.412)],
+    ("agrapa", 0.10): [(5, 0.014, 1.0), (10, 0.132, 0.63), (25, 0.203, 0.479), (50, 0.233, 0.431), (100, 0.254, 0.406)],
+    ("plug-in", 0.05): [(5, 0.071, 0.886), (10, 0.154, 0.684), (25, 0.193, 0.502), (50, 0.221, 0.444), (100, 0.244, 0.411)],
+    ("plug-in", 0.10): [(5, 0.133, 0.851), (10, 0.183, 0.647), (25, 0.209, 0.476), (50, 0.233, 0.431), (100, 0.252, 0.404)],
+}
+REFERENCE_X = np.array([((i * 7919) % 1000) / 1000 for i in range(100)]) ** 2
 
 
+@pytest.mark.parametrize(("bets", "alpha"), list(REFERENCE))
+def test_betting_cs_matches_the_reference_implementation(bets, alpha):
+    looks = REFERENCE[(bets, alpha)]
+    cs = betting_cs(REFERENCE_X, confidence=1 - alpha, include=(), bets=bets)
+    got = [(t, round(float(cs.lower[t - 1]), 3), round(float(cs.upper[t - 1]), 3)) for t, _, _ in looks]
+    assert got == looks
+
+
+@pytest.mark.parametrize("bets", ["agrapa", "plug-in"])
 @pytest.mark.parametrize("kind", ["bernoulli", "beta"])
-def test_betting_cs_covers_the_mean_at_all_times(kind):
+def test_betting_cs_covers_the_mean_at_all_times(kind, bets):
     rng = np.random.default_rng(11)
     if kind == "bernoulli":
-        x, mean = (rng.random((2000, 150)) < 0.3).astype(float), 0.3
+        x, mean = (rng.random((1000, 150)) < 0.3).astype(float), 0.3
     else:
-        x, mean = rng.beta(2, 5, (2000, 150)), 2 / 7
-    cs = betting_cs(x, grid=201, include=(mean,))
-    assert cs.lower.shape == (2000, 150)
+        x, mean = rng.beta(2, 5, (1000, 150)), 2 / 7
+    cs = betting_cs(x, grid=201, include=(mean,), bets=bets)
+    assert cs.lower.shape == (1000, 150)
     missed = _ever_excludes(cs.lower, cs.upper, mean).mean()
-    assert missed <= ALPHA_WITH_SLACK
+    assert missed <= at_most_alpha(1000)
     # ... and it is not vacuous: after 150 observations the interval is narrow.
     assert np.median(cs.upper[:, -1] - cs.lower[:, -1]) < 0.25
 
@@ -69,7 +81,7 @@ def test_betting_cs_on_a_difference_in_minus_one_to_one():
     a = rng.random((500, 400)) < 0.75
     b = rng.random((500, 400)) < 0.45
     cs = betting_cs(a.astype(float) - b, bounds=(-1, 1), grid=201)
-    assert _ever_excludes(cs.lower, cs.upper, 0.30).mean() <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 500)
+    assert _ever_excludes(cs.lower, cs.upper, 0.30).mean() <= at_most_alpha(500)
     # A 30-point difference is found: zero is left out in almost every experiment by 400 pairs.
     assert (cs.lower[:, -1] > 0).mean() > 0.95
     assert np.allclose(cs.estimate[:, -1], (a.astype(float) - b).mean(axis=1))
@@ -94,10 +106,10 @@ def test_blocks_cover_the_average_of_different_means():
     # keep the sequence valid for the average, though no observation has that mean.
     rng = np.random.default_rng(8)
     means = np.tile([0.2, 0.5, 0.8], 80)
-    x = (rng.random((2000, means.size)) < means).astype(float)
+    x = (rng.random((1000, means.size)) < means).astype(float)
     cs = betting_cs(x, block=3, grid=201, include=(0.5,))
-    assert cs.lower.shape == (2000, 80)
-    assert _ever_excludes(cs.lower, cs.upper, 0.5).mean() <= ALPHA_WITH_SLACK
+    assert cs.lower.shape == (1000, 80)
+    assert _ever_excludes(cs.lower, cs.upper, 0.5).mean() <= at_most_alpha(1000)
 
 
 def test_betting_cs_refuses_bad_input():
@@ -109,6 +121,8 @@ def test_betting_cs_refuses_bad_input():
         betting_cs([0.1, 0.2, 0.3], block=2)
     with pytest.raises(StatsInputError, match="bounds"):
         betting_cs([0.1], bounds=(1, 1))
+    with pytest.raises(StatsInputError, match="bets: expected one of agrapa, plug-in"):
+        betting_cs([0.1], bets="kelly")
 
 
 # ---------------------------------------------------------------- asymptotic sequence

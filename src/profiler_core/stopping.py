@@ -59,10 +59,12 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "REPORT_METRICS",
     "Comparison",
+    "MetricSequence",
     "Observations",
     "StopDecision",
     "StopRule",
     "row_value",
+    "sequence",
     "settings_from_record",
     "settings_record",
 ]
@@ -272,26 +274,70 @@ class StopRule:
     def _compare(
         self, model: str, mode: str, metric: str, a: np.ndarray, b: np.ndarray, width: int, level: float, errors: str | None
     ) -> Comparison:
-        s = self.settings
         diff = a - b
-        used = ~np.isnan(diff)
-        pairs = int(used.sum())
-        base_mean = float(b[used].mean()) if pairs else math.nan
-        value, kind = s.margin(metric)
-        margin = value * abs(base_mean) if kind == "relative" else value
-        if metric in BOUNDED:
-            cs = betting_cs(diff, bounds=(-1.0, 1.0), confidence=level, block=width, include=(0.0, -margin, margin))
-        else:
-            optimise = width * max(s.min_repetitions, round(OPTIMISE_SHARE * s.max_repetitions))
-            cs = asymptotic_cs(diff, confidence=level, block=width, optimise_for=optimise)
-        lower, upper = (float(cs.lower[-1]), float(cs.upper[-1])) if diff.size else (-math.inf, math.inf)
-        estimate = float(cs.estimate[-1]) if diff.size else math.nan
+        pairs = int((~np.isnan(diff)).sum())
+        seq = sequence(metric, diff[None, :], b[None, :], self.settings, width=width, confidence=level)
+        lower, upper = float(seq.lower[0, -1]), float(seq.upper[0, -1])
+        margin = float(seq.margin[0, -1])
         outcome, why = _outcome(lower, upper, margin, errors, pairs)
         return Comparison(
-            model=model, mode=mode, baseline=self.baseline, metric=metric, lower=lower, upper=upper, estimate=estimate,
-            baseline_mean=base_mean, margin=margin if math.isfinite(margin) else 0.0, pairs=pairs, confidence=level,
-            method=cs.method, outcome=outcome, why=why,
+            model=model, mode=mode, baseline=self.baseline, metric=metric, lower=lower, upper=upper,
+            estimate=float(seq.estimate[0, -1]), baseline_mean=float(seq.baseline_mean[0, -1]),
+            margin=margin if math.isfinite(margin) else 0.0, pairs=pairs, confidence=level, method=seq.method,
+            outcome=outcome, why=why,
         )  # fmt: skip
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class MetricSequence:
+    """A metric's confidence sequence with its margin and decision after each round: arrays (experiments, rounds)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    estimate: np.ndarray
+    baseline_mean: np.ndarray
+    #: the equivalence margin in the metric's unit (a relative one follows the baseline's running mean)
+    margin: np.ndarray
+    #: +1 higher, -1 lower (the interval excludes 0), 2 equivalent (inside the margin), 0 undecided
+    outcome: np.ndarray
+    method: str
+
+
+HIGHER, LOWER, EQUIVALENT, UNDECIDED = 1, -1, 2, 0
+
+
+def sequence(
+    metric: str, diff: np.ndarray, baseline: np.ndarray, settings: StopSettings, *, width: int, confidence: float
+) -> MetricSequence:
+    """The sequence and decisions of paired differences ``diff`` (experiments x rounds*width, nan: no pair).
+
+    The one computation behind ``StopRule.check``, the report, ``profiler plan`` and the benchmark.
+    ``baseline`` holds the baseline's values of the same pairs (for relative margins).
+    """
+    rounds = diff.shape[1] // width
+    if metric in BOUNDED:
+        value, kind = settings.margin(metric)
+        cs = betting_cs(diff, bounds=(-1.0, 1.0), confidence=confidence, block=width, include=(0.0, -value, value))
+    else:
+        optimise = width * max(settings.min_repetitions, round(OPTIMISE_SHARE * settings.max_repetitions))
+        cs = asymptotic_cs(diff, confidence=confidence, block=width, optimise_for=optimise)
+    used = ~np.isnan(diff)
+    base = np.where(used, baseline, 0.0)
+    ends = np.arange(width - 1, diff.shape[1], width)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        base_mean = np.cumsum(base, axis=1)[:, ends] / np.cumsum(used, axis=1)[:, ends]
+    value, kind = settings.margin(metric)
+    margin = np.abs(base_mean) * value if kind == "relative" else np.full(base_mean.shape, value)
+    lower, upper = cs.lower.reshape(-1, rounds), cs.upper.reshape(-1, rounds)
+    outcome = np.full(lower.shape, UNDECIDED, dtype=np.int8)
+    inside = (margin > 0) & (-margin < lower) & (upper < margin)
+    outcome[inside] = EQUIVALENT
+    outcome[upper < 0] = LOWER
+    outcome[lower > 0] = HIGHER
+    return MetricSequence(
+        lower=lower, upper=upper, estimate=cs.estimate.reshape(-1, rounds), baseline_mean=base_mean, margin=margin,
+        outcome=outcome, method=cs.method,
+    )  # fmt: skip
 
 
 def _grid(obs: Observations, selected: np.ndarray, cell: np.ndarray, metric: str, size: int) -> np.ndarray:

@@ -175,12 +175,28 @@ def fixed_sample_interval(values: np.ndarray | list, *, confidence: float = 0.95
     return _shape(bounds, one)
 
 
-def _bets(y: np.ndarray, block: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """The predictable plug-in bet of each block (from the blocks before it) and the observations so far.
+#: how a betting sequence stakes: ``"agrapa"`` (one signed bet per mean, sized like Kelly's: the
+#: stronger test) or ``"plug-in"`` (the hedged predictable plug-in bets: the paper's narrowest intervals)
+BETS = ("agrapa", "plug-in")
 
-    ``lambda = sqrt(2 log(2/alpha) / (var * t * log(1 + t)))`` with the regularised mean
-    ``(1/2 + sum y) / (t + 1)`` and variance ``(1/4 + sum (y_i - mean_i)^2) / (t + 1)`` of
-    Waudby-Smith & Ramdas (2023), section 4; ``t`` is the middle of the coming block.
+
+@attrs.frozen(kw_only=True, eq=False)
+class _Estimates:
+    """What each block's bets are made from: the blocks before it (shape (experiments, blocks))."""
+
+    mean: np.ndarray
+    var: np.ndarray
+    #: observations before the block
+    before: np.ndarray
+    #: observations up to the block's end
+    count: np.ndarray
+
+
+def _estimates(y: np.ndarray, block: int) -> _Estimates:
+    """The regularised running mean ``(1/2 + sum y) / (t + 1)`` and variance ``(1/4 + sum (y_i - mean_i)^2) / (t + 1)``.
+
+    Waudby-Smith & Ramdas (2023), section 4 (prior mean 1/2, prior variance 1/4, one prior observation),
+    taken at the end of each block for the block after it.
     """
     seen = ~np.isnan(y)
     y0 = np.where(seen, y, 0.0)
@@ -190,30 +206,39 @@ def _bets(y: np.ndarray, block: int, alpha: float) -> tuple[np.ndarray, np.ndarr
     var_i = (0.25 + np.cumsum(sq, axis=1)) / (count + 1.0)
     ends = np.arange(block - 1, y.shape[1] - block, block)  # the end of every block but the last
     first = np.zeros((y.shape[0], 1))
-    n_prev = np.concatenate([first, count[:, ends]], axis=1)
-    var_prev = np.concatenate([first + 0.25, var_i[:, ends]], axis=1)
-    t = n_prev + (block + 1) / 2.0
-    lam = np.sqrt(2.0 * math.log(2.0 / alpha) / (var_prev * t * np.log1p(t)))
-    return lam, count[:, block - 1 :: block]
+    return _Estimates(
+        mean=np.concatenate([first + 0.5, mean_i[:, ends]], axis=1),
+        var=np.concatenate([first + 0.25, var_i[:, ends]], axis=1),
+        before=np.concatenate([first, count[:, ends]], axis=1),
+        count=count[:, block - 1 :: block],
+    )
+
+
+def _plug_in(est: _Estimates, block: int, alpha: float) -> np.ndarray:
+    """The predictable plug-in bet ``sqrt(2 log(2/alpha) / (var * t * log(1 + t)))``, ``t`` the middle of the block."""
+    t = est.before + (block + 1) / 2.0
+    return np.sqrt(2.0 * math.log(2.0 / alpha) / (est.var * t * np.log1p(t)))
 
 
 def _bounds_by_look(
-    y: np.ndarray, lam: np.ndarray, grid: np.ndarray, block: int, alpha: float
+    y: np.ndarray, est: _Estimates, grid: np.ndarray, block: int, alpha: float, bets: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper grid bounds after each block, from the hedged capital of every grid mean ``m``.
+    """Lower and upper grid bounds after each block, from the capital of every grid mean ``m``.
 
-    ``K(m) = max(K+, K-) / 2`` (the paper's hedged capital, theta = 1/2) with
-    ``K+ = prod(1 + l+ (y - m))`` (betting that the mean is above ``m``) and
-    ``K- = prod(1 - l- (y - m))`` (below it); ``l+ = min(lambda, c / m)`` and
-    ``l- = min(lambda, c / (1 - m))`` keep every factor above zero. A mean is out once its
-    capital has reached ``1 / alpha`` at any look (running intersection).
+    ``agrapa``: ``K(m) = prod(1 + l(m) (y - m))`` with ``l(m) = (mean - m) / (var + (mean - m)^2)``;
+    a mean is out once ``K(m) >= 1 / alpha``. ``plug-in``: the hedged ``max(K+, K-) / 2`` with
+    ``K+ = prod(1 + l+ (y - m))``, ``K- = prod(1 - l- (y - m))``, ``l+ = min(lambda, c / m)``,
+    ``l- = min(lambda, c / (1 - m))``. Every bet lies in ``[-c / (1 - m), c / m]``, so no factor
+    reaches zero. Once out, a mean stays out (running intersection; Ville's inequality).
     """
     e, t = y.shape
     looks = t // block
-    threshold = math.log(2.0 / alpha)  # max(K+, K-) / 2 >= 1 / alpha
+    hedged = bets == "plug-in"
+    threshold = math.log((2.0 if hedged else 1.0) / alpha)
     with np.errstate(divide="ignore"):
         cap_plus = TRUNCATION / grid
         cap_minus = TRUNCATION / (1.0 - grid)
+    lam = _plug_in(est, block, alpha) if hedged else None
     seen = ~np.isnan(y)
     # A missing observation bets nothing (a factor of 1): its stake is zero.
     stake = seen.reshape(e, looks, block, 1).astype(np.float64)
@@ -227,14 +252,22 @@ def _bounds_by_look(
     # One look at a time: accumulating along the look axis of an (e, looks, grid) array was 5x slower.
     for r in range(looks):
         diff = diff_y[:, r] - grid  # (e, block, g)
-        lam_plus = np.minimum(lam[:, r, None], cap_plus)[:, None, :]
-        lam_minus = np.minimum(lam[:, r, None], cap_minus)[:, None, :]
-        if gaps[r]:
-            lam_plus = lam_plus * stake[:, r]
-            lam_minus = lam_minus * stake[:, r]
-        up += np.log1p(lam_plus * diff).sum(axis=1)
-        down += np.log1p(-lam_minus * diff).sum(axis=1)
-        np.maximum(worst, np.maximum(up, down), out=worst)
+        if lam is None:
+            gap = est.mean[:, r, None] - grid
+            bet = np.clip(gap / (est.var[:, r, None] + gap * gap), -cap_minus, cap_plus)[:, None, :]
+            if gaps[r]:
+                bet = bet * stake[:, r]
+            up += np.log1p(bet * diff).sum(axis=1)
+            np.maximum(worst, up, out=worst)
+        else:
+            lam_plus = np.minimum(lam[:, r, None], cap_plus)[:, None, :]
+            lam_minus = np.minimum(lam[:, r, None], cap_minus)[:, None, :]
+            if gaps[r]:
+                lam_plus = lam_plus * stake[:, r]
+                lam_minus = lam_minus * stake[:, r]
+            up += np.log1p(lam_plus * diff).sum(axis=1)
+            down += np.log1p(-lam_minus * diff).sum(axis=1)
+            np.maximum(worst, np.maximum(up, down), out=worst)
         lower[:, r], upper[:, r] = _hull(worst < threshold, worst, grid)
     return lower, upper
 
@@ -247,16 +280,19 @@ def betting_cs(
     block: int = 1,
     grid: int = DEFAULT_GRID,
     include: tuple[float, ...] = (0.0,),
+    bets: str = "agrapa",
 ) -> SequenceBounds:
     """Betting confidence sequence for the mean of observations within ``bounds``, after each block.
 
-    The interval holds every grid mean whose hedged capital has never reached ``1 / alpha``
-    (a running intersection, valid by Ville's inequality), widened outward by one grid step.
-    ``include`` are values put on the grid exactly (0: the "no difference" of a paired difference).
+    The interval holds every grid mean whose capital has never reached ``1 / alpha`` (a running
+    intersection, valid by Ville's inequality), widened outward by one grid step. ``bets``: see
+    ``BETS``. ``include`` are values put on the grid exactly (0: a paired difference's "no difference").
     """
     low, high = (float(b) for b in bounds)
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise StatsInputError(f"bounds: expected two finite numbers low < high, got {bounds!r}")
+    if bets not in BETS:
+        raise StatsInputError(f"bets: expected one of {', '.join(BETS)}, got {bets!r}")
     arr, one = _as_matrix(values, block)
     alpha = 1.0 - check_confidence(confidence)
     span = high - low
@@ -266,21 +302,22 @@ def betting_cs(
     y = np.clip((arr - low) / span, 0.0, 1.0)
     extra = [(v - low) / span for v in include if low <= v <= high]
     points = np.unique(np.concatenate([np.linspace(0.0, 1.0, check_count(grid, "grid", 3)), extra]))
-    lam, count = _bets(y, block, alpha)
+    est = _estimates(y, block)
     e, t = y.shape
     lower = np.empty((e, t // block))
     upper = np.empty((e, t // block))
     chunk = max(1, _CHUNK_BYTES // max(1, block * points.size * 8))
     for start in range(0, e, chunk):
         part = slice(start, start + chunk)
-        lower[part], upper[part] = _bounds_by_look(y[part], lam[part], points, block, alpha)
+        sub = _Estimates(mean=est.mean[part], var=est.var[part], before=est.before[part], count=est.count[part])
+        lower[part], upper[part] = _bounds_by_look(y[part], sub, points, block, alpha, bets)
     seen = ~np.isnan(y)
     sums = np.cumsum(np.where(seen, arr, 0.0), axis=1)[:, block - 1 :: block]
     with np.errstate(invalid="ignore", divide="ignore"):
-        estimate = np.where(count > 0, sums / count, math.nan)
+        estimate = np.where(est.count > 0, sums / est.count, math.nan)
     result = SequenceBounds(
-        lower=low + span * lower, upper=low + span * upper, estimate=estimate, count=count.astype(np.int64),
-        confidence=1.0 - alpha, method="betting",
+        lower=low + span * lower, upper=low + span * upper, estimate=estimate, count=est.count.astype(np.int64),
+        confidence=1.0 - alpha, method=f"betting ({bets})",
     )  # fmt: skip
     return _shape(result, one)
 
