@@ -212,3 +212,55 @@ def test_stop_problems_are_one_line_each():
         parse({"stop": "decided"}, modes=("a",))
     with pytest.raises(ProfileErrors, match=r"execution.stop: expected `decided` or a mapping, got string 'soon'"):
         parse({"stop": "soon"})
+
+
+# ---------------------------------------------------------------- the report of a stopped run
+
+
+def write_run(tmp_path, rows, stop):
+    from profiler_core.store import write_manifest
+
+    results = tmp_path / "run_s.jsonl"
+    results.write_text("".join(to_json(r) + "\n" for r in rows), encoding="utf-8")
+    manifest = RunManifest(run_id="run_s", profile_hash="h", started_at="2026-01-01T00:00:00Z", modes=("base", "cand"),
+                           repetitions=50, stop=stop)  # fmt: skip
+    write_manifest(tmp_path / "run_s.manifest.json", manifest)
+    return results
+
+
+def test_the_report_says_why_the_run_stopped_and_uses_the_sequences(tmp_path):
+    import json
+
+    from profiler_core.report import write_report
+
+    rows = [r for r in simulated_rows(12, success=(0.1, 0.95), cost_factor=0.5) if r.iteration < 12]
+    settings = StopSettings(metrics=("success", "cost"))
+    decision = first_stop(StopRule(settings=settings, baseline="base", modes=("base", "cand")), rows, 12)
+    assert decision.reason == "decided"
+    written = write_report(write_run(tmp_path, rows, decision.record()), tmp_path / "report", parallel=False)
+    md = written.md.read_text(encoding="utf-8")
+    assert f"Stopped after {decision.rounds} of at most 50 repetitions: every comparison was decided" in md
+    assert "## Sequential decisions" in md
+    assert f"| {decision.rounds} |" in md  # the Run table's repetitions are the rounds run
+    cost = next(c for c in decision.comparisons if c.metric == "cost")
+    # The verdict's cost finding is the sequence's, not the bootstrap's.
+    finding = next(line for line in md.splitlines() if line.startswith("- ✅ **Cost:**"))
+    assert "confidence sequence" in finding and "lower" in finding and "Holm" not in finding
+    assert written.verdict[0].startswith(f"Stopped after {decision.rounds}")
+    summary = json.loads(written.summary.read_text(encoding="utf-8"))
+    assert summary["stop"]["reason"] == "decided" and summary["stop"]["repetitions"] == decision.rounds
+    got = next(c for c in summary["stop"]["comparisons"] if c["metric"] == "cost")
+    assert (got["lower"], got["upper"], got["decision"]) == (pytest.approx(cost.lower), pytest.approx(cost.upper), "lower")
+    html = written.html.read_text(encoding="utf-8")
+    assert 'class="stopped"' in html and "<th>Confidence sequence</th>" in html
+    # Tokens were not a stop metric: their finding is the ordinary one.
+    assert any(line.startswith("- ") and "**Tokens:**" in line and "Holm-adjusted" in line for line in md.splitlines())
+
+
+def test_a_report_without_a_stop_record_is_unchanged(tmp_path):
+    from profiler_core.report import write_report
+
+    rows = simulated_rows(4, success=(0.1, 0.95), cost_factor=0.5)
+    written = write_report(write_run(tmp_path, rows, None), tmp_path / "report", parallel=False)
+    md = written.md.read_text(encoding="utf-8")
+    assert "Stopped after" not in md and "Sequential decisions" not in md and "confidence sequence" not in md

@@ -8,6 +8,7 @@ from html import escape
 from typing import Any
 
 from . import format as fmt
+from . import sequential as seq
 from .charts import DISTRIBUTION_METRICS, mode_color
 from .summary import EXACT_LIMIT, MAIN_METRICS, MetricComparison, Summary
 from .verdict import error_line, findings, winners
@@ -150,6 +151,8 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
     add('<section id="verdict"><h2>Verdict</h2>')
     if errors := error_line(s):
         add(f'<p class="errored"><strong>⚠ {_e(errors)}.</strong></p>')
+    if s.stop is not None:
+        add(_stop_html(s.stop))
     if s.comparisons:
         add('<div class="verdicts">')
         for w in winners(s):
@@ -383,3 +386,13 @@ def _reduction(a: float, b: float) -> float:
     if math.isnan(a) or math.isnan(b) or b == 0:
         return math.nan
     return (1 - a / b) * 100
+
+
+def _stop_html(view) -> str:
+    """Why a sequentially stopped run stopped, and its comparisons' confidence sequences (a table)."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in seq.TABLE_HEADER)
+    body = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in seq.table_rows(view))
+    return (
+        f'<p class="stopped"><strong>{_e(seq.headline(view))}.</strong></p>'
+        f'<table class="stop"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    )
