@@ -91,9 +91,10 @@ def print_summary(rows, console) -> None:
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
 @click.option("--allow-errors", is_flag=True, help="Exit 0 even when cells still errored after their retries.")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Cap every session's timeout at this many seconds.")
+@click.option("--dry-run", is_flag=True, help="Print the matrix, the sessions and an estimate of cost and time; start nothing.")
 @progress_option
 @pass_manager
-def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, progress):
+def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, progress):
     """Run a profile: every model x mode x scenario x repetition.
 
     \b
@@ -101,6 +102,7 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
       profiler run examples/demo/profile.yaml
       profiler run profile.yaml --mode baseline --mode with_skill --repetitions 10
       profiler run profile.yaml --resume run_20261122T051500Z_3f9a
+      profiler run profile.yaml --dry-run
     """
     import trio
     from rich.console import Console
@@ -112,6 +114,11 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
 
     overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
     config = load_profile(profile, overrides, registry=manager.registry)
+    if dry_run:
+        from .dry_run import print_dry_run
+
+        print_dry_run(config, click.echo)
+        return
     previous_rows = []
     resumed_from: tuple[str, ...] = ()
     if resume_id:
