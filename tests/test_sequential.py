@@ -22,6 +22,7 @@ from profiler_core.stats.sequential import (
     normal_mixture_rho,
 )
 
+
 def at_most_alpha(experiments: int, alpha: float = 0.05) -> float:
     """``alpha`` plus three Monte Carlo standard errors at this many experiments."""
     return alpha + 3 * math.sqrt(alpha * (1 - alpha) / experiments)
