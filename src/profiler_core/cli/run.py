@@ -271,8 +271,13 @@ def validate_command(manager, profile):
     click.echo(f"  models:      {models}")
     click.echo(f"  modes:       {', '.join(config.modes)} (resolver: {config.mode_resolver.id})")
     click.echo(f"  scenarios:   {len(config.scenarios)} ({', '.join(s.id for s in config.scenarios)})")
-    click.echo(f"  repetitions: {config.execution.repetitions}")
-    click.echo(f"  matrix:      {cells} iterations")
+    stop = config.execution.stop
+    if stop is not None:
+        click.echo(f"  repetitions: {stop.min_repetitions} to {stop.max_repetitions} (execution.stop: decided on {', '.join(stop.metrics)})")
+        click.echo(f"  matrix:      at most {cells} iterations")
+    else:
+        click.echo(f"  repetitions: {config.execution.repetitions}")
+        click.echo(f"  matrix:      {cells} iterations")
     click.echo(f"  provider:    {config.provider.id}   scorer: {config.scorer.id}")
     click.echo(f"  collectors:  {', '.join(c.id for c in built['collectors'] if c) or 'none'}")
     click.echo(f"  analyzers:   {', '.join(a.name for a in built['analyzers'] if a) or 'none'}")
