@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..config import ProfilerConfig
+if TYPE_CHECKING:  # pragma: no cover - the CLI imports the profile loader only when a command runs
+    from ..config import ProfilerConfig
 
 
 def money(x: float) -> str:

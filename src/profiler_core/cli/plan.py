@@ -97,19 +97,21 @@ def _run_pilot(pilot_config, manager, yes: bool) -> tuple[list, str]:
 
 
 def _print_plan(config, settings, baseline, effects, power, rows, source) -> None:
+    """The plan's table (one line per mode and metric), then sessions, cost and time of each design."""
     import numpy as np
 
-    from ..planning import estimate, pilot_pairs, plan_metric, session_costs, sessions_per_mode
+    from ..planning import pilot_pairs, plan_metric, session_costs
 
     k = len(settings.metrics)
     click.echo(
         f"Plan for {config.path} from {source} ({len(rows)} sessions); power {power:.0%}, confidence {settings.confidence} "
         f"shared by {k} metrics; stop rule: {settings.min_repetitions} to {settings.max_repetitions} repetitions"
     )
-    header = f"{'comparison':28} {'metric':8} {'pairs':>5} {'baseline':>10} {'SD of pairs':>11} {'detect':>10} {'fixed':>6} {'stop: mean (p90)':>17} {'decided':>8}"
-    click.echo(header)
-    fixed_rounds: list[int | None] = []
-    stop_runs = []
+    click.echo(
+        f"{'comparison':28} {'metric':8} {'pairs':>5} {'baseline':>10} {'SD of pairs':>11} {'detect':>10} {'fixed':>6} "
+        f"{'stop: mean (p90)':>17} {'decided':>8}"
+    )
+    plans = []
     for mode in config.modes:
         if mode == baseline:
             continue
@@ -118,8 +120,7 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
             if not pairs:
                 raise ConfigError(f"{source}: no pairs of {mode} and {baseline} for {metric} (did the pilot run both modes without errors?)")
             p = plan_metric(pairs, mode=mode, metric=metric, effect=effects[metric], settings=settings, power=power, metrics=k)
-            fixed_rounds.append(p.fixed_rounds)
-            stop_runs.append(p.stop_rounds)
+            plans.append(p)
             click.echo(
                 f"{mode + ' vs ' + baseline:28} {metric:8} {p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
                 f"{_unit(metric, p.sd):>11} {_unit(metric, p.effect):>10} {p.fixed_rounds if p.fixed_rounds is not None else '–':>6} "
@@ -129,34 +130,44 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
         "fixed: repetitions for the power at one planned look; stop: repetitions until the rule decides (simulated, "
         "max_repetitions when it never does); decided: share of simulated runs decided in the effect's direction"
     )
-    costs = session_costs(rows)
-    at, said = concurrency_of(config)
-    click.echo(f"Sessions, cost and time at concurrency {said} (from the pilot's sessions):")
-    if all(r is not None for r in fixed_rounds):
-        _total_line(f"fixed design, {max(fixed_rounds)} repetitions", max(fixed_rounds), config, costs, at, estimate, sessions_per_mode)  # type: ignore[type-var]
+    totals = _Totals(config, session_costs(rows))
+    click.echo(f"Sessions, cost and time at concurrency {totals.said} (from the pilot's sessions):")
+    fixed = [p.fixed_rounds for p in plans]
+    if all(r is not None for r in fixed):
+        most = max(r for r in fixed if r is not None)
+        totals.line(f"fixed design, {most} repetitions", most)
     else:
         click.echo("  fixed design: cannot be planned (the pilot shows no spread in some metric)")
-    run_rounds = np.max(np.stack(stop_runs), axis=0)  # the run goes on until its last metric is decided
-    mean_rounds = math.ceil(float(run_rounds.mean()))
-    _total_line(
-        f"stop: decided, {run_rounds.mean():.1f} repetitions expected (p90 {np.percentile(run_rounds, 90):.0f})",
-        mean_rounds, config, costs, at, estimate, sessions_per_mode,
-    )  # fmt: skip
-    _total_line(f"stop: decided, at most ({settings.max_repetitions})", settings.max_repetitions, config, costs, at, estimate, sessions_per_mode)
+    # The run goes on until its last comparison is decided.
+    run_rounds = np.max(np.stack([p.stop_rounds for p in plans]), axis=0)
+    expected = f"stop: decided, {run_rounds.mean():.1f} repetitions expected (p90 {np.percentile(run_rounds, 90):.0f})"
+    totals.line(expected, math.ceil(float(run_rounds.mean())))
+    totals.line(f"stop: decided, at most ({settings.max_repetitions})", settings.max_repetitions)
 
 
-def _total_line(label, rounds, config, costs, at, estimate, sessions_per_mode) -> None:
-    sessions = sessions_per_mode(config.models, config.modes, len(config.scenarios), rounds)
-    est = estimate(sessions, costs, at)
-    total = sum(sessions.values())
-    if est is None:
-        click.echo(f"  {label}: {total} sessions")
-        return
-    cost, lo, hi = est.cost_usd
-    t, t_lo, t_hi = est.seconds
-    click.echo(
-        f"  {label}: {total} sessions, {money(cost)} ({money(lo)} to {money(hi)}), {duration(t)} ({duration(t_lo)} to {duration(t_hi)})"
-    )
+class _Totals:
+    """Sessions, cost and time of a number of repetitions of a profile, from a pilot's sessions."""
+
+    def __init__(self, config, costs) -> None:
+        self.config, self.costs = config, costs
+        self.at, self.said = concurrency_of(config)
+
+    def line(self, label: str, rounds: int) -> None:
+        """Print ``label: N sessions, $cost (range), time (range)``."""
+        from ..planning import estimate, sessions_per_mode
+
+        sessions = sessions_per_mode(self.config.models, self.config.modes, len(self.config.scenarios), rounds)
+        est = estimate(sessions, self.costs, self.at)
+        total = sum(sessions.values())
+        if est is None:
+            click.echo(f"  {label}: {total} sessions")
+            return
+        cost, lo, hi = est.cost_usd
+        t, t_lo, t_hi = est.seconds
+        click.echo(
+            f"  {label}: {total} sessions, {money(cost)} ({money(lo)} to {money(hi)}), "
+            f"{duration(t)} ({duration(t_lo)} to {duration(t_hi)})"
+        )
 
 
 def _unit(metric: str, value: float, *, rate: bool = False) -> str:
