@@ -264,3 +264,17 @@ def test_a_report_without_a_stop_record_is_unchanged(tmp_path):
     written = write_report(write_run(tmp_path, rows, None), tmp_path / "report", parallel=False)
     md = written.md.read_text(encoding="utf-8")
     assert "Stopped after" not in md and "Sequential decisions" not in md and "confidence sequence" not in md
+
+
+def test_the_benchmark_runs_and_prints_its_figures():
+    # A smoke test of bench/bench_sequential.py (its figures mean nothing at 40 experiments).
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench/bench_sequential.py"), "--experiments", "40"],
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""}, capture_output=True, text=True, timeout=300, check=True,
+    ).stdout  # fmt: skip
+    assert "A/B: success 60% -> 75%, cost -20%" in out
+    assert sum(line.lstrip().startswith(("success ", "cost ")) for line in out.splitlines()) == 8
+    assert "the run: stops after" in out and "StopRule.check on 500 rows" in out

@@ -315,8 +315,8 @@ def sequence(
     ``baseline`` holds the baseline's values of the same pairs (for relative margins).
     """
     rounds = diff.shape[1] // width
+    value, kind = settings.margin(metric)
     if metric in BOUNDED:
-        value, kind = settings.margin(metric)
         cs = betting_cs(diff, bounds=(-1.0, 1.0), confidence=confidence, block=width, include=(0.0, -value, value))
     else:
         optimise = width * max(settings.min_repetitions, round(OPTIMISE_SHARE * settings.max_repetitions))
@@ -326,7 +326,6 @@ def sequence(
     ends = np.arange(width - 1, diff.shape[1], width)
     with np.errstate(invalid="ignore", divide="ignore"):
         base_mean = np.cumsum(base, axis=1)[:, ends] / np.cumsum(used, axis=1)[:, ends]
-    value, kind = settings.margin(metric)
     margin = np.abs(base_mean) * value if kind == "relative" else np.full(base_mean.shape, value)
     lower, upper = cs.lower.reshape(-1, rounds), cs.upper.reshape(-1, rounds)
     outcome = np.full(lower.shape, UNDECIDED, dtype=np.int8)
