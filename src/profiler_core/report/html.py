@@ -30,6 +30,7 @@ main{max-width:1260px;margin:0 auto;padding:8px 20px 40px}
 section{margin:26px 0}
 h2{font-size:1.2rem;margin:0 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}
 h3{font-size:1.02rem;margin:14px 0 6px}
+table.stop{margin:8px 0 14px}table.stop th,table.stop td{text-align:left}
 .verdicts{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:10px;margin-bottom:12px}
 .v{background:var(--card);border:1px solid var(--line);border-left:6px solid var(--muted);border-radius:8px;padding:10px 12px}
 .v.sig{border-left-color:var(--better)}
