@@ -218,6 +218,36 @@ def _sections(data: Mapping[str, Any], problems: _Problems) -> dict[str, Any]:
     return sections
 
 
+def _check_stop(execution: ExecutionConfig, raw: Any, overrides: Mapping[str, Any], problems: _Problems) -> ExecutionConfig:
+    """``execution.stop`` against the rest of ``execution``; the matrix then has ``max_repetitions`` rounds."""
+    stop = execution.stop
+    assert stop is not None
+    if isinstance(raw, dict) and "repetitions" in raw:
+        problems.add("execution.stop", "cannot be used with execution.repetitions (the stop rule decides the repetitions; remove one of them)")
+    if "repetitions" in overrides:
+        problems.add("--repetitions", "cannot be used with execution.stop (set execution.stop.max_repetitions instead)")
+    if stop.min_repetitions > stop.max_repetitions:
+        problems.add(
+            "execution.stop.min_repetitions",
+            f"expected at most max_repetitions ({stop.max_repetitions}), got {stop.min_repetitions}",
+        )
+    for metric in stop.margins:
+        kind = stop.margin(metric)[1]
+        if metric == "success" and kind == "relative":
+            problems.add("execution.stop.margins.success", "a success margin is in percentage points: write it as 5pp (or 0.05)")
+        elif metric != "success" and kind == "points":
+            problems.add(f"execution.stop.margins.{metric}", "percentage points (pp) are for success; write a percentage (5%) or a number")
+    return attrs.evolve(execution, repetitions=stop.max_repetitions)
+
+
+def _check_stop_modes(stop: Any, modes: tuple[str, ...], problems: _Problems) -> None:
+    """A stop rule compares modes: it needs two, and its baseline must be one of them."""
+    if len(modes) < 2:
+        problems.add("execution.stop", f"needs at least two modes to compare (the run has {len(modes)})")
+    elif stop.baseline is not None and stop.baseline not in modes:
+        problems.add("execution.stop.baseline", f"unknown mode {stop.baseline!r} (modes: {', '.join(modes)})")
+
+
 def _modes(value: Any, problems: _Problems) -> Any:
     """``modes:`` is a list of names or a mapping of name -> settings; which one decides the type."""
     if isinstance(value, dict):
@@ -473,6 +503,8 @@ def parse_profile(
                 execution = attrs.evolve(execution, **{field: value})
     if overrides.get("skip_warmup"):
         execution = attrs.evolve(execution, warmup=False)
+    if execution.stop is not None:
+        execution = _check_stop(execution, data.get("execution"), overrides, problems)
 
     output: OutputConfig = section("output", OutputConfig())
     output = attrs.evolve(output, results_dir=resolve(output.results_dir), reports_dir=resolve(output.reports_dir))
@@ -556,6 +588,8 @@ def parse_profile(
             if not scenarios and not select_problems and not scenario_problems:
                 problems.add("scenarios.path", f"no scenario files (*.json, *.yaml) in {folder}")
 
+    if execution.stop is not None:
+        _check_stop_modes(execution.stop, modes, problems)
     problems.raise_if_any()
     assert provider is not None and mode_resolver is not None  # else a problem was recorded
     return ProfilerConfig(

@@ -22,6 +22,7 @@ from .context import pass_manager, plugin_manager
 from .group import ProfilerGroup
 from .import_ import import_command
 from .init import init_command
+from .plan import plan_command
 from .plugins import list_plugins
 from .report import report_command
 from .run import run_command, validate_command
@@ -42,6 +43,8 @@ def cli() -> None:
 
 
 for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, traces_group, list_plugins):
+    cli.add_command(_command)
+for _command in (plan_command,):
     cli.add_command(_command)
 
 

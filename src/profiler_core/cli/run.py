@@ -91,9 +91,10 @@ def print_summary(rows, console) -> None:
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
 @click.option("--allow-errors", is_flag=True, help="Exit 0 even when cells still errored after their retries.")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Cap every session's timeout at this many seconds.")
+@click.option("--dry-run", is_flag=True, help="Print the matrix, the sessions and an estimate of cost and time; start nothing.")
 @progress_option
 @pass_manager
-def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, progress):
+def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, progress):
     """Run a profile: every model x mode x scenario x repetition.
 
     \b
@@ -101,16 +102,24 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
       profiler run examples/demo/profile.yaml
       profiler run profile.yaml --mode baseline --mode with_skill --repetitions 10
       profiler run profile.yaml --resume run_20261122T051500Z_3f9a
+      profiler run profile.yaml --dry-run
     """
     import trio
     from rich.console import Console
 
     from ..runner.launch import run_from_profile
 
+    overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
+    if dry_run:
+        from ..config import load_profile
+        from .dry_run import print_dry_run
+
+        print_dry_run(load_profile(profile, overrides, registry=manager.registry), click.echo)
+        return
     bar = make_progress(progress)
     run, config = run_from_profile(
         profile, manager,
-        overrides=_overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency),
+        overrides=overrides,
         run_id=run_id, resume=resume_id, force=force, hooks=[bar] if bar is not None else [],
         on_prepared=lambda run: click.echo(
             f"Run {run.run_id}" + (f" (resuming: {run.resumed_cells} cells already done)" if resume_id else "")
@@ -215,8 +224,13 @@ def validate_command(manager, profile):
     click.echo(f"  models:      {models}")
     click.echo(f"  modes:       {', '.join(config.modes)} (resolver: {config.mode_resolver.id})")
     click.echo(f"  scenarios:   {len(config.scenarios)} ({', '.join(s.id for s in config.scenarios)})")
-    click.echo(f"  repetitions: {config.execution.repetitions}")
-    click.echo(f"  matrix:      {cells} iterations")
+    stop = config.execution.stop
+    if stop is not None:
+        click.echo(f"  repetitions: {stop.min_repetitions} to {stop.max_repetitions} (execution.stop: decided on {', '.join(stop.metrics)})")
+        click.echo(f"  matrix:      at most {cells} iterations")
+    else:
+        click.echo(f"  repetitions: {config.execution.repetitions}")
+        click.echo(f"  matrix:      {cells} iterations")
     click.echo(f"  provider:    {config.provider.id}   scorer: {config.scorer.id}")
     click.echo(f"  collectors:  {', '.join(c.id for c in built['collectors'] if c) or 'none'}")
     click.echo(f"  analyzers:   {', '.join(a.name for a in built['analyzers'] if a) or 'none'}")

@@ -34,6 +34,7 @@ from .run import (
     RunContext,
     RunCounts,
     RunManifest,
+    StopRecord,
 )
 from .scenario import Scenario, ScenarioSets, VerifierSpec, WorkspaceSpec
 from .scoring import ScorerCheckResult, ScorerContext, ScorerResult
@@ -95,6 +96,7 @@ __all__ = [
     "SessionAnalysisBundle",
     "SessionHandle",
     "SessionTrace",
+    "StopRecord",
     "StringFinding",
     "TableFinding",
     "TextOutputEvent",

@@ -8,6 +8,7 @@ from html import escape
 from typing import Any
 
 from . import format as fmt
+from . import sequential as seq
 from .charts import DISTRIBUTION_METRICS, mode_color
 from .summary import EXACT_LIMIT, MAIN_METRICS, MetricComparison, Summary
 from .verdict import error_line, findings, winners
@@ -29,6 +30,7 @@ main{max-width:1260px;margin:0 auto;padding:8px 20px 40px}
 section{margin:26px 0}
 h2{font-size:1.2rem;margin:0 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}
 h3{font-size:1.02rem;margin:14px 0 6px}
+table.stop{margin:8px 0 14px}table.stop th,table.stop td{text-align:left}
 .verdicts{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:10px;margin-bottom:12px}
 .v{background:var(--card);border:1px solid var(--line);border-left:6px solid var(--muted);border-radius:8px;padding:10px 12px}
 .v.sig{border-left-color:var(--better)}
@@ -150,6 +152,8 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
     add('<section id="verdict"><h2>Verdict</h2>')
     if errors := error_line(s):
         add(f'<p class="errored"><strong>⚠ {_e(errors)}.</strong></p>')
+    if s.stop is not None:
+        add(_stop_html(s.stop))
     if s.comparisons:
         add('<div class="verdicts">')
         for w in winners(s):
@@ -383,3 +387,13 @@ def _reduction(a: float, b: float) -> float:
     if math.isnan(a) or math.isnan(b) or b == 0:
         return math.nan
     return (1 - a / b) * 100
+
+
+def _stop_html(view) -> str:
+    """Why a sequentially stopped run stopped, and its comparisons' confidence sequences (a table)."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in seq.TABLE_HEADER)
+    body = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in seq.table_rows(view))
+    return (
+        f'<p class="stopped"><strong>{_e(seq.headline(view))}.</strong></p>'
+        f'<table class="stop"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    )
