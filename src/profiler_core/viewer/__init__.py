@@ -16,10 +16,12 @@ INSTALL_HINT = "pip install 'agent-profiler[view]'"
 
 def missing_dependency() -> str | None:
     """The one line to print when the viewer's extra is not installed, or None when it is."""
-    import importlib.util
+    import importlib
 
     for module in ("starlette", "hypercorn"):
-        if importlib.util.find_spec(module) is None:
+        try:
+            importlib.import_module(module)
+        except ImportError:
             return f"profiler view needs {module}, which is not installed: {INSTALL_HINT}"
     return None
 

@@ -32,8 +32,8 @@ def serve(app, host: str, port: int, on_ready: Callable[[str], None]) -> None:
 
     try:
         trio.run(main)
-    except KeyboardInterrupt:
-        pass
+    except* KeyboardInterrupt:
+        pass  # Ctrl-C is how the viewer stops (it may come wrapped in the nursery's exception group)
 
 
 def open_browser(url: str, opener: Callable[[str], bool] = webbrowser.open) -> bool:
