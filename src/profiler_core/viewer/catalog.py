@@ -45,10 +45,20 @@ class RunView:
             if self._index is None or stamp != self._stamp:
                 self._index = RowIndex(self.files.results)
                 self._stamp = stamp
-                several = len(self._index.values["model"]) > 1
-                self._traces = Traces(self.files.traces, several)
-                self._analysis = Analysis(self.files.analysis)
+                self._traces = Traces(self.files.traces, self._index)
+                self._analysis = Analysis(self.files.analysis, self._index)
+                # Index the traces and findings now, while the user reads the run's page, not when they click.
+                threading.Thread(target=self._warm, args=(self._traces, self._analysis), name="profiler-view-index", daemon=True).start()
             return self._index
+
+    @staticmethod
+    def _warm(traces: Traces, analysis: Analysis) -> None:
+        for lines in (traces.store, analysis.lines):
+            if lines is not None:
+                try:
+                    lines.build()
+                except Exception:  # noqa: BLE001 - the session page meets the same error and shows it
+                    pass
 
     def traces(self) -> Traces:
         """The run's session traces."""

@@ -12,10 +12,13 @@ its last row, as the report counts it.
 from __future__ import annotations
 
 import gzip
+import math
 import threading
+from array import array
 from collections.abc import Iterator
+from operator import attrgetter
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import attrs
 import msgspec
@@ -140,23 +143,94 @@ PASS, FAIL, ERROR = 0, 1, 2
 OUTCOME_NAMES = ("pass", "fail", "error")
 
 
-class _Codes:
-    """Strings as small integer codes, in first-seen order."""
+#: Lines decoded per msgspec call: one call per batch costs far less than one per line
+#: (a batch with a bad line is decoded again line by line, so that line alone is skipped).
+BATCH = 2048
 
-    def __init__(self) -> None:
-        self.codes: dict[str, int] = {}
-        self.values: list[str] = []
+#: Number columns of the index: the attribute of a decoded row each is read from (``operator.attrgetter``, in C).
+_NUMBERS = {
+    "iteration": "iteration", "tokens": "tokens.total", "wall_ms": "timing.wall_ms", "cost": "cost.total_usd",
+    "tool_calls": "tool_calls.total", "tool_failed": "tool_calls.failed", "turns": "agent_turns",
+    "checks_passed": "checkpoints_passed", "checks_total": "checkpoints_total", "attempts": "attempts",
+}  # fmt: skip
+#: String columns (stored as codes) and their attributes.
+_STRINGS = {"mode": "mode", "scenario": "scenario_id", "model": "model", "reason": "completion_reason"}
 
-    def code(self, value: str) -> int:
-        found = self.codes.get(value)
-        if found is None:
-            found = self.codes[value] = len(self.values)
-            self.values.append(value)
-        return found
+
+def decode_batches(path: Path, cls: type, problems: list[str]) -> Iterator[tuple[list[Any], list[int], list[int]]]:
+    """(decoded lines, their offsets, their lengths), a batch at a time; lines that do not decode go to ``problems``."""
+    many: msgspec.json.Decoder[Any] = msgspec.json.Decoder(list[cls])  # type: ignore[valid-type]
+    one: msgspec.json.Decoder[Any] = msgspec.json.Decoder(cls)
+    lines: list[bytes] = []
+    offsets: list[int] = []
+    numbers: list[int] = []
+    for number, (offset, line) in enumerate(scan_lines(path), start=1):
+        lines.append(line)
+        offsets.append(offset)
+        numbers.append(number)
+        if len(lines) == BATCH:
+            yield _decode(many, one, path, lines, offsets, numbers, problems)
+            lines, offsets, numbers = [], [], []
+    if lines:
+        yield _decode(many, one, path, lines, offsets, numbers, problems)
+
+
+def _decode(many, one, path, lines, offsets, numbers, problems) -> tuple[list[Any], list[int], list[int]]:
+    try:
+        items = many.decode(b"[" + b",".join(lines) + b"]")
+        if len(items) == len(lines):  # a line holding "{...},{...}" would add an item
+            return items, offsets, [len(line) for line in lines]
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    kept: tuple[list[Any], list[int], list[int]] = ([], [], [])
+    for line, offset, number in zip(lines, offsets, numbers):
+        try:
+            item = one.decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            why = exc if line.endswith(b"\n") else "truncated last line"
+            problems.append(f"{path}:{number}: {why}; skipped")
+            continue
+        kept[0].append(item)
+        kept[1].append(offset)
+        kept[2].append(len(line))
+    return kept
+
+
+def _last_of_each(keys: np.ndarray) -> np.ndarray:
+    """Positions of the last occurrence of each key, in file order (a later line of a cell wins)."""
+    if keys.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    last = np.ones(ordered.size, dtype=bool)
+    last[:-1] = ordered[1:] != ordered[:-1]
+    return np.sort(order[last])
 
 
 class RowIndex:
     """The rows of one run as numpy columns plus each row's place in the file."""
+
+    # string columns as codes into ``values[name]``
+    mode: np.ndarray
+    scenario: np.ndarray
+    model: np.ndarray
+    reason: np.ndarray
+    # number columns (nan where a row has no value)
+    iteration: np.ndarray
+    tokens: np.ndarray
+    wall_ms: np.ndarray
+    cost: np.ndarray
+    tool_calls: np.ndarray
+    tool_failed: np.ndarray
+    turns: np.ndarray
+    checks_passed: np.ndarray
+    checks_total: np.ndarray
+    attempts: np.ndarray
+    #: PASS, FAIL or ERROR per row
+    outcome: np.ndarray
+    #: where each row's line is in the results file
+    offsets: np.ndarray
+    lengths: np.ndarray
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -164,48 +238,71 @@ class RowIndex:
         self._build()
 
     def _build(self) -> None:
-        decoder = msgspec.json.Decoder(_Brief)
-        strings = {name: _Codes() for name in ("mode", "scenario", "model", "reason")}
-        codes: dict[str, list[int]] = {name: [] for name in strings}
-        numbers: dict[str, list[float]] = {
-            name: [] for name in ("iteration", "tokens", "wall_ms", "cost", "tool_calls", "tool_failed", "turns",
-                                  "checks_passed", "checks_total", "attempts")
-        }  # fmt: skip
-        outcome: list[int] = []
-        places: list[tuple[int, int]] = []
+        maps: dict[str, dict[str, int]] = {name: {} for name in _STRINGS}
+        codes = {name: array("i") for name in _STRINGS}
+        numbers = {name: array("d") for name in _NUMBERS}
+        outcome, offsets, lengths = array("b"), array("q"), array("q")
         errors: dict[int, tuple[str, str | None]] = {}
-        cells: dict[Cell, int] = {}
-        for number, (offset, line) in enumerate(scan_lines(self.path), start=1):
-            try:
-                row = decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                torn = not line.endswith(b"\n")
-                self.problems.append(f"{self.path}:{number}: {'truncated last line' if torn else exc}; skipped")
-                continue
-            i = len(places)
-            cells[(row.model, row.mode, row.scenario_id, row.iteration)] = i  # a later row of a cell wins
-            places.append((offset, len(line)))
-            for name, value in (("mode", row.mode), ("scenario", row.scenario_id), ("model", row.model), ("reason", row.completion_reason)):
-                codes[name].append(strings[name].code(value))
-            _append_numbers(numbers, row)
-            if row.error:
-                errors[i] = (row.error, row.error_code)
-            outcome.append(ERROR if row.error else PASS if row.success else FAIL)
-        keep = np.fromiter(sorted(cells.values()), dtype=np.int64, count=len(cells))
-        self.duplicates = len(places) - keep.size
-        self.values = {name: c.values for name, c in strings.items()}
-        for name, column in codes.items():
-            setattr(self, name, np.asarray(column, dtype=np.int32)[keep])
-        for name, column in numbers.items():
-            setattr(self, name, np.asarray(column, dtype=np.float64)[keep])
-        self.outcome = np.asarray(outcome, dtype=np.int8)[keep]
-        place = np.asarray(places, dtype=np.int64).reshape(-1, 2)[keep]
-        self.offsets, self.lengths = place[:, 0], place[:, 1]
-        position = {int(old): new for new, old in enumerate(keep.tolist())}
-        self.errors = {position[i]: e for i, e in errors.items() if i in position}
-        self.cells = {cell: position[i] for cell, i in cells.items()}
-        self.order = np.arange(keep.size, dtype=np.int64)
+        for rows, where, sizes in decode_batches(self.path, _Brief, self.problems):
+            first = len(offsets)
+            for name, attribute in _STRINGS.items():
+                seen = maps[name]
+                codes[name].extend([seen.setdefault(text, len(seen)) for text in map(attrgetter(attribute), rows)])
+            for name, attribute in _NUMBERS.items():
+                values = map(attrgetter(attribute), rows)
+                numbers[name].extend(values if name != "turns" else (math.nan if v is None else v for v in values))
+            outcome.extend([ERROR if r.error else PASS if r.success else FAIL for r in rows])
+            errors.update({first + k: (r.error, r.error_code) for k, r in enumerate(rows) if r.error})
+            offsets.extend(where)
+            lengths.extend(sizes)
+        self._maps = maps
+        self.values = {name: list(seen) for name, seen in maps.items()}
+        for name, ints in codes.items():
+            setattr(self, name, np.frombuffer(ints, dtype=np.int32).copy())
+        for name, floats in numbers.items():
+            setattr(self, name, np.frombuffer(floats, dtype=np.float64).copy())
+        self.outcome = np.frombuffer(outcome, dtype=np.int8).copy()
+        self.offsets = np.frombuffer(offsets, dtype=np.int64).copy()
+        self.lengths = np.frombuffer(lengths, dtype=np.int64).copy()
+        self._iterations = np.unique(self.iteration)
+        keep = _last_of_each(self._keys(self.model, self.mode, self.scenario, self.iteration))
+        self.duplicates = int(self.offsets.size - keep.size)
+        for name in (*_STRINGS, *_NUMBERS, "outcome", "offsets", "lengths"):
+            setattr(self, name, getattr(self, name)[keep])
+        position = np.full(max(len(outcome), 1), -1, dtype=np.int64)
+        position[keep] = np.arange(keep.size)
+        self.errors = {int(position[i]): e for i, e in errors.items() if position[i] >= 0}
         self.n = int(keep.size)
+        self.order = np.arange(self.n, dtype=np.int64)
+        keys = self._keys(self.model, self.mode, self.scenario, self.iteration)
+        self._key_order = np.argsort(keys)
+        self._sorted_keys = keys[self._key_order]
+
+    def _keys(self, model: np.ndarray, mode: np.ndarray, scenario: np.ndarray, iteration: np.ndarray) -> np.ndarray:
+        """One int64 per cell (-1 where a part is unknown to this run): the codes packed, the iteration ranked."""
+        its = self._iterations
+        if its.size == 0:
+            return np.full(np.shape(model), -1, dtype=np.int64)
+        rank = np.minimum(np.searchsorted(its, iteration), its.size - 1)
+        known = (model >= 0) & (mode >= 0) & (scenario >= 0) & (its[rank] == iteration)
+        key = ((model.astype(np.int64) * len(self._maps["mode"]) + mode) * len(self._maps["scenario"]) + scenario) * its.size + rank
+        return np.where(known, key, -1)
+
+    def keys_of(self, models: list[str], modes: list[str], scenarios: list[str], iterations: list[int]) -> np.ndarray:
+        """The cell keys of lines of another file (a trace store, the analysis file); -1 for cells the run lacks."""
+        def codes(name: str, values: list[str]) -> np.ndarray:
+            seen = self._maps[name]
+            return np.asarray([seen.get(v, -1) for v in values], dtype=np.int64)
+
+        return self._keys(codes("model", models), codes("mode", modes), codes("scenario", scenarios),
+                          np.asarray(iterations, dtype=np.float64))  # fmt: skip
+
+    def row_of_key(self, key: int) -> int | None:
+        """The row of a cell key, or None."""
+        at = int(np.searchsorted(self._sorted_keys, key))
+        if key < 0 or at >= self._sorted_keys.size or self._sorted_keys[at] != key:
+            return None
+        return int(self._key_order[at])
 
     # ------------------------------------------------------------ reading one row
 
@@ -220,7 +317,8 @@ class RowIndex:
 
     def find(self, cell: Cell) -> int | None:
         """The row index of a cell, or None."""
-        return self.cells.get(cell)
+        model, mode, scenario, iteration = cell
+        return self.row_of_key(int(self.keys_of([model], [mode], [scenario], [iteration])[0]))
 
     def row(self, i: int) -> ProfileRow:
         """The whole row ``i``, decoded from its line."""
@@ -249,7 +347,7 @@ class RowIndex:
         return chosen[self._order(chosen, flt.sort, flt.desc)]
 
     def _code_of(self, name: str, value: str) -> int:
-        return self.values[name].index(value) if value in self.values[name] else -1
+        return self._maps[name].get(value, -1)
 
     def _search(self, needle: str) -> np.ndarray:
         """Rows whose scenario, mode, model or error contains ``needle``."""
@@ -275,60 +373,57 @@ class RowIndex:
         return np.lexsort((chosen, keyed, missing))
 
 
-def _append_numbers(numbers: dict[str, list[float]], row: _Brief) -> None:
-    numbers["iteration"].append(row.iteration)
-    numbers["tokens"].append(row.tokens.total)
-    numbers["wall_ms"].append(row.timing.wall_ms)
-    numbers["cost"].append(row.cost.total_usd)
-    numbers["tool_calls"].append(row.tool_calls.total)
-    numbers["tool_failed"].append(row.tool_calls.failed)
-    numbers["turns"].append(np.nan if row.agent_turns is None else row.agent_turns)
-    numbers["checks_passed"].append(row.checkpoints_passed)
-    numbers["checks_total"].append(row.checkpoints_total)
-    numbers["attempts"].append(row.attempts)
-
-
 class KeyedLines:
-    """cell -> (offset, length) of the last line of each cell in a JSONL file, indexed on first use."""
+    """Where the last line of each of a run's cells is in another JSONL file (a trace store, the analysis file).
 
-    def __init__(self, path: Path) -> None:
+    Indexed on first use: one pass decoding only each line's cell (msgspec skips
+    the trace itself), kept as three numpy arrays sorted by cell key.
+    """
+
+    def __init__(self, path: Path, rows: RowIndex) -> None:
         self.path = path
-        self._places: dict[Cell, tuple[int, int]] | None = None
-        self._lock = threading.Lock()
+        self.rows = rows
         self.problems: list[str] = []
+        self._lock = threading.Lock()
+        self._index: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def places(self) -> dict[Cell, tuple[int, int]]:
-        """The index (built once, by the first caller; the others wait for it)."""
+    def build(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(sorted keys, offsets, lengths), built once by the first caller; the others wait for it."""
         with self._lock:
-            if self._places is None:
-                self._places = self._build()
-            return self._places
+            if self._index is None:
+                self._index = self._build()
+            return self._index
 
-    def _build(self) -> dict[Cell, tuple[int, int]]:
-        decoder = msgspec.json.Decoder(_Key)
-        places: dict[Cell, tuple[int, int]] = {}
-        for number, (offset, line) in enumerate(scan_lines(self.path), start=1):
-            try:
-                key = decoder.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                self.problems.append(f"{self.path}:{number}: {exc}; skipped")
-                continue
-            places[(key.model, key.mode, key.scenario_id, key.iteration)] = (offset, len(line))
-        return places
+    def _build(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        keys, offsets, lengths = array("q"), array("q"), array("q")
+        for items, where, sizes in decode_batches(self.path, _Key, self.problems):
+            found = self.rows.keys_of([k.model for k in items], [k.mode for k in items], [k.scenario_id for k in items], [k.iteration for k in items])
+            keys.extend(found.tolist())
+            offsets.extend(where)
+            lengths.extend(sizes)
+        k = np.frombuffer(keys, dtype=np.int64)
+        keep = _last_of_each(k)
+        keep = keep[k[keep] >= 0]
+        order = keep[np.argsort(k[keep], kind="stable")]
+        return k[order], np.frombuffer(offsets, dtype=np.int64)[order], np.frombuffer(lengths, dtype=np.int64)[order]
 
     def line(self, cell: Cell) -> bytes | None:
         """The last line of ``cell``, or None."""
-        place = self.places().get(cell)
-        return None if place is None else read_at(self.path, *place)
+        keys, offsets, lengths = self.build()
+        model, mode, scenario, iteration = cell
+        key = int(self.rows.keys_of([model], [mode], [scenario], [iteration])[0])
+        at = int(np.searchsorted(keys, key))
+        if key < 0 or at >= keys.size or keys[at] != key:
+            return None
+        return read_at(self.path, int(offsets[at]), int(lengths[at]))
 
 
 class Traces:
     """A run's session traces: its trace store (indexed on first use) or its per-session files."""
 
-    def __init__(self, where: Path | None, several_models: bool) -> None:
+    def __init__(self, where: Path | None, rows: RowIndex) -> None:
         self.where = where
-        self.several_models = several_models
-        self.store = KeyedLines(where) if where is not None and where.is_file() else None
+        self.store = KeyedLines(where, rows) if where is not None and where.is_file() else None
 
     def get(self, cell: Cell) -> SessionTrace | None:
         """The trace of ``cell``, or None when the run kept none."""
@@ -354,8 +449,8 @@ class Traces:
 class Analysis:
     """A run's analysis bundles (``results/<runId>.analysis.jsonl``), indexed on first use."""
 
-    def __init__(self, path: Path | None) -> None:
-        self.lines = KeyedLines(path) if path is not None else None
+    def __init__(self, path: Path | None, rows: RowIndex) -> None:
+        self.lines = KeyedLines(path, rows) if path is not None else None
 
     def get(self, cell: Cell) -> SessionAnalysisBundle | None:
         """The analyzers' results of ``cell``, or None."""
