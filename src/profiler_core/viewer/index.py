@@ -11,27 +11,24 @@ its last row, as the report counts it.
 
 from __future__ import annotations
 
-import gzip
 import math
 import threading
 from array import array
 from collections.abc import Iterator
 from operator import attrgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import attrs
 import msgspec
 import numpy as np
 
+from ..lines import read_at, scan_lines
 from ..model import ProfileRow, SessionAnalysisBundle, SessionTrace
 from ..serde import from_json
 from ..tracestore import TraceRecord, trace_file_path
 
 Cell = tuple[str, str, str, int]
-
-#: Read buffer for the one pass over a file.
-_BUFFER = 1 << 20
 
 
 class _Tokens(msgspec.Struct):
@@ -79,30 +76,6 @@ class _Key(msgspec.Struct, rename="camel"):
     mode: str
     iteration: int
     model: str = ""
-
-
-def open_binary(path: Path) -> IO[bytes]:
-    """A results or trace file for reading bytes (gzip when it ends in ``.gz``)."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile reads bytes like any binary file
-    return open(path, "rb", buffering=_BUFFER)
-
-
-def scan_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(byte offset, line) of every non-blank line; the offset is into the uncompressed stream."""
-    offset = 0
-    with open_binary(path) as f:
-        for line in f:
-            if line.strip():
-                yield offset, line
-            offset += len(line)
-
-
-def read_at(path: Path, offset: int, length: int) -> bytes:
-    """``length`` bytes of ``path`` from ``offset`` (a gzip file decompresses up to there)."""
-    with open_binary(path) as f:
-        f.seek(offset)
-        return f.read(length)
 
 
 @attrs.frozen(kw_only=True)
@@ -462,4 +435,4 @@ class Analysis:
         return from_json(line, SessionAnalysisBundle, source=f"{self.lines.path} ({cell[1]}/{cell[2]}#{cell[3]})")
 
 
-__all__ = ["Analysis", "KeyedLines", "RowFilter", "RowIndex", "Traces", "read_at", "scan_lines"]
+__all__ = ["Analysis", "KeyedLines", "RowFilter", "RowIndex", "Traces", "decode_batches"]

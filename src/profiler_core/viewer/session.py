@@ -28,9 +28,9 @@ from ..model import (
     TableFinding,
     TextOutputEvent,
     ToolCallEvent,
-    TurnBoundaryEvent,
 )
 from ..report import format as fmt
+from ..timeline import turns_of
 from .catalog import RunView
 from .index import Cell
 from .pages import e, layout, session_query, table
@@ -88,34 +88,6 @@ def fold(text: str, cls: str = "") -> str:
 
 
 # ---------------------------------------------------------------- timeline
-
-
-@attrs.frozen
-class TurnView:
-    """One turn of the timeline: its events, duration and tokens."""
-
-    number: int
-    events: tuple[Any, ...]
-    duration_ms: float | None
-
-
-def turns_of(trace: SessionTrace) -> list[TurnView]:
-    """The trace's events grouped by turn (a turn ends at its boundary event)."""
-    durations = {t.number: t.duration_ms for t in trace.turns}
-    events = trace.events or tuple(ev for t in trace.turns for ev in t.events)
-    turns: list[TurnView] = []
-    current: list[Any] = []
-    number = 1
-    for event in events:
-        if isinstance(event, TurnBoundaryEvent):
-            turns.append(TurnView(event.turn_number, tuple(current), durations.get(event.turn_number)))
-            number = event.turn_number + 1
-            current = []
-        else:
-            current.append(event)
-    if current:
-        turns.append(TurnView(number, tuple(current), durations.get(number)))
-    return turns
 
 
 def _tokens(events: Sequence[Any]) -> int:
@@ -297,4 +269,4 @@ def pair_page(run: RunView, left: Session, right: Session) -> str:
     return layout(title, body, [("Runs", "/"), (run.key, "./"), (title, None)])
 
 
-__all__ = ["Session", "as_text", "fold", "pair_page", "session_page", "timeline", "turns_of"]
+__all__ = ["Session", "as_text", "fold", "pair_page", "session_page", "timeline"]
