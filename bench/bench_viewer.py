@@ -15,7 +15,12 @@ simulated provider's, plus analysis bundles) into a temporary folder, starts
 - ``browser_first_page_ms``: in headless Chromium against a freshly started
   server, from navigation start to the load event (skipped without Chromium);
 - ``server_rss_mb`` / ``server_peak_rss_mb``: the server's memory after all that;
-- ``results_mb`` / ``traces_mb``: the sizes of the files it read.
+- ``index_cpu_ms`` / ``traces_index_cpu_ms``: CPU time of building the rows
+  index and the trace-store index in this process (steadier than wall time on a
+  shared machine);
+- ``results_mb`` / ``traces_mb``: the sizes of the files it read;
+- ``load_average``: the machine's 1-minute load when the figures were taken (on
+  2 cores, anything above 2 means the wall times include waiting for a core).
 """
 
 from __future__ import annotations
@@ -184,6 +189,19 @@ def _browser_first_page(root: Path) -> float | None:
         _stop(proc)
 
 
+def _index_cpu(root: Path) -> dict[str, float]:
+    from profiler_core.viewer.index import RowIndex, Traces
+
+    t0 = time.process_time()
+    rows = RowIndex(root / "results" / f"{RUN_ID}.jsonl")
+    t1 = time.process_time()
+    traces = Traces(root / "reports" / RUN_ID / "sessions" / "traces.jsonl", rows)
+    assert traces.store is not None
+    traces.store.build()
+    t2 = time.process_time()
+    return {"index_cpu_ms": round((t1 - t0) * 1000, 1), "traces_index_cpu_ms": round((t2 - t1) * 1000, 1)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
@@ -210,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             _stop(proc)
         if not (args.quick or args.no_browser):
             figures["browser_first_page_ms"] = _browser_first_page(root)
+        figures.update(_index_cpu(root))
+        figures["load_average"] = os.getloadavg()[0]
         print(json.dumps(figures))
     finally:
         if args.keep is None:
