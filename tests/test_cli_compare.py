@@ -170,3 +170,17 @@ def test_profiler_run_writes_junit(tmp_path):
     rows = [json.loads(line) for line in next((tmp_path / "demo" / "results").glob("run_*[0-9].jsonl")).read_text().splitlines()]
     failed_cells = {(r["mode"], r["scenarioId"]) for r in rows if not r["success"]}
     assert {(c.get("classname").split(".", 1)[1], c.get("name")) for c in cases if c.find("failure") is not None} == failed_cells
+
+
+@pytest.mark.parametrize(("a", "n_a", "b", "n_b"), [(56, 70, 48, 80), (0, 10, 10, 10), (5, 5, 5, 5), (1, 3, 40, 41)])
+def test_rate_difference_interval(a, n_a, b, n_b):
+    from profiler_core import stats
+
+    diff, lower, upper = stats.rate_difference_interval(a, n_a, b, n_b)
+    assert diff == pytest.approx(a / n_a - b / n_b)
+    assert -1 <= lower <= diff <= upper <= 1
+    swapped = stats.rate_difference_interval(b, n_b, a, n_a)
+    assert swapped == pytest.approx((-diff, -upper, -lower))
+    wa, wb = stats.wilson_interval(a, n_a), stats.wilson_interval(b, n_b)
+    assert lower == pytest.approx(diff - math.sqrt((wa.rate - wa.lower) ** 2 + (wb.upper - wb.rate) ** 2))
+    assert all(math.isnan(x) for x in stats.rate_difference_interval(0, 0, 1, 2))

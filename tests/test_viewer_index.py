@@ -98,3 +98,18 @@ def test_report_sections_and_verdict_line():
                "metrics": [{"metric": "cost_total_usd", "verdict": "better"}, {"metric": "latency_wall_ms", "verdict": "no difference"}]}]}  # fmt: skip
     assert verdict_line(summary) == "⚠ 2 rows errored · b vs a: better on cost; worse on success"
     assert verdict_line(None) == "no report"
+
+
+@pytest.mark.slow
+def test_bench_viewer_quick_prints_its_figures():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parent.parent / "bench" / "bench_viewer.py"
+    out = subprocess.run([sys.executable, str(bench), "--quick"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    figures = json.loads(out.stdout)
+    assert figures["rows"] == 1000
+    for key in ("first_page_ms", "filtered_page_ms", "first_session_ms", "next_session_ms", "server_rss_mb", "index_cpu_ms"):
+        assert figures[key] > 0, key
