@@ -113,3 +113,20 @@ def test_bench_viewer_quick_prints_its_figures():
     assert figures["rows"] == 1000
     for key in ("first_page_ms", "filtered_page_ms", "first_session_ms", "next_session_ms", "server_rss_mb", "index_cpu_ms"):
         assert figures[key] > 0, key
+
+
+@pytest.mark.slow
+def test_the_viewer_assets_ship_in_the_wheel(tmp_path):
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(root)],
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for asset in ("viewer.css", "viewer.js"):
+        assert f"profiler_core/viewer/assets/{asset}" in names
