@@ -36,6 +36,9 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("view")
     write_run(root, "run_old", grid(["baseline"], ["s1"], 2), started_at="2026-01-01T00:00:00Z")
     write_run(root, "run_new", grid(["baseline", "fast"], ["s1", "s2"], 3, _outcome), started_at="2026-02-01T00:00:00Z")
+    bad = write_run(root, "run_bad", grid(["a"], ["s1"], 1), started_at="2025-12-01T00:00:00Z", report=False)
+    # A row the table can list but the model refuses (a negative token count): its session says why.
+    bad.write_text(re.sub(r'"tokens":\{"input":\d+', '"tokens":{"input":-5', bad.read_text(), count=1))
     return root
 
 
@@ -188,3 +191,10 @@ def test_named_run_opens_in_the_browser_and_ctrl_c_stops(runs, tmp_path):
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 0
     assert "Stopped." in proc.stderr.read()
+
+
+def test_a_row_that_does_not_read_is_one_line_not_a_traceback(server):
+    base, _, _ = server
+    page = _get(base, "/runs/run_bad/session", params={"model": "m1", "mode": "a", "scenario": "s1", "iteration": 0})
+    assert page.status_code == 500
+    assert "Cannot read" in page.text and "tokens.input" in page.text and "Traceback" not in page.text

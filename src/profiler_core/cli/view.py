@@ -84,7 +84,10 @@ def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
         start = next((run.key for run in catalog.runs() if run.files.results == path), None)
         return catalog, str(path.parent), start
     if not results_dir.is_dir():
-        raise StoreError(f"{results_dir}: no results folder here (run `profiler run PROFILE` first, or name the folder)")
+        raise StoreError(
+            f"{results_dir}: no results folder here; name the folder `profiler run` printed under Results: "
+            "(e.g. profiler view examples/demo/results)"
+        )
     catalog = Catalog(results_dir, reports_dir)
     runs = catalog.runs()
     if not runs:

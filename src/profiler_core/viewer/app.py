@@ -24,7 +24,7 @@ from starlette.routing import Route
 from ..errors import ProfilerError
 from .catalog import Catalog, RunView
 from .index import SORT_COLUMNS, Cell, RowFilter
-from .pages import not_found_page, run_page, run_url, runs_page
+from .pages import message_page, not_found_page, run_page, run_url, runs_page
 from .session import Session, pair_page, session_page
 
 #: The files of a run's report folder the viewer serves: URL name -> (path in the report folder, media type).
@@ -184,7 +184,7 @@ class Viewer:
 
     def failed(self, request: Request, exc: Exception) -> Response:
         """A run file that cannot be read: its one-line reason, not a traceback."""
-        return _page(not_found_page(f"Cannot show this: {exc}").replace("Not found", "Cannot read"), 500)
+        return _page(message_page("Cannot read", str(exc)), 500)
 
 
 def _quietly(read: Callable[[], Any], problems: list[str]) -> Any:

@@ -260,9 +260,14 @@ def _pager(flt: RowFilter, page: int, pages: int) -> str:
     return f'<p class="pager">{" · ".join(links)}</p>'
 
 
+def message_page(title: str, what: str) -> str:
+    """A page that only says something: a 404, a file that cannot be read."""
+    return layout(title, f'<p class="note">{e(what)}</p><p><a href="/">All runs</a></p>', [("Runs", "/"), (title.lower(), None)])
+
+
 def not_found_page(what: str) -> str:
     """The 404 page."""
-    return layout("Not found", f'<p class="note">{e(what)}</p><p><a href="/">All runs</a></p>', [("Runs", "/"), ("not found", None)])
+    return message_page("Not found", what)
 
 
-__all__ = ["PAGE_SIZE", "e", "filter_query", "layout", "not_found_page", "rows_section", "run_page", "run_url", "runs_page", "session_query", "table"]
+__all__ = ["PAGE_SIZE", "e", "filter_query", "layout", "message_page", "not_found_page", "rows_section", "run_page", "run_url", "runs_page", "session_query", "table"]
