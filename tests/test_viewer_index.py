@@ -130,3 +130,16 @@ def test_the_viewer_assets_ship_in_the_wheel(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for asset in ("viewer.css", "viewer.js"):
         assert f"profiler_core/viewer/assets/{asset}" in names
+
+
+def test_traces_kept_as_one_file_per_session(run, tmp_path):
+    from profiler_core.runfiles import run_files
+    from profiler_core.tracestore import export_files
+
+    store = tmp_path / "reports" / "run_x" / "sessions" / "traces.jsonl"
+    export_files(store, store.parent)
+    store.unlink()  # as `output.trace_format: files` leaves it
+    files = run_files(run)
+    assert files.traces == store.parent
+    trace = ix.Traces(files.traces, ix.RowIndex(run)).get(("m1", "b", "s2", 1))
+    assert trace is not None and trace.session_id == "s-b-s2-1"
