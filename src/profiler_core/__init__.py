@@ -93,6 +93,10 @@ def __getattr__(name: str):
         from . import runner
 
         return getattr(runner, name)
+    if name in ("load_run", "RunTables"):  # pandas or polars only when asked for
+        from .dataset import frames
+
+        return getattr(frames, name)
     raise AttributeError(f"module 'profiler_core' has no attribute {name!r}")
 
 
@@ -131,6 +135,7 @@ __all__ = [
     "RunContext",
     "RunManifest",
     "RunOptions",
+    "RunTables",
     "SandboxError",
     "Scenario",
     "ScenarioSets",
@@ -160,6 +165,7 @@ __all__ = [
     "__version__",
     "from_json",
     "hookimpl",
+    "load_run",
     "run_profile_suite",
     "run_profile_suite_sync",
     "to_json",

@@ -18,7 +18,9 @@ from ..errors import ProfilerError
 from ..interrupt import EXIT_STATUS, armed, leave
 from ..textcut import cut_lines
 from .analyze import analyze
+from .compare import compare_command
 from .context import pass_manager, plugin_manager
+from .export import export_command
 from .group import ProfilerGroup
 from .import_ import import_command
 from .init import init_command
@@ -44,7 +46,7 @@ def cli() -> None:
 
 for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, traces_group, list_plugins):
     cli.add_command(_command)
-for _command in (plan_command,):
+for _command in (plan_command, compare_command, export_command):
     cli.add_command(_command)
 
 

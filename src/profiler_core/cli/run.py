@@ -92,9 +92,10 @@ def print_summary(rows, console) -> None:
 @click.option("--allow-errors", is_flag=True, help="Exit 0 even when cells still errored after their retries.")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Cap every session's timeout at this many seconds.")
 @click.option("--dry-run", is_flag=True, help="Print the matrix, the sessions and an estimate of cost and time; start nothing.")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML: a test case per (mode, scenario).")
 @progress_option
 @pass_manager
-def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, progress):
+def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, progress, junit_file):
     """Run a profile: every model x mode x scenario x repetition.
 
     \b
@@ -103,6 +104,7 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
       profiler run profile.yaml --mode baseline --mode with_skill --repetitions 10
       profiler run profile.yaml --resume run_20261122T051500Z_3f9a
       profiler run profile.yaml --dry-run
+      profiler run profile.yaml --junit profile-junit.xml
     """
     import trio
     from rich.console import Console
@@ -152,6 +154,11 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
         sys.exit(130)
     if not no_report:
         _write_report(result, config, console)
+    if junit_file is not None:
+        from ..junit import write_run_junit
+
+        write_run_junit(Path(result.output_jsonl_path), junit_file)
+        click.echo(f"JUnit:    {junit_file}")
     errored = result.counts.errored
     if errored:
         # A run whose cells errored measured the failure, not the agent: say so in the exit status.

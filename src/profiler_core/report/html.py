@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
+from urllib.parse import urlencode
 
 from . import format as fmt
 from . import sequential as seq
@@ -353,12 +354,24 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
     if s.error_rows:
         rows = [
             f'<tr><td>{_e(m)}</td><td class="l">{_e(sc)}</td><td>{it}</td><td class="l">{_e(code)}</td>'
-            f'<td class="l">{_e(msg[:300])}</td></tr>'
+            f'<td class="l">{_e(msg[:300])}</td><td class="l">{_session_link(m, sc, it)}</td></tr>'
             for m, sc, it, code, msg in s.error_rows
         ]
-        add(_table(["Mode", "Scenario", "Iteration", "Code", "Error"], rows))
+        add(_table(["Mode", "Scenario", "Iteration", "Code", "Error", "Session"], rows))
     else:
         add('<p class="note">No row carries an error.</p>')
+    if s.failed_rows:
+        add("<h3>Runs that failed their checks</h3>")
+        rows = [
+            f'<tr><td>{_e(m)}</td><td class="l">{_e(sc)}</td><td>{it}</td><td class="l">{_e(checks or "–")}</td>'
+            f'<td class="l">{_session_link(m, sc, it)}</td></tr>'
+            for m, sc, it, checks in s.failed_rows
+        ]
+        add(_table(["Mode", "Scenario", "Iteration", "Failed checks", "Session"], rows))
+    if s.error_rows or s.failed_rows:
+        add(f'<p class="note">To read what the agent did in a session, open this report through the viewer: '
+            f"<code>profiler view {_e(run_id)}</code> (pip install 'agent-profiler[view]'), then the run's "
+            "report.html link; there each “transcript” link opens that session. (Opened as a file, the links lead nowhere.)</p>")  # fmt: skip
     if problems:
         add('<h3 id="problems">Lines of the results file that were skipped</h3><ul class="note">')
         add("".join(f"<li>{_e(p)}</li>" for p in problems) + "</ul>")
@@ -381,6 +394,12 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
         f'<a href="data/summary.json">data/summary.json</a> · source <code>{_e(meta.get("source"))}</code></p>')  # fmt: skip
     add("</footer></main></body></html>\n")
     return "".join(parts)
+
+
+def _session_link(mode: str, scenario: str, iteration: int) -> str:
+    """A link to the session in ``profiler view``, which serves this page beside its run's sessions."""
+    query = urlencode({"mode": mode, "scenario": scenario, "iteration": iteration})
+    return f'<a class="session" href="session?{_e(query)}">transcript</a>'
 
 
 def _reduction(a: float, b: float) -> float:

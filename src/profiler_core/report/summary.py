@@ -328,10 +328,7 @@ def _success_comparison(a: np.ndarray, b: np.ndarray, paired: bool, confidence: 
     """Difference of success rates (percentage points), Newcombe's interval, permutation p."""
     ra = stats.wilson_interval(int(a.sum()), int(a.size), confidence)
     rb = stats.wilson_interval(int(b.sum()), int(b.size), confidence)
-    diff = (ra.rate - rb.rate) * 100
-    # Newcombe's hybrid score interval for a difference of two proportions.
-    lower = diff - 100 * math.sqrt((ra.rate - ra.lower) ** 2 + (rb.upper - rb.rate) ** 2)
-    upper = diff + 100 * math.sqrt((ra.upper - ra.rate) ** 2 + (rb.rate - rb.lower) ** 2)
+    diff, lower, upper = (100 * x for x in stats.rate_difference_interval(int(a.sum()), int(a.size), int(b.sum()), int(b.size), confidence))
     af, bf = a.astype(np.float64), b.astype(np.float64)
     if max(a.size, b.size) <= EXACT_LIMIT:
         p = stats.permutation_test(af, bf, paired=paired, seed=seed).p_value
