@@ -12,6 +12,7 @@ from ..contracts import optional_method
 from ..errors import ProfilerError
 from ..plugins import PluginManager
 from ..sandbox import SandboxSettings
+from ..stopping import StopRule
 from .options import RaySettings, RunOptions
 
 
@@ -179,6 +180,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         trace_format=config.output.trace_format,
         keep_workspaces=config.output.keep_workspaces,
         sandbox=SandboxSettings.from_execution(config.execution),
+        stop=StopRule.for_config(config),
         results_dir=config.output.results_dir,
         reports_dir=config.output.reports_dir,
         provider_options=dict(config.provider.options),

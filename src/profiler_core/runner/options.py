@@ -12,6 +12,7 @@ from ..errors import ConfigError
 from ..model import ModeConfig, ProfileRow, Scenario
 from ..plugins import PluginManager
 from ..sandbox import SandboxSettings
+from ..stopping import StopRule
 from ..tracestore import TRACE_FORMATS
 
 
@@ -71,6 +72,9 @@ class RunOptions:
     keep_workspaces: str = "failed"
     #: where agents, set-up commands and verifiers run (``execution.sandbox``); None: on the host
     sandbox: SandboxSettings | None = None
+    #: ``execution.stop``: run round by round and stop once every comparison is decided (then
+    #: ``repetitions`` is its ``max_repetitions``); None: the fixed design of ``repetitions``
+    stop: StopRule | None = None
     results_dir: str = "results"
     reports_dir: str = "reports"
     provider_options: dict[str, Any] = attrs.Factory(dict)

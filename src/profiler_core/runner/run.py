@@ -32,6 +32,7 @@ from ..model import (
     RunCounts,
     RunManifest,
     SessionAnalysisBundle,
+    StopRecord,
 )
 from ..model.run import RunStatus
 from ..paths import check_run_id
@@ -54,6 +55,7 @@ from .plan import RunPlan, plan_run, plugin_records
 from .progress import Progress
 from .repair import repair_analyses
 from .resume import load_resume, refuse_existing, trace_layout
+from .rounds import Rounds, round_major
 from .schedule import order_cells
 from .state import RunState
 from .tally import Budget, Tally
@@ -86,6 +88,12 @@ class Run:
         #: cells recorded before this invocation (resume)
         self.resumed_cells = 0
         self._previous: tuple[ProfileRow, ...] = ()
+        #: the stop rule's rounds (``execution.stop``); None: a fixed design
+        self.rounds: Rounds | None = None
+        #: how a resumed run had stopped (its stop rule decided): it runs no more
+        self._resumed_stop: StopRecord | None = None
+        #: (model, mode) already warmed up (a group re-opened for its next round is not warmed again)
+        self._warmed: set[tuple[str, str]] = set()
         self._lock = lock
         self._started = time.perf_counter()
         self._interrupted = False
@@ -155,6 +163,8 @@ class Run:
         self.state = self._state()
         self.state.workspaces = self._workspaces()
         self.executor = self._executor()
+        if options.stop is not None:
+            self.rounds = Rounds(options.stop, plan_todo(self.plan, self._resumed_stop), previous)
 
     def _previous_rows(self) -> tuple[tuple[ProfileRow, ...], tuple[str, ...]]:
         """The rows already recorded (resume), and the start times of the run's earlier invocations."""
@@ -165,6 +175,7 @@ class Run:
         resumed = load_resume(self.paths, profile_hash=options.profile_hash, plugins=installed, force=options.force)
         for warning in resumed.warnings:
             log.warning("%s", warning)
+        self._resumed_stop = resumed.manifest.stop
         return resumed.rows, resumed.resumed_from
 
     def _state(self) -> RunState:
@@ -228,8 +239,9 @@ class Run:
 
     async def _warmup(self, model: str, mode: str, instance: ProviderAdapter) -> None:
         """One canary iteration after an ``init``; its failure is a warning, not fatal (as the original)."""
-        if not self.options.warmup:
+        if not self.options.warmup or (model, mode) in self._warmed:
             return
+        self._warmed.add((model, mode))
         self.progress.emit("warmup_started", model=model, mode=mode)
         outcome = await run_iteration(
             self.state, model=model, mode=mode, mode_config=self.plan.mode_configs[mode], scenario=self.plan.scenarios[0],
@@ -288,8 +300,15 @@ class Run:
     def schedule(self) -> list[Stage]:
         """The cells still to do, in ``execution.order``, cut into the executor's stages."""
         plan = self.plan
-        ordered = order_cells(plan.todo, plan.modes, self.options.order, self.options.order_seed)
-        for model, mode, _, _ in plan.todo:
+        todo = list(plan_todo(plan, self._resumed_stop))
+        # Modes one after another (the sequential executor) start cells in matrix order.
+        order = self.options.order if plan.overlap or self.options.executor == "ray" else "blocked"
+
+        def ordered_cells(cells: list[Cell]) -> list[Cell]:
+            return order_cells(cells, plan.modes, order, self.options.order_seed)
+
+        ordered = round_major(todo, ordered_cells) if self.rounds is not None else ordered_cells(todo)
+        for model, mode, _, _ in todo:
             key = (model, mode)
             if key not in self.groups:
                 self.groups[key] = ModeGroup(model=model, mode=mode, config=plan.mode_configs[mode])
@@ -372,6 +391,10 @@ class Run:
                 with self.executor.environment(stage):
                     async with trio.open_nursery() as nursery:
                         more = await self._start_cells(nursery, stage.cells)
+                    group = stage.group
+                    if group is not None and group.remaining > 0:
+                        await self._close_group(group, ended=True)  # its next round comes in a later stage
+                        group.status = "new"
                 if not more:
                     break
             failed = False
@@ -387,7 +410,8 @@ class Run:
             # (trio does not promise FIFO scheduling of freshly started tasks).
             token = object()
             await pacer.acquire(token)  # a rate limit's Retry-After holds back new cells
-            if self.budget.exhausted:  # checked after the wait: cells that finished meanwhile count
+            # Checked after the wait: cells that finished meanwhile count.
+            if self.budget.exhausted or (self.rounds is not None and self.rounds.stopped):
                 pacer.limiter.release_on_behalf_of(token)
                 return False
             nursery.start_soon(self._cell, cell, token)
@@ -405,6 +429,8 @@ class Run:
                 attempt_fn=functools.partial(self.executor.attempt, group=group),
             )
             self._count(outcome.row)
+            if self.rounds is not None and (decided := self.rounds.add(outcome.row)) is not None:
+                log.info("stop rule: %s after %d round(s); no new cell starts", decided.reason, decided.rounds)
             if stop := self.breaker.check((model, mode), outcome.row):
                 endpoint = {**self.options.provider_options, **group.config.provider_overrides}.get("base_url")
                 raise ProfilerError(stop + (f" (model endpoint: {endpoint})" if endpoint and str(endpoint) not in stop else ""))
@@ -451,17 +477,31 @@ class Run:
 
     async def finish(self) -> ProfileSuiteResult:
         """The suite result, ``after_run``, and the completed manifest."""
+        stopped = self._stop_record()
         if self._interrupted:
             self.status = "interrupted"
+        elif stopped is not None and stopped.reason == "decided":
+            pass  # the answer was clear: the cells not started were not needed
         elif self.budget.exhausted and self.tally.new < len(self.plan.todo):
             self.status = "budget_exhausted"
             self.warnings.append(f"budget spent ({self.budget.describe()}): cells not started; resume with a raised budget")
+        if stopped is not None:
+            self.manifest = attrs.evolve(self.manifest, stop=stopped)
         result = self._result()
         self.progress.emit("run_completed")
         with trio.CancelScope(shield=True):
             await self.hooks.call("profiler_after_run", ctx=self.plan.run_ctx, result=result)
         self._finish(self.status)
         return result
+
+    def _stop_record(self) -> StopRecord | None:
+        """How the stop rule ended the run (None: no rule, or it ended otherwise, e.g. interrupted)."""
+        if self._resumed_stop is not None:
+            return self._resumed_stop
+        if self.rounds is None or self._interrupted:
+            return None
+        decision = self.rounds.final(budget_exhausted=self.budget.exhausted)
+        return decision.record() if decision is not None else None
 
     def _result(self) -> ProfileSuiteResult:
         plan = self.plan
@@ -499,6 +539,11 @@ class Run:
             warnings=list(self.warnings),
         )
         write_manifest(self.paths.manifest, final, self.redactor)
+
+
+def plan_todo(plan: RunPlan, resumed_stop: StopRecord | None) -> tuple[Cell, ...]:
+    """The cells to run: none when the run being resumed had already been stopped by its stop rule."""
+    return () if resumed_stop is not None else plan.todo
 
 
 def _local_attempt(instance: ProviderAdapter) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -157,8 +158,12 @@ class SequentialExecutor(LocalExecutor):
         self._model: str | None = None  # the model the shared instance is initialised for (suite scope)
 
     def stages(self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]) -> list[Stage]:
-        """One stage per (model, mode), in matrix order."""
-        return [Stage(cells=tuple(c for c in schedule if (c[0], c[1]) == key), group=group) for key, group in groups.items()]
+        """A stage per run of consecutive cells of one (model, mode): one per mode in matrix order, or,
+        round by round (a stop rule), one per mode and round."""
+        stages: list[Stage] = []
+        for key, cells in itertools.groupby(schedule, key=lambda c: (c[0], c[1])):
+            stages.append(Stage(cells=tuple(cells), group=groups[key]))
+        return stages
 
     def environment(self, stage: Stage) -> AbstractContextManager[Any]:
         """The stage's mode environment, on this process (the provider may read it)."""
