@@ -55,13 +55,18 @@ class Workspaces:
         #: a provider's deprecated ``workdir_template``: the workspace of scenarios that have none
         self.template = template
         self.root = Path(tempfile.mkdtemp(prefix="profiler-ws-"))
+        #: empty workspaces a session left as it got them: the next session without files takes one,
+        #: as creating and removing a folder costs the file system ~0.1-10 ms per session
+        self._empty: list[Path] = []
         self._clones: dict[str, Path] = {}
         self._clone_locks: dict[str, trio.Lock] = {}
 
     async def prepare(self, scenario: Scenario) -> Path:
         """A fresh workspace for one attempt of ``scenario``, its ``setup`` commands run; ``SetupError`` on failure."""
-        folder = self.root / f"{safe_name(scenario.id)}-{uuid.uuid4().hex[:8]}"
         spec = scenario.workspace
+        if spec is None and self.template is None and not scenario.setup and self._empty:
+            return self._empty.pop()  # still empty: as good as a fresh one
+        folder = self.root / f"{safe_name(scenario.id)}-{uuid.uuid4().hex[:8]}"
         try:
             if spec is not None and spec.git is not None:
                 await self._clone(spec.git, spec.ref, folder)
@@ -111,9 +116,12 @@ class Workspaces:
     def finish(self, folder: Path, *, failed: bool, name: str) -> Path | None:
         """Keep the workspace under ``keep_dir/name`` (per ``keep``) or remove it; where it was kept.
 
-        An empty workspace is never kept: there is nothing in it to inspect.
+        An empty workspace is never kept: there is nothing in it to inspect; it serves the next session.
         """
-        if (self.keep == "all" or (self.keep == "failed" and failed)) and any(folder.iterdir()):
+        if _is_empty(folder):
+            self._empty.append(folder)
+            return None
+        if self.keep == "all" or (self.keep == "failed" and failed):
             target = inside(self.keep_dir, self.keep_dir / name)
             if target.exists():  # a retried attempt: the last one is kept
                 shutil.rmtree(target, ignore_errors=True)
@@ -152,6 +160,15 @@ async def _git(*args: str, cwd: Path) -> CommandResult:
     home = cwd if cwd.is_dir() else Path(tempfile.gettempdir())
     env = base_environment(home, {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"})
     return await run_command(["git", "-c", "advice.detachedHead=false", *args], cwd=cwd, env=env, timeout_s=600)
+
+
+def _is_empty(folder: Path) -> bool:
+    """True for an existing folder with nothing in it."""
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
 
 
 def _copy(source: Path, target: Path) -> None:
