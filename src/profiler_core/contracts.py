@@ -57,21 +57,27 @@ class SessionProvider(Protocol):
 
     def init(self, config: ProviderConfig) -> MaybeAwaitable[None]:
         """Start the agent (server, connection) for the given model and mode."""
+        ...
 
     def create_session(self, params: CreateSessionParams) -> MaybeAwaitable[SessionHandle]:
         """Create a fresh, isolated session for one iteration (or retry)."""
+        ...
 
     def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> MaybeAwaitable[PromptResult]:
         """Send the scenario prompt and wait until the agent finishes its turn."""
+        ...
 
     def export_session(self, handle: SessionHandle) -> MaybeAwaitable[SessionTrace]:
         """Return the full event trace of the session."""
+        ...
 
     def destroy_session(self, handle: SessionHandle) -> MaybeAwaitable[None]:
         """Tear the session down; called always, whatever state it is in."""
+        ...
 
     def shutdown(self) -> MaybeAwaitable[None]:
         """Stop the agent; called once per ``init``, in a ``finally``."""
+        ...
 
 
 class SessionProviderDefaults:
@@ -105,6 +111,7 @@ class Scorer(Protocol):
 
     def evaluate(self, scenario: Scenario, context: ScorerContext) -> MaybeAwaitable[ScorerResult]:
         """Check the agent's output and trace against the scenario."""
+        ...
 
 
 class ScorerDefaults:
@@ -124,6 +131,7 @@ class Collector(Protocol):
         self, result: PromptResult, scenario: Scenario, mode: str, trace: SessionTrace | None
     ) -> MaybeAwaitable[Sequence[CustomMetric]]:
         """Return metrics; their names must be unique across collectors."""
+        ...
 
 
 @runtime_checkable
@@ -134,6 +142,7 @@ class Analyzer(Protocol):
 
     def analyze(self, trace: SessionTrace, scenario: Scenario, mode: str) -> MaybeAwaitable[AnalysisResult]:
         """Analyse one trace; finding keys should be namespaced by the analyzer."""
+        ...
 
 
 @runtime_checkable
@@ -144,6 +153,7 @@ class ModeResolver(Protocol):
 
     def resolve(self, mode: str) -> MaybeAwaitable[ModeConfig]:
         """Return the mode's config; raise ``UnknownModeError`` for an unknown mode."""
+        ...
 
 
 @runtime_checkable
@@ -154,6 +164,7 @@ class JudgeProvider(Protocol):
 
     def judge(self, request: JudgeRequest) -> MaybeAwaitable[JudgeResponse]:
         """Ask the judge model and return its raw answer with usage."""
+        ...
 
 
 @runtime_checkable
@@ -165,6 +176,7 @@ class Importer(Protocol):
 
     def load(self, path: Path) -> list[RecordedSession]:
         """The recorded sessions of one file; a foreign or truncated file raises a ``ProfilerError``."""
+        ...
 
 
 @runtime_checkable
@@ -176,6 +188,7 @@ class ScenarioFormat(Protocol):
 
     def parse(self, data: dict[str, Any], source: str) -> Scenario:
         """The scenario of one file (or list item); bad data raises a ``ProfilerError`` naming ``source`` and the field."""
+        ...
 
 
 @runtime_checkable

@@ -56,27 +56,34 @@ class Executor(Protocol):
 
     async def start(self) -> None:
         """Prepare to run cells (start a cluster, ...)."""
+        ...
 
     def stages(self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]) -> list[Stage]:
         """The schedule cut into stages (sequential: one per group; otherwise one)."""
+        ...
 
     def environment(self, stage: Stage) -> AbstractContextManager[Any]:
         """What applies to this process while a stage runs (a mode's environment, or nothing)."""
+        ...
 
     async def open_group(self, group: ModeGroup) -> None:
         """Make the group's provider ready (initialise it, warm it up)."""
+        ...
 
     async def attempt(
         self, state: RunState, *, group: ModeGroup, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario,
         iteration: int, attempt: int,
     ) -> tuple[IterationOutcome, str | None]:
         """One attempt of one cell of ``group``: ``(outcome, error)``."""
+        ...
 
     async def close_group(self, group: ModeGroup) -> None:
         """The group is done (or the run ends): release its provider."""
+        ...
 
     async def close(self) -> None:
         """Release everything still held; called once, shielded."""
+        ...
 
 
 __all__ = ["Cell", "Executor", "ModeGroup", "Stage"]
