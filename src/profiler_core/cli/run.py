@@ -33,6 +33,14 @@ def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_w
     }
 
 
+def _configure_logging(level_name: str) -> None:
+    """The CLI owns logging: the profile's level, and httpx's per-request lines only at debug (a poll makes several)."""
+    level = LOG_LEVELS.get(level_name, logging.INFO)
+    logging.basicConfig(level=level, format="%(levelname)s %(message)s", stream=sys.stderr)
+    logging.getLogger("agent_profiler").setLevel(level)
+    logging.getLogger("httpx").setLevel(max(level, logging.WARNING) if level > logging.DEBUG else level)
+
+
 def _median(values):
     return statistics.median(values) if values else float("nan")
 
@@ -156,8 +164,7 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
                 f"use --resume {run_id} to finish it, or another --run-id"
             )
 
-    logging.basicConfig(level=LOG_LEVELS.get(config.output.log_level, logging.INFO), format="%(levelname)s %(message)s", stream=sys.stderr)
-    logging.getLogger("agent_profiler").setLevel(LOG_LEVELS.get(config.output.log_level, logging.INFO))
+    _configure_logging(config.output.log_level)
     hooks = []
     bar = make_progress(progress)
     if bar is not None:
