@@ -40,7 +40,7 @@ import attrs
 
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
-from ..importers import FORMATS, RecordedSession, check_format, load_sessions
+from ..importers import FORMATS, RecordedSession, attach_subagents, check_format, load_sessions
 from ..model import (
     CostBreakdown,
     CreateSessionParams,
@@ -118,7 +118,7 @@ class TranscriptsProvider:
                 sessions.extend(load_sessions(self.format, path))
             except ProfilerError as exc:
                 raise ConfigError(f"provider 'transcripts': {exc}") from None
-        self._setup(sessions, on_exhausted=on_exhausted, time_scale=float(time_scale), scenario=scenario)
+        self._setup(attach_subagents(sessions), on_exhausted=on_exhausted, time_scale=float(time_scale), scenario=scenario)
 
     @classmethod
     def from_sessions(

@@ -25,7 +25,7 @@ import attrs
 
 from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
-from ..importers import RecordedSession, load_sessions
+from ..importers import RecordedSession, attach_subagents, load_sessions
 from ..model import (
     BeforeScenarioContext,
     ModeConfig,
@@ -92,7 +92,7 @@ def load_all(format: str, files: Sequence[Path]) -> tuple[list[RecordedSession],
             problems.append(str(exc))
         except Exception as exc:  # noqa: BLE001 - a file we did not foresee still gets one line, not a traceback
             problems.append(f"{path}: cannot be read as {format} ({type(exc).__name__}: {exc})")
-    return sessions, problems
+    return attach_subagents(sessions), problems
 
 
 class _RecordedPrompts:
@@ -170,6 +170,9 @@ def import_sessions(
         )
         suite = trio.run(run_profile_suite, options)
         order = {cell: index for index, cell in enumerate(cells)}
+        # Read now: the suite's rows and bundles are read from the staging files, which are gone afterwards.
+        rows = sorted(suite.rows, key=lambda r: order[r.cell])
+        bundles = sorted(suite.analysis_results, key=lambda b: order[(b.model, b.mode, b.scenario_id, b.iteration)])
         times = {cell: _recorded_times(session) for cell, session in zip(cells, sessions, strict=True)}
         warnings = tuple(w for s in sessions for w in s.warnings)
         written = _move_into_place(staging, RunPaths(staging, run_id), out, order, times, warnings)
@@ -180,10 +183,9 @@ def import_sessions(
                 folder.rmdir()
         raise
     shutil.rmtree(staging, ignore_errors=True)
-    rows = sorted(suite.rows, key=lambda r: order[r.cell])
     return ImportResult(
         rows=tuple(attrs.evolve(r, started_at=times[r.cell][0], completed_at=times[r.cell][1]) for r in rows),
-        bundles=tuple(sorted(suite.analysis_results, key=lambda b: order[(b.model, b.mode, b.scenario_id, b.iteration)])),
+        bundles=tuple(bundles),
         warnings=warnings,
         **written,
     )
