@@ -75,7 +75,13 @@ class SessionProvider(Protocol):
 
 @runtime_checkable
 class Scorer(Protocol):
-    """Decides whether the agent did its task."""
+    """Decides whether the agent did its task.
+
+    Optional: ``check_scenario(scenario)`` (refuse a scenario it cannot score,
+    before any session) and ``scenario_keys`` (the keys of a scenario's
+    ``extensions`` it scores by, e.g. ``("checks",)``: ``profiler validate``
+    refuses scenarios carrying another scorer's keys that this one ignores).
+    """
 
     id: str
 

@@ -247,6 +247,13 @@ def _write_report(result, config, console) -> None:
     click.echo(f"          {written.md}")
 
 
+def _scorer_problems(config, scorer, manager) -> list[str]:
+    """A scorer that ignores what the scenarios carry to be scored by (eval checkpoints under ``checks``)."""
+    from ..scorers.coverage import unscored_problems
+
+    return unscored_problems(config, scorer, manager.registry) if scorer is not None else []
+
+
 @click.command("validate")
 @click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
 @pass_manager
@@ -272,6 +279,7 @@ def validate_command(manager, profile):
         click.echo(f"{len(exc.problems)} problem(s) found", err=True)
         sys.exit(1)
     built, problems = build_components(config, manager)
+    problems += _scorer_problems(config, built.get("scorer"), manager)
     if built.get("mode_resolver") is not None:
         problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
         problems += trio.run(check_provider_overrides, config, manager, built["mode_resolver"])

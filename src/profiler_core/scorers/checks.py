@@ -119,6 +119,9 @@ def _preview(value: Any, limit: int) -> Any:
 class ChecksScorer:
     """Scores a session by the scenario's ``extensions.checks`` (conditions on output, JSON output or trace)."""
 
+    #: the scenario ``extensions`` keys this scorer scores by (docs/plugins.md)
+    scenario_keys = ("checks",)
+
     id = "checks"
 
     def __init__(self, *, require_checks: bool = False, max_actual_chars: int = 2000) -> None:

@@ -334,6 +334,8 @@ class LlmJudgeScorer:
     """Asks a judge model for one verdict per rubric criterion (majority of ``samples`` answers)."""
 
     id = "llm-judge"
+    #: the scenario ``extensions`` keys this scorer scores by
+    scenario_keys = ("rubric",)
 
     def __init__(
         self,
