@@ -123,7 +123,14 @@ class ModeResolver(Protocol):
 
 @runtime_checkable
 class JudgeProvider(Protocol):
-    """An LLM that answers judge requests (for the ``llm-judge`` scorer)."""
+    """An LLM that answers judge requests (for the ``llm-judge`` scorer).
+
+    Optional: ``init()`` and ``shutdown()`` (``def`` or ``async def``), for a
+    judge that needs something running (the ``opencode`` judge starts a
+    server). ``init()`` is called once per run before the judge's first
+    question, ``shutdown()`` once when the run ends; a judge without them is
+    used as it is.
+    """
 
     id: str
 

@@ -56,6 +56,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.providers.codex",
     "profiler_core.providers.opencode",
     "profiler_core.judges.openai",
+    "profiler_core.judges.opencode",
     "profiler_core.scorers.llm_judge",
     "profiler_core.scorers.composite",
     "profiler_core.importers",
