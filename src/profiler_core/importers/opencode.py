@@ -199,10 +199,7 @@ def _assistant(
     builder: SessionBuilder, minfo, parts: list[tuple[int, Any]], here: str, created, completed, counting: _Counting
 ) -> str | None:
     model = optional_str(minfo.get("modelID"), f"{here}.info.modelID")
-    cost = number(minfo.get("cost"), f"{here}.info.cost")
-    if not cost:
-        # The message's cost is the sum of its steps'; a file that kept only the steps' still has it.
-        cost = sum(number(p.get("cost"), f"{here}.parts[{j}].cost") or 0 for j, p in parts if p.get("type") == "step-finish")
+    cost = _message_cost(minfo, parts, here)
     if cost:
         builder.add_cost(cost)
     stepped = any(p.get("type") == "step-start" for _, p in parts)
@@ -252,6 +249,14 @@ def _assistant(
         builder.error(message, recoverable=False)
         return message
     return None
+
+
+def _message_cost(minfo: Mapping[str, Any], parts: list[tuple[int, Any]], here: str) -> float:
+    """OpenCode's cost of one message: its ``cost``, else the sum of its steps' (a file may keep only those)."""
+    cost = number(minfo.get("cost"), f"{here}.info.cost")
+    if cost:
+        return float(cost)
+    return float(sum(number(p.get("cost"), f"{here}.parts[{j}].cost") or 0 for j, p in parts if p.get("type") == "step-finish"))
 
 
 def _tool(builder: SessionBuilder, turn, part: Mapping[str, Any], where: str) -> None:
