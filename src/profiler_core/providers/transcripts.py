@@ -24,8 +24,10 @@ recording would fake independent repetitions) or starts over (``cycle``).
 A session that ended in an error is answered as one: the PromptResult carries
 the recorded ``error``, so the row is an error row with its measurements. A
 cost the importer computed from prices is left to the cost collector, which
-prices the tokens with the row's model (``cost_source: computed``); a cost the
-file recorded is the provider's.
+prices each recorded model call (at its own model's price when the session
+used several, else at the row's model's; ``cost_source: computed``); a cost
+the file recorded is the provider's. Subagent transcripts given with their
+main session are part of it (``attach_subagents``).
 """
 
 from __future__ import annotations
