@@ -37,6 +37,7 @@ from .profile_schema import (
     PositiveCount,
     Profile,
 )
+from .profile_settings import ENVIRONMENT_SETTINGS, gather_settings
 from .serde import iter_errors, json_kind, structure, structure_detailed, unstructure
 from .textcut import LIMIT, cut
 
@@ -246,6 +247,19 @@ def _check_stop_modes(stop: Any, modes: tuple[str, ...], problems: _Problems) ->
         problems.add("execution.stop", f"needs at least two modes to compare (the run has {len(modes)})")
     elif stop.baseline is not None and stop.baseline not in modes:
         problems.add("execution.stop.baseline", f"unknown mode {stop.baseline!r} (modes: {', '.join(modes)})")
+def _models(specs: Any, provider_model: str, problems: _Problems) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The model ids to run (default: the provider's model) and the labels reports show for them."""
+    if not specs:
+        return (provider_model,), {}
+    ids = tuple(dict.fromkeys(spec.id for spec in specs))
+    labels = {spec.id: spec.label for spec in specs if spec.label is not None}
+    shown: dict[str, str] = {}
+    for index, spec in enumerate(specs):
+        name = labels.get(spec.id, spec.id)
+        if shown.get(name, spec.id) != spec.id:
+            problems.add(f"models[{index}]", f"{name!r} already names model {shown[name]!r}; a label must name one model")
+        shown[name] = spec.id
+    return ids, labels
 
 
 def _modes(value: Any, problems: _Problems) -> Any:
@@ -452,10 +466,12 @@ def select_scenarios(
 def load_profile(
     path: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None, *, registry: Registry | None = None
 ) -> ProfilerConfig:
-    """Load and validate a profile; CLI ``overrides`` win over YAML, which wins over defaults.
+    """Load and validate a profile; CLI ``overrides`` win over the environment, which wins over YAML and defaults.
 
     Overrides: ``modes``, ``models``, ``scenario_ids``, ``scenario_set``, ``repetitions``,
-    ``retries``, ``skip_warmup``, ``concurrency``. ``registry`` is where a
+    ``retries``, ``skip_warmup``, ``concurrency``, ``settings`` (``--set`` keys and
+    values) and ``environment`` (the environment names to apply instead of the
+    process's: a resumed run's recorded ones). ``registry`` is where a
     ``scenarios.format`` is looked up (default: the process's installed plugins).
     """
     profile_path = Path(path)
@@ -466,9 +482,31 @@ def load_profile(
         raise ConfigError(f"{profile_path}: the profile is empty (it needs at least `modes` and `scenarios`; `profiler init` writes an example)")
     if not isinstance(data, dict):
         raise ConfigError(f"{profile_path}: expected a mapping at the top level, got {json_kind(data)}")
-    return parse_profile(
-        data, base_dir=profile_path.parent.resolve(), source=str(profile_path), overrides=overrides, registry=registry
-    )
+    overrides = dict(overrides or {})
+    environ = overrides.get("environment")
+    if environ is None:
+        environ = {name: os.environ[name] for name in ENVIRONMENT_SETTINGS if os.environ.get(name, "").strip()}
+    laid = gather_settings(data, settings=overrides.get("settings") or {}, environ=environ)
+    if laid.modes and not overrides.get("modes"):
+        overrides["modes"] = list(laid.modes)
+    if environ:
+        overrides["environment"] = dict(environ)  # recorded (manifest), so a resume or a worker applies the same
+    try:
+        return parse_profile(
+            laid.data, base_dir=profile_path.parent.resolve(), source=str(profile_path), overrides=overrides, registry=registry
+        )
+    except ProfileErrors as exc:
+        raise ProfileErrors([_with_origin(line, str(profile_path), laid.origins) for line in exc.problems]) from None
+
+
+def _with_origin(problem: str, source: str, origins: Mapping[str, str]) -> str:
+    """A problem line about a key the environment or ``--set`` gave, saying so."""
+    head, _, _ = problem.removeprefix(f"{source}: ").partition(": ")
+    key = head.strip("`")
+    related = [k for k in origins if key == k or key.startswith((f"{k}.", f"{k}[")) or k.startswith((f"{key}.", f"{key}["))]
+    if not related:
+        return problem
+    return f"{problem} (from {origins[max(related, key=len)]})"
 
 
 def parse_profile(
@@ -519,9 +557,12 @@ def parse_profile(
         default_model = DEFAULT_MODEL if provider.id == "simulated" else ""
         provider_model = provider_section.model if provider_section.model is not None else default_model
         port = provider_section.port
-    models = tuple(dict.fromkeys(section("models", None) or (provider_model,)))
+    models, model_labels = _models(section("models", None), provider_model, problems)
     if overrides.get("models"):
         models = tuple(dict.fromkeys(overrides["models"]))
+    if model_labels:
+        # Recorded with the run (its manifest), so reports show the labels.
+        overrides["model_labels"] = {m: model_labels[m] for m in models if m in model_labels}
 
     modes_value = section("modes", ())
     mode_specs: dict[str, Any] | None = modes_value if isinstance(modes_value, dict) else None

@@ -105,7 +105,13 @@ class SessionProviderDefaults:
 
 @runtime_checkable
 class Scorer(Protocol):
-    """Decides whether the agent did its task."""
+    """Decides whether the agent did its task.
+
+    Optional: ``check_scenario(scenario)`` (refuse a scenario it cannot score,
+    before any session) and ``scenario_keys`` (the keys of a scenario's
+    ``extensions`` it scores by, e.g. ``("checks",)``: ``profiler validate``
+    refuses scenarios carrying another scorer's keys that this one ignores).
+    """
 
     id: str
 
@@ -158,7 +164,14 @@ class ModeResolver(Protocol):
 
 @runtime_checkable
 class JudgeProvider(Protocol):
-    """An LLM that answers judge requests (for the ``llm-judge`` scorer)."""
+    """An LLM that answers judge requests (for the ``llm-judge`` scorer).
+
+    Optional: ``init()`` and ``shutdown()`` (``def`` or ``async def``), for a
+    judge that needs something running (the ``opencode`` judge starts a
+    server). ``init()`` is called once per run before the judge's first
+    question, ``shutdown()`` once when the run ends; a judge without them is
+    used as it is.
+    """
 
     id: str
 

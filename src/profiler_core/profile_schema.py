@@ -51,6 +51,14 @@ class ComponentSpec:
 
 
 @attrs.frozen(kw_only=True)
+class ModelSpec:
+    """One entry of ``models:``: the id the provider runs and the label reports show (``gpt-4.1`` is short for ``{id: gpt-4.1}``)."""
+
+    id: Name
+    label: Name | None = None
+
+
+@attrs.frozen(kw_only=True)
 class ProviderSection:
     """``provider:`` — the session provider, the model it runs and its port."""
 
@@ -246,7 +254,7 @@ class Profile:
 
     modes: ModeNames | ModeMapping
     scenarios: ScenariosSection
-    models: Annotated[tuple[str, ...], Expect("a non-empty list of model names", lambda v: bool(v) and all(v))] | None = None
+    models: Annotated[tuple[ModelSpec, ...], Expect("a non-empty list of model names or {id, label}", bool)] | None = None
     provider: ProviderSection = attrs.field(factory=lambda: ProviderSection(id="simulated"))
     mode_resolver: ComponentSpec | None = None
     scorer: ComponentSpec | None = None  # None: the `checks` scorer
@@ -311,6 +319,7 @@ register_plain_keys(
     ProviderSection, _id_or_mapping(ProviderSection, "a mapping with an `id` (or leave `provider` out for the simulator)")
 )
 register_plain_keys(JudgeSection, _id_or_mapping(JudgeSection, "a mapping with an `id`"))
+register_plain_keys(ModelSpec, _id_or_mapping(ModelSpec, "a model name or {id, label}"))
 # Before ExecutionConfig: its structure function is generated now, with the hooks known now.
 register_plain_keys(RaySection, _defaults_when_null(RaySection))
 register_plain_keys(StopSettings, _stop_shorthand)

@@ -33,6 +33,21 @@ def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_w
     }
 
 
+def _settings(values: tuple[str, ...]) -> dict[str, str]:
+    """``--set KEY=VALUE`` options as ``{key: value}`` (a key given twice: the last wins); one line for a bad one."""
+    from ..profile_settings import parse_setting
+
+    return dict(parse_setting(value) for value in values)
+
+
+def _configure_logging(level_name: str) -> None:
+    """The CLI owns logging: the profile's level, and httpx's per-request lines only at debug (a poll makes several)."""
+    level = LOG_LEVELS.get(level_name, logging.INFO)
+    logging.basicConfig(level=level, format="%(levelname)s %(message)s", stream=sys.stderr)
+    logging.getLogger("agent_profiler").setLevel(level)
+    logging.getLogger("httpx").setLevel(max(level, logging.WARNING) if level > logging.DEBUG else level)
+
+
 def _median(values):
     return statistics.median(values) if values else float("nan")
 
@@ -47,8 +62,8 @@ class _Brief:
         self.tokens, self.wall_ms, self.cost_usd = row.tokens.total, row.timing.wall_ms, row.cost.total_usd
 
 
-def print_summary(rows, console) -> None:
-    """Per-mode table: success rate, median tokens, wall time and cost."""
+def print_summary(rows, console, labels=None) -> None:
+    """Per-mode table: success rate, median tokens, wall time and cost (models by their ``labels`` when given)."""
     from rich.table import Table
 
     # Only the few numbers the table needs are kept per row, read one row at a time from the file.
@@ -63,7 +78,7 @@ def print_summary(rows, console) -> None:
     for (model, mode), group in groups.items():
         ok = sum(1 for r in group if r.success)
         table.add_row(
-            *((model,) if several_models else ()),
+            *(((labels or {}).get(model, model),) if several_models else ()),
             mode,
             str(len(group)),
             f"{ok / len(group):.0%}",
@@ -93,15 +108,24 @@ def print_summary(rows, console) -> None:
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Cap every session's timeout at this many seconds.")
 @click.option("--dry-run", is_flag=True, help="Print the matrix, the sessions and an estimate of cost and time; start nothing.")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML: a test case per (mode, scenario).")
+@click.option("--set", "set_values", multiple=True, metavar="KEY=VALUE", help="Set any profile key (YAML value), e.g. execution.repetitions=3 (repeatable).")
 @progress_option
 @pass_manager
-def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, progress, junit_file):
+def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, set_values, progress, junit_file):
     """Run a profile: every model x mode x scenario x repetition.
+
+    Any profile key can be set for this run with --set (validated like the
+    file); PROFILER_REPETITIONS, PROFILER_WARMUP, PROFILER_LOG_LEVEL,
+    PROFILER_MODES, EVAL_MODEL, EVAL_PROVIDER_ID and EVAL_PROVIDER_PORT set
+    theirs from the environment. --set wins over the environment, which wins
+    over the file.
 
     \b
     Examples:
       profiler run examples/demo/profile.yaml
       profiler run profile.yaml --mode baseline --mode with_skill --repetitions 10
+      profiler run profile.yaml --set execution.repetitions=3 --set provider.model=openai/gpt-4.1
+      PROFILER_REPETITIONS=10 profiler run profile.yaml
       profiler run profile.yaml --resume run_20261122T051500Z_3f9a
       profiler run profile.yaml --dry-run
       profiler run profile.yaml --junit profile-junit.xml
@@ -112,6 +136,8 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
     from ..runner.launch import run_from_profile
 
     overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
+    if set_values:
+        overrides["settings"] = _settings(set_values)
     if dry_run:
         from ..config import load_profile
         from .dry_run import print_dry_run
@@ -128,16 +154,14 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
         ),
         handle_sigint=True, time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
     )
-    level = LOG_LEVELS.get(config.output.log_level, logging.INFO)
-    logging.basicConfig(level=level, format="%(levelname)s %(message)s", stream=sys.stderr)
-    logging.getLogger("agent_profiler").setLevel(level)
+    _configure_logging(config.output.log_level)
     try:
         result = trio.run(run.execute_all)
     finally:
         if bar is not None:
             bar.stop()
     console = Console()
-    print_summary(result.rows, console)
+    print_summary(result.rows, console, config.overrides.get("model_labels"))
     click.echo(f"Results:  {result.output_jsonl_path}")
     click.echo(f"Manifest: {result.manifest_path}")
     traces = _traces_location(result.manifest_path)
@@ -188,6 +212,13 @@ def _write_report(result, config, console) -> None:
     click.echo(f"          {written.md}")
 
 
+def _scorer_problems(config, scorer, manager) -> list[str]:
+    """A scorer that ignores what the scenarios carry to be scored by (eval checkpoints under ``checks``)."""
+    from ..scorers.coverage import unscored_problems
+
+    return unscored_problems(config, scorer, manager.registry) if scorer is not None else []
+
+
 @click.command("validate")
 @click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
 @pass_manager
@@ -213,6 +244,7 @@ def validate_command(manager, profile):
         click.echo(f"{len(exc.problems)} problem(s) found", err=True)
         sys.exit(1)
     built, problems = build_components(config, manager)
+    problems += _scorer_problems(config, built.get("scorer"), manager)
     if built.get("mode_resolver") is not None:
         problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
         problems += trio.run(check_provider_overrides, config, manager, built["mode_resolver"])
@@ -227,7 +259,8 @@ def validate_command(manager, profile):
         sys.exit(1)
     cells = len(config.models) * len(config.modes) * len(config.scenarios) * config.execution.repetitions
     click.echo(f"{profile}: OK")
-    models = ", ".join(m or "(not given: the agent's own default)" for m in config.models)
+    labels = config.overrides.get("model_labels") or {}
+    models = ", ".join((f"{m} ({labels[m]})" if m in labels else m) or "(not given: the agent's own default)" for m in config.models)
     click.echo(f"  models:      {models}")
     click.echo(f"  modes:       {', '.join(config.modes)} (resolver: {config.mode_resolver.id})")
     click.echo(f"  scenarios:   {len(config.scenarios)} ({', '.join(s.id for s in config.scenarios)})")

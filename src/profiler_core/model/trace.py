@@ -76,6 +76,8 @@ class Turn:
     start_timestamp: str
     end_timestamp: str
     duration_ms: int | float = attrs.field(validator=non_negative)
+    #: the subagent that took this turn (e.g. Claude Code's ``agentId``); None for the session's own agent
+    agent: str | None = None
 
 
 @attrs.frozen(kw_only=True)

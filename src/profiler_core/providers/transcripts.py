@@ -24,8 +24,10 @@ recording would fake independent repetitions) or starts over (``cycle``).
 A session that ended in an error is answered as one: the PromptResult carries
 the recorded ``error``, so the row is an error row with its measurements. A
 cost the importer computed from prices is left to the cost collector, which
-prices the tokens with the row's model (``cost_source: computed``); a cost the
-file recorded is the provider's.
+prices each recorded model call (at its own model's price when the session
+used several, else at the row's model's; ``cost_source: computed``); a cost
+the file recorded is the provider's. Subagent transcripts given with their
+main session are part of it (``attach_subagents``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import attrs
 
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
-from ..importers import FORMATS, RecordedSession, check_format, load_sessions
+from ..importers import FORMATS, RecordedSession, attach_subagents, check_format, load_sessions
 from ..model import (
     CostBreakdown,
     CreateSessionParams,
@@ -118,7 +120,7 @@ class TranscriptsProvider:
                 sessions.extend(load_sessions(self.format, path))
             except ProfilerError as exc:
                 raise ConfigError(f"provider 'transcripts': {exc}") from None
-        self._setup(sessions, on_exhausted=on_exhausted, time_scale=float(time_scale), scenario=scenario)
+        self._setup(attach_subagents(sessions), on_exhausted=on_exhausted, time_scale=float(time_scale), scenario=scenario)
 
     @classmethod
     def from_sessions(

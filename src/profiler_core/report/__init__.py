@@ -131,6 +131,16 @@ def _start_worker(results_path: Path):
         return None
 
 
+def _show_model_labels(table, manifest) -> None:
+    """Models by the labels the profile gave them (``models: [{id, label}]``, recorded in the manifest)."""
+    labels = (manifest.overrides.get("model_labels") if manifest is not None else None) or {}
+    if isinstance(labels, dict) and labels:
+        column = table.categorical["model"]
+        shown = [str(labels.get(value, value)) for value in column.values]
+        if len(set(shown)) == len(shown):  # a label never merges two models' rows
+            column.values = shown
+
+
 def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel) -> ReportPaths:
     from .exports import JsonArrayWriter, write_csv, write_json
     from .load import load_analysis, load_rows, sibling
@@ -148,6 +158,7 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
         raise
     writer.finish()
     clock.lap(f"read {table.n} rows")
+    _show_model_labels(table, manifest)
     warnings = list(table.problems) + warnings
 
     run_ids = table.categorical["run_id"].values

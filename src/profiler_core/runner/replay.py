@@ -25,7 +25,7 @@ import attrs
 
 from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
-from ..importers import RecordedSession, load_sessions
+from ..importers import RecordedSession, attach_subagents, load_sessions
 from ..model import (
     BeforeScenarioContext,
     ModeConfig,
@@ -94,7 +94,7 @@ def load_all(format: str, files: Sequence[Path]) -> tuple[list[RecordedSession],
             problems.append(str(exc))
         except Exception as exc:  # noqa: BLE001 - a file we did not foresee still gets one line, not a traceback
             problems.append(f"{path}: cannot be read as {format} ({type(exc).__name__}: {exc})")
-    return sessions, problems
+    return attach_subagents(sessions), problems
 
 
 class _RecordedPrompts:

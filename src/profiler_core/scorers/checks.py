@@ -123,6 +123,9 @@ class ChecksScorer:
     session succeeds only when every check and every verifier passed.
     """
 
+    #: the scenario ``extensions`` keys this scorer scores by (docs/plugins.md)
+    scenario_keys = ("checks",)
+
     id = "checks"
 
     def __init__(self, *, require_checks: bool = False, max_actual_chars: int = 2000) -> None:

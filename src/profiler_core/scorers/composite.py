@@ -64,6 +64,19 @@ class CompositeScorer:
                 )
             self.scorers.append((prefix, scorer))
 
+    @property
+    def scenario_keys(self) -> tuple[str, ...] | None:
+        """What its scorers score by, together (None when one of them does not say)."""
+        from .coverage import scenario_keys_of
+
+        keys: list[str] = []
+        for _, scorer in self.scorers:
+            own = scenario_keys_of(scorer)
+            if own is None:
+                return None
+            keys += own
+        return tuple(dict.fromkeys(keys))
+
     def _build(self, spec: Any, where: str) -> tuple[str, Any]:
         if callable(getattr(spec, "evaluate", None)):
             # A scorer object (Python API): use it as is.

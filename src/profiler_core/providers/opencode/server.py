@@ -21,8 +21,7 @@ from pathlib import Path
 import attrs
 import trio
 
-from profiler_core.processes import end_process_group, forget_group, process_alive, signal_group, track_group
-
+from ...processes import end_process_group, forget_group, process_alive, signal_group, track_group
 from .config import OpenCodeError
 
 #: What OpenCode prints once it accepts requests; probing earlier can hang a request for minutes.

@@ -16,20 +16,18 @@ import tempfile
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import httpx
 import trio
 
-from profiler_core import (
+from ...model import (
     CreateSessionParams,
     PromptResult,
     ProviderConfig,
     SessionHandle,
     SessionTrace,
 )
-
 from .config import (
     OpenCodeError,
     OpenCodeOptions,
@@ -40,9 +38,10 @@ from .config import (
 from .metrics import measure, progress
 from .server import OpenCodeServer, start_server
 
+if TYPE_CHECKING:
+    import httpx
+
 log = logging.getLogger("agent_profiler")
-# httpx logs every request at INFO: several per poll, which would drown the run's own log.
-logging.getLogger("httpx").setLevel(logging.WARNING)
 
 #: Seconds a session may stay idle after its prompt before OpenCode is deemed never to have started it.
 NOT_STARTED_S = 15.0
@@ -110,6 +109,9 @@ class OpenCodeProvider:
             )
             url = self.server.url
             log.info("opencode server for mode %r: %s (pid %d)", config.mode, url, self.server.pid)
+        # httpx is imported here, not with the module: registering the provider must not load it.
+        import httpx
+
         self.client = httpx.AsyncClient(base_url=url, timeout=options.request_timeout_s)
         try:
             await self._check_model(config.model)
@@ -280,6 +282,8 @@ class OpenCodeProvider:
     async def _request(self, method: str, path: str, directory: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:
         if self.client is None:
             raise OpenCodeError("opencode: the provider is not initialised (init was not called or the server was shut down)")
+        import httpx
+
         try:
             response = await self.client.request(method, path, params={"directory": directory, **(params or {})}, json=json)
         except httpx.TimeoutException:

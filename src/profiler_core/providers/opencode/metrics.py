@@ -13,9 +13,9 @@ from typing import Any
 
 import attrs
 
-from profiler_core.importers import RecordedSession
-from profiler_core.importers.opencode import error_text, session_from_messages
-from profiler_core.model import CompletionReason, CostBreakdown, ErrorEvent
+from ...importers import RecordedSession
+from ...importers.opencode import error_text, session_from_messages
+from ...model import CompletionReason, CostBreakdown, ErrorEvent
 
 
 @attrs.frozen(kw_only=True)

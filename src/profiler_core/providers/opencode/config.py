@@ -15,8 +15,8 @@ from typing import Any
 
 import attrs
 
-from profiler_core import PermissionConfig, ProfilerError
-from profiler_core.errors import ConfigError
+from ...errors import ConfigError, ProfilerError
+from ...model import PermissionConfig
 
 #: How to get the program when it is missing (one line, in the error message).
 INSTALL_HINT = "install it with `npm install -g opencode-ai` (or set options.binary / OPENCODE_BIN to its path)"
