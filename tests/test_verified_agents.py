@@ -18,6 +18,7 @@ import pytest
 import yaml
 from tests.binaries import agent_binary, system_binary
 from tests.scripted import anthropic_messages as claude_api
+from tests.scripted import openai_chat as chat_api
 from tests.scripted import openai_responses as codex_api
 from tests.scripted.agent_runs import profiler, rows
 
@@ -50,6 +51,20 @@ def _codex_script(marker: Path):
     return _by_mode(script, json.dumps)  # the mode's instructions travel in the request body
 
 
+def _opencode_script(marker: Path):
+    def script(edit):
+        command = _shell(edit, marker)
+
+        def reply(body):
+            if chat_api.has_tool_result(body):
+                return chat_api.Text("Done: all tests pass.")
+            return chat_api.ToolCall("bash", {"command": command, "description": "edit"})
+
+        return reply
+
+    return _by_mode(script, json.dumps)
+
+
 def _by_mode(script, system_of):
     fix, wrong = script("sed -i 's/a - b/a + b/' calc.py"), script("sed -i 's/a - b/a * b/' calc.py")
 
@@ -62,6 +77,7 @@ def _by_mode(script, system_of):
 AGENTS = {
     "claude-code": ("claude", "CLAUDE_BIN", claude_api.AnthropicServer, _claude_script, "claude-sonnet-4-5", ""),
     "codex": ("codex", "CODEX_BIN", codex_api.ResponsesServer, _codex_script, "gpt-5-codex", "/v1"),
+    "opencode": ("opencode", "OPENCODE_BIN", chat_api.ScriptedChatServer, _opencode_script, "local/scripted", "/v1"),
 }
 
 
@@ -112,10 +128,15 @@ def _profile(tmp_path: Path, agent: str, binary: str, model: str, url: str) -> P
                     "files": {"tests": "hidden"}, "timeoutMs": 60_000}],
     }
     (scenarios / "calc.json").write_text(json.dumps(scenario))
+    options = {"base_url": url, "binary": binary, "max_retries": 1}
+    if agent == "opencode":  # OpenCode reaches the model through its own config; base_url would name a server
+        from tests.opencode_helpers import model_config
+
+        options = {"binary": binary, "config": model_config(url), "start_timeout_s": 60}
     profile = {
         "modes": {"fix": {"system_instructions": "MODE-FIX"}, "wrong": {"system_instructions": "MODE-WRONG"}},
         "scenarios": {"path": "scenarios"},
-        "provider": {"id": agent, "model": model, "options": {"base_url": url, "binary": binary, "max_retries": 1}},
+        "provider": {"id": agent, "model": model, "options": options},
         "scorer": {"id": "verify"},
         # The verifier runs this interpreter, which may live under the (hidden) home, e.g. in pyenv.
         "execution": {"repetitions": 2, "warmup": False, "concurrency": 2, "sandbox": "bwrap",
