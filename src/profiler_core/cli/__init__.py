@@ -17,8 +17,10 @@ from .. import __version__
 from ..errors import ProfilerError
 from ..interrupt import EXIT_STATUS, armed, leave
 from ..textcut import cut_lines
+from .agents import agents_group
 from .analyze import analyze
 from .context import pass_manager, plugin_manager
+from .fake_model import fake_model_command
 from .group import ProfilerGroup
 from .import_ import import_command
 from .init import init_command
@@ -42,6 +44,8 @@ def cli() -> None:
 
 
 for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, traces_group, list_plugins):
+    cli.add_command(_command)
+for _command in (fake_model_command, agents_group):
     cli.add_command(_command)
 
 
