@@ -13,19 +13,34 @@ _MAX_PRINTED = 20
 
 
 def resolve_results(source: str, results_dir: Path) -> Path:
-    """A results file path, or a run id looked up as ``<results-dir>/<RUN_ID>.jsonl`` (or ``.jsonl.gz``)."""
+    """A results file path, or a run id: ``<results-dir>/<RUN_ID>.jsonl`` (``.gz``), else found by its manifest below."""
+    return locate_results(source, results_dir)[0]
+
+
+def locate_results(source: str, results_dir: Path) -> tuple[Path, Path | None]:
+    """A results file (see :func:`resolve_results`) and, for a run found outside ``results_dir``, its own report folder."""
+    from ..runs import find_run
+
     path = Path(source)
     if path.is_file():
-        return path
+        return path, None
     looks_like_path = path.suffix in (".jsonl", ".gz", ".json") or "/" in source or "\\" in source
     if looks_like_path:
         raise StoreError(f"{source}: results file not found")
     for candidate in (results_dir / f"{source}.jsonl", results_dir / f"{source}.jsonl.gz"):
         if candidate.is_file():
-            return candidate
-    raise StoreError(
-        f"{source}: no such results file, and no run {source!r} in {results_dir}/ (looked for {results_dir / (source + '.jsonl')})"
-    )
+            return candidate, None
+    # A profile's results folder is relative to the profile (examples/demo/results): look for the run's manifest.
+    try:
+        run = find_run(source, results_dir=results_dir)
+    except StoreError:
+        raise StoreError(
+            f"{source}: no such results file, and no run {source!r} in {results_dir}/ nor in the run manifests below the "
+            "current directory (give the results file's path, or --results-dir)"
+        ) from None
+    if run.results is None:
+        raise StoreError(f"{source}: the run has a report ({run.report_html}) but no results file beside its manifest")
+    return run.results, (run.report_dir if run.results.parent.resolve() != results_dir.resolve() else None)
 
 
 @click.command("report")
@@ -63,7 +78,8 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
     try:
         names = expand_sources(sources)
         mapping = parse_as_mode(as_mode)
-        paths = [resolve_results(name, results_dir) for name in names]
+        located = [locate_results(name, results_dir) for name in names]
+        paths = [path for path, _ in located]
         with tempfile.TemporaryDirectory(prefix="profiler-report-") as tmp:
             if len(paths) == 1 and not mapping:
                 path = paths[0]
@@ -75,6 +91,8 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
                 path = Path(tmp) / f"{default_name}.jsonl"
                 merge_results(paths, path, mapping)
                 shown = ", ".join(str(p) for p in paths)
+            if out is None and len(paths) == 1 and located[0][1] is not None:
+                out = located[0][1]  # a run found below: its report goes where `profiler run` put it
             if out is None:
                 # The run id comes from the file's rows: it names a folder only once made safe.
                 out = Path("reports") / default_name

@@ -32,9 +32,11 @@ def view_command(target: str | None, reports_dir: Path, serve: bool, port: int, 
       profiler view --serve --no-browser     # http://127.0.0.1:PORT/ until Ctrl-C
     """
     from .. import view
+    from ..runs import find_report_html
 
     try:
-        report = view.find_report(target, reports_dir) if (target or not serve) else None
+        # The newest run, or a run id, also where a profile put it (examples/demo/reports/...).
+        report = find_report_html(target, reports_dir) if (target or not serve) else None
         if report is not None and not serve:
             url = view.open_in_browser(report)
             click.echo(f"Opened {url}")
