@@ -13,6 +13,22 @@ ROOT = Path(__file__).resolve().parent.parent
 PARITY = ROOT / "tests" / "fixtures" / "anchor-parity"
 
 
+EXAMPLES = ROOT / "examples"
+
+
+def _listing(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")}
+
+
+@pytest.fixture(autouse=True)
+def _examples_stay_untouched():
+    """No test writes into examples/: a test running the demo runs a copy (issue 31.20)."""
+    before = _listing(EXAMPLES)
+    yield
+    added = sorted(_listing(EXAMPLES) - before)
+    assert not added, f"the test wrote into examples/: {added[:5]}"
+
+
 @pytest.fixture
 def parity_dir() -> Path:
     """The TypeScript original's parity data (tests/fixtures/anchor-parity)."""

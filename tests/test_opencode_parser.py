@@ -64,7 +64,7 @@ def test_tokens_net_of_cache_cost_tools_and_segments():
     (call,) = m.tool_calls
     assert (call.name, call.category, call.success, call.duration_ms) == ("bash", "shell", True, 800.0)
     assert [(g.label, g.end_ms - g.start_ms) for g in m.timing.segments] == [
-        ("model", 2000), ("tool", 800), ("model", 200), ("model", 490)
+        ("model", 2000), ("tools", 800), ("model", 200), ("model", 490)
     ]
     assert m.timing.wall_ms == 4500.0
     assert s.text == "Done: hello." and s.result.completion_reason == "stop"

@@ -60,7 +60,7 @@ def test_two_modes_end_to_end(tmp_path, opencode_bin):
         assert row["extensions"]["cost_source"] == "provider"
         (call,) = row["toolCalls"]["records"]
         assert call["name"] == "bash" and call["success"] and call["durationMs"] > 0
-        assert row["extensions"]["latency_tool_ms"] > 0 and row["extensions"]["latency_model_ms"] > 0
+        assert row["extensions"]["latency_tools_ms"] > 0 and row["extensions"]["latency_model_ms"] > 0
         assert row["checkpointsPassed"] == 1 and row["agentTurns"] == 2
     # The mode's system instructions reached the model, and the mode's environment the agent's shell.
     systems = [r["messages"][0]["content"] for r in requests]

@@ -19,7 +19,8 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
     out: list[str] = []
     for source in sources:
         if glob.has_magic(source):
-            matches = sorted(glob.glob(source))
+            # `results/*.jsonl` also matches each run's analysis file, which holds no rows.
+            matches = sorted(m for m in glob.glob(source) if not m.endswith((".analysis.jsonl", ".analysis.jsonl.gz")))
             if not matches:
                 raise StoreError(f"{source}: no results file matches this pattern")
             out += matches
