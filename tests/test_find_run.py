@@ -1,4 +1,4 @@
-"""After the README's main command, `profiler report RUN_ID` and `profiler view` from the root find the run (issue 31.16)."""
+"""After the README's main command, its other commands (`report RUN_ID`, `view`, `analyze`, `traces export`) find the run from the root (issue 31.16)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,15 @@ def test_view_from_the_root_opens_the_newest_run_and_a_named_one(checkout, tmp_p
     assert profiler(checkout, "view", "demo_run", env=env).returncode == 0
     page = (checkout / "examples" / "demo" / "reports" / "demo_run" / "report.html").resolve().as_uri()
     assert log.read_text().split() == [page, page]
+
+
+def test_analyze_and_traces_export_take_the_run_id_from_the_root(checkout, tmp_path):
+    analyzed = profiler(checkout, "analyze", "demo_run", "--summary")
+    assert analyzed.returncode == 0, analyzed.stderr
+    assert analyzed.stdout.startswith("Summary: 10 sessions analysed")
+    exported = profiler(checkout, "traces", "export", "demo_run", "--out", str(tmp_path / "traces"))
+    assert exported.returncode == 0, exported.stderr
+    assert len(list((tmp_path / "traces").rglob("*.json"))) == 10
 
 
 def test_an_unknown_run_says_where_it_was_looked_for_in_one_line(checkout):

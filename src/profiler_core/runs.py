@@ -67,7 +67,7 @@ def find_run(
     what = "no report found" if run_id is None and with_report else ("no run found" if run_id is None else f"no run {run_id!r}")
     raise StoreError(
         f"{what} in {results_dir}/ or {reports_dir}/, nor in the run manifests below {_shown(root)} ({SEARCH_DEPTH} levels); "
-        "give the results file or report.html itself, or --results-dir / --reports-dir"
+        "give the path of its results file or report folder instead"
     )
 
 
@@ -168,3 +168,11 @@ def find_report_html(target: str | None, reports_dir: Path = Path("reports")) ->
     if (reports_dir / target / REPORT_FILE).is_file():
         return reports_dir / target / REPORT_FILE
     return find_run(target, reports_dir=reports_dir, with_report=True).report_html
+
+
+def run_folder(target: str) -> Path:
+    """``target`` as a path when it exists or names folders; else a run id: that run's report folder."""
+    path = Path(target)
+    if path.exists() or not _one_segment(target) or path.suffix in (".json", ".jsonl", ".gz", ".html"):
+        return path  # a path: the caller says it is missing
+    return find_run(target).report_dir

@@ -48,7 +48,7 @@ def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, .
 
     A TRACE is a run's trace store (``reports/<runId>/sessions/traces.jsonl``:
     every session of the run, the last record of each cell), the run's report
-    or sessions folder, or one SessionTrace JSON file. Prints, per trace, each
+    or sessions folder or its run id, or one SessionTrace JSON file. Prints, per trace, each
     analyzer's one-line summary and a compact table of its findings, then a
     summary over all sessions (``--summary``: only that). A file that is not a
     trace is reported on stderr and the others are still analysed; the exit
@@ -97,7 +97,7 @@ def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, .
             _print_trace(console, path, trace, results)
     if as_json:
         click.echo(json.dumps(outputs, indent=2, ensure_ascii=False))
-    elif summary.sessions or summary.failed:
+    elif summary.sessions:
         summary.print(console)
     if failed:
         raise click.exceptions.Exit(1)
@@ -124,9 +124,15 @@ def _build_analyzers(registry: Any, names: tuple[str, ...]) -> list[Any]:
 
 def _traces(paths: tuple[str, ...]) -> Iterator[tuple[str, str, SessionTrace | None]]:
     """(label, scenario id, trace) of every trace named; (message, "", None) for what cannot be read."""
+    from ..runs import run_folder
     from ..tracestore import find_store, is_store, iter_latest
 
     for path in paths:
+        try:
+            path = str(run_folder(path))  # a run id: its report folder, wherever its profile put it
+        except ProfilerError as exc:
+            yield str(exc), "", None
+            continue
         if Path(path).is_dir():
             # A run's report or sessions folder, as `profiler traces export` takes it.
             try:
