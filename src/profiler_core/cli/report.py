@@ -12,13 +12,12 @@ from ..errors import ProfilerError, StoreError
 _MAX_PRINTED = 20
 
 
-def resolve_results(source: str, results_dir: Path) -> Path:
-    """A results file path, or a run id: ``<results-dir>/<RUN_ID>.jsonl`` (``.gz``), else found by its manifest below."""
-    return locate_results(source, results_dir)[0]
-
-
 def locate_results(source: str, results_dir: Path) -> tuple[Path, Path | None]:
-    """A results file (see :func:`resolve_results`) and, for a run found outside ``results_dir``, its own report folder."""
+    """The results file ``source`` names, and for a run found outside ``results_dir`` its own report folder.
+
+    ``source`` is a results file path, or a run id: ``<results-dir>/<RUN_ID>.jsonl`` (``.gz``), else
+    the run whose manifest is below the current directory (``runs.find_run``).
+    """
     from ..runs import find_run
 
     path = Path(source)
