@@ -38,18 +38,25 @@ def list_plugins(manager: PluginManager, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        # Piped or captured: one plain line per plugin, however long, and no padding after the last column.
+        for line in plain_table([HEADERS, *(describe(info) for info in infos)]):
+            click.echo(line)
+        return
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
     for header in HEADERS:
         # PROVIDES folds on a narrow terminal; the other columns never wrap.
         table.add_column(header, no_wrap=header != "PROVIDES", overflow="fold")
     for info in infos:
         table.add_row(*describe(info), style="red" if info.error else None)
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        # Piped or captured: one line per plugin, however long, so grep and scripts see whole rows.
-        natural = console.measure(table, options=console.options.update(max_width=100_000)).maximum
-        console = Console(highlight=False, width=max(console.width, natural))
     console.print(table)
 
 
-__all__ = ["describe", "list_plugins"]
+def plain_table(rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows as lines of columns two spaces apart; the last column is not padded."""
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
+    return ["  ".join([*(cell.ljust(w) for cell, w in zip(row, widths)), row[-1]]).rstrip() for row in rows]
+
+
+__all__ = ["describe", "list_plugins", "plain_table"]
