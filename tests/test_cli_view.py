@@ -161,7 +161,7 @@ def test_unknown_run_and_empty_folder_are_one_line(runs, tmp_path):
     out = subprocess.run([str(PROFILER), "view", "--no-open", "nope"], cwd=runs, capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and out.stderr.startswith("Error: nope:") and len(out.stderr.strip().splitlines()) == 1
     out = subprocess.run([str(PROFILER), "view", "--no-open"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 1 and "no results folder" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert out.returncode == 1 and "no run found in results/ or reports/" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
 def test_without_the_extra_it_names_the_pip_command(runs):
