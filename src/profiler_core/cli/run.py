@@ -158,6 +158,9 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
 
     logging.basicConfig(level=LOG_LEVELS.get(config.output.log_level, logging.INFO), format="%(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("agent_profiler").setLevel(LOG_LEVELS.get(config.output.log_level, logging.INFO))
+    from ..redact import redact_log_handlers
+
+    redact_log_handlers()  # log lines (a retry's error, a hook's failure) mask the run's secrets too
     hooks = []
     bar = make_progress(progress)
     if bar is not None:

@@ -35,7 +35,7 @@ from ..model import (
 from ..model.run import ProgressKind, RunStatus
 from ..paths import check_run_id
 from ..plugins import PluginManager, get_plugin_manager
-from ..redact import Redactor, secret_env_values
+from ..redact import run_redactor
 from ..store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
 from ..timestamps import now_iso
 from ..tracestore import TRACE_FORMATS, TRACES_FILE, TraceRecord
@@ -197,12 +197,9 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
     provider = options.provider
     hooks = HookCaller(manager)
     paths = RunPaths(Path(options.results_dir), run_id)
-    redactor = Redactor()
-    for config in mode_configs.values():
-        redactor.add(secret_env_values(config.environment))
-
     scope = getattr(provider, "init_scope", "suite")
-    warnings: list[str] = []
+    # Every secret the profile marks or passes (options, modes, judge) is masked wherever it goes.
+    redactor, warnings = run_redactor(options.provider_options, mode_configs, options.judge)
     first = mode_configs[modes[0]]
     if scope != "mode" and len(modes) > 1 and any(
         c.provider_overrides or c.environment != first.environment for c in mode_configs.values()
