@@ -12,10 +12,12 @@ import datetime as _dt
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from ..errors import ProfilerError
+from ..paths import inside, refuse_links, write_output_text
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +103,7 @@ def write_report(
         "json": data_dir / "results.json",
         "summary": data_dir / "summary.json",
     }
+    _refuse_planted_links(out_dir, data_dir, paths.values())
     worker = _start_worker(results_path) if parallel is not False else None
     try:
         return _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel)
@@ -173,12 +176,12 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
     write_csv(table, paths["csv"], parallel=parallel)
     clock.lap("results.csv")
     write_json(summary_json(summary, meta), paths["summary"])
-    paths["md"].write_text(render_report(summary, meta, table.problems), encoding="utf-8")
+    write_output_text(paths["md"], render_report(summary, meta, table.problems))
 
     analysis_file = sibling(results_path, ".analysis.jsonl")
     bundles, analysis_problems = load_analysis(analysis_file)
     warnings += analysis_problems
-    paths["analysis_md"].write_text(render_analysis(bundles, analysis_problems, str(analysis_file)), encoding="utf-8")
+    write_output_text(paths["analysis_md"], render_analysis(bundles, analysis_problems, str(analysis_file)))
 
     clock.lap("summary.json, report.md, analysis.md")
     failure = worker.wait() if worker is not None else "not started"
@@ -190,3 +193,9 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
     return ReportPaths(
         out_dir=out_dir, run_id=run_id, rows=table.n, warnings=tuple(warnings), verdict=tuple(verdict_lines(summary)), **paths
     )
+
+
+def _refuse_planted_links(out_dir: Path, data_dir: Path, outputs: Any) -> None:
+    """A ``data`` folder leading out of the report folder, or a link at any output name (or its temporary name), is refused."""
+    inside(out_dir, data_dir)
+    refuse_links(*outputs, *(p.with_name(f".{p.name}.{suffix}") for p in outputs for suffix in ("tmp", "part")))

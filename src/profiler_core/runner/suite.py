@@ -33,7 +33,7 @@ from ..model import (
     SessionAnalysisBundle,
 )
 from ..model.run import ProgressKind, RunStatus
-from ..paths import check_run_id
+from ..paths import check_run_id, inside
 from ..plugins import PluginManager, get_plugin_manager
 from ..redact import run_redactor
 from ..store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
@@ -242,7 +242,7 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
         profile_path=options.profile_path,
     )
     # Each run's traces under its own report folder: a second run never replaces the first's.
-    sessions_dir = Path(options.reports_dir) / run_id / "sessions"
+    sessions_dir = inside(Path(options.reports_dir), Path(options.reports_dir) / run_id / "sessions")  # no planted link out
     trace_format, layout_warning = _trace_layout(
         sessions_dir, options.trace_format, resuming=bool(options.previous_rows or options.resumed_from), run_id=run_id
     )
