@@ -22,6 +22,7 @@ from .model import ProfileRow, RunManifest, SessionAnalysisBundle
 from .paths import check_run_id, inside, open_output, refuse_links
 from .redact import Redactor
 from .serde import from_json, to_json, unstructure
+from .textclean import clean_json_bytes, replaced_note
 from .tracestore import TraceRecord, TraceStoreWriter, record_json
 
 
@@ -212,6 +213,10 @@ def read_jsonl(path: Path, cls: type = ProfileRow) -> ReadResult:
     truncated = False
     lines = list(iter_lines(path))
     for index, (number, line) in enumerate(lines):
+        if b"\\u" in line:  # a NUL or half an emoji becomes U+FFFD, as in the report's reader
+            line, replaced = clean_json_bytes(line)
+            if replaced:
+                problems.append(replaced_note(f"{path}:{number}", replaced))
         try:
             rows.append(from_json(line, cls, source=f"{path}:{number}"))
         except StoreError:
@@ -377,6 +382,8 @@ class StoredRows(Sequence[Any]):
         if not self.path.exists():
             return
         for number, line in iter_lines(self.path):
+            if b"\\u" in line:
+                line = clean_json_bytes(line)[0]
             try:
                 yield from_json(line, self.cls, source=f"{self.path}:{number}")
             except Exception:  # noqa: BLE001 - a torn or foreign line is the reader's problem, not the summary's

@@ -23,6 +23,7 @@ from ..model import (
     ToolCallEvent,
 )
 from ..plugins import PluginManager
+from ..textcut import printable
 from .context import pass_manager
 
 #: Characters of a list or table finding shown in the human table before "… (+N more)".
@@ -213,16 +214,16 @@ def _print_trace(console: Any, path: str, trace: SessionTrace, results: dict[str
 
     calls = sum(1 for e in trace.events if type(e) is ToolCallEvent)
     heading = Text()
-    heading.append(path, style="bold")
+    heading.append(printable(path, one_line=True), style="bold")
     heading.append(
-        f" (session {trace.session_id}: {len(trace.events)} events, {len(trace.turns)} turns, {calls} tool calls)"
+        printable(f" (session {trace.session_id}: {len(trace.events)} events, {len(trace.turns)} turns, {calls} tool calls)", one_line=True)
     )
     # soft_wrap: long paths and summaries stay on one line (terminals wrap them; pipes and greps don't break).
     console.print(heading, soft_wrap=True)
     for name, result in results.items():
         line = Text("  ")
-        line.append(name, style="bold cyan")
-        line.append(f"  {result.summary}")
+        line.append(printable(name, one_line=True), style="bold cyan")
+        line.append(f"  {printable(result.summary)}")
         console.print(line, soft_wrap=True)
         if not result.findings:
             continue
@@ -230,7 +231,7 @@ def _print_trace(console: Any, path: str, trace: SessionTrace, results: dict[str
         table.add_column("finding", style="dim", no_wrap=True)
         table.add_column("value", overflow="fold")
         for key, finding in result.findings.items():
-            table.add_row(Text(key), Text(format_finding(finding)))
+            table.add_row(Text(printable(key, one_line=True)), Text(printable(format_finding(finding))))
         console.print(Padding(table, (0, 0, 0, 4)))
     console.print()
 

@@ -16,7 +16,7 @@ import click
 from ..errors import ProfilerError
 from ..interrupt import EXIT_STATUS, arm
 from ..redact import redact_text
-from ..textcut import cut_lines
+from ..textcut import cut_lines, printable
 from .context import plugin_manager
 
 #: ``ctx.meta`` key under which the plugin commands of one invocation are kept.
@@ -100,7 +100,7 @@ def leaves(group: BaseExceptionGroup) -> list[BaseException]:
 
 
 def _warn(message: str) -> None:
-    click.echo(f"agent-profiler: warning: {message}", err=True)
+    click.echo(f"agent-profiler: warning: {printable(message)}", err=True)
 
 
 __all__ = ["ProfilerGroup", "leaves"]

@@ -38,12 +38,14 @@ def list_plugins(manager: PluginManager, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from .terminal import cell
+
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
     for header in HEADERS:
         # PROVIDES folds on a narrow terminal; the other columns never wrap.
         table.add_column(header, no_wrap=header != "PROVIDES", overflow="fold")
     for info in infos:
-        table.add_row(*describe(info), style="red" if info.error else None)
+        table.add_row(*(cell(text) for text in describe(info)), style="red" if info.error else None)
     console = Console(highlight=False)
     if not console.is_terminal:
         # Piped or captured: one line per plugin, however long, so grep and scripts see whole rows.

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from ..errors import ProfilerError, StoreError
+from ..redact import redact_text
+from ..textcut import cut_lines, printable
 
 #: Warnings printed one by one; the rest are counted (all are in report.md).
 _MAX_PRINTED = 20
@@ -82,12 +84,12 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
                     out = _unused(out)  # a merged report never replaces another report
             written = write_report(path, out, baseline=baseline)
     except ProfilerError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(cut_lines(redact_text(str(exc)))) from None
     for line in written.warnings[:_MAX_PRINTED]:
-        click.echo(f"warning: {line}", err=True)
+        click.echo(f"warning: {printable(line)}", err=True)
     if len(written.warnings) > _MAX_PRINTED:
         click.echo(f"warning: {len(written.warnings) - _MAX_PRINTED} more; see {written.md}", err=True)
-    click.echo(f"{written.rows} rows from {shown}")
+    click.echo(printable(f"{written.rows} rows from {shown}"))
     click.echo(f"Report:   {written.html}")
     click.echo(f"Markdown: {written.md}")
     click.echo(f"Data:     {written.csv.parent}/")

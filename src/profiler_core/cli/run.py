@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError, ProfilerError
+from ..textcut import printable
 from .context import pass_manager
 from .progress import make_progress, progress_option
 
@@ -60,11 +61,13 @@ def print_summary(rows, console) -> None:
     headers = ("model",) * several_models + ("mode", "runs", "success", "errors", "tokens", "wall s", "cost $")
     for header in headers:
         table.add_column(header, justify="left" if header in ("model", "mode") else "right", no_wrap=True)
+    from .terminal import cell
+
     for (model, mode), group in groups.items():
         ok = sum(1 for r in group if r.success)
         table.add_row(
-            *((model,) if several_models else ()),
-            mode,
+            *((cell(model),) if several_models else ()),
+            cell(mode),
             str(len(group)),
             f"{ok / len(group):.0%}",
             str(sum(1 for r in group if r.error)),
@@ -140,11 +143,11 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
         for file, cls in ((paths.jsonl, ProfileRow), (paths.analysis, SessionAnalysisBundle)):
             repaired = repair_truncated_tail(file, cls)
             if repaired:
-                click.echo(f"warning: {repaired}", err=True)
+                click.echo(f"warning: {printable(repaired)}", err=True)
         read = read_jsonl(paths.jsonl) if paths.jsonl.exists() else None
         previous_rows = read.rows if read else []
         for problem in read.problems if read else []:
-            click.echo(f"warning: {problem}", err=True)
+            click.echo(f"warning: {printable(problem)}", err=True)
         run_id = resume_id
         resumed_from = (*manifest.resumed_from, manifest.started_at)
 
@@ -158,9 +161,9 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
 
     logging.basicConfig(level=LOG_LEVELS.get(config.output.log_level, logging.INFO), format="%(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("agent_profiler").setLevel(LOG_LEVELS.get(config.output.log_level, logging.INFO))
-    from ..redact import redact_log_handlers
+    from .terminal import protect_log_handlers
 
-    redact_log_handlers()  # log lines (a retry's error, a hook's failure) mask the run's secrets too
+    protect_log_handlers()  # log lines (a retry's error, a hook's failure) mask secrets and escape control characters
     hooks = []
     bar = make_progress(progress)
     if bar is not None:
@@ -216,11 +219,11 @@ def _write_report(result, config, console) -> None:
     out = Path(config.output.reports_dir) / result.run_id
     written = write_report(Path(result.output_jsonl_path), out)
     for warning in written.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"warning: {printable(warning)}", err=True)
     if written.verdict:
         click.echo("Verdict:")
         for line in written.verdict:
-            click.echo(f"  {line}")
+            click.echo(f"  {printable(line)}")
     click.echo(f"Report:   {written.html}")
     click.echo(f"          {written.md}")
 

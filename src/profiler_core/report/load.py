@@ -25,6 +25,7 @@ import orjson
 
 from .. import rowcodec
 from ..errors import StoreError
+from ..textclean import REPLACED, clean_json_bytes, replaced_note
 
 #: What a line of the analysis file (or a peeked line) raises when it is not what is expected.
 _LINE_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, AttributeError, IndexError)
@@ -325,7 +326,7 @@ def superseded_rows(table: RowTable) -> np.ndarray:
 def _finish(table: RowTable) -> RowTable:
     """Cap the listed problems, count the rest, and refuse a file without one valid row."""
     path = table.path
-    notes = [p for p in table.problems if "truncated last line" in p or "cannot read further" in p]
+    notes = [p for p in table.problems if "truncated last line" in p or "cannot read further" in p or REPLACED in p]
     lines = [p for p in table.problems if p not in notes][:MAX_LISTED_PROBLEMS]
     unlisted = table.skipped - len(lines) - len(notes)
     problems = lines + notes
@@ -366,6 +367,7 @@ def _parse(
     categories = _Blocks()
     problems: list[str] = []
     skipped = 0
+    cleaned = 0
     n = 0
     accepted = -1
     last_number = 0
@@ -376,6 +378,10 @@ def _parse(
             last_number, last_line = number, line
             if not line.strip():
                 continue
+            if b"\\u" in line:  # only an escape can make a NUL or half an emoji: U+FFFD, said once per line
+                line, replaced = clean_json_bytes(line)
+                if replaced and (cleaned := cleaned + 1) <= MAX_LISTED_PROBLEMS:
+                    problems.append(replaced_note(f"{path}:{number}", replaced))
             try:
                 r = decode_struct(line)
             except rowcodec.DECODE_ERRORS as exc:
@@ -571,6 +577,10 @@ def load_analysis(path: Path) -> tuple[list[dict], list[str]]:
         for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue
+            if b"\\u" in line:
+                line, replaced = clean_json_bytes(line)
+                if replaced:
+                    problems.append(replaced_note(f"{path}:{number}", replaced))
             try:
                 b = orjson.loads(line)
                 if not (
