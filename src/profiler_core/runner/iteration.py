@@ -38,7 +38,7 @@ from ..redact import Redactor
 from ..store import RowWriter
 from ..timestamps import now_iso
 from ..tracestore import TraceRecord, trace_file_path
-from .calls import call_provider
+from .calls import PLUGIN_ERRORS, call_provider, cleanup_limit
 from .hooks import HookCaller
 from .row import make_row
 
@@ -115,15 +115,18 @@ async def _call_prompt(provider: Any, handle: Any, text: str, timeout_ms: int) -
 
 
 async def _destroy(state: RunState, handle: Any, provider: Any = None) -> None:
-    # Shielded so a timeout or Ctrl-C cannot skip it; bounded so a hung provider cannot hang us.
-    with trio.move_on_after(state.destroy_timeout_s) as scope:
+    # Shielded so a timeout or Ctrl-C cannot skip it; bounded so a hung provider cannot hang us
+    # (and, blocking a thread during Ctrl-C, only briefly: see calls.cleanup_limit).
+    provider = provider or state.provider
+    limit = cleanup_limit(provider, "destroy_session", state.destroy_timeout_s)
+    with trio.move_on_after(limit) as scope:
         scope.shield = True
         try:
-            await call_provider(provider or state.provider, "destroy_session", handle)
-        except Exception as exc:  # noqa: BLE001 - a failed destroy must not lose the row
+            await call_provider(provider, "destroy_session", handle)
+        except PLUGIN_ERRORS as exc:  # a failed destroy must not lose the row
             log.warning("destroy_session(%s) failed: %s", getattr(handle, "session_id", handle), exc)
     if scope.cancelled_caught:
-        log.warning("destroy_session(%s) did not finish in %ss", getattr(handle, "session_id", handle), state.destroy_timeout_s)
+        log.warning("destroy_session(%s) did not finish in %ss; abandoned", getattr(handle, "session_id", handle), limit)
 
 
 def _wrong(provider: Any, method: str, what: str, value: Any, expected: str) -> IterationError:
@@ -168,7 +171,7 @@ async def _collect(state: RunState, result: PromptResult, scenario: Scenario, mo
         kwargs = {"model": model} if accepts_keyword(collector.collect, "model") else {}
         try:
             emitted = await await_me_maybe(collector.collect(result, scenario, mode, trace, **kwargs))
-        except Exception as exc:
+        except PLUGIN_ERRORS as exc:
             raise IterationError(f"collector {collector.id!r} failed: {type(exc).__name__}: {exc}", code="collector_error") from exc
         for metric in emitted or ():
             if not isinstance(metric, CustomMetric):
@@ -183,7 +186,7 @@ async def _analyze(state: RunState, trace: SessionTrace, scenario: Scenario, mod
     for analyzer in state.analyzers:
         try:
             result = await await_me_maybe(analyzer.analyze(trace, scenario, mode))
-        except Exception as exc:
+        except PLUGIN_ERRORS as exc:
             raise IterationError(analyzer_failure(analyzer, exc), code="analyzer_error") from exc
         results[analyzer.name] = result
     return results
@@ -219,7 +222,7 @@ async def _score(state: RunState, scenario: Scenario, result: PromptResult, trac
     context = ScorerContext(agent_output=result.text, trace=trace, mode=mode, model=model, iteration=iteration, metadata=metadata)
     try:
         scored = await await_me_maybe(state.scorer.evaluate(scenario, context))
-    except Exception as exc:
+    except PLUGIN_ERRORS as exc:
         raise IterationError(f"scorer {state.scorer.id!r} failed: {type(exc).__name__}: {exc}", code="scorer_error") from exc
     if not isinstance(scored, ScorerResult):
         raise IterationError(f"scorer {state.scorer.id!r} returned {type(scored).__name__}, expected ScorerResult", code="scorer_error")
@@ -348,7 +351,7 @@ async def attempt_cell(
             raise
         except RateLimitedError as exc:
             raise IterationError(f"rate limited: {exc}", code="rate_limited", retry_after=exc.retry_after) from exc
-        except Exception as exc:
+        except PLUGIN_ERRORS as exc:  # SystemExit too: a provider calling sys.exit() gets an error row, not the run's end
             raise IterationError(f"{type(exc).__name__}: {exc}", code="provider_error") from exc
         metrics = await _collect(state, result, scenario, mode, model, trace)
         if trace is not None and state.analysis_pool is not None:

@@ -40,7 +40,7 @@ from ..store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_t
 from ..timestamps import now_iso
 from ..tracestore import TRACE_FORMATS, TRACES_FILE, TraceRecord
 from .analysis_pool import analysis_pool, worker_count
-from .calls import call_provider
+from .calls import PLUGIN_ERRORS, call_provider, cleanup_limit
 from .hooks import HookCaller
 from .iteration import RunState, run_iteration
 from .options import RunOptions
@@ -371,11 +371,11 @@ async def _run(options: RunOptions, manager: PluginManager, run_id: str) -> Prof
     async def shutdown_provider(instance: Any = None) -> None:
         if executor is not None:
             return
-        with trio.move_on_after(options.destroy_timeout_s) as cs:
+        with trio.move_on_after(cleanup_limit(instance or provider, "shutdown", options.destroy_timeout_s)) as cs:
             cs.shield = True
             try:
                 await call_provider(instance or provider, "shutdown")
-            except Exception as exc:  # noqa: BLE001 - shutdown failure must not lose the run
+            except PLUGIN_ERRORS as exc:  # shutdown failure must not lose the run
                 warnings.append(f"provider shutdown failed: {exc}")
 
     async def overlapped_matrix() -> None:
