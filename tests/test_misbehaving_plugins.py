@@ -15,7 +15,15 @@ import pytest
 import trio
 import trio.testing
 
-from profiler_core import ModeConfig, PromptMetrics, PromptResult, Scenario, SessionHandle, TimingBreakdown, TokenBreakdown
+from profiler_core import (
+    ModeConfig,
+    PromptMetrics,
+    PromptResult,
+    Scenario,
+    SessionHandle,
+    TimingBreakdown,
+    TokenBreakdown,
+)
 from profiler_core.runner import RunOptions, run_profile_suite
 from profiler_core.testing import FixedScorer
 

@@ -126,8 +126,9 @@ def _start_worker(results_path: Path):
 
 
 def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel) -> ReportPaths:
+    from .analysis import read_analysis
     from .exports import JsonArrayWriter, write_csv, write_json
-    from .load import load_analysis, load_rows, sibling
+    from .load import load_rows, sibling
     from .markdown import render_analysis, render_report
     from .summary import build_summary, summary_json
     from .verdict import verdict_lines
@@ -179,9 +180,9 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
     write_output_text(paths["md"], render_report(summary, meta, table.problems))
 
     analysis_file = sibling(results_path, ".analysis.jsonl")
-    bundles, analysis_problems = load_analysis(analysis_file)
+    digest, analysis_problems = read_analysis(analysis_file)  # one bundle at a time: memory per distinct value
     warnings += analysis_problems
-    write_output_text(paths["analysis_md"], render_analysis(bundles, analysis_problems, str(analysis_file)))
+    write_output_text(paths["analysis_md"], render_analysis(digest, analysis_problems, str(analysis_file)))
 
     clock.lap("summary.json, report.md, analysis.md")
     failure = worker.wait() if worker is not None else "not started"

@@ -561,36 +561,3 @@ def peek_run_id(path: Path) -> str:
     except (OSError, EOFError):
         pass
     return run_stem(path)
-
-
-def load_analysis(path: Path) -> tuple[list[dict], list[str]]:
-    """Read ``<run>.analysis.jsonl`` bundles as plain dicts; malformed lines are reported and skipped."""
-    bundles: list[dict] = []
-    problems: list[str] = []
-    if not path.exists():
-        return bundles, problems
-    try:
-        f = _open_binary(path)
-    except OSError as exc:
-        return bundles, [f"{path}: cannot read ({exc})"]
-    with f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            if b"\\u" in line:
-                line, replaced = clean_json_bytes(line)
-                if replaced:
-                    problems.append(replaced_note(f"{path}:{number}", replaced))
-            try:
-                b = orjson.loads(line)
-                if not (
-                    isinstance(b.get("mode"), str)
-                    and isinstance(b.get("scenarioId"), str)
-                    and isinstance(b.get("results"), dict)
-                ):
-                    raise TypeError("expected an analysis bundle with mode, scenarioId and results")
-            except _LINE_ERRORS as exc:
-                problems.append(f"{path}:{number}: skipped ({exc})")
-                continue
-            bundles.append(b)
-    return bundles, problems
