@@ -67,7 +67,7 @@ WARM = r"""
 import json, sys, time, ray
 from profiler_core.config import load_profile
 from profiler_core.model import ModeConfig, RunContext
-from profiler_core.runner.ray_executor import CellSpec, run_cell
+from profiler_core.runner.executors.ray import CellSpec, run_cell
 
 path = sys.argv[1]
 config = load_profile(path)

@@ -31,7 +31,7 @@ import trio
 from tests.scripted.openai_chat import ScriptedChatServer, tool_then_text
 
 from profiler_core import CreateSessionParams, PermissionConfig, ProviderConfig
-from profiler_eval_ghx.opencode import OpenCodeProvider
+from profiler_core.providers.opencode import OpenCodeProvider
 
 
 def find_binary(given: str | None) -> str:

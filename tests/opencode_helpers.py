@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from profiler_eval_ghx.opencode.server import process_alive
+from profiler_core.providers.opencode.server import process_alive
 
 #: Generous: opencode's cold start is 4.5-7 s, slower when the machine is busy.
 START_TIMEOUT_S = 120

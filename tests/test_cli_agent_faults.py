@@ -164,3 +164,32 @@ def test_a_missing_program_is_one_line_with_an_install_hint(tmp_path, kit):
     assert done.returncode == 1
     line = next(line for line in done.stderr.splitlines() if str(missing) in line)
     assert kit.install_hint in line and "Traceback" not in done.stderr
+
+
+@KITS
+def test_a_model_endpoint_that_is_down_stops_the_run_after_the_warm_up_naming_the_url(tmp_path, kit):
+    import socket
+
+    import yaml
+
+    binary, mark = str(agent_binary(kit.program, kit.variable)), new_mark()
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+    class Down:
+        pass
+
+    down = Down()
+    down.url = url + ("/v1" if kit.provider == "codex" else "")
+    path = kit.profile(tmp_path, down, binary, mark=mark, timeout_ms=15_000, modes=one_mode(mark))
+    profile = yaml.safe_load(path.read_text())
+    profile["execution"] = {"repetitions": 4, "warmup": True}
+    path.write_text(yaml.safe_dump(profile))
+    done = profiler(tmp_path, "run", str(path), "--run-id", "down", "--progress", "none", timeout=240)
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "the warm-up and the first session failed the same way" in errors[0], done.stderr
+    assert url in errors[0]
+    assert "Traceback" not in done.stderr
+    assert len(rows(tmp_path, "down")) == 1  # the other three cells were never attempted

@@ -1,87 +1,200 @@
-"""`profiler view` in a subprocess: the latest or a named report opens through $BROWSER; --serve serves on 127.0.0.1."""
+"""`profiler view` as a user runs it: a real server in a subprocess on 127.0.0.1, asked over real HTTP."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
+import time
+from html import unescape
 from pathlib import Path
 
 import httpx
 import pytest
 
+from synthetic_runs import HOSTILE_ERROR, grid, write_run
+
+pytestmark = pytest.mark.slow
+
 PROFILER = Path(sys.executable).with_name("profiler")
 
 
-@pytest.fixture
-def reports(tmp_path):
-    """Two runs' report folders; run_b's is the newer one."""
-    root = tmp_path / "reports"
-    for i, run in enumerate(("run_a", "run_b")):
-        (root / run).mkdir(parents=True)
-        page = root / run / "report.html"
-        page.write_text(f"<html><body>{run}</body></html>")
-        os.utime(page, (1_700_000_000 + i, 1_700_000_000 + i))
+def _outcome(mode: str, scenario: str, i: int) -> dict:
+    """baseline fails s2 twice and errors once; fast passes; costs differ per row so sorting shows."""
+    outcome = "pass"
+    if mode == "baseline" and scenario == "s2":
+        outcome = ("fail", "fail", "error")[i]
+    return {"outcome": outcome, "cost": 0.01 * (1 + i) * (2 if mode == "baseline" else 1), "wall_ms": 1000.0 + 100 * i}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two runs: an older one, and a newer one with failures, an error and hostile text."""
+    root = tmp_path_factory.mktemp("view")
+    write_run(root, "run_old", grid(["baseline"], ["s1"], 2), started_at="2026-01-01T00:00:00Z")
+    write_run(root, "run_new", grid(["baseline", "fast"], ["s1", "s2"], 3, _outcome), started_at="2026-02-01T00:00:00Z")
+    bad = write_run(root, "run_bad", grid(["a"], ["s1"], 1), started_at="2025-12-01T00:00:00Z", report=False)
+    # A row the table can list but the model refuses (a negative token count): its session says why.
+    bad.write_text(re.sub(r'"tokens":\{"input":\d+', '"tokens":{"input":-5', bad.read_text(), count=1))
     return root
 
 
-@pytest.fixture
-def browser(tmp_path):
-    """A $BROWSER that records the URL it was asked to open (webbrowser runs it as `CMD URL`)."""
-    log = tmp_path / "opened.txt"
-    script = tmp_path / "fake-browser"
-    script.write_text(f"#!/bin/sh\necho \"$1\" >> {log}\n")
-    script.chmod(0o755)
-    return script, log
-
-
-def _view(args, cwd, browser_script):
-    env = dict(os.environ, BROWSER=str(browser_script))
-    return subprocess.run([str(PROFILER), "view", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
-
-
-def test_latest_report_opens(reports, browser, tmp_path):
-    script, log = browser
-    out = _view([], tmp_path, script)
-    assert out.returncode == 0, out.stderr
-    assert log.read_text().strip() == (reports / "run_b" / "report.html").resolve().as_uri()
-
-
-def test_named_run_and_file(reports, browser, tmp_path):
-    script, log = browser
-    assert _view(["run_a"], tmp_path, script).returncode == 0
-    assert _view([str(reports / "run_b" / "report.html")], tmp_path, script).returncode == 0
-    opened = log.read_text().split()
-    assert opened == [(reports / r / "report.html").resolve().as_uri() for r in ("run_a", "run_b")]
-
-
-@pytest.mark.parametrize("target", ["nope", "../run_a", "/etc"])
-def test_unknown_or_escaping_target_is_one_line(reports, browser, tmp_path, target):
-    script, log = browser
-    out = _view([target], tmp_path, script)
-    assert out.returncode == 1
-    assert out.stderr.startswith("Error: ") and len(out.stderr.strip().splitlines()) == 1
-    assert not log.exists()
-
-
-def test_no_reports_is_one_line(tmp_path, browser):
-    out = _view([], tmp_path, browser[0])
-    assert out.returncode == 1 and "no report found" in out.stderr
-
-
-def test_serve_on_loopback_until_ctrl_c(reports, tmp_path):
-    proc = subprocess.Popen(
-        [str(PROFILER), "view", "--serve", "--no-browser", "run_a"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+@pytest.fixture(scope="module")
+def server(runs):
+    """`profiler view --no-open` on a free port; its base URL (stopped with Ctrl-C at the end)."""
+    proc = subprocess.Popen([str(PROFILER), "view", "--no-open"], cwd=runs, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
-        url = line.split(" at ", 1)[1].split()[0]
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/run_a/report.html")
-        assert "run_a" in httpx.get(url, timeout=10).text
-        listing = httpx.get(url.rsplit("/run_a/", 1)[0] + "/", timeout=10).text
-        assert "run_b" in listing
+        match = re.search(r" at (http://127\.0\.0\.1:\d+)(/\S*)", line)
+        assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
+        yield match.group(1), match.group(2), proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=20)
+
+
+def _get(base: str, path: str, **kw) -> httpx.Response:
+    return httpx.get(base + path, timeout=30, **kw)
+
+
+def _raw(base: str, path: str, host: str = "127.0.0.1") -> tuple[int, bytes]:
+    """Send ``GET path`` exactly as written (no client normalises the dots away)."""
+    port = int(base.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    status = int(data.split(b" ", 2)[1])
+    return status, data
+
+
+def _body_rows(html: str) -> list[str]:
+    """The <tr> elements of the rows table (each carries its outcome as its class)."""
+    tbody = html.split('<table class="rows">', 1)[1].split("</tbody>", 1)[0]
+    return re.findall(r'<tr class="(\w+)" data-href="([^"]+)"', tbody)
+
+
+def test_opens_the_newest_run_and_lists_both(server):
+    base, start, _ = server
+    assert start == "/runs/run_new/"
+    page = _get(base, "/").text
+    assert page.index("run_new") < page.index("run_old")
+    assert "fast vs baseline" in page and "rows errored" in page
+
+
+def test_rows_filter_and_sort(server):
+    base, start, _ = server
+    failed = _body_rows(_get(base, start, params={"outcome": "fail"}).text)
+    assert [cls for cls, _ in failed] == ["fail", "fail"]
+    assert all("scenario=s2" in unescape(href) and "mode=baseline" in unescape(href) for _, href in failed)
+    by_cost = _get(base, start, params={"sort": "cost", "desc": "1", "mode": "fast"}).text
+    costs = [float(c) for c in re.findall(r"<td>\$([0-9.]+)</td>", by_cost.split('<table class="rows">', 1)[1].split("</table>", 1)[0])]
+    assert len(costs) == 6 and costs == sorted(costs, reverse=True)
+    searched = _body_rows(_get(base, start, params={"q": "ONERROR"}).text)
+    assert [cls for cls, _ in searched] == ["error"]
+
+
+def test_session_shows_trace_checks_findings_and_escapes_everything(server):
+    base, start, _ = server
+    error_href = unescape(_body_rows(_get(base, start, params={"outcome": "error"}).text)[0][1])
+    page = _get(base, start + error_href)
+    assert page.status_code == 200
+    html = page.text
+    assert "<script>window.__pwned" not in html and "<img src=x" not in html
+    assert HOSTILE_ERROR.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#x27;") in html
+    assert "&lt;/pre&gt;&lt;script&gt;" in html  # the tool's output, as text
+    assert "Turn 1" in html and "Turn 2" in html and "pytest -q" in html
+    assert "tests-pass" in html and "/passed/" in html and "flailing" in html
+    assert "beside fast" in html
+    csp = page.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("script-src", 1)[1].split(";")[0]
+
+
+def test_pair_puts_two_modes_side_by_side(server):
+    base, start, _ = server
+    page = _get(base, start + "pair", params={"model": "m1", "scenario": "s2", "iteration": 0, "a": "baseline", "b": "fast"}).text
+    assert page.count('<div class="side">') == 2
+    assert "baseline beside fast" in page
+
+
+def test_report_links_reach_sessions(server):
+    base, start, _ = server
+    report = _get(base, start + "report.html").text
+    links = re.findall(r'href="(session\?[^"]+)"', report)
+    assert links, "the report's failure rows should link to their sessions"
+    for link in links:
+        assert _get(base, start + unescape(link)).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/runs/..%2F..%2Fetc%2Fpasswd/",
+        "/runs/run_new/..%2F..%2Fresults%2Frun_new.jsonl",
+        "/runs/run_new/../../../../etc/passwd",
+        "/runs/run_new/data/../../../results/run_new.jsonl",
+        "/static/..%2Fapp.py",
+        "/static/../../pyproject.toml",
+        "/runs/run_new/sessions/traces.jsonl",
+        "/runs/%2e%2e/report.html",
+    ],
+)
+def test_no_url_reaches_the_file_system(server, path):
+    base, _, _ = server
+    status, data = _raw(base, path)
+    assert status == 404, data[:300]
+    assert b"root:" not in data and b"runId" not in data and b"[project]" not in data
+
+
+def test_a_foreign_host_name_is_refused(server):
+    base, start, _ = server
+    status, _ = _raw(base, start, host="evil.example")
+    assert status == 400
+
+
+def test_unknown_run_and_empty_folder_are_one_line(runs, tmp_path):
+    out = subprocess.run([str(PROFILER), "view", "--no-open", "nope"], cwd=runs, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and out.stderr.startswith("Error: nope:") and len(out.stderr.strip().splitlines()) == 1
+    out = subprocess.run([str(PROFILER), "view", "--no-open"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "no results folder" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_without_the_extra_it_names_the_pip_command(runs):
+    code = "import sys; sys.modules['starlette'] = None; from profiler_core.cli import main; main(['view', '--no-open'])"
+    out = subprocess.run([sys.executable, "-c", code], cwd=runs, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert out.stderr.strip() == "Error: profiler view needs starlette, which is not installed: pip install 'agent-profiler[view]'"
+
+
+def test_named_run_opens_in_the_browser_and_ctrl_c_stops(runs, tmp_path):
+    log = tmp_path / "opened.txt"
+    browser = tmp_path / "fake-browser"
+    browser.write_text(f'#!/bin/sh\necho "$1" >> {log}\n')
+    browser.chmod(0o755)
+    env = dict(os.environ, BROWSER=str(browser))
+    proc = subprocess.Popen([str(PROFILER), "view", "run_old"], cwd=runs, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split(" at ", 1)[1].split()[0]
+        assert url.endswith("/runs/run_old/")
+        assert "run_old" in httpx.get(url, timeout=30).text
+        for _ in range(100):  # the browser is started after the URL is printed
+            if log.exists():
+                break
+            time.sleep(0.1)
+        assert log.read_text().strip() == url
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 0
+    assert "Stopped." in proc.stderr.read()
+
+
+def test_a_row_that_does_not_read_is_one_line_not_a_traceback(server):
+    base, _, _ = server
+    page = _get(base, "/runs/run_bad/session", params={"model": "m1", "mode": "a", "scenario": "s1", "iteration": 0})
+    assert page.status_code == 500
+    assert "Cannot read" in page.text and "tokens.input" in page.text and "Traceback" not in page.text

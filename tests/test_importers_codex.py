@@ -89,7 +89,7 @@ def test_inconsistent_usage_is_one_line_naming_the_field(usage, expected):
 def test_a_file_without_model_items_is_refused(tmp_path):
     path = tmp_path / "rollout-empty.jsonl"
     path.write_text(rollout_line("session_meta", {"id": "s"}) + "\n")
-    with pytest.raises(ValidationError, match=r"no response_item lines; expected a Codex rollout file"):
+    with pytest.raises(ValidationError, match=r"no response_item and no token_count lines; expected a Codex rollout file"):
         load_sessions("codex", path)
 
 

@@ -37,6 +37,13 @@ _OVERRIDES = {
     (m.Scenario, "timeout_ms"): st.integers(1, 10**7),
     (m.TokenBreakdown, "total"): st.none(),
     (m.TokenBreakdown, "active"): st.none(),
+    ("*", "reward"): st.none() | st.floats(0, 1, allow_nan=False),
+    (m.VerifierSpec, "timeout_ms"): st.integers(1, 10**7),
+}
+
+#: Classes whose fields depend on each other: a workspace is a folder or a repository, not both.
+_CLASS_OVERRIDES = {
+    m.WorkspaceSpec: st.builds(m.WorkspaceSpec, path=_text) | st.builds(m.WorkspaceSpec, git=_text, ref=st.none() | _text),
 }
 
 
@@ -79,6 +86,8 @@ def _strategy(tp, owner=None, name=None):
 
 
 def _class_strategy(cls):
+    if cls in _CLASS_OVERRIDES:
+        return _CLASS_OVERRIDES[cls]
     hints = typing.get_type_hints(cls)
     fields = {}
     for a in attrs.fields(cls):

@@ -24,9 +24,9 @@ from profiler_core import PermissionConfig
 from profiler_core.errors import ConfigError, ValidationError
 from profiler_core.importers import load_sessions
 from profiler_core.importers.opencode import session_from_messages
-from profiler_eval_ghx.opencode import OpenCodeOptions, OpenCodeProvider
-from profiler_eval_ghx.opencode.config import opencode_config
-from profiler_eval_ghx.opencode.metrics import measure, progress
+from profiler_core.providers.opencode import OpenCodeOptions, OpenCodeProvider
+from profiler_core.providers.opencode.config import opencode_config
+from profiler_core.providers.opencode.metrics import measure, progress
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -204,9 +204,26 @@ def test_tool_then_text_follows_each_conversation():
     assert isinstance(script({"messages": [{"role": "user"}, {"role": "assistant"}, {"role": "tool", "content": "/"}]}), Text)
 
 
-def test_plugin_registers_the_provider():
+def test_core_registers_the_provider_as_a_builtin():
     out = subprocess.run(
         [sys.executable, "-m", "profiler_core", "list-plugins", "--json"], capture_output=True, text=True, env=os.environ, check=True
     ).stdout
-    (ghx,) = [p for p in json.loads(out) if p["name"] == "eval_ghx"]
-    assert "opencode" in ghx["components"]["providers"]
+    plugins = {p["name"]: p for p in json.loads(out)}
+    opencode = plugins["core.providers.opencode"]
+    assert opencode["builtin"] and opencode["components"] == {"providers": ["opencode"]}
+    assert "providers" not in plugins["eval_ghx"]["components"]  # the eval plugin uses it, it does not own it
+
+
+def test_importing_the_provider_leaves_logging_and_httpx_alone():
+    # A library module must not configure the program's logging, nor load httpx before a session needs it.
+    code = (
+        "import logging, sys\n"
+        "before = {n: logging.getLogger(n).level for n in ('', 'httpx', 'agent_profiler')}\n"
+        "import profiler_core.providers.opencode\n"
+        "from profiler_core.plugins import get_plugin_manager\n"
+        "get_plugin_manager(entrypoints=False).registry\n"
+        "after = {n: logging.getLogger(n).level for n in ('', 'httpx', 'agent_profiler')}\n"
+        "print(before == after, 'httpx' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False"]

@@ -12,8 +12,8 @@ from tests.opencode_helpers import START_TIMEOUT_S, model_config
 from tests.scripted.openai_chat import Hang, ScriptedChatServer, tool_then_text
 
 from profiler_core import CreateSessionParams, PermissionConfig, ProviderConfig
-from profiler_eval_ghx.opencode import OpenCodeProvider
-from profiler_eval_ghx.opencode.server import process_alive
+from profiler_core.providers.opencode import OpenCodeProvider
+from profiler_core.providers.opencode.server import process_alive
 
 pytestmark = pytest.mark.slow
 

@@ -320,7 +320,7 @@ def test_provides_lists_components_then_the_other_hooks():
     assert infos["hooks-only"].provides() == "hooks: progress"
     eval_row = get_plugin_manager().plugin_infos()
     ghx = next(info for info in eval_row if info.name == "eval_ghx").provides()
-    assert ghx.startswith("collectors: ghx; mode_resolvers: eval; providers: opencode; scenario_formats: ghx; scorers: checkpoint; hooks: ")
+    assert ghx.startswith("collectors: ghx; mode_resolvers: eval; scenario_formats: ghx; scorers: checkpoint; hooks: ")
     assert "before_run, before_scenario" in ghx
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from binaries import system_binary
+from chromium import chromium
 
 pytestmark = pytest.mark.slow
 
@@ -15,45 +15,11 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 
 
-def _chromium() -> tuple[str, str]:
-    hint = "install the Debian packages chromium and chromium-driver"
-    browser = system_binary("chromium", "chromium-browser", hint=hint)
-    driver = system_binary("chromedriver", hint=hint)
-    return browser, driver
-
-
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory):
     """A headless Chromium with browser and performance logs."""
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (test extra)")
-    browser, chromedriver = _chromium()
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = browser
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--window-size=1280,900",
-        f"--user-data-dir={tmp_path_factory.mktemp('chrome-profile')}",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    drv = webdriver.Chrome(service=Service(chromedriver), options=options)
-    drv.set_page_load_timeout(60)
-    try:
+    with chromium(tmp_path_factory.mktemp("chrome-profile"), logs=True) as drv:
         yield drv
-    finally:
-        drv.quit()
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from binaries import system_binary
+from chromium import chromium
 from profiler_core.testing import Fail
 from test_verdict_trust import run_and_report
 
@@ -14,24 +14,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def driver(tmp_path):
     """A headless Chromium (fails in CI when the browser is missing)."""
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (test extra)")
-    hint = "install the Debian packages chromium and chromium-driver"
-    browser = system_binary("chromium", "chromium-browser", hint=hint)
-    chromedriver = system_binary("chromedriver", hint=hint)
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = browser
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", f"--user-data-dir={tmp_path / 'chrome-profile'}"):  # fmt: skip
-        options.add_argument(arg)
-    drv = webdriver.Chrome(service=Service(chromedriver), options=options)
-    drv.set_page_load_timeout(60)
-    try:
+    with chromium(tmp_path / "chrome-profile") as drv:
         yield drv
-    finally:
-        drv.quit()
 
 
 def test_all_errors_verdict_says_no_verdict_after_the_error_count(tmp_path, driver, profiler_plugin_manager):

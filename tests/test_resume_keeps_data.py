@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from click.testing import CliRunner
@@ -62,17 +63,18 @@ def test_a_file_that_does_not_hold_rows_is_refused_untouched(tmp_path):
         repair_truncated_tail(path)
 
 
-def test_only_the_torn_last_line_is_cut(run):
+def test_only_the_torn_last_line_is_cut(run, caplog):
     results, invoke = run
     rows = results.read_bytes().splitlines(keepends=True)
     results.write_bytes(b"".join(rows[:3]) + rows[3][:40])
-    resumed = _resume(invoke, results)
+    with caplog.at_level(logging.WARNING, logger="agent_profiler"):
+        resumed = _resume(invoke, results)
     assert resumed.exit_code == 0, resumed.output
-    assert f"{results}:4: dropped a torn last line (40 bytes)" in resumed.output
+    assert f"{results}:4: dropped a torn last line (40 bytes)" in caplog.text
     assert results.read_bytes().startswith(b"".join(rows[:3])) and len(read_jsonl(results).rows) == 4
 
 
-def test_a_bad_byte_costs_one_row_in_report_and_resume_alike(run):
+def test_a_bad_byte_costs_one_row_in_report_and_resume_alike(run, caplog):
     results, invoke = run
     rows = results.read_bytes().splitlines(keepends=True)
     rows[1] = rows[1].replace(b'"mode":"a"', b'"mode":"a\xff"', 1)
@@ -81,9 +83,10 @@ def test_a_bad_byte_costs_one_row_in_report_and_resume_alike(run):
     report = invoke("report", str(results), "--out", str(results.parent.parent / "rep"))
     assert report.exit_code == 0, report.output
     assert f"{results}:2:" in report.output  # the line is named, the other rows are reported
-    resumed = _resume(invoke, results)
+    with caplog.at_level(logging.WARNING, logger="agent_profiler"):
+        resumed = _resume(invoke, results)
     assert resumed.exit_code == 0, resumed.output
-    warning = next(line for line in resumed.output.splitlines() if f"{results}:2:" in line)
-    assert warning.startswith("warning: ") and "resuming: 3 cells already done" in resumed.output
+    warning = next(r for r in caplog.records if f"{results}:2:" in r.getMessage())
+    assert "not valid JSON" in warning.getMessage() and "resuming: 3 cells already done" in resumed.output
     assert len(read_jsonl(results).rows) == 4  # the spoiled cell ran again; nothing else was lost
     assert results.read_bytes().startswith(b"".join(rows))

@@ -2,7 +2,9 @@
 
 ``bash {"command": "GH_PAGER=cat gh api repos/x/pulls"}`` reads as ``gh api``:
 an agent that does everything through one shell tool would otherwise show a
-single tool, ``bash``, and no pattern at all.
+single tool, ``bash``, and no pattern at all. A ghx capability is a tool of its
+own: ``ghx run pr.review.submit --input -`` reads as ``ghx:pr.review.submit``,
+so patterns and findings tell one capability from another.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--names
 _SHELLS = frozenset({"bash", "sh", "zsh", "fish", "dash"})
 _SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: A ghx capability id (``issue.view``, ``pr.review.submit``).
+_CAPABILITY = re.compile(r"^[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+)+$")
 _COMMAND_KEYS = ("command", "cmd", "script", "commandLine", "command_line", "input")
 
 
@@ -135,6 +139,8 @@ def _display_for_tokens(tokens: list[str]) -> str | None:
         return None
     if program in ("python", "python3") and len(rest) >= 3 and rest[1] == "-m":
         return f"{program} -m {rest[2]}"
+    if program == "ghx" and len(rest) >= 3 and rest[1] == "run" and _CAPABILITY.match(rest[2]):
+        return f"ghx:{rest[2]}"
     if program in SUBCOMMAND_PROGRAMS:
         position = 1
         if program == "git":

@@ -14,6 +14,7 @@ from .errors import (
     PluginLoadError,
     ProfilerError,
     RateLimitedError,
+    SandboxError,
     StoreError,
     UnknownComponentError,
     UnknownModeError,
@@ -35,6 +36,7 @@ from .model import (
     JudgeRubric,
     ListFinding,
     ModeConfig,
+    ModelUsage,
     NumberFinding,
     PermissionConfig,
     ProfileRow,
@@ -92,6 +94,10 @@ def __getattr__(name: str):
         from . import runner
 
         return getattr(runner, name)
+    if name in ("load_run", "RunTables"):  # pandas or polars only when asked for
+        from .dataset import frames
+
+        return getattr(frames, name)
     raise AttributeError(f"module 'profiler_core' has no attribute {name!r}")
 
 
@@ -114,6 +120,7 @@ __all__ = [
     "JudgeRubric",
     "ListFinding",
     "ModeConfig",
+    "ModelUsage",
     "NumberFinding",
     "PermissionConfig",
     "PluginLoadError",
@@ -130,6 +137,8 @@ __all__ = [
     "RunContext",
     "RunManifest",
     "RunOptions",
+    "RunTables",
+    "SandboxError",
     "Scenario",
     "ScenarioSets",
     "ScorerCheckResult",
@@ -158,6 +167,7 @@ __all__ = [
     "__version__",
     "from_json",
     "hookimpl",
+    "load_run",
     "run_profile_suite",
     "run_profile_suite_sync",
     "to_json",

@@ -12,8 +12,8 @@ from typing import Any
 
 from ._hookmarkers import hookimpl
 from .errors import ValidationError
-from .model import CustomMetric, PromptResult, Scenario, SessionTrace
-from .pricing import parse_price_overrides, resolve_cost
+from .model import CustomMetric, ModelUsage, PromptResult, Scenario, SessionTrace, TokenBreakdown
+from .pricing import parse_price_overrides, price_usage, resolve_cost
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -94,8 +94,9 @@ class CostCollector:
         *,
         model: str | None = None,
     ) -> list[CustomMetric]:
-        """Emit the four cost metrics (when known) and ``cost_source``; the runner passes ``model``."""
-        cost, source = resolve_cost(result.metrics.cost, result.metrics.tokens, model, self.prices)
+        """Emit the four cost metrics (when known), ``cost_source`` and ``models``; the runner passes ``model``."""
+        model_calls = result.metrics.model_calls
+        cost, source = resolve_cost(result.metrics.cost, result.metrics.tokens, model, self.prices, model_calls)
         metrics = []
         if cost is not None:
             metrics = [
@@ -105,7 +106,28 @@ class CostCollector:
                 CustomMetric(name="cost_reasoning_usd", value=cost.reasoning_usd, unit="usd"),
             ]
         metrics.append(CustomMetric(name="cost_source", value=source, unit=""))
+        if model_calls:
+            metrics.append(CustomMetric(name="models", value=self._models(model_calls), unit=""))
         return metrics
+
+    def _models(self, calls: tuple[ModelUsage, ...]) -> dict[str, Any]:
+        """``{model: {tokens..., calls, costUsd}}``: the models the prompt used, their tokens and (when priced) cost."""
+        models: dict[str, Any] = {}
+        for model in dict.fromkeys(call.model for call in calls):
+            mine = [call for call in calls if call.model == model]
+            t = sum((call.tokens for call in mine), TokenBreakdown())
+            priced = price_usage(mine, self.prices)
+            models[model] = {
+                "calls": len(mine),
+                "input": t.input,
+                "output": t.output,
+                "reasoning": t.reasoning,
+                "cacheRead": t.cache_read,
+                "cacheWrite": t.cache_write,
+                "total": t.total,
+                "costUsd": None if priced is None else priced.total_usd,
+            }
+        return models
 
 
 class ToolCallCollector:

@@ -37,6 +37,7 @@ from .profile_schema import (
     PositiveCount,
     Profile,
 )
+from .profile_settings import ENVIRONMENT_SETTINGS, gather_settings
 from .serde import iter_errors, json_kind, structure, structure_detailed, unstructure
 from .textcut import LIMIT, cut
 
@@ -58,6 +59,12 @@ __all__ = [
     "parse_profile",
     "select_scenarios",
 ]
+
+
+#: ``execution`` keys of the sandbox and their defaults (left out of ``profile_hash`` while unchanged)
+_SANDBOX_DEFAULTS: dict[str, Any] = {
+    "sandbox": "none", "network": None, "sandbox_image": None, "allow_hosts": (), "hide_paths": (), "expose_paths": (),
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -104,6 +111,8 @@ class ProfilerConfig:
                 k: v
                 for k, v in attrs.asdict(self.execution).items()
                 if k not in ("concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens", "executor", "ray", "analysis_workers")
+                # The sandbox keys count once set: a profile without them keeps the hash it had before they existed.
+                and not (k in _SANDBOX_DEFAULTS and v == _SANDBOX_DEFAULTS[k])
             },
             "extensions": self.extensions,
         }
@@ -210,6 +219,49 @@ def _sections(data: Mapping[str, Any], problems: _Problems) -> dict[str, Any]:
     return sections
 
 
+def _check_stop(execution: ExecutionConfig, raw: Any, overrides: Mapping[str, Any], problems: _Problems) -> ExecutionConfig:
+    """``execution.stop`` against the rest of ``execution``; the matrix then has ``max_repetitions`` rounds."""
+    stop = execution.stop
+    assert stop is not None
+    if isinstance(raw, dict) and "repetitions" in raw:
+        problems.add("execution.stop", "cannot be used with execution.repetitions (the stop rule decides the repetitions; remove one of them)")
+    if "repetitions" in overrides:
+        problems.add("--repetitions", "cannot be used with execution.stop (set execution.stop.max_repetitions instead)")
+    if stop.min_repetitions > stop.max_repetitions:
+        problems.add(
+            "execution.stop.min_repetitions",
+            f"expected at most max_repetitions ({stop.max_repetitions}), got {stop.min_repetitions}",
+        )
+    for metric in stop.margins:
+        kind = stop.margin(metric)[1]
+        if metric == "success" and kind == "relative":
+            problems.add("execution.stop.margins.success", "a success margin is in percentage points: write it as 5pp (or 0.05)")
+        elif metric != "success" and kind == "points":
+            problems.add(f"execution.stop.margins.{metric}", "percentage points (pp) are for success; write a percentage (5%) or a number")
+    return attrs.evolve(execution, repetitions=stop.max_repetitions)
+
+
+def _check_stop_modes(stop: Any, modes: tuple[str, ...], problems: _Problems) -> None:
+    """A stop rule compares modes: it needs two, and its baseline must be one of them."""
+    if len(modes) < 2:
+        problems.add("execution.stop", f"needs at least two modes to compare (the run has {len(modes)})")
+    elif stop.baseline is not None and stop.baseline not in modes:
+        problems.add("execution.stop.baseline", f"unknown mode {stop.baseline!r} (modes: {', '.join(modes)})")
+def _models(specs: Any, provider_model: str, problems: _Problems) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The model ids to run (default: the provider's model) and the labels reports show for them."""
+    if not specs:
+        return (provider_model,), {}
+    ids = tuple(dict.fromkeys(spec.id for spec in specs))
+    labels = {spec.id: spec.label for spec in specs if spec.label is not None}
+    shown: dict[str, str] = {}
+    for index, spec in enumerate(specs):
+        name = labels.get(spec.id, spec.id)
+        if shown.get(name, spec.id) != spec.id:
+            problems.add(f"models[{index}]", f"{name!r} already names model {shown[name]!r}; a label must name one model")
+        shown[name] = spec.id
+    return ids, labels
+
+
 def _modes(value: Any, problems: _Problems) -> Any:
     """``modes:`` is a list of names or a mapping of name -> settings; which one decides the type."""
     if isinstance(value, dict):
@@ -287,6 +339,12 @@ def load_scenarios(
                 stated = item.get("id")
                 unloadable.add(stated if isinstance(stated, str) and stated else path.stem)
                 continue
+            try:
+                scenario = resolve_task_paths(scenario, path.parent, folder, where)
+            except ProfilerError as exc:
+                problems.append(str(exc))
+                unloadable.add(scenario.id)
+                continue
             if (bad_id := scenario_id_problem(scenario.id)) is not None:
                 problems.append(f"{where}: $.id: {bad_id}")
                 unloadable.add(scenario.id)
@@ -304,6 +362,46 @@ def load_scenarios(
         except ProfilerError as exc:
             problems.append(str(exc))
     return scenarios, sets, problems, unloadable
+
+
+def resolve_task_paths(scenario: Scenario, source_dir: Path, root: Path, where: str) -> Scenario:
+    """``scenario`` with its workspace folder and verifier files made absolute; each must lie inside ``root``.
+
+    A git workspace may name any local repository (or a URL): it is only read.
+    """
+    workspace = scenario.workspace
+    if workspace is not None and workspace.path is not None:
+        folder = _inside_root(source_dir, workspace.path, root, f"{where}: $.workspace.path")
+        if not folder.is_dir():
+            raise ConfigError(f"{where}: $.workspace.path: {workspace.path!r} is not a folder")
+        workspace = attrs.evolve(workspace, path=str(folder))
+    elif workspace is not None and workspace.git is not None and "://" not in workspace.git and not workspace.git.startswith("git@"):
+        repository = (source_dir / workspace.git).resolve()
+        if not repository.exists():
+            raise ConfigError(f"{where}: $.workspace.git: {workspace.git!r}: no such repository")
+        workspace = attrs.evolve(workspace, git=str(repository))
+    verifiers = []
+    for index, verifier in enumerate(scenario.verify):
+        files = {}
+        for destination, source in verifier.files.items():
+            key = f"{where}: $.verify[{index}].files.{destination}"
+            if Path(destination).is_absolute() or ".." in Path(destination).parts:
+                raise ConfigError(f"{key}: expected a path inside the workspace, got {destination!r}")
+            found = _inside_root(source_dir, source, root, key)
+            if not found.exists():
+                raise ConfigError(f"{key}: {source!r}: no such file or folder")
+            files[destination] = str(found)
+        verifiers.append(attrs.evolve(verifier, files=files))
+    return attrs.evolve(scenario, workspace=workspace, verify=tuple(verifiers))
+
+
+def _inside_root(source_dir: Path, relative: str, root: Path, key: str) -> Path:
+    """``source_dir/relative``, resolved; a path leaving ``root`` (``..``, an absolute path, a symlink) is refused."""
+    target = (source_dir / relative).resolve()
+    top = root.resolve()
+    if target != top and top not in target.parents:
+        raise ConfigError(f"{key}: {relative!r} is outside the scenario folder {root}")
+    return target
 
 
 def _parse_with(scenario_format: ScenarioFormat, item: dict[str, Any], where: str) -> Scenario:
@@ -368,10 +466,12 @@ def select_scenarios(
 def load_profile(
     path: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None, *, registry: Registry | None = None
 ) -> ProfilerConfig:
-    """Load and validate a profile; CLI ``overrides`` win over YAML, which wins over defaults.
+    """Load and validate a profile; CLI ``overrides`` win over the environment, which wins over YAML and defaults.
 
     Overrides: ``modes``, ``models``, ``scenario_ids``, ``scenario_set``, ``repetitions``,
-    ``retries``, ``skip_warmup``, ``concurrency``. ``registry`` is where a
+    ``retries``, ``skip_warmup``, ``concurrency``, ``settings`` (``--set`` keys and
+    values) and ``environment`` (the environment names to apply instead of the
+    process's: a resumed run's recorded ones). ``registry`` is where a
     ``scenarios.format`` is looked up (default: the process's installed plugins).
     """
     profile_path = Path(path)
@@ -382,9 +482,31 @@ def load_profile(
         raise ConfigError(f"{profile_path}: the profile is empty (it needs at least `modes` and `scenarios`; `profiler init` writes an example)")
     if not isinstance(data, dict):
         raise ConfigError(f"{profile_path}: expected a mapping at the top level, got {json_kind(data)}")
-    return parse_profile(
-        data, base_dir=profile_path.parent.resolve(), source=str(profile_path), overrides=overrides, registry=registry
-    )
+    overrides = dict(overrides or {})
+    environ = overrides.get("environment")
+    if environ is None:
+        environ = {name: os.environ[name] for name in ENVIRONMENT_SETTINGS if os.environ.get(name, "").strip()}
+    laid = gather_settings(data, settings=overrides.get("settings") or {}, environ=environ)
+    if laid.modes and not overrides.get("modes"):
+        overrides["modes"] = list(laid.modes)
+    if environ:
+        overrides["environment"] = dict(environ)  # recorded (manifest), so a resume or a worker applies the same
+    try:
+        return parse_profile(
+            laid.data, base_dir=profile_path.parent.resolve(), source=str(profile_path), overrides=overrides, registry=registry
+        )
+    except ProfileErrors as exc:
+        raise ProfileErrors([_with_origin(line, str(profile_path), laid.origins) for line in exc.problems]) from None
+
+
+def _with_origin(problem: str, source: str, origins: Mapping[str, str]) -> str:
+    """A problem line about a key the environment or ``--set`` gave, saying so."""
+    head, _, _ = problem.removeprefix(f"{source}: ").partition(": ")
+    key = head.strip("`")
+    related = [k for k in origins if key == k or key.startswith((f"{k}.", f"{k}[")) or k.startswith((f"{key}.", f"{key}["))]
+    if not related:
+        return problem
+    return f"{problem} (from {origins[max(related, key=len)]})"
 
 
 def parse_profile(
@@ -419,6 +541,8 @@ def parse_profile(
                 execution = attrs.evolve(execution, **{field: value})
     if overrides.get("skip_warmup"):
         execution = attrs.evolve(execution, warmup=False)
+    if execution.stop is not None:
+        execution = _check_stop(execution, data.get("execution"), overrides, problems)
 
     output: OutputConfig = section("output", OutputConfig())
     output = attrs.evolve(output, results_dir=resolve(output.results_dir), reports_dir=resolve(output.reports_dir))
@@ -433,9 +557,12 @@ def parse_profile(
         default_model = DEFAULT_MODEL if provider.id == "simulated" else ""
         provider_model = provider_section.model if provider_section.model is not None else default_model
         port = provider_section.port
-    models = tuple(dict.fromkeys(section("models", None) or (provider_model,)))
+    models, model_labels = _models(section("models", None), provider_model, problems)
     if overrides.get("models"):
         models = tuple(dict.fromkeys(overrides["models"]))
+    if model_labels:
+        # Recorded with the run (its manifest), so reports show the labels.
+        overrides["model_labels"] = {m: model_labels[m] for m in models if m in model_labels}
 
     modes_value = section("modes", ())
     mode_specs: dict[str, Any] | None = modes_value if isinstance(modes_value, dict) else None
@@ -502,6 +629,8 @@ def parse_profile(
             if not scenarios and not select_problems and not scenario_problems:
                 problems.add("scenarios.path", f"no scenario files (*.json, *.yaml) in {folder}")
 
+    if execution.stop is not None:
+        _check_stop_modes(execution.stop, modes, problems)
     problems.raise_if_any()
     assert provider is not None and mode_resolver is not None  # else a problem was recorded
     return ProfilerConfig(

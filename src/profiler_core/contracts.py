@@ -47,40 +47,84 @@ MaybeAwaitable: TypeAlias = Union[T, Awaitable[T]]  # noqa: UP007 - a generic al
 
 @runtime_checkable
 class SessionProvider(Protocol):
-    """Drives sessions of one kind of agent."""
+    """Drives sessions of one kind of agent.
+
+    Besides ``id`` and these six methods a provider may have the optional
+    members of :class:`SessionProviderDefaults` (inherit from it to get them).
+    """
 
     id: str
-    # Optional attributes, read with getattr (so not protocol members):
-    # ``init_scope`` - ``"suite"`` (default): ``init`` once per run; ``"mode"``: once per mode;
-    # ``needs_process_env`` - True keeps modes one at a time (the mode's environment is process-wide).
 
     def init(self, config: ProviderConfig) -> MaybeAwaitable[None]:
         """Start the agent (server, connection) for the given model and mode."""
+        ...
 
     def create_session(self, params: CreateSessionParams) -> MaybeAwaitable[SessionHandle]:
         """Create a fresh, isolated session for one iteration (or retry)."""
+        ...
 
     def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> MaybeAwaitable[PromptResult]:
         """Send the scenario prompt and wait until the agent finishes its turn."""
+        ...
 
     def export_session(self, handle: SessionHandle) -> MaybeAwaitable[SessionTrace]:
         """Return the full event trace of the session."""
+        ...
 
     def destroy_session(self, handle: SessionHandle) -> MaybeAwaitable[None]:
         """Tear the session down; called always, whatever state it is in."""
+        ...
 
     def shutdown(self) -> MaybeAwaitable[None]:
         """Stop the agent; called once per ``init``, in a ``finally``."""
+        ...
+
+
+class SessionProviderDefaults:
+    """The optional members of a :class:`SessionProvider`, with the defaults that apply when a provider lacks them.
+
+    A provider may set any of them (or inherit this class); the runner reads
+    them once per instance (``runner.adapter.ProviderAdapter``).
+    """
+
+    #: ``"suite"``: ``init`` once per model (one instance serves its modes); ``"mode"``: once per mode
+    init_scope: str = "suite"
+    #: True when the agent reads the runner's process environment, so modes run one at a time
+    needs_process_env: bool = False
+    #: True when the synchronous methods return at once (called inline, not in a worker thread)
+    nonblocking_sync: bool = False
+
+    def session_times(self, handle: SessionHandle) -> tuple[str, str] | None:
+        """When the session really started and ended (ISO 8601), for a replayed recording.
+
+        The row's ``startedAt``/``completedAt`` then say when the session happened;
+        None (the default) means the times the runner saw.
+        """
+        return None
 
 
 @runtime_checkable
 class Scorer(Protocol):
-    """Decides whether the agent did its task."""
+    """Decides whether the agent did its task.
+
+    Optional: ``check_scenario(scenario)`` (refuse a scenario it cannot score,
+    before any session) and ``scenario_keys`` (the keys of a scenario's
+    ``extensions`` it scores by, e.g. ``("checks",)``: ``profiler validate``
+    refuses scenarios carrying another scorer's keys that this one ignores).
+    """
 
     id: str
 
     def evaluate(self, scenario: Scenario, context: ScorerContext) -> MaybeAwaitable[ScorerResult]:
         """Check the agent's output and trace against the scenario."""
+        ...
+
+
+class ScorerDefaults:
+    """The optional members of a :class:`Scorer`, with their defaults."""
+
+    def check_scenario(self, scenario: Scenario) -> None:
+        """Raise ``ProfilerError`` for scenario settings this scorer cannot use (``profiler validate``); default: accept."""
 
 
 @runtime_checkable
@@ -93,6 +137,7 @@ class Collector(Protocol):
         self, result: PromptResult, scenario: Scenario, mode: str, trace: SessionTrace | None
     ) -> MaybeAwaitable[Sequence[CustomMetric]]:
         """Return metrics; their names must be unique across collectors."""
+        ...
 
 
 @runtime_checkable
@@ -103,6 +148,7 @@ class Analyzer(Protocol):
 
     def analyze(self, trace: SessionTrace, scenario: Scenario, mode: str) -> MaybeAwaitable[AnalysisResult]:
         """Analyse one trace; finding keys should be namespaced by the analyzer."""
+        ...
 
 
 @runtime_checkable
@@ -113,16 +159,25 @@ class ModeResolver(Protocol):
 
     def resolve(self, mode: str) -> MaybeAwaitable[ModeConfig]:
         """Return the mode's config; raise ``UnknownModeError`` for an unknown mode."""
+        ...
 
 
 @runtime_checkable
 class JudgeProvider(Protocol):
-    """An LLM that answers judge requests (for the ``llm-judge`` scorer)."""
+    """An LLM that answers judge requests (for the ``llm-judge`` scorer).
+
+    Optional: ``init()`` and ``shutdown()`` (``def`` or ``async def``), for a
+    judge that needs something running (the ``opencode`` judge starts a
+    server). ``init()`` is called once per run before the judge's first
+    question, ``shutdown()`` once when the run ends; a judge without them is
+    used as it is.
+    """
 
     id: str
 
     def judge(self, request: JudgeRequest) -> MaybeAwaitable[JudgeResponse]:
         """Ask the judge model and return its raw answer with usage."""
+        ...
 
 
 @runtime_checkable
@@ -134,6 +189,7 @@ class Importer(Protocol):
 
     def load(self, path: Path) -> list[RecordedSession]:
         """The recorded sessions of one file; a foreign or truncated file raises a ``ProfilerError``."""
+        ...
 
 
 @runtime_checkable
@@ -145,6 +201,7 @@ class ScenarioFormat(Protocol):
 
     def parse(self, data: dict[str, Any], source: str) -> Scenario:
         """The scenario of one file (or list item); bad data raises a ``ProfilerError`` naming ``source`` and the field."""
+        ...
 
 
 @runtime_checkable
@@ -169,6 +226,18 @@ PROTOCOLS: dict[str, type] = {
 }
 
 
+#: The optional attributes of a session provider and their defaults.
+PROVIDER_DEFAULTS: dict[str, Any] = {
+    name: getattr(SessionProviderDefaults, name) for name in ("init_scope", "needs_process_env", "nonblocking_sync")
+}
+
+
+def optional_method(component: Any, name: str) -> Any:
+    """A component's optional method (``SessionProviderDefaults``, ``ScorerDefaults``), or None when it has none."""
+    method = getattr(component, name, None)
+    return method if callable(method) else None
+
+
 def required_methods(protocol: type) -> list[str]:
     """The methods a protocol requires, in declaration order."""
     return [name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_")]
@@ -177,6 +246,4 @@ def required_methods(protocol: type) -> list[str]:
 def missing_methods(component: Any, contract: str) -> list[str]:
     """The methods of ``contract`` that ``component`` (an object or a class) lacks; empty if it conforms."""
     protocol = PROTOCOLS[contract]
-    if not isinstance(component, type) and isinstance(component, protocol):
-        return []  # the runtime-checkable protocol accepts it (identity attribute included)
     return [name for name in required_methods(protocol) if not callable(getattr(component, name, None))]

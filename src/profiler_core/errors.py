@@ -53,3 +53,7 @@ class RateLimitedError(ProfilerError):
     def __init__(self, message: str = "rate limited", *, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class SandboxError(ProfilerError):
+    """A sandbox cannot be set up or started (bwrap missing, docker daemon down, a bad sandbox setting)."""

@@ -114,7 +114,9 @@ def profiler_register_judge_providers(register: Register) -> list[Any] | None:
     Called once, when the component registry is built.
 
     :return: a list of factories building objects with an ``id`` and
-        ``judge(request) -> JudgeResponse``. Merged across plugins; ids must be unique.
+        ``judge(request) -> JudgeResponse``, and optionally ``init()`` and
+        ``shutdown()``: called once per run, before the judge's first question
+        and when the run ends. Merged across plugins; ids must be unique.
     :param register: ``register(factory, id=...)`` for a factory without an id attribute.
     """
 

@@ -437,6 +437,22 @@ def normalize_messages(raw: Any, provider: str | None = None, *, where: str = "m
     return out
 
 
+def normalize_message(raw: Any, provider: str | None = None, *, where: str = "message") -> list[Message]:
+    """One message object (as :func:`normalize_messages` reads each item), with errors named from ``where`` itself.
+
+    For a file that stores one message per record (``$.message`` of a Claude
+    Code line): a problem reads ``$.message.content[0].is_error``, not as if
+    the message were the first item of a list.
+    """
+    if provider is not None and provider.lower() not in _MESSAGE_PARSERS:
+        raise ValidationError(f"{where}: unknown message provider {provider!r}; expected one of {sorted(_MESSAGE_PARSERS)}")
+    message = _as_mapping(raw)
+    if message is None:
+        raise ValidationError(f"{where}: expected a message object, got {type(raw).__name__}")
+    kind = provider.lower() if provider is not None else _detect_message(message, where)
+    return list(_MESSAGE_PARSERS[kind](message, where, 0))
+
+
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document", "web_search_tool_result"}
 )
@@ -663,7 +679,8 @@ def _anthropic_message(message: Mapping[str, Any], where: str, index: int) -> li
                 )
             )
         elif kind == "tool_result":
-            is_error = block.get("is_error", False)
+            # null (written by tools that re-save a transcript) is an absent flag, like a missing one.
+            is_error = False if block.get("is_error") is None else block["is_error"]
             if not isinstance(is_error, bool):
                 raise ValidationError(f"{here}.is_error: expected true or false, got {is_error!r}")
             tool_messages.append(
@@ -796,6 +813,7 @@ __all__ = [
     "ToolCall",
     "ToolCallFunction",
     "UsageProvider",
+    "normalize_message",
     "normalize_messages",
     "normalize_usage",
     "tokens_usage",

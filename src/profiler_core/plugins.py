@@ -54,9 +54,12 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.providers.transcripts",
     "profiler_core.providers.claude_code",
     "profiler_core.providers.codex",
+    "profiler_core.providers.opencode",
     "profiler_core.judges.openai",
+    "profiler_core.judges.opencode",
     "profiler_core.scorers.llm_judge",
     "profiler_core.scorers.composite",
+    "profiler_core.scorers.verify",
     "profiler_core.importers",
 )
 

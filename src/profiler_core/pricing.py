@@ -10,14 +10,15 @@ callers get ``None`` and must report the cost as unknown, never as $0.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 import attrs
 
 from .errors import ConfigError
-from .model import CostBreakdown, CostSource, TokenBreakdown
+from .model import CostBreakdown, CostSource, ModelUsage, TokenBreakdown
 
 _PER = Decimal(1_000_000)
 
@@ -157,16 +158,49 @@ def price_tokens(
     return None if prices is None else prices.cost(tokens)
 
 
+def price_usage(
+    calls: Sequence[ModelUsage], overrides: Mapping[str, Any] | None = None, *, model: str | None = None
+) -> CostBreakdown | None:
+    """Each model call's tokens at its price, summed; None when any call has no price.
+
+    Each call is priced on its own, so a tier (a long-context surcharge) applies
+    to the calls that reach it, not to a session whose calls add up past it.
+    ``model`` prices every call as that model instead of the one it names.
+    """
+    total_usd = input_usd = output_usd = reasoning_usd = 0.0
+    for call in calls:
+        priced = price_tokens(model or call.model, call.tokens, overrides)
+        if priced is None:
+            return None
+        total_usd += priced.total_usd
+        input_usd += priced.input_usd
+        output_usd += priced.output_usd
+        reasoning_usd += priced.reasoning_usd
+    return CostBreakdown(total_usd=total_usd, input_usd=input_usd, output_usd=output_usd, reasoning_usd=reasoning_usd)
+
+
 def resolve_cost(
     cost: CostBreakdown,
     tokens: TokenBreakdown,
     model: str | None,
     overrides: Mapping[str, Any] | None = None,
+    model_calls: Sequence[ModelUsage] = (),
 ) -> tuple[CostBreakdown | None, CostSource]:
-    """The cost to report and where it came from: the provider's, computed, or unknown."""
+    """The cost to report and where it came from: the provider's, computed, or unknown.
+
+    With ``model_calls`` each call is priced on its own: at its own model's
+    price when the calls name more than one model (a session that switched from
+    an expensive model to a cheap one is not priced as if the cheap one did
+    everything), else as ``model``, the name the profile's prices use.
+    Without them ``tokens`` are priced as ``model``.
+    """
     if any(v for v in (cost.total_usd, cost.input_usd, cost.output_usd, cost.reasoning_usd)):
         return cost, "provider"
-    computed = price_tokens(model, tokens, overrides)
+    if model_calls:
+        several = len({call.model for call in model_calls}) > 1
+        computed = price_usage(model_calls, overrides, model=None if several else model)
+    else:
+        computed = price_tokens(model, tokens, overrides)
     if computed is None:
         return None, "unknown"
     return computed, "computed"
@@ -199,12 +233,24 @@ def _genai_model_price(model: str) -> Any:
         if sep in model:
             prefix, _, rest = model.partition(sep)
             attempts += [(rest, prefix), (rest, None)]
+    bedrock = _BEDROCK.match(model)
+    if bedrock:
+        # Claude Code on Bedrock records ids such as "converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0":
+        # a routing prefix, a cross-region prefix, then the Bedrock model id that genai-prices lists under "aws".
+        attempts.append((bedrock.group("id"), "aws"))
     for ref, provider in attempts:
         try:
             return calc_price(Usage(), ref, provider_id=provider).model_price
         except LookupError:
             continue
     return None
+
+
+#: A Bedrock model id, after an optional routing prefix ("converse/", "bedrock/") and cross-region prefix ("us.", "jp.").
+_BEDROCK = re.compile(
+    r"^(?:[a-z_-]+/)?(?:(?:us|eu|apac|ap|jp|au|ca|global|us-gov)\.)?"
+    r"(?P<id>(?:anthropic|amazon|meta|mistral|cohere|ai21|deepseek|openai|qwen|writer)\.[^/]+)$"
+)
 
 
 def _genai_prices(model: str, prompt_tokens: int) -> ModelPrices | None:

@@ -51,6 +51,14 @@ class ComponentSpec:
 
 
 @attrs.frozen(kw_only=True)
+class ModelSpec:
+    """One entry of ``models:``: the id the provider runs and the label reports show (``gpt-4.1`` is short for ``{id: gpt-4.1}``)."""
+
+    id: Name
+    label: Name | None = None
+
+
+@attrs.frozen(kw_only=True)
 class ProviderSection:
     """``provider:`` — the session provider, the model it runs and its port."""
 
@@ -74,6 +82,8 @@ class JudgeSection:
 EXECUTORS = ("local", "ray")
 Executor = Annotated[str, Expect(f"one of {', '.join(EXECUTORS)}", lambda v: v in EXECUTORS)]
 TraceFormat = Annotated[str, Expect(f"one of {', '.join(TRACE_FORMATS)}", lambda v: v in TRACE_FORMATS)]
+KEEP_WORKSPACES = ("failed", "all", "none")
+KeepWorkspaces = Annotated[str, Expect(f"one of {', '.join(KEEP_WORKSPACES)}", lambda v: v in KEEP_WORKSPACES)]
 
 
 @attrs.frozen(kw_only=True)
@@ -87,6 +97,69 @@ class RaySection:
         factory=dict
     )
     runtime_env: Options = attrs.field(factory=dict)
+
+
+#: values of ``execution.sandbox`` and ``execution.network`` (docs/sandbox.md)
+SANDBOXES = ("none", "bwrap", "docker", "podman")
+NETWORKS = ("none", "model", "full")
+Sandbox = Annotated[str, Expect(f"one of {', '.join(SANDBOXES)}", lambda v: v in SANDBOXES)]
+Network = Annotated[str, Expect(f"one of {', '.join(NETWORKS)}", lambda v: v in NETWORKS)]
+#: ``execution.stop.metrics``: what a stop rule may decide on (docs/profiles.md, "Stopping when decided")
+STOP_METRICS = ("success", "cost", "wall_ms", "tokens", "tool_calls", "turns")
+StopMetric = Annotated[str, Expect(f"one of {', '.join(STOP_METRICS)}", lambda v: v in STOP_METRICS)]
+
+
+def parse_margin(value: Any) -> tuple[float, str] | None:
+    """``"5%"`` -> (0.05, "relative"), ``"5pp"`` -> (0.05, "points"), ``0.5`` -> (0.5, "absolute"); None if none of these."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return (float(value), "absolute") if value >= 0 and value == value and value != float("inf") else None
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower()
+    for suffix, kind in (("pp", "points"), ("%", "relative")):
+        if text.endswith(suffix):
+            try:
+                number = float(text[: -len(suffix)])
+            except ValueError:
+                return None
+            return (number / 100.0, kind) if 0 <= number < float("inf") else None
+    return None
+
+
+Margin = Annotated[Any, Expect("a margin such as 5%, 5pp or a number >= 0", lambda v: parse_margin(v) is not None)]
+Confidence = Annotated[float, Expect("a number between 0 and 1, such as 0.95", lambda v: 0 < v < 1)]
+StopRuleName = Annotated[str, Expect("`decided`", lambda v: v == "decided")]
+#: the margin of a metric that ``margins`` leaves out: 5 points for success, 5% of the baseline's mean for the rest
+DEFAULT_MARGINS: dict[str, Any] = {"success": "5pp", "cost": "5%"}
+DEFAULT_MARGIN = "5%"
+
+
+@attrs.frozen(kw_only=True)
+class StopSettings:
+    """``execution.stop:`` — run in rounds and stop once every comparison is decided (``profiler_core.stopping``)."""
+
+    rule: StopRuleName = "decided"
+    #: rounds run before the first decision (a round = one repetition of every cell)
+    min_repetitions: PositiveCount = 3
+    #: the run stops here whatever is decided
+    max_repetitions: PositiveCount = 50
+    metrics: Annotated[tuple[StopMetric, ...], Expect("a non-empty list of metrics", bool)] = ("success", "cost", "wall_ms")
+    #: metric -> equivalence margin; a metric left out gets ``DEFAULT_MARGINS`` or ``DEFAULT_MARGIN``
+    margins: Annotated[dict[StopMetric, Margin], Expect("a mapping of metric -> margin", aliases={None: dict})] = attrs.field(
+        factory=dict
+    )
+    confidence: Confidence = 0.95
+    #: the mode every other mode is compared with (None: the first mode, as in the report)
+    baseline: Name | None = None
+
+    def margin(self, metric: str) -> tuple[float, str]:
+        """``(value, kind)`` of a metric's margin; kind is "points", "relative" or "absolute"."""
+        raw = self.margins.get(metric, DEFAULT_MARGINS.get(metric, DEFAULT_MARGIN))
+        parsed = parse_margin(raw)
+        assert parsed is not None  # checked when the profile was read
+        return parsed
 
 
 @attrs.frozen(kw_only=True)
@@ -112,6 +185,20 @@ class ExecutionConfig:
     ray: RaySection = attrs.field(factory=RaySection)
     #: processes that run the analyzers and serialise the traces (0: in the runner's loop; None: ``auto``)
     analysis_workers: AnalysisWorkers = 0
+    #: where agents and verifiers run: ``none`` (on the host), ``bwrap``, ``docker``, ``podman`` (docs/sandbox.md)
+    sandbox: Sandbox = "none"
+    #: what a sandboxed agent reaches: ``none``, ``model`` (its endpoints and ``allow_hosts``), ``full``; None: ``model`` in a sandbox
+    network: Network | None = None
+    #: docker / podman image (None: the host's own toolchain in an empty image made offline)
+    sandbox_image: Name | None = None
+    #: hosts reachable besides the model endpoints with ``network: model`` (``host``, ``host:port``, ``*.domain``)
+    allow_hosts: Annotated[tuple[str, ...], Expect("a list of host names")] = ()
+    #: more host paths hidden inside the sandbox (the user's home always is)
+    hide_paths: Annotated[tuple[str, ...], Expect("a list of paths")] = ()
+    #: host paths shown read-only inside although hidden (a toolchain under the home)
+    expose_paths: Annotated[tuple[str, ...], Expect("a list of paths")] = ()
+    #: sequential stopping (None: the fixed design of ``repetitions``); ``repetitions`` is then ``max_repetitions``
+    stop: StopSettings | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -123,6 +210,8 @@ class OutputConfig:
     session_export: Flag = True
     #: ``jsonl``: one append-only trace store per run; ``files``: one JSON file per session
     trace_format: TraceFormat = "jsonl"
+    #: session workspaces kept under ``reports/<runId>/workspaces/``: of failed sessions, all, or none
+    keep_workspaces: KeepWorkspaces = "failed"
     log_level: LogLevel = "info"
 
 
@@ -165,7 +254,7 @@ class Profile:
 
     modes: ModeNames | ModeMapping
     scenarios: ScenariosSection
-    models: Annotated[tuple[str, ...], Expect("a non-empty list of model names", lambda v: bool(v) and all(v))] | None = None
+    models: Annotated[tuple[ModelSpec, ...], Expect("a non-empty list of model names or {id, label}", bool)] | None = None
     provider: ProviderSection = attrs.field(factory=lambda: ProviderSection(id="simulated"))
     mode_resolver: ComponentSpec | None = None
     scorer: ComponentSpec | None = None  # None: the `checks` scorer
@@ -216,13 +305,24 @@ def _defaults_when_null(cls: type) -> Callable[[Any, Callable[[dict], Any]], Any
     return structure
 
 
+def _stop_shorthand(value: Any, structure_mapping: Callable[[dict], Any]) -> Any:
+    """``stop: decided`` is short for ``stop: {rule: decided}`` (every other key at its default)."""
+    if value == "decided":
+        return StopSettings()
+    if isinstance(value, dict):
+        return structure_mapping(value)
+    raise TypeError(f"expected `decided` or a mapping, got {json_kind(value)} {value!r}"[:200])
+
+
 register_plain_keys(ComponentSpec, _id_or_mapping(ComponentSpec, "an id or {id, options}"))
 register_plain_keys(
     ProviderSection, _id_or_mapping(ProviderSection, "a mapping with an `id` (or leave `provider` out for the simulator)")
 )
 register_plain_keys(JudgeSection, _id_or_mapping(JudgeSection, "a mapping with an `id`"))
+register_plain_keys(ModelSpec, _id_or_mapping(ModelSpec, "a model name or {id, label}"))
 # Before ExecutionConfig: its structure function is generated now, with the hooks known now.
 register_plain_keys(RaySection, _defaults_when_null(RaySection))
+register_plain_keys(StopSettings, _stop_shorthand)
 register_plain_keys(ExecutionConfig, _defaults_when_null(ExecutionConfig))
 register_plain_keys(OutputConfig, _defaults_when_null(OutputConfig))
 register_plain_keys(ScenariosSection, _mapping_only("a mapping with `path` and optionally `set` or `ids`"))

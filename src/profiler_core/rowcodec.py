@@ -41,6 +41,7 @@ _CONSTRAINTS: dict[Callable[..., None], msgspec.Meta] = {
     v.positive: msgspec.Meta(gt=0),
     v.amount: msgspec.Meta(ge=0, le=v.MAX_COUNT),
     v.iteration_number: msgspec.Meta(ge=-1, le=v.MAX_COUNT),
+    v.unit_interval: msgspec.Meta(ge=0, le=1),
 }
 
 #: Converters a row field may have: none, or one the struct's own type already gives (a tuple).

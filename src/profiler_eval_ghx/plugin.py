@@ -63,15 +63,6 @@ def profiler_register_commands(cli):
 
 
 @hookimpl
-def profiler_register_providers() -> list:
-    """The ``opencode`` provider: live OpenCode sessions through ``opencode serve``."""
-    # Imported here, when the registry is built, so `profiler --help` does not load httpx.
-    from .opencode import OpenCodeProvider
-
-    return [OpenCodeProvider]
-
-
-@hookimpl
 def profiler_register_scorers() -> list:
     """The ``checkpoint`` scorer: checkpoints against live GitHub state."""
     from .scorer import CheckpointScorer

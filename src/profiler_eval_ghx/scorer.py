@@ -49,6 +49,8 @@ class CheckpointScorer:
     """Scores an iteration by running each checkpoint's capability against GitHub and testing its condition."""
 
     id = "checkpoint"
+    #: the scenario ``extensions`` keys this scorer scores by
+    scenario_keys = ("assertions",)
 
     def __init__(
         self,

@@ -59,15 +59,20 @@ class Usage:
     prompt: int = 120
     completion: int = 15
     cached: int = 40
+    #: reasoning tokens, part of ``completion`` as OpenAI counts them (0: no ``completion_tokens_details``)
+    reasoning: int = 0
 
     def as_openai(self) -> dict[str, Any]:
         """The ``usage`` object of an OpenAI chat completion."""
-        return {
+        usage: dict[str, Any] = {
             "prompt_tokens": self.prompt,
             "completion_tokens": self.completion,
             "total_tokens": self.prompt + self.completion,
             "prompt_tokens_details": {"cached_tokens": self.cached},
         }
+        if self.reasoning:
+            usage["completion_tokens_details"] = {"reasoning_tokens": self.reasoning}
+        return usage
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,13 @@ from ..interrupt import EXIT_STATUS, armed, leave
 from ..redact import redact_text
 from ..textcut import cut_lines
 from .analyze import analyze
+from .compare import compare_command
 from .context import pass_manager, plugin_manager
+from .export import export_command
 from .group import ProfilerGroup
 from .import_ import import_command
 from .init import init_command
+from .plan import plan_command
 from .plugins import list_plugins
 from .report import report_command
 from .run import run_command, validate_command
@@ -43,6 +46,8 @@ def cli() -> None:
 
 
 for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, traces_group, list_plugins):
+    cli.add_command(_command)
+for _command in (plan_command, compare_command, export_command):
     cli.add_command(_command)
 
 

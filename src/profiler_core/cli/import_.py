@@ -38,8 +38,10 @@ def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str
 @click.option("--scorer", "scorer_id", metavar="ID", help="Score each session with this scorer (default: it succeeds when it ended without error).")
 @click.option("--run-id", help="Run id of the rows (default: the --out file name without .jsonl).")
 @click.option("--model", help="Model to record (and price) when a file names none, e.g. for traces.")
+@click.option("--append", "existing", flag_value="append", help="--out exists: add these sessions to it.")
+@click.option("--replace", "existing", flag_value="replace", help="--out exists: replace it (rows, analysis, manifest).")
 @pass_manager
-def import_command(manager: PluginManager, format, files, out, mode, scenario, scorer_id, run_id, model):
+def import_command(manager: PluginManager, format, files, out, mode, scenario, scorer_id, run_id, model, existing):
     """Turn recorded agent sessions into profile rows that `profiler report` can read.
 
     FORMAT is one of openai, anthropic, claude-code, codex, opencode, trace
@@ -47,7 +49,9 @@ def import_command(manager: PluginManager, format, files, out, mode, scenario, s
     session becomes one row, replayed through the runner as `profiler run`
     would; traces go to <out dir>/sessions/, analysis to <out>.analysis.jsonl,
     the manifest to <out>.manifest.json. A bad file is reported (file and line
-    or key) and nothing is written.
+    or key) and nothing is written. An --out that exists is refused unless
+    --append or --replace says what to do; a run still being written there is
+    always refused.
 
     \b
     Examples:
@@ -83,6 +87,7 @@ def import_command(manager: PluginManager, format, files, out, mode, scenario, s
         scorer_id=scorer_id,
         run_id=run_id,
         model=model,
+        existing=existing or "refuse",
     )
     for warning in result.warnings:
         click.echo(f"warning: {printable(warning)}", err=True)

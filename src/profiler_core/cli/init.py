@@ -13,6 +13,7 @@ from ..errors import ConfigError
 DEMO_FILES = (
     "README.md",
     "profile.yaml",
+    "stop.yaml",
     "scenarios/scenario-sets.json",
     "scenarios/add-retry-flag.json",
     "scenarios/bump-dependency.json",

@@ -6,28 +6,13 @@ from pathlib import Path
 
 import click
 
-from ..errors import ProfilerError, StoreError
+from ..errors import ProfilerError
 from ..redact import redact_text
+from ..runfiles import resolve_results
 from ..textcut import cut_lines, printable
 
 #: Warnings printed one by one; the rest are counted (all are in report.md).
 _MAX_PRINTED = 20
-
-
-def resolve_results(source: str, results_dir: Path) -> Path:
-    """A results file path, or a run id looked up as ``<results-dir>/<RUN_ID>.jsonl`` (or ``.jsonl.gz``)."""
-    path = Path(source)
-    if path.is_file():
-        return path
-    looks_like_path = path.suffix in (".jsonl", ".gz", ".json") or "/" in source or "\\" in source
-    if looks_like_path:
-        raise StoreError(f"{source}: results file not found")
-    for candidate in (results_dir / f"{source}.jsonl", results_dir / f"{source}.jsonl.gz"):
-        if candidate.is_file():
-            return candidate
-    raise StoreError(
-        f"{source}: no such results file, and no run {source!r} in {results_dir}/ (looked for {results_dir / (source + '.jsonl')})"
-    )
 
 
 @click.command("report")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import ConfigError, ProfilerError
+from ..errors import ProfilerError
 from ..textcut import printable
 from .context import pass_manager
 from .progress import make_progress, progress_option
@@ -34,6 +34,24 @@ def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_w
     }
 
 
+def _settings(values: tuple[str, ...]) -> dict[str, str]:
+    """``--set KEY=VALUE`` options as ``{key: value}`` (a key given twice: the last wins); one line for a bad one."""
+    from ..profile_settings import parse_setting
+
+    return dict(parse_setting(value) for value in values)
+
+
+def _configure_logging(level_name: str) -> None:
+    """The CLI owns logging: the profile's level, and httpx's per-request lines only at debug (a poll makes several)."""
+    level = LOG_LEVELS.get(level_name, logging.INFO)
+    logging.basicConfig(level=level, format="%(levelname)s %(message)s", stream=sys.stderr)
+    logging.getLogger("agent_profiler").setLevel(level)
+    logging.getLogger("httpx").setLevel(max(level, logging.WARNING) if level > logging.DEBUG else level)
+    from .terminal import protect_log_handlers
+
+    protect_log_handlers()  # log lines (a retry's error, a hook's failure) mask secrets and escape control characters
+
+
 def _median(values):
     return statistics.median(values) if values else float("nan")
 
@@ -48,8 +66,8 @@ class _Brief:
         self.tokens, self.wall_ms, self.cost_usd = row.tokens.total, row.timing.wall_ms, row.cost.total_usd
 
 
-def print_summary(rows, console) -> None:
-    """Per-mode table: success rate, median tokens, wall time and cost."""
+def print_summary(rows, console, labels=None) -> None:
+    """Per-mode table: success rate, median tokens, wall time and cost (models by their ``labels`` when given)."""
     from rich.table import Table
 
     # Only the few numbers the table needs are kept per row, read one row at a time from the file.
@@ -66,7 +84,7 @@ def print_summary(rows, console) -> None:
     for (model, mode), group in groups.items():
         ok = sum(1 for r in group if r.success)
         table.add_row(
-            *((cell(model),) if several_models else ()),
+            *((cell((labels or {}).get(model, model)),) if several_models else ()),
             cell(mode),
             str(len(group)),
             f"{ok / len(group):.0%}",
@@ -94,95 +112,62 @@ def print_summary(rows, console) -> None:
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
 @click.option("--allow-errors", is_flag=True, help="Exit 0 even when cells still errored after their retries.")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Cap every session's timeout at this many seconds.")
+@click.option("--dry-run", is_flag=True, help="Print the matrix, the sessions and an estimate of cost and time; start nothing.")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML: a test case per (mode, scenario).")
+@click.option("--set", "set_values", multiple=True, metavar="KEY=VALUE", help="Set any profile key (YAML value), e.g. execution.repetitions=3 (repeatable).")
 @progress_option
 @pass_manager
-def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, progress):
+def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, set_values, progress, junit_file):
     """Run a profile: every model x mode x scenario x repetition.
+
+    Any profile key can be set for this run with --set (validated like the
+    file); PROFILER_REPETITIONS, PROFILER_WARMUP, PROFILER_LOG_LEVEL,
+    PROFILER_MODES, EVAL_MODEL, EVAL_PROVIDER_ID and EVAL_PROVIDER_PORT set
+    theirs from the environment. --set wins over the environment, which wins
+    over the file.
 
     \b
     Examples:
       profiler run examples/demo/profile.yaml
       profiler run profile.yaml --mode baseline --mode with_skill --repetitions 10
+      profiler run profile.yaml --set execution.repetitions=3 --set provider.model=openai/gpt-4.1
+      PROFILER_REPETITIONS=10 profiler run profile.yaml
       profiler run profile.yaml --resume run_20261122T051500Z_3f9a
+      profiler run profile.yaml --dry-run
+      profiler run profile.yaml --junit profile-junit.xml
     """
     import trio
     from rich.console import Console
 
-    from ..config import load_profile
-    from ..model import ProfileRow
-    from ..runner import options_from_config, run_profile_suite
-    from ..store import RunLock, RunPaths, read_jsonl, read_manifest, repair_truncated_tail
+    from ..runner.launch import run_from_profile
 
     overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
-    config = load_profile(profile, overrides, registry=manager.registry)
-    previous_rows = []
-    resumed_from: tuple[str, ...] = ()
-    if resume_id:
-        if run_id and run_id != resume_id:
-            raise ConfigError("--run-id and --resume name different runs")
-        paths = RunPaths(Path(config.output.results_dir), resume_id)
-        manifest = read_manifest(paths.manifest)
-        if manifest.overrides:
-            # Resume what was started, its flags included; flags given now win.
-            config = load_profile(profile, {**manifest.overrides, **overrides}, registry=manager.registry)
-        if config.profile_hash() != manifest.profile_hash and not force:
-            raise ConfigError(
-                f"the profile (or its scenarios) changed since run {resume_id} started; "
-                "resuming would mix two experiments (use --force to resume anyway)"
-            )
-        installed = {p.name: p.version for p in manager.plugins.values() if p.error is None}
-        changed = [p.name for p in manifest.plugins if p.name in installed and installed[p.name] != p.version]
-        if changed and not force:
-            raise ConfigError(f"plugin versions changed since run {resume_id} started: {', '.join(changed)} (use --force)")
-        from ..model import SessionAnalysisBundle
+    if set_values:
+        overrides["settings"] = _settings(set_values)
+    if dry_run:
+        from ..config import load_profile
+        from .dry_run import print_dry_run
 
-        # Refuse before touching the files when the run is still being written by another process.
-        probe = RunLock(paths)
-        probe.acquire()
-        probe.release()
-        for file, cls in ((paths.jsonl, ProfileRow), (paths.analysis, SessionAnalysisBundle)):
-            repaired = repair_truncated_tail(file, cls)
-            if repaired:
-                click.echo(f"warning: {printable(repaired)}", err=True)
-        read = read_jsonl(paths.jsonl) if paths.jsonl.exists() else None
-        previous_rows = read.rows if read else []
-        for problem in read.problems if read else []:
-            click.echo(f"warning: {printable(problem)}", err=True)
-        run_id = resume_id
-        resumed_from = (*manifest.resumed_from, manifest.started_at)
-
-    elif run_id:
-        paths = RunPaths(Path(config.output.results_dir), run_id)
-        if paths.jsonl.exists() or paths.manifest.exists():
-            raise ConfigError(
-                f"run {run_id!r} already exists in {paths.results_dir}; "
-                f"use --resume {run_id} to finish it, or another --run-id"
-            )
-
-    logging.basicConfig(level=LOG_LEVELS.get(config.output.log_level, logging.INFO), format="%(levelname)s %(message)s", stream=sys.stderr)
-    logging.getLogger("agent_profiler").setLevel(LOG_LEVELS.get(config.output.log_level, logging.INFO))
-    from .terminal import protect_log_handlers
-
-    protect_log_handlers()  # log lines (a retry's error, a hook's failure) mask secrets and escape control characters
-    hooks = []
+        print_dry_run(load_profile(profile, overrides, registry=manager.registry), click.echo)
+        return
     bar = make_progress(progress)
-    if bar is not None:
-        hooks.append(bar)
-    options = options_from_config(
-        config, manager, run_id=run_id, hooks=hooks, handle_sigint=True, previous_rows=previous_rows, resumed_from=resumed_from,
-        time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
+    run, config = run_from_profile(
+        profile, manager,
+        overrides=overrides,
+        run_id=run_id, resume=resume_id, force=force, hooks=[bar] if bar is not None else [],
+        on_prepared=lambda run: click.echo(
+            f"Run {run.run_id}" + (f" (resuming: {run.resumed_cells} cells already done)" if resume_id else "")
+        ),
+        handle_sigint=True, time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
     )
-    from ..runner.suite import new_run_id
-
-    options.run_id = options.run_id or new_run_id()
-    click.echo(f"Run {options.run_id}" + (f" (resuming: {len(previous_rows)} cells already done)" if resume_id else ""))
+    _configure_logging(config.output.log_level)
     try:
-        result = trio.run(run_profile_suite, options)
+        result = trio.run(run.execute_all)
     finally:
         if bar is not None:
             bar.stop()
     console = Console()
-    print_summary(result.rows, console)
+    print_summary(result.rows, console, config.overrides.get("model_labels"))
     click.echo(f"Results:  {result.output_jsonl_path}")
     click.echo(f"Manifest: {result.manifest_path}")
     traces = _traces_location(result.manifest_path)
@@ -199,6 +184,11 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
         sys.exit(130)
     if not no_report:
         _write_report(result, config, console)
+    if junit_file is not None:
+        from ..junit import write_run_junit
+
+        write_run_junit(Path(result.output_jsonl_path), junit_file)
+        click.echo(f"JUnit:    {junit_file}")
     errored = result.counts.errored
     if errored:
         # A run whose cells errored measured the failure, not the agent: say so in the exit status.
@@ -228,6 +218,13 @@ def _write_report(result, config, console) -> None:
     click.echo(f"          {written.md}")
 
 
+def _scorer_problems(config, scorer, manager) -> list[str]:
+    """A scorer that ignores what the scenarios carry to be scored by (eval checkpoints under ``checks``)."""
+    from ..scorers.coverage import unscored_problems
+
+    return unscored_problems(config, scorer, manager.registry) if scorer is not None else []
+
+
 @click.command("validate")
 @click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
 @pass_manager
@@ -253,12 +250,14 @@ def validate_command(manager, profile):
         click.echo(f"{len(exc.problems)} problem(s) found", err=True)
         sys.exit(1)
     built, problems = build_components(config, manager)
+    problems += _scorer_problems(config, built.get("scorer"), manager)
     if built.get("mode_resolver") is not None:
         problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
         problems += trio.run(check_provider_overrides, config, manager, built["mode_resolver"])
-    from ..runner.ray_executor import ray_problems
+    from ..runner.executors.ray import ray_problems
 
     problems += [f"{profile}: {line}" for line in ray_problems(config.execution.executor)]
+    problems += sandbox_problems(config, profile)
     if problems:
         for line in problems:
             click.echo(f"Error: {cut_lines(line)}", err=True)
@@ -266,18 +265,33 @@ def validate_command(manager, profile):
         sys.exit(1)
     cells = len(config.models) * len(config.modes) * len(config.scenarios) * config.execution.repetitions
     click.echo(f"{profile}: OK")
-    models = ", ".join(m or "(not given: the agent's own default)" for m in config.models)
+    labels = config.overrides.get("model_labels") or {}
+    models = ", ".join((f"{m} ({labels[m]})" if m in labels else m) or "(not given: the agent's own default)" for m in config.models)
     click.echo(f"  models:      {models}")
     click.echo(f"  modes:       {', '.join(config.modes)} (resolver: {config.mode_resolver.id})")
     click.echo(f"  scenarios:   {len(config.scenarios)} ({', '.join(s.id for s in config.scenarios)})")
-    click.echo(f"  repetitions: {config.execution.repetitions}")
-    click.echo(f"  matrix:      {cells} iterations")
+    stop = config.execution.stop
+    if stop is not None:
+        click.echo(f"  repetitions: {stop.min_repetitions} to {stop.max_repetitions} (execution.stop: decided on {', '.join(stop.metrics)})")
+        click.echo(f"  matrix:      at most {cells} iterations")
+    else:
+        click.echo(f"  repetitions: {config.execution.repetitions}")
+        click.echo(f"  matrix:      {cells} iterations")
     click.echo(f"  provider:    {config.provider.id}   scorer: {config.scorer.id}")
     click.echo(f"  collectors:  {', '.join(c.id for c in built['collectors'] if c) or 'none'}")
     click.echo(f"  analyzers:   {', '.join(a.name for a in built['analyzers'] if a) or 'none'}")
 
 
-__all__ = ["ProfilerError", "run_command", "validate_command"]
+def sandbox_problems(config, profile) -> list[str]:
+    """The sandbox of ``execution.sandbox`` cannot start here: one line (a trial run; nothing when ``none``)."""
+    if config.execution.sandbox == "none" and config.execution.network is None:
+        return []  # no sandbox: do not even import the package
+    from ..sandbox import sandbox_problems as check_sandbox
+
+    return check_sandbox(config.execution, str(profile))
+
+
+__all__ = ["ProfilerError", "run_command", "sandbox_problems", "validate_command"]
 
 
 def _traces_location(manifest_path: str | None) -> str | None:

@@ -1,67 +1,95 @@
-"""``profiler view``: open the latest (or a named) report in the browser, or serve the reports folder."""
+"""``profiler view``: a local web viewer of runs, their rows and each session's transcript."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import click
 
-from ..errors import ProfilerError
+from ..errors import ProfilerError, StoreError
 
 
 @click.command("view")
-@click.argument("target", metavar="[RUN_ID|report.html]", required=False)
+@click.argument("target", metavar="[RUN_ID|RESULTS_DIR|RESULTS.jsonl]", required=False)
+@click.option(
+    "--results-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Where runs are found (and a RUN_ID is looked up).",
+)
 @click.option(
     "--reports-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("reports"),
-    show_default=True,
-    help="Where run reports live.",
+    help="Where run reports live [default: the manifest's, else reports/ beside the results folder].",
 )
-@click.option("--serve", is_flag=True, help="Serve the reports folder on 127.0.0.1 instead of opening a file.")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port for --serve (0: a free one).")
-@click.option("--no-browser", is_flag=True, help="With --serve: print the URL, open no browser.")
-def view_command(target: str | None, reports_dir: Path, serve: bool, port: int, no_browser: bool) -> None:
-    """Open a run's report.html in the browser (the latest one by default).
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (anything but loopback exposes your runs).")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port (0: a free one).")
+@click.option("--no-open", "--no-browser", "no_open", is_flag=True, help="Print the URL; open no browser.")
+def view_command(target: str | None, results_dir: Path, reports_dir: Path | None, host: str, port: int, no_open: bool) -> None:
+    """Browse runs in a local web viewer: reports, rows, and each session's transcript.
+
+    Opens the newest run (or RUN_ID) of the results folder; the viewer lists every
+    run there. Ctrl-C stops it. Needs the [view] extra:
+    pip install 'agent-profiler[view]'.
 
     \b
     Examples:
-      profiler view                          # the newest reports/<runId>/report.html
-      profiler view run_2024-06-01_abc123    # that run's report
-      profiler view --serve --no-browser     # http://127.0.0.1:PORT/ until Ctrl-C
+      profiler view                              # the newest run in results/
+      profiler view run_2024-06-01_abc123        # that run
+      profiler view ci-artifacts/results         # the runs of another folder
+      profiler view --no-open --port 8765        # print the URL only
     """
-    from .. import view
+    from ..viewer import missing_dependency
+
+    problem = missing_dependency()
+    if problem:
+        raise click.ClickException(problem)
+    from ..viewer.app import make_app
+    from ..viewer.pages import run_url
+    from ..viewer.server import open_browser, serve
 
     try:
-        report = view.find_report(target, reports_dir) if (target or not serve) else None
-        if report is not None and not serve:
-            url = view.open_in_browser(report)
-            click.echo(f"Opened {url}")
-            return
-        root = reports_dir if report is None or _inside(report, reports_dir) else report.parent
-        server, _thread = view.serve(root, port)
-    except (ProfilerError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
-    url = view.served_url(server, root, report)
-    click.echo(f"Serving {root} at {url} (Ctrl-C to stop)")
-    try:
-        if not no_browser:
-            view.open_url(url)
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        click.echo("Stopped.", err=True)
+        catalog, where, start = _catalog(target, results_dir, reports_dir)
     except ProfilerError as exc:
         raise click.ClickException(str(exc)) from None
-    finally:
-        server.shutdown()
-        server.server_close()
+    hosts = tuple(dict.fromkeys(("127.0.0.1", "localhost", "[::1]", host if ":" not in host else f"[{host}]")))
+    app = make_app(catalog, where, hosts)
 
+    def ready(base: str) -> None:
+        url = base.rstrip("/") + (run_url(start) if start else "/")
+        click.echo(f"Viewing {where} at {url} (Ctrl-C to stop)")
+        if not no_open and not open_browser(url):
+            click.echo(f"No browser could be started; open {url} yourself.", err=True)
 
-def _inside(path: Path, folder: Path) -> bool:
     try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
+        serve(app, host, port, ready)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+    click.echo("Stopped.", err=True)
+
+
+def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
+    """The catalog to serve, a description of where its runs are, and the key of the run to open first."""
+    from ..runfiles import is_results_file, resolve_results
+    from ..viewer.catalog import Catalog
+
+    if target is not None and Path(target).is_dir():
+        results_dir, target = Path(target), None
+    if target is not None and Path(target).is_file() and not is_results_file(Path(target)):
+        raise StoreError(f"{target}: not a results file (expected a run's <runId>.jsonl)")
+    if target is not None:
+        path = resolve_results(target, results_dir)
+        catalog = Catalog(path.parent, reports_dir)
+        start = next((run.key for run in catalog.runs() if run.files.results == path), None)
+        return catalog, str(path.parent), start
+    if not results_dir.is_dir():
+        raise StoreError(
+            f"{results_dir}: no results folder here; name the folder `profiler run` printed under Results: "
+            "(e.g. profiler view examples/demo/results)"
+        )
+    catalog = Catalog(results_dir, reports_dir)
+    runs = catalog.runs()
+    if not runs:
+        raise StoreError(f"{results_dir}: no runs found (looked for <runId>.jsonl files)")
+    return catalog, str(results_dir), runs[0].key

@@ -23,6 +23,7 @@ import attrs
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError
 from ._build import RecordedSession
+from .subagents import attach_subagents
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins import Registry
@@ -147,4 +148,14 @@ def with_model(session: RecordedSession, model: str | None) -> RecordedSession:
     )
 
 
-__all__ = ["FORMATS", "ModuleImporter", "RecordedSession", "check_format", "formats", "get_importer", "load_sessions", "with_model"]
+__all__ = [
+    "FORMATS",
+    "ModuleImporter",
+    "RecordedSession",
+    "attach_subagents",
+    "check_format",
+    "formats",
+    "get_importer",
+    "load_sessions",
+    "with_model",
+]

@@ -20,6 +20,7 @@ from ..model import (
     CostBreakdown,
     CostSource,
     ErrorEvent,
+    ModelUsage,
     PromptMetrics,
     PromptResult,
     ReasoningEvent,
@@ -73,6 +74,8 @@ class RecordedSession:
     error: str | None = None
     #: things worth telling the user (missing usage, orphan tool results...)
     warnings: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+    #: the subagent whose own transcript this is (Claude Code's ``agentId``); None for a main session
+    agent_id: str | None = None
 
     @property
     def stem(self) -> str:
@@ -280,7 +283,7 @@ def iter_jsonl(path: Path, text: str | None = None) -> Iterator[tuple[int, Any]]
                     "was the file copied while the session was still being written?"
                 ) from None
             raise ValidationError(f"{path}:{index + 1}: not valid JSON ({json_problem(exc)})") from None
-        yield index + 1, value
+        yield index + 1, absent_nulls(value)
 
 
 def read_json_records(path: Path) -> list[tuple[str, Any]]:
@@ -300,6 +303,7 @@ def read_json_records(path: Path) -> list[tuple[str, Any]]:
     except json.JSONDecodeError as exc:
         hint = truncation_hint(exc, text)
         raise ValidationError(f"{path}: not valid JSON ({json_problem(exc, line=True)}){hint}") from None
+    value = absent_nulls(value)
     if isinstance(value, list):
         return [(f"{path}[{i}]", item) for i, item in enumerate(value)]
     return [(str(path), value)]
@@ -312,6 +316,24 @@ def load_json(text: str, where: str) -> Any:
         value, replaced = clean_value(value)
         if replaced:
             warn_replaced(where, replaced)
+    return value
+
+
+#: Keys whose values are the agent's own data (tool inputs and outputs): kept exactly as recorded, nulls included.
+_VERBATIM = frozenset({"input", "arguments", "output", "toolUseResult", "metadata"})
+
+
+def absent_nulls(value: Any) -> Any:
+    """``value`` with every ``null`` member of a JSON object left out: a null optional field is an absent one.
+
+    Tools that re-save a session write ``null`` where the agent wrote ``false``
+    or nothing (``"is_error": null``); reading null as absent lets one reader
+    take both. The agent's own data (tool inputs and outputs) is kept as it is.
+    """
+    if isinstance(value, dict):
+        return {k: (v if k in _VERBATIM else absent_nulls(v)) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [absent_nulls(item) for item in value]
     return value
 
 
@@ -362,6 +384,8 @@ class _Turn:
     items: list[Any] = attrs.Factory(list)
     start: datetime | None = None
     end: datetime | None = None
+    #: the subagent that took the turn (None: the session's own agent)
+    agent: str | None = None
 
 
 class SessionBuilder:
@@ -418,7 +442,7 @@ class SessionBuilder:
 
     # structure -----------------------------------------------------------------
 
-    def turn(self, key: Any = None, moment: datetime | None = None) -> _Turn:
+    def turn(self, key: Any = None, moment: datetime | None = None, *, agent: str | None = None) -> _Turn:
         """The turn of ``key`` (e.g. a message id), opened now if new; ``None`` always opens a new turn."""
         if key is not None and key in self._by_key:
             found = self._by_key[key]
@@ -426,7 +450,7 @@ class SessionBuilder:
             return found
         start = self._next_start or (self.turns[-1].end if self.turns and self.turns[-1].end else self.last)
         self._next_start = None
-        new = _Turn(key=key, start=start or moment, end=None)
+        new = _Turn(key=key, start=start or moment, end=None, agent=agent)
         self.turns.append(new)
         if key is not None:
             self._by_key[key] = new
@@ -543,7 +567,12 @@ class SessionBuilder:
             begin, finish = (iso(t0) if t0 else fallback), (iso(t1) if t1 else fallback)
             turns.append(
                 Turn(
-                    number=number, events=turn_events, start_timestamp=begin, end_timestamp=finish, duration_ms=duration
+                    number=number,
+                    events=turn_events,
+                    start_timestamp=begin,
+                    end_timestamp=finish,
+                    duration_ms=duration,
+                    agent=turn.agent,
                 )
             )
             events.extend(turn_events)
@@ -553,6 +582,7 @@ class SessionBuilder:
         if total_usage is None and not self.usage:
             self.warnings.append(f"{self.source}: no token usage recorded; tokens are 0")
         cost, cost_source = self._cost(model, tokens, total_usage is not None, price_tokens)
+        model_calls = self._model_calls(model, tokens, total_usage is not None)
 
         texts = next((t for t in reversed(turns) if any(isinstance(e, TextOutputEvent) for e in t.events)), None)
         final = "\n".join(e.content for e in texts.events if isinstance(e, TextOutputEvent)) if texts else ""
@@ -560,7 +590,9 @@ class SessionBuilder:
             completion_reason = "error"
         result = PromptResult(
             text=final,
-            metrics=PromptMetrics(tokens=tokens, timing=TimingBreakdown(wall_ms=wall), tool_calls=records, cost=cost),
+            metrics=PromptMetrics(
+                tokens=tokens, timing=TimingBreakdown(wall_ms=wall), tool_calls=records, cost=cost, model_calls=model_calls
+            ),
             completion_reason=completion_reason,
         )
         trace = SessionTrace(
@@ -612,6 +644,14 @@ class SessionBuilder:
             success=item.success,
             error=item.error,
         )
+
+    def _model_calls(self, model: str | None, tokens: TokenBreakdown, total_only: bool) -> list[ModelUsage]:
+        """The tokens of each model response with its model (a response without a model counts as the session's)."""
+        if total_only or not self.usage:
+            return [ModelUsage(model=model, tokens=tokens)] if model and tokens.total else []
+        if model is None and any(m is None for m, _ in self.usage):
+            return []  # some tokens belong to no named model: there is nothing per model to tell
+        return [ModelUsage(model=m or model or "", tokens=t) for m, t in self.usage]
 
     def _cost(self, model, tokens, total_only, price_tokens) -> tuple[CostBreakdown, CostSource]:
         if self.provider_cost > 0:

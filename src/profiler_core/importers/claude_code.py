@@ -35,7 +35,7 @@ import attrs
 
 from ..errors import ValidationError
 from ..model import TimingSegment
-from ..normalize import normalize_messages, normalize_usage
+from ..normalize import normalize_message, normalize_usage
 from ._build import (
     RecordedSession,
     SessionBuilder,
@@ -67,6 +67,8 @@ def load(path: Path) -> list[RecordedSession]:
     steps: dict[str, list[datetime]] = {}
     mark: datetime | None = None  # the latest event before a response (its request time when unknown)
     request_at: datetime | None = None
+    # agentId of each conversation event's subagent (None: the main agent); one id for all: a subagent's own file
+    agents: set[str | None] = set()
     for lineno, event in iter_jsonl(path):
         where = f"{path}:{lineno}"
         event = expect_mapping(event, where, "a JSON object (one Claude Code event per line)")
@@ -81,6 +83,8 @@ def load(path: Path) -> list[RecordedSession]:
         if kind not in _CONVERSATION:
             continue
         session_id = session_id or optional_str(event.get("sessionId"), f"{where}: $.sessionId")
+        agent = _agent_of(event, where)
+        agents.add(agent)
         moment = parse_time(event["timestamp"], f"{where}: $.timestamp") if event.get("timestamp") is not None else None
         if kind == "assistant" and moment is not None and not event.get("isApiErrorMessage"):
             key = _message_key(event, where)
@@ -108,7 +112,7 @@ def load(path: Path) -> list[RecordedSession]:
             last_error = text
             continue
         last_error = None
-        _assistant(builder, message, model, moment, where, usage)
+        _assistant(builder, message, model, moment, where, usage, agent)
 
     if not conversation:
         raise ValidationError(
@@ -118,7 +122,16 @@ def load(path: Path) -> list[RecordedSession]:
     for raw, model, where in usage.values():
         builder.add_usage(normalize_usage(raw, provider="anthropic", where=f"{where}: $.message.usage"), model)
     session = builder.build(session_id=session_id or path.stem, error=last_error)
+    if len(agents) == 1 and None not in agents:
+        session = attrs.evolve(session, agent_id=next(iter(agents)))
     return [with_segments(session, _segments(steps, builder))]
+
+
+def _agent_of(event: Mapping[str, Any], where: str) -> str | None:
+    """The subagent an event belongs to: its ``agentId`` when it is a sidechain (a Task subagent's work)."""
+    if event.get("isSidechain") is not True:
+        return None
+    return optional_str(event.get("agentId"), f"{where}: $.agentId") or "sidechain"
 
 
 def _message_key(event: Mapping[str, Any], where: str) -> str:
@@ -154,9 +167,7 @@ def _user(builder: SessionBuilder, event: Mapping[str, Any], message: Mapping[st
     content = message.get("content")
     if isinstance(content, list):
         content = [_trim_result(block) for block in content]
-    normalized = normalize_messages(
-        [{"role": "user", "content": content}], provider="anthropic", where=f"{where}: $.message"
-    )
+    normalized = normalize_message({"role": "user", "content": content}, provider="anthropic", where=f"{where}: $.message")
     results = [m for m in normalized if m.role == "tool"]
     if results:
         builder.see(moment)
@@ -188,16 +199,16 @@ def _trim_result(block: Any) -> Any:
 
 
 def _assistant(
-    builder: SessionBuilder, message: Mapping[str, Any], model: str | None, moment, where: str, usage
+    builder: SessionBuilder, message: Mapping[str, Any], model: str | None, moment, where: str, usage, agent: str | None
 ) -> None:
     message_id = optional_str(message.get("id"), f"{where}: $.message.id")
     key = message_id or where  # a line without an id is a response of its own
     raw = {k: message[k] for k in ("content", "id", "stop_reason") if k in message}
-    normalized = normalize_messages([{**raw, "role": "assistant"}], provider="anthropic", where=f"{where}: $.message")
+    normalized = normalize_message({**raw, "role": "assistant"}, provider="anthropic", where=f"{where}: $.message")
     answer = normalized[-1]
     if key not in usage and not builder.has_turn(key):
         builder.note_model(model)
-    turn = builder.turn(key, moment)
+    turn = builder.turn(key, moment, agent=agent)
     for thought in answer.metadata.get("thinking") or ():
         builder.reasoning(turn, thought)
     for _ in range(answer.metadata.get("redacted_thinking") or 0):

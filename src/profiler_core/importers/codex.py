@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from ..normalize import normalize_usage
 from ._build import (
     RecordedSession,
     SessionBuilder,
+    complete_tool,
     expect_mapping,
     iter_jsonl,
     keys_of,
@@ -116,6 +117,7 @@ class _Reader:
         self.error: str | None = None
         self.final: str | None = None
         self.seen_items = False
+        self.fork = _Fork()
 
     def read(self) -> RecordedSession:
         for lineno, line in iter_jsonl(self.path):
@@ -129,8 +131,13 @@ class _Reader:
             moment = parse_time(line["timestamp"], f"{where}: $.timestamp") if line.get("timestamp") is not None else None
             payload = expect_mapping(line["payload"], f"{where}: $.payload", "an object")
             if kind == "session_meta":
-                self.session_id = self.session_id or optional_str(payload.get("id") or payload.get("session_id"), f"{where}: $.payload.id")
-                self.builder.see(moment)
+                thread = optional_str(payload.get("id") or payload.get("session_id"), f"{where}: $.payload.id")
+                self.session_id = self.session_id or thread
+                self.fork.meta(thread, self.session_id, moment)
+                if not self.fork.copying:
+                    self.builder.see(moment)
+            elif self.fork.copied(moment):
+                self._copied(kind, payload, where)
             elif kind == "turn_context":
                 self.model = optional_str(payload.get("model"), f"{where}: $.payload.model") or self.model
             elif kind == "response_item":
@@ -140,23 +147,36 @@ class _Reader:
                 self._usage_record(payload, moment, where)
             elif kind == "event_msg":
                 self._event(payload, moment, where)
+        total = self.fork.own(self.total)
         if not self.seen_items:
-            raise ValidationError(
-                f"{self.path}: no response_item lines; expected a Codex rollout file "
-                "($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl)"
+            if total is None and not self.builder.usage:
+                raise ValidationError(
+                    f"{self.path}: no response_item and no token_count lines; expected a Codex rollout file "
+                    "($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl)"
+                )
+            self.builder.warnings.append(
+                f"{self.path}: no response_item lines, only token counts: the tokens are imported, "
+                "but there are no turns, tool calls or text to analyse"
             )
         self._close_turn(None)
         if self.model:
             self.builder.note_model(self.model)
         session = self.builder.build(
             session_id=self.session_id or self.path.stem,
-            total_usage=self.total,
+            total_usage=total,
             latency_ms=self.latency_ms,
             error=self.error,
         )
         if self.final and not session.text:
             session = attrs.evolve(session, text=self.final, result=attrs.evolve(session.result, text=self.final))
         return with_segments(session, self._segments())
+
+    def _copied(self, kind: str, payload: Mapping[str, Any], where: str) -> None:
+        """A line of the history a forked rollout copied from its parent: only its running token total matters."""
+        if kind == "event_msg" and payload.get("type") == "token_count":
+            info = payload.get("info")
+            if isinstance(info, Mapping) and info.get("total_token_usage") is not None:
+                self.fork.baseline = codex_usage(info["total_token_usage"], f"{where}: $.payload.info.total_token_usage")
 
     # -- response items ---------------------------------------------------------
 
@@ -186,6 +206,15 @@ class _Reader:
             raw = payload.get("arguments") if kind == "function_call" else payload.get("input", payload.get("action"))
             call_id = optional_str(payload.get("call_id") or payload.get("id"), f"{here}.call_id")
             self.builder.tool_call(self._open_turn(moment), call_id, name, parse_arguments(raw) if isinstance(raw, str) else raw, moment)
+        elif kind == "web_search_call":
+            # The model's own web search: a tool call whose result went straight back to the model.
+            action = payload.get("action")
+            call = self.builder.tool_call(
+                self._open_turn(moment), optional_str(payload.get("id"), f"{here}.id"), "web_search", action or {}, moment
+            )
+            status = optional_str(payload.get("status"), f"{here}.status")
+            failed = status not in (None, "completed")
+            complete_tool(call, None, is_error=failed, error=f"web search {status}" if failed else None)
         elif kind in _OUTPUTS:
             self._close_turn(moment)
             call_id = optional_str(payload.get("call_id"), f"{here}.call_id")
@@ -267,3 +296,51 @@ class _Reader:
 
 def _epoch_ms(moment: datetime) -> float:
     return round(moment.timestamp() * 1000, 3)
+
+
+#: How long after a fork Codex may still be writing the parent's copied history (it copies at the moment of the fork).
+_COPY_WINDOW = timedelta(seconds=1)
+
+
+@attrs.define
+class _Fork:
+    """The history a forked rollout copied from its parent, which must not count as this session's.
+
+    A rollout that Codex forked (``codex fork``, or a spawned subagent) opens
+    with its own ``session_meta`` (``forked_from_id``), then copies the
+    parent's lines - the parent's ``session_meta`` first, then its items and
+    its ``token_count`` events with the parent's running totals - and goes on
+    counting from the parent's total. The copy runs from a ``session_meta`` of
+    another thread until this thread's ``session_meta`` comes again, or until a
+    line dated after the copy (Codex writes it at the moment of the fork).
+    """
+
+    own_id: str | None = None
+    forked_at: datetime | None = None
+    copying: bool = False
+    #: the parent's running total where the copy ended
+    baseline: TokenBreakdown | None = None
+
+    def meta(self, thread: str | None, own: str | None, moment: datetime | None) -> None:
+        """A ``session_meta`` line: the file's own (first) one, a copied one, or this thread's again."""
+        if self.own_id is None:
+            self.own_id, self.forked_at = own, moment
+            return
+        self.copying = thread is not None and thread != self.own_id
+
+    def copied(self, moment: datetime | None) -> bool:
+        """Whether the line dated ``moment`` belongs to the copied history."""
+        if self.copying and moment is not None and self.forked_at is not None and moment > self.forked_at + _COPY_WINDOW:
+            self.copying = False
+        return self.copying
+
+    def own(self, total: TokenBreakdown | None) -> TokenBreakdown | None:
+        """This thread's own usage: its last running total less the parent's, when the totals went on from it."""
+        if self.baseline is None:
+            return total
+        if total is None:
+            return TokenBreakdown()  # a fork that did nothing of its own yet
+        fields = ("input", "output", "reasoning", "cache_read", "cache_write")
+        if any(getattr(total, f) < getattr(self.baseline, f) for f in fields):
+            return total  # the counter started again from zero: all of it is this thread's
+        return TokenBreakdown(**{f: getattr(total, f) - getattr(self.baseline, f) for f in fields})

@@ -62,26 +62,32 @@ def _session(path: Path, where: str, value: Any) -> RecordedSession:
         )
     info = expect_mapping(export["info"], f"{where}: $.info", "the session info object")
     session_id = optional_str(info.get("id"), f"{where}: $.info.id") or path.stem
-    return session_from_messages(export["messages"], session_id=session_id, file=path, where=f"{where}: $.messages")
+    version = optional_str(info.get("version"), f"{where}: $.info.version")
+    return session_from_messages(
+        export["messages"], session_id=session_id, file=path, where=f"{where}: $.messages", version=version
+    )
 
 
 def session_from_messages(
-    messages: Any, *, session_id: str, file: Path | str = "", where: str = "messages"
+    messages: Any, *, session_id: str, file: Path | str = "", where: str = "messages", version: str | None = None
 ) -> RecordedSession:
     """Measure one OpenCode session from its messages JSON (``[{info, parts}]``): result, trace, cost, error.
 
     Pure: the same JSON always gives the same RecordedSession. ``where`` names
-    the JSON in error messages (``file: $.messages``).
+    the JSON in error messages (``file: $.messages``); ``version`` is the
+    OpenCode release that wrote it (``info.version`` of an export), which says
+    how it counted reasoning tokens when the tokens carry no ``total``.
     """
     messages = expect_list(messages, where)
     builder = SessionBuilder(file=Path(file), source=str(file) or where, format="opencode")
     segments: list[TimingSegment] = []
     last_error: str | None = None
-    for i, entry in enumerate(messages):
+    counting = _Counting(reasoning_in_output=_reasoning_in_output(version))
+    for i, entry in _in_order(messages, where, "a message {info, parts}"):
         here = f"{where}[{i}]"
-        entry = expect_mapping(entry, here, "a message {info, parts}")
         minfo = expect_mapping(entry.get("info"), f"{here}.info", "a message info object")
-        parts = expect_list(entry.get("parts", []), f"{here}.parts")
+        ordered = _in_order(expect_list(entry.get("parts", []), f"{here}.parts"), f"{here}.parts", "a message part")
+        parts = [part for _, part in ordered]
         times = expect_mapping(minfo.get("time") or {}, f"{here}.info.time")
         created = _time(times.get("created"), f"{here}.info.time.created")
         completed = _time(times.get("completed"), f"{here}.info.time.completed")
@@ -99,7 +105,7 @@ def session_from_messages(
                     and not p.get("ignored")
                 )
         elif role == "assistant":
-            last_error = _assistant(builder, minfo, parts, here, created, completed)
+            last_error = _assistant(builder, minfo, ordered, here, created, completed, counting)
             segments.extend(_segments(times, parts))
         else:
             raise ValidationError(f"{here}.info.role: expected 'user' or 'assistant', got {role!r}")
@@ -147,20 +153,63 @@ def _ms(value: Any) -> float | None:
     return value if _is_ms(value) else None
 
 
-def _assistant(builder: SessionBuilder, minfo, parts: list[Any], here: str, created, completed) -> str | None:
+@attrs.frozen
+class _Counting:
+    """How the file counts reasoning tokens when a tokens object does not say (it says when it has a ``total``)."""
+
+    reasoning_in_output: bool
+
+
+def _reasoning_in_output(version: str | None) -> bool:
+    """Whether OpenCode ``version`` recorded reasoning tokens inside ``output`` too (releases before 1.0.62 did)."""
+    if not version:
+        return False
+    numbers = []
+    for piece in version.lstrip("v").split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        numbers.append(int(digits) if digits else 0)
+    return tuple(numbers) < (1, 0, 62)
+
+
+def _in_order(items: list[Any], where: str, what: str) -> list[tuple[int, Any]]:
+    """(index, item) in the order OpenCode created them: by id when every item has an OpenCode id.
+
+    OpenCode's ids (``msg_...``, ``prt_...``) grow with creation time; a tool
+    that re-saves a session may store parts out of order (a ``step-finish``
+    before its ``step-start``), which would split one step into two turns. The
+    index kept is the item's place in the file, for error messages.
+    """
+    for i, item in enumerate(items):
+        expect_mapping(item, f"{where}[{i}]", what)
+    keys = [_id_of(item) for item in items]
+    ids = [key for key in keys if key is not None]
+    if len(ids) < len(keys):
+        return list(enumerate(items))
+    return sorted(enumerate(items), key=lambda pair: ids[pair[0]])
+
+
+def _id_of(item: Mapping[str, Any]) -> str | None:
+    value = item.get("id")
+    if value is None and isinstance(item.get("info"), Mapping):
+        value = item["info"].get("id")
+    return value if isinstance(value, str) and value[:4] in ("msg_", "prt_") else None
+
+
+def _assistant(
+    builder: SessionBuilder, minfo, parts: list[tuple[int, Any]], here: str, created, completed, counting: _Counting
+) -> str | None:
     model = optional_str(minfo.get("modelID"), f"{here}.info.modelID")
-    cost = number(minfo.get("cost"), f"{here}.info.cost")
+    cost = _message_cost(minfo, parts, here)
     if cost:
         builder.add_cost(cost)
-    stepped = any(isinstance(p, Mapping) and p.get("type") == "step-start" for p in parts)
+    stepped = any(p.get("type") == "step-start" for _, p in parts)
     turn = None
     if not stepped:
         turn = builder.turn(None, created)
         builder.note_model(model)
     steps: list[TokenBreakdown] = []
-    for j, part in enumerate(parts):
+    for j, part in parts:
         ph = f"{here}.parts[{j}]"
-        part = expect_mapping(part, ph, "a message part")
         kind = part.get("type")
         if kind == "step-start":
             turn = builder.turn(None, None)
@@ -185,7 +234,7 @@ def _assistant(builder: SessionBuilder, minfo, parts: list[Any], here: str, crea
             _tool(builder, turn, part, ph)
         elif kind == "step-finish":
             if part.get("tokens") is not None:
-                steps.append(_tokens(part["tokens"], f"{ph}.tokens"))
+                steps.append(_tokens(part["tokens"], f"{ph}.tokens", counting))
         elif kind == "retry":
             builder.error(f"retry {part.get('attempt', '?')}: {error_text(part.get('error'))}")
     builder.see(created)
@@ -194,12 +243,20 @@ def _assistant(builder: SessionBuilder, minfo, parts: list[Any], here: str, crea
         for tokens in steps:
             builder.add_usage(tokens, model)
     elif minfo.get("tokens") is not None:
-        builder.add_usage(_tokens(minfo["tokens"], f"{here}.info.tokens"), model)
+        builder.add_usage(_tokens(minfo["tokens"], f"{here}.info.tokens", counting), model)
     if minfo.get("error") is not None:
         message = error_text(minfo["error"])
         builder.error(message, recoverable=False)
         return message
     return None
+
+
+def _message_cost(minfo: Mapping[str, Any], parts: list[tuple[int, Any]], here: str) -> float:
+    """OpenCode's cost of one message: its ``cost``, else the sum of its steps' (a file may keep only those)."""
+    cost = number(minfo.get("cost"), f"{here}.info.cost")
+    if cost:
+        return float(cost)
+    return float(sum(number(p.get("cost"), f"{here}.parts[{j}].cost") or 0 for j, p in parts if p.get("type") == "step-finish"))
 
 
 def _tool(builder: SessionBuilder, turn, part: Mapping[str, Any], where: str) -> None:
@@ -225,17 +282,32 @@ def _tool(builder: SessionBuilder, turn, part: Mapping[str, Any], where: str) ->
     builder.see(end)
 
 
-def _tokens(raw: Any, where: str) -> TokenBreakdown:
+def _tokens(raw: Any, where: str, counting: _Counting) -> TokenBreakdown:
     tokens = expect_mapping(raw, where, "a tokens object {input, output, reasoning, cache: {read, write}}")
     cache = expect_mapping(tokens.get("cache") or {}, f"{where}.cache")
     # opencode's input already excludes cache reads and writes (it subtracts them when it records usage).
-    return TokenBreakdown(
-        input=_count(tokens.get("input"), f"{where}.input"),
-        output=_count(tokens.get("output"), f"{where}.output"),
-        reasoning=_count(tokens.get("reasoning"), f"{where}.reasoning"),
-        cache_read=_count(cache.get("read"), f"{where}.cache.read"),
-        cache_write=_count(cache.get("write"), f"{where}.cache.write"),
-    )
+    counts = {
+        "input": _count(tokens.get("input"), f"{where}.input"),
+        "output": _count(tokens.get("output"), f"{where}.output"),
+        "reasoning": _count(tokens.get("reasoning"), f"{where}.reasoning"),
+        "cache_read": _count(cache.get("read"), f"{where}.cache.read"),
+        "cache_write": _count(cache.get("write"), f"{where}.cache.write"),
+    }
+    if _output_holds_reasoning(counts, tokens.get("total"), counting):
+        # Counted inside output already: taken out of it, so reasoning is not counted (or billed) twice.
+        counts["output"] -= counts["reasoning"]
+    return TokenBreakdown(**counts)
+
+
+def _output_holds_reasoning(counts: Mapping[str, int], total: Any, counting: _Counting) -> bool:
+    """Whether ``output`` already includes ``reasoning``: the ``total`` says so, else the release that wrote the file."""
+    reasoning, output = counts["reasoning"], counts["output"]
+    if not reasoning or reasoning > output:
+        return False
+    if _is_ms(total):  # a count >= 0; _is_ms only checks that
+        without = counts["input"] + output + counts["cache_read"] + counts["cache_write"]
+        return bool(total == without)
+    return counting.reasoning_in_output
 
 
 def _count(value: Any, where: str) -> int:

@@ -17,6 +17,7 @@ from .metrics import (
     CostBreakdown,
     CostSource,
     CustomMetric,
+    ModelUsage,
     PromptMetrics,
     TimingBreakdown,
     TimingSegment,
@@ -34,8 +35,9 @@ from .run import (
     RunContext,
     RunCounts,
     RunManifest,
+    StopRecord,
 )
-from .scenario import Scenario, ScenarioSets
+from .scenario import Scenario, ScenarioSets, VerifierSpec, WorkspaceSpec
 from .scoring import ScorerCheckResult, ScorerContext, ScorerResult
 from .session import CreateSessionParams, ModeConfig, PermissionConfig, PromptResult, ProviderConfig, SessionHandle
 from .trace import (
@@ -49,6 +51,7 @@ from .trace import (
     TraceSummary,
     Turn,
     TurnBoundaryEvent,
+    WorkspaceReport,
 )
 
 __all__ = [
@@ -72,6 +75,7 @@ __all__ = [
     "JudgeRubric",
     "ListFinding",
     "ModeConfig",
+    "ModelUsage",
     "NumberFinding",
     "PermissionConfig",
     "PluginRecord",
@@ -94,6 +98,7 @@ __all__ = [
     "SessionAnalysisBundle",
     "SessionHandle",
     "SessionTrace",
+    "StopRecord",
     "StringFinding",
     "TableFinding",
     "TextOutputEvent",
@@ -107,4 +112,7 @@ __all__ = [
     "TraceSummary",
     "Turn",
     "TurnBoundaryEvent",
+    "VerifierSpec",
+    "WorkspaceReport",
+    "WorkspaceSpec",
 ]

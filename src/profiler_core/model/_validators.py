@@ -64,6 +64,12 @@ def iteration_number(instance, attribute: attrs.Attribute, value) -> None:
         raise ValueError(f"{_camel(attribute.name)}: expected an integer from -1 (the warm-up) to 2^53, got {value!r}"[:300])
 
 
+def unit_interval(instance, attribute: attrs.Attribute, value) -> None:
+    """Reject values outside 0..1 (rewards; None passes: none was given)."""
+    if value is not None and not 0 <= value <= 1:
+        raise ValueError(f"{_camel(attribute.name)}: expected a value from 0 to 1, got {value!r}")
+
+
 def positive(instance, attribute: attrs.Attribute, value) -> None:
     """Reject zero and negative values (timeouts)."""
     if value is not None and value <= 0:

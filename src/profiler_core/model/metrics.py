@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -91,6 +91,14 @@ class ToolCallRecord:
 
 
 @attrs.frozen(kw_only=True)
+class ModelUsage:
+    """The tokens of one model call within a prompt (a session may switch models, or hand work to a cheaper one)."""
+
+    model: str = attrs.field(validator=non_empty)
+    tokens: TokenBreakdown
+
+
+@attrs.frozen(kw_only=True)
 class PromptMetrics:
     """The measurements of one prompt."""
 
@@ -98,6 +106,10 @@ class PromptMetrics:
     timing: TimingBreakdown
     tool_calls: tuple[ToolCallRecord, ...] = attrs.field(default=(), converter=as_tuple)
     cost: CostBreakdown = attrs.field(factory=CostBreakdown)
+    #: the tokens of each model call with the model that answered it, when the provider knows them (they add
+    #: up to ``tokens``); the cost collector prices each call on its own, at its own model's price when several
+    #: models answered
+    model_calls: tuple[ModelUsage, ...] = attrs.field(default=(), converter=as_tuple)
 
 
 @attrs.frozen(kw_only=True)
@@ -105,5 +117,6 @@ class CustomMetric:
     """A metric emitted by a collector; stored in ``ProfileRow.extensions``."""
 
     name: str = attrs.field(validator=non_empty)
-    value: int | float | str
+    #: a number or string (a statistic of the report), or a JSON mapping kept on the row as it is
+    value: int | float | str | dict[str, Any]
     unit: str = ""

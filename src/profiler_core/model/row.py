@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from ._validators import amount, as_tuple, counts, iteration_number, non_empty
+from ._validators import amount, as_tuple, counts, iteration_number, non_empty, unit_interval
 from .metrics import CompletionReason, CostBreakdown, TimingBreakdown, TokenBreakdown, ToolCallRecord
 
 
@@ -86,6 +86,8 @@ class ProfileRow:
     error_code: str | None = None
     #: 1 + the retries used; absent in the original's rows (it means 1).
     attempts: int = attrs.field(default=1, validator=amount)
+    #: the reward (0-1) the scenario's verifiers wrote; None when none did
+    reward: float | None = attrs.field(default=None, validator=unit_interval)
 
     @property
     def cell(self) -> tuple[str, str, str, int]:

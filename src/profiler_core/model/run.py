@@ -131,6 +131,20 @@ class RunCounts:
     succeeded: int = 0
 
 
+#: why a run under ``execution.stop`` stopped
+StopReason = Literal["decided", "max_repetitions", "budget"]
+
+
+@attrs.frozen(kw_only=True)
+class StopRecord:
+    """How a sequentially stopped run ended: why, and after how many rounds (repetitions)."""
+
+    reason: StopReason
+    repetitions: int
+    #: the ``execution.stop`` settings it decided with (plain JSON), so a report can recompute its intervals
+    settings: dict[str, Any] = attrs.field(factory=dict)
+
+
 @attrs.frozen(kw_only=True)
 class RunManifest:
     """``results/<runId>.manifest.json``: what ran, with what, and how it ended."""
@@ -158,3 +172,5 @@ class RunManifest:
     trace_store: str | None = None
     #: the CLI overrides of the first run, re-applied by ``--resume``
     overrides: dict[str, Any] = attrs.field(factory=dict)
+    #: set when ``execution.stop`` ended the run (absent for a fixed number of repetitions)
+    stop: StopRecord | None = None

@@ -29,6 +29,9 @@ class ProviderConfig:
     environment: dict[str, str] = attrs.field(factory=dict)
     workdir: str = "."
     options: dict[str, Any] = attrs.field(factory=dict)
+    #: the run's sandbox (a ``profiler_core.sandbox.SandboxSettings``): a provider starts its agent
+    #: inside it with ``profiler_core.sandbox.confine``; None: the agent runs on the host
+    sandbox: Any = None
 
 
 @attrs.frozen(kw_only=True)
@@ -40,6 +43,9 @@ class CreateSessionParams:
     iteration: int
     mode: str
     model: str
+    #: the folder the session works in, prepared by the runner (a fresh copy of the scenario's
+    #: workspace, or a fresh empty folder); None only when a caller outside the runner creates sessions
+    workspace: str | None = None
 
 
 @attrs.frozen(kw_only=True)

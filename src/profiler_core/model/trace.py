@@ -76,6 +76,8 @@ class Turn:
     start_timestamp: str
     end_timestamp: str
     duration_ms: int | float = attrs.field(validator=non_negative)
+    #: the subagent that took this turn (e.g. Claude Code's ``agentId``); None for the session's own agent
+    agent: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -89,6 +91,16 @@ class TraceSummary:
 
 
 @attrs.frozen(kw_only=True)
+class WorkspaceReport:
+    """What a session left in its workspace, recorded once the agent finished."""
+
+    #: ``git diff --stat`` of a git workspace (new files included), else None
+    diff_stat: str | None = None
+    #: the files of a workspace that is not a git tree (relative paths, the first 200)
+    files: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+
+
+@attrs.frozen(kw_only=True)
 class SessionTrace:
     """Everything that happened in one session, for analysis."""
 
@@ -96,3 +108,5 @@ class SessionTrace:
     events: tuple[TraceEvent, ...] = attrs.field(converter=as_tuple)
     turns: tuple[Turn, ...] = attrs.field(converter=as_tuple)
     summary: TraceSummary
+    #: the session's workspace after the agent (set by the runner)
+    workspace: WorkspaceReport | None = None

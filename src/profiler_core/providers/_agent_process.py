@@ -105,7 +105,7 @@ class AgentOptions:
     base_url: str | None = option(None, *STRING)
     #: the variable of the profiler's environment holding the API key
     api_key_env: str | None = option(None, *STRING)
-    #: a folder copied afresh as each session's working directory (default: an empty folder)
+    #: deprecated: give scenarios a ``workspace`` (the runner then uses this folder for scenarios without one)
     workdir_template: str | None = option(None, *STRING)
     #: keep each session's home and working directory after the session (their path is logged)
     keep_sessions: bool = option(False, *BOOL)
@@ -158,15 +158,24 @@ def find_binary(configured: str | None, env_var: str, name: str, install_hint: s
 # -- the environment ----------------------------------------------------------
 
 
+#: What a sandboxed agent keeps of the profiler's environment (nothing else: it may hold other keys).
+SANDBOX_KEPT = ("PATH", "LANG", "LC_ALL", "TZ", "TERM")
+
+
 def child_environment(
     *,
     drop_prefixes: tuple[str, ...],
     fixed: Mapping[str, str],
     options_env: Mapping[str, Any],
     mode_env: Mapping[str, Any],
+    confined: bool = False,
 ) -> dict[str, str]:
-    """The agent's environment: the profiler's minus the agent's own settings, then ours, the options', the mode's."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(drop_prefixes)}
+    """The agent's environment: the profiler's minus the agent's own settings (in a sandbox: only
+    ``SANDBOX_KEPT``), then ours, the options', the mode's."""
+    if confined:
+        env = {k: os.environ[k] for k in SANDBOX_KEPT if k in os.environ}
+    else:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(drop_prefixes)}
     env.update(fixed)
     env.update({k: str(v) for k, v in options_env.items()})
     env.update({k: str(v) for k, v in mode_env.items()})
@@ -198,12 +207,15 @@ class SessionDirs:
     tmp: Path
 
     @classmethod
-    def create(cls, agent: str, workdir_template: str | None) -> SessionDirs:
-        """Make the folders; ``work`` is a fresh copy of ``workdir_template`` when one is given."""
+    def create(cls, agent: str, workdir_template: str | None, workspace: str | None = None) -> SessionDirs:
+        """Make the folders; ``work`` is the runner's ``workspace`` when given, else a fresh copy of
+        ``workdir_template`` or an empty folder (a caller outside the runner)."""
         root = Path(tempfile.mkdtemp(prefix=f"profiler-{agent}-"))
         home, work, tmp = root / "home", root / "work", root / "tmp"
         home.mkdir()
         tmp.mkdir()
+        if workspace is not None:
+            return cls(root=root, home=home, work=Path(workspace), tmp=tmp)  # the runner's: it removes it
         try:
             if workdir_template:
                 shutil.copytree(workdir_template, work, symlinks=True)
@@ -347,6 +359,13 @@ class ModeSetup:
     model: str
     environment: dict[str, str]
     binary: str
+    #: the run's sandbox (``profiler_core.sandbox.SandboxSettings``); None: on the host
+    sandbox: Any = None
+
+    @property
+    def confined(self) -> bool:
+        """Whether the agent runs in a sandbox."""
+        return self.sandbox is not None and self.sandbox.confined
 
 
 @attrs.define
@@ -382,6 +401,8 @@ class AgentProvider:
     program: ClassVar[str] = ""
     env_var: ClassVar[str] = ""
     install_hint: ClassVar[str] = ""
+    #: the model endpoint a sandboxed agent may reach when ``base_url`` is not given
+    default_endpoint: ClassVar[str] = ""
     options_class: ClassVar[type] = AgentOptions
     init_scope = "mode"
 
@@ -400,7 +421,7 @@ class AgentProvider:
         self.check_options(options, where)
         binary = find_binary(options.binary, self.env_var, self.program, self.install_hint)
         self._modes[config.mode] = ModeSetup(
-            options=options, model=config.model, environment=dict(config.environment), binary=binary
+            options=options, model=config.model, environment=dict(config.environment), binary=binary, sandbox=config.sandbox
         )
 
     def check_options(self, options: Any, where: str) -> None:
@@ -411,7 +432,7 @@ class AgentProvider:
         setup = self._modes.get(params.mode)
         if setup is None:
             raise ProfilerError(f"provider {self.id!r}: mode {params.mode!r} was not initialised (init() first)")
-        dirs = SessionDirs.create(self.id, setup.options.workdir_template)
+        dirs = SessionDirs.create(self.id, setup.options.workdir_template, params.workspace)
         session_id = f"{self.id}-{uuid.uuid4().hex[:12]}"
         self._sessions[session_id] = LiveSession(params=params, setup=setup, dirs=dirs)
         return SessionHandle(session_id=session_id, provider=self.id, created_at=datetime.now(UTC).isoformat())
@@ -436,12 +457,46 @@ class AgentProvider:
         for session_id in list(self._sessions):
             self.destroy_session(SessionHandle(session_id=session_id, provider=self.id, created_at=""))
 
+    async def run(
+        self, live: LiveSession, command: list[str], env: dict[str, str], *, on_line: Callable[[dict[str, Any]], bool] | None = None
+    ) -> AgentRun:
+        """Run the agent's command for one session: on the host, or in the run's sandbox (docs/sandbox.md)."""
+        options = live.setup.options
+        if not live.setup.confined:
+            return await run_agent(command, env=env, cwd=live.dirs.work, log_dir=live.dirs.root, grace_s=options.kill_grace_s, on_line=on_line)
+        from ..sandbox import Job, Mount, confine
+
+        job = Job(
+            argv=tuple(command), env=env, workspace=live.dirs.work, home=live.dirs.home, tmp=live.dirs.tmp,
+            endpoints=(options.base_url or self.default_endpoint,),
+            mounts=tuple(Mount(source=folder) for folder in _installed_under_home(live.setup.binary)), name=self.id,
+        )
+        async with confine(live.setup.sandbox, job) as box:
+            return await run_agent(box.argv, env=box.env, cwd=box.cwd, log_dir=live.dirs.root, grace_s=options.kill_grace_s, on_line=on_line)
+
+    def failure(self, live: LiveSession, message: str) -> AgentError:
+        """A failed session's error, naming the model endpoint (a dead endpoint is then recognisable)."""
+        endpoint = live.setup.options.base_url or "the agent's default"
+        return AgentError(f"{message} (model endpoint: {endpoint})")
+
     def live(self, handle: SessionHandle) -> LiveSession:
         """The open session of ``handle``."""
         try:
             return self._sessions[handle.session_id]
         except KeyError:
             raise ProfilerError(f"provider {self.id!r}: unknown session {handle.session_id!r} (destroyed, or never created)") from None
+
+
+def _installed_under_home(binary: str) -> list[Path]:
+    """The package folder of an agent installed under the user's home, which a sandbox hides (else nothing)."""
+    resolved = Path(binary).resolve()
+    home = Path.home().resolve()
+    if home not in resolved.parents:
+        return []
+    for parent in resolved.parents:
+        if parent.name == "node_modules":
+            return [parent]
+    return [resolved.parent]
 
 
 def instructions(params: CreateSessionParams, options: AgentOptions) -> str:

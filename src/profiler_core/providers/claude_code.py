@@ -54,7 +54,6 @@ from ._agent_process import (
     empty_trace,
     instructions,
     option,
-    run_agent,
 )
 
 __all__ = ["ClaudeCodeOptions", "ClaudeCodeProvider", "StreamSummary", "profiler_register_providers", "summarize_stream"]
@@ -113,16 +112,16 @@ class ClaudeCodeProvider(AgentProvider):
     program = "claude"
     env_var = "CLAUDE_BIN"
     install_hint = "install it with `npm install -g @anthropic-ai/claude-code`"
+    default_endpoint = "https://api.anthropic.com"
     options_class = ClaudeCodeOptions
 
     async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
         """Run Claude Code on ``text`` to its end; its process group is ended however the run ends."""
         live = self.live(handle)
-        options: ClaudeCodeOptions = live.setup.options
         command = self.command(live, text)
         env = self.environment(live)
         with trio.fail_after(timeout_ms / 1000 if timeout_ms else float("inf")):
-            run = await run_agent(command, env=env, cwd=live.dirs.work, log_dir=live.dirs.root, grace_s=options.kill_grace_s)
+            run = await self.run(live, command, env)
         return self.measure(live, run)
 
     # -- the command and its environment --------------------------------------
@@ -143,8 +142,9 @@ class ClaudeCodeProvider(AgentProvider):
         if options.disallowed_tools:
             command += ["--disallowedTools", ",".join(options.disallowed_tools)]
         if options.mcp_servers:
-            # A file, not an argument: server settings may hold secrets that `ps` would show.
-            path = live.dirs.root / "mcp.json"
+            # A file, not an argument: server settings may hold secrets that `ps` would show. In the
+            # session's home, which a sandbox shows the agent too.
+            path = live.dirs.home / ".profiler-mcp.json"
             path.write_text(json.dumps({"mcpServers": options.mcp_servers}), encoding="utf-8")
             path.chmod(0o600)
             command += ["--mcp-config", str(path), "--strict-mcp-config"]
@@ -182,7 +182,8 @@ class ClaudeCodeProvider(AgentProvider):
             fixed["IS_SANDBOX"] = "1"
         # The profiler's own ANTHROPIC_* / CLAUDE_* settings would point the agent elsewhere.
         return child_environment(
-            drop_prefixes=("ANTHROPIC_", "CLAUDE_"), fixed=fixed, options_env=options.env, mode_env=live.setup.environment
+            drop_prefixes=("ANTHROPIC_", "CLAUDE_"), fixed=fixed, options_env=options.env, mode_env=live.setup.environment,
+            confined=live.setup.confined,
         )
 
     # -- reading the run ------------------------------------------------------
@@ -196,9 +197,10 @@ class ClaudeCodeProvider(AgentProvider):
         retried = f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})" if summary.retries else ""
         result = summary.result
         if result is None:
-            raise AgentError(
+            raise self.failure(
+                live,
                 f"claude-code exited with status {run.exit_code} without a result{retried}: "
-                f"{run.stderr_tail() or ' | '.join(run.noise[-3:]) or '(no output)'}"
+                f"{run.stderr_tail() or ' | '.join(run.noise[-3:]) or '(no output)'}",
             )
         completion: CompletionReason = "stop"
         if result.get("is_error") or result.get("subtype") != "success":
@@ -208,7 +210,7 @@ class ClaudeCodeProvider(AgentProvider):
                 raw_errors = result.get("errors")
                 errors: list[Any] = raw_errors if isinstance(raw_errors, list) else []
                 message = result.get("result") or "; ".join(map(str, errors)) or result.get("subtype") or "error"
-                raise AgentError(f"claude-code: {str(message).rstrip('.')}{retried}")
+                raise self.failure(live, f"claude-code: {str(message).rstrip('.')}{retried}")
         where = f"claude-code result line (session {summary.session_id})"
         usage = result.get("usage")
         tokens = normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage") if usage else TokenBreakdown()

@@ -51,7 +51,6 @@ from ._agent_process import (
     empty_trace,
     instructions,
     option,
-    run_agent,
 )
 
 __all__ = ["CodexOptions", "CodexProvider", "ExecSummary", "config_toml", "profiler_register_providers", "summarize_exec"]
@@ -170,6 +169,7 @@ class CodexProvider(AgentProvider):
     program = "codex"
     env_var = "CODEX_BIN"
     install_hint = "install it with `npm install -g @openai/codex`"
+    default_endpoint = "https://api.openai.com"
     options_class = CodexOptions
 
     def check_options(self, options: CodexOptions, where: str) -> None:
@@ -203,9 +203,7 @@ class CodexProvider(AgentProvider):
             return stopped
 
         with trio.fail_after(timeout_ms / 1000 if timeout_ms else float("inf")):
-            run = await run_agent(
-                command, env=self.environment(live), cwd=live.dirs.work, log_dir=live.dirs.root, grace_s=options.kill_grace_s, on_line=watch
-            )
+            run = await self.run(live, command, self.environment(live), on_line=watch)
         return self.measure(live, run, stopped)
 
     # -- configuration ----------------------------------------------------------
@@ -258,7 +256,10 @@ class CodexProvider(AgentProvider):
             KEY_VAR: api_key(options, "OPENAI_API_KEY", self.id),
         }
         # The profiler's own CODEX_* / OPENAI_* settings would point the agent elsewhere.
-        return child_environment(drop_prefixes=("CODEX_", "OPENAI_"), fixed=fixed, options_env=options.env, mode_env=live.setup.environment)
+        return child_environment(
+            drop_prefixes=("CODEX_", "OPENAI_"), fixed=fixed, options_env=options.env, mode_env=live.setup.environment,
+            confined=live.setup.confined,
+        )
 
     # -- reading the run --------------------------------------------------------
 
@@ -268,10 +269,10 @@ class CodexProvider(AgentProvider):
         live.agent_session_id = summary.thread_id
         retried = f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})" if summary.retries else ""
         if summary.failure and not stopped:
-            raise AgentError(f"codex: {summary.failure.rstrip('.')}{retried}")
+            raise self.failure(live, f"codex: {summary.failure.rstrip('.')}{retried}")
         if run.exit_code != 0 and not stopped:
             detail = "; ".join(summary.errors[-2:]) or run.stderr_tail() or "(no output)"
-            raise AgentError(f"codex exited with status {run.exit_code}{retried}: {detail}")
+            raise self.failure(live, f"codex exited with status {run.exit_code}{retried}: {detail}")
         recorded = self.rollout(live, summary.thread_id)
         if recorded is None and not stopped:
             raise AgentError(f"codex: no rollout file for thread {summary.thread_id!r} in its CODEX_HOME")

@@ -15,7 +15,8 @@ Options (profile ``provider.options``, changed per mode by
 ``provider_overrides``; see docs/simulated-provider.md): ``seed``,
 ``mean_turns``, ``max_turns``, ``tools_per_turn``, ``tool_error_rate``,
 ``success_rate``, ``verbosity``, ``time_scale``, ``output_format``,
-``tool_categories``, ``tokens_per_second``, ``start_time``, ``prices``.
+``tool_categories``, ``tokens_per_second``, ``start_time``, ``prices``,
+``cost_factor``, ``time_factor``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import shlex
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -139,9 +141,23 @@ class SimulatedOptions:
         default="2025-01-01T00:00:00Z",
         validator=_expect("an ISO 8601 timestamp", lambda v: isinstance(v, str) and parse_iso(v) is not None),
     )
+    #: Multiplies every session's cost: a known effect for a mode (0.8: 20% cheaper, all else equal).
+    cost_factor: float = attrs.field(default=1.0, validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0))
+    #: Multiplies every duration (model and tool time, so the wall time): a known effect (0.8: 20% faster).
+    time_factor: float = attrs.field(default=1.0, validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0))
     #: Price overrides passed to ``profiler_core.pricing.price_tokens`` (same format as the profile's ``prices``).
     prices: dict[str, Any] | None = attrs.field(
         default=None, validator=_expect("a mapping of model -> prices (or null)", lambda v: v is None or isinstance(v, dict))
+    )
+    #: Files the agent writes into its session's workspace (relative path -> content), as its "edits".
+    writes: dict[str, str] = attrs.field(factory=dict, validator=_expect("a mapping of relative path -> text", lambda v: _writes(v)))
+
+
+def _writes(value: Any) -> bool:
+    """Relative paths inside the workspace mapped to text."""
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) and k and not Path(k).is_absolute() and ".." not in Path(k).parts
+        for k, v in value.items()
     )
 
 
@@ -676,6 +692,8 @@ class _Session:
         self.task = _task(prompt, params.scenario_id, opts.seed)
         self.profile = _model_profile(params.model)
         self.tps = opts.tokens_per_second or self.profile.tokens_per_second
+        #: every duration is multiplied by it (``time_factor``), so the wall time is too
+        self.slow = opts.time_factor
         self.categories = {**DEFAULT_TOOL_CATEGORIES, **opts.tool_categories}
         self.timeout_ms = timeout_ms
         self.prompt_tokens = max(8, len(prompt) // 4) + 12
@@ -701,7 +719,7 @@ class _Session:
         if op.tool == "bash" and op.label not in self.commands_run:
             self.commands_run.append(op.label)
         if kind is None:
-            ms = round(_lognormal(rng, op.duration_ms, 0.35), 1)
+            ms = round(_lognormal(rng, op.duration_ms, 0.35) * self.slow, 1)
             tokens = _lognormal(rng, op.result_tokens, 0.45)
             output = op.output
             if op.kind == "test":
@@ -712,7 +730,7 @@ class _Session:
             event = ToolCallEvent(name=op.tool, input=op.input, output=output, duration_ms=ms, success=True)
             return event, ToolCallRecord(name=op.tool, category=category, success=True, duration_ms=ms), ms, tokens, None
         secs = rng.choice((20, 30)) if op.kind == "test" else rng.choice((10, 15, 30))
-        ms = float(secs * 1000) if kind == "timeout" else round(_lognormal(rng, min(op.duration_ms, 300), 0.4), 1)
+        ms = round((float(secs * 1000) if kind == "timeout" else _lognormal(rng, min(op.duration_ms, 300), 0.4)) * self.slow, 1)
         if kind == "not_found" and force is None and op.tool in ("read_file", "edit"):
             # The agent guessed a path that does not exist; recovery finds the real one.
             op = attrs.evolve(op, input={**op.input, "path": _wrong_path(op.label)})
@@ -789,7 +807,7 @@ class _Session:
             events: list[Any] = [
                 ReasoningEvent(
                     content=(thought[0] if index == 0 else rng.choice(thought)).format(**fmt),
-                    duration_ms=round(reasoning / self.tps * 1000, 1),
+                    duration_ms=round(reasoning / self.tps * 1000 * self.slow, 1),
                     token_count=reasoning,
                 )
             ]
@@ -819,7 +837,7 @@ class _Session:
                     events.append(
                         ReasoningEvent(
                             content=_RECOVER_THOUGHTS[kind],
-                            duration_ms=round(thinking / self.tps * 1000, 1),
+                            duration_ms=round(thinking / self.tps * 1000 * self.slow, 1),
                             token_count=thinking,
                         )
                     )
@@ -840,7 +858,7 @@ class _Session:
             fresh = pending - cache_write
             prefill_ms = context / 150 + pending / 10  # cached prefixes are processed ~15x faster
             model_ms = _lognormal(rng, self.profile.first_token_ms, 0.3) + prefill_ms + (reasoning + output) / self.tps * 1000
-            model_ms = round(model_ms, 1)
+            model_ms = round(model_ms * self.slow, 1)
             turns.append(
                 {
                     "events": events,
@@ -981,12 +999,21 @@ class _LiveSession:
     trace: SessionTrace | None = None
 
 
-def _price(model: str, tokens: TokenBreakdown, overrides: dict[str, Any] | None) -> CostBreakdown:
+def _price(model: str, tokens: TokenBreakdown, overrides: dict[str, Any] | None, factor: float = 1.0) -> CostBreakdown:
     # Imported here: pricing may pull in genai-prices, which `import profiler_core` must not.
     from ..pricing import price_tokens
 
     cost = price_tokens(model, tokens, overrides)
-    return cost if cost is not None else CostBreakdown()
+    if cost is None:
+        return CostBreakdown()
+    if factor == 1.0:
+        return cost
+    return CostBreakdown(
+        total_usd=cost.total_usd * factor,
+        input_usd=cost.input_usd * factor,
+        output_usd=cost.output_usd * factor,
+        reasoning_usd=cost.reasoning_usd * factor,
+    )
 
 
 class SimulatedProvider:
@@ -1045,7 +1072,7 @@ class SimulatedProvider:
                 tokens=out["tokens"],
                 timing=TimingBreakdown(wall_ms=out["wall_ms"], segments=out["segments"]),
                 tool_calls=out["records"],
-                cost=_price(live.params.model, out["tokens"], live.options.prices),
+                cost=_price(live.params.model, out["tokens"], live.options.prices, live.options.cost_factor),
             ),
             completion_reason=out["completion"],
         )
@@ -1066,7 +1093,10 @@ class SimulatedProvider:
     async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
         """Run the simulated session; with ``time_scale > 0`` really sleep its simulated wall time, scaled."""
         result = self.simulate(handle, text, timeout_ms)
-        scale = self._live(handle).options.time_scale
+        live = self._live(handle)
+        if live.params.workspace is not None:
+            _write_files(Path(live.params.workspace), live.options.writes)
+        scale = live.options.time_scale
         if scale > 0:
             import trio
 
@@ -1101,6 +1131,14 @@ class SimulatedProvider:
             raise ProfilerError(
                 f"provider 'simulated': unknown session {handle.session_id!r} (destroyed, or never created)"
             ) from None
+
+
+def _write_files(workspace: Path, writes: dict[str, str]) -> None:
+    """The simulated agent's edits: each file written into its workspace."""
+    for relative, content in writes.items():
+        target = workspace / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
 
 
 @hookimpl

@@ -24,15 +24,17 @@ recording would fake independent repetitions) or starts over (``cycle``).
 A session that ended in an error is answered as one: the PromptResult carries
 the recorded ``error``, so the row is an error row with its measurements. A
 cost the importer computed from prices is left to the cost collector, which
-prices the tokens with the row's model (``cost_source: computed``); a cost the
-file recorded is the provider's.
+prices each recorded model call (at its own model's price when the session
+used several, else at the row's model's; ``cost_source: computed``); a cost
+the file recorded is the provider's. Subagent transcripts given with their
+main session are part of it (``attach_subagents``).
 """
 
 from __future__ import annotations
 
 import glob
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,7 @@ import attrs
 
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
-from ..importers import FORMATS, RecordedSession, check_format, load_sessions
+from ..importers import FORMATS, RecordedSession, attach_subagents, check_format, load_sessions
 from ..model import (
     CostBreakdown,
     CreateSessionParams,
@@ -118,16 +120,23 @@ class TranscriptsProvider:
                 sessions.extend(load_sessions(self.format, path))
             except ProfilerError as exc:
                 raise ConfigError(f"provider 'transcripts': {exc}") from None
-        self._setup(sessions, on_exhausted=on_exhausted, time_scale=float(time_scale), scenario=scenario)
+        self._setup(attach_subagents(sessions), on_exhausted=on_exhausted, time_scale=float(time_scale), scenario=scenario)
 
     @classmethod
     def from_sessions(
-        cls, sessions: Sequence[RecordedSession], *, scenario: str | None = None, on_exhausted: str = "error"
+        cls, sessions: Sequence[RecordedSession], *, scenario: str | None = None, on_exhausted: str = "error",
+        recorded_times: bool = False, assigned: dict[tuple[str, int], RecordedSession] | None = None,
     ) -> TranscriptsProvider:
-        """A provider replaying sessions already loaded (``profiler import`` parses every file first)."""
+        """A provider replaying sessions already loaded (``profiler import`` parses every file first).
+
+        With ``recorded_times`` each row says when its session happened, not when it was replayed;
+        ``assigned`` names the session of each (scenario id, iteration) instead of the pick rule.
+        """
         provider = cls.__new__(cls)
         provider.format = sessions[0].format if sessions else FORMATS[0]
         provider._setup(list(sessions), on_exhausted=on_exhausted, time_scale=0.0, scenario=scenario)
+        provider.recorded_times = recorded_times
+        provider.assigned = dict(assigned or {})
         return provider
 
     def _setup(self, sessions: list[RecordedSession], *, on_exhausted: str, time_scale: float, scenario: str | None) -> None:
@@ -137,6 +146,8 @@ class TranscriptsProvider:
         self.on_exhausted = on_exhausted
         self.time_scale = time_scale
         self.scenario = scenario
+        self.recorded_times = False
+        self.assigned: dict[tuple[str, int], RecordedSession] = {}
         self._live: dict[str, tuple[RecordedSession, int]] = {}
 
     def scenario_of(self, session: RecordedSession) -> str:
@@ -150,6 +161,8 @@ class TranscriptsProvider:
 
     def pick(self, scenario_id: str, iteration: int) -> RecordedSession:
         """The session replayed for one iteration (see the module docstring for the rule)."""
+        if (scenario_id, iteration) in self.assigned:
+            return self.assigned[(scenario_id, iteration)]
         pool = self.pool(scenario_id)
         index = max(iteration, 0)
         if index >= len(pool):
@@ -203,11 +216,31 @@ class TranscriptsProvider:
         """Forget live replays."""
         self._live.clear()
 
+    def session_times(self, handle: SessionHandle) -> tuple[str, str] | None:
+        """When the replayed session happened (``profiler import``); None in a profile's replay run."""
+        return recorded_times(self._session(handle)) if self.recorded_times else None
+
     def _session(self, handle: SessionHandle) -> RecordedSession:
         try:
             return self._live[handle.session_id][0]
         except KeyError:
             raise ProfilerError(f"transcripts: unknown session {handle.session_id!r}") from None
+
+
+def recorded_times(session: RecordedSession) -> tuple[str, str]:
+    """When a session happened; for a file without timestamps, its modification time plus the recorded wall time."""
+    if session.started_at and session.completed_at:
+        return session.started_at, session.completed_at
+    try:
+        moment = datetime.fromtimestamp(Path(session.file).stat().st_mtime, tz=UTC)
+    except OSError:
+        moment = datetime.now(UTC)
+    end = moment + timedelta(milliseconds=session.result.metrics.timing.wall_ms)
+    return _iso(moment), _iso(end)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def replayed_result(session: RecordedSession) -> PromptResult:

@@ -112,6 +112,15 @@ def write_report(
             worker.close()
 
 
+def _repetitions(manifest) -> int | None:
+    """The repetitions the run made: a stopped run's rounds, else the profile's number (None when unknown)."""
+    if manifest is None:
+        return None
+    if manifest.stop is not None:
+        return manifest.stop.repetitions
+    return manifest.repetitions or None
+
+
 def _start_worker(results_path: Path):
     """Start the HTML helper process for big inputs; None when not worth it or not possible."""
     from .worker import MIN_BYTES, HtmlWorker
@@ -123,6 +132,16 @@ def _start_worker(results_path: Path):
     except OSError as exc:
         log.debug("report helper not started: %s", exc)
         return None
+
+
+def _show_model_labels(table, manifest) -> None:
+    """Models by the labels the profile gave them (``models: [{id, label}]``, recorded in the manifest)."""
+    labels = (manifest.overrides.get("model_labels") if manifest is not None else None) or {}
+    if isinstance(labels, dict) and labels:
+        column = table.categorical["model"]
+        shown = [str(labels.get(value, value)) for value in column.values]
+        if len(set(shown)) == len(shown):  # a label never merges two models' rows
+            column.values = shown
 
 
 def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel) -> ReportPaths:
@@ -143,6 +162,7 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
         raise
     writer.finish()
     clock.lap(f"read {table.n} rows")
+    _show_model_labels(table, manifest)
     warnings = list(table.problems) + warnings
 
     run_ids = table.categorical["run_id"].values
@@ -156,7 +176,7 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
         "completedAt": (manifest.completed_at if manifest else None) or max(table.completed_at),
         "status": manifest.status if manifest else None,
         "providers": ([manifest.provider] if manifest and manifest.provider else table.categorical["provider"].values),
-        "repetitions": manifest.repetitions if manifest and manifest.repetitions else None,
+        "repetitions": _repetitions(manifest),
         "plugins": [f"{p.name} {p.version}" if p.version else p.name for p in manifest.plugins] if manifest else [],
         "rows": table.n,
         "skippedLines": table.skipped,
@@ -168,7 +188,8 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
         baseline=baseline,
         mode_order=manifest.modes if manifest else (),
         units=dict(manifest.metric_units) if manifest else None,
-        repetitions=manifest.repetitions if manifest else None,
+        repetitions=_repetitions(manifest),
+        stop=manifest.stop if manifest else None,
     )
     clock.lap("statistics")
     job = {"summary": summary, "meta": meta, "problems": table.problems, "path": str(paths["html"])}

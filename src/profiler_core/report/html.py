@@ -6,8 +6,10 @@ import math
 from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
+from urllib.parse import urlencode
 
 from . import format as fmt
+from . import sequential as seq
 from .charts import DISTRIBUTION_METRICS, mode_color
 from .summary import EXACT_LIMIT, MAIN_METRICS, MetricComparison, Summary
 from .verdict import error_line, findings, winners
@@ -29,6 +31,7 @@ main{max-width:1260px;margin:0 auto;padding:8px 20px 40px}
 section{margin:26px 0}
 h2{font-size:1.2rem;margin:0 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}
 h3{font-size:1.02rem;margin:14px 0 6px}
+table.stop{margin:8px 0 14px}table.stop th,table.stop td{text-align:left}
 .verdicts{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:10px;margin-bottom:12px}
 .v{background:var(--card);border:1px solid var(--line);border-left:6px solid var(--muted);border-radius:8px;padding:10px 12px}
 .v.sig{border-left-color:var(--better)}
@@ -150,6 +153,8 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
     add('<section id="verdict"><h2>Verdict</h2>')
     if errors := error_line(s):
         add(f'<p class="errored"><strong>⚠ {_e(errors)}.</strong></p>')
+    if s.stop is not None:
+        add(_stop_html(s.stop))
     if s.comparisons:
         add('<div class="verdicts">')
         for w in winners(s):
@@ -349,12 +354,24 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
     if s.error_rows:
         rows = [
             f'<tr><td>{_e(m)}</td><td class="l">{_e(sc)}</td><td>{it}</td><td class="l">{_e(code)}</td>'
-            f'<td class="l">{_e(msg[:300])}</td></tr>'
+            f'<td class="l">{_e(msg[:300])}</td><td class="l">{_session_link(m, sc, it)}</td></tr>'
             for m, sc, it, code, msg in s.error_rows
         ]
-        add(_table(["Mode", "Scenario", "Iteration", "Code", "Error"], rows))
+        add(_table(["Mode", "Scenario", "Iteration", "Code", "Error", "Session"], rows))
     else:
         add('<p class="note">No row carries an error.</p>')
+    if s.failed_rows:
+        add("<h3>Runs that failed their checks</h3>")
+        rows = [
+            f'<tr><td>{_e(m)}</td><td class="l">{_e(sc)}</td><td>{it}</td><td class="l">{_e(checks or "–")}</td>'
+            f'<td class="l">{_session_link(m, sc, it)}</td></tr>'
+            for m, sc, it, checks in s.failed_rows
+        ]
+        add(_table(["Mode", "Scenario", "Iteration", "Failed checks", "Session"], rows))
+    if s.error_rows or s.failed_rows:
+        add(f'<p class="note">To read what the agent did in a session, open this report through the viewer: '
+            f"<code>profiler view {_e(run_id)}</code> (pip install 'agent-profiler[view]'), then the run's "
+            "report.html link; there each “transcript” link opens that session. (Opened as a file, the links lead nowhere.)</p>")  # fmt: skip
     if problems:
         add('<h3 id="problems">Lines of the results file that were skipped</h3><ul class="note">')
         add("".join(f"<li>{_e(p)}</li>" for p in problems) + "</ul>")
@@ -379,7 +396,23 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
     return "".join(parts)
 
 
+def _session_link(mode: str, scenario: str, iteration: int) -> str:
+    """A link to the session in ``profiler view``, which serves this page beside its run's sessions."""
+    query = urlencode({"mode": mode, "scenario": scenario, "iteration": iteration})
+    return f'<a class="session" href="session?{_e(query)}">transcript</a>'
+
+
 def _reduction(a: float, b: float) -> float:
     if math.isnan(a) or math.isnan(b) or b == 0:
         return math.nan
     return (1 - a / b) * 100
+
+
+def _stop_html(view) -> str:
+    """Why a sequentially stopped run stopped, and its comparisons' confidence sequences (a table)."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in seq.TABLE_HEADER)
+    body = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in seq.table_rows(view))
+    return (
+        f'<p class="stopped"><strong>{_e(seq.headline(view))}.</strong></p>'
+        f'<table class="stop"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    )

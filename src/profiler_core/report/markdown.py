@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import format as fmt
+from . import sequential as seq
 from .summary import Summary
 from .verdict import error_line, findings, winners
 
@@ -59,6 +60,8 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
     lines += ["## Verdict", ""]
     if errors := error_line(s):
         lines += [f"**⚠ {errors}.**", ""]
+    if s.stop is not None:
+        lines += [f"**{md(seq.headline(s.stop))}.**", ""]
     if s.comparisons:
         lines += table(["Criterion", "Best mode"], [(w.criterion, w.text) for w in winners(s)], "ll")
         for f in findings(s):
@@ -67,6 +70,16 @@ def render_report(summary: Summary, meta: dict[str, Any], problems: Sequence[str
         lines.append("")
     else:
         lines += ["Only one mode: nothing to compare.", ""]
+
+    if s.stop is not None:
+        lines += ["## Sequential decisions", ""]
+        lines += table(list(seq.TABLE_HEADER), seq.table_rows(s.stop), "lllrrrl")
+        lines += [
+            "Each interval is an anytime-valid confidence sequence of the mean paired difference (mode − baseline), "
+            "valid although the run looked after every round; a comparison is decided when it excludes 0 "
+            "or lies inside the margin. See docs/statistics.md, \"Sequential stopping\".",
+            "",
+        ]
 
     lines += ["## Run", ""]
     run_rows = [

@@ -18,9 +18,11 @@ import numpy as np
 
 from .. import stats
 from ..errors import ProfilerError
+from ..model import StopRecord
 from ..stats.grouped import GroupIndex, grouped_descriptive
 from . import format as fmt
 from .load import RowTable
+from .sequential import StopView, stop_view
 
 #: Headline metrics: the forest plot, the distribution charts and the verdict use these.
 MAIN_METRICS = ("cost_total_usd", "latency_wall_ms", "tokens_total", "tokens_active", "tool_calls_total", "agent_turns")
@@ -196,6 +198,8 @@ class Summary:
     outcomes: dict[str, dict[str, list[tuple[int, str]]]] | None = None
     #: (mode, scenario, iteration, failed checks) of rows that failed without an error (first ones)
     failed_rows: list[tuple[str, str, int, str]] = attrs.Factory(list)
+    #: the stop rule's view when the run stopped by ``execution.stop`` (report/sequential.py)
+    stop: StopView | None = None
 
     def metric(self, name: str) -> MetricInfo | None:
         """The info of a metric, if it is reported."""
@@ -324,10 +328,7 @@ def _success_comparison(a: np.ndarray, b: np.ndarray, paired: bool, confidence: 
     """Difference of success rates (percentage points), Newcombe's interval, permutation p."""
     ra = stats.wilson_interval(int(a.sum()), int(a.size), confidence)
     rb = stats.wilson_interval(int(b.sum()), int(b.size), confidence)
-    diff = (ra.rate - rb.rate) * 100
-    # Newcombe's hybrid score interval for a difference of two proportions.
-    lower = diff - 100 * math.sqrt((ra.rate - ra.lower) ** 2 + (rb.upper - rb.rate) ** 2)
-    upper = diff + 100 * math.sqrt((ra.upper - ra.rate) ** 2 + (rb.rate - rb.lower) ** 2)
+    diff, lower, upper = (100 * x for x in stats.rate_difference_interval(int(a.sum()), int(a.size), int(b.sum()), int(b.size), confidence))
     af, bf = a.astype(np.float64), b.astype(np.float64)
     if max(a.size, b.size) <= EXACT_LIMIT:
         p = stats.permutation_test(af, bf, paired=paired, seed=seed).p_value
@@ -446,8 +447,9 @@ def build_summary(
     repetitions: int | None = None,
     confidence: float = stats.DEFAULT_CONFIDENCE,
     seed: int = stats.DEFAULT_SEED,
+    stop: StopRecord | None = None,
 ) -> Summary:
-    """Compute every number a report shows."""
+    """Compute every number a report shows; ``stop`` (the manifest's) adds the stop rule's sequences."""
     modes = order_modes(table, mode_order)
     if baseline is None:
         baseline = modes[0]
@@ -579,6 +581,7 @@ def build_summary(
         failed_rows=failed_rows,
         k=k,
         confidence=confidence,
+        stop=stop_view(table, columns, modes, stop),
     )
 
 
@@ -719,7 +722,27 @@ def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
         "errors": {"byCode": summary.error_codes, "firstRows": [list(r) for r in summary.error_rows]},
         "verdict": _verdict_json(summary),
     }
+    if summary.stop is not None:
+        doc["stop"] = _stop_json(summary.stop)
     return clean(doc)
+
+
+def _stop_json(view: StopView) -> dict[str, Any]:
+    """Why the run stopped and every comparison of its stop rule (``summary.json``'s ``stop``)."""
+    return {
+        "reason": view.record.reason,
+        "repetitions": view.record.repetitions,
+        "maxRepetitions": view.max_repetitions,
+        "baseline": view.baseline,
+        "comparisons": [
+            {
+                "model": c.model, "mode": c.mode, "metric": c.metric, "estimate": c.estimate, "lower": c.lower,
+                "upper": c.upper, "margin": c.margin, "pairs": c.pairs, "confidence": c.confidence,
+                "method": c.method, "decision": c.outcome, "why": c.why,
+            }
+            for c in view.comparisons
+        ],
+    }
 
 
 def _verdict_json(summary: Summary) -> dict[str, Any]:

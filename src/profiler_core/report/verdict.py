@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import stats
 from . import format as fmt
+from . import sequential as seq
 from .summary import MetricComparison, Summary
 
 #: (criterion, metric, phrase when the mode is lower, phrase when higher)
@@ -104,31 +105,51 @@ def method_note(mc: MetricComparison, paired: bool, n_metrics: int, confidence: 
     return note
 
 
+def stop_findings(summary: Summary, mode: str, criterion: str, lower_is_better: bool) -> Finding | None:
+    """The finding from the stop rule's confidence sequences, when the run stopped by one and decided on this criterion."""
+    view = summary.stop
+    if view is None or view.baseline != summary.baseline:
+        return None  # compared with another baseline than the stop rule was: the ordinary test applies
+    comps = view.get(mode, seq.CRITERION_METRIC[criterion])
+    if not comps:
+        return None
+    votes = {seq.judge(c, lower_is_better) for c in comps}
+    better = votes.pop() if len(votes) == 1 else 0
+    significant = all(c.outcome in ("higher", "lower") for c in comps)
+    text = "; ".join(seq.sentence(c, lower_is_better) for c in comps)
+    return Finding(criterion=criterion, mode=mode, text=text, significant=significant, better=better)
+
+
+def _success_finding(summary: Summary, comp) -> Finding:
+    """Success of one mode against the baseline: rates, Newcombe's interval, permutation p."""
+    base = summary.baseline
+    s = comp.success
+    diff = s.difference_pp
+    why = refusal(summary, "Success", (base, comp.mode))
+    if why:
+        return Finding(criterion="Success", mode=comp.mode, text=why, significant=False, better=0)
+    if (found := stop_findings(summary, comp.mode, "Success", lower_is_better=False)) is not None:
+        return found
+    if math.isnan(diff):
+        text = "success rate undefined"
+        better = 0
+    else:
+        direction = "higher" if diff > 0 else "lower" if diff < 0 else "the same"
+        text = (
+            f"{comp.mode} succeeded in {fmt.rate(s.rate_a)} of runs vs {fmt.rate(s.rate_b)} for {base} "
+            f"({abs(diff):.1f} pp {direction}; 95% CI {fmt.pp(s.ci95_pp[0])} to {fmt.pp(s.ci95_pp[1])})"
+        )
+        better = (1 if diff > 0 else -1) if s.significant else 0
+    text += f" — {'significant' if s.significant else 'not significant'} (p {_p(s.p_value)})"
+    return Finding(criterion="Success", mode=comp.mode, text=text, significant=s.significant, better=better)
+
+
 def findings(summary: Summary) -> list[Finding]:
     """Per non-baseline mode: cost, speed, success and tokens against the baseline."""
     out: list[Finding] = []
     base = summary.baseline
     for comp in summary.comparisons:
-        s = comp.success
-        diff = s.difference_pp
-        why = refusal(summary, "Success", (base, comp.mode))
-        if why:
-            out.append(Finding(criterion="Success", mode=comp.mode, text=why, significant=False, better=0))
-        elif math.isnan(diff):
-            text = "success rate undefined"
-            better = 0
-        else:
-            direction = "higher" if diff > 0 else "lower" if diff < 0 else "the same"
-            text = (
-                f"{comp.mode} succeeded in {fmt.rate(s.rate_a)} of runs vs {fmt.rate(s.rate_b)} for {base} "
-                f"({abs(diff):.1f} pp {direction}; 95% CI {fmt.pp(s.ci95_pp[0])} to {fmt.pp(s.ci95_pp[1])})"
-            )
-            better = (1 if diff > 0 else -1) if s.significant else 0
-        if not why:
-            text += f" — {'significant' if s.significant else 'not significant'} (p {_p(s.p_value)})"
-            out.append(
-                Finding(criterion="Success", mode=comp.mode, text=text, significant=s.significant, better=better)
-            )
+        out.append(_success_finding(summary, comp))
         for criterion, metric, lower_word, higher_word in CRITERIA:
             mc = comp.get(metric)
             info = summary.metric(metric)
@@ -137,6 +158,9 @@ def findings(summary: Summary) -> list[Finding]:
             why = refusal(summary, criterion, (base, comp.mode), metric)
             if why:
                 out.append(Finding(criterion=criterion, mode=comp.mode, text=why, significant=False, better=0))
+                continue
+            if (found := stop_findings(summary, comp.mode, criterion, lower_is_better=True)) is not None:
+                out.append(found)
                 continue
             r = mc.result
             red = r.reduction_pct
@@ -174,15 +198,15 @@ def winners(summary: Summary) -> list[Winner]:
     if why:
         out.append(Winner(criterion="Success", mode=None, text=why, significant=False))
     else:
-        out.append(
-            _winner(
-                "Success",
-                best,
-                base,
-                comps,
-                lambda c: (1 if c.success.difference_pp > 0 else -1) if c.success.significant else 0,
-            )
-        )
+
+        def success_judge(c):
+            """+1 / -1 / 0: this mode's success significantly (or, stopped sequentially, decidedly) higher / lower."""
+            vote = _stop_vote(summary, c.mode, "Success", False)
+            if vote is not None:
+                return vote
+            return (1 if c.success.difference_pp > 0 else -1) if c.success.significant else 0
+
+        out.append(_winner("Success", best, base, comps, success_judge))
     for criterion, metric, _, _ in CRITERIA:
         info = summary.metric(metric)
         if info is None:
@@ -196,13 +220,22 @@ def winners(summary: Summary) -> list[Winner]:
             min(range(len(summary.modes)), key=lambda i: math.inf if math.isnan(medians[i]) else medians[i])
         ]
 
-        def judge(c, metric=metric):
+        def judge(c, metric=metric, criterion=criterion):
             """+1 / -1 / 0: this mode significantly better / worse than the baseline on ``metric``."""
+            vote = _stop_vote(summary, c.mode, criterion, True)
+            if vote is not None:
+                return vote
             mc = c.get(metric)
             return 0 if mc is None else mc.verdict
 
         out.append(_winner(criterion, best, base, comps, judge))
     return out
+
+
+def _stop_vote(summary: Summary, mode: str, criterion: str, lower_is_better: bool) -> int | None:
+    """The stop rule's +1 / -1 / 0 on a criterion, or None when the run did not decide it sequentially."""
+    found = stop_findings(summary, mode, criterion, lower_is_better)
+    return None if found is None else found.better
 
 
 def _winner(criterion, best, base, comps, judge) -> Winner:
@@ -231,6 +264,8 @@ def verdict_lines(summary: Summary) -> list[str]:
     """The verdict as plain text lines: the best mode per criterion, then every finding (+ better, - worse, = no difference)."""
     errors = error_line(summary)
     head = [f"! {errors}"] if errors else []
+    if summary.stop is not None:
+        head.append(seq.headline(summary.stop))
     if not summary.comparisons:
         return [*head, "Only one mode: nothing to compare."]
     lines = head + [f"{w.criterion}: {w.text}" for w in winners(summary)]

@@ -41,7 +41,7 @@ from ..model import AnalysisResult, Scenario, SessionTrace
 from ..redact import Redactor
 from ..store import trace_file_text
 from ..tracestore import TraceRecord, record_json
-from .iteration import IterationError, analyzer_failure
+from .outcome import IterationError, analyzer_failure
 
 log = logging.getLogger("agent_profiler")
 

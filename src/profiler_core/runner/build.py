@@ -8,9 +8,12 @@ from typing import Any
 
 from .._signature import accepts_keyword
 from ..config import ComponentSpec, ProfileErrors, ProfilerConfig
+from ..contracts import optional_method
 from ..errors import ProfilerError
 from ..plugins import PluginManager
-from .options import RunOptions
+from ..sandbox import SandboxSettings
+from ..stopping import StopRule
+from .options import RaySettings, RunOptions
 
 
 def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[dict[str, Any], list[str]]:
@@ -97,7 +100,7 @@ def _names_parameter(factory: Any, name: str) -> bool:
 
 def check_scenarios(scorer: Any, scenarios: Any) -> list[str]:
     """Let the scorer reject malformed scenario settings (e.g. checks) before any session runs."""
-    check = getattr(scorer, "check_scenario", None)
+    check = optional_method(scorer, "check_scenario")
     if check is None:
         return []
     problems = []
@@ -175,6 +178,9 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         provider_factory=_provider_factory(config, manager),
         session_export=config.output.session_export,
         trace_format=config.output.trace_format,
+        keep_workspaces=config.output.keep_workspaces,
+        sandbox=SandboxSettings.from_execution(config.execution),
+        stop=StopRule.for_config(config),
         results_dir=config.output.results_dir,
         reports_dir=config.output.reports_dir,
         provider_options=dict(config.provider.options),
@@ -193,9 +199,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
     return RunOptions(**fields)
 
 
-def _ray_settings(section: Any) -> Any:
-    from .ray_executor import RaySettings  # imports no Ray: that happens only when the executor starts
-
+def _ray_settings(section: Any) -> RaySettings:
     return RaySettings(
         address=section.address,
         num_cpus_per_cell=section.num_cpus_per_cell,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,8 @@ from ..model import (
     CreateSessionParams,
     CustomMetric,
     ModeConfig,
-    ProfileRow,
     PromptMetrics,
     PromptResult,
-    RunContext,
     Scenario,
     ScorerContext,
     ScorerResult,
@@ -34,95 +33,34 @@ from ..model import (
     TokenBreakdown,
     ToolCallRecord,
 )
-from ..redact import Redactor
-from ..store import RowWriter
 from ..timestamps import now_iso
 from ..tracestore import TraceRecord, trace_file_path
-from .calls import PLUGIN_ERRORS, call_provider, cleanup_limit
-from .hooks import HookCaller
+from .adapter import ProviderAdapter
+from .analysis_pool import CellJob
+from .outcome import PLUGIN_ERRORS, IterationError, IterationOutcome, analyzer_failure
 from .row import make_row
+from .state import RunState
+from .verify import Verification, VerifierError, run_verifiers
+from .workspace import SetupError
 
 log = logging.getLogger("agent_profiler")
 
 
-@attrs.define
-class IterationOutcome:
-    """What one iteration produced."""
-
-    row: ProfileRow
-    trace: SessionTrace | None
-    bundle: SessionAnalysisBundle | None
-    #: the session was rate limited; wait this long (seconds, None: unknown) before trying again
-    retry_after: float | None = None
-    rate_limited: bool = False
-    #: the trace as it is written (redacted), when an analysis worker serialised it; None: serialise it here
-    trace_text: str | None = None
-
-
-@attrs.define(kw_only=True)
-class RunState:
-    """Everything iterations share within one run."""
-
-    run_id: str
-    run_ctx: RunContext
-    provider: Any
-    scorer: Any
-    collectors: list[Any]
-    analyzers: list[Any]
-    hooks: HookCaller
-    writer: RowWriter | None
-    redactor: Redactor
-    default_retries: int
-    session_export: bool
-    sessions_dir: Path
-    multi_model: bool
-    destroy_timeout_s: float
-    #: a cap on every session's timeout (``--time-limit``), in ms
-    time_limit_ms: int | None = None
-    #: the run's concurrency and rate-limit pause (shared by all cells)
-    pacer: Any = None
-    #: runs attempts elsewhere (``RayExecutor``); None runs them here
-    executor: Any = None
-    metric_units: dict[str, str] = attrs.Factory(dict)
-    #: ``jsonl``: one trace store per run; ``files``: one file per session
-    trace_format: str = "jsonl"
-    #: runs analyzers and serialises traces in worker processes (``AnalysisPool``); None: here, inline
-    analysis_pool: Any = None
-
-    @property
-    def export_needed(self) -> bool:
-        """Export the trace when session export is on or an analyzer is active (as the original)."""
-        return self.session_export or bool(self.analyzers)
-
+#: One attempt of a cell, wherever it runs (here, or on a Ray worker): ``(outcome, error)``.
+AttemptFn = Callable[..., Awaitable[tuple[IterationOutcome, str | None]]]
 
 #: rate-limited tries of one cell before its rate limit counts as an error
 MAX_RATE_LIMITED = 20
 
 
-class IterationError(Exception):
-    """A failure inside an iteration that is worth a retry."""
-
-    def __init__(self, message: str, reason: str = "error", code: str = "error", retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.code = code
-        self.retry_after = retry_after
-
-
-async def _call_prompt(provider: Any, handle: Any, text: str, timeout_ms: int) -> PromptResult:
-    # A blocking provider runs in a worker thread so timeouts and concurrency still work.
-    return await call_provider(provider, "prompt", handle, text, timeout_ms)
-
-
-async def _destroy(state: RunState, handle: Any, provider: Any = None) -> None:
+async def _destroy(state: RunState, handle: Any, provider: ProviderAdapter) -> None:
     # Shielded so a timeout or Ctrl-C cannot skip it; bounded so a hung provider cannot hang us
-    # (and, blocking a thread during Ctrl-C, only briefly: see calls.cleanup_limit).
-    provider = provider or state.provider
-    limit = cleanup_limit(provider, "destroy_session", state.destroy_timeout_s)
+    # (and, blocking a thread during Ctrl-C, only briefly: see ProviderAdapter.cleanup_limit).
+    limit = provider.cleanup_limit("destroy_session", state.destroy_timeout_s)
     with trio.move_on_after(limit) as scope:
         scope.shield = True
         try:
-            await call_provider(provider, "destroy_session", handle)
+            await provider.destroy_session(handle)
         except PLUGIN_ERRORS as exc:  # a failed destroy must not lose the row
             log.warning("destroy_session(%s) failed: %s", getattr(handle, "session_id", handle), exc)
     if scope.cancelled_caught:
@@ -192,17 +130,10 @@ async def _analyze(state: RunState, trace: SessionTrace, scenario: Scenario, mod
     return results
 
 
-def analyzer_failure(analyzer: Any, exc: BaseException) -> str:
-    """How a raising analyzer is reported, inline and in an analysis worker alike."""
-    return f"analyzer {analyzer.name!r} failed: {type(exc).__name__}: {exc}"
-
-
 async def _analyze_in_worker(
     state: RunState, trace: SessionTrace, scenario: Scenario, mode: str, model: str, iteration: int
 ) -> tuple[dict[str, AnalysisResult], str | None]:
     """The analyzers' results and the trace's written text, from an analysis worker; the loop runs on meanwhile."""
-    from .analysis_pool import CellJob
-
     # Warm-up cells (iteration -1) and runs without session export write no trace: none is serialised.
     written = state.session_export and state.writer is not None and iteration >= 0
     if not state.analyzers and not written:
@@ -218,8 +149,15 @@ async def _analyze_in_worker(
     return done.results, done.trace_text
 
 
-async def _score(state: RunState, scenario: Scenario, result: PromptResult, trace, mode: str, model: str, iteration: int, metadata: dict) -> ScorerResult:
-    context = ScorerContext(agent_output=result.text, trace=trace, mode=mode, model=model, iteration=iteration, metadata=metadata)
+async def _score(
+    state: RunState, scenario: Scenario, done: _Attempt, mode: str, model: str, iteration: int, metadata: dict
+) -> ScorerResult:
+    verification = done.verification
+    context = ScorerContext(
+        agent_output=done.result.text, trace=done.trace, mode=mode, model=model, iteration=iteration, metadata=metadata,
+        verifications=verification.checks if verification is not None else (),
+        reward=verification.reward if verification is not None else None,
+    )
     try:
         scored = await await_me_maybe(state.scorer.evaluate(scenario, context))
     except PLUGIN_ERRORS as exc:
@@ -239,10 +177,10 @@ async def run_iteration(
     mode_config: ModeConfig,
     scenario: Scenario,
     iteration: int,
+    attempt_fn: AttemptFn,
     warmup: bool = False,
-    provider: Any = None,
 ) -> IterationOutcome:
-    """Run one cell of the matrix, with retries, and record it (``provider``: this cell's instance)."""
+    """Run one cell of the matrix, with retries, and record it (``attempt_fn``: one attempt, here or elsewhere)."""
     if not warmup:
         replacement = await state.hooks.first_result(
             "profiler_before_scenario",
@@ -250,60 +188,12 @@ async def run_iteration(
         )
         if isinstance(replacement, Scenario):
             scenario = replacement
-
     if state.time_limit_ms is not None and state.time_limit_ms < scenario.timeout_ms:
         scenario = attrs.evolve(scenario, timeout_ms=state.time_limit_ms)
-    max_attempts = 1 + (scenario.allowed_retries or state.default_retries)
-    attempt = rate_limits = 0
-    while True:
-        attempt += 1
-        attempt_fn = state.executor.attempt if state.executor is not None else attempt_cell
-        outcome, error = await attempt_fn(
-            state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt,
-            provider=provider or state.provider,
-        )
-        if outcome.rate_limited and rate_limits < MAX_RATE_LIMITED:
-            # Not the agent's failure: wait as told and try again, without using up a retry.
-            rate_limits += 1
-            attempt -= 1
-            wait = outcome.retry_after or 1.0
-            if state.pacer is not None:
-                wait = state.pacer.rate_limited(outcome.retry_after, rate_limits)
-            log.warning("rate limited: %s/%s/%s#%d waits %.1f s and tries again", model, mode, scenario.id, iteration, wait)
-            await trio.sleep(wait)
-            continue
-        if error is None or attempt >= max_attempts:
-            if error is None and state.pacer is not None:
-                state.pacer.succeeded()
-            break
-        log.warning("retrying %s/%s/%s#%d (attempt %d of %d) after: %s", model, mode, scenario.id, iteration, attempt + 1, max_attempts, error)
-
+    cell = {"model": model, "mode": mode, "mode_config": mode_config, "scenario": scenario, "iteration": iteration}
+    outcome = await _attempts(state, cell, attempt_fn)
     if not warmup:
-        if state.session_export and outcome.trace is not None and state.writer is not None:
-            # The trace is on disk before its row: a cell that resume counts as done has its trace.
-            # Written inline: a worker thread would let trio's MockClock jump past deadlines while
-            # it waits, and buys little under the GIL. The store appends one line to an open file;
-            # creating a file per trace costs the kernel 0.05-1 ms each on our VMs.
-            # With analysis workers, a worker has already redacted and serialised it (``trace_text``).
-            if state.trace_format == "files":
-                path = trace_file_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
-                if outcome.trace_text is not None:
-                    state.writer.write_trace_text(path, outcome.trace_text)
-                else:
-                    state.writer.write_trace(path, outcome.trace)
-            elif outcome.trace_text is not None:
-                state.writer.append_trace_line(outcome.trace_text)
-            else:
-                state.writer.append_trace(
-                    TraceRecord(
-                        scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, trace=outcome.trace,
-                        multi_model=state.multi_model,
-                    )
-                )
-        if state.writer is not None:
-            state.writer.write_row(outcome.row)
-            if outcome.bundle is not None and outcome.bundle.results:
-                state.writer.write_analysis(outcome.bundle)
+        _record(state, outcome, model=model, mode=mode, scenario=scenario, iteration=iteration)
         await state.hooks.call(
             "profiler_after_scenario",
             ctx=AfterScenarioContext(
@@ -313,90 +203,195 @@ async def run_iteration(
     return outcome
 
 
+async def _attempts(state: RunState, cell: dict[str, Any], attempt_fn: AttemptFn) -> IterationOutcome:
+    """Attempts of one cell until one is clean, the retries are used up; rate limits wait and do not count."""
+    scenario: Scenario = cell["scenario"]
+    where = f"{cell['model']}/{cell['mode']}/{scenario.id}#{cell['iteration']}"
+    max_attempts = 1 + (scenario.allowed_retries or state.default_retries)
+    attempt = rate_limits = 0
+    while True:
+        attempt += 1
+        outcome, error = await attempt_fn(state, attempt=attempt, **cell)
+        if outcome.rate_limited and rate_limits < MAX_RATE_LIMITED:
+            # Not the agent's failure: wait as told and try again, without using up a retry.
+            rate_limits += 1
+            attempt -= 1
+            wait = outcome.retry_after or 1.0
+            if state.pacer is not None:
+                wait = state.pacer.rate_limited(outcome.retry_after, rate_limits)
+            log.warning("rate limited: %s waits %.1f s and tries again", where, wait)
+            await trio.sleep(wait)
+            continue
+        if error is None or attempt >= max_attempts:
+            if error is None and state.pacer is not None:
+                state.pacer.succeeded()
+            return outcome
+        log.warning("retrying %s (attempt %d of %d) after: %s", where, attempt + 1, max_attempts, error)
+
+
+def _record(state: RunState, outcome: IterationOutcome, *, model: str, mode: str, scenario: Scenario, iteration: int) -> None:
+    """Write the cell's trace, then its row, then its analysis (the order resume relies on)."""
+    writer = state.writer
+    if writer is None:
+        return
+    if state.session_export and outcome.trace is not None:
+        # The trace is on disk before its row: a cell that resume counts as done has its trace.
+        # Written inline: a worker thread would let trio's MockClock jump past deadlines while
+        # it waits, and buys little under the GIL. The store appends one line to an open file;
+        # creating a file per trace costs the kernel 0.05-1 ms each on our VMs.
+        # With analysis workers, a worker has already redacted and serialised it (``trace_text``).
+        if state.trace_format == "files":
+            path = trace_file_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
+            if outcome.trace_text is not None:
+                writer.write_trace_text(path, outcome.trace_text)
+            else:
+                writer.write_trace(path, outcome.trace)
+        elif outcome.trace_text is not None:
+            writer.append_trace_line(outcome.trace_text)
+        else:
+            writer.append_trace(
+                TraceRecord(
+                    scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, trace=outcome.trace,
+                    multi_model=state.multi_model,
+                )
+            )
+    writer.write_row(outcome.row)
+    if outcome.bundle is not None and outcome.bundle.results:
+        writer.write_analysis(outcome.bundle)
+
+
 async def attempt_cell(
     state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int, attempt: int,
-    provider: Any,
+    provider: ProviderAdapter,
 ) -> tuple[IterationOutcome, str | None]:
-    """One attempt of a cell: session, prompt, export, collectors, analyzers, scorer, row (nothing written)."""
+    """One attempt of a cell: workspace, session, verifiers, collectors, analyzers, scorer, row (nothing written)."""
     started_at = now_iso()
     t0 = time.perf_counter()
-    handle = None
-    result: PromptResult | None = None
+    done = _Attempt()
+    try:
+        await _prepare_workspace(state, scenario, done)
+        params = CreateSessionParams(
+            system_instructions=mode_config.system_instructions, scenario_id=scenario.id, iteration=iteration, mode=mode,
+            model=model, workspace=str(done.folder) if done.folder is not None else None,
+        )
+        try:
+            await _session(state, provider, params, scenario, done)
+        finally:
+            if done.handle is not None:
+                await _destroy(state, done.handle, provider)
+        await _verify(state, scenario, done)
+        done.metrics = {**await _collect(state, done.result, scenario, mode, model, done.trace), **done.verification_metrics()}
+        if done.trace is not None and state.analysis_pool is not None:
+            done.analysis, done.trace_text = await _analyze_in_worker(state, done.trace, scenario, mode, model, iteration)
+        elif done.trace is not None and state.analyzers:
+            done.analysis = await _analyze(state, done.trace, scenario, mode)
+        done.scored = await _score(state, scenario, done, mode, model, iteration, {"attempt": attempt})
+        if done.result.error:
+            # The session itself ended in an error (an API error, a recorded failure): measured, scored, but an error.
+            raise IterationError(done.result.error, code="session_error")
+    except IterationError as exc:
+        done.failed(exc)
+    completed_at = now_iso()
+    if done.times is not None:
+        started_at, completed_at = done.times  # a replayed recording: when the session really happened
+    row = make_row(
+        run_id=state.run_id, provider=state.provider_id, metric_units=state.metric_units, model=model, mode=mode,
+        scenario_id=scenario.id, iteration=iteration, started_at=started_at, completed_at=completed_at,
+        elapsed_ms=(time.perf_counter() - t0) * 1000,
+        session_id=getattr(done.handle, "session_id", "") if done.handle is not None else "",
+        result=done.result, trace=done.trace, scored=done.scored, metrics=done.metrics, error=done.error,
+        error_code=done.error_code, reason=done.reason, attempts=attempt,
+        reward=done.verification.reward if done.verification is not None else None,
+    )
+    if done.folder is not None and state.workspaces is not None:
+        name = workspace_name(scenario.id, mode, iteration, model if state.multi_model else None)
+        state.workspaces.finish(done.folder, failed=bool(row.error) or not row.success, name=name)
+    bundle = None
+    if done.analysis:
+        bundle = SessionAnalysisBundle(
+            session_id=row.session_id, scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, results=done.analysis
+        )
+    outcome = IterationOutcome(
+        row=row, trace=done.trace, bundle=bundle, retry_after=done.retry_after, rate_limited=done.error_code == "rate_limited",
+        trace_text=done.trace_text,
+    )
+    return outcome, done.error
+
+
+async def _prepare_workspace(state: RunState, scenario: Scenario, done: _Attempt) -> None:
+    """The attempt's fresh workspace (none when the run manages none); a failure is the cell's set-up error."""
+    if state.workspaces is None:
+        return
+    try:
+        done.folder = await state.workspaces.prepare(scenario)
+    except SetupError as exc:
+        raise IterationError(f"setup failed: {exc}", code="setup_error") from None
+
+
+async def _verify(state: RunState, scenario: Scenario, done: _Attempt) -> None:
+    """Record what the agent left in its workspace, then run the scenario's verifiers there."""
+    if done.folder is None or state.workspaces is None:
+        return
+    if done.trace is not None:
+        done.trace = attrs.evolve(done.trace, workspace=await state.workspaces.report(done.folder))
+    if not scenario.verify:
+        return
+    try:
+        done.verification = await run_verifiers(state.workspaces, scenario, done.folder)
+    except VerifierError as exc:
+        raise IterationError(str(exc), code="verifier_error") from None
+
+
+def workspace_name(scenario_id: str, mode: str, iteration: int, model: str | None) -> str:
+    """Where a kept workspace goes under ``workspaces/``: ``<scenario>/<mode>-iter-<n>`` (ids made safe)."""
+    return trace_file_path(Path(), scenario_id, mode, iteration, model).with_suffix("").as_posix()
+
+
+@attrs.define
+class _Attempt:
+    """What an attempt has got so far (a failure part-way keeps what came before it)."""
+
+    handle: Any = None
+    result: Any = None
     trace: SessionTrace | None = None
+    times: tuple[str, str] | None = None
     scored: ScorerResult | None = None
-    metrics: dict[str, Any] = {}
-    analysis: dict[str, AnalysisResult] = {}
+    metrics: dict[str, Any] = attrs.Factory(dict)
+    analysis: dict[str, AnalysisResult] = attrs.Factory(dict)
     trace_text: str | None = None
     error: str | None = None
     error_code: str | None = None
     retry_after: float | None = None
-    reason = "stop"
-    params = CreateSessionParams(
-        system_instructions=mode_config.system_instructions,
-        scenario_id=scenario.id,
-        iteration=iteration,
-        mode=mode,
-        model=model,
-    )
-    try:
-        try:
-            with trio.fail_after(scenario.timeout_ms / 1000):
-                handle = await call_provider(provider, "create_session", params)
-                result = _checked_result(provider, await _call_prompt(provider, handle, scenario.prompt, scenario.timeout_ms))
-                if state.export_needed:
-                    trace = _checked_trace(provider, await call_provider(provider, "export_session", handle))
-        except trio.TooSlowError:
-            raise IterationError(f"timed out after {scenario.timeout_ms} ms", reason="timeout", code="timeout") from None
-        except IterationError:
-            raise
-        except RateLimitedError as exc:
-            raise IterationError(f"rate limited: {exc}", code="rate_limited", retry_after=exc.retry_after) from exc
-        except PLUGIN_ERRORS as exc:  # SystemExit too: a provider calling sys.exit() gets an error row, not the run's end
-            raise IterationError(f"{type(exc).__name__}: {exc}", code="provider_error") from exc
-        metrics = await _collect(state, result, scenario, mode, model, trace)
-        if trace is not None and state.analysis_pool is not None:
-            analysis, trace_text = await _analyze_in_worker(state, trace, scenario, mode, model, iteration)
-        elif trace is not None and state.analyzers:
-            analysis = await _analyze(state, trace, scenario, mode)
-        scored = await _score(state, scenario, result, trace, mode, model, iteration, {"attempt": attempt})
-        if result.error:
-            # The session itself ended in an error (an API error, a recorded failure): measured, scored, but an error.
-            raise IterationError(result.error, code="session_error")
-    except IterationError as exc:
-        error, error_code, reason, retry_after = str(exc), exc.code, exc.reason, exc.retry_after
-    finally:
-        if handle is not None:
-            await _destroy(state, handle, provider)
+    reason: str = "stop"
+    #: the attempt's workspace, while it exists
+    folder: Path | None = None
+    verification: Verification | None = None
 
-    completed_at = now_iso()
-    elapsed_ms = (time.perf_counter() - t0) * 1000
-    row = make_row(
-        run_id=state.run_id,
-        provider=state.provider.id,
-        metric_units=state.metric_units,
-        model=model,
-        mode=mode,
-        scenario_id=scenario.id,
-        iteration=iteration,
-        started_at=started_at,
-        completed_at=completed_at,
-        elapsed_ms=elapsed_ms,
-        session_id=getattr(handle, "session_id", "") if handle is not None else "",
-        result=result,
-        trace=trace,
-        scored=scored,
-        metrics=metrics,
-        error=error,
-        error_code=error_code,
-        reason=reason,
-        attempts=attempt,
-    )
-    bundle = None
-    if analysis:
-        bundle = SessionAnalysisBundle(
-            session_id=row.session_id, scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, results=analysis
-        )
-    outcome = IterationOutcome(
-        row=row, trace=trace, bundle=bundle, retry_after=retry_after, rate_limited=error_code == "rate_limited", trace_text=trace_text
-    )
-    return outcome, error
+    def verification_metrics(self) -> dict[str, Any]:
+        """The verifiers' named sub-scores, as ``reward_<name>`` metrics of the row."""
+        if self.verification is None:
+            return {}
+        return {f"reward_{name}": value for name, value in self.verification.scores.items()}
+
+    def failed(self, exc: IterationError) -> None:
+        """Record why the attempt failed."""
+        self.error, self.error_code, self.reason, self.retry_after = str(exc), exc.code, exc.reason, exc.retry_after
+
+
+async def _session(state: RunState, provider: ProviderAdapter, params: CreateSessionParams, scenario: Scenario, done: _Attempt) -> None:
+    """Create the session, prompt it and export its trace, under the scenario's timeout."""
+    try:
+        with trio.fail_after(scenario.timeout_ms / 1000):
+            done.handle = await provider.create_session(params)
+            done.result = _checked_result(provider, await provider.prompt(done.handle, scenario.prompt, scenario.timeout_ms))
+            if state.export_needed:
+                done.trace = _checked_trace(provider, await provider.export_session(done.handle))
+            done.times = provider.session_times(done.handle)
+    except trio.TooSlowError:
+        raise IterationError(f"timed out after {scenario.timeout_ms} ms", reason="timeout", code="timeout") from None
+    except IterationError:
+        raise
+    except RateLimitedError as exc:
+        raise IterationError(f"rate limited: {exc}", code="rate_limited", retry_after=exc.retry_after) from exc
+    except PLUGIN_ERRORS as exc:  # SystemExit too: a provider calling sys.exit() gets an error row, not the run's end
+        raise IterationError(f"{type(exc).__name__}: {exc}", code="provider_error") from exc

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from ..contracts import Analyzer, Collector, JudgeProvider, ModeResolver, Scorer, SessionProvider
+from ..errors import ConfigError
 from ..model import ModeConfig, ProfileRow, Scenario
 from ..plugins import PluginManager
+from ..sandbox import SandboxSettings
+from ..stopping import StopRule
+from ..tracestore import TRACE_FORMATS
+
+
+@attrs.frozen(kw_only=True)
+class RaySettings:
+    """``execution.ray``: where the cluster is and what one cell asks of it."""
+
+    #: ``ray.init`` address: None starts a local cluster in this process, "auto" joins a running one
+    address: str | None = None
+    num_cpus_per_cell: float = 1.0
+    resources: dict[str, float] = attrs.field(factory=dict)
+    runtime_env: dict[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.define(kw_only=True)
@@ -53,6 +68,13 @@ class RunOptions:
     session_export: bool = True
     #: ``jsonl``: the run's traces in one store (``sessions/traces.jsonl``); ``files``: a file per session
     trace_format: str = "jsonl"
+    #: which session workspaces stay under ``reports/<runId>/workspaces/``: "failed", "all" or "none"
+    keep_workspaces: str = "failed"
+    #: where agents, set-up commands and verifiers run (``execution.sandbox``); None: on the host
+    sandbox: SandboxSettings | None = None
+    #: ``execution.stop``: run round by round and stop once every comparison is decided (then
+    #: ``repetitions`` is its ``max_repetitions``); None: the fixed design of ``repetitions``
+    stop: StopRule | None = None
     results_dir: str = "results"
     reports_dir: str = "reports"
     provider_options: dict[str, Any] = attrs.Factory(dict)
@@ -64,7 +86,11 @@ class RunOptions:
     profile_hash: str = ""
     profile_path: str | None = None
     extensions: dict[str, Any] = attrs.Factory(dict)
-    #: rows already recorded for this run id (resume): their cells are skipped
+    #: continue the run ``run_id``: its recorded rows are read (under its lock) and their cells skipped
+    resume: bool = False
+    #: with ``resume``: accept a changed profile or plugin versions
+    force: bool = False
+    #: rows already recorded for this run id, given by the caller (instead of ``resume`` reading them)
     previous_rows: Sequence[ProfileRow] = ()
     resumed_from: Sequence[str] = ()
     overrides: dict[str, Any] = attrs.Factory(dict)
@@ -75,17 +101,51 @@ class RunOptions:
     judge: JudgeProvider | None = None
     #: where cells run: "local" (this process) or "ray" (tasks on a Ray cluster; needs ``profile_path``)
     executor: str = "local"
-    #: ``execution.ray`` settings (``RaySettings``) for the ray executor
-    ray: Any = None
+    #: ``execution.ray`` settings for the ray executor
+    ray: RaySettings | None = None
     #: processes that run the analyzers and serialise each trace off the event loop
     #: (0: inline, as before; None: ``auto``, one per core up to 8); see docs/runner.md
     analysis_workers: int | None = 0
-    #: run only these (model, mode, scenario id, iteration) cells of the matrix (``profiler import``:
-    #: one cell per recorded session); None runs every cell
-    only_cells: Collection[tuple[str, str, str, int]] | None = None
+    #: run exactly these (model, mode, scenario id, iteration) cells, in this order (``profiler import``:
+    #: one cell per recorded session, in input order); None runs the whole matrix
+    cells: Sequence[tuple[str, str, str, int]] | None = None
 
     def mode_list(self) -> list[str]:
         """The modes in run order."""
         if self.modes is not None:
             return list(self.modes)
         return list(self.mode_names)
+
+
+def validate_options(options: RunOptions) -> None:
+    """Refuse options no run can start with: every problem in one ``ConfigError``."""
+    problems = []
+    if options.repetitions < 1:
+        problems.append(f"repetitions must be >= 1, got {options.repetitions}")
+    if options.allowed_retries < 0:
+        problems.append(f"allowed_retries must be >= 0, got {options.allowed_retries}")
+    if options.concurrency is not None and options.concurrency < 1:
+        problems.append(f"concurrency must be >= 1 (or None for auto), got {options.concurrency}")
+    if options.max_concurrency < 1:
+        problems.append(f"max_concurrency must be >= 1, got {options.max_concurrency}")
+    if options.analysis_workers is not None and options.analysis_workers < 0:
+        problems.append(f"analysis_workers must be >= 0 (or None for auto), got {options.analysis_workers}")
+    if not options.mode_list():
+        problems.append("at least one mode is required")
+    if not options.scenarios:
+        problems.append("at least one scenario is required")
+    if not options.models:
+        problems.append("at least one model is required")
+    if options.trace_format not in TRACE_FORMATS:
+        problems.append(f"trace_format {options.trace_format!r}: expected one of {', '.join(TRACE_FORMATS)}")
+    if options.modes is None and options.mode_resolver is None:
+        problems.append("give `modes` (name -> ModeConfig) or a `mode_resolver` with `mode_names`")
+    if options.keep_workspaces not in ("failed", "all", "none"):
+        problems.append(f"keep_workspaces: expected failed, all or none, got {options.keep_workspaces!r}")
+    if options.resume and not options.run_id:
+        problems.append("resume needs the run_id of the run to continue")
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
+__all__ = ["RaySettings", "RunOptions", "validate_options"]

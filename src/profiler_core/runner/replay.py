@@ -5,9 +5,11 @@ session (no repetition of a recording, no warmup), so an imported row is made
 exactly like a row of ``profiler run``: same collectors, analyzers, scorer and
 ``make_row``. The run is written to a hidden folder next to ``--out`` and its
 files are moved into place only once it completed, so a failure leaves nothing
-behind. Two things differ from a live run, both on purpose: a row's
-``startedAt``/``completedAt`` are the recorded times (when the session
-happened, not when it was replayed), and rows are in input order.
+behind. Two things differ from a live run, both on purpose, and both are
+written that way the first time: a row's ``startedAt``/``completedAt`` are the
+recorded times (the provider's ``session_times``: when the session happened,
+not when it was replayed), and rows are in input order (the run is given its
+cells in that order and runs them one at a time).
 """
 
 from __future__ import annotations
@@ -15,17 +17,15 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
 from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
-from ..importers import RecordedSession, load_sessions
+from ..importers import RecordedSession, attach_subagents, load_sessions
 from ..model import (
     BeforeScenarioContext,
     ModeConfig,
@@ -33,10 +33,10 @@ from ..model import (
     Scenario,
     SessionAnalysisBundle,
 )
+from ..paths import check_run_id
 from ..providers.transcripts import TranscriptsProvider
 from ..redact import Redactor
-from ..serde import dumps, parse_json
-from ..store import RunPaths, atomic_write_text, read_manifest, write_manifest
+from ..store import RunLock, RunPaths, read_jsonl, read_manifest, write_manifest
 from .options import RunOptions
 
 DEFAULT_MODE = "imported"
@@ -55,6 +55,8 @@ _SUFFIXES = {
 }
 
 Cell = tuple[str, str, str, int]
+#: What ``profiler import`` does with an ``--out`` that already holds a run.
+Existing = Literal["refuse", "replace", "append"]
 
 
 @attrs.frozen(kw_only=True)
@@ -92,7 +94,7 @@ def load_all(format: str, files: Sequence[Path]) -> tuple[list[RecordedSession],
             problems.append(str(exc))
         except Exception as exc:  # noqa: BLE001 - a file we did not foresee still gets one line, not a traceback
             problems.append(f"{path}: cannot be read as {format} ({type(exc).__name__}: {exc})")
-    return sessions, problems
+    return attach_subagents(sessions), problems
 
 
 class _RecordedPrompts:
@@ -121,129 +123,154 @@ def import_sessions(
     scorer_id: str | None = None,
     run_id: str | None = None,
     model: str | None = None,
+    existing: Existing = "refuse",
 ) -> ImportResult:
-    """Replay the sessions through the runner, then put rows, traces, analysis and manifest next to ``out``."""
-    import trio
+    """Replay the sessions through the runner, then put rows, traces, analysis and manifest next to ``out``.
 
-    from .suite import run_profile_suite
-
+    ``out`` is locked as a run is (``<out dir>/<out stem>.lock``): an import never writes a run being
+    written. When ``out`` exists, ``existing`` says what to do: ``refuse`` (one line), ``replace`` it,
+    or ``append`` (the new sessions' iterations follow the recorded ones).
+    """
     if not sessions:
         raise ProfilerError("the files hold no session")
-    provider = TranscriptsProvider.from_sessions(sessions, scenario=scenario)
-    registry = manager.registry
-    scorer = registry.create("scorers", scorer_id or DEFAULT_SCORER, {})
-    collectors = [registry.create("collectors", cid, {}) for cid in registry.ids("collectors")]
-    analyzers = [registry.create("analyzers", aid, {}) for aid in registry.ids("analyzers")]
-
-    # One cell per session: iterations count from 0 per scenario, in input order (the provider's pick order).
-    cells: list[Cell] = []
-    counts: dict[str, int] = {}
-    for session in sessions:
-        scenario_id = provider.scenario_of(session)
-        cells.append((session.model or model or UNKNOWN_MODEL, mode, scenario_id, counts.get(scenario_id, 0)))
-        counts[scenario_id] = counts.get(scenario_id, 0) + 1
     run_id = run_id or out.stem
     made = [d for d in (out.parent, *out.parent.parents) if not d.exists()]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    lock = RunLock(RunPaths(out.parent, check_run_id(out.stem)))
+    lock.acquire()
+    staging = out.parent / f".{out.name}.import"
     try:
-        options = RunOptions(
-            provider=provider,
-            scorer=scorer,
-            scenarios=[Scenario(id=sid, name=sid, prompt="") for sid in counts],
-            modes={mode: ModeConfig()},
-            models=list(dict.fromkeys(c[0] for c in cells)),
-            collectors=collectors,
-            analyzers=analyzers,
-            repetitions=max(counts.values()),
-            only_cells=frozenset(cells),
-            warmup=False,
-            allowed_retries=0,
-            session_export=True,
-            trace_format="files",  # an import lays its traces out as files, one per recorded session
-            results_dir=str(staging),
-            reports_dir=str(staging),
-            run_id=run_id,
-            hooks=[_RecordedPrompts({c[1:]: s for c, s in zip(cells, sessions, strict=True)})],
-            plugin_manager=manager,
-            profile_hash=_input_hash(files),
-        )
-        suite = trio.run(run_profile_suite, options)
-        order = {cell: index for index, cell in enumerate(cells)}
-        times = {cell: _recorded_times(session) for cell, session in zip(cells, sessions, strict=True)}
+        previous = _existing_rows(out, existing)
+        provider, cells = _replay_plan(sessions, scenario, mode, model, previous)
+        shutil.rmtree(staging, ignore_errors=True)  # a killed import's leftovers (we hold the lock)
+        staging.mkdir()
+        options = _options(provider, manager, cells, sessions, scorer_id=scorer_id, mode=mode, staging=staging, run_id=run_id, files=files)
+        _run_import(options)
         warnings = tuple(w for s in sessions for w in s.warnings)
-        written = _move_into_place(staging, RunPaths(staging, run_id), out, order, times, warnings)
+        written = _move_into_place(staging, RunPaths(staging, run_id), out, warnings, append=bool(previous))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        lock.release()
         for folder in made:  # innermost first: a failed import leaves no trace, not even a folder
             if folder.exists() and not any(folder.iterdir()):
                 folder.rmdir()
         raise
     shutil.rmtree(staging, ignore_errors=True)
-    rows = sorted(suite.rows, key=lambda r: order[r.cell])
+    lock.release()
+    analysis = written["analysis"]
     return ImportResult(
-        rows=tuple(attrs.evolve(r, started_at=times[r.cell][0], completed_at=times[r.cell][1]) for r in rows),
-        bundles=tuple(sorted(suite.analysis_results, key=lambda b: order[(b.model, b.mode, b.scenario_id, b.iteration)])),
+        rows=tuple(read_jsonl(out).rows[len(previous):]),
+        bundles=tuple(read_jsonl(analysis, SessionAnalysisBundle).rows) if analysis is not None else (),
         warnings=warnings,
         **written,
     )
 
 
-def _move_into_place(
-    staging: Path,
-    staged: RunPaths,
-    out: Path,
-    order: dict[Cell, int],
-    times: dict[Cell, tuple[str, str]],
-    warnings: tuple[str, ...],
-) -> dict[str, Any]:
-    """Traces, analysis, rows, then the manifest: each file replaced whole, the manifest last."""
+def _run_import(options: RunOptions) -> None:
+    import trio
+
+    from .suite import run_profile_suite
+
+    trio.run(run_profile_suite, options)
+
+
+def _existing_rows(out: Path, existing: Existing) -> list[ProfileRow]:
+    """The rows already in ``out`` when appending; a refusal (one line) when ``out`` holds a run and we may not touch it."""
+    manifest = out.with_name(out.stem + ".manifest.json")
+    if not (out.exists() or manifest.exists()):
+        return []
+    if existing == "refuse":
+        raise ProfilerError(f"{out} already exists; use --append to add these sessions to it, or --replace")
+    if existing == "replace" or not out.exists():
+        return []
+    read = read_jsonl(out)
+    if read.problems:
+        raise ProfilerError(f"{out}: cannot append to a file with unreadable lines ({read.problems[0]})")
+    return read.rows
+
+
+def _replay_plan(
+    sessions: Sequence[RecordedSession], scenario: str | None, mode: str, model: str | None, previous: Sequence[ProfileRow]
+) -> tuple[TranscriptsProvider, list[Cell]]:
+    """The provider and one cell per session, in input order; iterations follow those already recorded."""
+    provider = TranscriptsProvider.from_sessions(sessions, scenario=scenario, recorded_times=True)
+    cells: list[Cell] = []
+    counts: dict[str, int] = {}
+    for row in previous:
+        if row.mode == mode:
+            counts[row.scenario_id] = max(counts.get(row.scenario_id, 0), row.iteration + 1)
+    assigned: dict[tuple[str, int], RecordedSession] = {}
+    for session in sessions:
+        scenario_id = provider.scenario_of(session)
+        iteration = counts.get(scenario_id, 0)
+        cells.append((session.model or model or UNKNOWN_MODEL, mode, scenario_id, iteration))
+        assigned[(scenario_id, iteration)] = session
+        counts[scenario_id] = iteration + 1
+    provider.assigned = assigned
+    return provider, cells
+
+
+def _options(
+    provider: TranscriptsProvider, manager: Any, cells: list[Cell], sessions: Sequence[RecordedSession], *,
+    scorer_id: str | None, mode: str, staging: Path, run_id: str, files: Sequence[Path],
+) -> RunOptions:
+    """The run of an import: exactly its cells, one at a time (rows land in input order), no warm-up, traces as files."""
+    registry = manager.registry
+    scenario_ids = list(dict.fromkeys(c[2] for c in cells))
+    return RunOptions(
+        provider=provider,
+        scorer=registry.create("scorers", scorer_id or DEFAULT_SCORER, {}),
+        scenarios=[Scenario(id=sid, name=sid, prompt="") for sid in scenario_ids],
+        modes={mode: ModeConfig()},
+        models=list(dict.fromkeys(c[0] for c in cells)),
+        collectors=[registry.create("collectors", cid, {}) for cid in registry.ids("collectors")],
+        analyzers=[registry.create("analyzers", aid, {}) for aid in registry.ids("analyzers")],
+        repetitions=1 + max(c[3] for c in cells),
+        cells=cells,
+        concurrency=1,
+        warmup=False,
+        allowed_retries=0,
+        session_export=True,
+        trace_format="files",  # an import lays its traces out as files, one per recorded session
+        results_dir=str(staging),
+        reports_dir=str(staging),
+        run_id=run_id,
+        hooks=[_RecordedPrompts({c[1:]: s for c, s in zip(cells, sessions, strict=True)})],
+        plugin_manager=manager,
+        profile_hash=_input_hash(files),
+    )
+
+
+def _move_into_place(staging: Path, staged: RunPaths, out: Path, warnings: tuple[str, ...], *, append: bool) -> dict[str, Any]:
+    """Traces, rows, analysis, then the manifest: never an analysis file without its rows."""
     sessions_dir = out.parent / "sessions"
-    # The runner puts traces under <reports>/sessions (or, per run, <reports>/<runId>/sessions).
-    for traces in (staging / "sessions", staging / staged.run_id / "sessions"):
-        if traces.is_dir():
-            for trace in sorted(p for p in traces.rglob("*") if p.is_file()):
-                target = sessions_dir / trace.relative_to(traces)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(trace, target)
-    analysis = None
-    if staged.analysis.is_file() and staged.analysis.stat().st_size:
-        analysis = out.with_name(out.stem + ".analysis.jsonl")
-        atomic_write_text(analysis, _reordered(staged.analysis, order))
-    atomic_write_text(out, _reordered(staged.jsonl, order, times))
+    # The runner puts traces under <reports>/<runId>/sessions.
+    traces = staging / staged.run_id / "sessions"
+    if traces.is_dir():
+        for trace in sorted(p for p in traces.rglob("*") if p.is_file()):
+            target = sessions_dir / trace.relative_to(traces)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(trace, target)
+    analysis = out.with_name(out.stem + ".analysis.jsonl")
+    has_analysis = staged.analysis.is_file() and staged.analysis.stat().st_size > 0
+    if append:
+        _append_file(staged.jsonl, out)
+        if has_analysis:
+            _append_file(staged.analysis, analysis)
+    else:
+        os.replace(staged.jsonl, out)
+        if has_analysis:
+            os.replace(staged.analysis, analysis)
+        elif analysis.exists():
+            analysis.unlink()  # the replaced run's analysis would describe rows that are gone
     manifest = read_manifest(staged.manifest)
     manifest_path = out.with_name(out.stem + ".manifest.json")
     write_manifest(manifest_path, attrs.evolve(manifest, warnings=warnings + tuple(manifest.warnings)), Redactor())
-    return {"jsonl": out, "analysis": analysis, "manifest": manifest_path, "sessions_dir": sessions_dir}
+    return {"jsonl": out, "analysis": analysis if analysis.exists() else None, "manifest": manifest_path, "sessions_dir": sessions_dir}
 
 
-def _reordered(path: Path, order: dict[Cell, int], times: dict[Cell, tuple[str, str]] | None = None) -> str:
-    """The lines the runner wrote (already redacted), in input order; rows get their recorded times."""
-    records = []
-    for line in path.read_bytes().splitlines():
-        record = parse_json(line)  # orjson, or the stdlib for what it refuses (an integer beyond 64 bits in extensions)
-        cell = (record["model"], record["mode"], record["scenarioId"], record["iteration"])
-        if times is not None:
-            record["startedAt"], record["completedAt"] = times[cell]
-        records.append((order[cell], record))
-    records.sort(key=lambda pair: pair[0])
-    return "".join(dumps(record) + "\n" for _, record in records)
-
-
-def _recorded_times(session: RecordedSession) -> tuple[str, str]:
-    """When the session happened; for a file without timestamps, its modification time."""
-    if session.started_at and session.completed_at:
-        return session.started_at, session.completed_at
-    try:
-        moment = datetime.fromtimestamp(Path(session.file).stat().st_mtime, tz=UTC)
-    except OSError:
-        moment = datetime.now(UTC)
-    end = moment + timedelta(milliseconds=session.result.metrics.timing.wall_ms)
-    return _iso(moment), _iso(end)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def _append_file(source: Path, target: Path) -> None:
+    with open(target, "ab") as f:
+        f.write(source.read_bytes())
 
 
 def _input_hash(files: Sequence[Path]) -> str:

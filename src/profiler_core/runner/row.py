@@ -43,27 +43,10 @@ def make_row(
     error_code: str | None,
     reason: str,
     attempts: int,
+    reward: float | None = None,
 ) -> ProfileRow:
     """The row of one iteration; the units of the scorer's metrics are added to ``metric_units``."""
-    if result is not None:
-        tokens, timing, cost = result.metrics.tokens, result.metrics.timing, result.metrics.cost
-        if metrics.get("cost_source") == "computed":
-            # The provider reported no cost; the cost collector priced the tokens.
-            cost = CostBreakdown(
-                total_usd=metrics.get("cost_total_usd", 0),
-                input_usd=metrics.get("cost_input_usd", 0),
-                output_usd=metrics.get("cost_output_usd", 0),
-                reasoning_usd=metrics.get("cost_reasoning_usd", 0),
-            )
-        tool_calls = ToolCallSummary.from_records(result.metrics.tool_calls)
-        completion_reason = reason if error and reason == "timeout" else result.completion_reason
-        if error and completion_reason == "stop":
-            completion_reason = "error"
-    else:
-        tokens, cost = TokenBreakdown(), CostBreakdown()
-        timing = TimingBreakdown(wall_ms=round(elapsed_ms, 3))
-        tool_calls = ToolCallSummary()
-        completion_reason = reason
+    tokens, timing, cost, tool_calls, completion_reason = _measures(result, metrics, error, reason, elapsed_ms)
     details: tuple[CheckpointResult, ...] = ()
     extensions = dict(metrics)
     if scored is not None:
@@ -96,7 +79,29 @@ def make_row(
         error=error,
         error_code=error_code,
         attempts=attempts,
+        reward=reward,
     )
+
+
+def _measures(
+    result: PromptResult | None, metrics: dict[str, Any], error: str | None, reason: str, elapsed_ms: float
+) -> tuple[TokenBreakdown, TimingBreakdown, CostBreakdown, ToolCallSummary, str]:
+    """Tokens, timing, cost, tool calls and completion reason of an attempt (zeros when it got no result)."""
+    if result is None:
+        return TokenBreakdown(), TimingBreakdown(wall_ms=round(elapsed_ms, 3)), CostBreakdown(), ToolCallSummary(), reason
+    tokens, timing, cost = result.metrics.tokens, result.metrics.timing, result.metrics.cost
+    if metrics.get("cost_source") == "computed":
+        # The provider reported no cost; the cost collector priced the tokens.
+        cost = CostBreakdown(
+            total_usd=metrics.get("cost_total_usd", 0),
+            input_usd=metrics.get("cost_input_usd", 0),
+            output_usd=metrics.get("cost_output_usd", 0),
+            reasoning_usd=metrics.get("cost_reasoning_usd", 0),
+        )
+    completion_reason = reason if error and reason == "timeout" else result.completion_reason
+    if error and completion_reason == "stop":
+        completion_reason = "error"
+    return tokens, timing, cost, ToolCallSummary.from_records(result.metrics.tool_calls), completion_reason
 
 
 __all__ = ["make_row"]

@@ -117,7 +117,14 @@ def _preview(value: Any, limit: int) -> Any:
 
 
 class ChecksScorer:
-    """Scores a session by the scenario's ``extensions.checks`` (conditions on output, JSON output or trace)."""
+    """Scores a session by the scenario's ``extensions.checks`` (conditions on output, JSON output or trace).
+
+    The scenario's verifiers (``verify:<name>`` checkpoints) count beside the checks: the
+    session succeeds only when every check and every verifier passed.
+    """
+
+    #: the scenario ``extensions`` keys this scorer scores by (docs/plugins.md)
+    scenario_keys = ("checks",)
 
     id = "checks"
 
@@ -142,6 +149,10 @@ class ChecksScorer:
             checks = parse_checks(scenario)
         except ConfigError as exc:
             return ScorerResult(success=False, passed=0, total=0, error=str(exc))
+        verified = tuple(context.verifications)  # the scenario's verifiers count beside its checks
+        if not checks and verified:
+            passed = sum(d.passed for d in verified)
+            return ScorerResult(success=passed == len(verified), passed=passed, total=len(verified), details=verified)
         if not checks:
             if self.require_checks:
                 return ScorerResult(
@@ -161,7 +172,7 @@ class ChecksScorer:
                 targets["trace"] = (unstructure(context.trace), None)
         targets["output"] = (context.agent_output, None)
 
-        details = [self._run(check, targets) for check in checks]
+        details = [self._run(check, targets) for check in checks] + list(verified)
         passed = sum(d.passed for d in details)
         return ScorerResult(
             success=passed == len(details),

@@ -11,7 +11,9 @@
 
 Every check id is prefixed with its scorer's id (``checks:finished``,
 ``llm-judge:correct``); passed and total are summed; the iteration succeeds
-only if every scorer succeeds. See docs/llm-judge.md.
+only if every scorer succeeds. The scenario's verifier checkpoints
+(``verify:<name>``) count once beside them, and must pass too. See
+docs/llm-judge.md.
 """
 
 from __future__ import annotations
@@ -61,6 +63,19 @@ class CompositeScorer:
                     f"{where}[{index}]: scorer {prefix!r} appears twice; give one a distinct `name` so its check ids stay unique"
                 )
             self.scorers.append((prefix, scorer))
+
+    @property
+    def scenario_keys(self) -> tuple[str, ...] | None:
+        """What its scorers score by, together (None when one of them does not say)."""
+        from .coverage import scenario_keys_of
+
+        keys: list[str] = []
+        for _, scorer in self.scorers:
+            own = scenario_keys_of(scorer)
+            if own is None:
+                return None
+            keys += own
+        return tuple(dict.fromkeys(keys))
 
     def _build(self, spec: Any, where: str) -> tuple[str, Any]:
         if callable(getattr(spec, "evaluate", None)):
@@ -140,6 +155,12 @@ class CompositeScorer:
                 errors.append(f"{prefix}: {result.error}")
             for metric in result.metrics:
                 _merge_metric(metrics, metric)
+        verified = [d for d in context.verifications if not any(x.id.endswith(d.id) for x in details)]
+        if verified:  # the verifiers' checkpoints count once, beside the scorers' own (unless one of them has them)
+            details += verified
+            passed += sum(d.passed for d in verified)
+            total += len(verified)
+            success = success and all(d.passed for d in verified)
         source = metrics.get("judge_cost_source")
         if source is not None and source.value == "unknown":
             # One judge's price is unknown: a partial sum would understate the judges' cost.

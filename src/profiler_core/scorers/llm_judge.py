@@ -49,6 +49,8 @@ __all__ = [
     "parse_rubric",
     "parse_verdicts",
     "profiler_register_scorers",
+    "start_judge",
+    "stop_judges",
 ]
 
 log = logging.getLogger("agent_profiler.judge")
@@ -334,6 +336,8 @@ class LlmJudgeScorer:
     """Asks a judge model for one verdict per rubric criterion (majority of ``samples`` answers)."""
 
     id = "llm-judge"
+    #: the scenario ``extensions`` keys this scorer scores by
+    scenario_keys = ("rubric",)
 
     def __init__(
         self,
@@ -400,6 +404,7 @@ class LlmJudgeScorer:
     async def _ask(self, request: JudgeRequest, sample: _Sample) -> None:
         current = request
         try:
+            await start_judge(self.judge)
             for _ in range(1 + REASKS):
                 response = await await_me_maybe(self.judge.judge(current))
                 if not isinstance(response, JudgeResponse):
@@ -443,6 +448,66 @@ class LlmJudgeScorer:
                 actual = f"{actual} [agreement {len(agreeing)}/{len(votes)}]"
             details.append(ScorerCheckResult(id=criterion.id, description=criterion.description, passed=passed, actual=actual))
         return details, agreements
+
+
+# -- the judge's lifecycle ------------------------------------------------------------
+#
+# A judge provider may have ``init()`` and ``shutdown()`` (the ``opencode`` judge starts a server). The
+# scorer calls ``init()`` before the judge's first question of a run, and the end of the run
+# (``profiler_after_run``) calls ``shutdown()``: once per run each, whichever scorers share the judge.
+
+#: The judges started in each run (keyed by the run's trio root task), with the event set once started.
+_STARTED: dict[int, dict[int, tuple[Any, Any]]] = {}
+
+
+def _run_key() -> int:
+    import trio
+
+    try:
+        return id(trio.lowlevel.current_root_task())
+    except RuntimeError:  # not under trio: one lifetime for the process
+        return 0
+
+
+async def start_judge(judge: Any) -> None:
+    """Call ``judge.init()`` (when it has one) once in this run, before its first question; others wait for it."""
+    init = getattr(judge, "init", None)
+    if not callable(init):
+        return
+    import trio
+
+    started = _STARTED.setdefault(_run_key(), {})
+    entry = started.get(id(judge))
+    if entry is not None:
+        await entry[1].wait()
+        return
+    done = trio.Event()
+    started[id(judge)] = (judge, done)
+    try:
+        await await_me_maybe(init())
+    except BaseException:
+        started.pop(id(judge), None)  # the next question tries again
+        raise
+    finally:
+        done.set()
+
+
+async def stop_judges() -> None:
+    """Call ``shutdown()`` on every judge started in this run (a failure is logged, never raised)."""
+    for judge, _ in _STARTED.pop(_run_key(), {}).values():
+        shutdown = getattr(judge, "shutdown", None)
+        if not callable(shutdown):
+            continue
+        try:
+            await await_me_maybe(shutdown())
+        except Exception as exc:  # noqa: BLE001 - a judge that will not stop must not lose the run
+            log.warning("judge %r: shutdown failed: %s", getattr(judge, "id", judge), exc)
+
+
+@hookimpl
+async def profiler_after_run(ctx):
+    """Stop the judges this run started (the ``opencode`` judge's server)."""
+    await stop_judges()
 
 
 @hookimpl

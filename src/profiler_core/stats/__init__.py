@@ -24,7 +24,7 @@ from .comparison import (
 from .descriptive import compute_descriptive
 from .grouped import grouped_descriptive
 from .permutation import permutation_test, permutation_test_normal
-from .rates import pass_at_k, pass_hat_k, wilson_interval
+from .rates import pass_at_k, pass_hat_k, rate_difference_interval, wilson_interval
 from .types import (
     Alternative,
     ComparisonResult,
@@ -64,5 +64,6 @@ __all__ = [
     "pass_hat_k",
     "permutation_test",
     "permutation_test_normal",
+    "rate_difference_interval",
     "wilson_interval",
 ]

@@ -1,4 +1,4 @@
-"""Success rates over repetitions: Wilson intervals, pass@k and pass^k."""
+"""Success rates over repetitions: Wilson intervals, the interval of a difference of rates, pass@k and pass^k."""
 
 from __future__ import annotations
 
@@ -50,6 +50,25 @@ def wilson_interval(
         upper=upper,
         confidence_level=confidence,
     )
+
+
+def rate_difference_interval(
+    successes_a: int, n_a: int, successes_b: int, n_b: int, confidence: float = DEFAULT_CONFIDENCE
+) -> tuple[float, float, float]:
+    """(difference, lower, upper) of the rate of A minus the rate of B, by Newcombe's hybrid score interval.
+
+    Built from the two Wilson intervals (Newcombe 1998, method 10): it stays inside
+    [-1, 1] and behaves at rates of 0 and 1, where the Wald interval collapses.
+    nan when either group has no trials.
+    """
+    a = wilson_interval(successes_a, n_a, confidence)
+    b = wilson_interval(successes_b, n_b, confidence)
+    if n_a == 0 or n_b == 0:
+        return math.nan, math.nan, math.nan
+    diff = a.rate - b.rate
+    lower = diff - math.sqrt((a.rate - a.lower) ** 2 + (b.upper - b.rate) ** 2)
+    upper = diff + math.sqrt((a.upper - a.rate) ** 2 + (b.rate - b.lower) ** 2)
+    return diff, lower, upper
 
 
 def _check_k(n: int, k: int) -> int:

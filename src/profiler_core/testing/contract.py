@@ -27,7 +27,7 @@ import attrs
 import trio
 
 from .._async import await_me_maybe
-from ..contracts import missing_methods
+from ..contracts import missing_methods, optional_method
 from ..errors import UnknownModeError
 from ..model import (
     FINDING_TAGS,
@@ -160,7 +160,7 @@ class _ProviderSpy(_Spy):
         return str(self.inner.id)
 
     def __getattr__(self, name: str) -> Any:
-        # init_scope, needs_process_env... are read with getattr(provider, name, default)
+        # the optional members (init_scope, needs_process_env...) of the wrapped provider show through
         if name.startswith("__") or name in ("inner", "label", "problems", "live", "open_inits"):
             raise AttributeError(name)
         return getattr(self.inner, name)
@@ -291,7 +291,7 @@ def check_scorer(
     label = f"scorer {scorer.id!r}"
     spy = _ScorerSpy(scorer, label)
     for scenario in scenarios or [DEFAULT_SCENARIO]:
-        check = getattr(scorer, "check_scenario", None)
+        check = optional_method(scorer, "check_scenario")
         if check is not None:
             check(scenario)
     with _workdir(workdir) as root:

@@ -1,0 +1,71 @@
+"""``profiler compare BASE NEW``: is the new run worse than the baseline? Gates a CI job on it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command("compare")
+@click.argument("base", metavar="BASE")
+@click.argument("new", metavar="NEW")
+@click.option("--fail-on", "fail_on", multiple=True, metavar="METRIC:±N%|success_rate:-Npp",
+              help="Exit 1 when METRIC regressed beyond this and the interval excludes no change (repeatable).")  # fmt: skip
+@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path), help="Write a summary for a pull-request comment.")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), help="Write JUnit XML: a case per (mode, scenario) of NEW, and per gate.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON instead of tables.")
+@click.option(
+    "--results-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Where a run id is looked up.",
+)
+def compare_command(base: str, new: str, fail_on: tuple[str, ...], markdown_file: Path | None, junit_file: Path | None,
+                    as_json: bool, results_dir: Path) -> None:  # fmt: skip
+    """Compare run NEW with run BASE, per mode and metric, and gate on regressions.
+
+    BASE and NEW are run ids (looked up in --results-dir) or results files.
+    Cells are matched by (model, mode, scenario). Exit status: 0 no gate
+    regressed; 1 a gate regressed (beyond its threshold, and the confidence
+    interval excludes no change); 3 inconclusive (a gate could not tell: too
+    few rows); 1 also for bad input.
+
+    \b
+    Examples:
+      profiler compare baseline/results.jsonl results/run_x.jsonl
+      profiler compare run_a run_b --fail-on "success_rate:-5pp" --fail-on "cost:+10%" --fail-on "wall_ms:+20%"
+      profiler compare base.jsonl new.jsonl --fail-on cost:+10% --markdown comment.md --junit compare.xml
+    """
+    from rich.console import Console
+
+    from ..compare import Gate, compare_runs
+    from ..compare.render import as_json as to_json_doc
+    from ..compare.render import markdown, print_terminal
+    from ..junit import write_junit
+    from ..runfiles import resolve_results
+
+    gates = [Gate.parse(text) for text in fail_on]
+    comparison = compare_runs(resolve_results(base, results_dir), resolve_results(new, results_dir), gates)
+    for problem in comparison.problems:
+        click.echo(f"warning: {problem}", err=True)
+    if as_json:
+        click.echo(json.dumps(to_json_doc(comparison), indent=2, ensure_ascii=False))
+    else:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=160)  # a CI log: no terminal to size the tables to
+        print_terminal(comparison, console)
+    if markdown_file is not None:
+        markdown_file.parent.mkdir(parents=True, exist_ok=True)
+        markdown_file.write_text(markdown(comparison), encoding="utf-8")
+    if junit_file is not None:
+        junit_file.parent.mkdir(parents=True, exist_ok=True)
+        write_junit(junit_file, comparison.cases)
+    if gates:
+        words = {"pass": "no regression", "regression": "REGRESSION", "inconclusive": "INCONCLUSIVE (the samples are too small to tell)"}
+        click.echo(f"Outcome: {words[comparison.outcome]} (exit {comparison.exit_code})", err=as_json)
+    sys.exit(comparison.exit_code)

@@ -1,0 +1,183 @@
+"""``profiler plan``: how many repetitions a question needs, from a pilot run (docs/planning.md)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import click
+
+from ..errors import ConfigError
+from .context import pass_manager
+from .dry_run import concurrency_of, duration, money
+
+
+@click.command("plan")
+@click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--pilot", metavar="RUN", help="A pilot run: its run id in the profile's results folder, or a results .jsonl file.")
+@click.option(
+    "--detect", multiple=True, metavar="METRIC:EFFECT",
+    help="An effect worth finding, e.g. cost:10% or success:10pp (repeatable; default: success 10pp, others 10%).",
+)  # fmt: skip
+@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True, help="Chance to find the effect.")
+@click.option("--pilot-repetitions", type=click.IntRange(min=2), help="Without --pilot: the pilot's repetitions (default: min_repetitions, 3).")
+@click.option("--yes", "-y", is_flag=True, help="Without --pilot: run the pilot without asking.")
+@pass_manager
+def plan_command(manager, profile, pilot, detect, power, pilot_repetitions, yes):
+    """Estimate the repetitions, sessions, cost and time a profile's question needs.
+
+    Per metric of the stop rule (execution.stop, or its defaults): the repetitions
+    a fixed design needs to find the --detect effect with --power, and the
+    repetitions `stop: decided` is expected to need, simulated from the pilot's pairs.
+    Without --pilot, a small pilot run is made first (after a confirmation).
+
+    \b
+    Examples:
+      profiler plan profile.yaml --pilot run_20261122T051500Z_3f9a
+      profiler plan profile.yaml --pilot run_X --detect cost:10% --detect success:10pp --power 0.9
+      profiler plan profile.yaml --yes          # runs a 3-repetition pilot first
+    """
+    import attrs
+
+    from ..config import load_profile
+    from ..planning import parse_detect
+    from ..profile_schema import StopSettings
+
+    config = load_profile(profile, registry=manager.registry)
+    settings = config.execution.stop or StopSettings()
+    if len(config.modes) < 2:
+        raise ConfigError(f"{profile}: plan compares modes; the profile has one ({config.modes[0]})")
+    baseline = settings.baseline or config.modes[0]
+    effects = parse_detect(detect, settings.metrics)
+    if pilot:
+        rows, source = _read_pilot(pilot, config)
+    else:
+        pilot_config = attrs.evolve(
+            config, execution=attrs.evolve(config.execution, stop=None, repetitions=pilot_repetitions or settings.min_repetitions)
+        )
+        rows, source = _run_pilot(pilot_config, manager, yes)
+    _print_plan(config, settings, baseline, effects, power, rows, source)
+
+
+def _read_pilot(pilot: str, config) -> tuple[list, str]:
+    """The pilot's rows: a run id in the results folder, or a results file."""
+    from ..store import RunPaths, read_jsonl
+
+    path = Path(pilot)
+    if not path.is_file():
+        try:
+            path = RunPaths(Path(config.output.results_dir), pilot).jsonl
+        except ConfigError:
+            path = Path(pilot)
+    if not path.is_file():
+        raise ConfigError(f"--pilot {pilot}: no such run in {config.output.results_dir} (and no such results file)")
+    read = read_jsonl(path)
+    for problem in read.problems:
+        click.echo(f"warning: {problem}", err=True)
+    return [r for r in read.rows if r.iteration >= 0], f"pilot {pilot}"
+
+
+def _run_pilot(pilot_config, manager, yes: bool) -> tuple[list, str]:
+    """Run a small pilot of the profile (after a confirmation showing what it costs) and return its rows."""
+    from ..planning import earlier_runs
+    from ..runner import options_from_config, run_profile_suite_sync
+    from .dry_run import estimate_line
+
+    reps = pilot_config.execution.repetitions
+    sessions = len(pilot_config.models) * len(pilot_config.modes) * len(pilot_config.scenarios) * reps
+    runs = earlier_runs(Path(pilot_config.output.results_dir), pilot_config.profile_hash(), pilot_config.path)
+    cost = estimate_line(pilot_config, reps, runs) if runs is not None else None
+    what = f"a pilot of {sessions} sessions ({reps} repetitions of every cell)"
+    click.echo(f"No --pilot given: plan needs {what}; " + (f"estimated {cost}." if cost else "its cost is unknown (no earlier run of this profile)."))
+    if not yes:
+        click.confirm("Run the pilot now?", abort=True)
+    result = run_profile_suite_sync(options_from_config(pilot_config, manager))
+    click.echo(f"Pilot run {result.run_id}: {result.output_jsonl_path}")
+    return [r for r in result.rows if r.iteration >= 0], f"pilot {result.run_id}"
+
+
+def _print_plan(config, settings, baseline, effects, power, rows, source) -> None:
+    """The plan's table (one line per mode and metric), then sessions, cost and time of each design."""
+    import numpy as np
+
+    from ..planning import pilot_pairs, plan_metric, session_costs
+
+    k = len(settings.metrics)
+    click.echo(
+        f"Plan for {config.path} from {source} ({len(rows)} sessions); power {power:.0%}, confidence {settings.confidence} "
+        f"shared by {k} metrics; stop rule: {settings.min_repetitions} to {settings.max_repetitions} repetitions"
+    )
+    click.echo(
+        f"{'comparison':28} {'metric':8} {'pairs':>5} {'baseline':>10} {'SD of pairs':>11} {'detect':>10} {'fixed':>6} "
+        f"{'stop: mean (p90)':>17} {'decided':>8}"
+    )
+    plans = []
+    for mode in config.modes:
+        if mode == baseline:
+            continue
+        for metric in settings.metrics:
+            pairs = pilot_pairs(rows, mode, baseline, metric)
+            if not pairs:
+                raise ConfigError(f"{source}: no pairs of {mode} and {baseline} for {metric} (did the pilot run both modes without errors?)")
+            p = plan_metric(pairs, mode=mode, metric=metric, effect=effects[metric], settings=settings, power=power, metrics=k)
+            plans.append(p)
+            click.echo(
+                f"{mode + ' vs ' + baseline:28} {metric:8} {p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
+                f"{_unit(metric, p.sd):>11} {_unit(metric, p.effect):>10} {p.fixed_rounds if p.fixed_rounds is not None else '–':>6} "
+                f"{p.stop_rounds.mean():>9.1f} ({np.percentile(p.stop_rounds, 90):>3.0f})  {p.decided:>8.0%}"
+            )
+    click.echo(
+        "fixed: repetitions for the power at one planned look; stop: repetitions until the rule decides (simulated, "
+        "max_repetitions when it never does); decided: share of simulated runs decided in the effect's direction"
+    )
+    totals = _Totals(config, session_costs(rows))
+    click.echo(f"Sessions, cost and time at concurrency {totals.said} (from the pilot's sessions):")
+    fixed = [p.fixed_rounds for p in plans]
+    if all(r is not None for r in fixed):
+        most = max(r for r in fixed if r is not None)
+        totals.line(f"fixed design, {most} repetitions", most)
+    else:
+        click.echo("  fixed design: cannot be planned (the pilot shows no spread in some metric)")
+    # The run goes on until its last comparison is decided.
+    run_rounds = np.max(np.stack([p.stop_rounds for p in plans]), axis=0)
+    expected = f"stop: decided, {run_rounds.mean():.1f} repetitions expected (p90 {np.percentile(run_rounds, 90):.0f})"
+    totals.line(expected, math.ceil(float(run_rounds.mean())))
+    totals.line(f"stop: decided, at most ({settings.max_repetitions})", settings.max_repetitions)
+
+
+class _Totals:
+    """Sessions, cost and time of a number of repetitions of a profile, from a pilot's sessions."""
+
+    def __init__(self, config, costs) -> None:
+        self.config, self.costs = config, costs
+        self.at, self.said = concurrency_of(config)
+
+    def line(self, label: str, rounds: int) -> None:
+        """Print ``label: N sessions, $cost (range), time (range)``."""
+        from ..planning import estimate, sessions_per_mode
+
+        sessions = sessions_per_mode(self.config.models, self.config.modes, len(self.config.scenarios), rounds)
+        est = estimate(sessions, self.costs, self.at)
+        total = sum(sessions.values())
+        if est is None:
+            click.echo(f"  {label}: {total} sessions")
+            return
+        cost, lo, hi = est.cost_usd
+        t, t_lo, t_hi = est.seconds
+        click.echo(
+            f"  {label}: {total} sessions, {money(cost)} ({money(lo)} to {money(hi)}), "
+            f"{duration(t)} ({duration(t_lo)} to {duration(t_hi)})"
+        )
+
+
+def _unit(metric: str, value: float, *, rate: bool = False) -> str:
+    """A value in the metric's unit for the plan's table (success: a rate, or points of it)."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if metric == "success":
+        return f"{value:.0%}" if rate else f"{value * 100:.1f}pp"
+    if metric == "cost":
+        return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
+    if metric == "wall_ms":
+        return f"{value / 1000:.1f}s"
+    return f"{value:,.0f}"

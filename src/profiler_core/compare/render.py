@@ -1,0 +1,142 @@
+"""A comparison as a terminal table, a Markdown summary sized for a pull-request comment, and JSON."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..report import format as fmt
+from .runs import Comparison, MetricChange
+
+_OUTCOME_WORDS = {"pass": "✅ pass", "regression": "❌ regression", "inconclusive": "⚠️ inconclusive"}
+#: Cells listed by name in the Markdown summary (the rest are counted).
+_LISTED = 10
+
+
+def _value(change: MetricChange, value: float) -> str:
+    if change.unit == "pp":
+        return fmt.rate(value)
+    return fmt.value(value, fmt.builtin_unit(change.metric))
+
+
+def _change(change: MetricChange) -> str:
+    if change.unit == "pp":
+        return fmt.pp(change.change)
+    return fmt.pct(change.change)
+
+
+def _interval(change: MetricChange) -> str:
+    return fmt.ci(change.lower, change.upper, fmt.pp if change.unit == "pp" else fmt.pct)
+
+
+def _label(metric: str) -> str:
+    return "Success rate" if metric == "success_rate" else fmt.label(metric)
+
+
+def change_rows(comparison: Comparison) -> list[tuple[str, ...]]:
+    """(mode, metric, BASE, NEW, change, CI, p (Holm)) for every compared metric."""
+    rows: list[tuple[str, ...]] = []
+    for mode in comparison.modes:
+        for c in mode.changes:
+            rows.append((mode.mode, _label(c.metric), _value(c, c.base_value), _value(c, c.new_value), _change(c), _interval(c), fmt.p_value(c.p_adjusted)))
+    return rows
+
+
+def print_terminal(comparison: Comparison, console) -> None:
+    """Rich tables: the changes per mode and metric, then the gates."""
+    from rich.table import Table
+
+    level = f"{comparison.confidence:.0%}"
+    table = Table(title=f"{comparison.new_id} (NEW) against {comparison.base_id} (BASE)", title_justify="left")
+    for header in ("mode", "metric", "BASE", "NEW", "change", f"{level} CI", "p (Holm)"):
+        table.add_column(header, justify="left" if header in ("mode", "metric") else "right", no_wrap=True)
+    for row in change_rows(comparison):
+        table.add_row(*row)
+    console.print(table)
+    for line in cell_lines(comparison):
+        console.print(line, markup=False, highlight=False)
+    if comparison.gates:
+        gates = Table(title="Gates", title_justify="left")
+        for header in ("mode", "gate", "change", f"{level} CI", "outcome", "why"):
+            gates.add_column(header, no_wrap=header != "why")
+        for g in comparison.gates:
+            c = g.change
+            gates.add_row(g.mode, g.gate.text, _change(c) if c else "–", _interval(c) if c else "–", g.outcome, g.why)
+        console.print(gates)
+
+
+def cell_lines(comparison: Comparison) -> list[str]:
+    """Plain lines: scenarios newly failing or passing, what only one run has, errored rows left out."""
+    lines = []
+    for title, cells in (("Newly failing", comparison.newly_failing), ("Newly passing", comparison.newly_passing)):
+        if cells:
+            shown = ", ".join(f"{s.mode}/{s.scenario} ({s.base_passed}/{s.base_total} → {s.new_passed}/{s.new_total})" for s in cells[:_LISTED])
+            more = f" and {len(cells) - _LISTED} more" if len(cells) > _LISTED else ""
+            lines.append(f"{title}: {shown}{more}")
+    for title, names in (("Only in BASE (not compared)", comparison.only_base), ("Only in NEW (not compared)", comparison.only_new)):
+        if names:
+            lines.append(f"{title}: {', '.join(names[:_LISTED])}" + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""))
+    for mode in comparison.modes:
+        if mode.base_errors or mode.new_errors:
+            lines.append(f"{mode.mode}: errored rows left out of the comparison: {mode.base_errors} in BASE, {mode.new_errors} in NEW")
+    return lines
+
+
+def markdown(comparison: Comparison) -> str:
+    """A summary for a pull-request comment: the outcome, the gates, the headline changes, what newly fails."""
+    c = comparison
+    out = [f"## agent-profiler: {_OUTCOME_WORDS[c.outcome] if c.gates else 'comparison'}", ""]
+    out.append(f"`{c.new_id}` (NEW) against `{c.base_id}` (BASE), {c.confidence:.0%} confidence intervals, p-values Holm-adjusted per mode.")
+    out.append("")
+    if c.gates:
+        out += ["| mode | gate | change | CI | outcome |", "|---|---|---:|---:|---|"]
+        for g in c.gates:
+            ch = g.change
+            out.append(f"| {_md(g.mode)} | `{_md(g.gate.text)}` | {_change(ch) if ch else '–'} | {_interval(ch) if ch else '–'} | {_OUTCOME_WORDS[g.outcome]} |")
+        out.append("")
+        notes = sorted({g.why for g in c.gates if g.outcome != "pass"})
+        out += [f"- {_md(n)}" for n in notes] + ([""] if notes else [])
+    out += ["| mode | metric | BASE | NEW | change | CI | p (Holm) |", "|---|---|---:|---:|---:|---:|---:|"]
+    out += ["| " + " | ".join(_md(x) for x in row) + " |" for row in change_rows(c)]
+    out.append("")
+    out += [f"**{_md(line.split(':', 1)[0])}:**{_md(line.split(':', 1)[1])}" + "  " for line in cell_lines(c)]
+    out.append("")
+    out.append("<sub>`regression`: beyond the threshold and the interval excludes no change; `inconclusive`: the samples are too small to tell. "
+               "Read a session's transcript with `profiler view`.</sub>")  # fmt: skip
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md(text: Any) -> str:
+    """Text safe in a Markdown table cell (no pipe, no line break, no HTML)."""
+    return str(text).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _num(x: float) -> float | None:
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def as_json(comparison: Comparison) -> dict[str, Any]:
+    """The comparison as a JSON document (camelCase keys; null for undefined numbers)."""
+    c = comparison
+
+    def change(ch: MetricChange | None) -> dict[str, Any] | None:
+        if ch is None:
+            return None
+        return {"metric": ch.metric, "unit": ch.unit, "baseN": ch.base_n, "newN": ch.new_n, "baseValue": _num(ch.base_value),
+                "newValue": _num(ch.new_value), "change": _num(ch.change), "ci": [_num(ch.lower), _num(ch.upper)],
+                "pValue": _num(ch.p_value), "pValueAdjusted": _num(ch.p_adjusted), "reason": ch.reason}  # fmt: skip
+
+    def cell(s) -> dict[str, Any]:
+        return {"model": s.model, "mode": s.mode, "scenario": s.scenario, "base": [s.base_passed, s.base_total], "new": [s.new_passed, s.new_total]}
+
+    return {
+        "base": c.base_id, "new": c.new_id, "outcome": c.outcome, "exitCode": c.exit_code, "confidence": c.confidence,
+        "modes": [{"mode": m.mode, "paired": m.paired, "pairing": m.pairing, "baseRows": m.base_rows, "newRows": m.new_rows,
+                   "baseErrors": m.base_errors, "newErrors": m.new_errors, "changes": [change(ch) for ch in m.changes]} for m in c.modes],
+        "gates": [{"gate": g.gate.text, "metric": g.gate.metric, "mode": g.mode, "outcome": g.outcome, "why": g.why, "change": change(g.change)} for g in c.gates],
+        "newlyFailing": [cell(s) for s in c.newly_failing], "newlyPassing": [cell(s) for s in c.newly_passing],
+        "onlyInBase": list(c.only_base), "onlyInNew": list(c.only_new), "problems": list(c.problems),
+    }  # fmt: skip
+
+
+__all__ = ["as_json", "cell_lines", "change_rows", "markdown", "print_terminal"]

@@ -1,0 +1,316 @@
+"""Is NEW worse than BASE? Two runs compared mode by mode, with the report's statistics.
+
+Cells are matched by (model, mode, scenario); a mode or scenario only one run
+has is listed, not compared. Per mode and metric the change of NEW against
+BASE comes with its confidence interval and a permutation p-value, Holm-adjusted
+across the metrics of that mode — ``report.summary.compare_metric`` for medians
+(percentile bootstrap of the ratio of medians), Newcombe's interval for the
+success rate. When both runs ran exactly the same (model, scenario, iteration)
+cells of a mode, the comparison is paired by them (scenario is then a block);
+otherwise the two samples are compared as they are. Errored rows measure the
+failure, not the agent, and are left out (and counted), as in the report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from .. import stats
+from ..errors import ConfigError
+from ..junit import Case, run_cases
+from .gates import MIN_ROWS, Gate, Outcome
+
+#: Metrics every comparison reports (gated metrics are added).
+DEFAULT_METRICS = ("success_rate", "cost_total_usd", "latency_wall_ms", "tokens_total", "tool_calls_total", "agent_turns")
+
+#: Exit status of ``profiler compare``: no regression, a regression, samples too small to tell.
+EXIT_PASS, EXIT_REGRESSION, EXIT_INCONCLUSIVE = 0, 1, 3
+
+
+@attrs.frozen(kw_only=True)
+class MetricChange:
+    """One metric of one mode: NEW against BASE."""
+
+    metric: str
+    #: "%" (change of the median) or "pp" (change of the success rate)
+    unit: str
+    base_n: int
+    new_n: int
+    #: the medians (or the success rates, 0..1)
+    base_value: float
+    new_value: float
+    change: float
+    lower: float
+    upper: float
+    p_value: float
+    p_adjusted: float
+    reason: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ModeResult:
+    """Every compared metric of one mode."""
+
+    mode: str
+    paired: bool
+    pairing: str
+    base_rows: int
+    new_rows: int
+    base_errors: int
+    new_errors: int
+    changes: tuple[MetricChange, ...]
+
+    def get(self, metric: str) -> MetricChange | None:
+        """The change of ``metric``, if it was compared."""
+        return next((c for c in self.changes if c.metric == metric), None)
+
+
+@attrs.frozen(kw_only=True)
+class GateResult:
+    """One ``--fail-on`` gate applied to one mode."""
+
+    gate: Gate
+    mode: str
+    outcome: Outcome
+    why: str
+    change: MetricChange | None
+
+
+@attrs.frozen(kw_only=True)
+class CellStatus:
+    """How many iterations of one (model, mode, scenario) passed in each run."""
+
+    model: str
+    mode: str
+    scenario: str
+    base_passed: int
+    base_total: int
+    new_passed: int
+    new_total: int
+
+
+@attrs.frozen(kw_only=True)
+class Comparison:
+    """Everything ``profiler compare`` reports."""
+
+    base_id: str
+    new_id: str
+    modes: tuple[ModeResult, ...]
+    gates: tuple[GateResult, ...]
+    #: passed every iteration in BASE, failed one in NEW (and the reverse)
+    newly_failing: tuple[CellStatus, ...]
+    newly_passing: tuple[CellStatus, ...]
+    #: "mode" or "mode/scenario" compared in one run only
+    only_base: tuple[str, ...]
+    only_new: tuple[str, ...]
+    cases: tuple[Case, ...]
+    problems: tuple[str, ...] = ()
+    confidence: float = stats.DEFAULT_CONFIDENCE
+
+    @property
+    def outcome(self) -> Outcome:
+        """"regression" when any gate regressed, else "inconclusive" when any could not tell, else "pass"."""
+        found = {g.outcome for g in self.gates}
+        return "regression" if "regression" in found else "inconclusive" if "inconclusive" in found else "pass"
+
+    @property
+    def exit_code(self) -> int:
+        """0 (pass), 1 (regression) or 3 (inconclusive)."""
+        return {"pass": EXIT_PASS, "regression": EXIT_REGRESSION, "inconclusive": EXIT_INCONCLUSIVE}[self.outcome]
+
+
+class _Run:
+    """One run's rows as columns, and where each mode's rows are."""
+
+    def __init__(self, path: Path) -> None:
+        from ..report.load import load_rows
+        from ..report.summary import metric_columns
+
+        self.table = table = load_rows(path, parallel=False)
+        run_ids = table.categorical["run_id"].values
+        self.run_id = run_ids[0] if len(run_ids) == 1 else path.name
+        _infos, self.columns, _omitted = metric_columns(table)
+        cat = table.categorical
+        self.mode = np.asarray(cat["mode"].labels(), dtype=object)
+        self.cell = np.asarray([f"{m}\x00{s}" for m, s in zip(cat["model"].labels(), cat["scenario_id"].labels())], dtype=object)
+        self.iteration = table.numeric["iteration"].astype(np.int64)
+        self.errored = np.zeros(table.n, dtype=bool)
+        self.errored[list(table.errors)] = True
+        self.success = table.success.astype(bool)
+
+    def column(self, metric: str) -> np.ndarray | None:
+        """A metric per row (nan where missing), also when it is constant (the report leaves those out)."""
+        if metric in self.columns:
+            return self.columns[metric]
+        table = self.table
+        if metric in table.numeric:
+            return table.numeric[metric].astype(np.float64)
+        found = table.extensions.get(metric)
+        if isinstance(found, np.ndarray):
+            return found
+        category = metric.removeprefix("tool_calls_category_")
+        if category != metric and category in table.by_category:
+            return table.by_category[category].astype(np.float64)
+        return None
+
+
+def compare_runs(base: Path, new: Path, gates: Sequence[Gate] = (), *, confidence: float = stats.DEFAULT_CONFIDENCE,
+                 seed: int = stats.DEFAULT_SEED) -> Comparison:  # fmt: skip
+    """Compare NEW with BASE: per mode and metric, the gates, and the scenarios that newly fail or pass."""
+    b, n = _Run(Path(base)), _Run(Path(new))
+    metrics = list(dict.fromkeys([*DEFAULT_METRICS, *(g.metric for g in gates)]))
+    for gate in gates:
+        if gate.metric != "success_rate" and b.column(gate.metric) is None and n.column(gate.metric) is None:
+            known = sorted(set(b.columns) | set(n.columns) | {"success_rate"})
+            raise ConfigError(f"--fail-on {gate.text!r}: neither run has a metric {gate.metric!r} (they have: {', '.join(known)})")
+    base_modes, new_modes = list(dict.fromkeys(b.mode.tolist())), list(dict.fromkeys(n.mode.tolist()))
+    common = [m for m in base_modes if m in new_modes]
+    modes = tuple(_compare_mode(b, n, mode, metrics, confidence, seed) for mode in common)
+    results = tuple(_judge(gate, mode, 1 - confidence) for gate in gates for mode in modes)
+    statuses = _cell_statuses(b, n)
+    failing = tuple(s for s in statuses if s.base_total and s.new_total and s.base_passed == s.base_total and s.new_passed < s.new_total)
+    passing = tuple(s for s in statuses if s.base_total and s.new_total and s.base_passed < s.base_total and s.new_passed == s.new_total)
+    only_base = [m for m in base_modes if m not in new_modes] + [f"{s.mode}/{s.scenario}" for s in statuses if s.mode in common and not s.new_total]
+    only_new = [m for m in new_modes if m not in base_modes] + [f"{s.mode}/{s.scenario}" for s in statuses if s.mode in common and not s.base_total]
+    return Comparison(
+        base_id=b.run_id, new_id=n.run_id, modes=modes, gates=results, newly_failing=failing, newly_passing=passing,
+        only_base=tuple(only_base), only_new=tuple(only_new), cases=tuple(_cases(n, failing, results)),
+        problems=tuple([*b.table.problems, *n.table.problems]), confidence=confidence,
+    )  # fmt: skip
+
+
+def _rows(run: _Run, mode: str, cells: set[str]) -> np.ndarray:
+    mask = (run.mode == mode) & ~run.errored
+    return np.flatnonzero(mask & np.isin(run.cell, list(cells)))
+
+
+def _compare_mode(b: _Run, n: _Run, mode: str, metrics: Sequence[str], confidence: float, seed: int) -> ModeResult:
+    cells = set(b.cell[b.mode == mode].tolist()) & set(n.cell[n.mode == mode].tolist())
+    rb, rn = _rows(b, mode, cells), _rows(n, mode, cells)
+    pairing = _pair(b, n, rb, rn)
+    paired = not isinstance(pairing, str)
+    note = f"paired by (model, scenario, iteration): {rb.size} cells"
+    if isinstance(pairing, str):
+        note = pairing
+    else:
+        rb, rn = pairing
+    changes = [_success(b.success[rb], n.success[rn], paired, confidence, seed)]
+    for metric in metrics:
+        if metric == "success_rate":
+            continue
+        change = _metric(b.column(metric), n.column(metric), rb, rn, metric, paired, confidence, seed)
+        if change is not None:
+            changes.append(change)
+    adjusted = stats.holm_adjust(c.p_value for c in changes)
+    return ModeResult(
+        mode=mode, paired=paired, pairing=note,
+        base_rows=int(rb.size), new_rows=int(rn.size),
+        base_errors=int(((b.mode == mode) & b.errored).sum()), new_errors=int(((n.mode == mode) & n.errored).sum()),
+        changes=tuple(attrs.evolve(c, p_adjusted=q) for c, q in zip(changes, adjusted)),
+    )  # fmt: skip
+
+
+def _pair(b: _Run, n: _Run, rb: np.ndarray, rn: np.ndarray) -> tuple[np.ndarray, np.ndarray] | str:
+    """BASE and NEW rows aligned by (model, scenario, iteration), or why they cannot be."""
+    if rb.size != rn.size:
+        return f"not paired: {rb.size} BASE and {rn.size} NEW rows"
+    kb = [f"{c}\x00{i}" for c, i in zip(b.cell[rb].tolist(), b.iteration[rb].tolist())]
+    kn = [f"{c}\x00{i}" for c, i in zip(n.cell[rn].tolist(), n.iteration[rn].tolist())]
+    if len(set(kb)) != len(kb) or sorted(kb) != sorted(kn):
+        return "not paired: the runs ran different (model, scenario, iteration) cells"
+    return rb[np.argsort(kb, kind="stable")], rn[np.argsort(kn, kind="stable")]
+
+
+def _p_value(a: np.ndarray, b: np.ndarray, paired: bool, seed: int) -> float:
+    from ..report.summary import EXACT_LIMIT
+
+    if a.size == 0 or b.size == 0:
+        return math.nan
+    if max(a.size, b.size) <= EXACT_LIMIT:
+        return stats.permutation_test(a, b, paired=paired, seed=seed).p_value
+    return stats.permutation_test_normal(a, b, paired=paired).p_value
+
+
+def _success(base: np.ndarray, new: np.ndarray, paired: bool, confidence: float, seed: int) -> MetricChange:
+    diff, lower, upper = stats.rate_difference_interval(int(new.sum()), int(new.size), int(base.sum()), int(base.size), confidence)
+    p = _p_value(new.astype(np.float64), base.astype(np.float64), paired, seed)
+    return MetricChange(
+        metric="success_rate", unit="pp", base_n=int(base.size), new_n=int(new.size),
+        base_value=float(base.mean()) if base.size else math.nan, new_value=float(new.mean()) if new.size else math.nan,
+        change=diff * 100, lower=lower * 100, upper=upper * 100, p_value=p, p_adjusted=p,
+        reason=None if base.size and new.size else "no rows that ran in one of the runs",
+    )  # fmt: skip
+
+
+def _metric(col_b, col_n, rb, rn, metric, paired, confidence, seed) -> MetricChange | None:
+    from ..report.summary import compare_metric
+
+    if col_b is None or col_n is None:
+        return None
+    vb, vn = col_b[rb], col_n[rn]
+    if paired:
+        keep = ~(np.isnan(vb) | np.isnan(vn))
+        vb, vn = vb[keep], vn[keep]
+    else:
+        vb, vn = vb[~np.isnan(vb)], vn[~np.isnan(vn)]
+    result, _method = compare_metric(vn, vb, paired=paired, mode_a="NEW", mode_b="BASE", metric=metric, confidence=confidence, seed=seed)
+    # The report's reduction is (1 - median(NEW) / median(BASE)) x 100; a change is its negative.
+    low, high = result.ci95
+    return MetricChange(
+        metric=metric, unit="%", base_n=int(vb.size), new_n=int(vn.size),
+        base_value=float(np.median(vb)) if vb.size else math.nan, new_value=float(np.median(vn)) if vn.size else math.nan,
+        # "+ 0.0" turns -0.0 into 0.0, so no change never prints as "−0.0%".
+        change=-result.reduction_pct + 0.0, lower=-high + 0.0, upper=-low + 0.0, p_value=result.p_value, p_adjusted=result.p_value,
+        reason=result.reason,
+    )  # fmt: skip
+
+
+def _judge(gate: Gate, mode: ModeResult, alpha: float) -> GateResult:
+    change = mode.get(gate.metric)
+    if change is None or min(change.base_n, change.new_n) < MIN_ROWS:
+        why = f"fewer than {MIN_ROWS} rows that ran in one of the runs" if change else "the metric is missing in one of the runs"
+        return GateResult(gate=gate, mode=mode.mode, outcome="inconclusive", why=why, change=change)
+    outcome, why = gate.judge(change.change, change.lower, change.upper, change.p_adjusted, alpha)
+    return GateResult(gate=gate, mode=mode.mode, outcome=outcome, why=why, change=change)
+
+
+def _cell_statuses(b: _Run, n: _Run) -> list[CellStatus]:
+    counts: dict[tuple[str, str], list[int]] = {}
+    for slot, run in ((0, b), (2, n)):
+        for mode, cell, ok in zip(run.mode.tolist(), run.cell.tolist(), run.success.tolist()):
+            entry = counts.setdefault((mode, cell), [0, 0, 0, 0])
+            entry[slot] += bool(ok)
+            entry[slot + 1] += 1
+    out = []
+    for (mode, cell), (bp, bt, np_, nt) in counts.items():
+        model, scenario = cell.split("\x00", 1)
+        out.append(CellStatus(model=model, mode=mode, scenario=scenario, base_passed=bp, base_total=bt, new_passed=np_, new_total=nt))
+    return out
+
+
+def _cases(n: _Run, failing: Sequence[CellStatus], gates: Sequence[GateResult]) -> list[Case]:
+    """NEW's (mode, scenario) cases, the regressed ones saying so, then one case per gate and mode."""
+    regressed: dict[tuple[str, ...], CellStatus] = {(s.model, s.mode, s.scenario): s for s in failing}
+    cases = []
+    for case in run_cases(n.table):
+        status = regressed.get(case.key)
+        if status is not None:
+            note = f"regressed: passed {status.base_total} of {status.base_total} iterations in BASE, {status.new_passed} of {status.new_total} now"
+            case = attrs.evolve(case, problem=case.problem or "failure", message=f"{note}; {case.message}", details=f"{note}\n{case.details}")
+        cases.append(case)
+    for g in gates:
+        name = f"{g.mode}: {g.gate.text}"
+        if g.outcome == "regression":
+            cases.append(Case(suite="agent-profiler.gates", name=name, seconds=0.0, problem="failure", message=g.why, details=g.why))
+        else:
+            cases.append(Case(suite="agent-profiler.gates", name=name, seconds=0.0, skipped=g.outcome == "inconclusive", message=g.why))
+    return cases
+
+
+__all__ = ["DEFAULT_METRICS", "EXIT_INCONCLUSIVE", "EXIT_PASS", "EXIT_REGRESSION", "CellStatus", "Comparison", "GateResult",
+           "MetricChange", "ModeResult", "compare_runs"]  # fmt: skip

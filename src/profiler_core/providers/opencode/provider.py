@@ -1,0 +1,329 @@
+"""The ``opencode`` session provider: profiles a real OpenCode agent through ``opencode serve``.
+
+One server per mode (``init_scope = "mode"``), each in its own temporary home
+with a generated config, so the user's OpenCode files are neither read nor
+touched. A prompt is sent with ``prompt_async`` and the session is polled
+until its last message ends with ``stop``; a model error, or more model
+retries than ``max_model_retries`` (OpenCode retries 5xx answers forever),
+ends it at once. See docs/providers/opencode.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from contextlib import nullcontext
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from ...model import (
+    CreateSessionParams,
+    PromptResult,
+    ProviderConfig,
+    SessionHandle,
+    SessionTrace,
+)
+from .config import (
+    OpenCodeError,
+    OpenCodeOptions,
+    find_binary,
+    opencode_config,
+    split_model,
+)
+from .metrics import measure, progress
+from .server import OpenCodeServer, start_server
+
+if TYPE_CHECKING:
+    import httpx
+
+log = logging.getLogger("agent_profiler")
+
+#: Seconds a session may stay idle after its prompt before OpenCode is deemed never to have started it.
+NOT_STARTED_S = 15.0
+#: Seconds an abort may take (shielded: it runs while the iteration is being cancelled).
+ABORT_TIMEOUT_S = 5.0
+
+
+@attrs.define
+class _Session:
+    """What the provider remembers about one live session."""
+
+    id: str
+    directory: str
+    system: str
+    #: a per-session working directory the provider created (removed on destroy)
+    owned_dir: Path | None = None
+    #: messages of the model retries OpenCode made, one per attempt seen
+    retries: list[str] = attrs.Factory(list)
+    attempt: int = 0
+
+
+class OpenCodeProvider:
+    """Drives OpenCode sessions over its HTTP API."""
+
+    id = "opencode"
+    init_scope = "mode"
+
+    def __init__(self, **options: Any) -> None:
+        """Validate the options now, so a bad one or a missing program fails before anything runs."""
+        self.base_options = OpenCodeOptions.parse(options)
+        if self.base_options.base_url is None:
+            find_binary(self.base_options)
+        self.options = self.base_options
+        self.model = ""
+        self.server: OpenCodeServer | None = None
+        self.client: httpx.AsyncClient | None = None
+        self.workdir = Path.cwd()
+        self.sessions: dict[str, _Session] = {}
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    async def init(self, config: ProviderConfig) -> None:
+        """Start one ``opencode serve`` for this mode (or connect to ``options.base_url``)."""
+        if self.server is not None or self.client is not None:
+            await self.shutdown()
+        options = OpenCodeOptions.parse(config.options)
+        split_model(config.model)
+        self.options, self.model = options, config.model
+        self.workdir = Path(options.workdir or config.workdir or ".").expanduser().resolve()
+        template = options.workdir_template
+        if not self.workdir.is_dir():
+            raise OpenCodeError(f"provider 'opencode': workdir {str(self.workdir)!r} is not a directory")
+        if template is not None and not Path(template).expanduser().is_dir():
+            raise OpenCodeError(f"provider 'opencode': option 'workdir_template': {template!r} is not a directory")
+        if options.base_url:
+            url = options.base_url.rstrip("/")
+        else:
+            self.server = await start_server(
+                find_binary(options),
+                config=opencode_config(options, config.model, config.permissions),
+                mode_env=config.environment,
+                port=config.port,
+                start_timeout_s=options.start_timeout_s,
+                kill_grace_s=options.kill_grace_s,
+            )
+            url = self.server.url
+            log.info("opencode server for mode %r: %s (pid %d)", config.mode, url, self.server.pid)
+        # httpx is imported here, not with the module: registering the provider must not load it.
+        import httpx
+
+        self.client = httpx.AsyncClient(base_url=url, timeout=options.request_timeout_s)
+        try:
+            await self._check_model(config.model)
+        except BaseException:
+            await self.shutdown()
+            raise
+
+    async def _check_model(self, model: str) -> None:
+        # OpenCode takes a prompt for a model it does not have and then silently never answers.
+        provider_id, model_id = split_model(model)
+        listing = await self._request("GET", "/config/providers", str(self.workdir))
+        providers = {p.get("id"): p for p in (listing or {}).get("providers", []) if isinstance(p, dict)}
+        models = (providers.get(provider_id) or {}).get("models") or {}
+        if model_id not in models:
+            available = "; ".join(f"{pid}: {', '.join(sorted(p.get('models') or {})[:6])}" for pid, p in sorted(providers.items(), key=lambda kv: str(kv[0])))
+            raise OpenCodeError(
+                f"opencode: model {model!r} is not available (define it in options.config or set its provider's API key "
+                f"in the environment); OpenCode offers {available or 'no model'}"
+            )
+
+    async def shutdown(self) -> None:
+        """Stop the server by its PID and remove every temporary directory; safe to call twice."""
+        with trio.CancelScope(shield=True):
+            client, self.client = self.client, None
+            server, self.server = self.server, None
+            try:
+                if client is not None:
+                    await client.aclose()
+            finally:
+                if server is not None:
+                    await server.stop(self.options.kill_grace_s)
+                for session in self.sessions.values():
+                    _remove(session.owned_dir)
+                self.sessions.clear()
+
+    # -- sessions ----------------------------------------------------------------
+
+    async def create_session(self, params: CreateSessionParams) -> SessionHandle:
+        """``POST /session`` (with a title, which spares a title-generation model call)."""
+        owned = await self._new_workdir() if self.options.workdir_per_session else None
+        directory = str(owned or self.workdir)
+        try:
+            title = f"{params.scenario_id} #{params.iteration} ({params.mode})"
+            created = await self._request("POST", "/session", directory, json={"title": title})
+        except BaseException:
+            _remove(owned)
+            raise
+        session_id = created.get("id") if isinstance(created, dict) else None
+        if not isinstance(session_id, str) or not session_id:
+            _remove(owned)
+            raise OpenCodeError(f"opencode: POST /session answered without a session id: {str(created)[:200]}")
+        self.sessions[session_id] = _Session(id=session_id, directory=directory, system=params.system_instructions, owned_dir=owned)
+        return SessionHandle(session_id=session_id, provider=self.id, created_at=datetime.now(UTC).isoformat())
+
+    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+        """Send the mode's instructions and the prompt, poll until ``stop``; abort on error, timeout or cancel."""
+        session = self._session(handle)
+        provider_id, model_id = split_model(self.model)
+        body: dict[str, Any] = {"parts": [{"type": "text", "text": text}], "model": {"providerID": provider_id, "modelID": model_id}}
+        if session.system:
+            body["system"] = session.system
+        if self.options.agent:
+            body["agent"] = self.options.agent
+        try:
+            await self._request("POST", f"/session/{session.id}/prompt_async", session.directory, json=body)
+            with trio.fail_after(timeout_ms / 1000) if timeout_ms else nullcontext():
+                await self._wait(session)
+        except BaseException:
+            await self._abort(session)
+            raise
+        messages = await self._messages(session)
+        return measure(messages, session_id=session.id, retries=session.retries).result
+
+    async def export_session(self, handle: SessionHandle) -> SessionTrace:
+        """The session's trace, built from its messages by the same parser ``profiler import opencode`` uses."""
+        session = self._session(handle)
+        messages = await self._messages(session)
+        return measure(messages, session_id=session.id, retries=session.retries).trace
+
+    async def destroy_session(self, handle: SessionHandle) -> None:
+        """Wait (bounded) for the session to go idle, abort it if it will not, then delete it."""
+        session = self.sessions.pop(handle.session_id, None)
+        if session is None:
+            return
+        try:
+            if self.client is None or not self._server_alive():
+                return
+            with trio.move_on_after(self.options.idle_timeout_s):
+                while await self._busy(session):
+                    await trio.sleep(self.options.poll_interval_ms / 1000)
+            if await self._busy(session):
+                await self._abort(session)
+            await self._request("DELETE", f"/session/{session.id}", session.directory)
+            if session.owned_dir is not None:
+                # OpenCode keeps one instance per directory; a per-session directory's would pile up.
+                await self._request("POST", "/instance/dispose", session.directory)
+        except OpenCodeError as exc:
+            log.warning("opencode: destroying session %s: %s", session.id, exc)
+        finally:
+            _remove(session.owned_dir)
+
+    # -- polling -----------------------------------------------------------------
+
+    async def _wait(self, session: _Session) -> None:
+        interval = self.options.poll_interval_ms / 1000
+        # About 2 s of idleness after a finished step without `stop` means OpenCode gave up on the turn;
+        # before the first answer OpenCode may sit idle a while (start-up), so allow NOT_STARTED_S.
+        idle_limit = max(2, round(2.0 / interval))
+        start_limit = max(idle_limit, round(NOT_STARTED_S / interval))
+        idle_polls = 0
+        while True:
+            await trio.sleep(interval)
+            status = await self._status(session)
+            state = progress(await self._request("GET", f"/session/{session.id}/message", session.directory, params={"limit": 2}))
+            if state.error:
+                raise OpenCodeError(f"opencode: model error: {state.error}")
+            if state.done:
+                return
+            if status.get("type") == "retry":
+                self._note_retry(session, status)
+            elif not status and (state.completed or not state.assistant_messages):
+                idle_polls += 1
+                if state.assistant_messages and idle_polls >= idle_limit:
+                    raise OpenCodeError(f"opencode: the session went idle without finishing (last finish: {state.finish!r})")
+                if not state.assistant_messages and idle_polls >= start_limit:
+                    raise OpenCodeError(f"opencode: the prompt was accepted but OpenCode never started answering within {NOT_STARTED_S:g} s")
+                continue
+            idle_polls = 0
+
+    def _note_retry(self, session: _Session, status: dict[str, Any]) -> None:
+        attempt = status.get("attempt")
+        message = str(status.get("message") or "model request failed")
+        if isinstance(attempt, int) and attempt > session.attempt:
+            session.attempt = attempt
+            session.retries.append(f"attempt {attempt}: {message}")
+        if session.attempt > self.options.max_model_retries:
+            raise OpenCodeError(
+                f"opencode: model request failed {session.attempt} time(s) and OpenCode keeps retrying "
+                f"(max_model_retries={self.options.max_model_retries}): {message}"
+            )
+
+    async def _status(self, session: _Session) -> dict[str, Any]:
+        statuses = await self._request("GET", "/session/status", session.directory)
+        status = statuses.get(session.id) if isinstance(statuses, dict) else None
+        return status if isinstance(status, dict) and status.get("type") != "idle" else {}
+
+    async def _busy(self, session: _Session) -> bool:
+        return bool(await self._status(session))
+
+    async def _messages(self, session: _Session) -> list[Any]:
+        messages = await self._request("GET", f"/session/{session.id}/message", session.directory)
+        if not isinstance(messages, list):
+            raise OpenCodeError(f"opencode: GET /session/{session.id}/message: expected a list, got {type(messages).__name__}")
+        return messages
+
+    async def _abort(self, session: _Session) -> None:
+        # Shielded: this runs while the iteration is being cancelled (timeout, Ctrl-C).
+        with trio.move_on_after(ABORT_TIMEOUT_S) as scope:
+            scope.shield = True
+            try:
+                if self.client is not None and self._server_alive():
+                    await self._request("POST", f"/session/{session.id}/abort", session.directory)
+            except OpenCodeError as exc:
+                log.warning("opencode: abort of session %s failed: %s", session.id, exc)
+
+    # -- plumbing ----------------------------------------------------------------
+
+    async def _request(self, method: str, path: str, directory: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:
+        if self.client is None:
+            raise OpenCodeError("opencode: the provider is not initialised (init was not called or the server was shut down)")
+        import httpx
+
+        try:
+            response = await self.client.request(method, path, params={"directory": directory, **(params or {})}, json=json)
+        except httpx.TimeoutException:
+            raise OpenCodeError(f"opencode: {method} {path} got no answer within {self.options.request_timeout_s:g} s") from None
+        except httpx.TransportError as exc:
+            raise OpenCodeError(f"opencode: {method} {path} failed: {type(exc).__name__}: {exc}{self._server_note()}") from None
+        if response.status_code >= 400:
+            raise OpenCodeError(f"opencode: {method} {path} answered HTTP {response.status_code}: {response.text[:300]}")
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            raise OpenCodeError(f"opencode: {method} {path} answered non-JSON: {response.text[:200]!r}") from None
+
+    def _server_alive(self) -> bool:
+        return self.server is None or self.server.process.poll() is None
+
+    def _server_note(self) -> str:
+        if self.server is None or self.server.process.poll() is None:
+            return ""
+        return f" (the opencode server, pid {self.server.pid}, exited with status {self.server.process.returncode})"
+
+    def _session(self, handle: SessionHandle) -> _Session:
+        try:
+            return self.sessions[handle.session_id]
+        except KeyError:
+            raise OpenCodeError(f"opencode: unknown session {handle.session_id!r}") from None
+
+    async def _new_workdir(self) -> Path:
+        target = Path(tempfile.mkdtemp(prefix="profiler-opencode-work-"))
+        source = self.options.workdir_template or self.options.workdir
+        if source is None:
+            return target  # no template: a fresh, empty directory
+        template = Path(source).expanduser()
+        # Copied in a worker thread: a big template must not stall the other sessions' polling.
+        await trio.to_thread.run_sync(lambda: shutil.copytree(template, target, symlinks=True, dirs_exist_ok=True))
+        return target
+
+
+def _remove(path: Path | None) -> None:
+    if path is not None:
+        shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,164 @@
+"""One ``opencode serve`` process: isolated home, generated config, started on a free port, ended by its PID.
+
+The server's output goes to ``server.log`` in its temporary home rather than a
+pipe, so nothing has to keep reading it for OpenCode not to block, and the
+log is there to quote when start-up fails.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+import trio
+
+from ...processes import end_process_group, forget_group, process_alive, signal_group, track_group
+from .config import OpenCodeError
+
+#: What OpenCode prints once it accepts requests; probing earlier can hang a request for minutes.
+READY = re.compile(r"opencode server listening on (http://\S+)")
+
+#: Variables of the runner's environment that would point OpenCode at the user's own configuration.
+_USER_CONFIG_VARS = ("OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "OPENCODE_CONFIG_CONTENT")
+
+# Servers still running, so an exit that skipped shutdown() (an uncaught error) still ends them.
+_LIVE: set[OpenCodeServer] = set()
+
+
+@attrs.define(eq=False)
+class OpenCodeServer:
+    """A running ``opencode serve`` and the temporary directory it owns."""
+
+    process: trio.Process
+    url: str
+    home: Path
+    log_path: Path
+
+    @property
+    def pid(self) -> int:
+        """The server's process id (also its process group id)."""
+        return self.process.pid
+
+    def log_tail(self, lines: int = 5) -> str:
+        """The last lines OpenCode printed, on one line (for error messages)."""
+        return _tail(self.log_path, lines)
+
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """SIGTERM the server's process group, SIGKILL it after ``grace_s``, remove the temporary directory."""
+        try:
+            # Also after a clean exit: tools OpenCode started may linger in its group.
+            await end_process_group(self.process, grace_s)
+        finally:
+            _LIVE.discard(self)
+            shutil.rmtree(self.home, ignore_errors=True)
+
+    def kill_now(self) -> None:
+        """SIGKILL the process group and remove the directory, synchronously (exit handler)."""
+        signal_group(self.pid, signal.SIGKILL)
+        forget_group(self.pid)
+        _LIVE.discard(self)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def server_environment(home: Path, config: Mapping[str, object], mode_env: Mapping[str, str]) -> dict[str, str]:
+    """The child's environment: the runner's, the mode's, then an isolated home and the generated config."""
+    env = {k: v for k, v in os.environ.items() if k not in _USER_CONFIG_VARS}
+    env.update({k: str(v) for k, v in mode_env.items()})
+    for name in ("config", "data", "cache", "state"):
+        (home / name).mkdir(parents=True, exist_ok=True)
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_CACHE_HOME=str(home / "cache"),
+        XDG_STATE_HOME=str(home / "state"),
+        OPENCODE_CONFIG_CONTENT=json.dumps(config),
+        OPENCODE_DISABLE_AUTOUPDATE="1",
+        OPENCODE_DISABLE_MODELS_FETCH="1",
+    )
+    return env
+
+
+async def start_server(
+    binary: str,
+    *,
+    config: Mapping[str, object],
+    mode_env: Mapping[str, str],
+    port: int = 0,
+    start_timeout_s: float = 30.0,
+    kill_grace_s: float = 5.0,
+) -> OpenCodeServer:
+    """Start ``opencode serve`` in a fresh temporary home and wait for its "listening" line."""
+    home = Path(tempfile.mkdtemp(prefix="profiler-opencode-"))
+    log_path = home / "server.log"
+    env = server_environment(home, config, mode_env)
+    command = [binary, "serve", "--port", str(port), "--hostname", "127.0.0.1"]
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        # A session of its own: Ctrl-C in the terminal reaches the profiler, which then ends the
+        # server in order; the group id lets us end the tools OpenCode started along with it.
+        process = await trio.lowlevel.open_process(
+            command, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=subprocess.STDOUT, env=env, cwd=home, start_new_session=True
+        )
+    except OSError as exc:
+        shutil.rmtree(home, ignore_errors=True)
+        raise OpenCodeError(f"opencode: cannot start {binary!r}: {exc.strerror or exc}") from None
+    finally:
+        os.close(log_fd)
+    server = OpenCodeServer(process=process, url="", home=home, log_path=log_path)
+    _LIVE.add(server)
+    track_group(server.pid)
+    try:
+        server.url = await _wait_ready(server, start_timeout_s)
+    except BaseException:
+        await server.stop(kill_grace_s)
+        raise
+    return server
+
+
+async def _wait_ready(server: OpenCodeServer, timeout_s: float) -> str:
+    deadline = trio.current_time() + timeout_s
+    while True:
+        match = READY.search(_read(server.log_path))
+        if match:
+            return match.group(1).rstrip("/")
+        if server.process.poll() is not None:
+            raise OpenCodeError(
+                f"opencode exited with status {server.process.returncode} before it was ready: {server.log_tail()}"
+            )
+        if trio.current_time() > deadline:
+            raise OpenCodeError(
+                f"opencode did not print 'opencode server listening' within {timeout_s:g} s "
+                f"(raise options.start_timeout_s on a slow machine); its output: {server.log_tail() or '(none)'}"
+            )
+        await trio.sleep(0.05)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _tail(path: Path, lines: int) -> str:
+    text = [line.strip() for line in _read(path).splitlines() if line.strip()]
+    return " | ".join(text[-lines:])
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for server in list(_LIVE):
+        server.kill_now()
+
+
+__all__ = ["OpenCodeServer", "process_alive", "server_environment", "start_server"]

@@ -1,0 +1,338 @@
+"""Cells on a Ray cluster (``execution.executor: ray``).
+
+The driver (``profiler run``) keeps everything that orders and records a run:
+it resolves modes, calls the lifecycle hooks in order, applies the retry
+policy, and is the only writer of the results JSONL, the manifest and the
+traces. What runs on a Ray worker is one *attempt* of one cell: create the
+session, prompt, export the trace, collectors, analyzers, scorer, and the row
+(:func:`profiler_core.runner.iteration.attempt_cell`, the same code the local
+executors run).
+
+A worker builds its components from the same profile file and installed
+plugins as the driver (``load_profile`` + the plugin registry), once per
+worker process, and keeps one initialised provider per (model, mode) in a trio
+loop of its own, so an agent's start-up is paid once per worker, not per cell.
+A worker that dies fails its attempt with ``errorCode: executor_error``; the
+cell's ``allowedRetries`` then apply as for any error. Ray is an optional
+extra (``pip install 'agent-profiler[ray]'``): nothing imports it unless a
+profile asks for this executor.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import threading
+import time
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, cast
+
+import attrs
+import trio
+
+from ...errors import ConfigError
+from ...model import ModeConfig, PermissionConfig, ProviderConfig, RunContext, Scenario
+from ...redact import Redactor
+from ...sandbox import SandboxSettings
+from ...timestamps import now_iso
+from ..adapter import ProviderAdapter
+from ..hooks import HookCaller
+from ..iteration import attempt_cell
+from ..options import RaySettings
+from ..outcome import IterationOutcome
+from ..row import make_row
+from ..state import RunState
+from ..workspace import KeepWorkspaces, Workspaces
+from .base import Cell, ModeGroup, Stage
+
+__all__ = ["CellSpec", "RayExecutor", "RaySettings", "ray_problems", "run_cell"]
+
+
+@attrs.frozen(kw_only=True)
+class CellSpec:
+    """One attempt of one cell, as sent to a worker (everything is picklable)."""
+
+    profile_path: str
+    overrides: dict[str, Any]
+    run_ctx: RunContext
+    model: str
+    mode: str
+    mode_config: ModeConfig
+    scenario: Scenario
+    iteration: int
+    attempt: int
+    session_export: bool
+    destroy_timeout_s: float
+    #: the driver's ``reports/<runId>/workspaces`` and its ``keep_workspaces`` (a local cluster shares the disk)
+    keep_dir: str = ""
+    keep_workspaces: str = "none"
+
+
+def ray_problems(executor: str) -> list[str]:
+    """What stops ``executor`` from running here (``profiler validate``): Ray missing for ``ray``."""
+    if executor != "ray":
+        return []
+    try:
+        import ray  # noqa: F401 - only whether it imports
+    except ImportError:
+        return ["execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"]
+    return []
+
+
+class RayExecutor:
+    """Runs cell attempts as Ray tasks; the driver awaits them from trio without blocking its loop.
+
+    The driver starts no provider: every worker starts its own, once per (model, mode).
+    """
+
+    name = "ray"
+
+    def __init__(self, settings: RaySettings, *, profile_path: str | None, overrides: dict[str, Any]) -> None:
+        if not profile_path:
+            raise ConfigError("execution.executor: ray needs a profile file (the workers build their components from it)")
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError("execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'") from None
+        self._ray = ray
+        self.settings = settings
+        self.profile_path = os.path.abspath(profile_path)
+        self.overrides = dict(overrides)
+        self._started_here = False
+        self._remote: Any = None
+
+    async def start(self) -> None:
+        """Connect to (or start) the cluster and register the cell task (a few seconds for a local one)."""
+        self.connect()
+
+    def stages(self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]) -> list[Stage]:
+        """One stage: the workers serve every mode at once."""
+        return [Stage(cells=tuple(schedule))]
+
+    def environment(self, stage: Stage) -> AbstractContextManager[Any]:
+        """Nothing: a worker gives each provider its mode's environment through ``init``."""
+        return contextlib.nullcontext()
+
+    async def open_group(self, group: ModeGroup) -> None:
+        """Nothing on the driver: workers initialise providers on first use."""
+
+    async def close_group(self, group: ModeGroup) -> None:
+        """Nothing on the driver."""
+
+    async def close(self) -> None:
+        """Disconnect (in a thread: stopping a local cluster blocks for a while)."""
+        await trio.to_thread.run_sync(self.disconnect)
+
+    def connect(self) -> None:
+        """Connect to (or start) the cluster and register the cell task."""
+        ray = self._ray
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = {"ignore_reinit_error": True, "include_dashboard": False, "log_to_driver": False}
+            if self.settings.address:
+                kwargs["address"] = self.settings.address
+            if self.settings.runtime_env:
+                kwargs["runtime_env"] = self.settings.runtime_env
+            ray.init(**kwargs)
+            self._started_here = True
+        options: dict[str, Any] = {"num_cpus": self.settings.num_cpus_per_cell, "max_retries": 0}
+        if self.settings.resources:
+            options["resources"] = dict(self.settings.resources)
+        self._remote = ray.remote(run_cell).options(**options)
+
+    def disconnect(self) -> None:
+        """Disconnect; a cluster started here stops with it."""
+        if self._started_here and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._started_here = False
+
+    async def attempt(
+        self, state: RunState, *, group: ModeGroup, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario,
+        iteration: int, attempt: int,
+    ) -> tuple[IterationOutcome, str | None]:
+        """One attempt of a cell on a worker; a worker that dies is an ``executor_error`` attempt."""
+        ray = self._ray
+        spec = CellSpec(
+            profile_path=self.profile_path,
+            overrides=self.overrides,
+            run_ctx=state.run_ctx,
+            model=model,
+            mode=mode,
+            mode_config=mode_config,
+            scenario=scenario,
+            iteration=iteration,
+            attempt=attempt,
+            session_export=state.session_export,
+            destroy_timeout_s=state.destroy_timeout_s,
+            keep_dir=str(state.workspaces.keep_dir) if state.workspaces is not None else "",
+            keep_workspaces=state.workspaces.keep if state.workspaces is not None else "none",
+        )
+        started_at, t0 = now_iso(), time.perf_counter()
+        ref = self._remote.remote(spec)
+        try:
+            # ray.get blocks: in a worker thread, abandoned (and the task cancelled) on Ctrl-C or a timeout.
+            outcome, error, units = await trio.to_thread.run_sync(ray.get, ref, abandon_on_cancel=True, limiter=_LIMITER)
+        except trio.Cancelled:
+            ray.cancel(ref, force=True)
+            raise
+        except ray.exceptions.RayError as exc:
+            message = f"ray worker failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
+            row = make_row(
+                run_id=state.run_id, provider=state.provider_id, metric_units=state.metric_units, model=model, mode=mode,
+                scenario_id=scenario.id, iteration=iteration, started_at=started_at, completed_at=now_iso(),
+                elapsed_ms=(time.perf_counter() - t0) * 1000, session_id="", result=None, trace=None, scored=None,
+                metrics={}, error=message, error_code="executor_error", reason="error", attempts=attempt,
+            )
+            return IterationOutcome(row=row, trace=None, bundle=None), message
+        for name, unit in units.items():
+            state.metric_units.setdefault(name, unit)
+        return outcome, error
+
+
+#: Threads blocked in ``ray.get`` at once: the run's own concurrency limit is what bounds them.
+_LIMITER = trio.CapacityLimiter(1024)
+
+
+# -- the worker side --------------------------------------------------------------
+
+
+def run_cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str, str]]:
+    """The Ray task: one attempt of one cell, in this worker's trio loop."""
+    return trio.from_thread.run(_cell, spec, trio_token=_worker_loop())
+
+
+@attrs.define
+class _Components:
+    config: Any
+    built: dict[str, Any]
+    manager: Any
+    providers: dict[tuple[str, str, str], Any] = attrs.Factory(dict)
+    workspaces: Any = None
+
+
+_COMPONENTS: dict[str, _Components] = {}
+_LOOP: dict[str, Any] = {}
+_LOOP_LOCK = threading.Lock()
+
+
+def _worker_loop() -> Any:
+    """The trio token of a loop that lives as long as this worker process (providers stay initialised in it)."""
+    with _LOOP_LOCK:
+        if "token" not in _LOOP:
+            ready = threading.Event()
+
+            async def serve() -> None:
+                _LOOP["token"] = trio.lowlevel.current_trio_token()
+                _LOOP["stop"] = trio.Event()
+                ready.set()
+                await _LOOP["stop"].wait()
+
+            threading.Thread(target=trio.run, args=(serve,), name="profiler-worker-loop", daemon=True).start()
+            ready.wait()
+            atexit.register(_shutdown_worker)
+        return _LOOP["token"]
+
+
+async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str, str]]:
+    components = _components(spec)
+    provider = await _provider(components, spec)
+    state = RunState(
+        run_id=spec.run_ctx.run_id,
+        run_ctx=spec.run_ctx,
+        provider_id=provider.id,
+        scorer=components.built["scorer"],
+        collectors=list(components.built["collectors"]),
+        analyzers=list(components.built["analyzers"]),
+        hooks=HookCaller(components.manager),
+        writer=None,  # the driver writes
+        redactor=Redactor(),
+        default_retries=0,
+        session_export=spec.session_export,
+        sessions_dir=Path("."),
+        multi_model=len(spec.run_ctx.models) > 1,
+        destroy_timeout_s=spec.destroy_timeout_s,
+        workspaces=_workspaces(components, spec),
+    )
+    outcome, error = await attempt_cell(
+        state, model=spec.model, mode=spec.mode, mode_config=spec.mode_config, scenario=spec.scenario,
+        iteration=spec.iteration, attempt=spec.attempt, provider=provider,
+    )
+    return outcome, error, dict(state.metric_units)
+
+
+def _workspaces(components: _Components, spec: CellSpec) -> Workspaces:
+    """This worker's workspaces (one set per worker process; removed at its exit)."""
+    if components.workspaces is None:
+        execution = components.config.execution
+        endpoint = components.config.provider.options.get("base_url")
+        components.workspaces = Workspaces(
+            keep=cast(KeepWorkspaces, spec.keep_workspaces), keep_dir=Path(spec.keep_dir or "."),
+            sandbox=SandboxSettings.from_execution(execution), endpoints=(str(endpoint),) if endpoint else (),
+        )
+        atexit.register(components.workspaces.close)
+    return cast(Workspaces, components.workspaces)
+
+
+def _components(spec: CellSpec) -> _Components:
+    """The profile's scorer, collectors, analyzers and provider factory, built once per worker process."""
+    key = json.dumps([spec.profile_path, spec.overrides], sort_keys=True, default=str)
+    found = _COMPONENTS.get(key)
+    if found is None:
+        from ...config import load_profile
+        from ...plugins import get_plugin_manager
+        from ..build import build_components
+
+        manager = get_plugin_manager()
+        config = load_profile(spec.profile_path, spec.overrides, registry=manager.registry)
+        built, problems = build_components(config, manager)
+        if problems:
+            raise ConfigError("; ".join(problems))
+        found = _COMPONENTS[key] = _Components(config=config, built=built, manager=manager)
+    return found
+
+
+async def _provider(components: _Components, spec: CellSpec) -> ProviderAdapter:
+    """This worker's provider for (model, mode), initialised on first use and kept for later cells."""
+    overrides = json.dumps(spec.mode_config.provider_overrides, sort_keys=True, default=str)
+    key = (spec.model, spec.mode, overrides)
+    provider = components.providers.get(key)
+    if provider is None:
+        config = components.config
+        provider = ProviderAdapter(components.manager.registry.create("providers", config.provider.id, dict(config.provider.options)))
+        await provider.init(
+            ProviderConfig(
+                port=config.provider_port,
+                model=spec.model,
+                mode=spec.mode,
+                permissions=PermissionConfig(auto_approve=True),
+                environment=dict(spec.mode_config.environment),
+                options={**config.provider.options, **spec.mode_config.provider_overrides},
+                sandbox=SandboxSettings.from_execution(config.execution),
+            ),
+        )
+        components.providers[key] = provider
+    return provider
+
+
+def _shutdown_worker() -> None:
+    """At worker exit: shut the providers down in their loop, then end the loop."""
+    token = _LOOP.get("token")
+    if token is None:
+        return
+
+    async def stop() -> None:
+        for components in _COMPONENTS.values():
+            for provider in components.providers.values():
+                with trio.move_on_after(10):
+                    try:
+                        await provider.shutdown()
+                    except Exception:  # noqa: BLE001 - best effort at exit
+                        pass
+        _LOOP["stop"].set()
+
+    try:
+        trio.from_thread.run(stop, trio_token=token)
+    except Exception:  # noqa: BLE001 - the loop may be gone already
+        pass

@@ -1,0 +1,65 @@
+"""From a profile file to a ready ``Run``: what ``profiler run`` does before the matrix starts.
+
+A resumed run is locked before its manifest is read, and the flags it was
+started with (recorded in the manifest) apply again, the flags given now
+winning; the checks that it may be resumed happen in the run's prepare phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..config import ProfilerConfig, load_profile
+from ..errors import ConfigError
+from ..plugins import PluginManager
+from ..store import RunLock, RunPaths, read_manifest
+from .build import options_from_config
+from .ids import new_run_id
+from .run import Run
+
+
+def run_from_profile(
+    profile: Path | str,
+    manager: PluginManager,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    run_id: str | None = None,
+    resume: str | None = None,
+    force: bool = False,
+    hooks: Sequence[Any] = (),
+    on_prepared: Callable[[Run], None] | None = None,
+    **extra: Any,
+) -> tuple[Run, ProfilerConfig]:
+    """The profile loaded, the run locked, and the ``Run`` ready to execute (its lock is released by it)."""
+    if resume and run_id and run_id != resume:
+        raise ConfigError("--run-id and --resume name different runs")
+    overrides = dict(overrides or {})
+    config = load_profile(profile, overrides, registry=manager.registry)
+    run_id = resume or run_id or new_run_id()
+    results_dir = Path(config.output.results_dir)
+    made = [d for d in (results_dir, *results_dir.parents) if not d.exists()]
+    lock = RunLock(RunPaths(results_dir, run_id))
+    lock.acquire()  # before the manifest is read: two `--resume` of one run cannot both pass the checks
+    try:
+        if resume:
+            manifest = read_manifest(RunPaths(Path(config.output.results_dir), run_id).manifest)
+            if manifest.overrides:
+                # Resume what was started, its flags included; flags given now win.
+                config = load_profile(profile, {**manifest.overrides, **overrides}, registry=manager.registry)
+        options = options_from_config(
+            config, manager, run_id=run_id, resume=bool(resume), force=force, hooks=list(hooks), **extra
+        )
+        return Run(options, lock=lock, on_prepared=on_prepared), config
+    except BaseException:
+        lock.release()
+        for folder in made:  # innermost first: a profile that cannot run leaves no folder behind
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+__all__ = ["run_from_profile"]

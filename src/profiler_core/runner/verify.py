@@ -1,0 +1,134 @@
+"""Verifiers: the scenario's commands that decide, after the agent, whether the task is really done.
+
+Each verifier gets the files the agent never saw copied into the workspace
+(``files``), a fresh folder of its own in ``$PROFILER_VERIFIER_DIR`` (Harbor's
+``/logs/verifier``) and runs its command in the workspace. Its exit status is
+the checkpoint ``verify:<name>`` (passed on 0, its output's end as
+``actual``). A reward it writes there — ``reward.txt`` (one number) or
+``reward.json`` (a number, or named sub-scores) — becomes the row's
+``reward``. A verifier that cannot run (a timeout, a missing program: exit
+126/127) is a verifier *error* on the row: never a pass, never the agent's
+failure.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..model import CheckpointResult, Scenario, VerifierSpec
+from ..paths import inside
+from ..sandbox import Mount
+from .commands import CommandResult
+from .workspace import Workspaces
+
+#: Characters of a verifier's output kept as its checkpoint's ``actual``.
+ACTUAL_TAIL = 1500
+#: Exit statuses of a shell that could not run the command (not executable, not found).
+CANNOT_RUN = (126, 127)
+
+
+class VerifierError(Exception):
+    """A verifier could not run or wrote a reward that is not one: the row's error, not a verdict."""
+
+
+@attrs.frozen(kw_only=True)
+class Verification:
+    """What the verifiers of one session said."""
+
+    checks: tuple[CheckpointResult, ...] = ()
+    #: the reward (0-1): the one reward written, or the mean of several; None when none was written
+    reward: float | None = None
+    #: named sub-scores of ``reward.json`` (``reward_<name>`` on the row)
+    scores: dict[str, float] = attrs.Factory(dict)
+
+
+async def run_verifiers(workspaces: Workspaces, scenario: Scenario, folder: Path) -> Verification:
+    """Run every verifier of ``scenario`` in ``folder``; ``VerifierError`` when one cannot run."""
+    checks: list[CheckpointResult] = []
+    rewards: list[float] = []
+    scores: dict[str, float] = {}
+    for spec in scenario.verify:
+        logs = Path(tempfile.mkdtemp(prefix="verifier-", dir=workspaces.root))
+        try:
+            _copy_in(spec, folder)
+            env = {**spec.env, "PROFILER_VERIFIER_DIR": str(logs), "PROFILER_WORKSPACE": str(folder)}
+            where = workspaces.where(spec.network, (Mount(source=logs, writable=True),))
+            result = await workspaces.run(spec.command, folder, timeout_s=spec.timeout_ms / 1000, env=env, where=where)
+            _refuse_unrunnable(spec, result)
+            reward, named = read_reward(logs, spec.name)
+        finally:
+            shutil.rmtree(logs, ignore_errors=True)
+        if reward is not None:
+            rewards.append(reward)
+        scores.update(named)
+        checks.append(
+            CheckpointResult(
+                id=f"verify:{spec.name}", description=spec.command, passed=result.ok,
+                actual=result.output.strip()[-ACTUAL_TAIL:], expected="exit status 0",
+            )
+        )
+    reward = sum(rewards) / len(rewards) if rewards else None
+    return Verification(checks=tuple(checks), reward=reward, scores=scores)
+
+
+def _copy_in(spec: VerifierSpec, folder: Path) -> None:
+    """The verifier's hidden files, copied into the workspace now (never before the agent ran)."""
+    for destination, source in spec.files.items():
+        target = inside(folder, folder / destination)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if Path(source).is_dir():
+                shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+            else:
+                shutil.copy2(source, target)
+        except OSError as exc:
+            raise VerifierError(f"verifier {spec.name!r}: cannot copy {source!r} in: {exc.strerror or exc}") from None
+
+
+def _refuse_unrunnable(spec: VerifierSpec, result: CommandResult) -> None:
+    if result.error:
+        raise VerifierError(f"verifier {spec.name!r} could not start: {result.error}")
+    if result.timed_out:
+        raise VerifierError(f"verifier {spec.name!r} timed out after {spec.timeout_ms / 1000:g} s")
+    if result.exit_code in CANNOT_RUN:
+        tail = result.output.strip().splitlines()[-1:] or [""]
+        raise VerifierError(f"verifier {spec.name!r} could not run its command (exit {result.exit_code}): {tail[0][:300]}")
+
+
+def read_reward(logs: Path, name: str) -> tuple[float | None, dict[str, float]]:
+    """The reward a verifier wrote in ``logs`` (``reward.txt`` or ``reward.json``), and its named sub-scores."""
+    text_file, json_file = logs / "reward.txt", logs / "reward.json"
+    if text_file.is_file():
+        raw = text_file.read_text(encoding="utf-8", errors="replace").strip()
+        try:
+            return _unit(float(raw), name, "reward.txt"), {}
+        except ValueError:
+            raise VerifierError(f"verifier {name!r}: reward.txt: expected a number from 0 to 1, got {raw[:60]!r}") from None
+    if json_file.is_file():
+        try:
+            data: Any = json.loads(json_file.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise VerifierError(f"verifier {name!r}: reward.json: not JSON ({exc})") from None
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            return _unit(float(data), name, "reward.json"), {}
+        if isinstance(data, dict) and data and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in data.values()):
+            named = {str(k): _unit(float(v), name, f"reward.json: {k}") for k, v in data.items()}
+            total = named["reward"] if "reward" in named else sum(named.values()) / len(named)
+            return total, {k: v for k, v in named.items() if k != "reward"}
+        raise VerifierError(f"verifier {name!r}: reward.json: expected a number or an object of named numbers")
+    return None, {}
+
+
+def _unit(value: float, name: str, where: str) -> float:
+    if not 0 <= value <= 1:
+        raise VerifierError(f"verifier {name!r}: {where}: expected a number from 0 to 1, got {value:g}")
+    return value
+
+
+__all__ = ["Verification", "VerifierError", "read_reward", "run_verifiers"]

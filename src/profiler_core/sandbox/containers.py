@@ -1,0 +1,223 @@
+"""The docker / podman command lines of one job, the offline host image, and removing containers.
+
+A job's container runs ``--rm --read-only --cap-drop ALL --security-opt
+no-new-privileges`` as the caller's user, with the workspace, home and tmp
+bound writable at their host paths (an agent told its workspace path writes
+there, not into a throw-away layer) and ``/tmp`` a fresh tmpfs. Without an
+image it runs the host's own toolchain: an empty image imported offline
+(``HOST_IMAGE``) with the host's ``/usr``, ``/etc``, ``/bin``, ``/lib*``...
+bound read-only. ``--log-driver none`` keeps the program's output (and any
+secret in it) out of the runtime's log files; ``--pull never`` never reaches
+for a registry.
+
+Networks: ``none`` is ``--network none``; ``full`` is the host's network;
+when something must be relayed, a small helper container of the host image
+(named ``<name>-net``, no network) runs the inside relay first and the job's
+container joins its network namespace (``--network container:<name>-net``),
+so the job's image needs neither Python nor socat.
+
+Ending the ``docker run`` client does not stop its container: the caller
+ends the client by its process group, then :func:`remove_containers` (the
+confinement's ``close``) removes both containers by name.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import time
+import uuid
+from pathlib import Path
+
+from ..errors import SandboxError
+from .layout import Layout, relay_python
+from .network import NetworkPlan
+
+__all__ = ["HOST_IMAGE", "container_command", "ensure_host_image", "new_name", "relay_container", "remove_containers"]
+
+#: the image of the host's toolchain (empty; the host's folders are bound into it)
+HOST_IMAGE = "localhost/agent-profiler-host:1"
+#: host folders bound read-only into the host image
+#: (not /sbin: Docker mounts its init program there; /usr/sbin is reachable through /usr)
+HOST_DIRS = ("/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+#: seconds a helper container has to start its relay
+_RELAY_READY_S = 20.0
+#: runtime commands (inspect, import, rm) that should not take long
+_QUICK_S = 60.0
+# Podman as root without CAP_SYS_RESOURCE cannot raise rlimits to its defaults ("error setting rlimit type 7").
+_PODMAN_LIMITS = ("--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096")
+
+_ENSURED: set[tuple[str, str]] = set()
+
+
+def new_name(label: str) -> str:
+    """A fresh container name from a job's label (safe characters only)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "-", label)[:40].strip("-.") or "job"
+    return f"profiler-{safe}-{uuid.uuid4().hex[:10]}"
+
+
+def runtime_binary(kind: str) -> str:
+    """The ``docker`` / ``podman`` program, or one line saying it is missing."""
+    found = shutil.which(kind)
+    if not found:
+        package = "docker.io" if kind == "docker" else "podman"
+        raise SandboxError(f"execution.sandbox: {kind}: `{kind}` not found on PATH (install the `{package}` package)")
+    return found
+
+
+def client_environment(job_env: dict[str, str]) -> dict[str, str]:
+    """The ``docker run`` client's environment: how to reach the runtime, then the job's (passed by ``--env NAME``)."""
+    keep = ("PATH", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "CONTAINER_HOST", "XDG_RUNTIME_DIR")
+    return {**{k: os.environ[k] for k in keep if k in os.environ}, **job_env}
+
+
+def _run(command: list[str], *, input: bytes | None = None, timeout: float = _QUICK_S) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(command, input=input, capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise SandboxError(f"{Path(command[0]).name} {command[1]}: no answer within {timeout:.0f} s") from None
+
+
+def last_line(data: bytes) -> str:
+    """The last non-empty line of a program's output (for one-line errors)."""
+    lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no output"
+
+
+def ensure_host_image(binary: str) -> None:
+    """Import the empty host image once (offline: an empty tar), unless the runtime has it already."""
+    if (binary, HOST_IMAGE) in _ENSURED:
+        return
+    if _run([binary, "image", "inspect", HOST_IMAGE]).returncode != 0:
+        empty = io.BytesIO()
+        tarfile.open(fileobj=empty, mode="w").close()
+        done = _run([binary, "import", "-", HOST_IMAGE], input=empty.getvalue())
+        if done.returncode != 0:
+            raise SandboxError(f"execution.sandbox: cannot import the host image {HOST_IMAGE}: {last_line(done.stderr)}")
+    _ENSURED.add((binary, HOST_IMAGE))
+
+
+def _check_path(path: Path) -> str:
+    text = str(path)
+    if "," in text:
+        raise SandboxError(f"sandbox: cannot mount {text!r} into a container (a ',' in the path)")
+    return text
+
+
+def _bind(source: Path, target: Path, writable: bool) -> list[str]:
+    spec = f"type=bind,source={_check_path(source)},target={_check_path(target)}"
+    return ["--mount", spec if writable else spec + ",readonly"]
+
+
+def _host_mounts() -> list[str]:
+    """The host's toolchain folders, read-only (a linked ``/bin`` bound from its target)."""
+    args: list[str] = []
+    for folder in HOST_DIRS:
+        if os.path.exists(folder):
+            args += _bind(Path(os.path.realpath(folder)), Path(folder), writable=False)
+    return args
+
+
+def _python_mount() -> list[str]:
+    """The relays' Python installation, when it is not among the host folders (pyenv, a custom prefix)."""
+    python = relay_python()
+    if any(str(python).startswith(folder + "/") for folder in HOST_DIRS):
+        return []
+    return _bind(python.parent.parent, python.parent.parent, writable=False)
+
+
+def _common(kind: str, name: str) -> list[str]:
+    args = ["run", "--rm", "--name", name, "--pull", "never", "--log-driver", "none", "--read-only"]
+    args += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", f"{os.getuid()}:{os.getgid()}"]
+    return args + list(_PODMAN_LIMITS if kind == "podman" else ())
+
+
+#: init programs podman can use when its own (catatonit) is not installed
+_PODMAN_INITS = ("/usr/libexec/podman/catatonit", "catatonit", "tini", "docker-init")
+
+
+def _init(kind: str) -> list[str]:
+    """A PID 1 that passes the client's SIGTERM on and reaps the program's children (``--init``)."""
+    if kind == "docker":
+        return ["--init"]
+    for candidate in _PODMAN_INITS:
+        found = shutil.which(candidate)
+        if found:
+            return ["--init", "--init-path", found]
+    # Without one the program is PID 1 and may ignore SIGTERM; SIGKILL and ``close`` still end it.
+    return []
+
+
+def _hidden_mounts(layout: Layout, visible: list[Path]) -> list[str]:
+    args: list[str] = []
+    for hidden in layout.hidden:
+        if not any(hidden == v or v in hidden.parents for v in visible):
+            continue
+        if hidden.is_dir():
+            args += ["--tmpfs", f"{_check_path(hidden)}:ro"]
+        elif hidden.exists():
+            args += _bind(Path("/dev/null"), hidden, writable=False)
+    return args
+
+
+def container_command(
+    binary: str, kind: str, name: str, layout: Layout, network: str, image: str | None, env: dict[str, str], argv: tuple[str, ...]
+) -> list[str]:
+    """``docker|podman run ... IMAGE ARGV`` for one job; ``network`` is ``none``, ``host`` or ``container:NAME``."""
+    command = [binary, *_common(kind, name), *_init(kind)]
+    command += ["--network", network, "--tmpfs", "/tmp:rw,exec,nosuid,nodev,mode=1777"]
+    visible: list[Path] = []
+    if image is None:
+        command += _host_mounts()
+        visible += [Path(f) for f in HOST_DIRS]
+    for folder in dict.fromkeys((layout.workspace, layout.home, layout.tmp)):
+        command += _bind(folder, folder, writable=True)
+    for mount in layout.mounts:
+        command += _bind(mount.source, mount.inside, writable=mount.writable)
+        visible.append(mount.inside)
+    command += _hidden_mounts(layout, visible)
+    command += ["--workdir", str(layout.workspace)]
+    for key in env:
+        command += ["--env", key]  # the value comes from the client's environment, never the command line
+    return command + [image or HOST_IMAGE, *argv]
+
+
+def relay_container(binary: str, kind: str, name: str, layout: Layout, plan: NetworkPlan) -> None:
+    """Start the helper container that runs the inside relay (no network) and wait until it listens."""
+    command = [binary, *_common(kind, name), "--detach", "--network", "none", *_host_mounts(), *_python_mount()]
+    command += _bind(layout.out_dir, layout.out_dir, writable=False) + _bind(layout.in_dir, layout.in_dir, writable=True)
+    command += [HOST_IMAGE, str(relay_python()), "-I", "-S", str(layout.out_dir / "relay.py"), *layout.relay_arguments(plan)]
+    done = _run(command)
+    if done.returncode != 0:
+        raise SandboxError(f"sandbox: {kind} cannot start the network relay: {last_line(done.stderr)}")
+    ready = layout.in_dir / "ready"
+    deadline = time.monotonic() + _RELAY_READY_S
+    while not ready.exists():
+        if time.monotonic() > deadline:
+            remove_containers(binary, kind, [name])
+            raise SandboxError(f"sandbox: {kind}: the network relay (container {name}) did not start within {_RELAY_READY_S:.0f} s")
+        time.sleep(0.005)
+
+
+def remove_containers(binary: str, kind: str, names: list[str]) -> None:
+    """Kill and remove containers by name (missing ones are fine)."""
+    if not names:
+        return
+    if kind == "podman":
+        # One at a time, the job's container first: podman removes in parallel and refuses to remove
+        # the network helper while the job's container, which joined its network, still exists.
+        for name in names:
+            _remove([binary, "rm", "--force", "--time", "0", "--ignore", name])
+    else:
+        _remove([binary, "rm", "--force", *names])
+
+
+def _remove(command: list[str]) -> None:
+    try:
+        subprocess.run(command, capture_output=True, timeout=_QUICK_S, check=False)
+    except subprocess.TimeoutExpired:
+        pass

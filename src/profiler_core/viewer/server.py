@@ -1,0 +1,47 @@
+"""Serve the viewer with Hypercorn on trio until Ctrl-C.
+
+Hypercorn runs on trio natively (the project's concurrency library), so the
+viewer needs no second event loop; Starlette runs on trio through anyio and
+calls the page functions, which read files, in worker threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import webbrowser
+from collections.abc import Callable
+
+import trio
+
+
+def serve(app, host: str, port: int, on_ready: Callable[[str], None]) -> None:
+    """Serve ``app`` on ``host:port`` (0: a free port); ``on_ready`` gets the base URL once it listens."""
+    from hypercorn.config import Config
+    from hypercorn.trio import serve as hypercorn_serve
+
+    config = Config()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = logging.getLogger("profiler_core.viewer")  # quiet unless the user turns logging on
+    config.graceful_timeout = 1.0
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(hypercorn_serve, app, config)
+            on_ready(binds[0])
+
+    try:
+        trio.run(main)
+    except* KeyboardInterrupt:
+        pass  # Ctrl-C is how the viewer stops (it may come wrapped in the nursery's exception group)
+
+
+def open_browser(url: str, opener: Callable[[str], bool] = webbrowser.open) -> bool:
+    """Open ``url`` in the user's browser (``$BROWSER`` is honoured); False when none could be started."""
+    try:
+        return bool(opener(url))
+    except webbrowser.Error:
+        return False
+
+
+__all__ = ["open_browser", "serve"]

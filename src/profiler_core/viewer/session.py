@@ -1,0 +1,272 @@
+"""A session's page: its row's metrics, checkpoints, the analyzers' findings and its trace as a timeline.
+
+Also two sessions side by side (the same scenario in two modes). Long texts fold
+(``<details>``); every value is escaped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+import attrs
+
+from ..model import (
+    AnalysisResult,
+    CheckpointResult,
+    ErrorEvent,
+    ListFinding,
+    NumberFinding,
+    ProfileRow,
+    RatioFinding,
+    ReasoningEvent,
+    SessionAnalysisBundle,
+    SessionTrace,
+    StringFinding,
+    TableFinding,
+    TextOutputEvent,
+    ToolCallEvent,
+)
+from ..report import format as fmt
+from ..timeline import turns_of
+from .catalog import RunView
+from .index import Cell
+from .pages import e, layout, session_query, table
+
+#: Texts longer than this (or with more lines) fold behind a preview.
+FOLD_CHARS, FOLD_LINES = 600, 10
+#: Characters of one value put in a page at most (the trace keeps them all).
+MAX_SHOWN = 200_000
+
+
+@attrs.frozen(kw_only=True)
+class Session:
+    """What a session's page shows, read from the run's files."""
+
+    cell: Cell
+    row: ProfileRow
+    trace: SessionTrace | None
+    bundle: SessionAnalysisBundle | None
+    #: why the trace or the analysis could not be read, if so
+    problems: tuple[str, ...] = ()
+
+
+def outcome_of(row: ProfileRow) -> str:
+    """"error", "pass" or "fail"."""
+    return "error" if row.error else "pass" if row.success else "fail"
+
+
+# ---------------------------------------------------------------- folding
+
+
+def as_text(value: Any) -> str:
+    """A tool input or output as text: strings as they are, anything else as indented JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def fold(text: str, cls: str = "") -> str:
+    """``<pre>`` of a short text; a preview and the whole text behind ``<details>`` for a long one."""
+    cut = ""
+    if len(text) > MAX_SHOWN:
+        cut = f'<p class="note">… {len(text) - MAX_SHOWN:,} more characters not shown (the trace holds them).</p>'
+        text = text[:MAX_SHOWN]
+    lines = text.count("\n") + 1
+    if len(text) <= FOLD_CHARS and lines <= FOLD_LINES:
+        return f'<pre class="{cls}">{e(text)}</pre>{cut}'
+    preview = "\n".join(text[:FOLD_CHARS // 2].split("\n")[:4])
+    return (
+        f'<div class="fold"><pre class="{cls} preview">{e(preview)}…</pre>'
+        f'<details><summary>show all ({len(text):,} characters, {lines:,} lines)</summary><pre class="{cls}">{e(text)}</pre></details>{cut}</div>'
+    )
+
+
+# ---------------------------------------------------------------- timeline
+
+
+def _tokens(events: Sequence[Any]) -> int:
+    return sum(getattr(ev, "token_count", 0) or 0 for ev in events)
+
+
+def timeline(trace: SessionTrace | None) -> str:
+    """The trace as turns of events."""
+    if trace is None:
+        return '<p class="note">No trace was kept for this session (session export off, or the run has no trace store).</p>'
+    turns = turns_of(trace)
+    if not turns:
+        return '<p class="note">The trace has no events.</p>'
+    out = []
+    for turn in turns:
+        calls = sum(1 for ev in turn.events if isinstance(ev, ToolCallEvent))
+        facts = [f"{_tokens(turn.events):,} tokens", f"{calls} tool call{'s' if calls != 1 else ''}"]
+        if turn.duration_ms is not None:
+            facts.append(fmt.value(turn.duration_ms, "ms"))
+        events = "".join(event_html(ev) for ev in turn.events)
+        out.append(f'<section class="turn"><h3>Turn {turn.number} <span class="note">{e(" · ".join(facts))}</span></h3>{events}</section>')
+    return "".join(out)
+
+
+def event_html(event: Any) -> str:
+    """One event of the timeline."""
+    if isinstance(event, ToolCallEvent):
+        return _tool_call(event)
+    if isinstance(event, ReasoningEvent):
+        facts = f"{event.token_count:,} tokens" + (f" · {fmt.value(event.duration_ms, 'ms')}" if event.duration_ms else "")
+        return f'<div class="ev reasoning"><span class="kind">reasoning</span> <span class="note">{e(facts)}</span>{fold(event.content)}</div>'
+    if isinstance(event, TextOutputEvent):
+        return f'<div class="ev text"><span class="kind">text</span> <span class="note">{event.token_count:,} tokens</span>{fold(event.content)}</div>'
+    if isinstance(event, ErrorEvent):
+        kind = "recoverable" if event.recoverable else "fatal"
+        return f'<div class="ev error"><span class="kind">error</span> <span class="note">{kind}</span>{fold(event.message)}</div>'
+    return f'<div class="ev"><span class="kind">event</span>{fold(as_text(attrs.asdict(event)))}</div>'
+
+
+def _tool_call(event: ToolCallEvent) -> str:
+    status = "ok" if event.success else "failed"
+    mark = "✓" if event.success else "✗ failed"
+    error = f'<p class="bad">{e(event.error)}</p>' if event.error else ""
+    return (
+        f'<div class="ev tool {status}"><span class="kind">tool</span> <b class="tool-name">{e(event.name)}</b> '
+        f'<span class="status {status}">{mark}</span> <span class="note">{fmt.value(event.duration_ms, "ms")}</span>{error}'
+        f'<div class="io"><span class="io-label">input</span>{fold(as_text(event.input), "input")}</div>'
+        f'<div class="io"><span class="io-label">output</span>{fold(as_text(event.output), "output")}</div></div>'
+    )
+
+
+# ---------------------------------------------------------------- row, checks, findings
+
+
+def metrics_html(row: ProfileRow) -> str:
+    """The row's measurements as a definition list."""
+    t, c, calls = row.tokens, row.cost, row.tool_calls
+    items = [
+        ("Result", outcome_of(row)), ("Completion", row.completion_reason),
+        ("Checks", f"{row.checkpoints_passed}/{row.checkpoints_total}"),
+        ("Tokens", f"{t.total:,} (input {t.input:,}, output {t.output:,}, reasoning {t.reasoning:,}, "
+                   f"cache read {t.cache_read:,}, cache write {t.cache_write:,})"),
+        ("Wall time", fmt.value(row.timing.wall_ms, "ms")),
+        *((f"Segment: {s.label}", fmt.value(s.end_ms - s.start_ms, "ms")) for s in row.timing.segments),
+        ("Cost", f"{fmt.value(c.total_usd, 'usd')} (input {fmt.value(c.input_usd, 'usd')}, output {fmt.value(c.output_usd, 'usd')})"),
+        ("Tool calls", f"{calls.total} ({calls.failed} failed, {calls.retried} retried)"
+                       + (f" · {', '.join(f'{k} {v}' for k, v in sorted(calls.by_category.items()))}" if calls.by_category else "")),
+        ("Agent turns", "–" if row.agent_turns is None else str(row.agent_turns)),
+        ("Attempts", str(row.attempts)), ("Started", row.started_at), ("Completed", row.completed_at),
+        ("Provider", row.provider), ("Session", row.session_id), ("Output valid", "yes" if row.output_valid else "no"),
+        *((f"{k}", as_text(v)) for k, v in sorted(row.extensions.items())),
+    ]  # fmt: skip
+    return '<dl class="facts">' + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in items) + "</dl>"
+
+
+def checkpoints_html(details: Sequence[CheckpointResult]) -> str:
+    """The scorer's checks with their actual and expected values."""
+    if not details:
+        return '<p class="note">The scorer reported no checks.</p>'
+    rows = []
+    for check in details:
+        mark = '<span class="badge pass">passed</span>' if check.passed else '<span class="badge fail">failed</span>'
+        rows.append(
+            f'<tr class="{"pass" if check.passed else "fail"}"><td class="l"><code>{e(check.id)}</code></td><td class="l">{e(check.description)}</td>'
+            f'<td class="l">{mark}</td><td class="l wide">{fold(as_text(check.actual))}</td>'
+            f'<td class="l wide">{fold(as_text(check.expected))}</td><td class="l">{e(check.error or "")}</td></tr>'
+        )
+    return table(["Check", "Description", "Result", "Actual", "Expected", "Error"], rows, "checks")
+
+
+def findings_html(bundle: SessionAnalysisBundle | None) -> str:
+    """The analyzers' findings, one table per analyzer."""
+    if bundle is None or not bundle.results:
+        return '<p class="note">No analyzer results for this session.</p>'
+    return "".join(_analyzer(name, result) for name, result in sorted(bundle.results.items()))
+
+
+def _analyzer(name: str, result: AnalysisResult) -> str:
+    rows = [f'<tr><td class="l">{e(key)}</td><td class="l wide">{finding_html(f)}</td></tr>' for key, f in result.findings.items()]
+    summary = f'<p class="note">{e(result.summary)}</p>' if result.summary else ""
+    return f'<div class="analyzer"><h3>{e(name)}</h3>{summary}{table(["Finding", "Value"], rows, "findings")}</div>'
+
+
+def finding_html(finding: Any) -> str:
+    """One finding's value."""
+    if isinstance(finding, NumberFinding):
+        return e(f"{fmt.num(finding.value)} {finding.unit}".strip())
+    if isinstance(finding, RatioFinding):
+        return e(f"{fmt.rate(finding.value)} ({finding.label})")
+    if isinstance(finding, StringFinding):
+        return fold(finding.value)
+    if isinstance(finding, ListFinding):
+        return "<ul>" + "".join(f"<li>{e(v)}</li>" for v in finding.values) + "</ul>" if finding.values else "–"
+    if isinstance(finding, TableFinding):
+        if not finding.rows:
+            return "–"
+        return table([e(h) for h in finding.headers], ["<tr>" + "".join(f'<td class="l">{e(c)}</td>' for c in r) + "</tr>" for r in finding.rows])
+    return e(finding)
+
+
+# ---------------------------------------------------------------- pages
+
+
+def session_title(cell: Cell) -> str:
+    """``scenario · mode · iteration N`` (and the model, when there is one)."""
+    model, mode, scenario, iteration = cell
+    return f"{scenario} · {mode} · iteration {iteration}" + (f" · {model}" if model else "")
+
+
+def session_page(run: RunView, session: Session, other_modes: Sequence[str]) -> str:
+    """One session: outcome, error, metrics, checks, findings, timeline; links to it beside another mode."""
+    row = session.row
+    model, mode, scenario, iteration = session.cell
+    pair_links = [
+        f'<a href="pair?{e(urlencode({"model": model, "scenario": scenario, "iteration": iteration, "a": mode, "b": other}))}">beside {e(other)}</a>'
+        for other in other_modes
+    ]
+    parts = [f'<p class="meta"><span class="badge {outcome_of(row)}">{outcome_of(row)}</span> '
+             f'{e(row.completion_reason)} · {e(fmt.value(row.timing.wall_ms, "ms"))} · {row.tokens.total:,} tokens · '
+             f'{e(fmt.value(row.cost.total_usd, "usd"))}</p>']  # fmt: skip
+    if pair_links:
+        parts.append(f'<p class="files">Same scenario and iteration: {" · ".join(pair_links)}</p>')
+    if row.error:
+        parts.append(f'<section id="error" class="error-box"><h2>Error{f" ({e(row.error_code)})" if row.error_code else ""}</h2>{fold(row.error)}</section>')
+    parts += [f'<ul class="note problems">{"".join(f"<li>{e(p)}</li>" for p in session.problems)}</ul>' if session.problems else ""]
+    parts.append(f'<section id="checks"><h2>Checks</h2>{checkpoints_html(row.checkpoint_details)}</section>')
+    parts.append(f'<section id="timeline"><h2>Timeline</h2>{timeline(session.trace)}</section>')
+    parts.append(f'<section id="metrics"><h2>Metrics</h2>{metrics_html(row)}</section>')
+    parts.append(f'<section id="findings"><h2>Analyzers</h2>{findings_html(session.bundle)}</section>')
+    crumbs = [("Runs", "/"), (run.key, "./"), (session_title(session.cell), None)]
+    return layout(session_title(session.cell), "".join(parts), crumbs)
+
+
+_COMPARED = (
+    ("Result", lambda r: outcome_of(r)),
+    ("Checks", lambda r: f"{r.checkpoints_passed}/{r.checkpoints_total}"),
+    ("Completion", lambda r: r.completion_reason),
+    ("Tokens", lambda r: f"{r.tokens.total:,}"),
+    ("Wall time", lambda r: fmt.value(r.timing.wall_ms, "ms")),
+    ("Cost", lambda r: fmt.value(r.cost.total_usd, "usd")),
+    ("Tool calls", lambda r: f"{r.tool_calls.total} ({r.tool_calls.failed} failed)"),
+    ("Agent turns", lambda r: "–" if r.agent_turns is None else str(r.agent_turns)),
+)
+
+
+def pair_page(run: RunView, left: Session, right: Session) -> str:
+    """Two sessions of one scenario side by side: their numbers, then their timelines."""
+    rows = [f'<tr><td class="l">{e(name)}</td><td class="l">{e(get(left.row))}</td><td class="l">{e(get(right.row))}</td></tr>' for name, get in _COMPARED]
+    header = ["", *(f'<a href="session?{e(session_query(*s.cell))}">{e(s.cell[1])}</a>' for s in (left, right))]
+    columns = "".join(
+        f'<div class="side"><h2>{e(s.cell[1])} <span class="badge {outcome_of(s.row)}">{outcome_of(s.row)}</span></h2>'
+        + (f'<div class="error-box">{fold(s.row.error)}</div>' if s.row.error else "")
+        + f"{checkpoints_html(s.row.checkpoint_details)}{timeline(s.trace)}</div>"
+        for s in (left, right)
+    )
+    model, _mode, scenario, iteration = left.cell
+    title = f"{scenario} · iteration {iteration}" + (f" · {model}" if model else "") + f": {left.cell[1]} beside {right.cell[1]}"
+    body = table(header, rows, "pair") + f'<div class="sides">{columns}</div>'
+    return layout(title, body, [("Runs", "/"), (run.key, "./"), (title, None)])
+
+
+__all__ = ["Session", "as_text", "fold", "pair_page", "session_page", "timeline"]

@@ -1,0 +1,50 @@
+"""A run whose agent cannot work stops after its first sessions instead of trying every cell."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from profiler_core import ModeConfig, Scenario
+from profiler_core.errors import ProfilerError
+from profiler_core.runner import RunOptions, run_profile_suite
+from profiler_core.store import read_jsonl
+from profiler_core.testing import Fail, FakeProvider, FixedScorer
+
+
+def _run(tmp_path, manager, script, *, warmup, repetitions=6):
+    options = RunOptions(
+        provider=FakeProvider(script=script), scorer=FixedScorer(), scenarios=[Scenario(id="s", name="S", prompt="p")],
+        modes={"a": ModeConfig()}, repetitions=repetitions, warmup=warmup, run_id="b",
+        results_dir=str(tmp_path / "results"), reports_dir=str(tmp_path / "reports"),
+    )
+    options.plugin_manager = manager
+    return trio.run(run_profile_suite, options)
+
+
+def _rows(tmp_path):
+    return read_jsonl(tmp_path / "results" / "b.jsonl").rows
+
+
+def test_warm_up_and_first_cell_failing_alike_stop_the_run(tmp_path, profiler_plugin_manager):
+    with pytest.raises(ProfilerError, match="the warm-up and the first session failed the same way.*connection refused"):
+        _run(tmp_path, profiler_plugin_manager, lambda params, attempt: Fail(f"connection refused (port {params.iteration + 7000})"), warmup=True)
+    assert len(_rows(tmp_path)) == 1
+
+
+def test_without_a_warm_up_three_first_cells_failing_alike_stop_the_run(tmp_path, profiler_plugin_manager):
+    with pytest.raises(ProfilerError, match="the first 3 sessions failed the same way"):
+        _run(tmp_path, profiler_plugin_manager, lambda params, attempt: Fail("502 from the gateway"), warmup=False)
+    assert len(_rows(tmp_path)) == 3
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        lambda params, attempt: Fail(["model overloaded", "tool crashed"][params.iteration % 2]),  # failures that differ
+        lambda params, attempt: None if params.iteration == 1 else Fail("down"),  # one session worked
+    ],
+)
+def test_failures_that_differ_or_a_session_that_worked_do_not_stop_it(tmp_path, profiler_plugin_manager, script):
+    result = _run(tmp_path, profiler_plugin_manager, script, warmup=False)
+    assert result.status == "completed" and len(_rows(tmp_path)) == 6
