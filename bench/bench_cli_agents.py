@@ -28,13 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.scripted.agent_runs import write_profile
-from tests.scripted.anthropic_messages import AnthropicServer, tool_then_text
-from tests.scripted.openai_responses import ResponsesServer, shell_then_text
+
+from profiler_core.fakemodel import FakeModelServer, tool_then_text
 
 AGENTS = {
     # provider id: (program, env var, model, server factory, base_url suffix)
-    "claude-code": ("claude", "CLAUDE_BIN", "claude-sonnet-4-5", lambda: AnthropicServer(tool_then_text()), ""),
-    "codex": ("codex", "CODEX_BIN", "gpt-5-codex", lambda: ResponsesServer(shell_then_text()), "/v1"),
+    "claude-code": ("claude", "CLAUDE_BIN", "claude-sonnet-4-5", lambda: FakeModelServer(tool_then_text()), ""),
+    "codex": ("codex", "CODEX_BIN", "gpt-5-codex", lambda: FakeModelServer(tool_then_text()), "/v1"),
 }
 
 

@@ -28,9 +28,9 @@ for entry in (ROOT / "src", ROOT):
         sys.path.insert(0, str(entry))
 
 import trio
-from tests.scripted.openai_chat import ScriptedChatServer, tool_then_text
 
 from profiler_core import CreateSessionParams, PermissionConfig, ProviderConfig
+from profiler_core.fakemodel import FakeModelServer, tool_then_text
 from profiler_core.providers.opencode import OpenCodeProvider
 
 
@@ -61,7 +61,7 @@ def model_options(base_url: str, binary: str, poll_ms: float) -> dict:
 
 async def measure(binary: str, sessions: int, concurrency: int, poll_ms: float, workdir: str) -> dict[str, float]:
     """Run ``sessions`` sessions at ``concurrency`` on one fresh server; return the figures."""
-    with ScriptedChatServer(tool_then_text()) as model:
+    with FakeModelServer(tool_then_text()) as model:
         provider = OpenCodeProvider(binary=binary)
         t0 = time.perf_counter()
         await provider.init(

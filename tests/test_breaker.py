@@ -48,3 +48,16 @@ def test_without_a_warm_up_three_first_cells_failing_alike_stop_the_run(tmp_path
 def test_failures_that_differ_or_a_session_that_worked_do_not_stop_it(tmp_path, profiler_plugin_manager, script):
     result = _run(tmp_path, profiler_plugin_manager, script, warmup=False)
     assert result.status == "completed" and len(_rows(tmp_path)) == 6
+
+
+def test_timeouts_without_a_failed_warm_up_are_measured_not_stopped(tmp_path, profiler_plugin_manager):
+    from profiler_core.testing import Hang
+
+    options = RunOptions(
+        provider=FakeProvider(script=lambda params, attempt: Hang()), scorer=FixedScorer(),
+        scenarios=[Scenario(id="s", name="S", prompt="p", timeout_ms=50)], modes={"a": ModeConfig()}, repetitions=4,
+        warmup=False, run_id="b", results_dir=str(tmp_path / "results"), reports_dir=str(tmp_path / "reports"),
+    )
+    options.plugin_manager = profiler_plugin_manager
+    result = trio.run(run_profile_suite, options)
+    assert result.status == "completed" and [r.error_code for r in _rows(tmp_path)] == ["timeout"] * 4

@@ -1,4 +1,4 @@
-"""The claude-code provider driving the real Claude Code against a scripted Messages API on 127.0.0.1."""
+"""The claude-code provider driving the real Claude Code against the fake model's Messages API on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -17,17 +17,10 @@ from tests.scripted.agent_runs import (
     rows,
     write_profile,
 )
-from tests.scripted.anthropic_messages import (
-    AnthropicServer,
-    Fail,
-    Text,
-    ToolUse,
-    Usage,
-    steps,
-)
 from tests.stored_traces import stored_trace
 
 from profiler_core.errors import ConfigError
+from profiler_core.fakemodel import Fail, FakeModelServer, Text, ToolCall, Usage, steps
 from profiler_core.model import TokenBreakdown
 from profiler_core.pricing import price_tokens
 from profiler_core.providers.claude_code import ClaudeCodeProvider, summarize_stream
@@ -49,7 +42,7 @@ def claude() -> str:
 def hello_script():
     return steps(
         [
-            ToolUse("Bash", {"command": "echo hello", "description": "Say hello"}, thinking="Run echo first.", usage=STEP1),
+            ToolCall("Bash", {"command": "echo hello", "description": "Say hello"}, thinking="Run echo first.", usage=STEP1),
             Text("Done: the command printed hello.", usage=STEP2),
         ]
     )
@@ -81,7 +74,7 @@ def system_text(request) -> str:
 
 def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis(tmp_path, claude):
     mark = new_mark()
-    with AnthropicServer(hello_script()) as server:
+    with FakeModelServer(hello_script()) as server:
         path = profile(tmp_path, server, claude, mark=mark)
         done = profiler(tmp_path, "run", str(path), "--run-id", "cc")
         requests = server.messages()
@@ -139,7 +132,7 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
 
 def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(tmp_path, claude):
     mark = new_mark()
-    with AnthropicServer(Fail(500, "scripted overload")) as server:
+    with FakeModelServer(Fail(500, "scripted overload")) as server:
         path = profile(tmp_path, server, claude, mark=mark, modes={"plain": {"environment": {MARK: mark}}})
         started = time.monotonic()
         done = profiler(tmp_path, "run", str(path), "--run-id", "fail")
@@ -162,16 +155,16 @@ def test_a_long_session_with_several_tools_and_an_unpriced_model(tmp_path, claud
     (tmp_path / "template" / "notes.txt").write_text("alpha\nbeta\n")
     script = steps(
         [
-            ToolUse("Bash", {"command": "ls", "description": "list"}),
-            ToolUse("Read", {"file_path": "notes.txt"}),
-            ToolUse("Write", {"file_path": "out.txt", "content": "gamma\n"}),
-            ToolUse("Bash", {"command": "cat missing-file", "description": "fails"}),
-            ToolUse("Grep", {"pattern": "beta", "path": "."}),  # not offered to headless sessions: a failed call
-            ToolUse("Edit", {"file_path": "out.txt", "old_string": "gamma", "new_string": "delta"}),
+            ToolCall("Bash", {"command": "ls", "description": "list"}),
+            ToolCall("Read", {"file_path": "notes.txt"}),
+            ToolCall("Write", {"file_path": "out.txt", "content": "gamma\n"}),
+            ToolCall("Bash", {"command": "cat missing-file", "description": "fails"}),
+            ToolCall("Grep", {"pattern": "beta", "path": "."}),  # not offered to headless sessions: a failed call
+            ToolCall("Edit", {"file_path": "out.txt", "old_string": "gamma", "new_string": "delta"}),
             Text("Done: six tools."),
         ]
     )
-    with AnthropicServer(script) as server:
+    with FakeModelServer(script) as server:
         path = write_profile(
             tmp_path,
             provider="claude-code",
@@ -238,8 +231,8 @@ def test_a_mode_with_an_mcp_server_calls_its_tool_and_one_without_cannot(tmp_pat
         "without_mcp": {"environment": {MARK: mark}},
         "with_mcp": {"environment": {MARK: mark}, "provider_overrides": {"mcp_servers": {"echo": server_settings}}},
     }
-    script = steps([ToolUse("mcp__echo__shout", {"text": "hi"}), Text("Done: HI")])
-    with AnthropicServer(script) as server:
+    script = steps([ToolCall("mcp__echo__shout", {"text": "hi"}), Text("Done: HI")])
+    with FakeModelServer(script) as server:
         path = profile(tmp_path, server, claude, mark=mark, modes=modes)
         done = profiler(tmp_path, "run", str(path), "--run-id", "mcp")
     assert done.returncode == 0, done.stderr

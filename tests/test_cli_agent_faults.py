@@ -1,7 +1,7 @@
 """What every subprocess agent provider must survive, run against the real Claude Code and Codex CLIs.
 
 A hung model, a hung tool, Ctrl-C in the middle of a session and a missing
-program: each agent is driven by its scripted model server on 127.0.0.1 and
+program: each agent is driven by the fake model server on 127.0.0.1 and
 must leave a timeout row (or exit 130 and resume), with no process of its
 group left alive — found by a marker variable in their environment.
 """
@@ -17,8 +17,6 @@ import pytest
 from tests import test_claude_code_provider as claude_tests
 from tests import test_codex_provider as codex_tests
 from tests.binaries import agent_binary
-from tests.scripted import anthropic_messages, openai_responses
-from tests.scripted._http import Hang
 from tests.scripted.agent_runs import (
     MARK,
     assert_no_survivor,
@@ -30,6 +28,8 @@ from tests.scripted.agent_runs import (
     wait_for,
     write_profile,
 )
+
+from profiler_core.fakemodel import FakeModelServer, Hang, Text, ToolCall, steps
 
 pytestmark = pytest.mark.slow
 
@@ -56,13 +56,11 @@ CLAUDE = AgentKit(
     program="claude",
     variable="CLAUDE_BIN",
     install_hint="npm install -g @anthropic-ai/claude-code",
-    server=anthropic_messages.AnthropicServer,
+    server=FakeModelServer,
     model_requests=lambda server: server.messages(),
     profile=claude_tests.profile,
     hello_script=claude_tests.hello_script,
-    hung_tool_script=lambda command: anthropic_messages.steps(
-        [anthropic_messages.ToolUse("Bash", {"command": command, "description": "wait"}), anthropic_messages.Text("Done: waited.")]
-    ),
+    hung_tool_script=lambda command: steps([ToolCall("Bash", {"command": command, "description": "wait"}), Text("Done: waited.")]),
     modes=("no_write", "plain"),
     hello_tokens=2405,
 )
@@ -72,13 +70,11 @@ CODEX = AgentKit(
     program="codex",
     variable="CODEX_BIN",
     install_hint="npm install -g @openai/codex",
-    server=openai_responses.ResponsesServer,
+    server=FakeModelServer,
     model_requests=lambda server: server.responses(),
     profile=codex_tests.profile,
     hello_script=codex_tests.hello_script,
-    hung_tool_script=lambda command: openai_responses.steps(
-        [openai_responses.Call("exec_command", {"cmd": command}), openai_responses.Text("Done: waited.")]
-    ),
+    hung_tool_script=lambda command: steps([ToolCall("exec_command", {"cmd": command}), Text("Done: waited.")]),
     modes=("effort", "plain"),
     hello_tokens=3365,
 )

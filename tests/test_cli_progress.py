@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,10 @@ LINE = re.compile(r"^progress: (\d+)/(\d+) cells \(\d+%\) · (\d+) errored · (\
 
 
 def _run(tmp_path, *args):
-    return subprocess.run([str(PROFILER), "run", str(DEMO), "--repetitions", "2", "--no-report", "--skip-warmup", *args],
+    # A copy: the demo's results and reports folders are beside its profile (never write into examples/).
+    demo = tmp_path / "demo"
+    shutil.copytree(DEMO.parent, demo, ignore=shutil.ignore_patterns("results", "reports"))
+    return subprocess.run([str(PROFILER), "run", str(demo / "profile.yaml"), "--repetitions", "2", "--no-report", "--skip-warmup", *args],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
 

@@ -1,4 +1,4 @@
-"""The codex provider driving the real Codex CLI against a scripted Responses API on 127.0.0.1."""
+"""The codex provider driving the real Codex CLI against the fake model's Responses API on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -17,24 +17,17 @@ from tests.scripted.agent_runs import (
     rows,
     write_profile,
 )
-from tests.scripted.openai_responses import (
-    Call,
-    Fail,
-    ResponsesServer,
-    Text,
-    Usage,
-    steps,
-)
 from tests.stored_traces import stored_trace
 
 from profiler_core.errors import ConfigError
+from profiler_core.fakemodel import Fail, FakeModelServer, Text, ToolCall, Usage, steps
 from profiler_core.providers.codex import CodexProvider, config_toml, summarize_exec
 
 pytestmark = pytest.mark.slow
 
 MODEL = "gpt-5-codex"
-STEP1 = Usage(input=1500, cached=1200, output=40, reasoning=8)
-STEP2 = Usage(input=1800, cached=1500, output=25, reasoning=0)
+STEP1 = Usage(input=300, cache_read=1200, output=32, reasoning=8)  # the API's 1,500 input and 40 output
+STEP2 = Usage(input=300, cache_read=1500, output=25, reasoning=0)  # the API's 1,800 input and 25 output
 # Prices of the profile (USD per million tokens), so the expected cost does not depend on a price table's version.
 PRICES = {MODEL: {"input_per_mtok": 1.25, "output_per_mtok": 10, "cache_read_per_mtok": 0.125}}
 
@@ -47,7 +40,7 @@ def codex() -> str:
 def hello_script():
     return steps(
         [
-            Call("exec_command", {"cmd": "echo hello"}, reasoning="Run echo first.", usage=STEP1),
+            ToolCall("exec_command", {"cmd": "echo hello"}, thinking="Run echo first.", usage=STEP1),
             Text("Done: the shell printed hello.", usage=STEP2),
         ]
     )
@@ -79,7 +72,7 @@ def developer_text(request) -> str:
 
 def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis(tmp_path, codex):
     mark = new_mark()
-    with ResponsesServer(hello_script()) as server:
+    with FakeModelServer(hello_script()) as server:
         path = profile(tmp_path, server, codex, mark=mark)
         done = profiler(tmp_path, "run", str(path), "--run-id", "cx")
         requests = server.responses()
@@ -128,7 +121,7 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
 
 def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(tmp_path, codex):
     mark = new_mark()
-    with ResponsesServer(Fail(500, "scripted overload")) as server:
+    with FakeModelServer(Fail(500, "scripted overload")) as server:
         path = profile(tmp_path, server, codex, mark=mark, modes={"plain": {"environment": {MARK: mark}}})
         started = time.monotonic()
         done = profiler(tmp_path, "run", str(path), "--run-id", "fail")
@@ -147,15 +140,15 @@ def test_a_long_session_with_several_commands_in_a_copy_of_the_template(tmp_path
     (tmp_path / "template" / "notes.txt").write_text("alpha\nbeta\n")
     script = steps(
         [
-            Call("exec_command", {"cmd": "ls"}),
-            Call("exec_command", {"cmd": "cat notes.txt"}),
-            Call("exec_command", {"cmd": "cat missing-file"}),
-            Call("exec_command", {"cmd": "printf gamma > out.txt && cat out.txt"}),
-            Call("exec_command", {"cmd": "grep -c beta notes.txt"}),
+            ToolCall("exec_command", {"cmd": "ls"}),
+            ToolCall("exec_command", {"cmd": "cat notes.txt"}),
+            ToolCall("exec_command", {"cmd": "cat missing-file"}),
+            ToolCall("exec_command", {"cmd": "printf gamma > out.txt && cat out.txt"}),
+            ToolCall("exec_command", {"cmd": "grep -c beta notes.txt"}),
             Text("Done: five commands."),
         ]
     )
-    with ResponsesServer(script) as server:
+    with FakeModelServer(script) as server:
         path = profile(
             tmp_path, server, codex, mark=mark, modes={"plain": {"environment": {MARK: mark}}}, workdir_template=str(tmp_path / "template")
         )
@@ -176,8 +169,8 @@ def test_a_long_session_with_several_commands_in_a_copy_of_the_template(tmp_path
 
 def test_max_turns_ends_the_session_with_tool_limit(tmp_path, codex):
     mark = new_mark()
-    script = steps([Call("exec_command", {"cmd": f"echo step{i}"}) for i in range(6)] + [Text("Done: never reached.")])
-    with ResponsesServer(script) as server:
+    script = steps([ToolCall("exec_command", {"cmd": f"echo step{i}"}) for i in range(6)] + [Text("Done: never reached.")])
+    with FakeModelServer(script) as server:
         path = profile(tmp_path, server, codex, mark=mark, modes={"plain": {"environment": {MARK: mark}}}, max_turns=2)
         done = profiler(tmp_path, "run", str(path), "--run-id", "limit")
         requests = len(server.responses())
@@ -233,7 +226,7 @@ def test_a_mode_with_an_mcp_server_offers_its_tools_to_the_model(tmp_path, codex
         "without_mcp": {"system_instructions": "MODE-NO-MCP", "environment": {MARK: mark}},
         "with_mcp": {"system_instructions": "MODE-MCP", "environment": {MARK: mark}, "provider_overrides": {"mcp_servers": {"echo": server_settings}}},
     }
-    with ResponsesServer(Text("Done: nothing to do.")) as server:
+    with FakeModelServer(Text("Done: nothing to do.")) as server:
         path = profile(tmp_path, server, codex, mark=mark, modes=modes)
         done = profiler(tmp_path, "run", str(path), "--run-id", "mcp")
         requests = server.responses()

@@ -18,7 +18,8 @@ from profiler_core import (
 )
 from profiler_eval_ghx.collector import METRICS, GhxCollector, classify, shell_command
 
-SCENARIO = Scenario(id="issue-close-001", name="x", prompt="p")
+#: An eval scenario (the collector counts only those): the extensions the ghx format gives every scenario.
+SCENARIO = Scenario(id="issue-close-001", name="x", prompt="p", extensions={"category": "issue", "difficulty": "basic", "assertions": {"checkpoints": []}})
 
 
 @pytest.mark.parametrize(

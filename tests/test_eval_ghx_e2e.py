@@ -20,7 +20,7 @@ import pytest
 from binaries import agent_binary
 from github_standin import MAIN_TOKEN, GitHubStandIn
 from opencode_helpers import START_TIMEOUT_S, ProfilerRun, model_config, read_rows
-from scripted.openai_chat import Reply, ScriptedChatServer, Text, ToolCall, has_tool_result
+from profiler_core.fakemodel import FakeModelServer, Reply, Text, ToolCall, has_tool_result
 
 pytestmark = pytest.mark.slow
 
@@ -115,7 +115,7 @@ def install_ghx(folder: Path) -> Path:
 
 def test_one_mode_closes_the_issue_and_the_other_does_not(tmp_path):
     binary = agent_binary("opencode", "OPENCODE_BIN")
-    with GitHubStandIn((REPO,)) as github, ScriptedChatServer(agent_script) as model:
+    with GitHubStandIn((REPO,)) as github, FakeModelServer(agent_script) as model:
         config = write_project(tmp_path, model.base_url, binary)
         env = {
             "GITHUB_API_URL": github.url,

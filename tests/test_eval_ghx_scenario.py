@@ -148,7 +148,7 @@ def test_unknown_ids_sets_and_set_members_are_problems(tmp_path):
     write(tmp_path, "scenario-sets.json", {"main": ["issue-close-001"]})
     with pytest.raises(ScenarioLoadError, match=r"unknown scenario id\(s\) pr-nope-001 \(found: issue-close-001\)"):
         load_scenarios(tmp_path, ids=["issue-close-001", "pr-nope-001"])
-    with pytest.raises(ScenarioLoadError, match=r"unknown scenario set 'mian' \(sets: main\)"):
+    with pytest.raises(ScenarioLoadError, match=r"unknown scenario set 'mian'; did you mean 'main'\? \(sets: main\)"):
         load_scenarios(tmp_path, set_name="mian")
 
 

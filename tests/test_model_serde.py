@@ -111,7 +111,7 @@ def test_every_type_round_trips(cls):
 def test_original_rows_round_trip_unchanged(parity_dir):
     with gzip.open(parity_dir / "report-rows.jsonl.gz", "rt") as f:
         lines = f.read().splitlines()
-    assert len(lines) == 10_000
+    assert len(lines) == 1_000
     for line in lines:
         row = from_json(line, ProfileRow)
         assert json.loads(to_json(row)) == json.loads(line)

@@ -10,10 +10,10 @@ import pytest
 import trio
 from tests.binaries import agent_binary
 from tests.opencode_helpers import START_TIMEOUT_S, model_config
-from tests.scripted.openai_chat import ScriptedChatServer, Text, Usage
 
 from profiler_core.config import load_profile
 from profiler_core.errors import ConfigError
+from profiler_core.fakemodel import FakeModelServer, Text, Usage
 from profiler_core.judges.opencode import OpenCodeJudge
 from profiler_core.plugins import get_plugin_manager
 from profiler_core.processes import process_alive
@@ -25,7 +25,8 @@ RUBRIC = {"criteria": [{"id": "correct", "description": "The answer names the fa
                        {"id": "tested", "description": "The agent ran the tests"}]}
 VERDICTS = {"verdicts": [{"id": "correct", "passed": True, "reasoning": "It names test_parse_date."},
                          {"id": "tested", "passed": False, "reasoning": "No test run in the trace."}]}
-USAGE = Usage(prompt=1200, completion=90, cached=400)
+PROMPT, CACHED, COMPLETION = 1200, 400, 90
+USAGE = Usage(input=PROMPT - CACHED, cache_read=CACHED, output=COMPLETION)
 
 
 def test_the_judge_runs_through_opencode_once_per_run(tmp_path):
@@ -34,7 +35,7 @@ def test_the_judge_runs_through_opencode_once_per_run(tmp_path):
     for sid in ("fix-001", "fix-002"):
         data = {"id": sid, "name": sid, "prompt": f"task {sid}", "extensions": {"rubric": RUBRIC}}
         (tmp_path / "scenarios" / f"{sid}.json").write_text(json.dumps(data))
-    with ScriptedChatServer(Text(json.dumps(VERDICTS), usage=USAGE)) as model:
+    with FakeModelServer(Text(json.dumps(VERDICTS), usage=USAGE), model="scripted") as model:
         profile = {
             "modes": {"plain": {}},
             "scenarios": {"path": "scenarios"},
@@ -70,9 +71,9 @@ def test_the_judge_runs_through_opencode_once_per_run(tmp_path):
         assert (row.checkpoints_passed, row.checkpoints_total, row.success) == (1, 2, False)
         assert row.extensions["judge_calls"] == 1 and row.extensions["judge_cost_source"] == "provider"
         # OpenCode's own bill for the scripted usage at the configured prices (USD per million tokens).
-        cost = ((USAGE.prompt - USAGE.cached) * 1.0 + USAGE.cached * 0.5 + USAGE.completion * 2.0) / 1e6
+        cost = ((PROMPT - CACHED) * 1.0 + CACHED * 0.5 + COMPLETION * 2.0) / 1e6
         assert math.isclose(row.extensions["judge_cost_usd"], cost, rel_tol=1e-9)
-        assert row.extensions["judge_tokens_input"] == USAGE.prompt and row.extensions["judge_tokens_output"] == USAGE.completion
+        assert row.extensions["judge_tokens_input"] == PROMPT and row.extensions["judge_tokens_output"] == COMPLETION
 
 
 def test_bad_judge_options_are_one_line(tmp_path):

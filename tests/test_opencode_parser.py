@@ -1,5 +1,5 @@
 """The OpenCode messages parser (shared by `profiler import opencode` and the live provider), the
-provider's options, and the scripted model server the OpenCode tests drive it with. No opencode binary needed."""
+provider's options, and the fake model server the OpenCode tests drive it with. No opencode binary needed."""
 
 from __future__ import annotations
 
@@ -11,17 +11,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.scripted.openai_chat import (
-    Fail,
-    ScriptedChatServer,
-    Text,
-    ToolCall,
-    Usage,
-    tool_then_text,
-)
 
 from profiler_core import PermissionConfig
 from profiler_core.errors import ConfigError, ValidationError
+from profiler_core.fakemodel import Fail, FakeModelServer, Shell, Text, ToolCall, Usage, tool_then_text
 from profiler_core.importers import load_sessions
 from profiler_core.importers.opencode import session_from_messages
 from profiler_core.providers.opencode import OpenCodeOptions, OpenCodeProvider
@@ -71,7 +64,7 @@ def test_tokens_net_of_cache_cost_tools_and_segments():
     (call,) = m.tool_calls
     assert (call.name, call.category, call.success, call.duration_ms) == ("bash", "shell", True, 800.0)
     assert [(g.label, g.end_ms - g.start_ms) for g in m.timing.segments] == [
-        ("model", 2000), ("tool", 800), ("model", 200), ("model", 490)
+        ("model", 2000), ("tools", 800), ("model", 200), ("model", 490)
     ]
     assert m.timing.wall_ms == 4500.0
     assert s.text == "Done: hello." and s.result.completion_reason == "stop"
@@ -174,6 +167,7 @@ def test_missing_binary_is_one_line_with_an_install_hint(tmp_path, monkeypatch):
         OpenCodeProvider(binary="/nope/opencode")
     monkeypatch.delenv("OPENCODE_BIN", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PROFILER_AGENTS_DIR", str(tmp_path))  # nor in .agents/ or the agent cache
     with pytest.raises(ConfigError, match="not found on PATH; install it"):
         OpenCodeProvider()
 
@@ -182,9 +176,9 @@ def test_missing_binary_is_one_line_with_an_install_hint(tmp_path, monkeypatch):
 
 
 def test_scripted_server_streams_usage_and_logs_requests():
-    with ScriptedChatServer([ToolCall("bash", {"command": "ls"}, usage=Usage(100, 7, 30)), Text("bye"), Fail(503, "busy")]) as model:
+    with FakeModelServer([ToolCall("bash", {"command": "ls"}, usage=Usage(input=70, output=7, cache_read=30)), Text("bye"), Fail(503, "busy")]) as model:
         with httpx.Client(base_url=model.base_url, timeout=5) as client:
-            assert client.get("/models").json()["data"][0]["id"] == "scripted"
+            assert client.get("/models").json()["data"][0]["id"] == "fake"
             with client.stream("POST", "/chat/completions", json={"stream": True, "messages": [{"role": "user", "content": "hi"}]}) as r:
                 events = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: {")]
             call = events[1]["choices"][0]["delta"]["tool_calls"][0]
@@ -200,7 +194,7 @@ def test_scripted_server_streams_usage_and_logs_requests():
 
 def test_tool_then_text_follows_each_conversation():
     script = tool_then_text(command="pwd")
-    assert isinstance(script({"messages": [{"role": "user", "content": "go"}]}), ToolCall)
+    assert isinstance(script({"messages": [{"role": "user", "content": "go"}]}), Shell)
     assert isinstance(script({"messages": [{"role": "user"}, {"role": "assistant"}, {"role": "tool", "content": "/"}]}), Text)
 
 

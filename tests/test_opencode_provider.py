@@ -9,9 +9,9 @@ import pytest
 import trio
 from tests.binaries import agent_binary
 from tests.opencode_helpers import START_TIMEOUT_S, model_config
-from tests.scripted.openai_chat import Hang, ScriptedChatServer, tool_then_text
 
 from profiler_core import CreateSessionParams, PermissionConfig, ProviderConfig
+from profiler_core.fakemodel import FakeModelServer, Hang, tool_then_text
 from profiler_core.providers.opencode import OpenCodeProvider
 from profiler_core.providers.opencode.server import process_alive
 
@@ -26,7 +26,7 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
     binary = agent_binary("opencode", "OPENCODE_BIN")
     seen: dict[str, object] = {}
 
-    async def main(model: ScriptedChatServer) -> None:
+    async def main(model: FakeModelServer) -> None:
         provider = OpenCodeProvider(binary=str(binary))
         await provider.init(
             ProviderConfig(
@@ -76,7 +76,7 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
         finally:
             await provider.shutdown()
 
-    with ScriptedChatServer(Hang()) as model:
+    with FakeModelServer(Hang()) as model:
         trio.run(main, model)
         system_prompts = [r["messages"][0]["content"] for r in model.chat_requests()]
 

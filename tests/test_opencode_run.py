@@ -20,8 +20,9 @@ from tests.opencode_helpers import (
     wait_until,
     write_profile,
 )
-from tests.scripted.openai_chat import Fail, Hang, ScriptedChatServer, tool_then_text
 from tests.stored_traces import stored_trace
+
+from profiler_core.fakemodel import Fail, FakeModelServer, Hang, tool_then_text
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +43,7 @@ def test_two_modes_end_to_end(tmp_path, opencode_bin):
         "terse": {"system_instructions": "MODE-TERSE: answer tersely."},
         "chatty": {"system_instructions": "MODE-CHATTY: explain.", "environment": {"PROFILER_TEST_MARK": "chatty-env"}},
     }
-    with ScriptedChatServer(tool_then_text(command="echo hello $PROFILER_TEST_MARK")) as model:
+    with FakeModelServer(tool_then_text(command="echo hello $PROFILER_TEST_MARK")) as model:
         profile = write_profile(tmp_path, model.base_url, opencode_bin, modes=modes)
         run = ProfilerRun(["run", str(profile)], cwd=tmp_path)
         code, out, err = run.wait()
@@ -59,7 +60,7 @@ def test_two_modes_end_to_end(tmp_path, opencode_bin):
         assert row["extensions"]["cost_source"] == "provider"
         (call,) = row["toolCalls"]["records"]
         assert call["name"] == "bash" and call["success"] and call["durationMs"] > 0
-        assert row["extensions"]["latency_tool_ms"] > 0 and row["extensions"]["latency_model_ms"] > 0
+        assert row["extensions"]["latency_tools_ms"] > 0 and row["extensions"]["latency_model_ms"] > 0
         assert row["checkpointsPassed"] == 1 and row["agentTurns"] == 2
     # The mode's system instructions reached the model, and the mode's environment the agent's shell.
     systems = [r["messages"][0]["content"] for r in requests]
@@ -77,7 +78,7 @@ def test_two_modes_end_to_end(tmp_path, opencode_bin):
 
 
 def test_model_500_gives_a_quick_error_row(tmp_path, opencode_bin):
-    with ScriptedChatServer(Fail(500, "scripted overload")) as model:
+    with FakeModelServer(Fail(500, "scripted overload")) as model:
         profile = write_profile(tmp_path, model.base_url, opencode_bin, options={"max_model_retries": 1})
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
         run.wait()
@@ -103,7 +104,7 @@ def test_model_error_fails_fast_and_unpriced_models_are_priced_by_the_profile(tm
         refused = "MODE-REFUSED" in body["messages"][0]["content"]
         return Fail(401, "scripted: invalid api key") if refused else happy(body)
 
-    with ScriptedChatServer(script) as model:
+    with FakeModelServer(script) as model:
         modes["unpriced"]["provider_overrides"] = {"config": model_config(model.base_url, priced=False)}
         prices = {"local/scripted": {"input_per_mtok": 3, "output_per_mtok": 10, "cache_read_per_mtok": 1}}
         profile = write_profile(tmp_path, model.base_url, opencode_bin, modes=modes, extensions={"prices": prices})
@@ -123,7 +124,7 @@ def test_model_error_fails_fast_and_unpriced_models_are_priced_by_the_profile(tm
 
 
 def test_hung_model_times_out_then_the_next_iteration_works(tmp_path, opencode_bin):
-    with ScriptedChatServer(first_then(Hang(), tool_then_text())) as model:
+    with FakeModelServer(first_then(Hang(), tool_then_text())) as model:
         profile = write_profile(tmp_path, model.base_url, opencode_bin, timeout_ms=6000, execution={"repetitions": 2})
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
         run.wait()
@@ -135,7 +136,7 @@ def test_hung_model_times_out_then_the_next_iteration_works(tmp_path, opencode_b
 
 def test_killed_server_errors_in_flight_rows_and_the_next_mode_starts_a_new_server(tmp_path, opencode_bin):
     modes = {"first": {"system_instructions": "first"}, "second": {"system_instructions": "second"}}
-    with ScriptedChatServer(first_then(Hang(), tool_then_text())) as model:
+    with FakeModelServer(first_then(Hang(), tool_then_text())) as model:
         profile = write_profile(tmp_path, model.base_url, opencode_bin, modes=modes)
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
         # The first mode's session is waiting on the model: kill its server.
@@ -163,7 +164,7 @@ def test_missing_binary_is_one_line_and_exit_1(tmp_path):
 
 
 def test_unknown_model_stops_the_run_with_one_line(tmp_path, opencode_bin):
-    with ScriptedChatServer(tool_then_text()) as model:
+    with FakeModelServer(tool_then_text()) as model:
         profile = write_profile(tmp_path, model.base_url, opencode_bin)
         run = ProfilerRun(["run", str(profile), "--model", "local/nosuch", "--no-report"], cwd=tmp_path)
         code, _, err = run.wait()
@@ -175,7 +176,7 @@ def test_unknown_model_stops_the_run_with_one_line(tmp_path, opencode_bin):
 
 
 def test_ctrl_c_exits_130_leaves_nothing_and_resume_completes(tmp_path, opencode_bin):
-    with ScriptedChatServer(first_then(Hang(), tool_then_text())) as model:
+    with FakeModelServer(first_then(Hang(), tool_then_text())) as model:
         profile = write_profile(tmp_path, model.base_url, opencode_bin, execution={"repetitions": 2})
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
         wait_until(lambda: model.chat_requests(), what="the first model request")
@@ -198,7 +199,7 @@ def test_concurrency_4_runs_8_sessions_on_one_server(tmp_path, opencode_bin):
     template = tmp_path / "template"
     template.mkdir()
     (template / "marker.txt").write_text("from the template\n")
-    with ScriptedChatServer(tool_then_text(command="cat marker.txt && pwd")) as model:
+    with FakeModelServer(tool_then_text(command="cat marker.txt && pwd")) as model:
         profile = write_profile(
             tmp_path,
             model.base_url,

@@ -268,16 +268,16 @@ def test_parity_rows_produce_all_six_files(parity_dir, tmp_path):
     written = write_report(parity_dir / "report-rows.jsonl.gz", tmp_path / "r")
     for path in (written.md, written.analysis_md, written.html, written.csv, written.json, written.summary):
         assert path.is_file() and path.stat().st_size > 0, path
-    assert written.rows == 10_000 and written.warnings == ()
+    assert written.rows == 1_000 and written.warnings == ()
     summary = json.loads(written.summary.read_text())
     assert summary["modes"] == ["mode_a", "mode_b"] and len(summary["scenarios"]) == 10
-    assert summary["modeSummaries"]["mode_a"]["success"]["successes"] == 4623
-    assert summary["k"] == 500
+    assert summary["modeSummaries"]["mode_a"]["success"]["successes"] == 464
+    assert summary["k"] == 50
     comp = summary["comparisons"][0]
     assert comp["paired"] is True and comp["mode"] == "mode_b"
     with written.csv.open(encoding="utf-8") as f:
-        assert sum(1 for _ in f) == 10_001
-    assert len(json.loads(written.json.read_text())) == 10_000
+        assert sum(1 for _ in f) == 1_001
+    assert len(json.loads(written.json.read_text())) == 1_000
     md = written.md.read_text()
     assert "## Comparison: mode_b vs mode_a" in md and "## Verdict" in md
     assert "No session analysis data available" in written.analysis_md.read_text()

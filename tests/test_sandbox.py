@@ -25,9 +25,9 @@ import pytest
 import trio
 from tests.sandbox_runtimes import containers_named, docker_daemon, require
 from tests.scripted.agent_runs import MARK, marked_processes, new_mark, wait_for
-from tests.scripted.anthropic_messages import AnthropicServer, Text
 
 from profiler_core.errors import SandboxError
+from profiler_core.fakemodel import FakeModelServer, Text
 from profiler_core.providers._agent_process import run_agent
 from profiler_core.sandbox import Job, Mount, SandboxSettings, confine
 
@@ -61,7 +61,7 @@ class Banner(socketserver.ThreadingTCPServer):
 
 @pytest.fixture(scope="module")
 def model():
-    with AnthropicServer(Text("hello from the model")) as server:
+    with FakeModelServer(Text("hello from the model")) as server:
         yield server
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from tests.binaries import agent_binary
 from tests.sandbox_runtimes import require
-from tests.scripted.anthropic_messages import AnthropicServer, Text, ToolUse, steps
 
+from profiler_core.fakemodel import FakeModelServer, Text, ToolCall, steps
 from profiler_core.sandbox import Job, Mount, SandboxSettings, confine
 
 pytestmark = pytest.mark.slow
@@ -48,8 +48,8 @@ def test_claude_code_in_bwrap_writes_its_workspace_and_reaches_nothing_else(tmp_
     probe = f"cat {marker}; echo key=${{PROFILER_SANDBOX_SECRET:-unset}}; touch {escape} && echo wrote-etc; echo probe-done"
     script = steps(
         [
-            ToolUse("Write", {"file_path": str(workspace / "hello.txt"), "content": "written inside the sandbox\n"}),
-            ToolUse("Bash", {"command": probe, "description": "Probe the sandbox"}),
+            ToolCall("Write", {"file_path": str(workspace / "hello.txt"), "content": "written inside the sandbox\n"}),
+            ToolCall("Bash", {"command": probe, "description": "Probe the sandbox"}),
             Text("Done: wrote hello.txt."),
         ]
     )
@@ -67,7 +67,7 @@ def test_claude_code_in_bwrap_writes_its_workspace_and_reaches_nothing_else(tmp_
     command = (str(claude), "-p", "--output-format", "stream-json", "--verbose", "--model", MODEL)
     command += ("--dangerously-skip-permissions", "--", "Write hello.txt, then probe the sandbox.")
     try:
-        with AnthropicServer(script) as server:
+        with FakeModelServer(script) as server:
             env["ANTHROPIC_BASE_URL"] = server.url
             job = Job(
                 argv=command, env=env, workspace=workspace, home=home, tmp=tmp, endpoints=(server.url,),

@@ -6,7 +6,6 @@ import ast
 import inspect
 import json
 import math
-import os
 from pathlib import Path
 
 import attrs
@@ -41,15 +40,9 @@ PARITY_A = PARITY_VALUES[:500]
 PARITY_B = PARITY_VALUES[500:] + 3
 
 
-def _parity_file() -> Path | None:
-    """stats-values.json from ANCHOR_PARITY_DIR or shared/anchor-parity beside the checkout, if present."""
-    candidates = [Path(__file__).resolve().parent.parent.parent / "shared" / "anchor-parity"]
-    if "ANCHOR_PARITY_DIR" in os.environ:
-        candidates.insert(0, Path(os.environ["ANCHOR_PARITY_DIR"]))
-    for folder in candidates:
-        if (folder / "stats-values.json").is_file():
-            return folder / "stats-values.json"
-    return None
+def _parity_file() -> Path:
+    """stats-values.json of the original's parity data (tests/fixtures/anchor-parity)."""
+    return Path(__file__).resolve().parent / "fixtures" / "anchor-parity" / "stats-values.json"
 
 
 # --------------------------------------------------------------------- parity
@@ -57,8 +50,6 @@ def _parity_file() -> Path | None:
 
 def test_parity_values_match_the_file():
     path = _parity_file()
-    if path is None:
-        pytest.skip("anchor-parity/stats-values.json not available")
     assert json.loads(path.read_text()) == PARITY_VALUES.tolist()
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 from tests.binaries import agent_binary, system_binary
-from tests.scripted import anthropic_messages as claude_api
-from tests.scripted import openai_responses as codex_api
 from tests.scripted.agent_runs import profiler, rows
+
+from profiler_core.fakemodel import FakeModelServer, Shell, Text, steps
 
 pytestmark = pytest.mark.slow
 
@@ -35,17 +35,11 @@ def _shell(edit: str, marker: Path) -> str:
     )
 
 
-def _claude_script(marker: Path):
+def _script(marker: Path):
+    """One script for every agent: a shell call (whichever shell tool the agent offers), then the claim."""
+
     def script(edit):
-        return claude_api.steps([claude_api.ToolUse("Bash", {"command": _shell(edit, marker), "description": "edit"}),
-                                 claude_api.Text("Done: all tests pass.")])
-
-    return _by_mode(script, json.dumps)
-
-
-def _codex_script(marker: Path):
-    def script(edit):
-        return codex_api.steps([codex_api.Call("exec_command", {"cmd": _shell(edit, marker)}), codex_api.Text("Done: all tests pass.")])
+        return steps([Shell(_shell(edit, marker)), Text("Done: all tests pass.")])
 
     return _by_mode(script, json.dumps)  # the mode's instructions travel in the request body
 
@@ -60,21 +54,22 @@ def _by_mode(script, system_of):
 
 
 AGENTS = {
-    "claude-code": ("claude", "CLAUDE_BIN", claude_api.AnthropicServer, _claude_script, "claude-sonnet-4-5", ""),
-    "codex": ("codex", "CODEX_BIN", codex_api.ResponsesServer, _codex_script, "gpt-5-codex", "/v1"),
+    "claude-code": ("claude", "CLAUDE_BIN", "claude-sonnet-4-5", ""),
+    "codex": ("codex", "CODEX_BIN", "gpt-5-codex", "/v1"),
+    "opencode": ("opencode", "OPENCODE_BIN", "local/scripted", "/v1"),
 }
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
 def test_an_agent_in_bwrap_is_judged_by_the_tasks_tests(tmp_path, agent, monkeypatch):
     system_binary("bwrap", hint="apt-get install bubblewrap")
-    program, variable, server_class, make_script, model, suffix = AGENTS[agent]
+    program, variable, model, suffix = AGENTS[agent]
     binary = str(agent_binary(program, variable))
     marker = Path.home() / f".profiler-test-marker-{tmp_path.name}"
     marker.write_text("a file of the user's home")
     monkeypatch.setenv("PROFILER_TEST_SECRET", SECRET)
     try:
-        with server_class(make_script(marker)) as server:
+        with FakeModelServer(_script(marker), model="scripted") as server:
             path = _profile(tmp_path, agent, binary, model, server.url + suffix)
             done = profiler(tmp_path, "run", str(path), "--run-id", "v", "--progress", "none", timeout=400)
     finally:
@@ -112,10 +107,15 @@ def _profile(tmp_path: Path, agent: str, binary: str, model: str, url: str) -> P
                     "files": {"tests": "hidden"}, "timeoutMs": 60_000}],
     }
     (scenarios / "calc.json").write_text(json.dumps(scenario))
+    options = {"base_url": url, "binary": binary, "max_retries": 1}
+    if agent == "opencode":  # OpenCode reaches the model through its own config; base_url would name a server
+        from tests.opencode_helpers import model_config
+
+        options = {"binary": binary, "config": model_config(url), "start_timeout_s": 60}
     profile = {
         "modes": {"fix": {"system_instructions": "MODE-FIX"}, "wrong": {"system_instructions": "MODE-WRONG"}},
         "scenarios": {"path": "scenarios"},
-        "provider": {"id": agent, "model": model, "options": {"base_url": url, "binary": binary, "max_retries": 1}},
+        "provider": {"id": agent, "model": model, "options": options},
         "scorer": {"id": "verify"},
         # The verifier runs this interpreter, which may live under the (hidden) home, e.g. in pyenv.
         "execution": {"repetitions": 2, "warmup": False, "concurrency": 2, "sandbox": "bwrap",

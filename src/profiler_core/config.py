@@ -439,25 +439,40 @@ def select_scenarios(
     ids: tuple[str, ...] | None,
     set_name: str | None,
     unloadable: set[str] | frozenset[str] = frozenset(),
+    ids_from: str = "scenarios.ids",
+    set_from: str = "scenarios.set",
 ) -> tuple[list[Scenario], list[str]]:
     """Pick the scenarios to run: ``ids`` (in their order) wins over ``set``; else all, sorted by id.
 
     Ids in ``unloadable`` (their file's problem is already reported) are not called unknown.
+    ``ids_from``/``set_from`` name where the ids or the set came from (``--scenario`` on the command line).
     """
     by_id = {s.id: s for s in scenarios}
     if ids:
-        wanted, source = list(ids), "scenarios.ids"
+        wanted, source = list(ids), ids_from
     elif set_name:
         if set_name not in sets.sets:
             known = ", ".join(sorted(sets.sets)) or "none defined"
-            return [], [f"scenarios.set: unknown scenario set {set_name!r} (sets: {known})"]
+            return [], [f"{set_from}: unknown scenario set {set_name!r}{did_you_mean([set_name], sets.sets)} (sets: {known})"]
         wanted, source = list(sets.sets[set_name]), f"scenario set {set_name!r}"
     else:
         return sorted(scenarios, key=lambda s: s.id), []
     missing = [i for i in wanted if i not in by_id and i not in unloadable]
     if missing:
-        return [], [f"{source}: unknown scenario id(s) {', '.join(missing)} (found: {', '.join(sorted(by_id)) or 'none'})"]
+        hint = did_you_mean(missing, by_id)
+        return [], [f"{source}: unknown scenario id(s) {', '.join(missing)}{hint} (found: {', '.join(sorted(by_id)) or 'none'})"]
     return [by_id[i] for i in dict.fromkeys(wanted) if i in by_id], []
+
+
+def did_you_mean(unknown: typing.Sequence[str], known: typing.Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for names typed wrong (each with its closest known name), or ``""``."""
+    choices = sorted(known)
+    pairs = [(name, hint[0]) for name in unknown if (hint := difflib.get_close_matches(name, choices, n=1))]
+    if not pairs:
+        return ""
+    if len(unknown) == 1:
+        return f"; did you mean {pairs[0][1]!r}?"
+    return "; did you mean " + ", ".join(f"{right!r} for {wrong!r}" for wrong, right in pairs) + "?"
 
 
 # -- the profile ----------------------------------------------------------------
@@ -572,7 +587,7 @@ def parse_profile(
         # A list of names is only what the resolver is asked for by default: it may know more modes.
         unknown = [m for m in wanted if mode_specs is not None and m not in modes]
         if unknown:
-            problems.add("--mode", f"unknown mode(s) {', '.join(unknown)} (profile has: {', '.join(modes)})")
+            problems.add("--mode", f"unknown mode(s) {', '.join(unknown)}{did_you_mean(unknown, modes)} (profile has: {', '.join(modes)})")
         modes = wanted
 
     mode_resolver = section("mode_resolver", None)
@@ -622,7 +637,9 @@ def parse_profile(
             )
             problems.items.extend(scenario_problems)
             scenarios, select_problems = select_scenarios(
-                found, sets, ids=tuple(ids) if ids else None, set_name=scenario_set, unloadable=unloadable
+                found, sets, ids=tuple(ids) if ids else None, set_name=scenario_set, unloadable=unloadable,
+                ids_from="--scenario" if overrides.get("scenario_ids") else "scenarios.ids",
+                set_from="--scenario-set" if overrides.get("scenario_set") else "scenarios.set",
             )
             for p in select_problems:
                 problems.add("", p)

@@ -158,20 +158,39 @@ def find_runs(results_dir: Path, reports_dir: Path | None = None) -> list[RunFil
     return runs
 
 
-def resolve_results(source: str, results_dir: Path) -> Path:
-    """A results file path, or a run id looked up as ``<results-dir>/<RUN_ID>.jsonl`` (or ``.jsonl.gz``)."""
+def locate_results(source: str, results_dir: Path) -> tuple[Path, Path | None]:
+    """The results file ``source`` names, and for a run found outside ``results_dir`` its own report folder.
+
+    ``source`` is a results file path, or a run id: ``<results-dir>/<RUN_ID>.jsonl`` (``.gz``), else
+    the run whose manifest is below the current directory (``runs.find_run``: a profile's results
+    folder is relative to the profile, e.g. ``examples/demo/results``).
+    """
+    from .runs import find_run
+
     path = Path(source)
     if path.is_file():
-        return path
+        return path, None
     looks_like_path = path.suffix in (".jsonl", ".gz", ".json") or "/" in source or "\\" in source
     if looks_like_path:
         raise StoreError(f"{source}: results file not found")
     for candidate in (results_dir / f"{source}.jsonl", results_dir / f"{source}.jsonl.gz"):
         if candidate.is_file():
-            return candidate
-    raise StoreError(
-        f"{source}: no such results file, and no run {source!r} in {results_dir}/ (looked for {results_dir / (source + '.jsonl')})"
-    )
+            return candidate, None
+    try:
+        run = find_run(source, results_dir=results_dir)
+    except StoreError:
+        raise StoreError(
+            f"{source}: no such results file, and no run {source!r} in {results_dir}/ nor in the run manifests below the "
+            "current directory (give the results file's path, or --results-dir)"
+        ) from None
+    if run.results is None:
+        raise StoreError(f"{source}: the run has a report ({run.report_html}) but no results file beside its manifest")
+    return run.results, (run.report_dir if run.results.parent.resolve() != results_dir.resolve() else None)
 
 
-__all__ = ["RunFiles", "find_runs", "is_results_file", "iter_results", "resolve_results", "run_files", "stem_of"]
+def resolve_results(source: str, results_dir: Path) -> Path:
+    """The results file of a path or run id (see ``locate_results``)."""
+    return locate_results(source, results_dir)[0]
+
+
+__all__ = ["RunFiles", "find_runs", "is_results_file", "iter_results", "locate_results", "resolve_results", "run_files", "stem_of"]

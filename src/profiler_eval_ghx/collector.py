@@ -13,6 +13,10 @@ Every tool call falls into one category, by the first rule that matches:
 The calls come from the session trace when there is one (it carries the tool
 inputs, so shell commands can be told apart), else from the prompt result's
 tool calls (names only: a shell call then counts as bash).
+
+The counts are emitted for the eval's own scenarios (``scenarios.format: ghx``)
+only, so runs that never used the eval plugin get no ``ghx.*`` metrics even with
+``collectors: all``; the option ``always: true`` counts every scenario.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from profiler_core import CustomMetric, PromptResult, Scenario, SessionTrace, ToolCallEvent
+from profiler_core.errors import ConfigError
 
 __all__ = ["CATEGORIES", "FILE_TOOLS", "METRICS", "SHELL_TOOLS", "GhxCollector", "classify", "shell_command"]
 
@@ -116,14 +121,25 @@ def _calls(result: PromptResult, trace: SessionTrace | None) -> Iterable[tuple[s
     return [(call.name, None) for call in result.metrics.tool_calls]
 
 
+#: The extensions every eval scenario carries (see ``scenario.to_core_scenario``).
+EVAL_KEYS = ("category", "difficulty", "assertions")
+
+
 class GhxCollector:
     """Counts the iteration's tool calls by how they reached GitHub: ``ghx.*`` metrics."""
 
     id = "ghx"
 
+    def __init__(self, *, always: bool = False) -> None:
+        if not isinstance(always, bool):
+            raise ConfigError(f"collector 'ghx': option always: expected true or false, got {always!r}")
+        self.always = always
+
     def collect(
         self, result: PromptResult, scenario: Scenario, mode: str, trace: SessionTrace | None
     ) -> list[CustomMetric]:
-        """Emit the six ``ghx.*`` counts (zero included)."""
+        """Emit the six ``ghx.*`` counts (zero included) of an eval scenario (of any, with ``always``)."""
+        if not self.always and not all(key in (scenario.extensions or {}) for key in EVAL_KEYS):
+            return []
         counts = Counter(classify(name, tool_input) for name, tool_input in _calls(result, trace))
         return [CustomMetric(name=METRICS[c], value=counts.get(c, 0), unit="count") for c in CATEGORIES]

@@ -132,6 +132,8 @@ class EvalModeResolver:
         self._environ = environ
         self._cwd = Path(cwd) if cwd is not None else None
         self._home = Path(home) if home is not None else None
+        #: bin folders already warned about: modes are resolved more than once (validation, then the run)
+        self._warned: set[Path] = set()
 
     @property
     def environ(self) -> Mapping[str, str]:
@@ -153,7 +155,8 @@ class EvalModeResolver:
     def _ghx(self) -> ModeConfig:
         cwd = self._cwd or Path.cwd()
         bin_dir = ghx_bin_dir(self.environ, cwd, self.ghx_bin_dir)
-        if not (bin_dir / "ghx").exists():
+        if not (bin_dir / "ghx").exists() and bin_dir not in self._warned:
+            self._warned.add(bin_dir)
             log.warning("mode ghx: no ghx in %s (set GHX_BIN_DIR, or npm install ghx there)", bin_dir)
         path = self.environ.get("PATH", "")
         skill = find_skill_md(self.environ, cwd, self._home or Path.home(), self.skill_md)

@@ -1,1 +1,1 @@
-"""Scripted model servers on 127.0.0.1 for driving real agent programs in tests (no real model, no network)."""
+"""Helpers for tests that drive real agent programs (the model they talk to is profiler_core.fakemodel)."""

@@ -18,10 +18,12 @@ from ..errors import ProfilerError
 from ..interrupt import EXIT_STATUS, armed, leave
 from ..redact import redact_text
 from ..textcut import cut_lines
+from .agents import agents_group
 from .analyze import analyze
 from .compare import compare_command
 from .context import pass_manager, plugin_manager
 from .export import export_command
+from .fake_model import fake_model_command
 from .group import ProfilerGroup
 from .import_ import import_command
 from .init import init_command
@@ -47,7 +49,7 @@ def cli() -> None:
 
 for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, traces_group, list_plugins):
     cli.add_command(_command)
-for _command in (plan_command, compare_command, export_command):
+for _command in (plan_command, compare_command, export_command, fake_model_command, agents_group):
     cli.add_command(_command)
 
 

@@ -33,7 +33,7 @@ _CELL_BUDGET = 110
 
 @click.command("analyze")
 @click.argument(
-    "traces", nargs=-1, required=True, metavar="TRACE...", type=click.Path(dir_okay=False, path_type=str)
+    "traces", nargs=-1, required=True, metavar="TRACE...", type=click.Path(path_type=str)
 )
 @click.option(
     "--analyzer",
@@ -43,19 +43,23 @@ _CELL_BUDGET = 110
     help="Run only this analyzer (repeatable); default: every installed analyzer.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per trace.")
+@click.option("--summary", "summary_only", is_flag=True, help="Print only the summary over all sessions.")
 @pass_manager
-def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, ...], as_json: bool) -> None:
+def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, ...], as_json: bool, summary_only: bool) -> None:
     """Analyse session traces with the installed analyzers.
 
     A TRACE is a run's trace store (``reports/<runId>/sessions/traces.jsonl``:
-    every session of the run, the last record of each cell) or one SessionTrace
-    JSON file. Prints, per trace, each analyzer's one-line summary and a compact
-    table of its findings. A file that is not a trace is reported on stderr and
-    the others are still analysed; the exit status is then 1.
+    every session of the run, the last record of each cell), the run's report
+    or sessions folder or its run id, or one SessionTrace JSON file. Prints, per trace, each
+    analyzer's one-line summary and a compact table of its findings, then a
+    summary over all sessions (``--summary``: only that). A file that is not a
+    trace is reported on stderr and the others are still analysed; the exit
+    status is then 1.
 
     \b
     Examples:
       profiler analyze reports/run_20261122T051500Z_3f9a/sessions/traces.jsonl
+      profiler analyze reports/run_20261122T051500Z_3f9a --summary
       profiler analyze reports/*/sessions/traces.jsonl --analyzer error --analyzer efficiency
       profiler analyze trace.json --json > analysis.json
     """
@@ -64,14 +68,20 @@ def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, .
     except ProfilerError as exc:
         raise click.ClickException(str(exc)) from None
 
+    from .analyze_summary import AnalysisSummary
+
     failed = False
     listed = 0  # JSON objects printed so far: the list is streamed, one trace's results in memory at a time
+    summary = AnalysisSummary()
     for path, scenario_id, trace in _traces(traces):
         if trace is None:  # `path` is then the message saying why
             failed = True
+            summary.failed += 1
             click.echo(f"Error: {path}", err=True)
             continue
         results, errors = _run_analyzers(analyzers, trace, path, scenario_id)
+        if not as_json:  # the JSON list has no summary: nothing to collect
+            summary.add(results)
         for message in errors:
             failed = True
             click.echo(f"Error: {message}", err=True)
@@ -83,10 +93,12 @@ def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, .
             text = textwrap.indent(json.dumps(item, indent=2, ensure_ascii=False), "  ")
             click.echo(("[\n" if not listed else ",\n") + text, nl=False)
             listed += 1
-        else:
+        elif not summary_only:
             _print_trace(path, trace, results)
     if as_json:
         click.echo("\n]" if listed else "[]")
+    elif summary.sessions:
+        summary.print(_console())
     if failed:
         raise click.exceptions.Exit(1)
 
@@ -112,9 +124,22 @@ def _build_analyzers(registry: Any, names: tuple[str, ...]) -> list[Any]:
 
 def _traces(paths: tuple[str, ...]) -> Iterator[tuple[str, str, SessionTrace | None]]:
     """(label, scenario id, trace) of every trace named; (message, "", None) for what cannot be read."""
-    from ..tracestore import is_store, iter_latest
+    from ..runs import run_folder
+    from ..tracestore import find_store, is_store, iter_latest
 
     for path in paths:
+        try:
+            path = str(run_folder(path))  # a run id: its report folder, wherever its profile put it
+        except ProfilerError as exc:
+            yield str(exc), "", None
+            continue
+        if Path(path).is_dir():
+            # A run's report or sessions folder, as `profiler traces export` takes it.
+            try:
+                path = str(find_store(Path(path)))
+            except ProfilerError as exc:
+                yield str(exc), "", None
+                continue
         if is_store(Path(path)):
             problems: list[str] = []
             found = 0
@@ -196,6 +221,12 @@ def _wait(awaitable: Any) -> Any:
 
 
 # -- human output ---------------------------------------------------------------
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False)
 
 
 def _print_trace(path: str, trace: SessionTrace, results: dict[str, AnalysisResult]) -> None:

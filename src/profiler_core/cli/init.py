@@ -1,4 +1,4 @@
-"""``profiler init``: write the runnable demo profile into a folder."""
+"""``profiler init``: write the runnable demo profile, or a real agent's profile against the fake model, into a folder."""
 
 from __future__ import annotations
 
@@ -38,18 +38,58 @@ def write_demo(target: Path, *, force: bool = False) -> list[Path]:
     return written
 
 
+def write_agent_profile(target: Path, agent: str, port: int, *, force: bool = False) -> list[Path]:
+    """Write a profile of a real ``agent`` against ``profiler fake-model`` on ``port`` into ``target``."""
+    from ..demo.agent import agent_files
+
+    files = agent_files(agent, port)
+    existing = [name for name in files if (target / name).exists()]
+    if existing and not force:
+        raise ConfigError(f"{target}: already has {existing[0]} (use --force to overwrite)")
+    written = []
+    for name, text in files.items():
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
 @click.command("init")
-@click.argument("directory", default="profiler-demo", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--force", is_flag=True, help="Overwrite demo files that already exist.")
-def init_command(directory: Path, force: bool) -> None:
-    """Write a runnable demo profile (two modes, five scenarios) into DIRECTORY.
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite files that already exist.")
+@click.option(
+    "--agent",
+    type=click.Choice(["opencode", "claude-code", "codex"]),
+    help="Write a profile of this real agent against `profiler fake-model` instead of the simulated demo.",
+)
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="With --agent: the fake model's port [default: 8765].")
+def init_command(directory: Path | None, force: bool, agent: str | None, port: int | None) -> None:
+    """Write a runnable profile into DIRECTORY: the simulated demo, or a real agent against a fake model.
 
     \b
-    Example:
-      profiler init my-demo
+    Examples:
+      profiler init my-demo                       # two modes, five scenarios, the built-in simulator
       profiler run my-demo/profile.yaml
+      profiler init --agent codex my-agent        # the real Codex CLI, no API key needed:
+      profiler fake-model my-agent/fake-model.yaml &
+      profiler run my-agent/profile.yaml
     """
-    write_demo(directory, force=force)
-    click.echo(f"Wrote the demo to {directory}/ ({len(DEMO_FILES)} files).")
-    click.echo(f"Run it:   profiler run {directory / 'profile.yaml'}")
-    click.echo(f"Read:     {directory / 'README.md'} (how to profile a real agent)")
+    if agent is None:
+        if port is not None:
+            raise click.UsageError("--port goes with --agent (the fake model's port)")
+        directory = directory or Path("profiler-demo")
+        write_demo(directory, force=force)
+        click.echo(f"Wrote the demo to {directory}/ ({len(DEMO_FILES)} files).")
+        click.echo(f"Run it:   profiler run {directory / 'profile.yaml'}")
+        click.echo(f"Read:     {directory / 'README.md'} (how to profile a real agent)")
+        return
+    from .fake_model import DEFAULT_PORT
+
+    port = port or DEFAULT_PORT
+    directory = directory or Path(f"profiler-{agent}")
+    written = write_agent_profile(directory, agent, port, force=force)
+    click.echo(f"Wrote a {agent} profile to {directory}/ ({len(written)} files).")
+    click.echo(f"Start the model:  profiler fake-model {directory / 'fake-model.yaml'} --port {port}   (another terminal)")
+    click.echo(f"Run it:           profiler run {directory / 'profile.yaml'}")
+    click.echo("The agent program: `profiler agents list` shows where it is found (`profiler agents install` if missing).")

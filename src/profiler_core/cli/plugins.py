@@ -7,6 +7,7 @@ import json
 import click
 
 from ..plugins import PluginInfo, PluginManager
+from ..textcut import printable
 from .context import pass_manager
 
 HEADERS = ("NAME", "VERSION", "DISTRIBUTION", "PROVIDES")
@@ -38,6 +39,12 @@ def list_plugins(manager: PluginManager, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        # Piped or captured: one plain line per plugin, however long, and no padding after the last column.
+        for line in plain_table([HEADERS, *(tuple(printable(t, one_line=True) for t in describe(info)) for info in infos)]):
+            click.echo(line)
+        return
     from .terminal import cell
 
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
@@ -46,12 +53,13 @@ def list_plugins(manager: PluginManager, as_json: bool) -> None:
         table.add_column(header, no_wrap=header != "PROVIDES", overflow="fold")
     for info in infos:
         table.add_row(*(cell(text) for text in describe(info)), style="red" if info.error else None)
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        # Piped or captured: one line per plugin, however long, so grep and scripts see whole rows.
-        natural = console.measure(table, options=console.options.update(max_width=100_000)).maximum
-        console = Console(highlight=False, width=max(console.width, natural))
     console.print(table)
 
 
-__all__ = ["describe", "list_plugins"]
+def plain_table(rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows as lines of columns two spaces apart; the last column is not padded."""
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
+    return ["  ".join([*(cell.ljust(w) for cell, w in zip(row, widths)), row[-1]]).rstrip() for row in rows]
+
+
+__all__ = ["describe", "list_plugins", "plain_table"]

@@ -31,6 +31,8 @@ class Tally:
     unsuccessful: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+    #: rows whose cost is known (an unpriced model's is not: it is never counted as $0)
+    priced: int = 0
     #: sessions allowed at once (shown when it changes, i.e. with concurrency: auto)
     concurrency: int | None = None
     started: float = attrs.Factory(time.monotonic)
@@ -45,7 +47,13 @@ class Tally:
         elif not row.success:
             self.unsuccessful += 1
         self.tokens += row.tokens.total
-        self.cost_usd += row.cost.total_usd or 0.0
+        if (getattr(row, "extensions", None) or {}).get("cost_source") != "unknown":
+            self.cost_usd += row.cost.total_usd or 0.0
+            self.priced += 1
+
+    def cost(self) -> str:
+        """``$0.1234``, or ``cost unknown`` when no finished row had a price."""
+        return "cost unknown" if self.completed and not self.priced else f"${self.cost_usd:.4f}"
 
     def line(self) -> str:
         """One plain progress line."""
@@ -53,7 +61,7 @@ class Tally:
         elapsed = int(time.monotonic() - self.started)
         return (
             f"progress: {self.completed}/{self.total} cells{pct} · {self.errored} errored · "
-            f"{self.unsuccessful} unsuccessful · {_tokens(self.tokens)} tokens · ${self.cost_usd:.4f} · "
+            f"{self.unsuccessful} unsuccessful · {_tokens(self.tokens)} tokens · {self.cost()} · "
             f"{elapsed // 60:02d}:{elapsed % 60:02d} elapsed"
             + (f" · {self.concurrency} at once" if self.concurrency is not None else "")
         )
@@ -118,7 +126,7 @@ class RichProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[errored]} errored · {task.fields[unsuccessful]} unsuccessful"),
-            TextColumn("{task.fields[tokens]} tok · ${task.fields[cost]:.4f} · {task.fields[at_once]} at once"),
+            TextColumn("{task.fields[tokens]} tok · {task.fields[cost]} · {task.fields[at_once]} at once"),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
@@ -147,7 +155,7 @@ class RichProgress:
     def _fields(self) -> dict[str, Any]:
         t = self.tally
         return {
-            "errored": t.errored, "unsuccessful": t.unsuccessful, "tokens": _tokens(t.tokens), "cost": t.cost_usd,
+            "errored": t.errored, "unsuccessful": t.unsuccessful, "tokens": _tokens(t.tokens), "cost": t.cost(),
             "at_once": t.concurrency if t.concurrency is not None else "–",
         }
 

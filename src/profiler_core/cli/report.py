@@ -8,7 +8,7 @@ import click
 
 from ..errors import ProfilerError
 from ..redact import redact_text
-from ..runfiles import resolve_results
+from ..runfiles import locate_results
 from ..textcut import cut_lines, printable
 
 #: Warnings printed one by one; the rest are counted (all are in report.md).
@@ -47,10 +47,12 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
     from ..report.load import peek_run_id
     from ..report.merge import expand_sources, merge_results, merged_name, parse_as_mode
 
+    merged = None
     try:
         names = expand_sources(sources)
         mapping = parse_as_mode(as_mode)
-        paths = [resolve_results(name, results_dir) for name in names]
+        located = [locate_results(name, results_dir) for name in names]
+        paths = [path for path, _ in located]
         with tempfile.TemporaryDirectory(prefix="profiler-report-") as tmp:
             if len(paths) == 1 and not mapping:
                 path = paths[0]
@@ -60,16 +62,19 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
                 # One report of several inputs: its title and folder name them all.
                 default_name = safe_name(merged_name([peek_run_id(p) for p in paths]))
                 path = Path(tmp) / f"{default_name}.jsonl"
-                merge_results(paths, path, mapping)
+                merged = merge_results(paths, path, mapping)
                 shown = ", ".join(str(p) for p in paths)
+            if out is None and len(paths) == 1 and not mapping and located[0][1] is not None:
+                out = located[0][1]  # a run found below: its report goes where `profiler run` put it
             if out is None:
                 # The run id comes from the file's rows: it names a folder only once made safe.
                 out = Path("reports") / default_name
-                if len(paths) > 1:
+                if len(paths) > 1 or mapping:
                     out = _unused(out)  # a merged report never replaces another report
-            written = write_report(path, out, baseline=baseline)
+            # Problems in a merged file name the user's inputs and lines, never the temporary file.
+            written = write_report(path, out, baseline=baseline, merged_from=merged)
     except ProfilerError as exc:
-        raise click.ClickException(cut_lines(redact_text(str(exc)))) from None
+        raise click.ClickException(cut_lines(redact_text(merged.locate(str(exc)) if merged else str(exc)))) from None
     for line in written.warnings[:_MAX_PRINTED]:
         click.echo(f"warning: {printable(line)}", err=True)
     if len(written.warnings) > _MAX_PRINTED:

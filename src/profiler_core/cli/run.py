@@ -63,7 +63,19 @@ class _Brief:
 
     def __init__(self, row) -> None:
         self.success, self.error = row.success, bool(row.error)
-        self.tokens, self.wall_ms, self.cost_usd = row.tokens.total, row.timing.wall_ms, row.cost.total_usd
+        self.tokens, self.wall_ms = row.tokens.total, row.timing.wall_ms
+        # No price known for the model: the cost is unknown, never $0 (as in the report).
+        self.cost_usd = None if cost_unknown(row) else row.cost.total_usd
+
+
+def cost_unknown(row) -> bool:
+    """Whether the cost collector found no price for a row's model (its cost is unknown, not 0)."""
+    return (row.extensions or {}).get("cost_source") == "unknown"
+
+
+def _cost_cell(costs) -> str:
+    known = [c for c in costs if c is not None]
+    return f"{_median(known):.4f}" if known else "unknown"
 
 
 def print_summary(rows, console, labels=None) -> None:
@@ -91,7 +103,7 @@ def print_summary(rows, console, labels=None) -> None:
             str(sum(1 for r in group if r.error)),
             f"{_median([r.tokens for r in group]):,.0f}",
             f"{_median([r.wall_ms for r in group]) / 1000:.2f}",
-            f"{_median([r.cost_usd for r in group]):.4f}",
+            _cost_cell([r.cost_usd for r in group]),
         )
     console.print(table)
 

@@ -16,16 +16,16 @@ def traces_group() -> None:
 
 
 @traces_group.command("export")
-@click.argument("where", metavar="RUN", type=click.Path(path_type=Path))
+@click.argument("target", metavar="RUN")
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     help="Folder to write into (default: the store's own sessions folder).",
 )
-def export_command(where: Path, out: Path | None) -> None:
+def export_command(target: str, out: Path | None) -> None:
     """Write one SessionTrace JSON file per session from a run's trace store.
 
-    RUN is the store, the run's sessions folder or its report folder. The files
+    RUN is the store, the run's sessions folder, its report folder or its run id. The files
     are laid out as ``output.trace_format: files`` writes them during a run:
     ``<scenarioId>/<mode>-iter-<n>.json`` (``<mode>+<model>`` when the run had
     several models); for a cell recorded more than once, its last trace.
@@ -33,10 +33,16 @@ def export_command(where: Path, out: Path | None) -> None:
     \b
     Examples:
       profiler traces export reports/run_20261122T051500Z_3f9a
+      profiler traces export run_20261122T051500Z_3f9a          # found where its profile put it
       profiler traces export reports/run_20261122T051500Z_3f9a/sessions/traces.jsonl --out /tmp/traces
     """
+    from ..runs import run_folder
     from ..tracestore import TRACES_FILE, export_files, find_store, is_store
 
+    try:
+        where = run_folder(target)
+    except ProfilerError as exc:
+        raise click.ClickException(str(exc)) from None
     if not where.exists():
         raise click.ClickException(f"{where}: no such file or folder")
     try:

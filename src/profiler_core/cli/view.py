@@ -71,16 +71,23 @@ def view_command(target: str | None, results_dir: Path, reports_dir: Path | None
 
 def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
     """The catalog to serve, a description of where its runs are, and the key of the run to open first."""
-    from ..runfiles import is_results_file, resolve_results
+    from ..runfiles import is_results_file, locate_results
+    from ..runs import find_run
     from ..viewer.catalog import Catalog
 
     if target is not None and Path(target).is_dir():
         results_dir, target = Path(target), None
     if target is not None and Path(target).is_file() and not is_results_file(Path(target)):
         raise StoreError(f"{target}: not a results file (expected a run's <runId>.jsonl)")
+    if target is None and not results_dir.is_dir():
+        # No ./results: the newest run below, where its profile put it (examples/demo/results after the demo).
+        newest = find_run(None, results_dir=results_dir)
+        if newest.results is not None:
+            target = str(newest.results)
+            reports_dir = reports_dir or newest.report_dir.parent
     if target is not None:
-        path = resolve_results(target, results_dir)
-        catalog = Catalog(path.parent, reports_dir)
+        path, report_dir = locate_results(target, results_dir)
+        catalog = Catalog(path.parent, reports_dir or (report_dir.parent if report_dir is not None else None))
         start = next((run.key for run in catalog.runs() if run.files.results == path), None)
         return catalog, str(path.parent), start
     if not results_dir.is_dir():

@@ -117,7 +117,9 @@ def session_from_messages(
 
 
 def _segments(times: Mapping[str, Any], parts: list[Any]) -> list[TimingSegment]:
-    """``tool`` spans of one assistant message and ``model`` spans for the rest of it (epoch ms).
+    """``tools`` spans of one assistant message and ``model`` spans for the rest of it (epoch ms).
+
+    ``tools`` (``latency_tools_ms``), as the Claude Code and Codex providers name theirs.
 
     Only spans with both ends are counted; an unfinished message has no model span.
     """
@@ -129,7 +131,7 @@ def _segments(times: Mapping[str, Any], parts: list[Any]) -> list[TimingSegment]
         if isinstance(span, Mapping) and _is_ms(span.get("start")) and _is_ms(span.get("end")):
             tools.append((span["start"], max(span["start"], span["end"])))
     tools.sort()
-    segments = [TimingSegment(label="tool", start_ms=a, end_ms=b) for a, b in tools]
+    segments = [TimingSegment(label="tools", start_ms=a, end_ms=b) for a, b in tools]
     created, completed = _ms(times.get("created")), _ms(times.get("completed"))
     if created is None or completed is None or completed < created:
         return segments

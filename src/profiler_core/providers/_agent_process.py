@@ -145,14 +145,19 @@ def build_options(cls: type, layers: Iterable[Mapping[str, Any]], where: str) ->
 
 
 def find_binary(configured: str | None, env_var: str, name: str, install_hint: str) -> str:
-    """The program to run: the option, else ``$env_var``, else ``name`` on PATH; missing is one line with a hint."""
-    candidate = configured or os.environ.get(env_var) or shutil.which(name)
+    """The program to run: the option, ``$env_var``, PATH, then the agent folders; missing is one line with a hint."""
+    from ..agents import find_installed
+
+    # Then .agents/ of a checkout, or the cache `profiler agents install` fills.
+    candidate = configured or os.environ.get(env_var) or shutil.which(name) or find_installed(name)
     if candidate:
         path = shutil.which(candidate) if os.sep not in candidate else candidate
         if path and os.access(path, os.X_OK) and Path(path).is_file():
             return path
         raise ConfigError(f"{name}: {candidate!r} is not an executable file (from option 'binary' or ${env_var}); {install_hint}")
-    raise ConfigError(f"{name} not found (set option 'binary' or ${env_var}, or put it on PATH); {install_hint}")
+    raise ConfigError(
+        f"{name} not found (set option 'binary' or ${env_var}, put it on PATH, or run `profiler agents install`); {install_hint}"
+    )
 
 
 # -- the environment ----------------------------------------------------------

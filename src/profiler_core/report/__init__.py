@@ -12,12 +12,15 @@ import datetime as _dt
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..errors import ProfilerError
 from ..paths import inside, refuse_links, write_output_text
+
+if TYPE_CHECKING:
+    from .merge import MergedInputs
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +70,7 @@ def write_report(
     baseline: str | None = None,
     manifest_path: Path | None = None,
     parallel: bool | None = None,
+    merged_from: MergedInputs | None = None,
 ) -> ReportPaths:
     """Write report.md, analysis.md, report.html and data/{results.csv,results.json,summary.json}.
 
@@ -77,6 +81,8 @@ def write_report(
     :param parallel: False does everything in this process. By default, for big inputs, a helper
         process renders the HTML (overlapping matplotlib with the data work) and, on Linux, a fork
         reads half of the rows and writes half of the CSV.
+    :param merged_from: when ``results_path`` merges several inputs (``report.merge``): the report
+        names those inputs and their lines, not the merged file.
     """
     from ..store import read_manifest
     from .load import check_results_file, sibling
@@ -106,7 +112,7 @@ def write_report(
     _refuse_planted_links(out_dir, data_dir, paths.values())
     worker = _start_worker(results_path) if parallel is not False else None
     try:
-        return _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel)
+        return _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel, merged_from)
     finally:
         if worker is not None:
             worker.close()
@@ -144,7 +150,7 @@ def _show_model_labels(table, manifest) -> None:
             column.values = shown
 
 
-def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel) -> ReportPaths:
+def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel, merged_from=None) -> ReportPaths:
     from .analysis import read_analysis
     from .exports import JsonArrayWriter, write_csv, write_json
     from .load import load_rows, sibling
@@ -163,6 +169,8 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
     writer.finish()
     clock.lap(f"read {table.n} rows")
     _show_model_labels(table, manifest)
+    if merged_from is not None:
+        table.problems = [merged_from.locate(p) for p in table.problems]
     warnings = list(table.problems) + warnings
 
     run_ids = table.categorical["run_id"].values
@@ -170,7 +178,7 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
     meta = {
         "runId": run_id,
         "runIds": run_ids,
-        "source": str(results_path),
+        "source": merged_from.describe() if merged_from is not None else str(results_path),
         "generatedAt": _now(),
         "startedAt": manifest.started_at if manifest else min(table.started_at),
         "completedAt": (manifest.completed_at if manifest else None) or max(table.completed_at),

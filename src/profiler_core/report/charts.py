@@ -25,6 +25,9 @@ from .summary import MAIN_METRICS, Summary
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 BETTER, WORSE, NEUTRAL = "#1a7f37", "#cf222e", "#6e7781"
 DISTRIBUTION_METRICS = ("cost_total_usd", "latency_wall_ms", "tokens_total", "tool_calls_total")
+#: Above this many modes the charts draw a selection of them (the tables keep every mode): a chart of
+#: thousands of modes is unreadable, and drawing it took minutes and megabytes. See docs/reports.md.
+CHART_MODE_LIMIT = 24
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
 
 _RC: dict[Any, Any] = {
@@ -100,12 +103,50 @@ def _scale(unit: str) -> tuple[float, str]:
     return 1.0, unit
 
 
+def chart_modes(summary: Summary, limit: int = CHART_MODE_LIMIT) -> list[str]:
+    """The modes the charts draw, in mode order: all of them, or above ``limit`` the baseline and the most notable.
+
+    Notable: most significant differences from the baseline (success and the main
+    metrics), then the largest reduction on a main metric, then mode order.
+    """
+    if len(summary.modes) <= limit:
+        return list(summary.modes)
+    comps = {c.mode: c for c in summary.comparisons}
+
+    def rank(item: tuple[int, str]) -> tuple[int, float, int]:
+        index, mode = item
+        comp = comps.get(mode)
+        if comp is None:
+            return (0, 0.0, index)
+        found = [mc for m in MAIN_METRICS if (mc := comp.get(m)) is not None]
+        significant = sum(mc.significant for mc in found) + int(comp.success.significant)
+        spread = max((abs(mc.result.reduction_pct) for mc in found if math.isfinite(mc.result.reduction_pct)), default=0.0)
+        return (-significant, -spread, index)
+
+    others = sorted(((i, m) for i, m in enumerate(summary.modes) if m != summary.baseline), key=rank)
+    chosen = {summary.baseline, *(m for _, m in others[: limit - 1])}
+    return [m for m in summary.modes if m in chosen]
+
+
+def chart_note(summary: Summary, limit: int = CHART_MODE_LIMIT) -> str | None:
+    """What the report says when the charts leave modes out (None when they draw every mode)."""
+    shown = len(chart_modes(summary, limit))
+    if shown == len(summary.modes):
+        return None
+    return (
+        f"The charts show {shown} of {len(summary.modes):,} modes: the baseline {summary.baseline} and the "
+        f"{shown - 1} that differ most from it (significant differences first, then the largest reductions). "
+        "The tables list every mode."
+    )
+
+
 def forest(summary: Summary) -> str | None:
     """Reduction vs the baseline with 95% CI for the main metrics, one row per (metric, mode)."""
     import matplotlib
 
     metrics = [m for m in MAIN_METRICS if summary.metric(m)]
-    comps = summary.comparisons
+    drawn = set(chart_modes(summary))
+    comps = [c for c in summary.comparisons if c.mode in drawn]
     if not comps or not metrics:
         return None
     rows = []  # (y label, reduction, lo, hi, colour, marker, mode)
@@ -161,8 +202,9 @@ def distribution(summary: Summary, metric: str) -> str | None:
     st = summary.by_mode[metric]
     factor, unit = _scale(info.unit)
     boxes, colours = [], []
+    drawn = set(chart_modes(summary))
     for i, mode in enumerate(summary.modes):
-        if st["count"][i] == 0:
+        if st["count"][i] == 0 or mode not in drawn:
             continue
         boxes.append(
             {
@@ -207,21 +249,23 @@ def success(summary: Summary) -> str | None:
     """Success rate per mode with its Wilson 95% interval, and pass^k."""
     import matplotlib
 
+    drawn = chart_modes(summary)
     with matplotlib.rc_context(_RC):
-        fig, ax = _figure(5.6, 0.42 * len(summary.modes) + 0.95, summary.modes, right=0.1)
-        for i in range(len(summary.modes)):
+        fig, ax = _figure(5.6, 0.42 * len(drawn) + 0.95, drawn, right=0.1)
+        for y, mode in enumerate(drawn):
+            i = summary.modes.index(mode)
             r = summary.success_by_mode[i]
             if r.trials == 0:
                 continue
             colour = mode_color(i)
-            ax.plot([r.lower * 100, r.upper * 100], [i, i], color=colour, lw=2.4, solid_capstyle="butt")
-            ax.plot([r.rate * 100], [i], "o", color=colour, ms=7)
+            ax.plot([r.lower * 100, r.upper * 100], [y, y], color=colour, lw=2.4, solid_capstyle="butt")
+            ax.plot([r.rate * 100], [y], "o", color=colour, ms=7)
             if not math.isnan(r.pass_hat_k):
-                ax.plot([r.pass_hat_k * 100], [i], "|", color="#24292f", ms=10, mew=1.5)
+                ax.plot([r.pass_hat_k * 100], [y], "|", color="#24292f", ms=10, mew=1.5)
             ax.annotate(
-                fmt.rate(r.rate), (r.upper * 100, i), xytext=(5, 0), textcoords="offset points", va="center", fontsize=8
+                fmt.rate(r.rate), (r.upper * 100, y), xytext=(5, 0), textcoords="offset points", va="center", fontsize=8
             )
-        ax.set_yticks(range(len(summary.modes)), summary.modes)
+        ax.set_yticks(range(len(drawn)), drawn)
         ax.invert_yaxis()
         ax.set_xlim(0, 108)
         ax.set_xlabel(f"% of runs that succeeded (bar: Wilson 95% CI; | = pass^{summary.k})")
@@ -244,14 +288,16 @@ def scenario_medians(summary: Summary, metric: str, limit: int = 40) -> str | No
     with matplotlib.rc_context(_RC):
         fig, ax = _figure(10, 0.24 * len(names) + 0.95, names)
         y = np.arange(len(names))
+        drawn = chart_modes(summary)
         for i, mode in enumerate(summary.modes):
-            ax.plot(med[i] * factor, y, "o", color=mode_color(i), ms=5, label=mode, alpha=0.9)
+            if mode in drawn:
+                ax.plot(med[i] * factor, y, "o", color=mode_color(i), ms=5, label=mode, alpha=0.9)
         ax.set_yticks(y, names)
         ax.invert_yaxis()
         ax.set_xlabel(unit)
         ax.grid(axis="both", color="#eaeef2", lw=0.6)
         ax.set_axisbelow(True)
-        ax.legend(loc="lower right", fontsize=8, frameon=False, ncols=min(4, len(summary.modes)))
+        ax.legend(loc="lower right", fontsize=8, frameon=False, ncols=min(4, len(drawn)))
         ax.set_title(f"Median {info.label.lower()} by scenario")
     return _svg(fig, f"scen-{fmt.slug(metric)}", f"Median {info.label} per scenario and mode")
 

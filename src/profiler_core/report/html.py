@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from . import format as fmt
 from . import sequential as seq
-from .charts import DISTRIBUTION_METRICS, mode_color
+from .charts import DISTRIBUTION_METRICS, chart_note, mode_color
 from .summary import EXACT_LIMIT, MAIN_METRICS, MetricComparison, Summary
 from .verdict import error_line, findings, winners
 
@@ -211,6 +211,8 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
     # Comparison
     add('<section id="comparison"><h2>Comparison with the baseline</h2>')
     if s.comparisons:
+        if note := chart_note(s):
+            add(f'<p class="note">{_e(note)}</p>')
         add('<div class="figs">' + _figure(charts.get("forest"), "Each line: the 95% bootstrap CI of the reduction of the median; "
             "right of the dashed line the mode is lower (cheaper, faster, fewer tokens).", wide=True) + "</div>")  # fmt: skip
         for comp in s.comparisons:
@@ -242,7 +244,10 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
     add("</section>")
 
     # Distributions and success
-    add('<section id="distributions"><h2>Distributions and success</h2><div class="figs">')
+    add('<section id="distributions"><h2>Distributions and success</h2>')
+    if note := chart_note(s):
+        add(f'<p class="note" id="chart-modes">{_e(note)}</p>')
+    add('<div class="figs">')
     add(
         _figure(
             charts.get("success"), f"Dot: share of runs that succeeded; bar: Wilson 95% interval; tick: pass^{s.k}."

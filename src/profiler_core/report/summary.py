@@ -218,6 +218,19 @@ class Summary:
 
 # ---------------------------------------------------------------- metrics
 
+#: Metric names rows once carried -> the name they have now (OpenCode wrote ``latency_tool_ms`` before issue 31).
+OLD_METRIC_NAMES = {"latency_tool_ms": "latency_tools_ms"}
+
+
+def _renamed_metrics(ext: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Extension columns under their current names; a row with both keeps the current name's value."""
+    out = dict(ext)
+    for old, new in OLD_METRIC_NAMES.items():
+        if old in out:
+            col = out.pop(old)
+            out[new] = col if new not in out else np.where(np.isnan(out[new]), col, out[new])
+    return out
+
 
 def metric_columns(
     table: RowTable, units: dict[str, str] | None = None
@@ -226,7 +239,7 @@ def metric_columns(
     units = units or {}
     columns: dict[str, np.ndarray] = {}
     sources: dict[str, str] = {}
-    ext = table.numeric_extensions()
+    ext = _renamed_metrics(table.numeric_extensions())
     for name in ROW_METRICS:
         columns[name] = table.numeric[name]
         sources[name] = "row"

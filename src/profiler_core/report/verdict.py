@@ -195,8 +195,11 @@ def winners(summary: Summary) -> list[Winner]:
     rates = {m: summary.success_by_mode[i].rate for i, m in enumerate(summary.modes)}
     best = max(summary.modes, key=lambda m: rates[m] if not math.isnan(rates[m]) else -1)
     why = refusal(summary, "Success", tuple(summary.modes))
+    tied = _tied(summary.modes, [rates[m] for m in summary.modes], rates[best])
     if why:
         out.append(Winner(criterion="Success", mode=None, text=why, significant=False))
+    elif tied:
+        out.append(_tie("Success", tied, f"{fmt.rate(rates[best])} success"))
     else:
 
         def success_judge(c):
@@ -216,9 +219,12 @@ def winners(summary: Summary) -> list[Winner]:
         if why:
             out.append(Winner(criterion=criterion, mode=None, text=why, significant=False))
             continue
-        best = summary.modes[
-            min(range(len(summary.modes)), key=lambda i: math.inf if math.isnan(medians[i]) else medians[i])
-        ]
+        best_index = min(range(len(summary.modes)), key=lambda i: math.inf if math.isnan(medians[i]) else medians[i])
+        best = summary.modes[best_index]
+        tied = _tied(summary.modes, list(medians), medians[best_index])
+        if tied:
+            out.append(_tie(criterion, tied, f"median {fmt.value(medians[best_index], info.unit)}"))
+            continue
 
         def judge(c, metric=metric, criterion=criterion):
             """+1 / -1 / 0: this mode significantly better / worse than the baseline on ``metric``."""
@@ -236,6 +242,20 @@ def _stop_vote(summary: Summary, mode: str, criterion: str, lower_is_better: boo
     """The stop rule's +1 / -1 / 0 on a criterion, or None when the run did not decide it sequentially."""
     found = stop_findings(summary, mode, criterion, lower_is_better)
     return None if found is None else found.better
+
+
+def _tied(modes: list[str], values: list[float], best: float) -> list[str]:
+    """The modes sharing the best value when more than one does (a tie), else []."""
+    if math.isnan(best):
+        return []
+    tied = [m for m, v in zip(modes, values) if not math.isnan(v) and math.isclose(v, best, rel_tol=1e-12, abs_tol=0.0)]
+    return tied if len(tied) > 1 else []
+
+
+def _tie(criterion: str, modes: list[str], value: str) -> Winner:
+    """No best mode: several share the best value, so none is named the winner."""
+    names = f"{', '.join(modes[:-1])} and {modes[-1]}" if len(modes) <= 4 else f"{len(modes)} modes"
+    return Winner(criterion=criterion, mode=None, text=f"tie: {names} — the same {value}; no mode is best", significant=False)
 
 
 def _winner(criterion, best, base, comps, judge) -> Winner:

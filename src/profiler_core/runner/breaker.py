@@ -2,7 +2,8 @@
 
 When a (model, mode)'s warm-up failed and its first cell then fails the same
 way — or, without a warm-up, its first ``FIRST_CELLS`` cells all fail the same
-way — every other cell would fail like them, each after its own timeout. The
+way (timeouts aside: a slow agent is worth measuring) — every other cell would
+fail like them, each after its own timeout. The
 run stops there with one line naming the error (which, for the agent
 providers, names the model endpoint). Only failures of the session itself
 count (the provider could not run it, it timed out, the session ended in an
@@ -54,7 +55,9 @@ class Breaker:
             return None
         streak.append(shape)
         warmed = self._warmups.get(key) == shape
-        if warmed or len(streak) >= self.first_cells:
+        # A session that timed out may only be slow, which is worth measuring: timeouts stop a run only
+        # when the warm-up timed out too.
+        if warmed or (len(streak) >= self.first_cells and row.error_code != "timeout"):
             what = "the warm-up and the first session" if warmed else f"the first {len(streak)} sessions"
             return (
                 f"model {key[0]!r}, mode {key[1]!r}: {what} failed the same way, so every cell would: {row.error} "

@@ -205,11 +205,14 @@ class Run:
 
     def _workspaces(self) -> Workspaces:
         """The run's session workspaces (a provider's deprecated ``workdir_template`` becomes their default)."""
-        template = self.options.provider_options.get("workdir_template")
-        if template is not None:
+        provider_options = self.options.provider_options
+        template = provider_options.get("workdir_template") or provider_options.get("workdir")
+        deprecated = [name for name in ("workdir", "workdir_template", "workdir_per_session") if name in provider_options]
+        if deprecated:
             message = (
-                "provider option 'workdir_template' is deprecated: give the scenarios a `workspace` instead "
-                "(it is used as the workspace of scenarios that have none)"
+                f"provider option(s) {', '.join(repr(n) for n in deprecated)} are deprecated: every session gets a fresh "
+                "workspace from the runner; give the scenarios a `workspace` instead (the folder is copied as the "
+                "workspace of scenarios that have none)"
             )
             log.warning("%s", message)
             self.warnings.append(message)

@@ -19,7 +19,7 @@ from ...errors import ConfigError, ProfilerError
 from ...model import PermissionConfig
 
 #: How to get the program when it is missing (one line, in the error message).
-INSTALL_HINT = "install it with `npm install -g opencode-ai` (or set options.binary / OPENCODE_BIN to its path)"
+INSTALL_HINT = "install it with `npm install -g opencode-ai` or `profiler agents install` (or set options.binary / OPENCODE_BIN to its path)"
 
 #: Tools whose permission ``auto_approve`` turns to "allow" (a headless session cannot answer a question).
 PERMISSION_KEYS = ("edit", "bash", "webfetch", "external_directory")
@@ -114,7 +114,10 @@ def find_binary(options: OpenCodeOptions) -> str:
         if Path(env).is_file() and os.access(env, os.X_OK):
             return env
         raise ConfigError(f"provider 'opencode': OPENCODE_BIN={env!r} is not an executable file; {INSTALL_HINT}")
-    found = shutil.which("opencode")
+    from ...agents import find_installed
+
+    # Then .agents/ of a checkout, or the cache `profiler agents install` fills.
+    found = shutil.which("opencode") or find_installed("opencode")
     if found:
         return found
     raise ConfigError(f"provider 'opencode': the opencode program was not found on PATH; {INSTALL_HINT}")

@@ -63,6 +63,36 @@ class _Session:
     attempt: int = 0
 
 
+#: Where a model provider's API lives when the OpenCode config names no ``baseURL`` (a sandbox lets only these through).
+VENDOR_ENDPOINTS = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com",
+    "google": "https://generativelanguage.googleapis.com",
+    "openrouter": "https://openrouter.ai",
+    "groq": "https://api.groq.com",
+    "mistral": "https://api.mistral.ai",
+}
+
+
+def model_endpoints(options: OpenCodeOptions, model: str) -> tuple[str, ...]:
+    """The model endpoints a sandboxed OpenCode must reach: every ``baseURL`` of its config, else the vendor's."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "baseURL" and isinstance(item, str):
+                    found.append(item)
+                else:
+                    walk(item)
+
+    walk(options.config)
+    if not found and model:
+        vendor = VENDOR_ENDPOINTS.get(split_model(model)[0])
+        found += [vendor] if vendor else []
+    return tuple(dict.fromkeys(found))
+
+
 class OpenCodeProvider:
     """Drives OpenCode sessions over its HTTP API."""
 
@@ -106,6 +136,9 @@ class OpenCodeProvider:
                 port=config.port,
                 start_timeout_s=options.start_timeout_s,
                 kill_grace_s=options.kill_grace_s,
+                sandbox=config.sandbox,
+                workdir=self.workdir,
+                endpoints=model_endpoints(options, config.model),
             )
             url = self.server.url
             log.info("opencode server for mode %r: %s (pid %d)", config.mode, url, self.server.pid)
@@ -151,8 +184,11 @@ class OpenCodeProvider:
 
     async def create_session(self, params: CreateSessionParams) -> SessionHandle:
         """``POST /session`` (with a title, which spares a title-generation model call)."""
-        owned = await self._new_workdir() if self.options.workdir_per_session else None
-        directory = str(owned or self.workdir)
+        if params.workspace is not None:
+            owned, directory = None, params.workspace  # the runner's workspace for this session
+        else:
+            owned = await self._new_workdir() if self.options.workdir_per_session else None
+            directory = str(owned or self.workdir)
         try:
             title = f"{params.scenario_id} #{params.iteration} ({params.mode})"
             created = await self._request("POST", "/session", directory, json={"title": title})
@@ -205,7 +241,7 @@ class OpenCodeProvider:
             if await self._busy(session):
                 await self._abort(session)
             await self._request("DELETE", f"/session/{session.id}", session.directory)
-            if session.owned_dir is not None:
+            if session.directory != str(self.workdir):
                 # OpenCode keeps one instance per directory; a per-session directory's would pile up.
                 await self._request("POST", "/instance/dispose", session.directory)
         except OpenCodeError as exc:

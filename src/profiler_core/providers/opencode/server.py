@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 import trio
@@ -42,6 +43,8 @@ class OpenCodeServer:
     url: str
     home: Path
     log_path: Path
+    #: the sandbox it runs in (closed after it ended), when the run has one
+    confinement: Any = None
 
     @property
     def pid(self) -> int:
@@ -57,6 +60,8 @@ class OpenCodeServer:
         try:
             # Also after a clean exit: tools OpenCode started may linger in its group.
             await end_process_group(self.process, grace_s)
+            if self.confinement is not None:
+                await self.confinement.__aexit__(None, None, None)
         finally:
             _LIVE.discard(self)
             shutil.rmtree(self.home, ignore_errors=True)
@@ -66,12 +71,24 @@ class OpenCodeServer:
         signal_group(self.pid, signal.SIGKILL)
         forget_group(self.pid)
         _LIVE.discard(self)
+        if self.confinement is not None:
+            self.confinement.close()
         shutil.rmtree(self.home, ignore_errors=True)
 
 
-def server_environment(home: Path, config: Mapping[str, object], mode_env: Mapping[str, str]) -> dict[str, str]:
-    """The child's environment: the runner's, the mode's, then an isolated home and the generated config."""
-    env = {k: v for k, v in os.environ.items() if k not in _USER_CONFIG_VARS}
+#: What a sandboxed server keeps of the runner's environment (nothing else: it may hold other keys).
+_SANDBOX_KEPT = ("PATH", "LANG", "LC_ALL", "TZ", "TERM")
+
+
+def server_environment(
+    home: Path, config: Mapping[str, object], mode_env: Mapping[str, str], *, confined: bool = False
+) -> dict[str, str]:
+    """The child's environment: the runner's (in a sandbox only ``_SANDBOX_KEPT``), the mode's, then an isolated
+    home and the generated config."""
+    if confined:
+        env = {k: os.environ[k] for k in _SANDBOX_KEPT if k in os.environ}
+    else:
+        env = {k: v for k, v in os.environ.items() if k not in _USER_CONFIG_VARS}
     env.update({k: str(v) for k, v in mode_env.items()})
     for name in ("config", "data", "cache", "state"):
         (home / name).mkdir(parents=True, exist_ok=True)
@@ -96,25 +113,42 @@ async def start_server(
     port: int = 0,
     start_timeout_s: float = 30.0,
     kill_grace_s: float = 5.0,
+    sandbox: Any = None,
+    workdir: Path | None = None,
+    endpoints: tuple[str, ...] = (),
 ) -> OpenCodeServer:
-    """Start ``opencode serve`` in a fresh temporary home and wait for its "listening" line."""
+    """Start ``opencode serve`` in a fresh temporary home (in the run's sandbox, when it has one) and wait for
+    its "listening" line; ``workdir`` is the folder its sessions' workspaces are under (writable in a sandbox)."""
     home = Path(tempfile.mkdtemp(prefix="profiler-opencode-"))
     log_path = home / "server.log"
-    env = server_environment(home, config, mode_env)
+    confined = sandbox is not None and sandbox.confined
+    env = server_environment(home, config, mode_env, confined=confined)
+    if confined and not port:
+        port = _free_port()  # published from the sandbox: the port must be known before it starts
     command = [binary, "serve", "--port", str(port), "--hostname", "127.0.0.1"]
+    cwd, box = home, None
+    if confined:
+        from ...sandbox import Job, confine
+
+        box = await confine(sandbox, Job(
+            argv=tuple(command), env=env, workspace=workdir or home, home=home, publish=(port,), endpoints=endpoints, name="opencode",
+        )).__aenter__()
+        command, env, cwd = box.argv, box.env, box.cwd
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         # A session of its own: Ctrl-C in the terminal reaches the profiler, which then ends the
         # server in order; the group id lets us end the tools OpenCode started along with it.
         process = await trio.lowlevel.open_process(
-            command, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=subprocess.STDOUT, env=env, cwd=home, start_new_session=True
+            command, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
         )
     except OSError as exc:
         shutil.rmtree(home, ignore_errors=True)
+        if box is not None:
+            await box.__aexit__(None, None, None)
         raise OpenCodeError(f"opencode: cannot start {binary!r}: {exc.strerror or exc}") from None
     finally:
         os.close(log_fd)
-    server = OpenCodeServer(process=process, url="", home=home, log_path=log_path)
+    server = OpenCodeServer(process=process, url="", home=home, log_path=log_path, confinement=box)
     _LIVE.add(server)
     track_group(server.pid)
     try:
@@ -122,7 +156,17 @@ async def start_server(
     except BaseException:
         await server.stop(kill_grace_s)
         raise
+    if box is not None:
+        server.url = f"http://127.0.0.1:{box.published[port]}"  # the host's end of the published port
     return server
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 async def _wait_ready(server: OpenCodeServer, timeout_s: float) -> str:

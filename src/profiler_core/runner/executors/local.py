@@ -90,6 +90,8 @@ class LocalExecutor:
             environment=dict(mode_config.environment),
             options=options,
             sandbox=self.sandbox,
+            # The folder the run's session workspaces are made in (a server serving many sessions works there).
+            workdir=str(self.state.workspaces.root) if self.state.workspaces is not None else ".",
         )
         self.live.append(instance)  # before init: an instance whose init fails is still shut down
         try:

@@ -237,7 +237,8 @@ def _worker_loop() -> Any:
 
 async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str, str]]:
     components = _components(spec)
-    provider = await _provider(components, spec)
+    workspaces = _workspaces(components, spec)
+    provider = await _provider(components, spec, workspaces.root)
     state = RunState(
         run_id=spec.run_ctx.run_id,
         run_ctx=spec.run_ctx,
@@ -253,7 +254,7 @@ async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str,
         sessions_dir=Path("."),
         multi_model=len(spec.run_ctx.models) > 1,
         destroy_timeout_s=spec.destroy_timeout_s,
-        workspaces=_workspaces(components, spec),
+        workspaces=workspaces,
     )
     outcome, error = await attempt_cell(
         state, model=spec.model, mode=spec.mode, mode_config=spec.mode_config, scenario=spec.scenario,
@@ -293,7 +294,7 @@ def _components(spec: CellSpec) -> _Components:
     return found
 
 
-async def _provider(components: _Components, spec: CellSpec) -> ProviderAdapter:
+async def _provider(components: _Components, spec: CellSpec, workdir: Path) -> ProviderAdapter:
     """This worker's provider for (model, mode), initialised on first use and kept for later cells."""
     overrides = json.dumps(spec.mode_config.provider_overrides, sort_keys=True, default=str)
     key = (spec.model, spec.mode, overrides)
@@ -310,6 +311,7 @@ async def _provider(components: _Components, spec: CellSpec) -> ProviderAdapter:
                 environment=dict(spec.mode_config.environment),
                 options={**config.provider.options, **spec.mode_config.provider_overrides},
                 sandbox=SandboxSettings.from_execution(config.execution),
+                workdir=str(workdir),
             ),
         )
         components.providers[key] = provider

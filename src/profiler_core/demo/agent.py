@@ -1,0 +1,129 @@
+"""The files ``profiler init --agent`` writes: a real agent's profile pointing at ``profiler fake-model``."""
+
+from __future__ import annotations
+
+import json
+
+#: The agents ``profiler init --agent`` knows (their provider ids).
+AGENTS = ("opencode", "claude-code", "codex")
+
+_PROVIDERS = {
+    "opencode": """\
+provider:
+  id: opencode
+  model: fake/fake                   # OpenCode's providerID/modelID: the `fake` provider below
+  options:
+    config:                          # merged into OpenCode's own config: the fake model as an OpenAI-compatible provider
+      provider:
+        fake:
+          npm: "@ai-sdk/openai-compatible"
+          options: {{baseURL: "{base_url}", apiKey: "no-key-needed"}}
+          models:
+            fake: {{limit: {{context: 100000, output: 4096}}}}
+""",
+    "claude-code": """\
+provider:
+  id: claude-code
+  model: claude-sonnet-4-5           # the model Claude Code asks for; the fake model answers any
+  options:
+    base_url: "{url}"                # ANTHROPIC_BASE_URL: the fake model (no key needed for a base_url)
+""",
+    "codex": """\
+provider:
+  id: codex
+  model: gpt-5-codex                 # the model Codex asks for; the fake model answers any
+  options:
+    base_url: "{base_url}"           # the fake model's OpenAI Responses API (no key needed for a base_url)
+""",
+}
+
+_PROFILE = """\
+# {agent} - the real program - against a fake model: no API key, nothing leaves this machine.
+#
+#   profiler fake-model fake-model.yaml --port {port}     # in another terminal (or with & at the end)
+#   profiler run profile.yaml
+#
+# The fake model answers from fake-model.yaml: a shell call of `echo hello`, then "Done: ...".
+# To profile a real model, see README.md.
+
+modes:
+  plain:
+    system_instructions: "You are a coding agent. Use the shell to answer."
+  terse:
+    system_instructions: "You are a coding agent. Use the shell to answer. Reply in one line."
+
+scenarios:
+  path: scenarios
+
+{provider}
+scorer: {{id: checks}}
+
+execution:
+  repetitions: 3
+  concurrency: 2
+  warmup: false
+
+extensions:
+  prices:                            # made-up prices (USD per million tokens), so the report shows a cost
+    {model}: {{input_per_mtok: 1, output_per_mtok: 4, cache_read_per_mtok: 0.1}}
+"""
+
+_MODELS = {"opencode": "fake/fake", "claude-code": "claude-sonnet-4-5", "codex": "gpt-5-codex"}
+
+_SCENARIO = {
+    "id": "say-hello",
+    "name": "Say hello with the shell",
+    "prompt": "Run `echo hello` in the shell and tell me what it printed. Start your answer with 'Done:'.",
+    "timeoutMs": 120000,
+    "extensions": {
+        "checks": [
+            {"id": "answered", "description": "the agent says it is done", "target": "output", "condition": {"type": "matches", "pattern": "^Done:"}},
+            {"id": "used-a-tool", "description": "the agent called a tool", "target": "trace", "condition": {"type": "field_gte", "path": "summary.totalToolCalls", "value": 1}},
+        ]
+    },
+}
+
+_README = """\
+# {agent} against a fake model
+
+A runnable profile of the real `{agent}` agent, answered by `profiler fake-model`
+on 127.0.0.1 — no API key, no network. Two modes (`plain`, `terse`) × one
+scenario (`scenarios/say-hello.json`) × 3 repetitions.
+
+```bash
+profiler agents list                               # is the {program} program found? (else: profiler agents install)
+profiler fake-model fake-model.yaml --port {port} &   # the model, until Ctrl-C (or kill %1)
+profiler run profile.yaml
+```
+
+- `fake-model.yaml` — what the model answers: shell calls, texts, token usage
+  (docs/fake-model.md). Change it to script another session.
+- `profile.yaml` — the modes, the scenarios, the provider pointing at the fake model.
+
+## A real model
+
+{real}
+"""
+
+_REAL = {
+    "opencode": "Remove `options.config` and set `model:` to OpenCode's `providerID/modelID`\n"
+    "(e.g. `anthropic/claude-sonnet-4-5`), with that provider's key in the environment.",
+    "claude-code": "Remove `options.base_url` and `export ANTHROPIC_API_KEY=...`.",
+    "codex": "Remove `options.base_url` and `export OPENAI_API_KEY=...`.",
+}
+
+_PROGRAMS = {"opencode": "opencode", "claude-code": "claude", "codex": "codex"}
+
+
+def agent_files(agent: str, port: int) -> dict[str, str]:
+    """The files (relative path -> text) of a profile of ``agent`` against the fake model on ``port``."""
+    from ..fakemodel import DEFAULT_SCRIPT
+
+    url = f"http://127.0.0.1:{port}"
+    provider = _PROVIDERS[agent].format(url=url, base_url=f"{url}/v1")
+    return {
+        "profile.yaml": _PROFILE.format(agent=agent, port=port, provider=provider, model=_MODELS[agent]),
+        "fake-model.yaml": DEFAULT_SCRIPT,
+        "scenarios/say-hello.json": json.dumps(_SCENARIO, indent=2) + "\n",
+        "README.md": _README.format(agent=agent, port=port, program=_PROGRAMS[agent], real=_REAL[agent]),
+    }

@@ -1,0 +1,58 @@
+"""A newcomer's first real agent: `profiler init --agent X` + `profiler fake-model` + `profiler run` (issue 31.17).
+
+The real OpenCode, Claude Code and Codex programs, found by `profiler` itself in the
+checkout's `.agents/` (from `bash .ci/install-agents`), answered by the fake model on
+127.0.0.1; no API key. In CI a missing program fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from tests.binaries import AGENT_BIN, agent_binary
+from tests.test_fakemodel import start_fake_model, stop
+
+pytestmark = pytest.mark.slow
+
+PROGRAMS = {"opencode": "opencode", "claude-code": "claude", "codex": "codex"}
+#: The default script's usage: 120 + 15 + 40 tokens, then 150 + 20 + 160.
+TOKENS = 505
+
+
+@pytest.mark.parametrize("agent", list(PROGRAMS))
+def test_init_fake_model_and_run_with_the_real_agent(tmp_path, agent):
+    program = PROGRAMS[agent]
+    agent_binary(program)  # fails in CI, skips on a developer's machine, when the program is missing
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENCODE_BIN", "CLAUDE_BIN", "CODEX_BIN", "PROFILER_AGENTS_DIR")}
+    if (AGENT_BIN / program).exists():
+        # Nothing on PATH: the profiler must find the program in the checkout's .agents/ itself.
+        env["PATH"] = os.pathsep.join((os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"))
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
+    model, url = start_fake_model(cwd=tmp_path)
+    try:
+        port = url.rsplit(":", 1)[1]
+        init = subprocess.run(
+            [sys.executable, "-m", "profiler_core", "init", "--agent", agent, "first", "--port", port],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        )
+        assert init.returncode == 0, init.stderr
+        run = subprocess.run(
+            [sys.executable, "-m", "profiler_core", "run", "first/profile.yaml", "--repetitions", "1", "--run-id", "first"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=280,
+        )
+    finally:
+        _, log = stop(model)
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = [json.loads(line) for line in (tmp_path / "first" / "results" / "first.jsonl").read_text().splitlines()]
+    assert sorted(r["mode"] for r in rows) == ["plain", "terse"]
+    for row in rows:
+        assert row.get("error") is None and row["success"], row.get("error")
+        assert row["tokens"]["total"] == TOKENS and row["toolCalls"]["total"] == 1
+        assert row["extensions"]["cost_source"] in ("provider", "computed")
+    assert (tmp_path / "first" / "reports" / "first" / "report.html").is_file()
+    assert "-> tool_call" in log and "-> text" in log  # the fake model's own log of what it answered
