@@ -66,9 +66,7 @@ def test_a_hostile_results_file_gives_a_report_naming_each_skipped_line(results)
         (("tokens", "input"), 2**64),
         (("cost", "totalUsd"), 1e308),
         (("toolCalls", "byCategory", "file"), 10**400),
-        (("mode",), "bad\ud800x"),
-        (("extensions", "note"), "\ud800"),
-        (("timing", "wallMs"), "\ud800"),  # named in the warning: must not make report.md unwritable
+        (("timing", "wallMs"), "slow"),
     ],
 )
 def test_one_unusable_row_is_skipped_with_its_line_named(tmp_path, path, value):
@@ -85,4 +83,30 @@ def test_one_unusable_row_is_skipped_with_its_line_named(tmp_path, path, value):
     assert written.rows == len(ROWS) - 1
     (warning,) = written.warnings
     assert warning.startswith(f"{results}:4: ") and len(warning) < 400
-    assert "bad" not in written.md.read_text()
+    written.md.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "kept"),
+    [
+        (("mode",), "bad\ud800x", True),
+        (("extensions", "note"), "\ud800", True),
+        (("timing", "wallMs"), "\ud800", False),  # named in the warning: must not make report.md unwritable
+    ],
+)
+def test_half_an_emoji_becomes_u_fffd_with_its_line_named(tmp_path, path, value, kept):
+    """A lone surrogate is replaced where the row is read (issue 31.14); the row stays unless its type is wrong."""
+    row = json.loads(json.dumps(ROWS[3]))
+    parent = row
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    lines = [json.dumps(r) for r in ROWS]
+    lines[3] = json.dumps(row)
+    results = tmp_path / "run.jsonl"
+    results.write_text("\n".join(lines) + "\n")
+    written = write_report(results, tmp_path / "report", parallel=False)
+    assert written.rows == len(ROWS) - (0 if kept else 1)
+    assert f"{results}:4: 1 lone surrogate(s) or NUL character(s) replaced by U+FFFD" in written.warnings
+    assert all(w.startswith(f"{results}:4: ") and len(w) < 400 for w in written.warnings)
+    written.md.read_text(encoding="utf-8")

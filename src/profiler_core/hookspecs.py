@@ -189,8 +189,8 @@ def profiler_before_scenario(ctx: BeforeScenarioContext) -> Scenario | None:
 
     Use it to reset fixtures. Return a ``Scenario`` to replace the scenario
     for this iteration only, or ``None``. The first non-``None`` result wins
-    (pluggy's ``firstresult``; an ``async`` implementation's awaitable is a
-    result, so it ends the search even if it resolves to ``None``).
+    (pluggy's ``firstresult``). An ``async`` implementation is awaited before
+    the next one is called; if it resolves to ``None`` the search goes on.
     Exceptions are recorded and do not stop the suite.
 
     :param ctx: scenario, mode, model, iteration and the run context.

@@ -7,11 +7,15 @@ share a file name and no id can leave its folder.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import re
+import stat
 from pathlib import Path
+from typing import IO, Any
 
-from .errors import ConfigError
+from .errors import ConfigError, StoreError
 from .textcut import shown
 
 #: What a run id may contain (one path segment, no leading dot).
@@ -66,3 +70,63 @@ def inside(folder: Path, path: Path) -> Path:
     if target != root and root not in target.parents:
         raise ConfigError(f"{path}: refusing to write outside {folder}")
     return path
+
+
+# -- output files ---------------------------------------------------------------
+
+#: open(2) flags of each mode (``w`` truncates only after the checks; ``r+`` creates a missing file)
+_OUTPUT_FLAGS = {
+    "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+    "w": os.O_WRONLY | os.O_CREAT,
+    "x": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+    "r+": os.O_RDWR | os.O_CREAT,
+}
+# O_NONBLOCK: opening a FIFO planted at the name must fail, not wait for a reader (no effect on files).
+_NO_SURPRISES = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def open_output(path: Path, mode: str = "a", *, encoding: str | None = "utf-8", newline: str | None = None, buffering: int = -1) -> IO[Any]:
+    """Open an output file for writing without following a symbolic link at its name.
+
+    ``mode`` is ``a``, ``w``, ``x`` or ``r+`` (``b`` for bytes). A symbolic link
+    (even a dangling one), a FIFO or device, or a file with other hard links at
+    ``path`` is refused with a ``StoreError`` naming it, before anything is
+    written or truncated: data and planted links never choose where the run writes.
+    """
+    binary = "b" in mode
+    base = mode.replace("b", "")
+    try:
+        fd = os.open(path, _OUTPUT_FLAGS[base] | _NO_SURPRISES, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or (exc.errno == errno.EEXIST and os.path.islink(path)):
+            raise StoreError(f"{path}: is a symbolic link; refusing to write through it (remove it)") from None
+        if exc.errno == errno.ENXIO:
+            raise StoreError(f"{path}: is not a regular file; refusing to write to it") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise StoreError(f"{path}: is not a regular file; refusing to write to it")
+        if info.st_nlink > 1:
+            raise StoreError(f"{path}: has {info.st_nlink - 1} other hard link(s); refusing to write to it (writing would change them)")
+        if base == "w":
+            os.ftruncate(fd, 0)
+        if binary:
+            return os.fdopen(fd, mode, buffering=buffering)
+        return os.fdopen(fd, mode, buffering=buffering, encoding=encoding, newline=newline)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def write_output_text(path: Path, text: str) -> None:
+    """Replace ``path``'s content with ``text`` (UTF-8) through :func:`open_output`."""
+    with open_output(path, "w") as f:
+        f.write(text)
+
+
+def refuse_links(*paths: Path) -> None:
+    """Refuse (``StoreError``) when any of ``paths`` is a symbolic link: for writers that open files by name."""
+    for path in paths:
+        if os.path.islink(path):
+            raise StoreError(f"{path}: is a symbolic link; refusing to write through it (remove it)")

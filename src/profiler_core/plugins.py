@@ -227,6 +227,8 @@ class HookFailures:
         self.hook_name = hook_name
         self.fatal = fatal
         self.failures: list[tuple[str, Exception]] = []
+        #: plugins whose (non-wrapper) implementation pluggy called, in call order
+        self.called: list[str] = []
 
     def failed(self, plugin_name: str, exc: Exception) -> None:
         """Record a failure; in a fatal call raise ``HookError`` naming the plugin instead."""
@@ -258,6 +260,7 @@ def _guard(function: Callable[..., Any], plugin_name: str) -> Callable[..., Any]
         failures = _FAILURES.get()
         if failures is None:
             return function(*args, **kwargs)
+        failures.called.append(plugin_name)
         try:
             result = function(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - the isolation policy of DESIGN §4

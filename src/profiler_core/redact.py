@@ -1,16 +1,40 @@
-"""Keep secrets off disk: environment secrets and API-key-shaped strings are masked."""
+"""Keep secrets off disk and off the terminal: one object knows every secret value and masks it.
+
+A :class:`Redactor` masks each secret it knows in every form text can carry it:
+raw, JSON-escaped (once and twice, ASCII or not) and URL-encoded; plus strings
+shaped like API keys. The rule for short values (docs/reliability.md, "Secrets"):
+
+* a secret shorter than ``MIN_SECRET_LENGTH`` (4) characters is never masked;
+* one shorter than ``ANYWHERE_LENGTH`` (8) is masked only as a whole word (not
+  touching a letter, digit, ``_`` or ``.``), and not at all when it is a JSON
+  number or ``true``/``false``/``null`` (masking it would corrupt the JSON rows);
+* a longer one is masked wherever it appears (a number only as a whole number).
+
+Secrets a profile declares (``profile_secrets``) that fall under these rules
+are named, never shown, in a warning. Values of secret-named variables of the
+process environment are a guess, so only those of ``ANYWHERE_LENGTH`` or more
+count. Every secret a redactor learns is also remembered for the process, so
+log lines (:class:`RedactingFilter`) and the CLI's error lines
+(:func:`redact_text`) mask the run's secrets too.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
 REDACTED = "[REDACTED]"
 
 #: Environment variable names whose values are secrets.
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+
+#: Option names (``api_key``, ``token``, ``password``...) whose string values are secrets.
+SECRET_OPTION = re.compile(r"(?:^|_)(?:api_?key|access_?key|private_?key|secret(?:_?key)?|token|password|passwd|credentials?)$", re.IGNORECASE)
 
 #: Shapes of common API keys and bearer tokens (matched anywhere in text).
 KEY_SHAPES = re.compile(
@@ -30,8 +54,24 @@ KEY_SHAPES = re.compile(
 #: Literal prefixes of every shape above: text containing none of them skips the (slow) regex.
 _KEY_PREFIXES = re.compile(r"sk-|gh[pousr]_|github_pat_|xox|AKIA|AIza|hf_|Bearer ")
 
-# Short values ("1", "true") are not secrets worth masking and would mangle text.
-_MIN_SECRET_LENGTH = 8
+#: Shorter secrets are never masked: every occurrence of "ab" would go.
+MIN_SECRET_LENGTH = 4
+#: From this length a secret is masked inside other text; shorter ones only as whole words.
+ANYWHERE_LENGTH = 8
+
+_JSON_TOKEN = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+#: what may not touch a secret masked only whole: a word's characters; for a number also its sign and point
+_WORD = "A-Za-z0-9_"
+_NUMBER = "A-Za-z0-9_.+\\-"
+
+
+def unmaskable(value: str) -> str | None:
+    """Why a declared secret cannot be masked (``None`` when it can); the reason never shows the value."""
+    if len(value) < MIN_SECRET_LENGTH:
+        return f"shorter than {MIN_SECRET_LENGTH} characters"
+    if len(value) < ANYWHERE_LENGTH and _JSON_TOKEN.fullmatch(value):
+        return f"a number or JSON word shorter than {ANYWHERE_LENGTH} characters"
+    return None
 
 
 def _mask(match: re.Match[str]) -> str:
@@ -40,45 +80,200 @@ def _mask(match: re.Match[str]) -> str:
 
 
 class Redactor:
-    """Masks known secret values and key-shaped strings in text."""
+    """Knows every secret value of a run and masks it in raw, JSON-escaped and URL-encoded forms."""
 
     def __init__(self, environ: Mapping[str, str] | None = None, extra_values: Iterable[str] = ()) -> None:
         environ = os.environ if environ is None else environ
-        values = {v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= _MIN_SECRET_LENGTH}
-        values.update(v for v in extra_values if v and len(v) >= _MIN_SECRET_LENGTH)
-        self._secrets: set[str] = set()
-        self._values: re.Pattern[str] | None = None
-        self.add(values)
+        self._anywhere: set[str] = set()
+        self._words: set[str] = set()
+        self._numbers: set[str] = set()
+        self._secrets: tuple[str, ...] = ()
+        self._patterns: tuple[re.Pattern[str], ...] = ()
+        self._learn(v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= ANYWHERE_LENGTH)
+        self.add(extra_values)
 
-    def add(self, values: Iterable[str]) -> None:
-        """Also mask these values from now on (e.g. a mode's environment), in every form JSON writes them."""
+    def add(self, secrets: Iterable[str] | Mapping[str, str]) -> list[str]:
+        """Mask these values from now on; a mapping gives each a label. Returns the labels it cannot mask."""
+        labelled = secrets.items() if isinstance(secrets, Mapping) else ((None, v) for v in secrets)
+        refused, values = [], []
+        for label, value in labelled:
+            if not value:
+                continue
+            if unmaskable(value) is not None:
+                if label is not None:
+                    refused.append(f"{label} ({unmaskable(value)})")
+                continue
+            values.append(value)
+        _remember(values)
+        self._learn(values)
+        return refused
+
+    def _learn(self, values: Iterable[str]) -> None:
         for value in values:
-            if value and len(value) >= _MIN_SECRET_LENGTH:
-                # Redaction runs on serialised JSON, where `"`, `\\`, control characters and (with
-                # ensure_ascii) non-ASCII text appear escaped: mask those spellings too.
-                self._secrets.update({value, *_json_forms(value)})
-        # Longest first so a secret containing another is masked whole.
-        ordered = sorted(self._secrets, key=len, reverse=True)
-        self._values = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
+            if _JSON_TOKEN.fullmatch(value):
+                self._numbers.update(spellings(value))
+            else:
+                (self._words if len(value) < ANYWHERE_LENGTH else self._anywhere).update(spellings(value))
+        patterns = []
+        for forms, edge in ((self._anywhere, None), (self._words, _WORD), (self._numbers, _NUMBER)):
+            if forms:
+                # Longest first so a secret containing another is masked whole.
+                either = "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
+                patterns.append(re.compile(either if edge is None else f"(?<![{edge}])(?:{either})(?![{edge}])"))
+        self._patterns = tuple(patterns)
+        self._secrets = (*self._anywhere, *self._words, *self._numbers)
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every secret replaced by ``[REDACTED]``."""
         # Substring tests run in C and are ~50x cheaper than the regexes; most text has no secret.
-        if self._values is not None and any(secret in text for secret in self._secrets):
-            text = self._values.sub(REDACTED, text)
+        if self._secrets and any(secret in text for secret in self._secrets):
+            for pattern in self._patterns:
+                text = pattern.sub(REDACTED, text)
         if _KEY_PREFIXES.search(text):
             text = KEY_SHAPES.sub(_mask, text)
         return text
 
 
-def _json_forms(value: str) -> set[str]:
-    forms = {json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1]}
+def spellings(value: str) -> set[str]:
+    """Every form a secret takes in text we write: raw, JSON-escaped (once, twice, ASCII or not), URL-encoded."""
+    forms = {value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1]}
     # Escaped once more: a secret inside a JSON string that is itself serialised (a tool input).
     forms |= {json.dumps(f, ensure_ascii=False)[1:-1] for f in list(forms)}
-    forms.discard(value)
+    # In URLs and form bodies (a key in a query string, credentials in a base URL).
+    forms |= {quote(value, safe=""), quote(value), quote_plus(value)}
     return forms
 
 
-def secret_env_values(environment: Mapping[str, str]) -> list[str]:
+def secret_env_values(environment: Mapping[str, Any]) -> list[str]:
     """The values of secret-named variables in a mapping (a mode's environment)."""
-    return [v for k, v in environment.items() if SECRET_NAME.search(k)]
+    return [str(v) for k, v in environment.items() if SECRET_NAME.search(k)]
+
+
+# -- what a profile marks or passes as secret -----------------------------------
+
+
+def profile_secrets(options: Any, where: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every secret an options mapping marks or passes, labelled by where it is (never by its value).
+
+    Found: the value of each variable a ``*_env`` option names (``api_key_env``), values of
+    secret-named variables in ``env``/``environment`` mappings (e.g. ``mcp_servers.x.env``),
+    ``Authorization`` headers, options named like ``api_key``/``token``/``password``, and
+    credentials inside URLs (``https://user:pass@host``, ``?api_key=...``).
+    """
+    environ = os.environ if environ is None else environ
+    return dict(_walk(options, where, environ))
+
+
+def _walk(value: Any, where: str, environ: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            path = f"{where}.{key}"
+            name = str(key)
+            if isinstance(item, str) and name.endswith("_env"):
+                if environ.get(item):
+                    yield f"${item} (named by {path})", environ[item]
+            elif isinstance(item, Mapping) and name in ("env", "environment", "headers"):
+                yield from _variables(item, path)
+                yield from _walk({k: v for k, v in item.items() if not isinstance(v, str | int | float)}, path, environ)
+            elif isinstance(item, str) and SECRET_OPTION.search(name):
+                yield path, item
+            else:
+                yield from _walk(item, path, environ)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _walk(item, f"{where}[{i}]", environ)
+    elif isinstance(value, str) and "://" in value:
+        yield from url_secrets(value, where)
+
+
+def _variables(variables: Mapping[str, Any], where: str) -> Iterator[tuple[str, str]]:
+    for name, value in variables.items():
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            continue
+        text = str(value)
+        if SECRET_NAME.search(name) or name.lower() in ("authorization", "proxy-authorization", "cookie"):
+            yield f"{where}.{name}", text
+            scheme, _, credential = text.partition(" ")
+            if credential and scheme.lower() in ("bearer", "basic", "token"):
+                yield f"{where}.{name} (credential)", credential
+
+
+def url_secrets(url: str, where: str) -> Iterator[tuple[str, str]]:
+    """Credentials inside a URL: the password (or a lone user name, often a token) and secret-named query values."""
+    try:
+        parts = urlsplit(url.strip())
+        password, username = parts.password, parts.username
+    except ValueError:
+        return
+    if password:
+        yield f"{where} (password in the URL)", password
+    elif username:
+        yield f"{where} (user in the URL)", username
+    for key, value in parse_qsl(parts.query):
+        if value and (SECRET_OPTION.search(key) or SECRET_NAME.search(key) or key.lower() in ("sig", "signature", "auth")):
+            yield f"{where} (query parameter {key})", value
+
+
+def run_redactor(provider_options: Mapping[str, Any], modes: Mapping[str, Any], judge: Any = None) -> tuple[Redactor, list[str]]:
+    """The redactor of one run and a warning per declared secret it cannot mask.
+
+    It knows the process environment's secrets, the provider's options, every mode's
+    environment and ``provider_overrides``, and the judge's ``base_url`` / ``api_key_env``.
+    """
+    secrets = profile_secrets(provider_options, "provider.options")
+    for name, mode in modes.items():
+        environment = getattr(mode, "environment", None) or {}
+        secrets.update({f"modes.{name}.environment.{k}": str(v) for k, v in environment.items() if SECRET_NAME.search(k)})
+        secrets.update(profile_secrets(getattr(mode, "provider_overrides", None) or {}, f"modes.{name}.provider_overrides"))
+    if judge is not None:
+        judge_options = {key: getattr(judge, key) for key in ("base_url", "api_key_env") if isinstance(getattr(judge, key, None), str)}
+        secrets.update(profile_secrets(judge_options, "judge.options"))
+    redactor = Redactor()
+    warnings = [f"secret {label} is not redacted: see docs/reliability.md (Secrets) for the rule" for label in redactor.add(secrets)]
+    for warning in warnings:
+        logging.getLogger("agent_profiler").warning("%s", warning)
+    return redactor, warnings
+
+
+# -- text outside a run's files: log lines and error lines ------------------------
+
+#: every secret a redactor learned in this process (in order; a dict as an ordered set)
+_REMEMBERED: dict[str, None] = {}
+_PROCESS: dict[str, Any] = {"key": None, "redactor": None}
+
+
+def _remember(values: Iterable[str]) -> None:
+    for value in values:
+        _REMEMBERED.setdefault(value, None)
+
+
+def redact_text(text: str) -> str:
+    """Mask in ``text`` every secret of the process environment and every secret any run declared."""
+    key = (len(_REMEMBERED), tuple(sorted((k, v) for k, v in os.environ.items() if SECRET_NAME.search(k))))
+    if _PROCESS["key"] != key:
+        _PROCESS["redactor"] = Redactor(extra_values=list(_REMEMBERED))
+        _PROCESS["key"] = key
+    return _PROCESS["redactor"](text)
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter (put it on a handler) that masks secrets in the message and its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Replace the record's message with its redacted text (arguments merged in)."""
+        message = record.getMessage()
+        redacted = redact_text(message)
+        if redacted != message:
+            record.msg, record.args = redacted, ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact_text(record.exc_text)
+        return True
+
+
+def redact_log_handlers(logger: logging.Logger | None = None) -> None:
+    """Put a :class:`RedactingFilter` on every handler of ``logger`` (default: the root logger), once."""
+    for handler in (logger or logging.getLogger()).handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())

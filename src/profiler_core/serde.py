@@ -464,7 +464,12 @@ def dumps(data: Any, *, indent: int | None = None) -> str:
     option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
     try:
         return orjson.dumps(data, option=option).decode()
-    except TypeError:  # e.g. integers beyond 64 bits in free-form extensions
+    except TypeError as exc:  # e.g. integers beyond 64 bits in free-form extensions, or lone surrogates
+        if "surrogates" in str(exc):
+            from .textclean import clean_value
+
+            # Half an emoji from a provider: U+FFFD, as readers of files do, instead of a write that fails.
+            return dumps(clean_value(data)[0], indent=indent)
         return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False, default=str)
 
 
@@ -484,14 +489,20 @@ def parse_json(text: str | bytes, *, source: str | None = None) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         first_error = exc
-    try:  # the stdlib's message names line and column; it also reads what orjson refuses (NaN)
-        return json.loads(text)
+    try:  # the stdlib's message names line and column; it also reads what orjson refuses (NaN, lone surrogates)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         prefix = f"{source}: " if source else ""
         raise ValidationError(f"{prefix}not valid JSON ({json_error(exc)})") from None
     except (TypeError, ValueError, RecursionError):  # e.g. bytes that are not UTF-8
         prefix = f"{source}: " if source else ""
         raise ValidationError(f"{prefix}not valid JSON ({first_error})") from None
+    from .textclean import clean_value, warn_replaced
+
+    value, replaced = clean_value(value)
+    if replaced:
+        warn_replaced(source or "JSON input", replaced)
+    return value
 
 
 def from_json(text: str | bytes, cls: type[T], *, source: str | None = None) -> T:

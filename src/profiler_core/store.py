@@ -19,9 +19,10 @@ import attrs
 
 from .errors import StoreError
 from .model import ProfileRow, RunManifest, SessionAnalysisBundle
-from .paths import check_run_id
+from .paths import check_run_id, inside, open_output, refuse_links
 from .redact import Redactor
 from .serde import from_json, to_json, unstructure
+from .textclean import clean_json_bytes, replaced_note
 from .tracestore import TraceRecord, TraceStoreWriter, record_json
 
 
@@ -57,10 +58,10 @@ def atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{next(_tmp_counter)}.tmp")
     try:
         try:
-            f = open(tmp, "x", encoding="utf-8")  # noqa: SIM115
+            f = open_output(tmp, "x")
         except FileNotFoundError:
             path.parent.mkdir(parents=True, exist_ok=True)
-            f = open(tmp, "x", encoding="utf-8")  # noqa: SIM115
+            f = open_output(tmp, "x")
         with f:
             f.write(text)
         os.replace(tmp, path)
@@ -79,7 +80,9 @@ class RowWriter:
         self.paths = paths
         self.redact = redactor or Redactor()
         paths.results_dir.mkdir(parents=True, exist_ok=True)
-        self._rows: IO[str] = open(paths.jsonl, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        # The analysis file and the trace store open on first use: a link planted there is refused now, before any session.
+        refuse_links(paths.analysis, *([trace_store] if trace_store is not None else []))
+        self._rows: IO[str] = open_output(paths.jsonl, "a")  # closed in close()
         self._analysis: IO[str] | None = None
         self._traces = TraceStoreWriter(trace_store) if trace_store is not None else None
 
@@ -89,6 +92,8 @@ class RowWriter:
 
     def write_trace_text(self, path: Path, text: str) -> None:
         """Write a trace file's already redacted text (``trace_file_text``) atomically; a failure names the file."""
+        # <sessions>/<scenario>/<file>: a scenario folder must not lead out of the sessions folder (a planted link).
+        inside(path.parent.parent, path.parent)
         try:
             atomic_write_text(path, text)
         except OSError as exc:
@@ -120,7 +125,7 @@ class RowWriter:
         """Append one iteration's analysis results."""
         if self._analysis is None:
             try:
-                self._analysis = open(self.paths.analysis, "a", encoding="utf-8")  # noqa: SIM115
+                self._analysis = open_output(self.paths.analysis, "a")
             except OSError as exc:
                 raise StoreError(f"{self.paths.analysis}: cannot open for appending ({exc.strerror or exc})") from None
         _append(self._analysis, self.paths.analysis, self.redact(to_json(bundle)) + "\n", "an analysis bundle")
@@ -178,22 +183,26 @@ class ReadResult:
     truncated_last_line: bool = False
 
 
-def _open_text(path: Path) -> IO[str]:
+def _open_bytes(path: Path) -> IO[bytes]:
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile reads bytes like any binary file
+    return open(path, "rb")
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text) of the non-empty lines of a (possibly gzipped) JSONL file."""
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Yield (line number, raw line) of the non-empty lines of a (possibly gzipped) JSONL file.
+
+    Bytes, not text: a byte that is not UTF-8 spoils its own line (which the
+    decoder names), not the whole file, as in the report's reader.
+    """
     try:
-        with _open_text(path) as f:
+        with _open_bytes(path) as f:
             for number, line in enumerate(f, start=1):
                 if line.strip():
                     yield number, line
     except FileNotFoundError:
         raise StoreError(f"{path}: file not found") from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError) as exc:
         raise StoreError(f"{path}: cannot read ({exc})") from None
 
 
@@ -204,13 +213,17 @@ def read_jsonl(path: Path, cls: type = ProfileRow) -> ReadResult:
     truncated = False
     lines = list(iter_lines(path))
     for index, (number, line) in enumerate(lines):
+        if b"\\u" in line:  # a NUL or half an emoji becomes U+FFFD, as in the report's reader
+            line, replaced = clean_json_bytes(line)
+            if replaced:
+                problems.append(replaced_note(f"{path}:{number}", replaced))
         try:
             rows.append(from_json(line, cls, source=f"{path}:{number}"))
         except StoreError:
             raise
         except Exception as exc:  # noqa: BLE001 - ValidationError with the path, or anything odd
             is_last = index == len(lines) - 1
-            if is_last and not line.endswith("\n"):
+            if is_last and not line.endswith(b"\n"):
                 truncated = True
                 problems.append(f"{path}:{number}: truncated last line (the run was probably interrupted); skipped")
             else:
@@ -223,38 +236,72 @@ def repair_truncated_tail(path: Path, cls: type = ProfileRow) -> str | None:
 
     A last line without its newline that still parses as a whole ``cls`` is kept
     (only the newline is added); a torn one is cut off, and the message names it.
+    Nothing more than that one line is ever cut: a tail holding carriage returns
+    (a file with CR line ends reads as one long line), one that does not start
+    like a record, or a file whose last complete line is not a ``cls`` either,
+    is refused with a ``StoreError`` and the file is left untouched.
     """
     if not path.exists() or path.stat().st_size == 0:
         return None
-    with open(path, "rb+") as f:
+    with open_output(path, "r+b") as f:
         f.seek(0, os.SEEK_END)
         size = f.tell()
         f.seek(max(0, size - 1))
         if f.read(1) == b"\n":
             return None
-        # Find the start of the last line.
-        block = 65536
-        pos, start_of_last = size, 0
-        while pos > 0:
-            start = max(0, pos - block)
-            f.seek(start)
-            chunk = f.read(pos - start)
-            cut = chunk.rfind(b"\n")
-            if cut != -1:
-                start_of_last = start + cut + 1
-                break
-            pos = start
+        start_of_last = _start_of_last_line(f, size)
         f.seek(start_of_last)
         tail = f.read()
         line_number = _count_newlines(f, start_of_last) + 1
         try:
-            from_json(tail.decode("utf-8"), cls, source=f"{path}:{line_number}")
+            from_json(tail, cls, source=f"{path}:{line_number}")
         except Exception:  # noqa: BLE001 - any failure to parse means the line was torn
+            _check_only_one_torn_line(f, path, start_of_last, tail, line_number, cls)
             f.truncate(start_of_last)
             return f"{path}:{line_number}: dropped a torn last line ({len(tail)} bytes) left by an interrupted run"
         f.seek(0, os.SEEK_END)
         f.write(b"\n")
         return f"{path}:{line_number}: kept a complete last line that had lost its newline"
+
+
+def _start_of_last_line(f: IO[bytes], size: int) -> int:
+    block = 65536
+    pos = size
+    while pos > 0:
+        start = max(0, pos - block)
+        f.seek(start)
+        chunk = f.read(pos - start)
+        cut = chunk.rfind(b"\n")
+        if cut != -1:
+            return start + cut + 1
+        pos = start
+    return 0
+
+
+def _check_only_one_torn_line(f: IO[bytes], path: Path, start: int, tail: bytes, line_number: int, cls: type) -> None:
+    """Refuse (file untouched) to cut a tail that is not one torn record of a file of records."""
+    untouched = "refusing to cut it; the file is left untouched"
+    if b"\r" in tail:
+        raise StoreError(
+            f"{path}:{line_number}: the last {len(tail)} bytes hold carriage returns (CR line ends?), not one torn "
+            f"line; {untouched} (convert the line ends to \\n and resume again)"
+        )
+    if not tail.lstrip().startswith(b"{"):
+        raise StoreError(f"{path}:{line_number}: the last line does not start like a JSON record; {untouched}")
+    previous = b""
+    while start > 0 and not previous.strip():  # the last non-blank complete line
+        end, start = start, _start_of_last_line(f, start - 1)
+        f.seek(start)
+        previous = f.read(end - start)
+    if previous.strip():
+        try:
+            from_json(previous, cls, source=f"{path}:{line_number - 1}")
+        except Exception as exc:  # noqa: BLE001 - any failure: this is not a file of such records
+            raise StoreError(f"{path}: does not hold {_records(cls)} ({exc}); {untouched}") from None
+
+
+def _records(cls: type) -> str:
+    return {"ProfileRow": "result rows", "SessionAnalysisBundle": "analysis bundles", "TraceRecord": "trace records"}.get(cls.__name__, "records")
 
 
 def _count_newlines(f: IO[bytes], end: int) -> int:
@@ -267,6 +314,12 @@ def _count_newlines(f: IO[bytes], end: int) -> int:
         count += chunk.count(b"\n")
         done += len(chunk)
     return count
+
+
+def _lock_fd(path: Path) -> int:
+    """A descriptor of the lock file, opened without following a link planted at its name (the file object is closed)."""
+    with open_output(path, "r+b", buffering=0) as f:
+        return os.dup(f.fileno())
 
 
 class RunLock:
@@ -283,7 +336,7 @@ class RunLock:
         except ImportError:  # not on POSIX: no lock, as before
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = _lock_fd(self.path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -329,6 +382,8 @@ class StoredRows(Sequence[Any]):
         if not self.path.exists():
             return
         for number, line in iter_lines(self.path):
+            if b"\\u" in line:
+                line = clean_json_bytes(line)[0]
             try:
                 yield from_json(line, self.cls, source=f"{self.path}:{number}")
             except Exception:  # noqa: BLE001 - a torn or foreign line is the reader's problem, not the summary's

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import reprlib
 from typing import Any
 
@@ -31,5 +32,26 @@ def shown(value: Any, limit: int = LIMIT) -> str:
 
 
 def cut_lines(text: str, limit: int = 4 * LIMIT) -> str:
-    """Every line of a message cut to ``limit`` characters (the CLI's last guard)."""
-    return "\n".join(cut(line, limit) for line in text.split("\n"))
+    """Every line of a message cut to ``limit`` characters, control characters escaped (the CLI's last guard)."""
+    return "\n".join(cut(printable(line), limit) for line in text.split("\n"))
+
+
+#: Characters that must not reach a terminal as they are: C0 controls (ESC starts escape sequences, CR
+#: overwrites a line), DEL, C1 controls, bidirectional overrides ("Trojan Source") and lone surrogates
+#: (half an emoji, which no terminal encoding can write).
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNPRINTABLE_OR_BREAK = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """``text`` with every control character shown escaped (``\\x1b``, ``\\u202e``): data printed as text.
+
+    Newlines and tabs stay unless ``one_line`` (for a name in a table cell).
+    """
+    pattern = _UNPRINTABLE_OR_BREAK if one_line else _UNPRINTABLE
+    return pattern.sub(_escape, text) if pattern.search(text) else text

@@ -23,7 +23,7 @@ import orjson
 from .errors import StoreError
 from .model import SessionTrace
 from .model._validators import non_empty, non_negative
-from .paths import safe_name
+from .paths import inside, open_output, safe_name
 from .serde import from_json, to_json
 
 #: The store's file name inside a run's ``sessions`` folder.
@@ -74,7 +74,7 @@ class TraceStoreWriter:
         try:
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+                self._file = open_output(self.path, "a")  # closed in close()
             self._file.write(text + "\n")
             self._file.flush()
         except OSError as exc:
@@ -196,6 +196,7 @@ def export_files(store: Path, out_dir: Path, problems: list[str] | None = None) 
     written = []
     for record, with_model in iter_latest(store, problems):
         target = trace_file_path(out_dir, record.scenario_id, record.mode, record.iteration, record.model if with_model else None)
+        inside(out_dir, target.parent)  # a scenario folder planted as a link must not lead out of out_dir
         try:
             atomic_write_text(target, to_json(record.trace, indent=2) + "\n")
         except OSError as exc:

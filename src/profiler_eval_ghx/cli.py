@@ -256,10 +256,15 @@ def status_command(config, manifest) -> None:
 
 @fixture_group.command("reset")
 @_config_option
+@_repo_option
 @_manifest_option
 @click.option("--name", "names", multiple=True, help="Fixture to reset (repeatable; default: all).")
-def reset_command(config, manifest, names) -> None:
+def reset_command(config, repo, manifest, names) -> None:
     """Put fixtures back as seeded: branches to their original commit, reopened, labels restored.
+
+    Only in the sandbox repository (--repo, else the config's, else the one the
+    manifest was seeded in) and only on ghx-eval/ branches: a manifest naming
+    anything else is refused before any request.
 
     \b
     Example:
@@ -269,9 +274,9 @@ def reset_command(config, manifest, names) -> None:
 
     from .fixtures import read_manifest, reset_manifest
 
-    _, manifest, _ = _targets(config, None, manifest)
+    repo, manifest, _ = _targets(config, repo, manifest)
     loaded = read_manifest(manifest)
-    done = trio.run(reset_manifest, _client(), loaded, list(names) or None)
+    done = trio.run(lambda: reset_manifest(_client(), loaded, list(names) or None, repo=repo))
     for line in done or ["nothing to change"]:
         click.echo(line)
 
@@ -284,6 +289,10 @@ def reset_command(config, manifest, names) -> None:
 @_dry_run_option
 def cleanup_command(config, repo, manifest, everything, dry_run) -> None:
     """Close the manifest's issues and pull requests and delete their branches.
+
+    Only in the sandbox repository (--repo, else the config's, else the one the
+    manifest was seeded in), only items carrying the fixture label and only
+    ghx-eval/ branches; anything else is refused in one line.
 
     \b
     Examples:
@@ -303,7 +312,7 @@ def cleanup_command(config, repo, manifest, everything, dry_run) -> None:
         actions = trio.run(lambda: cleanup_all(_client(), repo, dry_run=dry_run))
     else:
         loaded = read_manifest(manifest)
-        actions = trio.run(lambda: cleanup(_client(), loaded, dry_run=dry_run))
+        actions = trio.run(lambda: cleanup(_client(), loaded, dry_run=dry_run, repo=repo))
     prefix = "would " if dry_run else ""
     for action in actions or ["nothing to clean up"]:
         click.echo(prefix + action)

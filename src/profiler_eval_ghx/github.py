@@ -10,6 +10,7 @@ bounded here in count and in wait.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from datetime import timedelta
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from profiler_core import ProfilerError
+from profiler_core.redact import Redactor, redact_text
 
 DEFAULT_API_URL = "https://api.github.com"
 #: every request gives up after this many seconds (connect, read, write, pool)
@@ -44,6 +46,26 @@ def token_from_env(env: Mapping[str, str] | None = None) -> str | None:
     """The token of the main identity: ``GH_TOKEN``, else ``GITHUB_TOKEN`` (as ``gh`` reads them)."""
     env = os.environ if env is None else env
     return env.get("GH_TOKEN") or env.get("GITHUB_TOKEN") or None
+
+
+class _OneLineRetries(logging.Filter):
+    """githubkit logs each retry with the failed request's traceback: keep one redacted line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Drop the traceback, add the reason, mask secrets."""
+        reason = ""
+        if record.exc_info and record.exc_info[1] is not None:
+            reason = f": {describe(record.exc_info[1])[0]}; retrying"
+        record.msg, record.args = redact_text(f"GitHub: {record.getMessage()}{reason}"), ()
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+def quiet_githubkit_retries() -> None:
+    """Make githubkit's retry warnings one line without a traceback or a token (once per process)."""
+    logger = logging.getLogger("githubkit")
+    if not any(isinstance(f, _OneLineRetries) for f in logger.filters):
+        logger.addFilter(_OneLineRetries())
 
 
 class BoundedRetry:
@@ -117,6 +139,9 @@ class GitHubClient:
         from githubkit import GitHub
 
         self.base_url = (base_url or api_url()).rstrip("/")
+        # A server may echo the token back in an error message: every message is masked with it.
+        self._redact = Redactor(extra_values=[auth] if isinstance(auth, str) else [])
+        quiet_githubkit_retries()
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.max_wait_s = max_wait_s
@@ -151,7 +176,7 @@ class GitHubClient:
             response = await self.gh.arequest(method, path, json=json, params=dict(params or {}))
         except Exception as exc:  # noqa: BLE001 - every failure becomes one GitHubError line
             reason, status = describe(exc)
-            raise GitHubError(f"{method} {path}: {reason}", status=status) from None
+            raise GitHubError(self._redact(f"{method} {path}: {reason}"), status=status) from None
         if response.status_code == 204 or not response.content:
             return None
         return response.json()
@@ -174,7 +199,7 @@ class GitHubClient:
             return await self.gh.async_graphql(query, dict(variables or {}))
         except Exception as exc:  # noqa: BLE001
             reason, status = describe(exc)
-            raise GitHubError(f"GraphQL {_operation(query)}: {reason}", status=status) from None
+            raise GitHubError(self._redact(f"GraphQL {_operation(query)}: {reason}"), status=status) from None
 
     async def as_app_installation(self, app_id: int | str, private_key: str, repo: str) -> GitHubClient:
         """A client acting as a GitHub App's installation on ``repo`` (githubkit makes the JWT)."""

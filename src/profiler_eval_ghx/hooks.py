@@ -16,6 +16,7 @@ import attrs
 
 from .fixtures import (
     FixtureError,
+    Sandbox,
     cleanup,
     read_manifest,
     reset_manifest,
@@ -123,14 +124,18 @@ class EvalHooks:
                 f"seed them: profiler eval fixture seed --repo {repo} --manifest {settings.manifest}"
                 + "".join(f" --name {name}" for name in missing)
             )
-        self._runs[ctx.run_id] = {"settings": settings, "manifest": manifest, "seeded": {}}
+        sandbox = None
+        if manifest is not None:
+            sandbox = Sandbox.of(manifest, settings.repo)
+            sandbox.check(manifest)  # before any session: a manifest never chooses where the eval writes
+        self._runs[ctx.run_id] = {"settings": settings, "manifest": manifest, "seeded": {}, "sandbox": sandbox}
 
     async def before_mode(self, mode: str, run: Any) -> None:
         """Reset every fixture of the manifest when ``reseed_between_modes`` is on."""
         state = self._state(run)
         if not state or not state["settings"].reseed_between_modes or state["manifest"] is None:
             return
-        done = await reset_manifest(self.client_factory(), state["manifest"])
+        done = await reset_manifest(self.client_factory(), state["manifest"], repo=state["sandbox"].repo)
         log.info("mode %s: fixtures reset (%s)", mode, "; ".join(done) or "nothing to change")
 
     async def before_scenario(self, ctx: Any) -> Any:
@@ -143,11 +148,12 @@ class EvalHooks:
         if need.seed_per_iteration:
             client = self.client_factory()
             seed_id = _safe(f"{ctx.run.run_id}-{ctx.model}-{ctx.mode}-{ctx.scenario.id}-{ctx.iteration}")
-            fresh = await seed_fixtures(client, manifest.repo, need.requires, seed_id=seed_id, reviewer=await second_identity(client, manifest.repo))
+            repo = state["sandbox"].repo
+            fresh = await seed_fixtures(client, repo, need.requires, seed_id=seed_id, reviewer=await second_identity(client, repo))
             state["seeded"][(ctx.model, ctx.mode, ctx.scenario.id, ctx.iteration)] = fresh
             manifest = attrs.evolve(manifest, fixtures={**manifest.fixtures, **fresh.fixtures})
         elif need.reseed_per_iteration:
-            await reset_manifest(self.client_factory(), manifest, need.requires)
+            await reset_manifest(self.client_factory(), manifest, need.requires, repo=state["sandbox"].repo)
         if not need.bindings and not need.seed_per_iteration:
             return None
         return self.binder(ctx.scenario, manifest, {"run_id": ctx.run.run_id, "iteration": ctx.iteration, "mode": ctx.mode})
@@ -164,7 +170,7 @@ class EvalHooks:
         problems = []
         for name in fresh.fixtures:
             try:
-                await cleanup(client, fresh, names=[name])
+                await cleanup(client, fresh, names=[name], repo=state["sandbox"].repo)
             except FixtureError as exc:
                 problems.append(str(exc))
         if problems:

@@ -16,6 +16,7 @@ import click
 from .. import __version__
 from ..errors import ProfilerError
 from ..interrupt import EXIT_STATUS, armed, leave
+from ..redact import redact_text
 from ..textcut import cut_lines
 from .agents import agents_group
 from .analyze import analyze
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
             leave(EXIT_STATUS)  # interrupted: no interpreter shutdown where a second Ctrl-C would kill
         raise
     except ProfilerError as exc:  # raised outside a command's invoke (e.g. in a callback)
-        click.echo(f"Error: {cut_lines(str(exc))}", err=True)
+        click.echo(f"Error: {redact_text(cut_lines(str(exc)))}", err=True)
         sys.exit(1)
 
 

@@ -15,7 +15,8 @@ import click
 
 from ..errors import ProfilerError
 from ..interrupt import EXIT_STATUS, arm
-from ..textcut import cut_lines
+from ..redact import redact_text
+from ..textcut import cut_lines, printable
 from .context import plugin_manager
 
 #: ``ctx.meta`` key under which the plugin commands of one invocation are kept.
@@ -30,12 +31,12 @@ class ProfilerGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ProfilerError as exc:
-            click.echo(f"Error: {cut_lines(str(exc))}", err=True)
+            click.echo(f"Error: {redact_text(cut_lines(str(exc)))}", err=True)
             ctx.exit(1)
         except (OSError, UnicodeError) as exc:
             # Files that cannot be read or written: one line, not a traceback.
             filename, strerror = getattr(exc, "filename", None), getattr(exc, "strerror", None)
-            click.echo(f"Error: {f'{filename}: ' if filename else ''}{strerror or exc}", err=True)
+            click.echo(redact_text(f"Error: {f'{filename}: ' if filename else ''}{strerror or exc}"), err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             _interrupted(ctx)
@@ -44,7 +45,7 @@ class ProfilerGroup(click.Group):
                 _interrupted(ctx)
             # Several concurrent failures (trio): one line each.
             for leaf in leaves(group):
-                click.echo(f"Error: {type(leaf).__name__}: {cut_lines(str(leaf))}", err=True)
+                click.echo(f"Error: {type(leaf).__name__}: {redact_text(cut_lines(str(leaf)))}", err=True)
             ctx.exit(1)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -99,7 +100,7 @@ def leaves(group: BaseExceptionGroup) -> list[BaseException]:
 
 
 def _warn(message: str) -> None:
-    click.echo(f"agent-profiler: warning: {message}", err=True)
+    click.echo(f"agent-profiler: warning: {printable(message)}", err=True)
 
 
 __all__ = ["ProfilerGroup", "leaves"]

@@ -17,7 +17,7 @@ import click
 from ..errors import ProfilerError
 from ..importers import check_format
 from ..plugins import PluginManager
-from ..textcut import cut_lines
+from ..textcut import cut_lines, printable
 from .context import pass_manager, plugin_manager
 
 
@@ -90,7 +90,7 @@ def import_command(manager: PluginManager, format, files, out, mode, scenario, s
         existing=existing or "refuse",
     )
     for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"warning: {printable(warning)}", err=True)
     print_summary(result.rows, Console())
     click.echo(f"Imported {len(result.rows)} session(s) from {len(inputs)} file(s)")
     click.echo(f"Results:  {result.jsonl}")

@@ -7,6 +7,7 @@ import json
 import click
 
 from ..plugins import PluginInfo, PluginManager
+from ..textcut import printable
 from .context import pass_manager
 
 HEADERS = ("NAME", "VERSION", "DISTRIBUTION", "PROVIDES")
@@ -41,15 +42,17 @@ def list_plugins(manager: PluginManager, as_json: bool) -> None:
     console = Console(highlight=False)
     if not console.is_terminal:
         # Piped or captured: one plain line per plugin, however long, and no padding after the last column.
-        for line in plain_table([HEADERS, *(describe(info) for info in infos)]):
+        for line in plain_table([HEADERS, *(tuple(printable(t, one_line=True) for t in describe(info)) for info in infos)]):
             click.echo(line)
         return
+    from .terminal import cell
+
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
     for header in HEADERS:
         # PROVIDES folds on a narrow terminal; the other columns never wrap.
         table.add_column(header, no_wrap=header != "PROVIDES", overflow="fold")
     for info in infos:
-        table.add_row(*describe(info), style="red" if info.error else None)
+        table.add_row(*(cell(text) for text in describe(info)), style="red" if info.error else None)
     console.print(table)
 
 

@@ -15,6 +15,7 @@ import attrs
 import click
 
 from .. import hookimpl
+from .terminal import markup_safe
 
 #: values of ``--progress``
 PROGRESS_STYLES = ("auto", "rich", "plain", "none")
@@ -143,11 +144,11 @@ class RichProgress:
             self.progress.start()
             self.task = self.progress.add_task("profiling", total=event.total, **self._fields())
         elif event.kind == "warmup_started" and self.task is not None:
-            self.progress.update(self.task, description=f"warmup {event.mode}")
+            self.progress.update(self.task, description=f"warmup {markup_safe(event.mode)}")
         elif event.kind == "iteration_completed" and self.task is not None:
             self.tally.add(event.row)
             self.tally.concurrency = event.concurrency
-            self.progress.update(self.task, completed=self.tally.completed, description=f"{event.mode}", **self._fields())
+            self.progress.update(self.task, completed=self.tally.completed, description=markup_safe(event.mode), **self._fields())
         elif event.kind == "run_completed":
             self.stop()
 

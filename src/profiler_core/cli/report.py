@@ -7,7 +7,9 @@ from pathlib import Path
 import click
 
 from ..errors import ProfilerError
+from ..redact import redact_text
 from ..runfiles import locate_results
+from ..textcut import cut_lines, printable
 
 #: Warnings printed one by one; the rest are counted (all are in report.md).
 _MAX_PRINTED = 20
@@ -72,12 +74,12 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
             # Problems in a merged file name the user's inputs and lines, never the temporary file.
             written = write_report(path, out, baseline=baseline, merged_from=merged)
     except ProfilerError as exc:
-        raise click.ClickException(merged.locate(str(exc)) if merged else str(exc)) from None
+        raise click.ClickException(cut_lines(redact_text(merged.locate(str(exc)) if merged else str(exc)))) from None
     for line in written.warnings[:_MAX_PRINTED]:
-        click.echo(f"warning: {line}", err=True)
+        click.echo(f"warning: {printable(line)}", err=True)
     if len(written.warnings) > _MAX_PRINTED:
         click.echo(f"warning: {len(written.warnings) - _MAX_PRINTED} more; see {written.md}", err=True)
-    click.echo(f"{written.rows} rows from {shown}")
+    click.echo(printable(f"{written.rows} rows from {shown}"))
     click.echo(f"Report:   {written.html}")
     click.echo(f"Markdown: {written.md}")
     click.echo(f"Data:     {written.csv.parent}/")

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import ProfilerError
+from ..textcut import printable
 from .context import pass_manager
 from .progress import make_progress, progress_option
 
@@ -46,6 +47,9 @@ def _configure_logging(level_name: str) -> None:
     logging.basicConfig(level=level, format="%(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("agent_profiler").setLevel(level)
     logging.getLogger("httpx").setLevel(max(level, logging.WARNING) if level > logging.DEBUG else level)
+    from .terminal import protect_log_handlers
+
+    protect_log_handlers()  # log lines (a retry's error, a hook's failure) mask secrets and escape control characters
 
 
 def _median(values):
@@ -87,11 +91,13 @@ def print_summary(rows, console, labels=None) -> None:
     headers = ("model",) * several_models + ("mode", "runs", "success", "errors", "tokens", "wall s", "cost $")
     for header in headers:
         table.add_column(header, justify="left" if header in ("model", "mode") else "right", no_wrap=True)
+    from .terminal import cell
+
     for (model, mode), group in groups.items():
         ok = sum(1 for r in group if r.success)
         table.add_row(
-            *(((labels or {}).get(model, model),) if several_models else ()),
-            mode,
+            *((cell((labels or {}).get(model, model)),) if several_models else ()),
+            cell(mode),
             str(len(group)),
             f"{ok / len(group):.0%}",
             str(sum(1 for r in group if r.error)),
@@ -215,11 +221,11 @@ def _write_report(result, config, console) -> None:
     out = Path(config.output.reports_dir) / result.run_id
     written = write_report(Path(result.output_jsonl_path), out)
     for warning in written.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"warning: {printable(warning)}", err=True)
     if written.verdict:
         click.echo("Verdict:")
         for line in written.verdict:
-            click.echo(f"  {line}")
+            click.echo(f"  {printable(line)}")
     click.echo(f"Report:   {written.html}")
     click.echo(f"          {written.md}")
 

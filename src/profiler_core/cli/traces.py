@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import ProfilerError
+from ..textcut import printable
 
 
 @click.group("traces")
@@ -55,7 +56,7 @@ def export_command(target: str, out: Path | None) -> None:
     except ProfilerError as exc:
         raise click.ClickException(str(exc)) from None
     for problem in problems:
-        click.echo(f"warning: {problem}", err=True)
+        click.echo(f"warning: {printable(problem)}", err=True)
     if problems and not written:
         raise click.ClickException(f"{store}: no trace could be read")
     click.echo(f"Wrote {len(written)} trace file{'s' if len(written) != 1 else ''} to {out or store.parent}")

@@ -37,6 +37,7 @@ from ..model import (
 from ..model._validators import as_tuple
 from ..numbers import is_number
 from ..serde import json_message
+from ..textclean import clean_value, may_need_cleaning, warn_replaced
 from ..timestamps import iso
 
 #: Tool outputs longer than this are cut in the trace (real sessions read whole files; traces must stay loadable).
@@ -185,9 +186,10 @@ def estimate_tokens(text: str) -> int:
 def parse_arguments(arguments: str) -> Any:
     """Tool-call arguments (a JSON string) as a value; kept as the string when it is not JSON."""
     try:
-        return json.loads(arguments)
+        value = json.loads(arguments)
     except (TypeError, ValueError):
         return arguments
+    return clean_value(value)[0]  # arguments escaped inside a JSON string: a lone surrogate only shows now
 
 
 def clip(text: str, limit: int) -> str:
@@ -273,7 +275,7 @@ def iter_jsonl(path: Path, text: str | None = None) -> Iterator[tuple[int, Any]]
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = load_json(line, f"{path}:{index + 1}")
         except json.JSONDecodeError as exc:
             if index == last and not text.endswith("\n"):
                 raise ValidationError(
@@ -297,7 +299,7 @@ def read_json_records(path: Path) -> list[tuple[str, Any]]:
     if "\n" in stripped and _parses(first_line):
         return [(f"{path}:{n}", value) for n, value in iter_jsonl(path, text)]
     try:
-        value = json.loads(text)
+        value = load_json(text, str(path))
     except json.JSONDecodeError as exc:
         hint = truncation_hint(exc, text)
         raise ValidationError(f"{path}: not valid JSON ({json_problem(exc, line=True)}){hint}") from None
@@ -305,6 +307,16 @@ def read_json_records(path: Path) -> list[tuple[str, Any]]:
     if isinstance(value, list):
         return [(f"{path}[{i}]", item) for i, item in enumerate(value)]
     return [(str(path), value)]
+
+
+def load_json(text: str, where: str) -> Any:
+    """``json.loads``, with lone surrogates and NUL characters replaced by U+FFFD and a warning naming ``where``."""
+    value = json.loads(text)
+    if may_need_cleaning(text):
+        value, replaced = clean_value(value)
+        if replaced:
+            warn_replaced(where, replaced)
+    return value
 
 
 #: Keys whose values are the agent's own data (tool inputs and outputs): kept exactly as recorded, nulls included.

@@ -30,6 +30,7 @@ from ._build import (
     RecordedSession,
     iso,
     json_problem,
+    load_json,
     parse_time,
     read_text,
     tool_category,
@@ -48,7 +49,7 @@ def load(path: Path) -> list[RecordedSession]:
         )
     text = read_text(path)
     try:
-        data = json.loads(text)
+        data = load_json(text, str(path))
     except json.JSONDecodeError as exc:
         hint = truncation_hint(exc, text)
         raise ValidationError(f"{path}: not valid JSON ({json_problem(exc, line=True)}){hint}") from None

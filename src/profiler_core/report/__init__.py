@@ -12,11 +12,12 @@ import datetime as _dt
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..errors import ProfilerError
+from ..paths import inside, refuse_links, write_output_text
 
 if TYPE_CHECKING:
     from .merge import MergedInputs
@@ -108,6 +109,7 @@ def write_report(
         "json": data_dir / "results.json",
         "summary": data_dir / "summary.json",
     }
+    _refuse_planted_links(out_dir, data_dir, paths.values())
     worker = _start_worker(results_path) if parallel is not False else None
     try:
         return _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel, merged_from)
@@ -149,8 +151,9 @@ def _show_model_labels(table, manifest) -> None:
 
 
 def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel, merged_from=None) -> ReportPaths:
+    from .analysis import read_analysis
     from .exports import JsonArrayWriter, write_csv, write_json
-    from .load import load_analysis, load_rows, sibling
+    from .load import load_rows, sibling
     from .markdown import render_analysis, render_report
     from .summary import build_summary, summary_json
     from .verdict import verdict_lines
@@ -203,12 +206,12 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
     write_csv(table, paths["csv"], parallel=parallel)
     clock.lap("results.csv")
     write_json(summary_json(summary, meta), paths["summary"])
-    paths["md"].write_text(render_report(summary, meta, table.problems), encoding="utf-8")
+    write_output_text(paths["md"], render_report(summary, meta, table.problems))
 
     analysis_file = sibling(results_path, ".analysis.jsonl")
-    bundles, analysis_problems = load_analysis(analysis_file)
+    digest, analysis_problems = read_analysis(analysis_file)  # one bundle at a time: memory per distinct value
     warnings += analysis_problems
-    paths["analysis_md"].write_text(render_analysis(bundles, analysis_problems, str(analysis_file)), encoding="utf-8")
+    write_output_text(paths["analysis_md"], render_analysis(digest, analysis_problems, str(analysis_file)))
 
     clock.lap("summary.json, report.md, analysis.md")
     failure = worker.wait() if worker is not None else "not started"
@@ -220,3 +223,9 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
     return ReportPaths(
         out_dir=out_dir, run_id=run_id, rows=table.n, warnings=tuple(warnings), verdict=tuple(verdict_lines(summary)), **paths
     )
+
+
+def _refuse_planted_links(out_dir: Path, data_dir: Path, outputs: Any) -> None:
+    """A ``data`` folder leading out of the report folder, or a link at any output name (or its temporary name), is refused."""
+    inside(out_dir, data_dir)
+    refuse_links(*outputs, *(p.with_name(f".{p.name}.{suffix}") for p in outputs for suffix in ("tmp", "part")))

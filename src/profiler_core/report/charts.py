@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,7 +59,10 @@ def _svg(fig, name: str, title: str) -> str:
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     buf = io.StringIO()
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"report-{name}"}):
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"report-{name}"}), warnings.catch_warnings():
+        # A label the font cannot draw (an emoji, a control character in a mode name) is a box in the
+        # chart; matplotlib's warning would print that character, raw, to the terminal.
+        warnings.filterwarnings("ignore", message="Glyph .* missing from", category=UserWarning)
         FigureCanvasSVG(fig).print_svg(buf, metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     text = buf.getvalue()
     text = text[text.index("<svg") :]

@@ -25,6 +25,7 @@ import orjson
 
 from .. import rowcodec
 from ..errors import StoreError
+from ..textclean import REPLACED, clean_json_bytes, replaced_note
 
 #: What a line of the analysis file (or a peeked line) raises when it is not what is expected.
 _LINE_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, AttributeError, IndexError)
@@ -325,7 +326,7 @@ def superseded_rows(table: RowTable) -> np.ndarray:
 def _finish(table: RowTable) -> RowTable:
     """Cap the listed problems, count the rest, and refuse a file without one valid row."""
     path = table.path
-    notes = [p for p in table.problems if "truncated last line" in p or "cannot read further" in p]
+    notes = [p for p in table.problems if "truncated last line" in p or "cannot read further" in p or REPLACED in p]
     lines = [p for p in table.problems if p not in notes][:MAX_LISTED_PROBLEMS]
     unlisted = table.skipped - len(lines) - len(notes)
     problems = lines + notes
@@ -366,6 +367,7 @@ def _parse(
     categories = _Blocks()
     problems: list[str] = []
     skipped = 0
+    cleaned = 0
     n = 0
     accepted = -1
     last_number = 0
@@ -376,6 +378,10 @@ def _parse(
             last_number, last_line = number, line
             if not line.strip():
                 continue
+            if b"\\u" in line:  # only an escape can make a NUL or half an emoji: U+FFFD, said once per line
+                line, replaced = clean_json_bytes(line)
+                if replaced and (cleaned := cleaned + 1) <= MAX_LISTED_PROBLEMS:
+                    problems.append(replaced_note(f"{path}:{number}", replaced))
             try:
                 r = decode_struct(line)
             except rowcodec.DECODE_ERRORS as exc:
@@ -555,32 +561,3 @@ def peek_run_id(path: Path) -> str:
     except (OSError, EOFError):
         pass
     return run_stem(path)
-
-
-def load_analysis(path: Path) -> tuple[list[dict], list[str]]:
-    """Read ``<run>.analysis.jsonl`` bundles as plain dicts; malformed lines are reported and skipped."""
-    bundles: list[dict] = []
-    problems: list[str] = []
-    if not path.exists():
-        return bundles, problems
-    try:
-        f = _open_binary(path)
-    except OSError as exc:
-        return bundles, [f"{path}: cannot read ({exc})"]
-    with f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                b = orjson.loads(line)
-                if not (
-                    isinstance(b.get("mode"), str)
-                    and isinstance(b.get("scenarioId"), str)
-                    and isinstance(b.get("results"), dict)
-                ):
-                    raise TypeError("expected an analysis bundle with mode, scenarioId and results")
-            except _LINE_ERRORS as exc:
-                problems.append(f"{path}:{number}: skipped ({exc})")
-                continue
-            bundles.append(b)
-    return bundles, problems

@@ -6,12 +6,15 @@ import html
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import format as fmt
 from . import sequential as seq
 from .summary import Summary
 from .verdict import error_line, findings, winners
+
+if TYPE_CHECKING:
+    from .analysis import AnalysisDigest
 
 #: What can start Markdown markup or raw HTML inside a line: backslash, code, emphasis, raw HTML and
 #: autolinks, table pipes, strike-through, an inline link's "](", and "_" at a word's edge (inside a
@@ -312,14 +315,12 @@ def _reduction(a: float, b: float) -> float:
 ANALYZER_ORDER = ("efficiency", "tool-pattern", "strategy", "reasoning", "error")
 
 
-def _scalar(kind: str, values: list, unit: str) -> str:
+def _scalar(kind: str, values: Any, unit: str) -> str:
+    """The median of numbers (``array``) or the most frequent string (a ``Counter``, first seen wins a tie)."""
     if not values:
         return "–"
     if kind == "string":
-        counts: dict[str, int] = {}
-        for v in values:
-            counts[v] = counts.get(v, 0) + 1
-        return max(counts.items(), key=lambda kv: kv[1])[0]
+        return max(values.items(), key=lambda kv: kv[1])[0]
     ordered = sorted(values)
     n = len(ordered)
     med = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
@@ -328,49 +329,20 @@ def _scalar(kind: str, values: list, unit: str) -> str:
     return f"{fmt.num(med)} {unit}".strip()
 
 
-def render_analysis(bundles: list[dict], problems: Sequence[str], source: str) -> str:
+def render_analysis(digest: AnalysisDigest, problems: Sequence[str], source: str) -> str:
     """Analyzer findings compared across modes: only findings where the modes differ."""
     lines = ["# Session analysis", ""]
-    if not bundles:
+    if not digest.sessions:
         lines += [f"No session analysis data available (looked for `{source}`).", ""]
         lines += [f"- {cell(p)}" for p in problems]
         return "\n".join(lines) + "\n"
-    modes: list[str] = []
-    scenarios: list[str] = []
-    # (scenario, analyzer, key) -> {"kind", "unit", mode -> values}
-    agg: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for b in bundles:
-        mode, scen = b["mode"], b["scenarioId"]
-        if mode not in modes:
-            modes.append(mode)
-        if scen not in scenarios:
-            scenarios.append(scen)
-        for analyzer, result in b["results"].items():
-            findings_ = result.get("findings") if isinstance(result, dict) else None
-            if not isinstance(findings_, dict):
-                continue
-            for key, f in findings_.items():
-                if not isinstance(f, dict):
-                    continue
-                entry = agg.setdefault(
-                    (scen, analyzer, key), {"kind": f.get("type"), "unit": f.get("unit", ""), "modes": {}}
-                )
-                slot = entry["modes"].setdefault(mode, [])
-                kind = f.get("type")
-                if kind in ("number", "ratio") and isinstance(f.get("value"), (int, float)):
-                    slot.append(f["value"])
-                elif kind == "string":
-                    slot.append(str(f.get("value")))
-                elif kind == "list":
-                    slot.extend(str(v) for v in f.get("values") or [])
-                elif kind == "table":
-                    entry.setdefault("headers", f.get("headers") or [])
-                    slot.extend(tuple(str(c) for c in row) for row in f.get("rows") or [])
+    modes = list(digest.modes)
+    agg = digest.findings
     lines.append(
-        f"{len(bundles)} analysed sessions · modes: {md(', '.join(modes))}. Only findings that differ between modes are shown."
+        f"{digest.sessions} analysed sessions · modes: {md(', '.join(modes))}. Only findings that differ between modes are shown."
     )
     lines.append("")
-    for scen in scenarios:
+    for scen in digest.scenarios:
         lines += [f"## {md(scen)}", ""]
         analyzers = sorted(
             {a for (s_, a, _) in agg if s_ == scen},
@@ -382,13 +354,13 @@ def render_analysis(bundles: list[dict], problems: Sequence[str], source: str) -
             scalar_rows = []
             blocks: list[str] = []
             for key, e in entries:
-                kind = e["kind"]
+                kind = e.kind
                 if kind in ("number", "ratio", "string"):
-                    cells = [_scalar(kind, e["modes"].get(m, []), e["unit"]) for m in modes]
+                    cells = [_scalar(kind, e.modes.get(m, ()), e.unit) for m in modes]
                     if len(set(cells)) > 1:
                         scalar_rows.append([key, *cells])
                 elif kind == "list":
-                    per_mode = {m: list(dict.fromkeys(e["modes"].get(m, []))) for m in modes}
+                    per_mode = {m: list(e.modes.get(m, ())) for m in modes}
                     if len({tuple(sorted(v)) for v in per_mode.values()}) > 1:
                         blocks += ["<details>", f"<summary>{html.escape(key)}</summary>", ""]
                         blocks += [
@@ -397,7 +369,7 @@ def render_analysis(bundles: list[dict], problems: Sequence[str], source: str) -
                         ]
                         blocks += ["", "</details>", ""]
                 elif kind == "table":
-                    per_mode = {m: list(dict.fromkeys(e["modes"].get(m, []))) for m in modes}
+                    per_mode = {m: list(e.modes.get(m, ())) for m in modes}
                     if len({tuple(sorted(v)) for v in per_mode.values()}) > 1:
                         blocks += ["<details>", f"<summary>{html.escape(key)}</summary>", ""]
                         for m, rows in per_mode.items():
@@ -405,7 +377,7 @@ def render_analysis(bundles: list[dict], problems: Sequence[str], source: str) -
                                 continue
                             blocks += [f"**{md(m)}:**", ""]
                             blocks += table(
-                                e.get("headers") or [f"col{i + 1}" for i in range(len(rows[0]))],
+                                e.headers or [f"col{i + 1}" for i in range(len(rows[0]))],
                                 rows[:50],
                                 "l" * len(rows[0]),
                             )

@@ -79,12 +79,13 @@ class HtmlWorker:
 
 def render_page(job: dict[str, Any]) -> None:
     """Draw the charts and write report.html for a job (summary, meta, problems, path)."""
+    from ..paths import write_output_text
     from .charts import render_all
     from .html import render_html
 
     summary = job["summary"]
     page = render_html(summary, job["meta"], render_all(summary), job["problems"])
-    Path(job["path"]).write_text(page, encoding="utf-8")
+    write_output_text(Path(job["path"]), page)
 
 
 def _main() -> int:

@@ -7,6 +7,11 @@ thread, abandoned when their cell is cancelled. A provider whose synchronous
 methods are known to return at once (the built-in simulator) says so with
 ``nonblocking_sync = True`` and is called inline, saving the thread hop.
 
+Cleanup (``destroy_session``, ``shutdown``) is shielded from cancellation so a
+timeout cannot skip it; but when the run itself is being cancelled (Ctrl-C), a
+synchronous cleanup blocking its thread gets only ``CANCELLED_GRACE_S`` before
+it is abandoned (:meth:`ProviderAdapter.cleanup_limit`), so it cannot hold up the exit.
+
 The adapter decides this once per instance, and reads the optional attributes
 the :class:`~profiler_core.contracts.SessionProvider` contract declares
 (``init_scope``, ``needs_process_env``, ``nonblocking_sync``) once, with the
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -27,11 +33,14 @@ from .._async import await_me_maybe
 from ..contracts import PROVIDER_DEFAULTS, optional_method
 from ..model import CreateSessionParams, PromptResult, ProviderConfig, SessionHandle, SessionTrace
 
+#: seconds a blocking synchronous cleanup may hold up a cancelled run (Ctrl-C) before it is abandoned
+CANCELLED_GRACE_S = 1.0
+
 
 class ProviderAdapter:
     """A provider instance with async methods and its optional attributes resolved."""
 
-    __slots__ = ("_calls", "_times", "id", "init_scope", "needs_process_env", "provider")
+    __slots__ = ("_calls", "_threaded", "_times", "id", "init_scope", "needs_process_env", "provider")
 
     def __init__(self, provider: Any) -> None:
         self.provider = provider
@@ -39,10 +48,10 @@ class ProviderAdapter:
         self.init_scope: str = getattr(provider, "init_scope", PROVIDER_DEFAULTS["init_scope"])
         self.needs_process_env: bool = bool(getattr(provider, "needs_process_env", PROVIDER_DEFAULTS["needs_process_env"]))
         inline = bool(getattr(provider, "nonblocking_sync", PROVIDER_DEFAULTS["nonblocking_sync"]))
-        self._calls = {
-            name: _caller(getattr(provider, name), inline)
-            for name in ("init", "create_session", "prompt", "export_session", "destroy_session", "shutdown")
-        }
+        names = ("init", "create_session", "prompt", "export_session", "destroy_session", "shutdown")
+        self._calls = {name: _caller(getattr(provider, name), inline) for name in names}
+        #: the methods that run in a worker thread (synchronous and possibly blocking)
+        self._threaded = frozenset(n for n in names if not inline and not inspect.iscoroutinefunction(getattr(provider, n)))
         self._times = optional_method(provider, "session_times")
 
     @classmethod
@@ -73,6 +82,13 @@ class ProviderAdapter:
     async def shutdown(self) -> None:
         """Stop the agent."""
         await self._calls["shutdown"]()
+
+    def cleanup_limit(self, method: str, limit: float) -> float:
+        """Seconds a shielded cleanup call may take: ``limit``, or the short grace when the caller is being
+        cancelled (Ctrl-C) and ``method`` blocks a worker thread."""
+        if method in self._threaded and trio.current_effective_deadline() == -math.inf:
+            return min(limit, CANCELLED_GRACE_S)
+        return limit
 
     def session_times(self, handle: SessionHandle) -> tuple[str, str] | None:
         """When a replayed session really happened; None for a live one."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from .._async import await_me_maybe
@@ -37,12 +38,24 @@ class HookCaller:
         return [value for value in values if value is not None]
 
     async def first_result(self, hook_name: str, **kwargs: Any) -> Any:
-        """Call a ``firstresult`` hook; the first implementation returning non-``None`` wins."""
-        with isolated_hook_call(hook_name) as failures:
-            result = self._pluggy(hook_name, failures, kwargs)
-        value = await await_me_maybe(result)
-        self._record_all(failures)
-        return value
+        """Call a ``firstresult`` hook; the first implementation returning non-``None`` wins.
+
+        pluggy stops at the first non-``None`` return, and an ``async``
+        implementation returns a coroutine even when it will resolve to ``None``.
+        So the awaitable is awaited here, and if it gives ``None`` the call goes on
+        through pluggy with the implementations not yet called (wrappers wrap
+        each such continuation again): an async plugin cannot silence the ones
+        after it.
+        """
+        called: list[str] = []
+        while True:
+            with isolated_hook_call(hook_name) as failures:
+                result = self._pluggy(hook_name, failures, kwargs, skip=called)
+            value = await await_me_maybe(result)
+            self._record_all(failures)
+            if value is not None or not inspect.isawaitable(result) or not failures.called:
+                return value
+            called += failures.called
 
     async def call_fatal(self, hook_name: str, **kwargs: Any) -> None:
         """Call every implementation; the first exception aborts as ``HookError`` naming its plugin."""
@@ -61,8 +74,11 @@ class HookCaller:
                 failures.failed("?", TypeError(f"{hook_name} is synchronous; an async implementation is not awaited"))
         self._record_all(failures)
 
-    def _pluggy(self, hook_name: str, failures: HookFailures, kwargs: dict[str, Any]) -> Any:
+    def _pluggy(self, hook_name: str, failures: HookFailures, kwargs: dict[str, Any], skip: Sequence[str] = ()) -> Any:
         try:
+            if skip:
+                plugins = [self.manager.pm.get_plugin(name) for name in skip]
+                return self.manager.pm.subset_hook_caller(hook_name, [p for p in plugins if p is not None])(**kwargs)
             return getattr(self.manager.hook, hook_name)(**kwargs)
         except Exception as exc:  # noqa: BLE001 - only an old-style hookwrapper can get here
             failures.failed("unknown plugin (a hookwrapper)", exc)

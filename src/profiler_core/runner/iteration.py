@@ -37,7 +37,7 @@ from ..timestamps import now_iso
 from ..tracestore import TraceRecord, trace_file_path
 from .adapter import ProviderAdapter
 from .analysis_pool import CellJob
-from .outcome import IterationError, IterationOutcome, analyzer_failure
+from .outcome import PLUGIN_ERRORS, IterationError, IterationOutcome, analyzer_failure
 from .row import make_row
 from .state import RunState
 from .verify import Verification, VerifierError, run_verifiers
@@ -54,15 +54,17 @@ MAX_RATE_LIMITED = 20
 
 
 async def _destroy(state: RunState, handle: Any, provider: ProviderAdapter) -> None:
-    # Shielded so a timeout or Ctrl-C cannot skip it; bounded so a hung provider cannot hang us.
-    with trio.move_on_after(state.destroy_timeout_s) as scope:
+    # Shielded so a timeout or Ctrl-C cannot skip it; bounded so a hung provider cannot hang us
+    # (and, blocking a thread during Ctrl-C, only briefly: see ProviderAdapter.cleanup_limit).
+    limit = provider.cleanup_limit("destroy_session", state.destroy_timeout_s)
+    with trio.move_on_after(limit) as scope:
         scope.shield = True
         try:
             await provider.destroy_session(handle)
-        except Exception as exc:  # noqa: BLE001 - a failed destroy must not lose the row
+        except PLUGIN_ERRORS as exc:  # a failed destroy must not lose the row
             log.warning("destroy_session(%s) failed: %s", getattr(handle, "session_id", handle), exc)
     if scope.cancelled_caught:
-        log.warning("destroy_session(%s) did not finish in %ss", getattr(handle, "session_id", handle), state.destroy_timeout_s)
+        log.warning("destroy_session(%s) did not finish in %ss; abandoned", getattr(handle, "session_id", handle), limit)
 
 
 def _wrong(provider: Any, method: str, what: str, value: Any, expected: str) -> IterationError:
@@ -107,7 +109,7 @@ async def _collect(state: RunState, result: PromptResult, scenario: Scenario, mo
         kwargs = {"model": model} if accepts_keyword(collector.collect, "model") else {}
         try:
             emitted = await await_me_maybe(collector.collect(result, scenario, mode, trace, **kwargs))
-        except Exception as exc:
+        except PLUGIN_ERRORS as exc:
             raise IterationError(f"collector {collector.id!r} failed: {type(exc).__name__}: {exc}", code="collector_error") from exc
         for metric in emitted or ():
             if not isinstance(metric, CustomMetric):
@@ -122,7 +124,7 @@ async def _analyze(state: RunState, trace: SessionTrace, scenario: Scenario, mod
     for analyzer in state.analyzers:
         try:
             result = await await_me_maybe(analyzer.analyze(trace, scenario, mode))
-        except Exception as exc:
+        except PLUGIN_ERRORS as exc:
             raise IterationError(analyzer_failure(analyzer, exc), code="analyzer_error") from exc
         results[analyzer.name] = result
     return results
@@ -158,7 +160,7 @@ async def _score(
     )
     try:
         scored = await await_me_maybe(state.scorer.evaluate(scenario, context))
-    except Exception as exc:
+    except PLUGIN_ERRORS as exc:
         raise IterationError(f"scorer {state.scorer.id!r} failed: {type(exc).__name__}: {exc}", code="scorer_error") from exc
     if not isinstance(scored, ScorerResult):
         raise IterationError(f"scorer {state.scorer.id!r} returned {type(scored).__name__}, expected ScorerResult", code="scorer_error")
@@ -391,5 +393,5 @@ async def _session(state: RunState, provider: ProviderAdapter, params: CreateSes
         raise
     except RateLimitedError as exc:
         raise IterationError(f"rate limited: {exc}", code="rate_limited", retry_after=exc.retry_after) from exc
-    except Exception as exc:
+    except PLUGIN_ERRORS as exc:  # SystemExit too: a provider calling sys.exit() gets an error row, not the run's end
         raise IterationError(f"{type(exc).__name__}: {exc}", code="provider_error") from exc

@@ -23,6 +23,11 @@ class IterationOutcome:
     trace_text: str | None = None
 
 
+#: what a plugin method may raise that becomes an error row: ``SystemExit`` too (a plugin calling
+#: ``sys.exit()`` must not end the run); ``KeyboardInterrupt`` and trio's ``Cancelled`` still pass
+PLUGIN_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
+
 class IterationError(Exception):
     """A failure inside an iteration that is worth a retry."""
 

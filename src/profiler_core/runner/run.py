@@ -35,9 +35,9 @@ from ..model import (
     StopRecord,
 )
 from ..model.run import RunStatus
-from ..paths import check_run_id
+from ..paths import check_run_id, inside
 from ..plugins import get_plugin_manager
-from ..redact import Redactor, secret_env_values
+from ..redact import Redactor, run_redactor
 from ..sandbox import check as check_sandbox
 from ..store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
 from ..timestamps import now_iso
@@ -77,7 +77,8 @@ class Run:
         self.manager = options.plugin_manager or get_plugin_manager()
         self.run_id = check_run_id(options.run_id) if options.run_id else new_run_id()
         self.paths = RunPaths(Path(options.results_dir), self.run_id)
-        self.sessions_dir = Path(options.reports_dir) / self.run_id / "sessions"
+        # No planted link may lead the run's report folder out of reports_dir.
+        self.sessions_dir = inside(Path(options.reports_dir), Path(options.reports_dir) / self.run_id / "sessions")
         self.hooks = HookCaller(self.manager)
         self.redactor = Redactor()
         self.warnings: list[str] = []
@@ -147,8 +148,9 @@ class Run:
         if options.sandbox is not None and options.sandbox.confined:
             check_sandbox(options.sandbox)  # one line before any session: bwrap missing, the docker daemon down
         mode_configs = await _resolve_modes(options)
-        for config in mode_configs.values():
-            self.redactor.add(secret_env_values(config.environment))
+        # Every secret the profile marks or passes (options, modes, judge) is masked wherever it goes.
+        self.redactor, secret_warnings = run_redactor(options.provider_options, mode_configs, options.judge)
+        self.warnings += secret_warnings
         trace_format, layout_warning = trace_layout(self.sessions_dir, options.trace_format, resuming=resuming)
         if layout_warning:
             self.warnings.append(layout_warning)

@@ -16,7 +16,7 @@ from ...model import ModeConfig, PermissionConfig, ProviderConfig, Scenario
 from ..adapter import ProviderAdapter
 from ..environment import mode_environment
 from ..iteration import attempt_cell
-from ..outcome import IterationOutcome
+from ..outcome import PLUGIN_ERRORS, IterationOutcome
 from ..state import RunState
 from .base import Cell, ModeGroup, Stage
 
@@ -109,11 +109,11 @@ class LocalExecutor:
         if instance not in self.live:
             return
         self.live.remove(instance)
-        with trio.move_on_after(self.state.destroy_timeout_s) as scope:
+        with trio.move_on_after(instance.cleanup_limit("shutdown", self.state.destroy_timeout_s)) as scope:
             scope.shield = True
             try:
                 await instance.shutdown()
-            except Exception as exc:  # noqa: BLE001 - shutdown failure must not lose the run
+            except PLUGIN_ERRORS as exc:  # shutdown failure must not lose the run
                 self.state.warnings.append(f"provider shutdown failed: {exc}")
 
     async def close(self) -> None:

@@ -1,0 +1,49 @@
+"""What the CLI prints from data is text: never rich markup, never terminal control sequences.
+
+A mode named ``[/x]`` must not crash a rich table, ``[bold red]`` must not
+restyle it, and an agent's ANSI escape codes in an error message must not reach
+the terminal raw. Cells become rich ``Text`` (no markup parsing) and every
+control character is shown escaped (:func:`profiler_core.textcut.printable`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..redact import RedactingFilter
+from ..textcut import printable
+
+
+def cell(value: Any) -> Any:
+    """A rich table cell or line that shows ``value`` as it is: ``Text``, one line, control characters escaped."""
+    from rich.text import Text
+
+    return Text(printable(str(value), one_line=True))
+
+
+def markup_safe(value: Any) -> str:
+    """``value`` for a place that parses rich markup (a progress column): escaped, one line."""
+    from rich.markup import escape
+
+    return escape(printable(str(value), one_line=True))
+
+
+class PrintableFilter(logging.Filter):
+    """A logging filter that shows control characters of a message escaped (data in a retry's error, a hook's failure)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Replace the record's message with its printable text."""
+        message = record.getMessage()
+        shown = printable(message)
+        if shown != message:
+            record.msg, record.args = shown, ()
+        return True
+
+
+def protect_log_handlers(logger: logging.Logger | None = None) -> None:
+    """Give every handler of ``logger`` (default: the root) a redacting and a printable filter, once."""
+    for handler in (logger or logging.getLogger()).handlers:
+        for kind in (RedactingFilter, PrintableFilter):
+            if not any(isinstance(f, kind) for f in handler.filters):
+                handler.addFilter(kind())
