@@ -129,7 +129,7 @@ def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr
     [row] = rows(tmp_path, "fail")
     assert row["completionReason"] == "error" and row["errorCode"] == "provider_error"
-    assert "codex: " in row["error"] and row["error"].endswith("(after 1 model retry)")
+    assert "codex: " in row["error"] and "(after 1 model retry) (model endpoint: http://127.0.0.1:" in row["error"]
     assert elapsed < 30
     assert_no_survivor({}, mark)
 

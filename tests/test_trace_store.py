@@ -289,7 +289,8 @@ def test_export_of_a_two_model_run_keeps_the_model_in_names_when_one_model_left_
     `trace_format: files` names them `a+m1-iter-0.json` (and the docstring promises `<mode>+<model>` for such runs)."""
 
     def m2_down(params, attempt):
-        return Fail("m2 down") if params.model == "m2" else None
+        # Failures that differ from cell to cell: a run whose model's every session fails the same way stops early.
+        return Fail(f"m2 down ({'pqrstuvwxyz'[params.iteration % 11]})") if params.model == "m2" else None
 
     stored = _run(tmp_path / "one", profiler_plugin_manager, models=("m1", "m2"), provider=FakeProvider(script=m2_down))
     filed = _run(
