@@ -16,10 +16,20 @@ BUFFER = 1 << 20
 
 
 def open_binary(path: Path) -> IO[bytes]:
-    """A results or trace file for reading bytes (gzip when it ends in ``.gz``)."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile reads bytes like any binary file
-    return open(path, "rb", buffering=BUFFER)
+    """A results, analysis or trace file for reading bytes, gunzipped when it starts with gzip's magic bytes.
+
+    The one opener of every reader of the project's JSONL files (a ``.gz`` name or not).
+    """
+    f = open(path, "rb", buffering=BUFFER)  # noqa: SIM115 - returned to the caller, who closes it
+    try:
+        magic = f.read(2)
+        f.seek(0)
+    except OSError:
+        f.close()
+        raise
+    if magic == b"\x1f\x8b":
+        return gzip.open(f, "rb")  # type: ignore[return-value]  # a GzipFile reads bytes like any binary file
+    return f
 
 
 def scan_lines(path: Path) -> Iterator[tuple[int, bytes]]:

@@ -7,7 +7,6 @@ skips. The manifest is replaced atomically.
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import json
 import os
@@ -18,6 +17,7 @@ from typing import IO, Any
 import attrs
 
 from .errors import StoreError
+from .lines import open_binary
 from .model import ProfileRow, RunManifest, SessionAnalysisBundle
 from .paths import check_run_id, inside, open_output, refuse_links
 from .redact import Redactor
@@ -183,10 +183,6 @@ class ReadResult:
     truncated_last_line: bool = False
 
 
-def _open_bytes(path: Path) -> IO[bytes]:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile reads bytes like any binary file
-    return open(path, "rb")
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -196,7 +192,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     decoder names), not the whole file, as in the report's reader.
     """
     try:
-        with _open_bytes(path) as f:
+        with open_binary(path) as f:
             for number, line in enumerate(f, start=1):
                 if line.strip():
                     yield number, line

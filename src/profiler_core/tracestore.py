@@ -12,7 +12,6 @@ files`` writes that layout during the run instead.
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -21,6 +20,7 @@ import attrs
 import orjson
 
 from .errors import StoreError
+from .lines import open_binary
 from .model import SessionTrace
 from .model._validators import non_empty, non_negative
 from .paths import inside, open_output, safe_name
@@ -109,16 +109,12 @@ def find_store(path: Path) -> Path:
     raise StoreError(f"{path}: no trace store here (expected {TRACES_FILE}, a run's sessions folder or its report folder)")
 
 
-def _open_bytes(path: Path) -> IO[bytes]:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile reads bytes like any binary file
-    return open(path, "rb")
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """(line number, raw line) of the non-blank lines; bytes, so a line torn inside a character costs that line only."""
     try:
-        with _open_bytes(path) as f:
+        with open_binary(path) as f:
             for number, line in enumerate(f, start=1):
                 if line.strip():
                     yield number, line
@@ -214,7 +210,7 @@ def is_store(path: Path) -> bool:
     if path.name in (TRACES_FILE, TRACES_FILE + ".gz"):
         return True
     try:
-        with _open_bytes(path) as f:
+        with open_binary(path) as f:
             first = f.readline()
     except (OSError, EOFError):
         return False

@@ -10,7 +10,6 @@ distinct values, not with the sessions' text.
 
 from __future__ import annotations
 
-import gzip
 from array import array
 from collections import Counter
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from ..lines import open_binary
 from ..textclean import clean_json_bytes, replaced_note
 
 #: what a malformed line raises while it is read (orjson's JSONDecodeError is a ValueError)
@@ -97,7 +97,7 @@ def read_analysis(path: Path) -> tuple[AnalysisDigest, list[str]]:
     if not path.exists():
         return digest, problems
     try:
-        f = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115 - closed below
+        f = open_binary(path)
     except OSError as exc:
         return digest, [f"{path}: cannot read ({exc})"]
     with f:

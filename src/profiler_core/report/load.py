@@ -9,7 +9,6 @@ decoder refuses is skipped and reported as ``file:line: $.key: why``.
 
 from __future__ import annotations
 
-import gzip
 import math
 import os
 import sys
@@ -17,7 +16,7 @@ import threading
 from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import attrs
 import numpy as np
@@ -25,6 +24,7 @@ import orjson
 
 from .. import rowcodec
 from ..errors import StoreError
+from ..lines import open_binary
 from ..textclean import REPLACED, clean_json_bytes, replaced_note
 
 #: What a line of the analysis file (or a peeked line) raises when it is not what is expected.
@@ -216,14 +216,6 @@ class _Blocks:
         return out
 
 
-def _open_binary(path: Path) -> IO[bytes]:
-    """Open a results file, gunzipping when it starts with the gzip magic bytes."""
-    f = open(path, "rb", buffering=BUFFER)  # noqa: SIM115 - returned to the caller, who closes it
-    magic = f.read(2)
-    f.seek(0)
-    if magic == b"\x1f\x8b":
-        return gzip.open(f, "rb")  # type: ignore[return-value]
-    return f
 
 
 def check_results_file(path: Path) -> None:
@@ -289,7 +281,7 @@ def load_rows(path: Path, *, sink: Callable[[bytes], None] | None = None, parall
 def _read(path: Path, sink: Callable[[bytes], None] | None, drop: frozenset[int] = frozenset()) -> RowTable:
     """Parse the whole file in this process."""
     try:
-        f = _open_binary(path)
+        f = open_binary(path)
     except OSError as exc:
         raise StoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
     with f:
@@ -547,7 +539,7 @@ def peek_run_id(path: Path) -> str:
     """The run id of a results file without loading it: the first row's ``runId``, else the file name."""
     check_results_file(path)
     try:
-        with _open_binary(path) as f:
+        with open_binary(path) as f:
             for number, line in enumerate(f, start=1):
                 if number > 100:
                     break

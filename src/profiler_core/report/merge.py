@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import gzip
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import attrs
 import orjson
 
 from ..errors import ConfigError, StoreError
+from ..lines import open_binary
 
 
 def expand_sources(sources: Sequence[str]) -> list[str]:
@@ -101,9 +101,8 @@ def merge_results(paths: Sequence[Path], target: Path, as_mode: Mapping[str, str
 
 
 def _lines(path: Path) -> Iterator[bytes]:
-    opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rb") as f:
+        with open_binary(path) as f:
             yield from f
     except OSError as exc:
         raise StoreError(f"{path}: cannot read ({exc})") from None
