@@ -6,10 +6,11 @@ from typing import Any
 
 from profiler_core import hookimpl
 
-from . import ANALYZERS
-
 
 @hookimpl
 def profiler_register_analyzers() -> list[Any]:
     """Return the analyzer factories: reasoning, strategy, efficiency, tool-pattern, error."""
-    return list(ANALYZERS)
+    # Imported here, when the registry is built: loading the entry point stays cheap.
+    from . import analyzer_classes
+
+    return list(analyzer_classes())

@@ -330,8 +330,16 @@ class PluginManager:
     def __init__(self) -> None:
         self.pm = pluggy.PluginManager(PROJECT_NAME)
         self.pm.add_hookspecs(hookspecs)
-        self.plugins: dict[str, PluginInfo] = {}
+        self._plugins: dict[str, PluginInfo] = {}
         self._registry: Registry | None = None
+        #: built-in modules registered when first needed (:meth:`defer_builtins`)
+        self._deferred: list[str] = []
+
+    @property
+    def plugins(self) -> dict[str, PluginInfo]:
+        """Every plugin by name (loaded or failed), built-ins first."""
+        self._load_deferred()
+        return self._plugins
 
     @property
     def hook(self) -> Any:
@@ -358,7 +366,7 @@ class PluginManager:
             version=version,
             builtin=builtin,
         )
-        self.plugins[name] = info
+        self._plugins[name] = info
         try:
             self.pm.register(plugin, name=name)
             self._validate(name, plugin)
@@ -375,7 +383,7 @@ class PluginManager:
     def unregister(self, name: str) -> None:
         """Remove a plugin (used for per-run ``RunHooks`` objects)."""
         self._forget(name)
-        self.plugins.pop(name, None)
+        self._plugins.pop(name, None)
         self._registry = None
 
     def _forget(self, name: str) -> None:
@@ -404,7 +412,7 @@ class PluginManager:
                 setattr(impl, "function", guard(impl.function, name))  # noqa: B010 - Final in pluggy's stubs
 
     def load_builtins(self, modules: Iterable[str] = BUILTIN_PLUGINS) -> None:
-        """Register core's built-in plugin modules."""
+        """Register core's built-in plugin modules now."""
         from . import __version__
 
         for module_name in modules:
@@ -414,13 +422,33 @@ class PluginManager:
                 module, name, distribution="agent-profiler", version=__version__, builtin=True, module=module_name
             )
 
+    def defer_builtins(self, modules: Iterable[str] = BUILTIN_PLUGINS) -> None:
+        """Register core's built-in plugin modules when first needed: the plugin list, the registry, a registration hook.
+
+        Built-ins implement registration hooks only (a test holds them to it), which
+        are asked one plugin at a time, so registering them after the entry points
+        changes no hook's call order; ``profiler --help`` and plugin commands then
+        never import them.
+        """
+        self._deferred.extend(modules)
+
+    def _load_deferred(self) -> None:
+        if not self._deferred:
+            return
+        modules, self._deferred = self._deferred, []
+        others = self._plugins
+        self._plugins = {}
+        self.load_builtins(modules)
+        self._plugins.update(others)  # built-ins first, as if registered before the entry points
+        self._registry = None
+
     def load_entrypoints(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Load installed plugins; ``PROFILER_LOAD_PLUGINS=a,b`` limits them (empty: none)."""
         wanted = _wanted_plugins()
         for ep in sorted(importlib.metadata.entry_points(group=group), key=lambda e: e.name):
             if wanted is not None and ep.name not in wanted:
                 continue
-            if ep.name in self.plugins:
+            if ep.name in self._plugins:
                 continue  # the same distribution seen twice on sys.path
             dist = getattr(ep, "dist", None)
             dist_name = dist.metadata["Name"] if dist is not None else None
@@ -430,7 +458,7 @@ class PluginManager:
             except Exception as exc:  # noqa: BLE001 - any import failure must be reported, not fatal
                 info = PluginInfo(name=ep.name, module=ep.value, distribution=dist_name, version=version)
                 info.load_error = f"{type(exc).__name__}: {exc}"
-                self.plugins[ep.name] = info
+                self._plugins[ep.name] = info
                 _warn(f"plugin {ep.name!r} ({dist_name or 'unknown distribution'}) failed to load: {info.load_error}")
                 continue
             self.register(plugin, ep.name, distribution=dist_name, version=version, module=ep.value)
@@ -443,12 +471,16 @@ class PluginManager:
         For synchronous hooks such as ``profiler_register_commands``; the runner's
         :class:`~profiler_core.runner.hooks.HookCaller` is the async counterpart.
         """
+        if hook_name in _REGISTRATION_HOOKS:
+            self._load_deferred()
         with isolated_hook_call(hook_name) as failures:
             result = getattr(self.pm.hook, hook_name)(**kwargs)
         return result, failures.failures
 
     def hookimpls(self, hook_name: str) -> Iterator[tuple[str, Callable[..., Any]]]:
         """Yield (plugin name, call(**kwargs)) in pluggy's call order (deprecated: use :meth:`call_hook`)."""
+        if hook_name in _REGISTRATION_HOOKS:
+            self._load_deferred()
         caller = getattr(self.pm.hook, hook_name)
         for impl in reversed(caller.get_hookimpls()):
             if impl.wrapper or impl.hookwrapper:
@@ -460,6 +492,7 @@ class PluginManager:
     @property
     def registry(self) -> Registry:
         """The component registry (built on first use)."""
+        self._load_deferred()
         if self._registry is None:
             self._registry = self._build_registry()
         return self._registry
@@ -585,7 +618,7 @@ def _warn(message: str) -> None:
 def get_plugin_manager(*, entrypoints: bool = True, plugins: Iterable[tuple[str, Any]] = ()) -> PluginManager:
     """A fresh plugin manager with built-ins, installed plugins and any extra ``(name, plugin)`` pairs."""
     manager = PluginManager()
-    manager.load_builtins()
+    manager.defer_builtins()
     if entrypoints:
         manager.load_entrypoints()
     for name, plugin in plugins:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-import statistics
 import sys
 from pathlib import Path
 
@@ -13,7 +11,8 @@ from ..errors import ConfigError, ProfilerError
 from .context import pass_manager
 from .progress import make_progress, progress_option
 
-LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR}
+#: ``output.log_level`` -> the logging level name (names, so that the CLI imports logging only to run)
+LOG_LEVELS = {"debug": "DEBUG", "info": "INFO", "warn": "WARNING", "warning": "WARNING", "error": "ERROR"}
 
 
 def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency) -> dict:
@@ -34,6 +33,8 @@ def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_w
 
 
 def _median(values):
+    import statistics
+
     return statistics.median(values) if values else float("nan")
 
 
@@ -156,8 +157,11 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
                 f"use --resume {run_id} to finish it, or another --run-id"
             )
 
-    logging.basicConfig(level=LOG_LEVELS.get(config.output.log_level, logging.INFO), format="%(levelname)s %(message)s", stream=sys.stderr)
-    logging.getLogger("agent_profiler").setLevel(LOG_LEVELS.get(config.output.log_level, logging.INFO))
+    import logging
+
+    level = LOG_LEVELS.get(config.output.log_level, "INFO")
+    logging.basicConfig(level=level, format="%(levelname)s %(message)s", stream=sys.stderr)
+    logging.getLogger("agent_profiler").setLevel(level)
     hooks = []
     bar = make_progress(progress)
     if bar is not None:

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import trio
 
 from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
@@ -40,7 +39,6 @@ from ..model import (
     TimingSegment,
     TokenBreakdown,
 )
-from ..normalize import normalize_usage
 from ._agent_process import (
     BOOL,
     STRING,
@@ -121,6 +119,8 @@ class ClaudeCodeProvider(AgentProvider):
         options: ClaudeCodeOptions = live.setup.options
         command = self.command(live, text)
         env = self.environment(live)
+        import trio  # here, not at import: listing the plugins does not load trio
+
         with trio.fail_after(timeout_ms / 1000 if timeout_ms else float("inf")):
             run = await run_agent(command, env=env, cwd=live.dirs.work, log_dir=live.dirs.root, grace_s=options.kill_grace_s)
         return self.measure(live, run)
@@ -211,6 +211,8 @@ class ClaudeCodeProvider(AgentProvider):
                 raise AgentError(f"claude-code: {str(message).rstrip('.')}{retried}")
         where = f"claude-code result line (session {summary.session_id})"
         usage = result.get("usage")
+        from ..normalize import normalize_usage
+
         tokens = normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage") if usage else TokenBreakdown()
         segments: list[TimingSegment] = []
         tool_calls: tuple = ()

@@ -8,7 +8,7 @@ from html import escape
 from typing import Any
 
 from . import format as fmt
-from .charts import DISTRIBUTION_METRICS, mode_color
+from .charts import DISTRIBUTION_METRICS, MIN_CHART_ROWS, mode_color, worth_drawing
 from .summary import EXACT_LIMIT, MAIN_METRICS, MetricComparison, Summary
 from .verdict import error_line, findings, winners
 
@@ -237,7 +237,10 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
     add("</section>")
 
     # Distributions and success
-    add('<section id="distributions"><h2>Distributions and success</h2><div class="figs">')
+    add('<section id="distributions"><h2>Distributions and success</h2>')
+    if not worth_drawing(s):
+        add(f'<p class="note">No charts: they are drawn from {MIN_CHART_ROWS} runs of a mode on; the tables give every number.</p>')
+    add('<div class="figs">')
     add(
         _figure(
             charts.get("success"), f"Dot: share of runs that succeeded; bar: Wilson 95% interval; tick: pass^{s.k}."

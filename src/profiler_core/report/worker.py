@@ -79,11 +79,12 @@ class HtmlWorker:
 
 def render_page(job: dict[str, Any]) -> None:
     """Draw the charts and write report.html for a job (summary, meta, problems, path)."""
-    from .charts import render_all
+    from .charts import render_all, worth_drawing
     from .html import render_html
 
     summary = job["summary"]
-    page = render_html(summary, job["meta"], render_all(summary), job["problems"])
+    charts = render_all(summary) if worth_drawing(summary) else {}  # a few rows: tables only, no matplotlib
+    page = render_html(summary, job["meta"], charts, job["problems"])
     Path(job["path"]).write_text(page, encoding="utf-8")
 
 

@@ -17,13 +17,16 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
-import trio
 
 from profiler_core.processes import end_process_group, forget_group, process_alive, signal_group, track_group
 
 from .config import OpenCodeError
+
+if TYPE_CHECKING:  # trio is imported where used: listing the plugins does not load it
+    import trio
 
 #: What OpenCode prints once it accepts requests; probing earlier can hang a request for minutes.
 READY = re.compile(r"opencode server listening on (http://\S+)")
@@ -99,6 +102,8 @@ async def start_server(
     kill_grace_s: float = 5.0,
 ) -> OpenCodeServer:
     """Start ``opencode serve`` in a fresh temporary home and wait for its "listening" line."""
+    import trio
+
     home = Path(tempfile.mkdtemp(prefix="profiler-opencode-"))
     log_path = home / "server.log"
     env = server_environment(home, config, mode_env)
@@ -127,6 +132,8 @@ async def start_server(
 
 
 async def _wait_ready(server: OpenCodeServer, timeout_s: float) -> str:
+    import trio
+
     deadline = trio.current_time() + timeout_s
     while True:
         match = READY.search(_read(server.log_path))
