@@ -134,15 +134,44 @@ class PluginInfo:
         }
 
 
-@attrs.frozen
+@attrs.define(eq=False)
 class ComponentInfo:
-    """One registered component: its id, factory and the plugin that gave it."""
+    """One registered component: its id, factory and the plugin that gave it.
+
+    ``source`` is the factory, or ``"package.module:attribute"`` naming it: then the
+    module is imported, and the factory checked against its contract, when the
+    component is first used (:attr:`factory`), not when the plugins are listed.
+    """
 
     contract: str
     id: str
-    factory: Callable[..., Any]
+    source: Callable[..., Any] | str
     plugin: str
     distribution: str | None
+    _loaded: Callable[..., Any] | None = attrs.field(default=None, init=False, repr=False)
+
+    @property
+    def factory(self) -> Callable[..., Any]:
+        """The factory (imported on first use when registered by name); a PluginLoadError says why not."""
+        if self._loaded is None:
+            self._loaded = self.source if not isinstance(self.source, str) else self._import()
+        return self._loaded
+
+    def _import(self) -> Callable[..., Any]:
+        what = f"{SINGULAR[self.contract]} {self.id!r} of plugin {self.plugin!r}"
+        module_name, _, attribute = str(self.source).partition(":")
+        try:
+            target: Any = importlib.import_module(module_name)
+            for part in attribute.split("."):
+                target = getattr(target, part)
+        except Exception as exc:  # noqa: BLE001 - a plugin's broken module: one line naming it
+            raise PluginLoadError(f"{what} cannot be loaded from {self.source!r}: {type(exc).__name__}: {exc}") from None
+        missing = missing_methods(target, self.contract) if isinstance(target, type) else []
+        if not callable(target):
+            missing = ["__call__ (a factory: a class or a callable)"]
+        if missing:
+            raise PluginLoadError(f"{what} is refused: missing {', '.join(missing)}")
+        return target
 
 
 class Registry:
@@ -535,6 +564,9 @@ class PluginManager:
     def _add_component(
         self, registry: Registry, info: PluginInfo, contract: str, id_attr: str, factory: Any, given_id: str | None
     ) -> None:
+        if isinstance(factory, str):
+            self._add_named_component(registry, info, contract, factory, given_id)
+            return
         component_id = given_id if given_id is not None else getattr(factory, id_attr, None)
         if not isinstance(component_id, str) or not component_id:
             self._problem(
@@ -558,6 +590,25 @@ class PluginManager:
             self._problem(info, str(exc))
             return
         info.components.setdefault(contract, []).append(component_id)
+
+    def _add_named_component(
+        self, registry: Registry, info: PluginInfo, contract: str, target: str, given_id: str | None
+    ) -> None:
+        # register("package.module:Class", id="x"): known by id now, imported when first used.
+        module_name, colon, attribute = target.partition(":")
+        if not isinstance(given_id, str) or not given_id or not colon or not module_name or not attribute:
+            self._problem(
+                info,
+                f"{SINGULAR[contract]} {target!r}: a factory given by name needs the form 'package.module:attribute' "
+                "and an id: register('package.module:Class', id='my-id')",
+            )
+            return
+        try:
+            registry.add(ComponentInfo(contract, given_id, target, info.name, info.distribution))
+        except DuplicateComponentError as exc:
+            self._problem(info, str(exc))
+            return
+        info.components.setdefault(contract, []).append(given_id)
 
     def _problem(self, info: PluginInfo, message: str) -> list[Any]:
         info.problems.append(message)

@@ -76,46 +76,36 @@ def profiler_register_commands(cli):
 
 
 # -------------------------------------------------------------------------
-# Components
+# Components: registered by name, each module imported when its component is
+# first used (listing the plugins or running another provider imports none).
 # -------------------------------------------------------------------------
 
 
 @hookimpl
-def profiler_register_providers() -> list:
+def profiler_register_providers(register) -> None:
     """The ``opencode`` provider: live OpenCode sessions through ``opencode serve``."""
-    # Imported here, when the registry is built, so `profiler --help` does not load httpx.
-    from .opencode import OpenCodeProvider
-
-    return [OpenCodeProvider]
+    register(f"{__package__}.opencode:OpenCodeProvider", id="opencode")
 
 
 @hookimpl
-def profiler_register_scorers() -> list:
+def profiler_register_scorers(register) -> None:
     """The ``checkpoint`` scorer: checkpoints against live GitHub state."""
-    from .scorer import CheckpointScorer
-
-    return [CheckpointScorer]
+    register(f"{__package__}.scorer:CheckpointScorer", id="checkpoint")
 
 
 @hookimpl
-def profiler_register_collectors() -> list:
+def profiler_register_collectors(register) -> None:
     """The ``ghx`` collector: tool calls by how they reached GitHub."""
-    from .collector import GhxCollector
-
-    return [GhxCollector]
+    register(f"{__package__}.collector:GhxCollector", id="ghx")
 
 
 @hookimpl
-def profiler_register_mode_resolvers() -> list:
+def profiler_register_mode_resolvers(register) -> None:
     """The ``eval`` mode resolver: ghx, mcp and baseline."""
-    from .modes import EvalModeResolver
-
-    return [EvalModeResolver]
+    register(f"{__package__}.modes:EvalModeResolver", id="eval")
 
 
 @hookimpl
-def profiler_register_scenario_formats() -> list:
+def profiler_register_scenario_formats(register) -> None:
     """The ``ghx`` scenario format: the original eval's scenario files (``scenarios.format: ghx``)."""
-    from .scenario import GhxScenarioFormat
-
-    return [GhxScenarioFormat]
+    register(f"{__package__}.scenario:GhxScenarioFormat", id="ghx")
