@@ -19,8 +19,22 @@ import threading
 from pathlib import Path
 from typing import Any
 
-#: Below this size the helper's start-up costs more than it saves.
-MIN_BYTES = 2**20
+#: Rows (uncompressed bytes of them) below which the helper's start-up costs more than it saves:
+#: with less than ~0.5 s of data work to overlap matplotlib with, it only adds an interpreter
+#: (bench/bench_report_small.py: on 2 cores it never paid up to 4,000 rows, 9 MB; at 10,000 rows,
+#: 25 MB, it saved 0.15 s on a quiet machine and lost on a busy one; docs/reports.md).
+MIN_BYTES = 16 * 2**20
+
+
+def input_bytes(path: Path) -> int:
+    """The size of the rows in ``path``: a gzip file's own record of its uncompressed size, else the file's."""
+    size = path.stat().st_size
+    if path.suffix == ".gz" and size >= 4:
+        with open(path, "rb") as f:
+            f.seek(-4, os.SEEK_END)
+            # ISIZE: the uncompressed size modulo 2**32 (RFC 1952); never less than the file itself.
+            return max(size, int.from_bytes(f.read(4), "little"))
+    return size
 
 
 class HtmlWorker:
