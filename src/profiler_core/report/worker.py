@@ -19,11 +19,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-#: Rows (uncompressed bytes of them) below which the helper's start-up costs more than it saves:
-#: with less than ~0.5 s of data work to overlap matplotlib with, it only adds an interpreter
-#: (bench/bench_report_small.py: on 2 cores it never paid up to 4,000 rows, 9 MB; at 10,000 rows,
-#: 25 MB, it saved 0.15 s on a quiet machine and lost on a busy one; docs/reports.md).
-MIN_BYTES = 16 * 2**20
+#: Rows (uncompressed bytes of them) below which the helper costs more than it saves: it overlaps
+#: matplotlib's import with the data work, which needs a free core and seconds of data work
+#: (bench/bench_report_small.py, 2 cores: a loss at every size up to 10,000 rows, 25 MB, on a busy
+#: machine, 0.15 s saved of 1.1 s at 10,000 rows on a quiet one; docs/reports.md). From here on,
+#: as the loader's fork, the data work is seconds long.
+MIN_BYTES = 64 * 2**20
 
 
 def input_bytes(path: Path) -> int:
