@@ -90,3 +90,24 @@ def test_built_in_analyzers_and_eval_components_are_registered_by_name_with_thei
                                    ("mode_resolvers", "eval"), ("scenario_formats", "ghx")):  # fmt: skip
         info = manager.registry.get(contract, component_id)
         assert isinstance(info.source, str) and info.factory.id == component_id
+
+
+def test_built_in_plugins_implement_registration_hooks_only():
+    # They are registered after the entry points, when first needed: that changes no hook's call
+    # order only as long as no built-in implements a lifecycle or command hook.
+    import importlib
+
+    from profiler_core.plugins import BUILTIN_PLUGINS, CONTRACTS, PluginManager
+
+    registration_hooks = {hook for hook, _ in CONTRACTS.values()}
+    manager = PluginManager()
+    for name in BUILTIN_PLUGINS:
+        info = manager.register(importlib.import_module(name), name)
+        assert info.hooks and set(info.hooks) <= registration_hooks, (name, info.hooks)
+
+
+def test_built_ins_come_first_and_load_when_the_plugin_list_is_asked_for():
+    manager = get_plugin_manager(entrypoints=False, plugins=[("extra", _ByName())])
+    assert [name for name, _ in manager.pm.list_name_plugin()] == ["extra"]  # no built-in registered yet
+    names = list(manager.plugins)
+    assert names[-1] == "extra" and all(n.startswith("core.") for n in names[:-1]) and len(names) > 5
