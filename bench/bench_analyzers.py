@@ -87,16 +87,19 @@ def generate_trace(n_events: int, seed: int = 7) -> SessionTrace:
 
 def main() -> None:
     """Generate the trace, run every analyzer three times, print the best times."""
+    from profiler_builtin_analyzers import _common
+
     n_events = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     trace = generate_trace(n_events)
     print(f"trace: {len(trace.events):,} events, {len(trace.turns):,} turns, "
           f"{trace.summary.total_tool_calls:,} tool calls")
     print(f"  {'analyzer':<13} {'first run':>10} {'best of 3':>10}")
     first_total = best_total = 0.0
-    for factory in ANALYZERS:
-        analyzer = factory()
+    analyzers = [factory() for factory in ANALYZERS]
+    for analyzer in analyzers:
         times = []
         for _ in range(3):
+            _common._LAST = None  # alone: its share of the work the analyzers share (calls, turns, names) too
             start = time.perf_counter()
             analyzer.analyze(trace, None, "bench")
             times.append(time.perf_counter() - start)
@@ -105,9 +108,18 @@ def main() -> None:
         print(f"  {analyzer.name:<13} {times[0] * 1000:7.1f} ms {min(times) * 1000:7.1f} ms")
     verdict = "OK" if first_total < 1 else "SLOW"
     print(
-        f"  {'all five':<13} {first_total * 1000:7.1f} ms {best_total * 1000:7.1f} ms"
+        f"  {'each alone':<13} {first_total * 1000:7.1f} ms {best_total * 1000:7.1f} ms"
         f"   ({verdict}: target < 1000 ms for the first run)"
     )
+    times = []
+    for _ in range(3):
+        _common._LAST = None
+        start = time.perf_counter()
+        for analyzer in analyzers:  # as the runner calls them: the shared work done once
+            analyzer.analyze(trace, None, "bench")
+        times.append(time.perf_counter() - start)
+    print(f"  {'five in a row':<13} {times[0] * 1000:7.1f} ms {min(times) * 1000:7.1f} ms   (shared facts, as in a run)")
+
 
 if __name__ == "__main__":
     main()

@@ -43,6 +43,13 @@ ISSUE_KEYS = {
     "big_traces_ms_per_iter_workers",
     "big_traces_loop_stall_ms_inline",
     "big_traces_loop_stall_ms_workers",
+    # issue 30: start-up, whole processes
+    "startup_help_s",
+    "startup_list_plugins_s",
+    "startup_completion_s",
+    "startup_validate_s",
+    "startup_run_report_s",
+    "startup_run_no_report_s",
 }
 RAY = {"ray_latency_ms_c8", "ray_overhead_ms_per_cell"}
 REPORT_10K = {"report_10k_ms", "report_10k_peak_rss_mb"}

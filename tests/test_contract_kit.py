@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -12,12 +13,13 @@ from profiler_core import AnalysisResult, JudgeResponse, ModeConfig, Scenario, S
 from profiler_core.collectors import CostCollector, LatencyCollector, TokenCollector, ToolCallCollector
 from profiler_core.model import CustomMetric
 from profiler_core.modes import ConfigModeResolver
+from profiler_core.plugins import BUILTIN_PLUGINS
 from profiler_core.providers.simulated import SimulatedProvider
 from profiler_core.providers.transcripts import TranscriptsProvider
 from profiler_core.scorers.checks import ChecksScorer
 from profiler_core.scorers.composite import CompositeScorer
 from profiler_core.scorers.llm_judge import LlmJudgeScorer
-from profiler_core.testing import ContractError, FakeProvider, check_trace
+from profiler_core.testing import ContractError, FakeProvider, check_plugin_import_cost, check_trace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 
@@ -265,3 +267,24 @@ def _params():
     from profiler_core.model import CreateSessionParams
 
     return CreateSessionParams(system_instructions="", scenario_id="s", iteration=0, mode="m", model="x")
+
+
+# -- plugin modules stay cheap to import (issue 30) ---------------------------------------
+
+ENTRY_POINT_MODULES = ("profiler_builtin_analyzers.plugin", "profiler_eval_ghx.plugin")
+
+
+@pytest.mark.parametrize("module", [*BUILTIN_PLUGINS, *ENTRY_POINT_MODULES])
+def test_each_built_in_plugin_module_imports_in_under_50_ms(module):
+    assert check_plugin_import_cost(module) < 50
+
+
+def test_a_plugin_module_with_a_heavy_import_is_named(tmp_path, monkeypatch):
+    (tmp_path / "slow_plugin.py").write_text("import slow_dependency\n")
+    # A heavy client library's import: 80 ms of CPU.
+    (tmp_path / "slow_dependency.py").write_text(
+        "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.08:\n    pass\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    with pytest.raises(ContractError, match=r"'slow_plugin': importing it costs \d+ ms \(budget 50 ms\); costliest imports: slow_dependency"):
+        check_plugin_import_cost("slow_plugin", tries=1)

@@ -1,9 +1,15 @@
-"""Helpers shared by the analyzers; every one is a single pass over the events."""
+"""Helpers shared by the analyzers; every one is a single pass over the events.
+
+:func:`facts` gives what several analyzers derive from one trace (its tool calls,
+their call ids and display names, its turns), computed once per trace: the
+runner hands one trace to the five analyzers in turn.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Iterable, Sequence
+import weakref
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 from profiler_core import ErrorEvent, SessionTrace, ToolCallEvent, TraceEvent, TurnBoundaryEvent
@@ -116,3 +122,68 @@ def counted_rows(counts: dict[str, int], *, by_count: bool = False) -> list[tupl
     if by_count:
         items.sort(key=lambda item: -item[1])  # sort is stable: ties stay in first-seen order
     return [(label, str(count)) for label, count in items]
+
+
+class TraceFacts:
+    """What several analyzers derive from one trace, each computed on first use and then kept."""
+
+    __slots__ = ("_calls", "_groups", "_ids", "_names", "_trace")
+
+    def __init__(self, trace: SessionTrace) -> None:
+        # Weak: the facts of the last trace analysed must not keep a big trace alive after its iteration.
+        self._trace = weakref.ref(trace)
+        self._calls: list[ToolCallEvent] | None = None
+        self._ids: list[int] | None = None
+        self._groups: list[Sequence[TraceEvent]] | None = None
+        self._names: dict[Callable[[str, Any], str], list[str]] = {}
+
+    def _source(self) -> SessionTrace:
+        trace = self._trace()
+        assert trace is not None, "facts outlived their trace"  # facts() is only called with the trace in hand
+        return trace
+
+    @property
+    def calls(self) -> list[ToolCallEvent]:
+        """The tool-call events, in order."""
+        if self._calls is None:
+            self._calls = tool_calls(self._source().events)
+        return self._calls
+
+    @property
+    def call_ids(self) -> list[int]:
+        """A number per call, equal for equal calls (:func:`call_ids`)."""
+        if self._ids is None:
+            self._ids = call_ids(self.calls)
+        return self._ids
+
+    @property
+    def turn_groups(self) -> list[Sequence[TraceEvent]]:
+        """The events of each turn (:func:`turn_groups`)."""
+        if self._groups is None:
+            self._groups = turn_groups(self._source())
+        return self._groups
+
+    def names(self, resolve: Callable[[str, Any], str]) -> list[str]:
+        """The display name of each call by ``resolve``; analyzers with the same resolver share the list."""
+        # Keyed by the resolver itself, not by each analyzer's checking wrapper around it: a
+        # resolver that fails raises in the analyzer that asked first, which then keeps nothing.
+        key = getattr(resolve, "__wrapped__", resolve)
+        names = self._names.get(key)
+        if names is None:
+            names = self._names[key] = [resolve(c.name, c.input) for c in self.calls]
+        return names
+
+
+#: (the last trace analysed, its facts): one entry, checked by identity (a frozen trace never changes).
+_LAST: tuple[weakref.ref[SessionTrace], TraceFacts] | None = None
+
+
+def facts(trace: SessionTrace) -> TraceFacts:
+    """The shared facts of ``trace``: those of the trace analysed last when it is the same object, else new ones."""
+    global _LAST
+    last = _LAST  # one read: another thread may replace it meanwhile
+    if last is not None and last[0]() is trace:
+        return last[1]
+    new = TraceFacts(trace)
+    _LAST = (weakref.ref(trace), new)
+    return new

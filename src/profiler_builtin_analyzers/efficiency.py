@@ -15,7 +15,7 @@ from profiler_core import (
     TraceEvent,
 )
 
-from ._common import backtracking_events, call_ids, duplicate_calls, plural, ratio, tool_calls, turn_groups
+from ._common import backtracking_events, duplicate_calls, facts, plural, ratio
 
 
 def is_productive(events: Sequence[TraceEvent]) -> bool:
@@ -35,7 +35,8 @@ class EfficiencyAnalyzer:
 
     def analyze(self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = "") -> AnalysisResult:
         """Analyse one trace."""
-        groups = turn_groups(trace)
+        shared = facts(trace)
+        groups = shared.turn_groups
         # Counted from the turns themselves so productive <= total always holds; the
         # summary's count is only used for a trace that carries no turn data at all.
         total_turns = len(groups) if groups else trace.summary.total_turns
@@ -43,8 +44,8 @@ class EfficiencyAnalyzer:
         wasted = max(total_turns - productive, 0)
         efficiency = ratio(productive, total_turns)
 
-        calls = tool_calls(trace.events)
-        ids = call_ids(calls)
+        calls = shared.calls
+        ids = shared.call_ids
         redundancy = ratio(duplicate_calls(ids), len(calls))
         backtracking = backtracking_events(ids)
 

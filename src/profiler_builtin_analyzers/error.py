@@ -21,7 +21,7 @@ from profiler_core import (
     ToolCallEvent,
 )
 
-from ._common import counted_rows, failure_message, is_failure, plural, turn_groups
+from ._common import counted_rows, facts, failure_message, is_failure, plural
 from .tool_names import Resolver, load_resolver
 
 #: Error categories, checked in this order; the first whose pattern matches the text wins.
@@ -72,7 +72,7 @@ class ErrorAnalyzer:
         cascades = _cascades(actions)
         wasted = sum(
             1
-            for events in turn_groups(trace)
+            for events in facts(trace).turn_groups
             if any(is_failure(e) for e in events)
             and not any(type(e) is ToolCallEvent and e.success for e in events)
         )

@@ -6,10 +6,18 @@ from typing import Any
 
 from profiler_core import hookimpl
 
-from . import ANALYZERS
+#: analyzer name -> its class, imported when the analyzer is first used (listing the plugins imports none)
+ANALYZERS_BY_NAME = {
+    "reasoning": f"{__package__}.reasoning:ReasoningAnalyzer",
+    "strategy": f"{__package__}.strategy:StrategyAnalyzer",
+    "efficiency": f"{__package__}.efficiency:EfficiencyAnalyzer",
+    "tool-pattern": f"{__package__}.tool_pattern:ToolPatternAnalyzer",
+    "error": f"{__package__}.error:ErrorAnalyzer",
+}
 
 
 @hookimpl
-def profiler_register_analyzers() -> list[Any]:
-    """Return the analyzer factories: reasoning, strategy, efficiency, tool-pattern, error."""
-    return list(ANALYZERS)
+def profiler_register_analyzers(register: Any) -> None:
+    """Register the analyzers: reasoning, strategy, efficiency, tool-pattern, error."""
+    for name, target in ANALYZERS_BY_NAME.items():
+        register(target, id=name)

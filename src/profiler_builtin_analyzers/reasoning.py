@@ -16,7 +16,7 @@ from profiler_core import (
     ToolCallEvent,
 )
 
-from ._common import plural, ratio, turn_groups
+from ._common import facts, plural, ratio
 
 #: Phrases that show the agent is unsure or correcting itself (matched case-insensitively).
 CONFUSION_KEYWORDS = (
@@ -61,7 +61,7 @@ def _is_confused(content: str) -> bool:
 def planning_quality(trace: SessionTrace) -> tuple[str, float]:
     """``proactive`` / ``reactive`` / ``mixed`` and the share of tool calls preceded by reasoning in their turn."""
     planned = calls = 0
-    for events in turn_groups(trace):
+    for events in facts(trace).turn_groups:
         thought = False
         for event in events:
             kind = type(event)
@@ -89,7 +89,7 @@ class ReasoningAnalyzer:
         """Analyse one trace."""
         tokens = trace.summary.total_tokens
         reasoning_events = [e for e in trace.events if type(e) is ReasoningEvent]
-        call_count = sum(1 for e in trace.events if type(e) is ToolCallEvent)
+        call_count = len(facts(trace).calls)
         density = ratio(tokens.reasoning, tokens.total)
         per_call = ratio(tokens.reasoning, call_count)
         planning, _share = planning_quality(trace)

@@ -15,7 +15,7 @@ from profiler_core import (
     ToolCallEvent,
 )
 
-from ._common import backtracking_events, call_ids, duplicate_calls, plural, ratio, tool_calls
+from ._common import backtracking_events, duplicate_calls, facts, plural, ratio
 from .tool_names import Resolver, load_resolver
 
 #: More distinct tools than this (by display name) is exploration.
@@ -69,10 +69,10 @@ class StrategyAnalyzer:
 
     def analyze(self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = "") -> AnalysisResult:
         """Analyse one trace."""
-        calls = tool_calls(trace.events)
-        resolve = self._resolve
-        unique_tools = len({resolve(c.name, c.input) for c in calls})
-        ids = call_ids(calls)
+        shared = facts(trace)
+        calls = shared.calls
+        unique_tools = len(set(shared.names(self._resolve)))
+        ids = shared.call_ids
         backtracking = backtracking_events(ids)
         tokens = trace.summary.total_tokens
         density = ratio(tokens.reasoning, tokens.total)

@@ -7,7 +7,7 @@ from typing import Any
 
 from profiler_core import AnalysisResult, ListFinding, NumberFinding, Scenario, SessionTrace, TableFinding
 
-from ._common import counted_rows, input_key, input_text, plural, tool_calls
+from ._common import counted_rows, facts, input_key, input_text, plural
 from .tool_names import Resolver, load_resolver
 
 
@@ -26,9 +26,9 @@ class ToolPatternAnalyzer:
 
     def analyze(self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = "") -> AnalysisResult:
         """Analyse one trace."""
-        calls = tool_calls(trace.events)
-        resolve = self._resolve
-        names = [resolve(c.name, c.input) for c in calls]
+        shared = facts(trace)
+        calls = shared.calls
+        names = shared.names(self._resolve)
 
         bigrams: dict[str, int] = {}
         for first, second in zip(names, names[1:]):  # noqa: RUF007 - zip of slices is the faster here

@@ -1,12 +1,15 @@
 """agent-profiler: profile AI agent sessions and tell which set-up is better.
 
-This module re-exports the public API for plugin authors. Importing it is cheap
-(no numpy, no matplotlib, no plugins).
+This module re-exports the public API for plugin authors. Importing it is cheap:
+each name is imported from its own module when first used (no model, no numpy,
+no matplotlib, no plugins until then).
 """
 
 from __future__ import annotations
 
-from ._hookmarkers import hookimpl
+import importlib
+from typing import TYPE_CHECKING
+
 from .errors import (
     ConfigError,
     DuplicateComponentError,
@@ -20,58 +23,134 @@ from .errors import (
     UnknownModeError,
     ValidationError,
 )
-from .model import (
-    AfterScenarioContext,
-    AnalysisFinding,
-    AnalysisResult,
-    BeforeScenarioContext,
-    CheckpointResult,
-    CostBreakdown,
-    CreateSessionParams,
-    CustomMetric,
-    ErrorEvent,
-    JudgeCriterion,
-    JudgeRequest,
-    JudgeResponse,
-    JudgeRubric,
-    ListFinding,
-    ModeConfig,
-    ModelUsage,
-    NumberFinding,
-    PermissionConfig,
-    ProfileRow,
-    ProfileSuiteResult,
-    ProgressEvent,
-    PromptMetrics,
-    PromptResult,
-    ProviderConfig,
-    RatioFinding,
-    ReasoningEvent,
-    RunContext,
-    RunManifest,
-    Scenario,
-    ScenarioSets,
-    ScorerCheckResult,
-    ScorerContext,
-    ScorerResult,
-    SessionAnalysisBundle,
-    SessionHandle,
-    SessionTrace,
-    StringFinding,
-    TableFinding,
-    TextOutputEvent,
-    TimingBreakdown,
-    TimingSegment,
-    TokenBreakdown,
-    ToolCallEvent,
-    ToolCallRecord,
-    ToolCallSummary,
-    TraceEvent,
-    TraceSummary,
-    Turn,
-    TurnBoundaryEvent,
-)
-from .serde import from_json, to_json
+
+if TYPE_CHECKING:  # what the names below resolve to, for type checkers
+    from ._hookmarkers import hookimpl
+    from .dataset.frames import RunTables, load_run
+    from .model import (
+        AfterScenarioContext,
+        AnalysisFinding,
+        AnalysisResult,
+        BeforeScenarioContext,
+        CheckpointResult,
+        CostBreakdown,
+        CreateSessionParams,
+        CustomMetric,
+        ErrorEvent,
+        JudgeCriterion,
+        JudgeRequest,
+        JudgeResponse,
+        JudgeRubric,
+        ListFinding,
+        ModeConfig,
+        ModelUsage,
+        NumberFinding,
+        PermissionConfig,
+        ProfileRow,
+        ProfileSuiteResult,
+        ProgressEvent,
+        PromptMetrics,
+        PromptResult,
+        ProviderConfig,
+        RatioFinding,
+        ReasoningEvent,
+        RunContext,
+        RunManifest,
+        Scenario,
+        ScenarioSets,
+        ScorerCheckResult,
+        ScorerContext,
+        ScorerResult,
+        SessionAnalysisBundle,
+        SessionHandle,
+        SessionTrace,
+        StringFinding,
+        TableFinding,
+        TextOutputEvent,
+        TimingBreakdown,
+        TimingSegment,
+        TokenBreakdown,
+        ToolCallEvent,
+        ToolCallRecord,
+        ToolCallSummary,
+        TraceEvent,
+        TraceSummary,
+        Turn,
+        TurnBoundaryEvent,
+    )
+    from .runner import RunOptions, run_profile_suite, run_profile_suite_sync
+    from .serde import from_json, to_json
+
+    __version__: str
+
+#: Public name -> the module that defines it, imported on first use (PEP 562): ``import profiler_core``
+#: costs next to nothing, and ``from profiler_core import hookimpl`` does not build the data model.
+_LAZY: dict[str, str] = {
+    "hookimpl": "._hookmarkers",
+    **dict.fromkeys(
+        (
+            "AfterScenarioContext",
+            "AnalysisFinding",
+            "AnalysisResult",
+            "BeforeScenarioContext",
+            "CheckpointResult",
+            "CostBreakdown",
+            "CreateSessionParams",
+            "CustomMetric",
+            "ErrorEvent",
+            "JudgeCriterion",
+            "JudgeRequest",
+            "JudgeResponse",
+            "JudgeRubric",
+            "ListFinding",
+            "ModeConfig",
+            "ModelUsage",
+            "NumberFinding",
+            "PermissionConfig",
+            "ProfileRow",
+            "ProfileSuiteResult",
+            "ProgressEvent",
+            "PromptMetrics",
+            "PromptResult",
+            "ProviderConfig",
+            "RatioFinding",
+            "ReasoningEvent",
+            "RunContext",
+            "RunManifest",
+            "Scenario",
+            "ScenarioSets",
+            "ScorerCheckResult",
+            "ScorerContext",
+            "ScorerResult",
+            "SessionAnalysisBundle",
+            "SessionHandle",
+            "SessionTrace",
+            "StringFinding",
+            "TableFinding",
+            "TextOutputEvent",
+            "TimingBreakdown",
+            "TimingSegment",
+            "TokenBreakdown",
+            "ToolCallEvent",
+            "ToolCallRecord",
+            "ToolCallSummary",
+            "TraceEvent",
+            "TraceSummary",
+            "Turn",
+            "TurnBoundaryEvent",
+        ),
+        ".model",
+    ),
+    "from_json": ".serde",
+    "to_json": ".serde",
+    # The runner pulls in trio.
+    "RunOptions": ".runner",
+    "run_profile_suite": ".runner",
+    "run_profile_suite_sync": ".runner",
+    # pandas or polars only when asked for
+    "load_run": ".dataset.frames",
+    "RunTables": ".dataset.frames",
+}
 
 #: The distribution whose metadata holds the version (pyproject.toml is its one source).
 DISTRIBUTION = "agent-profiler"
@@ -86,19 +165,19 @@ def _version() -> str:
         return "0+unknown"
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name == "__version__":
         return _version()
-    # The runner pulls in trio; load it only when asked for.
-    if name in ("run_profile_suite", "run_profile_suite_sync", "RunOptions"):
-        from . import runner
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'profiler_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
 
-        return getattr(runner, name)
-    if name in ("load_run", "RunTables"):  # pandas or polars only when asked for
-        from .dataset import frames
 
-        return getattr(frames, name)
-    raise AttributeError(f"module 'profiler_core' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [

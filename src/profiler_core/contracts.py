@@ -21,24 +21,23 @@ from typing import (
     runtime_checkable,
 )
 
-from .model import (
-    AnalysisResult,
-    CreateSessionParams,
-    CustomMetric,
-    JudgeRequest,
-    JudgeResponse,
-    ModeConfig,
-    PromptResult,
-    ProviderConfig,
-    Scenario,
-    ScorerContext,
-    ScorerResult,
-    SessionHandle,
-    SessionTrace,
-)
-
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover - annotations only: checking a component never builds the model
     from .importers import RecordedSession
+    from .model import (
+        AnalysisResult,
+        CreateSessionParams,
+        CustomMetric,
+        JudgeRequest,
+        JudgeResponse,
+        ModeConfig,
+        PromptResult,
+        ProviderConfig,
+        Scenario,
+        ScorerContext,
+        ScorerResult,
+        SessionHandle,
+        SessionTrace,
+    )
 
 T = TypeVar("T")
 #: A value, or an awaitable of it: what a ``def`` or an ``async def`` method returns.

@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
-    #: ``register(factory, id=None)``: add one factory; ``id`` for a factory without an id attribute
+    #: ``register(factory, id=None)``: add one factory; ``id`` for a factory without an id attribute, or
+    #: for a factory given as ``"package.module:attribute"`` (imported when the component is first used)
     Register = Callable[..., None]
 
 
@@ -51,7 +52,9 @@ def profiler_register_providers(register: Register) -> list[Any] | None:
         naming both plugins. A class missing one of the protocol's methods is
         refused (``list-plugins`` shows it on the plugin's row).
     :param register: ``register(factory, id="my-agent")`` adds a factory that has
-        no ``id`` attribute (a function), so the id is known without building it.
+        no ``id`` attribute (a function), so the id is known without building it;
+        ``register("package.module:Class", id="my-agent")`` names the factory, which
+        is then imported (and checked) only when the component is first used.
     """
 
 

@@ -8,7 +8,6 @@ would raise ``KeyboardInterrupt`` again in the middle of the cleanup.
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
@@ -46,5 +45,7 @@ def leave(status: int = EXIT_STATUS) -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    logging.shutdown()
+    logging = sys.modules.get("logging")
+    if logging is not None:  # its handlers exist only if something logged (not imported at start-up)
+        logging.shutdown()
     os._exit(status)

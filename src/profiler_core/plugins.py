@@ -137,15 +137,44 @@ class PluginInfo:
         }
 
 
-@attrs.frozen
+@attrs.define(eq=False)
 class ComponentInfo:
-    """One registered component: its id, factory and the plugin that gave it."""
+    """One registered component: its id, factory and the plugin that gave it.
+
+    ``source`` is the factory, or ``"package.module:attribute"`` naming it: then the
+    module is imported, and the factory checked against its contract, when the
+    component is first used (:attr:`factory`), not when the plugins are listed.
+    """
 
     contract: str
     id: str
-    factory: Callable[..., Any]
+    source: Callable[..., Any] | str
     plugin: str
     distribution: str | None
+    _loaded: Callable[..., Any] | None = attrs.field(default=None, init=False, repr=False)
+
+    @property
+    def factory(self) -> Callable[..., Any]:
+        """The factory (imported on first use when registered by name); a PluginLoadError says why not."""
+        if self._loaded is None:
+            self._loaded = self.source if not isinstance(self.source, str) else self._import()
+        return self._loaded
+
+    def _import(self) -> Callable[..., Any]:
+        what = f"{SINGULAR[self.contract]} {self.id!r} of plugin {self.plugin!r}"
+        module_name, _, attribute = str(self.source).partition(":")
+        try:
+            target: Any = importlib.import_module(module_name)
+            for part in attribute.split("."):
+                target = getattr(target, part)
+        except Exception as exc:  # noqa: BLE001 - a plugin's broken module: one line naming it
+            raise PluginLoadError(f"{what} cannot be loaded from {self.source!r}: {type(exc).__name__}: {exc}") from None
+        missing = missing_methods(target, self.contract) if isinstance(target, type) else []
+        if not callable(target):
+            missing = ["__call__ (a factory: a class or a callable)"]
+        if missing:
+            raise PluginLoadError(f"{what} is refused: missing {', '.join(missing)}")
+        return target
 
 
 class Registry:
@@ -336,8 +365,16 @@ class PluginManager:
     def __init__(self) -> None:
         self.pm = pluggy.PluginManager(PROJECT_NAME)
         self.pm.add_hookspecs(hookspecs)
-        self.plugins: dict[str, PluginInfo] = {}
+        self._plugins: dict[str, PluginInfo] = {}
         self._registry: Registry | None = None
+        #: built-in modules registered when first needed (:meth:`defer_builtins`)
+        self._deferred: list[str] = []
+
+    @property
+    def plugins(self) -> dict[str, PluginInfo]:
+        """Every plugin by name (loaded or failed), built-ins first."""
+        self._load_deferred()
+        return self._plugins
 
     @property
     def hook(self) -> Any:
@@ -364,7 +401,7 @@ class PluginManager:
             version=version,
             builtin=builtin,
         )
-        self.plugins[name] = info
+        self._plugins[name] = info
         try:
             self.pm.register(plugin, name=name)
             self._validate(name, plugin)
@@ -381,7 +418,7 @@ class PluginManager:
     def unregister(self, name: str) -> None:
         """Remove a plugin (used for per-run ``RunHooks`` objects)."""
         self._forget(name)
-        self.plugins.pop(name, None)
+        self._plugins.pop(name, None)
         self._registry = None
 
     def _forget(self, name: str) -> None:
@@ -410,7 +447,7 @@ class PluginManager:
                 setattr(impl, "function", guard(impl.function, name))  # noqa: B010 - Final in pluggy's stubs
 
     def load_builtins(self, modules: Iterable[str] = BUILTIN_PLUGINS) -> None:
-        """Register core's built-in plugin modules."""
+        """Register core's built-in plugin modules now."""
         from . import __version__
 
         for module_name in modules:
@@ -420,13 +457,33 @@ class PluginManager:
                 module, name, distribution="agent-profiler", version=__version__, builtin=True, module=module_name
             )
 
+    def defer_builtins(self, modules: Iterable[str] = BUILTIN_PLUGINS) -> None:
+        """Register core's built-in plugin modules when first needed: the plugin list, the registry, a registration hook.
+
+        Built-ins implement registration hooks only (a test holds them to it), which
+        are asked one plugin at a time, so registering them after the entry points
+        changes no hook's call order; ``profiler --help`` and plugin commands then
+        never import them.
+        """
+        self._deferred.extend(modules)
+
+    def _load_deferred(self) -> None:
+        if not self._deferred:
+            return
+        modules, self._deferred = self._deferred, []
+        others = self._plugins
+        self._plugins = {}
+        self.load_builtins(modules)
+        self._plugins.update(others)  # built-ins first, as if registered before the entry points
+        self._registry = None
+
     def load_entrypoints(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Load installed plugins; ``PROFILER_LOAD_PLUGINS=a,b`` limits them (empty: none)."""
         wanted = _wanted_plugins()
         for ep in sorted(importlib.metadata.entry_points(group=group), key=lambda e: e.name):
             if wanted is not None and ep.name not in wanted:
                 continue
-            if ep.name in self.plugins:
+            if ep.name in self._plugins:
                 continue  # the same distribution seen twice on sys.path
             dist = getattr(ep, "dist", None)
             dist_name = dist.metadata["Name"] if dist is not None else None
@@ -436,7 +493,7 @@ class PluginManager:
             except Exception as exc:  # noqa: BLE001 - any import failure must be reported, not fatal
                 info = PluginInfo(name=ep.name, module=ep.value, distribution=dist_name, version=version)
                 info.load_error = f"{type(exc).__name__}: {exc}"
-                self.plugins[ep.name] = info
+                self._plugins[ep.name] = info
                 _warn(f"plugin {ep.name!r} ({dist_name or 'unknown distribution'}) failed to load: {info.load_error}")
                 continue
             self.register(plugin, ep.name, distribution=dist_name, version=version, module=ep.value)
@@ -449,12 +506,16 @@ class PluginManager:
         For synchronous hooks such as ``profiler_register_commands``; the runner's
         :class:`~profiler_core.runner.hooks.HookCaller` is the async counterpart.
         """
+        if hook_name in _REGISTRATION_HOOKS:
+            self._load_deferred()
         with isolated_hook_call(hook_name) as failures:
             result = getattr(self.pm.hook, hook_name)(**kwargs)
         return result, failures.failures
 
     def hookimpls(self, hook_name: str) -> Iterator[tuple[str, Callable[..., Any]]]:
         """Yield (plugin name, call(**kwargs)) in pluggy's call order (deprecated: use :meth:`call_hook`)."""
+        if hook_name in _REGISTRATION_HOOKS:
+            self._load_deferred()
         caller = getattr(self.pm.hook, hook_name)
         for impl in reversed(caller.get_hookimpls()):
             if impl.wrapper or impl.hookwrapper:
@@ -466,6 +527,7 @@ class PluginManager:
     @property
     def registry(self) -> Registry:
         """The component registry (built on first use)."""
+        self._load_deferred()
         if self._registry is None:
             self._registry = self._build_registry()
         return self._registry
@@ -508,6 +570,9 @@ class PluginManager:
     def _add_component(
         self, registry: Registry, info: PluginInfo, contract: str, id_attr: str, factory: Any, given_id: str | None
     ) -> None:
+        if isinstance(factory, str):
+            self._add_named_component(registry, info, contract, factory, given_id)
+            return
         component_id = given_id if given_id is not None else getattr(factory, id_attr, None)
         if not isinstance(component_id, str) or not component_id:
             self._problem(
@@ -531,6 +596,25 @@ class PluginManager:
             self._problem(info, str(exc))
             return
         info.components.setdefault(contract, []).append(component_id)
+
+    def _add_named_component(
+        self, registry: Registry, info: PluginInfo, contract: str, target: str, given_id: str | None
+    ) -> None:
+        # register("package.module:Class", id="x"): known by id now, imported when first used.
+        module_name, colon, attribute = target.partition(":")
+        if not isinstance(given_id, str) or not given_id or not colon or not module_name or not attribute:
+            self._problem(
+                info,
+                f"{SINGULAR[contract]} {target!r}: a factory given by name needs the form 'package.module:attribute' "
+                "and an id: register('package.module:Class', id='my-id')",
+            )
+            return
+        try:
+            registry.add(ComponentInfo(contract, given_id, target, info.name, info.distribution))
+        except DuplicateComponentError as exc:
+            self._problem(info, str(exc))
+            return
+        info.components.setdefault(contract, []).append(given_id)
 
     def _problem(self, info: PluginInfo, message: str) -> list[Any]:
         info.problems.append(message)
@@ -591,7 +675,7 @@ def _warn(message: str) -> None:
 def get_plugin_manager(*, entrypoints: bool = True, plugins: Iterable[tuple[str, Any]] = ()) -> PluginManager:
     """A fresh plugin manager with built-ins, installed plugins and any extra ``(name, plugin)`` pairs."""
     manager = PluginManager()
-    manager.load_builtins()
+    manager.defer_builtins()
     if entrypoints:
         manager.load_entrypoints()
     for name, plugin in plugins:

@@ -14,8 +14,6 @@ import os
 import signal
 from typing import Protocol
 
-import trio
-
 __all__ = ["end_process_group", "forget_group", "process_alive", "signal_group", "track_group"]
 
 _LIVE_GROUPS: set[int] = set()
@@ -53,6 +51,8 @@ async def end_process_group(process: _Process, grace_s: float) -> None:
 
     Shielded from cancellation: a Ctrl-C or timeout around it must not leave the group running.
     """
+    import trio  # here: the providers importing this module are listed without loading trio
+
     with trio.CancelScope(shield=True):
         if process.returncode is None:
             signal_group(process.pid, signal.SIGTERM)

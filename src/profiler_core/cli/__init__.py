@@ -13,7 +13,6 @@ import sys
 
 import click
 
-from .. import __version__
 from ..errors import ProfilerError
 from ..interrupt import EXIT_STATUS, armed, leave
 from ..redact import redact_text
@@ -35,8 +34,20 @@ from .traces import traces_group
 from .view import view_command
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    # click.version_option would read the installed version (importlib.metadata) on every start.
+    if not value or ctx.resilient_parsing:
+        return
+    from .. import __version__
+
+    click.echo(f"agent-profiler, version {__version__}")
+    ctx.exit()
+
+
 @click.group(cls=ProfilerGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="agent-profiler")
+@click.option(
+    "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version, help="Show the version and exit."
+)
 def cli() -> None:
     """Profile AI agent sessions and tell which set-up is better.
 

@@ -7,25 +7,17 @@ import json
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import ProfilerError
-from ..model import (
-    AnalysisResult,
-    ListFinding,
-    NumberFinding,
-    RatioFinding,
-    Scenario,
-    SessionTrace,
-    StringFinding,
-    TableFinding,
-    ToolCallEvent,
-)
-from ..plugins import PluginManager
 from ..textcut import printable
 from .context import pass_manager
+
+if TYPE_CHECKING:  # the model is imported when a trace is analysed, not when the CLI starts
+    from ..model import AnalysisResult, SessionTrace
+    from ..plugins import PluginManager
 
 #: Characters of a list or table finding shown in the human table before "… (+N more)".
 _CELL_BUDGET = 110
@@ -163,6 +155,7 @@ def _traces(paths: tuple[str, ...]) -> Iterator[tuple[str, str, SessionTrace | N
 
 def _read_trace(path: str) -> SessionTrace:
     """Load one exported trace; any problem becomes a ``ProfilerError`` naming the file."""
+    from ..model import SessionTrace
     from ..serde import from_json
 
     try:
@@ -187,6 +180,8 @@ def _run_analyzers(
     analyzers: list[Any], trace: SessionTrace, path: str, scenario_id: str
 ) -> tuple[dict[str, AnalysisResult], list[str]]:
     """Each analyzer's result by name, and one message per analyzer that failed (naming it and the file)."""
+    from ..model import AnalysisResult, Scenario
+
     # The CLI has no profile: the scenario is a stand-in with the recorded id (or the file's name).
     scenario = Scenario(id=scenario_id, name=scenario_id, prompt="")
     results: dict[str, AnalysisResult] = {}
@@ -236,6 +231,8 @@ def _print_trace(path: str, trace: SessionTrace, results: dict[str, AnalysisResu
     at once: laying each trace out as rich tables cost ~30 ms, most of a 20,000-trace run's
     six minutes.
     """
+    from ..model import ToolCallEvent
+
     calls = sum(1 for e in trace.events if type(e) is ToolCallEvent)
     heading = f" (session {trace.session_id}: {len(trace.events)} events, {len(trace.turns)} turns, {calls} tool calls)"
     lines = [click.style(printable(path, one_line=True), bold=True) + printable(heading, one_line=True)]
@@ -252,6 +249,8 @@ def _print_trace(path: str, trace: SessionTrace, results: dict[str, AnalysisResu
 
 def format_finding(finding: Any) -> str:
     """A finding as one short human string (``15.0% (duplicate / total tool calls)``, ``a ×2, b ×1``)."""
+    from ..model import ListFinding, NumberFinding, RatioFinding, StringFinding, TableFinding
+
     if isinstance(finding, NumberFinding):
         return f"{_number(finding.value)} {finding.unit}".strip()
     if isinstance(finding, RatioFinding):

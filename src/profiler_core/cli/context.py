@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..plugins import PluginManager
+if TYPE_CHECKING:
+    from ..plugins import PluginManager
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def plugin_manager(ctx: click.Context | None = None) -> PluginManager:
     """The invocation's plugin manager (``ctx.obj``); loaded on first use when the caller gave none."""
+    from ..plugins import PluginManager, get_plugin_manager  # here: `profiler --help` needs no manager
+
     ctx = ctx or click.get_current_context()
     manager = ctx.find_object(PluginManager)
     if manager is None:
-        from ..plugins import get_plugin_manager
-
         manager = get_plugin_manager()
         # On the root context, so every command of this invocation shares the one manager.
         ctx.find_root().obj = manager

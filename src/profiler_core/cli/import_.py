@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import ProfilerError
-from ..importers import check_format
-from ..plugins import PluginManager
 from ..textcut import cut_lines, printable
 from .context import pass_manager, plugin_manager
+
+if TYPE_CHECKING:
+    from ..plugins import PluginManager
 
 
 def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str:
     # Checked against the registry at run time: plugins add formats (profiler_register_importers).
+    from ..importers import check_format
+
     try:
         return check_format(value, plugin_manager(ctx).registry)
     except ProfilerError as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import click
@@ -25,6 +24,8 @@ DEMO_FILES = (
 
 def write_demo(target: Path, *, force: bool = False) -> list[Path]:
     """Copy the demo into ``target``; refuse to overwrite files unless ``force``."""
+    from importlib import resources
+
     root = resources.files("profiler_core.demo")
     existing = [target / name for name in DEMO_FILES if (target / name).exists()]
     if existing and not force:

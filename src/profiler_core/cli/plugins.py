@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
-from ..plugins import PluginInfo, PluginManager
 from ..textcut import printable
 from .context import pass_manager
+
+if TYPE_CHECKING:
+    from ..plugins import PluginInfo, PluginManager
 
 HEADERS = ("NAME", "VERSION", "DISTRIBUTION", "PROVIDES")
 

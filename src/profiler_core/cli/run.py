@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-import statistics
 import sys
 from pathlib import Path
 
@@ -14,7 +12,8 @@ from ..textcut import printable
 from .context import pass_manager
 from .progress import make_progress, progress_option
 
-LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR}
+#: ``output.log_level`` -> the logging level name (names, so that the CLI imports logging only to run)
+LOG_LEVELS = {"debug": "DEBUG", "info": "INFO", "warn": "WARNING", "warning": "WARNING", "error": "ERROR"}
 
 
 def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency) -> dict:
@@ -43,7 +42,9 @@ def _settings(values: tuple[str, ...]) -> dict[str, str]:
 
 def _configure_logging(level_name: str) -> None:
     """The CLI owns logging: the profile's level, and httpx's per-request lines only at debug (a poll makes several)."""
-    level = LOG_LEVELS.get(level_name, logging.INFO)
+    import logging
+
+    level = logging.getLevelName(LOG_LEVELS.get(level_name, "INFO"))
     logging.basicConfig(level=level, format="%(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("agent_profiler").setLevel(level)
     logging.getLogger("httpx").setLevel(max(level, logging.WARNING) if level > logging.DEBUG else level)
@@ -53,6 +54,8 @@ def _configure_logging(level_name: str) -> None:
 
 
 def _median(values):
+    import statistics
+
     return statistics.median(values) if values else float("nan")
 
 

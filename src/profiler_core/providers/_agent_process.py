@@ -26,10 +26,9 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
-import trio
 
 from ..errors import ConfigError, ProfilerError
 from ..model import (
@@ -41,6 +40,9 @@ from ..model import (
     TraceSummary,
 )
 from ..processes import end_process_group, signal_group, track_group
+
+if TYPE_CHECKING:
+    import trio
 
 log = logging.getLogger("agent_profiler")
 
@@ -283,6 +285,8 @@ async def run_agent(
     Cancel the calling scope to stop it (a timeout, Ctrl-C): the process group
     is then ended before the cancellation goes on.
     """
+    import trio  # here, not at import: listing the plugins does not load trio
+
     stderr_path = log_dir / "stderr.log"
     stderr_fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     started_at = datetime.now(UTC)

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import trio
 
 from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
@@ -40,7 +39,6 @@ from ..model import (
     TimingSegment,
     TokenBreakdown,
 )
-from ..normalize import normalize_usage
 from ._agent_process import (
     BOOL,
     STRING,
@@ -120,6 +118,8 @@ class ClaudeCodeProvider(AgentProvider):
         live = self.live(handle)
         command = self.command(live, text)
         env = self.environment(live)
+        import trio  # here, not at import: listing the plugins does not load trio
+
         with trio.fail_after(timeout_ms / 1000 if timeout_ms else float("inf")):
             run = await self.run(live, command, env)
         return self.measure(live, run)
@@ -213,6 +213,8 @@ class ClaudeCodeProvider(AgentProvider):
                 raise self.failure(live, f"claude-code: {str(message).rstrip('.')}{retried}")
         where = f"claude-code result line (session {summary.session_id})"
         usage = result.get("usage")
+        from ..normalize import normalize_usage
+
         tokens = normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage") if usage else TokenBreakdown()
         segments: list[TimingSegment] = []
         tool_calls: tuple = ()

@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import trio
 
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
@@ -201,6 +200,8 @@ class CodexProvider(AgentProvider):
                 if limit is not None and actions > limit:
                     stopped = True
             return stopped
+
+        import trio  # here, not at import: listing the plugins does not load trio
 
         with trio.fail_after(timeout_ms / 1000 if timeout_ms else float("inf")):
             run = await self.run(live, command, self.environment(live), on_line=watch)

@@ -129,10 +129,10 @@ def _repetitions(manifest) -> int | None:
 
 def _start_worker(results_path: Path):
     """Start the HTML helper process for big inputs; None when not worth it or not possible."""
-    from .worker import MIN_BYTES, HtmlWorker
+    from .worker import MIN_BYTES, HtmlWorker, input_bytes
 
     try:
-        if results_path.stat().st_size < MIN_BYTES:
+        if input_bytes(results_path) < MIN_BYTES:
             return None
         return HtmlWorker()
     except OSError as exc:

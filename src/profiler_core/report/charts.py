@@ -44,6 +44,18 @@ _RC: dict[Any, Any] = {
     "axes.titleweight": "bold",
     "axes.titlelocation": "left",
 }
+#: Charts are drawn when some mode has at least this many rows. Below it a box of p5–p95, an
+#: interval or a dot per mode shows nothing the tables do not, and the charts would be most of
+#: the report's time: ~1.3 s whatever the size (matplotlib's import and five drawings), against
+#: ~0.1 s for the rest of a report of a few rows (bench/bench_report_small.py, docs/reports.md).
+MIN_CHART_ROWS = 5
+
+
+def worth_drawing(summary: Summary) -> bool:
+    """True when the data is big enough for charts (``MIN_CHART_ROWS`` rows in some mode)."""
+    return int(np.max(summary.rows_by_mode, initial=0)) >= MIN_CHART_ROWS
+
+
 _FONT = re.compile(r"font-family: [^;\"]*")
 _GROUP_ID = re.compile(r'(<g) id="[^"]*"')
 

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from . import format as fmt
 from . import sequential as seq
-from .charts import DISTRIBUTION_METRICS, chart_note, mode_color
+from .charts import DISTRIBUTION_METRICS, MIN_CHART_ROWS, chart_note, mode_color, worth_drawing
 from .summary import EXACT_LIMIT, MAIN_METRICS, MetricComparison, Summary
 from .verdict import error_line, findings, winners
 
@@ -245,7 +245,9 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
 
     # Distributions and success
     add('<section id="distributions"><h2>Distributions and success</h2>')
-    if note := chart_note(s):
+    if not worth_drawing(s):
+        add(f'<p class="note">No charts: they are drawn from {MIN_CHART_ROWS} runs of a mode on; the tables give every number.</p>')
+    elif note := chart_note(s):
         add(f'<p class="note" id="chart-modes">{_e(note)}</p>')
     add('<div class="figs">')
     add(

@@ -19,8 +19,23 @@ import threading
 from pathlib import Path
 from typing import Any
 
-#: Below this size the helper's start-up costs more than it saves.
-MIN_BYTES = 2**20
+#: Rows (uncompressed bytes of them) below which the helper costs more than it saves: it overlaps
+#: matplotlib's import with the data work, which needs a free core and seconds of data work
+#: (bench/bench_report_small.py, 2 cores: a loss at every size up to 10,000 rows, 25 MB, on a busy
+#: machine, 0.15 s saved of 1.1 s at 10,000 rows on a quiet one; docs/reports.md). From here on,
+#: as the loader's fork, the data work is seconds long.
+MIN_BYTES = 64 * 2**20
+
+
+def input_bytes(path: Path) -> int:
+    """The size of the rows in ``path``: a gzip file's own record of its uncompressed size, else the file's."""
+    size = path.stat().st_size
+    if path.suffix == ".gz" and size >= 4:
+        with open(path, "rb") as f:
+            f.seek(-4, os.SEEK_END)
+            # ISIZE: the uncompressed size modulo 2**32 (RFC 1952); never less than the file itself.
+            return max(size, int.from_bytes(f.read(4), "little"))
+    return size
 
 
 class HtmlWorker:
@@ -80,11 +95,12 @@ class HtmlWorker:
 def render_page(job: dict[str, Any]) -> None:
     """Draw the charts and write report.html for a job (summary, meta, problems, path)."""
     from ..paths import write_output_text
-    from .charts import render_all
+    from .charts import render_all, worth_drawing
     from .html import render_html
 
     summary = job["summary"]
-    page = render_html(summary, job["meta"], render_all(summary), job["problems"])
+    charts = render_all(summary) if worth_drawing(summary) else {}  # a few rows: tables only, no matplotlib
+    page = render_html(summary, job["meta"], charts, job["problems"])
     write_output_text(Path(job["path"]), page)
 
 

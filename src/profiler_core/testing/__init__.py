@@ -47,6 +47,7 @@ __all__ = [
     "check_analyzer",
     "check_collector",
     "check_mode_resolver",
+    "check_plugin_import_cost",
     "check_provider",
     "check_scorer",
     "check_trace",
@@ -233,3 +234,4 @@ from .contract import (  # noqa: E402
     check_scorer,
     check_trace,
 )
+from .importcost import check_plugin_import_cost  # noqa: E402

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import trio
 
 from ...model import (
     CreateSessionParams,
@@ -38,7 +37,7 @@ from .config import (
 from .metrics import measure, progress
 from .server import OpenCodeServer, start_server
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # httpx and trio are imported where used: listing the plugins loads neither
     import httpx
 
 log = logging.getLogger("agent_profiler")
@@ -115,6 +114,8 @@ class OpenCodeProvider:
 
     async def init(self, config: ProviderConfig) -> None:
         """Start one ``opencode serve`` for this mode (or connect to ``options.base_url``)."""
+        import httpx
+
         if self.server is not None or self.client is not None:
             await self.shutdown()
         options = OpenCodeOptions.parse(config.options)
@@ -143,7 +144,6 @@ class OpenCodeProvider:
             url = self.server.url
             log.info("opencode server for mode %r: %s (pid %d)", config.mode, url, self.server.pid)
         # httpx is imported here, not with the module: registering the provider must not load it.
-        import httpx
 
         self.client = httpx.AsyncClient(base_url=url, timeout=options.request_timeout_s)
         try:
@@ -167,6 +167,8 @@ class OpenCodeProvider:
 
     async def shutdown(self) -> None:
         """Stop the server by its PID and remove every temporary directory; safe to call twice."""
+        import trio
+
         with trio.CancelScope(shield=True):
             client, self.client = self.client, None
             server, self.server = self.server, None
@@ -204,6 +206,8 @@ class OpenCodeProvider:
 
     async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
         """Send the mode's instructions and the prompt, poll until ``stop``; abort on error, timeout or cancel."""
+        import trio
+
         session = self._session(handle)
         provider_id, model_id = split_model(self.model)
         body: dict[str, Any] = {"parts": [{"type": "text", "text": text}], "model": {"providerID": provider_id, "modelID": model_id}}
@@ -229,6 +233,8 @@ class OpenCodeProvider:
 
     async def destroy_session(self, handle: SessionHandle) -> None:
         """Wait (bounded) for the session to go idle, abort it if it will not, then delete it."""
+        import trio
+
         session = self.sessions.pop(handle.session_id, None)
         if session is None:
             return
@@ -252,6 +258,8 @@ class OpenCodeProvider:
     # -- polling -----------------------------------------------------------------
 
     async def _wait(self, session: _Session) -> None:
+        import trio
+
         interval = self.options.poll_interval_ms / 1000
         # About 2 s of idleness after a finished step without `stop` means OpenCode gave up on the turn;
         # before the first answer OpenCode may sit idle a while (start-up), so allow NOT_STARTED_S.
@@ -305,6 +313,8 @@ class OpenCodeProvider:
 
     async def _abort(self, session: _Session) -> None:
         # Shielded: this runs while the iteration is being cancelled (timeout, Ctrl-C).
+        import trio
+
         with trio.move_on_after(ABORT_TIMEOUT_S) as scope:
             scope.shield = True
             try:
@@ -316,9 +326,10 @@ class OpenCodeProvider:
     # -- plumbing ----------------------------------------------------------------
 
     async def _request(self, method: str, path: str, directory: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:
+        import httpx
+
         if self.client is None:
             raise OpenCodeError("opencode: the provider is not initialised (init was not called or the server was shut down)")
-        import httpx
 
         try:
             response = await self.client.request(method, path, params={"directory": directory, **(params or {})}, json=json)
@@ -350,6 +361,8 @@ class OpenCodeProvider:
             raise OpenCodeError(f"opencode: unknown session {handle.session_id!r}") from None
 
     async def _new_workdir(self) -> Path:
+        import trio
+
         target = Path(tempfile.mkdtemp(prefix="profiler-opencode-work-"))
         source = self.options.workdir_template or self.options.workdir
         if source is None:

@@ -17,13 +17,15 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import trio
 
 from ...processes import end_process_group, forget_group, process_alive, signal_group, track_group
 from .config import OpenCodeError
+
+if TYPE_CHECKING:  # trio is imported where used: listing the plugins does not load it
+    import trio
 
 #: What OpenCode prints once it accepts requests; probing earlier can hang a request for minutes.
 READY = re.compile(r"opencode server listening on (http://\S+)")
@@ -119,6 +121,8 @@ async def start_server(
 ) -> OpenCodeServer:
     """Start ``opencode serve`` in a fresh temporary home (in the run's sandbox, when it has one) and wait for
     its "listening" line; ``workdir`` is the folder its sessions' workspaces are under (writable in a sandbox)."""
+    import trio
+
     home = Path(tempfile.mkdtemp(prefix="profiler-opencode-"))
     log_path = home / "server.log"
     confined = sandbox is not None and sandbox.confined
@@ -170,6 +174,8 @@ def _free_port() -> int:
 
 
 async def _wait_ready(server: OpenCodeServer, timeout_s: float) -> str:
+    import trio
+
     deadline = trio.current_time() + timeout_s
     while True:
         match = READY.search(_read(server.log_path))

@@ -1,0 +1,78 @@
+"""What start-up imports (issue 30): no plotting, numpy, HTTP or GitHub client, Ray or report code
+for ``import profiler_core``, ``profiler --help``, shell completion and ``profiler list-plugins``.
+
+A structural check on the set of modules a fresh interpreter holds afterwards,
+not a timing: the timings are in bench/bench_startup.py. Each case is a real
+subprocess with the installed entry points, so the plugins' own modules count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+#: Never imported at start-up (top-level names; a submodule counts as its package).
+HEAVY = ("matplotlib", "numpy", "httpx", "githubkit", "ray", "profiler_core.report")
+
+_CHILD = r"""
+import contextlib, json, sys
+out = sys.argv[1]
+args = sys.argv[2:]
+if args == ["import"]:
+    import profiler_core
+else:
+    from profiler_core.cli import main
+    with contextlib.suppress(SystemExit):
+        main(args)
+with open(out, "w") as f:
+    json.dump(sorted(sys.modules), f)
+"""
+
+
+def _modules(tmp_path: Path, args: list[str], extra_env: dict[str, str] | None = None) -> set[str]:
+    out = tmp_path / "modules.json"
+    env = {**os.environ, **(extra_env or {})}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH")) if p)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(out), *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(out.read_text()))
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_import_profiler_core_loads_no_model_and_nothing_heavy(tmp_path):
+    modules = _modules(tmp_path, ["import"])
+    assert _heavy(modules) == []
+    # The public names come on first use: not even the data model or pluggy yet.
+    assert not {"profiler_core.model", "cattrs", "pluggy", "trio"} & modules
+
+
+@pytest.mark.parametrize(
+    ("label", "args", "env"),
+    [
+        ("--help", ["--help"], {}),
+        ("completion", [], {"_PROFILER_COMPLETE": "bash_complete", "COMP_WORDS": "profiler ", "COMP_CWORD": "1"}),
+        ("list-plugins", ["list-plugins"], {}),
+    ],
+)
+def test_start_up_commands_import_nothing_heavy(tmp_path, label, args, env):
+    modules = _modules(tmp_path, args, env)
+    assert _heavy(modules) == [], label
+    assert "profiler_eval_ghx.plugin" in modules  # the entry points were read: `profiler eval` is listed
+
+
+def test_help_lists_plugin_commands_without_importing_built_in_components(tmp_path):
+    modules = _modules(tmp_path, ["--help"])
+    # Core's built-in plugins are registered when first needed; --help never needs them.
+    assert not {"profiler_core.providers.simulated", "profiler_core.collectors", "trio", "profiler_core.model"} & modules
