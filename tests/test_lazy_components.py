@@ -86,7 +86,7 @@ def test_built_in_analyzers_and_eval_components_are_registered_by_name_with_thei
         info = manager.registry.get("analyzers", name)
         assert isinstance(info.source, str)
         assert info.factory.name == name  # the registered id is the class's own name
-    for contract, component_id in (("providers", "opencode"), ("scorers", "checkpoint"), ("collectors", "ghx"),
+    for contract, component_id in (("scorers", "checkpoint"), ("collectors", "ghx"),
                                    ("mode_resolvers", "eval"), ("scenario_formats", "ghx")):  # fmt: skip
         info = manager.registry.get(contract, component_id)
         assert isinstance(info.source, str) and info.factory.id == component_id

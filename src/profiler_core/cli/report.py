@@ -8,7 +8,6 @@ import click
 
 from ..errors import ProfilerError
 from ..redact import redact_text
-from ..runfiles import locate_results
 from ..textcut import cut_lines, printable
 
 #: Warnings printed one by one; the rest are counted (all are in report.md).
@@ -51,6 +50,8 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
     try:
         names = expand_sources(sources)
         mapping = parse_as_mode(as_mode)
+        from ..runfiles import locate_results
+
         located = [locate_results(name, results_dir) for name in names]
         paths = [path for path, _ in located]
         with tempfile.TemporaryDirectory(prefix="profiler-report-") as tmp:

@@ -17,15 +17,14 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import trio
-
 from .._hookmarkers import hookimpl
 from ..errors import ConfigError, JudgeError, ProfilerError
 from ..model import JudgeRequest, JudgeResponse, PermissionConfig
 from ..providers.opencode.config import OpenCodeOptions, deep_merge, find_binary, opencode_config, split_model
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # trio and httpx are imported where used: registering the judge loads neither
     import httpx
+    import trio
 
     from ..providers.opencode.server import OpenCodeServer
 
@@ -73,6 +72,8 @@ class OpenCodeJudge:
 
     async def init(self) -> None:
         """Start the server (or connect to ``base_url``) and check it offers ``model``; once, however often called."""
+        import trio
+
         self._lock = self._lock or trio.Lock()
         async with self._lock:
             if self.client is not None:
@@ -99,11 +100,15 @@ class OpenCodeJudge:
 
     async def shutdown(self) -> None:
         """Stop the server by its process group and remove its folders; safe to call twice."""
+        import trio
+
         self._lock = self._lock or trio.Lock()
         async with self._lock:
             await self._stop()
 
     async def _stop(self) -> None:
+        import trio
+
         with trio.CancelScope(shield=True):
             client, self.client = self.client, None
             server, self.server = self.server, None
@@ -139,6 +144,8 @@ class OpenCodeJudge:
             "system": request.system_prompt,
             "model": {"providerID": provider_id, "modelID": model_id},
         }
+        import trio
+
         try:
             with trio.fail_after(self.answer_timeout_s):
                 answer = await self._request("POST", f"/session/{session_id}/message", json=body, timeout=self.answer_timeout_s)
@@ -149,6 +156,8 @@ class OpenCodeJudge:
         return _response(answer, session_id, self.model)
 
     async def _delete(self, session_id: str) -> None:
+        import trio
+
         with trio.move_on_after(5) as scope:
             scope.shield = True
             try:

@@ -387,6 +387,7 @@ class Run:
                 self.state.analysis_pool = None
                 with trio.CancelScope(shield=True):
                     await self.executor.close()
+                    await self._stop_judge()
 
     async def _stages(self, stages: list[Stage]) -> None:
         """Each stage's cells through the one start loop; groups still open at the end close as ended."""
@@ -477,6 +478,18 @@ class Run:
             with trio.CancelScope(shield=True):
                 await self.hooks.call("profiler_after_mode", mode=group.mode, run=self.plan.run_ctx)
         await self.executor.close_group(group)
+
+    async def _stop_judge(self) -> None:
+        """The run's judge provider may have started something (the ``opencode`` judge's server): stop it, once."""
+        judge = self.options.judge
+        shutdown = getattr(judge, "shutdown", None) if judge is not None else None
+        if not callable(shutdown):
+            return
+        with trio.move_on_after(self.options.destroy_timeout_s):
+            try:
+                await await_me_maybe(shutdown())
+            except Exception as exc:  # noqa: BLE001 - a judge that will not stop must not lose the run
+                self.warnings.append(f"judge {getattr(judge, 'id', judge)!r}: shutdown failed: {exc}")
 
     # -- finish ----------------------------------------------------------------------
 

@@ -453,8 +453,8 @@ class LlmJudgeScorer:
 # -- the judge's lifecycle ------------------------------------------------------------
 #
 # A judge provider may have ``init()`` and ``shutdown()`` (the ``opencode`` judge starts a server). The
-# scorer calls ``init()`` before the judge's first question of a run, and the end of the run
-# (``profiler_after_run``) calls ``shutdown()``: once per run each, whichever scorers share the judge.
+# scorer calls ``init()`` before the judge's first question of a run; the runner calls the run's
+# judge's ``shutdown()`` when the run ends, however it ends.
 
 #: The judges started in each run (keyed by the run's trio root task), with the event set once started.
 _STARTED: dict[int, dict[int, tuple[Any, Any]]] = {}
@@ -502,12 +502,6 @@ async def stop_judges() -> None:
             await await_me_maybe(shutdown())
         except Exception as exc:  # noqa: BLE001 - a judge that will not stop must not lose the run
             log.warning("judge %r: shutdown failed: %s", getattr(judge, "id", judge), exc)
-
-
-@hookimpl
-async def profiler_after_run(ctx):
-    """Stop the judges this run started (the ``opencode`` judge's server)."""
-    await stop_judges()
 
 
 @hookimpl
