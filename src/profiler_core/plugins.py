@@ -54,6 +54,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.providers.transcripts",
     "profiler_core.providers.claude_code",
     "profiler_core.providers.codex",
+    "profiler_core.providers.oracle",
     "profiler_core.judges.openai",
     "profiler_core.scorers.llm_judge",
     "profiler_core.scorers.composite",

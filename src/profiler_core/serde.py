@@ -42,7 +42,7 @@ from .textcut import shown
 T = TypeVar("T")
 
 #: Fields omitted from JSON when they hold this value (besides ``None`` defaults).
-_OMIT_WHEN_DEFAULT = {"attempts", "setup", "verify", "verifications"}
+_OMIT_WHEN_DEFAULT = {"attempts", "setup", "verify", "verifications", "exclude", "mounts", "passed_by"}
 
 
 def camel(name: str) -> str:

@@ -16,10 +16,11 @@ from .progress import make_progress, progress_option
 LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "warning": logging.WARNING, "error": logging.ERROR}
 
 
-def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency) -> dict:
+def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, provider=None) -> dict:
     return {
         k: v
         for k, v in {
+            "provider": provider,
             "modes": list(mode),
             "models": list(model),
             "scenario_ids": list(scenario),
@@ -77,6 +78,7 @@ def print_summary(rows, console) -> None:
 
 @click.command("run")
 @click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--provider", "provider_id", metavar="ID", help="Use this provider instead of the profile's (its options are dropped), e.g. `oracle`.")
 @click.option("--mode", multiple=True, help="Run only this mode (repeatable).")
 @click.option("--model", multiple=True, help="Run this model (repeatable; replaces `models`).")
 @click.option("--scenario", multiple=True, help="Run only this scenario id (repeatable; wins over sets).")
@@ -95,7 +97,7 @@ def print_summary(rows, console) -> None:
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML: a test case per (mode, scenario).")
 @progress_option
 @pass_manager
-def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, progress, junit_file):
+def run_command(manager, profile, provider_id, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, progress, junit_file):
     """Run a profile: every model x mode x scenario x repetition.
 
     \b
@@ -105,13 +107,14 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
       profiler run profile.yaml --resume run_20261122T051500Z_3f9a
       profiler run profile.yaml --dry-run
       profiler run profile.yaml --junit profile-junit.xml
+      profiler run examples/tasks/profile.yaml --provider oracle --repetitions 1
     """
     import trio
     from rich.console import Console
 
     from ..runner.launch import run_from_profile
 
-    overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
+    overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, provider_id)
     if dry_run:
         from ..config import load_profile
         from .dry_run import print_dry_run

@@ -466,12 +466,15 @@ class AgentProvider:
             return await run_agent(command, env=env, cwd=live.dirs.work, log_dir=live.dirs.root, grace_s=options.kill_grace_s, on_line=on_line)
         from ..sandbox import Job, Mount, confine
 
+        # The task's own sandbox (its image, its working folder) when it brings one, else the run's.
+        settings = live.params.sandbox or live.setup.sandbox
         job = Job(
             argv=tuple(command), env=env, workspace=live.dirs.work, home=live.dirs.home, tmp=live.dirs.tmp,
             endpoints=(options.base_url or self.default_endpoint,),
-            mounts=tuple(Mount(source=folder) for folder in _installed_under_home(live.setup.binary)), name=self.id,
+            mounts=tuple(Mount(source=folder) for folder in program_folders(live.setup.binary, container=settings.container)),
+            name=self.id,
         )
-        async with confine(live.setup.sandbox, job) as box:
+        async with confine(settings, job) as box:
             return await run_agent(box.argv, env=box.env, cwd=box.cwd, log_dir=live.dirs.root, grace_s=options.kill_grace_s, on_line=on_line)
 
     def failure(self, live: LiveSession, message: str) -> AgentError:
@@ -487,11 +490,16 @@ class AgentProvider:
             raise ProfilerError(f"provider {self.id!r}: unknown session {handle.session_id!r} (destroyed, or never created)") from None
 
 
-def _installed_under_home(binary: str) -> list[Path]:
-    """The package folder of an agent installed under the user's home, which a sandbox hides (else nothing)."""
+def program_folders(binary: str, *, container: bool = False) -> list[Path]:
+    """The folder of the agent's program to show (read-only) in a sandbox that would not show it: an
+    install under the user's home (hidden), or, in a container, anywhere outside the host toolchain's folders."""
+    from ..sandbox.containers import HOST_DIRS
+
     resolved = Path(binary).resolve()
     home = Path.home().resolve()
-    if home not in resolved.parents:
+    hidden = home in resolved.parents
+    outside = container and not any(Path(folder) in resolved.parents for folder in HOST_DIRS)
+    if not hidden and not outside:
         return []
     for parent in resolved.parents:
         if parent.name == "node_modules":
@@ -518,5 +526,6 @@ __all__ = [
     "empty_trace",
     "find_binary",
     "instructions",
+    "program_folders",
     "run_agent",
 ]
