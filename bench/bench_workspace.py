@@ -15,6 +15,11 @@ fresh workspace from it, four ways:
 - ``reflink``: ``cp -a --reflink=auto`` (copy-on-write clones where the file
   system has them, else a plain copy).
 
+With ``--docker`` it also measures a Harbor task's image
+(``examples/tasks/fix-median``, its build context changed each time so it is
+built, not found): the first use in a run (``docker build`` + copying its
+working folder out) and the use in a later run (the image found, copied out).
+
 Figures are medians over ``--sessions`` sessions after one warm-up, in
 milliseconds, prepare and removal apart. The script also checks what each
 way means for the source when the agent edits a file in place (``open(path,
@@ -146,15 +151,59 @@ def measure(size_mb: float, sessions: int) -> dict:
         }
 
 
+def measure_task_image(sessions: int) -> dict[str, float]:
+    """Median first use (build + copy-out) and reuse (found + copy-out) of a task's image, in ms (docker)."""
+    import uuid
+
+    import trio
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from profiler_core.harbor import load_task
+    from profiler_core.runner.task_images import TaskEnvironments
+    from profiler_core.sandbox import SandboxSettings
+
+    settings = SandboxSettings(sandbox="docker")
+    first: list[float] = []
+    again: list[float] = []
+
+    async def one(task: Path, root: Path) -> None:
+        (task / "environment" / "bench-token.txt").write_text(uuid.uuid4().hex)  # a new tag: built, not found
+        scenario = load_task(task, timeout_default_ms=60_000)
+        runs = [root / "run-1", root / "run-2"]
+        for folder in runs:
+            folder.mkdir()
+        t0 = time.perf_counter()
+        built = await TaskEnvironments(settings, runs[0]).sandbox_for(scenario)
+        t1 = time.perf_counter()
+        await TaskEnvironments(settings, runs[1]).sandbox_for(scenario)
+        t2 = time.perf_counter()
+        first.append((t1 - t0) * 1000)
+        again.append((t2 - t1) * 1000)
+        assert built.settings is not None and built.settings.image
+        subprocess.run(["docker", "image", "rm", "--force", built.settings.image], capture_output=True, check=False)
+        for folder in runs:
+            shutil.rmtree(folder)
+
+    with tempfile.TemporaryDirectory(prefix="bench-task-image-") as folder:
+        task = Path(folder) / "fix-median"
+        shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "tasks" / "fix-median", task)
+        for _ in range(sessions + 1):
+            trio.run(one, task, Path(folder))
+    return {"first_use_ms": statistics.median(first[1:]), "reuse_ms": statistics.median(again[1:])}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=float, default=50.0)
     parser.add_argument("--sessions", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quick", action="store_true", help="2 MB, 2 sessions: a smoke test, not figures")
+    parser.add_argument("--docker", action="store_true", help="also a Harbor task's image: build + copy-out (needs dockerd)")
     args = parser.parse_args(argv)
     size, sessions = (2.0, 2) if args.quick else (args.size_mb, args.sessions)
     result = measure(size, sessions)
+    if args.docker:
+        result["task_image"] = measure_task_image(sessions)
     if args.json:
         print(json.dumps(result))
         return
@@ -167,6 +216,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{way:10} {f['prepare_ms']:9.1f} {f['remove_ms']:9.1f}  {'YES' if f['edit_changes_source'] else 'no'}")
     print(f"clone: the bare cache, once per run: {result['bare_cache_ms']:.1f} ms")
     print(f"reflink: copy-on-write clones on this file system: {'yes' if result['reflink_supported'] else 'no (cp falls back to a copy)'}")
+    if "task_image" in result:
+        image = result["task_image"]
+        print(f"task image (docker): first use in a run {image['first_use_ms']:.1f} ms (build + copy-out), "
+              f"later runs {image['reuse_ms']:.1f} ms (found + copy-out)")
 
 
 if __name__ == "__main__":
