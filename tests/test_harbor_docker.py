@@ -1,4 +1,4 @@
-"""One Harbor task in Docker, its image built offline from its own Dockerfile: the oracle and the real Claude Code.
+"""One Harbor task in Docker (and Podman), its image built offline from its Dockerfile: the oracle and the real Claude Code.
 
 The task's Dockerfile builds on the sandbox's offline image of the host's
 toolchain, sets ``TASK_MARKER`` and copies ``calc_source.py`` to
@@ -10,8 +10,8 @@ writes the reward to ``/logs/verifier/reward.txt``.
 
 Claude Code's program lies outside the host toolchain's folders: the provider
 mounts it read-only; it reaches the scripted model on 127.0.0.1 through the
-sandbox's relay. Under ``CI=true`` a Docker daemon that cannot start fails
-these tests.
+sandbox's relay. Under ``CI=true`` a Docker daemon that cannot start, or a
+missing ``podman``, fails these tests.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 from tests.binaries import agent_binary
-from tests.sandbox_runtimes import containers_named, docker_daemon
+from tests.sandbox_runtimes import containers_named, docker_daemon, require
 from tests.scripted import anthropic_messages as claude_api
 from tests.scripted.agent_runs import profiler, rows
 
@@ -68,9 +68,9 @@ def docker(tmp_path_factory):
         assert not containers_named("docker", "profiler-"), "a container was left behind"
 
 
-def _task_images() -> list[str]:
+def _task_images(binary: str = "docker") -> list[str]:
     done = subprocess.run(
-        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", "localhost/agent-profiler-task-*"],
+        [binary, "images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", "reference=localhost/agent-profiler-task-*"],
         capture_output=True, text=True, timeout=60, check=False,
     )
     return done.stdout.split()
@@ -93,13 +93,13 @@ def tasks(tmp_path_factory) -> Path:
     return root
 
 
-def _profile(folder: Path, tasks: Path, provider: dict) -> Path:
+def _profile(folder: Path, tasks: Path, provider: dict, sandbox: str = "docker") -> Path:
     profile = {
         "modes": {"fix": {"system_instructions": "Fix the code."}},
         "scenarios": {"path": str(tasks), "format": "harbor"},
         "provider": provider,
         "scorer": {"id": "verify"},
-        "execution": {"repetitions": 1, "warmup": False, "sandbox": "docker"},
+        "execution": {"repetitions": 1, "warmup": False, "sandbox": sandbox},
         "output": {"keep_workspaces": "all"},
     }
     path = folder / "profile.yaml"
@@ -144,3 +144,20 @@ def test_claude_code_works_in_the_tasks_image_and_the_verifier_judges_it(tmp_pat
     workspace = _kept(tmp_path, "c")
     assert (workspace / "agent-in.txt").read_text().strip() == "built-from-dockerfile"
     assert "a + b" in (workspace / "calc.py").read_text()
+
+
+def test_podman_builds_and_runs_the_task_too(tmp_path, tasks):
+    podman = require("podman")
+    before = set(_task_images(podman))
+    try:
+        path = _profile(tmp_path, tasks, {"id": "oracle"}, sandbox="podman")
+        done = profiler(tmp_path, "run", str(path), "--run-id", "p", "--no-report", "--progress", "none", timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+        [row] = rows(tmp_path, "p")
+        assert row["success"] and row["reward"] == 1.0, row
+        assert (_kept(tmp_path, "p") / "solved-in.txt").read_text().strip() == "built-from-dockerfile"
+    finally:
+        made = sorted(set(_task_images(podman)) - before)
+        if made:
+            subprocess.run([podman, "image", "rm", "--force", *made], capture_output=True, timeout=120, check=False)
+    assert not containers_named(podman, "profiler-"), "a container was left behind"

@@ -90,9 +90,10 @@ class TaskEnvironments:
     async def _prepare(self, scenario: Scenario, env: TaskEnvironment, settings: SandboxSettings) -> TaskSandbox:
         if not settings.container:
             if env.dockerfile or env.image:
+                what = "Dockerfile" if env.dockerfile else f"image {env.image!r}"
                 self._warn(
-                    f"scenario {scenario.id!r}: its Dockerfile is not applied under execution.sandbox: {settings.sandbox} "
-                    "(the environment folder's files are the workspace; docker or podman build the image)"
+                    f"scenario {scenario.id!r}: its {what} is not applied under execution.sandbox: {settings.sandbox} "
+                    "(the environment folder's files are the workspace; docker or podman run the task's image)"
                 )
             return TaskSandbox(settings=attrs.evolve(settings, workdir=env.workdir))
         if not env.dockerfile and not env.image:

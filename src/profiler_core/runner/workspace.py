@@ -7,6 +7,10 @@ at ``ref``. Without one a session gets a fresh empty folder — never the
 user's current directory. ``setup`` commands then run in it; their failure is
 a set-up error of the cell (retried like any error), not the agent's failure.
 
+A scenario with its own ``environment`` (a Harbor task) runs in its image
+under docker / podman, and its workspace is the image's working folder
+(``task_images``).
+
 After the session, ``output.keep_workspaces`` (``failed``, the default;
 ``all``; ``none``) decides whether the folder is kept under
 ``reports/<runId>/workspaces/`` for inspection or removed.
