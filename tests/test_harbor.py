@@ -221,3 +221,37 @@ def test_verifier_and_solution_failures_are_errors_of_their_own(tmp_path):
     assert found["exit-one"]["success"] and not found["exit-one"].get("error")
     assert found["bad-solution"]["errorCode"] == "session_error"
     assert found["bad-solution"]["error"].startswith("the reference solution exited 3: broken")
+
+
+def test_a_scenario_file_may_use_mounts_a_reward_and_a_solution_too(tmp_path):
+    """The same pieces without Harbor's layout: paths relative to the scenario file, checked to stay inside its folder."""
+    require("bwrap")
+    scenarios = tmp_path / "scenarios"
+    for folder in ("repo", "checks", "answer"):
+        (scenarios / folder).mkdir(parents=True)
+    (scenarios / "repo" / "value.txt").write_text("1\n")
+    (scenarios / "checks" / "check.sh").write_text('[ "$(cat value.txt)" = 2 ] && echo 1 > /out/reward.txt || echo 0 > /out/reward.txt\n')
+    (scenarios / "answer" / "set.sh").write_text("echo 2 > value.txt\n")
+    scenario = {
+        "id": "set-two", "name": "Set two", "prompt": "Write 2 into value.txt.", "workspace": {"path": "repo"},
+        "verify": [{"name": "check", "command": "bash /checks/check.sh", "mounts": {"/checks": "checks"}, "logsDir": "/out",
+                    "passedBy": "reward"}],
+        "solution": {"command": "bash /answer/set.sh", "mounts": {"/answer": "answer"}},
+    }
+    (scenarios / "set-two.json").write_text(json.dumps(scenario))
+    profile = {"modes": {"m": {}}, "scenarios": {"path": "scenarios"}, "provider": {"id": "oracle"}, "scorer": {"id": "verify"},
+               "execution": {"repetitions": 1, "warmup": False, "sandbox": "bwrap"}}
+    path = tmp_path / "profile.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    done = profiler(tmp_path, "run", str(path), "--run-id", "s", "--no-report", "--progress", "none", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [row] = rows(tmp_path, "s")
+    assert row["success"] and row["reward"] == 1.0, row
+    assert (scenarios / "repo" / "value.txt").read_text() == "1\n"  # the original is never changed
+
+    scenario["verify"][0]["mounts"] = {"/checks": "../elsewhere"}
+    (tmp_path / "elsewhere").mkdir()
+    (scenarios / "set-two.json").write_text(json.dumps(scenario))
+    result = CliRunner().invoke(cli, ["validate", str(path)])
+    assert result.exit_code == 1
+    assert f"Error: {scenarios / 'set-two.json'}: $.verify[0].mounts./checks: '../elsewhere' is outside the scenario folder" in result.output

@@ -152,7 +152,10 @@ def _copies(mounts: dict[str, str], scratch: Path) -> list[tuple[str, Path]]:
     for index, (target, source) in enumerate(mounts.items()):
         copy = scratch / f"mount-{index}"
         try:
-            shutil.copytree(source, copy, symlinks=True)
+            if Path(source).is_dir():
+                shutil.copytree(source, copy, symlinks=True)
+            else:
+                shutil.copy2(source, copy)
         except OSError as exc:
             raise ProfilerError(f"provider 'oracle': cannot copy {source!r} for {target}: {exc.strerror or exc}") from None
         copies.append((target, copy))

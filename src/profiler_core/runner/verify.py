@@ -71,9 +71,10 @@ async def run_verifiers(workspaces: Workspaces, scenario: Scenario, folder: Path
             _copy_in(spec, folder)
             env = {**spec.env, "PROFILER_VERIFIER_DIR": str(logs), "PROFILER_WORKSPACE": str(folder)}
             where = workspaces.where(spec.network, _mounts(spec, logs, scratch), settings=task.settings if task else None)
-            if (spec.mounts or spec.logs_dir) and not where.confined:
+            inside = [*spec.mounts, *([spec.logs_dir] if spec.logs_dir else [])]
+            if inside and not where.confined:
                 # /tests, /logs/verifier cannot exist on the host: never write there.
-                raise VerifierError(f"verifier {spec.name!r} needs a sandbox (it uses {', '.join([*spec.mounts, *filter(None, [spec.logs_dir])])})")
+                raise VerifierError(f"verifier {spec.name!r} needs a sandbox (it uses {', '.join(inside)})")
             result = await workspaces.run(spec.command, folder, timeout_s=spec.timeout_ms / 1000, env=env, where=where)
             _refuse_unrunnable(spec, result)
             reward, named = read_reward(logs, spec.name)
@@ -99,8 +100,7 @@ def _mounts(spec: VerifierSpec, logs: Path, scratch: Path) -> tuple[Mount, ...]:
             if Path(source).is_dir():
                 shutil.copytree(source, copy, symlinks=True)
             else:
-                copy.mkdir()
-                shutil.copy2(source, copy / Path(source).name)
+                shutil.copy2(source, copy)
         except OSError as exc:
             raise VerifierError(f"verifier {spec.name!r}: cannot copy {source!r} for {target}: {exc.strerror or exc}") from None
         mounts.append(Mount(source=copy, target=target, writable=True))
@@ -114,7 +114,7 @@ def _checkpoint(spec: VerifierSpec, result: CommandResult, reward: float | None)
         if reward is None:
             raise VerifierError(f"verifier {spec.name!r} wrote no reward (reward.txt or reward.json in {spec.logs_dir or '$PROFILER_VERIFIER_DIR'})")
         return CheckpointResult(
-            id=f"verify:{spec.name}", description=spec.command, passed=reward >= 1, actual=f"reward {reward:g}\n{actual}"[:ACTUAL_TAIL],
+            id=f"verify:{spec.name}", description=spec.command, passed=reward >= 1, actual=f"reward {reward:g}\n{actual[-(ACTUAL_TAIL - 40):]}",
             expected="reward 1",
         )
     return CheckpointResult(id=f"verify:{spec.name}", description=spec.command, passed=result.ok, actual=actual, expected="exit status 0")
