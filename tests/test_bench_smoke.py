@@ -137,3 +137,16 @@ def test_bench_decoders_prints_each_decoders_cost_per_row(parity_dir):
     costs = {line.split()[0]: float(line.split()[1]) for line in lines[1:]}
     assert {"columnar", "orjson+cattrs"} <= set(costs)
     assert all(cost > 0 for cost in costs.values())
+
+
+def test_bench_workspace_measures_every_way_and_finds_the_hard_link_hazard():
+    """The workspace benchmark runs (``--quick``) and tells that only a hard-linked copy lets an edit reach the source."""
+    bench = Path(__file__).resolve().parent.parent / "bench" / "bench_workspace.py"
+    done = subprocess.run([sys.executable, str(bench), "--quick", "--json"], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert sorted(result["ways"]) == ["clone", "copy", "hardlink", "reflink"]
+    assert {way: f["edit_changes_source"] for way, f in result["ways"].items()} == {
+        "clone": False, "copy": False, "hardlink": True, "reflink": False,
+    }
+    assert all(f["prepare_ms"] > 0 for f in result["ways"].values())

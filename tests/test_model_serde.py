@@ -39,11 +39,17 @@ _OVERRIDES = {
     (m.TokenBreakdown, "active"): st.none(),
     ("*", "reward"): st.none() | st.floats(0, 1, allow_nan=False),
     (m.VerifierSpec, "timeout_ms"): st.integers(1, 10**7),
+    (m.TaskEnvironment, "build_timeout_ms"): st.integers(1, 10**7),
+    # Paths inside a sandbox: absolute, not `/`.
+    ("*", "mounts"): st.dictionaries(_text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")), _text, max_size=3),
+    ("*", "logs_dir"): st.none() | _text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")),
+    (m.TaskEnvironment, "workdir"): st.none() | _text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")),
 }
 
 #: Classes whose fields depend on each other: a workspace is a folder or a repository, not both.
 _CLASS_OVERRIDES = {
-    m.WorkspaceSpec: st.builds(m.WorkspaceSpec, path=_text) | st.builds(m.WorkspaceSpec, git=_text, ref=st.none() | _text),
+    m.WorkspaceSpec: st.builds(m.WorkspaceSpec, path=_text, exclude=st.lists(_text, max_size=2).map(tuple))
+    | st.builds(m.WorkspaceSpec, git=_text, ref=st.none() | _text),
 }
 
 

@@ -36,6 +36,7 @@ from .profile_schema import (
     OutputConfig,
     PositiveCount,
     Profile,
+    ProviderSection,
 )
 from .profile_settings import ENVIRONMENT_SETTINGS, gather_settings
 from .serde import iter_errors, json_kind, structure, structure_detailed, unstructure
@@ -285,6 +286,8 @@ SCENARIO_SUFFIXES = (".json", ".yaml", ".yml")
 SCENARIO_SETS_FILE = "scenario-sets.json"
 #: ``scenarios.format`` of the core layout (the default)
 CORE_SCENARIO_FORMAT = "profiler"
+#: ``scenarios.format`` of Harbor task directories (docs/harbor.md)
+HARBOR_SCENARIO_FORMAT = "harbor"
 
 
 def _read_data_file(path: Path) -> Any:
@@ -297,16 +300,23 @@ def load_scenarios(
     timeout_default_ms: int = DEFAULT_TIMEOUT_MS,
     allowed_retries: int = 0,
     scenario_format: ScenarioFormat | None = None,
+    harbor: bool = False,
 ) -> tuple[list[Scenario], ScenarioSets, list[str], set[str]]:
     """Load every scenario file of ``folder`` (one scenario, or a list, per file) and its sets.
 
     ``scenario_format`` (a plugin's, from ``scenarios.format``) turns each file's
-    data into a scenario; without it the core layout applies.
+    data into a scenario; without it the core layout applies. ``harbor``: the
+    folder holds Harbor task directories (``profiler_core.harbor``).
 
     Returns the scenarios, the sets, one line per problem, and the ids of the
     scenarios that failed to load (the ``id`` they state, else the file's stem),
     so that selecting them is not reported a second time as an unknown id.
     """
+    if harbor:
+        from .harbor import load_tasks
+
+        tasks, task_problems, failed = load_tasks(folder, timeout_default_ms=timeout_default_ms, allowed_retries=allowed_retries)
+        return tasks, _load_sets(folder, task_problems), task_problems, failed
     problems: list[str] = []
     scenarios: list[Scenario] = []
     unloadable: set[str] = set()
@@ -354,14 +364,31 @@ def load_scenarios(
                 continue
             seen[scenario.id] = path
             scenarios.append(scenario)
-    sets = ScenarioSets()
+    return scenarios, _load_sets(folder, problems), problems, unloadable
+
+
+def _load_sets(folder: Path, problems: list[str]) -> ScenarioSets:
+    """The folder's ``scenario-sets.json`` (none: no sets); a problem is added to ``problems``."""
     sets_path = folder / SCENARIO_SETS_FILE
     if sets_path.exists():
         try:
-            sets = structure(_read_data_file(sets_path), ScenarioSets, source=str(sets_path))
+            return structure(_read_data_file(sets_path), ScenarioSets, source=str(sets_path))
         except ProfilerError as exc:
             problems.append(str(exc))
-    return scenarios, sets, problems, unloadable
+    return ScenarioSets()
+
+
+def sandbox_needed(scenarios: list[Scenario] | tuple[Scenario, ...]) -> str | None:
+    """Why ``execution.sandbox: none`` cannot run these scenarios (paths inside a sandbox), else None."""
+    needing = [s for s in scenarios if s.sandbox_paths]
+    if not needing:
+        return None
+    paths = ", ".join(dict.fromkeys(p for s in needing for p in s.sandbox_paths))
+    names = ", ".join(s.id for s in needing[:3]) + (f" and {len(needing) - 3} more" if len(needing) > 3 else "")
+    return (
+        f"none cannot run {names}: their commands use {paths}, which exist only inside a sandbox "
+        "(set execution.sandbox to bwrap, docker or podman)"
+    )
 
 
 def resolve_task_paths(scenario: Scenario, source_dir: Path, root: Path, where: str) -> Scenario:
@@ -391,8 +418,29 @@ def resolve_task_paths(scenario: Scenario, source_dir: Path, root: Path, where: 
             if not found.exists():
                 raise ConfigError(f"{key}: {source!r}: no such file or folder")
             files[destination] = str(found)
-        verifiers.append(attrs.evolve(verifier, files=files))
-    return attrs.evolve(scenario, workspace=workspace, verify=tuple(verifiers))
+        mounts = _resolve_sources(verifier.mounts, source_dir, root, f"{where}: $.verify[{index}].mounts")
+        verifiers.append(attrs.evolve(verifier, files=files, mounts=mounts))
+    solution = scenario.solution
+    if solution is not None:
+        solution = attrs.evolve(solution, mounts=_resolve_sources(solution.mounts, source_dir, root, f"{where}: $.solution.mounts"))
+    environment = scenario.environment
+    if environment is not None and environment.dockerfile is not None:
+        dockerfile = _inside_root(source_dir, environment.dockerfile, root, f"{where}: $.environment.dockerfile")
+        if not dockerfile.is_file():
+            raise ConfigError(f"{where}: $.environment.dockerfile: {environment.dockerfile!r}: no such file")
+        environment = attrs.evolve(environment, dockerfile=str(dockerfile))
+    return attrs.evolve(scenario, workspace=workspace, verify=tuple(verifiers), solution=solution, environment=environment)
+
+
+def _resolve_sources(mounts: Mapping[str, str], source_dir: Path, root: Path, key: str) -> dict[str, str]:
+    """``mounts`` (inside path -> source) with each source made absolute; each must exist inside ``root``."""
+    resolved = {}
+    for target, source in mounts.items():
+        found = _inside_root(source_dir, source, root, f"{key}.{target}")
+        if not found.exists():
+            raise ConfigError(f"{key}.{target}: {source!r}: no such file or folder")
+        resolved[target] = str(found)
+    return resolved
 
 
 def _inside_root(source_dir: Path, relative: str, root: Path, key: str) -> Path:
@@ -419,7 +467,7 @@ def _parse_with(scenario_format: ScenarioFormat, item: dict[str, Any], where: st
 
 def _scenario_format(name: str | None, problems: _Problems, registry: Registry | None) -> ScenarioFormat | None:
     """The registered format ``scenarios.format`` names (None for the core layout or a problem)."""
-    if name is None or name == CORE_SCENARIO_FORMAT:
+    if name is None or name in (CORE_SCENARIO_FORMAT, HARBOR_SCENARIO_FORMAT):
         return None
     if registry is None:
         from .plugins import default_plugin_manager  # plugins import this module: late import
@@ -484,10 +532,10 @@ def load_profile(
     """Load and validate a profile; CLI ``overrides`` win over the environment, which wins over YAML and defaults.
 
     Overrides: ``modes``, ``models``, ``scenario_ids``, ``scenario_set``, ``repetitions``,
-    ``retries``, ``skip_warmup``, ``concurrency``, ``settings`` (``--set`` keys and
-    values) and ``environment`` (the environment names to apply instead of the
-    process's: a resumed run's recorded ones). ``registry`` is where a
-    ``scenarios.format`` is looked up (default: the process's installed plugins).
+    ``retries``, ``skip_warmup``, ``concurrency``, ``provider`` (an id replacing ``provider``), ``settings``
+    (``--set`` keys and values) and ``environment`` (the environment names to apply instead of the
+    process's: a resumed run's recorded ones). ``registry`` is where a ``scenarios.format`` is looked
+    up (default: the process's installed plugins).
     """
     profile_path = Path(path)
     if not profile_path.is_file():
@@ -563,6 +611,11 @@ def parse_profile(
     output = attrs.evolve(output, results_dir=resolve(output.results_dir), reports_dir=resolve(output.reports_dir))
 
     provider_section = section("provider", None)
+    if overrides.get("provider") and sections["provider"] is not _FAILED:
+        wanted = overrides["provider"]
+        if provider_section is None or provider_section.id != wanted:
+            # Another provider: the profile's options and model were the other one's.
+            provider_section = ProviderSection(id=wanted)
     provider = None
     provider_model, port = DEFAULT_MODEL, 0
     if provider_section is not None:
@@ -624,7 +677,7 @@ def parse_profile(
             scenario_set, ids = overrides["scenario_set"], None
         scenario_format = _scenario_format(sc.format, problems, registry)
         folder = Path(scenarios_path)
-        if sc.format not in (None, CORE_SCENARIO_FORMAT) and scenario_format is None:
+        if sc.format not in (None, CORE_SCENARIO_FORMAT, HARBOR_SCENARIO_FORMAT) and scenario_format is None:
             pass  # files of an unknown format: nothing more to say about them
         elif not folder.is_dir():
             problems.add("scenarios.path", f"scenario folder {folder} does not exist")
@@ -634,6 +687,7 @@ def parse_profile(
                 timeout_default_ms=execution.timeout_default_ms,
                 allowed_retries=execution.allowed_retries,
                 scenario_format=scenario_format,
+                harbor=sc.format == HARBOR_SCENARIO_FORMAT,
             )
             problems.items.extend(scenario_problems)
             scenarios, select_problems = select_scenarios(
@@ -648,6 +702,8 @@ def parse_profile(
 
     if execution.stop is not None:
         _check_stop_modes(execution.stop, modes, problems)
+    if execution.sandbox == "none" and (why := sandbox_needed(scenarios)):
+        problems.add("execution.sandbox", why)
     problems.raise_if_any()
     assert provider is not None and mode_resolver is not None  # else a problem was recorded
     return ProfilerConfig(

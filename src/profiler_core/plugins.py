@@ -55,6 +55,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.providers.claude_code",
     "profiler_core.providers.codex",
     "profiler_core.providers.opencode",
+    "profiler_core.providers.oracle",
     "profiler_core.judges.openai",
     "profiler_core.judges.opencode",
     "profiler_core.scorers.llm_judge",

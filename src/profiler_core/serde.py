@@ -42,7 +42,7 @@ from .textcut import shown
 T = TypeVar("T")
 
 #: Fields omitted from JSON when they hold this value (besides ``None`` defaults).
-_OMIT_WHEN_DEFAULT = {"attempts", "setup", "verify", "verifications", "model_calls"}
+_OMIT_WHEN_DEFAULT = {"attempts", "setup", "verify", "verifications", "model_calls", "exclude", "mounts", "passed_by"}
 
 
 def camel(name: str) -> str:

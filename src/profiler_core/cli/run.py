@@ -16,10 +16,11 @@ from .progress import make_progress, progress_option
 LOG_LEVELS = {"debug": "DEBUG", "info": "INFO", "warn": "WARNING", "warning": "WARNING", "error": "ERROR"}
 
 
-def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency) -> dict:
+def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, provider=None) -> dict:
     return {
         k: v
         for k, v in {
+            "provider": provider,
             "modes": list(mode),
             "models": list(model),
             "scenario_ids": list(scenario),
@@ -113,6 +114,7 @@ def print_summary(rows, console, labels=None) -> None:
 
 @click.command("run")
 @click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--provider", "provider_id", metavar="ID", help="Use this provider instead of the profile's (its options are dropped), e.g. `oracle`.")
 @click.option("--mode", multiple=True, help="Run only this mode (repeatable).")
 @click.option("--model", multiple=True, help="Run this model (repeatable; replaces `models`).")
 @click.option("--scenario", multiple=True, help="Run only this scenario id (repeatable; wins over sets).")
@@ -132,7 +134,7 @@ def print_summary(rows, console, labels=None) -> None:
 @click.option("--set", "set_values", multiple=True, metavar="KEY=VALUE", help="Set any profile key (YAML value), e.g. execution.repetitions=3 (repeatable).")
 @progress_option
 @pass_manager
-def run_command(manager, profile, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, set_values, progress, junit_file):
+def run_command(manager, profile, provider_id, mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, force, no_report, allow_errors, time_limit, dry_run, set_values, progress, junit_file):
     """Run a profile: every model x mode x scenario x repetition.
 
     Any profile key can be set for this run with --set (validated like the
@@ -150,13 +152,14 @@ def run_command(manager, profile, mode, model, scenario, scenario_set, repetitio
       profiler run profile.yaml --resume run_20261122T051500Z_3f9a
       profiler run profile.yaml --dry-run
       profiler run profile.yaml --junit profile-junit.xml
+      profiler run examples/tasks/profile.yaml --provider oracle --repetitions 1
     """
     import trio
     from rich.console import Console
 
     from ..runner.launch import run_from_profile
 
-    overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency)
+    overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, provider_id)
     if set_values:
         overrides["settings"] = _settings(set_values)
     if dry_run:

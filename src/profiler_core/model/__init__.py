@@ -37,7 +37,7 @@ from .run import (
     RunManifest,
     StopRecord,
 )
-from .scenario import Scenario, ScenarioSets, VerifierSpec, WorkspaceSpec
+from .scenario import Scenario, ScenarioSets, SolutionSpec, TaskEnvironment, VerifierSpec, WorkspaceSpec
 from .scoring import ScorerCheckResult, ScorerContext, ScorerResult
 from .session import CreateSessionParams, ModeConfig, PermissionConfig, PromptResult, ProviderConfig, SessionHandle
 from .trace import (
@@ -98,9 +98,11 @@ __all__ = [
     "SessionAnalysisBundle",
     "SessionHandle",
     "SessionTrace",
+    "SolutionSpec",
     "StopRecord",
     "StringFinding",
     "TableFinding",
+    "TaskEnvironment",
     "TextOutputEvent",
     "TimingBreakdown",
     "TimingSegment",

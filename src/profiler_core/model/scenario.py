@@ -10,6 +10,15 @@ from ._validators import as_tuple, non_empty, non_negative, positive
 
 #: What a sandboxed command may reach: nothing, only the model endpoint(s), or everything.
 Network = Literal["none", "model", "full"]
+#: What passes a verifier's checkpoint: its exit status 0, or a reward of 1 it wrote (Harbor's rule).
+PassedBy = Literal["exit", "reward"]
+
+
+def _sandbox_paths(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    """Paths inside a sandbox: absolute, not ``/``, without ``..``."""
+    for path in value if isinstance(value, dict) else ([value] if value is not None else []):
+        if not isinstance(path, str) or not path.startswith("/") or path.rstrip("/") == "" or ".." in path.split("/"):
+            raise ValueError(f"{attribute.name}: expected an absolute path inside the sandbox (not / and without ..), got {path!r}")
 
 
 def _one_source(instance: WorkspaceSpec, attribute: attrs.Attribute, value: Any) -> None:
@@ -29,6 +38,8 @@ class WorkspaceSpec:
     git: str | None = attrs.field(default=None, validator=_one_source)
     #: the branch, tag or commit checked out (default: the repository's HEAD)
     ref: str | None = None
+    #: file names at the top of a copied ``path`` left out of the workspace (glob patterns; a Harbor task's ``Dockerfile``)
+    exclude: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
 
 @attrs.frozen(kw_only=True)
@@ -46,6 +57,41 @@ class VerifierSpec:
     files: dict[str, str] = attrs.field(factory=dict)
     #: what the verifier may reach: ``none`` (default), ``model`` or ``full``
     network: Network = "none"
+    #: folders shown inside the verifier's sandbox (a fresh, writable copy each run): path inside -> source
+    #: (relative to the scenario file), as Harbor shows ``tests/`` at ``/tests``; needs a sandbox
+    mounts: dict[str, str] = attrs.field(factory=dict, validator=_sandbox_paths)
+    #: where the verifier's own folder (``$PROFILER_VERIFIER_DIR``) also appears inside the sandbox
+    #: (Harbor's ``/logs/verifier``); needs a sandbox
+    logs_dir: str | None = attrs.field(default=None, validator=_sandbox_paths)
+    #: what passes the checkpoint: ``exit`` (status 0) or ``reward`` (it must write a reward; 1 passes)
+    passed_by: PassedBy = "exit"
+
+
+@attrs.frozen(kw_only=True)
+class TaskEnvironment:
+    """A task's own environment: a Dockerfile (or a local image) its sessions run in under docker or podman."""
+
+    #: the Dockerfile, built once per run under docker / podman (its folder is the build context)
+    dockerfile: str | None = None
+    #: a local image used instead of building one (no registry is contacted)
+    image: str | None = None
+    #: where the workspace also appears inside the sandbox: the image's working folder (``WORKDIR``, e.g. ``/app``)
+    workdir: str | None = attrs.field(default=None, validator=_sandbox_paths)
+    #: how long building the image may take
+    build_timeout_ms: int = attrs.field(default=600_000, validator=positive)
+
+
+@attrs.frozen(kw_only=True)
+class SolutionSpec:
+    """A task's reference solution: a command the ``oracle`` provider runs in the session's workspace."""
+
+    #: a shell command (``bash -c``), run in the workspace, in the run's sandbox
+    command: str = attrs.field(validator=non_empty)
+    #: environment variables of the command (on top of a minimal one)
+    env: dict[str, str] = attrs.field(factory=dict)
+    #: folders shown inside the sandbox (a fresh, writable copy): path inside -> source, as Harbor shows
+    #: ``solution/`` at ``/solution``; needs a sandbox
+    mounts: dict[str, str] = attrs.field(factory=dict, validator=_sandbox_paths)
 
 
 @attrs.frozen(kw_only=True)
@@ -66,6 +112,20 @@ class Scenario:
     setup: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     #: commands that decide, after the agent, whether the task is done (``verify:<name>`` checkpoints)
     verify: tuple[VerifierSpec, ...] = attrs.field(default=(), converter=as_tuple)
+    #: the task's own environment (a Dockerfile built for container sandboxes, its working folder)
+    environment: TaskEnvironment | None = None
+    #: the task's reference solution (run by the ``oracle`` provider)
+    solution: SolutionSpec | None = None
+
+    @property
+    def sandbox_paths(self) -> tuple[str, ...]:
+        """Paths this scenario's commands use inside a sandbox (they cannot exist on the host)."""
+        paths = [p for v in self.verify for p in (*v.mounts, *([v.logs_dir] if v.logs_dir else []))]
+        if self.solution is not None:
+            paths += list(self.solution.mounts)
+        if self.environment is not None and self.environment.workdir:
+            paths.append(self.environment.workdir)
+        return tuple(dict.fromkeys(paths))
 
 
 @attrs.frozen(kw_only=True)

@@ -8,6 +8,7 @@ import attrs
 
 from ._validators import as_tuple, non_empty, non_negative
 from .metrics import CompletionReason, PromptMetrics
+from .scenario import Scenario
 
 
 @attrs.frozen(kw_only=True)
@@ -46,6 +47,11 @@ class CreateSessionParams:
     #: the folder the session works in, prepared by the runner (a fresh copy of the scenario's
     #: workspace, or a fresh empty folder); None only when a caller outside the runner creates sessions
     workspace: str | None = None
+    #: the scenario itself, for a provider that needs more than its prompt (the ``oracle``'s reference solution)
+    scenario: Scenario | None = None
+    #: this session's sandbox when it is not the run's (``ProviderConfig.sandbox``): a task's own
+    #: container image and working folder (a ``profiler_core.sandbox.SandboxSettings``); None: the run's
+    sandbox: Any = None
 
 
 @attrs.frozen(kw_only=True)

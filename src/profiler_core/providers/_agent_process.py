@@ -44,6 +44,8 @@ from ..processes import end_process_group, signal_group, track_group
 if TYPE_CHECKING:
     import trio
 
+    from ..sandbox import Mount
+
 log = logging.getLogger("agent_profiler")
 
 class AgentError(ProfilerError):
@@ -473,14 +475,17 @@ class AgentProvider:
         options = live.setup.options
         if not live.setup.confined:
             return await run_agent(command, env=env, cwd=live.dirs.work, log_dir=live.dirs.root, grace_s=options.kill_grace_s, on_line=on_line)
-        from ..sandbox import Job, Mount, confine
+        from ..sandbox import Job, confine
 
+        # The task's own sandbox (its image, its working folder) when it brings one, else the run's.
+        settings = live.params.sandbox or live.setup.sandbox
         job = Job(
             argv=tuple(command), env=env, workspace=live.dirs.work, home=live.dirs.home, tmp=live.dirs.tmp,
             endpoints=(options.base_url or self.default_endpoint,),
-            mounts=tuple(Mount(source=folder) for folder in _installed_under_home(live.setup.binary)), name=self.id,
+            mounts=tuple(program_folders(live.setup.binary, container=settings.container)),
+            name=self.id,
         )
-        async with confine(live.setup.sandbox, job) as box:
+        async with confine(settings, job) as box:
             return await run_agent(box.argv, env=box.env, cwd=box.cwd, log_dir=live.dirs.root, grace_s=options.kill_grace_s, on_line=on_line)
 
     def failure(self, live: LiveSession, message: str) -> AgentError:
@@ -496,16 +501,29 @@ class AgentProvider:
             raise ProfilerError(f"provider {self.id!r}: unknown session {handle.session_id!r} (destroyed, or never created)") from None
 
 
-def _installed_under_home(binary: str) -> list[Path]:
-    """The package folder of an agent installed under the user's home, which a sandbox hides (else nothing)."""
-    resolved = Path(binary).resolve()
-    home = Path.home().resolve()
-    if home not in resolved.parents:
+def program_folders(binary: str, *, container: bool = False) -> list[Mount]:
+    """The agent program's folder, shown read-only in a sandbox that would not show it: an install under
+    the user's home (hidden), or, in a container, anywhere outside the host toolchain's folders (there also
+    at the path the program is started by, when a symbolic link leads to it: a container has no such link)."""
+    from ..sandbox import Mount
+    from ..sandbox.containers import HOST_DIRS
+
+    given = Path(binary).absolute()
+    resolved = given.resolve()
+    hidden = Path.home().resolve() in resolved.parents
+    outside = container and not any(Path(folder) in resolved.parents for folder in HOST_DIRS)
+    if not hidden and not outside:
         return []
-    for parent in resolved.parents:
-        if parent.name == "node_modules":
-            return [parent]
-    return [resolved.parent]
+    folder, started_from = _package_folder(resolved), _package_folder(given)
+    mounts = [Mount(source=folder)]
+    if container and started_from != folder and started_from.resolve() == folder:
+        mounts.append(Mount(source=folder, target=started_from))
+    return mounts
+
+
+def _package_folder(program: Path) -> Path:
+    """The ``node_modules`` folder holding an npm-installed program, else the program's folder."""
+    return next((parent for parent in program.parents if parent.name == "node_modules"), program.parent)
 
 
 def instructions(params: CreateSessionParams, options: AgentOptions) -> str:
@@ -527,5 +545,6 @@ __all__ = [
     "empty_trace",
     "find_binary",
     "instructions",
+    "program_folders",
     "run_agent",
 ]

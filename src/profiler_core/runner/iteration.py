@@ -272,7 +272,8 @@ async def attempt_cell(
         await _prepare_workspace(state, scenario, done)
         params = CreateSessionParams(
             system_instructions=mode_config.system_instructions, scenario_id=scenario.id, iteration=iteration, mode=mode,
-            model=model, workspace=str(done.folder) if done.folder is not None else None,
+            model=model, workspace=str(done.folder) if done.folder is not None else None, scenario=scenario,
+            sandbox=done.sandbox,
         )
         try:
             await _session(state, provider, params, scenario, done)
@@ -324,6 +325,8 @@ async def _prepare_workspace(state: RunState, scenario: Scenario, done: _Attempt
         return
     try:
         done.folder = await state.workspaces.prepare(scenario)
+        if scenario.environment is not None:
+            done.sandbox = (await state.workspaces.task_sandbox(scenario)).settings  # the task's image (built by prepare)
     except SetupError as exc:
         raise IterationError(f"setup failed: {exc}", code="setup_error") from None
 
@@ -365,6 +368,8 @@ class _Attempt:
     reason: str = "stop"
     #: the attempt's workspace, while it exists
     folder: Path | None = None
+    #: the session's sandbox when the task brings its own (its image); None: the run's
+    sandbox: Any = None
     verification: Verification | None = None
 
     def verification_metrics(self) -> dict[str, Any]:

@@ -220,7 +220,7 @@ class Run:
         endpoint = self.options.provider_options.get("base_url")
         return Workspaces(
             keep=cast(KeepWorkspaces, self.options.keep_workspaces), keep_dir=keep_dir, template=template,
-            sandbox=self.options.sandbox, endpoints=(str(endpoint),) if endpoint else (),
+            sandbox=self.options.sandbox, endpoints=(str(endpoint),) if endpoint else (), warnings=self.warnings,
         )
 
     def _executor(self) -> Executor:

@@ -9,6 +9,12 @@ the checkpoint ``verify:<name>`` (passed on 0, its output's end as
 ``reward``. A verifier that cannot run (a timeout, a missing program: exit
 126/127) is a verifier *error* on the row: never a pass, never the agent's
 failure.
+
+In a sandbox, a verifier may also see folders of its task at paths of their
+own (``mounts``: Harbor's ``tests/`` at ``/tests``, a fresh copy per run)
+and its folder at ``logs_dir`` (``/logs/verifier``); with ``passed_by:
+reward`` its reward decides the checkpoint (1 passes; none written is a
+verifier error), as in Harbor, where ``test.sh``'s exit status means nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from ..model import CheckpointResult, Scenario, VerifierSpec
 from ..paths import inside
 from ..sandbox import Mount
 from .commands import CommandResult
-from .workspace import Workspaces
+from .workspace import SetupError, Workspaces
 
 #: Characters of a verifier's output kept as its checkpoint's ``actual``.
 ACTUAL_TAIL = 1500
@@ -53,28 +59,65 @@ async def run_verifiers(workspaces: Workspaces, scenario: Scenario, folder: Path
     checks: list[CheckpointResult] = []
     rewards: list[float] = []
     scores: dict[str, float] = {}
+    try:
+        task = await workspaces.task_sandbox(scenario) if scenario.verify else None
+    except SetupError as exc:
+        raise VerifierError(str(exc)) from None
     for spec in scenario.verify:
-        logs = Path(tempfile.mkdtemp(prefix="verifier-", dir=workspaces.root))
+        scratch = Path(tempfile.mkdtemp(prefix="verifier-", dir=workspaces.root))
+        logs = scratch / "logs"
+        logs.mkdir()
         try:
             _copy_in(spec, folder)
             env = {**spec.env, "PROFILER_VERIFIER_DIR": str(logs), "PROFILER_WORKSPACE": str(folder)}
-            where = workspaces.where(spec.network, (Mount(source=logs, writable=True),))
+            where = workspaces.where(spec.network, _mounts(spec, logs, scratch), settings=task.settings if task else None)
+            inside = [*spec.mounts, *([spec.logs_dir] if spec.logs_dir else [])]
+            if inside and not where.confined:
+                # /tests, /logs/verifier cannot exist on the host: never write there.
+                raise VerifierError(f"verifier {spec.name!r} needs a sandbox (it uses {', '.join(inside)})")
             result = await workspaces.run(spec.command, folder, timeout_s=spec.timeout_ms / 1000, env=env, where=where)
             _refuse_unrunnable(spec, result)
             reward, named = read_reward(logs, spec.name)
         finally:
-            shutil.rmtree(logs, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
         if reward is not None:
             rewards.append(reward)
         scores.update(named)
-        checks.append(
-            CheckpointResult(
-                id=f"verify:{spec.name}", description=spec.command, passed=result.ok,
-                actual=result.output.strip()[-ACTUAL_TAIL:], expected="exit status 0",
-            )
-        )
+        checks.append(_checkpoint(spec, result, reward))
     reward = sum(rewards) / len(rewards) if rewards else None
     return Verification(checks=tuple(checks), reward=reward, scores=scores)
+
+
+def _mounts(spec: VerifierSpec, logs: Path, scratch: Path) -> tuple[Mount, ...]:
+    """The verifier's folder (at its host path and ``logs_dir``), and a fresh copy of each of its ``mounts``."""
+    mounts = [Mount(source=logs, writable=True)]
+    if spec.logs_dir:
+        mounts.append(Mount(source=logs, target=spec.logs_dir, writable=True))
+    for index, (target, source) in enumerate(spec.mounts.items()):
+        # A copy per run, writable (as Harbor uploads its tests): a verifier writing there changes no task file.
+        copy = scratch / f"mount-{index}"
+        try:
+            if Path(source).is_dir():
+                shutil.copytree(source, copy, symlinks=True)
+            else:
+                shutil.copy2(source, copy)
+        except OSError as exc:
+            raise VerifierError(f"verifier {spec.name!r}: cannot copy {source!r} for {target}: {exc.strerror or exc}") from None
+        mounts.append(Mount(source=copy, target=target, writable=True))
+    return tuple(mounts)
+
+
+def _checkpoint(spec: VerifierSpec, result: CommandResult, reward: float | None) -> CheckpointResult:
+    """``verify:<name>``: passed on exit status 0, or (``passed_by: reward``) on a reward of 1, whatever the status."""
+    actual = result.output.strip()[-ACTUAL_TAIL:]
+    if spec.passed_by == "reward":
+        if reward is None:
+            raise VerifierError(f"verifier {spec.name!r} wrote no reward (reward.txt or reward.json in {spec.logs_dir or '$PROFILER_VERIFIER_DIR'})")
+        return CheckpointResult(
+            id=f"verify:{spec.name}", description=spec.command, passed=reward >= 1, actual=f"reward {reward:g}\n{actual[-(ACTUAL_TAIL - 40):]}",
+            expected="reward 1",
+        )
+    return CheckpointResult(id=f"verify:{spec.name}", description=spec.command, passed=result.ok, actual=actual, expected="exit status 0")
 
 
 def _copy_in(spec: VerifierSpec, folder: Path) -> None:
@@ -104,7 +147,8 @@ def _refuse_unrunnable(spec: VerifierSpec, result: CommandResult) -> None:
 def read_reward(logs: Path, name: str) -> tuple[float | None, dict[str, float]]:
     """The reward a verifier wrote in ``logs`` (``reward.txt`` or ``reward.json``), and its named sub-scores."""
     text_file, json_file = logs / "reward.txt", logs / "reward.json"
-    if text_file.is_file():
+    # reward.json first when both are there, as Harbor reads them.
+    if text_file.is_file() and not json_file.is_file():
         raw = text_file.read_text(encoding="utf-8", errors="replace").strip()
         try:
             return _unit(float(raw), name, "reward.txt"), {}

@@ -7,6 +7,10 @@ at ``ref``. Without one a session gets a fresh empty folder — never the
 user's current directory. ``setup`` commands then run in it; their failure is
 a set-up error of the cell (retried like any error), not the agent's failure.
 
+A scenario with its own ``environment`` (a Harbor task) runs in its image
+under docker / podman, and its workspace is the image's working folder
+(``task_images``).
+
 After the session, ``output.keep_workspaces`` (``failed``, the default;
 ``all``; ``none``) decides whether the folder is kept under
 ``reports/<runId>/workspaces/`` for inspection or removed.
@@ -14,6 +18,7 @@ After the session, ``output.keep_workspaces`` (``failed``, the default;
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import shutil
@@ -28,6 +33,7 @@ from ..model import Scenario, WorkspaceReport
 from ..paths import inside, safe_name
 from ..sandbox import Mount, SandboxSettings
 from .commands import CommandResult, Confinement, base_environment, run_command
+from .task_images import TaskEnvironments, TaskImageError, TaskSandbox
 
 #: ``output.keep_workspaces``
 KeepWorkspaces = Literal["failed", "all", "none"]
@@ -44,7 +50,7 @@ class Workspaces:
 
     def __init__(
         self, *, keep: KeepWorkspaces = "failed", keep_dir: Path, template: str | None = None,
-        sandbox: SandboxSettings | None = None, endpoints: tuple[str, ...] = (),
+        sandbox: SandboxSettings | None = None, endpoints: tuple[str, ...] = (), warnings: list[str] | None = None,
     ) -> None:
         self.keep = keep
         #: where set-up commands and verifiers run (None or ``none``: on the host)
@@ -60,18 +66,30 @@ class Workspaces:
         self._empty: list[Path] = []
         self._clones: dict[str, Path] = {}
         self._clone_locks: dict[str, trio.Lock] = {}
+        #: the tasks' own sandboxes (a Harbor task's image, built once per run)
+        self.environments = TaskEnvironments(sandbox, self.root, warnings)
+
+    async def task_sandbox(self, scenario: Scenario) -> TaskSandbox:
+        """Where ``scenario``'s sessions and commands run (its image built on first use); ``SetupError`` when it cannot be."""
+        try:
+            return await self.environments.sandbox_for(scenario)
+        except TaskImageError as exc:
+            raise SetupError(f"environment of {scenario.id!r}: {exc}") from None
 
     async def prepare(self, scenario: Scenario) -> Path:
         """A fresh workspace for one attempt of ``scenario``, its ``setup`` commands run; ``SetupError`` on failure."""
+        task = await self.task_sandbox(scenario)
         spec = scenario.workspace
-        if spec is None and self.template is None and not scenario.setup and self._empty:
+        if spec is None and task.source is None and self.template is None and not scenario.setup and self._empty:
             return self._empty.pop()  # still empty: as good as a fresh one
         folder = self.root / f"{safe_name(scenario.id)}-{uuid.uuid4().hex[:8]}"
         try:
-            if spec is not None and spec.git is not None:
+            if task.source is not None:
+                await trio.to_thread.run_sync(_copy, task.source, folder)  # the task image's working folder
+            elif spec is not None and spec.git is not None:
                 await self._clone(spec.git, spec.ref, folder)
             elif spec is not None and spec.path is not None:
-                await trio.to_thread.run_sync(_copy, Path(spec.path), folder)
+                await trio.to_thread.run_sync(_copy, Path(spec.path), folder, spec.exclude)
             elif self.template is not None:
                 await trio.to_thread.run_sync(_copy, Path(self.template), folder)
             else:
@@ -80,18 +98,19 @@ class Workspaces:
             shutil.rmtree(folder, ignore_errors=True)
             raise SetupError(f"workspace of {scenario.id!r}: {exc.strerror or exc}") from None
         # Set-up prepares the workspace (installs what the task needs): in the sandbox, with the network.
-        setup = self.where("full")
+        setup = self.where("full", settings=task.settings)
         for command in scenario.setup:
             result = await self.run(command, folder, timeout_s=scenario.timeout_ms / 1000, where=setup)
             if not result.ok:
                 raise SetupError(f"setup command {command!r} {_how(result)}")
         return folder
 
-    def where(self, network: str | None, mounts: tuple[Mount, ...] = ()) -> Confinement:
-        """Where a task command runs: the run's sandbox with this network (a verifier's ``none`` by default)."""
-        if self.sandbox is None or not self.sandbox.confined:
+    def where(self, network: str | None, mounts: tuple[Mount, ...] = (), *, settings: SandboxSettings | None = None) -> Confinement:
+        """Where a task command runs: the run's sandbox (or the task's, ``settings``) with this network (a verifier's ``none`` by default)."""
+        base = settings or self.sandbox
+        if base is None or not base.confined:
             return Confinement()
-        return Confinement(settings=self.sandbox.for_verifier(network), mounts=mounts, endpoints=self.endpoints)
+        return Confinement(settings=base.for_verifier(network), mounts=mounts, endpoints=self.endpoints)
 
     async def run(
         self, command: str, folder: Path, *, timeout_s: float, env: dict[str, str] | None = None, where: Confinement | None = None
@@ -171,8 +190,14 @@ def _is_empty(folder: Path) -> bool:
         return False
 
 
-def _copy(source: Path, target: Path) -> None:
-    shutil.copytree(source, target, symlinks=True)
+def _copy(source: Path, target: Path, exclude: tuple[str, ...] = ()) -> None:
+    def left_out(folder: str, names: list[str]) -> list[str]:
+        # Only at the top: a Harbor task's Dockerfile, not every file of that name below it.
+        if not exclude or Path(folder) != source:
+            return []
+        return [n for n in names if any(fnmatch.fnmatchcase(n, pattern) for pattern in exclude)]
+
+    shutil.copytree(source, target, symlinks=True, ignore=left_out)
 
 
 def _list_files(folder: Path) -> tuple[str, ...]:

@@ -121,7 +121,8 @@ class Confinement:
             network = f"container:{name}-net"
         self.containers.insert(0, name)
         image = self.job.image or self.settings.image
-        self.argv = container_command(binary, kind, name, layout, network, image, self.env, self.job.argv)
+        toolchain = image is None or self.settings.host_toolchain
+        self.argv = container_command(binary, kind, name, layout, network, image, self.env, self.job.argv, host_toolchain=toolchain)
         self.env = client_environment(self.env)
 
     # -- cleaning up ------------------------------------------------------------

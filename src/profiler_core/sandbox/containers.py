@@ -165,13 +165,17 @@ def _hidden_mounts(layout: Layout, visible: list[Path]) -> list[str]:
 
 
 def container_command(
-    binary: str, kind: str, name: str, layout: Layout, network: str, image: str | None, env: dict[str, str], argv: tuple[str, ...]
+    binary: str, kind: str, name: str, layout: Layout, network: str, image: str | None, env: dict[str, str], argv: tuple[str, ...],
+    *, host_toolchain: bool | None = None,
 ) -> list[str]:
-    """``docker|podman run ... IMAGE ARGV`` for one job; ``network`` is ``none``, ``host`` or ``container:NAME``."""
+    """``docker|podman run ... IMAGE ARGV`` for one job; ``network`` is ``none``, ``host`` or ``container:NAME``.
+
+    ``host_toolchain``: bind the host's toolchain folders (default: only into the host image).
+    """
     command = [binary, *_common(kind, name), *_init(kind)]
     command += ["--network", network, "--tmpfs", "/tmp:rw,exec,nosuid,nodev,mode=1777"]
     visible: list[Path] = []
-    if image is None:
+    if host_toolchain or (host_toolchain is None and image is None):
         command += _host_mounts()
         visible += [Path(f) for f in HOST_DIRS]
     for folder in dict.fromkeys((layout.workspace, layout.home, layout.tmp)):

@@ -104,6 +104,9 @@ def make_layout(settings: SandboxSettings, job: Job, plan: NetworkPlan) -> Layou
     tmp.mkdir(exist_ok=True)
     hidden = [*user_homes(), *(Path(p).absolute() for p in settings.hide_paths), *job.hide]
     mounts = [*job.mounts, *(Mount(source=Path(p).expanduser()) for p in settings.expose_paths)]
+    if settings.workdir:
+        # A task that names its working folder (``/app``) finds its workspace there too.
+        mounts.append(Mount(source=job.workspace, target=settings.workdir, writable=True))
     python = relay_python()
     runtime = None
     if plan.relayed:

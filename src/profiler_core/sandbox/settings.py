@@ -56,6 +56,11 @@ class SandboxSettings:
     hide_paths: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     #: host paths shown read-only although hidden (a toolchain under the home, e.g. ``~/.pyenv``)
     expose_paths: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    #: with ``image``: bind the host's toolchain into it too, as into the host image (an image built
+    #: ``FROM`` the host image, e.g. a task's, offline)
+    host_toolchain: bool = False
+    #: where every job's workspace also appears inside (a task's working folder, e.g. Harbor's ``/app``)
+    workdir: str | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.sandbox == "none" and self.network in ("none", "model"):

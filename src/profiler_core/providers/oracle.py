@@ -1,0 +1,179 @@
+"""The ``oracle`` provider: "solves" each task with its reference solution, to check tasks and verifiers.
+
+::
+
+    profiler run examples/tasks/profile.yaml --provider oracle --repetitions 1
+
+For every session it runs the scenario's ``solution`` command (a Harbor
+task's ``bash /solution/solve.sh``, with ``solution/`` at ``/solution``) in
+the session's workspace, in the run's sandbox (the task's image under docker
+or podman), as an agent would run. The verifiers then judge the result: a
+task whose reference solution does not pass its own verifier is broken, and
+that is found before money is spent on agents.
+
+The answer costs nothing: zero tokens, the command's output as its text, and
+one ``bash`` tool call in its trace. A solution that exits non-zero is an
+error row (``session_error``); a scenario without a solution is an error row
+naming it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .._hookmarkers import hookimpl
+from ..errors import ProfilerError
+from ..model import (
+    CreateSessionParams,
+    PromptMetrics,
+    PromptResult,
+    ProviderConfig,
+    Scenario,
+    SessionHandle,
+    SessionTrace,
+    TimingBreakdown,
+    TokenBreakdown,
+    ToolCallEvent,
+    ToolCallRecord,
+    TraceSummary,
+    Turn,
+    TurnBoundaryEvent,
+)
+
+__all__ = ["OracleProvider", "profiler_register_providers"]
+
+#: characters of the solution's output kept as the answer's text
+TEXT_TAIL = 4000
+
+
+@attrs.define
+class _Session:
+    scenario: Scenario
+    workspace: Path
+    sandbox: Any
+    trace: SessionTrace | None = None
+
+
+class OracleProvider:
+    """Runs each scenario's reference solution in the session's workspace (no model, no tokens)."""
+
+    id = "oracle"
+
+    def __init__(self) -> None:
+        """No options: the solution is the task's."""
+        self._sandbox: Any = None
+        self._sessions: dict[str, _Session] = {}
+
+    def init(self, config: ProviderConfig) -> None:
+        """Keep the run's sandbox (solutions run where agents would)."""
+        self._sandbox = config.sandbox
+
+    def create_session(self, params: CreateSessionParams) -> SessionHandle:
+        """A session of ``params.scenario``; one without a reference solution is refused in one line."""
+        scenario = params.scenario
+        if scenario is None or params.workspace is None:
+            raise ProfilerError("provider 'oracle' needs the runner's scenario and workspace (CreateSessionParams.scenario, .workspace)")
+        if scenario.solution is None:
+            raise ProfilerError(f"scenario {scenario.id!r} has no reference solution (a Harbor task's solution/solve.sh)")
+        session_id = f"oracle-{uuid.uuid4().hex[:12]}"
+        self._sessions[session_id] = _Session(
+            scenario=scenario, workspace=Path(params.workspace), sandbox=params.sandbox or self._sandbox
+        )
+        return SessionHandle(session_id=session_id, provider=self.id, created_at=datetime.now(UTC).isoformat())
+
+    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+        """Run the solution to its end (or ``timeout_ms``); its output is the answer."""
+        from ..runner.commands import Confinement, base_environment, run_command
+        from ..sandbox import Mount
+
+        session = self._live(handle)
+        solution = session.scenario.solution
+        assert solution is not None
+        timeout_s = (timeout_ms or session.scenario.timeout_ms) / 1000
+        scratch = Path(tempfile.mkdtemp(prefix="profiler-oracle-"))
+        try:
+            mounts = _copies(solution.mounts, scratch)
+            confined = session.sandbox is not None and session.sandbox.confined
+            if mounts and not confined:
+                raise ProfilerError(f"scenario {session.scenario.id!r}: its solution uses {', '.join(solution.mounts)}, which needs a sandbox")
+            where = Confinement(settings=session.sandbox, mounts=tuple(Mount(source=s, target=t, writable=True) for t, s in mounts))
+            started = datetime.now(UTC)
+            result = await run_command(
+                ["bash", "-c", solution.command], cwd=session.workspace, env=base_environment(scratch, solution.env),
+                timeout_s=timeout_s, where=where,
+            )
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        output = result.output.strip()[-TEXT_TAIL:]
+        error = None
+        if not result.ok:
+            how = result.error or ("timed out" if result.timed_out else f"exited {result.exit_code}")
+            error = f"the reference solution {how}: {output[-300:]}".rstrip(": ")
+        session.trace = _trace(handle.session_id, solution.command, output, started, result.wall_ms, error)
+        return PromptResult(
+            text=output,
+            metrics=PromptMetrics(
+                tokens=TokenBreakdown(), timing=TimingBreakdown(wall_ms=result.wall_ms),
+                tool_calls=(ToolCallRecord(name="bash", category="shell", success=error is None, duration_ms=result.wall_ms, error=error),),
+            ),
+            completion_reason="timeout" if result.timed_out else "stop",
+            error=error,
+        )
+
+    def export_session(self, handle: SessionHandle) -> SessionTrace | None:
+        """One turn with the solution's one ``bash`` call (None before the prompt)."""
+        return self._live(handle).trace
+
+    def destroy_session(self, handle: SessionHandle) -> None:
+        """Forget the session (the runner owns its workspace)."""
+        self._sessions.pop(handle.session_id, None)
+
+    def shutdown(self) -> None:
+        """Nothing is left running: each solution ended with its prompt."""
+        self._sessions.clear()
+
+    def _live(self, handle: SessionHandle) -> _Session:
+        try:
+            return self._sessions[handle.session_id]
+        except KeyError:
+            raise ProfilerError(f"provider 'oracle': unknown session {handle.session_id!r}") from None
+
+
+def _copies(mounts: dict[str, str], scratch: Path) -> list[tuple[str, Path]]:
+    """A fresh copy of each mounted folder (``target -> copy``): the solution may write there, the task stays as it is."""
+    copies = []
+    for index, (target, source) in enumerate(mounts.items()):
+        copy = scratch / f"mount-{index}"
+        try:
+            if Path(source).is_dir():
+                shutil.copytree(source, copy, symlinks=True)
+            else:
+                shutil.copy2(source, copy)
+        except OSError as exc:
+            raise ProfilerError(f"provider 'oracle': cannot copy {source!r} for {target}: {exc.strerror or exc}") from None
+        copies.append((target, copy))
+    return copies
+
+
+def _trace(session_id: str, command: str, output: str, started: datetime, wall_ms: float, error: str | None) -> SessionTrace:
+    ended = started + timedelta(milliseconds=wall_ms)
+    call = ToolCallEvent(name="bash", input={"command": command}, output=output, duration_ms=wall_ms, success=error is None, error=error)
+    boundary = TurnBoundaryEvent(turn_number=1, timestamp=ended.isoformat())
+    turn = Turn(number=1, events=(call,), start_timestamp=started.isoformat(), end_timestamp=ended.isoformat(), duration_ms=wall_ms)
+    return SessionTrace(
+        session_id=session_id, events=(call, boundary), turns=(turn,),
+        summary=TraceSummary(total_turns=1, total_tool_calls=1, total_tokens=TokenBreakdown(), total_duration=wall_ms),
+    )
+
+
+@hookimpl
+def profiler_register_providers() -> list[Any]:
+    """The built-in ``oracle`` provider."""
+    return [OracleProvider]
