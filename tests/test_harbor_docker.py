@@ -25,9 +25,9 @@ import pytest
 import yaml
 from tests.binaries import agent_binary
 from tests.sandbox_runtimes import containers_named, docker_daemon, require
-from tests.scripted import anthropic_messages as claude_api
 from tests.scripted.agent_runs import profiler, rows
 
+from profiler_core.fakemodel import FakeModelServer, Text, ToolCall, steps
 from profiler_core.sandbox.containers import HOST_IMAGE
 
 pytestmark = pytest.mark.slow
@@ -128,11 +128,11 @@ def test_the_oracle_solves_the_task_in_the_image_built_from_its_dockerfile(tmp_p
 
 def test_claude_code_works_in_the_tasks_image_and_the_verifier_judges_it(tmp_path, docker, tasks):
     binary = str(agent_binary("claude", "CLAUDE_BIN"))
-    script = claude_api.steps([
-        claude_api.ToolUse("Bash", {"command": AGENT_EDIT, "description": "fix add"}),
-        claude_api.Text("Done: all tests pass."),
+    script = steps([
+        ToolCall("Bash", {"command": AGENT_EDIT, "description": "fix add"}),
+        Text("Done: all tests pass."),
     ])
-    with claude_api.AnthropicServer(script) as server:
+    with FakeModelServer(script) as server:
         options = {"base_url": server.url, "binary": binary, "max_retries": 1}
         path = _profile(tmp_path, tasks, {"id": "claude-code", "model": "claude-sonnet-4-5", "options": options})
         done = profiler(tmp_path, "run", str(path), "--run-id", "c", "--no-report", "--progress", "none", timeout=600)
