@@ -61,3 +61,13 @@ def test_timeouts_without_a_failed_warm_up_are_measured_not_stopped(tmp_path, pr
     options.plugin_manager = profiler_plugin_manager
     result = trio.run(run_profile_suite, options)
     assert result.status == "completed" and [r.error_code for r in _rows(tmp_path)] == ["timeout"] * 4
+
+
+def test_fail_fast_false_attempts_every_cell(tmp_path, profiler_plugin_manager):
+    options = RunOptions(
+        provider=FakeProvider(script=lambda params, attempt: Fail("502 from the gateway")), scorer=FixedScorer(),
+        scenarios=[Scenario(id="s", name="S", prompt="p")], modes={"a": ModeConfig()}, repetitions=6, warmup=True,
+        fail_fast=False, run_id="b", results_dir=str(tmp_path / "results"), reports_dir=str(tmp_path / "reports"),
+    )
+    options.plugin_manager = profiler_plugin_manager
+    assert trio.run(run_profile_suite, options).status == "completed" and len(_rows(tmp_path)) == 6

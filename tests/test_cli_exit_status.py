@@ -23,7 +23,7 @@ def _profile(tmp_path, timeout_ms, provider="simulated"):
         modes: {{baseline: {{}}, tool: {{system_instructions: "use the tool"}}}}
         scenarios: {{path: scenarios}}
         provider: {{id: {provider}, model: sim-small}}
-        execution: {{repetitions: 2, warmup: false}}
+        execution: {{repetitions: 2, warmup: false, fail_fast: false}}
     """))
     return path
 

@@ -25,6 +25,7 @@ def run_and_report(tmp_path: Path, script, plugin_manager, repetitions: int = 2)
         modes={"baseline": ModeConfig(), "fast": ModeConfig()},
         repetitions=repetitions,
         warmup=False,
+        fail_fast=False,  # every cell is attempted even when all of them fail alike
         results_dir=str(tmp_path / "results"),
         reports_dir=str(tmp_path / "reports"),
         plugin_manager=plugin_manager,

@@ -185,6 +185,8 @@ class ExecutionConfig:
     ray: RaySection = attrs.field(factory=RaySection)
     #: processes that run the analyzers and serialise the traces (0: in the runner's loop; None: ``auto``)
     analysis_workers: AnalysisWorkers = 0
+    #: stop the run when a mode's warm-up and first session (or its first 3 sessions) fail the same way
+    fail_fast: Flag = True
     #: where agents and verifiers run: ``none`` (on the host), ``bwrap``, ``docker``, ``podman`` (docs/sandbox.md)
     sandbox: Sandbox = "none"
     #: what a sandboxed agent reaches: ``none``, ``model`` (its endpoints and ``allow_hosts``), ``full``; None: ``model`` in a sandbox

@@ -181,6 +181,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         keep_workspaces=config.output.keep_workspaces,
         sandbox=SandboxSettings.from_execution(config.execution),
         stop=StopRule.for_config(config),
+        fail_fast=config.execution.fail_fast,
         results_dir=config.output.results_dir,
         reports_dir=config.output.reports_dir,
         provider_options=dict(config.provider.options),

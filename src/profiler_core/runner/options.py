@@ -72,6 +72,9 @@ class RunOptions:
     keep_workspaces: str = "failed"
     #: where agents, set-up commands and verifiers run (``execution.sandbox``); None: on the host
     sandbox: SandboxSettings | None = None
+    #: stop the run when a (model, mode)'s warm-up and first session, or its first three sessions, fail
+    #: the same way (``runner.breaker``); False attempts every cell whatever happens
+    fail_fast: bool = True
     #: ``execution.stop``: run round by round and stop once every comparison is decided (then
     #: ``repetitions`` is its ``max_repetitions``); None: the fixed design of ``repetitions``
     stop: StopRule | None = None

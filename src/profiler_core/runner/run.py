@@ -437,7 +437,7 @@ class Run:
             self._count(outcome.row)
             if self.rounds is not None and (decided := self.rounds.add(outcome.row)) is not None:
                 log.info("stop rule: %s after %d round(s); no new cell starts", decided.reason, decided.rounds)
-            if stop := self.breaker.check((model, mode), outcome.row):
+            if self.options.fail_fast and (stop := self.breaker.check((model, mode), outcome.row)):
                 endpoint = {**self.options.provider_options, **group.config.provider_overrides}.get("base_url")
                 raise ProfilerError(stop + (f" (model endpoint: {endpoint})" if endpoint and str(endpoint) not in stop else ""))
             self.progress.emit(
