@@ -177,3 +177,40 @@ def test_validate_says_when_the_ray_extra_is_missing(tmp_path):
     assert run.returncode == 1 and "Traceback" not in run.stderr
     assert run.stderr.strip().splitlines()[-1] == "Error: execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"
     assert not list((profile.parent / "results").glob("*"))  # refused before anything was written
+
+
+def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_interrupted(tmp_path):
+    """Workers run `opencode serve`; Ctrl-C on the driver mid-session must end every server and remove its home."""
+    import tempfile
+
+    from tests.binaries import agent_binary
+    from tests.opencode_helpers import write_profile as write_opencode_profile
+    from tests.scripted.agent_runs import MARK, marked_processes, new_mark
+
+    from profiler_core.fakemodel import FakeModelServer, Hang
+
+    binary, mark = agent_binary("opencode", "OPENCODE_BIN"), new_mark()
+    temp = Path(tempfile.gettempdir())
+    before = {p.name for p in temp.glob("profiler-*")}
+    with FakeModelServer(Hang(), model="scripted") as model:
+        profile = write_opencode_profile(
+            tmp_path, model.base_url, binary, modes={"plain": {"environment": {MARK: mark}}},
+            execution={"executor": "ray", "repetitions": 2, "concurrency": 2, "ray": {"num_cpus_per_cell": 0.5}},
+        )
+        # The system's temporary folder (Ray's sockets need a short path): the folders left are looked for there.
+        process = subprocess.Popen(
+            [*PROFILER, "run", str(profile), "--run-id", "ray-oc", "--progress", "none", "--no-report"], cwd=tmp_path,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            wait_for(lambda: model.chat_requests(), 180, "a session's model request")
+            servers = wait_for(lambda: marked_processes(mark), 30, "the workers' opencode servers")
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=180)
+        finally:
+            process.kill()
+            process.wait()
+    assert wait_for(lambda: not marked_processes(mark), 60, "the opencode servers to end"), servers
+    left = {p.name for p in temp.glob("profiler-*")} - before
+    assert not {name for name in left if name.startswith(("profiler-opencode-", "profiler-ws-", "profiler-ray-"))}, left
+    assert wait_for(lambda: not ray_processes(), 60, "the local cluster to stop") is True

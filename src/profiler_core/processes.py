@@ -14,6 +14,8 @@ import os
 import signal
 from typing import Protocol
 
+from . import leftovers
+
 __all__ = ["end_process_group", "forget_group", "process_alive", "signal_group", "track_group"]
 
 _LIVE_GROUPS: set[int] = set()
@@ -37,13 +39,16 @@ def signal_group(pgid: int, sig: int) -> None:
 
 
 def track_group(pgid: int) -> None:
-    """Remember a live group, so the interpreter's exit kills it if nothing else does."""
+    """Remember a live group, so the interpreter's exit kills it if nothing else does (and, where
+    ``$PROFILER_LEFTOVERS`` is set, so a parent cleans it up if this process is killed: ``leftovers``)."""
     _LIVE_GROUPS.add(pgid)
+    leftovers.remember_group(pgid)
 
 
 def forget_group(pgid: int) -> None:
     """The group has been ended: no need to kill it at exit."""
     _LIVE_GROUPS.discard(pgid)
+    leftovers.forget_group(pgid)
 
 
 async def end_process_group(process: _Process, grace_s: float) -> None:

@@ -20,7 +20,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from ..errors import ConfigError, ProfilerError
+from ..leftovers import remove_folder, temporary_folder
 from ..model import (
     CreateSessionParams,
     ProviderConfig,
@@ -219,7 +219,7 @@ class SessionDirs:
     def create(cls, agent: str, workdir_template: str | None, workspace: str | None = None) -> SessionDirs:
         """Make the folders; ``work`` is the runner's ``workspace`` when given, else a fresh copy of
         ``workdir_template`` or an empty folder (a caller outside the runner)."""
-        root = Path(tempfile.mkdtemp(prefix=f"profiler-{agent}-"))
+        root = temporary_folder(f"profiler-{agent}-")
         home, work, tmp = root / "home", root / "work", root / "tmp"
         home.mkdir()
         tmp.mkdir()
@@ -231,13 +231,13 @@ class SessionDirs:
             else:
                 work.mkdir()
         except OSError as exc:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_folder(root)
             raise ConfigError(f"{agent}: option 'workdir_template': cannot copy {workdir_template!r}: {exc.strerror or exc}") from None
         return cls(root=root, home=home, work=work, tmp=tmp)
 
     def remove(self) -> None:
         """Delete everything the session left."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_folder(self.root)
 
 
 # -- running the program --------------------------------------------------------

@@ -29,6 +29,7 @@ from typing import Literal
 
 import trio
 
+from ..leftovers import remove_folder, temporary_folder
 from ..model import Scenario, WorkspaceReport
 from ..paths import inside, safe_name
 from ..sandbox import Mount, SandboxSettings
@@ -60,7 +61,7 @@ class Workspaces:
         self.keep_dir = keep_dir
         #: a provider's deprecated ``workdir_template``: the workspace of scenarios that have none
         self.template = template
-        self.root = Path(tempfile.mkdtemp(prefix="profiler-ws-"))
+        self.root = temporary_folder("profiler-ws-")
         #: empty workspaces a session left as it got them: the next session without files takes one,
         #: as creating and removing a folder costs the file system ~0.1-10 ms per session
         self._empty: list[Path] = []
@@ -152,7 +153,7 @@ class Workspaces:
 
     def close(self) -> None:
         """Remove what is left (the clone cache, workspaces of interrupted attempts)."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_folder(self.root)
 
     async def _clone(self, source: str, ref: str | None, folder: Path) -> None:
         """Clone ``source`` at ``ref`` into ``folder``, through a bare clone made once per run."""

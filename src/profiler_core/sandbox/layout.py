@@ -18,6 +18,7 @@ from pathlib import Path
 
 import attrs
 
+from ..leftovers import remove_folder, temporary_folder
 from .job import Job, Mount
 from .network import NetworkPlan
 from .settings import SandboxSettings
@@ -97,7 +98,7 @@ def _runtime_parent() -> str:
 
 def make_layout(settings: SandboxSettings, job: Job, plan: NetworkPlan) -> Layout:
     """Create the job's private folders (and relay folder, when needed); :func:`remove_layout` undoes it."""
-    root = Path(tempfile.mkdtemp(prefix="profiler-sbx-", dir=_runtime_parent()))
+    root = temporary_folder("profiler-sbx-", Path(_runtime_parent()))
     home = job.home or root / "home"
     tmp = job.tmp or root / "tmp"
     home.mkdir(exist_ok=True)
@@ -130,4 +131,4 @@ def make_layout(settings: SandboxSettings, job: Job, plan: NetworkPlan) -> Layou
 
 def remove_layout(layout: Layout) -> None:
     """Delete the job's private folders (never the caller's own home, tmp or workspace)."""
-    shutil.rmtree(layout.root, ignore_errors=True)
+    remove_folder(layout.root)

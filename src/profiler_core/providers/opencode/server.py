@@ -11,16 +11,15 @@ import atexit
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ...leftovers import remove_folder, temporary_folder
 from ...processes import end_process_group, forget_group, process_alive, signal_group, track_group
 from .config import OpenCodeError
 
@@ -66,7 +65,7 @@ class OpenCodeServer:
                 await self.confinement.__aexit__(None, None, None)
         finally:
             _LIVE.discard(self)
-            shutil.rmtree(self.home, ignore_errors=True)
+            remove_folder(self.home)
 
     def kill_now(self) -> None:
         """SIGKILL the process group and remove the directory, synchronously (exit handler)."""
@@ -75,7 +74,7 @@ class OpenCodeServer:
         _LIVE.discard(self)
         if self.confinement is not None:
             self.confinement.close()
-        shutil.rmtree(self.home, ignore_errors=True)
+        remove_folder(self.home)
 
 
 #: What a sandboxed server keeps of the runner's environment (nothing else: it may hold other keys).
@@ -123,7 +122,7 @@ async def start_server(
     its "listening" line; ``workdir`` is the folder its sessions' workspaces are under (writable in a sandbox)."""
     import trio
 
-    home = Path(tempfile.mkdtemp(prefix="profiler-opencode-"))
+    home = temporary_folder("profiler-opencode-")
     log_path = home / "server.log"
     confined = sandbox is not None and sandbox.confined
     env = server_environment(home, config, mode_env, confined=confined)
@@ -146,7 +145,7 @@ async def start_server(
             command, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
         )
     except OSError as exc:
-        shutil.rmtree(home, ignore_errors=True)
+        remove_folder(home)
         if box is not None:
             await box.__aexit__(None, None, None)
         raise OpenCodeError(f"opencode: cannot start {binary!r}: {exc.strerror or exc}") from None

@@ -23,6 +23,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import logging
 import os
 import threading
 import time
@@ -34,6 +35,7 @@ import attrs
 import trio
 
 from ...errors import ConfigError
+from ...leftovers import SPOOL_ENV, clean_up, remove_folder, temporary_folder
 from ...model import ModeConfig, PermissionConfig, ProviderConfig, RunContext, Scenario
 from ...redact import Redactor
 from ...sandbox import SandboxSettings
@@ -47,6 +49,8 @@ from ..row import make_row
 from ..state import RunState
 from ..workspace import KeepWorkspaces, Workspaces
 from .base import Cell, ModeGroup, Stage
+
+log = logging.getLogger("agent_profiler")
 
 __all__ = ["CellSpec", "RayExecutor", "RaySettings", "ray_problems", "run_cell"]
 
@@ -69,6 +73,8 @@ class CellSpec:
     #: the driver's ``reports/<runId>/workspaces`` and its ``keep_workspaces`` (a local cluster shares the disk)
     keep_dir: str = ""
     keep_workspaces: str = "none"
+    #: where the worker records the process groups and temporary folders it starts (``leftovers``)
+    leftovers: str = ""
 
 
 def ray_problems(executor: str) -> list[str]:
@@ -103,6 +109,8 @@ class RayExecutor:
         self.overrides = dict(overrides)
         self._started_here = False
         self._remote: Any = None
+        #: the workers' records of what they started: what a killed worker leaves is cleaned up from it
+        self.leftovers = temporary_folder("profiler-ray-leftovers-")
 
     async def start(self) -> None:
         """Connect to (or start) the cluster and register the cell task (a few seconds for a local one)."""
@@ -143,10 +151,18 @@ class RayExecutor:
         self._remote = ray.remote(run_cell).options(**options)
 
     def disconnect(self) -> None:
-        """Disconnect; a cluster started here stops with it."""
-        if self._started_here and self._ray.is_initialized():
-            self._ray.shutdown()
-        self._started_here = False
+        """Disconnect (a cluster started here stops with it); then end what the workers left running."""
+        try:
+            if self._started_here and self._ray.is_initialized():
+                self._ray.shutdown()
+        finally:
+            self._started_here = False
+            # Workers killed before their clean-up (Ctrl-C, a stopped cluster) leave agent servers and
+            # folders: end them by their recorded PIDs (and start times) and remove the folders.
+            killed, removed = clean_up(self.leftovers)
+            if killed or removed:
+                log.info("ray: ended %d process group(s) and removed %d folder(s) the workers left", killed, removed)
+            remove_folder(self.leftovers)
 
     async def attempt(
         self, state: RunState, *, group: ModeGroup, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario,
@@ -168,6 +184,7 @@ class RayExecutor:
             destroy_timeout_s=state.destroy_timeout_s,
             keep_dir=str(state.workspaces.keep_dir) if state.workspaces is not None else "",
             keep_workspaces=state.workspaces.keep if state.workspaces is not None else "none",
+            leftovers=str(self.leftovers),
         )
         started_at, t0 = now_iso(), time.perf_counter()
         ref = self._remote.remote(spec)
@@ -236,6 +253,10 @@ def _worker_loop() -> Any:
 
 
 async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str, str]]:
+    if spec.leftovers and os.environ.get(SPOOL_ENV) != spec.leftovers:
+        # A new run: what this worker still holds from an earlier one (providers, workspaces) goes first.
+        await _shut_down_components()
+        os.environ[SPOOL_ENV] = spec.leftovers  # from now on, groups and folders are recorded for the driver
     components = _components(spec)
     workspaces = _workspaces(components, spec)
     provider = await _provider(components, spec, workspaces.root)
@@ -318,6 +339,20 @@ async def _provider(components: _Components, spec: CellSpec, workdir: Path) -> P
     return provider
 
 
+async def _shut_down_components() -> None:
+    """Shut down every provider this worker holds and remove its workspaces (an earlier run's)."""
+    for components in list(_COMPONENTS.values()):
+        for provider in components.providers.values():
+            with trio.move_on_after(10):
+                try:
+                    await provider.shutdown()
+                except Exception:  # noqa: BLE001 - best effort: the driver's clean-up is the last guard
+                    pass
+        if components.workspaces is not None:
+            components.workspaces.close()
+    _COMPONENTS.clear()
+
+
 def _shutdown_worker() -> None:
     """At worker exit: shut the providers down in their loop, then end the loop."""
     token = _LOOP.get("token")
@@ -325,13 +360,7 @@ def _shutdown_worker() -> None:
         return
 
     async def stop() -> None:
-        for components in _COMPONENTS.values():
-            for provider in components.providers.values():
-                with trio.move_on_after(10):
-                    try:
-                        await provider.shutdown()
-                    except Exception:  # noqa: BLE001 - best effort at exit
-                        pass
+        await _shut_down_components()
         _LOOP["stop"].set()
 
     try:
