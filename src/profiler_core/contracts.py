@@ -22,7 +22,6 @@ from typing import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: checking a component never builds the model
-    from .importers import RecordedSession
     from .model import (
         AnalysisResult,
         CreateSessionParams,
@@ -32,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: checking a component n
         ModeConfig,
         PromptResult,
         ProviderConfig,
+        RecordedSession,
         Scenario,
         ScorerContext,
         ScorerResult,

@@ -78,7 +78,7 @@ def run_cases(table, suite_prefix: str = "agent-profiler") -> list[Case]:
 
 def write_junit(path: Path, cases: Sequence[Case], name: str = "agent-profiler") -> None:
     """Write ``cases`` as JUnit XML (suites in order of first appearance)."""
-    from .store import atomic_write_text
+    from .paths import atomic_write_text
 
     root = ET.Element("testsuites", name=xml_text(name))
     suites: dict[str, list[Case]] = {}

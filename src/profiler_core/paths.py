@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import itertools
 import os
 import re
 import stat
@@ -130,3 +131,30 @@ def refuse_links(*paths: Path) -> None:
     for path in paths:
         if os.path.islink(path):
             raise StoreError(f"{path}: is a symbolic link; refusing to write through it (remove it)")
+
+
+_tmp_counter = itertools.count()
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write a file so readers see the old or the new content, never half of it."""
+    # A name unique to this process and call (cheaper than mkstemp's random retries, same safety).
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{next(_tmp_counter)}.tmp")
+    try:
+        try:
+            f = open_output(tmp, "x")
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            f = open_output(tmp, "x")
+        with f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+

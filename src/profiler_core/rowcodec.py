@@ -27,10 +27,10 @@ from typing import Annotated, Any, Literal
 import attrs
 import msgspec
 
+from .converter import camel
 from .errors import ValidationError
 from .model import ProfileRow
 from .model import _validators as v
-from .serde import camel
 from .textcut import shown
 
 #: The constraint msgspec checks for each validator the row classes use.
@@ -202,7 +202,7 @@ def explain(line: bytes | str, exc: BaseException, source: str | None = None) ->
     reads; only what the stdlib takes and msgspec does not (lone surrogates,
     numbers beyond a float) is left to msgspec's message.
     """
-    from .serde import json_error, structure
+    from .converter import json_error, structure
 
     prefix = f"{source}: " if source else ""
     if isinstance(exc, RecursionError):

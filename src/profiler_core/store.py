@@ -7,7 +7,6 @@ skips. The manifest is replaced atomically.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -19,7 +18,7 @@ import attrs
 from .errors import StoreError
 from .lines import open_binary
 from .model import ProfileRow, RunManifest, SessionAnalysisBundle
-from .paths import check_run_id, inside, open_output, refuse_links
+from .paths import atomic_write_text, check_run_id, inside, open_output, refuse_links
 from .redact import Redactor
 from .serde import from_json, to_json, unstructure
 from .textclean import clean_json_bytes, replaced_note
@@ -47,30 +46,6 @@ class RunPaths:
     def analysis(self) -> Path:
         """``results/<runId>.analysis.jsonl``"""
         return self.results_dir / f"{self.run_id}.analysis.jsonl"
-
-
-_tmp_counter = itertools.count()
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write a file so readers see the old or the new content, never half of it."""
-    # A name unique to this process and call (cheaper than mkstemp's random retries, same safety).
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{next(_tmp_counter)}.tmp")
-    try:
-        try:
-            f = open_output(tmp, "x")
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            f = open_output(tmp, "x")
-        with f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 class RowWriter:

@@ -187,7 +187,7 @@ def _key(line: bytes) -> Key | None:
 
 def export_files(store: Path, out_dir: Path, problems: list[str] | None = None) -> list[Path]:
     """Write each cell's latest trace to ``out_dir`` in the one-file-per-session layout; the files written."""
-    from .store import atomic_write_text
+    from .paths import atomic_write_text
 
     written = []
     for record, with_model in iter_latest(store, problems):

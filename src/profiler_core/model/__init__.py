@@ -24,6 +24,7 @@ from .metrics import (
     TokenBreakdown,
     ToolCallRecord,
 )
+from .recorded import RecordedSession
 from .row import CheckpointResult, ProfileRow, ToolCallSummary
 from .run import (
     AfterScenarioContext,
@@ -87,6 +88,7 @@ __all__ = [
     "ProviderConfig",
     "RatioFinding",
     "ReasoningEvent",
+    "RecordedSession",
     "RunContext",
     "RunCounts",
     "RunManifest",

@@ -155,7 +155,8 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
     from .exports import JsonArrayWriter, write_csv, write_json
     from .load import load_rows, sibling
     from .markdown import render_analysis, render_report
-    from .summary import build_summary, summary_json
+    from .summary import build_summary
+    from .summary_json import summary_json
     from .verdict import verdict_lines
     from .worker import render_page
 

@@ -23,7 +23,7 @@ from typing import IO, Any
 import numpy as np
 
 from ..errors import StoreError
-from .load import BUFFER, Categorical, RowTable, _parse
+from .rowtable import BUFFER, Categorical, RowTable, _parse
 
 
 def _fork() -> int:

@@ -1,0 +1,504 @@
+"""The row table of a results file: its columns, and the parsing of its lines (one process or part of a split)."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+from array import array
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+import orjson
+
+from .. import rowcodec
+from ..errors import StoreError
+from ..lines import open_binary
+from ..textclean import REPLACED, clean_json_bytes, replaced_note
+
+#: What a line of the analysis file (or a peeked line) raises when it is not what is expected.
+_LINE_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, AttributeError, IndexError)
+
+#: Numeric columns read from every row, in CSV order. Names follow the metric
+#: names of DESIGN §8 where one exists.
+CORE_COLUMNS: tuple[str, ...] = (
+    "iteration",
+    "tokens_input",
+    "tokens_output",
+    "tokens_reasoning",
+    "tokens_cache_read",
+    "tokens_cache_write",
+    "tokens_total",
+    "tokens_active",
+    "latency_wall_ms",
+    "tool_calls_total",
+    "tool_calls_failed",
+    "tool_calls_retried",
+    "tool_calls_error_rate",
+    "cost_total_usd",
+    "cost_input_usd",
+    "cost_output_usd",
+    "cost_reasoning_usd",
+    "checkpoints_passed",
+    "checkpoints_total",
+    "agent_turns",
+    "attempts",
+)
+_WIDTH = len(CORE_COLUMNS)
+
+#: Categorical string columns, stored as integer codes into a list of values.
+CATEGORICAL_COLUMNS: tuple[str, ...] = ("run_id", "mode", "scenario_id", "model", "provider", "completion_reason")
+
+#: The largest integer a float column can take at all (approximately): beyond it a value is kept as an object.
+_MAX_FLOAT = 2**1023
+
+#: Most problems spelled out one by one; the rest are counted.
+MAX_LISTED_PROBLEMS = 20
+
+#: Read buffer: the default 8 KB costs a system call per 3 lines (slow in VMs).
+BUFFER = 1 << 20
+
+#: Uncompressed files from this size on are read by two processes.
+PARALLEL_MIN_BYTES = 64 * 2**20
+
+
+@attrs.define
+class Categorical:
+    """A string column stored as codes into ``values`` (first-seen order)."""
+
+    codes: np.ndarray
+    values: list[str]
+
+    def labels(self) -> list[str]:
+        """The column as strings, row by row."""
+        values = self.values
+        return [values[c] for c in self.codes.tolist()]
+
+
+@attrs.define
+class RowTable:
+    """All rows of a results file, column by column."""
+
+    path: Path
+    n: int
+    numeric: dict[str, np.ndarray]
+    categorical: dict[str, Categorical]
+    success: np.ndarray
+    output_valid: np.ndarray
+    started_at: list[str]
+    completed_at: list[str]
+    session_id: list[str]
+    #: row index -> (error, errorCode) for the rows that carry an error
+    errors: dict[int, tuple[str | None, str | None]]
+    #: row index -> ";"-joined ids of the checks that failed
+    failed_checks: dict[int, str]
+    #: (mode code, scenario code, checkpoint id) -> [passed, total]
+    checkpoints: dict[tuple[int, int, str], list[int]]
+    checkpoint_descriptions: dict[str, str]
+    #: toolCalls.byCategory counts (0 where a row has none of a category)
+    by_category: dict[str, np.ndarray]
+    #: extensions: float columns (nan = absent) or object lists (None = absent)
+    extensions: dict[str, np.ndarray | list]
+    problems: list[str]
+    skipped: int
+    #: rows left out because a later row holds the same cell (run, model, mode, scenario, iteration)
+    duplicates: int = 0
+
+    @property
+    def modes(self) -> list[str]:
+        """Modes in order of first appearance."""
+        return self.categorical["mode"].values
+
+    @property
+    def scenarios(self) -> list[str]:
+        """Scenario ids in order of first appearance."""
+        return self.categorical["scenario_id"].values
+
+    def numeric_extensions(self) -> dict[str, np.ndarray]:
+        """The extensions whose every present value is a number."""
+        return {k: v for k, v in self.extensions.items() if isinstance(v, np.ndarray)}
+
+
+class _Interner:
+    """Maps strings to small integer codes, in first-seen order."""
+
+    __slots__ = ("codes", "values")
+
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+        self.values: list[str] = []
+
+    def code(self, value: str) -> int:
+        """The code of ``value`` (a new one when first seen)."""
+        code = self.codes.get(value)
+        if code is None:
+            code = self.codes[value] = len(self.values)
+            self.values.append(value)
+        return code
+
+
+class _Blocks:
+    """Dict-valued columns (extensions, byCategory) grouped by their key tuple.
+
+    Rows written by one set of collectors share the same keys in the same
+    order, so the numbers of such a row go into one flat float buffer with a
+    single C call; values that are not numbers (a string, null, a list) are
+    kept aside, by key and row.
+    """
+
+    __slots__ = ("blocks", "objects")
+
+    def __init__(self) -> None:
+        self.blocks: dict[tuple[str, ...], tuple[array, array]] = {}
+        self.objects: dict[str, dict[int, Any]] = {}
+
+    def add(self, row: int, data: dict) -> None:
+        """Record the values of ``data`` for row ``row``."""
+        keys = tuple(data)
+        values = data.values()
+        block = self.blocks.get(keys)
+        if block is None:
+            block = self.blocks[keys] = (array("q"), array("d"))
+        try:
+            block[1].extend(array("d", values))
+            objects = None
+        except (TypeError, OverflowError):
+            numbers, objects = self._mixed(keys, values)
+            block[1].extend(numbers)
+        block[0].append(row)
+        if objects:
+            for key, value in objects.items():
+                self.objects.setdefault(key, {})[row] = value
+
+    @staticmethod
+    def _mixed(keys: tuple[str, ...], values: Iterable[Any]) -> tuple[array, dict[str, Any]]:
+        """The numbers of a row that also holds other values (NaN in their place), and those values by key."""
+        numbers = array("d")
+        objects: dict[str, Any] = {}
+        for key, value in zip(keys, values, strict=True):
+            if type(value) is float or (type(value) is int and abs(value) <= _MAX_FLOAT):
+                numbers.append(value)
+            else:  # a string, null, a list, or an integer no float can hold: kept as it is
+                numbers.append(math.nan)
+                objects[key] = value
+        return numbers, objects
+
+    def columns(self, n: int, *, fill: float = math.nan) -> dict[str, np.ndarray | list]:
+        """Dense columns of length ``n``: floats (``fill`` where absent) or, if any value is not a number, objects."""
+        out: dict[str, np.ndarray | list] = {}
+        for keys, (rows, flat) in self.blocks.items():
+            idx = np.frombuffer(rows, dtype=np.int64)
+            matrix = np.frombuffer(flat, dtype=np.float64).reshape(idx.size, len(keys))
+            for j, key in enumerate(keys):
+                dense = out.get(key)
+                if dense is None:
+                    dense = out[key] = np.full(n, fill)
+                dense[idx] = matrix[:, j]
+        for key, objects in self.objects.items():
+            dense = out[key]
+            # A column holding strings or nested values is kept as Python objects (CSV only).
+            values = np.asarray(dense).tolist()
+            column: list = [None if math.isnan(v) else (int(v) if v.is_integer() else v) for v in values]
+            for i, value in objects.items():
+                column[i] = value
+            out[key] = column
+        return out
+
+
+
+
+def check_results_file(path: Path) -> None:
+    """Raise StoreError (one line) when ``path`` is missing, a folder, or empty."""
+    if not path.exists():
+        raise StoreError(f"{path}: results file not found")
+    if path.is_dir():
+        raise StoreError(f"{path}: expected a results .jsonl file, got a folder")
+    if path.stat().st_size == 0:
+        raise StoreError(f"{path}: results file is empty (no rows)")
+
+
+def _shorter(message: str) -> str:
+    """A problem line fit for the report: no lone surrogates (they would make its files unwritable), ~400 characters."""
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    return message if len(message) <= 400 else message[:397] + "..."
+
+
+def _read(path: Path, sink: Callable[[bytes], None] | None, drop: frozenset[int] = frozenset()) -> RowTable:
+    """Parse the whole file in this process."""
+    try:
+        f = open_binary(path)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    with f:
+        return _parse(path, f, 1, sink, drop)
+
+
+def _cell_keys(table: RowTable) -> np.ndarray:
+    """One row per table row: the codes of run, model, mode and scenario, and the iteration."""
+    cat = table.categorical
+    return np.stack(
+        [
+            cat["run_id"].codes.astype(np.int64),
+            cat["model"].codes.astype(np.int64),
+            cat["mode"].codes.astype(np.int64),
+            cat["scenario_id"].codes.astype(np.int64),
+            table.numeric["iteration"].astype(np.int64),
+        ],
+        axis=1,
+    )
+
+
+def superseded_rows(table: RowTable) -> np.ndarray:
+    """Indices of the rows whose cell appears again in a later row (ascending)."""
+    if table.n < 2:
+        return np.empty(0, dtype=np.int64)
+    keys = _cell_keys(table)
+    # Stable sort by key: within one cell the rows stay in file order, so all but the last are superseded.
+    order = np.lexsort(keys.T[::-1])
+    ordered = keys[order]
+    same_as_next = np.all(ordered[:-1] == ordered[1:], axis=1)
+    return np.sort(order[:-1][same_as_next])
+
+
+def _finish(table: RowTable) -> RowTable:
+    """Cap the listed problems, count the rest, and refuse a file without one valid row."""
+    path = table.path
+    notes = [p for p in table.problems if "truncated last line" in p or "cannot read further" in p or REPLACED in p]
+    lines = [p for p in table.problems if p not in notes][:MAX_LISTED_PROBLEMS]
+    unlisted = table.skipped - len(lines) - len(notes)
+    problems = lines + notes
+    if unlisted > 0:
+        problems.append(f"{path}: {unlisted} more malformed line(s) skipped")
+    table.problems = problems
+    if table.n == 0:
+        detail = f" ({table.skipped} malformed line(s); first: {problems[0]})" if problems else ""
+        raise StoreError(f"{path}: no valid rows{detail}")
+    return table
+
+
+def _parse(
+    path: Path,
+    lines: Iterable[bytes],
+    first_number: int,
+    sink: Callable[[bytes], None] | None,
+    drop: frozenset[int] = frozenset(),
+) -> RowTable:
+    """Parse lines (numbered from ``first_number``) into a table; problems are listed, not raised.
+
+    ``drop``: indices (among the accepted rows) of rows to leave out, e.g. superseded duplicates.
+    """
+    decode_struct = rowcodec.decode_struct
+    numbers = array("d")
+    codes = array("q")
+    flags = array("b")
+    started_at: list[str] = []
+    completed_at: list[str] = []
+    session_id: list[str] = []
+    errors: dict[int, tuple[str | None, str | None]] = {}
+    failed_checks: dict[int, str] = {}
+    checkpoints: dict[tuple[int, int, str], list[int]] = {}
+    descriptions: dict[str, str] = {}
+    interners = {name: _Interner() for name in CATEGORICAL_COLUMNS}
+    run_c, mode_c, scen_c, model_c, prov_c, reason_c = (interners[name].code for name in CATEGORICAL_COLUMNS)
+    extensions = _Blocks()
+    categories = _Blocks()
+    problems: list[str] = []
+    skipped = 0
+    cleaned = 0
+    n = 0
+    accepted = -1
+    last_number = 0
+    last_rejected = 0
+    last_line = b""
+    try:
+        for number, line in enumerate(lines, start=first_number):
+            last_number, last_line = number, line
+            if not line.strip():
+                continue
+            if b"\\u" in line:  # only an escape can make a NUL or half an emoji: U+FFFD, said once per line
+                line, replaced = clean_json_bytes(line)
+                if replaced and (cleaned := cleaned + 1) <= MAX_LISTED_PROBLEMS:
+                    problems.append(replaced_note(f"{path}:{number}", replaced))
+            try:
+                r = decode_struct(line)
+            except rowcodec.DECODE_ERRORS as exc:
+                skipped += 1
+                last_rejected = number
+                if len(problems) < MAX_LISTED_PROBLEMS + 1:  # only these are explained: a million bad lines stay cheap
+                    problems.append(_shorter(rowcodec.explain(line, exc, f"{path}:{number}")))
+                continue
+            accepted += 1
+            if drop and accepted in drop:
+                continue
+            # The decoder checked every type, sign and bound (2^53: what a float column holds
+            # exactly), so nothing below can fail half-way through a row.
+            tok = r.tokens
+            t_in, t_out, t_rea = tok.input, tok.output, tok.reasoning
+            t_tot = tok.total
+            if t_tot is None:
+                t_tot = t_in + t_out + t_rea + tok.cache_read + tok.cache_write
+            t_act = tok.active
+            if t_act is None:
+                t_act = t_in + t_out + t_rea
+            tc = r.tool_calls
+            cost = r.cost
+            turns = r.agent_turns
+            numbers.extend(
+                (
+                    r.iteration,
+                    t_in,
+                    t_out,
+                    t_rea,
+                    tok.cache_read,
+                    tok.cache_write,
+                    t_tot,
+                    t_act,
+                    r.timing.wall_ms,
+                    tc.total,
+                    tc.failed,
+                    tc.retried,
+                    tc.error_rate,
+                    cost.total_usd,
+                    cost.input_usd,
+                    cost.output_usd,
+                    cost.reasoning_usd,
+                    r.checkpoints_passed,
+                    r.checkpoints_total,
+                    # null: no trace was kept, so the number of turns is unknown (NaN), not 0
+                    math.nan if turns is None else turns,
+                    r.attempts,
+                )
+            )
+            m = mode_c(r.mode)
+            s = scen_c(r.scenario_id)
+            codes.extend((run_c(r.run_id), m, s, model_c(r.model), prov_c(r.provider), reason_c(r.completion_reason)))
+            flags.append(r.success)
+            flags.append(r.output_valid)
+            started_at.append(r.started_at)
+            completed_at.append(r.completed_at)
+            session_id.append(r.session_id)
+            if r.error is not None:
+                errors[n] = (r.error, r.error_code)
+            if r.checkpoint_details:
+                failed = []
+                for check in r.checkpoint_details:
+                    cid = check.id
+                    key = (m, s, cid)
+                    counts = checkpoints.get(key)
+                    if counts is None:
+                        counts = checkpoints[key] = [0, 0]
+                        descriptions.setdefault(cid, check.description)
+                    counts[1] += 1
+                    if check.passed:
+                        counts[0] += 1
+                    else:
+                        failed.append(cid)
+                if failed:
+                    failed_checks[n] = ";".join(failed)
+            if r.extensions:
+                extensions.add(n, r.extensions)
+            if tc.by_category:
+                categories.add(n, tc.by_category)
+            if sink is not None:
+                sink(line.strip())
+            n += 1
+    except (OSError, EOFError) as exc:
+        # A truncated gzip stream or a read error: keep what was read, say where it stopped.
+        skipped += 1
+        problems.append(f"{path}:{last_number + 1}: cannot read further ({exc}); the rows before it are used")
+    if last_rejected and last_rejected == last_number and not last_line.endswith(b"\n"):
+        note = f"{path}:{last_number}: truncated last line (the run was probably interrupted); skipped"
+        if problems and problems[-1].startswith(f"{path}:{last_number}:"):
+            problems[-1] = note
+        else:
+            problems.append(note)
+    matrix = np.frombuffer(numbers, dtype=np.float64).reshape(n, _WIDTH)
+    numeric = {name: np.ascontiguousarray(matrix[:, j]) for j, name in enumerate(CORE_COLUMNS)}
+    code_matrix = np.frombuffer(codes, dtype=np.int64).reshape(n, len(CATEGORICAL_COLUMNS))
+    categorical = {
+        name: Categorical(
+            codes=np.ascontiguousarray(code_matrix[:, j]).astype(np.int32),
+            values=interners[name].values,
+        )
+        for j, name in enumerate(CATEGORICAL_COLUMNS)
+    }
+    flag_matrix = np.frombuffer(flags, dtype=np.int8).reshape(n, 2).astype(bool)
+    by_category = {
+        key: np.asarray(col, dtype=np.float64) if isinstance(col, np.ndarray) else col
+        for key, col in categories.columns(n, fill=0.0).items()
+    }
+    return RowTable(
+        path=path,
+        n=n,
+        numeric=numeric,
+        categorical=categorical,
+        success=np.ascontiguousarray(flag_matrix[:, 0]),
+        output_valid=np.ascontiguousarray(flag_matrix[:, 1]),
+        started_at=started_at,
+        completed_at=completed_at,
+        session_id=session_id,
+        errors=errors,
+        failed_checks=failed_checks,
+        checkpoints=checkpoints,
+        checkpoint_descriptions=descriptions,
+        by_category={k: v for k, v in by_category.items() if isinstance(v, np.ndarray)},
+        extensions=extensions.columns(n),
+        problems=problems,
+        skipped=skipped,
+    )
+
+
+def can_fork() -> bool:
+    """True where forking is safe enough here: Linux, and no other Python thread running."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _split_point(path: Path) -> int | None:
+    """The offset just after the newline nearest past the middle of an uncompressed file, or None."""
+    with open(path, "rb") as f:
+        if f.read(2) == b"\x1f\x8b":
+            return None
+        size = f.seek(0, os.SEEK_END)
+        f.seek(size // 2)
+        block = f.read(1 << 20)
+        cut = block.find(b"\n")
+        if cut < 0 or size // 2 + cut + 1 >= size:
+            return None
+        return size // 2 + cut + 1
+
+
+def run_stem(path: Path) -> str:
+    """``results/run_1.jsonl(.gz)`` -> ``run_1``."""
+    name = path.name
+    for suffix in (".gz", ".jsonl", ".json"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def sibling(path: Path, suffix: str) -> Path:
+    """The run's other file beside ``path``, e.g. ``.manifest.json`` or ``.analysis.jsonl``."""
+    return path.with_name(run_stem(path) + suffix)
+
+
+def peek_run_id(path: Path) -> str:
+    """The run id of a results file without loading it: the first row's ``runId``, else the file name."""
+    check_results_file(path)
+    try:
+        with open_binary(path) as f:
+            for number, line in enumerate(f, start=1):
+                if number > 100:
+                    break
+                if line.strip():
+                    try:
+                        run_id = orjson.loads(line).get("runId")
+                    except _LINE_ERRORS:
+                        continue
+                    if isinstance(run_id, str) and run_id:
+                        return run_id
+    except (OSError, EOFError):
+        pass
+    return run_stem(path)
