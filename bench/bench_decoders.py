@@ -58,10 +58,10 @@ def main() -> int:
 
     import orjson
 
-    from profiler_core import rowcodec
     from profiler_core.model import ProfileRow
     from profiler_core.report.load import load_rows
-    from profiler_core.serde import converter
+    from profiler_core.storage import rowcodec
+    from profiler_core.storage.serde import converter
 
     raw = gzip.decompress(PARITY.read_bytes())
     lines = raw.splitlines()

@@ -11,7 +11,7 @@ to a decision, the share decided correctly (right direction) by the maximum,
 the share decided wrongly; then the rounds a fixed design needs for the same
 power (capped at 99%) and for 80% power (the ordinary test at the same level, at one planned look) - and the same
 for an A/A run (no difference), where the rule must find equivalence. The
-decisions are ``profiler_core.stopping.sequence``, the computation the runner's
+decisions are ``profiler_core.runner.stopping.sequence``, the computation the runner's
 stop rule, the report and ``profiler plan`` use. ``--tune`` also prints the mean
 rounds for other ``OPTIMISE_SHARE`` values (where the cost sequence is tightest).
 """
@@ -23,10 +23,10 @@ import time
 
 import numpy as np
 
-from profiler_core import stopping
-from profiler_core.profile_schema import StopSettings
+from profiler_core.config.schema import StopSettings
+from profiler_core.runner import stopping
+from profiler_core.runner.stopping import EQUIVALENT, HIGHER, LOWER, UNDECIDED, sequence
 from profiler_core.stats.sequential import fixed_sample_interval
-from profiler_core.stopping import EQUIVALENT, HIGHER, LOWER, UNDECIDED, sequence
 
 SCENARIOS = 5
 

@@ -65,8 +65,8 @@ from profiler_core import (
     to_json,
 )
 from profiler_core.model.run import RunCounts, RunManifest
-from profiler_core.store import write_manifest
-from profiler_core.tracestore import TraceRecord, record_json
+from profiler_core.storage.store import write_manifest
+from profiler_core.storage.tracestore import TraceRecord, record_json
 
 MODES = ("baseline", "with_tool")
 SCENARIOS = tuple(f"scenario-{i:03d}" for i in range(50))

@@ -158,7 +158,7 @@ def measure_task_image(sessions: int) -> dict[str, float]:
     import trio
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from profiler_core.harbor import load_task
+    from profiler_core.config.harbor import load_task
     from profiler_core.runner.task_images import TaskEnvironments
     from profiler_core.sandbox import SandboxSettings
 

@@ -227,20 +227,12 @@ def median_of(figures: list[dict[str, Any]], key: str) -> float:
 # -- the report command -------------------------------------------------------------------------
 
 REPORT_CMD = (sys.executable, "-m", "profiler_core", "report")
-#: The same click command run on its own, for a checkout where ``report`` is not yet wired into the CLI.
-REPORT_CMD_DIRECT = (
-    sys.executable,
-    "-c",
-    "from profiler_core.cli_report import report_command; report_command(prog_name='profiler report')",
-)
 
 
 def report_command() -> tuple[tuple[str, ...] | None, str | None]:
     """How to run ``profiler report`` here, and a note when it is not the CLI itself (None: unavailable)."""
     if run_process([*REPORT_CMD, "--help"], timeout_s=60).returncode == 0:
         return REPORT_CMD, None
-    if run_process([*REPORT_CMD_DIRECT, "--help"], timeout_s=60).returncode == 0:
-        return REPORT_CMD_DIRECT, "run via profiler_core.cli_report (`report` is not registered in the CLI yet)"
     return None, None
 
 

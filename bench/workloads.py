@@ -41,8 +41,8 @@ from profiler_core import (
     SessionTrace,
 )
 from profiler_core.errors import ProfilerError
-from profiler_core.plugins import PluginManager, get_plugin_manager
-from profiler_core.serde import from_json, structure
+from profiler_core.plugins.manager import PluginManager, get_plugin_manager
+from profiler_core.storage.serde import from_json, structure
 
 #: The TypeScript original's parity data (inputs of every workload).
 ANCHOR = Path(os.environ.get("PROFILER_BENCH_ANCHOR", str(ROOT.parent / "shared" / "anchor-parity")))

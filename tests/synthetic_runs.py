@@ -35,8 +35,8 @@ from profiler_core import (
     to_json,
 )
 from profiler_core.model.run import RunCounts, RunManifest
-from profiler_core.store import write_manifest
-from profiler_core.tracestore import TraceRecord, record_json
+from profiler_core.storage.store import write_manifest
+from profiler_core.storage.tracestore import TraceRecord, record_json
 
 #: What a tool call of a failed session printed: markup that must show as text, never run.
 HOSTILE_OUTPUT = "</pre><script>window.__pwned = 1</script><b>not bold</b>"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import profiler_builtin_analyzers.plugin as builtin_analyzers
 from profiler_core.cli import cli
-from profiler_core.plugins import get_plugin_manager
+from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.report import write_report
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,7 +24,7 @@ import yaml
 from tests.scripted.agent_runs import wait_for
 
 from profiler_core import AnalysisResult, ModeConfig, Scenario
-from profiler_core.config import load_profile
+from profiler_core.config.loader import load_profile
 from profiler_core.runner import RunOptions, run_profile_suite
 from profiler_core.runner.analysis_pool import worker_count
 from profiler_core.testing import FakeProvider, FixedScorer

@@ -12,7 +12,7 @@ from profiler_builtin_analyzers.strategy import StrategyAnalyzer
 from profiler_builtin_analyzers.tool_names import resolve_tool_display_name
 from profiler_builtin_analyzers.tool_pattern import ToolPatternAnalyzer
 from profiler_core import SessionTrace, ToolCallEvent
-from profiler_core.serde import from_json, unstructure
+from profiler_core.storage.serde import from_json, unstructure
 
 
 @pytest.fixture

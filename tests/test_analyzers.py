@@ -39,8 +39,8 @@ from profiler_core import (
     Turn,
     TurnBoundaryEvent,
 )
-from profiler_core.plugins import get_plugin_manager
-from profiler_core.serde import from_json, to_json
+from profiler_core.plugins.manager import get_plugin_manager
+from profiler_core.storage.serde import from_json, to_json
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 

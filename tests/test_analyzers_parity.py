@@ -15,7 +15,7 @@ import pytest
 from conftest import PARITY
 from profiler_builtin_analyzers import ANALYZERS
 from profiler_core import AnalysisResult, SessionTrace
-from profiler_core.serde import from_json, structure, unstructure
+from profiler_core.storage.serde import from_json, structure, unstructure
 
 OURS = {
     # The original counts every call of a tool with different input than that tool's

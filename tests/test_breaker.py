@@ -8,7 +8,7 @@ import trio
 from profiler_core import ModeConfig, Scenario
 from profiler_core.errors import ProfilerError
 from profiler_core.runner import RunOptions, run_profile_suite
-from profiler_core.store import read_jsonl
+from profiler_core.storage.store import read_jsonl
 from profiler_core.testing import Fail, FakeProvider, FixedScorer
 
 

@@ -9,9 +9,9 @@ import trio
 import trio.testing
 
 from profiler_core import ModeConfig, Scenario
-from profiler_core.config import ProfileErrors, load_profile
+from profiler_core.config.loader import ProfileErrors, load_profile
 from profiler_core.runner import RunOptions, run_profile_suite
-from profiler_core.store import read_jsonl
+from profiler_core.storage.store import read_jsonl
 from profiler_core.testing import FakeProvider, FixedScorer
 
 

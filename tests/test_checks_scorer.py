@@ -5,7 +5,8 @@ from __future__ import annotations
 import pluggy
 import pytest
 
-from profiler_core import CreateSessionParams, Scenario, ScorerContext, ScorerResult, from_json, hookspecs, to_json
+from profiler_core import CreateSessionParams, Scenario, ScorerContext, ScorerResult, from_json, to_json
+from profiler_core.plugins import hookspecs
 from profiler_core.providers.simulated import SimulatedProvider
 from profiler_core.scorers import checks as checks_module
 from profiler_core.scorers.checks import ChecksScorer, parse_output_json

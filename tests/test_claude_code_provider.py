@@ -21,8 +21,8 @@ from tests.stored_traces import stored_trace
 
 from profiler_core.errors import ConfigError
 from profiler_core.fakemodel import Fail, FakeModelServer, Text, ToolCall, Usage, steps
+from profiler_core.metrics.pricing import price_tokens
 from profiler_core.model import TokenBreakdown
-from profiler_core.pricing import price_tokens
 from profiler_core.providers.claude_code import ClaudeCodeProvider, summarize_stream
 
 pytestmark = pytest.mark.slow

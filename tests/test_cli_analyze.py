@@ -25,8 +25,8 @@ from profiler_core import (
     hookimpl,
 )
 from profiler_core.cli import cli
-from profiler_core.plugins import PluginManager, get_plugin_manager
-from profiler_core.serde import structure, to_json
+from profiler_core.plugins.manager import PluginManager, get_plugin_manager
+from profiler_core.storage.serde import structure, to_json
 
 ANALYZER_NAMES = ["reasoning", "strategy", "efficiency", "tool-pattern", "error"]
 

@@ -14,7 +14,7 @@ import pytest
 
 from profiler_core.compare import Gate
 from profiler_core.errors import ConfigError
-from profiler_core.junit import Case, write_junit
+from profiler_core.report.junit import Case, write_junit
 from synthetic_runs import grid, write_run
 
 PROFILER = Path(sys.executable).with_name("profiler")

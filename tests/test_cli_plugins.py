@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from profiler_core import hookimpl
 from profiler_core.cli import cli, plugin_manager
-from profiler_core.plugins import get_plugin_manager
+from profiler_core.plugins.manager import get_plugin_manager
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"

@@ -23,9 +23,9 @@ from profiler_core import (
     ToolCallRecord,
     from_json,
 )
-from profiler_core.collectors import CostCollector, LatencyCollector, TokenCollector, ToolCallCollector
-from profiler_core.plugins import PluginManager
-from profiler_core.pricing import price_tokens
+from profiler_core.metrics.collectors import CostCollector, LatencyCollector, TokenCollector, ToolCallCollector
+from profiler_core.metrics.pricing import price_tokens
+from profiler_core.plugins.manager import PluginManager
 from profiler_core.runner import RunOptions, run_profile_suite
 from profiler_core.testing import FakeProvider, FixedScorer
 
@@ -71,7 +71,7 @@ def test_parity_with_the_original(parity_dir):
 
 def test_ids_and_registration():
     manager = PluginManager()
-    manager.load_builtins(["profiler_core.collectors"])
+    manager.load_builtins(["profiler_core.metrics.collectors"])
     assert manager.registry.ids("collectors") == ["cost", "latency", "token", "tool_calls"]
     cost = manager.registry.create("collectors", "cost", {"prices": {"m": {"input_per_mtok": 1, "output_per_mtok": 1}}})
     assert isinstance(cost, CostCollector) and "m" in cost.prices

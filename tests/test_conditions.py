@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from profiler_core.conditions import (
+from profiler_core.errors import ProfilerError, ValidationError
+from profiler_core.scorers.conditions import (
     CONDITION_TAGS,
     Condition,
     ConditionOutcome,
@@ -24,8 +25,7 @@ from profiler_core.conditions import (
     parse_condition,
     resolve_path,
 )
-from profiler_core.errors import ProfilerError, ValidationError
-from profiler_core.serde import converter, structure
+from profiler_core.storage.serde import converter, structure
 
 DATA = {
     "items": [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler_core.config import ProfileErrors, load_profile
+from profiler_core.config.loader import ProfileErrors, load_profile
 
 
 def write_profile(tmp_path: Path, text: str, scenarios: dict[str, dict] | None = None, sets: dict | None = None) -> Path:

@@ -10,10 +10,10 @@ import pytest
 
 from profiler_builtin_analyzers import ANALYZERS
 from profiler_core import AnalysisResult, JudgeResponse, ModeConfig, Scenario, ScorerResult, TokenBreakdown
-from profiler_core.collectors import CostCollector, LatencyCollector, TokenCollector, ToolCallCollector
+from profiler_core.config.modes import ConfigModeResolver
+from profiler_core.metrics.collectors import CostCollector, LatencyCollector, TokenCollector, ToolCallCollector
 from profiler_core.model import CustomMetric
-from profiler_core.modes import ConfigModeResolver
-from profiler_core.plugins import BUILTIN_PLUGINS
+from profiler_core.plugins.manager import BUILTIN_PLUGINS
 from profiler_core.providers.simulated import SimulatedProvider
 from profiler_core.providers.transcripts import TranscriptsProvider
 from profiler_core.scorers.checks import ChecksScorer

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler_core.tracestore import TRACES_FILE, latest_records
+from profiler_core.storage.tracestore import TRACES_FILE, latest_records
 
 pytestmark = pytest.mark.slow
 

@@ -68,8 +68,8 @@ def test_demo_modes_differ_significantly(tmp_path):
     """The with_skill mode is cheaper and more reliable, and the statistics say it is real."""
     import trio
 
-    from profiler_core.config import load_profile
-    from profiler_core.plugins import get_plugin_manager
+    from profiler_core.config.loader import load_profile
+    from profiler_core.plugins.manager import get_plugin_manager
     from profiler_core.runner import options_from_config, run_profile_suite
     from profiler_core.stats import compare_groups, permutation_test
 

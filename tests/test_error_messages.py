@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from profiler_core.config import load_profile
+from profiler_core.config.loader import load_profile
 from profiler_core.errors import ProfilerError
 from profiler_core.model import ProfileRow
-from profiler_core.serde import from_json
-from profiler_core.textcut import cut, shown
+from profiler_core.storage.serde import from_json
+from profiler_core.util.textcut import cut, shown
 
 PROFILER = Path(sys.executable).with_name("profiler")
 

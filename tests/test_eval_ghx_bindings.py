@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from profiler_core import ProfilerError, Scenario
-from profiler_core.serde import structure
+from profiler_core.storage.serde import structure
 from profiler_eval_ghx.bindings import (
     BindingError,
     bind_scenario,

@@ -149,6 +149,6 @@ def test_all_six_metrics_always_present_in_a_fixed_order():
 
 
 def test_the_plugin_registers_the_collector():
-    from profiler_core.plugins import get_plugin_manager
+    from profiler_core.plugins.manager import get_plugin_manager
 
     assert get_plugin_manager().registry.get("collectors", "ghx").factory is GhxCollector

@@ -165,7 +165,7 @@ def test_unknown_mode_and_bad_options(places):
 
 
 def test_the_plugin_registers_the_resolver():
-    from profiler_core.plugins import get_plugin_manager
+    from profiler_core.plugins.manager import get_plugin_manager
 
     assert get_plugin_manager().registry.get("mode_resolvers", "eval").factory is EvalModeResolver
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from profiler_core import ProfilerError, Scenario
-from profiler_core.conditions import Custom, FieldEquals
+from profiler_core.scorers.conditions import Custom, FieldEquals
 from profiler_eval_ghx.scenario import (
     EvalScenario,
     ScenarioLoadError,

@@ -13,8 +13,8 @@ import pytest
 import trio
 
 from profiler_core import ConfigError, ProfilerError, Scenario, ScorerContext, ScorerResult, hookimpl
-from profiler_core.plugins import get_plugin_manager
-from profiler_core.serde import structure
+from profiler_core.plugins.manager import get_plugin_manager
+from profiler_core.storage.serde import structure
 from profiler_eval_ghx.capabilities import CapabilityResult
 from profiler_eval_ghx.scenario import EvalScenario, to_core_scenario
 from profiler_eval_ghx.scorer import CheckpointScorer

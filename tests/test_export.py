@@ -42,7 +42,7 @@ def runs(tmp_path_factory):
 def _expected(root: Path, results: Path) -> dict[str, int]:
     """Each table's row count, computed from the JSONL files directly."""
     from profiler_core import SessionTrace, from_json
-    from profiler_core.timeline import turns_of
+    from profiler_core.viewer.timeline import turns_of
 
     rows = _latest(_jsonl(results))
     traces = _latest(_jsonl(root / "reports" / results.stem / "sessions" / "traces.jsonl"))

@@ -16,7 +16,6 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from profiler_core import agents
 from profiler_core.cli import cli
 from profiler_core.errors import ConfigError
 from profiler_core.fakemodel import (
@@ -33,6 +32,7 @@ from profiler_core.fakemodel import (
     tool_results,
     tool_then_text,
 )
+from profiler_core.providers import agents
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILER = [sys.executable, "-m", "profiler_core"]

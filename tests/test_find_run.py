@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from profiler_core.errors import StoreError
-from profiler_core.runs import SEARCH_DEPTH, find_report_html, find_run
+from profiler_core.storage.runs import SEARCH_DEPTH, find_report_html, find_run
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILER = [sys.executable, "-m", "profiler_core"]

@@ -15,7 +15,7 @@ import trio
 import trio.testing
 
 from profiler_core import ModeConfig, Scenario, TokenBreakdown
-from profiler_core.config import ProfileErrors, load_profile
+from profiler_core.config.loader import ProfileErrors, load_profile
 from profiler_core.importers.opencode import session_from_messages
 from profiler_core.report.load import load_rows
 from profiler_core.report.merge import expand_sources

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.fuzzing import FUZZ, dumps, mutated, mutated_text
 
 from profiler_core.cli import cli
-from profiler_core.config import load_profile
+from profiler_core.config.loader import load_profile
 from profiler_core.errors import ProfilerError
 
 DEMO = Path(__file__).parent.parent / "examples" / "demo"

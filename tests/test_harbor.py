@@ -20,7 +20,7 @@ from tests.scripted.agent_runs import profiler, rows
 
 from profiler_core import from_json, to_json
 from profiler_core.cli import cli
-from profiler_core.harbor import load_task
+from profiler_core.config.harbor import load_task
 from profiler_core.model import Scenario, VerifierSpec
 
 ROOT = Path(__file__).resolve().parent.parent

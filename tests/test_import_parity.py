@@ -22,8 +22,8 @@ from click.testing import CliRunner
 from profiler_core import SessionAnalysisBundle, SessionTrace, from_json
 from profiler_core.cli import cli
 from profiler_core.importers import load_sessions
-from profiler_core.serde import unstructure
-from profiler_core.store import read_jsonl, read_manifest
+from profiler_core.storage.serde import unstructure
+from profiler_core.storage.store import read_jsonl, read_manifest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 RECORDINGS = sorted(p for p in FIXTURES.rglob("*") if p.is_file())

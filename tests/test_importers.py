@@ -25,8 +25,8 @@ from profiler_core import (
     hookimpl,
 )
 from profiler_core.importers import FORMATS, load_sessions, with_model
-from profiler_core.pricing import price_tokens
-from profiler_core.store import RunLock, RunPaths, read_jsonl, read_manifest
+from profiler_core.metrics.pricing import price_tokens
+from profiler_core.storage.store import RunLock, RunPaths, read_jsonl, read_manifest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 CC_DST = FIXTURES / "claude-code" / "fix-dst-test.jsonl"
@@ -277,7 +277,7 @@ def test_trace_derives_the_prompt_result():
 
 
 def test_trace_round_trips_a_runner_export(tmp_path):
-    from profiler_core.serde import to_json
+    from profiler_core.storage.serde import to_json
 
     exported = tmp_path / "exported.json"
     exported.write_text(to_json(only("claude-code", CC_DST).trace, indent=2))

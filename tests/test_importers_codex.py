@@ -12,7 +12,7 @@ from profiler_core.errors import ValidationError
 from profiler_core.importers import load_sessions
 from profiler_core.importers.codex import codex_usage
 from profiler_core.model import ProfileRow, TokenBreakdown
-from profiler_core.store import read_jsonl
+from profiler_core.storage.store import read_jsonl
 
 #: A real rollout of Codex CLI 0.169.0 driven by the scripted Responses server: reasoning, `cat notes.txt`,
 #: a failing `cat missing-file`, then the answer (usage 1500/1200 cached/40 out/8 reasoning, 1700/1400/30, 1900/1600/25).

@@ -326,7 +326,7 @@ def _register_judge_plugins(manager, provider):
 
 
 def test_api_key_is_sent_as_bearer_and_never_written(server, tmp_path, monkeypatch, caplog, profiler_plugin_manager):
-    from profiler_core.config import load_profile
+    from profiler_core.config.loader import load_profile
     from profiler_core.runner import options_from_config
 
     secret = "judgecredvalue-0123456789"  # neither key-shaped nor in a *KEY* variable: only our code protects it

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from profiler_core import PluginLoadError, hookimpl
-from profiler_core.plugins import get_plugin_manager
+from profiler_core.plugins.manager import get_plugin_manager
 
 AGENT_MODULE = '''
 IMPORTED = True
@@ -97,7 +97,7 @@ def test_built_in_plugins_implement_registration_hooks_only():
     # order only as long as no built-in implements a lifecycle or command hook.
     import importlib
 
-    from profiler_core.plugins import BUILTIN_PLUGINS, CONTRACTS, PluginManager
+    from profiler_core.plugins.manager import BUILTIN_PLUGINS, CONTRACTS, PluginManager
 
     registration_hooks = {hook for hook, _ in CONTRACTS.values()}
     manager = PluginManager()

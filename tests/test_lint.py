@@ -1,7 +1,8 @@
-"""The code passes ruff and mypy with the project's configuration (pyproject.toml): lint and types run with the tests, in CI too."""
+"""The code passes ruff, mypy and import-linter with the project's configuration (pyproject.toml): they run with the tests, in CI too."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,4 +19,12 @@ def test_ruff_is_clean():
 
 def test_mypy_is_clean():
     out = subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_import_layers_hold():
+    """The layers, the no-cycles rule and the plugins' public-API rule (docs/architecture.md)."""
+    lint_imports = Path(sys.executable).with_name("lint-imports")
+    out = subprocess.run([str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert out.returncode == 0, out.stdout + out.stderr

@@ -10,7 +10,7 @@ import trio
 import trio.testing
 
 from profiler_core import ModeConfig, UnknownModeError, hookimpl
-from profiler_core.config import ProfileErrors, load_profile
+from profiler_core.config.loader import ProfileErrors, load_profile
 from profiler_core.runner import run_profile_suite
 from profiler_core.runner.build import options_from_config
 

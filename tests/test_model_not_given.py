@@ -11,7 +11,7 @@ from pathlib import Path
 import trio
 import trio.testing
 
-from profiler_core.config import load_profile
+from profiler_core.config.loader import load_profile
 from profiler_core.runner import run_profile_suite
 from profiler_core.runner.build import options_from_config
 from profiler_core.testing import FakeProvider, fake_plugin

@@ -204,7 +204,7 @@ def test_validators_reject_bad_values():
 
 
 def test_strings_and_lists_are_not_silently_coerced():
-    from profiler_core.serde import structure
+    from profiler_core.storage.serde import structure
 
     with pytest.raises(ProfilerError, match=r"sets.json: \$\['core'\]: expected a list, got string 'fix'"):
         structure({"core": "fix"}, m.ScenarioSets, source="sets.json")
@@ -232,7 +232,7 @@ def test_a_scorers_check_result_is_the_rows_checkpoint_result():
 def test_iso_timestamps_are_utc_with_milliseconds():
     from datetime import datetime, timedelta, timezone
 
-    from profiler_core.timestamps import iso, now_iso, parse_iso
+    from profiler_core.util.timestamps import iso, now_iso, parse_iso
 
     moment = datetime(2026, 1, 1, 2, 0, 23, 638_400, tzinfo=timezone(timedelta(hours=2)))
     assert iso(moment) == "2026-01-01T00:00:23.638Z"

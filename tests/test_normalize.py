@@ -7,7 +7,7 @@ import json
 import pytest
 
 from profiler_core import ProfilerError, TokenBreakdown
-from profiler_core.normalize import (
+from profiler_core.metrics.normalize import (
     Message,
     TokensUsage,
     ToolCall,

@@ -11,13 +11,13 @@ import trio
 from tests.binaries import agent_binary
 from tests.opencode_helpers import START_TIMEOUT_S, model_config
 
-from profiler_core.config import load_profile
+from profiler_core.config.loader import load_profile
 from profiler_core.errors import ConfigError
 from profiler_core.fakemodel import FakeModelServer, Text, Usage
 from profiler_core.judges.opencode import OpenCodeJudge
-from profiler_core.plugins import get_plugin_manager
-from profiler_core.processes import process_alive
+from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.runner import options_from_config, run_profile_suite
+from profiler_core.util.processes import process_alive
 
 pytestmark = pytest.mark.slow
 

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from profiler_core import ModeConfig, ProfilerError, Scenario
 from profiler_core.cli import cli
 from profiler_core.cli.group import leaves
-from profiler_core.paths import open_output
 from profiler_core.runner import RunOptions, run_profile_suite
+from profiler_core.storage.paths import open_output
+from profiler_core.storage.tracestore import TRACES_FILE
 from profiler_core.testing import FakeProvider, FixedScorer
-from profiler_core.tracestore import TRACES_FILE
 
 VICTIM_TEXT = "precious data\n"
 
@@ -92,7 +92,7 @@ def test_a_scenario_folder_leading_elsewhere_is_refused_in_the_files_layout(tmp_
 
 def test_the_manifest_is_replaced_not_followed(tmp_path, victim, profiler_plugin_manager):
     """atomic_write_text renames a new file over the name: a link planted there is replaced, its target untouched."""
-    from profiler_core.store import atomic_write_text
+    from profiler_core.storage.store import atomic_write_text
 
     link = tmp_path / "results" / "m.json"
     _plant(link, victim)

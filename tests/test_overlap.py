@@ -154,7 +154,7 @@ def test_order_cells_is_deterministic_and_complete():
 
 
 def test_profile_order_is_validated(tmp_path):
-    from profiler_core.config import ProfileErrors, load_profile
+    from profiler_core.config.loader import ProfileErrors, load_profile
 
     (tmp_path / "scenarios").mkdir()
     (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S1", "prompt": "do"}')

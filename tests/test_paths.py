@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from profiler_core import ModeConfig, Scenario
 from profiler_core.errors import ConfigError
-from profiler_core.paths import check_run_id, inside, safe_name
 from profiler_core.runner import RunOptions, run_profile_suite
+from profiler_core.storage.paths import check_run_id, inside, safe_name
 from profiler_core.testing import FakeProvider, FixedScorer
 
 PROFILER = Path(sys.executable).with_name("profiler")

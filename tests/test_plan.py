@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from profiler_core.cli import cli
-from profiler_core.plugins import get_plugin_manager
-from profiler_core.stopping import row_value
-from profiler_core.store import read_jsonl
+from profiler_core.plugins.manager import get_plugin_manager
+from profiler_core.runner.stopping import row_value
+from profiler_core.storage.store import read_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
 

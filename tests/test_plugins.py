@@ -11,14 +11,9 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from profiler_core import (
-    DuplicateComponentError,
-    PluginLoadError,
-    UnknownComponentError,
-    hookimpl,
-    hookspecs,
-)
-from profiler_core.plugins import get_plugin_manager
+from profiler_core import DuplicateComponentError, PluginLoadError, UnknownComponentError, hookimpl
+from profiler_core.plugins import hookspecs
+from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.testing import FakeProvider
 
 
@@ -360,7 +355,7 @@ def test_a_third_party_import_format_registers_through_the_hook(profiler_plugin_
 
 
 def test_validate_reports_a_refused_provider_before_anything_runs(profiler_plugin_manager, tmp_path):
-    from profiler_core.config import load_profile
+    from profiler_core.config.loader import load_profile
     from profiler_core.runner import build_components
 
     class Half:

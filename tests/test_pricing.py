@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from profiler_core import ConfigError, CostBreakdown, TokenBreakdown, pricing
-from profiler_core.pricing import SIM_PRICES, find_prices, parse_price_overrides, price_tokens, resolve_cost
+from profiler_core import ConfigError, CostBreakdown, TokenBreakdown
+from profiler_core.metrics import pricing
+from profiler_core.metrics.pricing import SIM_PRICES, find_prices, parse_price_overrides, price_tokens, resolve_cost
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
@@ -179,9 +180,9 @@ def test_lookups_are_cached_and_cheap(no_network):
 def test_genai_prices_is_imported_only_when_needed():
     code = (
         "import sys\n"
-        "import profiler_core, profiler_core.pricing, profiler_core.collectors\n"
+        "import profiler_core, profiler_core.metrics.pricing, profiler_core.metrics.collectors\n"
         "from profiler_core import TokenBreakdown\n"
-        "from profiler_core.pricing import price_tokens\n"
+        "from profiler_core.metrics.pricing import price_tokens\n"
         "price_tokens('sim-small', TokenBreakdown(input=1))\n"
         "price_tokens('sim-unknown', TokenBreakdown(input=1))\n"
         "assert 'genai_prices' not in sys.modules, 'imported too early'\n"

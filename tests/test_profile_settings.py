@@ -8,11 +8,11 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from profiler_core.config import load_profile
+from profiler_core.config.loader import load_profile
+from profiler_core.config.settings import ENVIRONMENT_SETTINGS
 from profiler_core.errors import ConfigError
-from profiler_core.plugins import get_plugin_manager
-from profiler_core.profile_settings import ENVIRONMENT_SETTINGS
-from profiler_core.store import read_jsonl, read_manifest
+from profiler_core.plugins.manager import get_plugin_manager
+from profiler_core.storage.store import read_jsonl, read_manifest
 
 PROFILE = """
 modes:

@@ -22,9 +22,9 @@ from genai_prices import Usage, calc_price
 
 from profiler_core.errors import ValidationError
 from profiler_core.importers import attach_subagents, load_sessions
-from profiler_core.plugins import get_plugin_manager
+from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.runner.replay import load_all
-from profiler_core.store import read_jsonl
+from profiler_core.storage.store import read_jsonl
 
 REAL = Path(__file__).parent / "fixtures" / "realworld"
 CC = REAL / "claude-code"

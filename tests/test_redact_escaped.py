@@ -9,9 +9,9 @@ import trio
 import trio.testing
 
 from profiler_core import ModeConfig, Scenario
-from profiler_core.redact import Redactor
 from profiler_core.runner import RunOptions, run_profile_suite
 from profiler_core.testing import FakeProvider, FixedScorer
+from profiler_core.util.redact import Redactor
 
 SECRETS = ['pa"ss\\word-123', "tök€n-sécret-42", "line\nbreak-secret", 'x\\"y-quoted-secret']
 

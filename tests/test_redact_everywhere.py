@@ -12,7 +12,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from profiler_core.redact import REDACTED, Redactor, profile_secrets, redact_text, spellings, unmaskable
+from profiler_core.util.redact import REDACTED, Redactor, profile_secrets, redact_text, spellings, unmaskable
 
 # -- the rule, on text ----------------------------------------------------------------
 

@@ -344,7 +344,7 @@ def test_unknown_cost_is_missing_not_zero(tmp_path):
 
 def test_baseline_option_and_manifest(tmp_path):
     from profiler_core.model import PluginRecord, RunManifest
-    from profiler_core.store import write_manifest
+    from profiler_core.storage.store import write_manifest
 
     results = write_rows(tmp_path / "run_t.jsonl", all_rows())
     write_manifest(

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from profiler_core.cli import cli
 from profiler_core.errors import StoreError
-from profiler_core.store import read_jsonl, repair_truncated_tail
+from profiler_core.storage.store import read_jsonl, repair_truncated_tail
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from profiler_core.providers.simulated import SimulatedProvider
 from profiler_core.runner import RunOptions, run_profile_suite
 from profiler_core.runner.run import Run
 from profiler_core.scorers.checks import ChecksScorer
-from profiler_core.store import RunLock, RunPaths, read_jsonl
+from profiler_core.storage.store import RunLock, RunPaths, read_jsonl
 
 
 def _options(tmp_path, manager, analyzers=(), **kw):

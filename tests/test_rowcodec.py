@@ -23,12 +23,13 @@ from hypothesis import strategies as st
 from tests.fuzzing import FUZZ, dumps, mutated
 from tests.test_report import all_rows
 
-from profiler_core import rowcodec, to_json
+from profiler_core import to_json
 from profiler_core.errors import ProfilerError, ValidationError
 from profiler_core.model import ProfileRow
 from profiler_core.report.load import load_rows
-from profiler_core.serde import from_json, structure
-from profiler_core.store import read_jsonl
+from profiler_core.storage import rowcodec
+from profiler_core.storage.serde import from_json, structure
+from profiler_core.storage.store import read_jsonl
 
 ROWS = [json.loads(to_json(r)) for r in all_rows()]
 #: A good row of a cell no drawn row has, written first: a file of only rejected rows is an error of its own.

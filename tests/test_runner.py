@@ -10,7 +10,7 @@ import trio
 import trio.testing
 
 from profiler_core import HookError, ModeConfig, ProfilerError, Scenario, ScorerResult, UnknownModeError, hookimpl
-from profiler_core.modes import ConfigModeResolver
+from profiler_core.config.modes import ConfigModeResolver
 from profiler_core.runner import RunOptions, run_profile_suite
 from profiler_core.testing import Fail, FakeProvider, FixedScorer, Hang
 
@@ -340,7 +340,7 @@ def test_programmatic_scorer_result_metrics_go_to_extensions(tmp_path, profiler_
 
 
 def test_computed_cost_fills_the_row_when_the_provider_reports_none(tmp_path, profiler_plugin_manager):
-    from profiler_core.collectors import CostCollector
+    from profiler_core.metrics.collectors import CostCollector
 
     result = run(opts(tmp_path, collectors=[CostCollector()], models=["sim-small"], modes={"a": ModeConfig()}), profiler_plugin_manager)
     row = result.rows[0]

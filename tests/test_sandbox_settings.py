@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from tests.sandbox_runtimes import require
 
 from profiler_core.cli import cli
-from profiler_core.config import ProfileErrors, load_profile
+from profiler_core.config.loader import ProfileErrors, load_profile
 from profiler_core.errors import SandboxError
 from profiler_core.sandbox import Job, Mount, SandboxSettings, check, confine
 from profiler_core.sandbox.bwrap import bwrap_command

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from profiler_core import ConfigError, Scenario, hookimpl
-from profiler_core.config import load_profile
-from profiler_core.plugins import get_plugin_manager, set_default_plugin_manager
+from profiler_core.config.loader import load_profile
+from profiler_core.plugins.manager import get_plugin_manager, set_default_plugin_manager
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "eval-ghx" / "eval.yaml"
 

@@ -8,7 +8,7 @@ import pytest
 from tests.test_config import MINIMAL, problems_of, write_profile
 from tests.test_eval_ghx_scenario import scenario_data
 
-from profiler_core.config import load_profile, load_scenarios
+from profiler_core.config.loader import load_profile, load_scenarios
 from profiler_core.errors import ProfilerError
 from profiler_eval_ghx.scenario import read_scenario_file
 

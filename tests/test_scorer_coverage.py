@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from profiler_core.config import load_profile
-from profiler_core.plugins import get_plugin_manager
+from profiler_core.config.loader import load_profile
+from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.scorers.coverage import scenario_keys_of
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "eval-ghx"

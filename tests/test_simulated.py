@@ -24,10 +24,10 @@ from profiler_core import (
     TextOutputEvent,
     ToolCallEvent,
     TurnBoundaryEvent,
-    hookspecs,
     to_json,
 )
 from profiler_core.errors import ConfigError, ProfilerError
+from profiler_core.plugins import hookspecs
 from profiler_core.providers import simulated
 from profiler_core.providers.simulated import DEFAULT_TOOL_CATEGORIES, SimulatedProvider
 
@@ -167,7 +167,7 @@ def test_trace_round_trips_through_json():
 
 
 def test_cost_comes_from_the_price_table():
-    from profiler_core.pricing import price_tokens
+    from profiler_core.metrics.pricing import price_tokens
 
     result, _ = session(SimulatedProvider())
     assert result.metrics.cost == price_tokens("sim-medium", result.metrics.tokens)

@@ -75,4 +75,4 @@ def test_start_up_commands_import_nothing_heavy(tmp_path, label, args, env):
 def test_help_lists_plugin_commands_without_importing_built_in_components(tmp_path):
     modules = _modules(tmp_path, ["--help"])
     # Core's built-in plugins are registered when first needed; --help never needs them.
-    assert not {"profiler_core.providers.simulated", "profiler_core.collectors", "trio", "profiler_core.model"} & modules
+    assert not {"profiler_core.providers.simulated", "profiler_core.metrics.collectors", "trio", "profiler_core.model"} & modules

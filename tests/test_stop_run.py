@@ -8,10 +8,10 @@ from pathlib import Path
 import trio
 import yaml
 
-from profiler_core.config import load_profile
-from profiler_core.plugins import get_plugin_manager
+from profiler_core.config.loader import load_profile
+from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.runner import options_from_config, run_profile_suite
-from profiler_core.store import read_jsonl
+from profiler_core.storage.store import read_jsonl
 
 SCENARIO = {"id": "s{}", "name": "S", "prompt": "Fix the failing test."}
 

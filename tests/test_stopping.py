@@ -1,4 +1,4 @@
-"""The stop rule (``profiler_core.stopping``), the ``execution.stop`` profile keys and the manifest's ``stop``."""
+"""The stop rule (``profiler_core.runner.stopping``), the ``execution.stop`` profile keys and the manifest's ``stop``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profiler_core.config import ProfileErrors, parse_profile
+from profiler_core.config.loader import ProfileErrors, parse_profile
+from profiler_core.config.schema import StopSettings
 from profiler_core.model import (
     CostBreakdown,
     ProfileRow,
@@ -18,9 +19,8 @@ from profiler_core.model import (
     TokenBreakdown,
     ToolCallSummary,
 )
-from profiler_core.profile_schema import StopSettings
-from profiler_core.serde import from_json, to_json
-from profiler_core.stopping import Observations, StopRule, row_value, settings_from_record, settings_record
+from profiler_core.runner.stopping import Observations, StopRule, row_value, settings_from_record, settings_record
+from profiler_core.storage.serde import from_json, to_json
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ("s1", "s2", "s3", "s4")
@@ -218,7 +218,7 @@ def test_stop_problems_are_one_line_each():
 
 
 def write_run(tmp_path, rows, stop):
-    from profiler_core.store import write_manifest
+    from profiler_core.storage.store import write_manifest
 
     results = tmp_path / "run_s.jsonl"
     results.write_text("".join(to_json(r) + "\n" for r in rows), encoding="utf-8")

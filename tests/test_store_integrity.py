@@ -14,7 +14,7 @@ import pytest
 
 from profiler_core import SessionAnalysisBundle
 from profiler_core.errors import StoreError
-from profiler_core.store import RunLock, RunPaths, read_jsonl, repair_truncated_tail
+from profiler_core.storage.store import RunLock, RunPaths, read_jsonl, repair_truncated_tail
 
 PROFILER = Path(sys.executable).with_name("profiler")
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo" / "profile.yaml"
@@ -64,7 +64,7 @@ def test_a_second_writer_is_refused_and_a_dead_ones_lock_does_not_linger(tmp_pat
         RunLock(paths).acquire()
     first.release()
     # A process that dies holding the lock releases it with its file descriptors.
-    code = f"import os; from pathlib import Path; from profiler_core.store import RunLock, RunPaths; RunLock(RunPaths(Path({str(tmp_path)!r}), 'run_x')).acquire(); os._exit(9)"
+    code = f"import os; from pathlib import Path; from profiler_core.storage.store import RunLock, RunPaths; RunLock(RunPaths(Path({str(tmp_path)!r}), 'run_x')).acquire(); os._exit(9)"
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 9
     again = RunLock(paths)
     again.acquire()

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from profiler_core.cli import cli
 from profiler_core.cli.terminal import PrintableFilter
-from profiler_core.textcut import printable
+from profiler_core.util.textcut import printable
 
 ESC = "\x1b"
 MODES = ["[/x]", "[bold red]boom", f"esc{ESC}[31mred{ESC}[0m", "rtl\u202eevil"]

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from profiler_builtin_analyzers import plugin as builtin_analyzers
 from profiler_core import ModeConfig, Scenario, SessionTrace, TokenBreakdown, TraceSummary, from_json
 from profiler_core.cli import cli
-from profiler_core.plugins import get_plugin_manager
+from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.runner import RunOptions, run_profile_suite
-from profiler_core.serde import to_json
+from profiler_core.storage.serde import to_json
+from profiler_core.storage.tracestore import TRACES_FILE, TraceRecord, export_files, latest_records
 from profiler_core.testing import Fail, FakeProvider, FixedScorer
-from profiler_core.tracestore import TRACES_FILE, TraceRecord, export_files, latest_records
 
 
 def _run(tmp_path: Path, manager, *, text: str = "hello", models=("m1",), provider=None, **kw):
@@ -194,7 +194,7 @@ def test_profiler_traces_export_without_a_store_says_so_in_one_line(tmp_path, pr
 
 
 def test_the_profile_key_is_checked(tmp_path):
-    from profiler_core.config import load_profile
+    from profiler_core.config.loader import load_profile
     from profiler_core.errors import ConfigError
 
     (tmp_path / "scenarios").mkdir()

@@ -12,7 +12,7 @@ import trio.testing
 from tests.stored_traces import stored_trace
 
 from profiler_core import ConfigError, ModeConfig, Scenario, SessionTrace, from_json
-from profiler_core.collectors import CostCollector, TokenCollector, ToolCallCollector
+from profiler_core.metrics.collectors import CostCollector, TokenCollector, ToolCallCollector
 from profiler_core.providers import transcripts
 from profiler_core.providers.transcripts import TranscriptsProvider
 from profiler_core.runner import RunOptions, run_profile_suite
@@ -173,7 +173,7 @@ def test_a_bad_recording_fails_when_the_provider_is_built(recordings):
 
 
 def test_registered_as_a_provider_and_built_from_a_profile(tmp_path, recordings, profiler_plugin_manager):
-    from profiler_core.config import load_profile
+    from profiler_core.config.loader import load_profile
     from profiler_core.runner import options_from_config
 
     manager = profiler_plugin_manager

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 import profiler_builtin_analyzers.plugin as builtin_analyzers
 from profiler_core import ModeConfig, Scenario
 from profiler_core.cli import cli
-from profiler_core.plugins import get_plugin_manager
+from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.runner import RunOptions, run_profile_suite
-from profiler_core.store import read_jsonl
+from profiler_core.storage.store import read_jsonl
 from profiler_core.testing import FakeProvider, FixedScorer
-from profiler_core.textclean import clean_json_bytes
+from profiler_core.util.textclean import clean_json_bytes
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
 HALF_EMOJI = "\\ud83d"  # as JSON text: a high surrogate with no low one after it

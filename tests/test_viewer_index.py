@@ -133,8 +133,8 @@ def test_the_viewer_assets_ship_in_the_wheel(tmp_path):
 
 
 def test_traces_kept_as_one_file_per_session(run, tmp_path):
-    from profiler_core.runfiles import run_files
-    from profiler_core.tracestore import export_files
+    from profiler_core.storage.runfiles import run_files
+    from profiler_core.storage.tracestore import export_files
 
     store = tmp_path / "reports" / "run_x" / "sessions" / "traces.jsonl"
     export_files(store, store.parent)

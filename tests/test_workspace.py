@@ -12,15 +12,15 @@ import pytest
 import trio
 
 from profiler_core import ModeConfig, Scenario
-from profiler_core.config import load_profile
+from profiler_core.config.loader import load_profile
 from profiler_core.errors import ProfilerError
 from profiler_core.model import VerifierSpec, WorkspaceSpec
 from profiler_core.providers.simulated import SimulatedProvider
 from profiler_core.runner import RunOptions, run_profile_suite
 from profiler_core.scorers.checks import ChecksScorer
 from profiler_core.scorers.verify import VerifyScorer
+from profiler_core.storage.tracestore import iter_records
 from profiler_core.testing import FakeProvider
-from profiler_core.tracestore import iter_records
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -25,7 +25,6 @@ from .errors import (
 )
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers
-    from ._hookmarkers import hookimpl
     from .dataset.frames import RunTables, load_run
     from .model import (
         AfterScenarioContext,
@@ -78,15 +77,16 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers
         Turn,
         TurnBoundaryEvent,
     )
+    from .plugins.markers import hookimpl
     from .runner import RunOptions, run_profile_suite, run_profile_suite_sync
-    from .serde import from_json, to_json
+    from .storage.serde import from_json, structure, to_json, unstructure
 
     __version__: str
 
 #: Public name -> the module that defines it, imported on first use (PEP 562): ``import profiler_core``
 #: costs next to nothing, and ``from profiler_core import hookimpl`` does not build the data model.
 _LAZY: dict[str, str] = {
-    "hookimpl": "._hookmarkers",
+    "hookimpl": ".plugins.markers",
     **dict.fromkeys(
         (
             "AfterScenarioContext",
@@ -141,8 +141,10 @@ _LAZY: dict[str, str] = {
         ),
         ".model",
     ),
-    "from_json": ".serde",
-    "to_json": ".serde",
+    "from_json": ".storage.serde",
+    "to_json": ".storage.serde",
+    "structure": ".storage.serde",
+    "unstructure": ".storage.serde",
     # The runner pulls in trio.
     "RunOptions": ".runner",
     "run_profile_suite": ".runner",
@@ -249,5 +251,7 @@ __all__ = [
     "load_run",
     "run_profile_suite",
     "run_profile_suite_sync",
+    "structure",
     "to_json",
+    "unstructure",
 ]

@@ -25,9 +25,8 @@ from typing import Any, overload
 
 import attrs
 
-from profiler_core import ProfilerError, Scenario
+from profiler_core import ProfilerError, Scenario, structure, unstructure
 from profiler_core.conditions import PathError, resolve_path
-from profiler_core.serde import structure, unstructure
 
 from .manifest import FixtureManifest
 from .scenario import Assertions, EvalScenario, Fixture

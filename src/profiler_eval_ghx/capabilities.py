@@ -221,7 +221,7 @@ class GhxCliExecutor:
 
         import trio
 
-        from profiler_core.processes import end_process_group, track_group
+        from profiler_core.util.processes import end_process_group, track_group
 
         try:
             process = await trio.lowlevel.open_process(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from profiler_core import ProfilerError
-from profiler_core.redact import Redactor, redact_text
+from profiler_core.util.redact import Redactor, redact_text
 
 DEFAULT_API_URL = "https://api.github.com"
 #: every request gives up after this many seconds (connect, read, write, pool)

@@ -20,7 +20,6 @@ the hooks. See docs/eval-ghx.md.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -28,10 +27,9 @@ from typing import Any
 
 import attrs
 
-from profiler_core import ConfigError, Scenario
+from profiler_core import ConfigError, Scenario, from_json, structure, unstructure
 from profiler_core.conditions import Condition
-from profiler_core.serde import json_error, structure, unstructure
-from profiler_core.textcut import shown
+from profiler_core.util.textcut import shown
 
 __all__ = [
     "CATEGORIES",
@@ -249,11 +247,7 @@ def read_scenario_file(path: Path) -> EvalScenario:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read ({exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({json_error(exc)})") from None
-    return structure(data, EvalScenario, source=str(path))
+    return from_json(text, EvalScenario, source=str(path))
 
 
 def load_scenarios(

@@ -14,9 +14,16 @@ import inspect
 import json
 from typing import Any
 
-from profiler_core import ConfigError, ProfilerError, Scenario, ScorerCheckResult, ScorerContext, ScorerResult
+from profiler_core import (
+    ConfigError,
+    ProfilerError,
+    Scenario,
+    ScorerCheckResult,
+    ScorerContext,
+    ScorerResult,
+    structure,
+)
 from profiler_core.conditions import ConditionOutcome, Custom, describe_condition, evaluate_condition_async
-from profiler_core.serde import structure
 
 from .bindings import template_variables
 from .capabilities import CapabilityExecutor, CapabilityResult

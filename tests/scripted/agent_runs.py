@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from profiler_core.processes import process_alive as alive
+from profiler_core.util.processes import process_alive as alive
 
 #: The variable every agent process of a test carries (through the mode's environment), to find them in /proc.
 MARK = "PROFILER_TEST_MARK"

@@ -14,9 +14,9 @@ import sys
 import click
 
 from ..errors import ProfilerError
-from ..interrupt import EXIT_STATUS, armed, leave
-from ..redact import redact_text
-from ..textcut import cut_lines
+from ..util.interrupt import EXIT_STATUS, armed, leave
+from ..util.redact import redact_text
+from ..util.textcut import cut_lines
 from .agents import agents_group
 from .analyze import analyze
 from .compare import compare_command

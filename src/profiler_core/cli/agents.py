@@ -26,7 +26,7 @@ def list_command() -> None:
     """
     import shutil
 
-    from ..agents import PACKAGES, find_installed, search_dirs
+    from ..providers.agents import PACKAGES, find_installed, search_dirs
 
     for program, (provider, variable) in PROVIDERS.items():
         found = os.environ.get(variable) or shutil.which(program) or find_installed(program)
@@ -50,7 +50,7 @@ def install_command(programs: tuple[str, ...], folder: Path | None) -> None:
       profiler agents install                 # opencode, claude and codex into ~/.cache/agent-profiler/agents
       profiler agents install codex
     """
-    from ..agents import PACKAGES, cache_dir, install, search_dirs
+    from ..providers.agents import PACKAGES, cache_dir, install, search_dirs
 
     chosen = programs or tuple(PACKAGES)
     target = folder or cache_dir()

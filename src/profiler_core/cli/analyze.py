@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import ProfilerError
-from ..textcut import printable
+from ..util.textcut import printable
 from .context import pass_manager
 
 if TYPE_CHECKING:  # the model is imported when a trace is analysed, not when the CLI starts
     from ..model import AnalysisResult, SessionTrace
-    from ..plugins import PluginManager
+    from ..plugins.manager import PluginManager
 
 #: Characters of a list or table finding shown in the human table before "… (+N more)".
 _CELL_BUDGET = 110
@@ -78,7 +78,7 @@ def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, .
             failed = True
             click.echo(f"Error: {message}", err=True)
         if as_json:
-            from ..serde import unstructure
+            from ..storage.serde import unstructure
 
             item = {"trace": path, "sessionId": trace.session_id, "results": {n: unstructure(r) for n, r in results.items()}}
             # The same text as json.dumps(list, indent=2), one item at a time.
@@ -116,8 +116,8 @@ def _build_analyzers(registry: Any, names: tuple[str, ...]) -> list[Any]:
 
 def _traces(paths: tuple[str, ...]) -> Iterator[tuple[str, str, SessionTrace | None]]:
     """(label, scenario id, trace) of every trace named; (message, "", None) for what cannot be read."""
-    from ..runs import run_folder
-    from ..tracestore import find_store, is_store, iter_latest
+    from ..storage.runs import run_folder
+    from ..storage.tracestore import find_store, is_store, iter_latest
 
     for path in paths:
         try:
@@ -156,7 +156,7 @@ def _traces(paths: tuple[str, ...]) -> Iterator[tuple[str, str, SessionTrace | N
 def _read_trace(path: str) -> SessionTrace:
     """Load one exported trace; any problem becomes a ``ProfilerError`` naming the file."""
     from ..model import SessionTrace
-    from ..serde import from_json
+    from ..storage.serde import from_json
 
     try:
         text = Path(path).read_text(encoding="utf-8")

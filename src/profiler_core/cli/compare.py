@@ -45,8 +45,8 @@ def compare_command(base: str, new: str, fail_on: tuple[str, ...], markdown_file
     from ..compare import Gate, compare_runs
     from ..compare.render import as_json as to_json_doc
     from ..compare.render import markdown, print_terminal
-    from ..junit import write_junit
-    from ..runfiles import resolve_results
+    from ..report.junit import write_junit
+    from ..storage.runfiles import resolve_results
 
     gates = [Gate.parse(text) for text in fail_on]
     comparison = compare_runs(resolve_results(base, results_dir), resolve_results(new, results_dir), gates)

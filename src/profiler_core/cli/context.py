@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from ..plugins import PluginManager
+    from ..plugins.manager import PluginManager
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def plugin_manager(ctx: click.Context | None = None) -> PluginManager:
     """The invocation's plugin manager (``ctx.obj``); loaded on first use when the caller gave none."""
-    from ..plugins import PluginManager, get_plugin_manager  # here: `profiler --help` needs no manager
+    from ..plugins.manager import PluginManager, get_plugin_manager  # here: `profiler --help` needs no manager
 
     ctx = ctx or click.get_current_context()
     manager = ctx.find_object(PluginManager)

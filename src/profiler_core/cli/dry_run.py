@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover - the CLI imports the profile loader only when a command runs
-    from ..config import ProfilerConfig
+    from ..config.loader import ProfilerConfig
 
 
 def money(x: float) -> str:
@@ -34,7 +34,7 @@ def concurrency_of(config: ProfilerConfig) -> tuple[int, str]:
 
 def estimate_line(config: ProfilerConfig, repetitions: int, runs) -> str | None:
     """``cost $x ($lo-$hi), time y (lo-hi) at concurrency c`` for ``repetitions`` rounds, from earlier runs."""
-    from ..planning import estimate, session_costs, sessions_per_mode
+    from ..runner.planning import estimate, session_costs, sessions_per_mode
 
     sessions = sessions_per_mode(config.models, config.modes, len(config.scenarios), repetitions)
     at, said = concurrency_of(config)
@@ -51,7 +51,7 @@ def estimate_line(config: ProfilerConfig, repetitions: int, runs) -> str | None:
 
 def print_dry_run(config: ProfilerConfig, echo: Callable[[str], None]) -> None:
     """Print what ``profiler run`` would do with ``config``; start nothing."""
-    from ..planning import earlier_runs
+    from ..runner.planning import earlier_runs
 
     ex = config.execution
     models, modes, scenarios = len(config.models), len(config.modes), len(config.scenarios)

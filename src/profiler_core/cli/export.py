@@ -33,7 +33,7 @@ def export_command(run: str, target: Path, fmt: str | None, results_dir: Path, r
       duckdb results.duckdb "SELECT mode, avg(cost_total_usd) FROM rows GROUP BY mode"
     """
     from ..dataset.writers import to_duckdb, to_parquet
-    from ..runfiles import resolve_results, run_files
+    from ..storage.runfiles import resolve_results, run_files
 
     fmt = fmt or ("parquet" if target.is_dir() or not target.suffix else "duckdb")
     files = run_files(resolve_results(run, results_dir), reports_dir)

@@ -14,9 +14,9 @@ from typing import Any
 import click
 
 from ..errors import ProfilerError
-from ..interrupt import EXIT_STATUS, arm
-from ..redact import redact_text
-from ..textcut import cut_lines, printable
+from ..util.interrupt import EXIT_STATUS, arm
+from ..util.redact import redact_text
+from ..util.textcut import cut_lines, printable
 from .context import plugin_manager
 
 #: ``ctx.meta`` key under which the plugin commands of one invocation are kept.

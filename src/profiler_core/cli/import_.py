@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import ProfilerError
-from ..textcut import cut_lines, printable
+from ..util.textcut import cut_lines, printable
 from .context import pass_manager, plugin_manager
 
 if TYPE_CHECKING:
-    from ..plugins import PluginManager
+    from ..plugins.manager import PluginManager
 
 
 def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str:

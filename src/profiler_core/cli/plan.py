@@ -39,9 +39,9 @@ def plan_command(manager, profile, pilot, detect, power, pilot_repetitions, yes)
     """
     import attrs
 
-    from ..config import load_profile
-    from ..planning import parse_detect
-    from ..profile_schema import StopSettings
+    from ..config.loader import load_profile
+    from ..config.schema import StopSettings
+    from ..runner.planning import parse_detect
 
     config = load_profile(profile, registry=manager.registry)
     settings = config.execution.stop or StopSettings()
@@ -61,7 +61,7 @@ def plan_command(manager, profile, pilot, detect, power, pilot_repetitions, yes)
 
 def _read_pilot(pilot: str, config) -> tuple[list, str]:
     """The pilot's rows: a run id in the results folder, or a results file."""
-    from ..store import RunPaths, read_jsonl
+    from ..storage.store import RunPaths, read_jsonl
 
     path = Path(pilot)
     if not path.is_file():
@@ -79,8 +79,8 @@ def _read_pilot(pilot: str, config) -> tuple[list, str]:
 
 def _run_pilot(pilot_config, manager, yes: bool) -> tuple[list, str]:
     """Run a small pilot of the profile (after a confirmation showing what it costs) and return its rows."""
-    from ..planning import earlier_runs
     from ..runner import options_from_config, run_profile_suite_sync
+    from ..runner.planning import earlier_runs
     from .dry_run import estimate_line
 
     reps = pilot_config.execution.repetitions
@@ -100,7 +100,7 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
     """The plan's table (one line per mode and metric), then sessions, cost and time of each design."""
     import numpy as np
 
-    from ..planning import pilot_pairs, plan_metric, session_costs
+    from ..runner.planning import pilot_pairs, plan_metric, session_costs
 
     k = len(settings.metrics)
     click.echo(
@@ -154,7 +154,7 @@ class _Totals:
 
     def line(self, label: str, rounds: int) -> None:
         """Print ``label: N sessions, $cost (range), time (range)``."""
-        from ..planning import estimate, sessions_per_mode
+        from ..runner.planning import estimate, sessions_per_mode
 
         sessions = sessions_per_mode(self.config.models, self.config.modes, len(self.config.scenarios), rounds)
         est = estimate(sessions, self.costs, self.at)

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..textcut import printable
+from ..util.textcut import printable
 from .context import pass_manager
 
 if TYPE_CHECKING:
-    from ..plugins import PluginInfo, PluginManager
+    from ..plugins.manager import PluginInfo, PluginManager
 
 HEADERS = ("NAME", "VERSION", "DISTRIBUTION", "PROVIDES")
 

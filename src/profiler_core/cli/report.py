@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from ..errors import ProfilerError
-from ..redact import redact_text
-from ..textcut import cut_lines, printable
+from ..util.redact import redact_text
+from ..util.textcut import cut_lines, printable
 
 #: Warnings printed one by one; the rest are counted (all are in report.md).
 _MAX_PRINTED = 20
@@ -41,16 +41,16 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
     """
     import tempfile
 
-    from ..paths import safe_name
     from ..report import write_report
     from ..report.load import peek_run_id
     from ..report.merge import expand_sources, merge_results, merged_name, parse_as_mode
+    from ..storage.paths import safe_name
 
     merged = None
     try:
         names = expand_sources(sources)
         mapping = parse_as_mode(as_mode)
-        from ..runfiles import locate_results
+        from ..storage.runfiles import locate_results
 
         located = [locate_results(name, results_dir) for name in names]
         paths = [path for path, _ in located]

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import ProfilerError
-from ..textcut import printable
+from ..util.textcut import printable
 from .context import pass_manager
 from .progress import make_progress, progress_option
 
@@ -36,7 +36,7 @@ def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_w
 
 def _settings(values: tuple[str, ...]) -> dict[str, str]:
     """``--set KEY=VALUE`` options as ``{key: value}`` (a key given twice: the last wins); one line for a bad one."""
-    from ..profile_settings import parse_setting
+    from ..config.settings import parse_setting
 
     return dict(parse_setting(value) for value in values)
 
@@ -163,7 +163,7 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
     if set_values:
         overrides["settings"] = _settings(set_values)
     if dry_run:
-        from ..config import load_profile
+        from ..config.loader import load_profile
         from .dry_run import print_dry_run
 
         print_dry_run(load_profile(profile, overrides, registry=manager.registry), click.echo)
@@ -203,7 +203,7 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
     if not no_report:
         _write_report(result, config, console)
     if junit_file is not None:
-        from ..junit import write_run_junit
+        from ..report.junit import write_run_junit
 
         write_run_junit(Path(result.output_jsonl_path), junit_file)
         click.echo(f"JUnit:    {junit_file}")
@@ -255,10 +255,10 @@ def validate_command(manager, profile):
     """
     import trio
 
-    from ..config import ProfileErrors, load_profile
+    from ..config.loader import ProfileErrors, load_profile
     from ..runner import build_components, resolve_all_modes
     from ..runner.build import check_provider_overrides
-    from ..textcut import cut_lines
+    from ..util.textcut import cut_lines
 
     try:
         config = load_profile(profile, registry=manager.registry)
@@ -315,7 +315,7 @@ __all__ = ["ProfilerError", "run_command", "sandbox_problems", "validate_command
 def _traces_location(manifest_path: str | None) -> str | None:
     """Where the run's session traces are (its trace store, or its sessions folder); None when none were kept."""
     from ..errors import ProfilerError
-    from ..store import read_manifest
+    from ..storage.store import read_manifest
 
     if not manifest_path:
         return None

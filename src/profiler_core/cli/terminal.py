@@ -3,7 +3,7 @@
 A mode named ``[/x]`` must not crash a rich table, ``[bold red]`` must not
 restyle it, and an agent's ANSI escape codes in an error message must not reach
 the terminal raw. Cells become rich ``Text`` (no markup parsing) and every
-control character is shown escaped (:func:`profiler_core.textcut.printable`).
+control character is shown escaped (:func:`profiler_core.util.textcut.printable`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..redact import RedactingFilter
-from ..textcut import printable
+from ..util.redact import RedactingFilter
+from ..util.textcut import printable
 
 
 def cell(value: Any) -> Any:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import ProfilerError
-from ..textcut import printable
+from ..util.textcut import printable
 
 
 @click.group("traces")
@@ -36,8 +36,8 @@ def export_command(target: str, out: Path | None) -> None:
       profiler traces export run_20261122T051500Z_3f9a          # found where its profile put it
       profiler traces export reports/run_20261122T051500Z_3f9a/sessions/traces.jsonl --out /tmp/traces
     """
-    from ..runs import run_folder
-    from ..tracestore import TRACES_FILE, export_files, find_store, is_store
+    from ..storage.runs import run_folder
+    from ..storage.tracestore import TRACES_FILE, export_files, find_store, is_store
 
     try:
         where = run_folder(target)

@@ -71,8 +71,8 @@ def view_command(target: str | None, results_dir: Path, reports_dir: Path | None
 
 def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
     """The catalog to serve, a description of where its runs are, and the key of the run to open first."""
-    from ..runfiles import is_results_file, locate_results
-    from ..runs import find_run
+    from ..storage.runfiles import is_results_file, locate_results
+    from ..storage.runs import find_run
     from ..viewer.catalog import Catalog
 
     if target is not None and Path(target).is_dir():

@@ -3,7 +3,7 @@
 ``runs`` compares two runs mode by mode with the report's statistics, ``gates``
 turns ``--fail-on`` thresholds into pass / regression / inconclusive, and
 ``render`` writes the terminal table, a Markdown summary for a pull request and
-JSON; JUnit XML comes from :mod:`profiler_core.junit`. See docs/ci.md.
+JSON; JUnit XML comes from :mod:`profiler_core.report.junit`. See docs/ci.md.
 """
 
 from __future__ import annotations

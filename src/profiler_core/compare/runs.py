@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import stats
 from ..errors import ConfigError
-from ..junit import Case, run_cases
+from ..report.junit import Case, run_cases
 from .gates import MIN_ROWS, Gate, Outcome
 
 #: Metrics every comparison reports (gated metrics are added).

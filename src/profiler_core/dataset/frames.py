@@ -63,7 +63,7 @@ def load_run(path: str | Path, *, backend: Backend | None = None, reports_dir: s
     The run's trace store, analysis file and manifest are found beside the
     results as ``profiler view`` finds them (``reports_dir`` to look elsewhere).
     """
-    from ..runfiles import is_results_file, run_files
+    from ..storage.runfiles import is_results_file, run_files
 
     chosen = _backend(backend)
     path = Path(path)

@@ -18,7 +18,6 @@ from typing import Any
 
 import msgspec
 
-from ..lines import scan_lines
 from ..model import (
     ListFinding,
     NumberFinding,
@@ -31,8 +30,9 @@ from ..model import (
     TextOutputEvent,
     ToolCallEvent,
 )
-from ..runfiles import RunFiles
-from ..serde import from_json
+from ..storage.lines import scan_lines
+from ..storage.runfiles import RunFiles
+from ..storage.serde import from_json
 
 #: Column types: "str", "int", "float", "bool" (every column may hold nulls).
 CELL = (("run_id", "str"), ("model", "str"), ("mode", "str"), ("scenario_id", "str"), ("iteration", "int"))
@@ -159,8 +159,8 @@ def iter_chunks(files: RunFiles, problems: list[str] | None = None) -> Iterator[
 
 def _trace_tables(files: RunFiles, builders: dict[str, _Builder], call_turns: dict[Cell, list[int]], problems: list[str]) -> Iterator[tuple[str, Chunk]]:
     """The turns table from the trace store, and the turn of each tool call (for the tool_calls table)."""
-    from ..timeline import turns_of
-    from ..tracestore import iter_latest
+    from ..storage.tracestore import iter_latest
+    from ..viewer.timeline import turns_of
 
     assert files.traces is not None
     turns = builders["turns"]

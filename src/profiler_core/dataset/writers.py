@@ -13,8 +13,8 @@ from pathlib import Path
 import orjson
 
 from ..errors import ProfilerError
-from ..paths import safe_name
-from ..runfiles import RunFiles
+from ..storage.paths import safe_name
+from ..storage.runfiles import RunFiles
 from .tables import SCHEMA, TABLES, iter_chunks, run_ids
 
 _DUCK_TYPES = {"str": "VARCHAR", "int": "BIGINT", "float": "DOUBLE", "bool": "BOOLEAN"}

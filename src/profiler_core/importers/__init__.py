@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any, overload
 
 import attrs
 
-from .._hookmarkers import hookimpl
 from ..errors import ConfigError
+from ..plugins.markers import hookimpl
 from ._build import RecordedSession
 from .subagents import attach_subagents
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins import Registry
+    from ..plugins.manager import Registry
 
 #: Built-in format name -> module of this package with a ``load(path) -> list[RecordedSession]``.
 #: Add a line here for a new built-in format; third parties use ``profiler_register_importers``.
@@ -71,7 +71,7 @@ def _factory(format: str, module: str) -> Any:
 def _registry(registry: Registry | None) -> Registry:
     if registry is not None:
         return registry
-    from ..plugins import default_plugin_manager
+    from ..plugins.manager import default_plugin_manager
 
     return default_plugin_manager().registry
 
@@ -137,7 +137,7 @@ def with_model(session: RecordedSession, model: str | None) -> RecordedSession:
         return session
     if session.cost_source != "unknown":
         return attrs.evolve(session, model=model)
-    from ..pricing import price_tokens
+    from ..metrics.pricing import price_tokens
 
     cost = price_tokens(model, session.result.metrics.tokens)
     if cost is None:

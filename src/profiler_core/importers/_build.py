@@ -35,10 +35,10 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
-from ..numbers import is_number
-from ..serde import json_message
-from ..textclean import clean_value, may_need_cleaning, warn_replaced
-from ..timestamps import iso
+from ..storage.serde import json_message
+from ..util.numbers import is_number
+from ..util.textclean import clean_value, may_need_cleaning, warn_replaced
+from ..util.timestamps import iso
 
 #: Tool outputs longer than this are cut in the trace (real sessions read whole files; traces must stay loadable).
 MAX_OUTPUT_CHARS = 20_000
@@ -503,7 +503,7 @@ class SessionBuilder:
         scenario_hint: str | None = None,
     ) -> RecordedSession:
         """Assemble PromptResult and SessionTrace from the same turns, so they always agree."""
-        from ..pricing import price_tokens
+        from ..metrics.pricing import price_tokens
 
         model = model or (self.models.most_common(1)[0][0] if self.models else None)
         start = started_at or self.first

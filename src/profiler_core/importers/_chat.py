@@ -1,7 +1,7 @@
 """Walk a normalized chat (OpenAI-format ``Message`` list) into a SessionBuilder.
 
 Shared by the ``openai`` and ``anthropic`` importers: both normalize their
-messages with :func:`profiler_core.normalize.normalize_messages` first.
+messages with :func:`profiler_core.metrics.normalize.normalize_messages` first.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..metrics.normalize import Message, normalize_usage
 from ..model import TokenBreakdown
-from ..normalize import Message, normalize_usage
 from ._build import SessionBuilder, parse_arguments, text_of
 
 #: Where OpenAI-compatible vendors put a message's reasoning text.

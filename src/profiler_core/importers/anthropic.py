@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
+from ..metrics.normalize import normalize_messages, normalize_usage
 from ..model import CompletionReason
-from ..normalize import normalize_messages, normalize_usage
 from ._build import (
     RecordedSession,
     SessionBuilder,

@@ -34,8 +34,8 @@ from typing import Any
 import attrs
 
 from ..errors import ValidationError
+from ..metrics.normalize import normalize_message, normalize_usage
 from ..model import TimingSegment
-from ..normalize import normalize_message, normalize_usage
 from ._build import (
     RecordedSession,
     SessionBuilder,

@@ -41,8 +41,8 @@ from typing import Any
 import attrs
 
 from ..errors import ValidationError
+from ..metrics.normalize import normalize_usage
 from ..model import TimingSegment, TokenBreakdown
-from ..normalize import normalize_usage
 from ._build import (
     RecordedSession,
     SessionBuilder,

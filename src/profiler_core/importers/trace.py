@@ -25,7 +25,7 @@ from ..model import (
     ToolCallEvent,
     ToolCallRecord,
 )
-from ..serde import structure
+from ..storage.serde import structure
 from ._build import (
     RecordedSession,
     iso,
@@ -40,7 +40,7 @@ from ._build import (
 
 def load(path: Path) -> list[RecordedSession]:
     """The session of a trace file."""
-    from ..tracestore import is_store
+    from ..storage.tracestore import is_store
 
     if is_store(path):
         raise ValidationError(

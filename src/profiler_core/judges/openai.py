@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
 from ..model import JudgeRequest, JudgeResponse, TokenBreakdown
-from ..numbers import is_finite_number
+from ..plugins.markers import hookimpl
+from ..util.numbers import is_finite_number
 from . import JudgeError
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIJudge", "is_loopback_url", "parse_retry_after", "profiler_register_judge_providers"]
@@ -282,7 +282,7 @@ class OpenAIJudge:
 def _usage(raw: Any) -> tuple[TokenBreakdown | None, float | None]:
     if not isinstance(raw, dict):
         return None, None
-    from ..normalize import normalize_usage  # lazy: only needed once a judge answers
+    from ..metrics.normalize import normalize_usage  # lazy: only needed once a judge answers
 
     try:
         usage = normalize_usage(raw, provider="openai", where="judge 'openai' response usage")

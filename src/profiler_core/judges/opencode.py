@@ -17,9 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._hookmarkers import hookimpl
 from ..errors import ConfigError, JudgeError, ProfilerError
 from ..model import JudgeRequest, JudgeResponse, PermissionConfig
+from ..plugins.markers import hookimpl
 from ..providers.opencode.config import OpenCodeOptions, deep_merge, find_binary, opencode_config, split_model
 
 if TYPE_CHECKING:  # trio and httpx are imported where used: registering the judge loads neither

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from ..errors import ConfigError, ProfilerError
-from ..leftovers import remove_folder, temporary_folder
 from ..model import (
     CreateSessionParams,
     ProviderConfig,
@@ -39,7 +38,8 @@ from ..model import (
     TokenBreakdown,
     TraceSummary,
 )
-from ..processes import end_process_group, signal_group, track_group
+from ..util.leftovers import remove_folder, temporary_folder
+from ..util.processes import end_process_group, signal_group, track_group
 
 if TYPE_CHECKING:
     import trio
@@ -150,7 +150,7 @@ def build_options(cls: type, layers: Iterable[Mapping[str, Any]], where: str) ->
 
 def find_binary(configured: str | None, env_var: str, name: str, install_hint: str) -> str:
     """The program to run: the option, ``$env_var``, PATH, then the agent folders; missing is one line with a hint."""
-    from ..agents import find_installed
+    from .agents import find_installed
 
     # Then .agents/ of a checkout, or the cache `profiler agents install` fills.
     candidate = configured or os.environ.get(env_var) or shutil.which(name) or find_installed(name)

@@ -25,7 +25,6 @@ from typing import Any
 
 import attrs
 
-from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
 from ..model import (
     CompletionReason,
@@ -39,6 +38,7 @@ from ..model import (
     TimingSegment,
     TokenBreakdown,
 )
+from ..plugins.markers import hookimpl
 from ._agent_process import (
     BOOL,
     STRING,
@@ -213,7 +213,7 @@ class ClaudeCodeProvider(AgentProvider):
                 raise self.failure(live, f"claude-code: {str(message).rstrip('.')}{retried}")
         where = f"claude-code result line (session {summary.session_id})"
         usage = result.get("usage")
-        from ..normalize import normalize_usage
+        from ..metrics.normalize import normalize_usage
 
         tokens = normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage") if usage else TokenBreakdown()
         segments: list[TimingSegment] = []

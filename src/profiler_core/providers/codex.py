@@ -24,7 +24,6 @@ from typing import Any
 
 import attrs
 
-from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
 from ..model import (
     ErrorEvent,
@@ -35,6 +34,7 @@ from ..model import (
     TimingSegment,
     TokenBreakdown,
 )
+from ..plugins.markers import hookimpl
 from ._agent_process import (
     MAPPING,
     STRING,

@@ -28,7 +28,6 @@ from typing import Any
 
 import attrs
 
-from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
 from ..model import (
     CreateSessionParams,
@@ -46,6 +45,7 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
+from ..plugins.markers import hookimpl
 
 __all__ = ["OracleProvider", "profiler_register_providers"]
 
@@ -90,8 +90,8 @@ class OracleProvider:
 
     async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
         """Run the solution to its end (or ``timeout_ms``); its output is the answer."""
-        from ..runner.commands import Confinement, base_environment, run_command
         from ..sandbox import Mount
+        from ..sandbox.commands import Confinement, base_environment, run_command
 
         session = self._live(handle)
         solution = session.scenario.solution

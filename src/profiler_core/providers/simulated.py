@@ -37,7 +37,6 @@ from typing import Any
 
 import attrs
 
-from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
 from ..model import (
     CostBreakdown,
@@ -59,8 +58,9 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
-from ..numbers import is_finite_number, is_int
-from ..timestamps import iso, parse_iso
+from ..plugins.markers import hookimpl
+from ..util.numbers import is_finite_number, is_int
+from ..util.timestamps import iso, parse_iso
 
 __all__ = ["DEFAULT_TOOL_CATEGORIES", "SimulatedOptions", "SimulatedProvider", "profiler_register_providers"]
 
@@ -145,7 +145,7 @@ class SimulatedOptions:
     cost_factor: float = attrs.field(default=1.0, validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0))
     #: Multiplies every duration (model and tool time, so the wall time): a known effect (0.8: 20% faster).
     time_factor: float = attrs.field(default=1.0, validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0))
-    #: Price overrides passed to ``profiler_core.pricing.price_tokens`` (same format as the profile's ``prices``).
+    #: Price overrides passed to ``profiler_core.metrics.pricing.price_tokens`` (same format as the profile's ``prices``).
     prices: dict[str, Any] | None = attrs.field(
         default=None, validator=_expect("a mapping of model -> prices (or null)", lambda v: v is None or isinstance(v, dict))
     )
@@ -179,7 +179,7 @@ def _build_options(layers: list[dict[str, Any]], where: str) -> SimulatedOptions
         raise ConfigError(f"{where}: {exc}") from None
     if options.prices:
         # Checked now, not at the first prompt (pricing is imported lazily: it may load genai-prices).
-        from ..pricing import parse_price_overrides
+        from ..metrics.pricing import parse_price_overrides
 
         parse_price_overrides(options.prices, where=f"{where}: option 'prices'")
     return options
@@ -1001,7 +1001,7 @@ class _LiveSession:
 
 def _price(model: str, tokens: TokenBreakdown, overrides: dict[str, Any] | None, factor: float = 1.0) -> CostBreakdown:
     # Imported here: pricing may pull in genai-prices, which `import profiler_core` must not.
-    from ..pricing import price_tokens
+    from ..metrics.pricing import price_tokens
 
     cost = price_tokens(model, tokens, overrides)
     if cost is None:

@@ -40,7 +40,6 @@ from typing import Any
 
 import attrs
 
-from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ProfilerError
 from ..importers import FORMATS, RecordedSession, attach_subagents, check_format, load_sessions
 from ..model import (
@@ -51,6 +50,7 @@ from ..model import (
     SessionHandle,
     SessionTrace,
 )
+from ..plugins.markers import hookimpl
 
 __all__ = ["TranscriptsProvider", "profiler_register_providers", "replayed_result", "resolve_files"]
 

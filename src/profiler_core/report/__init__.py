@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import ProfilerError
-from ..paths import inside, refuse_links, write_output_text
+from ..storage.paths import inside, refuse_links, write_output_text
 
 if TYPE_CHECKING:
     from .merge import MergedInputs
@@ -84,7 +84,7 @@ def write_report(
     :param merged_from: when ``results_path`` merges several inputs (``report.merge``): the report
         names those inputs and their lines, not the merged file.
     """
-    from ..store import read_manifest
+    from ..storage.store import read_manifest
     from .load import check_results_file, sibling
 
     results_path = Path(results_path)

@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from ..lines import open_binary
-from ..textclean import clean_json_bytes, replaced_note
+from ..storage.lines import open_binary
+from ..util.textclean import clean_json_bytes, replaced_note
 
 #: what a malformed line raises while it is read (orjson's JSONDecodeError is a ValueError)
 _LINE_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, AttributeError, IndexError)

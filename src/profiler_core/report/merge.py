@@ -11,7 +11,7 @@ import attrs
 import orjson
 
 from ..errors import ConfigError, StoreError
-from ..lines import open_binary
+from ..storage.lines import open_binary
 
 
 def expand_sources(sources: Sequence[str]) -> list[str]:

@@ -15,10 +15,10 @@ import attrs
 import numpy as np
 import orjson
 
-from .. import rowcodec
 from ..errors import StoreError
-from ..lines import open_binary
-from ..textclean import REPLACED, clean_json_bytes, replaced_note
+from ..storage import rowcodec
+from ..storage.lines import open_binary
+from ..util.textclean import REPLACED, clean_json_bytes, replaced_note
 
 #: What a line of the analysis file (or a peeked line) raises when it is not what is expected.
 _LINE_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, AttributeError, IndexError)

@@ -1,7 +1,7 @@
 """The report of a run that stopped by ``execution.stop``: why it stopped, and its confidence sequences.
 
 When the manifest carries ``stop``, the report recomputes the stop rule's
-intervals from the rows (``profiler_core.stopping``, with the settings the run
+intervals from the rows (``profiler_core.runner.stopping``, with the settings the run
 recorded, over the rounds it decided on), says why and after how many
 repetitions the run stopped, and the verdict's findings on those metrics use
 these anytime-valid intervals instead of the fixed-sample p-values (which
@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from ..model import StopRecord
-from ..stopping import REPORT_METRICS, Comparison, Observations, StopRule, settings_from_record
+from ..runner.stopping import REPORT_METRICS, Comparison, Observations, StopRule, settings_from_record
 from . import format as fmt
 from .load import RowTable
 

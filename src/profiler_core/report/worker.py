@@ -94,7 +94,7 @@ class HtmlWorker:
 
 def render_page(job: dict[str, Any]) -> None:
     """Draw the charts and write report.html for a job (summary, meta, problems, path)."""
-    from ..paths import write_output_text
+    from ..storage.paths import write_output_text
     from .charts import render_all, worth_drawing
     from .html import render_html
 

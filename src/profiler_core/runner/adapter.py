@@ -13,7 +13,7 @@ synchronous cleanup blocking its thread gets only ``CANCELLED_GRACE_S`` before
 it is abandoned (:meth:`ProviderAdapter.cleanup_limit`), so it cannot hold up the exit.
 
 The adapter decides this once per instance, and reads the optional attributes
-the :class:`~profiler_core.contracts.SessionProvider` contract declares
+the :class:`~profiler_core.plugins.contracts.SessionProvider` contract declares
 (``init_scope``, ``needs_process_env``, ``nonblocking_sync``) once, with the
 contract's defaults, so no other code calls a provider by a method's name or
 probes it with ``getattr``.
@@ -29,9 +29,9 @@ from typing import Any
 
 import trio
 
-from .._async import await_me_maybe
-from ..contracts import PROVIDER_DEFAULTS, optional_method
 from ..model import CreateSessionParams, PromptResult, ProviderConfig, SessionHandle, SessionTrace
+from ..plugins.contracts import PROVIDER_DEFAULTS, optional_method
+from ..util.asyncs import await_me_maybe
 
 #: seconds a blocking synchronous cleanup may hold up a cancelled run (Ctrl-C) before it is abandoned
 CANCELLED_GRACE_S = 1.0

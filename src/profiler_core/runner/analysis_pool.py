@@ -38,9 +38,9 @@ import trio
 
 from ..errors import ConfigError
 from ..model import AnalysisResult, Scenario, SessionTrace
-from ..redact import Redactor
-from ..store import trace_file_text
-from ..tracestore import TraceRecord, record_json
+from ..storage.store import trace_file_text
+from ..storage.tracestore import TraceRecord, record_json
+from ..util.redact import Redactor
 from .outcome import IterationError, analyzer_failure
 
 log = logging.getLogger("agent_profiler")
@@ -133,8 +133,8 @@ def _analyzers() -> list[Any]:
         if setup.analyzers is not None:
             _ANALYZERS.append(pickle.loads(setup.analyzers))
         else:
-            from ..config import load_profile
-            from ..plugins import get_plugin_manager
+            from ..config.loader import load_profile
+            from ..plugins.manager import get_plugin_manager
             from .build import build_analyzers
 
             assert setup.profile_path is not None

@@ -6,14 +6,14 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from .._signature import accepts_keyword
-from ..config import ComponentSpec, ProfileErrors, ProfilerConfig
-from ..contracts import optional_method
+from ..config.loader import ComponentSpec, ProfileErrors, ProfilerConfig
 from ..errors import ProfilerError
-from ..plugins import PluginManager
+from ..plugins.contracts import optional_method
+from ..plugins.manager import PluginManager
 from ..sandbox import SandboxSettings
-from ..stopping import StopRule
+from ..util.signature import accepts_keyword
 from .options import RaySettings, RunOptions
+from .stopping import StopRule
 
 
 def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[dict[str, Any], list[str]]:
@@ -114,7 +114,7 @@ def check_scenarios(scorer: Any, scenarios: Any) -> list[str]:
 
 async def resolve_all_modes(config: ProfilerConfig, resolver: Any) -> list[str]:
     """Resolve every mode of the profile; return one problem line per failure."""
-    from .._async import await_me_maybe
+    from ..util.asyncs import await_me_maybe
 
     problems = []
     for mode in config.modes:
@@ -127,7 +127,7 @@ async def resolve_all_modes(config: ProfilerConfig, resolver: Any) -> list[str]:
 
 async def check_provider_overrides(config: ProfilerConfig, manager: PluginManager, resolver: Any) -> list[str]:
     """Build the provider with each mode's ``provider_overrides``, as the run will: one problem line per refused mode."""
-    from .._async import await_me_maybe
+    from ..util.asyncs import await_me_maybe
 
     registry, spec = manager.registry, config.provider
     info = registry.find("providers", spec.id)

@@ -1,7 +1,7 @@
 """Calling lifecycle hooks through pluggy, with the failure policy of DESIGN §4.
 
 Each call is ``manager.hook.<name>(**kwargs)`` inside
-:func:`~profiler_core.plugins.isolated_hook_call`: pluggy orders the
+:func:`~profiler_core.plugins.manager.isolated_hook_call`: pluggy orders the
 implementations (``tryfirst``/``trylast``, wrappers, most recently registered
 first) and a raising implementation is recorded with its plugin's name instead
 of skipping the others. Awaitables that implementations return are awaited
@@ -15,9 +15,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from .._async import await_me_maybe
 from ..model import HookErrorRecord
-from ..plugins import HookFailures, PluginManager, isolated_hook_call
+from ..plugins.manager import HookFailures, PluginManager, isolated_hook_call
+from ..util.asyncs import await_me_maybe
 
 log = logging.getLogger("agent_profiler")
 

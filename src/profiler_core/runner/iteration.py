@@ -11,8 +11,6 @@ from typing import Any
 import attrs
 import trio
 
-from .._async import await_me_maybe
-from .._signature import accepts_keyword
 from ..errors import RateLimitedError
 from ..model import (
     AfterScenarioContext,
@@ -33,8 +31,10 @@ from ..model import (
     TokenBreakdown,
     ToolCallRecord,
 )
-from ..timestamps import now_iso
-from ..tracestore import TraceRecord, trace_file_path
+from ..storage.tracestore import TraceRecord, trace_file_path
+from ..util.asyncs import await_me_maybe
+from ..util.signature import accepts_keyword
+from ..util.timestamps import now_iso
 from .adapter import ProviderAdapter
 from .analysis_pool import CellJob
 from .outcome import PLUGIN_ERRORS, IterationError, IterationOutcome, analyzer_failure

@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..config import ProfilerConfig, load_profile
+from ..config.loader import ProfilerConfig, load_profile
 from ..errors import ConfigError
-from ..plugins import PluginManager
-from ..store import RunLock, RunPaths, read_manifest
+from ..plugins.manager import PluginManager
+from ..storage.store import RunLock, RunPaths, read_manifest
 from .build import options_from_config
 from .ids import new_run_id
 from .run import Run

@@ -7,13 +7,13 @@ from typing import Any
 
 import attrs
 
-from ..contracts import Analyzer, Collector, JudgeProvider, ModeResolver, Scorer, SessionProvider
 from ..errors import ConfigError
 from ..model import ModeConfig, ProfileRow, Scenario
-from ..plugins import PluginManager
+from ..plugins.contracts import Analyzer, Collector, JudgeProvider, ModeResolver, Scorer, SessionProvider
+from ..plugins.manager import PluginManager
 from ..sandbox import SandboxSettings
-from ..stopping import StopRule
-from ..tracestore import TRACE_FORMATS
+from ..storage.tracestore import TRACE_FORMATS
+from .stopping import StopRule
 
 
 @attrs.frozen(kw_only=True)
@@ -33,7 +33,7 @@ class RunOptions:
 
     Build one from a profile with :func:`profiler_core.runner.options_from_config`,
     or by hand in Python (components are plain objects satisfying the
-    Protocols of :mod:`profiler_core.contracts`).
+    Protocols of :mod:`profiler_core.plugins.contracts`).
     """
 
     provider: SessionProvider

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import attrs
 
 from ..model import ModeConfig, PluginRecord, ProfileRow, RunContext, Scenario
-from ..plugins import PluginManager
+from ..plugins.manager import PluginManager
 from .adapter import ProviderAdapter
 from .executors.base import Cell
 from .options import RunOptions

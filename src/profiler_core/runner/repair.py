@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._async import await_me_maybe
 from ..model import AnalysisResult, ProfileRow, Scenario, SessionAnalysisBundle
-from ..store import RowWriter, RunPaths, read_jsonl
-from ..tracestore import iter_latest
+from ..storage.store import RowWriter, RunPaths, read_jsonl
+from ..storage.tracestore import iter_latest
+from ..util.asyncs import await_me_maybe
 from .outcome import analyzer_failure
 
 log = logging.getLogger("agent_profiler")

@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 import attrs
 
-from .._hookmarkers import hookimpl
 from ..errors import ProfilerError
 from ..importers import RecordedSession, attach_subagents, load_sessions
 from ..model import (
@@ -33,10 +32,11 @@ from ..model import (
     Scenario,
     SessionAnalysisBundle,
 )
-from ..paths import check_run_id
+from ..plugins.markers import hookimpl
 from ..providers.transcripts import TranscriptsProvider
-from ..redact import Redactor
-from ..store import RunLock, RunPaths, read_jsonl, read_manifest, write_manifest
+from ..storage.paths import check_run_id
+from ..storage.store import RunLock, RunPaths, read_jsonl, read_manifest, write_manifest
+from ..util.redact import Redactor
 from .options import RunOptions
 
 DEFAULT_MODE = "imported"

@@ -14,8 +14,8 @@ import attrs
 
 from ..errors import ConfigError
 from ..model import ProfileRow, RunManifest, SessionAnalysisBundle
-from ..store import RunPaths, read_jsonl, read_manifest, repair_truncated_tail
-from ..tracestore import TRACES_FILE
+from ..storage.store import RunPaths, read_jsonl, read_manifest, repair_truncated_tail
+from ..storage.tracestore import TRACES_FILE
 
 log = logging.getLogger("agent_profiler")
 

@@ -3,7 +3,7 @@
 The run's cells are scheduled round by round (one repetition of every cell,
 each round in ``execution.order``). When a round is complete — every cell of it
 and of the rounds before has its final row — the stop rule looks at the rows so
-far (``profiler_core.stopping``); once it says stop, no new cell starts. Cells of
+far (``profiler_core.runner.stopping``); once it says stop, no new cell starts. Cells of
 the next round that already started finish and are kept: the rule ignores rows
 beyond the rounds it was asked about, so they never bias a decision.
 """
@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ..model import ProfileRow
-from ..stopping import StopDecision, StopRule
 from .executors.base import Cell
+from .stopping import StopDecision, StopRule
 
 log = logging.getLogger("agent_profiler")
 

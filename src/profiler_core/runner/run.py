@@ -22,9 +22,7 @@ from typing import Any, cast
 import attrs
 import trio
 
-from .._async import await_me_maybe
 from ..errors import ConfigError, HookError, ProfilerError, UnknownModeError
-from ..interrupt import arm as arm_interrupt
 from ..model import (
     ModeConfig,
     ProfileRow,
@@ -35,13 +33,15 @@ from ..model import (
     StopRecord,
 )
 from ..model.run import RunStatus
-from ..paths import check_run_id, inside
-from ..plugins import get_plugin_manager
-from ..redact import Redactor, run_redactor
+from ..plugins.manager import get_plugin_manager
 from ..sandbox import check as check_sandbox
-from ..store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
-from ..timestamps import now_iso
-from ..tracestore import TRACES_FILE, TraceRecord
+from ..storage.paths import check_run_id, inside
+from ..storage.store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
+from ..storage.tracestore import TRACES_FILE, TraceRecord
+from ..util.asyncs import await_me_maybe
+from ..util.interrupt import arm as arm_interrupt
+from ..util.redact import Redactor, run_redactor
+from ..util.timestamps import now_iso
 from .adapter import ProviderAdapter
 from .analysis_pool import analysis_pool, worker_count
 from .breaker import Breaker

@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from ..profile_schema import ORDERS
+from ..config.schema import ORDERS
 
 #: (model, mode, scenario, iteration)
 Cell = tuple[str, str, Any, int]

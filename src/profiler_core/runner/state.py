@@ -8,8 +8,8 @@ from typing import Any
 import attrs
 
 from ..model import RunContext
-from ..redact import Redactor
-from ..store import RowWriter
+from ..storage.store import RowWriter
+from ..util.redact import Redactor
 from .hooks import HookCaller
 
 

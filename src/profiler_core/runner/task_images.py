@@ -35,10 +35,10 @@ import trio
 
 from ..errors import SandboxError
 from ..model import Scenario, TaskEnvironment
-from ..paths import safe_name
 from ..sandbox import SandboxSettings
+from ..sandbox.commands import run_command
 from ..sandbox.containers import HOST_IMAGE, client_environment, ensure_host_image, last_line, new_name, runtime_binary
-from .commands import run_command
+from ..storage.paths import safe_name
 
 log = logging.getLogger("agent_profiler")
 

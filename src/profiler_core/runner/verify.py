@@ -28,9 +28,9 @@ from typing import Any
 import attrs
 
 from ..model import CheckpointResult, Scenario, VerifierSpec
-from ..paths import inside
 from ..sandbox import Mount
-from .commands import CommandResult
+from ..sandbox.commands import CommandResult
+from ..storage.paths import inside
 from .workspace import SetupError, Workspaces
 
 #: Characters of a verifier's output kept as its checkpoint's ``actual``.

@@ -29,11 +29,11 @@ from typing import Literal
 
 import trio
 
-from ..leftovers import remove_folder, temporary_folder
 from ..model import Scenario, WorkspaceReport
-from ..paths import inside, safe_name
 from ..sandbox import Mount, SandboxSettings
-from .commands import CommandResult, Confinement, base_environment, run_command
+from ..sandbox.commands import CommandResult, Confinement, base_environment, run_command
+from ..storage.paths import inside, safe_name
+from ..util.leftovers import remove_folder, temporary_folder
 from .task_images import TaskEnvironments, TaskImageError, TaskSandbox
 
 #: ``output.keep_workspaces``

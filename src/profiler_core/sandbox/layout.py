@@ -18,7 +18,7 @@ from pathlib import Path
 
 import attrs
 
-from ..leftovers import remove_folder, temporary_folder
+from ..util.leftovers import remove_folder, temporary_folder
 from .job import Job, Mount
 from .network import NetworkPlan
 from .settings import SandboxSettings

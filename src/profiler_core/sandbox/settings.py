@@ -13,8 +13,8 @@ from typing import Any
 
 import attrs
 
+from ..config.schema import NETWORKS, SANDBOXES
 from ..errors import SandboxError
-from ..profile_schema import NETWORKS, SANDBOXES
 from .hosts import parse_host_rule
 
 __all__ = ["NETWORKS", "SANDBOXES", "SandboxSettings"]

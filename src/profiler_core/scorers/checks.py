@@ -23,11 +23,11 @@ from typing import Any
 
 import attrs
 
-from .._hookmarkers import hookimpl
-from ..conditions import Condition, describe_condition, evaluate_condition
 from ..errors import ConfigError, ValidationError
 from ..model import Scenario, ScorerCheckResult, ScorerContext, ScorerResult
-from ..serde import json_error, structure, unstructure
+from ..plugins.markers import hookimpl
+from ..storage.serde import json_error, structure, unstructure
+from .conditions import Condition, describe_condition, evaluate_condition
 
 __all__ = ["TARGETS", "Check", "ChecksScorer", "parse_checks", "parse_output_json", "profiler_register_scorers"]
 

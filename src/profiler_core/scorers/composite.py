@@ -22,11 +22,11 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
-from .._async import await_me_maybe
-from .._hookmarkers import hookimpl
-from .._signature import accepts_keyword
 from ..errors import ConfigError, ProfilerError
 from ..model import CustomMetric, Scenario, ScorerCheckResult, ScorerContext, ScorerResult
+from ..plugins.markers import hookimpl
+from ..util.asyncs import await_me_maybe
+from ..util.signature import accepts_keyword
 
 __all__ = ["ADDITIVE_UNITS", "CompositeScorer", "profiler_register_scorers"]
 
@@ -115,7 +115,7 @@ class CompositeScorer:
     def _registry_or_default(self) -> Any:
         if self._registry is None:
             # Built in Python without a registry: use the installed plugins, as the CLI would.
-            from ..plugins import get_plugin_manager
+            from ..plugins.manager import get_plugin_manager
 
             self._registry = get_plugin_manager().registry
         return self._registry

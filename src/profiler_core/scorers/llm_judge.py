@@ -24,8 +24,6 @@ from typing import Any
 
 import attrs
 
-from .._async import await_me_maybe
-from .._hookmarkers import hookimpl
 from ..errors import ConfigError, ValidationError
 from ..model import (
     CustomMetric,
@@ -39,7 +37,9 @@ from ..model import (
     ScorerResult,
     ToolCallEvent,
 )
-from ..serde import structure
+from ..plugins.markers import hookimpl
+from ..storage.serde import structure
+from ..util.asyncs import await_me_maybe
 
 __all__ = [
     "LlmJudgeScorer",
@@ -297,7 +297,7 @@ def _judge_cost(
 ) -> tuple[float | None, str]:
     if not responses:
         return 0.0, "computed"
-    from ..pricing import price_tokens  # lazy: genai-prices' data is only loaded when a judge answered
+    from ..metrics.pricing import price_tokens  # lazy: genai-prices' data is only loaded when a judge answered
 
     total = 0.0
     sources = set()
@@ -356,7 +356,7 @@ class LlmJudgeScorer:
         for name, value in (("samples", samples), ("max_output_chars", max_output_chars), ("max_trace_items", max_trace_items)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{where}: options.{name}: expected an integer >= 1, got {value!r}")
-        from ..pricing import parse_price_overrides
+        from ..metrics.pricing import parse_price_overrides
 
         self.judge = judge
         self.samples = samples

@@ -11,9 +11,9 @@ them in the session's workspace after the agent finished (docs/verification.md).
 
 from __future__ import annotations
 
-from .._hookmarkers import hookimpl
 from ..errors import ConfigError
 from ..model import Scenario, ScorerCheckResult, ScorerContext, ScorerResult
+from ..plugins.markers import hookimpl
 
 __all__ = ["VerifyScorer", "profiler_register_scorers"]
 

@@ -17,7 +17,6 @@ from typing import Any
 
 import attrs
 
-from .._hookmarkers import hookimpl
 from ..model import (
     CreateSessionParams,
     PromptMetrics,
@@ -37,6 +36,7 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
+from ..plugins.markers import hookimpl
 
 __all__ = [
     "ContractError",

@@ -26,8 +26,6 @@ from typing import Any
 import attrs
 import trio
 
-from .._async import await_me_maybe
-from ..contracts import missing_methods, optional_method
 from ..errors import UnknownModeError
 from ..model import (
     FINDING_TAGS,
@@ -45,6 +43,8 @@ from ..model import (
     ToolCallEvent,
     TraceSummary,
 )
+from ..plugins.contracts import missing_methods, optional_method
+from ..util.asyncs import await_me_maybe
 
 __all__ = [
     "ContractError",
@@ -231,7 +231,7 @@ class _ProviderSpy(_Spy):
 
 def check_trace(trace: Any, *, where: str = "trace") -> SessionTrace:
     """Assert ``trace`` is a well-formed SessionTrace (types, turn numbers, summary totals, JSON round trip)."""
-    from ..serde import from_json, to_json
+    from ..storage.serde import from_json, to_json
 
     if not isinstance(trace, SessionTrace):
         raise ContractError(f"{where} returned {type(trace).__name__}, expected SessionTrace")
@@ -387,7 +387,7 @@ class _CollectorSpy(_Spy):
         return str(self.inner.id)
 
     async def collect(self, result: Any, scenario: Scenario, mode: str, trace: Any, **kwargs: Any) -> Any:
-        from .._signature import accepts_keyword
+        from ..util.signature import accepts_keyword
 
         extra = {k: v for k, v in kwargs.items() if accepts_keyword(self.inner.collect, k)}
         try:
@@ -460,7 +460,7 @@ class _AnalyzerSpy(_Spy):
         return str(self.inner.name)
 
     async def analyze(self, trace: SessionTrace, scenario: Scenario, mode: str) -> Any:
-        from ..serde import from_json, to_json
+        from ..storage.serde import from_json, to_json
 
         try:
             result = await await_me_maybe(self.inner.analyze(trace, scenario, mode))
@@ -542,7 +542,7 @@ def check_mode_resolver(
 
 
 def _build(factory: Callable[..., Any], contract: str, options: dict[str, Any]) -> Any:
-    from ..plugins import CONTRACTS, SINGULAR
+    from ..plugins.manager import CONTRACTS, SINGULAR
 
     id_attr = CONTRACTS[contract][1]
     if isinstance(factory, type):
@@ -561,7 +561,7 @@ def _build(factory: Callable[..., Any], contract: str, options: dict[str, Any]) 
 def _run(folder: Path, *, scenarios: Sequence[Scenario] | None = None, modes: Mapping[str, ModeConfig] | None = None,
          mode_resolver: Any = None, mode_names: Sequence[str] = (), models: Sequence[str] = ("default",),
          repetitions: int = 2, session_export: bool = True, **components: Any) -> ProfileSuiteResult:
-    from ..plugins import get_plugin_manager
+    from ..plugins.manager import get_plugin_manager
     from ..runner import RunOptions, run_profile_suite
 
     if mode_resolver is None and modes is None:
@@ -605,7 +605,7 @@ class _PassScorer:
 
 
 def _core_collectors() -> list[Any]:
-    from ..collectors import CostCollector, LatencyCollector, TokenCollector, ToolCallCollector
+    from ..metrics.collectors import CostCollector, LatencyCollector, TokenCollector, ToolCallCollector
 
     return [TokenCollector(), LatencyCollector(), CostCollector(), ToolCallCollector()]
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from .contract import ContractError
 
 #: What every plugin shares, imported before the module is timed.
-SHARED = ("profiler_core.plugins", "profiler_core.model", "profiler_core.serde")
+SHARED = ("profiler_core.plugins", "profiler_core.model", "profiler_core.storage.serde")
 
 #: The budget of one plugin module, in ms (issue 30).
 BUDGET_MS = 50.0

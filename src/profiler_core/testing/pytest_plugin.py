@@ -22,7 +22,7 @@ from . import FakeProvider, FixedScorer, contract
 @pytest.fixture
 def profiler_plugin_manager():
     """A fresh plugin manager with core's built-ins and no installed plugins; add yours with ``.register``."""
-    from ..plugins import get_plugin_manager
+    from ..plugins.manager import get_plugin_manager
 
     return get_plugin_manager(entrypoints=False)
 

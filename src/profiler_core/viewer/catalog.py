@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..paths import safe_name
-from ..runfiles import RunFiles, find_runs, run_files
+from ..storage.paths import safe_name
+from ..storage.runfiles import RunFiles, find_runs, run_files
 from .index import Analysis, RowIndex, Traces
 
 #: Report sections shown on a run's page, in this order.

@@ -23,10 +23,10 @@ import attrs
 import msgspec
 import numpy as np
 
-from ..lines import read_at, scan_lines
 from ..model import ProfileRow, SessionAnalysisBundle, SessionTrace
-from ..serde import from_json
-from ..tracestore import TraceRecord, trace_file_path
+from ..storage.lines import read_at, scan_lines
+from ..storage.serde import from_json
+from ..storage.tracestore import TraceRecord, trace_file_path
 
 Cell = tuple[str, str, str, int]
 

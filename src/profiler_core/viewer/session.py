@@ -30,10 +30,10 @@ from ..model import (
     ToolCallEvent,
 )
 from ..report import format as fmt
-from ..timeline import turns_of
 from .catalog import RunView
 from .index import Cell
 from .pages import e, layout, session_query, table
+from .timeline import turns_of
 
 #: Texts longer than this (or with more lines) fold behind a preview.
 FOLD_CHARS, FOLD_LINES = 600, 10

@@ -1,6 +1,6 @@
 """The ``opencode`` session provider: live profiling of OpenCode through ``opencode serve`` (docs/providers/opencode.md)."""
 
-from ..._hookmarkers import hookimpl
+from ...plugins.markers import hookimpl
 from .config import OpenCodeError, OpenCodeOptions
 from .provider import OpenCodeProvider
 

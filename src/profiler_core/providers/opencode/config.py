@@ -114,7 +114,7 @@ def find_binary(options: OpenCodeOptions) -> str:
         if Path(env).is_file() and os.access(env, os.X_OK):
             return env
         raise ConfigError(f"provider 'opencode': OPENCODE_BIN={env!r} is not an executable file; {INSTALL_HINT}")
-    from ...agents import find_installed
+    from ..agents import find_installed
 
     # Then .agents/ of a checkout, or the cache `profiler agents install` fills.
     found = shutil.which("opencode") or find_installed("opencode")

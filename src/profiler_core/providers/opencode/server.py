@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ...leftovers import remove_folder, temporary_folder
-from ...processes import end_process_group, forget_group, process_alive, signal_group, track_group
+from ...util.leftovers import remove_folder, temporary_folder
+from ...util.processes import end_process_group, forget_group, process_alive, signal_group, track_group
 from .config import OpenCodeError
 
 if TYPE_CHECKING:  # trio is imported where used: listing the plugins does not load it

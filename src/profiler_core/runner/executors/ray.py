@@ -35,11 +35,11 @@ import attrs
 import trio
 
 from ...errors import ConfigError
-from ...leftovers import SPOOL_ENV, clean_up, remove_folder, temporary_folder
 from ...model import ModeConfig, PermissionConfig, ProviderConfig, RunContext, Scenario
-from ...redact import Redactor
 from ...sandbox import SandboxSettings
-from ...timestamps import now_iso
+from ...util.leftovers import SPOOL_ENV, clean_up, remove_folder, temporary_folder
+from ...util.redact import Redactor
+from ...util.timestamps import now_iso
 from ..adapter import ProviderAdapter
 from ..hooks import HookCaller
 from ..iteration import attempt_cell
@@ -302,8 +302,8 @@ def _components(spec: CellSpec) -> _Components:
     key = json.dumps([spec.profile_path, spec.overrides], sort_keys=True, default=str)
     found = _COMPONENTS.get(key)
     if found is None:
-        from ...config import load_profile
-        from ...plugins import get_plugin_manager
+        from ...config.loader import load_profile
+        from ...plugins.manager import get_plugin_manager
         from ..build import build_components
 
         manager = get_plugin_manager()

@@ -1,0 +1,52 @@
+"""Profiles: the YAML schema, loading and checking a profile and its scenarios, overrides, task formats.
+
+The loader's API is re-exported here (``from profiler_core.config import load_profile``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names below load on first use, so importing a sibling module stays cheap
+    from .loader import (
+        DEFAULT_REPETITIONS,
+        DEFAULT_TIMEOUT_MS,
+        LOG_LEVELS,
+        ComponentSpec,
+        ExecutionConfig,
+        OutputConfig,
+        ProfileErrors,
+        ProfilerConfig,
+        load_profile,
+        load_scenarios,
+        parse_profile,
+        select_scenarios,
+    )
+
+__all__ = [
+    "DEFAULT_REPETITIONS",
+    "DEFAULT_TIMEOUT_MS",
+    "LOG_LEVELS",
+    "ComponentSpec",
+    "ExecutionConfig",
+    "OutputConfig",
+    "ProfileErrors",
+    "ProfilerConfig",
+    "load_profile",
+    "load_scenarios",
+    "parse_profile",
+    "select_scenarios",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(".loader", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,1 @@
+"""Measuring a session: the built-in collectors, token usage normalised across APIs, and prices."""

@@ -1,0 +1,48 @@
+"""Plugins: the contracts components implement, the hook specifications, and the plugin manager.
+
+The manager's API is re-exported here (``from profiler_core.plugins import get_plugin_manager``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names below load on first use, so importing a sibling module stays cheap
+    from .manager import (
+        BUILTIN_PLUGINS,
+        CONTRACTS,
+        ENTRY_POINT_GROUP,
+        ComponentInfo,
+        PluginInfo,
+        PluginManager,
+        Registry,
+        default_plugin_manager,
+        get_plugin_manager,
+        set_default_plugin_manager,
+    )
+
+__all__ = [
+    "BUILTIN_PLUGINS",
+    "CONTRACTS",
+    "ENTRY_POINT_GROUP",
+    "ComponentInfo",
+    "PluginInfo",
+    "PluginManager",
+    "Registry",
+    "default_plugin_manager",
+    "get_plugin_manager",
+    "set_default_plugin_manager",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(".manager", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

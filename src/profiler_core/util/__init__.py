@@ -1,0 +1,1 @@
+"""Small helpers every layer may use: awaiting, text for terminals and files, time, processes, secrets."""

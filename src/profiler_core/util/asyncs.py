@@ -1,0 +1,18 @@
+"""Await-me-maybe: plugins may implement any method sync or async."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, TypeVar, cast
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..plugins.contracts import MaybeAwaitable
+
+T = TypeVar("T")
+
+
+async def await_me_maybe(value: MaybeAwaitable[T]) -> T:
+    """Return ``value``, awaiting it first if it is awaitable (datasette's idiom)."""
+    if inspect.isawaitable(value):
+        return cast(T, await value)
+    return value
