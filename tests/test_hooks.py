@@ -214,3 +214,30 @@ def test_progress_is_synchronous_and_failures_recorded(profiler_plugin_manager):
     caller.call_sync("profiler_progress", event="e1")
     assert events == ["e1"]
     assert [(e.plugin, e.message) for e in caller.errors] == [("progress", "OSError: terminal gone")]
+
+
+def test_isolation_leaves_pluggys_records_as_registered(profiler_plugin_manager):
+    """Isolation goes through pluggy's public registration: each HookImpl's function is the registered object's."""
+    named = Named("a", [])
+    profiler_plugin_manager.register(named, "a")
+    registered = profiler_plugin_manager.pm.get_plugin("a")
+    for impl in profiler_plugin_manager.pm.hook.profiler_before_mode.get_hookimpls():
+        assert impl.function is getattr(impl.plugin, impl.function.__name__)
+    impl = next(i for i in profiler_plugin_manager.pm.hook.profiler_before_mode.get_hookimpls() if i.plugin_name == "a")
+    assert impl.plugin is registered and registered.plugin is named
+    assert impl.argnames == ("mode",)  # read through functools.wraps: `self` is bound, `run` not taken
+
+
+def test_callers_call_one_plugin_at_a_time_in_pluggys_order(profiler_plugin_manager):
+    log = []
+    profiler_plugin_manager.register(Named("a", log), "a")
+    profiler_plugin_manager.register(Named("b", log, fail=True), "b")
+    names = []
+    for name, caller in profiler_plugin_manager.callers("profiler_before_mode"):
+        names.append(name)
+        if name == "b":
+            with pytest.raises(RuntimeError, match="b broke"):
+                caller(mode="m", run=None)
+        else:
+            caller(mode="m", run=None)
+    assert names[:2] == ["b", "a"] and log == ["b", "a"]

@@ -69,7 +69,7 @@ class ProfilerGroup(click.Group):
             _warn(str(exc))
             return {}
         commands: dict[str, click.Command] = {}
-        for plugin_name, call in manager.hookimpls("profiler_register_commands"):
+        for plugin_name, call in manager.callers("profiler_register_commands"):
             added = click.Group(name=self.name)
             try:
                 call(cli=added)

@@ -8,18 +8,22 @@ components and check each against its contract (``contracts.PROTOCOLS``).
 
 Hooks are called through pluggy (``pm.hook.<name>(...)``), so pluggy's order
 rules hold: ``tryfirst``/``trylast``, new-style wrappers (``wrapper=True``) and
-otherwise the most recently registered plugin first. Per-plugin isolation
-(DESIGN §4: one failing lifecycle hook must not skip the other plugins) is kept
-by guarding each implementation when its plugin is registered: inside an
+otherwise the most recently registered plugin first. Per-plugin isolation (one
+failing lifecycle hook must not skip the other plugins; docs/plugins.md) is kept
+by registering each plugin with pluggy as an :class:`_IsolatedPlugin` whose hook
+implementations are the plugin's own, each guarded: inside an
 :func:`isolated_hook_call` a raising implementation reports its failure, with
 its plugin's name, and pluggy carries on with the next one as if it had
-returned ``None``. Outside one, the guard is transparent (plain pluggy).
+returned ``None``. Outside one, the guard is transparent (plain pluggy). Only
+pluggy's public API is used (``register``, ``subset_hook_caller``,
+``get_hookimpls``), so a pluggy upgrade within 1.x cannot break it silently.
 """
 
 from __future__ import annotations
 
 import contextvars
 import difflib
+import functools
 import importlib
 import importlib.metadata
 import inspect
@@ -295,6 +299,8 @@ def isolated_hook_call(hook_name: str, *, fatal: bool = False) -> Iterator[HookF
 
 
 def _guard(function: Callable[..., Any], plugin_name: str) -> Callable[..., Any]:
+    # functools.wraps: pluggy reads the argument names (and the hookimpl marker) through __wrapped__.
+    @functools.wraps(function)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         failures = _FAILURES.get()
         if failures is None:
@@ -302,7 +308,7 @@ def _guard(function: Callable[..., Any], plugin_name: str) -> Callable[..., Any]
         failures.called.append(plugin_name)
         try:
             result = function(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - the isolation policy of DESIGN §4
+        except Exception as exc:  # noqa: BLE001 - the isolation policy (docs/plugins.md)
             failures.failed(plugin_name, exc)
             return None  # pluggy skips None: the next implementation still runs
         if inspect.isawaitable(result):
@@ -323,6 +329,7 @@ async def _guard_awaitable(awaitable: Awaitable[Any], plugin_name: str, failures
 def _guard_wrapper(function: Callable[..., Any], plugin_name: str) -> Callable[..., Any]:
     # A new-style wrapper (``wrapper=True``): a failure in its own code before or after
     # ``yield`` is recorded and the inner result passes through unchanged.
+    @functools.wraps(function)
     def guarded(*args: Any, **kwargs: Any) -> Generator[None, Any, Any]:
         teardown = function(*args, **kwargs)
         failures = _FAILURES.get()
@@ -357,6 +364,30 @@ def _guard_wrapper(function: Callable[..., Any], plugin_name: str) -> Callable[.
         return result
 
     return guarded
+
+
+class _IsolatedPlugin:
+    """A plugin as pluggy sees it: the plugin's hook implementations, each guarded by :func:`isolated_hook_call`.
+
+    pluggy registers this object instead of the plugin itself (its public
+    ``register`` path reads the hookimpl markers from these functions), so the
+    isolation needs no change to pluggy's own records.
+    """
+
+    def __init__(self, plugin: Any, name: str, pm: pluggy.PluginManager) -> None:
+        self.plugin = plugin
+        self.__name__ = name
+        for attr in _hook_names(pm, plugin):
+            function = getattr(plugin, attr)
+            opts = pm.parse_hookimpl_opts(plugin, attr)
+            if attr in _REGISTRATION_HOOKS or (opts and opts.get("hookwrapper")):
+                # registration hooks are asked one plugin at a time; old-style hookwrappers run as pluggy runs them
+                setattr(self, attr, function)
+            else:
+                setattr(self, attr, (_guard_wrapper if opts and opts.get("wrapper") else _guard)(function, name))
+
+    def __repr__(self) -> str:
+        return f"<isolated plugin {self.__name__!r}: {self.plugin!r}>"
 
 
 class _Registrations:
@@ -413,15 +444,14 @@ class PluginManager:
         )
         self._plugins[name] = info
         try:
-            self.pm.register(plugin, name=name)
             self._validate(name, plugin)
+            self.pm.register(_IsolatedPlugin(plugin, name, self.pm), name=name)
         except (pluggy.PluginValidationError, ValueError) as exc:
             self._forget(name)
             info.load_error = str(exc)
             _warn(f"plugin {name!r} ({distribution or 'no distribution'}) disabled: {info.load_error}")
             return info
         info.hooks = sorted(_hook_names(self.pm, plugin))
-        self._guard_impls(name, info.hooks)
         self._registry = None
         return info
 
@@ -445,16 +475,6 @@ class PluginManager:
                 hint = difflib.get_close_matches(impl_name, known, n=1)
                 did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
                 raise ValueError(f"unknown hook {impl_name!r}{did_you_mean}")
-
-    def _guard_impls(self, name: str, hook_names: Iterable[str]) -> None:
-        # Registration hooks are called one plugin at a time and need no guard.
-        for hook_name in set(hook_names) - _REGISTRATION_HOOKS:
-            for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
-                if impl.plugin_name != name or impl.hookwrapper:
-                    continue  # old-style hookwrappers are left as pluggy runs them
-                guard = _guard_wrapper if impl.wrapper else _guard
-                # HookImpl.function is what pluggy calls; argnames were read from the original.
-                setattr(impl, "function", guard(impl.function, name))  # noqa: B010 - Final in pluggy's stubs
 
     def load_builtins(self, modules: Iterable[str] = BUILTIN_PLUGINS) -> None:
         """Register core's built-in plugin modules now."""
@@ -522,15 +542,21 @@ class PluginManager:
             result = getattr(self.pm.hook, hook_name)(**kwargs)
         return result, failures.failures
 
-    def hookimpls(self, hook_name: str) -> Iterator[tuple[str, Callable[..., Any]]]:
-        """Yield (plugin name, call(**kwargs)) in pluggy's call order (deprecated: use :meth:`call_hook`)."""
+    def callers(self, hook_name: str) -> Iterator[tuple[str, Callable[..., Any]]]:
+        """Yield (plugin name, pluggy's caller of the hook for that plugin alone), in pluggy's call order.
+
+        For a hook whose every implementation needs its own arguments or its own
+        error message (``profiler_register_commands``: one command group per plugin).
+        """
         if hook_name in _REGISTRATION_HOOKS:
             self._load_deferred()
-        caller = getattr(self.pm.hook, hook_name)
-        for impl in reversed(caller.get_hookimpls()):
-            if impl.wrapper or impl.hookwrapper:
-                continue
-            yield impl.plugin_name, _bind(impl)
+        impls = reversed(getattr(self.pm.hook, hook_name).get_hookimpls())
+        for name in dict.fromkeys(impl.plugin_name for impl in impls if not (impl.wrapper or impl.hookwrapper)):
+            yield name, self._caller_for(name, hook_name)
+
+    def _caller_for(self, name: str, hook_name: str) -> Callable[..., Any]:
+        others = [plugin for other, plugin in self.pm.list_name_plugin() if other != name]
+        return self.pm.subset_hook_caller(hook_name, remove_plugins=others)
 
     # -- components -----------------------------------------------------------
 
@@ -561,8 +587,7 @@ class PluginManager:
 
     def _registrations(self, name: str, hook_name: str) -> list[tuple[Any, str | None]]:
         info = self.plugins[name]
-        others = [plugin for other, plugin in self.pm.list_name_plugin() if other != name]
-        caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
+        caller = self._caller_for(name, hook_name)
         register = _Registrations()
         try:
             returned = caller(register=register)
@@ -649,14 +674,6 @@ def _contract_problem(component: Any, contract: str) -> str | None:
 
 def _describe(factory: Any) -> str:
     return getattr(factory, "__qualname__", None) or repr(factory)
-
-
-def _bind(impl: pluggy.HookImpl) -> Callable[..., Any]:
-    # An implementation may take any subset of the hook's arguments (pluggy's rule).
-    def call(**kwargs: Any) -> Any:
-        return impl.function(*[kwargs[name] for name in impl.argnames])
-
-    return call
 
 
 def _hook_names(pm: pluggy.PluginManager, plugin: Any) -> list[str]:
