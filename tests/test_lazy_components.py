@@ -99,7 +99,7 @@ def test_built_in_plugins_implement_registration_hooks_only():
 
     from profiler_core.plugins.manager import BUILTIN_PLUGINS, CONTRACTS, PluginManager
 
-    registration_hooks = {hook for hook, _ in CONTRACTS.values()}
+    registration_hooks = {c.hook for c in CONTRACTS.values()}
     manager = PluginManager()
     for name in BUILTIN_PLUGINS:
         info = manager.register(importlib.import_module(name), name)

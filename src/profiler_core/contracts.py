@@ -1,41 +1,6 @@
 """The contracts, where plugins written for earlier versions import them: they live in :mod:`profiler_core.plugins.contracts`."""
 
-from .plugins.contracts import (
-    PROTOCOLS,
-    PROVIDER_DEFAULTS,
-    Analyzer,
-    Collector,
-    Importer,
-    JudgeProvider,
-    MaybeAwaitable,
-    ModeResolver,
-    RunHooks,
-    ScenarioFormat,
-    Scorer,
-    ScorerDefaults,
-    SessionProvider,
-    SessionProviderDefaults,
-    missing_methods,
-    optional_method,
-    required_methods,
-)
+from .plugins import contracts as _contracts
+from .plugins.contracts import *  # noqa: F403 - the same names, whatever the contracts module adds
 
-__all__ = [
-    "PROTOCOLS",
-    "PROVIDER_DEFAULTS",
-    "Analyzer",
-    "Collector",
-    "Importer",
-    "JudgeProvider",
-    "MaybeAwaitable",
-    "ModeResolver",
-    "RunHooks",
-    "ScenarioFormat",
-    "Scorer",
-    "ScorerDefaults",
-    "SessionProvider",
-    "SessionProviderDefaults",
-    "missing_methods",
-    "optional_method",
-    "required_methods",
-]
+__all__ = list(_contracts.__all__)

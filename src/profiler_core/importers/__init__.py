@@ -28,15 +28,16 @@ from .subagents import attach_subagents
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.manager import Registry
 
-#: Built-in format name -> module of this package with a ``load(path) -> list[RecordedSession]``.
-#: Add a line here for a new built-in format; third parties use ``profiler_register_importers``.
-_MODULES = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "claude-code": "claude_code",
-    "opencode": "opencode",
-    "trace": "trace",
-    "codex": "codex",
+#: Built-in format name -> (module of this package with a ``load(path) -> list[RecordedSession]``,
+#: the file name endings read from a directory). Add a line here for a new built-in format;
+#: third parties use ``profiler_register_importers``.
+_MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "openai": ("openai", (".json", ".jsonl")),
+    "anthropic": ("anthropic", (".json", ".jsonl")),
+    "claude-code": ("claude_code", (".jsonl",)),
+    "opencode": ("opencode", (".json",)),
+    "trace": ("trace", (".json",)),
+    "codex": ("codex", (".jsonl",)),
 }
 
 
@@ -46,6 +47,8 @@ class ModuleImporter:
 
     id: str
     module: str
+    #: file name endings read from a directory (the ``Importer`` contract's optional ``suffixes``)
+    suffixes: tuple[str, ...] = (".json", ".jsonl")
 
     def load(self, path: Path) -> list[RecordedSession]:
         """The recorded sessions of one file."""
@@ -56,13 +59,13 @@ class ModuleImporter:
 @hookimpl
 def profiler_register_importers(register: Any) -> None:
     """Core's formats, registered like a third party's would be."""
-    for format, module in _MODULES.items():
-        register(_factory(format, module), id=format)
+    for format, (module, suffixes) in _MODULES.items():
+        register(_factory(format, module, suffixes), id=format)
 
 
-def _factory(format: str, module: str) -> Any:
+def _factory(format: str, module: str, suffixes: tuple[str, ...]) -> Any:
     def build() -> ModuleImporter:
-        return ModuleImporter(id=format, module=module)
+        return ModuleImporter(id=format, module=module, suffixes=suffixes)
 
     build.__qualname__ = f"ModuleImporter[{format}]"
     return build
@@ -125,6 +128,14 @@ def get_importer(format: str, registry: Registry | None = None) -> Any:
     return reg.create("importers", format)
 
 
+def suffixes(format: str, registry: Registry | None = None) -> tuple[str, ...]:
+    """The file name endings the importer of ``format`` reads from a directory (its ``suffixes``, or the default)."""
+    from ..plugins.contracts import ImporterDefaults
+
+    declared = getattr(get_importer(format, registry), "suffixes", ImporterDefaults.suffixes)
+    return tuple(declared)
+
+
 def load_sessions(format: str, path: str | Path, registry: Registry | None = None) -> list[RecordedSession]:
     """The recorded sessions of one file (a JSONL file may hold several)."""
     sessions: list[RecordedSession] = get_importer(format, registry).load(Path(path))
@@ -157,5 +168,6 @@ __all__ = [
     "formats",
     "get_importer",
     "load_sessions",
+    "suffixes",
     "with_model",
 ]

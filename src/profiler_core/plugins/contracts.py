@@ -21,6 +21,8 @@ from typing import (
     runtime_checkable,
 )
 
+import attrs
+
 if TYPE_CHECKING:  # pragma: no cover - annotations only: checking a component never builds the model
     from ..model import (
         AnalysisResult,
@@ -181,7 +183,11 @@ class JudgeProvider(Protocol):
 
 @runtime_checkable
 class Importer(Protocol):
-    """Reads one recorded-session file format (``profiler import FORMAT``, the ``transcripts`` provider)."""
+    """Reads one recorded-session file format (``profiler import FORMAT``, the ``transcripts`` provider).
+
+    Optional: ``suffixes`` (:class:`ImporterDefaults`), the file name endings
+    ``profiler import FORMAT DIR`` picks up from a directory.
+    """
 
     #: the format name, e.g. ``"claude-code"``
     id: str
@@ -189,6 +195,13 @@ class Importer(Protocol):
     def load(self, path: Path) -> list[RecordedSession]:
         """The recorded sessions of one file; a foreign or truncated file raises a ``ProfilerError``."""
         ...
+
+
+class ImporterDefaults:
+    """The optional members of an :class:`Importer`, with their defaults."""
+
+    #: file name endings read when a directory is given (``profiler import FORMAT DIR``)
+    suffixes: tuple[str, ...] = (".json", ".jsonl")
 
 
 @runtime_checkable
@@ -212,17 +225,44 @@ class RunHooks(Protocol):
     """
 
 
-#: contract name (as in the registry and ``list-plugins``) -> its protocol
-PROTOCOLS: dict[str, type] = {
-    "providers": SessionProvider,
-    "scorers": Scorer,
-    "collectors": Collector,
-    "analyzers": Analyzer,
-    "mode_resolvers": ModeResolver,
-    "judge_providers": JudgeProvider,
-    "importers": Importer,
-    "scenario_formats": ScenarioFormat,
+@attrs.frozen
+class Contract:
+    """One kind of component: how the registry, messages, the manager and the test kit know it."""
+
+    #: the registry's and ``list-plugins``' name, e.g. ``"providers"``
+    name: str
+    #: how a message names one, e.g. ``"provider"``
+    singular: str
+    protocol: type
+    #: the registration hook that returns (or ``register``s) its factories
+    hook: str
+    #: the contract kit's check in :mod:`profiler_core.testing`, e.g. ``"check_provider"``
+    check: str
+    #: the attribute that holds a component's id
+    id_attr: str = "id"
+
+    def missing_methods(self, component: Any) -> list[str]:
+        """The protocol's methods that ``component`` (an object or a class) lacks; empty if it conforms."""
+        return [name for name in required_methods(self.protocol) if not callable(getattr(component, name, None))]
+
+
+#: Every contract by name, in the order ``list-plugins`` shows them.
+CONTRACTS: dict[str, Contract] = {
+    c.name: c
+    for c in (
+        Contract("providers", "provider", SessionProvider, "profiler_register_providers", "check_provider"),
+        Contract("scorers", "scorer", Scorer, "profiler_register_scorers", "check_scorer"),
+        Contract("collectors", "collector", Collector, "profiler_register_collectors", "check_collector"),
+        Contract("analyzers", "analyzer", Analyzer, "profiler_register_analyzers", "check_analyzer", id_attr="name"),
+        Contract("mode_resolvers", "mode resolver", ModeResolver, "profiler_register_mode_resolvers", "check_mode_resolver"),
+        Contract("judge_providers", "judge provider", JudgeProvider, "profiler_register_judge_providers", "check_judge_provider"),
+        Contract("importers", "importer", Importer, "profiler_register_importers", "check_importer"),
+        Contract("scenario_formats", "scenario format", ScenarioFormat, "profiler_register_scenario_formats", "check_scenario_format"),
+    )
 }
+
+#: contract name -> its protocol (for plugins written against earlier versions)
+PROTOCOLS: dict[str, type] = {name: c.protocol for name, c in CONTRACTS.items()}
 
 
 #: The optional attributes of a session provider and their defaults.
@@ -244,16 +284,18 @@ def required_methods(protocol: type) -> list[str]:
 
 def missing_methods(component: Any, contract: str) -> list[str]:
     """The methods of ``contract`` that ``component`` (an object or a class) lacks; empty if it conforms."""
-    protocol = PROTOCOLS[contract]
-    return [name for name in required_methods(protocol) if not callable(getattr(component, name, None))]
+    return CONTRACTS[contract].missing_methods(component)
 
 
 __all__ = [
+    "CONTRACTS",
     "PROTOCOLS",
     "PROVIDER_DEFAULTS",
     "Analyzer",
     "Collector",
+    "Contract",
     "Importer",
+    "ImporterDefaults",
     "JudgeProvider",
     "MaybeAwaitable",
     "ModeResolver",

@@ -44,7 +44,7 @@ from ..errors import (
     UnknownComponentError,
 )
 from . import hookspecs
-from .contracts import missing_methods
+from .contracts import CONTRACTS, missing_methods
 from .markers import PROJECT_NAME
 
 ENTRY_POINT_GROUP = "agent_profiler"
@@ -77,30 +77,7 @@ def builtin_plugin_name(module_name: str) -> str:
     return _STABLE_NAMES.get(module_name) or "core." + module_name.removeprefix("profiler_core.")
 
 
-#: contract name -> (registration hook, attribute holding the component's id)
-CONTRACTS: dict[str, tuple[str, str]] = {
-    "providers": ("profiler_register_providers", "id"),
-    "scorers": ("profiler_register_scorers", "id"),
-    "collectors": ("profiler_register_collectors", "id"),
-    "analyzers": ("profiler_register_analyzers", "name"),
-    "mode_resolvers": ("profiler_register_mode_resolvers", "id"),
-    "judge_providers": ("profiler_register_judge_providers", "id"),
-    "importers": ("profiler_register_importers", "id"),
-    "scenario_formats": ("profiler_register_scenario_formats", "id"),
-}
-
-SINGULAR = {
-    "providers": "provider",
-    "scorers": "scorer",
-    "collectors": "collector",
-    "analyzers": "analyzer",
-    "mode_resolvers": "mode resolver",
-    "judge_providers": "judge provider",
-    "importers": "importer",
-    "scenario_formats": "scenario format",
-}
-
-_REGISTRATION_HOOKS = frozenset(hook for hook, _ in CONTRACTS.values())
+_REGISTRATION_HOOKS = frozenset(c.hook for c in CONTRACTS.values())
 
 
 @attrs.define
@@ -175,7 +152,7 @@ class ComponentInfo:
         return self._loaded
 
     def _import(self) -> Callable[..., Any]:
-        what = f"{SINGULAR[self.contract]} {self.id!r} of plugin {self.plugin!r}"
+        what = f"{CONTRACTS[self.contract].singular} {self.id!r} of plugin {self.plugin!r}"
         module_name, _, attribute = str(self.source).partition(":")
         try:
             target: Any = importlib.import_module(module_name)
@@ -211,7 +188,7 @@ class Registry:
         existing = self._components[info.contract].get(info.id)
         if existing is not None:
             message = (
-                f"{SINGULAR[info.contract]} {info.id!r} is registered twice: by plugin "
+                f"{CONTRACTS[info.contract].singular} {info.id!r} is registered twice: by plugin "
                 f"{existing.plugin!r} ({existing.distribution or 'unknown distribution'}) and by plugin "
                 f"{info.plugin!r} ({info.distribution or 'unknown distribution'})"
             )
@@ -247,7 +224,7 @@ class Registry:
             hint = difflib.get_close_matches(component_id, self.ids(contract), n=1)
             did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
             raise UnknownComponentError(
-                f"unknown {SINGULAR[contract]} {component_id!r}{did_you_mean} (available: {known})"
+                f"unknown {CONTRACTS[contract].singular} {component_id!r}{did_you_mean} (available: {known})"
             ) from None
 
     def create(self, contract: str, component_id: str, options: dict[str, Any] | None = None) -> Any:
@@ -256,10 +233,10 @@ class Registry:
         try:
             component = info.factory(**(options or {}))
         except TypeError as exc:
-            raise ConfigError(f"{SINGULAR[contract]} {component_id!r}: bad options {sorted(options or {})}: {exc}") from None
+            raise ConfigError(f"{CONTRACTS[contract].singular} {component_id!r}: bad options {sorted(options or {})}: {exc}") from None
         problem = _contract_problem(component, contract)
         if problem:
-            raise PluginLoadError(f"{SINGULAR[contract]} {component_id!r} of plugin {info.plugin!r}: the built object {problem}")
+            raise PluginLoadError(f"{CONTRACTS[contract].singular} {component_id!r} of plugin {info.plugin!r}: the built object {problem}")
         return component
 
 
@@ -578,11 +555,11 @@ class PluginManager:
         for name, info in list(self.plugins.items()):
             if info.load_error is not None or self.pm.get_plugin(name) is None:
                 continue
-            for contract, (hook_name, id_attr) in CONTRACTS.items():
-                if hook_name not in info.hooks:
+            for contract in CONTRACTS.values():
+                if contract.hook not in info.hooks:
                     continue
-                for factory, component_id in self._registrations(name, hook_name):
-                    self._add_component(registry, info, contract, id_attr, factory, component_id)
+                for factory, component_id in self._registrations(name, contract.hook):
+                    self._add_component(registry, info, contract.name, contract.id_attr, factory, component_id)
         return registry
 
     def _registrations(self, name: str, hook_name: str) -> list[tuple[Any, str | None]]:
@@ -612,7 +589,7 @@ class PluginManager:
         if not isinstance(component_id, str) or not component_id:
             self._problem(
                 info,
-                f"{SINGULAR[contract]} factory {_describe(factory)} has no string `{id_attr}`: give it a class "
+                f"{CONTRACTS[contract].singular} factory {_describe(factory)} has no string `{id_attr}`: give it a class "
                 f"attribute `{id_attr}` or register it with register(factory, id=...)",
             )
             return
@@ -621,7 +598,7 @@ class PluginManager:
         if not callable(factory):
             missing = ["__call__ (a factory: a class or a callable)"]
         if missing:
-            reason = f"{SINGULAR[contract]} {component_id!r} of plugin {info.name!r} is refused: missing {', '.join(missing)}"
+            reason = f"{CONTRACTS[contract].singular} {component_id!r} of plugin {info.name!r} is refused: missing {', '.join(missing)}"
             registry.refuse(contract, component_id, reason)
             self._problem(info, reason)
             return
@@ -640,7 +617,7 @@ class PluginManager:
         if not isinstance(given_id, str) or not given_id or not colon or not module_name or not attribute:
             self._problem(
                 info,
-                f"{SINGULAR[contract]} {target!r}: a factory given by name needs the form 'package.module:attribute' "
+                f"{CONTRACTS[contract].singular} {target!r}: a factory given by name needs the form 'package.module:attribute' "
                 "and an id: register('package.module:Class', id='my-id')",
             )
             return
@@ -666,7 +643,7 @@ def _contract_problem(component: Any, contract: str) -> str | None:
     missing = missing_methods(component, contract)
     if missing:
         return f"is missing {', '.join(missing)}"
-    id_attr = CONTRACTS[contract][1]
+    id_attr = CONTRACTS[contract].id_attr
     if not isinstance(getattr(component, id_attr, None), str):
         return f"has no string `{id_attr}`"
     return None

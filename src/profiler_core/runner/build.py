@@ -9,7 +9,7 @@ from typing import Any
 from ..config.loader import ComponentSpec, ProfileErrors, ProfilerConfig
 from ..errors import ProfilerError
 from ..plugins.contracts import optional_method
-from ..plugins.manager import PluginManager
+from ..plugins.manager import ComponentInfo, PluginManager
 from ..sandbox import SandboxSettings
 from ..util.signature import accepts_keyword
 from .options import RaySettings, RunOptions
@@ -39,7 +39,7 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
         # sub-scorers from it, the transcripts provider finds plugins' import formats in it.
         # Only a factory naming the parameter: one taking **options must not receive it as an option.
         info = registry.find(contract, component_id)
-        if info is not None and _names_parameter(info.factory, "registry"):
+        if _takes(info, "registry"):
             return {"registry": registry}
         return {}
 
@@ -57,11 +57,18 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
     collector_specs: Sequence[ComponentSpec] | None = config.collectors
     if collector_specs is None:  # none named: every installed collector
         collector_specs = [ComponentSpec(id=cid) for cid in registry.ids("collectors")]
-    # `extensions.prices` is the profile-wide price override; it reaches the cost collector.
+    # `extensions.prices` is the profile-wide price override: a collector whose factory takes
+    # `prices` (core's `cost` collector, or a plugin's) gets it unless its own options set one.
     prices = config.extensions.get("prices")
+
+    def collector_extra(spec: ComponentSpec) -> dict[str, Any] | None:
+        if not prices or "prices" in spec.options:
+            return None
+        info = registry.find("collectors", spec.id)
+        return {"prices": prices} if _takes(info, "prices") else None
+
     built["collectors"] = [
-        create("collectors", spec, f"collectors[{i}]", {"prices": prices} if spec.id == "cost" and prices and "prices" not in spec.options else None)
-        for i, spec in enumerate(collector_specs)
+        create("collectors", spec, f"collectors[{i}]", collector_extra(spec)) for i, spec in enumerate(collector_specs)
     ]
     built["analyzers"], analyzer_problems = build_analyzers(config, registry)
     problems.extend(analyzer_problems)
@@ -91,10 +98,13 @@ def build_analyzers(config: ProfilerConfig, registry: Any) -> tuple[list[Any], l
     return analyzers, problems
 
 
-def _names_parameter(factory: Any, name: str) -> bool:
+def _takes(info: ComponentInfo | None, name: str) -> bool:
+    """Whether the component's factory names the parameter (one taking ``**options`` must not get it as an option)."""
+    if info is None:
+        return False
     try:
-        return name in inspect.signature(factory).parameters
-    except (TypeError, ValueError):
+        return name in inspect.signature(info.factory).parameters
+    except (TypeError, ValueError, ProfilerError):  # a factory that cannot load is reported when it is built
         return False
 
 
@@ -133,7 +143,7 @@ async def check_provider_overrides(config: ProfilerConfig, manager: PluginManage
     info = registry.find("providers", spec.id)
     if info is None:
         return []  # reported by build_components
-    wiring = {"registry": registry} if _names_parameter(info.factory, "registry") else {}
+    wiring = {"registry": registry} if _takes(info, "registry") else {}
     problems = []
     for mode in config.modes:
         try:

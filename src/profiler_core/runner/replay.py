@@ -24,7 +24,7 @@ from typing import Any, Literal
 import attrs
 
 from ..errors import ProfilerError
-from ..importers import RecordedSession, attach_subagents, load_sessions
+from ..importers import RecordedSession, attach_subagents, load_sessions, suffixes
 from ..model import (
     BeforeScenarioContext,
     ModeConfig,
@@ -44,16 +44,6 @@ DEFAULT_MODE = "imported"
 DEFAULT_SCORER = "checks"
 #: Model of a session whose file names none and for which ``--model`` was not given.
 UNKNOWN_MODEL = "unknown"
-#: File name endings picked up when a directory is given, per format.
-_SUFFIXES = {
-    "claude-code": (".jsonl",),
-    "codex": (".jsonl",),
-    "openai": (".json", ".jsonl"),
-    "anthropic": (".json", ".jsonl"),
-    "opencode": (".json",),
-    "trace": (".json",),
-}
-
 Cell = tuple[str, str, str, int]
 #: What ``profiler import`` does with an ``--out`` that already holds a run.
 Existing = Literal["refuse", "replace", "append"]
@@ -73,11 +63,12 @@ class ImportResult:
 
 
 def expand_inputs(format: str, paths: Sequence[Path]) -> list[Path]:
-    """Files as given; a directory stands for its files of the format (``*.jsonl`` for claude-code), sorted."""
+    """Files as given; a directory stands for its files of the format (the importer's ``suffixes``), sorted."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_SUFFIXES.get(format, (".json", ".jsonl")))))
+            endings = suffixes(format)
+            files.extend(sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(endings)))
         else:
             files.append(path)
     return files

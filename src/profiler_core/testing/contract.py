@@ -542,19 +542,19 @@ def check_mode_resolver(
 
 
 def _build(factory: Callable[..., Any], contract: str, options: dict[str, Any]) -> Any:
-    from ..plugins.manager import CONTRACTS, SINGULAR
+    from ..plugins.contracts import CONTRACTS
 
-    id_attr = CONTRACTS[contract][1]
+    id_attr = CONTRACTS[contract].id_attr
     if isinstance(factory, type):
         missing = missing_methods(factory, contract)
         if missing:
-            raise ContractError(f"{SINGULAR[contract]} class {factory.__qualname__}: missing {', '.join(missing)}")
+            raise ContractError(f"{CONTRACTS[contract].singular} class {factory.__qualname__}: missing {', '.join(missing)}")
     component = factory(**options)
     missing = missing_methods(component, contract)
     identity = getattr(component, id_attr, None)
     if missing or not isinstance(identity, str) or not identity:
         what = f"missing {', '.join(missing)}" if missing else f"no string `{id_attr}`"
-        raise ContractError(f"{SINGULAR[contract]} built by {getattr(factory, '__qualname__', factory)!r}: {what}")
+        raise ContractError(f"{CONTRACTS[contract].singular} built by {getattr(factory, '__qualname__', factory)!r}: {what}")
     return component
 
 
