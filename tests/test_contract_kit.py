@@ -112,6 +112,106 @@ def _resolver_with(modes):
     return build
 
 
+IMPORTER_SAMPLES = {
+    "claude-code": ["claude-code/fix-dst-test.jsonl", "claude-code/api-error.jsonl"],
+    "codex": ["codex/notes.jsonl"],
+    "opencode": ["opencode/add-retry.json"],
+    "openai": ["openai/overdue-invoice.json", "openai/refund-001.jsonl"],
+    "anthropic": ["anthropic/lisbon-weather.json"],
+    "trace": ["trace/pr-review.json"],
+}
+
+
+@pytest.mark.parametrize("format", sorted(IMPORTER_SAMPLES))
+def test_core_importers(check_importer, profiler_plugin_manager, format):
+    factory = profiler_plugin_manager.registry.get("importers", format).factory
+    sessions = check_importer(factory, samples=[FIXTURES / name for name in IMPORTER_SAMPLES[format]])
+    assert sessions and all(s.format == format for s in sessions)
+
+
+GHX_SAMPLES = sorted((Path(__file__).parent.parent / "examples" / "eval-ghx" / "scenarios").glob("*-001.json"))
+
+
+def test_ghx_scenario_format(check_scenario_format):
+    from profiler_eval_ghx.scenario import GhxScenarioFormat
+
+    samples = [json.loads(path.read_text()) for path in GHX_SAMPLES]
+    scenarios = check_scenario_format(GhxScenarioFormat, samples=samples)
+    assert [s.id for s in scenarios] == [d["id"] for d in samples] and len(scenarios) >= 3
+
+
+def test_openai_judge(check_judge_provider):
+    from profiler_core.fakemodel import FakeModelServer, Text, Usage
+    from profiler_core.judges.openai import OpenAIJudge
+
+    with FakeModelServer(Text('{"verdicts": []}', usage=Usage(input=40, output=6)), model="judge-m") as model:
+        answers = check_judge_provider(OpenAIJudge, model="judge-m", base_url=model.base_url, max_retries=0)
+    assert answers[0].text == '{"verdicts": []}' and answers[0].usage.input == 40
+
+
+def test_opencode_judge(check_judge_provider):
+    from tests.binaries import agent_binary
+    from tests.opencode_helpers import START_TIMEOUT_S, model_config
+
+    from profiler_core.fakemodel import FakeModelServer, Text, Usage
+    from profiler_core.judges.opencode import OpenCodeJudge
+
+    binary = agent_binary("opencode", "OPENCODE_BIN")
+    with FakeModelServer(Text('{"verdicts": []}', usage=Usage(input=40, output=6)), model="scripted") as model:
+        answers = check_judge_provider(OpenCodeJudge, model="local/scripted", binary=str(binary),
+                                       start_timeout_s=START_TIMEOUT_S, config=model_config(model.base_url))
+    assert answers[0].text == '{"verdicts": []}'
+
+
+#: The kit's test of each component core and its entry-point plugins register (contract -> ids).
+KIT_TESTED = {
+    "providers": {"simulated", "transcripts"},
+    "scorers": {"checks", "composite", "llm-judge"},
+    "collectors": {"token", "latency", "cost", "tool_calls"},
+    "analyzers": {a.name for a in ANALYZERS},
+    "mode_resolvers": {"config"},
+    "judge_providers": {"openai", "opencode"},
+    "importers": set(IMPORTER_SAMPLES),
+    "scenario_formats": {"ghx"},
+}
+#: Components checked elsewhere against a real program or a task folder, not by the kit: the file that does.
+TESTED_ELSEWHERE = {
+    ("providers", "claude-code"): "test_claude_code_provider.py",
+    ("providers", "codex"): "test_codex_provider.py",
+    ("providers", "opencode"): "test_opencode_provider.py",
+    ("providers", "oracle"): "test_harbor.py",
+    ("scorers", "verify"): "test_workspace.py",
+    ("scorers", "checkpoint"): "test_eval_ghx_scorer.py",
+    ("collectors", "ghx"): "test_eval_ghx_collector.py",
+    ("mode_resolvers", "eval"): "test_eval_ghx_modes.py",
+}
+
+
+def test_every_contract_has_a_check_in_the_kit():
+    import profiler_core.testing as kit
+    from profiler_core.plugins.contracts import CONTRACTS
+    from profiler_core.testing import pytest_plugin
+
+    for contract in CONTRACTS.values():
+        assert callable(getattr(kit, contract.check, None)), f"{contract.name}: no {contract.check} in profiler_core.testing"
+        assert contract.check in kit.__all__ and hasattr(pytest_plugin, contract.check), contract.check
+
+
+def test_every_registered_component_is_checked():
+    from profiler_core.plugins.contracts import CONTRACTS
+    from profiler_core.plugins.manager import get_plugin_manager
+
+    registry = get_plugin_manager(entrypoints=True).registry
+    tests = Path(__file__).parent
+    for contract in CONTRACTS:
+        for component_id in registry.ids(contract):
+            elsewhere = TESTED_ELSEWHERE.get((contract, component_id))
+            if elsewhere is not None:
+                assert (tests / elsewhere).exists(), f"{contract} {component_id!r}: {elsewhere} is gone"
+                continue
+            assert component_id in KIT_TESTED[contract], f"{contract} {component_id!r} has no contract-kit test here"
+
+
 # -- broken components are caught, with the component and the rule named ----------------
 
 
@@ -251,6 +351,91 @@ class KeyErrorResolver:
 def test_kit_catches_a_resolver_raising_the_wrong_error(check_mode_resolver):
     with pytest.raises(ContractError, match="mode resolver 'key-error': resolve of an unknown mode raised KeyError, expected UnknownModeError"):
         check_mode_resolver(KeyErrorResolver, modes=["fast"])
+
+
+class Forgiving:
+    """An importer that answers a foreign file with no sessions instead of an error."""
+
+    id = "forgiving"
+
+    def load(self, path):
+        from profiler_core.importers import load_sessions
+
+        import attrs
+
+        try:
+            return [attrs.evolve(s, format=self.id) for s in load_sessions("trace", path)]
+        except Exception:
+            return []
+
+
+class Crashing(Forgiving):
+    """An importer that lets a stdlib error escape on a foreign file."""
+
+    id = "crashing"
+
+    def load(self, path):
+        data = json.loads(Path(path).read_text())
+        if "sessionId" not in data:
+            raise KeyError("sessionId")
+        return super().load(path)
+
+
+def test_kit_catches_bad_importers(check_importer):
+    samples = [FIXTURES / "trace" / "pr-review.json"]
+    with pytest.raises(ContractError, match=r"importer 'forgiving': a foreign file was loaded \(0 sessions\)"):
+        check_importer(Forgiving, samples=samples)
+    with pytest.raises(ContractError, match=r"importer 'crashing': a foreign file raised KeyError"):
+        check_importer(Crashing, samples=samples)
+    with pytest.raises(ContractError, match="suffix 'json' is not a file name ending"):
+        check_importer(type("NoDot", (Forgiving,), {"id": "no-dot", "suffixes": ("json",)}), samples=samples)
+
+
+class LooseFormat:
+    id = "loose"
+
+    def parse(self, data, source):
+        return Scenario(id=str(data.get("id", "anything")), name="x", prompt=str(data.get("prompt", "")))
+
+
+class AttributeErrorFormat:
+    id = "attribute-error"
+
+    def parse(self, data, source):
+        from profiler_core import ConfigError
+
+        if not isinstance(data.get("prompt"), str):
+            raise ConfigError(f"{source}: prompt: expected a string")
+        return Scenario(id=data["id"].lower(), name=data["id"], prompt=data["prompt"])
+
+
+def test_kit_catches_bad_scenario_formats(check_scenario_format):
+    with pytest.raises(ContractError, match="scenario format 'loose': an empty mapping was parsed"):
+        check_scenario_format(LooseFormat, samples=[{"id": "a", "prompt": "p"}])
+    with pytest.raises(ContractError, match=r"scenario format 'attribute-error': sample-0.json \(id broken\) raised AttributeError"):
+        check_scenario_format(AttributeErrorFormat, samples=[{"id": "a", "prompt": "p"}])
+
+
+class ZeroJudge:
+    id = "zero"
+
+    def __init__(self):
+        self.shut = 0
+
+    def judge(self, request):
+        return JudgeResponse(text="ok", token_count=-1)
+
+    def shutdown(self):
+        self.shut += 1
+
+
+def test_kit_catches_bad_judges(check_judge_provider):
+    judge = ZeroJudge()
+    with pytest.raises(ContractError, match=r"judge provider 'zero': the response's token_count is -1"):
+        check_judge_provider(lambda: judge)
+    assert judge.shut == 1  # shut down even though the answer broke the contract
+    with pytest.raises(ContractError, match="judge returned str, expected JudgeResponse"):
+        check_judge_provider(type("Plain", (), {"id": "plain", "judge": lambda self, r: "PASS"}))
 
 
 def test_check_trace_rejects_bad_turn_numbers():

@@ -2,8 +2,11 @@
 
 ``check_provider``, ``check_scorer``, ``check_collector``, ``check_analyzer``
 and ``check_mode_resolver`` run a component through the real runner and assert
-its contract (see :mod:`profiler_core.testing.contract`). Plugin authors opt
-into the fixtures with::
+its contract (see :mod:`profiler_core.testing.contract`); ``check_importer``,
+``check_scenario_format`` and ``check_judge_provider`` call the components used
+outside a session on samples and on bad input
+(:mod:`profiler_core.testing.contract_standalone`). Plugin authors opt into
+the fixtures with::
 
     pytest_plugins = ["profiler_core.testing.pytest_plugin"]
 """
@@ -46,9 +49,12 @@ __all__ = [
     "Hang",
     "check_analyzer",
     "check_collector",
+    "check_importer",
+    "check_judge_provider",
     "check_mode_resolver",
     "check_plugin_import_cost",
     "check_provider",
+    "check_scenario_format",
     "check_scorer",
     "check_trace",
     "fake_plugin",
@@ -234,4 +240,5 @@ from .contract import (  # noqa: E402
     check_scorer,
     check_trace,
 )
+from .contract_standalone import check_importer, check_judge_provider, check_scenario_format  # noqa: E402
 from .importcost import check_plugin_import_cost  # noqa: E402

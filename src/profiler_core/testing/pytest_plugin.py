@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from . import FakeProvider, FixedScorer, contract
+from . import FakeProvider, FixedScorer, contract, contract_standalone
 
 
 @pytest.fixture
@@ -71,3 +71,21 @@ def check_analyzer(tmp_path: Path) -> Callable[..., Any]:
 def check_mode_resolver(tmp_path: Path) -> Callable[..., Any]:
     """``check_mode_resolver(factory, modes=[...], **options)``: assert a mode resolver's contract."""
     return _in(tmp_path, contract.check_mode_resolver, "mode-resolver")
+
+
+@pytest.fixture
+def check_importer() -> Callable[..., Any]:
+    """``check_importer(factory, samples=[path, ...], **options)``: load samples and bad files, assert the contract."""
+    return contract_standalone.check_importer
+
+
+@pytest.fixture
+def check_scenario_format() -> Callable[..., Any]:
+    """``check_scenario_format(factory, samples=[{...}, ...], **options)``: parse samples and broken ones, assert the contract."""
+    return contract_standalone.check_scenario_format
+
+
+@pytest.fixture
+def check_judge_provider() -> Callable[..., Any]:
+    """``check_judge_provider(factory, requests=[...], **options)``: ask the judge, assert its answers' contract."""
+    return contract_standalone.check_judge_provider
