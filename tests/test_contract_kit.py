@@ -359,9 +359,9 @@ class Forgiving:
     id = "forgiving"
 
     def load(self, path):
-        from profiler_core.importers import load_sessions
-
         import attrs
+
+        from profiler_core.importers import load_sessions
 
         try:
             return [attrs.evolve(s, format=self.id) for s in load_sessions("trace", path)]
