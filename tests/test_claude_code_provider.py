@@ -138,7 +138,7 @@ def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(
         done = profiler(tmp_path, "run", str(path), "--run-id", "fail")
         elapsed = time.monotonic() - started
         attempts = len(server.messages())
-    # 1 where errored cells fail the run (DESIGN §11), 0 before that landed; never a crash.
+    # 1 where errored cells fail the run (docs/runner.md), 0 before that landed; never a crash.
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr
     [row] = rows(tmp_path, "fail")
     assert row["completionReason"] == "error" and row["errorCode"] == "provider_error"

@@ -1,4 +1,4 @@
-"""The runner's guarantees (DESIGN §5), driven with fakes and trio's MockClock."""
+"""The runner's guarantees (docs/runner.md), driven with fakes and trio's MockClock."""
 
 from __future__ import annotations
 

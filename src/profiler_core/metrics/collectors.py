@@ -1,7 +1,7 @@
 """The four built-in collectors: token, latency, cost and tool_calls.
 
-Metric names and units follow the TypeScript original (DESIGN §8) so rows
-written by either tool compare directly; see docs/metrics.md.
+Metric names and units follow the TypeScript original so rows written by
+either tool compare directly; see docs/metrics.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Calling lifecycle hooks through pluggy, with the failure policy of DESIGN §4.
+"""Calling lifecycle hooks through pluggy, with the failure policy of docs/plugins.md ("Failures").
 
 Each call is ``manager.hook.<name>(**kwargs)`` inside
 :func:`~profiler_core.plugins.manager.isolated_hook_call`: pluggy orders the
