@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from profiler_core.report import write_report
-from profiler_core.report.charts import CHART_MODE_LIMIT, chart_modes, chart_note
+from profiler_core.report.charts import CHART_MODE_LIMIT, MIN_CHART_ROWS, chart_modes, chart_note
 from profiler_core.report.load import load_rows
 from profiler_core.report.summary import build_summary
 
@@ -19,12 +19,12 @@ MODES = CHART_MODE_LIMIT + 6
 
 
 def rows_of_many_modes(path: Path, modes: int) -> Path:
-    """Three rows per mode (one scenario) from the original's rows; mode m07 uses a tenth of the tokens."""
+    """MIN_CHART_ROWS rows per mode (fewer draw no chart), the same in every mode but m07, which uses a tenth of the tokens."""
     source = [json.loads(line) for line in gzip.open(ROOT / "examples" / "original" / "rows.jsonl.gz", "rt")]
     with open(path, "w", encoding="utf-8") as out:
         for m in range(modes):
-            for iteration in range(3):
-                row = dict(source[(m * 3 + iteration) % len(source)])
+            for iteration in range(MIN_CHART_ROWS):
+                row = dict(source[iteration % len(source)])  # the same rows in every mode: only m07 differs
                 row.update(mode=f"m{m:02d}", scenarioId="s", iteration=iteration, runId="many")
                 if m == 7:
                     row["tokens"] = {k: v // 10 for k, v in row["tokens"].items()}

@@ -51,7 +51,7 @@ def search_dirs(cwd: Path | None = None) -> list[Path]:
         return [cache_dir() / "node_modules" / ".bin"]
     here = (cwd or Path.cwd()).resolve()
     folders = [parent / LOCAL_FOLDER for parent in (here, *here.parents)]
-    checkout = Path(__file__).resolve().parents[2]
+    checkout = Path(__file__).resolve().parents[3]  # src/profiler_core/providers/agents.py -> the checkout
     if (checkout / "pyproject.toml").is_file():  # running from a source checkout, not an installed wheel
         folders.append(checkout / LOCAL_FOLDER)
     folders.append(cache_dir())
