@@ -14,6 +14,7 @@ import signal
 import socket
 import socketserver
 import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -278,6 +279,52 @@ def test_a_kill_at_any_moment_of_bwraps_start_leaves_nothing(workspace):
     while marked_processes(mark) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert marked_processes(mark) == {}
+
+
+def test_a_bwrap_job_outlives_trios_idle_worker_threads(workspace):
+    """trio starts processes from worker threads that exit after 10 idle seconds; the sandbox must not die with them."""
+    require("bwrap")
+    job = Job(argv=("sh", "-c", "sleep 12; echo still here"), env={"PATH": PATH}, workspace=workspace, name="long")
+
+    async def session() -> tuple[int | None, bytes]:
+        async with confine(SandboxSettings(sandbox="bwrap"), job) as box:
+            done = await trio.run_process(box.argv, env=box.env, cwd=box.cwd, capture_stdout=True, check=False,
+                                          start_new_session=True)
+        return done.returncode, done.stdout
+
+    returncode, stdout = trio.run(session)
+    assert (returncode, stdout) == (0, b"still here\n")
+
+
+def test_the_sandbox_ends_when_the_profiler_is_killed(workspace, tmp_path):
+    """SIGKILL of the profiler's own process (no clean-up runs): the launcher ends bwrap and everything inside."""
+    require("bwrap")
+    mark = new_mark()
+    script = tmp_path / "profiler.py"
+    script.write_text(
+        "import subprocess, sys, time\n"
+        "from pathlib import Path\n"
+        "from profiler_core.sandbox import Job, SandboxSettings, confine\n"
+        f"job = Job(argv=('sh', '-c', 'sleep 300 & sleep 301'), env={{'PATH': {PATH!r}, {MARK!r}: {mark!r}}},\n"
+        f"          workspace=Path({str(workspace)!r}), name='orphan')\n"
+        "box = confine(SandboxSettings(sandbox='bwrap'), job).__enter__()\n"
+        "subprocess.Popen(box.argv, env=box.env, cwd=box.cwd, start_new_session=True)\n"
+        "print('started', flush=True)\n"
+        "time.sleep(300)\n",
+        encoding="utf-8",
+    )
+    profiler = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "src")})
+    try:
+        assert profiler.stdout.readline().strip() == "started"
+        inside = wait_for(lambda: len(marked_processes(mark)) >= 2 and marked_processes(mark), 60, "the sleeps inside")
+    finally:
+        profiler.kill()  # its own PID only: the sandbox runs in a session of its own
+        profiler.wait()
+    deadline = time.monotonic() + 10
+    while marked_processes(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marked_processes(mark) == {}, f"left running: {inside}"
 
 
 def test_a_published_port_reaches_a_server_inside(backend, workspace):

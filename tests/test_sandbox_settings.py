@@ -14,6 +14,7 @@ from profiler_core.cli import cli
 from profiler_core.config.loader import ProfileErrors, load_profile
 from profiler_core.errors import SandboxError
 from profiler_core.sandbox import Job, Mount, SandboxSettings, check, confine
+from profiler_core.sandbox import bwrap as bwrap_module
 from profiler_core.sandbox.bwrap import bwrap_command
 from profiler_core.sandbox.containers import container_command
 from profiler_core.sandbox.hosts import parse_endpoint, parse_host_rule
@@ -136,6 +137,8 @@ def test_bwrap_command_drops_capabilities_hides_the_home_and_never_carries_the_e
     for flag in ("--unshare-all", "--cap-drop ALL", "--die-with-parent", "--remount-ro /", f"--chdir {tmp_path}", "--hostname profiler-token"):
         assert flag in text
     assert "--share-net" not in command
+    # bwrap's parent is the launcher, which outlives trio's worker threads (see launcher_main)
+    assert command[1:4] == ["-I", "-S", str(Path(bwrap_module.__file__).with_name("launcher_main.py"))] and command[5] == "bwrap"
     home, agent = str(Path.home()), str(Path.home() / "agent")
     # The home is hidden after it is bound, and the mount under it comes after the tmpfs, or the tmpfs would cover it.
     assert position(command, "--ro-bind", home, home) < position(command, "--tmpfs", home) < position(command, "--ro-bind", str(tmp_path), agent)

@@ -17,6 +17,11 @@ process group. The sandbox's processes stay in that group (no
 ``--new-session``), so the group's SIGTERM reaches the program itself and
 SIGKILL reaches the sandbox's PID 1, whose end takes every process of the
 sandbox with it; ``--die-with-parent`` covers bwrap being killed alone.
+bwrap is started by a small launcher (``launcher_main.py``, the group's
+leader) rather than by the profiler itself: the parent-death signal is tied to
+the thread that started bwrap, and trio starts processes from worker threads
+that exit after ten idle seconds, which killed the sandbox with them. The
+launcher lives as long as bwrap and ends it when the profiler's process is gone.
 (With ``--new-session`` a kill during bwrap's first milliseconds left the
 sandbox running: the parent-death signal was not armed yet. The terminal
 attack ``--new-session`` guards against needs a controlling terminal, which
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from pathlib import Path
 
 from ..errors import SandboxError
@@ -102,8 +108,8 @@ def _mount_ops(layout: Layout) -> list[list[str]]:
 
 
 def bwrap_command(bwrap: str, layout: Layout, plan: NetworkPlan, network: str, argv: tuple[str, ...], token: str) -> list[str]:
-    """``bwrap OPTIONS -- [relay ... --] ARGV`` for one job; ``token`` (unique) becomes the sandbox's host name."""
-    command = [bwrap]
+    """``LAUNCHER bwrap OPTIONS -- [relay ... --] ARGV`` for one job; ``token`` (unique) becomes the sandbox's host name."""
+    command = [*launcher_prefix(), bwrap]
     for op in _mount_ops(layout):
         command += op
     command += ["--remount-ro", "/", "--chdir", str(layout.workspace), "--unshare-all", "--hostname", token]
@@ -113,6 +119,11 @@ def bwrap_command(bwrap: str, layout: Layout, plan: NetworkPlan, network: str, a
     if plan.relayed:
         command += [str(relay_python()), "-I", "-S", str(layout.out_dir / "relay.py"), *layout.relay_arguments(plan), "--"]
     return command + list(argv)
+
+
+def launcher_prefix() -> list[str]:
+    """``python -I -S launcher_main.py PID``: bwrap's parent for as long as it runs (see launcher_main)."""
+    return [sys.executable, "-I", "-S", str(Path(__file__).with_name("launcher_main.py")), str(os.getpid())]
 
 
 def kill_sandbox(token: str) -> None:

@@ -1,0 +1,97 @@
+"""Start bwrap and stay its parent until it ends; end it if the profiler dies. Run as a script, stdlib only.
+
+    python -I -S launcher_main.py PROFILER_PID bwrap OPTIONS...
+
+bwrap's ``--die-with-parent`` ties the sandbox to the *thread* that started
+it. trio starts processes from a worker thread of its thread cache, which
+exits after ten idle seconds, so a sandbox started directly from the profiler
+was killed at a random moment (docs/sandbox.md, "Ending"). This launcher is
+single-threaded and lives exactly as long as bwrap: bwrap's parent-death
+signal then fires only when the launcher ends, and the launcher ends bwrap
+when the profiler's process is gone (a pidfd of PROFILER_PID, polled where
+pidfds are missing).
+
+Signals sent to the process group (the profiler's SIGTERM) reach bwrap and the
+program directly; the launcher ignores them and waits, then exits as bwrap
+did — with its status, or by the same signal.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+
+_IGNORED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+
+
+def main(argv: list[str]) -> int:
+    profiler = int(argv[0])
+    if os.getppid() != profiler:
+        return 125  # the profiler is already gone
+    watch = _pidfd(profiler)
+    for sig in _IGNORED:
+        signal.signal(sig, signal.SIG_IGN)
+    child = os.fork()
+    if child == 0:
+        for sig in _IGNORED:
+            signal.signal(sig, signal.SIG_DFL)
+        try:
+            os.execvp(argv[1], argv[1:])
+        except OSError as exc:
+            os.write(2, f"launcher: cannot start {argv[1]}: {exc}\n".encode())
+            os._exit(127)
+    _let_go_of_stdio()
+    return _wait(child, profiler, watch)
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _let_go_of_stdio() -> None:
+    # The profiler reads the program's output to its end: the launcher must not hold the pipes open.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
+def _wait(child: int, profiler: int, watch: int | None) -> int:
+    ended = _pidfd(child)
+    while True:
+        pid, status = os.waitpid(child, os.WNOHANG)
+        if pid == child:
+            return _exit_as(status)
+        if _profiler_gone(profiler, watch):
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+            return 137
+        if watch is not None and ended is not None:
+            select.select([watch, ended], [], [])  # wakes when either process ends
+        else:
+            select.select([], [], [], 0.05)  # old kernels without pidfds: look every 50 ms
+
+
+def _profiler_gone(profiler: int, watch: int | None) -> bool:
+    if watch is not None:
+        readable, _, _ = select.select([watch], [], [], 0)
+        return bool(readable)
+    return os.getppid() != profiler
+
+
+def _exit_as(status: int) -> int:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+        return 128 + sig
+    return os.waitstatus_to_exitcode(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
