@@ -493,6 +493,30 @@ def test_bad_messages_name_what_was_not_understood(raw, message):
         normalize_messages(raw)
 
 
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ([{"role": "assistant", "content": "x", "metadata": 3}], r"^messages\[0\]\.metadata: expected an object, got int$"),
+        ([{"role": "assistant", "content": "x", "metadata": "note"}], r"^messages\[0\]\.metadata: expected an object, got str$"),
+        ([{"type": "ai", "content": "x", "tool_calls": 5}], r"^messages\[0\]\.tool_calls: expected a list, got int$"),
+        ([{"type": "ai", "content": "x", "invalid_tool_calls": 3}], r"^messages\[0\]\.invalid_tool_calls: expected a list, got int$"),
+        ([{"type": "ai", "content": "x", "additional_kwargs": 3}], r"^messages\[0\]\.additional_kwargs: expected an object, got int$"),
+        (
+            [{"type": "ai", "content": "x", "additional_kwargs": {"tool_calls": 3}}],
+            r"^messages\[0\]\.additional_kwargs\.tool_calls: expected a list, got int$",
+        ),
+        (
+            [{"type": "ai", "content": "x", "additional_kwargs": {"tool_calls": [{"function": {"arguments": "{}"}}]}}],
+            r"^messages\[0\]\.additional_kwargs\.tool_calls\[0\]\.name: expected a non-empty string",
+        ),
+    ],
+)
+def test_wrong_kinds_of_containers_are_one_line_errors(raw, message):
+    # Not a TypeError from deep inside: a ProfilerError naming the field.
+    with pytest.raises(ProfilerError, match=message):
+        normalize_messages(raw)
+
+
 def test_message_provider_is_checked():
     with pytest.raises(ProfilerError, match=r"unknown message provider 'gemini'"):
         normalize_messages([], provider="gemini")

@@ -212,6 +212,18 @@ def _required_str(value: Any, where: str) -> str:
     return value
 
 
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"{where}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any] | tuple[Any, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise ValidationError(f"{where}: expected a list, got {type(value).__name__}")
+    return value
+
+
 def _arguments(value: Any, where: str) -> str:
     """Tool-call arguments as a JSON string; an already-parsed object is serialised."""
     if isinstance(value, str):
@@ -263,7 +275,7 @@ _OPENAI_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name
 
 def _openai_message(message: Mapping[str, Any], where: str, index: int) -> list[Message]:
     role = message.get("role")
-    metadata = dict(message.get("metadata") or {})
+    metadata = dict(_object(message.get("metadata") or {}, f"{where}.metadata"))
     if role == "developer":
         role, metadata["original_role"] = "system", "developer"
     if role not in _ROLES:
@@ -271,9 +283,7 @@ def _openai_message(message: Mapping[str, Any], where: str, index: int) -> list[
     # Vendor extras (refusal, audio, reasoning_content...) are kept, not dropped.
     metadata.update({k: v for k, v in message.items() if k not in _OPENAI_KEYS})
     calls = []
-    raw_calls = message.get("tool_calls") or ()
-    if not isinstance(raw_calls, (list, tuple)):
-        raise ValidationError(f"{where}.tool_calls: expected a list, got {type(raw_calls).__name__}")
+    raw_calls = _list(message.get("tool_calls") or (), f"{where}.tool_calls")
     for j, call in enumerate(raw_calls):
         here = f"{where}.tool_calls[{j}]"
         call = as_mapping(call)
@@ -456,7 +466,7 @@ def _langchain_message(message: Mapping[str, Any], where: str, index: int) -> li
     calls = _langchain_calls(message, where, index)
     invalid = message.get("invalid_tool_calls")
     if invalid:
-        metadata["invalid_tool_calls"] = list(invalid)
+        metadata["invalid_tool_calls"] = list(_list(invalid, f"{where}.invalid_tool_calls"))
     if role == "tool":
         metadata["is_error"] = message.get("status") == "error"
         _required_str(message.get("tool_call_id"), f"{where}.tool_call_id")
@@ -509,11 +519,15 @@ def _langchain_content(value: Any, role: str, metadata: dict[str, Any], where: s
 
 
 def _langchain_calls(message: Mapping[str, Any], where: str, index: int) -> list[ToolCall]:
+    here = f"{where}.tool_calls"
     raw_calls = message.get("tool_calls") or ()
     if not raw_calls:
         # Older LangChain kept OpenAI-format calls only in additional_kwargs.
-        raw_calls = (message.get("additional_kwargs") or {}).get("tool_calls") or ()
-    return [_langchain_call(call, f"{where}.tool_calls[{j}]", f"call_{index}_{j}") for j, call in enumerate(raw_calls)]
+        extra = _object(message.get("additional_kwargs") or {}, f"{where}.additional_kwargs")
+        here = f"{where}.additional_kwargs.tool_calls"
+        raw_calls = extra.get("tool_calls") or ()
+    raw_calls = _list(raw_calls, here)
+    return [_langchain_call(call, f"{here}[{j}]", f"call_{index}_{j}") for j, call in enumerate(raw_calls)]
 
 
 def _langchain_call(call: Any, where: str, fallback_id: str) -> ToolCall:
