@@ -136,3 +136,25 @@ def test_check_and_run_with_fixtures(standin, tmp_path):
     assert len(rows) == 2  # two modes x one scenario x one repetition
     resumed = profiler("eval", "run", str(config), "--no-report", "--resume", "r1", cwd=tmp_path, server=standin)
     assert resumed.returncode == 0 and "resuming: 2 cells already done" in resumed.stdout
+
+
+def test_check_names_what_is_wrong_with_the_manifest(tmp_path):
+    config = write_project(tmp_path, {"close-issue-001": {"requires": ["issue"]}})
+    manifest = tmp_path / "fixtures" / "latest.json"
+    manifest.parent.mkdir()
+    manifest.write_text(json.dumps({
+        "seedId": "s1", "createdAt": "2026-01-01T00:00:00Z", "repo": REPO,
+        "fixtures": {"pr": {"type": "pr", "number": 2, "repo": REPO, "branch": "b"}},
+    }))
+    lacking = profiler("eval", "check", str(config))
+    assert lacking.returncode == 1
+    assert f"Error: {manifest}: missing fixtures issue (profiler eval fixture seed --config {config})" in lacking.stderr
+    manifest.write_text("{")
+    broken = profiler("eval", "check", str(config))
+    assert broken.returncode == 1 and f"Error: {manifest}" in broken.stderr and "1 problem(s) found" in broken.stderr
+    profile = json.loads(config.read_text())
+    del profile["extensions"]
+    config.write_text(json.dumps(profile))
+    unset = profiler("eval", "check", str(config))
+    assert unset.returncode == 1
+    assert f"Error: {config}: extensions.fixtures: required, scenarios need fixtures (issue)" in unset.stderr

@@ -1,4 +1,4 @@
-"""Provider payload normalization (seed 004): usage shapes, TokensUsage, messages."""
+"""Provider payload normalization (docs/normalization.md): usage shapes, TokensUsage, messages."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from profiler_core import ProfilerError, TokenBreakdown
-from profiler_core.metrics.normalize import (
+from profiler_core import (
     Message,
+    ProfilerError,
+    TokenBreakdown,
     TokensUsage,
     ToolCall,
     ToolCallFunction,
@@ -235,7 +236,7 @@ def test_tokens_usage_view_counts_every_token_once():
     assert usage.output_tokens == 733
     assert usage.total_tokens == tb.total
     assert usage.to_dict() == {"input_tokens": 20523, "output_tokens": 733, "total_tokens": 21256}
-    # Its JSON is the seed's plain shape, so it normalizes back (losing only the split).
+    # Its JSON is the plain usage shape, so it normalizes back (losing only the split).
     back = normalize_usage(usage.to_dict())
     assert back.total == tb.total and back.cache_read == 0
     assert normalize_usage(usage) == back
@@ -249,6 +250,26 @@ def test_tokens_usage_reasoning_goes_to_output():
 def test_tokens_usage_rejects_negative_counts():
     with pytest.raises(ValueError, match="input_tokens"):
         TokensUsage(input_tokens=-1)
+
+
+@pytest.mark.parametrize("value", [True, 1.0, "3", 2**53 + 1])
+def test_tokens_usage_rejects_what_is_not_a_count(value):
+    with pytest.raises(ValueError, match=r"^output_tokens: expected an integer >= 0 \(at most 2\^53\)"):
+        TokensUsage(output_tokens=value)
+
+
+def test_tokens_usage_total_is_derived_or_must_agree():
+    assert TokensUsage(input_tokens=3, output_tokens=4).total_tokens == 7
+    assert TokensUsage(input_tokens=3, output_tokens=4, total_tokens=7).total_tokens == 7
+    # A total that is not input + output would be silently lost when normalized: refused instead.
+    with pytest.raises(ValueError, match=r"^total_tokens: 9 != input_tokens \+ output_tokens \(7\)$"):
+        TokensUsage(input_tokens=3, output_tokens=4, total_tokens=9)
+
+
+def test_plain_usage_is_read_as_tokens_usage():
+    usage = TokensUsage(input_tokens=120, output_tokens=80)
+    assert usage.to_breakdown() == normalize_usage(PLAIN) == normalize_usage(usage) == normalize_usage(usage.to_dict())
+    assert normalize_usage(usage.to_dict(), provider="plain").total == 200
 
 
 # -- messages ---------------------------------------------------------------------
@@ -468,6 +489,30 @@ def test_langchain_messages_to_dict_form_role_form_and_missing_ids():
     ],
 )
 def test_bad_messages_name_what_was_not_understood(raw, message):
+    with pytest.raises(ProfilerError, match=message):
+        normalize_messages(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ([{"role": "assistant", "content": "x", "metadata": 3}], r"^messages\[0\]\.metadata: expected an object, got int$"),
+        ([{"role": "assistant", "content": "x", "metadata": "note"}], r"^messages\[0\]\.metadata: expected an object, got str$"),
+        ([{"type": "ai", "content": "x", "tool_calls": 5}], r"^messages\[0\]\.tool_calls: expected a list, got int$"),
+        ([{"type": "ai", "content": "x", "invalid_tool_calls": 3}], r"^messages\[0\]\.invalid_tool_calls: expected a list, got int$"),
+        ([{"type": "ai", "content": "x", "additional_kwargs": 3}], r"^messages\[0\]\.additional_kwargs: expected an object, got int$"),
+        (
+            [{"type": "ai", "content": "x", "additional_kwargs": {"tool_calls": 3}}],
+            r"^messages\[0\]\.additional_kwargs\.tool_calls: expected a list, got int$",
+        ),
+        (
+            [{"type": "ai", "content": "x", "additional_kwargs": {"tool_calls": [{"function": {"arguments": "{}"}}]}}],
+            r"^messages\[0\]\.additional_kwargs\.tool_calls\[0\]\.name: expected a non-empty string",
+        ),
+    ],
+)
+def test_wrong_kinds_of_containers_are_one_line_errors(raw, message):
+    # Not a TypeError from deep inside: a ProfilerError naming the field.
     with pytest.raises(ProfilerError, match=message):
         normalize_messages(raw)
 

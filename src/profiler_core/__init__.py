@@ -26,6 +26,8 @@ from .errors import (
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers
     from .dataset.frames import RunTables, load_run
+    from .metrics.messages import Message, ToolCall, ToolCallFunction, normalize_message, normalize_messages
+    from .metrics.usage import TokensUsage, normalize_usage, tokens_usage
     from .model import (
         AfterScenarioContext,
         AnalysisFinding,
@@ -149,6 +151,15 @@ _LAZY: dict[str, str] = {
     "RunOptions": ".runner",
     "run_profile_suite": ".runner",
     "run_profile_suite_sync": ".runner",
+    # Normalizing vendor payloads (docs/normalization.md)
+    "normalize_usage": ".metrics.usage",
+    "TokensUsage": ".metrics.usage",
+    "tokens_usage": ".metrics.usage",
+    "normalize_messages": ".metrics.messages",
+    "normalize_message": ".metrics.messages",
+    "Message": ".metrics.messages",
+    "ToolCall": ".metrics.messages",
+    "ToolCallFunction": ".metrics.messages",
     # pandas or polars only when asked for
     "load_run": ".dataset.frames",
     "RunTables": ".dataset.frames",
@@ -200,6 +211,7 @@ __all__ = [
     "JudgeResponse",
     "JudgeRubric",
     "ListFinding",
+    "Message",
     "ModeConfig",
     "ModelUsage",
     "NumberFinding",
@@ -235,7 +247,10 @@ __all__ = [
     "TimingBreakdown",
     "TimingSegment",
     "TokenBreakdown",
+    "TokensUsage",
+    "ToolCall",
     "ToolCallEvent",
+    "ToolCallFunction",
     "ToolCallRecord",
     "ToolCallSummary",
     "TraceEvent",
@@ -249,9 +264,13 @@ __all__ = [
     "from_json",
     "hookimpl",
     "load_run",
+    "normalize_message",
+    "normalize_messages",
+    "normalize_usage",
     "run_profile_suite",
     "run_profile_suite_sync",
     "structure",
     "to_json",
+    "tokens_usage",
     "unstructure",
 ]

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from profiler_core.cli import plugin_manager
 
 from .settings import DEFAULT_MANIFEST
+
+if TYPE_CHECKING:
+    from profiler_core import Scenario
+
+    from .settings import FixtureSettings
 
 
 @click.group("eval")
@@ -88,14 +95,11 @@ def check_command(profile: Path) -> None:
     """
     from profiler_core import ProfilerError
     from profiler_core.cli.run import validate_command
+    from profiler_core.config import load_profile
 
-    from .fixtures import read_manifest, seeder_for
-    from .hooks import scenario_fixture
     from .settings import fixture_settings
 
     click.get_current_context().invoke(validate_command, profile=profile)  # exits 1 itself on problems
-    from profiler_core.config import load_profile
-
     config = load_profile(profile, registry=plugin_manager().registry)
     problems: list[str] = []
     try:
@@ -103,8 +107,28 @@ def check_command(profile: Path) -> None:
     except ProfilerError as exc:
         problems += str(exc).splitlines()
         settings = None
+    required = _required_fixtures(config.scenarios, problems)
+    if required and settings is None and not problems:
+        problems.append(f"{profile}: extensions.fixtures: required, scenarios need fixtures ({', '.join(sorted(required))})")
+    if settings is not None and required:
+        problems += _manifest_problems(settings, required, profile)
+    if problems:
+        for line in problems:
+            click.echo(f"Error: {line}", err=True)
+        click.echo(f"{len(problems)} problem(s) found", err=True)
+        sys.exit(1)
+    click.echo(f"  fixtures:    {', '.join(sorted(required)) or 'none'}" + (f" (manifest {settings.manifest})" if settings else ""))
+
+
+def _required_fixtures(scenarios: Iterable[Scenario], problems: list[str]) -> set[str]:
+    """The fixtures the scenarios require; a fixture without a seeder, or a binding to one not required, is a problem."""
+    from profiler_core import ProfilerError
+
+    from .fixtures import seeder_for
+    from .hooks import scenario_fixture
+
     required: set[str] = set()
-    for scenario in config.scenarios:
+    for scenario in scenarios:
         need = scenario_fixture(scenario)
         if need is None:
             continue
@@ -118,25 +142,27 @@ def check_command(profile: Path) -> None:
             head = str(target).split(".", 1)[0]
             if head not in need.requires:
                 problems.append(f"scenario {scenario.id}: fixture.bindings.{var}: {target!r} names fixture {head!r}, which is not in fixture.requires")
-    if required and settings is None and not problems:
-        problems.append(f"{profile}: extensions.fixtures: required, scenarios need fixtures ({', '.join(sorted(required))})")
-    if settings is not None and required:
-        if settings.manifest.is_file():
-            try:
-                manifest = read_manifest(settings.manifest)
-                missing = sorted(required - set(manifest.fixtures))
-                if missing:
-                    problems.append(f"{settings.manifest}: missing fixtures {', '.join(missing)} (profiler eval fixture seed --config {profile})")
-            except ProfilerError as exc:
-                problems.append(str(exc))
-        elif not settings.seed_if_missing:
-            problems.append(f"{settings.manifest}: fixture manifest not found (profiler eval fixture seed --config {profile}, or set seed_if_missing)")
-    if problems:
-        for line in problems:
-            click.echo(f"Error: {line}", err=True)
-        click.echo(f"{len(problems)} problem(s) found", err=True)
-        sys.exit(1)
-    click.echo(f"  fixtures:    {', '.join(sorted(required)) or 'none'}" + (f" (manifest {settings.manifest})" if settings else ""))
+    return required
+
+
+def _manifest_problems(settings: FixtureSettings, required: set[str], profile: Path) -> list[str]:
+    """What is wrong with the fixture manifest: missing, unreadable, or without a required fixture."""
+    from profiler_core import ProfilerError
+
+    from .fixtures import read_manifest
+
+    if not settings.manifest.is_file():
+        if settings.seed_if_missing:
+            return []
+        return [f"{settings.manifest}: fixture manifest not found (profiler eval fixture seed --config {profile}, or set seed_if_missing)"]
+    try:
+        manifest = read_manifest(settings.manifest)
+    except ProfilerError as exc:
+        return [str(exc)]
+    missing = sorted(required - set(manifest.fixtures))
+    if missing:
+        return [f"{settings.manifest}: missing fixtures {', '.join(missing)} (profiler eval fixture seed --config {profile})"]
+    return []
 
 
 # -- fixture ---------------------------------------------------------------------------

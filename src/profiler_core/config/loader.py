@@ -1,4 +1,4 @@
-"""Profile YAML -> a frozen ``ProfilerConfig`` (DESIGN §9).
+"""Profile YAML -> a frozen ``ProfilerConfig`` (the keys are in docs/profiles.md).
 
 Every problem is reported as ``<file>: <key path>: <what was expected>``; the
 loader collects all of them so ``profiler validate`` can print every one.
@@ -589,117 +589,23 @@ def parse_profile(
         value = sections[name]
         return fallback if value is _FAILED else value
 
-    def resolve(p: str) -> str:
-        return str((base_dir / os.path.expanduser(p)).resolve())
-
-    execution: ExecutionConfig = section("execution", ExecutionConfig())
-    for option, field, type_ in (
-        ("repetitions", "repetitions", PositiveCount),
-        ("retries", "allowed_retries", Count),
-        ("concurrency", "concurrency", PositiveCount),
-    ):
-        if option in overrides:
-            value = _structure(overrides[option], type_, (f"--{option}",), problems)
-            if value is not _FAILED:
-                execution = attrs.evolve(execution, **{field: value})
-    if overrides.get("skip_warmup"):
-        execution = attrs.evolve(execution, warmup=False)
-    if execution.stop is not None:
-        execution = _check_stop(execution, data.get("execution"), overrides, problems)
-
+    execution = _execution(section("execution", ExecutionConfig()), data.get("execution"), overrides, problems)
     output: OutputConfig = section("output", OutputConfig())
-    output = attrs.evolve(output, results_dir=resolve(output.results_dir), reports_dir=resolve(output.reports_dir))
-
-    provider_section = section("provider", None)
-    if overrides.get("provider") and sections["provider"] is not _FAILED:
-        wanted = overrides["provider"]
-        if provider_section is None or provider_section.id != wanted:
-            # Another provider: the profile's options and model were the other one's.
-            provider_section = ProviderSection(id=wanted)
-    provider = None
-    provider_model, port = DEFAULT_MODEL, 0
-    if provider_section is not None:
-        provider = ComponentSpec(id=provider_section.id, options=provider_section.options)
-        # Only the simulator has a model of its own to fall back on; for any other provider a model
-        # that was not given is unknown ("": the agent's own default), never a borrowed price table.
-        default_model = DEFAULT_MODEL if provider.id == "simulated" else ""
-        provider_model = provider_section.model if provider_section.model is not None else default_model
-        port = provider_section.port
+    output = attrs.evolve(
+        output, results_dir=_resolve(base_dir, output.results_dir), reports_dir=_resolve(base_dir, output.reports_dir)
+    )
+    provider, provider_model, port = _provider(sections["provider"], overrides)
     models, model_labels = _models(section("models", None), provider_model, problems)
     if overrides.get("models"):
         models = tuple(dict.fromkeys(overrides["models"]))
     if model_labels:
         # Recorded with the run (its manifest), so reports show the labels.
         overrides["model_labels"] = {m: model_labels[m] for m in models if m in model_labels}
-
-    modes_value = section("modes", ())
-    mode_specs: dict[str, Any] | None = modes_value if isinstance(modes_value, dict) else None
-    modes: tuple[str, ...] = tuple(modes_value)
-    if overrides.get("modes"):
-        wanted = tuple(dict.fromkeys(overrides["modes"]))
-        # A list of names is only what the resolver is asked for by default: it may know more modes.
-        unknown = [m for m in wanted if mode_specs is not None and m not in modes]
-        if unknown:
-            problems.add("--mode", f"unknown mode(s) {', '.join(unknown)}{did_you_mean(unknown, modes)} (profile has: {', '.join(modes)})")
-        modes = wanted
-
-    mode_resolver = section("mode_resolver", None)
-    if mode_resolver is None and mode_specs is not None:
-        mode_resolver = ComponentSpec(id="config")
-    if mode_resolver is None and sections["modes"] is not _FAILED and sections["mode_resolver"] is not _FAILED:
-        problems.add("mode_resolver", "required when `modes` is a list (or write `modes` as a mapping)")
-    if mode_resolver is not None and mode_resolver.id == "config" and mode_specs is not None:
-        mode_resolver = ComponentSpec(id="config", options={**mode_resolver.options, "modes": mode_specs})
-
-    scorer = section("scorer", None) or ComponentSpec(id="checks")
-    collectors = section("collectors", ())
-    analyzers = section("analyzers", ())
-    judge_section = section("judge", None)
-    judge = None
-    if judge_section is not None:
-        options = judge_section.options
-        if "model" in (data.get("judge") or {}):
-            options = {"model": judge_section.model, **options}
-        judge = ComponentSpec(id=judge_section.id, options=options)
-    extensions = section("extensions", {})
-
-    scenarios: list[Scenario] = []
-    scenarios_path = None
-    scenario_set = None
-    sc = sections["scenarios"]
-    if sc is not _FAILED:
-        scenarios_path = resolve(sc.path)
-        ids = list(sc.ids) if sc.ids is not None else None
-        scenario_set = sc.set
-        if overrides.get("scenario_ids"):
-            ids = list(overrides["scenario_ids"])
-        if overrides.get("scenario_set"):
-            scenario_set, ids = overrides["scenario_set"], None
-        scenario_format = _scenario_format(sc.format, problems, registry)
-        folder = Path(scenarios_path)
-        if sc.format not in (None, CORE_SCENARIO_FORMAT, HARBOR_SCENARIO_FORMAT) and scenario_format is None:
-            pass  # files of an unknown format: nothing more to say about them
-        elif not folder.is_dir():
-            problems.add("scenarios.path", f"scenario folder {folder} does not exist")
-        else:
-            found, sets, scenario_problems, unloadable = load_scenarios(
-                folder,
-                timeout_default_ms=execution.timeout_default_ms,
-                allowed_retries=execution.allowed_retries,
-                scenario_format=scenario_format,
-                harbor=sc.format == HARBOR_SCENARIO_FORMAT,
-            )
-            problems.items.extend(scenario_problems)
-            scenarios, select_problems = select_scenarios(
-                found, sets, ids=tuple(ids) if ids else None, set_name=scenario_set, unloadable=unloadable,
-                ids_from="--scenario" if overrides.get("scenario_ids") else "scenarios.ids",
-                set_from="--scenario-set" if overrides.get("scenario_set") else "scenarios.set",
-            )
-            for p in select_problems:
-                problems.add("", p)
-            if not scenarios and not select_problems and not scenario_problems:
-                problems.add("scenarios.path", f"no scenario files (*.json, *.yaml) in {folder}")
-
+    modes, mode_specs = _chosen_modes(section("modes", ()), overrides, problems)
+    mode_resolver = _mode_resolver(sections, mode_specs, problems)
+    scenarios, scenarios_path, scenario_set = _scenarios(
+        sections["scenarios"], base_dir, execution, overrides, problems, registry
+    )
     if execution.stop is not None:
         _check_stop_modes(execution.stop, modes, problems)
     if execution.sandbox == "none" and (why := sandbox_needed(scenarios)):
@@ -718,13 +624,135 @@ def parse_profile(
         provider_model=provider_model,
         provider_port=port,
         mode_resolver=mode_resolver,
-        scorer=scorer,
-        collectors=collectors,
-        analyzers=analyzers,
-        judge=judge,
+        scorer=section("scorer", None) or ComponentSpec(id="checks"),
+        collectors=section("collectors", ()),
+        analyzers=section("analyzers", ()),
+        judge=_judge(section("judge", None), data.get("judge")),
         execution=execution,
         output=output,
-        extensions=extensions,
+        extensions=section("extensions", {}),
         overrides=dict(overrides),
     )
+
+
+def _resolve(base_dir: Path, path: str) -> str:
+    """A path of the profile (``~`` expanded, relative to the profile's folder), absolute."""
+    return str((base_dir / os.path.expanduser(path)).resolve())
+
+
+def _execution(execution: ExecutionConfig, raw: Any, overrides: Mapping[str, Any], problems: _Problems) -> ExecutionConfig:
+    """The ``execution`` section with ``--repetitions``, ``--retries``, ``--concurrency`` and ``--skip-warmup`` applied."""
+    for option, field, type_ in (
+        ("repetitions", "repetitions", PositiveCount),
+        ("retries", "allowed_retries", Count),
+        ("concurrency", "concurrency", PositiveCount),
+    ):
+        if option in overrides:
+            value = _structure(overrides[option], type_, (f"--{option}",), problems)
+            if value is not _FAILED:
+                execution = attrs.evolve(execution, **{field: value})
+    if overrides.get("skip_warmup"):
+        execution = attrs.evolve(execution, warmup=False)
+    if execution.stop is not None:
+        execution = _check_stop(execution, raw, overrides, problems)
+    return execution
+
+
+def _provider(value: Any, overrides: Mapping[str, Any]) -> tuple[ComponentSpec | None, str, int]:
+    """The provider component, its model (what ``models`` defaults to) and its port; ``--provider`` replaces the section."""
+    found: ProviderSection | None = None if value is _FAILED else value
+    if overrides.get("provider") and value is not _FAILED:
+        wanted = overrides["provider"]
+        if found is None or found.id != wanted:
+            # Another provider: the profile's options and model were the other one's.
+            found = ProviderSection(id=wanted)
+    if found is None:
+        return None, DEFAULT_MODEL, 0
+    provider = ComponentSpec(id=found.id, options=found.options)
+    # Only the simulator has a model of its own to fall back on; for any other provider a model
+    # that was not given is unknown ("": the agent's own default), never a borrowed price table.
+    default_model = DEFAULT_MODEL if provider.id == "simulated" else ""
+    return provider, found.model if found.model is not None else default_model, found.port
+
+
+def _chosen_modes(value: Any, overrides: Mapping[str, Any], problems: _Problems) -> tuple[tuple[str, ...], dict[str, Any] | None]:
+    """The modes to run (``--mode`` wins over the profile) and the ``modes:`` mapping when the profile spells them out."""
+    mode_specs: dict[str, Any] | None = value if isinstance(value, dict) else None
+    modes: tuple[str, ...] = tuple(value)
+    if not overrides.get("modes"):
+        return modes, mode_specs
+    wanted = tuple(dict.fromkeys(overrides["modes"]))
+    # A list of names is only what the resolver is asked for by default: it may know more modes.
+    unknown = [m for m in wanted if mode_specs is not None and m not in modes]
+    if unknown:
+        problems.add("--mode", f"unknown mode(s) {', '.join(unknown)}{did_you_mean(unknown, modes)} (profile has: {', '.join(modes)})")
+    return wanted, mode_specs
+
+
+def _mode_resolver(sections: Mapping[str, Any], mode_specs: dict[str, Any] | None, problems: _Problems) -> ComponentSpec | None:
+    """The ``mode_resolver`` section; the ``config`` resolver (given the mapping) when ``modes`` is a mapping."""
+    value = sections["mode_resolver"]
+    resolver: ComponentSpec | None = None if value is _FAILED else value
+    if resolver is None and mode_specs is not None:
+        resolver = ComponentSpec(id="config")
+    if resolver is None and sections["modes"] is not _FAILED and value is not _FAILED:
+        problems.add("mode_resolver", "required when `modes` is a list (or write `modes` as a mapping)")
+    if resolver is not None and resolver.id == "config" and mode_specs is not None:
+        resolver = ComponentSpec(id="config", options={**resolver.options, "modes": mode_specs})
+    return resolver
+
+
+def _judge(section: Any, raw: Any) -> ComponentSpec | None:
+    """The ``judge`` section as a component; its ``model``, when the profile gives one, is one of its options."""
+    if section is None:
+        return None
+    options = section.options
+    if "model" in (raw or {}):
+        options = {"model": section.model, **options}
+    return ComponentSpec(id=section.id, options=options)
+
+
+def _scenarios(
+    value: Any,
+    base_dir: Path,
+    execution: ExecutionConfig,
+    overrides: Mapping[str, Any],
+    problems: _Problems,
+    registry: Registry | None,
+) -> tuple[list[Scenario], str | None, str | None]:
+    """The scenarios to run, their folder and the set they were chosen by (``--scenario``, ``--scenario-set`` win)."""
+    if value is _FAILED:
+        return [], None, None
+    scenarios_path = _resolve(base_dir, value.path)
+    ids = list(value.ids) if value.ids is not None else None
+    scenario_set = value.set
+    if overrides.get("scenario_ids"):
+        ids = list(overrides["scenario_ids"])
+    if overrides.get("scenario_set"):
+        scenario_set, ids = overrides["scenario_set"], None
+    scenario_format = _scenario_format(value.format, problems, registry)
+    folder = Path(scenarios_path)
+    if value.format not in (None, CORE_SCENARIO_FORMAT, HARBOR_SCENARIO_FORMAT) and scenario_format is None:
+        return [], scenarios_path, scenario_set  # files of an unknown format: nothing more to say about them
+    if not folder.is_dir():
+        problems.add("scenarios.path", f"scenario folder {folder} does not exist")
+        return [], scenarios_path, scenario_set
+    found, sets, scenario_problems, unloadable = load_scenarios(
+        folder,
+        timeout_default_ms=execution.timeout_default_ms,
+        allowed_retries=execution.allowed_retries,
+        scenario_format=scenario_format,
+        harbor=value.format == HARBOR_SCENARIO_FORMAT,
+    )
+    problems.items.extend(scenario_problems)
+    scenarios, select_problems = select_scenarios(
+        found, sets, ids=tuple(ids) if ids else None, set_name=scenario_set, unloadable=unloadable,
+        ids_from="--scenario" if overrides.get("scenario_ids") else "scenarios.ids",
+        set_from="--scenario-set" if overrides.get("scenario_set") else "scenarios.set",
+    )
+    for p in select_problems:
+        problems.add("", p)
+    if not scenarios and not select_problems and not scenario_problems:
+        problems.add("scenarios.path", f"no scenario files (*.json, *.yaml) in {folder}")
+    return scenarios, scenarios_path, scenario_set
 

@@ -1,7 +1,7 @@
 """Walk a normalized chat (OpenAI-format ``Message`` list) into a SessionBuilder.
 
 Shared by the ``openai`` and ``anthropic`` importers: both normalize their
-messages with :func:`profiler_core.metrics.normalize.normalize_messages` first.
+messages with :func:`profiler_core.metrics.messages.normalize_messages` first.
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..metrics.normalize import Message, normalize_usage
+from ..metrics.messages import Message
+from ..metrics.usage import normalize_usage
 from ..model import TokenBreakdown
 from ._build import SessionBuilder, parse_arguments, text_of
 

@@ -34,7 +34,8 @@ from typing import Any
 import attrs
 
 from ..errors import ValidationError
-from ..metrics.normalize import normalize_message, normalize_usage
+from ..metrics.messages import normalize_message
+from ..metrics.usage import normalize_usage
 from ..model import TimingSegment
 from ._build import (
     RecordedSession,

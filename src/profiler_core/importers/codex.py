@@ -41,7 +41,7 @@ from typing import Any
 import attrs
 
 from ..errors import ValidationError
-from ..metrics.normalize import normalize_usage
+from ..metrics.usage import normalize_usage
 from ..model import TimingSegment, TokenBreakdown
 from ._build import (
     RecordedSession,

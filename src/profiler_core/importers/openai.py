@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
-from ..metrics.normalize import normalize_messages, normalize_usage
+from ..metrics.messages import normalize_messages
+from ..metrics.usage import normalize_usage
 from ..model import CompletionReason
 from ._build import (
     RecordedSession,

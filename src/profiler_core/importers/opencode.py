@@ -200,45 +200,24 @@ def _id_of(item: Mapping[str, Any]) -> str | None:
 def _assistant(
     builder: SessionBuilder, minfo, parts: list[tuple[int, Any]], here: str, created, completed, counting: _Counting
 ) -> str | None:
+    """One assistant message: its turns (one per step), their parts, usage and cost; returns its error, if any."""
     model = optional_str(minfo.get("modelID"), f"{here}.info.modelID")
     cost = _message_cost(minfo, parts, here)
     if cost:
         builder.add_cost(cost)
     stepped = any(p.get("type") == "step-start" for _, p in parts)
-    turn = None
-    if not stepped:
-        turn = builder.turn(None, created)
-        builder.note_model(model)
+    turn = None if stepped else _turn(builder, model, created)
     steps: list[TokenBreakdown] = []
     for j, part in parts:
-        ph = f"{here}.parts[{j}]"
-        kind = part.get("type")
-        if kind == "step-start":
-            turn = builder.turn(None, None)
-            builder.note_model(model)
+        if part.get("type") == "step-start":
+            turn = _turn(builder, model, None)
             continue
         if turn is None:
             # Parts before the first step-start still belong to this message's first turn.
-            turn = builder.turn(None, created)
-            builder.note_model(model)
-        start, end = _span(part.get("time"), ph)
-        builder.see(start)
-        builder.see(end)
-        if kind == "reasoning":
-            text = part.get("text")
-            if isinstance(text, str) and text.strip():
-                duration = (end - start).total_seconds() * 1000 if start and end else 0
-                builder.reasoning(turn, text, duration_ms=duration)
-        elif kind == "text":
-            if not part.get("synthetic") and not part.get("ignored"):
-                builder.text(turn, _str(part.get("text"), f"{ph}.text"))
-        elif kind == "tool":
-            _tool(builder, turn, part, ph)
-        elif kind == "step-finish":
-            if part.get("tokens") is not None:
-                steps.append(_tokens(part["tokens"], f"{ph}.tokens", counting))
-        elif kind == "retry":
-            builder.error(f"retry {part.get('attempt', '?')}: {error_text(part.get('error'))}")
+            turn = _turn(builder, model, created)
+        tokens = _assistant_part(builder, turn, part, f"{here}.parts[{j}]", counting)
+        if tokens is not None:
+            steps.append(tokens)
     builder.see(created)
     builder.see(completed)
     if steps:
@@ -250,6 +229,36 @@ def _assistant(
         message = error_text(minfo["error"])
         builder.error(message, recoverable=False)
         return message
+    return None
+
+
+def _turn(builder: SessionBuilder, model: str | None, started):
+    turn = builder.turn(None, started)
+    builder.note_model(model)
+    return turn
+
+
+def _assistant_part(builder: SessionBuilder, turn, part: Mapping[str, Any], where: str, counting: _Counting) -> TokenBreakdown | None:
+    """Record one part of an assistant message in ``turn``; a ``step-finish`` returns its step's tokens."""
+    kind = part.get("type")
+    start, end = _span(part.get("time"), where)
+    builder.see(start)
+    builder.see(end)
+    if kind == "reasoning":
+        text = part.get("text")
+        if isinstance(text, str) and text.strip():
+            duration = (end - start).total_seconds() * 1000 if start and end else 0
+            builder.reasoning(turn, text, duration_ms=duration)
+    elif kind == "text":
+        if not part.get("synthetic") and not part.get("ignored"):
+            builder.text(turn, _str(part.get("text"), f"{where}.text"))
+    elif kind == "tool":
+        _tool(builder, turn, part, where)
+    elif kind == "step-finish":
+        if part.get("tokens") is not None:
+            return _tokens(part["tokens"], f"{where}.tokens", counting)
+    elif kind == "retry":
+        builder.error(f"retry {part.get('attempt', '?')}: {error_text(part.get('error'))}")
     return None
 
 

@@ -282,7 +282,7 @@ class OpenAIJudge:
 def _usage(raw: Any) -> tuple[TokenBreakdown | None, float | None]:
     if not isinstance(raw, dict):
         return None, None
-    from ..metrics.normalize import normalize_usage  # lazy: only needed once a judge answers
+    from ..metrics.usage import normalize_usage  # lazy: only needed once a judge answers
 
     try:
         usage = normalize_usage(raw, provider="openai", where="judge 'openai' response usage")

@@ -213,7 +213,7 @@ class ClaudeCodeProvider(AgentProvider):
                 raise self.failure(live, f"claude-code: {str(message).rstrip('.')}{retried}")
         where = f"claude-code result line (session {summary.session_id})"
         usage = result.get("usage")
-        from ..metrics.normalize import normalize_usage
+        from ..metrics.usage import normalize_usage
 
         tokens = normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage") if usage else TokenBreakdown()
         segments: list[TimingSegment] = []

@@ -318,55 +318,98 @@ def evaluate_condition(
     except PathError as exc:
         return ConditionOutcome(passed=False, actual=None, expected=expected, error=str(exc))
     if isinstance(cond, Custom):
-        verdict = _call_custom(cond, actual, expected, custom)
-        if inspect.isawaitable(verdict):
-            if inspect.iscoroutine(verdict):
-                verdict.close()  # never awaited: close it so Python does not warn about it
-            return ConditionOutcome(
-                passed=False,
-                actual=actual,
-                expected=expected,
-                error=f"custom condition (scorer {cond.scorer!r}) needs evaluate_condition_async: its check is async",
-            )
-        return _custom_outcome(cond, verdict, actual, expected)
+        return _custom_now(cond, actual, expected, custom)
+    check = _CHECKS.get(type(cond)) or _check_for_subclass(cond)
+    return check(cond, actual, expected, subject)
 
-    def wrong_kind(wanted: str) -> ConditionOutcome:
-        where = cond.path or f"the {subject}"
-        return ConditionOutcome(
-            passed=False, actual=actual, expected=expected, error=f"expected {wanted} at {where}, got {json_kind(actual)}"
-        )
 
-    if isinstance(cond, NonEmpty):
-        return ConditionOutcome(passed=not _is_empty(actual), actual=actual, expected=expected)
-    if isinstance(cond, Empty):
-        return ConditionOutcome(passed=_is_empty(actual), actual=actual, expected=expected)
-    if isinstance(cond, (CountGte, CountEq)):
-        if not isinstance(actual, (list, tuple, dict)):
-            return wrong_kind("a list")
-        count = len(actual)
-        passed = count >= cond.value if isinstance(cond, CountGte) else count == cond.value
-        return ConditionOutcome(passed=passed, actual=count, expected=expected)
-    if isinstance(cond, FieldEquals):
-        return ConditionOutcome(passed=_same(actual, cond.value), actual=actual, expected=expected)
-    if isinstance(cond, FieldContains):
-        if isinstance(actual, str):
-            if not isinstance(cond.value, str):
-                return wrong_kind(f"a list (a string can only contain a string, not {json_kind(cond.value)})")
-            return ConditionOutcome(passed=cond.value in actual, actual=actual, expected=expected)
-        if isinstance(actual, (list, tuple)):
-            return ConditionOutcome(passed=any(_same(x, cond.value) for x in actual), actual=actual, expected=expected)
-        return wrong_kind("a string or a list")
-    if isinstance(cond, FieldGte):
-        if not is_number(actual):
-            return wrong_kind("a number")
-        return ConditionOutcome(passed=actual >= cond.value, actual=actual, expected=expected)
-    if isinstance(cond, Matches):
-        if actual is None:
-            return wrong_kind("a string")
-        flags = re.IGNORECASE if cond.ignore_case else 0
-        found = re.search(cond.pattern, _as_text(actual), flags) is not None
-        return ConditionOutcome(passed=found, actual=actual, expected=expected)
+def _wrong_kind(cond: Condition, actual: Any, expected: str, subject: str, wanted: str) -> ConditionOutcome:
+    """The value at the path is not the kind of value the condition tests: an error, not a failure."""
+    where = cond.path or f"the {subject}"
+    error = f"expected {wanted} at {where}, got {json_kind(actual)}"
+    return ConditionOutcome(passed=False, actual=actual, expected=expected, error=error)
+
+
+def _check_non_empty(cond: NonEmpty, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+    return ConditionOutcome(passed=not _is_empty(actual), actual=actual, expected=expected)
+
+
+def _check_empty(cond: Empty, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+    return ConditionOutcome(passed=_is_empty(actual), actual=actual, expected=expected)
+
+
+def _check_count(cond: CountGte | CountEq, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+    if not isinstance(actual, (list, tuple, dict)):
+        return _wrong_kind(cond, actual, expected, subject, "a list")
+    count = len(actual)
+    passed = count >= cond.value if isinstance(cond, CountGte) else count == cond.value
+    return ConditionOutcome(passed=passed, actual=count, expected=expected)
+
+
+def _check_equals(cond: FieldEquals, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+    return ConditionOutcome(passed=_same(actual, cond.value), actual=actual, expected=expected)
+
+
+def _check_contains(cond: FieldContains, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+    if isinstance(actual, str):
+        if not isinstance(cond.value, str):
+            wanted = f"a list (a string can only contain a string, not {json_kind(cond.value)})"
+            return _wrong_kind(cond, actual, expected, subject, wanted)
+        return ConditionOutcome(passed=cond.value in actual, actual=actual, expected=expected)
+    if isinstance(actual, (list, tuple)):
+        return ConditionOutcome(passed=any(_same(x, cond.value) for x in actual), actual=actual, expected=expected)
+    return _wrong_kind(cond, actual, expected, subject, "a string or a list")
+
+
+def _check_gte(cond: FieldGte, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+    if not is_number(actual):
+        return _wrong_kind(cond, actual, expected, subject, "a number")
+    return ConditionOutcome(passed=actual >= cond.value, actual=actual, expected=expected)
+
+
+def _check_matches(cond: Matches, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+    if actual is None:
+        return _wrong_kind(cond, actual, expected, subject, "a string")
+    flags = re.IGNORECASE if cond.ignore_case else 0
+    found = re.search(cond.pattern, _as_text(actual), flags) is not None
+    return ConditionOutcome(passed=found, actual=actual, expected=expected)
+
+
+_Check = Callable[[Any, Any, str, str], ConditionOutcome]
+
+#: The check of each condition class but ``Custom``: ``(condition, value at its path, expected text, subject)``.
+_CHECKS: dict[type, _Check] = {
+    NonEmpty: _check_non_empty,
+    Empty: _check_empty,
+    CountGte: _check_count,
+    CountEq: _check_count,
+    FieldEquals: _check_equals,
+    FieldContains: _check_contains,
+    FieldGte: _check_gte,
+    Matches: _check_matches,
+}
+
+
+def _check_for_subclass(cond: Any) -> _Check:
+    for kind, check in _CHECKS.items():
+        if isinstance(cond, kind):
+            return check
     raise TypeError(f"not a condition: {cond!r}")
+
+
+def _custom_now(cond: Custom, actual: Any, expected: str, custom: CustomCheck | None) -> ConditionOutcome:
+    """A custom condition whose check must answer synchronously (an async one is this condition's error)."""
+    verdict = _call_custom(cond, actual, expected, custom)
+    if inspect.isawaitable(verdict):
+        if inspect.iscoroutine(verdict):
+            verdict.close()  # never awaited: close it so Python does not warn about it
+        return ConditionOutcome(
+            passed=False,
+            actual=actual,
+            expected=expected,
+            error=f"custom condition (scorer {cond.scorer!r}) needs evaluate_condition_async: its check is async",
+        )
+    return _custom_outcome(cond, verdict, actual, expected)
 
 
 async def evaluate_condition_async(

@@ -74,42 +74,53 @@ def check_plain(data: Any, source: Path | str) -> None:
     while stack:
         value, where, leaving = stack.pop()
         key = where or "(top level)"
-        if isinstance(value, dict | list):
-            ident = id(value)
-            children = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
-            if leaving:
-                open_ids.discard(ident)
-                below = [done.get(id(v), (0, 1)) for _, v in children]
-                depth = 1 + max((d for d, _ in below), default=0)
-                size = 1 + sum(n for _, n in below)
-                if depth > MAX_DEPTH:
-                    raise ConfigError(f"{source}: {key}: nested too deeply (at most {MAX_DEPTH} levels)")
-                if size > MAX_NODES:
-                    raise ConfigError(f"{source}: {key}: too large once its aliases are expanded (over {MAX_NODES} values)")
-                done[ident] = (depth, size)
-                continue
-            if ident in open_ids:
-                raise ConfigError(f"{source}: {key}: refers to itself (a YAML alias inside its own anchor)")
-            if ident in done:
-                continue
-            if len(open_ids) > MAX_DEPTH:
-                raise ConfigError(f"{source}: {key}: nested too deeply (at most {MAX_DEPTH} levels)")
-            open_ids.add(ident)
-            stack.append((value, where, True))
-            for k, v in children:
-                if isinstance(k, str) and ("\x00" in k or not _encodable(k)):
-                    raise ConfigError(f"{source}: {key}: a key contains a NUL character or a lone surrogate")
-                child = f"{where}[{k}]" if isinstance(value, list) else (f"{where}.{k}" if where else str(k))
-                stack.append((v, child, False))
-        elif isinstance(value, bool):
+        if not isinstance(value, dict | list):
+            _check_scalar(value, source, key)
             continue
-        elif isinstance(value, int) and not INT_RANGE[0] <= value <= INT_RANGE[1]:
-            raise ConfigError(f"{source}: {key}: integer out of range (at most 64 bits, got about {int(value.bit_length() * 0.30103) + 1} digits)")
-        elif isinstance(value, str):
-            if "\x00" in value:
-                raise ConfigError(f"{source}: {key}: contains a NUL character")
-            if not value.isascii() and not _encodable(value):
-                raise ConfigError(f"{source}: {key}: contains a lone surrogate (\\ud800-\\udfff), not text")
+        ident = id(value)
+        children = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        if leaving:
+            open_ids.discard(ident)
+            done[ident] = _measure(children, done, source, key)
+            continue
+        if ident in open_ids:
+            raise ConfigError(f"{source}: {key}: refers to itself (a YAML alias inside its own anchor)")
+        if ident in done:
+            continue
+        if len(open_ids) > MAX_DEPTH:
+            raise ConfigError(f"{source}: {key}: nested too deeply (at most {MAX_DEPTH} levels)")
+        open_ids.add(ident)
+        stack.append((value, where, True))
+        for k, v in children:
+            if isinstance(k, str) and ("\x00" in k or not _encodable(k)):
+                raise ConfigError(f"{source}: {key}: a key contains a NUL character or a lone surrogate")
+            child = f"{where}[{k}]" if isinstance(value, list) else (f"{where}.{k}" if where else str(k))
+            stack.append((v, child, False))
+
+
+def _measure(children: list[tuple[Any, Any]], done: dict[int, tuple[int, int]], source: Path | str, key: str) -> tuple[int, int]:
+    """(depth, expanded size) of a container whose children are finished; too deep or too large is refused."""
+    below = [done.get(id(v), (0, 1)) for _, v in children]
+    depth = 1 + max((d for d, _ in below), default=0)
+    size = 1 + sum(n for _, n in below)
+    if depth > MAX_DEPTH:
+        raise ConfigError(f"{source}: {key}: nested too deeply (at most {MAX_DEPTH} levels)")
+    if size > MAX_NODES:
+        raise ConfigError(f"{source}: {key}: too large once its aliases are expanded (over {MAX_NODES} values)")
+    return depth, size
+
+
+def _check_scalar(value: Any, source: Path | str, key: str) -> None:
+    """Refuse an integer beyond 64 bits and a string with a NUL character or a lone surrogate."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and not INT_RANGE[0] <= value <= INT_RANGE[1]:
+        raise ConfigError(f"{source}: {key}: integer out of range (at most 64 bits, got about {int(value.bit_length() * 0.30103) + 1} digits)")
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ConfigError(f"{source}: {key}: contains a NUL character")
+        if not value.isascii() and not _encodable(value):
+            raise ConfigError(f"{source}: {key}: contains a lone surrogate (\\ud800-\\udfff), not text")
 
 
 def _encodable(text: str) -> bool:
