@@ -1,4 +1,4 @@
-"""``openai``: connector results / runs with OpenAI-format ``messages`` (seed 004).
+"""``openai``: connector results / runs with OpenAI-format ``messages``.
 
 A file holds one JSON object, a JSON array of objects, or one object per line
 (JSONL). Each object is one session::

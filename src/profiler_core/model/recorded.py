@@ -34,7 +34,7 @@ class RecordedSession:
     format: str
     #: where ``result.metrics.cost`` came from: the file, computed from prices, or unknown ($0)
     cost_source: CostSource
-    #: a scenario id the file itself names (the seed's ``Run.scenarioId``)
+    #: a scenario id the file itself names (the original's ``Run.scenarioId``)
     scenario_hint: str | None = None
     #: why the session ended in error, when it did
     error: str | None = None
