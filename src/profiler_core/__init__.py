@@ -81,6 +81,7 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers
     )
     from .plugins.markers import hookimpl
     from .runner import RunOptions, run_profile_suite, run_profile_suite_sync
+    from .storage.paths import atomic_write_text
     from .storage.serde import from_json, structure, to_json, unstructure
 
     __version__: str
@@ -144,6 +145,7 @@ _LAZY: dict[str, str] = {
         ".model",
     ),
     "from_json": ".storage.serde",
+    "atomic_write_text": ".storage.paths",
     "to_json": ".storage.serde",
     "structure": ".storage.serde",
     "unstructure": ".storage.serde",
@@ -261,6 +263,7 @@ __all__ = [
     "UnknownModeError",
     "ValidationError",
     "__version__",
+    "atomic_write_text",
     "from_json",
     "hookimpl",
     "load_run",

@@ -12,13 +12,15 @@ from __future__ import annotations
 import atexit
 import os
 import signal
+from collections.abc import Callable
 from typing import Protocol
 
 from . import leftovers
 
 __all__ = ["end_process_group", "forget_group", "process_alive", "signal_group", "track_group"]
 
-_LIVE_GROUPS: set[int] = set()
+#: live groups -> what else their owner removes when it ends one (a temporary folder, a sandbox), if anything
+_LIVE_GROUPS: dict[int, Callable[[], None] | None] = {}
 
 
 class _Process(Protocol):
@@ -38,16 +40,20 @@ def signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-def track_group(pgid: int) -> None:
-    """Remember a live group, so the interpreter's exit kills it if nothing else does (and, where
-    ``$PROFILER_LEFTOVERS`` is set, so a parent cleans it up if this process is killed: ``leftovers``)."""
-    _LIVE_GROUPS.add(pgid)
+def track_group(pgid: int, cleanup: Callable[[], None] | None = None) -> None:
+    """Remember a live group, so the interpreter's exit kills it (then calls ``cleanup``) if nothing else does.
+
+    Where ``$PROFILER_LEFTOVERS`` is set, a parent also cleans it up if this
+    process is killed (``leftovers``). The one registry of the process: every
+    group a provider, judge or plugin starts goes here.
+    """
+    _LIVE_GROUPS[pgid] = cleanup
     leftovers.remember_group(pgid)
 
 
 def forget_group(pgid: int) -> None:
-    """The group has been ended: no need to kill it at exit."""
-    _LIVE_GROUPS.discard(pgid)
+    """The group has been ended (and its owner cleaned up): no need to kill it at exit."""
+    _LIVE_GROUPS.pop(pgid, None)
     leftovers.forget_group(pgid)
 
 
@@ -86,5 +92,11 @@ def process_alive(pid: int) -> bool:
 
 @atexit.register
 def _kill_leftovers() -> None:
-    for pgid in list(_LIVE_GROUPS):
+    for pgid, cleanup in list(_LIVE_GROUPS.items()):
         signal_group(pgid, signal.SIGKILL)
+        if cleanup is not None:
+            try:
+                cleanup()
+            except Exception:  # noqa: BLE001 - at exit, one owner's failed clean-up must not stop the others
+                pass
+        forget_group(pgid)

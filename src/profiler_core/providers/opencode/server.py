@@ -7,11 +7,9 @@ log is there to quote when start-up fails.
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import re
-import signal
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ...util.leftovers import remove_folder, temporary_folder
-from ...util.processes import end_process_group, forget_group, process_alive, signal_group, track_group
+from ...util.processes import end_process_group, process_alive, track_group
 from .config import OpenCodeError
 
 if TYPE_CHECKING:  # trio is imported where used: listing the plugins does not load it
@@ -31,10 +29,6 @@ READY = re.compile(r"opencode server listening on (http://\S+)")
 
 #: Variables of the runner's environment that would point OpenCode at the user's own configuration.
 _USER_CONFIG_VARS = ("OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "OPENCODE_CONFIG_CONTENT")
-
-# Servers still running, so an exit that skipped shutdown() (an uncaught error) still ends them.
-_LIVE: set[OpenCodeServer] = set()
-
 
 @attrs.define(eq=False)
 class OpenCodeServer:
@@ -64,14 +58,10 @@ class OpenCodeServer:
             if self.confinement is not None:
                 await self.confinement.__aexit__(None, None, None)
         finally:
-            _LIVE.discard(self)
             remove_folder(self.home)
 
-    def kill_now(self) -> None:
-        """SIGKILL the process group and remove the directory, synchronously (exit handler)."""
-        signal_group(self.pid, signal.SIGKILL)
-        forget_group(self.pid)
-        _LIVE.discard(self)
+    def clean_up_at_exit(self) -> None:
+        """What an exit that skipped :meth:`stop` (an uncaught error) still does once the group is killed."""
         if self.confinement is not None:
             self.confinement.close()
         remove_folder(self.home)
@@ -152,8 +142,7 @@ async def start_server(
     finally:
         os.close(log_fd)
     server = OpenCodeServer(process=process, url="", home=home, log_path=log_path, confinement=box)
-    _LIVE.add(server)
-    track_group(server.pid)
+    track_group(server.pid, server.clean_up_at_exit)
     try:
         server.url = await _wait_ready(server, start_timeout_s)
     except BaseException:
@@ -202,12 +191,6 @@ def _read(path: Path) -> str:
 def _tail(path: Path, lines: int) -> str:
     text = [line.strip() for line in _read(path).splitlines() if line.strip()]
     return " | ".join(text[-lines:])
-
-
-@atexit.register
-def _kill_leftovers() -> None:
-    for server in list(_LIVE):
-        server.kill_now()
 
 
 __all__ = ["OpenCodeServer", "process_alive", "server_environment", "start_server"]
