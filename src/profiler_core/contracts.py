@@ -3,4 +3,5 @@
 from .plugins import contracts as _contracts
 from .plugins.contracts import *  # noqa: F403 - the same names, whatever the contracts module adds
 
-__all__ = list(_contracts.__all__)
+__all__: list[str] = []
+__all__ += _contracts.__all__

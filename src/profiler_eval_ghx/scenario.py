@@ -114,6 +114,21 @@ def _repo(instance, attribute: attrs.Attribute, value) -> None:
 # -- the model ---------------------------------------------------------------------------
 
 
+def _bindings_name_required_fixtures(instance: Any, attribute: attrs.Attribute, value: dict[str, str]) -> None:
+    for var, target in value.items():
+        head = target.split(".", 1)[0]
+        if not head or head not in instance.requires:
+            needed = ", ".join(instance.requires) or "nothing"
+            raise ValueError(
+                f"bindings: expected {var!r} to be a path starting with a required fixture ({needed}), got {target!r}"
+            )
+
+
+def _one_strategy(instance: Any, attribute: attrs.Attribute, value: bool) -> None:
+    if value and instance.reseed_per_iteration:
+        raise ValueError("seedPerIteration: expected reseedPerIteration or seedPerIteration, not both")
+
+
 @attrs.frozen(kw_only=True)
 class Fixture:
     """What a scenario needs on GitHub: the repository, the fixtures by name, and its ``{{variables}}``."""
@@ -121,24 +136,9 @@ class Fixture:
     repo: str = attrs.field(validator=_repo)
     requires: tuple[str, ...] = ()
     #: variable -> dotted path into the manifest's fixtures (``"pr.number"``, ``"issue.metadata.searchTerm"``)
-    bindings: dict[str, str] = attrs.field(factory=dict)
+    bindings: dict[str, str] = attrs.field(factory=dict, validator=_bindings_name_required_fixtures)
     reseed_per_iteration: bool = False
-    seed_per_iteration: bool = attrs.field(default=False)
-
-    @bindings.validator
-    def _bindings_name_required_fixtures(self, attribute: attrs.Attribute, value: dict[str, str]) -> None:
-        for var, target in value.items():
-            head = target.split(".", 1)[0]
-            if not head or head not in self.requires:
-                needed = ", ".join(self.requires) or "nothing"
-                raise ValueError(
-                    f"bindings: expected {var!r} to be a path starting with a required fixture ({needed}), got {target!r}"
-                )
-
-    @seed_per_iteration.validator
-    def _one_strategy(self, attribute: attrs.Attribute, value: bool) -> None:
-        if value and self.reseed_per_iteration:
-            raise ValueError("seedPerIteration: expected reseedPerIteration or seedPerIteration, not both")
+    seed_per_iteration: bool = attrs.field(default=False, validator=_one_strategy)
 
 
 @attrs.frozen(kw_only=True)
@@ -152,21 +152,21 @@ class Checkpoint:
     condition: Condition
 
 
+def _unique_ids(instance: Any, attribute: attrs.Attribute, value: tuple[Checkpoint, ...]) -> None:
+    seen: set[str] = set()
+    for index, checkpoint in enumerate(value):
+        if checkpoint.id in seen:
+            raise ValueError(f"checkpoints: expected unique ids, got {checkpoint.id!r} twice (again at index {index})")
+        seen.add(checkpoint.id)
+
+
 @attrs.frozen(kw_only=True)
 class Assertions:
     """The checkpoints that decide success, plus informational expectations about the agent's tools."""
 
-    checkpoints: tuple[Checkpoint, ...] = attrs.field()
+    checkpoints: tuple[Checkpoint, ...] = attrs.field(validator=_unique_ids)
     expected_tool_sequence: tuple[str, ...] | None = None
     expected_capabilities: tuple[str, ...] | None = None
-
-    @checkpoints.validator
-    def _unique_ids(self, attribute: attrs.Attribute, value: tuple[Checkpoint, ...]) -> None:
-        seen: set[str] = set()
-        for index, checkpoint in enumerate(value):
-            if checkpoint.id in seen:
-                raise ValueError(f"checkpoints: expected unique ids, got {checkpoint.id!r} twice (again at index {index})")
-            seen.add(checkpoint.id)
 
 
 @attrs.frozen(kw_only=True)

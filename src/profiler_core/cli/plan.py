@@ -46,7 +46,8 @@ def plan_command(manager, profile, pilot, detect, power, pilot_repetitions, yes)
     config = load_profile(profile, registry=manager.registry)
     settings = config.execution.stop or StopSettings()
     if len(config.modes) < 2:
-        raise ConfigError(f"{profile}: plan compares modes; the profile has one ({config.modes[0]})")
+        has = f"one ({config.modes[0]})" if config.modes else "none"
+        raise ConfigError(f"{profile}: plan compares modes; the profile has {has}")
     baseline = settings.baseline or config.modes[0]
     effects = parse_detect(detect, settings.metrics)
     if pilot:

@@ -25,22 +25,22 @@ MessageProvider = Literal["openai", "anthropic", "langchain"]
 Role = Literal["user", "assistant", "system", "tool"]
 
 
+def _check_name(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"function.name: expected a non-empty string, got {value!r}")
+
+
+def _check_arguments(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if not isinstance(value, str):
+        raise ValueError(f"function.arguments: expected a JSON string, got {type(value).__name__}")
+
+
 @attrs.frozen(kw_only=True)
 class ToolCallFunction:
     """The function part of an OpenAI tool call: a name and JSON-string arguments."""
 
-    name: str = attrs.field()
-    arguments: str = attrs.field(default="{}")
-
-    @name.validator
-    def _check_name(self, attribute: attrs.Attribute, value: Any) -> None:
-        if not isinstance(value, str) or not value:
-            raise ValueError(f"function.name: expected a non-empty string, got {value!r}")
-
-    @arguments.validator
-    def _check_arguments(self, attribute: attrs.Attribute, value: Any) -> None:
-        if not isinstance(value, str):
-            raise ValueError(f"function.arguments: expected a JSON string, got {type(value).__name__}")
+    name: str = attrs.field(validator=_check_name)
+    arguments: str = attrs.field(default="{}", validator=_check_arguments)
 
 
 @attrs.frozen(kw_only=True)
@@ -59,30 +59,30 @@ class ToolCall:
 _ROLES = ("user", "assistant", "system", "tool")
 
 
+def _check_role(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value not in _ROLES:
+        raise ValueError(f"role: expected one of {', '.join(_ROLES)}, got {value!r}")
+
+
+def _check_content(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    ok = value is None or isinstance(value, str) or (
+        isinstance(value, tuple) and all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in value)
+    )
+    if not ok:
+        raise ValueError(f"content: expected a string, a list of typed content parts or null, got {value!r:.80}")
+
+
 @attrs.frozen(kw_only=True)
 class Message:
     """One chat message in OpenAI format; provider extras live in ``metadata``."""
 
-    role: Role = attrs.field()
-    content: str | tuple[dict[str, Any], ...] | None = attrs.field(default=None)
+    role: Role = attrs.field(validator=_check_role)
+    content: str | tuple[dict[str, Any], ...] | None = attrs.field(default=None, validator=_check_content)
     tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=tuple)
     tool_call_id: str | None = None
     name: str | None = None
     id: str | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict)
-
-    @role.validator
-    def _check_role(self, attribute: attrs.Attribute, value: Any) -> None:
-        if value not in _ROLES:
-            raise ValueError(f"role: expected one of {', '.join(_ROLES)}, got {value!r}")
-
-    @content.validator
-    def _check_content(self, attribute: attrs.Attribute, value: Any) -> None:
-        ok = value is None or isinstance(value, str) or (
-            isinstance(value, tuple) and all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in value)
-        )
-        if not ok:
-            raise ValueError(f"content: expected a string, a list of typed content parts or null, got {value!r:.80}")
 
     def to_dict(self) -> dict[str, Any]:
         """OpenAI's JSON form (snake_case; empty optional fields left out)."""

@@ -35,12 +35,12 @@ def unscored_problems(config: Any, scorer: Any, registry: Any, scenarios: Sequen
         info = registry.find("scorers", scorer_id)
         for key in scenario_keys_of(getattr(info, "factory", None)) or ():
             readers.setdefault(key, []).append(scorer_id)
-    scenarios = config.scenarios if scenarios is None else scenarios
-    carried = sorted({key for s in scenarios for key in (s.extensions or {}) if key in readers and key not in reads})
+    chosen: Sequence[Any] = config.scenarios if scenarios is None else scenarios
+    carried = sorted({key for s in chosen for key in (s.extensions or {}) if key in readers and key not in reads})
     if not carried:
         return []
     key = carried[0]
-    count = sum(1 for s in scenarios if key in (s.extensions or {}))
+    count = sum(1 for s in chosen if key in (s.extensions or {}))
     by = readers[key]
     return [
         f"{config.path}: scorer: {count} scenario(s) carry `{key}`, which scorer {config.scorer.id!r} ignores "

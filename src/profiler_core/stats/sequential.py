@@ -242,7 +242,7 @@ def _bounds_by_look(
     seen = ~np.isnan(y)
     # A missing observation bets nothing (a factor of 1): its stake is zero.
     stake = seen.reshape(e, looks, block, 1).astype(np.float64)
-    gaps = ~seen.reshape(e, looks, block).all(axis=(0, 2))
+    gaps = np.asarray(~seen.reshape(e, looks, block).all(axis=(0, 2)))
     diff_y = np.where(seen, y, 0.0).reshape(e, looks, block, 1)
     up = np.zeros((e, grid.size))
     down = np.zeros((e, grid.size))

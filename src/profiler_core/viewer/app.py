@@ -53,7 +53,7 @@ def load_assets() -> dict[str, tuple[bytes, str]]:
     """The stylesheets and script shipped in the package (read once), by URL name."""
     from ..report.html import CSS
 
-    folder = resources.files(__package__).joinpath("assets")
+    folder = resources.files(__name__.rpartition(".")[0]).joinpath("assets")
     return {
         "viewer.css": (folder.joinpath("viewer.css").read_bytes(), "text/css; charset=utf-8"),
         "viewer.js": (folder.joinpath("viewer.js").read_bytes(), "text/javascript; charset=utf-8"),

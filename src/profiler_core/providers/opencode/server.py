@@ -123,6 +123,7 @@ async def start_server(
     if confined:
         from ...sandbox import Job, confine
 
+        assert sandbox is not None  # confined implies a sandbox (narrowing for the type checker)
         box = await confine(sandbox, Job(
             argv=tuple(command), env=env, workspace=workdir or home, home=home, publish=(port,), endpoints=endpoints, name="opencode",
         )).__aenter__()
