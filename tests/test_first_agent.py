@@ -41,6 +41,8 @@ def test_init_fake_model_and_run_with_the_real_agent(tmp_path, agent):
             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
         )
         assert init.returncode == 0, init.stderr
+        # bwrap is installed in CI and on the developers' machines: the newcomer's agent runs confined.
+        assert "\n  sandbox: bwrap " in (tmp_path / "first" / "profile.yaml").read_text()
         run = subprocess.run(
             [sys.executable, "-m", "profiler_core", "run", "first/profile.yaml", "--repetitions", "1", "--run-id", "first"],
             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=280,
@@ -56,3 +58,12 @@ def test_init_fake_model_and_run_with_the_real_agent(tmp_path, agent):
         assert row["extensions"]["cost_source"] in ("provider", "computed")
     assert (tmp_path / "first" / "reports" / "first" / "report.html").is_file()
     assert "-> tool_call" in log and "-> text" in log  # the fake model's own log of what it answered
+
+
+def test_without_a_working_bwrap_the_profile_says_how_to_confine_the_agent():
+    from profiler_core.demo.agent import agent_files
+
+    confined = agent_files("codex", 8765, sandbox=True)["profile.yaml"]
+    plain = agent_files("codex", 8765, sandbox=False)["profile.yaml"]
+    assert "\n  sandbox: bwrap " in confined
+    assert "\n  sandbox: bwrap " not in plain and "\n  # sandbox: bwrap " in plain and "install bubblewrap" in plain

@@ -62,6 +62,7 @@ execution:
   repetitions: 3
   concurrency: 2
   warmup: false
+{sandbox}
 
 extensions:
   prices:                            # made-up prices (USD per million tokens), so the report shows a cost
@@ -115,14 +116,38 @@ _REAL = {
 _PROGRAMS = {"opencode": "opencode", "claude-code": "claude", "codex": "codex"}
 
 
-def agent_files(agent: str, port: int) -> dict[str, str]:
-    """The files (relative path -> text) of a profile of ``agent`` against the fake model on ``port``."""
+#: ``execution.sandbox`` of a written profile: bwrap where it works here (docs/sandbox.md), else a note.
+_SANDBOX = "  sandbox: bwrap                     # the agent sees only its workspace and reaches only the model"
+_NO_SANDBOX = "  # sandbox: bwrap                   # confine the agent: install bubblewrap (docs/sandbox.md); {why}"
+
+
+def sandbox_line(sandbox: bool | None = None) -> str:
+    """The profile's sandbox line: ``sandbox: bwrap`` when bubblewrap starts on this machine, else a commented one."""
+    if sandbox is None:
+        from ..errors import SandboxError
+        from ..sandbox import SandboxSettings, check
+
+        try:
+            check(SandboxSettings(sandbox="bwrap"))
+        except SandboxError as exc:
+            return _NO_SANDBOX.format(why=str(exc).split(": ")[-1][:80])
+        return _SANDBOX
+    return _SANDBOX if sandbox else _NO_SANDBOX.format(why="not available here")
+
+
+def agent_files(agent: str, port: int, *, sandbox: bool | None = None) -> dict[str, str]:
+    """The files (relative path -> text) of a profile of ``agent`` against the fake model on ``port``.
+
+    ``sandbox``: confine the agent with bwrap (None: when bwrap works on this machine).
+    """
     from ..fakemodel import DEFAULT_SCRIPT
 
     url = f"http://127.0.0.1:{port}"
     provider = _PROVIDERS[agent].format(url=url, base_url=f"{url}/v1")
     return {
-        "profile.yaml": _PROFILE.format(agent=agent, port=port, provider=provider, model=_MODELS[agent]),
+        "profile.yaml": _PROFILE.format(
+            agent=agent, port=port, provider=provider, model=_MODELS[agent], sandbox=sandbox_line(sandbox)
+        ),
         "fake-model.yaml": DEFAULT_SCRIPT,
         "scenarios/say-hello.json": json.dumps(_SCENARIO, indent=2) + "\n",
         "README.md": _README.format(agent=agent, port=port, program=_PROGRAMS[agent], real=_REAL[agent]),
