@@ -16,6 +16,7 @@ import numpy as np
 import orjson
 
 from ..errors import StoreError
+from ..model.metrics import token_totals
 from ..storage import rowcodec
 from ..storage.lines import open_binary
 from ..util.textclean import REPLACED, clean_json_bytes, replaced_note
@@ -280,6 +281,72 @@ def _finish(table: RowTable) -> RowTable:
     return table
 
 
+class _Notes:
+    """What went wrong while reading: skipped lines, cleaned escapes, and the problem lines that explain them.
+
+    Only the rare paths of ``_parse`` touch it, so the loop over good rows stays lean.
+    """
+
+    __slots__ = ("cleaned", "last_rejected", "path", "problems", "skipped")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problems: list[str] = []
+        self.skipped = 0
+        self.cleaned = 0
+        self.last_rejected = 0
+
+    def clean(self, number: int, line: bytes) -> bytes:
+        """The line with a NUL or half an emoji made U+FFFD, said once per line (the first ones)."""
+        line, replaced = clean_json_bytes(line)
+        if replaced:
+            self.cleaned += 1
+            if self.cleaned <= MAX_LISTED_PROBLEMS:
+                self.problems.append(replaced_note(f"{self.path}:{number}", replaced))
+        return line
+
+    def reject(self, number: int, line: bytes, exc: BaseException) -> None:
+        """A line the decoder refused: counted, and explained while few (a million bad lines stay cheap)."""
+        self.skipped += 1
+        self.last_rejected = number
+        if len(self.problems) < MAX_LISTED_PROBLEMS + 1:
+            self.problems.append(_shorter(rowcodec.explain(line, exc, f"{self.path}:{number}")))
+
+    def unreadable(self, number: int, exc: BaseException) -> None:
+        """A truncated gzip stream or a read error: the rows before it are kept."""
+        self.skipped += 1
+        self.problems.append(f"{self.path}:{number}: cannot read further ({exc}); the rows before it are used")
+
+    def check_tail(self, last_number: int, last_line: bytes) -> None:
+        """A refused last line without its newline is a run cut short: say so instead of "malformed"."""
+        if not (self.last_rejected and self.last_rejected == last_number and not last_line.endswith(b"\n")):
+            return
+        note = f"{self.path}:{last_number}: truncated last line (the run was probably interrupted); skipped"
+        problems = self.problems
+        if problems and problems[-1].startswith(f"{self.path}:{last_number}:"):
+            problems[-1] = note
+        else:
+            problems.append(note)
+
+
+def _count_checks(details, m: int, s: int, checkpoints: dict, descriptions: dict[str, str]) -> str:
+    """Add a row's checks to the (mode, scenario, check) counts; the ";"-joined ids of those that failed."""
+    failed = []
+    for check in details:
+        cid = check.id
+        key = (m, s, cid)
+        counts = checkpoints.get(key)
+        if counts is None:
+            counts = checkpoints[key] = [0, 0]
+            descriptions.setdefault(cid, check.description)
+        counts[1] += 1
+        if check.passed:
+            counts[0] += 1
+        else:
+            failed.append(cid)
+    return ";".join(failed)
+
+
 def _parse(
     path: Path,
     lines: Iterable[bytes],
@@ -306,30 +373,22 @@ def _parse(
     run_c, mode_c, scen_c, model_c, prov_c, reason_c = (interners[name].code for name in CATEGORICAL_COLUMNS)
     extensions = _Blocks()
     categories = _Blocks()
-    problems: list[str] = []
-    skipped = 0
-    cleaned = 0
+    notes = _Notes(path)
     n = 0
     accepted = -1
     last_number = 0
-    last_rejected = 0
     last_line = b""
     try:
         for number, line in enumerate(lines, start=first_number):
             last_number, last_line = number, line
             if not line.strip():
                 continue
-            if b"\\u" in line:  # only an escape can make a NUL or half an emoji: U+FFFD, said once per line
-                line, replaced = clean_json_bytes(line)
-                if replaced and (cleaned := cleaned + 1) <= MAX_LISTED_PROBLEMS:
-                    problems.append(replaced_note(f"{path}:{number}", replaced))
+            if b"\\u" in line:  # only an escape can make a NUL or half an emoji
+                line = notes.clean(number, line)
             try:
                 r = decode_struct(line)
             except rowcodec.DECODE_ERRORS as exc:
-                skipped += 1
-                last_rejected = number
-                if len(problems) < MAX_LISTED_PROBLEMS + 1:  # only these are explained: a million bad lines stay cheap
-                    problems.append(_shorter(rowcodec.explain(line, exc, f"{path}:{number}")))
+                notes.reject(number, line, exc)
                 continue
             accepted += 1
             if drop and accepted in drop:
@@ -338,12 +397,10 @@ def _parse(
             # exactly), so nothing below can fail half-way through a row.
             tok = r.tokens
             t_in, t_out, t_rea = tok.input, tok.output, tok.reasoning
-            t_tot = tok.total
-            if t_tot is None:
-                t_tot = t_in + t_out + t_rea + tok.cache_read + tok.cache_write
-            t_act = tok.active
-            if t_act is None:
-                t_act = t_in + t_out + t_rea
+            t_cr, t_cw = tok.cache_read, tok.cache_write
+            t_tot, t_act = tok.total, tok.active
+            if t_tot is None or t_act is None:  # derived as the model derives them (rows written by hand)
+                t_tot, t_act = token_totals(t_in, t_out, t_rea, t_cr, t_cw, t_tot, t_act)
             tc = r.tool_calls
             cost = r.cost
             turns = r.agent_turns
@@ -353,8 +410,8 @@ def _parse(
                     t_in,
                     t_out,
                     t_rea,
-                    tok.cache_read,
-                    tok.cache_write,
+                    t_cr,
+                    t_cw,
                     t_tot,
                     t_act,
                     r.timing.wall_ms,
@@ -383,22 +440,8 @@ def _parse(
             session_id.append(r.session_id)
             if r.error is not None:
                 errors[n] = (r.error, r.error_code)
-            if r.checkpoint_details:
-                failed = []
-                for check in r.checkpoint_details:
-                    cid = check.id
-                    key = (m, s, cid)
-                    counts = checkpoints.get(key)
-                    if counts is None:
-                        counts = checkpoints[key] = [0, 0]
-                        descriptions.setdefault(cid, check.description)
-                    counts[1] += 1
-                    if check.passed:
-                        counts[0] += 1
-                    else:
-                        failed.append(cid)
-                if failed:
-                    failed_checks[n] = ";".join(failed)
+            if r.checkpoint_details and (failed := _count_checks(r.checkpoint_details, m, s, checkpoints, descriptions)):
+                failed_checks[n] = failed
             if r.extensions:
                 extensions.add(n, r.extensions)
             if tc.by_category:
@@ -407,25 +450,10 @@ def _parse(
                 sink(line.strip())
             n += 1
     except (OSError, EOFError) as exc:
-        # A truncated gzip stream or a read error: keep what was read, say where it stopped.
-        skipped += 1
-        problems.append(f"{path}:{last_number + 1}: cannot read further ({exc}); the rows before it are used")
-    if last_rejected and last_rejected == last_number and not last_line.endswith(b"\n"):
-        note = f"{path}:{last_number}: truncated last line (the run was probably interrupted); skipped"
-        if problems and problems[-1].startswith(f"{path}:{last_number}:"):
-            problems[-1] = note
-        else:
-            problems.append(note)
+        notes.unreadable(last_number + 1, exc)
+    notes.check_tail(last_number, last_line)
     matrix = np.frombuffer(numbers, dtype=np.float64).reshape(n, _WIDTH)
-    numeric = {name: np.ascontiguousarray(matrix[:, j]) for j, name in enumerate(CORE_COLUMNS)}
     code_matrix = np.frombuffer(codes, dtype=np.int64).reshape(n, len(CATEGORICAL_COLUMNS))
-    categorical = {
-        name: Categorical(
-            codes=np.ascontiguousarray(code_matrix[:, j]).astype(np.int32),
-            values=interners[name].values,
-        )
-        for j, name in enumerate(CATEGORICAL_COLUMNS)
-    }
     flag_matrix = np.frombuffer(flags, dtype=np.int8).reshape(n, 2).astype(bool)
     by_category = {
         key: np.asarray(col, dtype=np.float64) if isinstance(col, np.ndarray) else col
@@ -434,8 +462,11 @@ def _parse(
     return RowTable(
         path=path,
         n=n,
-        numeric=numeric,
-        categorical=categorical,
+        numeric={name: np.ascontiguousarray(matrix[:, j]) for j, name in enumerate(CORE_COLUMNS)},
+        categorical={
+            name: Categorical(codes=np.ascontiguousarray(code_matrix[:, j]).astype(np.int32), values=interners[name].values)
+            for j, name in enumerate(CATEGORICAL_COLUMNS)
+        },
         success=np.ascontiguousarray(flag_matrix[:, 0]),
         output_valid=np.ascontiguousarray(flag_matrix[:, 1]),
         started_at=started_at,
@@ -447,8 +478,8 @@ def _parse(
         checkpoint_descriptions=descriptions,
         by_category={k: v for k, v in by_category.items() if isinstance(v, np.ndarray)},
         extensions=extensions.columns(n),
-        problems=problems,
-        skipped=skipped,
+        problems=notes.problems,
+        skipped=notes.skipped,
     )
 
 
