@@ -478,28 +478,12 @@ def build_summary(
     cell_idx = mode_idx * n_scen + scen_idx
 
     infos, columns, omitted = metric_columns(table, units)
-    by_mode: dict[str, dict[str, np.ndarray]] = {}
-    by_scenario: dict[str, dict[str, np.ndarray]] = {}
-    by_mode_index = GroupIndex.of(mode_idx, n_modes)
-    by_cell_index = GroupIndex.of(cell_idx, n_modes * n_scen)
-    for info in infos:
-        col = columns[info.name]
-        by_mode[info.name] = grouped_descriptive(col, mode_idx, n_modes, by_mode_index)
-        cells = grouped_descriptive(col, cell_idx, n_modes * n_scen, by_cell_index)
-        by_scenario[info.name] = {k: v.reshape(n_modes, n_scen) for k, v in cells.items()}
+    by_mode, by_scenario = _descriptives(infos, columns, mode_idx, cell_idx, (n_modes, n_scen))
     rows_by_cell = np.bincount(cell_idx, minlength=n_modes * n_scen).reshape(n_modes, n_scen)
     k, success_by_mode, success_by_scenario = _success(table, mode_idx, rows_by_cell, cell_idx, repetitions, confidence)
     checks_passed, checks_total, detail = _checks(table, cell_idx, position, rows_by_cell.shape)
 
-    # An errored row's tokens/latency/cost measure nothing, so comparisons use only rows that ran.
-    ran = np.ones(mode_idx.shape[0], dtype=bool)
-    ran[np.fromiter(table.errors, dtype=np.int64, count=len(table.errors))] = False
-    mode_rows = {name: np.flatnonzero((mode_idx == i) & ran) for i, name in enumerate(modes)}
-    comparisons = [
-        compare_modes(table, columns, infos, mode_rows, m, baseline, confidence=confidence, seed=seed)
-        for m in modes
-        if m != baseline
-    ]
+    comparisons = _comparisons(table, columns, infos, modes, mode_idx, baseline, confidence, seed)
     errors_by_mode, error_codes, error_rows = _errors(table, modes, mode_idx, scen_idx)
     outcomes, failed_rows = _outcomes(table, modes, mode_idx, scen_idx)
     return Summary(
@@ -530,6 +514,45 @@ def build_summary(
         confidence=confidence,
         stop=stop_view(table, columns, modes, stop),
     )
+
+
+def _descriptives(
+    infos: list[MetricInfo], columns: dict[str, np.ndarray], mode_idx: np.ndarray, cell_idx: np.ndarray, shape: tuple[int, int]
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
+    """Each metric's descriptive statistics per mode (arrays over modes) and per [mode, scenario] cell."""
+    n_modes, n_scen = shape
+    by_mode: dict[str, dict[str, np.ndarray]] = {}
+    by_scenario: dict[str, dict[str, np.ndarray]] = {}
+    by_mode_index = GroupIndex.of(mode_idx, n_modes)
+    by_cell_index = GroupIndex.of(cell_idx, n_modes * n_scen)
+    for info in infos:
+        col = columns[info.name]
+        by_mode[info.name] = grouped_descriptive(col, mode_idx, n_modes, by_mode_index)
+        cells = grouped_descriptive(col, cell_idx, n_modes * n_scen, by_cell_index)
+        by_scenario[info.name] = {k: v.reshape(n_modes, n_scen) for k, v in cells.items()}
+    return by_mode, by_scenario
+
+
+def _comparisons(
+    table: RowTable,
+    columns: dict[str, np.ndarray],
+    infos: list[MetricInfo],
+    modes: list[str],
+    mode_idx: np.ndarray,
+    baseline: str,
+    confidence: float,
+    seed: int,
+) -> list[ModeComparison]:
+    """Every other mode compared with the baseline."""
+    # An errored row's tokens/latency/cost measure nothing, so comparisons use only rows that ran.
+    ran = np.ones(mode_idx.shape[0], dtype=bool)
+    ran[np.fromiter(table.errors, dtype=np.int64, count=len(table.errors))] = False
+    mode_rows = {name: np.flatnonzero((mode_idx == i) & ran) for i, name in enumerate(modes)}
+    return [
+        compare_modes(table, columns, infos, mode_rows, m, baseline, confidence=confidence, seed=seed)
+        for m in modes
+        if m != baseline
+    ]
 
 
 def _success(
