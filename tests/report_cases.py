@@ -125,7 +125,12 @@ def _no_checks(m: str, s: str, i: int) -> dict:
 
 def _tied(m: str, s: str, i: int) -> dict:
     # Both modes have the same numbers, cell by cell: every criterion is a tie.
-    return {"cost": CostBreakdown(total_usd=0.1 + 0.01 * i), "timing": TimingBreakdown(wall_ms=1000 + i), "success": True}
+    return {
+        "cost": CostBreakdown(total_usd=0.1 + 0.01 * i),
+        "timing": TimingBreakdown(wall_ms=1000 + i),
+        "tokens": TokenBreakdown(input=1000 + i, output=100),
+        "success": True,
+    }
 
 
 def _all_errored(m: str, s: str, i: int) -> dict:
