@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from profiler_core.report import charts, html
 from profiler_core.report.load import load_rows
 from profiler_core.report.summary import build_summary
+from profiler_core.report.view import report_view
 
 
 def write_rows(path: Path, modes: int) -> None:
@@ -49,7 +50,7 @@ def measure(modes: int, folder: Path) -> dict[str, float]:
     t1 = time.perf_counter()
     drawn = charts.render_all(summary)
     t2 = time.perf_counter()
-    page = html.render_html(summary, {"source": str(path)}, drawn, [])
+    page = html.render_html(report_view(summary, {"source": str(path)}, []), drawn)
     t3 = time.perf_counter()
     return {
         "modes": modes,

@@ -14,6 +14,25 @@ CompletionReason = Literal["stop", "timeout", "error", "tool_limit"]
 CostSource = Literal["provider", "computed", "unknown"]
 
 
+def token_totals(
+    input: int,
+    output: int,
+    reasoning: int,
+    cache_read: int,
+    cache_write: int,
+    total: int | None = None,
+    active: int | None = None,
+) -> tuple[int, int]:
+    """``(total, active)`` of a token breakdown: each as given, or derived when None.
+
+    ``total`` counts every kind (cache reads and writes too); ``active`` what the model
+    processed afresh: input + output + reasoning. The one place both are derived (the
+    model's ``TokenBreakdown`` and the report's row loader use it).
+    """
+    fresh = input + output + reasoning
+    return (fresh + cache_read + cache_write if total is None else total, fresh if active is None else active)
+
+
 @attrs.frozen(kw_only=True)
 class TokenBreakdown:
     """Token counts by kind; ``total`` and ``active`` are derived when not given."""
@@ -28,14 +47,12 @@ class TokenBreakdown:
 
     def __attrs_post_init__(self) -> None:
         # Derived here, not in a property, so JSON always carries both (as the original's rows do).
-        if self.total is None:
-            object.__setattr__(
-                self,
-                "total",
-                self.input + self.output + self.reasoning + self.cache_read + self.cache_write,
+        if self.total is None or self.active is None:
+            total, active = token_totals(
+                self.input, self.output, self.reasoning, self.cache_read, self.cache_write, self.total, self.active
             )
-        if self.active is None:
-            object.__setattr__(self, "active", self.input + self.output + self.reasoning)
+            object.__setattr__(self, "total", total)
+            object.__setattr__(self, "active", active)
 
     def __add__(self, other: TokenBreakdown) -> TokenBreakdown:
         """Sum two breakdowns field by field."""

@@ -1,9 +1,10 @@
 """Reports of a run: report.md, analysis.md, report.html and the data exports.
 
 ``write_report(results.jsonl, out_dir)`` reads the rows column by column
-(``load``), computes the statistics (``summary``), and renders Markdown
-(``markdown``), HTML with inline SVG charts (``html``, ``charts``) and the
-CSV / JSON exports (``exports``). See docs/reports.md.
+(``load``), computes the statistics (``summary``) and from them, once, what the
+reports show (``view``), which is rendered as Markdown (``markdown``) and HTML
+with inline SVG charts (``html``, ``charts``); beside them the CSV / JSON
+exports (``exports``). See docs/reports.md.
 """
 
 from __future__ import annotations
@@ -150,14 +151,34 @@ def _show_model_labels(table, manifest) -> None:
             column.values = shown
 
 
-def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel, merged_from=None) -> ReportPaths:
+def _meta(table, manifest, results_path: Path, merged_from: MergedInputs | None) -> dict[str, Any]:
+    """The run's facts the reports show beside the numbers: ids, times, status, providers, plugins, rows."""
+    run_ids = table.categorical["run_id"].values
+    return {
+        "runId": manifest.run_id if manifest else (run_ids[0] if len(run_ids) == 1 else results_path.name),
+        "runIds": run_ids,
+        "source": merged_from.describe() if merged_from is not None else str(results_path),
+        "generatedAt": _now(),
+        "startedAt": manifest.started_at if manifest else min(table.started_at),
+        "completedAt": (manifest.completed_at if manifest else None) or max(table.completed_at),
+        "status": manifest.status if manifest else None,
+        "providers": ([manifest.provider] if manifest and manifest.provider else table.categorical["provider"].values),
+        "repetitions": _repetitions(manifest),
+        "plugins": [f"{p.name} {p.version}" if p.version else p.name for p in manifest.plugins] if manifest else [],
+        "rows": table.n,
+        "skippedLines": table.skipped,
+        "problems": list(table.problems),
+    }
+
+
+def _write(results_path, paths, out_dir, manifest, warnings, baseline, helper, parallel, merged_from=None) -> ReportPaths:
     from .analysis import read_analysis
     from .exports import JsonArrayWriter, write_csv, write_json
     from .load import load_rows, sibling
     from .markdown import render_analysis, render_report
     from .summary import build_summary
     from .summary_json import summary_json
-    from .verdict import verdict_lines
+    from .view import analysis_view, report_view
     from .worker import render_page
 
     clock = _Clock()
@@ -173,24 +194,8 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
     if merged_from is not None:
         table.problems = [merged_from.locate(p) for p in table.problems]
     warnings = list(table.problems) + warnings
-
-    run_ids = table.categorical["run_id"].values
-    run_id = manifest.run_id if manifest else (run_ids[0] if len(run_ids) == 1 else results_path.name)
-    meta = {
-        "runId": run_id,
-        "runIds": run_ids,
-        "source": merged_from.describe() if merged_from is not None else str(results_path),
-        "generatedAt": _now(),
-        "startedAt": manifest.started_at if manifest else min(table.started_at),
-        "completedAt": (manifest.completed_at if manifest else None) or max(table.completed_at),
-        "status": manifest.status if manifest else None,
-        "providers": ([manifest.provider] if manifest and manifest.provider else table.categorical["provider"].values),
-        "repetitions": _repetitions(manifest),
-        "plugins": [f"{p.name} {p.version}" if p.version else p.name for p in manifest.plugins] if manifest else [],
-        "rows": table.n,
-        "skippedLines": table.skipped,
-        "problems": list(table.problems),
-    }
+    meta = _meta(table, manifest, results_path, merged_from)
+    run_id = meta["runId"]
     summary = build_summary(
         table,
         run_id=run_id,
@@ -200,29 +205,30 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, p
         repetitions=_repetitions(manifest),
         stop=manifest.stop if manifest else None,
     )
+    view = report_view(summary, meta, table.problems)  # what report.md and report.html both show, computed once
     clock.lap("statistics")
-    job = {"summary": summary, "meta": meta, "problems": table.problems, "path": str(paths["html"])}
-    if worker is not None:
-        worker.submit(job)
+    job = {"summary": summary, "view": view, "path": str(paths["html"])}
+    if helper is not None:
+        helper.submit(job)
     write_csv(table, paths["csv"], parallel=parallel)
     clock.lap("results.csv")
     write_json(summary_json(summary, meta), paths["summary"])
-    write_output_text(paths["md"], render_report(summary, meta, table.problems))
+    write_output_text(paths["md"], render_report(view))
 
     analysis_file = sibling(results_path, ".analysis.jsonl")
     digest, analysis_problems = read_analysis(analysis_file)  # one bundle at a time: memory per distinct value
     warnings += analysis_problems
-    write_output_text(paths["analysis_md"], render_analysis(digest, analysis_problems, str(analysis_file)))
+    write_output_text(paths["analysis_md"], render_analysis(analysis_view(digest, analysis_problems, str(analysis_file))))
 
     clock.lap("summary.json, report.md, analysis.md")
-    failure = worker.wait() if worker is not None else "not started"
+    failure = helper.wait() if helper is not None else "not started"
     if failure is not None:
-        if worker is not None:
+        if helper is not None:
             log.debug("report helper failed (%s); rendering the page here", failure)
         render_page(job)
     clock.lap("report.html")
     return ReportPaths(
-        out_dir=out_dir, run_id=run_id, rows=table.n, warnings=tuple(warnings), verdict=tuple(verdict_lines(summary)), **paths
+        out_dir=out_dir, run_id=run_id, rows=table.n, warnings=tuple(warnings), verdict=tuple(view.verdict.lines()), **paths
     )
 
 

@@ -1,18 +1,18 @@
-"""``report.html``: one self-contained page (inline CSS and SVG charts, no scripts, nothing fetched)."""
+"""``report.html``: one self-contained page (inline CSS and SVG charts, no scripts, nothing fetched).
+
+The page formats a ``view.ReportView``: what it shows is computed there, once, for this page and report.md alike.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 from urllib.parse import urlencode
 
-from . import format as fmt
-from . import sequential as seq
-from .charts import DISTRIBUTION_METRICS, MIN_CHART_ROWS, chart_note, mode_color, worth_drawing
-from .summary import EXACT_LIMIT, MAIN_METRICS, MetricComparison, Summary
-from .verdict import error_line, findings, winners
+from .charts import MIN_CHART_ROWS, mode_color
+from .summary import EXACT_LIMIT
+from .view import ChartSlot, ComparisonView, MetricRow, MetricView, ReportView, Table
 
 CSS = """
 :root{--fg:#1f2328;--muted:#59636e;--bg:#f6f8fa;--card:#fff;--line:#d1d9e0;--better:#1a7f37;--worse:#cf222e;--accent:#0969da}
@@ -84,308 +84,282 @@ def _e(x: Any) -> str:
     return escape(str(x), quote=True)
 
 
-def _ids(names: Sequence[str], prefix: str) -> dict[str, str]:
-    """Unique, URL-safe anchor ids for names (``a.b`` and ``a-b`` get different ids)."""
-    out: dict[str, str] = {}
-    used: set[str] = set()
-    for name in names:
-        base = f"{prefix}-{fmt.slug(name)}"
-        candidate, n = base, 2
-        while candidate in used:
-            candidate, n = f"{base}-{n}", n + 1
-        used.add(candidate)
-        out[name] = candidate
-    return out
-
-
 def _table(header: Sequence[str], rows: Iterable[str], left: int = 1) -> str:
     heads = "".join(f'<th class="l">{h}</th>' if i < left else f"<th>{h}</th>" for i, h in enumerate(header))
     return f'<div class="scroll"><table><thead><tr>{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
-def _pill(mc: MetricComparison | None) -> str:
-    if mc is None:
-        return ""
-    if mc.verdict == 1:
-        return '<span class="pill better">better</span>'
-    if mc.verdict == -1:
-        return '<span class="pill worse">worse</span>'
-    if mc.significant:
-        return '<span class="pill diff">different</span>'
-    return '<span class="pill">n.s.</span>'
+def _plain(t: Table, left: int = 1) -> str:
+    """A view table as it is: every cell escaped text."""
+    rows = ("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in t.rows)
+    return _table([_e(h) for h in t.header], rows, left)
 
 
-def _figure(svg: str | None, caption: str, wide: bool = False) -> str:
+_PILLS = {1: '<span class="pill better">better</span>', -1: '<span class="pill worse">worse</span>'}
+
+
+def _pill(verdict: int, significant: bool) -> str:
+    """better / worse, or without a direction: different (significant) / n.s."""
+    if verdict in _PILLS:
+        return _PILLS[verdict]
+    return '<span class="pill diff">different</span>' if significant else '<span class="pill">n.s.</span>'
+
+
+def _figure(charts: dict[str, str], slot: ChartSlot) -> str:
+    svg = charts.get(slot.name)
     if not svg:
         return ""
-    cls = ' class="wide"' if wide else ""
-    return f"<figure{cls}>{svg}<figcaption>{_e(caption)}</figcaption></figure>"
+    cls = ' class="wide"' if slot.wide else ""
+    return f"<figure{cls}>{svg}<figcaption>{_e(slot.caption)}</figcaption></figure>"
 
 
-def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], problems: Sequence[str]) -> str:
-    """The whole page."""
-    s = summary
-    run_id = meta.get("runId")
-    scen_ids = _ids(s.scenarios, "scenario")
-    metric_ids = _ids([m.name for m in s.metrics], "metric")
-    parts: list[str] = []
-    add = parts.append
+_NAV = [("verdict", "Verdict"), ("modes", "Modes"), ("comparison", "Comparison"), ("distributions", "Distributions"),
+        ("scenarios", "Scenarios"), ("metrics", "Metrics by scenario"), ("checkpoints", "Checkpoints"),
+        ("errors", "Errors"), ("method", "Method")]  # fmt: skip
 
-    add('<!doctype html><html lang="en"><head><meta charset="utf-8">')
-    add('<meta name="viewport" content="width=device-width, initial-scale=1">')
-    add('<link rel="icon" href="data:,">')
-    add(f"<title>Report: {_e(run_id)}</title><style>{CSS}</style></head><body>")
-    when = " → ".join(x for x in (meta.get("startedAt"), meta.get("completedAt")) if x)
-    add(f'<header class="top"><h1>Report <code>{_e(run_id)}</code></h1>')
-    add(
-        f'<p class="meta">{meta.get("rows")} runs · {len(s.modes)} modes · {len(s.scenarios)} scenarios · '
-        f"{len(s.models)} model{'s' if len(s.models) != 1 else ''} ({_e(', '.join(s.models))}) · "
-        f"provider {_e(', '.join(meta.get('providers') or []) or '–')} · baseline <b>{_e(s.baseline)}</b>"
-        + (f" · {_e(when)}" if when else "")
-        + "</p>"
-    )
-    nav = [("verdict", "Verdict"), ("modes", "Modes"), ("comparison", "Comparison"), ("distributions", "Distributions"),
-           ("scenarios", "Scenarios"), ("metrics", "Metrics by scenario"), ("checkpoints", "Checkpoints"),
-           ("errors", "Errors"), ("method", "Method")]  # fmt: skip
-    add("<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in nav) + "</nav></header><main>")
 
-    # Verdict
-    add('<section id="verdict"><h2>Verdict</h2>')
-    if errors := error_line(s):
-        add(f'<p class="errored"><strong>⚠ {_e(errors)}.</strong></p>')
-    if s.stop is not None:
-        add(_stop_html(s.stop))
-    if s.comparisons:
-        add('<div class="verdicts">')
-        for w in winners(s):
-            cls = "v sig" if w.significant else "v"
-            mode, _, why = w.text.partition(" — ")
-            add(f'<div class="{cls}"><span class="crit">{_e(w.criterion)}</span><strong>{_e(mode)}</strong>'
-                f'<span class="why">{_e(why or "")}</span></div>')  # fmt: skip
-        add('</div><ul class="findings">')
-        for f in findings(s):
-            pill = {1: '<span class="pill better">better</span>', -1: '<span class="pill worse">worse</span>'}.get(
-                f.better,
-                '<span class="pill">n.s.</span>' if not f.significant else '<span class="pill diff">different</span>',
-            )
-            add(f"<li>{pill}<b>{_e(f.criterion)}:</b> {_e(f.text)}</li>")
-        add("</ul>")
-    else:
-        add('<p class="note">Only one mode in the results: nothing to compare.</p>')
-    add("</section>")
+def render_html(view: ReportView, charts: dict[str, str]) -> str:
+    """The whole page; ``charts`` are the SVGs ``charts.render_all`` drew, by name (missing ones are left out)."""
+    parts = [
+        _head(view),
+        _verdict(view),
+        _modes(view),
+        _comparisons(view, charts),
+        _distributions(view, charts),
+        _scenario_table(view),
+        _metrics(view),
+        _checkpoints(view),
+        _errors(view),
+        _method(view),
+    ]
+    return "".join(parts)
 
-    # Mode cards
-    add('<section id="modes"><h2>Modes</h2><div class="cards">')
-    comps = {c.mode: c for c in s.comparisons}
-    for i, mode in enumerate(s.modes):
-        r = s.success_by_mode[i]
-        tag = '<span class="tag">baseline</span>' if mode == s.baseline else ""
-        add(f'<div class="card" style="--c:{mode_color(i)}"><h3><span>{_e(mode)}</span>{tag}</h3>')
-        add(f'<div class="big">{fmt.rate(r.rate)}</div>')
-        add(
-            f'<div class="sub">success · 95% CI {fmt.rate(r.lower)}–{fmt.rate(r.upper)} · {r.successes}/{r.trials}</div><dl>'
-        )
-        add(f"<dt>pass@1</dt><dd>{fmt.rate(r.pass_at_1)}</dd>")
-        if s.k > 1:  # at one repetition pass@k and pass^k repeat pass@1
-            add(f"<dt>pass@{s.k}</dt><dd>{fmt.rate(r.pass_at_k)}</dd><dt>pass^{s.k}</dt><dd>{fmt.rate(r.pass_hat_k)}</dd>")
-        for metric in ("cost_total_usd", "latency_wall_ms", "tokens_total", "tool_calls_total", "agent_turns"):
-            info = s.metric(metric)
-            if info is None:
-                continue
+
+def _head(view: ReportView) -> str:
+    h = view.headline
+    parts = [
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<link rel="icon" href="data:,">',
+        f"<title>Report: {_e(h.run_id)}</title><style>{CSS}</style></head><body>",
+        f'<header class="top"><h1>Report <code>{_e(h.run_id)}</code></h1>',
+        f'<p class="meta">{h.rows} runs · {h.modes} modes · {h.scenarios} scenarios · '
+        f"{len(h.models)} model{'s' if len(h.models) != 1 else ''} ({_e(', '.join(h.models))}) · "
+        f"provider {_e(h.providers)} · baseline <b>{_e(h.baseline)}</b>" + (f" · {_e(h.when)}" if h.when else "") + "</p>",
+        "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in _NAV) + "</nav></header><main>",
+    ]
+    return "".join(parts)
+
+
+def _verdict(view: ReportView) -> str:
+    v = view.verdict
+    parts = ['<section id="verdict"><h2>Verdict</h2>']
+    if v.errors:
+        parts.append(f'<p class="errored"><strong>⚠ {_e(v.errors)}.</strong></p>')
+    if v.stop_headline is not None and v.stop_table is not None:
+        head = "".join(f"<th>{_e(h)}</th>" for h in v.stop_table.header)
+        body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in v.stop_table.rows)
+        parts.append(f'<p class="stopped"><strong>{_e(v.stop_headline)}.</strong></p>'
+                     f'<table class="stop"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')  # fmt: skip
+    if not v.compared:
+        parts.append('<p class="note">Only one mode in the results: nothing to compare.</p>')
+        return "".join(parts) + "</section>"
+    parts.append('<div class="verdicts">')
+    for w in v.winners:
+        cls = "v sig" if w.significant else "v"
+        mode, _, why = w.text.partition(" — ")
+        parts.append(f'<div class="{cls}"><span class="crit">{_e(w.criterion)}</span><strong>{_e(mode)}</strong>'
+                     f'<span class="why">{_e(why or "")}</span></div>')  # fmt: skip
+    parts.append('</div><ul class="findings">')
+    parts += [f"<li>{_pill(f.better, f.significant)}<b>{_e(f.criterion)}:</b> {_e(f.text)}</li>" for f in v.findings]
+    return "".join(parts) + "</ul></section>"
+
+
+#: The metrics a mode card lists, in this order (those the run reported).
+CARD_METRICS = ("cost_total_usd", "latency_wall_ms", "tokens_total", "tool_calls_total", "agent_turns")
+
+
+def _modes(view: ReportView) -> str:
+    parts = ['<section id="modes"><h2>Modes</h2><div class="cards">']
+    card_metrics = [m for name in CARD_METRICS if (m := view.metric(name)) is not None]
+    for mode in view.modes:
+        tag = '<span class="tag">baseline</span>' if mode.baseline else ""
+        parts.append(f'<div class="card" style="--c:{mode_color(mode.index)}"><h3><span>{_e(mode.name)}</span>{tag}</h3>')
+        parts.append(f'<div class="big">{mode.rate}</div>')
+        parts.append(f'<div class="sub">success · 95% CI {mode.lower}–{mode.upper} · {mode.successes}/{mode.trials}</div><dl>')
+        parts.append(f"<dt>pass@1</dt><dd>{mode.pass_at_1}</dd>")
+        if view.k > 1:  # at one repetition pass@k and pass^k repeat pass@1
+            parts.append(f"<dt>pass@{view.k}</dt><dd>{mode.pass_at_k}</dd><dt>pass^{view.k}</dt><dd>{mode.pass_hat_k}</dd>")
+        comp = view.comparison(mode.name)
+        for metric in card_metrics:
+            row = comp.row(metric.name) if comp is not None else None
             delta = ""
-            comp = comps.get(mode)
-            mc = comp.get(metric) if comp else None
-            if mc is not None and math.isfinite(mc.result.reduction_pct):
-                cls = {1: "better", -1: "worse"}.get(mc.verdict, "")
-                delta = f' <span class="delta {cls}">{fmt.pct(-mc.result.reduction_pct, 0)}</span>'
-            add(
-                f"<dt>{_e(info.label)} (median)</dt><dd>{fmt.value(s.by_mode[metric]['median'][i], info.unit)}{delta}</dd>"
-            )
-        add(f"<dt>Errors</dt><dd>{int(s.errors_by_mode[i])}</dd></dl></div>")
-    add("</div>")
-    if s.comparisons:
-        add(f'<p class="note">Coloured deltas are changes of the median against {_e(s.baseline)} that are significant '
-            "(Holm-adjusted p &lt; 0.05): green = lower (better), red = higher.</p>")  # fmt: skip
-    add("</section>")
+            if row is not None and row.delta is not None:
+                delta = f' <span class="delta {_DELTA_CLASS.get(row.verdict, "")}">{row.delta}</span>'
+            parts.append(f"<dt>{_e(metric.label)} (median)</dt><dd>{metric.overall_medians[mode.index]}{delta}</dd>")
+        parts.append(f"<dt>Errors</dt><dd>{mode.errors}</dd></dl></div>")
+    parts.append("</div>")
+    if view.comparisons:
+        parts.append(f'<p class="note">Coloured deltas are changes of the median against {_e(view.baseline)} that are significant '
+                     "(Holm-adjusted p &lt; 0.05): green = lower (better), red = higher.</p>")  # fmt: skip
+    return "".join(parts) + "</section>"
 
-    # Comparison
-    add('<section id="comparison"><h2>Comparison with the baseline</h2>')
-    if s.comparisons:
-        if note := chart_note(s):
-            add(f'<p class="note">{_e(note)}</p>')
-        add('<div class="figs">' + _figure(charts.get("forest"), "Each line: the 95% bootstrap CI of the reduction of the median; "
-            "right of the dashed line the mode is lower (cheaper, faster, fewer tokens).", wide=True) + "</div>")  # fmt: skip
-        for comp in s.comparisons:
-            add(f"<h3>{_e(comp.mode)} vs {_e(comp.baseline)}</h3>")
-            sc = comp.success
-            add(f'<p class="note">{_e(comp.pairing)}. Success {fmt.rate(sc.rate_a)} vs {fmt.rate(sc.rate_b)} '
-                f"({fmt.pp(sc.difference_pp)}, 95% CI {fmt.pp(sc.ci95_pp[0])} to {fmt.pp(sc.ci95_pp[1])}, "
-                f"p {fmt.p_value(sc.p_value)}){' — <b>significant</b>' if sc.significant else ''}.</p>")  # fmt: skip
-            rows = []
-            for mc in comp.metrics:
-                info = s.metric(mc.metric)
-                if info is None:  # every compared metric has its info; keeps the types honest
-                    continue
-                res = mc.result
-                cls = ' class="sig"' if mc.significant else ""
-                rows.append(
-                    f'<tr{cls}><td><a href="#{metric_ids[mc.metric]}">{_e(info.label)}</a></td>'
-                    f"<td>{fmt.value(mc.median_b, info.unit)}</td><td>{fmt.value(mc.median_a, info.unit)}</td>"
-                    f"<td>{fmt.pct(res.reduction_pct)}</td><td>{fmt.ci(*res.ci95)}</td>"
-                    f"<td>{fmt.effect(res.effect_size, res.effect_magnitude)}</td><td>{fmt.p_value(res.p_value)}</td>"
-                    f'<td>{fmt.p_value(res.p_value_adjusted)}</td><td class="l">{_pill(mc)}</td></tr>'
-                )
-            add(_table(["Metric", f"{_e(comp.baseline)} median", f"{_e(comp.mode)} median", "Reduction", "95% CI",
-                        "Cohen's d", "p", "p (Holm)", "Verdict"], rows))  # fmt: skip
-        add(f'<p class="note">Reduction = (1 − median(mode) / median({_e(s.baseline)})) × 100; positive = the mode is lower. '
-            "Click a metric for its per-scenario breakdown.</p>")  # fmt: skip
-    else:
-        add('<p class="note">Only one mode: nothing to compare.</p>')
-    add("</section>")
 
-    # Distributions and success
-    add('<section id="distributions"><h2>Distributions and success</h2>')
-    if not worth_drawing(s):
-        add(f'<p class="note">No charts: they are drawn from {MIN_CHART_ROWS} runs of a mode on; the tables give every number.</p>')
-    elif note := chart_note(s):
-        add(f'<p class="note" id="chart-modes">{_e(note)}</p>')
-    add('<div class="figs">')
-    add(
-        _figure(
-            charts.get("success"), f"Dot: share of runs that succeeded; bar: Wilson 95% interval; tick: pass^{s.k}."
-        )
+_DELTA_CLASS = {1: "better", -1: "worse"}
+
+
+def _comparisons(view: ReportView, charts: dict[str, str]) -> str:
+    parts = ['<section id="comparison"><h2>Comparison with the baseline</h2>']
+    if not view.comparisons:
+        return "".join(parts) + '<p class="note">Only one mode: nothing to compare.</p></section>'
+    if view.charts.note:
+        parts.append(f'<p class="note">{_e(view.charts.note)}</p>')
+    parts.append('<div class="figs">' + _figure(charts, view.charts.forest) + "</div>")
+    parts += [_comparison(comp) for comp in view.comparisons]
+    parts.append(f'<p class="note">Reduction = (1 − median(mode) / median({_e(view.baseline)})) × 100; positive = the mode is lower. '
+                 "Click a metric for its per-scenario breakdown.</p>")  # fmt: skip
+    return "".join(parts) + "</section>"
+
+
+def _comparison(comp: ComparisonView) -> str:
+    sc = comp.success
+    head = (f"<h3>{_e(comp.mode)} vs {_e(comp.baseline)}</h3>"
+            f'<p class="note">{_e(comp.pairing)}. Success {sc.rate} vs {sc.baseline_rate} '
+            f"({sc.difference}, 95% CI {sc.ci_low} to {sc.ci_high}, "
+            f"p {sc.p}){' — <b>significant</b>' if sc.significant else ''}.</p>")  # fmt: skip
+    header = ["Metric", f"{_e(comp.baseline)} median", f"{_e(comp.mode)} median", "Reduction", "95% CI",
+              "Cohen's d", "p", "p (Holm)", "Verdict"]  # fmt: skip
+    return head + _table(header, [_metric_row(r) for r in comp.rows])
+
+
+def _metric_row(r: MetricRow) -> str:
+    cls = ' class="sig"' if r.significant else ""
+    return (
+        f'<tr{cls}><td><a href="#{r.anchor}">{_e(r.label)}</a></td>'
+        f"<td>{r.baseline_median}</td><td>{r.mode_median}</td>"
+        f"<td>{r.reduction}</td><td>{r.ci}</td>"
+        f"<td>{r.effect}</td><td>{r.p}</td>"
+        f'<td>{r.p_holm}</td><td class="l">{_pill(r.verdict, r.significant)}</td></tr>'
     )
-    for metric in DISTRIBUTION_METRICS:
-        add(
-            _figure(
-                charts.get(f"dist:{metric}"),
-                "Box: 25th–75th percentile, line: median, diamond: mean, whiskers: 5th–95th percentile.",
-            )
-        )
-    add(_figure(charts.get("scenarios:cost_total_usd"), "Median cost per scenario; one dot per mode.", wide=True))
-    add("</div></section>")
 
-    # Scenario table
-    add('<section id="scenarios"><h2>Scenarios</h2>')
-    main = [m for m in ("cost_total_usd", "latency_wall_ms", "tokens_total") if s.metric(m)]
-    header = ["Scenario"] + [f"Success {_e(m)}" for m in s.modes]
+
+def _distributions(view: ReportView, charts: dict[str, str]) -> str:
+    parts = ['<section id="distributions"><h2>Distributions and success</h2>']
+    if not view.charts.drawn:
+        parts.append(f'<p class="note">No charts: they are drawn from {MIN_CHART_ROWS} runs of a mode on; the tables give every number.</p>')
+    elif view.charts.note:
+        parts.append(f'<p class="note" id="chart-modes">{_e(view.charts.note)}</p>')
+    parts.append('<div class="figs">')
+    parts += [_figure(charts, slot) for slot in view.charts.figures]
+    return "".join(parts) + "</div></section>"
+
+
+#: The scenario table's metric columns, in this order (those the run reported).
+SCENARIO_METRICS = ("cost_total_usd", "latency_wall_ms", "tokens_total")
+
+
+def _scenario_table(view: ReportView) -> str:
+    modes = view.mode_names
+    main = [m for name in SCENARIO_METRICS if (m := view.metric(name)) is not None]
+    header = ["Scenario"] + [f"Success {_e(m)}" for m in modes]
     for metric in main:
-        header += [f"{_e(fmt.label(metric))} {_e(m)}" for m in s.modes]
+        header += [f"{_e(metric.label)} {_e(m)}" for m in modes]
     header += ["Checks passed"]
     rows = []
-    for j, scen in enumerate(s.scenarios):
-        cells = [f'<td><a href="#{scen_ids[scen]}">{_e(scen)}</a></td>']
-        for i in range(len(s.modes)):
-            rate = s.success_by_scenario[i][j]
-            cells.append(f"<td>{fmt.rate(rate.rate)}</td>" if rate else "<td>–</td>")
-        for metric in main:
-            info = s.metric(metric)
-            if info is None:
-                continue
-            for i in range(len(s.modes)):
-                cells.append(f"<td>{fmt.value(s.by_scenario[metric]['median'][i, j], info.unit)}</td>")
-        total = s.checks_total[:, j]
-        if total.sum() == 0:
-            checks = "no checks"
-        else:
-            checks = " · ".join(
-                fmt.rate(s.checks_passed[i, j] / total[i]) if total[i] else "–" for i in range(len(s.modes))
-            )
-        cells.append(f"<td>{checks}</td>")
-        rows.append(f'<tr id="{scen_ids[scen]}">{"".join(cells)}</tr>')
-    add(_table(header, rows))
-    add(
-        '<p class="note">Medians per mode. Checks passed: share of scorer checks passed, per mode in mode order.</p></section>'
+    for j, scen in enumerate(view.scenarios):
+        cells = [f'<td><a href="#{scen.anchor}">{_e(scen.name)}</a></td>']
+        cells += [f"<td>{rate.rate}</td>" if rate else "<td>–</td>" for rate in scen.success]
+        cells += [f"<td>{median}</td>" for metric in main for median in metric.medians[j]]
+        cells.append(f"<td>{' · '.join(scen.checks) if scen.has_checks else 'no checks'}</td>")
+        rows.append(f'<tr id="{scen.anchor}">{"".join(cells)}</tr>')
+    return (
+        '<section id="scenarios"><h2>Scenarios</h2>' + _table(header, rows) + '<p class="note">Medians per mode. '
+        "Checks passed: share of scorer checks passed, per mode in mode order.</p></section>"
     )
 
-    # Per-metric breakdown by scenario (targets of the comparison links)
-    add('<section id="metrics"><h2>Metrics by scenario</h2>')
-    b = s.modes.index(s.baseline)
-    ordered = [m for m in s.metrics if m.name in MAIN_METRICS] + [m for m in s.metrics if m.name not in MAIN_METRICS]
-    for info in ordered:
-        st = s.by_scenario[info.name]
-        others = [i for i, m in enumerate(s.modes) if m != s.baseline]
-        header = (
-            ["Scenario"]
-            + [f"{_e(m)} median" for m in s.modes]
-            + [f"{_e(s.modes[i])} vs {_e(s.baseline)}" for i in others]
-        )
-        rows = []
-        for j, scen in enumerate(s.scenarios):
-            med = st["median"][:, j]
-            cells = [f'<td><a href="#{scen_ids[scen]}">{_e(scen)}</a></td>']
-            cells += [f"<td>{fmt.value(med[i], info.unit)}</td>" for i in range(len(s.modes))]
-            cells += [f"<td>{fmt.pct(_reduction(med[i], med[b]))}</td>" for i in others]
-            rows.append("<tr>" + "".join(cells) + "</tr>")
-        allmed = s.by_mode[info.name]["median"]
-        cells = ["<td><b>all scenarios</b></td>"] + [
-            f"<td><b>{fmt.value(allmed[i], info.unit)}</b></td>" for i in range(len(s.modes))
-        ]
-        cells += [f"<td><b>{fmt.pct(_reduction(allmed[i], allmed[b]))}</b></td>" for i in others]
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-        add(f'<div class="metric" id="{metric_ids[info.name]}"><h3>{_e(info.label)} <span class="note">({_e(info.name)}'
-            f'{", " + _e(info.unit) if info.unit else ""})</span></h3>{_table(header, rows)}</div>')  # fmt: skip
-    if s.omitted_metrics:
-        add(f'<p class="note">Same value in every row, not compared: {_e(", ".join(s.omitted_metrics))}.</p>')
-    add("</section>")
 
-    # Checkpoints
-    add('<section id="checkpoints"><h2>Checkpoints</h2>')
-    no_checks = [scen for j, scen in enumerate(s.scenarios) if s.checks_total[:, j].sum() == 0]
-    if no_checks:
-        add(f'<p class="note">No checks: {_e(", ".join(no_checks))}.</p>')
-    for scen in s.scenarios:
-        detail = s.checkpoint_detail.get(scen)
-        if not detail:
+def _metrics(view: ReportView) -> str:
+    """Per metric, its medians by scenario: the targets of the comparison table's links."""
+    parts = ['<section id="metrics"><h2>Metrics by scenario</h2>']
+    ordered = [m for m in view.metrics if m.main] + [m for m in view.metrics if not m.main]
+    header = ["Scenario"] + [f"{_e(m)} median" for m in view.mode_names] + [_e(h) for h in view.change_header]
+    parts += [_metric_table(view, metric, header) for metric in ordered]
+    if view.omitted:
+        parts.append(f'<p class="note">Same value in every row, not compared: {_e(", ".join(view.omitted))}.</p>')
+    return "".join(parts) + "</section>"
+
+
+def _metric_table(view: ReportView, metric: MetricView, header: list[str]) -> str:
+    rows = [
+        f'<tr><td><a href="#{scen.anchor}">{_e(scen.name)}</a></td>'
+        + "".join(f"<td>{c}</td>" for c in (*metric.medians[j], *metric.changes[j]))
+        + "</tr>"
+        for j, scen in enumerate(view.scenarios)
+    ]
+    overall = (*metric.overall_medians, *metric.overall_changes)
+    rows.append("<tr><td><b>all scenarios</b></td>" + "".join(f"<td><b>{c}</b></td>" for c in overall) + "</tr>")
+    unit = ", " + _e(metric.unit) if metric.unit else ""
+    return (f'<div class="metric" id="{metric.anchor}"><h3>{_e(metric.label)} <span class="note">({_e(metric.name)}'
+            f"{unit})</span></h3>{_table(header, rows)}</div>")  # fmt: skip
+
+
+def _checkpoints(view: ReportView) -> str:
+    parts = ['<section id="checkpoints"><h2>Checkpoints</h2>']
+    if no_checks := [scen.name for scen in view.scenarios if not scen.has_checks]:
+        parts.append(f'<p class="note">No checks: {_e(", ".join(no_checks))}.</p>')
+    for scen in view.scenarios:
+        if scen.checkpoints is None:
             continue
         rows = [
             f'<tr><td><code>{_e(cid)}</code></td><td class="l">{_e(desc)}</td>'
-            + "".join(f"<td>{fmt.rate(p / t)} ({p}/{t})</td>" if t else "<td>–</td>" for p, t in counts)
+            + "".join(f"<td>{c}</td>" for c in counts)
             + "</tr>"
-            for cid, desc, counts in detail
+            for cid, desc, *counts in scen.checkpoints.rows
         ]
-        add(f'<h3><a href="#{scen_ids[scen]}">{_e(scen)}</a></h3>')
-        add(_table(["Checkpoint", "Description"] + [_e(m) for m in s.modes], rows, left=2))
-    add("</section>")
+        parts.append(f'<h3><a href="#{scen.anchor}">{_e(scen.name)}</a></h3>')
+        parts.append(_table([_e(h) for h in scen.checkpoints.header], rows, left=2))
+    return "".join(parts) + "</section>"
 
-    # Errors
-    add('<section id="errors"><h2>Errors and anomalies</h2>')
-    reasons = sorted({r for m in s.modes for r in s.reasons_by_mode[m]})
-    rows = [
-        f"<tr><td>{_e(m)}</td>"
-        + "".join(f"<td>{s.reasons_by_mode[m].get(r, 0)}</td>" for r in reasons)
-        + f"<td>{int(s.errors_by_mode[i])}</td></tr>"
-        for i, m in enumerate(s.modes)
-    ]
-    add(_table(["Mode"] + [f"completion: {_e(r)}" for r in reasons] + ["rows with an error"], rows))
-    if s.error_rows:
+
+#: An error message in a table is cut to this many characters (data/results.csv has all of it).
+MESSAGE_CHARS = 300
+
+
+def _errors(view: ReportView) -> str:
+    e = view.errors
+    parts = ['<section id="errors"><h2>Errors and anomalies</h2>', _plain(e.reasons)]
+    if e.rows:
         rows = [
-            f'<tr><td>{_e(m)}</td><td class="l">{_e(sc)}</td><td>{it}</td><td class="l">{_e(code)}</td>'
-            f'<td class="l">{_e(msg[:300])}</td><td class="l">{_session_link(m, sc, it)}</td></tr>'
-            for m, sc, it, code, msg in s.error_rows
+            f'<tr><td>{_e(r.mode)}</td><td class="l">{_e(r.scenario)}</td><td>{r.iteration}</td><td class="l">{_e(r.code)}</td>'
+            f'<td class="l">{_e(r.message[:MESSAGE_CHARS])}</td><td class="l">{_session_link(r.mode, r.scenario, r.iteration)}</td></tr>'
+            for r in e.rows
         ]
-        add(_table(["Mode", "Scenario", "Iteration", "Code", "Error", "Session"], rows))
+        parts.append(_table(["Mode", "Scenario", "Iteration", "Code", "Error", "Session"], rows))
     else:
-        add('<p class="note">No row carries an error.</p>')
-    if s.failed_rows:
-        add("<h3>Runs that failed their checks</h3>")
+        parts.append('<p class="note">No row carries an error.</p>')
+    if e.failed:
+        parts.append("<h3>Runs that failed their checks</h3>")
         rows = [
-            f'<tr><td>{_e(m)}</td><td class="l">{_e(sc)}</td><td>{it}</td><td class="l">{_e(checks or "–")}</td>'
-            f'<td class="l">{_session_link(m, sc, it)}</td></tr>'
-            for m, sc, it, checks in s.failed_rows
+            f'<tr><td>{_e(r.mode)}</td><td class="l">{_e(r.scenario)}</td><td>{r.iteration}</td><td class="l">{_e(r.checks)}</td>'
+            f'<td class="l">{_session_link(r.mode, r.scenario, r.iteration)}</td></tr>'
+            for r in e.failed
         ]
-        add(_table(["Mode", "Scenario", "Iteration", "Failed checks", "Session"], rows))
-    if s.error_rows or s.failed_rows:
-        add(f'<p class="note">To read what the agent did in a session, open this report through the viewer: '
-            f"<code>profiler view {_e(run_id)}</code> (pip install 'agent-profiler[view]'), then the run's "
-            "report.html link; there each “transcript” link opens that session. (Opened as a file, the links lead nowhere.)</p>")  # fmt: skip
-    if problems:
-        add('<h3 id="problems">Lines of the results file that were skipped</h3><ul class="note">')
-        add("".join(f"<li>{_e(p)}</li>" for p in problems) + "</ul>")
-    add("</section>")
+        parts.append(_table(["Mode", "Scenario", "Iteration", "Failed checks", "Session"], rows))
+    if e.rows or e.failed:
+        parts.append(f'<p class="note">To read what the agent did in a session, open this report through the viewer: '
+                     f"<code>profiler view {_e(view.headline.run_id)}</code> (pip install 'agent-profiler[view]'), then the run's "
+                     "report.html link; there each “transcript” link opens that session. (Opened as a file, the links lead nowhere.)</p>")  # fmt: skip
+    if view.problems:
+        parts.append('<h3 id="problems">Lines of the results file that were skipped</h3><ul class="note">')
+        parts.append("".join(f"<li>{_e(p)}</li>" for p in view.problems) + "</ul>")
+    return "".join(parts) + "</section>"
 
-    add('<footer id="method"><h2>Method</h2><p>')
-    add(f"Every mode is compared with the baseline <b>{_e(s.baseline)}</b> on every numeric metric, over all scenarios. "
+
+def _method(view: ReportView) -> str:
+    base = _e(view.baseline)
+    return (
+        '<footer id="method"><h2>Method</h2><p>'
+        f"Every mode is compared with the baseline <b>{base}</b> on every numeric metric, over all scenarios. "
         "Reduction = (1 − median(mode)/median(baseline)) × 100, so positive means the mode used less. "
         "The 95% interval is a percentile bootstrap of that reduction (10,000 resamples, seed 42); "
         "p is a two-sided permutation test of the difference of means (10,000 permutations, or sign flips of the "
@@ -394,32 +368,16 @@ def render_html(summary: Summary, meta: dict[str, Any], charts: dict[str, str], 
         f"Above {EXACT_LIMIT} runs per mode the interval resamples each mode independently and p uses the normal "
         "approximation of the permutation distribution (see docs/reports.md). Cohen's d uses the pooled standard deviation: "
         "|d| &lt; 0.2 negligible, &lt; 0.5 small, &lt; 0.8 medium, else large. Success intervals are Wilson score "
-        f"intervals; pass@k / pass^k (k = {s.k}) are the chance that at least one / all of k runs of a scenario "
-        "succeed, averaged over scenarios.</p>")  # fmt: skip
-    add('<p>Files: <a href="report.md">report.md</a> · <a href="analysis.md">analysis.md</a> · '
+        f"intervals; pass@k / pass^k (k = {view.k}) are the chance that at least one / all of k runs of a scenario "
+        "succeed, averaged over scenarios.</p>"
+        '<p>Files: <a href="report.md">report.md</a> · <a href="analysis.md">analysis.md</a> · '
         '<a href="data/results.csv">data/results.csv</a> · <a href="data/results.json">data/results.json</a> · '
-        f'<a href="data/summary.json">data/summary.json</a> · source <code>{_e(meta.get("source"))}</code></p>')  # fmt: skip
-    add("</footer></main></body></html>\n")
-    return "".join(parts)
+        f'<a href="data/summary.json">data/summary.json</a> · source <code>{_e(view.source)}</code></p>'
+        "</footer></main></body></html>\n"
+    )
 
 
 def _session_link(mode: str, scenario: str, iteration: int) -> str:
     """A link to the session in ``profiler view``, which serves this page beside its run's sessions."""
     query = urlencode({"mode": mode, "scenario": scenario, "iteration": iteration})
     return f'<a class="session" href="session?{_e(query)}">transcript</a>'
-
-
-def _reduction(a: float, b: float) -> float:
-    if math.isnan(a) or math.isnan(b) or b == 0:
-        return math.nan
-    return (1 - a / b) * 100
-
-
-def _stop_html(view) -> str:
-    """Why a sequentially stopped run stopped, and its comparisons' confidence sequences (a table)."""
-    head = "".join(f"<th>{_e(h)}</th>" for h in seq.TABLE_HEADER)
-    body = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in seq.table_rows(view))
-    return (
-        f'<p class="stopped"><strong>{_e(seq.headline(view))}.</strong></p>'
-        f'<table class="stop"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-    )

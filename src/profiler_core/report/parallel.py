@@ -18,7 +18,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -90,7 +90,8 @@ def load_split(path: Path, split: int, sink: Any) -> RowTable:
                     lines_before = _count_lines(path, split)
                     first = lines_before + 1
                     offset = 1 + split + lines_before
-                    part_sink, lines_out, end = None, None, offset
+                    part_sink: Callable[[bytes], None] | None = None
+                    lines_out, end = None, offset
                     if sink is not None:
                         if splice:
                             lines_out = open(sink.tmp_path, "r+b", buffering=BUFFER)  # noqa: SIM115 - closed below
@@ -102,11 +103,13 @@ def load_split(path: Path, split: int, sink: Any) -> RowTable:
 
                         # Rows joined by ",\n": results.json's own separator (a JSON line holds no raw
                         # newline, so it is unambiguous).
-                        def part_sink(line: bytes) -> None:
+                        def write_row(line: bytes) -> None:
                             """Write one accepted row."""
                             lines_out.write(sep[0])
                             lines_out.write(line)
                             sep[0] = b",\n"
+
+                        part_sink = write_row
 
                     with open(path, "rb", buffering=BUFFER) as f:
                         part = _parse(path, _range_lines(f, split, None), first, part_sink)
@@ -133,7 +136,7 @@ def load_split(path: Path, split: int, sink: Any) -> RowTable:
         waited = True
         if kind != "ok":
             raise StoreError(f"{path}: cannot read the second half of the file: {payload}")
-        tail, offset, end = payload
+        tail, offset, end = cast("tuple[RowTable, int, int]", payload)
         if sink is not None:
             if splice:
                 sink.splice(offset, end)

@@ -16,6 +16,7 @@ import numpy as np
 import orjson
 
 from ..errors import StoreError
+from ..model.metrics import token_totals
 from ..storage import rowcodec
 from ..storage.lines import open_binary
 from ..util.textclean import REPLACED, clean_json_bytes, replaced_note
@@ -280,6 +281,136 @@ def _finish(table: RowTable) -> RowTable:
     return table
 
 
+class _Notes:
+    """What went wrong while reading: skipped lines, cleaned escapes, and the problem lines that explain them.
+
+    Only the rare paths of ``_parse`` touch it, so the loop over good rows stays lean.
+    """
+
+    __slots__ = ("cleaned", "last_rejected", "path", "problems", "skipped")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problems: list[str] = []
+        self.skipped = 0
+        self.cleaned = 0
+        self.last_rejected = 0
+
+    def clean(self, number: int, line: bytes) -> bytes:
+        """The line with a NUL or half an emoji made U+FFFD, said once per line (the first ones)."""
+        line, replaced = clean_json_bytes(line)
+        if replaced:
+            self.cleaned += 1
+            if self.cleaned <= MAX_LISTED_PROBLEMS:
+                self.problems.append(replaced_note(f"{self.path}:{number}", replaced))
+        return line
+
+    def reject(self, number: int, line: bytes, exc: BaseException) -> None:
+        """A line the decoder refused: counted, and explained while few (a million bad lines stay cheap)."""
+        self.skipped += 1
+        self.last_rejected = number
+        if len(self.problems) < MAX_LISTED_PROBLEMS + 1:
+            self.problems.append(_shorter(rowcodec.explain(line, exc, f"{self.path}:{number}")))
+
+    def unreadable(self, number: int, exc: BaseException) -> None:
+        """A truncated gzip stream or a read error: the rows before it are kept."""
+        self.skipped += 1
+        self.problems.append(f"{self.path}:{number}: cannot read further ({exc}); the rows before it are used")
+
+    def check_tail(self, last_number: int, last_line: bytes) -> None:
+        """A refused last line without its newline is a run cut short: say so instead of "malformed"."""
+        if not (self.last_rejected and self.last_rejected == last_number and not last_line.endswith(b"\n")):
+            return
+        note = f"{self.path}:{last_number}: truncated last line (the run was probably interrupted); skipped"
+        problems = self.problems
+        if problems and problems[-1].startswith(f"{self.path}:{last_number}:"):
+            problems[-1] = note
+        else:
+            problems.append(note)
+
+
+class _Columns:
+    """The columns of a parse as they grow (flat buffers, lists, dicts), and the table they become."""
+
+    __slots__ = (
+        "categories", "checkpoints", "codes", "completed_at", "descriptions", "errors", "extensions",
+        "failed_checks", "flags", "interners", "numbers", "session_id", "started_at",
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self.numbers = array("d")
+        self.codes = array("q")
+        self.flags = array("b")
+        self.started_at: list[str] = []
+        self.completed_at: list[str] = []
+        self.session_id: list[str] = []
+        self.errors: dict[int, tuple[str | None, str | None]] = {}
+        self.failed_checks: dict[int, str] = {}
+        self.checkpoints: dict[tuple[int, int, str], list[int]] = {}
+        self.descriptions: dict[str, str] = {}
+        self.interners = {name: _Interner() for name in CATEGORICAL_COLUMNS}
+        self.extensions = _Blocks()
+        self.categories = _Blocks()
+
+    def extras(self, n: int, r: Any, m: int, s: int) -> None:
+        """What only some rows have (row ``n``, mode code ``m``, scenario code ``s``): an error, checks, extensions, tool categories."""
+        if r.error is not None:
+            self.errors[n] = (r.error, r.error_code)
+        if r.checkpoint_details:
+            failed = []
+            checkpoints = self.checkpoints
+            for check in r.checkpoint_details:
+                cid = check.id
+                counts = checkpoints.get((m, s, cid))
+                if counts is None:
+                    counts = checkpoints[(m, s, cid)] = [0, 0]
+                    self.descriptions.setdefault(cid, check.description)
+                counts[1] += 1
+                if check.passed:
+                    counts[0] += 1
+                else:
+                    failed.append(cid)
+            if failed:
+                self.failed_checks[n] = ";".join(failed)
+        if r.extensions:
+            self.extensions.add(n, r.extensions)
+        if r.tool_calls.by_category:
+            self.categories.add(n, r.tool_calls.by_category)
+
+    def table(self, path: Path, n: int, notes: _Notes) -> RowTable:
+        """The ``n`` rows as numpy columns."""
+        matrix = np.frombuffer(self.numbers, dtype=np.float64).reshape(n, _WIDTH)
+        code_matrix = np.frombuffer(self.codes, dtype=np.int64).reshape(n, len(CATEGORICAL_COLUMNS))
+        flag_matrix = np.frombuffer(self.flags, dtype=np.int8).reshape(n, 2).astype(bool)
+        by_category = {
+            key: np.asarray(col, dtype=np.float64) if isinstance(col, np.ndarray) else col
+            for key, col in self.categories.columns(n, fill=0.0).items()
+        }
+        categorical = {
+            name: Categorical(codes=np.ascontiguousarray(code_matrix[:, j]).astype(np.int32), values=self.interners[name].values)
+            for j, name in enumerate(CATEGORICAL_COLUMNS)
+        }
+        return RowTable(
+            path=path,
+            n=n,
+            numeric={name: np.ascontiguousarray(matrix[:, j]) for j, name in enumerate(CORE_COLUMNS)},
+            categorical=categorical,
+            success=np.ascontiguousarray(flag_matrix[:, 0]),
+            output_valid=np.ascontiguousarray(flag_matrix[:, 1]),
+            started_at=self.started_at,
+            completed_at=self.completed_at,
+            session_id=self.session_id,
+            errors=self.errors,
+            failed_checks=self.failed_checks,
+            checkpoints=self.checkpoints,
+            checkpoint_descriptions=self.descriptions,
+            by_category={k: v for k, v in by_category.items() if isinstance(v, np.ndarray)},
+            extensions=self.extensions.columns(n),
+            problems=notes.problems,
+            skipped=notes.skipped,
+        )
+
+
 def _parse(
     path: Path,
     lines: Iterable[bytes],
@@ -292,164 +423,58 @@ def _parse(
     ``drop``: indices (among the accepted rows) of rows to leave out, e.g. superseded duplicates.
     """
     decode_struct = rowcodec.decode_struct
-    numbers = array("d")
-    codes = array("q")
-    flags = array("b")
-    started_at: list[str] = []
-    completed_at: list[str] = []
-    session_id: list[str] = []
-    errors: dict[int, tuple[str | None, str | None]] = {}
-    failed_checks: dict[int, str] = {}
-    checkpoints: dict[tuple[int, int, str], list[int]] = {}
-    descriptions: dict[str, str] = {}
-    interners = {name: _Interner() for name in CATEGORICAL_COLUMNS}
-    run_c, mode_c, scen_c, model_c, prov_c, reason_c = (interners[name].code for name in CATEGORICAL_COLUMNS)
-    extensions = _Blocks()
-    categories = _Blocks()
-    problems: list[str] = []
-    skipped = 0
-    cleaned = 0
-    n = 0
-    accepted = -1
-    last_number = 0
-    last_rejected = 0
-    last_line = b""
+    cols, notes = _Columns(), _Notes(path)
+    # The hot loop of a big report: what it touches on every row is a local name.
+    numbers, codes, flags, extras = cols.numbers, cols.codes, cols.flags, cols.extras
+    started_at, completed_at, session_id = cols.started_at, cols.completed_at, cols.session_id
+    run_c, mode_c, scen_c, model_c, prov_c, reason_c = (cols.interners[name].code for name in CATEGORICAL_COLUMNS)
+    n, accepted, last_number, last_line = 0, -1, 0, b""
     try:
         for number, line in enumerate(lines, start=first_number):
             last_number, last_line = number, line
             if not line.strip():
                 continue
-            if b"\\u" in line:  # only an escape can make a NUL or half an emoji: U+FFFD, said once per line
-                line, replaced = clean_json_bytes(line)
-                if replaced and (cleaned := cleaned + 1) <= MAX_LISTED_PROBLEMS:
-                    problems.append(replaced_note(f"{path}:{number}", replaced))
+            if b"\\u" in line:  # only an escape can make a NUL or half an emoji
+                line = notes.clean(number, line)
             try:
                 r = decode_struct(line)
             except rowcodec.DECODE_ERRORS as exc:
-                skipped += 1
-                last_rejected = number
-                if len(problems) < MAX_LISTED_PROBLEMS + 1:  # only these are explained: a million bad lines stay cheap
-                    problems.append(_shorter(rowcodec.explain(line, exc, f"{path}:{number}")))
+                notes.reject(number, line, exc)
                 continue
             accepted += 1
             if drop and accepted in drop:
                 continue
             # The decoder checked every type, sign and bound (2^53: what a float column holds
             # exactly), so nothing below can fail half-way through a row.
-            tok = r.tokens
+            tok, tc, cost = r.tokens, r.tool_calls, r.cost
             t_in, t_out, t_rea = tok.input, tok.output, tok.reasoning
-            t_tot = tok.total
-            if t_tot is None:
-                t_tot = t_in + t_out + t_rea + tok.cache_read + tok.cache_write
-            t_act = tok.active
-            if t_act is None:
-                t_act = t_in + t_out + t_rea
-            tc = r.tool_calls
-            cost = r.cost
+            t_cr, t_cw = tok.cache_read, tok.cache_write
+            t_tot, t_act = tok.total, tok.active
+            if t_tot is None or t_act is None:  # derived as the model derives them (rows written by hand)
+                t_tot, t_act = token_totals(t_in, t_out, t_rea, t_cr, t_cw, t_tot, t_act)
             turns = r.agent_turns
-            numbers.extend(
-                (
-                    r.iteration,
-                    t_in,
-                    t_out,
-                    t_rea,
-                    tok.cache_read,
-                    tok.cache_write,
-                    t_tot,
-                    t_act,
-                    r.timing.wall_ms,
-                    tc.total,
-                    tc.failed,
-                    tc.retried,
-                    tc.error_rate,
-                    cost.total_usd,
-                    cost.input_usd,
-                    cost.output_usd,
-                    cost.reasoning_usd,
-                    r.checkpoints_passed,
-                    r.checkpoints_total,
-                    # null: no trace was kept, so the number of turns is unknown (NaN), not 0
-                    math.nan if turns is None else turns,
-                    r.attempts,
-                )
-            )
-            m = mode_c(r.mode)
-            s = scen_c(r.scenario_id)
+            # In CORE_COLUMNS order; agent_turns null: no trace was kept, so the turns are unknown (NaN), not 0.
+            numbers.extend((
+                r.iteration, t_in, t_out, t_rea, t_cr, t_cw, t_tot, t_act, r.timing.wall_ms,
+                tc.total, tc.failed, tc.retried, tc.error_rate,
+                cost.total_usd, cost.input_usd, cost.output_usd, cost.reasoning_usd,
+                r.checkpoints_passed, r.checkpoints_total, math.nan if turns is None else turns, r.attempts,
+            ))  # fmt: skip
+            m, s = mode_c(r.mode), scen_c(r.scenario_id)
             codes.extend((run_c(r.run_id), m, s, model_c(r.model), prov_c(r.provider), reason_c(r.completion_reason)))
             flags.append(r.success)
             flags.append(r.output_valid)
             started_at.append(r.started_at)
             completed_at.append(r.completed_at)
             session_id.append(r.session_id)
-            if r.error is not None:
-                errors[n] = (r.error, r.error_code)
-            if r.checkpoint_details:
-                failed = []
-                for check in r.checkpoint_details:
-                    cid = check.id
-                    key = (m, s, cid)
-                    counts = checkpoints.get(key)
-                    if counts is None:
-                        counts = checkpoints[key] = [0, 0]
-                        descriptions.setdefault(cid, check.description)
-                    counts[1] += 1
-                    if check.passed:
-                        counts[0] += 1
-                    else:
-                        failed.append(cid)
-                if failed:
-                    failed_checks[n] = ";".join(failed)
-            if r.extensions:
-                extensions.add(n, r.extensions)
-            if tc.by_category:
-                categories.add(n, tc.by_category)
+            extras(n, r, m, s)
             if sink is not None:
                 sink(line.strip())
             n += 1
     except (OSError, EOFError) as exc:
-        # A truncated gzip stream or a read error: keep what was read, say where it stopped.
-        skipped += 1
-        problems.append(f"{path}:{last_number + 1}: cannot read further ({exc}); the rows before it are used")
-    if last_rejected and last_rejected == last_number and not last_line.endswith(b"\n"):
-        note = f"{path}:{last_number}: truncated last line (the run was probably interrupted); skipped"
-        if problems and problems[-1].startswith(f"{path}:{last_number}:"):
-            problems[-1] = note
-        else:
-            problems.append(note)
-    matrix = np.frombuffer(numbers, dtype=np.float64).reshape(n, _WIDTH)
-    numeric = {name: np.ascontiguousarray(matrix[:, j]) for j, name in enumerate(CORE_COLUMNS)}
-    code_matrix = np.frombuffer(codes, dtype=np.int64).reshape(n, len(CATEGORICAL_COLUMNS))
-    categorical = {
-        name: Categorical(
-            codes=np.ascontiguousarray(code_matrix[:, j]).astype(np.int32),
-            values=interners[name].values,
-        )
-        for j, name in enumerate(CATEGORICAL_COLUMNS)
-    }
-    flag_matrix = np.frombuffer(flags, dtype=np.int8).reshape(n, 2).astype(bool)
-    by_category = {
-        key: np.asarray(col, dtype=np.float64) if isinstance(col, np.ndarray) else col
-        for key, col in categories.columns(n, fill=0.0).items()
-    }
-    return RowTable(
-        path=path,
-        n=n,
-        numeric=numeric,
-        categorical=categorical,
-        success=np.ascontiguousarray(flag_matrix[:, 0]),
-        output_valid=np.ascontiguousarray(flag_matrix[:, 1]),
-        started_at=started_at,
-        completed_at=completed_at,
-        session_id=session_id,
-        errors=errors,
-        failed_checks=failed_checks,
-        checkpoints=checkpoints,
-        checkpoint_descriptions=descriptions,
-        by_category={k: v for k, v in by_category.items() if isinstance(v, np.ndarray)},
-        extensions=extensions.columns(n),
-        problems=problems,
-        skipped=skipped,
-    )
+        notes.unreadable(last_number + 1, exc)
+    notes.check_tail(last_number, last_line)
+    return cols.table(path, n, notes)
 
 
 def can_fork() -> bool:

@@ -478,96 +478,14 @@ def build_summary(
     cell_idx = mode_idx * n_scen + scen_idx
 
     infos, columns, omitted = metric_columns(table, units)
-    by_mode: dict[str, dict[str, np.ndarray]] = {}
-    by_scenario: dict[str, dict[str, np.ndarray]] = {}
-    by_mode_index = GroupIndex.of(mode_idx, n_modes)
-    by_cell_index = GroupIndex.of(cell_idx, n_modes * n_scen)
-    for info in infos:
-        col = columns[info.name]
-        by_mode[info.name] = grouped_descriptive(col, mode_idx, n_modes, by_mode_index)
-        cells = grouped_descriptive(col, cell_idx, n_modes * n_scen, by_cell_index)
-        by_scenario[info.name] = {k: v.reshape(n_modes, n_scen) for k, v in cells.items()}
-    rows_by_mode = np.bincount(mode_idx, minlength=n_modes)
+    by_mode, by_scenario = _descriptives(infos, columns, mode_idx, cell_idx, (n_modes, n_scen))
     rows_by_cell = np.bincount(cell_idx, minlength=n_modes * n_scen).reshape(n_modes, n_scen)
-    succ_by_cell = np.bincount(cell_idx, weights=table.success, minlength=n_modes * n_scen).reshape(n_modes, n_scen)
+    k, success_by_mode, success_by_scenario = _success(table, mode_idx, rows_by_cell, cell_idx, repetitions, confidence)
+    checks_passed, checks_total, detail = _checks(table, cell_idx, position, rows_by_cell.shape)
 
-    # pass@k over repetitions: the (model, scenario) cells of each mode.
-    model_idx = table.categorical["model"].codes.astype(np.int64)
-    n_models = len(table.categorical["model"].values)
-    full = (mode_idx * n_models + model_idx) * n_scen + scen_idx
-    size = n_modes * n_models * n_scen
-    cell_n = np.bincount(full, minlength=size).reshape(n_modes, n_models * n_scen)
-    cell_c = np.bincount(full, weights=table.success, minlength=size).reshape(n_modes, n_models * n_scen)
-    present = cell_n[cell_n > 0]
-    k = int(present.min()) if present.size else 1
-    if repetitions and 1 <= repetitions <= k:
-        k = repetitions
-    success_by_mode = []
-    for m in range(n_modes):
-        ns = [int(x) for x in cell_n[m] if x > 0]
-        cs = [int(c) for c, x in zip(cell_c[m], cell_n[m], strict=True) if x > 0]
-        success_by_mode.append(_rates(sum(cs), sum(ns), cs, ns, k, confidence))
-    success_by_scenario: list[list[RateSummary | None]] = []
-    for m in range(n_modes):
-        row: list[RateSummary | None] = []
-        for s in range(n_scen):
-            n = int(rows_by_cell[m, s])
-            c = int(succ_by_cell[m, s])
-            row.append(_rates(c, n, [c], [n], min(k, n) or 1, confidence) if n else None)
-        success_by_scenario.append(row)
-
-    size2 = n_modes * n_scen
-    checks_passed = np.bincount(cell_idx, weights=table.numeric["checkpoints_passed"], minlength=size2).reshape(
-        n_modes, n_scen
-    )
-    checks_total = np.bincount(cell_idx, weights=table.numeric["checkpoints_total"], minlength=size2).reshape(
-        n_modes, n_scen
-    )
-    detail: dict[str, list[tuple[str, str, list[tuple[int, int]]]]] = {}
-    per_cp: dict[tuple[int, str], list[tuple[int, int]]] = {}
-    for (m_code, s_code, cid), (passed, total) in table.checkpoints.items():
-        cp_counts = per_cp.setdefault((s_code, cid), [(0, 0)] * n_modes)
-        cp_counts[int(position[m_code])] = (passed, total)
-    for (s_code, cid), cp_counts in per_cp.items():
-        detail.setdefault(table.scenarios[s_code], []).append((cid, table.checkpoint_descriptions.get(cid, ""), cp_counts))
-
-    # An errored row's tokens/latency/cost measure nothing, so comparisons use only rows that ran.
-    ran = np.ones(mode_idx.shape[0], dtype=bool)
-    ran[np.fromiter(table.errors, dtype=np.int64, count=len(table.errors))] = False
-    mode_rows = {name: np.flatnonzero((mode_idx == i) & ran) for i, name in enumerate(modes)}
-    comparisons = [
-        compare_modes(table, columns, infos, mode_rows, m, baseline, confidence=confidence, seed=seed)
-        for m in modes
-        if m != baseline
-    ]
-
-    errors_by_mode = np.zeros(n_modes, dtype=np.int64)
-    error_codes: dict[str, int] = {}
-    error_rows: list[tuple[str, str, int, str, str]] = []
-    for row_i, (err_message, err_code) in sorted(table.errors.items()):
-        errors_by_mode[mode_idx[row_i]] += 1
-        key = str(err_code) if err_code else "error"
-        error_codes[key] = error_codes.get(key, 0) + 1
-        if len(error_rows) < 50:
-            error_rows.append(
-                (
-                    modes[mode_idx[row_i]],
-                    table.scenarios[scen_idx[row_i]],
-                    int(table.numeric["iteration"][row_i]),
-                    key,
-                    str(err_message),
-                )
-            )
+    comparisons = _comparisons(table, columns, infos, modes, mode_idx, baseline, confidence, seed)
+    errors_by_mode, error_codes, error_rows = _errors(table, modes, mode_idx, scen_idx)
     outcomes, failed_rows = _outcomes(table, modes, mode_idx, scen_idx)
-    reason = table.categorical["completion_reason"]
-    reasons_by_mode: dict[str, dict[str, int]] = {m: {} for m in modes}
-    counts = np.bincount(mode_idx * len(reason.values) + reason.codes, minlength=n_modes * len(reason.values))
-    for m in range(n_modes):
-        for r, name in enumerate(reason.values):
-            c = int(counts[m * len(reason.values) + r])
-            if c:
-                reasons_by_mode[modes[m]][name] = c
-
     return Summary(
         run_id=run_id,
         modes=modes,
@@ -578,7 +496,7 @@ def build_summary(
         omitted_metrics=omitted,
         by_mode=by_mode,
         by_scenario=by_scenario,
-        rows_by_mode=rows_by_mode,
+        rows_by_mode=np.bincount(mode_idx, minlength=n_modes),
         rows_by_scenario=rows_by_cell,
         success_by_mode=success_by_mode,
         success_by_scenario=success_by_scenario,
@@ -587,7 +505,7 @@ def build_summary(
         checkpoint_detail=detail,
         comparisons=comparisons,
         errors_by_mode=errors_by_mode,
-        reasons_by_mode=reasons_by_mode,
+        reasons_by_mode=_reasons(table, modes, mode_idx),
         error_rows=error_rows,
         error_codes=error_codes,
         outcomes=outcomes,
@@ -596,6 +514,132 @@ def build_summary(
         confidence=confidence,
         stop=stop_view(table, columns, modes, stop),
     )
+
+
+def _descriptives(
+    infos: list[MetricInfo], columns: dict[str, np.ndarray], mode_idx: np.ndarray, cell_idx: np.ndarray, shape: tuple[int, int]
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
+    """Each metric's descriptive statistics per mode (arrays over modes) and per [mode, scenario] cell."""
+    n_modes, n_scen = shape
+    by_mode: dict[str, dict[str, np.ndarray]] = {}
+    by_scenario: dict[str, dict[str, np.ndarray]] = {}
+    by_mode_index = GroupIndex.of(mode_idx, n_modes)
+    by_cell_index = GroupIndex.of(cell_idx, n_modes * n_scen)
+    for info in infos:
+        col = columns[info.name]
+        by_mode[info.name] = grouped_descriptive(col, mode_idx, n_modes, by_mode_index)
+        cells = grouped_descriptive(col, cell_idx, n_modes * n_scen, by_cell_index)
+        by_scenario[info.name] = {k: v.reshape(n_modes, n_scen) for k, v in cells.items()}
+    return by_mode, by_scenario
+
+
+def _comparisons(
+    table: RowTable,
+    columns: dict[str, np.ndarray],
+    infos: list[MetricInfo],
+    modes: list[str],
+    mode_idx: np.ndarray,
+    baseline: str,
+    confidence: float,
+    seed: int,
+) -> list[ModeComparison]:
+    """Every other mode compared with the baseline."""
+    # An errored row's tokens/latency/cost measure nothing, so comparisons use only rows that ran.
+    ran = np.ones(mode_idx.shape[0], dtype=bool)
+    ran[np.fromiter(table.errors, dtype=np.int64, count=len(table.errors))] = False
+    mode_rows = {name: np.flatnonzero((mode_idx == i) & ran) for i, name in enumerate(modes)}
+    return [
+        compare_modes(table, columns, infos, mode_rows, m, baseline, confidence=confidence, seed=seed)
+        for m in modes
+        if m != baseline
+    ]
+
+
+def _success(
+    table: RowTable,
+    mode_idx: np.ndarray,
+    rows_by_cell: np.ndarray,
+    cell_idx: np.ndarray,
+    repetitions: int | None,
+    confidence: float,
+) -> tuple[int, list[RateSummary], list[list[RateSummary | None]]]:
+    """k (repetitions per (model, scenario) cell), and the success rates per mode and per [mode][scenario]."""
+    n_modes, n_scen = rows_by_cell.shape
+    succ_by_cell = np.bincount(cell_idx, weights=table.success, minlength=n_modes * n_scen).reshape(n_modes, n_scen)
+    # pass@k over repetitions: the (model, scenario) cells of each mode.
+    scen_idx = table.categorical["scenario_id"].codes.astype(np.int64)
+    model_idx = table.categorical["model"].codes.astype(np.int64)
+    n_models = len(table.categorical["model"].values)
+    full = (mode_idx * n_models + model_idx) * n_scen + scen_idx
+    size = n_modes * n_models * n_scen
+    cell_n = np.bincount(full, minlength=size).reshape(n_modes, n_models * n_scen)
+    cell_c = np.bincount(full, weights=table.success, minlength=size).reshape(n_modes, n_models * n_scen)
+    present = cell_n[cell_n > 0]
+    k = int(present.min()) if present.size else 1
+    if repetitions and 1 <= repetitions <= k:
+        k = repetitions
+    by_mode = []
+    for m in range(n_modes):
+        ns = [int(x) for x in cell_n[m] if x > 0]
+        cs = [int(c) for c, x in zip(cell_c[m], cell_n[m], strict=True) if x > 0]
+        by_mode.append(_rates(sum(cs), sum(ns), cs, ns, k, confidence))
+    by_scenario: list[list[RateSummary | None]] = []
+    for m in range(n_modes):
+        row: list[RateSummary | None] = []
+        for s in range(n_scen):
+            n = int(rows_by_cell[m, s])
+            c = int(succ_by_cell[m, s])
+            row.append(_rates(c, n, [c], [n], min(k, n) or 1, confidence) if n else None)
+        by_scenario.append(row)
+    return k, by_mode, by_scenario
+
+
+def _checks(
+    table: RowTable, cell_idx: np.ndarray, position: np.ndarray, shape: tuple[int, int]
+) -> tuple[np.ndarray, np.ndarray, dict[str, list[tuple[str, str, list[tuple[int, int]]]]]]:
+    """[mode, scenario] sums of checks passed and run, and per scenario each check's (passed, total) per mode."""
+    n_modes, n_scen = shape
+    size = n_modes * n_scen
+    passed = np.bincount(cell_idx, weights=table.numeric["checkpoints_passed"], minlength=size).reshape(shape)
+    total = np.bincount(cell_idx, weights=table.numeric["checkpoints_total"], minlength=size).reshape(shape)
+    detail: dict[str, list[tuple[str, str, list[tuple[int, int]]]]] = {}
+    per_cp: dict[tuple[int, str], list[tuple[int, int]]] = {}
+    for (m_code, s_code, cid), (n_passed, n_total) in table.checkpoints.items():
+        cp_counts = per_cp.setdefault((s_code, cid), [(0, 0)] * n_modes)
+        cp_counts[int(position[m_code])] = (n_passed, n_total)
+    for (s_code, cid), cp_counts in per_cp.items():
+        detail.setdefault(table.scenarios[s_code], []).append((cid, table.checkpoint_descriptions.get(cid, ""), cp_counts))
+    return passed, total, detail
+
+
+def _errors(
+    table: RowTable, modes: list[str], mode_idx: np.ndarray, scen_idx: np.ndarray
+) -> tuple[np.ndarray, dict[str, int], list[tuple[str, str, int, str, str]]]:
+    """Errored rows per mode, rows per error code, and the first 50 errors (mode, scenario, iteration, code, message)."""
+    errors_by_mode = np.zeros(len(modes), dtype=np.int64)
+    error_codes: dict[str, int] = {}
+    error_rows: list[tuple[str, str, int, str, str]] = []
+    for row_i, (err_message, err_code) in sorted(table.errors.items()):
+        errors_by_mode[mode_idx[row_i]] += 1
+        key = str(err_code) if err_code else "error"
+        error_codes[key] = error_codes.get(key, 0) + 1
+        if len(error_rows) < 50:
+            mode, scenario = modes[mode_idx[row_i]], table.scenarios[scen_idx[row_i]]
+            error_rows.append((mode, scenario, int(table.numeric["iteration"][row_i]), key, str(err_message)))
+    return errors_by_mode, error_codes, error_rows
+
+
+def _reasons(table: RowTable, modes: list[str], mode_idx: np.ndarray) -> dict[str, dict[str, int]]:
+    """Per mode, how many rows ended with each completion reason (reasons it never had left out)."""
+    reason = table.categorical["completion_reason"]
+    n_reasons = len(reason.values)
+    counts = np.bincount(mode_idx * n_reasons + reason.codes, minlength=len(modes) * n_reasons)
+    reasons_by_mode: dict[str, dict[str, int]] = {m: {} for m in modes}
+    for m, mode in enumerate(modes):
+        for r, name in enumerate(reason.values):
+            if c := int(counts[m * n_reasons + r]):
+                reasons_by_mode[mode][name] = c
+    return reasons_by_mode
 
 
 # ---------------------------------------------------------------- JSON

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import attrs
 import numpy as np
@@ -282,12 +283,21 @@ def _winner(criterion, best, base, comps, judge) -> Winner:
 
 def verdict_lines(summary: Summary) -> list[str]:
     """The verdict as plain text lines: the best mode per criterion, then every finding (+ better, - worse, = no difference)."""
-    errors = error_line(summary)
-    head = [f"! {errors}"] if errors else []
-    if summary.stop is not None:
-        head.append(seq.headline(summary.stop))
+    stop = seq.headline(summary.stop) if summary.stop is not None else None
     if not summary.comparisons:
+        return verdict_text(error_line(summary), stop, False, (), ())
+    return verdict_text(error_line(summary), stop, True, winners(summary), findings(summary))
+
+
+def verdict_text(
+    errors: str | None, stop: str | None, compared: bool, best: Sequence[Winner], found: Sequence[Finding]
+) -> list[str]:
+    """The verdict's parts (``error_line``, the stop headline, ``winners``, ``findings``) as plain text lines."""
+    head = [f"! {errors}"] if errors else []
+    if stop is not None:
+        head.append(stop)
+    if not compared:
         return [*head, "Only one mode: nothing to compare."]
-    lines = head + [f"{w.criterion}: {w.text}" for w in winners(summary)]
-    lines += [f"{ {1: '+', -1: '-'}.get(f.better, '=') } {f.criterion}: {f.text}" for f in findings(summary)]
+    lines = head + [f"{w.criterion}: {w.text}" for w in best]
+    lines += [f"{ {1: '+', -1: '-'}.get(f.better, '=') } {f.criterion}: {f.text}" for f in found]
     return lines

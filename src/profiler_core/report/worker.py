@@ -2,7 +2,7 @@
 
 ``write_report`` starts ``python -m profiler_core.report.worker`` before it
 reads the rows; the helper imports matplotlib while the rows load, then gets
-the computed summary (pickled, a few hundred KB) on stdin and writes the page.
+the computed summary and the report's view (pickled, a few hundred KB) on stdin and writes the page.
 A plain subprocess rather than ``fork`` (unsafe with threads) or
 ``multiprocessing`` spawn (which re-imports the caller's ``__main__``). If the
 helper cannot start or dies, the page is rendered in-process instead, so the
@@ -93,15 +93,14 @@ class HtmlWorker:
 
 
 def render_page(job: dict[str, Any]) -> None:
-    """Draw the charts and write report.html for a job (summary, meta, problems, path)."""
+    """Draw the charts and write report.html for a job (the summary the charts draw, the report's view, path)."""
     from ..storage.paths import write_output_text
-    from .charts import render_all, worth_drawing
+    from .charts import render_all
     from .html import render_html
 
-    summary = job["summary"]
-    charts = render_all(summary) if worth_drawing(summary) else {}  # a few rows: tables only, no matplotlib
-    page = render_html(summary, job["meta"], charts, job["problems"])
-    write_output_text(Path(job["path"]), page)
+    view = job["view"]
+    charts = render_all(job["summary"]) if view.charts.drawn else {}  # a few rows: tables only, no matplotlib
+    write_output_text(Path(job["path"]), render_html(view, charts))
 
 
 def _main() -> int:
