@@ -1,7 +1,8 @@
-"""The code passes ruff, mypy and import-linter with the project's configuration (pyproject.toml): they run with the tests, in CI too."""
+"""The code passes ruff (C901 included), mypy, pyright and import-linter with the project's configuration (pyproject.toml): they run with the tests, in CI too."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -28,3 +29,13 @@ def test_import_layers_hold():
     out = subprocess.run([str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_pyright_is_clean():
+    """pyright in basic mode ([tool.pyright] in pyproject.toml), beside mypy."""
+    pyright = Path(sys.executable).with_name("pyright")
+    out = subprocess.run([str(pyright), "--outputjson"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    report = json.loads(out.stdout)
+    problems = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in report["generalDiagnostics"]
+                if d["severity"] in ("error", "warning")]
+    assert problems == [] and out.returncode == 0, "\n".join(problems) or out.stderr

@@ -101,6 +101,7 @@ class RayExecutor:
             raise ConfigError("execution.executor: ray needs a profile file (the workers build their components from it)")
         try:
             import ray
+            import ray.exceptions  # RayError: a worker that died
         except ImportError:
             raise ConfigError("execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'") from None
         self._ray = ray
