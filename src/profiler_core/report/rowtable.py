@@ -25,7 +25,7 @@ from ..util.textclean import REPLACED, clean_json_bytes, replaced_note
 _LINE_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, AttributeError, IndexError)
 
 #: Numeric columns read from every row, in CSV order. Names follow the metric
-#: names of DESIGN §8 where one exists.
+#: names of docs/metrics.md where one exists.
 CORE_COLUMNS: tuple[str, ...] = (
     "iteration",
     "tokens_input",
