@@ -1,45 +1,7 @@
-"""Checkpoint conditions, where plugins written for earlier versions import them: they live in :mod:`profiler_core.scorers.conditions`."""
+"""Checkpoint conditions, where plugins (the eval plugin among them) import them: they live in :mod:`profiler_core.scorers.conditions`."""
 
-from .scorers.conditions import (
-    CONDITION_TAGS,
-    Condition,
-    ConditionOutcome,
-    CountEq,
-    CountGte,
-    Custom,
-    CustomCheck,
-    Empty,
-    FieldContains,
-    FieldEquals,
-    FieldGte,
-    Matches,
-    NonEmpty,
-    PathError,
-    describe_condition,
-    evaluate_condition,
-    evaluate_condition_async,
-    parse_condition,
-    resolve_path,
-)
+from .scorers import conditions as _conditions
+from .scorers.conditions import *  # noqa: F403 - the same names, whatever the conditions module adds
 
-__all__ = [
-    "CONDITION_TAGS",
-    "Condition",
-    "ConditionOutcome",
-    "CountEq",
-    "CountGte",
-    "Custom",
-    "CustomCheck",
-    "Empty",
-    "FieldContains",
-    "FieldEquals",
-    "FieldGte",
-    "Matches",
-    "NonEmpty",
-    "PathError",
-    "describe_condition",
-    "evaluate_condition",
-    "evaluate_condition_async",
-    "parse_condition",
-    "resolve_path",
-]
+__all__: list[str] = []
+__all__ += _conditions.__all__
