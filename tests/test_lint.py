@@ -34,7 +34,8 @@ def test_import_layers_hold():
 def test_pyright_is_clean():
     """pyright in basic mode ([tool.pyright] in pyproject.toml), beside mypy."""
     pyright = Path(sys.executable).with_name("pyright")
-    out = subprocess.run([str(pyright), "--outputjson"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    # --pythonpath: the imports resolve in the environment running the tests, wherever its venv lives
+    out = subprocess.run([str(pyright), "--outputjson", "--pythonpath", sys.executable], cwd=ROOT, capture_output=True, text=True, timeout=900)
     report = json.loads(out.stdout)
     problems = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in report["generalDiagnostics"]
                 if d["severity"] in ("error", "warning")]
