@@ -167,7 +167,9 @@ def test_profiler_run_writes_junit(tmp_path):
     assert len(cases) == 2 * 5
     failures = sum(int(s.get("failures")) for s in suites.values())
     assert failures == sum(1 for c in cases if c.find("failure") is not None)
-    rows = [json.loads(line) for line in next((tmp_path / "demo" / "results").glob("run_*[0-9].jsonl")).read_text().splitlines()]
+    # The run id ends in random hex, so pick the rows file by excluding the other run_*.jsonl files.
+    (results,) = [p for p in (tmp_path / "demo" / "results").glob("run_*.jsonl") if p.name.count(".") == 1]
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
     failed_cells = {(r["mode"], r["scenarioId"]) for r in rows if not r["success"]}
     assert {(c.get("classname").split(".", 1)[1], c.get("name")) for c in cases if c.find("failure") is not None} == failed_cells
 
