@@ -30,7 +30,8 @@ from tests.scripted.agent_runs import profiler, rows
 from profiler_core.fakemodel import FakeModelServer, Text, ToolCall, steps
 from profiler_core.sandbox.containers import HOST_IMAGE
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs every test that uses Docker or Podman: they share its daemon and check for leftover containers.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
 
 DOCKERFILE = f"""FROM {HOST_IMAGE}
 ENV TASK_MARKER=built-from-dockerfile

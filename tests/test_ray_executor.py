@@ -1,16 +1,20 @@
 """``execution.executor: ray``: cells as tasks on a local Ray cluster that ``profiler run`` starts itself.
 
 Each test runs ``profiler run`` in a subprocess (its own driver and cluster,
-ended with it), on the simulated provider, and looks at what it wrote.
+ended with it), on the simulated provider, and looks at what it wrote. Each run
+gets a temporary folder of its own: its cluster's processes are told apart by
+it from those of a test running beside it (pytest-xdist).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -34,6 +38,19 @@ def ray_installed():
         pytest.skip("ray is not installed")
 
 
+@pytest.fixture
+def ray_tmp():
+    """$TMPDIR of this test's runs: a short path (Ray's sockets need one), where its cluster keeps its files."""
+    folder = Path(tempfile.mkdtemp(prefix="pr-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def in_tmp(tmp: Path) -> dict[str, str]:
+    """The environment of a run whose temporary files (Ray's included) go under ``tmp``."""
+    return {**os.environ, "TMPDIR": str(tmp)}
+
+
 def write_profile(folder: Path, *, executor: str, time_scale: float = 0.0, repetitions: int = 2, retries: int = 0) -> Path:
     """The demo's scenarios on the simulated provider, two modes."""
     subprocess.run([*PROFILER, "init", str(folder / "demo")], check=True, capture_output=True)
@@ -52,10 +69,10 @@ def write_profile(folder: Path, *, executor: str, time_scale: float = 0.0, repet
     return path
 
 
-def run(profile: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+def run(profile: Path, *args: str, tmp: Path, timeout: float = 240) -> subprocess.CompletedProcess:
     return subprocess.run(
         [*PROFILER, "run", str(profile), "--progress", "none", "--no-report", *args],
-        capture_output=True, text=True, timeout=timeout, check=False, cwd=profile.parent,
+        capture_output=True, text=True, timeout=timeout, check=False, cwd=profile.parent, env=in_tmp(tmp),
     )
 
 
@@ -68,8 +85,8 @@ def cell(row: dict) -> tuple:
     return (row["model"], row["mode"], row["scenarioId"], row["iteration"])
 
 
-def ray_processes() -> dict[int, str]:
-    """Ray's own processes on this machine (workers show as ``ray::...``), by PID."""
+def ray_processes(tmp: Path) -> dict[int, str]:
+    """Ray's own processes (workers show as ``ray::...``) of the clusters started with $TMPDIR ``tmp``, by PID."""
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -79,16 +96,32 @@ def ray_processes() -> dict[int, str]:
                 command = handle.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if command.startswith("ray::") or "raylet" in command or "gcs_server" in command:
+        if (command.startswith("ray::") or "raylet" in command or "gcs_server" in command) and holds_file_in(int(entry), tmp):
             found[int(entry)] = command
     return found
 
 
-def test_ray_rows_equal_local_rows_field_by_field(tmp_path):
-    local = run(write_profile(tmp_path, executor="local"), "--run-id", "here")
+def holds_file_in(pid: int, folder: Path) -> bool:
+    """Whether the process has a file under ``folder`` open (every process of a Ray cluster keeps its log there)."""
+    prefix = f"{folder}/"
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(prefix):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_ray_rows_equal_local_rows_field_by_field(tmp_path, ray_tmp):
+    local = run(write_profile(tmp_path, executor="local"), "--run-id", "here", tmp=ray_tmp)
     assert local.returncode == 0, local.stderr
     (tmp_path / "r").mkdir()
-    remote = run(write_profile(tmp_path / "r", executor="ray"), "--run-id", "there")
+    remote = run(write_profile(tmp_path / "r", executor="ray"), "--run-id", "there", tmp=ray_tmp)
     assert remote.returncode == 0, remote.stderr
     here = {cell(r): r for r in rows_of(tmp_path, "here")}
     there = {cell(r): r for r in rows_of(tmp_path / "r", "there")}
@@ -98,17 +131,17 @@ def test_ray_rows_equal_local_rows_field_by_field(tmp_path):
         assert set(row) == set(other)
         for field in sorted(set(row) - PER_RUN):
             assert row[field] == other[field], f"{key}: {field}"
-    assert wait_for(lambda: not ray_processes(), 30, "the local cluster to stop") is True
+    assert wait_for(lambda: not ray_processes(ray_tmp), 30, "the local cluster to stop") is True
 
 
-def test_a_killed_worker_gives_an_error_attempt_and_the_retry_completes_the_cell(tmp_path):
+def test_a_killed_worker_gives_an_error_attempt_and_the_retry_completes_the_cell(tmp_path, ray_tmp):
     profile = write_profile(tmp_path, executor="ray", time_scale=0.03, repetitions=2, retries=1)
     process = subprocess.Popen(
         [*PROFILER, "run", str(profile), "--run-id", "kill", "--progress", "none", "--no-report", "--allow-errors"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=profile.parent,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=profile.parent, env=in_tmp(ray_tmp),
     )
     try:
-        busy = wait_for(lambda: [p for p, c in ray_processes().items() if c.startswith("ray::run_cell")], 120, "a busy worker")
+        busy = wait_for(lambda: [p for p, c in ray_processes(ray_tmp).items() if c.startswith("ray::run_cell")], 120, "a busy worker")
         os.kill(busy[0], signal.SIGKILL)  # by its own PID
         _, stderr = process.communicate(timeout=240)
     finally:
@@ -121,14 +154,14 @@ def test_a_killed_worker_gives_an_error_attempt_and_the_retry_completes_the_cell
     retried = [r for r in rows if r.get("attempts", 1) == 2]
     assert retried, "no cell was retried after its worker died"
     assert "retrying" in stderr and "ray worker failed" in stderr
-    assert wait_for(lambda: not ray_processes(), 30, "the local cluster to stop") is True
+    assert wait_for(lambda: not ray_processes(ray_tmp), 30, "the local cluster to stop") is True
 
 
-def test_ctrl_c_stops_the_cluster_and_resume_completes_every_cell_once(tmp_path):
+def test_ctrl_c_stops_the_cluster_and_resume_completes_every_cell_once(tmp_path, ray_tmp):
     profile = write_profile(tmp_path, executor="ray", time_scale=0.03, repetitions=2)
     process = subprocess.Popen(
         [*PROFILER, "run", str(profile), "--run-id", "intr", "--progress", "none", "--no-report"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=profile.parent,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=profile.parent, env=in_tmp(ray_tmp),
     )
     results = tmp_path / "demo" / "results" / "intr.jsonl"
     try:
@@ -141,9 +174,9 @@ def test_ctrl_c_stops_the_cluster_and_resume_completes_every_cell_once(tmp_path)
     assert process.returncode == 130, stderr
     first = rows_of(tmp_path, "intr")
     assert 2 <= len(first) < 20
-    wait_for(lambda: not ray_processes(), 30, "the local cluster to stop after Ctrl-C")
+    wait_for(lambda: not ray_processes(ray_tmp), 30, "the local cluster to stop after Ctrl-C")
 
-    resumed = run(profile, "--resume", "intr")
+    resumed = run(profile, "--resume", "intr", tmp=ray_tmp)
     assert resumed.returncode == 0, resumed.stderr
     rows = rows_of(tmp_path, "intr")
     assert len(rows) == 20 and len({cell(r) for r in rows}) == 20
@@ -179,10 +212,8 @@ def test_validate_says_when_the_ray_extra_is_missing(tmp_path):
     assert not list((profile.parent / "results").glob("*"))  # refused before anything was written
 
 
-def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_interrupted(tmp_path):
+def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_interrupted(tmp_path, ray_tmp):
     """Workers run `opencode serve`; Ctrl-C on the driver mid-session must end every server and remove its home."""
-    import tempfile
-
     from tests.binaries import agent_binary
     from tests.opencode_helpers import write_profile as write_opencode_profile
     from tests.scripted.agent_runs import MARK, marked_processes, new_mark
@@ -190,17 +221,15 @@ def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_int
     from profiler_core.fakemodel import FakeModelServer, Hang
 
     binary, mark = agent_binary("opencode", "OPENCODE_BIN"), new_mark()
-    temp = Path(tempfile.gettempdir())
-    before = {p.name for p in temp.glob("profiler-*")}
     with FakeModelServer(Hang(), model="scripted") as model:
         profile = write_opencode_profile(
             tmp_path, model.base_url, binary, modes={"plain": {"environment": {MARK: mark}}},
             execution={"executor": "ray", "repetitions": 2, "concurrency": 2, "ray": {"num_cpus_per_cell": 0.5}},
         )
-        # The system's temporary folder (Ray's sockets need a short path): the folders left are looked for there.
+        # The run's own temporary folder (a short path: Ray's sockets need one): the folders left are looked for there.
         process = subprocess.Popen(
             [*PROFILER, "run", str(profile), "--run-id", "ray-oc", "--progress", "none", "--no-report"], cwd=tmp_path,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=in_tmp(ray_tmp),
         )
         try:
             wait_for(lambda: model.chat_requests(), 180, "a session's model request")
@@ -211,6 +240,6 @@ def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_int
             process.kill()
             process.wait()
     assert wait_for(lambda: not marked_processes(mark), 60, "the opencode servers to end"), servers
-    left = {p.name for p in temp.glob("profiler-*")} - before
+    left = {p.name for p in ray_tmp.glob("profiler-*")}
     assert not {name for name in left if name.startswith(("profiler-opencode-", "profiler-ws-", "profiler-ray-"))}, left
-    assert wait_for(lambda: not ray_processes(), 60, "the local cluster to stop") is True
+    assert wait_for(lambda: not ray_processes(ray_tmp), 60, "the local cluster to stop") is True

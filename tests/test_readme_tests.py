@@ -23,10 +23,22 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert lines[-1] == readme_test_command()
 
 
+def pytest_step(steps: list[str]) -> int:
+    """The index of the step that runs the tests."""
+    return next(i for i, step in enumerate(steps) if step.startswith(".venv/bin/python -m pytest "))
+
+
 def test_the_readme_test_command_installs_the_agents_and_the_browser_before_pytest():
     steps = [step.strip() for step in readme_test_command().split("&&")]
-    assert steps.index("bash .ci/install-browser") < steps.index(".venv/bin/python -m pytest -q")
-    assert steps.index("bash .ci/install-agents") < steps.index(".venv/bin/python -m pytest -q")
+    assert steps.index("bash .ci/install-browser") < pytest_step(steps)
+    assert steps.index("bash .ci/install-agents") < pytest_step(steps)
+
+
+def test_the_readme_test_command_runs_the_tests_on_every_core_keeping_the_groups_together():
+    steps = [step.strip() for step in readme_test_command().split("&&")]
+    options = steps[pytest_step(steps)].split()
+    assert options[options.index("-n") + 1] == "auto"
+    assert options[options.index("--dist") + 1] == "loadgroup"  # the xdist_group marks are honoured only so
 
 
 def test_install_browser_stops_the_command_in_one_line_when_it_cannot_install(tmp_path):

@@ -32,7 +32,8 @@ from profiler_core.fakemodel import FakeModelServer, Text
 from profiler_core.providers._agent_process import run_agent
 from profiler_core.sandbox import Job, Mount, SandboxSettings, confine
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs every test that uses Docker or Podman: they share its daemon and check for leftover containers.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = Path(__file__).with_name("sandbox_probe.py")

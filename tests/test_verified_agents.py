@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,7 @@ def test_an_agent_in_bwrap_is_judged_by_the_tasks_tests(tmp_path, agent, monkeyp
     system_binary("bwrap", hint="apt-get install bubblewrap")
     program, variable, model, suffix = AGENTS[agent]
     binary = str(agent_binary(program, variable))
-    marker = Path.home() / f".profiler-test-marker-{tmp_path.name}"
+    marker = Path.home() / f".profiler-test-marker-{uuid.uuid4().hex[:8]}"  # tmp_path names repeat across xdist workers
     marker.write_text("a file of the user's home")
     monkeypatch.setenv("PROFILER_TEST_SECRET", SECRET)
     try:
