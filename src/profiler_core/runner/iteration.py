@@ -181,7 +181,7 @@ async def run_iteration(
     warmup: bool = False,
 ) -> IterationOutcome:
     """Run one cell of the matrix, with retries, and record it (``attempt_fn``: one attempt, here or elsewhere)."""
-    if not warmup:
+    if not warmup and state.hooks.implemented("profiler_before_scenario"):
         replacement = await state.hooks.first_result(
             "profiler_before_scenario",
             ctx=BeforeScenarioContext(scenario=scenario, mode=mode, model=model, iteration=iteration, run=state.run_ctx),
@@ -194,12 +194,14 @@ async def run_iteration(
     outcome = await _attempts(state, cell, attempt_fn)
     if not warmup:
         _record(state, outcome, model=model, mode=mode, scenario=scenario, iteration=iteration)
-        await state.hooks.call(
-            "profiler_after_scenario",
-            ctx=AfterScenarioContext(
-                scenario=scenario, mode=mode, model=model, iteration=iteration, result=outcome.row, trace=outcome.trace, run=state.run_ctx
-            ),
-        )
+        if state.hooks.implemented("profiler_after_scenario"):
+            await state.hooks.call(
+                "profiler_after_scenario",
+                ctx=AfterScenarioContext(
+                    scenario=scenario, mode=mode, model=model, iteration=iteration, result=outcome.row, trace=outcome.trace,
+                    run=state.run_ctx,
+                ),
+            )
     return outcome
 
 
@@ -304,7 +306,7 @@ async def attempt_cell(
         error_code=done.error_code, reason=done.reason, attempts=attempt,
         reward=done.verification.reward if done.verification is not None else None,
     )
-    if done.folder is not None and state.workspaces is not None:
+    if done.folder is not None and state.workspaces is not None and not state.workspaces.reuse_if_empty(done.folder):
         name = workspace_name(scenario.id, mode, iteration, model if state.multi_model else None)
         state.workspaces.finish(done.folder, failed=bool(row.error) or not row.success, name=name)
     bundle = None

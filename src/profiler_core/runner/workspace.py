@@ -127,19 +127,27 @@ class Workspaces:
 
     async def report(self, folder: Path) -> WorkspaceReport:
         """What the agent left: ``git diff --stat`` (new files included) of a git tree, else its file list."""
+        if _is_empty(folder):
+            return WorkspaceReport(files=())  # most sessions without a workspace leave it empty: one scandir
         if (folder / ".git").exists():
             await _git("add", "--all", "--intent-to-add", cwd=folder)
             stat = await _git("diff", "--stat", cwd=folder)
             return WorkspaceReport(diff_stat=stat.output.strip() if stat.ok else None)
         return WorkspaceReport(files=_list_files(folder))  # bounded: stops at MAX_FILES
 
+    def reuse_if_empty(self, folder: Path) -> bool:
+        """Keep ``folder`` for the next session when it is empty (nothing to inspect in it); whether it was."""
+        if _is_empty(folder):
+            self._empty.append(folder)
+            return True
+        return False
+
     def finish(self, folder: Path, *, failed: bool, name: str) -> Path | None:
         """Keep the workspace under ``keep_dir/name`` (per ``keep``) or remove it; where it was kept.
 
         An empty workspace is never kept: there is nothing in it to inspect; it serves the next session.
         """
-        if _is_empty(folder):
-            self._empty.append(folder)
+        if self.reuse_if_empty(folder):
             return None
         if self.keep == "all" or (self.keep == "failed" and failed):
             target = inside(self.keep_dir, self.keep_dir / name)
