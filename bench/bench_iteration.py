@@ -48,6 +48,7 @@ def _child(repetitions: int) -> int:
     """In a fresh process: run the workload once and print its figures, with the CPU time of the run."""
     sys.path.insert(0, str(BENCH))
     import trio
+
     import workloads
 
     spent: list[float] = []
