@@ -106,3 +106,12 @@ BLOCK_PIECES = st.sampled_from(
 @given(st.lists(st.lists(BLOCK_PIECES, max_size=5).map("".join), max_size=8))
 def test_one_search_finds_the_confused_blocks_a_search_per_block_finds(blocks):
     assert reasoning._confused(blocks) == [i for i, block in enumerate(blocks) if reasoning._is_confused(block)]
+
+
+EXCERPT_PIECES = st.sampled_from(["a", "bc", " ", "  ", "\n", "\t", "\xa0", "\u3000", "\x85", "é", "x" * 30, "."])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(EXCERPT_PIECES, max_size=12).map("".join))
+def test_an_excerpt_is_the_collapsed_text_cut_to_its_length(content):
+    assert reasoning._excerpt(content) == " ".join(content.split())[: reasoning.EXCERPT_CHARS]
