@@ -148,9 +148,18 @@ class Redactor:
         if self._needles and any(needle in text for needle in self._needles):
             for pattern in self._patterns:
                 text = pattern.sub(REDACTED, text)
-        if any(anchor.search(text) for anchor in KEY_ANCHORS):
+        if holds_key_shape(text):
             text = KEY_SHAPES.sub(_mask, text)
         return text
+
+
+def holds_key_shape(text: str) -> bool:
+    """Whether ``KEY_SHAPES`` matches somewhere in ``text`` (each anchor's scan starts where memchr first finds it)."""
+    for anchor in KEY_ANCHORS:
+        start = text.find(anchor.pattern[0])
+        if start >= 0 and anchor.search(text, start):
+            return True
+    return False
 
 
 def _needles(value: str, forms: set[str]) -> set[str]:
