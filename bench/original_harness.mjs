@@ -103,14 +103,16 @@ try {
     const scenarios = JSON.parse(readAnchor("scenarios.json")).slice(0, latency ? 5 : 10)
     const repetitions = latency ? 4 : Number(option("--repetitions", "100"))
     const start = performance.now()
+    const cpuStart = process.cpuUsage()
     const result = await runSuite({ scenarios, repetitions, modes: ["mode_a", "mode_b"], out, latencyMs: latency ? 50 : 0 })
     const ms = performance.now() - start
+    const cpu = process.cpuUsage(cpuStart) // user + system µs of every thread of the process (GC included)
     const iterations = result.rows.length
     if (iterations !== 2 * scenarios.length * repetitions || result.rows.some((r) => !r.success)) {
       throw new Error(`the run is not clean: ${iterations} rows`)
     }
     const peak = process.resourceUsage().maxRSS / 1024
-    console.log(JSON.stringify({ ms, iterations, ms_per_iter: ms / iterations, peak_rss_mb: peak }))
+    console.log(JSON.stringify({ ms, iterations, ms_per_iter: ms / iterations, cpu_ms_per_iter: (cpu.user + cpu.system) / 1000 / iterations, peak_rss_mb: peak }))
   } else if (STATS.has(workload)) {
     const values = JSON.parse(readAnchor("stats-values.json"))
     const a = values.slice(0, 500)

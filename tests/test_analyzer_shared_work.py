@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import PARITY
-from profiler_builtin_analyzers import ANALYZERS, _common
+from profiler_builtin_analyzers import ANALYZERS, _common, reasoning
 from profiler_builtin_analyzers.error import ErrorAnalyzer
 from profiler_builtin_analyzers.strategy import StrategyAnalyzer
 from profiler_builtin_analyzers.tool_names import resolve_tool_display_name
@@ -92,3 +94,24 @@ def test_the_facts_do_not_keep_a_trace_alive(trace):
     del other
     gc.collect()
     assert ref() is None
+
+
+# The reasoning analyzer looks for confusion keywords in all reasoning blocks at once (issue 30).
+BLOCK_PIECES = st.sampled_from(
+    ["ok", "not sure", "Not Sure", "wrong", "RETRY", "don\u2019t understand", "stuck", "\x00", "\u03a3\u0391\u03a3", "\u0130", " ", "try", " again", "\n"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(BLOCK_PIECES, max_size=5).map("".join), max_size=8))
+def test_one_search_finds_the_confused_blocks_a_search_per_block_finds(blocks):
+    assert reasoning._confused(blocks) == [i for i, block in enumerate(blocks) if reasoning._is_confused(block)]
+
+
+EXCERPT_PIECES = st.sampled_from(["a", "bc", " ", "  ", "\n", "\t", "\xa0", "\u3000", "\x85", "é", "x" * 30, "."])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(EXCERPT_PIECES, max_size=12).map("".join))
+def test_an_excerpt_is_the_collapsed_text_cut_to_its_length(content):
+    assert reasoning._excerpt(content) == " ".join(content.split())[: reasoning.EXCERPT_CHARS]

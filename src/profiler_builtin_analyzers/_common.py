@@ -65,23 +65,32 @@ def input_key(value: Any) -> Hashable:
             pass
     if type(value) is str:
         return ("s", value)
-    return ("j", json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str))
+    return ("j", _CANONICAL.encode(value))
+
+
+#: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)`` (and sorted keys), made once:
+#: ``json.dumps`` with options builds its encoder on every call, most of a small input's cost.
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def input_text(value: Any, limit: int = 120) -> str:
     """Compact JSON of a tool input as the original shows it, shortened past ``limit`` characters."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = _COMPACT.encode(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def call_ids(calls: Sequence[ToolCallEvent]) -> list[int]:
+def call_ids(calls: Sequence[ToolCallEvent], keys: Sequence[Hashable] | None = None) -> list[int]:
     """A number per call, equal for equal calls (same tool name, same input, whatever the key order).
 
     Numbers rather than the keys themselves: only one key per *distinct* call
     stays alive, which keeps the garbage collector out of a 100,000-event pass.
+    ``keys``: the calls' ``input_key`` when already known.
     """
     ids: dict[tuple[str, Hashable], int] = {}
-    return [ids.setdefault((c.name, input_key(c.input)), len(ids)) for c in calls]
+    if keys is None:
+        return [ids.setdefault((c.name, input_key(c.input)), len(ids)) for c in calls]
+    return [ids.setdefault((c.name, key), len(ids)) for c, key in zip(calls, keys, strict=True)]
 
 
 def duplicate_calls(ids: Sequence[int]) -> int:
@@ -127,12 +136,13 @@ def counted_rows(counts: dict[str, int], *, by_count: bool = False) -> list[tupl
 class TraceFacts:
     """What several analyzers derive from one trace, each computed on first use and then kept."""
 
-    __slots__ = ("_calls", "_groups", "_ids", "_names", "_trace")
+    __slots__ = ("_calls", "_groups", "_ids", "_keys", "_names", "_trace")
 
     def __init__(self, trace: SessionTrace) -> None:
         # Weak: the facts of the last trace analysed must not keep a big trace alive after its iteration.
         self._trace = weakref.ref(trace)
         self._calls: list[ToolCallEvent] | None = None
+        self._keys: list[Hashable] | None = None
         self._ids: list[int] | None = None
         self._groups: list[Sequence[TraceEvent]] | None = None
         self._names: dict[Callable[[str, Any], str], list[str]] = {}
@@ -150,10 +160,17 @@ class TraceFacts:
         return self._calls
 
     @property
+    def input_keys(self) -> list[Hashable]:
+        """Each call's :func:`input_key`."""
+        if self._keys is None:
+            self._keys = [input_key(c.input) for c in self.calls]
+        return self._keys
+
+    @property
     def call_ids(self) -> list[int]:
         """A number per call, equal for equal calls (:func:`call_ids`)."""
         if self._ids is None:
-            self._ids = call_ids(self.calls)
+            self._ids = call_ids(self.calls, self.input_keys)
         return self._ids
 
     @property

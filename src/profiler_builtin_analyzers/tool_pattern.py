@@ -7,7 +7,7 @@ from typing import Any
 
 from profiler_core import AnalysisResult, ListFinding, NumberFinding, Scenario, SessionTrace, TableFinding
 
-from ._common import counted_rows, facts, input_key, input_text, plural
+from ._common import counted_rows, facts, input_text, plural
 from .tool_names import Resolver, load_resolver
 
 
@@ -37,8 +37,8 @@ class ToolPatternAnalyzer:
 
         # (display name, input identity) -> [count, the input as first seen]
         seen: dict[tuple[str, Hashable], list[Any]] = {}
-        for display, call in zip(names, calls):
-            identity = (display, input_key(call.input))
+        for display, call, key in zip(names, calls, shared.input_keys):
+            identity = (display, key)
             entry = seen.get(identity)
             if entry is None:
                 seen[identity] = [1, call.input]

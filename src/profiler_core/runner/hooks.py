@@ -29,8 +29,14 @@ class HookCaller:
         self.manager = manager
         self.errors: list[HookErrorRecord] = []
 
+    def implemented(self, hook_name: str) -> bool:
+        """Whether any plugin implements ``hook_name`` now (a call nobody implements is skipped on the hot path)."""
+        return bool(getattr(self.manager.hook, hook_name).get_hookimpls())
+
     async def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
         """Call every implementation; record and log the ones that raise."""
+        if not self.implemented(hook_name):
+            return []
         with isolated_hook_call(hook_name) as failures:
             results = self._pluggy(hook_name, failures, kwargs) or []
         values = [await await_me_maybe(result) for result in results]
@@ -47,6 +53,8 @@ class HookCaller:
         each such continuation again): an async plugin cannot silence the ones
         after it.
         """
+        if not self.implemented(hook_name):
+            return None
         called: list[str] = []
         while True:
             with isolated_hook_call(hook_name) as failures:
@@ -66,6 +74,8 @@ class HookCaller:
 
     def call_sync(self, hook_name: str, **kwargs: Any) -> None:
         """Call synchronous hooks (progress) on the hot path; failures are recorded."""
+        if not self.implemented(hook_name):
+            return
         with isolated_hook_call(hook_name) as failures:
             results = self._pluggy(hook_name, failures, kwargs) or []
         for result in results:

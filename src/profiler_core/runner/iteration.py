@@ -41,7 +41,7 @@ from .outcome import PLUGIN_ERRORS, IterationError, IterationOutcome, analyzer_f
 from .row import make_row
 from .state import RunState
 from .verify import Verification, VerifierError, run_verifiers
-from .workspace import SetupError
+from .workspace import EMPTY_WORKSPACE, SetupError
 
 log = logging.getLogger("agent_profiler")
 
@@ -57,8 +57,7 @@ async def _destroy(state: RunState, handle: Any, provider: ProviderAdapter) -> N
     # Shielded so a timeout or Ctrl-C cannot skip it; bounded so a hung provider cannot hang us
     # (and, blocking a thread during Ctrl-C, only briefly: see ProviderAdapter.cleanup_limit).
     limit = provider.cleanup_limit("destroy_session", state.destroy_timeout_s)
-    with trio.move_on_after(limit) as scope:
-        scope.shield = True
+    with trio.CancelScope(relative_deadline=limit, shield=True) as scope:  # trio.move_on_after(limit, shield=True)
         try:
             await provider.destroy_session(handle)
         except PLUGIN_ERRORS as exc:  # a failed destroy must not lose the row
@@ -181,7 +180,7 @@ async def run_iteration(
     warmup: bool = False,
 ) -> IterationOutcome:
     """Run one cell of the matrix, with retries, and record it (``attempt_fn``: one attempt, here or elsewhere)."""
-    if not warmup:
+    if not warmup and state.hooks.implemented("profiler_before_scenario"):
         replacement = await state.hooks.first_result(
             "profiler_before_scenario",
             ctx=BeforeScenarioContext(scenario=scenario, mode=mode, model=model, iteration=iteration, run=state.run_ctx),
@@ -194,12 +193,14 @@ async def run_iteration(
     outcome = await _attempts(state, cell, attempt_fn)
     if not warmup:
         _record(state, outcome, model=model, mode=mode, scenario=scenario, iteration=iteration)
-        await state.hooks.call(
-            "profiler_after_scenario",
-            ctx=AfterScenarioContext(
-                scenario=scenario, mode=mode, model=model, iteration=iteration, result=outcome.row, trace=outcome.trace, run=state.run_ctx
-            ),
-        )
+        if state.hooks.implemented("profiler_after_scenario"):
+            await state.hooks.call(
+                "profiler_after_scenario",
+                ctx=AfterScenarioContext(
+                    scenario=scenario, mode=mode, model=model, iteration=iteration, result=outcome.row, trace=outcome.trace,
+                    run=state.run_ctx,
+                ),
+            )
     return outcome
 
 
@@ -304,7 +305,9 @@ async def attempt_cell(
         error_code=done.error_code, reason=done.reason, attempts=attempt,
         reward=done.verification.reward if done.verification is not None else None,
     )
-    if done.folder is not None and state.workspaces is not None:
+    if done.folder is not None and state.workspaces is not None and done.left_empty:
+        state.workspaces.reuse(done.folder)
+    elif done.folder is not None and state.workspaces is not None and not state.workspaces.reuse_if_empty(done.folder):
         name = workspace_name(scenario.id, mode, iteration, model if state.multi_model else None)
         state.workspaces.finish(done.folder, failed=bool(row.error) or not row.success, name=name)
     bundle = None
@@ -336,7 +339,10 @@ async def _verify(state: RunState, scenario: Scenario, done: _Attempt) -> None:
     if done.folder is None or state.workspaces is None:
         return
     if done.trace is not None:
-        done.trace = attrs.evolve(done.trace, workspace=await state.workspaces.report(done.folder))
+        report = await state.workspaces.report(done.folder)
+        done.trace = attrs.evolve(done.trace, workspace=report)
+        # Empty, and nothing runs in it after this (the scorer and analyzers see the trace, not the folder).
+        done.left_empty = not scenario.verify and report == EMPTY_WORKSPACE
     if not scenario.verify:
         return
     try:
@@ -370,6 +376,8 @@ class _Attempt:
     folder: Path | None = None
     #: the session's sandbox when the task brings its own (its image); None: the run's
     sandbox: Any = None
+    #: the workspace was empty when the agent finished and no verifier ran in it: kept for the next session as it is
+    left_empty: bool = False
     verification: Verification | None = None
 
     def verification_metrics(self) -> dict[str, Any]:
@@ -385,18 +393,26 @@ class _Attempt:
 
 async def _session(state: RunState, provider: ProviderAdapter, params: CreateSessionParams, scenario: Scenario, done: _Attempt) -> None:
     """Create the session, prompt it and export its trace, under the scenario's timeout."""
+    # trio.fail_after's scope, without its generator-based context manager (once per cell)
+    scope = trio.CancelScope(relative_deadline=scenario.timeout_ms / 1000)
     try:
-        with trio.fail_after(scenario.timeout_ms / 1000):
+        with scope:
             done.handle = await provider.create_session(params)
             done.result = _checked_result(provider, await provider.prompt(done.handle, scenario.prompt, scenario.timeout_ms))
             if state.export_needed:
                 done.trace = _checked_trace(provider, await provider.export_session(done.handle))
             done.times = provider.session_times(done.handle)
-    except trio.TooSlowError:
-        raise IterationError(f"timed out after {scenario.timeout_ms} ms", reason="timeout", code="timeout") from None
+    except trio.TooSlowError:  # a provider's own deadline, counted as the session's (as before this scope)
+        raise _timed_out(scenario) from None
     except IterationError:
         raise
     except RateLimitedError as exc:
         raise IterationError(f"rate limited: {exc}", code="rate_limited", retry_after=exc.retry_after) from exc
     except PLUGIN_ERRORS as exc:  # SystemExit too: a provider calling sys.exit() gets an error row, not the run's end
         raise IterationError(f"{type(exc).__name__}: {exc}", code="provider_error") from exc
+    if scope.cancelled_caught:
+        raise _timed_out(scenario)
+
+
+def _timed_out(scenario: Scenario) -> IterationError:
+    return IterationError(f"timed out after {scenario.timeout_ms} ms", reason="timeout", code="timeout")

@@ -19,6 +19,8 @@ class Progress:
 
     def emit(self, kind: ProgressKind, **fields: Any) -> None:
         """Tell the hook about one step of the run."""
+        if not self.hooks.implemented("profiler_progress"):
+            return  # twice per cell: no event is built when nobody listens
         self.hooks.call_sync(
             "profiler_progress",
             event=ProgressEvent(kind=kind, run_id=self.run_id, completed=self.completed, total=self.total, failed=self.failed, **fields),

@@ -459,6 +459,8 @@ class Run:
 
     async def _open_group(self, group: ModeGroup) -> None:
         """The group's provider ready and ``before_mode`` called, once, by whichever of its cells comes first."""
+        if group.status == "open":
+            return  # every cell after the first: no lock to take (a checkpoint and ~40k instructions per cell)
         async with group.lock:
             if group.status == "open":
                 return

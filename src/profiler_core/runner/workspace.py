@@ -42,6 +42,10 @@ KeepWorkspaces = Literal["failed", "all", "none"]
 MAX_FILES = 200
 
 
+#: What ``Workspaces.report`` says of an empty workspace.
+EMPTY_WORKSPACE = WorkspaceReport(files=())
+
+
 class SetupError(Exception):
     """Preparing a workspace failed (copy, clone or a set-up command): the cell's error, not the agent's."""
 
@@ -127,19 +131,31 @@ class Workspaces:
 
     async def report(self, folder: Path) -> WorkspaceReport:
         """What the agent left: ``git diff --stat`` (new files included) of a git tree, else its file list."""
+        if _is_empty(folder):
+            return EMPTY_WORKSPACE  # most sessions without a workspace leave it empty: one scandir
         if (folder / ".git").exists():
             await _git("add", "--all", "--intent-to-add", cwd=folder)
             stat = await _git("diff", "--stat", cwd=folder)
             return WorkspaceReport(diff_stat=stat.output.strip() if stat.ok else None)
         return WorkspaceReport(files=_list_files(folder))  # bounded: stops at MAX_FILES
 
+    def reuse(self, folder: Path) -> None:
+        """Keep ``folder``, known to be empty, for the next session that needs an empty one."""
+        self._empty.append(folder)
+
+    def reuse_if_empty(self, folder: Path) -> bool:
+        """Keep ``folder`` for the next session when it is empty (nothing to inspect in it); whether it was."""
+        if _is_empty(folder):
+            self.reuse(folder)
+            return True
+        return False
+
     def finish(self, folder: Path, *, failed: bool, name: str) -> Path | None:
         """Keep the workspace under ``keep_dir/name`` (per ``keep``) or remove it; where it was kept.
 
         An empty workspace is never kept: there is nothing in it to inspect; it serves the next session.
         """
-        if _is_empty(folder):
-            self._empty.append(folder)
+        if self.reuse_if_empty(folder):
             return None
         if self.keep == "all" or (self.keep == "failed" and failed):
             target = inside(self.keep_dir, self.keep_dir / name)
@@ -223,4 +239,4 @@ def _how(result: CommandResult) -> str:
     return f"exited {result.exit_code}" + (f": {tail}" if tail else "")
 
 
-__all__ = ["KeepWorkspaces", "SetupError", "Workspaces"]
+__all__ = ["EMPTY_WORKSPACE", "KeepWorkspaces", "SetupError", "Workspaces"]

@@ -252,6 +252,7 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     )
     conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
     conv.register_structure_hook_factory(attrs.has, structure_factory)
+    conv.register_unstructure_hook_factory(_is_homogeneous_tuple, lambda t: _items_unstructure(conv, t))
 
     # scenario-sets.json is a plain mapping of set name -> ids.
     conv.register_unstructure_hook(ScenarioSets, lambda s: {k: list(v) for k, v in s.sets.items()})
@@ -265,6 +266,27 @@ def _make(*, detailed: bool) -> cattrs.Converter:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _is_homogeneous_tuple(type_: Any) -> bool:
+    args = typing.get_args(type_)
+    return typing.get_origin(type_) is tuple and len(args) == 2 and args[1] is Ellipsis
+
+
+def _items_unstructure(conv: cattrs.Converter, type_: Any) -> Callable[[Any], Any]:
+    """``tuple[X, ...]`` -> a list, each item by X's hook: what cattrs does, with a list comprehension.
+
+    cattrs builds the list from a generator expression, one resumed frame per item; the
+    row's tool-call records, a trace's turns and the analyzers' table rows go through here.
+    """
+    hook = conv.get_unstructure_hook(typing.get_args(type_)[0])
+    if hook is identity:
+        return list
+
+    def unstructure_items(items: Any) -> list[Any]:
+        return [hook(item) for item in items]
+
+    return unstructure_items
 
 
 def _is_scalar_union(hint: Any) -> bool:

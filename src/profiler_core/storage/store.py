@@ -57,7 +57,9 @@ class RowWriter:
         paths.results_dir.mkdir(parents=True, exist_ok=True)
         # The analysis file and the trace store open on first use: a link planted there is refused now, before any session.
         refuse_links(paths.analysis, *([trace_store] if trace_store is not None else []))
-        self._rows: IO[str] = open_output(paths.jsonl, "a")  # closed in close()
+        # The file names, made once: a row's write names its file only when it fails.
+        self._rows_path, self._analysis_path = paths.jsonl, paths.analysis
+        self._rows: IO[str] = open_output(self._rows_path, "a")  # closed in close()
         self._analysis: IO[str] | None = None
         self._traces = TraceStoreWriter(trace_store) if trace_store is not None else None
 
@@ -94,16 +96,16 @@ class RowWriter:
 
     def write_row(self, row: ProfileRow) -> None:
         """Append one row as one whole line, flushed; a failed write (full disk) names the file."""
-        _append(self._rows, self.paths.jsonl, self.redact(to_json(row)) + "\n", "a result row")
+        _append(self._rows, self._rows_path, self.redact(to_json(row)) + "\n", "a result row")
 
     def write_analysis(self, bundle: SessionAnalysisBundle) -> None:
         """Append one iteration's analysis results."""
         if self._analysis is None:
             try:
-                self._analysis = open_output(self.paths.analysis, "a")
+                self._analysis = open_output(self._analysis_path, "a")
             except OSError as exc:
-                raise StoreError(f"{self.paths.analysis}: cannot open for appending ({exc.strerror or exc})") from None
-        _append(self._analysis, self.paths.analysis, self.redact(to_json(bundle)) + "\n", "an analysis bundle")
+                raise StoreError(f"{self._analysis_path}: cannot open for appending ({exc.strerror or exc})") from None
+        _append(self._analysis, self._analysis_path, self.redact(to_json(bundle)) + "\n", "an analysis bundle")
 
     def close(self) -> list[str]:
         """Close the files; return the problems met doing so (e.g. the last write of a full disk)."""

@@ -51,8 +51,22 @@ KEY_SHAPES = re.compile(
     re.VERBOSE,
 )
 
-#: Literal prefixes of every shape above: text containing none of them skips the (slow) regex.
-_KEY_PREFIXES = re.compile(r"sk-|gh[pousr]_|github_pat_|xox|AKIA|AIza|hf_|Bearer ")
+#: The shapes above again, each found from one literal (``-``, ``_``, ``AKIA``...) with what
+#: precedes it as a look-behind: text holds a key shape if and only if one of these matches it.
+#: CPython's regex engine scans for a pattern's literal first character at memchr speed, but
+#: tries every position whose character starts *any* alternative of an alternation: one
+#: alternation of the shapes costs ~12x more on a 16 KB trace than these four scans.
+KEY_ANCHORS = (
+    re.compile(r"-(?:(?<=sk-)(?:ant-|proj-|live-|test-)?[A-Za-z0-9_\-]{16,}|(?<=xox[abprs]-)[A-Za-z0-9\-]{10,})"),
+    re.compile(r"_(?:(?<=gh[pousr]_)[A-Za-z0-9]{20,}|(?<=github_)pat_[A-Za-z0-9_]{20,}|(?<=hf_)[A-Za-z0-9]{30,})"),
+    re.compile(r"A(?:KIA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})"),
+    re.compile(r"Bearer [A-Za-z0-9._\-]{16,}"),
+)
+
+#: Characters that every spelling of a secret keeps as they are (JSON and URL escapes leave them).
+_KEPT = re.compile(r"[A-Za-z0-9_.~-]+")
+#: A kept run at least this long stands for all the spellings of its secret in the first look.
+_RUN_LENGTH = 4
 
 #: Shorter secrets are never masked: every occurrence of "ab" would go.
 MIN_SECRET_LENGTH = 4
@@ -87,7 +101,8 @@ class Redactor:
         self._anywhere: set[str] = set()
         self._words: set[str] = set()
         self._numbers: set[str] = set()
-        self._secrets: tuple[str, ...] = ()
+        #: one substring per secret (or each spelling of one without a long kept run): the first look
+        self._needles: tuple[str, ...] = ()
         self._patterns: tuple[re.Pattern[str], ...] = ()
         self._learn(v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= ANYWHERE_LENGTH)
         self.add(extra_values)
@@ -109,11 +124,15 @@ class Redactor:
         return refused
 
     def _learn(self, values: Iterable[str]) -> None:
+        needles = set(self._needles)
         for value in values:
+            forms = spellings(value)
             if _JSON_TOKEN.fullmatch(value):
-                self._numbers.update(spellings(value))
+                self._numbers.update(forms)
             else:
-                (self._words if len(value) < ANYWHERE_LENGTH else self._anywhere).update(spellings(value))
+                (self._words if len(value) < ANYWHERE_LENGTH else self._anywhere).update(forms)
+            needles.update(_needles(value, forms))
+        self._needles = tuple(sorted(needles, key=len, reverse=True))
         patterns = []
         for forms, edge in ((self._anywhere, None), (self._words, _WORD), (self._numbers, _NUMBER)):
             if forms:
@@ -121,17 +140,32 @@ class Redactor:
                 either = "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
                 patterns.append(re.compile(either if edge is None else f"(?<![{edge}])(?:{either})(?![{edge}])"))
         self._patterns = tuple(patterns)
-        self._secrets = (*self._anywhere, *self._words, *self._numbers)
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every secret replaced by ``[REDACTED]``."""
-        # Substring tests run in C and are ~50x cheaper than the regexes; most text has no secret.
-        if self._secrets and any(secret in text for secret in self._secrets):
+        # Most text holds no secret: one scan per needle and per key anchor, at memchr speed, says
+        # so. Only text that may hold one goes through the (much slower) masking patterns.
+        if self._needles and any(needle in text for needle in self._needles):
             for pattern in self._patterns:
                 text = pattern.sub(REDACTED, text)
-        if _KEY_PREFIXES.search(text):
+        if holds_key_shape(text):
             text = KEY_SHAPES.sub(_mask, text)
         return text
+
+
+def holds_key_shape(text: str) -> bool:
+    """Whether ``KEY_SHAPES`` matches somewhere in ``text`` (each anchor's scan starts where memchr first finds it)."""
+    for anchor in KEY_ANCHORS:
+        start = text.find(anchor.pattern[0])
+        if start >= 0 and anchor.search(text, start):
+            return True
+    return False
+
+
+def _needles(value: str, forms: set[str]) -> set[str]:
+    """Substrings that every spelling of ``value`` contains: its longest kept run, else the spellings themselves."""
+    run = max(_KEPT.findall(value), key=len, default="")
+    return {run} if len(run) >= _RUN_LENGTH else forms
 
 
 def spellings(value: str) -> set[str]:

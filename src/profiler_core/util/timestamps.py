@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 
@@ -14,7 +15,10 @@ def iso(moment: datetime) -> str:
 
 def now_iso() -> str:
     """The current time, as ``iso`` writes it."""
-    return iso(datetime.now(UTC))
+    # What iso(datetime.now(UTC)) writes (both floor the clock to the millisecond) at a third of
+    # its cost: the runner stamps every cell twice.
+    ns = time.time_ns()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns // 1_000_000_000)) + f".{ns // 1_000_000 % 1000:03d}Z"
 
 
 def parse_iso(text: str) -> datetime | None:
