@@ -37,8 +37,8 @@ class ToolPatternAnalyzer:
 
         # (display name, input identity) -> [count, the input as first seen]
         seen: dict[tuple[str, Hashable], list[Any]] = {}
-        for display, call, key in zip(names, calls, shared.input_keys):
-            identity = (display, key)
+        for display, call, input_key in zip(names, calls, shared.input_keys):
+            identity = (display, input_key)
             entry = seen.get(identity)
             if entry is None:
                 seen[identity] = [1, call.input]
