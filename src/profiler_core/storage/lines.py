@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from ..errors import StoreError
+
 #: Read buffer for one pass over a file.
 BUFFER = 1 << 20
 
@@ -42,6 +44,23 @@ def scan_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             offset += len(line)
 
 
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Yield (line number, raw line) of the non-empty lines of a (possibly gzipped) JSONL file.
+
+    Bytes, not text: a byte that is not UTF-8 spoils its own line (which the
+    decoder names), not the whole file, as in the report's reader.
+    """
+    try:
+        with open_binary(path) as f:
+            for number, line in enumerate(f, start=1):
+                if line.strip():
+                    yield number, line
+    except FileNotFoundError:
+        raise StoreError(f"{path}: file not found") from None
+    except (OSError, EOFError) as exc:
+        raise StoreError(f"{path}: cannot read ({exc})") from None
+
+
 def read_at(path: Path, offset: int, length: int) -> bytes:
     """``length`` bytes of ``path`` from ``offset`` (a gzip file decompresses up to there)."""
     with open_binary(path) as f:
@@ -49,4 +68,4 @@ def read_at(path: Path, offset: int, length: int) -> bytes:
         return f.read(length)
 
 
-__all__ = ["BUFFER", "open_binary", "read_at", "scan_lines"]
+__all__ = ["BUFFER", "iter_lines", "open_binary", "read_at", "scan_lines"]

@@ -19,7 +19,7 @@ from ..errors import StoreError
 from ..model import ProfileRow, RunManifest, SessionAnalysisBundle
 from ..util.redact import Redactor
 from ..util.textclean import clean_json_bytes, replaced_note
-from .lines import open_binary
+from .lines import iter_lines
 from .paths import atomic_write_text, check_run_id, inside, open_output, refuse_links
 from .serde import from_json, to_json, unstructure
 from .tracestore import TraceRecord, TraceStoreWriter, record_json
@@ -160,25 +160,6 @@ class ReadResult:
     truncated_last_line: bool = False
 
 
-
-
-def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """Yield (line number, raw line) of the non-empty lines of a (possibly gzipped) JSONL file.
-
-    Bytes, not text: a byte that is not UTF-8 spoils its own line (which the
-    decoder names), not the whole file, as in the report's reader.
-    """
-    try:
-        with open_binary(path) as f:
-            for number, line in enumerate(f, start=1):
-                if line.strip():
-                    yield number, line
-    except FileNotFoundError:
-        raise StoreError(f"{path}: file not found") from None
-    except (OSError, EOFError) as exc:
-        raise StoreError(f"{path}: cannot read ({exc})") from None
-
-
 def read_jsonl(path: Path, cls: type = ProfileRow) -> ReadResult:
     """Read rows; a malformed line is reported (file:line: why) and skipped, never fatal."""
     rows: list[Any] = []
@@ -274,7 +255,11 @@ def _check_only_one_torn_line(f: IO[bytes], path: Path, start: int, tail: bytes,
 
 
 def _records(cls: type) -> str:
-    return {"ProfileRow": "result rows", "SessionAnalysisBundle": "analysis bundles", "TraceRecord": "trace records"}.get(cls.__name__, "records")
+    return {
+        "ProfileRow": "result rows",
+        "SessionAnalysisBundle": "analysis bundles",
+        "TraceRecord": "trace records",
+    }.get(cls.__name__, "records")
 
 
 def _count_newlines(f: IO[bytes], end: int) -> int:

@@ -22,7 +22,7 @@ import orjson
 from ..errors import StoreError
 from ..model import SessionTrace
 from ..model._validators import non_empty, non_negative
-from .lines import open_binary
+from .lines import iter_lines, open_binary
 from .paths import inside, open_output, safe_name
 from .serde import from_json, to_json
 
@@ -106,22 +106,9 @@ def find_store(path: Path) -> Path:
                 return folder / name
     if path.is_file():
         return path
-    raise StoreError(f"{path}: no trace store here (expected {TRACES_FILE}, a run's sessions folder or its report folder)")
-
-
-
-
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(line number, raw line) of the non-blank lines; bytes, so a line torn inside a character costs that line only."""
-    try:
-        with open_binary(path) as f:
-            for number, line in enumerate(f, start=1):
-                if line.strip():
-                    yield number, line
-    except FileNotFoundError:
-        raise StoreError(f"{path}: file not found") from None
-    except (OSError, EOFError) as exc:
-        raise StoreError(f"{path}: cannot read ({exc})") from None
+    raise StoreError(
+        f"{path}: no trace store here (expected {TRACES_FILE}, a run's sessions folder or its report folder)"
+    )
 
 
 def _record(path: Path, number: int, line: bytes, problems: list[str] | None) -> TraceRecord | None:
@@ -139,7 +126,7 @@ def _record(path: Path, number: int, line: bytes, problems: list[str] | None) ->
 
 def iter_records(path: Path, problems: list[str] | None = None) -> Iterator[TraceRecord]:
     """Every record of a store in file order; a line that does not read is reported in ``problems`` and skipped."""
-    for number, line in _lines(path):
+    for number, line in iter_lines(path):
         record = _record(path, number, line, problems)
         if record is not None:
             yield record
@@ -161,14 +148,14 @@ def iter_latest(path: Path, problems: list[str] | None = None) -> Iterator[tuple
     """
     last: dict[Key, int] = {}
     superseded: set[int] = set()
-    for number, line in _lines(path):
+    for number, line in iter_lines(path):
         key = _key(line)
         if key is not None:
             if key in last:
                 superseded.add(last[key])
             last[key] = number
     several = len({key[0] for key in last}) > 1
-    for number, line in _lines(path):
+    for number, line in iter_lines(path):
         if number in superseded:
             continue
         record = _record(path, number, line, problems)
@@ -191,7 +178,9 @@ def export_files(store: Path, out_dir: Path, problems: list[str] | None = None) 
 
     written = []
     for record, with_model in iter_latest(store, problems):
-        target = trace_file_path(out_dir, record.scenario_id, record.mode, record.iteration, record.model if with_model else None)
+        target = trace_file_path(
+            out_dir, record.scenario_id, record.mode, record.iteration, record.model if with_model else None
+        )
         inside(out_dir, target.parent)  # a scenario folder planted as a link must not lead out of out_dir
         try:
             atomic_write_text(target, to_json(record.trace, indent=2) + "\n")
