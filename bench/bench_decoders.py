@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import os
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from anchor import anchor_dir  # bench/anchor.py, beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
-PARITY = Path(os.environ.get("PROFILER_BENCH_ANCHOR", str(ROOT.parent / "shared" / "anchor-parity"))) / "report-rows.jsonl.gz"
+PARITY = anchor_dir() / "report-rows.jsonl.gz"
 try:
     import profiler_core  # noqa: F401
 except ImportError:  # running from a checkout without PYTHONPATH=src

@@ -32,10 +32,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from anchor import anchor_dir  # bench/anchor.py, beside this script
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 HARNESS = BENCH / "original_harness.mjs"
-ANCHOR = Path(os.environ.get("PROFILER_BENCH_ANCHOR", str(ROOT.parent / "shared" / "anchor-parity")))
+ANCHOR = anchor_dir()
 #: issue 30's target, ms per iteration
 TARGET_MS = 1.1
 

@@ -26,8 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from anchor import anchor_dir  # bench/anchor.py, beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
-PARITY = ROOT.parent / "shared" / "anchor-parity" / "report-rows.jsonl.gz"
+PARITY = anchor_dir() / "report-rows.jsonl.gz"
 
 _CHILD = """
 import sys, time

@@ -25,9 +25,9 @@ function option(name, fallback) {
 
 const workload = process.argv[2]
 const bundle = option("--bundle", process.env.PROFILER_ORIGINAL_BUNDLE)
-const anchor = option("--anchor", process.env.PROFILER_BENCH_ANCHOR ?? resolve(import.meta.dirname, "../../shared/anchor-parity"))
-if (!workload || !bundle) {
-  console.error("usage: node original_harness.mjs WORKLOAD --bundle PATH/agent-profiler.mjs [--anchor DIR]")
+const anchor = option("--anchor", process.env.PROFILER_BENCH_ANCHOR)
+if (!workload || !bundle || !anchor) {
+  console.error("usage: node original_harness.mjs WORKLOAD --bundle PATH/agent-profiler.mjs --anchor DIR (or PROFILER_BENCH_ANCHOR)")
   process.exit(2)
 }
 const original = await import(pathToFileURL(resolve(bundle)).href)

@@ -20,7 +20,6 @@ import gzip
 import importlib.util
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -32,9 +31,11 @@ from typing import Any
 
 import attrs
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ modules, also when loaded by path
+from anchor import ANCHOR, shifted, span
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = Path(__file__).resolve().parent / "workloads.py"
-ANCHOR = Path(os.environ.get("PROFILER_BENCH_ANCHOR", str(ROOT.parent / "shared" / "anchor-parity")))
 
 #: The keys of ``--json``, in order (issue 9).
 KEYS = (
@@ -236,32 +237,19 @@ def report_command() -> tuple[tuple[str, ...] | None, str | None]:
     return None, None
 
 
-_ITERATION = re.compile(r'"iteration":(\d+)')
-_SESSION = re.compile(r'("sessionId":"[^"]*?_)(\d+)"')
-
-
-def _shifted(line: str, offset: int) -> str:
-    """One JSONL row with ``offset`` added to its iteration number and session id suffix."""
-    if offset == 0:
-        return line
-    # Text substitution, not a JSON round trip: 1,000,000 rows are written in seconds.
-    line = _ITERATION.sub(lambda m: f'"iteration":{int(m.group(1)) + offset}', line, count=1)
-    return _SESSION.sub(lambda m: f'{m.group(1)}{int(m.group(2)) + offset}"', line, count=1)
-
-
 def replicate_rows(source: Path, target: Path, copies: int, limit: int | None = None) -> int:
     """Write ``copies`` copies of the rows of ``source``, each with new iteration numbers; returns the row count."""
     with gzip.open(source, "rt", encoding="utf-8") as f:
         lines = [line for line in f if line.strip()][:limit]
     if not lines:
         raise BenchError(f"{source}: no rows")
-    span = 1 + max(int(m.group(1)) for m in map(_ITERATION.search, lines) if m)
+    step = span(lines)
     target.parent.mkdir(parents=True, exist_ok=True)
     opener = gzip.open if target.suffix == ".gz" else open
     tmp = target.with_name(target.name + ".tmp")
     with opener(tmp, "wt", encoding="utf-8") as out:
         for copy in range(copies):
-            out.writelines(_shifted(line, copy * span) for line in lines)
+            out.writelines(shifted(line, copy * step) for line in lines)
     tmp.replace(target)
     return copies * len(lines)
 

@@ -14,7 +14,6 @@ import argparse
 import itertools
 import json
 import logging
-import os
 import sys
 import tempfile
 import time
@@ -22,6 +21,8 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from anchor import anchor_dir  # bench/anchor.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 try:
@@ -45,7 +46,7 @@ from profiler_core.plugins.manager import PluginManager, get_plugin_manager
 from profiler_core.storage.serde import from_json, structure
 
 #: The TypeScript original's parity data (inputs of every workload).
-ANCHOR = Path(os.environ.get("PROFILER_BENCH_ANCHOR", str(ROOT.parent / "shared" / "anchor-parity")))
+ANCHOR = anchor_dir()
 
 #: The four built-in collectors, by registry id.
 COLLECTOR_IDS = ("token", "latency", "cost", "tool_calls")

@@ -68,8 +68,8 @@ def test_the_parity_data_is_in_the_repository():
     assert sum((PARITY / name).stat().st_size for name in listed) < 400_000
 
 
-def test_no_test_looks_for_data_outside_the_repository():
-    for path in sorted((ROOT / "tests").glob("*.py")):
+def test_no_test_or_benchmark_looks_for_data_outside_the_repository():
+    for path in sorted([*(ROOT / "tests").glob("*.py"), *(ROOT / "bench").glob("*.*")]):
         if path.name == Path(__file__).name:
             continue
         text = path.read_text(encoding="utf-8")
