@@ -71,3 +71,16 @@ def test_fail_fast_false_attempts_every_cell(tmp_path, profiler_plugin_manager):
     )
     options.plugin_manager = profiler_plugin_manager
     assert trio.run(run_profile_suite, options).status == "completed" and len(_rows(tmp_path)) == 6
+
+
+def test_concurrent_cells_meeting_the_stop_raise_one_error(tmp_path, profiler_plugin_manager):
+    """Cells running side by side all trip the breaker: the user gets the first stop, not a group of repeats."""
+    options = RunOptions(
+        provider=FakeProvider(script=lambda params, attempt: Fail("502 from the gateway")), scorer=FixedScorer(),
+        scenarios=[Scenario(id="s", name="S", prompt="p")], modes={"a": ModeConfig()}, repetitions=12, warmup=False,
+        concurrency=4, run_id="b", results_dir=str(tmp_path / "results"), reports_dir=str(tmp_path / "reports"),
+    )  # fmt: skip
+    options.plugin_manager = profiler_plugin_manager
+    with pytest.raises(ProfilerError, match="the first 3 sessions failed the same way"):
+        trio.run(run_profile_suite, options)
+    assert 3 <= len(_rows(tmp_path)) < 12

@@ -428,6 +428,9 @@ class Run:
         model, mode, scenario, iteration = cell
         group = self.groups[(model, mode)]
         try:
+            # A cell started just as another one stopped the run (the breaker, a full disk) must not run:
+            # cheap when nothing is cancelled, and the group's open may take no checkpoint of its own.
+            await trio.lowlevel.checkpoint_if_cancelled()
             await self._open_group(group)
             self.progress.emit("iteration_started", model=model, mode=mode, scenario_id=scenario.id, iteration=iteration)
             outcome = await run_iteration(
@@ -594,12 +597,25 @@ async def _resolve_modes(options: RunOptions) -> dict[str, ModeConfig]:
 
 
 def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:
-    leaf: BaseException = group
-    while isinstance(leaf, BaseExceptionGroup):
-        if len(leaf.exceptions) != 1:
-            return None
-        leaf = leaf.exceptions[0]
-    return leaf
+    """The one error a user should see: the only leaf, or the first when every leaf is a ProfilerError.
+
+    Concurrent cells meet the same stop (a full disk, the fail-fast breaker) before the nursery's
+    cancellation reaches them; the first is the one that stopped the run, the rest repeat it.
+    """
+    found = _leaves(group)
+    if len(found) == 1 or (found and all(isinstance(leaf, ProfilerError) for leaf in found)):
+        for other in dict.fromkeys(str(leaf) for leaf in found[1:]):
+            if other != str(found[0]):
+                log.error("also: %s", other)  # a different failure at the same moment is still told
+        return found[0]
+    return None
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
 
 
 __all__ = ["Run", "new_run_id"]
