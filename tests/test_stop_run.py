@@ -91,3 +91,17 @@ def test_modes_one_after_another_also_go_round_by_round(tmp_path):
     rows = read_jsonl(tmp_path / "results" / "stop.jsonl").rows
     assert len(rows) == 2 * 4 * stop["repetitions"]  # one stage at a time: nothing of a later round started
     assert result.counts.completed == len(rows)
+
+
+def test_resuming_a_run_its_budget_stopped_goes_on_with_a_raised_budget(tmp_path):
+    """``reason: budget`` is not a verdict: resumed with more budget, the rounds continue until the rule ends them."""
+    stop = {"max_repetitions": 8, "min_repetitions": 3}
+    path = _profile(tmp_path, skill={}, stop=stop, execution={"max_tokens": 2_000_000})
+    _run(path)
+    first = len(read_jsonl(tmp_path / "results" / "stop.jsonl").rows)
+    assert _manifest(tmp_path)["stop"]["reason"] == "budget" and first < 2 * 4 * 8
+    path = _profile(tmp_path, skill={}, stop=stop, execution={"max_tokens": 10**12})
+    result = _run(path, resume=True)
+    rows = read_jsonl(tmp_path / "results" / "stop.jsonl").rows
+    assert result.status == "completed" and _manifest(tmp_path)["stop"]["reason"] in {"decided", "max_repetitions"}
+    assert len(rows) > first and len({(r.mode, r.scenario_id, r.iteration) for r in rows}) == len(rows)

@@ -177,7 +177,10 @@ class Run:
         resumed = load_resume(self.paths, profile_hash=options.profile_hash, plugins=installed, force=options.force)
         for warning in resumed.warnings:
             log.warning("%s", warning)
-        self._resumed_stop = resumed.manifest.stop
+        stop = resumed.manifest.stop
+        # A verdict (decided, max_repetitions) ends the run for good; a spent budget does not: resumed with a
+        # raised one, the rounds go on.
+        self._resumed_stop = stop if stop is not None and stop.reason != "budget" else None
         return resumed.rows, resumed.resumed_from
 
     def _state(self) -> RunState:
