@@ -67,3 +67,28 @@ def test_budget_keys_are_checked_and_do_not_change_the_profile_hash(tmp_path):
     high = load_profile(profile)
     assert (low.execution.max_cost_usd, high.execution.max_cost_usd) == (0.5, 5.0)
     assert low.profile_hash() == high.profile_hash()  # a raised budget may resume the same run
+
+
+def test_a_time_budget_stops_new_cells_and_says_so(tmp_path, profiler_plugin_manager):
+    """``max_duration_s``: past it no new cell starts (on the run's clock), the running ones finish."""
+    options = _options(tmp_path, profiler_plugin_manager, provider=FakeProvider(latency_s=10.0), max_duration_s=25.0)
+    result = _run(options)
+    assert result.status == "budget_exhausted"
+    assert len(result.rows) == 3  # cells start at 0, 10 and 20 s; at 30 s the 25 s are spent
+    manifest = json.loads((tmp_path / "results" / "run_budget.manifest.json").read_text())
+    assert any("budget spent (30.0 of 25 s)" in w for w in manifest["warnings"])
+
+
+def test_max_duration_is_checked_like_the_other_budget_keys(tmp_path):
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "s.json").write_text('{"id": "s", "name": "S", "prompt": "p"}')
+    profile = tmp_path / "p.yaml"
+    profile.write_text("modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: {max_duration_s: 0}\n")
+    with pytest.raises(ProfileErrors) as info:
+        load_profile(profile)
+    assert any("execution.max_duration_s: expected a number > 0" in p for p in info.value.problems)
+    profile.write_text("modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: {max_duration_s: 3600}\n")
+    with_limit = load_profile(profile)
+    profile.write_text("modes: {a: {}}\nscenarios: {path: scenarios}\n")
+    assert with_limit.execution.max_duration_s == 3600
+    assert with_limit.profile_hash() == load_profile(profile).profile_hash()  # more time may resume the same run

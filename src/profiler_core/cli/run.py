@@ -193,7 +193,7 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
         click.echo(f"Traces:   {traces}")
     if result.status == "budget_exhausted":
         click.echo(
-            f"Budget spent: no new cell was started. Raise execution.max_cost_usd / max_tokens and resume with: "
+            f"Budget spent: no new cell was started. Raise execution.max_cost_usd / max_tokens / max_duration_s and resume with: "
             f"profiler run {profile} --resume {result.run_id}",
             err=True,
         )

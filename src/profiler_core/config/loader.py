@@ -111,7 +111,7 @@ class ProfilerConfig:
                 # How cells are scheduled does not change what they mean: a resume may change it.
                 k: v
                 for k, v in attrs.asdict(self.execution).items()
-                if k not in ("concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens", "executor", "ray", "analysis_workers", "fail_fast")
+                if k not in ("concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens", "max_duration_s", "executor", "ray", "analysis_workers", "fail_fast")
                 # The sandbox keys count once set: a profile without them keeps the hash it had before they existed.
                 and not (k in _SANDBOX_DEFAULTS and v == _SANDBOX_DEFAULTS[k])
             },

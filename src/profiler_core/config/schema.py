@@ -180,6 +180,8 @@ class ExecutionConfig:
     #: the run's budget: once spent, no new cell starts (None: no limit)
     max_cost_usd: PositiveNumber | None = None
     max_tokens: PositiveCount | None = None
+    #: seconds this invocation may run; once past, no new cell starts
+    max_duration_s: PositiveNumber | None = None
     #: where cells run: in this process, or as tasks on a Ray cluster (``ray``, see ``execution.ray``)
     executor: Executor = "local"
     ray: RaySection = attrs.field(factory=RaySection)

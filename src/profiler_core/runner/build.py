@@ -184,6 +184,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         order=config.execution.order,
         max_cost_usd=config.execution.max_cost_usd,
         max_tokens=config.execution.max_tokens,
+        max_duration_s=config.execution.max_duration_s,
         order_seed=config.execution.seed,
         provider_factory=_provider_factory(config, manager),
         session_export=config.output.session_export,

@@ -63,6 +63,7 @@ class RunOptions:
     #: the run's budget: once spent, no new cell starts (in-flight ones finish); None = no limit
     max_cost_usd: float | None = None
     max_tokens: int | None = None
+    max_duration_s: float | None = None
     #: a cap on every session's timeout, in ms (``--time-limit``)
     time_limit_ms: int | None = None
     session_export: bool = True

@@ -84,7 +84,9 @@ class Run:
         self.warnings: list[str] = []
         self.tally = Tally()
         self.breaker = Breaker()
-        self.budget = Budget(max_cost_usd=options.max_cost_usd, max_tokens=options.max_tokens)
+        self.budget = Budget(
+            max_cost_usd=options.max_cost_usd, max_tokens=options.max_tokens, max_duration_s=options.max_duration_s
+        )
         self.status: RunStatus = "completed"
         #: cells recorded before this invocation (resume)
         self.resumed_cells = 0
@@ -109,6 +111,7 @@ class Run:
 
     async def execute_all(self) -> ProfileSuiteResult:
         """Every phase in order; the lock and the run's own hooks live exactly as long as this call."""
+        self.budget.start(trio.current_time)  # max_duration_s counts from here, on the run's clock
         names = self._register_hooks()
         locks: list[RunLock] = []
         try:
