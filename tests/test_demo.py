@@ -86,3 +86,22 @@ def test_demo_modes_differ_significantly(tmp_path):
     assert comparison.reduction_pct > 20 and comparison.p_value < 0.01
     assert success["with_skill"].mean() > success["baseline"].mean()
     assert permutation_test(success["with_skill"], success["baseline"], permutations=2000).p_value < 0.05
+
+
+def test_the_stop_demo_ends_decided_long_before_its_maximum(tmp_path):
+    """examples/demo/stop.yaml: its real effect (40% on cost and time) is decided in 6-12 rounds (docs/planning.md)."""
+    import trio
+
+    from profiler_core.config.loader import load_profile
+    from profiler_core.plugins.manager import get_plugin_manager
+    from profiler_core.runner import options_from_config, run_profile_suite
+
+    shutil.copytree(EXAMPLE, tmp_path / "demo", ignore=shutil.ignore_patterns("results", "reports"))
+    profile = tmp_path / "demo" / "stop.yaml"
+    profile.write_text(profile.read_text().replace("time_scale: 0.002", "time_scale: 0"))
+    options = options_from_config(load_profile(profile), get_plugin_manager(entrypoints=False), run_id="stop")
+    result = trio.run(run_profile_suite, options)
+    stop = json.loads((tmp_path / "demo" / "results" / "stop.manifest.json").read_text())["stop"]
+    assert result.status == "completed" and stop["reason"] == "decided"
+    assert 6 <= stop["repetitions"] <= 12 < stop["settings"]["max_repetitions"]
+    assert result.counts.completed < 2 * 5 * stop["settings"]["max_repetitions"] / 2
