@@ -88,6 +88,9 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
         assert row["extensions"]["cost_source"] == "computed"  # Codex reports no cost
         assert row["cost"]["totalUsd"] == pytest.approx((600 * 1.25 + 57 * 10 + 8 * 10 + 2700 * 0.125) / 1e6, abs=1e-12)
         assert row["cost"]["reasoningUsd"] == pytest.approx(8 * 10 / 1e6)
+        # Each model response is priced on its own (a long-context tier applies per request), as the importer does.
+        used = row["extensions"]["models"]
+        assert {m: u["calls"] for m, u in used.items()} == {MODEL: 2} and used[MODEL]["total"] == row["tokens"]["total"]
         [call] = row["toolCalls"]["records"]
         assert call["name"] == "exec_command" and call["category"] == "shell" and call["success"] and call["durationMs"] > 0
         assert row["success"] and row["checkpointDetails"][0]["actual"] == "Done: the shell printed hello."

@@ -282,6 +282,49 @@ def test_a_codex_rollout_imports_its_usage_and_web_searches_as_tool_calls():
     assert sum(1 for c in calls if c.name == "web_search" and c.category == "web") == kinds["web_search_call"]
 
 
+def codex_responses(records: list[dict[str, Any]]) -> list[tuple[str, dict[str, int]]]:
+    """(model, last_token_usage) per model response: the model of the turn_context before it; a repeated total is no new response."""
+    model, previous, found = None, None, []
+    for r in records:
+        payload = r["payload"]
+        if r["type"] == "turn_context":
+            model = payload["model"]
+        elif r["type"] == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
+            total = payload["info"]["total_token_usage"]
+            if total != previous:
+                found.append((model, payload["info"]["last_token_usage"]))
+            previous = total
+    return found
+
+
+def codex_cost(model: str, usage: dict[str, int]) -> float:
+    """One response priced by genai-prices itself (Codex's input includes the cached input, its output the reasoning)."""
+    counted = Usage(input_tokens=usage["input_tokens"], cache_read_tokens=usage.get("cached_input_tokens", 0),
+                    output_tokens=usage["output_tokens"])
+    return float(calc_price(counted, model).total_price)
+
+
+def test_a_codex_rollout_is_priced_response_by_response(tmp_path):
+    records = lines(CODEX)
+    responses = codex_responses(records)
+    expected = sum(codex_cost(model, usage) for model, usage in responses)
+    # gpt-5.5 charges more above 272k input tokens per request: the session's 6M are far past it, no request is.
+    last_total = [r["payload"]["info"]["total_token_usage"] for r in records if r["payload"].get("type") == "token_count"][-1]
+    assert codex_cost(responses[-1][0], last_total) > 1.5 * expected
+    assert max(u["input_tokens"] for _, u in responses) < 272_000
+
+    out = tmp_path / "out" / "codex.jsonl"
+    result = CliRunner().invoke(_cli(), ["import", "codex", str(CODEX), "--out", str(out)], obj=_manager())
+    assert result.exit_code == 0, result.output
+    (row,) = read_jsonl(out).rows
+    assert row.extensions["cost_source"] == "computed"
+    assert math.isclose(row.cost.total_usd, expected, rel_tol=1e-9)
+    used = row.extensions["models"]
+    assert {m: u["calls"] for m, u in used.items()} == Counter(model for model, _ in responses)
+    assert sum(u["total"] for u in used.values()) == row.tokens.total
+    assert math.isclose(sum(u["costUsd"] for u in used.values()), expected, rel_tol=1e-9)
+
+
 def test_a_codex_rollout_without_usage_imports_with_a_warning():
     (session,) = load_sessions("codex", CODEX_NO_USAGE)
     assert not any(r["payload"].get("type") == "token_count" for r in lines(CODEX_NO_USAGE))
@@ -333,6 +376,10 @@ def test_a_forked_codex_rollout_does_not_count_its_parents_usage(tmp_path, repea
     path = write_lines(tmp_path / "fork.jsonl", fork_of(lines(CODEX), repeat_own_meta=repeat_own_meta, own_delta=delta))
     (session,) = load_sessions("codex", path)
     assert tokens_of(session) == codex_fields(delta)
+    # The parent's responses are not priced again: the fork's one response is what its total grew by.
+    (call,) = session.result.metrics.model_calls
+    own = {k: getattr(call.tokens, k) for k in codex_fields(delta)}
+    assert (call.model, own) == ("gpt-5.5", codex_fields(delta))
     assert [c.name for c in session.result.metrics.tool_calls] == ["exec_command"]
     assert session.prompt == "and now the tests" and session.session_id.endswith("f0c0")
 

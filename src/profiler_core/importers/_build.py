@@ -544,8 +544,9 @@ class SessionBuilder:
         tokens = total_usage if total_usage is not None else sum((t for _, t in self.usage), TokenBreakdown())
         if total_usage is None and not self.usage:
             self.warnings.append(f"{self.source}: no token usage recorded; tokens are 0")
-        cost, cost_source = self._cost(model, tokens, total_usage is not None, price_tokens)
-        model_calls = self._model_calls(model, tokens, total_usage is not None)
+        # Each response is priced on its own when they were recorded, even beside the file's own total.
+        cost, cost_source = self._cost(model, tokens, price_tokens)
+        model_calls = self._model_calls(model, tokens)
 
         texts = next((t for t in reversed(turns) if any(isinstance(e, TextOutputEvent) for e in t.events)), None)
         final = "\n".join(e.content for e in texts.events if isinstance(e, TextOutputEvent)) if texts else ""
@@ -608,19 +609,19 @@ class SessionBuilder:
             error=item.error,
         )
 
-    def _model_calls(self, model: str | None, tokens: TokenBreakdown, total_only: bool) -> list[ModelUsage]:
+    def _model_calls(self, model: str | None, tokens: TokenBreakdown) -> list[ModelUsage]:
         """The tokens of each model response with its model (a response without a model counts as the session's)."""
-        if total_only or not self.usage:
+        if not self.usage:
             return [ModelUsage(model=model, tokens=tokens)] if model and tokens.total else []
         if model is None and any(m is None for m, _ in self.usage):
             return []  # some tokens belong to no named model: there is nothing per model to tell
         return [ModelUsage(model=m or model or "", tokens=t) for m, t in self.usage]
 
-    def _cost(self, model, tokens, total_only, price_tokens) -> tuple[CostBreakdown, CostSource]:
+    def _cost(self, model, tokens, price_tokens) -> tuple[CostBreakdown, CostSource]:
         if self.provider_cost > 0:
             return CostBreakdown(total_usd=round(self.provider_cost, 10)), "provider"
         # Each response is priced with its own model; one unknown price makes the whole cost unknown.
-        parts = [(model, tokens)] if total_only or not self.usage else [(m or model, t) for m, t in self.usage]
+        parts = [(model, tokens)] if not self.usage else [(m or model, t) for m, t in self.usage]
         total = CostBreakdown()
         for part_model, part_tokens in parts:
             priced = price_tokens(part_model, part_tokens)

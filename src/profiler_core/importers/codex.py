@@ -13,8 +13,9 @@ One JSON object per line, ``{"timestamp", "type", "payload"}``. The lines read:
 - ``token_usage_record``: one per model response, with that response's
   ``usage``; the output items before it form one turn;
 - ``event_msg``: ``item_completed`` of a ``CommandExecution`` (its exit code:
-  non-zero is a failed call), ``token_count`` (``info.total_token_usage``, the
-  session's running totals - the last one is the session's usage),
+  non-zero is a failed call), ``token_count`` (``info.last_token_usage``, the
+  last model response's usage, and ``info.total_token_usage``, the session's
+  running totals - the last one is the session's usage),
   ``error`` / ``stream_error`` (errors and retries), ``task_complete``
   (``duration_ms``, the final message, or an ``error``). Other lines are skipped.
 
@@ -22,7 +23,11 @@ Codex counts usage as the Responses API does: ``input_tokens`` include
 ``cached_input_tokens`` (and ``cache_write_input_tokens``), ``output_tokens``
 include ``reasoning_output_tokens``; they are normalised so nothing counts
 twice (docs/normalization.md). Codex records no cost: it is computed from
-prices, or unknown.
+prices, or unknown. Each model response is priced on its own, at the model of
+the ``turn_context`` in effect when it answered: from its
+``token_usage_record`` when the file has them (newer Codex writes both), else
+from each ``token_count``'s ``last_token_usage`` (or, without one, the growth
+of the running total since the previous count).
 
 Timing segments: one ``model`` segment per response (from the prompt or the
 previous tool result to the response's usage record) and one ``tools``
@@ -113,6 +118,8 @@ class _Reader:
         self.steps: list[tuple[datetime, datetime]] = []
         self.exit_codes: dict[str, int] = {}
         self.total: TokenBreakdown | None = None
+        self.recorded: list[tuple[str | None, TokenBreakdown]] = []  # token_usage_record: (model, usage)
+        self.counted: list[tuple[str | None, TokenBreakdown]] = []  # token_count: (model, usage)
         self.latency_ms: float | None = None
         self.error: str | None = None
         self.final: str | None = None
@@ -159,8 +166,7 @@ class _Reader:
                 "but there are no turns, tool calls or text to analyse"
             )
         self._close_turn(None)
-        if self.model:
-            self.builder.note_model(self.model)
+        self._model_calls(total)
         session = self.builder.build(
             session_id=self.session_id or self.path.stem,
             total_usage=total,
@@ -172,8 +178,10 @@ class _Reader:
         return with_segments(session, self._segments())
 
     def _copied(self, kind: str, payload: Mapping[str, Any], where: str) -> None:
-        """A line of the history a forked rollout copied from its parent: only its running token total matters."""
-        if kind == "event_msg" and payload.get("type") == "token_count":
+        """A line of the history a forked rollout copied from its parent: only its model and running token total matter."""
+        if kind == "turn_context":
+            self.model = optional_str(payload.get("model"), f"{where}: $.payload.model") or self.model
+        elif kind == "event_msg" and payload.get("type") == "token_count":
             info = payload.get("info")
             if isinstance(info, Mapping) and info.get("total_token_usage") is not None:
                 self.fork.baseline = codex_usage(info["total_token_usage"], f"{where}: $.payload.info.total_token_usage")
@@ -248,7 +256,7 @@ class _Reader:
 
     def _usage_record(self, payload: Mapping[str, Any], moment: datetime | None, where: str) -> None:
         if payload.get("usage") is not None:
-            self.builder.add_usage(codex_usage(payload["usage"], f"{where}: $.payload.usage"), self.model)
+            self.recorded.append((self.model, codex_usage(payload["usage"], f"{where}: $.payload.usage")))
         if self.turn is None and moment is not None and self.mark is not None:
             # A response without output items (rare): still model time.
             self.steps.append((self.mark, max(self.mark, moment)))
@@ -267,8 +275,8 @@ class _Reader:
                     self.exit_codes[item["id"]] = code
         elif kind == "token_count":
             info = payload.get("info")
-            if isinstance(info, Mapping) and info.get("total_token_usage") is not None:
-                self.total = codex_usage(info["total_token_usage"], f"{here}.info.total_token_usage")
+            if isinstance(info, Mapping):  # null before the first response (only rate limits)
+                self._token_count(info, f"{here}.info")
         elif kind in ("error", "stream_error"):
             message = optional_str(payload.get("message"), f"{here}.message") or kind
             self.builder.see(moment)
@@ -284,6 +292,45 @@ class _Reader:
         elif kind == "turn_aborted":
             self.builder.see(moment)
             self.error = f"turn aborted: {payload.get('reason') or 'unknown reason'}"
+
+    def _token_count(self, info: Mapping[str, Any], where: str) -> None:
+        """One ``token_count``: the running total, and the usage of the response it follows."""
+        total = codex_usage(info["total_token_usage"], f"{where}.total_token_usage") if info.get("total_token_usage") is not None else None
+        last = codex_usage(info["last_token_usage"], f"{where}.last_token_usage") if info.get("last_token_usage") is not None else None
+        previous = self.total if self.total is not None else self.fork.baseline
+        if total is not None:
+            if total == previous:
+                return  # Codex sends the count again when only the rate limits changed: no new response
+            self.total = total
+        call = last if last is not None else (None if total is None else _since(total, previous))
+        if call is not None and call.total:
+            self.counted.append((self.model, call))
+
+    def _model_calls(self, total: TokenBreakdown | None) -> None:
+        """Give the builder each model response's usage and model, checked against the session's total."""
+        calls = self.recorded or self.counted  # the same responses, when a file has both
+        for model, tokens in calls:
+            self.builder.add_usage(tokens, model)
+            self.builder.note_model(model)
+        if not calls:
+            self.builder.note_model(self.model)
+        if total is None or not calls:
+            return  # no total: the calls' sum is the session's; no calls: the total is priced as one
+        summed = sum((tokens for _, tokens in calls), TokenBreakdown())
+        if summed == total:
+            return
+        if any(getattr(summed, f) > getattr(total, f) for f in _FIELDS):
+            self.builder.warnings.append(
+                f"{self.path}: the model responses' usage ({summed.total} tokens) exceeds the last running total "
+                f"({total.total} tokens); the total is reported, the responses are priced"
+            )
+            return
+        rest = _since(total, summed)
+        self.builder.warnings.append(
+            f"{self.path}: {rest.total} tokens of the running total belong to no recorded model response; "
+            f"they are priced as one more response of {self.model or 'the session model'}"
+        )
+        self.builder.add_usage(rest, self.model)
 
     def _segments(self) -> list[TimingSegment]:
         segments = [TimingSegment(label="model", start_ms=_epoch_ms(a), end_ms=_epoch_ms(b)) for a, b in self.steps]
@@ -340,7 +387,14 @@ class _Fork:
             return total
         if total is None:
             return TokenBreakdown()  # a fork that did nothing of its own yet
-        fields = ("input", "output", "reasoning", "cache_read", "cache_write")
-        if any(getattr(total, f) < getattr(self.baseline, f) for f in fields):
-            return total  # the counter started again from zero: all of it is this thread's
-        return TokenBreakdown(**{f: getattr(total, f) - getattr(self.baseline, f) for f in fields})
+        return _since(total, self.baseline)
+
+
+_FIELDS = ("input", "output", "reasoning", "cache_read", "cache_write")
+
+
+def _since(total: TokenBreakdown, before: TokenBreakdown | None) -> TokenBreakdown:
+    """What a running total grew by since ``before``; all of ``total`` (itself) when the counter started again."""
+    if before is None or any(getattr(total, f) < getattr(before, f) for f in _FIELDS):
+        return total
+    return TokenBreakdown(**{f: getattr(total, f) - getattr(before, f) for f in _FIELDS})

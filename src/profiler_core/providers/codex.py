@@ -10,7 +10,7 @@ lines give the thread id, the commands it ran, retries (``Reconnecting...``)
 and failures (``turn.failed``); usage, timings and the trace come from the
 rollout file it writes under ``$CODEX_HOME/sessions/``, read with the
 ``codex`` importer's parser. Codex reports no cost: the cost collector prices
-the tokens (``computed``) or reports ``unknown``.
+each model response's tokens on its own (``computed``) or reports ``unknown``.
 
 Options: see :class:`CodexOptions` and docs/providers/codex.md.
 """
@@ -286,9 +286,11 @@ class CodexProvider(AgentProvider):
                 first = min(s.start_ms for s in segments)
                 segments.insert(0, TimingSegment(label="startup", start_ms=start_ms, end_ms=max(start_ms, first)))
             tokens, tool_calls, trace = metrics.tokens, metrics.tool_calls, recorded.trace
+            model_calls = metrics.model_calls  # each response priced on its own, at its own model
             answer = summary.text or recorded.text
         else:
             tokens, tool_calls, trace, answer = TokenBreakdown(), (), empty_trace(summary.thread_id or "unknown"), summary.text
+            model_calls = ()
         retries = [ErrorEvent(message=f"model request retried by Codex: {r}", recoverable=True) for r in summary.retries]
         live.trace = attrs.evolve(
             trace,
@@ -297,7 +299,12 @@ class CodexProvider(AgentProvider):
         )
         return PromptResult(
             text=answer,
-            metrics=PromptMetrics(tokens=tokens, timing=TimingBreakdown(wall_ms=run.wall_ms, segments=tuple(segments)), tool_calls=tool_calls),
+            metrics=PromptMetrics(
+                tokens=tokens,
+                timing=TimingBreakdown(wall_ms=run.wall_ms, segments=tuple(segments)),
+                tool_calls=tool_calls,
+                model_calls=model_calls,
+            ),
             completion_reason="tool_limit" if stopped else "stop",
         )
 
