@@ -66,14 +66,14 @@ def test_fixture_seed_status_reset_cleanup(standin, tmp_path):
     standin.repo(REPO).refs[branch] = standin.repo(REPO).add_commit("agent", standin.repo(REPO).refs[branch], {})
     moved = profiler("eval", "fixture", "status", "--manifest", str(manifest), server=standin)
     assert moved.returncode == 1 and "PROBLEM  branch moved" in moved.stdout and "fixture reset" in moved.stderr
-    reset = profiler("eval", "fixture", "reset", "--manifest", str(manifest), server=standin)
+    reset = profiler("eval", "fixture", "reset", "--repo", REPO, "--manifest", str(manifest), server=standin)
     assert reset.returncode == 0 and f"branch {branch} -> " in reset.stdout
     assert profiler("eval", "fixture", "status", "--manifest", str(manifest), server=standin).returncode == 0
 
-    dry = profiler("eval", "fixture", "cleanup", "--manifest", str(manifest), "--dry-run", server=standin)
+    dry = profiler("eval", "fixture", "cleanup", "--repo", REPO, "--manifest", str(manifest), "--dry-run", server=standin)
     assert dry.stdout.splitlines() == ["would close issue #1", "would close pr #2", f"would delete branch {branch}"]
     assert all(i["state"] == "open" for i in standin.repo(REPO).issues.values())
-    done = profiler("eval", "fixture", "cleanup", "--manifest", str(manifest), server=standin)
+    done = profiler("eval", "fixture", "cleanup", "--repo", REPO, "--manifest", str(manifest), server=standin)
     assert done.returncode == 0 and all(i["state"] == "closed" for i in standin.repo(REPO).issues.values())
 
 
@@ -158,3 +158,8 @@ def test_check_names_what_is_wrong_with_the_manifest(tmp_path):
     unset = profiler("eval", "check", str(config))
     assert unset.returncode == 1
     assert f"Error: {config}: extensions.fixtures: required, scenarios need fixtures (issue)" in unset.stderr
+    profile["extensions"] = {"fixtures": {"manifest": "fixtures/latest.json"}}  # no repo: the manifest's would not do
+    config.write_text(json.dumps(profile))
+    no_repo = profiler("eval", "check", str(config))
+    assert no_repo.returncode == 1
+    assert f"Error: {config}: extensions.fixtures.repo: required, the sandbox repository (owner/name) the fixtures live in" in no_repo.stderr

@@ -61,3 +61,21 @@ def test_the_client_masks_its_own_token_even_outside_the_environment(standin, mo
     with pytest.raises(GitHubError) as info:
         trio.run(lambda: client.rest("GET", f"/repos/{REPO}/labels"))
     assert MAIN_TOKEN not in str(info.value) and str(info.value).endswith("HTTP 500 echo [REDACTED]")
+
+
+def test_a_5xx_while_reading_labels_before_a_reset_is_one_masked_line_and_no_write(standin, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from profiler_core.cli import cli
+    from profiler_eval_ghx import cli as eval_cli
+    from profiler_eval_ghx.fixtures import seed_fixtures, write_manifest
+
+    client = GitHubClient(MAIN_TOKEN, base_url=standin.url, max_retries=0)  # githubkit's back-off is tested above; here only the last answer counts
+    manifest = write_manifest(trio.run(lambda: seed_fixtures(client, REPO, ["issue"], seed_id="s")), tmp_path / "m.json")
+    monkeypatch.setattr(eval_cli, "_client", lambda: client)
+    standin.fail_next("GET", r"/issues/\d+$", 503, message=f"unavailable for {MAIN_TOKEN}")
+    before = len(standin.log)
+    result = CliRunner().invoke(cli, ["eval", "fixture", "reset", "--repo", REPO, "--manifest", str(manifest)], env={"GH_TOKEN": None})
+    assert result.exit_code == 1 and "Traceback" not in result.output and MAIN_TOKEN not in result.output
+    assert result.output.splitlines() == [f"Error: fixture 'issue': issue #1 cannot be read: GET /repos/{REPO}/issues/1: HTTP 503 unavailable for [REDACTED]"]
+    assert [r[:3] for r in standin.log[before:]] == [("GET", f"/repos/{REPO}/issues/1", 503)]  # the read failed: no write followed

@@ -84,7 +84,7 @@ def test_full_lifecycle(standin, client, tmp_path):
     trio.run(lambda: client.rest("PATCH", f"/repos/{REPO}/issues/{fx['issue'].number}", json={"state": "closed"}))
     moved = trio.run(status, client, loaded)
     assert {s.name: s.ok for s in moved}["pr"] is False and "branch moved" in {s.name: s for s in moved}["pr"].problem
-    done = trio.run(reset_manifest, client, loaded)
+    done = trio.run(lambda: reset_manifest(client, loaded, repo=REPO))
     assert f"branch {pr.branch} -> {pr.metadata['originalSha'][:12]}" in done
     assert f"issue #{fx['issue'].number} reopened" in done
     assert repo.refs[pr.branch] == pr.metadata["originalSha"]
@@ -105,7 +105,7 @@ def test_full_lifecycle(standin, client, tmp_path):
 def test_cleanup_closes_what_the_manifest_names(standin, client):
     first = trio.run(lambda: seed_fixtures(client, REPO, ["issue", "pr"], seed_id="a"))
     second = trio.run(lambda: seed_fixtures(client, REPO, ["issue"], seed_id="b"))
-    actions = trio.run(lambda: cleanup(client, first))
+    actions = trio.run(lambda: cleanup(client, first, repo=REPO))
     assert actions == [f"close issue #{first.fixtures['issue'].number}", f"close pr #{first.fixtures['pr'].number}", f"delete branch {first.fixtures['pr'].branch}"]
     repo = standin.repo(REPO)
     assert repo.issues[second.fixtures["issue"].number]["state"] == "open"
@@ -134,11 +134,11 @@ def test_reset_retries_then_reports(standin, no_backoff):
     client = GitHubClient(MAIN_TOKEN, base_url=standin.url, max_retries=0)  # stamina's retries, not githubkit's
     manifest = trio.run(lambda: seed_fixtures(client, REPO, ["pr"], seed_id="r"))
     standin.fail_next("PATCH", r"/git/refs/heads/", 502, times=2)
-    trio.run(reset_manifest, client, manifest)
+    trio.run(lambda: reset_manifest(client, manifest, repo=REPO))
     assert [r[2] for r in standin.requests("PATCH", "/git/refs/heads/")][-3:] == [502, 502, 200]
     standin.fail_next("PATCH", r"/git/refs/heads/", 422, times=10, message="Reference update failed")
     with pytest.raises(FixtureError, match=r"fixture 'pr': reset failed: PATCH .*HTTP 422 Reference update failed"):
-        trio.run(reset_manifest, client, manifest)
+        trio.run(lambda: reset_manifest(client, manifest, repo=REPO))
 
 
 def test_unreadable_manifest_is_one_line(tmp_path):

@@ -111,6 +111,8 @@ def check_command(profile: Path) -> None:
     if required and settings is None and not problems:
         problems.append(f"{profile}: extensions.fixtures: required, scenarios need fixtures ({', '.join(sorted(required))})")
     if settings is not None and required:
+        if not settings.repo:
+            problems.append(f"{profile}: extensions.fixtures.repo: required, the sandbox repository (owner/name) the fixtures live in")
         problems += _manifest_problems(settings, required, profile)
     if problems:
         for line in problems:
@@ -175,7 +177,8 @@ def fixture_group() -> None:
     The token comes from GH_TOKEN (or GITHUB_TOKEN), the API from GITHUB_API_URL
     (default https://api.github.com). A reviewer identity for review threads:
     GHX_EVAL_APP_ID + GHX_EVAL_APP_PRIVATE_KEY[_PATH] (a GitHub App), or
-    GHX_EVAL_REVIEWER_TOKEN.
+    GHX_EVAL_REVIEWER_TOKEN. The sandbox repository every write goes to:
+    --repo, else GHX_EVAL_REPO, else the config's extensions.fixtures.repo.
     """
 
 
@@ -208,7 +211,9 @@ def _client():
 
 
 _config_option = click.option("--config", type=click.Path(dir_okay=False, path_type=Path), help="Eval config: repo, manifest and fixture names from it.")
-_repo_option = click.option("--repo", help="Repository owner/name (default: the config's extensions.fixtures.repo).")
+_repo_option = click.option(
+    "--repo", envvar="GHX_EVAL_REPO", help="Sandbox repository owner/name (default: $GHX_EVAL_REPO, else the config's extensions.fixtures.repo)."
+)
 _manifest_option = click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), help=f"Manifest file (default: the config's, else {DEFAULT_MANIFEST}).")
 _dry_run_option = click.option("--dry-run", is_flag=True, help="Print what would be done; change nothing.")
 
@@ -288,13 +293,14 @@ def status_command(config, manifest) -> None:
 def reset_command(config, repo, manifest, names) -> None:
     """Put fixtures back as seeded: branches to their original commit, reopened, labels restored.
 
-    Only in the sandbox repository (--repo, else the config's, else the one the
-    manifest was seeded in) and only on ghx-eval/ branches: a manifest naming
-    anything else is refused before any request.
+    Only in the sandbox repository you configure (--repo, $GHX_EVAL_REPO or the
+    config's extensions.fixtures.repo; never the manifest's), only on ghx-eval/
+    branches and only items carrying the ghx-eval-fixture label on GitHub:
+    anything else is refused in one line before any write.
 
     \b
     Example:
-      profiler eval fixture reset --manifest fixtures/latest.json --name pr
+      profiler eval fixture reset --repo my-org/eval-sandbox --manifest fixtures/latest.json --name pr
     """
     import trio
 
@@ -316,13 +322,14 @@ def reset_command(config, repo, manifest, names) -> None:
 def cleanup_command(config, repo, manifest, everything, dry_run) -> None:
     """Close the manifest's issues and pull requests and delete their branches.
 
-    Only in the sandbox repository (--repo, else the config's, else the one the
-    manifest was seeded in), only items carrying the fixture label and only
-    ghx-eval/ branches; anything else is refused in one line.
+    Only in the sandbox repository you configure (--repo, $GHX_EVAL_REPO or the
+    config's extensions.fixtures.repo; never the manifest's), only items
+    carrying the ghx-eval-fixture label on GitHub and only ghx-eval/ branches;
+    anything else is refused in one line before any write.
 
     \b
     Examples:
-      profiler eval fixture cleanup --manifest fixtures/latest.json
+      profiler eval fixture cleanup --config examples/eval-ghx/eval.yaml
       profiler eval fixture cleanup --all --repo my-org/eval-sandbox --dry-run
     """
     import trio

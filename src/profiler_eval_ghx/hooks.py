@@ -103,12 +103,19 @@ class EvalHooks:
                 raise FixtureError(f"scenario(s) {users} require fixtures but the profile has no extensions.fixtures section (repo, manifest)")
             return
         required = sorted({name for n in needs.values() for name in n.requires})
+        if not settings.repo and (needs or settings.reseed_between_modes):
+            # The fixtures are reset, seeded, cleaned up and bound into prompts there: the user names it, never the manifest.
+            where = f"{ctx.profile_path}: " if getattr(ctx, "profile_path", None) else ""
+            raise FixtureError(
+                f"{where}extensions.fixtures.repo: required, the sandbox repository (owner/name) the eval's fixtures live in; "
+                "a manifest never chooses where the eval writes"
+            )
         manifest = None
         if settings.manifest.is_file():
             manifest = read_manifest(settings.manifest)
         missing = [name for name in required if manifest is None or name not in manifest.fixtures]
         if missing and settings.seed_if_missing:
-            if not settings.repo:
+            if not settings.repo:  # unreachable (checked above); narrows the type
                 raise FixtureError("extensions.fixtures.seed_if_missing needs extensions.fixtures.repo")
             client = self.client_factory()
             seeded = await seed_fixtures(client, settings.repo, missing, reviewer=await second_identity(client, settings.repo))
@@ -118,15 +125,14 @@ class EvalHooks:
             log.info("seeded fixtures %s into %s", ", ".join(missing), settings.manifest)
             manifest, missing = seeded, []
         if missing:
-            repo = settings.repo or (manifest.repo if manifest else "OWNER/NAME")
             raise FixtureError(
                 f"missing fixtures: {', '.join(missing)} (not in {settings.manifest}); "
-                f"seed them: profiler eval fixture seed --repo {repo} --manifest {settings.manifest}"
+                f"seed them: profiler eval fixture seed --repo {settings.repo} --manifest {settings.manifest}"
                 + "".join(f" --name {name}" for name in missing)
             )
         sandbox = None
-        if manifest is not None:
-            sandbox = Sandbox.of(manifest, settings.repo)
+        if manifest is not None and settings.repo:
+            sandbox = Sandbox.configured(settings.repo)
             sandbox.check(manifest)  # before any session: a manifest never chooses where the eval writes
         self._runs[ctx.run_id] = {"settings": settings, "manifest": manifest, "seeded": {}, "sandbox": sandbox}
 

@@ -3,7 +3,7 @@
 ```yaml
 extensions:
   fixtures:
-    repo: my-org/eval-sandbox       # where fixtures are seeded
+    repo: my-org/eval-sandbox       # the sandbox: every fixture write goes here, never where a manifest says (required)
     manifest: fixtures/latest.json  # relative to the profile's folder
     seed_if_missing: false          # seed before the run when the manifest is missing
     reseed_between_modes: false     # reset every fixture before each mode
