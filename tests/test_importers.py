@@ -602,3 +602,71 @@ def test_a_killed_imports_staging_folder_is_removed_by_the_next(tmp_path, cli_ma
     assert invoke(cli_manager, "claude-code", CC_DST, "--out", out).exit_code == 0
     assert not leftover.exists()
     assert sorted(p.name for p in out.parent.iterdir()) == ["claude.analysis.jsonl", "claude.jsonl", "claude.manifest.json", "sessions"]
+
+
+# -- links planted in the output folder, and what a killed import leaves (issue 31, items 3 and 12) --
+
+
+@pytest.mark.parametrize("planted", ["claude.analysis.jsonl", "claude.jsonl"])
+def test_append_does_not_write_through_a_dangling_link(tmp_path, cli_manager, planted):
+    out = tmp_path / "results" / "claude.jsonl"
+    assert invoke(cli_manager, "claude-code", CC_DST, "--out", out).exit_code == 0
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    (out.parent / planted).unlink()
+    (out.parent / planted).symlink_to(elsewhere)
+    result = invoke(cli_manager, "claude-code", CC_API_ERROR, "--out", out, "--append")
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and "is a symbolic link; refusing to write through it" in result.stderr
+    assert not elsewhere.exists()
+
+
+def test_traces_do_not_follow_a_sessions_link_out_of_the_folder(tmp_path, cli_manager):
+    out = tmp_path / "results" / "claude.jsonl"
+    out.parent.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out.parent / "sessions").symlink_to(elsewhere)
+    result = invoke(cli_manager, "claude-code", CC_DST, "--out", out)
+    assert result.exit_code == 1 and "refusing to write outside" in result.stderr and result.stderr.count("\n") == 1
+    assert list(elsewhere.iterdir()) == [] and not out.exists()
+    assert sorted(p.name for p in out.parent.iterdir()) == ["sessions"]  # no staging folder, no lock left
+
+
+def test_a_kill_during_replace_never_pairs_new_rows_with_the_old_analysis(tmp_path, cli_manager, monkeypatch):
+    import os
+
+    from profiler_core.runner import replay
+
+    out = tmp_path / "results" / "claude.jsonl"
+    assert invoke(cli_manager, "claude-code", CC_DST, "--out", out).exit_code == 0
+    analysis = out.with_name("claude.analysis.jsonl")
+    assert analysis.is_file()
+    real_replace = os.replace
+
+    def killed_before_the_analysis(src, dst):
+        if str(dst) == str(analysis):
+            raise KeyboardInterrupt  # the process dies between the two renames
+        real_replace(src, dst)
+
+    monkeypatch.setattr(replay.os, "replace", killed_before_the_analysis)
+    assert invoke(cli_manager, "claude-code", CC_API_ERROR, "--out", out, "--replace").exit_code != 0
+    rows = read_jsonl(out).rows
+    assert [r.scenario_id for r in rows] == ["api-error"]  # the new rows are in place
+    bundles = read_jsonl(analysis, SessionAnalysisBundle).rows if analysis.exists() else []
+    assert {b.scenario_id for b in bundles} <= {r.scenario_id for r in rows}  # no analysis of rows that are gone
+
+
+def test_staging_folders_of_dead_imports_are_removed_and_a_live_ones_kept(tmp_path, cli_manager):
+    folder = tmp_path / "results"
+    dead = folder / ".other.jsonl.import"
+    live = folder / ".busy.jsonl.import"
+    for staging in (dead, live):
+        (staging / "sub").mkdir(parents=True)
+    lock = RunLock(RunPaths(folder, "busy"))
+    lock.acquire()  # `profiler import ... --out results/busy.jsonl` is still running
+    try:
+        result = invoke(cli_manager, "claude-code", CC_DST, "--out", folder / "claude.jsonl")
+        assert result.exit_code == 0, result.stderr
+        assert not dead.exists() and (live / "sub").is_dir()
+    finally:
+        lock.release()

@@ -219,3 +219,32 @@ def test_concurrency_4_runs_8_sessions_on_one_server(tmp_path, opencode_bin):
     assert len({o.splitlines()[1] for o in outputs}) == 8, "each session has its own working directory"
     assert len(run.servers) == 1
     assert run.leftovers() == []
+
+
+def test_a_model_endpoint_that_is_down_stops_the_run_after_the_warm_up_naming_the_url(tmp_path, opencode_bin):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    # One warm-up and the first of two cells: OpenCode says "Cannot connect to API", naming no URL.
+    profile = write_profile(tmp_path, url, opencode_bin, options={"max_model_retries": 0}, execution={"repetitions": 2, "warmup": True}, analyzers=[])
+    run = ProfilerRun(["run", str(profile), "--no-report", "--progress", "none"], cwd=tmp_path)
+    code, _, err = run.wait()
+    assert code == 1, err
+    errors = [line for line in err.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "the warm-up and the first session failed the same way" in errors[0], err
+    assert f"(model endpoint: {url})" in errors[0] and "Traceback" not in err
+    (row,) = read_rows(tmp_path)  # the second cell was never attempted
+    assert row["completionReason"] == "error" and url in row["error"]
+    assert run.leftovers() == []
+
+
+def test_the_named_endpoint_is_the_models_provider_then_the_vendors():
+    from profiler_core.providers.opencode.config import OpenCodeOptions
+    from profiler_core.providers.opencode.provider import model_endpoint
+
+    config = {"provider": {"other": {"options": {"baseURL": "http://other"}}, "local": {"options": {"baseURL": "http://127.0.0.1:9/v1"}}}}
+    assert model_endpoint(OpenCodeOptions.parse({"config": config}), "local/scripted") == "http://127.0.0.1:9/v1"
+    assert model_endpoint(OpenCodeOptions.parse({"config": config}), "anthropic/claude-sonnet-4-5") == "https://api.anthropic.com"
+    assert "'acme'" in model_endpoint(OpenCodeOptions.parse({}), "acme/m1")

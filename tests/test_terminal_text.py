@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -60,3 +61,42 @@ def test_printable_keeps_text_and_escapes_the_rest():
     assert printable("plain, ünïcode and 🙂\n\ttabs") == "plain, ünïcode and 🙂\n\ttabs"
     assert printable("a\rb\x00c\x7fd\x9be\ud83d") == "a\\x0db\\x00c\\x7fd\\x9be\\ud83d"
     assert printable("two\nlines", one_line=True) == "two\\x0alines"
+
+
+def _shows_names_as_text(output: str) -> None:
+    assert ESC not in output and "\u202e" not in output
+    for shown in ("[/x]", "[bold red]boom", "esc\\x1b[31mred\\x1b[0m", "rtl\\u202eevil"):
+        assert shown in output, shown
+
+
+def test_compare_plan_analyze_and_import_print_names_as_text(tmp_path, profiler_plugin_manager):
+    profile = _project(tmp_path)
+    runner = CliRunner()
+    for run_id in ("r1", "r2"):
+        run = runner.invoke(cli, ["run", str(profile), "--run-id", run_id, "--no-report"], obj=profiler_plugin_manager, catch_exceptions=False)
+        assert run.exit_code == 0, run.output
+    results = str(tmp_path / "results")
+
+    # The tables of `compare` (changes and gates) parse no markup: `[/x]` used to raise MarkupError.
+    compared = runner.invoke(cli, ["compare", "r1", "r2", "--results-dir", results, "--fail-on", "cost:+10%"], obj=profiler_plugin_manager)
+    assert compared.exception is None or isinstance(compared.exception, SystemExit), compared.exception
+    assert compared.exit_code == 3, compared.output  # inconclusive: one row per mode
+    _shows_names_as_text(compared.stdout)
+    assert compared.stdout.count("[bold red]boom") == 7  # six metrics and one gate, none of them turned red
+
+    planned = runner.invoke(cli, ["plan", str(profile), "--pilot", "r1"], obj=profiler_plugin_manager)
+    assert planned.exit_code == 0, planned.output
+    _shows_names_as_text(planned.stdout)
+    assert "esc\\x1b[31mred\\x1b[0m vs [/x]" in planned.stdout
+
+    # click drops ANSI sequences it recognises when not on a terminal; on one they went out raw.
+    from profiler_builtin_analyzers import plugin as analyzers_plugin
+
+    profiler_plugin_manager.register(analyzers_plugin, "builtin_analyzers")
+    analyzed = runner.invoke(cli, ["analyze", str(tmp_path / f"no{ESC}[2Jsuch\u202e.json")], obj=profiler_plugin_manager)
+    assert analyzed.exit_code != 0 and "no\\x1b[2Jsuch\\u202e.json" in analyzed.stderr
+
+    transcript = Path(__file__).parent / "fixtures" / "transcripts" / "openai" / "refund-001.jsonl"
+    imported = runner.invoke(cli, ["import", "openai", str(transcript), "--out", str(tmp_path / "imp.jsonl"), "--mode", MODES[2]], obj=profiler_plugin_manager)
+    assert imported.exit_code == 0, imported.output
+    assert ESC not in imported.stdout and "esc\\x1b[31mred\\x1b[0m" in imported.stdout

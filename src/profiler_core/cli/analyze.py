@@ -69,14 +69,14 @@ def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, .
         if trace is None:  # `path` is then the message saying why
             failed = True
             summary.failed += 1
-            click.echo(f"Error: {path}", err=True)
+            click.echo(f"Error: {printable(path)}", err=True)
             continue
         results, errors = _run_analyzers(analyzers, trace, path, scenario_id)
         if not as_json:  # the JSON list has no summary: nothing to collect
             summary.add(results)
         for message in errors:
             failed = True
-            click.echo(f"Error: {message}", err=True)
+            click.echo(f"Error: {printable(message)}", err=True)
         if as_json:
             from ..storage.serde import unstructure
 

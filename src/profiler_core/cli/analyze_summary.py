@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from ..model import AnalysisResult, NumberFinding, RatioFinding, StringFinding
+from ..util.textcut import printable
 
 
 class AnalysisSummary:
@@ -58,12 +59,13 @@ class AnalysisSummary:
         failed = f", {self.failed} could not be read or analysed" if self.failed else ""
         console.print(Text(f"Summary: {self.sessions} session{'s' if self.sessions != 1 else ''} analysed{failed}", style="bold"), soft_wrap=True)
         rows = self.rows()
-        width = max((len(key) for _, key, _ in rows), default=0)
+        width = max((len(printable(key, one_line=True)) for _, key, _ in rows), default=0)
         for name, key, text in rows:
             line = Text("  ")
-            line.append(f"{name:<14}", style="bold cyan")
-            line.append(f"{key:<{width}}  ", style="dim")
-            line.append(text)
+            # Analyzer names, finding keys and string findings come from plugins and traces: escaped.
+            line.append(f"{printable(name, one_line=True):<14}", style="bold cyan")
+            line.append(f"{printable(key, one_line=True):<{width}}  ", style="dim")
+            line.append(printable(text, one_line=True))
             console.print(line, soft_wrap=True)
 
 

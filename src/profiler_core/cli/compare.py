@@ -47,11 +47,12 @@ def compare_command(base: str, new: str, fail_on: tuple[str, ...], markdown_file
     from ..compare.render import markdown, print_terminal
     from ..report.junit import write_junit
     from ..storage.runfiles import resolve_results
+    from ..util.textcut import printable
 
     gates = [Gate.parse(text) for text in fail_on]
     comparison = compare_runs(resolve_results(base, results_dir), resolve_results(new, results_dir), gates)
     for problem in comparison.problems:
-        click.echo(f"warning: {problem}", err=True)
+        click.echo(f"warning: {printable(problem)}", err=True)
     if as_json:
         click.echo(json.dumps(to_json_doc(comparison), indent=2, ensure_ascii=False))
     else:

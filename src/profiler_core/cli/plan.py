@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
+from ..util.textcut import printable
 from .context import pass_manager
 from .dry_run import concurrency_of, duration, money
 
@@ -74,7 +75,7 @@ def _read_pilot(pilot: str, config) -> tuple[list, str]:
         raise ConfigError(f"--pilot {pilot}: no such run in {config.output.results_dir} (and no such results file)")
     read = read_jsonl(path)
     for problem in read.problems:
-        click.echo(f"warning: {problem}", err=True)
+        click.echo(f"warning: {printable(problem)}", err=True)
     return [r for r in read.rows if r.iteration >= 0], f"pilot {pilot}"
 
 
@@ -123,7 +124,7 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
             p = plan_metric(pairs, mode=mode, metric=metric, effect=effects[metric], settings=settings, power=power, metrics=k)
             plans.append(p)
             click.echo(
-                f"{mode + ' vs ' + baseline:28} {metric:8} {p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
+                f"{printable(mode + ' vs ' + baseline, one_line=True):28} {metric:8} {p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
                 f"{_unit(metric, p.sd):>11} {_unit(metric, p.effect):>10} {p.fixed_rounds if p.fixed_rounds is not None else '–':>6} "
                 f"{p.stop_rounds.mean():>9.1f} ({np.percentile(p.stop_rounds, 90):>3.0f})  {p.decided:>8.0%}"
             )

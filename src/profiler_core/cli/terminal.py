@@ -13,13 +13,7 @@ from typing import Any
 
 from ..util.redact import RedactingFilter
 from ..util.textcut import printable
-
-
-def cell(value: Any) -> Any:
-    """A rich table cell or line that shows ``value`` as it is: ``Text``, one line, control characters escaped."""
-    from rich.text import Text
-
-    return Text(printable(str(value), one_line=True))
+from ..util.textcut import rich_text as cell  # a rich table cell or line showing a value as it is
 
 
 def markup_safe(value: Any) -> str:
@@ -47,3 +41,6 @@ def protect_log_handlers(logger: logging.Logger | None = None) -> None:
         for kind in (RedactingFilter, PrintableFilter):
             if not any(isinstance(f, kind) for f in handler.filters):
                 handler.addFilter(kind())
+
+
+__all__ = ["PrintableFilter", "cell", "markup_safe", "protect_log_handlers"]

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from ..report import format as fmt
+from ..util.textcut import printable, rich_text
 from .runs import Comparison, MetricChange
 
 _OUTCOME_WORDS = {"pass": "✅ pass", "regression": "❌ regression", "inconclusive": "⚠️ inconclusive"}
@@ -46,22 +47,25 @@ def print_terminal(comparison: Comparison, console) -> None:
     """Rich tables: the changes per mode and metric, then the gates."""
     from rich.table import Table
 
+    # Mode, model and scenario names, run ids and file names come from data: every cell is rich Text
+    # (a mode named `[/x]` is no markup tag), control characters shown escaped.
     level = f"{comparison.confidence:.0%}"
-    table = Table(title=f"{comparison.new_id} (NEW) against {comparison.base_id} (BASE)", title_justify="left")
+    table = Table(title=rich_text(f"{comparison.new_id} (NEW) against {comparison.base_id} (BASE)"), title_justify="left")
     for header in ("mode", "metric", "BASE", "NEW", "change", f"{level} CI", "p (Holm)"):
         table.add_column(header, justify="left" if header in ("mode", "metric") else "right", no_wrap=True)
     for row in change_rows(comparison):
-        table.add_row(*row)
+        table.add_row(*map(rich_text, row))
     console.print(table)
     for line in cell_lines(comparison):
-        console.print(line, markup=False, highlight=False)
+        console.print(printable(line), markup=False, highlight=False)
     if comparison.gates:
         gates = Table(title="Gates", title_justify="left")
         for header in ("mode", "gate", "change", f"{level} CI", "outcome", "why"):
             gates.add_column(header, no_wrap=header != "why")
         for g in comparison.gates:
             c = g.change
-            gates.add_row(g.mode, g.gate.text, _change(c) if c else "–", _interval(c) if c else "–", g.outcome, g.why)
+            cells = (g.mode, g.gate.text, _change(c) if c else "–", _interval(c) if c else "–", g.outcome, g.why)
+            gates.add_row(*map(rich_text, cells))
         console.print(gates)
 
 

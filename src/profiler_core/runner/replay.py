@@ -34,7 +34,7 @@ from ..model import (
 )
 from ..plugins.markers import hookimpl
 from ..providers.transcripts import TranscriptsProvider
-from ..storage.paths import check_run_id
+from ..storage.paths import check_run_id, inside, open_output, refuse_links
 from ..storage.store import RunLock, RunPaths, read_jsonl, read_manifest, write_manifest
 from ..util.redact import Redactor
 from .options import RunOptions
@@ -47,6 +47,8 @@ UNKNOWN_MODEL = "unknown"
 Cell = tuple[str, str, str, int]
 #: What ``profiler import`` does with an ``--out`` that already holds a run.
 Existing = Literal["refuse", "replace", "append"]
+#: An import into ``<out>`` is staged in ``.<out name>.import`` beside it.
+STAGING_SUFFIX = ".import"
 
 
 @attrs.frozen(kw_only=True)
@@ -128,16 +130,20 @@ def import_sessions(
     made = [d for d in (out.parent, *out.parent.parents) if not d.exists()]
     lock = RunLock(RunPaths(out.parent, check_run_id(out.stem)))
     lock.acquire()
-    staging = out.parent / f".{out.name}.import"
+    staging = out.parent / f".{out.name}{STAGING_SUFFIX}"
     try:
+        remove_dead_staging(out.parent)  # what SIGKILLed or SIGTERMed imports into this folder left
+        # Data never chooses where files go: no planted link is written through, no folder leads out.
+        refuse_links(out, _analysis_path(out), _manifest_path(out))
+        sessions_dir = inside(out.parent, out.parent / "sessions")
         previous = _existing_rows(out, existing)
         provider, cells = _replay_plan(sessions, scenario, mode, model, previous)
-        shutil.rmtree(staging, ignore_errors=True)  # a killed import's leftovers (we hold the lock)
-        staging.mkdir()
+        _fresh_folder(staging)  # this --out's own leftovers (we hold its lock)
         options = _options(provider, manager, cells, sessions, scorer_id=scorer_id, mode=mode, staging=staging, run_id=run_id, files=files)
         _run_import(options)
         warnings = tuple(w for s in sessions for w in s.warnings)
-        written = _move_into_place(staging, RunPaths(staging, run_id), out, warnings, append=bool(previous))
+        staged = RunPaths(staging, run_id)
+        written = _move_into_place(staging, staged, out, sessions_dir, warnings, append=bool(previous))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         lock.release()
@@ -156,6 +162,41 @@ def import_sessions(
     )
 
 
+def remove_dead_staging(folder: Path) -> list[Path]:
+    """Remove the staging folders killed imports left in ``folder``; a live import holds its run's lock and keeps its own."""
+    removed = []
+    for staging in sorted(folder.glob(f".*{STAGING_SUFFIX}")):
+        if staging.is_symlink() or not staging.is_dir():
+            continue
+        try:
+            lock = RunLock(RunPaths(folder, check_run_id(Path(staging.name[1 : -len(STAGING_SUFFIX)]).stem)))
+            lock.acquire()
+        except ProfilerError:  # an import still running (or a folder no import made)
+            continue
+        try:
+            shutil.rmtree(staging, ignore_errors=True)
+        finally:
+            lock.release()
+        removed.append(staging)
+    return removed
+
+
+def _fresh_folder(folder: Path) -> None:
+    """An empty ``folder``: a leftover one is removed first (a link planted at its name too, never followed)."""
+    if folder.is_symlink():
+        folder.unlink()
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+
+
+def _analysis_path(out: Path) -> Path:
+    return out.with_name(out.stem + ".analysis.jsonl")
+
+
+def _manifest_path(out: Path) -> Path:
+    return out.with_name(out.stem + ".manifest.json")
+
+
 def _run_import(options: RunOptions) -> None:
     import trio
 
@@ -166,7 +207,7 @@ def _run_import(options: RunOptions) -> None:
 
 def _existing_rows(out: Path, existing: Existing) -> list[ProfileRow]:
     """The rows already in ``out`` when appending; a refusal (one line) when ``out`` holds a run and we may not touch it."""
-    manifest = out.with_name(out.stem + ".manifest.json")
+    manifest = _manifest_path(out)
     if not (out.exists() or manifest.exists()):
         return []
     if existing == "refuse":
@@ -231,36 +272,41 @@ def _options(
     )
 
 
-def _move_into_place(staging: Path, staged: RunPaths, out: Path, warnings: tuple[str, ...], *, append: bool) -> dict[str, Any]:
-    """Traces, rows, analysis, then the manifest: never an analysis file without its rows."""
-    sessions_dir = out.parent / "sessions"
+def _move_into_place(
+    staging: Path, staged: RunPaths, out: Path, sessions_dir: Path, warnings: tuple[str, ...], *, append: bool
+) -> dict[str, Any]:
+    """Traces, rows, analysis, then the manifest: a kill at any point leaves no analysis of rows that are not there."""
     # The runner puts traces under <reports>/<runId>/sessions.
     traces = staging / staged.run_id / "sessions"
-    if traces.is_dir():
-        for trace in sorted(p for p in traces.rglob("*") if p.is_file()):
-            target = sessions_dir / trace.relative_to(traces)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(trace, target)
-    analysis = out.with_name(out.stem + ".analysis.jsonl")
+    moves = [(t, sessions_dir / t.relative_to(traces)) for t in sorted(traces.rglob("*")) if t.is_file()] if traces.is_dir() else []
+    for _, target in moves:  # all checked before any is moved: a link in sessions/ leads nothing elsewhere
+        inside(sessions_dir, target.parent)
+    for trace, target in moves:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(trace, target)
+    analysis = _analysis_path(out)
+    manifest_path = _manifest_path(out)
     has_analysis = staged.analysis.is_file() and staged.analysis.stat().st_size > 0
     if append:
+        # Rows first: killed in between, the new rows merely lack analysis (as after a crashed run).
         _append_file(staged.jsonl, out)
         if has_analysis:
             _append_file(staged.analysis, analysis)
     else:
+        # The replaced run's analysis and manifest go first: killed between two renames, the
+        # folder holds the old rows or the new ones, never rows beside another run's analysis.
+        analysis.unlink(missing_ok=True)
+        manifest_path.unlink(missing_ok=True)
         os.replace(staged.jsonl, out)
         if has_analysis:
             os.replace(staged.analysis, analysis)
-        elif analysis.exists():
-            analysis.unlink()  # the replaced run's analysis would describe rows that are gone
     manifest = read_manifest(staged.manifest)
-    manifest_path = out.with_name(out.stem + ".manifest.json")
     write_manifest(manifest_path, attrs.evolve(manifest, warnings=warnings + tuple(manifest.warnings)), Redactor())
     return {"jsonl": out, "analysis": analysis if analysis.exists() else None, "manifest": manifest_path, "sessions_dir": sessions_dir}
 
 
 def _append_file(source: Path, target: Path) -> None:
-    with open(target, "ab") as f:
+    with open_output(target, "ab") as f:  # a link planted at the name since the check is refused, not followed
         f.write(source.read_bytes())
 
 

@@ -280,6 +280,20 @@ def _lock_fd(path: Path) -> int:
         return os.dup(f.fileno())
 
 
+#: Times a lock file removed under us is opened again before giving up.
+_LOCK_ATTEMPTS = 5
+
+
+def _names(fd: int, path: Path) -> bool:
+    """True when ``fd`` is the file at ``path`` now (not one removed, or replaced, since it was opened)."""
+    try:
+        now = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+
+
 class RunLock:
     """An OS lock on a run while it is written: a second writer is refused; a killed process leaves no lock behind."""
 
@@ -294,22 +308,29 @@ class RunLock:
         except ImportError:  # not on POSIX: no lock, as before
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = _lock_fd(self.path)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode("ascii", "replace").strip() or "another process"
+        for _ in range(_LOCK_ATTEMPTS):
+            fd = _lock_fd(self.path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip() or "another process"
+                os.close(fd)
+                raise StoreError(
+                    f"run {self.path.stem!r} is being written by process {holder}; wait for it to end "
+                    "(two writers would record cells twice)"
+                ) from None
+            if _names(fd, self.path):
+                os.ftruncate(fd, 0)
+                os.write(fd, str(os.getpid()).encode())
+                self._fd = fd
+                return
+            # Its holder removed the file between our open and our lock: that lock guards nothing
+            # (a third writer may hold a new file at the name). Open the name again.
             os.close(fd)
-            raise StoreError(
-                f"run {self.path.stem!r} is being written by process {holder}; wait for it to end "
-                "(two writers would record cells twice)"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._fd = fd
+        raise StoreError(f"{self.path}: the lock file keeps being replaced; is another writer starting and stopping?")
 
     def release(self) -> None:
-        """Drop the lock and its file."""
+        """Drop the lock and its file (removed while still locked: a writer that opened it meanwhile sees it gone)."""
         if self._fd is None:
             return
         try:

@@ -55,3 +55,10 @@ def printable(text: str, *, one_line: bool = False) -> str:
     """
     pattern = _UNPRINTABLE_OR_BREAK if one_line else _UNPRINTABLE
     return pattern.sub(_escape, text) if pattern.search(text) else text
+
+
+def rich_text(value: Any) -> Any:
+    """``value`` as a rich ``Text`` (never parsed as markup), one line, control characters escaped: data in a table."""
+    from rich.text import Text
+
+    return Text(printable(str(value), one_line=True))

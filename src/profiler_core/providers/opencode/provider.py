@@ -92,6 +92,18 @@ def model_endpoints(options: OpenCodeOptions, model: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def model_endpoint(options: OpenCodeOptions, model: str) -> str:
+    """The URL the model's requests go to: its provider's ``baseURL`` in the config, else the vendor's API."""
+    provider_id = split_model(model)[0] if "/" in model else ""
+    providers = (options.config or {}).get("provider")
+    provider = providers.get(provider_id) if isinstance(providers, dict) else None
+    settings = provider.get("options") if isinstance(provider, dict) else None
+    url = settings.get("baseURL") if isinstance(settings, dict) else None
+    if isinstance(url, str) and url:
+        return url
+    return VENDOR_ENDPOINTS.get(provider_id) or f"OpenCode's default for provider {provider_id!r}"
+
+
 class OpenCodeProvider:
     """Drives OpenCode sessions over its HTTP API."""
 
@@ -271,7 +283,7 @@ class OpenCodeProvider:
             status = await self._status(session)
             state = progress(await self._request("GET", f"/session/{session.id}/message", session.directory, params={"limit": 2}))
             if state.error:
-                raise OpenCodeError(f"opencode: model error: {state.error}")
+                raise self._model_failed(f"opencode: model error: {state.error}")
             if state.done:
                 return
             if status.get("type") == "retry":
@@ -281,7 +293,7 @@ class OpenCodeProvider:
                 if state.assistant_messages and idle_polls >= idle_limit:
                     raise OpenCodeError(f"opencode: the session went idle without finishing (last finish: {state.finish!r})")
                 if not state.assistant_messages and idle_polls >= start_limit:
-                    raise OpenCodeError(f"opencode: the prompt was accepted but OpenCode never started answering within {NOT_STARTED_S:g} s")
+                    raise self._model_failed(f"opencode: the prompt was accepted but OpenCode never started answering within {NOT_STARTED_S:g} s")
                 continue
             idle_polls = 0
 
@@ -292,10 +304,14 @@ class OpenCodeProvider:
             session.attempt = attempt
             session.retries.append(f"attempt {attempt}: {message}")
         if session.attempt > self.options.max_model_retries:
-            raise OpenCodeError(
+            raise self._model_failed(
                 f"opencode: model request failed {session.attempt} time(s) and OpenCode keeps retrying "
                 f"(max_model_retries={self.options.max_model_retries}): {message}"
             )
+
+    def _model_failed(self, message: str) -> OpenCodeError:
+        """An error of the model's answer, naming the model endpoint (OpenCode's own message names none)."""
+        return OpenCodeError(f"{message} (model endpoint: {model_endpoint(self.options, self.model)})")
 
     async def _status(self, session: _Session) -> dict[str, Any]:
         statuses = await self._request("GET", "/session/status", session.directory)
