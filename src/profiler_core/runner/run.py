@@ -46,6 +46,7 @@ from .adapter import ProviderAdapter
 from .analysis_pool import analysis_pool, worker_count
 from .breaker import Breaker
 from .executors.base import Cell, Executor, ModeGroup, Stage
+from .hidden import hidden_from_agents
 from .hooks import HookCaller
 from .ids import new_run_id
 from .iteration import attempt_cell, run_iteration
@@ -224,6 +225,7 @@ class Run:
         return Workspaces(
             keep=cast(KeepWorkspaces, self.options.keep_workspaces), keep_dir=keep_dir, template=template,
             sandbox=self.options.sandbox, endpoints=(str(endpoint),) if endpoint else (), warnings=self.warnings,
+            hide=hidden_from_agents(self.options.scenarios, self.options.results_dir, self.options.reports_dir),
         )
 
     def _executor(self) -> Executor:
@@ -237,7 +239,7 @@ class Run:
 
         common: dict[str, Any] = dict(
             modes=plan.mode_configs, provider_options=options.provider_options, provider_port=options.provider_port,
-            state=self.state, warmup=self._warmup, sandbox=options.sandbox,
+            state=self.state, warmup=self._warmup, sandbox=self.state.workspaces.for_agents(options.sandbox),
         )
         provider = self.provider
         if plan.overlap:

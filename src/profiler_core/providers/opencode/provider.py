@@ -92,6 +92,15 @@ def model_endpoints(options: OpenCodeOptions, model: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _server_folder(options: OpenCodeOptions, config: ProviderConfig) -> str:
+    """The folder the server works in: the runner's (its sessions' workspaces) in a sandbox, where that folder is
+    the only one the server may write; elsewhere the deprecated ``workdir`` option still wins."""
+    confined = config.sandbox is not None and config.sandbox.confined
+    if confined and config.workdir not in ("", "."):
+        return config.workdir
+    return options.workdir or config.workdir or "."
+
+
 class OpenCodeProvider:
     """Drives OpenCode sessions over its HTTP API."""
 
@@ -121,7 +130,7 @@ class OpenCodeProvider:
         options = OpenCodeOptions.parse(config.options)
         split_model(config.model)
         self.options, self.model = options, config.model
-        self.workdir = Path(options.workdir or config.workdir or ".").expanduser().resolve()
+        self.workdir = Path(_server_folder(options, config)).expanduser().resolve()
         template = options.workdir_template
         if not self.workdir.is_dir():
             raise OpenCodeError(f"provider 'opencode': workdir {str(self.workdir)!r} is not a directory")
