@@ -34,6 +34,7 @@ from ..model import (
 )
 from ..model.run import RunStatus
 from ..plugins.manager import get_plugin_manager
+from ..sandbox import SandboxSettings
 from ..sandbox import check as check_sandbox
 from ..storage.paths import check_run_id, inside
 from ..storage.store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
@@ -63,6 +64,12 @@ from .tally import Budget, Tally
 from .workspace import KeepWorkspaces, Workspaces
 
 log = logging.getLogger("agent_profiler")
+
+
+def check_run_sandbox(sandbox: SandboxSettings | None) -> None:
+    """One line before anything is written or started when the sandbox cannot start (bwrap missing, the docker daemon down)."""
+    if sandbox is not None and sandbox.confined:
+        check_sandbox(sandbox)
 
 
 class Run:
@@ -114,6 +121,7 @@ class Run:
         locks: list[RunLock] = []
         try:
             if self._lock is None:
+                check_run_sandbox(self.options.sandbox)  # before the lock makes the results folder
                 self._lock = RunLock(self.paths)
                 self._lock.acquire()  # before anything is read: a second writer is refused here
             locks.append(self._lock)
@@ -146,8 +154,6 @@ class Run:
         resuming = bool(previous or resumed_from or options.resume)
         if not resuming:
             refuse_existing(self.paths, self.sessions_dir)
-        if options.sandbox is not None and options.sandbox.confined:
-            check_sandbox(options.sandbox)  # one line before any session: bwrap missing, the docker daemon down
         mode_configs = await _resolve_modes(options)
         # Every secret the profile marks or passes (options, modes, judge) is masked wherever it goes.
         self.redactor, secret_warnings = run_redactor(options.provider_options, mode_configs, options.judge)
@@ -623,4 +629,4 @@ def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
     return out
 
 
-__all__ = ["Run", "new_run_id"]
+__all__ = ["Run", "check_run_sandbox", "new_run_id"]
