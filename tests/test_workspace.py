@@ -15,11 +15,12 @@ from tests.sandbox_runtimes import require
 from profiler_core import ModeConfig, ProviderConfig, Scenario
 from profiler_core.config.loader import load_profile
 from profiler_core.errors import ProfilerError
-from profiler_core.model import VerifierSpec, WorkspaceSpec
+from profiler_core.model import ScorerCheckResult, ScorerResult, VerifierSpec, WorkspaceSpec
 from profiler_core.providers.simulated import SimulatedProvider
 from profiler_core.runner import RunOptions, run_profile_suite
 from profiler_core.sandbox import SandboxSettings
 from profiler_core.scorers.checks import ChecksScorer
+from profiler_core.scorers.composite import CompositeScorer
 from profiler_core.scorers.verify import VerifyScorer
 from profiler_core.storage.tracestore import iter_records
 from profiler_core.testing import FakeProvider
@@ -328,3 +329,34 @@ def test_the_deprecated_workdir_does_not_replace_the_runners_folder_in_a_sandbox
             trio.run(opencode.OpenCodeProvider(binary=str(binary)).init, config)
     # In a sandbox the server may write its folder only: the runner's; on the host the old option still counts.
     assert given == [runners.resolve(), mine.resolve()]
+
+
+# -- the composite scorer counts the verifiers ------------------------------------------------------
+
+
+class _Claims:
+    """A scorer that believes the agent: one check of its own, whose id happens to end like a verifier's."""
+
+    id = "claims"
+
+    def evaluate(self, scenario, context):
+        check = ScorerCheckResult(id="pre-verify:tests", description="the agent said so", passed=True)
+        return ScorerResult(success=True, passed=1, total=1, details=[check])
+
+
+@pytest.mark.parametrize(
+    "scorers, ids",
+    [
+        # A scorer that ignores the verifiers: their checkpoint is added beside its checks, once.
+        ([_Claims()], ["claims:pre-verify:tests", "verify:tests"]),
+        # `checks` counts them itself: not twice.
+        ([{"id": "checks"}, _Claims()], ["checks:said", "checks:verify:tests", "claims:pre-verify:tests"]),
+    ],
+)
+def test_the_composite_scorer_counts_verifiers_once(tmp_path, task, profiler_plugin_manager, scorers, ids):
+    scenario = _scenario(task, extensions={"checks": [{"id": "said", "target": "output", "condition": {"type": "matches", "pattern": ""}}]})
+    scorer = CompositeScorer(scorers=scorers, registry=profiler_plugin_manager.registry)
+    rows = {r.mode: r for r in _run(tmp_path, profiler_plugin_manager, scenario, scorer=scorer).rows}
+    assert [d.id for d in rows["talks"].checkpoint_details] == ids
+    assert rows["fixes"].success and (rows["fixes"].checkpoints_passed, rows["fixes"].checkpoints_total) == (len(ids), len(ids))
+    assert not rows["talks"].success and (rows["talks"].checkpoints_passed, rows["talks"].checkpoints_total) == (len(ids) - 1, len(ids))
