@@ -268,6 +268,19 @@ def test_a_deprecated_workdir_template_still_seeds_workspaces_with_a_warning(tmp
     assert any("'workdir_template'" in w and "deprecated" in w for w in manifest["warnings"])
 
 
+def test_the_deprecated_workdir_options_in_a_modes_overrides_are_warned_about_too(tmp_path, task, profiler_plugin_manager):
+    recorder = _Recorder()
+    modes = {"old": ModeConfig(provider_overrides={"workdir_template": str(task / "repo"), "workdir_per_session": True}), "new": ModeConfig()}
+    result = _run(tmp_path, profiler_plugin_manager, Scenario(id="plain", name="P", prompt="hi"), provider=_LookingProvider(recorder),
+                  scorer=ChecksScorer(), modes=modes)
+    assert [listing for _, listing in recorder.seen] == [[], []]  # the runner's fresh folder, not the template
+    warnings = json.loads(Path(result.manifest_path).read_text())["warnings"]
+    assert [w for w in warnings if "deprecated" in w] == [
+        "mode 'old': provider_overrides 'workdir_template', 'workdir_per_session' are deprecated and do not choose its sessions' "
+        "folder: every session gets a fresh workspace from the runner; give the scenarios a `workspace` instead"
+    ]
+
+
 # -- one server for many sessions (OpenCode) in a sandbox ---------------------------------------------
 
 

@@ -15,7 +15,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -64,6 +64,29 @@ from .tally import Budget, Tally
 from .workspace import KeepWorkspaces, Workspaces
 
 log = logging.getLogger("agent_profiler")
+
+
+#: provider options replaced by the runner's per-session workspaces (docs/verification.md)
+DEPRECATED_WORKDIR_OPTIONS = ("workdir", "workdir_template", "workdir_per_session")
+
+
+def deprecated_workdirs(provider_options: Mapping[str, Any], modes: Mapping[str, ModeConfig]) -> list[str]:
+    """A warning for the deprecated workdir options in the provider's options, and one per mode overriding them."""
+    warnings = []
+    given = [repr(name) for name in DEPRECATED_WORKDIR_OPTIONS if name in provider_options]
+    if given:
+        warnings.append(
+            f"provider option(s) {', '.join(given)} are deprecated: every session gets a fresh workspace from the runner; "
+            "give the scenarios a `workspace` instead (the folder is copied as the workspace of scenarios that have none)"
+        )
+    for mode, config in modes.items():
+        overridden = [repr(name) for name in DEPRECATED_WORKDIR_OPTIONS if name in config.provider_overrides]
+        if overridden:
+            warnings.append(
+                f"mode {mode!r}: provider_overrides {', '.join(overridden)} are deprecated and do not choose its sessions' "
+                "folder: every session gets a fresh workspace from the runner; give the scenarios a `workspace` instead"
+            )
+    return warnings
 
 
 def check_run_sandbox(sandbox: SandboxSettings | None) -> None:
@@ -217,13 +240,7 @@ class Run:
         """The run's session workspaces (a provider's deprecated ``workdir_template`` becomes their default)."""
         provider_options = self.options.provider_options
         template = provider_options.get("workdir_template") or provider_options.get("workdir")
-        deprecated = [name for name in ("workdir", "workdir_template", "workdir_per_session") if name in provider_options]
-        if deprecated:
-            message = (
-                f"provider option(s) {', '.join(repr(n) for n in deprecated)} are deprecated: every session gets a fresh "
-                "workspace from the runner; give the scenarios a `workspace` instead (the folder is copied as the "
-                "workspace of scenarios that have none)"
-            )
+        for message in deprecated_workdirs(provider_options, self.plan.mode_configs):
             log.warning("%s", message)
             self.warnings.append(message)
         keep_dir = Path(self.options.reports_dir) / self.run_id / "workspaces"
