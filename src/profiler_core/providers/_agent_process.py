@@ -510,7 +510,7 @@ def program_folders(binary: str, *, container: bool = False, hidden: tuple[str, 
 
     given = Path(binary).absolute()
     resolved = given.resolve()
-    covered = any(Path(folder).resolve() in resolved.parents for folder in (Path.home(), *hidden))
+    covered = any(Path(folder).resolve() in resolved.parents for folder in (str(Path.home()), *hidden))
     outside = container and not any(Path(folder) in resolved.parents for folder in HOST_DIRS)
     if not covered and not outside:
         return []
