@@ -92,15 +92,6 @@ def model_endpoints(options: OpenCodeOptions, model: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _server_folder(options: OpenCodeOptions, config: ProviderConfig) -> str:
-    """The folder the server works in: the runner's (its sessions' workspaces) in a sandbox, where that folder is
-    the only one the server may write; elsewhere the deprecated ``workdir`` option still wins."""
-    confined = config.sandbox is not None and config.sandbox.confined
-    if confined and config.workdir not in ("", "."):
-        return config.workdir
-    return options.workdir or config.workdir or "."
-
-
 class OpenCodeProvider:
     """Drives OpenCode sessions over its HTTP API."""
 
@@ -380,6 +371,15 @@ class OpenCodeProvider:
         # Copied in a worker thread: a big template must not stall the other sessions' polling.
         await trio.to_thread.run_sync(lambda: shutil.copytree(template, target, symlinks=True, dirs_exist_ok=True))
         return target
+
+
+def _server_folder(options: OpenCodeOptions, config: ProviderConfig) -> str:
+    """The folder the server works in: the runner's (its sessions' workspaces) in a sandbox, where that folder is
+    the only one the server may write; elsewhere the deprecated ``workdir`` option still wins."""
+    confined = config.sandbox is not None and config.sandbox.confined
+    if confined and config.workdir not in ("", "."):
+        return config.workdir
+    return options.workdir or config.workdir or "."
 
 
 def _remove(path: Path | None) -> None:
