@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from profiler_core import from_json, to_json
 from profiler_core.cli import cli
 from profiler_core.config.harbor import load_task
 from profiler_core.model import Scenario, VerifierSpec
+from profiler_core.runner.hidden import hidden_from_agents
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "tasks"
@@ -255,3 +258,84 @@ def test_a_scenario_file_may_use_mounts_a_reward_and_a_solution_too(tmp_path):
     result = CliRunner().invoke(cli, ["validate", str(path)])
     assert result.exit_code == 1
     assert f"Error: {scenarios / 'set-two.json'}: $.verify[0].mounts./checks: '../elsewhere' is outside the scenario folder" in result.output
+
+
+# -- what an agent must not read ------------------------------------------------------------
+
+
+def test_the_runner_hides_the_tasks_tests_and_solution_and_the_runs_folders_from_agents():
+    task = EXAMPLES / "fix-median"
+    hidden = hidden_from_agents([load_task(task, timeout_default_ms=1)], "results", "reports")
+    assert hidden == ((task / "tests").resolve(), (task / "solution").resolve(), Path("results").resolve(), Path("reports").resolve())
+
+
+@pytest.fixture
+def outside_tmp():
+    """A folder neither under /tmp (bwrap gives a fresh one, which hides everything there anyway) nor the home."""
+    folder = Path(tempfile.mkdtemp(prefix="profiler-test-", dir="/var/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+_PROBE = """\
+(
+attempt() {{ if cat "$1" > /dev/null 2>&1; then echo "read $1"; else echo "refused $1"; fi; }}
+attempt value.txt
+attempt {secret}
+attempt {checks}
+attempt {answer}
+attempt {old_rows}
+attempt {kept}
+attempt {manifest}
+attempt /answer/probe.sh
+echo "beside me:" $(ls -A ..)
+) > probe.txt
+"""
+
+
+def _git_repo(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    (folder / "value.txt").write_text("1\n")
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "one"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+
+def test_an_agent_in_bwrap_cannot_read_hidden_tests_the_solution_or_the_runs_records(outside_tmp):
+    """The oracle's solution runs where an agent would: it must not reach any answer at its host path."""
+    require("bwrap")
+    root = outside_tmp
+    scenarios = root / "scenarios"
+    for folder in ("hidden", "checks", "answer"):
+        (scenarios / folder).mkdir(parents=True)
+    _git_repo(scenarios / "repo")  # cloned through the run's cache, which no agent should see either
+    (scenarios / "hidden" / "test_secret.py").write_text("SECRET = 1\n")
+    (scenarios / "checks" / "check.sh").write_text("grep -q SECRET test_secret.py && test -f /checks/check.sh\n")
+    (root / "results").mkdir()
+    (root / "results" / "older.jsonl").write_text("{}\n")  # an earlier run's rows
+    kept = root / "reports" / "older" / "workspaces" / "probe" / "m-iter-0"
+    kept.mkdir(parents=True)
+    (kept / "solved.py").write_text("print('a session solved it')\n")  # another session's kept workspace
+    paths = dict(
+        secret=scenarios / "hidden" / "test_secret.py", checks=scenarios / "checks" / "check.sh", answer=scenarios / "answer" / "probe.sh",
+        old_rows=root / "results" / "older.jsonl", kept=kept / "solved.py", manifest=root / "results" / "r.manifest.json",
+    )
+    (scenarios / "answer" / "probe.sh").write_text(_PROBE.format(**paths))
+    scenario = {
+        "id": "probe", "name": "Probe", "prompt": "Look around.", "workspace": {"git": "repo"},
+        "verify": [{"name": "tests", "command": "bash /checks/check.sh", "files": {"test_secret.py": "hidden/test_secret.py"},
+                    "mounts": {"/checks": "checks"}}],
+        "solution": {"command": "bash /answer/probe.sh", "mounts": {"/answer": "answer"}},
+    }
+    (scenarios / "probe.json").write_text(json.dumps(scenario))
+    profile = {"modes": {"m": {}}, "scenarios": {"path": "scenarios"}, "provider": {"id": "oracle"}, "scorer": {"id": "verify"},
+               "execution": {"repetitions": 1, "warmup": False, "sandbox": "bwrap"}, "output": {"keep_workspaces": "all"}}
+    (root / "profile.yaml").write_text(yaml.safe_dump(profile))
+    done = profiler(root, "run", "profile.yaml", "--run-id", "r", "--no-report", "--progress", "none", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [row] = rows(root, "r")
+    assert row["success"] and not row.get("error"), row  # the verifier still got its file copied in, and its mount
+    probe = (root / "reports" / "r" / "workspaces" / "probe" / "m-iter-0" / "probe.txt").read_text().splitlines()
+    assert probe[0] == "read value.txt" and probe[-2] == "read /answer/probe.sh", probe  # its own workspace, its own mount
+    assert probe[1:-2] == [f"refused {paths[key]}" for key in ("secret", "checks", "answer", "old_rows", "kept", "manifest")], probe
+    # Beside its workspace, nothing: not the clone cache, not another session's folder.
+    assert probe[-1].startswith("beside me: probe-") and len(probe[-1].split()) == 3, probe

@@ -13,6 +13,7 @@ from tests.sandbox_runtimes import require
 from profiler_core.cli import cli
 from profiler_core.config.loader import ProfileErrors, load_profile
 from profiler_core.errors import SandboxError
+from profiler_core.providers._agent_process import program_folders
 from profiler_core.sandbox import Job, Mount, SandboxSettings, check, confine
 from profiler_core.sandbox import bwrap as bwrap_module
 from profiler_core.sandbox.bwrap import bwrap_command
@@ -240,3 +241,34 @@ def test_check_is_silent_when_the_sandbox_starts():
     if shutil.which("bwrap"):
         check(SandboxSettings(sandbox="bwrap"))
     check(SandboxSettings())
+
+
+def _run_refused(folder: Path, path: Path, env: dict[str, str]) -> str:
+    """``profiler run PATH`` in ``folder``: refused with exit 1 and one ``Error:`` line, nothing written; that line."""
+    done = CliRunner().invoke(cli, ["run", str(path), "--run-id", "r", "--progress", "none"], env=env)
+    assert done.exit_code == 1, done.output
+    errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "Traceback" not in done.output, done.output
+    for written in ("results", "reports"):
+        assert not (folder / written).exists(), written
+    return errors[0]
+
+
+def test_run_refuses_a_sandbox_that_cannot_start_before_anything_is_written(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()  # a PATH without bwrap
+    error = _run_refused(tmp_path, profile(tmp_path, sandbox="bwrap"), {"PATH": str(bin_dir)})
+    assert error == "Error: execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
+    require("docker")
+    error = _run_refused(tmp_path, profile(tmp_path, sandbox="docker"), {"DOCKER_HOST": f"unix://{tmp_path}/no-daemon.sock"})
+    assert "execution.sandbox: docker is not usable" in error and error.endswith("(start the Docker daemon: `dockerd`)")
+
+
+def test_an_agent_program_under_a_hidden_path_is_still_shown(tmp_path):
+    program = tmp_path / "tools" / "node_modules" / ".bin" / "agent"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\n")
+    assert program_folders(str(program)) == []  # visible anyway
+    # The runner hides e.g. the results folder: an agent installed below it must still start.
+    assert program_folders(str(program), hidden=(str(tmp_path / "tools"),)) == [Mount(source=tmp_path / "tools" / "node_modules")]

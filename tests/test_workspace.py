@@ -10,14 +10,17 @@ from pathlib import Path
 
 import pytest
 import trio
+from tests.sandbox_runtimes import require
 
-from profiler_core import ModeConfig, Scenario
+from profiler_core import ModeConfig, ProviderConfig, Scenario
 from profiler_core.config.loader import load_profile
 from profiler_core.errors import ProfilerError
-from profiler_core.model import VerifierSpec, WorkspaceSpec
+from profiler_core.model import ScorerCheckResult, ScorerResult, VerifierSpec, WorkspaceSpec
 from profiler_core.providers.simulated import SimulatedProvider
 from profiler_core.runner import RunOptions, run_profile_suite
+from profiler_core.sandbox import SandboxSettings
 from profiler_core.scorers.checks import ChecksScorer
+from profiler_core.scorers.composite import CompositeScorer
 from profiler_core.scorers.verify import VerifyScorer
 from profiler_core.storage.tracestore import iter_records
 from profiler_core.testing import FakeProvider
@@ -263,3 +266,110 @@ def test_a_deprecated_workdir_template_still_seeds_workspaces_with_a_warning(tmp
     assert recorder.seen[0][1] == ["calc.py"]
     manifest = json.loads(Path(result.manifest_path).read_text())
     assert any("'workdir_template'" in w and "deprecated" in w for w in manifest["warnings"])
+
+
+def test_the_deprecated_workdir_options_in_a_modes_overrides_are_warned_about_too(tmp_path, task, profiler_plugin_manager):
+    recorder = _Recorder()
+    modes = {"old": ModeConfig(provider_overrides={"workdir_template": str(task / "repo"), "workdir_per_session": True}), "new": ModeConfig()}
+    result = _run(tmp_path, profiler_plugin_manager, Scenario(id="plain", name="P", prompt="hi"), provider=_LookingProvider(recorder),
+                  scorer=ChecksScorer(), modes=modes)
+    assert [listing for _, listing in recorder.seen] == [[], []]  # the runner's fresh folder, not the template
+    warnings = json.loads(Path(result.manifest_path).read_text())["warnings"]
+    assert [w for w in warnings if "deprecated" in w] == [
+        "mode 'old': provider_overrides 'workdir_template', 'workdir_per_session' are deprecated and do not choose its sessions' "
+        "folder: every session gets a fresh workspace from the runner; give the scenarios a `workspace` instead"
+    ]
+
+
+# -- one server for many sessions (OpenCode) in a sandbox ---------------------------------------------
+
+
+class _ServerLikeProvider(_LookingProvider):
+    """A provider that, like ``opencode serve``, gets one folder for all its sessions: what else is in it?"""
+
+    def __init__(self, recorder: _Recorder) -> None:
+        super().__init__(recorder)
+        self.beside: list[list[str]] = []
+
+    async def prompt(self, handle, text, timeout_ms=None):
+        self.beside.append(sorted(os.listdir(self.configs[-1].workdir)))
+        return await super().prompt(handle, text, timeout_ms)
+
+
+def test_a_server_in_a_sandbox_gets_the_sessions_folder_only_and_the_answers_hidden(tmp_path, task, profiler_plugin_manager):
+    require("bwrap")
+    repo = tmp_path / "upstream"
+    repo.mkdir()
+    _git("init", "-q", "-b", "main", cwd=repo)
+    (repo / "calc.py").write_text(BROKEN)
+    _git("add", ".", cwd=repo)
+    _git("commit", "-qm", "broken", cwd=repo)
+    provider = _ServerLikeProvider(_Recorder())
+    verify = VerifierSpec(name="tests", command="test -f tests/test_calc.py", files={"tests": str(task / "hidden")})
+    scenario = _scenario(task, workspace=WorkspaceSpec(git=str(repo)), verify=(verify,))
+    result = _run(tmp_path, profiler_plugin_manager, scenario, provider=provider, scorer=ChecksScorer(), modes={"a": ModeConfig()},
+                  repetitions=2, sandbox=SandboxSettings(sandbox="bwrap"))
+    assert [(r.error, r.success) for r in result.rows] == [(None, True)] * 2  # the verifiers ran, in bwrap, with their files
+    [config] = provider.configs
+    sessions = Path(config.workdir)
+    assert {Path(folder).parent for folder, _ in provider.recorder.seen} == {sessions}
+    # Only the session's own folder is there: the clone cache and the verifiers' copies live beside it.
+    assert [len(listing) for listing in provider.beside] == [1, 1], provider.beside
+    hidden = {Path(p) for p in config.sandbox.hide_paths}
+    expected = {task / "hidden", tmp_path / "results", tmp_path / "reports", sessions.parent}
+    assert {p.resolve() for p in expected} <= hidden
+
+
+def test_the_deprecated_workdir_does_not_replace_the_runners_folder_in_a_sandbox(tmp_path, monkeypatch):
+    from profiler_core.providers.opencode import provider as opencode
+
+    binary = tmp_path / "opencode"
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    mine, runners = tmp_path / "mine", tmp_path / "sessions"
+    mine.mkdir()
+    runners.mkdir()
+    given: list[Path] = []
+
+    async def start_server(*args, workdir, **kw):
+        given.append(workdir)
+        raise RuntimeError("not started")
+
+    monkeypatch.setattr(opencode, "start_server", start_server)
+    for sandbox in (SandboxSettings(sandbox="bwrap"), None):
+        config = ProviderConfig(model="p/m", mode="a", workdir=str(runners), sandbox=sandbox, options={"binary": str(binary), "workdir": str(mine)})
+        with pytest.raises(RuntimeError):
+            trio.run(opencode.OpenCodeProvider(binary=str(binary)).init, config)
+    # In a sandbox the server may write its folder only: the runner's; on the host the old option still counts.
+    assert given == [runners.resolve(), mine.resolve()]
+
+
+# -- the composite scorer counts the verifiers ------------------------------------------------------
+
+
+class _Claims:
+    """A scorer that believes the agent: one check of its own, whose id happens to end like a verifier's."""
+
+    id = "claims"
+
+    def evaluate(self, scenario, context):
+        check = ScorerCheckResult(id="pre-verify:tests", description="the agent said so", passed=True)
+        return ScorerResult(success=True, passed=1, total=1, details=[check])
+
+
+@pytest.mark.parametrize(
+    "scorers, ids",
+    [
+        # A scorer that ignores the verifiers: their checkpoint is added beside its checks, once.
+        ([_Claims()], ["claims:pre-verify:tests", "verify:tests"]),
+        # `checks` counts them itself: not twice.
+        ([{"id": "checks"}, _Claims()], ["checks:said", "checks:verify:tests", "claims:pre-verify:tests"]),
+    ],
+)
+def test_the_composite_scorer_counts_verifiers_once(tmp_path, task, profiler_plugin_manager, scorers, ids):
+    scenario = _scenario(task, extensions={"checks": [{"id": "said", "target": "output", "condition": {"type": "matches", "pattern": ""}}]})
+    scorer = CompositeScorer(scorers=scorers, registry=profiler_plugin_manager.registry)
+    rows = {r.mode: r for r in _run(tmp_path, profiler_plugin_manager, scenario, scorer=scorer).rows}
+    assert [d.id for d in rows["talks"].checkpoint_details] == ids
+    assert rows["fixes"].success and (rows["fixes"].checkpoints_passed, rows["fixes"].checkpoints_total) == (len(ids), len(ids))
+    assert not rows["talks"].success and (rows["talks"].checkpoints_passed, rows["talks"].checkpoints_total) == (len(ids) - 1, len(ids))

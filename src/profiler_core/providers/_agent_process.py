@@ -482,7 +482,7 @@ class AgentProvider:
         job = Job(
             argv=tuple(command), env=env, workspace=live.dirs.work, home=live.dirs.home, tmp=live.dirs.tmp,
             endpoints=(options.base_url or self.default_endpoint,),
-            mounts=tuple(program_folders(live.setup.binary, container=settings.container)),
+            mounts=tuple(program_folders(live.setup.binary, container=settings.container, hidden=settings.hide_paths)),
             name=self.id,
         )
         async with confine(settings, job) as box:
@@ -501,18 +501,18 @@ class AgentProvider:
             raise ProfilerError(f"provider {self.id!r}: unknown session {handle.session_id!r} (destroyed, or never created)") from None
 
 
-def program_folders(binary: str, *, container: bool = False) -> list[Mount]:
+def program_folders(binary: str, *, container: bool = False, hidden: tuple[str, ...] = ()) -> list[Mount]:
     """The agent program's folder, shown read-only in a sandbox that would not show it: an install under
-    the user's home (hidden), or, in a container, anywhere outside the host toolchain's folders (there also
-    at the path the program is started by, when a symbolic link leads to it: a container has no such link)."""
+    the user's home or another ``hidden`` path, or, in a container, anywhere outside the host toolchain's folders
+    (there also at the path the program is started by, when a symbolic link leads to it: a container has no such link)."""
     from ..sandbox import Mount
     from ..sandbox.containers import HOST_DIRS
 
     given = Path(binary).absolute()
     resolved = given.resolve()
-    hidden = Path.home().resolve() in resolved.parents
+    covered = any(Path(folder).resolve() in resolved.parents for folder in (str(Path.home()), *hidden))
     outside = container and not any(Path(folder) in resolved.parents for folder in HOST_DIRS)
-    if not hidden and not outside:
+    if not covered and not outside:
         return []
     folder, started_from = _package_folder(resolved), _package_folder(given)
     mounts = [Mount(source=folder)]

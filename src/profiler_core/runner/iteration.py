@@ -329,7 +329,8 @@ async def _prepare_workspace(state: RunState, scenario: Scenario, done: _Attempt
     try:
         done.folder = await state.workspaces.prepare(scenario)
         if scenario.environment is not None:
-            done.sandbox = (await state.workspaces.task_sandbox(scenario)).settings  # the task's image (built by prepare)
+            # The task's image (built by prepare), with what agents must not read hidden.
+            done.sandbox = state.workspaces.for_agents((await state.workspaces.task_sandbox(scenario)).settings)
     except SetupError as exc:
         raise IterationError(f"setup failed: {exc}", code="setup_error") from None
 

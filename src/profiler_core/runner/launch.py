@@ -14,10 +14,11 @@ from typing import Any
 from ..config.loader import ProfilerConfig, load_profile
 from ..errors import ConfigError
 from ..plugins.manager import PluginManager
+from ..sandbox import SandboxSettings
 from ..storage.store import RunLock, RunPaths, read_manifest
 from .build import options_from_config
 from .ids import new_run_id
-from .run import Run
+from .run import Run, check_run_sandbox
 
 
 def run_from_profile(
@@ -38,6 +39,7 @@ def run_from_profile(
     overrides = dict(overrides or {})
     config = load_profile(profile, overrides, registry=manager.registry)
     run_id = resume or run_id or new_run_id()
+    check_run_sandbox(SandboxSettings.from_execution(config.execution))  # before the lock makes the results folder
     results_dir = Path(config.output.results_dir)
     made = [d for d in (results_dir, *results_dir.parents) if not d.exists()]
     lock = RunLock(RunPaths(results_dir, run_id))

@@ -15,7 +15,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -34,6 +34,7 @@ from ..model import (
 )
 from ..model.run import RunStatus
 from ..plugins.manager import get_plugin_manager
+from ..sandbox import SandboxSettings
 from ..sandbox import check as check_sandbox
 from ..storage.paths import check_run_id, inside
 from ..storage.store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
@@ -46,6 +47,7 @@ from .adapter import ProviderAdapter
 from .analysis_pool import analysis_pool, worker_count
 from .breaker import Breaker
 from .executors.base import Cell, Executor, ModeGroup, Stage
+from .hidden import hidden_from_agents
 from .hooks import HookCaller
 from .ids import new_run_id
 from .iteration import attempt_cell, run_iteration
@@ -62,6 +64,35 @@ from .tally import Budget, Tally
 from .workspace import KeepWorkspaces, Workspaces
 
 log = logging.getLogger("agent_profiler")
+
+
+#: provider options replaced by the runner's per-session workspaces (docs/verification.md)
+DEPRECATED_WORKDIR_OPTIONS = ("workdir", "workdir_template", "workdir_per_session")
+
+
+def deprecated_workdirs(provider_options: Mapping[str, Any], modes: Mapping[str, ModeConfig]) -> list[str]:
+    """A warning for the deprecated workdir options in the provider's options, and one per mode overriding them."""
+    warnings = []
+    given = [repr(name) for name in DEPRECATED_WORKDIR_OPTIONS if name in provider_options]
+    if given:
+        warnings.append(
+            f"provider option(s) {', '.join(given)} are deprecated: every session gets a fresh workspace from the runner; "
+            "give the scenarios a `workspace` instead (the folder is copied as the workspace of scenarios that have none)"
+        )
+    for mode, config in modes.items():
+        overridden = [repr(name) for name in DEPRECATED_WORKDIR_OPTIONS if name in config.provider_overrides]
+        if overridden:
+            warnings.append(
+                f"mode {mode!r}: provider_overrides {', '.join(overridden)} are deprecated and do not choose its sessions' "
+                "folder: every session gets a fresh workspace from the runner; give the scenarios a `workspace` instead"
+            )
+    return warnings
+
+
+def check_run_sandbox(sandbox: SandboxSettings | None) -> None:
+    """One line before anything is written or started when the sandbox cannot start (bwrap missing, the docker daemon down)."""
+    if sandbox is not None and sandbox.confined:
+        check_sandbox(sandbox)
 
 
 class Run:
@@ -116,6 +147,7 @@ class Run:
         locks: list[RunLock] = []
         try:
             if self._lock is None:
+                check_run_sandbox(self.options.sandbox)  # before the lock makes the results folder
                 self._lock = RunLock(self.paths)
                 self._lock.acquire()  # before anything is read: a second writer is refused here
             locks.append(self._lock)
@@ -148,8 +180,6 @@ class Run:
         resuming = bool(previous or resumed_from or options.resume)
         if not resuming:
             refuse_existing(self.paths, self.sessions_dir)
-        if options.sandbox is not None and options.sandbox.confined:
-            check_sandbox(options.sandbox)  # one line before any session: bwrap missing, the docker daemon down
         mode_configs = await _resolve_modes(options)
         # Every secret the profile marks or passes (options, modes, judge) is masked wherever it goes.
         self.redactor, secret_warnings = run_redactor(options.provider_options, mode_configs, options.judge)
@@ -213,13 +243,7 @@ class Run:
         """The run's session workspaces (a provider's deprecated ``workdir_template`` becomes their default)."""
         provider_options = self.options.provider_options
         template = provider_options.get("workdir_template") or provider_options.get("workdir")
-        deprecated = [name for name in ("workdir", "workdir_template", "workdir_per_session") if name in provider_options]
-        if deprecated:
-            message = (
-                f"provider option(s) {', '.join(repr(n) for n in deprecated)} are deprecated: every session gets a fresh "
-                "workspace from the runner; give the scenarios a `workspace` instead (the folder is copied as the "
-                "workspace of scenarios that have none)"
-            )
+        for message in deprecated_workdirs(provider_options, self.plan.mode_configs):
             log.warning("%s", message)
             self.warnings.append(message)
         keep_dir = Path(self.options.reports_dir) / self.run_id / "workspaces"
@@ -227,6 +251,7 @@ class Run:
         return Workspaces(
             keep=cast(KeepWorkspaces, self.options.keep_workspaces), keep_dir=keep_dir, template=template,
             sandbox=self.options.sandbox, endpoints=(str(endpoint),) if endpoint else (), warnings=self.warnings,
+            hide=hidden_from_agents(self.options.scenarios, self.options.results_dir, self.options.reports_dir),
         )
 
     def _executor(self) -> Executor:
@@ -240,7 +265,7 @@ class Run:
 
         common: dict[str, Any] = dict(
             modes=plan.mode_configs, provider_options=options.provider_options, provider_port=options.provider_port,
-            state=self.state, warmup=self._warmup, sandbox=options.sandbox,
+            state=self.state, warmup=self._warmup, sandbox=self.state.workspaces.for_agents(options.sandbox),
         )
         provider = self.provider
         if plan.overlap:
@@ -624,4 +649,4 @@ def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
     return out
 
 
-__all__ = ["Run", "new_run_id"]
+__all__ = ["Run", "check_run_sandbox", "new_run_id"]

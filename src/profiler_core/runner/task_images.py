@@ -5,7 +5,10 @@ Under ``execution.sandbox: docker`` or ``podman``, a scenario with an
 set-up commands and verifiers in an image built from that Dockerfile — once
 per run and task, tagged ``localhost/agent-profiler-task-<id>:<content hash>``
 (an image of that tag is reused, so an unchanged task is not built again).
-No registry is contacted: the Dockerfile's base image must be local. A
+No registry is contacted: the Dockerfile's base image must be local
+(podman builds with ``--pull=never``; docker's ``--pull`` is only yes or no
+and its builder pulls a missing base image, so the base images are checked
+to be local before docker builds). A
 Dockerfile ``FROM localhost/agent-profiler-host:1`` (the sandbox's image of
 the host's toolchain) gets the host's toolchain bound in, as that image does.
 
@@ -127,7 +130,12 @@ class TaskEnvironments:
         tag = image_tag(scenario.id, dockerfile)
         if await trio.to_thread.run_sync(_has_image, binary, tag):
             return tag, toolchain
-        command = [binary, "build", *(["--pull=never"] if kind == "podman" else []), "-t", tag, "-f", str(dockerfile), str(dockerfile.parent)]
+        if kind == "docker":
+            # docker's builder pulls a missing base image whatever ``--pull`` says: refuse it here instead.
+            for base in base_images(dockerfile):
+                if not await trio.to_thread.run_sync(_has_image, binary, base):
+                    raise TaskImageError(f"{dockerfile}: the base image {base!r} is not in docker's local images (no registry is used)")
+        command = build_command(binary, kind, tag, dockerfile)
         home = Path(tempfile.mkdtemp(prefix="build-", dir=self.root))
         try:
             built = await run_command(
@@ -156,6 +164,29 @@ def image_tag(scenario_id: str, dockerfile: Path) -> str:
         digest.update(path.relative_to(context).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return f"localhost/agent-profiler-task-{slug}:{digest.hexdigest()[:16]}"
+
+
+def build_command(binary: str, kind: str, tag: str, dockerfile: Path) -> list[str]:
+    """``docker|podman build`` of a task's image that never pulls: podman's ``--pull=never``; docker's ``--pull``
+    is only yes/no (``never`` is refused), so ``--pull=false`` there, and the caller checks the base images are local."""
+    pull = "--pull=never" if kind == "podman" else "--pull=false"
+    return [binary, "build", pull, "-t", tag, "-f", str(dockerfile), str(dockerfile.parent)]
+
+
+def base_images(dockerfile: Path) -> list[str]:
+    """The images the Dockerfile's stages start ``FROM`` (not ``scratch``, an earlier stage, or an ``ARG``'s value)."""
+    images: list[str] = []
+    stages: set[str] = set()
+    for line in dockerfile.read_text(encoding="utf-8", errors="replace").splitlines():
+        words = [w for w in line.split() if not w.startswith("--")]
+        if len(words) < 2 or words[0].upper() != "FROM":
+            continue
+        image = words[1]
+        if image.lower() != "scratch" and image.lower() not in stages and "$" not in image:
+            images.append(image)
+        if len(words) >= 4 and words[2].upper() == "AS":
+            stages.add(words[3].lower())
+    return list(dict.fromkeys(images))
 
 
 def builds_on_host_image(dockerfile: Path) -> bool:
@@ -222,4 +253,4 @@ def _extract(archive, target: Path) -> None:
         tar.extractall(target, members=plain)
 
 
-__all__ = ["TaskEnvironments", "TaskImageError", "TaskSandbox", "builds_on_host_image", "image_tag"]
+__all__ = ["TaskEnvironments", "TaskImageError", "TaskSandbox", "base_images", "build_command", "builds_on_host_image", "image_tag"]

@@ -27,6 +27,7 @@ import uuid
 from pathlib import Path
 from typing import Literal
 
+import attrs
 import trio
 
 from ..model import Scenario, WorkspaceReport
@@ -56,6 +57,7 @@ class Workspaces:
     def __init__(
         self, *, keep: KeepWorkspaces = "failed", keep_dir: Path, template: str | None = None,
         sandbox: SandboxSettings | None = None, endpoints: tuple[str, ...] = (), warnings: list[str] | None = None,
+        hide: tuple[Path, ...] = (),
     ) -> None:
         self.keep = keep
         #: where set-up commands and verifiers run (None or ``none``: on the host)
@@ -65,7 +67,13 @@ class Workspaces:
         self.keep_dir = keep_dir
         #: a provider's deprecated ``workdir_template``: the workspace of scenarios that have none
         self.template = template
+        #: the run's private folder: the clone cache, task images' files, verifiers' scratch copies, homes
         self.root = temporary_folder("profiler-ws-")
+        #: the session workspaces (the only part of ``root`` an ``opencode serve`` may write in a sandbox)
+        self.sessions = self.root / "sessions"
+        self.sessions.mkdir()
+        #: host paths no agent may read (``hidden.hidden_from_agents``), and this run's private folder
+        self.hide = (*hide, self.root)
         #: empty workspaces a session left as it got them: the next session without files takes one,
         #: as creating and removing a folder costs the file system ~0.1-10 ms per session
         self._empty: list[Path] = []
@@ -87,7 +95,7 @@ class Workspaces:
         spec = scenario.workspace
         if spec is None and task.source is None and self.template is None and not scenario.setup and self._empty:
             return self._empty.pop()  # still empty: as good as a fresh one
-        folder = self.root / f"{safe_name(scenario.id)}-{uuid.uuid4().hex[:8]}"
+        folder = self.sessions / f"{safe_name(scenario.id)}-{uuid.uuid4().hex[:8]}"
         try:
             if task.source is not None:
                 await trio.to_thread.run_sync(_copy, task.source, folder)  # the task image's working folder
@@ -109,6 +117,12 @@ class Workspaces:
             if not result.ok:
                 raise SetupError(f"setup command {command!r} {_how(result)}")
         return folder
+
+    def for_agents(self, settings: SandboxSettings | None) -> SandboxSettings | None:
+        """``settings`` for an agent job: the answers, the run's records and the private folder hidden too."""
+        if settings is None or not settings.confined:
+            return settings
+        return attrs.evolve(settings, hide_paths=(*settings.hide_paths, *(str(p) for p in self.hide)))
 
     def where(self, network: str | None, mounts: tuple[Mount, ...] = (), *, settings: SandboxSettings | None = None) -> Confinement:
         """Where a task command runs: the run's sandbox (or the task's, ``settings``) with this network (a verifier's ``none`` by default)."""

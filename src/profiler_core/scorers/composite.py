@@ -155,7 +155,9 @@ class CompositeScorer:
                 errors.append(f"{prefix}: {result.error}")
             for metric in result.metrics:
                 _merge_metric(metrics, metric)
-        verified = [d for d in context.verifications if not any(x.id.endswith(d.id) for x in details)]
+        # A sub-scorer that counts the verifiers itself (``checks``) has them as ``<prefix>:verify:<name>`` (nested:
+        # ``<a>:<b>:verify:<name>``). Whole segments only: a check of its own named ``pre-verify:x`` is not the verifier ``x``.
+        verified = [d for d in context.verifications if not any(x.id == d.id or x.id.endswith(":" + d.id) for x in details)]
         if verified:  # the verifiers' checkpoints count once, beside the scorers' own (unless one of them has them)
             details += verified
             passed += sum(d.passed for d in verified)

@@ -133,7 +133,7 @@ class OpenCodeProvider:
         options = OpenCodeOptions.parse(config.options)
         split_model(config.model)
         self.options, self.model = options, config.model
-        self.workdir = Path(options.workdir or config.workdir or ".").expanduser().resolve()
+        self.workdir = Path(_server_folder(options, config)).expanduser().resolve()
         template = options.workdir_template
         if not self.workdir.is_dir():
             raise OpenCodeError(f"provider 'opencode': workdir {str(self.workdir)!r} is not a directory")
@@ -387,6 +387,15 @@ class OpenCodeProvider:
         # Copied in a worker thread: a big template must not stall the other sessions' polling.
         await trio.to_thread.run_sync(lambda: shutil.copytree(template, target, symlinks=True, dirs_exist_ok=True))
         return target
+
+
+def _server_folder(options: OpenCodeOptions, config: ProviderConfig) -> str:
+    """The folder the server works in: the runner's (its sessions' workspaces) in a sandbox, where that folder is
+    the only one the server may write; elsewhere the deprecated ``workdir`` option still wins."""
+    confined = config.sandbox is not None and config.sandbox.confined
+    if confined and config.workdir not in ("", "."):
+        return config.workdir
+    return options.workdir or config.workdir or "."
 
 
 def _remove(path: Path | None) -> None:

@@ -90,8 +90,9 @@ class LocalExecutor:
             environment=dict(mode_config.environment),
             options=options,
             sandbox=self.sandbox,
-            # The folder the run's session workspaces are made in (a server serving many sessions works there).
-            workdir=str(self.state.workspaces.root) if self.state.workspaces is not None else ".",
+            # The folder the run's session workspaces are made in (a server serving many sessions works there);
+            # the run's clone cache, task images and verifiers' copies are beside it, not in it.
+            workdir=str(self.state.workspaces.sessions) if self.state.workspaces is not None else ".",
         )
         self.live.append(instance)  # before init: an instance whose init fails is still shut down
         try:

@@ -41,6 +41,7 @@ from ...util.leftovers import SPOOL_ENV, clean_up, remove_folder, temporary_fold
 from ...util.redact import Redactor
 from ...util.timestamps import now_iso
 from ..adapter import ProviderAdapter
+from ..hidden import hidden_from_agents
 from ..hooks import HookCaller
 from ..iteration import attempt_cell
 from ..options import RaySettings
@@ -260,7 +261,7 @@ async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str,
         os.environ[SPOOL_ENV] = spec.leftovers  # from now on, groups and folders are recorded for the driver
     components = _components(spec)
     workspaces = _workspaces(components, spec)
-    provider = await _provider(components, spec, workspaces.root)
+    provider = await _provider(components, spec, workspaces)
     state = RunState(
         run_id=spec.run_ctx.run_id,
         run_ctx=spec.run_ctx,
@@ -293,6 +294,7 @@ def _workspaces(components: _Components, spec: CellSpec) -> Workspaces:
         components.workspaces = Workspaces(
             keep=cast(KeepWorkspaces, spec.keep_workspaces), keep_dir=Path(spec.keep_dir or "."),
             sandbox=SandboxSettings.from_execution(execution), endpoints=(str(endpoint),) if endpoint else (),
+            hide=hidden_from_agents(components.config.scenarios, components.config.output.results_dir, components.config.output.reports_dir),
         )
         atexit.register(components.workspaces.close)
     return cast(Workspaces, components.workspaces)
@@ -316,7 +318,7 @@ def _components(spec: CellSpec) -> _Components:
     return found
 
 
-async def _provider(components: _Components, spec: CellSpec, workdir: Path) -> ProviderAdapter:
+async def _provider(components: _Components, spec: CellSpec, workspaces: Workspaces) -> ProviderAdapter:
     """This worker's provider for (model, mode), initialised on first use and kept for later cells."""
     overrides = json.dumps(spec.mode_config.provider_overrides, sort_keys=True, default=str)
     key = (spec.model, spec.mode, overrides)
@@ -332,8 +334,8 @@ async def _provider(components: _Components, spec: CellSpec, workdir: Path) -> P
                 permissions=PermissionConfig(auto_approve=True),
                 environment=dict(spec.mode_config.environment),
                 options={**config.provider.options, **spec.mode_config.provider_overrides},
-                sandbox=SandboxSettings.from_execution(config.execution),
-                workdir=str(workdir),
+                sandbox=workspaces.for_agents(SandboxSettings.from_execution(config.execution)),
+                workdir=str(workspaces.sessions),
             ),
         )
         components.providers[key] = provider
