@@ -31,17 +31,25 @@ def main(argv: list[str]) -> int:
     if os.getppid() != profiler:
         return 125  # the profiler is already gone
     watch = _pidfd(profiler)
-    for sig in _IGNORED:
-        signal.signal(sig, signal.SIG_IGN)
+    # Blocked, not yet ignored, across the fork: a signal to the group in that window must still reach bwrap.
+    # Ignored in the child, it would be lost, and bwrap (and the launcher waiting for it) would run on.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _IGNORED)
     child = os.fork()
     if child == 0:
         for sig in _IGNORED:
             signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _IGNORED)  # one sent since the fork ends the child here
         try:
             os.execvp(argv[1], argv[1:])
         except OSError as exc:
             os.write(2, f"launcher: cannot start {argv[1]}: {exc}\n".encode())
             os._exit(127)
+    early = signal.sigpending() & set(_IGNORED)  # read first: ignoring a pending signal discards it
+    for sig in _IGNORED:
+        signal.signal(sig, signal.SIG_IGN)
+    for sig in early:
+        os.kill(child, sig)  # sent to the group before the fork, when only the launcher could get it
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _IGNORED)
     _let_go_of_stdio()
     return _wait(child, profiler, watch)
 
