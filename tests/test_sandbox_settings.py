@@ -265,10 +265,19 @@ def test_run_refuses_a_sandbox_that_cannot_start_before_anything_is_written(tmp_
     assert "execution.sandbox: docker is not usable" in error and error.endswith("(start the Docker daemon: `dockerd`)")
 
 
-def test_an_agent_program_under_a_hidden_path_is_still_shown(tmp_path):
-    program = tmp_path / "tools" / "node_modules" / ".bin" / "agent"
-    program.parent.mkdir(parents=True)
-    program.write_text("#!/bin/sh\n")
-    assert program_folders(str(program)) == []  # visible anyway
-    # The runner hides e.g. the results folder: an agent installed below it must still start.
-    assert program_folders(str(program), hidden=(str(tmp_path / "tools"),)) == [Mount(source=tmp_path / "tools" / "node_modules")]
+def test_an_agent_program_under_a_hidden_path_is_still_shown():
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as outside_tmp:  # bwrap shows /var/tmp as it is
+        elsewhere = Path(outside_tmp) / "node_modules" / ".bin" / "agent"
+        elsewhere.parent.mkdir(parents=True)
+        assert program_folders(str(elsewhere)) == []  # visible anyway
+        # The runner hides e.g. the results folder: an agent installed below it must still start.
+        hidden = (str(Path(outside_tmp)),)
+        assert program_folders(str(elsewhere), hidden=hidden) == [Mount(source=Path(outside_tmp).resolve() / "node_modules")]
+    # A checkout in /tmp: bwrap's fresh /tmp would not show its .agents folder.
+    with tempfile.TemporaryDirectory(dir="/tmp") as in_tmp:
+        program = Path(in_tmp) / "node_modules" / ".bin" / "agent"
+        program.parent.mkdir(parents=True)
+        assert program_folders(str(program)) == [Mount(source=program.parents[1].resolve())]
+        assert program_folders(str(program), container=True) == [Mount(source=program.parents[1].resolve())]

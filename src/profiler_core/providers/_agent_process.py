@@ -503,14 +503,16 @@ class AgentProvider:
 
 def program_folders(binary: str, *, container: bool = False, hidden: tuple[str, ...] = ()) -> list[Mount]:
     """The agent program's folder, shown read-only in a sandbox that would not show it: an install under
-    the user's home or another ``hidden`` path, or, in a container, anywhere outside the host toolchain's folders
+    the user's home, ``/tmp``, ``/run`` or another ``hidden`` path, or, in a container, anywhere outside the host toolchain's folders
     (there also at the path the program is started by, when a symbolic link leads to it: a container has no such link)."""
     from ..sandbox import Mount
     from ..sandbox.containers import HOST_DIRS
 
     given = Path(binary).absolute()
     resolved = given.resolve()
-    covered = any(Path(folder).resolve() in resolved.parents for folder in (str(Path.home()), *hidden))
+    # bwrap gives the sandbox a fresh /tmp and /run: a program installed there (a checkout in /tmp) is not seen either.
+    fresh = () if container else ("/tmp", "/run")
+    covered = any(Path(folder).resolve() in resolved.parents for folder in (str(Path.home()), *hidden, *fresh))
     outside = container and not any(Path(folder) in resolved.parents for folder in HOST_DIRS)
     if not covered and not outside:
         return []
