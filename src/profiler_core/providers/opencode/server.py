@@ -122,10 +122,14 @@ async def start_server(
     cwd, box = home, None
     if confined:
         from ...sandbox import Job, confine
+        from .._agent_process import program_folders
 
         assert sandbox is not None  # confined implies a sandbox (narrowing for the type checker)
+        # An opencode installed under the home, /tmp or a hidden folder is shown read-only, as the other agents are.
+        shown = tuple(program_folders(binary, container=sandbox.container, hidden=sandbox.hide_paths))
         box = await confine(sandbox, Job(
-            argv=tuple(command), env=env, workspace=workdir or home, home=home, publish=(port,), endpoints=endpoints, name="opencode",
+            argv=tuple(command), env=env, workspace=workdir or home, home=home, publish=(port,), endpoints=endpoints,
+            mounts=shown, name="opencode",
         )).__aenter__()
         command, env, cwd = box.argv, box.env, box.cwd
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
