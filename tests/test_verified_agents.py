@@ -118,9 +118,10 @@ def _profile(tmp_path: Path, agent: str, binary: str, model: str, url: str) -> P
         "scenarios": {"path": "scenarios"},
         "provider": {"id": agent, "model": model, "options": options},
         "scorer": {"id": "verify"},
-        # The verifier runs this interpreter, which may live under the (hidden) home, e.g. in pyenv.
+        # The verifier runs this interpreter, which may live under the (hidden) home, e.g. in pyenv, and its venv,
+        # which lives in /tmp when the checkout does (bwrap's /tmp is a fresh one).
         "execution": {"repetitions": 2, "warmup": False, "concurrency": 2, "sandbox": "bwrap",
-                      "expose_paths": [str(Path(sys.base_prefix).resolve())]},
+                      "expose_paths": sorted({str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).resolve())})},
         "output": {"keep_workspaces": "all"},
     }
     path = tmp_path / "profile.yaml"
