@@ -94,6 +94,17 @@ def test_no_change_passes_and_says_so(runs, tmp_path):
     assert cost["change"] == 0 and cost["ci"] == [0, 0]
 
 
+def test_a_scenario_that_passes_again_is_newly_passing(runs):
+    """The other way round: fast/s3 failed half its iterations in the worse run and passes every one now."""
+    out = _compare(runs["worse"], runs["base"], "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [(c["mode"], c["scenario"], c["new"]) for c in doc["newlyPassing"]] == [("fast", "s3", [10, 10])]
+    assert doc["newlyFailing"] == []
+    text = _compare(runs["worse"], runs["base"]).stdout
+    assert "Newly passing" in text and "s3" in text.split("Newly passing", 1)[1]
+
+
 def test_a_real_regression_fails_with_exit_1_and_every_output(runs, tmp_path):
     md, xml = tmp_path / "comment.md", tmp_path / "compare.xml"
     out = _compare(runs["base"], runs["worse"], "--fail-on", "cost:+10%", "--fail-on", "success_rate:-5pp",
