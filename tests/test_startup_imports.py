@@ -76,3 +76,16 @@ def test_help_lists_plugin_commands_without_importing_built_in_components(tmp_pa
     modules = _modules(tmp_path, ["--help"])
     # Core's built-in plugins are registered when first needed; --help never needs them.
     assert not {"profiler_core.providers.simulated", "profiler_core.metrics.collectors", "trio", "profiler_core.model"} & modules
+
+
+def test_a_run_without_a_stop_rule_imports_no_numpy(tmp_path):
+    """The stop rule's statistics (numpy) load only for a profile with ``execution.stop``; a small run needs none."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "one.json").write_text('{"id": "one", "name": "One", "prompt": "p"}')
+    (tmp_path / "p.yaml").write_text(
+        "modes: {a: {}}\nscenarios: {path: s}\nprovider: {id: simulated, options: {time_scale: 0}}\n"
+        "execution: {repetitions: 1, warmup: false}\n"
+    )
+    modules = _modules(tmp_path, ["run", "p.yaml", "--no-report", "--progress", "none"])
+    assert "profiler_core.runner.run" in modules  # it did run
+    assert not {"numpy", "profiler_core.runner.stopping", "matplotlib"} & modules

@@ -13,7 +13,6 @@ from ..plugins.manager import ComponentInfo, PluginManager
 from ..sandbox import SandboxSettings
 from ..util.signature import accepts_keyword
 from .options import RaySettings, RunOptions
-from .stopping import StopRule
 
 
 def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[dict[str, Any], list[str]]:
@@ -191,7 +190,7 @@ def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra:
         trace_format=config.output.trace_format,
         keep_workspaces=config.output.keep_workspaces,
         sandbox=SandboxSettings.from_execution(config.execution),
-        stop=StopRule.for_config(config),
+        stop=_stop_rule(config),
         fail_fast=config.execution.fail_fast,
         results_dir=config.output.results_dir,
         reports_dir=config.output.reports_dir,
@@ -224,3 +223,12 @@ def _provider_factory(config: ProfilerConfig, manager: PluginManager) -> Any:
     """A maker of fresh provider instances for the profile's provider (one per model and mode)."""
     registry, spec = manager.registry, config.provider
     return lambda: registry.create("providers", spec.id, dict(spec.options))
+
+
+def _stop_rule(config: ProfilerConfig) -> Any:
+    """``execution.stop`` as a rule, or None; the rule's module (numpy) is imported only when there is one."""
+    if config.execution.stop is None:
+        return None
+    from .stopping import StopRule
+
+    return StopRule.for_config(config)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -13,7 +13,9 @@ from ..plugins.contracts import Analyzer, Collector, JudgeProvider, ModeResolver
 from ..plugins.manager import PluginManager
 from ..sandbox import SandboxSettings
 from ..storage.tracestore import TRACE_FORMATS
-from .stopping import StopRule
+
+if TYPE_CHECKING:
+    from .stopping import StopRule  # numpy: imported by runs with a stop rule only (build.py)
 
 
 @attrs.frozen(kw_only=True)

@@ -17,7 +17,7 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import trio
@@ -57,11 +57,13 @@ from .plan import RunPlan, plan_run, plugin_records
 from .progress import Progress
 from .repair import repair_analyses
 from .resume import load_resume, refuse_existing, trace_layout
-from .rounds import Rounds, round_major
 from .schedule import order_cells
 from .state import RunState
 from .tally import Budget, Tally
 from .workspace import KeepWorkspaces, Workspaces
+
+if TYPE_CHECKING:
+    from .rounds import Rounds
 
 log = logging.getLogger("agent_profiler")
 
@@ -199,6 +201,8 @@ class Run:
         self.state.workspaces = self._workspaces()
         self.executor = self._executor()
         if options.stop is not None:
+            from .rounds import Rounds  # the stop rule's statistics (numpy): only for runs that have one
+
             self.rounds = Rounds(options.stop, plan_todo(self.plan, self._resumed_stop), previous)
 
     def _previous_rows(self) -> tuple[tuple[ProfileRow, ...], tuple[str, ...]]:
@@ -343,7 +347,12 @@ class Run:
         def ordered_cells(cells: list[Cell]) -> list[Cell]:
             return order_cells(cells, plan.modes, order, self.options.order_seed)
 
-        ordered = round_major(todo, ordered_cells) if self.rounds is not None else ordered_cells(todo)
+        if self.rounds is not None:
+            from .rounds import round_major
+
+            ordered = round_major(todo, ordered_cells)
+        else:
+            ordered = ordered_cells(todo)
         for model, mode, _, _ in todo:
             key = (model, mode)
             if key not in self.groups:
