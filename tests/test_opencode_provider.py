@@ -96,3 +96,39 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
     assert seen["guest"].metrics.tokens.input == 160 and seen["alive_after_guest"]
     assert all("SYSTEM-UNDER-TEST" in s for s in system_prompts)
     assert not process_alive(seen["pid"]) and not Path(home).exists()
+
+
+def test_a_dropped_connection_waits_for_the_dying_servers_exit_to_name_it():
+    """A killed server closes its sockets a moment before it can be reaped: the error still says it died."""
+    import types
+
+    import httpx
+
+    from profiler_core.providers.opencode.config import OpenCodeError
+    from profiler_core.providers.opencode.provider import OpenCodeProvider
+
+    class Dying:
+        """A process whose exit shows on the fourth look, as a SIGKILLed one's does a little after its sockets close."""
+
+        returncode = None
+        looks = 0
+
+        def poll(self):
+            self.looks += 1
+            if self.looks >= 4:
+                self.returncode = -9
+            return self.returncode
+
+    class Dropped:
+        async def request(self, method, path, **kwargs):
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+
+    provider = OpenCodeProvider(base_url="http://127.0.0.1:9")  # a server it did not start: no binary needed
+    provider.client = Dropped()
+    provider.server = types.SimpleNamespace(pid=4321, process=Dying())
+
+    async def main():
+        with pytest.raises(OpenCodeError, match=r"RemoteProtocolError: .*\(the opencode server, pid 4321, exited with status -9\)"):
+            await provider._request("GET", "/session/s/message", "/w")
+
+    trio.run(main)

@@ -46,6 +46,8 @@ log = logging.getLogger("agent_profiler")
 NOT_STARTED_S = 15.0
 #: Seconds an abort may take (shielded: it runs while the iteration is being cancelled).
 ABORT_TIMEOUT_S = 5.0
+#: how long a dropped connection waits for a dying server's exit to show (it closes its sockets first)
+EXIT_SETTLE_S = 0.5
 
 
 @attrs.define
@@ -352,7 +354,8 @@ class OpenCodeProvider:
         except httpx.TimeoutException:
             raise OpenCodeError(f"opencode: {method} {path} got no answer within {self.options.request_timeout_s:g} s") from None
         except httpx.TransportError as exc:
-            raise OpenCodeError(f"opencode: {method} {path} failed: {type(exc).__name__}: {exc}{self._server_note()}") from None
+            note = await self._exit_note()
+            raise OpenCodeError(f"opencode: {method} {path} failed: {type(exc).__name__}: {exc}{note}") from None
         if response.status_code >= 400:
             raise OpenCodeError(f"opencode: {method} {path} answered HTTP {response.status_code}: {response.text[:300]}")
         if not response.content:
@@ -365,7 +368,14 @@ class OpenCodeProvider:
     def _server_alive(self) -> bool:
         return self.server is None or self.server.process.poll() is None
 
-    def _server_note(self) -> str:
+    async def _exit_note(self) -> str:
+        """Why a request broke, when the server died: a killed process closes its sockets a moment before
+        it can be reaped, so a dropped connection waits up to ``EXIT_SETTLE_S`` for the exit to show."""
+        import trio
+
+        with trio.move_on_after(EXIT_SETTLE_S):
+            while self.server is not None and self.server.process.poll() is None:
+                await trio.sleep(0.01)
         if self.server is None or self.server.process.poll() is None:
             return ""
         return f" (the opencode server, pid {self.server.pid}, exited with status {self.server.process.returncode})"
