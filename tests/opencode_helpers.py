@@ -92,6 +92,16 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def _is_server(pid: int) -> bool:
+    """Whether ``pid`` runs ``opencode serve`` (directly or as the last words of a launcher's command line)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return False
+    return b"serve" in argv and any(Path(os.fsdecode(arg)).name == "opencode" for arg in argv)
+
+
 class ProfilerRun:
     """`profiler ARGS...` in a subprocess; records every child process it starts (the opencode servers)."""
 
@@ -113,7 +123,10 @@ class ProfilerRun:
     def _watch(self) -> None:
         while not self._stop.is_set():
             for child in children_of(self.process.pid):
-                if child not in self.servers:
+                # Only `opencode serve` (maybe behind the sandbox's launcher): the profiler starts other short
+                # children too (a library looking for a shared object runs ldconfig), and a child seen before
+                # its exec still shows the profiler's own command line; it is looked at again next time.
+                if child not in self.servers and _is_server(child):
                     self.servers.append(child)
             time.sleep(0.05)
 
