@@ -123,9 +123,9 @@ class ProfilerRun:
     def _watch(self) -> None:
         while not self._stop.is_set():
             for child in children_of(self.process.pid):
-                # Only `opencode serve` (maybe behind the sandbox's launcher): the profiler starts other short
-                # children too (a library looking for a shared object runs ldconfig), and a child seen before
-                # its exec still shows the profiler's own command line; it is looked at again next time.
+                # Only `opencode serve` (maybe behind the sandbox's launcher): the profiler may start other short
+                # children too (one was caught under load), and a child seen before its exec still shows the
+                # profiler's own command line; it is looked at again next time.
                 if child not in self.servers and _is_server(child):
                     self.servers.append(child)
             time.sleep(0.05)
