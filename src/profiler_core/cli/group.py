@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from ..errors import ProfilerError
+from ..util.asyncs import leaves
 from ..util.interrupt import EXIT_STATUS, arm
 from ..util.redact import redact_text
 from ..util.textcut import cut_lines, printable
@@ -89,14 +90,6 @@ def _interrupted(ctx: click.Context) -> None:
     arm()
     click.echo("Interrupted", err=True)
     ctx.exit(EXIT_STATUS)
-
-
-def leaves(group: BaseExceptionGroup) -> list[BaseException]:
-    """The exceptions of a (nested) exception group, flattened."""
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        out.extend(leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return out
 
 
 def _warn(message: str) -> None:

@@ -39,7 +39,7 @@ from ..sandbox import check as check_sandbox
 from ..storage.paths import check_run_id, inside
 from ..storage.store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
 from ..storage.tracestore import TRACES_FILE, TraceRecord
-from ..util.asyncs import await_me_maybe
+from ..util.asyncs import await_me_maybe, leaves
 from ..util.interrupt import arm as arm_interrupt
 from ..util.redact import Redactor, run_redactor
 from ..util.timestamps import now_iso
@@ -642,20 +642,13 @@ def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:
     Concurrent cells meet the same stop (a full disk, the fail-fast breaker) before the nursery's
     cancellation reaches them; the first is the one that stopped the run, the rest repeat it.
     """
-    found = _leaves(group)
+    found = leaves(group)
     if len(found) == 1 or (found and all(isinstance(leaf, ProfilerError) for leaf in found)):
         for other in dict.fromkeys(str(leaf) for leaf in found[1:]):
             if other != str(found[0]):
                 log.error("also: %s", other)  # a different failure at the same moment is still told
         return found[0]
     return None
-
-
-def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return out
 
 
 __all__ = ["Run", "check_run_sandbox", "new_run_id"]

@@ -1,4 +1,4 @@
-"""Await-me-maybe: plugins may implement any method sync or async."""
+"""Await-me-maybe (plugins may implement any method sync or async), and the errors of trio's exception groups."""
 
 from __future__ import annotations
 
@@ -16,3 +16,11 @@ async def await_me_maybe(value: MaybeAwaitable[T]) -> T:
     if inspect.isawaitable(value):
         return cast(T, await value)
     return value
+
+
+def leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    """The exceptions of a (nested) exception group, flattened."""
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
