@@ -38,7 +38,7 @@ class Budget:
 
     max_cost_usd: float | None = None
     max_tokens: int | None = None
-    #: wall time of this invocation, from when the budget is made (the run's start)
+    #: wall time of this invocation, counted from ``start`` (the run's start, on its clock)
     max_duration_s: float | None = None
     cost_usd: float = 0.0
     tokens: int = 0
