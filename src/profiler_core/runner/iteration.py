@@ -41,7 +41,7 @@ from .outcome import PLUGIN_ERRORS, IterationError, IterationOutcome, analyzer_f
 from .row import make_row
 from .state import RunState
 from .verify import Verification, VerifierError, run_verifiers
-from .workspace import EMPTY_WORKSPACE, SetupError
+from .workspace import EMPTY_WORKSPACE, SetupError, Workspaces
 
 log = logging.getLogger("agent_profiler")
 
@@ -305,11 +305,9 @@ async def attempt_cell(
         error_code=done.error_code, reason=done.reason, attempts=attempt,
         reward=done.verification.reward if done.verification is not None else None,
     )
-    if done.folder is not None and state.workspaces is not None and done.left_empty:
-        state.workspaces.reuse(done.folder)
-    elif done.folder is not None and state.workspaces is not None and not state.workspaces.reuse_if_empty(done.folder):
-        name = workspace_name(scenario.id, mode, iteration, model if state.multi_model else None)
-        state.workspaces.finish(done.folder, failed=bool(row.error) or not row.success, name=name)
+    if done.folder is not None and state.workspaces is not None:
+        _release_workspace(state.workspaces, done.folder, done.left_empty, failed=bool(row.error) or not row.success,
+                           name=lambda: workspace_name(scenario.id, mode, iteration, model if state.multi_model else None))
     bundle = None
     if done.analysis:
         bundle = SessionAnalysisBundle(
@@ -320,6 +318,15 @@ async def attempt_cell(
         trace_text=done.trace_text,
     )
     return outcome, done.error
+
+
+def _release_workspace(workspaces: Workspaces, folder: Path, left_empty: bool, *, failed: bool, name: Callable[[], str]) -> None:
+    """An empty workspace serves the next session (one scandir at most, none when the report saw it empty);
+    any other is kept for inspection or removed, under a name made only then."""
+    if left_empty:
+        workspaces.reuse(folder)
+    elif not workspaces.reuse_if_empty(folder):
+        workspaces.keep_or_remove(folder, failed=failed, name=name())
 
 
 async def _prepare_workspace(state: RunState, scenario: Scenario, done: _Attempt) -> None:

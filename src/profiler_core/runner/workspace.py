@@ -164,13 +164,9 @@ class Workspaces:
             return True
         return False
 
-    def finish(self, folder: Path, *, failed: bool, name: str) -> Path | None:
-        """Keep the workspace under ``keep_dir/name`` (per ``keep``) or remove it; where it was kept.
-
-        An empty workspace is never kept: there is nothing in it to inspect; it serves the next session.
-        """
-        if self.reuse_if_empty(folder):
-            return None
+    def keep_or_remove(self, folder: Path, *, failed: bool, name: str) -> Path | None:
+        """Keep a workspace the session left something in under ``keep_dir/name`` (per ``keep``), or remove it;
+        where it was kept. (An empty one is never kept: it goes to ``reuse``, for the next session.)"""
         if self.keep == "all" or (self.keep == "failed" and failed):
             target = inside(self.keep_dir, self.keep_dir / name)
             if target.exists():  # a retried attempt: the last one is kept
