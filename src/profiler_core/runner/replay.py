@@ -128,22 +128,23 @@ def import_sessions(
         raise ProfilerError("the files hold no session")
     run_id = run_id or out.stem
     made = [d for d in (out.parent, *out.parent.parents) if not d.exists()]
-    lock = RunLock(RunPaths(out.parent, check_run_id(out.stem)))
+    target = RunPaths(out.parent, check_run_id(out.stem))  # its analysis and manifest beside ``out``
+    lock = RunLock(target)
     lock.acquire()
     staging = out.parent / f".{out.name}{STAGING_SUFFIX}"
     try:
         remove_dead_staging(out.parent)  # what SIGKILLed or SIGTERMed imports into this folder left
         # Data never chooses where files go: no planted link is written through, no folder leads out.
-        refuse_links(out, _analysis_path(out), _manifest_path(out))
+        refuse_links(out, target.analysis, target.manifest)
         sessions_dir = inside(out.parent, out.parent / "sessions")
-        previous = _existing_rows(out, existing)
+        previous = _existing_rows(out, target.manifest, existing)
         provider, cells = _replay_plan(sessions, scenario, mode, model, previous)
         _fresh_folder(staging)  # this --out's own leftovers (we hold its lock)
         options = _options(provider, manager, cells, sessions, scorer_id=scorer_id, mode=mode, staging=staging, run_id=run_id, files=files)
         _run_import(options)
         warnings = tuple(w for s in sessions for w in s.warnings)
         staged = RunPaths(staging, run_id)
-        written = _move_into_place(staging, staged, out, sessions_dir, warnings, append=bool(previous))
+        written = _move_into_place(staging, staged, out, target, sessions_dir, warnings, append=bool(previous))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         lock.release()
@@ -189,14 +190,6 @@ def _fresh_folder(folder: Path) -> None:
     folder.mkdir()
 
 
-def _analysis_path(out: Path) -> Path:
-    return out.with_name(out.stem + ".analysis.jsonl")
-
-
-def _manifest_path(out: Path) -> Path:
-    return out.with_name(out.stem + ".manifest.json")
-
-
 def _run_import(options: RunOptions) -> None:
     import trio
 
@@ -205,9 +198,8 @@ def _run_import(options: RunOptions) -> None:
     trio.run(run_profile_suite, options)
 
 
-def _existing_rows(out: Path, existing: Existing) -> list[ProfileRow]:
+def _existing_rows(out: Path, manifest: Path, existing: Existing) -> list[ProfileRow]:
     """The rows already in ``out`` when appending; a refusal (one line) when ``out`` holds a run and we may not touch it."""
-    manifest = _manifest_path(out)
     if not (out.exists() or manifest.exists()):
         return []
     if existing == "refuse":
@@ -273,19 +265,18 @@ def _options(
 
 
 def _move_into_place(
-    staging: Path, staged: RunPaths, out: Path, sessions_dir: Path, warnings: tuple[str, ...], *, append: bool
+    staging: Path, staged: RunPaths, out: Path, target: RunPaths, sessions_dir: Path, warnings: tuple[str, ...], *, append: bool
 ) -> dict[str, Any]:
     """Traces, rows, analysis, then the manifest: a kill at any point leaves no analysis of rows that are not there."""
     # The runner puts traces under <reports>/<runId>/sessions.
     traces = staging / staged.run_id / "sessions"
     moves = [(t, sessions_dir / t.relative_to(traces)) for t in sorted(traces.rglob("*")) if t.is_file()] if traces.is_dir() else []
-    for _, target in moves:  # all checked before any is moved: a link in sessions/ leads nothing elsewhere
-        inside(sessions_dir, target.parent)
-    for trace, target in moves:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(trace, target)
-    analysis = _analysis_path(out)
-    manifest_path = _manifest_path(out)
+    for _, moved_to in moves:  # all checked before any is moved: a link in sessions/ leads nothing elsewhere
+        inside(sessions_dir, moved_to.parent)
+    for trace, moved_to in moves:
+        moved_to.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(trace, moved_to)
+    analysis, manifest_path = target.analysis, target.manifest
     has_analysis = staged.analysis.is_file() and staged.analysis.stat().st_size > 0
     if append:
         # Rows first: killed in between, the new rows merely lack analysis (as after a crashed run).
