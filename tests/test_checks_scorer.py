@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import pluggy
 import pytest
 
 from profiler_core import CreateSessionParams, Scenario, ScorerContext, ScorerResult, from_json, to_json
-from profiler_core.plugins import hookspecs
+from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.providers.simulated import SimulatedProvider
-from profiler_core.scorers import checks as checks_module
 from profiler_core.scorers.checks import ChecksScorer, parse_output_json
 
 FIX_CHECKS = [
@@ -210,9 +208,7 @@ def test_bad_scorer_options(options, fragment):
         ChecksScorer(**options)
 
 
-def test_registered_through_the_hook():
-    pm = pluggy.PluginManager("agent_profiler")
-    pm.add_hookspecs(hookspecs)
-    pm.register(checks_module)
-    assert pm.hook.profiler_register_scorers() == [[ChecksScorer]]
+def test_registered_as_a_built_in():
+    info = get_plugin_manager(entrypoints=False).registry.get("scorers", "checks")
+    assert info.plugin == "core.scorers.checks" and info.factory is ChecksScorer
     assert ChecksScorer.id == "checks"

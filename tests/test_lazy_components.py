@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
 
 from profiler_core import PluginLoadError, hookimpl
-from profiler_core.plugins.manager import get_plugin_manager
+from profiler_core.plugins.builtins import BUILTIN_COMPONENTS
+from profiler_core.plugins.manager import builtin_plugin_name, get_plugin_manager
 
 AGENT_MODULE = '''
 IMPORTED = True
@@ -95,15 +97,42 @@ def test_built_in_analyzers_and_eval_components_are_registered_by_name_with_thei
 def test_built_in_plugins_implement_registration_hooks_only():
     # They are registered after the entry points, when first needed: that changes no hook's call
     # order only as long as no built-in implements a lifecycle or command hook.
-    import importlib
-
     from profiler_core.plugins.manager import BUILTIN_PLUGINS, CONTRACTS, PluginManager
 
     registration_hooks = {c.hook for c in CONTRACTS.values()}
     manager = PluginManager()
+    manager.load_builtins()
     for name in BUILTIN_PLUGINS:
-        info = manager.register(importlib.import_module(name), name)
+        info = manager.plugins[builtin_plugin_name(name)]
         assert info.hooks and set(info.hooks) <= registration_hooks, (name, info.hooks)
+
+
+@pytest.mark.parametrize("module", sorted(BUILTIN_COMPONENTS))
+def test_the_table_of_built_ins_names_each_class_by_its_own_id(module):
+    """``plugins/builtins.py`` registers by name: each class exists, carries that id and keeps its contract."""
+    import importlib
+
+    from profiler_core.plugins.contracts import CONTRACTS, missing_methods
+
+    contract, components = BUILTIN_COMPONENTS[module]
+    loaded = importlib.import_module(module)
+    for component_id, attribute in components:
+        factory = getattr(loaded, attribute)
+        assert getattr(factory, CONTRACTS[contract].id_attr) == component_id
+        assert missing_methods(factory, contract) == []
+
+
+def test_listing_the_plugins_imports_no_built_in_component():
+    code = (
+        "import sys\n"
+        "from profiler_core.plugins.manager import get_plugin_manager\n"
+        "from profiler_core.plugins.builtins import BUILTIN_COMPONENTS\n"
+        "infos = get_plugin_manager(entrypoints=False).plugin_infos()\n"
+        "assert len(infos) == len(BUILTIN_COMPONENTS) + 1, [i.name for i in infos]\n"
+        "print(sorted(m for m in BUILTIN_COMPONENTS if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_built_ins_come_first_and_load_when_the_plugin_list_is_asked_for():

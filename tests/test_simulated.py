@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pluggy
 import pytest
 import trio
 import trio.testing
@@ -27,7 +26,7 @@ from profiler_core import (
     to_json,
 )
 from profiler_core.errors import ConfigError, ProfilerError
-from profiler_core.plugins import hookspecs
+from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.providers import simulated
 from profiler_core.providers.simulated import DEFAULT_TOOL_CATEGORIES, SimulatedProvider
 
@@ -414,11 +413,9 @@ def test_unknown_handle_is_a_clear_error_and_destroy_is_idempotent():
         provider.export_session(handle)
 
 
-def test_registered_through_the_hook():
-    pm = pluggy.PluginManager("agent_profiler")
-    pm.add_hookspecs(hookspecs)
-    pm.register(simulated)
-    assert pm.hook.profiler_register_providers() == [[SimulatedProvider]]
+def test_registered_as_a_built_in():
+    info = get_plugin_manager(entrypoints=False).registry.get("providers", "simulated")
+    assert info.plugin == "core.providers.simulated" and info.factory is SimulatedProvider
     assert SimulatedProvider.id == "simulated"
 
 

@@ -44,6 +44,20 @@ def test_markup_and_escape_codes_in_mode_names_are_printed_as_text(tmp_path, pro
     assert (tmp_path / "reports" / "r1" / "report.html").is_file()  # the run went on to its report
 
 
+def test_on_a_terminal_the_summary_is_a_rich_table_showing_names_as_text(tmp_path, profiler_plugin_manager, monkeypatch):
+    # Captured output gets plain columns (rich is not imported); on a terminal, a rich table, whose cells are text too.
+    import profiler_core.cli.run as run_module
+
+    monkeypatch.setattr(run_module, "may_be_terminal", lambda: True)
+    profile = _project(tmp_path)
+    result = CliRunner().invoke(cli, ["run", str(profile), "--run-id", "r1", "--no-report"], obj=profiler_plugin_manager)
+    assert result.exit_code == 0, result.output
+    assert "┃ mode" in result.stdout or "│ mode" in result.stdout  # rich's box, not the plain columns
+    assert ESC not in result.stdout
+    for shown in ("[/x]", "[bold red]boom", "esc\\x1b[31mred\\x1b[0m"):
+        assert shown in result.stdout, shown
+
+
 def test_error_lines_show_control_characters_escaped(tmp_path, profiler_plugin_manager):
     name = tmp_path / f"clear{ESC}[2Jscreen.jsonl"
     result = CliRunner().invoke(cli, ["report", str(name)], obj=profiler_plugin_manager)

@@ -64,8 +64,6 @@ def import_command(manager: PluginManager, format, files, out, mode, scenario, s
       profiler import opencode exports/*.json --out results/opencode.jsonl --mode with_skill
       profiler import openai runs.jsonl --out results/runs.jsonl --scenario refund-001
     """
-    from rich.console import Console
-
     from ..runner.replay import expand_inputs, import_sessions, load_all
     from .run import print_summary
 
@@ -95,7 +93,7 @@ def import_command(manager: PluginManager, format, files, out, mode, scenario, s
     )
     for warning in result.warnings:
         click.echo(f"warning: {printable(warning)}", err=True)
-    print_summary(result.rows, Console())
+    print_summary(result.rows)
     click.echo(f"Imported {len(result.rows)} session(s) from {len(inputs)} file(s)")
     click.echo(f"Results:  {result.jsonl}")
     if result.analysis is not None:

@@ -9,6 +9,7 @@ import click
 
 from ..util.textcut import printable
 from .context import pass_manager
+from .terminal import may_be_terminal, plain_table
 
 if TYPE_CHECKING:
     from ..plugins.manager import PluginInfo, PluginManager
@@ -38,15 +39,16 @@ def list_plugins(manager: PluginManager, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([info.to_dict() for info in infos], indent=2))
         return
+    if not may_be_terminal():
+        _print_plain(infos)
+        return
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
     console = Console(highlight=False)
     if not console.is_terminal:
-        # Piped or captured: one plain line per plugin, however long, and no padding after the last column.
-        for line in plain_table([HEADERS, *(tuple(printable(t, one_line=True) for t in describe(info)) for info in infos)]):
-            click.echo(line)
+        _print_plain(infos)
         return
     from .terminal import cell
 
@@ -59,10 +61,10 @@ def list_plugins(manager: PluginManager, as_json: bool) -> None:
     console.print(table)
 
 
-def plain_table(rows: list[tuple[str, ...]]) -> list[str]:
-    """Rows as lines of columns two spaces apart; the last column is not padded."""
-    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
-    return ["  ".join([*(cell.ljust(w) for cell, w in zip(row, widths)), row[-1]]).rstrip() for row in rows]
+def _print_plain(infos: list[PluginInfo]) -> None:
+    # Piped or captured: one plain line per plugin, however long, and no padding after the last column.
+    for line in plain_table([HEADERS, *(tuple(printable(t, one_line=True) for t in describe(info)) for info in infos)]):
+        click.echo(line)
 
 
-__all__ = ["describe", "list_plugins", "plain_table"]
+__all__ = ["describe", "list_plugins"]

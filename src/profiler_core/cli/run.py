@@ -11,6 +11,7 @@ from ..errors import ProfilerError
 from ..util.textcut import printable
 from .context import pass_manager
 from .progress import make_progress, progress_option
+from .terminal import may_be_terminal, plain_table
 
 #: ``output.log_level`` -> the logging level name (names, so that the CLI imports logging only to run)
 LOG_LEVELS = {"debug": "DEBUG", "info": "INFO", "warn": "WARNING", "warning": "WARNING", "error": "ERROR"}
@@ -72,6 +73,9 @@ class _Brief:
         self.cost_usd = None if cost_unknown(row) else row.cost.total_usd
 
 
+SUMMARY_TITLE = "Summary per mode (medians)"
+
+
 def cost_unknown(row) -> bool:
     """Whether the cost collector found no price for a row's model (its cost is unknown, not 0)."""
     return (row.extensions or {}).get("cost_source") == "unknown"
@@ -82,34 +86,46 @@ def _cost_cell(costs) -> str:
     return f"{_median(known):.4f}" if known else "unknown"
 
 
-def print_summary(rows, console, labels=None) -> None:
-    """Per-mode table: success rate, median tokens, wall time and cost (models by their ``labels`` when given)."""
-    from rich.table import Table
+def print_summary(rows, labels=None) -> None:
+    """Per-mode table: success rate, median tokens, wall time and cost (models by their ``labels`` when given).
 
+    A rich table on a terminal; piped or captured, plain columns (rich is not imported).
+    """
     # Only the few numbers the table needs are kept per row, read one row at a time from the file.
     groups: dict[tuple[str, str], list] = {}
     for row in getattr(rows, "stream", lambda: iter(rows))():
         groups.setdefault((row.model, row.mode), []).append(_Brief(row))
     several_models = len({model for model, _ in groups}) > 1
-    table = Table(title="Summary per mode (medians)", title_justify="left")
     headers = ("model",) * several_models + ("mode", "runs", "success", "errors", "tokens", "wall s", "cost $")
-    for header in headers:
-        table.add_column(header, justify="left" if header in ("model", "mode") else "right", no_wrap=True)
-    from .terminal import cell
-
+    lines = []
     for (model, mode), group in groups.items():
         ok = sum(1 for r in group if r.success)
-        table.add_row(
-            *((cell((labels or {}).get(model, model)),) if several_models else ()),
-            cell(mode),
+        lines.append((
+            *((printable((labels or {}).get(model, model), one_line=True),) if several_models else ()),
+            printable(mode, one_line=True),
             str(len(group)),
             f"{ok / len(group):.0%}",
             str(sum(1 for r in group if r.error)),
             f"{_median([r.tokens for r in group]):,.0f}",
             f"{_median([r.wall_ms for r in group]) / 1000:.2f}",
             _cost_cell([r.cost_usd for r in group]),
-        )
-    console.print(table)
+        ))
+    if not may_be_terminal():
+        click.echo(SUMMARY_TITLE)
+        for line in plain_table([headers, *lines]):
+            click.echo(line)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=SUMMARY_TITLE, title_justify="left")
+    for header in headers:
+        table.add_column(header, justify="left" if header in ("model", "mode") else "right", no_wrap=True)
+    from .terminal import cell
+
+    for line in lines:
+        table.add_row(*(cell(text) for text in line))  # rich Text: a mode named "[bold]" is shown, not parsed
+    Console().print(table)
 
 
 @click.command("run")
@@ -155,7 +171,6 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
       profiler run examples/tasks/profile.yaml --provider oracle --repetitions 1
     """
     import trio
-    from rich.console import Console
 
     from ..runner.launch import run_from_profile
 
@@ -184,8 +199,7 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
     finally:
         if bar is not None:
             bar.stop()
-    console = Console()
-    print_summary(result.rows, console, config.overrides.get("model_labels"))
+    print_summary(result.rows, config.overrides.get("model_labels"))
     click.echo(f"Results:  {result.output_jsonl_path}")
     click.echo(f"Manifest: {result.manifest_path}")
     traces = _traces_location(result.manifest_path)
@@ -201,7 +215,7 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
         click.echo(f"Interrupted. Resume with: profiler run {profile} --resume {result.run_id}", err=True)
         sys.exit(130)
     if not no_report:
-        _write_report(result, config, console)
+        _write_report(result, config)
     if junit_file is not None:
         from ..report.junit import write_run_junit
 
@@ -221,7 +235,7 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
             sys.exit(1)
 
 
-def _write_report(result, config, console) -> None:
+def _write_report(result, config) -> None:
     from ..report import write_report
 
     out = Path(config.output.reports_dir) / result.run_id

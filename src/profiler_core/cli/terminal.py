@@ -9,6 +9,8 @@ control character is shown escaped (:func:`profiler_core.util.textcut.printable`
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from typing import Any
 
 from ..util.redact import RedactingFilter
@@ -21,6 +23,21 @@ def markup_safe(value: Any) -> str:
     from rich.markup import escape
 
     return escape(printable(str(value), one_line=True))
+
+
+def may_be_terminal() -> bool:
+    """Whether rich may draw on stdout: a terminal, or one forced by rich's variables.
+
+    Otherwise the CLI prints plain columns and never imports rich: start-up is
+    felt in every scripted call and on every TAB (issue 30).
+    """
+    return sys.stdout.isatty() or any(os.environ.get(v) for v in ("FORCE_COLOR", "FORCE_TERMINAL", "TTY_COMPATIBLE"))
+
+
+def plain_table(rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows as lines of columns two spaces apart; the last column is not padded."""
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
+    return ["  ".join([*(cell.ljust(w) for cell, w in zip(row, widths)), row[-1]]).rstrip() for row in rows]
 
 
 class PrintableFilter(logging.Filter):
@@ -43,4 +60,4 @@ def protect_log_handlers(logger: logging.Logger | None = None) -> None:
                 handler.addFilter(kind())
 
 
-__all__ = ["PrintableFilter", "cell", "markup_safe", "protect_log_handlers"]
+__all__ = ["PrintableFilter", "cell", "markup_safe", "may_be_terminal", "plain_table", "protect_log_handlers"]

@@ -7,7 +7,6 @@ from typing import Any
 
 from ..errors import ConfigError, UnknownModeError
 from ..model import ModeConfig
-from ..plugins.markers import hookimpl
 from ..storage.serde import structure
 
 
@@ -58,8 +57,3 @@ def _mode_from_profile(name: str, spec: dict[str, Any]) -> ModeConfig:
     }
     return structure(data, ModeConfig, source=f"modes.{name}")
 
-
-@hookimpl
-def profiler_register_mode_resolvers():
-    """Core's mode resolvers."""
-    return [ConfigModeResolver]

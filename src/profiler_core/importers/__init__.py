@@ -22,11 +22,24 @@ import attrs
 
 from ..errors import ConfigError
 from ..plugins.markers import hookimpl
-from ._build import RecordedSession
-from .subagents import attach_subagents
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.manager import Registry
+    from ._build import RecordedSession
+    from .subagents import attach_subagents
+
+
+def __getattr__(name: str) -> Any:
+    # The built-in importers plugin is registered at start-up; the session model it builds loads on first use.
+    if name == "RecordedSession":
+        from ._build import RecordedSession
+
+        return RecordedSession
+    if name == "attach_subagents":
+        from .subagents import attach_subagents
+
+        return attach_subagents
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: Built-in format name -> (module of this package with a ``load(path) -> list[RecordedSession]``,
 #: the file name endings read from a directory). Add a line here for a new built-in format;

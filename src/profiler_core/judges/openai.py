@@ -21,11 +21,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError, ProfilerError
 from ..model import JudgeRequest, JudgeResponse, TokenBreakdown
-from ..plugins.markers import hookimpl
 from ..util.numbers import is_finite_number
 from . import JudgeError
 
-__all__ = ["DEFAULT_BASE_URL", "OpenAIJudge", "is_loopback_url", "parse_retry_after", "profiler_register_judge_providers"]
+__all__ = ["DEFAULT_BASE_URL", "OpenAIJudge", "is_loopback_url", "parse_retry_after"]
 
 log = logging.getLogger("agent_profiler.judge")
 
@@ -302,8 +301,3 @@ def _number(value: Any, where: str, *, minimum: float, exclusive: bool = False) 
         relation = ">" if exclusive else ">="
         raise ConfigError(f"{where}: expected a number {relation} {minimum:g}, got {value!r}")
 
-
-@hookimpl
-def profiler_register_judge_providers():
-    """Register the ``openai`` judge provider."""
-    return [OpenAIJudge]

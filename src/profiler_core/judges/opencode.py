@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, JudgeError, ProfilerError
 from ..model import JudgeRequest, JudgeResponse, PermissionConfig
-from ..plugins.markers import hookimpl
 from ..providers.opencode.config import OpenCodeOptions, deep_merge, find_binary, opencode_config, split_model
 
 if TYPE_CHECKING:  # trio and httpx are imported where used: registering the judge loads neither
@@ -28,7 +27,7 @@ if TYPE_CHECKING:  # trio and httpx are imported where used: registering the jud
 
     from ..providers.opencode.server import OpenCodeServer
 
-__all__ = ["OpenCodeJudge", "profiler_register_judge_providers"]
+__all__ = ["OpenCodeJudge"]
 
 #: Options of the session provider a judge takes too; the others (workdir, mcp, agent...) are for sessions that act.
 SHARED_OPTIONS = ("binary", "base_url", "config", "start_timeout_s", "request_timeout_s", "kill_grace_s")
@@ -193,8 +192,3 @@ def _response(answer: Any, session_id: str, model: str) -> JudgeResponse:
     cost = measured.result.metrics.cost.total_usd if measured.cost_source == "provider" else None
     return JudgeResponse(text=measured.text, token_count=tokens.output + tokens.reasoning, usage=tokens, cost_usd=cost, model=model)
 
-
-@hookimpl
-def profiler_register_judge_providers() -> list[Any]:
-    """Register the ``opencode`` judge provider."""
-    return [OpenCodeJudge]

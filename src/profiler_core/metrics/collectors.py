@@ -12,7 +12,6 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..model import CustomMetric, ModelUsage, PromptResult, Scenario, SessionTrace, TokenBreakdown
-from ..plugins.markers import hookimpl
 from .pricing import parse_price_overrides, price_usage, resolve_cost
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
@@ -164,8 +163,3 @@ def _metric_part(label: str) -> str:
     """A label made safe inside a metric name (spaces, dots, slashes -> ``_``)."""
     return _UNSAFE.sub("_", label)
 
-
-@hookimpl
-def profiler_register_collectors() -> list[Any]:
-    """Core's built-in collectors."""
-    return [TokenCollector, LatencyCollector, CostCollector, ToolCallCollector]

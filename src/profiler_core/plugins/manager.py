@@ -44,6 +44,7 @@ from ..errors import (
     UnknownComponentError,
 )
 from . import hookspecs
+from .builtins import BUILTIN_COMPONENTS, builtin_plugin
 from .contracts import CONTRACTS, missing_methods
 from .markers import PROJECT_NAME
 
@@ -351,10 +352,10 @@ class _IsolatedPlugin:
     isolation needs no change to pluggy's own records.
     """
 
-    def __init__(self, plugin: Any, name: str, pm: pluggy.PluginManager) -> None:
+    def __init__(self, plugin: Any, name: str, pm: pluggy.PluginManager, hook_names: Iterable[str]) -> None:
         self.plugin = plugin
         self.__name__ = name
-        for attr in _hook_names(pm, plugin):
+        for attr in hook_names:
             function = getattr(plugin, attr)
             opts = pm.parse_hookimpl_opts(plugin, attr)
             if attr in _REGISTRATION_HOOKS or (opts and opts.get("hookwrapper")):
@@ -420,15 +421,16 @@ class PluginManager:
             builtin=builtin,
         )
         self._plugins[name] = info
+        hook_names = _hook_names(self.pm, plugin)  # one scan of the plugin's attributes: it is most of registering's cost
         try:
-            self._validate(name, plugin)
-            self.pm.register(_IsolatedPlugin(plugin, name, self.pm), name=name)
+            self._validate(name, hook_names)
+            self.pm.register(_IsolatedPlugin(plugin, name, self.pm, hook_names), name=name)
         except (pluggy.PluginValidationError, ValueError) as exc:
             self._forget(name)
             info.load_error = str(exc)
             _warn(f"plugin {name!r} ({distribution or 'no distribution'}) disabled: {info.load_error}")
             return info
-        info.hooks = sorted(_hook_names(self.pm, plugin))
+        info.hooks = sorted(hook_names)
         self._registry = None
         return info
 
@@ -443,10 +445,10 @@ class PluginManager:
         if plugin is not None:
             self.pm.unregister(plugin=plugin, name=name)
 
-    def _validate(self, name: str, plugin: Any) -> None:
+    def _validate(self, name: str, hook_names: Iterable[str]) -> None:
         # pluggy's check_pending(), per plugin: a misspelt hook becomes this plugin's error.
         known = [n for n in dir(hookspecs) if n.startswith("profiler_")]
-        for impl_name in _hook_names(self.pm, plugin):
+        for impl_name in hook_names:
             caller = getattr(self.pm.hook, impl_name, None)
             if caller is None or not caller.has_spec():
                 hint = difflib.get_close_matches(impl_name, known, n=1)
@@ -458,10 +460,11 @@ class PluginManager:
         from .. import __version__
 
         for module_name in modules:
-            module = importlib.import_module(module_name)
+            # Most built-ins are registered by name, their modules imported when a component is used (builtins.py).
+            plugin = builtin_plugin(module_name) if module_name in BUILTIN_COMPONENTS else importlib.import_module(module_name)
             name = builtin_plugin_name(module_name)
             self.register(
-                module, name, distribution="agent-profiler", version=__version__, builtin=True, module=module_name
+                plugin, name, distribution="agent-profiler", version=__version__, builtin=True, module=module_name
             )
 
     def defer_builtins(self, modules: Iterable[str] = BUILTIN_PLUGINS) -> None:

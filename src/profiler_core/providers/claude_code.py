@@ -38,7 +38,6 @@ from ..model import (
     TimingSegment,
     TokenBreakdown,
 )
-from ..plugins.markers import hookimpl
 from ._agent_process import (
     BOOL,
     STRING,
@@ -54,7 +53,7 @@ from ._agent_process import (
     option,
 )
 
-__all__ = ["ClaudeCodeOptions", "ClaudeCodeProvider", "StreamSummary", "profiler_register_providers", "summarize_stream"]
+__all__ = ["ClaudeCodeOptions", "ClaudeCodeProvider", "StreamSummary", "summarize_stream"]
 
 #: Claude Code's permission modes (``--permission-mode``).
 PERMISSION_MODES = ("acceptEdits", "bypassPermissions", "default", "dontAsk", "plan", "auto")
@@ -273,8 +272,3 @@ class ClaudeCodeProvider(AgentProvider):
         summary_ = attrs.evolve(trace.summary, total_tokens=tokens, total_duration=wall_ms)
         return attrs.evolve(trace, events=(*retries, *trace.events), summary=summary_)
 
-
-@hookimpl
-def profiler_register_providers() -> list[Any]:
-    """The built-in ``claude-code`` provider."""
-    return [ClaudeCodeProvider]

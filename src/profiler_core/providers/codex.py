@@ -34,7 +34,6 @@ from ..model import (
     TimingSegment,
     TokenBreakdown,
 )
-from ..plugins.markers import hookimpl
 from ._agent_process import (
     MAPPING,
     STRING,
@@ -52,7 +51,7 @@ from ._agent_process import (
     option,
 )
 
-__all__ = ["CodexOptions", "CodexProvider", "ExecSummary", "config_toml", "profiler_register_providers", "summarize_exec"]
+__all__ = ["CodexOptions", "CodexProvider", "ExecSummary", "config_toml", "summarize_exec"]
 
 #: The variable the generated config tells Codex to read the key from (so no key is written to a file).
 KEY_VAR = "PROFILER_CODEX_API_KEY"
@@ -324,8 +323,3 @@ class CodexProvider(AgentProvider):
         except ProfilerError as exc:
             raise AgentError(f"codex: cannot read its rollout file: {exc}") from None
 
-
-@hookimpl
-def profiler_register_providers() -> list[Any]:
-    """The built-in ``codex`` provider."""
-    return [CodexProvider]

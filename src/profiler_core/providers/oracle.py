@@ -45,9 +45,8 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
-from ..plugins.markers import hookimpl
 
-__all__ = ["OracleProvider", "profiler_register_providers"]
+__all__ = ["OracleProvider"]
 
 #: characters of the solution's output kept as the answer's text
 TEXT_TAIL = 4000
@@ -172,8 +171,3 @@ def _trace(session_id: str, command: str, output: str, started: datetime, wall_m
         summary=TraceSummary(total_turns=1, total_tool_calls=1, total_tokens=TokenBreakdown(), total_duration=wall_ms),
     )
 
-
-@hookimpl
-def profiler_register_providers() -> list[Any]:
-    """The built-in ``oracle`` provider."""
-    return [OracleProvider]

@@ -58,11 +58,10 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
-from ..plugins.markers import hookimpl
 from ..util.numbers import is_finite_number, is_int
 from ..util.timestamps import iso, parse_iso
 
-__all__ = ["DEFAULT_TOOL_CATEGORIES", "SimulatedOptions", "SimulatedProvider", "profiler_register_providers"]
+__all__ = ["DEFAULT_TOOL_CATEGORIES", "SimulatedOptions", "SimulatedProvider"]
 
 DEFAULT_TIMEOUT_MS = 120_000
 
@@ -1140,8 +1139,3 @@ def _write_files(workspace: Path, writes: dict[str, str]) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
 
-
-@hookimpl
-def profiler_register_providers():
-    """Register the built-in ``simulated`` provider."""
-    return [SimulatedProvider]

@@ -50,9 +50,8 @@ from ..model import (
     SessionHandle,
     SessionTrace,
 )
-from ..plugins.markers import hookimpl
 
-__all__ = ["TranscriptsProvider", "profiler_register_providers", "replayed_result", "resolve_files"]
+__all__ = ["TranscriptsProvider", "replayed_result", "resolve_files"]
 
 _EXHAUSTED = ("error", "cycle")
 
@@ -253,8 +252,3 @@ def replayed_result(session: RecordedSession) -> PromptResult:
         result = attrs.evolve(result, error=session.error)
     return result
 
-
-@hookimpl
-def profiler_register_providers() -> list[Any]:
-    """The built-in ``transcripts`` provider."""
-    return [TranscriptsProvider]

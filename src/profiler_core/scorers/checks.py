@@ -25,11 +25,10 @@ import attrs
 
 from ..errors import ConfigError, ValidationError
 from ..model import Scenario, ScorerCheckResult, ScorerContext, ScorerResult
-from ..plugins.markers import hookimpl
 from ..storage.serde import json_error, structure, unstructure
 from .conditions import Condition, describe_condition, evaluate_condition
 
-__all__ = ["TARGETS", "Check", "ChecksScorer", "parse_checks", "parse_output_json", "profiler_register_scorers"]
+__all__ = ["TARGETS", "Check", "ChecksScorer", "parse_checks", "parse_output_json"]
 
 #: Where a check looks.
 TARGETS = ("output", "output_json", "trace")
@@ -202,8 +201,3 @@ class ChecksScorer:
             error=f"{check.target}: {outcome.error}" if outcome.error else None,
         )
 
-
-@hookimpl
-def profiler_register_scorers():
-    """Register the built-in ``checks`` scorer."""
-    return [ChecksScorer]

@@ -24,11 +24,10 @@ from typing import Any, TypeGuard
 
 from ..errors import ConfigError, ProfilerError
 from ..model import CustomMetric, Scenario, ScorerCheckResult, ScorerContext, ScorerResult
-from ..plugins.markers import hookimpl
 from ..util.asyncs import await_me_maybe
 from ..util.signature import accepts_keyword
 
-__all__ = ["ADDITIVE_UNITS", "CompositeScorer", "profiler_register_scorers"]
+__all__ = ["ADDITIVE_UNITS", "CompositeScorer"]
 
 log = logging.getLogger("agent_profiler")
 
@@ -209,8 +208,3 @@ def _merge_metric(metrics: dict[str, CustomMetric], metric: CustomMetric) -> Non
         metrics[metric.name] = CustomMetric(name=metric.name, value=best, unit=metric.unit)
     # Otherwise the first scorer's value stands.
 
-
-@hookimpl
-def profiler_register_scorers():
-    """Register the ``composite`` scorer."""
-    return [CompositeScorer]

@@ -37,7 +37,6 @@ from ..model import (
     ScorerResult,
     ToolCallEvent,
 )
-from ..plugins.markers import hookimpl
 from ..storage.serde import structure
 from ..util.asyncs import await_me_maybe
 
@@ -48,7 +47,6 @@ __all__ = [
     "judge_metrics",
     "parse_rubric",
     "parse_verdicts",
-    "profiler_register_scorers",
     "start_judge",
     "stop_judges",
 ]
@@ -503,8 +501,3 @@ async def stop_judges() -> None:
         except Exception as exc:  # noqa: BLE001 - a judge that will not stop must not lose the run
             log.warning("judge %r: shutdown failed: %s", getattr(judge, "id", judge), exc)
 
-
-@hookimpl
-def profiler_register_scorers():
-    """Register the ``llm-judge`` scorer."""
-    return [LlmJudgeScorer]

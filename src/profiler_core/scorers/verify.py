@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from ..model import Scenario, ScorerCheckResult, ScorerContext, ScorerResult
-from ..plugins.markers import hookimpl
 
-__all__ = ["VerifyScorer", "profiler_register_scorers"]
+__all__ = ["VerifyScorer"]
 
 
 class VerifyScorer:
@@ -51,8 +50,3 @@ class VerifyScorer:
         passed = sum(d.passed for d in details)
         return ScorerResult(success=passed == len(details), passed=passed, total=len(details), details=tuple(details))
 
-
-@hookimpl
-def profiler_register_scorers():
-    """Register the built-in ``verify`` scorer."""
-    return [VerifyScorer]
