@@ -111,3 +111,37 @@ def test_cut_and_shown():
     for _ in range(100_000):
         nested = [nested]
     assert len(shown(nested)) < 100  # no RecursionError either
+
+
+class _AsyncResolver:
+    """A plugin's resolver whose ``resolve`` is a coroutine: validate asks it under trio."""
+
+    id = "async-modes"
+
+    async def resolve(self, mode):
+        from profiler_core.errors import UnknownModeError
+        from profiler_core.model import ModeConfig
+
+        if mode == "gone":
+            raise UnknownModeError("unknown mode 'gone'")
+        overrides = {"bogus_option": 1} if mode == "b" else {}
+        return ModeConfig(provider_overrides=overrides)
+
+
+@pytest.mark.parametrize("resolver_kind", ["sync", "async"])
+def test_mode_problems_are_the_same_from_a_sync_and_an_async_resolver(tmp_path, resolver_kind):
+    from profiler_core.config.modes import ConfigModeResolver
+    from profiler_core.plugins.manager import get_plugin_manager
+    from profiler_core.runner.build import mode_problems
+
+    manager = get_plugin_manager(entrypoints=False)
+    config = load_profile(_project(tmp_path, BAD_OVERRIDE.replace("b: {", "gone: {}\n      b: {")), registry=manager.registry)
+    if resolver_kind == "sync":
+        resolver = ConfigModeResolver({"a": {}, "b": {"provider_overrides": {"bogus_option": 1}}})
+    else:
+        resolver = _AsyncResolver()
+    problems = mode_problems(config, manager, resolver)
+    assert len(problems) == 2, problems
+    unknown, override = (p.split(": ", 1)[1] for p in problems)
+    assert unknown.startswith("modes: unknown mode 'gone'")
+    assert override.startswith("modes.b.provider_overrides: provider 'simulated': unknown option(s) bogus_option")

@@ -89,3 +89,14 @@ def test_a_run_without_a_stop_rule_imports_no_numpy(tmp_path):
     modules = _modules(tmp_path, ["run", "p.yaml", "--no-report", "--progress", "none"])
     assert "profiler_core.runner.run" in modules  # it did run
     assert not {"numpy", "profiler_core.runner.stopping", "matplotlib"} & modules
+
+
+def test_list_plugins_and_validate_import_no_trio_and_no_rich_when_piped(tmp_path):
+    # list-plugins names the built-ins from a table (plugins/builtins.py); validate resolves the
+    # profile's modes without an event loop; piped output is plain columns, not a rich table.
+    demo = Path(__file__).resolve().parents[1] / "examples" / "demo" / "profile.yaml"
+    listing = _modules(tmp_path, ["list-plugins"])
+    assert not {"trio", "rich", "profiler_core.model", "profiler_core.providers.simulated"} & listing
+    validate = _modules(tmp_path, ["validate", str(demo)])
+    assert "profiler_core.config.loader" in validate  # it did load the profile
+    assert not {"trio", "rich", "profiler_core.runner.suite"} & validate

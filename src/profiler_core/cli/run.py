@@ -267,11 +267,8 @@ def validate_command(manager, profile):
     Example:
       profiler validate examples/demo/profile.yaml
     """
-    import trio
-
     from ..config.loader import ProfileErrors, load_profile
-    from ..runner import build_components, resolve_all_modes
-    from ..runner.build import check_provider_overrides
+    from ..runner.build import build_components, mode_problems
     from ..util.textcut import cut_lines
 
     try:
@@ -284,11 +281,11 @@ def validate_command(manager, profile):
     built, problems = build_components(config, manager)
     problems += _scorer_problems(config, built.get("scorer"), manager)
     if built.get("mode_resolver") is not None:
-        problems += trio.run(resolve_all_modes, config, built["mode_resolver"])
-        problems += trio.run(check_provider_overrides, config, manager, built["mode_resolver"])
-    from ..runner.executors.ray import ray_problems
+        problems += mode_problems(config, manager, built["mode_resolver"])
+    if config.execution.executor == "ray":  # the Ray executor's module imports the whole runner
+        from ..runner.executors.ray import ray_problems
 
-    problems += [f"{profile}: {line}" for line in ray_problems(config.execution.executor)]
+        problems += [f"{profile}: {line}" for line in ray_problems(config.execution.executor)]
     problems += sandbox_problems(config, profile)
     if problems:
         for line in problems:

@@ -121,34 +121,66 @@ def check_scenarios(scorer: Any, scenarios: Any) -> list[str]:
     return problems
 
 
+def mode_problems(config: ProfilerConfig, manager: PluginManager, resolver: Any) -> list[str]:
+    """Resolve every mode and build the provider with each mode's ``provider_overrides``, as the run will.
+
+    One problem line per failure. A resolver whose ``resolve`` is synchronous
+    (core's ``config``) is asked without an event loop: ``profiler validate``
+    then never imports trio (start-up, issue 30).
+    """
+    resolved = _resolve_now(config, resolver)
+    if resolved is None:
+        import trio
+
+        resolved = trio.run(_resolve_async, config, resolver)
+    problems = [f"{config.path}: modes: {outcome}" for outcome in resolved.values() if isinstance(outcome, Exception)]
+    return problems + _override_problems(config, manager, resolved)
+
+
 async def resolve_all_modes(config: ProfilerConfig, resolver: Any) -> list[str]:
     """Resolve every mode of the profile; return one problem line per failure."""
-    from ..util.asyncs import await_me_maybe
+    resolved = await _resolve_async(config, resolver)
+    return [f"{config.path}: modes: {outcome}" for outcome in resolved.values() if isinstance(outcome, Exception)]
 
-    problems = []
+
+def _resolve_now(config: ProfilerConfig, resolver: Any) -> dict[str, Any] | None:
+    """mode -> its ModeConfig or the exception resolving it; None when the resolver needs an event loop."""
+    if inspect.iscoroutinefunction(getattr(resolver, "resolve", None)):
+        return None
+    resolved: dict[str, Any] = {}
     for mode in config.modes:
         try:
-            await await_me_maybe(resolver.resolve(mode))
-        except Exception as exc:  # noqa: BLE001
-            problems.append(f"{config.path}: modes: {exc}")
-    return problems
+            outcome = resolver.resolve(mode)
+        except Exception as exc:  # noqa: BLE001 - a problem line, as when run
+            outcome = exc
+        if inspect.isawaitable(outcome):
+            getattr(outcome, "close", lambda: None)()  # a coroutine never awaited: no warning, asked again under trio
+            return None
+        resolved[mode] = outcome
+    return resolved
 
 
-async def check_provider_overrides(config: ProfilerConfig, manager: PluginManager, resolver: Any) -> list[str]:
-    """Build the provider with each mode's ``provider_overrides``, as the run will: one problem line per refused mode."""
+async def _resolve_async(config: ProfilerConfig, resolver: Any) -> dict[str, Any]:
     from ..util.asyncs import await_me_maybe
 
+    resolved: dict[str, Any] = {}
+    for mode in config.modes:
+        try:
+            resolved[mode] = await await_me_maybe(resolver.resolve(mode))
+        except Exception as exc:  # noqa: BLE001 - a problem line, as when run
+            resolved[mode] = exc
+    return resolved
+
+
+def _override_problems(config: ProfilerConfig, manager: PluginManager, resolved: dict[str, Any]) -> list[str]:
     registry, spec = manager.registry, config.provider
     info = registry.find("providers", spec.id)
     if info is None:
         return []  # reported by build_components
     wiring = {"registry": registry} if _takes(info, "registry") else {}
     problems = []
-    for mode in config.modes:
-        try:
-            overrides = getattr(await await_me_maybe(resolver.resolve(mode)), "provider_overrides", None)
-        except Exception:  # noqa: BLE001 - reported by resolve_all_modes
-            continue
+    for mode, outcome in resolved.items():
+        overrides = None if isinstance(outcome, Exception) else getattr(outcome, "provider_overrides", None)
         if not overrides:
             continue
         try:
