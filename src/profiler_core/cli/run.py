@@ -97,7 +97,7 @@ def print_summary(rows, labels=None) -> None:
         groups.setdefault((row.model, row.mode), []).append(_Brief(row))
     several_models = len({model for model, _ in groups}) > 1
     headers = ("model",) * several_models + ("mode", "runs", "success", "errors", "tokens", "wall s", "cost $")
-    lines = []
+    lines: list[tuple[str, ...]] = []
     for (model, mode), group in groups.items():
         ok = sum(1 for r in group if r.success)
         lines.append((
@@ -112,8 +112,8 @@ def print_summary(rows, labels=None) -> None:
         ))
     if not may_be_terminal():
         click.echo(SUMMARY_TITLE)
-        for line in plain_table([headers, *lines]):
-            click.echo(line)
+        for text in plain_table([headers, *lines]):
+            click.echo(text)
         return
     from rich.console import Console
     from rich.table import Table
