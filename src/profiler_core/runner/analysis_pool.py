@@ -20,18 +20,14 @@ from __future__ import annotations
 
 import inspect
 import logging
-import multiprocessing
 import os
 import pickle
 import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
-from multiprocessing.connection import wait as wait_for_exit
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -42,6 +38,9 @@ from ..storage.store import trace_file_text
 from ..storage.tracestore import TraceRecord, record_json
 from ..util.redact import Redactor
 from .outcome import IterationError, analyzer_failure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 log = logging.getLogger("agent_profiler")
 
@@ -221,6 +220,10 @@ class AnalysisPool:
         self._executor = self._new_executor()
 
     def _new_executor(self) -> ProcessPoolExecutor:
+        # The process machinery is imported here: a run without analysis workers never needs it.
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         return ProcessPoolExecutor(
             self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker, initargs=(self.setup,)
         )
@@ -233,6 +236,8 @@ class AnalysisPool:
 
     async def run(self, job: CellJob) -> CellAnalysis:
         """Analyse and serialise one trace in a worker; a failure is an ``IterationError`` (retry policy applies)."""
+        from concurrent.futures.process import BrokenProcessPool  # loaded with the pool
+
         executor = self._executor
         try:
             return await _result(executor.submit(analyze_cell, job))
@@ -279,6 +284,8 @@ def shut_down(executor: ProcessPoolExecutor, grace_s: float = GRACE_S) -> None:
 
 def _wait_exited(processes: Sequence[Any], timeout_s: float) -> list[Any]:
     """Wait until every process has exited or ``timeout_s`` passed; those still running."""
+    from multiprocessing.connection import wait as wait_for_exit
+
     deadline = time.monotonic() + timeout_s
     running = list(processes)
     while running:

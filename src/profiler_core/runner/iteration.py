@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -40,8 +40,10 @@ from .analysis_pool import CellJob
 from .outcome import PLUGIN_ERRORS, IterationError, IterationOutcome, analyzer_failure
 from .row import make_row
 from .state import RunState
-from .verify import Verification, VerifierError, run_verifiers
 from .workspace import EMPTY_WORKSPACE, SetupError, Workspaces
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .verify import Verification
 
 log = logging.getLogger("agent_profiler")
 
@@ -353,6 +355,8 @@ async def _verify(state: RunState, scenario: Scenario, done: _Attempt) -> None:
         done.left_empty = not scenario.verify and report == EMPTY_WORKSPACE
     if not scenario.verify:
         return
+    from .verify import VerifierError, run_verifiers  # with its sandbox commands: only for a scenario with verifiers
+
     try:
         done.verification = await run_verifiers(state.workspaces, scenario, done.folder)
     except VerifierError as exc:

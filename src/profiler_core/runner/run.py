@@ -35,7 +35,6 @@ from ..model import (
 from ..model.run import RunStatus
 from ..plugins.manager import get_plugin_manager
 from ..sandbox import SandboxSettings
-from ..sandbox import check as check_sandbox
 from ..storage.paths import check_run_id, inside
 from ..storage.store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
 from ..storage.tracestore import TRACES_FILE, TraceRecord
@@ -94,7 +93,9 @@ def deprecated_workdirs(provider_options: Mapping[str, Any], modes: Mapping[str,
 def check_run_sandbox(sandbox: SandboxSettings | None) -> None:
     """One line before anything is written or started when the sandbox cannot start (bwrap missing, the docker daemon down)."""
     if sandbox is not None and sandbox.confined:
-        check_sandbox(sandbox)
+        from ..sandbox import check  # the sandbox machinery loads only for a run that uses one
+
+        check(sandbox)
 
 
 class Run:

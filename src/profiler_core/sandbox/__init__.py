@@ -9,9 +9,25 @@ before any session, whether the sandbox can start here. See docs/sandbox.md.
 
 from __future__ import annotations
 
-from .confine import Confinement, confine
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .job import Job, Mount
-from .preflight import check, sandbox_problems
 from .settings import NETWORKS, SANDBOXES, SandboxSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .confinement import Confinement, confine
+    from .preflight import check, sandbox_problems
+
+#: name -> the module defining it, imported on first use: a run without a sandbox needs only the settings.
+#: (No submodule is named like one of these, so importing a submodule never hides a name.)
+_LAZY = {"Confinement": "confinement", "confine": "confinement", "check": "preflight", "sandbox_problems": "preflight"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)
 
 __all__ = ["NETWORKS", "SANDBOXES", "Confinement", "Job", "Mount", "SandboxSettings", "check", "confine", "sandbox_problems"]

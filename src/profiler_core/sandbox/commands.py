@@ -20,7 +20,6 @@ import trio
 
 from ..errors import SandboxError
 from ..util.processes import end_process_group, track_group
-from .confine import confine
 from .job import Job, Mount
 from .settings import SandboxSettings
 
@@ -88,6 +87,8 @@ async def run_command(
     # Inside, the sandbox gives the command a private HOME and TMPDIR of its own.
     inner = {k: v for k, v in env.items() if k not in ("HOME", "TMPDIR")}
     job = Job(argv=tuple(argv), env=inner, workspace=cwd, mounts=where.mounts, endpoints=where.endpoints, name="task")
+    from .confinement import confine  # bwrap's and the containers' machinery: only for a confined command
+
     try:
         async with confine(where.settings, job) as box:
             return await _run(box.argv, cwd=box.cwd, env=box.env, timeout_s=timeout_s)

@@ -18,7 +18,7 @@ from pathlib import Path
 import attrs
 
 from ..errors import SandboxError
-from .confine import confine
+from .confinement import confine
 from .containers import last_line, runtime_binary
 from .job import Job
 from .settings import SandboxSettings
