@@ -43,11 +43,15 @@ LOST_GROUP = pytest.StashKey[str]()
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``--dist loadgroup``, a test whose xdist_group would be ignored fails instead of running beside its group.
+    """Slow tests first; under ``--dist loadgroup``, a test whose xdist_group would be ignored fails instead of running beside its group.
 
     pytest-xdist tells the scheduler a test's group by an ``@group`` suffix on its node id, added on the worker
     just before this hook; pytest 9.2 drops that suffix (so the test extra keeps pytest below 9.2).
     """
+    # pytest-xdist hands tests out in collection order: the long ones (marked slow: real agents, Ray,
+    # sandboxes, pyright) go first, so that no worker is left running one alone at the end.
+    if hasattr(config, "workerinput"):  # an xdist worker; a serial run keeps the files' order
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if not getattr(config.option, "loadgroup", False):  # set on the workers of a --dist loadgroup run only
         return
     for item in items:

@@ -75,6 +75,7 @@ def _load_run_all():
     return module
 
 
+@pytest.mark.slow
 def test_quick_json_has_every_key_numeric(parity_dir):
     env = _env(parity_dir)
     proc = subprocess.run(

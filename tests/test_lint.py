@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -18,6 +20,7 @@ def test_ruff_is_clean():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.slow
 def test_mypy_is_clean():
     out = subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -31,6 +34,7 @@ def test_import_layers_hold():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.slow
 def test_pyright_is_clean():
     """pyright in basic mode ([tool.pyright] in pyproject.toml), beside mypy."""
     pyright = Path(sys.executable).with_name("pyright")
