@@ -37,6 +37,19 @@ def _examples_stay_untouched():
     assert not added, f"the test wrote into examples/: {added[:5]}"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one worker per core, plus one.
+
+    Many tests spend their time waiting on real agents, servers and timeouts, not
+    on a core: the extra worker fills that time (on the 2-core CI machine the suite
+    takes 5:56 instead of 6:17). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still wins.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist's own implementation reads it
+    return len(os.sched_getaffinity(0)) + 1
+
+
 #: why a test cannot run: its xdist_group was lost on the way to the scheduler (set on xdist workers)
 LOST_GROUP = pytest.StashKey[str]()
 
