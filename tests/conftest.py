@@ -37,7 +37,7 @@ def _examples_stay_untouched():
     assert not added, f"the test wrote into examples/: {added[:5]}"
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: the hook exists only with pytest-xdist
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: one worker per core, plus one.
 
