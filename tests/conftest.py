@@ -15,6 +15,9 @@ pytest_plugins = ["profiler_core.testing.pytest_plugin"]
 # of `profiler` processes compiles the package again (0.85 s instead of 0.62 s for a 1-cell run).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+# Output as the tests read it: plain, whatever the shell forces (the tests that want rich set these themselves).
+for _name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+    os.environ.pop(_name, None)
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The original's parity data, in the repository (tests/fixtures/anchor-parity/README.md).
@@ -52,7 +55,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # pytest-xdist's own implementation reads it
-    return len(os.sched_getaffinity(0)) + 1
+    return _cores() + 1
+
+
+def _cores() -> int:
+    """The cores this process may use."""
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux; elsewhere the machine's count
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 #: why a test cannot run: its xdist_group was lost on the way to the scheduler (set on xdist workers)

@@ -97,6 +97,8 @@ def test_built_in_analyzers_and_eval_components_are_registered_by_name_with_thei
 def test_built_in_plugins_implement_registration_hooks_only():
     # They are registered after the entry points, when first needed: that changes no hook's call
     # order only as long as no built-in implements a lifecycle or command hook.
+    import importlib
+
     from profiler_core.plugins.manager import BUILTIN_PLUGINS, CONTRACTS, PluginManager
 
     registration_hooks = {c.hook for c in CONTRACTS.values()}
@@ -105,6 +107,12 @@ def test_built_in_plugins_implement_registration_hooks_only():
     for name in BUILTIN_PLUGINS:
         info = manager.plugins[builtin_plugin_name(name)]
         assert info.hooks and set(info.hooks) <= registration_hooks, (name, info.hooks)
+    # A module of the table is registered through its table entry, never itself: a hook
+    # implemented in it would silently never be called.
+    for name in BUILTIN_COMPONENTS:
+        module = importlib.import_module(name)
+        hooks = [attr for attr in dir(module) if manager.pm.parse_hookimpl_opts(module, attr) is not None]
+        assert hooks == [], f"{name} implements {hooks}: add its components to plugins/builtins.py instead"
 
 
 @pytest.mark.parametrize("module", sorted(BUILTIN_COMPONENTS))

@@ -46,16 +46,31 @@ def test_markup_and_escape_codes_in_mode_names_are_printed_as_text(tmp_path, pro
 
 def test_on_a_terminal_the_summary_is_a_rich_table_showing_names_as_text(tmp_path, profiler_plugin_manager, monkeypatch):
     # Captured output gets plain columns (rich is not imported); on a terminal, a rich table, whose cells are text too.
-    import profiler_core.cli.run as run_module
-
-    monkeypatch.setattr(run_module, "may_be_terminal", lambda: True)
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich's own switch: draw as on a terminal
     profile = _project(tmp_path)
     result = CliRunner().invoke(cli, ["run", str(profile), "--run-id", "r1", "--no-report"], obj=profiler_plugin_manager)
     assert result.exit_code == 0, result.output
-    assert "┃ mode" in result.stdout or "│ mode" in result.stdout  # rich's box, not the plain columns
-    assert ESC not in result.stdout
+    assert "┏━" in result.stdout and "Summary per mode" in result.stdout  # rich's box, not the plain columns
+    assert f"esc{ESC}[31m" not in result.stdout and "\u202e" not in result.stdout  # the data's escapes never reach it
     for shown in ("[/x]", "[bold red]boom", "esc\\x1b[31mred\\x1b[0m"):
         assert shown in result.stdout, shown
+
+
+def test_whether_the_cli_draws_follows_riches_rules(monkeypatch):
+    from profiler_core.cli.terminal import may_be_terminal
+
+    for name in ("TTY_COMPATIBLE", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    assert may_be_terminal() is False  # pytest captures stdout: not a tty
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert may_be_terminal() is True
+    monkeypatch.setenv("FORCE_COLOR", "")
+    assert may_be_terminal() is False
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    assert may_be_terminal() is True
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("TTY_COMPATIBLE", "0")
+    assert may_be_terminal() is False
 
 
 def test_error_lines_show_control_characters_escaped(tmp_path, profiler_plugin_manager):

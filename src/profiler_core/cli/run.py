@@ -110,12 +110,16 @@ def print_summary(rows, labels=None) -> None:
             f"{_median([r.wall_ms for r in group]) / 1000:.2f}",
             _cost_cell([r.cost_usd for r in group]),
         ))
-    if not may_be_terminal():
+    console = None
+    if may_be_terminal():
+        from rich.console import Console
+
+        console = Console()
+    if console is None or not console.is_terminal:  # rich knows a few more non-terminals (Jupyter, IDLE)
         click.echo(SUMMARY_TITLE)
         for text in plain_table([headers, *lines]):
             click.echo(text)
         return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=SUMMARY_TITLE, title_justify="left")
@@ -125,7 +129,7 @@ def print_summary(rows, labels=None) -> None:
 
     for line in lines:
         table.add_row(*(cell(text) for text in line))  # rich Text: a mode named "[bold]" is shown, not parsed
-    Console().print(table)
+    console.print(table)
 
 
 @click.command("run")

@@ -26,12 +26,21 @@ def markup_safe(value: Any) -> str:
 
 
 def may_be_terminal() -> bool:
-    """Whether rich may draw on stdout: a terminal, or one forced by rich's variables.
+    """Whether rich would draw on stdout as on a terminal, by rich's own rules (``TTY_COMPATIBLE``, ``FORCE_COLOR``, a tty).
 
     Otherwise the CLI prints plain columns and never imports rich: start-up is
     felt in every scripted call and on every TAB (issue 30).
     """
-    return sys.stdout.isatty() or any(os.environ.get(v) for v in ("FORCE_COLOR", "FORCE_TERMINAL", "TTY_COMPATIBLE"))
+    tty_compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if tty_compatible in ("0", "1"):
+        return tty_compatible == "1"
+    force_color = os.environ.get("FORCE_COLOR")
+    if force_color is not None:
+        return force_color != ""
+    try:
+        return sys.stdout.isatty()
+    except ValueError:  # a closed stream
+        return False
 
 
 def plain_table(rows: list[tuple[str, ...]]) -> list[str]:

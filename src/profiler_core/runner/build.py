@@ -154,7 +154,9 @@ def _resolve_now(config: ProfilerConfig, resolver: Any) -> dict[str, Any] | None
         except Exception as exc:  # noqa: BLE001 - a problem line, as when run
             outcome = exc
         if inspect.isawaitable(outcome):
-            getattr(outcome, "close", lambda: None)()  # a coroutine never awaited: no warning, asked again under trio
+            # A sync resolve that returns awaitables: every mode is asked again under trio, the ones
+            # before this too (a resolver is expected to answer the same for the same mode).
+            getattr(outcome, "close", lambda: None)()  # a coroutine never awaited: no warning
             return None
         resolved[mode] = outcome
     return resolved
