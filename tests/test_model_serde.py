@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 import typing
 from datetime import UTC
 from pathlib import Path
@@ -249,3 +251,42 @@ def test_a_number_field_refuses_booleans_strings_and_null(value):
 
     with pytest.raises(ProfilerError, match=r"\$\.totalUsd: expected float"):
         from_json(json.dumps({"totalUsd": value}), CostBreakdown)
+
+
+def test_the_detailed_converter_is_built_when_a_structuring_first_fails():
+    # Start-up (issue 30): most processes never need the detailed twin of the converter.
+    code = (
+        "from profiler_core.storage import converter as c\n"
+        "from profiler_core.model import ModeConfig\n"
+        "c.structure({'systemInstructions': 'x'}, ModeConfig)\n"
+        "assert c._DETAILED == [], 'built for valid data'\n"
+        "try:\n"
+        "    c.structure({'systemInstructions': 3}, ModeConfig, source='m.yaml')\n"
+        "except Exception as exc:\n"
+        "    print(exc)\n"
+        "assert len(c._DETAILED) == 1\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "m.yaml: $.systemInstructions: expected str, got int 3"  # the path: the detailed twin's work
+
+
+def test_a_union_registered_after_the_detailed_converter_exists_is_known_to_both():
+    import attrs
+
+    from profiler_core.errors import ValidationError
+    from profiler_core.storage import converter as c
+
+    @attrs.frozen
+    class Left:
+        n: int
+
+    @attrs.frozen
+    class Right:
+        s: str
+
+    c._detailed()  # built before the registration
+    c.register_tagged_union(Left | Right, {Left: "left", Right: "right"}, "side")
+    assert c.structure({"type": "right", "s": "x"}, Left | Right) == Right(s="x")
+    with pytest.raises(ValidationError, match="expected a side"):
+        c.structure({"type": "up"}, Left | Right)

@@ -348,8 +348,7 @@ def register_tagged_union(union: Any, tags: dict[type, str], noun: str = "type")
 
     ``noun`` names the tag in errors: ``$.condition.type: expected a condition type (...), got unknown 'x'``.
     """
-    for conv in (converter, _detailed_converter):
-        _tag_union(conv, union, tags, noun)
+    _register(lambda conv: _tag_union(conv, union, tags, noun))
 
 
 def register_plain_keys(cls: type, structure_as: Callable[[Any, Callable[[Any], Any]], Any] | None = None) -> None:
@@ -358,10 +357,11 @@ def register_plain_keys(cls: type, structure_as: Callable[[Any, Callable[[Any], 
     :param structure_as: optional ``(value, structure_mapping) -> object`` for values that are
         not a mapping, e.g. a component given by its id alone (``scorer: checks``).
     """
-    for conv in (converter, _detailed_converter):
+
+    def plain_keys(conv: cattrs.Converter) -> None:
         make: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, conv)
 
-        def hook(value, _type, make=make):
+        def hook(value, _type):
             if structure_as is not None:
                 return structure_as(value, lambda mapping: make(mapping, cls))
             if not isinstance(value, dict):
@@ -369,6 +369,30 @@ def register_plain_keys(cls: type, structure_as: Callable[[Any, Callable[[Any], 
             return make(value, cls)
 
         conv.register_structure_hook(cls, hook)
+
+    _register(plain_keys)
+
+
+#: What register_tagged_union and register_plain_keys did, in order: the detailed converter
+#: is built only when a structuring fails (most processes never need it), and replays them.
+_REGISTRATIONS: list[Callable[[cattrs.Converter], None]] = []
+_DETAILED: list[cattrs.Converter] = []
+
+
+def _register(registration: Callable[[cattrs.Converter], None]) -> None:
+    _REGISTRATIONS.append(registration)
+    for conv in (converter, *_DETAILED):
+        registration(conv)
+
+
+def _detailed() -> cattrs.Converter:
+    """The detailed twin of ``converter`` (every problem with its path), built on first use."""
+    if not _DETAILED:
+        conv = _make(detailed=True)
+        for registration in _REGISTRATIONS:
+            registration(conv)
+        _DETAILED.append(conv)
+    return _DETAILED[0]
 
 
 def iter_errors(exc: BaseException, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], BaseException]]:
@@ -390,7 +414,7 @@ def structure_detailed(data: Any, cls: Any) -> Any:
         return converter.structure(data, cls)
     except Exception:  # noqa: BLE001 - re-run below for the details
         pass
-    return _detailed_converter.structure(data, cls)
+    return _detailed().structure(data, cls)
 
 
 def json_kind(value: Any) -> str:
@@ -413,7 +437,6 @@ def json_kind(value: Any) -> str:
 #: The converter. Structuring is fast (no per-field bookkeeping); only when it
 #: fails is the input structured again by the detailed twin, for the error's path.
 converter: cattrs.Converter = _make(detailed=False)
-_detailed_converter: cattrs.Converter = _make(detailed=True)
 
 _SNAKE_SEGMENT = re.compile(r"\.([a-z0-9]+(?:_[a-z0-9]+)+)")
 _KEYED_MESSAGE = re.compile(r"^(\w+): (expected .*)$")
@@ -469,7 +492,7 @@ def structure(data: Any, cls: type[T], *, source: str | None = None) -> T:
     except Exception:  # noqa: BLE001 - any failure is re-diagnosed below
         pass
     try:
-        result = _detailed_converter.structure(data, cls)
+        result = _detailed().structure(data, cls)
     except Exception as exc:  # noqa: BLE001 - cattrs and validators raise many kinds
         raise ValidationError(describe_error(exc, source)) from None
     return result
