@@ -25,7 +25,6 @@ from cattrs.errors import AttributeValidationNote, ClassValidationError, Iterabl
 from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
-from cattrs.strategies import configure_tagged_union
 
 from ..errors import ValidationError
 from ..model import (
@@ -303,7 +302,6 @@ def _field_types(cls: type) -> dict[str, Any]:
 
 
 def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: str) -> None:
-    configure_tagged_union(union, conv, tag_generator=lambda cls: tags[cls], tag_name="type")
     # Unstructure members by a direct class lookup (cattrs' generic union path is ~3x slower).
     member_hooks = {cls: conv.get_unstructure_hook(cls) for cls in tags}
 
@@ -326,19 +324,29 @@ def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: 
 
     members = tuple[union, ...]
     conv.register_unstructure_hook_func(lambda t: t == members, unstructure_members)
-    # cattrs reports an unknown or missing tag as "required field missing"; check the
-    # tag first so the error names the valid types (and nests as `$.events[0].type: ...`).
-    union_hook = conv.get_structure_hook(union)
+    # Structured as cattrs' configure_tagged_union does (the tag popped from a copy, then the
+    # member's own hook), but each member's function is generated when one is first read: a
+    # run writes trace events and findings and never reads them back. cattrs reports an unknown
+    # or missing tag as "required field missing"; the tag is checked first so that the error
+    # names the valid types (and nests as `$.events[0].type: ...`).
+    by_tag = {tag: cls for cls, tag in tags.items()}
+    member_structure: dict[str, Any] = {}
     valid = ", ".join(sorted(tags.values()))
 
     def hook(data, type_):
         if not isinstance(data, dict):
             raise ValueError(f"expected a {noun.removesuffix(' type')} object with a \"type\", got {json_kind(data)} {data!r}")
         tag = data.get("type")
-        if tag not in tags.values():
+        if tag not in by_tag:
             got = "nothing" if tag is None else f"unknown {tag!r}"
             raise ValueError(f"type: expected a {noun} ({valid}), got {got}")
-        return union_hook(data, type_)
+        cls = by_tag[tag]
+        structure_member = member_structure.get(tag)
+        if structure_member is None:
+            structure_member = member_structure[tag] = conv.get_structure_hook(cls)
+        fields = dict(data)
+        del fields["type"]
+        return structure_member(fields, cls)
 
     conv.register_structure_hook(union, hook)
 
