@@ -9,7 +9,7 @@ import click
 
 from ..util.textcut import printable
 from .context import pass_manager
-from .terminal import may_be_terminal, plain_table
+from .terminal import cell, plain_table, terminal_console
 
 if TYPE_CHECKING:
     from ..plugins.manager import PluginInfo, PluginManager
@@ -39,18 +39,12 @@ def list_plugins(manager: PluginManager, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([info.to_dict() for info in infos], indent=2))
         return
-    if not may_be_terminal():
+    console = terminal_console(highlight=False)
+    if console is None:
         _print_plain(infos)
         return
     from rich import box
-    from rich.console import Console
     from rich.table import Table
-
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        _print_plain(infos)
-        return
-    from .terminal import cell
 
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
     for header in HEADERS:

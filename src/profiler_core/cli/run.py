@@ -11,7 +11,7 @@ from ..errors import ProfilerError
 from ..util.textcut import printable
 from .context import pass_manager
 from .progress import make_progress, progress_option
-from .terminal import may_be_terminal, plain_table
+from .terminal import cell, plain_table, terminal_console
 
 #: ``output.log_level`` -> the logging level name (names, so that the CLI imports logging only to run)
 LOG_LEVELS = {"debug": "DEBUG", "info": "INFO", "warn": "WARNING", "warning": "WARNING", "error": "ERROR"}
@@ -110,12 +110,8 @@ def print_summary(rows, labels=None) -> None:
             f"{_median([r.wall_ms for r in group]) / 1000:.2f}",
             _cost_cell([r.cost_usd for r in group]),
         ))
-    console = None
-    if may_be_terminal():
-        from rich.console import Console
-
-        console = Console()
-    if console is None or not console.is_terminal:  # rich knows a few more non-terminals (Jupyter, IDLE)
+    console = terminal_console()
+    if console is None:
         click.echo(SUMMARY_TITLE)
         for text in plain_table([headers, *lines]):
             click.echo(text)
@@ -125,8 +121,6 @@ def print_summary(rows, labels=None) -> None:
     table = Table(title=SUMMARY_TITLE, title_justify="left")
     for header in headers:
         table.add_column(header, justify="left" if header in ("model", "mode") else "right", no_wrap=True)
-    from .terminal import cell
-
     for line in lines:
         table.add_row(*(cell(text) for text in line))  # rich Text: a mode named "[bold]" is shown, not parsed
     console.print(table)

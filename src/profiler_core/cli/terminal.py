@@ -11,11 +11,14 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..util.redact import RedactingFilter
 from ..util.textcut import printable
 from ..util.textcut import rich_text as cell  # a rich table cell or line showing a value as it is
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
 
 def markup_safe(value: Any) -> str:
@@ -41,6 +44,20 @@ def may_be_terminal() -> bool:
         return sys.stdout.isatty()
     except ValueError:  # a closed stream
         return False
+
+
+def terminal_console(**options: Any) -> Console | None:
+    """A rich ``Console`` (with ``options``) when rich would draw on stdout as on a terminal, else None.
+
+    :func:`may_be_terminal` first, so piped output never imports rich; then rich's own
+    check, which knows a few more non-terminals (Jupyter, IDLE).
+    """
+    if not may_be_terminal():
+        return None
+    from rich.console import Console
+
+    console = Console(**options)
+    return console if console.is_terminal else None
 
 
 def plain_table(rows: list[tuple[str, ...]]) -> list[str]:
@@ -69,4 +86,4 @@ def protect_log_handlers(logger: logging.Logger | None = None) -> None:
                 handler.addFilter(kind())
 
 
-__all__ = ["PrintableFilter", "cell", "markup_safe", "may_be_terminal", "plain_table", "protect_log_handlers"]
+__all__ = ["PrintableFilter", "cell", "markup_safe", "may_be_terminal", "plain_table", "protect_log_handlers", "terminal_console"]

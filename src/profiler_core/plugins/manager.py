@@ -52,21 +52,8 @@ ENTRY_POINT_GROUP = "agent_profiler"
 
 #: Core's own plugins, registered before any entry point (pytest's default_plugins).
 BUILTIN_PLUGINS: tuple[str, ...] = (
-    "profiler_core.config.modes",
-    "profiler_core.metrics.collectors",
-    "profiler_core.scorers.checks",
-    "profiler_core.providers.simulated",
-    "profiler_core.providers.transcripts",
-    "profiler_core.providers.claude_code",
-    "profiler_core.providers.codex",
-    "profiler_core.providers.opencode",
-    "profiler_core.providers.oracle",
-    "profiler_core.judges.openai",
-    "profiler_core.judges.opencode",
-    "profiler_core.scorers.llm_judge",
-    "profiler_core.scorers.composite",
-    "profiler_core.scorers.verify",
-    "profiler_core.importers",
+    *BUILTIN_COMPONENTS,  # registered by name from plugins/builtins.py
+    "profiler_core.importers",  # light: registers its formats itself
 )
 
 #: Names the built-ins had before their modules moved into packages (``profiler list-plugins`` shows them).

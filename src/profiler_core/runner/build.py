@@ -133,13 +133,16 @@ def mode_problems(config: ProfilerConfig, manager: PluginManager, resolver: Any)
         import trio
 
         resolved = trio.run(_resolve_async, config, resolver)
-    problems = [f"{config.path}: modes: {outcome}" for outcome in resolved.values() if isinstance(outcome, Exception)]
-    return problems + _override_problems(config, manager, resolved)
+    return _unresolved(config, resolved) + _override_problems(config, manager, resolved)
 
 
 async def resolve_all_modes(config: ProfilerConfig, resolver: Any) -> list[str]:
     """Resolve every mode of the profile; return one problem line per failure."""
-    resolved = await _resolve_async(config, resolver)
+    return _unresolved(config, await _resolve_async(config, resolver))
+
+
+def _unresolved(config: ProfilerConfig, resolved: dict[str, Any]) -> list[str]:
+    """One problem line per mode that failed to resolve."""
     return [f"{config.path}: modes: {outcome}" for outcome in resolved.values() if isinstance(outcome, Exception)]
 
 
