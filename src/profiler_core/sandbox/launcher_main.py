@@ -9,7 +9,8 @@ was killed at a random moment (docs/sandbox.md, "Ending"). This launcher is
 single-threaded and lives exactly as long as bwrap: bwrap's parent-death
 signal then fires only when the launcher ends, and the launcher ends bwrap
 when the profiler's process is gone (a pidfd of PROFILER_PID, polled where
-pidfds are missing).
+pidfds are missing): with its whole process group when it leads one, so a
+sandbox whose bwrap had not yet armed its own parent-death signal ends too.
 
 Signals sent to the process group (the profiler's SIGTERM) reach bwrap and the
 program directly; the launcher ignores them and waits, then exits as bwrap
@@ -76,13 +77,23 @@ def _wait(child: int, profiler: int, watch: int | None) -> int:
         if pid == child:
             return _exit_as(status)
         if _profiler_gone(profiler, watch):
-            os.kill(child, signal.SIGKILL)
+            _end_sandbox(child)
             os.waitpid(child, 0)
             return 137
         if watch is not None and ended is not None:
             select.select([watch, ended], [], [])  # wakes when either process ends
         else:
             select.select([], [], [], 0.05)  # old kernels without pidfds: look every 50 ms
+
+
+def _end_sandbox(child: int) -> None:
+    # bwrap's own parent-death signal for the sandbox's PID 1 is armed only some milliseconds
+    # after bwrap starts: killed in that window, bwrap alone died and the sandbox ran on. Its
+    # processes stay in the launcher's group, so when the launcher leads a group of its own (the
+    # profiler starts it in a new session) the whole group ends, the launcher with it.
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)
+    os.kill(child, signal.SIGKILL)
 
 
 def _profiler_gone(profiler: int, watch: int | None) -> bool:
