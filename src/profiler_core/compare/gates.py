@@ -25,6 +25,7 @@ from typing import Literal
 import attrs
 
 from ..errors import ConfigError
+from ..model.record import Record
 
 #: Short names a gate may use for a metric.
 ALIASES = {
@@ -52,8 +53,8 @@ def canonical(metric: str) -> str:
     return ALIASES.get(metric, metric)
 
 
-@attrs.frozen(kw_only=True)
-class Gate:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Gate(Record):
     """How far one metric may move in its bad direction."""
 
     text: str

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import stats
 from ..errors import ConfigError
+from ..model.record import Record
 from ..report.junit import Case, run_cases
 from .gates import MIN_ROWS, Gate, Outcome
 
@@ -32,8 +33,8 @@ DEFAULT_METRICS = ("success_rate", "cost_total_usd", "latency_wall_ms", "tokens_
 EXIT_PASS, EXIT_REGRESSION, EXIT_INCONCLUSIVE = 0, 1, 3
 
 
-@attrs.frozen(kw_only=True)
-class MetricChange:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class MetricChange(Record):
     """One metric of one mode: NEW against BASE."""
 
     metric: str
@@ -52,8 +53,8 @@ class MetricChange:
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ModeResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModeResult(Record):
     """Every compared metric of one mode."""
 
     mode: str
@@ -70,8 +71,8 @@ class ModeResult:
         return next((c for c in self.changes if c.metric == metric), None)
 
 
-@attrs.frozen(kw_only=True)
-class GateResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class GateResult(Record):
     """One ``--fail-on`` gate applied to one mode."""
 
     gate: Gate
@@ -81,8 +82,8 @@ class GateResult:
     change: MetricChange | None
 
 
-@attrs.frozen(kw_only=True)
-class CellStatus:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CellStatus(Record):
     """How many iterations of one (model, mode, scenario) passed in each run."""
 
     model: str
@@ -94,8 +95,8 @@ class CellStatus:
     new_total: int
 
 
-@attrs.frozen(kw_only=True)
-class Comparison:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Comparison(Record):
     """Everything ``profiler compare`` reports."""
 
     base_id: str

@@ -20,6 +20,7 @@ import cattrs
 
 from ..errors import ConfigError, ProfilerError
 from ..model import Scenario, ScenarioSets
+from ..model.record import Record
 from ..storage.datafile import read_data_file
 from ..storage.paths import scenario_id_problem
 from ..storage.serde import iter_errors, json_kind, structure, structure_detailed, unstructure
@@ -68,8 +69,8 @@ _SANDBOX_DEFAULTS: dict[str, Any] = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class ProfilerConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ProfilerConfig(Record):
     """A loaded, validated profile with CLI overrides applied."""
 
     path: str | None

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import attrs
 
+from ..model.record import Record
 from ..storage.serde import Expect, json_kind, register_plain_keys
 from ..storage.tracestore import TRACE_FORMATS
 
@@ -42,24 +43,24 @@ AnalysisWorkers = Annotated[
 ]
 
 
-@attrs.frozen(kw_only=True)
-class ComponentSpec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ComponentSpec(Record):
     """A component chosen by the profile: its id and options (``scorer: checks`` is short for ``{id: checks}``)."""
 
     id: Name
     options: Options = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ModelSpec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelSpec(Record):
     """One entry of ``models:``: the id the provider runs and the label reports show (``gpt-4.1`` is short for ``{id: gpt-4.1}``)."""
 
     id: Name
     label: Name | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ProviderSection:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ProviderSection(Record):
     """``provider:`` — the session provider, the model it runs and its port."""
 
     id: Name
@@ -69,8 +70,8 @@ class ProviderSection:
     options: Options = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class JudgeSection:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class JudgeSection(Record):
     """``judge:`` — the LLM judge; ``model`` goes into its options."""
 
     id: Name
@@ -86,8 +87,8 @@ KEEP_WORKSPACES = ("failed", "all", "none")
 KeepWorkspaces = Annotated[str, Expect(f"one of {', '.join(KEEP_WORKSPACES)}", lambda v: v in KEEP_WORKSPACES)]
 
 
-@attrs.frozen(kw_only=True)
-class RaySection:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RaySection(Record):
     """``execution.ray:`` — the Ray cluster of ``executor: ray`` and what one cell asks of it."""
 
     #: ``ray.init`` address: leave out to start a local cluster, ``auto`` to join a running one
@@ -136,8 +137,8 @@ DEFAULT_MARGINS: dict[str, Any] = {"success": "5pp", "cost": "5%"}
 DEFAULT_MARGIN = "5%"
 
 
-@attrs.frozen(kw_only=True)
-class StopSettings:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class StopSettings(Record):
     """``execution.stop:`` — run in rounds and stop once every comparison is decided (``profiler_core.runner.stopping``)."""
 
     rule: StopRuleName = "decided"
@@ -162,8 +163,8 @@ class StopSettings:
         return parsed
 
 
-@attrs.frozen(kw_only=True)
-class ExecutionConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ExecutionConfig(Record):
     """``execution:`` — how the matrix runs."""
 
     repetitions: PositiveCount = DEFAULT_REPETITIONS
@@ -205,8 +206,8 @@ class ExecutionConfig:
     stop: StopSettings | None = None
 
 
-@attrs.frozen(kw_only=True)
-class OutputConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class OutputConfig(Record):
     """``output:`` — where results and reports go (``config`` makes the folders absolute)."""
 
     results_dir: Name = "results"
@@ -219,8 +220,8 @@ class OutputConfig:
     log_level: LogLevel = "info"
 
 
-@attrs.frozen(kw_only=True)
-class ScenariosSection:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ScenariosSection(Record):
     """``scenarios:`` — the scenario folder and which of its scenarios run."""
 
     path: Name = "scenarios"
@@ -230,8 +231,8 @@ class ScenariosSection:
     format: Name | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ModeSection:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModeSection(Record):
     """One entry of ``modes:`` written as a mapping (the ``config`` mode resolver's settings)."""
 
     environment: Annotated[
@@ -252,8 +253,8 @@ ComponentList = Annotated[
 ]
 
 
-@attrs.frozen(kw_only=True)
-class Profile:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Profile(Record):
     """A profile file's top level: each key and the type of its section (``config`` checks them one by one)."""
 
     modes: ModeNames | ModeMapping

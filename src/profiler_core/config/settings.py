@@ -21,6 +21,7 @@ import attrs
 import yaml
 
 from ..errors import ConfigError
+from ..model.record import Record
 
 __all__ = ["ENVIRONMENT_SETTINGS", "Settings", "gather_settings", "parse_setting"]
 
@@ -45,8 +46,8 @@ _SHORT_ITEMS = frozenset({"models", "collectors", "analyzers"})
 _SEGMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?P<indexes>(?:\[\d+\])*)$")
 
 
-@attrs.frozen
-class Settings:
+@attrs.frozen(repr=False, eq=False)
+class Settings(Record):
     """What the environment and ``--set`` put over a profile, and where each key's value came from."""
 
     #: the profile's data with the settings applied

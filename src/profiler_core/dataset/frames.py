@@ -8,13 +8,14 @@ from typing import Any, Literal
 import attrs
 
 from ..errors import ProfilerError
+from ..model.record import Record
 from .tables import SCHEMA, read_tables
 
 Backend = Literal["pandas", "polars"]
 
 
-@attrs.frozen
-class RunTables:
+@attrs.frozen(repr=False, eq=False)
+class RunTables(Record):
     """The tables of one run; each a pandas or polars DataFrame (see docs/analysis.md)."""
 
     rows: Any

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, overload
 import attrs
 
 from ..errors import ConfigError
+from ..model.record import Record
 from ..plugins.markers import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,8 +55,8 @@ _MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-@attrs.frozen
-class ModuleImporter:
+@attrs.frozen(repr=False, eq=False)
+class ModuleImporter(Record):
     """A built-in importer: the ``load`` function of one module of this package (imported on first use)."""
 
     id: str

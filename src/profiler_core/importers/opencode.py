@@ -33,6 +33,7 @@ import attrs
 
 from ..errors import ValidationError
 from ..model import TimingSegment, TokenBreakdown
+from ..model.record import Record
 from ._build import (
     RecordedSession,
     SessionBuilder,
@@ -155,8 +156,8 @@ def _ms(value: Any) -> float | None:
     return value if _is_ms(value) else None
 
 
-@attrs.frozen
-class _Counting:
+@attrs.frozen(repr=False, eq=False)
+class _Counting(Record):
     """How the file counts reasoning tokens when a tokens object does not say (it says when it has a ``total``)."""
 
     reasoning_in_output: bool

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import attrs
 
 from ..errors import ValidationError
+from ..model.record import Record
 from .payload import as_mapping, format_keys
 
 __all__ = ["Message", "MessageProvider", "ToolCall", "ToolCallFunction", "normalize_message", "normalize_messages"]
@@ -35,16 +36,16 @@ def _check_arguments(instance: Any, attribute: attrs.Attribute, value: Any) -> N
         raise ValueError(f"function.arguments: expected a JSON string, got {type(value).__name__}")
 
 
-@attrs.frozen(kw_only=True)
-class ToolCallFunction:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolCallFunction(Record):
     """The function part of an OpenAI tool call: a name and JSON-string arguments."""
 
     name: str = attrs.field(validator=_check_name)
     arguments: str = attrs.field(default="{}", validator=_check_arguments)
 
 
-@attrs.frozen(kw_only=True)
-class ToolCall:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolCall(Record):
     """One tool call in OpenAI format."""
 
     id: str
@@ -72,8 +73,8 @@ def _check_content(instance: Any, attribute: attrs.Attribute, value: Any) -> Non
         raise ValueError(f"content: expected a string, a list of typed content parts or null, got {value!r:.80}")
 
 
-@attrs.frozen(kw_only=True)
-class Message:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Message(Record):
     """One chat message in OpenAI format; provider extras live in ``metadata``."""
 
     role: Role = attrs.field(validator=_check_role)

@@ -19,6 +19,7 @@ import attrs
 
 from ..errors import ConfigError
 from ..model import CostBreakdown, CostSource, ModelUsage, TokenBreakdown
+from ..model.record import Record
 
 _PER = Decimal(1_000_000)
 
@@ -27,8 +28,8 @@ PRICE_KEYS = ("input_per_mtok", "output_per_mtok", "reasoning_per_mtok", "cache_
 _REQUIRED_KEYS = ("input_per_mtok", "output_per_mtok")
 
 
-@attrs.frozen(kw_only=True)
-class ModelPrices:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelPrices(Record):
     """USD per million tokens for one model; unset optional rates fall back as documented."""
 
     input_per_mtok: Decimal

@@ -21,6 +21,7 @@ import attrs
 from ..errors import ValidationError
 from ..model import TokenBreakdown
 from ..model._validators import MAX_COUNT
+from ..model.record import Record
 from ..util.textcut import shown
 from .payload import as_mapping, format_keys
 
@@ -39,8 +40,8 @@ def _count_field(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         raise ValueError(f"{attribute.name}: expected an integer >= 0 (at most 2^53), got {shown(value)}")
 
 
-@attrs.frozen(kw_only=True)
-class TokensUsage:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TokensUsage(Record):
     """Input, output and total tokens: the usage a connector result or a stored run carries.
 
     ``input_tokens`` counts every prompt-side token (non-cached input, cache

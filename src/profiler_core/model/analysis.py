@@ -7,40 +7,41 @@ from typing import Union
 import attrs
 
 from ._validators import as_tuple
+from .record import Record
 
 
-@attrs.frozen(kw_only=True)
-class NumberFinding:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class NumberFinding(Record):
     """A number with its unit."""
 
     value: int | float
     unit: str
 
 
-@attrs.frozen(kw_only=True)
-class StringFinding:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class StringFinding(Record):
     """A label or short text."""
 
     value: str
 
 
-@attrs.frozen(kw_only=True)
-class ListFinding:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListFinding(Record):
     """A list of strings."""
 
     values: tuple[str, ...] = attrs.field(converter=as_tuple)
 
 
-@attrs.frozen(kw_only=True)
-class TableFinding:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TableFinding(Record):
     """A small table of strings."""
 
     headers: tuple[str, ...] = attrs.field(converter=as_tuple)
     rows: tuple[tuple[str, ...], ...] = attrs.field(converter=lambda rows: tuple(tuple(r) for r in rows))
 
 
-@attrs.frozen(kw_only=True)
-class RatioFinding:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RatioFinding(Record):
     """A ratio (usually 0..1) with a label."""
 
     value: int | float
@@ -59,8 +60,8 @@ FINDING_TAGS: dict[type, str] = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class AnalysisResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AnalysisResult(Record):
     """What one analyzer found in one trace."""
 
     analyzer: str
@@ -68,8 +69,8 @@ class AnalysisResult:
     summary: str = ""
 
 
-@attrs.frozen(kw_only=True)
-class SessionAnalysisBundle:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SessionAnalysisBundle(Record):
     """All analyzer results of one iteration (the original's SessionAnalysisBundle)."""
 
     session_id: str

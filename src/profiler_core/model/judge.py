@@ -6,18 +6,19 @@ import attrs
 
 from ._validators import as_tuple, non_empty
 from .metrics import TokenBreakdown
+from .record import Record
 
 
-@attrs.frozen(kw_only=True)
-class JudgeRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class JudgeRequest(Record):
     """One question to a judge model."""
 
     system_prompt: str
     user_prompt: str
 
 
-@attrs.frozen(kw_only=True)
-class JudgeResponse:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class JudgeResponse(Record):
     """A judge model's answer, with its usage when known."""
 
     text: str
@@ -27,16 +28,16 @@ class JudgeResponse:
     model: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class JudgeCriterion:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class JudgeCriterion(Record):
     """One criterion of a rubric."""
 
     id: str = attrs.field(validator=non_empty)
     description: str
 
 
-@attrs.frozen(kw_only=True)
-class JudgeRubric:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class JudgeRubric(Record):
     """A scenario's rubric (``scenario.extensions.rubric``)."""
 
     criteria: tuple[JudgeCriterion, ...] = attrs.field(converter=as_tuple)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 import attrs
 
 from ._validators import amount, as_tuple, count, non_empty, non_negative
+from .record import Record
 
 CompletionReason = Literal["stop", "timeout", "error", "tool_limit"]
 
@@ -33,8 +34,8 @@ def token_totals(
     return (fresh + cache_read + cache_write if total is None else total, fresh if active is None else active)
 
 
-@attrs.frozen(kw_only=True)
-class TokenBreakdown:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TokenBreakdown(Record):
     """Token counts by kind; ``total`` and ``active`` are derived when not given."""
 
     input: int = attrs.field(default=0, validator=count)
@@ -69,8 +70,8 @@ class TokenBreakdown:
         )
 
 
-@attrs.frozen(kw_only=True)
-class TimingSegment:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TimingSegment(Record):
     """One labelled span of wall time (epoch milliseconds)."""
 
     label: str = attrs.field(validator=non_empty)
@@ -78,16 +79,16 @@ class TimingSegment:
     end_ms: int | float
 
 
-@attrs.frozen(kw_only=True)
-class TimingBreakdown:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TimingBreakdown(Record):
     """Wall time of a prompt and its labelled segments."""
 
     wall_ms: int | float = attrs.field(validator=amount)
     segments: tuple[TimingSegment, ...] = attrs.field(default=(), converter=as_tuple)
 
 
-@attrs.frozen(kw_only=True)
-class CostBreakdown:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CostBreakdown(Record):
     """Cost in US dollars, by kind of token."""
 
     total_usd: int | float = attrs.field(default=0, validator=amount)
@@ -96,8 +97,8 @@ class CostBreakdown:
     reasoning_usd: int | float = attrs.field(default=0, validator=amount)
 
 
-@attrs.frozen(kw_only=True)
-class ToolCallRecord:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolCallRecord(Record):
     """One tool call as the provider reported it."""
 
     name: str = attrs.field(validator=non_empty)
@@ -107,16 +108,16 @@ class ToolCallRecord:
     error: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ModelUsage:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelUsage(Record):
     """The tokens of one model call within a prompt (a session may switch models, or hand work to a cheaper one)."""
 
     model: str = attrs.field(validator=non_empty)
     tokens: TokenBreakdown
 
 
-@attrs.frozen(kw_only=True)
-class PromptMetrics:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptMetrics(Record):
     """The measurements of one prompt."""
 
     tokens: TokenBreakdown
@@ -129,8 +130,8 @@ class PromptMetrics:
     model_calls: tuple[ModelUsage, ...] = attrs.field(default=(), converter=as_tuple)
 
 
-@attrs.frozen(kw_only=True)
-class CustomMetric:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CustomMetric(Record):
     """A metric emitted by a collector; stored in ``ProfileRow.extensions``."""
 
     name: str = attrs.field(validator=non_empty)

@@ -8,12 +8,13 @@ import attrs
 
 from ._validators import as_tuple
 from .metrics import CostSource
+from .record import Record
 from .session import PromptResult
 from .trace import SessionTrace
 
 
-@attrs.frozen(kw_only=True)
-class RecordedSession:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RecordedSession(Record):
     """One recorded agent session, measured as if the profiler had run it."""
 
     session_id: str

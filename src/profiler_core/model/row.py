@@ -8,10 +8,11 @@ import attrs
 
 from ._validators import amount, as_tuple, counts, iteration_number, non_empty, unit_interval
 from .metrics import CompletionReason, CostBreakdown, TimingBreakdown, TokenBreakdown, ToolCallRecord
+from .record import Record
 
 
-@attrs.frozen(kw_only=True)
-class ToolCallSummary:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolCallSummary(Record):
     """Tool-call counts of one iteration (``ProfileRow.toolCalls``)."""
 
     total: int = attrs.field(default=0, validator=amount)
@@ -44,8 +45,8 @@ class ToolCallSummary:
         )
 
 
-@attrs.frozen(kw_only=True)
-class CheckpointResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CheckpointResult(Record):
     """The outcome of one check of a scorer, as the scorer returns it and the row stores it (``ScorerCheckResult``)."""
 
     id: str
@@ -56,8 +57,8 @@ class CheckpointResult:
     error: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ProfileRow:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ProfileRow(Record):
     """Everything measured in one iteration of (model, mode, scenario, iteration)."""
 
     run_id: str = attrs.field(validator=non_empty)

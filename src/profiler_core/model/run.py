@@ -9,6 +9,7 @@ import attrs
 
 from ._validators import as_tuple
 from .analysis import SessionAnalysisBundle
+from .record import Record
 from .row import ProfileRow
 from .scenario import Scenario
 from .trace import SessionTrace
@@ -16,8 +17,8 @@ from .trace import SessionTrace
 RunStatus = Literal["running", "completed", "interrupted", "failed", "budget_exhausted"]
 
 
-@attrs.frozen(kw_only=True)
-class RunContext:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RunContext(Record):
     """What lifecycle hooks know about the run."""
 
     run_id: str
@@ -34,8 +35,8 @@ class RunContext:
     profile_path: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class BeforeScenarioContext:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class BeforeScenarioContext(Record):
     """Passed to ``profiler_before_scenario`` before each iteration."""
 
     scenario: Scenario
@@ -45,8 +46,8 @@ class BeforeScenarioContext:
     run: RunContext | None = None
 
 
-@attrs.frozen(kw_only=True)
-class AfterScenarioContext:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AfterScenarioContext(Record):
     """Passed to ``profiler_after_scenario`` after each iteration, also on failure."""
 
     scenario: Scenario
@@ -63,8 +64,8 @@ ProgressKind = Literal[
 ]
 
 
-@attrs.frozen(kw_only=True)
-class ProgressEvent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ProgressEvent(Record):
     """A step of the run, for progress bars and logs."""
 
     kind: ProgressKind
@@ -86,8 +87,8 @@ def _sequence(items: Any) -> Sequence[Any]:
     return items if isinstance(items, Sequence) and not isinstance(items, list) else tuple(items)
 
 
-@attrs.frozen(kw_only=True)
-class ProfileSuiteResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ProfileSuiteResult(Record):
     """What ``run_profile_suite`` returns."""
 
     run_id: str
@@ -103,8 +104,8 @@ class ProfileSuiteResult:
     counts: RunCounts = attrs.field(factory=lambda: RunCounts())
 
 
-@attrs.frozen(kw_only=True)
-class PluginRecord:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PluginRecord(Record):
     """A plugin as recorded in a run manifest."""
 
     name: str
@@ -112,8 +113,8 @@ class PluginRecord:
     version: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class HookErrorRecord:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class HookErrorRecord(Record):
     """A lifecycle hook that raised (recorded, never fatal except before_run)."""
 
     hook: str
@@ -121,8 +122,8 @@ class HookErrorRecord:
     message: str
 
 
-@attrs.frozen(kw_only=True)
-class RunCounts:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RunCounts(Record):
     """How many cells a run expected, has, and how many of them errored."""
 
     expected: int = 0
@@ -135,8 +136,8 @@ class RunCounts:
 StopReason = Literal["decided", "max_repetitions", "budget"]
 
 
-@attrs.frozen(kw_only=True)
-class StopRecord:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class StopRecord(Record):
     """How a sequentially stopped run ended: why, and after how many rounds (repetitions)."""
 
     reason: StopReason
@@ -145,8 +146,8 @@ class StopRecord:
     settings: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class RunManifest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RunManifest(Record):
     """``results/<runId>.manifest.json``: what ran, with what, and how it ended."""
 
     run_id: str

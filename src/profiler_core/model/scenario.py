@@ -7,6 +7,7 @@ from typing import Any, Literal
 import attrs
 
 from ._validators import as_tuple, non_empty, non_negative, positive
+from .record import Record
 
 #: What a sandboxed command may reach: nothing, only the model endpoint(s), or everything.
 Network = Literal["none", "model", "full"]
@@ -28,8 +29,8 @@ def _one_source(instance: WorkspaceSpec, attribute: attrs.Attribute, value: Any)
         raise ValueError("workspace.ref: only a `git` workspace has a ref")
 
 
-@attrs.frozen(kw_only=True)
-class WorkspaceSpec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class WorkspaceSpec(Record):
     """A scenario's workspace: a folder copied fresh for each session, or a git repository at a ref."""
 
     #: a folder (relative to the scenario file when loaded from one)
@@ -42,8 +43,8 @@ class WorkspaceSpec:
     exclude: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
 
-@attrs.frozen(kw_only=True)
-class VerifierSpec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class VerifierSpec(Record):
     """A command run in the session's workspace after the agent finished; its exit status is a checkpoint."""
 
     name: str = attrs.field(validator=non_empty)
@@ -67,8 +68,8 @@ class VerifierSpec:
     passed_by: PassedBy = "exit"
 
 
-@attrs.frozen(kw_only=True)
-class TaskEnvironment:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TaskEnvironment(Record):
     """A task's own environment: a Dockerfile (or a local image) its sessions run in under docker or podman."""
 
     #: the Dockerfile, built once per run under docker / podman (its folder is the build context)
@@ -81,8 +82,8 @@ class TaskEnvironment:
     build_timeout_ms: int = attrs.field(default=600_000, validator=positive)
 
 
-@attrs.frozen(kw_only=True)
-class SolutionSpec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SolutionSpec(Record):
     """A task's reference solution: a command the ``oracle`` provider runs in the session's workspace."""
 
     #: a shell command (``bash -c``), run in the workspace, in the run's sandbox
@@ -94,8 +95,8 @@ class SolutionSpec:
     mounts: dict[str, str] = attrs.field(factory=dict, validator=_sandbox_paths)
 
 
-@attrs.frozen(kw_only=True)
-class Scenario:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Scenario(Record):
     """One task given to the agent (the original's BaseScenario)."""
 
     id: str = attrs.field(validator=non_empty)
@@ -128,8 +129,8 @@ class Scenario:
         return tuple(dict.fromkeys(paths))
 
 
-@attrs.frozen(kw_only=True)
-class ScenarioSets:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ScenarioSets(Record):
     """Named lists of scenario ids (``scenario-sets.json``)."""
 
     sets: dict[str, tuple[str, ...]] = attrs.field(factory=dict)

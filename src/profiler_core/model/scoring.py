@@ -8,6 +8,7 @@ import attrs
 
 from ._validators import as_tuple, non_negative
 from .metrics import CustomMetric
+from .record import Record
 from .row import CheckpointResult
 from .trace import SessionTrace
 
@@ -15,8 +16,8 @@ from .trace import SessionTrace
 ScorerCheckResult = CheckpointResult
 
 
-@attrs.frozen(kw_only=True)
-class ScorerResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ScorerResult(Record):
     """Whether the agent did the task, and by which checks."""
 
     success: bool
@@ -29,8 +30,8 @@ class ScorerResult:
     metrics: tuple[CustomMetric, ...] = attrs.field(default=(), converter=as_tuple)
 
 
-@attrs.frozen(kw_only=True)
-class ScorerContext:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ScorerContext(Record):
     """What a scorer sees of an iteration."""
 
     agent_output: str

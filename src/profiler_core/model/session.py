@@ -8,19 +8,20 @@ import attrs
 
 from ._validators import as_tuple, non_empty, non_negative
 from .metrics import CompletionReason, PromptMetrics
+from .record import Record
 from .scenario import Scenario
 
 
-@attrs.frozen(kw_only=True)
-class PermissionConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PermissionConfig(Record):
     """Which tool calls the agent may make without asking."""
 
     auto_approve: bool = False
     allowed_tools: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
 
-@attrs.frozen(kw_only=True)
-class ProviderConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ProviderConfig(Record):
     """Passed to ``SessionProvider.init``: model, mode and the provider's options."""
 
     port: int = attrs.field(default=0, validator=non_negative)
@@ -35,8 +36,8 @@ class ProviderConfig:
     sandbox: Any = None
 
 
-@attrs.frozen(kw_only=True)
-class CreateSessionParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CreateSessionParams(Record):
     """Passed to ``SessionProvider.create_session`` for one iteration (or retry)."""
 
     system_instructions: str
@@ -54,8 +55,8 @@ class CreateSessionParams:
     sandbox: Any = None
 
 
-@attrs.frozen(kw_only=True)
-class SessionHandle:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SessionHandle(Record):
     """Identifies a live session of a provider."""
 
     session_id: str = attrs.field(validator=non_empty)
@@ -63,8 +64,8 @@ class SessionHandle:
     created_at: str
 
 
-@attrs.frozen(kw_only=True)
-class PromptResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptResult(Record):
     """The agent's answer to one prompt, with its measurements."""
 
     text: str
@@ -74,8 +75,8 @@ class PromptResult:
     error: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ModeConfig:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModeConfig(Record):
     """What a mode means concretely: environment, instructions, provider overrides."""
 
     environment: dict[str, str] = attrs.field(factory=dict)

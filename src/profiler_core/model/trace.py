@@ -8,10 +8,11 @@ import attrs
 
 from ._validators import as_tuple, non_negative
 from .metrics import TokenBreakdown
+from .record import Record
 
 
-@attrs.frozen(kw_only=True)
-class ReasoningEvent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReasoningEvent(Record):
     """The agent thought (reasoning / thinking content)."""
 
     content: str
@@ -19,8 +20,8 @@ class ReasoningEvent:
     token_count: int = attrs.field(default=0, validator=non_negative)
 
 
-@attrs.frozen(kw_only=True)
-class ToolCallEvent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolCallEvent(Record):
     """The agent called a tool; ``input``/``output`` are any JSON values."""
 
     name: str
@@ -31,24 +32,24 @@ class ToolCallEvent:
     error: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class TextOutputEvent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TextOutputEvent(Record):
     """The agent wrote text for the user."""
 
     content: str
     token_count: int = attrs.field(default=0, validator=non_negative)
 
 
-@attrs.frozen(kw_only=True)
-class TurnBoundaryEvent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TurnBoundaryEvent(Record):
     """A turn ended (``turn_number`` counts from 1)."""
 
     turn_number: int
     timestamp: str
 
 
-@attrs.frozen(kw_only=True)
-class ErrorEvent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ErrorEvent(Record):
     """Something went wrong in the session itself."""
 
     message: str
@@ -67,8 +68,8 @@ TRACE_EVENT_TAGS: dict[type, str] = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class Turn:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Turn(Record):
     """The events of one agent turn."""
 
     number: int
@@ -80,8 +81,8 @@ class Turn:
     agent: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class TraceSummary:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TraceSummary(Record):
     """Totals of a session trace."""
 
     total_turns: int = attrs.field(validator=non_negative)
@@ -90,8 +91,8 @@ class TraceSummary:
     total_duration: int | float = attrs.field(validator=non_negative)
 
 
-@attrs.frozen(kw_only=True)
-class WorkspaceReport:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class WorkspaceReport(Record):
     """What a session left in its workspace, recorded once the agent finished."""
 
     #: ``git diff --stat`` of a git workspace (new files included), else None
@@ -100,8 +101,8 @@ class WorkspaceReport:
     files: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
 
-@attrs.frozen(kw_only=True)
-class SessionTrace:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SessionTrace(Record):
     """Everything that happened in one session, for analysis."""
 
     session_id: str

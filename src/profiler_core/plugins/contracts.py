@@ -23,6 +23,8 @@ from typing import (
 
 import attrs
 
+from ..model.record import Record
+
 if TYPE_CHECKING:  # pragma: no cover - annotations only: checking a component never builds the model
     from ..model import (
         AnalysisResult,
@@ -225,8 +227,8 @@ class RunHooks(Protocol):
     """
 
 
-@attrs.frozen
-class Contract:
+@attrs.frozen(repr=False, eq=False)
+class Contract(Record):
     """One kind of component: how the registry, messages, the manager and the test kit know it."""
 
     #: the registry's and ``list-plugins``' name, e.g. ``"providers"``

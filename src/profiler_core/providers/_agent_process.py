@@ -38,6 +38,7 @@ from ..model import (
     TokenBreakdown,
     TraceSummary,
 )
+from ..model.record import Record
 from ..util.leftovers import remove_folder, temporary_folder
 from ..util.processes import end_process_group, signal_group, track_group
 
@@ -99,8 +100,8 @@ MAPPING = (lambda v: isinstance(v, Mapping), "a mapping")
 ARGS = (lambda v: isinstance(v, (list, tuple)) and all(isinstance(a, str) for a in v), "a list of strings")
 
 
-@attrs.frozen(kw_only=True)
-class AgentOptions:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AgentOptions(Record):
     """Options every subprocess agent takes (profile ``provider.options``; a mode changes them by ``provider_overrides``)."""
 
     #: the program; default: the agent's env var (CLAUDE_BIN / CODEX_BIN), then PATH

@@ -38,6 +38,7 @@ from ..model import (
     TimingSegment,
     TokenBreakdown,
 )
+from ..model.record import Record
 from ._agent_process import (
     BOOL,
     STRING,
@@ -59,7 +60,7 @@ __all__ = ["ClaudeCodeOptions", "ClaudeCodeProvider", "StreamSummary", "summariz
 PERMISSION_MODES = ("acceptEdits", "bypassPermissions", "default", "dontAsk", "plan", "auto")
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ClaudeCodeOptions(AgentOptions):
     """Options of the ``claude-code`` provider (the shared ones, plus these)."""
 
@@ -71,8 +72,8 @@ class ClaudeCodeOptions(AgentOptions):
     fallback_model: str | None = option(None, *STRING)
 
 
-@attrs.frozen(kw_only=True)
-class StreamSummary:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class StreamSummary(Record):
     """What Claude Code's printed lines say about a session (the pure part of a live run)."""
 
     session_id: str | None

@@ -34,6 +34,7 @@ from ..model import (
     TimingSegment,
     TokenBreakdown,
 )
+from ..model.record import Record
 from ._agent_process import (
     MAPPING,
     STRING,
@@ -62,7 +63,7 @@ _RETRY = re.compile(r"^Reconnecting\.\.\.\s*(\d+)/(\d+)")
 _ACTIONS = ("command_execution", "mcp_tool_call", "file_change", "web_search")
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CodexOptions(AgentOptions):
     """Options of the ``codex`` provider (the shared ones, plus these)."""
 
@@ -72,8 +73,8 @@ class CodexOptions(AgentOptions):
     provider_name: str = option("profiler", *STRING)
 
 
-@attrs.frozen(kw_only=True)
-class ExecSummary:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ExecSummary(Record):
     """What ``codex exec --json`` printed about a session (the pure part of a live run)."""
 
     thread_id: str | None

@@ -58,6 +58,7 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
+from ..model.record import Record
 from ..util.numbers import is_finite_number, is_int
 from ..util.timestamps import iso, parse_iso
 
@@ -102,8 +103,8 @@ def _is_probability(value: Any) -> bool:
     return is_finite_number(value) and 0 <= value <= 1
 
 
-@attrs.frozen(kw_only=True)
-class SimulatedOptions:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SimulatedOptions(Record):
     """The behaviour of the simulated agent (all fields optional)."""
 
     #: Base seed; sessions are also keyed by model, mode, scenario, iteration and attempt.
@@ -217,8 +218,8 @@ def _lognormal(rng: random.Random, median: float, sigma: float) -> float:
 # ---------------------------------------------------------------------------
 
 
-@attrs.frozen
-class _ModelProfile:
+@attrs.frozen(repr=False, eq=False)
+class _ModelProfile(Record):
     tokens_per_second: float
     first_token_ms: float
     reasoning_factor: float
@@ -250,8 +251,8 @@ _COMMAND_WORDS = {
 }  # fmt: skip
 
 
-@attrs.frozen
-class _Task:
+@attrs.frozen(repr=False, eq=False)
+class _Task(Record):
     """What the prompt is about, as far as the simulated agent is concerned (stable per scenario)."""
 
     summary: str

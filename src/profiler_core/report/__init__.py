@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import ProfilerError
+from ..model.record import Record
 from ..storage.paths import inside, refuse_links, write_output_text
 
 if TYPE_CHECKING:
@@ -28,8 +29,8 @@ log = logging.getLogger(__name__)
 __all__ = ["ReportPaths", "write_report"]
 
 
-@attrs.frozen(kw_only=True)
-class ReportPaths:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReportPaths(Record):
     """Where a report's files were written, and what was wrong with the input."""
 
     out_dir: Path

@@ -17,6 +17,8 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from ..model.record import Record
+
 #: Characters XML 1.0 cannot hold (an agent's output may contain any); they become U+FFFD.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 #: Characters of one message attribute (the element's text has the rest).
@@ -28,8 +30,8 @@ def xml_text(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-@attrs.frozen(kw_only=True)
-class Case:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Case(Record):
     """One test case: a (mode, scenario) of a run and what went wrong in it."""
 
     suite: str

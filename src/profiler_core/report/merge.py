@@ -11,6 +11,7 @@ import attrs
 import orjson
 
 from ..errors import ConfigError, StoreError
+from ..model.record import Record
 from ..storage.lines import open_binary
 
 
@@ -45,8 +46,8 @@ def _key_matches(key: str, path: Path) -> bool:
     return key in (str(path), path.name, name) or Path(key).resolve() == path.resolve()
 
 
-@attrs.frozen(kw_only=True)
-class MergedInputs:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class MergedInputs(Record):
     """A merged results file and where its lines came from, to name the inputs rather than the merged file."""
 
     target: Path

@@ -16,6 +16,7 @@ import attrs
 import numpy as np
 
 from ..model import StopRecord
+from ..model.record import Record
 from ..runner.stopping import REPORT_METRICS, Comparison, Observations, StopRule, settings_from_record
 from . import format as fmt
 from .load import RowTable
@@ -30,8 +31,8 @@ _REASONS = {
 }
 
 
-@attrs.frozen(kw_only=True)
-class StopView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class StopView(Record):
     """What the report shows of a sequentially stopped run."""
 
     record: StopRecord

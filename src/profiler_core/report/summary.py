@@ -19,6 +19,7 @@ import numpy as np
 from .. import stats
 from ..errors import ProfilerError
 from ..model import StopRecord
+from ..model.record import Record
 from ..stats.grouped import GroupIndex, grouped_descriptive
 from . import format as fmt
 from .load import RowTable
@@ -62,8 +63,8 @@ EXACT_LIMIT = 200
 _SAFE = re.compile(r"[^A-Za-z0-9_]+")
 
 
-@attrs.frozen(kw_only=True)
-class MetricInfo:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class MetricInfo(Record):
     """A numeric metric of the report."""
 
     name: str
@@ -74,8 +75,8 @@ class MetricInfo:
     source: str  # "row", "byCategory" or "extension"
 
 
-@attrs.frozen(kw_only=True)
-class MetricComparison:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class MetricComparison(Record):
     """One metric of one mode against the baseline."""
 
     metric: str
@@ -89,8 +90,8 @@ class MetricComparison:
     verdict: int
 
 
-@attrs.frozen(kw_only=True)
-class SuccessComparison:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SuccessComparison(Record):
     """Success rate of one mode against the baseline."""
 
     rate_a: float
@@ -101,8 +102,8 @@ class SuccessComparison:
     significant: bool
 
 
-@attrs.frozen(kw_only=True)
-class ModeComparison:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModeComparison(Record):
     """Every metric of one mode compared with the baseline."""
 
     mode: str
@@ -120,8 +121,8 @@ class ModeComparison:
         return None
 
 
-@attrs.frozen(kw_only=True)
-class RateSummary:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RateSummary(Record):
     """Success of one group: rate, Wilson interval, pass@k and pass^k."""
 
     successes: int

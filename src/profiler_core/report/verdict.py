@@ -9,6 +9,7 @@ import attrs
 import numpy as np
 
 from .. import stats
+from ..model.record import Record
 from . import format as fmt
 from . import sequential as seq
 from .summary import MetricComparison, Summary
@@ -21,8 +22,8 @@ CRITERIA = (
 )
 
 
-@attrs.frozen(kw_only=True)
-class Finding:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Finding(Record):
     """One sentence comparing a mode with the baseline on one criterion."""
 
     criterion: str
@@ -33,8 +34,8 @@ class Finding:
     better: int
 
 
-@attrs.frozen(kw_only=True)
-class Winner:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Winner(Record):
     """The best mode on one criterion and whether its lead is significant."""
 
     criterion: str

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..model.record import Record
 from . import format as fmt
 from . import sequential as seq
 from .charts import DISTRIBUTION_METRICS, chart_note, worth_drawing
@@ -27,16 +28,16 @@ if TYPE_CHECKING:
     from .analysis import AnalysisDigest
 
 
-@attrs.frozen(kw_only=True)
-class Table:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Table(Record):
     """A plain table: a header and rows of text (each renderer escapes and aligns it)."""
 
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
 
 
-@attrs.frozen(kw_only=True)
-class Headline:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Headline(Record):
     """The facts at the top of a report."""
 
     run_id: str
@@ -53,8 +54,8 @@ class Headline:
     when: str
 
 
-@attrs.frozen(kw_only=True)
-class VerdictView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class VerdictView(Record):
     """The one-minute answer: errors first, the stop rule's decision, the best mode per criterion, the findings."""
 
     errors: str | None
@@ -70,8 +71,8 @@ class VerdictView:
         return verdict_text(self.errors, self.stop_headline, self.compared, self.winners, self.findings)
 
 
-@attrs.frozen(kw_only=True)
-class ModeView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModeView(Record):
     """One mode: its rows, errors and success (rate, Wilson interval, pass@k)."""
 
     name: str
@@ -90,8 +91,8 @@ class ModeView:
     pass_hat_k: str
 
 
-@attrs.frozen(kw_only=True)
-class MetricRow:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class MetricRow(Record):
     """One metric of a comparison with the baseline."""
 
     metric: str
@@ -111,8 +112,8 @@ class MetricRow:
     delta: str | None
 
 
-@attrs.frozen(kw_only=True)
-class SuccessLine:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SuccessLine(Record):
     """Success of a mode against the baseline: the rates, their difference and its interval, p."""
 
     rate: str
@@ -124,8 +125,8 @@ class SuccessLine:
     significant: bool
 
 
-@attrs.frozen(kw_only=True)
-class ComparisonView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ComparisonView(Record):
     """One mode against the baseline on every compared metric."""
 
     mode: str
@@ -142,8 +143,8 @@ class ComparisonView:
         return next((r for r in self.rows if r.metric == metric), None)
 
 
-@attrs.frozen(kw_only=True)
-class MetricView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class MetricView(Record):
     """One metric's medians per scenario and over all scenarios, and their change against the baseline."""
 
     name: str
@@ -162,8 +163,8 @@ class MetricView:
     overall_changes: tuple[str, ...]
 
 
-@attrs.frozen(kw_only=True)
-class ScenarioRate:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ScenarioRate(Record):
     """Success of one mode in one scenario."""
 
     rate: str
@@ -171,8 +172,8 @@ class ScenarioRate:
     trials: int
 
 
-@attrs.frozen(kw_only=True)
-class ScenarioView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ScenarioView(Record):
     """One scenario: success and checks per mode, the iterations' outcomes, its checkpoints."""
 
     name: str
@@ -189,8 +190,8 @@ class ScenarioView:
     checkpoints: Table | None
 
 
-@attrs.frozen(kw_only=True)
-class ErrorRow:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ErrorRow(Record):
     """A row that carries an error."""
 
     mode: str
@@ -201,8 +202,8 @@ class ErrorRow:
     message: str
 
 
-@attrs.frozen(kw_only=True)
-class FailedRow:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class FailedRow(Record):
     """A row that failed its checks without an error."""
 
     mode: str
@@ -212,8 +213,8 @@ class FailedRow:
     checks: str
 
 
-@attrs.frozen(kw_only=True)
-class ErrorsView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ErrorsView(Record):
     """Errors and anomalies: completion reasons per mode, error codes, the first errored and failed rows."""
 
     reasons: Table
@@ -225,8 +226,8 @@ class ErrorsView:
     failed: tuple[FailedRow, ...]
 
 
-@attrs.frozen(kw_only=True)
-class ChartSlot:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ChartSlot(Record):
     """A chart the page places, by the name ``charts.render_all`` gives it, with its caption."""
 
     name: str
@@ -234,8 +235,8 @@ class ChartSlot:
     wide: bool = False
 
 
-@attrs.frozen(kw_only=True)
-class ChartsView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ChartsView(Record):
     """Whether charts are drawn at all, what they leave out, and where each goes."""
 
     drawn: bool
@@ -244,8 +245,8 @@ class ChartsView:
     figures: tuple[ChartSlot, ...]
 
 
-@attrs.frozen(kw_only=True)
-class ReportView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReportView(Record):
     """Everything report.md and report.html show."""
 
     headline: Headline
@@ -552,24 +553,24 @@ ANALYZER_ORDER = ("efficiency", "tool-pattern", "strategy", "reasoning", "error"
 DETAIL_LIMIT = 50
 
 
-@attrs.frozen(kw_only=True)
-class ListFinding:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListFinding(Record):
     """A list finding whose items differ between modes: per mode its first items, and whether there are more."""
 
     key: str
     per_mode: tuple[tuple[str, tuple[str, ...], bool], ...]
 
 
-@attrs.frozen(kw_only=True)
-class TableFinding:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TableFinding(Record):
     """A table finding whose rows differ between modes: per mode (that has rows) its first rows."""
 
     key: str
     per_mode: tuple[tuple[str, Table], ...]
 
 
-@attrs.frozen(kw_only=True)
-class AnalyzerView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AnalyzerView(Record):
     """One analyzer's findings that differ between modes in one scenario."""
 
     name: str
@@ -578,16 +579,16 @@ class AnalyzerView:
     details: tuple[ListFinding | TableFinding, ...]
 
 
-@attrs.frozen(kw_only=True)
-class ScenarioAnalysis:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ScenarioAnalysis(Record):
     """A scenario's analyzers with differences between modes (none: the modes agree)."""
 
     name: str
     analyzers: tuple[AnalyzerView, ...]
 
 
-@attrs.frozen(kw_only=True)
-class AnalysisView:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AnalysisView(Record):
     """Everything analysis.md shows."""
 
     sessions: int

@@ -34,6 +34,7 @@ import trio
 
 from ..errors import ConfigError
 from ..model import AnalysisResult, Scenario, SessionTrace
+from ..model.record import Record
 from ..storage.store import trace_file_text
 from ..storage.tracestore import TraceRecord, record_json
 from ..util.redact import Redactor
@@ -66,8 +67,8 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-@attrs.frozen(kw_only=True)
-class WorkerSetup:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class WorkerSetup(Record):
     """What every worker starts with (pickled once per worker process)."""
 
     #: the profile the analyzers are built from; None: ``analyzers`` holds them pickled
@@ -79,8 +80,8 @@ class WorkerSetup:
     parent_pid: int
 
 
-@attrs.frozen(kw_only=True)
-class CellJob:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CellJob(Record):
     """One cell attempt's trace, sent to a worker."""
 
     trace: SessionTrace
@@ -94,8 +95,8 @@ class CellJob:
     multi_model: bool
 
 
-@attrs.frozen(kw_only=True)
-class CellAnalysis:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CellAnalysis(Record):
     """What a worker returns: the analyzer results, the first analyzer failure, the trace as it is written."""
 
     results: dict[str, AnalysisResult]

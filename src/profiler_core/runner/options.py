@@ -9,6 +9,7 @@ import attrs
 
 from ..errors import ConfigError
 from ..model import ModeConfig, ProfileRow, Scenario
+from ..model.record import Record
 from ..plugins.contracts import Analyzer, Collector, JudgeProvider, ModeResolver, Scorer, SessionProvider
 from ..plugins.manager import PluginManager
 from ..sandbox import SandboxSettings
@@ -18,8 +19,8 @@ if TYPE_CHECKING:
     from .stopping import StopRule  # numpy: imported by runs with a stop rule only (build.py)
 
 
-@attrs.frozen(kw_only=True)
-class RaySettings:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RaySettings(Record):
     """``execution.ray``: where the cluster is and what one cell asks of it."""
 
     #: ``ray.init`` address: None starts a local cluster in this process, "auto" joins a running one

@@ -7,14 +7,15 @@ from collections.abc import Sequence
 import attrs
 
 from ..model import ModeConfig, PluginRecord, ProfileRow, RunContext, Scenario
+from ..model.record import Record
 from ..plugins.manager import PluginManager
 from .adapter import ProviderAdapter
 from .executors.base import Cell
 from .options import RunOptions
 
 
-@attrs.frozen(kw_only=True)
-class RunPlan:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RunPlan(Record):
     """The matrix of one run, the cells still to do, and how providers are started."""
 
     models: tuple[str, ...]

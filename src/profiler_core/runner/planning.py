@@ -24,6 +24,7 @@ import numpy as np
 from ..config.schema import StopSettings
 from ..errors import ConfigError, ProfilerError
 from ..model import ProfileRow, RunManifest
+from ..model.record import Record
 from ..stats.sequential import fixed_sample_size
 from .stopping import UNDECIDED, row_value, sequence
 
@@ -35,8 +36,8 @@ SIMULATIONS = 400
 _Z90 = NormalDist().inv_cdf(0.95)
 
 
-@attrs.frozen(kw_only=True)
-class EarlierRuns:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class EarlierRuns(Record):
     """Runs of a profile found in its results folder, and how they match it."""
 
     manifests: tuple[RunManifest, ...]
@@ -73,8 +74,8 @@ def earlier_runs(results_dir: Path, profile_hash: str, profile_path: str | None)
     return EarlierRuns(manifests=tuple(m for _, m in same), rows=tuple(rows), match=match)
 
 
-@attrs.frozen(kw_only=True)
-class SessionCost:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SessionCost(Record):
     """What one session of a mode costs and takes, from earlier sessions."""
 
     sessions: int
@@ -106,8 +107,8 @@ def session_costs(rows: Iterable[ProfileRow]) -> dict[str, SessionCost]:
     return out
 
 
-@attrs.frozen(kw_only=True)
-class Estimate:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Estimate(Record):
     """A total with its 90% range: (point, low, high)."""
 
     cost_usd: tuple[float, float, float]
@@ -172,8 +173,8 @@ def parse_detect(items: Iterable[str], metrics: Sequence[str]) -> dict[str, tupl
     return {m: v for m, v in out.items() if v is not None}
 
 
-@attrs.frozen(kw_only=True)
-class MetricPlan:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class MetricPlan(Record):
     """The plan for one (mode vs baseline, metric) from a pilot."""
 
     mode: str

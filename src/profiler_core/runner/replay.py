@@ -32,6 +32,7 @@ from ..model import (
     Scenario,
     SessionAnalysisBundle,
 )
+from ..model.record import Record
 from ..plugins.markers import hookimpl
 from ..providers.transcripts import TranscriptsProvider
 from ..storage.paths import check_run_id, inside, open_output, refuse_links
@@ -51,8 +52,8 @@ Existing = Literal["refuse", "replace", "append"]
 STAGING_SUFFIX = ".import"
 
 
-@attrs.frozen(kw_only=True)
-class ImportResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ImportResult(Record):
     """What ``import_sessions`` wrote."""
 
     rows: tuple[ProfileRow, ...]

@@ -14,14 +14,15 @@ import attrs
 
 from ..errors import ConfigError
 from ..model import ProfileRow, RunManifest, SessionAnalysisBundle
+from ..model.record import Record
 from ..storage.store import RunPaths, read_jsonl, read_manifest, repair_truncated_tail
 from ..storage.tracestore import TRACES_FILE
 
 log = logging.getLogger("agent_profiler")
 
 
-@attrs.frozen(kw_only=True)
-class ResumeState:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResumeState(Record):
     """A run being resumed: its manifest and the rows it already has."""
 
     manifest: RunManifest

@@ -50,6 +50,7 @@ import numpy as np
 
 from ..config.schema import StopSettings
 from ..model import ProfileRow, StopRecord
+from ..model.record import Record
 from ..model.run import StopReason
 from ..stats.sequential import asymptotic_cs, betting_cs
 
@@ -135,8 +136,8 @@ class Observations:
         )
 
 
-@attrs.frozen(kw_only=True)
-class Comparison:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Comparison(Record):
     """One (model, mode vs baseline, metric) after the latest round: its interval and whether it is decided."""
 
     model: str
@@ -170,8 +171,8 @@ class Comparison:
         return value / base * 100.0 if base > 0 and math.isfinite(base) else math.nan
 
 
-@attrs.frozen(kw_only=True)
-class StopDecision:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class StopDecision(Record):
     """What ``StopRule.check`` says after a round."""
 
     stop: bool
@@ -206,8 +207,8 @@ def settings_from_record(data: dict[str, Any]) -> StopSettings:
     return structure(data or {}, StopSettings)
 
 
-@attrs.frozen(kw_only=True)
-class StopRule:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class StopRule(Record):
     """The stop rule of one run: its settings, the baseline and the modes compared with it."""
 
     settings: StopSettings

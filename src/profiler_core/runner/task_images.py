@@ -38,6 +38,7 @@ import trio
 
 from ..errors import SandboxError
 from ..model import Scenario, TaskEnvironment
+from ..model.record import Record
 from ..sandbox import SandboxSettings
 from ..sandbox.commands import run_command
 from ..sandbox.containers import HOST_IMAGE, client_environment, ensure_host_image, last_line, new_name, runtime_binary
@@ -53,8 +54,8 @@ class TaskImageError(Exception):
     """A task's image could not be built or read: the cell's set-up error."""
 
 
-@attrs.frozen(kw_only=True)
-class TaskSandbox:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TaskSandbox(Record):
     """Where one task's sessions and commands run."""
 
     #: the run's sandbox with the task's image and working folder (None: on the host)

@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from ..model import CheckpointResult, Scenario, VerifierSpec
+from ..model.record import Record
 from ..sandbox import Mount
 from ..sandbox.commands import CommandResult
 from ..storage.paths import inside
@@ -43,8 +44,8 @@ class VerifierError(Exception):
     """A verifier could not run or wrote a reward that is not one: the row's error, not a verdict."""
 
 
-@attrs.frozen(kw_only=True)
-class Verification:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Verification(Record):
     """What the verifiers of one session said."""
 
     checks: tuple[CheckpointResult, ...] = ()

@@ -19,6 +19,7 @@ import attrs
 import trio
 
 from ..errors import SandboxError
+from ..model.record import Record
 from ..util.processes import end_process_group, track_group
 from .job import Job, Mount
 from .settings import SandboxSettings
@@ -32,8 +33,8 @@ DRAIN_S = 1.0
 
 
 
-@attrs.frozen(kw_only=True)
-class Confinement:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Confinement(Record):
     """Where a task command runs: the run's sandbox (None: on the host) and what it shows inside."""
 
     settings: SandboxSettings | None = None
@@ -48,8 +49,8 @@ class Confinement:
         return self.settings is not None and self.settings.confined
 
 
-@attrs.frozen(kw_only=True)
-class CommandResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CommandResult(Record):
     """How a command ended."""
 
     #: the exit status; None when it was ended at its timeout or could not start

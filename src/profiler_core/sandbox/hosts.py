@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from ..errors import SandboxError
+from ..model.record import Record
 
 __all__ = ["Endpoint", "HostRule", "allowed", "parse_endpoint", "parse_host_rule"]
 
@@ -21,8 +22,8 @@ __all__ = ["Endpoint", "HostRule", "allowed", "parse_endpoint", "parse_host_rule
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-@attrs.frozen
-class HostRule:
+@attrs.frozen(repr=False, eq=False)
+class HostRule(Record):
     """One allow-list entry: a host (or ``*.domain``: any host under it) and a port (None: 443)."""
 
     host: str
@@ -60,8 +61,8 @@ def allowed(rules: tuple[HostRule, ...], host: str, port: int) -> bool:
     return any(rule.admits(host, port) for rule in rules)
 
 
-@attrs.frozen
-class Endpoint:
+@attrs.frozen(repr=False, eq=False)
+class Endpoint(Record):
     """A model endpoint: where it is, and whether it is on this machine's loopback."""
 
     url: str

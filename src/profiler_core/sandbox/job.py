@@ -7,6 +7,8 @@ from pathlib import Path
 
 import attrs
 
+from ..model.record import Record
+
 __all__ = ["Job", "Mount"]
 
 
@@ -38,8 +40,8 @@ def _environment(values: Mapping[str, str]) -> dict[str, str]:
     return dict(values)
 
 
-@attrs.frozen(kw_only=True)
-class Mount:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Mount(Record):
     """A host path shown inside the sandbox (at ``target``, default the same path), read-only unless ``writable``."""
 
     source: Path = attrs.field(converter=_absolute)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import attrs
 
+from ..model.record import Record
 from ..util.leftovers import remove_folder, temporary_folder
 from .job import Job, Mount
 from .network import NetworkPlan
@@ -29,8 +30,8 @@ __all__ = ["Layout", "make_layout", "relay_python", "remove_layout", "user_homes
 _MAX_RUNTIME_PATH = 70
 
 
-@attrs.frozen(kw_only=True)
-class Layout:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Layout(Record):
     """The paths of one confined job (all absolute, as on the host)."""
 
     root: Path

@@ -13,6 +13,7 @@ from __future__ import annotations
 import attrs
 
 from ..errors import SandboxError
+from ..model.record import Record
 from .hosts import HostRule, parse_endpoint, parse_host_rule
 from .job import Job
 from .settings import SandboxSettings
@@ -24,16 +25,16 @@ PROXY_PORT = 3128
 _LOOPBACK_NAMES = "localhost,127.0.0.1,::1"
 
 
-@attrs.frozen
-class Forward:
+@attrs.frozen(repr=False, eq=False)
+class Forward(Record):
     """127.0.0.1:``port`` inside reaches ``host:port`` outside."""
 
     port: int
     host: str
 
 
-@attrs.frozen
-class NetworkPlan:
+@attrs.frozen(repr=False, eq=False)
+class NetworkPlan(Record):
     """The relays and proxy one job needs."""
 
     forwards: tuple[Forward, ...] = ()

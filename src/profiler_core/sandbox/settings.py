@@ -15,6 +15,7 @@ import attrs
 
 from ..config.schema import NETWORKS, SANDBOXES
 from ..errors import SandboxError
+from ..model.record import Record
 from .hosts import parse_host_rule
 
 __all__ = ["NETWORKS", "SANDBOXES", "SandboxSettings"]
@@ -40,8 +41,8 @@ def _hosts(instance: Any, attribute: attrs.Attribute, value: tuple[str, ...]) ->
         parse_host_rule(entry)
 
 
-@attrs.frozen(kw_only=True)
-class SandboxSettings:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SandboxSettings(Record):
     """How agents and verifiers are confined (the profile's ``execution.sandbox`` and its companions)."""
 
     #: ``none`` (run on the host as today), ``bwrap``, ``docker`` or ``podman``

@@ -25,6 +25,7 @@ import attrs
 
 from ..errors import ConfigError, ValidationError
 from ..model import Scenario, ScorerCheckResult, ScorerContext, ScorerResult
+from ..model.record import Record
 from ..storage.serde import json_error, structure, unstructure
 from .conditions import Condition, describe_condition, evaluate_condition
 
@@ -44,8 +45,8 @@ def _target(instance, attribute: attrs.Attribute, value) -> None:
         raise ValueError(f"{attribute.name}: expected one of {', '.join(TARGETS)}, got {value!r}")
 
 
-@attrs.frozen(kw_only=True)
-class Check:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Check(Record):
     """One check of a scenario: a condition on one target."""
 
     id: str = attrs.field(validator=_non_empty)

@@ -29,6 +29,7 @@ from typing import Any, Union
 import attrs
 
 from ..errors import ProfilerError
+from ..model.record import Record
 from ..storage.serde import json_kind, register_tagged_union, structure
 from ..util.numbers import is_int, is_number
 
@@ -76,62 +77,62 @@ def _regex(instance, attribute: attrs.Attribute, value) -> None:
         raise ValueError(f"{attribute.name}: expected a valid regular expression ({exc})") from None
 
 
-@attrs.frozen(kw_only=True)
-class NonEmpty:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class NonEmpty(Record):
     """Passes when the value exists and is not empty (``""``, ``[]``, ``{}``, null)."""
 
     path: str = ""
 
 
-@attrs.frozen(kw_only=True)
-class Empty:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Empty(Record):
     """Passes when the value is null or an empty string, list or object."""
 
     path: str = ""
 
 
-@attrs.frozen(kw_only=True)
-class CountGte:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CountGte(Record):
     """Passes when the list (or object) at ``path`` has at least ``value`` items."""
 
     path: str = ""
     value: int = attrs.field(validator=_count_value)
 
 
-@attrs.frozen(kw_only=True)
-class CountEq:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CountEq(Record):
     """Passes when the list (or object) at ``path`` has exactly ``value`` items."""
 
     path: str = ""
     value: int = attrs.field(validator=_count_value)
 
 
-@attrs.frozen(kw_only=True)
-class FieldEquals:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class FieldEquals(Record):
     """Passes when the value at ``path`` equals ``value`` (``true`` is not ``1``)."""
 
     path: str = ""
     value: Any
 
 
-@attrs.frozen(kw_only=True)
-class FieldContains:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class FieldContains(Record):
     """Passes when the string at ``path`` contains ``value``, or the list at ``path`` holds it."""
 
     path: str = ""
     value: Any
 
 
-@attrs.frozen(kw_only=True)
-class FieldGte:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class FieldGte(Record):
     """Passes when the number at ``path`` is >= ``value``."""
 
     path: str = ""
     value: int | float = attrs.field(validator=_number_value)
 
 
-@attrs.frozen(kw_only=True)
-class Matches:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Matches(Record):
     """Passes when the regular expression ``pattern`` is found in the value at ``path``.
 
     Strings are searched as they are; numbers and booleans as their JSON text;
@@ -149,8 +150,8 @@ def _scorer_id(instance, attribute: attrs.Attribute, value) -> None:
         raise ValueError(f"{attribute.name}: expected the id of a registered scorer, got {value!r}")
 
 
-@attrs.frozen(kw_only=True)
-class Custom:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Custom(Record):
     """Passes when the registered scorer ``scorer`` (built with ``options``) succeeds on the value at ``path``."""
 
     path: str = ""
@@ -242,8 +243,8 @@ def resolve_path(value: Any, path: str | None) -> Any:
 # ---------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class ConditionOutcome:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ConditionOutcome(Record):
     """The result of one condition: passed, what was found, what was expected, why it could not be checked."""
 
     passed: bool

@@ -37,6 +37,7 @@ from ..model import (
     ScorerResult,
     ToolCallEvent,
 )
+from ..model.record import Record
 from ..storage.serde import structure
 from ..util.asyncs import await_me_maybe
 
@@ -190,8 +191,8 @@ def _reask(request: JudgeRequest, answer: str, problem: str) -> JudgeRequest:
 # -- parsing the judge's answer -------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class Verdict:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Verdict(Record):
     """The judge's verdict on one criterion."""
 
     id: str

@@ -6,6 +6,8 @@ from typing import Literal
 
 import attrs
 
+from ..model.record import Record
+
 #: Cohen's d magnitude labels; "undefined" when d itself is undefined (nan).
 Magnitude = Literal["negligible", "small", "medium", "large", "undefined"]
 
@@ -17,8 +19,8 @@ class StatsInputError(ValueError):
     """Input that no statistic can be computed from (e.g. NaN values, k > n)."""
 
 
-@attrs.frozen(kw_only=True)
-class DescriptiveStats:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class DescriptiveStats(Record):
     """Summary of one sample; fields as in the original, nan where undefined."""
 
     count: int
@@ -33,8 +35,8 @@ class DescriptiveStats:
     stddev: float
 
 
-@attrs.frozen(kw_only=True)
-class ConfidenceInterval:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ConfidenceInterval(Record):
     """A percentile-bootstrap interval around a point estimate."""
 
     lower: float
@@ -46,8 +48,8 @@ class ConfidenceInterval:
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class EffectSize:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class EffectSize(Record):
     """Cohen's d with its conventional magnitude label."""
 
     d: float
@@ -55,8 +57,8 @@ class EffectSize:
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class PermutationResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PermutationResult(Record):
     """Outcome of a permutation (or sign-flip) test on the difference of means."""
 
     p_value: float
@@ -67,8 +69,8 @@ class PermutationResult:
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ComparisonResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ComparisonResult(Record):
     """Everything one A-versus-B comparison of a metric reports."""
 
     mode_a: str
@@ -90,8 +92,8 @@ class ComparisonResult:
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class RateInterval:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RateInterval(Record):
     """A success rate with its Wilson score interval."""
 
     successes: int

@@ -18,6 +18,7 @@ import attrs
 
 from ..errors import ProfilerError, StoreError
 from ..model import RunManifest
+from ..model.record import Record
 from .paths import safe_name
 
 #: Suffixes of a results file (the rows of one run).
@@ -26,8 +27,8 @@ RESULTS_SUFFIXES = (".jsonl", ".jsonl.gz")
 _SIDE_FILES = (".analysis.jsonl", ".analysis.jsonl.gz")
 
 
-@attrs.frozen(kw_only=True)
-class RunFiles:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RunFiles(Record):
     """The files of one run that exist (None for those that do not)."""
 
     run_id: str

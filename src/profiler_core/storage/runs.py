@@ -18,6 +18,7 @@ from pathlib import Path
 import attrs
 
 from ..errors import StoreError
+from ..model.record import Record
 
 #: How many folder levels below the current directory manifests are looked for (examples/demo/results: 3).
 SEARCH_DEPTH = 4
@@ -27,8 +28,8 @@ REPORT_FILE = "report.html"
 _MANIFEST = ".manifest.json"
 
 
-@attrs.frozen(kw_only=True)
-class RunLocation:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RunLocation(Record):
     """Where one run's files are."""
 
     run_id: str

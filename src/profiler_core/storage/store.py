@@ -17,6 +17,7 @@ import attrs
 
 from ..errors import StoreError
 from ..model import ProfileRow, RunManifest, SessionAnalysisBundle
+from ..model.record import Record
 from ..util.redact import Redactor
 from ..util.textclean import clean_json_bytes, replaced_note
 from .lines import iter_lines
@@ -25,8 +26,8 @@ from .serde import from_json, to_json, unstructure
 from .tracestore import TraceRecord, TraceStoreWriter, record_json
 
 
-@attrs.frozen
-class RunPaths:
+@attrs.frozen(repr=False, eq=False)
+class RunPaths(Record):
     """Where one run's files live (the run id is checked to be one safe path segment)."""
 
     results_dir: Path
@@ -151,8 +152,8 @@ def read_manifest(path: Path) -> RunManifest:
     return from_json(text, RunManifest, source=str(path))
 
 
-@attrs.frozen
-class ReadResult:
+@attrs.frozen(repr=False, eq=False)
+class ReadResult(Record):
     """Rows read from a JSONL file, and the lines that could not be read."""
 
     rows: list[Any]

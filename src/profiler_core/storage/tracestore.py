@@ -22,6 +22,7 @@ import orjson
 from ..errors import StoreError
 from ..model import SessionTrace
 from ..model._validators import non_empty, non_negative
+from ..model.record import Record
 from .lines import iter_lines, open_binary
 from .paths import inside, open_output, safe_name
 from .serde import from_json, to_json
@@ -34,8 +35,8 @@ TRACE_FORMATS = ("jsonl", "files")
 Key = tuple[str, str, str, int]
 
 
-@attrs.frozen(kw_only=True)
-class TraceRecord:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TraceRecord(Record):
     """One line of a trace store: a cell's key and its session trace."""
 
     scenario_id: str = attrs.field(validator=non_empty)

@@ -39,6 +39,7 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
+from ..model.record import Record
 from ..plugins.markers import hookimpl
 
 __all__ = [
@@ -62,15 +63,15 @@ __all__ = [
 ]
 
 
-@attrs.frozen
-class Fail:
+@attrs.frozen(repr=False, eq=False)
+class Fail(Record):
     """Tell ``FakeProvider`` to raise this message on a prompt."""
 
     message: str = "provider failed"
 
 
-@attrs.frozen
-class Hang:
+@attrs.frozen(repr=False, eq=False)
+class Hang(Record):
     """Tell ``FakeProvider`` to never answer a prompt (the runner must time it out)."""
 
 

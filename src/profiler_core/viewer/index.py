@@ -24,6 +24,7 @@ import msgspec
 import numpy as np
 
 from ..model import ProfileRow, SessionAnalysisBundle, SessionTrace
+from ..model.record import Record
 from ..storage.lines import read_at, scan_lines
 from ..storage.serde import from_json
 from ..storage.tracestore import TraceRecord, trace_file_path
@@ -78,8 +79,8 @@ class _Key(msgspec.Struct, rename="camel"):
     model: str = ""
 
 
-@attrs.frozen(kw_only=True)
-class RowFilter:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RowFilter(Record):
     """What the rows table shows: filters, a search, a sort column and a page."""
 
     mode: str = ""

@@ -29,6 +29,7 @@ from ..model import (
     TextOutputEvent,
     ToolCallEvent,
 )
+from ..model.record import Record
 from ..report import format as fmt
 from .catalog import RunView
 from .index import Cell
@@ -41,8 +42,8 @@ FOLD_CHARS, FOLD_LINES = 600, 10
 MAX_SHOWN = 200_000
 
 
-@attrs.frozen(kw_only=True)
-class Session:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Session(Record):
     """What a session's page shows, read from the run's files."""
 
     cell: Cell

@@ -7,10 +7,11 @@ from typing import Any
 import attrs
 
 from ..model import SessionTrace, TurnBoundaryEvent
+from ..model.record import Record
 
 
-@attrs.frozen
-class TurnEvents:
+@attrs.frozen(repr=False, eq=False)
+class TurnEvents(Record):
     """One turn: its number, its events (boundaries left out) and, when the trace has it, its duration and times."""
 
     number: int

@@ -17,6 +17,7 @@ import attrs
 
 from ...errors import ConfigError, ProfilerError
 from ...model import PermissionConfig
+from ...model.record import Record
 
 #: How to get the program when it is missing (one line, in the error message).
 INSTALL_HINT = "install it with `npm install -g opencode-ai` or `profiler agents install` (or set options.binary / OPENCODE_BIN to its path)"
@@ -29,8 +30,8 @@ class OpenCodeError(ProfilerError):
     """OpenCode failed: it would not start, a request failed, or the model reported an error."""
 
 
-@attrs.frozen(kw_only=True)
-class OpenCodeOptions:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class OpenCodeOptions(Record):
     """The provider's options, validated."""
 
     #: path of the opencode program; else $OPENCODE_BIN, else `opencode` on PATH

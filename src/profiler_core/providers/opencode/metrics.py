@@ -16,10 +16,11 @@ import attrs
 from ...importers import RecordedSession
 from ...importers.opencode import error_text, session_from_messages
 from ...model import CompletionReason, CostBreakdown, ErrorEvent
+from ...model.record import Record
 
 
-@attrs.frozen(kw_only=True)
-class Progress:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Progress(Record):
     """Where a session stands after one poll of its messages."""
 
     #: the last assistant message ended its turn with ``stop``

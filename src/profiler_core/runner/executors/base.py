@@ -9,6 +9,7 @@ import attrs
 import trio
 
 from ...model import ModeConfig, Scenario
+from ...model.record import Record
 from ..adapter import ProviderAdapter
 from ..outcome import IterationOutcome
 from ..state import RunState
@@ -33,8 +34,8 @@ class ModeGroup:
     lock: trio.Lock = attrs.Factory(trio.Lock)
 
 
-@attrs.frozen
-class Stage:
+@attrs.frozen(repr=False, eq=False)
+class Stage(Record):
     """Cells that may run at once; stages run one after another."""
 
     cells: tuple[Cell, ...]

@@ -36,6 +36,7 @@ import trio
 
 from ...errors import ConfigError
 from ...model import ModeConfig, PermissionConfig, ProviderConfig, RunContext, Scenario
+from ...model.record import Record
 from ...sandbox import SandboxSettings
 from ...util.leftovers import SPOOL_ENV, clean_up, remove_folder, temporary_folder
 from ...util.redact import Redactor
@@ -56,8 +57,8 @@ log = logging.getLogger("agent_profiler")
 __all__ = ["CellSpec", "RayExecutor", "RaySettings", "ray_problems", "run_cell"]
 
 
-@attrs.frozen(kw_only=True)
-class CellSpec:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CellSpec(Record):
     """One attempt of one cell, as sent to a worker (everything is picklable)."""
 
     profile_path: str
