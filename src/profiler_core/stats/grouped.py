@@ -15,14 +15,12 @@ import math
 import attrs
 import numpy as np
 
-from ..model.record import Record
-
 #: Percentiles computed per group, by the name they get in the result.
 QUANTILES = {"p5": 5.0, "p25": 25.0, "median": 50.0, "p75": 75.0, "p90": 90.0, "p95": 95.0}
 
 
-@attrs.frozen(repr=False, eq=False)
-class GroupIndex(Record):
+@attrs.frozen
+class GroupIndex:
     """Rows in group order: build it once per grouping and pass it for every column."""
 
     #: row indices, group 0's first (a stable order within each group)

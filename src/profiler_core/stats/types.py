@@ -6,8 +6,6 @@ from typing import Literal
 
 import attrs
 
-from ..model.record import Record
-
 #: Cohen's d magnitude labels; "undefined" when d itself is undefined (nan).
 Magnitude = Literal["negligible", "small", "medium", "large", "undefined"]
 
@@ -19,8 +17,8 @@ class StatsInputError(ValueError):
     """Input that no statistic can be computed from (e.g. NaN values, k > n)."""
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class DescriptiveStats(Record):
+@attrs.frozen(kw_only=True)
+class DescriptiveStats:
     """Summary of one sample; fields as in the original, nan where undefined."""
 
     count: int
@@ -35,8 +33,8 @@ class DescriptiveStats(Record):
     stddev: float
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ConfidenceInterval(Record):
+@attrs.frozen(kw_only=True)
+class ConfidenceInterval:
     """A percentile-bootstrap interval around a point estimate."""
 
     lower: float
@@ -48,8 +46,8 @@ class ConfidenceInterval(Record):
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class EffectSize(Record):
+@attrs.frozen(kw_only=True)
+class EffectSize:
     """Cohen's d with its conventional magnitude label."""
 
     d: float
@@ -57,8 +55,8 @@ class EffectSize(Record):
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class PermutationResult(Record):
+@attrs.frozen(kw_only=True)
+class PermutationResult:
     """Outcome of a permutation (or sign-flip) test on the difference of means."""
 
     p_value: float
@@ -69,8 +67,8 @@ class PermutationResult(Record):
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ComparisonResult(Record):
+@attrs.frozen(kw_only=True)
+class ComparisonResult:
     """Everything one A-versus-B comparison of a metric reports."""
 
     mode_a: str
@@ -92,8 +90,8 @@ class ComparisonResult(Record):
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class RateInterval(Record):
+@attrs.frozen(kw_only=True)
+class RateInterval:
     """A success rate with its Wilson score interval."""
 
     successes: int
