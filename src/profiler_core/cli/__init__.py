@@ -9,73 +9,52 @@ Plugins add commands with the ``profiler_register_commands`` hook
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import TYPE_CHECKING, Any
 
-import click
+from ..util import collector
 
-from ..errors import ProfilerError
-from ..util.interrupt import EXIT_STATUS, armed, leave
-from ..util.redact import redact_text
-from ..util.textcut import cut_lines
-from .agents import agents_group
-from .analyze import analyze
-from .compare import compare_command
-from .context import pass_manager, plugin_manager
-from .export import export_command
-from .fake_model import fake_model_command
-from .group import ProfilerGroup
-from .import_ import import_command
-from .init import init_command
-from .plan import plan_command
-from .plugins import list_plugins
-from .report import report_command
-from .run import run_command, validate_command
-from .traces import traces_group
-from .view import view_command
+if TYPE_CHECKING:  # pragma: no cover
+    from .app import cli
+    from .context import pass_manager, plugin_manager
+
+#: public name -> the module of this package defining it: ``main`` pauses the garbage collector before any is loaded
+_EXPORTS = {"cli": "app", "pass_manager": "context", "plugin_manager": "context"}
 
 
-def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    # click.version_option would read the installed version (importlib.metadata) on every start.
-    if not value or ctx.resilient_parsing:
-        return
-    from .. import __version__
-
-    click.echo(f"agent-profiler, version {__version__}")
-    ctx.exit()
-
-
-@click.group(cls=ProfilerGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version, help="Show the version and exit."
-)
-def cli() -> None:
-    """Profile AI agent sessions and tell which set-up is better.
-
-    \b
-    Quick start:
-      profiler init my-demo && profiler run my-demo/profile.yaml
-      profiler list-plugins
-    """
-
-
-for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, traces_group, list_plugins):
-    cli.add_command(_command)
-for _command in (plan_command, compare_command, export_command, fake_model_command, agents_group):
-    cli.add_command(_command)
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``profiler`` console script."""
+    collector.pause()  # start-up only makes objects that live as long as the process: none to scan for
     try:
-        # No manager yet: the first command that needs one loads it into ctx.obj (``profiler report`` never does).
-        cli.main(args=argv, prog_name="profiler", standalone_mode=True)
-    except SystemExit as exc:
-        if exc.code == EXIT_STATUS and armed():
-            leave(EXIT_STATUS)  # interrupted: no interpreter shutdown where a second Ctrl-C would kill
-        raise
-    except ProfilerError as exc:  # raised outside a command's invoke (e.g. in a callback)
-        click.echo(f"Error: {redact_text(cut_lines(str(exc)))}", err=True)
-        sys.exit(1)
+        from ..errors import ProfilerError
+        from ..util.interrupt import EXIT_STATUS, armed, leave
+        from .app import cli
+
+        try:
+            # No manager yet: the first command that needs one loads it into ctx.obj (``profiler report`` never does).
+            cli.main(args=argv, prog_name="profiler", standalone_mode=True)
+        except SystemExit as exc:
+            if exc.code == EXIT_STATUS and armed():
+                leave(EXIT_STATUS)  # interrupted: no interpreter shutdown where a second Ctrl-C would kill
+            raise
+        except ProfilerError as exc:  # raised outside a command's invoke (e.g. in a callback)
+            import click
+
+            from ..util.redact import redact_text
+            from ..util.textcut import cut_lines
+
+            click.echo(f"Error: {redact_text(cut_lines(str(exc)))}", err=True)
+            sys.exit(1)
+    finally:
+        collector.resume(freeze=False)  # a caller in the same process gets its collector back
 
 
 __all__ = ["cli", "main", "pass_manager", "plugin_manager"]

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from ..errors import ProfilerError
+from ..util import collector
 from ..util.asyncs import leaves
 from ..util.interrupt import EXIT_STATUS, arm
 from ..util.redact import redact_text
@@ -22,6 +23,8 @@ from .context import plugin_manager
 
 #: ``ctx.meta`` key under which the plugin commands of one invocation are kept.
 _META_KEY = "profiler_core.plugin_commands"
+#: Commands that resume the garbage collector themselves, once their start-up is done (``run``: before its matrix).
+RESUMES_COLLECTOR = frozenset({"run"})
 
 
 class ProfilerGroup(click.Group):
@@ -48,6 +51,13 @@ class ProfilerGroup(click.Group):
             for leaf in leaves(group):
                 click.echo(f"Error: {type(leaf).__name__}: {redact_text(cut_lines(str(leaf)))}", err=True)
             ctx.exit(1)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command to run; the garbage collector, paused by ``main``, runs again for its work (util/collector.py)."""
+        name, command, rest = super().resolve_command(ctx, args)
+        if name not in RESUMES_COLLECTOR:
+            collector.resume()
+        return name, command, rest
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """A built-in command, else one a plugin added."""

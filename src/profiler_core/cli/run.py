@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import ProfilerError
+from ..util import collector
 from ..util.textcut import printable
 from .context import pass_manager
 from .progress import make_progress, progress_option
@@ -192,6 +193,7 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
         handle_sigint=True, time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
     )
     _configure_logging(config.output.log_level)
+    collector.resume()  # start-up is done: what it made is frozen, the sessions' garbage is collected
     try:
         result = trio.run(run.execute_all)
     finally:

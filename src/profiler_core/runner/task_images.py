@@ -29,7 +29,6 @@ import os
 import re
 import shutil
 import subprocess
-import tarfile
 import tempfile
 from pathlib import Path
 
@@ -237,6 +236,8 @@ def _copy_out(binary: str, image: str, workdir: str, target: Path) -> None:
 
 def _extract(archive, target: Path) -> None:
     """Unpack the ``cp`` archive (the working folder at its top) into ``target``; nothing may land outside it."""
+    import tarfile  # only a task image's folder is unpacked: a run without one does not load it
+
     with tarfile.open(fileobj=archive) as tar:
         members = []
         for member in tar.getmembers():
