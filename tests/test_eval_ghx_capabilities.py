@@ -149,6 +149,9 @@ def test_ghx_cli_executor_passes_task_and_input(tmp_path):
 def test_ghx_cli_executor_failures(tmp_path):
     broken = _fake_ghx(tmp_path, "import sys; print('boom', file=sys.stderr); sys.exit(3)")
     assert trio.run(GhxCliExecutor(broken).run, "issue.view", {}).error == "issue.view: ghx gave no result envelope (boom)"
+    # An input bigger than a pipe holds: ghx is gone before it is all written, and still says why.
+    big = {"body": "x" * 1_000_000}
+    assert trio.run(GhxCliExecutor(broken).run, "issue.view", big).error == "issue.view: ghx gave no result envelope (boom)"
     assert "cannot start" in trio.run(GhxCliExecutor(str(tmp_path / "absent")).run, "issue.view", {}).error
     slow = _fake_ghx(tmp_path, "import time; time.sleep(30)")
     result = trio.run(GhxCliExecutor(slow, timeout_s=0.5).run, "issue.view", {})

@@ -243,7 +243,10 @@ class GhxCliExecutor:
                     nursery.start_soon(pump, process.stderr, stderr)
                     stdin = process.stdin
                     assert stdin is not None  # opened with PIPE
-                    await stdin.send_all(json.dumps(input).encode())
+                    try:
+                        await stdin.send_all(json.dumps(input).encode())
+                    except trio.BrokenResourceError:
+                        pass  # ghx ended without reading all its input: what it printed says why
                     await stdin.aclose()
                 await process.wait()
         except trio.TooSlowError:
