@@ -15,6 +15,9 @@ from profiler_core.report.view import ListFinding, ReportView, TableFinding, ana
 from report_cases import FAKE_CHARTS, MARKUP_MODES, analysis_cases, summary_cases
 from test_report import all_rows, write_rows
 
+# One worker builds the module's cases (~2 s of statistics) instead of each worker that gets one of its tests.
+pytestmark = pytest.mark.xdist_group("report_view")
+
 
 class _Page(HTMLParser):
     """The text of an HTML page, and its tables as rows of cell texts."""
