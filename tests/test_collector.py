@@ -84,6 +84,17 @@ def test_other_commands_run_with_the_collector_on(tmp_path, monkeypatch, collect
     assert gc.isenabled()
 
 
+def test_a_dry_run_plans_with_the_collector_on(tmp_path, monkeypatch, collector_state):
+    from profiler_core.config import loader
+
+    seen: list = []
+    _spy(monkeypatch, loader, "load_profile", seen, "load")
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", str(_profile(tmp_path)), "--dry-run"])
+    assert exit_.value.code == 0
+    assert seen and all(enabled for _, enabled, _ in seen)
+
+
 def test_main_gives_the_collector_back_when_a_command_fails(tmp_path, collector_state):
     with pytest.raises(SystemExit) as exit_:
         main(["run", str(tmp_path / "missing.yaml"), "--no-report"])

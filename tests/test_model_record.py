@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pickle
 import pkgutil
+import subprocess
+import sys
 
 import attrs
 import pytest
@@ -70,6 +73,13 @@ def test_a_record_equals_only_its_own_class():
     assert shared(name="x") != generated(name="x")
     assert shared(name="x").__eq__("x") is NotImplemented
     assert len({shared(name="x"), shared(name="x"), other(name="x")}) == 2
+
+
+def test_a_records_hash_is_the_same_in_every_process_for_one_hash_seed():
+    code = "from profiler_core.model import TokenBreakdown as T; print(hash(T(input=1, output=2)))"
+    env = {**os.environ, "PYTHONHASHSEED": "7"}
+    runs = {subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout for _ in range(2)}
+    assert len(runs) == 1, runs
 
 
 def test_a_record_holding_itself_shows_as_dots_like_attrs():

@@ -31,7 +31,12 @@ def __getattr__(name: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``profiler`` console script."""
+    """Entry point of the ``profiler`` console script.
+
+    It is a process's entry point: the objects that exist when the command's work
+    starts are frozen out of the garbage collector's sight for the rest of the
+    process (util/collector.py). The collector itself is on again when it returns.
+    """
     collector.pause()  # start-up only makes objects that live as long as the process: none to scan for
     try:
         from ..errors import ProfilerError

@@ -177,6 +177,7 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
     if set_values:
         overrides["settings"] = _settings(set_values)
     if dry_run:
+        collector.resume()  # the plan reads earlier runs' rows: real work, with the collector on
         from ..config.loader import load_profile
         from .dry_run import print_dry_run
 

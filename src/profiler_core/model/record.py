@@ -24,10 +24,12 @@ __all__ = ["Record"]
 class _Plan:
     """What one class compares, hashes and shows: worked out once, from its attrs fields."""
 
-    __slots__ = ("eq", "hash", "keys", "repr")
+    __slots__ = ("eq", "hash", "keys", "repr", "salt")
 
     def __init__(self, cls: type) -> None:
         fields = attrs.fields(cls)
+        #: the class in the hash by its name, as attrs does: the same in every process for one PYTHONHASHSEED
+        self.salt = hash(f"{cls.__module__}.{cls.__qualname__}")
         #: (name, formatter or None for ``repr``, read with a default: the field is not set by ``__init__``)
         self.repr = tuple(
             (a.name, None if a.repr is True else a.repr, not a.init) for a in fields if a.repr is not False
@@ -110,4 +112,5 @@ class Record:
         return values(self) == values(other)
 
     def __hash__(self) -> int:
-        return hash((self.__class__, *_plan(self.__class__).hash(self)))
+        plan = _plan(self.__class__)
+        return hash((plan.salt, *plan.hash(self)))
