@@ -125,7 +125,9 @@ def test_model_error_fails_fast_and_unpriced_models_are_priced_by_the_profile(tm
 
 def test_hung_model_times_out_then_the_next_iteration_works(tmp_path, opencode_bin):
     with FakeModelServer(first_then(Hang(), tool_then_text())) as model:
-        profile = write_profile(tmp_path, model.base_url, opencode_bin, timeout_ms=6000, execution={"repetitions": 2})
+        # 10 s: once, in a full suite, the second session also ran past a 6 s timeout (OpenCode
+        # recovering from the aborted first one under load); alone it takes ~2 s.
+        profile = write_profile(tmp_path, model.base_url, opencode_bin, timeout_ms=10_000, execution={"repetitions": 2})
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
         run.wait()
     first, second = read_rows(tmp_path)
