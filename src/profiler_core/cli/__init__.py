@@ -9,10 +9,10 @@ Plugins add commands with the ``profiler_register_commands`` hook
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_exports
 from ..util import collector
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,11 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _EXPORTS = {"cli": "app", "pass_manager": "context", "plugin_manager": "context"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{module}", __name__), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def main(argv: list[str] | None = None) -> None:

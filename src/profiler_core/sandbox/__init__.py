@@ -9,9 +9,9 @@ before any session, whether the sandbox can start here. See docs/sandbox.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_exports
 from .job import Job, Mount
 from .settings import NETWORKS, SANDBOXES, SandboxSettings
 
@@ -24,10 +24,6 @@ if TYPE_CHECKING:  # pragma: no cover
 _LAZY = {"Confinement": "confinement", "confine": "confinement", "check": "preflight", "sandbox_problems": "preflight"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{module}", __name__), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = ["NETWORKS", "SANDBOXES", "Confinement", "Job", "Mount", "SandboxSettings", "check", "confine", "sandbox_problems"]

@@ -1,0 +1,19 @@
+"""One module ``__getattr__`` (PEP 562) for the packages that load their public names on first use."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
+    """A ``__getattr__`` for ``package``: ``name`` comes from its submodule ``exports[name]``, imported then."""
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f".{module}", package), name)
+
+    return __getattr__
