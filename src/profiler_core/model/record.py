@@ -24,7 +24,7 @@ __all__ = ["Record"]
 class _Plan:
     """What one class compares, hashes and shows: worked out once, from its attrs fields."""
 
-    __slots__ = ("eq", "hash", "keys", "repr", "salt")
+    __slots__ = ("eq", "hash", "repr", "salt")
 
     def __init__(self, cls: type) -> None:
         fields = attrs.fields(cls)
@@ -36,8 +36,7 @@ class _Plan:
         )
         compared = [a for a in fields if a.eq]
         hashed = [a for a in fields if a.hash is True or (a.hash is None and a.eq is True)]
-        self.keys = any(_key(a) for a in compared + hashed)
-        if self.keys:
+        if any(_key(a) for a in compared + hashed):
             self.eq = _keyed_getter(compared)
             self.hash = _keyed_getter(hashed)
         else:
