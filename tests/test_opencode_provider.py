@@ -73,6 +73,10 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
             await guest.destroy_session(handle)
             await guest.shutdown()
             seen["alive_after_guest"] = process_alive(server.pid)
+            # Three sessions later OpenCode has not fetched its plugin SDK from npm into the fresh home.
+            sdk_folder = server.home / "config" / "opencode"
+            seen["sdk_installed"] = sorted(p.name for p in (sdk_folder / "node_modules").iterdir())
+            seen["npm_cache"] = (server.home / ".npm").exists()
         finally:
             await provider.shutdown()
 
@@ -94,6 +98,7 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
     assert result.metrics.tokens.input == 160 and result.metrics.tool_calls[0].duration_ms > 0
     assert seen["trace"].summary.total_tool_calls == 1
     assert seen["guest"].metrics.tokens.input == 160 and seen["alive_after_guest"]
+    assert seen["sdk_installed"] == [] and not seen["npm_cache"]
     assert all("SYSTEM-UNDER-TEST" in s for s in system_prompts)
     assert not process_alive(seen["pid"]) and not Path(home).exists()
 

@@ -83,6 +83,7 @@ def server_environment(
     env.update({k: str(v) for k, v in mode_env.items()})
     for name in ("config", "data", "cache", "state"):
         (home / name).mkdir(parents=True, exist_ok=True)
+    settle_plugin_sdk(home / "config" / "opencode")
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / "config"),
@@ -94,6 +95,26 @@ def server_environment(
         OPENCODE_DISABLE_MODELS_FETCH="1",
     )
     return env
+
+
+#: What OpenCode installs into each of its config folders, in the background, when it is missing there.
+PLUGIN_SDK = "@opencode-ai/plugin"
+
+
+def settle_plugin_sdk(config_dir: Path) -> None:
+    """Tell OpenCode its plugin SDK is already installed in ``config_dir``, so it does not fetch it from npm.
+
+    OpenCode runs ``npm install @opencode-ai/plugin`` in every config folder
+    that has no ``node_modules`` (once it is there, only a missing name in
+    ``package-lock.json`` starts it again). In a fresh home that is about 64 MB
+    from the npm registry and ~5 s of CPU beside the first session: network the
+    run must not need, and a load that would be measured as the agent's. The
+    SDK only serves plugins written in that folder, and the generated home has
+    none (docs/providers/opencode.md).
+    """
+    (config_dir / "node_modules").mkdir(parents=True, exist_ok=True)
+    lock = {"name": "opencode-config", "lockfileVersion": 3, "packages": {"": {"dependencies": {PLUGIN_SDK: "*"}}}}
+    (config_dir / "package-lock.json").write_text(json.dumps(lock), encoding="utf-8")
 
 
 async def start_server(
@@ -198,4 +219,4 @@ def _tail(path: Path, lines: int) -> str:
     return " | ".join(text[-lines:])
 
 
-__all__ = ["OpenCodeServer", "process_alive", "server_environment", "start_server"]
+__all__ = ["PLUGIN_SDK", "OpenCodeServer", "process_alive", "server_environment", "settle_plugin_sdk", "start_server"]
