@@ -196,7 +196,9 @@ def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
         assert {"profiler_core/py.typed", "profiler_builtin_analyzers/py.typed"} <= set(wheel.namelist())
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # No pip of its own (ensurepip alone takes ~3 s of CPU): the pip below comes through _parent_env.pth
+    # and installs into the running interpreter's prefix, the venv.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     # Dependencies (pluggy, attrs, numpy...) come from this test environment, so nothing is downloaded;
     # the project itself and both plugins are real wheels installed into the new venv.
