@@ -30,8 +30,12 @@ ROOT = Path(__file__).resolve().parent.parent
 CELLS = 40
 
 
-def profile(folder: Path, *, executor: str, concurrency: int, latency_s: float) -> Path:
-    """The demo's profile: 2 modes x 5 scenarios x 4 repetitions, sessions of about ``latency_s``."""
+def profile(folder: Path, *, executor: str, concurrency: int, latency_s: float, quick: bool = False) -> Path:
+    """The demo's profile: 2 modes x 5 scenarios x 4 repetitions, sessions of about ``latency_s``.
+
+    ``quick``: a whole core per Ray cell, so Ray starts a worker per core rather than one per cell in
+    flight (each worker's start is about a second of CPU; a smoke test's figures mean nothing anyway).
+    """
     subprocess.run([sys.executable, "-m", "profiler_core", "init", str(folder)], check=True, capture_output=True)
     data = yaml.safe_load((folder / "profile.yaml").read_text())
     # The simulator's sessions last minutes of simulated time; time_scale makes them latency_s long.
@@ -39,7 +43,7 @@ def profile(folder: Path, *, executor: str, concurrency: int, latency_s: float) 
     data["scenarios"] = {"path": "scenarios"}
     data["execution"] = {
         "repetitions": 4, "warmup": False, "concurrency": concurrency, "executor": executor,
-        "ray": {"num_cpus_per_cell": 0.05},
+        "ray": {"num_cpus_per_cell": 1.0 if quick else 0.05},
     }
     data["analyzers"] = []
     path = folder / f"{executor}-c{concurrency}.yaml"
@@ -120,7 +124,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="profiler-bench-exec-") as tmp:
         for executor, c in runs:
             folder = Path(tmp) / f"{executor}-{c}"
-            wall, rows = timed_run(profile(folder, executor=executor, concurrency=c, latency_s=latency))
+            wall, rows = timed_run(profile(folder, executor=executor, concurrency=c, latency_s=latency, quick=args.quick))
             assert rows == CELLS, rows
             figures[f"{executor}_c{c}_s"] = round(wall, 2)
             say(f"{executor:5} c{c:<3} {wall:7.2f} s for {rows} cells", flush=True)
