@@ -5,8 +5,9 @@ The loader's API is re-exported here (``from profiler_core.config import load_pr
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below load on first use, so importing a sibling module stays cheap
     from .loader import (
@@ -40,12 +41,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(".loader", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, dict.fromkeys(__all__, "loader"))
 
 
 def __dir__() -> list[str]:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import attrs
 
+from .._lazy import lazy_exports
 from ..errors import ConfigError
 from ..model.record import Record
 from ..plugins.markers import hookimpl
@@ -30,17 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .subagents import attach_subagents
 
 
-def __getattr__(name: str) -> Any:
-    # The built-in importers plugin is registered at start-up; the session model it builds loads on first use.
-    if name == "RecordedSession":
-        from ._build import RecordedSession
-
-        return RecordedSession
-    if name == "attach_subagents":
-        from .subagents import attach_subagents
-
-        return attach_subagents
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The built-in importers plugin is registered at start-up; the session model it builds loads on first use.
+__getattr__ = lazy_exports(__name__, {"RecordedSession": "_build", "attach_subagents": "subagents"})
 
 #: Built-in format name -> (module of this package with a ``load(path) -> list[RecordedSession]``,
 #: the file name endings read from a directory). Add a line here for a new built-in format;

@@ -5,8 +5,9 @@ The manager's API is re-exported here (``from profiler_core.plugins import get_p
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below load on first use, so importing a sibling module stays cheap
     from .manager import (
@@ -36,12 +37,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(".manager", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, dict.fromkeys(__all__, "manager"))
 
 
 def __dir__() -> list[str]:
