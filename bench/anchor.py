@@ -34,8 +34,12 @@ def shifted(line: str, offset: int) -> str:
     if offset == 0:
         return line
     # Text substitution, not a JSON round trip: 1,000,000 rows are written in seconds.
-    line = _ITERATION.sub(lambda m: f'"iteration":{int(m.group(1)) + offset}', line, count=1)
-    return _SESSION.sub(lambda m: f'{m.group(1)}{int(m.group(2)) + offset}"', line, count=1)
+    line = _ITERATION.sub(
+        lambda m: f'"iteration":{int(m.group(1)) + offset}', line, count=1
+    )
+    return _SESSION.sub(
+        lambda m: f'{m.group(1)}{int(m.group(2)) + offset}"', line, count=1
+    )
 
 
 def span(lines: list[str]) -> int:
@@ -45,7 +49,9 @@ def span(lines: list[str]) -> int:
 
 def _tiled(source: Path, target: Path) -> None:
     with gzip.open(source, "rt", encoding="utf-8") as f:
-        lines = [line if line.endswith("\n") else line + "\n" for line in f if line.strip()]
+        lines = [
+            line if line.endswith("\n") else line + "\n" for line in f if line.strip()
+        ]
     groups: dict[tuple[str, str], list[str]] = {}
     for line in lines:
         match = _GROUP.search(line)
@@ -65,7 +71,9 @@ def anchor_dir() -> Path:
     if named:
         return Path(named)
     digest = hashlib.sha256((FIXTURES / ROWS).read_bytes()).hexdigest()[:12]
-    folder = Path(tempfile.gettempdir()) / "agent-profiler-bench" / f"anchor-parity-{digest}"
+    folder = (
+        Path(tempfile.gettempdir()) / "agent-profiler-bench" / f"anchor-parity-{digest}"
+    )
     if not (folder / ROWS).is_file():
         folder.mkdir(parents=True, exist_ok=True)
         for path in FIXTURES.iterdir():

@@ -32,25 +32,75 @@ PAIRS = (("opencode", "opencode-acp"), ("claude-code", "claude-code-acp"))
 
 def installed(name: str) -> bool:
     row = registry()[name]
-    return bool(os.environ.get(row.binary_env) or shutil.which(row.program) or find_installed(row.program))
+    return bool(
+        os.environ.get(row.binary_env)
+        or shutil.which(row.program)
+        or find_installed(row.program)
+    )
 
 
 def run_agent(name: str, sessions: int, folder: Path) -> list[float]:
     """Wall ms of each session of ``name`` (``profiler init --agent`` + ``fake-model`` + ``run``)."""
-    model = subprocess.Popen([sys.executable, "-m", "profiler_core", "fake-model", "--port", "0"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    model = subprocess.Popen(
+        [sys.executable, "-m", "profiler_core", "fake-model", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     try:
         assert model.stdout is not None
         port = re.search(r"127\.0\.0\.1:(\d+)", model.stdout.readline()).group(1)  # type: ignore[union-attr]
         target = folder / name
-        subprocess.run([sys.executable, "-m", "profiler_core", "init", "--agent", name, str(target), "--port", port], check=True, capture_output=True)
-        profile = (target / "profile.yaml").read_text().replace("  concurrency: 2\n", "  concurrency: 1\n")
-        (target / "profile.yaml").write_text(profile.replace("  sandbox: bwrap", "  sandbox: none"))
-        done = subprocess.run([sys.executable, "-m", "profiler_core", "run", "profile.yaml", "--repetitions", str(sessions), "--run-id", "b",
-                               "--no-report", "--mode", "plain"], cwd=target, capture_output=True, text=True, timeout=900)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "profiler_core",
+                "init",
+                "--agent",
+                name,
+                str(target),
+                "--port",
+                port,
+            ],
+            check=True,
+            capture_output=True,
+        )
+        profile = (
+            (target / "profile.yaml")
+            .read_text()
+            .replace("  concurrency: 2\n", "  concurrency: 1\n")
+        )
+        (target / "profile.yaml").write_text(
+            profile.replace("  sandbox: bwrap", "  sandbox: none")
+        )
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "profiler_core",
+                "run",
+                "profile.yaml",
+                "--repetitions",
+                str(sessions),
+                "--run-id",
+                "b",
+                "--no-report",
+                "--mode",
+                "plain",
+            ],
+            cwd=target,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         if done.returncode != 0:
             raise SystemExit(f"{name}: {done.stderr[-500:]}")
-        rows = [json.loads(line) for line in (target / "results" / "b.jsonl").read_text().splitlines()]
+        rows = [
+            json.loads(line)
+            for line in (target / "results" / "b.jsonl").read_text().splitlines()
+        ]
         return [r["timing"]["wallMs"] for r in rows if r.get("error") is None]
     finally:
         os.killpg(model.pid, signal.SIGTERM)
@@ -66,19 +116,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for own, acp in PAIRS:
             if not (installed(own) and installed(acp)):
-                print(f"skipped {own} / {acp}: not installed (profiler agents install {own} {acp})", file=sys.stderr)
+                print(
+                    f"skipped {own} / {acp}: not installed (profiler agents install {own} {acp})",
+                    file=sys.stderr,
+                )
                 continue
-            walls = {name: run_agent(name, args.sessions, Path(folder)) for name in (own, acp)}
-            figures[f"{own}_vs_{acp}"] = {name: round(statistics.median(w), 1) for name, w in walls.items()} | {
-                "acp_added_ms": round(statistics.median(walls[acp]) - statistics.median(walls[own]), 1)
+            walls = {
+                name: run_agent(name, args.sessions, Path(folder))
+                for name in (own, acp)
+            }
+            figures[f"{own}_vs_{acp}"] = {
+                name: round(statistics.median(w), 1) for name, w in walls.items()
+            } | {
+                "acp_added_ms": round(
+                    statistics.median(walls[acp]) - statistics.median(walls[own]), 1
+                )
             }
     if args.json:
         print(json.dumps(figures, indent=2))
         return
-    print(f"wall time per session, median of {args.sessions} (load: {os.getloadavg()[0]:.1f})")
+    print(
+        f"wall time per session, median of {args.sessions} (load: {os.getloadavg()[0]:.1f})"
+    )
     for pair, f in figures.items():
         own, acp = pair.split("_vs_")
-        print(f"  {own:<12} {f[own]:9.1f} ms   {acp:<16} {f[acp]:9.1f} ms   ACP adds {f['acp_added_ms']:+.1f} ms")
+        print(
+            f"  {own:<12} {f[own]:9.1f} ms   {acp:<16} {f[acp]:9.1f} ms   ACP adds {f['acp_added_ms']:+.1f} ms"
+        )
 
 
 if __name__ == "__main__":

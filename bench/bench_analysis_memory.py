@@ -23,7 +23,11 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PROFILER_LOAD_PLUGINS": "builtin_analyzers"}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": str(ROOT / "src"),
+    "PROFILER_LOAD_PLUGINS": "builtin_analyzers",
+}
 
 GENERATE = r"""
 import sys, trio
@@ -77,13 +81,23 @@ def generate(iterations: int, folder: Path) -> Path:
     results = folder / "results" / "run.jsonl"
     if not results.exists():
         folder.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-c", GENERATE, str(iterations), str(folder)], env=ENV, check=True)
+        subprocess.run(
+            [sys.executable, "-c", GENERATE, str(iterations), str(folder)],
+            env=ENV,
+            check=True,
+        )
     return results
 
 
 def measure(*args: str) -> dict:
     """Run ``profiler ARGS`` in a fresh process (stdout discarded); its peak RSS (MB) and wall time (s)."""
-    out = subprocess.run([sys.executable, "-c", MEASURE, *args], env=ENV, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, *args],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stderr.strip().splitlines()[-1])
 
 
@@ -92,7 +106,10 @@ def figures(iterations: int, folder: Path) -> dict[str, dict]:
     results = generate(iterations, folder)
     store = folder / "reports" / "run" / "sessions" / "traces.jsonl"
     analysis_kb = (folder / "results" / "run.analysis.jsonl").stat().st_size / 1024
-    print(f"{iterations:>7,} iterations: analysis file {analysis_kb / 1024:.1f} MB, trace store {store.stat().st_size / 2**20:.1f} MB", flush=True)
+    print(
+        f"{iterations:>7,} iterations: analysis file {analysis_kb / 1024:.1f} MB, trace store {store.stat().st_size / 2**20:.1f} MB",
+        flush=True,
+    )
     return {
         "report": measure("report", str(results), "--out", str(folder / "report")),
         "analyze --json": measure("analyze", str(store), "--json"),
@@ -104,21 +121,33 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=2_000)
     parser.add_argument("--large", type=int, default=20_000)
-    parser.add_argument("--keep", type=Path, help="folder to keep the generated runs in (reused when present)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="folder to keep the generated runs in (reused when present)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="profiler-analysis-mem-") as tmp:
         base = args.keep or Path(tmp)
         small = figures(args.small, base / f"run-{args.small}")
         large = figures(args.large, base / f"run-{args.large}")
     worst = 0.0
-    print(f"{'reader':<16}{args.small:>9,} it: peak MB / s{args.large:>10,} it: peak MB / s   ratio of peaks")
+    print(
+        f"{'reader':<16}{args.small:>9,} it: peak MB / s{args.large:>10,} it: peak MB / s   ratio of peaks"
+    )
     for name in small:
         s, large_ = small[name], large[name]
         ratio = large_["peak_mb"] / s["peak_mb"]
-        if name != "analyze":  # the text output's time grows with the traces; its memory is measured all the same
+        if (
+            name != "analyze"
+        ):  # the text output's time grows with the traces; its memory is measured all the same
             worst = max(worst, ratio)
-        print(f"{name:<16}{s['peak_mb']:>12.1f} / {s['seconds']:6.1f}{large_['peak_mb']:>14.1f} / {large_['seconds']:6.1f}{ratio:>14.2f}x")
-    print(f"worst ratio of peaks (report, analyze --json): {worst:.2f}x (target < 1.5x)")
+        print(
+            f"{name:<16}{s['peak_mb']:>12.1f} / {s['seconds']:6.1f}{large_['peak_mb']:>14.1f} / {large_['seconds']:6.1f}{ratio:>14.2f}x"
+        )
+    print(
+        f"worst ratio of peaks (report, analyze --json): {worst:.2f}x (target < 1.5x)"
+    )
     return 0 if worst < 1.5 else 1
 
 

@@ -33,14 +33,28 @@ from profiler_core.fakemodel import FakeModelServer, tool_then_text
 
 AGENTS = {
     # provider id: (program, env var, model, server factory, base_url suffix)
-    "claude-code": ("claude", "CLAUDE_BIN", "claude-sonnet-4-5", lambda: FakeModelServer(tool_then_text()), ""),
-    "codex": ("codex", "CODEX_BIN", "gpt-5-codex", lambda: FakeModelServer(tool_then_text()), "/v1"),
+    "claude-code": (
+        "claude",
+        "CLAUDE_BIN",
+        "claude-sonnet-4-5",
+        lambda: FakeModelServer(tool_then_text()),
+        "",
+    ),
+    "codex": (
+        "codex",
+        "CODEX_BIN",
+        "gpt-5-codex",
+        lambda: FakeModelServer(tool_then_text()),
+        "/v1",
+    ),
 }
 
 
 def binary(program: str, env_var: str) -> str | None:
     """The agent program: its env var, then .agents/, else None."""
-    found = os.environ.get(env_var) or str(ROOT / ".agents" / "node_modules" / ".bin" / program)
+    found = os.environ.get(env_var) or str(
+        ROOT / ".agents" / "node_modules" / ".bin" / program
+    )
     return found if Path(found).exists() else None
 
 
@@ -49,8 +63,13 @@ def measure(agent: str, sessions: int, concurrency: int) -> dict[str, float]:
     program, env_var, model, server_factory, suffix = AGENTS[agent]
     path = binary(program, env_var)
     if path is None:
-        raise SystemExit(f"{program} not found: run `bash .ci/install-agents` or set ${env_var}")
-    with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp, server_factory() as server:
+        raise SystemExit(
+            f"{program} not found: run `bash .ci/install-agents` or set ${env_var}"
+        )
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp,
+        server_factory() as server,
+    ):
         folder = Path(tmp)
         profile = write_profile(
             folder,
@@ -60,11 +79,22 @@ def measure(agent: str, sessions: int, concurrency: int) -> dict[str, float]:
             modes={"bench": {}},
             extensions={"prices": {model: {"input_per_mtok": 1, "output_per_mtok": 1}}},
         )
-        text = profile.read_text().replace("repetitions: 1", f"repetitions: {sessions}\n  concurrency: {concurrency}")
+        text = profile.read_text().replace(
+            "repetitions: 1", f"repetitions: {sessions}\n  concurrency: {concurrency}"
+        )
         profile.write_text(text)
         started = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "profiler_core", "run", str(profile), "--run-id", "bench", "--no-report"],
+            [
+                sys.executable,
+                "-m",
+                "profiler_core",
+                "run",
+                str(profile),
+                "--run-id",
+                "bench",
+                "--no-report",
+            ],
             cwd=folder,
             capture_output=True,
             text=True,
@@ -74,7 +104,11 @@ def measure(agent: str, sessions: int, concurrency: int) -> dict[str, float]:
         elapsed = time.perf_counter() - started
         if done.returncode != 0:
             raise SystemExit(f"profiler run failed: {done.stderr.strip()[-500:]}")
-        rows = [json.loads(line) for line in (folder / "results" / "bench.jsonl").read_text().splitlines() if line.strip()]
+        rows = [
+            json.loads(line)
+            for line in (folder / "results" / "bench.jsonl").read_text().splitlines()
+            if line.strip()
+        ]
         errors = [r["error"] for r in rows if r.get("error")]
         if errors:
             raise SystemExit(f"{len(errors)} session(s) failed: {errors[0]}")
@@ -93,18 +127,34 @@ def measure(agent: str, sessions: int, concurrency: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=8, help="sessions per agent and concurrency (default 8)")
-    parser.add_argument("--agent", action="append", choices=sorted(AGENTS), help="agents to measure (default: both)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=8,
+        help="sessions per agent and concurrency (default 8)",
+    )
+    parser.add_argument(
+        "--agent",
+        action="append",
+        choices=sorted(AGENTS),
+        help="agents to measure (default: both)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object instead of a table"
+    )
     args = parser.parse_args()
     figures = {}
     for agent in args.agent or sorted(AGENTS):
         for concurrency in (1, 4):
-            figures[f"{agent}_c{concurrency}"] = measure(agent, args.sessions, concurrency)
+            figures[f"{agent}_c{concurrency}"] = measure(
+                agent, args.sessions, concurrency
+            )
     if args.json:
         print(json.dumps(figures, indent=2))
         return
-    print(f"{'agent, concurrency':<20} {'sessions':>8} {'wall ms':>9} {'model ms':>9} {'overhead ms':>12} {'startup ms':>11} {'sessions/s':>11}")
+    print(
+        f"{'agent, concurrency':<20} {'sessions':>8} {'wall ms':>9} {'model ms':>9} {'overhead ms':>12} {'startup ms':>11} {'sessions/s':>11}"
+    )
     for name, f in figures.items():
         print(
             f"{name:<20} {f['sessions']:>8} {f['wall_ms']:>9.0f} {f['model_server_ms']:>9.1f} "

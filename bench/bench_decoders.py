@@ -71,10 +71,20 @@ def main() -> int:
         path.write_bytes(raw)
         decoders: dict[str, Callable[[], int]] = {
             "columnar": lambda: load_rows(path, parallel=False).n,
-            "rowcodec": lambda: sum(1 for line in lines if rowcodec.decode(line) is not None),
-            "rowcodec+model": lambda: sum(1 for line in lines if rowcodec.decode_row(line) is not None),
-            "orjson": lambda: sum(1 for line in lines if orjson.loads(line) is not None),
-            "orjson+cattrs": lambda: sum(1 for line in lines if converter.structure(orjson.loads(line), ProfileRow) is not None),
+            "rowcodec": lambda: sum(
+                1 for line in lines if rowcodec.decode(line) is not None
+            ),
+            "rowcodec+model": lambda: sum(
+                1 for line in lines if rowcodec.decode_row(line) is not None
+            ),
+            "orjson": lambda: sum(
+                1 for line in lines if orjson.loads(line) is not None
+            ),
+            "orjson+cattrs": lambda: sum(
+                1
+                for line in lines
+                if converter.structure(orjson.loads(line), ProfileRow) is not None
+            ),
         }
         try:
             import polars
@@ -88,7 +98,9 @@ def main() -> int:
             decoders["pyarrow"] = lambda: pyarrow.json.read_json(path).num_rows
         except ImportError:
             pass
-        print(f"{len(lines):,} rows, {len(raw) / len(lines):,.0f} bytes a row; best of {args.repeat}")
+        print(
+            f"{len(lines):,} rows, {len(raw) / len(lines):,.0f} bytes a row; best of {args.repeat}"
+        )
         for name, decode in decoders.items():
             print(f"{name:<15} {_best(decode, args.repeat):8.1f} µs/row")
     return 0

@@ -30,19 +30,35 @@ ROOT = Path(__file__).resolve().parent.parent
 CELLS = 40
 
 
-def profile(folder: Path, *, executor: str, concurrency: int, latency_s: float, quick: bool = False) -> Path:
+def profile(
+    folder: Path,
+    *,
+    executor: str,
+    concurrency: int,
+    latency_s: float,
+    quick: bool = False,
+) -> Path:
     """The demo's profile: 2 modes x 5 scenarios x 4 repetitions, sessions of about ``latency_s``.
 
     ``quick``: a whole core per Ray cell, so Ray starts a worker per core rather than one per cell in
     flight (each worker's start is about a second of CPU; a smoke test's figures mean nothing anyway).
     """
-    subprocess.run([sys.executable, "-m", "profiler_core", "init", str(folder)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "profiler_core", "init", str(folder)],
+        check=True,
+        capture_output=True,
+    )
     data = yaml.safe_load((folder / "profile.yaml").read_text())
     # The simulator's sessions last minutes of simulated time; time_scale makes them latency_s long.
-    data["provider"]["options"].update({"time_scale": latency_s / 60.0, "mean_turns": 6})
+    data["provider"]["options"].update(
+        {"time_scale": latency_s / 60.0, "mean_turns": 6}
+    )
     data["scenarios"] = {"path": "scenarios"}
     data["execution"] = {
-        "repetitions": 4, "warmup": False, "concurrency": concurrency, "executor": executor,
+        "repetitions": 4,
+        "warmup": False,
+        "concurrency": concurrency,
+        "executor": executor,
         "ray": {"num_cpus_per_cell": 1.0 if quick else 0.05},
     }
     data["analyzers"] = []
@@ -55,13 +71,31 @@ def timed_run(path: Path) -> tuple[float, int]:
     """Wall seconds of the cells (from the first row's start to the last row's end) and the row count."""
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "profiler_core", "run", str(path), "--run-id", "bench", "--progress", "none", "--no-report"],
-        capture_output=True, text=True, cwd=path.parent, env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=False,
+        [
+            sys.executable,
+            "-m",
+            "profiler_core",
+            "run",
+            str(path),
+            "--run-id",
+            "bench",
+            "--progress",
+            "none",
+            "--no-report",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=path.parent,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        check=False,
     )
     total = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{path.name}: profiler run failed: {done.stderr[-2000:]}")
-    rows = [json.loads(line) for line in (path.parent / "results" / "bench.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (path.parent / "results" / "bench.jsonl").read_text().splitlines()
+    ]
     (path.parent / "results" / "bench.jsonl").unlink()
     (path.parent / "results" / "bench.manifest.json").unlink()
     return total, len(rows)
@@ -102,18 +136,35 @@ def warm_figures(folder: Path, cells: int) -> dict[str, float]:
     Also how long that process took to import Ray and start its cluster (``ray_cluster_start_s``).
     """
     path = profile(folder, executor="ray", concurrency=1, latency_s=0.0)
-    done = subprocess.run([sys.executable, "-c", WARM, str(path), str(cells)], capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    done = subprocess.run(
+        [sys.executable, "-c", WARM, str(path), str(cells)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--latency", type=float, default=1.0, help="seconds per session (default 1.0)")
+    parser.add_argument(
+        "--latency", type=float, default=1.0, help="seconds per session (default 1.0)"
+    )
     parser.add_argument("--no-ray", action="store_true", help="only the local executor")
-    parser.add_argument("--only-ray", action="store_true", help="only the Ray figures (c8 run and warm cell)")
-    parser.add_argument("--quick", action="store_true", help="sessions of 20 ms: a smoke test, not figures")
-    parser.add_argument("--json", action="store_true", help="print only one JSON object")
+    parser.add_argument(
+        "--only-ray",
+        action="store_true",
+        help="only the Ray figures (c8 run and warm cell)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="sessions of 20 ms: a smoke test, not figures",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print only one JSON object"
+    )
     args = parser.parse_args()
     latency = 0.02 if args.quick else args.latency
     say = (lambda *a, **k: None) if args.json else print
@@ -124,7 +175,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="profiler-bench-exec-") as tmp:
         for executor, c in runs:
             folder = Path(tmp) / f"{executor}-{c}"
-            wall, rows = timed_run(profile(folder, executor=executor, concurrency=c, latency_s=latency, quick=args.quick))
+            wall, rows = timed_run(
+                profile(
+                    folder,
+                    executor=executor,
+                    concurrency=c,
+                    latency_s=latency,
+                    quick=args.quick,
+                )
+            )
             assert rows == CELLS, rows
             figures[f"{executor}_c{c}_s"] = round(wall, 2)
             say(f"{executor:5} c{c:<3} {wall:7.2f} s for {rows} cells", flush=True)
@@ -137,16 +196,35 @@ def main() -> None:
             else:
                 # The ray run also starts a local cluster; measure that alone, a whole process, to take it out.
                 t0 = time.perf_counter()
-                subprocess.run([sys.executable, "-c", "import ray; ray.init(include_dashboard=False); ray.shutdown()"],
-                               capture_output=True, check=True)
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-c",
+                        "import ray; ray.init(include_dashboard=False); ray.shutdown()",
+                    ],
+                    capture_output=True,
+                    check=True,
+                )
                 figures["ray_cluster_start_s"] = round(time.perf_counter() - t0, 2)
-            figures["ray_latency_ms_c8"] = round((figures["ray_c8_s"] - figures["ray_cluster_start_s"]) * 1000, 1)
+            figures["ray_latency_ms_c8"] = round(
+                (figures["ray_c8_s"] - figures["ray_cluster_start_s"]) * 1000, 1
+            )
             if "local_c8_s" in figures:
-                per_cell = (figures["ray_c8_s"] - figures["ray_cluster_start_s"] - figures["local_c8_s"]) / CELLS * 1000
+                per_cell = (
+                    (
+                        figures["ray_c8_s"]
+                        - figures["ray_cluster_start_s"]
+                        - figures["local_c8_s"]
+                    )
+                    / CELLS
+                    * 1000
+                )
                 figures["ray_overhead_ms_per_cell"] = round(per_cell, 1)
     if "local_c1_s" in figures:
         figures["speedup_c8"] = round(figures["local_c1_s"] / figures["local_c8_s"], 2)
-        figures["speedup_c32"] = round(figures["local_c1_s"] / figures["local_c32_s"], 2)
+        figures["speedup_c32"] = round(
+            figures["local_c1_s"] / figures["local_c32_s"], 2
+        )
     print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
 
 

@@ -36,8 +36,13 @@ def import_once(job: Path, out: Path) -> int:
 
     loaded = load_job(job)
     result = import_sessions(
-        list(loaded.sessions), files=list(loaded.files), out=out, manager=default_plugin_manager(), modes=list(loaded.modes),
-        warnings=list(loaded.warnings), existing="replace",
+        list(loaded.sessions),
+        files=list(loaded.files),
+        out=out,
+        manager=default_plugin_manager(),
+        modes=list(loaded.modes),
+        warnings=list(loaded.warnings),
+        existing="replace",
     )
     return len(result.rows)
 

@@ -35,23 +35,46 @@ from tests.test_harbor_provider import OFFLINE_IMAGE, write_task
 PROFILER = Path(sys.executable).with_name("profiler")
 
 
-def _profile(folder: Path, provider: dict, trials: int, concurrency: int, sandbox: str) -> Path:
+def _profile(
+    folder: Path, provider: dict, trials: int, concurrency: int, sandbox: str
+) -> Path:
     import yaml
 
     path = folder / f"{provider['id']}.yaml"
-    path.write_text(yaml.safe_dump({
-        "modes": {"m": {}}, "scenarios": {"path": "tasks", "format": "harbor"}, "provider": provider,
-        "execution": {"repetitions": trials, "warmup": False, "sandbox": sandbox, "concurrency": concurrency},
-        "output": {"results_dir": "results", "reports_dir": "reports"},
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "modes": {"m": {}},
+                "scenarios": {"path": "tasks", "format": "harbor"},
+                "provider": provider,
+                "execution": {
+                    "repetitions": trials,
+                    "warmup": False,
+                    "sandbox": sandbox,
+                    "concurrency": concurrency,
+                },
+                "output": {"results_dir": "results", "reports_dir": "reports"},
+            }
+        )
+    )
     return path
 
 
 def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     t0 = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=3600, check=False)
+    done = subprocess.run(
+        argv,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=False,
+    )
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:3])} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"{' '.join(argv[:3])} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        )
     return time.perf_counter() - t0
 
 
@@ -67,26 +90,94 @@ def main() -> None:
     harbor = str(Path(python).with_name("harbor"))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        write_task(root / "tasks" / "hello-file", os.environ.get("PROFILER_HARBOR_BASE_IMAGE", OFFLINE_IMAGE))
-        nofile, nproc = resource.getrlimit(resource.RLIMIT_NOFILE)[1], min(resource.getrlimit(resource.RLIMIT_NPROC)[1], 4096)
-        (root / "containers.conf").write_text(f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]\n')
-        env = {**os.environ, "CONTAINERS_CONF": str(root / "containers.conf"), "PATH": f"{Path(harbor).parent}{os.pathsep}{os.environ['PATH']}"}
+        write_task(
+            root / "tasks" / "hello-file",
+            os.environ.get("PROFILER_HARBOR_BASE_IMAGE", OFFLINE_IMAGE),
+        )
+        nofile, nproc = (
+            resource.getrlimit(resource.RLIMIT_NOFILE)[1],
+            min(resource.getrlimit(resource.RLIMIT_NPROC)[1], 4096),
+        )
+        (root / "containers.conf").write_text(
+            f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]\n'
+        )
+        env = {
+            **os.environ,
+            "CONTAINERS_CONF": str(root / "containers.conf"),
+            "PATH": f"{Path(harbor).parent}{os.pathsep}{os.environ['PATH']}",
+        }
         ours = _profile(root, {"id": "oracle"}, args.trials, args.concurrency, "podman")
-        through = _profile(root, {"id": "harbor", "model": "none", "options": {"agent": "oracle", "environment": "podman", "harbor": harbor}},
-                           args.trials, args.concurrency, "bwrap")
+        through = _profile(
+            root,
+            {
+                "id": "harbor",
+                "model": "none",
+                "options": {
+                    "agent": "oracle",
+                    "environment": "podman",
+                    "harbor": harbor,
+                },
+            },
+            args.trials,
+            args.concurrency,
+            "bwrap",
+        )
         variants = {
-            "ours_oracle": lambda r: [str(PROFILER), "run", str(ours), "--run-id", f"o{r}", "--no-report", "--progress", "none"],
-            "harbor_alone": lambda r: [harbor, "run", "-p", "tasks/hello-file", "-a", "oracle", "-e", "podman", "-o", "jobs", "--job-name", f"h{r}",
-                                       "-k", str(args.trials), "-n", str(args.concurrency), "-y", "-q"],
-            "harbor_provider": lambda r: [str(PROFILER), "run", str(through), "--run-id", f"p{r}", "--no-report", "--progress", "none"],
+            "ours_oracle": lambda r: [
+                str(PROFILER),
+                "run",
+                str(ours),
+                "--run-id",
+                f"o{r}",
+                "--no-report",
+                "--progress",
+                "none",
+            ],
+            "harbor_alone": lambda r: [
+                harbor,
+                "run",
+                "-p",
+                "tasks/hello-file",
+                "-a",
+                "oracle",
+                "-e",
+                "podman",
+                "-o",
+                "jobs",
+                "--job-name",
+                f"h{r}",
+                "-k",
+                str(args.trials),
+                "-n",
+                str(args.concurrency),
+                "-y",
+                "-q",
+            ],
+            "harbor_provider": lambda r: [
+                str(PROFILER),
+                "run",
+                str(through),
+                "--run-id",
+                f"p{r}",
+                "--no-report",
+                "--progress",
+                "none",
+            ],
         }
         seconds: dict[str, list[float]] = {name: [] for name in variants}
         for round_ in range(args.rounds):
             order = list(variants) if round_ % 2 == 0 else list(reversed(variants))
             for name in order:
-                seconds[name].append(_timed(variants[name](round_), root, env) / args.trials)
-    figures = {f"{name}_s_per_trial": round(statistics.median(values), 2) for name, values in seconds.items()}
-    figures["harbor_provider_overhead_s_per_trial"] = round(figures["harbor_provider_s_per_trial"] - figures["harbor_alone_s_per_trial"], 2)
+                seconds[name].append(
+                    _timed(variants[name](round_), root, env) / args.trials
+                )
+    figures = {
+        f"{name}_s_per_trial": round(statistics.median(values), 2)
+        for name, values in seconds.items()
+    }
+    figures["harbor_provider_overhead_s_per_trial"] = round(
+        figures["harbor_provider_s_per_trial"] - figures["harbor_alone_s_per_trial"], 2
+    )
     figures.update(rounds=args.rounds, trials=args.trials, concurrency=args.concurrency)
     for key, value in figures.items():
         print(f"{key:40} {value}")

@@ -44,7 +44,11 @@ def main() -> None:
     for format, pattern in FORMATS.items():
         for path in sorted((CORPUS / format).rglob(pattern)):
             text = path.read_text()
-            values = [json.loads(line) for line in text.splitlines() if line.strip()] if path.suffix == ".jsonl" else [json.loads(text)]
+            values = (
+                [json.loads(line) for line in text.splitlines() if line.strip()]
+                if path.suffix == ".jsonl"
+                else [json.loads(text)]
+            )
             parse = median_ms(lambda: load_sessions(format, path), args.runs)  # noqa: B023 - called at once
             nulls = median_ms(lambda: [absent_nulls(v) for v in values], args.runs)  # noqa: B023
             name = str(path.relative_to(CORPUS))

@@ -48,29 +48,56 @@ def instructions(src: Path, repetitions: int) -> int:
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     found = _IREFS.search(done.stderr)
     if done.returncode != 0 or found is None:
-        raise SystemExit(f"bench: {src}: suite_overhead under valgrind failed: {done.stderr.strip()[-400:]}")
+        raise SystemExit(
+            f"bench: {src}: suite_overhead under valgrind failed: {done.stderr.strip()[-400:]}"
+        )
     return int(found.group(1).replace(",", ""))
 
 
 def per_iteration(src: Path, small: int, large: int) -> float:
     """Instructions per iteration: the two runs' difference over their 20 x (large - small) iterations."""
-    return (instructions(src, large) - instructions(src, small)) / (20 * (large - small))
+    return (instructions(src, large) - instructions(src, small)) / (
+        20 * (large - small)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print instructions per iteration of this checkout and of each ``--src``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--src", type=Path, action="append", default=[], help="another source tree (repeatable)")
-    parser.add_argument("--small", type=int, default=1, help="repetitions of the shorter run (default 1: 20 iterations)")
-    parser.add_argument("--large", type=int, default=11, help="repetitions of the longer run (default 11: 220 iterations)")
-    parser.add_argument("--json", action="store_true", help="one JSON object: source tree -> instructions per iteration")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        action="append",
+        default=[],
+        help="another source tree (repeatable)",
+    )
+    parser.add_argument(
+        "--small",
+        type=int,
+        default=1,
+        help="repetitions of the shorter run (default 1: 20 iterations)",
+    )
+    parser.add_argument(
+        "--large",
+        type=int,
+        default=11,
+        help="repetitions of the longer run (default 11: 220 iterations)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object: source tree -> instructions per iteration",
+    )
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         print("bench: valgrind is not on PATH", file=sys.stderr)
         return 1
     if args.large <= args.small:
         parser.error("--large must be more repetitions than --small")
-    figures = {str(src): per_iteration(src.resolve(), args.small, args.large) for src in [ROOT / "src", *args.src]}
+    figures = {
+        str(src): per_iteration(src.resolve(), args.small, args.large)
+        for src in [ROOT / "src", *args.src]
+    }
     if args.json:
         print(json.dumps(figures))
         return 0

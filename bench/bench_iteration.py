@@ -77,7 +77,9 @@ def _last_json(proc: subprocess.CompletedProcess[str], what: str) -> dict[str, A
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        raise BenchError(f"{what}: expected one JSON line, got {proc.stdout[:200]!r}") from None
+        raise BenchError(
+            f"{what}: expected one JSON line, got {proc.stdout[:200]!r}"
+        ) from None
 
 
 def run_ours(src: Path, repetitions: int) -> dict[str, Any]:
@@ -85,7 +87,15 @@ def run_ours(src: Path, repetitions: int) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(src)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(repetitions)]
-    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False)
+    proc = subprocess.run(
+        cmd,
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
     return _last_json(proc, f"ours ({src})")
 
 
@@ -93,13 +103,19 @@ def run_original(node: str, original: Path, repetitions: int) -> dict[str, Any]:
     """One fresh process of the original's harness."""
     cmd = [node, str(HARNESS), "suite_overhead", "--repetitions", str(repetitions),
            "--bundle", str(original / "agent-profiler.mjs"), "--anchor", str(ANCHOR)]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False)
+    proc = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False
+    )
     return _last_json(proc, "original_harness.mjs suite_overhead")
 
 
-def measure(sides: dict[str, Any], sizes: list[int], runs: int) -> dict[str, dict[int, list[dict[str, Any]]]]:
+def measure(
+    sides: dict[str, Any], sizes: list[int], runs: int
+) -> dict[str, dict[int, list[dict[str, Any]]]]:
     """Every side at every size, in alternating rounds (the first a warm-up); the figures of each measured run."""
-    found: dict[str, dict[int, list[dict[str, Any]]]] = {name: {size: [] for size in sizes} for name in sides}
+    found: dict[str, dict[int, list[dict[str, Any]]]] = {
+        name: {size: [] for size in sizes} for name in sides
+    }
     for round_index in range(1 + runs):
         for size in sizes:
             for name, run_once in sides.items():
@@ -115,17 +131,27 @@ def _spread(values: list[float]) -> str:
     return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
 
 
-def report(found: dict[str, dict[int, list[dict[str, Any]]]], sizes: list[int], runs: int) -> None:
+def report(
+    found: dict[str, dict[int, list[dict[str, Any]]]], sizes: list[int], runs: int
+) -> None:
     """The table: median (lowest-highest) wall and CPU ms per iteration, per side and size."""
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"measured {now}, {os.cpu_count()} cores, load average {load}; medians of {runs} alternating rounds (lowest-highest)")
-    print(f"{'side':<10} {'iterations':>10}  {'wall ms/iteration':<24} {'CPU ms/iteration':<24} target <= {TARGET_MS}")
+    print(
+        f"measured {now}, {os.cpu_count()} cores, load average {load}; medians of {runs} alternating rounds (lowest-highest)"
+    )
+    print(
+        f"{'side':<10} {'iterations':>10}  {'wall ms/iteration':<24} {'CPU ms/iteration':<24} target <= {TARGET_MS}"
+    )
     for size in sizes:
         for name, by_size in found.items():
             runs_ = by_size[size]
             wall = _spread([r["ms_per_iter"] for r in runs_])
-            cpu = _spread([r["cpu_ms_per_iter"] for r in runs_]) if "cpu_ms_per_iter" in runs_[0] else "-"
+            cpu = (
+                _spread([r["cpu_ms_per_iter"] for r in runs_])
+                if "cpu_ms_per_iter" in runs_[0]
+                else "-"
+            )
             print(f"{name:<10} {size:>10,}  {wall:<24} {cpu:<24}")
 
 
@@ -133,17 +159,43 @@ def main(argv: list[str] | None = None) -> int:
     """Measure and print (or ``--json``) the runner's ms per iteration of each side."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--runs", type=int, default=3, help="measured rounds after the warm-up (default 3)")
-    parser.add_argument("--sizes", default="2000,20000", help="iterations per run, comma-separated multiples of 20")
-    parser.add_argument("--before", type=Path, default=None, help="also time this source tree (e.g. git archive of main)")
-    parser.add_argument("--original", type=Path, default=None, help="also time the original built in DIR (bench/README.md)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object: side -> size -> figures of each run")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=3,
+        help="measured rounds after the warm-up (default 3)",
+    )
+    parser.add_argument(
+        "--sizes",
+        default="2000,20000",
+        help="iterations per run, comma-separated multiples of 20",
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="also time this source tree (e.g. git archive of main)",
+    )
+    parser.add_argument(
+        "--original",
+        type=Path,
+        default=None,
+        help="also time the original built in DIR (bench/README.md)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: side -> size -> figures of each run",
+    )
     args = parser.parse_args(argv)
     if args.child is not None:
         return _child(args.child)
     sizes = [int(s) for s in args.sizes.split(",")]
     if any(size <= 0 or size % 20 for size in sizes):
-        print("bench_iteration: --sizes: expected positive multiples of 20 (2 modes x 10 scenarios)", file=sys.stderr)
+        print(
+            "bench_iteration: --sizes: expected positive multiples of 20 (2 modes x 10 scenarios)",
+            file=sys.stderr,
+        )
         return 2
     sides: dict[str, Any] = {"ours": lambda reps: run_ours(ROOT / "src", reps)}
     if args.before is not None:
@@ -152,7 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.original is not None:
         node = shutil.which("node")
         if node is None or not (args.original / "agent-profiler.mjs").is_file():
-            print(f"bench_iteration: --original: needs node on PATH and {args.original}/agent-profiler.mjs", file=sys.stderr)
+            print(
+                f"bench_iteration: --original: needs node on PATH and {args.original}/agent-profiler.mjs",
+                file=sys.stderr,
+            )
             return 2
         original = args.original.resolve()
         sides["original"] = lambda reps: run_original(node, original, reps)
@@ -162,7 +217,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_iteration: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps({name: {str(size): runs for size, runs in by_size.items()} for name, by_size in found.items()}))
+        print(
+            json.dumps(
+                {
+                    name: {str(size): runs for size, runs in by_size.items()}
+                    for name, by_size in found.items()
+                }
+            )
+        )
     else:
         report(found, sizes, args.runs)
     return 0

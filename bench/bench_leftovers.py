@@ -55,7 +55,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--dead", type=int, default=5)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="one call each: a smoke test, not figures")
+    parser.add_argument(
+        "--quick", action="store_true", help="one call each: a smoke test, not figures"
+    )
     args = parser.parse_args()
     repeat = 1 if args.quick else args.repeat
     with tempfile.TemporaryDirectory(prefix="bench-leftovers-") as tmp:

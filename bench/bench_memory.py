@@ -60,7 +60,11 @@ def measure(iterations: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     with tempfile.TemporaryDirectory(prefix="profiler-mem-") as tmp:
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, str(iterations), tmp], env=env, capture_output=True, text=True, check=True
+            [sys.executable, "-c", CHILD, str(iterations), tmp],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -71,10 +75,18 @@ def main() -> int:
     parser.add_argument("--large", type=int, default=20_000)
     args = parser.parse_args()
     small, large = measure(args.small), measure(args.large)
-    growth_kb = (large["peak_rss_kb"] - small["peak_rss_kb"]) / (large["iterations"] - small["iterations"])
-    print(f"{small['iterations']:>7,} iterations: peak RSS {small['peak_rss_kb'] / 1024:8.1f} MB")
-    print(f"{large['iterations']:>7,} iterations: peak RSS {large['peak_rss_kb'] / 1024:8.1f} MB")
-    print(f"growth: {growth_kb:.3f} KB per iteration; ratio {large['peak_rss_kb'] / small['peak_rss_kb']:.2f}x (target < 1 KB, <= 1.5x)")
+    growth_kb = (large["peak_rss_kb"] - small["peak_rss_kb"]) / (
+        large["iterations"] - small["iterations"]
+    )
+    print(
+        f"{small['iterations']:>7,} iterations: peak RSS {small['peak_rss_kb'] / 1024:8.1f} MB"
+    )
+    print(
+        f"{large['iterations']:>7,} iterations: peak RSS {large['peak_rss_kb'] / 1024:8.1f} MB"
+    )
+    print(
+        f"growth: {growth_kb:.3f} KB per iteration; ratio {large['peak_rss_kb'] / small['peak_rss_kb']:.2f}x (target < 1 KB, <= 1.5x)"
+    )
     return 0 if growth_kb < 1.0 else 1
 
 

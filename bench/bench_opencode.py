@@ -36,7 +36,12 @@ from profiler_core.providers.opencode import OpenCodeProvider
 
 def find_binary(given: str | None) -> str:
     """The opencode program to benchmark."""
-    for candidate in (given, os.environ.get("OPENCODE_BIN"), str(ROOT / ".agents" / "node_modules" / ".bin" / "opencode"), shutil.which("opencode")):
+    for candidate in (
+        given,
+        os.environ.get("OPENCODE_BIN"),
+        str(ROOT / ".agents" / "node_modules" / ".bin" / "opencode"),
+        shutil.which("opencode"),
+    ):
         if candidate and Path(candidate).is_file():
             return candidate
     sys.exit("opencode not found: run `bash .ci/install-agents` or pass --binary")
@@ -52,21 +57,32 @@ def model_options(base_url: str, binary: str, poll_ms: float) -> dict:
                 "local": {
                     "npm": "@ai-sdk/openai-compatible",
                     "options": {"baseURL": base_url, "apiKey": "bench"},
-                    "models": {"scripted": {"cost": {"input": 1.0, "output": 2.0}, "limit": {"context": 100000, "output": 4096}}},
+                    "models": {
+                        "scripted": {
+                            "cost": {"input": 1.0, "output": 2.0},
+                            "limit": {"context": 100000, "output": 4096},
+                        }
+                    },
                 }
             }
         },
     }
 
 
-async def measure(binary: str, sessions: int, concurrency: int, poll_ms: float, workdir: str) -> dict[str, float]:
+async def measure(
+    binary: str, sessions: int, concurrency: int, poll_ms: float, workdir: str
+) -> dict[str, float]:
     """Run ``sessions`` sessions at ``concurrency`` on one fresh server; return the figures."""
     with FakeModelServer(tool_then_text()) as model:
         provider = OpenCodeProvider(binary=binary)
         t0 = time.perf_counter()
         await provider.init(
             ProviderConfig(
-                model="local/scripted", mode="bench", permissions=PermissionConfig(auto_approve=True), workdir=workdir, options=model_options(model.base_url, binary, poll_ms)
+                model="local/scripted",
+                mode="bench",
+                permissions=PermissionConfig(auto_approve=True),
+                workdir=workdir,
+                options=model_options(model.base_url, binary, poll_ms),
             )
         )
         start_s = time.perf_counter() - t0
@@ -75,7 +91,13 @@ async def measure(binary: str, sessions: int, concurrency: int, poll_ms: float, 
 
         async def one(i: int) -> None:
             async with limiter:
-                params = CreateSessionParams(system_instructions="bench", scenario_id="echo", iteration=i, mode="bench", model="local/scripted")
+                params = CreateSessionParams(
+                    system_instructions="bench",
+                    scenario_id="echo",
+                    iteration=i,
+                    mode="bench",
+                    model="local/scripted",
+                )
                 t = time.perf_counter()
                 handle = await provider.create_session(params)
                 try:
@@ -85,7 +107,9 @@ async def measure(binary: str, sessions: int, concurrency: int, poll_ms: float, 
                     await provider.destroy_session(handle)
                 durations.append(time.perf_counter() - t)
                 if result.completion_reason != "stop":
-                    raise SystemExit(f"session {i} ended with {result.completion_reason}")
+                    raise SystemExit(
+                        f"session {i} ended with {result.completion_reason}"
+                    )
 
         try:
             # One session first so OpenCode's lazy start-up work is not counted as overhead.
@@ -114,15 +138,24 @@ def main() -> None:
     """Print the figures at concurrency 1 and 8."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=16)
-    parser.add_argument("--poll-ms", type=float, default=300.0, help="the provider's poll interval (its default is 300)")
+    parser.add_argument(
+        "--poll-ms",
+        type=float,
+        default=300.0,
+        help="the provider's poll interval (its default is 300)",
+    )
     parser.add_argument("--binary")
     args = parser.parse_args()
     binary = find_binary(args.binary)
     workdir = tempfile.mkdtemp(prefix="bench-opencode-")
     try:
-        print(f"opencode provider, {args.sessions} sessions per figure, poll {args.poll_ms:g} ms, zero model latency")
+        print(
+            f"opencode provider, {args.sessions} sessions per figure, poll {args.poll_ms:g} ms, zero model latency"
+        )
         for concurrency in (1, 8):
-            f = trio.run(measure, binary, args.sessions, concurrency, args.poll_ms, workdir)
+            f = trio.run(
+                measure, binary, args.sessions, concurrency, args.poll_ms, workdir
+            )
             print(
                 f"concurrency {concurrency}: {f['sessions_per_s']:.2f} sessions/s, "
                 f"overhead {f['overhead_ms_per_session']:.0f} ms/session (median session {f['session_ms_median']:.0f} ms, "

@@ -66,7 +66,9 @@ def replicate(source: Path, target: Path, rows: int) -> None:
             copy += 1
 
 
-def measure(results: Path, out: Path, mode: str) -> tuple[float, float, float, int, str]:
+def measure(
+    results: Path, out: Path, mode: str
+) -> tuple[float, float, float, int, str]:
     """Run one report in a subprocess: (wall s incl. start-up, write_report s, peak RSS MB, rows, mode)."""
     env_path = str(ROOT / "src")
     start = time.perf_counter()
@@ -89,15 +91,34 @@ def measure(results: Path, out: Path, mode: str) -> tuple[float, float, float, i
 
 def main() -> None:
     """Print the figures."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", action="store_true", help="benchmark a replicated file (1,000,000 rows by default)")
-    parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the replicated file")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of the 10,000-row report (best is shown)")
-    parser.add_argument("--keep", action="store_true", help="keep the temp folder and print it")
-    parser.add_argument(
-        "--serial", action="store_true", help="everything in one process: no forked reader, no HTML helper"
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--source", type=Path, help="with --scale: an existing replicated file to reuse")
+    parser.add_argument(
+        "--scale",
+        action="store_true",
+        help="benchmark a replicated file (1,000,000 rows by default)",
+    )
+    parser.add_argument(
+        "--rows", type=int, default=1_000_000, help="rows of the replicated file"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="runs of the 10,000-row report (best is shown)",
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the temp folder and print it"
+    )
+    parser.add_argument(
+        "--serial",
+        action="store_true",
+        help="everything in one process: no forked reader, no HTML helper",
+    )
+    parser.add_argument(
+        "--source", type=Path, help="with --scale: an existing replicated file to reuse"
+    )
     args = parser.parse_args()
     if not PARITY.exists():
         sys.exit(f"parity file not found: {PARITY}")
@@ -121,7 +142,9 @@ def main() -> None:
             t = time.perf_counter()
             replicate(PARITY, source, args.rows)
             size = source.stat().st_size / 2**20
-            print(f"built {args.rows:,} rows ({size:,.0f} MB) in {time.perf_counter() - t:.1f} s")
+            print(
+                f"built {args.rows:,} rows ({size:,.0f} MB) in {time.perf_counter() - t:.1f} s"
+            )
         wall, inner, peak, rows, used = measure(source, tmp / "out", mode)
         print(
             f"{rows:,} rows, {used}: {wall:.1f} s end to end (write_report {inner:.1f} s), peak RSS {peak:.0f} MB"

@@ -37,7 +37,12 @@ def write_rows(path: Path, modes: int) -> None:
         for m in range(modes):
             for iteration in range(3):
                 row = dict(source[(m * 3 + iteration) % len(source)])
-                row.update(mode=f"mode-{m:04d}", scenarioId="s", iteration=iteration, runId="bench")
+                row.update(
+                    mode=f"mode-{m:04d}",
+                    scenarioId="s",
+                    iteration=iteration,
+                    runId="bench",
+                )
                 out.write(json.dumps(row) + "\n")
 
 
@@ -67,11 +72,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modes", type=int, nargs="+", default=[50, 400])
     args = parser.parse_args()
-    print(f"{'modes':>6} {'charted':>7} {'stats s':>8} {'charts s':>9} {'page s':>7} {'charts MB':>10} {'html MB':>8}")
+    print(
+        f"{'modes':>6} {'charted':>7} {'stats s':>8} {'charts s':>9} {'page s':>7} {'charts MB':>10} {'html MB':>8}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for modes in args.modes:
             r = measure(modes, Path(tmp))
-            print(f"{r['modes']:>6} {r['charted']:>7} {r['stats_s']:>8.1f} {r['charts_s']:>9.1f} {r['page_s']:>7.1f} {r['charts_mb']:>10.2f} {r['html_mb']:>8.2f}")
+            print(
+                f"{r['modes']:>6} {r['charted']:>7} {r['stats_s']:>8.1f} {r['charts_s']:>9.1f} {r['page_s']:>7.1f} {r['charts_mb']:>10.2f} {r['html_mb']:>8.2f}"
+            )
 
 
 if __name__ == "__main__":

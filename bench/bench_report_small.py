@@ -48,21 +48,41 @@ WAYS = ("auto", "charts", "charts+helper")
 
 def _once(rows: Path, out: Path, how: str) -> float:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")])
+    )
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", _CHILD, str(rows), str(out), how], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", _CHILD, str(rows), str(out), how],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print a table: rows, input size, and the median seconds of each way."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1,4,20,100,400,1000,4000", help="row counts, comma-separated")
-    parser.add_argument("--runs", type=int, default=5, help="measured rounds per size (after one warm-up)")
+    parser.add_argument(
+        "--sizes",
+        default="1,4,20,100,400,1000,4000",
+        help="row counts, comma-separated",
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=5,
+        help="measured rounds per size (after one warm-up)",
+    )
     args = parser.parse_args(argv)
     with gzip.open(PARITY, "rb") as f:
         lines = f.read().splitlines(keepends=True)
-    print(f"{'rows':>6} {'input':>9} " + " ".join(f"{w:>14}" for w in WAYS) + "   (seconds, whole process)")
+    print(
+        f"{'rows':>6} {'input':>9} "
+        + " ".join(f"{w:>14}" for w in WAYS)
+        + "   (seconds, whole process)"
+    )
     with tempfile.TemporaryDirectory(prefix="profiler-report-small-") as tmp:
         for size in (int(x) for x in args.sizes.split(",")):
             rows = Path(tmp) / f"rows-{size}.jsonl"

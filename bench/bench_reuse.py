@@ -27,7 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _time(profile: Path, runs: int) -> tuple[float, int]:
     config = load_profile(profile, {})
-    cell_fingerprints(config)  # warm the page cache: a second run of a profile reads files the first one read
+    cell_fingerprints(
+        config
+    )  # warm the page cache: a second run of a profile reads files the first one read
     times = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -45,13 +47,19 @@ def main() -> None:
     print(f"demo profile      cells {cells:3d}  cell_fingerprints {ms:8.2f} ms")
     with tempfile.TemporaryDirectory(prefix="bench-reuse-") as tmp:
         tasks = Path(tmp) / "tasks"
-        shutil.copytree(ROOT / "examples" / "tasks", tasks, ignore=shutil.ignore_patterns("results", "reports"))
+        shutil.copytree(
+            ROOT / "examples" / "tasks",
+            tasks,
+            ignore=shutil.ignore_patterns("results", "reports"),
+        )
         for mb in (int(x) for x in args.task_mb.split(",")):
             blob = tasks / "fix-median" / "environment" / "fixture.bin"
             if mb:
                 blob.write_bytes(os.urandom(mb * 2**20))
             ms, cells = _time(tasks / "profile.yaml", args.runs)
-            print(f"tasks + {mb:3d} MB    cells {cells:3d}  cell_fingerprints {ms:8.2f} ms")
+            print(
+                f"tasks + {mb:3d} MB    cells {cells:3d}  cell_fingerprints {ms:8.2f} ms"
+            )
 
 
 if __name__ == "__main__":

@@ -26,10 +26,24 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> None:
     """Print the figures."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=100_000, help="rows of the replicated file")
-    parser.add_argument("--repeat", type=int, default=5, help="reads of the file (best and median are shown)")
-    parser.add_argument("--src", type=Path, default=HERE.parent / "src", help="the profiler_core to measure")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--rows", type=int, default=100_000, help="rows of the replicated file"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=5,
+        help="reads of the file (best and median are shown)",
+    )
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=HERE.parent / "src",
+        help="the profiler_core to measure",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(args.src.resolve()))
     sys.path.insert(0, str(HERE))

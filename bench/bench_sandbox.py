@@ -39,25 +39,47 @@ def one_session(settings: SandboxSettings, job: Job) -> tuple[float, float, floa
     box = confine(settings, job).open()
     t1 = time.perf_counter()
     try:
-        done = subprocess.run(box.argv, env=box.env, cwd=box.cwd, capture_output=True, start_new_session=True, check=False)
+        done = subprocess.run(
+            box.argv,
+            env=box.env,
+            cwd=box.cwd,
+            capture_output=True,
+            start_new_session=True,
+            check=False,
+        )
         t2 = time.perf_counter()
     finally:
         box.close()
     t3 = time.perf_counter()
     if done.returncode != 0:
-        raise SystemExit(f"{settings.sandbox}: the command failed: {done.stderr.decode(errors='replace')[-300:]}")
+        raise SystemExit(
+            f"{settings.sandbox}: the command failed: {done.stderr.decode(errors='replace')[-300:]}"
+        )
     return (t1 - t0) * 1000, (t2 - t1) * 1000, (t3 - t2) * 1000
 
 
-def measure(backend: str, network: str, sessions: int, endpoint: str) -> dict[str, float]:
+def measure(
+    backend: str, network: str, sessions: int, endpoint: str
+) -> dict[str, float]:
     """Median open / run / close / total (ms) over ``sessions`` sessions, after one warm-up."""
-    settings = SandboxSettings(sandbox=backend, network=None if backend == "none" else network)
+    settings = SandboxSettings(
+        sandbox=backend, network=None if backend == "none" else network
+    )
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as folder:
-        job = Job(argv=("true",), env={"PATH": "/usr/bin:/bin"}, workspace=Path(folder), endpoints=(endpoint,), name="bench")
+        job = Job(
+            argv=("true",),
+            env={"PATH": "/usr/bin:/bin"},
+            workspace=Path(folder),
+            endpoints=(endpoint,),
+            name="bench",
+        )
         one_session(settings, job)
         samples = [one_session(settings, job) for _ in range(sessions)]
     columns = list(zip(*samples))
-    figures = {name: statistics.median(values) for name, values in zip(("open_ms", "run_ms", "close_ms"), columns)}
+    figures = {
+        name: statistics.median(values)
+        for name, values in zip(("open_ms", "run_ms", "close_ms"), columns)
+    }
     figures["total_ms"] = statistics.median(sum(s) for s in samples)
     return figures
 
@@ -66,7 +88,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--backend", action="append", choices=BACKENDS)
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object instead of the table"
+    )
     args = parser.parse_args()
     # The model endpoint: a listener nobody talks to (the relays are set up, not used).
     listener = socket.create_server(("127.0.0.1", 0))
@@ -79,17 +103,23 @@ def main() -> None:
             results[backend] = f"skipped: {exc}"
             continue
         for network in ("none", "model") if backend != "none" else ("full",):
-            results[f"{backend}/{network}"] = measure(backend, network, args.sessions, endpoint)
+            results[f"{backend}/{network}"] = measure(
+                backend, network, args.sessions, endpoint
+            )
     listener.close()
     if args.json:
         print(json.dumps(results))
         return
-    print(f"sandbox cost per session, median of {args.sessions} (ms): confine() / the command `true` / close() / total")
+    print(
+        f"sandbox cost per session, median of {args.sessions} (ms): confine() / the command `true` / close() / total"
+    )
     for name, figures in results.items():
         if isinstance(figures, str):
             print(f"{name:16} {figures}")
         else:
-            print(f"{name:16} {figures['open_ms']:8.1f} {figures['run_ms']:8.1f} {figures['close_ms']:8.1f} {figures['total_ms']:8.1f}")
+            print(
+                f"{name:16} {figures['open_ms']:8.1f} {figures['run_ms']:8.1f} {figures['close_ms']:8.1f} {figures['total_ms']:8.1f}"
+            )
 
 
 if __name__ == "__main__":

@@ -47,18 +47,38 @@ def _e2e(checkout: Path, kind: str, repetitions: int, work: Path, run_id: str) -
         shutil.copytree(checkout / "examples" / "tasks", folder)
     profiler = checkout / ".venv" / "bin" / "profiler"
     command = [
-        str(profiler), "run", "profile.yaml", "--provider", "oracle", "--repetitions", str(repetitions), "--run-id", run_id,
-        "--no-report", "--progress", "none", "--set", f"execution.sandbox={kind}", "--set", "execution.concurrency=1",
+        str(profiler),
+        "run",
+        "profile.yaml",
+        "--provider",
+        "oracle",
+        "--repetitions",
+        str(repetitions),
+        "--run-id",
+        run_id,
+        "--no-report",
+        "--progress",
+        "none",
+        "--set",
+        f"execution.sandbox={kind}",
+        "--set",
+        "execution.concurrency=1",
     ]
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=1200, check=False)
+    done = subprocess.run(
+        command, cwd=folder, capture_output=True, text=True, timeout=1200, check=False
+    )
     wall = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(f"{checkout} {kind}: profiler run failed: {(done.stderr or done.stdout).strip()[-400:]}")
+        raise SystemExit(
+            f"{checkout} {kind}: profiler run failed: {(done.stderr or done.stdout).strip()[-400:]}"
+        )
     return wall
 
 
-def _per_trial(checkout: Path, kind: str, repetitions: int, work: Path, tag: str) -> float:
+def _per_trial(
+    checkout: Path, kind: str, repetitions: int, work: Path, tag: str
+) -> float:
     """Seconds per trial: the difference of a run of ``1 + repetitions`` and a run of 1 repetition, per extra cell
     (start-up, the plan and the images' look-up cancel out)."""
     one = _e2e(checkout, kind, 1, work, f"{tag}-one")
@@ -80,11 +100,19 @@ def _phases(kind: str, repetitions: int) -> dict[str, float]:
     scenarios = load_profile(TASKS / "profile.yaml").scenarios
     settings = SandboxSettings(sandbox=kind, network="none" if kind != "none" else None)
     kinds = get_plugin_manager(entrypoints=False).registry
-    times: dict[str, list[float]] = {"start": [], "agent": [], "verifier": [], "teardown": [], "total": []}
+    times: dict[str, list[float]] = {
+        "start": [],
+        "agent": [],
+        "verifier": [],
+        "teardown": [],
+        "total": [],
+    }
     scratch = Path(tempfile.mkdtemp(prefix="bench-trial-"))
 
     async def one(scenario, task_settings) -> None:
-        trials = trial.Trials(kinds.create("environments", kind), settings, scratch, "bench")
+        trials = trial.Trials(
+            kinds.create("environments", kind), settings, scratch, "bench"
+        )
         t0 = time.perf_counter()
         run = await trial.start_trial(trials, scenario, task_settings, "bench")
         t1 = time.perf_counter()
@@ -92,7 +120,11 @@ def _phases(kind: str, repetitions: int) -> dict[str, float]:
             solution = scenario.solution
             for target, source in solution.mounts.items():
                 await trial.call(run.environment.put, Path(source), target)
-            await run.exec(["sh", "-c", 'chmod +x "$1"/*.sh', "sh", "/solution"], timeout_s=60, user="0")
+            await run.exec(
+                ["sh", "-c", 'chmod +x "$1"/*.sh', "sh", "/solution"],
+                timeout_s=60,
+                user="0",
+            )
             agent = await run.exec(["/solution/solve.sh"], timeout_s=300)
             assert agent.ok, agent.output[-300:]
             t2 = time.perf_counter()
@@ -102,11 +134,19 @@ def _phases(kind: str, repetitions: int) -> dict[str, float]:
         finally:
             await trial.stop_trial(run)
         t4 = time.perf_counter()
-        for name, value in (("start", t1 - t0), ("agent", t2 - t1), ("verifier", t3 - t2), ("teardown", t4 - t3), ("total", t4 - t0)):
+        for name, value in (
+            ("start", t1 - t0),
+            ("agent", t2 - t1),
+            ("verifier", t3 - t2),
+            ("teardown", t4 - t3),
+            ("total", t4 - t0),
+        ):
             times[name].append(value)
 
     async def main() -> None:
-        environments = TaskEnvironments(settings if kind in ("docker", "podman") else None, scratch)
+        environments = TaskEnvironments(
+            settings if kind in ("docker", "podman") else None, scratch
+        )
         for scenario in scenarios:
             if kind in ("docker", "podman"):
                 task_settings = (await environments.sandbox_for(scenario)).settings
@@ -131,10 +171,18 @@ def _none_phases(repetitions: int) -> dict[str, float]:
     from profiler_core.environments.local import HostEnvironment
     from profiler_core.model import TrialSpec
 
-    times: dict[str, list[float]] = {"start": [], "agent": [], "verifier": [], "teardown": [], "total": []}
+    times: dict[str, list[float]] = {
+        "start": [],
+        "agent": [],
+        "verifier": [],
+        "teardown": [],
+        "total": [],
+    }
     for task in TASK_NAMES * repetitions:
         t0 = time.perf_counter()
-        trial = HostEnvironment().start(TrialSpec(root=str(TASKS / task / "environment")))
+        trial = HostEnvironment().start(
+            TrialSpec(root=str(TASKS / task / "environment"))
+        )
         t1 = time.perf_counter()
         trio.run(functools.partial(trial.exec, ["sh", "-c", "true"], timeout_s=60))
         t2 = time.perf_counter()
@@ -142,7 +190,13 @@ def _none_phases(repetitions: int) -> dict[str, float]:
         t3 = time.perf_counter()
         trial.stop()
         t4 = time.perf_counter()
-        for name, value in (("start", t1 - t0), ("agent", t2 - t1), ("verifier", t3 - t2), ("teardown", t4 - t3), ("total", t4 - t0)):
+        for name, value in (
+            ("start", t1 - t0),
+            ("agent", t2 - t1),
+            ("verifier", t3 - t2),
+            ("teardown", t4 - t3),
+            ("total", t4 - t0),
+        ):
             times[name].append(value)
     return {name: statistics.median(values) for name, values in times.items()}
 
@@ -153,14 +207,23 @@ def _folder_scenario(scenario, folder: Path):
 
     from profiler_core.model import TaskEnvironment
 
-    return attrs.evolve(scenario, environment=TaskEnvironment(workdir="/app", image=None), workspace=attrs.evolve(scenario.workspace))
+    return attrs.evolve(
+        scenario,
+        environment=TaskEnvironment(workdir="/app", image=None),
+        workspace=attrs.evolve(scenario.workspace),
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repetitions", type=int, default=3)
-    parser.add_argument("--before", type=Path, default=None, help="another checkout with its own .venv (today's main)")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="another checkout with its own .venv (today's main)",
+    )
     parser.add_argument("--kinds", default="docker,bwrap")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -168,15 +231,24 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-trial-e2e-"))
     figures: dict[str, float] = {}
     try:
-        checkouts = [("after", ROOT)] + ([("before", args.before)] if args.before else [])
+        checkouts = [("after", ROOT)] + (
+            [("before", args.before)] if args.before else []
+        )
         for kind in kinds:
             samples: dict[str, list[float]] = {label: [] for label, _ in checkouts}
-            for label, checkout in checkouts:  # warm-up: builds the images, warms the caches
+            for (
+                label,
+                checkout,
+            ) in checkouts:  # warm-up: builds the images, warms the caches
                 _e2e(checkout, kind, 1, work, f"warm-{label}")
             for index in range(args.rounds):
                 order = checkouts if index % 2 == 0 else list(reversed(checkouts))
                 for label, checkout in order:
-                    samples[label].append(_per_trial(checkout, kind, args.repetitions, work, f"r{index}-{label}"))
+                    samples[label].append(
+                        _per_trial(
+                            checkout, kind, args.repetitions, work, f"r{index}-{label}"
+                        )
+                    )
             for label, values in samples.items():
                 figures[f"e2e_{kind}_{label}_s"] = statistics.median(values)
         for name, value in _none_phases(args.repetitions).items():
@@ -190,9 +262,15 @@ def main() -> None:
         print(json.dumps(figures, indent=2))
         return
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load average {load}")
+    print(
+        f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load average {load}"
+    )
     for name, value in figures.items():
-        extra = f"   Harbor/ours {HARBOR_S / value:.1f}x" if name.startswith("e2e_docker_after") else ""
+        extra = (
+            f"   Harbor/ours {HARBOR_S / value:.1f}x"
+            if name.startswith("e2e_docker_after")
+            else ""
+        )
         print(f"{name:32s} {value:8.3f} s{extra}")
 
 

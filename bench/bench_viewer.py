@@ -92,14 +92,31 @@ def _templates() -> tuple[str, str, str]:
     events = []
     for turn in range(1, 7):
         events += [
-            ReasoningEvent(content="I should look at the layout of the project before changing anything.", duration_ms=1068.8, token_count=171),
-            ToolCallEvent(name="bash", input={"command": "pytest -q"}, output="2 failed, 34 passed in 2.81s\n" * 3, duration_ms=2811.3),
-            TextOutputEvent(content="Applied a change; verifying next.", token_count=14),
+            ReasoningEvent(
+                content="I should look at the layout of the project before changing anything.",
+                duration_ms=1068.8,
+                token_count=171,
+            ),
+            ToolCallEvent(
+                name="bash",
+                input={"command": "pytest -q"},
+                output="2 failed, 34 passed in 2.81s\n" * 3,
+                duration_ms=2811.3,
+            ),
+            TextOutputEvent(
+                content="Applied a change; verifying next.", token_count=14
+            ),
             TurnBoundaryEvent(turn_number=turn, timestamp="2026-01-01T00:00:01.908Z"),
         ]
     trace = SessionTrace(session_id="sim-@SCEN@", events=tuple(events), turns=(),
                          summary=TraceSummary(total_turns=6, total_tool_calls=6, total_tokens=TokenBreakdown(output=449), total_duration=18832.1))  # fmt: skip
-    record = TraceRecord(scenario_id="@SCEN@", mode="@MODE@", model="sim-small", iteration=777777, trace=trace)
+    record = TraceRecord(
+        scenario_id="@SCEN@",
+        mode="@MODE@",
+        model="sim-small",
+        iteration=777777,
+        trace=trace,
+    )
     bundle = SessionAnalysisBundle(session_id="sim-@SCEN@", scenario_id="@SCEN@", mode="@MODE@", model="sim-small", iteration=777777,
                                    results={"efficiency": AnalysisResult(analyzer="efficiency", findings={"total_turns": NumberFinding(value=6, unit="turns")}, summary="6/6 productive turns")})  # fmt: skip
     return to_json(row), record_json(record), to_json(bundle)
@@ -113,18 +130,45 @@ def write_big_run(root: Path, rows: int) -> Path:
     sessions.mkdir(parents=True)
     per_cell = max(1, rows // (len(MODES) * len(SCENARIOS)))
     path = results / f"{RUN_ID}.jsonl"
-    with open(path, "w") as r, open(sessions / "traces.jsonl", "w") as t, open(results / f"{RUN_ID}.analysis.jsonl", "w") as a:
+    with (
+        open(path, "w") as r,
+        open(sessions / "traces.jsonl", "w") as t,
+        open(results / f"{RUN_ID}.analysis.jsonl", "w") as a,
+    ):
         for n in range(rows):
-            mode, scen, it = MODES[n % 2], SCENARIOS[(n // 2) % len(SCENARIOS)], n // (2 * len(SCENARIOS))
-            line = row_t.replace("@SCEN@", scen).replace("@MODE@", mode).replace("777777", str(it))
-            line = line.replace("111111.5", f"{10000 + (n * 7919) % 50000}.5").replace("0.222222", f"{0.001 + (n % 997) / 1e5:.6f}")
+            mode, scen, it = (
+                MODES[n % 2],
+                SCENARIOS[(n // 2) % len(SCENARIOS)],
+                n // (2 * len(SCENARIOS)),
+            )
+            line = (
+                row_t.replace("@SCEN@", scen)
+                .replace("@MODE@", mode)
+                .replace("777777", str(it))
+            )
+            line = line.replace("111111.5", f"{10000 + (n * 7919) % 50000}.5").replace(
+                "0.222222", f"{0.001 + (n % 997) / 1e5:.6f}"
+            )
             if n % 7 == 3:
                 line = line.replace('"success":true', '"success":false')
             if n % 50 == 9:
-                line = line.replace('"completionReason":"stop"', f'"completionReason":"timeout","error":"session {n} timed out","errorCode":"timeout"')
+                line = line.replace(
+                    '"completionReason":"stop"',
+                    f'"completionReason":"timeout","error":"session {n} timed out","errorCode":"timeout"',
+                )
             r.write(line + "\n")
-            t.write(trace_t.replace("@SCEN@", scen).replace("@MODE@", mode).replace("777777", str(it)) + "\n")
-            a.write(bundle_t.replace("@SCEN@", scen).replace("@MODE@", mode).replace("777777", str(it)) + "\n")
+            t.write(
+                trace_t.replace("@SCEN@", scen)
+                .replace("@MODE@", mode)
+                .replace("777777", str(it))
+                + "\n"
+            )
+            a.write(
+                bundle_t.replace("@SCEN@", scen)
+                .replace("@MODE@", mode)
+                .replace("777777", str(it))
+                + "\n"
+            )
     manifest = RunManifest(run_id=RUN_ID, profile_hash="sha256:0", started_at="2026-01-01T00:00:00Z", status="completed",
                            counts=RunCounts(expected=rows, completed=rows), models=("sim-small",), modes=MODES,
                            scenarios=SCENARIOS, repetitions=per_cell, trace_store=str(sessions / "traces.jsonl"))  # fmt: skip
@@ -133,7 +177,10 @@ def write_big_run(root: Path, rows: int) -> Path:
 
 
 def _start(root: Path) -> tuple[subprocess.Popen, str, float]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "profiler_core", "view", "--no-open"], cwd=root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -141,7 +188,9 @@ def _start(root: Path) -> tuple[subprocess.Popen, str, float]:
     match = re.search(r" at (\S+)", line)
     if not match:
         proc.kill()
-        raise SystemExit(f"profiler view did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}")
+        raise SystemExit(
+            f"profiler view did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}"
+        )
     return proc, match.group(1), (time.perf_counter() - t0) * 1000
 
 
@@ -177,13 +226,25 @@ def _browser_first_page(root: Path) -> float | None:
     proc, url, _ = _start(root)
     options = Options()
     options.binary_location = shutil.which("chromium") or ""
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", f"--user-data-dir={root / 'chrome'}"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={root / 'chrome'}",
+    ):
         options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    driver = webdriver.Chrome(
+        service=Service(shutil.which("chromedriver")), options=options
+    )
     try:
         driver.set_page_load_timeout(300)
         driver.get(url)
-        return float(driver.execute_script("const t = performance.timing; return t.loadEventEnd - t.navigationStart"))
+        return float(
+            driver.execute_script(
+                "const t = performance.timing; return t.loadEventEnd - t.navigationStart"
+            )
+        )
     finally:
         driver.quit()
         _stop(proc)
@@ -199,13 +260,20 @@ def _index_cpu(root: Path) -> dict[str, float]:
     assert traces.store is not None
     traces.store.build()
     t2 = time.process_time()
-    return {"index_cpu_ms": round((t1 - t0) * 1000, 1), "traces_index_cpu_ms": round((t2 - t1) * 1000, 1)}
+    return {
+        "index_cpu_ms": round((t1 - t0) * 1000, 1),
+        "traces_index_cpu_ms": round((t2 - t1) * 1000, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--quick", action="store_true", help="1,000 rows, no browser: a smoke test, not figures")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="1,000 rows, no browser: a smoke test, not figures",
+    )
     parser.add_argument("--keep", type=Path, help="write the run here and keep it")
     parser.add_argument("--no-browser", action="store_true")
     args = parser.parse_args(argv)
@@ -214,15 +282,42 @@ def main(argv: list[str] | None = None) -> int:
     try:
         t0 = time.perf_counter()
         results = write_big_run(root, rows)
-        figures: dict[str, object] = {"rows": rows, "generate_s": round(time.perf_counter() - t0, 1)}
+        figures: dict[str, object] = {
+            "rows": rows,
+            "generate_s": round(time.perf_counter() - t0, 1),
+        }
         figures["results_mb"] = round(results.stat().st_size / 2**20, 1)
-        figures["traces_mb"] = round((root / "reports" / RUN_ID / "sessions" / "traces.jsonl").stat().st_size / 2**20, 1)
+        figures["traces_mb"] = round(
+            (root / "reports" / RUN_ID / "sessions" / "traces.jsonl").stat().st_size
+            / 2**20,
+            1,
+        )
         proc, url, figures["start_ms"] = _start(root)
         try:
             figures["first_page_ms"] = round(_timed_get(url), 1)
-            figures["filtered_page_ms"] = round(_timed_get(url, outcome="fail", sort="cost", desc="1", page="3"), 1)
-            figures["first_session_ms"] = round(_timed_get(url + "session", model="sim-small", mode="with_tool", scenario="scenario-007", iteration="1"), 1)
-            figures["next_session_ms"] = round(_timed_get(url + "session", model="sim-small", mode="baseline", scenario="scenario-042", iteration="0"), 1)
+            figures["filtered_page_ms"] = round(
+                _timed_get(url, outcome="fail", sort="cost", desc="1", page="3"), 1
+            )
+            figures["first_session_ms"] = round(
+                _timed_get(
+                    url + "session",
+                    model="sim-small",
+                    mode="with_tool",
+                    scenario="scenario-007",
+                    iteration="1",
+                ),
+                1,
+            )
+            figures["next_session_ms"] = round(
+                _timed_get(
+                    url + "session",
+                    model="sim-small",
+                    mode="baseline",
+                    scenario="scenario-042",
+                    iteration="0",
+                ),
+                1,
+            )
             figures["server_rss_mb"], figures["server_peak_rss_mb"] = _rss_mb(proc.pid)
         finally:
             _stop(proc)

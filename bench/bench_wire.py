@@ -39,15 +39,30 @@ from profiler_core.wire import WireRecorder
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "model: bench\nreplies:\n  - text: 'Done: ok.'\n"
-BODY = {"model": "bench", "messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "bash"}}]}
+BODY = {
+    "model": "bench",
+    "messages": [{"role": "user", "content": "hi"}],
+    "tools": [{"type": "function", "function": {"name": "bash"}}],
+}
 
 
 def start_model(folder: Path) -> tuple[subprocess.Popen[str], str]:
     """``profiler fake-model`` on a free port; its process and base URL."""
     (folder / "model.yaml").write_text(SCRIPT)
     process = subprocess.Popen(
-        [sys.executable, "-m", "profiler_core", "fake-model", str(folder / "model.yaml"), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "profiler_core",
+            "fake-model",
+            str(folder / "model.yaml"),
+            "--port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
     )
     assert process.stdout is not None
     found = re.search(r"on (http://127\.0\.0\.1:\d+)", process.stdout.readline())
@@ -57,7 +72,9 @@ def start_model(folder: Path) -> tuple[subprocess.Popen[str], str]:
     return process, found.group(1) + "/v1"
 
 
-def timed(client: httpx.Client, url: str, stream: bool, count: int) -> tuple[list[float], float]:
+def timed(
+    client: httpx.Client, url: str, stream: bool, count: int
+) -> tuple[list[float], float]:
     """Latency of ``count`` calls (ms each) and the CPU seconds this process spent on them."""
     body = {**BODY, "stream": stream}
     latencies = []
@@ -71,7 +88,14 @@ def timed(client: httpx.Client, url: str, stream: bool, count: int) -> tuple[lis
     return latencies, time.process_time() - cpu0
 
 
-def compare(client: httpx.Client, direct: str, through: str, stream: bool, calls: int, block: int) -> dict[str, float]:
+def compare(
+    client: httpx.Client,
+    direct: str,
+    through: str,
+    stream: bool,
+    calls: int,
+    block: int,
+) -> dict[str, float]:
     """Straight and through the recorder, in alternating blocks of ``block`` calls."""
     straight: list[float] = []
     recorded: list[float] = []
@@ -87,24 +111,39 @@ def compare(client: httpx.Client, direct: str, through: str, stream: bool, calls
     return {
         "straight_ms": round(statistics.median(straight), 3),
         "recorded_ms": round(statistics.median(recorded), 3),
-        "added_ms_per_call": round(statistics.median(recorded) - statistics.median(straight), 3),
+        "added_ms_per_call": round(
+            statistics.median(recorded) - statistics.median(straight), 3
+        ),
         "cpu_s_per_1000_calls": round((cpu_recorded - cpu_straight) / n * 1000, 3),
     }
 
 
-def session_figures(client: httpx.Client, direct: str, through: str, stream: bool, size: int, sessions: int) -> dict[str, float]:
+def session_figures(
+    client: httpx.Client,
+    direct: str,
+    through: str,
+    stream: bool,
+    size: int,
+    sessions: int,
+) -> dict[str, float]:
     """Median wall time of a session of ``size`` calls in a row, straight and through."""
     straight, recorded = [], []
     for _ in range(sessions):
         straight.append(sum(timed(client, direct, stream, size)[0]))
         recorded.append(sum(timed(client, through, stream, size)[0]))
-    return {"added_ms_per_session": round(statistics.median(recorded) - statistics.median(straight), 3)}
+    return {
+        "added_ms_per_session": round(
+            statistics.median(recorded) - statistics.median(straight), 3
+        )
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300, help="calls per figure [300]")
-    parser.add_argument("--session", type=int, default=10, help="calls in one session [10]")
+    parser.add_argument(
+        "--session", type=int, default=10, help="calls in one session [10]"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -112,13 +151,24 @@ def main() -> None:
         try:
             with WireRecorder(direct) as recorder, httpx.Client(timeout=30) as client:
                 session = recorder.open()
-                timed(client, direct, False, 20)  # warm both paths: connections, imports
+                timed(
+                    client, direct, False, 20
+                )  # warm both paths: connections, imports
                 timed(client, session.base_url, False, 20)
                 figures = {}
                 for stream in (False, True):
                     kind = "streamed" if stream else "whole"
-                    figures[kind] = compare(client, direct, session.base_url, stream, args.calls, 25)
-                    figures[kind] |= session_figures(client, direct, session.base_url, stream, args.session, max(5, args.calls // (4 * args.session)))
+                    figures[kind] = compare(
+                        client, direct, session.base_url, stream, args.calls, 25
+                    )
+                    figures[kind] |= session_figures(
+                        client,
+                        direct,
+                        session.base_url,
+                        stream,
+                        args.session,
+                        max(5, args.calls // (4 * args.session)),
+                    )
                 recorded = len(session.calls)
         finally:
             os.killpg(model.pid, signal.SIGTERM)
@@ -127,7 +177,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures, indent=2))
         return
-    print(f"wire recorder, {args.calls} calls per figure, sessions of {args.session} calls (load: {os.getloadavg()[0]:.1f})")
+    print(
+        f"wire recorder, {args.calls} calls per figure, sessions of {args.session} calls (load: {os.getloadavg()[0]:.1f})"
+    )
     for kind in ("whole", "streamed"):
         f = figures[kind]
         print(

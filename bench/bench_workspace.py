@@ -53,12 +53,25 @@ from collections.abc import Callable
 from pathlib import Path
 
 FILE_BYTES = 100 * 1024
-GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_AUTHOR_NAME": "bench",
-           "GIT_AUTHOR_EMAIL": "bench@example.com", "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+GIT_ENV = {
+    **os.environ,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
 
 
 def git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", "-c", "advice.detachedHead=false", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "advice.detachedHead=false", *args],
+        cwd=cwd,
+        env=GIT_ENV,
+        check=True,
+        capture_output=True,
+    )
 
 
 def make_repository(folder: Path, size_mb: float) -> Path:
@@ -70,7 +83,9 @@ def make_repository(folder: Path, size_mb: float) -> Path:
         sub = repo / f"pkg{index % 20:02d}"
         sub.mkdir(exist_ok=True)
         # base64 of random bytes: text, and as incompressible as text gets (git stores it at ~75%).
-        (sub / f"module_{index:04d}.txt").write_bytes(base64.b64encode(os.urandom(FILE_BYTES * 3 // 4)))
+        (sub / f"module_{index:04d}.txt").write_bytes(
+            base64.b64encode(os.urandom(FILE_BYTES * 3 // 4))
+        )
     git("init", "--quiet", "-b", "main", cwd=repo)
     git("add", "--all", cwd=repo)
     git("commit", "--quiet", "-m", "bench", cwd=repo)
@@ -86,7 +101,9 @@ def prepare_clone(_source: Path, target: Path, cache: Path) -> None:
 
 
 def prepare_clone_copied(_source: Path, target: Path, cache: Path) -> None:
-    git("clone", "--quiet", "--no-hardlinks", str(cache), str(target), cwd=target.parent)
+    git(
+        "clone", "--quiet", "--no-hardlinks", str(cache), str(target), cwd=target.parent
+    )
 
 
 def prepare_hardlink(source: Path, target: Path, _cache: Path) -> None:
@@ -98,12 +115,17 @@ def prepare_reflink(source: Path, target: Path, _cache: Path) -> None:
 
 
 WAYS: dict[str, Callable[[Path, Path, Path], None]] = {
-    "copy": prepare_copy, "clone": prepare_clone, "clone-copy": prepare_clone_copied, "hardlink": prepare_hardlink,
+    "copy": prepare_copy,
+    "clone": prepare_clone,
+    "clone-copy": prepare_clone_copied,
+    "hardlink": prepare_hardlink,
     "reflink": prepare_reflink,
 }
 
 
-def one_session(way: str, source: Path, cache: Path, root: Path, index: int) -> tuple[float, float]:
+def one_session(
+    way: str, source: Path, cache: Path, root: Path, index: int
+) -> tuple[float, float]:
     """(prepare, remove) of one workspace, in ms."""
     target = root / f"{way}-{index}"
     t0 = time.perf_counter()
@@ -120,7 +142,9 @@ def edit_reaches_source(way: str, source: Path, cache: Path, root: Path) -> bool
     WAYS[way](source, target, cache)
     relative = next(p for p in sorted(source.rglob("*.txt"))).relative_to(source)
     before = (source / relative).read_bytes()
-    with open(target / relative, "r+b") as handle:  # an in-place write, as `open(path, "w")` or many editors do
+    with open(
+        target / relative, "r+b"
+    ) as handle:  # an in-place write, as `open(path, "w")` or many editors do
         handle.write(b"EDITED BY THE AGENT")
     changed = (source / relative).read_bytes() != before
     (source / relative).write_bytes(before)
@@ -131,7 +155,11 @@ def edit_reaches_source(way: str, source: Path, cache: Path, root: Path) -> bool
 def reflink_supported(source: Path, root: Path) -> bool:
     """Whether this file system makes copy-on-write clones (``cp --reflink=always`` succeeds)."""
     one = next(p for p in sorted(source.rglob("*.txt")))
-    done = subprocess.run(["cp", "--reflink=always", str(one), str(root / "reflink-probe")], capture_output=True, check=False)
+    done = subprocess.run(
+        ["cp", "--reflink=always", str(one), str(root / "reflink-probe")],
+        capture_output=True,
+        check=False,
+    )
     (root / "reflink-probe").unlink(missing_ok=True)
     return done.returncode == 0
 
@@ -150,20 +178,32 @@ def measure(size_mb: float, sessions: int) -> dict:
         figures: dict[str, dict[str, float | bool]] = {}
         for way in WAYS:
             one_session(way, source, cache, sessions_dir, -1)  # warm-up (file cache)
-            samples = [one_session(way, source, cache, sessions_dir, i) for i in range(sessions)]
+            samples = [
+                one_session(way, source, cache, sessions_dir, i)
+                for i in range(sessions)
+            ]
             prepare, remove = zip(*samples)
             figures[way] = {
-                "prepare_ms": statistics.median(prepare), "remove_ms": statistics.median(remove),
-                "edit_changes_source": edit_reaches_source(way, source, cache, sessions_dir),
+                "prepare_ms": statistics.median(prepare),
+                "remove_ms": statistics.median(remove),
+                "edit_changes_source": edit_reaches_source(
+                    way, source, cache, sessions_dir
+                ),
             }
         after = measure_after(cache, sessions_dir, sessions)
         files = [p for p in source.rglob("*") if p.is_file()]
-        git_bytes = sum(p.stat().st_size for p in files if ".git" in p.relative_to(source).parts)
+        git_bytes = sum(
+            p.stat().st_size for p in files if ".git" in p.relative_to(source).parts
+        )
         tree_bytes = sum(p.stat().st_size for p in files) - git_bytes
         return {
-            "checkout_mb": round(tree_bytes / 2**20, 1), "git_mb": round(git_bytes / 2**20, 1), "sessions": sessions,
+            "checkout_mb": round(tree_bytes / 2**20, 1),
+            "git_mb": round(git_bytes / 2**20, 1),
+            "sessions": sessions,
             "bare_cache_ms": cache_ms,
-            "reflink_supported": reflink_supported(source, sessions_dir), "ways": figures, "after": after,
+            "reflink_supported": reflink_supported(source, sessions_dir),
+            "ways": figures,
+            "after": after,
         }
 
 
@@ -178,13 +218,23 @@ def measure_after(cache: Path, root: Path, sessions: int) -> dict[str, float]:
 
     redact = Redactor(environ={}, extra_values=["sk-bench-secret-0123456789abcdef"])
     private = root / "report.git"
-    times: dict[str, list[float]] = {"report in place": [], "report private": [], "keep": []}
+    times: dict[str, list[float]] = {
+        "report in place": [],
+        "report private": [],
+        "keep": [],
+    }
     for index in range(sessions + 1):
         target = root / f"after-{index}"
         prepare_clone_copied(target, target, cache)
         one = next(p for p in sorted(target.rglob("*.txt")))
         one.write_text("changed by the agent\n")
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=target, capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=target,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         t0 = time.perf_counter()
         git("add", "--all", "--intent-to-add", cwd=target)
         git("diff", "--stat", cwd=target)
@@ -195,7 +245,11 @@ def measure_after(cache: Path, root: Path, sessions: int) -> dict[str, float]:
         t3 = time.perf_counter()
         shutil.rmtree(target)
         if index:  # the first is a warm-up
-            for name, ms in zip(times, ((t1 - t0) * 1000, (t2 - t1) * 1000, (t3 - t2) * 1000), strict=True):
+            for name, ms in zip(
+                times,
+                ((t1 - t0) * 1000, (t2 - t1) * 1000, (t3 - t2) * 1000),
+                strict=True,
+            ):
                 times[name].append(ms)
     return {name: statistics.median(values) for name, values in times.items()}
 
@@ -216,7 +270,9 @@ def measure_task_image(sessions: int) -> dict[str, float]:
     again: list[float] = []
 
     async def one(task: Path, root: Path) -> None:
-        (task / "environment" / "bench-token.txt").write_text(uuid.uuid4().hex)  # a new tag: built, not found
+        (task / "environment" / "bench-token.txt").write_text(
+            uuid.uuid4().hex
+        )  # a new tag: built, not found
         scenario = load_task(task, timeout_default_ms=60_000)
         runs = [root / "run-1", root / "run-2"]
         for folder in runs:
@@ -229,16 +285,26 @@ def measure_task_image(sessions: int) -> dict[str, float]:
         first.append((t1 - t0) * 1000)
         again.append((t2 - t1) * 1000)
         assert built.settings is not None and built.settings.image
-        subprocess.run(["docker", "image", "rm", "--force", built.settings.image], capture_output=True, check=False)
+        subprocess.run(
+            ["docker", "image", "rm", "--force", built.settings.image],
+            capture_output=True,
+            check=False,
+        )
         for folder in runs:
             shutil.rmtree(folder)
 
     with tempfile.TemporaryDirectory(prefix="bench-task-image-") as folder:
         task = Path(folder) / "fix-median"
-        shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "tasks" / "fix-median", task)
+        shutil.copytree(
+            Path(__file__).resolve().parents[1] / "examples" / "tasks" / "fix-median",
+            task,
+        )
         for _ in range(sessions + 1):
             trio.run(one, task, Path(folder))
-    return {"first_use_ms": statistics.median(first[1:]), "reuse_ms": statistics.median(again[1:])}
+    return {
+        "first_use_ms": statistics.median(first[1:]),
+        "reuse_ms": statistics.median(again[1:]),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -246,8 +312,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size-mb", type=float, default=50.0)
     parser.add_argument("--sessions", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--quick", action="store_true", help="2 MB, 2 sessions: a smoke test, not figures")
-    parser.add_argument("--docker", action="store_true", help="also a Harbor task's image: build + copy-out (needs dockerd)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 MB, 2 sessions: a smoke test, not figures",
+    )
+    parser.add_argument(
+        "--docker",
+        action="store_true",
+        help="also a Harbor task's image: build + copy-out (needs dockerd)",
+    )
     args = parser.parse_args(argv)
     size, sessions = (2.0, 2) if args.quick else (args.size_mb, args.sessions)
     result = measure(size, sessions)
@@ -260,17 +334,25 @@ def main(argv: list[str] | None = None) -> None:
         f"workspace from a git repository of {result['checkout_mb']} MB (checkout) + {result['git_mb']} MB (.git), "
         f"median of {sessions} sessions (ms)"
     )
-    print(f"{'way':10} {'prepare':>9} {'remove':>9}  an in-place edit changes the source")
+    print(
+        f"{'way':10} {'prepare':>9} {'remove':>9}  an in-place edit changes the source"
+    )
     for way, f in result["ways"].items():
-        print(f"{way:10} {f['prepare_ms']:9.1f} {f['remove_ms']:9.1f}  {'YES' if f['edit_changes_source'] else 'no'}")
+        print(
+            f"{way:10} {f['prepare_ms']:9.1f} {f['remove_ms']:9.1f}  {'YES' if f['edit_changes_source'] else 'no'}"
+        )
     print(f"clone: the bare cache, once per run: {result['bare_cache_ms']:.1f} ms")
     for name, ms in result["after"].items():
         print(f"after the agent: {name:16} {ms:9.1f} ms")
-    print(f"reflink: copy-on-write clones on this file system: {'yes' if result['reflink_supported'] else 'no (cp falls back to a copy)'}")
+    print(
+        f"reflink: copy-on-write clones on this file system: {'yes' if result['reflink_supported'] else 'no (cp falls back to a copy)'}"
+    )
     if "task_image" in result:
         image = result["task_image"]
-        print(f"task image (docker): first use in a run {image['first_use_ms']:.1f} ms (build + copy-out), "
-              f"later runs {image['reuse_ms']:.1f} ms (found + copy-out)")
+        print(
+            f"task image (docker): first use in a run {image['first_use_ms']:.1f} ms (build + copy-out), "
+            f"later runs {image['reuse_ms']:.1f} ms (found + copy-out)"
+        )
 
 
 if __name__ == "__main__":

@@ -31,7 +31,9 @@ from typing import Any
 
 import attrs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ modules, also when loaded by path
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent)
+)  # bench/ modules, also when loaded by path
 from anchor import ANCHOR, shifted, span
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,7 +139,9 @@ def _child_env() -> dict[str, str]:
     # Bytecode caches written and used, as on a user's machine (whole-process figures include imports).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     src = str(ROOT / "src")
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = src + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
     return env
 
 
@@ -147,17 +151,25 @@ def _tree_rss_kb(pid: int) -> int:
     while todo:
         current = todo.pop()
         try:
-            with open(f"/proc/{current}/status", encoding="ascii", errors="replace") as f:
-                total += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+            with open(
+                f"/proc/{current}/status", encoding="ascii", errors="replace"
+            ) as f:
+                total += next(
+                    (int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0
+                )
             for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as f:
+                with open(
+                    f"/proc/{current}/task/{task}/children", encoding="ascii"
+                ) as f:
                     todo.extend(int(child) for child in f.read().split())
         except (OSError, ValueError):
             continue  # the process ended between two reads
     return total
 
 
-def run_process(cmd: Sequence[str], timeout_s: float = 900, cwd: Path = ROOT) -> ProcessRun:
+def run_process(
+    cmd: Sequence[str], timeout_s: float = 900, cwd: Path = ROOT
+) -> ProcessRun:
     """Run ``cmd`` to completion, tracking its wall time and peak memory.
 
     Peak RSS is the larger of the process's own ``ru_maxrss`` (from ``wait4``, which
@@ -167,7 +179,9 @@ def run_process(cmd: Sequence[str], timeout_s: float = 900, cwd: Path = ROOT) ->
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, env=_child_env(), cwd=cwd)
+        proc = subprocess.Popen(
+            list(cmd), stdout=out, stderr=err, env=_child_env(), cwd=cwd
+        )
         deadline = start + timeout_s
         tree_peak_kb, next_sample = 0, start
         # wait4 (not Popen.wait) because it returns the rusage of exactly this child.
@@ -209,11 +223,16 @@ def workload_figures(args: list[str], runs: int, warmups: int) -> list[dict[str,
     """Run ``bench/workloads.py ARGS`` warm-up + ``runs`` times; the JSON each measured run printed."""
     figures = []
     for index in range(warmups + runs):
-        run = checked(run_process([sys.executable, str(WORKLOADS), *args]), "workloads.py " + " ".join(args))
+        run = checked(
+            run_process([sys.executable, str(WORKLOADS), *args]),
+            "workloads.py " + " ".join(args),
+        )
         try:
             data = json.loads(run.stdout.strip().splitlines()[-1])
         except (IndexError, json.JSONDecodeError):
-            raise BenchError(f"workloads.py {' '.join(args)}: expected one JSON line, got {run.stdout[:200]!r}") from None
+            raise BenchError(
+                f"workloads.py {' '.join(args)}: expected one JSON line, got {run.stdout[:200]!r}"
+            ) from None
         data["peak_rss_mb"] = run.peak_rss_mb
         if index >= warmups:
             figures.append(data)
@@ -237,7 +256,9 @@ def report_command() -> tuple[tuple[str, ...] | None, str | None]:
     return None, None
 
 
-def replicate_rows(source: Path, target: Path, copies: int, limit: int | None = None) -> int:
+def replicate_rows(
+    source: Path, target: Path, copies: int, limit: int | None = None
+) -> int:
     """Write ``copies`` copies of the rows of ``source``, each with new iteration numbers; returns the row count."""
     with gzip.open(source, "rt", encoding="utf-8") as f:
         lines = [line for line in f if line.strip()][:limit]
@@ -270,14 +291,18 @@ def report_input(rows: str, quick: bool, workdir: Path) -> Path:
         replicate_rows(source, path, copies=2, limit=200)
         return path
     # 1M rows as `profiler run` writes them: plain JSONL (2.5 GB), built once and kept.
-    cache = Path(tempfile.gettempdir()) / "agent-profiler-bench" / "report-rows-1m.jsonl"
+    cache = (
+        Path(tempfile.gettempdir()) / "agent-profiler-bench" / "report-rows-1m.jsonl"
+    )
     if not cache.exists():
         print(f"bench: writing {cache} (1,000,000 rows, once)...", file=sys.stderr)
         replicate_rows(source, cache, copies=100)
     return cache
 
 
-def report_figures(cmd: Sequence[str], rows: str, runs: int, warmups: int, quick: bool) -> tuple[float, float]:
+def report_figures(
+    cmd: Sequence[str], rows: str, runs: int, warmups: int, quick: bool
+) -> tuple[float, float]:
     """Median wall time (ms) and peak RSS (MB) of ``profiler report`` in fresh processes."""
     with tempfile.TemporaryDirectory(prefix="profiler-bench-report-") as tmp:
         workdir = Path(tmp)
@@ -285,18 +310,28 @@ def report_figures(cmd: Sequence[str], rows: str, runs: int, warmups: int, quick
         measured = []
         for index in range(warmups + runs):
             out = workdir / f"out-{index}"
-            run = checked(run_process([*cmd, str(path), "--out", str(out)]), f"profiler report {path.name}")
+            run = checked(
+                run_process([*cmd, str(path), "--out", str(out)]),
+                f"profiler report {path.name}",
+            )
             if not any(out.rglob("*.html")):
-                print(f"bench: note: profiler report wrote no HTML into {out}", file=sys.stderr)
+                print(
+                    f"bench: note: profiler report wrote no HTML into {out}",
+                    file=sys.stderr,
+                )
             if index >= warmups:
                 measured.append(run)
-        return statistics.median(r.wall_ms for r in measured), statistics.median(r.peak_rss_mb for r in measured)
+        return statistics.median(r.wall_ms for r in measured), statistics.median(
+            r.peak_rss_mb for r in measured
+        )
 
 
 # -- the suite of benchmarks --------------------------------------------------------------------
 
 
-def measure_all(quick: bool, scale: bool, runs: int, warmups: int) -> tuple[dict[str, float | None], dict[str, str]]:
+def measure_all(
+    quick: bool, scale: bool, runs: int, warmups: int
+) -> tuple[dict[str, float | None], dict[str, str]]:
     """Every figure (None where not measured) and notes explaining the gaps."""
     figures: dict[str, float | None] = dict.fromkeys(KEYS)
     notes: dict[str, str] = {}
@@ -313,39 +348,85 @@ def measure_all(quick: bool, scale: bool, runs: int, warmups: int) -> tuple[dict
 
     def suite() -> tuple[float]:
         runs_ = workload_figures(["suite_overhead", *q], runs, warmups)
-        notes["suite_overhead_peak_rss_mb"] = f"{median_of(runs_, 'peak_rss_mb'):.0f} MB"
+        notes["suite_overhead_peak_rss_mb"] = (
+            f"{median_of(runs_, 'peak_rss_mb'):.0f} MB"
+        )
         return (median_of(runs_, "ms_per_iter"),)
 
     attempt(("suite_overhead_ms_per_iter",), suite)
     for c in (1, 8, 32):
         attempt(
             (f"suite_latency_ms_c{c}",),
-            lambda c=c: (median_of(workload_figures(["suite_latency", "--concurrency", str(c), *q], runs, warmups), "ms"),),
+            lambda c=c: (
+                median_of(
+                    workload_figures(
+                        ["suite_latency", "--concurrency", str(c), *q], runs, warmups
+                    ),
+                    "ms",
+                ),
+            ),
         )
     attempt(
-        ("suite_overhead_ms_per_iter_2k", "suite_overhead_ms_per_iter_20k", "suite_peak_rss_mb_2k", "suite_peak_rss_mb_20k"),
+        (
+            "suite_overhead_ms_per_iter_2k",
+            "suite_overhead_ms_per_iter_20k",
+            "suite_peak_rss_mb_2k",
+            "suite_peak_rss_mb_20k",
+        ),
         lambda: memory_figures(quick, runs, warmups),
     )
-    attempt(("ray_latency_ms_c8", "ray_overhead_ms_per_cell"), lambda: ray_figures(quick))
     attempt(
-        ("big_traces_ms_per_iter_inline", "big_traces_ms_per_iter_workers", "big_traces_loop_stall_ms_inline",
-         "big_traces_loop_stall_ms_workers"),
+        ("ray_latency_ms_c8", "ray_overhead_ms_per_cell"), lambda: ray_figures(quick)
+    )
+    attempt(
+        (
+            "big_traces_ms_per_iter_inline",
+            "big_traces_ms_per_iter_workers",
+            "big_traces_loop_stall_ms_inline",
+            "big_traces_loop_stall_ms_workers",
+        ),
         lambda: big_trace_figures(quick, runs, warmups),
     )
-    for name in ("bootstrap_ci", "bootstrap_reduction_ci", "permutation_test", "compare_groups"):
-        attempt((f"{name}_ms",), lambda name=name: (median_of(workload_figures([name, *q], runs, warmups), "ms"),))
-    attempt(("analyze_100k_events_ms",), lambda: (median_of(workload_figures(["analyze", *q], runs, warmups), "ms"),))
+    for name in (
+        "bootstrap_ci",
+        "bootstrap_reduction_ci",
+        "permutation_test",
+        "compare_groups",
+    ):
+        attempt(
+            (f"{name}_ms",),
+            lambda name=name: (
+                median_of(workload_figures([name, *q], runs, warmups), "ms"),
+            ),
+        )
+    attempt(
+        ("analyze_100k_events_ms",),
+        lambda: (median_of(workload_figures(["analyze", *q], runs, warmups), "ms"),),
+    )
 
     cmd, how = report_command()
     if cmd is not None:
-        report_keys = ("report_10k_ms", "report_10k_peak_rss_mb") + (("report_1m_ms", "report_1m_peak_rss_mb") if scale else ())
+        report_keys = ("report_10k_ms", "report_10k_peak_rss_mb") + (
+            ("report_1m_ms", "report_1m_peak_rss_mb") if scale else ()
+        )
         if how:
             notes.update(dict.fromkeys(report_keys, how))
-        attempt(("report_10k_ms", "report_10k_peak_rss_mb"), lambda: report_figures(cmd, "10k", runs, warmups, quick))
+        attempt(
+            ("report_10k_ms", "report_10k_peak_rss_mb"),
+            lambda: report_figures(cmd, "10k", runs, warmups, quick),
+        )
         if scale:
-            attempt(("report_1m_ms", "report_1m_peak_rss_mb"), lambda: report_figures(cmd, "1m", runs, warmups, quick))
+            attempt(
+                ("report_1m_ms", "report_1m_peak_rss_mb"),
+                lambda: report_figures(cmd, "1m", runs, warmups, quick),
+            )
     else:
-        for key in ("report_10k_ms", "report_10k_peak_rss_mb", "report_1m_ms", "report_1m_peak_rss_mb"):
+        for key in (
+            "report_10k_ms",
+            "report_10k_peak_rss_mb",
+            "report_1m_ms",
+            "report_1m_peak_rss_mb",
+        ):
             notes[key] = "`profiler report` is not available in this checkout yet"
     if not scale:
         for key in ("report_1m_ms", "report_1m_peak_rss_mb"):
@@ -359,22 +440,31 @@ def startup_figures(keys: tuple[str, ...], quick: bool, runs: int) -> tuple[floa
     """Start-up of the ``profiler`` command, whole processes (``bench_startup.py``: median of 9 by default)."""
     script = Path(__file__).resolve().parent / "bench_startup.py"
     args = ["--json", *(["--quick"] if quick else ["--runs", str(max(runs, 9))])]
-    run = checked(run_process([sys.executable, str(script), *args], timeout_s=1800), "bench_startup.py")
+    run = checked(
+        run_process([sys.executable, str(script), *args], timeout_s=1800),
+        "bench_startup.py",
+    )
     data = json.loads(run.stdout.strip().splitlines()[-1])
     return tuple(float(data[key]) for key in keys)
 
 
-def original_figures(original: Path, quick: bool, runs: int) -> tuple[dict[str, float | None], str]:
+def original_figures(
+    original: Path, quick: bool, runs: int
+) -> tuple[dict[str, float | None], str]:
     """The original's figures for ORIGINAL_KEYS, measured now (bench_original.py), and when and where."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_original
 
     wanted = sorted(set(ORIGINAL_KEYS.values()))
     measured = bench_original.measure_all(original, wanted, runs, quick)
-    return {key: measured[theirs][1] for key, theirs in ORIGINAL_KEYS.items()}, bench_original.machine_line()
+    return {
+        key: measured[theirs][1] for key, theirs in ORIGINAL_KEYS.items()
+    }, bench_original.machine_line()
 
 
-def memory_figures(quick: bool, runs: int, warmups: int) -> tuple[float, float, float, float]:
+def memory_figures(
+    quick: bool, runs: int, warmups: int
+) -> tuple[float, float, float, float]:
     """Overhead per iteration and peak RSS of the suite_overhead workload at 2,000 and 20,000 iterations.
 
     The same workload as ``suite_overhead_ms_per_iter`` (the original's), with 100 and 1,000
@@ -382,18 +472,36 @@ def memory_figures(quick: bool, runs: int, warmups: int) -> tuple[float, float, 
     """
     ms, rss = [], []
     for reps in (3, 30) if quick else (100, 1_000):
-        figures = workload_figures(["suite_overhead", "--repetitions", str(reps), *(["--quick"] if quick else [])], runs, warmups)
+        figures = workload_figures(
+            [
+                "suite_overhead",
+                "--repetitions",
+                str(reps),
+                *(["--quick"] if quick else []),
+            ],
+            runs,
+            warmups,
+        )
         ms.append(median_of(figures, "ms_per_iter"))
         rss.append(median_of(figures, "peak_rss_mb"))
     return ms[0], ms[1], rss[0], rss[1]
 
 
-def big_trace_figures(quick: bool, runs: int, warmups: int) -> tuple[float, float, float, float]:
+def big_trace_figures(
+    quick: bool, runs: int, warmups: int
+) -> tuple[float, float, float, float]:
     """The big-trace suite (~2 MB traces, concurrency 4): ms per iteration and the longest loop stall,
     analysers inline (``analysis_workers: 0``) and in worker processes (``auto``)."""
     per_iter, stall = [], []
     for workers in ("0", "auto"):
-        args = ["suite_big_traces", "--concurrency", "4", "--analysis-workers", workers, *(["--quick"] if quick else [])]
+        args = [
+            "suite_big_traces",
+            "--concurrency",
+            "4",
+            "--analysis-workers",
+            workers,
+            *(["--quick"] if quick else []),
+        ]
         figures = workload_figures(args, runs, warmups)
         per_iter.append(median_of(figures, "ms_per_iter"))
         stall.append(median_of(figures, "loop_stall_ms_max"))
@@ -405,7 +513,16 @@ def ray_figures(quick: bool) -> tuple[float, float]:
     if importlib.util.find_spec("ray") is None:
         raise BenchError("ray is not installed (pip install 'agent-profiler[ray]')")
     args = ["--only-ray", "--json"] + (["--quick"] if quick else [])
-    run = checked(run_process([sys.executable, str(Path(__file__).resolve().parent / "bench_executors.py"), *args]), "bench_executors.py")
+    run = checked(
+        run_process(
+            [
+                sys.executable,
+                str(Path(__file__).resolve().parent / "bench_executors.py"),
+                *args,
+            ]
+        ),
+        "bench_executors.py",
+    )
     data = json.loads(run.stdout.strip().splitlines()[-1])
     return data["ray_latency_ms_c8"], data["ray_warm_cell_ms"]
 
@@ -416,7 +533,13 @@ def ray_figures(quick: bool) -> tuple[float, float]:
 def _fmt(value: float | None) -> str:
     if value is None:
         return "-"
-    return f"{value:,.3f}" if value < 10 else f"{value:,.0f}" if value >= 1000 else f"{value:,.1f}"
+    return (
+        f"{value:,.3f}"
+        if value < 10
+        else f"{value:,.0f}"
+        if value >= 1000
+        else f"{value:,.1f}"
+    )
 
 
 def _verdict(key: str, value: float | None, figures: dict[str, float | None]) -> str:
@@ -429,7 +552,11 @@ def _verdict(key: str, value: float | None, figures: dict[str, float | None]) ->
         return f"c1/c8 = {speedup:.2f}x (target >= {LATENCY_SPEEDUP_TARGET:.0f}x) {ok}"
     if key == "suite_latency_ms_c32" and value and figures["suite_latency_ms_c1"]:
         return f"c1/c32 = {figures['suite_latency_ms_c1'] / value:.2f}x (ceiling 20x with 40 cells)"
-    if key == "big_traces_loop_stall_ms_workers" and value and figures["big_traces_loop_stall_ms_inline"]:
+    if (
+        key == "big_traces_loop_stall_ms_workers"
+        and value
+        and figures["big_traces_loop_stall_ms_inline"]
+    ):
         return f"longest stall of the event loop: {figures['big_traces_loop_stall_ms_inline'] / value:.1f}x shorter than inline"
     if key == "suite_peak_rss_mb_20k" and value and figures["suite_peak_rss_mb_2k"]:
         ratio = value / figures["suite_peak_rss_mb_2k"]
@@ -443,32 +570,66 @@ def _verdict(key: str, value: float | None, figures: dict[str, float | None]) ->
 
 
 def render_table(
-    figures: dict[str, float | None], notes: dict[str, str], quick: bool, original: dict[str, float | None] | None = None
+    figures: dict[str, float | None],
+    notes: dict[str, str],
+    quick: bool,
+    original: dict[str, float | None] | None = None,
 ) -> str:
     """Our figure next to the original's (when measured in this run), with the target and any note."""
     original = original or {}
-    lines = [f"{'figure':<28} {'ours':>10} {'original':>10} {'speed-up':>9}  target / note"]
+    lines = [
+        f"{'figure':<28} {'ours':>10} {'original':>10} {'speed-up':>9}  target / note"
+    ]
     for key in KEYS:
         ours, original_value = figures[key], original.get(key)
-        ratio = f"{original_value / ours:.1f}x" if ours and original_value and not key.endswith("_mb") else ""
-        remark = notes.get(key, "") if ours is None else "; ".join(filter(None, (_verdict(key, ours, figures), notes.get(key))))
-        lines.append(f"{key:<28} {_fmt(ours):>10} {_fmt(original_value):>10} {ratio:>9}  {remark}")
+        ratio = (
+            f"{original_value / ours:.1f}x"
+            if ours and original_value and not key.endswith("_mb")
+            else ""
+        )
+        remark = (
+            notes.get(key, "")
+            if ours is None
+            else "; ".join(filter(None, (_verdict(key, ours, figures), notes.get(key))))
+        )
+        lines.append(
+            f"{key:<28} {_fmt(ours):>10} {_fmt(original_value):>10} {ratio:>9}  {remark}"
+        )
     if "suite_overhead_peak_rss_mb" in notes:
-        lines.append(f"{'(suite_overhead peak RSS)':<28} {notes['suite_overhead_peak_rss_mb']}")
+        lines.append(
+            f"{'(suite_overhead peak RSS)':<28} {notes['suite_overhead_peak_rss_mb']}"
+        )
     if not original:
-        lines.append("original: not measured in this run (--original DIR: see bench/README.md)")
+        lines.append(
+            "original: not measured in this run (--original DIR: see bench/README.md)"
+        )
     if quick:
-        lines.append("--quick: shrunken workloads; these figures are a smoke test, not measurements")
+        lines.append(
+            "--quick: shrunken workloads; these figures are a smoke test, not measurements"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Measure, then print the table (or one JSON object with ``--json``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print exactly one JSON object with every key")
-    parser.add_argument("--quick", action="store_true", help="tiny workloads, one run each (smoke test)")
-    parser.add_argument("--scale", action="store_true", help="also the 1,000,000-row report")
-    parser.add_argument("--runs", type=int, default=None, help="measured runs per figure (default 5; 1 with --quick)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print exactly one JSON object with every key",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny workloads, one run each (smoke test)"
+    )
+    parser.add_argument(
+        "--scale", action="store_true", help="also the 1,000,000-row report"
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=None,
+        help="measured runs per figure (default 5; 1 with --quick)",
+    )
     parser.add_argument(
         "--original", type=Path, default=os.environ.get("PROFILER_ORIGINAL_DIR"),
         help="also measure the TypeScript original, built in DIR (bench/README.md); env PROFILER_ORIGINAL_DIR",
@@ -480,18 +641,33 @@ def main(argv: list[str] | None = None) -> int:
     warmups = 0 if args.quick else 1
 
     figures, notes = measure_all(args.quick, args.scale, runs, warmups)
-    original, when = original_figures(Path(args.original), args.quick, runs) if args.original else ({}, "")
+    original, when = (
+        original_figures(Path(args.original), args.quick, runs)
+        if args.original
+        else ({}, "")
+    )
     if args.json:
         for key, note in notes.items():
             if key in figures and figures[key] is None:
                 print(f"bench: {key}: {note}", file=sys.stderr)
-        print(json.dumps({k: None if v is None else round(v, 3) for k, v in figures.items()}))
+        print(
+            json.dumps(
+                {k: None if v is None else round(v, 3) for k, v in figures.items()}
+            )
+        )
     else:
         if when:
             print(f"original {when}")
         print(render_table(figures, notes, args.quick, original))
     unexplained = [k for k, v in figures.items() if v is None and k not in notes]
-    failed = [k for k, note in notes.items() if k in figures and figures[k] is None and "not available" not in note and "skipped" not in note]
+    failed = [
+        k
+        for k, note in notes.items()
+        if k in figures
+        and figures[k] is None
+        and "not available" not in note
+        and "skipped" not in note
+    ]
     return 1 if unexplained or failed else 0
 
 

@@ -57,15 +57,22 @@ def _read(name: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ProfilerError(f"{path}: parity file not found (set PROFILER_BENCH_ANCHOR to the anchor-parity folder)") from None
+        raise ProfilerError(
+            f"{path}: parity file not found (set PROFILER_BENCH_ANCHOR to the anchor-parity folder)"
+        ) from None
 
 
 def load_scenarios() -> list[Scenario]:
     """The ten benchmark scenarios of ``scenarios.json``."""
     data = json.loads(_read("scenarios.json"))
     if not isinstance(data, list):
-        raise ProfilerError(f"{ANCHOR / 'scenarios.json'}: expected a JSON list of scenarios")
-    return [structure(item, Scenario, source=f"scenarios.json[{i}]") for i, item in enumerate(data)]
+        raise ProfilerError(
+            f"{ANCHOR / 'scenarios.json'}: expected a JSON list of scenarios"
+        )
+    return [
+        structure(item, Scenario, source=f"scenarios.json[{i}]")
+        for i, item in enumerate(data)
+    ]
 
 
 class ReplayProvider:
@@ -79,12 +86,18 @@ class ReplayProvider:
     init_scope = "suite"
 
     def __init__(
-        self, result: PromptResult, trace: SessionTrace, latency_s: float = 0.0, ids: Iterator[int] | None = None
+        self,
+        result: PromptResult,
+        trace: SessionTrace,
+        latency_s: float = 0.0,
+        ids: Iterator[int] | None = None,
     ) -> None:
         self.result = result
         self.trace = trace
         self.latency_s = latency_s
-        self._ids = ids or itertools.count(1)  # shared by a factory's instances: session ids stay unique
+        self._ids = ids or itertools.count(
+            1
+        )  # shared by a factory's instances: session ids stay unique
 
     async def init(self, config: Any) -> None:
         """Nothing to start."""
@@ -92,10 +105,14 @@ class ReplayProvider:
     async def create_session(self, params: Any) -> SessionHandle:
         """A new session id per iteration."""
         return SessionHandle(
-            session_id=f"ses_bench_{next(self._ids)}", provider=self.id, created_at=datetime.now(UTC).isoformat()
+            session_id=f"ses_bench_{next(self._ids)}",
+            provider=self.id,
+            created_at=datetime.now(UTC).isoformat(),
         )
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """The recorded result, after ``latency_s``."""
         if self.latency_s:
             import trio
@@ -122,7 +139,8 @@ class PassingScorer:
     def evaluate(self, scenario: Scenario, context: Any) -> ScorerResult:
         """Pass all three checkpoints."""
         details = tuple(
-            ScorerCheckResult(id=f"cp_{i}", description=f"checkpoint {i}", passed=True) for i in (1, 2, 3)
+            ScorerCheckResult(id=f"cp_{i}", description=f"checkpoint {i}", passed=True)
+            for i in (1, 2, 3)
         )
         return ScorerResult(success=True, passed=3, total=3, details=details)
 
@@ -132,21 +150,33 @@ def bench_plugin_manager() -> PluginManager:
     try:
         from profiler_builtin_analyzers import plugin as analyzers_plugin
     except ImportError as exc:
-        raise ProfilerError(f"profiler_builtin_analyzers cannot be imported: {exc}") from exc
+        raise ProfilerError(
+            f"profiler_builtin_analyzers cannot be imported: {exc}"
+        ) from exc
     # Entry points off: the checkout need not be pip-installed for its entry points to exist.
-    return get_plugin_manager(entrypoints=False, plugins=[("builtin_analyzers", analyzers_plugin)])
+    return get_plugin_manager(
+        entrypoints=False, plugins=[("builtin_analyzers", analyzers_plugin)]
+    )
 
 
 def _components(manager: PluginManager) -> tuple[list[Any], list[Any]]:
     registry = manager.registry
     collectors = [registry.create("collectors", cid) for cid in COLLECTOR_IDS]
-    analyzers = [registry.create("analyzers", name) for name in registry.ids("analyzers")]
+    analyzers = [
+        registry.create("analyzers", name) for name in registry.ids("analyzers")
+    ]
     return collectors, analyzers
 
 
 def run_suite(
-    *, scenarios: int, repetitions: int, latency_s: float, concurrency: int, trace_events: int | None = None,
-    analysis_workers: int | None = 0, watch_loop: bool = False,
+    *,
+    scenarios: int,
+    repetitions: int,
+    latency_s: float,
+    concurrency: int,
+    trace_events: int | None = None,
+    analysis_workers: int | None = 0,
+    watch_loop: bool = False,
 ) -> dict[str, Any]:
     """``run_profile_suite`` over 2 modes x ``scenarios`` x ``repetitions``; times the run only.
 
@@ -159,9 +189,13 @@ def run_suite(
     from profiler_core.runner import RunOptions, run_profile_suite
 
     logging.getLogger("agent_profiler").setLevel(logging.WARNING)  # log level "warn"
-    result = from_json(_read("prompt-result.json"), PromptResult, source="prompt-result.json")
+    result = from_json(
+        _read("prompt-result.json"), PromptResult, source="prompt-result.json"
+    )
     if trace_events is None:
-        trace = from_json(_read("session-trace.json"), SessionTrace, source="session-trace.json")
+        trace = from_json(
+            _read("session-trace.json"), SessionTrace, source="session-trace.json"
+        )
     else:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from bench_analyzers import generate_trace
@@ -175,7 +209,9 @@ def run_suite(
         options = RunOptions(
             provider=ReplayProvider(result, trace, latency_s=latency_s, ids=ids),
             # As `profiler run` builds it: one provider per (model, mode), so modes overlap (issue 18.1).
-            provider_factory=lambda: ReplayProvider(result, trace, latency_s=latency_s, ids=ids),
+            provider_factory=lambda: ReplayProvider(
+                result, trace, latency_s=latency_s, ids=ids
+            ),
             scorer=PassingScorer(),
             scenarios=chosen,
             modes={"mode_a": ModeConfig(), "mode_b": ModeConfig()},
@@ -192,7 +228,11 @@ def run_suite(
         )
         stalls: list[float] = []
         start, cpu_start = time.perf_counter(), time.process_time()
-        suite = trio.run(_watched, options, stalls) if watch_loop else trio.run(run_profile_suite, options)
+        suite = (
+            trio.run(_watched, options, stalls)
+            if watch_loop
+            else trio.run(run_profile_suite, options)
+        )
         elapsed_ms = (time.perf_counter() - start) * 1000
         # The process's CPU time over the same span: on a shared machine it moves much less than the wall time.
         cpu_ms = (time.process_time() - cpu_start) * 1000
@@ -201,10 +241,16 @@ def run_suite(
         iterations = suite.counts.completed
         expected = 2 * len(chosen) * repetitions
         with open(suite.output_jsonl_path, "rb") as f:
-            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+            lines = sum(
+                chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b"")
+            )
         failed = [r.error for r in suite.rows.stream() if r.error or not r.success][:3]
         store = Path(tmp) / "reports" / suite.run_id / "sessions" / "traces.jsonl"
-        trace_mb = store.stat().st_size / iterations / 1e6 if iterations and store.exists() else 0.0
+        trace_mb = (
+            store.stat().st_size / iterations / 1e6
+            if iterations and store.exists()
+            else 0.0
+        )
     if iterations != expected or lines != expected or failed:
         raise ProfilerError(
             f"suite run is not clean: {iterations} rows, {lines} JSONL lines, expected {expected}; "
@@ -279,10 +325,14 @@ def run_stats(name: str, quick: bool) -> dict[str, Any]:
     n = 500 if quick else 10_000
     calls: dict[str, Callable[[], object]] = {
         "bootstrap_ci": lambda: stats.bootstrap_ci(values, resamples=n),
-        "bootstrap_reduction_ci": lambda: stats.bootstrap_reduction_ci(a, b, resamples=n),
+        "bootstrap_reduction_ci": lambda: stats.bootstrap_reduction_ci(
+            a, b, resamples=n
+        ),
         "permutation_test": lambda: stats.permutation_test(a, b, permutations=n),
         # defaults: 10,000 resamples and 10,000 permutations
-        "compare_groups": lambda: stats.compare_groups(a, b, resamples=n, permutations=n),
+        "compare_groups": lambda: stats.compare_groups(
+            a, b, resamples=n, permutations=n
+        ),
     }
     return {"ms": _time_once(calls[name]), "resamples": n}
 
@@ -300,7 +350,11 @@ def run_analyze(events: int) -> dict[str, Any]:
         for analyzer in analyzers:
             analyzer.analyze(trace, scenario, "mode_a")
 
-    return {"ms": _time_once(analyze_all), "events": len(trace.events), "analyzers": [a.name for a in analyzers]}
+    return {
+        "ms": _time_once(analyze_all),
+        "events": len(trace.events),
+        "analyzers": [a.name for a in analyzers],
+    }
 
 
 WORKLOADS = (
@@ -316,33 +370,57 @@ WORKLOADS = (
 
 
 def run_workload(
-    name: str, *, quick: bool = False, concurrency: int = 1, repetitions: int | None = None, analysis_workers: int | None = 0
+    name: str,
+    *,
+    quick: bool = False,
+    concurrency: int = 1,
+    repetitions: int | None = None,
+    analysis_workers: int | None = 0,
 ) -> dict[str, Any]:
     """Run one workload once and return its figures (``ms`` is the headline)."""
     if name == "suite_overhead":
         # 2 modes x 10 scenarios x 100 repetitions = 2,000 iterations (1,000 repetitions: 20,000)
         reps = repetitions or (3 if quick else 100)
         return run_suite(
-            scenarios=2 if quick else 10, repetitions=reps, latency_s=0.0, concurrency=1, analysis_workers=analysis_workers
+            scenarios=2 if quick else 10,
+            repetitions=reps,
+            latency_s=0.0,
+            concurrency=1,
+            analysis_workers=analysis_workers,
         )
     if name == "suite_big_traces":
         # Sessions of 100 ms whose traces are ~2 MB (10,000 events) at concurrency 4: 2 x 5 x 4 = 40 iterations
         # (quick: 2 x 2 x 2 of 1,000 events). What analysis and serialisation cost the loop shows here.
         return run_suite(
-            scenarios=2 if quick else 5, repetitions=2 if quick else 4, latency_s=0.1, concurrency=concurrency,
-            trace_events=1_000 if quick else 10_000, analysis_workers=analysis_workers, watch_loop=True,
+            scenarios=2 if quick else 5,
+            repetitions=2 if quick else 4,
+            latency_s=0.1,
+            concurrency=concurrency,
+            trace_events=1_000 if quick else 10_000,
+            analysis_workers=analysis_workers,
+            watch_loop=True,
         )
     if name == "suite_latency":
         # quick: 2 x 2 x 2 with a 5 ms sleep, so the smoke test stays in seconds
         return run_suite(
-            scenarios=2 if quick else 5, repetitions=2 if quick else 4, latency_s=0.005 if quick else 0.05, concurrency=concurrency,
+            scenarios=2 if quick else 5,
+            repetitions=2 if quick else 4,
+            latency_s=0.005 if quick else 0.05,
+            concurrency=concurrency,
             analysis_workers=analysis_workers,
         )
-    if name in ("bootstrap_ci", "bootstrap_reduction_ci", "permutation_test", "compare_groups"):
+    if name in (
+        "bootstrap_ci",
+        "bootstrap_reduction_ci",
+        "permutation_test",
+        "compare_groups",
+    ):
         return run_stats(name, quick)
     if name == "analyze":
         return run_analyze(2_000 if quick else 100_000)
-    raise ProfilerError(f"unknown workload {name!r}; expected one of {', '.join(WORKLOADS)}")
+    raise ProfilerError(
+        f"unknown workload {name!r}; expected one of {', '.join(WORKLOADS)}"
+    )
 
 
 def _workers(text: str) -> int | None:
@@ -353,17 +431,33 @@ def main(argv: list[str] | None = None) -> int:
     """Run the workload named on the command line and print its figures as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workload", choices=WORKLOADS)
-    parser.add_argument("--quick", action="store_true", help="a tiny version of the workload (smoke test)")
-    parser.add_argument("--concurrency", type=int, default=1, help="suite_latency and suite_big_traces")
-    parser.add_argument("--repetitions", type=int, default=None, help="suite_overhead only (default 100: 2,000 iterations)")
     parser.add_argument(
-        "--analysis-workers", type=_workers, default=0,
+        "--quick",
+        action="store_true",
+        help="a tiny version of the workload (smoke test)",
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="suite_latency and suite_big_traces"
+    )
+    parser.add_argument(
+        "--repetitions",
+        type=int,
+        default=None,
+        help="suite_overhead only (default 100: 2,000 iterations)",
+    )
+    parser.add_argument(
+        "--analysis-workers",
+        type=_workers,
+        default=0,
         help="suite_* workloads: execution.analysis_workers, a number or `auto` (default 0: inline)",
     )
     args = parser.parse_args(argv)
     try:
         figures = run_workload(
-            args.workload, quick=args.quick, concurrency=args.concurrency, repetitions=args.repetitions,
+            args.workload,
+            quick=args.quick,
+            concurrency=args.concurrency,
+            repetitions=args.repetitions,
             analysis_workers=args.analysis_workers,
         )
     except ProfilerError as exc:

@@ -16,7 +16,9 @@ HINT = "install the Debian packages chromium and chromium-driver"
 @contextlib.contextmanager
 def chromium(profile_dir: Path, *, logs: bool = False) -> Iterator[object]:
     """A headless Chromium driven by selenium; ``logs`` keeps the browser and DevTools performance logs."""
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (test extra)")
+    webdriver = pytest.importorskip(
+        "selenium.webdriver", reason="selenium not installed (test extra)"
+    )
     browser = system_binary("chromium", "chromium-browser", hint=HINT)
     chromedriver = system_binary("chromedriver", hint=HINT)
     from selenium.webdriver.chrome.options import Options
@@ -40,7 +42,9 @@ def chromium(profile_dir: Path, *, logs: bool = False) -> Iterator[object]:
     ):
         options.add_argument(arg)
     if logs:
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+        options.set_capability(
+            "goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"}
+        )
     drv = webdriver.Chrome(service=Service(chromedriver), options=options)
     drv.set_page_load_timeout(60)
     try:

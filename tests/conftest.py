@@ -45,7 +45,9 @@ def _examples_stay_untouched():
     assert not added, f"the test wrote into examples/: {added[:5]}"
 
 
-@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: the hook exists only with pytest-xdist
+@pytest.hookimpl(
+    tryfirst=True, optionalhook=True
+)  # optional: the hook exists only with pytest-xdist
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: one worker per core, plus one.
 
@@ -60,7 +62,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 def _cores() -> int:
     """The cores this process may use."""
-    affinity = getattr(os, "sched_getaffinity", None)  # Linux; elsewhere the machine's count
+    affinity = getattr(
+        os, "sched_getaffinity", None
+    )  # Linux; elsewhere the machine's count
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
@@ -69,7 +73,9 @@ LOST_GROUP = pytest.StashKey[str]()
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """Slow tests first; under ``--dist loadgroup``, a test whose xdist_group would be ignored fails instead of running beside its group.
 
     pytest-xdist tells the scheduler a test's group by an ``@group`` suffix on its node id, added on the worker
@@ -77,12 +83,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     # pytest-xdist hands tests out in collection order: the long ones (marked slow: real agents, Ray,
     # sandboxes, pyright) go first, so that no worker is left running one alone at the end.
-    if hasattr(config, "workerinput"):  # an xdist worker; a serial run keeps the files' order
+    if hasattr(
+        config, "workerinput"
+    ):  # an xdist worker; a serial run keeps the files' order
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-    if not getattr(config.option, "loadgroup", False):  # set on the workers of a --dist loadgroup run only
+    if not getattr(
+        config.option, "loadgroup", False
+    ):  # set on the workers of a --dist loadgroup run only
         return
     for item in items:
-        if item.get_closest_marker("xdist_group") and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+        if (
+            item.get_closest_marker("xdist_group")
+            and "@" not in item.nodeid.rsplit("]", 1)[-1]
+        ):
             item.stash[LOST_GROUP] = (
                 f"--dist loadgroup ignores this test's xdist_group with pytest {pytest.__version__}: "
                 "install the test extra (pip install -e '.[test]') or run the tests serially (-p no:xdist)"

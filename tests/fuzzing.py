@@ -14,7 +14,11 @@ FUZZ = settings(
     max_examples=int(os.environ.get("PROFILER_FUZZ_EXAMPLES", "30")),
     deadline=None,
     database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 
 #: Stand-ins replaced in the JSON text by nesting json.dumps itself could not write.
@@ -27,7 +31,19 @@ HOSTILE: st.SearchStrategy[Any] = st.one_of(
     st.sampled_from([10**400, -(10**400), 2**63, 2**64, -1, 0, 10**18]),
     st.floats(),  # NaN and infinities included (Python's json writes and reads them)
     st.text(max_size=20),
-    st.sampled_from(["", "\x00", "a\x00b", "\ud800", "../../x", "/etc/passwd", "x" * 5000, "=cmd|' /c calc'!A0", "<script>"]),
+    st.sampled_from(
+        [
+            "",
+            "\x00",
+            "a\x00b",
+            "\ud800",
+            "../../x",
+            "/etc/passwd",
+            "x" * 5000,
+            "=cmd|' /c calc'!A0",
+            "<script>",
+        ]
+    ),
     st.integers(100, 5000).map(_DEEP.format),
     st.lists(st.integers(), max_size=3),
     st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
@@ -51,7 +67,13 @@ def paths(value: Any) -> list[tuple[Any, ...]]:
     stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()
-        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        children = (
+            node.items()
+            if isinstance(node, dict)
+            else enumerate(node)
+            if isinstance(node, list)
+            else ()
+        )
         for key, child in children:
             out.append((*path, key))
             stack.append((child, (*path, key)))
@@ -85,5 +107,9 @@ def mutated_text(draw: st.DrawFn, text: str) -> str:
         return text[: draw(st.integers(0, len(text)))]
     if kind == "insert":
         at = draw(st.integers(0, len(text)))
-        return text[:at] + draw(st.sampled_from(["\x00", "}", "{", '"', "\n", "\ud800", "\\"])) + text[at:]
+        return (
+            text[:at]
+            + draw(st.sampled_from(["\x00", "}", "{", '"', "\n", "\ud800", "\\"]))
+            + text[at:]
+        )
     return text

@@ -29,7 +29,9 @@ REVIEWER_TOKEN = "ghp_standin_reviewer_token"
 class Fail(Exception):
     """An HTTP error answer: status, message and extra headers."""
 
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.headers = status, message, headers or {}
 
@@ -45,7 +47,9 @@ class Repo:
         self.full_name = full_name
         self.base_url = base_url
         self.labels: dict[str, dict[str, Any]] = {}
-        self.issues: dict[int, dict[str, Any]] = {}  # issues and pull requests share numbers
+        self.issues: dict[
+            int, dict[str, Any]
+        ] = {}  # issues and pull requests share numbers
         self.pulls: dict[int, dict[str, Any]] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.reviews: dict[int, list[dict[str, Any]]] = {}
@@ -57,9 +61,17 @@ class Repo:
         root = self.add_commit("Initial commit", None, {"README.md": "# stand-in\n"})
         self.refs["main"] = root
 
-    def add_commit(self, message: str, parent: str | None, files: dict[str, str]) -> str:
-        sha = hashlib.sha1(f"{message}{parent}{len(self.commits)}{json.dumps(files, sort_keys=True)}".encode()).hexdigest()
-        self.commits[sha] = {"sha": sha, "message": message, "parents": [parent] if parent else []}
+    def add_commit(
+        self, message: str, parent: str | None, files: dict[str, str]
+    ) -> str:
+        sha = hashlib.sha1(
+            f"{message}{parent}{len(self.commits)}{json.dumps(files, sort_keys=True)}".encode()
+        ).hexdigest()
+        self.commits[sha] = {
+            "sha": sha,
+            "message": message,
+            "parents": [parent] if parent else [],
+        }
         self.files[sha] = files
         return sha
 
@@ -75,7 +87,13 @@ class Repo:
 class GitHubStandIn:
     """The server and its state; use as a context manager (``with GitHubStandIn() as gh:``)."""
 
-    def __init__(self, repos: tuple[str, ...] = ("octo/eval-sandbox",), *, app_public_key: str | None = None, app_id: int = 4242) -> None:
+    def __init__(
+        self,
+        repos: tuple[str, ...] = ("octo/eval-sandbox",),
+        *,
+        app_public_key: str | None = None,
+        app_id: int = 4242,
+    ) -> None:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.server.standin = self  # type: ignore[attr-defined]
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -92,7 +110,11 @@ class GitHubStandIn:
 
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> Self:
-        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -103,31 +125,65 @@ class GitHubStandIn:
             self._thread.join(timeout=5)
 
     # -- test controls -----------------------------------------------------------
-    def fail_next(self, method: str, path_pattern: str, status: int, *, times: int = 1, headers: dict[str, str] | None = None, message: str = "injected failure") -> None:
+    def fail_next(
+        self,
+        method: str,
+        path_pattern: str,
+        status: int,
+        *,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
+        message: str = "injected failure",
+    ) -> None:
         """Answer the next ``times`` matching requests with ``status`` (e.g. a 403 with Retry-After)."""
         with self.lock:
-            self.faults.append({"method": method, "re": re.compile(path_pattern), "status": status, "times": times, "headers": headers or {}, "message": message})
+            self.faults.append(
+                {
+                    "method": method,
+                    "re": re.compile(path_pattern),
+                    "status": status,
+                    "times": times,
+                    "headers": headers or {},
+                    "message": message,
+                }
+            )
 
-    def requests(self, method: str | None = None, contains: str = "") -> list[tuple[str, str, int, str]]:
+    def requests(
+        self, method: str | None = None, contains: str = ""
+    ) -> list[tuple[str, str, int, str]]:
         """Logged requests, filtered by method and a path fragment."""
         with self.lock:
-            return [r for r in self.log if (method is None or r[0] == method) and contains in r[1]]
+            return [
+                r
+                for r in self.log
+                if (method is None or r[0] == method) and contains in r[1]
+            ]
 
     def repo(self, name: str = "octo/eval-sandbox") -> Repo:
         """The state of one repository."""
         return self.repos[name]
 
     # -- dispatch ----------------------------------------------------------------
-    def handle(self, method: str, raw_path: str, headers: Any, body: bytes) -> tuple[int, Any, dict[str, str]]:
+    def handle(
+        self, method: str, raw_path: str, headers: Any, body: bytes
+    ) -> tuple[int, Any, dict[str, str]]:
         split = urlsplit(raw_path)
         path = split.path
         query = {k: v[-1] for k, v in parse_qs(split.query).items()}
         with self.lock:
             for fault in self.faults:
-                if fault["times"] > 0 and fault["method"] == method and fault["re"].search(path):
+                if (
+                    fault["times"] > 0
+                    and fault["method"] == method
+                    and fault["re"].search(path)
+                ):
                     fault["times"] -= 1
                     self.log.append((method, path, fault["status"], "-"))
-                    return fault["status"], {"message": fault["message"]}, dict(fault["headers"])
+                    return (
+                        fault["status"],
+                        {"message": fault["message"]},
+                        dict(fault["headers"]),
+                    )
             identity = "-"
             try:
                 identity = self._authenticate(path, headers.get("Authorization", ""))
@@ -168,7 +224,9 @@ class GitHubStandIn:
             raise Fail(404, "Not Found")
         return repo
 
-    def _route(self, method: str, path: str, query: dict[str, str], data: Any, who: str) -> tuple[int, Any]:
+    def _route(
+        self, method: str, path: str, query: dict[str, str], data: Any, who: str
+    ) -> tuple[int, Any]:
         if method == "POST" and path == "/graphql":
             return 200, self._graphql(data or {}, who)
         m = re.fullmatch(r"/app/installations/(\d+)/access_tokens", path)
@@ -177,8 +235,14 @@ class GitHubStandIn:
                 raise Fail(404, "Not Found")
             token = f"ghs_installation_{next(self.ids)}"
             self.tokens[token] = "eval-app[bot]"
-            expires = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-            return 201, {"token": token, "expires_at": expires, "permissions": {"issues": "write", "pull_requests": "write"}}
+            expires = (datetime.now(UTC) + timedelta(hours=1)).strftime(
+                "%Y-%m-%dT%H:%M:%SZ"
+            )
+            return 201, {
+                "token": token,
+                "expires_at": expires,
+                "permissions": {"issues": "write", "pull_requests": "write"},
+            }
         m = re.fullmatch(r"/repos/([^/]+)/([^/]+)(/.*)?", path)
         if not m:
             raise Fail(404, "Not Found")
@@ -189,12 +253,23 @@ class GitHubStandIn:
         for pattern, verb, handler in _ROUTES:
             found = re.fullmatch(pattern, rest)
             if found and verb == method:
-                return handler(self, repo, *[unquote(g) for g in found.groups()], query=query, data=data or {}, who=who)
+                return handler(
+                    self,
+                    repo,
+                    *[unquote(g) for g in found.groups()],
+                    query=query,
+                    data=data or {},
+                    who=who,
+                )
         raise Fail(404, "Not Found")
 
     # -- REST handlers -------------------------------------------------------------
     def get_repo(self, repo: Repo, **_: Any) -> tuple[int, Any]:
-        return 200, {"full_name": repo.full_name, "default_branch": "main", "private": False}
+        return 200, {
+            "full_name": repo.full_name,
+            "default_branch": "main",
+            "private": False,
+        }
 
     def get_installation(self, repo: Repo, **_: Any) -> tuple[int, Any]:
         return 200, {"id": self.installation_id, "app_id": self.app_id}
@@ -213,21 +288,38 @@ class GitHubStandIn:
             raise Fail(422, "Validation Failed: name missing")
         if name in repo.labels:
             raise Fail(422, "Validation Failed: already_exists")
-        repo.labels[name] = {"id": next(self.ids), "name": name, "color": data.get("color", "ededed"), "description": data.get("description", "")}
+        repo.labels[name] = {
+            "id": next(self.ids),
+            "name": name,
+            "color": data.get("color", "ededed"),
+            "description": data.get("description", ""),
+        }
         return 201, repo.labels[name]
 
     def _issue_json(self, repo: Repo, issue: dict[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in issue.items() if not k.startswith("_")}
         out["labels"] = [repo.labels.get(n, {"name": n}) for n in issue["_labels"]]
-        out["html_url"] = f"https://github.example/{repo.full_name}/{'pull' if issue['number'] in repo.pulls else 'issues'}/{issue['number']}"
+        out["html_url"] = (
+            f"https://github.example/{repo.full_name}/{'pull' if issue['number'] in repo.pulls else 'issues'}/{issue['number']}"
+        )
         if issue["number"] in repo.pulls:
-            out["pull_request"] = {"url": f"{self.url}/repos/{repo.full_name}/pulls/{issue['number']}"}
+            out["pull_request"] = {
+                "url": f"{self.url}/repos/{repo.full_name}/pulls/{issue['number']}"
+            }
         return out
 
     def _ensure_labels(self, repo: Repo, names: list[str]) -> list[str]:
         for name in names:
             # GitHub creates unknown labels on the fly when an issue names them.
-            repo.labels.setdefault(name, {"id": next(self.ids), "name": name, "color": "ededed", "description": ""})
+            repo.labels.setdefault(
+                name,
+                {
+                    "id": next(self.ids),
+                    "name": name,
+                    "color": "ededed",
+                    "description": "",
+                },
+            )
         return list(dict.fromkeys(names))
 
     def _new_issue(self, repo: Repo, data: dict, who: str) -> dict[str, Any]:
@@ -250,7 +342,9 @@ class GitHubStandIn:
         repo.comments[number] = []
         return issue
 
-    def create_issue(self, repo: Repo, data: dict, who: str, **_: Any) -> tuple[int, Any]:
+    def create_issue(
+        self, repo: Repo, data: dict, who: str, **_: Any
+    ) -> tuple[int, Any]:
         return 201, self._issue_json(repo, self._new_issue(repo, data, who))
 
     def list_issues(self, repo: Repo, query: dict, **_: Any) -> tuple[int, Any]:
@@ -259,7 +353,8 @@ class GitHubStandIn:
         items = [
             self._issue_json(repo, i)
             for i in sorted(repo.issues.values(), key=lambda i: -i["number"])
-            if (state == "all" or i["state"] == state) and all(n in i["_labels"] for n in wanted)
+            if (state == "all" or i["state"] == state)
+            and all(n in i["_labels"] for n in wanted)
         ]
         page, per_page = int(query.get("page", 1)), int(query.get("per_page", 30))
         return 200, items[(page - 1) * per_page : page * per_page]
@@ -273,7 +368,9 @@ class GitHubStandIn:
     def get_issue(self, repo: Repo, number: str, **_: Any) -> tuple[int, Any]:
         return 200, self._issue_json(repo, self._issue(repo, number))
 
-    def update_issue(self, repo: Repo, number: str, data: dict, **_: Any) -> tuple[int, Any]:
+    def update_issue(
+        self, repo: Repo, number: str, data: dict, **_: Any
+    ) -> tuple[int, Any]:
         issue = self._issue(repo, number)
         if "state" in data:
             if data["state"] not in ("open", "closed"):
@@ -288,21 +385,35 @@ class GitHubStandIn:
             issue["_labels"] = self._ensure_labels(repo, list(data["labels"]))
         return 200, self._issue_json(repo, issue)
 
-    def add_labels(self, repo: Repo, number: str, data: dict, **_: Any) -> tuple[int, Any]:
+    def add_labels(
+        self, repo: Repo, number: str, data: dict, **_: Any
+    ) -> tuple[int, Any]:
         issue = self._issue(repo, number)
-        issue["_labels"] = self._ensure_labels(repo, issue["_labels"] + list(data.get("labels") or []))
+        issue["_labels"] = self._ensure_labels(
+            repo, issue["_labels"] + list(data.get("labels") or [])
+        )
         return 200, [repo.labels[n] for n in issue["_labels"]]
 
-    def remove_label(self, repo: Repo, number: str, name: str, **_: Any) -> tuple[int, Any]:
+    def remove_label(
+        self, repo: Repo, number: str, name: str, **_: Any
+    ) -> tuple[int, Any]:
         issue = self._issue(repo, number)
         if name not in issue["_labels"]:
             raise Fail(404, "Label does not exist")
         issue["_labels"].remove(name)
         return 200, [repo.labels[n] for n in issue["_labels"]]
 
-    def create_comment(self, repo: Repo, number: str, data: dict, who: str, **_: Any) -> tuple[int, Any]:
+    def create_comment(
+        self, repo: Repo, number: str, data: dict, who: str, **_: Any
+    ) -> tuple[int, Any]:
         self._issue(repo, number)
-        comment = {"id": next(self.ids), "node_id": f"IC_{next(self.ids)}", "body": data.get("body", ""), "user": {"login": who}, "created_at": _now()}
+        comment = {
+            "id": next(self.ids),
+            "node_id": f"IC_{next(self.ids)}",
+            "body": data.get("body", ""),
+            "user": {"login": who},
+            "created_at": _now(),
+        }
         repo.comments[int(number)].append(comment)
         return 201, comment
 
@@ -313,10 +424,17 @@ class GitHubStandIn:
     def get_ref(self, repo: Repo, branch: str, **_: Any) -> tuple[int, Any]:
         if branch not in repo.refs:
             raise Fail(404, "Not Found")
-        return 200, {"ref": f"refs/heads/{branch}", "object": {"sha": repo.refs[branch], "type": "commit"}}
+        return 200, {
+            "ref": f"refs/heads/{branch}",
+            "object": {"sha": repo.refs[branch], "type": "commit"},
+        }
 
     def matching_refs(self, repo: Repo, prefix: str, **_: Any) -> tuple[int, Any]:
-        return 200, [{"ref": f"refs/heads/{b}", "object": {"sha": s, "type": "commit"}} for b, s in sorted(repo.refs.items()) if b.startswith(prefix)]
+        return 200, [
+            {"ref": f"refs/heads/{b}", "object": {"sha": s, "type": "commit"}}
+            for b, s in sorted(repo.refs.items())
+            if b.startswith(prefix)
+        ]
 
     def create_ref(self, repo: Repo, data: dict, **_: Any) -> tuple[int, Any]:
         ref, sha = data.get("ref", ""), data.get("sha", "")
@@ -328,7 +446,9 @@ class GitHubStandIn:
         repo.refs[branch] = sha
         return 201, {"ref": ref, "object": {"sha": sha, "type": "commit"}}
 
-    def update_ref(self, repo: Repo, branch: str, data: dict, **_: Any) -> tuple[int, Any]:
+    def update_ref(
+        self, repo: Repo, branch: str, data: dict, **_: Any
+    ) -> tuple[int, Any]:
         if branch not in repo.refs:
             raise Fail(422, "Reference does not exist")
         sha = data.get("sha", "")
@@ -337,31 +457,49 @@ class GitHubStandIn:
         if not data.get("force") and repo.refs[branch] not in repo.ancestors(sha):
             raise Fail(422, "Update is not a fast forward")
         repo.refs[branch] = sha
-        return 200, {"ref": f"refs/heads/{branch}", "object": {"sha": sha, "type": "commit"}}
+        return 200, {
+            "ref": f"refs/heads/{branch}",
+            "object": {"sha": sha, "type": "commit"},
+        }
 
     def delete_ref(self, repo: Repo, branch: str, **_: Any) -> tuple[int, Any]:
         if repo.refs.pop(branch, None) is None:
             raise Fail(422, "Reference does not exist")
         return 204, None
 
-    def put_contents(self, repo: Repo, file_path: str, data: dict, **_: Any) -> tuple[int, Any]:
+    def put_contents(
+        self, repo: Repo, file_path: str, data: dict, **_: Any
+    ) -> tuple[int, Any]:
         branch = data.get("branch", "main")
         if branch not in repo.refs:
             raise Fail(404, f"Branch {branch} not found")
         parent = repo.refs[branch]
-        files = {**repo.files[parent], file_path: base64.b64decode(data.get("content", "")).decode()}
+        files = {
+            **repo.files[parent],
+            file_path: base64.b64decode(data.get("content", "")).decode(),
+        }
         sha = repo.add_commit(data.get("message", "update"), parent, files)
         repo.refs[branch] = sha
-        return 201, {"content": {"path": file_path}, "commit": {"sha": sha, "message": data.get("message", "")}}
+        return 201, {
+            "content": {"path": file_path},
+            "commit": {"sha": sha, "message": data.get("message", "")},
+        }
 
-    def create_pull(self, repo: Repo, data: dict, who: str, **_: Any) -> tuple[int, Any]:
+    def create_pull(
+        self, repo: Repo, data: dict, who: str, **_: Any
+    ) -> tuple[int, Any]:
         head, base = data.get("head", ""), data.get("base", "")
         if head not in repo.refs or base not in repo.refs:
             raise Fail(422, "Validation Failed: head or base does not exist")
         if repo.refs[head] == repo.refs[base]:
             raise Fail(422, f"Validation Failed: No commits between {base} and {head}")
         issue = self._new_issue(repo, data, who)
-        repo.pulls[issue["number"]] = {"head": head, "base": base, "state": "open", "draft": bool(data.get("draft"))}
+        repo.pulls[issue["number"]] = {
+            "head": head,
+            "base": base,
+            "state": "open",
+            "draft": bool(data.get("draft")),
+        }
         repo.reviews[issue["number"]] = []
         repo.threads[issue["number"]] = []
         return 201, self._pull_json(repo, issue["number"])
@@ -386,37 +524,89 @@ class GitHubStandIn:
         self._pull(repo, number)
         return 200, self._pull_json(repo, int(number))
 
-    def update_pull(self, repo: Repo, number: str, data: dict, **kw: Any) -> tuple[int, Any]:
+    def update_pull(
+        self, repo: Repo, number: str, data: dict, **kw: Any
+    ) -> tuple[int, Any]:
         self._pull(repo, number)
-        self.update_issue(repo, number, {k: v for k, v in data.items() if k in ("state", "title", "body")})
+        self.update_issue(
+            repo,
+            number,
+            {k: v for k, v in data.items() if k in ("state", "title", "body")},
+        )
         return 200, self._pull_json(repo, int(number))
 
     def pull_commits(self, repo: Repo, number: str, **_: Any) -> tuple[int, Any]:
         pull = self._pull(repo, number)
-        base = set(repo.ancestors(repo.refs.get(pull["base"], "")) if pull["base"] in repo.refs else [])
+        base = set(
+            repo.ancestors(repo.refs.get(pull["base"], ""))
+            if pull["base"] in repo.refs
+            else []
+        )
         head = repo.refs.get(pull["head"])
         shas = [s for s in (repo.ancestors(head) if head else []) if s not in base]
-        return 200, [{"sha": s, "commit": {"message": repo.commits[s]["message"]}, "parents": [{"sha": p} for p in repo.commits[s]["parents"]]} for s in reversed(shas)]
+        return 200, [
+            {
+                "sha": s,
+                "commit": {"message": repo.commits[s]["message"]},
+                "parents": [{"sha": p} for p in repo.commits[s]["parents"]],
+            }
+            for s in reversed(shas)
+        ]
 
     def list_reviews(self, repo: Repo, number: str, **_: Any) -> tuple[int, Any]:
         self._pull(repo, number)
         return 200, repo.reviews[int(number)]
 
-    def create_review(self, repo: Repo, number: str, data: dict, who: str, **_: Any) -> tuple[int, Any]:
+    def create_review(
+        self, repo: Repo, number: str, data: dict, who: str, **_: Any
+    ) -> tuple[int, Any]:
         self._pull(repo, number)
-        states = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}
-        review = {"id": next(self.ids), "user": {"login": who}, "body": data.get("body", ""), "state": states.get(data.get("event", "COMMENT"), "PENDING"), "submitted_at": _now()}
+        states = {
+            "APPROVE": "APPROVED",
+            "REQUEST_CHANGES": "CHANGES_REQUESTED",
+            "COMMENT": "COMMENTED",
+        }
+        review = {
+            "id": next(self.ids),
+            "user": {"login": who},
+            "body": data.get("body", ""),
+            "state": states.get(data.get("event", "COMMENT"), "PENDING"),
+            "submitted_at": _now(),
+        }
         repo.reviews[int(number)].append(review)
         return 200, review
 
-    def create_review_comment(self, repo: Repo, number: str, data: dict, who: str, **_: Any) -> tuple[int, Any]:
+    def create_review_comment(
+        self, repo: Repo, number: str, data: dict, who: str, **_: Any
+    ) -> tuple[int, Any]:
         pull = self._pull(repo, number)
-        if not data.get("body") or not data.get("path") or data.get("commit_id") not in repo.commits:
+        if (
+            not data.get("body")
+            or not data.get("path")
+            or data.get("commit_id") not in repo.commits
+        ):
             raise Fail(422, "Validation Failed: body, path and commit_id are required")
         if data["path"] not in repo.files.get(repo.refs.get(pull["head"], ""), {}):
             raise Fail(422, "Validation Failed: path could not be resolved")
-        comment = {"id": next(self.ids), "node_id": f"PRRC_{next(self.ids)}", "body": data["body"], "path": data["path"], "line": data.get("line"), "user": {"login": who}, "created_at": _now()}
-        repo.threads[int(number)].append({"id": f"PRRT_{next(self.ids)}", "isResolved": False, "isOutdated": False, "path": data["path"], "line": data.get("line"), "comments": [comment]})
+        comment = {
+            "id": next(self.ids),
+            "node_id": f"PRRC_{next(self.ids)}",
+            "body": data["body"],
+            "path": data["path"],
+            "line": data.get("line"),
+            "user": {"login": who},
+            "created_at": _now(),
+        }
+        repo.threads[int(number)].append(
+            {
+                "id": f"PRRT_{next(self.ids)}",
+                "isResolved": False,
+                "isOutdated": False,
+                "path": data["path"],
+                "line": data.get("line"),
+                "comments": [comment],
+            }
+        )
         return 201, comment
 
     # -- GraphQL -------------------------------------------------------------------
@@ -426,16 +616,29 @@ class GitHubStandIn:
         variables = data.get("variables") or {}
         handler = _GRAPHQL.get(m.group(2)) if m else None
         if handler is None:
-            return {"data": None, "errors": [{"message": f"stand-in does not know operation {m.group(2) if m else '(anonymous)'}"}]}
+            return {
+                "data": None,
+                "errors": [
+                    {
+                        "message": f"stand-in does not know operation {m.group(2) if m else '(anonymous)'}"
+                    }
+                ],
+            }
         try:
             return {"data": handler(self, variables, who)}
         except Fail as fail:
-            return {"data": None, "errors": [{"type": "NOT_FOUND", "message": fail.message}]}
+            return {
+                "data": None,
+                "errors": [{"type": "NOT_FOUND", "message": fail.message}],
+            }
 
     def _gql_repo(self, v: dict) -> Repo:
         repo = self.repos.get(f"{v.get('owner')}/{v.get('name')}")
         if repo is None:
-            raise Fail(404, f"Could not resolve to a Repository with the name '{v.get('owner')}/{v.get('name')}'.")
+            raise Fail(
+                404,
+                f"Could not resolve to a Repository with the name '{v.get('owner')}/{v.get('name')}'.",
+            )
         return repo
 
     def _gql_issue(self, repo: Repo, issue: dict[str, Any]) -> dict[str, Any]:
@@ -453,7 +656,9 @@ class GitHubStandIn:
         repo = self._gql_repo(v)
         issue = repo.issues.get(int(v["number"]))
         if issue is None or issue["number"] in repo.pulls:
-            raise Fail(404, f"Could not resolve to an Issue with the number of {v['number']}.")
+            raise Fail(
+                404, f"Could not resolve to an Issue with the number of {v['number']}."
+            )
         return {"repository": {"issue": self._gql_issue(repo, issue)}}
 
     def gql_issue_comments(self, v: dict, who: str) -> dict[str, Any]:
@@ -463,34 +668,74 @@ class GitHubStandIn:
         start = int(v.get("after") or 0)
         page = comments[start : start + int(v.get("first") or 30)]
         end = start + len(page)
-        nodes = [{"id": c["node_id"], "body": c["body"], "author": {"login": c["user"]["login"]}, "createdAt": c["created_at"], "url": f"https://github.example/c/{c['id']}"} for c in page]
-        return {"repository": {"issue": {"comments": {"nodes": nodes, "pageInfo": {"hasNextPage": end < len(comments), "endCursor": str(end) if page else None}}}}}
+        nodes = [
+            {
+                "id": c["node_id"],
+                "body": c["body"],
+                "author": {"login": c["user"]["login"]},
+                "createdAt": c["created_at"],
+                "url": f"https://github.example/c/{c['id']}",
+            }
+            for c in page
+        ]
+        return {
+            "repository": {
+                "issue": {
+                    "comments": {
+                        "nodes": nodes,
+                        "pageInfo": {
+                            "hasNextPage": end < len(comments),
+                            "endCursor": str(end) if page else None,
+                        },
+                    }
+                }
+            }
+        }
 
     def gql_issue_linked_prs(self, v: dict, who: str) -> dict[str, Any]:
         repo = self._gql_repo(v)
         issue = self._issue(repo, v["number"])
-        pattern = re.compile(rf"\b(close[sd]?|fix(e[sd])?|resolve[sd]?)\s+#{issue['number']}\b", re.IGNORECASE)
+        pattern = re.compile(
+            rf"\b(close[sd]?|fix(e[sd])?|resolve[sd]?)\s+#{issue['number']}\b",
+            re.IGNORECASE,
+        )
         nodes = [
-            {"number": n, "title": repo.issues[n]["title"], "state": "OPEN" if p["state"] == "open" else "CLOSED", "url": f"https://github.example/{repo.full_name}/pull/{n}"}
+            {
+                "number": n,
+                "title": repo.issues[n]["title"],
+                "state": "OPEN" if p["state"] == "open" else "CLOSED",
+                "url": f"https://github.example/{repo.full_name}/pull/{n}",
+            }
             for n, p in sorted(repo.pulls.items())
             if pattern.search(repo.issues[n]["body"] or "")
         ]
-        return {"repository": {"issue": {"closedByPullRequestsReferences": {"nodes": nodes}}}}
+        return {
+            "repository": {
+                "issue": {"closedByPullRequestsReferences": {"nodes": nodes}}
+            }
+        }
 
     def gql_pr_view(self, v: dict, who: str) -> dict[str, Any]:
         repo = self._gql_repo(v)
         pull = repo.pulls.get(int(v["number"]))
         if pull is None:
-            raise Fail(404, f"Could not resolve to a PullRequest with the number of {v['number']}.")
+            raise Fail(
+                404,
+                f"Could not resolve to a PullRequest with the number of {v['number']}.",
+            )
         issue = repo.issues[int(v["number"])]
-        return {"repository": {"pullRequest": {
-            **self._gql_issue(repo, issue),
-            "url": f"https://github.example/{repo.full_name}/pull/{issue['number']}",
-            "isDraft": pull["draft"],
-            "headRefName": pull["head"],
-            "baseRefName": pull["base"],
-            "headRefOid": repo.refs.get(pull["head"]),
-        }}}
+        return {
+            "repository": {
+                "pullRequest": {
+                    **self._gql_issue(repo, issue),
+                    "url": f"https://github.example/{repo.full_name}/pull/{issue['number']}",
+                    "isDraft": pull["draft"],
+                    "headRefName": pull["head"],
+                    "baseRefName": pull["base"],
+                    "headRefOid": repo.refs.get(pull["head"]),
+                }
+            }
+        }
 
     def gql_pr_threads(self, v: dict, who: str) -> dict[str, Any]:
         repo = self._gql_repo(v)
@@ -501,12 +746,38 @@ class GitHubStandIn:
         end = start + len(page)
         nodes = [
             {
-                "id": t["id"], "isResolved": t["isResolved"], "isOutdated": t["isOutdated"], "path": t["path"], "line": t["line"],
-                "comments": {"nodes": [{"id": c["node_id"], "body": c["body"], "author": {"login": c["user"]["login"]}, "createdAt": c["created_at"]} for c in t["comments"]]},
+                "id": t["id"],
+                "isResolved": t["isResolved"],
+                "isOutdated": t["isOutdated"],
+                "path": t["path"],
+                "line": t["line"],
+                "comments": {
+                    "nodes": [
+                        {
+                            "id": c["node_id"],
+                            "body": c["body"],
+                            "author": {"login": c["user"]["login"]},
+                            "createdAt": c["created_at"],
+                        }
+                        for c in t["comments"]
+                    ]
+                },
             }
             for t in page
         ]
-        return {"repository": {"pullRequest": {"reviewThreads": {"nodes": nodes, "pageInfo": {"hasNextPage": end < len(threads), "endCursor": str(end) if page else None}}}}}
+        return {
+            "repository": {
+                "pullRequest": {
+                    "reviewThreads": {
+                        "nodes": nodes,
+                        "pageInfo": {
+                            "hasNextPage": end < len(threads),
+                            "endCursor": str(end) if page else None,
+                        },
+                    }
+                }
+            }
+        }
 
     def gql_resolve_thread(self, v: dict, who: str) -> dict[str, Any]:
         for repo in self.repos.values():
@@ -514,8 +785,15 @@ class GitHubStandIn:
                 for thread in threads:
                     if thread["id"] == v.get("threadId"):
                         thread["isResolved"] = True
-                        return {"resolveReviewThread": {"thread": {"id": thread["id"], "isResolved": True}}}
-        raise Fail(404, f"Could not resolve to a node with the global id of '{v.get('threadId')}'")
+                        return {
+                            "resolveReviewThread": {
+                                "thread": {"id": thread["id"], "isResolved": True}
+                            }
+                        }
+        raise Fail(
+            404,
+            f"Could not resolve to a node with the global id of '{v.get('threadId')}'",
+        )
 
 
 _ROUTES = [
@@ -563,7 +841,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        status, payload, headers = self.server.standin.handle(self.command, self.path, self.headers, body)  # type: ignore[attr-defined]
+        status, payload, headers = self.server.standin.handle(
+            self.command, self.path, self.headers, body
+        )  # type: ignore[attr-defined]
         raw = b"" if payload is None else json.dumps(payload).encode()
         self.send_response(status)
         if raw:
@@ -576,7 +856,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 
-    def log_message(self, format: str, *args: Any) -> None:  # the stand-in keeps its own log
+    def log_message(
+        self, format: str, *args: Any
+    ) -> None:  # the stand-in keeps its own log
         pass
 
 

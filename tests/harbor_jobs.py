@@ -26,7 +26,9 @@ def write_job(
     agent: str = "terminus-2",
     model: str = "claude-sonnet-4-5",
     cost_scale: float = 1.0,
-    reward: Callable[[random.Random, str], float] = lambda rng, task: float(rng.random() < 0.7),
+    reward: Callable[[random.Random, str], float] = lambda rng, task: float(
+        rng.random() < 0.7
+    ),
     seed: int = 0,
     with_trajectory: bool = True,
 ) -> Path:
@@ -47,19 +49,40 @@ def write_job(
             cost = round(0.01 * cost_scale * (1 + rng.random()), 6)
             data = dict(result)
             data.update(
-                id=f"00000000-0000-4000-8000-{seed:04d}{n:08d}", task_name=task, trial_name=name,
-                agent_info={"name": agent, "version": "2.0.0", "model_info": {"name": model, "provider": "anthropic"}},
-                agent_result={**result["agent_result"], "cost_usd": cost, "n_output_tokens": int(200 * cost_scale) + rng.randrange(50)},
+                id=f"00000000-0000-4000-8000-{seed:04d}{n:08d}",
+                task_name=task,
+                trial_name=name,
+                agent_info={
+                    "name": agent,
+                    "version": "2.0.0",
+                    "model_info": {"name": model, "provider": "anthropic"},
+                },
+                agent_result={
+                    **result["agent_result"],
+                    "cost_usd": cost,
+                    "n_output_tokens": int(200 * cost_scale) + rng.randrange(50),
+                },
                 verifier_result={"rewards": {"reward": value}},
             )
             (trial / "result.json").write_text(json.dumps(data))
             (trial / "verifier" / "reward.txt").write_text(f"{value:g}\n")
             if with_trajectory:
-                (trial / "agent" / "trajectory.json").write_text(json.dumps({**trajectory, "session_id": name}))
+                (trial / "agent" / "trajectory.json").write_text(
+                    json.dumps({**trajectory, "session_id": name})
+                )
             n += 1
     (folder / "result.json").write_text(
-        json.dumps({"schema_version": 1, "id": f"00000000-0000-4000-8000-{seed:012d}", "started_at": result["started_at"],
-                    "finished_at": result["finished_at"], "n_total_trials": n, "stats": {"n_completed_trials": n}, "trial_results": []})
+        json.dumps(
+            {
+                "schema_version": 1,
+                "id": f"00000000-0000-4000-8000-{seed:012d}",
+                "started_at": result["started_at"],
+                "finished_at": result["finished_at"],
+                "n_total_trials": n,
+                "stats": {"n_completed_trials": n},
+                "trial_results": [],
+            }
+        )
     )
     return folder
 
@@ -105,6 +128,12 @@ def harbor_problems(python: str, files: list[Path]) -> list[str]:
     """What Harbor's pydantic models say of ``files`` (trial/job results, ATIF trajectories, registries): one line each."""
     import subprocess
 
-    done = subprocess.run([python, "-c", _VALIDATE, *map(str, files)], capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [python, "-c", _VALIDATE, *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()

@@ -17,7 +17,14 @@ from profiler_core.providers.opencode.server import process_alive
 #: Generous: opencode's cold start is 4.5-7 s, slower when the machine is busy.
 START_TIMEOUT_S = 120
 
-CHECKS = [{"id": "finished", "description": "the agent says it is done", "target": "output", "condition": {"type": "matches", "pattern": "^Done:"}}]
+CHECKS = [
+    {
+        "id": "finished",
+        "description": "the agent says it is done",
+        "target": "output",
+        "condition": {"type": "matches", "pattern": "^Done:"},
+    }
+]
 
 
 def model_config(base_url: str, *, priced: bool = True) -> dict[str, Any]:
@@ -64,7 +71,12 @@ def write_profile(
         "provider": {
             "id": "opencode",
             "model": "local/scripted",
-            "options": {"binary": str(binary), "start_timeout_s": START_TIMEOUT_S, "config": model_config(base_url), **(options or {})},
+            "options": {
+                "binary": str(binary),
+                "start_timeout_s": START_TIMEOUT_S,
+                "config": model_config(base_url),
+                **(options or {}),
+            },
         },
         "scorer": {"id": "checks"},
         "analyzers": analyzers,
@@ -83,7 +95,9 @@ def children_of(pid: int) -> list[int]:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+            with open(
+                f"/proc/{entry}/stat", encoding="ascii", errors="replace"
+            ) as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
@@ -99,13 +113,17 @@ def _is_server(pid: int) -> bool:
             argv = f.read().split(b"\0")
     except OSError:
         return False
-    return b"serve" in argv and any(Path(os.fsdecode(arg)).name == "opencode" for arg in argv)
+    return b"serve" in argv and any(
+        Path(os.fsdecode(arg)).name == "opencode" for arg in argv
+    )
 
 
 class ProfilerRun:
     """`profiler ARGS...` in a subprocess; records every child process it starts (the opencode servers)."""
 
-    def __init__(self, args: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, args: list[str], cwd: Path, env: dict[str, str] | None = None
+    ) -> None:
         self.started = time.monotonic()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "profiler_core", *args],
@@ -137,7 +155,9 @@ class ProfilerRun:
         except subprocess.TimeoutExpired:
             self.process.kill()
             out, err = self.process.communicate()
-            raise AssertionError(f"profiler run did not finish in {timeout} s; stderr: {err[-2000:]}") from None
+            raise AssertionError(
+                f"profiler run did not finish in {timeout} s; stderr: {err[-2000:]}"
+            ) from None
         finally:
             self._stop.set()
             self._watcher.join()
@@ -163,7 +183,11 @@ def wait_until(predicate, timeout: float = 120, what: str = "condition") -> None
 
 def read_rows(folder: Path) -> list[dict[str, Any]]:
     """Rows of the only results JSONL in ``folder/results``."""
-    (path,) = [p for p in (folder / "results").glob("*.jsonl") if not p.name.endswith(".analysis.jsonl")]
+    (path,) = [
+        p
+        for p in (folder / "results").glob("*.jsonl")
+        if not p.name.endswith(".analysis.jsonl")
+    ]
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 

@@ -45,7 +45,9 @@ def attempt_connect_via_proxy(proxy_port: int, target: str) -> str:
     """CONNECT ``target`` through the HTTP proxy on 127.0.0.1:``proxy_port``; the status line, then what the target says."""
     try:
         with socket.create_connection(("127.0.0.1", proxy_port), timeout=3) as conn:
-            conn.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+            conn.sendall(
+                f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode()
+            )
             head = b""
             while b"\r\n\r\n" not in head:
                 chunk = conn.recv(200)
@@ -64,7 +66,9 @@ def attempt_connect_via_proxy(proxy_port: int, target: str) -> str:
 
 def attempt_command(argv: list[str]) -> str:
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=20, check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"error: {exc}"
     return f"exit {done.returncode}: {(done.stdout + done.stderr).strip()[-300:]}"
@@ -82,8 +86,14 @@ def main() -> None:
         "write": {path: attempt_write(path) for path in plan.get("write", [])},
         "read": {path: attempt_read(path) for path in plan.get("read", [])},
         "exists": {path: os.path.exists(path) for path in plan.get("exists", [])},
-        "connect": {f"{h}:{p}": attempt_connect(h, p, plan.get("send", "")) for h, p in plan.get("connect", [])},
-        "proxy": {t: attempt_connect_via_proxy(plan["proxy_port"], t) for t in plan.get("proxy", [])},
+        "connect": {
+            f"{h}:{p}": attempt_connect(h, p, plan.get("send", ""))
+            for h, p in plan.get("connect", [])
+        },
+        "proxy": {
+            t: attempt_connect_via_proxy(plan["proxy_port"], t)
+            for t in plan.get("proxy", [])
+        },
     }
     print(json.dumps(result))
 

@@ -36,7 +36,12 @@ def require(kind: str) -> str:
 
 def docker_answers() -> bool:
     """Whether the Docker daemon answers."""
-    done = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True, timeout=30, check=False)
+    done = subprocess.run(
+        ["docker", "version", "--format", "{{.Server.Version}}"],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     return done.returncode == 0
 
 
@@ -49,14 +54,23 @@ def docker_daemon(log_dir: Path) -> Iterator[None]:
         return
     dockerd = shutil.which("dockerd")
     if dockerd is None or os.geteuid() != 0:
-        _unusable("the Docker daemon is not running and cannot be started here (needs `dockerd` and root)")
+        _unusable(
+            "the Docker daemon is not running and cannot be started here (needs `dockerd` and root)"
+        )
     log = open(log_dir / "dockerd.log", "wb")
-    process = subprocess.Popen([dockerd], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        [dockerd], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 30
         while not docker_answers():
             if process.poll() is not None or time.monotonic() > deadline:
-                tail = (log_dir / "dockerd.log").read_text(errors="replace").strip().splitlines()[-1:]
+                tail = (
+                    (log_dir / "dockerd.log")
+                    .read_text(errors="replace")
+                    .strip()
+                    .splitlines()[-1:]
+                )
                 _unusable(f"dockerd did not start: {' '.join(tail) or 'no output'}")
             time.sleep(0.1)
         yield
@@ -79,5 +93,11 @@ def _unusable(message: str) -> None:
 
 def containers_named(binary: str, prefix: str) -> list[str]:
     """Names of the runtime's containers (running or not) starting with ``prefix``."""
-    done = subprocess.run([binary, "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True, timeout=30, check=False)
+    done = subprocess.run(
+        [binary, "ps", "-a", "--format", "{{.Names}}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     return [name for name in done.stdout.split() if name.startswith(prefix)]

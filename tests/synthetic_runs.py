@@ -68,28 +68,66 @@ class Cell:
 def trace_of(cell: Cell) -> SessionTrace:
     """A two-turn trace: reasoning, a tool call (failed, with hostile output, when the cell failed), text."""
     ok = cell.outcome == "pass"
-    output = f"all {cell.scenario} tests passed" if ok else HOSTILE_OUTPUT + "\n" + "long line of output\n" * 40
+    output = (
+        f"all {cell.scenario} tests passed"
+        if ok
+        else HOSTILE_OUTPUT + "\n" + "long line of output\n" * 40
+    )
     first = (
-        ReasoningEvent(content=f"Plan for {cell.scenario}", duration_ms=120, token_count=30),
-        ToolCallEvent(name="bash", input={"command": "pytest -q"}, output=output, duration_ms=250.5, success=ok, error=None if ok else "exit 1"),
+        ReasoningEvent(
+            content=f"Plan for {cell.scenario}", duration_ms=120, token_count=30
+        ),
+        ToolCallEvent(
+            name="bash",
+            input={"command": "pytest -q"},
+            output=output,
+            duration_ms=250.5,
+            success=ok,
+            error=None if ok else "exit 1",
+        ),
         TurnBoundaryEvent(turn_number=1, timestamp="2026-01-01T00:00:01Z"),
     )
     second = (
-        ToolCallEvent(name="read_file", input={"path": "src/app.py"}, output="print('hi')", duration_ms=12, success=True),
+        ToolCallEvent(
+            name="read_file",
+            input={"path": "src/app.py"},
+            output="print('hi')",
+            duration_ms=12,
+            success=True,
+        ),
         TextOutputEvent(content="Done." if ok else "Gave up.", token_count=7),
         TurnBoundaryEvent(turn_number=2, timestamp="2026-01-01T00:00:02Z"),
     )
     turns = (
-        Turn(number=1, events=first[:-1], start_timestamp="2026-01-01T00:00:00Z", end_timestamp="2026-01-01T00:00:01Z", duration_ms=1000),
-        Turn(number=2, events=second[:-1], start_timestamp="2026-01-01T00:00:01Z", end_timestamp="2026-01-01T00:00:02Z", duration_ms=800),
+        Turn(
+            number=1,
+            events=first[:-1],
+            start_timestamp="2026-01-01T00:00:00Z",
+            end_timestamp="2026-01-01T00:00:01Z",
+            duration_ms=1000,
+        ),
+        Turn(
+            number=2,
+            events=second[:-1],
+            start_timestamp="2026-01-01T00:00:01Z",
+            end_timestamp="2026-01-01T00:00:02Z",
+            duration_ms=800,
+        ),
     )
     return SessionTrace(
         session_id=f"s-{cell.mode}-{cell.scenario}-{cell.iteration}",
         events=first + second,
         turns=turns,
-        summary=TraceSummary(total_turns=2, total_tool_calls=2, total_tokens=TokenBreakdown(output=cell.tokens), total_duration=cell.wall_ms),
+        summary=TraceSummary(
+            total_turns=2,
+            total_tool_calls=2,
+            total_tokens=TokenBreakdown(output=cell.tokens),
+            total_duration=cell.wall_ms,
+        ),
         # a passed session changed the code; a failed one left the workspace as it was
-        workspace=WorkspaceReport(diff_stat=f" src/{cell.scenario}.py | 3 ++-\n 1 file changed" if ok else ""),
+        workspace=WorkspaceReport(
+            diff_stat=f" src/{cell.scenario}.py | 3 ++-\n 1 file changed" if ok else ""
+        ),
     )
 
 
@@ -97,16 +135,45 @@ def row_of(run_id: str, cell: Cell) -> ProfileRow:
     """The row of one cell: its outcome, numbers, two tool calls and two checks."""
     ok = cell.outcome == "pass"
     records = (
-        ToolCallRecord(name="bash", category="shell", success=ok, duration_ms=250.5, error=None if ok else "exit 1"),
+        ToolCallRecord(
+            name="bash",
+            category="shell",
+            success=ok,
+            duration_ms=250.5,
+            error=None if ok else "exit 1",
+        ),
         ToolCallRecord(name="read_file", category="file", success=True, duration_ms=12),
     )
     checks = (
-        CheckpointResult(id="tests-pass", description="the tests pass", passed=ok, actual="1 failed" if not ok else "3 passed", expected="/passed/"),
-        CheckpointResult(id="said-done", description="it says it finished", passed=ok, actual="Done." if ok else "Gave up.", expected="Done."),
+        CheckpointResult(
+            id="tests-pass",
+            description="the tests pass",
+            passed=ok,
+            actual="1 failed" if not ok else "3 passed",
+            expected="/passed/",
+        ),
+        CheckpointResult(
+            id="said-done",
+            description="it says it finished",
+            passed=ok,
+            actual="Done." if ok else "Gave up.",
+            expected="Done.",
+        ),
     )
     if cell.verifier_output is not None:
-        checks += (CheckpointResult(id="verify:tests", description="bash /tests/test.sh", passed=ok, actual=cell.verifier_output, expected="reward 1"),)
-    extensions = {**{f"reward_{k}": v for k, v in cell.sub_rewards}, **dict(cell.extensions)}
+        checks += (
+            CheckpointResult(
+                id="verify:tests",
+                description="bash /tests/test.sh",
+                passed=ok,
+                actual=cell.verifier_output,
+                expected="reward 1",
+            ),
+        )
+    extensions = {
+        **{f"reward_{k}": v for k, v in cell.sub_rewards},
+        **dict(cell.extensions),
+    }
     return ProfileRow(
         reward=cell.reward, extensions=extensions,
         run_id=run_id, scenario_id=cell.scenario, mode=cell.mode, model=cell.model, iteration=cell.iteration,
@@ -133,17 +200,34 @@ def bundle_of(cell: Cell) -> SessionAnalysisBundle:
     )  # fmt: skip
 
 
-def grid(modes: Sequence[str], scenarios: Sequence[str], repetitions: int, make: Callable[[str, str, int], dict] | None = None) -> list[Cell]:
+def grid(
+    modes: Sequence[str],
+    scenarios: Sequence[str],
+    repetitions: int,
+    make: Callable[[str, str, int], dict] | None = None,
+) -> list[Cell]:
     """Every (mode, scenario, iteration) cell; ``make`` returns the fields that differ from the defaults."""
     return [
-        Cell(mode=mode, scenario=scenario, iteration=i, **(make(mode, scenario, i) if make else {}))
+        Cell(
+            mode=mode,
+            scenario=scenario,
+            iteration=i,
+            **(make(mode, scenario, i) if make else {}),
+        )
         for mode in modes
         for scenario in scenarios
         for i in range(repetitions)
     ]
 
 
-def write_run(root: Path, run_id: str, cells: Sequence[Cell], *, report: bool = True, started_at: str = "2026-01-01T00:00:00Z") -> Path:
+def write_run(
+    root: Path,
+    run_id: str,
+    cells: Sequence[Cell],
+    *,
+    report: bool = True,
+    started_at: str = "2026-01-01T00:00:00Z",
+) -> Path:
     """Write a run's files under ``root/results`` and ``root/reports/<run_id>``; the results file."""
     results, report_dir = root / "results", root / "reports" / run_id
     sessions = report_dir / "sessions"
@@ -154,7 +238,13 @@ def write_run(root: Path, run_id: str, cells: Sequence[Cell], *, report: bool = 
             open(results / f"{run_id}.analysis.jsonl", "w", encoding="utf-8") as analysis:  # fmt: skip
         for cell in cells:
             rows.write(to_json(row_of(run_id, cell)) + "\n")
-            record = TraceRecord(scenario_id=cell.scenario, mode=cell.mode, model=cell.model, iteration=cell.iteration, trace=trace_of(cell))
+            record = TraceRecord(
+                scenario_id=cell.scenario,
+                mode=cell.mode,
+                model=cell.model,
+                iteration=cell.iteration,
+                trace=trace_of(cell),
+            )
             traces.write(record_json(record) + "\n")
             analysis.write(to_json(bundle_of(cell)) + "\n")
     modes = list(dict.fromkeys(c.mode for c in cells))

@@ -14,11 +14,19 @@ from profiler_core.errors import ConfigError
 from profiler_core.fakemodel import FakeModelServer, tool_then_text
 from profiler_core.model import TokenBreakdown
 from profiler_core.providers.acp import AcpProvider
-from profiler_core.providers.acp.protocol import PROTOCOL_VERSION, AcpError, Update, check_version, choose_option
+from profiler_core.providers.acp.protocol import (
+    PROTOCOL_VERSION,
+    AcpError,
+    Update,
+    check_version,
+    choose_option,
+)
 from profiler_core.providers.acp.trace import build_trace, tool_kinds
 
 AGENT = Path(__file__).parent / "scripted" / "acp_agent.py"
-PRICES = {"fake": {"input_per_mtok": 1, "output_per_mtok": 2, "cache_read_per_mtok": 0.1}}
+PRICES = {
+    "fake": {"input_per_mtok": 1, "output_per_mtok": 2, "cache_read_per_mtok": 0.1}
+}
 #: the fake model's default OpenAI chat usage per call: 80 input, 15 output, 40 cache reads
 PER_CALL = {"input": 80, "output": 15, "cacheRead": 40}
 
@@ -27,11 +35,21 @@ PER_CALL = {"input": 80, "output": 15, "cacheRead": 40}
 def test_opencode_acp_against_the_scripted_model(tmp_path, monkeypatch):
     opencode = agent_binary("opencode", "OPENCODE_BIN")
     real = "sk-test-real-key-acp-0123456789"
-    monkeypatch.setenv("OPENAI_API_KEY", real)  # the recorder's; OpenCode holds the placeholder
+    monkeypatch.setenv(
+        "OPENAI_API_KEY", real
+    )  # the recorder's; OpenCode holds the placeholder
     with FakeModelServer(tool_then_text(), model="fake") as model:
         path = write_profile(
-            tmp_path, provider="acp", model="fake", modes={"plain": {}}, extensions={"prices": PRICES},
-            options={"agent": "opencode", "command": [str(opencode), "acp"], "base_url": model.base_url},
+            tmp_path,
+            provider="acp",
+            model="fake",
+            modes={"plain": {}},
+            extensions={"prices": PRICES},
+            options={
+                "agent": "opencode",
+                "command": [str(opencode), "acp"],
+                "base_url": model.base_url,
+            },
         )
         done = profiler(tmp_path, "run", str(path), "--run-id", "acp")
         calls = len(model.chat_requests())
@@ -42,35 +60,75 @@ def test_opencode_acp_against_the_scripted_model(tmp_path, monkeypatch):
     assert row.get("error") is None and row["success"], row.get("error")
     # The scripted tool call, seen through ACP's tool_call updates, with its output.
     records = row["toolCalls"]["records"]
-    assert [(r["name"], r["category"], r["success"]) for r in records] == [("bash", "shell", True)]
+    assert [(r["name"], r["category"], r["success"]) for r in records] == [
+        ("bash", "shell", True)
+    ]
     # The tokens are the wire's: every call the model answered, at the scripted usage.
     wire = row["extensions"]["wire"]
     assert wire["calls"] == calls >= 2
-    assert {k: row["tokens"][k] for k in PER_CALL} == {k: v * calls for k, v in PER_CALL.items()} == {k: wire["tokens"][k] for k in PER_CALL}
+    assert (
+        {k: row["tokens"][k] for k in PER_CALL}
+        == {k: v * calls for k, v in PER_CALL.items()}
+        == {k: wire["tokens"][k] for k in PER_CALL}
+    )
     assert row["extensions"]["cost_source"] == "wire"
 
 
 def acp_profile(folder: Path, mode: str, checks: list | None = None, **options) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     return write_profile(
-        folder, provider="acp", model="fake", modes={"plain": {}}, timeout_ms=20_000, checks=checks,
-        options={"command": [sys.executable, str(AGENT), mode], "handshake_timeout_s": 3, **options},
+        folder,
+        provider="acp",
+        model="fake",
+        modes={"plain": {}},
+        timeout_ms=20_000,
+        checks=checks,
+        options={
+            "command": [sys.executable, str(AGENT), mode],
+            "handshake_timeout_s": 3,
+            **options,
+        },
     )
 
 
 @pytest.mark.parametrize("policy", ["allow", "reject"])
-def test_permission_requests_are_answered_by_the_policy_and_updates_build_the_trace(tmp_path, policy):
+def test_permission_requests_are_answered_by_the_policy_and_updates_build_the_trace(
+    tmp_path, policy
+):
     chosen = "yes" if policy == "allow" else "no"
     # The agent tells, in its answer, the option it was given, the client's answer to a request the client never
     # offered (a file read: JSON-RPC's "method not found", -32601) and the prompt it received.
-    pattern = f"^Done: permission {chosen}, fs -32601, prompt 'Say hello using the shell.'$"
-    checks = [{"id": "told", "target": "output", "condition": {"type": "matches", "pattern": pattern}}]
-    done = profiler(tmp_path, "run", str(acp_profile(tmp_path, "ok", checks, permission=policy)), "--run-id", "p", "--no-report")
+    pattern = (
+        f"^Done: permission {chosen}, fs -32601, prompt 'Say hello using the shell.'$"
+    )
+    checks = [
+        {
+            "id": "told",
+            "target": "output",
+            "condition": {"type": "matches", "pattern": pattern},
+        }
+    ]
+    done = profiler(
+        tmp_path,
+        "run",
+        str(acp_profile(tmp_path, "ok", checks, permission=policy)),
+        "--run-id",
+        "p",
+        "--no-report",
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     [row] = rows(tmp_path, "p")
-    assert row.get("error") is None and row["success"] and row["completionReason"] == "stop"
+    assert (
+        row.get("error") is None
+        and row["success"]
+        and row["completionReason"] == "stop"
+    )
     [record] = row["toolCalls"]["records"]
-    assert (record["name"], record["category"], record["success"]) == ("ls", "shell", policy == "allow")
+    assert (record["name"], record["category"], record["success"]) == (
+        "ls",
+        "shell",
+        policy == "allow",
+    )
     assert row["toolCalls"]["failed"] == (0 if policy == "allow" else 1)
     assert "wire" not in row["extensions"]  # no base_url: nothing to record
 
@@ -80,13 +138,26 @@ def test_permission_requests_are_answered_by_the_policy_and_updates_build_the_tr
     [
         ("exit", "acp: the agent exited with status 7"),
         ("silent", "acp: the agent never answered the handshake within 3 s"),
-        ("malformed", "acp: malformed session/update (expected params.update.sessionUpdate)"),
-        ("garbage", "acp: the agent sent a line that is not JSON-RPC: 'Starting agent...'"),
+        (
+            "malformed",
+            "acp: malformed session/update (expected params.update.sessionUpdate)",
+        ),
+        (
+            "garbage",
+            "acp: the agent sent a line that is not JSON-RPC: 'Starting agent...'",
+        ),
         ("v2", "acp: the agent speaks protocol version 2; this client speaks 1"),
     ],
 )
 def test_a_broken_agent_is_an_error_row_with_one_line(tmp_path, mode, expected):
-    done = profiler(tmp_path, "run", str(acp_profile(tmp_path, mode)), "--run-id", "b", "--no-report")
+    done = profiler(
+        tmp_path,
+        "run",
+        str(acp_profile(tmp_path, mode)),
+        "--run-id",
+        "b",
+        "--no-report",
+    )
     [row] = rows(tmp_path, "b")
     assert row["error"] is not None and expected in row["error"], row["error"]
     assert "\n" not in row["error"]
@@ -96,36 +167,111 @@ def test_a_broken_agent_is_an_error_row_with_one_line(tmp_path, mode, expected):
 
 
 def test_bad_options_are_one_line():
-    with pytest.raises(ConfigError, match=r"^provider 'acp': option 'command' \(the agent's ACP command\) or 'agent' \(a registry name\) is required$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^provider 'acp': option 'command' \(the agent's ACP command\) or 'agent' \(a registry name\) is required$",
+    ):
         AcpProvider()
-    with pytest.raises(ConfigError, match=r"^provider 'acp': option 'agent': 'codex' is not an ACP agent of the registry \(known: opencode"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^provider 'acp': option 'agent': 'codex' is not an ACP agent of the registry \(known: opencode",
+    ):
         AcpProvider(agent="codex")
-    with pytest.raises(ConfigError, match=r"^provider 'acp': the ACP agent's program 'no-such-acp-agent' was not found"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^provider 'acp': the ACP agent's program 'no-such-acp-agent' was not found",
+    ):
         AcpProvider(command="no-such-acp-agent --acp")
-    with pytest.raises(ConfigError, match=r"option 'permission': expected allow or reject, got 'ask'"):
+    with pytest.raises(
+        ConfigError, match=r"option 'permission': expected allow or reject, got 'ask'"
+    ):
         AcpProvider(command=[sys.executable], permission="ask")
 
 
 def test_choose_option_and_the_trace_of_updates():
-    options = [{"optionId": "a", "kind": "allow_always"}, {"optionId": "o", "kind": "allow_once"}, {"optionId": "r", "kind": "reject_always"}]
-    assert choose_option(options, "allow") == "o" and choose_option(options, "reject") == "r"
+    options = [
+        {"optionId": "a", "kind": "allow_always"},
+        {"optionId": "o", "kind": "allow_once"},
+        {"optionId": "r", "kind": "reject_always"},
+    ]
+    assert (
+        choose_option(options, "allow") == "o"
+        and choose_option(options, "reject") == "r"
+    )
     assert choose_option([{"optionId": "o", "kind": "allow_once"}], "reject") is None
     updates = [
-        Update({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "th"}}, 0.0),
-        Update({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "ink"}}, 0.1),
-        Update({"sessionUpdate": "tool_call", "toolCallId": "x", "title": "read", "kind": "read", "rawInput": {"path": "a"}}, 1.0),
-        Update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "mid"}}, 1.2),
-        Update({"sessionUpdate": "tool_call_update", "toolCallId": "x", "status": "completed", "rawOutput": {"text": "A"}}, 1.5),
+        Update(
+            {
+                "sessionUpdate": "agent_thought_chunk",
+                "content": {"type": "text", "text": "th"},
+            },
+            0.0,
+        ),
+        Update(
+            {
+                "sessionUpdate": "agent_thought_chunk",
+                "content": {"type": "text", "text": "ink"},
+            },
+            0.1,
+        ),
+        Update(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "x",
+                "title": "read",
+                "kind": "read",
+                "rawInput": {"path": "a"},
+            },
+            1.0,
+        ),
+        Update(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "mid"},
+            },
+            1.2,
+        ),
+        Update(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "x",
+                "status": "completed",
+                "rawOutput": {"text": "A"},
+            },
+            1.5,
+        ),
         Update({"sessionUpdate": "usage_update", "used": 5}, 1.6),
-        Update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Done"}}, 2.0),
-        Update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "."}}, 2.1),
+        Update(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "Done"},
+            },
+            2.0,
+        ),
+        Update(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "."},
+            },
+            2.1,
+        ),
     ]
     trace, answer = build_trace("s", updates, 2100, TokenBreakdown(input=3))
     kinds = [type(e).__name__ for e in trace.events]
-    assert kinds == ["ReasoningEvent", "ToolCallEvent", "TextOutputEvent", "TextOutputEvent"]
+    assert kinds == [
+        "ReasoningEvent",
+        "ToolCallEvent",
+        "TextOutputEvent",
+        "TextOutputEvent",
+    ]
     assert trace.events[0].content == "think" and answer == "Done."
     tool = trace.events[1]
-    assert (tool.name, tool.input, tool.output, tool.duration_ms) == ("read", {"path": "a"}, {"text": "A"}, 500.0)
+    assert (tool.name, tool.input, tool.output, tool.duration_ms) == (
+        "read",
+        {"path": "a"},
+        {"text": "A"},
+        500.0,
+    )
     assert trace.summary.total_tool_calls == 1 and trace.summary.total_tokens.input == 3
     assert tool_kinds(updates) == {"read": "file"}
 
@@ -133,10 +279,15 @@ def test_choose_option_and_the_trace_of_updates():
 def test_the_version_is_negotiated_among_those_this_client_speaks():
     # The client offers its newest; the agent's answer is the session's version when the client speaks it.
     assert PROTOCOL_VERSION == 1 and check_version({"protocolVersion": 1}) == 1
-    assert check_version({"protocolVersion": 1}, supported=(1, 2)) == 1  # an agent that only speaks the older one
+    assert (
+        check_version({"protocolVersion": 1}, supported=(1, 2)) == 1
+    )  # an agent that only speaks the older one
     assert check_version({"protocolVersion": 2}, supported=(1, 2)) == 2
     for answer, shown in ((2, "2"), (True, "True"), ("1", "'1'"), (None, "None")):
-        with pytest.raises(AcpError, match=rf"^acp: the agent speaks protocol version {shown}; this client speaks 1$"):
+        with pytest.raises(
+            AcpError,
+            match=rf"^acp: the agent speaks protocol version {shown}; this client speaks 1$",
+        ):
             check_version({"protocolVersion": answer})
     with pytest.raises(AcpError, match=r"this client speaks 1, 2$"):
         check_version({"protocolVersion": 3}, supported=(2, 1))

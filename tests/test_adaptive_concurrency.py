@@ -26,7 +26,9 @@ class Limited(FakeProvider):
             self.peak = max(self.peak, self.in_flight)
             if self.in_flight > self.limit:
                 self.refusals.append(trio.current_time())
-                raise RateLimitedError("429 Too Many Requests", retry_after=self.retry_after)
+                raise RateLimitedError(
+                    "429 Too Many Requests", retry_after=self.retry_after
+                )
             self.starts.append(trio.current_time())
             return await super().prompt(handle, text, timeout_ms)
         finally:
@@ -35,10 +37,16 @@ class Limited(FakeProvider):
 
 def _run(tmp_path, manager, provider, **kw):
     options = RunOptions(
-        provider=provider, scorer=FixedScorer(),
-        scenarios=[Scenario(id=f"s{i}", name="S", prompt="do") for i in range(10)], modes={"a": ModeConfig()},
-        repetitions=4, warmup=False, allowed_retries=0,
-        results_dir=str(tmp_path / "results"), reports_dir=str(tmp_path / "reports"), **kw,
+        provider=provider,
+        scorer=FixedScorer(),
+        scenarios=[Scenario(id=f"s{i}", name="S", prompt="do") for i in range(10)],
+        modes={"a": ModeConfig()},
+        repetitions=4,
+        warmup=False,
+        allowed_retries=0,
+        results_dir=str(tmp_path / "results"),
+        reports_dir=str(tmp_path / "reports"),
+        **kw,
     )
     options.plugin_manager = manager
     events = []
@@ -52,21 +60,37 @@ def _run(tmp_path, manager, provider, **kw):
                 events.append(event.concurrency)
 
     options.hooks = [Watch()]
-    result = trio.run(run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0))
+    result = trio.run(
+        run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0)
+    )
     return result, events
 
 
-def test_auto_settles_at_or_below_the_limit_with_no_errored_row(tmp_path, profiler_plugin_manager):
+def test_auto_settles_at_or_below_the_limit_with_no_errored_row(
+    tmp_path, profiler_plugin_manager
+):
     provider = Limited(limit=4)
-    result, concurrency = _run(tmp_path, profiler_plugin_manager, provider, concurrency=None, max_concurrency=12)
-    assert len(result.rows) == 40 and all(r.error is None and r.success for r in result.rows)
-    assert all(r.attempts == 1 for r in result.rows)  # a rate limit does not use up a retry
+    result, concurrency = _run(
+        tmp_path,
+        profiler_plugin_manager,
+        provider,
+        concurrency=None,
+        max_concurrency=12,
+    )
+    assert len(result.rows) == 40 and all(
+        r.error is None and r.success for r in result.rows
+    )
+    assert all(
+        r.attempts == 1 for r in result.rows
+    )  # a rate limit does not use up a retry
     assert provider.refusals  # it did probe above the limit...
     assert max(concurrency) > 2  # ...after growing from its start of 2,
     assert concurrency[-1] <= 4  # and settled at or below the limit
 
 
-def test_retry_after_is_waited_out_before_new_cells_start(tmp_path, profiler_plugin_manager):
+def test_retry_after_is_waited_out_before_new_cells_start(
+    tmp_path, profiler_plugin_manager
+):
     provider = Limited(limit=2, retry_after=30.0)
     result, _ = _run(tmp_path, profiler_plugin_manager, provider, concurrency=3)
     assert all(r.error is None for r in result.rows)

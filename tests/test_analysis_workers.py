@@ -99,7 +99,9 @@ def options(tmp_path: Path, manager, **kw) -> RunOptions:
     base = dict(
         provider=FakeProvider(),
         scorer=FixedScorer(),
-        scenarios=[Scenario(id=f"s{i}", name=f"S{i}", prompt=f"do {i}") for i in (1, 2)],
+        scenarios=[
+            Scenario(id=f"s{i}", name=f"S{i}", prompt=f"do {i}") for i in (1, 2)
+        ],
         modes={"a": ModeConfig(), "b": ModeConfig()},
         repetitions=2,
         warmup=False,
@@ -123,10 +125,17 @@ def pids_in(folder: Path) -> set[int]:
 def demo_profile(folder: Path, *, workers: int, trace_format: str) -> Path:
     """The demo (simulated provider, built-in analyzers) with ``analysis_workers: workers``."""
     if not (folder / "demo").exists():
-        subprocess.run([*PROFILER, "init", str(folder / "demo")], check=True, capture_output=True)
+        subprocess.run(
+            [*PROFILER, "init", str(folder / "demo")], check=True, capture_output=True
+        )
     profile = yaml.safe_load((folder / "demo" / "profile.yaml").read_text())
     profile["provider"]["options"]["time_scale"] = 0.0
-    profile["execution"] = {"repetitions": 2, "concurrency": 3, "warmup": True, "analysis_workers": workers}
+    profile["execution"] = {
+        "repetitions": 2,
+        "concurrency": 3,
+        "warmup": True,
+        "analysis_workers": workers,
+    }
     profile["output"]["trace_format"] = trace_format
     profile["output"]["log_level"] = "debug"
     path = folder / "demo" / f"w{workers}-{trace_format}.yaml"
@@ -136,8 +145,21 @@ def demo_profile(folder: Path, *, workers: int, trace_format: str) -> Path:
 
 def run_cli(profile: Path, run_id: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [*PROFILER, "run", str(profile), "--run-id", run_id, "--progress", "none", "--no-report"],
-        capture_output=True, text=True, timeout=240, check=False, cwd=profile.parent,
+        [
+            *PROFILER,
+            "run",
+            str(profile),
+            "--run-id",
+            run_id,
+            "--progress",
+            "none",
+            "--no-report",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        cwd=profile.parent,
     )
 
 
@@ -153,91 +175,169 @@ def by_cell(path: Path) -> dict[tuple, dict]:
 
 @pytest.mark.parametrize("trace_format", ["jsonl", "files"])
 def test_workers_write_what_inline_writes(tmp_path, trace_format):
-    inline = run_cli(demo_profile(tmp_path, workers=0, trace_format=trace_format), "inline")
-    pooled = run_cli(demo_profile(tmp_path, workers=2, trace_format=trace_format), "pooled")
+    inline = run_cli(
+        demo_profile(tmp_path, workers=0, trace_format=trace_format), "inline"
+    )
+    pooled = run_cli(
+        demo_profile(tmp_path, workers=2, trace_format=trace_format), "pooled"
+    )
     assert inline.returncode == 0, inline.stderr
     assert pooled.returncode == 0, pooled.stderr
-    assert "analysis in 2 worker process(es), analyzers built from the profile" in pooled.stderr
+    assert (
+        "analysis in 2 worker process(es), analyzers built from the profile"
+        in pooled.stderr
+    )
     assert "worker process" not in inline.stderr
     demo = tmp_path / "demo"
 
-    rows, other_rows = by_cell(demo / "results" / "inline.jsonl"), by_cell(demo / "results" / "pooled.jsonl")
+    rows, other_rows = (
+        by_cell(demo / "results" / "inline.jsonl"),
+        by_cell(demo / "results" / "pooled.jsonl"),
+    )
     assert len(rows) == 20 and rows.keys() == other_rows.keys()
     for key, row in rows.items():
         assert {k: v for k, v in row.items() if k not in PER_RUN} == {
             k: v for k, v in other_rows[key].items() if k not in PER_RUN
         }, key
 
-    bundles, other_bundles = by_cell(demo / "results" / "inline.analysis.jsonl"), by_cell(demo / "results" / "pooled.analysis.jsonl")
+    bundles, other_bundles = (
+        by_cell(demo / "results" / "inline.analysis.jsonl"),
+        by_cell(demo / "results" / "pooled.analysis.jsonl"),
+    )
     assert len(bundles) == 20 and bundles == other_bundles
-    assert {"efficiency", "error", "reasoning", "strategy", "tool-pattern"} <= set(next(iter(bundles.values()))["results"])
+    assert {"efficiency", "error", "reasoning", "strategy", "tool-pattern"} <= set(
+        next(iter(bundles.values()))["results"]
+    )
 
     if trace_format == "jsonl":
         traces = by_cell(demo / "reports" / "inline" / "sessions" / "traces.jsonl")
-        assert len(traces) == 20 and traces == by_cell(demo / "reports" / "pooled" / "sessions" / "traces.jsonl")
+        assert len(traces) == 20 and traces == by_cell(
+            demo / "reports" / "pooled" / "sessions" / "traces.jsonl"
+        )
     else:
-        files = sorted(p.relative_to(demo / "reports" / "inline") for p in (demo / "reports" / "inline").rglob("*.json"))
+        files = sorted(
+            p.relative_to(demo / "reports" / "inline")
+            for p in (demo / "reports" / "inline").rglob("*.json")
+        )
         assert len(files) == 20
         for name in files:  # byte for byte
-            assert (demo / "reports" / "pooled" / name).read_bytes() == (demo / "reports" / "inline" / name).read_bytes(), name
+            assert (demo / "reports" / "pooled" / name).read_bytes() == (
+                demo / "reports" / "inline" / name
+            ).read_bytes(), name
 
 
 @pytest.mark.parametrize("workers", [0, 2])
-def test_a_slow_analyzer_stalls_other_sessions_only_inline(tmp_path, profiler_plugin_manager, caplog, workers):
+def test_a_slow_analyzer_stalls_other_sessions_only_inline(
+    tmp_path, profiler_plugin_manager, caplog, workers
+):
     caplog.set_level(logging.INFO, logger="agent_profiler")
     provider = TickingProvider()
     # Four cells at once: the two short sessions are analysed while the two long ones are still prompting.
     result = trio.run(
         run_profile_suite,
-        options(tmp_path, profiler_plugin_manager, provider=provider, analyzers=[SlowAnalyzer(0.3)], concurrency=4,
-                scenarios=[Scenario(id="short", name="S", prompt="short"), Scenario(id="long", name="L", prompt="long")],
-                modes={"a": ModeConfig()}, analysis_workers=workers),
+        options(
+            tmp_path,
+            profiler_plugin_manager,
+            provider=provider,
+            analyzers=[SlowAnalyzer(0.3)],
+            concurrency=4,
+            scenarios=[
+                Scenario(id="short", name="S", prompt="short"),
+                Scenario(id="long", name="L", prompt="long"),
+            ],
+            modes={"a": ModeConfig()},
+            analysis_workers=workers,
+        ),
     )
     assert result.counts.completed == 4 and result.counts.errored == 0
-    busy = [tuple(map(float, b.results["slow"].summary.split())) for b in result.analysis_results]
+    busy = [
+        tuple(map(float, b.results["slow"].summary.split()))
+        for b in result.analysis_results
+    ]
     assert len(busy) == 4
     # Ticks of the long sessions' prompts while an analyzer was running.
-    during = sum(1 for start, end in busy for tick in provider.ticks if start < tick < end)
+    during = sum(
+        1 for start, end in busy for tick in provider.ticks if start < tick < end
+    )
     if workers:
         assert "analysis in 2 worker process(es), analyzers pickled" in caplog.text
-        assert during >= 10, f"only {during} prompt ticks while analyzers ran in workers"
+        assert during >= 10, (
+            f"only {during} prompt ticks while analyzers ran in workers"
+        )
     else:
-        assert during == 0, f"{during} prompt ticks while an inline analyzer held the loop"
+        assert during == 0, (
+            f"{during} prompt ticks while an inline analyzer held the loop"
+        )
 
 
 @pytest.mark.parametrize("trace_format", ["jsonl", "files"])
-def test_a_worker_redacts_the_trace_it_serialises(tmp_path, profiler_plugin_manager, trace_format):
+def test_a_worker_redacts_the_trace_it_serialises(
+    tmp_path, profiler_plugin_manager, trace_format
+):
     secret, shaped = "mode-secret-value-42", "sk-" + "A" * 24
     written = {}
     for workers in (0, 1):
         folder = tmp_path / str(workers)
         trio.run(
             run_profile_suite,
-            options(folder, profiler_plugin_manager, provider=FakeProvider(text=f"key {secret} and {shaped}"),
-                    modes={"a": ModeConfig(environment={"MY_API_KEY": secret})}, repetitions=1,
-                    analyzers=[SlowAnalyzer(0.0)], trace_format=trace_format, analysis_workers=workers),
+            options(
+                folder,
+                profiler_plugin_manager,
+                provider=FakeProvider(text=f"key {secret} and {shaped}"),
+                modes={"a": ModeConfig(environment={"MY_API_KEY": secret})},
+                repetitions=1,
+                analyzers=[SlowAnalyzer(0.0)],
+                trace_format=trace_format,
+                analysis_workers=workers,
+            ),
         )
         files = sorted(p for p in (folder / "reports").rglob("*") if p.is_file())
         # The fake's traces carry the time they were made; everything else must match.
-        written[workers] = [re.sub(r'"\w*[tT]imestamp": ?"[^"]*"', "", p.read_text()) for p in files]
-        assert files and all(secret not in text and shaped not in text for text in written[workers])
+        written[workers] = [
+            re.sub(r'"\w*[tT]imestamp": ?"[^"]*"', "", p.read_text()) for p in files
+        ]
+        assert files and all(
+            secret not in text and shaped not in text for text in written[workers]
+        )
         assert all("[REDACTED]" in text for text in written[workers])
     assert written[0] == written[1]
 
 
-def test_an_analyzer_failure_in_a_worker_is_the_inline_error(tmp_path, profiler_plugin_manager):
+def test_an_analyzer_failure_in_a_worker_is_the_inline_error(
+    tmp_path, profiler_plugin_manager
+):
     errors = {}
     for workers in (0, 1):
         result = trio.run(
             run_profile_suite,
-            options(tmp_path / str(workers), profiler_plugin_manager, analyzers=[FailingAnalyzer()], allowed_retries=1,
-                    repetitions=1, modes={"a": ModeConfig()}, analysis_workers=workers),
+            options(
+                tmp_path / str(workers),
+                profiler_plugin_manager,
+                analyzers=[FailingAnalyzer()],
+                allowed_retries=1,
+                repetitions=1,
+                modes={"a": ModeConfig()},
+                analysis_workers=workers,
+            ),
         )
         errors[workers] = [(r.error, r.error_code, r.attempts) for r in result.rows]
-    assert errors[0] == errors[1] == [("analyzer 'failing' failed: ValueError: no findings today", "analyzer_error", 2)] * 2
+    assert (
+        errors[0]
+        == errors[1]
+        == [
+            (
+                "analyzer 'failing' failed: ValueError: no findings today",
+                "analyzer_error",
+                2,
+            )
+        ]
+        * 2
+    )
 
 
-def test_a_worker_killed_mid_analysis_gives_an_error_attempt_then_a_retry(tmp_path, profiler_plugin_manager, caplog):
+def test_a_worker_killed_mid_analysis_gives_an_error_attempt_then_a_retry(
+    tmp_path, profiler_plugin_manager, caplog
+):
     marks = tmp_path / "marks"
     marks.mkdir()
     killed: list[int] = []
@@ -254,17 +354,30 @@ def test_a_worker_killed_mid_analysis_gives_an_error_attempt_then_a_retry(tmp_pa
 
             nursery.start_soon(kill_the_first_busy_worker)
             return await run_profile_suite(
-                options(tmp_path, profiler_plugin_manager, analyzers=[MarkingAnalyzer(str(marks), 0.5)], repetitions=2,
-                        modes={"a": ModeConfig()}, scenarios=[Scenario(id="s1", name="S1", prompt="do")], allowed_retries=1,
-                        analysis_workers=1)
+                options(
+                    tmp_path,
+                    profiler_plugin_manager,
+                    analyzers=[MarkingAnalyzer(str(marks), 0.5)],
+                    repetitions=2,
+                    modes={"a": ModeConfig()},
+                    scenarios=[Scenario(id="s1", name="S1", prompt="do")],
+                    allowed_retries=1,
+                    analysis_workers=1,
+                )
             )
 
     result = trio.run(main)
     rows = list(result.rows)
     assert [r.error for r in rows] == [None, None]
     assert sorted(r.attempts for r in rows) == [1, 2]
-    assert "an analysis worker died" in caplog.text and "analysis worker died" in caplog.text
-    assert [b.results["marking"].summary for b in result.analysis_results] == ["done", "done"]
+    assert (
+        "an analysis worker died" in caplog.text
+        and "analysis worker died" in caplog.text
+    )
+    assert [b.results["marking"].summary for b in result.analysis_results] == [
+        "done",
+        "done",
+    ]
     workers = pids_in(marks)
     assert len(workers) == 2 and killed[0] in workers  # the retry ran in a new worker
     assert not [pid for pid in workers if alive(pid)]
@@ -283,8 +396,14 @@ def test_ctrl_c_during_analysis_leaves_no_worker(tmp_path, profiler_plugin_manag
     started = time.monotonic()
     result = trio.run(
         run_profile_suite,
-        options(tmp_path, profiler_plugin_manager, analyzers=[MarkingAnalyzer(str(marks), 60)], concurrency=2,
-                analysis_workers=2, handle_sigint=True),
+        options(
+            tmp_path,
+            profiler_plugin_manager,
+            analyzers=[MarkingAnalyzer(str(marks), 60)],
+            concurrency=2,
+            analysis_workers=2,
+            handle_sigint=True,
+        ),
     )
     elapsed = time.monotonic() - started
     watcher.join(5)
@@ -308,8 +427,13 @@ def test_a_cancelled_run_leaves_no_worker(tmp_path, profiler_plugin_manager):
 
             nursery.start_soon(cancel_once_analysis_runs)
             await run_profile_suite(
-                options(tmp_path, profiler_plugin_manager, analyzers=[MarkingAnalyzer(str(marks), 60)], concurrency=2,
-                        analysis_workers=2)
+                options(
+                    tmp_path,
+                    profiler_plugin_manager,
+                    analyzers=[MarkingAnalyzer(str(marks), 60)],
+                    concurrency=2,
+                    analysis_workers=2,
+                )
             )
 
     started = time.monotonic()
@@ -317,7 +441,9 @@ def test_a_cancelled_run_leaves_no_worker(tmp_path, profiler_plugin_manager):
     assert time.monotonic() - started < 30
     workers = pids_in(marks)
     assert workers and not [pid for pid in workers if alive(pid)]
-    manifest = json.loads(next((tmp_path / "results").glob("*.manifest.json")).read_text())
+    manifest = json.loads(
+        next((tmp_path / "results").glob("*.manifest.json")).read_text()
+    )
     assert manifest["status"] != "running"
 
 
@@ -341,21 +467,33 @@ def test_workers_end_when_their_driver_is_killed(tmp_path):
     marks = tmp_path / "marks"
     marks.mkdir()
     script = DRIVER.format(
-        root=str(Path(__file__).resolve().parent.parent), marks=str(marks), results=str(tmp_path / "results"),
+        root=str(Path(__file__).resolve().parent.parent),
+        marks=str(marks),
+        results=str(tmp_path / "results"),
         reports=str(tmp_path / "reports"),
     )
-    driver = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    driver = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
-        (worker,) = wait_for(lambda: pids_in(marks), 60, "the worker's analysis to start")
-        os.kill(driver.pid, signal.SIGKILL)  # no cleanup can run: the worker must notice by itself
+        (worker,) = wait_for(
+            lambda: pids_in(marks), 60, "the worker's analysis to start"
+        )
+        os.kill(
+            driver.pid, signal.SIGKILL
+        )  # no cleanup can run: the worker must notice by itself
         driver.wait(10)
-        assert wait_for(lambda: not alive(worker), 10, f"worker {worker} to end") is True
+        assert (
+            wait_for(lambda: not alive(worker), 10, f"worker {worker} to end") is True
+        )
     finally:
         driver.kill()
         driver.wait()
 
 
-def test_analyzers_that_do_not_pickle_run_inline_and_say_so(tmp_path, profiler_plugin_manager, caplog):
+def test_analyzers_that_do_not_pickle_run_inline_and_say_so(
+    tmp_path, profiler_plugin_manager, caplog
+):
     class Local:  # a class inside a function does not pickle
         name = "local"
 
@@ -364,16 +502,31 @@ def test_analyzers_that_do_not_pickle_run_inline_and_say_so(tmp_path, profiler_p
 
     result = trio.run(
         run_profile_suite,
-        options(tmp_path, profiler_plugin_manager, analyzers=[Local()], repetitions=1, analysis_workers=2),
+        options(
+            tmp_path,
+            profiler_plugin_manager,
+            analyzers=[Local()],
+            repetitions=1,
+            analysis_workers=2,
+        ),
     )
-    assert "execution.analysis_workers: analyzers run inline: the analyzers do not pickle" in caplog.text
-    assert {b.results["local"].summary for b in result.analysis_results} == {str(os.getpid())}
+    assert (
+        "execution.analysis_workers: analyzers run inline: the analyzers do not pickle"
+        in caplog.text
+    )
+    assert {b.results["local"].summary for b in result.analysis_results} == {
+        str(os.getpid())
+    }
 
 
 def test_analysis_workers_auto_and_counts(tmp_path):
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S", "prompt": "do"}')
-    (tmp_path / "p.yaml").write_text("modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: {analysis_workers: auto}\n")
+    (tmp_path / "scenarios" / "s1.json").write_text(
+        '{"id": "s1", "name": "S", "prompt": "do"}'
+    )
+    (tmp_path / "p.yaml").write_text(
+        "modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: {analysis_workers: auto}\n"
+    )
     assert load_profile(tmp_path / "p.yaml").execution.analysis_workers is None
     assert worker_count(None, 64, 16) == min(len(os.sched_getaffinity(0)), 8)
     assert worker_count(6, 2, 16) == 2  # never more than cells in flight
@@ -384,11 +537,24 @@ def test_analysis_workers_auto_and_counts(tmp_path):
 @pytest.mark.parametrize("value", ["-1", "many", "1.5", "true"])
 def test_a_bad_analysis_workers_value_is_one_line_naming_the_key(tmp_path, value):
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S", "prompt": "do"}')
-    (tmp_path / "p.yaml").write_text(f"modes: {{a: {{}}}}\nscenarios: {{path: scenarios}}\nexecution: {{analysis_workers: {value}}}\n")
-    out = subprocess.run([*PROFILER, "validate", "p.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    (tmp_path / "scenarios" / "s1.json").write_text(
+        '{"id": "s1", "name": "S", "prompt": "do"}'
+    )
+    (tmp_path / "p.yaml").write_text(
+        f"modes: {{a: {{}}}}\nscenarios: {{path: scenarios}}\nexecution: {{analysis_workers: {value}}}\n"
+    )
+    out = subprocess.run(
+        [*PROFILER, "validate", "p.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 1
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 2 and lines[1] == "1 problem(s) found", out.stderr
-    assert lines[0].startswith("Error: p.yaml: execution.analysis_workers: expected an integer >= 0 or `auto`"), lines[0]
+    assert lines[0].startswith(
+        "Error: p.yaml: execution.analysis_workers: expected an integer >= 0 or `auto`"
+    ), lines[0]
     assert "Traceback" not in out.stderr

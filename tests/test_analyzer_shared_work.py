@@ -34,16 +34,29 @@ def _counting(monkeypatch, name):
     return calls
 
 
-def test_calls_turns_and_call_ids_are_computed_once_for_the_five_analyzers(trace, monkeypatch):
-    counts = {name: _counting(monkeypatch, name) for name in ("tool_calls", "turn_groups", "call_ids")}
+def test_calls_turns_and_call_ids_are_computed_once_for_the_five_analyzers(
+    trace, monkeypatch
+):
+    counts = {
+        name: _counting(monkeypatch, name)
+        for name in ("tool_calls", "turn_groups", "call_ids")
+    }
     for factory in ANALYZERS:
         factory().analyze(trace, None, "m")
-    assert {name: len(calls) for name, calls in counts.items()} == {"tool_calls": 1, "turn_groups": 1, "call_ids": 1}
+    assert {name: len(calls) for name, calls in counts.items()} == {
+        "tool_calls": 1,
+        "turn_groups": 1,
+        "call_ids": 1,
+    }
     # A new trace (even an equal one) gets its own facts.
     other = attrs.evolve(trace, session_id="other")
     for factory in ANALYZERS:
         factory().analyze(other, None, "m")
-    assert {name: len(calls) for name, calls in counts.items()} == {"tool_calls": 2, "turn_groups": 2, "call_ids": 2}
+    assert {name: len(calls) for name, calls in counts.items()} == {
+        "tool_calls": 2,
+        "turn_groups": 2,
+        "call_ids": 2,
+    }
 
 
 def test_one_resolver_names_each_call_once_for_every_analyzer_using_it(trace):
@@ -54,12 +67,22 @@ def test_one_resolver_names_each_call_once_for_every_analyzer_using_it(trace):
         return resolve_tool_display_name(name, tool_input)
 
     clean = attrs.evolve(
-        trace, events=tuple(attrs.evolve(e, success=True, error=None) if type(e) is ToolCallEvent else e for e in trace.events)
+        trace,
+        events=tuple(
+            attrs.evolve(e, success=True, error=None) if type(e) is ToolCallEvent else e
+            for e in trace.events
+        ),
     )
     n_calls = sum(1 for e in clean.events if type(e) is ToolCallEvent)
-    for analyzer in (StrategyAnalyzer(resolve_name=resolver), ToolPatternAnalyzer(resolve_name=resolver), ErrorAnalyzer(resolve_name=resolver)):
+    for analyzer in (
+        StrategyAnalyzer(resolve_name=resolver),
+        ToolPatternAnalyzer(resolve_name=resolver),
+        ErrorAnalyzer(resolve_name=resolver),
+    ):
         analyzer.analyze(clean, None, "m")
-    assert len(calls_made) == n_calls  # strategy and tool-pattern share one list; no failure for error to look at
+    assert (
+        len(calls_made) == n_calls
+    )  # strategy and tool-pattern share one list; no failure for error to look at
 
 
 def test_a_failing_resolver_is_reported_by_each_analyzer_that_uses_it(trace):
@@ -68,8 +91,13 @@ def test_a_failing_resolver_is_reported_by_each_analyzer_that_uses_it(trace):
 
     from profiler_core import ProfilerError
 
-    for analyzer in (StrategyAnalyzer(resolve_name=broken), ToolPatternAnalyzer(resolve_name=broken)):
-        with pytest.raises(ProfilerError, match=f"analyzer '{analyzer.name}': resolve_name"):
+    for analyzer in (
+        StrategyAnalyzer(resolve_name=broken),
+        ToolPatternAnalyzer(resolve_name=broken),
+    ):
+        with pytest.raises(
+            ProfilerError, match=f"analyzer '{analyzer.name}': resolve_name"
+        ):
             analyzer.analyze(trace, None, "m")
 
 
@@ -79,7 +107,10 @@ def test_shared_facts_change_no_finding(trace):
     for factory in ANALYZERS:
         _common._LAST = None
         alone[factory.name] = unstructure(factory().analyze(trace, None, "m"))
-    together = {factory.name: unstructure(factory().analyze(trace, None, "m")) for factory in ANALYZERS}
+    together = {
+        factory.name: unstructure(factory().analyze(trace, None, "m"))
+        for factory in ANALYZERS
+    }
     assert together == alone
 
 
@@ -98,20 +129,42 @@ def test_the_facts_do_not_keep_a_trace_alive(trace):
 
 # The reasoning analyzer looks for confusion keywords in all reasoning blocks at once (issue 30).
 BLOCK_PIECES = st.sampled_from(
-    ["ok", "not sure", "Not Sure", "wrong", "RETRY", "don\u2019t understand", "stuck", "\x00", "\u03a3\u0391\u03a3", "\u0130", " ", "try", " again", "\n"]
+    [
+        "ok",
+        "not sure",
+        "Not Sure",
+        "wrong",
+        "RETRY",
+        "don\u2019t understand",
+        "stuck",
+        "\x00",
+        "\u03a3\u0391\u03a3",
+        "\u0130",
+        " ",
+        "try",
+        " again",
+        "\n",
+    ]
 )
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(BLOCK_PIECES, max_size=5).map("".join), max_size=8))
 def test_one_search_finds_the_confused_blocks_a_search_per_block_finds(blocks):
-    assert reasoning._confused(blocks) == [i for i, block in enumerate(blocks) if reasoning._is_confused(block)]
+    assert reasoning._confused(blocks) == [
+        i for i, block in enumerate(blocks) if reasoning._is_confused(block)
+    ]
 
 
-EXCERPT_PIECES = st.sampled_from(["a", "bc", " ", "  ", "\n", "\t", "\xa0", "\u3000", "\x85", "é", "x" * 30, "."])
+EXCERPT_PIECES = st.sampled_from(
+    ["a", "bc", " ", "  ", "\n", "\t", "\xa0", "\u3000", "\x85", "é", "x" * 30, "."]
+)
 
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(EXCERPT_PIECES, max_size=12).map("".join))
 def test_an_excerpt_is_the_collapsed_text_cut_to_its_length(content):
-    assert reasoning._excerpt(content) == " ".join(content.split())[: reasoning.EXCERPT_CHARS]
+    assert (
+        reasoning._excerpt(content)
+        == " ".join(content.split())[: reasoning.EXCERPT_CHARS]
+    )

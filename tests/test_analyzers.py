@@ -52,7 +52,9 @@ def think(text: str = "Plan the next step.", tokens: int = 10) -> ReasoningEvent
     return ReasoningEvent(content=text, token_count=tokens)
 
 
-def call(name: str = "read_file", ok: bool = True, error: str | None = None, **tool_input) -> ToolCallEvent:
+def call(
+    name: str = "read_file", ok: bool = True, error: str | None = None, **tool_input
+) -> ToolCallEvent:
     return ToolCallEvent(
         name=name,
         input=tool_input or {"path": "a.py"},
@@ -70,25 +72,44 @@ def say(text: str = "Done.") -> TextOutputEvent:
     return TextOutputEvent(content=text, token_count=5)
 
 
-def make_trace(*turns: list, reasoning_tokens: int = 0, total_tokens: int = 0, boundaries: bool = True) -> SessionTrace:
+def make_trace(
+    *turns: list,
+    reasoning_tokens: int = 0,
+    total_tokens: int = 0,
+    boundaries: bool = True,
+) -> SessionTrace:
     """A trace whose turns are the given event lists (with boundary events between them)."""
     events: list = []
     turn_objects = []
     for number, turn_events in enumerate(turns, start=1):
         events.extend(turn_events)
         if boundaries:
-            events.append(TurnBoundaryEvent(turn_number=number, timestamp=f"2026-01-01T00:00:{number:02d}Z"))
-            turn_objects.append(
-                Turn(number=number, events=turn_events, start_timestamp="", end_timestamp="", duration_ms=0)
+            events.append(
+                TurnBoundaryEvent(
+                    turn_number=number, timestamp=f"2026-01-01T00:00:{number:02d}Z"
+                )
             )
-    tokens = TokenBreakdown(input=max(total_tokens - reasoning_tokens, 0), reasoning=reasoning_tokens)
+            turn_objects.append(
+                Turn(
+                    number=number,
+                    events=turn_events,
+                    start_timestamp="",
+                    end_timestamp="",
+                    duration_ms=0,
+                )
+            )
+    tokens = TokenBreakdown(
+        input=max(total_tokens - reasoning_tokens, 0), reasoning=reasoning_tokens
+    )
     summary = TraceSummary(
         total_turns=len(turn_objects),
         total_tool_calls=sum(1 for e in events if isinstance(e, ToolCallEvent)),
         total_tokens=tokens,
         total_duration=0,
     )
-    return SessionTrace(session_id="s", events=events, turns=turn_objects, summary=summary)
+    return SessionTrace(
+        session_id="s", events=events, turns=turn_objects, summary=summary
+    )
 
 
 def findings(analyzer, trace: SessionTrace) -> dict:
@@ -102,7 +123,9 @@ def findings(analyzer, trace: SessionTrace) -> dict:
 
 
 def test_planning_proactive_when_reasoning_precedes_tool_calls_in_each_turn():
-    trace = make_trace([think(), call(), call()], [think(), call()], [think(), call(), say()])
+    trace = make_trace(
+        [think(), call(), call()], [think(), call()], [think(), call(), say()]
+    )
     assert findings(ReasoningAnalyzer(), trace)["planning_quality"].value == "proactive"
 
 
@@ -120,7 +143,9 @@ def test_planning_mixed_when_neither_dominates():
 def test_planning_judged_over_the_whole_session_not_the_first_event():
     # The original looked only at the first event: reasoning first -> "proactive",
     # although every later turn acts before thinking.
-    trace = make_trace([think(), call()], [call(), think()], [call(), think()], [call(), think()])
+    trace = make_trace(
+        [think(), call()], [call(), think()], [call(), think()], [call(), think()]
+    )
     assert findings(ReasoningAnalyzer(), trace)["planning_quality"].value == "reactive"
 
 
@@ -147,21 +172,29 @@ def test_reasoning_density_per_call_and_excerpts():
     # whitespace collapsed, cut at 50 characters, blank reasoning skipped
     assert decisions[0] == "I'm NOT SURE which file to open " + "x" * 18
     assert len(decisions) == 3
-    assert f["confusion_signals"].values == (decisions[0], "This didn’t work, try again")
+    assert f["confusion_signals"].values == (
+        decisions[0],
+        "This didn’t work, try again",
+    )
 
 
 # -- strategy -----------------------------------------------------------------------
 
 
 def test_strategy_direct_for_few_calls_without_going_back():
-    trace = make_trace([think(), call(path="a"), call("edit", path="a")], [sh("npm test"), say()])
+    trace = make_trace(
+        [think(), call(path="a"), call("edit", path="a")], [sh("npm test"), say()]
+    )
     f = findings(StrategyAnalyzer(), trace)
     assert f["strategy_summary"].value == "direct"
     assert f["optimality_notes"].values == ()
 
 
 def test_strategy_iterative_when_many_calls_over_few_tools():
-    trace = make_trace([call(path=str(i)) for i in range(4)] + [call("edit", path=str(i)) for i in range(4)])
+    trace = make_trace(
+        [call(path=str(i)) for i in range(4)]
+        + [call("edit", path=str(i)) for i in range(4)]
+    )
     assert findings(StrategyAnalyzer(), trace)["strategy_summary"].value == "iterative"
 
 
@@ -174,7 +207,9 @@ def test_strategy_exploratory_counts_shell_commands_as_tools():
     # One raw tool ("bash") but six different programs: that is exploration.
     commands = ["git status", "git log", "ls", "cat a", "grep -r x", "find ."]
     trace = make_trace([sh(c) for c in commands])
-    assert findings(StrategyAnalyzer(), trace)["strategy_summary"].value == "exploratory"
+    assert (
+        findings(StrategyAnalyzer(), trace)["strategy_summary"].value == "exploratory"
+    )
 
 
 def test_strategy_exploratory_by_reasoning_density_and_notes():
@@ -214,15 +249,26 @@ def test_productive_and_wasted_turns():
         [say("Here is the fix.")],  # text: productive
     )
     f = findings(EfficiencyAnalyzer(), trace)
-    assert (f["total_turns"].value, f["productive_turns"].value, f["wasted_turns"].value) == (4, 2, 2)
+    assert (
+        f["total_turns"].value,
+        f["productive_turns"].value,
+        f["wasted_turns"].value,
+    ) == (4, 2, 2)
     assert f["turn_efficiency"].value == pytest.approx(0.5)
 
 
 def test_redundancy_and_backtracking():
     trace = make_trace(
-        [call(path="a"), call(path="a")],  # immediate repeat: redundant, not a step back
+        [
+            call(path="a"),
+            call(path="a"),
+        ],  # immediate repeat: redundant, not a step back
         [call(path="b"), call(path="a")],  # back to "a" after "b": one step back
-        [sh("git status"), sh("git diff"), sh("git status")],  # back to git status: another
+        [
+            sh("git status"),
+            sh("git diff"),
+            sh("git status"),
+        ],  # back to git status: another
     )
     f = findings(EfficiencyAnalyzer(), trace)
     assert f["information_redundancy"].value == pytest.approx(3 / 7)
@@ -230,7 +276,14 @@ def test_redundancy_and_backtracking():
 
 
 def test_backtracking_ignores_one_tool_with_new_input_and_key_order():
-    trace = make_trace([call(path="a", mode="r"), call(path="b"), call(path="c"), call(mode="r", path="a")])
+    trace = make_trace(
+        [
+            call(path="a", mode="r"),
+            call(path="b"),
+            call(path="c"),
+            call(mode="r", path="a"),
+        ]
+    )
     f = findings(EfficiencyAnalyzer(), trace)
     assert f["backtracking_events"].value == 1  # the original counted 3
     assert f["information_redundancy"].value == pytest.approx(1 / 4)
@@ -268,7 +321,11 @@ def test_display_names(name, tool_input, expected):
 
 
 def test_is_shell_tool_case_insensitive():
-    assert is_shell_tool("BASH") and is_shell_tool("Run_Command") and not is_shell_tool("read_file")
+    assert (
+        is_shell_tool("BASH")
+        and is_shell_tool("Run_Command")
+        and not is_shell_tool("read_file")
+    )
 
 
 def test_tool_pattern_findings():
@@ -278,10 +335,19 @@ def test_tool_pattern_findings():
     )
     f = findings(ToolPatternAnalyzer(), trace)
     assert f["tool_sequence"].values == (
-        "git status", "read_file", "read_file", "npm test", "npm test", "git status", "read_file",
+        "git status",
+        "read_file",
+        "read_file",
+        "npm test",
+        "npm test",
+        "git status",
+        "read_file",
     )
     assert f["unique_tools_used"].value == 3
-    assert f["tool_call_patterns"].rows[:2] == (("git status -> read_file", "2"), ("read_file -> read_file", "1"))
+    assert f["tool_call_patterns"].rows[:2] == (
+        ("git status -> read_file", "2"),
+        ("read_file -> read_file", "1"),
+    )
     assert f["redundant_calls"].headers == ("tool", "input_hash", "count")
     assert f["redundant_calls"].rows == (
         ("git status", '{"command":"git status"}', "2"),
@@ -293,7 +359,9 @@ def test_tool_pattern_findings():
 
 def test_redundant_call_input_is_shortened():
     big = "x" * 500
-    trace = make_trace([call("edit", path="a", text=big), call("edit", text=big, path="a")])
+    trace = make_trace(
+        [call("edit", path="a", text=big), call("edit", text=big, path="a")]
+    )
     rows = findings(ToolPatternAnalyzer(), trace)["redundant_calls"].rows
     assert len(rows) == 1 and rows[0][2] == "2"
     assert len(rows[0][1]) == 120 and rows[0][1].endswith("…")
@@ -312,13 +380,17 @@ def resolver_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_custom_resolver_callable_and_import_string(resolver_module: str):
     trace = make_trace([call("read_file"), sh("git status")])
-    upper = make_tool_pattern_analyzer(resolve_name=lambda name, tool_input: name.upper())
+    upper = make_tool_pattern_analyzer(
+        resolve_name=lambda name, tool_input: name.upper()
+    )
     assert findings(upper, trace)["tool_sequence"].values == ("READ_FILE", "BASH")
     by_word = ToolPatternAnalyzer(resolve_name=resolver_module)
     assert findings(by_word, trace)["tool_sequence"].values == ("read_file", "git")
 
 
-@pytest.mark.parametrize("bad", ["no_colon", "json:does_not_exist", "no_such_module_xyz:f", 42])
+@pytest.mark.parametrize(
+    "bad", ["no_colon", "json:does_not_exist", "no_such_module_xyz:f", 42]
+)
 def test_bad_resolver_option_is_a_config_error(bad):
     with pytest.raises(ConfigError, match="tool-pattern.*resolve_name"):
         ToolPatternAnalyzer(resolve_name=bad)
@@ -326,10 +398,14 @@ def test_bad_resolver_option_is_a_config_error(bad):
 
 def test_resolver_returning_a_non_string_or_failing_names_the_analyzer():
     analyzer = ToolPatternAnalyzer(resolve_name=lambda name, tool_input: None)
-    with pytest.raises(ProfilerError, match="'tool-pattern'.*resolve_name\\('read_file'.*returned None"):
+    with pytest.raises(
+        ProfilerError, match="'tool-pattern'.*resolve_name\\('read_file'.*returned None"
+    ):
         analyzer.analyze(make_trace([call()]), None, "m")
     analyzer = ToolPatternAnalyzer(resolve_name=lambda name, tool_input: 1 / 0)
-    with pytest.raises(ProfilerError, match="'tool-pattern'.*failed: ZeroDivisionError"):
+    with pytest.raises(
+        ProfilerError, match="'tool-pattern'.*failed: ZeroDivisionError"
+    ):
         analyzer.analyze(make_trace([call()]), None, "m")
 
 
@@ -356,7 +432,10 @@ def test_resolver_returning_a_non_string_or_failing_names_the_analyzer():
         ("failed to parse output", "parse_error"),
         ("SyntaxError: bad input", "parse_error"),
         ("exit code 1: 2 tests failed", "unknown"),
-        ("tokens exhausted", "unknown"),  # the original's "token" -> auth rule misfiled this
+        (
+            "tokens exhausted",
+            "unknown",
+        ),  # the original's "token" -> auth rule misfiled this
     ],
 )
 def test_error_classification(message, expected):
@@ -365,39 +444,69 @@ def test_error_classification(message, expected):
 
 def test_error_types_from_failed_calls_and_error_events():
     trace = make_trace(
-        [call(ok=False, error="HTTP 404"), think(), call(ok=False, error="Unexpected token }")],
-        [ErrorEvent(message="401 Unauthorized"), call(path="b"), call(ok=False, error="404 not found")],
+        [
+            call(ok=False, error="HTTP 404"),
+            think(),
+            call(ok=False, error="Unexpected token }"),
+        ],
+        [
+            ErrorEvent(message="401 Unauthorized"),
+            call(path="b"),
+            call(ok=False, error="404 not found"),
+        ],
     )
     f = findings(ErrorAnalyzer(), trace)
     assert f["errors_encountered"].value == 4
     assert f["error_types"].headers == ("type", "count")
-    assert f["error_types"].rows == (("not_found", "2"), ("parse_error", "1"), ("auth", "1"))
+    assert f["error_types"].rows == (
+        ("not_found", "2"),
+        ("parse_error", "1"),
+        ("auth", "1"),
+    )
 
 
 def test_failed_call_without_error_text_is_unknown():
     trace = make_trace([ToolCallEvent(name="x", input={}, output=None, success=False)])
-    assert dict(findings(ErrorAnalyzer(), trace)["error_types"].rows) == {"unknown": "1"}
+    assert dict(findings(ErrorAnalyzer(), trace)["error_types"].rows) == {
+        "unknown": "1"
+    }
 
 
 def test_recovery_retry_same_tool_next_even_after_reasoning_and_a_turn_boundary():
     trace = make_trace([sh("npm test", ok=False), think("retry")], [sh("npm test")])
-    assert dict(findings(ErrorAnalyzer(), trace)["recovery_patterns"].rows) == {"retry": "1"}
+    assert dict(findings(ErrorAnalyzer(), trace)["recovery_patterns"].rows) == {
+        "retry": "1"
+    }
 
 
 def test_recovery_alternative_different_tool_after_failed_call():
     # gh api and gh pr are both "bash": the display name decides, as in tool-pattern.
-    trace = make_trace([sh("gh api repos/x/pulls/1", ok=False, error="HTTP 404"), think(), sh("gh pr view 1")])
-    assert dict(findings(ErrorAnalyzer(), trace)["recovery_patterns"].rows) == {"alternative": "1"}
+    trace = make_trace(
+        [
+            sh("gh api repos/x/pulls/1", ok=False, error="HTTP 404"),
+            think(),
+            sh("gh pr view 1"),
+        ]
+    )
+    assert dict(findings(ErrorAnalyzer(), trace)["recovery_patterns"].rows) == {
+        "alternative": "1"
+    }
 
 
 def test_recovery_tool_followup_after_error_event():
     trace = make_trace([ErrorEvent(message="context overflow"), think(), call()])
-    assert dict(findings(ErrorAnalyzer(), trace)["recovery_patterns"].rows) == {"tool_followup": "1"}
+    assert dict(findings(ErrorAnalyzer(), trace)["recovery_patterns"].rows) == {
+        "tool_followup": "1"
+    }
 
 
 def test_recovery_give_up_when_no_tool_call_follows():
-    trace = make_trace([call(), call("edit", ok=False)], [think("I cannot do this"), say("Sorry.")])
-    assert dict(findings(ErrorAnalyzer(), trace)["recovery_patterns"].rows) == {"give_up": "1"}
+    trace = make_trace(
+        [call(), call("edit", ok=False)], [think("I cannot do this"), say("Sorry.")]
+    )
+    assert dict(findings(ErrorAnalyzer(), trace)["recovery_patterns"].rows) == {
+        "give_up": "1"
+    }
 
 
 def test_recovery_patterns_sorted_by_count():
@@ -411,9 +520,18 @@ def test_recovery_patterns_sorted_by_count():
 
 def test_cascades_are_runs_of_failed_actions_whatever_the_thinking_between():
     trace = make_trace(
-        [call(ok=False), think(), call(ok=False, path="b")],  # run of 2 (reasoning does not break it)
+        [
+            call(ok=False),
+            think(),
+            call(ok=False, path="b"),
+        ],  # run of 2 (reasoning does not break it)
         [call(path="ok")],
-        [call(ok=False), ErrorEvent(message="x"), call(ok=False), say()],  # run of 3 crossing nothing
+        [
+            call(ok=False),
+            ErrorEvent(message="x"),
+            call(ok=False),
+            say(),
+        ],  # run of 3 crossing nothing
         [call(path="ok2"), call(ok=False)],  # a single failure is no cascade
     )
     f = findings(ErrorAnalyzer(), trace)
@@ -455,27 +573,49 @@ def test_empty_trace():
     assert f["tool-pattern"]["tool_sequence"].values == ()
     assert f["tool-pattern"]["tool_call_patterns"].rows == ()
     assert f["error"]["errors_encountered"].value == 0
-    assert f["error"]["error_types"].rows == () and f["error"]["recovery_patterns"].rows == ()
+    assert (
+        f["error"]["error_types"].rows == ()
+        and f["error"]["recovery_patterns"].rows == ()
+    )
     assert results["error"].summary == "0 errors, 0 cascades, 0 wasted turns."
 
 
 def test_trace_with_only_errors():
-    events = [ErrorEvent(message="HTTP 401"), ErrorEvent(message="timed out"), ErrorEvent(message="boom")]
+    events = [
+        ErrorEvent(message="HTTP 401"),
+        ErrorEvent(message="timed out"),
+        ErrorEvent(message="boom"),
+    ]
     trace = SessionTrace(
         session_id="e",
         events=events,
         turns=(),
-        summary=TraceSummary(total_turns=0, total_tool_calls=0, total_tokens=TokenBreakdown(), total_duration=0),
+        summary=TraceSummary(
+            total_turns=0,
+            total_tool_calls=0,
+            total_tokens=TokenBreakdown(),
+            total_duration=0,
+        ),
     )
     err = findings(ErrorAnalyzer(), trace)
     assert err["errors_encountered"].value == 3
-    assert dict(err["error_types"].rows) == {"auth": "1", "timeout": "1", "unknown": "1"}
+    assert dict(err["error_types"].rows) == {
+        "auth": "1",
+        "timeout": "1",
+        "unknown": "1",
+    }
     assert dict(err["recovery_patterns"].rows) == {"give_up": "3"}
     assert err["error_cascades"].value == 1
     assert err["wasted_turns_from_errors"].value == 1  # the unsplit session is one turn
     eff = findings(EfficiencyAnalyzer(), trace)
-    assert (eff["total_turns"].value, eff["productive_turns"].value, eff["wasted_turns"].value) == (1, 0, 1)
-    assert findings(StrategyAnalyzer(), trace)["optimality_notes"].values == ("High error rate (100%)",)
+    assert (
+        eff["total_turns"].value,
+        eff["productive_turns"].value,
+        eff["wasted_turns"].value,
+    ) == (1, 0, 1)
+    assert findings(StrategyAnalyzer(), trace)["optimality_notes"].values == (
+        "High error rate (100%)",
+    )
 
 
 # -- shared properties --------------------------------------------------------------
@@ -491,7 +631,11 @@ def _parity_like_trace() -> SessionTrace:
 
 
 def test_finding_keys_never_collide_across_analyzers():
-    keys = [key for cls in ANALYZERS for key in cls().analyze(_parity_like_trace(), None, "m").findings]
+    keys = [
+        key
+        for cls in ANALYZERS
+        for key in cls().analyze(_parity_like_trace(), None, "m").findings
+    ]
     assert len(keys) == len(set(keys)) == 5 + 3 + 6 + 5 + 5
 
 
@@ -506,7 +650,12 @@ def test_summary_is_one_sentence_and_results_round_trip(cls):
 def test_analysis_is_linear_in_events():
     # 40,000 events; a quadratic step would take minutes, linear takes a fraction of a second.
     turns = [
-        [think(f"step {i}"), sh(f"git show {i % 50}"), call(path=str(i % 300), ok=i % 7 != 0), say()]
+        [
+            think(f"step {i}"),
+            sh(f"git show {i % 50}"),
+            call(path=str(i % 300), ok=i % 7 != 0),
+            say(),
+        ]
         for i in range(8000)
     ]
     trace = make_trace(*turns)
@@ -521,22 +670,44 @@ def test_analysis_is_linear_in_events():
 
 
 def test_plugin_registers_the_five_analyzers():
-    manager = get_plugin_manager(entrypoints=False, plugins=[("builtin_analyzers", builtin_plugin)])
+    manager = get_plugin_manager(
+        entrypoints=False, plugins=[("builtin_analyzers", builtin_plugin)]
+    )
     registry = manager.registry
-    assert list(registry.analyzers) == ["reasoning", "strategy", "efficiency", "tool-pattern", "error"]
-    assert {info.plugin for info in registry.analyzers.values()} == {"builtin_analyzers"}
-    analyzer = registry.create("analyzers", "tool-pattern", options={"resolve_name": lambda name, tool_input: "T"})
-    assert analyzer.analyze(make_trace([sh("git status")]), None, "m").findings["tool_sequence"].values == ("T",)
+    assert list(registry.analyzers) == [
+        "reasoning",
+        "strategy",
+        "efficiency",
+        "tool-pattern",
+        "error",
+    ]
+    assert {info.plugin for info in registry.analyzers.values()} == {
+        "builtin_analyzers"
+    }
+    analyzer = registry.create(
+        "analyzers",
+        "tool-pattern",
+        options={"resolve_name": lambda name, tool_input: "T"},
+    )
+    assert analyzer.analyze(make_trace([sh("git status")]), None, "m").findings[
+        "tool_sequence"
+    ].values == ("T",)
     with pytest.raises(ConfigError):
         registry.create("analyzers", "reasoning", options={"nope": 1})
 
 
-def _run_python(code: str, extra_path: Path | None = None, **env: str) -> subprocess.CompletedProcess:
+def _run_python(
+    code: str, extra_path: Path | None = None, **env: str
+) -> subprocess.CompletedProcess:
     path = os.pathsep.join(str(p) for p in (SRC, extra_path) if p)
     environment = {k: v for k, v in os.environ.items() if k != "PROFILER_LOAD_PLUGINS"}
     environment.update(PYTHONPATH=path, **env)
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=environment, timeout=60
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
     )
 
 
@@ -560,8 +731,12 @@ def entry_point_dir(tmp_path: Path) -> Path:
     """A dist-info declaring the ``builtin_analyzers`` entry point, as the installed wheel does."""
     dist = tmp_path / "agent_profiler_fake-0.1.0.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: agent-profiler-fake\nVersion: 0.1.0\n")
-    (dist / "entry_points.txt").write_text("[agent_profiler]\nbuiltin_analyzers = profiler_builtin_analyzers.plugin\n")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: agent-profiler-fake\nVersion: 0.1.0\n"
+    )
+    (dist / "entry_points.txt").write_text(
+        "[agent_profiler]\nbuiltin_analyzers = profiler_builtin_analyzers.plugin\n"
+    )
     return tmp_path
 
 
@@ -577,7 +752,13 @@ def test_analyzers_arrive_through_the_entry_point(entry_point_dir: Path):
     proc = _run_python(_LIST_ANALYZERS, entry_point_dir)
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)
-    assert sorted(found) == ["efficiency", "error", "reasoning", "strategy", "tool-pattern"]
+    assert sorted(found) == [
+        "efficiency",
+        "error",
+        "reasoning",
+        "strategy",
+        "tool-pattern",
+    ]
     assert set(found.values()) == {"builtin_analyzers"}
 
 

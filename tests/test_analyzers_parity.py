@@ -23,7 +23,11 @@ OURS = {
     # 10-turn session has 13. We count going back to an earlier identical call after
     # other calls in between: `gh pr view 42` (turns 1 and 8) and `read_file
     # src/utils.ts` (turns 3 and 4, the agent re-reading what it already read).
-    ("efficiency", "backtracking_events"): {"type": "number", "value": 2, "unit": "events"},
+    ("efficiency", "backtracking_events"): {
+        "type": "number",
+        "value": 2,
+        "unit": "events",
+    },
     # The original looks only at the event right after an error, so an error followed by
     # reasoning (3 of the 4 here, and almost every error in a real session) gets no
     # pattern at all. We judge by the agent's next tool call: the ENOENT read_file is
@@ -42,7 +46,11 @@ OURS = {
 @pytest.fixture(scope="module")
 def parity() -> tuple[SessionTrace, dict[str, dict]]:
     """The original's trace and its analyses by analyzer name."""
-    trace = from_json((PARITY / "session-trace.json").read_text(), SessionTrace, source="session-trace.json")
+    trace = from_json(
+        (PARITY / "session-trace.json").read_text(),
+        SessionTrace,
+        source="session-trace.json",
+    )
     expected = json.loads((PARITY / "expected-analysis.json").read_text())
     return trace, {result["analyzer"]: result for result in expected}
 
@@ -51,7 +59,10 @@ def parity() -> tuple[SessionTrace, dict[str, dict]]:
 def ours(parity) -> dict[str, dict]:
     """Our five analyses of the same trace, as camelCase JSON."""
     trace, _ = parity
-    return {cls.name: unstructure(cls().analyze(trace, None, "baseline")) for cls in ANALYZERS}
+    return {
+        cls.name: unstructure(cls().analyze(trace, None, "baseline"))
+        for cls in ANALYZERS
+    }
 
 
 def test_same_analyzers_and_finding_keys_in_the_same_order(parity, ours):
@@ -64,7 +75,9 @@ def test_same_analyzers_and_finding_keys_in_the_same_order(parity, ours):
 def _finding_ids() -> list[tuple[str, str]]:
     """(analyzer, finding key) of every finding the original reports."""
     expected = json.loads((PARITY / "expected-analysis.json").read_text())
-    return [(result["analyzer"], key) for result in expected for key in result["findings"]]
+    return [
+        (result["analyzer"], key) for result in expected for key in result["findings"]
+    ]
 
 
 @pytest.mark.parametrize(("analyzer", "key"), _finding_ids())
@@ -97,22 +110,43 @@ def test_headline_figures(ours):
     assert len(f["strategy"]["strategy_steps"]["values"]) == 21
     assert f["efficiency"]["information_redundancy"]["value"] == pytest.approx(0.15)
     assert f["tool-pattern"]["unique_tools_used"]["value"] == 12
-    assert f["tool-pattern"]["tool_sequence"]["values"][13] == "gh api"  # GH_PAGER=cat gh api ...
-    assert f["tool-pattern"]["tool_sequence"]["values"][19] == "git push"  # /usr/bin/git push ...
-    assert f["error"]["error_types"]["rows"] == [["not_found", "2"], ["unknown", "1"], ["timeout", "1"]]
+    assert (
+        f["tool-pattern"]["tool_sequence"]["values"][13] == "gh api"
+    )  # GH_PAGER=cat gh api ...
+    assert (
+        f["tool-pattern"]["tool_sequence"]["values"][19] == "git push"
+    )  # /usr/bin/git push ...
+    assert f["error"]["error_types"]["rows"] == [
+        ["not_found", "2"],
+        ["unknown", "1"],
+        ["timeout", "1"],
+    ]
 
 
 def test_summaries_state_the_same_figures(ours):
-    assert ours["reasoning"]["summary"].startswith("Reasoning density 6.3% over 20 reasoning events")
+    assert ours["reasoning"]["summary"].startswith(
+        "Reasoning density 6.3% over 20 reasoning events"
+    )
     assert ours["strategy"]["summary"] == "Strategy: exploratory, 21 phases, 1 note."
-    assert ours["efficiency"]["summary"] == "10/10 productive turns (100.0% efficiency), 2 backtracking events."
-    assert ours["tool-pattern"]["summary"] == "20 tool calls, 12 unique tools, 3 redundant patterns, 2 retry patterns."
-    assert ours["error"]["summary"] == "4 errors (2 not_found, 1 unknown, 1 timeout), 0 cascades, 0 wasted turns."
+    assert (
+        ours["efficiency"]["summary"]
+        == "10/10 productive turns (100.0% efficiency), 2 backtracking events."
+    )
+    assert (
+        ours["tool-pattern"]["summary"]
+        == "20 tool calls, 12 unique tools, 3 redundant patterns, 2 retry patterns."
+    )
+    assert (
+        ours["error"]["summary"]
+        == "4 errors (2 not_found, 1 unknown, 1 timeout), 0 cascades, 0 wasted turns."
+    )
 
 
 def test_the_originals_json_reads_as_our_analysis_results(parity):
     _, expected = parity
     for name, result in expected.items():
-        parsed = structure(result, AnalysisResult, source=f"expected-analysis.json[{name}]")
+        parsed = structure(
+            result, AnalysisResult, source=f"expected-analysis.json[{name}]"
+        )
         assert parsed.analyzer == name
         assert unstructure(parsed)["findings"] == result["findings"]

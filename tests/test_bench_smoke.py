@@ -58,14 +58,21 @@ REPORT_1M = {"report_1m_ms", "report_1m_peak_rss_mb"}
 
 def _env(parity_dir: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = str(ROOT / "src") + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
     env["PROFILER_BENCH_ANCHOR"] = str(parity_dir)
     return env
 
 
 def _report_exists(env: dict[str, str]) -> bool:
     probe = [sys.executable, "-m", "profiler_core", "report", "--help"]
-    return subprocess.run(probe, check=False, env=env, capture_output=True, timeout=30).returncode == 0
+    return (
+        subprocess.run(
+            probe, check=False, env=env, capture_output=True, timeout=30
+        ).returncode
+        == 0
+    )
 
 
 def _load_run_all():
@@ -79,11 +86,19 @@ def _load_run_all():
 def test_quick_json_has_every_key_numeric(parity_dir):
     env = _env(parity_dir)
     proc = subprocess.run(
-        [sys.executable, str(RUN_ALL), "--quick", "--json"], check=False, env=env, capture_output=True, text=True, timeout=300, cwd=ROOT
+        [sys.executable, str(RUN_ALL), "--quick", "--json"],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 1, proc.stdout  # exactly one JSON object, nothing else on stdout
+    assert len(lines) == 1, (
+        proc.stdout
+    )  # exactly one JSON object, nothing else on stdout
     figures = json.loads(lines[0])
     assert set(figures) == ISSUE_KEYS
     # Without --scale the 1M-row report is not run; the 10k one only once `profiler report` exists.
@@ -101,7 +116,9 @@ def test_quick_json_has_every_key_numeric(parity_dir):
 def test_replicated_rows_get_new_iteration_numbers(tmp_path, parity_dir):
     run_all = _load_run_all()
     target = tmp_path / "rows.jsonl"
-    count = run_all.replicate_rows(parity_dir / "report-rows.jsonl.gz", target, copies=3, limit=40)
+    count = run_all.replicate_rows(
+        parity_dir / "report-rows.jsonl.gz", target, copies=3, limit=40
+    )
     rows = [json.loads(line) for line in target.read_text().splitlines()]
     assert count == len(rows) == 120
     cells = {(r["mode"], r["scenarioId"], r["iteration"]) for r in rows}
@@ -109,17 +126,22 @@ def test_replicated_rows_get_new_iteration_numbers(tmp_path, parity_dir):
     assert len({r["sessionId"] for r in rows}) == 120
     with gzip.open(parity_dir / "report-rows.jsonl.gz", "rt") as f:
         first = json.loads(f.readline())
-    span = 1 + max(json.loads(line)["iteration"] for line in target.read_text().splitlines()[:40])
+    span = 1 + max(
+        json.loads(line)["iteration"] for line in target.read_text().splitlines()[:40]
+    )
     shifted = rows[40 * 2]
     assert shifted["iteration"] == first["iteration"] + 2 * span
-    assert {k: v for k, v in shifted.items() if k not in ("iteration", "sessionId")} == {
-        k: v for k, v in first.items() if k not in ("iteration", "sessionId")
-    }
+    assert {
+        k: v for k, v in shifted.items() if k not in ("iteration", "sessionId")
+    } == {k: v for k, v in first.items() if k not in ("iteration", "sessionId")}
 
 
 @pytest.mark.parametrize(
     ("c1", "c8", "expected"),
-    [(2000.0, 250.0, "8.00x (target >= 7x) ok"), (2000.0, 300.0, "6.67x (target >= 7x) MISSED")],
+    [
+        (2000.0, 250.0, "8.00x (target >= 7x) ok"),
+        (2000.0, 300.0, "6.67x (target >= 7x) MISSED"),
+    ],
 )
 def test_latency_speedup_verdict(c1, c8, expected):
     run_all = _load_run_all()
@@ -131,7 +153,13 @@ def test_latency_speedup_verdict(c1, c8, expected):
 def test_bench_decoders_prints_each_decoders_cost_per_row(parity_dir):
     script = ROOT / "bench" / "bench_decoders.py"
     env = _env(parity_dir)
-    out = subprocess.run([sys.executable, str(script), "--repeat", "1"], env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(script), "--repeat", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("1,000 rows")  # the parity rows in the repository
@@ -143,12 +171,32 @@ def test_bench_decoders_prints_each_decoders_cost_per_row(parity_dir):
 def test_bench_workspace_measures_every_way_and_finds_the_hard_link_hazard():
     """The workspace benchmark runs (``--quick``) and tells that only a hard-linked copy lets an edit reach the source."""
     bench = Path(__file__).resolve().parent.parent / "bench" / "bench_workspace.py"
-    done = subprocess.run([sys.executable, str(bench), "--quick", "--json"], capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, str(bench), "--quick", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert sorted(result["ways"]) == ["clone", "clone-copy", "copy", "hardlink", "reflink"]
+    assert sorted(result["ways"]) == [
+        "clone",
+        "clone-copy",
+        "copy",
+        "hardlink",
+        "reflink",
+    ]
     assert {way: f["edit_changes_source"] for way, f in result["ways"].items()} == {
-        "clone": False, "clone-copy": False, "copy": False, "hardlink": True, "reflink": False,
+        "clone": False,
+        "clone-copy": False,
+        "copy": False,
+        "hardlink": True,
+        "reflink": False,
     }
     assert all(f["prepare_ms"] > 0 for f in result["ways"].values())
-    assert sorted(result["after"]) == ["keep", "report in place", "report private"] and all(v > 0 for v in result["after"].values())
+    assert sorted(result["after"]) == [
+        "keep",
+        "report in place",
+        "report private",
+    ] and all(v > 0 for v in result["after"].values())

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from profiler_core import CreateSessionParams, Scenario, ScorerContext, ScorerResult, from_json, to_json
+from profiler_core import (
+    CreateSessionParams,
+    Scenario,
+    ScorerContext,
+    ScorerResult,
+    from_json,
+    to_json,
+)
 from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.providers.simulated import SimulatedProvider
 from profiler_core.scorers.checks import ChecksScorer, parse_output_json
@@ -26,7 +33,11 @@ FIX_CHECKS = [
         "id": "used-tools",
         "description": "at least three tool calls",
         "target": "trace",
-        "condition": {"type": "field_gte", "path": "summary.totalToolCalls", "value": 3},
+        "condition": {
+            "type": "field_gte",
+            "path": "summary.totalToolCalls",
+            "value": 3,
+        },
     },
     {
         "id": "edited",
@@ -37,21 +48,41 @@ FIX_CHECKS = [
 ]
 
 
-def scenario(checks=None, sid="fix-001", prompt="Fix the failing test in tests/test_math.py."):
+def scenario(
+    checks=None, sid="fix-001", prompt="Fix the failing test in tests/test_math.py."
+):
     extensions = {} if checks is None else {"checks": checks}
     return Scenario(id=sid, name="fix", prompt=prompt, extensions=extensions)
 
 
 def context(output, trace=None):
-    return ScorerContext(agent_output=output, trace=trace, mode="baseline", model="sim-medium", iteration=0)
+    return ScorerContext(
+        agent_output=output,
+        trace=trace,
+        mode="baseline",
+        model="sim-medium",
+        iteration=0,
+    )
 
 
-def simulated_sessions(n, *, success_rate=0.5, prompt="Fix the failing test in tests/test_math.py.", **options):
+def simulated_sessions(
+    n,
+    *,
+    success_rate=0.5,
+    prompt="Fix the failing test in tests/test_math.py.",
+    **options,
+):
     provider = SimulatedProvider(seed=21, success_rate=success_rate, **options)
     out = []
     for i in range(n):
         handle = provider.create_session(
-            CreateSessionParams(system_instructions="", scenario_id="fix-001", iteration=i, mode="baseline", model="sim-medium")
+            CreateSessionParams(
+                system_instructions="",
+                scenario_id="fix-001",
+                iteration=i,
+                mode="baseline",
+                model="sim-medium",
+            )
         )
         result = provider.simulate(handle, prompt, 10_000_000)
         out.append((result, provider.export_session(handle)))
@@ -68,7 +99,12 @@ def test_scores_simulated_sessions_by_what_they_did():
     for result, trace in simulated_sessions(40):
         verdict = scorer.evaluate(sc, context(result.text, trace))
         assert verdict.total == 4 and verdict.error is None
-        assert [d.id for d in verdict.details] == ["finished", "ran-tests", "used-tools", "edited"]
+        assert [d.id for d in verdict.details] == [
+            "finished",
+            "ran-tests",
+            "used-tools",
+            "edited",
+        ]
         finished = result.text.startswith("Done:")
         assert verdict.details[0].passed is finished
         assert verdict.details[1].passed is finished
@@ -83,9 +119,21 @@ def test_scores_simulated_sessions_by_what_they_did():
 
 def test_output_json_checks_on_a_json_answer():
     checks = [
-        {"id": "status", "target": "output_json", "condition": {"type": "field_equals", "path": "status", "value": "done"}},
-        {"id": "no-failures", "target": "output_json", "condition": {"type": "field_equals", "path": "tests.failed", "value": 0}},
-        {"id": "changed", "target": "output_json", "condition": {"type": "count_gte", "path": "filesChanged", "value": 1}},
+        {
+            "id": "status",
+            "target": "output_json",
+            "condition": {"type": "field_equals", "path": "status", "value": "done"},
+        },
+        {
+            "id": "no-failures",
+            "target": "output_json",
+            "condition": {"type": "field_equals", "path": "tests.failed", "value": 0},
+        },
+        {
+            "id": "changed",
+            "target": "output_json",
+            "condition": {"type": "count_gte", "path": "filesChanged", "value": 1},
+        },
     ]
     sc = scenario(checks, prompt="Fix src/app/utils.py and reply with JSON.")
     for result, trace in simulated_sessions(20, prompt=sc.prompt):
@@ -95,7 +143,13 @@ def test_output_json_checks_on_a_json_answer():
 
 
 def test_output_json_not_parsable_marks_output_invalid():
-    checks = [{"id": "status", "target": "output_json", "condition": {"type": "non_empty", "path": "status"}}]
+    checks = [
+        {
+            "id": "status",
+            "target": "output_json",
+            "condition": {"type": "non_empty", "path": "status"},
+        }
+    ]
     verdict = ChecksScorer().evaluate(scenario(checks), context("Done: fixed it."))
     assert verdict.output_valid is False
     assert verdict.success is False and verdict.passed == 0 and verdict.total == 1
@@ -112,7 +166,7 @@ def test_output_checks_do_not_touch_output_valid():
     ("text", "value"),
     [
         ('{"a": 1}', {"a": 1}),
-        ('  [1, 2]\n', [1, 2]),
+        ("  [1, 2]\n", [1, 2]),
         ('Done.\n\n```json\n{"status": "done"}\n```\n', {"status": "done"}),
         ('Result:\n```\n{"x": true}\n```', {"x": True}),
         ('```python\nprint(1)\n```\n```json\n{"y": 2}\n```', {"y": 2}),
@@ -136,7 +190,13 @@ def test_parse_output_json_errors(text, fragment):
 
 
 def test_trace_checks_without_a_trace_fail_with_a_reason():
-    checks = [{"id": "t", "target": "trace", "condition": {"type": "non_empty", "path": "events"}}]
+    checks = [
+        {
+            "id": "t",
+            "target": "trace",
+            "condition": {"type": "non_empty", "path": "events"},
+        }
+    ]
     verdict = ChecksScorer().evaluate(scenario(checks), context("Done:", trace=None))
     assert not verdict.success
     assert "no session trace" in verdict.details[0].error
@@ -145,10 +205,18 @@ def test_trace_checks_without_a_trace_fail_with_a_reason():
 
 def test_bad_path_is_reported_on_the_check():
     result, trace = simulated_sessions(1)[0]
-    checks = [{"id": "p", "target": "trace", "condition": {"type": "field_equals", "path": "summary.turns", "value": 1}}]
+    checks = [
+        {
+            "id": "p",
+            "target": "trace",
+            "condition": {"type": "field_equals", "path": "summary.turns", "value": 1},
+        }
+    ]
     verdict = ChecksScorer().evaluate(scenario(checks), context(result.text, trace))
     detail = verdict.details[0]
-    assert not detail.passed and detail.error.startswith("trace: path 'summary.turns': segment 'turns'")
+    assert not detail.passed and detail.error.startswith(
+        "trace: path 'summary.turns': segment 'turns'"
+    )
     assert "totalTurns" in detail.error  # the keys that do exist
 
 
@@ -170,16 +238,42 @@ def test_require_checks_turns_missing_checks_into_an_error():
     ("checks", "fragments"),
     [
         ({"id": "a"}, ["scenario 'fix-001'", "extensions.checks: expected a list"]),
-        ([FIX_CHECKS[0], {"id": "b", "target": "outptu", "condition": {"type": "non_empty"}}], ["extensions.checks[1]", "target", "output_json"]),
-        ([{"id": "c", "condition": {"type": "nope"}}], ["extensions.checks[0]", "$.condition.type", "count_gte", "'nope'"]),
-        ([{"id": "d"}], ["extensions.checks[0]", "$.condition: required field missing"]),
-        ([{"id": "", "condition": {"type": "empty"}}], ["extensions.checks[0]", "$.id"]),
-        ([{"id": "e", "condition": {"type": "empty"}, "extra": 1}], ["extensions.checks[0]", "unknown field(s): extra"]),
-        ([{"id": "f", "condition": {"type": "empty"}}, {"id": "f", "condition": {"type": "empty"}}], ["extensions.checks[1].id", "duplicate check id 'f'", "index 0"]),
+        (
+            [
+                FIX_CHECKS[0],
+                {"id": "b", "target": "outptu", "condition": {"type": "non_empty"}},
+            ],
+            ["extensions.checks[1]", "target", "output_json"],
+        ),
+        (
+            [{"id": "c", "condition": {"type": "nope"}}],
+            ["extensions.checks[0]", "$.condition.type", "count_gte", "'nope'"],
+        ),
+        (
+            [{"id": "d"}],
+            ["extensions.checks[0]", "$.condition: required field missing"],
+        ),
+        (
+            [{"id": "", "condition": {"type": "empty"}}],
+            ["extensions.checks[0]", "$.id"],
+        ),
+        (
+            [{"id": "e", "condition": {"type": "empty"}, "extra": 1}],
+            ["extensions.checks[0]", "unknown field(s): extra"],
+        ),
+        (
+            [
+                {"id": "f", "condition": {"type": "empty"}},
+                {"id": "f", "condition": {"type": "empty"}},
+            ],
+            ["extensions.checks[1].id", "duplicate check id 'f'", "index 0"],
+        ),
         (["not an object"], ["extensions.checks[0]"]),
     ],
 )
-def test_malformed_checks_are_a_scorer_error_naming_scenario_and_index(checks, fragments):
+def test_malformed_checks_are_a_scorer_error_naming_scenario_and_index(
+    checks, fragments
+):
     verdict = ChecksScorer().evaluate(scenario(checks), context("Done:"))
     assert verdict.success is False and verdict.error
     for fragment in fragments:
@@ -188,10 +282,22 @@ def test_malformed_checks_are_a_scorer_error_naming_scenario_and_index(checks, f
 
 def test_long_actual_values_are_shortened():
     result, trace = simulated_sessions(1)[0]
-    checks = [{"id": "ev", "target": "trace", "condition": {"type": "non_empty", "path": "events"}}]
-    verdict = ChecksScorer(max_actual_chars=100).evaluate(scenario(checks), context(result.text, trace))
+    checks = [
+        {
+            "id": "ev",
+            "target": "trace",
+            "condition": {"type": "non_empty", "path": "events"},
+        }
+    ]
+    verdict = ChecksScorer(max_actual_chars=100).evaluate(
+        scenario(checks), context(result.text, trace)
+    )
     actual = verdict.details[0].actual
-    assert isinstance(actual, str) and len(actual) < 140 and actual.endswith("chars of JSON)")
+    assert (
+        isinstance(actual, str)
+        and len(actual) < 140
+        and actual.endswith("chars of JSON)")
+    )
 
 
 def test_result_serialises():
@@ -200,7 +306,13 @@ def test_result_serialises():
     assert from_json(to_json(verdict), ScorerResult) == verdict
 
 
-@pytest.mark.parametrize(("options", "fragment"), [({"require_checks": "yes"}, "require_checks"), ({"max_actual_chars": 5}, "max_actual_chars")])
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"require_checks": "yes"}, "require_checks"),
+        ({"max_actual_chars": 5}, "max_actual_chars"),
+    ],
+)
 def test_bad_scorer_options(options, fragment):
     from profiler_core.errors import ConfigError
 

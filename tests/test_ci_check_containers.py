@@ -26,19 +26,42 @@ def test_a_runtime_that_cannot_run_containers_is_one_line_each(tmp_path):
     for name in ("docker", "podman"):
         (bin_dir / name).write_text(BROKEN)
         (bin_dir / name).chmod(0o755)
-    env = {**os.environ, "PATH": os.pathsep.join((str(bin_dir), os.path.dirname(sys.executable), "/usr/bin", "/bin"))}
-    done = subprocess.run(["bash", str(SCRIPT), sys.executable], env=env, capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join(
+            (str(bin_dir), os.path.dirname(sys.executable), "/usr/bin", "/bin")
+        ),
+    }
+    done = subprocess.run(
+        ["bash", str(SCRIPT), sys.executable],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 2, done.stdout
     for kind, line in zip(("docker", "podman"), lines, strict=True):
-        assert line.startswith(f"note: {kind} cannot run containers on this host (") and "operation not permitted" in line
+        assert (
+            line.startswith(f"note: {kind} cannot run containers on this host (")
+            and "operation not permitted" in line
+        )
         assert line.endswith("its tests will skip (fail under CI=true)")
 
 
 def test_a_missing_runtime_is_said_too(tmp_path):
-    env = {**os.environ, "PATH": os.pathsep.join((os.path.dirname(sys.executable), str(tmp_path)))}
-    done = subprocess.run(["/bin/bash", str(SCRIPT), sys.executable], env=env, capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join((os.path.dirname(sys.executable), str(tmp_path))),
+    }
+    done = subprocess.run(
+        ["/bin/bash", str(SCRIPT), sys.executable],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0
     assert done.stdout.splitlines() == [
         "note: docker is not installed: the tests that run docker containers will skip (fail under CI=true)",

@@ -31,7 +31,12 @@ MODEL = "claude-sonnet-4-5"
 STEP1 = Usage(input=120, output=30, cache_read=900, cache_write=60)
 STEP2 = Usage(input=150, output=45, cache_read=1100, cache_write=0)
 # Claude Sonnet 4.5 list prices, USD per million tokens: input, output, cache read, cache write (5 min).
-RATES = {"input": Decimal(3), "output": Decimal(15), "cache_read": Decimal("0.30"), "cache_write": Decimal("3.75")}
+RATES = {
+    "input": Decimal(3),
+    "output": Decimal(15),
+    "cache_read": Decimal("0.30"),
+    "cache_write": Decimal("3.75"),
+}
 
 
 @pytest.fixture
@@ -42,19 +47,32 @@ def claude() -> str:
 def hello_script():
     return steps(
         [
-            ToolCall("Bash", {"command": "echo hello", "description": "Say hello"}, thinking="Run echo first.", usage=STEP1),
+            ToolCall(
+                "Bash",
+                {"command": "echo hello", "description": "Say hello"},
+                thinking="Run echo first.",
+                usage=STEP1,
+            ),
             Text("Done: the command printed hello.", usage=STEP2),
         ]
     )
 
 
-def profile(tmp_path, server, claude, *, mark, timeout_ms=60_000, modes=None, **options):
+def profile(
+    tmp_path, server, claude, *, mark, timeout_ms=60_000, modes=None, **options
+):
     modes = modes or {
-        "plain": {"system_instructions": "MODE-PLAIN: be brief.", "environment": {MARK: mark}},
+        "plain": {
+            "system_instructions": "MODE-PLAIN: be brief.",
+            "environment": {MARK: mark},
+        },
         "no_write": {
             "system_instructions": "MODE-NO-WRITE: never write files.",
             "environment": {MARK: mark},
-            "provider_overrides": {"disallowed_tools": ["Write"], "append_system_prompt": "EXTRA-APPENDED"},
+            "provider_overrides": {
+                "disallowed_tools": ["Write"],
+                "append_system_prompt": "EXTRA-APPENDED",
+            },
         },
     }
     return write_profile(
@@ -72,7 +90,9 @@ def system_text(request) -> str:
     return json.dumps(system) if not isinstance(system, str) else system
 
 
-def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis(tmp_path, claude):
+def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis(
+    tmp_path, claude
+):
     mark = new_mark()
     with FakeModelServer(hello_script()) as server:
         path = profile(tmp_path, server, claude, mark=mark)
@@ -88,7 +108,9 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
         cache_read=STEP1.cache_read + STEP2.cache_read,
         cache_write=STEP1.cache_write + STEP2.cache_write,
     )
-    cost = sum(getattr(expected, kind) * rate for kind, rate in RATES.items()) / Decimal(1_000_000)
+    cost = sum(
+        getattr(expected, kind) * rate for kind, rate in RATES.items()
+    ) / Decimal(1_000_000)
     for row in found:
         assert row.get("error") is None and row["completionReason"] == "stop"
         assert row["tokens"] == {
@@ -96,24 +118,55 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
         }  # fmt: skip
         # Claude Code's own cost, the same as the price table's for this model.
         assert row["cost"]["totalUsd"] == pytest.approx(float(cost), abs=1e-12)
-        assert row["cost"]["totalUsd"] == pytest.approx(price_tokens(MODEL, expected).total_usd, abs=1e-12)
+        assert row["cost"]["totalUsd"] == pytest.approx(
+            price_tokens(MODEL, expected).total_usd, abs=1e-12
+        )
         assert row["extensions"]["cost_source"] == "provider"
         [call] = row["toolCalls"]["records"]
-        assert call["name"] == "Bash" and call["category"] == "shell" and call["success"] and call["durationMs"] > 0
-        assert row["success"] and row["checkpointDetails"][0]["actual"] == "Done: the command printed hello."
+        assert (
+            call["name"] == "Bash"
+            and call["category"] == "shell"
+            and call["success"]
+            and call["durationMs"] > 0
+        )
+        assert (
+            row["success"]
+            and row["checkpointDetails"][0]["actual"]
+            == "Done: the command printed hello."
+        )
         assert row["agentTurns"] == 2
-        assert row["extensions"]["latency_model_ms"] >= 0 and row["extensions"]["latency_tools_ms"] > 0
+        assert (
+            row["extensions"]["latency_model_ms"] >= 0
+            and row["extensions"]["latency_tools_ms"] > 0
+        )
         assert 0 < row["extensions"]["latency_startup_ms"] < row["timing"]["wallMs"]
         trace = stored_trace(tmp_path / "reports", "hello", row["mode"])
         tool = next(e for e in trace["events"] if e["type"] == "tool_call")
-        assert tool["input"]["command"] == "echo hello" and tool["output"].strip() == "hello"
-        assert any(e["type"] == "reasoning" and e["content"] == "Run echo first." for e in trace["events"])
+        assert (
+            tool["input"]["command"] == "echo hello"
+            and tool["output"].strip() == "hello"
+        )
+        assert any(
+            e["type"] == "reasoning" and e["content"] == "Run echo first."
+            for e in trace["events"]
+        )
         assert trace["summary"]["totalTokens"]["total"] == 2405
 
-    analysis = [json.loads(line) for line in (tmp_path / "results" / "cc.analysis.jsonl").read_text().splitlines()]
+    analysis = [
+        json.loads(line)
+        for line in (tmp_path / "results" / "cc.analysis.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     assert len(analysis) == 2
     for bundle in analysis:
-        assert set(bundle["results"]) == {"efficiency", "error", "reasoning", "strategy", "tool-pattern"}
+        assert set(bundle["results"]) == {
+            "efficiency",
+            "error",
+            "reasoning",
+            "strategy",
+            "tool-pattern",
+        }
         assert bundle["results"]["efficiency"]["findings"]["total_turns"]["value"] == 2
     assert (tmp_path / "reports" / "cc" / "report.md").is_file()
 
@@ -130,10 +183,18 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
     assert marked_processes(mark) == {}
 
 
-def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(tmp_path, claude):
+def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(
+    tmp_path, claude
+):
     mark = new_mark()
     with FakeModelServer(Fail(500, "scripted overload")) as server:
-        path = profile(tmp_path, server, claude, mark=mark, modes={"plain": {"environment": {MARK: mark}}})
+        path = profile(
+            tmp_path,
+            server,
+            claude,
+            mark=mark,
+            modes={"plain": {"environment": {MARK: mark}}},
+        )
         started = time.monotonic()
         done = profiler(tmp_path, "run", str(path), "--run-id", "fail")
         elapsed = time.monotonic() - started
@@ -159,8 +220,13 @@ def test_a_long_session_with_several_tools_and_an_unpriced_model(tmp_path, claud
             ToolCall("Read", {"file_path": "notes.txt"}),
             ToolCall("Write", {"file_path": "out.txt", "content": "gamma\n"}),
             ToolCall("Bash", {"command": "cat missing-file", "description": "fails"}),
-            ToolCall("Grep", {"pattern": "beta", "path": "."}),  # not offered to headless sessions: a failed call
-            ToolCall("Edit", {"file_path": "out.txt", "old_string": "gamma", "new_string": "delta"}),
+            ToolCall(
+                "Grep", {"pattern": "beta", "path": "."}
+            ),  # not offered to headless sessions: a failed call
+            ToolCall(
+                "Edit",
+                {"file_path": "out.txt", "old_string": "gamma", "new_string": "delta"},
+            ),
             Text("Done: six tools."),
         ]
     )
@@ -169,9 +235,23 @@ def test_a_long_session_with_several_tools_and_an_unpriced_model(tmp_path, claud
             tmp_path,
             provider="claude-code",
             model="scripted-model",
-            options={"base_url": server.url, "binary": claude, "max_retries": 0, "workdir_template": str(tmp_path / "template")},
+            options={
+                "base_url": server.url,
+                "binary": claude,
+                "max_retries": 0,
+                "workdir_template": str(tmp_path / "template"),
+            },
             modes={"plain": {"environment": {MARK: mark}}},
-            extensions={"prices": {"scripted-model": {"input_per_mtok": 1, "output_per_mtok": 2, "cache_read_per_mtok": 0.1, "cache_write_per_mtok": 1.25}}},
+            extensions={
+                "prices": {
+                    "scripted-model": {
+                        "input_per_mtok": 1,
+                        "output_per_mtok": 2,
+                        "cache_read_per_mtok": 0.1,
+                        "cache_write_per_mtok": 1.25,
+                    }
+                }
+            },
         )
         done = profiler(tmp_path, "run", str(path), "--run-id", "long")
     assert done.returncode == 0, done.stderr
@@ -179,7 +259,9 @@ def test_a_long_session_with_several_tools_and_an_unpriced_model(tmp_path, claud
     names = [r["name"] for r in row["toolCalls"]["records"]]
     assert names == ["Bash", "Read", "Write", "Bash", "Grep", "Edit"]
     records = row["toolCalls"]["records"]
-    assert [r["success"] for r in records] == [True, True, True, False, False, True], [r.get("error") for r in records]
+    assert [r["success"] for r in records] == [True, True, True, False, False, True], [
+        r.get("error") for r in records
+    ]
     assert "No such file or directory" in records[3]["error"]
     assert row["toolCalls"]["byCategory"] == {"shell": 2, "file": 3, "search": 1}
     assert row["agentTurns"] == 7
@@ -189,18 +271,28 @@ def test_a_long_session_with_several_tools_and_an_unpriced_model(tmp_path, claud
     # The wire recorder saw the seven calls: its tokens equal Claude Code's own, and it priced them.
     wire = row["extensions"]["wire"]
     assert wire["calls"] == 7 and "mismatch" not in wire
-    assert {k: wire["tokens"][k] for k in ("input", "output", "cacheRead", "cacheWrite")} == {k: row["tokens"][k] for k in ("input", "output", "cacheRead", "cacheWrite")}
+    assert {
+        k: wire["tokens"][k] for k in ("input", "output", "cacheRead", "cacheWrite")
+    } == {k: row["tokens"][k] for k in ("input", "output", "cacheRead", "cacheWrite")}
     assert row["extensions"]["cost_source"] == "wire"
-    assert row["cost"]["totalUsd"] == pytest.approx((700 * 1 + 140 * 2 + 7000 * 0.1 + 350 * 1.25) / 1e6)
+    assert row["cost"]["totalUsd"] == pytest.approx(
+        (700 * 1 + 140 * 2 + 7000 * 0.1 + 350 * 1.25) / 1e6
+    )
     trace = stored_trace(tmp_path / "reports", "hello", "plain")
-    read = next(e for e in trace["events"] if e["type"] == "tool_call" and e["name"] == "Read")
-    assert "beta" in json.dumps(read["output"])  # the session worked in a copy of the template
+    read = next(
+        e for e in trace["events"] if e["type"] == "tool_call" and e["name"] == "Read"
+    )
+    assert "beta" in json.dumps(
+        read["output"]
+    )  # the session worked in a copy of the template
 
 
 def test_unknown_or_wrong_options_are_config_errors(claude):
     with pytest.raises(ConfigError, match=r"unknown option\(s\) max_turn "):
         ClaudeCodeProvider(binary=claude, max_turn=3)
-    with pytest.raises(ConfigError, match=r"option 'max_turns': expected an integer >= 1, got 0"):
+    with pytest.raises(
+        ConfigError, match=r"option 'max_turns': expected an integer >= 1, got 0"
+    ):
         ClaudeCodeProvider(binary=claude, max_turns=0)
     with pytest.raises(ConfigError, match=r"option 'permission_mode': expected one of"):
         ClaudeCodeProvider(binary=claude, permission_mode="yolo")
@@ -210,9 +302,24 @@ def test_only_the_result_line_totals_count():
     """The assistant lines repeat the first usage of each response (output 1); the result line is what counts."""
     lines = [
         {"type": "system", "subtype": "init", "session_id": "s1", "model": "m"},
-        {"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10, "error_status": 529},
-        {"type": "assistant", "message": {"usage": {"input_tokens": 100, "output_tokens": 1}}, "session_id": "s1"},
-        {"type": "result", "subtype": "success", "usage": {"input_tokens": 200, "output_tokens": 40}, "session_id": "s1"},
+        {
+            "type": "system",
+            "subtype": "api_retry",
+            "attempt": 1,
+            "max_retries": 10,
+            "error_status": 529,
+        },
+        {
+            "type": "assistant",
+            "message": {"usage": {"input_tokens": 100, "output_tokens": 1}},
+            "session_id": "s1",
+        },
+        {
+            "type": "result",
+            "subtype": "success",
+            "usage": {"input_tokens": 200, "output_tokens": 40},
+            "session_id": "s1",
+        },
     ]
     summary = summarize_stream(lines)
     assert summary.session_id == "s1" and summary.model == "m"
@@ -220,7 +327,9 @@ def test_only_the_result_line_totals_count():
     assert summary.retries == ("attempt 1/10: HTTP 529",)
 
 
-def test_a_mode_with_an_mcp_server_calls_its_tool_and_one_without_cannot(tmp_path, claude):
+def test_a_mode_with_an_mcp_server_calls_its_tool_and_one_without_cannot(
+    tmp_path, claude
+):
     import sys
     from pathlib import Path
 
@@ -233,7 +342,10 @@ def test_a_mode_with_an_mcp_server_calls_its_tool_and_one_without_cannot(tmp_pat
     }
     modes = {
         "without_mcp": {"environment": {MARK: mark}},
-        "with_mcp": {"environment": {MARK: mark}, "provider_overrides": {"mcp_servers": {"echo": server_settings}}},
+        "with_mcp": {
+            "environment": {MARK: mark},
+            "provider_overrides": {"mcp_servers": {"echo": server_settings}},
+        },
     }
     script = steps([ToolCall("mcp__echo__shout", {"text": "hi"}), Text("Done: HI")])
     with FakeModelServer(script) as server:
@@ -246,6 +358,10 @@ def test_a_mode_with_an_mcp_server_calls_its_tool_and_one_without_cannot(tmp_pat
     [called] = with_mcp["toolCalls"]["records"]
     assert called["category"] == "mcp" and called["success"]
     trace = stored_trace(tmp_path / "reports", "hello", "with_mcp")
-    assert "HI" in json.dumps(next(e for e in trace["events"] if e["type"] == "tool_call")["output"])
-    assert [json.loads(line)["arguments"] for line in calls.read_text().splitlines()] == [{"text": "hi"}]
+    assert "HI" in json.dumps(
+        next(e for e in trace["events"] if e["type"] == "tool_call")["output"]
+    )
+    assert [
+        json.loads(line)["arguments"] for line in calls.read_text().splitlines()
+    ] == [{"text": "hi"}]
     assert_no_survivor({}, mark)

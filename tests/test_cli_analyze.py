@@ -44,10 +44,21 @@ def builtin() -> PluginManager:
 def _small_trace(session_id: str = "ses_small") -> SessionTrace:
     events = [
         ToolCallEvent(name="bash", input={"command": "git status"}, output="clean"),
-        ToolCallEvent(name="read_file", input={"path": "x"}, output=None, success=False, error="ENOENT"),
+        ToolCallEvent(
+            name="read_file",
+            input={"path": "x"},
+            output=None,
+            success=False,
+            error="ENOENT",
+        ),
         ErrorEvent(message="HTTP 401 Unauthorized"),
     ]
-    summary = TraceSummary(total_turns=0, total_tool_calls=2, total_tokens=TokenBreakdown(input=10), total_duration=5)
+    summary = TraceSummary(
+        total_turns=0,
+        total_tool_calls=2,
+        total_tokens=TokenBreakdown(input=10),
+        total_duration=5,
+    )
     return SessionTrace(session_id=session_id, events=events, turns=(), summary=summary)
 
 
@@ -63,12 +74,16 @@ def traces(tmp_path: Path, parity_dir: Path) -> dict[str, Path]:
     }
     files["small"].write_text(to_json(_small_trace()))
     files["not_json"].write_text("this is not json\n")
-    files["wrong_shape"].write_text(json.dumps({"sessionId": "x", "events": [{"type": "bogus"}]}))
+    files["wrong_shape"].write_text(
+        json.dumps({"sessionId": "x", "events": [{"type": "bogus"}]})
+    )
     return files
 
 
 def _run(manager: PluginManager, *args: str | Path) -> object:
-    return CliRunner().invoke(cli, ["analyze", *(str(a) for a in args)], obj=manager, catch_exceptions=False)
+    return CliRunner().invoke(
+        cli, ["analyze", *(str(a) for a in args)], obj=manager, catch_exceptions=False
+    )
 
 
 def test_human_output_has_each_analyzers_summary_and_findings(builtin, traces):
@@ -80,7 +95,9 @@ def test_human_output_has_each_analyzers_summary_and_findings(builtin, traces):
         assert f"  {name}  " in out
     assert "10/10 productive turns (100.0% efficiency), 2 backtracking events." in out
     assert "4 errors (2 not_found, 1 unknown, 1 timeout)" in out
-    assert "15.0% (duplicate / total tool calls)" in out  # a ratio, as a percentage with its label
+    assert (
+        "15.0% (duplicate / total tool calls)" in out
+    )  # a ratio, as a percentage with its label
     assert "90 tokens/tool_call" in out  # a number with its unit
     assert "read_file -> read_file ×2" in out  # a counted table, most frequent first
     assert "(+" in out and "more)" in out  # long lists are cut to stay on one screen
@@ -92,7 +109,10 @@ def test_json_output_is_one_object_per_trace_with_camel_case_results(builtin, tr
     result = _run(builtin, traces["parity"], traces["small"], "--json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert [item["trace"] for item in data] == [str(traces["parity"]), str(traces["small"])]
+    assert [item["trace"] for item in data] == [
+        str(traces["parity"]),
+        str(traces["small"]),
+    ]
     assert [item["sessionId"] for item in data] == ["ses_fixture", "ses_small"]
     assert all(list(item["results"]) == ANALYZER_NAMES for item in data)
     small = data[1]["results"]["error"]
@@ -109,7 +129,14 @@ def test_json_output_is_one_object_per_trace_with_camel_case_results(builtin, tr
 
 
 def test_bad_files_are_reported_one_line_each_and_the_rest_analysed(builtin, traces):
-    args = [traces["not_json"], traces["parity"], traces["wrong_shape"], traces["missing"], traces["small"], "--json"]
+    args = [
+        traces["not_json"],
+        traces["parity"],
+        traces["wrong_shape"],
+        traces["missing"],
+        traces["small"],
+        "--json",
+    ]
     result = _run(builtin, *args)
     assert result.exit_code == 1
     errors = result.stderr.strip().splitlines()
@@ -125,11 +152,24 @@ def test_bad_file_in_human_mode(builtin, traces):
     result = _run(builtin, traces["small"], traces["not_json"])
     assert result.exit_code == 1
     assert "ses_small" in result.stdout
-    assert result.stderr.strip() == f"Error: {traces['not_json']}: not valid JSON (Expecting value at line 1 column 1)"
+    assert (
+        result.stderr.strip()
+        == f"Error: {traces['not_json']}: not valid JSON (Expecting value at line 1 column 1)"
+    )
 
 
 def test_analyzer_option_chooses_and_orders(builtin, traces):
-    result = _run(builtin, traces["small"], "--analyzer", "error", "--analyzer", "efficiency", "--analyzer", "error", "--json")
+    result = _run(
+        builtin,
+        traces["small"],
+        "--analyzer",
+        "error",
+        "--analyzer",
+        "efficiency",
+        "--analyzer",
+        "error",
+        "--json",
+    )
     assert result.exit_code == 0, result.stderr
     assert list(json.loads(result.stdout)[0]["results"]) == ["error", "efficiency"]
 
@@ -188,9 +228,17 @@ def test_third_party_analyzers_async_and_failing(traces):
     result = _run(_use_plugins(("third", _ThirdParty())), traces["small"])
     assert result.exit_code == 1
     assert "Async analysis done." in result.stdout
-    assert "3 events" in result.stdout and "50.0% (half)" in result.stdout and "x y" in result.stdout
-    assert "[bold]not markup[/bold]" in result.stdout  # user text is printed, never interpreted
-    assert "scenario  small" in result.stdout  # the stand-in scenario is named after the file
+    assert (
+        "3 events" in result.stdout
+        and "50.0% (half)" in result.stdout
+        and "x y" in result.stdout
+    )
+    assert (
+        "[bold]not markup[/bold]" in result.stdout
+    )  # user text is printed, never interpreted
+    assert (
+        "scenario  small" in result.stdout
+    )  # the stand-in scenario is named after the file
     assert result.stderr.splitlines() == [
         f"Error: {traces['small']}: analyzer 'crashing' failed: KeyError: 'boom'",
         f"Error: {traces['small']}: analyzer 'wrong-type' returned dict, expected AnalysisResult",
@@ -200,7 +248,11 @@ def test_third_party_analyzers_async_and_failing(traces):
 def test_help_has_an_example():
     result = CliRunner().invoke(cli, ["analyze", "--help"])
     assert result.exit_code == 0
-    assert "profiler analyze" in result.stdout and "--analyzer NAME" in result.stdout and "--json" in result.stdout
+    assert (
+        "profiler analyze" in result.stdout
+        and "--analyzer NAME" in result.stdout
+        and "--json" in result.stdout
+    )
 
 
 def test_no_trace_argument_is_a_usage_error(builtin):

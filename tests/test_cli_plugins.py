@@ -30,7 +30,9 @@ class Hello:
         @click.pass_context
         def hello(ctx):
             """Say hello and count the plugins of this invocation."""
-            click.echo(f"hello from a manager with {len(plugin_manager(ctx).plugins)} plugins")
+            click.echo(
+                f"hello from a manager with {len(plugin_manager(ctx).plugins)} plugins"
+            )
             click.echo(f"same manager: {ctx.obj is plugin_manager(ctx)}")
 
 
@@ -62,17 +64,27 @@ def test_a_plugin_command_runs_with_the_invocations_manager():
 
 
 def test_plugin_commands_do_not_leak_between_invocations():
-    assert CliRunner().invoke(cli, ["hello"], obj=manager_with(("hello", Hello()))).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(cli, ["hello"], obj=manager_with(("hello", Hello())))
+        .exit_code
+        == 0
+    )
     other = CliRunner().invoke(cli, ["hello"], obj=manager_with())
     assert other.exit_code == 2 and "No such command 'hello'" in other.stderr
     assert "hello" not in cli.commands
 
 
 def test_a_failing_plugin_is_named_and_the_others_still_add_commands():
-    manager = manager_with(("broken", Broken()), ("hello", Hello()), ("usurper", Usurper()))
+    manager = manager_with(
+        ("broken", Broken()), ("hello", Hello()), ("usurper", Usurper())
+    )
     result = CliRunner().invoke(cli, ["hello"], obj=manager)
     assert result.exit_code == 0, result.output
-    assert "plugin 'broken' failed to add commands: RuntimeError: no commands today" in result.stderr
+    assert (
+        "plugin 'broken' failed to add commands: RuntimeError: no commands today"
+        in result.stderr
+    )
     assert "plugin 'usurper': command 'run' already exists" in result.stderr
     run_help = CliRunner().invoke(cli, ["run", "--help"], obj=manager)
     assert "Run a profile" in run_help.stdout
@@ -82,9 +94,21 @@ def test_list_plugins_is_a_table_with_whole_rows_when_captured():
     class ManyComponents:
         @hookimpl
         def profiler_register_scorers(self):
-            return [type(f"S{i}", (), {"id": f"a-rather-long-scorer-name-{i}", "evaluate": lambda self, *a: None}) for i in range(6)]
+            return [
+                type(
+                    f"S{i}",
+                    (),
+                    {
+                        "id": f"a-rather-long-scorer-name-{i}",
+                        "evaluate": lambda self, *a: None,
+                    },
+                )
+                for i in range(6)
+            ]
 
-    result = CliRunner().invoke(cli, ["list-plugins"], obj=manager_with(("many", ManyComponents())))
+    result = CliRunner().invoke(
+        cli, ["list-plugins"], obj=manager_with(("many", ManyComponents()))
+    )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["NAME", "VERSION", "DISTRIBUTION", "PROVIDES"]
@@ -92,7 +116,9 @@ def test_list_plugins_is_a_table_with_whole_rows_when_captured():
     assert all(line == line.rstrip() and "─" not in line for line in lines)
     assert len(lines[0]) == lines[0].index("PROVIDES") + len("PROVIDES")
     (many,) = [line for line in lines if line.startswith("many ")]
-    assert many.rstrip().endswith("a-rather-long-scorer-name-5")  # one line, however wide
+    assert many.rstrip().endswith(
+        "a-rather-long-scorer-name-5"
+    )  # one line, however wide
     assert any(line.startswith("core.scorers.checks (builtin)") for line in lines)
 
 
@@ -119,10 +145,14 @@ def project(tmp_path):
         )
     )
     dist = site / "helloplugin-0.2.dist-info"
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: helloplugin\nVersion: 0.2\n")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: helloplugin\nVersion: 0.2\n"
+    )
     (dist / "entry_points.txt").write_text("[agent_profiler]\nhello = helloplugin\n")
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(site), str(SRC), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(site), str(SRC), env.get("PYTHONPATH", "")]
+    )
     env["PROFILER_LOAD_PLUGINS"] = "hello"
     return tmp_path, env
 
@@ -130,7 +160,12 @@ def project(tmp_path):
 def profiler(args, cwd, env):
     return subprocess.run(
         [sys.executable, "-m", "profiler_core", *map(str, args)],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -139,7 +174,10 @@ def test_entry_point_plugin_command_and_list_plugins_in_a_subprocess(project):
     tmp_path, env = project
     hello = profiler(["hello"], tmp_path, env)
     assert hello.returncode == 0, hello.stderr
-    assert hello.stdout.startswith("hello; plugins: ") and "hello" in hello.stdout.split(": ", 1)[1]
+    assert (
+        hello.stdout.startswith("hello; plugins: ")
+        and "hello" in hello.stdout.split(": ", 1)[1]
+    )
     listed = json.loads(profiler(["list-plugins", "--json"], tmp_path, env).stdout)
     mine = next(p for p in listed if p["name"] == "hello")
     assert mine == {
@@ -158,9 +196,13 @@ def test_entry_point_plugin_command_and_list_plugins_in_a_subprocess(project):
 def test_error_lines_start_with_Error_in_every_command(project):
     tmp_path, env = project
     bad_profile = tmp_path / "bad.yaml"
-    bad_profile.write_text("modes: {a: {}}\nscenarios: {path: nowhere}\nprovider: {id: simulatd}\n")
+    bad_profile.write_text(
+        "modes: {a: {}}\nscenarios: {path: nowhere}\nprovider: {id: simulatd}\n"
+    )
     truncated = tmp_path / "cut.jsonl"
-    truncated.write_text((FIXTURES / "claude-code" / "api-error.jsonl").read_text()[:-50])
+    truncated.write_text(
+        (FIXTURES / "claude-code" / "api-error.jsonl").read_text()[:-50]
+    )
     not_a_trace = tmp_path / "notes.json"
     not_a_trace.write_text("hello")
     for args in (
@@ -172,7 +214,12 @@ def test_error_lines_start_with_Error_in_every_command(project):
     ):
         proc = profiler(args, tmp_path, env)
         assert proc.returncode == 1, (args, proc.stderr)
-        problems = [line for line in proc.stderr.splitlines() if "problem(s) found" not in line]
+        problems = [
+            line for line in proc.stderr.splitlines() if "problem(s) found" not in line
+        ]
         problems = [line for line in problems if "could not be imported" not in line]
-        assert problems and all(line.startswith("Error: ") for line in problems), (args, proc.stderr)
+        assert problems and all(line.startswith("Error: ") for line in problems), (
+            args,
+            proc.stderr,
+        )
     assert not (tmp_path / "out").exists()

@@ -27,25 +27,55 @@ def _outcome(mode: str, scenario: str, i: int) -> dict:
     outcome = "pass"
     if mode == "baseline" and scenario == "s2":
         outcome = ("fail", "fail", "error")[i]
-    return {"outcome": outcome, "cost": 0.01 * (1 + i) * (2 if mode == "baseline" else 1), "wall_ms": 1000.0 + 100 * i}
+    return {
+        "outcome": outcome,
+        "cost": 0.01 * (1 + i) * (2 if mode == "baseline" else 1),
+        "wall_ms": 1000.0 + 100 * i,
+    }
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Two runs: an older one, and a newer one with failures, an error and hostile text."""
     root = tmp_path_factory.mktemp("view")
-    write_run(root, "run_old", grid(["baseline"], ["s1"], 2), started_at="2026-01-01T00:00:00Z")
-    write_run(root, "run_new", grid(["baseline", "fast"], ["s1", "s2"], 3, _outcome), started_at="2026-02-01T00:00:00Z")
-    bad = write_run(root, "run_bad", grid(["a"], ["s1"], 1), started_at="2025-12-01T00:00:00Z", report=False)
+    write_run(
+        root,
+        "run_old",
+        grid(["baseline"], ["s1"], 2),
+        started_at="2026-01-01T00:00:00Z",
+    )
+    write_run(
+        root,
+        "run_new",
+        grid(["baseline", "fast"], ["s1", "s2"], 3, _outcome),
+        started_at="2026-02-01T00:00:00Z",
+    )
+    bad = write_run(
+        root,
+        "run_bad",
+        grid(["a"], ["s1"], 1),
+        started_at="2025-12-01T00:00:00Z",
+        report=False,
+    )
     # A row the table can list but the model refuses (a negative token count): its session says why.
-    bad.write_text(re.sub(r'"tokens":\{"input":\d+', '"tokens":{"input":-5', bad.read_text(), count=1))
+    bad.write_text(
+        re.sub(
+            r'"tokens":\{"input":\d+', '"tokens":{"input":-5', bad.read_text(), count=1
+        )
+    )
     return root
 
 
 @pytest.fixture(scope="module")
 def server(runs):
     """`profiler view --no-open` on a free port; its base URL (stopped with Ctrl-C at the end)."""
-    proc = subprocess.Popen([str(PROFILER), "view", "--no-open"], cwd=runs, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(PROFILER), "view", "--no-open"],
+        cwd=runs,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         match = re.search(r" at (http://127\.0\.0\.1:\d+)(/\S*)", line)
@@ -65,7 +95,9 @@ def _raw(base: str, path: str, host: str = "127.0.0.1") -> tuple[int, bytes]:
     """Send ``GET path`` exactly as written (no client normalises the dots away)."""
     port = int(base.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        sock.sendall(
+            f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode()
+        )
         data = b""
         while chunk := sock.recv(65536):
             data += chunk
@@ -84,16 +116,29 @@ def test_opens_the_newest_run_and_lists_both(server):
     assert start == "/runs/run_new/"
     page = _get(base, "/").text
     assert page.index("run_new") < page.index("run_old")
-    assert "fast vs baseline" in page and "⚠ 1 row errored" in page  # one row of run_new errored: singular
+    assert (
+        "fast vs baseline" in page and "⚠ 1 row errored" in page
+    )  # one row of run_new errored: singular
 
 
 def test_rows_filter_and_sort(server):
     base, start, _ = server
     failed = _body_rows(_get(base, start, params={"outcome": "fail"}).text)
     assert [cls for cls, _ in failed] == ["fail", "fail"]
-    assert all("scenario=s2" in unescape(href) and "mode=baseline" in unescape(href) for _, href in failed)
-    by_cost = _get(base, start, params={"sort": "cost", "desc": "1", "mode": "fast"}).text
-    costs = [float(c) for c in re.findall(r"<td>\$([0-9.]+)</td>", by_cost.split('<table class="rows">', 1)[1].split("</table>", 1)[0])]
+    assert all(
+        "scenario=s2" in unescape(href) and "mode=baseline" in unescape(href)
+        for _, href in failed
+    )
+    by_cost = _get(
+        base, start, params={"sort": "cost", "desc": "1", "mode": "fast"}
+    ).text
+    costs = [
+        float(c)
+        for c in re.findall(
+            r"<td>\$([0-9.]+)</td>",
+            by_cost.split('<table class="rows">', 1)[1].split("</table>", 1)[0],
+        )
+    ]
     assert len(costs) == 6 and costs == sorted(costs, reverse=True)
     searched = _body_rows(_get(base, start, params={"q": "ONERROR"}).text)
     assert [cls for cls, _ in searched] == ["error"]
@@ -101,43 +146,98 @@ def test_rows_filter_and_sort(server):
 
 def test_session_shows_trace_checks_findings_and_escapes_everything(server):
     base, start, _ = server
-    error_href = unescape(_body_rows(_get(base, start, params={"outcome": "error"}).text)[0][1])
+    error_href = unescape(
+        _body_rows(_get(base, start, params={"outcome": "error"}).text)[0][1]
+    )
     page = _get(base, start + error_href)
     assert page.status_code == 200
     html = page.text
     assert "<script>window.__pwned" not in html and "<img src=x" not in html
-    assert HOSTILE_ERROR.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#x27;") in html
+    assert (
+        HOSTILE_ERROR.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#x27;")
+        in html
+    )
     assert "&lt;/pre&gt;&lt;script&gt;" in html  # the tool's output, as text
     assert "Turn 1" in html and "Turn 2" in html and "pytest -q" in html
     assert "tests-pass" in html and "/passed/" in html and "flailing" in html
     assert "beside fast" in html
     csp = page.headers["content-security-policy"]
-    assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("script-src", 1)[1].split(";")[0]
+    assert (
+        "script-src 'self'" in csp
+        and "unsafe-inline" not in csp.split("script-src", 1)[1].split(";")[0]
+    )
 
 
 def test_pair_puts_two_modes_side_by_side(server):
     base, start, _ = server
-    page = _get(base, start + "pair", params={"model": "m1", "scenario": "s2", "iteration": 0, "a": "baseline", "b": "fast"}).text
+    page = _get(
+        base,
+        start + "pair",
+        params={
+            "model": "m1",
+            "scenario": "s2",
+            "iteration": 0,
+            "a": "baseline",
+            "b": "fast",
+        },
+    ).text
     assert page.count('<div class="side">') == 2
     assert "baseline · iteration 0 beside fast · iteration 0" in page
     # turn by turn: turn 1 of each on one row, then turn 2; and what each left in its workspace
-    rows = re.findall(r'<div class="turn-row" data-turn="(\d+)"><div><h3>Turn \1 ', page)
+    rows = re.findall(
+        r'<div class="turn-row" data-turn="(\d+)"><div><h3>Turn \1 ', page
+    )
     assert rows == ["1", "2"]
     assert page.count("<h3>Workspace</h3>") == 2
-    assert "No change." in page and "src/s2.py | 3 ++-" in page  # the failed session changed nothing, the passed one did
+    assert (
+        "No change." in page and "src/s2.py | 3 ++-" in page
+    )  # the failed session changed nothing, the passed one did
 
 
 def test_a_failed_session_links_to_a_passed_one_of_its_scenario_beside_it(server):
     base, start, _ = server
-    page = unescape(_get(base, start + "session", params={"model": "m1", "mode": "baseline", "scenario": "s2", "iteration": 1}).text)
-    link = re.search(r'<a class="contrast" href="(pair\?[^"]+)">beside a passed session \(fast, iteration 0\)</a>', page)
+    page = unescape(
+        _get(
+            base,
+            start + "session",
+            params={
+                "model": "m1",
+                "mode": "baseline",
+                "scenario": "s2",
+                "iteration": 1,
+            },
+        ).text
+    )
+    link = re.search(
+        r'<a class="contrast" href="(pair\?[^"]+)">beside a passed session \(fast, iteration 0\)</a>',
+        page,
+    )
     assert link, page[:2000]
     pair = _get(base, start + link.group(1)).text
     assert "baseline · iteration 1 beside fast · iteration 0" in pair
-    assert '<span class="badge fail">fail</span>' in pair and '<span class="badge pass">pass</span>' in pair
-    passed = unescape(_get(base, start + "session", params={"model": "m1", "mode": "fast", "scenario": "s2", "iteration": 2}).text)
+    assert (
+        '<span class="badge fail">fail</span>' in pair
+        and '<span class="badge pass">pass</span>' in pair
+    )
+    passed = unescape(
+        _get(
+            base,
+            start + "session",
+            params={"model": "m1", "mode": "fast", "scenario": "s2", "iteration": 2},
+        ).text
+    )
     assert "beside a failed session (baseline, iteration 0)" in passed
-    alike = unescape(_get(base, start + "session", params={"model": "m1", "mode": "fast", "scenario": "s1", "iteration": 0}).text)
+    alike = unescape(
+        _get(
+            base,
+            start + "session",
+            params={"model": "m1", "mode": "fast", "scenario": "s1", "iteration": 0},
+        ).text
+    )
     assert 'class="contrast"' not in alike  # every session of s1 passed
 
 
@@ -177,17 +277,46 @@ def test_a_foreign_host_name_is_refused(server):
 
 
 def test_unknown_run_and_empty_folder_are_one_line(runs, tmp_path):
-    out = subprocess.run([str(PROFILER), "view", "--no-open", "nope"], cwd=runs, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 1 and out.stderr.startswith("Error: nope:") and len(out.stderr.strip().splitlines()) == 1
-    out = subprocess.run([str(PROFILER), "view", "--no-open"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 1 and "no run found in results/ or reports/" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    out = subprocess.run(
+        [str(PROFILER), "view", "--no-open", "nope"],
+        cwd=runs,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        out.returncode == 1
+        and out.stderr.startswith("Error: nope:")
+        and len(out.stderr.strip().splitlines()) == 1
+    )
+    out = subprocess.run(
+        [str(PROFILER), "view", "--no-open"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        out.returncode == 1
+        and "no run found in results/ or reports/" in out.stderr
+        and len(out.stderr.strip().splitlines()) == 1
+    )
 
 
 def test_without_the_extra_it_names_the_pip_command(runs):
     code = "import sys; sys.modules['starlette'] = None; from profiler_core.cli import main; main(['view', '--no-open'])"
-    out = subprocess.run([sys.executable, "-c", code], cwd=runs, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=runs,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 1
-    assert out.stderr.strip() == "Error: profiler view needs starlette, which is not installed: pip install 'agent-profiler[view]'"
+    assert (
+        out.stderr.strip()
+        == "Error: profiler view needs starlette, which is not installed: pip install 'agent-profiler[view]'"
+    )
 
 
 def test_named_run_opens_in_the_browser_and_ctrl_c_stops(runs, tmp_path):
@@ -196,7 +325,14 @@ def test_named_run_opens_in_the_browser_and_ctrl_c_stops(runs, tmp_path):
     browser.write_text(f'#!/bin/sh\necho "$1" >> {log}\n')
     browser.chmod(0o755)
     env = dict(os.environ, BROWSER=str(browser))
-    proc = subprocess.Popen([str(PROFILER), "view", "run_old"], cwd=runs, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(PROFILER), "view", "run_old"],
+        cwd=runs,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = proc.stdout.readline().split(" at ", 1)[1].split()[0]
         assert url.endswith("/runs/run_old/")
@@ -220,26 +356,49 @@ def test_named_run_opens_in_the_browser_and_ctrl_c_stops(runs, tmp_path):
 
 def test_a_row_that_does_not_read_is_one_line_not_a_traceback(server):
     base, _, _ = server
-    page = _get(base, "/runs/run_bad/session", params={"model": "m1", "mode": "a", "scenario": "s1", "iteration": 0})
+    page = _get(
+        base,
+        "/runs/run_bad/session",
+        params={"model": "m1", "mode": "a", "scenario": "s1", "iteration": 0},
+    )
     assert page.status_code == 500
-    assert "Cannot read" in page.text and "tokens.input" in page.text and "Traceback" not in page.text
+    assert (
+        "Cannot read" in page.text
+        and "tokens.input" in page.text
+        and "Traceback" not in page.text
+    )
 
 
 def test_runs_path_lists_the_runs_and_a_busy_port_is_one_line(server, runs):
     base, _start, _proc = server
     listing = _get(base, "/runs/", follow_redirects=True)
-    assert listing.status_code == 200 and "run_new" in listing.text and "run_old" in listing.text
+    assert (
+        listing.status_code == 200
+        and "run_new" in listing.text
+        and "run_old" in listing.text
+    )
     assert _get(base, "/runs").status_code == 308
     port = int(base.rsplit(":", 1)[1])  # the server's own port is busy now
-    out = subprocess.run([str(PROFILER), "view", "--no-open", "--port", str(port)], cwd=runs, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [str(PROFILER), "view", "--no-open", "--port", str(port)],
+        cwd=runs,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 1 and out.stdout == ""
-    assert out.stderr.strip() == f"Error: cannot listen on 127.0.0.1:{port} (Address already in use)", out.stderr
+    assert (
+        out.stderr.strip()
+        == f"Error: cannot listen on 127.0.0.1:{port} (Address already in use)"
+    ), out.stderr
 
 
 def test_view_help_does_not_suggest_the_fake_models_port():
     from profiler_core.cli.fake_model import DEFAULT_PORT
 
-    out = subprocess.run([str(PROFILER), "view", "--help"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [str(PROFILER), "view", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert "--port" in out.stdout and f"--port {DEFAULT_PORT}" not in out.stdout
 
 
@@ -263,7 +422,9 @@ def test_on_every_interface_the_machines_own_address_and_name_are_served(runs):
         assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
         port, start = match.group(2), match.group(3)
         base = f"http://127.0.0.1:{port}"
-        names = [socket.gethostname()] + ([address] if (address := _machine_address()) else [])
+        names = [socket.gethostname()] + (
+            [address] if (address := _machine_address()) else []
+        )
         for name in names:
             status, data = _raw(base, start, host=f"{name}:{port}")
             assert status == 200, (name, data[:200])

@@ -26,10 +26,16 @@ from profiler_core.providers.codex import CodexProvider, config_toml, summarize_
 pytestmark = pytest.mark.slow
 
 MODEL = "gpt-5-codex"
-STEP1 = Usage(input=300, cache_read=1200, output=32, reasoning=8)  # the API's 1,500 input and 40 output
-STEP2 = Usage(input=300, cache_read=1500, output=25, reasoning=0)  # the API's 1,800 input and 25 output
+STEP1 = Usage(
+    input=300, cache_read=1200, output=32, reasoning=8
+)  # the API's 1,500 input and 40 output
+STEP2 = Usage(
+    input=300, cache_read=1500, output=25, reasoning=0
+)  # the API's 1,800 input and 25 output
 # Prices of the profile (USD per million tokens), so the expected cost does not depend on a price table's version.
-PRICES = {MODEL: {"input_per_mtok": 1.25, "output_per_mtok": 10, "cache_read_per_mtok": 0.125}}
+PRICES = {
+    MODEL: {"input_per_mtok": 1.25, "output_per_mtok": 10, "cache_read_per_mtok": 0.125}
+}
 
 
 @pytest.fixture
@@ -40,26 +46,52 @@ def codex() -> str:
 def hello_script():
     return steps(
         [
-            ToolCall("exec_command", {"cmd": "echo hello"}, thinking="Run echo first.", usage=STEP1),
+            ToolCall(
+                "exec_command",
+                {"cmd": "echo hello"},
+                thinking="Run echo first.",
+                usage=STEP1,
+            ),
             Text("Done: the shell printed hello.", usage=STEP2),
         ]
     )
 
 
-def profile(tmp_path, server, codex, *, mark, timeout_ms=60_000, modes=None, model=MODEL, **options):
+def profile(
+    tmp_path,
+    server,
+    codex,
+    *,
+    mark,
+    timeout_ms=60_000,
+    modes=None,
+    model=MODEL,
+    **options,
+):
     modes = modes or {
-        "plain": {"system_instructions": "MODE-PLAIN: be brief.", "environment": {MARK: mark}},
+        "plain": {
+            "system_instructions": "MODE-PLAIN: be brief.",
+            "environment": {MARK: mark},
+        },
         "effort": {
             "system_instructions": "MODE-EFFORT: think hard.",
             "environment": {MARK: mark},
-            "provider_overrides": {"append_system_prompt": "EXTRA-APPENDED", "config": {"model_reasoning_effort": "high"}},
+            "provider_overrides": {
+                "append_system_prompt": "EXTRA-APPENDED",
+                "config": {"model_reasoning_effort": "high"},
+            },
         },
     }
     return write_profile(
         tmp_path,
         provider="codex",
         model=model,
-        options={"base_url": server.url + "/v1", "binary": codex, "max_retries": 1, **options},
+        options={
+            "base_url": server.url + "/v1",
+            "binary": codex,
+            "max_retries": 1,
+            **options,
+        },
         modes=modes,
         timeout_ms=timeout_ms,
         extensions={"prices": PRICES},
@@ -67,10 +99,14 @@ def profile(tmp_path, server, codex, *, mark, timeout_ms=60_000, modes=None, mod
 
 
 def developer_text(request) -> str:
-    return json.dumps([i for i in request.body["input"] if i.get("role") == "developer"])
+    return json.dumps(
+        [i for i in request.body["input"] if i.get("role") == "developer"]
+    )
 
 
-def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis(tmp_path, codex):
+def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis(
+    tmp_path, codex
+):
     mark = new_mark()
     with FakeModelServer(hello_script()) as server:
         path = profile(tmp_path, server, codex, mark=mark)
@@ -85,28 +121,60 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
         assert row["tokens"] == {
             "input": 600, "output": 57, "reasoning": 8, "cacheRead": 2700, "cacheWrite": 0, "total": 3365, "active": 665,
         }  # fmt: skip
-        assert row["extensions"]["cost_source"] == "wire"  # Codex reports no cost: the wire recorder's calls are priced
+        assert (
+            row["extensions"]["cost_source"] == "wire"
+        )  # Codex reports no cost: the wire recorder's calls are priced
         assert "mismatch" not in row["extensions"]["wire"]
-        assert row["cost"]["totalUsd"] == pytest.approx((600 * 1.25 + 57 * 10 + 8 * 10 + 2700 * 0.125) / 1e6, abs=1e-12)
+        assert row["cost"]["totalUsd"] == pytest.approx(
+            (600 * 1.25 + 57 * 10 + 8 * 10 + 2700 * 0.125) / 1e6, abs=1e-12
+        )
         assert row["cost"]["reasoningUsd"] == pytest.approx(8 * 10 / 1e6)
         # Each model response is priced on its own (a long-context tier applies per request), as the importer does.
         used = row["extensions"]["models"]
-        assert {m: u["calls"] for m, u in used.items()} == {MODEL: 2} and used[MODEL]["total"] == row["tokens"]["total"]
+        assert {m: u["calls"] for m, u in used.items()} == {MODEL: 2} and used[MODEL][
+            "total"
+        ] == row["tokens"]["total"]
         [call] = row["toolCalls"]["records"]
-        assert call["name"] == "exec_command" and call["category"] == "shell" and call["success"] and call["durationMs"] > 0
-        assert row["success"] and row["checkpointDetails"][0]["actual"] == "Done: the shell printed hello."
+        assert (
+            call["name"] == "exec_command"
+            and call["category"] == "shell"
+            and call["success"]
+            and call["durationMs"] > 0
+        )
+        assert (
+            row["success"]
+            and row["checkpointDetails"][0]["actual"]
+            == "Done: the shell printed hello."
+        )
         assert row["agentTurns"] == 2
-        assert row["extensions"]["latency_tools_ms"] > 0 and row["extensions"]["latency_model_ms"] >= 0
+        assert (
+            row["extensions"]["latency_tools_ms"] > 0
+            and row["extensions"]["latency_model_ms"] >= 0
+        )
         assert 0 < row["extensions"]["latency_startup_ms"] < row["timing"]["wallMs"]
         trace = stored_trace(tmp_path / "reports", "hello", row["mode"])
         tool = next(e for e in trace["events"] if e["type"] == "tool_call")
         assert tool["input"] == {"cmd": "echo hello"} and "hello" in tool["output"]
-        assert any(e["type"] == "reasoning" and e["content"] == "Run echo first." for e in trace["events"])
+        assert any(
+            e["type"] == "reasoning" and e["content"] == "Run echo first."
+            for e in trace["events"]
+        )
 
-    analysis = [json.loads(line) for line in (tmp_path / "results" / "cx.analysis.jsonl").read_text().splitlines()]
+    analysis = [
+        json.loads(line)
+        for line in (tmp_path / "results" / "cx.analysis.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     assert len(analysis) == 2
     for bundle in analysis:
-        assert set(bundle["results"]) == {"efficiency", "error", "reasoning", "strategy", "tool-pattern"}
+        assert set(bundle["results"]) == {
+            "efficiency",
+            "error",
+            "reasoning",
+            "strategy",
+            "tool-pattern",
+        }
         assert bundle["results"]["efficiency"]["findings"]["total_turns"]["value"] == 2
     assert (tmp_path / "reports" / "cx" / "report.md").is_file()
 
@@ -123,22 +191,35 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
     assert marked_processes(mark) == {}
 
 
-def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(tmp_path, codex):
+def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(
+    tmp_path, codex
+):
     mark = new_mark()
     with FakeModelServer(Fail(500, "scripted overload")) as server:
-        path = profile(tmp_path, server, codex, mark=mark, modes={"plain": {"environment": {MARK: mark}}})
+        path = profile(
+            tmp_path,
+            server,
+            codex,
+            mark=mark,
+            modes={"plain": {"environment": {MARK: mark}}},
+        )
         started = time.monotonic()
         done = profiler(tmp_path, "run", str(path), "--run-id", "fail")
         elapsed = time.monotonic() - started
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr
     [row] = rows(tmp_path, "fail")
     assert row["completionReason"] == "error" and row["errorCode"] == "provider_error"
-    assert "codex: " in row["error"] and "(after 1 model retry) (model endpoint: http://127.0.0.1:" in row["error"]
+    assert (
+        "codex: " in row["error"]
+        and "(after 1 model retry) (model endpoint: http://127.0.0.1:" in row["error"]
+    )
     assert elapsed < 30
     assert_no_survivor({}, mark)
 
 
-def test_a_long_session_with_several_commands_in_a_copy_of_the_template(tmp_path, codex):
+def test_a_long_session_with_several_commands_in_a_copy_of_the_template(
+    tmp_path, codex
+):
     mark = new_mark()
     (tmp_path / "template").mkdir()
     (tmp_path / "template" / "notes.txt").write_text("alpha\nbeta\n")
@@ -154,13 +235,20 @@ def test_a_long_session_with_several_commands_in_a_copy_of_the_template(tmp_path
     )
     with FakeModelServer(script) as server:
         path = profile(
-            tmp_path, server, codex, mark=mark, modes={"plain": {"environment": {MARK: mark}}}, workdir_template=str(tmp_path / "template")
+            tmp_path,
+            server,
+            codex,
+            mark=mark,
+            modes={"plain": {"environment": {MARK: mark}}},
+            workdir_template=str(tmp_path / "template"),
         )
         done = profiler(tmp_path, "run", str(path), "--run-id", "long")
     assert done.returncode == 0, done.stderr
     [row] = rows(tmp_path, "long")
     records = row["toolCalls"]["records"]
-    assert [r["success"] for r in records] == [True, True, False, True, True], [r.get("error") for r in records]
+    assert [r["success"] for r in records] == [True, True, False, True, True], [
+        r.get("error") for r in records
+    ]
     assert "No such file or directory" in records[2]["error"]
     assert row["agentTurns"] == 6
     # Six steps of the default usage: 1200 input of which 1000 cached, 30 output of which 5 reasoning.
@@ -173,9 +261,19 @@ def test_a_long_session_with_several_commands_in_a_copy_of_the_template(tmp_path
 
 def test_max_turns_ends_the_session_with_tool_limit(tmp_path, codex):
     mark = new_mark()
-    script = steps([ToolCall("exec_command", {"cmd": f"echo step{i}"}) for i in range(6)] + [Text("Done: never reached.")])
+    script = steps(
+        [ToolCall("exec_command", {"cmd": f"echo step{i}"}) for i in range(6)]
+        + [Text("Done: never reached.")]
+    )
     with FakeModelServer(script) as server:
-        path = profile(tmp_path, server, codex, mark=mark, modes={"plain": {"environment": {MARK: mark}}}, max_turns=2)
+        path = profile(
+            tmp_path,
+            server,
+            codex,
+            mark=mark,
+            modes={"plain": {"environment": {MARK: mark}}},
+            max_turns=2,
+        )
         done = profiler(tmp_path, "run", str(path), "--run-id", "limit")
         requests = len(server.responses())
     assert done.returncode == 0, done.stderr
@@ -189,8 +287,14 @@ def test_options_codex_cannot_honour_are_refused(codex):
     from profiler_core.model import ProviderConfig
 
     provider = CodexProvider(binary=codex)
-    with pytest.raises(ConfigError, match=r"option 'allowed_tools' is not supported by Codex"):
-        provider.init(ProviderConfig(model=MODEL, mode="m", options={"allowed_tools": ["exec_command"]}))
+    with pytest.raises(
+        ConfigError, match=r"option 'allowed_tools' is not supported by Codex"
+    ):
+        provider.init(
+            ProviderConfig(
+                model=MODEL, mode="m", options={"allowed_tools": ["exec_command"]}
+            )
+        )
     with pytest.raises(ConfigError, match=r"unknown option\(s\) mcp "):
         CodexProvider(binary=codex, mcp={})
 
@@ -198,8 +302,19 @@ def test_options_codex_cannot_honour_are_refused(codex):
 def test_the_generated_config_is_toml_with_mcp_servers_and_no_key():
     settings = {
         "model": "m",
-        "model_providers": {"profiler": {"base_url": "http://127.0.0.1:1/v1", "env_key": "PROFILER_CODEX_API_KEY"}},
-        "mcp_servers": {"issues": {"command": "uvx", "args": ["issues-mcp"], "env": {"TOKEN_FILE": "/run/t"}}},
+        "model_providers": {
+            "profiler": {
+                "base_url": "http://127.0.0.1:1/v1",
+                "env_key": "PROFILER_CODEX_API_KEY",
+            }
+        },
+        "mcp_servers": {
+            "issues": {
+                "command": "uvx",
+                "args": ["issues-mcp"],
+                "env": {"TOKEN_FILE": "/run/t"},
+            }
+        },
         "developer_instructions": 'Say "hi"\nthen stop.',
     }
     assert tomllib.loads(config_toml(settings)) == settings
@@ -208,15 +323,27 @@ def test_the_generated_config_is_toml_with_mcp_servers_and_no_key():
 def test_exec_lines_give_thread_retries_failure_and_answer():
     lines = [
         {"type": "thread.started", "thread_id": "t1"},
-        {"type": "item.completed", "item": {"type": "error", "message": "Model metadata for `m` not found. Defaulting..."}},
+        {
+            "type": "item.completed",
+            "item": {
+                "type": "error",
+                "message": "Model metadata for `m` not found. Defaulting...",
+            },
+        },
         {"type": "error", "message": "Reconnecting... 1/1 (overloaded)"},
-        {"type": "item.started", "item": {"type": "command_execution", "command": "ls"}},
+        {
+            "type": "item.started",
+            "item": {"type": "command_execution", "command": "ls"},
+        },
         {"type": "item.completed", "item": {"type": "agent_message", "text": "Done."}},
         {"type": "turn.failed", "error": {"message": "overloaded"}},
     ]
     summary = summarize_exec(lines)
     assert summary.thread_id == "t1" and summary.failure == "overloaded"
-    assert summary.retries == ("Reconnecting... 1/1 (overloaded)",) and summary.errors == ()
+    assert (
+        summary.retries == ("Reconnecting... 1/1 (overloaded)",)
+        and summary.errors == ()
+    )
     assert summary.text == "Done." and summary.actions == 1
 
 
@@ -225,10 +352,20 @@ def test_a_mode_with_an_mcp_server_offers_its_tools_to_the_model(tmp_path, codex
     from pathlib import Path
 
     mark = new_mark()
-    server_settings = {"command": sys.executable, "args": [str(Path(__file__).parent / "scripted" / "mcp_echo.py")]}
+    server_settings = {
+        "command": sys.executable,
+        "args": [str(Path(__file__).parent / "scripted" / "mcp_echo.py")],
+    }
     modes = {
-        "without_mcp": {"system_instructions": "MODE-NO-MCP", "environment": {MARK: mark}},
-        "with_mcp": {"system_instructions": "MODE-MCP", "environment": {MARK: mark}, "provider_overrides": {"mcp_servers": {"echo": server_settings}}},
+        "without_mcp": {
+            "system_instructions": "MODE-NO-MCP",
+            "environment": {MARK: mark},
+        },
+        "with_mcp": {
+            "system_instructions": "MODE-MCP",
+            "environment": {MARK: mark},
+            "provider_overrides": {"mcp_servers": {"echo": server_settings}},
+        },
     }
     with FakeModelServer(Text("Done: nothing to do.")) as server:
         path = profile(tmp_path, server, codex, mark=mark, modes=modes)
@@ -238,11 +375,17 @@ def test_a_mode_with_an_mcp_server_offers_its_tools_to_the_model(tmp_path, codex
     assert all(r.get("error") is None for r in rows(tmp_path, "mcp"))
 
     def mcp_tools(request):
-        namespaces = [t for t in request.body["tools"] if t.get("type") == "namespace" and t.get("name", "").startswith("mcp__")]
+        namespaces = [
+            t
+            for t in request.body["tools"]
+            if t.get("type") == "namespace" and t.get("name", "").startswith("mcp__")
+        ]
         return {(n["name"], t["name"]) for n in namespaces for t in n.get("tools", [])}
 
     [without] = [r for r in requests if "MODE-NO-MCP" in developer_text(r)]
     [with_mcp] = [r for r in requests if "MODE-MCP" in developer_text(r)]
     assert mcp_tools(without) == set()
-    assert mcp_tools(with_mcp) == {("mcp__echo", "shout")}  # the server started and listed its tool
+    assert mcp_tools(with_mcp) == {
+        ("mcp__echo", "shout")
+    }  # the server started and listed its tool
     assert_no_survivor({}, mark)

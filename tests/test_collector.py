@@ -22,7 +22,9 @@ def collector_state():
 
 def test_resume_undoes_only_a_pause(collector_state):
     collector.resume()
-    assert gc.isenabled() and gc.get_freeze_count() == 0  # never paused: nothing frozen, nothing changed
+    assert (
+        gc.isenabled() and gc.get_freeze_count() == 0
+    )  # never paused: nothing frozen, nothing changed
     collector.pause()
     assert not gc.isenabled()
     collector.resume()
@@ -39,7 +41,9 @@ def test_a_collector_the_caller_disabled_stays_disabled(collector_state):
 
 def _profile(tmp_path):
     (tmp_path / "s").mkdir()
-    (tmp_path / "s" / "one.json").write_text('{"id": "one", "name": "One", "prompt": "p"}')
+    (tmp_path / "s" / "one.json").write_text(
+        '{"id": "one", "name": "One", "prompt": "p"}'
+    )
     profile = tmp_path / "p.yaml"
     profile.write_text(
         "modes: {a: {}}\nscenarios: {path: s}\nprovider: {id: simulated, options: {time_scale: 0}}\n"
@@ -58,7 +62,9 @@ def _spy(monkeypatch, owner, name, seen: list, label: str):
     monkeypatch.setattr(owner, name, spy)
 
 
-def test_run_starts_paused_and_runs_its_matrix_with_the_collector_on(tmp_path, monkeypatch, collector_state):
+def test_run_starts_paused_and_runs_its_matrix_with_the_collector_on(
+    tmp_path, monkeypatch, collector_state
+):
     from profiler_core.runner import launch
     from profiler_core.runner.run import Run
 
@@ -72,7 +78,9 @@ def test_run_starts_paused_and_runs_its_matrix_with_the_collector_on(tmp_path, m
     assert gc.isenabled()
 
 
-def test_other_commands_run_with_the_collector_on(tmp_path, monkeypatch, collector_state):
+def test_other_commands_run_with_the_collector_on(
+    tmp_path, monkeypatch, collector_state
+):
     from profiler_core.config import loader
 
     seen: list = []

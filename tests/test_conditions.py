@@ -47,17 +47,43 @@ DATA = {
     [
         ({"type": "non_empty"}, NonEmpty()),
         ({"type": "empty", "path": "items.1.labels"}, Empty(path="items.1.labels")),
-        ({"type": "count_gte", "path": "items", "value": 2}, CountGte(path="items", value=2)),
+        (
+            {"type": "count_gte", "path": "items", "value": 2},
+            CountGte(path="items", value=2),
+        ),
         ({"type": "count_eq", "value": 0}, CountEq(value=0)),
-        ({"type": "field_equals", "path": "items.0.state", "value": "open"}, FieldEquals(path="items.0.state", value="open")),
-        ({"type": "field_equals", "path": "note", "value": None}, FieldEquals(path="note", value=None)),
-        ({"type": "field_contains", "path": "items.0.title", "value": "login"}, FieldContains(path="items.0.title", value="login")),
-        ({"type": "field_gte", "path": "total", "value": 1.5}, FieldGte(path="total", value=1.5)),
-        ({"type": "matches", "path": "", "pattern": "^Done:"}, Matches(pattern="^Done:")),
-        ({"type": "matches", "pattern": "done", "ignoreCase": True}, Matches(pattern="done", ignore_case=True)),
+        (
+            {"type": "field_equals", "path": "items.0.state", "value": "open"},
+            FieldEquals(path="items.0.state", value="open"),
+        ),
+        (
+            {"type": "field_equals", "path": "note", "value": None},
+            FieldEquals(path="note", value=None),
+        ),
+        (
+            {"type": "field_contains", "path": "items.0.title", "value": "login"},
+            FieldContains(path="items.0.title", value="login"),
+        ),
+        (
+            {"type": "field_gte", "path": "total", "value": 1.5},
+            FieldGte(path="total", value=1.5),
+        ),
+        (
+            {"type": "matches", "path": "", "pattern": "^Done:"},
+            Matches(pattern="^Done:"),
+        ),
+        (
+            {"type": "matches", "pattern": "done", "ignoreCase": True},
+            Matches(pattern="done", ignore_case=True),
+        ),
         ({"type": "custom", "scorer": "labels-ok"}, Custom(scorer="labels-ok")),
         (
-            {"type": "custom", "scorer": "labels-ok", "path": "items.0", "options": {"min": 2}},
+            {
+                "type": "custom",
+                "scorer": "labels-ok",
+                "path": "items.0",
+                "options": {"min": 2},
+            },
             Custom(scorer="labels-ok", path="items.0", options={"min": 2}),
         ),
     ],
@@ -74,13 +100,25 @@ def test_every_type_parses_from_json_and_round_trips(data, expected):
 
 def test_tags_cover_the_documented_types():
     assert sorted(CONDITION_TAGS.values()) == sorted(
-        ["non_empty", "empty", "count_gte", "count_eq", "field_equals", "field_contains", "field_gte", "matches", "custom"]
+        [
+            "non_empty",
+            "empty",
+            "count_gte",
+            "count_eq",
+            "field_equals",
+            "field_contains",
+            "field_gte",
+            "matches",
+            "custom",
+        ]
     )
 
 
 def test_unknown_type_names_the_valid_types():
     with pytest.raises(ValidationError) as info:
-        parse_condition({"type": "feild_equals", "path": "a", "value": 1}, source="scenarios/x.json")
+        parse_condition(
+            {"type": "feild_equals", "path": "a", "value": 1}, source="scenarios/x.json"
+        )
     message = str(info.value)
     assert message.startswith("scenarios/x.json: $.type:")
     assert "'feild_equals'" in message
@@ -89,12 +127,16 @@ def test_unknown_type_names_the_valid_types():
 
 
 def test_unknown_type_error_comes_from_plain_structure_too():
-    with pytest.raises(ValidationError, match=r"\$\.type: .*count_gte.*got unknown 'regex'"):
+    with pytest.raises(
+        ValidationError, match=r"\$\.type: .*count_gte.*got unknown 'regex'"
+    ):
         structure({"type": "regex", "pattern": "x"}, Condition)
 
 
 def test_missing_type_and_non_object_are_explained():
-    with pytest.raises(ValidationError, match=r"\$\.type: expected a condition type .* got nothing"):
+    with pytest.raises(
+        ValidationError, match=r"\$\.type: expected a condition type .* got nothing"
+    ):
         parse_condition({"path": "a"})
     with pytest.raises(ValidationError, match="expected a condition object"):
         parse_condition(["non_empty"])
@@ -107,7 +149,10 @@ def test_missing_type_and_non_object_are_explained():
         ({"type": "count_gte", "value": -1}, "$.value: expected an integer >= 0"),
         ({"type": "count_eq"}, "$.value: required field missing"),
         ({"type": "field_gte", "path": "a", "value": "3"}, "$.value:"),
-        ({"type": "matches", "pattern": "(unclosed"}, "$.pattern: expected a valid regular expression"),
+        (
+            {"type": "matches", "pattern": "(unclosed"},
+            "$.pattern: expected a valid regular expression",
+        ),
         ({"type": "non_empty", "paht": "items"}, "unknown field(s): paht"),
         ({"type": "field_equals", "path": 3, "value": 1}, "$.path: expected str"),
     ],
@@ -143,7 +188,14 @@ def test_resolve_path(path, expected):
     ("path", "fragments"),
     [
         ("items.5.state", ["segment '5'", "out of range", "items has 2 item(s)"]),
-        ("items.0.status", ["segment 'status'", "no key 'status'", "keys: comments, labels, state, title"]),
+        (
+            "items.0.status",
+            [
+                "segment 'status'",
+                "no key 'status'",
+                "keys: comments, labels, state, title",
+            ],
+        ),
         ("items.first", ["segment 'first'", "not an index", "list"]),
         ("total.value", ["segment 'value'", "total is a number"]),
         ("note.x", ["segment 'x'", "note is a null"]),
@@ -204,7 +256,11 @@ def test_bad_path_fails_the_condition_with_the_error():
         (FieldGte(path="items.length", value=2), True, 2),
         (Matches(path="items.0.title", pattern=r"^Fix \w+$"), True, "Fix login"),
         (Matches(path="items.0.title", pattern="LOGIN"), False, "Fix login"),
-        (Matches(path="items.0.title", pattern="LOGIN", ignore_case=True), True, "Fix login"),
+        (
+            Matches(path="items.0.title", pattern="LOGIN", ignore_case=True),
+            True,
+            "Fix login",
+        ),
         (Matches(path="items.0.comments", pattern="^3$"), True, 3),
         (Matches(path="items.1", pattern='"state":"closed"'), True, DATA["items"][1]),
     ],
@@ -221,11 +277,23 @@ def test_condition_outcomes(cond, passed, actual):
     ("cond", "fragment"),
     [
         (CountGte(path="total", value=1), "expected a list at total, got number"),
-        (CountEq(path="items.0.title", value=9), "expected a list at items.0.title, got string"),
-        (FieldGte(path="items.0.state", value=1), "expected a number at items.0.state, got string"),
+        (
+            CountEq(path="items.0.title", value=9),
+            "expected a list at items.0.title, got string",
+        ),
+        (
+            FieldGte(path="items.0.state", value=1),
+            "expected a number at items.0.state, got string",
+        ),
         (FieldGte(path="draft", value=0), "expected a number at draft, got boolean"),
-        (FieldContains(path="total", value="2"), "expected a string or a list at total"),
-        (FieldContains(path="items.0.title", value=3), "a string can only contain a string"),
+        (
+            FieldContains(path="total", value="2"),
+            "expected a string or a list at total",
+        ),
+        (
+            FieldContains(path="items.0.title", value=3),
+            "a string can only contain a string",
+        ),
         (Matches(path="note", pattern="x"), "expected a string at note, got null"),
     ],
 )
@@ -236,7 +304,9 @@ def test_wrong_kind_of_value_fails_with_an_error(cond, fragment):
 
 
 def test_whole_value_when_path_is_empty():
-    assert evaluate_condition(Matches(pattern=r"^Done: .*\(12 passed\)"), "Done: fixed it (12 passed)").passed
+    assert evaluate_condition(
+        Matches(pattern=r"^Done: .*\(12 passed\)"), "Done: fixed it (12 passed)"
+    ).passed
     assert not evaluate_condition(NonEmpty(), "").passed
     assert evaluate_condition(CountEq(value=3), [1, 2, 3]).passed
 
@@ -307,25 +377,39 @@ def test_custom_gets_the_value_at_its_path_and_its_verdict_counts():
     cond = Custom(scorer="labels-ok", path="items.0.labels", options={"min": 2})
     assert evaluate_condition(cond, DATA, custom=check).passed is True
     assert seen == [("labels-ok", {"min": 2}, ["bug", "p1"])]
-    assert evaluate_condition(Custom(scorer="labels-ok", path="items.1.labels"), DATA, custom=check).passed is False
+    assert (
+        evaluate_condition(
+            Custom(scorer="labels-ok", path="items.1.labels"), DATA, custom=check
+        ).passed
+        is False
+    )
 
 
 def test_custom_outcome_from_the_callback_is_kept_and_errors_are_caught():
     mine = ConditionOutcome(passed=False, actual="x", expected="y", error="too few")
-    assert evaluate_condition(Custom(scorer="s"), DATA, custom=lambda c, v: mine) is mine
+    assert (
+        evaluate_condition(Custom(scorer="s"), DATA, custom=lambda c, v: mine) is mine
+    )
 
     def broken(cond, value):
         raise RuntimeError("boom")
 
     outcome = evaluate_condition(Custom(scorer="s"), DATA, custom=broken)
-    assert outcome.passed is False and outcome.error == "scorer 's' raised RuntimeError: boom"
+    assert (
+        outcome.passed is False
+        and outcome.error == "scorer 's' raised RuntimeError: boom"
+    )
     odd = evaluate_condition(Custom(scorer="s"), DATA, custom=lambda c, v: "yes")
     assert odd.passed is False and "returned str" in odd.error
 
 
 def test_custom_bad_path_never_calls_the_scorer():
     called = []
-    outcome = evaluate_condition(Custom(scorer="s", path="items.9"), DATA, custom=lambda c, v: called.append(v) or True)
+    outcome = evaluate_condition(
+        Custom(scorer="s", path="items.9"),
+        DATA,
+        custom=lambda c, v: called.append(v) or True,
+    )
     assert outcome.passed is False and "out of range" in outcome.error and called == []
 
 
@@ -337,17 +421,28 @@ def test_custom_async_callback():
         return value == 2
 
     async def main():
-        sync_attempt = evaluate_condition(Custom(scorer="s", path="total"), DATA, custom=check)
-        ok = await evaluate_condition_async(Custom(scorer="s", path="total"), DATA, custom=check)
-        not_ok = await evaluate_condition_async(Custom(scorer="s", path="items"), DATA, custom=check)
+        sync_attempt = evaluate_condition(
+            Custom(scorer="s", path="total"), DATA, custom=check
+        )
+        ok = await evaluate_condition_async(
+            Custom(scorer="s", path="total"), DATA, custom=check
+        )
+        not_ok = await evaluate_condition_async(
+            Custom(scorer="s", path="items"), DATA, custom=check
+        )
         plain = await evaluate_condition_async(CountGte(path="items", value=2), DATA)
         return sync_attempt, ok, not_ok, plain
 
     sync_attempt, ok, not_ok, plain = trio.run(main)
-    assert sync_attempt.passed is False and "evaluate_condition_async" in sync_attempt.error
+    assert (
+        sync_attempt.passed is False
+        and "evaluate_condition_async" in sync_attempt.error
+    )
     assert ok.passed is True and not_ok.passed is False and plain.passed is True
 
 
 def test_custom_needs_a_scorer_id():
-    with pytest.raises(ValidationError, match=r"\$\.scorer: expected the id of a registered scorer"):
+    with pytest.raises(
+        ValidationError, match=r"\$\.scorer: expected the id of a registered scorer"
+    ):
         parse_condition({"type": "custom", "scorer": ""})

@@ -37,8 +37,17 @@ def test_the_key_reaches_the_program_but_not_docker_inspect(tmp_path, docker):
         try:
             deadline = time.monotonic() + 60
             while True:
-                inspected = subprocess.run(["docker", "inspect", name], capture_output=True, text=True, timeout=60)
-                if inspected.returncode == 0 or time.monotonic() > deadline or process.poll() is not None:
+                inspected = subprocess.run(
+                    ["docker", "inspect", name],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                if (
+                    inspected.returncode == 0
+                    or time.monotonic() > deadline
+                    or process.poll() is not None
+                ):
                     break
                 time.sleep(0.2)
             time.sleep(1)  # the program runs: its shell has read the file
@@ -54,5 +63,9 @@ def test_the_key_reaches_the_program_but_not_docker_inspect(tmp_path, docker):
     assert "PLAIN=visible" in config["Env"]  # what is not secret still goes by --env
     assert SECRET not in inspected.stdout and " ".join(box.argv).count(SECRET) == 0
     assert SECRET not in json.dumps(box.env)  # nor in the docker client's environment,
-    assert not left_on_disk  # nor on disk while the program runs (its shell deleted the file)
-    assert name not in containers_named("docker", "profiler-")  # removed with the sandbox
+    assert (
+        not left_on_disk
+    )  # nor on disk while the program runs (its shell deleted the file)
+    assert name not in containers_named(
+        "docker", "profiler-"
+    )  # removed with the sandbox

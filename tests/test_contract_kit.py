@@ -9,9 +9,21 @@ from pathlib import Path
 import pytest
 
 from profiler_builtin_analyzers import ANALYZERS
-from profiler_core import AnalysisResult, JudgeResponse, ModeConfig, Scenario, ScorerResult, TokenBreakdown
+from profiler_core import (
+    AnalysisResult,
+    JudgeResponse,
+    ModeConfig,
+    Scenario,
+    ScorerResult,
+    TokenBreakdown,
+)
 from profiler_core.config.modes import ConfigModeResolver
-from profiler_core.metrics.collectors import CostCollector, LatencyCollector, TokenCollector, ToolCallCollector
+from profiler_core.metrics.collectors import (
+    CostCollector,
+    LatencyCollector,
+    TokenCollector,
+    ToolCallCollector,
+)
 from profiler_core.model import CustomMetric
 from profiler_core.plugins.manager import BUILTIN_PLUGINS
 from profiler_core.providers.simulated import SimulatedProvider
@@ -19,7 +31,12 @@ from profiler_core.providers.transcripts import TranscriptsProvider
 from profiler_core.scorers.checks import ChecksScorer
 from profiler_core.scorers.composite import CompositeScorer
 from profiler_core.scorers.llm_judge import LlmJudgeScorer
-from profiler_core.testing import ContractError, FakeProvider, check_plugin_import_cost, check_trace
+from profiler_core.testing import (
+    ContractError,
+    FakeProvider,
+    check_plugin_import_cost,
+    check_trace,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 
@@ -29,10 +46,24 @@ CHECKED = Scenario(
     prompt="List the files and say done.",
     extensions={
         "checks": [
-            {"id": "said-something", "target": "output", "condition": {"type": "matches", "pattern": "."}},
-            {"id": "used-tools", "target": "trace", "condition": {"type": "field_gte", "path": "summary.totalToolCalls", "value": 1}},
+            {
+                "id": "said-something",
+                "target": "output",
+                "condition": {"type": "matches", "pattern": "."},
+            },
+            {
+                "id": "used-tools",
+                "target": "trace",
+                "condition": {
+                    "type": "field_gte",
+                    "path": "summary.totalToolCalls",
+                    "value": 1,
+                },
+            },
         ],
-        "rubric": {"criteria": [{"id": "correct", "description": "the answer is right"}]},
+        "rubric": {
+            "criteria": [{"id": "correct", "description": "the answer is right"}]
+        },
     },
 )
 
@@ -44,15 +75,23 @@ class StaticJudge:
     model = "judge-m"
 
     async def judge(self, request):
-        verdicts = [{"id": "correct", "passed": True, "reasoning": "fine"}]  # CHECKED's one criterion
-        return JudgeResponse(text=json.dumps({"verdicts": verdicts}), usage=TokenBreakdown(input=10, output=5), model="judge-m")
+        verdicts = [
+            {"id": "correct", "passed": True, "reasoning": "fine"}
+        ]  # CHECKED's one criterion
+        return JudgeResponse(
+            text=json.dumps({"verdicts": verdicts}),
+            usage=TokenBreakdown(input=10, output=5),
+            model="judge-m",
+        )
 
 
 # -- every built-in component keeps its contract ---------------------------------------
 
 
 def test_simulated_provider(check_provider):
-    result = check_provider(SimulatedProvider, seed=5, models=["sim-small", "sim-large"])
+    result = check_provider(
+        SimulatedProvider, seed=5, models=["sim-small", "sim-large"]
+    )
     assert len(result.rows) == 4
 
 
@@ -67,7 +106,12 @@ def test_simulated_provider(check_provider):
     ],
 )
 def test_transcripts_provider(check_provider, format, fixture):
-    result = check_provider(TranscriptsProvider, format=format, files=[str(FIXTURES / fixture)], on_exhausted="cycle")
+    result = check_provider(
+        TranscriptsProvider,
+        format=format,
+        files=[str(FIXTURES / fixture)],
+        on_exhausted="cycle",
+    )
     assert all(row.provider == "transcripts" for row in result.rows)
 
 
@@ -78,8 +122,17 @@ def test_checks_scorer(check_scorer):
 
 def test_composite_scorer(check_scorer, profiler_plugin_manager):
     registry = profiler_plugin_manager.registry
-    result = check_scorer(CompositeScorer, scenarios=[CHECKED], scorers=[{"id": "checks"}], registry=registry)
-    assert all(d.id.startswith("checks:") for row in result.rows for d in row.checkpoint_details)
+    result = check_scorer(
+        CompositeScorer,
+        scenarios=[CHECKED],
+        scorers=[{"id": "checks"}],
+        registry=registry,
+    )
+    assert all(
+        d.id.startswith("checks:")
+        for row in result.rows
+        for d in row.checkpoint_details
+    )
 
 
 def test_llm_judge_scorer(check_scorer):
@@ -87,7 +140,9 @@ def test_llm_judge_scorer(check_scorer):
     assert all(row.success and row.checkpoints_total == 1 for row in result.rows)
 
 
-@pytest.mark.parametrize("collector", [TokenCollector, LatencyCollector, CostCollector, ToolCallCollector])
+@pytest.mark.parametrize(
+    "collector", [TokenCollector, LatencyCollector, CostCollector, ToolCallCollector]
+)
 def test_core_collectors(check_collector, collector):
     check_collector(collector)
 
@@ -99,7 +154,10 @@ def test_builtin_analyzers(check_analyzer, analyzer):
 
 
 def test_config_mode_resolver(check_mode_resolver):
-    modes = {"fast": {"system_instructions": "be quick"}, "careful": {"environment": {"CAREFUL": "1"}}}
+    modes = {
+        "fast": {"system_instructions": "be quick"},
+        "careful": {"environment": {"CAREFUL": "1"}},
+    }
     result = check_mode_resolver(_resolver_with(modes), modes=["fast", "careful"])
     assert {row.mode for row in result.rows} == {"fast", "careful"}
 
@@ -119,18 +177,27 @@ IMPORTER_SAMPLES = {
     "openai": ["openai/overdue-invoice.json", "openai/refund-001.jsonl"],
     "anthropic": ["anthropic/lisbon-weather.json"],
     "trace": ["trace/pr-review.json"],
-    "atif": ["../harbor_jobs/job-a/hello-world__Kq3vT9a/agent/trajectory.json", "../harbor_jobs/job-a/count-lines__Zr5nB1e/agent/trajectory.json"],
+    "atif": [
+        "../harbor_jobs/job-a/hello-world__Kq3vT9a/agent/trajectory.json",
+        "../harbor_jobs/job-a/count-lines__Zr5nB1e/agent/trajectory.json",
+    ],
 }
 
 
 @pytest.mark.parametrize("format", sorted(IMPORTER_SAMPLES))
 def test_core_importers(check_importer, profiler_plugin_manager, format):
     factory = profiler_plugin_manager.registry.get("importers", format).factory
-    sessions = check_importer(factory, samples=[FIXTURES / name for name in IMPORTER_SAMPLES[format]])
+    sessions = check_importer(
+        factory, samples=[FIXTURES / name for name in IMPORTER_SAMPLES[format]]
+    )
     assert sessions and all(s.format == format for s in sessions)
 
 
-GHX_SAMPLES = sorted((Path(__file__).parent.parent / "examples" / "eval-ghx" / "scenarios").glob("*-001.json"))
+GHX_SAMPLES = sorted(
+    (Path(__file__).parent.parent / "examples" / "eval-ghx" / "scenarios").glob(
+        "*-001.json"
+    )
+)
 
 
 def test_ghx_scenario_format(check_scenario_format):
@@ -138,15 +205,21 @@ def test_ghx_scenario_format(check_scenario_format):
 
     samples = [json.loads(path.read_text()) for path in GHX_SAMPLES]
     scenarios = check_scenario_format(GhxScenarioFormat, samples=samples)
-    assert [s.id for s in scenarios] == [d["id"] for d in samples] and len(scenarios) >= 3
+    assert [s.id for s in scenarios] == [d["id"] for d in samples] and len(
+        scenarios
+    ) >= 3
 
 
 def test_openai_judge(check_judge_provider):
     from profiler_core.fakemodel import FakeModelServer, Text, Usage
     from profiler_core.judges.openai import OpenAIJudge
 
-    with FakeModelServer(Text('{"verdicts": []}', usage=Usage(input=40, output=6)), model="judge-m") as model:
-        answers = check_judge_provider(OpenAIJudge, model="judge-m", base_url=model.base_url, max_retries=0)
+    with FakeModelServer(
+        Text('{"verdicts": []}', usage=Usage(input=40, output=6)), model="judge-m"
+    ) as model:
+        answers = check_judge_provider(
+            OpenAIJudge, model="judge-m", base_url=model.base_url, max_retries=0
+        )
     assert answers[0].text == '{"verdicts": []}' and answers[0].usage.input == 40
 
 
@@ -158,9 +231,16 @@ def test_opencode_judge(check_judge_provider):
     from profiler_core.judges.opencode import OpenCodeJudge
 
     binary = agent_binary("opencode", "OPENCODE_BIN")
-    with FakeModelServer(Text('{"verdicts": []}', usage=Usage(input=40, output=6)), model="scripted") as model:
-        answers = check_judge_provider(OpenCodeJudge, model="local/scripted", binary=str(binary),
-                                       start_timeout_s=START_TIMEOUT_S, config=model_config(model.base_url))
+    with FakeModelServer(
+        Text('{"verdicts": []}', usage=Usage(input=40, output=6)), model="scripted"
+    ) as model:
+        answers = check_judge_provider(
+            OpenCodeJudge,
+            model="local/scripted",
+            binary=str(binary),
+            start_timeout_s=START_TIMEOUT_S,
+            config=model_config(model.base_url),
+        )
     assert answers[0].text == '{"verdicts": []}'
 
 
@@ -181,7 +261,10 @@ TESTED_ELSEWHERE = {
     ("providers", "codex"): "test_codex_provider.py",
     ("providers", "opencode"): "test_opencode_provider.py",
     ("providers", "oracle"): "test_harbor.py",
-    ("providers", "harbor"): "test_harbor_provider.py",  # real Harbor trials (PROFILER_HARBOR_PYTHON)
+    (
+        "providers",
+        "harbor",
+    ): "test_harbor_provider.py",  # real Harbor trials (PROFILER_HARBOR_PYTHON)
     ("providers", "acp"): "test_acp_provider.py",
     ("providers", "command"): "test_command_provider.py",
     ("collectors", "wire"): "test_wire.py",
@@ -202,8 +285,12 @@ def test_every_contract_has_a_check_in_the_kit():
     from profiler_core.testing import pytest_plugin
 
     for contract in CONTRACTS.values():
-        assert callable(getattr(kit, contract.check, None)), f"{contract.name}: no {contract.check} in profiler_core.testing"
-        assert contract.check in kit.__all__ and hasattr(pytest_plugin, contract.check), contract.check
+        assert callable(getattr(kit, contract.check, None)), (
+            f"{contract.name}: no {contract.check} in profiler_core.testing"
+        )
+        assert contract.check in kit.__all__ and hasattr(
+            pytest_plugin, contract.check
+        ), contract.check
 
 
 def test_every_registered_component_is_checked():
@@ -216,9 +303,13 @@ def test_every_registered_component_is_checked():
         for component_id in registry.ids(contract):
             elsewhere = TESTED_ELSEWHERE.get((contract, component_id))
             if elsewhere is not None:
-                assert (tests / elsewhere).exists(), f"{contract} {component_id!r}: {elsewhere} is gone"
+                assert (tests / elsewhere).exists(), (
+                    f"{contract} {component_id!r}: {elsewhere} is gone"
+                )
                 continue
-            assert component_id in KIT_TESTED[contract], f"{contract} {component_id!r} has no contract-kit test here"
+            assert component_id in KIT_TESTED[contract], (
+                f"{contract} {component_id!r} has no contract-kit test here"
+            )
 
 
 # -- broken components are caught, with the component and the rule named ----------------
@@ -250,7 +341,9 @@ class BadTrace(FakeProvider):
         import attrs
 
         trace = super().export_session(handle)
-        return attrs.evolve(trace, summary=attrs.evolve(trace.summary, total_tool_calls=7))
+        return attrs.evolve(
+            trace, summary=attrs.evolve(trace.summary, total_tool_calls=7)
+        )
 
 
 class RaisingDestroy(FakeProvider):
@@ -267,7 +360,10 @@ class NoShutdown(FakeProvider):
 
 
 def test_kit_catches_a_provider_answering_the_wrong_type(check_provider):
-    with pytest.raises(ContractError, match="provider 'text-only': prompt returned str, expected PromptResult"):
+    with pytest.raises(
+        ContractError,
+        match="provider 'text-only': prompt returned str, expected PromptResult",
+    ):
         check_provider(TextOnly)
 
 
@@ -302,9 +398,15 @@ class RaisesOnEmpty:
 
 
 def test_kit_catches_bad_scorers(check_scorer):
-    with pytest.raises(ContractError, match=r"scorer 'boolish'.*success is int.*passed \(3\) > total \(2\)"):
+    with pytest.raises(
+        ContractError,
+        match=r"scorer 'boolish'.*success is int.*passed \(3\) > total \(2\)",
+    ):
         check_scorer(Boolish)
-    with pytest.raises(ContractError, match="scorer 'raises-on-empty': evaluate raised IndexError: no output"):
+    with pytest.raises(
+        ContractError,
+        match="scorer 'raises-on-empty': evaluate raised IndexError: no output",
+    ):
         check_scorer(RaisesOnEmpty)
 
 
@@ -323,9 +425,15 @@ class NotANumber:
 
 
 def test_kit_catches_bad_collectors(check_collector):
-    with pytest.raises(ContractError, match="collector 'needs-trace': collect raised AttributeError with no trace"):
+    with pytest.raises(
+        ContractError,
+        match="collector 'needs-trace': collect raised AttributeError with no trace",
+    ):
         check_collector(NeedsTrace)
-    with pytest.raises(ContractError, match="metric 'ratio' has value nan, expected a finite number or a string"):
+    with pytest.raises(
+        ContractError,
+        match="metric 'ratio' has value nan, expected a finite number or a string",
+    ):
         check_collector(NotANumber)
 
 
@@ -340,13 +448,20 @@ class FirstEvent:
     name = "first-event"
 
     def analyze(self, trace, scenario, mode):
-        return AnalysisResult(analyzer=self.name, findings={}, summary=type(trace.events[0]).__name__)
+        return AnalysisResult(
+            analyzer=self.name, findings={}, summary=type(trace.events[0]).__name__
+        )
 
 
 def test_kit_catches_bad_analyzers(check_analyzer):
-    with pytest.raises(ContractError, match="AnalysisResult.analyzer is 'something-else', expected its name 'misnamed'"):
+    with pytest.raises(
+        ContractError,
+        match="AnalysisResult.analyzer is 'something-else', expected its name 'misnamed'",
+    ):
         check_analyzer(Misnamed)
-    with pytest.raises(ContractError, match="analyze raised IndexError on a trace of 0 events"):
+    with pytest.raises(
+        ContractError, match="analyze raised IndexError on a trace of 0 events"
+    ):
         check_analyzer(FirstEvent)
 
 
@@ -358,7 +473,10 @@ class KeyErrorResolver:
 
 
 def test_kit_catches_a_resolver_raising_the_wrong_error(check_mode_resolver):
-    with pytest.raises(ContractError, match="mode resolver 'key-error': resolve of an unknown mode raised KeyError, expected UnknownModeError"):
+    with pytest.raises(
+        ContractError,
+        match="mode resolver 'key-error': resolve of an unknown mode raised KeyError, expected UnknownModeError",
+    ):
         check_mode_resolver(KeyErrorResolver, modes=["fast"])
 
 
@@ -373,7 +491,9 @@ class Forgiving:
         from profiler_core.importers import load_sessions
 
         try:
-            return [attrs.evolve(s, format=self.id) for s in load_sessions("trace", path)]
+            return [
+                attrs.evolve(s, format=self.id) for s in load_sessions("trace", path)
+            ]
         except Exception:
             return []
 
@@ -392,19 +512,31 @@ class Crashing(Forgiving):
 
 def test_kit_catches_bad_importers(check_importer):
     samples = [FIXTURES / "trace" / "pr-review.json"]
-    with pytest.raises(ContractError, match=r"importer 'forgiving': a foreign file was loaded \(0 sessions\)"):
+    with pytest.raises(
+        ContractError,
+        match=r"importer 'forgiving': a foreign file was loaded \(0 sessions\)",
+    ):
         check_importer(Forgiving, samples=samples)
-    with pytest.raises(ContractError, match=r"importer 'crashing': a foreign file raised KeyError"):
+    with pytest.raises(
+        ContractError, match=r"importer 'crashing': a foreign file raised KeyError"
+    ):
         check_importer(Crashing, samples=samples)
     with pytest.raises(ContractError, match="suffix 'json' is not a file name ending"):
-        check_importer(type("NoDot", (Forgiving,), {"id": "no-dot", "suffixes": ("json",)}), samples=samples)
+        check_importer(
+            type("NoDot", (Forgiving,), {"id": "no-dot", "suffixes": ("json",)}),
+            samples=samples,
+        )
 
 
 class LooseFormat:
     id = "loose"
 
     def parse(self, data, source):
-        return Scenario(id=str(data.get("id", "anything")), name="x", prompt=str(data.get("prompt", "")))
+        return Scenario(
+            id=str(data.get("id", "anything")),
+            name="x",
+            prompt=str(data.get("prompt", "")),
+        )
 
 
 class AttributeErrorFormat:
@@ -419,10 +551,17 @@ class AttributeErrorFormat:
 
 
 def test_kit_catches_bad_scenario_formats(check_scenario_format):
-    with pytest.raises(ContractError, match="scenario format 'loose': an empty mapping was parsed"):
+    with pytest.raises(
+        ContractError, match="scenario format 'loose': an empty mapping was parsed"
+    ):
         check_scenario_format(LooseFormat, samples=[{"id": "a", "prompt": "p"}])
-    with pytest.raises(ContractError, match=r"scenario format 'attribute-error': sample-0.json \(id broken\) raised AttributeError"):
-        check_scenario_format(AttributeErrorFormat, samples=[{"id": "a", "prompt": "p"}])
+    with pytest.raises(
+        ContractError,
+        match=r"scenario format 'attribute-error': sample-0.json \(id broken\) raised AttributeError",
+    ):
+        check_scenario_format(
+            AttributeErrorFormat, samples=[{"id": "a", "prompt": "p"}]
+        )
 
 
 class ZeroJudge:
@@ -440,11 +579,17 @@ class ZeroJudge:
 
 def test_kit_catches_bad_judges(check_judge_provider):
     judge = ZeroJudge()
-    with pytest.raises(ContractError, match=r"judge provider 'zero': the response's token_count is -1"):
+    with pytest.raises(
+        ContractError, match=r"judge provider 'zero': the response's token_count is -1"
+    ):
         check_judge_provider(lambda: judge)
     assert judge.shut == 1  # shut down even though the answer broke the contract
-    with pytest.raises(ContractError, match="judge returned str, expected JudgeResponse"):
-        check_judge_provider(type("Plain", (), {"id": "plain", "judge": lambda self, r: "PASS"}))
+    with pytest.raises(
+        ContractError, match="judge returned str, expected JudgeResponse"
+    ):
+        check_judge_provider(
+            type("Plain", (), {"id": "plain", "judge": lambda self, r: "PASS"})
+        )
 
 
 def test_check_trace_rejects_bad_turn_numbers():
@@ -460,7 +605,9 @@ def test_check_trace_rejects_bad_turn_numbers():
 def _params():
     from profiler_core.model import CreateSessionParams
 
-    return CreateSessionParams(system_instructions="", scenario_id="s", iteration=0, mode="m", model="x")
+    return CreateSessionParams(
+        system_instructions="", scenario_id="s", iteration=0, mode="m", model="x"
+    )
 
 
 # -- plugin modules stay cheap to import (issue 30) ---------------------------------------
@@ -479,6 +626,12 @@ def test_a_plugin_module_with_a_heavy_import_is_named(tmp_path, monkeypatch):
     (tmp_path / "slow_dependency.py").write_text(
         "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.08:\n    pass\n"
     )
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
-    with pytest.raises(ContractError, match=r"'slow_plugin': importing it costs \d+ ms \(budget 50 ms\); costliest imports: slow_dependency"):
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])),
+    )
+    with pytest.raises(
+        ContractError,
+        match=r"'slow_plugin': importing it costs \d+ ms \(budget 50 ms\); costliest imports: slow_dependency",
+    ):
         check_plugin_import_cost("slow_plugin", tries=1)

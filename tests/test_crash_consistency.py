@@ -25,13 +25,30 @@ RUN = "run_crash"
 
 def _start(profile, *extra):
     return subprocess.Popen(
-        [str(PROFILER), "run", str(profile), "--repetitions", "10", "--concurrency", "4", "--no-report", "--allow-errors", *extra],
-        cwd=profile.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [
+            str(PROFILER),
+            "run",
+            str(profile),
+            "--repetitions",
+            "10",
+            "--concurrency",
+            "4",
+            "--no-report",
+            "--allow-errors",
+            *extra,
+        ],
+        cwd=profile.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 
 def test_sigkill_and_resume_lose_and_duplicate_nothing(tmp_path):
-    shutil.copytree(DEMO, tmp_path / "demo", ignore=shutil.ignore_patterns("results", "reports"))
+    shutil.copytree(
+        DEMO, tmp_path / "demo", ignore=shutil.ignore_patterns("results", "reports")
+    )
     profile = tmp_path / "demo" / "profile.yaml"
     results = tmp_path / "demo" / "results" / f"{RUN}.jsonl"
     rng = random.Random(20261122)
@@ -40,7 +57,11 @@ def test_sigkill_and_resume_lose_and_duplicate_nothing(tmp_path):
     for _ in range(4):
         deadline = time.monotonic() + 60
         # Kill once some rows are on disk, at a random moment after that.
-        while not (results.exists() and results.stat().st_size) and time.monotonic() < deadline and proc.poll() is None:
+        while (
+            not (results.exists() and results.stat().st_size)
+            and time.monotonic() < deadline
+            and proc.poll() is None
+        ):
             time.sleep(0.02)
         time.sleep(rng.uniform(0.05, 0.6))
         if proc.poll() is not None:
@@ -54,7 +75,9 @@ def test_sigkill_and_resume_lose_and_duplicate_nothing(tmp_path):
 
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     cells = [(r["model"], r["mode"], r["scenarioId"], r["iteration"]) for r in rows]
-    assert len(cells) == len(set(cells)) == 2 * 5 * 10  # modes x demo scenarios x repetitions
+    assert (
+        len(cells) == len(set(cells)) == 2 * 5 * 10
+    )  # modes x demo scenarios x repetitions
     manifest = json.loads((results.parent / f"{RUN}.manifest.json").read_text())
     sessions = Path(manifest["sessionsDir"])
     if not sessions.is_absolute():
@@ -63,5 +86,9 @@ def test_sigkill_and_resume_lose_and_duplicate_nothing(tmp_path):
     stored = {tuple(r) for r in latest_records(sessions / TRACES_FILE)}
     for cell in cells:
         assert cell in stored, cell
-    leftovers = [p for p in (tmp_path / "demo").rglob("*") if p.name.endswith(".tmp") or p.name.endswith(".lock")]
+    leftovers = [
+        p
+        for p in (tmp_path / "demo").rglob("*")
+        if p.name.endswith(".tmp") or p.name.endswith(".lock")
+    ]
     assert leftovers == []

@@ -24,35 +24,57 @@ pytestmark = pytest.mark.slow
 
 def _project(tmp_path: Path, analyzers: str) -> None:
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S", "prompt": "do"}')
-    (tmp_path / "profile.yaml").write_text(textwrap.dedent(f"""
+    (tmp_path / "scenarios" / "s1.json").write_text(
+        '{"id": "s1", "name": "S", "prompt": "do"}'
+    )
+    (tmp_path / "profile.yaml").write_text(
+        textwrap.dedent(f"""
         modes: {{a: {{}}, b: {{}}}}
         scenarios: {{path: scenarios}}
         execution: {{repetitions: 100, warmup: false}}
         output: {{session_export: false}}
         {analyzers}
-    """))
+    """)
+    )
 
 
-def _profiler(args: list[str], cwd: Path, max_file_bytes: int | None = None) -> subprocess.CompletedProcess:
+def _profiler(
+    args: list[str], cwd: Path, max_file_bytes: int | None = None
+) -> subprocess.CompletedProcess:
     def limit() -> None:  # runs in the child before exec; both settings survive exec
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing
+        signal.signal(
+            signal.SIGXFSZ, signal.SIG_IGN
+        )  # a write past the limit fails (EFBIG) instead of killing
         resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
 
     return subprocess.run(
-        [str(PROFILER), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+        [str(PROFILER), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         preexec_fn=limit if max_file_bytes else None,
     )
 
 
 @pytest.mark.parametrize(
     ("analyzers", "full"),
-    [("analyzers: []", "r.jsonl: cannot append a result row"), ("", "r.analysis.jsonl: cannot append an analysis bundle")],
+    [
+        ("analyzers: []", "r.jsonl: cannot append a result row"),
+        ("", "r.analysis.jsonl: cannot append an analysis bundle"),
+    ],
 )
-def test_a_full_disk_names_the_file_marks_the_run_failed_and_resume_finishes_it(tmp_path, analyzers, full):
+def test_a_full_disk_names_the_file_marks_the_run_failed_and_resume_finishes_it(
+    tmp_path, analyzers, full
+):
     _project(tmp_path, analyzers)
     results = tmp_path / "results"
-    out = _profiler(["run", "profile.yaml", "--run-id", "r", "--progress", "none"], tmp_path, max_file_bytes=30_000)
+    out = _profiler(
+        ["run", "profile.yaml", "--run-id", "r", "--progress", "none"],
+        tmp_path,
+        max_file_bytes=30_000,
+    )
     assert out.returncode == 1, out.stderr
     assert "Traceback" not in out.stderr
     errors = [line for line in out.stderr.splitlines() if line.startswith("Error:")]
@@ -61,22 +83,36 @@ def test_a_full_disk_names_the_file_marks_the_run_failed_and_resume_finishes_it(
     assert manifest["status"] == "failed"
     assert 0 < manifest["counts"]["completed"] < 200
 
-    again = _profiler(["run", "profile.yaml", "--resume", "r", "--progress", "none", "--no-report"], tmp_path)
+    again = _profiler(
+        ["run", "profile.yaml", "--resume", "r", "--progress", "none", "--no-report"],
+        tmp_path,
+    )
     assert again.returncode == 0, again.stderr
     rows = [json.loads(line) for line in (results / "r.jsonl").read_text().splitlines()]
     cells = [(r["mode"], r["scenarioId"], r["iteration"]) for r in rows]
     assert len(cells) == len(set(cells)) == 200
-    assert json.loads((results / "r.manifest.json").read_text())["status"] == "completed"
+    assert (
+        json.loads((results / "r.manifest.json").read_text())["status"] == "completed"
+    )
 
 
-def test_a_full_disk_while_writing_a_report_names_the_file_and_leaves_no_partial_file(tmp_path):
+def test_a_full_disk_while_writing_a_report_names_the_file_and_leaves_no_partial_file(
+    tmp_path,
+):
     _project(tmp_path, "analyzers: []")
-    ran = _profiler(["run", "profile.yaml", "--run-id", "r", "--progress", "none", "--no-report"], tmp_path)
+    ran = _profiler(
+        ["run", "profile.yaml", "--run-id", "r", "--progress", "none", "--no-report"],
+        tmp_path,
+    )
     assert ran.returncode == 0, ran.stderr
     # results.json (the rows copied, ~200 KB) is the first file the report writes.
-    out = _profiler(["report", "results/r.jsonl", "--out", "rep"], tmp_path, max_file_bytes=20_000)
+    out = _profiler(
+        ["report", "results/r.jsonl", "--out", "rep"], tmp_path, max_file_bytes=20_000
+    )
     assert out.returncode == 1, out.stdout
     assert "Traceback" not in out.stderr
     errors = [line for line in out.stderr.splitlines() if line.startswith("Error:")]
-    assert errors == [f"Error: {Path('rep') / 'data' / 'results.json'}: cannot write (File too large)"]
+    assert errors == [
+        f"Error: {Path('rep') / 'data' / 'results.json'}: cannot write (File too large)"
+    ]
     assert not [p for p in (tmp_path / "rep").rglob("*") if p.name.endswith(".tmp")]

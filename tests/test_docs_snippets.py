@@ -29,7 +29,9 @@ def _blocks():
             words = match.group(1).split()
             if "runnable" in words[1:]:
                 line = text.count("\n", 0, match.start()) + 1
-                yield pytest.param(words[0], match.group(2), id=f"{path.relative_to(ROOT)}:{line}")
+                yield pytest.param(
+                    words[0], match.group(2), id=f"{path.relative_to(ROOT)}:{line}"
+                )
 
 
 BLOCKS = list(_blocks())
@@ -45,11 +47,26 @@ def test_block_runs(language, code, tmp_path, monkeypatch):
     if language == "python":
         exec(compile(code, "<doc snippet>", "exec"), {"__name__": "__doc_snippet__"})
         return
-    assert language in ("console", "bash"), f"runnable blocks are python or console, not {language!r}"
-    shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("results", "reports"))
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert language in ("console", "bash"), (
+        f"runnable blocks are python or console, not {language!r}"
+    )
+    shutil.copytree(
+        ROOT / "examples",
+        tmp_path / "examples",
+        ignore=shutil.ignore_patterns("results", "reports"),
+    )
+    env = dict(
+        os.environ,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
     commands = [line[2:] for line in code.splitlines() if line.startswith("$ ")]
     assert commands, "a runnable console block needs `$ ` lines"
     for command in commands:
-        out = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            ["bash", "-c", command],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert out.returncode == 0, f"$ {command}\n{out.stdout}\n{out.stderr}"

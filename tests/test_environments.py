@@ -15,19 +15,28 @@ import pytest
 from tests.sandbox_runtimes import containers_named, require
 
 from profiler_core.errors import SandboxError
-from profiler_core.model import EnvironmentCapabilities, ExecResult, SandboxSettings, TrialSpec
+from profiler_core.model import (
+    EnvironmentCapabilities,
+    ExecResult,
+    SandboxSettings,
+    TrialSpec,
+)
 from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.testing import ContractError, check_environment
 
 
 def _factory(kind: str):
-    return get_plugin_manager(entrypoints=False).registry.get("environments", kind).factory
+    return (
+        get_plugin_manager(entrypoints=False).registry.get("environments", kind).factory
+    )
 
 
 def test_the_built_ins_are_registered_through_the_hook():
     registry = get_plugin_manager(entrypoints=False).registry
     assert sorted(registry.ids("environments")) == ["bwrap", "docker", "none", "podman"]
-    assert registry.get("environments", "docker").plugin == "core.environments.containers"
+    assert (
+        registry.get("environments", "docker").plugin == "core.environments.containers"
+    )
 
 
 def test_none_passes_the_contract_kit():
@@ -48,8 +57,15 @@ def test_container_kinds_pass_the_contract_kit(kind):
 
     assert check_environment(_factory(kind)) is None
     wait_removed()  # stop() removes in the background, off the trial's path
-    assert not containers_named(kind, "profiler-contract"), "the trial's container was left behind"
-    networks = subprocess.run([kind, "network", "ls", "--format", "{{.Name}}"], capture_output=True, text=True, timeout=60).stdout
+    assert not containers_named(kind, "profiler-contract"), (
+        "the trial's container was left behind"
+    )
+    networks = subprocess.run(
+        [kind, "network", "ls", "--format", "{{.Name}}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert "profiler-contract" not in networks
 
 
@@ -73,7 +89,9 @@ class _Merges:
 
             target = trial._host_path(remote)
             if target.is_dir():
-                shutil.copytree(local, target, dirs_exist_ok=True)  # merged: the old file stays
+                shutil.copytree(
+                    local, target, dirs_exist_ok=True
+                )  # merged: the old file stays
             else:
                 real_put(local, remote)
 
@@ -92,19 +110,30 @@ class _Unusable:
 
 
 def test_the_kit_catches_a_put_that_merges():
-    with pytest.raises(ContractError, match="environment 'merges': put must replace a folder"):
+    with pytest.raises(
+        ContractError, match="environment 'merges': put must replace a folder"
+    ):
         check_environment(_Merges)
 
 
 def test_the_kit_returns_the_line_of_an_unusable_kind_and_starts_nothing():
-    assert check_environment(_Unusable) == "execution.sandbox: unusable: its daemon is down"
+    assert (
+        check_environment(_Unusable)
+        == "execution.sandbox: unusable: its daemon is down"
+    )
 
 
 def test_settings_accept_a_plugin_kind_and_refuse_a_bad_name_in_one_line():
     assert SandboxSettings(sandbox="my-sandbox").sandbox == "my-sandbox"
-    with pytest.raises(SandboxError, match=r"^execution.sandbox: expected one of none, bwrap, docker, podman or a plugin's environment id, got 'No Way'$"):
+    with pytest.raises(
+        SandboxError,
+        match=r"^execution.sandbox: expected one of none, bwrap, docker, podman or a plugin's environment id, got 'No Way'$",
+    ):
         SandboxSettings(sandbox="No Way")
-    with pytest.raises(SandboxError, match=r"^execution.pull: expected one of never, missing, always, got 'sometimes'$"):
+    with pytest.raises(
+        SandboxError,
+        match=r"^execution.pull: expected one of never, missing, always, got 'sometimes'$",
+    ):
         SandboxSettings(pull="sometimes")
 
 
@@ -112,8 +141,13 @@ def test_an_unknown_kind_is_one_line_listing_the_known_ones():
     from profiler_core.runner.run import check_run_sandbox
 
     with pytest.raises(SandboxError) as caught:
-        check_run_sandbox(SandboxSettings(sandbox="lxc"), get_plugin_manager(entrypoints=False))
-    assert str(caught.value) == "execution.sandbox: expected one of bwrap, docker, none, podman, got 'lxc'"
+        check_run_sandbox(
+            SandboxSettings(sandbox="lxc"), get_plugin_manager(entrypoints=False)
+        )
+    assert (
+        str(caught.value)
+        == "execution.sandbox: expected one of bwrap, docker, none, podman, got 'lxc'"
+    )
 
 
 def test_providers_get_the_settings_typed():
@@ -138,8 +172,12 @@ def test_a_host_trial_keeps_its_files_inside_its_folder(tmp_path):
             trial.put(tmp_path / "task", "/tests")
         import trio
 
-        done = trio.run(lambda: trial.exec(["sh", "-c", "cat a.txt; exit 4"], timeout_s=10))
-        assert isinstance(done, ExecResult) and done.exit_code == 4 and done.output == "a"
+        done = trio.run(
+            lambda: trial.exec(["sh", "-c", "cat a.txt; exit 4"], timeout_s=10)
+        )
+        assert (
+            isinstance(done, ExecResult) and done.exit_code == 4 and done.output == "a"
+        )
     finally:
         trial.stop()
     assert not trial.folder.exists()
@@ -166,15 +204,25 @@ def _policy(mode, hosts=()):
         ("full", None, None, None, "none", ("full", "none")),
     ],
 )
-def test_networks_per_phase_follow_harbors_rules(profile, task, agent_policy, verifier_policy, override, expected):
+def test_networks_per_phase_follow_harbors_rules(
+    profile, task, agent_policy, verifier_policy, override, expected
+):
     import types
 
     from profiler_core.runner.trial import phase_networks
 
     environment = types.SimpleNamespace(network=_policy(task) if task else None)
-    verifier = types.SimpleNamespace(policy=_policy(verifier_policy) if verifier_policy else None)
-    scenario = types.SimpleNamespace(environment=environment, agent_policy=_policy(agent_policy) if agent_policy else None, verify=(verifier,))
-    settings = SandboxSettings(sandbox="docker", network=profile, verifier_network=override)
+    verifier = types.SimpleNamespace(
+        policy=_policy(verifier_policy) if verifier_policy else None
+    )
+    scenario = types.SimpleNamespace(
+        environment=environment,
+        agent_policy=_policy(agent_policy) if agent_policy else None,
+        verify=(verifier,),
+    )
+    settings = SandboxSettings(
+        sandbox="docker", network=profile, verifier_network=override
+    )
     assert phase_networks(settings, scenario) == expected
 
 
@@ -185,7 +233,9 @@ def test_a_template_without_its_host_variable_is_one_setup_line(monkeypatch):
     from profiler_core.runner.trial import trial_spec
 
     monkeypatch.delenv("I37_SURELY_UNSET", raising=False)
-    env = types.SimpleNamespace(workdir="/app", env={"TOKEN": "${I37_SURELY_UNSET}"}, cpus=None, memory_mb=None)
+    env = types.SimpleNamespace(
+        workdir="/app", env={"TOKEN": "${I37_SURELY_UNSET}"}, cpus=None, memory_mb=None
+    )
     scenario = types.SimpleNamespace(id="needs-token", environment=env, workspace=None)
     with pytest.raises(IterationError) as caught:
         trial_spec(SandboxSettings(sandbox="docker"), scenario, "t", "full", False)
@@ -193,10 +243,14 @@ def test_a_template_without_its_host_variable_is_one_setup_line(monkeypatch):
     assert caught.value.code == "setup_error" and "\n" not in message
     assert "needs-token" in message and "I37_SURELY_UNSET" in message
     monkeypatch.setenv("I37_SURELY_UNSET", "given")
-    assert trial_spec(SandboxSettings(sandbox="docker"), scenario, "t", "full", False).env == {"TOKEN": "given"}
+    assert trial_spec(
+        SandboxSettings(sandbox="docker"), scenario, "t", "full", False
+    ).env == {"TOKEN": "given"}
 
 
-def test_validate_names_an_unknown_kind_in_one_line_and_asks_a_plugins_own_check(tmp_path):
+def test_validate_names_an_unknown_kind_in_one_line_and_asks_a_plugins_own_check(
+    tmp_path,
+):
     import types
 
     from profiler_core.sandbox import sandbox_problems

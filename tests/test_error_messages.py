@@ -21,13 +21,22 @@ PROFILER = Path(sys.executable).with_name("profiler")
 
 def _project(tmp_path: Path, profile: str) -> Path:
     (tmp_path / "scenarios").mkdir(exist_ok=True)
-    (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S", "prompt": "do"}')
+    (tmp_path / "scenarios" / "s1.json").write_text(
+        '{"id": "s1", "name": "S", "prompt": "do"}'
+    )
     (tmp_path / "profile.yaml").write_text(textwrap.dedent(profile))
     return tmp_path / "profile.yaml"
 
 
 def _profiler(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(PROFILER), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [str(PROFILER), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 BAD_OVERRIDE = """
@@ -45,9 +54,13 @@ def test_validate_refuses_a_provider_override_that_run_refuses(tmp_path):
     validate = _profiler(["validate", "profile.yaml"], tmp_path)
     assert validate.returncode == 1
     (line, count) = validate.stderr.splitlines()
-    assert line.startswith("Error: profile.yaml: modes.b.provider_overrides: provider 'simulated': unknown option(s) bogus_option")
+    assert line.startswith(
+        "Error: profile.yaml: modes.b.provider_overrides: provider 'simulated': unknown option(s) bogus_option"
+    )
     assert count == "1 problem(s) found"
-    run = _profiler(["run", "profile.yaml", "--no-report", "--progress", "none"], tmp_path)
+    run = _profiler(
+        ["run", "profile.yaml", "--no-report", "--progress", "none"], tmp_path
+    )
     assert "unknown option(s) bogus_option" in run.stderr
 
 
@@ -59,12 +72,21 @@ def test_validate_accepts_good_overrides(tmp_path):
 
 
 def test_a_megabyte_value_in_a_profile_is_cut(tmp_path):
-    profile = _project(tmp_path, "modes: [a]\nmode_resolver: config\nscenarios: {path: scenarios}\n")
-    profile.write_text(profile.read_text() + f"execution: {{repetitions: {json.dumps('9' * 1_000_000)}}}\n")
+    profile = _project(
+        tmp_path, "modes: [a]\nmode_resolver: config\nscenarios: {path: scenarios}\n"
+    )
+    profile.write_text(
+        profile.read_text()
+        + f"execution: {{repetitions: {json.dumps('9' * 1_000_000)}}}\n"
+    )
     with pytest.raises(ProfilerError) as info:
         load_profile(profile)
     message = str(info.value)
-    assert "execution.repetitions" in message and len(message) < 1000 and "chars)" in message
+    assert (
+        "execution.repetitions" in message
+        and len(message) < 1000
+        and "chars)" in message
+    )
 
 
 def test_a_megabyte_value_in_a_row_is_cut():
@@ -76,7 +98,10 @@ def test_a_megabyte_value_in_a_row_is_cut():
 
 @pytest.mark.slow
 def test_the_cli_never_echoes_a_megabyte(tmp_path):
-    _project(tmp_path, f"modes: [a]\nscenarios: {{path: scenarios}}\nmode_resolver: {{id: {'z' * 1_000_000}}}\n")
+    _project(
+        tmp_path,
+        f"modes: [a]\nscenarios: {{path: scenarios}}\nmode_resolver: {{id: {'z' * 1_000_000}}}\n",
+    )
     out = _profiler(["validate", "profile.yaml"], tmp_path)
     assert out.returncode == 1 and len(out.stderr) < 3000
 
@@ -86,7 +111,10 @@ def test_the_cli_never_echoes_a_megabyte(tmp_path):
     [
         ('{"a": "abc', "Unterminated string at line 1 column 7"),
         ('{"a" 1}', "Expecting ':' delimiter at line 1 column 6"),
-        ('{"a": "a\x01"}', "Invalid control character at line 1 column 9"),  # json says "... character at"
+        (
+            '{"a": "a\x01"}',
+            "Invalid control character at line 1 column 9",
+        ),  # json says "... character at"
     ],
 )
 def test_json_errors_read_at_line_once(tmp_path, text, expected):
@@ -129,19 +157,28 @@ class _AsyncResolver:
 
 
 @pytest.mark.parametrize("resolver_kind", ["sync", "async"])
-def test_mode_problems_are_the_same_from_a_sync_and_an_async_resolver(tmp_path, resolver_kind):
+def test_mode_problems_are_the_same_from_a_sync_and_an_async_resolver(
+    tmp_path, resolver_kind
+):
     from profiler_core.config.modes import ConfigModeResolver
     from profiler_core.plugins.manager import get_plugin_manager
     from profiler_core.runner.build import mode_problems
 
     manager = get_plugin_manager(entrypoints=False)
-    config = load_profile(_project(tmp_path, BAD_OVERRIDE.replace("b: {", "gone: {}\n      b: {")), registry=manager.registry)
+    config = load_profile(
+        _project(tmp_path, BAD_OVERRIDE.replace("b: {", "gone: {}\n      b: {")),
+        registry=manager.registry,
+    )
     if resolver_kind == "sync":
-        resolver = ConfigModeResolver({"a": {}, "b": {"provider_overrides": {"bogus_option": 1}}})
+        resolver = ConfigModeResolver(
+            {"a": {}, "b": {"provider_overrides": {"bogus_option": 1}}}
+        )
     else:
         resolver = _AsyncResolver()
     problems = mode_problems(config, manager, resolver)
     assert len(problems) == 2, problems
     unknown, override = (p.split(": ", 1)[1] for p in problems)
     assert unknown.startswith("modes: unknown mode 'gone'")
-    assert override.startswith("modes.b.provider_overrides: provider 'simulated': unknown option(s) bogus_option")
+    assert override.startswith(
+        "modes.b.provider_overrides: provider 'simulated': unknown option(s) bogus_option"
+    )

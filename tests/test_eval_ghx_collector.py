@@ -19,7 +19,16 @@ from profiler_core import (
 from profiler_eval_ghx.collector import METRICS, GhxCollector, classify, shell_command
 
 #: An eval scenario (the collector counts only those): the extensions the ghx format gives every scenario.
-SCENARIO = Scenario(id="issue-close-001", name="x", prompt="p", extensions={"category": "issue", "difficulty": "basic", "assertions": {"checkpoints": []}})
+SCENARIO = Scenario(
+    id="issue-close-001",
+    name="x",
+    prompt="p",
+    extensions={
+        "category": "issue",
+        "difficulty": "basic",
+        "assertions": {"checkpoints": []},
+    },
+)
 
 
 @pytest.mark.parametrize(
@@ -37,9 +46,28 @@ SCENARIO = Scenario(id="issue-close-001", name="x", prompt="p", extensions={"cat
         ("mcp__github__get_issue", None, "mcp"),
         ("githubx", None, "other"),
         # 3. file tools, including OpenCode's lowercase names
-        *[(n, {"filePath": "a"}, "file_ops") for n in (
-            "read_file", "write_file", "edit_file", "list_files", "list_directory", "create_file", "delete_file", "view_file",
-            "Read", "Write", "Edit", "Glob", "read", "write", "edit", "glob", "list")],
+        *[
+            (n, {"filePath": "a"}, "file_ops")
+            for n in (
+                "read_file",
+                "write_file",
+                "edit_file",
+                "list_files",
+                "list_directory",
+                "create_file",
+                "delete_file",
+                "view_file",
+                "Read",
+                "Write",
+                "Edit",
+                "Glob",
+                "read",
+                "write",
+                "edit",
+                "glob",
+                "list",
+            )
+        ],
         ("READ", None, "other"),
         # 4. shell tools by their command
         ("bash", {"command": "gh issue close 12 --repo acme/s"}, "gh_cli"),
@@ -53,7 +81,11 @@ SCENARIO = Scenario(id="issue-close-001", name="x", prompt="p", extensions={"cat
         ("exec_command", {"cmd": ["/bin/bash", "-lc", "ghx run issue.view"]}, "ghx"),
         ("exec_command", {"cmd": ["gh", "pr", "list"]}, "gh_cli"),
         ("bash", {"command": "ghost --version"}, "bash"),
-        ("bash", {"command": "git push && gh pr create"}, "bash"),  # the command starts with git
+        (
+            "bash",
+            {"command": "git push && gh pr create"},
+            "bash",
+        ),  # the command starts with git
         ("bash", {"command": "echo 'unbalanced"}, "bash"),
         ("bash", {"description": "no command"}, "bash"),
         ("bash", None, "bash"),
@@ -92,12 +124,19 @@ def result_with(*names: str) -> PromptResult:
 
 
 def trace_with(*calls: tuple[str, object]) -> SessionTrace:
-    events = [ToolCallEvent(name=n, input=i, output="") for n, i in calls] + [TextOutputEvent(content="done")]
+    events = [ToolCallEvent(name=n, input=i, output="") for n, i in calls] + [
+        TextOutputEvent(content="done")
+    ]
     return SessionTrace(
         session_id="s",
         events=events,
         turns=(),
-        summary=TraceSummary(total_turns=1, total_tool_calls=len(calls), total_tokens=TokenBreakdown(), total_duration=10),
+        summary=TraceSummary(
+            total_turns=1,
+            total_tool_calls=len(calls),
+            total_tokens=TokenBreakdown(),
+            total_duration=10,
+        ),
     )
 
 
@@ -131,7 +170,10 @@ def test_from_the_trace_with_inputs():
 
 def test_from_the_prompt_result_without_a_trace():
     # names only: a shell call cannot be told apart and counts as bash
-    assert metrics(result_with("bash", "bash", "ghx.run", "mcp__github__list", "Edit", "webfetch"), None) == {
+    assert metrics(
+        result_with("bash", "bash", "ghx.run", "mcp__github__list", "Edit", "webfetch"),
+        None,
+    ) == {
         "ghx.capabilities_used": 1,
         "ghx.mcp_tools_invoked": 1,
         "ghx.gh_cli_commands": 0,
@@ -145,10 +187,15 @@ def test_all_six_metrics_always_present_in_a_fixed_order():
     out = GhxCollector().collect(result_with(), SCENARIO, "baseline", None)
     assert [m.name for m in out] == list(METRICS.values())
     assert [m.value for m in out] == [0] * 6
-    assert [m.name for m in GhxCollector().collect(result_with(), SCENARIO, "ghx", trace_with())] == list(METRICS.values())
+    assert [
+        m.name
+        for m in GhxCollector().collect(result_with(), SCENARIO, "ghx", trace_with())
+    ] == list(METRICS.values())
 
 
 def test_the_plugin_registers_the_collector():
     from profiler_core.plugins.manager import get_plugin_manager
 
-    assert get_plugin_manager().registry.get("collectors", "ghx").factory is GhxCollector
+    assert (
+        get_plugin_manager().registry.get("collectors", "ghx").factory is GhxCollector
+    )

@@ -20,7 +20,13 @@ import pytest
 from binaries import agent_binary
 from github_standin import MAIN_TOKEN, GitHubStandIn
 from opencode_helpers import START_TIMEOUT_S, ProfilerRun, model_config, read_rows
-from profiler_core.fakemodel import FakeModelServer, Reply, Text, ToolCall, has_tool_result
+from profiler_core.fakemodel import (
+    FakeModelServer,
+    Reply,
+    Text,
+    ToolCall,
+    has_tool_result,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -50,15 +56,28 @@ SCENARIO = {
     "timeoutMs": 90_000,
     "category": "issue",
     "difficulty": "basic",
-    "fixture": {"repo": REPO, "requires": ["issue"], "bindings": {"issue_number": "issue.number"}, "seedPerIteration": True},
+    "fixture": {
+        "repo": REPO,
+        "requires": ["issue"],
+        "bindings": {"issue_number": "issue.number"},
+        "seedPerIteration": True,
+    },
     "assertions": {
         "checkpoints": [
             {
                 "id": "issue-closed",
                 "description": "the issue is closed",
                 "task": "issue.view",
-                "input": {"owner": "{{owner}}", "name": "{{repo_name}}", "issueNumber": "{{issue_number}}"},
-                "condition": {"type": "field_equals", "path": "state", "value": "CLOSED"},
+                "input": {
+                    "owner": "{{owner}}",
+                    "name": "{{repo_name}}",
+                    "issueNumber": "{{issue_number}}",
+                },
+                "condition": {
+                    "type": "field_equals",
+                    "path": "state",
+                    "value": "CLOSED",
+                },
             }
         ]
     },
@@ -68,16 +87,26 @@ SCENARIO = {
 def agent_script(body: dict[str, Any]) -> Reply:
     """Close the issue with ghx in the ghx mode; answer without acting otherwise."""
     messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
-    system = " ".join(str(m.get("content")) for m in messages if m.get("role") == "system")
+    system = " ".join(
+        str(m.get("content")) for m in messages if m.get("role") == "system"
+    )
     if SKILL_MARKER not in system:
         return Text("I would rather not touch GitHub.")
     if has_tool_result(body):
         return Text("Done: the issue is closed.")
-    prompt = " ".join(str(m.get("content")) for m in messages if m.get("role") == "user")
+    prompt = " ".join(
+        str(m.get("content")) for m in messages if m.get("role") == "user"
+    )
     number = int(re.search(r"issue #(\d+)", prompt).group(1))
     owner, name = REPO.split("/")
     payload = json.dumps({"owner": owner, "name": name, "issueNumber": number})
-    return ToolCall("bash", {"command": f"ghx run issue.close --input '{payload}'", "description": "Close the issue"})
+    return ToolCall(
+        "bash",
+        {
+            "command": f"ghx run issue.close --input '{payload}'",
+            "description": "Close the issue",
+        },
+    )
 
 
 def write_project(folder: Path, base_url: str, binary: Path) -> Path:
@@ -91,11 +120,21 @@ def write_project(folder: Path, base_url: str, binary: Path) -> Path:
         "provider": {
             "id": "opencode",
             "model": "local/scripted",
-            "options": {"binary": str(binary), "start_timeout_s": START_TIMEOUT_S, "config": model_config(base_url)},
+            "options": {
+                "binary": str(binary),
+                "start_timeout_s": START_TIMEOUT_S,
+                "config": model_config(base_url),
+            },
         },
         "scorer": {"id": "checkpoint"},
         "execution": {"repetitions": 1, "warmup": False},
-        "extensions": {"fixtures": {"repo": REPO, "manifest": "fixtures/latest.json", "seed_if_missing": True}},
+        "extensions": {
+            "fixtures": {
+                "repo": REPO,
+                "manifest": "fixtures/latest.json",
+                "seed_if_missing": True,
+            }
+        },
     }
     path = folder / "eval.yaml"
     path.write_text(json.dumps(config, indent=2))  # JSON is YAML
@@ -109,7 +148,9 @@ def install_ghx(folder: Path) -> Path:
     ghx = bin_dir / "ghx"
     ghx.write_text(f"#!{sys.executable}\n{GHX_PROGRAM}")
     ghx.chmod(0o755)
-    (folder / "SKILL.md").write_text(f"Use `ghx run TASK --input JSON` for GitHub work. ({SKILL_MARKER})\n")
+    (folder / "SKILL.md").write_text(
+        f"Use `ghx run TASK --input JSON` for GitHub work. ({SKILL_MARKER})\n"
+    )
     return bin_dir
 
 
@@ -123,7 +164,11 @@ def test_one_mode_closes_the_issue_and_the_other_does_not(tmp_path):
             "GHX_BIN_DIR": str(install_ghx(tmp_path)),
             "GHX_SKILL_MD": str(tmp_path / "SKILL.md"),
         }
-        run = ProfilerRun(["eval", "run", str(config), "--run-id", "e2e", "--progress", "none"], cwd=tmp_path, env=env)
+        run = ProfilerRun(
+            ["eval", "run", str(config), "--run-id", "e2e", "--progress", "none"],
+            cwd=tmp_path,
+            env=env,
+        )
         status, _out, err = run.wait()
         assert status == 0, err[-3000:]
         assert run.leftovers() == []
@@ -140,16 +185,38 @@ def test_one_mode_closes_the_issue_and_the_other_does_not(tmp_path):
         # The close came from the agent's tool call: the first PATCH of an issue precedes the first
         # checkpoint read (GraphQL); the iterations' own clean-up closes come after scoring.
         log = github.requests()
-        patches = [i for i, r in enumerate(log) if r[0] == "PATCH" and "/issues/" in r[1] and r[2] == 200]
-        reads = [i for i, r in enumerate(log) if r[0] == "POST" and r[1].endswith("/graphql")]
+        patches = [
+            i
+            for i, r in enumerate(log)
+            if r[0] == "PATCH" and "/issues/" in r[1] and r[2] == 200
+        ]
+        reads = [
+            i for i, r in enumerate(log) if r[0] == "POST" and r[1].endswith("/graphql")
+        ]
         assert patches and reads and patches[0] < reads[0], log
 
         # How each mode reached GitHub: one ghx capability through the shell vs. nothing at all.
         assert [c["name"] for c in ghx["toolCalls"]["records"]] == ["bash"]
         assert ghx["extensions"]["ghx.capabilities_used"] == 1
         assert ghx["extensions"]["ghx.bash_commands"] == 0
-        assert all(baseline["extensions"][f"ghx.{name}"] == 0 for name in ("capabilities_used", "gh_cli_commands", "bash_commands", "mcp_tools_invoked", "file_ops", "other_tools"))
+        assert all(
+            baseline["extensions"][f"ghx.{name}"] == 0
+            for name in (
+                "capabilities_used",
+                "gh_cli_commands",
+                "bash_commands",
+                "mcp_tools_invoked",
+                "file_ops",
+                "other_tools",
+            )
+        )
 
         report = (tmp_path / "reports" / "e2e" / "report.md").read_text()
-        assert re.search(r"^\| ghx\.capabilities_used \| 1 \| 0 \|", report, re.MULTILINE), report
-        assert re.search(r"^\| issue-closed \| the issue is closed \| 100\.0% \(1/1\) \| 0\.0% \(0/1\) \|", report, re.MULTILINE)
+        assert re.search(
+            r"^\| ghx\.capabilities_used \| 1 \| 0 \|", report, re.MULTILINE
+        ), report
+        assert re.search(
+            r"^\| issue-closed \| the issue is closed \| 100\.0% \(1/1\) \| 0\.0% \(0/1\) \|",
+            report,
+            re.MULTILINE,
+        )

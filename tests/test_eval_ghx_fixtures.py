@@ -26,7 +26,14 @@ from profiler_eval_ghx.fixtures.seeders import seed_issue, seed_pr
 from profiler_eval_ghx.github import GitHubClient
 
 REPO = "octo/eval-sandbox"
-ALL = ["pr", "issue", "issue_for_triage", "issue_bug_to_close", "issue_with_branch", "pr_with_mixed_threads"]
+ALL = [
+    "pr",
+    "issue",
+    "issue_for_triage",
+    "issue_bug_to_close",
+    "issue_with_branch",
+    "pr_with_mixed_threads",
+]
 
 
 @pytest.fixture
@@ -52,23 +59,41 @@ def test_seeder_is_chosen_by_full_name_then_prefix():
 def test_full_lifecycle(standin, client, tmp_path):
     reviewer = GitHubClient(REVIEWER_TOKEN, base_url=standin.url)
     # An unrelated issue without the label must survive cleanup --all.
-    trio.run(lambda: client.rest("POST", f"/repos/{REPO}/issues", json={"title": "a user's issue"}))
+    trio.run(
+        lambda: client.rest(
+            "POST", f"/repos/{REPO}/issues", json={"title": "a user's issue"}
+        )
+    )
 
-    manifest = trio.run(lambda: seed_fixtures(client, REPO, ALL, seed_id="t1", reviewer=reviewer))
+    manifest = trio.run(
+        lambda: seed_fixtures(client, REPO, ALL, seed_id="t1", reviewer=reviewer)
+    )
     path = write_manifest(manifest, tmp_path / "fixtures" / "manifest.json")
     raw = json.loads(path.read_text())
-    assert set(raw) == {"seedId", "createdAt", "repo", "fixtures"} and raw["seedId"] == "t1"
+    assert (
+        set(raw) == {"seedId", "createdAt", "repo", "fixtures"}
+        and raw["seedId"] == "t1"
+    )
     assert MAIN_TOKEN not in path.read_text() and REVIEWER_TOKEN not in path.read_text()
     loaded = read_manifest(path)
     assert loaded == manifest
 
     repo = standin.repo(REPO)
     fx = loaded.fixtures
-    assert fx["pr"].type == "pr" and repo.pulls[fx["pr"].number]["head"] == fx["pr"].branch
+    assert (
+        fx["pr"].type == "pr" and repo.pulls[fx["pr"].number]["head"] == fx["pr"].branch
+    )
     assert repo.refs[fx["pr"].branch] == fx["pr"].metadata["originalSha"]
     assert "bug" in repo.issues[fx["issue_bug_to_close"].number]["_labels"]
-    assert fx["issue_bug_to_close"].metadata["searchTerm"] in repo.issues[fx["issue_bug_to_close"].number]["title"]
-    assert set(fx["issue_with_branch"].metadata) >= {"headBranch", "baseBranch", "branchSha"}
+    assert (
+        fx["issue_bug_to_close"].metadata["searchTerm"]
+        in repo.issues[fx["issue_bug_to_close"].number]["title"]
+    )
+    assert set(fx["issue_with_branch"].metadata) >= {
+        "headBranch",
+        "baseBranch",
+        "branchSha",
+    }
     threads = repo.threads[fx["pr_with_mixed_threads"].number]
     assert [t["isResolved"] for t in threads] == [True, False, False]
     assert {t["comments"][0]["user"]["login"] for t in threads} == {"reviewer"}
@@ -80,10 +105,24 @@ def test_full_lifecycle(standin, client, tmp_path):
 
     # The agent pushes to the PR branch and closes the issue; reset puts both back.
     pr = fx["pr"]
-    trio.run(lambda: client.rest("PUT", f"/repos/{REPO}/contents/new.txt", json={"message": "agent", "content": "eA==", "branch": pr.branch}))
-    trio.run(lambda: client.rest("PATCH", f"/repos/{REPO}/issues/{fx['issue'].number}", json={"state": "closed"}))
+    trio.run(
+        lambda: client.rest(
+            "PUT",
+            f"/repos/{REPO}/contents/new.txt",
+            json={"message": "agent", "content": "eA==", "branch": pr.branch},
+        )
+    )
+    trio.run(
+        lambda: client.rest(
+            "PATCH",
+            f"/repos/{REPO}/issues/{fx['issue'].number}",
+            json={"state": "closed"},
+        )
+    )
     moved = trio.run(status, client, loaded)
-    assert {s.name: s.ok for s in moved}["pr"] is False and "branch moved" in {s.name: s for s in moved}["pr"].problem
+    assert {s.name: s.ok for s in moved}["pr"] is False and "branch moved" in {
+        s.name: s for s in moved
+    }["pr"].problem
     done = trio.run(lambda: reset_manifest(client, loaded, repo=REPO))
     assert f"branch {pr.branch} -> {pr.metadata['originalSha'][:12]}" in done
     assert f"issue #{fx['issue'].number} reopened" in done
@@ -106,7 +145,11 @@ def test_cleanup_closes_what_the_manifest_names(standin, client):
     first = trio.run(lambda: seed_fixtures(client, REPO, ["issue", "pr"], seed_id="a"))
     second = trio.run(lambda: seed_fixtures(client, REPO, ["issue"], seed_id="b"))
     actions = trio.run(lambda: cleanup(client, first, repo=REPO))
-    assert actions == [f"close issue #{first.fixtures['issue'].number}", f"close pr #{first.fixtures['pr'].number}", f"delete branch {first.fixtures['pr'].branch}"]
+    assert actions == [
+        f"close issue #{first.fixtures['issue'].number}",
+        f"close pr #{first.fixtures['pr'].number}",
+        f"delete branch {first.fixtures['pr'].branch}",
+    ]
     repo = standin.repo(REPO)
     assert repo.issues[second.fixtures["issue"].number]["state"] == "open"
 
@@ -116,7 +159,9 @@ def test_a_failing_call_names_the_fixture_and_the_status(standin, client):
     with pytest.raises(FixtureError) as info:
         trio.run(lambda: seed_fixtures(client, REPO, ["issue", "pr"], seed_id="x"))
     message = str(info.value)
-    assert message.startswith("fixture 'pr': POST /repos/octo/eval-sandbox/pulls: HTTP 422 Validation Failed")
+    assert message.startswith(
+        "fixture 'pr': POST /repos/octo/eval-sandbox/pulls: HTTP 422 Validation Failed"
+    )
     assert "cleanup --all" in message
 
 
@@ -131,20 +176,42 @@ def no_backoff():
 
 
 def test_reset_retries_then_reports(standin, no_backoff):
-    client = GitHubClient(MAIN_TOKEN, base_url=standin.url, max_retries=0)  # stamina's retries, not githubkit's
+    client = GitHubClient(
+        MAIN_TOKEN, base_url=standin.url, max_retries=0
+    )  # stamina's retries, not githubkit's
     manifest = trio.run(lambda: seed_fixtures(client, REPO, ["pr"], seed_id="r"))
     standin.fail_next("PATCH", r"/git/refs/heads/", 502, times=2)
     trio.run(lambda: reset_manifest(client, manifest, repo=REPO))
-    assert [r[2] for r in standin.requests("PATCH", "/git/refs/heads/")][-3:] == [502, 502, 200]
-    standin.fail_next("PATCH", r"/git/refs/heads/", 422, times=10, message="Reference update failed")
-    with pytest.raises(FixtureError, match=r"fixture 'pr': reset failed: PATCH .*HTTP 422 Reference update failed"):
+    assert [r[2] for r in standin.requests("PATCH", "/git/refs/heads/")][-3:] == [
+        502,
+        502,
+        200,
+    ]
+    standin.fail_next(
+        "PATCH", r"/git/refs/heads/", 422, times=10, message="Reference update failed"
+    )
+    with pytest.raises(
+        FixtureError,
+        match=r"fixture 'pr': reset failed: PATCH .*HTTP 422 Reference update failed",
+    ):
         trio.run(lambda: reset_manifest(client, manifest, repo=REPO))
 
 
 def test_unreadable_manifest_is_one_line(tmp_path):
-    with pytest.raises(FixtureError, match="manifest not found .*profiler eval fixture seed"):
+    with pytest.raises(
+        FixtureError, match="manifest not found .*profiler eval fixture seed"
+    ):
         read_manifest(tmp_path / "nope.json")
     bad = tmp_path / "m.json"
-    bad.write_text(json.dumps({"seedId": "x", "createdAt": "now", "repo": "o/r", "fixtures": {"a": {"type": "wiki", "number": 1, "repo": "o/r"}}}))
+    bad.write_text(
+        json.dumps(
+            {
+                "seedId": "x",
+                "createdAt": "now",
+                "repo": "o/r",
+                "fixtures": {"a": {"type": "wiki", "number": 1, "repo": "o/r"}},
+            }
+        )
+    )
     with pytest.raises(FixtureError, match=r"m.json: .*fixtures"):
         read_manifest(bad)

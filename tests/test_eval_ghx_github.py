@@ -25,7 +25,10 @@ def standin():
 
 def test_base_url_and_token_come_from_the_environment():
     assert api_url({}) == "https://api.github.com"
-    assert api_url({"GITHUB_API_URL": "https://ghe.example/api/v3/"}) == "https://ghe.example/api/v3"
+    assert (
+        api_url({"GITHUB_API_URL": "https://ghe.example/api/v3/"})
+        == "https://ghe.example/api/v3"
+    )
     assert token_from_env({"GH_TOKEN": "a", "GITHUB_TOKEN": "b"}) == "a"
     assert token_from_env({"GITHUB_TOKEN": "b"}) == "b"
     assert token_from_env({}) is None
@@ -34,11 +37,15 @@ def test_base_url_and_token_come_from_the_environment():
 
 
 def test_rest_and_graphql_reach_the_server_with_the_token(standin):
-    client = GitHubClient.from_env({"GITHUB_API_URL": standin.url, "GH_TOKEN": MAIN_TOKEN})
+    client = GitHubClient.from_env(
+        {"GITHUB_API_URL": standin.url, "GH_TOKEN": MAIN_TOKEN}
+    )
     assert MAIN_TOKEN not in repr(client)
 
     async def main():
-        issue = await client.rest("POST", "/repos/octo/eval-sandbox/issues", json={"title": "hello"})
+        issue = await client.rest(
+            "POST", "/repos/octo/eval-sandbox/issues", json={"title": "hello"}
+        )
         data = await client.graphql(
             "query IssueView($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { issue(number: $number) { id } } }",
             {"owner": "octo", "name": "eval-sandbox", "number": issue["number"]},
@@ -55,7 +62,9 @@ def test_a_failed_call_names_the_request_and_status_but_not_the_token(standin):
     with pytest.raises(GitHubError) as info:
         trio.run(client.rest, "GET", "/repos/octo/eval-sandbox/issues/99")
     assert info.value.status == 404
-    assert str(info.value) == "GET /repos/octo/eval-sandbox/issues/99: HTTP 404 Not Found"
+    assert (
+        str(info.value) == "GET /repos/octo/eval-sandbox/issues/99: HTTP 404 Not Found"
+    )
     bad = GitHubClient("wrong-token", base_url=standin.url)
     with pytest.raises(GitHubError, match="HTTP 401 Bad credentials") as info:
         trio.run(bad.rest, "GET", "/repos/octo/eval-sandbox")
@@ -64,7 +73,10 @@ def test_a_failed_call_names_the_request_and_status_but_not_the_token(standin):
 
 def test_graphql_errors_become_one_line(standin):
     client = GitHubClient(MAIN_TOKEN, base_url=standin.url)
-    with pytest.raises(GitHubError, match="GraphQL IssueView: GraphQL error: Could not resolve to an Issue"):
+    with pytest.raises(
+        GitHubError,
+        match="GraphQL IssueView: GraphQL error: Could not resolve to an Issue",
+    ):
         trio.run(
             client.graphql,
             "query IssueView($owner: String!, $name: String!, $number: Int!) { x }",
@@ -74,7 +86,13 @@ def test_graphql_errors_become_one_line(standin):
 
 def test_secondary_rate_limit_waits_for_retry_after_then_succeeds(standin):
     client = GitHubClient(MAIN_TOKEN, base_url=standin.url)
-    standin.fail_next("GET", r"/labels$", 403, headers={"Retry-After": "1"}, message="You have exceeded a secondary rate limit")
+    standin.fail_next(
+        "GET",
+        r"/labels$",
+        403,
+        headers={"Retry-After": "1"},
+        message="You have exceeded a secondary rate limit",
+    )
     started = time.monotonic()
     assert trio.run(client.rest, "GET", "/repos/octo/eval-sandbox/labels") == []
     assert time.monotonic() - started >= 0.9
@@ -88,12 +106,22 @@ def test_retries_are_bounded_in_count_and_wait(standin):
     with pytest.raises(GitHubError, match="HTTP 429 rate limited"):
         trio.run(client.rest, "GET", "/repos/octo/eval-sandbox/labels")
     assert len(standin.requests("GET", "/labels")) == 3  # the call and two retries
-    assert time.monotonic() - started < 5  # `Retry-After: 0` is not githubkit's 60s fallback
+    assert (
+        time.monotonic() - started < 5
+    )  # `Retry-After: 0` is not githubkit's 60s fallback
     # A primary limit resetting in an hour fails at once instead of stalling the run.
     reset = str(int(time.time()) + 3600)
-    standin.fail_next("GET", r"/issues$", 403, headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset}, message="API rate limit exceeded")
+    standin.fail_next(
+        "GET",
+        r"/issues$",
+        403,
+        headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset},
+        message="API rate limit exceeded",
+    )
     started = time.monotonic()
-    with pytest.raises(GitHubError, match=r"HTTP 403 rate limited \(resets in 3[0-9]{3}s\)"):
+    with pytest.raises(
+        GitHubError, match=r"HTTP 403 rate limited \(resets in 3[0-9]{3}s\)"
+    ):
         trio.run(client.rest, "GET", "/repos/octo/eval-sandbox/issues")
     assert time.monotonic() - started < 5
 
@@ -103,8 +131,18 @@ def _rsa_pair() -> tuple[str, str]:
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
-    public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    private = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        .decode()
+    )
     return private, public
 
 
@@ -114,27 +152,50 @@ def test_github_app_installation_token_through_githubkit(tmp_path):
     key_file.write_text(private)
     with GitHubStandIn(app_public_key=public) as server:
         main = GitHubClient(MAIN_TOKEN, base_url=server.url)
-        env = {"GHX_EVAL_APP_ID": str(server.app_id), "GHX_EVAL_APP_PRIVATE_KEY_PATH": str(key_file)}
+        env = {
+            "GHX_EVAL_APP_ID": str(server.app_id),
+            "GHX_EVAL_APP_PRIVATE_KEY_PATH": str(key_file),
+        }
 
         async def act():
             app = await second_identity(main, "octo/eval-sandbox", env)
-            return await app.rest("POST", "/repos/octo/eval-sandbox/issues", json={"title": "from the app"})
+            return await app.rest(
+                "POST",
+                "/repos/octo/eval-sandbox/issues",
+                json={"title": "from the app"},
+            )
 
         issue = trio.run(act)
         assert issue["user"]["login"] == "eval-app[bot]"
         # The JWT (verified by the stand-in with the public key) fetched an installation token.
-        assert [r[3] for r in server.requests("POST", "/access_tokens")] == [f"app:{server.app_id}"]
+        assert [r[3] for r in server.requests("POST", "/access_tokens")] == [
+            f"app:{server.app_id}"
+        ]
         # A JWT the server cannot verify is refused with the server's status.
         other, _ = _rsa_pair()
         with pytest.raises(GitHubError, match="HTTP 401"):
-            trio.run(second_identity, main, "octo/eval-sandbox", {"GHX_EVAL_APP_ID": "999", "GHX_EVAL_APP_PRIVATE_KEY": other})
+            trio.run(
+                second_identity,
+                main,
+                "octo/eval-sandbox",
+                {"GHX_EVAL_APP_ID": "999", "GHX_EVAL_APP_PRIVATE_KEY": other},
+            )
 
 
 def test_second_identity_from_a_reviewer_token_or_none(standin):
     main = GitHubClient(MAIN_TOKEN, base_url=standin.url)
     assert trio.run(second_identity, main, "octo/eval-sandbox", {}) is None
-    reviewer = trio.run(second_identity, main, "octo/eval-sandbox", {"GHX_EVAL_REVIEWER_TOKEN": REVIEWER_TOKEN})
-    created = trio.run(lambda: reviewer.rest("POST", "/repos/octo/eval-sandbox/issues", json={"title": "by reviewer"}))
+    reviewer = trio.run(
+        second_identity,
+        main,
+        "octo/eval-sandbox",
+        {"GHX_EVAL_REVIEWER_TOKEN": REVIEWER_TOKEN},
+    )
+    created = trio.run(
+        lambda: reviewer.rest(
+            "POST", "/repos/octo/eval-sandbox/issues", json={"title": "by reviewer"}
+        )
+    )
     assert created["user"]["login"] == "reviewer"
     with pytest.raises(GitHubError, match="PRIVATE_KEY"):
         trio.run(second_identity, main, "octo/eval-sandbox", {"GHX_EVAL_APP_ID": "1"})
@@ -142,7 +203,11 @@ def test_second_identity_from_a_reviewer_token_or_none(standin):
 
 def test_the_standin_answers_unknown_requests_with_404_and_logs_them(standin):
     client = GitHubClient(MAIN_TOKEN, base_url=standin.url)
-    for method, path in (("GET", "/repos/octo/eval-sandbox/releases"), ("GET", "/repos/other/repo"), ("DELETE", "/repos/octo/eval-sandbox/issues/1")):
+    for method, path in (
+        ("GET", "/repos/octo/eval-sandbox/releases"),
+        ("GET", "/repos/other/repo"),
+        ("DELETE", "/repos/octo/eval-sandbox/issues/1"),
+    ):
         with pytest.raises(GitHubError, match="HTTP 404") as info:
             trio.run(client.rest, method, path)
         assert info.value.status == 404

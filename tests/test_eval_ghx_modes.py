@@ -32,7 +32,9 @@ def places(tmp_path):
 
 def resolver(places, **environ) -> EvalModeResolver:
     cwd, home = places
-    return EvalModeResolver(environ={"PATH": "/usr/bin:/bin", **environ}, cwd=cwd, home=home)
+    return EvalModeResolver(
+        environ={"PATH": "/usr/bin:/bin", **environ}, cwd=cwd, home=home
+    )
 
 
 def skill(path: Path, text: str) -> Path:
@@ -53,15 +55,28 @@ def test_ghx_puts_ghx_bin_dir_first_on_path(places, tmp_path):
 def test_ghx_defaults_to_node_modules_bin_of_the_working_directory(places):
     cwd, _ = places
     config = resolver(places).resolve("ghx")
-    assert config.environment["PATH"] == f"{cwd / 'node_modules' / '.bin'}{os.pathsep}/usr/bin:/bin"
+    assert (
+        config.environment["PATH"]
+        == f"{cwd / 'node_modules' / '.bin'}{os.pathsep}/usr/bin:/bin"
+    )
     # an empty GHX_BIN_DIR is no setting; a relative one is taken from the working directory
-    assert resolver(places, GHX_BIN_DIR="").resolve("ghx").environment == config.environment
-    assert resolver(places, GHX_BIN_DIR="tools").resolve("ghx").environment["PATH"].startswith(f"{cwd / 'tools'}{os.pathsep}")
+    assert (
+        resolver(places, GHX_BIN_DIR="").resolve("ghx").environment
+        == config.environment
+    )
+    assert (
+        resolver(places, GHX_BIN_DIR="tools")
+        .resolve("ghx")
+        .environment["PATH"]
+        .startswith(f"{cwd / 'tools'}{os.pathsep}")
+    )
 
 
 def test_ghx_without_any_path_uses_the_bin_dir_alone(places, tmp_path):
     cwd, home = places
-    config = EvalModeResolver(environ={"GHX_BIN_DIR": str(tmp_path)}, cwd=cwd, home=home).resolve("ghx")
+    config = EvalModeResolver(
+        environ={"GHX_BIN_DIR": str(tmp_path)}, cwd=cwd, home=home
+    ).resolve("ghx")
     assert config.environment == {"PATH": str(tmp_path)}
 
 
@@ -116,14 +131,19 @@ def test_mcp_remote_server_with_the_token_as_a_reference(places):
 
 def test_mcp_uses_github_token_when_gh_token_is_unset(places):
     config = resolver(places, GITHUB_TOKEN=TOKEN).resolve("mcp")
-    assert config.provider_overrides["mcp"]["github"]["headers"] == {"Authorization": "Bearer {env:GITHUB_TOKEN}"}
+    assert config.provider_overrides["mcp"]["github"]["headers"] == {
+        "Authorization": "Bearer {env:GITHUB_TOKEN}"
+    }
 
 
 def test_mcp_local_server_when_configured(places):
     cwd, home = places
     r = EvalModeResolver(
-        mcp_server="local", mcp_command=["/opt/github-mcp-server", "stdio", "--toolsets", "issues"],
-        environ={"GH_TOKEN": TOKEN}, cwd=cwd, home=home,
+        mcp_server="local",
+        mcp_command=["/opt/github-mcp-server", "stdio", "--toolsets", "issues"],
+        environ={"GH_TOKEN": TOKEN},
+        cwd=cwd,
+        home=home,
     )
     assert r.resolve("mcp").provider_overrides == {
         "mcp": {
@@ -135,12 +155,20 @@ def test_mcp_local_server_when_configured(places):
             }
         }
     }
-    default = EvalModeResolver(mcp_server="local", environ={"GH_TOKEN": TOKEN}, cwd=cwd, home=home)
-    assert default.resolve("mcp").provider_overrides["mcp"]["github"]["command"] == ["github-mcp-server", "stdio"]
+    default = EvalModeResolver(
+        mcp_server="local", environ={"GH_TOKEN": TOKEN}, cwd=cwd, home=home
+    )
+    assert default.resolve("mcp").provider_overrides["mcp"]["github"]["command"] == [
+        "github-mcp-server",
+        "stdio",
+    ]
 
 
 def test_mcp_without_a_token_fails_fast(places):
-    with pytest.raises(ConfigError, match="mode mcp: the GitHub MCP server needs a token: set GH_TOKEN or GITHUB_TOKEN"):
+    with pytest.raises(
+        ConfigError,
+        match="mode mcp: the GitHub MCP server needs a token: set GH_TOKEN or GITHUB_TOKEN",
+    ):
         resolver(places).resolve("mcp")
 
 
@@ -149,16 +177,26 @@ def test_mcp_without_a_token_fails_fast(places):
 
 def test_baseline_is_plain_gh_with_json(places):
     config = resolver(places, GH_TOKEN=TOKEN).resolve("baseline")
-    assert config.system_instructions == BASELINE_INSTRUCTIONS and "--json" in BASELINE_INSTRUCTIONS
+    assert (
+        config.system_instructions == BASELINE_INSTRUCTIONS
+        and "--json" in BASELINE_INSTRUCTIONS
+    )
     assert config.environment == {} and config.provider_overrides == {}
 
 
 def test_unknown_mode_and_bad_options(places):
-    with pytest.raises(UnknownModeError, match=r"unknown mode 'ghxx'; did you mean 'ghx'\? \(the eval resolver knows: ghx, mcp, baseline\)"):
+    with pytest.raises(
+        UnknownModeError,
+        match=r"unknown mode 'ghxx'; did you mean 'ghx'\? \(the eval resolver knows: ghx, mcp, baseline\)",
+    ):
         resolver(places).resolve("ghxx")
-    with pytest.raises(ConfigError, match="option mcp_server: expected remote or local, got 'docker'"):
+    with pytest.raises(
+        ConfigError, match="option mcp_server: expected remote or local, got 'docker'"
+    ):
         EvalModeResolver(mcp_server="docker")
-    with pytest.raises(ConfigError, match="option mcp_command: expected a list of strings"):
+    with pytest.raises(
+        ConfigError, match="option mcp_command: expected a list of strings"
+    ):
         EvalModeResolver(mcp_command="github-mcp-server stdio")
     with pytest.raises(ConfigError, match="option mcp_url: expected an http"):
         EvalModeResolver(mcp_url="api.githubcopilot.com")
@@ -167,23 +205,32 @@ def test_unknown_mode_and_bad_options(places):
 def test_the_plugin_registers_the_resolver():
     from profiler_core.plugins.manager import get_plugin_manager
 
-    assert get_plugin_manager().registry.get("mode_resolvers", "eval").factory is EvalModeResolver
+    assert (
+        get_plugin_manager().registry.get("mode_resolvers", "eval").factory
+        is EvalModeResolver
+    )
 
 
 # -- through the runner: what the provider receives, and what is written --------------------------
 
 
-def test_modes_reach_the_provider_and_the_token_is_never_written(places, tmp_path, monkeypatch):
+def test_modes_reach_the_provider_and_the_token_is_never_written(
+    places, tmp_path, monkeypatch
+):
     from profiler_core import Scenario
 
     cwd, home = places
     bin_dir = tmp_path / "bin"
     skill(cwd / "SKILL.md", "Use ghx for GitHub.")
     environ = {"PATH": "/usr/bin", "GHX_BIN_DIR": str(bin_dir), "GH_TOKEN": TOKEN}
-    monkeypatch.setenv("GH_TOKEN", TOKEN)  # as in a real run: the token is in the environment
+    monkeypatch.setenv(
+        "GH_TOKEN", TOKEN
+    )  # as in a real run: the token is in the environment
     provider = FakeProvider()
     instructions: dict[str, str] = {}
-    provider.script = lambda params, attempt: instructions.__setitem__(params.mode, params.system_instructions)
+    provider.script = lambda params, attempt: instructions.__setitem__(
+        params.mode, params.system_instructions
+    )
     options = RunOptions(
         provider=provider,
         scorer=FixedScorer(),
@@ -198,10 +245,22 @@ def test_modes_reach_the_provider_and_the_token_is_never_written(places, tmp_pat
     trio.run(run_profile_suite, options)
     by_mode = {c.mode: c for c in provider.configs}
     assert by_mode["ghx"].environment["PATH"] == f"{bin_dir}{os.pathsep}/usr/bin"
-    assert by_mode["mcp"].options["mcp"]["github"]["headers"] == {"Authorization": "Bearer {env:GH_TOKEN}"}
-    assert "mcp" not in by_mode["ghx"].options and "mcp" not in by_mode["baseline"].options
-    assert instructions == {"ghx": "Use ghx for GitHub.", "mcp": MCP_INSTRUCTIONS, "baseline": BASELINE_INSTRUCTIONS}
-    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".md", ".csv", ".html")]
+    assert by_mode["mcp"].options["mcp"]["github"]["headers"] == {
+        "Authorization": "Bearer {env:GH_TOKEN}"
+    }
+    assert (
+        "mcp" not in by_mode["ghx"].options and "mcp" not in by_mode["baseline"].options
+    )
+    assert instructions == {
+        "ghx": "Use ghx for GitHub.",
+        "mcp": MCP_INSTRUCTIONS,
+        "baseline": BASELINE_INSTRUCTIONS,
+    }
+    written = [
+        p
+        for p in tmp_path.rglob("*")
+        if p.is_file() and p.suffix in (".json", ".jsonl", ".md", ".csv", ".html")
+    ]
     assert any(p.suffix == ".jsonl" for p in written)
     for path in written:
         assert TOKEN not in path.read_text(encoding="utf-8", errors="replace"), path
@@ -212,15 +271,30 @@ def test_options_take_precedence_over_the_environment(places, tmp_path):
     skill(cwd / "SKILL.md", "project skill")
     skill(tmp_path / "opt" / "SKILL.md", "option skill")
     r = EvalModeResolver(
-        ghx_bin_dir=str(tmp_path / "opt-bin"), skill_md=str(tmp_path / "opt" / "SKILL.md"), token_env="EVAL_GH_TOKEN",
-        environ={"PATH": "/bin", "GHX_BIN_DIR": "/env-bin", "GH_TOKEN": TOKEN, "EVAL_GH_TOKEN": TOKEN}, cwd=cwd, home=home,
+        ghx_bin_dir=str(tmp_path / "opt-bin"),
+        skill_md=str(tmp_path / "opt" / "SKILL.md"),
+        token_env="EVAL_GH_TOKEN",
+        environ={
+            "PATH": "/bin",
+            "GHX_BIN_DIR": "/env-bin",
+            "GH_TOKEN": TOKEN,
+            "EVAL_GH_TOKEN": TOKEN,
+        },
+        cwd=cwd,
+        home=home,
     )
     ghx = r.resolve("ghx")
     assert ghx.environment["PATH"] == f"{tmp_path / 'opt-bin'}{os.pathsep}/bin"
     assert ghx.system_instructions == "option skill"
-    assert r.resolve("mcp").provider_overrides["mcp"]["github"]["headers"] == {"Authorization": "Bearer {env:EVAL_GH_TOKEN}"}
-    unset = EvalModeResolver(token_env="EVAL_GH_TOKEN", environ={"GH_TOKEN": TOKEN}, cwd=cwd, home=home)
+    assert r.resolve("mcp").provider_overrides["mcp"]["github"]["headers"] == {
+        "Authorization": "Bearer {env:EVAL_GH_TOKEN}"
+    }
+    unset = EvalModeResolver(
+        token_env="EVAL_GH_TOKEN", environ={"GH_TOKEN": TOKEN}, cwd=cwd, home=home
+    )
     with pytest.raises(ConfigError, match="set EVAL_GH_TOKEN$"):
         unset.resolve("mcp")
-    with pytest.raises(ConfigError, match="option token_env: expected a non-empty string"):
+    with pytest.raises(
+        ConfigError, match="option token_env: expected a non-empty string"
+    ):
         EvalModeResolver(token_env="")

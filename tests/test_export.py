@@ -20,7 +20,10 @@ def _jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _latest(records: list[dict], key=lambda r: (r["model"], r["mode"], r["scenarioId"], r["iteration"])) -> list[dict]:
+def _latest(
+    records: list[dict],
+    key=lambda r: (r["model"], r["mode"], r["scenarioId"], r["iteration"]),
+) -> list[dict]:
     last: dict = {}
     for r in records:
         last[key(r)] = r
@@ -31,8 +34,24 @@ def _latest(records: list[dict], key=lambda r: (r["model"], r["mode"], r["scenar
 def runs(tmp_path_factory):
     """Two runs; the first has a cell written twice (the later row wins, with extensions)."""
     root = tmp_path_factory.mktemp("export")
-    first = write_run(root, "run_one", grid(["a", "b"], ["s1", "s2"], 3, lambda m, s, i: {"outcome": "fail" if i == 2 else "pass"}), report=False)
-    again = attrs.evolve(row_of("run_one", Cell(mode="a", scenario="s1", iteration=0, cost=9.0, outcome="error")), extensions={"score": None, "tag": "x"})
+    first = write_run(
+        root,
+        "run_one",
+        grid(
+            ["a", "b"],
+            ["s1", "s2"],
+            3,
+            lambda m, s, i: {"outcome": "fail" if i == 2 else "pass"},
+        ),
+        report=False,
+    )
+    again = attrs.evolve(
+        row_of(
+            "run_one",
+            Cell(mode="a", scenario="s1", iteration=0, cost=9.0, outcome="error"),
+        ),
+        extensions={"score": None, "tag": "x"},
+    )
     with open(first, "a") as f:
         f.write(to_json(again) + "\n")
     second = write_run(root, "run_two", grid(["a"], ["s1"], 2), report=False)
@@ -45,19 +64,32 @@ def _expected(root: Path, results: Path) -> dict[str, int]:
     from profiler_core.viewer.timeline import turns_of
 
     rows = _latest(_jsonl(results))
-    traces = _latest(_jsonl(root / "reports" / results.stem / "sessions" / "traces.jsonl"))
+    traces = _latest(
+        _jsonl(root / "reports" / results.stem / "sessions" / "traces.jsonl")
+    )
     bundles = _latest(_jsonl(results.with_name(results.stem + ".analysis.jsonl")))
     return {
         "rows": len(rows),
         "tool_calls": sum(len(r["toolCalls"]["records"]) for r in rows),
         "checkpoints": sum(len(r["checkpointDetails"]) for r in rows),
-        "turns": sum(len(turns_of(from_json(json.dumps(t["trace"]), SessionTrace))) for t in traces),
-        "findings": sum(len(res["findings"]) for b in bundles for res in b["results"].values()),
+        "turns": sum(
+            len(turns_of(from_json(json.dumps(t["trace"]), SessionTrace)))
+            for t in traces
+        ),
+        "findings": sum(
+            len(res["findings"]) for b in bundles for res in b["results"].values()
+        ),
     }
 
 
 def _export(*args, cwd):
-    return subprocess.run([str(PROFILER), "export", *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [str(PROFILER), "export", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
 
 
 def test_duckdb_holds_what_the_jsonl_says_and_runs_append(runs, tmp_path):
@@ -71,7 +103,12 @@ def test_duckdb_holds_what_the_jsonl_says_and_runs_append(runs, tmp_path):
     con = duckdb.connect(str(db), read_only=True)
     for run, results in (("run_one", first), ("run_two", second)):
         expected = _expected(root, results)
-        found = {t: con.execute(f"SELECT count(*) FROM {t} WHERE run_id = ?", [run]).fetchone()[0] for t in expected}
+        found = {
+            t: con.execute(
+                f"SELECT count(*) FROM {t} WHERE run_id = ?", [run]
+            ).fetchone()[0]
+            for t in expected
+        }
         assert found == expected
     # The later row of the doubled cell won: it errored and cost 9.
     assert con.execute("SELECT error_code, cost_total_usd, extensions FROM rows WHERE run_id='run_one' AND mode='a' AND scenario_id='s1' AND iteration=0").fetchone() == \
@@ -82,14 +119,26 @@ def test_duckdb_holds_what_the_jsonl_says_and_runs_append(runs, tmp_path):
         "FROM rows r JOIN tool_calls t USING (run_id, model, mode, scenario_id, iteration) WHERE r.run_id = 'run_one' "
         "GROUP BY ALL ORDER BY ALL"
     ).fetchall()
-    by_cell = {(r["mode"], r["scenarioId"], r["iteration"]): r for r in _latest(_jsonl(first))}
+    by_cell = {
+        (r["mode"], r["scenarioId"], r["iteration"]): r for r in _latest(_jsonl(first))
+    }
     assert len(joined) == len(by_cell)
     for mode, scenario, iteration, total, calls, failed, last_turn in joined:
         row = by_cell[(mode, scenario, iteration)]
-        assert total == calls == row["toolCalls"]["total"] and failed == row["toolCalls"]["failed"] and last_turn == 2
-    checks = con.execute("SELECT count(*) FROM checkpoints WHERE run_id='run_one' AND NOT passed").fetchone()[0]
-    assert checks == sum(1 for r in by_cell.values() for c in r["checkpointDetails"] if not c["passed"])
-    assert con.execute("SELECT number FROM findings WHERE finding='total_turns' LIMIT 1").fetchone() == (2.0,)
+        assert (
+            total == calls == row["toolCalls"]["total"]
+            and failed == row["toolCalls"]["failed"]
+            and last_turn == 2
+        )
+    checks = con.execute(
+        "SELECT count(*) FROM checkpoints WHERE run_id='run_one' AND NOT passed"
+    ).fetchone()[0]
+    assert checks == sum(
+        1 for r in by_cell.values() for c in r["checkpointDetails"] if not c["passed"]
+    )
+    assert con.execute(
+        "SELECT number FROM findings WHERE finding='total_turns' LIMIT 1"
+    ).fetchone() == (2.0,)
 
 
 def test_parquet_reads_back_with_pyarrow(runs, tmp_path):
@@ -99,14 +148,21 @@ def test_parquet_reads_back_with_pyarrow(runs, tmp_path):
     for results in (first, second):
         out = _export(results, "--to", out_dir, "--format", "parquet", cwd=root)
         assert out.returncode == 0, out.stderr
-    assert sorted(p.name for p in (out_dir / "rows").iterdir()) == ["run_one.parquet", "run_two.parquet"]
+    assert sorted(p.name for p in (out_dir / "rows").iterdir()) == [
+        "run_one.parquet",
+        "run_two.parquet",
+    ]
     expected = _expected(root, first)
     for table, count in expected.items():
         read = pq.read_table(out_dir / table / "run_one.parquet")
         assert read.num_rows == count and "run_id" in read.column_names
-    rows = pq.read_table(out_dir / "rows").to_pylist()  # the folder as one dataset: both runs
+    rows = pq.read_table(
+        out_dir / "rows"
+    ).to_pylist()  # the folder as one dataset: both runs
     assert {r["run_id"] for r in rows} == {"run_one", "run_two"}
-    assert sum(r["cost_total_usd"] for r in rows if r["run_id"] == "run_one") == pytest.approx(sum(r["cost"]["totalUsd"] for r in _latest(_jsonl(first))))
+    assert sum(
+        r["cost_total_usd"] for r in rows if r["run_id"] == "run_one"
+    ) == pytest.approx(sum(r["cost"]["totalUsd"] for r in _latest(_jsonl(first))))
 
 
 @pytest.mark.parametrize("backend", ["pandas", "polars"])
@@ -128,12 +184,21 @@ def test_missing_extra_and_bad_run_are_one_line(runs, tmp_path):
     out = subprocess.run([sys.executable, "-c", code, "export", str(first), "--to", str(tmp_path / "x.duckdb")],
                          capture_output=True, text=True, timeout=60, cwd=root)  # fmt: skip
     assert out.returncode == 1
-    assert out.stderr.strip() == "Error: this export needs duckdb, which is not installed: pip install 'agent-profiler[duckdb]'"
+    assert (
+        out.stderr.strip()
+        == "Error: this export needs duckdb, which is not installed: pip install 'agent-profiler[duckdb]'"
+    )
     out = _export("nope", "--to", tmp_path / "x.duckdb", cwd=root)
-    assert out.returncode == 1 and out.stderr.startswith("Error: nope:") and len(out.stderr.strip().splitlines()) == 1
+    assert (
+        out.returncode == 1
+        and out.stderr.startswith("Error: nope:")
+        and len(out.stderr.strip().splitlines()) == 1
+    )
 
 
 def test_import_profiler_core_stays_cheap():
     code = "import sys, profiler_core; print(sorted(m for m in ('numpy', 'pandas', 'polars', 'duckdb', 'pyarrow', 'starlette') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert out.stdout.strip() == "[]"

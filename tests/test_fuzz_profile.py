@@ -21,14 +21,24 @@ from profiler_core.errors import ProfilerError
 DEMO = Path(__file__).parent.parent / "examples" / "demo"
 PROFILE_TEXT = (DEMO / "profile.yaml").read_text(encoding="utf-8")
 PROFILE = yaml.safe_load(PROFILE_TEXT)
-SCENARIO_FILES = sorted(p for p in (DEMO / "scenarios").iterdir() if p.name != "scenario-sets.json")
+SCENARIO_FILES = sorted(
+    p for p in (DEMO / "scenarios").iterdir() if p.name != "scenario-sets.json"
+)
 
 
 @st.composite
 def hostile_project(draw: st.DrawFn) -> tuple[str, str | None, str | None]:
     """(profile text, scenario file name, scenario text): the demo with hostile values or damaged text."""
-    kind = draw(st.sampled_from(["profile-values", "profile-text", "scenario-values", "scenario-text"]))
-    profile_text, name, scenario_text = PROFILE_TEXT.replace("time_scale: 0.002", "time_scale: 0"), None, None
+    kind = draw(
+        st.sampled_from(
+            ["profile-values", "profile-text", "scenario-values", "scenario-text"]
+        )
+    )
+    profile_text, name, scenario_text = (
+        PROFILE_TEXT.replace("time_scale: 0.002", "time_scale: 0"),
+        None,
+        None,
+    )
     if kind == "profile-values":
         profile_text = dumps(draw(mutated(PROFILE)))  # JSON is YAML
     elif kind == "profile-text":
@@ -37,7 +47,11 @@ def hostile_project(draw: st.DrawFn) -> tuple[str, str | None, str | None]:
         source = draw(st.sampled_from(SCENARIO_FILES))
         name = source.name
         text = source.read_text(encoding="utf-8")
-        scenario_text = dumps(draw(mutated(json.loads(text)))) if kind == "scenario-values" else draw(mutated_text(text))
+        scenario_text = (
+            dumps(draw(mutated(json.loads(text))))
+            if kind == "scenario-values"
+            else draw(mutated_text(text))
+        )
     return profile_text, name, scenario_text
 
 
@@ -54,7 +68,9 @@ def test_a_hostile_profile_or_scenario_loads_or_is_refused_in_lines(project):
         folder = Path(tmp)
         shutil.copytree(DEMO / "scenarios", folder / "scenarios")
         if name is not None:
-            (folder / "scenarios" / name).write_text(scenario_text, encoding="utf-8", errors="surrogatepass")
+            (folder / "scenarios" / name).write_text(
+                scenario_text, encoding="utf-8", errors="surrogatepass"
+            )
         profile = folder / "profile.yaml"
         profile.write_text(profile_text, encoding="utf-8", errors="surrogatepass")
         try:
@@ -62,7 +78,9 @@ def test_a_hostile_profile_or_scenario_loads_or_is_refused_in_lines(project):
         except ProfilerError as exc:
             _one_line_each(str(exc))
         result = CliRunner().invoke(cli, ["validate", str(profile)])
-        assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+        assert result.exception is None or isinstance(result.exception, SystemExit), (
+            result.exc_info
+        )
         assert result.exit_code in (0, 1), result.output
         if result.exit_code == 1:
             _one_line_each(result.stderr)

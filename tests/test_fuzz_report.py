@@ -54,7 +54,13 @@ def test_a_hostile_results_file_gives_a_report_naming_each_skipped_line(results)
             numbered = re.match(rf"{re.escape(str(path))}:(\d+): ", warning)
             if numbered:
                 assert int(numbered.group(1)) in changed, warning
-        for page in (written.md, written.html, written.csv, written.summary, written.json):
+        for page in (
+            written.md,
+            written.html,
+            written.csv,
+            written.summary,
+            written.json,
+        ):
             assert page.stat().st_size > 0
 
 
@@ -91,7 +97,11 @@ def test_one_unusable_row_is_skipped_with_its_line_named(tmp_path, path, value):
     [
         (("mode",), "bad\ud800x", True),
         (("extensions", "note"), "\ud800", True),
-        (("timing", "wallMs"), "\ud800", False),  # named in the warning: must not make report.md unwritable
+        (
+            ("timing", "wallMs"),
+            "\ud800",
+            False,
+        ),  # named in the warning: must not make report.md unwritable
     ],
 )
 def test_half_an_emoji_becomes_u_fffd_with_its_line_named(tmp_path, path, value, kept):
@@ -107,6 +117,11 @@ def test_half_an_emoji_becomes_u_fffd_with_its_line_named(tmp_path, path, value,
     results.write_text("\n".join(lines) + "\n")
     written = write_report(results, tmp_path / "report", parallel=False)
     assert written.rows == len(ROWS) - (0 if kept else 1)
-    assert f"{results}:4: 1 lone surrogate(s) or NUL character(s) replaced by U+FFFD" in written.warnings
-    assert all(w.startswith(f"{results}:4: ") and len(w) < 400 for w in written.warnings)
+    assert (
+        f"{results}:4: 1 lone surrogate(s) or NUL character(s) replaced by U+FFFD"
+        in written.warnings
+    )
+    assert all(
+        w.startswith(f"{results}:4: ") and len(w) < 400 for w in written.warnings
+    )
     written.md.read_text(encoding="utf-8")

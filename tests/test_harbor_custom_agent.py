@@ -36,25 +36,50 @@ def custom_run(tmp_path_factory):
     require("bwrap")
     root = tmp_path_factory.mktemp("harbor-custom")
     write_task(root / "tasks" / "hello-file", base_image(podman))
-    nofile, nproc = resource.getrlimit(resource.RLIMIT_NOFILE)[1], resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    nofile, nproc = (
+        resource.getrlimit(resource.RLIMIT_NOFILE)[1],
+        resource.getrlimit(resource.RLIMIT_NPROC)[1],
+    )
     conf = root / "containers.conf"
-    conf.write_text(f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={min(nproc, 4096)}:{min(nproc, 4096)}"]\n')
+    conf.write_text(
+        f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={min(nproc, 4096)}:{min(nproc, 4096)}"]\n'
+    )
     (root / "fake-model.yaml").write_text(SCRIPT)
     model, url = start_fake_model(str(root / "fake-model.yaml"), cwd=root)
     saved = {k: os.environ.get(k) for k in ("CONTAINERS_CONF", "PYTHONPATH")}
     # Harbor's interpreter imports the agent's module from this folder (harbor run inherits the profiler's environment).
-    os.environ.update(CONTAINERS_CONF=str(conf), PYTHONPATH=str(Path(__file__).parent / "scripted"))
+    os.environ.update(
+        CONTAINERS_CONF=str(conf), PYTHONPATH=str(Path(__file__).parent / "scripted")
+    )
     try:
-        (root / "profile.yaml").write_text(yaml.safe_dump({
-            "modes": {"custom": {}},
-            "scenarios": {"path": "tasks", "format": "harbor"},
-            "provider": {"id": "harbor", "model": "scripted-harbor", "options": {
-                "agent_import_path": "harbor_agent:ScriptedAgent", "agent_kwargs": {"model_url": url},
-                "environment": "podman", "harbor": str(harbor), "keep_jobs": "jobs",
-            }},
-            "execution": {"repetitions": 2, "warmup": False, "sandbox": "bwrap", "concurrency": 2},
-        }))
-        done = profiler(root, "run", "profile.yaml", "--run-id", "c", "--no-report", timeout=900)
+        (root / "profile.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "modes": {"custom": {}},
+                    "scenarios": {"path": "tasks", "format": "harbor"},
+                    "provider": {
+                        "id": "harbor",
+                        "model": "scripted-harbor",
+                        "options": {
+                            "agent_import_path": "harbor_agent:ScriptedAgent",
+                            "agent_kwargs": {"model_url": url},
+                            "environment": "podman",
+                            "harbor": str(harbor),
+                            "keep_jobs": "jobs",
+                        },
+                    },
+                    "execution": {
+                        "repetitions": 2,
+                        "warmup": False,
+                        "sandbox": "bwrap",
+                        "concurrency": 2,
+                    },
+                }
+            )
+        )
+        done = profiler(
+            root, "run", "profile.yaml", "--run-id", "c", "--no-report", timeout=900
+        )
     finally:
         _, log = stop(model)
         for key, value in saved.items():
@@ -69,8 +94,14 @@ def custom_run(tmp_path_factory):
 def test_the_custom_agent_solves_the_task_with_the_scripted_model(custom_run):
     root, log = custom_run
     got = rows(root, "c")
-    assert [(r["success"], r.get("reward"), r.get("error")) for r in got] == [(True, 1.0, None), (True, 1.0, None)]
-    assert log.count("/v1/chat/completions -> tool_call bash") == 2 and log.count("/v1/chat/completions -> text") == 2, log
+    assert [(r["success"], r.get("reward"), r.get("error")) for r in got] == [
+        (True, 1.0, None),
+        (True, 1.0, None),
+    ]
+    assert (
+        log.count("/v1/chat/completions -> tool_call bash") == 2
+        and log.count("/v1/chat/completions -> text") == 2
+    ), log
 
 
 def test_its_tokens_come_through(custom_run):
@@ -79,16 +110,45 @@ def test_its_tokens_come_through(custom_run):
         tokens = row["tokens"]
         # the script's two replies: 190 prompt tokens on the wire, 30 of them cached (Harbor's n_input_tokens
         # includes them, our input does not), 20 completion tokens
-        assert (tokens["input"], tokens["cacheRead"], tokens["output"]) == (160, 30, 20), tokens
+        assert (tokens["input"], tokens["cacheRead"], tokens["output"]) == (
+            160,
+            30,
+            20,
+        ), tokens
 
 
 def test_our_rows_equal_what_the_importer_reads_from_the_same_jobs(custom_run):
     root, _ = custom_run
     got = rows(root, "c")
     jobs = [root / "jobs" / r["sessionId"] for r in got]
-    out = profiler(root, "import", "harbor", *map(str, jobs), "--as-mode", "custom", "--as-mode", "custom", "--out", "imported/i.jsonl")
+    out = profiler(
+        root,
+        "import",
+        "harbor",
+        *map(str, jobs),
+        "--as-mode",
+        "custom",
+        "--as-mode",
+        "custom",
+        "--out",
+        "imported/i.jsonl",
+    )
     assert out.returncode == 0, out.stderr
-    imported = [json.loads(line) for line in (root / "imported" / "i.jsonl").read_text().splitlines()]
-    same = ("mode", "scenarioId", "success", "reward", "tokens", "cost", "timing", "completionReason", "checkpointsPassed", "agentTurns")
+    imported = [
+        json.loads(line)
+        for line in (root / "imported" / "i.jsonl").read_text().splitlines()
+    ]
+    same = (
+        "mode",
+        "scenarioId",
+        "success",
+        "reward",
+        "tokens",
+        "cost",
+        "timing",
+        "completionReason",
+        "checkpointsPassed",
+        "agentTurns",
+    )
     key = lambda r: tuple(json.dumps(r.get(k), sort_keys=True) for k in same)  # noqa: E731
     assert len(imported) == 2 and sorted(map(key, got)) == sorted(map(key, imported))

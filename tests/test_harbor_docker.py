@@ -53,7 +53,9 @@ set -e
 sed -i 's/a - b/a + b/' /app/calc.py
 echo "$TASK_MARKER" > /app/solved-in.txt
 """
-AGENT_EDIT = "sed -i 's/a - b/a + b/' /app/calc.py && echo \"$TASK_MARKER\" > /app/agent-in.txt"
+AGENT_EDIT = (
+    "sed -i 's/a - b/a + b/' /app/calc.py && echo \"$TASK_MARKER\" > /app/agent-in.txt"
+)
 
 
 @pytest.fixture(scope="module")
@@ -65,14 +67,31 @@ def docker(tmp_path_factory):
         yield
         made = sorted(set(_task_images()) - before)
         if made:
-            subprocess.run(["docker", "image", "rm", "--force", *made], capture_output=True, timeout=120, check=False)
-        assert not containers_named("docker", "profiler-"), "a container was left behind"
+            subprocess.run(
+                ["docker", "image", "rm", "--force", *made],
+                capture_output=True,
+                timeout=120,
+                check=False,
+            )
+        assert not containers_named("docker", "profiler-"), (
+            "a container was left behind"
+        )
 
 
 def _task_images(binary: str = "docker") -> list[str]:
     done = subprocess.run(
-        [binary, "images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", "reference=localhost/agent-profiler-task-*"],
-        capture_output=True, text=True, timeout=60, check=False,
+        [
+            binary,
+            "images",
+            "--format",
+            "{{.Repository}}:{{.Tag}}",
+            "--filter",
+            "reference=localhost/agent-profiler-task-*",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     return done.stdout.split()
 
@@ -84,17 +103,25 @@ def tasks(tmp_path_factory) -> Path:
     task = root / "docker-calc"
     for part in ("environment", "tests", "solution"):
         (task / part).mkdir(parents=True)
-    (task / "task.toml").write_text('[agent]\ntimeout_sec = 240.0\n[verifier]\ntimeout_sec = 60.0\n[metadata]\ntags = ["docker"]\n')
-    (task / "instruction.md").write_text("The tests of /app/calc.py fail: add() subtracts. Fix it.\n")
+    (task / "task.toml").write_text(
+        '[agent]\ntimeout_sec = 240.0\n[verifier]\ntimeout_sec = 60.0\n[metadata]\ntags = ["docker"]\n'
+    )
+    (task / "instruction.md").write_text(
+        "The tests of /app/calc.py fail: add() subtracts. Fix it.\n"
+    )
     (task / "environment" / "Dockerfile").write_text(DOCKERFILE)
-    (task / "environment" / "calc_source.py").write_text("def add(a, b):\n    return a - b\n")
+    (task / "environment" / "calc_source.py").write_text(
+        "def add(a, b):\n    return a - b\n"
+    )
     (task / "environment" / "token.txt").write_text(uuid.uuid4().hex)
     (task / "tests" / "test.sh").write_text(TEST_SH)
     (task / "solution" / "solve.sh").write_text(SOLVE_SH)
     return root
 
 
-def _profile(folder: Path, tasks: Path, provider: dict, sandbox: str = "docker") -> Path:
+def _profile(
+    folder: Path, tasks: Path, provider: dict, sandbox: str = "docker"
+) -> Path:
     profile = {
         "modes": {"fix": {"system_instructions": "Fix the code."}},
         "scenarios": {"path": str(tasks), "format": "harbor"},
@@ -112,36 +139,82 @@ def _kept(folder: Path, run_id: str) -> Path:
     return folder / "reports" / run_id / "workspaces" / "docker-calc" / "fix-iter-0"
 
 
-def test_the_oracle_solves_the_task_in_the_image_built_from_its_dockerfile(tmp_path, docker, tasks):
-    path = _profile(tmp_path, tasks, {"id": "claude-code", "options": {"base_url": "http://127.0.0.1:9"}})
-    done = profiler(tmp_path, "run", str(path), "--provider", "oracle", "--run-id", "o", "--no-report", "--progress", "none", timeout=600)
+def test_the_oracle_solves_the_task_in_the_image_built_from_its_dockerfile(
+    tmp_path, docker, tasks
+):
+    path = _profile(
+        tmp_path,
+        tasks,
+        {"id": "claude-code", "options": {"base_url": "http://127.0.0.1:9"}},
+    )
+    done = profiler(
+        tmp_path,
+        "run",
+        str(path),
+        "--provider",
+        "oracle",
+        "--run-id",
+        "o",
+        "--no-report",
+        "--progress",
+        "none",
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     [row] = rows(tmp_path, "o")
     assert row["provider"] == "oracle" and row["success"] and row["reward"] == 1.0, row
-    assert [(d["id"], d["passed"]) for d in row["checkpointDetails"]] == [("verify:tests", True)]
+    assert [(d["id"], d["passed"]) for d in row["checkpointDetails"]] == [
+        ("verify:tests", True)
+    ]
     workspace = _kept(tmp_path, "o")
     # The workspace is the image's /app: calc.py (copied there by the Dockerfile), not the environment folder.
-    assert sorted(p.name for p in workspace.iterdir()) == ["calc.py", "solved-in.txt", "token.txt"]
+    assert sorted(p.name for p in workspace.iterdir()) == [
+        "calc.py",
+        "solved-in.txt",
+        "token.txt",
+    ]
     assert (workspace / "solved-in.txt").read_text().strip() == "built-from-dockerfile"
     assert "not applied" not in done.stderr  # the Dockerfile was applied
     assert not Path("/logs/verifier").exists() and not Path("/tests/test.sh").exists()
 
 
-def test_claude_code_works_in_the_tasks_image_and_the_verifier_judges_it(tmp_path, docker, tasks):
+def test_claude_code_works_in_the_tasks_image_and_the_verifier_judges_it(
+    tmp_path, docker, tasks
+):
     binary = str(agent_binary("claude", "CLAUDE_BIN"))
-    script = steps([
-        ToolCall("Bash", {"command": AGENT_EDIT, "description": "fix add"}),
-        Text("Done: all tests pass."),
-    ])
+    script = steps(
+        [
+            ToolCall("Bash", {"command": AGENT_EDIT, "description": "fix add"}),
+            Text("Done: all tests pass."),
+        ]
+    )
     with FakeModelServer(script) as server:
         options = {"base_url": server.url, "binary": binary, "max_retries": 1}
-        path = _profile(tmp_path, tasks, {"id": "claude-code", "model": "claude-sonnet-4-5", "options": options})
-        done = profiler(tmp_path, "run", str(path), "--run-id", "c", "--no-report", "--progress", "none", timeout=600)
+        path = _profile(
+            tmp_path,
+            tasks,
+            {"id": "claude-code", "model": "claude-sonnet-4-5", "options": options},
+        )
+        done = profiler(
+            tmp_path,
+            "run",
+            str(path),
+            "--run-id",
+            "c",
+            "--no-report",
+            "--progress",
+            "none",
+            timeout=600,
+        )
         requests = server.messages()
     assert done.returncode == 0, done.stdout + done.stderr
     [row] = rows(tmp_path, "c")
-    assert row["success"] and row["reward"] == 1.0 and not row.get("error"), json.dumps(row)[:2000]
-    assert row["tokens"]["total"] > 0 and requests  # the real agent talked to the scripted model
+    assert row["success"] and row["reward"] == 1.0 and not row.get("error"), json.dumps(
+        row
+    )[:2000]
+    assert (
+        row["tokens"]["total"] > 0 and requests
+    )  # the real agent talked to the scripted model
     workspace = _kept(tmp_path, "c")
     assert (workspace / "agent-in.txt").read_text().strip() == "built-from-dockerfile"
     assert "a + b" in (workspace / "calc.py").read_text()
@@ -152,13 +225,30 @@ def test_podman_builds_and_runs_the_task_too(tmp_path, tasks):
     before = set(_task_images(podman))
     try:
         path = _profile(tmp_path, tasks, {"id": "oracle"}, sandbox="podman")
-        done = profiler(tmp_path, "run", str(path), "--run-id", "p", "--no-report", "--progress", "none", timeout=600)
+        done = profiler(
+            tmp_path,
+            "run",
+            str(path),
+            "--run-id",
+            "p",
+            "--no-report",
+            "--progress",
+            "none",
+            timeout=600,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         [row] = rows(tmp_path, "p")
         assert row["success"] and row["reward"] == 1.0, row
-        assert (_kept(tmp_path, "p") / "solved-in.txt").read_text().strip() == "built-from-dockerfile"
+        assert (
+            _kept(tmp_path, "p") / "solved-in.txt"
+        ).read_text().strip() == "built-from-dockerfile"
     finally:
         made = sorted(set(_task_images(podman)) - before)
         if made:
-            subprocess.run([podman, "image", "rm", "--force", *made], capture_output=True, timeout=120, check=False)
+            subprocess.run(
+                [podman, "image", "rm", "--force", *made],
+                capture_output=True,
+                timeout=120,
+                check=False,
+            )
     assert not containers_named(podman, "profiler-"), "a container was left behind"

@@ -35,7 +35,11 @@ def test_pluggy_order_last_registered_first(profiler_plugin_manager):
     for name in ("a", "b", "c"):
         profiler_plugin_manager.register(Named(name, log), name)
     call(profiler_plugin_manager, "profiler_before_mode", mode="m", run=None)
-    assert log == ["c", "b", "a"]  # pluggy's rule (as pytest): the most recent registration runs first
+    assert log == [
+        "c",
+        "b",
+        "a",
+    ]  # pluggy's rule (as pytest): the most recent registration runs first
 
 
 def test_tryfirst_and_trylast(profiler_plugin_manager):
@@ -78,19 +82,31 @@ def test_new_style_wrapper_sees_and_may_change_the_results(profiler_plugin_manag
     profiler_plugin_manager.register(Answer(), "answer")
     profiler_plugin_manager.register(Wrap(), "wrap")
     caller = HookCaller(profiler_plugin_manager)
-    ctx = BeforeScenarioContext(scenario=Scenario(id="s", name="s", prompt="p"), mode="m", model="x", iteration=0, run=None)
+    ctx = BeforeScenarioContext(
+        scenario=Scenario(id="s", name="s", prompt="p"),
+        mode="m",
+        model="x",
+        iteration=0,
+        run=None,
+    )
     result = trio.run(lambda: caller.first_result("profiler_before_scenario", ctx=ctx))
     assert seen == ["before", "inner"]
-    assert result.name == "wrapped"  # not the generator object the old loop took as the result
+    assert (
+        result.name == "wrapped"
+    )  # not the generator object the old loop took as the result
     assert caller.errors == []
 
 
-def test_a_raising_implementation_is_recorded_and_the_others_still_run(profiler_plugin_manager):
+def test_a_raising_implementation_is_recorded_and_the_others_still_run(
+    profiler_plugin_manager,
+):
     log = []
     profiler_plugin_manager.register(Named("a", log), "a")
     profiler_plugin_manager.register(Named("b", log, fail=True), "b")
     profiler_plugin_manager.register(Named("c", log), "c")
-    caller, _ = call(profiler_plugin_manager, "profiler_before_mode", mode="m", run=None)
+    caller, _ = call(
+        profiler_plugin_manager, "profiler_before_mode", mode="m", run=None
+    )
     assert log == ["c", "b", "a"]
     assert [(e.hook, e.plugin, e.message) for e in caller.errors] == [
         ("profiler_before_mode", "b", "RuntimeError: b broke")
@@ -115,7 +131,9 @@ def test_a_raising_wrapper_is_recorded_and_the_call_goes_on(profiler_plugin_mana
     profiler_plugin_manager.register(Named("a", log), "a")
     profiler_plugin_manager.register(BadWrapper(), "bad-wrapper")
     profiler_plugin_manager.register(BadTeardown(), "bad-teardown")
-    caller, _ = call(profiler_plugin_manager, "profiler_before_mode", mode="m", run=None)
+    caller, _ = call(
+        profiler_plugin_manager, "profiler_before_mode", mode="m", run=None
+    )
     assert log == ["a"]
     assert sorted((e.plugin, e.message) for e in caller.errors) == [
         ("bad-teardown", "ValueError: wrapper teardown failed"),
@@ -123,7 +141,9 @@ def test_a_raising_wrapper_is_recorded_and_the_call_goes_on(profiler_plugin_mana
     ]
 
 
-def test_async_implementations_are_awaited_and_their_failures_recorded(profiler_plugin_manager):
+def test_async_implementations_are_awaited_and_their_failures_recorded(
+    profiler_plugin_manager,
+):
     log = []
 
     class AsyncOk:
@@ -140,9 +160,13 @@ def test_async_implementations_are_awaited_and_their_failures_recorded(profiler_
 
     profiler_plugin_manager.register(AsyncOk(), "ok")
     profiler_plugin_manager.register(AsyncBad(), "bad")
-    caller, _ = call(profiler_plugin_manager, "profiler_before_mode", mode="m", run=None)
+    caller, _ = call(
+        profiler_plugin_manager, "profiler_before_mode", mode="m", run=None
+    )
     assert log == ["async-ok"]
-    assert [(e.plugin, e.message) for e in caller.errors] == [("bad", "KeyError: 'late'")]
+    assert [(e.plugin, e.message) for e in caller.errors] == [
+        ("bad", "KeyError: 'late'")
+    ]
 
 
 def test_firstresult_skips_a_failing_implementation(profiler_plugin_manager):
@@ -159,7 +183,13 @@ def test_firstresult_skips_a_failing_implementation(profiler_plugin_manager):
     profiler_plugin_manager.register(Replaces(), "replaces")
     profiler_plugin_manager.register(Fails(), "fails")
     caller = HookCaller(profiler_plugin_manager)
-    ctx = BeforeScenarioContext(scenario=Scenario(id="s", name="s", prompt="p"), mode="m", model="x", iteration=0, run=None)
+    ctx = BeforeScenarioContext(
+        scenario=Scenario(id="s", name="s", prompt="p"),
+        mode="m",
+        model="x",
+        iteration=0,
+        run=None,
+    )
     result = trio.run(lambda: caller.first_result("profiler_before_scenario", ctx=ctx))
     assert result.name == "replaced"
     assert [e.plugin for e in caller.errors] == ["fails"]
@@ -181,11 +211,16 @@ def test_fatal_call_names_the_plugin(profiler_plugin_manager, is_async):
 
     profiler_plugin_manager.register(Precondition(), "precondition")
     caller = HookCaller(profiler_plugin_manager)
-    with pytest.raises(HookError, match="plugin 'precondition': profiler_before_run failed: fixtures missing"):
+    with pytest.raises(
+        HookError,
+        match="plugin 'precondition': profiler_before_run failed: fixtures missing",
+    ):
         trio.run(lambda: caller.call_fatal("profiler_before_run", ctx=None))
 
 
-def test_outside_an_isolated_call_pluggy_semantics_are_untouched(profiler_plugin_manager):
+def test_outside_an_isolated_call_pluggy_semantics_are_untouched(
+    profiler_plugin_manager,
+):
     profiler_plugin_manager.register(Named("b", [], fail=True), "b")
     with pytest.raises(RuntimeError, match="b broke"):
         profiler_plugin_manager.hook.profiler_before_mode(mode="m", run=None)
@@ -195,7 +230,9 @@ def test_call_hook_isolates_synchronous_hooks(profiler_plugin_manager):
     log = []
     profiler_plugin_manager.register(Named("a", log, fail=True), "a")
     profiler_plugin_manager.register(Named("b", log), "b")
-    _, failures = profiler_plugin_manager.call_hook("profiler_before_mode", mode="m", run=None)
+    _, failures = profiler_plugin_manager.call_hook(
+        "profiler_before_mode", mode="m", run=None
+    )
     assert log == ["b", "a"]
     assert [(name, str(exc)) for name, exc in failures] == [("a", "a broke")]
 
@@ -213,7 +250,9 @@ def test_progress_is_synchronous_and_failures_recorded(profiler_plugin_manager):
     caller = HookCaller(profiler_plugin_manager)
     caller.call_sync("profiler_progress", event="e1")
     assert events == ["e1"]
-    assert [(e.plugin, e.message) for e in caller.errors] == [("progress", "OSError: terminal gone")]
+    assert [(e.plugin, e.message) for e in caller.errors] == [
+        ("progress", "OSError: terminal gone")
+    ]
 
 
 def test_isolation_leaves_pluggys_records_as_registered(profiler_plugin_manager):
@@ -223,9 +262,15 @@ def test_isolation_leaves_pluggys_records_as_registered(profiler_plugin_manager)
     registered = profiler_plugin_manager.pm.get_plugin("a")
     for impl in profiler_plugin_manager.pm.hook.profiler_before_mode.get_hookimpls():
         assert impl.function is getattr(impl.plugin, impl.function.__name__)
-    impl = next(i for i in profiler_plugin_manager.pm.hook.profiler_before_mode.get_hookimpls() if i.plugin_name == "a")
+    impl = next(
+        i
+        for i in profiler_plugin_manager.pm.hook.profiler_before_mode.get_hookimpls()
+        if i.plugin_name == "a"
+    )
     assert impl.plugin is registered and registered.plugin is named
-    assert impl.argnames == ("mode",)  # read through functools.wraps: `self` is bound, `run` not taken
+    assert impl.argnames == (
+        "mode",
+    )  # read through functools.wraps: `self` is bound, `run` not taken
 
 
 def test_callers_call_one_plugin_at_a_time_in_pluggys_order(profiler_plugin_manager):

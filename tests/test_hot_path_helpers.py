@@ -63,7 +63,17 @@ def test_is_awaitable_gives_inspects_answer_before_and_after_a_class_is_kept():
     coroutine = await_me_maybe(3)
     try:
         values = [
-            [], (), {}, None, "text", 1, _Plain(), _Awaitable(), coroutine, _generator(), _generator_coroutine(),
+            [],
+            (),
+            {},
+            None,
+            "text",
+            1,
+            _Plain(),
+            _Awaitable(),
+            coroutine,
+            _generator(),
+            _generator_coroutine(),
         ]
         expected = [False] * 7 + [True, True, False, True]
         for _ in range(2):  # the second round is answered from the kept classes
@@ -79,7 +89,9 @@ def test_await_me_maybe_awaits_what_is_awaitable_and_passes_the_rest():
         return 7
 
     async def main():
-        return [await await_me_maybe(x) for x in (seven(), 7, _generator_coroutine(), [7])]
+        return [
+            await await_me_maybe(x) for x in (seven(), 7, _generator_coroutine(), [7])
+        ]
 
     assert trio.run(main) == [7, 7, 7, [7]]
 
@@ -87,8 +99,16 @@ def test_await_me_maybe_awaits_what_is_awaitable_and_passes_the_rest():
 @pytest.mark.parametrize(
     "data",
     [
-        {"sessionId": "s", "events": [{"type": "text_output", "content": "héllo ✓"}], "n": 1.5, "ok": True},
-        {1: "int key", "a": {2.5: None, "b": [1, 2]}},  # keys that are not strings: written as strings
+        {
+            "sessionId": "s",
+            "events": [{"type": "text_output", "content": "héllo ✓"}],
+            "n": 1.5,
+            "ok": True,
+        },
+        {
+            1: "int key",
+            "a": {2.5: None, "b": [1, 2]},
+        },  # keys that are not strings: written as strings
         {"deep": {None: 1, True: 2}},
     ],
 )

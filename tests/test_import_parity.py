@@ -42,7 +42,9 @@ def manager(profiler_plugin_manager):
 
 
 def invoke(manager, *args):
-    result = CliRunner().invoke(cli, [str(a) for a in args], obj=manager, catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, [str(a) for a in args], obj=manager, catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     return result
 
@@ -50,7 +52,9 @@ def invoke(manager, *args):
 def run_profile(tmp_path: Path, manager, recording: Path) -> Path:
     """Replay ``recording`` with ``profiler run``: a scenario file per recorded scenario, the recorded model, no warmup."""
     sessions = load_sessions(recording.parent.name, recording)
-    (model,) = {s.model or "unknown" for s in sessions}  # each fixture file records one model
+    (model,) = {
+        s.model or "unknown" for s in sessions
+    }  # each fixture file records one model
     scenarios = tmp_path / "scenarios"
     scenarios.mkdir(parents=True)
     for scenario_id in dict.fromkeys(s.scenario_hint or s.stem for s in sessions):
@@ -66,7 +70,10 @@ def run_profile(tmp_path: Path, manager, recording: Path) -> Path:
                 "scenarios": {"path": "scenarios"},
                 "provider": {
                     "id": "transcripts",
-                    "options": {"format": recording.parent.name, "files": [str(recording)]},
+                    "options": {
+                        "format": recording.parent.name,
+                        "files": [str(recording)],
+                    },
                 },
                 "scorer": {"id": "checks"},
                 "execution": {"repetitions": len(sessions), "warmup": False},
@@ -78,7 +85,9 @@ def run_profile(tmp_path: Path, manager, recording: Path) -> Path:
             }
         )
     )
-    invoke(manager, "run", profile, "--run-id", "replayed", "--no-report", "--allow-errors")
+    invoke(
+        manager, "run", profile, "--run-id", "replayed", "--no-report", "--allow-errors"
+    )
     return tmp_path / "results" / "replayed.jsonl"
 
 
@@ -90,7 +99,9 @@ def trace_files(folder: Path) -> dict[str, SessionTrace]:
     }
 
 
-@pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "recording", RECORDINGS, ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_import_and_run_agree_field_by_field(tmp_path, manager, recording):
     out = tmp_path / "imported" / "rows.jsonl"
     invoke(manager, "import", recording.parent.name, recording, "--out", out)
@@ -104,22 +115,48 @@ def test_import_and_run_agree_field_by_field(tmp_path, manager, recording):
         a, b = unstructure(mine), unstructure(theirs)
         assert set(a) == set(b), recording
         for field in sorted(set(a) - DIFFERENT_BY_DESIGN):
-            assert a[field] == b[field], f"{recording.name} {mine.cell}: {field} differs"
+            assert a[field] == b[field], (
+                f"{recording.name} {mine.cell}: {field} differs"
+            )
         # A recorded error is an error row both ways (it was success=True with error=None in a run).
-        assert (mine.completion_reason == "stop") == (mine.error is None) == mine.success
+        assert (
+            (mine.completion_reason == "stop") == (mine.error is None) == mine.success
+        )
 
-    assert trace_files(tmp_path / "imported" / "sessions") == trace_files(tmp_path / "run" / "reports")
-    bundles = read_jsonl(out.with_name("rows.analysis.jsonl"), SessionAnalysisBundle).rows
-    replayed_bundles = read_jsonl(replayed_path.with_name("replayed.analysis.jsonl"), SessionAnalysisBundle).rows
+    assert trace_files(tmp_path / "imported" / "sessions") == trace_files(
+        tmp_path / "run" / "reports"
+    )
+    bundles = read_jsonl(
+        out.with_name("rows.analysis.jsonl"), SessionAnalysisBundle
+    ).rows
+    replayed_bundles = read_jsonl(
+        replayed_path.with_name("replayed.analysis.jsonl"), SessionAnalysisBundle
+    ).rows
     assert bundles and bundles == replayed_bundles
 
     a = read_manifest(out.with_name("rows.manifest.json"))
     b = read_manifest(replayed_path.with_name("replayed.manifest.json"))
-    for field in ("counts", "metric_units", "provider", "models", "modes", "scenarios", "repetitions", "plugins"):
+    for field in (
+        "counts",
+        "metric_units",
+        "provider",
+        "models",
+        "modes",
+        "scenarios",
+        "repetitions",
+        "plugins",
+    ):
         assert getattr(a, field) == getattr(b, field), field
 
 
 def test_every_fixture_format_and_a_recorded_error_are_covered():
     """The parity test above must see each format, and at least one session that ended in an error."""
-    assert {p.parent.name for p in RECORDINGS} == {"anthropic", "claude-code", "codex", "openai", "opencode", "trace"}
+    assert {p.parent.name for p in RECORDINGS} == {
+        "anthropic",
+        "claude-code",
+        "codex",
+        "openai",
+        "opencode",
+        "trace",
+    }
     assert any("API Error" in p.read_text() for p in RECORDINGS)

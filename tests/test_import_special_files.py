@@ -12,7 +12,9 @@ import pytest
 
 
 def _bounded() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # what an unbounded read would meet first
+    resource.setrlimit(
+        resource.RLIMIT_AS, (2 << 30, 2 << 30)
+    )  # what an unbounded read would meet first
 
 
 def _import(tmp_path: Path, source: Path) -> subprocess.CompletedProcess[str]:
@@ -31,14 +33,25 @@ def test_a_fifo_or_a_device_is_one_line_not_a_hang(tmp_path, kind):
         source = Path("/dev/zero")
     done = _import(tmp_path, source)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert f"Error: {source}: is not a regular file (a FIFO, socket or device); expected a file" in done.stderr
+    assert (
+        f"Error: {source}: is not a regular file (a FIFO, socket or device); expected a file"
+        in done.stderr
+    )
     assert not (tmp_path / "out").exists()
 
 
 def test_a_regular_file_with_windows_line_ends_still_imports(tmp_path):
-    fixture = Path(__file__).parent / "fixtures" / "import" / "openai" / "overdue-invoice.json"
+    fixture = (
+        Path(__file__).parent
+        / "fixtures"
+        / "import"
+        / "openai"
+        / "overdue-invoice.json"
+    )
     if not fixture.exists():
-        fixture = next((Path(__file__).parent / "fixtures").rglob("overdue-invoice.json"))
+        fixture = next(
+            (Path(__file__).parent / "fixtures").rglob("overdue-invoice.json")
+        )
     source = tmp_path / "t.json"
     source.write_bytes(fixture.read_bytes().replace(b"\n", b"\r\n"))
     done = _import(tmp_path, source)

@@ -18,25 +18,36 @@ pytestmark = pytest.mark.slow
 
 def _profile(tmp_path: Path) -> Path:
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S", "prompt": "do"}')
+    (tmp_path / "scenarios" / "s1.json").write_text(
+        '{"id": "s1", "name": "S", "prompt": "do"}'
+    )
     profile = tmp_path / "profile.yaml"
-    profile.write_text(textwrap.dedent("""
+    profile.write_text(
+        textwrap.dedent("""
         modes: {a: {}, b: {}}
         scenarios: {path: scenarios}
         provider: {id: simulated, options: {time_scale: 0.05}}
         execution: {repetitions: 50, warmup: false, concurrency: 4}
-    """))
+    """)
+    )
     return profile
 
 
-def _interrupt_twice(profile: Path, first_after: float, second_after: float | None) -> tuple[int, str]:
+def _interrupt_twice(
+    profile: Path, first_after: float, second_after: float | None
+) -> tuple[int, str]:
     process = subprocess.Popen(
         [str(PROFILER), "run", str(profile), "--progress", "none", "--no-report"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=profile.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=profile.parent,
     )
     try:
         assert process.stdout is not None
-        line = process.stdout.readline()  # "Run run_..." is printed just before the matrix starts
+        line = (
+            process.stdout.readline()
+        )  # "Run run_..." is printed just before the matrix starts
         assert line.startswith("Run "), line
         time.sleep(first_after)
         process.send_signal(signal.SIGINT)

@@ -12,7 +12,15 @@ import pytest
 import trio
 import yaml
 
-from profiler_core import ConfigError, JudgeRequest, ModeConfig, Scenario, ScorerContext, TokenBreakdown, ToolCallRecord
+from profiler_core import (
+    ConfigError,
+    JudgeRequest,
+    ModeConfig,
+    Scenario,
+    ScorerContext,
+    TokenBreakdown,
+    ToolCallRecord,
+)
 from profiler_core.judges import JudgeError
 from profiler_core.judges import openai as openai_judge
 from profiler_core.judges.openai import OpenAIJudge, is_loopback_url, parse_retry_after
@@ -34,13 +42,25 @@ PRICES = {"judge-m": {"input_per_mtok": 1, "output_per_mtok": 2}}
 # -- a chat-completions server ---------------------------------------------------
 
 
-def completion(text: str, *, prompt_tokens: int = 100, completion_tokens: int = 20, model: str = "judge-m") -> dict:
+def completion(
+    text: str,
+    *,
+    prompt_tokens: int = 100,
+    completion_tokens: int = 20,
+    model: str = "judge-m",
+) -> dict:
     """A chat.completion body answering ``text``."""
     return {
         "id": "chatcmpl-1",
         "object": "chat.completion",
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
@@ -50,7 +70,14 @@ def completion(text: str, *, prompt_tokens: int = 100, completion_tokens: int = 
 
 
 def verdicts(**passed: bool) -> str:
-    return json.dumps({"verdicts": [{"id": k, "passed": v, "reasoning": f"{k} is {'ok' if v else 'wrong'}"} for k, v in passed.items()]})
+    return json.dumps(
+        {
+            "verdicts": [
+                {"id": k, "passed": v, "reasoning": f"{k} is {'ok' if v else 'wrong'}"}
+                for k, v in passed.items()
+            ]
+        }
+    )
 
 
 class ChatServer:
@@ -66,14 +93,24 @@ class ChatServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-                request = {"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)}
+                request = {
+                    "path": self.path,
+                    "headers": dict(self.headers),
+                    "body": json.loads(raw),
+                }
                 with server._lock:
                     server.requests.append(request)
                     step = server.script.pop(0) if server.script else server.default
                 if callable(step):
                     step = step(request)
-                status, headers, body = step if isinstance(step, tuple) else (200, {}, step)
-                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                status, headers, body = (
+                    step if isinstance(step, tuple) else (200, {}, step)
+                )
+                data = (
+                    body.encode()
+                    if isinstance(body, str)
+                    else json.dumps(body).encode()
+                )
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -87,7 +124,9 @@ class ChatServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     def user_prompts(self) -> list[str]:
         return [r["body"]["messages"][1]["content"] for r in self.requests]
@@ -110,20 +149,36 @@ def _no_real_key(monkeypatch):
 
 
 def make_judge(server: ChatServer, **options) -> OpenAIJudge:
-    return OpenAIJudge(model="judge-m", base_url=server.base_url, backoff_base_s=0.01, **options)
+    return OpenAIJudge(
+        model="judge-m", base_url=server.base_url, backoff_base_s=0.01, **options
+    )
 
 
 def scenario(rubric=RUBRIC, **kw) -> Scenario:
     return Scenario(
-        id="fix-001", name="Fix the build", description="Find why CI fails", prompt="Why does CI fail?",
-        tags=("difficulty:easy",), extensions={"rubric": rubric} if rubric is not None else {}, **kw,
+        id="fix-001",
+        name="Fix the build",
+        description="Find why CI fails",
+        prompt="Why does CI fail?",
+        tags=("difficulty:easy",),
+        extensions={"rubric": rubric} if rubric is not None else {},
+        **kw,
     )
 
 
 def context(output="test_login fails; I ran pytest", trace=True) -> ScorerContext:
-    records = (ToolCallRecord(name="bash", success=True), ToolCallRecord(name="edit", success=False, error="file not found"))
-    tr = simple_trace("s-1", output, records, TokenBreakdown(input=10, output=5), 12.0) if trace else None
-    return ScorerContext(agent_output=output, trace=tr, mode="plain", model="agent-m", iteration=0)
+    records = (
+        ToolCallRecord(name="bash", success=True),
+        ToolCallRecord(name="edit", success=False, error="file not found"),
+    )
+    tr = (
+        simple_trace("s-1", output, records, TokenBreakdown(input=10, output=5), 12.0)
+        if trace
+        else None
+    )
+    return ScorerContext(
+        agent_output=output, trace=tr, mode="plain", model="agent-m", iteration=0
+    )
 
 
 def evaluate(scorer, sc=None, ctx=None):
@@ -138,21 +193,37 @@ def metrics(result) -> dict:
 
 
 def test_fenced_json_gives_one_check_per_criterion(server):
-    server.script = [completion("Here you go:\n```json\n" + verdicts(correct=True, tested=False) + "\n```\n")]
+    server.script = [
+        completion(
+            "Here you go:\n```json\n" + verdicts(correct=True, tested=False) + "\n```\n"
+        )
+    ]
     result = evaluate(LlmJudgeScorer(judge=make_judge(server, seed=7), prices=PRICES))
     assert [(d.id, d.passed, d.actual) for d in result.details] == [
         ("correct", True, "correct is ok"),
         ("tested", False, "tested is wrong"),
     ]
-    assert (result.success, result.passed, result.total, result.error) == (False, 1, 2, None)
+    assert (result.success, result.passed, result.total, result.error) == (
+        False,
+        1,
+        2,
+        None,
+    )
     m = metrics(result)
-    assert (m["judge_tokens_input"], m["judge_tokens_output"], m["judge_tokens_total"], m["judge_calls"]) == (100, 20, 120, 1)
+    assert (
+        m["judge_tokens_input"],
+        m["judge_tokens_output"],
+        m["judge_tokens_total"],
+        m["judge_calls"],
+    ) == (100, 20, 120, 1)
     assert m["judge_cost_usd"] == pytest.approx((100 * 1 + 20 * 2) / 1e6)
     assert m["judge_cost_source"] == "computed"
     body = server.requests[0]["body"]
     assert server.requests[0]["path"] == "/v1/chat/completions"
     assert (body["model"], body["temperature"], body["seed"]) == ("judge-m", 0, 7)
-    assert "Authorization" not in server.requests[0]["headers"]  # loopback without a key
+    assert (
+        "Authorization" not in server.requests[0]["headers"]
+    )  # loopback without a key
 
 
 def test_prompts_carry_criteria_scenario_output_and_trace(server):
@@ -160,28 +231,54 @@ def test_prompts_carry_criteria_scenario_output_and_trace(server):
     evaluate(LlmJudgeScorer(judge=make_judge(server)))
     system, user = (m["content"] for m in server.requests[0]["body"]["messages"])
     assert system.startswith("Be strict.")
-    assert "- correct: the answer names the failing test\n- tested: the agent ran the tests\n" in system
+    assert (
+        "- correct: the answer names the failing test\n- tested: the agent ran the tests\n"
+        in system
+    )
     assert '"verdicts"' in system
-    for expected in ("Fix the build", "Find why CI fails", "Why does CI fail?", "test_login fails; I ran pytest",
-                     "Turns: 1", "Tool calls: 2 (1 failed)", "1. bash (success)", "2. edit (failed: file not found)", "Errors: 0"):
+    for expected in (
+        "Fix the build",
+        "Find why CI fails",
+        "Why does CI fail?",
+        "test_login fails; I ran pytest",
+        "Turns: 1",
+        "Tool calls: 2 (1 failed)",
+        "1. bash (success)",
+        "2. edit (failed: file not found)",
+        "Errors: 0",
+    ):
         assert expected in user, expected
 
 
 def test_prose_around_json(server):
-    answer = "I looked at the session. " + verdicts(correct=True, tested=True) + " Overall {fine}."
+    answer = (
+        "I looked at the session. "
+        + verdicts(correct=True, tested=True)
+        + " Overall {fine}."
+    )
     server.script = [completion(answer)]
     result = evaluate(LlmJudgeScorer(judge=make_judge(server)))
     assert (result.success, result.passed, result.total) == (True, 2, 2)
 
 
 def test_garbage_then_a_good_answer_on_the_second_ask(server):
-    server.script = [completion("I think it went well!"), completion(verdicts(correct=True, tested=True), prompt_tokens=150)]
+    server.script = [
+        completion("I think it went well!"),
+        completion(verdicts(correct=True, tested=True), prompt_tokens=150),
+    ]
     result = evaluate(LlmJudgeScorer(judge=make_judge(server)))
     assert (result.success, result.passed, result.error) == (True, 2, None)
     assert len(server.requests) == 2
-    assert "could not be used" in server.user_prompts()[1] and "I think it went well!" in server.user_prompts()[1]
+    assert (
+        "could not be used" in server.user_prompts()[1]
+        and "I think it went well!" in server.user_prompts()[1]
+    )
     m = metrics(result)
-    assert (m["judge_calls"], m["judge_tokens_input"], m["judge_tokens_total"]) == (2, 250, 290)
+    assert (m["judge_calls"], m["judge_tokens_input"], m["judge_tokens_total"]) == (
+        2,
+        250,
+        290,
+    )
 
 
 def test_garbage_twice_is_a_scorer_error(server):
@@ -195,8 +292,17 @@ def test_a_missing_verdict_fails_its_check_with_an_error(server):
     server.script = [completion(verdicts(correct=True))]
     result = evaluate(LlmJudgeScorer(judge=make_judge(server)))
     tested = result.details[1]
-    assert (tested.id, tested.passed, tested.error) == ("tested", False, "no verdict returned by the judge")
-    assert (result.success, result.passed, result.total, result.error) == (False, 1, 2, None)
+    assert (tested.id, tested.passed, tested.error) == (
+        "tested",
+        False,
+        "no verdict returned by the judge",
+    )
+    assert (result.success, result.passed, result.total, result.error) == (
+        False,
+        1,
+        2,
+        None,
+    )
 
 
 def test_no_rubric_succeeds_with_zero_checks_and_no_call(server):
@@ -211,7 +317,11 @@ def test_majority_of_three_samples(server):
         completion(verdicts(correct=False, tested=False)),
         completion(verdicts(correct=True, tested=True)),
     ]
-    result = evaluate(LlmJudgeScorer(judge=make_judge(server, temperature=0.7), samples=3, prices=PRICES))
+    result = evaluate(
+        LlmJudgeScorer(
+            judge=make_judge(server, temperature=0.7), samples=3, prices=PRICES
+        )
+    )
     by_id = {d.id: d for d in result.details}
     assert by_id["correct"].passed and not by_id["tested"].passed
     assert by_id["correct"].actual == "correct is ok [agreement 2/3]"
@@ -223,16 +333,25 @@ def test_majority_of_three_samples(server):
 
 
 def test_parse_verdicts_edge_cases():
-    assert parse_verdicts("nothing here") == 'no JSON object with a "verdicts" list was found'
-    found, problems = parse_verdicts('<think>{"verdicts": [{"id": "a", "passed": false}]}</think>{"verdicts": [{"id": "a", "passed": "yes"}]}')
+    assert (
+        parse_verdicts("nothing here")
+        == 'no JSON object with a "verdicts" list was found'
+    )
+    found, problems = parse_verdicts(
+        '<think>{"verdicts": [{"id": "a", "passed": false}]}</think>{"verdicts": [{"id": "a", "passed": "yes"}]}'
+    )
     assert found["a"].passed is True and problems == {}
-    found, problems = parse_verdicts('[{"id": "a", "passed": "maybe"}, {"id": "b", "passed": false, "reasoning": "no"}]')
+    found, problems = parse_verdicts(
+        '[{"id": "a", "passed": "maybe"}, {"id": "b", "passed": false, "reasoning": "no"}]'
+    )
     assert "a" in problems and found["b"].reasoning == "no"
 
 
 def test_a_malformed_rubric_names_the_field(server):
     bad = {"criteria": [{"id": "", "description": "x"}]}
-    with pytest.raises(ConfigError, match=r"scenario 'fix-001': extensions.rubric: \$.criteria\[0\].id"):
+    with pytest.raises(
+        ConfigError, match=r"scenario 'fix-001': extensions.rubric: \$.criteria\[0\].id"
+    ):
         evaluate(LlmJudgeScorer(judge=make_judge(server)), scenario(rubric=bad))
 
 
@@ -247,7 +366,10 @@ def test_scorer_needs_a_judge_and_valid_options(server):
 
 
 def test_429_with_retry_after_is_honoured_then_succeeds(server):
-    server.script = [(429, {"Retry-After": "1"}, {"error": {"message": "slow down"}}), completion(verdicts(correct=True, tested=True))]
+    server.script = [
+        (429, {"Retry-After": "1"}, {"error": {"message": "slow down"}}),
+        completion(verdicts(correct=True, tested=True)),
+    ]
     judge = make_judge(server, backoff_max_s=5)
     start = time.monotonic()
     result = evaluate(LlmJudgeScorer(judge=judge))
@@ -259,13 +381,25 @@ def test_429_with_retry_after_is_honoured_then_succeeds(server):
 def test_parse_retry_after_forms():
     assert parse_retry_after({"retry-after": "3"}) == 3
     assert parse_retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
-    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:10 GMT"}, now=1445412480.0) == 10
-    assert parse_retry_after({"retry-after": "soon"}) is None and parse_retry_after({}) is None
+    assert (
+        parse_retry_after(
+            {"retry-after": "Wed, 21 Oct 2015 07:28:10 GMT"}, now=1445412480.0
+        )
+        == 10
+    )
+    assert (
+        parse_retry_after({"retry-after": "soon"}) is None
+        and parse_retry_after({}) is None
+    )
 
 
 def test_client_errors_are_not_retried_and_never_show_the_key(server, monkeypatch):
     monkeypatch.setenv("JUDGE_CRED", "judgecredvalue-0123456789")
-    server.default = (401, {}, {"error": {"message": "key judgecredvalue-0123456789 is not valid"}})
+    server.default = (
+        401,
+        {},
+        {"error": {"message": "key judgecredvalue-0123456789 is not valid"}},
+    )
     judge = make_judge(server, api_key_env="JUDGE_CRED")
     with pytest.raises(JudgeError) as info:
         trio.run(judge.judge, JudgeRequest(system_prompt="s", user_prompt="u"))
@@ -286,14 +420,18 @@ def test_judge_options_are_checked(monkeypatch):
     with pytest.raises(ConfigError, match="options.base_url"):
         OpenAIJudge(model="m", base_url="api.example.com")
     assert "sk-never" not in repr(OpenAIJudge(model="m"))
-    assert is_loopback_url("http://localhost:11434/v1") and is_loopback_url("http://[::1]:8000/v1")
+    assert is_loopback_url("http://localhost:11434/v1") and is_loopback_url(
+        "http://[::1]:8000/v1"
+    )
     assert not is_loopback_url("https://api.openai.com/v1")
 
 
 # -- through the runner -----------------------------------------------------------
 
 
-def test_500_exhausting_retries_becomes_an_iteration_error_retried_by_the_runner(server, tmp_path, profiler_plugin_manager):
+def test_500_exhausting_retries_becomes_an_iteration_error_retried_by_the_runner(
+    server, tmp_path, profiler_plugin_manager
+):
     server.default = (500, {}, {"error": {"message": "upstream exploded"}})
     judge = make_judge(server, max_retries=2)
     options = RunOptions(
@@ -311,9 +449,13 @@ def test_500_exhausting_retries_becomes_an_iteration_error_retried_by_the_runner
     result = trio.run(run_profile_suite, options)
     (row,) = result.rows
     assert row.attempts == 2 and not row.success
-    assert row.error_code == "scorer_error" and "HTTP 500: upstream exploded" in row.error
+    assert (
+        row.error_code == "scorer_error" and "HTTP 500: upstream exploded" in row.error
+    )
     assert "after 3 attempt(s)" in row.error
-    assert len(server.requests) == 2 * 3  # (1 + max_retries) HTTP tries per runner attempt
+    assert (
+        len(server.requests) == 2 * 3
+    )  # (1 + max_retries) HTTP tries per runner attempt
 
 
 def _register_judge_plugins(manager, provider):
@@ -325,7 +467,9 @@ def _register_judge_plugins(manager, provider):
     manager.register(fake_plugin(provider=provider), "test.fake")
 
 
-def test_api_key_is_sent_as_bearer_and_never_written(server, tmp_path, monkeypatch, caplog, profiler_plugin_manager):
+def test_api_key_is_sent_as_bearer_and_never_written(
+    server, tmp_path, monkeypatch, caplog, profiler_plugin_manager
+):
     from profiler_core.config.loader import load_profile
     from profiler_core.runner import options_from_config
 
@@ -333,7 +477,12 @@ def test_api_key_is_sent_as_bearer_and_never_written(server, tmp_path, monkeypat
     monkeypatch.setenv("JUDGE_CRED", secret)
     (tmp_path / "scenarios").mkdir()
     for sid in ("good-001", "bad-001"):
-        data = {"id": sid, "name": sid, "prompt": f"task {sid}", "extensions": {"rubric": RUBRIC}}
+        data = {
+            "id": sid,
+            "name": sid,
+            "prompt": f"task {sid}",
+            "extensions": {"rubric": RUBRIC},
+        }
         (tmp_path / "scenarios" / f"{sid}.json").write_text(json.dumps(data))
 
     def answer(request):
@@ -348,7 +497,11 @@ def test_api_key_is_sent_as_bearer_and_never_written(server, tmp_path, monkeypat
         "scenarios": {"path": "scenarios"},
         "provider": {"id": "fake", "model": "agent-m"},
         "scorer": {"id": "llm-judge", "options": {"prices": PRICES}},
-        "judge": {"id": "openai", "model": "judge-m", "options": {"base_url": server.base_url, "api_key_env": "JUDGE_CRED"}},
+        "judge": {
+            "id": "openai",
+            "model": "judge-m",
+            "options": {"base_url": server.base_url, "api_key_env": "JUDGE_CRED"},
+        },
         "collectors": [],
         "analyzers": [],
         "execution": {"repetitions": 1, "warmup": False},
@@ -360,15 +513,22 @@ def test_api_key_is_sent_as_bearer_and_never_written(server, tmp_path, monkeypat
     with caplog.at_level(logging.DEBUG):
         result = trio.run(run_profile_suite, options)
 
-    assert {r["headers"].get("Authorization") for r in server.requests} == {f"Bearer {secret}"}
+    assert {r["headers"].get("Authorization") for r in server.requests} == {
+        f"Bearer {secret}"
+    }
     rows = {r.scenario_id: r for r in result.rows}
     good, bad = rows["good-001"], rows["bad-001"]
     assert (good.checkpoints_passed, good.checkpoints_total, good.error) == (1, 2, None)
-    assert good.extensions["judge_tokens_total"] == 120 and good.extensions["judge_cost_usd"] > 0
+    assert (
+        good.extensions["judge_tokens_total"] == 120
+        and good.extensions["judge_cost_usd"] > 0
+    )
     assert good.tokens.total == 150  # the agent's own tokens, untouched by the judge's
     assert "HTTP 403" in bad.error and "[REDACTED]" in bad.error
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert any(p.suffix == ".jsonl" for p in written) and any("sessions" in p.parts for p in written)
+    assert any(p.suffix == ".jsonl" for p in written) and any(
+        "sessions" in p.parts for p in written
+    )
     assert any(p.name.endswith(".manifest.json") for p in written)
     for path in written:
         assert secret not in path.read_text(errors="replace"), path

@@ -11,7 +11,7 @@ from profiler_core import PluginLoadError, hookimpl
 from profiler_core.plugins.builtins import BUILTIN_COMPONENTS
 from profiler_core.plugins.manager import builtin_plugin_name, get_plugin_manager
 
-AGENT_MODULE = '''
+AGENT_MODULE = """
 IMPORTED = True
 
 class Agent:
@@ -28,7 +28,7 @@ class Agent:
 class Broken:
     id = "broken"
     def init(self, config): ...
-'''
+"""
 
 
 class _ByName:
@@ -51,30 +51,60 @@ def lazy_module(tmp_path, monkeypatch):
 
 
 def test_listed_by_id_without_importing_then_built_on_first_use(lazy_module):
-    manager = get_plugin_manager(entrypoints=False, plugins=[("lazy", _ByName((f"{lazy_module}:Agent", "lazy-agent")))])
+    manager = get_plugin_manager(
+        entrypoints=False,
+        plugins=[("lazy", _ByName((f"{lazy_module}:Agent", "lazy-agent")))],
+    )
     infos = {i.name: i for i in manager.plugin_infos()}
-    assert infos["lazy"].components == {"providers": ["lazy-agent"]} and infos["lazy"].error is None
+    assert (
+        infos["lazy"].components == {"providers": ["lazy-agent"]}
+        and infos["lazy"].error is None
+    )
     assert "lazy-agent" in manager.registry.ids("providers")
     assert lazy_module not in sys.modules  # listed, not imported
     agent = manager.registry.create("providers", "lazy-agent", {"x": 1})
     assert agent.options == {"x": 1} and lazy_module in sys.modules
-    assert manager.registry.get("providers", "lazy-agent").factory is sys.modules[lazy_module].Agent
+    assert (
+        manager.registry.get("providers", "lazy-agent").factory
+        is sys.modules[lazy_module].Agent
+    )
 
 
 def test_a_broken_name_is_one_error_naming_component_plugin_and_target(lazy_module):
     manager = get_plugin_manager(
         entrypoints=False,
-        plugins=[("lazy", _ByName(("no_such_module_anywhere:Agent", "ghost"), (f"{lazy_module}:Broken", "half")))],
+        plugins=[
+            (
+                "lazy",
+                _ByName(
+                    ("no_such_module_anywhere:Agent", "ghost"),
+                    (f"{lazy_module}:Broken", "half"),
+                ),
+            )
+        ],
     )
-    with pytest.raises(PluginLoadError, match=r"provider 'ghost' of plugin 'lazy' cannot be loaded from 'no_such_module_anywhere:Agent': ModuleNotFoundError"):
+    with pytest.raises(
+        PluginLoadError,
+        match=r"provider 'ghost' of plugin 'lazy' cannot be loaded from 'no_such_module_anywhere:Agent': ModuleNotFoundError",
+    ):
         manager.registry.create("providers", "ghost")
-    with pytest.raises(PluginLoadError, match=r"provider 'half' of plugin 'lazy' is refused: missing .*prompt"):
+    with pytest.raises(
+        PluginLoadError,
+        match=r"provider 'half' of plugin 'lazy' is refused: missing .*prompt",
+    ):
         manager.registry.create("providers", "half")
 
 
-@pytest.mark.parametrize(("target", "component_id"), [("lazy_agent_mod.Agent", "x"), ("lazy_agent_mod:Agent", None)])
-def test_a_name_needs_module_attribute_and_an_id(lazy_module, target, component_id, capsys):
-    manager = get_plugin_manager(entrypoints=False, plugins=[("lazy", _ByName((target, component_id)))])
+@pytest.mark.parametrize(
+    ("target", "component_id"),
+    [("lazy_agent_mod.Agent", "x"), ("lazy_agent_mod:Agent", None)],
+)
+def test_a_name_needs_module_attribute_and_an_id(
+    lazy_module, target, component_id, capsys
+):
+    manager = get_plugin_manager(
+        entrypoints=False, plugins=[("lazy", _ByName((target, component_id)))]
+    )
     infos = {i.name: i for i in manager.plugin_infos()}
     assert "needs the form 'package.module:attribute' and an id" in infos["lazy"].error
     assert "x" not in manager.registry.ids("providers")
@@ -111,8 +141,14 @@ def test_built_in_plugins_implement_registration_hooks_only():
     # implemented in it would silently never be called.
     for name in BUILTIN_COMPONENTS:
         module = importlib.import_module(name)
-        hooks = [attr for attr in dir(module) if manager.pm.parse_hookimpl_opts(module, attr) is not None]
-        assert hooks == [], f"{name} implements {hooks}: add its components to plugins/builtins.py instead"
+        hooks = [
+            attr
+            for attr in dir(module)
+            if manager.pm.parse_hookimpl_opts(module, attr) is not None
+        ]
+        assert hooks == [], (
+            f"{name} implements {hooks}: add its components to plugins/builtins.py instead"
+        )
 
 
 @pytest.mark.parametrize("module", sorted(BUILTIN_COMPONENTS))
@@ -139,12 +175,20 @@ def test_listing_the_plugins_imports_no_built_in_component():
         "assert len(infos) == len(BUILTIN_COMPONENTS) + 1, [i.name for i in infos]\n"
         "print(sorted(m for m in BUILTIN_COMPONENTS if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 
 def test_built_ins_come_first_and_load_when_the_plugin_list_is_asked_for():
     manager = get_plugin_manager(entrypoints=False, plugins=[("extra", _ByName())])
-    assert [name for name, _ in manager.pm.list_name_plugin()] == ["extra"]  # no built-in registered yet
+    assert [name for name, _ in manager.pm.list_name_plugin()] == [
+        "extra"
+    ]  # no built-in registered yet
     names = list(manager.plugins)
-    assert names[-1] == "extra" and all(n.startswith("core.") for n in names[:-1]) and len(names) > 5
+    assert (
+        names[-1] == "extra"
+        and all(n.startswith("core.") for n in names[:-1])
+        and len(names) > 5
+    )

@@ -35,9 +35,12 @@ class Plugin:
 @pytest.fixture
 def profile(tmp_path):
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "s1.json").write_text(json.dumps({"id": "s1", "name": "S1", "prompt": "do"}))
+    (tmp_path / "scenarios" / "s1.json").write_text(
+        json.dumps({"id": "s1", "name": "S1", "prompt": "do"})
+    )
     path = tmp_path / "profile.yaml"
-    path.write_text(textwrap.dedent("""
+    path.write_text(
+        textwrap.dedent("""
         modes: [a, b]
         mode_resolver: {id: three}
         scenarios: {path: scenarios}
@@ -45,13 +48,16 @@ def profile(tmp_path):
         execution: {repetitions: 1, warmup: false}
         output: {session_export: false}
         analyzers: []
-    """))
+    """)
+    )
     return path
 
 
 def _run(config, manager):
     options = options_from_config(config, manager)
-    return trio.run(run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0))
+    return trio.run(
+        run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0)
+    )
 
 
 def test_a_mode_the_resolver_knows_runs(profile, profiler_plugin_manager):
@@ -70,7 +76,11 @@ def test_a_mode_nobody_knows_fails_before_any_session(profile, profiler_plugin_m
 
 
 def test_a_mapping_still_names_unknown_modes_at_load(tmp_path, profile):
-    profile.write_text(profile.read_text().replace("modes: [a, b]\nmode_resolver: {id: three}", "modes: {a: {}, b: {}}"))
+    profile.write_text(
+        profile.read_text().replace(
+            "modes: [a, b]\nmode_resolver: {id: three}", "modes: {a: {}, b: {}}"
+        )
+    )
     with pytest.raises(ProfileErrors, match="unknown mode"):
         load_profile(profile, {"modes": ["c"]})
 
@@ -82,16 +92,39 @@ def test_cli_mode_beyond_the_list_through_an_installed_resolver(tmp_path):
     from pathlib import Path
 
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "s1.json").write_text(json.dumps({"id": "s1", "name": "S1", "prompt": "do"}))
+    (tmp_path / "scenarios" / "s1.json").write_text(
+        json.dumps({"id": "s1", "name": "S1", "prompt": "do"})
+    )
     profile = tmp_path / "profile.yaml"
-    profile.write_text("modes: [ghx]\nmode_resolver: {id: eval}\nscenarios: {path: scenarios}\n"
-                       "execution: {repetitions: 1, warmup: false}\n")
+    profile.write_text(
+        "modes: [ghx]\nmode_resolver: {id: eval}\nscenarios: {path: scenarios}\n"
+        "execution: {repetitions: 1, warmup: false}\n"
+    )
     profiler = Path(sys.executable).with_name("profiler")
-    out = subprocess.run([str(profiler), "run", str(profile), "--mode", "baseline", "--no-report"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [str(profiler), "run", str(profile), "--mode", "baseline", "--no-report"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
-    rows = [json.loads(line) for line in next((tmp_path / "results").glob("*.jsonl")).read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for line in next((tmp_path / "results").glob("*.jsonl"))
+        .read_text()
+        .splitlines()
+    ]
     assert {r["mode"] for r in rows} == {"baseline"}
-    bad = subprocess.run([str(profiler), "run", str(profile), "--mode", "nosuch", "--no-report"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 1 and "nosuch" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    bad = subprocess.run(
+        [str(profiler), "run", str(profile), "--mode", "nosuch", "--no-report"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        bad.returncode == 1
+        and "nosuch" in bad.stderr
+        and len(bad.stderr.strip().splitlines()) == 1
+    )

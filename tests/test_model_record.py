@@ -24,7 +24,13 @@ def _twins(**fields: attrs.Attribute) -> tuple[type, type]:
     """The same fields twice: once with attrs' generated methods, once as a Record."""
     generated = attrs.make_class("Twin", dict(fields), frozen=True, kw_only=True)
     shared = attrs.make_class(
-        "Twin", dict(fields), bases=(Record,), frozen=True, kw_only=True, repr=False, eq=False
+        "Twin",
+        dict(fields),
+        bases=(Record,),
+        frozen=True,
+        kw_only=True,
+        repr=False,
+        eq=False,
     )
     return generated, shared
 
@@ -51,11 +57,21 @@ CHOICES = {
 }
 
 
-@given(left=st.fixed_dictionaries(CHOICES), changes=st.fixed_dictionaries({}, optional=CHOICES))
-def test_a_record_compares_shows_and_hashes_as_attrs_generated_methods_do(left, changes):
+@given(
+    left=st.fixed_dictionaries(CHOICES),
+    changes=st.fixed_dictionaries({}, optional=CHOICES),
+)
+def test_a_record_compares_shows_and_hashes_as_attrs_generated_methods_do(
+    left, changes
+):
     right = {**left, **changes}  # a few fields changed, so that equal pairs are common
     generated, shared = _twins(**FIELDS)
-    g1, g2, s1, s2 = generated(**left), generated(**right), shared(**left), shared(**right)
+    g1, g2, s1, s2 = (
+        generated(**left),
+        generated(**right),
+        shared(**left),
+        shared(**right),
+    )
     assert repr(s1) == repr(g1)
     assert (s1 == s2) == (g1 == g2)
     assert (s1 != s2) == (g1 != g2)
@@ -67,7 +83,14 @@ def test_a_record_compares_shows_and_hashes_as_attrs_generated_methods_do(left, 
 
 def test_a_record_equals_only_its_own_class():
     generated, shared = _twins(name=attrs.field())
-    other = attrs.make_class("Other", {"name": attrs.field()}, bases=(Record,), frozen=True, repr=False, eq=False)
+    other = attrs.make_class(
+        "Other",
+        {"name": attrs.field()},
+        bases=(Record,),
+        frozen=True,
+        repr=False,
+        eq=False,
+    )
     assert shared(name="x") == shared(name="x")
     assert shared(name="x") != other(name="x")
     assert shared(name="x") != generated(name="x")
@@ -78,7 +101,16 @@ def test_a_record_equals_only_its_own_class():
 def test_a_records_hash_is_the_same_in_every_process_for_one_hash_seed():
     code = "from profiler_core.model import TokenBreakdown as T; print(hash(T(input=1, output=2)))"
     env = {**os.environ, "PYTHONHASHSEED": "7"}
-    runs = {subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout for _ in range(2)}
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for _ in range(2)
+    }
     assert len(runs) == 1, runs
 
 
@@ -105,7 +137,9 @@ def test_a_subclass_compares_its_own_fields():
         b: int = 0
 
     assert repr(Base(a=1)) == "Base(a=1)"  # the base's plan is worked out first ...
-    assert repr(Child(a=1, b=2)) == "Child(a=1, b=2)"  # ... and not inherited by the subclass
+    assert (
+        repr(Child(a=1, b=2)) == "Child(a=1, b=2)"
+    )  # ... and not inherited by the subclass
     assert Child(a=1, b=2) != Child(a=1, b=3)
     assert Base(a=1) != Child(a=1, b=0)
 
@@ -124,8 +158,11 @@ def _core_classes() -> list[type]:
             continue  # it runs the command line
         module = importlib.import_module(info.name)
         found += [
-            value for value in vars(module).values()
-            if isinstance(value, type) and value.__module__ == module.__name__ and attrs.has(value)
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and value.__module__ == module.__name__
+            and attrs.has(value)
         ]
     return found
 
@@ -138,7 +175,9 @@ def test_every_record_in_core_is_frozen_and_leaves_the_three_methods_to_record()
         where = f"{cls.__module__}.{cls.__qualname__}"
         # A mutable class must stay unhashable, and attrs' generated methods would make the base's unused.
         assert props.is_frozen, f"{where}: a Record must be frozen"
-        assert not props.added_repr and not props.added_eq, f"{where}: declare it with repr=False, eq=False"
+        assert not props.added_repr and not props.added_eq, (
+            f"{where}: declare it with repr=False, eq=False"
+        )
 
 
 def test_no_frozen_core_class_compiles_its_own_methods_unless_it_compares_by_identity():
@@ -147,4 +186,6 @@ def test_no_frozen_core_class_compiles_its_own_methods_unless_it_compares_by_ide
             continue  # stats imports nothing of the project (test_stats.py), and a run does not load it
         props = attrs.inspect(cls)
         if props.is_frozen and props.added_eq:
-            pytest.fail(f"{cls.__module__}.{cls.__qualname__}: derive from Record (model/record.py)")
+            pytest.fail(
+                f"{cls.__module__}.{cls.__qualname__}: derive from Record (model/record.py)"
+            )

@@ -26,16 +26,29 @@ ALL_TYPES = [
 ]
 
 _text = st.text(min_size=1, max_size=12)
-_json_scalar = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8)
-_json = st.recursive(_json_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=6)
+_json_scalar = (
+    st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8)
+)
+_json = st.recursive(
+    _json_scalar,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 _number = st.integers(0, 10**9) | st.floats(0, 1e9, allow_nan=False)
 
 _OVERRIDES = {
     ("*", "extensions"): st.dictionaries(st.text(max_size=8), _json, max_size=3),
     ("*", "metadata"): st.dictionaries(st.text(max_size=8), _json, max_size=3),
     ("*", "options"): st.dictionaries(st.text(max_size=8), _json, max_size=3),
-    ("*", "provider_overrides"): st.dictionaries(st.text(max_size=8), _json, max_size=3),
-    (m.ScenarioSets, "sets"): st.dictionaries(_text, st.lists(_text, max_size=3).map(tuple), max_size=3),
+    ("*", "provider_overrides"): st.dictionaries(
+        st.text(max_size=8), _json, max_size=3
+    ),
+    (m.ScenarioSets, "sets"): st.dictionaries(
+        _text, st.lists(_text, max_size=3).map(tuple), max_size=3
+    ),
     (m.Scenario, "timeout_ms"): st.integers(1, 10**7),
     (m.TokenBreakdown, "total"): st.none(),
     (m.TokenBreakdown, "active"): st.none(),
@@ -43,26 +56,47 @@ _OVERRIDES = {
     (m.VerifierSpec, "timeout_ms"): st.integers(1, 10**7),
     (m.TaskEnvironment, "build_timeout_ms"): st.integers(1, 10**7),
     # Paths inside a sandbox: absolute, not `/`.
-    ("*", "mounts"): st.dictionaries(_text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")), _text, max_size=3),
-    ("*", "base_mounts"): st.dictionaries(_text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")), _text, max_size=3),
-    ("*", "logs_dir"): st.none() | _text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")),
-    (m.TaskEnvironment, "workdir"): st.none() | _text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")),
+    ("*", "mounts"): st.dictionaries(
+        _text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")),
+        _text,
+        max_size=3,
+    ),
+    ("*", "base_mounts"): st.dictionaries(
+        _text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")),
+        _text,
+        max_size=3,
+    ),
+    ("*", "logs_dir"): st.none()
+    | _text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")),
+    (m.TaskEnvironment, "workdir"): st.none()
+    | _text.map(lambda t: "/" + t.replace("/", "_").replace(".", "_")),
     (m.TrialSpec, "network"): st.sampled_from(("none", "model", "full")),
-    (m.TrialSpec, "mounts"): st.lists(st.builds(m.TrialMount, source=_text, target=_text, read_only=st.booleans()), max_size=2).map(tuple),
+    (m.TrialSpec, "mounts"): st.lists(
+        st.builds(m.TrialMount, source=_text, target=_text, read_only=st.booleans()),
+        max_size=2,
+    ).map(tuple),
     # a running environment is a live object, never serialised: a session's record holds none
     (m.CreateSessionParams, "environment"): st.none(),
 }
 
 #: Classes whose fields depend on each other: a workspace is a folder or a repository, not both.
 _CLASS_OVERRIDES = {
-    m.WorkspaceSpec: st.builds(m.WorkspaceSpec, path=_text, exclude=st.lists(_text, max_size=2).map(tuple))
+    m.WorkspaceSpec: st.builds(
+        m.WorkspaceSpec, path=_text, exclude=st.lists(_text, max_size=2).map(tuple)
+    )
     | st.builds(m.WorkspaceSpec, git=_text, ref=st.none() | _text),
     # An environment kind is a name; `network: none|model` needs a sandbox (the record refuses it without one).
     m.SandboxSettings: st.builds(
-        m.SandboxSettings, sandbox=st.sampled_from(("bwrap", "docker", "podman", "my-kind")),
-        network=st.none() | st.sampled_from(("none", "model", "full")), image=st.none() | _text,
-        pull=st.sampled_from(("never", "missing", "always")), verifier_network=st.none() | st.sampled_from(("none", "model", "full")),
-        agent_user=_text, wire=st.booleans(), host_toolchain=st.booleans(), workdir=st.none() | _text,
+        m.SandboxSettings,
+        sandbox=st.sampled_from(("bwrap", "docker", "podman", "my-kind")),
+        network=st.none() | st.sampled_from(("none", "model", "full")),
+        image=st.none() | _text,
+        pull=st.sampled_from(("never", "missing", "always")),
+        verifier_network=st.none() | st.sampled_from(("none", "model", "full")),
+        agent_user=_text,
+        wire=st.booleans(),
+        host_toolchain=st.booleans(),
+        workdir=st.none() | _text,
     )
     | st.builds(m.SandboxSettings),
 }
@@ -109,7 +143,9 @@ def _strategy(tp, owner=None, name=None):
 def _class_strategy(cls):
     if cls in _CLASS_OVERRIDES:
         return _CLASS_OVERRIDES[cls]
-    from profiler_core.plugins import contracts  # protocols a record names only for type checkers
+    from profiler_core.plugins import (
+        contracts,
+    )  # protocols a record names only for type checkers
 
     hints = typing.get_type_hints(cls, localns=vars(contracts))
     fields = {}
@@ -187,9 +223,18 @@ def test_token_totals_are_derived():
 def test_trace_events_tagged_by_type():
     trace = m.SessionTrace(
         session_id="s",
-        events=(m.ReasoningEvent(content="hm"), m.ToolCallEvent(name="bash", input={"command": "ls"}, output="a"), m.ErrorEvent(message="x")),
+        events=(
+            m.ReasoningEvent(content="hm"),
+            m.ToolCallEvent(name="bash", input={"command": "ls"}, output="a"),
+            m.ErrorEvent(message="x"),
+        ),
         turns=(),
-        summary=m.TraceSummary(total_turns=0, total_tool_calls=1, total_tokens=TokenBreakdown(), total_duration=0),
+        summary=m.TraceSummary(
+            total_turns=0,
+            total_tool_calls=1,
+            total_tokens=TokenBreakdown(),
+            total_duration=0,
+        ),
     )
     data = json.loads(to_json(trace))
     assert [e["type"] for e in data["events"]] == ["reasoning", "tool_call", "error"]
@@ -199,14 +244,28 @@ def test_trace_events_tagged_by_type():
 
 def test_public_api_names_and_defaults():
     s = profiler_core.Scenario(id="a", name="A", prompt="p")
-    assert (s.description, s.timeout_ms, s.allowed_retries, s.tags, s.extensions) == ("", 120000, 0, (), {})
+    assert (s.description, s.timeout_ms, s.allowed_retries, s.tags, s.extensions) == (
+        "",
+        120000,
+        0,
+        (),
+        {},
+    )
     assert profiler_core.ToolCallRecord(name="x").category == "other"
-    assert profiler_core.PromptResult(
-        text="", metrics=profiler_core.PromptMetrics(tokens=TokenBreakdown(), timing=profiler_core.TimingBreakdown(wall_ms=0))
-    ).completion_reason == "stop"
+    assert (
+        profiler_core.PromptResult(
+            text="",
+            metrics=profiler_core.PromptMetrics(
+                tokens=TokenBreakdown(), timing=profiler_core.TimingBreakdown(wall_ms=0)
+            ),
+        ).completion_reason
+        == "stop"
+    )
     assert profiler_core.ProviderConfig(model="m", mode="x").port == 0
     assert profiler_core.ModeConfig().system_instructions == ""
-    assert profiler_core.ScorerResult(success=True, passed=0, total=0).output_valid is True
+    assert (
+        profiler_core.ScorerResult(success=True, passed=0, total=0).output_valid is True
+    )
     for name in profiler_core.__all__:
         assert getattr(profiler_core, name) is not None
 
@@ -223,7 +282,10 @@ def test_validators_reject_bad_values():
 def test_strings_and_lists_are_not_silently_coerced():
     from profiler_core.storage.serde import structure
 
-    with pytest.raises(ProfilerError, match=r"sets.json: \$\['core'\]: expected a list, got string 'fix'"):
+    with pytest.raises(
+        ProfilerError,
+        match=r"sets.json: \$\['core'\]: expected a list, got string 'fix'",
+    ):
         structure({"core": "fix"}, m.ScenarioSets, source="sets.json")
     with pytest.raises(ProfilerError, match=r"\$: expected an object, got list"):
         from_json("[1, 2]", m.SessionTrace)
@@ -234,7 +296,9 @@ def test_version_is_the_distributions_own():
 
     import profiler_core
 
-    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    pyproject = tomllib.loads(
+        (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    )
     assert profiler_core.__version__ == pyproject["project"]["version"]
 
 
@@ -242,7 +306,9 @@ def test_a_scorers_check_result_is_the_rows_checkpoint_result():
     from profiler_core.model import CheckpointResult, ScorerCheckResult
 
     assert ScorerCheckResult is CheckpointResult
-    check = ScorerCheckResult(id="c1", description="file exists", passed=False, actual=3, expected=4)
+    check = ScorerCheckResult(
+        id="c1", description="file exists", passed=False, actual=3, expected=4
+    )
     assert from_json(to_json(check), CheckpointResult) == check
 
 
@@ -251,13 +317,19 @@ def test_iso_timestamps_are_utc_with_milliseconds():
 
     from profiler_core.util.timestamps import iso, now_iso, parse_iso
 
-    moment = datetime(2026, 1, 1, 2, 0, 23, 638_400, tzinfo=timezone(timedelta(hours=2)))
+    moment = datetime(
+        2026, 1, 1, 2, 0, 23, 638_400, tzinfo=timezone(timedelta(hours=2))
+    )
     assert iso(moment) == "2026-01-01T00:00:23.638Z"
     assert iso(datetime(2026, 1, 1)) == "2026-01-01T00:00:00.000Z"  # naive: UTC
     assert parse_iso("2026-01-01T00:00:23.638Z") == moment.replace(microsecond=638_000)
     assert parse_iso("2026-01-01T00:00:00") == datetime(2026, 1, 1, tzinfo=UTC)
     assert parse_iso("yesterday") is None and parse_iso(3) is None
-    assert parse_iso(now_iso()) is not None and now_iso().endswith("Z") and len(now_iso()) == 24
+    assert (
+        parse_iso(now_iso()) is not None
+        and now_iso().endswith("Z")
+        and len(now_iso()) == 24
+    )
 
 
 @pytest.mark.parametrize("value", [True, "0.5", None])
@@ -281,9 +353,13 @@ def test_the_detailed_converter_is_built_when_a_structuring_first_fails():
         "    print(exc)\n"
         "assert len(c._DETAILED) == 1\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "m.yaml: $.systemInstructions: expected str, got int 3"  # the path: the detailed twin's work
+    assert (
+        out.stdout.strip() == "m.yaml: $.systemInstructions: expected str, got int 3"
+    )  # the path: the detailed twin's work
 
 
 def test_a_union_registered_after_the_detailed_converter_exists_is_known_to_both():

@@ -19,7 +19,13 @@ pytestmark = pytest.mark.slow
 
 
 def params(iteration: int) -> CreateSessionParams:
-    return CreateSessionParams(system_instructions="SYSTEM-UNDER-TEST", scenario_id="echo", iteration=iteration, mode="m", model="local/scripted")
+    return CreateSessionParams(
+        system_instructions="SYSTEM-UNDER-TEST",
+        scenario_id="echo",
+        iteration=iteration,
+        mode="m",
+        model="local/scripted",
+    )
 
 
 def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
@@ -35,14 +41,20 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
                 permissions=PermissionConfig(auto_approve=True),
                 environment={"PROFILER_MODE_MARK": "mode-env-value"},
                 workdir=str(tmp_path),
-                options={"binary": str(binary), "start_timeout_s": START_TIMEOUT_S, "config": model_config(model.base_url)},
+                options={
+                    "binary": str(binary),
+                    "start_timeout_s": START_TIMEOUT_S,
+                    "config": model_config(model.base_url),
+                },
             )
         )
         server = provider.server
         seen["pid"], seen["home"] = server.pid, server.home
         try:
             environ = dict(
-                item.split("=", 1) for item in Path(f"/proc/{server.pid}/environ").read_text().split("\0") if "=" in item
+                item.split("=", 1)
+                for item in Path(f"/proc/{server.pid}/environ").read_text().split("\0")
+                if "=" in item
             )
             seen["environ"] = environ
 
@@ -51,10 +63,14 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
             with pytest.raises(trio.TooSlowError):
                 await provider.prompt(handle, "Run echo hello.", timeout_ms=3000)
             session = provider.sessions[handle.session_id]
-            statuses = await provider._request("GET", "/session/status", session.directory)
+            statuses = await provider._request(
+                "GET", "/session/status", session.directory
+            )
             seen["status_after_abort"] = statuses.get(handle.session_id)
             await provider.destroy_session(handle)
-            gone = await provider.client.get(f"/session/{handle.session_id}", params={"directory": session.directory})
+            gone = await provider.client.get(
+                f"/session/{handle.session_id}", params={"directory": session.directory}
+            )
             seen["after_delete"] = gone.status_code
 
             # The next session on the same server works.
@@ -67,15 +83,26 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
 
             # Another provider can use this running server (options.base_url); its shutdown leaves the server alone.
             guest = OpenCodeProvider(base_url=server.url)
-            await guest.init(ProviderConfig(model="local/scripted", mode="m", workdir=str(tmp_path), options={"base_url": server.url}))
+            await guest.init(
+                ProviderConfig(
+                    model="local/scripted",
+                    mode="m",
+                    workdir=str(tmp_path),
+                    options={"base_url": server.url},
+                )
+            )
             handle = await guest.create_session(params(2))
-            seen["guest"] = await guest.prompt(handle, "Run echo hello.", timeout_ms=60_000)
+            seen["guest"] = await guest.prompt(
+                handle, "Run echo hello.", timeout_ms=60_000
+            )
             await guest.destroy_session(handle)
             await guest.shutdown()
             seen["alive_after_guest"] = process_alive(server.pid)
             # Three sessions later OpenCode has not fetched its plugin SDK from npm into the fresh home.
             sdk_folder = server.home / "config" / "opencode"
-            seen["sdk_installed"] = sorted(p.name for p in (sdk_folder / "node_modules").iterdir())
+            seen["sdk_installed"] = sorted(
+                p.name for p in (sdk_folder / "node_modules").iterdir()
+            )
             seen["npm_cache"] = (server.home / ".npm").exists()
         finally:
             await provider.shutdown()
@@ -87,15 +114,25 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
     environ = seen["environ"]
     home = str(seen["home"])
     assert environ["PROFILER_MODE_MARK"] == "mode-env-value"
-    assert environ["HOME"] == home and environ["XDG_CONFIG_HOME"].startswith(home) and environ["XDG_DATA_HOME"].startswith(home)
+    assert (
+        environ["HOME"] == home
+        and environ["XDG_CONFIG_HOME"].startswith(home)
+        and environ["XDG_DATA_HOME"].startswith(home)
+    )
     assert '"model": "local/scripted"' in environ["OPENCODE_CONFIG_CONTENT"]
     assert environ["OPENCODE_DISABLE_AUTOUPDATE"] == "1"
     # Without the abort OpenCode would still be busy waiting on the hung model.
     assert seen["status_after_abort"] in (None, {"type": "idle"})
     assert seen["after_delete"] == 404
     result = seen["result"]
-    assert result.completion_reason == "stop" and result.text == "Done: the command printed hello."
-    assert result.metrics.tokens.input == 160 and result.metrics.tool_calls[0].duration_ms > 0
+    assert (
+        result.completion_reason == "stop"
+        and result.text == "Done: the command printed hello."
+    )
+    assert (
+        result.metrics.tokens.input == 160
+        and result.metrics.tool_calls[0].duration_ms > 0
+    )
     assert seen["trace"].summary.total_tool_calls == 1
     assert seen["guest"].metrics.tokens.input == 160 and seen["alive_after_guest"]
     assert seen["sdk_installed"] == [] and not seen["npm_cache"]
@@ -126,14 +163,21 @@ def test_a_dropped_connection_waits_for_the_dying_servers_exit_to_name_it():
 
     class Dropped:
         async def request(self, method, path, **kwargs):
-            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+            raise httpx.RemoteProtocolError(
+                "Server disconnected without sending a response."
+            )
 
-    provider = OpenCodeProvider(base_url="http://127.0.0.1:9")  # a server it did not start: no binary needed
+    provider = OpenCodeProvider(
+        base_url="http://127.0.0.1:9"
+    )  # a server it did not start: no binary needed
     provider.client = Dropped()
     provider.server = types.SimpleNamespace(pid=4321, process=Dying())
 
     async def main():
-        with pytest.raises(OpenCodeError, match=r"RemoteProtocolError: .*\(the opencode server, pid 4321, exited with status -9\)"):
+        with pytest.raises(
+            OpenCodeError,
+            match=r"RemoteProtocolError: .*\(the opencode server, pid 4321, exited with status -9\)",
+        ):
             await provider._request("GET", "/session/s/message", "/w")
 
     trio.run(main)

@@ -30,7 +30,12 @@ pytestmark = pytest.mark.slow
 
 def params(iteration: int, workspace: Path) -> CreateSessionParams:
     return CreateSessionParams(
-        system_instructions="s", scenario_id="daemon", iteration=iteration, mode="m", model="local/scripted", workspace=str(workspace)
+        system_instructions="s",
+        scenario_id="daemon",
+        iteration=iteration,
+        mode="m",
+        model="local/scripted",
+        workspace=str(workspace),
     )
 
 
@@ -56,7 +61,9 @@ def _wait_for(seconds: str) -> list[int]:
 
 
 @pytest.mark.parametrize("sandbox", ["none", "bwrap"])
-def test_a_daemon_started_in_a_session_ends_with_it_though_the_server_is_shared(tmp_path, sandbox):
+def test_a_daemon_started_in_a_session_ends_with_it_though_the_server_is_shared(
+    tmp_path, sandbox
+):
     binary = agent_binary("opencode", "OPENCODE_BIN")
     settings = None
     if sandbox == "bwrap":
@@ -83,25 +90,37 @@ def test_a_daemon_started_in_a_session_ends_with_it_though_the_server_is_shared(
             for folder in workspaces:
                 folder.mkdir()
             handle = await provider.create_session(params(0, workspaces[0]))
-            result = await provider.prompt(handle, "Start the daemons.", timeout_ms=60_000)
+            result = await provider.prompt(
+                handle, "Start the daemons.", timeout_ms=60_000
+            )
             assert result.completion_reason == "stop", result
-            seen["alive_in_session"] = [bool(await trio.to_thread.run_sync(_wait_for, mark)) for mark in marks]
+            seen["alive_in_session"] = [
+                bool(await trio.to_thread.run_sync(_wait_for, mark)) for mark in marks
+            ]
             await provider.destroy_session(handle)
             seen["alive_after"] = [bool(_sleepers(mark)) for mark in marks]
             seen["server_alive"] = process_alive(provider.server.pid)
             # The next session on the same server still works.
             model.set_script(tool_then_text())
             handle = await provider.create_session(params(1, workspaces[1]))
-            seen["next"] = (await provider.prompt(handle, "Run echo hello.", timeout_ms=60_000)).completion_reason
+            seen["next"] = (
+                await provider.prompt(handle, "Run echo hello.", timeout_ms=60_000)
+            ).completion_reason
             await provider.destroy_session(handle)
         finally:
             await provider.shutdown()
             for pid in [pid for mark in marks for pid in _sleepers(mark)]:
                 os.kill(pid, signal.SIGKILL)  # what a failed test would leave
 
-    with FakeModelServer(tool_then_text(command=command, text="Done: started.")) as model:
+    with FakeModelServer(
+        tool_then_text(command=command, text="Done: started.")
+    ) as model:
         trio.run(main, model)
 
-    assert seen["alive_in_session"] == [True, True], "the daemons must have been running (else this test proves nothing)"
-    assert seen["alive_after"] == [False, False], "a process the session started outlived it"
+    assert seen["alive_in_session"] == [True, True], (
+        "the daemons must have been running (else this test proves nothing)"
+    )
+    assert seen["alive_after"] == [False, False], (
+        "a process the session started outlived it"
+    )
     assert seen["server_alive"] is True and seen["next"] == "stop"

@@ -48,8 +48,13 @@ def _run(tmp_path, manager, *, factory=None, provider=None, **kw):
         provider=provider or (factory() if factory else FakeProvider()),
         provider_factory=factory,
         scorer=FixedScorer(),
-        scenarios=[Scenario(id=f"s{i}", name=f"S{i}", prompt="do") for i in range(1, 6)],
-        modes={"a": ModeConfig(environment={"MODE_VAR": "a"}), "b": ModeConfig(environment={"MODE_VAR": "b"})},
+        scenarios=[
+            Scenario(id=f"s{i}", name=f"S{i}", prompt="do") for i in range(1, 6)
+        ],
+        modes={
+            "a": ModeConfig(environment={"MODE_VAR": "a"}),
+            "b": ModeConfig(environment={"MODE_VAR": "b"}),
+        },
         repetitions=2,
         warmup=False,
         concurrency=8,
@@ -59,10 +64,14 @@ def _run(tmp_path, manager, *, factory=None, provider=None, **kw):
     base.update(kw)
     options = RunOptions(**base)
     options.plugin_manager = manager
-    return trio.run(run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0))
+    return trio.run(
+        run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0)
+    )
 
 
-def test_cells_of_two_modes_run_at_once_each_instance_with_its_own_environment(tmp_path, profiler_plugin_manager):
+def test_cells_of_two_modes_run_at_once_each_instance_with_its_own_environment(
+    tmp_path, profiler_plugin_manager
+):
     log, instances = [], []
 
     def factory():
@@ -78,7 +87,9 @@ def test_cells_of_two_modes_run_at_once_each_instance_with_its_own_environment(t
     assert {env for *_, env, _ in log} == {None}
     # Each (model, mode) had its own instance, initialised with its own mode's environment only.
     initialised = [p for p in instances if p.configs]
-    assert sorted((p.configs[0].mode, p.configs[0].environment["MODE_VAR"]) for p in initialised) == [("a", "a"), ("b", "b")]
+    assert sorted(
+        (p.configs[0].mode, p.configs[0].environment["MODE_VAR"]) for p in initialised
+    ) == [("a", "a"), ("b", "b")]
     assert all(len(p.configs) == 1 for p in initialised)
     by_instance = {}
     for mode, *_, ident in log:
@@ -98,10 +109,14 @@ def test_cells_of_two_modes_run_at_once_each_instance_with_its_own_environment(t
     # Every instance was shut down.
     assert all(("shutdown",) in p.calls for p in initialised)
     # Rows still come in (model, mode, scenario, iteration) order.
-    assert [(r.mode, r.scenario_id, r.iteration) for r in result.rows] == sorted((r.mode, r.scenario_id, r.iteration) for r in result.rows)
+    assert [(r.mode, r.scenario_id, r.iteration) for r in result.rows] == sorted(
+        (r.mode, r.scenario_id, r.iteration) for r in result.rows
+    )
 
 
-def test_without_a_factory_modes_run_one_after_another(tmp_path, profiler_plugin_manager):
+def test_without_a_factory_modes_run_one_after_another(
+    tmp_path, profiler_plugin_manager
+):
     log = []
     result = _run(tmp_path, profiler_plugin_manager, provider=Timed(log))
     assert len(result.rows) == 20
@@ -112,7 +127,9 @@ def test_without_a_factory_modes_run_one_after_another(tmp_path, profiler_plugin
     assert {(mode, env) for mode, _, _, env, _ in log} == {("a", "a"), ("b", "b")}
 
 
-def test_needs_process_env_keeps_the_serial_behaviour(tmp_path, profiler_plugin_manager):
+def test_needs_process_env_keeps_the_serial_behaviour(
+    tmp_path, profiler_plugin_manager
+):
     log = []
 
     def factory():
@@ -127,25 +144,50 @@ def test_needs_process_env_keeps_the_serial_behaviour(tmp_path, profiler_plugin_
 
 
 @pytest.mark.parametrize("order", ["interleaved", "shuffled"])
-def test_order_decides_which_cells_start_first(tmp_path, profiler_plugin_manager, order):
+def test_order_decides_which_cells_start_first(
+    tmp_path, profiler_plugin_manager, order
+):
     log = []
     result = _run(
-        tmp_path, profiler_plugin_manager, factory=lambda: Timed(log), concurrency=1, order=order, order_seed=7
+        tmp_path,
+        profiler_plugin_manager,
+        factory=lambda: Timed(log),
+        concurrency=1,
+        order=order,
+        order_seed=7,
     )
-    modes_in_start_order = [mode for mode, *_ in sorted(log, key=lambda entry: entry[1])]
+    modes_in_start_order = [
+        mode for mode, *_ in sorted(log, key=lambda entry: entry[1])
+    ]
     if order == "interleaved":
         assert modes_in_start_order == ["a", "b"] * 10
     else:
-        assert modes_in_start_order != ["a"] * 10 + ["b"] * 10 and sorted(modes_in_start_order) == ["a"] * 10 + ["b"] * 10
+        assert (
+            modes_in_start_order != ["a"] * 10 + ["b"] * 10
+            and sorted(modes_in_start_order) == ["a"] * 10 + ["b"] * 10
+        )
     assert len(result.rows) == 20
 
 
 def test_order_cells_is_deterministic_and_complete():
-    cells = [(model, mode, f"s{s}", i) for model in ("m1", "m2") for mode in ("a", "b") for s in range(3) for i in range(2)]
+    cells = [
+        (model, mode, f"s{s}", i)
+        for model in ("m1", "m2")
+        for mode in ("a", "b")
+        for s in range(3)
+        for i in range(2)
+    ]
     assert order_cells(cells, ["a", "b"], "blocked") == cells
     inter = order_cells(cells, ["a", "b"], "interleaved")
-    assert sorted(inter) == sorted(cells) and [c[1] for c in inter[:4]] == ["a", "b", "a", "b"]
-    assert [c[0] for c in inter] == ["m1"] * 12 + ["m2"] * 12  # models stay one after another
+    assert sorted(inter) == sorted(cells) and [c[1] for c in inter[:4]] == [
+        "a",
+        "b",
+        "a",
+        "b",
+    ]
+    assert [c[0] for c in inter] == ["m1"] * 12 + [
+        "m2"
+    ] * 12  # models stay one after another
     shuffled = order_cells(cells, ["a", "b"], "shuffled", seed=3)
     assert shuffled == order_cells(cells, ["a", "b"], "shuffled", seed=3) != cells
     assert sorted(shuffled) == sorted(cells)
@@ -157,11 +199,20 @@ def test_profile_order_is_validated(tmp_path):
     from profiler_core.config.loader import ProfileErrors, load_profile
 
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S1", "prompt": "do"}')
+    (tmp_path / "scenarios" / "s1.json").write_text(
+        '{"id": "s1", "name": "S1", "prompt": "do"}'
+    )
     profile = tmp_path / "profile.yaml"
-    profile.write_text("modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: {order: random}\n")
-    with pytest.raises(ProfileErrors, match="execution.order: expected one of blocked, interleaved, shuffled"):
+    profile.write_text(
+        "modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: {order: random}\n"
+    )
+    with pytest.raises(
+        ProfileErrors,
+        match="execution.order: expected one of blocked, interleaved, shuffled",
+    ):
         load_profile(profile)
-    profile.write_text("modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: {order: interleaved, seed: 3}\n")
+    profile.write_text(
+        "modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: {order: interleaved, seed: 3}\n"
+    )
     config = load_profile(profile)
     assert (config.execution.order, config.execution.seed) == ("interleaved", 3)

@@ -22,12 +22,30 @@ from profiler_core.testing import FakeProvider, FixedScorer
 PROFILER = Path(sys.executable).with_name("profiler")
 
 
-@pytest.mark.parametrize("good", ["run_20261122T051500Z_3f9a", "a", "A.b-c_1", "x" * 128])
+@pytest.mark.parametrize(
+    "good", ["run_20261122T051500Z_3f9a", "a", "A.b-c_1", "x" * 128]
+)
 def test_good_run_ids(good):
     assert check_run_id(good) == good
 
 
-@pytest.mark.parametrize("bad", ["../../x", "/etc/passwd", "a/b", "a\\b", ".", "..", ".hidden", "", "x" * 129, "a b", "é", "a\x00b"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../../x",
+        "/etc/passwd",
+        "a/b",
+        "a\\b",
+        ".",
+        "..",
+        ".hidden",
+        "",
+        "x" * 129,
+        "a b",
+        "é",
+        "a\x00b",
+    ],
+)
 def test_bad_run_ids_name_the_rule(bad):
     with pytest.raises(ConfigError, match="letters, digits"):
         check_run_id(bad)
@@ -53,7 +71,9 @@ def test_inside_refuses_an_escape(tmp_path):
         inside(tmp_path / "reports", tmp_path / "reports" / ".." / "x")
 
 
-def test_hostile_scenario_ids_get_distinct_files_inside_the_sessions_folder(tmp_path, profiler_plugin_manager):
+def test_hostile_scenario_ids_get_distinct_files_inside_the_sessions_folder(
+    tmp_path, profiler_plugin_manager
+):
     ids = ["a/b", "a\\b", "..", ".", "x" * 300, "a_b"]
     options = RunOptions(
         provider=FakeProvider(),
@@ -67,7 +87,9 @@ def test_hostile_scenario_ids_get_distinct_files_inside_the_sessions_folder(tmp_
         reports_dir=str(tmp_path / "reports"),
     )
     options.plugin_manager = profiler_plugin_manager
-    result = trio.run(run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0))
+    result = trio.run(
+        run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0)
+    )
     sessions = tmp_path / "reports" / result.run_id / "sessions"
     files = sorted(sessions.rglob("*.json"))
     assert len(files) == len(ids)  # none collided, none failed
@@ -78,13 +100,28 @@ def test_hostile_scenario_ids_get_distinct_files_inside_the_sessions_folder(tmp_
 
 def test_cli_rejects_a_run_id_that_leaves_results(tmp_path):
     out = subprocess.run(
-        [str(PROFILER), "run", str(Path(__file__).parent.parent / "examples" / "demo" / "profile.yaml"),
-         "--run-id", "../../escaped", "--repetitions", "1"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        [
+            str(PROFILER),
+            "run",
+            str(Path(__file__).parent.parent / "examples" / "demo" / "profile.yaml"),
+            "--run-id",
+            "../../escaped",
+            "--repetitions",
+            "1",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 1
-    assert out.stderr.startswith("Error: invalid run id '../../escaped'") and len(out.stderr.splitlines()) == 1
-    assert not (tmp_path.parent / "escaped.jsonl").exists() and not list(tmp_path.rglob("escaped*"))
+    assert (
+        out.stderr.startswith("Error: invalid run id '../../escaped'")
+        and len(out.stderr.splitlines()) == 1
+    )
+    assert not (tmp_path.parent / "escaped.jsonl").exists() and not list(
+        tmp_path.rglob("escaped*")
+    )
 
 
 def test_report_of_a_crafted_results_file_stays_inside_reports(tmp_path):
@@ -98,7 +135,16 @@ def test_report_of_a_crafted_results_file_stays_inside_reports(tmp_path):
     crafted.write_text("".join(json.dumps(r) + "\n" for r in rows))
     work = tmp_path / "work"
     work.mkdir()
-    out = subprocess.run([str(PROFILER), "report", str(crafted)], cwd=work, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [str(PROFILER), "report", str(crafted)],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     written = [p for p in tmp_path.rglob("report.md")]
-    assert len(written) == 1 and (work / "reports").resolve() in written[0].resolve().parents
+    assert (
+        len(written) == 1
+        and (work / "reports").resolve() in written[0].resolve().parents
+    )

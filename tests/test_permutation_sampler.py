@@ -65,11 +65,19 @@ def _abs_mean_difference(x, y, axis=-1):
 
 def _inputs(parity_dir):
     rng = np.random.default_rng(30)
-    values = np.asarray(json.loads((parity_dir / "stats-values.json").read_text()), dtype=float)
+    values = np.asarray(
+        json.loads((parity_dir / "stats-values.json").read_text()), dtype=float
+    )
     return {
         "parity 2 x 500": (values[:500], values[500:1000] + 3),
-        "lognormal 40 vs 300": (rng.lognormal(0.2, 1.0, 40), rng.lognormal(0.0, 1.0, 300)),
-        "tied integers 60 vs 60": (rng.integers(0, 4, 60).astype(float), rng.integers(0, 5, 60).astype(float)),
+        "lognormal 40 vs 300": (
+            rng.lognormal(0.2, 1.0, 40),
+            rng.lognormal(0.0, 1.0, 300),
+        ),
+        "tied integers 60 vs 60": (
+            rng.integers(0, 4, 60).astype(float),
+            rng.integers(0, 5, 60).astype(float),
+        ),
         "normal 250 vs 120": (rng.normal(0.15, 1, 250), rng.normal(0, 1, 120)),
         "3 vs 400": (rng.normal(1.0, 1, 3), rng.normal(0, 1, 400)),
     }
@@ -91,7 +99,11 @@ def test_p_values_agree_with_scipy_within_monte_carlo_error(parity_dir, alternat
         # Two estimates from 10,000 draws each: 5 standard errors of their difference.
         p = max(ref.pvalue, 1e-4)
         tolerance = 5 * math.sqrt(2 * p * (1 - p) / 10_000) + 2e-4
-        assert ours.p_value == pytest.approx(ref.pvalue, abs=tolerance), (name, ours.p_value, ref.pvalue)
+        assert ours.p_value == pytest.approx(ref.pvalue, abs=tolerance), (
+            name,
+            ours.p_value,
+            ref.pvalue,
+        )
 
 
 def test_the_originals_parity_p_value_within_monte_carlo_error(parity_dir):
@@ -99,7 +111,9 @@ def test_the_originals_parity_p_value_within_monte_carlo_error(parity_dir):
     a, b = _inputs(parity_dir)["parity 2 x 500"]
     for seed in (42, 1, 2):
         p = permutation_test(a, b, permutations=10_000, seed=seed).p_value
-        assert p == pytest.approx(0.1245, abs=5 * math.sqrt(2 * 0.1245 * 0.8755 / 10_000)), (seed, p)
+        assert p == pytest.approx(
+            0.1245, abs=5 * math.sqrt(2 * 0.1245 * 0.8755 / 10_000)
+        ), (seed, p)
 
 
 def test_same_seed_same_p_value_and_seeds_differ(parity_dir):

@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PLUGIN_MODULE = '''
+PLUGIN_MODULE = """
 from datetime import UTC, datetime
 
 from profiler_core import (
@@ -104,10 +104,10 @@ def profiler_before_run(ctx):
 @hookimpl
 def profiler_after_scenario(ctx):
     pass
-'''
+"""
 
 
-PLUGIN_TESTS = '''
+PLUGIN_TESTS = """
 from agent_profiler_mine import MyAgent, MyAnalyzer, MyChecks, MyCollector, MyModes
 
 pytest_plugins = ["profiler_core.testing.pytest_plugin"]
@@ -131,9 +131,9 @@ def test_analyzer(check_analyzer):
 
 def test_modes(check_mode_resolver):
     check_mode_resolver(MyModes, modes=["fast"])
-'''
+"""
 
-HALF_PLUGIN = '''
+HALF_PLUGIN = """
 from profiler_core import hookimpl
 
 
@@ -145,14 +145,15 @@ class HalfAgent:
 @hookimpl
 def profiler_register_providers():
     return [HalfAgent]
-'''
+"""
 
 
 def _distribution(root: Path, name: str, version: str, module: str, code: str) -> Path:
     folder = root / name
     (folder / "src" / module).mkdir(parents=True)
     (folder / "src" / module / "__init__.py").write_text(code)
-    (folder / "pyproject.toml").write_text(textwrap.dedent(f"""
+    (folder / "pyproject.toml").write_text(
+        textwrap.dedent(f"""
         [build-system]
         requires = ["hatchling"]
         build-backend = "hatchling.build"
@@ -167,18 +168,32 @@ def _distribution(root: Path, name: str, version: str, module: str, code: str) -
 
         [tool.hatch.build.targets.wheel]
         packages = ["src/{module}"]
-    """))
+    """)
+    )
     return folder
 
 
 def _wheel(source: Path, out: Path, dist_name: str | None = None) -> Path:
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(source),
+        ],
         check=True,
         capture_output=True,
     )
     name = (dist_name or source.name).replace("-", "_")
-    (wheel,) = [p for p in out.glob("*.whl") if p.name.lower().startswith(name.lower() + "-")]
+    (wheel,) = [
+        p for p in out.glob("*.whl") if p.name.lower().startswith(name.lower() + "-")
+    ]
     return wheel
 
 
@@ -186,30 +201,89 @@ def _wheel(source: Path, out: Path, dist_name: str | None = None) -> Path:
 def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
     wheels = tmp_path / "wheels"
     ours = _wheel(ROOT, wheels, "agent-profiler")
-    mine = _wheel(_distribution(tmp_path, "agent-profiler-mine", "1.2.0", "agent_profiler_mine", PLUGIN_MODULE), wheels)
-    broken = _wheel(
-        _distribution(tmp_path, "agent-profiler-broken", "0.0.1", "agent_profiler_broken", "import requests_that_do_not_exist\n"),
+    mine = _wheel(
+        _distribution(
+            tmp_path,
+            "agent-profiler-mine",
+            "1.2.0",
+            "agent_profiler_mine",
+            PLUGIN_MODULE,
+        ),
         wheels,
     )
-    half = _wheel(_distribution(tmp_path, "agent-profiler-half", "0.2.0", "agent_profiler_half", HALF_PLUGIN), wheels)
+    broken = _wheel(
+        _distribution(
+            tmp_path,
+            "agent-profiler-broken",
+            "0.0.1",
+            "agent_profiler_broken",
+            "import requests_that_do_not_exist\n",
+        ),
+        wheels,
+    )
+    half = _wheel(
+        _distribution(
+            tmp_path, "agent-profiler-half", "0.2.0", "agent_profiler_half", HALF_PLUGIN
+        ),
+        wheels,
+    )
     with zipfile.ZipFile(ours) as wheel:
-        assert {"profiler_core/py.typed", "profiler_builtin_analyzers/py.typed"} <= set(wheel.namelist())
+        assert {"profiler_core/py.typed", "profiler_builtin_analyzers/py.typed"} <= set(
+            wheel.namelist()
+        )
 
     venv = tmp_path / "venv"
     # No pip of its own (ensurepip alone takes ~3 s of CPU): the pip below comes through _parent_env.pth
     # and installs into the running interpreter's prefix, the venv.
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True
+    )
     python = venv / "bin" / "python"
     # Dependencies (pluggy, attrs, numpy...) come from this test environment, so nothing is downloaded;
     # the project itself and both plugins are real wheels installed into the new venv.
-    venv_site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                    check=True, capture_output=True, text=True).stdout.strip())
+    venv_site = Path(
+        subprocess.run(
+            [
+                str(python),
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     (venv_site / "_parent_env.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(ours), str(mine), str(broken), str(half)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(ours),
+            str(mine),
+            str(broken),
+            str(half),
+        ],
+        check=True,
+        capture_output=True,
+    )
 
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PROFILER_LOAD_PLUGINS")}
-    result = subprocess.run([str(venv / "bin" / "profiler"), "list-plugins", "--json"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PROFILER_LOAD_PLUGINS")
+    }
+    result = subprocess.run(
+        [str(venv / "bin" / "profiler"), "list-plugins", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     plugins = {p["name"]: p for p in json.loads(result.stdout)}
 
@@ -227,7 +301,13 @@ def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
     }
     assert {"profiler_before_run", "profiler_after_scenario"} <= set(mine_info["hooks"])
     # the installed profiler_core is the wheel's, not the source tree's
-    where = subprocess.run([str(python), "-c", "import profiler_core; print(profiler_core.__file__)"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    where = subprocess.run(
+        [str(python), "-c", "import profiler_core; print(profiler_core.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert str(venv) in where.stdout
 
     broken_info = plugins["broken"]
@@ -242,15 +322,29 @@ def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
     )
     assert plugins["core.scorers.checks"]["components"] == {"scorers": ["checks"]}
 
-    human = subprocess.run([str(venv / "bin" / "profiler"), "list-plugins"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    human = subprocess.run(
+        [str(venv / "bin" / "profiler"), "list-plugins"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert human.returncode == 0
-    assert "agent-profiler-mine" in human.stdout and "providers: my-agent" in human.stdout
+    assert (
+        "agent-profiler-mine" in human.stdout and "providers: my-agent" in human.stdout
+    )
 
     # the plugin's own tests use the contract kit against the installed wheels
     tests = tmp_path / "mine-tests"
     tests.mkdir()
     (tests / "test_mine.py").write_text(PLUGIN_TESTS)
-    kit = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
-                         capture_output=True, text=True, env=env, cwd=tests, timeout=300)
+    kit = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tests,
+        timeout=300,
+    )
     assert kit.returncode == 0, kit.stdout + kit.stderr
     assert "5 passed" in kit.stdout

@@ -11,7 +11,12 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from profiler_core import DuplicateComponentError, PluginLoadError, UnknownComponentError, hookimpl
+from profiler_core import (
+    DuplicateComponentError,
+    PluginLoadError,
+    UnknownComponentError,
+    hookimpl,
+)
 from profiler_core.plugins import hookspecs
 from profiler_core.plugins.manager import get_plugin_manager
 from profiler_core.testing import FakeProvider
@@ -56,11 +61,15 @@ def test_unknown_component_suggests_the_nearest(profiler_plugin_manager):
 def test_duplicate_ids_name_both_plugins(profiler_plugin_manager):
     profiler_plugin_manager.register(_Providers("dup"), "first")
     profiler_plugin_manager.register(_Providers("dup"), "second")
-    registry = profiler_plugin_manager.registry  # still usable: the others are unaffected
+    registry = (
+        profiler_plugin_manager.registry
+    )  # still usable: the others are unaffected
     with pytest.raises(DuplicateComponentError) as info:
         registry.get("providers", "dup")
     assert "'first'" in str(info.value) and "'second'" in str(info.value)
-    assert "dup" not in registry.ids("providers") and "simulated" in registry.ids("providers")
+    assert "dup" not in registry.ids("providers") and "simulated" in registry.ids(
+        "providers"
+    )
     infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
     assert "registered twice" in infos["second"].error
 
@@ -88,12 +97,16 @@ def test_hook_impl_may_take_a_subset_of_arguments(profiler_plugin_manager):
             seen.append(mode)
 
     profiler_plugin_manager.register(Partial(), "partial")
-    _, failures = profiler_plugin_manager.call_hook("profiler_before_mode", mode="m", run=None)
+    _, failures = profiler_plugin_manager.call_hook(
+        "profiler_before_mode", mode="m", run=None
+    )
     assert seen == ["m"] and failures == []
 
 
 class _FakeEntryPoint:
-    def __init__(self, name, value, loader, dist_name="agent-profiler-x", version="1.2.0"):
+    def __init__(
+        self, name, value, loader, dist_name="agent-profiler-x", version="1.2.0"
+    ):
         self.name, self.value, self._loader = name, value, loader
         self.dist = types.SimpleNamespace(metadata={"Name": dist_name}, version=version)
 
@@ -116,7 +129,10 @@ def test_failing_entry_point_is_reported_and_others_still_load(monkeypatch, caps
         return [Agent]
 
     good.profiler_register_providers = profiler_register_providers
-    eps = [_FakeEntryPoint("broken", "broken.plugin", _broken, "broken-plugin", "0.0.1"), _FakeEntryPoint("good", "good_plugin", lambda: good)]
+    eps = [
+        _FakeEntryPoint("broken", "broken.plugin", _broken, "broken-plugin", "0.0.1"),
+        _FakeEntryPoint("good", "good_plugin", lambda: good),
+    ]
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: eps)
     manager = get_plugin_manager()
     infos = {i.name: i for i in manager.plugin_infos()}
@@ -138,20 +154,38 @@ def test_profiler_load_plugins_limits_entry_points(monkeypatch):
 def test_list_plugins_json_has_every_key(monkeypatch):
     from profiler_core import cli as cli_module
 
-    eps = [_FakeEntryPoint("broken", "broken.plugin", _broken, "broken-plugin", "0.0.1")]
+    eps = [
+        _FakeEntryPoint("broken", "broken.plugin", _broken, "broken-plugin", "0.0.1")
+    ]
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: eps)
     result = CliRunner().invoke(cli_module.cli, ["list-plugins", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    keys = {"name", "distribution", "version", "module", "builtin", "hooks", "components", "error"}
+    keys = {
+        "name",
+        "distribution",
+        "version",
+        "module",
+        "builtin",
+        "hooks",
+        "components",
+        "error",
+    }
     assert all(set(item) == keys for item in data)
     assert [d["name"] for d in data] == sorted(d["name"] for d in data)
     broken = next(d for d in data if d["name"] == "broken")
     assert broken["error"].startswith("ModuleNotFoundError")
     human = CliRunner().invoke(cli_module.cli, ["list-plugins"])
     assert human.exit_code == 0
-    assert "broken-plugin" in human.stdout and "ERROR ModuleNotFoundError" in human.stdout
-    assert human.stdout.splitlines()[0].split() == ["NAME", "VERSION", "DISTRIBUTION", "PROVIDES"]
+    assert (
+        "broken-plugin" in human.stdout and "ERROR ModuleNotFoundError" in human.stdout
+    )
+    assert human.stdout.splitlines()[0].split() == [
+        "NAME",
+        "VERSION",
+        "DISTRIBUTION",
+        "PROVIDES",
+    ]
 
 
 def test_every_hookspec_is_documented():
@@ -169,13 +203,21 @@ def test_import_profiler_core_is_cheap():
         "('numpy','matplotlib','scipy','trio','ray','profiler_builtin_analyzers','profiler_eval_ghx')]; "
         "print(','.join(bad))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == ""
 
 
 def test_errors_become_one_line_without_traceback(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "profiler_core", "validate", str(tmp_path / "missing.yaml")],
+        [
+            sys.executable,
+            "-m",
+            "profiler_core",
+            "validate",
+            str(tmp_path / "missing.yaml"),
+        ],
         capture_output=True,
         text=True,
     )
@@ -198,11 +240,19 @@ def test_a_raising_registration_hook_marks_only_its_plugin(profiler_plugin_manag
     profiler_plugin_manager.register(_RaisingRegistration(), "raiser")
     profiler_plugin_manager.register(_Providers("after-raiser"), "later")
     infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
-    assert infos["raiser"].error == "profiler_register_scorers failed: RuntimeError: cannot read my config"
+    assert (
+        infos["raiser"].error
+        == "profiler_register_scorers failed: RuntimeError: cannot read my config"
+    )
     assert infos["raiser"].to_dict()["error"] == infos["raiser"].error
     # core's collectors and scorers, and the plugin registered after it, are unaffected
     assert infos["later"].components == {"providers": ["after-raiser"]}
-    assert infos["core.collectors"].components["collectors"] == ["token", "latency", "cost", "tool_calls"]
+    assert infos["core.collectors"].components["collectors"] == [
+        "token",
+        "latency",
+        "cost",
+        "tool_calls",
+    ]
     assert infos["core.scorers.checks"].components == {"scorers": ["checks"]}
     assert infos["core.scorers.checks"].error is None
 
@@ -214,7 +264,9 @@ class _HalfProvider:
         pass
 
 
-def test_a_component_missing_methods_is_refused_naming_plugin_component_and_methods(profiler_plugin_manager):
+def test_a_component_missing_methods_is_refused_naming_plugin_component_and_methods(
+    profiler_plugin_manager,
+):
     class Half:
         @hookimpl
         def profiler_register_providers(self):
@@ -227,14 +279,18 @@ def test_a_component_missing_methods_is_refused_naming_plugin_component_and_meth
         "missing create_session, prompt, export_session, destroy_session, shutdown"
     )
     assert infos["half-plugin"].error == expected
-    assert infos["half-plugin"].components == {"providers": ["fake"]}  # the complete one still registers
+    assert infos["half-plugin"].components == {
+        "providers": ["fake"]
+    }  # the complete one still registers
     registry = profiler_plugin_manager.registry
     assert "half" not in registry.ids("providers")
     with pytest.raises(PluginLoadError, match="missing create_session"):
         registry.create("providers", "half")
 
 
-def test_register_callback_gives_an_id_without_building_the_component(profiler_plugin_manager):
+def test_register_callback_gives_an_id_without_building_the_component(
+    profiler_plugin_manager,
+):
     built = []
 
     def make_provider(**options):
@@ -257,7 +313,10 @@ def test_register_callback_gives_an_id_without_building_the_component(profiler_p
     assert registry.create("providers", "by-callback", {"x": 1}).id == "by-callback"
     assert built == [{"x": 1}]
     # what a plain function builds is checked when it is built (profiler validate), not mid-run
-    with pytest.raises(PluginLoadError, match="'not-a-provider' of plugin 'by-callback': the built object is missing init"):
+    with pytest.raises(
+        PluginLoadError,
+        match="'not-a-provider' of plugin 'by-callback': the built object is missing init",
+    ):
         registry.create("providers", "not-a-provider")
 
 
@@ -280,13 +339,24 @@ def test_list_plugins_shows_a_refused_component_on_its_plugin_row(monkeypatch):
         def profiler_register_providers(self):
             return [_HalfProvider]
 
-    eps = [_FakeEntryPoint("half", "half_plugin", lambda: Half(), "agent-profiler-half", "0.3.0")]
+    eps = [
+        _FakeEntryPoint(
+            "half", "half_plugin", lambda: Half(), "agent-profiler-half", "0.3.0"
+        )
+    ]
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: eps)
     human = CliRunner().invoke(cli_module.cli, ["list-plugins"])
     assert human.exit_code == 0, human.output
     row = next(line for line in human.stdout.splitlines() if line.startswith("half "))
-    assert "agent-profiler-half" in row and "ERROR provider 'half' of plugin 'half' is refused: missing create_session" in row
-    assert any(line.startswith("core.modes (builtin)") and "mode_resolvers: config" in line for line in human.stdout.splitlines())
+    assert (
+        "agent-profiler-half" in row
+        and "ERROR provider 'half' of plugin 'half' is refused: missing create_session"
+        in row
+    )
+    assert any(
+        line.startswith("core.modes (builtin)") and "mode_resolvers: config" in line
+        for line in human.stdout.splitlines()
+    )
 
 
 def test_provides_lists_components_then_the_other_hooks():
@@ -308,23 +378,33 @@ def test_provides_lists_components_then_the_other_hooks():
         def profiler_progress(self, event):
             pass
 
-    manager = get_plugin_manager(entrypoints=False, plugins=[("both", Both()), ("hooks-only", HooksOnly())])
+    manager = get_plugin_manager(
+        entrypoints=False, plugins=[("both", Both()), ("hooks-only", HooksOnly())]
+    )
     infos = {info.name: info for info in manager.plugin_infos()}
     assert infos["core.modes"].provides() == "mode_resolvers: config"
-    assert infos["both"].provides() == "hooks: after_scenario, before_run"  # an empty registration shows no contract
+    assert (
+        infos["both"].provides() == "hooks: after_scenario, before_run"
+    )  # an empty registration shows no contract
     assert infos["hooks-only"].provides() == "hooks: progress"
     eval_row = get_plugin_manager().plugin_infos()
     ghx = next(info for info in eval_row if info.name == "eval_ghx").provides()
-    assert ghx.startswith("collectors: ghx; mode_resolvers: eval; scenario_formats: ghx; scorers: checkpoint; hooks: ")
+    assert ghx.startswith(
+        "collectors: ghx; mode_resolvers: eval; scenario_formats: ghx; scorers: checkpoint; hooks: "
+    )
     assert "before_run, before_scenario" in ghx
 
 
-def test_a_third_party_import_format_registers_through_the_hook(profiler_plugin_manager, tmp_path):
+def test_a_third_party_import_format_registers_through_the_hook(
+    profiler_plugin_manager, tmp_path
+):
     from profiler_core.importers import check_format, formats, load_sessions
 
     path = tmp_path / "spans.json"
-    path.write_text('{"sessionId": "otel-1", "events": [], "turns": [], "summary": '
-                    '{"totalTurns": 0, "totalToolCalls": 0, "totalTokens": {"input": 3, "output": 4}, "totalDuration": 12}}')
+    path.write_text(
+        '{"sessionId": "otel-1", "events": [], "turns": [], "summary": '
+        '{"totalTurns": 0, "totalToolCalls": 0, "totalTokens": {"input": 3, "output": 4}, "totalDuration": 12}}'
+    )
 
     class OtelImporter:
         """Stands in for an OpenTelemetry GenAI span export reader: reuses the trace reader."""
@@ -343,18 +423,35 @@ def test_a_third_party_import_format_registers_through_the_hook(profiler_plugin_
 
     profiler_plugin_manager.register(OtelPlugin(), "otel")
     registry = profiler_plugin_manager.registry
-    assert formats(registry) == ("anthropic", "atif", "claude-code", "codex", "openai", "opencode", "otel-genai", "trace")
+    assert formats(registry) == (
+        "anthropic",
+        "atif",
+        "claude-code",
+        "codex",
+        "openai",
+        "opencode",
+        "otel-genai",
+        "trace",
+    )
     assert check_format("otel-genai", registry) == "otel-genai"
     (session,) = load_sessions("otel-genai", path, registry)
-    assert session.result.metrics.tokens.output == 4 and session.trace.session_id == "otel-1"
+    assert (
+        session.result.metrics.tokens.output == 4
+        and session.trace.session_id == "otel-1"
+    )
     infos = {i.name: i for i in profiler_plugin_manager.plugin_infos()}
     assert infos["otel"].components == {"importers": ["otel-genai"]}
-    assert infos["core.importers"].builtin and len(infos["core.importers"].components["importers"]) == 7  # openai, anthropic, claude-code, opencode, trace, codex, atif
+    assert (
+        infos["core.importers"].builtin
+        and len(infos["core.importers"].components["importers"]) == 7
+    )  # openai, anthropic, claude-code, opencode, trace, codex, atif
     with pytest.raises(Exception, match="unknown transcript format 'otel-genia'"):
         check_format("otel-genia", registry)
 
 
-def test_validate_reports_a_refused_provider_before_anything_runs(profiler_plugin_manager, tmp_path):
+def test_validate_reports_a_refused_provider_before_anything_runs(
+    profiler_plugin_manager, tmp_path
+):
     from profiler_core.config.loader import load_profile
     from profiler_core.runner import build_components
 
@@ -365,11 +462,15 @@ def test_validate_reports_a_refused_provider_before_anything_runs(profiler_plugi
 
     profiler_plugin_manager.register(Half(), "half-plugin")
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "s1.json").write_text('{"id": "s1", "name": "S1", "prompt": "do it"}')
+    (tmp_path / "scenarios" / "s1.json").write_text(
+        '{"id": "s1", "name": "S1", "prompt": "do it"}'
+    )
     (tmp_path / "profile.yaml").write_text(
         "modes: {plain: {}}\nscenarios: {path: scenarios}\nprovider: {id: half}\nscorer: {id: checks}\n"
     )
-    _, problems = build_components(load_profile(tmp_path / "profile.yaml"), profiler_plugin_manager)
+    _, problems = build_components(
+        load_profile(tmp_path / "profile.yaml"), profiler_plugin_manager
+    )
     assert problems == [
         f"{tmp_path / 'profile.yaml'}: provider.id: provider 'half' of plugin 'half-plugin' is refused: "
         "missing create_session, prompt, export_session, destroy_session, shutdown"

@@ -36,7 +36,10 @@ def test_the_cgroup_layout_is_read_from_the_hierarchy(tmp_path, kind):
 def test_crun_on_a_v1_or_hybrid_host_gives_way_to_runc_in_one_line(kind):
     choice = choose_runtime(kind, "/usr/bin/crun", {}, "/usr/sbin/runc")
     assert choice.options == ("--runtime", "/usr/sbin/runc")
-    assert choice.line == f"podman: cgroups {kind} host, where crun refuses containers: using runc (/usr/sbin/runc)"
+    assert (
+        choice.line
+        == f"podman: cgroups {kind} host, where crun refuses containers: using runc (/usr/sbin/runc)"
+    )
 
 
 def test_without_runc_the_line_says_what_to_install():
@@ -46,36 +49,69 @@ def test_without_runc_the_line_says_what_to_install():
 
 @pytest.mark.parametrize(
     ("layout", "configured"),
-    [("v2", "/usr/bin/crun"), ("v1", "/usr/bin/runc"), ("hybrid", "/opt/kata/bin/kata-runtime")],
+    [
+        ("v2", "/usr/bin/crun"),
+        ("v1", "/usr/bin/runc"),
+        ("hybrid", "/opt/kata/bin/kata-runtime"),
+    ],
 )
 def test_podmans_own_choice_stands_where_it_works(layout, configured):
     assert choose_runtime(layout, configured, {}, "/usr/sbin/runc").options == ()
 
 
 def test_the_users_containers_conf_is_honoured_not_overridden():
-    choice = choose_runtime("v1", "/usr/bin/crun", {"CONTAINERS_CONF": "/home/u/runc.conf"}, "/usr/sbin/runc")
-    assert choice.options == () and choice.line is not None and "/home/u/runc.conf" in choice.line
+    choice = choose_runtime(
+        "v1",
+        "/usr/bin/crun",
+        {"CONTAINERS_CONF": "/home/u/runc.conf"},
+        "/usr/sbin/runc",
+    )
+    assert (
+        choice.options == ()
+        and choice.line is not None
+        and "/home/u/runc.conf" in choice.line
+    )
 
 
 def test_the_users_containers_conf_reaches_podman(monkeypatch, tmp_path):
     monkeypatch.setenv("CONTAINERS_CONF", str(tmp_path / "containers.conf"))
-    assert client_environment({"A": "1"})["CONTAINERS_CONF"] == str(tmp_path / "containers.conf")
+    assert client_environment({"A": "1"})["CONTAINERS_CONF"] == str(
+        tmp_path / "containers.conf"
+    )
 
 
-@pytest.mark.xdist_group("containers")  # a profiler-* container: beside no test that counts them
+@pytest.mark.xdist_group(
+    "containers"
+)  # a profiler-* container: beside no test that counts them
 def test_a_real_podman_container_reads_the_users_containers_conf(tmp_path, monkeypatch):
     """An ``env`` set in the user's own containers.conf is seen inside the job's container: podman read that file."""
     binary = require("podman")
     conf = tmp_path / "containers.conf"
     system = Path("/etc/containers/containers.conf")
-    conf.write_text((system.read_text() if system.is_file() else "") + '\n[containers]\nenv = ["FROM_USER_CONF=yes"]\n')
+    conf.write_text(
+        (system.read_text() if system.is_file() else "")
+        + '\n[containers]\nenv = ["FROM_USER_CONF=yes"]\n'
+    )
     monkeypatch.setenv("CONTAINERS_CONF", str(conf))
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    job = Job(argv=("sh", "-c", "echo conf=$FROM_USER_CONF"), env={"PATH": "/usr/bin:/bin"}, workspace=workspace, name="conf")
+    job = Job(
+        argv=("sh", "-c", "echo conf=$FROM_USER_CONF"),
+        env={"PATH": "/usr/bin:/bin"},
+        workspace=workspace,
+        name="conf",
+    )
     with confine(SandboxSettings(sandbox="podman", network="none"), job) as box:
         name = box.containers[0]
-        done = subprocess.run(box.argv, env=box.env, cwd=box.cwd, capture_output=True, text=True, timeout=120, start_new_session=True)
+        done = subprocess.run(
+            box.argv,
+            env=box.env,
+            cwd=box.cwd,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            start_new_session=True,
+        )
     assert done.returncode == 0, done.stderr
     assert "conf=yes" in done.stdout
     assert name not in containers_named(binary, "profiler-")  # removed with the sandbox
@@ -113,29 +149,39 @@ def hybrid_crun_host(tmp_path, monkeypatch):
     return str(fake), str(bin_dir / "runc"), log
 
 
-def test_a_task_images_build_uses_the_runtime_podman_run_uses(hybrid_crun_host, tmp_path):
+def test_a_task_images_build_uses_the_runtime_podman_run_uses(
+    hybrid_crun_host, tmp_path
+):
     from profiler_core.runner.task_images import build_command
 
     fake, runc, _ = hybrid_crun_host
     command = build_command(fake, "podman", "tag", tmp_path / "Dockerfile")
     assert command[:4] == [fake, "--runtime", runc, "build"]
-    assert build_command("docker", "docker", "tag", tmp_path / "Dockerfile")[1] == "build"  # docker has no such choice
+    assert (
+        build_command("docker", "docker", "tag", tmp_path / "Dockerfile")[1] == "build"
+    )  # docker has no such choice
 
 
-def test_a_trial_images_build_and_its_container_use_the_runtime_podman_run_uses(hybrid_crun_host):
+def test_a_trial_images_build_and_its_container_use_the_runtime_podman_run_uses(
+    hybrid_crun_host,
+):
     from profiler_core.environments.containers import ContainerTrial, trial_image
     from profiler_core.model.environment import TrialSpec
 
     fake, runc, log = hybrid_crun_host
     trial_image(fake, "podman", "localhost/some-task:1", ("/logs/agent",), False)
-    ContainerTrial(fake, "podman", "profiler-i38c-test").create(TrialSpec(network="none"), "localhost/some-task:1", False)
+    ContainerTrial(fake, "podman", "profiler-i38c-test").create(
+        TrialSpec(network="none"), "localhost/some-task:1", False
+    )
     lines = log.read_text().splitlines()
     starts = [line for line in lines if " build " in line or " run " in line]
     assert len(starts) == 2, lines
     assert all(line.startswith(f"conf= --runtime {runc} ") for line in starts), starts
 
 
-def test_with_the_users_containers_conf_a_build_is_podmans_own_and_reads_it(hybrid_crun_host, monkeypatch, tmp_path):
+def test_with_the_users_containers_conf_a_build_is_podmans_own_and_reads_it(
+    hybrid_crun_host, monkeypatch, tmp_path
+):
     from profiler_core.environments.containers import trial_image
 
     fake, _, log = hybrid_crun_host
@@ -145,14 +191,22 @@ def test_with_the_users_containers_conf_a_build_is_podmans_own_and_reads_it(hybr
     assert built and built[0].startswith(f"conf={tmp_path / 'mine.conf'} build "), built
 
 
-@pytest.mark.xdist_group("containers")  # a profiler-* container: beside no test that counts them
-def test_a_real_podman_build_runs_its_steps_with_the_chosen_runtime(tmp_path, monkeypatch):
+@pytest.mark.xdist_group(
+    "containers"
+)  # a profiler-* container: beside no test that counts them
+def test_a_real_podman_build_runs_its_steps_with_the_chosen_runtime(
+    tmp_path, monkeypatch
+):
     """With crun said to be podman's runtime on a hybrid host, a real build's RUN step runs under ``--runtime runc``."""
     import shutil
 
     from profiler_core.runner.task_images import build_command
     from profiler_core.sandbox import podman
-    from profiler_core.sandbox.containers import HOST_DIRS, HOST_IMAGE, ensure_host_image
+    from profiler_core.sandbox.containers import (
+        HOST_DIRS,
+        HOST_IMAGE,
+        ensure_host_image,
+    )
 
     binary = require("podman")
     runc = shutil.which("runc")
@@ -165,18 +219,39 @@ def test_a_real_podman_build_runs_its_steps_with_the_chosen_runtime(tmp_path, mo
     ensure_host_image(binary)
     context = tmp_path / "context"
     context.mkdir()
-    (context / "Dockerfile").write_text(f'FROM {HOST_IMAGE}\nRUN ["/usr/bin/sh", "-c", "echo ran > /ran"]\n')
+    (context / "Dockerfile").write_text(
+        f'FROM {HOST_IMAGE}\nRUN ["/usr/bin/sh", "-c", "echo ran > /ran"]\n'
+    )
     tag = f"localhost/agent-profiler-i38c-probe:{os.getpid()}"
     command = build_command(binary, "podman", tag, context / "Dockerfile")
     assert command[1:3] == ["--runtime", runc]
-    at = command.index("build") + 1  # the host's toolchain for the RUN step (the host image is empty)
-    command[at:at] = [arg for d in HOST_DIRS if os.path.exists(d) for arg in ("-v", f"{os.path.realpath(d)}:{d}:ro")]
+    at = (
+        command.index("build") + 1
+    )  # the host's toolchain for the RUN step (the host image is empty)
+    command[at:at] = [
+        arg
+        for d in HOST_DIRS
+        if os.path.exists(d)
+        for arg in ("-v", f"{os.path.realpath(d)}:{d}:ro")
+    ]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=300, check=False
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         # the global option reaches the RUN step: a runtime that does not exist fails the same build
         bad = [binary, "--runtime", str(tmp_path / "no-runtime"), *command[3:]]
         bad[bad.index("-t") + 1] = tag + "-bad"
-        assert subprocess.run(bad, capture_output=True, timeout=300, check=False).returncode != 0
+        assert (
+            subprocess.run(
+                bad, capture_output=True, timeout=300, check=False
+            ).returncode
+            != 0
+        )
     finally:
-        subprocess.run([binary, "rmi", "-f", tag, tag + "-bad"], capture_output=True, timeout=120, check=False)
+        subprocess.run(
+            [binary, "rmi", "-f", tag, tag + "-bad"],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )

@@ -13,12 +13,24 @@ import pytest
 
 from profiler_core import ConfigError, CostBreakdown, TokenBreakdown
 from profiler_core.metrics import pricing
-from profiler_core.metrics.pricing import SIM_PRICES, find_prices, parse_price_overrides, price_tokens, resolve_cost
+from profiler_core.metrics.pricing import (
+    SIM_PRICES,
+    find_prices,
+    parse_price_overrides,
+    price_tokens,
+    resolve_cost,
+)
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 # A cached, reasoning-heavy call: every kind of token present.
-TOKENS = TokenBreakdown(input=100_000, output=20_000, reasoning=10_000, cache_read=400_000, cache_write=50_000)
+TOKENS = TokenBreakdown(
+    input=100_000,
+    output=20_000,
+    reasoning=10_000,
+    cache_read=400_000,
+    cache_write=50_000,
+)
 
 
 @pytest.fixture
@@ -78,10 +90,21 @@ def test_genai_prices_claude_sonnet_4_offline(no_network):
     assert price_tokens("openai:gpt-4o", TOKENS) == price_tokens("gpt-4o", TOKENS)
 
 
-@pytest.mark.parametrize("model", ["gpt-4o", "claude-sonnet-4", "o3", "claude-sonnet-4-5", "gemini-2.5-pro"])
+@pytest.mark.parametrize(
+    "model", ["gpt-4o", "claude-sonnet-4", "o3", "claude-sonnet-4-5", "gemini-2.5-pro"]
+)
 @pytest.mark.parametrize(
     "tokens",
-    [TOKENS, TokenBreakdown(input=150_000, output=2_000, reasoning=3_000, cache_read=60_000, cache_write=5_000)],
+    [
+        TOKENS,
+        TokenBreakdown(
+            input=150_000,
+            output=2_000,
+            reasoning=3_000,
+            cache_read=60_000,
+            cache_write=5_000,
+        ),
+    ],
 )
 def test_totals_agree_with_genai_prices_own_calculation(model, tokens, no_network):
     """Oracle: genai-prices' calc_price on the equivalent inclusive usage gives the same total (tiers included)."""
@@ -96,7 +119,9 @@ def test_totals_agree_with_genai_prices_own_calculation(model, tokens, no_networ
     )
     expected = calc_price(usage, model).total_price
     ours = price_tokens(model, tokens)
-    assert Decimal(repr(ours.total_usd)).quantize(Decimal("1e-12")) == expected.quantize(Decimal("1e-12"))
+    assert Decimal(repr(ours.total_usd)).quantize(
+        Decimal("1e-12")
+    ) == expected.quantize(Decimal("1e-12"))
 
 
 def test_tiered_prices_switch_above_the_threshold(no_network):
@@ -111,7 +136,10 @@ def test_overrides_win_and_fall_back_per_rate():
     cost = price_tokens("gpt-4o", TOKENS, overrides)
     # No cache or reasoning rates given: cache tokens bill as input, reasoning as output.
     assert cost == CostBreakdown(
-        input_usd=0.55, output_usd=0.04, reasoning_usd=0.02, total_usd=0.61  # 0.1 + 0.4 + 0.05, exact in Decimal
+        input_usd=0.55,
+        output_usd=0.04,
+        reasoning_usd=0.02,
+        total_usd=0.61,  # 0.1 + 0.4 + 0.05, exact in Decimal
     )
     full = {
         "In-House": {
@@ -127,12 +155,24 @@ def test_overrides_win_and_fall_back_per_rate():
     assert cost.reasoning_usd == pytest.approx(0.2)
     assert find_prices("in-house", full).source == "override"
     # Overrides also beat the built-in sim table.
-    assert price_tokens("sim-small", TOKENS, {"sim-small": {"input_per_mtok": 0, "output_per_mtok": 0}}) == CostBreakdown()
+    assert (
+        price_tokens(
+            "sim-small",
+            TOKENS,
+            {"sim-small": {"input_per_mtok": 0, "output_per_mtok": 0}},
+        )
+        == CostBreakdown()
+    )
 
 
 def test_free_models_are_priced_zero_only_when_said_so():
     assert price_tokens("llama3", TOKENS) is None
-    assert price_tokens("llama3", TOKENS, {"llama3": {"input_per_mtok": 0, "output_per_mtok": 0}}) == CostBreakdown()
+    assert (
+        price_tokens(
+            "llama3", TOKENS, {"llama3": {"input_per_mtok": 0, "output_per_mtok": 0}}
+        )
+        == CostBreakdown()
+    )
 
 
 @pytest.mark.parametrize(
@@ -141,12 +181,30 @@ def test_free_models_are_priced_zero_only_when_said_so():
         (["gpt-4o"], r"prices: expected a mapping of model name -> prices, got list"),
         ({"m": 3}, r"prices\.m: expected a mapping with input_per_mtok"),
         ({"m": {"input_per_mtok": 1}}, r"prices\.m: missing output_per_mtok"),
-        ({"m": {"input_per_mtok": 1, "output_per_mtok": 2, "input": 3}}, r"prices\.m: unknown keys \['input'\]"),
-        ({"m": {"input_per_mtok": -1, "output_per_mtok": 2}}, r"prices\.m\.input_per_mtok: expected a finite number >= 0"),
-        ({"m": {"input_per_mtok": True, "output_per_mtok": 2}}, r"prices\.m\.input_per_mtok: expected a number"),
-        ({"m": {"input_per_mtok": "cheap", "output_per_mtok": 2}}, r"prices\.m\.input_per_mtok: expected a number"),
-        ({"m": {"input_per_mtok": float("nan"), "output_per_mtok": 2}}, r"prices\.m\.input_per_mtok: expected a finite"),
-        ({"": {"input_per_mtok": 1, "output_per_mtok": 2}}, r"model names must be non-empty strings"),
+        (
+            {"m": {"input_per_mtok": 1, "output_per_mtok": 2, "input": 3}},
+            r"prices\.m: unknown keys \['input'\]",
+        ),
+        (
+            {"m": {"input_per_mtok": -1, "output_per_mtok": 2}},
+            r"prices\.m\.input_per_mtok: expected a finite number >= 0",
+        ),
+        (
+            {"m": {"input_per_mtok": True, "output_per_mtok": 2}},
+            r"prices\.m\.input_per_mtok: expected a number",
+        ),
+        (
+            {"m": {"input_per_mtok": "cheap", "output_per_mtok": 2}},
+            r"prices\.m\.input_per_mtok: expected a number",
+        ),
+        (
+            {"m": {"input_per_mtok": float("nan"), "output_per_mtok": 2}},
+            r"prices\.m\.input_per_mtok: expected a finite",
+        ),
+        (
+            {"": {"input_per_mtok": 1, "output_per_mtok": 2}},
+            r"model names must be non-empty strings",
+        ),
     ],
 )
 def test_bad_overrides_name_the_key(prices, message):
@@ -155,7 +213,9 @@ def test_bad_overrides_name_the_key(prices, message):
 
 
 def test_resolve_cost_sources(no_network):
-    provider_cost = CostBreakdown(total_usd=0.102, input_usd=0.042, output_usd=0.033, reasoning_usd=0.027)
+    provider_cost = CostBreakdown(
+        total_usd=0.102, input_usd=0.042, output_usd=0.033, reasoning_usd=0.027
+    )
     assert resolve_cost(provider_cost, TOKENS, "gpt-4o") == (provider_cost, "provider")
     # Only the reasoning part reported is still the provider's number.
     partial = CostBreakdown(reasoning_usd=0.01)
@@ -189,4 +249,9 @@ def test_genai_prices_is_imported_only_when_needed():
         "price_tokens('gpt-4o', TokenBreakdown(input=1))\n"
         "assert 'genai_prices' in sys.modules\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": str(SRC)}, timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        env={"PYTHONPATH": str(SRC)},
+        timeout=60,
+    )

@@ -25,13 +25,21 @@ def test_an_uncaught_error_still_kills_tracked_groups_and_runs_their_clean_up(tm
         "print(kept.pid, plain.pid, flush=True)\n"
         "raise RuntimeError('a crash before shutdown')\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(SRC)})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(SRC)},
+    )
     assert "a crash before shutdown" in done.stderr
     pids = [int(p) for p in done.stdout.split()]
     deadline = time.monotonic() + 5
     while any(process_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(process_alive(p) for p in pids), "a tracked group outlived the interpreter"
+    assert not any(process_alive(p) for p in pids), (
+        "a tracked group outlived the interpreter"
+    )
     assert marker.read_text() == "done"
 
 
@@ -45,7 +53,13 @@ def test_a_failing_clean_up_does_not_stop_the_others(tmp_path):
         "track_group(b.pid)\n"
         "print(a.pid, b.pid, flush=True)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={"PYTHONPATH": str(SRC)})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(SRC)},
+    )
     pids = [int(p) for p in done.stdout.split()]
     deadline = time.monotonic() + 5
     while any(process_alive(p) for p in pids) and time.monotonic() < deadline:

@@ -34,7 +34,9 @@ def ray_installed():
         import ray  # noqa: F401
     except ImportError:
         if os.environ.get("CI"):
-            pytest.fail("ray is not installed: the test extra installs it (pip install -e '.[test]')")
+            pytest.fail(
+                "ray is not installed: the test extra installs it (pip install -e '.[test]')"
+            )
         pytest.skip("ray is not installed")
 
 
@@ -51,9 +53,18 @@ def in_tmp(tmp: Path) -> dict[str, str]:
     return {**os.environ, "TMPDIR": str(tmp)}
 
 
-def write_profile(folder: Path, *, executor: str, time_scale: float = 0.0, repetitions: int = 2, retries: int = 0) -> Path:
+def write_profile(
+    folder: Path,
+    *,
+    executor: str,
+    time_scale: float = 0.0,
+    repetitions: int = 2,
+    retries: int = 0,
+) -> Path:
     """The demo's scenarios on the simulated provider, two modes."""
-    subprocess.run([*PROFILER, "init", str(folder / "demo")], check=True, capture_output=True)
+    subprocess.run(
+        [*PROFILER, "init", str(folder / "demo")], check=True, capture_output=True
+    )
     profile = yaml.safe_load((folder / "demo" / "profile.yaml").read_text())
     profile["provider"]["options"]["time_scale"] = time_scale
     profile["execution"] = {
@@ -69,10 +80,17 @@ def write_profile(folder: Path, *, executor: str, time_scale: float = 0.0, repet
     return path
 
 
-def run(profile: Path, *args: str, tmp: Path, timeout: float = 240) -> subprocess.CompletedProcess:
+def run(
+    profile: Path, *args: str, tmp: Path, timeout: float = 240
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [*PROFILER, "run", str(profile), "--progress", "none", "--no-report", *args],
-        capture_output=True, text=True, timeout=timeout, check=False, cwd=profile.parent, env=in_tmp(tmp),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=profile.parent,
+        env=in_tmp(tmp),
     )
 
 
@@ -96,7 +114,11 @@ def ray_processes(tmp: Path) -> dict[int, str]:
                 command = handle.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if (command.startswith("ray::") or "raylet" in command or "gcs_server" in command) and holds_file_in(int(entry), tmp):
+        if (
+            command.startswith("ray::")
+            or "raylet" in command
+            or "gcs_server" in command
+        ) and holds_file_in(int(entry), tmp):
             found[int(entry)] = command
     return found
 
@@ -118,10 +140,14 @@ def holds_file_in(pid: int, folder: Path) -> bool:
 
 
 def test_ray_rows_equal_local_rows_field_by_field(tmp_path, ray_tmp):
-    local = run(write_profile(tmp_path, executor="local"), "--run-id", "here", tmp=ray_tmp)
+    local = run(
+        write_profile(tmp_path, executor="local"), "--run-id", "here", tmp=ray_tmp
+    )
     assert local.returncode == 0, local.stderr
     (tmp_path / "r").mkdir()
-    remote = run(write_profile(tmp_path / "r", executor="ray"), "--run-id", "there", tmp=ray_tmp)
+    remote = run(
+        write_profile(tmp_path / "r", executor="ray"), "--run-id", "there", tmp=ray_tmp
+    )
     assert remote.returncode == 0, remote.stderr
     here = {cell(r): r for r in rows_of(tmp_path, "here")}
     there = {cell(r): r for r in rows_of(tmp_path / "r", "there")}
@@ -131,17 +157,46 @@ def test_ray_rows_equal_local_rows_field_by_field(tmp_path, ray_tmp):
         assert set(row) == set(other)
         for field in sorted(set(row) - PER_RUN):
             assert row[field] == other[field], f"{key}: {field}"
-    assert wait_for(lambda: not ray_processes(ray_tmp), 30, "the local cluster to stop") is True
+    assert (
+        wait_for(lambda: not ray_processes(ray_tmp), 30, "the local cluster to stop")
+        is True
+    )
 
 
-def test_a_killed_worker_gives_an_error_attempt_and_the_retry_completes_the_cell(tmp_path, ray_tmp):
-    profile = write_profile(tmp_path, executor="ray", time_scale=0.03, repetitions=2, retries=1)
+def test_a_killed_worker_gives_an_error_attempt_and_the_retry_completes_the_cell(
+    tmp_path, ray_tmp
+):
+    profile = write_profile(
+        tmp_path, executor="ray", time_scale=0.03, repetitions=2, retries=1
+    )
     process = subprocess.Popen(
-        [*PROFILER, "run", str(profile), "--run-id", "kill", "--progress", "none", "--no-report", "--allow-errors"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=profile.parent, env=in_tmp(ray_tmp),
+        [
+            *PROFILER,
+            "run",
+            str(profile),
+            "--run-id",
+            "kill",
+            "--progress",
+            "none",
+            "--no-report",
+            "--allow-errors",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=profile.parent,
+        env=in_tmp(ray_tmp),
     )
     try:
-        busy = wait_for(lambda: [p for p, c in ray_processes(ray_tmp).items() if c.startswith("ray::run_cell")], 120, "a busy worker")
+        busy = wait_for(
+            lambda: [
+                p
+                for p, c in ray_processes(ray_tmp).items()
+                if c.startswith("ray::run_cell")
+            ],
+            120,
+            "a busy worker",
+        )
         os.kill(busy[0], signal.SIGKILL)  # by its own PID
         _, stderr = process.communicate(timeout=240)
     finally:
@@ -149,23 +204,47 @@ def test_a_killed_worker_gives_an_error_attempt_and_the_retry_completes_the_cell
         process.wait()
     assert process.returncode == 0, stderr
     rows = rows_of(tmp_path, "kill")
-    assert sorted(cell(r) for r in rows) == sorted({cell(r) for r in rows})  # every cell once
+    assert sorted(cell(r) for r in rows) == sorted(
+        {cell(r) for r in rows}
+    )  # every cell once
     assert len(rows) == 20 and all(r.get("error") is None for r in rows)
     retried = [r for r in rows if r.get("attempts", 1) == 2]
     assert retried, "no cell was retried after its worker died"
     assert "retrying" in stderr and "ray worker failed" in stderr
-    assert wait_for(lambda: not ray_processes(ray_tmp), 30, "the local cluster to stop") is True
+    assert (
+        wait_for(lambda: not ray_processes(ray_tmp), 30, "the local cluster to stop")
+        is True
+    )
 
 
-def test_ctrl_c_stops_the_cluster_and_resume_completes_every_cell_once(tmp_path, ray_tmp):
+def test_ctrl_c_stops_the_cluster_and_resume_completes_every_cell_once(
+    tmp_path, ray_tmp
+):
     profile = write_profile(tmp_path, executor="ray", time_scale=0.03, repetitions=2)
     process = subprocess.Popen(
-        [*PROFILER, "run", str(profile), "--run-id", "intr", "--progress", "none", "--no-report"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=profile.parent, env=in_tmp(ray_tmp),
+        [
+            *PROFILER,
+            "run",
+            str(profile),
+            "--run-id",
+            "intr",
+            "--progress",
+            "none",
+            "--no-report",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=profile.parent,
+        env=in_tmp(ray_tmp),
     )
     results = tmp_path / "demo" / "results" / "intr.jsonl"
     try:
-        wait_for(lambda: results.exists() and len(results.read_text().splitlines()) >= 2, 120, "two rows")
+        wait_for(
+            lambda: results.exists() and len(results.read_text().splitlines()) >= 2,
+            120,
+            "two rows",
+        )
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=120)
     finally:
@@ -174,7 +253,9 @@ def test_ctrl_c_stops_the_cluster_and_resume_completes_every_cell_once(tmp_path,
     assert process.returncode == 130, stderr
     first = rows_of(tmp_path, "intr")
     assert 2 <= len(first) < 20
-    wait_for(lambda: not ray_processes(ray_tmp), 30, "the local cluster to stop after Ctrl-C")
+    wait_for(
+        lambda: not ray_processes(ray_tmp), 30, "the local cluster to stop after Ctrl-C"
+    )
 
     resumed = run(profile, "--resume", "intr", tmp=ray_tmp)
     assert resumed.returncode == 0, resumed.stderr
@@ -199,20 +280,45 @@ main(sys.argv[1:])
 
 def test_validate_says_when_the_ray_extra_is_missing(tmp_path):
     profile = write_profile(tmp_path, executor="ray")
-    ok = subprocess.run([*PROFILER, "validate", str(profile)], capture_output=True, text=True, check=False)
+    ok = subprocess.run(
+        [*PROFILER, "validate", str(profile)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert ok.returncode == 0, ok.stderr
-    missing = subprocess.run([sys.executable, "-c", WITHOUT_RAY, "validate", str(profile)], capture_output=True, text=True, check=False)
+    missing = subprocess.run(
+        [sys.executable, "-c", WITHOUT_RAY, "validate", str(profile)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert missing.returncode == 1
-    assert f"Error: {profile}: execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'" in missing.stderr
+    assert (
+        f"Error: {profile}: execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"
+        in missing.stderr
+    )
     assert "Traceback" not in missing.stderr
-    run = subprocess.run([sys.executable, "-c", WITHOUT_RAY, "run", str(profile), "--progress", "none"],
-                         capture_output=True, text=True, check=False, cwd=profile.parent)
+    run = subprocess.run(
+        [sys.executable, "-c", WITHOUT_RAY, "run", str(profile), "--progress", "none"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=profile.parent,
+    )
     assert run.returncode == 1 and "Traceback" not in run.stderr
-    assert run.stderr.strip().splitlines()[-1] == "Error: execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"
-    assert not list((profile.parent / "results").glob("*"))  # refused before anything was written
+    assert (
+        run.stderr.strip().splitlines()[-1]
+        == "Error: execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"
+    )
+    assert not list(
+        (profile.parent / "results").glob("*")
+    )  # refused before anything was written
 
 
-def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_interrupted(tmp_path, ray_tmp):
+def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_interrupted(
+    tmp_path, ray_tmp
+):
     """Workers run `opencode serve`; Ctrl-C on the driver mid-session must end every server and remove its home."""
     from tests.binaries import agent_binary
     from tests.opencode_helpers import write_profile as write_opencode_profile
@@ -223,23 +329,55 @@ def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_int
     binary, mark = agent_binary("opencode", "OPENCODE_BIN"), new_mark()
     with FakeModelServer(Hang(), model="scripted") as model:
         profile = write_opencode_profile(
-            tmp_path, model.base_url, binary, modes={"plain": {"environment": {MARK: mark}}},
-            execution={"executor": "ray", "repetitions": 2, "concurrency": 2, "ray": {"num_cpus_per_cell": 0.5}},
+            tmp_path,
+            model.base_url,
+            binary,
+            modes={"plain": {"environment": {MARK: mark}}},
+            execution={
+                "executor": "ray",
+                "repetitions": 2,
+                "concurrency": 2,
+                "ray": {"num_cpus_per_cell": 0.5},
+            },
         )
         # The run's own temporary folder (a short path: Ray's sockets need one): the folders left are looked for there.
         process = subprocess.Popen(
-            [*PROFILER, "run", str(profile), "--run-id", "ray-oc", "--progress", "none", "--no-report"], cwd=tmp_path,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=in_tmp(ray_tmp),
+            [
+                *PROFILER,
+                "run",
+                str(profile),
+                "--run-id",
+                "ray-oc",
+                "--progress",
+                "none",
+                "--no-report",
+            ],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=in_tmp(ray_tmp),
         )
         try:
             wait_for(lambda: model.chat_requests(), 180, "a session's model request")
-            servers = wait_for(lambda: marked_processes(mark), 30, "the workers' opencode servers")
+            servers = wait_for(
+                lambda: marked_processes(mark), 30, "the workers' opencode servers"
+            )
             process.send_signal(signal.SIGINT)
             process.wait(timeout=180)
         finally:
             process.kill()
             process.wait()
-    assert wait_for(lambda: not marked_processes(mark), 60, "the opencode servers to end"), servers
+    assert wait_for(
+        lambda: not marked_processes(mark), 60, "the opencode servers to end"
+    ), servers
     left = {p.name for p in ray_tmp.glob("profiler-*")}
-    assert not {name for name in left if name.startswith(("profiler-opencode-", "profiler-ws-", "profiler-ray-"))}, left
-    assert wait_for(lambda: not ray_processes(ray_tmp), 60, "the local cluster to stop") is True
+    assert not {
+        name
+        for name in left
+        if name.startswith(("profiler-opencode-", "profiler-ws-", "profiler-ray-"))
+    }, left
+    assert (
+        wait_for(lambda: not ray_processes(ray_tmp), 60, "the local cluster to stop")
+        is True
+    )

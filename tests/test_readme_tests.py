@@ -14,18 +14,30 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def readme_test_command() -> str:
     """The command under "Install and run the tests" in the README."""
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("Install and run the tests", 1)[1]
+    section = (
+        (ROOT / "README.md")
+        .read_text(encoding="utf-8")
+        .split("Install and run the tests", 1)[1]
+    )
     return re.search(r"```bash\n(.+?)\n```", section, re.S).group(1).strip()
 
 
 def test_ci_runs_exactly_the_readme_test_command():
-    lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    lines = [
+        line
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
     assert lines[-1] == readme_test_command()
 
 
 def pytest_step(steps: list[str]) -> int:
     """The index of the step that runs the tests."""
-    return next(i for i, step in enumerate(steps) if step.startswith(".venv/bin/python -m pytest "))
+    return next(
+        i
+        for i, step in enumerate(steps)
+        if step.startswith(".venv/bin/python -m pytest ")
+    )
 
 
 def test_the_readme_test_command_installs_the_agents_and_the_browser_before_pytest():
@@ -38,15 +50,26 @@ def test_the_readme_test_command_runs_the_tests_on_every_core_keeping_the_groups
     steps = [step.strip() for step in readme_test_command().split("&&")]
     options = steps[pytest_step(steps)].split()
     assert options[options.index("-n") + 1] == "auto"
-    assert options[options.index("--dist") + 1] == "loadgroup"  # the xdist_group marks are honoured only so
+    assert (
+        options[options.index("--dist") + 1] == "loadgroup"
+    )  # the xdist_group marks are honoured only so
 
 
 def test_install_browser_stops_the_command_in_one_line_when_it_cannot_install(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    out = subprocess.run(["/bin/bash", str(ROOT / ".ci" / "install-browser")], env={"PATH": str(empty)}, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        ["/bin/bash", str(ROOT / ".ci" / "install-browser")],
+        env={"PATH": str(empty)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 1 and out.stdout == ""
-    assert len(out.stderr.splitlines()) == 1 and "browser tests need chromium and chromedriver" in out.stderr
+    assert (
+        len(out.stderr.splitlines()) == 1
+        and "browser tests need chromium and chromedriver" in out.stderr
+    )
 
 
 def test_install_browser_does_nothing_when_both_are_there(tmp_path):
@@ -56,13 +79,21 @@ def test_install_browser_does_nothing_when_both_are_there(tmp_path):
         (bin_dir / name).write_text("#!/bin/sh\n")
         (bin_dir / name).chmod(0o755)
     # apt-get is not on this PATH: reaching it would fail the script.
-    out = subprocess.run(["/bin/bash", str(ROOT / ".ci" / "install-browser")], env={"PATH": str(bin_dir)}, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        ["/bin/bash", str(ROOT / ".ci" / "install-browser")],
+        env={"PATH": str(bin_dir)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0 and out.stderr == ""
 
 
 def test_the_parity_data_is_in_the_repository():
     assert PARITY.resolve().is_relative_to(ROOT.resolve())
-    listed = re.findall(r"^\| ([\w.-]+\.(?:json|gz)) \|", (PARITY / "README.md").read_text(), re.M)
+    listed = re.findall(
+        r"^\| ([\w.-]+\.(?:json|gz)) \|", (PARITY / "README.md").read_text(), re.M
+    )
     assert len(listed) == 7 and all((PARITY / name).is_file() for name in listed)
     # Small enough to live in git: the report rows are a 1,000-row cut of the original's 10,000.
     assert sum((PARITY / name).stat().st_size for name in listed) < 400_000

@@ -12,7 +12,14 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from profiler_core.util.redact import REDACTED, Redactor, profile_secrets, redact_text, spellings, unmaskable
+from profiler_core.util.redact import (
+    REDACTED,
+    Redactor,
+    profile_secrets,
+    redact_text,
+    spellings,
+    unmaskable,
+)
 
 # -- the rule, on text ----------------------------------------------------------------
 
@@ -20,20 +27,39 @@ from profiler_core.util.redact import REDACTED, Redactor, profile_secrets, redac
 def test_url_encoded_and_json_spellings_are_masked():
     secret = "p@ss/wo rd+9!é"
     redact = Redactor(environ={}, extra_values=[secret])
-    for form in (secret, quote(secret, safe=""), quote(secret), quote_plus(secret), json.dumps(secret)[1:-1]):
+    for form in (
+        secret,
+        quote(secret, safe=""),
+        quote(secret),
+        quote_plus(secret),
+        json.dumps(secret)[1:-1],
+    ):
         out = redact(f"GET https://host/x?key={form}&n=1")
         assert form not in out and REDACTED in out, form
 
 
 def test_short_secrets_follow_the_documented_rule():
     redact = Redactor(environ={})
-    refused = redact.add({"a four-letter one": "zq9x", "a two-letter one": "ab", "a short number": "1234", "a long number": "98765432"})
-    assert refused == ["a two-letter one (shorter than 4 characters)", "a short number (a number or JSON word shorter than 8 characters)"]
+    refused = redact.add(
+        {
+            "a four-letter one": "zq9x",
+            "a two-letter one": "ab",
+            "a short number": "1234",
+            "a long number": "98765432",
+        }
+    )
+    assert refused == [
+        "a two-letter one (shorter than 4 characters)",
+        "a short number (a number or JSON word shorter than 8 characters)",
+    ]
     # 4 to 7 characters: masked as a whole word, never inside another word (that would mangle text).
     assert redact('token "zq9x" and zq9x.') == f'token "{REDACTED}" and {REDACTED}.'
     assert redact("zq9xyz azq9x") == "zq9xyz azq9x"
     # Numbers are masked only whole, so a JSON row stays JSON.
-    assert redact('{"a": 98765432, "b": 1987654321}') == f'{{"a": {REDACTED}, "b": 1987654321}}'
+    assert (
+        redact('{"a": 98765432, "b": 1987654321}')
+        == f'{{"a": {REDACTED}, "b": 1987654321}}'
+    )
     assert redact('{"n": 1234, "s": "ab"}') == '{"n": 1234, "s": "ab"}'
     assert unmaskable("abcdefgh") is None and unmaskable("true")
 
@@ -42,23 +68,43 @@ def test_profile_secrets_finds_what_the_profile_marks_or_passes():
     options = {
         "api_key_env": "MY_LLM",  # a name that does not look secret
         "env": {"EXTRA_API_KEY": "extra-secret", "DEBUG": "1"},
-        "mcp_servers": {"gh": {"command": "srv", "env": {"GITHUB_PAT_TOKEN": "mcp-secret"}, "headers": {"Authorization": "Bearer hdr-secret"}}},
+        "mcp_servers": {
+            "gh": {
+                "command": "srv",
+                "env": {"GITHUB_PAT_TOKEN": "mcp-secret"},
+                "headers": {"Authorization": "Bearer hdr-secret"},
+            }
+        },
         "base_url": "https://bob:pa55-word@llm.example/v1?api_key=query-secret",
         "token": "plain-token",
         "max_tokens": 100,
         "model": "not-a-secret",
     }
-    found = profile_secrets(options, "provider.options", environ={"MY_LLM": "llm-secret"})
-    assert sorted(found.values()) == sorted([
-        "llm-secret", "extra-secret", "mcp-secret", "Bearer hdr-secret", "hdr-secret", "pa55-word", "query-secret", "plain-token",
-    ])
+    found = profile_secrets(
+        options, "provider.options", environ={"MY_LLM": "llm-secret"}
+    )
+    assert sorted(found.values()) == sorted(
+        [
+            "llm-secret",
+            "extra-secret",
+            "mcp-secret",
+            "Bearer hdr-secret",
+            "hdr-secret",
+            "pa55-word",
+            "query-secret",
+            "plain-token",
+        ]
+    )
     assert found["$MY_LLM (named by provider.options.api_key_env)"] == "llm-secret"
     assert "provider.options.mcp_servers.gh.env.GITHUB_PAT_TOKEN" in found
 
 
 def test_text_outside_a_run_knows_every_declared_secret():
     Redactor(environ={}).add(["declared-elsewhere-42"])
-    assert redact_text("Error: cannot reach declared-elsewhere-42") == f"Error: cannot reach {REDACTED}"
+    assert (
+        redact_text("Error: cannot reach declared-elsewhere-42")
+        == f"Error: cannot reach {REDACTED}"
+    )
 
 
 # -- a real run through the CLI: results, traces, analysis, reports, stdout and stderr ----
@@ -132,8 +178,12 @@ def _install(site: Path) -> None:
     (site / "agent_profiler_leaky.py").write_text(LEAKY)
     info = site / "agent_profiler_leaky-0.1.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: agent-profiler-leaky\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[agent_profiler]\nleaky = agent_profiler_leaky\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: agent-profiler-leaky\nVersion: 0.1\n"
+    )
+    (info / "entry_points.txt").write_text(
+        "[agent_profiler]\nleaky = agent_profiler_leaky\n"
+    )
 
 
 @pytest.mark.slow
@@ -141,9 +191,12 @@ def test_a_run_leaks_no_declared_secret_anywhere(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     _install(site)
-    scenarios = Path(__file__).resolve().parent.parent / "examples" / "demo" / "scenarios"
+    scenarios = (
+        Path(__file__).resolve().parent.parent / "examples" / "demo" / "scenarios"
+    )
     profile = tmp_path / "profile.yaml"
-    profile.write_text(textwrap.dedent(f"""
+    profile.write_text(
+        textwrap.dedent(f"""
         modes:
           a: {{environment: {{SERVICE_TOKEN: {SECRETS["mode"]}}}}}
         scenarios: {{path: {scenarios}}}
@@ -158,24 +211,47 @@ def test_a_run_leaks_no_declared_secret_anywhere(tmp_path):
         scorer: {{id: checks}}
         execution: {{repetitions: 1, warmup: false, allowed_retries: 1}}
         output: {{results_dir: {tmp_path / "results"}, reports_dir: {tmp_path / "reports"}}}
-    """))
+    """)
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("PROFILER_LOAD_PLUGINS",)}
     env.update(PYTHONPATH=str(site), MY_LLM=SECRETS["api_key_env"])
     result = subprocess.run(
         [str(Path(sys.executable).with_name("profiler")), "run", str(profile)],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
     )
     assert "Traceback" not in result.stderr, result.stderr
-    assert "retrying" in result.stderr and "cannot connect" in result.stderr  # the WARNING line is there, masked
-    assert "provider.options.env.TINY_TOKEN (shorter than 4 characters)" in result.stderr  # named, never shown
-    files = [p for p in tmp_path.rglob("*") if p.is_file() and "site" not in p.parts and p != profile]
-    assert {p.suffix for p in files} >= {".jsonl", ".json", ".md", ".html", ".csv"}, files
+    assert (
+        "retrying" in result.stderr and "cannot connect" in result.stderr
+    )  # the WARNING line is there, masked
+    assert (
+        "provider.options.env.TINY_TOKEN (shorter than 4 characters)" in result.stderr
+    )  # named, never shown
+    files = [
+        p
+        for p in tmp_path.rglob("*")
+        if p.is_file() and "site" not in p.parts and p != profile
+    ]
+    assert {p.suffix for p in files} >= {".jsonl", ".json", ".md", ".html", ".csv"}, (
+        files
+    )
     texts = {str(p): p.read_text(errors="replace") for p in files}
     texts["stdout"], texts["stderr"] = result.stdout, result.stderr
     forms = {form for value in SECRETS.values() for form in spellings(value)}
-    leaks = {(where, form) for where, text in texts.items() for form in forms if form in text}
+    leaks = {
+        (where, form) for where, text in texts.items() for form in forms if form in text
+    }
     short = SECRETS["short"]
     # The short secret may stay inside longer words; as a word of its own it must be gone.
-    leaks = {(w, f) for w, f in leaks if f != short or f" {short} " in texts[w] or f"{short}%" in texts[w]}
+    leaks = {
+        (w, f)
+        for w, f in leaks
+        if f != short or f" {short} " in texts[w] or f"{short}%" in texts[w]
+    }
     assert not leaks, sorted(leaks)[:10]
-    assert REDACTED in texts["stderr"] and any(REDACTED in t for w, t in texts.items() if w.endswith(".jsonl"))
+    assert REDACTED in texts["stderr"] and any(
+        REDACTED in t for w, t in texts.items() if w.endswith(".jsonl")
+    )

@@ -26,21 +26,66 @@ from profiler_core.util.redact import (
 
 #: What precedes a key's body: every shape's prefix, and near misses of them.
 PREFIXES = [
-    "sk-", "sk-ant-", "sk-proj-", "sk", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "ghx_", "gh_", "github_pat_", "github_",
-    "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxc-", "xox-", "AKIA", "AIza", "AIz", "hf_", "hf", "Bearer ", "bearer ",
+    "sk-",
+    "sk-ant-",
+    "sk-proj-",
+    "sk",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "ghx_",
+    "gh_",
+    "github_pat_",
+    "github_",
+    "xoxa-",
+    "xoxb-",
+    "xoxp-",
+    "xoxr-",
+    "xoxs-",
+    "xoxc-",
+    "xox-",
+    "AKIA",
+    "AIza",
+    "AIz",
+    "hf_",
+    "hf",
+    "Bearer ",
+    "bearer ",
 ]
 #: Other pieces: separators, quotes, escapes, words that hold a prefix's letters.
-PIECES = st.sampled_from([*PREFIXES, "-", "_", " ", '"', "\\", ".", "ü", "\n", "task-list", "snake_case", "A", "B"])
+PIECES = st.sampled_from(
+    [
+        *PREFIXES,
+        "-",
+        "_",
+        " ",
+        '"',
+        "\\",
+        ".",
+        "ü",
+        "\n",
+        "task-list",
+        "snake_case",
+        "A",
+        "B",
+    ]
+)
 #: bodies: runs of key characters, as long as a key's body, or one short of it, or one more
 LENGTHS = st.sampled_from([9, 10, 11, 15, 16, 17, 19, 20, 21, 29, 30, 31, 34, 35, 36])
 BODIES = st.one_of(
     st.tuples(st.sampled_from("aZ09_-."), LENGTHS).map(lambda pair: pair[0] * pair[1]),
     st.text(alphabet=st.sampled_from("aZ09"), min_size=8, max_size=40),
 )
-TOKENS = st.one_of(st.tuples(st.sampled_from(PREFIXES), BODIES).map("".join), PIECES, BODIES)
+TOKENS = st.one_of(
+    st.tuples(st.sampled_from(PREFIXES), BODIES).map("".join), PIECES, BODIES
+)
 TEXTS = st.lists(TOKENS, max_size=8).map("".join)
 #: secrets: words of the characters every spelling keeps, and some that JSON or URLs escape
-SECRETS = st.text(alphabet=st.sampled_from('abcXYZ019-_.~"\\/ +é€%&'), min_size=4, max_size=24)
+SECRETS = st.text(
+    alphabet=st.sampled_from('abcXYZ019-_.~"\\/ +é€%&'), min_size=4, max_size=24
+)
 
 
 def masked_by_every_pattern(redactor: Redactor, text: str) -> str:
@@ -53,17 +98,31 @@ def masked_by_every_pattern(redactor: Redactor, text: str) -> str:
 @settings(max_examples=1500, deadline=None)
 @given(TEXTS)
 def test_the_key_anchors_find_a_key_shape_exactly_when_the_shapes_do(text):
-    assert any(anchor.search(text) for anchor in KEY_ANCHORS) == (KEY_SHAPES.search(text) is not None)
+    assert any(anchor.search(text) for anchor in KEY_ANCHORS) == (
+        KEY_SHAPES.search(text) is not None
+    )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(secrets=st.lists(SECRETS, min_size=1, max_size=3), pieces=st.lists(st.one_of(PIECES, st.integers(0, 8)), max_size=20))
+@given(
+    secrets=st.lists(SECRETS, min_size=1, max_size=3),
+    pieces=st.lists(st.one_of(PIECES, st.integers(0, 8)), max_size=20),
+)
 def test_the_first_look_never_changes_the_result(secrets, pieces):
     redactor = Redactor(environ={}, extra_values=secrets)
     # The text carries the secrets in their spellings (raw, JSON-escaped, URL-encoded) among the pieces.
     forms = [sorted(spellings(s)) for s in secrets]
-    parts = [p if isinstance(p, str) else forms[p % len(forms)][p % len(forms[p % len(forms)])] for p in pieces]
-    for text in ("".join(parts), json.dumps({"v": "".join(parts)}), json.dumps({"v": "".join(parts)}, ensure_ascii=False)):
+    parts = [
+        p
+        if isinstance(p, str)
+        else forms[p % len(forms)][p % len(forms[p % len(forms)])]
+        for p in pieces
+    ]
+    for text in (
+        "".join(parts),
+        json.dumps({"v": "".join(parts)}),
+        json.dumps({"v": "".join(parts)}, ensure_ascii=False),
+    ):
         assert redactor(text) == masked_by_every_pattern(redactor, text)
 
 
@@ -87,5 +146,11 @@ def test_a_secret_found_by_its_needle_is_masked_in_every_spelling():
 
 def test_text_without_secrets_or_key_shapes_comes_back_unchanged():
     redactor = Redactor(environ={"SERVICE_TOKEN": "tok-0123456789abcdef"})
-    text = json.dumps({"path": "src/task-list/snake_case.py", "note": "Bearer of news", "id": "AKIA-short"})
+    text = json.dumps(
+        {
+            "path": "src/task-list/snake_case.py",
+            "note": "Bearer of news",
+            "id": "AKIA-short",
+        }
+    )
     assert redactor(text) is text

@@ -74,8 +74,12 @@ def make_row(mode_: str, scen: str, it: int, **over) -> ProfileRow:
         "completed_at": f"2026-01-01T00:{it:02d}:30Z",
         "tokens": TokenBreakdown(input=int(cost * 10000), output=100 + it, reasoning=0),
         "timing": TimingBreakdown(wall_ms=WALL[(mode, scen)][it]),
-        "tool_calls": ToolCallSummary(total=3 + it % 2, by_category={"file": 2, "shell": 1 + it % 2}),
-        "cost": CostBreakdown(total_usd=cost, input_usd=cost * 0.7, output_usd=cost * 0.3),
+        "tool_calls": ToolCallSummary(
+            total=3 + it % 2, by_category={"file": 2, "shell": 1 + it % 2}
+        ),
+        "cost": CostBreakdown(
+            total_usd=cost, input_usd=cost * 0.7, output_usd=cost * 0.3
+        ),
         "success": ok,
         "checkpoints_passed": sum(c.passed for c in checks),
         "checkpoints_total": len(checks),
@@ -83,7 +87,10 @@ def make_row(mode_: str, scen: str, it: int, **over) -> ProfileRow:
         "provider": "sim",
         "session_id": f"ses-{mode}-{scen}-{it}",
         "agent_turns": 2 + it % 3,
-        "extensions": {"judge_score": 0.5 + 0.05 * it + (0.1 if mode == "fast" else 0), "note": f"n{it}"},
+        "extensions": {
+            "judge_score": 0.5 + 0.05 * it + (0.1 if mode == "fast" else 0),
+            "note": f"n{it}",
+        },
     }
     fields.update(over)
     return ProfileRow(**fields)
@@ -94,7 +101,10 @@ def all_rows() -> list[ProfileRow]:
 
 
 def write_rows(path: Path, rows, extra_lines: list[str] = ()) -> Path:
-    path.write_text("".join(to_json(r) + "\n" for r in rows) + "".join(extra_lines), encoding="utf-8")
+    path.write_text(
+        "".join(to_json(r) + "\n" for r in rows) + "".join(extra_lines),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -126,7 +136,9 @@ def test_reduction_point_estimate_equals_ratio_of_medians(report):
     expected = (1 - np.median(a) / np.median(b)) * 100
     got = comparison(summary, "cost_total_usd")
     assert got["reductionPct"] == pytest.approx(expected, rel=1e-12)
-    assert got["median"] == pytest.approx(np.median(a)) and got["baselineMedian"] == pytest.approx(np.median(b))
+    assert got["median"] == pytest.approx(np.median(a)) and got[
+        "baselineMedian"
+    ] == pytest.approx(np.median(b))
     assert fmt.pct(expected) in md
 
 
@@ -161,10 +173,14 @@ def test_p_value_is_the_exact_sign_flip_test_and_holm_adjusted(report):
     (comp,) = summary["comparisons"]
     ps = np.array([m["pValue"] for m in comp["metrics"]])
     order = np.argsort(ps, kind="stable")
-    scaled = np.minimum(np.maximum.accumulate(ps[order] * (len(ps) - np.arange(len(ps)))), 1)
+    scaled = np.minimum(
+        np.maximum.accumulate(ps[order] * (len(ps) - np.arange(len(ps)))), 1
+    )
     adjusted = np.empty_like(ps)
     adjusted[order] = scaled
-    assert [m["pValueAdjusted"] for m in comp["metrics"]] == pytest.approx(list(adjusted))
+    assert [m["pValueAdjusted"] for m in comp["metrics"]] == pytest.approx(
+        list(adjusted)
+    )
     assert got["significant"] == (got["pValueAdjusted"] < 0.05)
     assert comp["paired"] is True
 
@@ -172,7 +188,10 @@ def test_p_value_is_the_exact_sign_flip_test_and_holm_adjusted(report):
 def test_cohens_d_is_the_pooled_sd_formula(report):
     _, summary, _ = report
     a, b = values("fast", WALL), values("base", WALL)
-    pooled = math.sqrt(((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / (a.size + b.size - 2))
+    pooled = math.sqrt(
+        ((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1))
+        / (a.size + b.size - 2)
+    )
     got = comparison(summary, "latency_wall_ms")
     assert got["effectSize"] == pytest.approx((a.mean() - b.mean()) / pooled)
     # Wall time barely differs: not significant, and the cheaper cost is.
@@ -199,8 +218,12 @@ def test_success_rate_wilson_interval_and_pass_k(report):
         # k = repetitions: pass^k is 1 for a scenario that always passed, else 0; pass@k 1 if any passed.
         assert got["k"] == REPS
         per = [SUCCESS[(mode, s)] for s in SCENARIOS]
-        assert got["passHatK"] == pytest.approx(np.mean([math.comb(c_, REPS) / math.comb(REPS, REPS) for c_ in per]))
-        assert got["passAtK"] == pytest.approx(np.mean([1.0 if c_ else 0.0 for c_ in per]))
+        assert got["passHatK"] == pytest.approx(
+            np.mean([math.comb(c_, REPS) / math.comb(REPS, REPS) for c_ in per])
+        )
+        assert got["passAtK"] == pytest.approx(
+            np.mean([1.0 if c_ else 0.0 for c_ in per])
+        )
         assert got["passAt1"] == pytest.approx(np.mean([c_ / REPS for c_ in per]))
         lo, hi = wilson(c, n)
         assert f"{fmt.rate(c / n)} [{fmt.rate(lo)}, {fmt.rate(hi)}] ({c}/{n})" in md
@@ -212,9 +235,22 @@ def test_success_difference_and_per_scenario_descriptives(report):
     _, summary, _ = report
     comp = summary["comparisons"][0]["success"]
     assert comp["differencePp"] == pytest.approx((11 / 12 - 10 / 12) * 100)
-    cell = summary["scenarioSummaries"]["s2"]["modes"]["fast"]["metrics"]["cost_total_usd"]
+    cell = summary["scenarioSummaries"]["s2"]["modes"]["fast"]["metrics"][
+        "cost_total_usd"
+    ]
     ref = stats.compute_descriptive(COST[("fast", "s2")])
-    for field in ("count", "mean", "median", "p90", "p95", "min", "max", "iqr", "stddev", "cv"):
+    for field in (
+        "count",
+        "mean",
+        "median",
+        "p90",
+        "p95",
+        "min",
+        "max",
+        "iqr",
+        "stddev",
+        "cv",
+    ):
         assert cell[field] == pytest.approx(getattr(ref, field), rel=1e-12), field
 
 
@@ -224,7 +260,9 @@ def test_scenario_without_checks_says_no_checks(report):
     assert summary["scenarioSummaries"]["s1"]["noChecks"] is False
     assert summary["scenarioSummaries"]["s2"]["modes"]["base"]["checkpoints"] is None
     assert "**s2**: no checks" in md
-    c2 = next(c for c in summary["scenarioSummaries"]["s1"]["checkpoints"] if c["id"] == "c2")
+    c2 = next(
+        c for c in summary["scenarioSummaries"]["s1"]["checkpoints"] if c["id"] == "c2"
+    )
     assert c2["modes"]["fast"] == {"passed": 5, "total": 6}
 
 
@@ -233,12 +271,20 @@ def test_exports_csv_json_and_metrics(report):
     rows = list(csv.DictReader(written.csv.open(encoding="utf-8")))
     assert len(rows) == 24
     first = rows[0]
-    assert first["mode"] == "base" and first["scenario_id"] == "s1" and first["iteration"] == "0"
+    assert (
+        first["mode"] == "base"
+        and first["scenario_id"] == "s1"
+        and first["iteration"] == "0"
+    )
     assert first["tokens_input"] == "1000" and first["cost_total_usd"] == "0.1"
     assert first["success"] == "true" and first["extensions.note"] == "n0"
     assert first["tool_calls_by_category.shell"] == "1"
     assert rows[5]["checkpoints_failed"] == ""
-    base_s1_failed = [r for r in rows if r["mode"] == "fast" and r["scenario_id"] == "s1" and r["checkpoints_failed"]]
+    base_s1_failed = [
+        r
+        for r in rows
+        if r["mode"] == "fast" and r["scenario_id"] == "s1" and r["checkpoints_failed"]
+    ]
     assert [r["checkpoints_failed"] for r in base_s1_failed] == ["c2"]
     data = json.loads(written.json.read_text())
     assert len(data) == 24 and data[3]["sessionId"] == "ses-base-s1-3"
@@ -253,11 +299,13 @@ def test_exports_csv_json_and_metrics(report):
 def test_html_links_comparison_rows_to_per_scenario_details(report):
     written, _, _ = report
     page = written.html.read_text()
-    assert 'href="#metric-cost_total_usd"' in page and 'id="metric-cost_total_usd"' in page
-    assert 'id="scenario-s1"' in page and 'href="#scenario-s1"' in page
-    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
-        'xmlns:xlink="http://www.w3.org/1999/xlink"', ""
+    assert (
+        'href="#metric-cost_total_usd"' in page and 'id="metric-cost_total_usd"' in page
     )
+    assert 'id="scenario-s1"' in page and 'href="#scenario-s1"' in page
+    assert "http://" not in page.replace(
+        'xmlns="http://www.w3.org/2000/svg"', ""
+    ).replace('xmlns:xlink="http://www.w3.org/1999/xlink"', "")
     assert "<script" not in page
 
 
@@ -266,7 +314,14 @@ def test_html_links_comparison_rows_to_per_scenario_details(report):
 
 def test_parity_rows_produce_all_six_files(parity_dir, tmp_path):
     written = write_report(parity_dir / "report-rows.jsonl.gz", tmp_path / "r")
-    for path in (written.md, written.analysis_md, written.html, written.csv, written.json, written.summary):
+    for path in (
+        written.md,
+        written.analysis_md,
+        written.html,
+        written.csv,
+        written.json,
+        written.summary,
+    ):
         assert path.is_file() and path.stat().st_size > 0, path
     assert written.rows == 1_000 and written.warnings == ()
     summary = json.loads(written.summary.read_text())
@@ -297,8 +352,22 @@ def test_grouped_descriptive_matches_compute_descriptive():
     for g in range(7):
         sample = values_[(groups == g) & ~np.isnan(values_)]
         ref = stats.compute_descriptive(sample)
-        for field in ("count", "mean", "median", "p90", "p95", "min", "max", "iqr", "stddev", "cv"):
-            assert got[field][g] == pytest.approx(getattr(ref, field), rel=1e-9), (g, field)
+        for field in (
+            "count",
+            "mean",
+            "median",
+            "p90",
+            "p95",
+            "min",
+            "max",
+            "iqr",
+            "stddev",
+            "cv",
+        ):
+            assert got[field][g] == pytest.approx(getattr(ref, field), rel=1e-9), (
+                g,
+                field,
+            )
     assert got["count"][7] == 0 and math.isnan(got["median"][7])
 
 
@@ -315,7 +384,9 @@ def test_large_sample_p_value_agrees_with_the_permutation_test(paired):
 
 def test_modes_with_different_cells_are_compared_unpaired(tmp_path):
     rows = all_rows()[:-1]  # fast lost its last s2 iteration
-    written = write_report(write_rows(tmp_path / "r.jsonl", rows), tmp_path / "out", parallel=False)
+    written = write_report(
+        write_rows(tmp_path / "r.jsonl", rows), tmp_path / "out", parallel=False
+    )
     comp = json.loads(written.summary.read_text())["comparisons"][0]
     assert comp["paired"] is False and "not paired" in comp["pairing"]
 
@@ -327,7 +398,9 @@ def test_unknown_cost_is_missing_not_zero(tmp_path):
             s,
             i,
             cost=CostBreakdown(),
-            extensions={"cost_source": "unknown"} if m == "fast" else {"cost_source": "provider"},
+            extensions={"cost_source": "unknown"}
+            if m == "fast"
+            else {"cost_source": "provider"},
         )
         for m in MODES
         for s in SCENARIOS
@@ -358,7 +431,10 @@ def test_baseline_option_and_manifest(tmp_path):
     assert summary["baseline"] == "fast" and summary["modes"] == ["fast", "base"]
     md = written.md.read_text()
     assert "sim-provider" in md and "myplug 1.2" in md
-    assert next(m for m in summary["metrics"] if m["name"] == "judge_score")["unit"] == "score"
+    assert (
+        next(m for m in summary["metrics"] if m["name"] == "judge_score")["unit"]
+        == "score"
+    )
     written = write_report(results, tmp_path / "b", baseline="base", parallel=False)
     assert json.loads(written.summary.read_text())["baseline"] == "base"
     with pytest.raises(ProfilerError, match="baseline 'nope'.*modes: fast, base"):
@@ -423,7 +499,10 @@ def test_malformed_lines_are_counted_skipped_and_named(tmp_path):
     assert warnings[0].startswith(f"{path}:3: not valid JSON")
     assert warnings[1].startswith(f"{path}:6:") and "tokens.input" in warnings[1]
     assert warnings[2].startswith(f"{path}:8:") and "mode" in warnings[2]
-    assert warnings[3] == f"{path}:14: truncated last line (the run was probably interrupted); skipped"
+    assert (
+        warnings[3]
+        == f"{path}:14: truncated last line (the run was probably interrupted); skipped"
+    )
     md = written.md.read_text()
     assert "(4 malformed lines skipped)" in md and f"{path}:6" in md
     assert len(json.loads(written.json.read_text())) == 10
@@ -440,7 +519,9 @@ def test_many_malformed_lines_are_summarised(tmp_path):
 def test_only_malformed_lines_is_an_error(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text("{}\n[1]\n")
-    with pytest.raises(StoreError, match=r"no valid rows \(2 malformed line\(s\); first: .*r\.jsonl:1:"):
+    with pytest.raises(
+        StoreError, match=r"no valid rows \(2 malformed line\(s\); first: .*r\.jsonl:1:"
+    ):
         write_report(path, tmp_path / "out")
     assert not (tmp_path / "out" / "data" / "results.json").exists()
 
@@ -467,19 +548,28 @@ def test_cli_run_id_lookup_and_default_out(tmp_path, monkeypatch):
 
 def test_cli_errors_are_one_line(tmp_path):
     runner = CliRunner()
-    result = runner.invoke(report_command, ["missing_run", "--results-dir", str(tmp_path)])
+    result = runner.invoke(
+        report_command, ["missing_run", "--results-dir", str(tmp_path)]
+    )
     assert result.exit_code == 1
-    assert result.output.strip().count("\n") == 0 and "no run 'missing_run'" in result.output
+    assert (
+        result.output.strip().count("\n") == 0
+        and "no run 'missing_run'" in result.output
+    )
     result = runner.invoke(report_command, [str(tmp_path / "x.jsonl")])
     assert result.exit_code == 1 and "results file not found" in result.output
     path = write_rows(tmp_path / "r.jsonl", all_rows())
-    result = runner.invoke(report_command, [str(path), "--out", str(tmp_path / "o"), "--baseline", "zzz"])
+    result = runner.invoke(
+        report_command, [str(path), "--out", str(tmp_path / "o"), "--baseline", "zzz"]
+    )
     assert result.exit_code == 1 and "--baseline 'zzz'" in result.output
 
 
 def test_cli_prints_skipped_lines(tmp_path):
     path = write_rows(tmp_path / "r.jsonl", all_rows(), ["oops\n"])
-    result = CliRunner().invoke(report_command, [str(path), "--out", str(tmp_path / "o")])
+    result = CliRunner().invoke(
+        report_command, [str(path), "--out", str(tmp_path / "o")]
+    )
     assert result.exit_code == 0
     assert f"warning: {path}:25: not valid JSON" in result.output
 
@@ -493,7 +583,14 @@ def test_two_process_read_and_csv_give_identical_files(tmp_path, monkeypatch):
     rows = [to_json(r) + "\n" for r in all_rows()]
     rows.insert(3, "broken one\n")
     rows.insert(20, '{"mode": 1}\n')
-    rows[15] = to_json(make_row("fast", "s1", 2, extensions={"late_metric": 7, "note": {"nested": True}})) + "\n"
+    rows[15] = (
+        to_json(
+            make_row(
+                "fast", "s1", 2, extensions={"late_metric": 7, "note": {"nested": True}}
+            )
+        )
+        + "\n"
+    )
     path = tmp_path / "r.jsonl"
     path.write_text("".join(rows))
     sequential = write_report(path, tmp_path / "seq", parallel=False)
@@ -507,18 +604,33 @@ def test_two_process_read_and_csv_give_identical_files(tmp_path, monkeypatch):
     from profiler_core.report import parallel
 
     calls = []
-    monkeypatch.setattr(parallel, "merge", lambda a, b, real=parallel.merge: calls.append("merge") or real(a, b))
+    monkeypatch.setattr(
+        parallel,
+        "merge",
+        lambda a, b, real=parallel.merge: calls.append("merge") or real(a, b),
+    )
     real_halves = parallel.write_halves
-    monkeypatch.setattr(parallel, "write_halves", lambda *a: calls.append("csv") or real_halves(*a))
-    forked = write_report(path, tmp_path / "par")  # small file: no HTML helper, but forks for rows and CSV
+    monkeypatch.setattr(
+        parallel, "write_halves", lambda *a: calls.append("csv") or real_halves(*a)
+    )
+    forked = write_report(
+        path, tmp_path / "par"
+    )  # small file: no HTML helper, but forks for rows and CSV
     assert calls == ["merge", "csv"]
     assert forked.warnings == sequential.warnings
-    assert forked.warnings[0].startswith(f"{path}:4:") and forked.warnings[1].startswith(f"{path}:21:")
+    assert forked.warnings[0].startswith(f"{path}:4:") and forked.warnings[
+        1
+    ].startswith(f"{path}:21:")
     assert forked.csv.read_bytes() == sequential.csv.read_bytes()
     # The forked reader writes its rows straight into results.json: same rows, a few spaces of padding.
-    assert json.loads(forked.json.read_text()) == json.loads(sequential.json.read_text())
+    assert json.loads(forked.json.read_text()) == json.loads(
+        sequential.json.read_text()
+    )
     # (the padding is the size of the rejected lines in the first half, "broken one\n", plus 2)
-    assert forked.json.stat().st_size - sequential.json.stat().st_size == len("broken one\n") + 2
+    assert (
+        forked.json.stat().st_size - sequential.json.stat().st_size
+        == len("broken one\n") + 2
+    )
     a = json.loads(sequential.summary.read_text())
     b = json.loads(forked.summary.read_text())
     a.pop("generatedAt"), b.pop("generatedAt")
@@ -528,7 +640,9 @@ def test_two_process_read_and_csv_give_identical_files(tmp_path, monkeypatch):
 def test_one_mode_odd_names_and_undefined_reductions(tmp_path):
     odd = "<b>|x</b>"
     rows = [make_row("base", s, i, mode=odd) for s in SCENARIOS for i in range(REPS)]
-    written = write_report(write_rows(tmp_path / "one.jsonl", rows), tmp_path / "one", parallel=False)
+    written = write_report(
+        write_rows(tmp_path / "one.jsonl", rows), tmp_path / "one", parallel=False
+    )
     page = written.html.read_text()
     assert "<b>|x</b>" not in page and "&lt;b&gt;|x&lt;/b&gt;" in page
     assert "Only one mode" in page and "\\|x" in written.md.read_text()
@@ -540,10 +654,16 @@ def test_one_mode_odd_names_and_undefined_reductions(tmp_path):
         for s in SCENARIOS
         for i in range(REPS)
     ]
-    written = write_report(write_rows(tmp_path / "zero.jsonl", rows), tmp_path / "zero", parallel=False)
+    written = write_report(
+        write_rows(tmp_path / "zero.jsonl", rows), tmp_path / "zero", parallel=False
+    )
     turns = comparison(json.loads(written.summary.read_text()), "agent_turns")
-    assert turns["reductionPct"] is None and "baseline (b) median is 0" in turns["reason"]
-    assert turns["verdict"] == "worse"  # the means differ significantly and lower is better
+    assert (
+        turns["reductionPct"] is None and "baseline (b) median is 0" in turns["reason"]
+    )
+    assert (
+        turns["verdict"] == "worse"
+    )  # the means differ significantly and lower is better
     assert written.html.read_text().count("<svg") >= 5
 
 
@@ -557,11 +677,18 @@ def test_two_process_read_when_one_half_has_no_valid_row(tmp_path, monkeypatch):
         path = tmp_path / f"{name}.jsonl"
         path.write_text("".join(lines))
         collected: list[bytes] = []
-        table = load.load_rows(path, sink=collected.append)  # a plain callable: the lines-file route
+        table = load.load_rows(
+            path, sink=collected.append
+        )  # a plain callable: the lines-file route
         assert table.n == valid and table.skipped == 2
         assert [json.loads(x)["iteration"] for x in collected] == [0, 1, 2, 3]
         written = write_report(path, tmp_path / name)  # results.json: the splice route
-        assert [r["iteration"] for r in json.loads(written.json.read_text())] == [0, 1, 2, 3]
+        assert [r["iteration"] for r in json.loads(written.json.read_text())] == [
+            0,
+            1,
+            2,
+            3,
+        ]
 
 
 def test_html_helper_process_renders_the_page_or_falls_back(tmp_path, monkeypatch):
@@ -589,4 +716,6 @@ def test_html_helper_process_renders_the_page_or_falls_back(tmp_path, monkeypatc
     monkeypatch.setattr(report_pkg, "_start_worker", lambda p: Broken())
     fallback = write_report(path, tmp_path / "fallback")
     assert results[-1] is not None and "AttributeError" in results[-1]
-    assert fallback.html.read_text().count("<svg") == helped.html.read_text().count("<svg")
+    assert fallback.html.read_text().count("<svg") == helped.html.read_text().count(
+        "<svg"
+    )

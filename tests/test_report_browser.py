@@ -66,10 +66,17 @@ def test_report_loads_offline_without_errors_and_draws_charts(driver, report_htm
     assert len(sizes) >= 6
     assert all(w > 100 and h > 50 for w, h in sizes), sizes
     # Charts carry their labels as text (svg.fonttype none): the browser lays them out.
-    assert driver.execute_script("return document.querySelectorAll('svg.chart text').length") > 50
+    assert (
+        driver.execute_script(
+            "return document.querySelectorAll('svg.chart text').length"
+        )
+        > 50
+    )
 
     # A comparison row links to the per-scenario breakdown of its metric.
-    link = driver.find_element("css selector", "#comparison a[href='#metric-cost_total_usd']")
+    link = driver.find_element(
+        "css selector", "#comparison a[href='#metric-cost_total_usd']"
+    )
     link.click()
     assert driver.execute_script("return location.hash") == "#metric-cost_total_usd"
     assert driver.execute_script(

@@ -17,7 +17,14 @@ TWICE = [("base", "s1", 0), ("fast", "s2", 3), ("fast", "s1", 5)]
 
 def _stale(mode: str, scen: str, it: int):
     """An earlier, different row of the same cell (the one the second writer replaced)."""
-    return make_row(mode, scen, it, success=False, session_id=f"stale-{mode}-{scen}-{it}", extensions={"judge_score": 9.0})
+    return make_row(
+        mode,
+        scen,
+        it,
+        success=False,
+        session_id=f"stale-{mode}-{scen}-{it}",
+        extensions={"judge_score": 9.0},
+    )
 
 
 def _without_volatile(summary: dict) -> dict:
@@ -45,7 +52,13 @@ def test_duplicated_cells_are_counted_once_from_their_last_row(tmp_path):
     assert any("4 duplicated row(s) of 3 cell(s)" in w for w in got.warnings)
     want_summary = json.loads(want.summary.read_text())
     got_summary = json.loads(got.summary.read_text())
-    for key in set(want_summary) - {"meta", "runId", "source", "generatedAt", "problems"}:
+    for key in set(want_summary) - {
+        "meta",
+        "runId",
+        "source",
+        "generatedAt",
+        "problems",
+    }:
         assert got_summary[key] == want_summary[key], key
     assert json.loads(got.json.read_text()) == json.loads(want.json.read_text())
     got_csv = list(csv.reader(got.csv.open()))
@@ -71,7 +84,11 @@ def test_no_warning_without_duplicates(tmp_path):
 def test_the_two_process_reader_drops_the_same_rows(tmp_path, monkeypatch):
     from profiler_core.report import load
 
-    rows = [_stale(*cell) for cell in TWICE] + all_rows() + [_stale("base", "s2", 1), make_row("base", "s2", 1)]
+    rows = (
+        [_stale(*cell) for cell in TWICE]
+        + all_rows()
+        + [_stale("base", "s2", 1), make_row("base", "s2", 1)]
+    )
     path = write_rows(tmp_path / "run.jsonl", rows)
     sequential = write_report(path, tmp_path / "seq", parallel=False)
     monkeypatch.setattr(load, "PARALLEL_MIN_BYTES", 0)
@@ -79,7 +96,12 @@ def test_the_two_process_reader_drops_the_same_rows(tmp_path, monkeypatch):
     forked = write_report(path, tmp_path / "par")
     assert forked.rows == sequential.rows == len(all_rows())
     assert forked.warnings == sequential.warnings
-    assert json.loads(forked.json.read_text()) == json.loads(sequential.json.read_text())
-    a, b = json.loads(sequential.summary.read_text()), json.loads(forked.summary.read_text())
+    assert json.loads(forked.json.read_text()) == json.loads(
+        sequential.json.read_text()
+    )
+    a, b = (
+        json.loads(sequential.summary.read_text()),
+        json.loads(forked.summary.read_text()),
+    )
     a.pop("generatedAt"), b.pop("generatedAt")
     assert a == b

@@ -16,14 +16,17 @@ from profiler_core.testing import FakeProvider, FixedScorer
 
 SCRIPT_MODE = "<script>alert(1)</script>"
 LINK_MODE = "[click](javascript:alert(1))"
-FORMULA_SCENARIO = "=HYPERLINK(\"http://x\")"
+FORMULA_SCENARIO = '=HYPERLINK("http://x")'
 
 
 def _report(tmp_path, manager):
     options = RunOptions(
         provider=FakeProvider(text="-2+3"),
         scorer=FixedScorer(),
-        scenarios=[Scenario(id=FORMULA_SCENARIO, name="f", prompt="do"), Scenario(id="@sum", name="s", prompt="do")],
+        scenarios=[
+            Scenario(id=FORMULA_SCENARIO, name="f", prompt="do"),
+            Scenario(id="@sum", name="s", prompt="do"),
+        ],
         modes={SCRIPT_MODE: ModeConfig(), LINK_MODE: ModeConfig()},
         models=["+model"],
         repetitions=2,
@@ -32,8 +35,14 @@ def _report(tmp_path, manager):
         reports_dir=str(tmp_path / "reports"),
     )
     options.plugin_manager = manager
-    result = trio.run(run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0))
-    return write_report(tmp_path / "results" / f"{result.run_id}.jsonl", tmp_path / "out", parallel=False)
+    result = trio.run(
+        run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0)
+    )
+    return write_report(
+        tmp_path / "results" / f"{result.run_id}.jsonl",
+        tmp_path / "out",
+        parallel=False,
+    )
 
 
 def test_markdown_renders_names_as_text(tmp_path, profiler_plugin_manager):
@@ -43,7 +52,11 @@ def test_markdown_renders_names_as_text(tmp_path, profiler_plugin_manager):
         rendered = MarkdownIt("commonmark", {"html": True}).render(source.read_text())
         assert "<script>" not in rendered
         assert 'href="javascript:' not in rendered
-    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(paths.md.read_text())
+    rendered = (
+        MarkdownIt("commonmark", {"html": True})
+        .enable("table")
+        .render(paths.md.read_text())
+    )
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered  # shown as written
     assert "[click](javascript:alert(1))" in rendered
 
@@ -66,4 +79,11 @@ def test_csv_cells_never_start_a_formula(tmp_path, profiler_plugin_manager):
 def test_safe_text_leaves_numbers_and_plain_text_alone():
     assert safe_text(-3) == -3 and safe_text(1.5) == 1.5
     assert safe_text("plain") == "plain" and safe_text("") == ""
-    assert [safe_text(v) for v in ("=1", "+1", "-1", "@x", "\tx", "\rx")] == ["'=1", "'+1", "'-1", "'@x", "'\tx", "'\rx"]
+    assert [safe_text(v) for v in ("=1", "+1", "-1", "@x", "\tx", "\rx")] == [
+        "'=1",
+        "'+1",
+        "'-1",
+        "'@x",
+        "'\tx",
+        "'\rx",
+    ]

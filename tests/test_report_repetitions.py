@@ -26,7 +26,9 @@ def _report(tmp_path, manager, repetitions):
         reports_dir=str(tmp_path / "reports"),
     )
     options.plugin_manager = manager
-    result = trio.run(run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0))
+    result = trio.run(
+        run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0)
+    )
     results = tmp_path / "results" / f"{result.run_id}.jsonl"
     paths = write_report(results, tmp_path / "out", parallel=False)
     return paths.md.read_text(), paths.html.read_text()
@@ -37,7 +39,9 @@ def _modes_header(markdown: str) -> str:
     return next(line for line in section.splitlines() if line.startswith("| Mode"))
 
 
-@pytest.mark.parametrize(("repetitions", "columns"), [(1, ["pass@1"]), (3, ["pass@1", "pass@3", "pass^3"])])
+@pytest.mark.parametrize(
+    ("repetitions", "columns"), [(1, ["pass@1"]), (3, ["pass@1", "pass@3", "pass^3"])]
+)
 def test_pass_columns(tmp_path, profiler_plugin_manager, repetitions, columns):
     markdown, html = _report(tmp_path, profiler_plugin_manager, repetitions)
     assert re.findall(r"pass[@^]\d", _modes_header(markdown)) == columns

@@ -24,14 +24,28 @@ def _write(path: Path, rows) -> Path:
 
 
 def test_a_few_rows_get_tables_and_no_charts_and_never_import_matplotlib(tmp_path):
-    rows = _write(tmp_path / "few.jsonl", [make_row("base", "s1", i) for i in range(charts.MIN_CHART_ROWS - 1)])
+    rows = _write(
+        tmp_path / "few.jsonl",
+        [make_row("base", "s1", i) for i in range(charts.MIN_CHART_ROWS - 1)],
+    )
     code = (
         "import sys, json; from pathlib import Path; from profiler_core.report import write_report\n"
         f"write_report(Path({str(rows)!r}), Path({str(tmp_path / 'out')!r}))\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib')))"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(SRC), os.environ.get("PYTHONPATH")])
+        ),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
     page = (tmp_path / "out" / "report.html").read_text()
@@ -41,8 +55,14 @@ def test_a_few_rows_get_tables_and_no_charts_and_never_import_matplotlib(tmp_pat
 
 
 def test_charts_from_the_threshold_on(tmp_path):
-    rows = [make_row(m, "s1", i) for m in ("base", "fast") for i in range(charts.MIN_CHART_ROWS)]
-    page = write_report(_write(tmp_path / "enough.jsonl", rows), tmp_path / "out", parallel=False).html.read_text()
+    rows = [
+        make_row(m, "s1", i)
+        for m in ("base", "fast")
+        for i in range(charts.MIN_CHART_ROWS)
+    ]
+    page = write_report(
+        _write(tmp_path / "enough.jsonl", rows), tmp_path / "out", parallel=False
+    ).html.read_text()
     assert page.count('<svg class="chart"') >= 5
     assert "runs of a mode on" not in page
 

@@ -36,14 +36,22 @@ def _cells(results: Path) -> list[tuple[str, str, str, int]]:
 
 
 def test_two_resumes_started_together_record_every_cell_once(tmp_path):
-    shutil.copytree(DEMO, tmp_path / "demo", ignore=shutil.ignore_patterns("results", "reports"))
+    shutil.copytree(
+        DEMO, tmp_path / "demo", ignore=shutil.ignore_patterns("results", "reports")
+    )
     profile = tmp_path / "demo" / "profile.yaml"
     results = tmp_path / "demo" / "results" / f"{RUN}.jsonl"
     first = _start(profile, "--run-id", RUN)
     deadline = time.monotonic() + 60
-    while not (results.exists() and len(_cells(results)) >= 4) and time.monotonic() < deadline and first.poll() is None:
+    while (
+        not (results.exists() and len(_cells(results)) >= 4)
+        and time.monotonic() < deadline
+        and first.poll() is None
+    ):
         time.sleep(0.02)
-    assert first.poll() is None, "the run ended before it could be killed; give it more cells"
+    assert first.poll() is None, (
+        "the run ended before it could be killed; give it more cells"
+    )
     os.killpg(first.pid, signal.SIGKILL)
     first.wait(timeout=30)
     left_before = 2 * 5 * 6 - len(set(_cells(results)))
@@ -62,13 +70,20 @@ def test_two_resumes_started_together_record_every_cell_once(tmp_path):
     statuses = sorted(code for code, _, _ in outcomes)
     assert statuses == [0, 1], outcomes
     refused = next(err for code, _, err in outcomes if code == 1)
-    assert len(refused.strip().splitlines()) == 1 and "is being written by process" in refused, refused
+    assert (
+        len(refused.strip().splitlines()) == 1
+        and "is being written by process" in refused
+    ), refused
     cells = _cells(results)
-    assert len(cells) == len(set(cells)) == 2 * 5 * 6  # modes x demo scenarios x repetitions, none twice
+    assert (
+        len(cells) == len(set(cells)) == 2 * 5 * 6
+    )  # modes x demo scenarios x repetitions, none twice
     assert not list(results.parent.glob("*.lock"))
 
 
-def test_a_lock_file_removed_while_it_was_waited_for_is_not_taken(tmp_path, monkeypatch):
+def test_a_lock_file_removed_while_it_was_waited_for_is_not_taken(
+    tmp_path, monkeypatch
+):
     """The narrow race of a release: a writer that opened the lock file just before its holder removed it
     must not lock that removed file while a third writer locks the new one at the same name."""
     from profiler_core.storage import store
@@ -83,7 +98,9 @@ def test_a_lock_file_removed_while_it_was_waited_for_is_not_taken(tmp_path, monk
     try:
         real, first = store._lock_fd, [opened]
         # The second writer goes on with the descriptor it opened; a retry opens the name again.
-        monkeypatch.setattr(store, "_lock_fd", lambda path: first.pop() if first else real(path))
+        monkeypatch.setattr(
+            store, "_lock_fd", lambda path: first.pop() if first else real(path)
+        )
         with pytest.raises(StoreError, match="being written by process"):
             RunLock(paths).acquire()
     finally:

@@ -13,7 +13,11 @@ from profiler_core.testing import Fail, FakeProvider, FixedScorer
 
 
 def test_retry_is_a_warning_naming_the_error(tmp_path, profiler_plugin_manager, caplog):
-    provider = FakeProvider(script=lambda params, attempt: Fail("flaky upstream 502") if attempt == 1 else None)
+    provider = FakeProvider(
+        script=lambda params, attempt: (
+            Fail("flaky upstream 502") if attempt == 1 else None
+        )
+    )
     options = RunOptions(
         provider=provider,
         scorer=FixedScorer(),
@@ -27,9 +31,16 @@ def test_retry_is_a_warning_naming_the_error(tmp_path, profiler_plugin_manager, 
     )
     options.plugin_manager = profiler_plugin_manager
     with caplog.at_level(logging.INFO, logger="agent_profiler"):
-        result = trio.run(run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0))
+        result = trio.run(
+            run_profile_suite,
+            options,
+            clock=trio.testing.MockClock(autojump_threshold=0),
+        )
     assert [r.attempts for r in result.rows] == [2]
     retries = [r for r in caplog.records if "retrying" in r.getMessage()]
     assert len(retries) == 1
     assert retries[0].levelno == logging.WARNING
-    assert "flaky upstream 502" in retries[0].getMessage() and "s1#0" in retries[0].getMessage()
+    assert (
+        "flaky upstream 502" in retries[0].getMessage()
+        and "s1#0" in retries[0].getMessage()
+    )

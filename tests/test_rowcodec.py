@@ -56,7 +56,9 @@ def read_one(line: str):
     """The report's table of the row (after a good one) and why it skipped it, if it did."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "r.jsonl"
-        path.write_text(FIRST + "\n" + line + "\n", encoding="utf-8", errors="surrogatepass")
+        path.write_text(
+            FIRST + "\n" + line + "\n", encoding="utf-8", errors="surrogatepass"
+        )
         table = load_rows(path)
     return (table, "") if table.n == 2 else (None, "; ".join(table.problems))
 
@@ -79,7 +81,9 @@ def reportable(line: str) -> bool:
             stack.extend(node)
         elif isinstance(node, bool):
             continue
-        elif (isinstance(node, int) and abs(node) > 2**53) or (isinstance(node, float) and math.isfinite(node) and abs(node) > 2**53):
+        elif (isinstance(node, int) and abs(node) > 2**53) or (
+            isinstance(node, float) and math.isfinite(node) and abs(node) > 2**53
+        ):
             return False
     return True
 
@@ -96,7 +100,9 @@ def cattrs_row(line: str) -> ProfileRow | str | None:
     """The row as the model's cattrs converter builds it from the stdlib's parse; "skip" when JSON text
     cannot hold it (NaN, lone surrogates, nesting deeper than a parser's recursion limit)."""
     try:
-        value = json.loads(line, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+        value = json.loads(
+            line, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name))
+        )
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except (ValueError, UnicodeError, RecursionError):
         return "skip"
@@ -110,7 +116,9 @@ def cattrs_row(line: str) -> ProfileRow | str | None:
 
 @FUZZ
 @given(index=st.integers(0, len(ROWS) - 1), data=st.data())
-def test_the_decoder_and_the_model_accept_the_same_rows_and_build_equal_ones(index, data):
+def test_the_decoder_and_the_model_accept_the_same_rows_and_build_equal_ones(
+    index, data
+):
     line = dumps(data.draw(mutated(ROWS[index])))
     want = cattrs_row(line)
     if want == "skip":
@@ -144,24 +152,46 @@ def test_every_row_the_model_accepts_the_report_reads_with_the_same_values(index
     for column, of_model in COLUMNS.items():
         got, want = table.numeric[column][1], float(of_model(row))
         assert (math.isnan(got) and math.isnan(want)) or got == want, column
-    for column, want in (("mode", row.mode), ("scenario_id", row.scenario_id), ("model", row.model), ("run_id", row.run_id)):
+    for column, want in (
+        ("mode", row.mode),
+        ("scenario_id", row.scenario_id),
+        ("model", row.model),
+        ("run_id", row.run_id),
+    ):
         categorical = table.categorical[column]
         assert categorical.values[categorical.codes[1]] == want, column
 
 
-READ_FIELDS = ["runId", "mode", "scenarioId", "model", "iteration", "success", "tokens", "cost", "checkpointsPassed"]
+READ_FIELDS = [
+    "runId",
+    "mode",
+    "scenarioId",
+    "model",
+    "iteration",
+    "success",
+    "tokens",
+    "cost",
+    "checkpointsPassed",
+]
 
 
 @FUZZ
-@given(index=st.integers(0, len(ROWS) - 1), field=st.sampled_from(READ_FIELDS),
-       bad=st.sampled_from([None, "many", [], {}, True, -1.5]))
-def test_a_row_whose_read_fields_the_model_refuses_is_skipped_by_the_report(index, field, bad):
+@given(
+    index=st.integers(0, len(ROWS) - 1),
+    field=st.sampled_from(READ_FIELDS),
+    bad=st.sampled_from([None, "many", [], {}, True, -1.5]),
+)
+def test_a_row_whose_read_fields_the_model_refuses_is_skipped_by_the_report(
+    index, field, bad
+):
     value = dict(ROWS[index])
     value[field] = bad
     line = dumps(value)
     if model_row(line) is not None:
         return  # e.g. a float the model takes: nothing to compare
-    assert read_one(line)[0] is None, f"the report read a row the model refuses ({field} = {bad!r})"
+    assert read_one(line)[0] is None, (
+        f"the report read a row the model refuses ({field} = {bad!r})"
+    )
 
 
 GOOD = dumps(ROWS[0])
@@ -170,32 +200,80 @@ GOOD = dumps(ROWS[0])
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        (GOOD.replace('"iteration": 0', '"iteration": true'), "f.jsonl:3: $.iteration: expected int, got bool True"),
-        (GOOD.replace('"input": 1000', '"input": -5'), "f.jsonl:3: $.tokens.input: expected a value >= 0, got -5"),
-        (GOOD.replace('"mode": "base"', '"mode": ""'), "f.jsonl:3: $.mode: expected a non-empty string, got ''"),
+        (
+            GOOD.replace('"iteration": 0', '"iteration": true'),
+            "f.jsonl:3: $.iteration: expected int, got bool True",
+        ),
+        (
+            GOOD.replace('"input": 1000', '"input": -5'),
+            "f.jsonl:3: $.tokens.input: expected a value >= 0, got -5",
+        ),
+        (
+            GOOD.replace('"mode": "base"', '"mode": ""'),
+            "f.jsonl:3: $.mode: expected a non-empty string, got ''",
+        ),
         (GOOD[:-1] + ', "colour": 1}', "f.jsonl:3: $: unknown field(s): colour"),
-        (dumps({k: v for k, v in ROWS[0].items() if k != "sessionId"}), "f.jsonl:3: $.sessionId: required field missing"),
+        (
+            dumps({k: v for k, v in ROWS[0].items() if k != "sessionId"}),
+            "f.jsonl:3: $.sessionId: required field missing",
+        ),
         (
             GOOD.replace('"completionReason": "stop"', '"completionReason": "done"'),
             "f.jsonl:3: $.completionReason: expected one of 'stop', 'timeout', 'error', 'tool_limit'",
         ),
-        (GOOD.replace('"wallMs": 1000', '"wallMs": 9007199254740993'), "f.jsonl:3: $.timing.wallMs: expected a value <= 2^53"),
-        (GOOD.replace('"file": 2', '"file": 10e400'), "f.jsonl:3: $.toolCalls.byCategory['file']: expected int, got float inf"),
+        (
+            GOOD.replace('"wallMs": 1000', '"wallMs": 9007199254740993'),
+            "f.jsonl:3: $.timing.wallMs: expected a value <= 2^53",
+        ),
+        (
+            GOOD.replace('"file": 2', '"file": 10e400'),
+            "f.jsonl:3: $.toolCalls.byCategory['file']: expected int, got float inf",
+        ),
         (GOOD[:40], "f.jsonl:3: not valid JSON (Unterminated string at line 1 column"),
-        (GOOD.replace('"model": "', '"model": "\\ud800'), "f.jsonl:3: a string holds a lone surrogate (\\ud800-\\udfff), not text"),
-        (GOOD.replace('"cost": {', '"cost": {"x": NaN, '), "f.jsonl:3: not valid JSON (NaN is not a JSON number)"),
-        (GOOD.replace('"extensions": {', '"extensions": {"deep": ' + "[" * 3000 + "]" * 3000 + ", "), "f.jsonl:3: not valid JSON"),
+        (
+            GOOD.replace('"model": "', '"model": "\\ud800'),
+            "f.jsonl:3: a string holds a lone surrogate (\\ud800-\\udfff), not text",
+        ),
+        (
+            GOOD.replace('"cost": {', '"cost": {"x": NaN, '),
+            "f.jsonl:3: not valid JSON (NaN is not a JSON number)",
+        ),
+        (
+            GOOD.replace(
+                '"extensions": {',
+                '"extensions": {"deep": ' + "[" * 3000 + "]" * 3000 + ", ",
+            ),
+            "f.jsonl:3: not valid JSON",
+        ),
         ("[1, 2]", "f.jsonl:3: $: expected an object, got list [1, 2]"),
         # found in review: a number no float formats, keys that are not plain text, a BOM,
         # a key written twice whose first copy is wrong, a number beyond a float in a mapping
-        (GOOD.replace('"wallMs": 1000', '"wallMs": ' + "9" * 400), "f.jsonl:3: $.timing.wallMs: expected a value <= 2^53, got a number of 400 digits"),
-        (GOOD[:-1] + ', "col\\nour": 1}', "f.jsonl:3: $: unknown field(s): 'col\\nour'"),
+        (
+            GOOD.replace('"wallMs": 1000', '"wallMs": ' + "9" * 400),
+            "f.jsonl:3: $.timing.wallMs: expected a value <= 2^53, got a number of 400 digits",
+        ),
+        (
+            GOOD[:-1] + ', "col\\nour": 1}',
+            "f.jsonl:3: $: unknown field(s): 'col\\nour'",
+        ),
         (GOOD[:-1] + ', "\\ud800": 1}', "f.jsonl:3: $: unknown field(s): '\\ud800'"),
-        (GOOD[:-1] + ', "' + "k" * 5000 + '": 1}', "f.jsonl:3: $: unknown field(s): '" + "k" * 80 + "'…(5000 chars)"),
+        (
+            GOOD[:-1] + ', "' + "k" * 5000 + '": 1}',
+            "f.jsonl:3: $: unknown field(s): '" + "k" * 80 + "'…(5000 chars)",
+        ),
         ("\ufeff" + GOOD, "f.jsonl:3: not valid JSON (starts with a byte order mark)"),
-        (GOOD.replace('"input": 1000', '"input": -1, "input": 1000'), "f.jsonl:3: an object has the key 'input' twice"),
-        (GOOD.replace('"extensions": {', '"extensions": {"a b": 1e400, '), "f.jsonl:3: $.extensions['a b']: number out of range (beyond what a float holds)"),
-        (GOOD.replace('"extensions": {', '"extensions": {"x": [1, 1e400], '), "f.jsonl:3: $.extensions.x[1]: number out of range (beyond what a float holds)"),
+        (
+            GOOD.replace('"input": 1000', '"input": -1, "input": 1000'),
+            "f.jsonl:3: an object has the key 'input' twice",
+        ),
+        (
+            GOOD.replace('"extensions": {', '"extensions": {"a b": 1e400, '),
+            "f.jsonl:3: $.extensions['a b']: number out of range (beyond what a float holds)",
+        ),
+        (
+            GOOD.replace('"extensions": {', '"extensions": {"x": [1, 1e400], '),
+            "f.jsonl:3: $.extensions.x[1]: number out of range (beyond what a float holds)",
+        ),
     ],
 )
 def test_a_refused_line_gets_one_line_naming_file_key_and_value(line, message):
@@ -206,10 +284,18 @@ def test_a_refused_line_gets_one_line_naming_file_key_and_value(line, message):
 
 
 def test_a_refused_line_of_bytes_says_what_is_wrong_with_its_encoding():
-    with pytest.raises(ValidationError, match=r"^f:1: not valid JSON \(starts with a byte order mark\)$"):
+    with pytest.raises(
+        ValidationError,
+        match=r"^f:1: not valid JSON \(starts with a byte order mark\)$",
+    ):
         rowcodec.decode_row(b"\xef\xbb\xbf" + GOOD.encode(), source="f:1")
-    with pytest.raises(ValidationError, match=r"^f:1: not valid JSON \('utf-8' codec can't decode byte 0xff in position 67: invalid start byte\)$"):
-        rowcodec.decode_row(GOOD.replace('"m1"', '"m1\xff"').encode("latin-1"), source="f:1")
+    with pytest.raises(
+        ValidationError,
+        match=r"^f:1: not valid JSON \('utf-8' codec can't decode byte 0xff in position 67: invalid start byte\)$",
+    ):
+        rowcodec.decode_row(
+            GOOD.replace('"m1"', '"m1\xff"').encode("latin-1"), source="f:1"
+        )
     # A str line holding a raw lone surrogate (no file gives one; a caller might): refused, not a crash.
     with pytest.raises(ValidationError, match=r"^f:1: a string holds a lone surrogate"):
         rowcodec.decode_row(GOOD.replace('"m1"', '"m1\ud800"'), source="f:1")
@@ -217,7 +303,11 @@ def test_a_refused_line_of_bytes_says_what_is_wrong_with_its_encoding():
 
 def test_a_key_written_twice_with_two_good_values_keeps_the_last_like_every_json_reader():
     line = GOOD.replace('"input": 1000', '"input": 7, "input": 1000')
-    assert rowcodec.decode_row(line).tokens.input == 1000 == from_json(line, ProfileRow).tokens.input
+    assert (
+        rowcodec.decode_row(line).tokens.input
+        == 1000
+        == from_json(line, ProfileRow).tokens.input
+    )
 
 
 def test_every_reader_of_results_uses_the_one_decoder(tmp_path):
@@ -248,7 +338,9 @@ def test_a_row_class_with_a_validator_the_decoder_cannot_check_is_refused_when_g
     class Odd:
         n: int = attrs.field(validator=odd)
 
-    with pytest.raises(TypeError, match=r"Odd\.n: validator .* has no msgspec constraint"):
+    with pytest.raises(
+        TypeError, match=r"Odd\.n: validator .* has no msgspec constraint"
+    ):
         rowcodec.struct_for(Odd)
 
 
@@ -256,10 +348,15 @@ def test_a_row_class_with_a_validator_the_decoder_cannot_check_is_refused_when_g
     ("field", "message"),
     [
         (attrs.field(converter=abs), r"Odd\.n: converter .* is not supported"),
-        (attrs.field(default=attrs.Factory(lambda self: 1, takes_self=True)), r"Odd\.n: a default factory that takes self"),
+        (
+            attrs.field(default=attrs.Factory(lambda self: 1, takes_self=True)),
+            r"Odd\.n: a default factory that takes self",
+        ),
     ],
 )
-def test_a_row_class_the_decoder_would_read_differently_from_the_model_is_refused(field, message):
+def test_a_row_class_the_decoder_would_read_differently_from_the_model_is_refused(
+    field, message
+):
     Odd = attrs.make_class("Odd", {"n": field}, frozen=True)
     Odd.__annotations__ = {"n": int}
     with pytest.raises(TypeError, match=message):

@@ -41,7 +41,9 @@ output:
 
 def _rows(folder: Path, run_id: str) -> dict[tuple, dict]:
     lines = (folder / "results" / f"{run_id}.jsonl").read_text().splitlines()
-    return {(r["mode"], r["scenarioId"], r["iteration"]): r for r in map(json.loads, lines)}
+    return {
+        (r["mode"], r["scenarioId"], r["iteration"]): r for r in map(json.loads, lines)
+    }
 
 
 def _run(folder: Path, run_id: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -56,7 +58,9 @@ def _manifest(folder: Path, run_id: str) -> dict:
 @pytest.fixture
 def folder(tmp_path) -> Path:
     shutil.copytree(ROOT / "examples" / "demo" / "scenarios", tmp_path / "scenarios")
-    (tmp_path / "profile.yaml").write_text(PROFILE.format(skill="Use the repo-navigation skill."))
+    (tmp_path / "profile.yaml").write_text(
+        PROFILE.format(skill="Use the repo-navigation skill.")
+    )
     return tmp_path
 
 
@@ -66,7 +70,9 @@ def test_a_changed_mode_reruns_only_its_own_cells(folder):
     before = _rows(folder, "first")
     assert _manifest(folder, "first")["cellFingerprints"]
     # Change one mode: its cells must run again; the baseline's are unchanged.
-    (folder / "profile.yaml").write_text(PROFILE.format(skill="Use the repo-navigation skill before editing."))
+    (folder / "profile.yaml").write_text(
+        PROFILE.format(skill="Use the repo-navigation skill before editing.")
+    )
     second = _run(folder, "second", "--reuse", "first")
     assert second.returncode == 0, second.stderr
     assert "reused " in second.stdout
@@ -78,20 +84,30 @@ def test_a_changed_mode_reruns_only_its_own_cells(folder):
     for key in set(after) - reused:  # ran again: new sessions
         assert after[key]["startedAt"] > before[key]["completedAt"]
     manifest = _manifest(folder, "second")
-    cells = {(c["mode"], c["scenarioId"], c["iteration"]) for c in manifest["reused"]["cells"]}
+    cells = {
+        (c["mode"], c["scenarioId"], c["iteration"])
+        for c in manifest["reused"]["cells"]
+    }
     assert manifest["reused"]["fromRun"] == "first" and cells == reused
     # the reused cells' traces came along: the viewer and `analyze` read them from the new run
     store = folder / "reports" / "second" / "sessions" / "traces.jsonl"
-    traced = {(d["mode"], d["scenarioId"], d["iteration"]) for d in map(json.loads, store.read_text().splitlines())}
+    traced = {
+        (d["mode"], d["scenarioId"], d["iteration"])
+        for d in map(json.loads, store.read_text().splitlines())
+    }
     assert traced == set(after)
 
 
-def test_an_unchanged_profile_runs_nothing_and_a_scenario_change_reruns_that_scenario(folder):
+def test_an_unchanged_profile_runs_nothing_and_a_scenario_change_reruns_that_scenario(
+    folder,
+):
     assert _run(folder, "first").returncode == 0
     before = _rows(folder, "first")
     same = _run(folder, "same", "--reuse", "first")
     assert same.returncode == 0, same.stderr
-    assert {k: {**r, "runId": "first"} for k, r in _rows(folder, "same").items()} == before
+    assert {
+        k: {**r, "runId": "first"} for k, r in _rows(folder, "same").items()
+    } == before
     assert len(_manifest(folder, "same")["reused"]["cells"]) == len(before)
     # Edit one scenario's file: only its cells run again, in both modes.
     path = next((folder / "scenarios").glob("fix-parser-test*.json"))
@@ -100,21 +116,32 @@ def test_an_unchanged_profile_runs_nothing_and_a_scenario_change_reruns_that_sce
     path.write_text(json.dumps(doc))
     edited = _run(folder, "edited", "--reuse", "first")
     assert edited.returncode == 0, edited.stderr
-    cells = {(c["mode"], c["scenarioId"]) for c in _manifest(folder, "edited")["reused"]["cells"]}
+    cells = {
+        (c["mode"], c["scenarioId"])
+        for c in _manifest(folder, "edited")["reused"]["cells"]
+    }
     assert cells and all(s != doc["id"] for _m, s in cells)
     assert {s for _m, s in cells} == {k[1] for k in before} - {doc["id"]}
 
 
 def test_reuse_of_an_unknown_run_or_with_resume_is_one_line(folder):
     out = _run(folder, "x", "--reuse", "nope")
-    assert out.returncode != 0 and out.stderr.startswith("Error: --reuse nope") and len(out.stderr.strip().splitlines()) == 1
+    assert (
+        out.returncode != 0
+        and out.stderr.startswith("Error: --reuse nope")
+        and len(out.stderr.strip().splitlines()) == 1
+    )
 
 
 def test_a_harbor_tasks_test_file_is_part_of_its_cells_fingerprint(tmp_path):
     from profiler_core.config.loader import load_profile
     from profiler_core.runner.reuse import cell_fingerprints
 
-    shutil.copytree(ROOT / "examples" / "tasks", tmp_path / "tasks", ignore=shutil.ignore_patterns("results", "reports"))
+    shutil.copytree(
+        ROOT / "examples" / "tasks",
+        tmp_path / "tasks",
+        ignore=shutil.ignore_patterns("results", "reports"),
+    )
     profile = tmp_path / "tasks" / "profile.yaml"
     before = cell_fingerprints(load_profile(profile, {}))
     test = tmp_path / "tasks" / "fix-median" / "tests" / "test_stats.py"

@@ -15,9 +15,14 @@ from profiler_core.testing import FakeProvider, FixedScorer
 
 def _options(tmp_path, provider, **kw):
     base = dict(
-        provider=provider, scorer=FixedScorer(), scenarios=[Scenario(id="s1", name="S1", prompt="do", timeout_ms=2000)],
-        modes={"a": ModeConfig()}, repetitions=2, warmup=False,
-        results_dir=str(tmp_path / "results"), reports_dir=str(tmp_path / "reports"),
+        provider=provider,
+        scorer=FixedScorer(),
+        scenarios=[Scenario(id="s1", name="S1", prompt="do", timeout_ms=2000)],
+        modes={"a": ModeConfig()},
+        repetitions=2,
+        warmup=False,
+        results_dir=str(tmp_path / "results"),
+        reports_dir=str(tmp_path / "reports"),
     )
     base.update(kw)
     return RunOptions(**base)
@@ -42,16 +47,31 @@ class WrongTypes(FakeProvider):
 @pytest.mark.parametrize(
     ("kind", "message"),
     [
-        ("dict", "provider 'fake' returned dict {'text': 'x'} from prompt, expected PromptResult"),
-        ("garbage", "provider 'fake' returned a PromptResult whose metrics is 'garbage' from prompt, expected PromptMetrics"),
-        ("trace", "provider 'fake' returned str 'not a trace' from export_session, expected SessionTrace or None"),
+        (
+            "dict",
+            "provider 'fake' returned dict {'text': 'x'} from prompt, expected PromptResult",
+        ),
+        (
+            "garbage",
+            "provider 'fake' returned a PromptResult whose metrics is 'garbage' from prompt, expected PromptMetrics",
+        ),
+        (
+            "trace",
+            "provider 'fake' returned str 'not a trace' from export_session, expected SessionTrace or None",
+        ),
     ],
 )
-def test_wrong_types_become_error_rows_naming_the_plugin(tmp_path, profiler_plugin_manager, kind, message):
+def test_wrong_types_become_error_rows_naming_the_plugin(
+    tmp_path, profiler_plugin_manager, kind, message
+):
     options = _options(tmp_path, WrongTypes(kind))
     options.plugin_manager = profiler_plugin_manager
-    result = trio.run(run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0))
-    assert [(r.error, r.error_code) for r in result.rows] == [(message, "provider_error")] * 2
+    result = trio.run(
+        run_profile_suite, options, clock=trio.testing.MockClock(autojump_threshold=0)
+    )
+    assert [(r.error, r.error_code) for r in result.rows] == [
+        (message, "provider_error")
+    ] * 2
 
 
 class Blocking(FakeProvider):
@@ -74,7 +94,12 @@ class Blocking(FakeProvider):
 
 
 def test_a_blocking_create_session_still_times_out(tmp_path, profiler_plugin_manager):
-    options = _options(tmp_path, Blocking("create", 2), scenarios=[Scenario(id="s1", name="S1", prompt="do", timeout_ms=300)], repetitions=1)
+    options = _options(
+        tmp_path,
+        Blocking("create", 2),
+        scenarios=[Scenario(id="s1", name="S1", prompt="do", timeout_ms=300)],
+        repetitions=1,
+    )
     options.plugin_manager = profiler_plugin_manager
     t0 = time.monotonic()
     result = trio.run(run_profile_suite, options)
@@ -82,8 +107,12 @@ def test_a_blocking_create_session_still_times_out(tmp_path, profiler_plugin_man
     assert result.rows[0].completion_reason == "timeout"
 
 
-def test_a_blocking_destroy_is_abandoned_after_its_limit(tmp_path, profiler_plugin_manager):
-    options = _options(tmp_path, Blocking("destroy", 2), repetitions=1, destroy_timeout_s=0.3)
+def test_a_blocking_destroy_is_abandoned_after_its_limit(
+    tmp_path, profiler_plugin_manager
+):
+    options = _options(
+        tmp_path, Blocking("destroy", 2), repetitions=1, destroy_timeout_s=0.3
+    )
     options.plugin_manager = profiler_plugin_manager
     t0 = time.monotonic()
     result = trio.run(run_profile_suite, options)

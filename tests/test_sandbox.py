@@ -91,7 +91,9 @@ def backend(request):
     before = set(containers_named(binary, "profiler-")) if kind != "bwrap" else set()
     yield kind
     if kind != "bwrap":
-        assert set(containers_named(binary, "profiler-")) <= before, "containers left behind"
+        assert set(containers_named(binary, "profiler-")) <= before, (
+            "containers left behind"
+        )
 
 
 @pytest.fixture
@@ -126,37 +128,87 @@ def probe(settings: SandboxSettings, job: Job, plan: dict) -> dict:
     """Run the probe with ``plan`` in the sandbox of ``job``; its JSON answer."""
     job = Job(**{**_fields(job), "argv": ("python3", "probe.py", json.dumps(plan))})
     with confine(settings, job) as box:
-        done = subprocess.run(box.argv, env=box.env, cwd=box.cwd, capture_output=True, text=True, timeout=120, start_new_session=True)
+        done = subprocess.run(
+            box.argv,
+            env=box.env,
+            cwd=box.cwd,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            start_new_session=True,
+        )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _fields(job: Job) -> dict:
-    return {name: getattr(job, name) for name in ("argv", "env", "workspace", "home", "tmp", "endpoints", "publish", "mounts", "hide", "image", "name")}
+    return {
+        name: getattr(job, name)
+        for name in (
+            "argv",
+            "env",
+            "workspace",
+            "home",
+            "tmp",
+            "endpoints",
+            "publish",
+            "mounts",
+            "hide",
+            "image",
+            "name",
+        )
+    }
 
 
-def test_escapes_fail_and_the_model_answers(backend, workspace, model, other, home_marker, monkeypatch, tmp_path):
+def test_escapes_fail_and_the_model_answers(
+    backend, workspace, model, other, home_marker, monkeypatch, tmp_path
+):
     monkeypatch.setenv("PROFILER_SANDBOX_SECRET", "sk-never-passed")
     tag = uuid.uuid4().hex[:8]
-    outside = [str(ROOT / f"escape-{tag}"), f"/etc/escape-{tag}", f"/escape-{tag}", str(tmp_path / f"escape-{tag}")]
+    outside = [
+        str(ROOT / f"escape-{tag}"),
+        f"/etc/escape-{tag}",
+        f"/escape-{tag}",
+        str(tmp_path / f"escape-{tag}"),
+    ]
     address = host_address()
     plan = {
-        "commands": [["mount", "-o", "remount,bind,rw", "/"], ["node", "-e", "require('fs').writeFileSync('from-node.txt', process.version)"]],
+        "commands": [
+            ["mount", "-o", "remount,bind,rw", "/"],
+            [
+                "node",
+                "-e",
+                "require('fs').writeFileSync('from-node.txt', process.version)",
+            ],
+        ],
         "write": [*outside, str(workspace / "from-python.txt")],
         "read": [str(home_marker)],
         "exists": ["/var/run/docker.sock", "/run/docker.sock"],
         "env": ["PROFILER_SANDBOX_SECRET", "PASSED_VAR"],
-        "connect": [["127.0.0.1", model.port], ["::1", model.port], ["127.0.0.1", other.port], *([[address, other.port]] if address else [])],
+        "connect": [
+            ["127.0.0.1", model.port],
+            ["::1", model.port],
+            ["127.0.0.1", other.port],
+            *([[address, other.port]] if address else []),
+        ],
         "send": HEAD,
     }
-    job = Job(argv=(), env={"PATH": PATH, "PASSED_VAR": "yes"}, workspace=workspace, endpoints=(model.url,))
+    job = Job(
+        argv=(),
+        env={"PATH": PATH, "PASSED_VAR": "yes"},
+        workspace=workspace,
+        endpoints=(model.url,),
+    )
     found = probe(SandboxSettings(sandbox=backend), job, plan)
 
     remount, node = found["commands"]
     assert not remount.startswith("exit 0"), remount
     assert node == "exit 0: ", node
     for path in outside:
-        assert found["write"][path].startswith("error") or path.startswith("/tmp"), (path, found["write"][path])
+        assert found["write"][path].startswith("error") or path.startswith("/tmp"), (
+            path,
+            found["write"][path],
+        )
         assert not Path(path).exists(), f"{path} was written on the host"
     assert found["write"][str(workspace / "from-python.txt")] == "ok"
     assert (workspace / "from-python.txt").read_text() == "escaped"
@@ -170,7 +222,9 @@ def test_escapes_fail_and_the_model_answers(backend, workspace, model, other, ho
     assert connect[f"127.0.0.1:{other.port}"].startswith("error"), connect
     if address:
         assert connect[f"{address}:{other.port}"].startswith("error"), connect
-    if backend == "bwrap":  # Docker turns IPv6 off in containers; bwrap's loopback has ::1, where `localhost` may go
+    if (
+        backend == "bwrap"
+    ):  # Docker turns IPv6 off in containers; bwrap's loopback has ::1, where `localhost` may go
         assert connect[f"::1:{model.port}"].startswith("ok: HTTP/1.1 200 OK"), connect
     # The host reaches the other listener directly: it is the sandbox that cannot.
     with socket.create_connection(("127.0.0.1", other.port), timeout=3) as conn:
@@ -179,30 +233,50 @@ def test_escapes_fail_and_the_model_answers(backend, workspace, model, other, ho
 
 def test_network_none_cuts_the_model_too(backend, workspace, model):
     job = Job(argv=(), env={"PATH": PATH}, workspace=workspace, endpoints=(model.url,))
-    found = probe(SandboxSettings(sandbox=backend).for_verifier(), job, {"connect": [["127.0.0.1", model.port]], "send": HEAD})
+    found = probe(
+        SandboxSettings(sandbox=backend).for_verifier(),
+        job,
+        {"connect": [["127.0.0.1", model.port]], "send": HEAD},
+    )
     assert found["connect"][f"127.0.0.1:{model.port}"].startswith("error"), found
 
 
 def test_network_full_reaches_the_host(workspace, model, other):
     require("bwrap")
     job = Job(argv=(), env={"PATH": PATH}, workspace=workspace)
-    found = probe(SandboxSettings(sandbox="bwrap", network="full"), job, {"connect": [["127.0.0.1", other.port]]})
+    found = probe(
+        SandboxSettings(sandbox="bwrap", network="full"),
+        job,
+        {"connect": [["127.0.0.1", other.port]]},
+    )
     assert found["connect"][f"127.0.0.1:{other.port}"] == "ok: OTHER\n"
 
 
 def test_the_proxy_admits_only_allowed_hosts(workspace, model, other):
     require("bwrap")
-    settings = SandboxSettings(sandbox="bwrap", allow_hosts=(f"127.0.0.1:{other.port}",))
+    settings = SandboxSettings(
+        sandbox="bwrap", allow_hosts=(f"127.0.0.1:{other.port}",)
+    )
     job = Job(argv=(), env={"PATH": PATH}, workspace=workspace, endpoints=(model.url,))
     plan = {
         "proxy_port": 3128,
-        "proxy": [f"127.0.0.1:{other.port}", f"127.0.0.1:{model.port}", "example.com:443"],
+        "proxy": [
+            f"127.0.0.1:{other.port}",
+            f"127.0.0.1:{model.port}",
+            "example.com:443",
+        ],
         "env": ["HTTPS_PROXY", "NO_PROXY"],
         "connect": [["127.0.0.1", other.port]],
     }
     found = probe(settings, job, plan)
-    assert found["env"] == {"HTTPS_PROXY": "http://127.0.0.1:3128", "NO_PROXY": "localhost,127.0.0.1,::1"}
-    assert found["proxy"][f"127.0.0.1:{other.port}"] == "HTTP/1.1 200 Connection established | OTHER\n"
+    assert found["env"] == {
+        "HTTPS_PROXY": "http://127.0.0.1:3128",
+        "NO_PROXY": "localhost,127.0.0.1,::1",
+    }
+    assert (
+        found["proxy"][f"127.0.0.1:{other.port}"]
+        == "HTTP/1.1 200 Connection established | OTHER\n"
+    )
     assert found["proxy"][f"127.0.0.1:{model.port}"] == "HTTP/1.1 403 Forbidden"
     assert found["proxy"]["example.com:443"] == "HTTP/1.1 403 Forbidden"
     # Allowed through the proxy only, not directly.
@@ -211,10 +285,21 @@ def test_the_proxy_admits_only_allowed_hosts(workspace, model, other):
 
 def test_killing_the_process_group_ends_everything_inside(backend, workspace):
     mark = new_mark()
-    job = Job(argv=("sh", "-c", "sleep 300 & sleep 301"), env={"PATH": PATH, MARK: mark}, workspace=workspace, name="kill")
+    job = Job(
+        argv=("sh", "-c", "sleep 300 & sleep 301"),
+        env={"PATH": PATH, MARK: mark},
+        workspace=workspace,
+        name="kill",
+    )
     with confine(SandboxSettings(sandbox=backend), job) as box:
-        process = subprocess.Popen(box.argv, env=box.env, cwd=box.cwd, start_new_session=True)
-        inside = wait_for(lambda: len(marked_processes(mark)) >= 2 and marked_processes(mark), 60, "the sleeps inside")
+        process = subprocess.Popen(
+            box.argv, env=box.env, cwd=box.cwd, start_new_session=True
+        )
+        inside = wait_for(
+            lambda: len(marked_processes(mark)) >= 2 and marked_processes(mark),
+            60,
+            "the sleeps inside",
+        )
         os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=10)
@@ -231,21 +316,36 @@ def test_killing_the_process_group_ends_everything_inside(backend, workspace):
 
 
 @pytest.mark.parametrize("kind", ["bwrap", "docker"])
-def test_under_trio_a_cancelled_session_is_ended_and_cleaned_up(kind, request, workspace, model):
+def test_under_trio_a_cancelled_session_is_ended_and_cleaned_up(
+    kind, request, workspace, model
+):
     """How a provider uses it: ``async with confine(...)`` around ``run_agent``; a timeout ends everything."""
     if kind == "docker":
         request.getfixturevalue("docker_ready")
     binary = require(kind)
     mark = new_mark()
     script = 'echo \'{"type": "started"}\'; sleep 300'
-    job = Job(argv=("sh", "-c", script), env={"PATH": PATH, MARK: mark}, workspace=workspace, endpoints=(model.url,), name="trio")
+    job = Job(
+        argv=("sh", "-c", script),
+        env={"PATH": PATH, MARK: mark},
+        workspace=workspace,
+        endpoints=(model.url,),
+        name="trio",
+    )
     seen: dict = {}
 
     async def session() -> None:
         async with confine(SandboxSettings(sandbox=kind), job) as box:
             seen["containers"] = list(box.containers)
             with trio.move_on_after(60) as scope:
-                await run_agent(box.argv, env=box.env, cwd=box.cwd, log_dir=workspace, grace_s=2, on_line=lambda line: _cancel(scope, line, seen))
+                await run_agent(
+                    box.argv,
+                    env=box.env,
+                    cwd=box.cwd,
+                    log_dir=workspace,
+                    grace_s=2,
+                    on_line=lambda line: _cancel(scope, line, seen),
+                )
             seen["cancelled"] = scope.cancelled_caught
 
     trio.run(session)
@@ -268,11 +368,21 @@ def _cancel(scope: trio.CancelScope, line: dict, seen: dict) -> bool:
 def test_a_kill_at_any_moment_of_bwraps_start_leaves_nothing(workspace):
     require("bwrap")
     mark = new_mark()
-    job = Job(argv=("sh", "-c", "sleep 300 & sleep 301"), env={"PATH": PATH, MARK: mark}, workspace=workspace, name="early")
+    job = Job(
+        argv=("sh", "-c", "sleep 300 & sleep 301"),
+        env={"PATH": PATH, MARK: mark},
+        workspace=workspace,
+        name="early",
+    )
     for delay in (0.0, 0.002, 0.005, 0.01, 0.02, 0.05):
-        for sig in (signal.SIGKILL, signal.SIGTERM):  # SIGTERM alone may end bwrap only: close() ends the rest
+        for sig in (
+            signal.SIGKILL,
+            signal.SIGTERM,
+        ):  # SIGTERM alone may end bwrap only: close() ends the rest
             with confine(SandboxSettings(sandbox="bwrap"), job) as box:
-                process = subprocess.Popen(box.argv, env=box.env, cwd=box.cwd, start_new_session=True)
+                process = subprocess.Popen(
+                    box.argv, env=box.env, cwd=box.cwd, start_new_session=True
+                )
                 time.sleep(delay)
                 os.killpg(process.pid, sig)
                 process.wait()
@@ -288,7 +398,9 @@ def test_the_groups_sigterm_at_any_moment_of_the_launchers_start_ends_it():
 
     kept_running = 0
     for attempt in range(100):
-        process = subprocess.Popen([*launcher_prefix(), "sleep", "30"], start_new_session=True)  # sleep stands for bwrap
+        process = subprocess.Popen(
+            [*launcher_prefix(), "sleep", "30"], start_new_session=True
+        )  # sleep stands for bwrap
         time.sleep((attempt % 40) * 0.001)
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -303,12 +415,23 @@ def test_the_groups_sigterm_at_any_moment_of_the_launchers_start_ends_it():
 def test_a_bwrap_job_outlives_trios_idle_worker_threads(workspace):
     """trio starts processes from worker threads that exit after 10 idle seconds; the sandbox must not die with them."""
     require("bwrap")
-    job = Job(argv=("sh", "-c", "sleep 12; echo still here"), env={"PATH": PATH}, workspace=workspace, name="long")
+    job = Job(
+        argv=("sh", "-c", "sleep 12; echo still here"),
+        env={"PATH": PATH},
+        workspace=workspace,
+        name="long",
+    )
 
     async def session() -> tuple[int | None, bytes]:
         async with confine(SandboxSettings(sandbox="bwrap"), job) as box:
-            done = await trio.run_process(box.argv, env=box.env, cwd=box.cwd, capture_stdout=True, check=False,
-                                          start_new_session=True)
+            done = await trio.run_process(
+                box.argv,
+                env=box.env,
+                cwd=box.cwd,
+                capture_stdout=True,
+                check=False,
+                start_new_session=True,
+            )
         return done.returncode, done.stdout
 
     returncode, stdout = trio.run(session)
@@ -332,11 +455,22 @@ def test_the_sandbox_ends_when_the_profiler_is_killed(workspace, tmp_path):
         "time.sleep(300)\n",
         encoding="utf-8",
     )
-    profiler = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
-                                env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "src")})
+    profiler = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "src"),
+        },
+    )
     try:
         assert profiler.stdout.readline().strip() == "started"
-        inside = wait_for(lambda: len(marked_processes(mark)) >= 2 and marked_processes(mark), 60, "the sleeps inside")
+        inside = wait_for(
+            lambda: len(marked_processes(mark)) >= 2 and marked_processes(mark),
+            60,
+            "the sleeps inside",
+        )
     finally:
         profiler.kill()  # its own PID only: the sandbox runs in a session of its own
         profiler.wait()
@@ -350,9 +484,21 @@ def test_a_published_port_reaches_a_server_inside(backend, workspace):
     (workspace / "page.txt").write_text("served from inside", encoding="utf-8")
     port = 18765
     argv = ("python3", "-m", "http.server", str(port), "--bind", "127.0.0.1")
-    job = Job(argv=argv, env={"PATH": PATH}, workspace=workspace, publish=(port,), name="serve")
+    job = Job(
+        argv=argv,
+        env={"PATH": PATH},
+        workspace=workspace,
+        publish=(port,),
+        name="serve",
+    )
     with confine(SandboxSettings(sandbox=backend, network="none"), job) as box:
-        process = subprocess.Popen(box.argv, env=box.env, cwd=box.cwd, start_new_session=True, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            box.argv,
+            env=box.env,
+            cwd=box.cwd,
+            start_new_session=True,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             url = f"http://127.0.0.1:{box.published[port]}/page.txt"
             body = wait_for(lambda: _get(url), 60, f"{url} to answer")
@@ -378,7 +524,9 @@ def tiny_image_tar(folder: Path) -> Path:
     """A root file system of bash, cat, touch and head with their libraries (no Python): a task's own image."""
     files = {f"/bin/{Path(p).name}": p for p in TINY_PROGRAMS}
     for program in TINY_PROGRAMS:
-        listing = subprocess.run(["ldd", program], capture_output=True, text=True, check=True).stdout
+        listing = subprocess.run(
+            ["ldd", program], capture_output=True, text=True, check=True
+        ).stdout
         for word in listing.split():
             if word.startswith("/"):
                 files[word] = word
@@ -390,9 +538,16 @@ def tiny_image_tar(folder: Path) -> Path:
 
 
 @pytest.mark.parametrize("backend", ["docker", "podman"], indirect=True)
-def test_a_task_image_without_python_is_read_only_and_reaches_only_its_model(backend, workspace, model, other, tmp_path):
+def test_a_task_image_without_python_is_read_only_and_reaches_only_its_model(
+    backend, workspace, model, other, tmp_path
+):
     binary = require(backend)
-    imported = subprocess.run([binary, "import", str(tiny_image_tar(tmp_path)), TINY_IMAGE], capture_output=True, text=True, check=False)
+    imported = subprocess.run(
+        [binary, "import", str(tiny_image_tar(tmp_path)), TINY_IMAGE],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert imported.returncode == 0, imported.stderr
     tag = uuid.uuid4().hex[:8]
     script = f"""
@@ -402,13 +557,37 @@ def test_a_task_image_without_python_is_read_only_and_reaches_only_its_model(bac
         exec 3<>/dev/tcp/127.0.0.1/{model.port} && printf 'HEAD / HTTP/1.0\\r\\n\\r\\n' >&3 && head -c 15 <&3; echo
         (exec 4<>/dev/tcp/127.0.0.1/{other.port}) 2>/dev/null && echo other-reachable || echo other-refused
     """
-    job = Job(argv=("bash", "-c", script), env={"PATH": "/bin"}, workspace=workspace, endpoints=(model.url,), image=TINY_IMAGE)
+    job = Job(
+        argv=("bash", "-c", script),
+        env={"PATH": "/bin"},
+        workspace=workspace,
+        endpoints=(model.url,),
+        image=TINY_IMAGE,
+    )
     try:
         with confine(SandboxSettings(sandbox=backend), job) as box:
-            done = subprocess.run(box.argv, env=box.env, cwd=box.cwd, capture_output=True, text=True, timeout=120, start_new_session=True)
+            done = subprocess.run(
+                box.argv,
+                env=box.env,
+                cwd=box.cwd,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                start_new_session=True,
+            )
     finally:
-        subprocess.run([binary, "rmi", "--force", TINY_IMAGE], capture_output=True, check=False)
-    assert done.stdout.split() == ["ws-ok", "root-read-only", "no-host-python", "HTTP/1.1", "200", "OK", "other-refused"], done.stderr
+        subprocess.run(
+            [binary, "rmi", "--force", TINY_IMAGE], capture_output=True, check=False
+        )
+    assert done.stdout.split() == [
+        "ws-ok",
+        "root-read-only",
+        "no-host-python",
+        "HTTP/1.1",
+        "200",
+        "OK",
+        "other-refused",
+    ], done.stderr
     assert (workspace / "ws.txt").read_text() == "in-workspace\n"
 
 
@@ -426,7 +605,10 @@ def test_mounts_and_hidden_paths(workspace, tmp_path):
         argv=(),
         env={"PATH": PATH},
         workspace=workspace,
-        mounts=(Mount(source=shown, target=Path("/profiler-shown")), Mount(source=logs, target=Path("/logs/verifier"), writable=True)),
+        mounts=(
+            Mount(source=shown, target=Path("/profiler-shown")),
+            Mount(source=logs, target=Path("/logs/verifier"), writable=True),
+        ),
         hide=(secret,),
     )
     plan = {
@@ -444,6 +626,14 @@ def test_mounts_and_hidden_paths(workspace, tmp_path):
 
 def test_bwrap_refuses_a_mount_point_it_cannot_make(workspace):
     require("bwrap")
-    job = Job(argv=("true",), env={}, workspace=workspace, mounts=(Mount(source=workspace, target=Path("/usr/profiler-new")),))
-    with pytest.raises(SandboxError, match=r"bwrap cannot mount at /usr/profiler-new: /usr is read-only inside"):
+    job = Job(
+        argv=("true",),
+        env={},
+        workspace=workspace,
+        mounts=(Mount(source=workspace, target=Path("/usr/profiler-new")),),
+    )
+    with pytest.raises(
+        SandboxError,
+        match=r"bwrap cannot mount at /usr/profiler-new: /usr is read-only inside",
+    ):
         confine(SandboxSettings(sandbox="bwrap"), job).open()

@@ -36,7 +36,9 @@ def node_modules(program: Path) -> Path:
     return next(p for p in program.parents if p.name == "node_modules")
 
 
-def test_claude_code_in_bwrap_writes_its_workspace_and_reaches_nothing_else(tmp_path, claude, monkeypatch):
+def test_claude_code_in_bwrap_writes_its_workspace_and_reaches_nothing_else(
+    tmp_path, claude, monkeypatch
+):
     require("bwrap")
     monkeypatch.setenv("PROFILER_SANDBOX_SECRET", SECRET)
     workspace, home, tmp = tmp_path / "ws", tmp_path / "home", tmp_path / "tmp"
@@ -48,7 +50,13 @@ def test_claude_code_in_bwrap_writes_its_workspace_and_reaches_nothing_else(tmp_
     probe = f"cat {marker}; echo key=${{PROFILER_SANDBOX_SECRET:-unset}}; touch {escape} && echo wrote-etc; echo probe-done"
     script = steps(
         [
-            ToolCall("Write", {"file_path": str(workspace / "hello.txt"), "content": "written inside the sandbox\n"}),
+            ToolCall(
+                "Write",
+                {
+                    "file_path": str(workspace / "hello.txt"),
+                    "content": "written inside the sandbox\n",
+                },
+            ),
             ToolCall("Bash", {"command": probe, "description": "Probe the sandbox"}),
             Text("Done: wrote hello.txt."),
         ]
@@ -64,8 +72,20 @@ def test_claude_code_in_bwrap_writes_its_workspace_and_reaches_nothing_else(tmp_
         "DISABLE_AUTOUPDATER": "1",
         "IS_SANDBOX": "1",  # Claude Code refuses to skip permissions as root otherwise
     }
-    command = (str(claude), "-p", "--output-format", "stream-json", "--verbose", "--model", MODEL)
-    command += ("--dangerously-skip-permissions", "--", "Write hello.txt, then probe the sandbox.")
+    command = (
+        str(claude),
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--model",
+        MODEL,
+    )
+    command += (
+        "--dangerously-skip-permissions",
+        "--",
+        "Write hello.txt, then probe the sandbox.",
+    )
     try:
         with FakeModelServer(script) as server:
             env["ANTHROPIC_BASE_URL"] = server.url
@@ -74,7 +94,15 @@ def test_claude_code_in_bwrap_writes_its_workspace_and_reaches_nothing_else(tmp_
                 mounts=(Mount(source=node_modules(claude)),), name="claude",
             )  # fmt: skip
             with confine(SandboxSettings(sandbox="bwrap"), job) as box:
-                done = subprocess.run(box.argv, env=box.env, cwd=box.cwd, capture_output=True, text=True, timeout=180, start_new_session=True)
+                done = subprocess.run(
+                    box.argv,
+                    env=box.env,
+                    cwd=box.cwd,
+                    capture_output=True,
+                    text=True,
+                    timeout=180,
+                    start_new_session=True,
+                )
             requests = server.messages()
     finally:
         marker.unlink()
@@ -85,7 +113,9 @@ def test_claude_code_in_bwrap_writes_its_workspace_and_reaches_nothing_else(tmp_
     assert len(requests) == 3
     shell_output = _tool_result(requests[-1].body)
     assert "probe-done" in shell_output
-    assert "key=unset" in shell_output and SECRET not in json.dumps([r.body for r in requests])
+    assert "key=unset" in shell_output and SECRET not in json.dumps(
+        [r.body for r in requests]
+    )
     assert "HOME-SECRET-MARKER" not in shell_output and "No such file" in shell_output
     assert "wrote-etc" not in shell_output and not escape.exists()
     # The agent's own state went to the private home given to it.

@@ -24,7 +24,12 @@ class TicketFormat:
             raise KeyError("boom")
         if data["ticket"] == "wrong-type":
             return {"id": data["id"]}
-        return Scenario(id=data["id"], name=data["id"], prompt=data["ticket"], extensions={"labels": data.get("labels", [])})
+        return Scenario(
+            id=data["id"],
+            name=data["id"],
+            prompt=data["ticket"],
+            extensions={"labels": data.get("labels", [])},
+        )
 
 
 class TicketPlugin:
@@ -35,13 +40,17 @@ class TicketPlugin:
 
 @pytest.fixture
 def manager():
-    manager = get_plugin_manager(entrypoints=True, plugins=[("tickets", TicketPlugin())])
+    manager = get_plugin_manager(
+        entrypoints=True, plugins=[("tickets", TicketPlugin())]
+    )
     set_default_plugin_manager(manager)
     yield manager
     set_default_plugin_manager(None)
 
 
-def project(tmp_path: Path, files: dict[str, object], fmt: str | None = "tickets", **scenarios) -> Path:
+def project(
+    tmp_path: Path, files: dict[str, object], fmt: str | None = "tickets", **scenarios
+) -> Path:
     folder = tmp_path / "scenarios"
     folder.mkdir()
     for name, data in files.items():
@@ -61,7 +70,10 @@ def test_a_plugin_format_reads_the_files_and_the_core_selects(manager, tmp_path)
         "scenario-sets.json": {"small": ["b-001"]},
     }
     config = load_profile(project(tmp_path, files))
-    assert [(s.id, s.prompt, s.extensions["labels"]) for s in config.scenarios] == [("a-001", "Fix the login page", ["ui"]), ("b-001", "Close stale issues", [])]
+    assert [(s.id, s.prompt, s.extensions["labels"]) for s in config.scenarios] == [
+        ("a-001", "Fix the login page", ["ui"]),
+        ("b-001", "Close stale issues", []),
+    ]
     (tmp_path / "small").mkdir()
     only_set = load_profile(project(tmp_path / "small", files, set="small"))
     assert [s.id for s in only_set.scenarios] == ["b-001"]
@@ -79,9 +91,17 @@ def test_the_format_s_errors_and_the_core_s_checks_come_together(manager, tmp_pa
         load_profile(project(tmp_path, files))
     lines = str(excinfo.value).splitlines()
     assert any(line.endswith("bad.json: $.ticket: required") for line in lines), lines
-    assert any("boom.json: scenario format 'tickets' failed: KeyError: 'boom'" in line for line in lines), lines
-    assert any("odd.json: scenario format 'tickets' returned dict, not a Scenario" in line for line in lines), lines
-    assert any("dup.json: $.id: duplicate scenario id 'a-001'" in line for line in lines), lines
+    assert any(
+        "boom.json: scenario format 'tickets' failed: KeyError: 'boom'" in line
+        for line in lines
+    ), lines
+    assert any(
+        "odd.json: scenario format 'tickets' returned dict, not a Scenario" in line
+        for line in lines
+    ), lines
+    assert any(
+        "dup.json: $.id: duplicate scenario id 'a-001'" in line for line in lines
+    ), lines
 
 
 def test_an_unknown_format_is_one_line_naming_the_key(manager, tmp_path):
@@ -89,13 +109,18 @@ def test_an_unknown_format_is_one_line_naming_the_key(manager, tmp_path):
     with pytest.raises(ConfigError) as excinfo:
         load_profile(project(tmp_path, files, fmt="ticket"))
     message = str(excinfo.value)
-    assert "scenarios.format: unknown scenario format 'ticket'; did you mean 'tickets'?" in message
+    assert (
+        "scenarios.format: unknown scenario format 'ticket'; did you mean 'tickets'?"
+        in message
+    )
     assert "a.json" not in message  # the files are not also read as the core layout
 
 
 def test_without_a_format_the_core_layout_applies(manager, tmp_path):
     files = {"a.json": {"id": "a-001", "ticket": "one"}}
-    with pytest.raises(ConfigError, match="ticket"):  # the core layout has no `ticket` key
+    with pytest.raises(
+        ConfigError, match="ticket"
+    ):  # the core layout has no `ticket` key
         load_profile(project(tmp_path, files, fmt=None))
 
 

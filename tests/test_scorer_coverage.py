@@ -22,7 +22,10 @@ def eval_profile(tmp_path):
     shutil.copytree(EXAMPLE / "scenarios", tmp_path / "scenarios")
 
     def write(scorer: object | None) -> Path:
-        profile = {"modes": {"plain": {}}, "scenarios": {"path": "scenarios", "format": "ghx", "set": "default"}}
+        profile = {
+            "modes": {"plain": {}},
+            "scenarios": {"path": "scenarios", "format": "ghx", "set": "default"},
+        }
         if scorer is not None:
             profile["scorer"] = scorer
         path = tmp_path / "eval.yaml"
@@ -44,8 +47,12 @@ def test_the_example_eval_scores_by_its_checkpoints():
 
 
 @pytest.mark.parametrize("command", [["validate"], ["eval", "check"]])
-def test_checkpoints_under_a_scorer_that_ignores_them_are_refused(eval_profile, command):
-    path = eval_profile(None)  # no scorer: the `checks` scorer, which would call every task done (0 of 0 checks)
+def test_checkpoints_under_a_scorer_that_ignores_them_are_refused(
+    eval_profile, command
+):
+    path = eval_profile(
+        None
+    )  # no scorer: the `checks` scorer, which would call every task done (0 of 0 checks)
     result = invoke(*command, path)
     assert result.exit_code == 1
     errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
@@ -57,7 +64,10 @@ def test_checkpoints_under_a_scorer_that_ignores_them_are_refused(eval_profile, 
 
 def test_the_checkpoint_scorer_passes_and_a_composite_that_holds_it_too(eval_profile):
     assert invoke("validate", eval_profile({"id": "checkpoint"})).exit_code == 0
-    composite = {"id": "composite", "options": {"scorers": [{"id": "checkpoint"}, {"id": "checks"}]}}
+    composite = {
+        "id": "composite",
+        "options": {"scorers": [{"id": "checkpoint"}, {"id": "checks"}]},
+    }
     assert invoke("validate", eval_profile(composite)).exit_code == 0
 
 
@@ -65,4 +75,6 @@ def test_scorers_say_what_they_score_by():
     registry = get_plugin_manager().registry
     assert scenario_keys_of(registry.get("scorers", "checks").factory) == ("checks",)
     assert scenario_keys_of(registry.get("scorers", "llm-judge").factory) == ("rubric",)
-    assert scenario_keys_of(registry.get("scorers", "checkpoint").factory) == ("assertions",)
+    assert scenario_keys_of(registry.get("scorers", "checkpoint").factory) == (
+        "assertions",
+    )

@@ -33,7 +33,9 @@ def at_most_alpha(experiments: int, alpha: float = 0.05) -> float:
 ALPHA_WITH_SLACK = at_most_alpha(2000)
 
 
-def _ever_excludes(lower: np.ndarray, upper: np.ndarray, value: float = 0.0, first_look: int = 0) -> np.ndarray:
+def _ever_excludes(
+    lower: np.ndarray, upper: np.ndarray, value: float = 0.0, first_look: int = 0
+) -> np.ndarray:
     """Per experiment: did the interval ever leave out ``value`` (from ``first_look`` on)?"""
     out = (lower > value) | (upper < value)
     return out[:, first_look:].any(axis=1)
@@ -46,10 +48,34 @@ def _ever_excludes(lower: np.ndarray, upper: np.ndarray, value: float = 0.0, fir
 #: running intersection) on REFERENCE_X, computed once outside the project: "agrapa" with
 #: lambda_aKelly and theta 1, "plug-in" with its default hedged predictable plug-in bets (theta 1/2).
 REFERENCE = {
-    ("agrapa", 0.05): [(5, 0.0, 1.0), (10, 0.068, 0.669), (25, 0.183, 0.502), (50, 0.222, 0.443), (100, 0.248, 0.412)],
-    ("agrapa", 0.10): [(5, 0.014, 1.0), (10, 0.132, 0.63), (25, 0.203, 0.479), (50, 0.233, 0.431), (100, 0.254, 0.406)],
-    ("plug-in", 0.05): [(5, 0.071, 0.886), (10, 0.154, 0.684), (25, 0.193, 0.502), (50, 0.221, 0.444), (100, 0.244, 0.411)],
-    ("plug-in", 0.10): [(5, 0.133, 0.851), (10, 0.183, 0.647), (25, 0.209, 0.476), (50, 0.233, 0.431), (100, 0.252, 0.404)],
+    ("agrapa", 0.05): [
+        (5, 0.0, 1.0),
+        (10, 0.068, 0.669),
+        (25, 0.183, 0.502),
+        (50, 0.222, 0.443),
+        (100, 0.248, 0.412),
+    ],
+    ("agrapa", 0.10): [
+        (5, 0.014, 1.0),
+        (10, 0.132, 0.63),
+        (25, 0.203, 0.479),
+        (50, 0.233, 0.431),
+        (100, 0.254, 0.406),
+    ],
+    ("plug-in", 0.05): [
+        (5, 0.071, 0.886),
+        (10, 0.154, 0.684),
+        (25, 0.193, 0.502),
+        (50, 0.221, 0.444),
+        (100, 0.244, 0.411),
+    ],
+    ("plug-in", 0.10): [
+        (5, 0.133, 0.851),
+        (10, 0.183, 0.647),
+        (25, 0.209, 0.476),
+        (50, 0.233, 0.431),
+        (100, 0.252, 0.404),
+    ],
 }
 REFERENCE_X = np.array([((i * 7919) % 1000) / 1000 for i in range(100)]) ** 2
 
@@ -58,7 +84,10 @@ REFERENCE_X = np.array([((i * 7919) % 1000) / 1000 for i in range(100)]) ** 2
 def test_betting_cs_matches_the_reference_implementation(bets, alpha):
     looks = REFERENCE[(bets, alpha)]
     cs = betting_cs(REFERENCE_X, confidence=1 - alpha, include=(), bets=bets)
-    got = [(t, round(float(cs.lower[t - 1]), 3), round(float(cs.upper[t - 1]), 3)) for t, _, _ in looks]
+    got = [
+        (t, round(float(cs.lower[t - 1]), 3), round(float(cs.upper[t - 1]), 3))
+        for t, _, _ in looks
+    ]
     assert got == looks
 
 
@@ -86,7 +115,9 @@ def test_the_mixture_decides_a_large_effect_in_fewer_blocks_than_the_papers_bets
     first = {}
     for bets in ("agrapa", "mixture"):
         cs = betting_cs(r, bounds=(-1, 1), block=5, bets=bets)
-        first[bets] = np.where((cs.upper < 0).any(axis=1), (cs.upper < 0).argmax(axis=1) + 1, 21).mean()
+        first[bets] = np.where(
+            (cs.upper < 0).any(axis=1), (cs.upper < 0).argmax(axis=1) + 1, 21
+        ).mean()
     assert first["mixture"] <= 0.85 * first["agrapa"], first
 
 
@@ -151,18 +182,31 @@ def test_asymptotic_cs_is_the_normal_mixture_formula():
     t, alpha = 12, 0.1
     rho = math.sqrt((-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1)) / 20)
     sd = float(np.std(x, ddof=1))
-    half = sd * math.sqrt(2 * (t * rho**2 + 1) / (t**2 * rho**2) * math.log(math.sqrt(t * rho**2 + 1) / alpha))
+    half = sd * math.sqrt(
+        2
+        * (t * rho**2 + 1)
+        / (t**2 * rho**2)
+        * math.log(math.sqrt(t * rho**2 + 1) / alpha)
+    )
     assert cs.lower[-1] == pytest.approx(x.mean() - half, rel=1e-12)
     assert cs.upper[-1] == pytest.approx(x.mean() + half, rel=1e-12)
     # Before MIN_COUNT observations it says nothing.
-    assert np.isinf(cs.lower[: MIN_COUNT - 1]).all() and np.isfinite(cs.lower[MIN_COUNT - 1 :]).all()
+    assert (
+        np.isinf(cs.lower[: MIN_COUNT - 1]).all()
+        and np.isfinite(cs.lower[MIN_COUNT - 1 :]).all()
+    )
 
 
 def test_rho_makes_the_boundary_tightest_near_its_target():
     alpha, target = 0.05, 200
 
     def half_width(rho: float) -> float:
-        return math.sqrt(2 * (target * rho**2 + 1) / (target**2 * rho**2) * math.log(math.sqrt(target * rho**2 + 1) / alpha))
+        return math.sqrt(
+            2
+            * (target * rho**2 + 1)
+            / (target**2 * rho**2)
+            * math.log(math.sqrt(target * rho**2 + 1) / alpha)
+        )
 
     best = normal_mixture_rho(alpha, target)
     grid = np.linspace(best / 3, best * 3, 601)
@@ -178,7 +222,9 @@ def test_asymptotic_cs_covers_the_mean_at_all_times(kind):
         x, mean = rng.normal(2.0, 3.0, (2000, 300)), 2.0
     else:
         # Paired costs of a mode 20% cheaper than its baseline, both log-normal (sigma 0.8).
-        x = 0.8 * rng.lognormal(0.0, 0.8, (2000, 300)) - rng.lognormal(0.0, 0.8, (2000, 300))
+        x = 0.8 * rng.lognormal(0.0, 0.8, (2000, 300)) - rng.lognormal(
+            0.0, 0.8, (2000, 300)
+        )
         mean = -0.2 * math.exp(0.8**2 / 2)
     cs = asymptotic_cs(x, optimise_for=100)
     assert _ever_excludes(cs.lower, cs.upper, mean).mean() <= ALPHA_WITH_SLACK
@@ -223,7 +269,9 @@ def test_naive_p_values_checked_every_round_inflate_the_error_rate(aa_experiment
     success, cost = aa_experiments
     for values in (success, cost):
         naive = fixed_sample_interval(values, block=2)
-        peeking = _ever_excludes(naive.lower, naive.upper, first_look=MIN_ROUNDS - 1).mean()
+        peeking = _ever_excludes(
+            naive.lower, naive.upper, first_look=MIN_ROUNDS - 1
+        ).mean()
         once = ((naive.lower[:, -1] > 0) | (naive.upper[:, -1] < 0)).mean()
         # Looked at once, the interval is right (about 5%); looked at after every round it is not.
         assert abs(once - 0.05) < 0.02, once

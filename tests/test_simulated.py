@@ -34,9 +34,15 @@ PROMPT = "Fix the failing test in tests/test_math.py and run `pytest -q`."
 BIG_TIMEOUT = 10_000_000
 
 
-def params(iteration=0, *, scenario="math-001", mode="baseline", model="sim-medium", system=""):
+def params(
+    iteration=0, *, scenario="math-001", mode="baseline", model="sim-medium", system=""
+):
     return CreateSessionParams(
-        system_instructions=system, scenario_id=scenario, iteration=iteration, mode=mode, model=model
+        system_instructions=system,
+        scenario_id=scenario,
+        iteration=iteration,
+        mode=mode,
+        model=model,
     )
 
 
@@ -49,8 +55,19 @@ def session(provider, p=None, prompt=PROMPT, timeout_ms=BIG_TIMEOUT):
     return result, trace
 
 
-def many(provider, n, *, mode="baseline", model="sim-medium", prompt=PROMPT, timeout_ms=BIG_TIMEOUT):
-    return [session(provider, params(i, mode=mode, model=model), prompt, timeout_ms) for i in range(n)]
+def many(
+    provider,
+    n,
+    *,
+    mode="baseline",
+    model="sim-medium",
+    prompt=PROMPT,
+    timeout_ms=BIG_TIMEOUT,
+):
+    return [
+        session(provider, params(i, mode=mode, model=model), prompt, timeout_ms)
+        for i in range(n)
+    ]
 
 
 # --- determinism -------------------------------------------------------------------
@@ -68,8 +85,14 @@ def test_each_key_part_changes_the_session():
     assert to_json(session(SimulatedProvider(seed=7), params(1))[0]) != base
     assert to_json(session(SimulatedProvider(seed=8))[0]) != base
     assert to_json(session(SimulatedProvider(seed=7), params(mode="other"))[0]) != base
-    assert to_json(session(SimulatedProvider(seed=7), params(scenario="math-002"))[0]) != base
-    assert to_json(session(SimulatedProvider(seed=7), params(model="sim-large"))[0]) != base
+    assert (
+        to_json(session(SimulatedProvider(seed=7), params(scenario="math-002"))[0])
+        != base
+    )
+    assert (
+        to_json(session(SimulatedProvider(seed=7), params(model="sim-large"))[0])
+        != base
+    )
 
 
 def test_a_retry_is_a_fresh_attempt_and_replays_identically():
@@ -78,7 +101,10 @@ def test_a_retry_is_a_fresh_attempt_and_replays_identically():
     retry = session(provider)  # same cell again: attempt 2
     assert to_json(first[0]) != to_json(retry[0])
     again = SimulatedProvider(seed=7)
-    assert [to_json(session(again)[0]) for _ in range(2)] == [to_json(first[0]), to_json(retry[0])]
+    assert [to_json(session(again)[0]) for _ in range(2)] == [
+        to_json(first[0]),
+        to_json(retry[0]),
+    ]
 
 
 def test_attempts_are_counted_per_model():
@@ -100,8 +126,18 @@ def test_determinism_holds_across_processes():
     )
     outputs = set()
     for hash_seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(Path(simulated.__file__).parents[2])}
-        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        env = {
+            **os.environ,
+            "PYTHONHASHSEED": hash_seed,
+            "PYTHONPATH": str(Path(simulated.__file__).parents[2]),
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         outputs.add(done.stdout)
     assert len(outputs) == 1
     assert outputs.pop().startswith("sim-")
@@ -125,8 +161,14 @@ def _check_consistent(result, trace):
     assert trace.summary.total_turns == len(trace.turns)
     # Turns: numbered from 1, their events are the flat events minus the boundaries.
     boundaries = [e for e in trace.events if isinstance(e, TurnBoundaryEvent)]
-    assert [b.turn_number for b in boundaries] == [t.number for t in trace.turns] == list(range(1, len(trace.turns) + 1))
-    flat = [e for e in trace.events if not isinstance(e, (TurnBoundaryEvent, ErrorEvent))]
+    assert (
+        [b.turn_number for b in boundaries]
+        == [t.number for t in trace.turns]
+        == list(range(1, len(trace.turns) + 1))
+    )
+    flat = [
+        e for e in trace.events if not isinstance(e, (TurnBoundaryEvent, ErrorEvent))
+    ]
     assert flat == [e for t in trace.turns for e in t.events]
     for turn, boundary in zip(trace.turns, boundaries):
         assert boundary.timestamp == turn.end_timestamp
@@ -134,15 +176,22 @@ def _check_consistent(result, trace):
     for before, after in zip(trace.turns, trace.turns[1:]):
         assert before.end_timestamp <= after.start_timestamp
     # Tokens: every reasoning token is in a reasoning event; text is part of the output.
-    reasoning = sum(e.token_count for e in trace.events if isinstance(e, ReasoningEvent))
+    reasoning = sum(
+        e.token_count for e in trace.events if isinstance(e, ReasoningEvent)
+    )
     assert reasoning == m.tokens.reasoning
-    assert sum(e.token_count for e in trace.events if isinstance(e, TextOutputEvent)) <= m.tokens.output
+    assert (
+        sum(e.token_count for e in trace.events if isinstance(e, TextOutputEvent))
+        <= m.tokens.output
+    )
     # Time: segments split the wall time exactly; turns add up to it.
     seg = {s.label: s.end_ms - s.start_ms for s in m.timing.segments}
     assert set(seg) == {"model", "tools"}
     assert seg["model"] + seg["tools"] == pytest.approx(m.timing.wall_ms, abs=0.2)
     if result.completion_reason != "timeout":
-        assert sum(t.duration_ms for t in trace.turns) == pytest.approx(m.timing.wall_ms, abs=0.5)
+        assert sum(t.duration_ms for t in trace.turns) == pytest.approx(
+            m.timing.wall_ms, abs=0.5
+        )
         assert seg["tools"] >= sum(r.duration_ms for r in m.tool_calls) - 0.5
         texts = [e for e in trace.events if isinstance(e, TextOutputEvent)]
         assert texts[-1].content == result.text
@@ -154,8 +203,13 @@ def test_prompt_result_and_trace_agree():
     for result, trace in sessions:
         _check_consistent(result, trace)
     # The sample really exercised failures and both outcomes.
-    assert any(not r.success for result, _ in sessions for r in result.metrics.tool_calls)
-    assert {result.text.split(":")[0] for result, _ in sessions} == {"Done", "Could not finish"}
+    assert any(
+        not r.success for result, _ in sessions for r in result.metrics.tool_calls
+    )
+    assert {result.text.split(":")[0] for result, _ in sessions} == {
+        "Done",
+        "Could not finish",
+    }
 
 
 def test_trace_round_trips_through_json():
@@ -184,7 +238,9 @@ def test_cache_reads_grow_with_the_context():
     sessions = many(SimulatedProvider(seed=5), 150)
 
     def excess_per_turn(result, trace):
-        return (result.metrics.tokens.cache_read - base * trace.summary.total_turns) / trace.summary.total_turns
+        return (
+            result.metrics.tokens.cache_read - base * trace.summary.total_turns
+        ) / trace.summary.total_turns
 
     short = [excess_per_turn(r, t) for r, t in sessions if t.summary.total_turns <= 3]
     long = [excess_per_turn(r, t) for r, t in sessions if t.summary.total_turns >= 8]
@@ -215,12 +271,22 @@ def test_final_text_says_what_was_done():
 
 
 def test_success_rate_extremes():
-    assert all(r.text.startswith("Done:") for r, _ in many(SimulatedProvider(success_rate=1.0), 30))
-    assert all(r.text.startswith("Could not finish:") for r, _ in many(SimulatedProvider(success_rate=0.0), 30))
+    assert all(
+        r.text.startswith("Done:")
+        for r, _ in many(SimulatedProvider(success_rate=1.0), 30)
+    )
+    assert all(
+        r.text.startswith("Could not finish:")
+        for r, _ in many(SimulatedProvider(success_rate=0.0), 30)
+    )
 
 
 def test_realistic_tools_errors_and_recoveries():
-    sessions = many(SimulatedProvider(seed=2, tool_error_rate=0.3), 150, prompt="Review PR #42 and fix src/app.ts; run `npm test`.")
+    sessions = many(
+        SimulatedProvider(seed=2, tool_error_rate=0.3),
+        150,
+        prompt="Review PR #42 and fix src/app.ts; run `npm test`.",
+    )
     calls = [e for _, t in sessions for e in t.events if isinstance(e, ToolCallEvent)]
     assert {c.name for c in calls} >= {"bash", "read_file", "edit", "grep", "glob"}
     commands = {c.input["command"] for c in calls if c.name == "bash"}
@@ -237,7 +303,9 @@ def test_realistic_tools_errors_and_recoveries():
             for i, event in enumerate(events):
                 if isinstance(event, ToolCallEvent) and not event.success:
                     total += 1
-                    recovered += any(isinstance(e, ToolCallEvent) for e in events[i + 1 :])
+                    recovered += any(
+                        isinstance(e, ToolCallEvent) for e in events[i + 1 :]
+                    )
     assert total > 50 and recovered / total > 0.6
 
 
@@ -248,7 +316,11 @@ def test_not_found_read_is_followed_by_a_search_and_the_real_file():
         for turn in trace.turns:
             calls = [e for e in turn.events if isinstance(e, ToolCallEvent)]
             for a, b, c in zip(calls, calls[1:], calls[2:]):
-                if a.name == "read_file" and not a.success and re.search("ENOENT|File not found", a.error or ""):
+                if (
+                    a.name == "read_file"
+                    and not a.success
+                    and re.search("ENOENT|File not found", a.error or "")
+                ):
                     if b.name == "glob" and c.name == "read_file" and c.success:
                         assert c.input["path"] != a.input["path"]
                         seen += 1
@@ -263,7 +335,11 @@ def test_mode_overrides_change_behaviour_measurably():
     provider = SimulatedProvider(seed=11)
     provider.init(ProviderConfig(model="sim-medium", mode="baseline", options={}))
     provider.init(
-        ProviderConfig(model="sim-medium", mode="with_skill", options={"tool_error_rate": 0.02, "mean_turns": 3, "success_rate": 0.95})
+        ProviderConfig(
+            model="sim-medium",
+            mode="with_skill",
+            options={"tool_error_rate": 0.02, "mean_turns": 3, "success_rate": 0.95},
+        )
     )
     base = many(provider, 50, mode="baseline")
     skill = many(provider, 50, mode="with_skill")
@@ -271,21 +347,32 @@ def test_mode_overrides_change_behaviour_measurably():
     failed = lambda s: [sum(not c.success for c in r.metrics.tool_calls) for r, _ in s]  # noqa: E731
     assert _mean(tokens(skill)) < 0.7 * _mean(tokens(base))
     assert _mean(failed(skill)) < _mean(failed(base))
-    assert _mean([r.metrics.timing.wall_ms for r, _ in skill]) < _mean([r.metrics.timing.wall_ms for r, _ in base])
-    assert sum(r.text.startswith("Done") for r, _ in skill) > sum(r.text.startswith("Done") for r, _ in base)
+    assert _mean([r.metrics.timing.wall_ms for r, _ in skill]) < _mean(
+        [r.metrics.timing.wall_ms for r, _ in base]
+    )
+    assert sum(r.text.startswith("Done") for r, _ in skill) > sum(
+        r.text.startswith("Done") for r, _ in base
+    )
 
 
 def test_verbosity_scales_generated_tokens():
     quiet = many(SimulatedProvider(seed=4, verbosity=0.5), 40)
     chatty = many(SimulatedProvider(seed=4, verbosity=2.0), 40)
-    generated = lambda s: _mean([r.metrics.tokens.reasoning + r.metrics.tokens.output for r, _ in s])  # noqa: E731
+    generated = lambda s: _mean(  # noqa: E731
+        [r.metrics.tokens.reasoning + r.metrics.tokens.output for r, _ in s]
+    )
     assert generated(chatty) > 2 * generated(quiet)
 
 
 def test_bigger_models_are_slower_per_token():
     small = many(SimulatedProvider(seed=4), 40, model="sim-small")
     large = many(SimulatedProvider(seed=4), 40, model="sim-large")
-    model_ms = lambda s: _mean([r.metrics.timing.segments[0].end_ms - r.metrics.timing.segments[0].start_ms for r, _ in s])  # noqa: E731
+    model_ms = lambda s: _mean(  # noqa: E731
+        [
+            r.metrics.timing.segments[0].end_ms - r.metrics.timing.segments[0].start_ms
+            for r, _ in s
+        ]
+    )
     assert model_ms(large) > 1.5 * model_ms(small)
 
 
@@ -293,18 +380,31 @@ def test_json_answer_when_asked_for_json():
     from profiler_core.scorers.checks import parse_output_json
 
     provider = SimulatedProvider(success_rate=1.0)
-    result, _ = session(provider, prompt="Fix src/app/utils.py and reply with a JSON summary.")
+    result, _ = session(
+        provider, prompt="Fix src/app/utils.py and reply with a JSON summary."
+    )
     value, error = parse_output_json(result.text)
     assert error is None
-    assert value["status"] == "done" and value["tests"]["failed"] == 0 and value["filesChanged"]
-    plain, _ = session(SimulatedProvider(success_rate=1.0, output_format="text"), prompt="Reply with JSON.")
+    assert (
+        value["status"] == "done"
+        and value["tests"]["failed"] == 0
+        and value["filesChanged"]
+    )
+    plain, _ = session(
+        SimulatedProvider(success_rate=1.0, output_format="text"),
+        prompt="Reply with JSON.",
+    )
     assert "```" not in plain.text
-    forced, _ = session(SimulatedProvider(success_rate=0.0, output_format="json"), prompt="Just fix it.")
+    forced, _ = session(
+        SimulatedProvider(success_rate=0.0, output_format="json"), prompt="Just fix it."
+    )
     assert parse_output_json(forced.text)[0]["status"] == "failed"
 
 
 def test_turn_limit():
-    result, trace = session(SimulatedProvider(mean_turns=30, max_turns=3, success_rate=1.0))
+    result, trace = session(
+        SimulatedProvider(mean_turns=30, max_turns=3, success_rate=1.0)
+    )
     assert result.completion_reason == "tool_limit"
     assert trace.summary.total_turns == 3
     assert result.text.startswith("Could not finish:") and "turn limit" in result.text
@@ -314,7 +414,10 @@ def test_timeout_cuts_the_session():
     result, trace = session(SimulatedProvider(seed=1, mean_turns=12), timeout_ms=8_000)
     assert result.completion_reason == "timeout"
     assert result.metrics.timing.wall_ms == 8_000
-    assert isinstance(trace.events[-1], ErrorEvent) and "8000 ms" in trace.events[-1].message
+    assert (
+        isinstance(trace.events[-1], ErrorEvent)
+        and "8000 ms" in trace.events[-1].message
+    )
     assert trace.summary.total_duration == 8_000
     _check_consistent(result, trace)
     # The same session without the limit is longer and finishes its turns.
@@ -340,7 +443,9 @@ def test_tool_categories_option():
 
 
 def test_unknown_option_lists_the_valid_ones():
-    with pytest.raises(ConfigError, match=r"unknown option\(s\) mean_turn .*valid: .*mean_turns"):
+    with pytest.raises(
+        ConfigError, match=r"unknown option\(s\) mean_turn .*valid: .*mean_turns"
+    ):
         SimulatedProvider(mean_turn=3)
 
 
@@ -366,7 +471,9 @@ def test_bad_option_values_name_the_option(option, value, expected):
 def test_price_overrides_are_checked_up_front_and_used():
     with pytest.raises(ConfigError, match=r"option 'prices'.*unknown keys \['input'\]"):
         SimulatedProvider(prices={"my-agent": {"input": 1}})
-    provider = SimulatedProvider(prices={"my-agent": {"input_per_mtok": 1, "output_per_mtok": 2}})
+    provider = SimulatedProvider(
+        prices={"my-agent": {"input_per_mtok": 1, "output_per_mtok": 2}}
+    )
     result, _ = session(provider, params(model="my-agent"))
     assert result.metrics.cost.total_usd > 0
 
@@ -374,14 +481,22 @@ def test_price_overrides_are_checked_up_front_and_used():
 def test_bad_override_names_the_mode():
     provider = SimulatedProvider()
     with pytest.raises(ConfigError, match=r"mode 'fast'.*tool_error_rate"):
-        provider.init(ProviderConfig(model="sim-small", mode="fast", options={"tool_error_rate": 2}))
+        provider.init(
+            ProviderConfig(
+                model="sim-small", mode="fast", options={"tool_error_rate": 2}
+            )
+        )
 
 
 def test_config_options_win_over_constructor_options():
     provider = SimulatedProvider(seed=1, success_rate=0.0)
-    provider.init(ProviderConfig(model="sim-medium", mode="baseline", options={"seed": 2}))
+    provider.init(
+        ProviderConfig(model="sim-medium", mode="baseline", options={"seed": 2})
+    )
     assert provider.options_for("baseline").seed == 2
-    assert provider.options_for("baseline").success_rate == 0.0  # kept from the constructor
+    assert (
+        provider.options_for("baseline").success_rate == 0.0
+    )  # kept from the constructor
     expected = session(SimulatedProvider(seed=2, success_rate=0.0))[0]
     assert to_json(session(provider)[0]) == to_json(expected)
 
@@ -400,7 +515,9 @@ def test_each_mode_keeps_its_own_options():
 
 def test_unknown_handle_is_a_clear_error_and_destroy_is_idempotent():
     provider = SimulatedProvider()
-    ghost = SessionHandle(session_id="sim-nope", provider="simulated", created_at="2025-01-01T00:00:00Z")
+    ghost = SessionHandle(
+        session_id="sim-nope", provider="simulated", created_at="2025-01-01T00:00:00Z"
+    )
     with pytest.raises(ProfilerError, match="unknown session 'sim-nope'"):
         provider.simulate(ghost, "x")
     provider.destroy_session(ghost)
@@ -415,7 +532,9 @@ def test_unknown_handle_is_a_clear_error_and_destroy_is_idempotent():
 
 def test_registered_as_a_built_in():
     info = get_plugin_manager(entrypoints=False).registry.get("providers", "simulated")
-    assert info.plugin == "core.providers.simulated" and info.factory is SimulatedProvider
+    assert (
+        info.plugin == "core.providers.simulated" and info.factory is SimulatedProvider
+    )
     assert SimulatedProvider.id == "simulated"
 
 
@@ -442,7 +561,11 @@ def test_time_scale_zero_does_not_sleep_and_sessions_overlap():
 
         async def one(i):
             handle = provider.create_session(params(i))
-            walls.append((await provider.prompt(handle, PROMPT, BIG_TIMEOUT)).metrics.timing.wall_ms)
+            walls.append(
+                (
+                    await provider.prompt(handle, PROMPT, BIG_TIMEOUT)
+                ).metrics.timing.wall_ms
+            )
 
         start = trio.current_time()
         async with trio.open_nursery() as nursery:
@@ -453,7 +576,9 @@ def test_time_scale_zero_does_not_sleep_and_sessions_overlap():
     clock = trio.testing.MockClock(autojump_threshold=0)
     elapsed, _ = trio.run(main, 0.0, clock=clock)
     assert elapsed == 0
-    elapsed, walls = trio.run(main, 1.0, clock=trio.testing.MockClock(autojump_threshold=0))
+    elapsed, walls = trio.run(
+        main, 1.0, clock=trio.testing.MockClock(autojump_threshold=0)
+    )
     # Concurrent sessions sleep side by side: the batch takes the longest, not the sum.
     assert elapsed == pytest.approx(max(walls) / 1000)
     assert elapsed < sum(walls) / 1000

@@ -36,24 +36,39 @@ with open(out, "w") as f:
 """
 
 
-def _modules(tmp_path: Path, args: list[str], extra_env: dict[str, str] | None = None) -> set[str]:
+def _modules(
+    tmp_path: Path, args: list[str], extra_env: dict[str, str] | None = None
+) -> set[str]:
     out = tmp_path / "modules.json"
     env = {**os.environ, **(extra_env or {})}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(SRC), env.get("PYTHONPATH")) if p
+    )
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(out), *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _CHILD, str(out), *args],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     return set(json.loads(out.read_text()))
 
 
 def _heavy(modules: set[str]) -> list[str]:
-    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    return sorted(
+        m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)
+    )
 
 
 def _records(modules: set[str]) -> list[str]:
     """The data model's modules of records loaded (``model.record``, their shared base, is cheap)."""
-    return sorted(m for m in modules if m.startswith("profiler_core.model.") and m != "profiler_core.model.record")
+    return sorted(
+        m
+        for m in modules
+        if m.startswith("profiler_core.model.") and m != "profiler_core.model.record"
+    )
 
 
 def test_import_profiler_core_loads_no_model_and_nothing_heavy(tmp_path):
@@ -67,27 +82,46 @@ def test_import_profiler_core_loads_no_model_and_nothing_heavy(tmp_path):
     ("label", "args", "env"),
     [
         ("--help", ["--help"], {}),
-        ("completion", [], {"_PROFILER_COMPLETE": "bash_complete", "COMP_WORDS": "profiler ", "COMP_CWORD": "1"}),
+        (
+            "completion",
+            [],
+            {
+                "_PROFILER_COMPLETE": "bash_complete",
+                "COMP_WORDS": "profiler ",
+                "COMP_CWORD": "1",
+            },
+        ),
         ("list-plugins", ["list-plugins"], {}),
     ],
 )
 def test_start_up_commands_import_nothing_heavy(tmp_path, label, args, env):
     modules = _modules(tmp_path, args, env)
     assert _heavy(modules) == [], label
-    assert "profiler_eval_ghx.plugin" in modules  # the entry points were read: `profiler eval` is listed
+    assert (
+        "profiler_eval_ghx.plugin" in modules
+    )  # the entry points were read: `profiler eval` is listed
 
 
 def test_help_lists_plugin_commands_without_importing_built_in_components(tmp_path):
     modules = _modules(tmp_path, ["--help"])
     # Core's built-in plugins are registered when first needed; --help never needs them.
-    assert not {"profiler_core.providers.simulated", "profiler_core.metrics.collectors", "trio"} & modules
+    assert (
+        not {
+            "profiler_core.providers.simulated",
+            "profiler_core.metrics.collectors",
+            "trio",
+        }
+        & modules
+    )
     assert _records(modules) == []
 
 
 def test_a_run_without_a_stop_rule_imports_no_numpy(tmp_path):
     """The stop rule's statistics (numpy) load only for a profile with ``execution.stop``; a small run needs none."""
     (tmp_path / "s").mkdir()
-    (tmp_path / "s" / "one.json").write_text('{"id": "one", "name": "One", "prompt": "p"}')
+    (tmp_path / "s" / "one.json").write_text(
+        '{"id": "one", "name": "One", "prompt": "p"}'
+    )
     (tmp_path / "p.yaml").write_text(
         "modes: {a: {}}\nscenarios: {path: s}\nprovider: {id: simulated, options: {time_scale: 0}}\n"
         "execution: {repetitions: 1, warmup: false}\n"

@@ -42,7 +42,12 @@ PARITY_B = PARITY_VALUES[500:] + 3
 
 def _parity_file() -> Path:
     """stats-values.json of the original's parity data (tests/fixtures/anchor-parity)."""
-    return Path(__file__).resolve().parent / "fixtures" / "anchor-parity" / "stats-values.json"
+    return (
+        Path(__file__).resolve().parent
+        / "fixtures"
+        / "anchor-parity"
+        / "stats-values.json"
+    )
 
 
 # --------------------------------------------------------------------- parity
@@ -102,7 +107,9 @@ def test_cohens_d_parity():
 
 
 def test_compare_groups_parity_combines_the_parts():
-    result = compare_groups(PARITY_A, PARITY_B, mode_a="ghx", mode_b="direct", metric="tokens")
+    result = compare_groups(
+        PARITY_A, PARITY_B, mode_a="ghx", mode_b="direct", metric="tokens"
+    )
     ci = bootstrap_reduction_ci(PARITY_A, PARITY_B)
     assert (result.mode_a, result.mode_b, result.metric) == ("ghx", "direct", "tokens")
     assert result.reduction_pct == ci.point_estimate
@@ -225,8 +232,12 @@ def test_resampled_medians_follow_the_exact_bootstrap_distribution(n):
     # The median path samples order statistics instead of whole resamples;
     # compare its frequencies with the enumerated distribution of all n**n resamples.
     values = np.array([0.0, 0.3, 1.1, 5.0, 9.0][:n])
-    grids = np.stack(np.meshgrid(*[np.arange(n)] * n, indexing="ij"), axis=-1).reshape(-1, n)
-    exact_support, exact_counts = np.unique(np.median(values[grids], axis=1), return_counts=True)
+    grids = np.stack(np.meshgrid(*[np.arange(n)] * n, indexing="ij"), axis=-1).reshape(
+        -1, n
+    )
+    exact_support, exact_counts = np.unique(
+        np.median(values[grids], axis=1), return_counts=True
+    )
     draws = 40_000
     sampled = _resampled_medians(values, draws, make_rng(3))
     support, counts = np.unique(sampled, return_counts=True)
@@ -234,7 +245,9 @@ def test_resampled_medians_follow_the_exact_bootstrap_distribution(n):
     observed = dict(zip(support, counts, strict=True))
     for value, count in zip(exact_support, exact_counts, strict=True):
         p = count / n**n
-        z = (observed.get(value, 0) / draws - p) / math.sqrt(p * (1 - p) / draws + 1e-12)
+        z = (observed.get(value, 0) / draws - p) / math.sqrt(
+            p * (1 - p) / draws + 1e-12
+        )
         assert abs(z) < 5, (value, z)
 
 
@@ -260,7 +273,9 @@ def test_resampling_is_chunked_within_the_memory_ceiling():
 
 
 def test_reduction_is_positive_when_a_is_lower():
-    ci = bootstrap_reduction_ci([10, 12, 11, 13, 10], [20, 22, 21, 23, 20], resamples=1000)
+    ci = bootstrap_reduction_ci(
+        [10, 12, 11, 13, 10], [20, 22, 21, 23, 20], resamples=1000
+    )
     assert 30 < ci.point_estimate < 70
     assert ci.lower <= ci.point_estimate <= ci.upper
 
@@ -268,7 +283,9 @@ def test_reduction_is_positive_when_a_is_lower():
 def test_reduction_with_zero_baseline_median_is_undefined():
     # The original returns 0 here; 0 would read as "no change".
     ci = bootstrap_reduction_ci([1, 2], [0, 0], resamples=20)
-    assert math.isnan(ci.point_estimate) and math.isnan(ci.lower) and math.isnan(ci.upper)
+    assert (
+        math.isnan(ci.point_estimate) and math.isnan(ci.lower) and math.isnan(ci.upper)
+    )
     assert "baseline" in ci.reason
 
 
@@ -331,7 +348,9 @@ def test_cohens_d_formula():
 def test_cohens_d_degenerate_inputs():
     for a, b in (([], [1, 2]), ([1, 2], []), ([1], [2])):
         effect = cohens_d(a, b)
-        assert math.isnan(effect.d) and effect.magnitude == "undefined" and effect.reason
+        assert (
+            math.isnan(effect.d) and effect.magnitude == "undefined" and effect.reason
+        )
     same = cohens_d([3, 3, 3], [3, 3, 3])
     assert (same.d, same.magnitude) == (0.0, "negligible")
     apart = cohens_d([3, 3, 3], [5, 5])
@@ -363,7 +382,9 @@ def test_magnitude_thresholds(d, label):
 
 def test_permutation_p_is_never_zero():
     a = [100.0 + i for i in range(20)]
-    b = [1.0 + i for i in range(20)]  # C(40, 20) splits: drawn at random, none as extreme
+    b = [
+        1.0 + i for i in range(20)
+    ]  # C(40, 20) splits: drawn at random, none as extreme
     result = permutation_test(a, b)
     assert not result.exact
     assert result.p_value == 1 / 10_001
@@ -470,7 +491,9 @@ def test_holm_adjust_comparisons():
     adjusted = holm_adjust_comparisons(results)
     assert [r.metric for r in adjusted] == ["tokens", "latency", "cost"]
     assert [r.p_value for r in adjusted] == [r.p_value for r in results]
-    assert [r.p_value_adjusted for r in adjusted] == list(holm_adjust(r.p_value for r in results))
+    assert [r.p_value_adjusted for r in adjusted] == list(
+        holm_adjust(r.p_value for r in results)
+    )
 
 
 # ----------------------------------------------------------------------- holm
@@ -478,7 +501,9 @@ def test_holm_adjust_comparisons():
 
 def test_holm_known_values():
     # sorted: 0.005*4, 0.01*3, 0.03*2, 0.04*1 -> 0.02, 0.03, 0.06, max(0.04, 0.06)
-    assert holm_adjust([0.01, 0.04, 0.03, 0.005]) == pytest.approx((0.03, 0.06, 0.06, 0.02))
+    assert holm_adjust([0.01, 0.04, 0.03, 0.005]) == pytest.approx(
+        (0.03, 0.06, 0.06, 0.02)
+    )
     assert holm_adjust([0.5, 0.9]) == (1.0, 1.0)
     assert holm_adjust([]) == ()
 
@@ -563,7 +588,9 @@ def test_results_hold_plain_python_numbers():
     for field in attrs.fields(stats.ComparisonResult):
         value = getattr(result, field.name)
         values = value if isinstance(value, tuple) else (value,)
-        assert all(type(v) in (str, bool, int, float, type(None)) for v in values), field.name
+        assert all(type(v) in (str, bool, int, float, type(None)) for v in values), (
+            field.name
+        )
 
 
 def test_public_api_is_documented():
@@ -596,13 +623,21 @@ def test_stats_imports_only_numpy_attrs_and_the_standard_library():
 
 
 def test_large_sample_compare_groups_is_its_parts():
-    from profiler_core.stats import bootstrap_reduction_ci, cohens_d, compare_groups, permutation_test_normal
+    from profiler_core.stats import (
+        bootstrap_reduction_ci,
+        cohens_d,
+        compare_groups,
+        permutation_test_normal,
+    )
 
     rng = np.random.default_rng(3)
     a, b = rng.gamma(2.0, 9.0, 300), rng.gamma(2.0, 10.0, 300)
     result = compare_groups(a, b, paired=True, method="large-sample")
     ci = bootstrap_reduction_ci(a, b, paired=False)
-    assert result.ci95 == (ci.lower, ci.upper) and result.reduction_pct == ci.point_estimate
+    assert (
+        result.ci95 == (ci.lower, ci.upper)
+        and result.reduction_pct == ci.point_estimate
+    )
     # Dropping the pairing in the interval is said (issue 41), not silent.
     assert "resampled unpaired" in (result.reason or "")
     assert compare_groups(a, b, paired=False, method="large-sample").reason is None
@@ -624,10 +659,24 @@ def test_grouped_descriptive_is_numpy_per_group(balanced):
     got = grouped_descriptive(values, groups, 6)  # group 5 is empty
     for g in range(5):
         sample = values[(groups == g) & ~np.isnan(values)]
-        expected = dict(zip(("p5", "p25", "median", "p75", "p90", "p95"), np.percentile(sample, [5, 25, 50, 75, 90, 95])))
+        expected = dict(
+            zip(
+                ("p5", "p25", "median", "p75", "p90", "p95"),
+                np.percentile(sample, [5, 25, 50, 75, 90, 95]),
+            )
+        )
         for name, value in expected.items():
-            assert got[name][g] == value, (g, name)  # numpy's own interpolation: exactly equal
-        assert got["count"][g] == sample.size and got["min"][g] == sample.min() and got["max"][g] == sample.max()
+            assert got[name][g] == value, (
+                g,
+                name,
+            )  # numpy's own interpolation: exactly equal
+        assert (
+            got["count"][g] == sample.size
+            and got["min"][g] == sample.min()
+            and got["max"][g] == sample.max()
+        )
         assert got["mean"][g] == pytest.approx(sample.mean(), rel=1e-12)
         assert got["stddev"][g] == pytest.approx(sample.std(ddof=1), rel=1e-12)
-    assert got["count"][5] == 0 and all(math.isnan(got[k][5]) for k in ("mean", "median", "min", "stddev"))
+    assert got["count"][5] == 0 and all(
+        math.isnan(got[k][5]) for k in ("mean", "median", "min", "stddev")
+    )

@@ -26,10 +26,14 @@ from profiler_core.stats import (
 scipy_stats = pytest.importorskip("scipy.stats")
 
 # Few resamples keep each example cheap; the assertions hold for any count.
-FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
-positive = st.floats(min_value=0.01, max_value=1e6, allow_nan=False, allow_infinity=False)
+positive = st.floats(
+    min_value=0.01, max_value=1e6, allow_nan=False, allow_infinity=False
+)
 samples = st.lists(finite, min_size=1, max_size=40)
 # scipy's permutation_test needs two or more observations per sample.
 small_ints = st.lists(st.integers(min_value=-5, max_value=5), min_size=2, max_size=6)
@@ -70,7 +74,11 @@ def test_bootstrap_ci_agrees_with_scipy(seed, statistic):
 def test_reduction_ci_agrees_with_scipy(paired):
     rng = np.random.default_rng(9)
     b = rng.lognormal(4, 0.5, size=50)
-    a = b * rng.normal(0.85, 0.1, size=50) if paired else rng.lognormal(3.85, 0.5, size=50)
+    a = (
+        b * rng.normal(0.85, 0.1, size=50)
+        if paired
+        else rng.lognormal(3.85, 0.5, size=50)
+    )
     ours = bootstrap_reduction_ci(a, b, paired=paired, resamples=8000)
     ref = scipy_stats.bootstrap(
         (a, b), _median_reduction, method="percentile", paired=paired,
@@ -96,7 +104,11 @@ def test_exact_permutation_test_equals_scipy(a, b):
 
 
 @FAST
-@given(pairs=st.lists(st.tuples(st.integers(-5, 5), st.integers(-5, 5)), min_size=2, max_size=10))
+@given(
+    pairs=st.lists(
+        st.tuples(st.integers(-5, 5), st.integers(-5, 5)), min_size=2, max_size=10
+    )
+)
 def test_exact_sign_flip_test_equals_scipy(pairs):
     a, b = (np.array(column, float) for column in zip(*pairs, strict=True))
     ours = permutation_test(a, b, paired=True)
@@ -119,8 +131,10 @@ def test_random_permutation_test_agrees_with_scipy(paired, alternative):
         statistic = _abs_mean_of_differences if paired else _abs_mean_difference
         scipy_alternative = "greater"
     else:
-        statistic = (lambda x, y, axis=-1: np.mean(x - y, axis=axis)) if paired else (
-            lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis)
+        statistic = (
+            (lambda x, y, axis=-1: np.mean(x - y, axis=axis))
+            if paired
+            else (lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis))
         )
         scipy_alternative = alternative
     ref = scipy_stats.permutation_test(
@@ -179,7 +193,10 @@ def test_p_value_is_in_zero_one(a, b, paired):
 
 
 @FAST
-@given(a=st.lists(positive, min_size=1, max_size=30), b=st.lists(positive, min_size=1, max_size=30))
+@given(
+    a=st.lists(positive, min_size=1, max_size=30),
+    b=st.lists(positive, min_size=1, max_size=30),
+)
 def test_reduction_sign_follows_the_medians(a, b):
     ci = bootstrap_reduction_ci(a, b, resamples=100)
     med_a, med_b = np.median(a), np.median(b)

@@ -47,19 +47,32 @@ def _cost_pilot(rng, reps: int) -> dict[str, np.ndarray]:
 def test_a_cost_plan_reaches_its_power_on_average(reps):
     """cost:10% at 80% power: the planned rounds' true power, averaged over pilots, within 5 points of 80%."""
     rng = np.random.default_rng(4160 + reps)
-    true_sd = math.sqrt(2 * float(np.mean(PRICES**2)) * (math.exp(SIGMA**2) - 1))  # independent modes: var(a - b)
+    true_sd = math.sqrt(
+        2 * float(np.mean(PRICES**2)) * (math.exp(SIGMA**2) - 1)
+    )  # independent modes: var(a - b)
     true_effect = 0.10 * float(PRICES.mean())
     achieved, naive = [], []
     for _ in range(PILOTS):
         plan = plan_metric(_cost_pilot(rng, reps), mode="cand", metric="cost", effect=(0.10, "relative"),
                            settings=StopSettings(), power=0.8, metrics=3)  # fmt: skip
-        assert plan.fixed_rounds is not None and plan.naive_rounds is not None and plan.rounds_range is not None
-        assert plan.rounds_range[0] <= plan.naive_rounds <= plan.fixed_rounds <= plan.rounds_range[1] + 1
+        assert (
+            plan.fixed_rounds is not None
+            and plan.naive_rounds is not None
+            and plan.rounds_range is not None
+        )
+        assert (
+            plan.rounds_range[0]
+            <= plan.naive_rounds
+            <= plan.fixed_rounds
+            <= plan.rounds_range[1] + 1
+        )
         achieved.append(_power(plan.fixed_rounds * SCENARIOS, true_effect, true_sd))
         naive.append(_power(plan.naive_rounds * SCENARIOS, true_effect, true_sd))
     mean, old = float(np.mean(achieved)), float(np.mean(naive))
     under = rate(np.array(achieved) < 0.5)
-    print(f"pilot of {reps} repetitions: achieved power {mean:.1%} (SD taken as exact: {old:.1%}); plans under 50% power: {under}")
+    print(
+        f"pilot of {reps} repetitions: achieved power {mean:.1%} (SD taken as exact: {old:.1%}); plans under 50% power: {under}"
+    )
     assert abs(mean - 0.8) <= 0.05
     assert old < mean
 
@@ -75,7 +88,15 @@ def test_a_success_plan_reaches_its_power_near_the_ceiling():
     for _ in range(PILOTS):
         pilot = {f"s{j}": np.stack([(rng.random(3) < moved[j]).astype(float), (rng.random(3) < rates[j]).astype(float)], axis=1)
                  for j in range(SCENARIOS)}  # fmt: skip
-        plan = plan_metric(pilot, mode="cand", metric="success", effect=(0.10, "points"), settings=StopSettings(), power=0.8, metrics=3)
+        plan = plan_metric(
+            pilot,
+            mode="cand",
+            metric="success",
+            effect=(0.10, "points"),
+            settings=StopSettings(),
+            power=0.8,
+            metrics=3,
+        )
         if plan.fixed_rounds is None:
             continue
         achieved.append(_power(plan.fixed_rounds * SCENARIOS, 0.10, true_sd))
@@ -98,7 +119,13 @@ def test_the_stop_simulation_is_not_clamped_at_the_ceiling(monkeypatch):
 def test_the_recommended_pilot_keeps_the_plan_within_a_quarter():
     """The pilot size plan recommends: the SD's 90% upper limit asks at most 25% more rounds than the SD itself."""
     pairs = planning.pilot_size()
-    assert planning.sd_factor(pairs - 1, 0.9) ** 2 <= 1.25 < planning.sd_factor(pairs - 2, 0.9) ** 2
+    assert (
+        planning.sd_factor(pairs - 1, 0.9) ** 2
+        <= 1.25
+        < planning.sd_factor(pairs - 2, 0.9) ** 2
+    )
     from scipy.stats import chi2
 
-    assert planning.chi2_quantile(0.1, pairs - 1) == pytest.approx(chi2.ppf(0.1, pairs - 1), rel=0.01)
+    assert planning.chi2_quantile(0.1, pairs - 1) == pytest.approx(
+        chi2.ppf(0.1, pairs - 1), rel=0.01
+    )

@@ -14,14 +14,24 @@ import pytest
 
 from profiler_core import SessionAnalysisBundle
 from profiler_core.errors import StoreError
-from profiler_core.storage.store import RunLock, RunPaths, read_jsonl, repair_truncated_tail
+from profiler_core.storage.store import (
+    RunLock,
+    RunPaths,
+    read_jsonl,
+    repair_truncated_tail,
+)
 
 PROFILER = Path(sys.executable).with_name("profiler")
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo" / "profile.yaml"
 
 
 def _rows_file(tmp_path, n=3):
-    src = Path(__file__).resolve().parent.parent / "examples" / "original" / "rows.jsonl.gz"
+    src = (
+        Path(__file__).resolve().parent.parent
+        / "examples"
+        / "original"
+        / "rows.jsonl.gz"
+    )
     import gzip
 
     lines = gzip.open(src, "rt").read().splitlines()[:n]
@@ -52,7 +62,9 @@ def test_the_analysis_file_is_repaired_too(tmp_path):
     path = tmp_path / "a.analysis.jsonl"
     bundle = '{"sessionId": "s", "scenarioId": "x", "mode": "m", "model": "mm", "iteration": 0, "results": {}}'
     path.write_text(bundle + "\n" + bundle[:20])
-    assert "dropped a torn last line" in repair_truncated_tail(path, SessionAnalysisBundle)
+    assert "dropped a torn last line" in repair_truncated_tail(
+        path, SessionAnalysisBundle
+    )
     assert path.read_text() == bundle + "\n"
 
 
@@ -73,27 +85,60 @@ def test_a_second_writer_is_refused_and_a_dead_ones_lock_does_not_linger(tmp_pat
 
 def test_resume_while_the_run_is_written_is_refused_and_adds_no_row(tmp_path):
     env = dict(os.environ)
-    slow = [str(PROFILER), "run", str(DEMO), "--run-id", "run_busy", "--repetitions", "3", "--no-report"]
+    slow = [
+        str(PROFILER),
+        "run",
+        str(DEMO),
+        "--run-id",
+        "run_busy",
+        "--repetitions",
+        "3",
+        "--no-report",
+    ]
     # The demo sleeps for real only with a time scale: make cells slow enough to overlap the second command.
     profile = tmp_path / "profile.yaml"
-    profile.write_text(DEMO.read_text().replace("time_scale: 0.002", "time_scale: 0.02") + "\n")
+    profile.write_text(
+        DEMO.read_text().replace("time_scale: 0.002", "time_scale: 0.02") + "\n"
+    )
     for item in (DEMO.parent / "scenarios").iterdir():
         (tmp_path / "scenarios").mkdir(exist_ok=True)
         (tmp_path / "scenarios" / item.name).write_bytes(item.read_bytes())
     slow[2] = str(profile)
-    first = subprocess.Popen(slow, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        slow,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         results = tmp_path / "results" / "run_busy.jsonl"
-        while not (results.exists() and results.read_text()) and time.monotonic() < deadline:
+        while (
+            not (results.exists() and results.read_text())
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.1)
-        second = subprocess.run([str(PROFILER), "run", str(profile), "--resume", "run_busy", "--no-report"],
-                                cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        second = subprocess.run(
+            [str(PROFILER), "run", str(profile), "--resume", "run_busy", "--no-report"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert second.returncode == 1
-        assert "being written by process" in second.stderr and len(second.stderr.strip().splitlines()) == 1
+        assert (
+            "being written by process" in second.stderr
+            and len(second.stderr.strip().splitlines()) == 1
+        )
     finally:
         first.send_signal(signal.SIGINT)
         first.wait(timeout=60)
-    rows = [json.loads(line) for line in (tmp_path / "results" / "run_busy.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "results" / "run_busy.jsonl").read_text().splitlines()
+    ]
     cells = [(r["mode"], r["scenarioId"], r["iteration"]) for r in rows]
     assert len(cells) == len(set(cells))

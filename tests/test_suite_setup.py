@@ -15,8 +15,21 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_conftest_loads_with_and_without_xdist(plugin):
     # conftest implements an xdist hook; without the plugin it must not be an unknown hook.
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", plugin, "-p", "no:cacheprovider", "--collect-only", "-q", "tests/test_suite_setup.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            plugin,
+            "-p",
+            "no:cacheprovider",
+            "--collect-only",
+            "-q",
+            "tests/test_suite_setup.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "3 tests collected" in out.stdout
@@ -28,4 +41,6 @@ def test_auto_starts_one_worker_per_core_plus_one(pytestconfig, monkeypatch):
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     assert _cores() >= 1 and pytest_xdist_auto_num_workers(pytestconfig) == _cores() + 1
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "5")
-    assert pytest_xdist_auto_num_workers(pytestconfig) is None  # pytest-xdist's own hook reads it
+    assert (
+        pytest_xdist_auto_num_workers(pytestconfig) is None
+    )  # pytest-xdist's own hook reads it

@@ -18,40 +18,79 @@ MODES = ["[/x]", "[bold red]boom", f"esc{ESC}[31mred{ESC}[0m", "rtl\u202eevil"]
 
 def _project(tmp_path):
     (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "s-1.json").write_text(json.dumps({"id": "s-1", "name": "s", "prompt": "Fix the parser."}))
+    (tmp_path / "scenarios" / "s-1.json").write_text(
+        json.dumps({"id": "s-1", "name": "s", "prompt": "Fix the parser."})
+    )
     profile = tmp_path / "profile.yaml"
-    profile.write_text(json.dumps({
-        "modes": {mode: {} for mode in MODES},
-        "scenarios": {"path": "scenarios"},
-        "provider": {"id": "simulated", "model": "sim-small", "options": {"seed": 1, "time_scale": 0}},
-        "execution": {"repetitions": 1, "warmup": False},
-        "analyzers": [],
-        "output": {"results_dir": str(tmp_path / "results"), "reports_dir": str(tmp_path / "reports")},
-    }))
+    profile.write_text(
+        json.dumps(
+            {
+                "modes": {mode: {} for mode in MODES},
+                "scenarios": {"path": "scenarios"},
+                "provider": {
+                    "id": "simulated",
+                    "model": "sim-small",
+                    "options": {"seed": 1, "time_scale": 0},
+                },
+                "execution": {"repetitions": 1, "warmup": False},
+                "analyzers": [],
+                "output": {
+                    "results_dir": str(tmp_path / "results"),
+                    "reports_dir": str(tmp_path / "reports"),
+                },
+            }
+        )
+    )
     return profile
 
 
-def test_markup_and_escape_codes_in_mode_names_are_printed_as_text(tmp_path, profiler_plugin_manager):
+def test_markup_and_escape_codes_in_mode_names_are_printed_as_text(
+    tmp_path, profiler_plugin_manager
+):
     profile = _project(tmp_path)
     result = CliRunner().invoke(
-        cli, ["run", str(profile), "--run-id", "r1", "--progress", "rich"], obj=profiler_plugin_manager, catch_exceptions=False
+        cli,
+        ["run", str(profile), "--run-id", "r1", "--progress", "rich"],
+        obj=profiler_plugin_manager,
+        catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
     out = result.stdout + result.stderr
-    assert ESC not in out and "\u202e" not in out  # nothing from data moves the cursor, recolours or reverses the terminal
-    for shown in ("[/x]", "[bold red]boom", "esc\\x1b[31mred\\x1b[0m", "rtl\\u202eevil"):
+    assert (
+        ESC not in out and "\u202e" not in out
+    )  # nothing from data moves the cursor, recolours or reverses the terminal
+    for shown in (
+        "[/x]",
+        "[bold red]boom",
+        "esc\\x1b[31mred\\x1b[0m",
+        "rtl\\u202eevil",
+    ):
         assert shown in result.stdout, shown
-    assert (tmp_path / "reports" / "r1" / "report.html").is_file()  # the run went on to its report
+    assert (
+        tmp_path / "reports" / "r1" / "report.html"
+    ).is_file()  # the run went on to its report
 
 
-def test_on_a_terminal_the_summary_is_a_rich_table_showing_names_as_text(tmp_path, profiler_plugin_manager, monkeypatch):
+def test_on_a_terminal_the_summary_is_a_rich_table_showing_names_as_text(
+    tmp_path, profiler_plugin_manager, monkeypatch
+):
     # Captured output gets plain columns (rich is not imported); on a terminal, a rich table, whose cells are text too.
-    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich's own switch: draw as on a terminal
+    monkeypatch.setenv(
+        "TTY_COMPATIBLE", "1"
+    )  # rich's own switch: draw as on a terminal
     profile = _project(tmp_path)
-    result = CliRunner().invoke(cli, ["run", str(profile), "--run-id", "r1", "--no-report"], obj=profiler_plugin_manager)
+    result = CliRunner().invoke(
+        cli,
+        ["run", str(profile), "--run-id", "r1", "--no-report"],
+        obj=profiler_plugin_manager,
+    )
     assert result.exit_code == 0, result.output
-    assert "┏━" in result.stdout and "Summary per mode" in result.stdout  # rich's box, not the plain columns
-    assert f"esc{ESC}[31m" not in result.stdout and "\u202e" not in result.stdout  # the data's escapes never reach it
+    assert (
+        "┏━" in result.stdout and "Summary per mode" in result.stdout
+    )  # rich's box, not the plain columns
+    assert (
+        f"esc{ESC}[31m" not in result.stdout and "\u202e" not in result.stdout
+    )  # the data's escapes never reach it
     for shown in ("[/x]", "[bold red]boom", "esc\\x1b[31mred\\x1b[0m"):
         assert shown in result.stdout, shown
 
@@ -81,7 +120,15 @@ def test_error_lines_show_control_characters_escaped(tmp_path, profiler_plugin_m
 
 
 def test_log_lines_show_control_characters_escaped():
-    record = logging.LogRecord("agent_profiler", logging.WARNING, __file__, 1, "retrying after: %s", (f"{ESC}]0;pwned{ESC}\\ red",), None)
+    record = logging.LogRecord(
+        "agent_profiler",
+        logging.WARNING,
+        __file__,
+        1,
+        "retrying after: %s",
+        (f"{ESC}]0;pwned{ESC}\\ red",),
+        None,
+    )
     PrintableFilter().filter(record)
     assert record.getMessage() == "retrying after: \\x1b]0;pwned\\x1b\\ red"
 
@@ -94,26 +141,48 @@ def test_printable_keeps_text_and_escapes_the_rest():
 
 def _shows_names_as_text(output: str) -> None:
     assert ESC not in output and "\u202e" not in output
-    for shown in ("[/x]", "[bold red]boom", "esc\\x1b[31mred\\x1b[0m", "rtl\\u202eevil"):
+    for shown in (
+        "[/x]",
+        "[bold red]boom",
+        "esc\\x1b[31mred\\x1b[0m",
+        "rtl\\u202eevil",
+    ):
         assert shown in output, shown
 
 
-def test_compare_plan_analyze_and_import_print_names_as_text(tmp_path, profiler_plugin_manager):
+def test_compare_plan_analyze_and_import_print_names_as_text(
+    tmp_path, profiler_plugin_manager
+):
     profile = _project(tmp_path)
     runner = CliRunner()
     for run_id in ("r1", "r2"):
-        run = runner.invoke(cli, ["run", str(profile), "--run-id", run_id, "--no-report"], obj=profiler_plugin_manager, catch_exceptions=False)
+        run = runner.invoke(
+            cli,
+            ["run", str(profile), "--run-id", run_id, "--no-report"],
+            obj=profiler_plugin_manager,
+            catch_exceptions=False,
+        )
         assert run.exit_code == 0, run.output
     results = str(tmp_path / "results")
 
     # The tables of `compare` (changes and gates) parse no markup: `[/x]` used to raise MarkupError.
-    compared = runner.invoke(cli, ["compare", "r1", "r2", "--results-dir", results, "--fail-on", "cost:+10%"], obj=profiler_plugin_manager)
-    assert compared.exception is None or isinstance(compared.exception, SystemExit), compared.exception
+    compared = runner.invoke(
+        cli,
+        ["compare", "r1", "r2", "--results-dir", results, "--fail-on", "cost:+10%"],
+        obj=profiler_plugin_manager,
+    )
+    assert compared.exception is None or isinstance(compared.exception, SystemExit), (
+        compared.exception
+    )
     assert compared.exit_code == 3, compared.output  # inconclusive: one row per mode
     _shows_names_as_text(compared.stdout)
-    assert compared.stdout.count("[bold red]boom") == 7  # six metrics and one gate, none of them turned red
+    assert (
+        compared.stdout.count("[bold red]boom") == 7
+    )  # six metrics and one gate, none of them turned red
 
-    planned = runner.invoke(cli, ["plan", str(profile), "--pilot", "r1"], obj=profiler_plugin_manager)
+    planned = runner.invoke(
+        cli, ["plan", str(profile), "--pilot", "r1"], obj=profiler_plugin_manager
+    )
     assert planned.exit_code == 0, planned.output
     _shows_names_as_text(planned.stdout)
     assert "esc\\x1b[31mred\\x1b[0m vs [/x]" in planned.stdout
@@ -122,10 +191,32 @@ def test_compare_plan_analyze_and_import_print_names_as_text(tmp_path, profiler_
     from profiler_builtin_analyzers import plugin as analyzers_plugin
 
     profiler_plugin_manager.register(analyzers_plugin, "builtin_analyzers")
-    analyzed = runner.invoke(cli, ["analyze", str(tmp_path / f"no{ESC}[2Jsuch\u202e.json")], obj=profiler_plugin_manager)
+    analyzed = runner.invoke(
+        cli,
+        ["analyze", str(tmp_path / f"no{ESC}[2Jsuch\u202e.json")],
+        obj=profiler_plugin_manager,
+    )
     assert analyzed.exit_code != 0 and "no\\x1b[2Jsuch\\u202e.json" in analyzed.stderr
 
-    transcript = Path(__file__).parent / "fixtures" / "transcripts" / "openai" / "refund-001.jsonl"
-    imported = runner.invoke(cli, ["import", "openai", str(transcript), "--out", str(tmp_path / "imp.jsonl"), "--mode", MODES[2]], obj=profiler_plugin_manager)
+    transcript = (
+        Path(__file__).parent
+        / "fixtures"
+        / "transcripts"
+        / "openai"
+        / "refund-001.jsonl"
+    )
+    imported = runner.invoke(
+        cli,
+        [
+            "import",
+            "openai",
+            str(transcript),
+            "--out",
+            str(tmp_path / "imp.jsonl"),
+            "--mode",
+            MODES[2],
+        ],
+        obj=profiler_plugin_manager,
+    )
     assert imported.exit_code == 0, imported.output
     assert ESC not in imported.stdout and "esc\\x1b[31mred\\x1b[0m" in imported.stdout

@@ -29,15 +29,23 @@ def docker(tmp_path_factory):
         from profiler_core.environments.containers import wait_removed
 
         wait_removed()
-        assert not containers_named("docker", "profiler-"), "a trial's container was left behind"
+        assert not containers_named("docker", "profiler-"), (
+            "a trial's container was left behind"
+        )
 
 
-def _run(folder: Path, provider: dict, artifacts: bool = True, kind: str = "docker") -> tuple[str, dict]:
+def _run(
+    folder: Path, provider: dict, artifacts: bool = True, kind: str = "docker"
+) -> tuple[str, dict]:
     task = folder / "tasks" / "separate-verifier"
     shutil.copytree(CONFORMANCE / "separate-verifier", task)
-    if not artifacts:  # nothing declared: nothing of the agent's environment reaches the verifier's
+    if (
+        not artifacts
+    ):  # nothing declared: nothing of the agent's environment reaches the verifier's
         toml = task / "task.toml"
-        toml.write_text(toml.read_text().replace('artifacts = ["/app/answer.txt"]\n', ""))
+        toml.write_text(
+            toml.read_text().replace('artifacts = ["/app/answer.txt"]\n', "")
+        )
     run_id, found = run_tasks(folder, provider, kind=kind, prefix="apart")
     assert [r["scenarioId"] for r in found] == ["separate-verifier"], found
     return run_id, found[0]
@@ -45,23 +53,44 @@ def _run(folder: Path, provider: dict, artifacts: bool = True, kind: str = "dock
 
 def test_the_oracle_passes_with_the_verifier_in_its_own_container(docker, tmp_path):
     run_id, row = _run(tmp_path, {"id": "oracle", "model": "none"})
-    assert row.get("error") is None and row["reward"] == 1 and row["success"] is True, row
-    kept = tmp_path / "reports" / run_id / "verifier" / "separate-verifier" / "baseline-iter-0"
+    assert row.get("error") is None and row["reward"] == 1 and row["success"] is True, (
+        row
+    )
+    kept = (
+        tmp_path
+        / "reports"
+        / run_id
+        / "verifier"
+        / "separate-verifier"
+        / "baseline-iter-0"
+    )
     assert (kept / "reward.txt").read_text().strip() == "1"
 
 
-def test_without_declared_artifacts_the_verifier_gets_nothing_of_the_agents(docker, tmp_path):
+def test_without_declared_artifacts_the_verifier_gets_nothing_of_the_agents(
+    docker, tmp_path
+):
     _, row = _run(tmp_path, {"id": "oracle", "model": "none"}, artifacts=False)
-    assert row.get("error") is None and row["reward"] == 0 and row["success"] is False, row
+    assert (
+        row.get("error") is None and row["reward"] == 0 and row["success"] is False
+    ), row
 
 
 def test_the_simulated_agent_fails_it(docker, tmp_path):
-    _, row = _run(tmp_path, {"id": "simulated", "model": "sim-small", "options": {"seed": 3}})
-    assert row.get("error") is None and row["reward"] == 0 and row["success"] is False, row
+    _, row = _run(
+        tmp_path, {"id": "simulated", "model": "sim-small", "options": {"seed": 3}}
+    )
+    assert (
+        row.get("error") is None and row["reward"] == 0 and row["success"] is False
+    ), row
 
 
 def test_the_oracle_passes_under_podman_too(tmp_path):
     podman = require("podman")
     _, row = _run(tmp_path, {"id": "oracle", "model": "none"}, kind="podman")
-    assert row.get("error") is None and row["reward"] == 1 and row["success"] is True, row
-    assert not containers_named(podman, "profiler-separate-verifier"), "a trial's container was left behind"
+    assert row.get("error") is None and row["reward"] == 1 and row["success"] is True, (
+        row
+    )
+    assert not containers_named(podman, "profiler-separate-verifier"), (
+        "a trial's container was left behind"
+    )

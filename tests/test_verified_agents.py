@@ -31,7 +31,7 @@ SECRET = "sk-not-for-the-agent-3141592"
 
 def _shell(edit: str, marker: Path) -> str:
     return (
-        f"ls -A > seen.txt; echo \"key=${{PROFILER_TEST_SECRET:-}}\" > env.txt; "
+        f'ls -A > seen.txt; echo "key=${{PROFILER_TEST_SECRET:-}}" > env.txt; '
         f"cat {marker} > home.txt 2>&1; touch /etc/escaped-by-agent 2> etc.txt; {edit}"
     )
 
@@ -42,11 +42,16 @@ def _script(marker: Path):
     def script(edit):
         return steps([Shell(_shell(edit, marker)), Text("Done: all tests pass.")])
 
-    return _by_mode(script, json.dumps)  # the mode's instructions travel in the request body
+    return _by_mode(
+        script, json.dumps
+    )  # the mode's instructions travel in the request body
 
 
 def _by_mode(script, system_of):
-    fix, wrong = script("sed -i 's/a - b/a + b/' calc.py"), script("sed -i 's/a - b/a * b/' calc.py")
+    fix, wrong = (
+        script("sed -i 's/a - b/a + b/' calc.py"),
+        script("sed -i 's/a - b/a * b/' calc.py"),
+    )
 
     def reply(body):
         return (fix if "MODE-FIX" in system_of(body) else wrong)(body)
@@ -66,13 +71,24 @@ def test_an_agent_in_bwrap_is_judged_by_the_tasks_tests(tmp_path, agent, monkeyp
     system_binary("bwrap", hint="apt-get install bubblewrap")
     program, variable, model, suffix = AGENTS[agent]
     binary = str(agent_binary(program, variable))
-    marker = Path.home() / f".profiler-test-marker-{uuid.uuid4().hex[:8]}"  # tmp_path names repeat across xdist workers
+    marker = (
+        Path.home() / f".profiler-test-marker-{uuid.uuid4().hex[:8]}"
+    )  # tmp_path names repeat across xdist workers
     marker.write_text("a file of the user's home")
     monkeypatch.setenv("PROFILER_TEST_SECRET", SECRET)
     try:
         with FakeModelServer(_script(marker), model="scripted") as server:
             path = _profile(tmp_path, agent, binary, model, server.url + suffix)
-            done = profiler(tmp_path, "run", str(path), "--run-id", "v", "--progress", "none", timeout=400)
+            done = profiler(
+                tmp_path,
+                "run",
+                str(path),
+                "--run-id",
+                "v",
+                "--progress",
+                "none",
+                timeout=400,
+            )
     finally:
         marker.unlink()
     assert done.returncode == 0, done.stdout + done.stderr
@@ -80,18 +96,27 @@ def test_an_agent_in_bwrap_is_judged_by_the_tasks_tests(tmp_path, agent, monkeyp
     for row in rows(tmp_path, "v"):
         by_mode.setdefault(row["mode"], []).append(row)
     for row in by_mode["fix"]:
-        assert row["success"] and [(d["id"], d["passed"]) for d in row["checkpointDetails"]] == [("verify:tests", True)]
+        assert row["success"] and [
+            (d["id"], d["passed"]) for d in row["checkpointDetails"]
+        ] == [("verify:tests", True)]
     for row in by_mode["wrong"]:
         # The agent said "all tests pass"; the tests say otherwise.
         assert not row["success"] and not row.get("error")
-        assert [(d["id"], d["passed"]) for d in row["checkpointDetails"]] == [("verify:tests", False)]
+        assert [(d["id"], d["passed"]) for d in row["checkpointDetails"]] == [
+            ("verify:tests", False)
+        ]
     kept = sorted((tmp_path / "reports" / "v" / "workspaces" / "calc").iterdir())
     assert len(kept) == 4
     for workspace in kept:
-        assert (workspace / "seen.txt").read_text().split() == ["calc.py", "seen.txt"]  # no other session's file, no hidden tests
+        assert (workspace / "seen.txt").read_text().split() == [
+            "calc.py",
+            "seen.txt",
+        ]  # no other session's file, no hidden tests
         assert (workspace / "env.txt").read_text().strip() == "key="
         assert "a file of the user's home" not in (workspace / "home.txt").read_text()
-        assert (workspace / "etc.txt").read_text().strip()  # the write outside the workspace failed
+        assert (
+            (workspace / "etc.txt").read_text().strip()
+        )  # the write outside the workspace failed
     assert not Path("/etc/escaped-by-agent").exists()
 
 
@@ -102,26 +127,47 @@ def _profile(tmp_path: Path, agent: str, binary: str, model: str, url: str) -> P
     (scenarios / "hidden").mkdir()
     (scenarios / "hidden" / "test_calc.py").write_text(TEST)
     scenario = {
-        "id": "calc", "name": "Fix add", "prompt": "The tests of calc.py fail. Fix it.", "timeoutMs": 120_000,
+        "id": "calc",
+        "name": "Fix add",
+        "prompt": "The tests of calc.py fail. Fix it.",
+        "timeoutMs": 120_000,
         "workspace": {"path": "repo"},
-        "verify": [{"name": "tests", "command": f"{sys.executable} -m pytest -q -p no:cacheprovider tests",
-                    "files": {"tests": "hidden"}, "timeoutMs": 60_000}],
+        "verify": [
+            {
+                "name": "tests",
+                "command": f"{sys.executable} -m pytest -q -p no:cacheprovider tests",
+                "files": {"tests": "hidden"},
+                "timeoutMs": 60_000,
+            }
+        ],
     }
     (scenarios / "calc.json").write_text(json.dumps(scenario))
     options = {"base_url": url, "binary": binary, "max_retries": 1}
-    if agent == "opencode":  # OpenCode reaches the model through its own config; base_url would name a server
+    if (
+        agent == "opencode"
+    ):  # OpenCode reaches the model through its own config; base_url would name a server
         from tests.opencode_helpers import model_config
 
         options = {"binary": binary, "config": model_config(url), "start_timeout_s": 60}
     profile = {
-        "modes": {"fix": {"system_instructions": "MODE-FIX"}, "wrong": {"system_instructions": "MODE-WRONG"}},
+        "modes": {
+            "fix": {"system_instructions": "MODE-FIX"},
+            "wrong": {"system_instructions": "MODE-WRONG"},
+        },
         "scenarios": {"path": "scenarios"},
         "provider": {"id": agent, "model": model, "options": options},
         "scorer": {"id": "verify"},
         # The verifier runs this interpreter, which may live under the (hidden) home, e.g. in pyenv, and its venv,
         # which lives in /tmp when the checkout does (bwrap's /tmp is a fresh one).
-        "execution": {"repetitions": 2, "warmup": False, "concurrency": 2, "sandbox": "bwrap",
-                      "expose_paths": sorted({str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).resolve())})},
+        "execution": {
+            "repetitions": 2,
+            "warmup": False,
+            "concurrency": 2,
+            "sandbox": "bwrap",
+            "expose_paths": sorted(
+                {str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).resolve())}
+            ),
+        },
         "output": {"keep_workspaces": "all"},
     }
     path = tmp_path / "profile.yaml"

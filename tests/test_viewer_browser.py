@@ -22,15 +22,26 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 def _outcome(mode: str, scenario: str, i: int) -> dict:
     failed = mode == "baseline" and scenario == "s2" and i == 1
-    return {"outcome": "fail" if failed else "pass", "cost": 0.001 * (7 * i + len(scenario) + len(mode) % 3)}
+    return {
+        "outcome": "fail" if failed else "pass",
+        "cost": 0.001 * (7 * i + len(scenario) + len(mode) % 3),
+    }
 
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory):
     """A viewer over one run with a single failed session, in a subprocess."""
     root = tmp_path_factory.mktemp("viewer-browser")
-    write_run(root, "run_b", grid(["baseline", "fast"], ["s1", "s2", "s3"], 3, _outcome))
-    proc = subprocess.Popen([str(PROFILER), "view", "--no-open"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    write_run(
+        root, "run_b", grid(["baseline", "fast"], ["s1", "s2", "s3"], 3, _outcome)
+    )
+    proc = subprocess.Popen(
+        [str(PROFILER), "view", "--no-open"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         assert " at http://127.0.0.1:" in line, line
@@ -66,14 +77,21 @@ def test_sort_filter_click_a_failed_row_and_read_its_tool_output(driver, base_ur
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     driver.get_log("performance")
-    driver.get_log("browser")  # the shared browser's earlier pages (another test's 404) are not this test's errors
+    driver.get_log(
+        "browser"
+    )  # the shared browser's earlier pages (another test's 404) are not this test's errors
     driver.get(base_url)
     assert len(_table_rows(driver)) == 18
 
     # Sort by cost, highest first: one click on the header (most expensive first for a resource).
     driver.find_element(By.CSS_SELECTOR, "a.sort[data-sort='cost']").click()
     WebDriverWait(driver, 20).until(lambda d: "sort=cost" in d.current_url)
-    costs = [float(td.text.lstrip("$")) for td in driver.find_elements(By.CSS_SELECTOR, "table.rows tbody tr td:nth-child(11)")]
+    costs = [
+        float(td.text.lstrip("$"))
+        for td in driver.find_elements(
+            By.CSS_SELECTOR, "table.rows tbody tr td:nth-child(11)"
+        )
+    ]
     assert costs == sorted(costs, reverse=True) and len(costs) == 18
 
     # Filter on the result: the select submits itself (viewer.js).
@@ -105,7 +123,9 @@ def test_sort_filter_click_a_failed_row_and_read_its_tool_output(driver, base_ur
     errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
     assert errors == []
     origin = re.match(r"http://127\.0\.0\.1:\d+", base_url).group(0)
-    assert all(u.startswith(origin) or u.startswith("data:") for u in _requests(driver))  # no CDN, nothing outside
+    assert all(
+        u.startswith(origin) or u.startswith("data:") for u in _requests(driver)
+    )  # no CDN, nothing outside
     ARTIFACTS.mkdir(exist_ok=True)
     driver.save_screenshot(str(ARTIFACTS / "viewer-session.png"))
 
@@ -155,9 +175,14 @@ def test_every_chart_on_a_runs_page_draws_its_marks(base_url, driver):
     """matplotlib draws dots, ticks and mean markers as ``<use xlink:href="#m…">`` of shapes defined once in the SVG:
     a page that rewrites those references draws empty axes."""
     driver.get(base_url)  # one run: the viewer opens on its page
-    charts = {label: (uses, drawn, dangling) for label, uses, drawn, dangling in driver.execute_script(_MARKS)}
+    charts = {
+        label: (uses, drawn, dangling)
+        for label, uses, drawn, dangling in driver.execute_script(_MARKS)
+    }
     assert any(label.startswith("Distribution of Cost") for label in charts), charts
-    median = [v for label, v in charts.items() if label.startswith("Median Cost per scenario")]
+    median = [
+        v for label, v in charts.items() if label.startswith("Median Cost per scenario")
+    ]
     assert median, charts
     for label, (uses, drawn, dangling) in charts.items():
         assert dangling == 0, f"{label}: {dangling} of {uses} marks point at nothing"

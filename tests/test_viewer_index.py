@@ -16,7 +16,15 @@ from synthetic_runs import Cell, grid, row_of, write_run
 
 @pytest.fixture
 def run(tmp_path):
-    cells = grid(["a", "b"], ["s1", "s2"], 3, lambda m, s, i: {"cost": 0.01 * (i + 1) + (0.1 if m == "b" else 0), "outcome": "fail" if (s, i) == ("s2", 2) else "pass"})
+    cells = grid(
+        ["a", "b"],
+        ["s1", "s2"],
+        3,
+        lambda m, s, i: {
+            "cost": 0.01 * (i + 1) + (0.1 if m == "b" else 0),
+            "outcome": "fail" if (s, i) == ("s2", 2) else "pass",
+        },
+    )
     return write_run(tmp_path, "run_x", cells, report=False)
 
 
@@ -27,8 +35,17 @@ def test_index_reads_every_row_and_seeks_to_one(run):
     i = index.find(("m1", "b", "s2", 2))
     assert i is not None and index.cell(i) == ("m1", "b", "s2", 2)
     row = index.row(i)
-    assert (row.mode, row.scenario_id, row.iteration, row.success) == ("b", "s2", 2, False)
-    assert index.find(("m1", "b", "s2", 3)) is None and index.find(("m2", "b", "s2", 2)) is None and index.find(("m1", "zz", "s2", 0)) is None
+    assert (row.mode, row.scenario_id, row.iteration, row.success) == (
+        "b",
+        "s2",
+        2,
+        False,
+    )
+    assert (
+        index.find(("m1", "b", "s2", 3)) is None
+        and index.find(("m2", "b", "s2", 2)) is None
+        and index.find(("m1", "zz", "s2", 0)) is None
+    )
 
 
 def test_select_filters_searches_and_sorts(run):
@@ -37,24 +54,35 @@ def test_select_filters_searches_and_sorts(run):
     assert [index.cell(int(i))[1] for i in chosen] == ["b"] * 6
     assert np.all(np.diff(index.cost[chosen]) <= 0)
     failed = index.select(ix.RowFilter(outcome="fail"))
-    assert sorted(index.cell(int(i))[1:] for i in failed) == [("a", "s2", 2), ("b", "s2", 2)]
+    assert sorted(index.cell(int(i))[1:] for i in failed) == [
+        ("a", "s2", 2),
+        ("b", "s2", 2),
+    ]
     assert index.select(ix.RowFilter(q="S2", scenario="s1")).size == 0
     assert index.select(ix.RowFilter(mode="no-such-mode")).size == 0
     by_mode = index.select(ix.RowFilter(sort="mode", desc=True))
-    assert index.cell(int(by_mode[0]))[1] == "b" and index.cell(int(by_mode[-1]))[1] == "a"
+    assert (
+        index.cell(int(by_mode[0]))[1] == "b" and index.cell(int(by_mode[-1]))[1] == "a"
+    )
 
 
 def test_a_later_row_of_a_cell_wins_and_bad_lines_cost_only_themselves(tmp_path):
     path = tmp_path / "r.jsonl"
     first = to_json(row_of("r", Cell(mode="a", scenario="s", iteration=0, cost=1.0)))
     again = to_json(row_of("r", Cell(mode="a", scenario="s", iteration=0, cost=2.0)))
-    other = to_json(row_of("r", Cell(mode="a", scenario="t", iteration=0, outcome="error")))
+    other = to_json(
+        row_of("r", Cell(mode="a", scenario="t", iteration=0, outcome="error"))
+    )
     lines = [first, "{not json", again, json.dumps({"mode": "a"}), other]
     path.write_text("\n".join(lines) + "\n" + other[:40])  # and a torn last line
     index = ix.RowIndex(path)
     assert index.n == 2 and index.duplicates == 1
     assert index.cost[index.find(("m1", "a", "s", 0))] == 2.0
-    assert [p.split(": ", 1)[0].rsplit(":", 1)[1] for p in index.problems] == ["2", "4", "6"]
+    assert [p.split(": ", 1)[0].rsplit(":", 1)[1] for p in index.problems] == [
+        "2",
+        "4",
+        "6",
+    ]
     assert "truncated last line" in index.problems[-1]
     assert index.errors[index.find(("m1", "a", "t", 0))][1] == "provider_error"
 
@@ -79,24 +107,42 @@ def test_traces_and_findings_by_cell(run, tmp_path):
     retried = json.loads(lines[0])
     retried["trace"]["sessionId"] = "the-retry"
     unknown = dict(retried, scenarioId="not-in-the-run")
-    store.write_text("\n".join([*lines, json.dumps(retried), json.dumps(unknown)]) + "\n")
+    store.write_text(
+        "\n".join([*lines, json.dumps(retried), json.dumps(unknown)]) + "\n"
+    )
     traces = ix.Traces(store, index)
-    cell = (retried["model"], retried["mode"], retried["scenarioId"], retried["iteration"])
+    cell = (
+        retried["model"],
+        retried["mode"],
+        retried["scenarioId"],
+        retried["iteration"],
+    )
     assert traces.get(cell).session_id == "the-retry"
     assert traces.get(("m1", "b", "s1", 1)).session_id == "s-b-s1-1"
     assert traces.get(("m1", "b", "s1", 9)) is None
-    findings = ix.Analysis(tmp_path / "results" / "run_x.analysis.jsonl", index).get(("m1", "a", "s2", 2))
+    findings = ix.Analysis(tmp_path / "results" / "run_x.analysis.jsonl", index).get(
+        ("m1", "a", "s2", 2)
+    )
     assert findings.results["strategy"].findings["approach"].value == "flailing"
-    assert ix.Analysis(None, index).get(cell) is None and ix.Traces(None, index).get(cell) is None
+    assert (
+        ix.Analysis(None, index).get(cell) is None
+        and ix.Traces(None, index).get(cell) is None
+    )
 
 
 def test_report_sections_and_verdict_line():
     page = '<section id="verdict"><a href="#metric-x">x</a></section><section id="modes">m</section><section id="other">o</section>'
     found = extract_sections(page, ("verdict", "modes", "missing"))
-    assert found == {"verdict": '<section id="verdict"><a href="report.html#metric-x">x</a></section>', "modes": '<section id="modes">m</section>'}
+    assert found == {
+        "verdict": '<section id="verdict"><a href="report.html#metric-x">x</a></section>',
+        "modes": '<section id="modes">m</section>',
+    }
     summary = {"verdict": {"errored": 2}, "comparisons": [{"mode": "b", "baseline": "a", "success": {"significant": True, "differencePp": -20},
                "metrics": [{"metric": "cost_total_usd", "verdict": "better"}, {"metric": "latency_wall_ms", "verdict": "no difference"}]}]}  # fmt: skip
-    assert verdict_line(summary) == "⚠ 2 rows errored · b vs a: better on cost; worse on success"
+    assert (
+        verdict_line(summary)
+        == "⚠ 2 rows errored · b vs a: better on cost; worse on success"
+    )
     assert verdict_line(None) == "no report"
 
 
@@ -107,11 +153,23 @@ def test_bench_viewer_quick_prints_its_figures():
     from pathlib import Path
 
     bench = Path(__file__).resolve().parent.parent / "bench" / "bench_viewer.py"
-    out = subprocess.run([sys.executable, str(bench), "--quick"], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, str(bench), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     figures = json.loads(out.stdout)
     assert figures["rows"] == 1000
-    for key in ("first_page_ms", "filtered_page_ms", "first_session_ms", "next_session_ms", "server_rss_mb", "index_cpu_ms"):
+    for key in (
+        "first_page_ms",
+        "filtered_page_ms",
+        "first_session_ms",
+        "next_session_ms",
+        "server_rss_mb",
+        "index_cpu_ms",
+    ):
         assert figures[key] > 0, key
 
 

@@ -42,4 +42,7 @@ def test_the_sessions_metrics_round_floats_and_say_unknown_for_an_unpriced_cost(
                 extensions=(("latency_tools_ms", 0.1 + 0.2), ("cost_source", "unknown")))  # fmt: skip
     html = metrics_html(row_of("r", cell))
     assert "0.30000000000000004" not in html and "<dd>0.3</dd>" in html
-    assert "<dt>Cost</dt><dd>unknown</dd>" in html and "<dt>Reward</dt><dd>0.75</dd>" in html
+    assert (
+        "<dt>Cost</dt><dd>unknown</dd>" in html
+        and "<dt>Reward</dt><dd>0.75</dd>" in html
+    )

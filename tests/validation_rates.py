@@ -36,4 +36,6 @@ def rate(events: np.ndarray) -> Rate:
     """The share of True in ``events`` with its 95% Wilson interval."""
     events = np.asarray(events, dtype=bool)
     found = wilson_interval(int(events.sum()), int(events.size))
-    return Rate(hits=int(events.sum()), n=int(events.size), lower=found.lower, upper=found.upper)
+    return Rate(
+        hits=int(events.sum()), n=int(events.size), lower=found.lower, upper=found.upper
+    )

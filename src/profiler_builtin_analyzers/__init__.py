@@ -44,7 +44,13 @@ def analyzer_classes() -> tuple[type, ...]:
     from .strategy import StrategyAnalyzer
     from .tool_pattern import ToolPatternAnalyzer
 
-    return (ReasoningAnalyzer, StrategyAnalyzer, EfficiencyAnalyzer, ToolPatternAnalyzer, ErrorAnalyzer)
+    return (
+        ReasoningAnalyzer,
+        StrategyAnalyzer,
+        EfficiencyAnalyzer,
+        ToolPatternAnalyzer,
+        ErrorAnalyzer,
+    )
 
 
 def __getattr__(name: str) -> object:

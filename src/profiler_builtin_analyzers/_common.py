@@ -12,7 +12,13 @@ import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
-from profiler_core import ErrorEvent, SessionTrace, ToolCallEvent, TraceEvent, TurnBoundaryEvent
+from profiler_core import (
+    ErrorEvent,
+    SessionTrace,
+    ToolCallEvent,
+    TraceEvent,
+    TurnBoundaryEvent,
+)
 
 
 def tool_calls(events: Iterable[TraceEvent]) -> list[ToolCallEvent]:
@@ -22,7 +28,9 @@ def tool_calls(events: Iterable[TraceEvent]) -> list[ToolCallEvent]:
 
 def is_failure(event: TraceEvent) -> bool:
     """True for an ``ErrorEvent`` or a tool call that did not succeed."""
-    return type(event) is ErrorEvent or (type(event) is ToolCallEvent and not event.success)
+    return type(event) is ErrorEvent or (
+        type(event) is ToolCallEvent and not event.success
+    )
 
 
 def failure_message(event: TraceEvent) -> str:
@@ -71,7 +79,9 @@ def input_key(value: Any) -> Hashable:
 #: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)`` (and sorted keys), made once:
 #: ``json.dumps`` with options builds its encoder on every call, most of a small input's cost.
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
 
 
 def input_text(value: Any, limit: int = 120) -> str:
@@ -80,7 +90,9 @@ def input_text(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def call_ids(calls: Sequence[ToolCallEvent], keys: Sequence[Hashable] | None = None) -> list[int]:
+def call_ids(
+    calls: Sequence[ToolCallEvent], keys: Sequence[Hashable] | None = None
+) -> list[int]:
     """A number per call, equal for equal calls (same tool name, same input, whatever the key order).
 
     Numbers rather than the keys themselves: only one key per *distinct* call
@@ -90,7 +102,10 @@ def call_ids(calls: Sequence[ToolCallEvent], keys: Sequence[Hashable] | None = N
     ids: dict[tuple[str, Hashable], int] = {}
     if keys is None:
         return [ids.setdefault((c.name, input_key(c.input)), len(ids)) for c in calls]
-    return [ids.setdefault((c.name, key), len(ids)) for c, key in zip(calls, keys, strict=True)]
+    return [
+        ids.setdefault((c.name, key), len(ids))
+        for c, key in zip(calls, keys, strict=True)
+    ]
 
 
 def duplicate_calls(ids: Sequence[int]) -> int:
@@ -125,11 +140,15 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
-def counted_rows(counts: dict[str, int], *, by_count: bool = False) -> list[tuple[str, str]]:
+def counted_rows(
+    counts: dict[str, int], *, by_count: bool = False
+) -> list[tuple[str, str]]:
     """Rows ``(label, count)`` in first-seen order, or by descending count (ties keep first-seen order)."""
     items = list(counts.items())
     if by_count:
-        items.sort(key=lambda item: -item[1])  # sort is stable: ties stay in first-seen order
+        items.sort(
+            key=lambda item: -item[1]
+        )  # sort is stable: ties stay in first-seen order
     return [(label, str(count)) for label, count in items]
 
 
@@ -149,7 +168,9 @@ class TraceFacts:
 
     def _source(self) -> SessionTrace:
         trace = self._trace()
-        assert trace is not None, "facts outlived their trace"  # facts() is only called with the trace in hand
+        assert trace is not None, (
+            "facts outlived their trace"
+        )  # facts() is only called with the trace in hand
         return trace
 
     @property

@@ -33,7 +33,9 @@ class EfficiencyAnalyzer:
 
     name = "efficiency"
 
-    def analyze(self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = "") -> AnalysisResult:
+    def analyze(
+        self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = ""
+    ) -> AnalysisResult:
         """Analyse one trace."""
         shared = facts(trace)
         groups = shared.turn_groups
@@ -55,8 +57,12 @@ class EfficiencyAnalyzer:
                 "total_turns": NumberFinding(value=total_turns, unit="turns"),
                 "productive_turns": NumberFinding(value=productive, unit="turns"),
                 "wasted_turns": NumberFinding(value=wasted, unit="turns"),
-                "turn_efficiency": RatioFinding(value=efficiency, label="productive / total turns"),
-                "information_redundancy": RatioFinding(value=redundancy, label="duplicate / total tool calls"),
+                "turn_efficiency": RatioFinding(
+                    value=efficiency, label="productive / total turns"
+                ),
+                "information_redundancy": RatioFinding(
+                    value=redundancy, label="duplicate / total tool calls"
+                ),
                 "backtracking_events": NumberFinding(value=backtracking, unit="events"),
             },
             summary=(

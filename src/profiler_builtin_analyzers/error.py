@@ -38,7 +38,10 @@ ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("not_found", re.compile(r"\benoent\b|\b404\b|not found|no such file", re.I)),
     ("timeout", re.compile(r"timed out|timeout|\betimedout\b", re.I)),
-    ("parse_error", re.compile(r"json|pars(?:e|ing)|unexpected token|syntax ?error", re.I)),
+    (
+        "parse_error",
+        re.compile(r"json|pars(?:e|ing)|unexpected token|syntax ?error", re.I),
+    ),
 )
 
 
@@ -60,9 +63,13 @@ class ErrorAnalyzer:
         # Same tool names as ``tool-pattern`` so "retry" agrees with its failed_then_retried.
         self._resolve = load_resolver(resolve_name, self.name)
 
-    def analyze(self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = "") -> AnalysisResult:
+    def analyze(
+        self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = ""
+    ) -> AnalysisResult:
         """Analyse one trace."""
-        actions = [e for e in trace.events if type(e) is ToolCallEvent or type(e) is ErrorEvent]
+        actions = [
+            e for e in trace.events if type(e) is ToolCallEvent or type(e) is ErrorEvent
+        ]
         # Whether each action failed, worked out once: the recovery patterns and the cascades read it too.
         failed = [is_failure(e) for e in actions]
         failures = [e for e, bad in zip(actions, failed, strict=True) if bad]
@@ -76,7 +83,10 @@ class ErrorAnalyzer:
         cascades = _cascades(failed)
         wasted = sum(1 for events in facts(trace).turn_groups if _wasted(events))
 
-        type_text = ", ".join(f"{count} {category}" for category, count in counted_rows(types, by_count=True))
+        type_text = ", ".join(
+            f"{count} {category}"
+            for category, count in counted_rows(types, by_count=True)
+        )
         summary = (
             f"{plural(len(failures), 'error')}{f' ({type_text})' if type_text else ''}, "
             f"{plural(cascades, 'cascade')}, {plural(wasted, 'wasted turn')}."
@@ -85,9 +95,12 @@ class ErrorAnalyzer:
             analyzer=self.name,
             findings={
                 "errors_encountered": NumberFinding(value=len(failures), unit="errors"),
-                "error_types": TableFinding(headers=("type", "count"), rows=counted_rows(types, by_count=True)),
+                "error_types": TableFinding(
+                    headers=("type", "count"), rows=counted_rows(types, by_count=True)
+                ),
                 "recovery_patterns": TableFinding(
-                    headers=("pattern", "count"), rows=counted_rows(recovery, by_count=True)
+                    headers=("pattern", "count"),
+                    rows=counted_rows(recovery, by_count=True),
                 ),
                 "error_cascades": NumberFinding(value=cascades, unit="cascades"),
                 "wasted_turns_from_errors": NumberFinding(value=wasted, unit="turns"),
@@ -120,7 +133,9 @@ class ErrorAnalyzer:
                 pattern = "give_up"
             elif type(event) is ErrorEvent:
                 pattern = "tool_followup"
-            elif resolve(follower.name, follower.input) == resolve(event.name, event.input):
+            elif resolve(follower.name, follower.input) == resolve(
+                event.name, event.input
+            ):
                 pattern = "retry"
             else:
                 pattern = "alternative"

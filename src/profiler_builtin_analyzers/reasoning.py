@@ -48,7 +48,6 @@ REACTIVE_SHARE = 1 / 3
 EXCERPT_CHARS = 50
 
 
-
 def _excerpt(content: str) -> str:
     """The first ``EXCERPT_CHARS`` characters of ``content`` with its whitespace collapsed (``\\s+`` -> one space)."""
     # Only the head can reach the excerpt. A head whose only whitespace is single ASCII spaces
@@ -82,8 +81,12 @@ def _confused(contents: list[str]) -> list[int]:
     while at >= 0:
         bounds.append(at)
         at = text.find(_SEPARATOR, at + 1)
-    if len(bounds) != len(contents) - 1:  # a block holds the separator itself: one search each
-        return [index for index, content in enumerate(contents) if _is_confused(content)]
+    if (
+        len(bounds) != len(contents) - 1
+    ):  # a block holds the separator itself: one search each
+        return [
+            index for index, content in enumerate(contents) if _is_confused(content)
+        ]
     found: set[int] = set()
     for keyword in CONFUSION_KEYWORDS:
         at = text.find(keyword)
@@ -92,7 +95,9 @@ def _confused(contents: list[str]) -> list[int]:
             found.add(index)
             if index == len(bounds):
                 break
-            at = text.find(keyword, bounds[index] + 1)  # the block's other occurrences change nothing
+            at = text.find(
+                keyword, bounds[index] + 1
+            )  # the block's other occurrences change nothing
     return sorted(found)
 
 
@@ -123,7 +128,9 @@ class ReasoningAnalyzer:
 
     name = "reasoning"
 
-    def analyze(self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = "") -> AnalysisResult:
+    def analyze(
+        self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = ""
+    ) -> AnalysisResult:
         """Analyse one trace."""
         tokens = trace.summary.total_tokens
         reasoning_events = [e for e in trace.events if type(e) is ReasoningEvent]
@@ -142,8 +149,12 @@ class ReasoningAnalyzer:
         return AnalysisResult(
             analyzer=self.name,
             findings={
-                "reasoning_density": RatioFinding(value=density, label="reasoning tokens / total tokens"),
-                "reasoning_per_tool_call": NumberFinding(value=per_call, unit="tokens/tool_call"),
+                "reasoning_density": RatioFinding(
+                    value=density, label="reasoning tokens / total tokens"
+                ),
+                "reasoning_per_tool_call": NumberFinding(
+                    value=per_call, unit="tokens/tool_call"
+                ),
                 "planning_quality": StringFinding(value=planning),
                 "key_decisions": ListFinding(values=decisions),
                 "confusion_signals": ListFinding(values=confusion),

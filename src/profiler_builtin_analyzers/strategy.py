@@ -67,7 +67,9 @@ class StrategyAnalyzer:
     def __init__(self, *, resolve_name: Resolver | str | None = None) -> None:
         self._resolve = load_resolver(resolve_name, self.name)
 
-    def analyze(self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = "") -> AnalysisResult:
+    def analyze(
+        self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = ""
+    ) -> AnalysisResult:
         """Analyse one trace."""
         shared = facts(trace)
         calls = shared.calls
@@ -77,7 +79,10 @@ class StrategyAnalyzer:
         tokens = trace.summary.total_tokens
         density = ratio(tokens.reasoning, tokens.total)
 
-        if unique_tools > EXPLORATORY_UNIQUE_TOOLS or density > EXPLORATORY_REASONING_DENSITY:
+        if (
+            unique_tools > EXPLORATORY_UNIQUE_TOOLS
+            or density > EXPLORATORY_REASONING_DENSITY
+        ):
             strategy = "exploratory"
         elif len(calls) <= DIRECT_MAX_CALLS and backtracking == 0:
             strategy = "direct"
@@ -97,7 +102,9 @@ class StrategyAnalyzer:
         )
 
     @staticmethod
-    def _notes(trace: SessionTrace, calls: list[Any], duplicates: int, density: float) -> list[str]:
+    def _notes(
+        trace: SessionTrace, calls: list[Any], duplicates: int, density: float
+    ) -> list[str]:
         notes = []
         failed = sum(1 for c in calls if not c.success)
         error_events = sum(1 for e in trace.events if type(e) is ErrorEvent)

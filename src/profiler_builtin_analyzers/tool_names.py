@@ -41,17 +41,55 @@ SHELL_TOOL_NAMES = frozenset(
 #: Programs whose first argument is a subcommand worth showing (``git status``, ``npm test``).
 SUBCOMMAND_PROGRAMS = frozenset(
     {
-        "gh", "ghx", "git", "docker", "docker-compose", "podman", "kubectl", "helm", "terraform",
-        "npm", "npx", "pnpm", "yarn", "bun", "deno", "cargo", "go", "pip", "pip3", "uv", "poetry",
-        "conda", "make", "dotnet", "mvn", "gradle", "brew", "apt", "apt-get", "systemctl", "aws",
-        "gcloud", "az", "rustup", "hatch", "tox", "nox", "just",
+        "gh",
+        "ghx",
+        "git",
+        "docker",
+        "docker-compose",
+        "podman",
+        "kubectl",
+        "helm",
+        "terraform",
+        "npm",
+        "npx",
+        "pnpm",
+        "yarn",
+        "bun",
+        "deno",
+        "cargo",
+        "go",
+        "pip",
+        "pip3",
+        "uv",
+        "poetry",
+        "conda",
+        "make",
+        "dotnet",
+        "mvn",
+        "gradle",
+        "brew",
+        "apt",
+        "apt-get",
+        "systemctl",
+        "aws",
+        "gcloud",
+        "az",
+        "rustup",
+        "hatch",
+        "tox",
+        "nox",
+        "just",
     }
 )
 
 #: Commands that only set the scene; the display name comes from what follows them.
-_PRELUDE = frozenset({"cd", "pushd", "popd", "export", "set", "unset", "source", ".", "alias", "true"})
+_PRELUDE = frozenset(
+    {"cd", "pushd", "popd", "export", "set", "unset", "source", ".", "alias", "true"}
+)
 #: Wrappers that run the next word as the real program.
-_WRAPPERS = frozenset({"sudo", "env", "time", "nohup", "command", "exec", "nice", "timeout"})
+_WRAPPERS = frozenset(
+    {"sudo", "env", "time", "nohup", "command", "exec", "nice", "timeout"}
+)
 #: git options that take a value (``git -C repo status``).
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
 
@@ -88,7 +126,9 @@ def _command_of(tool_input: Any) -> str | list[str] | None:
     if isinstance(tool_input, dict):
         for key in _COMMAND_KEYS:
             value = tool_input.get(key)
-            if isinstance(value, str) or (isinstance(value, list) and all(isinstance(t, str) for t in value)):
+            if isinstance(value, str) or (
+                isinstance(value, list) and all(isinstance(t, str) for t in value)
+            ):
                 return value
     return None
 
@@ -96,7 +136,12 @@ def _command_of(tool_input: Any) -> str | list[str] | None:
 @lru_cache(maxsize=8192)
 def _display_for_argv(argv: tuple[str, ...]) -> str | None:
     # ["bash", "-lc", "git status"] (Codex-style argv): the script is the last word.
-    if len(argv) >= 3 and argv[0].rsplit("/", 1)[-1] in _SHELLS and argv[1].startswith("-") and "c" in argv[1]:
+    if (
+        len(argv) >= 3
+        and argv[0].rsplit("/", 1)[-1] in _SHELLS
+        and argv[1].startswith("-")
+        and "c" in argv[1]
+    ):
         return _display_for_command(argv[-1])
     return _display_for_tokens(list(argv))
 
@@ -127,7 +172,8 @@ def _display_for_tokens(tokens: list[str]) -> str | None:
             index += 1
             # The wrapper's own options (`sudo -E`, `timeout 30s`) are not the program either.
             while index < len(tokens) and (
-                tokens[index].startswith("-") or (token == "timeout" and tokens[index][:1].isdigit())
+                tokens[index].startswith("-")
+                or (token == "timeout" and tokens[index][:1].isdigit())
             ):
                 index += 1
         else:
@@ -140,14 +186,23 @@ def _display_for_tokens(tokens: list[str]) -> str | None:
         return None
     if program in ("python", "python3") and len(rest) >= 3 and rest[1] == "-m":
         return f"{program} -m {rest[2]}"
-    if program == "ghx" and len(rest) >= 3 and rest[1] == "run" and _CAPABILITY.match(rest[2]):
+    if (
+        program == "ghx"
+        and len(rest) >= 3
+        and rest[1] == "run"
+        and _CAPABILITY.match(rest[2])
+    ):
         return f"ghx:{rest[2]}"
     if program in SUBCOMMAND_PROGRAMS:
         position = 1
         if program == "git":
             while position < len(rest) and rest[position].startswith("-"):
                 position += 2 if rest[position] in _GIT_VALUE_OPTIONS else 1
-        if position < len(rest) and rest[position] and not rest[position].startswith("-"):
+        if (
+            position < len(rest)
+            and rest[position]
+            and not rest[position].startswith("-")
+        ):
             return f"{program} {rest[position]}"
     return program
 

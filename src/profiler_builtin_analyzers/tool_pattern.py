@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from profiler_core import AnalysisResult, ListFinding, NumberFinding, Scenario, SessionTrace, TableFinding
+from profiler_core import (
+    AnalysisResult,
+    ListFinding,
+    NumberFinding,
+    Scenario,
+    SessionTrace,
+    TableFinding,
+)
 
 from ._common import counted_rows, facts, input_text, plural
 from .tool_names import Resolver, load_resolver
@@ -24,7 +31,9 @@ class ToolPatternAnalyzer:
     def __init__(self, *, resolve_name: Resolver | str | None = None) -> None:
         self._resolve = load_resolver(resolve_name, self.name)
 
-    def analyze(self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = "") -> AnalysisResult:
+    def analyze(
+        self, trace: SessionTrace, scenario: Scenario | None = None, mode: str = ""
+    ) -> AnalysisResult:
         """Analyse one trace."""
         shared = facts(trace)
         calls = shared.calls
@@ -61,9 +70,15 @@ class ToolPatternAnalyzer:
             findings={
                 "tool_sequence": ListFinding(values=names),
                 "unique_tools_used": NumberFinding(value=unique, unit="tools"),
-                "tool_call_patterns": TableFinding(headers=("pattern", "count"), rows=counted_rows(bigrams)),
-                "redundant_calls": TableFinding(headers=("tool", "input_hash", "count"), rows=redundant_rows),
-                "failed_then_retried": TableFinding(headers=("tool", "occurrences"), rows=counted_rows(retried)),
+                "tool_call_patterns": TableFinding(
+                    headers=("pattern", "count"), rows=counted_rows(bigrams)
+                ),
+                "redundant_calls": TableFinding(
+                    headers=("tool", "input_hash", "count"), rows=redundant_rows
+                ),
+                "failed_then_retried": TableFinding(
+                    headers=("tool", "occurrences"), rows=counted_rows(retried)
+                ),
             },
             summary=(
                 f"{plural(len(calls), 'tool call')}, {plural(unique, 'unique tool')}, "
@@ -72,6 +87,8 @@ class ToolPatternAnalyzer:
         )
 
 
-def make_tool_pattern_analyzer(resolve_name: Resolver | str | None = None) -> ToolPatternAnalyzer:
+def make_tool_pattern_analyzer(
+    resolve_name: Resolver | str | None = None,
+) -> ToolPatternAnalyzer:
     """A ``tool-pattern`` analyzer naming tools with ``resolve_name(name, input) -> str``."""
     return ToolPatternAnalyzer(resolve_name=resolve_name)

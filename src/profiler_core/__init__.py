@@ -26,7 +26,13 @@ from .errors import (
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers
     from .dataset.frames import RunTables, load_run
-    from .metrics.messages import Message, ToolCall, ToolCallFunction, normalize_message, normalize_messages
+    from .metrics.messages import (
+        Message,
+        ToolCall,
+        ToolCallFunction,
+        normalize_message,
+        normalize_messages,
+    )
     from .metrics.usage import TokensUsage, normalize_usage, tokens_usage
     from .model import (
         AfterScenarioContext,

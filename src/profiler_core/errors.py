@@ -50,7 +50,9 @@ class RateLimitedError(ProfilerError):
     ``allowed_retries``, and with ``execution.concurrency: auto`` fewer sessions run at once.
     """
 
-    def __init__(self, message: str = "rate limited", *, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str = "rate limited", *, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 

@@ -31,13 +31,22 @@ from profiler_core.conditions import PathError, resolve_path
 from .manifest import FixtureManifest
 from .scenario import Assertions, EvalScenario, Fixture
 
-__all__ = ["VARIABLE", "BindingError", "bind_scenario", "binding_values", "fill", "template_variables", "unbound_variables"]
+__all__ = [
+    "VARIABLE",
+    "BindingError",
+    "bind_scenario",
+    "binding_values",
+    "fill",
+    "template_variables",
+    "unbound_variables",
+]
 
 #: ``{{name}}`` (spaces inside the braces allowed).
 VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 #: Variables every scenario may use without a binding (derived from the repository).
 REPO_VARIABLES = ("repo", "owner", "repo_name")
+
 
 class BindingError(ProfilerError):
     """A scenario's variable cannot be filled (unknown name, or its manifest path leads nowhere)."""
@@ -48,7 +57,11 @@ def template_variables(value: Any) -> set[str]:
     if isinstance(value, str):
         return set(VARIABLE.findall(value))
     if isinstance(value, Mapping):
-        return set().union(*(template_variables(v) for v in value.values())) if value else set()
+        return (
+            set().union(*(template_variables(v) for v in value.values()))
+            if value
+            else set()
+        )
     if isinstance(value, (list, tuple)):
         return set().union(*(template_variables(v) for v in value)) if value else set()
     return set()
@@ -60,19 +73,29 @@ def _split_repo(values: dict[str, Any], repo: Any) -> None:
 
 
 def binding_values(
-    scenario: EvalScenario | Scenario, manifest: FixtureManifest | None, extra: Mapping[str, Any] | None = None
+    scenario: EvalScenario | Scenario,
+    manifest: FixtureManifest | None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The value of every variable the scenario may use (see the module docstring for the order)."""
     values: dict[str, Any] = {}
     fixture = _fixture(scenario)
     # The manifest's repository is where the fixtures really are (a config may point elsewhere than the file).
-    repo = manifest.repo if manifest is not None else fixture.repo if fixture is not None else None
+    repo = (
+        manifest.repo
+        if manifest is not None
+        else fixture.repo
+        if fixture is not None
+        else None
+    )
     if repo is not None:
         values["repo"] = repo
         _split_repo(values, repo)
     if fixture is not None and fixture.bindings:
         if manifest is None:
-            raise BindingError(f"scenario {scenario.id}: fixture.bindings: no fixture manifest to bind from (seed the fixtures first)")
+            raise BindingError(
+                f"scenario {scenario.id}: fixture.bindings: no fixture manifest to bind from (seed the fixtures first)"
+            )
         fixtures = unstructure(manifest)["fixtures"]
         for var, target in fixture.bindings.items():
             name, _, path = target.partition(".")
@@ -85,7 +108,9 @@ def binding_values(
             try:
                 values[var] = resolve_path(fixtures[name], path)
             except PathError as exc:
-                raise BindingError(f"scenario {scenario.id}: fixture.bindings.{var}: {target!r}: {exc}") from None
+                raise BindingError(
+                    f"scenario {scenario.id}: fixture.bindings.{var}: {target!r}: {exc}"
+                ) from None
             if var == "repo":
                 _split_repo(values, values[var])
     values.update(extra or {})
@@ -107,7 +132,9 @@ def fill(value: Any, values: Mapping[str, Any], where: str, *, raw: bool = True)
         for name in VARIABLE.findall(value):
             if name not in values:
                 known = ", ".join(sorted(values)) or "none"
-                raise BindingError(f"{where}: unknown variable {{{{{name}}}}} (known: {known})")
+                raise BindingError(
+                    f"{where}: unknown variable {{{{{name}}}}} (known: {known})"
+                )
         whole = VARIABLE.fullmatch(value)
         if raw and whole:
             return values[whole.group(1)]
@@ -123,25 +150,50 @@ def _fixture(scenario: EvalScenario | Scenario) -> Fixture | None:
     if isinstance(scenario, EvalScenario):
         return scenario.fixture
     raw = (scenario.extensions or {}).get("fixture")
-    return None if raw is None else structure(raw, Fixture, source=f"scenario {scenario.id}: extensions.fixture")
+    return (
+        None
+        if raw is None
+        else structure(
+            raw, Fixture, source=f"scenario {scenario.id}: extensions.fixture"
+        )
+    )
 
 
-def _bind_assertions(scenario_id: str, assertions: Assertions, values: Mapping[str, Any]) -> Assertions:
+def _bind_assertions(
+    scenario_id: str, assertions: Assertions, values: Mapping[str, Any]
+) -> Assertions:
     checkpoints = tuple(
-        attrs.evolve(c, input=fill(c.input, values, f"scenario {scenario_id}: assertions.checkpoints[{i}].input"))
+        attrs.evolve(
+            c,
+            input=fill(
+                c.input,
+                values,
+                f"scenario {scenario_id}: assertions.checkpoints[{i}].input",
+            ),
+        )
         for i, c in enumerate(assertions.checkpoints)
     )
     return attrs.evolve(assertions, checkpoints=checkpoints)
 
 
 @overload
-def bind_scenario(scenario: EvalScenario, manifest: FixtureManifest | None, variables: Mapping[str, Any] | None = None) -> EvalScenario: ...
+def bind_scenario(
+    scenario: EvalScenario,
+    manifest: FixtureManifest | None,
+    variables: Mapping[str, Any] | None = None,
+) -> EvalScenario: ...
 @overload
-def bind_scenario(scenario: Scenario, manifest: FixtureManifest | None, variables: Mapping[str, Any] | None = None) -> Scenario: ...
+def bind_scenario(
+    scenario: Scenario,
+    manifest: FixtureManifest | None,
+    variables: Mapping[str, Any] | None = None,
+) -> Scenario: ...
 
 
 def bind_scenario(
-    scenario: EvalScenario | Scenario, manifest: FixtureManifest | None, variables: Mapping[str, Any] | None = None
+    scenario: EvalScenario | Scenario,
+    manifest: FixtureManifest | None,
+    variables: Mapping[str, Any] | None = None,
 ) -> EvalScenario | Scenario:
     """The scenario with its variables filled; a core ``Scenario`` comes back as one (other extensions kept).
 
@@ -151,24 +203,40 @@ def bind_scenario(
     values = binding_values(scenario, manifest, variables)
     prompt = fill(scenario.prompt, values, f"scenario {scenario.id}: prompt", raw=False)
     if isinstance(scenario, EvalScenario):
-        return attrs.evolve(scenario, prompt=prompt, assertions=_bind_assertions(scenario.id, scenario.assertions, values))
+        return attrs.evolve(
+            scenario,
+            prompt=prompt,
+            assertions=_bind_assertions(scenario.id, scenario.assertions, values),
+        )
     extensions = dict(scenario.extensions or {})
     if extensions.get("assertions") is not None:
-        assertions = structure(extensions["assertions"], Assertions, source=f"scenario {scenario.id}: extensions.assertions")
-        extensions["assertions"] = unstructure(_bind_assertions(scenario.id, assertions, values))
+        assertions = structure(
+            extensions["assertions"],
+            Assertions,
+            source=f"scenario {scenario.id}: extensions.assertions",
+        )
+        extensions["assertions"] = unstructure(
+            _bind_assertions(scenario.id, assertions, values)
+        )
     return attrs.evolve(scenario, prompt=prompt, extensions=extensions)
 
 
-def unbound_variables(scenario: EvalScenario, extra_names: tuple[str, ...] = ()) -> list[str]:
+def unbound_variables(
+    scenario: EvalScenario, extra_names: tuple[str, ...] = ()
+) -> list[str]:
     """Problems with the scenario's variables that can be seen without a manifest (for ``profiler eval check``)."""
     defined = set(REPO_VARIABLES) | set(extra_names)
     if scenario.fixture is not None:
         defined |= set(scenario.fixture.bindings)
     places: list[tuple[str, Any]] = [("prompt", scenario.prompt)]
-    places += [(f"assertions.checkpoints[{i}].input", c.input) for i, c in enumerate(scenario.assertions.checkpoints)]
+    places += [
+        (f"assertions.checkpoints[{i}].input", c.input)
+        for i, c in enumerate(scenario.assertions.checkpoints)
+    ]
     problems = []
     for where, value in places:
         for name in sorted(template_variables(value) - defined):
-            problems.append(f"scenario {scenario.id}: {where}: unknown variable {{{{{name}}}}} (bindings: {', '.join(sorted(defined))})")
+            problems.append(
+                f"scenario {scenario.id}: {where}: unknown variable {{{{{name}}}}} (bindings: {', '.join(sorted(defined))})"
+            )
     return problems
-

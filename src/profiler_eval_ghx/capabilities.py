@@ -92,7 +92,9 @@ def _target(input: Mapping[str, Any], number_key: str) -> tuple[str, str, int]:
         if isinstance(number, str) and number.isdigit():
             number = int(number)
         else:
-            raise ValueError(f"input needs `{number_key}` as an integer, got {number!r}")
+            raise ValueError(
+                f"input needs `{number_key}` as an integer, got {number!r}"
+            )
     return str(owner), str(name), number
 
 
@@ -131,7 +133,10 @@ class GitHubCapabilities:
 
         handler = self._tasks.get(task)
         if handler is None:
-            return CapabilityResult(ok=False, error=f"unknown capability {task!r} (known: {', '.join(self._tasks)})")
+            return CapabilityResult(
+                ok=False,
+                error=f"unknown capability {task!r} (known: {', '.join(self._tasks)})",
+            )
         try:
             return CapabilityResult(ok=True, data=await handler(input or {}))
         except (ValueError, GitHubError) as exc:
@@ -140,35 +145,80 @@ class GitHubCapabilities:
     async def issue_view(self, input: Mapping[str, Any]) -> dict[str, Any]:
         """``{id, number, title, state, url, body, labels: [names]}``."""
         owner, name, number = _target(input, "issueNumber")
-        data = await self.client.graphql(_ISSUE_VIEW, {"owner": owner, "name": name, "number": number})
+        data = await self.client.graphql(
+            _ISSUE_VIEW, {"owner": owner, "name": name, "number": number}
+        )
         issue = data["repository"]["issue"]
-        return {**{k: issue[k] for k in ("id", "number", "title", "state", "url", "body")}, "labels": _labels(issue)}
+        return {
+            **{k: issue[k] for k in ("id", "number", "title", "state", "url", "body")},
+            "labels": _labels(issue),
+        }
 
     async def issue_comments_list(self, input: Mapping[str, Any]) -> dict[str, Any]:
         """``{items: [{id, body, authorLogin, createdAt, url}], pageInfo}`` (``first`` default 30)."""
         owner, name, number = _target(input, "issueNumber")
-        variables = {"owner": owner, "name": name, "number": number, "first": int(input.get("first", 30)), "after": input.get("after")}
-        comments = (await self.client.graphql(_ISSUE_COMMENTS, variables))["repository"]["issue"]["comments"]
-        items = [{"id": c["id"], "body": c["body"], "authorLogin": _login(c.get("author")), "createdAt": c["createdAt"], "url": c["url"]} for c in comments["nodes"]]
+        variables = {
+            "owner": owner,
+            "name": name,
+            "number": number,
+            "first": int(input.get("first", 30)),
+            "after": input.get("after"),
+        }
+        comments = (await self.client.graphql(_ISSUE_COMMENTS, variables))[
+            "repository"
+        ]["issue"]["comments"]
+        items = [
+            {
+                "id": c["id"],
+                "body": c["body"],
+                "authorLogin": _login(c.get("author")),
+                "createdAt": c["createdAt"],
+                "url": c["url"],
+            }
+            for c in comments["nodes"]
+        ]
         return {"items": items, "pageInfo": comments["pageInfo"]}
 
     async def issue_prs_list(self, input: Mapping[str, Any]) -> dict[str, Any]:
         """``{items: [{number, title, state, url}]}``: pull requests that close the issue."""
         owner, name, number = _target(input, "issueNumber")
-        data = await self.client.graphql(_ISSUE_PRS, {"owner": owner, "name": name, "number": number})
-        return {"items": list(data["repository"]["issue"]["closedByPullRequestsReferences"]["nodes"])}
+        data = await self.client.graphql(
+            _ISSUE_PRS, {"owner": owner, "name": name, "number": number}
+        )
+        return {
+            "items": list(
+                data["repository"]["issue"]["closedByPullRequestsReferences"]["nodes"]
+            )
+        }
 
     async def pr_view(self, input: Mapping[str, Any]) -> dict[str, Any]:
         """``{id, number, title, state, url, body, isDraft, headRefName, baseRefName, headRefOid, labels}``."""
         owner, name, number = _target(input, "prNumber")
-        pr = (await self.client.graphql(_PR_VIEW, {"owner": owner, "name": name, "number": number}))["repository"]["pullRequest"]
+        pr = (
+            await self.client.graphql(
+                _PR_VIEW, {"owner": owner, "name": name, "number": number}
+            )
+        )["repository"]["pullRequest"]
         return {**{k: v for k, v in pr.items() if k != "labels"}, "labels": _labels(pr)}
 
     async def pr_reviews_list(self, input: Mapping[str, Any]) -> dict[str, Any]:
         """``{items: [{id, authorLogin, state, body, submittedAt}]}`` (REST)."""
         owner, name, number = _target(input, "prNumber")
-        reviews = await self.client.paginate(f"/repos/{owner}/{name}/pulls/{number}/reviews")
-        return {"items": [{"id": r["id"], "authorLogin": _login(r.get("user")), "state": r["state"], "body": r.get("body") or "", "submittedAt": r.get("submitted_at")} for r in reviews]}
+        reviews = await self.client.paginate(
+            f"/repos/{owner}/{name}/pulls/{number}/reviews"
+        )
+        return {
+            "items": [
+                {
+                    "id": r["id"],
+                    "authorLogin": _login(r.get("user")),
+                    "state": r["state"],
+                    "body": r.get("body") or "",
+                    "submittedAt": r.get("submitted_at"),
+                }
+                for r in reviews
+            ]
+        }
 
     async def pr_threads_list(self, input: Mapping[str, Any]) -> dict[str, Any]:
         """``{items: [{id, isResolved, isOutdated, path, line, comments: [...]}], pageInfo, filterApplied}``.
@@ -177,23 +227,53 @@ class GitHubCapabilities:
         """
         owner, name, number = _target(input, "prNumber")
         unresolved_only = input.get("unresolvedOnly", True) is not False
-        variables = {"owner": owner, "name": name, "number": number, "first": int(input.get("first", 50)), "after": input.get("after")}
-        threads = (await self.client.graphql(PR_THREADS_QUERY, variables))["repository"]["pullRequest"]["reviewThreads"]
+        variables = {
+            "owner": owner,
+            "name": name,
+            "number": number,
+            "first": int(input.get("first", 50)),
+            "after": input.get("after"),
+        }
+        threads = (await self.client.graphql(PR_THREADS_QUERY, variables))[
+            "repository"
+        ]["pullRequest"]["reviewThreads"]
         items = [
             {
-                "id": t["id"], "isResolved": t["isResolved"], "isOutdated": t.get("isOutdated", False), "path": t.get("path"), "line": t.get("line"),
-                "comments": [{"id": c["id"], "body": c["body"], "authorLogin": _login(c.get("author")), "createdAt": c["createdAt"]} for c in t["comments"]["nodes"]],
+                "id": t["id"],
+                "isResolved": t["isResolved"],
+                "isOutdated": t.get("isOutdated", False),
+                "path": t.get("path"),
+                "line": t.get("line"),
+                "comments": [
+                    {
+                        "id": c["id"],
+                        "body": c["body"],
+                        "authorLogin": _login(c.get("author")),
+                        "createdAt": c["createdAt"],
+                    }
+                    for c in t["comments"]["nodes"]
+                ],
             }
             for t in threads["nodes"]
             if not (unresolved_only and t["isResolved"])
         ]
-        return {"items": items, "pageInfo": threads["pageInfo"], "filterApplied": {"unresolvedOnly": unresolved_only}}
+        return {
+            "items": items,
+            "pageInfo": threads["pageInfo"],
+            "filterApplied": {"unresolvedOnly": unresolved_only},
+        }
 
     async def pr_commits_list(self, input: Mapping[str, Any]) -> dict[str, Any]:
         """``{items: [{sha, message}]}``, oldest first (REST)."""
         owner, name, number = _target(input, "prNumber")
-        commits = await self.client.paginate(f"/repos/{owner}/{name}/pulls/{number}/commits")
-        return {"items": [{"sha": c["sha"], "message": c["commit"]["message"]} for c in commits]}
+        commits = await self.client.paginate(
+            f"/repos/{owner}/{name}/pulls/{number}/commits"
+        )
+        return {
+            "items": [
+                {"sha": c["sha"], "message": c["commit"]["message"]} for c in commits
+            ]
+        }
 
     async def repo_labels_list(self, input: Mapping[str, Any]) -> dict[str, Any]:
         """``{items: [{name, color, description}]}`` (REST)."""
@@ -203,13 +283,28 @@ class GitHubCapabilities:
         if not owner or not name:
             raise ValueError("input needs `owner` and `name` (or `repo: owner/name`)")
         labels = await self.client.paginate(f"/repos/{owner}/{name}/labels")
-        return {"items": [{"name": lab["name"], "color": lab.get("color"), "description": lab.get("description") or ""} for lab in labels]}
+        return {
+            "items": [
+                {
+                    "name": lab["name"],
+                    "color": lab.get("color"),
+                    "description": lab.get("description") or "",
+                }
+                for lab in labels
+            ]
+        }
 
 
 class GhxCliExecutor:
     """Runs capabilities through an installed ``ghx`` (``ghx run TASK --input -``) for ghx's exact results."""
 
-    def __init__(self, binary: str = "ghx", *, timeout_s: float = 60.0, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        binary: str = "ghx",
+        *,
+        timeout_s: float = 60.0,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.binary = binary
         self.timeout_s = timeout_s
         self.env = dict(env) if env is not None else None
@@ -226,19 +321,27 @@ class GhxCliExecutor:
         try:
             process = await trio.lowlevel.open_process(
                 [self.binary, "run", task, "--input", "-"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=self.env, start_new_session=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env,
+                start_new_session=True,
             )
         except OSError as exc:
-            return CapabilityResult(ok=False, error=f"{task}: cannot start {self.binary}: {exc.strerror or exc}")
+            return CapabilityResult(
+                ok=False,
+                error=f"{task}: cannot start {self.binary}: {exc.strerror or exc}",
+            )
         track_group(process.pid)
         stdout, stderr = bytearray(), bytearray()
         try:
             with trio.fail_after(self.timeout_s):
                 async with trio.open_nursery() as nursery:
+
                     async def pump(stream, sink):
                         async for chunk in stream:
                             sink.extend(chunk)
+
                     nursery.start_soon(pump, process.stdout, stdout)
                     nursery.start_soon(pump, process.stderr, stderr)
                     stdin = process.stdin
@@ -250,20 +353,30 @@ class GhxCliExecutor:
                     await stdin.aclose()
                 await process.wait()
         except trio.TooSlowError:
-            return CapabilityResult(ok=False, error=f"{task}: ghx did not answer within {self.timeout_s:g}s")
+            return CapabilityResult(
+                ok=False, error=f"{task}: ghx did not answer within {self.timeout_s:g}s"
+            )
         finally:
-            await end_process_group(process, grace_s=5.0)  # by its PID, with anything it started
+            await end_process_group(
+                process, grace_s=5.0
+            )  # by its PID, with anything it started
         try:
             envelope = json.loads(stdout.decode() or "null")
         except (json.JSONDecodeError, UnicodeDecodeError):
             envelope = None
         if not isinstance(envelope, dict) or "ok" not in envelope:
-            tail = stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {process.returncode}"]
-            return CapabilityResult(ok=False, error=f"{task}: ghx gave no result envelope ({tail[0]})")
+            tail = stderr.decode(errors="replace").strip().splitlines()[-1:] or [
+                f"exit status {process.returncode}"
+            ]
+            return CapabilityResult(
+                ok=False, error=f"{task}: ghx gave no result envelope ({tail[0]})"
+            )
         error = envelope.get("error")
         if isinstance(error, dict):
             error = error.get("message") or str(error)
-        return CapabilityResult(ok=bool(envelope["ok"]), data=envelope.get("data"), error=error)
+        return CapabilityResult(
+            ok=bool(envelope["ok"]), data=envelope.get("data"), error=error
+        )
 
 
 def default_executor(options: Mapping[str, Any]) -> CapabilityExecutor:
@@ -282,7 +395,9 @@ def default_executor(options: Mapping[str, Any]) -> CapabilityExecutor:
     token = token_from_env()
     if not token:
         return _Unavailable("no GitHub token: set GH_TOKEN (or GITHUB_TOKEN)")
-    return GitHubCapabilities(GitHubClient(token, base_url=options.get("api_url") or api_url()))
+    return GitHubCapabilities(
+        GitHubClient(token, base_url=options.get("api_url") or api_url())
+    )
 
 
 class _Unavailable:

@@ -54,7 +54,13 @@ def _eval_run(profile: Path, **options) -> None:
 
 def _make_run() -> click.Command:
     base = _run_command()
-    params: list[click.Parameter] = [click.Argument(["profile"], metavar="CONFIG", type=click.Path(dir_okay=False, path_type=Path))]
+    params: list[click.Parameter] = [
+        click.Argument(
+            ["profile"],
+            metavar="CONFIG",
+            type=click.Path(dir_okay=False, path_type=Path),
+        )
+    ]
     params += [p for p in base.params if p.name != "profile"]
     return click.Command(
         "run",
@@ -81,7 +87,9 @@ eval_group.add_command(_make_run())
 
 
 @eval_group.command("check")
-@click.argument("profile", metavar="CONFIG", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "profile", metavar="CONFIG", type=click.Path(dir_okay=False, path_type=Path)
+)
 def check_command(profile: Path) -> None:
     """Validate an eval config and its scenarios; exit status 1 on any problem.
 
@@ -99,7 +107,9 @@ def check_command(profile: Path) -> None:
 
     from .settings import fixture_settings
 
-    click.get_current_context().invoke(validate_command, profile=profile)  # exits 1 itself on problems
+    click.get_current_context().invoke(
+        validate_command, profile=profile
+    )  # exits 1 itself on problems
     config = load_profile(profile, registry=plugin_manager().registry)
     problems: list[str] = []
     try:
@@ -109,17 +119,24 @@ def check_command(profile: Path) -> None:
         settings = None
     required = _required_fixtures(config.scenarios, problems)
     if required and settings is None and not problems:
-        problems.append(f"{profile}: extensions.fixtures: required, scenarios need fixtures ({', '.join(sorted(required))})")
+        problems.append(
+            f"{profile}: extensions.fixtures: required, scenarios need fixtures ({', '.join(sorted(required))})"
+        )
     if settings is not None and required:
         if not settings.repo:
-            problems.append(f"{profile}: extensions.fixtures.repo: required, the sandbox repository (owner/name) the fixtures live in")
+            problems.append(
+                f"{profile}: extensions.fixtures.repo: required, the sandbox repository (owner/name) the fixtures live in"
+            )
         problems += _manifest_problems(settings, required, profile)
     if problems:
         for line in problems:
             click.echo(f"Error: {line}", err=True)
         click.echo(f"{len(problems)} problem(s) found", err=True)
         sys.exit(1)
-    click.echo(f"  fixtures:    {', '.join(sorted(required)) or 'none'}" + (f" (manifest {settings.manifest})" if settings else ""))
+    click.echo(
+        f"  fixtures:    {', '.join(sorted(required)) or 'none'}"
+        + (f" (manifest {settings.manifest})" if settings else "")
+    )
 
 
 def _required_fixtures(scenarios: Iterable[Scenario], problems: list[str]) -> set[str]:
@@ -143,11 +160,15 @@ def _required_fixtures(scenarios: Iterable[Scenario], problems: list[str]) -> se
         for var, target in need.bindings.items():
             head = str(target).split(".", 1)[0]
             if head not in need.requires:
-                problems.append(f"scenario {scenario.id}: fixture.bindings.{var}: {target!r} names fixture {head!r}, which is not in fixture.requires")
+                problems.append(
+                    f"scenario {scenario.id}: fixture.bindings.{var}: {target!r} names fixture {head!r}, which is not in fixture.requires"
+                )
     return required
 
 
-def _manifest_problems(settings: FixtureSettings, required: set[str], profile: Path) -> list[str]:
+def _manifest_problems(
+    settings: FixtureSettings, required: set[str], profile: Path
+) -> list[str]:
     """What is wrong with the fixture manifest: missing, unreadable, or without a required fixture."""
     from profiler_core import ProfilerError
 
@@ -156,14 +177,18 @@ def _manifest_problems(settings: FixtureSettings, required: set[str], profile: P
     if not settings.manifest.is_file():
         if settings.seed_if_missing:
             return []
-        return [f"{settings.manifest}: fixture manifest not found (profiler eval fixture seed --config {profile}, or set seed_if_missing)"]
+        return [
+            f"{settings.manifest}: fixture manifest not found (profiler eval fixture seed --config {profile}, or set seed_if_missing)"
+        ]
     try:
         manifest = read_manifest(settings.manifest)
     except ProfilerError as exc:
         return [str(exc)]
     missing = sorted(required - set(manifest.fixtures))
     if missing:
-        return [f"{settings.manifest}: missing fixtures {', '.join(missing)} (profiler eval fixture seed --config {profile})"]
+        return [
+            f"{settings.manifest}: missing fixtures {', '.join(missing)} (profiler eval fixture seed --config {profile})"
+        ]
     return []
 
 
@@ -182,7 +207,9 @@ def fixture_group() -> None:
     """
 
 
-def _targets(config: Path | None, repo: str | None, manifest: Path | None) -> tuple[str | None, Path, list[str]]:
+def _targets(
+    config: Path | None, repo: str | None, manifest: Path | None
+) -> tuple[str | None, Path, list[str]]:
     """Repository, manifest path and required fixture names: flags win over the config."""
     names: list[str] = []
     settings = None
@@ -210,19 +237,36 @@ def _client():
     return GitHubClient.from_env()
 
 
-_config_option = click.option("--config", type=click.Path(dir_okay=False, path_type=Path), help="Eval config: repo, manifest and fixture names from it.")
-_repo_option = click.option(
-    "--repo", envvar="GHX_EVAL_REPO", help="Sandbox repository owner/name (default: $GHX_EVAL_REPO, else the config's extensions.fixtures.repo)."
+_config_option = click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Eval config: repo, manifest and fixture names from it.",
 )
-_manifest_option = click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), help=f"Manifest file (default: the config's, else {DEFAULT_MANIFEST}).")
-_dry_run_option = click.option("--dry-run", is_flag=True, help="Print what would be done; change nothing.")
+_repo_option = click.option(
+    "--repo",
+    envvar="GHX_EVAL_REPO",
+    help="Sandbox repository owner/name (default: $GHX_EVAL_REPO, else the config's extensions.fixtures.repo).",
+)
+_manifest_option = click.option(
+    "--manifest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help=f"Manifest file (default: the config's, else {DEFAULT_MANIFEST}).",
+)
+_dry_run_option = click.option(
+    "--dry-run", is_flag=True, help="Print what would be done; change nothing."
+)
 
 
 @fixture_group.command("seed")
 @_config_option
 @_repo_option
 @_manifest_option
-@click.option("--name", "names", multiple=True, help="Fixture to seed (repeatable; default: what the config's scenarios require, else all kinds).")
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    help="Fixture to seed (repeatable; default: what the config's scenarios require, else all kinds).",
+)
 @_dry_run_option
 def seed_command(config, repo, manifest, names, dry_run) -> None:
     """Create fixtures on GitHub and write the manifest.
@@ -242,7 +286,9 @@ def seed_command(config, repo, manifest, names, dry_run) -> None:
     repo, manifest, required = _targets(config, repo, manifest)
     wanted = list(names) or required or list(SEEDERS)
     if not repo:
-        raise ConfigError("no repository: pass --repo OWNER/NAME (or --config with extensions.fixtures.repo)")
+        raise ConfigError(
+            "no repository: pass --repo OWNER/NAME (or --config with extensions.fixtures.repo)"
+        )
     for name in wanted:
         seeder_for(name)
     if dry_run:
@@ -251,12 +297,17 @@ def seed_command(config, repo, manifest, names, dry_run) -> None:
     client = _client()
 
     async def seed():
-        return await seed_fixtures(client, repo, wanted, reviewer=await second_identity(client, repo))
+        return await seed_fixtures(
+            client, repo, wanted, reviewer=await second_identity(client, repo)
+        )
 
     seeded = trio.run(seed)
     write_manifest(seeded, manifest)
     for name, resource in seeded.fixtures.items():
-        click.echo(f"{name:<24} {resource.type} #{resource.number}" + (f"  branch {resource.branch}" if resource.branch else ""))
+        click.echo(
+            f"{name:<24} {resource.type} #{resource.number}"
+            + (f"  branch {resource.branch}" if resource.branch else "")
+        )
     click.echo(f"Manifest: {manifest} (seed {seeded.seed_id})")
 
 
@@ -279,9 +330,15 @@ def status_command(config, manifest) -> None:
     rows = trio.run(status, _client(), loaded)
     for row in rows:
         mark = "ok" if row.ok else "PROBLEM"
-        click.echo(f"{row.name:<24} {row.type} #{row.number:<6} {mark}" + (f"  {row.problem}" if row.problem else ""))
+        click.echo(
+            f"{row.name:<24} {row.type} #{row.number:<6} {mark}"
+            + (f"  {row.problem}" if row.problem else "")
+        )
     if not all(row.ok for row in rows):
-        click.echo("some fixtures changed: `profiler eval fixture reset` restores branches and states", err=True)
+        click.echo(
+            "some fixtures changed: `profiler eval fixture reset` restores branches and states",
+            err=True,
+        )
         sys.exit(1)
 
 
@@ -289,7 +346,12 @@ def status_command(config, manifest) -> None:
 @_config_option
 @_repo_option
 @_manifest_option
-@click.option("--name", "names", multiple=True, help="Fixture to reset (repeatable; default: all).")
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    help="Fixture to reset (repeatable; default: all).",
+)
 def reset_command(config, repo, manifest, names) -> None:
     """Put fixtures back as seeded: branches to their original commit, reopened, labels restored.
 
@@ -308,7 +370,9 @@ def reset_command(config, repo, manifest, names) -> None:
 
     repo, manifest, _ = _targets(config, repo, manifest)
     loaded = read_manifest(manifest)
-    done = trio.run(lambda: reset_manifest(_client(), loaded, list(names) or None, repo=repo))
+    done = trio.run(
+        lambda: reset_manifest(_client(), loaded, list(names) or None, repo=repo)
+    )
     for line in done or ["nothing to change"]:
         click.echo(line)
 
@@ -317,7 +381,12 @@ def reset_command(config, repo, manifest, names) -> None:
 @_config_option
 @_repo_option
 @_manifest_option
-@click.option("--all", "everything", is_flag=True, help="Close everything carrying the eval label in --repo (not only the manifest's).")
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="Close everything carrying the eval label in --repo (not only the manifest's).",
+)
 @_dry_run_option
 def cleanup_command(config, repo, manifest, everything, dry_run) -> None:
     """Close the manifest's issues and pull requests and delete their branches.
@@ -341,11 +410,15 @@ def cleanup_command(config, repo, manifest, everything, dry_run) -> None:
     repo, manifest, _ = _targets(config, repo, manifest)
     if everything:
         if not repo:
-            raise ConfigError("--all needs --repo OWNER/NAME (or --config with extensions.fixtures.repo)")
+            raise ConfigError(
+                "--all needs --repo OWNER/NAME (or --config with extensions.fixtures.repo)"
+            )
         actions = trio.run(lambda: cleanup_all(_client(), repo, dry_run=dry_run))
     else:
         loaded = read_manifest(manifest)
-        actions = trio.run(lambda: cleanup(_client(), loaded, dry_run=dry_run, repo=repo))
+        actions = trio.run(
+            lambda: cleanup(_client(), loaded, dry_run=dry_run, repo=repo)
+        )
     prefix = "would " if dry_run else ""
     for action in actions or ["nothing to clean up"]:
         click.echo(prefix + action)

@@ -28,10 +28,24 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from profiler_core import CustomMetric, PromptResult, Scenario, SessionTrace, ToolCallEvent
+from profiler_core import (
+    CustomMetric,
+    PromptResult,
+    Scenario,
+    SessionTrace,
+    ToolCallEvent,
+)
 from profiler_core.errors import ConfigError
 
-__all__ = ["CATEGORIES", "FILE_TOOLS", "METRICS", "SHELL_TOOLS", "GhxCollector", "classify", "shell_command"]
+__all__ = [
+    "CATEGORIES",
+    "FILE_TOOLS",
+    "METRICS",
+    "SHELL_TOOLS",
+    "GhxCollector",
+    "classify",
+    "shell_command",
+]
 
 CATEGORIES = ("ghx", "mcp", "gh_cli", "bash", "file_ops", "other")
 
@@ -54,7 +68,9 @@ FILE_TOOLS = frozenset(
     }
 )  # fmt: skip
 
-SHELL_TOOLS = frozenset({"bash", "shell", "terminal", "Bash", "run_terminal_cmd", "exec_command"})
+SHELL_TOOLS = frozenset(
+    {"bash", "shell", "terminal", "Bash", "run_terminal_cmd", "exec_command"}
+)
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -65,7 +81,10 @@ def shell_command(tool_input: Any) -> str | None:
     if isinstance(tool_input, str):
         command: Any = tool_input
     elif isinstance(tool_input, dict):
-        command = next((tool_input[k] for k in ("command", "cmd", "input") if tool_input.get(k)), None)
+        command = next(
+            (tool_input[k] for k in ("command", "cmd", "input") if tool_input.get(k)),
+            None,
+        )
     else:
         return None
     if isinstance(command, (list, tuple)):
@@ -74,7 +93,9 @@ def shell_command(tool_input: Any) -> str | None:
     elif isinstance(command, str):
         try:
             argv = shlex.split(command)
-        except ValueError:  # unbalanced quotes: the text as it is still names the program
+        except (
+            ValueError
+        ):  # unbalanced quotes: the text as it is still names the program
             return command.strip()
         if not _wrapped(argv):
             return command.strip()
@@ -85,7 +106,11 @@ def shell_command(tool_input: Any) -> str | None:
 
 def _wrapped(argv: list[str]) -> bool:
     """``bash -lc 'script'``: the script is the command that matters."""
-    return len(argv) >= 3 and os.path.basename(argv[0]) in _SHELLS and argv[1] in ("-c", "-lc", "-ic")
+    return (
+        len(argv) >= 3
+        and os.path.basename(argv[0]) in _SHELLS
+        and argv[1] in ("-c", "-lc", "-ic")
+    )
 
 
 def _program(command: str) -> str:
@@ -115,7 +140,9 @@ def classify(name: str, tool_input: Any = None) -> str:
     return "other"
 
 
-def _calls(result: PromptResult, trace: SessionTrace | None) -> Iterable[tuple[str, Any]]:
+def _calls(
+    result: PromptResult, trace: SessionTrace | None
+) -> Iterable[tuple[str, Any]]:
     if trace is not None:
         return [(e.name, e.input) for e in trace.events if isinstance(e, ToolCallEvent)]
     return [(call.name, None) for call in result.metrics.tool_calls]
@@ -132,14 +159,27 @@ class GhxCollector:
 
     def __init__(self, *, always: bool = False) -> None:
         if not isinstance(always, bool):
-            raise ConfigError(f"collector 'ghx': option always: expected true or false, got {always!r}")
+            raise ConfigError(
+                f"collector 'ghx': option always: expected true or false, got {always!r}"
+            )
         self.always = always
 
     def collect(
-        self, result: PromptResult, scenario: Scenario, mode: str, trace: SessionTrace | None
+        self,
+        result: PromptResult,
+        scenario: Scenario,
+        mode: str,
+        trace: SessionTrace | None,
     ) -> list[CustomMetric]:
         """Emit the six ``ghx.*`` counts (zero included) of an eval scenario (of any, with ``always``)."""
-        if not self.always and not all(key in (scenario.extensions or {}) for key in EVAL_KEYS):
+        if not self.always and not all(
+            key in (scenario.extensions or {}) for key in EVAL_KEYS
+        ):
             return []
-        counts = Counter(classify(name, tool_input) for name, tool_input in _calls(result, trace))
-        return [CustomMetric(name=METRICS[c], value=counts.get(c, 0), unit="count") for c in CATEGORIES]
+        counts = Counter(
+            classify(name, tool_input) for name, tool_input in _calls(result, trace)
+        )
+        return [
+            CustomMetric(name=METRICS[c], value=counts.get(c, 0), unit="count")
+            for c in CATEGORIES
+        ]

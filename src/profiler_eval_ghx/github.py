@@ -56,7 +56,10 @@ class _OneLineRetries(logging.Filter):
         reason = ""
         if record.exc_info and record.exc_info[1] is not None:
             reason = f": {describe(record.exc_info[1])[0]}; retrying"
-        record.msg, record.args = redact_text(f"GitHub: {record.getMessage()}{reason}"), ()
+        record.msg, record.args = (
+            redact_text(f"GitHub: {record.getMessage()}{reason}"),
+            (),
+        )
         record.exc_info, record.exc_text = None, None
         return True
 
@@ -76,11 +79,18 @@ class BoundedRetry:
     ``max_wait_s`` fails at once instead of stalling a run for an hour.
     """
 
-    def __init__(self, *, max_retries: int = DEFAULT_MAX_RETRIES, max_wait_s: float = DEFAULT_MAX_WAIT_S) -> None:
+    def __init__(
+        self,
+        *,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_wait_s: float = DEFAULT_MAX_WAIT_S,
+    ) -> None:
         from githubkit.retry import RetryChainDecision, RetryRateLimit, RetryServerError
 
         self.max_wait = timedelta(seconds=max_wait_s)
-        self._decide = RetryChainDecision(RetryRateLimit(max_retries), RetryServerError(max_retries))
+        self._decide = RetryChainDecision(
+            RetryRateLimit(max_retries), RetryServerError(max_retries)
+        )
 
     def __call__(self, exc, retry_count: int):
         from githubkit.typing import RetryOption
@@ -91,7 +101,9 @@ class BoundedRetry:
         if option.retry_after is not None and option.retry_after > self.max_wait:
             return RetryOption(False)
         # githubkit sleeps 60s when the wait is falsy, and `Retry-After: 0` gives timedelta(0).
-        return RetryOption(True, max(option.retry_after or timedelta(), timedelta(seconds=0.5)))
+        return RetryOption(
+            True, max(option.retry_after or timedelta(), timedelta(seconds=0.5))
+        )
 
 
 def describe(exc: BaseException) -> tuple[str, int | None]:
@@ -107,7 +119,10 @@ def describe(exc: BaseException) -> tuple[str, int | None]:
         return str(exc), exc.status
     if isinstance(exc, RateLimitExceeded):
         wait = int(exc.retry_after.total_seconds())
-        return f"HTTP {exc.response.status_code} rate limited (resets in {wait}s)", exc.response.status_code
+        return (
+            f"HTTP {exc.response.status_code} rate limited (resets in {wait}s)",
+            exc.response.status_code,
+        )
     if isinstance(exc, RequestFailed):
         status = exc.response.status_code
         try:
@@ -156,7 +171,9 @@ class GitHubClient:
         )
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **kwargs: Any) -> GitHubClient:
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, **kwargs: Any
+    ) -> GitHubClient:
         """A client with the token and base URL of the environment; no token is an error."""
         token = token_from_env(env)
         if not token:
@@ -168,40 +185,67 @@ class GitHubClient:
 
     def with_auth(self, auth: Any) -> GitHubClient:
         """A client for the same API and limits acting as another identity."""
-        return GitHubClient(auth, base_url=self.base_url, timeout_s=self.timeout_s, max_retries=self.max_retries, max_wait_s=self.max_wait_s)
+        return GitHubClient(
+            auth,
+            base_url=self.base_url,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            max_wait_s=self.max_wait_s,
+        )
 
-    async def rest(self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None) -> Any:
+    async def rest(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> Any:
         """One REST call; returns the decoded JSON (``None`` for 204) or raises ``GitHubError``."""
         try:
-            response = await self.gh.arequest(method, path, json=json, params=dict(params or {}))
+            response = await self.gh.arequest(
+                method, path, json=json, params=dict(params or {})
+            )
         except Exception as exc:  # noqa: BLE001 - every failure becomes one GitHubError line
             reason, status = describe(exc)
-            raise GitHubError(self._redact(f"{method} {path}: {reason}"), status=status) from None
+            raise GitHubError(
+                self._redact(f"{method} {path}: {reason}"), status=status
+            ) from None
         if response.status_code == 204 or not response.content:
             return None
         return response.json()
 
-    async def paginate(self, path: str, *, params: Mapping[str, Any] | None = None, limit: int = 1000) -> list[Any]:
+    async def paginate(
+        self, path: str, *, params: Mapping[str, Any] | None = None, limit: int = 1000
+    ) -> list[Any]:
         """Every item of a REST list endpoint (``per_page=100``, following pages up to ``limit``)."""
         items: list[Any] = []
         page = 1
         while len(items) < limit:
-            batch = await self.rest("GET", path, params={**(params or {}), "per_page": 100, "page": page})
+            batch = await self.rest(
+                "GET", path, params={**(params or {}), "per_page": 100, "page": page}
+            )
             items.extend(batch)
             if len(batch) < 100:
                 break
             page += 1
         return items[:limit]
 
-    async def graphql(self, query: str, variables: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    async def graphql(
+        self, query: str, variables: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """One GraphQL call; returns ``data`` or raises ``GitHubError`` with GraphQL's messages."""
         try:
             return await self.gh.async_graphql(query, dict(variables or {}))
         except Exception as exc:  # noqa: BLE001
             reason, status = describe(exc)
-            raise GitHubError(self._redact(f"GraphQL {_operation(query)}: {reason}"), status=status) from None
+            raise GitHubError(
+                self._redact(f"GraphQL {_operation(query)}: {reason}"), status=status
+            ) from None
 
-    async def as_app_installation(self, app_id: int | str, private_key: str, repo: str) -> GitHubClient:
+    async def as_app_installation(
+        self, app_id: int | str, private_key: str, repo: str
+    ) -> GitHubClient:
         """A client acting as a GitHub App's installation on ``repo`` (githubkit makes the JWT)."""
         import githubkit
 
@@ -211,10 +255,16 @@ class GitHubClient:
         owner, name = split_repo(repo)
         app = self.with_auth(kit.AppAuthStrategy(str(app_id), private_key))
         installation = await app.rest("GET", f"/repos/{owner}/{name}/installation")
-        return self.with_auth(kit.AppInstallationAuthStrategy(str(app_id), private_key, int(installation["id"])))
+        return self.with_auth(
+            kit.AppInstallationAuthStrategy(
+                str(app_id), private_key, int(installation["id"])
+            )
+        )
 
 
-async def second_identity(client: GitHubClient, repo: str, env: Mapping[str, str] | None = None) -> GitHubClient | None:
+async def second_identity(
+    client: GitHubClient, repo: str, env: Mapping[str, str] | None = None
+) -> GitHubClient | None:
     """The reviewer identity for seeding review threads, from the environment; ``None`` if not configured.
 
     ``GHX_EVAL_APP_ID`` with ``GHX_EVAL_APP_PRIVATE_KEY`` (PEM text) or
@@ -226,9 +276,15 @@ async def second_identity(client: GitHubClient, repo: str, env: Mapping[str, str
     if app_id:
         key = env.get("GHX_EVAL_APP_PRIVATE_KEY")
         if not key and env.get("GHX_EVAL_APP_PRIVATE_KEY_PATH"):
-            key = Path(env["GHX_EVAL_APP_PRIVATE_KEY_PATH"]).expanduser().read_text(encoding="utf-8")
+            key = (
+                Path(env["GHX_EVAL_APP_PRIVATE_KEY_PATH"])
+                .expanduser()
+                .read_text(encoding="utf-8")
+            )
         if not key:
-            raise GitHubError("GHX_EVAL_APP_ID is set but neither GHX_EVAL_APP_PRIVATE_KEY nor GHX_EVAL_APP_PRIVATE_KEY_PATH is")
+            raise GitHubError(
+                "GHX_EVAL_APP_ID is set but neither GHX_EVAL_APP_PRIVATE_KEY nor GHX_EVAL_APP_PRIVATE_KEY_PATH is"
+            )
         return await client.as_app_installation(app_id, key, repo)
     if env.get("GHX_EVAL_REVIEWER_TOKEN"):
         return client.with_auth(env["GHX_EVAL_REVIEWER_TOKEN"])

@@ -58,17 +58,25 @@ def scenario_fixture(scenario: Any) -> ScenarioFixture | None:
     return ScenarioFixture(
         requires=tuple(_field(raw, "requires", "requires", ()) or ()),
         bindings=dict(_field(raw, "bindings", "bindings", {}) or {}),
-        reseed_per_iteration=bool(_field(raw, "reseed_per_iteration", "reseedPerIteration", False)),
-        seed_per_iteration=bool(_field(raw, "seed_per_iteration", "seedPerIteration", False)),
+        reseed_per_iteration=bool(
+            _field(raw, "reseed_per_iteration", "reseedPerIteration", False)
+        ),
+        seed_per_iteration=bool(
+            _field(raw, "seed_per_iteration", "seedPerIteration", False)
+        ),
     )
 
 
-def _default_binder(scenario: Any, manifest: FixtureManifest, variables: Mapping[str, Any]) -> Any:
+def _default_binder(
+    scenario: Any, manifest: FixtureManifest, variables: Mapping[str, Any]
+) -> Any:
     # The scenario module's binding rules (`{{var}}`, raw values, `{{owner}}`/`{{repo_name}}`).
     try:
         from .bindings import bind_scenario  # type: ignore[import-untyped,unused-ignore]
     except ImportError as exc:
-        raise FixtureError(f"scenario {scenario.id}: cannot fill its bindings: {exc}") from None
+        raise FixtureError(
+            f"scenario {scenario.id}: cannot fill its bindings: {exc}"
+        ) from None
     return bind_scenario(scenario, manifest, variables)
 
 
@@ -79,7 +87,12 @@ def _safe(text: str) -> str:
 class EvalHooks:
     """State of the eval hooks across one process: settings, manifest and per-iteration seeds of each run."""
 
-    def __init__(self, *, binder: Binder | None = None, client_factory: Callable[[], GitHubClient] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        binder: Binder | None = None,
+        client_factory: Callable[[], GitHubClient] | None = None,
+    ) -> None:
         self.binder = binder or _default_binder
         self.client_factory = client_factory or GitHubClient.from_env
         self._runs: dict[str, dict[str, Any]] = {}
@@ -95,17 +108,23 @@ class EvalHooks:
     # -- hooks ---------------------------------------------------------------------
     async def before_run(self, ctx: Any) -> None:
         """Check that every fixture a scenario requires is in the manifest (seeding it first if asked)."""
-        settings = fixture_settings(ctx.extensions or {}, profile_path=getattr(ctx, "profile_path", None))
+        settings = fixture_settings(
+            ctx.extensions or {}, profile_path=getattr(ctx, "profile_path", None)
+        )
         needs = self._needs(ctx.scenarios)
         if settings is None:
             if any(n.requires for n in needs.values()):
                 users = ", ".join(sorted(sid for sid, n in needs.items() if n.requires))
-                raise FixtureError(f"scenario(s) {users} require fixtures but the profile has no extensions.fixtures section (repo, manifest)")
+                raise FixtureError(
+                    f"scenario(s) {users} require fixtures but the profile has no extensions.fixtures section (repo, manifest)"
+                )
             return
         required = sorted({name for n in needs.values() for name in n.requires})
         if not settings.repo and (needs or settings.reseed_between_modes):
             # The fixtures are reset, seeded, cleaned up and bound into prompts there: the user names it, never the manifest.
-            where = f"{ctx.profile_path}: " if getattr(ctx, "profile_path", None) else ""
+            where = (
+                f"{ctx.profile_path}: " if getattr(ctx, "profile_path", None) else ""
+            )
             raise FixtureError(
                 f"{where}extensions.fixtures.repo: required, the sandbox repository (owner/name) the eval's fixtures live in; "
                 "a manifest never chooses where the eval writes"
@@ -113,16 +132,31 @@ class EvalHooks:
         manifest = None
         if settings.manifest.is_file():
             manifest = read_manifest(settings.manifest)
-        missing = [name for name in required if manifest is None or name not in manifest.fixtures]
+        missing = [
+            name
+            for name in required
+            if manifest is None or name not in manifest.fixtures
+        ]
         if missing and settings.seed_if_missing:
             if not settings.repo:  # unreachable (checked above); narrows the type
-                raise FixtureError("extensions.fixtures.seed_if_missing needs extensions.fixtures.repo")
+                raise FixtureError(
+                    "extensions.fixtures.seed_if_missing needs extensions.fixtures.repo"
+                )
             client = self.client_factory()
-            seeded = await seed_fixtures(client, settings.repo, missing, reviewer=await second_identity(client, settings.repo))
+            seeded = await seed_fixtures(
+                client,
+                settings.repo,
+                missing,
+                reviewer=await second_identity(client, settings.repo),
+            )
             if manifest is not None:
-                seeded = attrs.evolve(manifest, fixtures={**manifest.fixtures, **seeded.fixtures})
+                seeded = attrs.evolve(
+                    manifest, fixtures={**manifest.fixtures, **seeded.fixtures}
+                )
             write_manifest(seeded, settings.manifest)
-            log.info("seeded fixtures %s into %s", ", ".join(missing), settings.manifest)
+            log.info(
+                "seeded fixtures %s into %s", ", ".join(missing), settings.manifest
+            )
             manifest, missing = seeded, []
         if missing:
             raise FixtureError(
@@ -133,16 +167,31 @@ class EvalHooks:
         sandbox = None
         if manifest is not None and settings.repo:
             sandbox = Sandbox.configured(settings.repo)
-            sandbox.check(manifest)  # before any session: a manifest never chooses where the eval writes
-        self._runs[ctx.run_id] = {"settings": settings, "manifest": manifest, "seeded": {}, "sandbox": sandbox}
+            sandbox.check(
+                manifest
+            )  # before any session: a manifest never chooses where the eval writes
+        self._runs[ctx.run_id] = {
+            "settings": settings,
+            "manifest": manifest,
+            "seeded": {},
+            "sandbox": sandbox,
+        }
 
     async def before_mode(self, mode: str, run: Any) -> None:
         """Reset every fixture of the manifest when ``reseed_between_modes`` is on."""
         state = self._state(run)
-        if not state or not state["settings"].reseed_between_modes or state["manifest"] is None:
+        if (
+            not state
+            or not state["settings"].reseed_between_modes
+            or state["manifest"] is None
+        ):
             return
-        done = await reset_manifest(self.client_factory(), state["manifest"], repo=state["sandbox"].repo)
-        log.info("mode %s: fixtures reset (%s)", mode, "; ".join(done) or "nothing to change")
+        done = await reset_manifest(
+            self.client_factory(), state["manifest"], repo=state["sandbox"].repo
+        )
+        log.info(
+            "mode %s: fixtures reset (%s)", mode, "; ".join(done) or "nothing to change"
+        )
 
     async def before_scenario(self, ctx: Any) -> Any:
         """Reset (``reseedPerIteration``) or seed fresh fixtures (``seedPerIteration``); return the bound scenario."""
@@ -153,23 +202,46 @@ class EvalHooks:
         manifest: FixtureManifest = state["manifest"]
         if need.seed_per_iteration:
             client = self.client_factory()
-            seed_id = _safe(f"{ctx.run.run_id}-{ctx.model}-{ctx.mode}-{ctx.scenario.id}-{ctx.iteration}")
+            seed_id = _safe(
+                f"{ctx.run.run_id}-{ctx.model}-{ctx.mode}-{ctx.scenario.id}-{ctx.iteration}"
+            )
             repo = state["sandbox"].repo
-            fresh = await seed_fixtures(client, repo, need.requires, seed_id=seed_id, reviewer=await second_identity(client, repo))
-            state["seeded"][(ctx.model, ctx.mode, ctx.scenario.id, ctx.iteration)] = fresh
-            manifest = attrs.evolve(manifest, fixtures={**manifest.fixtures, **fresh.fixtures})
+            fresh = await seed_fixtures(
+                client,
+                repo,
+                need.requires,
+                seed_id=seed_id,
+                reviewer=await second_identity(client, repo),
+            )
+            state["seeded"][(ctx.model, ctx.mode, ctx.scenario.id, ctx.iteration)] = (
+                fresh
+            )
+            manifest = attrs.evolve(
+                manifest, fixtures={**manifest.fixtures, **fresh.fixtures}
+            )
         elif need.reseed_per_iteration:
-            await reset_manifest(self.client_factory(), manifest, need.requires, repo=state["sandbox"].repo)
+            await reset_manifest(
+                self.client_factory(),
+                manifest,
+                need.requires,
+                repo=state["sandbox"].repo,
+            )
         if not need.bindings and not need.seed_per_iteration:
             return None
-        return self.binder(ctx.scenario, manifest, {"run_id": ctx.run.run_id, "iteration": ctx.iteration, "mode": ctx.mode})
+        return self.binder(
+            ctx.scenario,
+            manifest,
+            {"run_id": ctx.run.run_id, "iteration": ctx.iteration, "mode": ctx.mode},
+        )
 
     async def after_scenario(self, ctx: Any) -> None:
         """Close the iteration's own seeded fixtures and delete their branches (best effort; failures are raised once, recorded)."""
         state = self._state(ctx.run)
         if not state:
             return
-        fresh = state["seeded"].pop((ctx.model, ctx.mode, ctx.scenario.id, ctx.iteration), None)
+        fresh = state["seeded"].pop(
+            (ctx.model, ctx.mode, ctx.scenario.id, ctx.iteration), None
+        )
         if fresh is None:
             return
         client = self.client_factory()
@@ -190,4 +262,10 @@ class EvalHooks:
 #: the instance the plugin module's hookimpls delegate to
 HOOKS = EvalHooks()
 
-__all__ = ["HOOKS", "EvalHooks", "FixtureSettings", "ScenarioFixture", "scenario_fixture"]
+__all__ = [
+    "HOOKS",
+    "EvalHooks",
+    "FixtureSettings",
+    "ScenarioFixture",
+    "scenario_fixture",
+]

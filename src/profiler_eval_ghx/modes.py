@@ -75,22 +75,30 @@ You work on GitHub through the `gh` command-line tool in the shell.
 """
 
 
-def ghx_bin_dir(environ: Mapping[str, str], cwd: Path, option: str | None = None) -> Path:
+def ghx_bin_dir(
+    environ: Mapping[str, str], cwd: Path, option: str | None = None
+) -> Path:
     """Where the ``ghx`` binary is: the ``ghx_bin_dir`` option, ``$GHX_BIN_DIR``, else ``./node_modules/.bin`` (absolute)."""
     configured = option or environ.get("GHX_BIN_DIR")
     path = Path(configured).expanduser() if configured else Path("node_modules/.bin")
     return path if path.is_absolute() else cwd / path
 
 
-def find_skill_md(environ: Mapping[str, str], cwd: Path, home: Path, option: str | None = None) -> Path | None:
+def find_skill_md(
+    environ: Mapping[str, str], cwd: Path, home: Path, option: str | None = None
+) -> Path | None:
     """The first SKILL.md that exists, in the documented order (``None`` when there is none)."""
     candidates: list[Path] = []
     for configured_text in (option, environ.get("GHX_SKILL_MD")):
         if configured_text:
             configured = Path(configured_text).expanduser()
-            candidates.append(configured if configured.is_absolute() else cwd / configured)
+            candidates.append(
+                configured if configured.is_absolute() else cwd / configured
+            )
     candidates.append(cwd / "SKILL.md")
-    candidates += [home / ".agents" / "skills" / name / "SKILL.md" for name in SKILL_DIRS]
+    candidates += [
+        home / ".agents" / "skills" / name / "SKILL.md" for name in SKILL_DIRS
+    ]
     return next((path for path in candidates if path.is_file()), None)
 
 
@@ -115,14 +123,32 @@ class EvalModeResolver:
         """Options come from the profile's ``mode_resolver.options``; ``environ``/``cwd``/``home`` default to the process's."""
         where = "mode resolver 'eval': option"
         if mcp_server not in ("remote", "local"):
-            raise ConfigError(f"{where} mcp_server: expected remote or local, got {mcp_server!r}")
-        if not isinstance(mcp_url, str) or not mcp_url.startswith(("https://", "http://")):
-            raise ConfigError(f"{where} mcp_url: expected an http(s) URL, got {mcp_url!r}")
-        if isinstance(mcp_command, str) or not mcp_command or not all(isinstance(p, str) and p for p in mcp_command):
-            raise ConfigError(f"{where} mcp_command: expected a list of strings (program first), got {mcp_command!r}")
-        for name, value in (("ghx_bin_dir", ghx_bin_dir), ("skill_md", skill_md), ("token_env", token_env)):
+            raise ConfigError(
+                f"{where} mcp_server: expected remote or local, got {mcp_server!r}"
+            )
+        if not isinstance(mcp_url, str) or not mcp_url.startswith(
+            ("https://", "http://")
+        ):
+            raise ConfigError(
+                f"{where} mcp_url: expected an http(s) URL, got {mcp_url!r}"
+            )
+        if (
+            isinstance(mcp_command, str)
+            or not mcp_command
+            or not all(isinstance(p, str) and p for p in mcp_command)
+        ):
+            raise ConfigError(
+                f"{where} mcp_command: expected a list of strings (program first), got {mcp_command!r}"
+            )
+        for name, value in (
+            ("ghx_bin_dir", ghx_bin_dir),
+            ("skill_md", skill_md),
+            ("token_env", token_env),
+        ):
             if value is not None and (not isinstance(value, str) or not value):
-                raise ConfigError(f"{where} {name}: expected a non-empty string, got {value!r}")
+                raise ConfigError(
+                    f"{where} {name}: expected a non-empty string, got {value!r}"
+                )
         self.ghx_bin_dir = ghx_bin_dir
         self.skill_md = skill_md
         self.token_env = token_env
@@ -145,21 +171,31 @@ class EvalModeResolver:
         if mode == "ghx":
             return self._ghx()
         if mode == "mcp":
-            return ModeConfig(system_instructions=MCP_INSTRUCTIONS, provider_overrides={"mcp": {MCP_SERVER_NAME: self.mcp_config()}})
+            return ModeConfig(
+                system_instructions=MCP_INSTRUCTIONS,
+                provider_overrides={"mcp": {MCP_SERVER_NAME: self.mcp_config()}},
+            )
         if mode == "baseline":
             return ModeConfig(system_instructions=BASELINE_INSTRUCTIONS)
         hint = difflib.get_close_matches(mode, MODES, n=1)
         did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
-        raise UnknownModeError(f"unknown mode {mode!r}{did_you_mean} (the eval resolver knows: {', '.join(MODES)})")
+        raise UnknownModeError(
+            f"unknown mode {mode!r}{did_you_mean} (the eval resolver knows: {', '.join(MODES)})"
+        )
 
     def _ghx(self) -> ModeConfig:
         cwd = self._cwd or Path.cwd()
         bin_dir = ghx_bin_dir(self.environ, cwd, self.ghx_bin_dir)
         if not (bin_dir / "ghx").exists() and bin_dir not in self._warned:
             self._warned.add(bin_dir)
-            log.warning("mode ghx: no ghx in %s (set GHX_BIN_DIR, or npm install ghx there)", bin_dir)
+            log.warning(
+                "mode ghx: no ghx in %s (set GHX_BIN_DIR, or npm install ghx there)",
+                bin_dir,
+            )
         path = self.environ.get("PATH", "")
-        skill = find_skill_md(self.environ, cwd, self._home or Path.home(), self.skill_md)
+        skill = find_skill_md(
+            self.environ, cwd, self._home or Path.home(), self.skill_md
+        )
         if skill is None:
             instructions = GHX_FALLBACK_INSTRUCTIONS
         else:
@@ -168,7 +204,9 @@ class EvalModeResolver:
             except (OSError, UnicodeDecodeError) as exc:
                 raise ConfigError(f"mode ghx: cannot read {skill} ({exc})") from None
         return ModeConfig(
-            environment={"PATH": f"{bin_dir}{os.pathsep}{path}" if path else str(bin_dir)},
+            environment={
+                "PATH": f"{bin_dir}{os.pathsep}{path}" if path else str(bin_dir)
+            },
             system_instructions=instructions,
         )
 
@@ -177,7 +215,9 @@ class EvalModeResolver:
         names = (self.token_env,) if self.token_env else TOKEN_VARIABLES
         token_variable = next((name for name in names if self.environ.get(name)), None)
         if token_variable is None:
-            raise ConfigError(f"mode mcp: the GitHub MCP server needs a token: set {' or '.join(names)}")
+            raise ConfigError(
+                f"mode mcp: the GitHub MCP server needs a token: set {' or '.join(names)}"
+            )
         reference = f"{{env:{token_variable}}}"
         if self.mcp_server == "local":
             return {

@@ -19,7 +19,11 @@ def _uses_fixtures(ctx: Any) -> bool:
     if (getattr(ctx, "extensions", None) or {}).get("fixtures") is not None:
         return True
     scenarios = getattr(ctx, "scenarios", None) or ()
-    return any(getattr(s, "fixture", None) is not None or "fixture" in (getattr(s, "extensions", None) or {}) for s in scenarios)
+    return any(
+        getattr(s, "fixture", None) is not None
+        or "fixture" in (getattr(s, "extensions", None) or {})
+        for s in scenarios
+    )
 
 
 def _hooks() -> Any:

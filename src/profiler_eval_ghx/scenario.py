@@ -79,13 +79,17 @@ def _key(name: str) -> str:
 
 def _non_empty(instance, attribute: attrs.Attribute, value) -> None:
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{_key(attribute.name)}: expected a non-empty string, got {value!r}")
+        raise ValueError(
+            f"{_key(attribute.name)}: expected a non-empty string, got {value!r}"
+        )
 
 
 def _one_of(choices: tuple[str, ...]):
     def check(instance, attribute: attrs.Attribute, value) -> None:
         if value not in choices:
-            raise ValueError(f"{_key(attribute.name)}: expected one of {', '.join(choices)}, got {value!r}")
+            raise ValueError(
+                f"{_key(attribute.name)}: expected one of {', '.join(choices)}, got {value!r}"
+            )
 
     return check
 
@@ -93,7 +97,9 @@ def _one_of(choices: tuple[str, ...]):
 def _scenario_id(instance, attribute: attrs.Attribute, value) -> None:
     # fullmatch: `$` alone would let a trailing newline through
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        raise ValueError(f"id: expected lowercase words joined by '-' ending in a 3-digit number (e.g. pr-review-001), got {shown(value)}")
+        raise ValueError(
+            f"id: expected lowercase words joined by '-' ending in a 3-digit number (e.g. pr-review-001), got {shown(value)}"
+        )
 
 
 def _positive(instance, attribute: attrs.Attribute, value) -> None:
@@ -103,7 +109,9 @@ def _positive(instance, attribute: attrs.Attribute, value) -> None:
 
 def _non_negative(instance, attribute: attrs.Attribute, value) -> None:
     if value < 0:
-        raise ValueError(f"{_key(attribute.name)}: expected a value >= 0, got {value!r}")
+        raise ValueError(
+            f"{_key(attribute.name)}: expected a value >= 0, got {value!r}"
+        )
 
 
 def _repo(instance, attribute: attrs.Attribute, value) -> None:
@@ -114,7 +122,9 @@ def _repo(instance, attribute: attrs.Attribute, value) -> None:
 # -- the model ---------------------------------------------------------------------------
 
 
-def _bindings_name_required_fixtures(instance: Any, attribute: attrs.Attribute, value: dict[str, str]) -> None:
+def _bindings_name_required_fixtures(
+    instance: Any, attribute: attrs.Attribute, value: dict[str, str]
+) -> None:
     for var, target in value.items():
         head = target.split(".", 1)[0]
         if not head or head not in instance.requires:
@@ -126,7 +136,9 @@ def _bindings_name_required_fixtures(instance: Any, attribute: attrs.Attribute, 
 
 def _one_strategy(instance: Any, attribute: attrs.Attribute, value: bool) -> None:
     if value and instance.reseed_per_iteration:
-        raise ValueError("seedPerIteration: expected reseedPerIteration or seedPerIteration, not both")
+        raise ValueError(
+            "seedPerIteration: expected reseedPerIteration or seedPerIteration, not both"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -136,7 +148,9 @@ class Fixture:
     repo: str = attrs.field(validator=_repo)
     requires: tuple[str, ...] = ()
     #: variable -> dotted path into the manifest's fixtures (``"pr.number"``, ``"issue.metadata.searchTerm"``)
-    bindings: dict[str, str] = attrs.field(factory=dict, validator=_bindings_name_required_fixtures)
+    bindings: dict[str, str] = attrs.field(
+        factory=dict, validator=_bindings_name_required_fixtures
+    )
     reseed_per_iteration: bool = False
     seed_per_iteration: bool = attrs.field(default=False, validator=_one_strategy)
 
@@ -152,11 +166,15 @@ class Checkpoint:
     condition: Condition
 
 
-def _unique_ids(instance: Any, attribute: attrs.Attribute, value: tuple[Checkpoint, ...]) -> None:
+def _unique_ids(
+    instance: Any, attribute: attrs.Attribute, value: tuple[Checkpoint, ...]
+) -> None:
     seen: set[str] = set()
     for index, checkpoint in enumerate(value):
         if checkpoint.id in seen:
-            raise ValueError(f"checkpoints: expected unique ids, got {checkpoint.id!r} twice (again at index {index})")
+            raise ValueError(
+                f"checkpoints: expected unique ids, got {checkpoint.id!r} twice (again at index {index})"
+            )
         seen.add(checkpoint.id)
 
 
@@ -209,7 +227,9 @@ def from_core_scenario(scenario: Scenario | EvalScenario) -> EvalScenario:
     if isinstance(scenario, EvalScenario):
         return scenario
     extensions = scenario.extensions or {}
-    missing = [key for key in ("category", "difficulty", "assertions") if key not in extensions]
+    missing = [
+        key for key in ("category", "difficulty", "assertions") if key not in extensions
+    ]
     if missing:
         raise ConfigError(
             f"scenario {scenario.id!r}: not an eval scenario (extensions lack {', '.join(missing)}; "
@@ -223,7 +243,11 @@ def from_core_scenario(scenario: Scenario | EvalScenario) -> EvalScenario:
         "timeoutMs": scenario.timeout_ms,
         "allowedRetries": scenario.allowed_retries,
         "tags": list(scenario.tags),
-        **{key: extensions[key] for key in EXTENSION_KEYS if extensions.get(key) is not None},
+        **{
+            key: extensions[key]
+            for key in EXTENSION_KEYS
+            if extensions.get(key) is not None
+        },
     }
     return structure(data, EvalScenario, source=f"scenario {scenario.id!r}")
 
@@ -265,7 +289,9 @@ def load_scenarios(
     folder = Path(folder)
     if not folder.is_dir():
         raise ScenarioLoadError([f"{folder}: scenario folder does not exist"])
-    found, sets, problems, unloadable = load_folder(folder, scenario_format=GhxScenarioFormat())
+    found, sets, problems, unloadable = load_folder(
+        folder, scenario_format=GhxScenarioFormat()
+    )
     if not found and not problems:
         problems.append(f"{folder}: no scenario files (*.json) found")
     # A set naming an id that no file defines is a typo waiting for the day someone runs that set.
@@ -275,10 +301,16 @@ def load_scenarios(
         unknown = [i for i in set_ids if i not in known]
         if unknown and found:
             broken_sets.add(name)
-            problems.append(f"{folder / SCENARIO_SETS_FILE}: $['{name}']: unknown scenario id(s) {', '.join(unknown)}")
+            problems.append(
+                f"{folder / SCENARIO_SETS_FILE}: $['{name}']: unknown scenario id(s) {', '.join(unknown)}"
+            )
     ids = tuple(ids or ())
-    picked, selection_problems = select_scenarios(found, sets, ids=ids or None, set_name=set_name, unloadable=unloadable)
-    if ids or set_name not in broken_sets:  # a broken chosen set is already reported above
+    picked, selection_problems = select_scenarios(
+        found, sets, ids=ids or None, set_name=set_name, unloadable=unloadable
+    )
+    if (
+        ids or set_name not in broken_sets
+    ):  # a broken chosen set is already reported above
         problems += selection_problems
     if problems:
         raise ScenarioLoadError(problems)
@@ -289,5 +321,6 @@ def load_core_scenarios(
     folder: str | Path, *, ids: Iterable[str] | None = None, set_name: str | None = None
 ) -> list[Scenario]:
     """``load_scenarios`` as the core runner wants them (``RunOptions.scenarios``): eval parts in ``extensions``."""
-    return [to_core_scenario(s) for s in load_scenarios(folder, ids=ids, set_name=set_name)]
-
+    return [
+        to_core_scenario(s) for s in load_scenarios(folder, ids=ids, set_name=set_name)
+    ]

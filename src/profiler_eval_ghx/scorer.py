@@ -23,7 +23,12 @@ from profiler_core import (
     ScorerResult,
     structure,
 )
-from profiler_core.conditions import ConditionOutcome, Custom, describe_condition, evaluate_condition_async
+from profiler_core.conditions import (
+    ConditionOutcome,
+    Custom,
+    describe_condition,
+    evaluate_condition_async,
+)
 
 from .bindings import template_variables
 from .capabilities import CapabilityExecutor, CapabilityResult
@@ -38,8 +43,12 @@ def scenario_assertions(scenario: Scenario | EvalScenario) -> Assertions:
         return scenario.assertions
     raw = (scenario.extensions or {}).get("assertions")
     if raw is None:
-        raise ConfigError(f"scenario {scenario.id!r}: no assertions (checkpoints) in its extensions: not an eval scenario")
-    return structure(raw, Assertions, source=f"scenario {scenario.id!r}: extensions.assertions")
+        raise ConfigError(
+            f"scenario {scenario.id!r}: no assertions (checkpoints) in its extensions: not an eval scenario"
+        )
+    return structure(
+        raw, Assertions, source=f"scenario {scenario.id!r}: extensions.assertions"
+    )
 
 
 def _preview(value: Any, limit: int) -> Any:
@@ -71,8 +80,14 @@ class CheckpointScorer:
 
         ``registry`` (given by the runner) builds the scorers that ``custom`` conditions name.
         """
-        if isinstance(max_actual_chars, bool) or not isinstance(max_actual_chars, int) or max_actual_chars < 20:
-            raise ConfigError(f"scorer 'checkpoint': option max_actual_chars: expected an integer >= 20, got {max_actual_chars!r}")
+        if (
+            isinstance(max_actual_chars, bool)
+            or not isinstance(max_actual_chars, int)
+            or max_actual_chars < 20
+        ):
+            raise ConfigError(
+                f"scorer 'checkpoint': option max_actual_chars: expected an integer >= 20, got {max_actual_chars!r}"
+            )
         self._executor = executor
         self._executor_options = executor_options
         self._registry = registry
@@ -85,7 +100,9 @@ class CheckpointScorer:
         """Raise ``ConfigError`` for a scenario this scorer cannot score (called before any session starts)."""
         checkpoints = scenario_assertions(scenario).checkpoints
         if not checkpoints:
-            raise ConfigError(f"scenario {scenario.id!r}: assertions.checkpoints is empty: nothing would show the task was done")
+            raise ConfigError(
+                f"scenario {scenario.id!r}: assertions.checkpoints is empty: nothing would show the task was done"
+            )
         if self._registry is None:
             return
         for index, checkpoint in enumerate(checkpoints):
@@ -94,7 +111,9 @@ class CheckpointScorer:
                 try:
                     self._registry.get("scorers", cond.scorer)
                 except ProfilerError as exc:
-                    raise ConfigError(f"scenario {scenario.id!r}: assertions.checkpoints[{index}].condition.scorer: {exc}") from None
+                    raise ConfigError(
+                        f"scenario {scenario.id!r}: assertions.checkpoints[{index}].condition.scorer: {exc}"
+                    ) from None
 
     def _executor_or_default(self) -> CapabilityExecutor:
         if self._executor is None:
@@ -106,7 +125,9 @@ class CheckpointScorer:
 
     # -- scoring ----------------------------------------------------------------------
 
-    async def evaluate(self, scenario: Scenario, context: ScorerContext) -> ScorerResult:
+    async def evaluate(
+        self, scenario: Scenario, context: ScorerContext
+    ) -> ScorerResult:
         """Run every checkpoint in order; success when all pass and there is at least one."""
         try:
             checkpoints = scenario_assertions(scenario).checkpoints
@@ -117,7 +138,12 @@ class CheckpointScorer:
         try:
             executor = self._executor_or_default()
         except (ImportError, ValueError, ProfilerError) as exc:
-            return ScorerResult(success=False, passed=0, total=len(checkpoints), error=f"no capability executor: {exc}")
+            return ScorerResult(
+                success=False,
+                passed=0,
+                total=len(checkpoints),
+                error=f"no capability executor: {exc}",
+            )
         details: list[ScorerCheckResult] = []
         broken: list[str] = []
         for checkpoint in checkpoints:
@@ -136,19 +162,29 @@ class CheckpointScorer:
         )
 
     async def _run(
-        self, checkpoint: Checkpoint, executor: CapabilityExecutor, scenario: Scenario, context: ScorerContext
+        self,
+        checkpoint: Checkpoint,
+        executor: CapabilityExecutor,
+        scenario: Scenario,
+        context: ScorerContext,
     ) -> tuple[ScorerCheckResult, str | None]:
         expected = describe_condition(checkpoint.condition, "data")
 
         def failed(error: str) -> ScorerCheckResult:
             return ScorerCheckResult(
-                id=checkpoint.id, description=checkpoint.description, passed=False, expected=expected, error=error
+                id=checkpoint.id,
+                description=checkpoint.description,
+                passed=False,
+                expected=expected,
+                error=error,
             )
 
         unfilled = sorted(template_variables(checkpoint.input))
         if unfilled:
             names = ", ".join(f"{{{{{n}}}}}" for n in unfilled)
-            return failed(f"input still holds {names}: the scenario was not bound to the fixture manifest"), None
+            return failed(
+                f"input still holds {names}: the scenario was not bound to the fixture manifest"
+            ), None
         try:
             result = await executor.run(checkpoint.task, dict(checkpoint.input))
         except Exception as exc:  # noqa: BLE001 - the executor is a plug-in point; its failure is this checkpoint's
@@ -158,12 +194,16 @@ class CheckpointScorer:
             message = f"{checkpoint.task}: the executor returned {type(result).__name__}, expected CapabilityResult"
             return failed(message), message
         if not result.ok:
-            return failed(f"{checkpoint.task}: {result.error or 'the call failed without a message'}"), None
+            return failed(
+                f"{checkpoint.task}: {result.error or 'the call failed without a message'}"
+            ), None
 
         async def custom(cond: Custom, value: Any) -> ConditionOutcome:
             return await self._custom(cond, value, checkpoint, scenario, context)
 
-        outcome = await evaluate_condition_async(checkpoint.condition, result.data, subject="data", custom=custom)
+        outcome = await evaluate_condition_async(
+            checkpoint.condition, result.data, subject="data", custom=custom
+        )
         return (
             ScorerCheckResult(
                 id=checkpoint.id,
@@ -177,7 +217,12 @@ class CheckpointScorer:
         )
 
     async def _custom(
-        self, cond: Custom, value: Any, checkpoint: Checkpoint, scenario: Scenario, context: ScorerContext
+        self,
+        cond: Custom,
+        value: Any,
+        checkpoint: Checkpoint,
+        scenario: Scenario,
+        context: ScorerContext,
     ) -> ConditionOutcome:
         expected = describe_condition(cond, "data")
         if self._registry is None:
@@ -189,9 +234,16 @@ class CheckpointScorer:
             )
         key = f"{cond.scorer}\0{json.dumps(cond.options, sort_keys=True, default=str)}"
         try:
-            scorer = self._custom_scorers.get(key) or self._registry.create("scorers", cond.scorer, dict(cond.options))
+            scorer = self._custom_scorers.get(key) or self._registry.create(
+                "scorers", cond.scorer, dict(cond.options)
+            )
         except ProfilerError as exc:
-            return ConditionOutcome(passed=False, actual=value, expected=expected, error=f"custom condition: {exc}")
+            return ConditionOutcome(
+                passed=False,
+                actual=value,
+                expected=expected,
+                error=f"custom condition: {exc}",
+            )
         self._custom_scorers[key] = scorer
         sub_context = ScorerContext(
             agent_output=context.agent_output,
@@ -201,7 +253,12 @@ class CheckpointScorer:
             iteration=context.iteration,
             metadata={
                 **context.metadata,
-                "checkpoint": {"id": checkpoint.id, "task": checkpoint.task, "input": checkpoint.input, "data": value},
+                "checkpoint": {
+                    "id": checkpoint.id,
+                    "task": checkpoint.task,
+                    "input": checkpoint.input,
+                    "data": value,
+                },
                 # the flat keys of the first landing, kept so scorers written against it still work
                 "checkpoint_id": checkpoint.id,
                 "checkpoint_data": value,
@@ -219,7 +276,11 @@ class CheckpointScorer:
             )
         return ConditionOutcome(
             passed=verdict.success and not verdict.error,
-            actual={"passed": verdict.passed, "total": verdict.total, "data": _preview(value, self.max_actual_chars)},
+            actual={
+                "passed": verdict.passed,
+                "total": verdict.total,
+                "data": _preview(value, self.max_actual_chars),
+            },
             expected=expected,
             error=verdict.error,
         )

@@ -36,28 +36,42 @@ class FixtureSettings:
     reseed_between_modes: bool = False
 
 
-def fixture_settings(extensions: Mapping[str, Any], *, profile_path: str | None = None) -> FixtureSettings | None:
+def fixture_settings(
+    extensions: Mapping[str, Any], *, profile_path: str | None = None
+) -> FixtureSettings | None:
     """Read ``extensions.fixtures`` (``None`` when absent); a wrong key or type is a ``ConfigError`` naming it."""
     raw = extensions.get("fixtures")
     if raw is None:
         return None
     where = f"{profile_path}: " if profile_path else ""
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}extensions.fixtures: expected a mapping with repo, manifest, seed_if_missing, reseed_between_modes")
-    problems = [f"{where}extensions.fixtures.{key}: unknown key (expected one of {', '.join(_KEYS)})" for key in raw if key not in _KEYS]
+        raise ConfigError(
+            f"{where}extensions.fixtures: expected a mapping with repo, manifest, seed_if_missing, reseed_between_modes"
+        )
+    problems = [
+        f"{where}extensions.fixtures.{key}: unknown key (expected one of {', '.join(_KEYS)})"
+        for key in raw
+        if key not in _KEYS
+    ]
     repo = raw.get("repo")
     if repo is not None:
         try:
             split_repo(repo) if isinstance(repo, str) else split_repo("")
         except GitHubError:
-            problems.append(f"{where}extensions.fixtures.repo: expected owner/name, got {repo!r}")
+            problems.append(
+                f"{where}extensions.fixtures.repo: expected owner/name, got {repo!r}"
+            )
     manifest = raw.get("manifest", DEFAULT_MANIFEST)
     if not isinstance(manifest, str) or not manifest:
-        problems.append(f"{where}extensions.fixtures.manifest: expected a file path, got {manifest!r}")
+        problems.append(
+            f"{where}extensions.fixtures.manifest: expected a file path, got {manifest!r}"
+        )
         manifest = DEFAULT_MANIFEST
     for key in ("seed_if_missing", "reseed_between_modes"):
         if not isinstance(raw.get(key, False), bool):
-            problems.append(f"{where}extensions.fixtures.{key}: expected true or false, got {raw[key]!r}")
+            problems.append(
+                f"{where}extensions.fixtures.{key}: expected true or false, got {raw[key]!r}"
+            )
     if problems:
         raise ConfigError("\n".join(problems))
     path = Path(manifest).expanduser()

@@ -39,8 +39,20 @@ def write_profile(
     """A profile with one scenario (``hello``) scored by ``checks``; returns its path."""
     scenarios = folder / "scenarios"
     scenarios.mkdir(parents=True, exist_ok=True)
-    checks = checks or [{"id": "finished", "target": "output", "condition": {"type": "matches", "pattern": "^Done:"}}]
-    scenario = {"id": "hello", "name": "Say hello", "prompt": prompt, "timeoutMs": timeout_ms, "extensions": {"checks": checks}}
+    checks = checks or [
+        {
+            "id": "finished",
+            "target": "output",
+            "condition": {"type": "matches", "pattern": "^Done:"},
+        }
+    ]
+    scenario = {
+        "id": "hello",
+        "name": "Say hello",
+        "prompt": prompt,
+        "timeoutMs": timeout_ms,
+        "extensions": {"checks": checks},
+    }
     (scenarios / "hello.json").write_text(json.dumps(scenario), encoding="utf-8")
     profile = {
         "modes": modes,
@@ -62,10 +74,18 @@ def cli_env(folder: Path) -> dict[str, str]:
     return {**os.environ, "TMPDIR": str(tmp)}
 
 
-def profiler(folder: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def profiler(
+    folder: Path, *args: str, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
     """Run ``profiler ARGS`` in ``folder`` as a subprocess and wait for it."""
     return subprocess.run(
-        [sys.executable, "-m", "profiler_core", *args], cwd=folder, env=cli_env(folder), capture_output=True, text=True, timeout=timeout, check=False
+        [sys.executable, "-m", "profiler_core", *args],
+        cwd=folder,
+        env=cli_env(folder),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -84,7 +104,11 @@ def start_profiler(folder: Path, *args: str) -> subprocess.Popen[str]:
 def rows(folder: Path, run_id: str) -> list[dict[str, Any]]:
     """The result rows of a run, as camelCase JSON objects."""
     path = folder / "results" / f"{run_id}.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def marked_processes(mark: str) -> dict[int, int]:
@@ -112,7 +136,11 @@ def group_alive(pgid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return any(alive(int(p)) and _pgid(int(p)) == pgid for p in os.listdir("/proc") if p.isdigit())
+    return any(
+        alive(int(p)) and _pgid(int(p)) == pgid
+        for p in os.listdir("/proc")
+        if p.isdigit()
+    )
 
 
 def _pgid(pid: int) -> int | None:
@@ -136,14 +164,24 @@ def wait_for(condition, timeout: float = 60.0, what: str = "condition") -> Any:
 def assert_no_survivor(seen: dict[int, int], mark: str) -> None:
     """Every agent process seen during the run, and its process group, is gone; none carries the mark."""
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (marked_processes(mark) or any(alive(p) for p in seen)):
+    while time.monotonic() < deadline and (
+        marked_processes(mark) or any(alive(p) for p in seen)
+    ):
         time.sleep(0.1)
     assert not [p for p in seen if alive(p)], f"processes survived the run: {seen}"
-    assert not [g for g in set(seen.values()) if group_alive(g)], f"process groups survived: {set(seen.values())}"
+    assert not [g for g in set(seen.values()) if group_alive(g)], (
+        f"process groups survived: {set(seen.values())}"
+    )
     assert marked_processes(mark) == {}
 
 
-def run_tasks(folder: Path, provider: dict[str, Any], *, kind: str = "docker", prefix: str = "trial") -> tuple[str, list[dict[str, Any]]]:
+def run_tasks(
+    folder: Path,
+    provider: dict[str, Any],
+    *,
+    kind: str = "docker",
+    prefix: str = "trial",
+) -> tuple[str, list[dict[str, Any]]]:
     """Run the Harbor tasks in ``folder/tasks`` once each with ``provider`` under the ``kind`` environment; the run id, its rows."""
     import uuid
 
@@ -154,11 +192,19 @@ def run_tasks(folder: Path, provider: dict[str, Any], *, kind: str = "docker", p
         "scenarios": {"path": "tasks", "format": "harbor"},
         "provider": provider,
         "scorer": {"id": "verify"},
-        "execution": {"repetitions": 1, "warmup": False, "sandbox": kind, "pull": "never", "fail_fast": False},
+        "execution": {
+            "repetitions": 1,
+            "warmup": False,
+            "sandbox": kind,
+            "pull": "never",
+            "fail_fast": False,
+        },
         "output": {"results_dir": "results", "reports_dir": "reports"},
     }
     (folder / "profile.yaml").write_text(yaml.safe_dump(profile))
     run_id = f"{prefix}-{uuid.uuid4().hex[:8]}"
-    done = profiler(folder, "run", "profile.yaml", "--run-id", run_id, "--allow-errors", timeout=400)
+    done = profiler(
+        folder, "run", "profile.yaml", "--run-id", run_id, "--allow-errors", timeout=400
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return run_id, [r for r in rows(folder, run_id) if r["iteration"] >= 0]

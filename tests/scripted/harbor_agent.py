@@ -18,16 +18,24 @@ from harbor.models.agent.context import AgentContext
 
 BASH = {
     "type": "function",
-    "function": {"name": "bash", "description": "Run a shell command", "parameters": {
-        "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"],
-    }},
+    "function": {
+        "name": "bash",
+        "description": "Run a shell command",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string"}},
+            "required": ["command"],
+        },
+    },
 }
 
 
 class ScriptedAgent(BaseAgent):
     """Asks the model at ``model_url``, runs its bash calls in the environment, counts its tokens."""
 
-    def __init__(self, *args: Any, model_url: str = "", max_turns: str = "8", **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, model_url: str = "", max_turns: str = "8", **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.model_url, self.max_turns = model_url.rstrip("/"), int(max_turns)
 
@@ -42,12 +50,20 @@ class ScriptedAgent(BaseAgent):
         pass
 
     def _ask(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        body = json.dumps({"model": self.model_name or "fake", "messages": messages, "tools": [BASH]}).encode()
-        request = urllib.request.Request(f"{self.model_url}/v1/chat/completions", data=body, headers={"content-type": "application/json"})
+        body = json.dumps(
+            {"model": self.model_name or "fake", "messages": messages, "tools": [BASH]}
+        ).encode()
+        request = urllib.request.Request(
+            f"{self.model_url}/v1/chat/completions",
+            data=body,
+            headers={"content-type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 
-    async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
+    async def run(
+        self, instruction: str, environment: BaseEnvironment, context: AgentContext
+    ) -> None:
         messages: list[dict[str, Any]] = [{"role": "user", "content": instruction}]
         prompt = cached = completion = 0
         for _ in range(self.max_turns):
@@ -65,5 +81,15 @@ class ScriptedAgent(BaseAgent):
                 command = json.loads(call["function"]["arguments"])["command"]
                 done = await environment.exec(command)
                 output = (done.stdout or "") + (done.stderr or "")
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"exit {done.return_code}\n{output}"})
-        context.n_input_tokens, context.n_cache_tokens, context.n_output_tokens = prompt, cached, completion
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call["id"],
+                        "content": f"exit {done.return_code}\n{output}",
+                    }
+                )
+        context.n_input_tokens, context.n_cache_tokens, context.n_output_tokens = (
+            prompt,
+            cached,
+            completion,
+        )

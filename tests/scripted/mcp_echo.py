@@ -13,7 +13,11 @@ import sys
 TOOL = {
     "name": "shout",
     "description": "Return the text in capitals.",
-    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    "inputSchema": {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    },
 }
 
 
@@ -39,7 +43,11 @@ def answer(request: dict) -> dict | None:
     elif method == "ping":
         result = {}
     else:
-        return {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": f"no method {method}"}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "error": {"code": -32601, "message": f"no method {method}"},
+        }
     return {"jsonrpc": "2.0", "id": request["id"], "result": result}
 
 

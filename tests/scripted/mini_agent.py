@@ -18,18 +18,39 @@ import sys
 
 import httpx
 
-TOOLS = [{"type": "function", "function": {"name": "bash", "description": "Run a shell command",
-          "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "Run a shell command",
+            "parameters": {
+                "type": "object",
+                "properties": {"command": {"type": "string"}},
+                "required": ["command"],
+            },
+        },
+    }
+]
 
 
 def ask(client: httpx.Client, messages: list, stream: bool) -> dict:
-    body = {"model": os.environ.get("PROFILER_MODEL", "mini"), "messages": messages, "tools": TOOLS, "stream": stream}
+    body = {
+        "model": os.environ.get("PROFILER_MODEL", "mini"),
+        "messages": messages,
+        "tools": TOOLS,
+        "stream": stream,
+    }
     if not stream:
         response = client.post("/chat/completions", json=body)
         response.raise_for_status()
         return response.json()["choices"][0]["message"]
     message: dict = {"role": "assistant", "content": "", "tool_calls": []}
-    with client.stream("POST", "/chat/completions", json={**body, "stream_options": {"include_usage": True}}) as response:
+    with client.stream(
+        "POST",
+        "/chat/completions",
+        json={**body, "stream_options": {"include_usage": True}},
+    ) as response:
         response.raise_for_status()
         for line in response.iter_lines():
             if not line.startswith("data:") or line.strip() == "data: [DONE]":
@@ -39,16 +60,31 @@ def ask(client: httpx.Client, messages: list, stream: bool) -> dict:
                 message["content"] += delta.get("content") or ""
                 for piece in delta.get("tool_calls") or ():
                     while len(message["tool_calls"]) <= piece.get("index", 0):
-                        message["tool_calls"].append({"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+                        message["tool_calls"].append(
+                            {
+                                "id": "",
+                                "type": "function",
+                                "function": {"name": "", "arguments": ""},
+                            }
+                        )
                     call = message["tool_calls"][piece.get("index", 0)]
                     call["id"] += piece.get("id") or ""
-                    call["function"]["name"] += (piece.get("function") or {}).get("name") or ""
-                    call["function"]["arguments"] += (piece.get("function") or {}).get("arguments") or ""
+                    call["function"]["name"] += (piece.get("function") or {}).get(
+                        "name"
+                    ) or ""
+                    call["function"]["arguments"] += (piece.get("function") or {}).get(
+                        "arguments"
+                    ) or ""
     return message
 
 
 def write_atif(path: str, steps: list) -> None:
-    trajectory = {"schema_version": "ATIF-v1.6", "session_id": "mini", "agent": {"name": "mini-agent", "version": "1"}, "steps": steps}
+    trajectory = {
+        "schema_version": "ATIF-v1.6",
+        "session_id": "mini",
+        "agent": {"name": "mini-agent", "version": "1"},
+        "steps": steps,
+    }
     with open(path, "w") as out:
         json.dump(trajectory, out)
 
@@ -64,16 +100,34 @@ def main() -> int:
     if args.env_file:
         with open(args.env_file, "w") as out:
             json.dump(dict(os.environ), out)
-    prompt = args.prompt if args.prompt is not None else open(args.prompt_file).read() if args.prompt_file else sys.stdin.read()
+    prompt = (
+        args.prompt
+        if args.prompt is not None
+        else open(args.prompt_file).read()
+        if args.prompt_file
+        else sys.stdin.read()
+    )
     headers = {"authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', '')}"}
     messages: list = [{"role": "user", "content": prompt}]
     steps: list = [{"step_id": 1, "source": "user", "message": prompt}]
-    with httpx.Client(base_url=os.environ["OPENAI_BASE_URL"], headers=headers, timeout=60) as client:
+    with httpx.Client(
+        base_url=os.environ["OPENAI_BASE_URL"], headers=headers, timeout=60
+    ) as client:
         for _ in range(10):
             message = ask(client, messages, args.stream)
             calls = message.get("tool_calls") or []
-            messages.append({"role": "assistant", "content": message.get("content"), **({"tool_calls": calls} if calls else {})})
-            step: dict = {"step_id": len(steps) + 1, "source": "agent", "message": message.get("content") or ""}
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": message.get("content"),
+                    **({"tool_calls": calls} if calls else {}),
+                }
+            )
+            step: dict = {
+                "step_id": len(steps) + 1,
+                "source": "agent",
+                "message": message.get("content") or "",
+            }
             steps.append(step)
             if not calls:
                 print(message.get("content") or "")
@@ -82,11 +136,29 @@ def main() -> int:
                 return 0
             step["tool_calls"], step["observation"] = [], {"results": []}
             for call in calls:
-                command = json.loads(call["function"]["arguments"] or "{}").get("command", "")
-                done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=30)
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": done.stdout + done.stderr})
-                step["tool_calls"].append({"tool_call_id": call["id"], "function_name": "shell", "arguments": {"command": command}})
-                step["observation"]["results"].append({"source_call_id": call["id"], "content": done.stdout + done.stderr})
+                command = json.loads(call["function"]["arguments"] or "{}").get(
+                    "command", ""
+                )
+                done = subprocess.run(
+                    command, shell=True, capture_output=True, text=True, timeout=30
+                )
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call["id"],
+                        "content": done.stdout + done.stderr,
+                    }
+                )
+                step["tool_calls"].append(
+                    {
+                        "tool_call_id": call["id"],
+                        "function_name": "shell",
+                        "arguments": {"command": command},
+                    }
+                )
+                step["observation"]["results"].append(
+                    {"source_call_id": call["id"], "content": done.stdout + done.stderr}
+                )
     print("gave up", file=sys.stderr)
     return 1
 

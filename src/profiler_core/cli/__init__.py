@@ -44,9 +44,13 @@ def main(argv: list[str] | None = None) -> None:
             cli.main(args=argv, prog_name="profiler", standalone_mode=True)
         except SystemExit as exc:
             if exc.code == EXIT_STATUS and armed():
-                leave(EXIT_STATUS)  # interrupted: no interpreter shutdown where a second Ctrl-C would kill
+                leave(
+                    EXIT_STATUS
+                )  # interrupted: no interpreter shutdown where a second Ctrl-C would kill
             raise
-        except ProfilerError as exc:  # raised outside a command's invoke (e.g. in a callback)
+        except (
+            ProfilerError
+        ) as exc:  # raised outside a command's invoke (e.g. in a callback)
             import click
 
             from ..util.redact import redact_text
@@ -55,7 +59,9 @@ def main(argv: list[str] | None = None) -> None:
             click.echo(f"Error: {redact_text(cut_lines(str(exc)))}", err=True)
             sys.exit(1)
     finally:
-        collector.resume(freeze=False)  # a caller in the same process gets its collector back
+        collector.resume(
+            freeze=False
+        )  # a caller in the same process gets its collector back
 
 
 __all__ = ["cli", "main", "pass_manager", "plugin_manager"]

@@ -36,7 +36,10 @@ def _harbor_agents(program: str) -> tuple[list[str], str]:
     answer = probe(install, "agents")
     names = answer.get("agents")
     if not isinstance(names, list) or "error" in answer:
-        return [], f"Harbor: {install.program}: {answer.get('error', 'no agents in its answer')}"
+        return (
+            [],
+            f"Harbor: {install.program}: {answer.get('error', 'no agents in its answer')}",
+        )
     return [str(n) for n in names], (
         f"Harbor {answer.get('version')} ({install.program}): {len(names)} agents, run through provider 'harbor' (option agent)"
     )
@@ -48,17 +51,35 @@ def _record(row: object, found: str | None) -> dict[str, object]:
 
     assert isinstance(row, AgentSpec)
     return {
-        "name": row.name, "program": row.program, "package": row.npm_spec, "install": row.install_command,
-        "provider": row.provider, "importer": row.importer or None, "acp": list(row.acp), "api": row.api,
-        "endpoint": row.endpoint, "confine": row.confine, "binaryEnv": row.binary_env, "found": found,
+        "name": row.name,
+        "program": row.program,
+        "package": row.npm_spec,
+        "install": row.install_command,
+        "provider": row.provider,
+        "importer": row.importer or None,
+        "acp": list(row.acp),
+        "api": row.api,
+        "endpoint": row.endpoint,
+        "confine": row.confine,
+        "binaryEnv": row.binary_env,
+        "found": found,
         "harborAgent": None,  # set on Harbor's agents (below): the name its option agent takes
     }
 
 
 @agents_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per agent, every key present.")
 @click.option(
-    "--harbor", "harbor", default="harbor", show_default=True, envvar="PROFILER_HARBOR",
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON object per agent, every key present.",
+)
+@click.option(
+    "--harbor",
+    "harbor",
+    default="harbor",
+    show_default=True,
+    envvar="PROFILER_HARBOR",
     help="The harbor program whose agents to list too (a path, or a name on PATH) [env: PROFILER_HARBOR].",
 )
 def list_command(as_json: bool, harbor: str) -> None:
@@ -84,24 +105,45 @@ def list_command(as_json: bool, harbor: str) -> None:
         names, _ = _harbor_agents(harbor)
         for name in names:
             empty = dict.fromkeys(_record(next(iter(rows)), None))
-            click.echo(json.dumps(empty | {"name": f"harbor:{name}", "program": "harbor", "provider": "harbor", "acp": [], "harborAgent": name}))
+            click.echo(
+                json.dumps(
+                    empty
+                    | {
+                        "name": f"harbor:{name}",
+                        "program": "harbor",
+                        "provider": "harbor",
+                        "acp": [],
+                        "harborAgent": name,
+                    }
+                )
+            )
         return
     click.echo(f"{'agent':<16} {'program':<16} {'provider':<12} {'api':<17} where")
     for row in rows:
         found = _found(row.program, row.binary_env)
-        where = found or f"missing (npm package {row.npm_spec}: `profiler agents install {row.name}`)"
-        click.echo(f"{row.name:<16} {row.program:<16} {row.provider:<12} {row.api:<17} {where}")
-    click.echo("Searched after $..._BIN and PATH: " + ", ".join(str(d) for d in search_dirs()))
+        where = (
+            found
+            or f"missing (npm package {row.npm_spec}: `profiler agents install {row.name}`)"
+        )
+        click.echo(
+            f"{row.name:<16} {row.program:<16} {row.provider:<12} {row.api:<17} {where}"
+        )
+    click.echo(
+        "Searched after $..._BIN and PATH: " + ", ".join(str(d) for d in search_dirs())
+    )
     names, line = _harbor_agents(harbor)
     click.echo(line + (":" if names else ""))
     for start in range(0, len(names), 6):
-        click.echo("  " + ", ".join(names[start:start + 6]))
+        click.echo("  " + ", ".join(names[start : start + 6]))
 
 
 @agents_group.command("install")
 @click.argument("names", nargs=-1, metavar="[AGENT]...")
 @click.option(
-    "--dir", "folder", type=click.Path(file_okay=False, path_type=Path), help="Install here [default: the user's agent cache]."
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Install here [default: the user's agent cache].",
 )
 def install_command(names: tuple[str, ...], folder: Path | None) -> None:
     """Install agents of the registry from npm (pinned versions) where the providers find them.
@@ -117,11 +159,17 @@ def install_command(names: tuple[str, ...], folder: Path | None) -> None:
     from ..config.agents import registry
     from ..providers.agents import cache_dir, install, resolve, search_dirs
 
-    rows = resolve(names) if names else [row for row in registry().values() if row.package]
+    rows = (
+        resolve(names) if names else [row for row in registry().values() if row.package]
+    )
     target = folder or cache_dir()
-    click.echo(f"Installing {', '.join(row.npm_spec for row in rows)} into {target} ...")
+    click.echo(
+        f"Installing {', '.join(row.npm_spec for row in rows)} into {target} ..."
+    )
     bin_dir = install([row.name for row in rows], target)
     for row in rows:
         click.echo(f"  {row.name}: {bin_dir / row.program}")
     if bin_dir.resolve() not in {d.resolve() for d in search_dirs()}:
-        click.echo(f"Not a folder the providers search: set PROFILER_AGENTS_DIR={folder} (or each provider's option `binary`).")
+        click.echo(
+            f"Not a folder the providers search: set PROFILER_AGENTS_DIR={folder} (or each provider's option `binary`)."
+        )

@@ -15,7 +15,9 @@ from ..errors import ProfilerError
 from ..util.textcut import printable
 from .context import pass_manager
 
-if TYPE_CHECKING:  # the model is imported when a trace is analysed, not when the CLI starts
+if (
+    TYPE_CHECKING
+):  # the model is imported when a trace is analysed, not when the CLI starts
     from ..model import AnalysisResult, SessionTrace
     from ..plugins.manager import PluginManager
 
@@ -25,7 +27,11 @@ _CELL_BUDGET = 110
 
 @click.command("analyze")
 @click.argument(
-    "traces", nargs=-1, required=True, metavar="TRACE...", type=click.Path(path_type=str)
+    "traces",
+    nargs=-1,
+    required=True,
+    metavar="TRACE...",
+    type=click.Path(path_type=str),
 )
 @click.option(
     "--analyzer",
@@ -34,10 +40,23 @@ _CELL_BUDGET = 110
     metavar="NAME",
     help="Run only this analyzer (repeatable); default: every installed analyzer.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per trace.")
-@click.option("--summary", "summary_only", is_flag=True, help="Print only the summary over all sessions.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print a JSON list, one object per trace."
+)
+@click.option(
+    "--summary",
+    "summary_only",
+    is_flag=True,
+    help="Print only the summary over all sessions.",
+)
 @pass_manager
-def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, ...], as_json: bool, summary_only: bool) -> None:
+def analyze(
+    manager: PluginManager,
+    traces: tuple[str, ...],
+    names: tuple[str, ...],
+    as_json: bool,
+    summary_only: bool,
+) -> None:
     """Analyse session traces with the installed analyzers.
 
     A TRACE is a run's trace store (``reports/<runId>/sessions/traces.jsonl``:
@@ -80,7 +99,11 @@ def analyze(manager: PluginManager, traces: tuple[str, ...], names: tuple[str, .
         if as_json:
             from ..storage.serde import unstructure
 
-            item = {"trace": path, "sessionId": trace.session_id, "results": {n: unstructure(r) for n, r in results.items()}}
+            item = {
+                "trace": path,
+                "sessionId": trace.session_id,
+                "results": {n: unstructure(r) for n, r in results.items()},
+            }
             # The same text as json.dumps(list, indent=2), one item at a time.
             text = textwrap.indent(json.dumps(item, indent=2, ensure_ascii=False), "  ")
             click.echo(("[\n" if not listed else ",\n") + text, nl=False)
@@ -110,7 +133,9 @@ def _build_analyzers(registry: Any, names: tuple[str, ...]) -> list[Any]:
         except ProfilerError:
             raise
         except Exception as exc:  # noqa: BLE001 - a plugin's broken factory gets one line, not a traceback
-            raise ProfilerError(f"analyzer {name!r} could not be created: {type(exc).__name__}: {exc}") from None
+            raise ProfilerError(
+                f"analyzer {name!r} could not be created: {type(exc).__name__}: {exc}"
+            ) from None
     return analyzers
 
 
@@ -121,7 +146,9 @@ def _traces(paths: tuple[str, ...]) -> Iterator[tuple[str, str, SessionTrace | N
 
     for path in paths:
         try:
-            path = str(run_folder(path))  # a run id: its report folder, wherever its profile put it
+            path = str(
+                run_folder(path)
+            )  # a run id: its report folder, wherever its profile put it
         except ProfilerError as exc:
             yield str(exc), "", None
             continue
@@ -139,13 +166,21 @@ def _traces(paths: tuple[str, ...]) -> Iterator[tuple[str, str, SessionTrace | N
                 for r, with_model in iter_latest(Path(path), problems):
                     found += 1
                     model = f"+{r.model}" if with_model else ""
-                    yield f"{path}#{r.scenario_id}/{r.mode}{model}-iter-{r.iteration}", r.scenario_id, r.trace
+                    yield (
+                        f"{path}#{r.scenario_id}/{r.mode}{model}-iter-{r.iteration}",
+                        r.scenario_id,
+                        r.trace,
+                    )
             except ProfilerError as exc:
                 problems.append(str(exc))
             for problem in problems:
                 yield problem, "", None
             if not found and not problems:
-                yield f"{path}: an empty trace store (no session was exported)", "", None
+                yield (
+                    f"{path}: an empty trace store (no session was exported)",
+                    "",
+                    None,
+                )
             continue
         try:
             yield path, Path(path).stem or "trace", _read_trace(path)
@@ -163,7 +198,9 @@ def _read_trace(path: str) -> SessionTrace:
     except FileNotFoundError:
         raise ProfilerError(f"{path}: no such file") from None
     except UnicodeDecodeError:
-        raise ProfilerError(f"{path}: not a text file (expected SessionTrace JSON)") from None
+        raise ProfilerError(
+            f"{path}: not a text file (expected SessionTrace JSON)"
+        ) from None
     except OSError as exc:
         raise ProfilerError(f"{path}: cannot read ({exc.strerror or exc})") from None
     lines = text.lstrip().splitlines()
@@ -196,10 +233,14 @@ def _run_analyzers(
             errors.append(f"{path}: analyzer {name!r}: {exc}")
             continue
         except Exception as exc:  # noqa: BLE001 - one plugin's bug must not hide the other analyzers' results
-            errors.append(f"{path}: analyzer {name!r} failed: {type(exc).__name__}: {exc}")
+            errors.append(
+                f"{path}: analyzer {name!r} failed: {type(exc).__name__}: {exc}"
+            )
             continue
         if not isinstance(result, AnalysisResult):
-            errors.append(f"{path}: analyzer {name!r} returned {type(result).__name__}, expected AnalysisResult")
+            errors.append(
+                f"{path}: analyzer {name!r} returned {type(result).__name__}, expected AnalysisResult"
+            )
             continue
         results[name] = result
     return results, errors
@@ -224,7 +265,9 @@ def _console() -> Any:
     return Console(highlight=False)
 
 
-def _print_trace(path: str, trace: SessionTrace, results: dict[str, AnalysisResult]) -> None:
+def _print_trace(
+    path: str, trace: SessionTrace, results: dict[str, AnalysisResult]
+) -> None:
     """One trace: a heading, then per analyzer its summary and its findings in two columns.
 
     Plain lines (styled only on a terminal: click drops the styles in a pipe), written
@@ -235,21 +278,38 @@ def _print_trace(path: str, trace: SessionTrace, results: dict[str, AnalysisResu
 
     calls = sum(1 for e in trace.events if type(e) is ToolCallEvent)
     heading = f" (session {trace.session_id}: {len(trace.events)} events, {len(trace.turns)} turns, {calls} tool calls)"
-    lines = [click.style(printable(path, one_line=True), bold=True) + printable(heading, one_line=True)]
+    lines = [
+        click.style(printable(path, one_line=True), bold=True)
+        + printable(heading, one_line=True)
+    ]
     for name, result in results.items():
-        lines.append(f"  {click.style(printable(name, one_line=True), bold=True, fg='cyan')}  {printable(result.summary)}")
+        lines.append(
+            f"  {click.style(printable(name, one_line=True), bold=True, fg='cyan')}  {printable(result.summary)}"
+        )
         if not result.findings:
             continue
-        rows = [(printable(key, one_line=True), printable(format_finding(finding))) for key, finding in result.findings.items()]
+        rows = [
+            (printable(key, one_line=True), printable(format_finding(finding)))
+            for key, finding in result.findings.items()
+        ]
         width = max(len(key) for key, _ in rows)
-        lines += [f"    {click.style(key.ljust(width), dim=True)}  {value}" for key, value in rows]
+        lines += [
+            f"    {click.style(key.ljust(width), dim=True)}  {value}"
+            for key, value in rows
+        ]
     lines.append("")
     click.echo("\n".join(lines))
 
 
 def format_finding(finding: Any) -> str:
     """A finding as one short human string (``15.0% (duplicate / total tool calls)``, ``a ×2, b ×1``)."""
-    from ..model import ListFinding, NumberFinding, RatioFinding, StringFinding, TableFinding
+    from ..model import (
+        ListFinding,
+        NumberFinding,
+        RatioFinding,
+        StringFinding,
+        TableFinding,
+    )
 
     if isinstance(finding, NumberFinding):
         return f"{_number(finding.value)} {finding.unit}".strip()
@@ -261,11 +321,21 @@ def format_finding(finding: Any) -> str:
         return _budgeted(list(finding.values))
     if isinstance(finding, TableFinding):
         rows = list(finding.rows)
-        counted = bool(finding.headers) and finding.headers[-1] in ("count", "occurrences")
+        counted = bool(finding.headers) and finding.headers[-1] in (
+            "count",
+            "occurrences",
+        )
         if counted:
             # Most frequent first: in one screen the top patterns are what matters.
             rows.sort(key=lambda row: -_as_number(row[-1]) if row else 0)
-            return _budgeted([" ".join(row[:-1]) + f" ×{row[-1]}" if len(row) > 1 else " ".join(row) for row in rows])
+            return _budgeted(
+                [
+                    " ".join(row[:-1]) + f" ×{row[-1]}"
+                    if len(row) > 1
+                    else " ".join(row)
+                    for row in rows
+                ]
+            )
         return _budgeted([" ".join(row) for row in rows])
     return str(finding)
 

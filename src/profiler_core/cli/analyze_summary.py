@@ -27,10 +27,14 @@ class AnalysisSummary:
         for name, result in results.items():
             for key, finding in result.findings.items():
                 if isinstance(finding, NumberFinding):
-                    self._numbers.setdefault((name, key), []).append(float(finding.value))
+                    self._numbers.setdefault((name, key), []).append(
+                        float(finding.value)
+                    )
                     self._units[(name, key)] = finding.unit
                 elif isinstance(finding, RatioFinding):
-                    self._numbers.setdefault((name, key), []).append(float(finding.value) * 100)
+                    self._numbers.setdefault((name, key), []).append(
+                        float(finding.value) * 100
+                    )
                     self._units[(name, key)] = "%"
                 elif isinstance(finding, StringFinding):
                     self._strings.setdefault((name, key), Counter())[finding.value] += 1
@@ -48,7 +52,9 @@ class AnalysisSummary:
             out.append((name, key, text))
         for (name, key), counts in self._strings.items():
             value, count = counts.most_common(1)[0]
-            out.append((name, key, f"{value} in {count} of {sum(counts.values())} sessions"))
+            out.append(
+                (name, key, f"{value} in {count} of {sum(counts.values())} sessions")
+            )
         order = {k: i for i, k in enumerate([*self._numbers, *self._strings])}
         return sorted(out, key=lambda row: (row[0], order[(row[0], row[1])]))
 
@@ -57,9 +63,17 @@ class AnalysisSummary:
         from rich.text import Text
 
         failed = f", {self.failed} could not be read or analysed" if self.failed else ""
-        console.print(Text(f"Summary: {self.sessions} session{'s' if self.sessions != 1 else ''} analysed{failed}", style="bold"), soft_wrap=True)
+        console.print(
+            Text(
+                f"Summary: {self.sessions} session{'s' if self.sessions != 1 else ''} analysed{failed}",
+                style="bold",
+            ),
+            soft_wrap=True,
+        )
         rows = self.rows()
-        width = max((len(printable(key, one_line=True)) for _, key, _ in rows), default=0)
+        width = max(
+            (len(printable(key, one_line=True)) for _, key, _ in rows), default=0
+        )
         for name, key, text in rows:
             line = Text("  ")
             # Analyzer names, finding keys and string findings come from plugins and traces: escaped.
@@ -70,7 +84,9 @@ class AnalysisSummary:
 
 
 def _n(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 1000 or value.is_integer() else f"{value:.3g}"
+    return (
+        f"{value:,.0f}" if abs(value) >= 1000 or value.is_integer() else f"{value:.3g}"
+    )
 
 
 def _unit(unit: str) -> str:

@@ -31,9 +31,16 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     ctx.exit()
 
 
-@click.group(cls=ProfilerGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=ProfilerGroup, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.option(
-    "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version, help="Show the version and exit."
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
 )
 def cli() -> None:
     """Profile AI agent sessions and tell which set-up is better.
@@ -45,9 +52,26 @@ def cli() -> None:
     """
 
 
-for _command in (run_command, validate_command, analyze, init_command, import_command, report_command, view_command, traces_group, list_plugins):
+for _command in (
+    run_command,
+    validate_command,
+    analyze,
+    init_command,
+    import_command,
+    report_command,
+    view_command,
+    traces_group,
+    list_plugins,
+):
     cli.add_command(_command)
-for _command in (plan_command, compare_command, export_command, fake_model_command, agents_group, datasets_group):
+for _command in (
+    plan_command,
+    compare_command,
+    export_command,
+    fake_model_command,
+    agents_group,
+    datasets_group,
+):
     cli.add_command(_command)
 
 

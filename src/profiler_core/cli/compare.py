@@ -18,9 +18,24 @@ import click
                    "(repeatable).")  # fmt: skip
 @click.option("--margin", type=click.FloatRange(min=0, min_open=True), default=None, metavar="POINTS",
               help="Print the rows per mode that catch a change this many points past each tolerance (default: the tolerance).")  # fmt: skip
-@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path), help="Write a summary for a pull-request comment.")
-@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), help="Write JUnit XML: a case per (mode, scenario) of NEW, and per gate.")
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON instead of tables.")
+@click.option(
+    "--markdown",
+    "markdown_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a summary for a pull-request comment.",
+)
+@click.option(
+    "--junit",
+    "junit_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write JUnit XML: a case per (mode, scenario) of NEW, and per gate.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the comparison as JSON instead of tables.",
+)
 @click.option(
     "--results-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -58,8 +73,13 @@ def compare_command(base: str, new: str, fail_on: tuple[str, ...], margin: float
     from ..util.textcut import printable
 
     gates = [Gate.parse(text) for text in fail_on if not nf.is_newly_failing(text)]
-    scenario_gates = [nf.NewlyFailingGate.parse(text) for text in fail_on if nf.is_newly_failing(text)]
-    base_path, new_path = resolve_results(base, results_dir), resolve_results(new, results_dir)
+    scenario_gates = [
+        nf.NewlyFailingGate.parse(text) for text in fail_on if nf.is_newly_failing(text)
+    ]
+    base_path, new_path = (
+        resolve_results(base, results_dir),
+        resolve_results(new, results_dir),
+    )
     comparison = compare_runs(base_path, new_path, gates, margin=margin)
     dropped = [nf.judge(gate, base_path, new_path) for gate in scenario_gates]
     comparison = nf.with_scenario_gates(comparison, dropped)
@@ -79,14 +99,22 @@ def compare_command(base: str, new: str, fail_on: tuple[str, ...], margin: float
             console.print(line, markup=False, highlight=False)
     if markdown_file is not None:
         markdown_file.parent.mkdir(parents=True, exist_ok=True)
-        write_output_text(markdown_file, markdown(comparison) + nf.markdown(dropped))  # never through a link planted at its name
+        write_output_text(
+            markdown_file, markdown(comparison) + nf.markdown(dropped)
+        )  # never through a link planted at its name
     if junit_file is not None:
         junit_file.parent.mkdir(parents=True, exist_ok=True)
-        refuse_links(junit_file)  # the file is replaced, never written through a link; a link is refused, not replaced
+        refuse_links(
+            junit_file
+        )  # the file is replaced, never written through a link; a link is refused, not replaced
         write_junit(junit_file, comparison.cases)
     exit_code = nf.exit_code(comparison.exit_code, dropped)
     if gates or scenario_gates:
-        words = {"pass": "no regression", "regression": "REGRESSION", "inconclusive": "INCONCLUSIVE (the samples are too small to tell; see the rows a margin needs)"}
+        words = {
+            "pass": "no regression",
+            "regression": "REGRESSION",
+            "inconclusive": "INCONCLUSIVE (the samples are too small to tell; see the rows a margin needs)",
+        }
         outcome = "regression" if exit_code == 1 else comparison.outcome
         click.echo(f"Outcome: {words[outcome]} (exit {exit_code})", err=as_json)
     sys.exit(exit_code)

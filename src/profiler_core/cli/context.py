@@ -21,7 +21,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def plugin_manager(ctx: click.Context | None = None) -> PluginManager:
     """The invocation's plugin manager (``ctx.obj``); loaded on first use when the caller gave none."""
-    from ..plugins.manager import PluginManager, get_plugin_manager  # here: `profiler --help` needs no manager
+    from ..plugins.manager import (
+        PluginManager,
+        get_plugin_manager,
+    )  # here: `profiler --help` needs no manager
 
     ctx = ctx or click.get_current_context()
     manager = ctx.find_object(PluginManager)

@@ -14,8 +14,17 @@ def datasets_group() -> None:
 
 
 @datasets_group.command("list")
-@click.option("--registry", metavar="FILE|URL", help="A Harbor registry.json (default: Harbor's own, fetched).")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {name, version, description, tasks}.")
+@click.option(
+    "--registry",
+    metavar="FILE|URL",
+    help="A Harbor registry.json (default: Harbor's own, fetched).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print a JSON list of {name, version, description, tasks}.",
+)
 def list_command(registry: str | None, as_json: bool) -> None:
     """List the datasets of a Harbor registry: name@version, task count, description.
 
@@ -35,9 +44,24 @@ def list_command(registry: str | None, as_json: bool) -> None:
         raise click.ClickException(str(exc)) from None
     ordered = sorted(datasets, key=lambda d: (d.name, d.version))
     if as_json:
-        click.echo(json.dumps([{"name": d.name, "version": d.version, "description": d.description, "tasks": len(d.tasks)} for d in ordered], indent=2))
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "name": d.name,
+                        "version": d.version,
+                        "description": d.description,
+                        "tasks": len(d.tasks),
+                    }
+                    for d in ordered
+                ],
+                indent=2,
+            )
+        )
         return
     width = max((len(f"{d.name}@{d.version}") for d in ordered), default=7)
     click.echo(f"{'DATASET':<{width}}  TASKS  DESCRIPTION")
     for d in ordered:
-        click.echo(f"{printable(d.name + '@' + d.version, one_line=True):<{width}}  {len(d.tasks):>5}  {printable(d.description, one_line=True)[:80]}")
+        click.echo(
+            f"{printable(d.name + '@' + d.version, one_line=True):<{width}}  {len(d.tasks):>5}  {printable(d.description, one_line=True)[:80]}"
+        )

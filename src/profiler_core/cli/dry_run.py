@@ -6,7 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover - the CLI imports the profile loader only when a command runs
+if (
+    TYPE_CHECKING
+):  # pragma: no cover - the CLI imports the profile loader only when a command runs
     from ..config.loader import ProfilerConfig
 
 
@@ -36,7 +38,9 @@ def estimate_line(config: ProfilerConfig, repetitions: int, runs) -> str | None:
     """``cost $x ($lo-$hi), time y (lo-hi) at concurrency c`` for ``repetitions`` rounds, from earlier runs."""
     from ..runner.planning import estimate, session_costs, sessions_per_mode
 
-    sessions = sessions_per_mode(config.models, config.modes, len(config.scenarios), repetitions)
+    sessions = sessions_per_mode(
+        config.models, config.modes, len(config.scenarios), repetitions
+    )
     at, said = concurrency_of(config)
     est = estimate(sessions, session_costs(runs.rows), at)
     if est is None:
@@ -54,25 +58,39 @@ def print_dry_run(config: ProfilerConfig, echo: Callable[[str], None]) -> None:
     from ..runner.planning import earlier_runs
 
     ex = config.execution
-    models, modes, scenarios = len(config.models), len(config.modes), len(config.scenarios)
+    models, modes, scenarios = (
+        len(config.models),
+        len(config.modes),
+        len(config.scenarios),
+    )
     per_round = models * modes * scenarios
     echo(f"Dry run of {config.path}: nothing is started.")
-    echo(f"  models:      {', '.join(m or '(the agent default)' for m in config.models)}")
+    echo(
+        f"  models:      {', '.join(m or '(the agent default)' for m in config.models)}"
+    )
     echo(f"  modes:       {', '.join(config.modes)}")
     echo(f"  scenarios:   {scenarios} ({', '.join(s.id for s in config.scenarios)})")
     warmups = f" (+ up to {models * modes} warm-up sessions)" if ex.warmup else ""
     if ex.stop is not None:
         low, high = ex.stop.min_repetitions, ex.stop.max_repetitions
-        echo(f"  repetitions: {low} to {high} (execution.stop: decided; a round = {per_round} sessions)")
+        echo(
+            f"  repetitions: {low} to {high} (execution.stop: decided; a round = {per_round} sessions)"
+        )
         echo(f"  sessions:    {per_round * low} to {per_round * high}{warmups}")
         rounds = {"at min_repetitions": low, "at max_repetitions": high}
     else:
         echo(f"  repetitions: {ex.repetitions}")
-        echo(f"  sessions:    {models} x {modes} x {scenarios} x {ex.repetitions} = {per_round * ex.repetitions}{warmups}")
+        echo(
+            f"  sessions:    {models} x {modes} x {scenarios} x {ex.repetitions} = {per_round * ex.repetitions}{warmups}"
+        )
         rounds = {"": ex.repetitions}
-    runs = earlier_runs(Path(config.output.results_dir), config.profile_hash(), config.path)
+    runs = earlier_runs(
+        Path(config.output.results_dir), config.profile_hash(), config.path
+    )
     if runs is None:
-        echo("  estimate:    none (no earlier run of this profile in the results folder; `profiler plan` runs a pilot)")
+        echo(
+            "  estimate:    none (no earlier run of this profile in the results folder; `profiler plan` runs a pilot)"
+        )
         return
     echo(
         f"  estimate:    from {len(runs.rows)} sessions of {len(runs.manifests)} earlier run(s) of the {runs.match} "
@@ -81,6 +99,8 @@ def print_dry_run(config: ProfilerConfig, echo: Callable[[str], None]) -> None:
     for label, n in rounds.items():
         line = estimate_line(config, n, runs)
         if line is None:
-            echo("               none: the earlier runs did not run every mode of this profile")
+            echo(
+                "               none: the earlier runs did not run every mode of this profile"
+            )
             return
         echo(f"               {label + ': ' if label else ''}{line}")

@@ -11,8 +11,19 @@ from ..errors import ProfilerError
 
 @click.command("export")
 @click.argument("run", metavar="RUN_ID|RESULTS.jsonl")
-@click.option("--to", "target", required=True, type=click.Path(path_type=Path), help="A DuckDB file, or a folder for Parquet.")
-@click.option("--format", "fmt", type=click.Choice(["duckdb", "parquet"]), help="[default: parquet for a folder, else duckdb]")
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="A DuckDB file, or a folder for Parquet.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["duckdb", "parquet"]),
+    help="[default: parquet for a folder, else duckdb]",
+)
 @click.option(
     "--results-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -20,8 +31,14 @@ from ..errors import ProfilerError
     show_default=True,
     help="Where a RUN_ID is looked up.",
 )
-@click.option("--reports-dir", type=click.Path(file_okay=False, path_type=Path), help="Where the run's report folder (traces) is, when not beside the results.")
-def export_command(run: str, target: Path, fmt: str | None, results_dir: Path, reports_dir: Path | None) -> None:
+@click.option(
+    "--reports-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the run's report folder (traces) is, when not beside the results.",
+)
+def export_command(
+    run: str, target: Path, fmt: str | None, results_dir: Path, reports_dir: Path | None
+) -> None:
     """Export a run as tables: rows, tool_calls, checkpoints, turns, findings.
 
     Every table carries the run id, so several runs go into one database and
@@ -47,7 +64,9 @@ def export_command(run: str, target: Path, fmt: str | None, results_dir: Path, r
         else:
             written = to_parquet(files, target, problems)
     except OSError as exc:  # a folder that cannot be made, a file that cannot be written: one line, no traceback
-        raise ProfilerError(f"{exc.filename or target}: cannot export there: {exc.strerror or exc}") from None
+        raise ProfilerError(
+            f"{exc.filename or target}: cannot export there: {exc.strerror or exc}"
+        ) from None
     for problem in problems[:20]:
         click.echo(f"warning: {problem}", err=True)
     if len(problems) > 20:
@@ -55,4 +74,7 @@ def export_command(run: str, target: Path, fmt: str | None, results_dir: Path, r
     counts = ", ".join(f"{n} {name}" for name, n in written.items())
     click.echo(f"Exported run {files.run_id} to {target} ({fmt}): {counts}")
     if files.traces is None:
-        click.echo("note: no trace store found for this run: the turns table is empty and tool calls have no turn", err=True)
+        click.echo(
+            "note: no trace store found for this run: the turns table is empty and tool calls have no turn",
+            err=True,
+        )

@@ -39,8 +39,16 @@ class ProfilerGroup(click.Group):
             ctx.exit(1)
         except (OSError, UnicodeError) as exc:
             # Files that cannot be read or written: one line, not a traceback.
-            filename, strerror = getattr(exc, "filename", None), getattr(exc, "strerror", None)
-            click.echo(redact_text(f"Error: {f'{filename}: ' if filename else ''}{strerror or exc}"), err=True)
+            filename, strerror = (
+                getattr(exc, "filename", None),
+                getattr(exc, "strerror", None),
+            )
+            click.echo(
+                redact_text(
+                    f"Error: {f'{filename}: ' if filename else ''}{strerror or exc}"
+                ),
+                err=True,
+            )
             ctx.exit(1)
         except KeyboardInterrupt:
             _interrupted(ctx)
@@ -49,10 +57,15 @@ class ProfilerGroup(click.Group):
                 _interrupted(ctx)
             # Several concurrent failures (trio): one line each.
             for leaf in leaves(group):
-                click.echo(f"Error: {type(leaf).__name__}: {redact_text(cut_lines(str(leaf)))}", err=True)
+                click.echo(
+                    f"Error: {type(leaf).__name__}: {redact_text(cut_lines(str(leaf)))}",
+                    err=True,
+                )
             ctx.exit(1)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         """The command to run; the garbage collector, paused by ``main``, runs again for its work (util/collector.py)."""
         name, command, rest = super().resolve_command(ctx, args)
         if name not in RESUMES_COLLECTOR:
@@ -61,7 +74,9 @@ class ProfilerGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """A built-in command, else one a plugin added."""
-        return super().get_command(ctx, cmd_name) or self.plugin_commands(ctx).get(cmd_name)
+        return super().get_command(ctx, cmd_name) or self.plugin_commands(ctx).get(
+            cmd_name
+        )
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Built-in and plugin commands, sorted (for ``--help``)."""
@@ -85,11 +100,15 @@ class ProfilerGroup(click.Group):
             try:
                 call(cli=added)
             except Exception as exc:  # noqa: BLE001 - one bad plugin must not break the CLI
-                _warn(f"plugin {plugin_name!r} failed to add commands: {type(exc).__name__}: {exc}")
+                _warn(
+                    f"plugin {plugin_name!r} failed to add commands: {type(exc).__name__}: {exc}"
+                )
                 continue
             for name, command in added.commands.items():
                 if name in self.commands or name in commands:
-                    _warn(f"plugin {plugin_name!r}: command {name!r} already exists; the plugin's is ignored")
+                    _warn(
+                        f"plugin {plugin_name!r}: command {name!r} already exists; the plugin's is ignored"
+                    )
                     continue
                 commands[name] = command
         return commands

@@ -42,17 +42,65 @@ def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str
 @click.command("import")
 @click.argument("format", metavar="FORMAT", callback=_known_format)
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Results JSONL to write.")
-@click.option("--mode", default="imported", show_default=True, help="Mode recorded on every row.")
-@click.option("--scenario", help="Scenario id of every row (default: the run's scenarioId, else the file name).")
-@click.option("--scorer", "scorer_id", metavar="ID", help="Score each session with this scorer (default: it succeeds when it ended without error).")
-@click.option("--run-id", help="Run id of the rows (default: the --out file name without .jsonl).")
-@click.option("--model", help="Model to record (and price) when a file names none, e.g. for traces.")
-@click.option("--append", "existing", flag_value="append", help="--out exists: add these sessions to it.")
-@click.option("--replace", "existing", flag_value="replace", help="--out exists: replace it (rows, analysis, manifest).")
-@click.option("--as-mode", "as_modes", multiple=True, metavar="NAME", help="harbor: the mode of each JOB_DIR's rows, in order (default: its agent's name).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Results JSONL to write.",
+)
+@click.option(
+    "--mode", default="imported", show_default=True, help="Mode recorded on every row."
+)
+@click.option(
+    "--scenario",
+    help="Scenario id of every row (default: the run's scenarioId, else the file name).",
+)
+@click.option(
+    "--scorer",
+    "scorer_id",
+    metavar="ID",
+    help="Score each session with this scorer (default: it succeeds when it ended without error).",
+)
+@click.option(
+    "--run-id", help="Run id of the rows (default: the --out file name without .jsonl)."
+)
+@click.option(
+    "--model",
+    help="Model to record (and price) when a file names none, e.g. for traces.",
+)
+@click.option(
+    "--append",
+    "existing",
+    flag_value="append",
+    help="--out exists: add these sessions to it.",
+)
+@click.option(
+    "--replace",
+    "existing",
+    flag_value="replace",
+    help="--out exists: replace it (rows, analysis, manifest).",
+)
+@click.option(
+    "--as-mode",
+    "as_modes",
+    multiple=True,
+    metavar="NAME",
+    help="harbor: the mode of each JOB_DIR's rows, in order (default: its agent's name).",
+)
 @pass_manager
-def import_command(manager: PluginManager, format, files, out, mode, scenario, scorer_id, run_id, model, existing, as_modes):
+def import_command(
+    manager: PluginManager,
+    format,
+    files,
+    out,
+    mode,
+    scenario,
+    scorer_id,
+    run_id,
+    model,
+    existing,
+    as_modes,
+):
     """Turn recorded agent sessions into profile rows that `profiler report` can read.
 
     FORMAT is one of openai, anthropic, claude-code, codex, opencode, trace,
@@ -77,20 +125,37 @@ def import_command(manager: PluginManager, format, files, out, mode, scenario, s
     from ..runner.replay import expand_inputs, import_sessions, load_all
 
     if format == HARBOR:
-        result, inputs = _import_harbor(manager, files, as_modes, out=out, scenario=scenario, scorer_id=scorer_id, run_id=run_id, model=model, existing=existing)
+        result, inputs = _import_harbor(
+            manager,
+            files,
+            as_modes,
+            out=out,
+            scenario=scenario,
+            scorer_id=scorer_id,
+            run_id=run_id,
+            model=model,
+            existing=existing,
+        )
         _report(result, f"{len(result.rows)} trial(s) from {len(inputs)} job folder(s)")
         return
     if as_modes:
-        raise click.UsageError("--as-mode is for `profiler import harbor` (one mode per job folder); use --mode")
+        raise click.UsageError(
+            "--as-mode is for `profiler import harbor` (one mode per job folder); use --mode"
+        )
 
     inputs = expand_inputs(format, files)
     if not inputs:
-        raise click.UsageError("no input files (the directories given hold none of this format)")
+        raise click.UsageError(
+            "no input files (the directories given hold none of this format)"
+        )
     sessions, problems = load_all(format, inputs)
     if problems:
         for line in problems:
             click.echo(f"Error: {cut_lines(line)}", err=True)
-        click.echo(f"{len(problems)} of {len(inputs)} file(s) could not be imported; nothing written", err=True)
+        click.echo(
+            f"{len(problems)} of {len(inputs)} file(s) could not be imported; nothing written",
+            err=True,
+        )
         sys.exit(1)
     if not sessions:
         click.echo("Error: the files hold no session; nothing written", err=True)
@@ -116,24 +181,36 @@ def _import_harbor(manager: PluginManager, folders, as_modes, **options):
     from ..runner.replay import import_sessions
 
     if as_modes and len(as_modes) != len(folders):
-        raise click.UsageError(f"--as-mode given {len(as_modes)} time(s) for {len(folders)} job folder(s); give one per JOB_DIR, in order")
+        raise click.UsageError(
+            f"--as-mode given {len(as_modes)} time(s) for {len(folders)} job folder(s); give one per JOB_DIR, in order"
+        )
     jobs, problems = load_jobs(list(folders), list(as_modes))
     if problems:
         for line in problems:
             click.echo(f"Error: {cut_lines(line)}", err=True)
-        click.echo(f"{len(problems)} of {len(folders)} job folder(s) could not be imported; nothing written", err=True)
+        click.echo(
+            f"{len(problems)} of {len(folders)} job folder(s) could not be imported; nothing written",
+            err=True,
+        )
         sys.exit(1)
     sessions = [s for job in jobs for s in job.sessions]
     if not sessions:
         for job in jobs:
             for warning in job.warnings:
                 click.echo(f"warning: {printable(warning)}", err=True)
-        click.echo("Error: the job folders hold no finished trial; nothing written", err=True)
+        click.echo(
+            "Error: the job folders hold no finished trial; nothing written", err=True
+        )
         sys.exit(1)
     result = import_sessions(
-        sessions, files=[f for job in jobs for f in job.files], manager=manager, mode=DEFAULT_HARBOR_MODE,
-        modes=[m for job in jobs for m in job.modes], warnings=[w for job in jobs for w in job.warnings],
-        existing=options.pop("existing") or "refuse", **options,
+        sessions,
+        files=[f for job in jobs for f in job.files],
+        manager=manager,
+        mode=DEFAULT_HARBOR_MODE,
+        modes=[m for job in jobs for m in job.modes],
+        warnings=[w for job in jobs for w in job.warnings],
+        existing=options.pop("existing") or "refuse",
+        **options,
     )
     return result, folders
 

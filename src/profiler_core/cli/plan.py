@@ -15,20 +15,47 @@ from .dry_run import concurrency_of, duration, money
 
 @click.command("plan")
 @click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--pilot", metavar="RUN", help="A pilot run: its run id in the profile's results folder, or a results .jsonl file.")
+@click.option(
+    "--pilot",
+    metavar="RUN",
+    help="A pilot run: its run id in the profile's results folder, or a results .jsonl file.",
+)
 @click.option(
     "--detect", multiple=True, metavar="METRIC:EFFECT",
     help="An effect worth finding, e.g. cost:10% or success:10pp (repeatable; default: success 10pp, others 10%).",
 )  # fmt: skip
-@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True, help="Chance to find the effect.")
-@click.option("--gate", "gates", multiple=True, metavar="METRIC:±N%|success_rate:-Npp",
-              help="A `compare --fail-on` gate: print the rows per mode it needs to catch a change --margin points past it (repeatable).")
-@click.option("--margin", type=click.FloatRange(min=0, min_open=True), metavar="POINTS",
-              help="With --gate: how far past the tolerance a change must be caught (default: the tolerance again).")
-@click.option("--pilot-repetitions", type=click.IntRange(min=2), help="Without --pilot: the pilot's repetitions (default: min_repetitions, 3).")
-@click.option("--yes", "-y", is_flag=True, help="Without --pilot: run the pilot without asking.")
+@click.option(
+    "--power",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.8,
+    show_default=True,
+    help="Chance to find the effect.",
+)
+@click.option(
+    "--gate",
+    "gates",
+    multiple=True,
+    metavar="METRIC:±N%|success_rate:-Npp",
+    help="A `compare --fail-on` gate: print the rows per mode it needs to catch a change --margin points past it (repeatable).",
+)
+@click.option(
+    "--margin",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="POINTS",
+    help="With --gate: how far past the tolerance a change must be caught (default: the tolerance again).",
+)
+@click.option(
+    "--pilot-repetitions",
+    type=click.IntRange(min=2),
+    help="Without --pilot: the pilot's repetitions (default: min_repetitions, 3).",
+)
+@click.option(
+    "--yes", "-y", is_flag=True, help="Without --pilot: run the pilot without asking."
+)
 @pass_manager
-def plan_command(manager, profile, pilot, detect, power, gates, margin, pilot_repetitions, yes):
+def plan_command(
+    manager, profile, pilot, detect, power, gates, margin, pilot_repetitions, yes
+):
     """Estimate the repetitions, sessions, cost and time a profile's question needs.
 
     Per metric of the stop rule (execution.stop, or its defaults): the repetitions
@@ -63,7 +90,12 @@ def plan_command(manager, profile, pilot, detect, power, gates, margin, pilot_re
         rows, source = _read_pilot(pilot, config)
     else:
         pilot_config = attrs.evolve(
-            config, execution=attrs.evolve(config.execution, stop=None, repetitions=pilot_repetitions or settings.min_repetitions)
+            config,
+            execution=attrs.evolve(
+                config.execution,
+                stop=None,
+                repetitions=pilot_repetitions or settings.min_repetitions,
+            ),
         )
         rows, source = _run_pilot(pilot_config, manager, yes)
     _print_plan(config, settings, baseline, effects, power, rows, source)
@@ -78,18 +110,36 @@ def _print_gates(config, gates, margin, power, rows) -> None:
 
     by_report = {v: k for k, v in REPORT_METRICS.items()}
     scenarios = len(config.scenarios) or 1
-    click.echo(f"Gates (profiler compare --fail-on), {power:.0%} power, one-sided at 5%, BASE and NEW independent runs like the pilot:")
+    click.echo(
+        f"Gates (profiler compare --fail-on), {power:.0%} power, one-sided at 5%, BASE and NEW independent runs like the pilot:"
+    )
     for gate in gates:
-        metric = "success" if gate.metric == "success_rate" else by_report.get(gate.metric)
+        metric = (
+            "success" if gate.metric == "success_rate" else by_report.get(gate.metric)
+        )
         if metric is None:
-            raise ConfigError(f"--gate {gate.text!r}: plan knows {', '.join(sorted(by_report))} and success_rate")
+            raise ConfigError(
+                f"--gate {gate.text!r}: plan knows {', '.join(sorted(by_report))} and success_rate"
+            )
         points = gate.threshold if margin is None else margin
         for mode in config.modes:
-            kept = [r for r in rows if r.mode == mode and r.error is None and r.iteration >= 0]
+            kept = [
+                r
+                for r in rows
+                if r.mode == mode and r.error is None and r.iteration >= 0
+            ]
             values = [row_value(r, metric) for r in kept]
-            needed, low, high = rows_from_pilot(gate, values, [f"{r.model}\x00{r.scenario_id}" for r in kept], margin, power=power)
+            needed, low, high = rows_from_pilot(
+                gate,
+                values,
+                [f"{r.model}\x00{r.scenario_id}" for r in kept],
+                margin,
+                power=power,
+            )
             if not math.isfinite(needed):
-                click.echo(f"  {gate.text} {printable(mode, one_line=True)}: the pilot shows no spread to plan with")
+                click.echo(
+                    f"  {gate.text} {printable(mode, one_line=True)}: the pilot shows no spread to plan with"
+                )
                 continue
             unit = "pp" if gate.unit == "pp" else "points"
             click.echo(
@@ -109,7 +159,9 @@ def _read_pilot(pilot: str, config) -> tuple[list, str]:
         except ConfigError:
             path = Path(pilot)
     if not path.is_file():
-        raise ConfigError(f"--pilot {pilot}: no such run in {config.output.results_dir} (and no such results file)")
+        raise ConfigError(
+            f"--pilot {pilot}: no such run in {config.output.results_dir} (and no such results file)"
+        )
     read = read_jsonl(path)
     for problem in read.problems:
         click.echo(f"warning: {printable(problem)}", err=True)
@@ -123,11 +175,27 @@ def _run_pilot(pilot_config, manager, yes: bool) -> tuple[list, str]:
     from .dry_run import estimate_line
 
     reps = pilot_config.execution.repetitions
-    sessions = len(pilot_config.models) * len(pilot_config.modes) * len(pilot_config.scenarios) * reps
-    runs = earlier_runs(Path(pilot_config.output.results_dir), pilot_config.profile_hash(), pilot_config.path)
+    sessions = (
+        len(pilot_config.models)
+        * len(pilot_config.modes)
+        * len(pilot_config.scenarios)
+        * reps
+    )
+    runs = earlier_runs(
+        Path(pilot_config.output.results_dir),
+        pilot_config.profile_hash(),
+        pilot_config.path,
+    )
     cost = estimate_line(pilot_config, reps, runs) if runs is not None else None
     what = f"a pilot of {sessions} sessions ({reps} repetitions of every cell)"
-    click.echo(f"No --pilot given: plan needs {what}; " + (f"estimated {cost}." if cost else "its cost is unknown (no earlier run of this profile)."))
+    click.echo(
+        f"No --pilot given: plan needs {what}; "
+        + (
+            f"estimated {cost}."
+            if cost
+            else "its cost is unknown (no earlier run of this profile)."
+        )
+    )
     if not yes:
         click.confirm("Run the pilot now?", abort=True)
     result = run_profile_suite_sync(options_from_config(pilot_config, manager))
@@ -158,8 +226,18 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
         for metric in settings.metrics:
             pairs = pilot_pairs(rows, mode, baseline, metric)
             if not pairs:
-                raise ConfigError(f"{source}: no pairs of {mode} and {baseline} for {metric} (did the pilot run both modes without errors?)")
-            p = plan_metric(pairs, mode=mode, metric=metric, effect=effects[metric], settings=settings, power=power, metrics=k)
+                raise ConfigError(
+                    f"{source}: no pairs of {mode} and {baseline} for {metric} (did the pilot run both modes without errors?)"
+                )
+            p = plan_metric(
+                pairs,
+                mode=mode,
+                metric=metric,
+                effect=effects[metric],
+                settings=settings,
+                power=power,
+                metrics=k,
+            )
             plans.append(p)
             click.echo(
                 f"{printable(mode + ' vs ' + baseline, one_line=True):28} {metric:8} {p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
@@ -180,18 +258,24 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
             "keep the plan within 25% of what the true SD needs (90% confidence)"
         )
     totals = _Totals(config, session_costs(rows))
-    click.echo(f"Sessions, cost and time at concurrency {totals.said} (from the pilot's sessions):")
+    click.echo(
+        f"Sessions, cost and time at concurrency {totals.said} (from the pilot's sessions):"
+    )
     fixed = [p.fixed_rounds for p in plans]
     if all(r is not None for r in fixed):
         most = max(r for r in fixed if r is not None)
         totals.line(f"fixed design, {most} repetitions", most)
     else:
-        click.echo("  fixed design: cannot be planned (the pilot shows no spread in some metric)")
+        click.echo(
+            "  fixed design: cannot be planned (the pilot shows no spread in some metric)"
+        )
     # The run goes on until its last comparison is decided.
     run_rounds = np.max(np.stack([p.stop_rounds for p in plans]), axis=0)
     expected = f"stop: decided, {run_rounds.mean():.1f} repetitions expected (p90 {np.percentile(run_rounds, 90):.0f})"
     totals.line(expected, math.ceil(float(run_rounds.mean())))
-    totals.line(f"stop: decided, at most ({settings.max_repetitions})", settings.max_repetitions)
+    totals.line(
+        f"stop: decided, at most ({settings.max_repetitions})", settings.max_repetitions
+    )
 
 
 class _Totals:
@@ -205,7 +289,9 @@ class _Totals:
         """Print ``label: N sessions, $cost (range), time (range)``."""
         from ..runner.planning import estimate, sessions_per_mode
 
-        sessions = sessions_per_mode(self.config.models, self.config.modes, len(self.config.scenarios), rounds)
+        sessions = sessions_per_mode(
+            self.config.models, self.config.modes, len(self.config.scenarios), rounds
+        )
         est = estimate(sessions, self.costs, self.at)
         total = sum(sessions.values())
         if est is None:

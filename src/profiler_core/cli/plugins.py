@@ -25,7 +25,9 @@ def describe(info: PluginInfo) -> tuple[str, str, str, str]:
 
 
 @click.command("list-plugins")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list with every key present.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print a JSON list with every key present."
+)
 @pass_manager
 def list_plugins(manager: PluginManager, as_json: bool) -> None:
     """List installed plugins and the components they provide.
@@ -46,18 +48,31 @@ def list_plugins(manager: PluginManager, as_json: bool) -> None:
     from rich import box
     from rich.table import Table
 
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    table = Table(
+        box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold"
+    )
     for header in HEADERS:
         # PROVIDES folds on a narrow terminal; the other columns never wrap.
         table.add_column(header, no_wrap=header != "PROVIDES", overflow="fold")
     for info in infos:
-        table.add_row(*(cell(text) for text in describe(info)), style="red" if info.error else None)
+        table.add_row(
+            *(cell(text) for text in describe(info)),
+            style="red" if info.error else None,
+        )
     console.print(table)
 
 
 def _print_plain(infos: list[PluginInfo]) -> None:
     # Piped or captured: one plain line per plugin, however long, and no padding after the last column.
-    for line in plain_table([HEADERS, *(tuple(printable(t, one_line=True) for t in describe(info)) for info in infos)]):
+    for line in plain_table(
+        [
+            HEADERS,
+            *(
+                tuple(printable(t, one_line=True) for t in describe(info))
+                for info in infos
+            ),
+        ]
+    ):
         click.echo(line)
 
 

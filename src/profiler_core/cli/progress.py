@@ -53,7 +53,11 @@ class Tally:
 
     def cost(self) -> str:
         """``$0.1234``, or ``cost unknown`` when no finished row had a price."""
-        return "cost unknown" if self.completed and not self.priced else f"${self.cost_usd:.4f}"
+        return (
+            "cost unknown"
+            if self.completed and not self.priced
+            else f"${self.cost_usd:.4f}"
+        )
 
     def line(self) -> str:
         """One plain progress line."""
@@ -95,7 +99,10 @@ class PlainProgress:
             self.tally.add(event.row)
             self.tally.concurrency = event.concurrency
             decile = 10 * self.tally.completed // max(self.tally.total, 1)
-            if decile > self._last_decile or time.monotonic() - self._last_time >= self.every_s:
+            if (
+                decile > self._last_decile
+                or time.monotonic() - self._last_time >= self.every_s
+            ):
                 self._last_decile = decile
                 self._print()
 
@@ -125,8 +132,12 @@ class RichProgress:
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[errored]} errored · {task.fields[unsuccessful]} unsuccessful"),
-            TextColumn("{task.fields[tokens]} tok · {task.fields[cost]} · {task.fields[at_once]} at once"),
+            TextColumn(
+                "{task.fields[errored]} errored · {task.fields[unsuccessful]} unsuccessful"
+            ),
+            TextColumn(
+                "{task.fields[tokens]} tok · {task.fields[cost]} · {task.fields[at_once]} at once"
+            ),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
@@ -142,20 +153,32 @@ class RichProgress:
         if event.kind == "run_started":
             self.tally = Tally(total=event.total)
             self.progress.start()
-            self.task = self.progress.add_task("profiling", total=event.total, **self._fields())
+            self.task = self.progress.add_task(
+                "profiling", total=event.total, **self._fields()
+            )
         elif event.kind == "warmup_started" and self.task is not None:
-            self.progress.update(self.task, description=f"warmup {markup_safe(event.mode)}")
+            self.progress.update(
+                self.task, description=f"warmup {markup_safe(event.mode)}"
+            )
         elif event.kind == "iteration_completed" and self.task is not None:
             self.tally.add(event.row)
             self.tally.concurrency = event.concurrency
-            self.progress.update(self.task, completed=self.tally.completed, description=markup_safe(event.mode), **self._fields())
+            self.progress.update(
+                self.task,
+                completed=self.tally.completed,
+                description=markup_safe(event.mode),
+                **self._fields(),
+            )
         elif event.kind == "run_completed":
             self.stop()
 
     def _fields(self) -> dict[str, Any]:
         t = self.tally
         return {
-            "errored": t.errored, "unsuccessful": t.unsuccessful, "tokens": _tokens(t.tokens), "cost": t.cost(),
+            "errored": t.errored,
+            "unsuccessful": t.unsuccessful,
+            "tokens": _tokens(t.tokens),
+            "cost": t.cost(),
             "at_once": t.concurrency if t.concurrency is not None else "–",
         }
 

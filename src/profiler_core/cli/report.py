@@ -17,9 +17,16 @@ _MAX_PRINTED = 20
 @click.command("report")
 @click.argument("sources", metavar="RESULTS.jsonl|RUN_ID...", nargs=-1, required=True)
 @click.option(
-    "--out", "out", type=click.Path(file_okay=False, path_type=Path), help="Report folder [default: reports/<runId>/]."
+    "--out",
+    "out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Report folder [default: reports/<runId>/].",
 )
-@click.option("--baseline", metavar="MODE", help="Mode the others are compared with [default: the first mode].")
+@click.option(
+    "--baseline",
+    metavar="MODE",
+    help="Mode the others are compared with [default: the first mode].",
+)
 @click.option(
     "--results-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -27,8 +34,20 @@ _MAX_PRINTED = 20
     show_default=True,
     help="Where a RUN_ID is looked up.",
 )
-@click.option("--as-mode", "as_mode", multiple=True, metavar="FILE=MODE", help="Call the rows of this input MODE (repeatable).")
-def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | None, results_dir: Path, as_mode: tuple[str, ...]) -> None:
+@click.option(
+    "--as-mode",
+    "as_mode",
+    multiple=True,
+    metavar="FILE=MODE",
+    help="Call the rows of this input MODE (repeatable).",
+)
+def report_command(
+    sources: tuple[str, ...],
+    out: Path | None,
+    baseline: str | None,
+    results_dir: Path,
+    as_mode: tuple[str, ...],
+) -> None:
     """Write report.md, analysis.md, report.html and data exports for a run, or for several runs together.
 
     \b
@@ -65,8 +84,15 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
                 path = Path(tmp) / f"{default_name}.jsonl"
                 merged = merge_results(paths, path, mapping)
                 shown = ", ".join(str(p) for p in paths)
-            if out is None and len(paths) == 1 and not mapping and located[0][1] is not None:
-                out = located[0][1]  # a run found below: its report goes where `profiler run` put it
+            if (
+                out is None
+                and len(paths) == 1
+                and not mapping
+                and located[0][1] is not None
+            ):
+                out = located[0][
+                    1
+                ]  # a run found below: its report goes where `profiler run` put it
             if out is None:
                 # The run id comes from the file's rows: it names a folder only once made safe.
                 out = Path("reports") / default_name
@@ -75,11 +101,16 @@ def report_command(sources: tuple[str, ...], out: Path | None, baseline: str | N
             # Problems in a merged file name the user's inputs and lines, never the temporary file.
             written = write_report(path, out, baseline=baseline, merged_from=merged)
     except ProfilerError as exc:
-        raise click.ClickException(cut_lines(redact_text(merged.locate(str(exc)) if merged else str(exc)))) from None
+        raise click.ClickException(
+            cut_lines(redact_text(merged.locate(str(exc)) if merged else str(exc)))
+        ) from None
     for line in written.warnings[:_MAX_PRINTED]:
         click.echo(f"warning: {printable(line)}", err=True)
     if len(written.warnings) > _MAX_PRINTED:
-        click.echo(f"warning: {len(written.warnings) - _MAX_PRINTED} more; see {written.md}", err=True)
+        click.echo(
+            f"warning: {len(written.warnings) - _MAX_PRINTED} more; see {written.md}",
+            err=True,
+        )
     click.echo(printable(f"{written.rows} rows from {shown}"))
     click.echo(f"Report:   {written.html}")
     click.echo(f"Markdown: {written.md}")

@@ -15,10 +15,26 @@ from .progress import make_progress, progress_option
 from .terminal import cell, plain_table, terminal_console
 
 #: ``output.log_level`` -> the logging level name (names, so that the CLI imports logging only to run)
-LOG_LEVELS = {"debug": "DEBUG", "info": "INFO", "warn": "WARNING", "warning": "WARNING", "error": "ERROR"}
+LOG_LEVELS = {
+    "debug": "DEBUG",
+    "info": "INFO",
+    "warn": "WARNING",
+    "warning": "WARNING",
+    "error": "ERROR",
+}
 
 
-def _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, provider=None) -> dict:
+def _overrides(
+    mode,
+    model,
+    scenario,
+    scenario_set,
+    repetitions,
+    retries,
+    skip_warmup,
+    concurrency,
+    provider=None,
+) -> dict:
     return {
         k: v
         for k, v in {
@@ -48,9 +64,13 @@ def _configure_logging(level_name: str) -> None:
     import logging
 
     level = logging.getLevelName(LOG_LEVELS.get(level_name, "INFO"))
-    logging.basicConfig(level=level, format="%(levelname)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=level, format="%(levelname)s %(message)s", stream=sys.stderr
+    )
     logging.getLogger("agent_profiler").setLevel(level)
-    logging.getLogger("httpx").setLevel(max(level, logging.WARNING) if level > logging.DEBUG else level)
+    logging.getLogger("httpx").setLevel(
+        max(level, logging.WARNING) if level > logging.DEBUG else level
+    )
     from .terminal import protect_log_handlers
 
     protect_log_handlers()  # log lines (a retry's error, a hook's failure) mask secrets and escape control characters
@@ -68,7 +88,11 @@ class _Brief:
     __slots__ = ("cost_usd", "error", "iteration", "success", "tokens", "wall_ms")
 
     def __init__(self, row) -> None:
-        self.success, self.error, self.iteration = row.success, bool(row.error), row.iteration
+        self.success, self.error, self.iteration = (
+            row.success,
+            bool(row.error),
+            row.iteration,
+        )
         self.tokens, self.wall_ms = row.tokens.total, row.timing.wall_ms
         # No price known for the model: the cost is unknown, never $0 (as in the report).
         self.cost_usd = None if cost_unknown(row) else row.cost.total_usd
@@ -121,22 +145,38 @@ def print_summary(rows, labels=None, decided_rounds: int | None = None) -> None:
     for row in getattr(rows, "stream", lambda: iter(rows))():
         groups.setdefault((row.model, row.mode), []).append(_Brief(row))
     several_models = len({model for model, _ in groups}) > 1
-    headers = ("model",) * several_models + ("mode", "runs", "success", "errors", "tokens", "wall s", "cost $")
+    headers = ("model",) * several_models + (
+        "mode",
+        "runs",
+        "success",
+        "errors",
+        "tokens",
+        "wall s",
+        "cost $",
+    )
     lines: list[tuple[str, ...]] = []
     for (model, mode), group in groups.items():
         ok = sum(1 for r in group if r.success)
-        lines.append((
-            *((printable((labels or {}).get(model, model), one_line=True),) if several_models else ()),
-            printable(mode, one_line=True),
-            _runs_cell(group, decided_rounds),
-            f"{ok / len(group):.0%}",
-            str(sum(1 for r in group if r.error)),
-            f"{_median([r.tokens for r in group]):,.0f}",
-            f"{_median([r.wall_ms for r in group]) / 1000:.2f}",
-            _cost_cell([r.cost_usd for r in group]),
-        ))
+        lines.append(
+            (
+                *(
+                    (printable((labels or {}).get(model, model), one_line=True),)
+                    if several_models
+                    else ()
+                ),
+                printable(mode, one_line=True),
+                _runs_cell(group, decided_rounds),
+                f"{ok / len(group):.0%}",
+                str(sum(1 for r in group if r.error)),
+                f"{_median([r.tokens for r in group]):,.0f}",
+                f"{_median([r.wall_ms for r in group]) / 1000:.2f}",
+                _cost_cell([r.cost_usd for r in group]),
+            )
+        )
     _print_table(headers, lines)
-    if decided_rounds is not None and any(r.iteration >= decided_rounds for group in groups.values() for r in group):
+    if decided_rounds is not None and any(
+        r.iteration >= decided_rounds for group in groups.values() for r in group
+    ):
         click.echo(
             f"runs: the rows of the {decided_rounds} rounds the stop rule decided on; +N: rows of later rounds in flight "
             "when it stopped (in the medians, not in the decision)"
@@ -154,38 +194,134 @@ def _print_table(headers: tuple[str, ...], lines: list[tuple[str, ...]]) -> None
 
     table = Table(title=SUMMARY_TITLE, title_justify="left")
     for header in headers:
-        table.add_column(header, justify="left" if header in ("model", "mode") else "right", no_wrap=True)
+        table.add_column(
+            header,
+            justify="left" if header in ("model", "mode") else "right",
+            no_wrap=True,
+        )
     for line in lines:
-        table.add_row(*(cell(text) for text in line))  # rich Text: a mode named "[bold]" is shown, not parsed
+        table.add_row(
+            *(cell(text) for text in line)
+        )  # rich Text: a mode named "[bold]" is shown, not parsed
     console.print(table)
 
 
 @click.command("run")
 @click.argument("profile", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--provider", "provider_id", metavar="ID", help="Use this provider instead of the profile's (its options are dropped), e.g. `oracle`.")
+@click.option(
+    "--provider",
+    "provider_id",
+    metavar="ID",
+    help="Use this provider instead of the profile's (its options are dropped), e.g. `oracle`.",
+)
 @click.option("--mode", multiple=True, help="Run only this mode (repeatable).")
-@click.option("--model", multiple=True, help="Run this model (repeatable; replaces `models`).")
-@click.option("--scenario", multiple=True, help="Run only this scenario id (repeatable; wins over sets).")
+@click.option(
+    "--model", multiple=True, help="Run this model (repeatable; replaces `models`)."
+)
+@click.option(
+    "--scenario",
+    multiple=True,
+    help="Run only this scenario id (repeatable; wins over sets).",
+)
 @click.option("--scenario-set", help="Run the scenarios of this named set.")
-@click.option("--dataset", metavar="NAME@VERSION", help="Run a Harbor dataset's tasks, fetched from its registry (replaces `scenarios`).")
-@click.option("--registry", metavar="FILE|URL", help="The Harbor registry --dataset is looked up in (default: Harbor's).")
+@click.option(
+    "--dataset",
+    metavar="NAME@VERSION",
+    help="Run a Harbor dataset's tasks, fetched from its registry (replaces `scenarios`).",
+)
+@click.option(
+    "--registry",
+    metavar="FILE|URL",
+    help="The Harbor registry --dataset is looked up in (default: Harbor's).",
+)
 @click.option("--repetitions", type=int, help="Repetitions per scenario (default 5).")
-@click.option("--retries", type=int, help="Retries of an iteration that errors (default 0).")
-@click.option("--skip-warmup", is_flag=True, help="Skip the canary iteration after each provider init.")
-@click.option("--concurrency", type=int, help="Iterations run at once within a mode (default 1).")
+@click.option(
+    "--retries", type=int, help="Retries of an iteration that errors (default 0)."
+)
+@click.option(
+    "--skip-warmup",
+    is_flag=True,
+    help="Skip the canary iteration after each provider init.",
+)
+@click.option(
+    "--concurrency", type=int, help="Iterations run at once within a mode (default 1)."
+)
 @click.option("--run-id", help="Use this run id instead of a generated one.")
-@click.option("--resume", "resume_id", metavar="RUN_ID", help="Finish an interrupted run: only missing cells run.")
-@click.option("--reuse", "reuse_run", metavar="RUN", help="Copy the rows of cells unchanged since run RUN (profile, mode, scenario, agent configuration); run only the others.")
-@click.option("--force", is_flag=True, help="With --resume: accept a changed profile or plugin versions.")
+@click.option(
+    "--resume",
+    "resume_id",
+    metavar="RUN_ID",
+    help="Finish an interrupted run: only missing cells run.",
+)
+@click.option(
+    "--reuse",
+    "reuse_run",
+    metavar="RUN",
+    help="Copy the rows of cells unchanged since run RUN (profile, mode, scenario, agent configuration); run only the others.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --resume: accept a changed profile or plugin versions.",
+)
 @click.option("--no-report", is_flag=True, help="Do not write the report at the end.")
-@click.option("--allow-errors", is_flag=True, help="Exit 0 even when cells still errored after their retries.")
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", help="Cap every session's timeout at this many seconds.")
-@click.option("--dry-run", is_flag=True, help="Print the matrix, the sessions and an estimate of cost and time; start nothing.")
-@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML: a test case per (mode, scenario).")
-@click.option("--set", "set_values", multiple=True, metavar="KEY=VALUE", help="Set any profile key (YAML value), e.g. execution.repetitions=3 (repeatable).")
+@click.option(
+    "--allow-errors",
+    is_flag=True,
+    help="Exit 0 even when cells still errored after their retries.",
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Cap every session's timeout at this many seconds.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the matrix, the sessions and an estimate of cost and time; start nothing.",
+)
+@click.option(
+    "--junit",
+    "junit_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write JUnit XML: a test case per (mode, scenario).",
+)
+@click.option(
+    "--set",
+    "set_values",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Set any profile key (YAML value), e.g. execution.repetitions=3 (repeatable).",
+)
 @progress_option
 @pass_manager
-def run_command(manager, profile, provider_id, mode, model, scenario, scenario_set, dataset, registry, repetitions, retries, skip_warmup, concurrency, run_id, resume_id, reuse_run, force, no_report, allow_errors, time_limit, dry_run, set_values, progress, junit_file):
+def run_command(
+    manager,
+    profile,
+    provider_id,
+    mode,
+    model,
+    scenario,
+    scenario_set,
+    dataset,
+    registry,
+    repetitions,
+    retries,
+    skip_warmup,
+    concurrency,
+    run_id,
+    resume_id,
+    reuse_run,
+    force,
+    no_report,
+    allow_errors,
+    time_limit,
+    dry_run,
+    set_values,
+    progress,
+    junit_file,
+):
     """Run a profile: every model x mode x scenario x repetition.
 
     Any profile key can be set for this run with --set (validated like the
@@ -210,10 +346,22 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
 
     from ..runner.launch import run_from_profile
 
-    overrides = _overrides(mode, model, scenario, scenario_set, repetitions, retries, skip_warmup, concurrency, provider_id)
+    overrides = _overrides(
+        mode,
+        model,
+        scenario,
+        scenario_set,
+        repetitions,
+        retries,
+        skip_warmup,
+        concurrency,
+        provider_id,
+    )
     if set_values:
         overrides["settings"] = _settings(set_values)
-    overrides.update({k: v for k, v in (("dataset", dataset), ("registry", registry)) if v})
+    overrides.update(
+        {k: v for k, v in (("dataset", dataset), ("registry", registry)) if v}
+    )
     if dry_run:
         collector.resume()  # the plan reads earlier runs' rows: real work, with the collector on
         from ..config.loader import load_profile
@@ -225,14 +373,29 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
         return
     bar = make_progress(progress)
     run, config = run_from_profile(
-        profile, manager,
+        profile,
+        manager,
         overrides=overrides,
-        run_id=run_id, resume=resume_id, force=force, hooks=[bar] if bar is not None else [], reuse=reuse_run,
+        run_id=run_id,
+        resume=resume_id,
+        force=force,
+        hooks=[bar] if bar is not None else [],
+        reuse=reuse_run,
         on_prepared=lambda run: click.echo(
-            f"Run {run.run_id}" + (f" (resuming: {run.resumed_cells} cells already done)" if resume_id else "")
-            + (f" (reused {run.resumed_cells} unchanged cells of {reuse_run})" if reuse_run else "")
+            f"Run {run.run_id}"
+            + (
+                f" (resuming: {run.resumed_cells} cells already done)"
+                if resume_id
+                else ""
+            )
+            + (
+                f" (reused {run.resumed_cells} unchanged cells of {reuse_run})"
+                if reuse_run
+                else ""
+            )
         ),
-        handle_sigint=True, time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
+        handle_sigint=True,
+        time_limit_ms=None if time_limit is None else max(1, round(time_limit * 1000)),
     )
     print_skipped(config)
     _configure_logging(config.output.log_level)
@@ -242,7 +405,11 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
     finally:
         if bar is not None:
             bar.stop()
-    print_summary(result.rows, config.overrides.get("model_labels"), stop_rounds(result.manifest_path))
+    print_summary(
+        result.rows,
+        config.overrides.get("model_labels"),
+        stop_rounds(result.manifest_path),
+    )
     click.echo(f"Results:  {result.output_jsonl_path}")
     click.echo(f"Manifest: {result.manifest_path}")
     traces = _traces_location(result.manifest_path)
@@ -255,7 +422,10 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
             err=True,
         )
     if result.status == "interrupted":
-        click.echo(f"Interrupted. Resume with: profiler run {profile} --resume {result.run_id}", err=True)
+        click.echo(
+            f"Interrupted. Resume with: profiler run {profile} --resume {result.run_id}",
+            err=True,
+        )
         sys.exit(130)
     if not no_report:
         _write_report(result, config)
@@ -268,7 +438,9 @@ def run_command(manager, profile, provider_id, mode, model, scenario, scenario_s
     if errored:
         # A run whose cells errored measured the failure, not the agent: say so in the exit status.
         if allow_errors:
-            click.echo(f"{errored} of {result.counts.completed} cells errored after their retries (accepted: --allow-errors)")
+            click.echo(
+                f"{errored} of {result.counts.completed} cells errored after their retries (accepted: --allow-errors)"
+            )
         else:
             click.echo(
                 f"Error: {errored} of {result.counts.completed} cells errored after their retries; their rows are in the "
@@ -297,7 +469,11 @@ def _scorer_problems(config, scorer, manager) -> list[str]:
     """A scorer that ignores what the scenarios carry to be scored by (eval checkpoints under ``checks``)."""
     from ..scorers.coverage import unscored_problems
 
-    return unscored_problems(config, scorer, manager.registry) if scorer is not None else []
+    return (
+        unscored_problems(config, scorer, manager.registry)
+        if scorer is not None
+        else []
+    )
 
 
 @click.command("validate")
@@ -325,36 +501,61 @@ def validate_command(manager, profile):
     problems += _scorer_problems(config, built.get("scorer"), manager)
     if built.get("mode_resolver") is not None:
         problems += mode_problems(config, manager, built["mode_resolver"])
-    if config.execution.executor == "ray":  # the Ray executor's module imports the whole runner
+    if (
+        config.execution.executor == "ray"
+    ):  # the Ray executor's module imports the whole runner
         from ..runner.executors.ray import ray_problems
 
-        problems += [f"{profile}: {line}" for line in ray_problems(config.execution.executor)]
+        problems += [
+            f"{profile}: {line}" for line in ray_problems(config.execution.executor)
+        ]
     problems += sandbox_problems(config, profile)
     if problems:
         for line in problems:
             click.echo(f"Error: {cut_lines(line)}", err=True)
         click.echo(f"{len(problems)} problem(s) found", err=True)
         sys.exit(1)
-    cells = len(config.models) * len(config.modes) * len(config.scenarios) * config.execution.repetitions
+    cells = (
+        len(config.models)
+        * len(config.modes)
+        * len(config.scenarios)
+        * config.execution.repetitions
+    )
     print_skipped(config)
     click.echo(f"{profile}: OK")
     labels = config.overrides.get("model_labels") or {}
-    models = ", ".join((f"{m} ({labels[m]})" if m in labels else m) or "(not given: the agent's own default)" for m in config.models)
+    models = ", ".join(
+        (f"{m} ({labels[m]})" if m in labels else m)
+        or "(not given: the agent's own default)"
+        for m in config.models
+    )
     click.echo(f"  models:      {models}")
-    click.echo(f"  modes:       {', '.join(config.modes)} (resolver: {config.mode_resolver.id})")
-    click.echo(f"  scenarios:   {len(config.scenarios)} ({', '.join(s.id for s in config.scenarios)})")
+    click.echo(
+        f"  modes:       {', '.join(config.modes)} (resolver: {config.mode_resolver.id})"
+    )
+    click.echo(
+        f"  scenarios:   {len(config.scenarios)} ({', '.join(s.id for s in config.scenarios)})"
+    )
     if config.skipped:
-        click.echo(f"  left out:    {len(config.skipped)} scenario folder(s), one warning line each above")
+        click.echo(
+            f"  left out:    {len(config.skipped)} scenario folder(s), one warning line each above"
+        )
     stop = config.execution.stop
     if stop is not None:
-        click.echo(f"  repetitions: {stop.min_repetitions} to {stop.max_repetitions} (execution.stop: decided on {', '.join(stop.metrics)})")
+        click.echo(
+            f"  repetitions: {stop.min_repetitions} to {stop.max_repetitions} (execution.stop: decided on {', '.join(stop.metrics)})"
+        )
         click.echo(f"  matrix:      at most {cells} iterations")
     else:
         click.echo(f"  repetitions: {config.execution.repetitions}")
         click.echo(f"  matrix:      {cells} iterations")
     click.echo(f"  provider:    {config.provider.id}   scorer: {config.scorer.id}")
-    click.echo(f"  collectors:  {', '.join(c.id for c in built['collectors'] if c) or 'none'}")
-    click.echo(f"  analyzers:   {', '.join(a.name for a in built['analyzers'] if a) or 'none'}")
+    click.echo(
+        f"  collectors:  {', '.join(c.id for c in built['collectors'] if c) or 'none'}"
+    )
+    click.echo(
+        f"  analyzers:   {', '.join(a.name for a in built['analyzers'] if a) or 'none'}"
+    )
 
 
 def print_skipped(config) -> None:
@@ -374,7 +575,13 @@ def sandbox_problems(config, profile) -> list[str]:
     return check_sandbox(config.execution, str(profile))
 
 
-__all__ = ["ProfilerError", "print_skipped", "run_command", "sandbox_problems", "validate_command"]
+__all__ = [
+    "ProfilerError",
+    "print_skipped",
+    "run_command",
+    "sandbox_problems",
+    "validate_command",
+]
 
 
 def _traces_location(manifest_path: str | None) -> str | None:

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..util.redact import RedactingFilter
 from ..util.textcut import printable
-from ..util.textcut import rich_text as cell  # a rich table cell or line showing a value as it is
+from ..util.textcut import (
+    rich_text as cell,
+)  # a rich table cell or line showing a value as it is
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -63,7 +65,10 @@ def terminal_console(**options: Any) -> Console | None:
 def plain_table(rows: list[tuple[str, ...]]) -> list[str]:
     """Rows as lines of columns two spaces apart; the last column is not padded."""
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
-    return ["  ".join([*(cell.ljust(w) for cell, w in zip(row, widths)), row[-1]]).rstrip() for row in rows]
+    return [
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths)), row[-1]]).rstrip()
+        for row in rows
+    ]
 
 
 class PrintableFilter(logging.Filter):
@@ -86,4 +91,12 @@ def protect_log_handlers(logger: logging.Logger | None = None) -> None:
                 handler.addFilter(kind())
 
 
-__all__ = ["PrintableFilter", "cell", "markup_safe", "may_be_terminal", "plain_table", "protect_log_handlers", "terminal_console"]
+__all__ = [
+    "PrintableFilter",
+    "cell",
+    "markup_safe",
+    "may_be_terminal",
+    "plain_table",
+    "protect_log_handlers",
+    "terminal_console",
+]

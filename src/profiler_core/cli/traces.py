@@ -23,7 +23,11 @@ def traces_group() -> None:
     help="Folder to write into (default: the store's own sessions folder; with --format atif its atif/ folder).",
 )
 @click.option(
-    "--format", "format_", type=click.Choice(["trace", "atif"]), default="trace", show_default=True,
+    "--format",
+    "format_",
+    type=click.Choice(["trace", "atif"]),
+    default="trace",
+    show_default=True,
     help="trace: our SessionTrace JSON; atif: an ATIF trajectory (Harbor's format) per session.",
 )
 def export_command(target: str, out: Path | None, format_: str) -> None:
@@ -70,5 +74,9 @@ def export_command(target: str, out: Path | None, format_: str) -> None:
         click.echo(f"warning: {printable(problem)}", err=True)
     if problems and not written:
         raise click.ClickException(f"{store}: no trace could be read")
-    kind = "ATIF trajector" + ("ies" if len(written) != 1 else "y") if format_ == "atif" else "trace file" + ("s" if len(written) != 1 else "")
+    kind = (
+        "ATIF trajector" + ("ies" if len(written) != 1 else "y")
+        if format_ == "atif"
+        else "trace file" + ("s" if len(written) != 1 else "")
+    )
     click.echo(f"Wrote {len(written)} {kind} to {out or store.parent}")

@@ -23,10 +23,34 @@ from ..errors import ProfilerError, StoreError
     type=click.Path(file_okay=False, path_type=Path),
     help="Where run reports live [default: the manifest's, else reports/ beside the results folder].",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (anything but loopback exposes your runs).")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port (0: a free one).")
-@click.option("--no-open", "--no-browser", "no_open", is_flag=True, help="Print the URL; open no browser.")
-def view_command(target: str | None, results_dir: Path, reports_dir: Path | None, host: str, port: int, no_open: bool) -> None:
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on (anything but loopback exposes your runs).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="Port (0: a free one).",
+)
+@click.option(
+    "--no-open",
+    "--no-browser",
+    "no_open",
+    is_flag=True,
+    help="Print the URL; open no browser.",
+)
+def view_command(
+    target: str | None,
+    results_dir: Path,
+    reports_dir: Path | None,
+    host: str,
+    port: int,
+    no_open: bool,
+) -> None:
     """Browse runs in a local web viewer: reports, rows, and each session's transcript.
 
     Opens the newest run (or RUN_ID) of the results folder; the viewer lists every
@@ -65,7 +89,9 @@ def view_command(target: str | None, results_dir: Path, reports_dir: Path | None
     try:
         serve(app, host, port, ready)
     except OSError as exc:
-        raise click.ClickException(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+        raise click.ClickException(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc})"
+        ) from None
     click.echo("Stopped.", err=True)
 
 
@@ -77,8 +103,14 @@ def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
 
     if target is not None and Path(target).is_dir():
         results_dir, target = Path(target), None
-    if target is not None and Path(target).is_file() and not is_results_file(Path(target)):
-        raise StoreError(f"{target}: not a results file (expected a run's <runId>.jsonl)")
+    if (
+        target is not None
+        and Path(target).is_file()
+        and not is_results_file(Path(target))
+    ):
+        raise StoreError(
+            f"{target}: not a results file (expected a run's <runId>.jsonl)"
+        )
     if target is None and not results_dir.is_dir():
         # No ./results: the newest run below, where its profile put it (examples/demo/results after the demo).
         newest = find_run(None, results_dir=results_dir)
@@ -87,8 +119,13 @@ def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
             reports_dir = reports_dir or newest.report_dir.parent
     if target is not None:
         path, report_dir = locate_results(target, results_dir)
-        catalog = Catalog(path.parent, reports_dir or (report_dir.parent if report_dir is not None else None))
-        start = next((run.key for run in catalog.runs() if run.files.results == path), None)
+        catalog = Catalog(
+            path.parent,
+            reports_dir or (report_dir.parent if report_dir is not None else None),
+        )
+        start = next(
+            (run.key for run in catalog.runs() if run.files.results == path), None
+        )
         return catalog, str(path.parent), start
     if not results_dir.is_dir():
         raise StoreError(
@@ -98,5 +135,7 @@ def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
     catalog = Catalog(results_dir, reports_dir)
     runs = catalog.runs()
     if not runs:
-        raise StoreError(f"{results_dir}: no runs found (looked for <runId>.jsonl files)")
+        raise StoreError(
+            f"{results_dir}: no runs found (looked for <runId>.jsonl files)"
+        )
     return catalog, str(results_dir), runs[0].key

@@ -9,6 +9,19 @@ JSON; JUnit XML comes from :mod:`profiler_core.report.junit`. See docs/ci.md.
 from __future__ import annotations
 
 from .gates import Gate
-from .runs import EXIT_INCONCLUSIVE, EXIT_PASS, EXIT_REGRESSION, Comparison, compare_runs
+from .runs import (
+    EXIT_INCONCLUSIVE,
+    EXIT_PASS,
+    EXIT_REGRESSION,
+    Comparison,
+    compare_runs,
+)
 
-__all__ = ["EXIT_INCONCLUSIVE", "EXIT_PASS", "EXIT_REGRESSION", "Comparison", "Gate", "compare_runs"]
+__all__ = [
+    "EXIT_INCONCLUSIVE",
+    "EXIT_PASS",
+    "EXIT_REGRESSION",
+    "Comparison",
+    "Gate",
+    "compare_runs",
+]

@@ -46,7 +46,9 @@ ALIASES = {
     "turns": "agent_turns",
 }
 
-_GATE = re.compile(r"(?P<metric>[A-Za-z0-9_.\-]+)\s*:\s*(?P<sign>[+-])\s*(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>%|pp)")
+_GATE = re.compile(
+    r"(?P<metric>[A-Za-z0-9_.\-]+)\s*:\s*(?P<sign>[+-])\s*(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>%|pp)"
+)
 
 Outcome = Literal["pass", "regression", "inconclusive"]
 
@@ -74,13 +76,19 @@ class Gate(Record):
     def parse(cls, text: str) -> Gate:
         """A gate from ``METRIC:+N%``, ``METRIC:-N%`` or ``success_rate:-Npp``; a ConfigError says what was expected."""
         match = _GATE.fullmatch(text.strip())
-        expected = "expected METRIC:+N% or METRIC:-N% (a median's change) or success_rate:-Npp"
+        expected = (
+            "expected METRIC:+N% or METRIC:-N% (a median's change) or success_rate:-Npp"
+        )
         if not match:
-            raise ConfigError(f"--fail-on {text!r}: {expected}, e.g. cost:+10% or success_rate:-5pp")
+            raise ConfigError(
+                f"--fail-on {text!r}: {expected}, e.g. cost:+10% or success_rate:-5pp"
+            )
         metric = canonical(match["metric"])
         unit = match["unit"]
         if (unit == "pp") != (metric == "success_rate"):
-            raise ConfigError(f"--fail-on {text!r}: percentage points (pp) are for success_rate only, % for other metrics")
+            raise ConfigError(
+                f"--fail-on {text!r}: percentage points (pp) are for success_rate only, % for other metrics"
+            )
         return cls(text=text.strip(), metric=metric, bad_direction=1 if match["sign"] == "+" else -1,
                    threshold=float(match["amount"]), unit=unit)  # type: ignore[arg-type]  # fmt: skip
 
@@ -90,36 +98,83 @@ class Gate(Record):
             return math.log1p(self.bad_direction * self.threshold / 100.0)
         return self.bad_direction * self.threshold / 100.0
 
-    def judge(self, change: float, lower: float, upper: float, p_adjusted: float, alpha: float = 0.05) -> tuple[Outcome, str]:
+    def judge(
+        self,
+        change: float,
+        lower: float,
+        upper: float,
+        p_adjusted: float,
+        alpha: float = 0.05,
+    ) -> tuple[Outcome, str]:
         """The outcome for a change, its one-sided bounds (in the gate's unit) and the adjusted p of "worse than the tolerance".
 
         ``lower`` and ``upper`` are each a one-sided ``1 - alpha`` bound (together a ``1 - 2 alpha`` interval).
         """
         if any(math.isnan(x) for x in (change, lower, upper)):
-            return "inconclusive", "no interval could be computed (too few rows, or a mean of zero)"
+            return (
+                "inconclusive",
+                "no interval could be computed (too few rows, or a mean of zero)",
+            )
         # Turn everything so that "bad" is positive.
-        bad, bad_low, bad_high = (change, lower, upper) if self.bad_direction > 0 else (-change, -upper, -lower)
+        bad, bad_low, bad_high = (
+            (change, lower, upper)
+            if self.bad_direction > 0
+            else (-change, -upper, -lower)
+        )
         limit = self.text.split(":", 1)[1]
         if bad_low > self.threshold and p_adjusted < alpha:
-            return "regression", f"worse than {limit}: the interval's good end is past it (p {_p(p_adjusted)}, Holm over the gates)"
+            return (
+                "regression",
+                f"worse than {limit}: the interval's good end is past it (p {_p(p_adjusted)}, Holm over the gates)",
+            )
         if bad_high <= self.threshold:
             return "pass", f"the interval's bad end is within {limit}"
         if bad > self.threshold:
-            return "inconclusive", f"{POSSIBLE}: {_signed(change, self.unit)} is past {limit}, but the interval reaches inside it (p {_p(p_adjusted)})"
-        return "inconclusive", f"the interval reaches past {limit}: more rows would tell"
+            return (
+                "inconclusive",
+                f"{POSSIBLE}: {_signed(change, self.unit)} is past {limit}, but the interval reaches inside it (p {_p(p_adjusted)})",
+            )
+        return (
+            "inconclusive",
+            f"the interval reaches past {limit}: more rows would tell",
+        )
 
-
-    def assess(self, sc: StratifiedChange, p_adjusted: float, alpha: float = 0.05) -> Assessment:
+    def assess(
+        self, sc: StratifiedChange, p_adjusted: float, alpha: float = 0.05
+    ) -> Assessment:
         """A stratified change judged: its change and one-sided ``1 - alpha`` bounds in the gate's unit, outcome and why."""
-        lo, hi = sc.interval(1.0 - 2.0 * alpha) if math.isfinite(sc.estimate) else (math.nan, math.nan)
-        change, lower, upper = sc.to_percent(sc.estimate) + 0.0, sc.to_percent(lo) + 0.0, sc.to_percent(hi) + 0.0
+        lo, hi = (
+            sc.interval(1.0 - 2.0 * alpha)
+            if math.isfinite(sc.estimate)
+            else (math.nan, math.nan)
+        )
+        change, lower, upper = (
+            sc.to_percent(sc.estimate) + 0.0,
+            sc.to_percent(lo) + 0.0,
+            sc.to_percent(hi) + 0.0,
+        )
         if min(sc.base_n, sc.new_n) < MIN_ROWS:
-            why = f"fewer than {MIN_ROWS} rows that ran in one of the runs" if sc.base_n or sc.new_n else "the metric is missing in one of the runs"
-            return Assessment(change=change, lower=lower, upper=upper, outcome="inconclusive", why=why)
+            why = (
+                f"fewer than {MIN_ROWS} rows that ran in one of the runs"
+                if sc.base_n or sc.new_n
+                else "the metric is missing in one of the runs"
+            )
+            return Assessment(
+                change=change, lower=lower, upper=upper, outcome="inconclusive", why=why
+            )
         outcome, why = self.judge(change, lower, upper, p_adjusted, alpha)
-        return Assessment(change=change, lower=lower, upper=upper, outcome=outcome, why=why)
+        return Assessment(
+            change=change, lower=lower, upper=upper, outcome=outcome, why=why
+        )
 
-    def rows_needed(self, sc: StratifiedChange, margin: float | None = None, *, alpha: float = 0.05, power: float = 0.8) -> float:
+    def rows_needed(
+        self,
+        sc: StratifiedChange,
+        margin: float | None = None,
+        *,
+        alpha: float = 0.05,
+        power: float = 0.8,
+    ) -> float:
         """Rows per run that make a true change ``margin`` points past the tolerance (default: the tolerance again) a regression.
 
         From the change's standard error at its rows, shrinking as ``1 / sqrt(rows)``; nan when unknown.
@@ -154,7 +209,11 @@ def rows_from_pilot(gate: Gate, values, scenarios, margin: float | None = None, 
     needed = gate.rows_needed(sc, margin, alpha=alpha, power=power)
     if not (math.isfinite(needed) and math.isfinite(sc.df)):
         return needed, needed, needed
-    return needed, needed * sc.df / chi2_quantile(0.9, sc.df), needed * sc.df / chi2_quantile(0.1, sc.df)
+    return (
+        needed,
+        needed * sc.df / chi2_quantile(0.9, sc.df),
+        needed * sc.df / chi2_quantile(0.1, sc.df),
+    )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -185,4 +244,14 @@ def _signed(x: float, unit: str) -> str:
     return f"{x:+.1f}{' pp' if unit == 'pp' else '%'}".replace("-", "−")
 
 
-__all__ = ["ALIASES", "MIN_ROWS", "POSSIBLE", "Assessment", "Gate", "Outcome", "canonical", "is_possible", "rows_from_pilot"]
+__all__ = [
+    "ALIASES",
+    "MIN_ROWS",
+    "POSSIBLE",
+    "Assessment",
+    "Gate",
+    "Outcome",
+    "canonical",
+    "is_possible",
+    "rows_from_pilot",
+]

@@ -26,7 +26,10 @@ import attrs
 from ..errors import ConfigError
 from ..model.record import Record
 from ..report.junit import Case
-from .render import _code, _md  # names as plain text in a PR comment, as compare's own tables show them
+from .render import (
+    _code,
+    _md,
+)  # names as plain text in a PR comment, as compare's own tables show them
 from .runs import EXIT_REGRESSION, _cell_statuses, _Run
 
 if TYPE_CHECKING:
@@ -58,11 +61,15 @@ class NewlyFailingGate(Record):
         """The gate from ``newly-failing`` or ``newly-failing:Npp``; a ConfigError says what was expected."""
         match = _FORM.fullmatch(text.strip())
         if not match:
-            raise ConfigError(f"--fail-on {text!r}: expected {NAME} (all-pass in BASE, a failure in NEW) or {NAME}:Npp (a drop of N points)")
+            raise ConfigError(
+                f"--fail-on {text!r}: expected {NAME} (all-pass in BASE, a failure in NEW) or {NAME}:Npp (a drop of N points)"
+            )
         points = match["points"]
         return cls(text=text.strip(), points=None if points is None else float(points))
 
-    def fails(self, base_passed: int, base_total: int, new_passed: int, new_total: int) -> bool:
+    def fails(
+        self, base_passed: int, base_total: int, new_passed: int, new_total: int
+    ) -> bool:
         """Whether one scenario's change fails the gate."""
         if self.points is None:
             return base_passed == base_total and new_passed < new_total
@@ -87,12 +94,16 @@ class ScenarioCheck(Record):
     @property
     def change_pp(self) -> float:
         """NEW's success rate minus BASE's, in percentage points."""
-        return 100 * (self.new_passed / self.new_total - self.base_passed / self.base_total)
+        return 100 * (
+            self.new_passed / self.new_total - self.base_passed / self.base_total
+        )
 
     @property
     def name(self) -> str:
         """``mode / scenario`` (and ``[model]`` when the runs have several)."""
-        return f"{self.mode} / {self.scenario}" + (f" [{self.model}]" if self.model else "")
+        return f"{self.mode} / {self.scenario}" + (
+            f" [{self.model}]" if self.model else ""
+        )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -144,7 +155,16 @@ def cases(results: Sequence[NewlyFailingResult]) -> list[Case]:
             why = _why(check, result.gate).replace("−", "-")
             name = f"{result.gate.text}: {check.name}"
             if check.failed:
-                out.append(Case(suite=SUITE, name=name, seconds=0.0, problem="failure", message=why, details=why))
+                out.append(
+                    Case(
+                        suite=SUITE,
+                        name=name,
+                        seconds=0.0,
+                        problem="failure",
+                        message=why,
+                        details=why,
+                    )
+                )
             else:
                 out.append(Case(suite=SUITE, name=name, seconds=0.0, message=why))
     return out
@@ -155,12 +175,19 @@ def markdown(results: Sequence[NewlyFailingResult]) -> str:
     out: list[str] = []
     for result in results:
         failed = len(result.failed)
-        verdict = f"**{failed} scenario{' fails' if failed == 1 else 's fail'} it**" if failed else "no scenario fails it"
+        verdict = (
+            f"**{failed} scenario{' fails' if failed == 1 else 's fail'} it**"
+            if failed
+            else "no scenario fails it"
+        )
         out += [f"### {_code(result.gate.text)}: {verdict}", ""]
         if not result.checks:
             out += ["No scenario ran in both runs.", ""]
             continue
-        out += ["| mode | scenario | BASE passed | NEW passed | change | outcome |", "|---|---|---:|---:|---:|---|"]
+        out += [
+            "| mode | scenario | BASE passed | NEW passed | change | outcome |",
+            "|---|---|---:|---:|---:|---|",
+        ]
         for c in result.checks:
             outcome = "**newly failing**" if c.failed else "ok"
             scenario = c.scenario + (f" [{c.model}]" if c.model else "")
@@ -170,7 +197,9 @@ def markdown(results: Sequence[NewlyFailingResult]) -> str:
     return "\n".join(out)
 
 
-def with_scenario_gates(comparison: Comparison, results: Sequence[NewlyFailingResult]) -> Comparison:
+def with_scenario_gates(
+    comparison: Comparison, results: Sequence[NewlyFailingResult]
+) -> Comparison:
     """The comparison with the gates' JUnit cases added (its metric gates' outcome untouched)."""
     if not results:
         return comparison
@@ -197,10 +226,25 @@ def lines(results: Sequence[NewlyFailingResult]) -> list[str]:
     """The terminal's lines: each gate's outcome and the scenarios that fail it."""
     out = []
     for result in results:
-        out.append(f"{result.gate.text}: {len(result.failed)} of {len(result.checks)} scenarios fail it")
+        out.append(
+            f"{result.gate.text}: {len(result.failed)} of {len(result.checks)} scenarios fail it"
+        )
         out += [f"  {c.name}: {_why(c, result.gate)}" for c in result.failed]
     return out
 
 
-__all__ = ["NAME", "SUITE", "NewlyFailingGate", "NewlyFailingResult", "ScenarioCheck", "as_json", "cases", "exit_code", "is_newly_failing",
-           "judge", "lines", "markdown", "with_scenario_gates"]
+__all__ = [
+    "NAME",
+    "SUITE",
+    "NewlyFailingGate",
+    "NewlyFailingResult",
+    "ScenarioCheck",
+    "as_json",
+    "cases",
+    "exit_code",
+    "is_newly_failing",
+    "judge",
+    "lines",
+    "markdown",
+    "with_scenario_gates",
+]

@@ -11,7 +11,12 @@ from ..util.textcut import printable, rich_text
 from .gates import MIN_ROWS, POSSIBLE, is_possible
 from .runs import Comparison, GateResult, MetricChange
 
-_OUTCOME_WORDS = {"pass": "✅ pass", "regression": "❌ regression", "inconclusive": "⚠️ inconclusive", POSSIBLE: "⚠️ possible regression"}
+_OUTCOME_WORDS = {
+    "pass": "✅ pass",
+    "regression": "❌ regression",
+    "inconclusive": "⚠️ inconclusive",
+    POSSIBLE: "⚠️ possible regression",
+}
 #: Cells listed by name in the Markdown summary (the rest are counted).
 _LISTED = 10
 
@@ -29,7 +34,9 @@ def _change(change: MetricChange) -> str:
 
 
 def _interval(change: MetricChange) -> str:
-    return fmt.ci(change.lower, change.upper, fmt.pp if change.unit == "pp" else fmt.pct)
+    return fmt.ci(
+        change.lower, change.upper, fmt.pp if change.unit == "pp" else fmt.pct
+    )
 
 
 def _label(metric: str) -> str:
@@ -41,7 +48,17 @@ def change_rows(comparison: Comparison) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for mode in comparison.modes:
         for c in mode.changes:
-            rows.append((mode.mode, _label(c.metric), _value(c, c.base_value), _value(c, c.new_value), _change(c), _interval(c), fmt.p_value(c.p_adjusted)))
+            rows.append(
+                (
+                    mode.mode,
+                    _label(c.metric),
+                    _value(c, c.base_value),
+                    _value(c, c.new_value),
+                    _change(c),
+                    _interval(c),
+                    fmt.p_value(c.p_adjusted),
+                )
+            )
     return rows
 
 
@@ -52,21 +69,57 @@ def print_terminal(comparison: Comparison, console) -> None:
     # Mode, model and scenario names, run ids and file names come from data: every cell is rich Text
     # (a mode named `[/x]` is no markup tag), control characters shown escaped.
     level = f"{comparison.confidence:.0%}"
-    table = Table(title=rich_text(f"{comparison.new_id} (NEW) against {comparison.base_id} (BASE)"), title_justify="left")
-    for header in ("mode", "metric", "BASE", "NEW", "change", f"{level} CI", "p (Holm)"):
-        table.add_column(header, justify="left" if header in ("mode", "metric") else "right", no_wrap=True)
+    table = Table(
+        title=rich_text(
+            f"{comparison.new_id} (NEW) against {comparison.base_id} (BASE)"
+        ),
+        title_justify="left",
+    )
+    for header in (
+        "mode",
+        "metric",
+        "BASE",
+        "NEW",
+        "change",
+        f"{level} CI",
+        "p (Holm)",
+    ):
+        table.add_column(
+            header,
+            justify="left" if header in ("mode", "metric") else "right",
+            no_wrap=True,
+        )
     for row in change_rows(comparison):
         table.add_row(*map(rich_text, row))
     console.print(table)
     for line in cell_lines(comparison):
         console.print(printable(line), markup=False, highlight=False)
     if comparison.gates:
-        gates = Table(title="Gates (per scenario, one-sided test of the tolerance)", title_justify="left")
-        for header in ("mode", "gate", "change", f"{_gate_level(comparison)} CI", "outcome", "rows for margin", "why"):
+        gates = Table(
+            title="Gates (per scenario, one-sided test of the tolerance)",
+            title_justify="left",
+        )
+        for header in (
+            "mode",
+            "gate",
+            "change",
+            f"{_gate_level(comparison)} CI",
+            "outcome",
+            "rows for margin",
+            "why",
+        ):
             gates.add_column(header, no_wrap=header != "why")
         for g in comparison.gates:
             c = g.change
-            cells = (g.mode, g.gate.text, _change(c) if c else "–", _interval(c) if c else "–", _gate_word(g), _rows_needed(g), g.why)
+            cells = (
+                g.mode,
+                g.gate.text,
+                _change(c) if c else "–",
+                _interval(c) if c else "–",
+                _gate_word(g),
+                _rows_needed(g),
+                g.why,
+            )
             gates.add_row(*map(rich_text, cells))
         console.print(gates)
 
@@ -91,39 +144,69 @@ def _rows_needed(g: GateResult) -> str:
 def cell_lines(comparison: Comparison) -> list[str]:
     """Plain lines: scenarios newly failing or passing, what only one run has, errored rows left out."""
     lines = []
-    for title, cells in (("Newly failing", comparison.newly_failing), ("Newly passing", comparison.newly_passing)):
+    for title, cells in (
+        ("Newly failing", comparison.newly_failing),
+        ("Newly passing", comparison.newly_passing),
+    ):
         if cells:
-            shown = ", ".join(f"{s.mode}/{s.scenario} ({s.base_passed}/{s.base_total} → {s.new_passed}/{s.new_total})" for s in cells[:_LISTED])
+            shown = ", ".join(
+                f"{s.mode}/{s.scenario} ({s.base_passed}/{s.base_total} → {s.new_passed}/{s.new_total})"
+                for s in cells[:_LISTED]
+            )
             more = f" and {len(cells) - _LISTED} more" if len(cells) > _LISTED else ""
             lines.append(f"{title}: {shown}{more}")
-    for title, names in (("Only in BASE (not compared)", comparison.only_base), ("Only in NEW (not compared)", comparison.only_new)):
+    for title, names in (
+        ("Only in BASE (not compared)", comparison.only_base),
+        ("Only in NEW (not compared)", comparison.only_new),
+    ):
         if names:
-            lines.append(f"{title}: {', '.join(names[:_LISTED])}" + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""))
+            lines.append(
+                f"{title}: {', '.join(names[:_LISTED])}"
+                + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "")
+            )
     for mode in comparison.modes:
         if mode.base_errors or mode.new_errors:
-            lines.append(f"{mode.mode}: errored rows left out of the comparison: {mode.base_errors} in BASE, {mode.new_errors} in NEW")
+            lines.append(
+                f"{mode.mode}: errored rows left out of the comparison: {mode.base_errors} in BASE, {mode.new_errors} in NEW"
+            )
     return lines
 
 
 def markdown(comparison: Comparison) -> str:
     """A summary for a pull-request comment: the outcome, the gates, the headline changes, what newly fails."""
     c = comparison
-    out = [f"## agent-profiler: {_OUTCOME_WORDS[c.outcome] if c.gates else 'comparison'}", ""]
-    out.append(f"{_code(c.new_id)} (NEW) against {_code(c.base_id)} (BASE), {c.confidence:.0%} confidence intervals, p-values Holm-adjusted per mode.")
+    out = [
+        f"## agent-profiler: {_OUTCOME_WORDS[c.outcome] if c.gates else 'comparison'}",
+        "",
+    ]
+    out.append(
+        f"{_code(c.new_id)} (NEW) against {_code(c.base_id)} (BASE), {c.confidence:.0%} confidence intervals, p-values Holm-adjusted per mode."
+    )
     out.append("")
     if c.gates:
-        out += [f"| mode | gate | change | {_gate_level(c)} CI | outcome | rows for margin |", "|---|---|---:|---:|---|---:|"]
+        out += [
+            f"| mode | gate | change | {_gate_level(c)} CI | outcome | rows for margin |",
+            "|---|---|---:|---:|---|---:|",
+        ]
         for g in c.gates:
             ch = g.change
             word = _OUTCOME_WORDS[_gate_word(g)]
-            out.append(f"| {_md(g.mode)} | {_code(g.gate.text)} | {_change(ch) if ch else '–'} | {_interval(ch) if ch else '–'} | {word} | {_rows_needed(g)} |")
+            out.append(
+                f"| {_md(g.mode)} | {_code(g.gate.text)} | {_change(ch) if ch else '–'} | {_interval(ch) if ch else '–'} | {word} | {_rows_needed(g)} |"
+            )
         out.append("")
         notes = sorted({g.why for g in c.gates if g.outcome != "pass"})
         out += [f"- {_md(n)}" for n in notes] + ([""] if notes else [])
-    out += ["| mode | metric | BASE | NEW | change | CI | p (Holm) |", "|---|---|---:|---:|---:|---:|---:|"]
+    out += [
+        "| mode | metric | BASE | NEW | change | CI | p (Holm) |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
     out += ["| " + " | ".join(_md(x) for x in row) + " |" for row in change_rows(c)]
     out.append("")
-    out += [f"**{_md(line.split(':', 1)[0])}:**{_md(line.split(':', 1)[1])}" + "  " for line in cell_lines(c)]
+    out += [
+        f"**{_md(line.split(':', 1)[0])}:**{_md(line.split(':', 1)[1])}" + "  "
+        for line in cell_lines(c)
+    ]
     out.append("")
     out.append(f"<sub>Gates compare each scenario with itself (ratio of means, paired by iteration where the cells pair; rates for success) "
                f"and test \"worse than the tolerance\" one-sided at {1 - c.confidence:.0%}, Holm-adjusted across the gates. "
@@ -144,8 +227,17 @@ def _md(text: Any) -> str:
     Control characters are shown escaped, Markdown's punctuation backslash-escaped, ``&<>`` as entities,
     and a zero-width space after ``@`` and in ``://`` / ``www.`` so GitHub links and notifies no one.
     """
-    plain = printable(str(text), one_line=True).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    plain = plain.replace("@", "@\u200b").replace("://", ":\u200b//").replace("www.", "www\u200b.")
+    plain = (
+        printable(str(text), one_line=True)
+        .replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+    )
+    plain = (
+        plain.replace("@", "@\u200b")
+        .replace("://", ":\u200b//")
+        .replace("www.", "www\u200b.")
+    )
     return _MD_SPECIAL.sub(r"\\\1", plain)
 
 
@@ -153,7 +245,9 @@ def _code(text: Any) -> str:
     """A name as a code span in a table cell: fenced by more backticks than it holds, ``|`` escaped for the table."""
     plain = printable(str(text), one_line=True)
     fence = "`" * (max((len(run) for run in re.findall(r"`+", plain)), default=0) + 1)
-    pad = " " if plain.startswith("`") or plain.endswith("`") else ""  # else the fence would run into the text
+    pad = (
+        " " if plain.startswith("`") or plain.endswith("`") else ""
+    )  # else the fence would run into the text
     return f"{fence}{pad}{plain.replace('|', chr(92) + '|')}{pad}{fence}"
 
 
@@ -173,7 +267,13 @@ def as_json(comparison: Comparison) -> dict[str, Any]:
                 "pValue": _num(ch.p_value), "pValueAdjusted": _num(ch.p_adjusted), "reason": ch.reason}  # fmt: skip
 
     def cell(s) -> dict[str, Any]:
-        return {"model": s.model, "mode": s.mode, "scenario": s.scenario, "base": [s.base_passed, s.base_total], "new": [s.new_passed, s.new_total]}
+        return {
+            "model": s.model,
+            "mode": s.mode,
+            "scenario": s.scenario,
+            "base": [s.base_passed, s.base_total],
+            "new": [s.new_passed, s.new_total],
+        }
 
     return {
         "base": c.base_id, "new": c.new_id, "outcome": c.outcome, "exitCode": c.exit_code, "confidence": c.confidence,

@@ -28,7 +28,14 @@ from ..stats.stratified import StratifiedChange, stratified_change
 from .gates import Gate, Outcome
 
 #: Metrics every comparison reports (gated metrics are added).
-DEFAULT_METRICS = ("success_rate", "cost_total_usd", "latency_wall_ms", "tokens_total", "tool_calls_total", "agent_turns")
+DEFAULT_METRICS = (
+    "success_rate",
+    "cost_total_usd",
+    "latency_wall_ms",
+    "tokens_total",
+    "tool_calls_total",
+    "agent_turns",
+)
 
 #: Exit status of ``profiler compare``: no regression, a regression, samples too small to tell.
 EXIT_PASS, EXIT_REGRESSION, EXIT_INCONCLUSIVE = 0, 1, 3
@@ -120,14 +127,24 @@ class Comparison(Record):
 
     @property
     def outcome(self) -> Outcome:
-        """"regression" when any gate regressed, else "inconclusive" when any could not tell, else "pass"."""
+        """ "regression" when any gate regressed, else "inconclusive" when any could not tell, else "pass"."""
         found = {g.outcome for g in self.gates}
-        return "regression" if "regression" in found else "inconclusive" if "inconclusive" in found else "pass"
+        return (
+            "regression"
+            if "regression" in found
+            else "inconclusive"
+            if "inconclusive" in found
+            else "pass"
+        )
 
     @property
     def exit_code(self) -> int:
         """0 (pass), 1 (regression) or 3 (inconclusive)."""
-        return {"pass": EXIT_PASS, "regression": EXIT_REGRESSION, "inconclusive": EXIT_INCONCLUSIVE}[self.outcome]
+        return {
+            "pass": EXIT_PASS,
+            "regression": EXIT_REGRESSION,
+            "inconclusive": EXIT_INCONCLUSIVE,
+        }[self.outcome]
 
 
 class _Run:
@@ -143,7 +160,13 @@ class _Run:
         _infos, self.columns, _omitted = metric_columns(table)
         cat = table.categorical
         self.mode = np.asarray(cat["mode"].labels(), dtype=object)
-        self.cell = np.asarray([f"{m}\x00{s}" for m, s in zip(cat["model"].labels(), cat["scenario_id"].labels())], dtype=object)
+        self.cell = np.asarray(
+            [
+                f"{m}\x00{s}"
+                for m, s in zip(cat["model"].labels(), cat["scenario_id"].labels())
+            ],
+            dtype=object,
+        )
         self.iteration = table.numeric["iteration"].astype(np.int64)
         self.errored = np.zeros(table.n, dtype=bool)
         self.errored[list(table.errors)] = True
@@ -171,18 +194,51 @@ def compare_runs(base: Path, new: Path, gates: Sequence[Gate] = (), *, confidenc
     b, n = _Run(Path(base)), _Run(Path(new))
     metrics = list(dict.fromkeys([*DEFAULT_METRICS, *(g.metric for g in gates)]))
     for gate in gates:
-        if gate.metric != "success_rate" and b.column(gate.metric) is None and n.column(gate.metric) is None:
+        if (
+            gate.metric != "success_rate"
+            and b.column(gate.metric) is None
+            and n.column(gate.metric) is None
+        ):
             known = sorted(set(b.columns) | set(n.columns) | {"success_rate"})
-            raise ConfigError(f"--fail-on {gate.text!r}: neither run has a metric {gate.metric!r} (they have: {', '.join(known)})")
-    base_modes, new_modes = list(dict.fromkeys(b.mode.tolist())), list(dict.fromkeys(n.mode.tolist()))
+            raise ConfigError(
+                f"--fail-on {gate.text!r}: neither run has a metric {gate.metric!r} (they have: {', '.join(known)})"
+            )
+    base_modes, new_modes = (
+        list(dict.fromkeys(b.mode.tolist())),
+        list(dict.fromkeys(n.mode.tolist())),
+    )
     common = [m for m in base_modes if m in new_modes]
-    modes = tuple(_compare_mode(b, n, mode, metrics, confidence, seed) for mode in common)
+    modes = tuple(
+        _compare_mode(b, n, mode, metrics, confidence, seed) for mode in common
+    )
     results = judge_gates(gates, [m.mode for m in modes], b, n, 1 - confidence, margin)
     statuses = _cell_statuses(b, n)
-    failing = tuple(s for s in statuses if s.base_total and s.new_total and s.base_passed == s.base_total and s.new_passed < s.new_total)
-    passing = tuple(s for s in statuses if s.base_total and s.new_total and s.base_passed < s.base_total and s.new_passed == s.new_total)
-    only_base = [m for m in base_modes if m not in new_modes] + [f"{s.mode}/{s.scenario}" for s in statuses if s.mode in common and not s.new_total]
-    only_new = [m for m in new_modes if m not in base_modes] + [f"{s.mode}/{s.scenario}" for s in statuses if s.mode in common and not s.base_total]
+    failing = tuple(
+        s
+        for s in statuses
+        if s.base_total
+        and s.new_total
+        and s.base_passed == s.base_total
+        and s.new_passed < s.new_total
+    )
+    passing = tuple(
+        s
+        for s in statuses
+        if s.base_total
+        and s.new_total
+        and s.base_passed < s.base_total
+        and s.new_passed == s.new_total
+    )
+    only_base = [m for m in base_modes if m not in new_modes] + [
+        f"{s.mode}/{s.scenario}"
+        for s in statuses
+        if s.mode in common and not s.new_total
+    ]
+    only_new = [m for m in new_modes if m not in base_modes] + [
+        f"{s.mode}/{s.scenario}"
+        for s in statuses
+        if s.mode in common and not s.base_total
+    ]
     return Comparison(
         base_id=b.run_id, new_id=n.run_id, modes=modes, gates=results, newly_failing=failing, newly_passing=passing,
         only_base=tuple(only_base), only_new=tuple(only_new), cases=tuple(_cases(n, failing, results)),
@@ -195,7 +251,9 @@ def _rows(run: _Run, mode: str, cells: set[str]) -> np.ndarray:
     return np.flatnonzero(mask & np.isin(run.cell, list(cells)))
 
 
-def _compare_mode(b: _Run, n: _Run, mode: str, metrics: Sequence[str], confidence: float, seed: int) -> ModeResult:
+def _compare_mode(
+    b: _Run, n: _Run, mode: str, metrics: Sequence[str], confidence: float, seed: int
+) -> ModeResult:
     cells = set(b.cell[b.mode == mode].tolist()) & set(n.cell[n.mode == mode].tolist())
     rb, rn = _rows(b, mode, cells), _rows(n, mode, cells)
     pairing = _pair(b, n, rb, rn)
@@ -209,7 +267,9 @@ def _compare_mode(b: _Run, n: _Run, mode: str, metrics: Sequence[str], confidenc
     for metric in metrics:
         if metric == "success_rate":
             continue
-        change = _metric(b.column(metric), n.column(metric), rb, rn, metric, paired, confidence, seed)
+        change = _metric(
+            b.column(metric), n.column(metric), rb, rn, metric, paired, confidence, seed
+        )
         if change is not None:
             changes.append(change)
     adjusted = stats.holm_adjust(c.p_value for c in changes)
@@ -221,7 +281,9 @@ def _compare_mode(b: _Run, n: _Run, mode: str, metrics: Sequence[str], confidenc
     )  # fmt: skip
 
 
-def _pair(b: _Run, n: _Run, rb: np.ndarray, rn: np.ndarray) -> tuple[np.ndarray, np.ndarray] | str:
+def _pair(
+    b: _Run, n: _Run, rb: np.ndarray, rn: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | str:
     """BASE and NEW rows aligned by (model, scenario, iteration), or why they cannot be."""
     if rb.size != rn.size:
         return f"not paired: {rb.size} BASE and {rn.size} NEW rows"
@@ -242,8 +304,12 @@ def _p_value(a: np.ndarray, b: np.ndarray, paired: bool, seed: int) -> float:
     return stats.permutation_test_normal(a, b, paired=paired).p_value
 
 
-def _success(base: np.ndarray, new: np.ndarray, paired: bool, confidence: float, seed: int) -> MetricChange:
-    diff, lower, upper = stats.rate_difference_interval(int(new.sum()), int(new.size), int(base.sum()), int(base.size), confidence)
+def _success(
+    base: np.ndarray, new: np.ndarray, paired: bool, confidence: float, seed: int
+) -> MetricChange:
+    diff, lower, upper = stats.rate_difference_interval(
+        int(new.sum()), int(new.size), int(base.sum()), int(base.size), confidence
+    )
     p = _p_value(new.astype(np.float64), base.astype(np.float64), paired, seed)
     return MetricChange(
         metric="success_rate", unit="pp", base_n=int(base.size), new_n=int(new.size),
@@ -253,7 +319,9 @@ def _success(base: np.ndarray, new: np.ndarray, paired: bool, confidence: float,
     )  # fmt: skip
 
 
-def _metric(col_b, col_n, rb, rn, metric, paired, confidence, seed) -> MetricChange | None:
+def _metric(
+    col_b, col_n, rb, rn, metric, paired, confidence, seed
+) -> MetricChange | None:
     from ..report.summary import compare_metric
 
     if col_b is None or col_n is None:
@@ -264,7 +332,16 @@ def _metric(col_b, col_n, rb, rn, metric, paired, confidence, seed) -> MetricCha
         vb, vn = vb[keep], vn[keep]
     else:
         vb, vn = vb[~np.isnan(vb)], vn[~np.isnan(vn)]
-    result, _method = compare_metric(vn, vb, paired=paired, mode_a="NEW", mode_b="BASE", metric=metric, confidence=confidence, seed=seed)
+    result, _method = compare_metric(
+        vn,
+        vb,
+        paired=paired,
+        mode_a="NEW",
+        mode_b="BASE",
+        metric=metric,
+        confidence=confidence,
+        seed=seed,
+    )
     # The report's reduction is (1 - median(NEW) / median(BASE)) x 100; a change is its negative.
     low, high = result.ci95
     return MetricChange(
@@ -279,16 +356,25 @@ def _metric(col_b, col_n, rb, rn, metric, paired, confidence, seed) -> MetricCha
 def judge_gates(gates: Sequence[Gate], modes: Sequence[str], b: _Run, n: _Run, alpha: float,
                 margin: float | None = None) -> tuple[GateResult, ...]:  # fmt: skip
     """Every (gate, mode): the stratified change, Holm across these tests only, the outcome and the rows a margin needs."""
-    found = [(gate, mode, _gate_change(gate, mode, b, n)) for gate in gates for mode in modes]
+    found = [
+        (gate, mode, _gate_change(gate, mode, b, n)) for gate in gates for mode in modes
+    ]
     adjusted = stats.holm_adjust(gate.p_value(sc) for gate, _, sc in found)
-    return tuple(_judge(gate, mode, sc, q, alpha, margin) for (gate, mode, sc), q in zip(found, adjusted))
+    return tuple(
+        _judge(gate, mode, sc, q, alpha, margin)
+        for (gate, mode, sc), q in zip(found, adjusted)
+    )
 
 
 def _gate_change(gate: Gate, mode: str, b: _Run, n: _Run) -> StratifiedChange:
     cells = set(b.cell[b.mode == mode].tolist()) & set(n.cell[n.mode == mode].tolist())
     rb, rn = _rows(b, mode, cells), _rows(n, mode, cells)
     if gate.metric == "success_rate":
-        vb, vn, kind = b.success[rb].astype(np.float64), n.success[rn].astype(np.float64), "difference"
+        vb, vn, kind = (
+            b.success[rb].astype(np.float64),
+            n.success[rn].astype(np.float64),
+            "difference",
+        )
     else:
         col_b, col_n = b.column(gate.metric), n.column(gate.metric)
         vb = col_b[rb] if col_b is not None else np.full(rb.size, math.nan)
@@ -298,7 +384,14 @@ def _gate_change(gate: Gate, mode: str, b: _Run, n: _Run) -> StratifiedChange:
                              base_keys=b.iteration[rb], new_keys=n.iteration[rn])  # fmt: skip
 
 
-def _judge(gate: Gate, mode: str, sc: StratifiedChange, q: float, alpha: float, margin: float | None) -> GateResult:
+def _judge(
+    gate: Gate,
+    mode: str,
+    sc: StratifiedChange,
+    q: float,
+    alpha: float,
+    margin: float | None,
+) -> GateResult:
     found = gate.assess(sc, q, alpha)
     paired = f", {sc.paired_strata} paired" if sc.paired_strata else ""
     change = MetricChange(
@@ -308,39 +401,85 @@ def _judge(gate: Gate, mode: str, sc: StratifiedChange, q: float, alpha: float, 
     )  # fmt: skip
     points = gate.threshold if margin is None else margin
     needed = gate.rows_needed(sc, points, alpha=alpha)
-    return GateResult(gate=gate, mode=mode, outcome=found.outcome, why=found.why, change=change, rows_needed=needed, margin=points)
+    return GateResult(
+        gate=gate,
+        mode=mode,
+        outcome=found.outcome,
+        why=found.why,
+        change=change,
+        rows_needed=needed,
+        margin=points,
+    )
 
 
 def _cell_statuses(b: _Run, n: _Run) -> list[CellStatus]:
     counts: dict[tuple[str, str], list[int]] = {}
     for slot, run in ((0, b), (2, n)):
-        for mode, cell, ok in zip(run.mode.tolist(), run.cell.tolist(), run.success.tolist()):
+        for mode, cell, ok in zip(
+            run.mode.tolist(), run.cell.tolist(), run.success.tolist()
+        ):
             entry = counts.setdefault((mode, cell), [0, 0, 0, 0])
             entry[slot] += bool(ok)
             entry[slot + 1] += 1
     out = []
     for (mode, cell), (bp, bt, np_, nt) in counts.items():
         model, scenario = cell.split("\x00", 1)
-        out.append(CellStatus(model=model, mode=mode, scenario=scenario, base_passed=bp, base_total=bt, new_passed=np_, new_total=nt))
+        out.append(
+            CellStatus(
+                model=model,
+                mode=mode,
+                scenario=scenario,
+                base_passed=bp,
+                base_total=bt,
+                new_passed=np_,
+                new_total=nt,
+            )
+        )
     return out
 
 
-def _cases(n: _Run, failing: Sequence[CellStatus], gates: Sequence[GateResult]) -> list[Case]:
+def _cases(
+    n: _Run, failing: Sequence[CellStatus], gates: Sequence[GateResult]
+) -> list[Case]:
     """NEW's (mode, scenario) cases, the regressed ones saying so, then one case per gate and mode."""
-    regressed: dict[tuple[str, ...], CellStatus] = {(s.model, s.mode, s.scenario): s for s in failing}
+    regressed: dict[tuple[str, ...], CellStatus] = {
+        (s.model, s.mode, s.scenario): s for s in failing
+    }
     cases = []
     for case in run_cases(n.table):
         status = regressed.get(case.key)
         if status is not None:
             note = f"regressed: passed {status.base_total} of {status.base_total} iterations in BASE, {status.new_passed} of {status.new_total} now"
-            case = attrs.evolve(case, problem=case.problem or "failure", message=f"{note}; {case.message}", details=f"{note}\n{case.details}")
+            case = attrs.evolve(
+                case,
+                problem=case.problem or "failure",
+                message=f"{note}; {case.message}",
+                details=f"{note}\n{case.details}",
+            )
         cases.append(case)
     for g in gates:
         name = f"{g.mode}: {g.gate.text}"
         if g.outcome == "regression":
-            cases.append(Case(suite="agent-profiler.gates", name=name, seconds=0.0, problem="failure", message=g.why, details=g.why))
+            cases.append(
+                Case(
+                    suite="agent-profiler.gates",
+                    name=name,
+                    seconds=0.0,
+                    problem="failure",
+                    message=g.why,
+                    details=g.why,
+                )
+            )
         else:
-            cases.append(Case(suite="agent-profiler.gates", name=name, seconds=0.0, skipped=g.outcome == "inconclusive", message=g.why))
+            cases.append(
+                Case(
+                    suite="agent-profiler.gates",
+                    name=name,
+                    seconds=0.0,
+                    skipped=g.outcome == "inconclusive",
+                    message=g.why,
+                )
+            )
     return cases
 
 

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below load on first use, so importing a sibling module stays cheap
+if (
+    TYPE_CHECKING
+):  # the names below load on first use, so importing a sibling module stays cheap
     from .loader import (
         DEFAULT_REPETITIONS,
         DEFAULT_TIMEOUT_MS,

@@ -74,14 +74,24 @@ def _row(name: str, raw: object, where: str) -> AgentSpec:
     missing = sorted(set(_FIELDS) - set(raw))
     unknown = sorted(set(raw) - set(_FIELDS))
     if missing or unknown:
-        what = f"missing {', '.join(missing)}" if missing else f"unknown field(s) {', '.join(unknown)}"
+        what = (
+            f"missing {', '.join(missing)}"
+            if missing
+            else f"unknown field(s) {', '.join(unknown)}"
+        )
         raise ConfigError(f"{where}: agents.{name}: {what}")
     for field, value in raw.items():
         wanted = list if field == "acp" else str
-        if not isinstance(value, wanted) or (wanted is list and not all(isinstance(v, str) and v for v in value)):
-            raise ConfigError(f"{where}: agents.{name}.{field}: expected {'a list of strings' if wanted is list else 'a string'}")
+        if not isinstance(value, wanted) or (
+            wanted is list and not all(isinstance(v, str) and v for v in value)
+        ):
+            raise ConfigError(
+                f"{where}: agents.{name}.{field}: expected {'a list of strings' if wanted is list else 'a string'}"
+            )
     if raw["api"] not in APIS:
-        raise ConfigError(f"{where}: agents.{name}.api: expected one of {', '.join(APIS)}, got {raw['api']!r}")
+        raise ConfigError(
+            f"{where}: agents.{name}.api: expected one of {', '.join(APIS)}, got {raw['api']!r}"
+        )
     return AgentSpec(name=name, **{**raw, "acp": tuple(raw["acp"])})
 
 
@@ -100,7 +110,11 @@ def parse_registry(text: str, where: str = "agents.toml") -> dict[str, AgentSpec
 @functools.cache
 def registry() -> dict[str, AgentSpec]:
     """Every agent the profiler knows, by name, in the table's order."""
-    text = resources.files("profiler_core.config").joinpath("agents.toml").read_text(encoding="utf-8")
+    text = (
+        resources.files("profiler_core.config")
+        .joinpath("agents.toml")
+        .read_text(encoding="utf-8")
+    )
     return parse_registry(text)
 
 
@@ -123,4 +137,12 @@ def npm_packages(names: tuple[str, ...] | None = None) -> list[str]:
     return list(dict.fromkeys(row.npm_spec for row in rows if row.npm_spec))
 
 
-__all__ = ["APIS", "AgentSpec", "agent", "by_program", "npm_packages", "parse_registry", "registry"]
+__all__ = [
+    "APIS",
+    "AgentSpec",
+    "agent",
+    "by_program",
+    "npm_packages",
+    "parse_registry",
+    "registry",
+]

@@ -35,7 +35,9 @@ from ..model import Scenario
 from ..model.record import Record
 
 #: Harbor's own registry (``RemoteRegistryInfo.url`` in harbor/models/registry.py)
-DEFAULT_REGISTRY = "https://raw.githubusercontent.com/laude-institute/harbor/main/registry.json"
+DEFAULT_REGISTRY = (
+    "https://raw.githubusercontent.com/laude-institute/harbor/main/registry.json"
+)
 #: seconds one git command may take (a whole repository may be fetched)
 GIT_TIMEOUT_S = 900
 _COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
@@ -66,14 +68,20 @@ def cache_dir() -> Path:
     configured = os.environ.get("PROFILER_DATASETS_DIR")
     if configured:
         return Path(configured).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agent-profiler" / "datasets"
+    return (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        / "agent-profiler"
+        / "datasets"
+    )
 
 
 def parse_ref(ref: str) -> tuple[str, str | None]:
     """``name@version`` -> (name, version); ``name`` alone -> (name, None: the highest version)."""
     name, _, version = ref.partition("@")
     if not name or (ref.count("@") and not version):
-        raise ConfigError(f"dataset {ref!r}: expected NAME@VERSION, e.g. terminal-bench@2.0")
+        raise ConfigError(
+            f"dataset {ref!r}: expected NAME@VERSION, e.g. terminal-bench@2.0"
+        )
     return name, version or None
 
 
@@ -83,12 +91,18 @@ def read_registry(source: str | Path) -> tuple[list[Dataset], str]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise ConfigError(
+            f"{source}: not valid JSON ({exc.msg} at line {exc.lineno})"
+        ) from None
     if isinstance(data, Mapping) and isinstance(data.get("datasets"), list):
         data = data["datasets"]
     if not isinstance(data, list):
-        raise ConfigError(f"{source}: expected Harbor's registry.json (a list of datasets with name, version and tasks)")
-    return [_dataset(item, f"{source}: [{index}]") for index, item in enumerate(data)], base
+        raise ConfigError(
+            f"{source}: expected Harbor's registry.json (a list of datasets with name, version and tasks)"
+        )
+    return [
+        _dataset(item, f"{source}: [{index}]") for index, item in enumerate(data)
+    ], base
 
 
 def _registry_text(source: str) -> tuple[str, str]:
@@ -99,7 +113,11 @@ def _registry_text(source: str) -> tuple[str, str]:
                 return response.read().decode("utf-8"), ""
         except OSError as exc:
             raise ConfigError(f"{source}: cannot fetch the registry ({exc})") from None
-    path = Path(urllib.parse.unquote(parsed.path)) if parsed.scheme == "file" else Path(source).expanduser()
+    path = (
+        Path(urllib.parse.unquote(parsed.path))
+        if parsed.scheme == "file"
+        else Path(source).expanduser()
+    )
     try:
         return path.read_text(encoding="utf-8"), str(path.parent)
     except FileNotFoundError:
@@ -118,7 +136,9 @@ def _dataset(item: Any, where: str) -> Dataset:
     if not isinstance(tasks, list):
         raise ConfigError(f"{where}.tasks: expected a list of tasks")
     return Dataset(
-        name=item["name"], version=item["version"], description=str(item.get("description") or ""),
+        name=item["name"],
+        version=item["version"],
+        description=str(item.get("description") or ""),
         tasks=tuple(_task(task, f"{where}.tasks[{i}]") for i, task in enumerate(tasks)),
     )
 
@@ -131,14 +151,22 @@ def _task(item: Any, where: str) -> RegistryTask:
             raise ConfigError(f"{where}.{key}: expected a string")
     path = PurePosixPath(item["path"])
     if (path.is_absolute() and item.get("git_url")) or ".." in path.parts:
-        raise ConfigError(f"{where}.path: {item['path']!r} must stay inside its repository")
+        raise ConfigError(
+            f"{where}.path: {item['path']!r} must stay inside its repository"
+        )
     commit = item.get("git_commit_id")
-    if commit is not None and (not isinstance(commit, str) or not _COMMIT.match(commit)):
-        raise ConfigError(f"{where}.git_commit_id: expected a commit id (hex), got {commit!r}")
+    if commit is not None and (
+        not isinstance(commit, str) or not _COMMIT.match(commit)
+    ):
+        raise ConfigError(
+            f"{where}.git_commit_id: expected a commit id (hex), got {commit!r}"
+        )
     url = item.get("git_url")
     if url is not None and not isinstance(url, str):
         raise ConfigError(f"{where}.git_url: expected a string")
-    return RegistryTask(name=item["name"], path=item["path"], git_url=url, git_commit_id=commit)
+    return RegistryTask(
+        name=item["name"], path=item["path"], git_url=url, git_commit_id=commit
+    )
 
 
 def find_dataset(datasets: list[Dataset], ref: str, registry: str) -> Dataset:
@@ -147,20 +175,28 @@ def find_dataset(datasets: list[Dataset], ref: str, registry: str) -> Dataset:
     named = [d for d in datasets if d.name == name]
     if not named:
         known = ", ".join(sorted({d.name for d in datasets})[:12]) or "none"
-        raise ConfigError(f"dataset {name!r} is not in the registry {registry} (it has: {known})")
+        raise ConfigError(
+            f"dataset {name!r} is not in the registry {registry} (it has: {known})"
+        )
     if version is None:
         return max(named, key=lambda d: _version_key(d.version))
     for dataset in named:
         if dataset.version == version:
             return dataset
-    raise ConfigError(f"dataset {name!r} has no version {version!r} in {registry} (it has: {', '.join(d.version for d in named)})")
+    raise ConfigError(
+        f"dataset {name!r} has no version {version!r} in {registry} (it has: {', '.join(d.version for d in named)})"
+    )
 
 
 def _version_key(version: str) -> tuple[Any, ...]:
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.\-]", version))
+    return tuple(
+        (0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.\-]", version)
+    )
 
 
-def task_folders(dataset: Dataset, *, base: str, cache: Path | None = None) -> list[Path]:
+def task_folders(
+    dataset: Dataset, *, base: str, cache: Path | None = None
+) -> list[Path]:
     """The folder of every task of ``dataset``: fetched (once per repository and commit) into the cache, or local."""
     cache = cache or cache_dir()
     folders = []
@@ -168,9 +204,14 @@ def task_folders(dataset: Dataset, *, base: str, cache: Path | None = None) -> l
         if task.git_url is None:
             folder = Path(base, task.path) if base else Path(task.path)
         else:
-            folder = _checkout(task.git_url, task.git_commit_id, cache, task.name) / task.path
+            folder = (
+                _checkout(task.git_url, task.git_commit_id, cache, task.name)
+                / task.path
+            )
         if not folder.is_dir():
-            raise ConfigError(f"dataset {dataset.name}@{dataset.version}: task {task.name!r}: {task.path!r} is not a folder of {task.git_url or base or '.'}")
+            raise ConfigError(
+                f"dataset {dataset.name}@{dataset.version}: task {task.name!r}: {task.path!r} is not a folder of {task.git_url or base or '.'}"
+            )
         folders.append(folder)
     return folders
 
@@ -186,10 +227,16 @@ def _checkout(url: str, commit: str | None, cache: Path, task: str) -> Path:
     try:
         _git(["init", "-q"], staging, task)
         _git(["fetch", "-q", "--depth", "1", url, commit], staging, task)
-        _git(["-c", "advice.detachedHead=false", "checkout", "-q", "FETCH_HEAD"], staging, task)
+        _git(
+            ["-c", "advice.detachedHead=false", "checkout", "-q", "FETCH_HEAD"],
+            staging,
+            task,
+        )
         try:
             staging.rename(folder)
-        except OSError:  # another process put the same commit in place meanwhile: theirs is as good
+        except (
+            OSError
+        ):  # another process put the same commit in place meanwhile: theirs is as good
             shutil.rmtree(staging, ignore_errors=True)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -210,16 +257,28 @@ def _git(args: list[str], cwd: Path | None, task: str) -> str:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:
         proc = subprocess.Popen(
-            ["git", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+            ["git", *args],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
         )
     except FileNotFoundError:
-        raise ConfigError("datasets are fetched with git, which is not installed") from None
+        raise ConfigError(
+            "datasets are fetched with git, which is not installed"
+        ) from None
     try:
         out, err = proc.communicate(timeout=GIT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         _end(proc)
-        raise ConfigError(f"task {task!r}: git {args[0]} did not finish in {GIT_TIMEOUT_S} s") from None
-    except BaseException:  # Ctrl-C: git and its helpers go too, then the interrupt goes on
+        raise ConfigError(
+            f"task {task!r}: git {args[0]} did not finish in {GIT_TIMEOUT_S} s"
+        ) from None
+    except (
+        BaseException
+    ):  # Ctrl-C: git and its helpers go too, then the interrupt goes on
         _end(proc)
         raise
     if proc.returncode != 0:
@@ -247,14 +306,22 @@ def load_dataset(
     failed: set[str] = set()
     for folder in folders:
         try:
-            scenarios.append(load_task(folder, timeout_default_ms=timeout_default_ms, allowed_retries=allowed_retries))
+            scenarios.append(
+                load_task(
+                    folder,
+                    timeout_default_ms=timeout_default_ms,
+                    allowed_retries=allowed_retries,
+                )
+            )
         except ConfigError as exc:
             problems.append(str(exc))
             failed.add(folder.name)
     return scenarios, problems, failed, f"{dataset.name}@{dataset.version}"
 
 
-def dataset_folders(ref: str, registry: str | None = None, *, cache: Path | None = None) -> tuple[Dataset, list[Path]]:
+def dataset_folders(
+    ref: str, registry: str | None = None, *, cache: Path | None = None
+) -> tuple[Dataset, list[Path]]:
     """``ref`` resolved in ``registry`` (Harbor's own when None) and its task folders, fetched when needed."""
     source = registry or DEFAULT_REGISTRY
     datasets, base = read_registry(source)

@@ -48,7 +48,9 @@ def strip_canary(text_: str) -> str:
     return "\n".join(lines[first:])
 
 
-def expand_env(templates: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+def expand_env(
+    templates: Mapping[str, str], environ: Mapping[str, str]
+) -> dict[str, str]:
     """``templates`` with Harbor's ``${VAR}`` / ``${VAR:-default}`` taken from ``environ``.
 
     A variable that ``environ`` lacks and that has no default is a ``ConfigError`` naming it and the key.
@@ -62,7 +64,9 @@ def expand_env(templates: Mapping[str, str], environ: Mapping[str, str]) -> dict
                 return environ[name]
             if default is not None:
                 return default
-            raise ConfigError(f"env {key}: ${{{name}}} is not set in the environment and has no default (write ${{{name}:-default}})")
+            raise ConfigError(
+                f"env {key}: ${{{name}}} is not set in the environment and has no default (write ${{{name}:-default}})"
+            )
 
         expanded[key] = ENV_TEMPLATE.sub(one, value)
     return expanded
@@ -88,11 +92,15 @@ def has_templates(env: Mapping[str, str]) -> bool:
     return any(ENV_TEMPLATE.search(value) for value in env.values())
 
 
-def table(data: Mapping[str, Any], name: str, path: Path, section: str | None = None) -> dict[str, Any]:
+def table(
+    data: Mapping[str, Any], name: str, path: Path, section: str | None = None
+) -> dict[str, Any]:
     """``data[name]`` as a table (``{}`` when absent)."""
     value = data.get(name, {})
     if not isinstance(value, dict):
-        raise ConfigError(f"{path}: [{section or name}]: expected a table, got {type(value).__name__}")
+        raise ConfigError(
+            f"{path}: [{section or name}]: expected a table, got {type(value).__name__}"
+        )
     return value
 
 
@@ -100,7 +108,9 @@ def text(values: Mapping[str, Any], key: str, path: Path, section: str) -> str |
     """A string field (None when absent)."""
     value = values.get(key)
     if value is not None and not isinstance(value, str):
-        raise ConfigError(f"{path}: {section}.{key}: expected a string, got {value!r}"[:300])
+        raise ConfigError(
+            f"{path}: {section}.{key}: expected a string, got {value!r}"[:300]
+        )
     return value
 
 
@@ -108,31 +118,49 @@ def strings(values: Mapping[str, Any], key: str, path: Path, section: str) -> li
     """A list of non-empty strings (``[]`` when absent)."""
     value = values.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{path}: {section}.{key}: expected a list of strings, got {value!r}"[:300])
+        raise ConfigError(
+            f"{path}: {section}.{key}: expected a list of strings, got {value!r}"[:300]
+        )
     return value
 
 
-def milliseconds(values: Mapping[str, Any], path: Path, section: str, default_ms: int, key: str = "timeout_sec") -> int:
+def milliseconds(
+    values: Mapping[str, Any],
+    path: Path,
+    section: str,
+    default_ms: int,
+    key: str = "timeout_sec",
+) -> int:
     """A number of seconds > 0 as milliseconds (``default_ms`` when absent)."""
     value = values.get(key)
     if value is None:
         return default_ms
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{path}: {section}.{key}: expected a number of seconds > 0, got {value!r}"[:300])
+        raise ConfigError(
+            f"{path}: {section}.{key}: expected a number of seconds > 0, got {value!r}"[
+                :300
+            ]
+        )
     return max(1, round(value * 1000))
 
 
-def positive(values: Mapping[str, Any], key: str, path: Path, section: str) -> float | None:
+def positive(
+    values: Mapping[str, Any], key: str, path: Path, section: str
+) -> float | None:
     """A number > 0 (None when absent)."""
     value = values.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{path}: {section}.{key}: expected a number > 0, got {value!r}"[:300])
+        raise ConfigError(
+            f"{path}: {section}.{key}: expected a number > 0, got {value!r}"[:300]
+        )
     return value
 
 
-def size_mb(values: Mapping[str, Any], key: str, path: Path, section: str) -> int | None:
+def size_mb(
+    values: Mapping[str, Any], key: str, path: Path, section: str
+) -> int | None:
     """``<key>_mb`` (a number of MB), else Harbor's older ``<key>`` (``"2G"``, ``"512M"``, ``"1024K"``); None when neither."""
     given = positive(values, f"{key}_mb", path, section)
     if given is not None:
@@ -140,9 +168,17 @@ def size_mb(values: Mapping[str, Any], key: str, path: Path, section: str) -> in
     old = values.get(key)
     if old is None:
         return None
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([GMK])\s*", old.upper()) if isinstance(old, str) else None
+    match = (
+        re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([GMK])\s*", old.upper())
+        if isinstance(old, str)
+        else None
+    )
     if match is None:
-        raise ConfigError(f"{path}: {section}.{key}: expected a size like '2G', '512M' (or {key}_mb), got {old!r}"[:300])
+        raise ConfigError(
+            f"{path}: {section}.{key}: expected a size like '2G', '512M' (or {key}_mb), got {old!r}"[
+                :300
+            ]
+        )
     number, unit = float(match.group(1)), match.group(2)
     return max(1, round(number * {"G": 1024, "M": 1, "K": 1 / 1024}[unit]))
 
@@ -150,11 +186,26 @@ def size_mb(values: Mapping[str, Any], key: str, path: Path, section: str) -> in
 def read_env(values: Mapping[str, Any], path: Path, section: str) -> dict[str, str]:
     """``<section>.env``: variable names to strings (numbers become strings), templates kept as written."""
     value = values.get("env", {})
-    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value.values()):
-        raise ConfigError(f"{path}: {section}.env: expected a table of variable names to strings, got {value!r}"[:300])
+    if not isinstance(value, dict) or not all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool)
+        for v in value.values()
+    ):
+        raise ConfigError(
+            f"{path}: {section}.env: expected a table of variable names to strings, got {value!r}"[
+                :300
+            ]
+        )
     for name, template in value.items():
-        if isinstance(template, str) and "${" in template and not _well_formed(template):
-            raise ConfigError(f"{path}: {section}.env.{name}: expected ${{VAR}} or ${{VAR:-default}}, got {template!r}"[:300])
+        if (
+            isinstance(template, str)
+            and "${" in template
+            and not _well_formed(template)
+        ):
+            raise ConfigError(
+                f"{path}: {section}.env.{name}: expected ${{VAR}} or ${{VAR:-default}}, got {template!r}"[
+                    :300
+                ]
+            )
     return {str(k): str(v) for k, v in value.items()}
 
 
@@ -163,7 +214,9 @@ def _well_formed(template: str) -> bool:
     return ENV_TEMPLATE.sub("", template).count("${") == 0
 
 
-def network_policy(values: Mapping[str, Any], path: Path, section: str, *, baseline: bool = False) -> NetworkPolicy | None:
+def network_policy(
+    values: Mapping[str, Any], path: Path, section: str, *, baseline: bool = False
+) -> NetworkPolicy | None:
     """A phase's network policy (``network_mode``, ``allowed_hosts``; for the environment also ``allow_internet``).
 
     None when the section says nothing about it (a phase then inherits the environment's; the environment is public).
@@ -171,28 +224,46 @@ def network_policy(values: Mapping[str, Any], path: Path, section: str, *, basel
     """
     mode = values.get("network_mode")
     if mode is not None and mode not in NETWORK_MODES:
-        raise ConfigError(f"{path}: {section}.network_mode: expected one of {', '.join(NETWORK_MODES)}, got {mode!r}"[:300])
+        raise ConfigError(
+            f"{path}: {section}.network_mode: expected one of {', '.join(NETWORK_MODES)}, got {mode!r}"[
+                :300
+            ]
+        )
     hosts = _hosts(values, path, section)
     if hosts and mode not in (None, "allowlist"):
-        raise ConfigError(f"{path}: {section}.allowed_hosts: only valid with network_mode = \"allowlist\", got {mode!r}")
+        raise ConfigError(
+            f'{path}: {section}.allowed_hosts: only valid with network_mode = "allowlist", got {mode!r}'
+        )
     if hosts or mode is not None:
         return NetworkPolicy(mode=mode or "allowlist", allowed_hosts=tuple(hosts))
     allow = values.get("allow_internet") if baseline else None
     if allow is None:
         return None
     if not isinstance(allow, bool):
-        raise ConfigError(f"{path}: {section}.allow_internet: expected true or false, got {allow!r}"[:300])
+        raise ConfigError(
+            f"{path}: {section}.allow_internet: expected true or false, got {allow!r}"[
+                :300
+            ]
+        )
     return NetworkPolicy(mode="public" if allow else "no-network")
 
 
 def _hosts(values: Mapping[str, Any], path: Path, section: str) -> list[str]:
     """``allowed_hosts``: host names, addresses or ranges, lower-cased, without a trailing dot, each once."""
-    hosts = strings(values, "allowed_hosts", path, section) if values.get("allowed_hosts") is not None else []
+    hosts = (
+        strings(values, "allowed_hosts", path, section)
+        if values.get("allowed_hosts") is not None
+        else []
+    )
     found: list[str] = []
     for host in hosts:
         name = host.strip().lower().rstrip(".")
         if not name or "://" in name or any(c.isspace() for c in name):
-            raise ConfigError(f"{path}: {section}.allowed_hosts: expected host names or addresses (not URLs), got {host!r}"[:300])
+            raise ConfigError(
+                f"{path}: {section}.allowed_hosts: expected host names or addresses (not URLs), got {host!r}"[
+                    :300
+                ]
+            )
         if name not in found:
             found.append(name)
     return found

@@ -24,7 +24,9 @@ class ConfigModeResolver:
             if spec is None:
                 spec = {}
             if not isinstance(spec, dict):
-                raise ConfigError(f"modes.{name}: expected a mapping, got {type(spec).__name__}")
+                raise ConfigError(
+                    f"modes.{name}: expected a mapping, got {type(spec).__name__}"
+                )
             self._modes[name] = _mode_from_profile(name, spec)
 
     def resolve(self, mode: str) -> ModeConfig:
@@ -35,7 +37,9 @@ class ConfigModeResolver:
             hint = difflib.get_close_matches(mode, list(self._modes), n=1)
             did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
             known = ", ".join(sorted(self._modes)) or "none"
-            raise UnknownModeError(f"unknown mode {mode!r}{did_you_mean} (configured: {known})") from None
+            raise UnknownModeError(
+                f"unknown mode {mode!r}{did_you_mean} (configured: {known})"
+            ) from None
 
 
 def _mode_from_profile(name: str, spec: dict[str, Any]) -> ModeConfig:
@@ -45,7 +49,11 @@ def _mode_from_profile(name: str, spec: dict[str, Any]) -> ModeConfig:
     if unknown:
         key = sorted(unknown)[0]
         hint = difflib.get_close_matches(key, sorted(allowed), n=1)
-        did_you_mean = f"; did you mean `{hint[0]}`?" if hint else f" (expected one of {', '.join(sorted(allowed))})"
+        did_you_mean = (
+            f"; did you mean `{hint[0]}`?"
+            if hint
+            else f" (expected one of {', '.join(sorted(allowed))})"
+        )
         raise ConfigError(f"modes.{name}.{key}: unknown key{did_you_mean}")
     env = spec.get("environment") or {}
     if not isinstance(env, dict):
@@ -56,4 +64,3 @@ def _mode_from_profile(name: str, spec: dict[str, Any]) -> ModeConfig:
         "providerOverrides": spec.get("provider_overrides") or {},
     }
     return structure(data, ModeConfig, source=f"modes.{name}")
-

@@ -32,16 +32,30 @@ Name = Annotated[str, Expect("a non-empty string", bool)]
 _KIND = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 #: Free-form options: a mapping; null (``options:`` with nothing after it) means none.
 Options = Annotated[dict[str, Any], Expect("a mapping", aliases={None: dict})]
-LogLevel = Annotated[str, Expect(f"one of {', '.join(LOG_LEVELS)}", lambda v: v in LOG_LEVELS)]
+LogLevel = Annotated[
+    str, Expect(f"one of {', '.join(LOG_LEVELS)}", lambda v: v in LOG_LEVELS)
+]
 #: ``execution.concurrency``: a number, or ``auto`` (None)
-Concurrency = Annotated[int | None, Expect("an integer >= 1 or `auto`", lambda v: v is None or v >= 1, aliases={"auto": None})]
+Concurrency = Annotated[
+    int | None,
+    Expect(
+        "an integer >= 1 or `auto`",
+        lambda v: v is None or v >= 1,
+        aliases={"auto": None},
+    ),
+]
 #: values of ``execution.order``
 ORDERS = ("blocked", "interleaved", "shuffled")
 Order = Annotated[str, Expect(f"one of {', '.join(ORDERS)}", lambda v: v in ORDERS)]
 PositiveNumber = Annotated[float, Expect("a number > 0", lambda v: v > 0)]
 #: ``execution.analysis_workers``: 0 (analyzers inline), a number of processes, or ``auto`` (None: the cores)
 AnalysisWorkers = Annotated[
-    int | None, Expect("an integer >= 0 or `auto`", lambda v: v is None or v >= 0, aliases={"auto": None})
+    int | None,
+    Expect(
+        "an integer >= 0 or `auto`",
+        lambda v: v is None or v >= 0,
+        aliases={"auto": None},
+    ),
 ]
 
 
@@ -83,10 +97,16 @@ class JudgeSection(Record):
 
 #: values of ``execution.executor``
 EXECUTORS = ("local", "ray")
-Executor = Annotated[str, Expect(f"one of {', '.join(EXECUTORS)}", lambda v: v in EXECUTORS)]
-TraceFormat = Annotated[str, Expect(f"one of {', '.join(TRACE_FORMATS)}", lambda v: v in TRACE_FORMATS)]
+Executor = Annotated[
+    str, Expect(f"one of {', '.join(EXECUTORS)}", lambda v: v in EXECUTORS)
+]
+TraceFormat = Annotated[
+    str, Expect(f"one of {', '.join(TRACE_FORMATS)}", lambda v: v in TRACE_FORMATS)
+]
 KEEP_WORKSPACES = ("failed", "all", "none")
-KeepWorkspaces = Annotated[str, Expect(f"one of {', '.join(KEEP_WORKSPACES)}", lambda v: v in KEEP_WORKSPACES)]
+KeepWorkspaces = Annotated[
+    str, Expect(f"one of {', '.join(KEEP_WORKSPACES)}", lambda v: v in KEEP_WORKSPACES)
+]
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -96,9 +116,10 @@ class RaySection(Record):
     #: ``ray.init`` address: leave out to start a local cluster, ``auto`` to join a running one
     address: Name | None = None
     num_cpus_per_cell: PositiveNumber = 1.0
-    resources: Annotated[dict[str, float], Expect("a mapping of resource names to amounts", aliases={None: dict})] = attrs.field(
-        factory=dict
-    )
+    resources: Annotated[
+        dict[str, float],
+        Expect("a mapping of resource names to amounts", aliases={None: dict}),
+    ] = attrs.field(factory=dict)
     runtime_env: Options = attrs.field(factory=dict)
 
 
@@ -107,14 +128,22 @@ SANDBOXES = ("none", "bwrap", "docker", "podman")
 NETWORKS = ("none", "model", "full")
 #: an environment kind: a built-in, or a plugin's id (whether it is installed is checked when the run starts)
 Sandbox = Annotated[
-    str, Expect(f"one of {', '.join(SANDBOXES)} or an environment plugin's id", lambda v: v in SANDBOXES or bool(_KIND.fullmatch(v)))
+    str,
+    Expect(
+        f"one of {', '.join(SANDBOXES)} or an environment plugin's id",
+        lambda v: v in SANDBOXES or bool(_KIND.fullmatch(v)),
+    ),
 ]
 PULLS = ("never", "missing", "always")
 Pull = Annotated[str, Expect(f"one of {', '.join(PULLS)}", lambda v: v in PULLS)]
-Network = Annotated[str, Expect(f"one of {', '.join(NETWORKS)}", lambda v: v in NETWORKS)]
+Network = Annotated[
+    str, Expect(f"one of {', '.join(NETWORKS)}", lambda v: v in NETWORKS)
+]
 #: ``execution.stop.metrics``: what a stop rule may decide on (docs/profiles.md, "Stopping when decided")
 STOP_METRICS = ("success", "cost", "wall_ms", "tokens", "tool_calls", "turns")
-StopMetric = Annotated[str, Expect(f"one of {', '.join(STOP_METRICS)}", lambda v: v in STOP_METRICS)]
+StopMetric = Annotated[
+    str, Expect(f"one of {', '.join(STOP_METRICS)}", lambda v: v in STOP_METRICS)
+]
 
 
 def parse_margin(value: Any) -> tuple[float, str] | None:
@@ -122,7 +151,11 @@ def parse_margin(value: Any) -> tuple[float, str] | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return (float(value), "absolute") if value >= 0 and value == value and value != float("inf") else None
+        return (
+            (float(value), "absolute")
+            if value >= 0 and value == value and value != float("inf")
+            else None
+        )
     if not isinstance(value, str):
         return None
     text = value.strip().lower()
@@ -136,8 +169,16 @@ def parse_margin(value: Any) -> tuple[float, str] | None:
     return None
 
 
-Margin = Annotated[Any, Expect("a margin such as 5%, 5pp or a number >= 0", lambda v: parse_margin(v) is not None)]
-Confidence = Annotated[float, Expect("a number between 0 and 1, such as 0.95", lambda v: 0 < v < 1)]
+Margin = Annotated[
+    Any,
+    Expect(
+        "a margin such as 5%, 5pp or a number >= 0",
+        lambda v: parse_margin(v) is not None,
+    ),
+]
+Confidence = Annotated[
+    float, Expect("a number between 0 and 1, such as 0.95", lambda v: 0 < v < 1)
+]
 StopRuleName = Annotated[str, Expect("`decided`", lambda v: v == "decided")]
 #: the margin of a metric that ``margins`` leaves out: 5 points for success, 5% of the baseline's mean for the rest
 DEFAULT_MARGINS: dict[str, Any] = {"success": "5pp", "cost": "5%"}
@@ -153,11 +194,14 @@ class StopSettings(Record):
     min_repetitions: PositiveCount = 3
     #: the run stops here whatever is decided
     max_repetitions: PositiveCount = 50
-    metrics: Annotated[tuple[StopMetric, ...], Expect("a non-empty list of metrics", bool)] = ("success", "cost", "wall_ms")
+    metrics: Annotated[
+        tuple[StopMetric, ...], Expect("a non-empty list of metrics", bool)
+    ] = ("success", "cost", "wall_ms")
     #: metric -> equivalence margin; a metric left out gets ``DEFAULT_MARGINS`` or ``DEFAULT_MARGIN``
-    margins: Annotated[dict[StopMetric, Margin], Expect("a mapping of metric -> margin", aliases={None: dict})] = attrs.field(
-        factory=dict
-    )
+    margins: Annotated[
+        dict[StopMetric, Margin],
+        Expect("a mapping of metric -> margin", aliases={None: dict}),
+    ] = attrs.field(factory=dict)
     confidence: Confidence = 0.95
     #: the mode every other mode is compared with (None: the first mode, as in the report)
     baseline: Name | None = None
@@ -256,20 +300,27 @@ class ModeSection(Record):
     """One entry of ``modes:`` written as a mapping (the ``config`` mode resolver's settings)."""
 
     environment: Annotated[
-        dict[str, str | int | float | bool], Expect("a mapping of names to strings", aliases={None: dict})
+        dict[str, str | int | float | bool],
+        Expect("a mapping of names to strings", aliases={None: dict}),
     ] = attrs.field(factory=dict)
     system_instructions: Annotated[str, Expect("a string")] | None = None
     provider_overrides: Options = attrs.field(factory=dict)
 
 
 #: ``modes:`` as a list (a mode resolver knows what the names mean) ...
-ModeNames = Annotated[tuple[str, ...], Expect("a list of mode names or a mapping", lambda v: bool(v) and all(v))]
+ModeNames = Annotated[
+    tuple[str, ...],
+    Expect("a list of mode names or a mapping", lambda v: bool(v) and all(v)),
+]
 #: ... or as a mapping of mode name -> settings (the ``config`` resolver).
 ModeMapping = dict[str, ModeSection | None]
 
 #: ``collectors:`` / ``analyzers:``: ``all`` (or nothing: every installed one) or a list of ids / ``{id, options}``.
 ComponentList = Annotated[
-    tuple[ComponentSpec, ...], Expect("`all` or a list of ids or {id, options}", aliases={"all": None, None: None})
+    tuple[ComponentSpec, ...],
+    Expect(
+        "`all` or a list of ids or {id, options}", aliases={"all": None, None: None}
+    ),
 ]
 
 
@@ -279,8 +330,16 @@ class Profile(Record):
 
     modes: ModeNames | ModeMapping
     scenarios: ScenariosSection
-    models: Annotated[tuple[ModelSpec, ...], Expect("a non-empty list of model names or {id, label}", bool)] | None = None
-    provider: ProviderSection = attrs.field(factory=lambda: ProviderSection(id="simulated"))
+    models: (
+        Annotated[
+            tuple[ModelSpec, ...],
+            Expect("a non-empty list of model names or {id, label}", bool),
+        ]
+        | None
+    ) = None
+    provider: ProviderSection = attrs.field(
+        factory=lambda: ProviderSection(id="simulated")
+    )
     mode_resolver: ComponentSpec | None = None
     scorer: ComponentSpec | None = None  # None: the `checks` scorer
     collectors: ComponentList | None = None
@@ -336,19 +395,32 @@ def _stop_shorthand(value: Any, structure_mapping: Callable[[dict], Any]) -> Any
         return StopSettings()
     if isinstance(value, dict):
         return structure_mapping(value)
-    raise TypeError(f"expected `decided` or a mapping, got {json_kind(value)} {value!r}"[:200])
+    raise TypeError(
+        f"expected `decided` or a mapping, got {json_kind(value)} {value!r}"[:200]
+    )
 
 
-register_plain_keys(ComponentSpec, _id_or_mapping(ComponentSpec, "an id or {id, options}"))
 register_plain_keys(
-    ProviderSection, _id_or_mapping(ProviderSection, "a mapping with an `id` (or leave `provider` out for the simulator)")
+    ComponentSpec, _id_or_mapping(ComponentSpec, "an id or {id, options}")
 )
-register_plain_keys(JudgeSection, _id_or_mapping(JudgeSection, "a mapping with an `id`"))
+register_plain_keys(
+    ProviderSection,
+    _id_or_mapping(
+        ProviderSection,
+        "a mapping with an `id` (or leave `provider` out for the simulator)",
+    ),
+)
+register_plain_keys(
+    JudgeSection, _id_or_mapping(JudgeSection, "a mapping with an `id`")
+)
 register_plain_keys(ModelSpec, _id_or_mapping(ModelSpec, "a model name or {id, label}"))
 # Before ExecutionConfig: its structure function is generated now, with the hooks known now.
 register_plain_keys(RaySection, _defaults_when_null(RaySection))
 register_plain_keys(StopSettings, _stop_shorthand)
 register_plain_keys(ExecutionConfig, _defaults_when_null(ExecutionConfig))
 register_plain_keys(OutputConfig, _defaults_when_null(OutputConfig))
-register_plain_keys(ScenariosSection, _mapping_only("a mapping with `path` and optionally `set` or `ids`"))
+register_plain_keys(
+    ScenariosSection,
+    _mapping_only("a mapping with `path` and optionally `set` or `ids`"),
+)
 register_plain_keys(ModeSection, _mapping_only("a mapping"))

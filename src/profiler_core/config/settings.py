@@ -63,13 +63,18 @@ def parse_setting(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key:
-        raise ConfigError(f"--set {text!r}: expected KEY=VALUE, e.g. --set execution.repetitions=3")
+        raise ConfigError(
+            f"--set {text!r}: expected KEY=VALUE, e.g. --set execution.repetitions=3"
+        )
     _path(key, f"--set {text}")
     return key, value
 
 
 def gather_settings(
-    data: Mapping[str, Any], *, settings: Mapping[str, str] | Sequence[tuple[str, str]] = (), environ: Mapping[str, str]
+    data: Mapping[str, Any],
+    *,
+    settings: Mapping[str, str] | Sequence[tuple[str, str]] = (),
+    environ: Mapping[str, str],
 ) -> Settings:
     """``data`` with the environment's values, then each ``--set``, applied (the input is not changed)."""
     result = copy.deepcopy(dict(data))
@@ -100,7 +105,9 @@ def _value(raw: str, origin: str) -> Any:
         return yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
         problem = str(exc).splitlines()[0]
-        raise ConfigError(f"{origin}: the value is not valid YAML ({problem})") from None
+        raise ConfigError(
+            f"{origin}: the value is not valid YAML ({problem})"
+        ) from None
 
 
 def _set_model(data: dict[str, Any], model: str) -> str:
@@ -112,7 +119,9 @@ def _set_model(data: dict[str, Any], model: str) -> str:
         return "models[0]"
     provider = data.get("provider")
     if not isinstance(provider, dict):
-        provider = {"id": provider} if isinstance(provider, str) else {"id": "simulated"}
+        provider = (
+            {"id": provider} if isinstance(provider, str) else {"id": "simulated"}
+        )
         data["provider"] = provider
     provider["model"] = model
     return "provider.model"
@@ -124,7 +133,9 @@ def _path(key: str, origin: str) -> list[str | int]:
     for segment in key.split("."):
         match = _SEGMENT.match(segment)
         if match is None:
-            raise ConfigError(f"{origin}: `{key}` is not a profile key (expected names joined by dots, e.g. execution.repetitions)")
+            raise ConfigError(
+                f"{origin}: `{key}` is not a profile key (expected names joined by dots, e.g. execution.repetitions)"
+            )
         path.append(match["name"])
         path.extend(int(i) for i in re.findall(r"\[(\d+)\]", match["indexes"]))
     return path
@@ -140,20 +151,35 @@ def _assign(data: dict[str, Any], key: str, value: Any, origin: str) -> None:
         nxt = path[depth + 1]
         if isinstance(part, int):
             if not isinstance(node, list) or part >= len(node):
-                raise ConfigError(f"{origin}: `{_dotted(path[: depth + 1])}`: the profile has no such list item")
+                raise ConfigError(
+                    f"{origin}: `{_dotted(path[: depth + 1])}`: the profile has no such list item"
+                )
             item = node[part]
-            if item is None or (isinstance(item, str) and isinstance(nxt, str) and path[0] in _SHORT_ITEMS):
+            if item is None or (
+                isinstance(item, str)
+                and isinstance(nxt, str)
+                and path[0] in _SHORT_ITEMS
+            ):
                 # `models[0].label` on `models: [gpt-4.1]`: the short form becomes a mapping
                 node[part] = {} if item is None else {"id": item}
             elif not isinstance(item, (dict, list)):
-                raise ConfigError(f"{origin}: `{_dotted(path[: depth + 1])}` is {type(item).__name__} {item!r} in the profile, not a mapping")
+                raise ConfigError(
+                    f"{origin}: `{_dotted(path[: depth + 1])}` is {type(item).__name__} {item!r} in the profile, not a mapping"
+                )
             node = node[part]
             continue
         child = node.get(part)
         if child is None:
             child = node[part] = [] if isinstance(nxt, int) else {}
-        elif isinstance(child, str) and isinstance(nxt, str) and depth == 0 and part in _SHORT_SECTIONS:
-            child = node[part] = {"id": child}  # `scorer: checks` is short for `scorer: {id: checks}`
+        elif (
+            isinstance(child, str)
+            and isinstance(nxt, str)
+            and depth == 0
+            and part in _SHORT_SECTIONS
+        ):
+            child = node[part] = {
+                "id": child
+            }  # `scorer: checks` is short for `scorer: {id: checks}`
         elif not isinstance(child, (dict, list)):
             raise ConfigError(
                 f"{origin}: `{_dotted(path[: depth + 1])}` is {type(child).__name__} {child!r} in the profile, not a mapping"
@@ -163,15 +189,21 @@ def _assign(data: dict[str, Any], key: str, value: Any, origin: str) -> None:
     if isinstance(last, int):
         if not isinstance(node, list) or last > len(node):
             raise ConfigError(f"{origin}: `{key}`: the profile has no such list item")
-        node[last:last + 1] = [value]
+        node[last : last + 1] = [value]
     elif isinstance(node, dict):
         node[last] = value
     else:
-        raise ConfigError(f"{origin}: `{_dotted(path[:-1])}` is a list in the profile, not a mapping")
+        raise ConfigError(
+            f"{origin}: `{_dotted(path[:-1])}` is a list in the profile, not a mapping"
+        )
 
 
 def _dotted(path: Sequence[str | int]) -> str:
     text = ""
     for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        text += (
+            f"[{part}]"
+            if isinstance(part, int)
+            else (f".{part}" if text else str(part))
+        )
     return text

@@ -38,10 +38,12 @@ def _backend(wanted: str | None) -> Backend:
 
     if wanted not in (None, "pandas", "polars"):
         raise ProfilerError(f"backend: expected 'pandas' or 'polars', got {wanted!r}")
-    for name in ((wanted,) if wanted else ("pandas", "polars")):
+    for name in (wanted,) if wanted else ("pandas", "polars"):
         if importlib.util.find_spec(name) is not None:
             return name  # type: ignore[return-value]
-    raise ProfilerError(f"load_run needs {wanted or 'pandas or polars'}, which is not installed: pip install 'agent-profiler[pandas]' (or polars)")
+    raise ProfilerError(
+        f"load_run needs {wanted or 'pandas or polars'}, which is not installed: pip install 'agent-profiler[pandas]' (or polars)"
+    )
 
 
 def _frame(columns: dict[str, list], name: str, backend: Backend) -> Any:
@@ -49,15 +51,27 @@ def _frame(columns: dict[str, list], name: str, backend: Backend) -> Any:
     if backend == "polars":
         import polars as pl
 
-        kinds = {"str": pl.Utf8, "int": pl.Int64, "float": pl.Float64, "bool": pl.Boolean}
+        kinds = {
+            "str": pl.Utf8,
+            "int": pl.Int64,
+            "float": pl.Float64,
+            "bool": pl.Boolean,
+        }
         return pl.DataFrame(columns, schema={c: kinds[t] for c, t in types.items()})
     import pandas as pd
 
     dtypes = {"str": "string", "int": "Int64", "float": "Float64", "bool": "boolean"}
-    return pd.DataFrame({c: pd.array(v, dtype=dtypes[types[c]]) for c, v in columns.items()})
+    return pd.DataFrame(
+        {c: pd.array(v, dtype=dtypes[types[c]]) for c, v in columns.items()}
+    )
 
 
-def load_run(path: str | Path, *, backend: Backend | None = None, reports_dir: str | Path | None = None) -> RunTables:
+def load_run(
+    path: str | Path,
+    *,
+    backend: Backend | None = None,
+    reports_dir: str | Path | None = None,
+) -> RunTables:
     """The tables of the run whose rows are in ``path`` (``results/<runId>.jsonl``), as data frames.
 
     ``backend``: "pandas" or "polars" (default: pandas when installed, else polars).
@@ -69,9 +83,14 @@ def load_run(path: str | Path, *, backend: Backend | None = None, reports_dir: s
     chosen = _backend(backend)
     path = Path(path)
     if not is_results_file(path):
-        raise ProfilerError(f"{path}: not a run's results file (expected results/<runId>.jsonl)")
+        raise ProfilerError(
+            f"{path}: not a run's results file (expected results/<runId>.jsonl)"
+        )
     problems: list[str] = []
-    tables = read_tables(run_files(path, Path(reports_dir) if reports_dir is not None else None), problems)
+    tables = read_tables(
+        run_files(path, Path(reports_dir) if reports_dir is not None else None),
+        problems,
+    )
     frames = {name: _frame(columns, name, chosen) for name, columns in tables.items()}
     return RunTables(**frames, problems=tuple(problems))
 

@@ -35,7 +35,13 @@ from ..storage.runfiles import RunFiles
 from ..storage.serde import from_json
 
 #: Column types: "str", "int", "float", "bool" (every column may hold nulls).
-CELL = (("run_id", "str"), ("model", "str"), ("mode", "str"), ("scenario_id", "str"), ("iteration", "int"))
+CELL = (
+    ("run_id", "str"),
+    ("model", "str"),
+    ("mode", "str"),
+    ("scenario_id", "str"),
+    ("iteration", "int"),
+)
 
 SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
     "rows": CELL + (
@@ -86,7 +92,11 @@ def _json(value: Any) -> str | None:
     """A JSON value as text (None stays null)."""
     if value is None:
         return None
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, default=str)
+    )
 
 
 class _Builder:
@@ -136,7 +146,9 @@ def _latest(path: Path, cls: type, problems: list[str]) -> Iterator[Any]:
             problems.append(str(exc))
 
 
-def iter_chunks(files: RunFiles, problems: list[str] | None = None) -> Iterator[tuple[str, Chunk]]:
+def iter_chunks(
+    files: RunFiles, problems: list[str] | None = None
+) -> Iterator[tuple[str, Chunk]]:
     """(table name, columns) chunks of a run's five tables; unreadable lines go to ``problems``."""
     problems = problems if problems is not None else []
     builders = {name: _Builder(name) for name in TABLES}
@@ -158,7 +170,12 @@ def iter_chunks(files: RunFiles, problems: list[str] | None = None) -> Iterator[
             yield name, builder.take()
 
 
-def _trace_tables(files: RunFiles, builders: dict[str, _Builder], call_turns: dict[Cell, list[int]], problems: list[str]) -> Iterator[tuple[str, Chunk]]:
+def _trace_tables(
+    files: RunFiles,
+    builders: dict[str, _Builder],
+    call_turns: dict[Cell, list[int]],
+    problems: list[str],
+) -> Iterator[tuple[str, Chunk]]:
     """The turns table from the trace store, and the turn of each tool call (for the tool_calls table)."""
     from ..storage.tracestore import iter_latest
     from ..viewer.timeline import turns_of
@@ -166,7 +183,13 @@ def _trace_tables(files: RunFiles, builders: dict[str, _Builder], call_turns: di
     assert files.traces is not None
     turns = builders["turns"]
     for record, _ in iter_latest(files.traces, problems):
-        cell = (files.run_id, record.model, record.mode, record.scenario_id, record.iteration)
+        cell = (
+            files.run_id,
+            record.model,
+            record.mode,
+            record.scenario_id,
+            record.iteration,
+        )
         numbers: list[int] = []
         for turn in turns_of(record.trace):
             calls = [ev for ev in turn.events if isinstance(ev, ToolCallEvent)]
@@ -182,7 +205,9 @@ def _trace_tables(files: RunFiles, builders: dict[str, _Builder], call_turns: di
             yield "turns", turns.take()
 
 
-def _add_row(builders: dict[str, _Builder], row: ProfileRow, call_turns: list[int] | None) -> None:
+def _add_row(
+    builders: dict[str, _Builder], row: ProfileRow, call_turns: list[int] | None
+) -> None:
     cell = (row.run_id, row.model, row.mode, row.scenario_id, row.iteration)
     t, c, calls = row.tokens, row.cost, row.tool_calls
     builders["rows"].add(
@@ -194,17 +219,33 @@ def _add_row(builders: dict[str, _Builder], row: ProfileRow, call_turns: list[in
         json.dumps(_nulled(row.extensions), ensure_ascii=False, default=str),
     )  # fmt: skip
     # A trace's tool calls are the row's records in order: they give each call its turn.
-    turns = call_turns if call_turns is not None and len(call_turns) == len(calls.records) else None
+    turns = (
+        call_turns
+        if call_turns is not None and len(call_turns) == len(calls.records)
+        else None
+    )
     for i, r in enumerate(calls.records):
         builders["tool_calls"].add(*cell, i, r.name, r.category, r.success, None if r.duration_ms is None else float(r.duration_ms),
                                    turns[i] if turns else None, r.error)  # fmt: skip
     for check in row.checkpoint_details:
-        builders["checkpoints"].add(*cell, check.id, check.description, check.passed, _json(check.actual), _json(check.expected), check.error)
+        builders["checkpoints"].add(
+            *cell,
+            check.id,
+            check.description,
+            check.passed,
+            _json(check.actual),
+            _json(check.expected),
+            check.error,
+        )
 
 
 def _sub_rewards(extensions: dict[str, Any]) -> str | None:
     """The verifiers' named sub-rewards (``reward_<name>`` metrics) as a JSON object by name; null when none."""
-    named = {k.removeprefix("reward_"): _nulled(v) for k, v in extensions.items() if k.startswith("reward_") and isinstance(v, (int, float))}
+    named = {
+        k.removeprefix("reward_"): _nulled(v)
+        for k, v in extensions.items()
+        if k.startswith("reward_") and isinstance(v, (int, float))
+    }
     return json.dumps(named, ensure_ascii=False) if named else None
 
 
@@ -220,20 +261,45 @@ def _nulled(value: Any) -> Any:
 
 
 #: How each finding type fills (type, number, text, unit, label).
-_FINDING: dict[type, Callable[[Any], tuple[str, float | None, str | None, str | None, str | None]]] = {
+_FINDING: dict[
+    type, Callable[[Any], tuple[str, float | None, str | None, str | None, str | None]]
+] = {
     NumberFinding: lambda f: ("number", float(f.value), None, f.unit, None),
     RatioFinding: lambda f: ("ratio", float(f.value), None, None, f.label),
     StringFinding: lambda f: ("string", None, f.value, None, None),
-    ListFinding: lambda f: ("list", None, json.dumps(list(f.values), ensure_ascii=False), None, None),
-    TableFinding: lambda f: ("table", None, json.dumps({"headers": list(f.headers), "rows": [list(r) for r in f.rows]}, ensure_ascii=False), None, None),
+    ListFinding: lambda f: (
+        "list",
+        None,
+        json.dumps(list(f.values), ensure_ascii=False),
+        None,
+        None,
+    ),
+    TableFinding: lambda f: (
+        "table",
+        None,
+        json.dumps(
+            {"headers": list(f.headers), "rows": [list(r) for r in f.rows]},
+            ensure_ascii=False,
+        ),
+        None,
+        None,
+    ),
 }
 
 
-def _add_findings(builder: _Builder, run_id: str, bundle: SessionAnalysisBundle) -> None:
+def _add_findings(
+    builder: _Builder, run_id: str, bundle: SessionAnalysisBundle
+) -> None:
     cell = (run_id, bundle.model, bundle.mode, bundle.scenario_id, bundle.iteration)
     for analyzer, result in bundle.results.items():
         for name, finding in result.findings.items():
-            builder.add(*cell, analyzer, name, *_FINDING[type(finding)](finding), result.summary or None)
+            builder.add(
+                *cell,
+                analyzer,
+                name,
+                *_FINDING[type(finding)](finding),
+                result.summary or None,
+            )
 
 
 class _RunId(msgspec.Struct, rename="camel"):
@@ -254,7 +320,9 @@ def run_ids(files: RunFiles) -> set[str]:
 
 def read_tables(files: RunFiles, problems: list[str] | None = None) -> dict[str, Chunk]:
     """All five tables of a run as whole column lists (what ``load_run`` turns into data frames)."""
-    tables: dict[str, Chunk] = {name: {c: [] for c, _ in SCHEMA[name]} for name in TABLES}
+    tables: dict[str, Chunk] = {
+        name: {c: [] for c, _ in SCHEMA[name]} for name in TABLES
+    }
     for name, chunk in iter_chunks(files, problems):
         for column, values in chunk.items():
             tables[name][column].extend(values)

@@ -27,7 +27,9 @@ def needs(module: str, extra: str) -> None:
     try:
         importlib.import_module(module)
     except ImportError:
-        raise ProfilerError(f"this export needs {module}, which is not installed: pip install 'agent-profiler[{extra}]'") from None
+        raise ProfilerError(
+            f"this export needs {module}, which is not installed: pip install 'agent-profiler[{extra}]'"
+        ) from None
 
 
 def to_duckdb(files: RunFiles, database: Path, problems: list[str]) -> dict[str, int]:
@@ -41,7 +43,9 @@ def to_duckdb(files: RunFiles, database: Path, problems: list[str]) -> dict[str,
     try:
         con = duckdb.connect(str(database))
     except duckdb.Error as exc:
-        raise ProfilerError(f"{database}: cannot open it as a DuckDB database: {str(exc).splitlines()[0]}") from None
+        raise ProfilerError(
+            f"{database}: cannot open it as a DuckDB database: {str(exc).splitlines()[0]}"
+        ) from None
     try:
         for name in TABLES:
             columns = ", ".join(f'"{c}" {_DUCK_TYPES[t]}' for c, t in SCHEMA[name])
@@ -51,7 +55,10 @@ def to_duckdb(files: RunFiles, database: Path, problems: list[str]) -> dict[str,
         # An earlier export of these runs is replaced, never added to (and stays if this one fails).
         ids = sorted(run_ids(files))
         for name in TABLES:
-            con.execute(f'DELETE FROM "{name}" WHERE run_id IN ({", ".join("?" for _ in ids)})', ids)
+            con.execute(
+                f'DELETE FROM "{name}" WHERE run_id IN ({", ".join("?" for _ in ids)})',
+                ids,
+            )
         with tempfile.TemporaryDirectory(prefix="profiler-export-") as tmp:
             for i, (name, chunk) in enumerate(iter_chunks(files, problems)):
                 path = Path(tmp) / f"{i}.jsonl"
@@ -72,22 +79,39 @@ def to_duckdb(files: RunFiles, database: Path, problems: list[str]) -> dict[str,
 
 
 def _check_columns(con, database: Path, name: str) -> None:
-    found = [r[0] for r in con.execute(f"SELECT column_name FROM information_schema.columns WHERE table_name = '{name}' ORDER BY ordinal_position").fetchall()]
+    found = [
+        r[0]
+        for r in con.execute(
+            f"SELECT column_name FROM information_schema.columns WHERE table_name = '{name}' ORDER BY ordinal_position"
+        ).fetchall()
+    ]
     wanted = [c for c, _ in SCHEMA[name]]
     if found != wanted:
-        raise ProfilerError(f"{database}: table {name!r} has other columns than this version writes ({', '.join(found)}); export into a new database")
+        raise ProfilerError(
+            f"{database}: table {name!r} has other columns than this version writes ({', '.join(found)}); export into a new database"
+        )
 
 
 def _write_ndjson(path: Path, chunk: dict[str, list]) -> None:
     names = list(chunk)
     with open(path, "wb") as f:
         for values in zip(*chunk.values()):
-            f.write(orjson.dumps(dict(zip(names, values)), option=orjson.OPT_SERIALIZE_NUMPY) + b"\n")
+            f.write(
+                orjson.dumps(
+                    dict(zip(names, values)), option=orjson.OPT_SERIALIZE_NUMPY
+                )
+                + b"\n"
+            )
 
 
 def _insert(con, name: str, path: Path) -> None:
-    columns = "{" + ", ".join(f"'{c}': '{_DUCK_TYPES[t]}'" for c, t in SCHEMA[name]) + "}"
-    con.execute(f'INSERT INTO "{name}" SELECT * FROM read_json(?, format = \'newline_delimited\', columns = {columns})', [str(path)])
+    columns = (
+        "{" + ", ".join(f"'{c}': '{_DUCK_TYPES[t]}'" for c, t in SCHEMA[name]) + "}"
+    )
+    con.execute(
+        f"INSERT INTO \"{name}\" SELECT * FROM read_json(?, format = 'newline_delimited', columns = {columns})",
+        [str(path)],
+    )
 
 
 def to_parquet(files: RunFiles, folder: Path, problems: list[str]) -> dict[str, int]:
@@ -96,8 +120,15 @@ def to_parquet(files: RunFiles, folder: Path, problems: list[str]) -> dict[str, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    types = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
-    schemas = {name: pa.schema([(c, types[t]) for c, t in SCHEMA[name]]) for name in TABLES}
+    types = {
+        "str": pa.string(),
+        "int": pa.int64(),
+        "float": pa.float64(),
+        "bool": pa.bool_(),
+    }
+    schemas = {
+        name: pa.schema([(c, types[t]) for c, t in SCHEMA[name]]) for name in TABLES
+    }
     stem = safe_name(files.run_id)
     writers: dict[str, pq.ParquetWriter] = {}
     written = dict.fromkeys(TABLES, 0)
@@ -105,7 +136,9 @@ def to_parquet(files: RunFiles, folder: Path, problems: list[str]) -> dict[str, 
     try:
         for name in TABLES:
             (folder / name).mkdir(parents=True, exist_ok=True)
-            refuse_links(folder / name, temporary[name])  # a planted link would lead the files elsewhere
+            refuse_links(
+                folder / name, temporary[name]
+            )  # a planted link would lead the files elsewhere
             writers[name] = pq.ParquetWriter(temporary[name], schemas[name])
         for name, chunk in iter_chunks(files, problems):
             writers[name].write_table(pa.table(chunk, schema=schemas[name]))

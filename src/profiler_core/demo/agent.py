@@ -92,8 +92,22 @@ _SCENARIO = {
     "timeoutMs": 120000,
     "extensions": {
         "checks": [
-            {"id": "answered", "description": "the agent says it is done", "target": "output", "condition": {"type": "matches", "pattern": "^Done:"}},
-            {"id": "used-a-tool", "description": "the agent called a tool", "target": "trace", "condition": {"type": "field_gte", "path": "summary.totalToolCalls", "value": 1}},
+            {
+                "id": "answered",
+                "description": "the agent says it is done",
+                "target": "output",
+                "condition": {"type": "matches", "pattern": "^Done:"},
+            },
+            {
+                "id": "used-a-tool",
+                "description": "the agent called a tool",
+                "target": "trace",
+                "condition": {
+                    "type": "field_gte",
+                    "path": "summary.totalToolCalls",
+                    "value": 1,
+                },
+            },
         ]
     },
 }
@@ -131,7 +145,6 @@ _REAL = {
 }
 
 
-
 def agent_names() -> tuple[str, ...]:
     """The agents of the registry ``profiler init --agent`` writes a profile for (those whose provider it knows)."""
     return tuple(name for name, row in registry().items() if row.provider in _PROVIDERS)
@@ -140,7 +153,9 @@ def agent_names() -> tuple[str, ...]:
 def _row(agent: str) -> AgentSpec:
     row = registry().get(agent)
     if row is None or row.provider not in _PROVIDERS:
-        raise ConfigError(f"--agent: unknown agent {agent!r} (expected one of {', '.join(agent_names())})")
+        raise ConfigError(
+            f"--agent: unknown agent {agent!r} (expected one of {', '.join(agent_names())})"
+        )
     return row
 
 
@@ -168,7 +183,9 @@ def prices_block(provider: str, model: str) -> str:
     return _OWN_COST if provider == "claude-code" else _PRICES.format(model=model)
 
 
-def agent_files(agent: str, port: int, *, sandbox: bool | None = None) -> dict[str, str]:
+def agent_files(
+    agent: str, port: int, *, sandbox: bool | None = None
+) -> dict[str, str]:
     """The files (relative path -> text) of a profile of ``agent`` against the fake model on ``port``.
 
     ``sandbox``: confine the agent with bwrap (None: when bwrap works on this machine).
@@ -179,13 +196,24 @@ def agent_files(agent: str, port: int, *, sandbox: bool | None = None) -> dict[s
     url = f"http://127.0.0.1:{port}"
     endpoint = url if row.api == "anthropic" else f"{url}/v1"
     provider = _PROVIDERS[row.provider].format(
-        url=url, base_url=f"{url}/v1", model=row.model, agent=agent, endpoint=endpoint, acp=" ".join(row.acp)
+        url=url,
+        base_url=f"{url}/v1",
+        model=row.model,
+        agent=agent,
+        endpoint=endpoint,
+        acp=" ".join(row.acp),
     )
     return {
         "profile.yaml": _PROFILE.format(
-            agent=agent, port=port, provider=provider, sandbox=sandbox_line(sandbox), prices=prices_block(row.provider, row.model)
+            agent=agent,
+            port=port,
+            provider=provider,
+            sandbox=sandbox_line(sandbox),
+            prices=prices_block(row.provider, row.model),
         ),
         "fake-model.yaml": DEFAULT_SCRIPT,
         "scenarios/say-hello.json": json.dumps(_SCENARIO, indent=2) + "\n",
-        "README.md": _README.format(agent=agent, port=port, program=row.program, real=_REAL[row.provider]),
+        "README.md": _README.format(
+            agent=agent, port=port, program=row.program, real=_REAL[row.provider]
+        ),
     }

@@ -155,22 +155,41 @@ verifier's output, and a failed session beside a passed one.
 """
 
 
-def tasks_example_files(agent: str, port: int, *, sandbox: bool | None = None) -> dict[str, str]:
+def tasks_example_files(
+    agent: str, port: int, *, sandbox: bool | None = None
+) -> dict[str, str]:
     """The files (relative path -> text) of the example: profile, fake-model script, README and the tasks."""
     from importlib import resources
 
     row = _row(agent)
     if row.provider not in EXAMPLE_PROVIDERS:
         names = ", ".join(EXAMPLE_PROVIDERS)
-        raise ConfigError(f"--example tasks: written for the agents {names}; {agent!r} is run by the {row.provider} provider")
+        raise ConfigError(
+            f"--example tasks: written for the agents {names}; {agent!r} is run by the {row.provider} provider"
+        )
     url = f"http://127.0.0.1:{port}"
     endpoint = url if row.api == "anthropic" else f"{url}/v1"
-    provider = _PROVIDERS[row.provider].format(url=url, base_url=f"{url}/v1", model=row.model, agent=agent, endpoint=endpoint, acp=" ".join(row.acp))
-    profile = _PROFILE.format(agent=agent, port=port, provider=provider, sandbox=sandbox_line(sandbox), prices=prices_block(row.provider, row.model))
+    provider = _PROVIDERS[row.provider].format(
+        url=url,
+        base_url=f"{url}/v1",
+        model=row.model,
+        agent=agent,
+        endpoint=endpoint,
+        acp=" ".join(row.acp),
+    )
+    profile = _PROFILE.format(
+        agent=agent,
+        port=port,
+        provider=provider,
+        sandbox=sandbox_line(sandbox),
+        prices=prices_block(row.provider, row.model),
+    )
     files = {
         "profile.yaml": profile,
         "fake-model.yaml": FAKE_MODEL,
-        "README.md": _README.format(agent=agent, port=port, program=row.program, real=_REAL[row.provider]),
+        "README.md": _README.format(
+            agent=agent, port=port, program=row.program, real=_REAL[row.provider]
+        ),
     }
     root = resources.files("profiler_core.demo").joinpath("tasks")
     for name, stored in TASK_FILES.items():

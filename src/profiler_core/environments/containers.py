@@ -56,7 +56,13 @@ from ..sandbox.containers import (
 from ..sandbox.podman import runtime_options
 from .files import extract_tar, tar_of
 
-__all__ = ["ContainerTrial", "DockerEnvironment", "PodmanEnvironment", "trial_image", "wait_removed"]
+__all__ = [
+    "ContainerTrial",
+    "DockerEnvironment",
+    "PodmanEnvironment",
+    "trial_image",
+    "wait_removed",
+]
 
 #: bytes of a command's output kept for its result
 OUTPUT_TAIL = 64_000
@@ -68,11 +74,22 @@ _ETC: dict[str, bytes] = {}
 _ETC_LOCK = threading.Lock()
 
 
-def _quick(command: list[str], *, input: bytes | None = None, timeout: float = QUICK_S) -> subprocess.CompletedProcess[bytes]:
+def _quick(
+    command: list[str], *, input: bytes | None = None, timeout: float = QUICK_S
+) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(command, input=input, capture_output=True, timeout=timeout, check=False, env=client_environment({}))
+        return subprocess.run(
+            command,
+            input=input,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            env=client_environment({}),
+        )
     except subprocess.TimeoutExpired:
-        raise SandboxError(f"{Path(command[0]).name} {command[1]}: no answer within {timeout:.0f} s") from None
+        raise SandboxError(
+            f"{Path(command[0]).name} {command[1]}: no answer within {timeout:.0f} s"
+        ) from None
 
 
 def host_etc_tar() -> bytes:
@@ -82,10 +99,19 @@ def host_etc_tar() -> bytes:
             buffer = io.BytesIO()
             with tarfile.open(fileobj=buffer, mode="w") as tar:
                 for top, dirs, files in os.walk("/etc"):
-                    dirs[:] = [d for d in dirs if os.access(os.path.join(top, d), os.R_OK | os.X_OK) or os.path.islink(os.path.join(top, d))]
+                    dirs[:] = [
+                        d
+                        for d in dirs
+                        if os.access(os.path.join(top, d), os.R_OK | os.X_OK)
+                        or os.path.islink(os.path.join(top, d))
+                    ]
                     for name in [*dirs, *files]:
                         path = os.path.join(top, name)
-                        if not os.path.islink(path) and not os.path.isdir(path) and not os.access(path, os.R_OK):
+                        if (
+                            not os.path.islink(path)
+                            and not os.path.isdir(path)
+                            and not os.access(path, os.R_OK)
+                        ):
                             continue
                         with contextlib.suppress(OSError):
                             info = tar.gettarinfo(path, arcname=path.lstrip("/"))
@@ -137,12 +163,17 @@ def _folders_tar(folders: tuple[str, ...], host_etc: bool) -> bytes:
                 if name not in made:
                     made.add(name)
                     info = tarfile.TarInfo(name)
-                    info.type, info.mode = tarfile.DIRTYPE, 0o777 if depth == len(parts) else 0o755
+                    info.type, info.mode = (
+                        tarfile.DIRTYPE,
+                        0o777 if depth == len(parts) else 0o755,
+                    )
                     tar.addfile(info)
     return buffer.getvalue()
 
 
-def trial_image(binary: str, kind: str, image: str, folders: tuple[str, ...], host_etc: bool) -> str:
+def trial_image(
+    binary: str, kind: str, image: str, folders: tuple[str, ...], host_etc: bool
+) -> str:
     """``image`` with the trial's ``folders`` (and, for a host-toolchain image, the host's ``/etc``, an empty ``/tmp``
     and ``/root``) added as one layer, built once and reused (``localhost/agent-profiler-trial:<hash>``): no trial
     waits for a copy or a ``mkdir``, and a trial may write under ``/etc``."""
@@ -150,16 +181,22 @@ def trial_image(binary: str, kind: str, image: str, folders: tuple[str, ...], ho
     with _DERIVED_LOCK:
         if key in _DERIVED:
             return _DERIVED[key]
-        layers = [("folders.tar", _folders_tar(folders, False))] + ([("etc.tar", host_etc_tar())] if host_etc else [])
+        layers = [("folders.tar", _folders_tar(folders, False))] + (
+            [("etc.tar", host_etc_tar())] if host_etc else []
+        )
         inspected = _quick([binary, "image", "inspect", "--format", "{{.Id}}", image])
         if inspected.returncode != 0:
-            raise SandboxError(f"{kind}: the image {image!r} is not there: {last_line(inspected.stderr)}")
+            raise SandboxError(
+                f"{kind}: the image {image!r} is not there: {last_line(inspected.stderr)}"
+            )
         digest = hashlib.sha256(inspected.stdout.strip())
         for name, data in layers:
             digest.update(name.encode() + hashlib.sha256(data).digest())
         tag = f"localhost/agent-profiler-trial:{digest.hexdigest()[:16]}"
         if _quick([binary, "image", "inspect", tag]).returncode != 0:
-            dockerfile = f"FROM {image}\n" + "".join(f"ADD {name} /\n" for name, _ in layers)
+            dockerfile = f"FROM {image}\n" + "".join(
+                f"ADD {name} /\n" for name, _ in layers
+            )
             context = io.BytesIO()
             with tarfile.open(fileobj=context, mode="w") as tar:
                 for name, data in (("Dockerfile", dockerfile.encode()), *layers):
@@ -167,9 +204,25 @@ def trial_image(binary: str, kind: str, image: str, folders: tuple[str, ...], ho
                     info.size = len(data)
                     tar.addfile(info, io.BytesIO(data))
             pull = "--pull=never" if kind == "podman" else "--pull=false"
-            built = _quick([binary, *runtime_options(binary, kind), "build", pull, "--label", f"{LABEL}=image", "-t", tag, "-"], input=context.getvalue(), timeout=600)
+            built = _quick(
+                [
+                    binary,
+                    *runtime_options(binary, kind),
+                    "build",
+                    pull,
+                    "--label",
+                    f"{LABEL}=image",
+                    "-t",
+                    tag,
+                    "-",
+                ],
+                input=context.getvalue(),
+                timeout=600,
+            )
             if built.returncode != 0:
-                raise SandboxError(f"{kind}: cannot prepare the trial image of {image!r}: {last_line(built.stderr or built.stdout)}")
+                raise SandboxError(
+                    f"{kind}: cannot prepare the trial image of {image!r}: {last_line(built.stderr or built.stdout)}"
+                )
         _DERIVED[key] = tag
         return tag
 
@@ -182,10 +235,18 @@ def _remove_later(command: list[str]) -> None:
     with _REMOVING_LOCK:
         _REMOVING[:] = [p for p in _REMOVING if p.poll() is None]
         if not _REMOVING:
-            atexit.register(wait_removed)  # once per batch: registering twice only waits twice for nothing
+            atexit.register(
+                wait_removed
+            )  # once per batch: registering twice only waits twice for nothing
         _REMOVING.append(
-            subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env=client_environment({}), start_new_session=True)
+            subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=client_environment({}),
+                start_new_session=True,
+            )
         )
 
 
@@ -210,7 +271,11 @@ class _ContainerKind:
     def capabilities(self) -> EnvironmentCapabilities:
         """Both networks and switching them, limits, processes that outlive their command, images."""
         return EnvironmentCapabilities(
-            networks=("none", "full"), network_switch=True, resource_limits=True, persistent_processes=True, images=True
+            networks=("none", "full"),
+            network_switch=True,
+            resource_limits=True,
+            persistent_processes=True,
+            images=True,
         )
 
     def check(self) -> str | None:
@@ -225,7 +290,9 @@ class _ContainerKind:
         except SandboxError as exc:
             return str(exc)
         if done.returncode != 0:
-            return f"execution.sandbox: {self.id} is not usable: {last_line(done.stderr)}"
+            return (
+                f"execution.sandbox: {self.id} is not usable: {last_line(done.stderr)}"
+            )
         return None
 
     def start(self, spec: TrialSpec) -> ContainerTrial:
@@ -275,31 +342,66 @@ class ContainerTrial:
         """Start the container (``run --detach``) from its trial image (:func:`trial_image`)."""
         if toolchain or spec.folders:
             image = trial_image(self.binary, self.kind, image, spec.folders, toolchain)
-        command = [self.binary, *runtime_options(self.binary, self.kind), "run", "--detach", "--name", self.name, "--pull", "never", "--log-driver", "none"]
-        command += ["--security-opt", "no-new-privileges", *_init(self.kind), "--label", f"{LABEL}={spec.name}"]
-        command += [arg for key, value in spec.labels.items() for arg in ("--label", f"{key}={value}")]
+        command = [
+            self.binary,
+            *runtime_options(self.binary, self.kind),
+            "run",
+            "--detach",
+            "--name",
+            self.name,
+            "--pull",
+            "never",
+            "--log-driver",
+            "none",
+        ]
+        command += [
+            "--security-opt",
+            "no-new-privileges",
+            *_init(self.kind),
+            "--label",
+            f"{LABEL}={spec.name}",
+        ]
+        command += [
+            arg
+            for key, value in spec.labels.items()
+            for arg in ("--label", f"{key}={value}")
+        ]
         if self.kind == "podman":
             command += ["--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096"]
         command += self._network_args(spec) + _spec_args(spec)
         if toolchain:
             for folder in HOST_DIRS:
                 if folder != "/etc" and os.path.exists(folder):
-                    command += ["--mount", f"type=bind,source={os.path.realpath(folder)},target={folder},readonly"]
+                    command += [
+                        "--mount",
+                        f"type=bind,source={os.path.realpath(folder)},target={folder},readonly",
+                    ]
         for mount in spec.mounts:
-            command += ["--mount", f"type=bind,source={mount.source},target={mount.target}" + (",readonly" if mount.read_only else "")]
+            command += [
+                "--mount",
+                f"type=bind,source={mount.source},target={mount.target}"
+                + (",readonly" if mount.read_only else ""),
+            ]
         command += ["--entrypoint", "sleep", image, "infinity"]
         done = self._run(command, env=client_environment(dict(spec.env)))
         if done.returncode != 0:
-            raise SandboxError(f"{self.kind}: cannot start the trial's container from {image!r}: {last_line(done.stderr)}")
+            raise SandboxError(
+                f"{self.kind}: cannot start the trial's container from {image!r}: {last_line(done.stderr)}"
+            )
         if self.switchable and not self._want_public:
             self.set_network("none")
 
     def _network_args(self, spec: TrialSpec) -> list[str]:
         if spec.network == "model":
-            raise SandboxError(f"{self.kind}: a trial's network 'model' needs the relay, not yet available in one-container trials")
+            raise SandboxError(
+                f"{self.kind}: a trial's network 'model' needs the relay, not yet available in one-container trials"
+            )
         self.switchable = spec.network_switch
         if not spec.network_switch:
-            return ["--network", "none" if spec.network == "none" else self.public_network]
+            return [
+                "--network",
+                "none" if spec.network == "none" else self.public_network,
+            ]
         # Switchable: on the public network, disconnected while a phase must not reach out (then only
         # loopback is left, as with --network none; an --internal network would still reach the host).
         self._public = True
@@ -310,20 +412,32 @@ class ContainerTrial:
         """``full``: connect the trial to the runtime's default network; ``none``: disconnect it (only loopback is left)."""
         public = network == "full"
         if network == "model":
-            raise SandboxError(f"{self.kind}: a trial's network 'model' needs the relay, not yet available in one-container trials")
+            raise SandboxError(
+                f"{self.kind}: a trial's network 'model' needs the relay, not yet available in one-container trials"
+            )
         if not self.switchable:
-            raise SandboxError(f"{self.kind}: trial {self.name} was started without a switchable network")
+            raise SandboxError(
+                f"{self.kind}: trial {self.name} was started without a switchable network"
+            )
         if public == self._public:
             return
         verb = "connect" if public else "disconnect"
         done = self._run([self.binary, "network", verb, self.public_network, self.name])
         if done.returncode != 0:
-            raise SandboxError(f"{self.kind}: cannot {verb} the trial's network: {last_line(done.stderr)}")
+            raise SandboxError(
+                f"{self.kind}: cannot {verb} the trial's network: {last_line(done.stderr)}"
+            )
         self._public = public
 
     def exec(
-        self, argv: list[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None, user: str | None = None,
-        timeout_s: float | None = None, on_output: Callable[[bytes], None] | None = None,
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        user: str | None = None,
+        timeout_s: float | None = None,
+        on_output: Callable[[bytes], None] | None = None,
     ) -> ExecResult:
         """Run ``argv`` in the container; at its timeout every process it started (marked by a variable) is killed."""
         marker = uuid.uuid4().hex
@@ -338,13 +452,24 @@ class ContainerTrial:
         started = time.monotonic()
         try:
             process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                env=client_environment(dict(env or {})), start_new_session=True,
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=client_environment(dict(env or {})),
+                start_new_session=True,
             )
         except OSError as exc:
-            return ExecResult(exit_code=None, error=f"cannot start {self.binary!r}: {exc.strerror or exc}")
+            return ExecResult(
+                exit_code=None,
+                error=f"cannot start {self.binary!r}: {exc.strerror or exc}",
+            )
         tail = bytearray()
-        timer = threading.Timer(timeout_s, self._kill_marked, (marker, process)) if timeout_s else None
+        timer = (
+            threading.Timer(timeout_s, self._kill_marked, (marker, process))
+            if timeout_s
+            else None
+        )
         if timer is not None:
             timer.start()
         try:
@@ -362,23 +487,44 @@ class ContainerTrial:
             if process.poll() is None:
                 process.kill()
                 process.wait()
-        timed_out = bool(timeout_s) and time.monotonic() - started >= (timeout_s or 0) and getattr(self, "_killed", None) == marker
+        timed_out = (
+            bool(timeout_s)
+            and time.monotonic() - started >= (timeout_s or 0)
+            and getattr(self, "_killed", None) == marker
+        )
         text = tail.decode("utf-8", errors="replace")
         wall = round((time.monotonic() - started) * 1000, 3)
         if timed_out:
             return ExecResult(exit_code=None, output=text, timed_out=True, wall_ms=wall)
         if code in (126, 127) and not text.strip():
-            return ExecResult(exit_code=code, output=text, error=f"cannot run {argv[0]!r} in the trial (exit {code})", wall_ms=wall)
+            return ExecResult(
+                exit_code=code,
+                output=text,
+                error=f"cannot run {argv[0]!r} in the trial (exit {code})",
+                wall_ms=wall,
+            )
         return ExecResult(exit_code=code, output=text, wall_ms=wall)
 
     def _kill_marked(self, marker: str, process: subprocess.Popen[bytes]) -> None:
         """Kill, inside, every process that carries ``marker`` (the command and what it started), then the client."""
         self._killed = marker
-        script = (
-            'for p in /proc/[0-9]*; do grep -qs "PROFILER_EXEC=$1" "$p/environ" 2>/dev/null && kill -9 "${p#/proc/}" 2>/dev/null; done; true'
-        )
+        script = 'for p in /proc/[0-9]*; do grep -qs "PROFILER_EXEC=$1" "$p/environ" 2>/dev/null && kill -9 "${p#/proc/}" 2>/dev/null; done; true'
         with contextlib.suppress(SandboxError):
-            self._run([self.binary, "exec", "--user", "0", self.name, "sh", "-c", script, "sh", marker], timeout=30)
+            self._run(
+                [
+                    self.binary,
+                    "exec",
+                    "--user",
+                    "0",
+                    self.name,
+                    "sh",
+                    "-c",
+                    script,
+                    "sh",
+                    marker,
+                ],
+                timeout=30,
+            )
         with contextlib.suppress(OSError):
             os.killpg(process.pid, 9)
 
@@ -386,25 +532,54 @@ class ContainerTrial:
         """Copy ``local`` to ``remote`` (replacing what is there), owned by root and readable by all."""
         remote = remote.rstrip("/") or "/"
         parent = os.path.dirname(remote) or "/"
-        prepared = self._run([self.binary, "exec", "--user", "0", self.name, "sh", "-c", 'rm -rf -- "$1" && mkdir -p -- "$2"', "sh", remote, parent])
+        prepared = self._run(
+            [
+                self.binary,
+                "exec",
+                "--user",
+                "0",
+                self.name,
+                "sh",
+                "-c",
+                'rm -rf -- "$1" && mkdir -p -- "$2"',
+                "sh",
+                remote,
+                parent,
+            ]
+        )
         if prepared.returncode != 0:
-            raise SandboxError(f"{self.kind}: cannot make room for {remote} in the trial: {last_line(prepared.stderr or prepared.stdout)}")
-        copied = self._run([self.binary, "cp", "-", f"{self.name}:{parent}"], input=tar_of(local, os.path.basename(remote)))
+            raise SandboxError(
+                f"{self.kind}: cannot make room for {remote} in the trial: {last_line(prepared.stderr or prepared.stdout)}"
+            )
+        copied = self._run(
+            [self.binary, "cp", "-", f"{self.name}:{parent}"],
+            input=tar_of(local, os.path.basename(remote)),
+        )
         if copied.returncode != 0:
-            raise SandboxError(f"{self.kind}: cannot copy {local} to {remote} in the trial: {last_line(copied.stderr)}")
+            raise SandboxError(
+                f"{self.kind}: cannot copy {local} to {remote} in the trial: {last_line(copied.stderr)}"
+            )
 
     def get(self, remote: str, local: Path) -> None:
         """Copy ``remote`` out to ``local`` (a tar stream: links stay links, nothing lands outside ``local``)."""
         with tempfile.TemporaryFile() as archive:
             try:
                 done = subprocess.run(
-                    [self.binary, "cp", f"{self.name}:{remote}", "-"], stdout=archive, stderr=subprocess.PIPE, timeout=QUICK_S,
-                    check=False, env=client_environment({}),
+                    [self.binary, "cp", f"{self.name}:{remote}", "-"],
+                    stdout=archive,
+                    stderr=subprocess.PIPE,
+                    timeout=QUICK_S,
+                    check=False,
+                    env=client_environment({}),
                 )
             except subprocess.TimeoutExpired:
-                raise SandboxError(f"{self.kind} cp: no answer within {QUICK_S:.0f} s") from None
+                raise SandboxError(
+                    f"{self.kind} cp: no answer within {QUICK_S:.0f} s"
+                ) from None
             if done.returncode != 0:
-                raise SandboxError(f"{self.kind}: cannot copy {remote} out of the trial: {last_line(done.stderr)}")
+                raise SandboxError(
+                    f"{self.kind}: cannot copy {remote} out of the trial: {last_line(done.stderr)}"
+                )
             archive.seek(0)
             extract_tar(archive, local)
 
@@ -419,9 +594,24 @@ class ContainerTrial:
             command[3:3] = ["--time", "0", "--ignore"]
         _remove_later(command)
 
-    def _run(self, command: list[str], *, input: bytes | None = None, env: dict[str, str] | None = None,
-             timeout: float = QUICK_S) -> subprocess.CompletedProcess[bytes]:
+    def _run(
+        self,
+        command: list[str],
+        *,
+        input: bytes | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = QUICK_S,
+    ) -> subprocess.CompletedProcess[bytes]:
         try:
-            return subprocess.run(command, input=input, capture_output=True, timeout=timeout, check=False, env=env or client_environment({}))
+            return subprocess.run(
+                command,
+                input=input,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+                env=env or client_environment({}),
+            )
         except subprocess.TimeoutExpired:
-            raise SandboxError(f"{self.kind} {command[1]}: no answer within {timeout:.0f} s") from None
+            raise SandboxError(
+                f"{self.kind} {command[1]}: no answer within {timeout:.0f} s"
+            ) from None

@@ -38,7 +38,9 @@ def extract_tar(archive: IO[bytes], target: Path) -> None:
             rest = parts[1:]
             if not rest:
                 if member.isdir():
-                    target.mkdir(parents=True, exist_ok=True)  # the top folder is ``target`` itself
+                    target.mkdir(
+                        parents=True, exist_ok=True
+                    )  # the top folder is ``target`` itself
                     continue
                 member.name = target.name  # a single file: written as ``target``
                 members.append(member)
@@ -50,5 +52,11 @@ def extract_tar(archive: IO[bytes], target: Path) -> None:
             # "tar": links may point anywhere (they are not followed here), but nothing is written outside.
             tar.extractall(target.parent, members=members, filter="tar")
             return
-        plain = [m for m in members if (m.isfile() or m.isdir()) and ".." not in Path(m.name).parts and not m.name.startswith("/")]
+        plain = [
+            m
+            for m in members
+            if (m.isfile() or m.isdir())
+            and ".." not in Path(m.name).parts
+            and not m.name.startswith("/")
+        ]
         tar.extractall(target.parent, members=plain)

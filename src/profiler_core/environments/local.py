@@ -22,20 +22,31 @@ from pathlib import Path
 import attrs
 
 from ..errors import SandboxError
-from ..model.environment import EnvironmentCapabilities, ExecResult, SandboxSettings, TrialSpec
+from ..model.environment import (
+    EnvironmentCapabilities,
+    ExecResult,
+    SandboxSettings,
+    TrialSpec,
+)
 from ..storage.paths import inside
 from ..util.leftovers import remove_folder
 
 __all__ = ["BwrapEnvironment", "FolderTrial", "HostEnvironment"]
 
 
-def _top_level(root: Path, patterns: tuple[str, ...]) -> Callable[[str, list[str]], list[str]]:
+def _top_level(
+    root: Path, patterns: tuple[str, ...]
+) -> Callable[[str, list[str]], list[str]]:
     """``copytree``'s ``ignore``: the names matching ``patterns`` at the top of ``root`` only."""
 
     def left_out(folder: str, names: list[str]) -> list[str]:
         if not patterns or Path(folder) != root:
             return []
-        return [n for n in names if any(fnmatch.fnmatchcase(n, pattern) for pattern in patterns)]
+        return [
+            n
+            for n in names
+            if any(fnmatch.fnmatchcase(n, pattern) for pattern in patterns)
+        ]
 
     return left_out
 
@@ -59,15 +70,29 @@ class BwrapEnvironment:
     """Trials in bubblewrap: a private writable folder, each command in a new sandbox."""
 
     id = "bwrap"
-    capabilities = EnvironmentCapabilities(networks=("none", "model", "full"), network_switch=True)
+    capabilities = EnvironmentCapabilities(
+        networks=("none", "model", "full"), network_switch=True
+    )
 
     def check(self) -> str | None:
         """One line when ``bwrap`` is missing."""
-        return None if shutil.which("bwrap") else "execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
+        return (
+            None
+            if shutil.which("bwrap")
+            else "execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
+        )
 
     def start(self, spec: TrialSpec) -> FolderTrial:
         """A fresh folder holding a copy of ``spec.root``; commands run in bwrap."""
-        return FolderTrial(spec, SandboxSettings(sandbox="bwrap", network=spec.network, workdir=spec.workdir, allow_hosts=spec.allow_hosts))
+        return FolderTrial(
+            spec,
+            SandboxSettings(
+                sandbox="bwrap",
+                network=spec.network,
+                workdir=spec.workdir,
+                allow_hosts=spec.allow_hosts,
+            ),
+        )
 
 
 class FolderTrial:
@@ -83,26 +108,41 @@ class FolderTrial:
         self.mounts: dict[str, Path] = {}
         try:
             if spec.root:
-                shutil.copytree(spec.root, self.work, symlinks=True, ignore=_top_level(Path(spec.root), spec.root_exclude))
+                shutil.copytree(
+                    spec.root,
+                    self.work,
+                    symlinks=True,
+                    ignore=_top_level(Path(spec.root), spec.root_exclude),
+                )
             else:
                 self.work.mkdir()
         except OSError as exc:
             self.stop()
-            raise SandboxError(f"cannot copy {spec.root} for the trial: {exc.strerror or exc}") from None
+            raise SandboxError(
+                f"cannot copy {spec.root} for the trial: {exc.strerror or exc}"
+            ) from None
         for folder in spec.folders:
-            if settings is not None:  # bwrap shows them at their paths; the host trial cannot make /logs
+            if (
+                settings is not None
+            ):  # bwrap shows them at their paths; the host trial cannot make /logs
                 self._host_path(folder).mkdir(parents=True, exist_ok=True)
 
     @property
     def workdir(self) -> str:
         """The working folder as commands see it."""
-        return self.spec.workdir if self.settings is not None and self.spec.workdir else str(self.work)
+        return (
+            self.spec.workdir
+            if self.settings is not None and self.spec.workdir
+            else str(self.work)
+        )
 
     def set_network(self, network: str) -> None:
         """The next commands' network (each command is a new sandbox)."""
         if self.settings is None:
             if network != "full":
-                raise SandboxError(f"execution.sandbox: none cannot cut the network to {network!r}")
+                raise SandboxError(
+                    f"execution.sandbox: none cannot cut the network to {network!r}"
+                )
             return
         self.settings = attrs.evolve(self.settings, network=network)
 
@@ -112,7 +152,9 @@ class FolderTrial:
             if remote == base or remote.startswith(base.rstrip("/") + "/"):
                 return inside(host, host / Path(remote).relative_to(base))
         if self.settings is None:
-            raise SandboxError(f"execution.sandbox: none: {remote} is outside the trial's folder (a sandbox shows it)")
+            raise SandboxError(
+                f"execution.sandbox: none: {remote} is outside the trial's folder (a sandbox shows it)"
+            )
         for target, host in self.mounts.items():
             if remote == target or remote.startswith(target.rstrip("/") + "/"):
                 return inside(host, host / Path(remote).relative_to(target))
@@ -121,8 +163,14 @@ class FolderTrial:
         return host
 
     async def exec(
-        self, argv: list[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None, user: str | None = None,
-        timeout_s: float | None = None, on_output: Callable[[bytes], None] | None = None,
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        user: str | None = None,
+        timeout_s: float | None = None,
+        on_output: Callable[[bytes], None] | None = None,
     ) -> ExecResult:
         """Run ``argv`` (on the host or in a new bwrap sandbox) until it ends or ``timeout_s``; the output comes at its end."""
         # the sandbox machinery (and trio) load when a trial runs a command, not when the kind is listed
@@ -132,15 +180,30 @@ class FolderTrial:
         folder = self._host_path(cwd) if cwd else self.work
         where = None
         if self.settings is not None:
-            mounts = tuple(Mount(source=host, target=target, writable=True) for target, host in self.mounts.items() if host.exists())
-            where = Confinement(settings=self.settings, mounts=mounts, endpoints=self.spec.endpoints)
+            mounts = tuple(
+                Mount(source=host, target=target, writable=True)
+                for target, host in self.mounts.items()
+                if host.exists()
+            )
+            where = Confinement(
+                settings=self.settings, mounts=mounts, endpoints=self.spec.endpoints
+            )
         done = await run_command(
-            argv, cwd=folder, env=base_environment(self.home, {**self.spec.env, **(env or {})}), timeout_s=timeout_s or 86_400.0,
+            argv,
+            cwd=folder,
+            env=base_environment(self.home, {**self.spec.env, **(env or {})}),
+            timeout_s=timeout_s or 86_400.0,
             where=where,
         )
         if on_output is not None and done.output:
             on_output(done.output.encode())
-        return ExecResult(exit_code=done.exit_code, output=done.output, timed_out=done.timed_out, error=done.error, wall_ms=done.wall_ms)
+        return ExecResult(
+            exit_code=done.exit_code,
+            output=done.output,
+            timed_out=done.timed_out,
+            error=done.error,
+            wall_ms=done.wall_ms,
+        )
 
     def put(self, local: Path, remote: str) -> None:
         """Copy ``local`` to ``remote``, replacing what is there."""

@@ -24,7 +24,10 @@ def answer(handler: Any, body: dict[str, Any], reply: Reply) -> str:
     """Send the response to one request; a short description of it for the log."""
     if isinstance(reply, Fail):
         kind = "api_error" if reply.status >= 500 else "invalid_request_error"
-        handler.send_json(reply.status, {"type": "error", "error": {"type": kind, "message": reply.message}})
+        handler.send_json(
+            reply.status,
+            {"type": "error", "error": {"type": kind, "message": reply.message}},
+        )
         return f"fail {reply.status}"
     if isinstance(reply, Shell):
         reply = shell_call(reply, body, SHELL_TOOL)
@@ -48,32 +51,82 @@ def answer(handler: Any, body: dict[str, Any], reply: Reply) -> str:
         "stop_sequence": None,
     }
     if not body.get("stream"):
-        done = {**message, "content": [b for b, _ in blocks], "stop_reason": stop, "usage": {**start_usage, "output_tokens": output_tokens}}
+        done = {
+            **message,
+            "content": [b for b, _ in blocks],
+            "stop_reason": stop,
+            "usage": {**start_usage, "output_tokens": output_tokens},
+        }
         handler.send_json(200, done)
     else:
-        events: list[tuple[str | None, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {**message, "content": [], "stop_reason": None, "usage": start_usage}})]
+        events: list[tuple[str | None, dict[str, Any]]] = [
+            (
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        **message,
+                        "content": [],
+                        "stop_reason": None,
+                        "usage": start_usage,
+                    },
+                },
+            )
+        ]
         events += _block_events(blocks)
-        delta = {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": output_tokens}}
+        delta = {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": output_tokens},
+        }
         events += [("message_delta", delta), ("message_stop", {"type": "message_stop"})]
         handler.send_sse(events)
     return "text" if isinstance(reply, Text) else f"tool_call {reply.name}"
 
 
-def _blocks(handler: Any, reply: Text | ToolCall) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def _blocks(
+    handler: Any, reply: Text | ToolCall
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(complete block, the one delta that streams it) pairs."""
     blocks: list[tuple[dict[str, Any], dict[str, Any]]] = []
     if reply.thinking:
-        thinking = {"type": "thinking", "thinking": reply.thinking, "signature": _SIGNATURE}
-        blocks.append((thinking, {"type": "thinking_delta", "thinking": reply.thinking}))
+        thinking = {
+            "type": "thinking",
+            "thinking": reply.thinking,
+            "signature": _SIGNATURE,
+        }
+        blocks.append(
+            (thinking, {"type": "thinking_delta", "thinking": reply.thinking})
+        )
     if isinstance(reply, Text):
-        blocks.append(({"type": "text", "text": reply.text}, {"type": "text_delta", "text": reply.text}))
+        blocks.append(
+            (
+                {"type": "text", "text": reply.text},
+                {"type": "text_delta", "text": reply.text},
+            )
+        )
     else:
-        call = {"type": "tool_use", "id": reply.call_id or handler.new_id("toolu"), "name": reply.name, "input": reply.arguments}
-        blocks.append((call, {"type": "input_json_delta", "partial_json": json.dumps(reply.arguments)}))
+        call = {
+            "type": "tool_use",
+            "id": reply.call_id or handler.new_id("toolu"),
+            "name": reply.name,
+            "input": reply.arguments,
+        }
+        blocks.append(
+            (
+                call,
+                {
+                    "type": "input_json_delta",
+                    "partial_json": json.dumps(reply.arguments),
+                },
+            )
+        )
     return blocks
 
 
-def _block_events(blocks: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[tuple[str | None, dict[str, Any]]]:
+def _block_events(
+    blocks: list[tuple[dict[str, Any], dict[str, Any]]],
+) -> list[tuple[str | None, dict[str, Any]]]:
     events: list[tuple[str | None, dict[str, Any]]] = []
     for index, (block, delta) in enumerate(blocks):
         empty: dict[str, Any]
@@ -83,10 +136,27 @@ def _block_events(blocks: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[t
             empty = {**block, "input": {}}
         else:
             empty = {**block, "text": ""}
-        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": empty}))
-        events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": empty},
+            )
+        )
+        events.append(
+            (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
+        )
         if block["type"] == "thinking":
             signature = {"type": "signature_delta", "signature": _SIGNATURE}
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": signature}))
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+            events.append(
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": signature},
+                )
+            )
+        events.append(
+            ("content_block_stop", {"type": "content_block_stop", "index": index})
+        )
     return events

@@ -39,19 +39,44 @@ def answer(handler: Any, body: dict[str, Any], reply: Reply) -> str:
     """Send the response to one request; a short description of it for the log."""
     if isinstance(reply, Fail):
         kind = "server_error" if reply.status >= 500 else "invalid_request_error"
-        handler.send_json(reply.status, {"error": {"message": reply.message, "type": kind, "param": None, "code": None}})
+        handler.send_json(
+            reply.status,
+            {
+                "error": {
+                    "message": reply.message,
+                    "type": kind,
+                    "param": None,
+                    "code": None,
+                }
+            },
+        )
         return f"fail {reply.status}"
     if isinstance(reply, Shell):
         reply = shell_call(reply, body, SHELL_TOOL)
     assert isinstance(reply, (Text, ToolCall))  # Hang never reaches an API module
     message, finish = _message(handler, reply)
     usage = usage_json(reply.usage or DEFAULT_USAGE)
-    base = {"id": f"chatcmpl-{time.time_ns()}", "created": int(time.time()), "model": handler.model}
+    base = {
+        "id": f"chatcmpl-{time.time_ns()}",
+        "created": int(time.time()),
+        "model": handler.model,
+    }
     if not body.get("stream"):
         choice = {"index": 0, "message": message, "finish_reason": finish}
-        handler.send_json(200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage})
+        handler.send_json(
+            200,
+            {**base, "object": "chat.completion", "choices": [choice], "usage": usage},
+        )
     else:
-        handler.send_sse([(None, chunk) for chunk in _chunks({**base, "object": "chat.completion.chunk"}, message, finish, usage)], done="[DONE]")
+        handler.send_sse(
+            [
+                (None, chunk)
+                for chunk in _chunks(
+                    {**base, "object": "chat.completion.chunk"}, message, finish, usage
+                )
+            ],
+            done="[DONE]",
+        )
     return describe(reply)
 
 
@@ -71,9 +96,16 @@ def _message(handler: Any, reply: Text | ToolCall) -> tuple[dict[str, Any], str]
     return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
 
 
-def _chunks(base: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, Any]) -> list[dict[str, Any]]:
-    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+def _chunks(
+    base: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, Any]
+) -> list[dict[str, Any]]:
+    def chunk(
+        delta: dict[str, Any], finish_reason: str | None = None
+    ) -> dict[str, Any]:
+        return {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        }
 
     chunks = [chunk({"role": "assistant", "content": ""})]
     if "tool_calls" in message:

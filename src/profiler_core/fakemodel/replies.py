@@ -82,8 +82,14 @@ Script = Reply | Sequence[Reply] | Callable[[dict[str, Any]], Reply]
 
 #: Shell tools of the agents: name -> how the command goes into the arguments.
 SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
-    "bash": lambda command: {"command": command, "description": "Run the command"},  # OpenCode
-    "Bash": lambda command: {"command": command, "description": "Run the command"},  # Claude Code
+    "bash": lambda command: {
+        "command": command,
+        "description": "Run the command",
+    },  # OpenCode
+    "Bash": lambda command: {
+        "command": command,
+        "description": "Run the command",
+    },  # Claude Code
     "exec_command": lambda command: {"cmd": command},  # Codex CLI
     "shell": lambda command: {"command": ["bash", "-lc", command]},  # older Codex CLIs
 }
@@ -103,20 +109,38 @@ def offered_tools(body: dict[str, Any]) -> list[str]:
 def shell_call(reply: Shell, body: dict[str, Any], fallback: str) -> ToolCall:
     """The tool call of a :class:`Shell` reply: the first shell tool the request offers, else ``fallback``."""
     name = next((n for n in offered_tools(body) if n in SHELL_TOOLS), fallback)
-    return ToolCall(name, SHELL_TOOLS[name](reply.command), thinking=reply.thinking, usage=reply.usage, delay_s=reply.delay_s)
+    return ToolCall(
+        name,
+        SHELL_TOOLS[name](reply.command),
+        thinking=reply.thinking,
+        usage=reply.usage,
+        delay_s=reply.delay_s,
+    )
 
 
 def tool_results(body: dict[str, Any]) -> int:
     """How many tool results the conversation of a request holds, in any of the three APIs' shapes."""
     count = 0
-    items = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
+    items = (
+        body.get("messages")
+        if isinstance(body.get("messages"), list)
+        else body.get("input")
+    )
     for item in items if isinstance(items, list) else ():
         if not isinstance(item, dict):
             continue
-        if item.get("role") == "tool" or item.get("type") == "function_call_output":  # OpenAI chat, Responses
+        if (
+            item.get("role") == "tool" or item.get("type") == "function_call_output"
+        ):  # OpenAI chat, Responses
             count += 1
-        elif isinstance(item.get("content"), list):  # Anthropic: tool_result blocks in a user message
-            count += sum(1 for block in item["content"] if isinstance(block, dict) and block.get("type") == "tool_result")
+        elif isinstance(
+            item.get("content"), list
+        ):  # Anthropic: tool_result blocks in a user message
+            count += sum(
+                1
+                for block in item["content"]
+                if isinstance(block, dict) and block.get("type") == "tool_result"
+            )
     return count
 
 
@@ -145,4 +169,9 @@ def tool_then_text(
     thinking: str = "",
 ) -> Callable[[dict[str, Any]], Reply]:
     """A shell call of ``command``, then ``text``: the script of most tests and of ``profiler init --agent``."""
-    return steps([Shell(command, thinking=thinking, usage=usage, delay_s=delay_s), Text(text, usage=usage, delay_s=delay_s)])
+    return steps(
+        [
+            Shell(command, thinking=thinking, usage=usage, delay_s=delay_s),
+            Text(text, usage=usage, delay_s=delay_s),
+        ]
+    )

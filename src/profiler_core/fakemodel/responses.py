@@ -38,14 +38,34 @@ def answer(handler: Any, body: dict[str, Any], reply: Reply) -> str:
     """Send the response to one request; a short description of it for the log."""
     if isinstance(reply, Fail):
         kind = "server_error" if reply.status >= 500 else "invalid_request_error"
-        handler.send_json(reply.status, {"error": {"message": reply.message, "type": kind, "param": None, "code": None}})
+        handler.send_json(
+            reply.status,
+            {
+                "error": {
+                    "message": reply.message,
+                    "type": kind,
+                    "param": None,
+                    "code": None,
+                }
+            },
+        )
         return f"fail {reply.status}"
     if isinstance(reply, Shell):
         reply = shell_call(reply, body, SHELL_TOOL)
     assert isinstance(reply, (Text, ToolCall))  # Hang never reaches an API module
-    base = {"id": handler.new_id("resp"), "object": "response", "created_at": int(time.time()), "model": body.get("model") or handler.model}
+    base = {
+        "id": handler.new_id("resp"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "model": body.get("model") or handler.model,
+    }
     items = _items(handler, reply)
-    done = {**base, "status": "completed", "output": [item for item, _ in items], "usage": usage_json(reply.usage or DEFAULT_USAGE)}
+    done = {
+        **base,
+        "status": "completed",
+        "output": [item for item, _ in items],
+        "usage": usage_json(reply.usage or DEFAULT_USAGE),
+    }
     if not body.get("stream"):
         handler.send_json(200, done)
     else:
@@ -53,13 +73,19 @@ def answer(handler: Any, body: dict[str, Any], reply: Reply) -> str:
     return "text" if isinstance(reply, Text) else f"tool_call {reply.name}"
 
 
-def _events(base: dict[str, Any], items: list[tuple[dict[str, Any], list[Any]]], done: dict[str, Any]) -> Iterator[tuple[str | None, dict[str, Any]]]:
+def _events(
+    base: dict[str, Any],
+    items: list[tuple[dict[str, Any], list[Any]]],
+    done: dict[str, Any],
+) -> Iterator[tuple[str | None, dict[str, Any]]]:
     sequence = iter(range(1_000_000))
 
     def event(kind: str, **data: Any) -> tuple[str, dict[str, Any]]:
         return kind, {"type": kind, "sequence_number": next(sequence), **data}
 
-    yield event("response.created", response={**base, "status": "in_progress", "output": []})
+    yield event(
+        "response.created", response={**base, "status": "in_progress", "output": []}
+    )
     for index, (item, stream) in enumerate(items):
         yield event("response.output_item.added", output_index=index, item=stream[0])
         for kind, data in stream[1:]:
@@ -68,11 +94,17 @@ def _events(base: dict[str, Any], items: list[tuple[dict[str, Any], list[Any]]],
     yield event("response.completed", response=done)
 
 
-def _items(handler: Any, reply: Text | ToolCall) -> list[tuple[dict[str, Any], list[Any]]]:
+def _items(
+    handler: Any, reply: Text | ToolCall
+) -> list[tuple[dict[str, Any], list[Any]]]:
     """(complete item, [the item as first announced, (event, data)...]) pairs."""
     items: list[tuple[dict[str, Any], list[Any]]] = []
     if reply.thinking:
-        item: dict[str, Any] = {"type": "reasoning", "id": handler.new_id("rs"), "summary": [{"type": "summary_text", "text": reply.thinking}]}
+        item: dict[str, Any] = {
+            "type": "reasoning",
+            "id": handler.new_id("rs"),
+            "summary": [{"type": "summary_text", "text": reply.thinking}],
+        }
         items.append((item, [{**item, "summary": []}]))
     if isinstance(reply, ToolCall):
         arguments = json.dumps(reply.arguments)
@@ -91,11 +123,24 @@ def _items(handler: Any, reply: Text | ToolCall) -> list[tuple[dict[str, Any], l
         ]
         items.append((item, stream))
         return items
-    part: dict[str, Any] = {"type": "output_text", "text": reply.text, "annotations": []}
-    item = {"type": "message", "id": handler.new_id("msg"), "role": "assistant", "status": "completed", "content": [part]}
+    part: dict[str, Any] = {
+        "type": "output_text",
+        "text": reply.text,
+        "annotations": [],
+    }
+    item = {
+        "type": "message",
+        "id": handler.new_id("msg"),
+        "role": "assistant",
+        "status": "completed",
+        "content": [part],
+    }
     stream = [
         {**item, "status": "in_progress", "content": []},
-        ("response.content_part.added", {"content_index": 0, "part": {**part, "text": ""}}),
+        (
+            "response.content_part.added",
+            {"content_index": 0, "part": {**part, "text": ""}},
+        ),
         ("response.output_text.delta", {"content_index": 0, "delta": reply.text}),
         ("response.output_text.done", {"content_index": 0, "text": reply.text}),
         ("response.content_part.done", {"content_index": 0, "part": part}),

@@ -35,7 +35,9 @@ COMMON = ("thinking", "usage", "delay_s")
 _OWN = {"text": (), "shell": (), "tool": ("arguments",), "fail": ("message",)}
 
 
-def load_script(path: str | Path) -> tuple[Callable[[dict[str, Any]], Reply], str | None]:
+def load_script(
+    path: str | Path,
+) -> tuple[Callable[[dict[str, Any]], Reply], str | None]:
     """The script of a YAML file (a :func:`~.replies.steps` callable) and the model name it gives, if any."""
     import yaml
 
@@ -44,24 +46,34 @@ def load_script(path: str | Path) -> tuple[Callable[[dict[str, Any]], Reply], st
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        raise ConfigError(
+            f"{path}: not valid YAML ({str(exc).splitlines()[0]})"
+        ) from None
     return parse_script(data, str(path))
 
 
-def parse_script(data: Any, source: str) -> tuple[Callable[[dict[str, Any]], Reply], str | None]:
+def parse_script(
+    data: Any, source: str
+) -> tuple[Callable[[dict[str, Any]], Reply], str | None]:
     """The script of already-parsed YAML data (see :func:`load_script`)."""
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: expected a mapping with `replies` (and optionally `model`)")
+        raise ConfigError(
+            f"{source}: expected a mapping with `replies` (and optionally `model`)"
+        )
     unknown = sorted(set(data) - {"model", "replies"})
     if unknown:
-        raise ConfigError(f"{source}: unknown key(s) {', '.join(map(str, unknown))}; expected `model` and `replies`")
+        raise ConfigError(
+            f"{source}: unknown key(s) {', '.join(map(str, unknown))}; expected `model` and `replies`"
+        )
     model = data.get("model")
     if model is not None and (not isinstance(model, str) or not model.strip()):
         raise ConfigError(f"{source}: model: expected a non-empty string")
     replies = data.get("replies")
     if not isinstance(replies, list) or not replies:
         raise ConfigError(f"{source}: replies: expected a non-empty list of replies")
-    return steps([parse_reply(item, f"{source}: replies[{i}]") for i, item in enumerate(replies)]), model
+    return steps(
+        [parse_reply(item, f"{source}: replies[{i}]") for i, item in enumerate(replies)]
+    ), model
 
 
 def parse_reply(item: Any, where: str) -> Reply:
@@ -71,34 +83,72 @@ def parse_reply(item: Any, where: str) -> Reply:
     kinds = [k for k in KINDS if k in item]
     if len(kinds) != 1:
         found = f"got {', '.join(kinds)}" if kinds else "got none"
-        raise ConfigError(f"{where}: expected exactly one of {', '.join(KINDS)} ({found})")
+        raise ConfigError(
+            f"{where}: expected exactly one of {', '.join(KINDS)} ({found})"
+        )
     kind = kinds[0]
     allowed = {kind, *COMMON, *_OWN[kind]}
     extra = sorted(map(str, set(item) - allowed))
     if extra:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(extra)} for a `{kind}` reply (allowed: {', '.join(sorted(allowed))})")
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(extra)} for a `{kind}` reply (allowed: {', '.join(sorted(allowed))})"
+        )
     thinking = _string(item, "thinking", where, default="")
     usage = _usage(item.get("usage"), f"{where}.usage")
     delay = _delay(item.get("delay_s", 0), f"{where}.delay_s")
     if kind == "text":
-        return Text(_string(item, "text", where), thinking=thinking, usage=usage, delay_s=delay)
+        return Text(
+            _string(item, "text", where), thinking=thinking, usage=usage, delay_s=delay
+        )
     if kind == "shell":
-        return Shell(_string(item, "shell", where, non_empty=True), thinking=thinking, usage=usage, delay_s=delay)
+        return Shell(
+            _string(item, "shell", where, non_empty=True),
+            thinking=thinking,
+            usage=usage,
+            delay_s=delay,
+        )
     if kind == "tool":
         arguments = item.get("arguments", {})
         if not isinstance(arguments, dict):
-            raise ConfigError(f"{where}.arguments: expected a mapping of the tool's arguments")
-        return ToolCall(_string(item, "tool", where, non_empty=True), arguments, thinking=thinking, usage=usage, delay_s=delay)
+            raise ConfigError(
+                f"{where}.arguments: expected a mapping of the tool's arguments"
+            )
+        return ToolCall(
+            _string(item, "tool", where, non_empty=True),
+            arguments,
+            thinking=thinking,
+            usage=usage,
+            delay_s=delay,
+        )
     status = item["fail"]
-    if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
-        raise ConfigError(f"{where}.fail: expected an HTTP error status (400-599), got {status!r}")
-    return Fail(status, _string(item, "message", where, default="fake model: scripted failure"), delay_s=delay)
+    if (
+        isinstance(status, bool)
+        or not isinstance(status, int)
+        or not 400 <= status <= 599
+    ):
+        raise ConfigError(
+            f"{where}.fail: expected an HTTP error status (400-599), got {status!r}"
+        )
+    return Fail(
+        status,
+        _string(item, "message", where, default="fake model: scripted failure"),
+        delay_s=delay,
+    )
 
 
-def _string(item: dict[str, Any], key: str, where: str, *, default: str | None = None, non_empty: bool = False) -> str:
+def _string(
+    item: dict[str, Any],
+    key: str,
+    where: str,
+    *,
+    default: str | None = None,
+    non_empty: bool = False,
+) -> str:
     value = item.get(key, default)
     if not isinstance(value, str) or (non_empty and not value.strip()):
-        raise ConfigError(f"{where}.{key}: expected a {'non-empty ' if non_empty else ''}string, got {value!r}")
+        raise ConfigError(
+            f"{where}.{key}: expected a {'non-empty ' if non_empty else ''}string, got {value!r}"
+        )
     return value
 
 
@@ -106,19 +156,32 @@ def _usage(value: Any, where: str) -> Usage | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: expected a mapping of token counts ({', '.join(Usage.__dataclass_fields__)})")
+        raise ConfigError(
+            f"{where}: expected a mapping of token counts ({', '.join(Usage.__dataclass_fields__)})"
+        )
     unknown = sorted(map(str, set(value) - set(Usage.__dataclass_fields__)))
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; expected some of {', '.join(Usage.__dataclass_fields__)}")
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; expected some of {', '.join(Usage.__dataclass_fields__)}"
+        )
     for key, count in value.items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ConfigError(f"{where}.{key}: expected a whole number >= 0, got {count!r}")
+            raise ConfigError(
+                f"{where}.{key}: expected a whole number >= 0, got {count!r}"
+            )
     return Usage(**value)
 
 
 def _delay(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= 3600:
-        raise ConfigError(f"{where}: expected seconds between 0 and 3600, got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0 <= value <= 3600
+    ):
+        raise ConfigError(
+            f"{where}: expected seconds between 0 and 3600, got {value!r}"
+        )
     return float(value)
 
 

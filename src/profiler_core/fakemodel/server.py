@@ -59,7 +59,14 @@ class FakeModelServer:
             assert model.chat_requests()[0]["messages"][0]["role"] == "system"
     """
 
-    def __init__(self, script: Script = (), *, model: str = "fake", port: int = 0, on_answer: Callable[[RecordedRequest], None] | None = None) -> None:
+    def __init__(
+        self,
+        script: Script = (),
+        *,
+        model: str = "fake",
+        port: int = 0,
+        on_answer: Callable[[RecordedRequest], None] | None = None,
+    ) -> None:
         self.script = script
         self.model = model
         self.requests: list[RecordedRequest] = []
@@ -79,7 +86,9 @@ class FakeModelServer:
         # Loopback only: the fake model is for this machine's agents.
         self._server = ThreadingHTTPServer(("127.0.0.1", self._wanted_port), handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="fake-model", daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, name="fake-model", daemon=True
+        ).start()
         return self
 
     def close(self) -> None:
@@ -150,11 +159,17 @@ class FakeModelServer:
     def posts(self, path_suffix: str) -> list[RecordedRequest]:
         """The POST requests to a path ending in ``path_suffix`` (query ignored), in arrival order."""
         with self._lock:
-            return [r for r in self.requests if r.method == "POST" and r.path.split("?")[0].endswith(path_suffix)]
+            return [
+                r
+                for r in self.requests
+                if r.method == "POST" and r.path.split("?")[0].endswith(path_suffix)
+            ]
 
     def chat_requests(self) -> list[dict[str, Any]]:
         """Bodies of the OpenAI chat-completion requests so far."""
-        return [r.body for r in self.posts("/chat/completions") if isinstance(r.body, dict)]
+        return [
+            r.body for r in self.posts("/chat/completions") if isinstance(r.body, dict)
+        ]
 
     def messages(self) -> list[RecordedRequest]:
         """The Anthropic ``POST /v1/messages`` requests so far."""
@@ -178,7 +193,9 @@ class FakeModelServer:
     def done(self, index: int, reply: str) -> None:
         """Mark a request answered (and tell ``on_answer``)."""
         with self._lock:
-            self.requests[index] = answered = replace(self.requests[index], ended=time.monotonic(), reply=reply)
+            self.requests[index] = answered = replace(
+                self.requests[index], ended=time.monotonic(), reply=reply
+            )
         if self._on_answer is not None:
             self._on_answer(answered)
 
@@ -193,32 +210,58 @@ class _Handler(BaseHTTPRequestHandler):
     owner: FakeModelServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # the server's own log replaces this
+    def log_message(
+        self, format: str, *args: Any
+    ) -> None:  # the server's own log replaces this
         pass
 
     def do_HEAD(self) -> None:
-        index = self.owner.log(RecordedRequest(method="HEAD", path=self.path, body=None, started=time.monotonic()))
+        index = self.owner.log(
+            RecordedRequest(
+                method="HEAD", path=self.path, body=None, started=time.monotonic()
+            )
+        )
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
         self.owner.done(index, "head")
 
     def do_GET(self) -> None:
-        index = self.owner.log(RecordedRequest(method="GET", path=self.path, body=None, started=time.monotonic()))
+        index = self.owner.log(
+            RecordedRequest(
+                method="GET", path=self.path, body=None, started=time.monotonic()
+            )
+        )
         if self.path.split("?")[0].rstrip("/").endswith("/models"):
-            models = [{"id": self.owner.model, "object": "model", "owned_by": "fake-model"}]
+            models = [
+                {"id": self.owner.model, "object": "model", "owned_by": "fake-model"}
+            ]
             self.send_json(200, {"object": "list", "data": models})
         else:
-            self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            self.send_json(
+                404,
+                {"error": {"message": f"no route {self.path}", "type": "not_found"}},
+            )
         self.owner.done(index, "get")
 
     def do_POST(self) -> None:
         body = self.read_body()
         auth = self.headers.get("Authorization") or self.headers.get("x-api-key") or ""
-        index = self.owner.log(RecordedRequest(method="POST", path=self.path, body=body, started=time.monotonic(), auth=auth))
+        index = self.owner.log(
+            RecordedRequest(
+                method="POST",
+                path=self.path,
+                body=body,
+                started=time.monotonic(),
+                auth=auth,
+            )
+        )
         api = ROUTES.get(self.path.split("?")[0].rstrip("/"))
         if api is None or not isinstance(body, dict):
-            self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            self.send_json(
+                404,
+                {"error": {"message": f"no route {self.path}", "type": "not_found"}},
+            )
             self.owner.done(index, "404")
             return
         reply = self.owner.next_reply(body)
@@ -252,7 +295,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
-    def send_sse(self, events: Sequence[tuple[str | None, dict[str, Any]]], *, done: str | None = None) -> None:
+    def send_sse(
+        self,
+        events: Sequence[tuple[str | None, dict[str, Any]]],
+        *,
+        done: str | None = None,
+    ) -> None:
         """A complete ``text/event-stream`` response: ``event:`` (when named) and ``data:`` per event.
 
         ``done`` is a last raw ``data:`` line (OpenAI's chat stream ends with ``[DONE]``).
@@ -280,4 +328,3 @@ class _Handler(BaseHTTPRequestHandler):
     def model(self) -> str:
         """The model the server reports."""
         return self.owner.model
-

@@ -32,7 +32,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 # The built-in importers plugin is registered at start-up; the session model it builds loads on first use.
-__getattr__ = lazy_exports(__name__, {"RecordedSession": "_build", "attach_subagents": "subagents", "tool_category": "_build"})
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "RecordedSession": "_build",
+        "attach_subagents": "subagents",
+        "tool_category": "_build",
+    },
+)
 
 #: Built-in format name -> (module of this package with a ``load(path) -> list[RecordedSession]``,
 #: the file name endings read from a directory). Add a line here for a new built-in format;
@@ -59,7 +66,9 @@ class ModuleImporter(Record):
 
     def load(self, path: Path) -> list[RecordedSession]:
         """The recorded sessions of one file."""
-        loaded: list[RecordedSession] = importlib.import_module(f".{self.module}", __name__).load(Path(path))
+        loaded: list[RecordedSession] = importlib.import_module(
+            f".{self.module}", __name__
+        ).load(Path(path))
         return loaded
 
 
@@ -124,7 +133,9 @@ def check_format(format: str, registry: Registry | None = None) -> str:
     """``format`` if an importer is registered for it, else a ConfigError listing the known ones."""
     known = formats(registry)
     if format not in known:
-        raise ConfigError(f"unknown transcript format {format!r}; expected one of {', '.join(known)}")
+        raise ConfigError(
+            f"unknown transcript format {format!r}; expected one of {', '.join(known)}"
+        )
     return format
 
 
@@ -139,11 +150,15 @@ def suffixes(format: str, registry: Registry | None = None) -> tuple[str, ...]:
     """The file name endings the importer of ``format`` reads from a directory (its ``suffixes``, or the default)."""
     from ..plugins.contracts import ImporterDefaults
 
-    declared = getattr(get_importer(format, registry), "suffixes", ImporterDefaults.suffixes)
+    declared = getattr(
+        get_importer(format, registry), "suffixes", ImporterDefaults.suffixes
+    )
     return tuple(declared)
 
 
-def load_sessions(format: str, path: str | Path, registry: Registry | None = None) -> list[RecordedSession]:
+def load_sessions(
+    format: str, path: str | Path, registry: Registry | None = None
+) -> list[RecordedSession]:
     """The recorded sessions of one file (a JSONL file may hold several)."""
     sessions: list[RecordedSession] = get_importer(format, registry).load(Path(path))
     return sessions
@@ -162,7 +177,10 @@ def with_model(session: RecordedSession, model: str | None) -> RecordedSession:
         return attrs.evolve(session, model=model)
     metrics = attrs.evolve(session.result.metrics, cost=cost)
     return attrs.evolve(
-        session, model=model, result=attrs.evolve(session.result, metrics=metrics), cost_source="computed"
+        session,
+        model=model,
+        result=attrs.evolve(session.result, metrics=metrics),
+        cost_source="computed",
     )
 
 

@@ -60,12 +60,16 @@ def parse_time(value: Any, where: str) -> datetime:
         try:
             return datetime.fromtimestamp(seconds, tz=UTC)
         except (OverflowError, OSError, ValueError):
-            raise ValidationError(f"{where}: timestamp {value!r} is out of range") from None
+            raise ValidationError(
+                f"{where}: timestamp {value!r} is out of range"
+            ) from None
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)
         except ValueError:
-            raise ValidationError(f"{where}: expected an ISO 8601 timestamp, got {value!r}") from None
+            raise ValidationError(
+                f"{where}: expected an ISO 8601 timestamp, got {value!r}"
+            ) from None
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     raise ValidationError(
         f"{where}: expected a timestamp (ISO 8601 string or epoch number), got {type(value).__name__}"
@@ -79,7 +83,9 @@ def _ms(later: datetime, earlier: datetime) -> float:
 # -- small helpers --------------------------------------------------------------
 
 
-def expect_mapping(value: Any, where: str, what: str = "an object") -> Mapping[str, Any]:
+def expect_mapping(
+    value: Any, where: str, what: str = "an object"
+) -> Mapping[str, Any]:
     """``value`` if it is a JSON object, else a ValidationError naming ``where``."""
     if not isinstance(value, Mapping):
         raise ValidationError(f"{where}: expected {what}, got {_kind(value)}")
@@ -110,7 +116,13 @@ def number(value: Any, where: str) -> float | int | None:
 
 
 def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    names = {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -154,7 +166,9 @@ def parse_arguments(arguments: str) -> Any:
         value = json.loads(arguments)
     except (TypeError, ValueError):
         return arguments
-    return clean_value(value)[0]  # arguments escaped inside a JSON string: a lone surrogate only shows now
+    return clean_value(value)[
+        0
+    ]  # arguments escaped inside a JSON string: a lone surrogate only shows now
 
 
 def clip(text: str, limit: int) -> str:
@@ -203,7 +217,9 @@ _CATEGORIES = {
     "web": {"webfetch", "web_fetch", "websearch", "web_search", "fetch"},
     "agent": {"task", "agent", "subagent", "dispatch_agent"},
 }
-_CATEGORY_OF = {name: category for category, names in _CATEGORIES.items() for name in names}
+_CATEGORY_OF = {
+    name: category for category, names in _CATEGORIES.items() for name in names
+}
 
 
 def tool_category(name: str) -> str:
@@ -227,7 +243,10 @@ def read_text(path: Path) -> str:
     Only a regular file is read: a FIFO would wait for a writer forever and ``/dev/zero`` never ends.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(
+            path,
+            os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0),
+        )
     except FileNotFoundError:
         raise ValidationError(f"{path}: file not found") from None
     except IsADirectoryError:
@@ -239,18 +258,26 @@ def read_text(path: Path) -> str:
         if stat.S_ISDIR(info.st_mode):
             raise ValidationError(f"{path}: is a directory, expected a file")
         if not stat.S_ISREG(info.st_mode):
-            raise ValidationError(f"{path}: is not a regular file (a FIFO, socket or device); expected a file")
+            raise ValidationError(
+                f"{path}: is not a regular file (a FIFO, socket or device); expected a file"
+            )
         try:
             data = f.read(MAX_IMPORT_BYTES + 1)
         except OSError as exc:
-            raise ValidationError(f"{path}: cannot read ({exc.strerror or exc})") from None
+            raise ValidationError(
+                f"{path}: cannot read ({exc.strerror or exc})"
+            ) from None
     if len(data) > MAX_IMPORT_BYTES:
-        raise ValidationError(f"{path}: larger than {MAX_IMPORT_BYTES >> 20} MiB; refusing to import it")
+        raise ValidationError(
+            f"{path}: larger than {MAX_IMPORT_BYTES >> 20} MiB; refusing to import it"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValidationError(f"{path}: not a UTF-8 text file") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as a text-mode read gives
+    return text.replace("\r\n", "\n").replace(
+        "\r", "\n"
+    )  # universal newlines, as a text-mode read gives
 
 
 def iter_jsonl(path: Path, text: str | None = None) -> Iterator[tuple[int, Any]]:
@@ -269,7 +296,9 @@ def iter_jsonl(path: Path, text: str | None = None) -> Iterator[tuple[int, Any]]
                     f"{path}:{index + 1}: truncated last line (not valid JSON: {json_problem(exc)}); "
                     "was the file copied while the session was still being written?"
                 ) from None
-            raise ValidationError(f"{path}:{index + 1}: not valid JSON ({json_problem(exc)})") from None
+            raise ValidationError(
+                f"{path}:{index + 1}: not valid JSON ({json_problem(exc)})"
+            ) from None
         yield index + 1, absent_nulls(value)
 
 
@@ -289,7 +318,9 @@ def read_json_records(path: Path) -> list[tuple[str, Any]]:
         value = load_json(text, str(path))
     except json.JSONDecodeError as exc:
         hint = truncation_hint(exc, text)
-        raise ValidationError(f"{path}: not valid JSON ({json_problem(exc, line=True)}){hint}") from None
+        raise ValidationError(
+            f"{path}: not valid JSON ({json_problem(exc, line=True)}){hint}"
+        ) from None
     value = absent_nulls(value)
     if isinstance(value, list):
         return [(f"{path}[{i}]", item) for i, item in enumerate(value)]
@@ -318,7 +349,11 @@ def absent_nulls(value: Any) -> Any:
     take both. The agent's own data (tool inputs and outputs) is kept as it is.
     """
     if isinstance(value, dict):
-        return {k: (v if k in _VERBATIM else absent_nulls(v)) for k, v in value.items() if v is not None}
+        return {
+            k: (v if k in _VERBATIM else absent_nulls(v))
+            for k, v in value.items()
+            if v is not None
+        }
     if isinstance(value, list):
         return [absent_nulls(item) for item in value]
     return value
@@ -391,7 +426,9 @@ class SessionBuilder:
         self.format = format
         self.turns: list[_Turn] = []
         self._by_key: dict[Any, _Turn] = {}
-        self.loose: list[Any] = []  # events outside any turn (errors before the first answer)
+        self.loose: list[
+            Any
+        ] = []  # events outside any turn (errors before the first answer)
         self.tools: dict[str, _Tool] = {}
         self.first: datetime | None = None
         self.last: datetime | None = None
@@ -429,13 +466,21 @@ class SessionBuilder:
 
     # structure -----------------------------------------------------------------
 
-    def turn(self, key: Any = None, moment: datetime | None = None, *, agent: str | None = None) -> _Turn:
+    def turn(
+        self,
+        key: Any = None,
+        moment: datetime | None = None,
+        *,
+        agent: str | None = None,
+    ) -> _Turn:
         """The turn of ``key`` (e.g. a message id), opened now if new; ``None`` always opens a new turn."""
         if key is not None and key in self._by_key:
             found = self._by_key[key]
             self.see(moment)
             return found
-        start = self._next_start or (self.turns[-1].end if self.turns and self.turns[-1].end else self.last)
+        start = self._next_start or (
+            self.turns[-1].end if self.turns and self.turns[-1].end else self.last
+        )
         self._next_start = None
         new = _Turn(key=key, start=start or moment, end=None, agent=agent)
         self.turns.append(new)
@@ -457,22 +502,45 @@ class SessionBuilder:
 
     # events --------------------------------------------------------------------
 
-    def reasoning(self, turn: _Turn, content: str, *, duration_ms: float = 0, token_count: int | None = None) -> None:
+    def reasoning(
+        self,
+        turn: _Turn,
+        content: str,
+        *,
+        duration_ms: float = 0,
+        token_count: int | None = None,
+    ) -> None:
         """The agent thought (``token_count`` estimated from the text when the file does not record it)."""
         count = estimate_tokens(content) if token_count is None else token_count
-        turn.items.append(ReasoningEvent(content=content, duration_ms=max(0, duration_ms), token_count=count))
+        turn.items.append(
+            ReasoningEvent(
+                content=content, duration_ms=max(0, duration_ms), token_count=count
+            )
+        )
 
-    def text(self, turn: _Turn, content: str, *, token_count: int | None = None) -> None:
+    def text(
+        self, turn: _Turn, content: str, *, token_count: int | None = None
+    ) -> None:
         """The agent wrote text (empty text is dropped; ``token_count`` estimated when not recorded)."""
         if content.strip():
             count = estimate_tokens(content) if token_count is None else token_count
             turn.items.append(TextOutputEvent(content=content, token_count=count))
 
     def tool_call(
-        self, turn: _Turn, call_id: str | None, name: str, input: Any, moment: datetime | None = None
+        self,
+        turn: _Turn,
+        call_id: str | None,
+        name: str,
+        input: Any,
+        moment: datetime | None = None,
     ) -> _Tool:
         """The agent called a tool; its result is filled in by :meth:`tool_result`."""
-        tool = _Tool(call_id=call_id or f"call-{len(self.tools)}", name=name, input=input, started=moment)
+        tool = _Tool(
+            call_id=call_id or f"call-{len(self.tools)}",
+            name=name,
+            input=input,
+            started=moment,
+        )
         if call_id:
             self.tools[call_id] = tool
         turn.items.append(tool)
@@ -492,9 +560,18 @@ class SessionBuilder:
         """A tool returned; an unknown call id is reported as a warning (the call was not recorded)."""
         tool = self.tools.get(call_id) if call_id else None
         if tool is None:
-            self.warnings.append(f"{where}: tool result for unknown call id {call_id!r} ignored")
+            self.warnings.append(
+                f"{where}: tool result for unknown call id {call_id!r} ignored"
+            )
             return
-        complete_tool(tool, output, is_error=is_error, error=error, moment=moment, duration_ms=duration_ms)
+        complete_tool(
+            tool,
+            output,
+            is_error=is_error,
+            error=error,
+            moment=moment,
+            duration_ms=duration_ms,
+        )
 
     def error(self, message: str, *, recoverable: bool = True) -> None:
         """Something went wrong in the session (an API error, an abort)."""
@@ -565,21 +642,42 @@ class SessionBuilder:
             events.extend(turn_events)
             events.append(TurnBoundaryEvent(turn_number=number, timestamp=finish))
 
-        tokens = total_usage if total_usage is not None else sum((t for _, t in self.usage), TokenBreakdown())
+        tokens = (
+            total_usage
+            if total_usage is not None
+            else sum((t for _, t in self.usage), TokenBreakdown())
+        )
         if total_usage is None and not self.usage:
-            self.warnings.append(f"{self.source}: no token usage recorded; tokens are 0")
+            self.warnings.append(
+                f"{self.source}: no token usage recorded; tokens are 0"
+            )
         # Each response is priced on its own when they were recorded, even beside the file's own total.
         cost, cost_source = self._cost(model, tokens, price_tokens)
         model_calls = self._model_calls(model, tokens)
 
-        texts = next((t for t in reversed(turns) if any(isinstance(e, TextOutputEvent) for e in t.events)), None)
-        final = "\n".join(e.content for e in texts.events if isinstance(e, TextOutputEvent)) if texts else ""
+        texts = next(
+            (
+                t
+                for t in reversed(turns)
+                if any(isinstance(e, TextOutputEvent) for e in t.events)
+            ),
+            None,
+        )
+        final = (
+            "\n".join(e.content for e in texts.events if isinstance(e, TextOutputEvent))
+            if texts
+            else ""
+        )
         if error and completion_reason == "stop":
             completion_reason = "error"
         result = PromptResult(
             text=final,
             metrics=PromptMetrics(
-                tokens=tokens, timing=TimingBreakdown(wall_ms=wall), tool_calls=records, cost=cost, model_calls=model_calls
+                tokens=tokens,
+                timing=TimingBreakdown(wall_ms=wall),
+                tool_calls=records,
+                cost=cost,
+                model_calls=model_calls,
             ),
             completion_reason=completion_reason,
         )
@@ -588,7 +686,10 @@ class SessionBuilder:
             events=events,
             turns=turns,
             summary=TraceSummary(
-                total_turns=len(turns), total_tool_calls=len(records), total_tokens=tokens, total_duration=wall
+                total_turns=len(turns),
+                total_tool_calls=len(records),
+                total_tokens=tokens,
+                total_duration=wall,
             ),
         )
         return RecordedSession(
@@ -614,7 +715,10 @@ class SessionBuilder:
             return item
         if not item.done:
             # The session ended (or was cut) before the tool answered: that call did not succeed.
-            item.success, item.error = False, "no tool result recorded (the session ended before the tool returned)"
+            item.success, item.error = (
+                False,
+                "no tool result recorded (the session ended before the tool returned)",
+            )
         records.append(
             ToolCallRecord(
                 name=item.name,
@@ -633,10 +737,16 @@ class SessionBuilder:
             error=item.error,
         )
 
-    def _model_calls(self, model: str | None, tokens: TokenBreakdown) -> list[ModelUsage]:
+    def _model_calls(
+        self, model: str | None, tokens: TokenBreakdown
+    ) -> list[ModelUsage]:
         """The tokens of each model response with its model (a response without a model counts as the session's)."""
         if not self.usage:
-            return [ModelUsage(model=model, tokens=tokens)] if model and tokens.total else []
+            return (
+                [ModelUsage(model=model, tokens=tokens)]
+                if model and tokens.total
+                else []
+            )
         if model is None and any(m is None for m, _ in self.usage):
             return []  # some tokens belong to no named model: there is nothing per model to tell
         return [ModelUsage(model=m or model or "", tokens=t) for m, t in self.usage]
@@ -645,7 +755,11 @@ class SessionBuilder:
         if self.provider_cost > 0:
             return CostBreakdown(total_usd=round(self.provider_cost, 10)), "provider"
         # Each response is priced with its own model; one unknown price makes the whole cost unknown.
-        parts = [(model, tokens)] if not self.usage else [(m or model, t) for m, t in self.usage]
+        parts = (
+            [(model, tokens)]
+            if not self.usage
+            else [(m or model, t) for m, t in self.usage]
+        )
         total = CostBreakdown()
         for part_model, part_tokens in parts:
             priced = price_tokens(part_model, part_tokens)

@@ -31,7 +31,9 @@ def walk_messages(
                 builder.prompt = text_of(message.content)
         elif message.role == "tool":
             is_error = meta.get("is_error") is True or meta.get("status") == "error"
-            builder.tool_result(message.tool_call_id, message.content, is_error=is_error, where=where)
+            builder.tool_result(
+                message.tool_call_id, message.content, is_error=is_error, where=where
+            )
         elif message.role == "assistant":
             answers += 1
             here = f"{where}: assistant message {answers}"
@@ -42,7 +44,12 @@ def walk_messages(
                 builder.reasoning(turn, thought, token_count=count)
             builder.text(turn, text_of(message.content))
             for call in message.tool_calls:
-                builder.tool_call(turn, call.id, call.function.name, parse_arguments(call.function.arguments))
+                builder.tool_call(
+                    turn,
+                    call.id,
+                    call.function.name,
+                    parse_arguments(call.function.arguments),
+                )
             server_tool_results(builder, meta, where=here)
             raw = _usage(meta)
             if raw is not None:
@@ -50,13 +57,24 @@ def walk_messages(
     return usage
 
 
-def server_tool_results(builder: SessionBuilder, meta: Mapping[str, Any], *, where: str, moment=None) -> None:
+def server_tool_results(
+    builder: SessionBuilder, meta: Mapping[str, Any], *, where: str, moment=None
+) -> None:
     """Results of server-side tools (Anthropic web search) arrive inside the assistant message itself."""
     for block in meta.get("server_tool_results") or ():
         content = block.get("content")
-        failed = isinstance(content, Mapping) and str(content.get("type", "")).endswith("_error")
+        failed = isinstance(content, Mapping) and str(content.get("type", "")).endswith(
+            "_error"
+        )
         error = f"{content.get('error_code', 'error')}" if failed else None
-        builder.tool_result(block.get("tool_use_id"), content, is_error=failed, error=error, moment=moment, where=where)
+        builder.tool_result(
+            block.get("tool_use_id"),
+            content,
+            is_error=failed,
+            error=error,
+            moment=moment,
+            where=where,
+        )
 
 
 def _model(meta: Mapping[str, Any]) -> str | None:
@@ -74,7 +92,9 @@ def _model(meta: Mapping[str, Any]) -> str | None:
 def _reasoning(meta: Mapping[str, Any]) -> list[tuple[str, int | None]]:
     """(text, token count or None to estimate) of each thought of a message."""
     thoughts: list[tuple[str, int | None]] = [
-        (t, None) for t in meta.get("thinking") or () if isinstance(t, str) and t.strip()
+        (t, None)
+        for t in meta.get("thinking") or ()
+        if isinstance(t, str) and t.strip()
     ]
     for key in _REASONING_KEYS:
         value = meta.get(key)

@@ -41,10 +41,15 @@ def load(path: Path) -> list[RecordedSession]:
     if records and all(isinstance(v, Mapping) and "role" in v for _, v in records):
         # A bare list of messages is one conversation.
         records = [(str(path), {"messages": [v for _, v in records]})]
-    return [_session(path, where, value, index, len(records)) for index, (where, value) in enumerate(records)]
+    return [
+        _session(path, where, value, index, len(records))
+        for index, (where, value) in enumerate(records)
+    ]
 
 
-def _session(path: Path, where: str, value: Any, index: int, count: int) -> RecordedSession:
+def _session(
+    path: Path, where: str, value: Any, index: int, count: int
+) -> RecordedSession:
     conversation = expect_mapping(value, where, "a Messages API conversation object")
     if "messages" not in conversation:
         raise ValidationError(
@@ -52,17 +57,28 @@ def _session(path: Path, where: str, value: Any, index: int, count: int) -> Reco
             "{model, messages: [{role, content: [blocks]}], usage?}"
         )
     raw = expect_list(conversation["messages"], f"{where}: $.messages")
-    messages = normalize_messages(raw, provider="anthropic", where=f"{where}: $.messages")
+    messages = normalize_messages(
+        raw, provider="anthropic", where=f"{where}: $.messages"
+    )
     builder = SessionBuilder(file=path, source=where, format="anthropic")
     per_message = walk_messages(builder, messages, where=where)
 
     total = None
     if conversation.get("usage") is not None:
-        total = normalize_usage(conversation["usage"], provider="anthropic", where=f"{where}: $.usage")
+        total = normalize_usage(
+            conversation["usage"], provider="anthropic", where=f"{where}: $.usage"
+        )
     elif per_message:
         builder.usage.extend(per_message)
 
-    last_stop = next((m.metadata.get("stop_reason") for m in reversed(messages) if m.role == "assistant"), None)
+    last_stop = next(
+        (
+            m.metadata.get("stop_reason")
+            for m in reversed(messages)
+            if m.role == "assistant"
+        ),
+        None,
+    )
     reason: CompletionReason = "stop"
     error = optional_str(conversation.get("error"), f"{where}: $.error")
     if last_stop == "refusal":
@@ -79,9 +95,15 @@ def _session(path: Path, where: str, value: Any, index: int, count: int) -> Reco
         total_usage=total,
         completion_reason=reason,
         error=error,
-        scenario_hint=optional_str(conversation.get("scenarioId"), f"{where}: $.scenarioId"),
+        scenario_hint=optional_str(
+            conversation.get("scenarioId"), f"{where}: $.scenarioId"
+        ),
     )
 
 
 def _time(data: Mapping[str, Any], key: str, where: str):
-    return parse_time(data[key], f"{where}: $.{key}") if data.get(key) is not None else None
+    return (
+        parse_time(data[key], f"{where}: $.{key}")
+        if data.get(key) is not None
+        else None
+    )

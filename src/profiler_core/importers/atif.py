@@ -24,7 +24,15 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..model import RecordedSession, TokenBreakdown
-from ._build import SessionBuilder, json_problem, load_json, parse_time, read_text, text_of, truncation_hint
+from ._build import (
+    SessionBuilder,
+    json_problem,
+    load_json,
+    parse_time,
+    read_text,
+    text_of,
+    truncation_hint,
+)
 
 #: The ATIF versions Harbor's trajectory model accepts (its ``schema_version`` literal).
 ATIF_VERSIONS = tuple(f"ATIF-v1.{minor}" for minor in range(9))
@@ -33,28 +41,77 @@ ATIF_EXPORT_VERSION = "ATIF-v1.6"
 
 # The fields of each ATIF object (Harbor's models forbid any other): name -> expected JSON kinds.
 _TRAJECTORY = {
-    "schema_version": "str", "session_id": "str?", "trajectory_id": "str?", "agent": "object", "steps": "list",
-    "notes": "str?", "final_metrics": "object?", "continued_trajectory_ref": "str?", "extra": "object?",
+    "schema_version": "str",
+    "session_id": "str?",
+    "trajectory_id": "str?",
+    "agent": "object",
+    "steps": "list",
+    "notes": "str?",
+    "final_metrics": "object?",
+    "continued_trajectory_ref": "str?",
+    "extra": "object?",
     "subagent_trajectories": "list?",
 }
-_AGENT = {"name": "str", "version": "str", "model_name": "str?", "tool_definitions": "list?", "extra": "object?"}
-_STEP = {
-    "step_id": "int", "timestamp": "str?", "source": "str", "model_name": "str?", "reasoning_effort": "str|number?",
-    "message": "str|list", "reasoning_content": "str?", "tool_calls": "list?", "observation": "object?",
-    "metrics": "object?", "is_copied_context": "bool?", "llm_call_count": "int?", "extra": "object?",
+_AGENT = {
+    "name": "str",
+    "version": "str",
+    "model_name": "str?",
+    "tool_definitions": "list?",
+    "extra": "object?",
 }
-_TOOL_CALL = {"tool_call_id": "str", "function_name": "str", "arguments": "object", "extra": "object?"}
+_STEP = {
+    "step_id": "int",
+    "timestamp": "str?",
+    "source": "str",
+    "model_name": "str?",
+    "reasoning_effort": "str|number?",
+    "message": "str|list",
+    "reasoning_content": "str?",
+    "tool_calls": "list?",
+    "observation": "object?",
+    "metrics": "object?",
+    "is_copied_context": "bool?",
+    "llm_call_count": "int?",
+    "extra": "object?",
+}
+_TOOL_CALL = {
+    "tool_call_id": "str",
+    "function_name": "str",
+    "arguments": "object",
+    "extra": "object?",
+}
 _OBSERVATION = {"results": "list"}
-_RESULT = {"source_call_id": "str?", "content": "str|list?", "subagent_trajectory_ref": "list?", "extra": "object?"}
+_RESULT = {
+    "source_call_id": "str?",
+    "content": "str|list?",
+    "subagent_trajectory_ref": "list?",
+    "extra": "object?",
+}
 _METRICS = {
-    "prompt_tokens": "int?", "completion_tokens": "int?", "cached_tokens": "int?", "cost_usd": "number?",
-    "prompt_token_ids": "list?", "completion_token_ids": "list?", "logprobs": "list?", "extra": "object?",
+    "prompt_tokens": "int?",
+    "completion_tokens": "int?",
+    "cached_tokens": "int?",
+    "cost_usd": "number?",
+    "prompt_token_ids": "list?",
+    "completion_token_ids": "list?",
+    "logprobs": "list?",
+    "extra": "object?",
 }
 _FINAL = {
-    "total_prompt_tokens": "int?", "total_completion_tokens": "int?", "total_cached_tokens": "int?",
-    "total_cost_usd": "number?", "total_steps": "int?", "extra": "object?",
+    "total_prompt_tokens": "int?",
+    "total_completion_tokens": "int?",
+    "total_cached_tokens": "int?",
+    "total_cost_usd": "number?",
+    "total_steps": "int?",
+    "extra": "object?",
 }
-_AGENT_ONLY = ("model_name", "reasoning_effort", "reasoning_content", "tool_calls", "metrics")
+_AGENT_ONLY = (
+    "model_name",
+    "reasoning_effort",
+    "reasoning_content",
+    "tool_calls",
+    "metrics",
+)
 
 
 def load(path: Path) -> list[RecordedSession]:
@@ -63,16 +120,23 @@ def load(path: Path) -> list[RecordedSession]:
     try:
         data = load_json(text, str(path))
     except json.JSONDecodeError as exc:
-        raise ValidationError(f"{path}: not valid JSON ({json_problem(exc, line=True)}){truncation_hint(exc, text)}") from None
+        raise ValidationError(
+            f"{path}: not valid JSON ({json_problem(exc, line=True)}){truncation_hint(exc, text)}"
+        ) from None
     return [from_trajectory(data, path)]
 
 
-def from_trajectory(data: Any, path: Path, *, where: str | None = None) -> RecordedSession:
+def from_trajectory(
+    data: Any, path: Path, *, where: str | None = None
+) -> RecordedSession:
     """A RecordedSession from an ATIF trajectory (a parsed JSON object); a ValidationError names the path at fault."""
     where = where or str(path)
     problems = check_trajectory(data)
     if problems:
-        raise ValidationError(f"{where}: {problems[0]}" + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+        raise ValidationError(
+            f"{where}: {problems[0]}"
+            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+        )
     agent = data["agent"]
     builder = SessionBuilder(file=path, source=where, format="atif")
     feed_steps(builder, data["steps"], agent.get("model_name"))
@@ -86,15 +150,25 @@ def from_trajectory(data: Any, path: Path, *, where: str | None = None) -> Recor
     )
 
 
-def feed_steps(builder: SessionBuilder, steps: list[Mapping[str, Any]], default_model: str | None) -> None:
+def feed_steps(
+    builder: SessionBuilder, steps: list[Mapping[str, Any]], default_model: str | None
+) -> None:
     """Give ``builder`` the turns, events, tool results and usage of a checked trajectory's steps."""
     for step in steps:
-        if not step.get("is_copied_context"):  # context copied from an earlier trajectory is not this session's work
+        if not step.get(
+            "is_copied_context"
+        ):  # context copied from an earlier trajectory is not this session's work
             _step(builder, step, default_model)
 
 
-def _step(builder: SessionBuilder, step: Mapping[str, Any], default_model: str | None) -> None:
-    moment = parse_time(step["timestamp"], f"steps[{step['step_id'] - 1}].timestamp") if step.get("timestamp") else None
+def _step(
+    builder: SessionBuilder, step: Mapping[str, Any], default_model: str | None
+) -> None:
+    moment = (
+        parse_time(step["timestamp"], f"steps[{step['step_id'] - 1}].timestamp")
+        if step.get("timestamp")
+        else None
+    )
     message = text_of(step.get("message"))
     if step["source"] == "user":
         if builder.prompt is None:
@@ -111,33 +185,55 @@ def _step(builder: SessionBuilder, step: Mapping[str, Any], default_model: str |
         builder.reasoning(turn, step["reasoning_content"])
     builder.text(turn, message)
     for call in step.get("tool_calls") or ():
-        builder.tool_call(turn, call["tool_call_id"], call["function_name"], call["arguments"], moment)
+        builder.tool_call(
+            turn, call["tool_call_id"], call["function_name"], call["arguments"], moment
+        )
     for result in (step.get("observation") or {}).get("results", ()):
         if result.get("source_call_id") is None:
             continue  # the result of an action that was no tool call: nothing to attach it to
         extra = result.get("extra") or {}
         builder.tool_result(
-            result["source_call_id"], text_of(result.get("content")), is_error=extra.get("is_error") is True,
-            moment=moment, where=f"{builder.source}: steps[{step['step_id'] - 1}].observation",
+            result["source_call_id"],
+            text_of(result.get("content")),
+            is_error=extra.get("is_error") is True,
+            moment=moment,
+            where=f"{builder.source}: steps[{step['step_id'] - 1}].observation",
         )
     metrics = step.get("metrics")
     if metrics:
-        builder.add_usage(_tokens(metrics.get("prompt_tokens"), metrics.get("cached_tokens"), metrics.get("completion_tokens")), model)
+        builder.add_usage(
+            _tokens(
+                metrics.get("prompt_tokens"),
+                metrics.get("cached_tokens"),
+                metrics.get("completion_tokens"),
+            ),
+            model,
+        )
         if metrics.get("cost_usd"):
             builder.add_cost(float(metrics["cost_usd"]))
 
 
-def _tokens(prompt: int | None, cached: int | None, completion: int | None) -> TokenBreakdown:
+def _tokens(
+    prompt: int | None, cached: int | None, completion: int | None
+) -> TokenBreakdown:
     """ATIF's counts (prompt tokens include the cached ones) as our breakdown."""
     cached = cached or 0
-    return TokenBreakdown(input=max(0, (prompt or 0) - cached), cache_read=cached, output=completion or 0)
+    return TokenBreakdown(
+        input=max(0, (prompt or 0) - cached), cache_read=cached, output=completion or 0
+    )
 
 
-def final_totals(final: Mapping[str, Any] | None) -> tuple[TokenBreakdown | None, float | None]:
+def final_totals(
+    final: Mapping[str, Any] | None,
+) -> tuple[TokenBreakdown | None, float | None]:
     """The trajectory's own totals (None where it gives none)."""
     if not final:
         return None, None
-    counts = (final.get("total_prompt_tokens"), final.get("total_cached_tokens"), final.get("total_completion_tokens"))
+    counts = (
+        final.get("total_prompt_tokens"),
+        final.get("total_cached_tokens"),
+        final.get("total_completion_tokens"),
+    )
     totals = _tokens(*counts) if any(c is not None for c in counts) else None
     return totals, final.get("total_cost_usd")
 
@@ -148,10 +244,14 @@ def final_totals(final: Mapping[str, Any] | None) -> tuple[TokenBreakdown | None
 def check_trajectory(data: Any) -> list[str]:
     """Problems of an ATIF trajectory against Harbor's ``Trajectory`` model, one per line with its JSON path."""
     if not isinstance(data, Mapping):
-        return [f"expected an ATIF trajectory (a JSON object with schema_version, agent, steps), got {_kind(data)}"]
+        return [
+            f"expected an ATIF trajectory (a JSON object with schema_version, agent, steps), got {_kind(data)}"
+        ]
     version = data.get("schema_version")
     if isinstance(version, str) and version not in ATIF_VERSIONS:
-        return [f"$.schema_version: unknown ATIF version {version!r}; this profiler reads {ATIF_VERSIONS[0]} to {ATIF_VERSIONS[-1]}"]
+        return [
+            f"$.schema_version: unknown ATIF version {version!r}; this profiler reads {ATIF_VERSIONS[0]} to {ATIF_VERSIONS[-1]}"
+        ]
     problems: list[str] = []
     _fields(data, _TRAJECTORY, "$", problems)
     if isinstance(data.get("agent"), Mapping):
@@ -165,7 +265,9 @@ def check_trajectory(data: Any) -> list[str]:
         for index, step in enumerate(steps):
             _check_step(step, index, problems)
     for index, sub in enumerate(data.get("subagent_trajectories") or ()):
-        problems.extend(f"$.subagent_trajectories[{index}]{p[1:]}" for p in check_trajectory(sub))
+        problems.extend(
+            f"$.subagent_trajectories[{index}]{p[1:]}" for p in check_trajectory(sub)
+        )
     return problems
 
 
@@ -176,14 +278,24 @@ def _check_step(step: Any, index: int, problems: list[str]) -> None:
         return
     _fields(step, _STEP, where, problems)
     if isinstance(step.get("step_id"), int) and step["step_id"] != index + 1:
-        problems.append(f"{where}.step_id: expected {index + 1} (sequential from 1), got {step['step_id']}")
+        problems.append(
+            f"{where}.step_id: expected {index + 1} (sequential from 1), got {step['step_id']}"
+        )
     source = step.get("source")
     if isinstance(source, str) and source not in ("system", "user", "agent"):
-        problems.append(f"{where}.source: expected system, user or agent, got {source!r}")
+        problems.append(
+            f"{where}.source: expected system, user or agent, got {source!r}"
+        )
     if source in ("system", "user"):
-        problems.extend(f"{where}.{f}: only an agent step may have it (source is {source!r})" for f in _AGENT_ONLY if step.get(f) is not None)
+        problems.extend(
+            f"{where}.{f}: only an agent step may have it (source is {source!r})"
+            for f in _AGENT_ONLY
+            if step.get(f) is not None
+        )
     if isinstance(step.get("timestamp"), str) and not _iso(step["timestamp"]):
-        problems.append(f"{where}.timestamp: expected an ISO 8601 timestamp, got {step['timestamp']!r}")
+        problems.append(
+            f"{where}.timestamp: expected an ISO 8601 timestamp, got {step['timestamp']!r}"
+        )
     ids: set[str] = set()
     for k, call in enumerate(step.get("tool_calls") or ()):
         if _object(call, f"{where}.tool_calls[{k}]", problems):
@@ -198,8 +310,13 @@ def _check_step(step: Any, index: int, problems: list[str]) -> None:
             at = f"{where}.observation.results[{k}]"
             if _object(result, at, problems):
                 _fields(result, _RESULT, at, problems)
-                if result.get("source_call_id") is not None and result["source_call_id"] not in ids:
-                    problems.append(f"{at}.source_call_id: {result['source_call_id']!r} names no tool call of this step")
+                if (
+                    result.get("source_call_id") is not None
+                    and result["source_call_id"] not in ids
+                ):
+                    problems.append(
+                        f"{at}.source_call_id: {result['source_call_id']!r} names no tool call of this step"
+                    )
 
 
 def _object(value: Any, where: str, problems: list[str]) -> bool:
@@ -209,11 +326,15 @@ def _object(value: Any, where: str, problems: list[str]) -> bool:
     return False
 
 
-def _fields(obj: Mapping[str, Any], spec: Mapping[str, str], where: str, problems: list[str]) -> None:
+def _fields(
+    obj: Mapping[str, Any], spec: Mapping[str, str], where: str, problems: list[str]
+) -> None:
     """Unknown keys, missing required ones, and values of the wrong JSON kind."""
     for key in obj:
         if key not in spec:
-            problems.append(f"{where}.{key}: not a field of ATIF (expected one of {', '.join(spec)})")
+            problems.append(
+                f"{where}.{key}: not a field of ATIF (expected one of {', '.join(spec)})"
+            )
     for key, kinds in spec.items():
         optional = kinds.endswith("?")
         value = obj.get(key)
@@ -223,9 +344,17 @@ def _fields(obj: Mapping[str, Any], spec: Mapping[str, str], where: str, problem
             continue
         allowed = kinds.rstrip("?").split("|")
         if not any(_is(value, kind) for kind in allowed):
-            problems.append(f"{where}.{key}: expected {' or '.join(allowed)}, got {_kind(value)}")
-        elif "int" in allowed and isinstance(value, int) and value < (1 if key == "step_id" else 0):
-            problems.append(f"{where}.{key}: expected {'>= 1' if key == 'step_id' else '>= 0'}, got {value}")
+            problems.append(
+                f"{where}.{key}: expected {' or '.join(allowed)}, got {_kind(value)}"
+            )
+        elif (
+            "int" in allowed
+            and isinstance(value, int)
+            and value < (1 if key == "step_id" else 0)
+        ):
+            problems.append(
+                f"{where}.{key}: expected {'>= 1' if key == 'step_id' else '>= 0'}, got {value}"
+            )
 
 
 def _is(value: Any, kind: str) -> bool:
@@ -248,8 +377,22 @@ def _iso(text: str) -> bool:
 
 
 def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    names = {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 
-__all__ = ["ATIF_EXPORT_VERSION", "ATIF_VERSIONS", "check_trajectory", "feed_steps", "final_totals", "from_trajectory", "load"]
+__all__ = [
+    "ATIF_EXPORT_VERSION",
+    "ATIF_VERSIONS",
+    "check_trajectory",
+    "feed_steps",
+    "final_totals",
+    "from_trajectory",
+    "load",
+]

@@ -66,13 +66,17 @@ def load(path: Path) -> list[RecordedSession]:
     last_error: str | None = None
     # message.id -> [request sent, last line of the response]
     steps: dict[str, list[datetime]] = {}
-    mark: datetime | None = None  # the latest event before a response (its request time when unknown)
+    mark: datetime | None = (
+        None  # the latest event before a response (its request time when unknown)
+    )
     request_at: datetime | None = None
     # agentId of each conversation event's subagent (None: the main agent); one id for all: a subagent's own file
     agents: set[str | None] = set()
     for lineno, event in iter_jsonl(path):
         where = f"{path}:{lineno}"
-        event = expect_mapping(event, where, "a JSON object (one Claude Code event per line)")
+        event = expect_mapping(
+            event, where, "a JSON object (one Claude Code event per line)"
+        )
         kind = event.get("type")
         if not isinstance(kind, str):
             raise ValidationError(
@@ -83,11 +87,21 @@ def load(path: Path) -> list[RecordedSession]:
             continue
         if kind not in _CONVERSATION:
             continue
-        session_id = session_id or optional_str(event.get("sessionId"), f"{where}: $.sessionId")
+        session_id = session_id or optional_str(
+            event.get("sessionId"), f"{where}: $.sessionId"
+        )
         agent = _agent_of(event, where)
         agents.add(agent)
-        moment = parse_time(event["timestamp"], f"{where}: $.timestamp") if event.get("timestamp") is not None else None
-        if kind == "assistant" and moment is not None and not event.get("isApiErrorMessage"):
+        moment = (
+            parse_time(event["timestamp"], f"{where}: $.timestamp")
+            if event.get("timestamp") is not None
+            else None
+        )
+        if (
+            kind == "assistant"
+            and moment is not None
+            and not event.get("isApiErrorMessage")
+        ):
             key = _message_key(event, where)
             if key not in steps:
                 steps[key] = [request_at or mark or moment, moment]
@@ -100,7 +114,9 @@ def load(path: Path) -> list[RecordedSession]:
             if event.get("level") == "error":
                 builder.error(text_of(event.get("content")) or "system error")
             continue
-        message = expect_mapping(event.get("message"), f"{where}: $.message", "a message object")
+        message = expect_mapping(
+            event.get("message"), f"{where}: $.message", "a message object"
+        )
         conversation = True
         if kind == "user":
             _user(builder, event, message, moment, where)
@@ -121,7 +137,12 @@ def load(path: Path) -> list[RecordedSession]:
             "(~/.claude/projects/<project>/<session>.jsonl)"
         )
     for raw, model, where in usage.values():
-        builder.add_usage(normalize_usage(raw, provider="anthropic", where=f"{where}: $.message.usage"), model)
+        builder.add_usage(
+            normalize_usage(
+                raw, provider="anthropic", where=f"{where}: $.message.usage"
+            ),
+            model,
+        )
     session = builder.build(session_id=session_id or path.stem, error=last_error)
     if len(agents) == 1 and None not in agents:
         session = attrs.evolve(session, agent_id=next(iter(agents)))
@@ -141,15 +162,25 @@ def _message_key(event: Mapping[str, Any], where: str) -> str:
     return message_id if isinstance(message_id, str) and message_id else where
 
 
-def _segments(steps: Mapping[str, list[datetime]], builder: SessionBuilder) -> list[TimingSegment]:
+def _segments(
+    steps: Mapping[str, list[datetime]], builder: SessionBuilder
+) -> list[TimingSegment]:
     segments = [
-        TimingSegment(label="model", start_ms=_epoch_ms(start), end_ms=_epoch_ms(max(start, end)))
+        TimingSegment(
+            label="model", start_ms=_epoch_ms(start), end_ms=_epoch_ms(max(start, end))
+        )
         for start, end in steps.values()
     ]
     for tool in builder.tools.values():
         if tool.started is not None and tool.duration_ms is not None:
             start = _epoch_ms(tool.started)
-            segments.append(TimingSegment(label="tools", start_ms=start, end_ms=round(start + tool.duration_ms, 3)))
+            segments.append(
+                TimingSegment(
+                    label="tools",
+                    start_ms=start,
+                    end_ms=round(start + tool.duration_ms, 3),
+                )
+            )
     return sorted(segments, key=lambda s: (s.start_ms, s.label))
 
 
@@ -157,18 +188,30 @@ def _epoch_ms(moment: datetime) -> float:
     return round(moment.timestamp() * 1000, 3)
 
 
-def with_segments(session: RecordedSession, segments: list[TimingSegment]) -> RecordedSession:
+def with_segments(
+    session: RecordedSession, segments: list[TimingSegment]
+) -> RecordedSession:
     """``session`` whose timing carries ``segments``."""
     timing = attrs.evolve(session.result.metrics.timing, segments=tuple(segments))
     metrics = attrs.evolve(session.result.metrics, timing=timing)
     return attrs.evolve(session, result=attrs.evolve(session.result, metrics=metrics))
 
 
-def _user(builder: SessionBuilder, event: Mapping[str, Any], message: Mapping[str, Any], moment, where: str) -> None:
+def _user(
+    builder: SessionBuilder,
+    event: Mapping[str, Any],
+    message: Mapping[str, Any],
+    moment,
+    where: str,
+) -> None:
     content = message.get("content")
     if isinstance(content, list):
         content = [_trim_result(block) for block in content]
-    normalized = normalize_message({"role": "user", "content": content}, provider="anthropic", where=f"{where}: $.message")
+    normalized = normalize_message(
+        {"role": "user", "content": content},
+        provider="anthropic",
+        where=f"{where}: $.message",
+    )
     results = [m for m in normalized if m.role == "tool"]
     if results:
         builder.see(moment)
@@ -193,19 +236,35 @@ def _user(builder: SessionBuilder, event: Mapping[str, Any], message: Mapping[st
 
 
 def _trim_result(block: Any) -> Any:
-    if isinstance(block, Mapping) and block.get("type") == "tool_result" and isinstance(block.get("content"), list):
-        kept = [b for b in block["content"] if not isinstance(b, Mapping) or b.get("type") in _RESULT_BLOCKS]
+    if (
+        isinstance(block, Mapping)
+        and block.get("type") == "tool_result"
+        and isinstance(block.get("content"), list)
+    ):
+        kept = [
+            b
+            for b in block["content"]
+            if not isinstance(b, Mapping) or b.get("type") in _RESULT_BLOCKS
+        ]
         return {**block, "content": kept}
     return block
 
 
 def _assistant(
-    builder: SessionBuilder, message: Mapping[str, Any], model: str | None, moment, where: str, usage, agent: str | None
+    builder: SessionBuilder,
+    message: Mapping[str, Any],
+    model: str | None,
+    moment,
+    where: str,
+    usage,
+    agent: str | None,
 ) -> None:
     message_id = optional_str(message.get("id"), f"{where}: $.message.id")
     key = message_id or where  # a line without an id is a response of its own
     raw = {k: message[k] for k in ("content", "id", "stop_reason") if k in message}
-    normalized = normalize_message({**raw, "role": "assistant"}, provider="anthropic", where=f"{where}: $.message")
+    normalized = normalize_message(
+        {**raw, "role": "assistant"}, provider="anthropic", where=f"{where}: $.message"
+    )
     answer = normalized[-1]
     if key not in usage and not builder.has_turn(key):
         builder.note_model(model)
@@ -216,7 +275,13 @@ def _assistant(
         builder.reasoning(turn, "[redacted thinking]", token_count=0)
     builder.text(turn, text_of(answer.content))
     for call in answer.tool_calls:
-        builder.tool_call(turn, call.id, call.function.name, parse_arguments(call.function.arguments), moment)
+        builder.tool_call(
+            turn,
+            call.id,
+            call.function.name,
+            parse_arguments(call.function.arguments),
+            moment,
+        )
     server_tool_results(builder, answer.metadata, where=where, moment=moment)
     raw_usage = message.get("usage")
     if raw_usage is None:

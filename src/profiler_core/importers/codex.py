@@ -75,32 +75,54 @@ def load(path: Path) -> list[RecordedSession]:
 
 def codex_usage(raw: Any, where: str) -> TokenBreakdown:
     """Codex's usage object (``input_tokens``, ``cached_input_tokens``, ...) as a TokenBreakdown."""
-    data = expect_mapping(raw, where, "a Codex usage object (input_tokens, cached_input_tokens, output_tokens...)")
+    data = expect_mapping(
+        raw,
+        where,
+        "a Codex usage object (input_tokens, cached_input_tokens, output_tokens...)",
+    )
     counts = {}
-    for key in ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"):
+    for key in (
+        "input_tokens",
+        "cached_input_tokens",
+        "cache_write_input_tokens",
+        "output_tokens",
+        "reasoning_output_tokens",
+    ):
         value = number(data.get(key), f"{where}.{key}")
         if value is not None and value != int(value):
-            raise ValidationError(f"{where}.{key}: expected a token count (integer >= 0), got {value!r}")
+            raise ValidationError(
+                f"{where}.{key}: expected a token count (integer >= 0), got {value!r}"
+            )
         counts[key] = int(value or 0)
     if "input_tokens" not in data or "output_tokens" not in data:
-        raise ValidationError(f"{where}: expected input_tokens and output_tokens, got {keys_of(data)}")
+        raise ValidationError(
+            f"{where}: expected input_tokens and output_tokens, got {keys_of(data)}"
+        )
     written = counts["cache_write_input_tokens"]
     if written > counts["input_tokens"]:
-        raise ValidationError(f"{where}: cache_write_input_tokens ({written}) exceeds input_tokens ({counts['input_tokens']}) that should include it")
+        raise ValidationError(
+            f"{where}: cache_write_input_tokens ({written}) exceeds input_tokens ({counts['input_tokens']}) that should include it"
+        )
     # The Responses API's counting, with the cache writes Codex reports taken out of the input first.
     tokens = normalize_usage(
         {
             "input_tokens": counts["input_tokens"] - written,
             "input_tokens_details": {"cached_tokens": counts["cached_input_tokens"]},
             "output_tokens": counts["output_tokens"],
-            "output_tokens_details": {"reasoning_tokens": counts["reasoning_output_tokens"]},
+            "output_tokens_details": {
+                "reasoning_tokens": counts["reasoning_output_tokens"]
+            },
         },
         provider="openai-responses",
         where=where,
     )
     # A new breakdown, not attrs.evolve: evolve would carry the old derived total over.
     return TokenBreakdown(
-        input=tokens.input, output=tokens.output, reasoning=tokens.reasoning, cache_read=tokens.cache_read, cache_write=written
+        input=tokens.input,
+        output=tokens.output,
+        reasoning=tokens.reasoning,
+        cache_read=tokens.cache_read,
+        cache_write=written,
     )
 
 
@@ -113,13 +135,19 @@ class _Reader:
         self.session_id: str | None = None
         self.model: str | None = None
         self.turn: Any = None  # the turn the model is answering, until its usage record
-        self.mark: datetime | None = None  # when the current model request was sent (about)
+        self.mark: datetime | None = (
+            None  # when the current model request was sent (about)
+        )
         self.step_start: datetime | None = None
         self.steps: list[tuple[datetime, datetime]] = []
         self.exit_codes: dict[str, int] = {}
         self.total: TokenBreakdown | None = None
-        self.recorded: list[tuple[str | None, TokenBreakdown]] = []  # token_usage_record: (model, usage)
-        self.counted: list[tuple[str | None, TokenBreakdown]] = []  # token_count: (model, usage)
+        self.recorded: list[
+            tuple[str | None, TokenBreakdown]
+        ] = []  # token_usage_record: (model, usage)
+        self.counted: list[
+            tuple[str | None, TokenBreakdown]
+        ] = []  # token_count: (model, usage)
         self.latency_ms: float | None = None
         self.error: str | None = None
         self.final: str | None = None
@@ -135,10 +163,19 @@ class _Reader:
                 raise ValidationError(
                     f"{where}: expected a Codex rollout line {{timestamp, type, payload}}, got {keys_of(line)}"
                 )
-            moment = parse_time(line["timestamp"], f"{where}: $.timestamp") if line.get("timestamp") is not None else None
-            payload = expect_mapping(line["payload"], f"{where}: $.payload", "an object")
+            moment = (
+                parse_time(line["timestamp"], f"{where}: $.timestamp")
+                if line.get("timestamp") is not None
+                else None
+            )
+            payload = expect_mapping(
+                line["payload"], f"{where}: $.payload", "an object"
+            )
             if kind == "session_meta":
-                thread = optional_str(payload.get("id") or payload.get("session_id"), f"{where}: $.payload.id")
+                thread = optional_str(
+                    payload.get("id") or payload.get("session_id"),
+                    f"{where}: $.payload.id",
+                )
                 self.session_id = self.session_id or thread
                 self.fork.meta(thread, self.session_id, moment)
                 if not self.fork.copying:
@@ -146,7 +183,10 @@ class _Reader:
             elif self.fork.copied(moment):
                 self._copied(kind, payload, where)
             elif kind == "turn_context":
-                self.model = optional_str(payload.get("model"), f"{where}: $.payload.model") or self.model
+                self.model = (
+                    optional_str(payload.get("model"), f"{where}: $.payload.model")
+                    or self.model
+                )
             elif kind == "response_item":
                 self.seen_items = True
                 self._item(payload, moment, where)
@@ -174,27 +214,41 @@ class _Reader:
             error=self.error,
         )
         if self.final and not session.text:
-            session = attrs.evolve(session, text=self.final, result=attrs.evolve(session.result, text=self.final))
+            session = attrs.evolve(
+                session,
+                text=self.final,
+                result=attrs.evolve(session.result, text=self.final),
+            )
         return with_segments(session, self._segments())
 
     def _copied(self, kind: str, payload: Mapping[str, Any], where: str) -> None:
         """A line of the history a forked rollout copied from its parent: only its model and running token total matter."""
         if kind == "turn_context":
-            self.model = optional_str(payload.get("model"), f"{where}: $.payload.model") or self.model
+            self.model = (
+                optional_str(payload.get("model"), f"{where}: $.payload.model")
+                or self.model
+            )
         elif kind == "event_msg" and payload.get("type") == "token_count":
             info = payload.get("info")
             if isinstance(info, Mapping) and info.get("total_token_usage") is not None:
-                self.fork.baseline = codex_usage(info["total_token_usage"], f"{where}: $.payload.info.total_token_usage")
+                self.fork.baseline = codex_usage(
+                    info["total_token_usage"],
+                    f"{where}: $.payload.info.total_token_usage",
+                )
 
     # -- response items ---------------------------------------------------------
 
-    def _item(self, payload: Mapping[str, Any], moment: datetime | None, where: str) -> None:
+    def _item(
+        self, payload: Mapping[str, Any], moment: datetime | None, where: str
+    ) -> None:
         kind = payload.get("type")
         here = f"{where}: $.payload"
         if kind == "message":
             role = payload.get("role")
             content = text_of(payload.get("content"))
-            injected = content.strip().startswith("<") and content.strip().endswith(">")  # <environment_context>...</...>
+            injected = content.strip().startswith("<") and content.strip().endswith(
+                ">"
+            )  # <environment_context>...</...>
             if role == "user" and not injected:
                 self._close_turn(moment)
                 self.builder.user_message(moment)
@@ -206,34 +260,69 @@ class _Reader:
         elif kind == "reasoning":
             raw_summary = payload.get("summary")
             summary: list[Any] = raw_summary if isinstance(raw_summary, list) else []
-            text = "\n".join(text_of(part.get("text")) for part in summary if isinstance(part, Mapping))
+            text = "\n".join(
+                text_of(part.get("text"))
+                for part in summary
+                if isinstance(part, Mapping)
+            )
             if text.strip():
                 self.builder.reasoning(self._open_turn(moment), text)
         elif kind in _CALLS:
-            name = optional_str(payload.get("name"), f"{here}.name") or ("local_shell" if kind == "local_shell_call" else "tool")
-            raw = payload.get("arguments") if kind == "function_call" else payload.get("input", payload.get("action"))
-            call_id = optional_str(payload.get("call_id") or payload.get("id"), f"{here}.call_id")
-            self.builder.tool_call(self._open_turn(moment), call_id, name, parse_arguments(raw) if isinstance(raw, str) else raw, moment)
+            name = optional_str(payload.get("name"), f"{here}.name") or (
+                "local_shell" if kind == "local_shell_call" else "tool"
+            )
+            raw = (
+                payload.get("arguments")
+                if kind == "function_call"
+                else payload.get("input", payload.get("action"))
+            )
+            call_id = optional_str(
+                payload.get("call_id") or payload.get("id"), f"{here}.call_id"
+            )
+            self.builder.tool_call(
+                self._open_turn(moment),
+                call_id,
+                name,
+                parse_arguments(raw) if isinstance(raw, str) else raw,
+                moment,
+            )
         elif kind == "web_search_call":
             # The model's own web search: a tool call whose result went straight back to the model.
             action = payload.get("action")
             call = self.builder.tool_call(
-                self._open_turn(moment), optional_str(payload.get("id"), f"{here}.id"), "web_search", action or {}, moment
+                self._open_turn(moment),
+                optional_str(payload.get("id"), f"{here}.id"),
+                "web_search",
+                action or {},
+                moment,
             )
             status = optional_str(payload.get("status"), f"{here}.status")
             failed = status not in (None, "completed")
-            complete_tool(call, None, is_error=failed, error=f"web search {status}" if failed else None)
+            complete_tool(
+                call,
+                None,
+                is_error=failed,
+                error=f"web search {status}" if failed else None,
+            )
         elif kind in _OUTPUTS:
             self._close_turn(moment)
             call_id = optional_str(payload.get("call_id"), f"{here}.call_id")
             output = payload.get("output")
-            text = output if isinstance(output, str) else text_of(output.get("content") if isinstance(output, Mapping) else output)
+            text = (
+                output
+                if isinstance(output, str)
+                else text_of(
+                    output.get("content") if isinstance(output, Mapping) else output
+                )
+            )
             code = self.exit_codes.get(call_id or "")
             if code is None:
                 found = _EXIT.search(text)
                 code = int(found.group(1)) if found else 0
             self.builder.see(moment)
-            self.builder.tool_result(call_id, text, is_error=code != 0, moment=moment, where=where)
+            self.builder.tool_result(
+                call_id, text, is_error=code != 0, moment=moment, where=where
+            )
             self.mark = moment
 
     def _open_turn(self, moment: datetime | None) -> Any:
@@ -254,9 +343,13 @@ class _Reader:
 
     # -- usage and events -------------------------------------------------------
 
-    def _usage_record(self, payload: Mapping[str, Any], moment: datetime | None, where: str) -> None:
+    def _usage_record(
+        self, payload: Mapping[str, Any], moment: datetime | None, where: str
+    ) -> None:
         if payload.get("usage") is not None:
-            self.recorded.append((self.model, codex_usage(payload["usage"], f"{where}: $.payload.usage")))
+            self.recorded.append(
+                (self.model, codex_usage(payload["usage"], f"{where}: $.payload.usage"))
+            )
         if self.turn is None and moment is not None and self.mark is not None:
             # A response without output items (rare): still model time.
             self.steps.append((self.mark, max(self.mark, moment)))
@@ -264,18 +357,26 @@ class _Reader:
         self.builder.see(moment)
         self.mark = moment
 
-    def _event(self, payload: Mapping[str, Any], moment: datetime | None, where: str) -> None:
+    def _event(
+        self, payload: Mapping[str, Any], moment: datetime | None, where: str
+    ) -> None:
         kind = payload.get("type")
         here = f"{where}: $.payload"
         if kind == "item_completed":
             item = payload.get("item")
-            if isinstance(item, Mapping) and item.get("type") == "CommandExecution" and isinstance(item.get("id"), str):
+            if (
+                isinstance(item, Mapping)
+                and item.get("type") == "CommandExecution"
+                and isinstance(item.get("id"), str)
+            ):
                 code = item.get("exit_code")
                 if isinstance(code, int) and not isinstance(code, bool):
                     self.exit_codes[item["id"]] = code
         elif kind == "token_count":
             info = payload.get("info")
-            if isinstance(info, Mapping):  # null before the first response (only rate limits)
+            if isinstance(
+                info, Mapping
+            ):  # null before the first response (only rate limits)
                 self._token_count(info, f"{here}.info")
         elif kind in ("error", "stream_error"):
             message = optional_str(payload.get("message"), f"{here}.message") or kind
@@ -284,31 +385,55 @@ class _Reader:
         elif kind == "task_complete":
             self.builder.see(moment)
             duration = number(payload.get("duration_ms"), f"{here}.duration_ms")
-            self.latency_ms = float(duration) if duration is not None else self.latency_ms
-            self.final = optional_str(payload.get("last_agent_message"), f"{here}.last_agent_message") or self.final
+            self.latency_ms = (
+                float(duration) if duration is not None else self.latency_ms
+            )
+            self.final = (
+                optional_str(
+                    payload.get("last_agent_message"), f"{here}.last_agent_message"
+                )
+                or self.final
+            )
             error = payload.get("error")
             if isinstance(error, Mapping):
-                self.error = optional_str(error.get("message"), f"{here}.error.message") or "task failed"
+                self.error = (
+                    optional_str(error.get("message"), f"{here}.error.message")
+                    or "task failed"
+                )
         elif kind == "turn_aborted":
             self.builder.see(moment)
             self.error = f"turn aborted: {payload.get('reason') or 'unknown reason'}"
 
     def _token_count(self, info: Mapping[str, Any], where: str) -> None:
         """One ``token_count``: the running total, and the usage of the response it follows."""
-        total = codex_usage(info["total_token_usage"], f"{where}.total_token_usage") if info.get("total_token_usage") is not None else None
-        last = codex_usage(info["last_token_usage"], f"{where}.last_token_usage") if info.get("last_token_usage") is not None else None
+        total = (
+            codex_usage(info["total_token_usage"], f"{where}.total_token_usage")
+            if info.get("total_token_usage") is not None
+            else None
+        )
+        last = (
+            codex_usage(info["last_token_usage"], f"{where}.last_token_usage")
+            if info.get("last_token_usage") is not None
+            else None
+        )
         previous = self.total if self.total is not None else self.fork.baseline
         if total is not None:
             if total == previous:
                 return  # Codex sends the count again when only the rate limits changed: no new response
             self.total = total
-        call = last if last is not None else (None if total is None else _since(total, previous))
+        call = (
+            last
+            if last is not None
+            else (None if total is None else _since(total, previous))
+        )
         if call is not None and call.total:
             self.counted.append((self.model, call))
 
     def _model_calls(self, total: TokenBreakdown | None) -> None:
         """Give the builder each model response's usage and model, checked against the session's total."""
-        calls = self.recorded or self.counted  # the same responses, when a file has both
+        calls = (
+            self.recorded or self.counted
+        )  # the same responses, when a file has both
         for model, tokens in calls:
             self.builder.add_usage(tokens, model)
             self.builder.note_model(model)
@@ -333,11 +458,20 @@ class _Reader:
         self.builder.add_usage(rest, self.model)
 
     def _segments(self) -> list[TimingSegment]:
-        segments = [TimingSegment(label="model", start_ms=_epoch_ms(a), end_ms=_epoch_ms(b)) for a, b in self.steps]
+        segments = [
+            TimingSegment(label="model", start_ms=_epoch_ms(a), end_ms=_epoch_ms(b))
+            for a, b in self.steps
+        ]
         for tool in self.builder.tools.values():
             if tool.started is not None and tool.duration_ms is not None:
                 start = _epoch_ms(tool.started)
-                segments.append(TimingSegment(label="tools", start_ms=start, end_ms=round(start + tool.duration_ms, 3)))
+                segments.append(
+                    TimingSegment(
+                        label="tools",
+                        start_ms=start,
+                        end_ms=round(start + tool.duration_ms, 3),
+                    )
+                )
         return sorted(segments, key=lambda s: (s.start_ms, s.label))
 
 
@@ -368,7 +502,9 @@ class _Fork:
     #: the parent's running total where the copy ended
     baseline: TokenBreakdown | None = None
 
-    def meta(self, thread: str | None, own: str | None, moment: datetime | None) -> None:
+    def meta(
+        self, thread: str | None, own: str | None, moment: datetime | None
+    ) -> None:
         """A ``session_meta`` line: the file's own (first) one, a copied one, or this thread's again."""
         if self.own_id is None:
             self.own_id, self.forked_at = own, moment
@@ -377,7 +513,12 @@ class _Fork:
 
     def copied(self, moment: datetime | None) -> bool:
         """Whether the line dated ``moment`` belongs to the copied history."""
-        if self.copying and moment is not None and self.forked_at is not None and moment > self.forked_at + _COPY_WINDOW:
+        if (
+            self.copying
+            and moment is not None
+            and self.forked_at is not None
+            and moment > self.forked_at + _COPY_WINDOW
+        ):
             self.copying = False
         return self.copying
 
@@ -397,4 +538,6 @@ def _since(total: TokenBreakdown, before: TokenBreakdown | None) -> TokenBreakdo
     """What a running total grew by since ``before``; all of ``total`` (itself) when the counter started again."""
     if before is None or any(getattr(total, f) < getattr(before, f) for f in _FIELDS):
         return total
-    return TokenBreakdown(**{f: getattr(total, f) - getattr(before, f) for f in _FIELDS})
+    return TokenBreakdown(
+        **{f: getattr(total, f) - getattr(before, f) for f in _FIELDS}
+    )

@@ -49,7 +49,12 @@ from ._build import SessionBuilder, json_problem, load_json, parse_time, read_te
 from .atif import check_trajectory, feed_steps, final_totals
 
 #: Harbor's phases of a trial (``TrialResult`` fields) -> our timing segment labels.
-PHASES = {"environment_setup": "environment_setup", "agent_setup": "agent_setup", "agent_execution": "agent", "verifier": "verifier"}
+PHASES = {
+    "environment_setup": "environment_setup",
+    "agent_setup": "agent_setup",
+    "agent_execution": "agent",
+    "verifier": "verifier",
+}
 #: How much of ``verifier/test-stdout.txt`` a check keeps (its end: where test runners print their summary).
 STDOUT_TAIL = 2000
 
@@ -78,7 +83,9 @@ def _json(path: Path) -> Any:
     try:
         return load_json(text, str(path))
     except json.JSONDecodeError as exc:
-        raise ValidationError(f"{path}: not valid JSON ({json_problem(exc, line=True)})") from None
+        raise ValidationError(
+            f"{path}: not valid JSON ({json_problem(exc, line=True)})"
+        ) from None
 
 
 def is_job(folder: Path) -> bool:
@@ -104,7 +111,11 @@ def load_job(folder: Path, *, as_mode: str | None = None) -> HarborJob:
     if not folder.is_dir():
         raise ValidationError(f"{folder}: not a folder (expected a Harbor job folder)")
     if not is_job(folder):
-        hint = " (it looks like one trial's folder: give the job folder that holds it)" if (folder / "agent").is_dir() else ""
+        hint = (
+            " (it looks like one trial's folder: give the job folder that holds it)"
+            if (folder / "agent").is_dir()
+            else ""
+        )
         raise ValidationError(
             f"{folder}: not a Harbor job folder (expected result.json and config.json of a job, and trial folders with result.json){hint}"
         )
@@ -122,7 +133,9 @@ def load_job(folder: Path, *, as_mode: str | None = None) -> HarborJob:
         data = _json(result_file)
         files.append(result_file)
         if not isinstance(data, Mapping) or "trial_name" not in data:
-            raise ValidationError(f"{result_file}: expected a Harbor TrialResult (task_name, trial_name, agent_info, ...), got {_keys(data)}")
+            raise ValidationError(
+                f"{result_file}: expected a Harbor TrialResult (task_name, trial_name, agent_info, ...), got {_keys(data)}"
+            )
         if data.get("finished_at") is None and data.get("exception_info") is None:
             unfinished.append(trial.name)
             continue
@@ -132,10 +145,18 @@ def load_job(folder: Path, *, as_mode: str | None = None) -> HarborJob:
         sessions.append(session)
         modes.append(as_mode or _agent(data, result_file)["name"])
     warnings = _job_warnings(folder, len(sessions), unfinished, lacking)
-    return HarborJob(path=folder, sessions=tuple(sessions), modes=tuple(modes), files=tuple(files), warnings=tuple(warnings))
+    return HarborJob(
+        path=folder,
+        sessions=tuple(sessions),
+        modes=tuple(modes),
+        files=tuple(files),
+        warnings=tuple(warnings),
+    )
 
 
-def load_jobs(folders: list[Path], as_modes: list[str]) -> tuple[list[HarborJob], list[str]]:
+def load_jobs(
+    folders: list[Path], as_modes: list[str]
+) -> tuple[list[HarborJob], list[str]]:
     """Every job folder read (``as_modes``: none, or one mode per folder); one problem line per folder that failed."""
     jobs: list[HarborJob] = []
     problems: list[str] = []
@@ -147,15 +168,25 @@ def load_jobs(folders: list[Path], as_modes: list[str]) -> tuple[list[HarborJob]
     return jobs, problems
 
 
-def _job_warnings(folder: Path, finished: int, unfinished: list[str], lacking: dict[str, None]) -> list[str]:
+def _job_warnings(
+    folder: Path, finished: int, unfinished: list[str], lacking: dict[str, None]
+) -> list[str]:
     warnings = []
     total = _total_trials(folder)
     if unfinished or (total is not None and total > finished + len(unfinished)):
         missing = (total - finished) if total is not None else len(unfinished)
-        named = f": {', '.join(unfinished[:10])}{', ...' if len(unfinished) > 10 else ''}" if unfinished else ""
-        warnings.append(f"{folder}: the job did not finish: {missing} trial(s) have no result (imported the {finished} that finished){named}")
+        named = (
+            f": {', '.join(unfinished[:10])}{', ...' if len(unfinished) > 10 else ''}"
+            if unfinished
+            else ""
+        )
+        warnings.append(
+            f"{folder}: the job did not finish: {missing} trial(s) have no result (imported the {finished} that finished){named}"
+        )
     if lacking:
-        warnings.append(f"{folder}: imported without what newer Harbor jobs hold: {'; '.join(lacking)}")
+        warnings.append(
+            f"{folder}: imported without what newer Harbor jobs hold: {'; '.join(lacking)}"
+        )
     return warnings
 
 
@@ -171,12 +202,18 @@ def _total_trials(folder: Path) -> int | None:
 
 def _agent(data: Mapping[str, Any], where: Path) -> Mapping[str, Any]:
     agent = data.get("agent_info")
-    if not isinstance(agent, Mapping) or not isinstance(agent.get("name"), str) or not agent["name"]:
+    if (
+        not isinstance(agent, Mapping)
+        or not isinstance(agent.get("name"), str)
+        or not agent["name"]
+    ):
         raise ValidationError(f"{where}: $.agent_info.name: expected the agent's name")
     return agent
 
 
-def _trial(trial: Path, data: Mapping[str, Any], lacking: dict[str, None]) -> tuple[RecordedSession, Path | None]:
+def _trial(
+    trial: Path, data: Mapping[str, Any], lacking: dict[str, None]
+) -> tuple[RecordedSession, Path | None]:
     """One finished trial as a session (and the trajectory file it read, if any)."""
     where = trial / "result.json"
     agent = _agent(data, where)
@@ -184,7 +221,9 @@ def _trial(trial: Path, data: Mapping[str, Any], lacking: dict[str, None]) -> tu
     if not isinstance(task, str) or not task:
         raise ValidationError(f"{where}: $.task_name: expected the task's name")
     model_info = agent.get("model_info")
-    model = model_info.get("name") if isinstance(model_info, Mapping) else None  # none for the oracle
+    model = (
+        model_info.get("name") if isinstance(model_info, Mapping) else None
+    )  # none for the oracle
     builder = SessionBuilder(file=where, source=str(where), format="harbor")
     trajectory_file = trial / "agent" / "trajectory.json"
     trajectory = _trajectory(trajectory_file, lacking)
@@ -193,27 +232,56 @@ def _trial(trial: Path, data: Mapping[str, Any], lacking: dict[str, None]) -> tu
         default_model = trajectory["agent"].get("model_name") or model
         feed_steps(builder, trajectory["steps"], default_model)
         totals, final_cost = final_totals(trajectory.get("final_metrics"))
-    started, finished = _time(data, "started_at", where), _time(data, "finished_at", where)
+    started, finished = (
+        _time(data, "started_at", where),
+        _time(data, "finished_at", where),
+    )
     error, reason = _exception(data, where)
     tokens, cost = _usage(data, where, lacking)
-    builder.provider_cost = cost if cost is not None else (final_cost if final_cost is not None else builder.provider_cost)
-    session = builder.build(
-        session_id=str(data.get("id") or data["trial_name"]), model=model, started_at=started, completed_at=finished,
-        total_usage=tokens or totals, completion_reason=reason, error=error, scenario_hint=task,
+    builder.provider_cost = (
+        cost
+        if cost is not None
+        else (final_cost if final_cost is not None else builder.provider_cost)
     )
-    timing = TimingBreakdown(wall_ms=session.result.metrics.timing.wall_ms, segments=_segments(data, where, lacking))
+    session = builder.build(
+        session_id=str(data.get("id") or data["trial_name"]),
+        model=model,
+        started_at=started,
+        completed_at=finished,
+        total_usage=tokens or totals,
+        completion_reason=reason,
+        error=error,
+        scenario_hint=task,
+    )
+    timing = TimingBreakdown(
+        wall_ms=session.result.metrics.timing.wall_ms,
+        segments=_segments(data, where, lacking),
+    )
     metrics = attrs.evolve(session.result.metrics, timing=timing)
     if cost is not None or final_cost is not None:
-        metrics = attrs.evolve(metrics, cost=CostBreakdown(total_usd=round(float(cost if cost is not None else final_cost or 0), 10)))
+        metrics = attrs.evolve(
+            metrics,
+            cost=CostBreakdown(
+                total_usd=round(
+                    float(cost if cost is not None else final_cost or 0), 10
+                )
+            ),
+        )
     if tokens is None and totals is None and not builder.usage:
-        lacking["token counts (neither agent_result nor a trajectory has them; tokens are 0)"] = None
+        lacking[
+            "token counts (neither agent_result nor a trajectory has them; tokens are 0)"
+        ] = None
     session = attrs.evolve(
         session,
         result=attrs.evolve(session.result, metrics=metrics),
         verification=_verification(trial, data, where, lacking),
-        cost_source="provider" if (cost is not None or final_cost is not None) else session.cost_source,
+        cost_source="provider"
+        if (cost is not None or final_cost is not None)
+        else session.cost_source,
         # said once for the job (above), not once per trial
-        warnings=tuple(w for w in session.warnings if "no token usage recorded" not in w),
+        warnings=tuple(
+            w for w in session.warnings if "no token usage recorded" not in w
+        ),
     )
     return session, trajectory_file if trajectory is not None else None
 
@@ -226,7 +294,9 @@ def _trajectory(path: Path, lacking: dict[str, None]) -> Mapping[str, Any] | Non
     problems = check_trajectory(data)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ValidationError(f"{path}: not a valid ATIF trajectory: {problems[0]}{more}")
+        raise ValidationError(
+            f"{path}: not a valid ATIF trajectory: {problems[0]}{more}"
+        )
     return data
 
 
@@ -235,27 +305,42 @@ def _time(data: Mapping[str, Any], key: str, where: Path) -> datetime | None:
     return parse_time(value, f"{where}: $.{key}") if value is not None else None
 
 
-def _exception(data: Mapping[str, Any], where: Path) -> tuple[str | None, CompletionReason]:
+def _exception(
+    data: Mapping[str, Any], where: Path
+) -> tuple[str | None, CompletionReason]:
     """The trial's exception as the row's error (``Type: message``), and its completion reason."""
     info = data.get("exception_info")
     if info is None:
         return None, "stop"
     if not isinstance(info, Mapping) or not isinstance(info.get("exception_type"), str):
-        raise ValidationError(f"{where}: $.exception_info.exception_type: expected the exception's type")
-    kind, message = info["exception_type"], str(info.get("exception_message") or "").strip()
-    return (f"{kind}: {message}" if message else kind), ("timeout" if "Timeout" in kind else "error")
+        raise ValidationError(
+            f"{where}: $.exception_info.exception_type: expected the exception's type"
+        )
+    kind, message = (
+        info["exception_type"],
+        str(info.get("exception_message") or "").strip(),
+    )
+    return (f"{kind}: {message}" if message else kind), (
+        "timeout" if "Timeout" in kind else "error"
+    )
 
 
-def _usage(data: Mapping[str, Any], where: Path, lacking: dict[str, None]) -> tuple[Any, float | None]:
+def _usage(
+    data: Mapping[str, Any], where: Path, lacking: dict[str, None]
+) -> tuple[Any, float | None]:
     """The trial's tokens and cost: ``agent_result``, or (a multi-step trial) the sum over ``step_results``, as Harbor sums them."""
     steps = data.get("step_results")
     if data.get("agent_result") is not None or not isinstance(steps, list) or not steps:
         return _agent_usage(data.get("agent_result"), where)
-    lacking["the trajectories of multi-step trials (steps/<name>/agent/trajectory.json are not read)"] = None
+    lacking[
+        "the trajectories of multi-step trials (steps/<name>/agent/trajectory.json are not read)"
+    ] = None
     tokens, cost = None, None
     for index, step in enumerate(steps):
         if not isinstance(step, Mapping):
-            raise ValidationError(f"{where}: $.step_results[{index}]: expected an object")
+            raise ValidationError(
+                f"{where}: $.step_results[{index}]: expected an object"
+            )
         step_tokens, step_cost = _agent_usage(step.get("agent_result"), where)
         if step_tokens is not None:
             tokens = step_tokens if tokens is None else tokens + step_tokens
@@ -273,45 +358,90 @@ def _agent_usage(context: Any, where: Path) -> tuple[Any, float | None]:
     counts = {}
     for key in ("n_input_tokens", "n_cache_tokens", "n_output_tokens"):
         value = context.get(key)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise ValidationError(f"{where}: $.agent_result.{key}: expected a count >= 0, got {value!r}")
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 0
+        ):
+            raise ValidationError(
+                f"{where}: $.agent_result.{key}: expected a count >= 0, got {value!r}"
+            )
         counts[key] = value
     cost = context.get("cost_usd")
-    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0):
-        raise ValidationError(f"{where}: $.agent_result.cost_usd: expected a number >= 0, got {cost!r}")
+    if cost is not None and (
+        isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0
+    ):
+        raise ValidationError(
+            f"{where}: $.agent_result.cost_usd: expected a number >= 0, got {cost!r}"
+        )
     if all(v is None for v in counts.values()):
         return None, cost
     cached = counts["n_cache_tokens"] or 0
     if cached > (counts["n_input_tokens"] or 0):
-        raise ValidationError(f"{where}: $.agent_result.n_cache_tokens: {cached} is more than n_input_tokens, which include them")
-    tokens = TokenBreakdown(input=(counts["n_input_tokens"] or 0) - cached, cache_read=cached, output=counts["n_output_tokens"] or 0)
+        raise ValidationError(
+            f"{where}: $.agent_result.n_cache_tokens: {cached} is more than n_input_tokens, which include them"
+        )
+    tokens = TokenBreakdown(
+        input=(counts["n_input_tokens"] or 0) - cached,
+        cache_read=cached,
+        output=counts["n_output_tokens"] or 0,
+    )
     return tokens, cost
 
 
-def _segments(data: Mapping[str, Any], where: Path, lacking: dict[str, None]) -> tuple[TimingSegment, ...]:
+def _segments(
+    data: Mapping[str, Any], where: Path, lacking: dict[str, None]
+) -> tuple[TimingSegment, ...]:
     segments = []
     for field, label in PHASES.items():
         phase = data.get(field)
-        if not isinstance(phase, Mapping) or phase.get("started_at") is None or phase.get("finished_at") is None:
+        if (
+            not isinstance(phase, Mapping)
+            or phase.get("started_at") is None
+            or phase.get("finished_at") is None
+        ):
             continue
         start = _time(phase, "started_at", where)
         end = _time(phase, "finished_at", where)
         if start is not None and end is not None:
-            segments.append(TimingSegment(label=label, start_ms=start.timestamp() * 1000, end_ms=max(start, end).timestamp() * 1000))
+            segments.append(
+                TimingSegment(
+                    label=label,
+                    start_ms=start.timestamp() * 1000,
+                    end_ms=max(start, end).timestamp() * 1000,
+                )
+            )
     if not segments and data.get("exception_info") is None:
-        lacking["phase timings (environment_setup, agent_setup, agent_execution, verifier)"] = None
+        lacking[
+            "phase timings (environment_setup, agent_setup, agent_execution, verifier)"
+        ] = None
     return tuple(segments)
 
 
-def _verification(trial: Path, data: Mapping[str, Any], where: Path, lacking: dict[str, None]) -> RecordedVerification | None:
+def _verification(
+    trial: Path, data: Mapping[str, Any], where: Path, lacking: dict[str, None]
+) -> RecordedVerification | None:
     """The verifier's rewards (``verifier_result``, else ``verifier/reward.json|reward.txt``) as a verification."""
     verifier = data.get("verifier_result")
     steps = data.get("step_results")
-    if verifier is None and isinstance(steps, list):  # a multi-step trial: its last step's verifier has the say
-        verifier = next((s["verifier_result"] for s in reversed(steps) if isinstance(s, Mapping) and s.get("verifier_result")), None)
+    if verifier is None and isinstance(
+        steps, list
+    ):  # a multi-step trial: its last step's verifier has the say
+        verifier = next(
+            (
+                s["verifier_result"]
+                for s in reversed(steps)
+                if isinstance(s, Mapping) and s.get("verifier_result")
+            ),
+            None,
+        )
     rewards = verifier.get("rewards") if isinstance(verifier, Mapping) else None
-    if rewards is None and isinstance(verifier, Mapping) and verifier.get("reward") is not None:
-        rewards = {"reward": verifier["reward"]}  # before named rewards, Harbor's VerifierResult had one ``reward``
+    if (
+        rewards is None
+        and isinstance(verifier, Mapping)
+        and verifier.get("reward") is not None
+    ):
+        rewards = {
+            "reward": verifier["reward"]
+        }  # before named rewards, Harbor's VerifierResult had one ``reward``
         lacking["verifier_result.rewards (read its single reward)"] = None
     if rewards is None:
         rewards = _reward_files(trial / "verifier")
@@ -319,19 +449,33 @@ def _verification(trial: Path, data: Mapping[str, Any], where: Path, lacking: di
             lacking["verifier_result (read the reward from verifier/)"] = None
     if rewards is None:
         return None
-    if not isinstance(rewards, Mapping) or not all(_number(v) for v in rewards.values()):
-        raise ValidationError(f"{where}: $.verifier_result.rewards: expected an object of named numbers, got {rewards!r}")
+    if not isinstance(rewards, Mapping) or not all(
+        _number(v) for v in rewards.values()
+    ):
+        raise ValidationError(
+            f"{where}: $.verifier_result.rewards: expected an object of named numbers, got {rewards!r}"
+        )
     values = {str(k): float(v) for k, v in rewards.items()}
     if not values:
         return None
-    reward = values["reward"] if "reward" in values else sum(values.values()) / len(values)
+    reward = (
+        values["reward"] if "reward" in values else sum(values.values()) / len(values)
+    )
     stdout = trial / "verifier" / "test-stdout.txt"
     actual = f"reward {reward:g}"
     if stdout.is_file():
         actual += "\n" + read_file(stdout)[-STDOUT_TAIL:]
-    check = CheckpointResult(id="verify:harbor", description="Harbor's verifier (tests/test.sh)", passed=reward >= 1, actual=actual, expected="reward 1")
+    check = CheckpointResult(
+        id="verify:harbor",
+        description="Harbor's verifier (tests/test.sh)",
+        passed=reward >= 1,
+        actual=actual,
+        expected="reward 1",
+    )
     return RecordedVerification(
-        checks=(check,), reward=reward if 0 <= reward <= 1 else None, scores={k: v for k, v in values.items() if k != "reward"}
+        checks=(check,),
+        reward=reward if 0 <= reward <= 1 else None,
+        scores={k: v for k, v in values.items() if k != "reward"},
     )
 
 
@@ -344,13 +488,17 @@ def _reward_files(folder: Path) -> dict[str, float] | None:
             return {"reward": float(data)}
         if isinstance(data, Mapping) and all(_number(v) for v in data.values()):
             return {str(k): float(v) for k, v in data.items()}
-        raise ValidationError(f"{json_file}: expected a number or an object of named numbers")
+        raise ValidationError(
+            f"{json_file}: expected a number or an object of named numbers"
+        )
     if text_file.is_file():
         raw = read_file(text_file).strip()
         try:
             return {"reward": float(raw)}
         except ValueError:
-            raise ValidationError(f"{text_file}: expected a number, got {raw[:60]!r}") from None
+            raise ValidationError(
+                f"{text_file}: expected a number, got {raw[:60]!r}"
+            ) from None
     return None
 
 
@@ -359,7 +507,11 @@ def _number(value: Any) -> bool:
 
 
 def _keys(value: Any) -> str:
-    return f"keys {sorted(value)[:8]}" if isinstance(value, Mapping) else type(value).__name__
+    return (
+        f"keys {sorted(value)[:8]}"
+        if isinstance(value, Mapping)
+        else type(value).__name__
+    )
 
 
 __all__ = ["HarborJob", "is_job", "load_job", "load_jobs", "read_file"]

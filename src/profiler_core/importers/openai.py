@@ -41,17 +41,25 @@ _TIMED_OUT = {"timeout", "timed_out", "timedout"}
 def load(path: Path) -> list[RecordedSession]:
     """Every session of an ``openai`` file."""
     records = read_json_records(path)
-    return [_session(path, where, value, index, len(records)) for index, (where, value) in enumerate(records)]
+    return [
+        _session(path, where, value, index, len(records))
+        for index, (where, value) in enumerate(records)
+    ]
 
 
-def _session(path: Path, where: str, value: Any, index: int, count: int) -> RecordedSession:
+def _session(
+    path: Path, where: str, value: Any, index: int, count: int
+) -> RecordedSession:
     run = expect_mapping(value, where, "a connector result or run object")
     if "messages" not in run:
         raise ValidationError(
             f"{where}: no 'messages' key ({keys_of(run)}); expected a connector result or run with "
             "'messages' in OpenAI chat format"
         )
-    messages = normalize_messages(expect_list(run["messages"], f"{where}: $.messages"), where=f"{where}: $.messages")
+    messages = normalize_messages(
+        expect_list(run["messages"], f"{where}: $.messages"),
+        where=f"{where}: $.messages",
+    )
     builder = SessionBuilder(file=path, source=where, format="openai")
     per_message = walk_messages(builder, messages, where=where)
 
@@ -63,9 +71,15 @@ def _session(path: Path, where: str, value: Any, index: int, count: int) -> Reco
     if total is None and per_message:
         builder.usage.extend(per_message)
 
-    started = parse_time(run["startedAt"], f"{where}: $.startedAt") if run.get("startedAt") is not None else None
+    started = (
+        parse_time(run["startedAt"], f"{where}: $.startedAt")
+        if run.get("startedAt") is not None
+        else None
+    )
     completed = (
-        parse_time(run["completedAt"], f"{where}: $.completedAt") if run.get("completedAt") is not None else None
+        parse_time(run["completedAt"], f"{where}: $.completedAt")
+        if run.get("completedAt") is not None
+        else None
     )
     latency = number(run.get("latencyMs"), f"{where}: $.latencyMs")
 
@@ -77,9 +91,9 @@ def _session(path: Path, where: str, value: Any, index: int, count: int) -> Reco
     elif (status and status.lower() in _FAILED) or run.get("success") is False:
         reason, error = "error", error or f"run status {status or 'success: false'!r}"
 
-    session_id = optional_str(run.get("threadId"), f"{where}: $.threadId") or optional_str(
-        run.get("id"), f"{where}: $.id"
-    )
+    session_id = optional_str(
+        run.get("threadId"), f"{where}: $.threadId"
+    ) or optional_str(run.get("id"), f"{where}: $.id")
     if not session_id:
         session_id = path.stem if count == 1 else f"{path.stem}-{index}"
     return builder.build(

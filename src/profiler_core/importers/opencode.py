@@ -65,12 +65,21 @@ def _session(path: Path, where: str, value: Any) -> RecordedSession:
     session_id = optional_str(info.get("id"), f"{where}: $.info.id") or path.stem
     version = optional_str(info.get("version"), f"{where}: $.info.version")
     return session_from_messages(
-        export["messages"], session_id=session_id, file=path, where=f"{where}: $.messages", version=version
+        export["messages"],
+        session_id=session_id,
+        file=path,
+        where=f"{where}: $.messages",
+        version=version,
     )
 
 
 def session_from_messages(
-    messages: Any, *, session_id: str, file: Path | str = "", where: str = "messages", version: str | None = None
+    messages: Any,
+    *,
+    session_id: str,
+    file: Path | str = "",
+    where: str = "messages",
+    version: str | None = None,
 ) -> RecordedSession:
     """Measure one OpenCode session from its messages JSON (``[{info, parts}]``): result, trace, cost, error.
 
@@ -80,14 +89,22 @@ def session_from_messages(
     how it counted reasoning tokens when the tokens carry no ``total``.
     """
     messages = expect_list(messages, where)
-    builder = SessionBuilder(file=Path(file), source=str(file) or where, format="opencode")
+    builder = SessionBuilder(
+        file=Path(file), source=str(file) or where, format="opencode"
+    )
     segments: list[TimingSegment] = []
     last_error: str | None = None
     counting = _Counting(reasoning_in_output=_reasoning_in_output(version))
     for i, entry in _in_order(messages, where, "a message {info, parts}"):
         here = f"{where}[{i}]"
-        minfo = expect_mapping(entry.get("info"), f"{here}.info", "a message info object")
-        ordered = _in_order(expect_list(entry.get("parts", []), f"{here}.parts"), f"{here}.parts", "a message part")
+        minfo = expect_mapping(
+            entry.get("info"), f"{here}.info", "a message info object"
+        )
+        ordered = _in_order(
+            expect_list(entry.get("parts", []), f"{here}.parts"),
+            f"{here}.parts",
+            "a message part",
+        )
         parts = [part for _, part in ordered]
         times = expect_mapping(minfo.get("time") or {}, f"{here}.info.time")
         created = _time(times.get("created"), f"{here}.info.time.created")
@@ -106,14 +123,20 @@ def session_from_messages(
                     and not p.get("ignored")
                 )
         elif role == "assistant":
-            last_error = _assistant(builder, minfo, ordered, here, created, completed, counting)
+            last_error = _assistant(
+                builder, minfo, ordered, here, created, completed, counting
+            )
             segments.extend(_segments(times, parts))
         else:
-            raise ValidationError(f"{here}.info.role: expected 'user' or 'assistant', got {role!r}")
+            raise ValidationError(
+                f"{here}.info.role: expected 'user' or 'assistant', got {role!r}"
+            )
     session = builder.build(session_id=session_id, error=last_error)
     segments.sort(key=lambda segment: (segment.start_ms, segment.end_ms))
     timing = attrs.evolve(session.result.metrics.timing, segments=segments)
-    result = attrs.evolve(session.result, metrics=attrs.evolve(session.result.metrics, timing=timing))
+    result = attrs.evolve(
+        session.result, metrics=attrs.evolve(session.result.metrics, timing=timing)
+    )
     return attrs.evolve(session, result=result)
 
 
@@ -126,10 +149,18 @@ def _segments(times: Mapping[str, Any], parts: list[Any]) -> list[TimingSegment]
     """
     tools: list[tuple[float, float]] = []
     for part in parts:
-        if not (isinstance(part, Mapping) and part.get("type") == "tool" and isinstance(part.get("state"), Mapping)):
+        if not (
+            isinstance(part, Mapping)
+            and part.get("type") == "tool"
+            and isinstance(part.get("state"), Mapping)
+        ):
             continue
         span = part["state"].get("time")
-        if isinstance(span, Mapping) and _is_ms(span.get("start")) and _is_ms(span.get("end")):
+        if (
+            isinstance(span, Mapping)
+            and _is_ms(span.get("start"))
+            and _is_ms(span.get("end"))
+        ):
             tools.append((span["start"], max(span["start"], span["end"])))
     tools.sort()
     segments = [TimingSegment(label="tools", start_ms=a, end_ms=b) for a, b in tools]
@@ -140,7 +171,11 @@ def _segments(times: Mapping[str, Any], parts: list[Any]) -> list[TimingSegment]
     # Tools may overlap (parallel calls): the model's share is what no tool covers.
     for start, end in tools:
         if start > cursor:
-            segments.append(TimingSegment(label="model", start_ms=cursor, end_ms=min(start, completed)))
+            segments.append(
+                TimingSegment(
+                    label="model", start_ms=cursor, end_ms=min(start, completed)
+                )
+            )
         cursor = max(cursor, end)
     if completed > cursor:
         segments.append(TimingSegment(label="model", start_ms=cursor, end_ms=completed))
@@ -148,7 +183,9 @@ def _segments(times: Mapping[str, Any], parts: list[Any]) -> list[TimingSegment]
 
 
 def _is_ms(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    return (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    )
 
 
 def _ms(value: Any) -> float | None:
@@ -199,7 +236,13 @@ def _id_of(item: Mapping[str, Any]) -> str | None:
 
 
 def _assistant(
-    builder: SessionBuilder, minfo, parts: list[tuple[int, Any]], here: str, created, completed, counting: _Counting
+    builder: SessionBuilder,
+    minfo,
+    parts: list[tuple[int, Any]],
+    here: str,
+    created,
+    completed,
+    counting: _Counting,
 ) -> str | None:
     """One assistant message: its turns (one per step), their parts, usage and cost; returns its error, if any."""
     model = optional_str(minfo.get("modelID"), f"{here}.info.modelID")
@@ -225,7 +268,9 @@ def _assistant(
         for tokens in steps:
             builder.add_usage(tokens, model)
     elif minfo.get("tokens") is not None:
-        builder.add_usage(_tokens(minfo["tokens"], f"{here}.info.tokens", counting), model)
+        builder.add_usage(
+            _tokens(minfo["tokens"], f"{here}.info.tokens", counting), model
+        )
     if minfo.get("error") is not None:
         message = error_text(minfo["error"])
         builder.error(message, recoverable=False)
@@ -239,7 +284,13 @@ def _turn(builder: SessionBuilder, model: str | None, started):
     return turn
 
 
-def _assistant_part(builder: SessionBuilder, turn, part: Mapping[str, Any], where: str, counting: _Counting) -> TokenBreakdown | None:
+def _assistant_part(
+    builder: SessionBuilder,
+    turn,
+    part: Mapping[str, Any],
+    where: str,
+    counting: _Counting,
+) -> TokenBreakdown | None:
     """Record one part of an assistant message in ``turn``; a ``step-finish`` returns its step's tokens."""
     kind = part.get("type")
     start, end = _span(part.get("time"), where)
@@ -259,16 +310,26 @@ def _assistant_part(builder: SessionBuilder, turn, part: Mapping[str, Any], wher
         if part.get("tokens") is not None:
             return _tokens(part["tokens"], f"{where}.tokens", counting)
     elif kind == "retry":
-        builder.error(f"retry {part.get('attempt', '?')}: {error_text(part.get('error'))}")
+        builder.error(
+            f"retry {part.get('attempt', '?')}: {error_text(part.get('error'))}"
+        )
     return None
 
 
-def _message_cost(minfo: Mapping[str, Any], parts: list[tuple[int, Any]], here: str) -> float:
+def _message_cost(
+    minfo: Mapping[str, Any], parts: list[tuple[int, Any]], here: str
+) -> float:
     """OpenCode's cost of one message: its ``cost``, else the sum of its steps' (a file may keep only those)."""
     cost = number(minfo.get("cost"), f"{here}.info.cost")
     if cost:
         return float(cost)
-    return float(sum(number(p.get("cost"), f"{here}.parts[{j}].cost") or 0 for j, p in parts if p.get("type") == "step-finish"))
+    return float(
+        sum(
+            number(p.get("cost"), f"{here}.parts[{j}].cost") or 0
+            for j, p in parts
+            if p.get("type") == "step-finish"
+        )
+    )
 
 
 def _tool(builder: SessionBuilder, turn, part: Mapping[str, Any], where: str) -> None:
@@ -278,24 +339,43 @@ def _tool(builder: SessionBuilder, turn, part: Mapping[str, Any], where: str) ->
     state = expect_mapping(part.get("state"), f"{where}.state", "a tool state object")
     status = state.get("status")
     if status not in _TOOL_STATES:
-        raise ValidationError(f"{where}.state.status: expected one of {', '.join(_TOOL_STATES)}, got {status!r}")
+        raise ValidationError(
+            f"{where}.state.status: expected one of {', '.join(_TOOL_STATES)}, got {status!r}"
+        )
     start, end = _span(state.get("time"), f"{where}.state")
     call = builder.tool_call(
-        turn, optional_str(part.get("callID"), f"{where}.callID"), name, state.get("input", {}), start
+        turn,
+        optional_str(part.get("callID"), f"{where}.callID"),
+        name,
+        state.get("input", {}),
+        start,
     )
     duration = (end - start).total_seconds() * 1000 if start and end else None
     if status == "completed":
         complete_tool(call, state.get("output"), is_error=False, duration_ms=duration)
     elif status == "error":
         error = _str(state.get("error"), f"{where}.state.error")
-        complete_tool(call, state.get("output", error), is_error=True, error=error, duration_ms=duration)
+        complete_tool(
+            call,
+            state.get("output", error),
+            is_error=True,
+            error=error,
+            duration_ms=duration,
+        )
     else:
-        complete_tool(call, None, is_error=True, error=f"tool did not finish (status {status!r} when exported)")
+        complete_tool(
+            call,
+            None,
+            is_error=True,
+            error=f"tool did not finish (status {status!r} when exported)",
+        )
     builder.see(end)
 
 
 def _tokens(raw: Any, where: str, counting: _Counting) -> TokenBreakdown:
-    tokens = expect_mapping(raw, where, "a tokens object {input, output, reasoning, cache: {read, write}}")
+    tokens = expect_mapping(
+        raw, where, "a tokens object {input, output, reasoning, cache: {read, write}}"
+    )
     cache = expect_mapping(tokens.get("cache") or {}, f"{where}.cache")
     # opencode's input already excludes cache reads and writes (it subtracts them when it records usage).
     counts = {
@@ -311,13 +391,17 @@ def _tokens(raw: Any, where: str, counting: _Counting) -> TokenBreakdown:
     return TokenBreakdown(**counts)
 
 
-def _output_holds_reasoning(counts: Mapping[str, int], total: Any, counting: _Counting) -> bool:
+def _output_holds_reasoning(
+    counts: Mapping[str, int], total: Any, counting: _Counting
+) -> bool:
     """Whether ``output`` already includes ``reasoning``: the ``total`` says so, else the release that wrote the file."""
     reasoning, output = counts["reasoning"], counts["output"]
     if not reasoning or reasoning > output:
         return False
     if _is_ms(total):  # a count >= 0; _is_ms only checks that
-        without = counts["input"] + output + counts["cache_read"] + counts["cache_write"]
+        without = (
+            counts["input"] + output + counts["cache_read"] + counts["cache_write"]
+        )
         return bool(total == without)
     return counting.reasoning_in_output
 
@@ -328,7 +412,9 @@ def _count(value: Any, where: str) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError(f"{where}: expected a token count (integer >= 0), got {value!r}")
+        raise ValidationError(
+            f"{where}: expected a token count (integer >= 0), got {value!r}"
+        )
     return value
 
 
@@ -336,7 +422,9 @@ def _span(raw: Any, where: str):
     if raw is None:
         return None, None
     times = expect_mapping(raw, f"{where}.time", "a time object {start, end}")
-    return _time(times.get("start"), f"{where}.time.start"), _time(times.get("end"), f"{where}.time.end")
+    return _time(times.get("start"), f"{where}.time.start"), _time(
+        times.get("end"), f"{where}.time.end"
+    )
 
 
 def _time(value: Any, where: str):
@@ -356,7 +444,9 @@ def error_text(error: Any) -> str:
     if isinstance(error, Mapping):
         name = error.get("name")
         data = error.get("data")
-        message = data.get("message") if isinstance(data, Mapping) else error.get("message")
+        message = (
+            data.get("message") if isinstance(data, Mapping) else error.get("message")
+        )
         parts = [p for p in (name, message) if isinstance(p, str) and p]
         if parts:
             return ": ".join(parts)

@@ -32,11 +32,20 @@ def attach_subagents(sessions: Sequence[RecordedSession]) -> list[RecordedSessio
             attached.setdefault(key, []).append(session)
         else:
             kept.append(session)
-    return [_merge(s, attached.get((s.format, s.session_id), ())) if s.agent_id is None else s for s in kept]
+    return [
+        _merge(s, attached.get((s.format, s.session_id), ()))
+        if s.agent_id is None
+        else s
+        for s in kept
+    ]
 
 
-def _merge(main: RecordedSession, subagents: Iterable[RecordedSession]) -> RecordedSession:
-    included: set[str | None] = {turn.agent for turn in main.trace.turns if turn.agent is not None}
+def _merge(
+    main: RecordedSession, subagents: Iterable[RecordedSession]
+) -> RecordedSession:
+    included: set[str | None] = {
+        turn.agent for turn in main.trace.turns if turn.agent is not None
+    }
     merged = main
     for sub in subagents:
         if sub.agent_id in included:
@@ -52,7 +61,10 @@ def _join(main: RecordedSession, sub: RecordedSession) -> RecordedSession:
     offset = len(main.trace.turns)
     turns = [attrs.evolve(t, number=t.number + offset) for t in sub.trace.turns]
     events: list[Any] = [
-        attrs.evolve(e, turn_number=e.turn_number + offset) if isinstance(e, TurnBoundaryEvent) else e for e in sub.trace.events
+        attrs.evolve(e, turn_number=e.turn_number + offset)
+        if isinstance(e, TurnBoundaryEvent)
+        else e
+        for e in sub.trace.events
     ]
     ours, theirs = main.result.metrics, sub.result.metrics
     tokens = ours.tokens + theirs.tokens
@@ -66,11 +78,17 @@ def _join(main: RecordedSession, sub: RecordedSession) -> RecordedSession:
     )
     summary = TraceSummary(
         total_turns=len(main.trace.turns) + len(turns),
-        total_tool_calls=main.trace.summary.total_tool_calls + sub.trace.summary.total_tool_calls,
+        total_tool_calls=main.trace.summary.total_tool_calls
+        + sub.trace.summary.total_tool_calls,
         total_tokens=tokens,
         total_duration=main.trace.summary.total_duration,
     )
-    trace = attrs.evolve(main.trace, turns=main.trace.turns + tuple(turns), events=main.trace.events + tuple(events), summary=summary)
+    trace = attrs.evolve(
+        main.trace,
+        turns=main.trace.turns + tuple(turns),
+        events=main.trace.events + tuple(events),
+        summary=summary,
+    )
     return attrs.evolve(
         main,
         result=attrs.evolve(main.result, metrics=metrics),
@@ -82,8 +100,13 @@ def _join(main: RecordedSession, sub: RecordedSession) -> RecordedSession:
 
 def _cost(main: RecordedSession, sub: RecordedSession) -> tuple[CostBreakdown, Any]:
     if "unknown" in (main.cost_source, sub.cost_source):
-        return CostBreakdown(), "unknown"  # one part without a price: the whole is unknown, never a partial sum
-    source = "provider" if main.cost_source == sub.cost_source == "provider" else "computed"
+        return (
+            CostBreakdown(),
+            "unknown",
+        )  # one part without a price: the whole is unknown, never a partial sum
+    source = (
+        "provider" if main.cost_source == sub.cost_source == "provider" else "computed"
+    )
     return add_costs(main.result.metrics.cost, sub.result.metrics.cost), source
 
 

@@ -52,15 +52,21 @@ def load(path: Path) -> list[RecordedSession]:
         data = load_json(text, str(path))
     except json.JSONDecodeError as exc:
         hint = truncation_hint(exc, text)
-        raise ValidationError(f"{path}: not valid JSON ({json_problem(exc, line=True)}){hint}") from None
+        raise ValidationError(
+            f"{path}: not valid JSON ({json_problem(exc, line=True)}){hint}"
+        ) from None
     if not isinstance(data, dict) or not {"sessionId", "events"} <= set(data):
         keys = sorted(data) if isinstance(data, dict) else type(data).__name__
-        raise ValidationError(f"{path}: expected a SessionTrace (sessionId, events, turns, summary), got {keys}")
+        raise ValidationError(
+            f"{path}: expected a SessionTrace (sessionId, events, turns, summary), got {keys}"
+        )
     trace = structure(data, SessionTrace, source=str(path))
     return [from_trace(trace, path)]
 
 
-def from_trace(trace: SessionTrace, path: Path, model: str | None = None) -> RecordedSession:
+def from_trace(
+    trace: SessionTrace, path: Path, model: str | None = None
+) -> RecordedSession:
     """A RecordedSession whose PromptResult is derived from ``trace``."""
     records = tuple(
         ToolCallRecord(
@@ -74,7 +80,11 @@ def from_trace(trace: SessionTrace, path: Path, model: str | None = None) -> Rec
         if isinstance(e, ToolCallEvent)
     )
     texts = [e.content for e in trace.events if isinstance(e, TextOutputEvent)]
-    fatal = [e.message for e in trace.events if isinstance(e, ErrorEvent) and not e.recoverable]
+    fatal = [
+        e.message
+        for e in trace.events
+        if isinstance(e, ErrorEvent) and not e.recoverable
+    ]
     error = fatal[-1] if fatal else None
     reason: CompletionReason = "error" if error else "stop"
     if error and "timed out" in error:
@@ -93,8 +103,12 @@ def from_trace(trace: SessionTrace, path: Path, model: str | None = None) -> Rec
     started = completed = None
     if trace.turns:
         try:
-            started = iso(parse_time(trace.turns[0].start_timestamp, "turns[0].startTimestamp"))
-            completed = iso(parse_time(trace.turns[-1].end_timestamp, "turns[-1].endTimestamp"))
+            started = iso(
+                parse_time(trace.turns[0].start_timestamp, "turns[0].startTimestamp")
+            )
+            completed = iso(
+                parse_time(trace.turns[-1].end_timestamp, "turns[-1].endTimestamp")
+            )
         except ValidationError:
             pass  # timestamps are informative only; the wall time comes from the summary
     return RecordedSession(

@@ -46,7 +46,9 @@ def is_loopback_url(url: str) -> bool:
         return False
 
 
-def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+def parse_retry_after(
+    headers: Mapping[str, str], *, now: float | None = None
+) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date); None if absent."""
     raw_ms = headers.get("retry-after-ms")
     if raw_ms is not None:
@@ -91,7 +93,11 @@ def _error_excerpt(response: Any) -> str:
         data = response.json()
     except ValueError:
         data = None
-    if isinstance(data, dict) and isinstance(data.get("error"), dict) and data["error"].get("message"):
+    if (
+        isinstance(data, dict)
+        and isinstance(data.get("error"), dict)
+        and data["error"].get("message")
+    ):
         text = str(data["error"]["message"])
     else:
         text = response.text
@@ -129,25 +135,51 @@ class OpenAIJudge:
                 f"variable named by api_key_env (default OPENAI_API_KEY)"
             )
         if not isinstance(model, str) or not model:
-            raise ConfigError(f"{where}.model: expected the judge model's name (judge.model in the profile), got {model!r}")
-        if not isinstance(base_url, str) or urlsplit(base_url).scheme not in ("http", "https") or not urlsplit(base_url).hostname:
-            raise ConfigError(f"{where}.base_url: expected an http(s) URL such as {DEFAULT_BASE_URL!r}, got {base_url!r}")
+            raise ConfigError(
+                f"{where}.model: expected the judge model's name (judge.model in the profile), got {model!r}"
+            )
+        if (
+            not isinstance(base_url, str)
+            or urlsplit(base_url).scheme not in ("http", "https")
+            or not urlsplit(base_url).hostname
+        ):
+            raise ConfigError(
+                f"{where}.base_url: expected an http(s) URL such as {DEFAULT_BASE_URL!r}, got {base_url!r}"
+            )
         if not isinstance(api_key_env, str) or not api_key_env:
-            raise ConfigError(f"{where}.api_key_env: expected the name of an environment variable, got {api_key_env!r}")
+            raise ConfigError(
+                f"{where}.api_key_env: expected the name of an environment variable, got {api_key_env!r}"
+            )
         _number(temperature, f"{where}.temperature", minimum=0)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ConfigError(f"{where}.seed: expected an integer, got {seed!r}")
         _number(timeout_s, f"{where}.timeout_s", minimum=0, exclusive=True)
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ConfigError(f"{where}.max_retries: expected an integer >= 0, got {max_retries!r}")
+        if (
+            isinstance(max_retries, bool)
+            or not isinstance(max_retries, int)
+            or max_retries < 0
+        ):
+            raise ConfigError(
+                f"{where}.max_retries: expected an integer >= 0, got {max_retries!r}"
+            )
         _number(backoff_base_s, f"{where}.backoff_base_s", minimum=0)
         _number(backoff_max_s, f"{where}.backoff_max_s", minimum=0)
-        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
-            raise ConfigError(f"{where}.max_tokens: expected an integer >= 1, got {max_tokens!r}")
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool)
+            or not isinstance(max_tokens, int)
+            or max_tokens < 1
+        ):
+            raise ConfigError(
+                f"{where}.max_tokens: expected an integer >= 1, got {max_tokens!r}"
+            )
         if not isinstance(json_mode, bool):
-            raise ConfigError(f"{where}.json_mode: expected true or false, got {json_mode!r}")
+            raise ConfigError(
+                f"{where}.json_mode: expected true or false, got {json_mode!r}"
+            )
         if extra_body is not None and not isinstance(extra_body, Mapping):
-            raise ConfigError(f"{where}.extra_body: expected a mapping, got {type(extra_body).__name__}")
+            raise ConfigError(
+                f"{where}.extra_body: expected a mapping, got {type(extra_body).__name__}"
+            )
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
@@ -221,13 +253,17 @@ class OpenAIJudge:
         if self._ssl_context is None:
             # Building the CA bundle costs ~40 ms; a client per call (no client outlives a trio run) reuses it.
             self._ssl_context = httpx.create_ssl_context()
-        async with httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=False, verify=self._ssl_context) as client:
+        async with httpx.AsyncClient(
+            timeout=self.timeout_s, follow_redirects=False, verify=self._ssl_context
+        ) as client:
             for attempt in range(1, attempts + 1):
                 retry_after: float | None = None
                 try:
                     # httpx's timeout is per read; this bounds the whole exchange (a trickling server).
                     with trio.fail_after(self.timeout_s):
-                        response = await client.post(self.url, json=body, headers=headers)
+                        response = await client.post(
+                            self.url, json=body, headers=headers
+                        )
                         await response.aread()
                 except trio.TooSlowError:
                     problem = f"no complete answer within {self.timeout_s:g} s"
@@ -237,16 +273,37 @@ class OpenAIJudge:
                     if response.is_success:
                         return self._parse(response, key)
                     problem = f"HTTP {response.status_code}: {_scrub(_error_excerpt(response), key)}"
-                    if response.status_code not in _RETRY_STATUSES and response.status_code < 500:
-                        hint = f" (check the key in ${self.api_key_env})" if response.status_code in (401, 403) else ""
-                        raise JudgeError(f"judge 'openai': POST {shown} failed: {problem}{hint}")
+                    if (
+                        response.status_code not in _RETRY_STATUSES
+                        and response.status_code < 500
+                    ):
+                        hint = (
+                            f" (check the key in ${self.api_key_env})"
+                            if response.status_code in (401, 403)
+                            else ""
+                        )
+                        raise JudgeError(
+                            f"judge 'openai': POST {shown} failed: {problem}{hint}"
+                        )
                     retry_after = parse_retry_after(response.headers)
                 if attempt == attempts:
                     break
-                delay = min(self.backoff_max_s, retry_after) if retry_after is not None else self._backoff(attempt)
-                log.info("judge 'openai': %s (attempt %d of %d); retrying in %.2f s", problem, attempt, attempts, delay)
+                delay = (
+                    min(self.backoff_max_s, retry_after)
+                    if retry_after is not None
+                    else self._backoff(attempt)
+                )
+                log.info(
+                    "judge 'openai': %s (attempt %d of %d); retrying in %.2f s",
+                    problem,
+                    attempt,
+                    attempts,
+                    delay,
+                )
                 await trio.sleep(delay)
-        raise JudgeError(f"judge 'openai': POST {shown} failed after {attempts} attempt(s); last error: {problem}")
+        raise JudgeError(
+            f"judge 'openai': POST {shown} failed after {attempts} attempt(s); last error: {problem}"
+        )
 
     def _parse(self, response: Any, key: str | None) -> JudgeResponse:
         shown = _display_url(self.url)
@@ -254,10 +311,18 @@ class OpenAIJudge:
             data = response.json()
         except ValueError:
             excerpt = _scrub(" ".join(response.text.split())[:_EXCERPT_CHARS], key)
-            raise JudgeError(f"judge 'openai': {shown} answered HTTP {response.status_code} with a body that is not JSON: {excerpt!r}") from None
+            raise JudgeError(
+                f"judge 'openai': {shown} answered HTTP {response.status_code} with a body that is not JSON: {excerpt!r}"
+            ) from None
         choices = data.get("choices") if isinstance(data, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise JudgeError(f"judge 'openai': {shown}: response has no choices[0] (expected a chat.completion object)")
+        if (
+            not isinstance(choices, list)
+            or not choices
+            or not isinstance(choices[0], dict)
+        ):
+            raise JudgeError(
+                f"judge 'openai': {shown}: response has no choices[0] (expected a chat.completion object)"
+            )
         message = choices[0].get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):
@@ -265,10 +330,17 @@ class OpenAIJudge:
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
         if not isinstance(content, str):
             # No text (a refusal, a tool call): the scorer treats it as unparseable and asks again.
-            log.info("judge 'openai': choices[0].message has no text content (finish_reason=%r)", choices[0].get("finish_reason"))
+            log.info(
+                "judge 'openai': choices[0].message has no text content (finish_reason=%r)",
+                choices[0].get("finish_reason"),
+            )
             content = ""
         usage, cost = _usage(data.get("usage"))
-        model = data.get("model") if isinstance(data.get("model"), str) and data.get("model") else self.model
+        model = (
+            data.get("model")
+            if isinstance(data.get("model"), str) and data.get("model")
+            else self.model
+        )
         return JudgeResponse(
             text=content,
             token_count=usage.total if usage is not None else None,
@@ -281,10 +353,14 @@ class OpenAIJudge:
 def _usage(raw: Any) -> tuple[TokenBreakdown | None, float | None]:
     if not isinstance(raw, dict):
         return None, None
-    from ..metrics.usage import normalize_usage  # lazy: only needed once a judge answers
+    from ..metrics.usage import (
+        normalize_usage,
+    )  # lazy: only needed once a judge answers
 
     try:
-        usage = normalize_usage(raw, provider="openai", where="judge 'openai' response usage")
+        usage = normalize_usage(
+            raw, provider="openai", where="judge 'openai' response usage"
+        )
     except ProfilerError as exc:
         # Some local servers report partial usage; the verdicts still count, the tokens are unknown.
         log.warning("%s", exc)
@@ -296,8 +372,11 @@ def _usage(raw: Any) -> tuple[TokenBreakdown | None, float | None]:
 
 
 def _number(value: Any, where: str, *, minimum: float, exclusive: bool = False) -> None:
-    ok = is_finite_number(value) and (value > minimum if exclusive else value >= minimum)
+    ok = is_finite_number(value) and (
+        value > minimum if exclusive else value >= minimum
+    )
     if not ok:
         relation = ">" if exclusive else ">="
-        raise ConfigError(f"{where}: expected a number {relation} {minimum:g}, got {value!r}")
-
+        raise ConfigError(
+            f"{where}: expected a number {relation} {minimum:g}, got {value!r}"
+        )

@@ -11,7 +11,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ValidationError
-from ..model import CustomMetric, ModelUsage, PromptResult, Scenario, SessionTrace, TokenBreakdown
+from ..model import (
+    CustomMetric,
+    ModelUsage,
+    PromptResult,
+    Scenario,
+    SessionTrace,
+    TokenBreakdown,
+)
 from .pricing import parse_price_overrides, price_usage, resolve_cost
 from .wire import model_calls as wire_calls
 from .wire import wire_usage
@@ -25,7 +32,11 @@ class TokenCollector:
     id = "token"
 
     def collect(
-        self, result: PromptResult, scenario: Scenario, mode: str, trace: SessionTrace | None
+        self,
+        result: PromptResult,
+        scenario: Scenario,
+        mode: str,
+        trace: SessionTrace | None,
     ) -> list[CustomMetric]:
         """Emit the seven token metrics of the prompt."""
         t = result.metrics.tokens
@@ -49,7 +60,11 @@ class LatencyCollector:
     id = "latency"
 
     def collect(
-        self, result: PromptResult, scenario: Scenario, mode: str, trace: SessionTrace | None
+        self,
+        result: PromptResult,
+        scenario: Scenario,
+        mode: str,
+        trace: SessionTrace | None,
     ) -> list[CustomMetric]:
         """Emit wall time, then segment durations in order of first appearance."""
         timing = result.metrics.timing
@@ -66,8 +81,11 @@ class LatencyCollector:
             name = f"latency_{_metric_part(segment.label)}_ms"
             # A label repeated (one "llm" span per turn) sums: one metric per name, never a silent overwrite.
             durations[name] = durations.get(name, 0) + duration
-        return [CustomMetric(name="latency_wall_ms", value=timing.wall_ms, unit="ms")] + [
-            CustomMetric(name=name, value=value, unit="ms") for name, value in durations.items()
+        return [
+            CustomMetric(name="latency_wall_ms", value=timing.wall_ms, unit="ms")
+        ] + [
+            CustomMetric(name=name, value=value, unit="ms")
+            for name, value in durations.items()
         ]
 
 
@@ -85,7 +103,9 @@ class CostCollector:
 
     def __init__(self, *, prices: Mapping[str, Any] | None = None) -> None:
         # Validated once, here, so a bad price table fails the profile, not every iteration.
-        self.prices = parse_price_overrides(prices, where="collectors.cost.options.prices")
+        self.prices = parse_price_overrides(
+            prices, where="collectors.cost.options.prices"
+        )
 
     def collect(
         self,
@@ -98,7 +118,9 @@ class CostCollector:
     ) -> list[CustomMetric]:
         """Emit the four cost metrics (when known), ``cost_source`` and ``models``; the runner passes ``model``."""
         model_calls = result.metrics.model_calls
-        cost, source = resolve_cost(result.metrics.cost, result.metrics.tokens, model, self.prices, model_calls)
+        cost, source = resolve_cost(
+            result.metrics.cost, result.metrics.tokens, model, self.prices, model_calls
+        )
         wire = wire_usage(wire_calls(trace), model)
         if wire and source != "provider":
             # The recorder saw every call: its tokens, priced call by call, are the cost (docs/wire.md).
@@ -112,11 +134,15 @@ class CostCollector:
                 CustomMetric(name="cost_total_usd", value=cost.total_usd, unit="usd"),
                 CustomMetric(name="cost_input_usd", value=cost.input_usd, unit="usd"),
                 CustomMetric(name="cost_output_usd", value=cost.output_usd, unit="usd"),
-                CustomMetric(name="cost_reasoning_usd", value=cost.reasoning_usd, unit="usd"),
+                CustomMetric(
+                    name="cost_reasoning_usd", value=cost.reasoning_usd, unit="usd"
+                ),
             ]
         metrics.append(CustomMetric(name="cost_source", value=source, unit=""))
         if model_calls:
-            metrics.append(CustomMetric(name="models", value=self._models(model_calls), unit=""))
+            metrics.append(
+                CustomMetric(name="models", value=self._models(model_calls), unit="")
+            )
         return metrics
 
     def _models(self, calls: tuple[ModelUsage, ...]) -> dict[str, Any]:
@@ -145,7 +171,11 @@ class ToolCallCollector:
     id = "tool_calls"
 
     def collect(
-        self, result: PromptResult, scenario: Scenario, mode: str, trace: SessionTrace | None
+        self,
+        result: PromptResult,
+        scenario: Scenario,
+        mode: str,
+        trace: SessionTrace | None,
     ) -> list[CustomMetric]:
         """Emit the four summary metrics, then categories sorted by name."""
         calls = result.metrics.tool_calls
@@ -157,19 +187,29 @@ class ToolCallCollector:
         metrics = [
             CustomMetric(name="tool_calls_total", value=total, unit="count"),
             CustomMetric(name="tool_calls_failed", value=failed, unit="count"),
-            CustomMetric(name="tool_calls_error_rate", value=failed / total if total else 0, unit="ratio"),
-            CustomMetric(name="tool_calls_unique", value=len({call.name for call in calls}), unit="count"),
+            CustomMetric(
+                name="tool_calls_error_rate",
+                value=failed / total if total else 0,
+                unit="ratio",
+            ),
+            CustomMetric(
+                name="tool_calls_unique",
+                value=len({call.name for call in calls}),
+                unit="count",
+            ),
         ]
         by_name: dict[str, int] = {}
         # Case-insensitive first, like the original's localeCompare, with a stable tie-break.
         for category in sorted(categories, key=lambda c: (c.casefold(), c)):
             name = f"tool_calls_category_{_metric_part(category or 'other')}"
             by_name[name] = by_name.get(name, 0) + categories[category]
-        metrics += [CustomMetric(name=name, value=count, unit="count") for name, count in by_name.items()]
+        metrics += [
+            CustomMetric(name=name, value=count, unit="count")
+            for name, count in by_name.items()
+        ]
         return metrics
 
 
 def _metric_part(label: str) -> str:
     """A label made safe inside a metric name (spaces, dots, slashes -> ``_``)."""
     return _UNSAFE.sub("_", label)
-

@@ -24,7 +24,13 @@ from ..model.record import Record
 _PER = Decimal(1_000_000)
 
 #: Keys of one model's entry in a profile's ``prices`` option.
-PRICE_KEYS = ("input_per_mtok", "output_per_mtok", "reasoning_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok")
+PRICE_KEYS = (
+    "input_per_mtok",
+    "output_per_mtok",
+    "reasoning_per_mtok",
+    "cache_read_per_mtok",
+    "cache_write_per_mtok",
+)
 _REQUIRED_KEYS = ("input_per_mtok", "output_per_mtok")
 
 
@@ -51,7 +57,9 @@ class ModelPrices(Record):
             + tokens.cache_write * _or(self.cache_write_per_mtok, self.input_per_mtok)
         ) / _PER
         output_usd = tokens.output * self.output_per_mtok / _PER
-        reasoning_usd = tokens.reasoning * _or(self.reasoning_per_mtok, self.output_per_mtok) / _PER
+        reasoning_usd = (
+            tokens.reasoning * _or(self.reasoning_per_mtok, self.output_per_mtok) / _PER
+        )
         # Summed in Decimal so the total is exact before the one conversion to float.
         return CostBreakdown(
             total_usd=float(input_usd + output_usd + reasoning_usd),
@@ -65,7 +73,9 @@ def _or(value: Decimal | None, fallback: Decimal) -> Decimal:
     return fallback if value is None else value
 
 
-def _builtin(input_: str, output: str, cache_read: str, cache_write: str) -> ModelPrices:
+def _builtin(
+    input_: str, output: str, cache_read: str, cache_write: str
+) -> ModelPrices:
     return ModelPrices(
         input_per_mtok=Decimal(input_),
         output_per_mtok=Decimal(output),
@@ -84,41 +94,61 @@ SIM_PRICES: Mapping[str, ModelPrices] = {
 }
 
 
-def parse_price_overrides(prices: Any, *, where: str = "prices") -> dict[str, ModelPrices]:
+def parse_price_overrides(
+    prices: Any, *, where: str = "prices"
+) -> dict[str, ModelPrices]:
     """Validate a profile's ``prices: {model: {input_per_mtok, ...}}`` into ModelPrices."""
     if prices is None:
         return {}
     if not isinstance(prices, Mapping):
-        raise ConfigError(f"{where}: expected a mapping of model name -> prices, got {type(prices).__name__}")
+        raise ConfigError(
+            f"{where}: expected a mapping of model name -> prices, got {type(prices).__name__}"
+        )
     parsed: dict[str, ModelPrices] = {}
     for model, entry in prices.items():
         here = f"{where}.{model}"
         if not isinstance(model, str) or not model:
-            raise ConfigError(f"{where}: model names must be non-empty strings, got {model!r}")
+            raise ConfigError(
+                f"{where}: model names must be non-empty strings, got {model!r}"
+            )
         if isinstance(entry, ModelPrices):
             parsed[model] = entry
             continue
         if not isinstance(entry, Mapping):
-            raise ConfigError(f"{here}: expected a mapping with {', '.join(PRICE_KEYS)}, got {type(entry).__name__}")
+            raise ConfigError(
+                f"{here}: expected a mapping with {', '.join(PRICE_KEYS)}, got {type(entry).__name__}"
+            )
         unknown = sorted(set(entry) - set(PRICE_KEYS))
         if unknown:
-            raise ConfigError(f"{here}: unknown keys {unknown}; expected {', '.join(PRICE_KEYS)} (USD per million tokens)")
+            raise ConfigError(
+                f"{here}: unknown keys {unknown}; expected {', '.join(PRICE_KEYS)} (USD per million tokens)"
+            )
         missing = [k for k in _REQUIRED_KEYS if k not in entry]
         if missing:
-            raise ConfigError(f"{here}: missing {', '.join(missing)} (USD per million tokens)")
-        rates = {key: _rate(entry[key], f"{here}.{key}") for key in PRICE_KEYS if entry.get(key) is not None}
+            raise ConfigError(
+                f"{here}: missing {', '.join(missing)} (USD per million tokens)"
+            )
+        rates = {
+            key: _rate(entry[key], f"{here}.{key}")
+            for key in PRICE_KEYS
+            if entry.get(key) is not None
+        }
         parsed[model] = ModelPrices(**rates, source="override")
     return parsed
 
 
 def _rate(value: Any, where: str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, (int, float, str, Decimal)):
-        raise ConfigError(f"{where}: expected a number (USD per million tokens), got {value!r}")
+        raise ConfigError(
+            f"{where}: expected a number (USD per million tokens), got {value!r}"
+        )
     try:
         # Through str so 2.5 from YAML becomes exactly Decimal("2.5").
         rate = Decimal(str(value))
     except ArithmeticError:
-        raise ConfigError(f"{where}: expected a number (USD per million tokens), got {value!r}") from None
+        raise ConfigError(
+            f"{where}: expected a number (USD per million tokens), got {value!r}"
+        ) from None
     if not rate.is_finite() or rate < 0:
         raise ConfigError(f"{where}: expected a finite number >= 0, got {value!r}")
     return rate
@@ -151,7 +181,9 @@ def find_prices(
 
 
 def price_tokens(
-    model: str | None, tokens: TokenBreakdown, overrides: Mapping[str, Any] | None = None
+    model: str | None,
+    tokens: TokenBreakdown,
+    overrides: Mapping[str, Any] | None = None,
 ) -> CostBreakdown | None:
     """Price ``tokens`` for ``model``; None when no price is known (never a fake $0)."""
     prompt_tokens = tokens.input + tokens.cache_read + tokens.cache_write
@@ -160,7 +192,10 @@ def price_tokens(
 
 
 def price_usage(
-    calls: Sequence[ModelUsage], overrides: Mapping[str, Any] | None = None, *, model: str | None = None
+    calls: Sequence[ModelUsage],
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    model: str | None = None,
 ) -> CostBreakdown | None:
     """Each model call's tokens at its price, summed; None when any call has no price.
 
@@ -177,7 +212,12 @@ def price_usage(
         input_usd += priced.input_usd
         output_usd += priced.output_usd
         reasoning_usd += priced.reasoning_usd
-    return CostBreakdown(total_usd=total_usd, input_usd=input_usd, output_usd=output_usd, reasoning_usd=reasoning_usd)
+    return CostBreakdown(
+        total_usd=total_usd,
+        input_usd=input_usd,
+        output_usd=output_usd,
+        reasoning_usd=reasoning_usd,
+    )
 
 
 def resolve_cost(
@@ -195,7 +235,9 @@ def resolve_cost(
     everything), else as ``model``, the name the profile's prices use.
     Without them ``tokens`` are priced as ``model``.
     """
-    if any(v for v in (cost.total_usd, cost.input_usd, cost.output_usd, cost.reasoning_usd)):
+    if any(
+        v for v in (cost.total_usd, cost.input_usd, cost.output_usd, cost.reasoning_usd)
+    ):
         return cost, "provider"
     if model_calls:
         several = len({call.model for call in model_calls}) > 1
@@ -267,9 +309,15 @@ def _genai_prices(model: str, prompt_tokens: int) -> ModelPrices | None:
     return ModelPrices(
         input_per_mtok=input_rate,
         output_per_mtok=output_rate,
-        reasoning_per_mtok=_tiered(getattr(price, "output_reasoning_mtok", None), prompt_tokens),
-        cache_read_per_mtok=_tiered(getattr(price, "cache_read_mtok", None), prompt_tokens),
-        cache_write_per_mtok=_tiered(getattr(price, "cache_write_mtok", None), prompt_tokens),
+        reasoning_per_mtok=_tiered(
+            getattr(price, "output_reasoning_mtok", None), prompt_tokens
+        ),
+        cache_read_per_mtok=_tiered(
+            getattr(price, "cache_read_mtok", None), prompt_tokens
+        ),
+        cache_write_per_mtok=_tiered(
+            getattr(price, "cache_write_mtok", None), prompt_tokens
+        ),
         source="genai-prices",
     )
 

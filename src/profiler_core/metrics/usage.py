@@ -36,8 +36,14 @@ _EXPECTED_USAGE = "expected OpenAI, OpenAI Responses, Anthropic, LangChain, plai
 
 
 def _count_field(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT):
-        raise ValueError(f"{attribute.name}: expected an integer >= 0 (at most 2^53), got {shown(value)}")
+    if value is not None and (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 0 <= value <= MAX_COUNT
+    ):
+        raise ValueError(
+            f"{attribute.name}: expected an integer >= 0 (at most 2^53), got {shown(value)}"
+        )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -60,7 +66,9 @@ class TokensUsage(Record):
             object.__setattr__(self, "total_tokens", expected)
         elif self.total_tokens != expected:
             # A total that disagrees means the counts are not what they say: refuse rather than pick one.
-            raise ValueError(f"total_tokens: {self.total_tokens} != input_tokens + output_tokens ({expected})")
+            raise ValueError(
+                f"total_tokens: {self.total_tokens} != input_tokens + output_tokens ({expected})"
+            )
 
     @classmethod
     def from_breakdown(cls, tokens: TokenBreakdown) -> TokensUsage:
@@ -77,7 +85,11 @@ class TokensUsage(Record):
 
     def to_dict(self) -> dict[str, int]:
         """The JSON form: ``{"input_tokens", "output_tokens", "total_tokens"}`` (read back as the plain usage shape)."""
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "total_tokens": self.total_tokens}
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+        }
 
 
 def tokens_usage(tokens: TokenBreakdown) -> TokensUsage:
@@ -87,17 +99,34 @@ def tokens_usage(tokens: TokenBreakdown) -> TokensUsage:
 
 # -- normalize_usage ----------------------------------------------------------------
 
-_BREAKDOWN_KEYS = frozenset({"input", "output", "reasoning", "cacheRead", "cacheWrite", "total", "active"})
+_BREAKDOWN_KEYS = frozenset(
+    {"input", "output", "reasoning", "cacheRead", "cacheWrite", "total", "active"}
+)
 _PLAIN_KEYS = frozenset({"input_tokens", "output_tokens", "total_tokens"})
-_OPENAI_CHAT_MARKERS = frozenset({"prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details"})
+_OPENAI_CHAT_MARKERS = frozenset(
+    {
+        "prompt_tokens",
+        "completion_tokens",
+        "prompt_tokens_details",
+        "completion_tokens_details",
+    }
+)
 _RESPONSES_MARKERS = frozenset({"input_tokens_details", "output_tokens_details"})
 _LANGCHAIN_MARKERS = frozenset({"input_token_details", "output_token_details"})
 _ANTHROPIC_MARKERS = frozenset(
-    {"cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation", "server_tool_use", "service_tier"}
+    {
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "cache_creation",
+        "server_tool_use",
+        "service_tier",
+    }
 )
 
 
-def normalize_usage(raw: Any, provider: str | None = None, *, where: str = "usage") -> TokenBreakdown:
+def normalize_usage(
+    raw: Any, provider: str | None = None, *, where: str = "usage"
+) -> TokenBreakdown:
     """Turn a provider's usage payload into a TokenBreakdown (shape auto-detected unless ``provider`` is given).
 
     ``provider`` is one of "openai", "openai-responses", "anthropic",
@@ -111,14 +140,18 @@ def normalize_usage(raw: Any, provider: str | None = None, *, where: str = "usag
         return raw.to_breakdown()
     data = as_mapping(raw)
     if data is None:
-        raise ValidationError(f"{where}: expected a usage object, got {type(raw).__name__}; {_EXPECTED_USAGE}")
+        raise ValidationError(
+            f"{where}: expected a usage object, got {type(raw).__name__}; {_EXPECTED_USAGE}"
+        )
     data, where = _unwrap_usage(data, where)
     if provider is None:
         kind = _detect_usage(data, where)
     else:
         alias = _USAGE_ALIASES.get(provider.lower())
         if alias is None:
-            raise ValidationError(f"{where}: unknown usage provider {provider!r}; expected one of {sorted(_USAGE_ALIASES)}")
+            raise ValidationError(
+                f"{where}: unknown usage provider {provider!r}; expected one of {sorted(_USAGE_ALIASES)}"
+            )
         kind = alias
     return _USAGE_PARSERS[kind](data, where)
 
@@ -127,7 +160,9 @@ def _unwrap_usage(data: Mapping[str, Any], where: str) -> tuple[Mapping[str, Any
     # A full response (OpenAI/Anthropic: "usage"; LangChain AIMessage: "usage_metadata") carries usage inside.
     for key in ("usage", "usage_metadata"):
         inner = data.get(key)
-        if isinstance(inner, Mapping) and not (set(data) & (_PLAIN_KEYS | _OPENAI_CHAT_MARKERS)):
+        if isinstance(inner, Mapping) and not (
+            set(data) & (_PLAIN_KEYS | _OPENAI_CHAT_MARKERS)
+        ):
             return inner, f"{where}.{key}"
     return data, where
 
@@ -148,13 +183,19 @@ def _detect_usage(data: Mapping[str, Any], where: str) -> str:
         unknown = keys - _PLAIN_KEYS
         if not unknown:
             return "plain"
-        raise ValidationError(f"{where}: unrecognised keys {format_keys(unknown)}; {_EXPECTED_USAGE}")
+        raise ValidationError(
+            f"{where}: unrecognised keys {format_keys(unknown)}; {_EXPECTED_USAGE}"
+        )
     if not keys:
         raise ValidationError(f"{where}: empty usage object; {_EXPECTED_USAGE}")
-    raise ValidationError(f"{where}: unrecognised keys {format_keys(keys)}; {_EXPECTED_USAGE}")
+    raise ValidationError(
+        f"{where}: unrecognised keys {format_keys(keys)}; {_EXPECTED_USAGE}"
+    )
 
 
-def _count(data: Mapping[str, Any] | None, key: str, where: str, *, required: bool = False) -> int:
+def _count(
+    data: Mapping[str, Any] | None, key: str, where: str, *, required: bool = False
+) -> int:
     """A token count: absent or null is 0 (unless required); anything but a whole number >= 0 is an error."""
     value = None if data is None else data.get(key)
     if value is None:
@@ -163,8 +204,14 @@ def _count(data: Mapping[str, Any] | None, key: str, where: str, *, required: bo
         return 0
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
-        raise ValidationError(f"{where}.{key}: expected a token count (integer >= 0, at most 2^53), got {shown(value)}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 0 <= value <= MAX_COUNT
+    ):
+        raise ValidationError(
+            f"{where}.{key}: expected a token count (integer >= 0, at most 2^53), got {shown(value)}"
+        )
     return value
 
 
@@ -174,38 +221,64 @@ def _details(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]
         return None
     found = as_mapping(value)
     if found is None:
-        raise ValidationError(f"{where}.{key}: expected an object, got {type(value).__name__}")
+        raise ValidationError(
+            f"{where}.{key}: expected an object, got {type(value).__name__}"
+        )
     return found
 
 
 def _part(whole: int, part: int, whole_name: str, part_name: str, where: str) -> int:
     """``whole - part``, refusing a part larger than the whole it is said to be included in."""
     if part > whole:
-        raise ValidationError(f"{where}: {part_name} ({part}) exceeds {whole_name} ({whole}) that should include it")
+        raise ValidationError(
+            f"{where}: {part_name} ({part}) exceeds {whole_name} ({whole}) that should include it"
+        )
     return whole - part
 
 
-def _check_total(data: Mapping[str, Any], expected: int, parts: str, where: str) -> None:
+def _check_total(
+    data: Mapping[str, Any], expected: int, parts: str, where: str
+) -> None:
     # A total that disagrees means the payload is not counted the way we assume: refuse to guess.
     if data.get("total_tokens") is None:
         return
     total = _count(data, "total_tokens", where)
     if total != expected:
-        raise ValidationError(f"{where}.total_tokens: {total} != {parts} ({shown(expected)}); the usage is inconsistent")
+        raise ValidationError(
+            f"{where}.total_tokens: {total} != {parts} ({shown(expected)}); the usage is inconsistent"
+        )
 
 
 def _openai_chat(data: Mapping[str, Any], where: str) -> TokenBreakdown:
     prompt = _count(data, "prompt_tokens", where, required=True)
     completion = _count(data, "completion_tokens", where, required=True)
     _check_total(data, prompt + completion, "prompt_tokens + completion_tokens", where)
-    cached = _count(_details(data, "prompt_tokens_details", where), "cached_tokens", f"{where}.prompt_tokens_details")
+    cached = _count(
+        _details(data, "prompt_tokens_details", where),
+        "cached_tokens",
+        f"{where}.prompt_tokens_details",
+    )
     reasoning = _count(
-        _details(data, "completion_tokens_details", where), "reasoning_tokens", f"{where}.completion_tokens_details"
+        _details(data, "completion_tokens_details", where),
+        "reasoning_tokens",
+        f"{where}.completion_tokens_details",
     )
     return TokenBreakdown(
-        input=_part(prompt, cached, "prompt_tokens", "prompt_tokens_details.cached_tokens", where),
+        input=_part(
+            prompt,
+            cached,
+            "prompt_tokens",
+            "prompt_tokens_details.cached_tokens",
+            where,
+        ),
         cache_read=cached,
-        output=_part(completion, reasoning, "completion_tokens", "completion_tokens_details.reasoning_tokens", where),
+        output=_part(
+            completion,
+            reasoning,
+            "completion_tokens",
+            "completion_tokens_details.reasoning_tokens",
+            where,
+        ),
         reasoning=reasoning,
     )
 
@@ -214,14 +287,28 @@ def _openai_responses(data: Mapping[str, Any], where: str) -> TokenBreakdown:
     input_ = _count(data, "input_tokens", where, required=True)
     output = _count(data, "output_tokens", where, required=True)
     _check_total(data, input_ + output, "input_tokens + output_tokens", where)
-    cached = _count(_details(data, "input_tokens_details", where), "cached_tokens", f"{where}.input_tokens_details")
+    cached = _count(
+        _details(data, "input_tokens_details", where),
+        "cached_tokens",
+        f"{where}.input_tokens_details",
+    )
     reasoning = _count(
-        _details(data, "output_tokens_details", where), "reasoning_tokens", f"{where}.output_tokens_details"
+        _details(data, "output_tokens_details", where),
+        "reasoning_tokens",
+        f"{where}.output_tokens_details",
     )
     return TokenBreakdown(
-        input=_part(input_, cached, "input_tokens", "input_tokens_details.cached_tokens", where),
+        input=_part(
+            input_, cached, "input_tokens", "input_tokens_details.cached_tokens", where
+        ),
         cache_read=cached,
-        output=_part(output, reasoning, "output_tokens", "output_tokens_details.reasoning_tokens", where),
+        output=_part(
+            output,
+            reasoning,
+            "output_tokens",
+            "output_tokens_details.reasoning_tokens",
+            where,
+        ),
         reasoning=reasoning,
     )
 
@@ -232,7 +319,8 @@ def _anthropic(data: Mapping[str, Any], where: str) -> TokenBreakdown:
         # Newer payloads may only carry the per-TTL split.
         split = _details(data, "cache_creation", where)
         cache_write = sum(
-            _count(split, k, f"{where}.cache_creation") for k in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+            _count(split, k, f"{where}.cache_creation")
+            for k in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
         )
     # Anthropic's input_tokens already exclude cache reads and writes; thinking is billed inside output_tokens.
     return TokenBreakdown(
@@ -249,20 +337,32 @@ def _langchain(data: Mapping[str, Any], where: str) -> TokenBreakdown:
     _check_total(data, input_ + output, "input_tokens + output_tokens", where)
     in_details = _details(data, "input_token_details", where)
     out_details = _details(data, "output_token_details", where)
-    in_where, out_where = f"{where}.input_token_details", f"{where}.output_token_details"
+    in_where, out_where = (
+        f"{where}.input_token_details",
+        f"{where}.output_token_details",
+    )
     cache_read = _count(in_details, "cache_read", in_where)
     cache_write = _count(in_details, "cache_creation", in_where)
     if not cache_write:
         # langchain-anthropic may report cache writes only split by TTL.
         cache_write = sum(
-            _count(in_details, k, in_where) for k in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+            _count(in_details, k, in_where)
+            for k in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
         )
     reasoning = _count(out_details, "reasoning", out_where)
     return TokenBreakdown(
-        input=_part(input_, cache_read + cache_write, "input_tokens", "cache_read + cache_creation", where),
+        input=_part(
+            input_,
+            cache_read + cache_write,
+            "input_tokens",
+            "cache_read + cache_creation",
+            where,
+        ),
         cache_read=cache_read,
         cache_write=cache_write,
-        output=_part(output, reasoning, "output_tokens", "output_token_details.reasoning", where),
+        output=_part(
+            output, reasoning, "output_tokens", "output_token_details.reasoning", where
+        ),
         reasoning=reasoning,
     )
 
@@ -312,5 +412,3 @@ _USAGE_ALIASES = {
     "plain": "plain",
     "breakdown": "breakdown",
 }
-
-

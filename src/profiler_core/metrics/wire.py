@@ -14,19 +14,39 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..model import CustomMetric, ModelCallEvent, ModelUsage, PromptResult, Scenario, SessionTrace, TokenBreakdown
+from ..model import (
+    CustomMetric,
+    ModelCallEvent,
+    ModelUsage,
+    PromptResult,
+    Scenario,
+    SessionTrace,
+    TokenBreakdown,
+)
 from .pricing import parse_price_overrides, price_usage
 
 #: the token kinds compared between the wire and the agent's own report (JSON names)
-_KINDS = (("input", "input"), ("output", "output"), ("reasoning", "reasoning"), ("cache_read", "cacheRead"), ("cache_write", "cacheWrite"))
+_KINDS = (
+    ("input", "input"),
+    ("output", "output"),
+    ("reasoning", "reasoning"),
+    ("cache_read", "cacheRead"),
+    ("cache_write", "cacheWrite"),
+)
 
 
 def model_calls(trace: SessionTrace | None) -> list[ModelCallEvent]:
     """The wire's model calls of a trace (empty without a recorder)."""
-    return [e for e in trace.events if type(e) is ModelCallEvent] if trace is not None else []
+    return (
+        [e for e in trace.events if type(e) is ModelCallEvent]
+        if trace is not None
+        else []
+    )
 
 
-def wire_usage(calls: Sequence[ModelCallEvent], model: str | None = None) -> list[ModelUsage]:
+def wire_usage(
+    calls: Sequence[ModelCallEvent], model: str | None = None
+) -> list[ModelUsage]:
     """Each answered call as a ModelUsage: the model that answered, else the one asked, else ``model``."""
     usage = []
     for call in calls:
@@ -42,7 +62,9 @@ def wire_tokens(calls: Sequence[ModelCallEvent]) -> TokenBreakdown:
 
 
 def _tokens_json(tokens: TokenBreakdown) -> dict[str, int]:
-    return {name: getattr(tokens, field) for field, name in _KINDS} | {"total": tokens.total}
+    return {name: getattr(tokens, field) for field, name in _KINDS} | {
+        "total": tokens.total
+    }
 
 
 def mismatch(wire: TokenBreakdown, agent: TokenBreakdown) -> dict[str, Any] | None:
@@ -61,8 +83,13 @@ def _epoch_ms(iso: str) -> float:
 
 def timing(calls: Sequence[ModelCallEvent]) -> dict[str, Any]:
     """Model time, time to first token (first call, mean) and the time between calls (the agent's tools and itself)."""
-    spans = sorted((_epoch_ms(c.started_at), _epoch_ms(c.started_at) + c.duration_ms) for c in calls)
-    between = sum(max(0.0, start - spans[i][1]) for i, (start, _) in enumerate(spans[1:]))
+    spans = sorted(
+        (_epoch_ms(c.started_at), _epoch_ms(c.started_at) + c.duration_ms)
+        for c in calls
+    )
+    between = sum(
+        max(0.0, start - spans[i][1]) for i, (start, _) in enumerate(spans[1:])
+    )
     ttfts = [c.ttft_ms for c in calls if c.ttft_ms is not None]
     return {
         "modelMs": round(sum(c.duration_ms for c in calls), 3),
@@ -73,13 +100,19 @@ def timing(calls: Sequence[ModelCallEvent]) -> dict[str, Any]:
 
 
 def wire_summary(
-    calls: Sequence[ModelCallEvent], agent_tokens: TokenBreakdown | None, *, model: str | None = None, prices: Mapping[str, Any] | None = None
+    calls: Sequence[ModelCallEvent],
+    agent_tokens: TokenBreakdown | None,
+    *,
+    model: str | None = None,
+    prices: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``extensions.wire`` of a row: calls, tokens, timing, cost (None when a model has no price), mismatch."""
     tokens = wire_tokens(calls)
     usage = wire_usage(calls, model)
     several = len({u.model for u in usage}) > 1
-    cost = price_usage(usage, prices, model=None if several else model) if usage else None
+    cost = (
+        price_usage(usage, prices, model=None if several else model) if usage else None
+    )
     summary: dict[str, Any] = {
         "calls": len(calls),
         "failed": sum(1 for c in calls if c.status == 0 or c.status >= 400),
@@ -104,17 +137,35 @@ class WireCollector:
     id = "wire"
 
     def __init__(self, *, prices: Mapping[str, Any] | None = None) -> None:
-        self.prices = parse_price_overrides(prices, where="collectors.wire.options.prices")
+        self.prices = parse_price_overrides(
+            prices, where="collectors.wire.options.prices"
+        )
 
     def collect(
-        self, result: PromptResult, scenario: Scenario, mode: str, trace: SessionTrace | None, *, model: str | None = None
+        self,
+        result: PromptResult,
+        scenario: Scenario,
+        mode: str,
+        trace: SessionTrace | None,
+        *,
+        model: str | None = None,
     ) -> list[CustomMetric]:
         """One metric, ``wire`` (a mapping), when the trace holds model calls."""
         calls = model_calls(trace)
         if not calls:
             return []
-        summary = wire_summary(calls, result.metrics.tokens, model=model, prices=self.prices)
+        summary = wire_summary(
+            calls, result.metrics.tokens, model=model, prices=self.prices
+        )
         return [CustomMetric(name="wire", value=summary, unit="")]
 
 
-__all__ = ["WireCollector", "mismatch", "model_calls", "timing", "wire_summary", "wire_tokens", "wire_usage"]
+__all__ = [
+    "WireCollector",
+    "mismatch",
+    "model_calls",
+    "timing",
+    "wire_summary",
+    "wire_tokens",
+    "wire_usage",
+]

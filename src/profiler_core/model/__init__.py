@@ -22,7 +22,13 @@ if TYPE_CHECKING:  # pragma: no cover
         StringFinding,
         TableFinding,
     )
-    from .environment import EnvironmentCapabilities, ExecResult, SandboxSettings, TrialMount, TrialSpec
+    from .environment import (
+        EnvironmentCapabilities,
+        ExecResult,
+        SandboxSettings,
+        TrialMount,
+        TrialSpec,
+    )
     from .judge import JudgeCriterion, JudgeRequest, JudgeResponse, JudgeRubric
     from .metrics import (
         CompletionReason,
@@ -61,7 +67,14 @@ if TYPE_CHECKING:  # pragma: no cover
         WorkspaceSpec,
     )
     from .scoring import ScorerCheckResult, ScorerContext, ScorerResult
-    from .session import CreateSessionParams, ModeConfig, PermissionConfig, PromptResult, ProviderConfig, SessionHandle
+    from .session import (
+        CreateSessionParams,
+        ModeConfig,
+        PermissionConfig,
+        PromptResult,
+        ProviderConfig,
+        SessionHandle,
+    )
     from .trace import (
         TRACE_EVENT_TAGS,
         ErrorEvent,

@@ -37,7 +37,9 @@ class TableFinding(Record):
     """A small table of strings."""
 
     headers: tuple[str, ...] = attrs.field(converter=as_tuple)
-    rows: tuple[tuple[str, ...], ...] = attrs.field(converter=lambda rows: tuple(tuple(r) for r in rows))
+    rows: tuple[tuple[str, ...], ...] = attrs.field(
+        converter=lambda rows: tuple(tuple(r) for r in rows)
+    )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -48,7 +50,9 @@ class RatioFinding(Record):
     label: str
 
 
-AnalysisFinding = Union[NumberFinding, StringFinding, ListFinding, TableFinding, RatioFinding]  # noqa: UP007 - a runtime union for the tagged-union hooks
+AnalysisFinding = Union[  # noqa: UP007 - a runtime union for the tagged-union hooks
+    NumberFinding, StringFinding, ListFinding, TableFinding, RatioFinding
+]
 
 #: JSON ``type`` tag of each finding class (the original's names).
 FINDING_TAGS: dict[type, str] = {

@@ -50,7 +50,9 @@ Pull = Literal["never", "missing", "always"]
 def _one_of(choices: tuple[str, ...], key: str) -> Any:
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         if value is not None and value not in choices:
-            raise SandboxError(f"execution.{key}: expected one of {', '.join(choices)}, got {value!r}")
+            raise SandboxError(
+                f"execution.{key}: expected one of {', '.join(choices)}, got {value!r}"
+            )
 
     return check
 
@@ -58,7 +60,9 @@ def _one_of(choices: tuple[str, ...], key: str) -> Any:
 def _kind(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
     # The kinds are open (plugins add some): the name's shape here, its existence when the run starts.
     if not isinstance(value, str) or not _KIND.fullmatch(value):
-        raise SandboxError(f"execution.sandbox: expected one of {', '.join(BUILTIN_ENVIRONMENTS)} or a plugin's environment id, got {value!r}")
+        raise SandboxError(
+            f"execution.sandbox: expected one of {', '.join(BUILTIN_ENVIRONMENTS)} or a plugin's environment id, got {value!r}"
+        )
 
 
 def _strings(values: Any) -> tuple[str, ...]:
@@ -77,11 +81,15 @@ class SandboxSettings(Record):
     #: the environment kind: ``none`` (run on the host), ``bwrap``, ``docker``, ``podman`` or a plugin's
     sandbox: str = attrs.field(default="none", validator=_kind)
     #: ``none``, ``model`` or ``full``; None: ``model`` inside a sandbox, ``full`` without one
-    network: str | None = attrs.field(default=None, validator=_one_of(NETWORKS, "network"))
+    network: str | None = attrs.field(
+        default=None, validator=_one_of(NETWORKS, "network")
+    )
     #: the container image (docker / podman); None: an image of the host's own toolchain, made offline
     image: str | None = None
     #: hosts reachable besides the model endpoints with ``network: model`` (``host``, ``host:port``, ``*.domain``)
-    allow_hosts: tuple[str, ...] = attrs.field(default=(), converter=_strings, validator=_hosts)
+    allow_hosts: tuple[str, ...] = attrs.field(
+        default=(), converter=_strings, validator=_hosts
+    )
     #: more host paths hidden inside the sandbox (the user's home always is)
     hide_paths: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     #: host paths shown read-only although hidden (a toolchain under the home, e.g. ``~/.pyenv``)
@@ -94,7 +102,9 @@ class SandboxSettings(Record):
     #: when a task's image (``docker_image``, a Dockerfile's ``FROM``) is pulled: ``never``, ``missing``, ``always``
     pull: str = attrs.field(default="missing", validator=_one_of(PULLS, "pull"))
     #: the verifier's network when the profile overrides the task's (None: it inherits the task environment's)
-    verifier_network: str | None = attrs.field(default=None, validator=_one_of(NETWORKS, "verifier_network"))
+    verifier_network: str | None = attrs.field(
+        default=None, validator=_one_of(NETWORKS, "verifier_network")
+    )
     #: an agent reaches its model through the wire recorder (``execution.wire``; docs/wire.md)
     wire: bool = True
     #: a trial's agent's user when the task names none and the profiler and the image's user are root (``root``: keep it)

@@ -32,7 +32,9 @@ class HostRule(Record):
 
 def _port(text: str, where: str) -> int:
     if not text.isdigit() or not 0 < int(text) < 65536:
-        raise SandboxError(f"{where}: expected a port between 1 and 65535, got {text!r}")
+        raise SandboxError(
+            f"{where}: expected a port between 1 and 65535, got {text!r}"
+        )
     return int(text)
 
 
@@ -41,7 +43,16 @@ def parse_host_rule(text: str) -> HostRule:
     where = f"execution.allow_hosts: {text!r}"
     if not isinstance(text, str) or not text.strip() or "/" in text or "@" in text:
         raise SandboxError(f"{where}: expected a host name, host:port or *.domain")
-    host, _, port = text.strip().lower().rpartition(":") if ":" in text else (text.strip().lower(), "", "")
-    if host.startswith("[") or not host or "*" in host[2:] or ("*" in host and not host.startswith("*.")):
+    host, _, port = (
+        text.strip().lower().rpartition(":")
+        if ":" in text
+        else (text.strip().lower(), "", "")
+    )
+    if (
+        host.startswith("[")
+        or not host
+        or "*" in host[2:]
+        or ("*" in host and not host.startswith("*."))
+    ):
         raise SandboxError(f"{where}: expected a host name, host:port or *.domain")
     return HostRule(host.rstrip("."), _port(port, where) if port else None)

@@ -31,7 +31,10 @@ def token_totals(
     model's ``TokenBreakdown`` and the report's row loader use it).
     """
     fresh = input + output + reasoning
-    return (fresh + cache_read + cache_write if total is None else total, fresh if active is None else active)
+    return (
+        fresh + cache_read + cache_write if total is None else total,
+        fresh if active is None else active,
+    )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -50,7 +53,13 @@ class TokenBreakdown(Record):
         # Derived here, not in a property, so JSON always carries both (as the original's rows do).
         if self.total is None or self.active is None:
             total, active = token_totals(
-                self.input, self.output, self.reasoning, self.cache_read, self.cache_write, self.total, self.active
+                self.input,
+                self.output,
+                self.reasoning,
+                self.cache_read,
+                self.cache_write,
+                self.total,
+                self.active,
             )
             object.__setattr__(self, "total", total)
             object.__setattr__(self, "active", active)

@@ -32,10 +32,14 @@ class _Plan:
         self.salt = hash(f"{cls.__module__}.{cls.__qualname__}")
         #: (name, formatter or None for ``repr``, read with a default: the field is not set by ``__init__``)
         self.repr = tuple(
-            (a.name, None if a.repr is True else a.repr, not a.init) for a in fields if a.repr is not False
+            (a.name, None if a.repr is True else a.repr, not a.init)
+            for a in fields
+            if a.repr is not False
         )
         compared = [a for a in fields if a.eq]
-        hashed = [a for a in fields if a.hash is True or (a.hash is None and a.eq is True)]
+        hashed = [
+            a for a in fields if a.hash is True or (a.hash is None and a.eq is True)
+        ]
         if any(_key(a) for a in compared + hashed):
             self.eq = _keyed_getter(compared)
             self.hash = _keyed_getter(hashed)
@@ -60,7 +64,9 @@ def _getter(names: list[str]) -> Callable[[Any], tuple]:
 
 def _keyed_getter(fields: list[attrs.Attribute]) -> Callable[[Any], tuple]:
     plan = [(a.name, _key(a)) for a in fields]
-    return lambda obj: tuple(key(getattr(obj, name)) if key else getattr(obj, name) for name, key in plan)
+    return lambda obj: tuple(
+        key(getattr(obj, name)) if key else getattr(obj, name) for name, key in plan
+    )
 
 
 #: The objects being shown on this thread: a record that holds itself shows as ``...`` (attrs does the same).
@@ -98,9 +104,19 @@ class Record:
         try:
             parts = []
             for name, formatter, optional in _plan(self.__class__).repr:
-                value = getattr(self, name, attrs.NOTHING) if optional else getattr(self, name)
-                parts.append(f"{name}={value!r}" if formatter is None else f"{name}={formatter(value)}")
-            return f"{self.__class__.__qualname__.rsplit('>.', 1)[-1]}({', '.join(parts)})"
+                value = (
+                    getattr(self, name, attrs.NOTHING)
+                    if optional
+                    else getattr(self, name)
+                )
+                parts.append(
+                    f"{name}={value!r}"
+                    if formatter is None
+                    else f"{name}={formatter(value)}"
+                )
+            return (
+                f"{self.__class__.__qualname__.rsplit('>.', 1)[-1]}({', '.join(parts)})"
+            )
         finally:
             showing.discard(id(self))
 

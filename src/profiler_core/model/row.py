@@ -6,8 +6,21 @@ from typing import Any
 
 import attrs
 
-from ._validators import amount, as_tuple, counts, iteration_number, non_empty, unit_interval
-from .metrics import CompletionReason, CostBreakdown, TimingBreakdown, TokenBreakdown, ToolCallRecord
+from ._validators import (
+    amount,
+    as_tuple,
+    counts,
+    iteration_number,
+    non_empty,
+    unit_interval,
+)
+from .metrics import (
+    CompletionReason,
+    CostBreakdown,
+    TimingBreakdown,
+    TokenBreakdown,
+    ToolCallRecord,
+)
 from .record import Record
 
 
@@ -23,7 +36,9 @@ class ToolCallSummary(Record):
     records: tuple[ToolCallRecord, ...] = attrs.field(default=(), converter=as_tuple)
 
     @classmethod
-    def from_records(cls, records: tuple[ToolCallRecord, ...] | list[ToolCallRecord]) -> ToolCallSummary:
+    def from_records(
+        cls, records: tuple[ToolCallRecord, ...] | list[ToolCallRecord]
+    ) -> ToolCallSummary:
         """Summarise a list of tool-call records."""
         records = tuple(records)
         by_category: dict[str, int] = {}
@@ -33,7 +48,9 @@ class ToolCallSummary(Record):
         # "retried": a failed call followed later by a call of the same tool.
         retried = 0
         for i, record in enumerate(records):
-            if not record.success and any(r.name == record.name for r in records[i + 1 :]):
+            if not record.success and any(
+                r.name == record.name for r in records[i + 1 :]
+            ):
                 retried += 1
         return cls(
             total=len(records),
@@ -75,7 +92,9 @@ class ProfileRow(Record):
     success: bool
     checkpoints_passed: int = attrs.field(validator=amount)
     checkpoints_total: int = attrs.field(validator=amount)
-    checkpoint_details: tuple[CheckpointResult, ...] = attrs.field(default=(), converter=as_tuple)
+    checkpoint_details: tuple[CheckpointResult, ...] = attrs.field(
+        default=(), converter=as_tuple
+    )
     output_valid: bool = True
     provider: str
     session_id: str

@@ -60,7 +60,12 @@ class AfterScenarioContext(Record):
 
 
 ProgressKind = Literal[
-    "run_started", "warmup_started", "warmup_completed", "iteration_started", "iteration_completed", "run_completed"
+    "run_started",
+    "warmup_started",
+    "warmup_completed",
+    "iteration_started",
+    "iteration_completed",
+    "run_completed",
 ]
 
 
@@ -84,7 +89,11 @@ class ProgressEvent(Record):
 
 def _sequence(items: Any) -> Sequence[Any]:
     """Lists and iterables become tuples; a lazily loaded sequence stays as it is."""
-    return items if isinstance(items, Sequence) and not isinstance(items, list) else tuple(items)
+    return (
+        items
+        if isinstance(items, Sequence) and not isinstance(items, list)
+        else tuple(items)
+    )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -97,7 +106,9 @@ class ProfileSuiteResult(Record):
     rows: Sequence[ProfileRow] = attrs.field(converter=_sequence)
     duration_ms: float
     output_jsonl_path: str
-    analysis_results: Sequence[SessionAnalysisBundle] = attrs.field(default=(), converter=_sequence)
+    analysis_results: Sequence[SessionAnalysisBundle] = attrs.field(
+        default=(), converter=_sequence
+    )
     manifest_path: str | None = None
     status: RunStatus = "completed"
     #: how many cells the run has, errored, succeeded (kept as the run goes)
@@ -177,7 +188,9 @@ class RunManifest(Record):
     status: RunStatus = "running"
     counts: RunCounts = attrs.field(factory=RunCounts)
     metric_units: dict[str, str] = attrs.field(factory=dict)
-    hook_errors: tuple[HookErrorRecord, ...] = attrs.field(default=(), converter=as_tuple)
+    hook_errors: tuple[HookErrorRecord, ...] = attrs.field(
+        default=(), converter=as_tuple
+    )
     warnings: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     provider: str = ""
     models: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)

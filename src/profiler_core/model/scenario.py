@@ -24,14 +24,27 @@ _NEW = {"omit_if_default": True}
 
 def _sandbox_paths(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
     """Paths inside a sandbox: absolute, not ``/``, without ``..``."""
-    for path in value if isinstance(value, dict) else ([value] if value is not None else []):
-        if not isinstance(path, str) or not path.startswith("/") or path.rstrip("/") == "" or ".." in path.split("/"):
-            raise ValueError(f"{attribute.name}: expected an absolute path inside the sandbox (not / and without ..), got {path!r}")
+    for path in (
+        value if isinstance(value, dict) else ([value] if value is not None else [])
+    ):
+        if (
+            not isinstance(path, str)
+            or not path.startswith("/")
+            or path.rstrip("/") == ""
+            or ".." in path.split("/")
+        ):
+            raise ValueError(
+                f"{attribute.name}: expected an absolute path inside the sandbox (not / and without ..), got {path!r}"
+            )
 
 
-def _one_source(instance: WorkspaceSpec, attribute: attrs.Attribute, value: Any) -> None:
+def _one_source(
+    instance: WorkspaceSpec, attribute: attrs.Attribute, value: Any
+) -> None:
     if (instance.path is None) == (instance.git is None):
-        raise ValueError("workspace: expected exactly one of `path` (a folder) or `git` (a repository)")
+        raise ValueError(
+            "workspace: expected exactly one of `path` (a folder) or `git` (a repository)"
+        )
     if instance.ref is not None and instance.git is None:
         raise ValueError("workspace.ref: only a `git` workspace has a ref")
 
@@ -56,7 +69,9 @@ class NetworkPolicy(Record):
 
     mode: NetworkMode = "public"
     #: the hosts reachable under ``allowlist`` (lower-cased, without a trailing dot)
-    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=as_tuple, metadata=_NEW)
+    allowed_hosts: tuple[str, ...] = attrs.field(
+        default=(), converter=as_tuple, metadata=_NEW
+    )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -78,7 +93,9 @@ class VerifierSpec(Record):
     #: (relative to the scenario file), as Harbor shows ``tests/`` at ``/tests``; needs a sandbox
     mounts: dict[str, str] = attrs.field(factory=dict, validator=_sandbox_paths)
     #: folders laid under ``mounts`` at the same path (Harbor uploads a step's ``tests/`` over the task's)
-    base_mounts: dict[str, str] = attrs.field(factory=dict, validator=_sandbox_paths, metadata=_NEW)
+    base_mounts: dict[str, str] = attrs.field(
+        factory=dict, validator=_sandbox_paths, metadata=_NEW
+    )
     #: where the verifier's own folder (``$PROFILER_VERIFIER_DIR``) also appears inside the sandbox
     #: (Harbor's ``/logs/verifier``); needs a sandbox
     logs_dir: str | None = attrs.field(default=None, validator=_sandbox_paths)
@@ -181,17 +198,25 @@ class Scenario(Record):
     #: the agent's network policy (``[agent].network_mode`` / ``allowed_hosts``); None: the environment's
     agent_policy: NetworkPolicy | None = None
     #: a multi-step task's steps (``[[steps]]``), in order; empty: one step (``prompt``, ``verify``, ``solution``)
-    steps: tuple[StepSpec, ...] = attrs.field(default=(), converter=as_tuple, metadata=_NEW)
+    steps: tuple[StepSpec, ...] = attrs.field(
+        default=(), converter=as_tuple, metadata=_NEW
+    )
     #: how a multi-step task's reward is made of its steps' (Harbor's ``multi_step_reward_strategy``: mean, final)
     reward_strategy: str | None = None
     #: paths inside the environment collected after the trial (Harbor's top-level ``artifacts``)
-    artifacts: tuple[str, ...] = attrs.field(default=(), converter=as_tuple, metadata=_NEW)
+    artifacts: tuple[str, ...] = attrs.field(
+        default=(), converter=as_tuple, metadata=_NEW
+    )
 
     @property
     def sandbox_paths(self) -> tuple[str, ...]:
         """Paths this scenario's commands use inside a sandbox (they cannot exist on the host)."""
         verifiers = [*self.verify, *(v for step in self.steps for v in step.verify)]
-        paths = [p for v in verifiers for p in (*v.mounts, *([v.logs_dir] if v.logs_dir else []))]
+        paths = [
+            p
+            for v in verifiers
+            for p in (*v.mounts, *([v.logs_dir] if v.logs_dir else []))
+        ]
         for solution in (self.solution, *(step.solution for step in self.steps)):
             if solution is not None:
                 paths += list(solution.mounts)

@@ -41,6 +41,8 @@ class ScorerContext(Record):
     iteration: int
     metadata: dict[str, Any] = attrs.field(factory=dict)
     #: the scenario's verifiers' results (``verify:<name>`` checkpoints), run after the agent
-    verifications: tuple[ScorerCheckResult, ...] = attrs.field(default=(), converter=as_tuple)
+    verifications: tuple[ScorerCheckResult, ...] = attrs.field(
+        default=(), converter=as_tuple
+    )
     #: the reward (0-1) a verifier wrote, when one did
     reward: float | None = None

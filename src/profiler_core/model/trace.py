@@ -86,7 +86,14 @@ class ModelCallEvent(Record):
     error: str | None = None
 
 
-TraceEvent = Union[ReasoningEvent, ToolCallEvent, TextOutputEvent, TurnBoundaryEvent, ErrorEvent, ModelCallEvent]  # noqa: UP007 - a runtime union for the tagged-union hooks
+TraceEvent = Union[  # noqa: UP007 - a runtime union for the tagged-union hooks
+    ReasoningEvent,
+    ToolCallEvent,
+    TextOutputEvent,
+    TurnBoundaryEvent,
+    ErrorEvent,
+    ModelCallEvent,
+]
 
 #: JSON ``type`` tag of each event class (the original's names).
 TRACE_EVENT_TAGS: dict[type, str] = {

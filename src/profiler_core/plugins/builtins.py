@@ -20,29 +20,58 @@ from .markers import hookimpl
 
 #: plugin module -> (contract, ((component id, class in that module), ...))
 BUILTIN_COMPONENTS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
-    "profiler_core.config.modes": ("mode_resolvers", (("config", "ConfigModeResolver"),)),
+    "profiler_core.config.modes": (
+        "mode_resolvers",
+        (("config", "ConfigModeResolver"),),
+    ),
     "profiler_core.metrics.collectors": (
         "collectors",
-        (("token", "TokenCollector"), ("latency", "LatencyCollector"), ("cost", "CostCollector"), ("tool_calls", "ToolCallCollector")),
+        (
+            ("token", "TokenCollector"),
+            ("latency", "LatencyCollector"),
+            ("cost", "CostCollector"),
+            ("tool_calls", "ToolCallCollector"),
+        ),
     ),
     "profiler_core.metrics.wire": ("collectors", (("wire", "WireCollector"),)),
     "profiler_core.scorers.checks": ("scorers", (("checks", "ChecksScorer"),)),
-    "profiler_core.providers.simulated": ("providers", (("simulated", "SimulatedProvider"),)),
-    "profiler_core.providers.transcripts": ("providers", (("transcripts", "TranscriptsProvider"),)),
-    "profiler_core.providers.claude_code": ("providers", (("claude-code", "ClaudeCodeProvider"),)),
+    "profiler_core.providers.simulated": (
+        "providers",
+        (("simulated", "SimulatedProvider"),),
+    ),
+    "profiler_core.providers.transcripts": (
+        "providers",
+        (("transcripts", "TranscriptsProvider"),),
+    ),
+    "profiler_core.providers.claude_code": (
+        "providers",
+        (("claude-code", "ClaudeCodeProvider"),),
+    ),
     "profiler_core.providers.codex": ("providers", (("codex", "CodexProvider"),)),
-    "profiler_core.providers.opencode": ("providers", (("opencode", "OpenCodeProvider"),)),
+    "profiler_core.providers.opencode": (
+        "providers",
+        (("opencode", "OpenCodeProvider"),),
+    ),
     "profiler_core.providers.acp": ("providers", (("acp", "AcpProvider"),)),
     "profiler_core.providers.command": ("providers", (("command", "CommandProvider"),)),
     "profiler_core.providers.oracle": ("providers", (("oracle", "OracleProvider"),)),
     "profiler_core.providers.harbor": ("providers", (("harbor", "HarborProvider"),)),
     "profiler_core.judges.openai": ("judge_providers", (("openai", "OpenAIJudge"),)),
-    "profiler_core.judges.opencode": ("judge_providers", (("opencode", "OpenCodeJudge"),)),
+    "profiler_core.judges.opencode": (
+        "judge_providers",
+        (("opencode", "OpenCodeJudge"),),
+    ),
     "profiler_core.scorers.llm_judge": ("scorers", (("llm-judge", "LlmJudgeScorer"),)),
     "profiler_core.scorers.composite": ("scorers", (("composite", "CompositeScorer"),)),
     "profiler_core.scorers.verify": ("scorers", (("verify", "VerifyScorer"),)),
-    "profiler_core.environments.local": ("environments", (("none", "HostEnvironment"), ("bwrap", "BwrapEnvironment"))),
-    "profiler_core.environments.containers": ("environments", (("docker", "DockerEnvironment"), ("podman", "PodmanEnvironment"))),
+    "profiler_core.environments.local": (
+        "environments",
+        (("none", "HostEnvironment"), ("bwrap", "BwrapEnvironment")),
+    ),
+    "profiler_core.environments.containers": (
+        "environments",
+        (("docker", "DockerEnvironment"), ("podman", "PodmanEnvironment")),
+    ),
 }
 
 

@@ -25,7 +25,9 @@ import attrs
 
 from ..model.record import Record
 
-if TYPE_CHECKING:  # pragma: no cover - annotations only: checking a component never builds the model
+if (
+    TYPE_CHECKING
+):  # pragma: no cover - annotations only: checking a component never builds the model
     from collections.abc import Callable, Mapping
 
     from ..model import (
@@ -67,11 +69,15 @@ class SessionProvider(Protocol):
         """Start the agent (server, connection) for the given model and mode."""
         ...
 
-    def create_session(self, params: CreateSessionParams) -> MaybeAwaitable[SessionHandle]:
+    def create_session(
+        self, params: CreateSessionParams
+    ) -> MaybeAwaitable[SessionHandle]:
         """Create a fresh, isolated session for one iteration (or retry)."""
         ...
 
-    def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> MaybeAwaitable[PromptResult]:
+    def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> MaybeAwaitable[PromptResult]:
         """Send the scenario prompt and wait until the agent finishes its turn."""
         ...
 
@@ -130,7 +136,9 @@ class Scorer(Protocol):
 
     id: str
 
-    def evaluate(self, scenario: Scenario, context: ScorerContext) -> MaybeAwaitable[ScorerResult]:
+    def evaluate(
+        self, scenario: Scenario, context: ScorerContext
+    ) -> MaybeAwaitable[ScorerResult]:
         """Check the agent's output and trace against the scenario."""
         ...
 
@@ -149,7 +157,11 @@ class Collector(Protocol):
     id: str
 
     def collect(
-        self, result: PromptResult, scenario: Scenario, mode: str, trace: SessionTrace | None
+        self,
+        result: PromptResult,
+        scenario: Scenario,
+        mode: str,
+        trace: SessionTrace | None,
     ) -> MaybeAwaitable[Sequence[CustomMetric]]:
         """Return metrics; their names must be unique across collectors."""
         ...
@@ -161,7 +173,9 @@ class Analyzer(Protocol):
 
     name: str
 
-    def analyze(self, trace: SessionTrace, scenario: Scenario, mode: str) -> MaybeAwaitable[AnalysisResult]:
+    def analyze(
+        self, trace: SessionTrace, scenario: Scenario, mode: str
+    ) -> MaybeAwaitable[AnalysisResult]:
         """Analyse one trace; finding keys should be namespaced by the analyzer."""
         ...
 
@@ -261,8 +275,14 @@ class Environment(Protocol):
     """
 
     def exec(
-        self, argv: list[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None, user: str | None = None,
-        timeout_s: float | None = None, on_output: Callable[[bytes], None] | None = None,
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        user: str | None = None,
+        timeout_s: float | None = None,
+        on_output: Callable[[bytes], None] | None = None,
     ) -> MaybeAwaitable[ExecResult]:
         """Run ``argv`` inside (in ``cwd``, as ``user``, with ``env`` on top of the environment's) until it ends or ``timeout_s``."""
         ...
@@ -298,7 +318,9 @@ class EnvironmentDefaults:
         """Change the running trial's network (``none``, ``model``, ``full``) between phases; default: refuse."""
         from ..errors import SandboxError
 
-        raise SandboxError(f"environment {type(self).__name__}: cannot change the network of a running trial")
+        raise SandboxError(
+            f"environment {type(self).__name__}: cannot change the network of a running trial"
+        )
 
 
 @runtime_checkable
@@ -328,22 +350,77 @@ class Contract(Record):
 
     def missing_methods(self, component: Any) -> list[str]:
         """The protocol's methods that ``component`` (an object or a class) lacks; empty if it conforms."""
-        return [name for name in required_methods(self.protocol) if not callable(getattr(component, name, None))]
+        return [
+            name
+            for name in required_methods(self.protocol)
+            if not callable(getattr(component, name, None))
+        ]
 
 
 #: Every contract by name, in the order ``list-plugins`` shows them.
 CONTRACTS: dict[str, Contract] = {
     c.name: c
     for c in (
-        Contract("providers", "provider", SessionProvider, "profiler_register_providers", "check_provider"),
-        Contract("scorers", "scorer", Scorer, "profiler_register_scorers", "check_scorer"),
-        Contract("collectors", "collector", Collector, "profiler_register_collectors", "check_collector"),
-        Contract("analyzers", "analyzer", Analyzer, "profiler_register_analyzers", "check_analyzer", id_attr="name"),
-        Contract("mode_resolvers", "mode resolver", ModeResolver, "profiler_register_mode_resolvers", "check_mode_resolver"),
-        Contract("judge_providers", "judge provider", JudgeProvider, "profiler_register_judge_providers", "check_judge_provider"),
-        Contract("importers", "importer", Importer, "profiler_register_importers", "check_importer"),
-        Contract("scenario_formats", "scenario format", ScenarioFormat, "profiler_register_scenario_formats", "check_scenario_format"),
-        Contract("environments", "environment", ExecutionEnvironment, "profiler_register_environments", "check_environment"),
+        Contract(
+            "providers",
+            "provider",
+            SessionProvider,
+            "profiler_register_providers",
+            "check_provider",
+        ),
+        Contract(
+            "scorers", "scorer", Scorer, "profiler_register_scorers", "check_scorer"
+        ),
+        Contract(
+            "collectors",
+            "collector",
+            Collector,
+            "profiler_register_collectors",
+            "check_collector",
+        ),
+        Contract(
+            "analyzers",
+            "analyzer",
+            Analyzer,
+            "profiler_register_analyzers",
+            "check_analyzer",
+            id_attr="name",
+        ),
+        Contract(
+            "mode_resolvers",
+            "mode resolver",
+            ModeResolver,
+            "profiler_register_mode_resolvers",
+            "check_mode_resolver",
+        ),
+        Contract(
+            "judge_providers",
+            "judge provider",
+            JudgeProvider,
+            "profiler_register_judge_providers",
+            "check_judge_provider",
+        ),
+        Contract(
+            "importers",
+            "importer",
+            Importer,
+            "profiler_register_importers",
+            "check_importer",
+        ),
+        Contract(
+            "scenario_formats",
+            "scenario format",
+            ScenarioFormat,
+            "profiler_register_scenario_formats",
+            "check_scenario_format",
+        ),
+        Contract(
+            "environments",
+            "environment",
+            ExecutionEnvironment,
+            "profiler_register_environments",
+            "check_environment",
+        ),
     )
 }
 
@@ -353,7 +430,8 @@ PROTOCOLS: dict[str, type] = {name: c.protocol for name, c in CONTRACTS.items()}
 
 #: The optional attributes of a session provider and their defaults.
 PROVIDER_DEFAULTS: dict[str, Any] = {
-    name: getattr(SessionProviderDefaults, name) for name in ("init_scope", "needs_process_env", "nonblocking_sync")
+    name: getattr(SessionProviderDefaults, name)
+    for name in ("init_scope", "needs_process_env", "nonblocking_sync")
 }
 
 
@@ -365,7 +443,11 @@ def optional_method(component: Any, name: str) -> Any:
 
 def required_methods(protocol: type) -> list[str]:
     """The methods a protocol requires, in declaration order."""
-    return [name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_")]
+    return [
+        name
+        for name, value in vars(protocol).items()
+        if callable(value) and not name.startswith("_")
+    ]
 
 
 def missing_methods(component: Any, contract: str) -> list[str]:

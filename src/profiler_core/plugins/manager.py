@@ -57,12 +57,17 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
 )
 
 #: Names the built-ins had before their modules moved into packages (``profiler list-plugins`` shows them).
-_STABLE_NAMES = {"profiler_core.config.modes": "core.modes", "profiler_core.metrics.collectors": "core.collectors"}
+_STABLE_NAMES = {
+    "profiler_core.config.modes": "core.modes",
+    "profiler_core.metrics.collectors": "core.collectors",
+}
 
 
 def builtin_plugin_name(module_name: str) -> str:
     """The plugin name of a built-in module: ``core.providers.simulated`` for ``profiler_core.providers.simulated``."""
-    return _STABLE_NAMES.get(module_name) or "core." + module_name.removeprefix("profiler_core.")
+    return _STABLE_NAMES.get(module_name) or "core." + module_name.removeprefix(
+        "profiler_core."
+    )
 
 
 _REGISTRATION_HOOKS = frozenset(c.hook for c in CONTRACTS.values())
@@ -95,9 +100,16 @@ class PluginInfo:
         """The PROVIDES cell of ``list-plugins``: ``ERROR ...``, else the components and the other hooks, or ``-``."""
         if self.error:
             return f"ERROR {self.error}"
-        parts = [f"{contract}: {', '.join(sorted(ids))}" for contract, ids in sorted(self.components.items())]
+        parts = [
+            f"{contract}: {', '.join(sorted(ids))}"
+            for contract, ids in sorted(self.components.items())
+        ]
         # Registration hooks show as the components above; the rest (lifecycle, commands) by short name.
-        hooks = sorted(h.removeprefix("profiler_") for h in self.hooks if h not in _REGISTRATION_HOOKS)
+        hooks = sorted(
+            h.removeprefix("profiler_")
+            for h in self.hooks
+            if h not in _REGISTRATION_HOOKS
+        )
         if hooks:
             parts.append("hooks: " + ", ".join(hooks))
         return "; ".join(parts) or "-"
@@ -130,25 +142,35 @@ class ComponentInfo:
     source: Callable[..., Any] | str
     plugin: str
     distribution: str | None
-    _loaded: Callable[..., Any] | None = attrs.field(default=None, init=False, repr=False)
+    _loaded: Callable[..., Any] | None = attrs.field(
+        default=None, init=False, repr=False
+    )
 
     @property
     def factory(self) -> Callable[..., Any]:
         """The factory (imported on first use when registered by name); a PluginLoadError says why not."""
         if self._loaded is None:
-            self._loaded = self.source if not isinstance(self.source, str) else self._import()
+            self._loaded = (
+                self.source if not isinstance(self.source, str) else self._import()
+            )
         return self._loaded
 
     def _import(self) -> Callable[..., Any]:
-        what = f"{CONTRACTS[self.contract].singular} {self.id!r} of plugin {self.plugin!r}"
+        what = (
+            f"{CONTRACTS[self.contract].singular} {self.id!r} of plugin {self.plugin!r}"
+        )
         module_name, _, attribute = str(self.source).partition(":")
         try:
             target: Any = importlib.import_module(module_name)
             for part in attribute.split("."):
                 target = getattr(target, part)
         except Exception as exc:  # noqa: BLE001 - a plugin's broken module: one line naming it
-            raise PluginLoadError(f"{what} cannot be loaded from {self.source!r}: {type(exc).__name__}: {exc}") from None
-        missing = missing_methods(target, self.contract) if isinstance(target, type) else []
+            raise PluginLoadError(
+                f"{what} cannot be loaded from {self.source!r}: {type(exc).__name__}: {exc}"
+            ) from None
+        missing = (
+            missing_methods(target, self.contract) if isinstance(target, type) else []
+        )
         if not callable(target):
             missing = ["__call__ (a factory: a class or a callable)"]
         if missing:
@@ -160,7 +182,9 @@ class Registry:
     """Components of every contract by id, built from the plugins' registration hooks."""
 
     def __init__(self) -> None:
-        self._components: dict[str, dict[str, ComponentInfo]] = {c: {} for c in CONTRACTS}
+        self._components: dict[str, dict[str, ComponentInfo]] = {
+            c: {} for c in CONTRACTS
+        }
         #: ids that may not be used: refused components and duplicates -> the reason
         self._refused: dict[str, dict[str, str]] = {c: {} for c in CONTRACTS}
 
@@ -203,7 +227,11 @@ class Registry:
         """Look a component up; a refused or duplicated one says why, an unknown one names the known ones."""
         reason = self._refused[contract].get(component_id)
         if reason is not None:
-            error = DuplicateComponentError if "registered twice" in reason else PluginLoadError
+            error = (
+                DuplicateComponentError
+                if "registered twice" in reason
+                else PluginLoadError
+            )
             raise error(reason)
         try:
             return self._components[contract][component_id]
@@ -215,16 +243,22 @@ class Registry:
                 f"unknown {CONTRACTS[contract].singular} {component_id!r}{did_you_mean} (available: {known})"
             ) from None
 
-    def create(self, contract: str, component_id: str, options: dict[str, Any] | None = None) -> Any:
+    def create(
+        self, contract: str, component_id: str, options: dict[str, Any] | None = None
+    ) -> Any:
         """Build a component with its profile ``options`` as keyword arguments, and check its contract."""
         info = self.get(contract, component_id)
         try:
             component = info.factory(**(options or {}))
         except TypeError as exc:
-            raise ConfigError(f"{CONTRACTS[contract].singular} {component_id!r}: bad options {sorted(options or {})}: {exc}") from None
+            raise ConfigError(
+                f"{CONTRACTS[contract].singular} {component_id!r}: bad options {sorted(options or {})}: {exc}"
+            ) from None
         problem = _contract_problem(component, contract)
         if problem:
-            raise PluginLoadError(f"{CONTRACTS[contract].singular} {component_id!r} of plugin {info.plugin!r}: the built object {problem}")
+            raise PluginLoadError(
+                f"{CONTRACTS[contract].singular} {component_id!r} of plugin {info.plugin!r}: the built object {problem}"
+            )
         return component
 
 
@@ -241,15 +275,21 @@ class HookFailures:
     def failed(self, plugin_name: str, exc: Exception) -> None:
         """Record a failure; in a fatal call raise ``HookError`` naming the plugin instead."""
         if self.fatal:
-            raise HookError(f"plugin {plugin_name!r}: {self.hook_name} failed: {exc}") from exc
+            raise HookError(
+                f"plugin {plugin_name!r}: {self.hook_name} failed: {exc}"
+            ) from exc
         self.failures.append((plugin_name, exc))
 
 
-_FAILURES: contextvars.ContextVar[HookFailures | None] = contextvars.ContextVar("profiler_hook_failures", default=None)
+_FAILURES: contextvars.ContextVar[HookFailures | None] = contextvars.ContextVar(
+    "profiler_hook_failures", default=None
+)
 
 
 @contextmanager
-def isolated_hook_call(hook_name: str, *, fatal: bool = False) -> Iterator[HookFailures]:
+def isolated_hook_call(
+    hook_name: str, *, fatal: bool = False
+) -> Iterator[HookFailures]:
     """Within this block, a raising hook implementation is recorded (or, if ``fatal``, raised as HookError).
 
     Awaitables returned by implementations called inside the block stay guarded
@@ -283,7 +323,9 @@ def _guard(function: Callable[..., Any], plugin_name: str) -> Callable[..., Any]
     return guarded
 
 
-async def _guard_awaitable(awaitable: Awaitable[Any], plugin_name: str, failures: HookFailures) -> Any:
+async def _guard_awaitable(
+    awaitable: Awaitable[Any], plugin_name: str, failures: HookFailures
+) -> Any:
     try:
         return await awaitable
     except Exception as exc:  # noqa: BLE001 - async implementations get the same policy
@@ -291,7 +333,9 @@ async def _guard_awaitable(awaitable: Awaitable[Any], plugin_name: str, failures
         return None
 
 
-def _guard_wrapper(function: Callable[..., Any], plugin_name: str) -> Callable[..., Any]:
+def _guard_wrapper(
+    function: Callable[..., Any], plugin_name: str
+) -> Callable[..., Any]:
     # A new-style wrapper (``wrapper=True``): a failure in its own code before or after
     # ``yield`` is recorded and the inner result passes through unchanged.
     @functools.wraps(function)
@@ -310,7 +354,9 @@ def _guard_wrapper(function: Callable[..., Any], plugin_name: str) -> Callable[.
             return (yield)
         try:
             result = yield
-        except BaseException as inner:  # an inner implementation raised: the wrapper may handle it
+        except (
+            BaseException
+        ) as inner:  # an inner implementation raised: the wrapper may handle it
             try:
                 teardown.throw(inner)
             except StopIteration as stop:
@@ -339,7 +385,13 @@ class _IsolatedPlugin:
     isolation needs no change to pluggy's own records.
     """
 
-    def __init__(self, plugin: Any, name: str, pm: pluggy.PluginManager, hook_names: Iterable[str]) -> None:
+    def __init__(
+        self,
+        plugin: Any,
+        name: str,
+        pm: pluggy.PluginManager,
+        hook_names: Iterable[str],
+    ) -> None:
         self.plugin = plugin
         self.__name__ = name
         for attr in hook_names:
@@ -349,7 +401,13 @@ class _IsolatedPlugin:
                 # registration hooks are asked one plugin at a time; old-style hookwrappers run as pluggy runs them
                 setattr(self, attr, function)
             else:
-                setattr(self, attr, (_guard_wrapper if opts and opts.get("wrapper") else _guard)(function, name))
+                setattr(
+                    self,
+                    attr,
+                    (_guard_wrapper if opts and opts.get("wrapper") else _guard)(
+                        function, name
+                    ),
+                )
 
     def __repr__(self) -> str:
         return f"<isolated plugin {self.__name__!r}: {self.plugin!r}>"
@@ -408,14 +466,20 @@ class PluginManager:
             builtin=builtin,
         )
         self._plugins[name] = info
-        hook_names = _hook_names(self.pm, plugin)  # one scan of the plugin's attributes: it is most of registering's cost
+        hook_names = _hook_names(
+            self.pm, plugin
+        )  # one scan of the plugin's attributes: it is most of registering's cost
         try:
             self._validate(name, hook_names)
-            self.pm.register(_IsolatedPlugin(plugin, name, self.pm, hook_names), name=name)
+            self.pm.register(
+                _IsolatedPlugin(plugin, name, self.pm, hook_names), name=name
+            )
         except (pluggy.PluginValidationError, ValueError) as exc:
             self._forget(name)
             info.load_error = str(exc)
-            _warn(f"plugin {name!r} ({distribution or 'no distribution'}) disabled: {info.load_error}")
+            _warn(
+                f"plugin {name!r} ({distribution or 'no distribution'}) disabled: {info.load_error}"
+            )
             return info
         info.hooks = sorted(hook_names)
         self._registry = None
@@ -448,10 +512,19 @@ class PluginManager:
 
         for module_name in modules:
             # Most built-ins are registered by name, their modules imported when a component is used (builtins.py).
-            plugin = builtin_plugin(module_name) if module_name in BUILTIN_COMPONENTS else importlib.import_module(module_name)
+            plugin = (
+                builtin_plugin(module_name)
+                if module_name in BUILTIN_COMPONENTS
+                else importlib.import_module(module_name)
+            )
             name = builtin_plugin_name(module_name)
             self.register(
-                plugin, name, distribution="agent-profiler", version=__version__, builtin=True, module=module_name
+                plugin,
+                name,
+                distribution="agent-profiler",
+                version=__version__,
+                builtin=True,
+                module=module_name,
             )
 
     def defer_builtins(self, modules: Iterable[str] = BUILTIN_PLUGINS) -> None:
@@ -471,13 +544,17 @@ class PluginManager:
         others = self._plugins
         self._plugins = {}
         self.load_builtins(modules)
-        self._plugins.update(others)  # built-ins first, as if registered before the entry points
+        self._plugins.update(
+            others
+        )  # built-ins first, as if registered before the entry points
         self._registry = None
 
     def load_entrypoints(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Load installed plugins; ``PROFILER_LOAD_PLUGINS=a,b`` limits them (empty: none)."""
         wanted = _wanted_plugins()
-        for ep in sorted(importlib.metadata.entry_points(group=group), key=lambda e: e.name):
+        for ep in sorted(
+            importlib.metadata.entry_points(group=group), key=lambda e: e.name
+        ):
             if wanted is not None and ep.name not in wanted:
                 continue
             if ep.name in self._plugins:
@@ -488,16 +565,31 @@ class PluginManager:
             try:
                 plugin = ep.load()
             except Exception as exc:  # noqa: BLE001 - any import failure must be reported, not fatal
-                info = PluginInfo(name=ep.name, module=ep.value, distribution=dist_name, version=version)
+                info = PluginInfo(
+                    name=ep.name,
+                    module=ep.value,
+                    distribution=dist_name,
+                    version=version,
+                )
                 info.load_error = f"{type(exc).__name__}: {exc}"
                 self._plugins[ep.name] = info
-                _warn(f"plugin {ep.name!r} ({dist_name or 'unknown distribution'}) failed to load: {info.load_error}")
+                _warn(
+                    f"plugin {ep.name!r} ({dist_name or 'unknown distribution'}) failed to load: {info.load_error}"
+                )
                 continue
-            self.register(plugin, ep.name, distribution=dist_name, version=version, module=ep.value)
+            self.register(
+                plugin,
+                ep.name,
+                distribution=dist_name,
+                version=version,
+                module=ep.value,
+            )
 
     # -- hooks ----------------------------------------------------------------
 
-    def call_hook(self, hook_name: str, **kwargs: Any) -> tuple[Any, list[tuple[str, Exception]]]:
+    def call_hook(
+        self, hook_name: str, **kwargs: Any
+    ) -> tuple[Any, list[tuple[str, Exception]]]:
         """Call a hook through pluggy with per-plugin isolation: (pluggy's result, [(plugin, exception)]).
 
         For synchronous hooks such as ``profiler_register_commands``; the runner's
@@ -518,11 +610,15 @@ class PluginManager:
         if hook_name in _REGISTRATION_HOOKS:
             self._load_deferred()
         impls = reversed(getattr(self.pm.hook, hook_name).get_hookimpls())
-        for name in dict.fromkeys(impl.plugin_name for impl in impls if not (impl.wrapper or impl.hookwrapper)):
+        for name in dict.fromkeys(
+            impl.plugin_name for impl in impls if not (impl.wrapper or impl.hookwrapper)
+        ):
             yield name, self._caller_for(name, hook_name)
 
     def _caller_for(self, name: str, hook_name: str) -> Callable[..., Any]:
-        others = [plugin for other, plugin in self.pm.list_name_plugin() if other != name]
+        others = [
+            plugin for other, plugin in self.pm.list_name_plugin() if other != name
+        ]
         return self.pm.subset_hook_caller(hook_name, remove_plugins=others)
 
     # -- components -----------------------------------------------------------
@@ -549,7 +645,14 @@ class PluginManager:
                 if contract.hook not in info.hooks:
                     continue
                 for factory, component_id in self._registrations(name, contract.hook):
-                    self._add_component(registry, info, contract.name, contract.id_attr, factory, component_id)
+                    self._add_component(
+                        registry,
+                        info,
+                        contract.name,
+                        contract.id_attr,
+                        factory,
+                        component_id,
+                    )
         return registry
 
     def _registrations(self, name: str, hook_name: str) -> list[tuple[Any, str | None]]:
@@ -559,23 +662,36 @@ class PluginManager:
         try:
             returned = caller(register=register)
         except Exception as exc:  # noqa: BLE001 - name the plugin, never stop the others
-            return self._problem(info, f"{hook_name} failed: {type(exc).__name__}: {exc}")
+            return self._problem(
+                info, f"{hook_name} failed: {type(exc).__name__}: {exc}"
+            )
         entries: list[tuple[Any, str | None]] = []
         for value in returned:  # one list per implementation of this plugin
             if value is None:
                 continue
             if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-                return self._problem(info, f"{hook_name} returned {type(value).__name__}, expected a list of factories")
+                return self._problem(
+                    info,
+                    f"{hook_name} returned {type(value).__name__}, expected a list of factories",
+                )
             entries.extend((factory, None) for factory in value)
         return entries + register.entries
 
     def _add_component(
-        self, registry: Registry, info: PluginInfo, contract: str, id_attr: str, factory: Any, given_id: str | None
+        self,
+        registry: Registry,
+        info: PluginInfo,
+        contract: str,
+        id_attr: str,
+        factory: Any,
+        given_id: str | None,
     ) -> None:
         if isinstance(factory, str):
             self._add_named_component(registry, info, contract, factory, given_id)
             return
-        component_id = given_id if given_id is not None else getattr(factory, id_attr, None)
+        component_id = (
+            given_id if given_id is not None else getattr(factory, id_attr, None)
+        )
         if not isinstance(component_id, str) or not component_id:
             self._problem(
                 info,
@@ -584,7 +700,9 @@ class PluginManager:
             )
             return
         # A class is checked now; what a plain factory function builds is checked by Registry.create.
-        missing = missing_methods(factory, contract) if isinstance(factory, type) else []
+        missing = (
+            missing_methods(factory, contract) if isinstance(factory, type) else []
+        )
         if not callable(factory):
             missing = ["__call__ (a factory: a class or a callable)"]
         if missing:
@@ -593,18 +711,33 @@ class PluginManager:
             self._problem(info, reason)
             return
         try:
-            registry.add(ComponentInfo(contract, component_id, factory, info.name, info.distribution))
+            registry.add(
+                ComponentInfo(
+                    contract, component_id, factory, info.name, info.distribution
+                )
+            )
         except DuplicateComponentError as exc:
             self._problem(info, str(exc))
             return
         info.components.setdefault(contract, []).append(component_id)
 
     def _add_named_component(
-        self, registry: Registry, info: PluginInfo, contract: str, target: str, given_id: str | None
+        self,
+        registry: Registry,
+        info: PluginInfo,
+        contract: str,
+        target: str,
+        given_id: str | None,
     ) -> None:
         # register("package.module:Class", id="x"): known by id now, imported when first used.
         module_name, colon, attribute = target.partition(":")
-        if not isinstance(given_id, str) or not given_id or not colon or not module_name or not attribute:
+        if (
+            not isinstance(given_id, str)
+            or not given_id
+            or not colon
+            or not module_name
+            or not attribute
+        ):
             self._problem(
                 info,
                 f"{CONTRACTS[contract].singular} {target!r}: a factory given by name needs the form 'package.module:attribute' "
@@ -612,7 +745,9 @@ class PluginManager:
             )
             return
         try:
-            registry.add(ComponentInfo(contract, given_id, target, info.name, info.distribution))
+            registry.add(
+                ComponentInfo(contract, given_id, target, info.name, info.distribution)
+            )
         except DuplicateComponentError as exc:
             self._problem(info, str(exc))
             return
@@ -620,7 +755,9 @@ class PluginManager:
 
     def _problem(self, info: PluginInfo, message: str) -> list[Any]:
         info.problems.append(message)
-        _warn(f"plugin {info.name!r} ({info.distribution or 'no distribution'}): {message}")
+        _warn(
+            f"plugin {info.name!r} ({info.distribution or 'no distribution'}): {message}"
+        )
         return []
 
     def plugin_infos(self) -> list[PluginInfo]:
@@ -666,7 +803,9 @@ def _warn(message: str) -> None:
     print(f"agent-profiler: warning: {message}", file=sys.stderr)
 
 
-def get_plugin_manager(*, entrypoints: bool = True, plugins: Iterable[tuple[str, Any]] = ()) -> PluginManager:
+def get_plugin_manager(
+    *, entrypoints: bool = True, plugins: Iterable[tuple[str, Any]] = ()
+) -> PluginManager:
     """A fresh plugin manager with built-ins, installed plugins and any extra ``(name, plugin)`` pairs."""
     manager = PluginManager()
     manager.defer_builtins()

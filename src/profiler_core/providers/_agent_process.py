@@ -56,7 +56,9 @@ def check_api(api: str | None, where: str) -> None:
     from ..config.agents import APIS
 
     if api is not None and api not in APIS:
-        raise ConfigError(f"{where}: option 'api': expected one of {', '.join(APIS)}, got {api!r}")
+        raise ConfigError(
+            f"{where}: option 'api': expected one of {', '.join(APIS)}, got {api!r}"
+        )
 
 
 class AgentError(ProfilerError):
@@ -71,19 +73,25 @@ def _is_int(value: Any) -> bool:
 
 
 def _str_list(value: Any) -> bool:
-    return isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value)
+    return isinstance(value, (list, tuple)) and all(
+        isinstance(v, str) and v for v in value
+    )
 
 
 def check_option(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
     """attrs validator: each option against the rule named in its metadata."""
     rule, expected = attribute.metadata["rule"]
     if value is not None and not rule(value):
-        raise ValueError(f"option {attribute.name!r}: expected {expected}, got {value!r}")
+        raise ValueError(
+            f"option {attribute.name!r}: expected {expected}, got {value!r}"
+        )
 
 
 def option(default: Any, rule: Callable[[Any], bool], expected: str) -> Any:
     """An attrs field for a provider option, validated by ``rule`` (None always allowed)."""
-    return attrs.field(default=default, validator=check_option, metadata=checked(rule, expected))
+    return attrs.field(
+        default=default, validator=check_option, metadata=checked(rule, expected)
+    )
 
 
 def checked(rule: Callable[[Any], bool], expected: str) -> dict[str, Any]:
@@ -96,18 +104,33 @@ TEXT = (lambda v: isinstance(v, str), "a string")
 BOOL = (lambda v: isinstance(v, bool), "true or false")
 COUNT = (lambda v: _is_int(v) and v >= 0, "an integer >= 0")
 POSITIVE = (lambda v: _is_int(v) and v >= 1, "an integer >= 1")
-SECONDS = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0, "a number of seconds >= 0")
+SECONDS = (
+    lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0,
+    "a number of seconds >= 0",
+)
 NAMES = (_str_list, "a list of names")
 ENV = (
-    lambda v: isinstance(v, Mapping) and all(isinstance(k, str) and isinstance(x, (str, int, float)) for k, x in v.items()),
+    lambda v: (
+        isinstance(v, Mapping)
+        and all(
+            isinstance(k, str) and isinstance(x, (str, int, float))
+            for k, x in v.items()
+        )
+    ),
     "a mapping of variable name -> value",
 )
 MCP = (
-    lambda v: isinstance(v, Mapping) and all(isinstance(k, str) and isinstance(x, Mapping) for k, x in v.items()),
+    lambda v: (
+        isinstance(v, Mapping)
+        and all(isinstance(k, str) and isinstance(x, Mapping) for k, x in v.items())
+    ),
     "a mapping of server name -> server settings (command, args, env / url)",
 )
 MAPPING = (lambda v: isinstance(v, Mapping), "a mapping")
-ARGS = (lambda v: isinstance(v, (list, tuple)) and all(isinstance(a, str) for a in v), "a list of strings")
+ARGS = (
+    lambda v: isinstance(v, (list, tuple)) and all(isinstance(a, str) for a in v),
+    "a list of strings",
+)
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -129,15 +152,25 @@ class AgentOptions(Record):
     #: seconds between SIGTERM and SIGKILL when a session is ended
     kill_grace_s: float = option(5.0, *SECONDS)
     #: extra environment variables for the agent (the mode's environment comes on top)
-    env: dict[str, str] = attrs.field(factory=dict, validator=check_option, metadata=checked(*ENV))
+    env: dict[str, str] = attrs.field(
+        factory=dict, validator=check_option, metadata=checked(*ENV)
+    )
     #: extra command-line arguments, appended as given
-    extra_args: list[str] = attrs.field(factory=list, validator=check_option, metadata=checked(*ARGS))
+    extra_args: list[str] = attrs.field(
+        factory=list, validator=check_option, metadata=checked(*ARGS)
+    )
     #: tools the agent may use (the others are off)
-    allowed_tools: list[str] = attrs.field(factory=list, validator=check_option, metadata=checked(*NAMES))
+    allowed_tools: list[str] = attrs.field(
+        factory=list, validator=check_option, metadata=checked(*NAMES)
+    )
     #: tools the agent may not use
-    disallowed_tools: list[str] = attrs.field(factory=list, validator=check_option, metadata=checked(*NAMES))
+    disallowed_tools: list[str] = attrs.field(
+        factory=list, validator=check_option, metadata=checked(*NAMES)
+    )
     #: MCP servers the session gets, by name
-    mcp_servers: dict[str, Any] = attrs.field(factory=dict, validator=check_option, metadata=checked(*MCP))
+    mcp_servers: dict[str, Any] = attrs.field(
+        factory=dict, validator=check_option, metadata=checked(*MCP)
+    )
     #: appended to the agent's system prompt (the mode's ``system_instructions`` come first)
     append_system_prompt: str = option("", *TEXT)
     #: the most model steps a session may take (then it ends with completion reason ``tool_limit``)
@@ -151,7 +184,9 @@ def build_options(cls: type, layers: Iterable[Mapping[str, Any]], where: str) ->
     for layer in layers:
         unknown = sorted(set(layer) - set(names))
         if unknown:
-            raise ConfigError(f"{where}: unknown option(s) {', '.join(unknown)} (valid: {', '.join(sorted(names))})")
+            raise ConfigError(
+                f"{where}: unknown option(s) {', '.join(unknown)} (valid: {', '.join(sorted(names))})"
+            )
         merged.update(layer)
     try:
         return cls(**merged)
@@ -159,17 +194,26 @@ def build_options(cls: type, layers: Iterable[Mapping[str, Any]], where: str) ->
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def find_binary(configured: str | None, env_var: str, name: str, install_hint: str) -> str:
+def find_binary(
+    configured: str | None, env_var: str, name: str, install_hint: str
+) -> str:
     """The program to run: the option, ``$env_var``, PATH, then the agent folders; missing is one line with a hint."""
     from .agents import find_installed
 
     # Then .agents/ of a checkout, or the cache `profiler agents install` fills.
-    candidate = configured or os.environ.get(env_var) or shutil.which(name) or find_installed(name)
+    candidate = (
+        configured
+        or os.environ.get(env_var)
+        or shutil.which(name)
+        or find_installed(name)
+    )
     if candidate:
         path = shutil.which(candidate) if os.sep not in candidate else candidate
         if path and os.access(path, os.X_OK) and Path(path).is_file():
             return path
-        raise ConfigError(f"{name}: {candidate!r} is not an executable file (from option 'binary' or ${env_var}); {install_hint}")
+        raise ConfigError(
+            f"{name}: {candidate!r} is not an executable file (from option 'binary' or ${env_var}); {install_hint}"
+        )
     raise ConfigError(
         f"{name} not found (set option 'binary' or ${env_var}, put it on PATH, or run `profiler agents install`); {install_hint}"
     )
@@ -211,14 +255,18 @@ def api_key(options: AgentOptions, default_env: str, agent: str) -> str:
     if options.base_url:
         # Local and scripted endpoints take any key; the agent refuses to start without one.
         return "profiler-no-key"
-    raise ConfigError(f"{agent}: ${name} is not set (the API key; or name another variable with option 'api_key_env')")
+    raise ConfigError(
+        f"{agent}: ${name} is not set (the API key; or name another variable with option 'api_key_env')"
+    )
 
 
 #: The key an agent holds while the wire recorder holds the real one (some agents refuse to start without a key).
 WIRE_PLACEHOLDER_KEY = "sk-profiler-wire-placeholder"
 
 
-def agent_key(live: LiveSession, options: AgentOptions, default_env: str, agent: str) -> str:
+def agent_key(
+    live: LiveSession, options: AgentOptions, default_env: str, agent: str
+) -> str:
     """The key the agent is given: a placeholder when its calls pass the wire recorder (which keeps the real
     one, from ``$api_key_env``, and puts it in each forwarded request); else the real key."""
     key = api_key(options, default_env, agent)
@@ -235,7 +283,12 @@ def hide_key(live: LiveSession, env: dict[str, str]) -> dict[str, str]:
     if not key:
         return env
     # A copy inside a longer value counts too, unless the key is so short it could be any value's part.
-    return {name: WIRE_PLACEHOLDER_KEY if value == key or (len(key) >= 16 and key in value) else value for name, value in env.items()}
+    return {
+        name: WIRE_PLACEHOLDER_KEY
+        if value == key or (len(key) >= 16 and key in value)
+        else value
+        for name, value in env.items()
+    }
 
 
 # -- one session's directories ------------------------------------------------
@@ -251,7 +304,9 @@ class SessionDirs:
     tmp: Path
 
     @classmethod
-    def create(cls, agent: str, workdir_template: str | None, workspace: str | None = None) -> SessionDirs:
+    def create(
+        cls, agent: str, workdir_template: str | None, workspace: str | None = None
+    ) -> SessionDirs:
         """Make the folders; ``work`` is the runner's ``workspace`` when given, else a fresh copy of
         ``workdir_template`` or an empty folder (a caller outside the runner)."""
         root = temporary_folder(f"profiler-{agent}-")
@@ -259,7 +314,9 @@ class SessionDirs:
         home.mkdir()
         tmp.mkdir()
         if workspace is not None:
-            return cls(root=root, home=home, work=Path(workspace), tmp=tmp)  # the runner's: it removes it
+            return cls(
+                root=root, home=home, work=Path(workspace), tmp=tmp
+            )  # the runner's: it removes it
         try:
             if workdir_template:
                 shutil.copytree(workdir_template, work, symlinks=True)
@@ -267,7 +324,9 @@ class SessionDirs:
                 work.mkdir()
         except OSError as exc:
             remove_folder(root)
-            raise ConfigError(f"{agent}: option 'workdir_template': cannot copy {workdir_template!r}: {exc.strerror or exc}") from None
+            raise ConfigError(
+                f"{agent}: option 'workdir_template': cannot copy {workdir_template!r}: {exc.strerror or exc}"
+            ) from None
         return cls(root=root, home=home, work=work, tmp=tmp)
 
     def remove(self) -> None:
@@ -303,7 +362,9 @@ class AgentRun:
         """The last lines of standard error, on one line (for error messages)."""
         if self.stderr_path is None:
             return ""
-        text = read_tail(self.stderr_path, 64 << 10).decode("utf-8", errors="replace")  # never through a link
+        text = read_tail(self.stderr_path, 64 << 10).decode(
+            "utf-8", errors="replace"
+        )  # never through a link
         kept = [line.strip() for line in text.splitlines() if line.strip()]
         return " | ".join(kept[-lines:])[-500:]
 
@@ -340,14 +401,27 @@ async def run_agent(
         # A session of its own: Ctrl-C in a terminal reaches the profiler only, which then ends the
         # agent in order; the group id (its PID) reaches the tools the agent started.
         process = await trio.lowlevel.open_process(
-            command, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr_fd, env=dict(env), cwd=cwd, start_new_session=True
+            command,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr_fd,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
         )
     except OSError as exc:
-        raise AgentError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from None
+        raise AgentError(
+            f"cannot start {command[0]!r}: {exc.strerror or exc}"
+        ) from None
     finally:
         os.close(stderr_fd)
     track_group(process.pid)
-    run = AgentRun(pid=process.pid, started_at=started_at, stderr_path=stderr_path, output=[] if keep_output else None)
+    run = AgentRun(
+        pid=process.pid,
+        started_at=started_at,
+        stderr_path=stderr_path,
+        output=[] if keep_output else None,
+    )
     try:
         async with trio.open_nursery() as nursery:
             reader = trio.CancelScope()
@@ -380,7 +454,11 @@ async def _write_input(process: trio.Process, data: bytes) -> None:
 
 
 async def _read_lines(
-    process: trio.Process, run: AgentRun, t0: float, on_line: Callable[[dict[str, Any]], bool] | None, scope: trio.CancelScope
+    process: trio.Process,
+    run: AgentRun,
+    t0: float,
+    on_line: Callable[[dict[str, Any]], bool] | None,
+    scope: trio.CancelScope,
 ) -> None:
     assert process.stdout is not None
     buffer = b""
@@ -399,7 +477,12 @@ async def _read_lines(
         _take_line(run, buffer, time.monotonic() - t0, on_line)
 
 
-def _take_line(run: AgentRun, raw: bytes, at: float, on_line: Callable[[dict[str, Any]], bool] | None) -> bool:
+def _take_line(
+    run: AgentRun,
+    raw: bytes,
+    at: float,
+    on_line: Callable[[dict[str, Any]], bool] | None,
+) -> bool:
     """Keep one line; True when ``on_line`` asks to stop the agent."""
     if run.output is not None:
         run.output.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
@@ -458,7 +541,12 @@ def empty_trace(session_id: str) -> SessionTrace:
         session_id=session_id,
         events=(),
         turns=(),
-        summary=TraceSummary(total_turns=0, total_tool_calls=0, total_tokens=TokenBreakdown(), total_duration=0),
+        summary=TraceSummary(
+            total_turns=0,
+            total_tool_calls=0,
+            total_tokens=TokenBreakdown(),
+            total_duration=0,
+        ),
     )
 
 
@@ -487,7 +575,9 @@ class AgentProvider:
     def __init__(self, **options: Any) -> None:
         """Check the profile's options now, so ``profiler validate`` reports a bad one or a missing program."""
         self._base = dict(options)
-        defaults = build_options(self.options_class, [self._base], f"provider {self.id!r}")
+        defaults = build_options(
+            self.options_class, [self._base], f"provider {self.id!r}"
+        )
         find_binary(defaults.binary, self.env_var, self.program, self.install_hint)
         self._modes: dict[str, ModeSetup] = {}
         self._sessions: dict[str, LiveSession] = {}
@@ -497,11 +587,19 @@ class AgentProvider:
     def init(self, config: ProviderConfig) -> None:
         """Settle the options of ``config.mode`` (the profile's, changed by the mode's overrides)."""
         where = f"provider {self.id!r} (mode {config.mode!r})"
-        options = build_options(self.options_class, [self._base, dict(config.options)], where)
+        options = build_options(
+            self.options_class, [self._base, dict(config.options)], where
+        )
         self.check_options(options, where)
-        binary = find_binary(options.binary, self.env_var, self.program, self.install_hint)
+        binary = find_binary(
+            options.binary, self.env_var, self.program, self.install_hint
+        )
         self._modes[config.mode] = ModeSetup(
-            options=options, model=config.model, environment=dict(config.environment), binary=binary, sandbox=config.sandbox
+            options=options,
+            model=config.model,
+            environment=dict(config.environment),
+            binary=binary,
+            sandbox=config.sandbox,
         )
 
     def check_options(self, options: Any, where: str) -> None:
@@ -511,17 +609,34 @@ class AgentProvider:
         """Make the session's temporary home and working directory."""
         setup = self._modes.get(params.mode)
         if setup is None:
-            raise ProfilerError(f"provider {self.id!r}: mode {params.mode!r} was not initialised (init() first)")
-        dirs = SessionDirs.create(self.id, setup.options.workdir_template, params.workspace)
+            raise ProfilerError(
+                f"provider {self.id!r}: mode {params.mode!r} was not initialised (init() first)"
+            )
+        dirs = SessionDirs.create(
+            self.id, setup.options.workdir_template, params.workspace
+        )
         session_id = f"{self.id}-{uuid.uuid4().hex[:12]}"
         recorder = self.recorder(setup)
-        self._sessions[session_id] = LiveSession(params=params, setup=setup, dirs=dirs, wire=recorder.open() if recorder else None)
-        return SessionHandle(session_id=session_id, provider=self.id, created_at=datetime.now(UTC).isoformat())
+        self._sessions[session_id] = LiveSession(
+            params=params,
+            setup=setup,
+            dirs=dirs,
+            wire=recorder.open() if recorder else None,
+        )
+        return SessionHandle(
+            session_id=session_id,
+            provider=self.id,
+            created_at=datetime.now(UTC).isoformat(),
+        )
 
     def export_session(self, handle: SessionHandle) -> SessionTrace:
         """The session's trace, read from the agent's own transcript after the prompt (empty before)."""
         live = self.live(handle)
-        trace = live.trace if live.trace is not None else empty_trace(live.agent_session_id or handle.session_id)
+        trace = (
+            live.trace
+            if live.trace is not None
+            else empty_trace(live.agent_session_id or handle.session_id)
+        )
         if live.wire is not None:
             # One event per model call, as the recorder saw it (the ``wire`` collector reads them).
             trace = attrs.evolve(trace, events=(*trace.events, *live.wire.snapshot()))
@@ -535,14 +650,18 @@ class AgentProvider:
         for recorder in self._recorders.values():
             recorder.release(live.wire)
         if live.setup.options.keep_sessions:
-            log.info("%s: session %s kept in %s", self.id, handle.session_id, live.dirs.root)
+            log.info(
+                "%s: session %s kept in %s", self.id, handle.session_id, live.dirs.root
+            )
         else:
             live.dirs.remove()
 
     def shutdown(self) -> None:
         """Destroy the sessions still open (the programs are already ended by then)."""
         for session_id in list(self._sessions):
-            self.destroy_session(SessionHandle(session_id=session_id, provider=self.id, created_at=""))
+            self.destroy_session(
+                SessionHandle(session_id=session_id, provider=self.id, created_at="")
+            )
         recorders, self._recorders = list(self._recorders.values()), {}
         for recorder in recorders:
             recorder.close()
@@ -564,10 +683,17 @@ class AgentProvider:
 
     def model_url(self, live: LiveSession) -> str | None:
         """The base URL the agent is given: its session's path on the wire recorder, else option ``base_url``."""
-        return live.wire.base_url if live.wire is not None else live.setup.options.base_url
+        return (
+            live.wire.base_url if live.wire is not None else live.setup.options.base_url
+        )
 
     async def run(
-        self, live: LiveSession, command: list[str], env: dict[str, str], *, on_line: Callable[[dict[str, Any]], bool] | None = None,
+        self,
+        live: LiveSession,
+        command: list[str],
+        env: dict[str, str],
+        *,
+        on_line: Callable[[dict[str, Any]], bool] | None = None,
         stdin: bytes | None = None,
     ) -> AgentRun:
         """Run the agent's command for one session: on the host, or in the run's sandbox (docs/sandbox.md).
@@ -579,28 +705,52 @@ class AgentProvider:
         env = hide_key(live, env)
         if not live.setup.confined:
             return await run_agent(
-                command, env=env, cwd=live.dirs.work, log_dir=live.dirs.root, grace_s=options.kill_grace_s, on_line=on_line,
-                stdin=stdin, keep_output=keep,
+                command,
+                env=env,
+                cwd=live.dirs.work,
+                log_dir=live.dirs.root,
+                grace_s=options.kill_grace_s,
+                on_line=on_line,
+                stdin=stdin,
+                keep_output=keep,
             )
         from ..sandbox import confine
 
         settings, job = self.sandbox_job(live, command, env)
         async with confine(settings, job) as box:
             return await run_agent(
-                box.argv, env=box.env, cwd=box.cwd, log_dir=live.dirs.root, grace_s=options.kill_grace_s, on_line=on_line,
-                stdin=stdin, keep_output=keep,
+                box.argv,
+                env=box.env,
+                cwd=box.cwd,
+                log_dir=live.dirs.root,
+                grace_s=options.kill_grace_s,
+                on_line=on_line,
+                stdin=stdin,
+                keep_output=keep,
             )
 
-    def sandbox_job(self, live: LiveSession, command: list[str], env: dict[str, str]) -> tuple[Any, Any]:
+    def sandbox_job(
+        self, live: LiveSession, command: list[str], env: dict[str, str]
+    ) -> tuple[Any, Any]:
         """The sandbox settings and the job of one confined run of ``command`` (``profiler_core.sandbox``)."""
         from ..sandbox import Job
 
         # The task's own sandbox (its image, its working folder) when it brings one, else the run's.
         settings = live.params.sandbox or live.setup.sandbox
         job = Job(
-            argv=tuple(command), env=env, workspace=live.dirs.work, home=live.dirs.home, tmp=live.dirs.tmp,
+            argv=tuple(command),
+            env=env,
+            workspace=live.dirs.work,
+            home=live.dirs.home,
+            tmp=live.dirs.tmp,
             endpoints=(self.model_url(live) or self.default_endpoint,),
-            mounts=tuple(program_folders(live.setup.binary, container=settings.container, hidden=settings.hide_paths)),
+            mounts=tuple(
+                program_folders(
+                    live.setup.binary,
+                    container=settings.container,
+                    hidden=settings.hide_paths,
+                )
+            ),
             name=self.id,
         )
         return settings, job
@@ -615,10 +765,14 @@ class AgentProvider:
         try:
             return self._sessions[handle.session_id]
         except KeyError:
-            raise ProfilerError(f"provider {self.id!r}: unknown session {handle.session_id!r} (destroyed, or never created)") from None
+            raise ProfilerError(
+                f"provider {self.id!r}: unknown session {handle.session_id!r} (destroyed, or never created)"
+            ) from None
 
 
-def program_folders(binary: str, *, container: bool = False, hidden: tuple[str, ...] = ()) -> list[Mount]:
+def program_folders(
+    binary: str, *, container: bool = False, hidden: tuple[str, ...] = ()
+) -> list[Mount]:
     """The agent program's folder, shown read-only in a sandbox that would not show it: an install under
     the user's home, ``/tmp``, ``/run`` or another ``hidden`` path, or, in a container, anywhere outside the host toolchain's folders
     (there also at the path the program is started by, when a symbolic link leads to it: a container has no such link)."""
@@ -629,8 +783,13 @@ def program_folders(binary: str, *, container: bool = False, hidden: tuple[str, 
     resolved = given.resolve()
     # bwrap gives the sandbox a fresh /tmp and /run: a program installed there (a checkout in /tmp) is not seen either.
     fresh = () if container else ("/tmp", "/run")
-    covered = any(Path(folder).resolve() in resolved.parents for folder in (str(Path.home()), *hidden, *fresh))
-    outside = container and not any(Path(folder) in resolved.parents for folder in HOST_DIRS)
+    covered = any(
+        Path(folder).resolve() in resolved.parents
+        for folder in (str(Path.home()), *hidden, *fresh)
+    )
+    outside = container and not any(
+        Path(folder) in resolved.parents for folder in HOST_DIRS
+    )
     if not covered and not outside:
         return []
     folder, started_from = _package_folder(resolved), _package_folder(given)
@@ -642,12 +801,22 @@ def program_folders(binary: str, *, container: bool = False, hidden: tuple[str, 
 
 def _package_folder(program: Path) -> Path:
     """The ``node_modules`` folder holding an npm-installed program, else the program's folder."""
-    return next((parent for parent in program.parents if parent.name == "node_modules"), program.parent)
+    return next(
+        (parent for parent in program.parents if parent.name == "node_modules"),
+        program.parent,
+    )
 
 
 def instructions(params: CreateSessionParams, options: AgentOptions) -> str:
     """The mode's system instructions, then the ``append_system_prompt`` option."""
-    return "\n\n".join(p for p in (params.system_instructions.strip(), options.append_system_prompt.strip()) if p)
+    return "\n\n".join(
+        p
+        for p in (
+            params.system_instructions.strip(),
+            options.append_system_prompt.strip(),
+        )
+        if p
+    )
 
 
 __all__ = [
@@ -700,5 +869,6 @@ def load_transcript(format: str, home: Path, path: Path) -> Any:
         try:
             return load_sessions(format, copy)[0]
         except ProfilerError as exc:
-            raise AgentError(f"{format}: cannot read its transcript: {str(exc).replace(str(copy), str(path))}") from None
-
+            raise AgentError(
+                f"{format}: cannot read its transcript: {str(exc).replace(str(copy), str(path))}"
+            ) from None

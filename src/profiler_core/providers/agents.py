@@ -45,8 +45,12 @@ def search_dirs(cwd: Path | None = None) -> list[Path]:
         return [cache_dir() / "node_modules" / ".bin"]
     here = (cwd or Path.cwd()).resolve()
     folders = [parent / LOCAL_FOLDER for parent in (here, *here.parents)]
-    checkout = Path(__file__).resolve().parents[3]  # src/profiler_core/providers/agents.py -> the checkout
-    if (checkout / "pyproject.toml").is_file():  # running from a source checkout, not an installed wheel
+    checkout = (
+        Path(__file__).resolve().parents[3]
+    )  # src/profiler_core/providers/agents.py -> the checkout
+    if (
+        checkout / "pyproject.toml"
+    ).is_file():  # running from a source checkout, not an installed wheel
         folders.append(checkout / LOCAL_FOLDER)
     folders.append(cache_dir())
     return list(dict.fromkeys(folder / "node_modules" / ".bin" for folder in folders))
@@ -87,18 +91,32 @@ def install(
     rows = resolve(names) if names else [r for r in registry().values() if r.package]
     npm = shutil.which("npm")
     if npm is None:
-        raise ConfigError("npm not found: install Node.js and npm (e.g. `apt-get install nodejs npm`), then try again")
+        raise ConfigError(
+            "npm not found: install Node.js and npm (e.g. `apt-get install nodejs npm`), then try again"
+        )
     target = folder or cache_dir()
     target.mkdir(parents=True, exist_ok=True)
     if not (target / "package.json").exists():
         (target / "package.json").write_text('{"private": true}\n', encoding="utf-8")
     wanted = list(dict.fromkeys(row.npm_spec for row in rows))
     # No lock file: the versions are pinned in the registry.
-    command = [npm, "install", "--prefix", str(target), "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error", *wanted]
+    command = [
+        npm,
+        "install",
+        "--prefix",
+        str(target),
+        "--no-package-lock",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        *wanted,
+    ]
     done = run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         last = (done.stderr or done.stdout or "").strip().splitlines()
-        raise ConfigError(f"npm install into {target} failed (exit status {done.returncode}): {last[-1] if last else 'no output'}")
+        raise ConfigError(
+            f"npm install into {target} failed (exit status {done.returncode}): {last[-1] if last else 'no output'}"
+        )
     return target / "node_modules" / ".bin"
 
 
@@ -107,4 +125,6 @@ def install_hint(name: str) -> str:
     from ..config.agents import agent
 
     row = agent(name)
-    return f"install it with `profiler agents install {name}` (npm package {row.npm_spec})"
+    return (
+        f"install it with `profiler agents install {name}` (npm package {row.npm_spec})"
+    )

@@ -55,10 +55,22 @@ from ._agent_process import (
 )
 from .agents import install_hint as hint_for
 
-__all__ = ["ClaudeCodeOptions", "ClaudeCodeProvider", "StreamSummary", "summarize_stream"]
+__all__ = [
+    "ClaudeCodeOptions",
+    "ClaudeCodeProvider",
+    "StreamSummary",
+    "summarize_stream",
+]
 
 #: Claude Code's permission modes (``--permission-mode``).
-PERMISSION_MODES = ("acceptEdits", "bypassPermissions", "default", "dontAsk", "plan", "auto")
+PERMISSION_MODES = (
+    "acceptEdits",
+    "bypassPermissions",
+    "default",
+    "dontAsk",
+    "plan",
+    "auto",
+)
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -66,7 +78,9 @@ class ClaudeCodeOptions(AgentOptions):
     """Options of the ``claude-code`` provider (the shared ones, plus these)."""
 
     #: ``--permission-mode``; default: ``--dangerously-skip-permissions`` (a headless run cannot answer prompts)
-    permission_mode: str | None = option(None, lambda v: v in PERMISSION_MODES, f"one of {', '.join(PERMISSION_MODES)}")
+    permission_mode: str | None = option(
+        None, lambda v: v in PERMISSION_MODES, f"one of {', '.join(PERMISSION_MODES)}"
+    )
     #: use the cost Claude Code reports (only for models it knows the price of); false: price the tokens
     agent_cost: bool = option(True, *BOOL)
     #: ``--fallback-model`` (used when the model is overloaded)
@@ -92,30 +106,40 @@ def summarize_stream(lines: list[dict[str, Any]]) -> StreamSummary:
     retries: list[str] = []
     for line in lines:
         kind, subtype = line.get("type"), line.get("subtype")
-        session_id = session_id or (line.get("session_id") if isinstance(line.get("session_id"), str) else None)
+        session_id = session_id or (
+            line.get("session_id") if isinstance(line.get("session_id"), str) else None
+        )
         if kind == "system" and subtype == "init":
             model = line.get("model") if isinstance(line.get("model"), str) else model
         elif kind == "system" and subtype == "api_retry":
             status = line.get("error_status")
             what = f"HTTP {status}" if status else str(line.get("error") or "error")
-            retries.append(f"attempt {line.get('attempt')}/{line.get('max_retries')}: {what}")
+            retries.append(
+                f"attempt {line.get('attempt')}/{line.get('max_retries')}: {what}"
+            )
         elif kind == "result":
             result = line
-    return StreamSummary(session_id=session_id, model=model, result=result, retries=tuple(retries))
+    return StreamSummary(
+        session_id=session_id, model=model, result=result, retries=tuple(retries)
+    )
 
 
 class ClaudeCodeProvider(AgentProvider):
     """Runs each session as one headless Claude Code process against the profile's model."""
 
     id = "claude-code"
-    program = agent("claude-code").program  # the registry of agents (config/agents.toml)
+    program = agent(
+        "claude-code"
+    ).program  # the registry of agents (config/agents.toml)
     env_var = agent("claude-code").binary_env
     install_hint = hint_for("claude-code")
     default_endpoint = "https://api.anthropic.com"
     default_base_url = default_endpoint
     options_class = ClaudeCodeOptions
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """Run Claude Code on ``text`` to its end; its process group is ended however the run ends."""
         live = self.live(handle)
         command = self.command(live, text)
@@ -131,7 +155,15 @@ class ClaudeCodeProvider(AgentProvider):
     def command(self, live: LiveSession, text: str) -> list[str]:
         """``claude -p`` with the mode's knobs; the prompt comes last, after ``--``."""
         options: ClaudeCodeOptions = live.setup.options
-        command = [live.setup.binary, "-p", "--output-format", "stream-json", "--verbose", "--model", live.params.model]
+        command = [
+            live.setup.binary,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            live.params.model,
+        ]
         if options.permission_mode:
             command += ["--permission-mode", options.permission_mode]
         else:
@@ -147,7 +179,9 @@ class ClaudeCodeProvider(AgentProvider):
             # A file, not an argument: server settings may hold secrets that `ps` would show. In the
             # session's home, which a sandbox shows the agent too.
             path = live.dirs.home / ".profiler-mcp.json"
-            path.write_text(json.dumps({"mcpServers": options.mcp_servers}), encoding="utf-8")
+            path.write_text(
+                json.dumps({"mcpServers": options.mcp_servers}), encoding="utf-8"
+            )
             path.chmod(0o600)
             command += ["--mcp-config", str(path), "--strict-mcp-config"]
         if options.max_turns is not None:
@@ -174,7 +208,9 @@ class ClaudeCodeProvider(AgentProvider):
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_ERROR_REPORTING": "1",
         }
-        model_url = self.model_url(live)  # the wire recorder's path for the session, else option base_url
+        model_url = self.model_url(
+            live
+        )  # the wire recorder's path for the session, else option base_url
         if model_url:
             fixed["ANTHROPIC_BASE_URL"] = model_url
         if options.max_retries is not None:
@@ -185,7 +221,10 @@ class ClaudeCodeProvider(AgentProvider):
             fixed["IS_SANDBOX"] = "1"
         # The profiler's own ANTHROPIC_* / CLAUDE_* settings would point the agent elsewhere.
         return child_environment(
-            drop_prefixes=("ANTHROPIC_", "CLAUDE_"), fixed=fixed, options_env=options.env, mode_env=live.setup.environment,
+            drop_prefixes=("ANTHROPIC_", "CLAUDE_"),
+            fixed=fixed,
+            options_env=options.env,
+            mode_env=live.setup.environment,
             confined=live.setup.confined,
         )
 
@@ -197,7 +236,11 @@ class ClaudeCodeProvider(AgentProvider):
         summary = summarize_stream(run.lines)
         live.agent_session_id = summary.session_id
         recorded = self.transcript(live, summary.session_id)
-        retried = f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})" if summary.retries else ""
+        retried = (
+            f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})"
+            if summary.retries
+            else ""
+        )
         result = summary.result
         if result is None:
             raise self.failure(
@@ -207,18 +250,32 @@ class ClaudeCodeProvider(AgentProvider):
             )
         completion: CompletionReason = "stop"
         if result.get("is_error") or result.get("subtype") != "success":
-            if result.get("subtype") == "error_max_turns" or result.get("terminal_reason") == "max_turns":
+            if (
+                result.get("subtype") == "error_max_turns"
+                or result.get("terminal_reason") == "max_turns"
+            ):
                 completion = "tool_limit"
             else:
                 raw_errors = result.get("errors")
                 errors: list[Any] = raw_errors if isinstance(raw_errors, list) else []
-                message = result.get("result") or "; ".join(map(str, errors)) or result.get("subtype") or "error"
-                raise self.failure(live, f"claude-code: {str(message).rstrip('.')}{retried}")
+                message = (
+                    result.get("result")
+                    or "; ".join(map(str, errors))
+                    or result.get("subtype")
+                    or "error"
+                )
+                raise self.failure(
+                    live, f"claude-code: {str(message).rstrip('.')}{retried}"
+                )
         where = f"claude-code result line (session {summary.session_id})"
         usage = result.get("usage")
         from ..metrics.usage import normalize_usage
 
-        tokens = normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage") if usage else TokenBreakdown()
+        tokens = (
+            normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage")
+            if usage
+            else TokenBreakdown()
+        )
         segments: list[TimingSegment] = []
         tool_calls: tuple = ()
         raw_answer = result.get("result")
@@ -231,7 +288,12 @@ class ClaudeCodeProvider(AgentProvider):
         if segments:
             # From the program's start to its first model request: what starting the agent costs.
             first = min(s.start_ms for s in segments)
-            segments.insert(0, TimingSegment(label="startup", start_ms=start_ms, end_ms=max(start_ms, first)))
+            segments.insert(
+                0,
+                TimingSegment(
+                    label="startup", start_ms=start_ms, end_ms=max(start_ms, first)
+                ),
+            )
         metrics = PromptMetrics(
             tokens=tokens,
             timing=TimingBreakdown(wall_ms=run.wall_ms, segments=tuple(segments)),
@@ -249,7 +311,10 @@ class ClaudeCodeProvider(AgentProvider):
             return CostBreakdown()
         raw_models = result.get("modelUsage")
         per_model: dict[str, Any] = raw_models if isinstance(raw_models, dict) else {}
-        if any(isinstance(u, dict) and u.get("costBasis") == "unknown" for u in per_model.values()):
+        if any(
+            isinstance(u, dict) and u.get("costBasis") == "unknown"
+            for u in per_model.values()
+        ):
             # It priced a model it does not know with a guess; the cost collector prices it instead.
             return CostBreakdown()
         return CostBreakdown(total_usd=float(total))
@@ -260,17 +325,32 @@ class ClaudeCodeProvider(AgentProvider):
             return None
         name = f"{Path(session_id).name}.jsonl"
         projects = live.dirs.home / ".claude" / "projects"
-        found = sorted(p / name for p in _real_folders(projects) if os.path.lexists(p / name))
+        found = sorted(
+            p / name for p in _real_folders(projects) if os.path.lexists(p / name)
+        )
         if not found:
             return None
         return load_transcript("claude-code", live.dirs.home, found[0])
 
     @staticmethod
-    def trace(recorded: Any, summary: StreamSummary, tokens: TokenBreakdown, wall_ms: float) -> SessionTrace:
+    def trace(
+        recorded: Any, summary: StreamSummary, tokens: TokenBreakdown, wall_ms: float
+    ) -> SessionTrace:
         """The transcript's trace, with the model retries as recoverable errors and the run's own totals."""
-        trace = recorded.trace if recorded is not None else empty_trace(summary.session_id or "unknown")
-        retries = [ErrorEvent(message=f"model request retried by Claude Code: {r}", recoverable=True) for r in summary.retries]
-        summary_ = attrs.evolve(trace.summary, total_tokens=tokens, total_duration=wall_ms)
+        trace = (
+            recorded.trace
+            if recorded is not None
+            else empty_trace(summary.session_id or "unknown")
+        )
+        retries = [
+            ErrorEvent(
+                message=f"model request retried by Claude Code: {r}", recoverable=True
+            )
+            for r in summary.retries
+        ]
+        summary_ = attrs.evolve(
+            trace.summary, total_tokens=tokens, total_duration=wall_ms
+        )
         return attrs.evolve(trace, events=(*retries, *trace.events), summary=summary_)
 
 
@@ -281,4 +361,3 @@ def _real_folders(folder: Path) -> list[Path]:
             return [folder / e.name for e in entries if e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
-

@@ -55,7 +55,13 @@ from ._agent_process import (
 )
 from .agents import install_hint as hint_for
 
-__all__ = ["CodexOptions", "CodexProvider", "ExecSummary", "config_toml", "summarize_exec"]
+__all__ = [
+    "CodexOptions",
+    "CodexProvider",
+    "ExecSummary",
+    "config_toml",
+    "summarize_exec",
+]
 
 #: The variable the generated config tells Codex to read the key from (so no key is written to a file).
 KEY_VAR = "PROFILER_CODEX_API_KEY"
@@ -71,7 +77,9 @@ class CodexOptions(AgentOptions):
     """Options of the ``codex`` provider (the shared ones, plus these)."""
 
     #: more ``config.toml`` settings, merged over the generated ones (e.g. ``model_reasoning_effort: high``)
-    config: dict[str, Any] = attrs.field(factory=dict, validator=check_option, metadata=checked(*MAPPING))
+    config: dict[str, Any] = attrs.field(
+        factory=dict, validator=check_option, metadata=checked(*MAPPING)
+    )
     #: the ``name`` of the generated model provider (shown by Codex in its logs)
     provider_name: str = option("profiler", *STRING)
 
@@ -109,16 +117,37 @@ def summarize_exec(lines: list[dict[str, Any]]) -> ExecSummary:
             (retries if _RETRY.match(message) else errors).append(message)
         elif kind == "turn.failed":
             error = line.get("error")
-            failure = str(error.get("message") if isinstance(error, Mapping) else error or "turn failed")
-        elif kind in ("item.started", "item.completed") and isinstance(line.get("item"), Mapping):
+            failure = str(
+                error.get("message")
+                if isinstance(error, Mapping)
+                else error or "turn failed"
+            )
+        elif kind in ("item.started", "item.completed") and isinstance(
+            line.get("item"), Mapping
+        ):
             item = line["item"]
             if kind == "item.started" and item.get("type") in _ACTIONS:
                 actions += 1
-            elif kind == "item.completed" and item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+            elif (
+                kind == "item.completed"
+                and item.get("type") == "agent_message"
+                and isinstance(item.get("text"), str)
+            ):
                 text = item["text"]
-            elif kind == "item.completed" and item.get("type") == "error" and not _HARMLESS.match(str(item.get("message"))):
+            elif (
+                kind == "item.completed"
+                and item.get("type") == "error"
+                and not _HARMLESS.match(str(item.get("message")))
+            ):
                 errors.append(str(item.get("message")))
-    return ExecSummary(thread_id=thread_id, failure=failure, retries=tuple(retries), errors=tuple(errors), text=text, actions=actions)
+    return ExecSummary(
+        thread_id=thread_id,
+        failure=failure,
+        retries=tuple(retries),
+        errors=tuple(errors),
+        text=text,
+        actions=actions,
+    )
 
 
 # -- config.toml ------------------------------------------------------------------
@@ -140,17 +169,35 @@ def _value(value: Any, where: str) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_value(v, where) for v in value) + "]"
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_key(str(k))} = {_value(v, where)}" for k, v in value.items()) + "}"
-    raise ConfigError(f"{where}: cannot write {type(value).__name__} {value!r} to config.toml")
+        return (
+            "{"
+            + ", ".join(
+                f"{_key(str(k))} = {_value(v, where)}" for k, v in value.items()
+            )
+            + "}"
+        )
+    raise ConfigError(
+        f"{where}: cannot write {type(value).__name__} {value!r} to config.toml"
+    )
 
 
-def config_toml(settings: Mapping[str, Any], *, where: str = "codex config", _prefix: str = "") -> str:
+def config_toml(
+    settings: Mapping[str, Any], *, where: str = "codex config", _prefix: str = ""
+) -> str:
     """``settings`` as TOML: plain keys first, then one ``[table]`` per nested mapping."""
-    lines = [f"{_key(k)} = {_value(v, f'{where}.{k}')}" for k, v in settings.items() if not isinstance(v, Mapping)]
+    lines = [
+        f"{_key(k)} = {_value(v, f'{where}.{k}')}"
+        for k, v in settings.items()
+        if not isinstance(v, Mapping)
+    ]
     for k, v in settings.items():
         if isinstance(v, Mapping):
             name = f"{_prefix}{_key(str(k))}"
-            lines += ["", f"[{name}]", config_toml(v, where=f"{where}.{k}", _prefix=name + ".")]
+            lines += [
+                "",
+                f"[{name}]",
+                config_toml(v, where=f"{where}.{k}", _prefix=name + "."),
+            ]
     return "\n".join(line for line in lines if line is not None).strip("\n") + "\n"
 
 
@@ -184,12 +231,20 @@ class CodexProvider(AgentProvider):
                     "mcp_servers.<name>.enabled_tools / disabled_tools)"
                 )
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """Run Codex on ``text`` to its end; its process group is ended however the run ends."""
         live = self.live(handle)
         options: CodexOptions = live.setup.options
         self.write_config(live)
-        command = [live.setup.binary, "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        command = [
+            live.setup.binary,
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+        ]
         command += [*options.extra_args, "--", text]
         limit = options.max_turns
         actions = 0
@@ -199,7 +254,11 @@ class CodexProvider(AgentProvider):
             # Codex has no turn limit of its own: end the session when it starts one action too many.
             nonlocal actions, stopped
             item = line.get("item")
-            if line.get("type") == "item.started" and isinstance(item, Mapping) and item.get("type") in _ACTIONS:
+            if (
+                line.get("type") == "item.started"
+                and isinstance(item, Mapping)
+                and item.get("type") in _ACTIONS
+            ):
                 actions += 1
                 if limit is not None and actions > limit:
                     stopped = True
@@ -238,7 +297,9 @@ class CodexProvider(AgentProvider):
         if appended:
             settings["developer_instructions"] = appended
         if options.mcp_servers:
-            settings["mcp_servers"] = {name: dict(server) for name, server in options.mcp_servers.items()}
+            settings["mcp_servers"] = {
+                name: dict(server) for name, server in options.mcp_servers.items()
+            }
         return _merge(settings, options.config)
 
     def write_config(self, live: LiveSession) -> None:
@@ -246,7 +307,13 @@ class CodexProvider(AgentProvider):
         codex_home = live.dirs.home / ".codex"
         codex_home.mkdir(exist_ok=True)
         path = codex_home / "config.toml"
-        path.write_text(config_toml(self.settings(live), where=f"provider 'codex' (mode {live.params.mode!r})"), encoding="utf-8")
+        path.write_text(
+            config_toml(
+                self.settings(live),
+                where=f"provider 'codex' (mode {live.params.mode!r})",
+            ),
+            encoding="utf-8",
+        )
         path.chmod(0o600)
 
     def environment(self, live: LiveSession) -> dict[str, str]:
@@ -263,7 +330,10 @@ class CodexProvider(AgentProvider):
         }
         # The profiler's own CODEX_* / OPENAI_* settings would point the agent elsewhere.
         return child_environment(
-            drop_prefixes=("CODEX_", "OPENAI_"), fixed=fixed, options_env=options.env, mode_env=live.setup.environment,
+            drop_prefixes=("CODEX_", "OPENAI_"),
+            fixed=fixed,
+            options_env=options.env,
+            mode_env=live.setup.environment,
             confined=live.setup.confined,
         )
 
@@ -273,15 +343,25 @@ class CodexProvider(AgentProvider):
         """The PromptResult of a finished run; a failed session raises AgentError (an error row)."""
         summary = summarize_exec(run.lines)
         live.agent_session_id = summary.thread_id
-        retried = f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})" if summary.retries else ""
+        retried = (
+            f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})"
+            if summary.retries
+            else ""
+        )
         if summary.failure and not stopped:
             raise self.failure(live, f"codex: {summary.failure.rstrip('.')}{retried}")
         if run.exit_code != 0 and not stopped:
-            detail = "; ".join(summary.errors[-2:]) or run.stderr_tail() or "(no output)"
-            raise self.failure(live, f"codex exited with status {run.exit_code}{retried}: {detail}")
+            detail = (
+                "; ".join(summary.errors[-2:]) or run.stderr_tail() or "(no output)"
+            )
+            raise self.failure(
+                live, f"codex exited with status {run.exit_code}{retried}: {detail}"
+            )
         recorded = self.rollout(live, summary.thread_id)
         if recorded is None and not stopped:
-            raise AgentError(f"codex: no rollout file for thread {summary.thread_id!r} in its CODEX_HOME")
+            raise AgentError(
+                f"codex: no rollout file for thread {summary.thread_id!r} in its CODEX_HOME"
+            )
         start_ms = round(run.started_at.timestamp() * 1000, 3)
         segments: list[TimingSegment] = []
         if recorded is not None:
@@ -289,18 +369,39 @@ class CodexProvider(AgentProvider):
             segments = list(metrics.timing.segments)
             if segments:
                 first = min(s.start_ms for s in segments)
-                segments.insert(0, TimingSegment(label="startup", start_ms=start_ms, end_ms=max(start_ms, first)))
-            tokens, tool_calls, trace = metrics.tokens, metrics.tool_calls, recorded.trace
-            model_calls = metrics.model_calls  # each response priced on its own, at its own model
+                segments.insert(
+                    0,
+                    TimingSegment(
+                        label="startup", start_ms=start_ms, end_ms=max(start_ms, first)
+                    ),
+                )
+            tokens, tool_calls, trace = (
+                metrics.tokens,
+                metrics.tool_calls,
+                recorded.trace,
+            )
+            model_calls = (
+                metrics.model_calls
+            )  # each response priced on its own, at its own model
             answer = summary.text or recorded.text
         else:
-            tokens, tool_calls, trace, answer = TokenBreakdown(), (), empty_trace(summary.thread_id or "unknown"), summary.text
+            tokens, tool_calls, trace, answer = (
+                TokenBreakdown(),
+                (),
+                empty_trace(summary.thread_id or "unknown"),
+                summary.text,
+            )
             model_calls = ()
-        retries = [ErrorEvent(message=f"model request retried by Codex: {r}", recoverable=True) for r in summary.retries]
+        retries = [
+            ErrorEvent(message=f"model request retried by Codex: {r}", recoverable=True)
+            for r in summary.retries
+        ]
         live.trace = attrs.evolve(
             trace,
             events=(*retries, *trace.events),
-            summary=attrs.evolve(trace.summary, total_tokens=tokens, total_duration=run.wall_ms),
+            summary=attrs.evolve(
+                trace.summary, total_tokens=tokens, total_duration=run.wall_ms
+            ),
         )
         return PromptResult(
             text=answer,
@@ -319,9 +420,12 @@ class CodexProvider(AgentProvider):
         if not thread_id:
             return None
         sessions = live.dirs.home / ".codex" / "sessions"
-        found = sorted(sessions.glob(f"*/*/*/rollout-*{re.sub(r'[^A-Za-z0-9-]', '', thread_id)}.jsonl"))
+        found = sorted(
+            sessions.glob(
+                f"*/*/*/rollout-*{re.sub(r'[^A-Za-z0-9-]', '', thread_id)}.jsonl"
+            )
+        )
         if not found:
             return None
         # Read from the agent's home: no link followed below it, bounded, parsed from a private copy.
         return load_transcript("codex", live.dirs.home, found[-1])
-

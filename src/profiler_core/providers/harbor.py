@@ -68,15 +68,25 @@ class HarborProvider:
     init_scope = "mode"  # each mode's environment and agent kwargs
 
     def __init__(
-        self, *, agent: str | None = None, agent_import_path: str | None = None, environment: str = "docker",
-        harbor: str = "harbor", agent_kwargs: dict[str, Any] | None = None, keep_jobs: str | None = None,
+        self,
+        *,
+        agent: str | None = None,
+        agent_import_path: str | None = None,
+        environment: str = "docker",
+        harbor: str = "harbor",
+        agent_kwargs: dict[str, Any] | None = None,
+        keep_jobs: str | None = None,
         preflight: bool = True,
     ) -> None:
         """Check the options now, so ``profiler validate`` names a bad one (or a missing Harbor) in one line."""
         if bool(agent) == bool(agent_import_path):
-            raise ConfigError("provider 'harbor': give one of the options agent (a Harbor agent name) or agent_import_path")
+            raise ConfigError(
+                "provider 'harbor': give one of the options agent (a Harbor agent name) or agent_import_path"
+            )
         if not isinstance(environment, str) or not environment:
-            raise ConfigError(f"provider 'harbor': option 'environment': expected a Harbor environment type, got {environment!r}")
+            raise ConfigError(
+                f"provider 'harbor': option 'environment': expected a Harbor environment type, got {environment!r}"
+            )
         install = find_harbor(harbor)
         if install is None:
             raise ConfigError(
@@ -84,9 +94,16 @@ class HarborProvider:
                 "(e.g. python3.12 -m venv h && h/bin/pip install harbor) and give option harbor: h/bin/harbor"
             )
         if agent_kwargs is not None and not isinstance(agent_kwargs, dict):
-            raise ConfigError(f"provider 'harbor': option 'agent_kwargs': expected a mapping, got {agent_kwargs!r}")
+            raise ConfigError(
+                f"provider 'harbor': option 'agent_kwargs': expected a mapping, got {agent_kwargs!r}"
+            )
         self.install = install
-        self.harbor, self.agent, self.import_path, self.environment = str(install.program), agent, agent_import_path, environment
+        self.harbor, self.agent, self.import_path, self.environment = (
+            str(install.program),
+            agent,
+            agent_import_path,
+            environment,
+        )
         self.preflight = bool(preflight)
         self._ready: set[str] = set()
         self._check_environment(environment)
@@ -104,7 +121,10 @@ class HarborProvider:
         # The mode's provider_overrides arrive merged into the options (checked when the profile was built).
         options = config.options
         if "agent" in options or "agent_import_path" in options:
-            self.agent, self.import_path = options.get("agent"), options.get("agent_import_path")
+            self.agent, self.import_path = (
+                options.get("agent"),
+                options.get("agent_import_path"),
+            )
         self.environment = str(options.get("environment", self.environment))
         self._check_environment(self.environment)
         self.kwargs = dict(options.get("agent_kwargs") or self.kwargs)
@@ -120,18 +140,28 @@ class HarborProvider:
             return
         problem = environment_problem(self.install, environment)
         if problem is not None:
-            raise ConfigError(f"provider 'harbor': environment {environment!r} is not ready: {problem}")
+            raise ConfigError(
+                f"provider 'harbor': environment {environment!r} is not ready: {problem}"
+            )
         self._ready.add(environment)
 
     def create_session(self, params: CreateSessionParams) -> SessionHandle:
         """Remember the task; the trial starts at ``prompt``."""
         if params.scenario is None or _task_folder(params.scenario) is None:
-            raise ProfilerError(f"provider 'harbor': scenario {params.scenario_id!r} is not a Harbor task folder (scenarios: {{format: harbor}})")
-        handle = SessionHandle(session_id=f"harbor-{uuid.uuid4().hex[:12]}", provider=self.id, created_at=datetime.now(UTC).isoformat())
+            raise ProfilerError(
+                f"provider 'harbor': scenario {params.scenario_id!r} is not a Harbor task folder (scenarios: {{format: harbor}})"
+            )
+        handle = SessionHandle(
+            session_id=f"harbor-{uuid.uuid4().hex[:12]}",
+            provider=self.id,
+            created_at=datetime.now(UTC).isoformat(),
+        )
         self.sessions[handle.session_id] = (params.scenario, None)
         return handle
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """Run the trial with Harbor and answer with what its job folder says."""
         from ..importers.harbor_job import load_job
         from ..sandbox.commands import run_command
@@ -144,22 +174,52 @@ class HarborProvider:
         timeout_s = (timeout_ms or scenario.timeout_ms) / 1000 + HARBOR_OVERHEAD_S
         # Harbor's own venv first on PATH: its helpers (podman-compose) live beside it.
         path = harbor_path(self.harbor)
-        done = await run_command(argv, cwd=self.jobs, env={**os.environ, "PATH": path, "PYTHONUNBUFFERED": "1"}, timeout_s=timeout_s)
+        done = await run_command(
+            argv,
+            cwd=self.jobs,
+            env={**os.environ, "PATH": path, "PYTHONUNBUFFERED": "1"},
+            timeout_s=timeout_s,
+        )
         job = self.jobs / name
         if not (job / "result.json").is_file() and not any(job.glob("*/result.json")):
-            why = done.error or ("timed out" if done.timed_out else f"exit status {done.exit_code}")
-            raise ProfilerError(f"provider 'harbor': harbor run wrote no job ({why}): {done.output.strip()[-300:]}")
+            why = done.error or (
+                "timed out" if done.timed_out else f"exit status {done.exit_code}"
+            )
+            raise ProfilerError(
+                f"provider 'harbor': harbor run wrote no job ({why}): {done.output.strip()[-300:]}"
+            )
         loaded = load_job(job)
         if len(loaded.sessions) != 1:
-            raise ProfilerError(f"provider 'harbor': {job}: expected one trial, found {len(loaded.sessions)}")
+            raise ProfilerError(
+                f"provider 'harbor': {job}: expected one trial, found {len(loaded.sessions)}"
+            )
         session = loaded.sessions[0]
         self.sessions[handle.session_id] = (scenario, session)
         return replayed_result(session)
 
     def _argv(self, task: Path, name: str) -> list[str]:
         assert self.jobs is not None
-        argv = [self.harbor, "run", "-p", str(task), "-e", self.environment, "-o", str(self.jobs), "--job-name", name, "-n", "1", "-y", "-q"]
-        argv += ["-a", self.agent] if self.agent else ["--agent-import-path", str(self.import_path)]
+        argv = [
+            self.harbor,
+            "run",
+            "-p",
+            str(task),
+            "-e",
+            self.environment,
+            "-o",
+            str(self.jobs),
+            "--job-name",
+            name,
+            "-n",
+            "1",
+            "-y",
+            "-q",
+        ]
+        argv += (
+            ["-a", self.agent]
+            if self.agent
+            else ["--agent-import-path", str(self.import_path)]
+        )
         if self.model and self.model != "unknown":
             argv += ["-m", self.model]
         for key, value in self.kwargs.items():
@@ -176,7 +236,11 @@ class HarborProvider:
     def session_verification(self, handle: SessionHandle) -> Any:
         """Harbor's verifier outcome: the row's reward and ``verify:harbor`` check."""
         entry = self.sessions.get(handle.session_id)
-        return entry[1].verification if entry is not None and entry[1] is not None else None
+        return (
+            entry[1].verification
+            if entry is not None and entry[1] is not None
+            else None
+        )
 
     def destroy_session(self, handle: SessionHandle) -> None:
         """Forget the session (its job folder stays until ``shutdown``, or in ``keep_jobs``)."""

@@ -22,7 +22,13 @@ import attrs
 
 from ..model.record import Record
 
-__all__ = ["HarborInstall", "environment_problem", "find_harbor", "harbor_path", "probe"]
+__all__ = [
+    "HarborInstall",
+    "environment_problem",
+    "find_harbor",
+    "harbor_path",
+    "probe",
+]
 
 #: seconds one question may take (importing Harbor takes one or two)
 PROBE_TIMEOUT_S = 120.0
@@ -90,7 +96,12 @@ def probe(install: HarborInstall, *args: str) -> dict[str, object]:
     env = {**os.environ, "PATH": harbor_path(install.program), "PYTHONUNBUFFERED": "1"}
     try:
         done = subprocess.run(
-            [str(install.python), "-c", _SCRIPT, *args], capture_output=True, text=True, env=env, timeout=PROBE_TIMEOUT_S, check=False
+            [str(install.python), "-c", _SCRIPT, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"error": f"{install.python}: {exc}"}
@@ -101,11 +112,15 @@ def probe(install: HarborInstall, *args: str) -> dict[str, object]:
         answer = None
     if not isinstance(answer, dict):
         last = (done.stderr.strip().splitlines() or ["no answer"])[-1]
-        return {"error": f"{install.python} could not ask Harbor (is it installed there, and >= 0.26?): {last}"}
+        return {
+            "error": f"{install.python} could not ask Harbor (is it installed there, and >= 0.26?): {last}"
+        }
     return answer
 
 
-def environment_problem(install: HarborInstall, environment: str, kwargs: dict[str, object] | None = None) -> str | None:
+def environment_problem(
+    install: HarborInstall, environment: str, kwargs: dict[str, object] | None = None
+) -> str | None:
     """What Harbor's preflight of ``environment`` says is missing (credentials, an extra, a CLI), in one line; None when ready."""
     answer = probe(install, "preflight", environment, json.dumps(kwargs or {}))
     problem = answer.get("problem") or answer.get("error")

@@ -96,9 +96,15 @@ class OracleProvider:
         Such a profile has no Harbor tasks at all; a task among others that lacks its solution
         is that row's error (checking tasks is what the oracle is for).
         """
-        missing = [s.id for s in scenarios if s.solution is None and not any(step.solution for step in s.steps)]
+        missing = [
+            s.id
+            for s in scenarios
+            if s.solution is None and not any(step.solution for step in s.steps)
+        ]
         if missing and len(missing) == len(scenarios):
-            named = ", ".join(repr(m) for m in missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+            named = ", ".join(repr(m) for m in missing[:3]) + (
+                f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            )
             raise ProfilerError(
                 f"none of the {len(scenarios)} scenarios has a reference solution ({named}): the oracle runs "
                 "a Harbor task's solution/solve.sh (scenarios: {path: TASKS, format: harbor}; docs/harbor.md)"
@@ -107,18 +113,34 @@ class OracleProvider:
     def create_session(self, params: CreateSessionParams) -> SessionHandle:
         """A session of ``params.scenario``; one without a reference solution is refused in one line."""
         scenario = params.scenario
-        if scenario is None or (params.workspace is None and params.environment is None):
-            raise ProfilerError("provider 'oracle' needs the runner's scenario and workspace (CreateSessionParams.scenario, .workspace)")
+        if scenario is None or (
+            params.workspace is None and params.environment is None
+        ):
+            raise ProfilerError(
+                "provider 'oracle' needs the runner's scenario and workspace (CreateSessionParams.scenario, .workspace)"
+            )
         if scenario.solution is None:
-            raise ProfilerError(f"scenario {scenario.id!r} has no reference solution (a Harbor task's solution/solve.sh)")
+            raise ProfilerError(
+                f"scenario {scenario.id!r} has no reference solution (a Harbor task's solution/solve.sh)"
+            )
         session_id = f"oracle-{uuid.uuid4().hex[:12]}"
         self._sessions[session_id] = _Session(
-            scenario=scenario, workspace=Path(params.workspace) if params.workspace else None, sandbox=params.sandbox or self._sandbox,
-            environment=params.environment, workdir=params.environment_workdir, user=params.environment_user,
+            scenario=scenario,
+            workspace=Path(params.workspace) if params.workspace else None,
+            sandbox=params.sandbox or self._sandbox,
+            environment=params.environment,
+            workdir=params.environment_workdir,
+            user=params.environment_user,
         )
-        return SessionHandle(session_id=session_id, provider=self.id, created_at=datetime.now(UTC).isoformat())
+        return SessionHandle(
+            session_id=session_id,
+            provider=self.id,
+            created_at=datetime.now(UTC).isoformat(),
+        )
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """Run the solution to its end (or ``timeout_ms``); its output is the answer."""
         from ..sandbox import Mount
         from ..sandbox.commands import Confinement, base_environment, run_command
@@ -130,28 +152,49 @@ class OracleProvider:
         if session.environment is not None:
             return await self._in_trial(handle, session, timeout_s)
         assert session.workspace is not None
-        scratch = temporary_folder("profiler-oracle-")  # recorded: a killed run's is removed by the next
+        scratch = temporary_folder(
+            "profiler-oracle-"
+        )  # recorded: a killed run's is removed by the next
         try:
             mounts = _copies(solution.mounts, scratch)
             confined = session.sandbox is not None and session.sandbox.confined
             if mounts and not confined:
-                raise ProfilerError(f"scenario {session.scenario.id!r}: its solution uses {', '.join(solution.mounts)}, which needs a sandbox")
-            where = Confinement(settings=session.sandbox, mounts=tuple(Mount(source=s, target=t, writable=True) for t, s in mounts))
+                raise ProfilerError(
+                    f"scenario {session.scenario.id!r}: its solution uses {', '.join(solution.mounts)}, which needs a sandbox"
+                )
+            where = Confinement(
+                settings=session.sandbox,
+                mounts=tuple(
+                    Mount(source=s, target=t, writable=True) for t, s in mounts
+                ),
+            )
             started = datetime.now(UTC)
             result = await run_command(
-                ["bash", "-c", solution.command], cwd=session.workspace, env=base_environment(scratch, task_env(solution.env, solution.env_templates, "[solution].env")),
-                timeout_s=timeout_s, where=where,
+                ["bash", "-c", solution.command],
+                cwd=session.workspace,
+                env=base_environment(
+                    scratch,
+                    task_env(solution.env, solution.env_templates, "[solution].env"),
+                ),
+                timeout_s=timeout_s,
+                where=where,
             )
         finally:
             remove_folder(scratch)
         output = result.output.strip()[-TEXT_TAIL:]
         error = None
         if not result.ok:
-            how = result.error or ("timed out" if result.timed_out else f"exited {result.exit_code}")
+            how = result.error or (
+                "timed out" if result.timed_out else f"exited {result.exit_code}"
+            )
             error = f"the reference solution {how}: {output[-300:]}".rstrip(": ")
-        return _answer(handle, session, solution.command, output, started, result, error)
+        return _answer(
+            handle, session, solution.command, output, started, result, error
+        )
 
-    async def _in_trial(self, handle: SessionHandle, session: _Session, timeout_s: float) -> PromptResult:
+    async def _in_trial(
+        self, handle: SessionHandle, session: _Session, timeout_s: float
+    ) -> PromptResult:
         """Upload the solution's folders into the trial, make its scripts executable, run it there by its shebang."""
         from ..util.asyncs import call_off_loop
 
@@ -161,12 +204,25 @@ class OracleProvider:
         for target, source in solution.mounts.items():
             await call_off_loop(environment.put, Path(source), target)
             await call_off_loop(
-                environment.exec, ["sh", "-c", 'find "$1" -type f -name "*.sh" -exec chmod +x {} +', "sh", target], user="0", timeout_s=60
+                environment.exec,
+                [
+                    "sh",
+                    "-c",
+                    'find "$1" -type f -name "*.sh" -exec chmod +x {} +',
+                    "sh",
+                    target,
+                ],
+                user="0",
+                timeout_s=60,
             )
         started = datetime.now(UTC)
         result = await call_off_loop(
-            environment.exec, script_argv(solution.command, tuple(solution.mounts)), env=task_env(solution.env, solution.env_templates, "[solution].env"), cwd=session.workdir,
-            user=session.user, timeout_s=timeout_s,
+            environment.exec,
+            script_argv(solution.command, tuple(solution.mounts)),
+            env=task_env(solution.env, solution.env_templates, "[solution].env"),
+            cwd=session.workdir,
+            user=session.user,
+            timeout_s=timeout_s,
         )
         output = result.output.strip()[-TEXT_TAIL:]
         error = None
@@ -175,7 +231,9 @@ class OracleProvider:
         elif not result.ok:
             how = result.error or f"exited {result.exit_code}"
             error = f"the reference solution {how}: {output[-300:]}".rstrip(": ")
-        return _answer(handle, session, solution.command, output, started, result, error)
+        return _answer(
+            handle, session, solution.command, output, started, result, error
+        )
 
     def export_session(self, handle: SessionHandle) -> SessionTrace | None:
         """One turn with the solution's one ``bash`` call (None before the prompt)."""
@@ -193,7 +251,9 @@ class OracleProvider:
         try:
             return self._sessions[handle.session_id]
         except KeyError:
-            raise ProfilerError(f"provider 'oracle': unknown session {handle.session_id!r}") from None
+            raise ProfilerError(
+                f"provider 'oracle': unknown session {handle.session_id!r}"
+            ) from None
 
 
 def script_argv(command: str, folders: tuple[str, ...]) -> list[str]:
@@ -201,7 +261,11 @@ def script_argv(command: str, folders: tuple[str, ...]) -> list[str]:
     import shlex
 
     words = shlex.split(command) if "\n" not in command else []
-    if len(words) == 2 and words[0] in ("bash", "sh") and any(words[1].startswith(f.rstrip("/") + "/") for f in folders):
+    if (
+        len(words) == 2
+        and words[0] in ("bash", "sh")
+        and any(words[1].startswith(f.rstrip("/") + "/") for f in folders)
+    ):
         return [words[1]]
     return ["bash", "-c", command]
 
@@ -217,32 +281,79 @@ def _copies(mounts: dict[str, str], scratch: Path) -> list[tuple[str, Path]]:
             else:
                 shutil.copy2(source, copy)
         except OSError as exc:
-            raise ProfilerError(f"provider 'oracle': cannot copy {source!r} for {target}: {exc.strerror or exc}") from None
+            raise ProfilerError(
+                f"provider 'oracle': cannot copy {source!r} for {target}: {exc.strerror or exc}"
+            ) from None
         copies.append((target, copy))
     return copies
 
 
-
-def _answer(handle: SessionHandle, session: _Session, command: str, output: str, started: datetime, result: Any, error: str | None) -> PromptResult:
+def _answer(
+    handle: SessionHandle,
+    session: _Session,
+    command: str,
+    output: str,
+    started: datetime,
+    result: Any,
+    error: str | None,
+) -> PromptResult:
     """The solution's run as an agent's answer: its output, one ``bash`` call in the trace, no tokens."""
-    session.trace = _trace(handle.session_id, command, output, started, result.wall_ms, error)
+    session.trace = _trace(
+        handle.session_id, command, output, started, result.wall_ms, error
+    )
     return PromptResult(
         text=output,
         metrics=PromptMetrics(
-            tokens=TokenBreakdown(), timing=TimingBreakdown(wall_ms=result.wall_ms),
-            tool_calls=(ToolCallRecord(name="bash", category="shell", success=error is None, duration_ms=result.wall_ms, error=error),),
+            tokens=TokenBreakdown(),
+            timing=TimingBreakdown(wall_ms=result.wall_ms),
+            tool_calls=(
+                ToolCallRecord(
+                    name="bash",
+                    category="shell",
+                    success=error is None,
+                    duration_ms=result.wall_ms,
+                    error=error,
+                ),
+            ),
         ),
         completion_reason="timeout" if result.timed_out else "stop",
         error=error,
     )
 
-def _trace(session_id: str, command: str, output: str, started: datetime, wall_ms: float, error: str | None) -> SessionTrace:
-    ended = started + timedelta(milliseconds=wall_ms)
-    call = ToolCallEvent(name="bash", input={"command": command}, output=output, duration_ms=wall_ms, success=error is None, error=error)
-    boundary = TurnBoundaryEvent(turn_number=1, timestamp=ended.isoformat())
-    turn = Turn(number=1, events=(call,), start_timestamp=started.isoformat(), end_timestamp=ended.isoformat(), duration_ms=wall_ms)
-    return SessionTrace(
-        session_id=session_id, events=(call, boundary), turns=(turn,),
-        summary=TraceSummary(total_turns=1, total_tool_calls=1, total_tokens=TokenBreakdown(), total_duration=wall_ms),
-    )
 
+def _trace(
+    session_id: str,
+    command: str,
+    output: str,
+    started: datetime,
+    wall_ms: float,
+    error: str | None,
+) -> SessionTrace:
+    ended = started + timedelta(milliseconds=wall_ms)
+    call = ToolCallEvent(
+        name="bash",
+        input={"command": command},
+        output=output,
+        duration_ms=wall_ms,
+        success=error is None,
+        error=error,
+    )
+    boundary = TurnBoundaryEvent(turn_number=1, timestamp=ended.isoformat())
+    turn = Turn(
+        number=1,
+        events=(call,),
+        start_timestamp=started.isoformat(),
+        end_timestamp=ended.isoformat(),
+        duration_ms=wall_ms,
+    )
+    return SessionTrace(
+        session_id=session_id,
+        events=(call, boundary),
+        turns=(turn,),
+        summary=TraceSummary(
+            total_turns=1,
+            total_tool_calls=1,
+            total_tokens=TokenBreakdown(),
+            total_duration=wall_ms,
+        ),
+    )

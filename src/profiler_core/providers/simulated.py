@@ -82,18 +82,24 @@ DEFAULT_TOOL_CATEGORIES: dict[str, str] = {
 # ---------------------------------------------------------------------------
 
 
-def _expect(description: str, accept: Callable[[Any], bool]) -> Callable[[Any, attrs.Attribute, Any], None]:
+def _expect(
+    description: str, accept: Callable[[Any], bool]
+) -> Callable[[Any, attrs.Attribute, Any], None]:
     """An attrs validator: ``accept(value)`` must hold, else ``option 'name': expected <description>, got <value>``."""
 
     def validate(_inst: Any, attribute: attrs.Attribute, value: Any) -> None:
         if not accept(value):
-            raise ValueError(f"option {attribute.name!r}: expected {description}, got {value!r}")
+            raise ValueError(
+                f"option {attribute.name!r}: expected {description}, got {value!r}"
+            )
 
     return validate
 
 
 def _tool_categories(value: Any) -> bool:
-    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items())
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()
+    )
 
 
 _PROBABILITY = "a number between 0 and 1"
@@ -110,53 +116,101 @@ class SimulatedOptions(Record):
     #: Base seed; sessions are also keyed by model, mode, scenario, iteration and attempt.
     seed: int = attrs.field(default=0, validator=_expect("an integer", is_int))
     #: Average number of turns of a session (unfinished sessions run ~2 turns longer).
-    mean_turns: float = attrs.field(default=6, validator=_expect("a number >= 1", lambda v: is_finite_number(v) and v >= 1))
+    mean_turns: float = attrs.field(
+        default=6,
+        validator=_expect("a number >= 1", lambda v: is_finite_number(v) and v >= 1),
+    )
     #: Hard limit: a longer session stops with completion reason ``tool_limit``.
-    max_turns: int = attrs.field(default=40, validator=_expect("an integer >= 1", lambda v: is_int(v) and v >= 1))
+    max_turns: int = attrs.field(
+        default=40, validator=_expect("an integer >= 1", lambda v: is_int(v) and v >= 1)
+    )
     #: Average number of planned tool calls per turn (retries after failures come on top).
-    tools_per_turn: float = attrs.field(default=1.6, validator=_expect("a number >= 1", lambda v: is_finite_number(v) and v >= 1))
+    tools_per_turn: float = attrs.field(
+        default=1.6,
+        validator=_expect("a number >= 1", lambda v: is_finite_number(v) and v >= 1),
+    )
     #: Probability that a tool call fails (not found, timeout, 401, JSON parse...).
-    tool_error_rate: float = attrs.field(default=0.1, validator=_expect(_PROBABILITY, _is_probability))
+    tool_error_rate: float = attrs.field(
+        default=0.1, validator=_expect(_PROBABILITY, _is_probability)
+    )
     #: Probability that the agent finishes its task.
-    success_rate: float = attrs.field(default=0.8, validator=_expect(_PROBABILITY, _is_probability))
+    success_rate: float = attrs.field(
+        default=0.8, validator=_expect(_PROBABILITY, _is_probability)
+    )
     #: Scales the agent's text and reasoning tokens (and so its latency and cost).
-    verbosity: float = attrs.field(default=1.0, validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0))
+    verbosity: float = attrs.field(
+        default=1.0,
+        validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0),
+    )
     #: 0: no real sleeping; otherwise each prompt really sleeps simulated seconds x time_scale.
     time_scale: float = attrs.field(
-        default=0.0, validator=_expect("a number >= 0 (0: no real sleeping)", lambda v: is_finite_number(v) and v >= 0)
+        default=0.0,
+        validator=_expect(
+            "a number >= 0 (0: no real sleeping)",
+            lambda v: is_finite_number(v) and v >= 0,
+        ),
     )
     #: ``auto``: a JSON answer (in a ```json block) when the prompt mentions JSON; or always ``text`` / ``json``.
-    output_format: str = attrs.field(default="auto", validator=_expect("one of auto, text, json", lambda v: v in ("auto", "text", "json")))
+    output_format: str = attrs.field(
+        default="auto",
+        validator=_expect(
+            "one of auto, text, json", lambda v: v in ("auto", "text", "json")
+        ),
+    )
     #: Extra or changed tool name -> category entries.
     tool_categories: dict[str, str] = attrs.field(
-        factory=dict, validator=_expect("a mapping of tool name -> category", _tool_categories)
+        factory=dict,
+        validator=_expect("a mapping of tool name -> category", _tool_categories),
     )
     #: Output speed; None: from the model name (``sim-small`` fast ... ``sim-large`` slow).
     tokens_per_second: float | None = attrs.field(
         default=None,
-        validator=_expect("a number > 0 (or null: from the model)", lambda v: v is None or (is_finite_number(v) and v > 0)),
+        validator=_expect(
+            "a number > 0 (or null: from the model)",
+            lambda v: v is None or (is_finite_number(v) and v > 0),
+        ),
     )
     #: Simulated clock of every session (timestamps are deterministic, not the real time).
     start_time: str = attrs.field(
         default="2025-01-01T00:00:00Z",
-        validator=_expect("an ISO 8601 timestamp", lambda v: isinstance(v, str) and parse_iso(v) is not None),
+        validator=_expect(
+            "an ISO 8601 timestamp",
+            lambda v: isinstance(v, str) and parse_iso(v) is not None,
+        ),
     )
     #: Multiplies every session's cost: a known effect for a mode (0.8: 20% cheaper, all else equal).
-    cost_factor: float = attrs.field(default=1.0, validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0))
+    cost_factor: float = attrs.field(
+        default=1.0,
+        validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0),
+    )
     #: Multiplies every duration (model and tool time, so the wall time): a known effect (0.8: 20% faster).
-    time_factor: float = attrs.field(default=1.0, validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0))
+    time_factor: float = attrs.field(
+        default=1.0,
+        validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0),
+    )
     #: Price overrides passed to ``profiler_core.metrics.pricing.price_tokens`` (same format as the profile's ``prices``).
     prices: dict[str, Any] | None = attrs.field(
-        default=None, validator=_expect("a mapping of model -> prices (or null)", lambda v: v is None or isinstance(v, dict))
+        default=None,
+        validator=_expect(
+            "a mapping of model -> prices (or null)",
+            lambda v: v is None or isinstance(v, dict),
+        ),
     )
     #: Files the agent writes into its session's workspace (relative path -> content), as its "edits".
-    writes: dict[str, str] = attrs.field(factory=dict, validator=_expect("a mapping of relative path -> text", lambda v: _writes(v)))
+    writes: dict[str, str] = attrs.field(
+        factory=dict,
+        validator=_expect("a mapping of relative path -> text", lambda v: _writes(v)),
+    )
 
 
 def _writes(value: Any) -> bool:
     """Relative paths inside the workspace mapped to text."""
     return isinstance(value, dict) and all(
-        isinstance(k, str) and isinstance(v, str) and k and not Path(k).is_absolute() and ".." not in Path(k).parts
+        isinstance(k, str)
+        and isinstance(v, str)
+        and k
+        and not Path(k).is_absolute()
+        and ".." not in Path(k).parts
         for k, v in value.items()
     )
 
@@ -192,7 +246,9 @@ def _build_options(layers: list[dict[str, Any]], where: str) -> SimulatedOptions
 
 def _stable_seed(*parts: Any) -> int:
     """A seed from a stable hash (never Python's ``hash()``, which changes per process)."""
-    digest = hashlib.blake2b("\x1f".join(map(repr, parts)).encode(), digest_size=8).digest()
+    digest = hashlib.blake2b(
+        "\x1f".join(map(repr, parts)).encode(), digest_size=8
+    ).digest()
     return int.from_bytes(digest, "big")
 
 
@@ -269,8 +325,20 @@ class _Task(Record):
     project: str
 
 
-_PY_SOURCES = ("src/app/utils.py", "src/app/parser.py", "src/app/models.py", "src/app/cli.py", "src/app/config.py")
-_TS_SOURCES = ("src/utils.ts", "src/parser.ts", "src/client.ts", "src/index.ts", "src/config.ts")
+_PY_SOURCES = (
+    "src/app/utils.py",
+    "src/app/parser.py",
+    "src/app/models.py",
+    "src/app/cli.py",
+    "src/app/config.py",
+)
+_TS_SOURCES = (
+    "src/utils.ts",
+    "src/parser.ts",
+    "src/client.ts",
+    "src/index.ts",
+    "src/config.ts",
+)
 
 
 def _summary(prompt: str) -> str:
@@ -289,30 +357,56 @@ def _task(prompt: str, scenario_id: str, seed: int) -> _Task:
     rng = random.Random(_stable_seed("task", seed, scenario_id))
     paths = list(dict.fromkeys(m.group(1) for m in _PATH.finditer(prompt)))
     lowered = prompt.casefold()
-    if any(p.endswith(".py") for p in paths) or any(w in lowered for w in ("pytest", "python", "pyproject")):
+    if any(p.endswith(".py") for p in paths) or any(
+        w in lowered for w in ("pytest", "python", "pyproject")
+    ):
         stack = "python"
     elif any(p.endswith((".ts", ".tsx", ".js", ".jsx", ".mjs")) for p in paths) or any(
-        w in lowered for w in ("npm", "node", "typescript", "javascript", "vitest", "jest")
+        w in lowered
+        for w in ("npm", "node", "typescript", "javascript", "vitest", "jest")
     ):
         stack = "node"
     else:
         stack = rng.choice(("python", "node"))
-    code = [p for p in paths if not p.endswith((".md", ".json", ".yaml", ".yml", ".toml", ".cfg", ".txt"))]
-    tests = tuple(p for p in code if re.search(r"(^|/)(tests?/|test_)|\.(test|spec)\.", p))
-    sources = tuple(p for p in code if p not in tests) or tuple(p for p in paths if p not in tests)
+    code = [
+        p
+        for p in paths
+        if not p.endswith((".md", ".json", ".yaml", ".yml", ".toml", ".cfg", ".txt"))
+    ]
+    tests = tuple(
+        p for p in code if re.search(r"(^|/)(tests?/|test_)|\.(test|spec)\.", p)
+    )
+    sources = tuple(p for p in code if p not in tests) or tuple(
+        p for p in paths if p not in tests
+    )
     if not sources and tests:
         # The code under test, named after its test file (tests/test_parser.py -> src/app/parser.py).
-        stem = re.sub(r"^test_|\.(test|spec)$", "", tests[0].rsplit("/", 1)[-1].rsplit(".", 1)[0])
+        stem = re.sub(
+            r"^test_|\.(test|spec)$", "", tests[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        )
         sources = (f"src/app/{stem}.py",) if stack == "python" else (f"src/{stem}.ts",)
     if not sources:
         sources = (rng.choice(_PY_SOURCES if stack == "python" else _TS_SOURCES),)
     if not tests:
         stem = sources[0].rsplit("/", 1)[-1].split(".")[0]
-        tests = (f"tests/test_{stem}.py",) if stack == "python" else (f"test/{stem}.test.ts",)
+        tests = (
+            (f"tests/test_{stem}.py",)
+            if stack == "python"
+            else (f"test/{stem}.test.ts",)
+        )
     commands = tuple(
-        c.strip() for c in _BACKTICK.findall(prompt) if c.split() and c.split()[0] in _COMMAND_WORDS
+        c.strip()
+        for c in _BACKTICK.findall(prompt)
+        if c.split() and c.split()[0] in _COMMAND_WORDS
     )
-    test_cmd = next((c for c in commands if re.search(r"\b(pytest|npm test|vitest|jest|tox|cargo test|go test)\b", c)), None)
+    test_cmd = next(
+        (
+            c
+            for c in commands
+            if re.search(r"\b(pytest|npm test|vitest|jest|tox|cargo test|go test)\b", c)
+        ),
+        None,
+    )
     test_cmd = test_cmd or ("pytest -q" if stack == "python" else "npm test")
     pr = _PR.search(prompt)
     issue = _ISSUE.search(prompt)
@@ -333,7 +427,9 @@ def _task(prompt: str, scenario_id: str, seed: int) -> _Task:
         url=url.group(0) if url else None,
         n_tests=rng.randint(8, 64),
         wants_json=bool(_JSON_WORD.search(prompt)),
-        project=rng.choice(("acme-api", "widgets", "billing-service", "toolkit", "webapp")),
+        project=rng.choice(
+            ("acme-api", "widgets", "billing-service", "toolkit", "webapp")
+        ),
     )
 
 
@@ -363,7 +459,9 @@ _ERROR_TEXTS: dict[str, tuple[str, ...]] = {
         "ENOENT: no such file or directory, open '{path}'",
         "File not found: {path}",
     ),
-    "edit_mismatch": ("String to replace not found in {path} (old_string did not match; re-read the file)",),
+    "edit_mismatch": (
+        "String to replace not found in {path} (old_string did not match; re-read the file)",
+    ),
     "cmd_not_found": ("bash: {cmd}: command not found (exit code 127)",),
     "timeout": (
         "Command timed out after {secs}s: {label}",
@@ -374,7 +472,7 @@ _ERROR_TEXTS: dict[str, tuple[str, ...]] = {
         "401 Unauthorized: requires authentication",
     ),
     "json_parse": (
-        "jq: error (at <stdin>:1): Cannot index string with \"title\"",
+        'jq: error (at <stdin>:1): Cannot index string with "title"',
         "SyntaxError: Unexpected token '<', \"<!DOCTYPE \"... is not valid JSON",
         "JSON parse error: Expecting value: line 1 column 1 (char 0)",
     ),
@@ -402,34 +500,77 @@ def _bash(
     kind: str = "",
     texts: dict[str, str] | None = None,
 ) -> _Op:
-    return _Op("bash", {"command": command}, command, output, tokens, ms, errors, kind or "shell", texts)
+    return _Op(
+        "bash",
+        {"command": command},
+        command,
+        output,
+        tokens,
+        ms,
+        errors,
+        kind or "shell",
+        texts,
+    )
 
 
 def _grep(pattern: str, path: str, output: str, tokens: float, ms: float) -> _Op:
-    return _Op("grep", {"pattern": pattern, "path": path}, path, output, tokens, ms, ("timeout",), "search")
+    return _Op(
+        "grep",
+        {"pattern": pattern, "path": path},
+        path,
+        output,
+        tokens,
+        ms,
+        ("timeout",),
+        "search",
+    )
 
 
 def _glob(pattern: str, output: str, tokens: float) -> _Op:
-    return _Op("glob", {"pattern": pattern}, pattern, output, tokens, 25, ("timeout",), "search")
+    return _Op(
+        "glob",
+        {"pattern": pattern},
+        pattern,
+        output,
+        tokens,
+        25,
+        ("timeout",),
+        "search",
+    )
 
 
 @lru_cache(maxsize=1024)
 def _test_op(task: _Task, *, failing: int, narrow: bool = False) -> _Op:
     cmd = task.test_cmd
     if narrow:
-        cmd = f"pytest -q {task.tests[0]} -x" if task.stack == "python" else f"npx vitest run {task.tests[0]}"
+        cmd = (
+            f"pytest -q {task.tests[0]} -x"
+            if task.stack == "python"
+            else f"npx vitest run {task.tests[0]}"
+        )
     n = task.n_tests if not narrow else max(1, task.n_tests // 6)
     # "{secs}" is filled in with the call's own duration.
     if failing:
         out = f"FAILED {task.tests[0]} - AssertionError\n{failing} failed, {n - failing} passed in {{secs}}s"
     else:
         out = f"{n} passed in {{secs}}s"
-    return _bash(cmd, out, 180 + 40 * failing, 2500 if narrow else 6000, ("timeout",), "test")
+    return _bash(
+        cmd, out, 180 + 40 * failing, 2500 if narrow else 6000, ("timeout",), "test"
+    )
 
 
 @lru_cache(maxsize=1024)
 def _read_op(path: str) -> _Op:
-    return _Op("read_file", {"path": path}, path, f"[{path}: file contents]", 1300, 35, ("not_found",), "read")
+    return _Op(
+        "read_file",
+        {"path": path},
+        path,
+        f"[{path}: file contents]",
+        1300,
+        35,
+        ("not_found",),
+        "read",
+    )
 
 
 _EDITS = {
@@ -462,7 +603,9 @@ def _edit_op(path: str, variant: int = 0) -> _Op:
     )
 
 
-_GH_JSON_ERROR = {"json_parse": "failed to parse JSON response: invalid character '<' looking for beginning of value"}
+_GH_JSON_ERROR = {
+    "json_parse": "failed to parse JSON response: invalid character '<' looking for beginning of value"
+}
 
 
 def _explore_ops(task: _Task, src: str) -> list[tuple[float, _Op]]:
@@ -473,8 +616,28 @@ def _explore_ops(task: _Task, src: str) -> list[tuple[float, _Op]]:
         (3.0, _read_op(src)),
         (1.5, _read_op(task.tests[0])),
         (1.0, _bash("git status", status, 90, 60, ("not_found",), "git")),
-        (0.6, _bash("git log --oneline -5", "a1b2c3d Fix flaky test\n9f8e7d6 Add parser", 80, 45, ("not_found",), "git")),
-        (1.2, _bash("rg TODO src/", f"{src}:42:    # TODO: handle empty input", 160, 120, ("cmd_not_found", "timeout"), "search")),
+        (
+            0.6,
+            _bash(
+                "git log --oneline -5",
+                "a1b2c3d Fix flaky test\n9f8e7d6 Add parser",
+                80,
+                45,
+                ("not_found",),
+                "git",
+            ),
+        ),
+        (
+            1.2,
+            _bash(
+                "rg TODO src/",
+                f"{src}:42:    # TODO: handle empty input",
+                160,
+                120,
+                ("cmd_not_found", "timeout"),
+                "search",
+            ),
+        ),
         (1.2, _grep("def |function ", "src", f"{src}:12: ...", 350, 110)),
         (1.0, _glob(f"**/*.{ext}", "\n".join(task.sources + task.tests), 90)),
     ]
@@ -482,17 +645,71 @@ def _explore_ops(task: _Task, src: str) -> list[tuple[float, _Op]]:
     if task.pr is not None:
         n = task.pr
         view = f'{{"title": "PR #{n}", "files": ["{src}"]}}'
-        ops.append((2.5, _bash(f"gh pr view {n} --json title,body,files", view, 450, 900, gh_errors, "gh", _GH_JSON_ERROR)))
-        ops.append((1.0, _bash(f"gh pr diff {n}", f"diff --git a/{src} b/{src}", 900, 800, gh_errors[:2], "gh")))
+        ops.append(
+            (
+                2.5,
+                _bash(
+                    f"gh pr view {n} --json title,body,files",
+                    view,
+                    450,
+                    900,
+                    gh_errors,
+                    "gh",
+                    _GH_JSON_ERROR,
+                ),
+            )
+        )
+        ops.append(
+            (
+                1.0,
+                _bash(
+                    f"gh pr diff {n}",
+                    f"diff --git a/{src} b/{src}",
+                    900,
+                    800,
+                    gh_errors[:2],
+                    "gh",
+                ),
+            )
+        )
     if task.issue is not None:
         n = task.issue
         view = f'{{"title": "Issue #{n}", "labels": ["bug"]}}'
-        ops.append((2.5, _bash(f"gh issue view {n} --json title,body,labels", view, 400, 850, gh_errors, "gh", _GH_JSON_ERROR)))
+        ops.append(
+            (
+                2.5,
+                _bash(
+                    f"gh issue view {n} --json title,body,labels",
+                    view,
+                    400,
+                    850,
+                    gh_errors,
+                    "gh",
+                    _GH_JSON_ERROR,
+                ),
+            )
+        )
     if task.url is not None:
-        fetch = _Op("web_fetch", {"url": task.url}, task.url, "[page text]", 1500, 1400, ("unauthorized", "timeout"), "web")
+        fetch = _Op(
+            "web_fetch",
+            {"url": task.url},
+            task.url,
+            "[page text]",
+            1500,
+            1400,
+            ("unauthorized", "timeout"),
+            "web",
+        )
         ops.append((1.5, fetch))
     for cmd in task.commands:
-        ops.append((2.0, _bash(cmd, f"$ {cmd}\n(ok)", 250, 1500, ("timeout", "not_found"), "cmd")))
+        ops.append(
+            (
+                2.0,
+                _bash(
+                    cmd, f"$ {cmd}\n(ok)", 250, 1500, ("timeout", "not_found"), "cmd"
+                ),
+            )
+        )
     return ops
 
 
@@ -503,15 +720,36 @@ def _investigate_ops(task: _Task, src: str) -> list[tuple[float, _Op]]:
         (3.0, _read_op(src)),
         (1.0, _read_op(task.tests[0])),
         (1.0, _grep("assert|expect\\(", task.tests[0], "...", 250, 60)),
-        (0.5, _bash(f'rg -n "def |export " {src}', f"{src}:12", 200, 90, ("cmd_not_found",), "search")),
+        (
+            0.5,
+            _bash(
+                f'rg -n "def |export " {src}',
+                f"{src}:12",
+                200,
+                90,
+                ("cmd_not_found",),
+                "search",
+            ),
+        ),
     ]
 
 
 def _edit_ops(task: _Task, src: str) -> list[tuple[float, _Op]]:
     test = task.tests[0]
-    new_test = test.replace("test_", "test_new_") if task.stack == "python" else test.replace(".test.", ".extra.test.")
+    new_test = (
+        test.replace("test_", "test_new_")
+        if task.stack == "python"
+        else test.replace(".test.", ".extra.test.")
+    )
     write = _Op(
-        "write_file", {"path": new_test, "content": "..."}, new_test, f"Wrote {new_test}", 30, 30, ("permission", "not_found"), "write"
+        "write_file",
+        {"path": new_test, "content": "..."},
+        new_test,
+        f"Wrote {new_test}",
+        30,
+        30,
+        ("permission", "not_found"),
+        "write",
     )
     return [
         (2.0, _edit_op(src, 0)),
@@ -527,32 +765,52 @@ _PHASES = {"explore": _explore_ops, "investigate": _investigate_ops, "edit": _ed
 
 
 @lru_cache(maxsize=1024)
-def _pool(task: _Task, phase: str, src: str) -> tuple[tuple[float, ...], tuple[_Op, ...]]:
+def _pool(
+    task: _Task, phase: str, src: str
+) -> tuple[tuple[float, ...], tuple[_Op, ...]]:
     """The weighted calls of a phase, built once per task (cumulative weights, ops)."""
     weighted = _PHASES[phase](task, src)
-    return tuple(itertools.accumulate(w for w, _ in weighted)), tuple(op for _, op in weighted)
+    return tuple(itertools.accumulate(w for w, _ in weighted)), tuple(
+        op for _, op in weighted
+    )
 
 
-def _pick(rng: random.Random, pool: tuple[tuple[float, ...], tuple[_Op, ...]], seen: set[_Op]) -> _Op:
+def _pick(
+    rng: random.Random, pool: tuple[tuple[float, ...], tuple[_Op, ...]], seen: set[_Op]
+) -> _Op:
     """A weighted pick that avoids repeating a call already made (agents rarely re-run the same thing)."""
     cumulative, ops = pool
     for _ in range(3):
-        op = ops[min(len(ops) - 1, bisect.bisect_right(cumulative, rng.random() * cumulative[-1]))]
+        op = ops[
+            min(
+                len(ops) - 1,
+                bisect.bisect_right(cumulative, rng.random() * cumulative[-1]),
+            )
+        ]
         if op not in seen:
             break
     seen.add(op)
     return op
 
 
-def _recovery(op: _Op, kind: str, task: _Task, rng: random.Random, failing: int) -> list[_Op]:
+def _recovery(
+    op: _Op, kind: str, task: _Task, rng: random.Random, failing: int
+) -> list[_Op]:
     """What a sensible agent does next after ``op`` failed with ``kind`` (retry or alternative)."""
     if kind == "not_found" and op.tool in ("read_file", "edit", "write_file"):
         stem = op.label.rsplit("/", 1)[-1].split(".")[0]
-        real = next((p for p in task.sources + task.tests if stem in p), task.sources[0])
+        real = next(
+            (p for p in task.sources + task.tests if stem in p), task.sources[0]
+        )
         if op.tool == "write_file":
             folder = op.label.rsplit("/", 1)[0] if "/" in op.label else "."
-            denied = {"permission": f"mkdir: cannot create directory '{folder}': Permission denied"}
-            return [_bash(f"mkdir -p {folder}", "", 5, 15, ("permission",), texts=denied), op]
+            denied = {
+                "permission": f"mkdir: cannot create directory '{folder}': Permission denied"
+            }
+            return [
+                _bash(f"mkdir -p {folder}", "", 5, 15, ("permission",), texts=denied),
+                op,
+            ]
         glob = _glob(f"**/*{stem}*", real, 40)
         if op.tool == "read_file":
             return [glob, _read_op(real)]
@@ -569,15 +827,36 @@ def _recovery(op: _Op, kind: str, task: _Task, rng: random.Random, failing: int)
         return [op]  # transient: just retry
     if kind == "unauthorized":
         if op.kind == "gh":
-            return [_bash("gh auth status", "Logged in to github.com account bot (GH_TOKEN)", 60, 400, ("unauthorized",)), op]
+            return [
+                _bash(
+                    "gh auth status",
+                    "Logged in to github.com account bot (GH_TOKEN)",
+                    60,
+                    400,
+                    ("unauthorized",),
+                ),
+                op,
+            ]
         return [op]
     if kind == "json_parse":
         if op.kind == "gh":
             base = op.label.split(" --json")[0]
-            return [_bash(base, op.output, op.result_tokens, op.duration_ms, ("unauthorized", "timeout"), "gh")]
+            return [
+                _bash(
+                    base,
+                    op.output,
+                    op.result_tokens,
+                    op.duration_ms,
+                    ("unauthorized", "timeout"),
+                    "gh",
+                )
+            ]
         return [op]
     if kind == "permission":
-        return [_bash(f"ls -la {op.label.rsplit('/', 1)[0]}", "drwxr-xr-x ...", 80, 20, ()), op]
+        return [
+            _bash(f"ls -la {op.label.rsplit('/', 1)[0]}", "drwxr-xr-x ...", 80, 20, ()),
+            op,
+        ]
     return [op]
 
 
@@ -606,7 +885,11 @@ def _error_text(kind: str, op: _Op, rng: random.Random, secs: int) -> str:
     else:
         template = rng.choice(_ERROR_TEXTS[kind])
     return template.format(
-        path=op.input.get("path", op.label), label=op.label, cmd=op.label.split()[0], secs=secs, tool=op.tool
+        path=op.input.get("path", op.label),
+        label=op.label,
+        cmd=op.label.split()[0],
+        secs=secs,
+        tool=op.tool,
     )
 
 
@@ -616,21 +899,57 @@ def _blocker(task: _Task, rng: random.Random) -> tuple[_Op, str]:
     install_error = (
         "ERROR: HTTP error 401 while getting https://pypi.internal.example/simple/{project}-utils/ (401 Unauthorized)"
         if task.stack == "python"
-        else "npm ERR! code E401 - Unable to authenticate, need: Basic realm=\"registry\" (401 Unauthorized)"
+        else 'npm ERR! code E401 - Unable to authenticate, need: Basic realm="registry" (401 Unauthorized)'
     ).replace("{project}", task.project)
     number = task.pr or task.issue
-    gh_view = f"gh {'pr' if task.pr else 'issue'} view {number} --json title,body | jq -r .title" if number else None
+    gh_view = (
+        f"gh {'pr' if task.pr else 'issue'} view {number} --json title,body | jq -r .title"
+        if number
+        else None
+    )
     choices: list[tuple[float, tuple[_Op, str]]] = [
         (2.0, (_test_op(task, failing=1, narrow=True), "timeout")),
         (1.5, (_edit_op(task.sources[0]), "edit_mismatch")),
-        (1.0, (_bash(install, "", 300, 9000, ("unauthorized",), "install", {"unauthorized": install_error}), "unauthorized")),
+        (
+            1.0,
+            (
+                _bash(
+                    install,
+                    "",
+                    300,
+                    9000,
+                    ("unauthorized",),
+                    "install",
+                    {"unauthorized": install_error},
+                ),
+                "unauthorized",
+            ),
+        ),
         (0.7, (_read_op(f"config/{task.project}.json"), "not_found")),
     ]
     if gh_view is not None:
         kind = rng.choice(("unauthorized", "json_parse"))
-        choices.append((2.5, (_bash(gh_view, "", 200, 900, ("unauthorized", "json_parse"), "gh"), kind)))
+        choices.append(
+            (
+                2.5,
+                (
+                    _bash(gh_view, "", 200, 900, ("unauthorized", "json_parse"), "gh"),
+                    kind,
+                ),
+            )
+        )
     else:
-        choices.append((0.8, (_bash("gh pr create --fill", "", 120, 1200, ("unauthorized",), "gh"), "unauthorized")))
+        choices.append(
+            (
+                0.8,
+                (
+                    _bash(
+                        "gh pr create --fill", "", 120, 1200, ("unauthorized",), "gh"
+                    ),
+                    "unauthorized",
+                ),
+            )
+        )
     total = sum(w for w, _ in choices)
     x = rng.random() * total
     for w, choice in choices:
@@ -683,11 +1002,25 @@ _PROGRESS = (
 class _Session:
     """Generates one session: turns of events, tool records, tokens and times."""
 
-    def __init__(self, opts: SimulatedOptions, params: CreateSessionParams, attempt: int, prompt: str, timeout_ms: int):
+    def __init__(
+        self,
+        opts: SimulatedOptions,
+        params: CreateSessionParams,
+        attempt: int,
+        prompt: str,
+        timeout_ms: int,
+    ):
         self.opts = opts
         self.params = params
         self.rng = random.Random(
-            _stable_seed(opts.seed, params.model, params.mode, params.scenario_id, params.iteration, attempt)
+            _stable_seed(
+                opts.seed,
+                params.model,
+                params.mode,
+                params.scenario_id,
+                params.iteration,
+                attempt,
+            )
         )
         self.task = _task(prompt, params.scenario_id, opts.seed)
         self.profile = _model_profile(params.model)
@@ -697,7 +1030,9 @@ class _Session:
         self.categories = {**DEFAULT_TOOL_CATEGORIES, **opts.tool_categories}
         self.timeout_ms = timeout_ms
         self.prompt_tokens = max(8, len(prompt) // 4) + 12
-        self.system_tokens = 8000 + len(params.system_instructions) // 4  # system prompt + tool definitions
+        self.system_tokens = (
+            8000 + len(params.system_instructions) // 4
+        )  # system prompt + tool definitions
         self.errors: list[tuple[str, _Op, str]] = []  # (kind, op, text)
         self.commands_run: list[str] = []
         self.files_changed: list[str] = []
@@ -706,12 +1041,22 @@ class _Session:
     # -- one tool call --------------------------------------------------------
 
     def _call(
-        self, op: _Op, *, force: str | None = None, may_fail: bool = True, exclude: str | None = None
+        self,
+        op: _Op,
+        *,
+        force: str | None = None,
+        may_fail: bool = True,
+        exclude: str | None = None,
     ) -> tuple[ToolCallEvent, ToolCallRecord, float, float, str | None]:
         """Run one simulated call: its event, record, duration, result tokens and error kind (or None)."""
         rng = self.rng
         kind = force
-        if kind is None and may_fail and op.errors and rng.random() < self.opts.tool_error_rate:
+        if (
+            kind is None
+            and may_fail
+            and op.errors
+            and rng.random() < self.opts.tool_error_rate
+        ):
             kind = rng.choice(op.errors)
             if kind == exclude:
                 kind = None  # a recovery step does not hit the error it works around
@@ -727,17 +1072,48 @@ class _Session:
                 self.last_test = (op.label, output.rsplit("\n", 1)[-1])
             if op.tool in ("edit", "write_file") and op.label not in self.files_changed:
                 self.files_changed.append(op.label)
-            event = ToolCallEvent(name=op.tool, input=op.input, output=output, duration_ms=ms, success=True)
-            return event, ToolCallRecord(name=op.tool, category=category, success=True, duration_ms=ms), ms, tokens, None
+            event = ToolCallEvent(
+                name=op.tool,
+                input=op.input,
+                output=output,
+                duration_ms=ms,
+                success=True,
+            )
+            return (
+                event,
+                ToolCallRecord(
+                    name=op.tool, category=category, success=True, duration_ms=ms
+                ),
+                ms,
+                tokens,
+                None,
+            )
         secs = rng.choice((20, 30)) if op.kind == "test" else rng.choice((10, 15, 30))
-        ms = round((float(secs * 1000) if kind == "timeout" else _lognormal(rng, min(op.duration_ms, 300), 0.4)) * self.slow, 1)
+        ms = round(
+            (
+                float(secs * 1000)
+                if kind == "timeout"
+                else _lognormal(rng, min(op.duration_ms, 300), 0.4)
+            )
+            * self.slow,
+            1,
+        )
         if kind == "not_found" and force is None and op.tool in ("read_file", "edit"):
             # The agent guessed a path that does not exist; recovery finds the real one.
             op = attrs.evolve(op, input={**op.input, "path": _wrong_path(op.label)})
         text = _error_text(kind, op, rng, secs)
         self.errors.append((kind, op, text))
-        event = ToolCallEvent(name=op.tool, input=op.input, output=None, duration_ms=ms, success=False, error=text)
-        record = ToolCallRecord(name=op.tool, category=category, success=False, duration_ms=ms, error=text)
+        event = ToolCallEvent(
+            name=op.tool,
+            input=op.input,
+            output=None,
+            duration_ms=ms,
+            success=False,
+            error=text,
+        )
+        record = ToolCallRecord(
+            name=op.tool, category=category, success=False, duration_ms=ms, error=text
+        )
         return event, record, ms, 30 + 10 * rng.random(), kind
 
     # -- the whole session ------------------------------------------------------
@@ -761,7 +1137,12 @@ class _Session:
         verbosity = opts.verbosity
         start = parse_iso(opts.start_time) or datetime(2025, 1, 1, tzinfo=UTC)
         src = task.sources[0]
-        fmt = {"summary": task.summary, "project": task.project, "src": src, "test": task.test_cmd}
+        fmt = {
+            "summary": task.summary,
+            "project": task.project,
+            "src": src,
+            "test": task.test_cmd,
+        }
 
         turns: list[dict[str, Any]] = []
         elapsed_ms = 0.0
@@ -781,7 +1162,19 @@ class _Session:
                 if reason != "tool_limit":
                     planned.append((_test_op(task, failing=0 if finished else 1), None))
                 if finished and rng.random() < 0.3:
-                    planned.append((_bash("git diff --stat", f" {src} | 2 +-", 60, 40, ("not_found",), "git"), None))
+                    planned.append(
+                        (
+                            _bash(
+                                "git diff --stat",
+                                f" {src} | 2 +-",
+                                60,
+                                40,
+                                ("not_found",),
+                                "git",
+                            ),
+                            None,
+                        )
+                    )
                 if not finished and reason != "tool_limit":
                     # An unfinished session ends on a failure the agent does not get past.
                     planned.append(_blocker(task, rng))
@@ -798,7 +1191,14 @@ class _Session:
                 planned = [(_pick(rng, pool, seen), None) for _ in range(k)]
 
             # The model request of this turn.
-            reasoning = max(8, round(_lognormal(rng, 160 * self.profile.reasoning_factor * verbosity, 0.5)))
+            reasoning = max(
+                8,
+                round(
+                    _lognormal(
+                        rng, 160 * self.profile.reasoning_factor * verbosity, 0.5
+                    )
+                ),
+            )
             text_tokens = 0
             text = None
             if not last and rng.random() < 0.45:
@@ -806,7 +1206,9 @@ class _Session:
                 text_tokens = max(4, round(len(text) / 4 * verbosity))
             events: list[Any] = [
                 ReasoningEvent(
-                    content=(thought[0] if index == 0 else rng.choice(thought)).format(**fmt),
+                    content=(thought[0] if index == 0 else rng.choice(thought)).format(
+                        **fmt
+                    ),
                     duration_ms=round(reasoning / self.tps * 1000 * self.slow, 1),
                     token_count=reasoning,
                 )
@@ -816,12 +1218,16 @@ class _Session:
             result_tokens = 0.0
             records: list[ToolCallRecord] = []
             # Queue entries: (op, forced error kind, the error kind it recovers from).
-            queue: list[tuple[_Op, str | None, str | None]] = [(op, force, None) for op, force in planned]
+            queue: list[tuple[_Op, str | None, str | None]] = [
+                (op, force, None) for op, force in planned
+            ]
             while queue and len(records) < 12:
                 op, force, recovering = queue.pop(0)
                 # The closing turn of a finished session recovers cleanly (its answer says the tests pass).
                 may_fail = not (last and finished and recovering)
-                event, record, ms, tokens, kind = self._call(op, force=force, may_fail=may_fail, exclude=recovering)
+                event, record, ms, tokens, kind = self._call(
+                    op, force=force, may_fail=may_fail, exclude=recovering
+                )
                 events.append(event)
                 records.append(record)
                 args_tokens += 18 + (60 if op.tool in ("edit", "write_file") else 0)
@@ -831,24 +1237,35 @@ class _Session:
                     edited = True
                 # Mid-session failures are usually retried or worked around; the closing turn of a
                 # finished session always is, and an unfinished one stops trying.
-                if kind is not None and force is None and ((last and finished) or (not last and rng.random() < 0.9)):
+                if (
+                    kind is not None
+                    and force is None
+                    and ((last and finished) or (not last and rng.random() < 0.9))
+                ):
                     thinking = max(8, round(_lognormal(rng, 40 * verbosity, 0.4)))
                     reasoning += thinking
                     events.append(
                         ReasoningEvent(
                             content=_RECOVER_THOUGHTS[kind],
-                            duration_ms=round(thinking / self.tps * 1000 * self.slow, 1),
+                            duration_ms=round(
+                                thinking / self.tps * 1000 * self.slow, 1
+                            ),
                             token_count=thinking,
                         )
                     )
                     failing = 0 if finished and (edited or last) else 1
-                    queue[0:0] = [(step, None, kind) for step in _recovery(op, kind, task, rng, failing)]
+                    queue[0:0] = [
+                        (step, None, kind)
+                        for step in _recovery(op, kind, task, rng, failing)
+                    ]
 
             final_text = None
             if last:
                 final_text = self._final_text(finished, reason, n_turns)
                 text_tokens = max(10, round(len(final_text) / 4 * verbosity * 1.5))
-                events.append(TextOutputEvent(content=final_text, token_count=text_tokens))
+                events.append(
+                    TextOutputEvent(content=final_text, token_count=text_tokens)
+                )
             elif text is not None:
                 events.append(TextOutputEvent(content=text, token_count=text_tokens))
 
@@ -856,8 +1273,14 @@ class _Session:
             cache_read = context
             cache_write = int(pending * 0.8)
             fresh = pending - cache_write
-            prefill_ms = context / 150 + pending / 10  # cached prefixes are processed ~15x faster
-            model_ms = _lognormal(rng, self.profile.first_token_ms, 0.3) + prefill_ms + (reasoning + output) / self.tps * 1000
+            prefill_ms = (
+                context / 150 + pending / 10
+            )  # cached prefixes are processed ~15x faster
+            model_ms = (
+                _lognormal(rng, self.profile.first_token_ms, 0.3)
+                + prefill_ms
+                + (reasoning + output) / self.tps * 1000
+            )
             model_ms = round(model_ms * self.slow, 1)
             turns.append(
                 {
@@ -888,16 +1311,26 @@ class _Session:
             text = f"Could not finish: {task.summary}. Stopped after {n_turns} turns (turn limit); changed {changed}."
             status, error = "failed", f"turn limit of {n_turns} reached"
         else:
-            kind, op, message = self.errors[-1] if self.errors else ("test", None, tests)
-            what = (op.label if op.tool == "bash" else f"{op.tool} {op.label}") if op is not None else cmd
+            kind, op, message = (
+                self.errors[-1] if self.errors else ("test", None, tests)
+            )
+            what = (
+                (op.label if op.tool == "bash" else f"{op.tool} {op.label}")
+                if op is not None
+                else cmd
+            )
             first_line = message.splitlines()[0]
             name = _ERROR_NAMES.get(kind, kind)
-            detail = first_line if name.casefold() in first_line.casefold() else f"{name}: {first_line}"
-            text = (
-                f"Could not finish: {task.summary}. Gave up after `{what}` failed ({detail}); last test run: {tests}."
+            detail = (
+                first_line
+                if name.casefold() in first_line.casefold()
+                else f"{name}: {first_line}"
             )
+            text = f"Could not finish: {task.summary}. Gave up after `{what}` failed ({detail}); last test run: {tests}."
             status, error = "failed", first_line
-        if self.opts.output_format == "json" or (self.opts.output_format == "auto" and task.wants_json):
+        if self.opts.output_format == "json" or (
+            self.opts.output_format == "auto" and task.wants_json
+        ):
             passed, failed = _test_counts(tests)
             payload = {
                 "status": status,
@@ -911,7 +1344,9 @@ class _Session:
             text += "\n\n```json\n" + json.dumps(payload, indent=2) + "\n```"
         return text
 
-    def _assemble(self, turns: list[dict[str, Any]], start: datetime, reason: str) -> dict[str, Any]:
+    def _assemble(
+        self, turns: list[dict[str, Any]], start: datetime, reason: str
+    ) -> dict[str, Any]:
         """Cut at the timeout, then build the result and the trace from the same turns."""
         kept: list[dict[str, Any]] = []
         timed_out = False
@@ -920,7 +1355,11 @@ class _Session:
                 timed_out = True
                 break
             kept.append(turn)
-        wall_ms = self.timeout_ms if timed_out else sum(t["model_ms"] + t["tool_ms"] for t in kept)
+        wall_ms = (
+            self.timeout_ms
+            if timed_out
+            else sum(t["model_ms"] + t["tool_ms"] for t in kept)
+        )
         wall_ms = round(wall_ms, 1)
 
         all_events: list[Any] = []
@@ -950,14 +1389,23 @@ class _Session:
 
         if timed_out:
             text = next((t["last_text"] for t in reversed(kept) if t["last_text"]), "")
-            all_events.append(ErrorEvent(message=f"prompt timed out after {self.timeout_ms} ms", recoverable=False))
+            all_events.append(
+                ErrorEvent(
+                    message=f"prompt timed out after {self.timeout_ms} ms",
+                    recoverable=False,
+                )
+            )
             completion = "timeout"
             model_total = min(model_total, wall_ms)
         else:
             text = kept[-1]["final"] if kept else ""
             completion = reason
         tokens = TokenBreakdown(
-            input=sums[0], output=sums[1], reasoning=sums[2], cache_read=sums[3], cache_write=sums[4]
+            input=sums[0],
+            output=sums[1],
+            reasoning=sums[2],
+            cache_read=sums[3],
+            cache_write=sums[4],
         )
         begin_ms = start.timestamp() * 1000
         split = round(begin_ms + model_total, 1)
@@ -965,7 +1413,9 @@ class _Session:
         # segment durations are exact even though turns interleave the two.
         segments = (
             TimingSegment(label="model", start_ms=begin_ms, end_ms=split),
-            TimingSegment(label="tools", start_ms=split, end_ms=round(begin_ms + wall_ms, 1)),
+            TimingSegment(
+                label="tools", start_ms=split, end_ms=round(begin_ms + wall_ms, 1)
+            ),
         )
         return {
             "text": text,
@@ -982,7 +1432,10 @@ class _Session:
 def _test_counts(summary: str) -> tuple[int, int]:
     failed = re.search(r"(\d+) failed", summary)
     passed = re.search(r"(\d+) passed", summary)
-    return (int(passed.group(1)) if passed else 0, int(failed.group(1)) if failed else 0)
+    return (
+        int(passed.group(1)) if passed else 0,
+        int(failed.group(1)) if failed else 0,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -999,7 +1452,12 @@ class _LiveSession:
     trace: SessionTrace | None = None
 
 
-def _price(model: str, tokens: TokenBreakdown, overrides: dict[str, Any] | None, factor: float = 1.0) -> CostBreakdown:
+def _price(
+    model: str,
+    tokens: TokenBreakdown,
+    overrides: dict[str, Any] | None,
+    factor: float = 1.0,
+) -> CostBreakdown:
     # Imported here: pricing may pull in genai-prices, which `import profiler_core` must not.
     from ..metrics.pricing import price_tokens
 
@@ -1060,21 +1518,42 @@ class SimulatedProvider:
         self._attempts[key] = attempt
         options = self.options_for(params.mode)
         session_id = f"sim-{_stable_seed(options.seed, *key, attempt):016x}"
-        self._sessions[session_id] = _LiveSession(params=params, attempt=attempt, options=options)
-        return SessionHandle(session_id=session_id, provider=self.id, created_at=datetime.now(UTC).isoformat())
+        self._sessions[session_id] = _LiveSession(
+            params=params, attempt=attempt, options=options
+        )
+        return SessionHandle(
+            session_id=session_id,
+            provider=self.id,
+            created_at=datetime.now(UTC).isoformat(),
+        )
 
-    def simulate(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    def simulate(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """Generate the session's answer without sleeping (``prompt`` = this + the scaled sleep)."""
         live = self._live(handle)
-        session = _Session(live.options, live.params, live.attempt, text, timeout_ms or DEFAULT_TIMEOUT_MS)
+        session = _Session(
+            live.options,
+            live.params,
+            live.attempt,
+            text,
+            timeout_ms or DEFAULT_TIMEOUT_MS,
+        )
         out = session.run()
         result = PromptResult(
             text=out["text"],
             metrics=PromptMetrics(
                 tokens=out["tokens"],
-                timing=TimingBreakdown(wall_ms=out["wall_ms"], segments=out["segments"]),
+                timing=TimingBreakdown(
+                    wall_ms=out["wall_ms"], segments=out["segments"]
+                ),
                 tool_calls=out["records"],
-                cost=_price(live.params.model, out["tokens"], live.options.prices, live.options.cost_factor),
+                cost=_price(
+                    live.params.model,
+                    out["tokens"],
+                    live.options.prices,
+                    live.options.cost_factor,
+                ),
             ),
             completion_reason=out["completion"],
         )
@@ -1092,7 +1571,9 @@ class SimulatedProvider:
         )
         return result
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """Run the simulated session; with ``time_scale > 0`` really sleep its simulated wall time, scaled."""
         result = self.simulate(handle, text, timeout_ms)
         live = self._live(handle)
@@ -1114,7 +1595,12 @@ class SimulatedProvider:
             session_id=handle.session_id,
             events=(),
             turns=(),
-            summary=TraceSummary(total_turns=0, total_tool_calls=0, total_tokens=TokenBreakdown(), total_duration=0),
+            summary=TraceSummary(
+                total_turns=0,
+                total_tool_calls=0,
+                total_tokens=TokenBreakdown(),
+                total_duration=0,
+            ),
         )
 
     def destroy_session(self, handle: SessionHandle) -> None:
@@ -1141,4 +1627,3 @@ def _write_files(workspace: Path, writes: dict[str, str]) -> None:
         target = workspace / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
-

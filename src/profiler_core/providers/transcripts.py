@@ -41,7 +41,13 @@ from typing import Any
 import attrs
 
 from ..errors import ConfigError, ProfilerError
-from ..importers import FORMATS, RecordedSession, attach_subagents, check_format, load_sessions
+from ..importers import (
+    FORMATS,
+    RecordedSession,
+    attach_subagents,
+    check_format,
+    load_sessions,
+)
 from ..model import (
     CostBreakdown,
     CreateSessionParams,
@@ -56,17 +62,29 @@ __all__ = ["TranscriptsProvider", "replayed_result", "resolve_files"]
 _EXHAUSTED = ("error", "cycle")
 
 
-def resolve_files(files: Any, where: str = "provider 'transcripts': option 'files'") -> list[Path]:
+def resolve_files(
+    files: Any, where: str = "provider 'transcripts': option 'files'"
+) -> list[Path]:
     """Paths and globs (relative to the current directory) -> existing files, in the given order, each once."""
     if isinstance(files, str):
         files = [files]
-    if not isinstance(files, (list, tuple)) or not files or not all(isinstance(f, str) and f for f in files):
-        raise ConfigError(f"{where}: expected a non-empty list of paths or globs, got {files!r}")
+    if (
+        not isinstance(files, (list, tuple))
+        or not files
+        or not all(isinstance(f, str) and f for f in files)
+    ):
+        raise ConfigError(
+            f"{where}: expected a non-empty list of paths or globs, got {files!r}"
+        )
     found: list[Path] = []
     for i, pattern in enumerate(files):
         expanded = Path(pattern).expanduser()
         if glob.has_magic(str(expanded)):
-            matches = sorted(Path(p) for p in glob.glob(str(expanded), recursive=True) if Path(p).is_file())
+            matches = sorted(
+                Path(p)
+                for p in glob.glob(str(expanded), recursive=True)
+                if Path(p).is_file()
+            )
             if not matches:
                 raise ConfigError(f"{where}[{i}]: {pattern!r} matched no file")
         else:
@@ -102,29 +120,47 @@ class TranscriptsProvider:
         try:
             self.format = check_format(format)
         except ConfigError as exc:
-            raise ConfigError(f"provider 'transcripts': option 'format': {exc}") from None
+            raise ConfigError(
+                f"provider 'transcripts': option 'format': {exc}"
+            ) from None
         if on_exhausted not in _EXHAUSTED:
             raise ConfigError(
                 f"provider 'transcripts': option 'on_exhausted': expected 'error' or 'cycle', got {on_exhausted!r}"
             )
-        if isinstance(time_scale, bool) or not isinstance(time_scale, (int, float)) or time_scale < 0:
+        if (
+            isinstance(time_scale, bool)
+            or not isinstance(time_scale, (int, float))
+            or time_scale < 0
+        ):
             raise ConfigError(
                 f"provider 'transcripts': option 'time_scale': expected a number >= 0, got {time_scale!r}"
             )
         if scenario is not None and (not isinstance(scenario, str) or not scenario):
-            raise ConfigError(f"provider 'transcripts': option 'scenario': expected a scenario id, got {scenario!r}")
+            raise ConfigError(
+                f"provider 'transcripts': option 'scenario': expected a scenario id, got {scenario!r}"
+            )
         sessions: list[RecordedSession] = []
         for path in resolve_files(files):
             try:
                 sessions.extend(load_sessions(self.format, path))
             except ProfilerError as exc:
                 raise ConfigError(f"provider 'transcripts': {exc}") from None
-        self._setup(attach_subagents(sessions), on_exhausted=on_exhausted, time_scale=float(time_scale), scenario=scenario)
+        self._setup(
+            attach_subagents(sessions),
+            on_exhausted=on_exhausted,
+            time_scale=float(time_scale),
+            scenario=scenario,
+        )
 
     @classmethod
     def from_sessions(
-        cls, sessions: Sequence[RecordedSession], *, scenario: str | None = None, on_exhausted: str = "error",
-        recorded_times: bool = False, assigned: dict[tuple[str, str, int], RecordedSession] | None = None,
+        cls,
+        sessions: Sequence[RecordedSession],
+        *,
+        scenario: str | None = None,
+        on_exhausted: str = "error",
+        recorded_times: bool = False,
+        assigned: dict[tuple[str, str, int], RecordedSession] | None = None,
     ) -> TranscriptsProvider:
         """A provider replaying sessions already loaded (``profiler import`` parses every file first).
 
@@ -133,12 +169,21 @@ class TranscriptsProvider:
         """
         provider = cls.__new__(cls)
         provider.format = sessions[0].format if sessions else FORMATS[0]
-        provider._setup(list(sessions), on_exhausted=on_exhausted, time_scale=0.0, scenario=scenario)
+        provider._setup(
+            list(sessions), on_exhausted=on_exhausted, time_scale=0.0, scenario=scenario
+        )
         provider.recorded_times = recorded_times
         provider.assigned = dict(assigned or {})
         return provider
 
-    def _setup(self, sessions: list[RecordedSession], *, on_exhausted: str, time_scale: float, scenario: str | None) -> None:
+    def _setup(
+        self,
+        sessions: list[RecordedSession],
+        *,
+        on_exhausted: str,
+        time_scale: float,
+        scenario: str | None,
+    ) -> None:
         if not sessions:
             raise ConfigError("provider 'transcripts': the files hold no session")
         self.sessions = sessions
@@ -151,7 +196,9 @@ class TranscriptsProvider:
 
     def scenario_of(self, session: RecordedSession) -> str:
         """The scenario a session is a recording of: the ``scenario`` option, the file's own id, else the file stem."""
-        return self.scenario or session.scenario_hint or session.stem or session.session_id
+        return (
+            self.scenario or session.scenario_hint or session.stem or session.session_id
+        )
 
     def pool(self, scenario_id: str) -> list[RecordedSession]:
         """The sessions replayed for ``scenario_id``: its own recordings, else all of them."""
@@ -180,20 +227,26 @@ class TranscriptsProvider:
         """Choose the recording this iteration replays."""
         session = self.pick(params.scenario_id, params.iteration, params.mode)
         handle = SessionHandle(
-            session_id=session.session_id, provider=self.id, created_at=datetime.now(UTC).isoformat()
+            session_id=session.session_id,
+            provider=self.id,
+            created_at=datetime.now(UTC).isoformat(),
         )
         # The same recording may be replayed by concurrent iterations (other modes): count the users.
         _, users = self._live.get(handle.session_id, (session, 0))
         self._live[handle.session_id] = (session, users + 1)
         return handle
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """The recorded answer; with ``time_scale > 0`` after waiting its wall time, scaled."""
         session = self._session(handle)
         if self.time_scale > 0:
             import trio
 
-            await trio.sleep(session.result.metrics.timing.wall_ms / 1000 * self.time_scale)
+            await trio.sleep(
+                session.result.metrics.timing.wall_ms / 1000 * self.time_scale
+            )
         return replayed_result(session)
 
     def export_session(self, handle: SessionHandle) -> SessionTrace:
@@ -227,7 +280,9 @@ class TranscriptsProvider:
         try:
             return self._live[handle.session_id][0]
         except KeyError:
-            raise ProfilerError(f"transcripts: unknown session {handle.session_id!r}") from None
+            raise ProfilerError(
+                f"transcripts: unknown session {handle.session_id!r}"
+            ) from None
 
 
 def recorded_times(session: RecordedSession) -> tuple[str, str]:
@@ -251,8 +306,9 @@ def replayed_result(session: RecordedSession) -> PromptResult:
     result = session.result
     if session.cost_source == "computed":
         # The importer priced the tokens with the recorded model; the row's model decides the price in a run.
-        result = attrs.evolve(result, metrics=attrs.evolve(result.metrics, cost=CostBreakdown()))
+        result = attrs.evolve(
+            result, metrics=attrs.evolve(result.metrics, cost=CostBreakdown())
+        )
     if session.error and not result.error:
         result = attrs.evolve(result, error=session.error)
     return result
-

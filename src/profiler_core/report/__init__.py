@@ -94,7 +94,11 @@ def write_report(
     check_results_file(results_path)
     warnings: list[str] = []
     manifest = None
-    manifest_file = Path(manifest_path) if manifest_path is not None else sibling(results_path, ".manifest.json")
+    manifest_file = (
+        Path(manifest_path)
+        if manifest_path is not None
+        else sibling(results_path, ".manifest.json")
+    )
     if manifest_path is not None or manifest_file.exists():
         try:
             manifest = read_manifest(manifest_file)
@@ -114,7 +118,17 @@ def write_report(
     _refuse_planted_links(out_dir, data_dir, paths.values())
     worker = _start_worker(results_path) if parallel is not False else None
     try:
-        return _write(results_path, paths, out_dir, manifest, warnings, baseline, worker, parallel, merged_from)
+        return _write(
+            results_path,
+            paths,
+            out_dir,
+            manifest,
+            warnings,
+            baseline,
+            worker,
+            parallel,
+            merged_from,
+        )
     finally:
         if worker is not None:
             worker.close()
@@ -144,7 +158,9 @@ def _start_worker(results_path: Path):
 
 def _show_model_labels(table, manifest) -> None:
     """Models by the labels the profile gave them (``models: [{id, label}]``, recorded in the manifest)."""
-    labels = (manifest.overrides.get("model_labels") if manifest is not None else None) or {}
+    labels = (
+        manifest.overrides.get("model_labels") if manifest is not None else None
+    ) or {}
     if isinstance(labels, dict) and labels:
         column = table.categorical["model"]
         shown = [str(labels.get(value, value)) for value in column.values]
@@ -152,27 +168,52 @@ def _show_model_labels(table, manifest) -> None:
             column.values = shown
 
 
-def _meta(table, manifest, results_path: Path, merged_from: MergedInputs | None) -> dict[str, Any]:
+def _meta(
+    table, manifest, results_path: Path, merged_from: MergedInputs | None
+) -> dict[str, Any]:
     """The run's facts the reports show beside the numbers: ids, times, status, providers, plugins, rows."""
     run_ids = table.categorical["run_id"].values
     return {
-        "runId": manifest.run_id if manifest else (run_ids[0] if len(run_ids) == 1 else results_path.name),
+        "runId": manifest.run_id
+        if manifest
+        else (run_ids[0] if len(run_ids) == 1 else results_path.name),
         "runIds": run_ids,
-        "source": merged_from.describe() if merged_from is not None else str(results_path),
+        "source": merged_from.describe()
+        if merged_from is not None
+        else str(results_path),
         "generatedAt": _now(),
         "startedAt": manifest.started_at if manifest else min(table.started_at),
-        "completedAt": (manifest.completed_at if manifest else None) or max(table.completed_at),
+        "completedAt": (manifest.completed_at if manifest else None)
+        or max(table.completed_at),
         "status": manifest.status if manifest else None,
-        "providers": ([manifest.provider] if manifest and manifest.provider else table.categorical["provider"].values),
+        "providers": (
+            [manifest.provider]
+            if manifest and manifest.provider
+            else table.categorical["provider"].values
+        ),
         "repetitions": _repetitions(manifest),
-        "plugins": [f"{p.name} {p.version}" if p.version else p.name for p in manifest.plugins] if manifest else [],
+        "plugins": [
+            f"{p.name} {p.version}" if p.version else p.name for p in manifest.plugins
+        ]
+        if manifest
+        else [],
         "rows": table.n,
         "skippedLines": table.skipped,
         "problems": list(table.problems),
     }
 
 
-def _write(results_path, paths, out_dir, manifest, warnings, baseline, helper, parallel, merged_from=None) -> ReportPaths:
+def _write(
+    results_path,
+    paths,
+    out_dir,
+    manifest,
+    warnings,
+    baseline,
+    helper,
+    parallel,
+    merged_from=None,
+) -> ReportPaths:
     from .analysis import read_analysis
     from .exports import JsonArrayWriter, write_csv, write_json
     from .load import load_rows, sibling
@@ -206,7 +247,9 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, helper, p
         repetitions=_repetitions(manifest),
         stop=manifest.stop if manifest else None,
     )
-    view = report_view(summary, meta, table.problems)  # what report.md and report.html both show, computed once
+    view = report_view(
+        summary, meta, table.problems
+    )  # what report.md and report.html both show, computed once
     clock.lap("statistics")
     job = {"summary": summary, "view": view, "path": str(paths["html"])}
     if helper is not None:
@@ -217,9 +260,14 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, helper, p
     write_output_text(paths["md"], render_report(view))
 
     analysis_file = sibling(results_path, ".analysis.jsonl")
-    digest, analysis_problems = read_analysis(analysis_file)  # one bundle at a time: memory per distinct value
+    digest, analysis_problems = read_analysis(
+        analysis_file
+    )  # one bundle at a time: memory per distinct value
     warnings += analysis_problems
-    write_output_text(paths["analysis_md"], render_analysis(analysis_view(digest, analysis_problems, str(analysis_file))))
+    write_output_text(
+        paths["analysis_md"],
+        render_analysis(analysis_view(digest, analysis_problems, str(analysis_file))),
+    )
 
     clock.lap("summary.json, report.md, analysis.md")
     failure = helper.wait() if helper is not None else "not started"
@@ -229,11 +277,23 @@ def _write(results_path, paths, out_dir, manifest, warnings, baseline, helper, p
         render_page(job)
     clock.lap("report.html")
     return ReportPaths(
-        out_dir=out_dir, run_id=run_id, rows=table.n, warnings=tuple(warnings), verdict=tuple(view.verdict.lines()), **paths
+        out_dir=out_dir,
+        run_id=run_id,
+        rows=table.n,
+        warnings=tuple(warnings),
+        verdict=tuple(view.verdict.lines()),
+        **paths,
     )
 
 
 def _refuse_planted_links(out_dir: Path, data_dir: Path, outputs: Any) -> None:
     """A ``data`` folder leading out of the report folder, or a link at any output name (or its temporary name), is refused."""
     inside(out_dir, data_dir)
-    refuse_links(*outputs, *(p.with_name(f".{p.name}.{suffix}") for p in outputs for suffix in ("tmp", "part")))
+    refuse_links(
+        *outputs,
+        *(
+            p.with_name(f".{p.name}.{suffix}")
+            for p in outputs
+            for suffix in ("tmp", "part")
+        ),
+    )

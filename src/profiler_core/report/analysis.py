@@ -21,7 +21,13 @@ from ..storage.lines import open_binary
 from ..util.textclean import clean_json_bytes, replaced_note
 
 #: what a malformed line raises while it is read (orjson's JSONDecodeError is a ValueError)
-_LINE_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, AttributeError, IndexError)
+_LINE_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    IndexError,
+)
 
 
 class Finding:
@@ -86,7 +92,9 @@ class AnalysisDigest:
                     continue
                 entry = self.findings.get((scenario, analyzer, key))
                 if entry is None:
-                    entry = self.findings[(scenario, analyzer, key)] = Finding(f.get("type"), f.get("unit", ""))
+                    entry = self.findings[(scenario, analyzer, key)] = Finding(
+                        f.get("type"), f.get("unit", "")
+                    )
                 entry.add(mode, f)
 
 
@@ -115,7 +123,9 @@ def read_analysis(path: Path) -> tuple[AnalysisDigest, list[str]]:
                     and isinstance(bundle.get("scenarioId"), str)
                     and isinstance(bundle.get("results"), dict)
                 ):
-                    raise TypeError("expected an analysis bundle with mode, scenarioId and results")
+                    raise TypeError(
+                        "expected an analysis bundle with mode, scenarioId and results"
+                    )
             except _LINE_ERRORS as exc:
                 problems.append(f"{path}:{number}: skipped ({exc})")
                 continue

@@ -22,9 +22,23 @@ from . import format as fmt
 from .summary import MAIN_METRICS, Summary
 
 #: Okabe-Ito colours (colour-blind safe), one per mode, in mode order.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+PALETTE = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#000000",
+)
 BETTER, WORSE, NEUTRAL = "#1a7f37", "#cf222e", "#6e7781"
-DISTRIBUTION_METRICS = ("cost_total_usd", "latency_wall_ms", "tokens_total", "tool_calls_total")
+DISTRIBUTION_METRICS = (
+    "cost_total_usd",
+    "latency_wall_ms",
+    "tokens_total",
+    "tool_calls_total",
+)
 #: Above this many modes the charts draw a selection of them (the tables keep every mode): a chart of
 #: thousands of modes is unreadable, and drawing it took minutes and megabytes. See docs/reports.md.
 CHART_MODE_LIMIT = 24
@@ -71,26 +85,39 @@ def _svg(fig, name: str, title: str) -> str:
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     buf = io.StringIO()
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"report-{name}"}), warnings.catch_warnings():
+    with (
+        matplotlib.rc_context({**_RC, "svg.hashsalt": f"report-{name}"}),
+        warnings.catch_warnings(),
+    ):
         # A label the font cannot draw (an emoji, a control character in a mode name) is a box in the
         # chart; matplotlib's warning would print that character, raw, to the terminal.
-        warnings.filterwarnings("ignore", message="Glyph .* missing from", category=UserWarning)
-        FigureCanvasSVG(fig).print_svg(buf, metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+        warnings.filterwarnings(
+            "ignore", message="Glyph .* missing from", category=UserWarning
+        )
+        FigureCanvasSVG(fig).print_svg(
+            buf, metadata={"Date": None, "Creator": None, "Format": None, "Type": None}
+        )
     text = buf.getvalue()
     text = text[text.index("<svg") :]
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.DOTALL)
     # The page sets the font; matplotlib's long fallback list on every label only adds bytes.
     text = _FONT.sub("font-family: inherit", text)
     text = _GROUP_ID.sub(r"\1", text)
-    text = re.sub(r'<svg ([^>]*?)width="[^"]*" height="[^"]*"', r"<svg \1", text, count=1)
-    return text.replace("<svg ", f'<svg class="chart" role="img" aria-label="{_attr(title)}" ', 1)
+    text = re.sub(
+        r'<svg ([^>]*?)width="[^"]*" height="[^"]*"', r"<svg \1", text, count=1
+    )
+    return text.replace(
+        "<svg ", f'<svg class="chart" role="img" aria-label="{_attr(title)}" ', 1
+    )
 
 
 def _attr(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
-def _figure(width: float, height: float, labels: Sequence[str] = (), right: float = 0.25):
+def _figure(
+    width: float, height: float, labels: Sequence[str] = (), right: float = 0.25
+):
     """A figure with one axes and margins sized for the y labels (no layout engine: it doubles the draw time)."""
     import matplotlib
     from matplotlib.figure import Figure
@@ -100,7 +127,12 @@ def _figure(width: float, height: float, labels: Sequence[str] = (), right: floa
         fig.patch.set_alpha(0)
         # ~0.075 in per character of a 9 pt label, plus the tick padding.
         left = min(0.45 * width, 0.2 + 0.075 * max((len(t) for t in labels), default=4))
-        fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=0.5 / height, top=1 - 0.32 / height)
+        fig.subplots_adjust(
+            left=left / width,
+            right=1 - right / width,
+            bottom=0.5 / height,
+            top=1 - 0.32 / height,
+        )
         return fig, fig.subplots()
 
 
@@ -131,11 +163,22 @@ def chart_modes(summary: Summary, limit: int = CHART_MODE_LIMIT) -> list[str]:
         if comp is None:
             return (0, 0.0, index)
         found = [mc for m in MAIN_METRICS if (mc := comp.get(m)) is not None]
-        significant = sum(mc.significant for mc in found) + int(comp.success.significant)
-        spread = max((abs(mc.result.reduction_pct) for mc in found if math.isfinite(mc.result.reduction_pct)), default=0.0)
+        significant = sum(mc.significant for mc in found) + int(
+            comp.success.significant
+        )
+        spread = max(
+            (
+                abs(mc.result.reduction_pct)
+                for mc in found
+                if math.isfinite(mc.result.reduction_pct)
+            ),
+            default=0.0,
+        )
         return (-significant, -spread, index)
 
-    others = sorted(((i, m) for i, m in enumerate(summary.modes) if m != summary.baseline), key=rank)
+    others = sorted(
+        ((i, m) for i, m in enumerate(summary.modes) if m != summary.baseline), key=rank
+    )
     chosen = {summary.baseline, *(m for _, m in others[: limit - 1])}
     return [m for m in summary.modes if m in chosen]
 
@@ -171,9 +214,19 @@ def forest(summary: Summary) -> str | None:
             colour = {1: BETTER, -1: WORSE}.get(mc.verdict, NEUTRAL)
             label = fmt.label(metric) + (f" · {comp.mode}" if len(comps) > 1 else "")
             rows.append(
-                (label, r.reduction_pct, r.ci95[0], r.ci95[1], colour, _MARKERS[ci % len(_MARKERS)], mc.significant)
+                (
+                    label,
+                    r.reduction_pct,
+                    r.ci95[0],
+                    r.ci95[1],
+                    colour,
+                    _MARKERS[ci % len(_MARKERS)],
+                    mc.significant,
+                )
             )
-    finite = [v for row in rows for v in row[1:4] if isinstance(v, float) and math.isfinite(v)]
+    finite = [
+        v for row in rows for v in row[1:4] if isinstance(v, float) and math.isfinite(v)
+    ]
     if not finite:
         return None
     low, high = min(finite + [0.0]), max(finite + [0.0])
@@ -184,23 +237,49 @@ def forest(summary: Summary) -> str | None:
         fig, ax = _figure(10, 0.36 * len(rows) + 0.95, [r[0] for r in rows], right=0.1)
         for y, (_label, red, lo, hi, colour, marker, sig) in enumerate(rows):
             if not math.isfinite(red):
-                ax.text(0, y, "undefined", ha="center", va="center", color=NEUTRAL, fontsize=8)
+                ax.text(
+                    0,
+                    y,
+                    "undefined",
+                    ha="center",
+                    va="center",
+                    color=NEUTRAL,
+                    fontsize=8,
+                )
                 continue
             lo = span_lo if not math.isfinite(lo) else lo
             hi = span_hi if not math.isfinite(hi) else hi
             ax.plot([lo, hi], [y, y], color=colour, lw=2.2, solid_capstyle="butt")
-            ax.plot([red], [y], marker=marker, ms=7, color=colour, mfc=colour if sig else "white", mew=1.6)
+            ax.plot(
+                [red],
+                [y],
+                marker=marker,
+                ms=7,
+                color=colour,
+                mfc=colour if sig else "white",
+                mew=1.6,
+            )
             ax.annotate(
-                fmt.pct(red), (hi, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=8, color=colour
+                fmt.pct(red),
+                (hi, y),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+                color=colour,
             )
         ax.axvline(0, color="#57606a", lw=1, ls="--")
         ax.set_yticks(range(len(rows)), [r[0] for r in rows])
         ax.invert_yaxis()
         ax.set_xlim(span_lo, span_hi + 0.12 * (span_hi - span_lo))
-        ax.set_xlabel(f"Reduction vs {summary.baseline} (%) — right of 0 = lower than {summary.baseline}")
+        ax.set_xlabel(
+            f"Reduction vs {summary.baseline} (%) — right of 0 = lower than {summary.baseline}"
+        )
         ax.grid(axis="x", color="#d0d7de", lw=0.6)
         ax.set_axisbelow(True)
-        ax.set_title("Reductions with 95% confidence intervals (filled = significant after Holm)")
+        ax.set_title(
+            "Reductions with 95% confidence intervals (filled = significant after Holm)"
+        )
     return _svg(fig, "forest", "Forest plot of reductions vs the baseline")
 
 
@@ -243,7 +322,12 @@ def distribution(summary: Summary, metric: str) -> str | None:
             patch_artist=True,
             widths=0.55,
             medianprops={"color": "#24292f", "lw": 1.6},
-            meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "#24292f", "markersize": 4},
+            meanprops={
+                "marker": "D",
+                "markerfacecolor": "white",
+                "markeredgecolor": "#24292f",
+                "markersize": 4,
+            },
         )
         for patch, colour in zip(art["boxes"], colours, strict=True):
             patch.set_facecolor(colour)
@@ -254,7 +338,9 @@ def distribution(summary: Summary, metric: str) -> str | None:
         ax.grid(axis="x", color="#d0d7de", lw=0.6)
         ax.set_axisbelow(True)
         ax.set_title(f"{info.label} per run")
-    return _svg(fig, f"dist-{fmt.slug(metric)}", f"Distribution of {info.label} per mode")
+    return _svg(
+        fig, f"dist-{fmt.slug(metric)}", f"Distribution of {info.label} per mode"
+    )
 
 
 def success(summary: Summary) -> str | None:
@@ -270,17 +356,30 @@ def success(summary: Summary) -> str | None:
             if r.trials == 0:
                 continue
             colour = mode_color(i)
-            ax.plot([r.lower * 100, r.upper * 100], [y, y], color=colour, lw=2.4, solid_capstyle="butt")
+            ax.plot(
+                [r.lower * 100, r.upper * 100],
+                [y, y],
+                color=colour,
+                lw=2.4,
+                solid_capstyle="butt",
+            )
             ax.plot([r.rate * 100], [y], "o", color=colour, ms=7)
             if not math.isnan(r.pass_hat_k):
                 ax.plot([r.pass_hat_k * 100], [y], "|", color="#24292f", ms=10, mew=1.5)
             ax.annotate(
-                fmt.rate(r.rate), (r.upper * 100, y), xytext=(5, 0), textcoords="offset points", va="center", fontsize=8
+                fmt.rate(r.rate),
+                (r.upper * 100, y),
+                xytext=(5, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
             )
         ax.set_yticks(range(len(drawn)), drawn)
         ax.invert_yaxis()
         ax.set_xlim(0, 108)
-        ax.set_xlabel(f"% of runs that succeeded (bar: Wilson 95% CI; | = pass^{summary.k})")
+        ax.set_xlabel(
+            f"% of runs that succeeded (bar: Wilson 95% CI; | = pass^{summary.k})"
+        )
         ax.grid(axis="x", color="#d0d7de", lw=0.6)
         ax.set_axisbelow(True)
         ax.set_title("Success rate")
@@ -303,20 +402,35 @@ def scenario_medians(summary: Summary, metric: str, limit: int = 40) -> str | No
         drawn = chart_modes(summary)
         for i, mode in enumerate(summary.modes):
             if mode in drawn:
-                ax.plot(med[i] * factor, y, "o", color=mode_color(i), ms=5, label=mode, alpha=0.9)
+                ax.plot(
+                    med[i] * factor,
+                    y,
+                    "o",
+                    color=mode_color(i),
+                    ms=5,
+                    label=mode,
+                    alpha=0.9,
+                )
         ax.set_yticks(y, names)
         ax.invert_yaxis()
         ax.set_xlabel(unit)
         ax.grid(axis="both", color="#eaeef2", lw=0.6)
         ax.set_axisbelow(True)
-        ax.legend(loc="lower right", fontsize=8, frameon=False, ncols=min(4, len(drawn)))
+        ax.legend(
+            loc="lower right", fontsize=8, frameon=False, ncols=min(4, len(drawn))
+        )
         ax.set_title(f"Median {info.label.lower()} by scenario")
-    return _svg(fig, f"scen-{fmt.slug(metric)}", f"Median {info.label} per scenario and mode")
+    return _svg(
+        fig, f"scen-{fmt.slug(metric)}", f"Median {info.label} per scenario and mode"
+    )
 
 
 def render_all(summary: Summary) -> dict[str, str]:
     """Every chart of the HTML report, by name (missing when there is nothing to draw)."""
-    charts: dict[str, str | None] = {"forest": forest(summary), "success": success(summary)}
+    charts: dict[str, str | None] = {
+        "forest": forest(summary),
+        "success": success(summary),
+    }
     for metric in DISTRIBUTION_METRICS:
         charts[f"dist:{metric}"] = distribution(summary, metric)
     charts["scenarios:cost_total_usd"] = scenario_medians(summary, "cost_total_usd")

@@ -37,7 +37,10 @@ def _numeric_cells(col: np.ndarray, sl: slice, integral: bool) -> list:
 
 def _is_integral(col: np.ndarray) -> bool:
     finite = col[np.isfinite(col)]
-    return bool(np.all(finite == np.round(finite)) and (finite.size == 0 or np.abs(finite).max() < 2**53))
+    return bool(
+        np.all(finite == np.round(finite))
+        and (finite.size == 0 or np.abs(finite).max() < 2**53)
+    )
 
 
 #: A text cell starting with one of these is a formula to a spreadsheet (CSV injection).
@@ -81,7 +84,14 @@ def csv_header(table: RowTable) -> list[str]:
         "provider",
         "session_id",
     ]
-    head += ["success", "output_valid", "completion_reason", "error_code", "error", "checkpoints_failed"]
+    head += [
+        "success",
+        "output_valid",
+        "completion_reason",
+        "error_code",
+        "error",
+        "checkpoints_failed",
+    ]
     head += [c for c in CORE_COLUMNS if c != "iteration"]
     head += [f"tool_calls_by_category.{k}" for k in table.by_category]
     head += [f"extensions.{k}" for k in table.extensions]
@@ -110,12 +120,21 @@ def write_csv(table: RowTable, path: Path, *, parallel: bool | None = None) -> N
         _write_rows(table, f, 0, table.n, header=True)
 
 
-def _write_rows(table: RowTable, f: IO[str], first: int, stop: int, *, header: bool) -> None:
+def _write_rows(
+    table: RowTable, f: IO[str], first: int, stop: int, *, header: bool
+) -> None:
     """Write rows ``first`` to ``stop`` (and the header line) as CSV."""
     # Categories (modes, scenarios, models...) are neutralised once, not per row.
-    cats = {name: np.array([safe_text(v) for v in cat.values], dtype=object) for name, cat in table.categorical.items()}
+    cats = {
+        name: np.array([safe_text(v) for v in cat.values], dtype=object)
+        for name, cat in table.categorical.items()
+    }
     integral = {name: _is_integral(col) for name, col in table.numeric.items()}
-    ext_integral = {k: _is_integral(v) for k, v in table.extensions.items() if isinstance(v, np.ndarray)}
+    ext_integral = {
+        k: _is_integral(v)
+        for k, v in table.extensions.items()
+        if isinstance(v, np.ndarray)
+    }
     bools = np.array(["false", "true"], dtype=object)
     errors = table.errors
     failed = table.failed_checks
@@ -137,12 +156,24 @@ def _write_rows(table: RowTable, f: IO[str], first: int, stop: int, *, header: b
             _safe_texts(table.session_id[sl]),
             bools[table.success[sl].astype(np.int8)].tolist(),
             bools[table.output_valid[sl].astype(np.int8)].tolist(),
-            cats["completion_reason"][table.categorical["completion_reason"].codes[sl]].tolist(),
-            [safe_text(errors[i][1] or "") if i in errors else "" for i in rows] if errors else [""] * len(rows),
-            [safe_text(errors[i][0] or "") if i in errors else "" for i in rows] if errors else [""] * len(rows),
-            [safe_text(failed.get(i, "")) for i in rows] if failed else [""] * len(rows),
+            cats["completion_reason"][
+                table.categorical["completion_reason"].codes[sl]
+            ].tolist(),
+            [safe_text(errors[i][1] or "") if i in errors else "" for i in rows]
+            if errors
+            else [""] * len(rows),
+            [safe_text(errors[i][0] or "") if i in errors else "" for i in rows]
+            if errors
+            else [""] * len(rows),
+            [safe_text(failed.get(i, "")) for i in rows]
+            if failed
+            else [""] * len(rows),
         ]
-        cols += [_numeric_cells(table.numeric[c], sl, integral[c]) for c in CORE_COLUMNS if c != "iteration"]
+        cols += [
+            _numeric_cells(table.numeric[c], sl, integral[c])
+            for c in CORE_COLUMNS
+            if c != "iteration"
+        ]
         cols += [_numeric_cells(col, sl, True) for col in table.by_category.values()]
         for key, col in table.extensions.items():
             if isinstance(col, np.ndarray):
@@ -168,7 +199,9 @@ class JsonArrayWriter:
             self._f.write(self._sep)
             self._f.write(line)
         except OSError as exc:  # a full disk: name the file (a failed write names none)
-            raise StoreError(f"{self.path}: cannot write ({exc.strerror or exc})") from None
+            raise StoreError(
+                f"{self.path}: cannot write ({exc.strerror or exc})"
+            ) from None
         self._sep = b",\n"
 
     def restart(self) -> None:
@@ -192,7 +225,9 @@ class JsonArrayWriter:
         self._f.flush()
         gap = offset - self._f.tell()
         if gap < 0:
-            raise ValueError(f"{self.path}: the rows written here overran the reserved space")
+            raise ValueError(
+                f"{self.path}: the rows written here overran the reserved space"
+            )
         while gap:
             step = min(gap, 1 << 20)
             self._f.write(b" " * step)
@@ -219,7 +254,9 @@ class JsonArrayWriter:
             self._f.close()
         except OSError as exc:
             self.abort()
-            raise StoreError(f"{self.path}: cannot write ({exc.strerror or exc})") from None
+            raise StoreError(
+                f"{self.path}: cannot write ({exc.strerror or exc})"
+            ) from None
         os.replace(self._tmp, self.path)
 
     def abort(self) -> None:
@@ -233,4 +270,7 @@ class JsonArrayWriter:
 
 def write_json(doc: Any, path: Path) -> None:
     """Write a JSON document (UTF-8, indented, no NaN)."""
-    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+        encoding="utf-8",
+    )

@@ -86,24 +86,36 @@ def _e(x: Any) -> str:
 
 
 def _table(header: Sequence[str], rows: Iterable[str], left: int = 1) -> str:
-    heads = "".join(f'<th class="l">{h}</th>' if i < left else f"<th>{h}</th>" for i, h in enumerate(header))
+    heads = "".join(
+        f'<th class="l">{h}</th>' if i < left else f"<th>{h}</th>"
+        for i, h in enumerate(header)
+    )
     return f'<div class="scroll"><table><thead><tr>{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
 def _plain(t: Table, left: int = 1) -> str:
     """A view table as it is: every cell escaped text."""
-    rows = ("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in t.rows)
+    rows = (
+        "<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in t.rows
+    )
     return _table([_e(h) for h in t.header], rows, left)
 
 
-_PILLS = {1: '<span class="pill better">better</span>', -1: '<span class="pill worse">worse</span>'}
+_PILLS = {
+    1: '<span class="pill better">better</span>',
+    -1: '<span class="pill worse">worse</span>',
+}
 
 
 def _pill(verdict: int, significant: bool) -> str:
     """better / worse, or without a direction: different (significant) / n.s."""
     if verdict in _PILLS:
         return _PILLS[verdict]
-    return '<span class="pill diff">different</span>' if significant else '<span class="pill">n.s.</span>'
+    return (
+        '<span class="pill diff">different</span>'
+        if significant
+        else '<span class="pill">n.s.</span>'
+    )
 
 
 def _figure(charts: dict[str, str], slot: ChartSlot) -> str:
@@ -146,8 +158,12 @@ def _head(view: ReportView) -> str:
         f'<header class="top"><h1>Report <code>{_e(h.run_id)}</code></h1>',
         f'<p class="meta">{fmt.count(h.rows, "run")} · {fmt.count(h.modes, "mode")} · {fmt.count(h.scenarios, "scenario")} · '
         f"{len(h.models)} model{'s' if len(h.models) != 1 else ''} ({_e(', '.join(h.models))}) · "
-        f"provider {_e(h.providers)} · baseline <b>{_e(h.baseline)}</b>" + (f" · {_e(h.when)}" if h.when else "") + "</p>",
-        "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in _NAV) + "</nav></header><main>",
+        f"provider {_e(h.providers)} · baseline <b>{_e(h.baseline)}</b>"
+        + (f" · {_e(h.when)}" if h.when else "")
+        + "</p>",
+        "<nav>"
+        + "".join(f'<a href="#{a}">{t}</a>' for a, t in _NAV)
+        + "</nav></header><main>",
     ]
     return "".join(parts)
 
@@ -159,11 +175,16 @@ def _verdict(view: ReportView) -> str:
         parts.append(f'<p class="errored"><strong>⚠ {_e(v.errors)}.</strong></p>')
     if v.stop_headline is not None and v.stop_table is not None:
         head = "".join(f"<th>{_e(h)}</th>" for h in v.stop_table.header)
-        body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in v.stop_table.rows)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>"
+            for row in v.stop_table.rows
+        )
         parts.append(f'<p class="stopped"><strong>{_e(v.stop_headline)}.</strong></p>'
                      f'<table class="stop"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')  # fmt: skip
     if not v.compared:
-        parts.append('<p class="note">Only one mode in the results: nothing to compare.</p>')
+        parts.append(
+            '<p class="note">Only one mode in the results: nothing to compare.</p>'
+        )
         return "".join(parts) + "</section>"
     parts.append('<div class="verdicts">')
     for w in v.winners:
@@ -172,12 +193,21 @@ def _verdict(view: ReportView) -> str:
         parts.append(f'<div class="{cls}"><span class="crit">{_e(w.criterion)}</span><strong>{_e(mode)}</strong>'
                      f'<span class="why">{_e(why or "")}</span></div>')  # fmt: skip
     parts.append('</div><ul class="findings">')
-    parts += [f"<li>{_pill(f.better, f.significant)}<b>{_e(f.criterion)}:</b> {_e(f.text)}</li>" for f in v.findings]
+    parts += [
+        f"<li>{_pill(f.better, f.significant)}<b>{_e(f.criterion)}:</b> {_e(f.text)}</li>"
+        for f in v.findings
+    ]
     return "".join(parts) + "</ul></section>"
 
 
 #: The metrics a mode card lists, in this order (those the run reported).
-CARD_METRICS = ("cost_total_usd", "latency_wall_ms", "tokens_total", "tool_calls_total", "agent_turns")
+CARD_METRICS = (
+    "cost_total_usd",
+    "latency_wall_ms",
+    "tokens_total",
+    "tool_calls_total",
+    "agent_turns",
+)
 
 
 def _tail(text: str) -> str:
@@ -192,21 +222,29 @@ def _modes(view: ReportView) -> str:
     card_metrics = [m for name in CARD_METRICS if (m := view.metric(name)) is not None]
     for mode in view.modes:
         tag = '<span class="tag">baseline</span>' if mode.baseline else ""
-        parts.append(f'<div class="card" style="--c:{mode_color(mode.index)}"><h3><span>{_e(mode.name)}</span>{tag}</h3>')
+        parts.append(
+            f'<div class="card" style="--c:{mode_color(mode.index)}"><h3><span>{_e(mode.name)}</span>{tag}</h3>'
+        )
         parts.append(f'<div class="big">{mode.rate}</div>')
-        parts.append(f'<div class="sub">success · 95% CI {mode.lower}–{mode.upper} · {mode.successes}/{mode.trials}</div><dl>')
+        parts.append(
+            f'<div class="sub">success · 95% CI {mode.lower}–{mode.upper} · {mode.successes}/{mode.trials}</div><dl>'
+        )
         if view.has_reward:  # Harbor's figure, beside the success rate
             parts.append(f"<dt>mean reward</dt><dd>{mode.reward}</dd>")
         parts.append(f"<dt>pass@1</dt><dd>{mode.pass_at_1}</dd>")
         if view.k > 1:  # at one repetition pass@k and pass^k repeat pass@1
-            parts.append(f"<dt>pass@{view.k}</dt><dd>{mode.pass_at_k}</dd><dt>pass^{view.k}</dt><dd>{mode.pass_hat_k}</dd>")
+            parts.append(
+                f"<dt>pass@{view.k}</dt><dd>{mode.pass_at_k}</dd><dt>pass^{view.k}</dt><dd>{mode.pass_hat_k}</dd>"
+            )
         comp = view.comparison(mode.name)
         for metric in card_metrics:
             row = comp.row(metric.name) if comp is not None else None
             delta = ""
             if row is not None and row.delta is not None:
                 delta = f' <span class="delta {_DELTA_CLASS.get(row.verdict, "")}">{row.delta}</span>'
-            parts.append(f"<dt>{_e(metric.label)} (median)</dt><dd>{metric.overall_medians[mode.index]}{delta}</dd>")
+            parts.append(
+                f"<dt>{_e(metric.label)} (median)</dt><dd>{metric.overall_medians[mode.index]}{delta}</dd>"
+            )
         parts.append(f"<dt>Errors</dt><dd>{mode.errors}</dd></dl></div>")
     parts.append("</div>")
     if view.comparisons:
@@ -221,7 +259,10 @@ _DELTA_CLASS = {1: "better", -1: "worse"}
 def _comparisons(view: ReportView, charts: dict[str, str]) -> str:
     parts = ['<section id="comparison"><h2>Comparison with the baseline</h2>']
     if not view.comparisons:
-        return "".join(parts) + '<p class="note">Only one mode: nothing to compare.</p></section>'
+        return (
+            "".join(parts)
+            + '<p class="note">Only one mode: nothing to compare.</p></section>'
+        )
     if view.charts.note:
         parts.append(f'<p class="note">{_e(view.charts.note)}</p>')
     parts.append('<div class="figs">' + _figure(charts, view.charts.forest) + "</div>")
@@ -256,7 +297,9 @@ def _metric_row(r: MetricRow) -> str:
 def _distributions(view: ReportView, charts: dict[str, str]) -> str:
     parts = ['<section id="distributions"><h2>Distributions and success</h2>']
     if not view.charts.drawn:
-        parts.append(f'<p class="note">No charts: they are drawn from {MIN_CHART_ROWS} runs of a mode on; the tables give every number.</p>')
+        parts.append(
+            f'<p class="note">No charts: they are drawn from {MIN_CHART_ROWS} runs of a mode on; the tables give every number.</p>'
+        )
     elif view.charts.note:
         parts.append(f'<p class="note" id="chart-modes">{_e(view.charts.note)}</p>')
     parts.append('<div class="figs">')
@@ -278,12 +321,20 @@ def _scenario_table(view: ReportView) -> str:
     rows = []
     for j, scen in enumerate(view.scenarios):
         cells = [f'<td><a href="#{scen.anchor}">{_e(scen.name)}</a></td>']
-        cells += [f"<td>{rate.rate}</td>" if rate else "<td>–</td>" for rate in scen.success]
-        cells += [f"<td>{median}</td>" for metric in main for median in metric.medians[j]]
-        cells.append(f"<td>{' · '.join(scen.checks) if scen.has_checks else 'no checks'}</td>")
+        cells += [
+            f"<td>{rate.rate}</td>" if rate else "<td>–</td>" for rate in scen.success
+        ]
+        cells += [
+            f"<td>{median}</td>" for metric in main for median in metric.medians[j]
+        ]
+        cells.append(
+            f"<td>{' · '.join(scen.checks) if scen.has_checks else 'no checks'}</td>"
+        )
         rows.append(f'<tr id="{scen.anchor}">{"".join(cells)}</tr>')
     return (
-        '<section id="scenarios"><h2>Scenarios</h2>' + _table(header, rows) + '<p class="note">Medians per mode. '
+        '<section id="scenarios"><h2>Scenarios</h2>'
+        + _table(header, rows)
+        + '<p class="note">Medians per mode. '
         "Checks passed: share of scorer checks passed, per mode in mode order.</p></section>"
     )
 
@@ -291,11 +342,19 @@ def _scenario_table(view: ReportView) -> str:
 def _metrics(view: ReportView) -> str:
     """Per metric, its medians by scenario: the targets of the comparison table's links."""
     parts = ['<section id="metrics"><h2>Metrics by scenario</h2>']
-    ordered = [m for m in view.metrics if m.main] + [m for m in view.metrics if not m.main]
-    header = ["Scenario"] + [f"{_e(m)} median" for m in view.mode_names] + [_e(h) for h in view.change_header]
+    ordered = [m for m in view.metrics if m.main] + [
+        m for m in view.metrics if not m.main
+    ]
+    header = (
+        ["Scenario"]
+        + [f"{_e(m)} median" for m in view.mode_names]
+        + [_e(h) for h in view.change_header]
+    )
     parts += [_metric_table(view, metric, header) for metric in ordered]
     if view.omitted:
-        parts.append(f'<p class="note">Same value in every row, not compared: {_e(", ".join(view.omitted))}.</p>')
+        parts.append(
+            f'<p class="note">Same value in every row, not compared: {_e(", ".join(view.omitted))}.</p>'
+        )
     return "".join(parts) + "</section>"
 
 
@@ -307,7 +366,11 @@ def _metric_table(view: ReportView, metric: MetricView, header: list[str]) -> st
         for j, scen in enumerate(view.scenarios)
     ]
     overall = (*metric.overall_medians, *metric.overall_changes)
-    rows.append("<tr><td><b>all scenarios</b></td>" + "".join(f"<td><b>{c}</b></td>" for c in overall) + "</tr>")
+    rows.append(
+        "<tr><td><b>all scenarios</b></td>"
+        + "".join(f"<td><b>{c}</b></td>" for c in overall)
+        + "</tr>"
+    )
     unit = ", " + _e(metric.unit) if metric.unit else ""
     return (f'<div class="metric" id="{metric.anchor}"><h3>{_e(metric.label)} <span class="note">({_e(metric.name)}'
             f"{unit})</span></h3>{_table(header, rows)}</div>")  # fmt: skip
@@ -344,24 +407,41 @@ def _errors(view: ReportView) -> str:
             f'<td class="l">{_e(r.message[:MESSAGE_CHARS])}</td><td class="l">{_session_link(r.mode, r.scenario, r.iteration)}</td></tr>'
             for r in e.rows
         ]
-        parts.append(_table(["Mode", "Scenario", "Iteration", "Code", "Error", "Session"], rows))
+        parts.append(
+            _table(["Mode", "Scenario", "Iteration", "Code", "Error", "Session"], rows)
+        )
     else:
         parts.append('<p class="note">No row carries an error.</p>')
     if e.failed:
         parts.append("<h3>Runs that failed their checks</h3>")
         rows = [
             f'<tr><td>{_e(r.mode)}</td><td class="l">{_e(r.scenario)}</td><td>{r.iteration}</td><td class="l">{_e(r.checks)}</td>'
-            f"<td>{r.reward}</td><td class=\"l\">{_tail(r.verifier_tail)}</td>"
+            f'<td>{r.reward}</td><td class="l">{_tail(r.verifier_tail)}</td>'
             f'<td class="l">{_session_link(r.mode, r.scenario, r.iteration)}</td></tr>'
             for r in e.failed
         ]
-        parts.append(_table(["Mode", "Scenario", "Iteration", "Failed checks", "Reward", "Verifier output", "Session"], rows))
+        parts.append(
+            _table(
+                [
+                    "Mode",
+                    "Scenario",
+                    "Iteration",
+                    "Failed checks",
+                    "Reward",
+                    "Verifier output",
+                    "Session",
+                ],
+                rows,
+            )
+        )
     if e.rows or e.failed:
         parts.append(f'<p class="note">To read what the agent did in a session, open this report through the viewer: '
                      f"<code>profiler view {_e(view.headline.run_id)}</code> (pip install 'agent-profiler[view]'), then the run's "
                      "report.html link; there each “transcript” link opens that session. (Opened as a file, the links lead nowhere.)</p>")  # fmt: skip
     if view.problems:
-        parts.append('<h3 id="problems">Lines of the results file that were skipped</h3><ul class="note">')
+        parts.append(
+            '<h3 id="problems">Lines of the results file that were skipped</h3><ul class="note">'
+        )
         parts.append("".join(f"<li>{_e(p)}</li>" for p in view.problems) + "</ul>")
     return "".join(parts) + "</section>"
 

@@ -54,31 +54,43 @@ def run_cases(table, suite_prefix: str = "agent-profiler") -> list[Case]:
     iteration = table.numeric["iteration"]
     wall = table.numeric["latency_wall_ms"]
     groups: dict[tuple[int, int, int], list[int]] = {}
-    for i, key in enumerate(zip(models.codes.tolist(), modes.codes.tolist(), scenarios.codes.tolist())):
+    for i, key in enumerate(
+        zip(models.codes.tolist(), modes.codes.tolist(), scenarios.codes.tolist())
+    ):
         groups.setdefault(key, []).append(i)
     cases = []
     for (model, mode, scenario), rows in groups.items():
-        suite = f"{suite_prefix}.{modes.values[mode]}" + (f".{models.values[model]}" if several_models else "")
+        suite = f"{suite_prefix}.{modes.values[mode]}" + (
+            f".{models.values[model]}" if several_models else ""
+        )
         lines, failed, errored = [], 0, 0
         for i in sorted(rows, key=lambda r: iteration[r]):
             it = int(iteration[i])
             if i in table.errors:
                 errored += 1
                 message, code = table.errors[i]
-                lines.append(f"iteration {it}: error{f' ({code})' if code else ''}: {message}")
+                lines.append(
+                    f"iteration {it}: error{f' ({code})' if code else ''}: {message}"
+                )
             elif not table.success[i]:
                 failed += 1
-                lines.append(f"iteration {it}: failed checks: {table.failed_checks.get(i) or '(none named)'}")
+                lines.append(
+                    f"iteration {it}: failed checks: {table.failed_checks.get(i) or '(none named)'}"
+                )
         total = len(rows)
         problem = "error" if errored else "failure" if failed else None
-        summary = f"{failed + errored} of {total} iterations " + ("errored or failed" if errored else "failed")
+        summary = f"{failed + errored} of {total} iterations " + (
+            "errored or failed" if errored else "failed"
+        )
         cases.append(Case(suite=suite, name=scenarios.values[scenario], seconds=float(np.nansum(wall[rows])) / 1000,
                           problem=problem, message=summary if problem else "", details="\n".join(lines),
                           key=(models.values[model], modes.values[mode], scenarios.values[scenario])))  # fmt: skip
     return cases
 
 
-def write_junit(path: Path, cases: Sequence[Case], name: str = "agent-profiler") -> None:
+def write_junit(
+    path: Path, cases: Sequence[Case], name: str = "agent-profiler"
+) -> None:
     """Write ``cases`` as JUnit XML (suites in order of first appearance)."""
     from ..storage.paths import atomic_write_text
 
@@ -93,12 +105,27 @@ def write_junit(path: Path, cases: Sequence[Case], name: str = "agent-profiler")
             skipped=str(sum(c.skipped for c in members)), time=f"{sum(c.seconds for c in members):.3f}",
         )  # fmt: skip
         for case in members:
-            element = ET.SubElement(suite, "testcase", classname=xml_text(suite_name), name=xml_text(case.name), time=f"{case.seconds:.3f}")
+            element = ET.SubElement(
+                suite,
+                "testcase",
+                classname=xml_text(suite_name),
+                name=xml_text(case.name),
+                time=f"{case.seconds:.3f}",
+            )
             if case.problem or case.skipped:
-                child = ET.SubElement(element, case.problem or "skipped", message=xml_text(case.message[:_MESSAGE]))
+                child = ET.SubElement(
+                    element,
+                    case.problem or "skipped",
+                    message=xml_text(case.message[:_MESSAGE]),
+                )
                 child.text = xml_text(case.details) or None
     ET.indent(root)
-    atomic_write_text(path, '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")
+    atomic_write_text(
+        path,
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        + ET.tostring(root, encoding="unicode")
+        + "\n",
+    )
 
 
 def write_run_junit(results: Path, out: Path) -> list[Case]:

@@ -32,7 +32,12 @@ from .rowtable import (
 )
 
 
-def load_rows(path: Path, *, sink: Callable[[bytes], None] | None = None, parallel: bool | None = None) -> RowTable:
+def load_rows(
+    path: Path,
+    *,
+    sink: Callable[[bytes], None] | None = None,
+    parallel: bool | None = None,
+) -> RowTable:
     """Read a (possibly gzipped) results JSONL into columns; bad lines are skipped and reported.
 
     A cell (run, model, mode, scenario, iteration) written more than once (two
@@ -49,7 +54,11 @@ def load_rows(path: Path, *, sink: Callable[[bytes], None] | None = None, parall
     """
     check_results_file(path)
     split = None
-    if parallel is not False and path.stat().st_size >= PARALLEL_MIN_BYTES and can_fork():
+    if (
+        parallel is not False
+        and path.stat().st_size >= PARALLEL_MIN_BYTES
+        and can_fork()
+    ):
         split = _split_point(path)
     if split is None:
         table = _read(path, sink)
@@ -65,7 +74,13 @@ def load_rows(path: Path, *, sink: Callable[[bytes], None] | None = None, parall
     restart = getattr(sink, "restart", None)
     if restart is not None:
         restart()
-    again = _finish(_read(path, sink if restart is not None else None, drop=frozenset(dropped.tolist())))
+    again = _finish(
+        _read(
+            path,
+            sink if restart is not None else None,
+            drop=frozenset(dropped.tolist()),
+        )
+    )
     again.duplicates = int(dropped.size)
     cells = len(np.unique(_cell_keys(table)[dropped], axis=0))
     again.problems.insert(
@@ -76,5 +91,15 @@ def load_rows(path: Path, *, sink: Callable[[bytes], None] | None = None, parall
     return again
 
 
-
-__all__ = ["CORE_COLUMNS", "Categorical", "RowTable", "can_fork", "check_results_file", "load_rows", "peek_run_id", "run_stem", "sibling", "superseded_rows"]
+__all__ = [
+    "CORE_COLUMNS",
+    "Categorical",
+    "RowTable",
+    "can_fork",
+    "check_results_file",
+    "load_rows",
+    "peek_run_id",
+    "run_stem",
+    "sibling",
+    "superseded_rows",
+]

@@ -8,7 +8,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import format as fmt
-from .view import AnalysisView, AnalyzerView, ComparisonView, ListFinding, ReportView, ScenarioView, Table, TableFinding
+from .view import (
+    AnalysisView,
+    AnalyzerView,
+    ComparisonView,
+    ListFinding,
+    ReportView,
+    ScenarioView,
+    Table,
+    TableFinding,
+)
 
 #: What can start Markdown markup or raw HTML inside a line: backslash, code, emphasis, raw HTML and
 #: autolinks, table pipes, strike-through, an inline link's "](", and "_" at a word's edge (inside a
@@ -26,11 +35,16 @@ def cell(value: Any) -> str:
     return md(value)
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str = "") -> list[str]:
+def table(
+    header: Sequence[str], rows: Sequence[Sequence[Any]], align: str = ""
+) -> list[str]:
     """A Markdown table; ``align`` is one letter per column (l/r/c), default left then right."""
     align = align or "l" + "r" * (len(header) - 1)
     seps = [{"r": "---:", "c": ":---:"}.get(a, "---") for a in align]
-    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(seps) + " |"]
+    lines = [
+        "| " + " | ".join(cell(h) for h in header) + " |",
+        "| " + " | ".join(seps) + " |",
+    ]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return lines + [""]
 
@@ -74,14 +88,22 @@ def render_report(view: ReportView) -> str:
     for comp in view.comparisons:
         lines += _comparison(comp)
     if view.omitted:
-        lines += [f"Metrics with one value in every row (not compared): {md(', '.join(view.omitted))}.", ""]
+        lines += [
+            f"Metrics with one value in every row (not compared): {md(', '.join(view.omitted))}.",
+            "",
+        ]
     lines += ["## Scenarios", ""]
     for j, scen in enumerate(view.scenarios):
         lines += _scenario(view, j, scen)
     lines += _checkpoints(view)
     lines += _errors(view)
     if view.problems:
-        lines += ["## Data problems", "", "Lines of the results file that could not be read (skipped):", ""]
+        lines += [
+            "## Data problems",
+            "",
+            "Lines of the results file that could not be read (skipped):",
+            "",
+        ]
         lines += [f"- {cell(p)}" for p in view.problems] + [""]
     return "\n".join(lines + FILES)
 
@@ -95,7 +117,9 @@ def _verdict(view: ReportView) -> list[str]:
         lines += [f"**{md(v.stop_headline)}.**", ""]
     if not v.compared:
         return lines + ["Only one mode: nothing to compare.", ""]
-    lines += table(["Criterion", "Best mode"], [(w.criterion, w.text) for w in v.winners], "ll")
+    lines += table(
+        ["Criterion", "Best mode"], [(w.criterion, w.text) for w in v.winners], "ll"
+    )
     for f in v.findings:
         mark = {1: "✅", -1: "❌"}.get(f.better, "➖")
         lines.append(f"- {mark} **{f.criterion}:** {md(f.text)}")
@@ -113,7 +137,7 @@ def _sequential(view: ReportView) -> list[str]:
         "of the mean paired difference (mode − baseline) for success; for cost, time and the other unbounded metrics of "
         "each pair's (a − b) / (a + b), shown as a ratio of the baseline's mean (the typical pair, not the total). "
         "The run's error is shared by all of them; a comparison is decided when it excludes 0 "
-        "or lies inside the margin. See docs/statistics.md, \"Sequential stopping\".",
+        'or lies inside the margin. See docs/statistics.md, "Sequential stopping".',
         "",
     ]
 
@@ -121,14 +145,28 @@ def _sequential(view: ReportView) -> list[str]:
 def _modes(view: ReportView) -> list[str]:
     k = view.k
     # With one repetition pass@1, pass@k and pass^k are one number: show it once.
-    header = ["Mode", "Rows", "Success [95% CI]"] + (["Mean reward"] if view.has_reward else []) + ["pass@1"]
+    header = (
+        ["Mode", "Rows", "Success [95% CI]"]
+        + (["Mean reward"] if view.has_reward else [])
+        + ["pass@1"]
+    )
     header += [f"pass@{k}", f"pass^{k}"] if k > 1 else []
-    main = [metric for name in MODE_METRICS if (metric := view.metric(name)) is not None]
+    main = [
+        metric for name in MODE_METRICS if (metric := view.metric(name)) is not None
+    ]
     header += [f"{m.label} median" for m in main] + ["Errors"]
     rows: list[list[Any]] = []
     for mode in view.modes:
-        success = "–" if mode.trials == 0 else f"{mode.rate} [{mode.lower}, {mode.upper}] ({mode.successes}/{mode.trials})"
-        row: list[Any] = [f"{mode.name} (baseline)" if mode.baseline else mode.name, mode.rows, success]
+        success = (
+            "–"
+            if mode.trials == 0
+            else f"{mode.rate} [{mode.lower}, {mode.upper}] ({mode.successes}/{mode.trials})"
+        )
+        row: list[Any] = [
+            f"{mode.name} (baseline)" if mode.baseline else mode.name,
+            mode.rows,
+            success,
+        ]
         row += [mode.reward] if view.has_reward else []
         row.append(mode.pass_at_1)
         if k > 1:
@@ -187,7 +225,9 @@ def _scenario(view: ReportView, j: int, scen: ScenarioView) -> list[str]:
         if rate is None:
             continue
         shown = f"checks {checks}" if scen.has_checks else "no checks"
-        parts.append(f"**{md(mode.name)}** {rate.rate} ({rate.successes}/{rate.trials}), {shown}")
+        parts.append(
+            f"**{md(mode.name)}** {rate.rate} ({rate.successes}/{rate.trials}), {shown}"
+        )
     lines += ["Success: " + " · ".join(parts), ""]
     if scen.outcomes is not None:
         lines += _table(scen.outcomes, "l" + "c" * (len(scen.outcomes.header) - 1))
@@ -198,7 +238,11 @@ def _scenario(view: ReportView, j: int, scen: ScenarioView) -> list[str]:
 
 def _checkpoints(view: ReportView) -> list[str]:
     lines = ["## Checkpoints", ""]
-    bare = [scen for scen in view.scenarios if not scen.has_checks and scen.checkpoints is None]
+    bare = [
+        scen
+        for scen in view.scenarios
+        if not scen.has_checks and scen.checkpoints is None
+    ]
     lines += [f"- **{md(scen.name)}**: no checks" for scen in bare] + [""]
     for scen in view.scenarios:
         if scen.checkpoints is not None:
@@ -214,20 +258,41 @@ def _errors(view: ReportView) -> list[str]:
     lines = ["## Errors and anomalies", "", *_table(e.reasons)]
     if e.codes is not None:
         lines += _table(e.codes, "lr")
-        errored = [(r.mode, r.scenario, r.iteration, r.code, r.message[:MESSAGE_CHARS]) for r in e.rows]
-        lines += table(["Mode", "Scenario", "Iteration", "Code", "Error"], errored, "llrll")
+        errored = [
+            (r.mode, r.scenario, r.iteration, r.code, r.message[:MESSAGE_CHARS])
+            for r in e.rows
+        ]
+        lines += table(
+            ["Mode", "Scenario", "Iteration", "Code", "Error"], errored, "llrll"
+        )
         if e.more:
-            lines += [f"First {len(e.rows)} errors shown; all are in data/results.csv.", ""]
+            lines += [
+                f"First {len(e.rows)} errors shown; all are in data/results.csv.",
+                "",
+            ]
     else:
         lines += ["No row carries an error.", ""]
     if e.failed:
-        lines += ["Rows that failed without an error (the agent ran; its checks did not pass):", ""]
-        failed = [(r.mode, r.scenario, r.iteration, r.checks, r.reward) for r in e.failed]
-        lines += table(["Mode", "Scenario", "Iteration", "Failed checks", "Reward"], failed, "llrlr")
+        lines += [
+            "Rows that failed without an error (the agent ran; its checks did not pass):",
+            "",
+        ]
+        failed = [
+            (r.mode, r.scenario, r.iteration, r.checks, r.reward) for r in e.failed
+        ]
+        lines += table(
+            ["Mode", "Scenario", "Iteration", "Failed checks", "Reward"],
+            failed,
+            "llrlr",
+        )
         for r in e.failed:
             if r.verifier_tail:
-                lines += [f"Verifier output of {md(r.scenario)} · {md(r.mode)} · iteration {r.iteration} (last lines):", "",
-                          *_fenced(r.verifier_tail), ""]
+                lines += [
+                    f"Verifier output of {md(r.scenario)} · {md(r.mode)} · iteration {r.iteration} (last lines):",
+                    "",
+                    *_fenced(r.verifier_tail),
+                    "",
+                ]
     return lines
 
 
@@ -238,7 +303,10 @@ def render_analysis(view: AnalysisView) -> str:
     """Analyzer findings compared across modes: only findings where the modes differ."""
     lines = ["# Session analysis", ""]
     if not view.sessions:
-        lines += [f"No session analysis data available (looked for `{view.source}`).", ""]
+        lines += [
+            f"No session analysis data available (looked for `{view.source}`).",
+            "",
+        ]
         lines += [f"- {cell(p)}" for p in view.problems]
         return "\n".join(lines) + "\n"
     lines += [
@@ -252,7 +320,9 @@ def render_analysis(view: AnalysisView) -> str:
         if not scen.analyzers:
             lines += ["No differences between modes.", ""]
     if view.problems:
-        lines += ["## Data problems", ""] + [f"- {cell(p)}" for p in view.problems] + [""]
+        lines += (
+            ["## Data problems", ""] + [f"- {cell(p)}" for p in view.problems] + [""]
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -264,7 +334,9 @@ def _analyzer(analyzer: AnalyzerView) -> list[str]:
         lines += ["<details>", f"<summary>{html.escape(detail.key)}</summary>", ""]
         if isinstance(detail, ListFinding):
             lines += [
-                f"**{md(m)}:** {cell(', '.join(items) or '–')}" + (" …" if more else "") + "  "
+                f"**{md(m)}:** {cell(', '.join(items) or '–')}"
+                + (" …" if more else "")
+                + "  "
                 for m, items, more in detail.per_mode
             ]
             lines += ["", "</details>", ""]

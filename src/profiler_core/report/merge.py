@@ -21,7 +21,11 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
     for source in sources:
         if glob.has_magic(source):
             # `results/*.jsonl` also matches each run's analysis file, which holds no rows.
-            matches = sorted(m for m in glob.glob(source) if not m.endswith((".analysis.jsonl", ".analysis.jsonl.gz")))
+            matches = sorted(
+                m
+                for m in glob.glob(source)
+                if not m.endswith((".analysis.jsonl", ".analysis.jsonl.gz"))
+            )
             if not matches:
                 raise StoreError(f"{source}: no results file matches this pattern")
             out += matches
@@ -36,7 +40,9 @@ def parse_as_mode(values: Sequence[str]) -> dict[str, str]:
     for value in values:
         key, sep, mode = value.partition("=")
         if not sep or not key or not mode:
-            raise ConfigError(f"--as-mode {value!r}: expected FILE=MODE (a results file or run id, then the mode to call its rows)")
+            raise ConfigError(
+                f"--as-mode {value!r}: expected FILE=MODE (a results file or run id, then the mode to call its rows)"
+            )
         mapping[key] = mode
     return mapping
 
@@ -67,12 +73,16 @@ class MergedInputs(Record):
         number, sep, rest = message[len(prefix) :].partition(":")
         if sep and number.isdigit():
             line = int(number)
-            start, path = next((s for s in reversed(self.segments) if s[0] <= line), self.segments[0])
+            start, path = next(
+                (s for s in reversed(self.segments) if s[0] <= line), self.segments[0]
+            )
             return f"{path}:{line - start + 1}:{rest}"
-        return f"the merged inputs ({self.describe()}):{message[len(prefix):]}"
+        return f"the merged inputs ({self.describe()}):{message[len(prefix) :]}"
 
 
-def merge_results(paths: Sequence[Path], target: Path, as_mode: Mapping[str, str]) -> MergedInputs:
+def merge_results(
+    paths: Sequence[Path], target: Path, as_mode: Mapping[str, str]
+) -> MergedInputs:
     """Concatenate ``paths`` into ``target`` (JSONL), renaming the modes of the files named in ``as_mode``.
 
     A file of one mode has it renamed to MODE; a file of several has each mode ``m``
@@ -97,7 +107,9 @@ def merge_results(paths: Sequence[Path], target: Path, as_mode: Mapping[str, str
                 line_number += 1
                 rows += bool(line.strip())
     if unused:
-        raise ConfigError(f"--as-mode {', '.join(unused)}: no such input among {', '.join(str(p) for p in paths)}")
+        raise ConfigError(
+            f"--as-mode {', '.join(unused)}: no such input among {', '.join(str(p) for p in paths)}"
+        )
     return MergedInputs(target=target, rows=rows, segments=tuple(segments))
 
 

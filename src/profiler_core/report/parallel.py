@@ -81,7 +81,9 @@ def load_split(path: Path, split: int, sink: Any) -> RowTable:
     splice = getattr(sink, "splice", None) and getattr(sink, "tmp_path", None)
     read_fd, write_fd = os.pipe()
     pid = _fork()
-    if pid == 0:  # pragma: no cover - runs in the child (covered through the parent's result)
+    if (
+        pid == 0
+    ):  # pragma: no cover - runs in the child (covered through the parent's result)
         status = 1
         try:
             _close_inherited(write_fd)
@@ -112,11 +114,17 @@ def load_split(path: Path, split: int, sink: Any) -> RowTable:
                         part_sink = write_row
 
                     with open(path, "rb", buffering=BUFFER) as f:
-                        part = _parse(path, _range_lines(f, split, None), first, part_sink)
+                        part = _parse(
+                            path, _range_lines(f, split, None), first, part_sink
+                        )
                     if lines_out is not None:
                         end = lines_out.tell()
                         lines_out.close()
-                    pickle.dump(("ok", (part, offset, end)), out, protocol=pickle.HIGHEST_PROTOCOL)
+                    pickle.dump(
+                        ("ok", (part, offset, end)),
+                        out,
+                        protocol=pickle.HIGHEST_PROTOCOL,
+                    )
                     status = 0
                 except BaseException as exc:  # noqa: BLE001 - reported to the parent
                     pickle.dump(("error", f"{type(exc).__name__}: {exc}"), out)
@@ -135,7 +143,9 @@ def load_split(path: Path, split: int, sink: Any) -> RowTable:
         os.waitpid(pid, 0)
         waited = True
         if kind != "ok":
-            raise StoreError(f"{path}: cannot read the second half of the file: {payload}")
+            raise StoreError(
+                f"{path}: cannot read the second half of the file: {payload}"
+            )
         tail, offset, end = cast("tuple[RowTable, int, int]", payload)
         if sink is not None:
             if splice:
@@ -175,7 +185,9 @@ def _remap(a: Categorical, b: Categorical) -> tuple[list[str], np.ndarray]:
     return values, mapping
 
 
-def _concat_columns(a: dict, b: dict, n_a: int, n_b: int, fill: float) -> dict[str, Any]:
+def _concat_columns(
+    a: dict, b: dict, n_a: int, n_b: int, fill: float
+) -> dict[str, Any]:
     """Concatenate dict-of-columns, filling keys missing on one side; objects win over floats."""
     out: dict[str, Any] = {}
     for key in list(dict.fromkeys([*a, *b])):
@@ -196,7 +208,10 @@ def _as_objects(col: Any, n: int) -> list:
         return [None] * n
     if isinstance(col, list):
         return col
-    return [None if math.isnan(v) else (int(v) if v.is_integer() else v) for v in col.tolist()]
+    return [
+        None if math.isnan(v) else (int(v) if v.is_integer() else v)
+        for v in col.tolist()
+    ]
 
 
 def merge(a: RowTable, b: RowTable) -> RowTable:
@@ -207,7 +222,14 @@ def merge(a: RowTable, b: RowTable) -> RowTable:
     for name, cat in a.categorical.items():
         values, mapping = _remap(cat, b.categorical[name])
         maps[name] = mapping
-        codes = np.concatenate([cat.codes, mapping[b.categorical[name].codes] if b.n else b.categorical[name].codes])
+        codes = np.concatenate(
+            [
+                cat.codes,
+                mapping[b.categorical[name].codes]
+                if b.n
+                else b.categorical[name].codes,
+            ]
+        )
         categorical[name] = Categorical(codes=codes.astype(np.int32), values=values)
     checkpoints = {key: list(v) for key, v in a.checkpoints.items()}
     for (m, s, cid), (passed, total) in b.checkpoints.items():
@@ -228,8 +250,14 @@ def merge(a: RowTable, b: RowTable) -> RowTable:
         completed_at=a.completed_at + b.completed_at,
         session_id=a.session_id + b.session_id,
         errors={**a.errors, **{i + n_a: v for i, v in b.errors.items()}},
-        failed_checks={**a.failed_checks, **{i + n_a: v for i, v in b.failed_checks.items()}},
-        verifier_tails={**a.verifier_tails, **{i + n_a: v for i, v in b.verifier_tails.items()}},
+        failed_checks={
+            **a.failed_checks,
+            **{i + n_a: v for i, v in b.failed_checks.items()},
+        },
+        verifier_tails={
+            **a.verifier_tails,
+            **{i + n_a: v for i, v in b.verifier_tails.items()},
+        },
         checkpoints=checkpoints,
         checkpoint_descriptions=descriptions,
         by_category=_concat_columns(a.by_category, b.by_category, n_a, b.n, 0.0),
@@ -239,7 +267,11 @@ def merge(a: RowTable, b: RowTable) -> RowTable:
     )
 
 
-def write_halves(path: Path, header_and_first: Callable[[IO[str]], None], second: Callable[[IO[str]], None]) -> None:
+def write_halves(
+    path: Path,
+    header_and_first: Callable[[IO[str]], None],
+    second: Callable[[IO[str]], None],
+) -> None:
     """Write a text file in two parts: the second by a forked child into a side file, then appended."""
     part = path.with_name(f".{path.name}.part")
     pid = _fork()
@@ -259,7 +291,9 @@ def write_halves(path: Path, header_and_first: Callable[[IO[str]], None], second
         _, status = os.waitpid(pid, 0)
         waited = True
         if status != 0:
-            raise StoreError(f"{path}: the process writing its second half failed (status {status})")
+            raise StoreError(
+                f"{path}: the process writing its second half failed (status {status})"
+            )
         with open(path, "ab") as out, open(part, "rb") as f:
             shutil.copyfileobj(f, out, 1 << 22)
     finally:

@@ -22,7 +22,13 @@ from ..storage.lines import open_binary
 from ..util.textclean import REPLACED, clean_json_bytes, replaced_note
 
 #: What a line of the analysis file (or a peeked line) raises when it is not what is expected.
-_LINE_ERRORS: tuple[type[BaseException], ...] = (ValueError, KeyError, TypeError, AttributeError, IndexError)
+_LINE_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    IndexError,
+)
 
 #: Numeric columns read from every row, in CSV order. Names follow the metric
 #: names of docs/metrics.md where one exists.
@@ -54,7 +60,14 @@ CORE_COLUMNS: tuple[str, ...] = (
 _WIDTH = len(CORE_COLUMNS)
 
 #: Categorical string columns, stored as integer codes into a list of values.
-CATEGORICAL_COLUMNS: tuple[str, ...] = ("run_id", "mode", "scenario_id", "model", "provider", "completion_reason")
+CATEGORICAL_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "mode",
+    "scenario_id",
+    "model",
+    "provider",
+    "completion_reason",
+)
 
 #: The largest integer a float column can take at all (approximately): beyond it a value is kept as an object.
 _MAX_FLOAT = 2**1023
@@ -183,19 +196,25 @@ class _Blocks:
                 self.objects.setdefault(key, {})[row] = value
 
     @staticmethod
-    def _mixed(keys: tuple[str, ...], values: Iterable[Any]) -> tuple[array, dict[str, Any]]:
+    def _mixed(
+        keys: tuple[str, ...], values: Iterable[Any]
+    ) -> tuple[array, dict[str, Any]]:
         """The numbers of a row that also holds other values (NaN in their place), and those values by key."""
         numbers = array("d")
         objects: dict[str, Any] = {}
         for key, value in zip(keys, values, strict=True):
-            if type(value) is float or (type(value) is int and abs(value) <= _MAX_FLOAT):
+            if type(value) is float or (
+                type(value) is int and abs(value) <= _MAX_FLOAT
+            ):
                 numbers.append(value)
             else:  # a string, null, a list, or an integer no float can hold: kept as it is
                 numbers.append(math.nan)
                 objects[key] = value
         return numbers, objects
 
-    def columns(self, n: int, *, fill: float = math.nan) -> dict[str, np.ndarray | list]:
+    def columns(
+        self, n: int, *, fill: float = math.nan
+    ) -> dict[str, np.ndarray | list]:
         """Dense columns of length ``n``: floats (``fill`` where absent) or, if any value is not a number, objects."""
         out: dict[str, np.ndarray | list] = {}
         for keys, (rows, flat) in self.blocks.items():
@@ -210,13 +229,14 @@ class _Blocks:
             dense = out[key]
             # A column holding strings or nested values is kept as Python objects (CSV only).
             values = np.asarray(dense).tolist()
-            column: list = [None if math.isnan(v) else (int(v) if v.is_integer() else v) for v in values]
+            column: list = [
+                None if math.isnan(v) else (int(v) if v.is_integer() else v)
+                for v in values
+            ]
             for i, value in objects.items():
                 column[i] = value
             out[key] = column
         return out
-
-
 
 
 def check_results_file(path: Path) -> None:
@@ -235,7 +255,9 @@ def _shorter(message: str) -> str:
     return message if len(message) <= 400 else message[:397] + "..."
 
 
-def _read(path: Path, sink: Callable[[bytes], None] | None, drop: frozenset[int] = frozenset()) -> RowTable:
+def _read(
+    path: Path, sink: Callable[[bytes], None] | None, drop: frozenset[int] = frozenset()
+) -> RowTable:
     """Parse the whole file in this process."""
     try:
         f = open_binary(path)
@@ -275,7 +297,11 @@ def superseded_rows(table: RowTable) -> np.ndarray:
 def _finish(table: RowTable) -> RowTable:
     """Cap the listed problems, count the rest, and refuse a file without one valid row."""
     path = table.path
-    notes = [p for p in table.problems if "truncated last line" in p or "cannot read further" in p or REPLACED in p]
+    notes = [
+        p
+        for p in table.problems
+        if "truncated last line" in p or "cannot read further" in p or REPLACED in p
+    ]
     lines = [p for p in table.problems if p not in notes][:MAX_LISTED_PROBLEMS]
     unlisted = table.skipped - len(lines) - len(notes)
     problems = lines + notes
@@ -283,7 +309,11 @@ def _finish(table: RowTable) -> RowTable:
         problems.append(f"{path}: {unlisted} more malformed line(s) skipped")
     table.problems = problems
     if table.n == 0:
-        detail = f" ({table.skipped} malformed line(s); first: {problems[0]})" if problems else ""
+        detail = (
+            f" ({table.skipped} malformed line(s); first: {problems[0]})"
+            if problems
+            else ""
+        )
         raise StoreError(f"{path}: no valid rows{detail}")
     return table
 
@@ -317,16 +347,24 @@ class _Notes:
         self.skipped += 1
         self.last_rejected = number
         if len(self.problems) < MAX_LISTED_PROBLEMS + 1:
-            self.problems.append(_shorter(rowcodec.explain(line, exc, f"{self.path}:{number}")))
+            self.problems.append(
+                _shorter(rowcodec.explain(line, exc, f"{self.path}:{number}"))
+            )
 
     def unreadable(self, number: int, exc: BaseException) -> None:
         """A truncated gzip stream or a read error: the rows before it are kept."""
         self.skipped += 1
-        self.problems.append(f"{self.path}:{number}: cannot read further ({exc}); the rows before it are used")
+        self.problems.append(
+            f"{self.path}:{number}: cannot read further ({exc}); the rows before it are used"
+        )
 
     def check_tail(self, last_number: int, last_line: bytes) -> None:
         """A refused last line without its newline is a run cut short: say so instead of "malformed"."""
-        if not (self.last_rejected and self.last_rejected == last_number and not last_line.endswith(b"\n")):
+        if not (
+            self.last_rejected
+            and self.last_rejected == last_number
+            and not last_line.endswith(b"\n")
+        ):
             return
         note = f"{self.path}:{last_number}: truncated last line (the run was probably interrupted); skipped"
         problems = self.problems
@@ -380,7 +418,11 @@ class _Columns:
                     failed.append(cid)
                     if cid.startswith("verify:") and check.actual is not None:
                         tail = str(check.actual).strip()[-VERIFIER_TAIL:]
-                        self.verifier_tails[n] = f"{self.verifier_tails[n]}\n{tail}" if n in self.verifier_tails else tail
+                        self.verifier_tails[n] = (
+                            f"{self.verifier_tails[n]}\n{tail}"
+                            if n in self.verifier_tails
+                            else tail
+                        )
             if failed:
                 self.failed_checks[n] = ";".join(failed)
         if r.extensions:
@@ -391,20 +433,32 @@ class _Columns:
     def table(self, path: Path, n: int, notes: _Notes) -> RowTable:
         """The ``n`` rows as numpy columns."""
         matrix = np.frombuffer(self.numbers, dtype=np.float64).reshape(n, _WIDTH)
-        code_matrix = np.frombuffer(self.codes, dtype=np.int64).reshape(n, len(CATEGORICAL_COLUMNS))
-        flag_matrix = np.frombuffer(self.flags, dtype=np.int8).reshape(n, 2).astype(bool)
+        code_matrix = np.frombuffer(self.codes, dtype=np.int64).reshape(
+            n, len(CATEGORICAL_COLUMNS)
+        )
+        flag_matrix = (
+            np.frombuffer(self.flags, dtype=np.int8).reshape(n, 2).astype(bool)
+        )
         by_category = {
-            key: np.asarray(col, dtype=np.float64) if isinstance(col, np.ndarray) else col
+            key: np.asarray(col, dtype=np.float64)
+            if isinstance(col, np.ndarray)
+            else col
             for key, col in self.categories.columns(n, fill=0.0).items()
         }
         categorical = {
-            name: Categorical(codes=np.ascontiguousarray(code_matrix[:, j]).astype(np.int32), values=self.interners[name].values)
+            name: Categorical(
+                codes=np.ascontiguousarray(code_matrix[:, j]).astype(np.int32),
+                values=self.interners[name].values,
+            )
             for j, name in enumerate(CATEGORICAL_COLUMNS)
         }
         return RowTable(
             path=path,
             n=n,
-            numeric={name: np.ascontiguousarray(matrix[:, j]) for j, name in enumerate(CORE_COLUMNS)},
+            numeric={
+                name: np.ascontiguousarray(matrix[:, j])
+                for j, name in enumerate(CORE_COLUMNS)
+            },
             categorical=categorical,
             success=np.ascontiguousarray(flag_matrix[:, 0]),
             output_valid=np.ascontiguousarray(flag_matrix[:, 1]),
@@ -416,7 +470,9 @@ class _Columns:
             verifier_tails=self.verifier_tails,
             checkpoints=self.checkpoints,
             checkpoint_descriptions=self.descriptions,
-            by_category={k: v for k, v in by_category.items() if isinstance(v, np.ndarray)},
+            by_category={
+                k: v for k, v in by_category.items() if isinstance(v, np.ndarray)
+            },
             extensions=self.extensions.columns(n),
             problems=notes.problems,
             skipped=notes.skipped,
@@ -438,8 +494,14 @@ def _parse(
     cols, notes = _Columns(), _Notes(path)
     # The hot loop of a big report: what it touches on every row is a local name.
     numbers, codes, flags, extras = cols.numbers, cols.codes, cols.flags, cols.extras
-    started_at, completed_at, session_id = cols.started_at, cols.completed_at, cols.session_id
-    run_c, mode_c, scen_c, model_c, prov_c, reason_c = (cols.interners[name].code for name in CATEGORICAL_COLUMNS)
+    started_at, completed_at, session_id = (
+        cols.started_at,
+        cols.completed_at,
+        cols.session_id,
+    )
+    run_c, mode_c, scen_c, model_c, prov_c, reason_c = (
+        cols.interners[name].code for name in CATEGORICAL_COLUMNS
+    )
     n, accepted, last_number, last_line = 0, -1, 0, b""
     try:
         for number, line in enumerate(lines, start=first_number):
@@ -462,8 +524,12 @@ def _parse(
             t_in, t_out, t_rea = tok.input, tok.output, tok.reasoning
             t_cr, t_cw = tok.cache_read, tok.cache_write
             t_tot, t_act = tok.total, tok.active
-            if t_tot is None or t_act is None:  # derived as the model derives them (rows written by hand)
-                t_tot, t_act = token_totals(t_in, t_out, t_rea, t_cr, t_cw, t_tot, t_act)
+            if (
+                t_tot is None or t_act is None
+            ):  # derived as the model derives them (rows written by hand)
+                t_tot, t_act = token_totals(
+                    t_in, t_out, t_rea, t_cr, t_cw, t_tot, t_act
+                )
             turns = r.agent_turns
             # In CORE_COLUMNS order; agent_turns null: no trace was kept, so the turns are unknown (NaN), not 0.
             numbers.extend((
@@ -474,7 +540,16 @@ def _parse(
                 math.nan if r.reward is None else r.reward,
             ))  # fmt: skip
             m, s = mode_c(r.mode), scen_c(r.scenario_id)
-            codes.extend((run_c(r.run_id), m, s, model_c(r.model), prov_c(r.provider), reason_c(r.completion_reason)))
+            codes.extend(
+                (
+                    run_c(r.run_id),
+                    m,
+                    s,
+                    model_c(r.model),
+                    prov_c(r.provider),
+                    reason_c(r.completion_reason),
+                )
+            )
             flags.append(r.success)
             flags.append(r.output_valid)
             started_at.append(r.started_at)
@@ -492,7 +567,11 @@ def _parse(
 
 def can_fork() -> bool:
     """True where forking is safe enough here: Linux, and no other Python thread running."""
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+    return (
+        sys.platform.startswith("linux")
+        and hasattr(os, "fork")
+        and threading.active_count() == 1
+    )
 
 
 def _split_point(path: Path) -> int | None:

@@ -17,12 +17,23 @@ import numpy as np
 
 from ..model import StopRecord
 from ..model.record import Record
-from ..runner.stopping import REPORT_METRICS, Comparison, Observations, StopRule, settings_from_record
+from ..runner.stopping import (
+    REPORT_METRICS,
+    Comparison,
+    Observations,
+    StopRule,
+    settings_from_record,
+)
 from . import format as fmt
 from .load import RowTable
 
 #: the verdict's criteria and the stop metric each one is about
-CRITERION_METRIC = {"Success": "success", "Cost": "cost", "Speed": "wall_ms", "Tokens": "tokens"}
+CRITERION_METRIC = {
+    "Success": "success",
+    "Cost": "cost",
+    "Speed": "wall_ms",
+    "Tokens": "tokens",
+}
 
 _REASONS = {
     "decided": "every comparison was decided",
@@ -48,7 +59,10 @@ class StopView(Record):
 
 
 def stop_view(
-    table: RowTable, columns: dict[str, np.ndarray], modes: list[str], record: StopRecord | None
+    table: RowTable,
+    columns: dict[str, np.ndarray],
+    modes: list[str],
+    record: StopRecord | None,
 ) -> StopView | None:
     """The stop rule's comparisons recomputed from the table (None when the run had no stop rule)."""
     if record is None:
@@ -65,12 +79,18 @@ def stop_view(
     )  # fmt: skip
 
 
-def _observations(table: RowTable, columns: dict[str, np.ndarray], metrics: tuple[str, ...]) -> Observations:
+def _observations(
+    table: RowTable, columns: dict[str, np.ndarray], metrics: tuple[str, ...]
+) -> Observations:
     """The stop rule's columns from the report's table (the same cost and error handling as its comparisons)."""
 
     def labels(name: str) -> np.ndarray:
         cat = table.categorical[name]
-        return np.array(cat.values, dtype=object)[cat.codes] if table.n else np.array([], dtype=object)
+        return (
+            np.array(cat.values, dtype=object)[cat.codes]
+            if table.n
+            else np.array([], dtype=object)
+        )
 
     errored = np.zeros(table.n, dtype=bool)
     errored[np.fromiter(table.errors, dtype=np.int64, count=len(table.errors))] = True
@@ -79,7 +99,9 @@ def _observations(table: RowTable, columns: dict[str, np.ndarray], metrics: tupl
         if metric == "success":
             values[metric] = table.success.astype(np.float64)
         else:
-            values[metric] = columns.get(REPORT_METRICS[metric], np.full(table.n, math.nan))
+            values[metric] = columns.get(
+                REPORT_METRICS[metric], np.full(table.n, math.nan)
+            )
     return Observations(
         model=labels("model"),
         mode=labels("mode"),
@@ -99,7 +121,9 @@ def headline(view: StopView) -> str:
     )
     if open_:
         text += f" ({open_} of {len(view.comparisons)} comparisons undecided)"
-    text += " (execution.stop: decided; intervals are anytime-valid confidence sequences"
+    text += (
+        " (execution.stop: decided; intervals are anytime-valid confidence sequences"
+    )
     if view.comparisons:
         each = view.comparisons[0].confidence
         whole = (1.0 - each) * len(view.comparisons)
@@ -123,7 +147,11 @@ def amount(c: Comparison, value: float) -> str:
 def interval(c: Comparison) -> str:
     """The interval of the difference, with its share of the baseline for resource metrics."""
     text = f"{amount(c, c.lower)} to {amount(c, c.upper)}"
-    if c.metric != "success" and math.isfinite(c.relative(c.lower)) and math.isfinite(c.relative(c.upper)):
+    if (
+        c.metric != "success"
+        and math.isfinite(c.relative(c.lower))
+        and math.isfinite(c.relative(c.upper))
+    ):
         text += f" ({fmt.pct(c.relative(c.lower))} to {fmt.pct(c.relative(c.upper))} of the baseline)"
     return text
 
@@ -139,11 +167,19 @@ def decision_text(c: Comparison) -> str:
 
 def sentence(c: Comparison, lower_is_better: bool) -> str:
     """A verdict finding for one model: the mean difference, its sequence and the decision."""
-    label = "success rate" if c.metric == "success" else fmt.label(REPORT_METRICS[c.metric]).lower()
+    label = (
+        "success rate"
+        if c.metric == "success"
+        else fmt.label(REPORT_METRICS[c.metric]).lower()
+    )
     level = f"{c.confidence:.1%}".replace(".0%", "%")
     # Cost, time, tokens are decided on each pair's (a - b) / (a + b), shown as a ratio times the baseline's mean:
     # the typical pair, not the total (runner/stopping.py; docs/statistics.md).
-    what = f"mean {label} difference" if c.metric == "success" else f"per-pair {label} change (typical pair, not the total)"
+    what = (
+        f"mean {label} difference"
+        if c.metric == "success"
+        else f"per-pair {label} change (typical pair, not the total)"
+    )
     return (
         f"{c.mode} vs {c.baseline}{f' ({c.model})' if c.model else ''}: {what} {amount(c, c.estimate)} "
         f"over {c.pairs} pairs; {level} confidence sequence {interval(c)} — {decision_text(c)}"
@@ -167,4 +203,12 @@ def table_rows(view: StopView) -> list[tuple[str, ...]]:
     ]  # fmt: skip
 
 
-TABLE_HEADER = ("Model", "Comparison", "Metric", "Difference", "Confidence sequence", "Margin", "Decision")
+TABLE_HEADER = (
+    "Model",
+    "Comparison",
+    "Metric",
+    "Difference",
+    "Confidence sequence",
+    "Margin",
+    "Decision",
+)

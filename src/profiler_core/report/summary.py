@@ -26,7 +26,14 @@ from .load import RowTable
 from .sequential import StopView, stop_view
 
 #: Headline metrics: the forest plot, the distribution charts and the verdict use these.
-MAIN_METRICS = ("cost_total_usd", "latency_wall_ms", "tokens_total", "tokens_active", "tool_calls_total", "agent_turns")
+MAIN_METRICS = (
+    "cost_total_usd",
+    "latency_wall_ms",
+    "tokens_total",
+    "tokens_active",
+    "tool_calls_total",
+    "agent_turns",
+)
 
 #: Metrics read from the row itself (the order of the comparison table after MAIN_METRICS).
 ROW_METRICS = (
@@ -164,8 +171,11 @@ def _outcomes(table, modes, mode_idx, scen_idx):
     reward = table.numeric["reward"]
     failed_rows = [
         FailedRowData(
-            mode=modes[mode_idx[i]], scenario=table.scenarios[scen_idx[i]], iteration=int(iterations[i]),
-            checks=table.failed_checks.get(int(i), ""), reward=None if math.isnan(reward[i]) else float(reward[i]),
+            mode=modes[mode_idx[i]],
+            scenario=table.scenarios[scen_idx[i]],
+            iteration=int(iterations[i]),
+            checks=table.failed_checks.get(int(i), ""),
+            reward=None if math.isnan(reward[i]) else float(reward[i]),
             verifier_tail=table.verifier_tails.get(int(i), ""),
         )
         for i in failed_idx.tolist()
@@ -175,7 +185,9 @@ def _outcomes(table, modes, mode_idx, scen_idx):
         return None, failed_rows
     outcomes: dict[str, dict[str, list[tuple[int, str]]]] = {}
     for i in range(table.n):
-        word = "error" if i in table.errors else ("pass" if table.success[i] else "FAIL")
+        word = (
+            "error" if i in table.errors else ("pass" if table.success[i] else "FAIL")
+        )
         per_mode = outcomes.setdefault(table.scenarios[scen_idx[i]], {})
         per_mode.setdefault(modes[mode_idx[i]], []).append((int(iterations[i]), word))
     for per_mode in outcomes.values():
@@ -254,7 +266,9 @@ def _renamed_metrics(ext: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     for old, new in OLD_METRIC_NAMES.items():
         if old in out:
             col = out.pop(old)
-            out[new] = col if new not in out else np.where(np.isnan(out[new]), col, out[new])
+            out[new] = (
+                col if new not in out else np.where(np.isnan(out[new]), col, out[new])
+            )
     return out
 
 
@@ -289,12 +303,21 @@ def metric_columns(
     # The cost collector prices tokens when the provider reported no cost; its
     # figure wins over the row's, and "unknown" pricing is missing, never $0.
     unknown = unknown_cost(table)
-    for name in ("cost_total_usd", "cost_input_usd", "cost_output_usd", "cost_reasoning_usd"):
+    for name in (
+        "cost_total_usd",
+        "cost_input_usd",
+        "cost_output_usd",
+        "cost_reasoning_usd",
+    ):
         col = columns[name]
         if name in ext:
             col = np.where(np.isnan(ext[name]), col, ext[name])
         if unknown is not None and unknown.any():
-            col = np.where(unknown & np.isnan(ext.get(name, np.full(table.n, math.nan))), math.nan, col)
+            col = np.where(
+                unknown & np.isnan(ext.get(name, np.full(table.n, math.nan))),
+                math.nan,
+                col,
+            )
         columns[name] = col
     for category, col in sorted(table.by_category.items()):
         name = f"tool_calls_category_{_SAFE.sub('_', category or 'other')}"
@@ -310,13 +333,19 @@ def metric_columns(
     kept: dict[str, np.ndarray] = {}
     for name, col in columns.items():
         finite = col[~np.isnan(col)]
-        if finite.size == 0 or (np.all(finite == finite[0]) and name not in MAIN_METRICS):
+        if finite.size == 0 or (
+            np.all(finite == finite[0]) and name not in MAIN_METRICS
+        ):
             omitted.append(name)
             continue
         if np.isinf(finite).any():
             col = np.where(np.isinf(col), math.nan, col)
         kept[name] = col
-        lower = True if _LOWER_IS_BETTER.match(name) else (False if _REWARD.match(name) else None)
+        lower = (
+            True
+            if _LOWER_IS_BETTER.match(name)
+            else (False if _REWARD.match(name) else None)
+        )
         infos.append(
             MetricInfo(
                 name=name,
@@ -348,7 +377,9 @@ def compare_metric(
     """Compare A with baseline B; returns the result and the method used ("exact" or "large-sample")."""
     # Above EXACT_LIMIT values per mode the exact paired bootstrap and 10,000 permutations
     # cost ~0.7 s per metric at 5,000 rows; stats' large-sample method is O(resamples + n).
-    method: Literal["exact", "large-sample"] = "exact" if max(a.size, b.size) <= EXACT_LIMIT else "large-sample"
+    method: Literal["exact", "large-sample"] = (
+        "exact" if max(a.size, b.size) <= EXACT_LIMIT else "large-sample"
+    )
     result = stats.compare_groups(
         a, b, mode_a=mode_a, mode_b=mode_b, metric=metric, paired=paired,
         resamples=resamples, permutations=permutations, confidence=confidence, seed=seed, method=method,
@@ -356,7 +387,9 @@ def compare_metric(
     return result, method
 
 
-def _pair_order(table: RowTable, rows_a: np.ndarray, rows_b: np.ndarray) -> tuple[np.ndarray, np.ndarray] | str:
+def _pair_order(
+    table: RowTable, rows_a: np.ndarray, rows_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | str:
     """Row indices of A and B aligned by (model, scenario, iteration), or why they cannot be paired."""
     if rows_a.size != rows_b.size:
         return f"not paired: {rows_a.size} and {rows_b.size} rows"
@@ -373,15 +406,24 @@ def _pair_order(table: RowTable, rows_a: np.ndarray, rows_b: np.ndarray) -> tupl
     if np.any(ka[1:] == ka[:-1]) or np.any(kb[1:] == kb[:-1]):
         return "not paired: a (model, scenario, iteration) cell appears more than once"
     if not np.array_equal(ka, kb):
-        return "not paired: the two modes ran different (model, scenario, iteration) cells"
+        return (
+            "not paired: the two modes ran different (model, scenario, iteration) cells"
+        )
     return rows_a[oa], rows_b[ob]
 
 
-def _success_comparison(a: np.ndarray, b: np.ndarray, paired: bool, confidence: float, seed: int) -> SuccessComparison:
+def _success_comparison(
+    a: np.ndarray, b: np.ndarray, paired: bool, confidence: float, seed: int
+) -> SuccessComparison:
     """Difference of success rates (percentage points), Newcombe's interval, permutation p."""
     ra = stats.wilson_interval(int(a.sum()), int(a.size), confidence)
     rb = stats.wilson_interval(int(b.sum()), int(b.size), confidence)
-    diff, lower, upper = (100 * x for x in stats.rate_difference_interval(int(a.sum()), int(a.size), int(b.sum()), int(b.size), confidence))
+    diff, lower, upper = (
+        100 * x
+        for x in stats.rate_difference_interval(
+            int(a.sum()), int(a.size), int(b.sum()), int(b.size), confidence
+        )
+    )
     af, bf = a.astype(np.float64), b.astype(np.float64)
     if max(a.size, b.size) <= EXACT_LIMIT:
         p = stats.permutation_test(af, bf, paired=paired, seed=seed).p_value
@@ -427,7 +469,14 @@ def compare_modes(
         else:
             va, vb = va[~np.isnan(va)], vb[~np.isnan(vb)]
         result, method = compare_metric(
-            va, vb, paired=paired, mode_a=mode, mode_b=baseline, metric=info.name, confidence=confidence, seed=seed
+            va,
+            vb,
+            paired=paired,
+            mode_a=mode,
+            mode_b=baseline,
+            metric=info.name,
+            confidence=confidence,
+            seed=seed,
         )
         results.append(result)
         med_a = float(np.median(va)) if va.size else math.nan
@@ -436,13 +485,24 @@ def compare_modes(
     adjusted = stats.holm_adjust_comparisons(results) if results else ()
     alpha = 1 - confidence
     metrics = []
-    for info, result, (method, med_a, med_b) in zip(infos, adjusted, extra, strict=True):
+    for info, result, (method, med_a, med_b) in zip(
+        infos, adjusted, extra, strict=True
+    ):
         significant = bool(result.p_value_adjusted < alpha)
         verdict = 0
         # The test is on means, so its direction is the sign of the mean difference (Cohen's d);
         # the median reduction can be 0 for counts whose means differ.
-        direction = result.effect_size if not math.isnan(result.effect_size) else -result.reduction_pct
-        if significant and info.lower_is_better is not None and direction != 0 and not math.isnan(direction):
+        direction = (
+            result.effect_size
+            if not math.isnan(result.effect_size)
+            else -result.reduction_pct
+        )
+        if (
+            significant
+            and info.lower_is_better is not None
+            and direction != 0
+            and not math.isnan(direction)
+        ):
             lower = direction < 0
             verdict = 1 if lower == info.lower_is_better else -1
         metrics.append(
@@ -456,9 +516,16 @@ def compare_modes(
                 verdict=verdict,
             )
         )
-    success = _success_comparison(table.success[rows_a], table.success[rows_b], paired, confidence, seed)
+    success = _success_comparison(
+        table.success[rows_a], table.success[rows_b], paired, confidence, seed
+    )
     return ModeComparison(
-        mode=mode, baseline=baseline, paired=paired, pairing=note, success=success, metrics=tuple(metrics)
+        mode=mode,
+        baseline=baseline,
+        paired=paired,
+        pairing=note,
+        success=success,
+        metrics=tuple(metrics),
     )
 
 
@@ -466,7 +533,12 @@ def compare_modes(
 
 
 def _rates(
-    successes: int, trials: int, cells_c: list[int], cells_n: list[int], k: int, confidence: float
+    successes: int,
+    trials: int,
+    cells_c: list[int],
+    cells_n: list[int],
+    k: int,
+    confidence: float,
 ) -> RateSummary:
     """Wilson interval of the pooled rate; pass@k / pass^k averaged over (model, scenario) cells."""
     s, n = int(successes), int(trials)
@@ -479,7 +551,15 @@ def _rates(
     else:
         p1 = pk = hk = math.nan
     return RateSummary(
-        successes=s, trials=n, rate=w.rate, lower=w.lower, upper=w.upper, pass_at_1=p1, pass_at_k=pk, pass_hat_k=hk, k=k
+        successes=s,
+        trials=n,
+        rate=w.rate,
+        lower=w.lower,
+        upper=w.upper,
+        pass_at_1=p1,
+        pass_at_k=pk,
+        pass_hat_k=hk,
+        k=k,
     )
 
 
@@ -507,7 +587,9 @@ def build_summary(
     if baseline is None:
         baseline = modes[0]
     elif baseline not in modes:
-        raise ProfilerError(f"--baseline {baseline!r}: no such mode in the results (modes: {', '.join(modes)})")
+        raise ProfilerError(
+            f"--baseline {baseline!r}: no such mode in the results (modes: {', '.join(modes)})"
+        )
     mode_cat = table.categorical["mode"]
     position = np.empty(len(mode_cat.values), dtype=np.int64)
     for code, name in enumerate(mode_cat.values):
@@ -518,12 +600,22 @@ def build_summary(
     cell_idx = mode_idx * n_scen + scen_idx
 
     infos, columns, omitted = metric_columns(table, units)
-    by_mode, by_scenario = _descriptives(infos, columns, mode_idx, cell_idx, (n_modes, n_scen))
-    rows_by_cell = np.bincount(cell_idx, minlength=n_modes * n_scen).reshape(n_modes, n_scen)
-    k, success_by_mode, success_by_scenario = _success(table, mode_idx, rows_by_cell, cell_idx, repetitions, confidence)
-    checks_passed, checks_total, detail = _checks(table, cell_idx, position, rows_by_cell.shape)
+    by_mode, by_scenario = _descriptives(
+        infos, columns, mode_idx, cell_idx, (n_modes, n_scen)
+    )
+    rows_by_cell = np.bincount(cell_idx, minlength=n_modes * n_scen).reshape(
+        n_modes, n_scen
+    )
+    k, success_by_mode, success_by_scenario = _success(
+        table, mode_idx, rows_by_cell, cell_idx, repetitions, confidence
+    )
+    checks_passed, checks_total, detail = _checks(
+        table, cell_idx, position, rows_by_cell.shape
+    )
 
-    comparisons = _comparisons(table, columns, infos, modes, mode_idx, baseline, confidence, seed)
+    comparisons = _comparisons(
+        table, columns, infos, modes, mode_idx, baseline, confidence, seed
+    )
     errors_by_mode, error_codes, error_rows = _errors(table, modes, mode_idx, scen_idx)
     outcomes, failed_rows = _outcomes(table, modes, mode_idx, scen_idx)
     reward_mean, reward_rows = _mean_reward(table.numeric["reward"], mode_idx, n_modes)
@@ -559,7 +651,9 @@ def build_summary(
     )
 
 
-def _mean_reward(reward: np.ndarray, mode_idx: np.ndarray, n_modes: int) -> tuple[np.ndarray, np.ndarray]:
+def _mean_reward(
+    reward: np.ndarray, mode_idx: np.ndarray, n_modes: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Mean reward per mode over the rows that have one (as Harbor reports it beside the success rate), and their count."""
     has = ~np.isnan(reward)
     rows = np.bincount(mode_idx[has], minlength=n_modes)
@@ -569,7 +663,11 @@ def _mean_reward(reward: np.ndarray, mode_idx: np.ndarray, n_modes: int) -> tupl
 
 
 def _descriptives(
-    infos: list[MetricInfo], columns: dict[str, np.ndarray], mode_idx: np.ndarray, cell_idx: np.ndarray, shape: tuple[int, int]
+    infos: list[MetricInfo],
+    columns: dict[str, np.ndarray],
+    mode_idx: np.ndarray,
+    cell_idx: np.ndarray,
+    shape: tuple[int, int],
 ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
     """Each metric's descriptive statistics per mode (arrays over modes) and per [mode, scenario] cell."""
     n_modes, n_scen = shape
@@ -581,7 +679,9 @@ def _descriptives(
         col = columns[info.name]
         by_mode[info.name] = grouped_descriptive(col, mode_idx, n_modes, by_mode_index)
         cells = grouped_descriptive(col, cell_idx, n_modes * n_scen, by_cell_index)
-        by_scenario[info.name] = {k: v.reshape(n_modes, n_scen) for k, v in cells.items()}
+        by_scenario[info.name] = {
+            k: v.reshape(n_modes, n_scen) for k, v in cells.items()
+        }
     return by_mode, by_scenario
 
 
@@ -599,9 +699,20 @@ def _comparisons(
     # An errored row's tokens/latency/cost measure nothing, so comparisons use only rows that ran.
     ran = np.ones(mode_idx.shape[0], dtype=bool)
     ran[np.fromiter(table.errors, dtype=np.int64, count=len(table.errors))] = False
-    mode_rows = {name: np.flatnonzero((mode_idx == i) & ran) for i, name in enumerate(modes)}
+    mode_rows = {
+        name: np.flatnonzero((mode_idx == i) & ran) for i, name in enumerate(modes)
+    }
     return [
-        compare_modes(table, columns, infos, mode_rows, m, baseline, confidence=confidence, seed=seed)
+        compare_modes(
+            table,
+            columns,
+            infos,
+            mode_rows,
+            m,
+            baseline,
+            confidence=confidence,
+            seed=seed,
+        )
         for m in modes
         if m != baseline
     ]
@@ -617,7 +728,9 @@ def _success(
 ) -> tuple[int, list[RateSummary], list[list[RateSummary | None]]]:
     """k (repetitions per (model, scenario) cell), and the success rates per mode and per [mode][scenario]."""
     n_modes, n_scen = rows_by_cell.shape
-    succ_by_cell = np.bincount(cell_idx, weights=table.success, minlength=n_modes * n_scen).reshape(n_modes, n_scen)
+    succ_by_cell = np.bincount(
+        cell_idx, weights=table.success, minlength=n_modes * n_scen
+    ).reshape(n_modes, n_scen)
     # pass@k over repetitions: the (model, scenario) cells of each mode.
     scen_idx = table.categorical["scenario_id"].codes.astype(np.int64)
     model_idx = table.categorical["model"].codes.astype(np.int64)
@@ -625,7 +738,9 @@ def _success(
     full = (mode_idx * n_models + model_idx) * n_scen + scen_idx
     size = n_modes * n_models * n_scen
     cell_n = np.bincount(full, minlength=size).reshape(n_modes, n_models * n_scen)
-    cell_c = np.bincount(full, weights=table.success, minlength=size).reshape(n_modes, n_models * n_scen)
+    cell_c = np.bincount(full, weights=table.success, minlength=size).reshape(
+        n_modes, n_models * n_scen
+    )
     present = cell_n[cell_n > 0]
     k = int(present.min()) if present.size else 1
     if repetitions and 1 <= repetitions <= k:
@@ -641,26 +756,36 @@ def _success(
         for s in range(n_scen):
             n = int(rows_by_cell[m, s])
             c = int(succ_by_cell[m, s])
-            row.append(_rates(c, n, [c], [n], min(k, n) or 1, confidence) if n else None)
+            row.append(
+                _rates(c, n, [c], [n], min(k, n) or 1, confidence) if n else None
+            )
         by_scenario.append(row)
     return k, by_mode, by_scenario
 
 
 def _checks(
     table: RowTable, cell_idx: np.ndarray, position: np.ndarray, shape: tuple[int, int]
-) -> tuple[np.ndarray, np.ndarray, dict[str, list[tuple[str, str, list[tuple[int, int]]]]]]:
+) -> tuple[
+    np.ndarray, np.ndarray, dict[str, list[tuple[str, str, list[tuple[int, int]]]]]
+]:
     """[mode, scenario] sums of checks passed and run, and per scenario each check's (passed, total) per mode."""
     n_modes, n_scen = shape
     size = n_modes * n_scen
-    passed = np.bincount(cell_idx, weights=table.numeric["checkpoints_passed"], minlength=size).reshape(shape)
-    total = np.bincount(cell_idx, weights=table.numeric["checkpoints_total"], minlength=size).reshape(shape)
+    passed = np.bincount(
+        cell_idx, weights=table.numeric["checkpoints_passed"], minlength=size
+    ).reshape(shape)
+    total = np.bincount(
+        cell_idx, weights=table.numeric["checkpoints_total"], minlength=size
+    ).reshape(shape)
     detail: dict[str, list[tuple[str, str, list[tuple[int, int]]]]] = {}
     per_cp: dict[tuple[int, str], list[tuple[int, int]]] = {}
     for (m_code, s_code, cid), (n_passed, n_total) in table.checkpoints.items():
         cp_counts = per_cp.setdefault((s_code, cid), [(0, 0)] * n_modes)
         cp_counts[int(position[m_code])] = (n_passed, n_total)
     for (s_code, cid), cp_counts in per_cp.items():
-        detail.setdefault(table.scenarios[s_code], []).append((cid, table.checkpoint_descriptions.get(cid, ""), cp_counts))
+        detail.setdefault(table.scenarios[s_code], []).append(
+            (cid, table.checkpoint_descriptions.get(cid, ""), cp_counts)
+        )
     return passed, total, detail
 
 
@@ -677,15 +802,27 @@ def _errors(
         error_codes[key] = error_codes.get(key, 0) + 1
         if len(error_rows) < 50:
             mode, scenario = modes[mode_idx[row_i]], table.scenarios[scen_idx[row_i]]
-            error_rows.append((mode, scenario, int(table.numeric["iteration"][row_i]), key, str(err_message)))
+            error_rows.append(
+                (
+                    mode,
+                    scenario,
+                    int(table.numeric["iteration"][row_i]),
+                    key,
+                    str(err_message),
+                )
+            )
     return errors_by_mode, error_codes, error_rows
 
 
-def _reasons(table: RowTable, modes: list[str], mode_idx: np.ndarray) -> dict[str, dict[str, int]]:
+def _reasons(
+    table: RowTable, modes: list[str], mode_idx: np.ndarray
+) -> dict[str, dict[str, int]]:
     """Per mode, how many rows ended with each completion reason (reasons it never had left out)."""
     reason = table.categorical["completion_reason"]
     n_reasons = len(reason.values)
-    counts = np.bincount(mode_idx * n_reasons + reason.codes, minlength=len(modes) * n_reasons)
+    counts = np.bincount(
+        mode_idx * n_reasons + reason.codes, minlength=len(modes) * n_reasons
+    )
     reasons_by_mode: dict[str, dict[str, int]] = {m: {} for m in modes}
     for m, mode in enumerate(modes):
         for r, name in enumerate(reason.values):

@@ -25,7 +25,21 @@ def clean(x: Any) -> Any:
     return x
 
 
-_DESCRIPTIVE_FIELDS = ("count", "mean", "median", "p90", "p95", "min", "max", "iqr", "cv", "stddev", "p5", "p25", "p75")
+_DESCRIPTIVE_FIELDS = (
+    "count",
+    "mean",
+    "median",
+    "p90",
+    "p95",
+    "min",
+    "max",
+    "iqr",
+    "cv",
+    "stddev",
+    "p5",
+    "p25",
+    "p75",
+)
 
 
 def _rate_json(r: RateSummary | None) -> dict | None:
@@ -45,9 +59,16 @@ def _rate_json(r: RateSummary | None) -> dict | None:
 
 def _reward_json(summary: Summary, m: int) -> dict[str, Any] | None:
     """The mode's mean reward and how many rows have one; null when no verifier wrote a reward."""
-    if summary.reward_rows_by_mode is None or summary.reward_by_mode is None or not summary.reward_rows_by_mode[m]:
+    if (
+        summary.reward_rows_by_mode is None
+        or summary.reward_by_mode is None
+        or not summary.reward_rows_by_mode[m]
+    ):
         return None
-    return {"mean": float(summary.reward_by_mode[m]), "rows": int(summary.reward_rows_by_mode[m])}
+    return {
+        "mean": float(summary.reward_by_mode[m]),
+        "rows": int(summary.reward_rows_by_mode[m]),
+    }
 
 
 def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +83,9 @@ def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
             "errors": int(summary.errors_by_mode[m]),
             "completionReasons": summary.reasons_by_mode[mode],
             "metrics": {
-                info.name: {f: summary.by_mode[info.name][f][m] for f in _DESCRIPTIVE_FIELDS}
+                info.name: {
+                    f: summary.by_mode[info.name][f][m] for f in _DESCRIPTIVE_FIELDS
+                }
                 for info in summary.metrics
             },
         }
@@ -78,9 +101,15 @@ def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
                 "success": _rate_json(summary.success_by_scenario[m][s]),
                 "checkpoints": None
                 if no_checks
-                else {"passed": summary.checks_passed[m, s], "total": summary.checks_total[m, s]},
+                else {
+                    "passed": summary.checks_passed[m, s],
+                    "total": summary.checks_total[m, s],
+                },
                 "metrics": {
-                    info.name: {f: summary.by_scenario[info.name][f][m, s] for f in _DESCRIPTIVE_FIELDS}
+                    info.name: {
+                        f: summary.by_scenario[info.name][f][m, s]
+                        for f in _DESCRIPTIVE_FIELDS
+                    }
                     for info in summary.metrics
                 },
             }
@@ -88,11 +117,19 @@ def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
             {
                 "id": cid,
                 "description": desc,
-                "modes": {modes[m]: {"passed": p, "total": t} for m, (p, t) in enumerate(counts) if t},
+                "modes": {
+                    modes[m]: {"passed": p, "total": t}
+                    for m, (p, t) in enumerate(counts)
+                    if t
+                },
             }
             for cid, desc, counts in summary.checkpoint_detail.get(scen, [])
         ]
-        scenario_block[scen] = {"noChecks": no_checks, "modes": per_mode, "checkpoints": checks}
+        scenario_block[scen] = {
+            "noChecks": no_checks,
+            "modes": per_mode,
+            "checkpoints": checks,
+        }
     comparisons = []
     for c in summary.comparisons:
         comparisons.append(
@@ -122,7 +159,8 @@ def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
                         "pValueAdjusted": mc.result.p_value_adjusted,
                         "significant": mc.significant,
                         "verdict": {1: "better", -1: "worse"}.get(
-                            mc.verdict, "no difference" if not mc.significant else "different"
+                            mc.verdict,
+                            "no difference" if not mc.significant else "different",
                         ),
                         "n": mc.result.n_a,
                         "baselineN": mc.result.n_b,
@@ -143,14 +181,23 @@ def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
         "confidence": summary.confidence,
         "k": summary.k,
         "metrics": [
-            {"name": i.name, "label": i.label, "unit": i.unit, "lowerIsBetter": i.lower_is_better, "source": i.source}
+            {
+                "name": i.name,
+                "label": i.label,
+                "unit": i.unit,
+                "lowerIsBetter": i.lower_is_better,
+                "source": i.source,
+            }
             for i in summary.metrics
         ],
         "omittedConstantMetrics": summary.omitted_metrics,
         "modeSummaries": mode_block,
         "scenarioSummaries": scenario_block,
         "comparisons": comparisons,
-        "errors": {"byCode": summary.error_codes, "firstRows": [list(r) for r in summary.error_rows]},
+        "errors": {
+            "byCode": summary.error_codes,
+            "firstRows": [list(r) for r in summary.error_rows],
+        },
         "verdict": _verdict_json(summary),
     }
     if summary.stop is not None:
@@ -167,9 +214,18 @@ def _stop_json(view: StopView) -> dict[str, Any]:
         "baseline": view.baseline,
         "comparisons": [
             {
-                "model": c.model, "mode": c.mode, "metric": c.metric, "estimate": c.estimate, "lower": c.lower,
-                "upper": c.upper, "margin": c.margin, "pairs": c.pairs, "confidence": c.confidence,
-                "method": c.method, "decision": c.outcome, "why": c.why,
+                "model": c.model,
+                "mode": c.mode,
+                "metric": c.metric,
+                "estimate": c.estimate,
+                "lower": c.lower,
+                "upper": c.upper,
+                "margin": c.margin,
+                "pairs": c.pairs,
+                "confidence": c.confidence,
+                "method": c.method,
+                "decision": c.outcome,
+                "why": c.why,
             }
             for c in view.comparisons
         ],

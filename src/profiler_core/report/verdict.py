@@ -17,8 +17,18 @@ from .summary import MetricComparison, Summary
 #: (criterion, metric, phrase when the mode is lower, phrase when higher)
 CRITERIA = (
     ("Cost", "cost_total_usd", "is {x}% cheaper than", "is {x}% more expensive than"),
-    ("Speed", "latency_wall_ms", "takes {x}% less wall time than", "takes {x}% more wall time than"),
-    ("Tokens", "tokens_total", "uses {x}% fewer tokens than", "uses {x}% more tokens than"),
+    (
+        "Speed",
+        "latency_wall_ms",
+        "takes {x}% less wall time than",
+        "takes {x}% more wall time than",
+    ),
+    (
+        "Tokens",
+        "tokens_total",
+        "uses {x}% fewer tokens than",
+        "uses {x}% more tokens than",
+    ),
 )
 
 
@@ -57,7 +67,9 @@ def error_line(summary: Summary) -> str | None:
     return f"{total} of {int(summary.rows_by_mode.sum())} rows errored ({parts}); errored rows are left out of every metric comparison"
 
 
-def refusal(summary: Summary, criterion: str, modes: tuple[str, ...], metric: str | None = None) -> str | None:
+def refusal(
+    summary: Summary, criterion: str, modes: tuple[str, ...], metric: str | None = None
+) -> str | None:
     """Why there is no verdict on ``criterion`` between ``modes``, in plain words, or None when there is one."""
     for mode in modes:
         i = summary.modes.index(mode)
@@ -82,7 +94,9 @@ def smallest_p(n_a: int, n_b: int, *, paired: bool) -> tuple[float, bool]:
     return result.p_value, result.exact
 
 
-def method_note(mc: MetricComparison, paired: bool, n_metrics: int, confidence: float) -> str:
+def method_note(
+    mc: MetricComparison, paired: bool, n_metrics: int, confidence: float
+) -> str:
     """Which method gave the interval and the p-value, and whether the sample can reach significance at all."""
     r = mc.result
     kind = "paired" if paired else "unpaired"
@@ -102,12 +116,14 @@ def method_note(mc: MetricComparison, paired: bool, n_metrics: int, confidence: 
         cells = f"{r.n_a} paired cells" if paired else f"{r.n_a} vs {r.n_b} rows"
         note += (
             f". Too few for significance: with {cells} the smallest possible p is {floor:.3g}, "
-            f"above {alpha:g}, so \"not significant\" here says nothing about a difference"
+            f'above {alpha:g}, so "not significant" here says nothing about a difference'
         )
     return note
 
 
-def stop_findings(summary: Summary, mode: str, criterion: str, lower_is_better: bool) -> Finding | None:
+def stop_findings(
+    summary: Summary, mode: str, criterion: str, lower_is_better: bool
+) -> Finding | None:
     """The finding from the stop rule's confidence sequences, when the run stopped by one and decided on this criterion."""
     view = summary.stop
     if view is None or view.baseline != summary.baseline:
@@ -119,7 +135,13 @@ def stop_findings(summary: Summary, mode: str, criterion: str, lower_is_better: 
     better = votes.pop() if len(votes) == 1 else 0
     significant = all(c.outcome in ("higher", "lower") for c in comps)
     text = "; ".join(seq.sentence(c, lower_is_better) for c in comps)
-    return Finding(criterion=criterion, mode=mode, text=text, significant=significant, better=better)
+    return Finding(
+        criterion=criterion,
+        mode=mode,
+        text=text,
+        significant=significant,
+        better=better,
+    )
 
 
 #: what a finding the stop rule did not decide says after a stopped run
@@ -146,8 +168,12 @@ def _success_finding(summary: Summary, comp) -> Finding:
     diff = s.difference_pp
     why = refusal(summary, "Success", (base, comp.mode))
     if why:
-        return Finding(criterion="Success", mode=comp.mode, text=why, significant=False, better=0)
-    if (found := stop_findings(summary, comp.mode, "Success", lower_is_better=False)) is not None:
+        return Finding(
+            criterion="Success", mode=comp.mode, text=why, significant=False, better=0
+        )
+    if (
+        found := stop_findings(summary, comp.mode, "Success", lower_is_better=False)
+    ) is not None:
         return found
     if math.isnan(diff):
         text = "success rate undefined"
@@ -160,7 +186,16 @@ def _success_finding(summary: Summary, comp) -> Finding:
         )
         better = (1 if diff > 0 else -1) if s.significant else 0
     text += f" — {'significant' if s.significant else 'not significant'} (p {_p(s.p_value)})"
-    return after_stopping(summary, Finding(criterion="Success", mode=comp.mode, text=text, significant=s.significant, better=better))
+    return after_stopping(
+        summary,
+        Finding(
+            criterion="Success",
+            mode=comp.mode,
+            text=text,
+            significant=s.significant,
+            better=better,
+        ),
+    )
 
 
 def findings(summary: Summary) -> list[Finding]:
@@ -176,9 +211,21 @@ def findings(summary: Summary) -> list[Finding]:
                 continue
             why = refusal(summary, criterion, (base, comp.mode), metric)
             if why:
-                out.append(Finding(criterion=criterion, mode=comp.mode, text=why, significant=False, better=0))
+                out.append(
+                    Finding(
+                        criterion=criterion,
+                        mode=comp.mode,
+                        text=why,
+                        significant=False,
+                        better=0,
+                    )
+                )
                 continue
-            if (found := stop_findings(summary, comp.mode, criterion, lower_is_better=True)) is not None:
+            if (
+                found := stop_findings(
+                    summary, comp.mode, criterion, lower_is_better=True
+                )
+            ) is not None:
                 out.append(found)
                 continue
             r = mc.result
@@ -186,7 +233,9 @@ def findings(summary: Summary) -> list[Finding]:
             if not math.isfinite(red):
                 text = f"{comp.mode} vs {base}: reduction undefined ({r.reason or 'no data'})"
             else:
-                phrase = (lower_word if red > 0 else higher_word).format(x=f"{abs(red):.1f}")
+                phrase = (lower_word if red > 0 else higher_word).format(
+                    x=f"{abs(red):.1f}"
+                )
                 lo, hi = r.ci95
                 text = (
                     f"{comp.mode} {phrase} {base} "
@@ -211,7 +260,9 @@ def winners(summary: Summary) -> list[Winner]:
     base = summary.baseline
     comps = {c.mode: c for c in summary.comparisons}
     rates = {m: summary.success_by_mode[i].rate for i, m in enumerate(summary.modes)}
-    best = max(summary.modes, key=lambda m: rates[m] if not math.isnan(rates[m]) else -1)
+    best = max(
+        summary.modes, key=lambda m: rates[m] if not math.isnan(rates[m]) else -1
+    )
     why = refusal(summary, "Success", tuple(summary.modes))
     tied = _tied(summary.modes, [rates[m] for m in summary.modes], rates[best])
     if why:
@@ -227,7 +278,11 @@ def winners(summary: Summary) -> list[Winner]:
                 return vote
             if summary.stop is not None:
                 return 0  # not decided by the stop rule: no significance after stopping
-            return (1 if c.success.difference_pp > 0 else -1) if c.success.significant else 0
+            return (
+                (1 if c.success.difference_pp > 0 else -1)
+                if c.success.significant
+                else 0
+            )
 
         out.append(_winner("Success", best, base, comps, success_judge))
     for criterion, metric, _, _ in CRITERIA:
@@ -237,13 +292,24 @@ def winners(summary: Summary) -> list[Winner]:
         medians = summary.by_mode[metric]["median"]
         why = refusal(summary, criterion, tuple(summary.modes), metric)
         if why:
-            out.append(Winner(criterion=criterion, mode=None, text=why, significant=False))
+            out.append(
+                Winner(criterion=criterion, mode=None, text=why, significant=False)
+            )
             continue
-        best_index = min(range(len(summary.modes)), key=lambda i: math.inf if math.isnan(medians[i]) else medians[i])
+        best_index = min(
+            range(len(summary.modes)),
+            key=lambda i: math.inf if math.isnan(medians[i]) else medians[i],
+        )
         best = summary.modes[best_index]
         tied = _tied(summary.modes, list(medians), medians[best_index])
         if tied:
-            out.append(_tie(criterion, tied, f"median {fmt.value(medians[best_index], info.unit)}"))
+            out.append(
+                _tie(
+                    criterion,
+                    tied,
+                    f"median {fmt.value(medians[best_index], info.unit)}",
+                )
+            )
             continue
 
         def judge(c, metric=metric, criterion=criterion):
@@ -265,12 +331,17 @@ def _winner_after_stopping(summary: Summary, winner: Winner, comps: dict) -> Win
     if summary.stop is None or winner.mode is None or not comps:
         return winner
     lower_is_better = winner.criterion != "Success"
-    if all(stop_findings(summary, mode, winner.criterion, lower_is_better) is not None for mode in comps):
+    if all(
+        stop_findings(summary, mode, winner.criterion, lower_is_better) is not None
+        for mode in comps
+    ):
         return winner
     return attrs.evolve(winner, text=f"{winner.text} ({NOT_VALID})", significant=False)
 
 
-def _stop_vote(summary: Summary, mode: str, criterion: str, lower_is_better: bool) -> int | None:
+def _stop_vote(
+    summary: Summary, mode: str, criterion: str, lower_is_better: bool
+) -> int | None:
     """The stop rule's +1 / -1 / 0 on a criterion, or None when the run did not decide it sequentially."""
     found = stop_findings(summary, mode, criterion, lower_is_better)
     return None if found is None else found.better
@@ -280,14 +351,27 @@ def _tied(modes: list[str], values: list[float], best: float) -> list[str]:
     """The modes sharing the best value when more than one does (a tie), else []."""
     if math.isnan(best):
         return []
-    tied = [m for m, v in zip(modes, values) if not math.isnan(v) and math.isclose(v, best, rel_tol=1e-12, abs_tol=0.0)]
+    tied = [
+        m
+        for m, v in zip(modes, values)
+        if not math.isnan(v) and math.isclose(v, best, rel_tol=1e-12, abs_tol=0.0)
+    ]
     return tied if len(tied) > 1 else []
 
 
 def _tie(criterion: str, modes: list[str], value: str) -> Winner:
     """No best mode: several share the best value, so none is named the winner."""
-    names = f"{', '.join(modes[:-1])} and {modes[-1]}" if len(modes) <= 4 else f"{len(modes)} modes"
-    return Winner(criterion=criterion, mode=None, text=f"tie: {names} — the same {value}; no mode is best", significant=False)
+    names = (
+        f"{', '.join(modes[:-1])} and {modes[-1]}"
+        if len(modes) <= 4
+        else f"{len(modes)} modes"
+    )
+    return Winner(
+        criterion=criterion,
+        mode=None,
+        text=f"tie: {names} — the same {value}; no mode is best",
+        significant=False,
+    )
 
 
 def _winner(criterion, best, base, comps, judge) -> Winner:
@@ -296,7 +380,12 @@ def _winner(criterion, best, base, comps, judge) -> Winner:
     ``judge(comparison)`` is +1 when that mode is significantly better than the baseline, -1 worse, 0 neither.
     """
     if not comps:
-        return Winner(criterion=criterion, mode=best, text=f"{best} (only one mode)", significant=False)
+        return Winner(
+            criterion=criterion,
+            mode=best,
+            text=f"{best} (only one mode)",
+            significant=False,
+        )
     if best == base:
         significant = all(judge(c) == -1 for c in comps.values())
         text = f"{best} (baseline)" + (
@@ -307,7 +396,9 @@ def _winner(criterion, best, base, comps, judge) -> Winner:
     else:
         significant = judge(comps[best]) == 1
         text = f"{best}" + (
-            f" — significantly better than {base}" if significant else f" — not significantly different from {base}"
+            f" — significantly better than {base}"
+            if significant
+            else f" — not significantly different from {base}"
         )
     return Winner(criterion=criterion, mode=best, text=text, significant=significant)
 
@@ -317,11 +408,17 @@ def verdict_lines(summary: Summary) -> list[str]:
     stop = seq.headline(summary.stop) if summary.stop is not None else None
     if not summary.comparisons:
         return verdict_text(error_line(summary), stop, False, (), ())
-    return verdict_text(error_line(summary), stop, True, winners(summary), findings(summary))
+    return verdict_text(
+        error_line(summary), stop, True, winners(summary), findings(summary)
+    )
 
 
 def verdict_text(
-    errors: str | None, stop: str | None, compared: bool, best: Sequence[Winner], found: Sequence[Finding]
+    errors: str | None,
+    stop: str | None,
+    compared: bool,
+    best: Sequence[Winner],
+    found: Sequence[Finding],
 ) -> list[str]:
     """The verdict's parts (``error_line``, the stop headline, ``winners``, ``findings``) as plain text lines."""
     head = [f"! {errors}"] if errors else []
@@ -330,5 +427,8 @@ def verdict_text(
     if not compared:
         return [*head, "Only one mode: nothing to compare."]
     lines = head + [f"{w.criterion}: {w.text}" for w in best]
-    lines += [f"{ {1: '+', -1: '-'}.get(f.better, '=') } {f.criterion}: {f.text}" for f in found]
+    lines += [
+        f"{ {1: '+', -1: '-'}.get(f.better, '=') } {f.criterion}: {f.text}"
+        for f in found
+    ]
     return lines

@@ -68,7 +68,9 @@ class VerdictView(Record):
 
     def lines(self) -> list[str]:
         """The verdict as plain text lines, for a terminal."""
-        return verdict_text(self.errors, self.stop_headline, self.compared, self.winners, self.findings)
+        return verdict_text(
+            self.errors, self.stop_headline, self.compared, self.winners, self.findings
+        )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -307,7 +309,9 @@ class ReportView(Record):
 # ---------------------------------------------------------------- building it
 
 
-def report_view(summary: Summary, meta: dict[str, Any], problems: Sequence[str]) -> ReportView:
+def report_view(
+    summary: Summary, meta: dict[str, Any], problems: Sequence[str]
+) -> ReportView:
     """Compute what both reports show from the summary and the run's facts (``meta``, as ``write_report`` gathers them)."""
     s = summary
     metric_ids = anchors([m.name for m in s.metrics], "metric")
@@ -319,8 +323,12 @@ def report_view(summary: Summary, meta: dict[str, Any], problems: Sequence[str])
         modes=tuple(_mode(s, i) for i in range(len(s.modes))),
         k=s.k,
         comparisons=tuple(_comparison(s, c, metric_ids) for c in s.comparisons),
-        metrics=tuple(_metric(s, info.name, metric_ids[info.name]) for info in s.metrics),
-        scenarios=tuple(_scenario(s, j, scenario_ids[scen]) for j, scen in enumerate(s.scenarios)),
+        metrics=tuple(
+            _metric(s, info.name, metric_ids[info.name]) for info in s.metrics
+        ),
+        scenarios=tuple(
+            _scenario(s, j, scenario_ids[scen]) for j, scen in enumerate(s.scenarios)
+        ),
         omitted=tuple(s.omitted_metrics),
         errors=_errors(s),
         charts=_charts(s),
@@ -360,13 +368,23 @@ def _headline(s: Summary, meta: dict[str, Any]) -> Headline:
         providers=", ".join(meta.get("providers") or []) or "–",
         baseline=s.baseline,
         confidence=s.confidence,
-        when=" → ".join(x for x in (meta.get("startedAt"), meta.get("completedAt")) if x),
+        when=" → ".join(
+            x for x in (meta.get("startedAt"), meta.get("completedAt")) if x
+        ),
     )
 
 
 def _run_table(s: Summary, meta: dict[str, Any]) -> Table:
-    scenarios = f"{len(s.scenarios)}: " + ", ".join(s.scenarios[:20]) + (" …" if len(s.scenarios) > 20 else "")
-    skipped = f" ({meta.get('skippedLines')} malformed lines skipped)" if meta.get("skippedLines") else ""
+    scenarios = (
+        f"{len(s.scenarios)}: "
+        + ", ".join(s.scenarios[:20])
+        + (" …" if len(s.scenarios) > 20 else "")
+    )
+    skipped = (
+        f" ({meta.get('skippedLines')} malformed lines skipped)"
+        if meta.get("skippedLines")
+        else ""
+    )
     rows = [
         ("Run ID", meta.get("runId")),
         ("Started", meta.get("startedAt") or "–"),
@@ -381,7 +399,10 @@ def _run_table(s: Summary, meta: dict[str, Any]) -> Table:
         ("Plugins", ", ".join(meta.get("plugins") or []) or "–"),
         ("Source", meta.get("source")),
     ]
-    return Table(header=("Property", "Value"), rows=tuple((name, str(value)) for name, value in rows))
+    return Table(
+        header=("Property", "Value"),
+        rows=tuple((name, str(value)) for name, value in rows),
+    )
 
 
 def _verdict(s: Summary) -> VerdictView:
@@ -389,7 +410,9 @@ def _verdict(s: Summary) -> VerdictView:
     return VerdictView(
         errors=error_line(s),
         stop_headline=seq.headline(stop) if stop is not None else None,
-        stop_table=Table(header=seq.TABLE_HEADER, rows=tuple(seq.table_rows(stop))) if stop is not None else None,
+        stop_table=Table(header=seq.TABLE_HEADER, rows=tuple(seq.table_rows(stop)))
+        if stop is not None
+        else None,
         compared=bool(s.comparisons),
         winners=tuple(winners(s)) if s.comparisons else (),
         findings=tuple(findings(s)) if s.comparisons else (),
@@ -413,7 +436,9 @@ def _mode(s: Summary, i: int) -> ModeView:
         pass_at_k=fmt.rate(r.pass_at_k),
         pass_hat_k=fmt.rate(r.pass_hat_k),
         reward=_reward_text(s, i),
-        reward_rows=int(s.reward_rows_by_mode[i]) if s.reward_rows_by_mode is not None else 0,
+        reward_rows=int(s.reward_rows_by_mode[i])
+        if s.reward_rows_by_mode is not None
+        else 0,
     )
 
 
@@ -424,7 +449,9 @@ def _reward_text(s: Summary, i: int) -> str:
     return f"{s.reward_by_mode[i]:.2f}"
 
 
-def _comparison(s: Summary, comp: ModeComparison, metric_ids: dict[str, str]) -> ComparisonView:
+def _comparison(
+    s: Summary, comp: ModeComparison, metric_ids: dict[str, str]
+) -> ComparisonView:
     sc = comp.success
     success = SuccessLine(
         rate=fmt.rate(sc.rate_a),
@@ -435,7 +462,11 @@ def _comparison(s: Summary, comp: ModeComparison, metric_ids: dict[str, str]) ->
         p=fmt.p_value(sc.p_value),
         significant=sc.significant,
     )
-    rows = tuple(_metric_row(s, mc, metric_ids[mc.metric]) for mc in comp.metrics if s.metric(mc.metric) is not None)
+    rows = tuple(
+        _metric_row(s, mc, metric_ids[mc.metric])
+        for mc in comp.metrics
+        if s.metric(mc.metric) is not None
+    )
     return ComparisonView(
         mode=comp.mode,
         baseline=comp.baseline,
@@ -463,7 +494,9 @@ def _metric_row(s: Summary, mc: MetricComparison, anchor: str) -> MetricRow:
         p_holm=fmt.p_value(res.p_value_adjusted),
         verdict=mc.verdict,
         significant=mc.significant,
-        delta=fmt.pct(-res.reduction_pct, 0) if math.isfinite(res.reduction_pct) else None,
+        delta=fmt.pct(-res.reduction_pct, 0)
+        if math.isfinite(res.reduction_pct)
+        else None,
     )
 
 
@@ -497,16 +530,26 @@ def _metric(s: Summary, name: str, anchor: str) -> MetricView:
 def _scenario(s: Summary, j: int, anchor: str) -> ScenarioView:
     scen = s.scenarios[j]
     success = tuple(
-        None if r is None else ScenarioRate(rate=fmt.rate(r.rate), successes=r.successes, trials=r.trials)
+        None
+        if r is None
+        else ScenarioRate(rate=fmt.rate(r.rate), successes=r.successes, trials=r.trials)
         for r in (s.success_by_scenario[i][j] for i in range(len(s.modes)))
     )
     total = s.checks_total[:, j]
-    checks = tuple(fmt.rate(s.checks_passed[i, j] / total[i]) if total[i] else "–" for i in range(len(s.modes)))
+    checks = tuple(
+        fmt.rate(s.checks_passed[i, j] / total[i]) if total[i] else "–"
+        for i in range(len(s.modes))
+    )
     detail = s.checkpoint_detail.get(scen)
     checkpoints = None
     if detail:
         rows = tuple(
-            (cid, desc, *(f"{fmt.rate(p / t)} ({p}/{t})" if t else "–" for p, t in counts)) for cid, desc, counts in detail
+            (
+                cid,
+                desc,
+                *(f"{fmt.rate(p / t)} ({p}/{t})" if t else "–" for p, t in counts),
+            )
+            for cid, desc, counts in detail
         )
         checkpoints = Table(header=("Checkpoint", "Description", *s.modes), rows=rows)
     return ScenarioView(
@@ -527,28 +570,55 @@ def _outcomes(s: Summary, scen: str) -> Table | None:
         return None
     iterations = sorted({it for cells in per_mode.values() for it, _ in cells})
     by_mode = {m: dict(cells) for m, cells in per_mode.items()}
-    rows = tuple((m, *(by_mode[m].get(it, "–") for it in iterations)) for m in s.modes if m in by_mode)
+    rows = tuple(
+        (m, *(by_mode[m].get(it, "–") for it in iterations))
+        for m in s.modes
+        if m in by_mode
+    )
     return Table(header=("Mode", *(f"#{it}" for it in iterations)), rows=rows)
 
 
 def _errors(s: Summary) -> ErrorsView:
     reasons = sorted({r for m in s.modes for r in s.reasons_by_mode[m]})
     reason_rows = tuple(
-        (m, *(str(s.reasons_by_mode[m].get(r, 0)) for r in reasons), str(int(s.errors_by_mode[i])))
+        (
+            m,
+            *(str(s.reasons_by_mode[m].get(r, 0)) for r in reasons),
+            str(int(s.errors_by_mode[i])),
+        )
         for i, m in enumerate(s.modes)
     )
     codes = None
     if s.error_codes:
         ranked = sorted(s.error_codes.items(), key=lambda kv: -kv[1])
-        codes = Table(header=("Error code", "Rows"), rows=tuple((code, str(n)) for code, n in ranked))
+        codes = Table(
+            header=("Error code", "Rows"),
+            rows=tuple((code, str(n)) for code, n in ranked),
+        )
     return ErrorsView(
-        reasons=Table(header=("Mode", *(f"completion: {r}" for r in reasons), "rows with an error"), rows=reason_rows),
+        reasons=Table(
+            header=(
+                "Mode",
+                *(f"completion: {r}" for r in reasons),
+                "rows with an error",
+            ),
+            rows=reason_rows,
+        ),
         codes=codes,
-        rows=tuple(ErrorRow(mode=m, scenario=sc, iteration=it, code=code, message=msg) for m, sc, it, code, msg in s.error_rows),
+        rows=tuple(
+            ErrorRow(mode=m, scenario=sc, iteration=it, code=code, message=msg)
+            for m, sc, it, code, msg in s.error_rows
+        ),
         more=sum(s.error_codes.values()) > len(s.error_rows),
         failed=tuple(
-            FailedRow(mode=r.mode, scenario=r.scenario, iteration=r.iteration, checks=r.checks or "–",
-                      reward="–" if r.reward is None else f"{r.reward:.2f}", verifier_tail=r.verifier_tail)
+            FailedRow(
+                mode=r.mode,
+                scenario=r.scenario,
+                iteration=r.iteration,
+                checks=r.checks or "–",
+                reward="–" if r.reward is None else f"{r.reward:.2f}",
+                verifier_tail=r.verifier_tail,
+            )
             for r in s.failed_rows
         ),
     )
@@ -557,9 +627,19 @@ def _errors(s: Summary) -> ErrorsView:
 def _charts(s: Summary) -> ChartsView:
     box = "Box: 25th–75th percentile, line: median, diamond: mean, whiskers: 5th–95th percentile."
     figures = (
-        ChartSlot(name="success", caption=f"Dot: share of runs that succeeded; bar: Wilson 95% interval; tick: pass^{s.k}."),
-        *(ChartSlot(name=f"dist:{metric}", caption=box) for metric in DISTRIBUTION_METRICS),
-        ChartSlot(name="scenarios:cost_total_usd", caption="Median cost per scenario; one dot per mode.", wide=True),
+        ChartSlot(
+            name="success",
+            caption=f"Dot: share of runs that succeeded; bar: Wilson 95% interval; tick: pass^{s.k}.",
+        ),
+        *(
+            ChartSlot(name=f"dist:{metric}", caption=box)
+            for metric in DISTRIBUTION_METRICS
+        ),
+        ChartSlot(
+            name="scenarios:cost_total_usd",
+            caption="Median cost per scenario; one dot per mode.",
+            wide=True,
+        ),
     )
     forest = ChartSlot(
         name="forest",
@@ -567,7 +647,9 @@ def _charts(s: Summary) -> ChartsView:
         "right of the dashed line the mode is lower (cheaper, faster, fewer tokens).",
         wide=True,
     )
-    return ChartsView(drawn=worth_drawing(s), note=chart_note(s), forest=forest, figures=figures)
+    return ChartsView(
+        drawn=worth_drawing(s), note=chart_note(s), forest=forest, figures=figures
+    )
 
 
 # ---------------------------------------------------------------- analysis.md
@@ -625,7 +707,9 @@ class AnalysisView(Record):
     source: str
 
 
-def analysis_view(digest: AnalysisDigest, problems: Sequence[str], source: str) -> AnalysisView:
+def analysis_view(
+    digest: AnalysisDigest, problems: Sequence[str], source: str
+) -> AnalysisView:
     """Analyzer findings compared across modes: only findings where the modes differ."""
     modes = tuple(digest.modes)
     grouped: dict[tuple[str, str], list[tuple[str, Any]]] = {}
@@ -635,17 +719,30 @@ def analysis_view(digest: AnalysisDigest, problems: Sequence[str], source: str) 
     for scen in digest.scenarios:
         names = sorted({a for (s_, a) in grouped if s_ == scen}, key=_analyzer_rank)
         shown = (_analyzer(name, grouped[(scen, name)], modes) for name in names)
-        scenarios.append(ScenarioAnalysis(name=scen, analyzers=tuple(a for a in shown if a is not None)))
+        scenarios.append(
+            ScenarioAnalysis(
+                name=scen, analyzers=tuple(a for a in shown if a is not None)
+            )
+        )
     return AnalysisView(
-        sessions=digest.sessions, modes=modes, scenarios=tuple(scenarios), problems=tuple(problems), source=source
+        sessions=digest.sessions,
+        modes=modes,
+        scenarios=tuple(scenarios),
+        problems=tuple(problems),
+        source=source,
     )
 
 
 def _analyzer_rank(name: str) -> tuple[int, str]:
-    return (ANALYZER_ORDER.index(name) if name in ANALYZER_ORDER else len(ANALYZER_ORDER), name)
+    return (
+        ANALYZER_ORDER.index(name) if name in ANALYZER_ORDER else len(ANALYZER_ORDER),
+        name,
+    )
 
 
-def _analyzer(name: str, entries: list[tuple[str, Any]], modes: tuple[str, ...]) -> AnalyzerView | None:
+def _analyzer(
+    name: str, entries: list[tuple[str, Any]], modes: tuple[str, ...]
+) -> AnalyzerView | None:
     """The analyzer's findings that differ between modes, None when none does."""
     scalar_rows: list[tuple[str, ...]] = []
     details: list[ListFinding | TableFinding] = []
@@ -661,23 +758,44 @@ def _analyzer(name: str, entries: list[tuple[str, Any]], modes: tuple[str, ...])
         if len({tuple(sorted(v)) for v in per_mode.values()}) <= 1:
             continue
         if e.kind == "list":
-            items = tuple((m, tuple(v[:DETAIL_LIMIT]), len(v) > DETAIL_LIMIT) for m, v in per_mode.items())
+            items = tuple(
+                (m, tuple(v[:DETAIL_LIMIT]), len(v) > DETAIL_LIMIT)
+                for m, v in per_mode.items()
+            )
             details.append(ListFinding(key=key, per_mode=items))
         else:
-            details.append(TableFinding(key=key, per_mode=_table_finding(e.headers, per_mode)))
+            details.append(
+                TableFinding(key=key, per_mode=_table_finding(e.headers, per_mode))
+            )
     if not scalar_rows and not details:
         return None
-    scalars = Table(header=("Finding", *(f"{m} (median)" for m in modes)), rows=tuple(scalar_rows)) if scalar_rows else None
+    scalars = (
+        Table(
+            header=("Finding", *(f"{m} (median)" for m in modes)),
+            rows=tuple(scalar_rows),
+        )
+        if scalar_rows
+        else None
+    )
     return AnalyzerView(name=name, scalars=scalars, details=tuple(details))
 
 
-def _table_finding(headers: list[str] | None, per_mode: dict[str, list]) -> tuple[tuple[str, Table], ...]:
+def _table_finding(
+    headers: list[str] | None, per_mode: dict[str, list]
+) -> tuple[tuple[str, Table], ...]:
     """Per mode with rows: its first rows under the finding's headers (``colN`` when it gave none)."""
     out = []
     for mode, rows in per_mode.items():
         if rows:
             header = tuple(headers or (f"col{i + 1}" for i in range(len(rows[0]))))
-            out.append((mode, Table(header=header, rows=tuple(tuple(r) for r in rows[:DETAIL_LIMIT]))))
+            out.append(
+                (
+                    mode,
+                    Table(
+                        header=header, rows=tuple(tuple(r) for r in rows[:DETAIL_LIMIT])
+                    ),
+                )
+            )
     return tuple(out)
 
 

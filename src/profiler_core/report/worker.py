@@ -44,7 +44,9 @@ class HtmlWorker:
     def __init__(self) -> None:
         package_root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (package_root, env.get("PYTHONPATH")) if p
+        )
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "profiler_core.report.worker"],
             stdin=subprocess.PIPE,
@@ -55,7 +57,10 @@ class HtmlWorker:
 
     def submit(self, job: dict[str, Any]) -> None:
         """Hand the job over (the helper drains its stdin in a thread, so this returns at once)."""
-        stdin, self._proc.stdin = self._proc.stdin, None  # communicate() must not touch it again
+        stdin, self._proc.stdin = (
+            self._proc.stdin,
+            None,
+        )  # communicate() must not touch it again
         assert stdin is not None  # opened with PIPE
         try:
             stdin.write(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
@@ -99,7 +104,9 @@ def render_page(job: dict[str, Any]) -> None:
     from .html import render_html
 
     view = job["view"]
-    charts = render_all(job["summary"]) if view.charts.drawn else {}  # a few rows: tables only, no matplotlib
+    charts = (
+        render_all(job["summary"]) if view.charts.drawn else {}
+    )  # a few rows: tables only, no matplotlib
     write_output_text(Path(job["path"]), render_html(view, charts))
 
 
@@ -107,7 +114,9 @@ def _main() -> int:
     # Drain stdin in a thread (the parent never waits on the pipe) while the
     # drawing stack imports: this import is what overlaps the parent's loading.
     received: list[bytes] = []
-    reader = threading.Thread(target=lambda: received.append(sys.stdin.buffer.read()), daemon=True)
+    reader = threading.Thread(
+        target=lambda: received.append(sys.stdin.buffer.read()), daemon=True
+    )
     reader.start()
     import matplotlib.backends.backend_svg
     import matplotlib.figure  # noqa: F401

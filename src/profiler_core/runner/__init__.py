@@ -9,7 +9,12 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:  # pragma: no cover
     from .build import build_components, options_from_config, resolve_all_modes
     from .options import RunOptions
-    from .suite import mode_environment, new_run_id, run_profile_suite, run_profile_suite_sync
+    from .suite import (
+        mode_environment,
+        new_run_id,
+        run_profile_suite,
+        run_profile_suite_sync,
+    )
 
 #: public name -> the module of this package defining it (``profiler validate`` needs ``build`` without trio)
 _EXPORTS = {

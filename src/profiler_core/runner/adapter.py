@@ -29,7 +29,13 @@ from typing import Any
 
 import trio
 
-from ..model import CreateSessionParams, PromptResult, ProviderConfig, SessionHandle, SessionTrace
+from ..model import (
+    CreateSessionParams,
+    PromptResult,
+    ProviderConfig,
+    SessionHandle,
+    SessionTrace,
+)
 from ..plugins.contracts import PROVIDER_DEFAULTS, optional_method
 from ..util.asyncs import await_me_maybe
 
@@ -40,18 +46,46 @@ CANCELLED_GRACE_S = 1.0
 class ProviderAdapter:
     """A provider instance with async methods and its optional attributes resolved."""
 
-    __slots__ = ("_calls", "_threaded", "_times", "_verdict", "id", "init_scope", "needs_process_env", "provider")
+    __slots__ = (
+        "_calls",
+        "_threaded",
+        "_times",
+        "_verdict",
+        "id",
+        "init_scope",
+        "needs_process_env",
+        "provider",
+    )
 
     def __init__(self, provider: Any) -> None:
         self.provider = provider
         self.id: str = provider.id
-        self.init_scope: str = getattr(provider, "init_scope", PROVIDER_DEFAULTS["init_scope"])
-        self.needs_process_env: bool = bool(getattr(provider, "needs_process_env", PROVIDER_DEFAULTS["needs_process_env"]))
-        inline = bool(getattr(provider, "nonblocking_sync", PROVIDER_DEFAULTS["nonblocking_sync"]))
-        names = ("init", "create_session", "prompt", "export_session", "destroy_session", "shutdown")
+        self.init_scope: str = getattr(
+            provider, "init_scope", PROVIDER_DEFAULTS["init_scope"]
+        )
+        self.needs_process_env: bool = bool(
+            getattr(
+                provider, "needs_process_env", PROVIDER_DEFAULTS["needs_process_env"]
+            )
+        )
+        inline = bool(
+            getattr(provider, "nonblocking_sync", PROVIDER_DEFAULTS["nonblocking_sync"])
+        )
+        names = (
+            "init",
+            "create_session",
+            "prompt",
+            "export_session",
+            "destroy_session",
+            "shutdown",
+        )
         self._calls = {name: _caller(getattr(provider, name), inline) for name in names}
         #: the methods that run in a worker thread (synchronous and possibly blocking)
-        self._threaded = frozenset(n for n in names if not inline and not inspect.iscoroutinefunction(getattr(provider, n)))
+        self._threaded = frozenset(
+            n
+            for n in names
+            if not inline and not inspect.iscoroutinefunction(getattr(provider, n))
+        )
         self._times = optional_method(provider, "session_times")
         self._verdict = optional_method(provider, "session_verification")
 
@@ -68,7 +102,9 @@ class ProviderAdapter:
         """A fresh session for one attempt."""
         return await self._calls["create_session"](params)
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None
+    ) -> PromptResult:
         """Send the prompt and wait for the agent's turn to end."""
         return await self._calls["prompt"](handle, text, timeout_ms)
 
@@ -110,7 +146,9 @@ def _caller(fn: Callable[..., Any], inline: bool) -> Callable[..., Any]:
         return direct
 
     async def threaded(*args: Any) -> Any:
-        result = await trio.to_thread.run_sync(functools.partial(fn, *args), abandon_on_cancel=True)
+        result = await trio.to_thread.run_sync(
+            functools.partial(fn, *args), abandon_on_cancel=True
+        )
         return await await_me_maybe(result)
 
     return threaded

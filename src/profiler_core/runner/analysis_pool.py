@@ -53,7 +53,9 @@ AUTO_CAP = 8
 GRACE_S = 2.0
 
 
-def worker_count(setting: int | None, concurrency: int | None, max_concurrency: int) -> int:
+def worker_count(
+    setting: int | None, concurrency: int | None, max_concurrency: int
+) -> int:
     """How many workers ``setting`` means (None: ``auto``); never more than cells can be in flight at once."""
     wanted = max(1, min(usable_cores(), AUTO_CAP)) if setting is None else setting
     return min(wanted, concurrency if concurrency is not None else max_concurrency)
@@ -116,7 +118,12 @@ def _start_worker(setup: WorkerSetup) -> None:
     _SETUP.append(setup)
     # Ctrl-C reaches the whole process group; the driver handles it and ends us by PID.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_exit_when_orphaned, args=(setup.parent_pid,), name="profiler-orphan-watch", daemon=True).start()
+    threading.Thread(
+        target=_exit_when_orphaned,
+        args=(setup.parent_pid,),
+        name="profiler-orphan-watch",
+        daemon=True,
+    ).start()
 
 
 def _exit_when_orphaned(parent_pid: int) -> None:
@@ -139,7 +146,9 @@ def _analyzers() -> list[Any]:
 
             assert setup.profile_path is not None
             manager = get_plugin_manager()
-            config = load_profile(setup.profile_path, setup.overrides, registry=manager.registry)
+            config = load_profile(
+                setup.profile_path, setup.overrides, registry=manager.registry
+            )
             analyzers, problems = build_analyzers(config, manager.registry)
             if problems:
                 raise ConfigError("; ".join(problems))
@@ -164,7 +173,9 @@ def analyze_cell(job: CellJob) -> CellAnalysis:
         for analyzer in _analyzers():
             try:
                 result = analyzer.analyze(job.trace, job.scenario, job.mode)
-                if inspect.isawaitable(result):  # an async analyzer, as ``await_me_maybe`` allows inline
+                if inspect.isawaitable(
+                    result
+                ):  # an async analyzer, as ``await_me_maybe`` allows inline
                     result = trio.run(_awaited, result)
             except Exception as exc:  # noqa: BLE001 - reported as the inline runner reports it
                 error = analyzer_failure(analyzer, exc)
@@ -181,7 +192,11 @@ def _trace_text(job: CellJob) -> str | None:
         if job.trace_format == "files":
             return trace_file_text(job.trace, redact)
         record = TraceRecord(
-            scenario_id=job.scenario.id, mode=job.mode, model=job.model, iteration=job.iteration, trace=job.trace,
+            scenario_id=job.scenario.id,
+            mode=job.mode,
+            model=job.model,
+            iteration=job.iteration,
+            trace=job.trace,
             multi_model=job.multi_model,
         )
         return redact(record_json(record))
@@ -226,7 +241,10 @@ class AnalysisPool:
         from concurrent.futures import ProcessPoolExecutor
 
         return ProcessPoolExecutor(
-            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker, initargs=(self.setup,)
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(self.setup,),
         )
 
     async def start(self) -> list[str]:
@@ -244,9 +262,14 @@ class AnalysisPool:
             return await _result(executor.submit(analyze_cell, job))
         except BrokenProcessPool as exc:
             await self._replace(executor)
-            raise IterationError(f"analysis worker died: {exc}", code="executor_error") from None
+            raise IterationError(
+                f"analysis worker died: {exc}", code="executor_error"
+            ) from None
         except Exception as exc:  # a trace or result that does not pickle, a worker that cannot build its analyzers
-            raise IterationError(f"analysis worker failed: {type(exc).__name__}: {exc}", code="analyzer_error") from exc
+            raise IterationError(
+                f"analysis worker failed: {type(exc).__name__}: {exc}",
+                code="analyzer_error",
+            ) from exc
 
     async def _replace(self, broken: ProcessPoolExecutor) -> None:
         if self._executor is not broken:
@@ -271,7 +294,11 @@ def shut_down(executor: ProcessPoolExecutor, grace_s: float = GRACE_S) -> None:
         if not running:
             break
         for process in running:
-            log.warning("analysis worker %d did not exit; sending %s", process.pid, signal.Signals(sig).name)
+            log.warning(
+                "analysis worker %d did not exit; sending %s",
+                process.pid,
+                signal.Signals(sig).name,
+            )
             try:
                 os.kill(process.pid, sig)
             except ProcessLookupError:
@@ -291,7 +318,11 @@ def _wait_exited(processes: Sequence[Any], timeout_s: float) -> list[Any]:
     running = list(processes)
     while running:
         # A sentinel becomes ready when its process ends, whoever reaps it: no race with the manager thread.
-        ready = set(wait_for_exit([p.sentinel for p in running], max(0.0, deadline - time.monotonic())))
+        ready = set(
+            wait_for_exit(
+                [p.sentinel for p in running], max(0.0, deadline - time.monotonic())
+            )
+        )
         running = [p for p in running if p.sentinel not in ready]
         if time.monotonic() >= deadline:
             break
@@ -300,7 +331,12 @@ def _wait_exited(processes: Sequence[Any], timeout_s: float) -> list[Any]:
 
 @asynccontextmanager
 async def analysis_pool(
-    workers: int, *, profile_path: str | None, overrides: dict[str, Any], analyzers: Sequence[Any], redactor: Redactor
+    workers: int,
+    *,
+    profile_path: str | None,
+    overrides: dict[str, Any],
+    analyzers: Sequence[Any],
+    redactor: Redactor,
 ) -> AsyncIterator[AnalysisPool | None]:
     """The run's started pool of ``workers``, ended on exit; None means analysis inline.
 
@@ -319,20 +355,37 @@ async def analysis_pool(
 
 
 async def _start_pool(
-    workers: int, profile_path: str | None, overrides: dict[str, Any], analyzers: Sequence[Any], redactor: Redactor
+    workers: int,
+    profile_path: str | None,
+    overrides: dict[str, Any],
+    analyzers: Sequence[Any],
+    redactor: Redactor,
 ) -> AnalysisPool | None:
     names = [analyzer.name for analyzer in analyzers]
     setups: list[tuple[str, WorkerSetup]] = []
     problems: list[str] = []
-    common: dict[str, Any] = {"overrides": dict(overrides), "redactor": redactor, "parent_pid": os.getpid()}
+    common: dict[str, Any] = {
+        "overrides": dict(overrides),
+        "redactor": redactor,
+        "parent_pid": os.getpid(),
+    }
     if profile_path:
-        setups.append(("built from the profile", WorkerSetup(profile_path=os.path.abspath(profile_path), analyzers=None, **common)))
+        setups.append(
+            (
+                "built from the profile",
+                WorkerSetup(
+                    profile_path=os.path.abspath(profile_path), analyzers=None, **common
+                ),
+            )
+        )
     try:
         pickled = pickle.dumps(list(analyzers))
     except Exception as exc:  # noqa: BLE001 - any object may refuse to pickle, in any way
         problems.append(f"the analyzers do not pickle ({type(exc).__name__}: {exc})")
     else:
-        setups.append(("pickled", WorkerSetup(profile_path=None, analyzers=pickled, **common)))
+        setups.append(
+            ("pickled", WorkerSetup(profile_path=None, analyzers=pickled, **common))
+        )
     for how, setup in setups:
         pool = AnalysisPool(workers, setup)
         found: list[str] | None = None
@@ -351,5 +404,7 @@ async def _start_pool(
             problems.append(f"analyzers {how} are {found}, not the run's {names}")
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(pool.close)
-    log.warning("execution.analysis_workers: analyzers run inline: %s", "; ".join(problems))
+    log.warning(
+        "execution.analysis_workers: analyzers run inline: %s", "; ".join(problems)
+    )
     return None

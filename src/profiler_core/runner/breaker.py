@@ -75,14 +75,20 @@ class Breaker:
         streak.append((shape, row.scenario_id))
         warmup = self._warmups.get(key)
         warmed = warmup is not None and warmup[0] == shape
-        scenarios = {scenario for _, scenario in streak} | ({warmup[1]} if warmup is not None and warmed else set())
+        scenarios = {scenario for _, scenario in streak} | (
+            {warmup[1]} if warmup is not None and warmed else set()
+        )
         # One scenario failing every time is that scenario's fault, unless the error is the endpoint's.
         if len(scenarios) < 2 and not names_the_endpoint(row.error):
             return None
         # A session that timed out may only be slow, which is worth measuring: timeouts stop a run only
         # when the warm-up timed out too.
         if warmed or (len(streak) >= self.first_cells and row.error_code != "timeout"):
-            what = "the warm-up and the first session" if warmed and len(streak) == 1 else f"the first {len(streak)} sessions"
+            what = (
+                "the warm-up and the first session"
+                if warmed and len(streak) == 1
+                else f"the first {len(streak)} sessions"
+            )
             if warmed and len(streak) > 1:
                 what = f"the warm-up and the first {len(streak)} sessions"
             return (

@@ -15,7 +15,9 @@ from ..util.signature import accepts_keyword
 from .options import RaySettings, RunOptions
 
 
-def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[dict[str, Any], list[str]]:
+def build_components(
+    config: ProfilerConfig, manager: PluginManager
+) -> tuple[dict[str, Any], list[str]]:
     """Instantiate provider, resolver, scorer, collectors, analyzers and judge; collect every problem.
 
     Each is built through ``Registry.create``, which checks it against its contract,
@@ -26,7 +28,12 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
     built: dict[str, Any] = {}
     source = config.path or "<profile>"
 
-    def create(contract: str, spec: ComponentSpec, key: str, extra: dict[str, Any] | None = None) -> Any:
+    def create(
+        contract: str,
+        spec: ComponentSpec,
+        key: str,
+        extra: dict[str, Any] | None = None,
+    ) -> Any:
         try:
             return registry.create(contract, spec.id, {**spec.options, **(extra or {})})
         except ProfilerError as exc:
@@ -42,15 +49,26 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
             return {"registry": registry}
         return {}
 
-    built["provider"] = create("providers", config.provider, "provider.id", wiring("providers", config.provider.id))
-    built["mode_resolver"] = create("mode_resolvers", config.mode_resolver, "mode_resolver.id")
+    built["provider"] = create(
+        "providers",
+        config.provider,
+        "provider.id",
+        wiring("providers", config.provider.id),
+    )
+    built["mode_resolver"] = create(
+        "mode_resolvers", config.mode_resolver, "mode_resolver.id"
+    )
     judge = None
     if config.judge is not None:
         judge = create("judge_providers", config.judge, "judge.id")
     built["judge"] = judge
     scorer_extra = wiring("scorers", config.scorer.id)
     info = registry.find("scorers", config.scorer.id)
-    if info is not None and judge is not None and accepts_keyword(info.factory, "judge"):
+    if (
+        info is not None
+        and judge is not None
+        and accepts_keyword(info.factory, "judge")
+    ):
         scorer_extra["judge"] = judge
     built["scorer"] = create("scorers", config.scorer, "scorer.id", scorer_extra)
     collector_specs: Sequence[ComponentSpec] | None = config.collectors
@@ -67,7 +85,8 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
         return {"prices": prices} if _takes(info, "prices") else None
 
     built["collectors"] = [
-        create("collectors", spec, f"collectors[{i}]", collector_extra(spec)) for i, spec in enumerate(collector_specs)
+        create("collectors", spec, f"collectors[{i}]", collector_extra(spec))
+        for i, spec in enumerate(collector_specs)
     ]
     built["analyzers"], analyzer_problems = build_analyzers(config, registry)
     problems.extend(analyzer_problems)
@@ -82,7 +101,9 @@ def build_components(config: ProfilerConfig, manager: PluginManager) -> tuple[di
     return built, problems
 
 
-def build_analyzers(config: ProfilerConfig, registry: Any) -> tuple[list[Any], list[str]]:
+def build_analyzers(
+    config: ProfilerConfig, registry: Any
+) -> tuple[list[Any], list[str]]:
     """The profile's analyzers, in its order (every installed one when it names none); one problem line per failure.
 
     On its own so an analysis worker (``analysis_pool``) builds exactly these and nothing else.
@@ -98,9 +119,14 @@ def build_analyzers(config: ProfilerConfig, registry: Any) -> tuple[list[Any], l
             return None
 
     if config.analyzers is None:
-        analyzers = [create(ComponentSpec(id=aid), "analyzers") for aid in registry.ids("analyzers")]
+        analyzers = [
+            create(ComponentSpec(id=aid), "analyzers")
+            for aid in registry.ids("analyzers")
+        ]
     else:
-        analyzers = [create(spec, f"analyzers[{i}]") for i, spec in enumerate(config.analyzers)]
+        analyzers = [
+            create(spec, f"analyzers[{i}]") for i, spec in enumerate(config.analyzers)
+        ]
     return analyzers, problems
 
 
@@ -110,7 +136,11 @@ def _takes(info: ComponentInfo | None, name: str) -> bool:
         return False
     try:
         return name in inspect.signature(info.factory).parameters
-    except (TypeError, ValueError, ProfilerError):  # a factory that cannot load is reported when it is built
+    except (
+        TypeError,
+        ValueError,
+        ProfilerError,
+    ):  # a factory that cannot load is reported when it is built
         return False
 
 
@@ -128,7 +158,9 @@ def check_scenarios(scorer: Any, scenarios: Any) -> list[str]:
     return problems
 
 
-def mode_problems(config: ProfilerConfig, manager: PluginManager, resolver: Any) -> list[str]:
+def mode_problems(
+    config: ProfilerConfig, manager: PluginManager, resolver: Any
+) -> list[str]:
     """Resolve every mode and build the provider with each mode's ``provider_overrides``, as the run will.
 
     One problem line per failure. A resolver whose ``resolve`` is synchronous
@@ -150,7 +182,11 @@ async def resolve_all_modes(config: ProfilerConfig, resolver: Any) -> list[str]:
 
 def _unresolved(config: ProfilerConfig, resolved: dict[str, Any]) -> list[str]:
     """One problem line per mode that failed to resolve."""
-    return [f"{config.path}: modes: {outcome}" for outcome in resolved.values() if isinstance(outcome, Exception)]
+    return [
+        f"{config.path}: modes: {outcome}"
+        for outcome in resolved.values()
+        if isinstance(outcome, Exception)
+    ]
 
 
 def _resolve_now(config: ProfilerConfig, resolver: Any) -> dict[str, Any] | None:
@@ -166,7 +202,9 @@ def _resolve_now(config: ProfilerConfig, resolver: Any) -> dict[str, Any] | None
         if inspect.isawaitable(outcome):
             # A sync resolve that returns awaitables: every mode is asked again under trio, the ones
             # before this too (a resolver is expected to answer the same for the same mode).
-            getattr(outcome, "close", lambda: None)()  # a coroutine never awaited: no warning
+            getattr(
+                outcome, "close", lambda: None
+            )()  # a coroutine never awaited: no warning
             return None
         resolved[mode] = outcome
     return resolved
@@ -184,7 +222,9 @@ async def _resolve_async(config: ProfilerConfig, resolver: Any) -> dict[str, Any
     return resolved
 
 
-def _override_problems(config: ProfilerConfig, manager: PluginManager, resolved: dict[str, Any]) -> list[str]:
+def _override_problems(
+    config: ProfilerConfig, manager: PluginManager, resolved: dict[str, Any]
+) -> list[str]:
     registry, spec = manager.registry, config.provider
     info = registry.find("providers", spec.id)
     if info is None:
@@ -192,17 +232,25 @@ def _override_problems(config: ProfilerConfig, manager: PluginManager, resolved:
     wiring = {"registry": registry} if _takes(info, "registry") else {}
     problems = []
     for mode, outcome in resolved.items():
-        overrides = None if isinstance(outcome, Exception) else getattr(outcome, "provider_overrides", None)
+        overrides = (
+            None
+            if isinstance(outcome, Exception)
+            else getattr(outcome, "provider_overrides", None)
+        )
         if not overrides:
             continue
         try:
-            registry.create("providers", spec.id, {**spec.options, **overrides, **wiring})
+            registry.create(
+                "providers", spec.id, {**spec.options, **overrides, **wiring}
+            )
         except ProfilerError as exc:
             problems.append(f"{config.path}: modes.{mode}.provider_overrides: {exc}")
     return problems
 
 
-def options_from_config(config: ProfilerConfig, manager: PluginManager, **extra: Any) -> RunOptions:
+def options_from_config(
+    config: ProfilerConfig, manager: PluginManager, **extra: Any
+) -> RunOptions:
     """Build ``RunOptions`` from a profile; raises ``ProfileErrors`` listing every problem."""
     built, problems = build_components(config, manager)
     if problems:

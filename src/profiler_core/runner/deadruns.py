@@ -60,7 +60,9 @@ def tracked(run_id: str) -> Iterator[Path | None]:
     try:
         try:
             spool.mkdir(mode=0o700)
-        except FileNotFoundError:  # another run removed the emptied parent just now: make it again
+        except (
+            FileNotFoundError
+        ):  # another run removed the emptied parent just now: make it again
             if _own_folder(parent) is None:
                 raise
             spool.mkdir(mode=0o700)
@@ -102,7 +104,9 @@ def reap() -> list[str]:
 
 
 def _reap_one(spool: Path, pid: int, started: str, run_id: str) -> str:
-    from ..sandbox.containers import remove_labelled  # the runtimes are asked only when a dead run used them
+    from ..sandbox.containers import (
+        remove_labelled,
+    )  # the runtimes are asked only when a dead run used them
 
     containers = 0
     for binary in runtimes(spool):
@@ -110,7 +114,12 @@ def _reap_one(spool: Path, pid: int, started: str, run_id: str) -> str:
             try:
                 containers += remove_labelled(binary, run_id, pid)
             except Exception as exc:  # noqa: BLE001 - a runtime that does not answer must not stop this run
-                log.warning("run %s: could not remove its containers with %s: %s", run_id, binary, exc)
+                log.warning(
+                    "run %s: could not remove its containers with %s: %s",
+                    run_id,
+                    binary,
+                    exc,
+                )
     killed, removed = clean_up(spool)
     shutil.rmtree(spool, ignore_errors=True)
     return (
@@ -124,7 +133,9 @@ def _owner(spool: Path) -> tuple[int, str, str] | None:
     try:
         if not stat.S_ISDIR(spool.lstat().st_mode):
             return None
-        first, run_id = (spool / OWNER).read_text(encoding="utf-8")[:400].splitlines()[:2]
+        first, run_id = (
+            (spool / OWNER).read_text(encoding="utf-8")[:400].splitlines()[:2]
+        )
         pid, started = first.split()
         return int(pid), started, run_id
     except (OSError, ValueError):

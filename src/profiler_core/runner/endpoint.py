@@ -32,11 +32,18 @@ def model_endpoints(option_sets: Iterable[Mapping[str, Any]]) -> list[str]:
         providers = config.get("provider") if isinstance(config, Mapping) else None
         if isinstance(providers, Mapping):
             for provider in providers.values():
-                settings = provider.get("options") if isinstance(provider, Mapping) else None
+                settings = (
+                    provider.get("options") if isinstance(provider, Mapping) else None
+                )
                 if isinstance(settings, Mapping):
                     candidates.append(settings.get("baseURL"))
         for url in candidates:
-            if isinstance(url, str) and urlsplit(url).scheme in ("http", "https") and urlsplit(url).hostname and url not in found:
+            if (
+                isinstance(url, str)
+                and urlsplit(url).scheme in ("http", "https")
+                and urlsplit(url).hostname
+                and url not in found
+            ):
                 found.append(url)
     return found
 

@@ -26,13 +26,25 @@ from ..model import Scenario
 __all__ = ["hidden_from_agents"]
 
 
-def hidden_from_agents(scenarios: Iterable[Scenario], *folders: str | Path) -> tuple[Path, ...]:
+def hidden_from_agents(
+    scenarios: Iterable[Scenario], *folders: str | Path
+) -> tuple[Path, ...]:
     """Every scenario's verifier files and mounts and its solution's mounts, then ``folders`` (results, reports)."""
     paths: list[str | Path] = []
     for scenario in scenarios:
-        for verifier in (*scenario.verify, *(v for step in scenario.steps for v in step.verify)):
-            paths += [*verifier.files.values(), *verifier.mounts.values(), *verifier.base_mounts.values()]
-        for solution in (scenario.solution, *(step.solution for step in scenario.steps)):
+        for verifier in (
+            *scenario.verify,
+            *(v for step in scenario.steps for v in step.verify),
+        ):
+            paths += [
+                *verifier.files.values(),
+                *verifier.mounts.values(),
+                *verifier.base_mounts.values(),
+            ]
+        for solution in (
+            scenario.solution,
+            *(step.solution for step in scenario.steps),
+        ):
             if solution is not None:
                 paths += list(solution.mounts.values())
     paths += folders
@@ -64,7 +76,11 @@ def _named_by(dot_git: Path) -> list[Path]:
     git_dir = (dot_git.parent / line.removeprefix("gitdir:").strip()).resolve()
     found = [git_dir]
     try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8", errors="replace")[:4096].strip()
+        common = (
+            (git_dir / "commondir")
+            .read_text(encoding="utf-8", errors="replace")[:4096]
+            .strip()
+        )
     except OSError:
         return found
     if common:

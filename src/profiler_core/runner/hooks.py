@@ -61,7 +61,11 @@ class HookCaller:
                 result = self._pluggy(hook_name, failures, kwargs, skip=called)
             value = await await_me_maybe(result)
             self._record_all(failures)
-            if value is not None or not inspect.isawaitable(result) or not failures.called:
+            if (
+                value is not None
+                or not inspect.isawaitable(result)
+                or not failures.called
+            ):
                 return value
             called += failures.called
 
@@ -81,14 +85,27 @@ class HookCaller:
         for result in results:
             if inspect.iscoroutine(result):
                 result.close()  # never awaited: say so once instead of a RuntimeWarning
-                failures.failed("?", TypeError(f"{hook_name} is synchronous; an async implementation is not awaited"))
+                failures.failed(
+                    "?",
+                    TypeError(
+                        f"{hook_name} is synchronous; an async implementation is not awaited"
+                    ),
+                )
         self._record_all(failures)
 
-    def _pluggy(self, hook_name: str, failures: HookFailures, kwargs: dict[str, Any], skip: Sequence[str] = ()) -> Any:
+    def _pluggy(
+        self,
+        hook_name: str,
+        failures: HookFailures,
+        kwargs: dict[str, Any],
+        skip: Sequence[str] = (),
+    ) -> Any:
         try:
             if skip:
                 plugins = [self.manager.pm.get_plugin(name) for name in skip]
-                return self.manager.pm.subset_hook_caller(hook_name, [p for p in plugins if p is not None])(**kwargs)
+                return self.manager.pm.subset_hook_caller(
+                    hook_name, [p for p in plugins if p is not None]
+                )(**kwargs)
             return getattr(self.manager.hook, hook_name)(**kwargs)
         except Exception as exc:  # noqa: BLE001 - only an old-style hookwrapper can get here
             failures.failed("unknown plugin (a hookwrapper)", exc)
@@ -97,5 +114,14 @@ class HookCaller:
     def _record_all(self, failures: HookFailures) -> None:
         for plugin_name, exc in failures.failures:
             message = f"{type(exc).__name__}: {exc}"
-            log.warning("hook %s of plugin %r failed: %s", failures.hook_name, plugin_name, message)
-            self.errors.append(HookErrorRecord(hook=failures.hook_name, plugin=plugin_name, message=message))
+            log.warning(
+                "hook %s of plugin %r failed: %s",
+                failures.hook_name,
+                plugin_name,
+                message,
+            )
+            self.errors.append(
+                HookErrorRecord(
+                    hook=failures.hook_name, plugin=plugin_name, message=message
+                )
+            )

@@ -60,16 +60,28 @@ async def _destroy(state: RunState, handle: Any, provider: ProviderAdapter) -> N
     # Shielded so a timeout or Ctrl-C cannot skip it; bounded so a hung provider cannot hang us
     # (and, blocking a thread during Ctrl-C, only briefly: see ProviderAdapter.cleanup_limit).
     limit = provider.cleanup_limit("destroy_session", state.destroy_timeout_s)
-    with trio.CancelScope(relative_deadline=limit, shield=True) as scope:  # trio.move_on_after(limit, shield=True)
+    with trio.CancelScope(
+        relative_deadline=limit, shield=True
+    ) as scope:  # trio.move_on_after(limit, shield=True)
         try:
             await provider.destroy_session(handle)
         except PLUGIN_ERRORS as exc:  # a failed destroy must not lose the row
-            log.warning("destroy_session(%s) failed: %s", getattr(handle, "session_id", handle), exc)
+            log.warning(
+                "destroy_session(%s) failed: %s",
+                getattr(handle, "session_id", handle),
+                exc,
+            )
     if scope.cancelled_caught:
-        log.warning("destroy_session(%s) did not finish in %ss; abandoned", getattr(handle, "session_id", handle), limit)
+        log.warning(
+            "destroy_session(%s) did not finish in %ss; abandoned",
+            getattr(handle, "session_id", handle),
+            limit,
+        )
 
 
-def _wrong(provider: Any, method: str, what: str, value: Any, expected: str) -> IterationError:
+def _wrong(
+    provider: Any, method: str, what: str, value: Any, expected: str
+) -> IterationError:
     shown = repr(value)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
     return IterationError(
@@ -85,45 +97,87 @@ def _checked_result(provider: Any, result: Any) -> PromptResult:
     metrics = result.metrics
     checks = (
         (metrics, PromptMetrics, "metrics", "PromptMetrics"),
-        (getattr(metrics, "tokens", None), TokenBreakdown, "metrics.tokens", "TokenBreakdown"),
-        (getattr(metrics, "timing", None), TimingBreakdown, "metrics.timing", "TimingBreakdown"),
-        (getattr(metrics, "cost", None), CostBreakdown, "metrics.cost", "CostBreakdown"),
+        (
+            getattr(metrics, "tokens", None),
+            TokenBreakdown,
+            "metrics.tokens",
+            "TokenBreakdown",
+        ),
+        (
+            getattr(metrics, "timing", None),
+            TimingBreakdown,
+            "metrics.timing",
+            "TimingBreakdown",
+        ),
+        (
+            getattr(metrics, "cost", None),
+            CostBreakdown,
+            "metrics.cost",
+            "CostBreakdown",
+        ),
         (result.text, str, "text", "a string"),
     )
     for value, cls, field, expected in checks:
         if not isinstance(value, cls):
-            raise _wrong(provider, "prompt", f"a PromptResult whose {field} is", value, expected)
+            raise _wrong(
+                provider, "prompt", f"a PromptResult whose {field} is", value, expected
+            )
     if not all(isinstance(call, ToolCallRecord) for call in metrics.tool_calls):
-        raise _wrong(provider, "prompt", "tool calls", metrics.tool_calls, "ToolCallRecord items")
+        raise _wrong(
+            provider, "prompt", "tool calls", metrics.tool_calls, "ToolCallRecord items"
+        )
     return result
 
 
 def _checked_trace(provider: Any, trace: Any) -> SessionTrace | None:
     """``trace`` when it is a SessionTrace or None; otherwise an error naming the plugin."""
     if trace is not None and not isinstance(trace, SessionTrace):
-        raise _wrong(provider, "export_session", type(trace).__name__, trace, "SessionTrace or None")
+        raise _wrong(
+            provider,
+            "export_session",
+            type(trace).__name__,
+            trace,
+            "SessionTrace or None",
+        )
     return trace
 
 
-async def _collect(state: RunState, result: PromptResult, scenario: Scenario, mode: str, model: str, trace) -> dict[str, Any]:
+async def _collect(
+    state: RunState,
+    result: PromptResult,
+    scenario: Scenario,
+    mode: str,
+    model: str,
+    trace,
+) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
     for collector in state.collectors:
         kwargs = {"model": model} if accepts_keyword(collector.collect, "model") else {}
         try:
             emitted = collector.collect(result, scenario, mode, trace, **kwargs)
-            if is_awaitable(emitted):  # a sync plugin's result is used as it is: no coroutine made per call
+            if is_awaitable(
+                emitted
+            ):  # a sync plugin's result is used as it is: no coroutine made per call
                 emitted = await emitted
         except PLUGIN_ERRORS as exc:
-            raise IterationError(f"collector {collector.id!r} failed: {type(exc).__name__}: {exc}", code="collector_error") from exc
+            raise IterationError(
+                f"collector {collector.id!r} failed: {type(exc).__name__}: {exc}",
+                code="collector_error",
+            ) from exc
         for metric in emitted or ():
             if not isinstance(metric, CustomMetric):
-                raise IterationError(f"collector {collector.id!r} returned {type(metric).__name__}, expected CustomMetric", code="collector_error")
+                raise IterationError(
+                    f"collector {collector.id!r} returned {type(metric).__name__}, expected CustomMetric",
+                    code="collector_error",
+                )
             metrics[metric.name] = metric.value
             state.metric_units.setdefault(metric.name, metric.unit)
     return metrics
 
 
-async def _analyze(state: RunState, trace: SessionTrace, scenario: Scenario, mode: str) -> dict[str, AnalysisResult]:
+async def _analyze(
+    state: RunState, trace: SessionTrace, scenario: Scenario, mode: str
+) -> dict[str, AnalysisResult]:
     results: dict[str, AnalysisResult] = {}
     for analyzer in state.analyzers:
         try:
@@ -131,13 +185,20 @@ async def _analyze(state: RunState, trace: SessionTrace, scenario: Scenario, mod
             if is_awaitable(result):
                 result = await result
         except PLUGIN_ERRORS as exc:
-            raise IterationError(analyzer_failure(analyzer, exc), code="analyzer_error") from exc
+            raise IterationError(
+                analyzer_failure(analyzer, exc), code="analyzer_error"
+            ) from exc
         results[analyzer.name] = result
     return results
 
 
 async def _analyze_in_worker(
-    state: RunState, trace: SessionTrace, scenario: Scenario, mode: str, model: str, iteration: int
+    state: RunState,
+    trace: SessionTrace,
+    scenario: Scenario,
+    mode: str,
+    model: str,
+    iteration: int,
 ) -> tuple[dict[str, AnalysisResult], str | None]:
     """The analyzers' results and the trace's written text, from an analysis worker; the loop runs on meanwhile."""
     # Warm-up cells (iteration -1) and runs without session export write no trace: none is serialised.
@@ -146,8 +207,14 @@ async def _analyze_in_worker(
         return {}, None  # nothing for a worker to do
     done = await state.analysis_pool.run(
         CellJob(
-            trace=trace, scenario=scenario, mode=mode, model=model, iteration=iteration, analyze=bool(state.analyzers),
-            trace_format=state.trace_format if written else None, multi_model=state.multi_model,
+            trace=trace,
+            scenario=scenario,
+            mode=mode,
+            model=model,
+            iteration=iteration,
+            analyze=bool(state.analyzers),
+            trace_format=state.trace_format if written else None,
+            multi_model=state.multi_model,
         )
     )
     if done.error is not None:
@@ -156,11 +223,22 @@ async def _analyze_in_worker(
 
 
 async def _score(
-    state: RunState, scenario: Scenario, done: _Attempt, mode: str, model: str, iteration: int, metadata: dict
+    state: RunState,
+    scenario: Scenario,
+    done: _Attempt,
+    mode: str,
+    model: str,
+    iteration: int,
+    metadata: dict,
 ) -> ScorerResult:
     verification = done.verification
     context = ScorerContext(
-        agent_output=done.result.text, trace=done.trace, mode=mode, model=model, iteration=iteration, metadata=metadata,
+        agent_output=done.result.text,
+        trace=done.trace,
+        mode=mode,
+        model=model,
+        iteration=iteration,
+        metadata=metadata,
         verifications=verification.checks if verification is not None else (),
         reward=verification.reward if verification is not None else None,
     )
@@ -169,11 +247,19 @@ async def _score(
         if is_awaitable(scored):
             scored = await scored
     except PLUGIN_ERRORS as exc:
-        raise IterationError(f"scorer {state.scorer.id!r} failed: {type(exc).__name__}: {exc}", code="scorer_error") from exc
+        raise IterationError(
+            f"scorer {state.scorer.id!r} failed: {type(exc).__name__}: {exc}",
+            code="scorer_error",
+        ) from exc
     if not isinstance(scored, ScorerResult):
-        raise IterationError(f"scorer {state.scorer.id!r} returned {type(scored).__name__}, expected ScorerResult", code="scorer_error")
+        raise IterationError(
+            f"scorer {state.scorer.id!r} returned {type(scored).__name__}, expected ScorerResult",
+            code="scorer_error",
+        )
     if scored.error:
-        raise IterationError(f"scorer {state.scorer.id!r}: {scored.error}", code="scorer_error")
+        raise IterationError(
+            f"scorer {state.scorer.id!r}: {scored.error}", code="scorer_error"
+        )
     return scored
 
 
@@ -192,28 +278,54 @@ async def run_iteration(
     if not warmup and state.hooks.implemented("profiler_before_scenario"):
         replacement = await state.hooks.first_result(
             "profiler_before_scenario",
-            ctx=BeforeScenarioContext(scenario=scenario, mode=mode, model=model, iteration=iteration, run=state.run_ctx),
+            ctx=BeforeScenarioContext(
+                scenario=scenario,
+                mode=mode,
+                model=model,
+                iteration=iteration,
+                run=state.run_ctx,
+            ),
         )
         if isinstance(replacement, Scenario):
             scenario = replacement
     if state.time_limit_ms is not None and state.time_limit_ms < scenario.timeout_ms:
         scenario = attrs.evolve(scenario, timeout_ms=state.time_limit_ms)
-    cell = {"model": model, "mode": mode, "mode_config": mode_config, "scenario": scenario, "iteration": iteration}
+    cell = {
+        "model": model,
+        "mode": mode,
+        "mode_config": mode_config,
+        "scenario": scenario,
+        "iteration": iteration,
+    }
     outcome = await _attempts(state, cell, attempt_fn)
     if not warmup:
-        _record(state, outcome, model=model, mode=mode, scenario=scenario, iteration=iteration)
+        _record(
+            state,
+            outcome,
+            model=model,
+            mode=mode,
+            scenario=scenario,
+            iteration=iteration,
+        )
         if state.hooks.implemented("profiler_after_scenario"):
             await state.hooks.call(
                 "profiler_after_scenario",
                 ctx=AfterScenarioContext(
-                    scenario=scenario, mode=mode, model=model, iteration=iteration, result=outcome.row, trace=outcome.trace,
+                    scenario=scenario,
+                    mode=mode,
+                    model=model,
+                    iteration=iteration,
+                    result=outcome.row,
+                    trace=outcome.trace,
                     run=state.run_ctx,
                 ),
             )
     return outcome
 
 
-async def _attempts(state: RunState, cell: dict[str, Any], attempt_fn: AttemptFn) -> IterationOutcome:
+async def _attempts(
+    state: RunState, cell: dict[str, Any], attempt_fn: AttemptFn
+) -> IterationOutcome:
     """Attempts of one cell until one is clean, the retries are used up; rate limits wait and do not count."""
     scenario: Scenario = cell["scenario"]
     where = f"{cell['model']}/{cell['mode']}/{scenario.id}#{cell['iteration']}"
@@ -236,10 +348,24 @@ async def _attempts(state: RunState, cell: dict[str, Any], attempt_fn: AttemptFn
             if error is None and state.pacer is not None:
                 state.pacer.succeeded()
             return outcome
-        log.warning("retrying %s (attempt %d of %d) after: %s", where, attempt + 1, max_attempts, error)
+        log.warning(
+            "retrying %s (attempt %d of %d) after: %s",
+            where,
+            attempt + 1,
+            max_attempts,
+            error,
+        )
 
 
-def _record(state: RunState, outcome: IterationOutcome, *, model: str, mode: str, scenario: Scenario, iteration: int) -> None:
+def _record(
+    state: RunState,
+    outcome: IterationOutcome,
+    *,
+    model: str,
+    mode: str,
+    scenario: Scenario,
+    iteration: int,
+) -> None:
     """Write the cell's trace, then its row, then its analysis (the order resume relies on)."""
     writer = state.writer
     if writer is None:
@@ -251,7 +377,13 @@ def _record(state: RunState, outcome: IterationOutcome, *, model: str, mode: str
         # creating a file per trace costs the kernel 0.05-1 ms each on our VMs.
         # With analysis workers, a worker has already redacted and serialised it (``trace_text``).
         if state.trace_format == "files":
-            path = trace_file_path(state.sessions_dir, scenario.id, mode, iteration, model if state.multi_model else None)
+            path = trace_file_path(
+                state.sessions_dir,
+                scenario.id,
+                mode,
+                iteration,
+                model if state.multi_model else None,
+            )
             if outcome.trace_text is not None:
                 writer.write_trace_text(path, outcome.trace_text)
             else:
@@ -261,7 +393,11 @@ def _record(state: RunState, outcome: IterationOutcome, *, model: str, mode: str
         else:
             writer.append_trace(
                 TraceRecord(
-                    scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, trace=outcome.trace,
+                    scenario_id=scenario.id,
+                    mode=mode,
+                    model=model,
+                    iteration=iteration,
+                    trace=outcome.trace,
                     multi_model=state.multi_model,
                 )
             )
@@ -271,7 +407,14 @@ def _record(state: RunState, outcome: IterationOutcome, *, model: str, mode: str
 
 
 async def attempt_cell(
-    state: RunState, *, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario, iteration: int, attempt: int,
+    state: RunState,
+    *,
+    model: str,
+    mode: str,
+    mode_config: ModeConfig,
+    scenario: Scenario,
+    iteration: int,
+    attempt: int,
     provider: ProviderAdapter,
 ) -> tuple[IterationOutcome, str | None]:
     """One attempt of a cell: workspace, session, verifiers, collectors, analyzers, scorer, row (nothing written)."""
@@ -280,17 +423,29 @@ async def attempt_cell(
     done = _Attempt()
     try:
         params = CreateSessionParams(
-            system_instructions=mode_config.system_instructions, scenario_id=scenario.id, iteration=iteration, mode=mode,
-            model=model, scenario=scenario,
+            system_instructions=mode_config.system_instructions,
+            scenario_id=scenario.id,
+            iteration=iteration,
+            mode=mode,
+            model=model,
+            scenario=scenario,
         )
         trials = getattr(state, "trials", None)
         if trials is not None and trials.applies(scenario, provider):
-            name = workspace_name(scenario.id, mode, iteration, model if state.multi_model else None)
-            await _trial(state, provider, params, scenario, done, name)  # set-up, agent and verifier in one environment
+            name = workspace_name(
+                scenario.id, mode, iteration, model if state.multi_model else None
+            )
+            await _trial(
+                state, provider, params, scenario, done, name
+            )  # set-up, agent and verifier in one environment
         else:
             _steps_need_a_trial(state, scenario, provider)
             await _prepare_workspace(state, scenario, done)
-            params = attrs.evolve(params, workspace=str(done.folder) if done.folder is not None else None, sandbox=done.sandbox)
+            params = attrs.evolve(
+                params,
+                workspace=str(done.folder) if done.folder is not None else None,
+                sandbox=done.sandbox,
+            )
             try:
                 await _session(state, provider, params, scenario, done)
             finally:
@@ -301,12 +456,19 @@ async def attempt_cell(
                 done.verification = _as_verification(done.recorded)
             else:
                 await _verify(state, scenario, done)
-        done.metrics = {**await _collect(state, done.result, scenario, mode, model, done.trace), **done.verification_metrics()}
+        done.metrics = {
+            **await _collect(state, done.result, scenario, mode, model, done.trace),
+            **done.verification_metrics(),
+        }
         if done.trace is not None and state.analysis_pool is not None:
-            done.analysis, done.trace_text = await _analyze_in_worker(state, done.trace, scenario, mode, model, iteration)
+            done.analysis, done.trace_text = await _analyze_in_worker(
+                state, done.trace, scenario, mode, model, iteration
+            )
         elif done.trace is not None and state.analyzers:
             done.analysis = await _analyze(state, done.trace, scenario, mode)
-        done.scored = await _score(state, scenario, done, mode, model, iteration, {"attempt": attempt})
+        done.scored = await _score(
+            state, scenario, done, mode, model, iteration, {"attempt": attempt}
+        )
         if done.result.error:
             # The session itself ended in an error (an API error, a recorded failure): measured, scored, but an error.
             raise IterationError(done.result.error, code="session_error")
@@ -314,32 +476,72 @@ async def attempt_cell(
         done.failed(exc)
     completed_at = now_iso()
     if done.times is not None:
-        started_at, completed_at = done.times  # a replayed recording: when the session really happened
+        started_at, completed_at = (
+            done.times
+        )  # a replayed recording: when the session really happened
     row = make_row(
-        run_id=state.run_id, provider=state.provider_id, metric_units=state.metric_units, model=model, mode=mode,
-        scenario_id=scenario.id, iteration=iteration, started_at=started_at, completed_at=completed_at,
+        run_id=state.run_id,
+        provider=state.provider_id,
+        metric_units=state.metric_units,
+        model=model,
+        mode=mode,
+        scenario_id=scenario.id,
+        iteration=iteration,
+        started_at=started_at,
+        completed_at=completed_at,
         elapsed_ms=(time.perf_counter() - t0) * 1000,
-        session_id=getattr(done.handle, "session_id", "") if done.handle is not None else "",
-        result=done.result, trace=done.trace, scored=done.scored, metrics=done.metrics, error=done.error,
-        error_code=done.error_code, reason=done.reason, attempts=attempt,
+        session_id=getattr(done.handle, "session_id", "")
+        if done.handle is not None
+        else "",
+        result=done.result,
+        trace=done.trace,
+        scored=done.scored,
+        metrics=done.metrics,
+        error=done.error,
+        error_code=done.error_code,
+        reason=done.reason,
+        attempts=attempt,
         reward=done.verification.reward if done.verification is not None else None,
     )
     if done.folder is not None and state.workspaces is not None:
-        _release_workspace(state.workspaces, done.folder, done.left_empty, failed=bool(row.error) or not row.success,
-                           name=lambda: workspace_name(scenario.id, mode, iteration, model if state.multi_model else None))
+        _release_workspace(
+            state.workspaces,
+            done.folder,
+            done.left_empty,
+            failed=bool(row.error) or not row.success,
+            name=lambda: workspace_name(
+                scenario.id, mode, iteration, model if state.multi_model else None
+            ),
+        )
     bundle = None
     if done.analysis:
         bundle = SessionAnalysisBundle(
-            session_id=row.session_id, scenario_id=scenario.id, mode=mode, model=model, iteration=iteration, results=done.analysis
+            session_id=row.session_id,
+            scenario_id=scenario.id,
+            mode=mode,
+            model=model,
+            iteration=iteration,
+            results=done.analysis,
         )
     outcome = IterationOutcome(
-        row=row, trace=done.trace, bundle=bundle, retry_after=done.retry_after, rate_limited=done.error_code == "rate_limited",
+        row=row,
+        trace=done.trace,
+        bundle=bundle,
+        retry_after=done.retry_after,
+        rate_limited=done.error_code == "rate_limited",
         trace_text=done.trace_text,
     )
     return outcome, done.error
 
 
-def _release_workspace(workspaces: Workspaces, folder: Path, left_empty: bool, *, failed: bool, name: Callable[[], str]) -> None:
+def _release_workspace(
+    workspaces: Workspaces,
+    folder: Path,
+    left_empty: bool,
+    *,
+    failed: bool,
+    name: Callable[[], str],
+) -> None:
     """An empty workspace serves the next session (one scandir at most, none when the report saw it empty);
     any other is kept for inspection or removed, under a name made only then."""
     if left_empty:
@@ -348,7 +550,9 @@ def _release_workspace(workspaces: Workspaces, folder: Path, left_empty: bool, *
         workspaces.keep_or_remove(folder, failed=failed, name=name())
 
 
-async def _prepare_workspace(state: RunState, scenario: Scenario, done: _Attempt) -> None:
+async def _prepare_workspace(
+    state: RunState, scenario: Scenario, done: _Attempt
+) -> None:
     """The attempt's fresh workspace (none when the run manages none); a failure is the cell's set-up error."""
     if state.workspaces is None:
         return
@@ -356,15 +560,25 @@ async def _prepare_workspace(state: RunState, scenario: Scenario, done: _Attempt
         done.folder = await state.workspaces.prepare(scenario)
         if scenario.environment is not None:
             # The task's image (built by prepare), with what agents must not read hidden.
-            done.sandbox = state.workspaces.for_agents((await state.workspaces.task_sandbox(scenario)).settings)
+            done.sandbox = state.workspaces.for_agents(
+                (await state.workspaces.task_sandbox(scenario)).settings
+            )
     except SetupError as exc:
         raise IterationError(f"setup failed: {exc}", code="setup_error") from None
 
 
-async def _trial(state: RunState, provider: ProviderAdapter, params: CreateSessionParams, scenario: Scenario, done: _Attempt,
-                 name: str) -> None:
+async def _trial(
+    state: RunState,
+    provider: ProviderAdapter,
+    params: CreateSessionParams,
+    scenario: Scenario,
+    done: _Attempt,
+    name: str,
+) -> None:
     """The attempt as one trial in one environment: set-up, the agent, then the verifier (runner/trial.py)."""
-    from . import trial  # the trial machinery: only for a run whose tasks run in an environment of their own
+    from . import (
+        trial,
+    )  # the trial machinery: only for a run whose tasks run in an environment of their own
 
     try:
         task = await state.workspaces.task_sandbox(scenario)
@@ -375,14 +589,26 @@ async def _trial(state: RunState, provider: ProviderAdapter, params: CreateSessi
     try:
         await trial.setup(run)
         params = attrs.evolve(
-            params, sandbox=task.settings, environment=run.environment, environment_workdir=run.workdir,
+            params,
+            sandbox=task.settings,
+            environment=run.environment,
+            environment_workdir=run.workdir,
             environment_user=await trial.agent_user(run, task.settings),
         )
 
         if scenario.steps:
             await _steps(state, provider, params, scenario, done, run, name)
         else:
-            await _turn(state, provider, params, scenario, done, run, state.trials.verifier_dir / name, name)
+            await _turn(
+                state,
+                provider,
+                params,
+                scenario,
+                done,
+                run,
+                state.trials.verifier_dir / name,
+                name,
+            )
     finally:
         try:
             if _may_keep(state.workspaces.keep, done):
@@ -392,8 +618,16 @@ async def _trial(state: RunState, provider: ProviderAdapter, params: CreateSessi
             await trial.stop_trial(run)
 
 
-async def _turn(state: RunState, provider: ProviderAdapter, params: CreateSessionParams, scenario: Scenario, done: _Attempt,
-                run: Any, keep: Path, name: str) -> None:
+async def _turn(
+    state: RunState,
+    provider: ProviderAdapter,
+    params: CreateSessionParams,
+    scenario: Scenario,
+    done: _Attempt,
+    run: Any,
+    keep: Path,
+    name: str,
+) -> None:
     """One agent turn in the trial (``scenario``: the task, or one step's view of it), then its verifiers."""
     from . import trial
 
@@ -406,7 +640,9 @@ async def _turn(state: RunState, provider: ProviderAdapter, params: CreateSessio
 
     if await trial.agent_phase(run, session):
         done.reason = "timeout"  # recorded on the row; the verifier still judges what the agent left
-        done.result = done.result if done.result is not None else trial.timed_out_result()
+        done.result = (
+            done.result if done.result is not None else trial.timed_out_result()
+        )
     if done.trace is not None:
         done.trace = attrs.evolve(done.trace, workspace=await trial.report(run))
     if scenario.verify:
@@ -414,7 +650,9 @@ async def _turn(state: RunState, provider: ProviderAdapter, params: CreateSessio
 
         try:
             if any(v.separate is not None for v in scenario.verify):
-                from .trial_separate import verify_apart  # a verifier with an environment of its own
+                from .trial_separate import (
+                    verify_apart,
+                )  # a verifier with an environment of its own
 
                 done.verification = await verify_apart(state, run, scenario, keep, name)
             else:
@@ -423,8 +661,15 @@ async def _turn(state: RunState, provider: ProviderAdapter, params: CreateSessio
             raise IterationError(str(exc), code="verifier_error") from None
 
 
-async def _steps(state: RunState, provider: ProviderAdapter, params: CreateSessionParams, scenario: Scenario, done: _Attempt,
-                 run: Any, name: str) -> None:
+async def _steps(
+    state: RunState,
+    provider: ProviderAdapter,
+    params: CreateSessionParams,
+    scenario: Scenario,
+    done: _Attempt,
+    run: Any,
+    name: str,
+) -> None:
     """A multi-step task's steps in order in the one trial; the row keeps the last step's session and every step's reward."""
     from . import trial_steps
 
@@ -434,7 +679,16 @@ async def _steps(state: RunState, provider: ProviderAdapter, params: CreateSessi
             view = trial_steps.step_scenario(scenario, step)
             await trial_steps.step_files(run, step)
             done.verification = None
-            await _turn(state, provider, attrs.evolve(params, scenario=view), view, done, run, state.trials.verifier_dir / name / step.name, name)
+            await _turn(
+                state,
+                provider,
+                attrs.evolve(params, scenario=view),
+                view,
+                done,
+                run,
+                state.trials.verifier_dir / name / step.name,
+                name,
+            )
             if done.verification is not None:
                 results.append((step, done.verification))
             if not trial_steps.reached(step, done.verification):
@@ -443,10 +697,18 @@ async def _steps(state: RunState, provider: ProviderAdapter, params: CreateSessi
         done.verification = trial_steps.combine(scenario, results) if results else None
 
 
-def _steps_need_a_trial(state: RunState, scenario: Scenario, provider: ProviderAdapter) -> None:
+def _steps_need_a_trial(
+    state: RunState, scenario: Scenario, provider: ProviderAdapter
+) -> None:
     """A multi-step task's steps share one environment: outside a trial only a provider that verifies itself (Harbor's) runs it."""
-    if scenario.steps and not hasattr(getattr(provider, "provider", provider), "session_verification"):
-        sandbox = getattr(getattr(getattr(state, "workspaces", None), "sandbox", None), "sandbox", "none")
+    if scenario.steps and not hasattr(
+        getattr(provider, "provider", provider), "session_verification"
+    ):
+        sandbox = getattr(
+            getattr(getattr(state, "workspaces", None), "sandbox", None),
+            "sandbox",
+            "none",
+        )
         raise IterationError(
             f"setup failed: scenario {scenario.id!r} is a multi-step task: it runs as a trial (execution.sandbox docker, podman, "
             f"bwrap or a plugin's, with the oracle or the simulated agent), not under {sandbox!r} with {getattr(provider, 'id', '?')!r}",
@@ -459,7 +721,9 @@ def _may_keep(keep: str, done: _Attempt) -> bool:
     (the scorer has not decided yet: with ``verify`` it decides on the same checks)."""
     if keep == "all":
         return True
-    passed = done.verification is not None and all(check.passed for check in done.verification.checks)
+    passed = done.verification is not None and all(
+        check.passed for check in done.verification.checks
+    )
     return keep == "failed" and not passed
 
 
@@ -474,7 +738,10 @@ async def _verify(state: RunState, scenario: Scenario, done: _Attempt) -> None:
         done.left_empty = not scenario.verify and report == EMPTY_WORKSPACE
     if not scenario.verify:
         return
-    from .verify import VerifierError, run_verifiers  # with its sandbox commands: only for a scenario with verifiers
+    from .verify import (
+        VerifierError,
+        run_verifiers,
+    )  # with its sandbox commands: only for a scenario with verifiers
 
     try:
         done.verification = await run_verifiers(state.workspaces, scenario, done.folder)
@@ -486,12 +753,22 @@ def _as_verification(recorded: Any) -> Verification:
     """A replayed recording's verifier outcome (a Harbor trial's reward), as the runner's own verification."""
     from .verify import Verification
 
-    return Verification(checks=tuple(recorded.checks), reward=recorded.reward, scores=dict(recorded.scores))
+    return Verification(
+        checks=tuple(recorded.checks),
+        reward=recorded.reward,
+        scores=dict(recorded.scores),
+    )
 
 
-def workspace_name(scenario_id: str, mode: str, iteration: int, model: str | None) -> str:
+def workspace_name(
+    scenario_id: str, mode: str, iteration: int, model: str | None
+) -> str:
     """Where a kept workspace goes under ``workspaces/``: ``<scenario>/<mode>-iter-<n>`` (ids made safe)."""
-    return trace_file_path(Path(), scenario_id, mode, iteration, model).with_suffix("").as_posix()
+    return (
+        trace_file_path(Path(), scenario_id, mode, iteration, model)
+        .with_suffix("")
+        .as_posix()
+    )
 
 
 @attrs.define
@@ -524,36 +801,64 @@ class _Attempt:
         """The verifiers' named sub-scores, as ``reward_<name>`` metrics of the row."""
         if self.verification is None:
             return {}
-        return {f"reward_{name}": value for name, value in self.verification.scores.items()}
+        return {
+            f"reward_{name}": value for name, value in self.verification.scores.items()
+        }
 
     def failed(self, exc: IterationError) -> None:
         """Record why the attempt failed."""
-        self.error, self.error_code, self.reason, self.retry_after = str(exc), exc.code, exc.reason, exc.retry_after
+        self.error, self.error_code, self.reason, self.retry_after = (
+            str(exc),
+            exc.code,
+            exc.reason,
+            exc.retry_after,
+        )
 
 
-async def _session(state: RunState, provider: ProviderAdapter, params: CreateSessionParams, scenario: Scenario, done: _Attempt) -> None:
+async def _session(
+    state: RunState,
+    provider: ProviderAdapter,
+    params: CreateSessionParams,
+    scenario: Scenario,
+    done: _Attempt,
+) -> None:
     """Create the session, prompt it and export its trace, under the scenario's timeout."""
     # trio.fail_after's scope, without its generator-based context manager (once per cell)
     scope = trio.CancelScope(relative_deadline=scenario.timeout_ms / 1000)
     try:
         with scope:
             done.handle = await provider.create_session(params)
-            done.result = _checked_result(provider, await provider.prompt(done.handle, scenario.prompt, scenario.timeout_ms))
+            done.result = _checked_result(
+                provider,
+                await provider.prompt(
+                    done.handle, scenario.prompt, scenario.timeout_ms
+                ),
+            )
             if state.export_needed:
-                done.trace = _checked_trace(provider, await provider.export_session(done.handle))
+                done.trace = _checked_trace(
+                    provider, await provider.export_session(done.handle)
+                )
             done.times = provider.session_times(done.handle)
             done.recorded = provider.session_verification(done.handle)
-    except trio.TooSlowError:  # a provider's own deadline, counted as the session's (as before this scope)
+    except (
+        trio.TooSlowError
+    ):  # a provider's own deadline, counted as the session's (as before this scope)
         raise _timed_out(scenario) from None
     except IterationError:
         raise
     except RateLimitedError as exc:
-        raise IterationError(f"rate limited: {exc}", code="rate_limited", retry_after=exc.retry_after) from exc
+        raise IterationError(
+            f"rate limited: {exc}", code="rate_limited", retry_after=exc.retry_after
+        ) from exc
     except PLUGIN_ERRORS as exc:  # SystemExit too: a provider calling sys.exit() gets an error row, not the run's end
-        raise IterationError(f"{type(exc).__name__}: {exc}", code="provider_error") from exc
+        raise IterationError(
+            f"{type(exc).__name__}: {exc}", code="provider_error"
+        ) from exc
     if scope.cancelled_caught:
         raise _timed_out(scenario)
 
 
 def _timed_out(scenario: Scenario) -> IterationError:
-    return IterationError(f"timed out after {scenario.timeout_ms} ms", reason="timeout", code="timeout")
+    return IterationError(
+        f"timed out after {scenario.timeout_ms} ms", reason="timeout", code="timeout"
+    )

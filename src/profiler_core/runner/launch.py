@@ -42,7 +42,9 @@ def run_from_profile(
     overrides = dict(overrides or {})
     config = load_profile(profile, overrides, registry=manager.registry)
     run_id = resume or run_id or new_run_id()
-    check_run_sandbox(SandboxSettings.from_execution(config.execution), manager)  # before the lock makes the results folder
+    check_run_sandbox(
+        SandboxSettings.from_execution(config.execution), manager
+    )  # before the lock makes the results folder
     results_dir = Path(config.output.results_dir)
     made = [d for d in (results_dir, *results_dir.parents) if not d.exists()]
     lock = RunLock(RunPaths(results_dir, run_id))
@@ -50,23 +52,41 @@ def run_from_profile(
     try:
         manifest = None
         if resume:
-            manifest = read_manifest(RunPaths(Path(config.output.results_dir), run_id).manifest)
+            manifest = read_manifest(
+                RunPaths(Path(config.output.results_dir), run_id).manifest
+            )
             if manifest.overrides:
                 # Resume what was started, its flags included; flags given now win.
-                config = load_profile(profile, {**manifest.overrides, **overrides}, registry=manager.registry)
+                config = load_profile(
+                    profile,
+                    {**manifest.overrides, **overrides},
+                    registry=manager.registry,
+                )
         options = options_from_config(
-            config, manager, run_id=run_id, resume=bool(resume), force=force, hooks=list(hooks), **extra
+            config,
+            manager,
+            run_id=run_id,
+            resume=bool(resume),
+            force=force,
+            hooks=list(hooks),
+            **extra,
         )
-        from .reuse import prepare_reuse  # the cells' fingerprints; --reuse: an earlier run's unchanged rows
+        from .reuse import (
+            prepare_reuse,
+        )  # the cells' fingerprints; --reuse: an earlier run's unchanged rows
 
         reused = prepare_reuse(reuse, config, run_id, resume=bool(resume))
         if manifest is not None and manifest.reused is not None:
-            reused["reused"] = manifest.reused  # a resumed run still says where its reused rows came from
+            reused["reused"] = (
+                manifest.reused
+            )  # a resumed run still says where its reused rows came from
         options = attrs.evolve(options, **reused)
         return Run(options, lock=lock, on_prepared=on_prepared), config
     except BaseException:
         lock.release()
-        for folder in made:  # innermost first: a profile that cannot run leaves no folder behind
+        for (
+            folder
+        ) in made:  # innermost first: a profile that cannot run leaves no folder behind
             try:
                 folder.rmdir()
             except OSError:

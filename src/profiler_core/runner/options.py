@@ -10,13 +10,22 @@ import attrs
 from ..errors import ConfigError
 from ..model import ModeConfig, ProfileRow, Scenario
 from ..model.record import Record
-from ..plugins.contracts import Analyzer, Collector, JudgeProvider, ModeResolver, Scorer, SessionProvider
+from ..plugins.contracts import (
+    Analyzer,
+    Collector,
+    JudgeProvider,
+    ModeResolver,
+    Scorer,
+    SessionProvider,
+)
 from ..plugins.manager import PluginManager
 from ..sandbox import SandboxSettings
 from ..storage.tracestore import TRACE_FORMATS
 
 if TYPE_CHECKING:
-    from .stopping import StopRule  # numpy: imported by runs with a stop rule only (build.py)
+    from .stopping import (
+        StopRule,
+    )  # numpy: imported by runs with a stop rule only (build.py)
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -136,11 +145,15 @@ def validate_options(options: RunOptions) -> None:
     if options.allowed_retries < 0:
         problems.append(f"allowed_retries must be >= 0, got {options.allowed_retries}")
     if options.concurrency is not None and options.concurrency < 1:
-        problems.append(f"concurrency must be >= 1 (or None for auto), got {options.concurrency}")
+        problems.append(
+            f"concurrency must be >= 1 (or None for auto), got {options.concurrency}"
+        )
     if options.max_concurrency < 1:
         problems.append(f"max_concurrency must be >= 1, got {options.max_concurrency}")
     if options.analysis_workers is not None and options.analysis_workers < 0:
-        problems.append(f"analysis_workers must be >= 0 (or None for auto), got {options.analysis_workers}")
+        problems.append(
+            f"analysis_workers must be >= 0 (or None for auto), got {options.analysis_workers}"
+        )
     if not options.mode_list():
         problems.append("at least one mode is required")
     if not options.scenarios:
@@ -148,11 +161,17 @@ def validate_options(options: RunOptions) -> None:
     if not options.models:
         problems.append("at least one model is required")
     if options.trace_format not in TRACE_FORMATS:
-        problems.append(f"trace_format {options.trace_format!r}: expected one of {', '.join(TRACE_FORMATS)}")
+        problems.append(
+            f"trace_format {options.trace_format!r}: expected one of {', '.join(TRACE_FORMATS)}"
+        )
     if options.modes is None and options.mode_resolver is None:
-        problems.append("give `modes` (name -> ModeConfig) or a `mode_resolver` with `mode_names`")
+        problems.append(
+            "give `modes` (name -> ModeConfig) or a `mode_resolver` with `mode_names`"
+        )
     if options.keep_workspaces not in ("failed", "all", "none"):
-        problems.append(f"keep_workspaces: expected failed, all or none, got {options.keep_workspaces!r}")
+        problems.append(
+            f"keep_workspaces: expected failed, all or none, got {options.keep_workspaces!r}"
+        )
     if options.resume and not options.run_id:
         problems.append("resume needs the run_id of the run to continue")
     if problems:

@@ -31,7 +31,13 @@ PLUGIN_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit)
 class IterationError(Exception):
     """A failure inside an iteration that is worth a retry."""
 
-    def __init__(self, message: str, reason: str = "error", code: str = "error", retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        reason: str = "error",
+        code: str = "error",
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.reason = reason
         self.code = code

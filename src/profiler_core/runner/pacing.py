@@ -19,10 +19,14 @@ AUTO_START = 2
 class Pacer:
     """The run's concurrency limit and its rate-limit pause."""
 
-    def __init__(self, concurrency: int | None, max_concurrency: int = 16, grow_after: int = 4) -> None:
+    def __init__(
+        self, concurrency: int | None, max_concurrency: int = 16, grow_after: int = 4
+    ) -> None:
         self.adaptive = concurrency is None
         self.max = max_concurrency if self.adaptive else int(concurrency or 1)
-        self.limiter = trio.CapacityLimiter(min(AUTO_START, self.max) if self.adaptive else self.max)
+        self.limiter = trio.CapacityLimiter(
+            min(AUTO_START, self.max) if self.adaptive else self.max
+        )
         self.grow_after = grow_after
         self._streak = 0
         #: the highest level known to work: one below where a rate limit came (probed again after a long streak)
@@ -55,8 +59,12 @@ class Pacer:
             return
         self._streak += 1
         if self._streak >= 10 * self.grow_after and self._ceiling < self.max:
-            self._ceiling += 1  # a long clean streak: the limit may have lifted, probe one higher
-        if self._streak % self.grow_after == 0 and self.current < min(self._ceiling, self.max):
+            self._ceiling += (
+                1  # a long clean streak: the limit may have lifted, probe one higher
+            )
+        if self._streak % self.grow_after == 0 and self.current < min(
+            self._ceiling, self.max
+        ):
             self.limiter.total_tokens = self.current + 1
 
     def rate_limited(self, retry_after: float | None, tries: int = 1) -> float:

@@ -46,19 +46,30 @@ def plan_run(
     warnings: list[str],
 ) -> RunPlan:
     """The run's plan; decisions a user should know about are appended to ``warnings``."""
-    modes, models, scenarios = tuple(mode_configs), tuple(options.models), tuple(options.scenarios)
+    modes, models, scenarios = (
+        tuple(mode_configs),
+        tuple(options.models),
+        tuple(options.scenarios),
+    )
     cells = _cells(options, models, modes, scenarios)
     done = {r.cell for r in previous}
     todo = tuple(c for c in cells if (c[0], c[1], c[2].id, c[3]) not in done)
     scope = provider.init_scope
     first = mode_configs[modes[0]]
-    if scope != "mode" and len(modes) > 1 and any(
-        c.provider_overrides or c.environment != first.environment for c in mode_configs.values()
+    if (
+        scope != "mode"
+        and len(modes) > 1
+        and any(
+            c.provider_overrides or c.environment != first.environment
+            for c in mode_configs.values()
+        )
     ):
         # Overrides and the environment reach a provider only through init(); re-init per mode
         # so each mode's agent really gets its own.
         scope = "mode"
-        warnings.append("provider initialised once per mode because modes set provider_overrides or environments")
+        warnings.append(
+            "provider initialised once per mode because modes set provider_overrides or environments"
+        )
     # Modes overlap when each (model, mode) can get its own instance and the provider does not read
     # the runner's process environment; otherwise they run one after another.
     overlap = options.provider_factory is not None and not provider.needs_process_env
@@ -68,21 +79,46 @@ def plan_run(
             "(a provider factory and no needs_process_env); cells ran mode after mode"
         )
     run_ctx = RunContext(
-        run_id=run_id, modes=modes, scenarios=scenarios, repetitions=options.repetitions, models=models,
-        provider=provider.id, results_dir=str(options.results_dir), reports_dir=str(options.reports_dir),
-        session_export=options.session_export, extensions=options.extensions, profile_path=options.profile_path,
+        run_id=run_id,
+        modes=modes,
+        scenarios=scenarios,
+        repetitions=options.repetitions,
+        models=models,
+        provider=provider.id,
+        results_dir=str(options.results_dir),
+        reports_dir=str(options.reports_dir),
+        session_export=options.session_export,
+        extensions=options.extensions,
+        profile_path=options.profile_path,
     )
     return RunPlan(
-        models=models, modes=modes, scenarios=scenarios, mode_configs=mode_configs, cells=cells, todo=todo, run_ctx=run_ctx,
-        scope=scope, overlap=overlap, trace_format=trace_format, resumed_from=tuple(resumed_from),
+        models=models,
+        modes=modes,
+        scenarios=scenarios,
+        mode_configs=mode_configs,
+        cells=cells,
+        todo=todo,
+        run_ctx=run_ctx,
+        scope=scope,
+        overlap=overlap,
+        trace_format=trace_format,
+        resumed_from=tuple(resumed_from),
     )
 
 
-def _cells(options: RunOptions, models: tuple[str, ...], modes: tuple[str, ...], scenarios: tuple[Scenario, ...]) -> tuple[Cell, ...]:
+def _cells(
+    options: RunOptions,
+    models: tuple[str, ...],
+    modes: tuple[str, ...],
+    scenarios: tuple[Scenario, ...],
+) -> tuple[Cell, ...]:
     """The matrix in (model, mode, scenario, iteration) order, or exactly ``options.cells`` in their order."""
     if options.cells is not None:
         by_id = {s.id: s for s in scenarios}
-        return tuple((model, mode, by_id[scenario_id], i) for model, mode, scenario_id, i in options.cells)
+        return tuple(
+            (model, mode, by_id[scenario_id], i)
+            for model, mode, scenario_id, i in options.cells
+        )
     return tuple(
         (model, mode, scenario, i)
         for model in models

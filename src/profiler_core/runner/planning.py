@@ -46,7 +46,9 @@ class EarlierRuns(Record):
     match: str
 
 
-def earlier_runs(results_dir: Path, profile_hash: str, profile_path: str | None) -> EarlierRuns | None:
+def earlier_runs(
+    results_dir: Path, profile_hash: str, profile_path: str | None
+) -> EarlierRuns | None:
     """The runs in ``results_dir`` with this profile hash, else those of the same profile file; None if none."""
     from ..storage.store import read_jsonl, read_manifest
 
@@ -62,7 +64,11 @@ def earlier_runs(results_dir: Path, profile_hash: str, profile_path: str | None)
     match = "same profile"
     if not same and profile_path:
         wanted = Path(profile_path).resolve()
-        same = [(p, m) for p, m in manifests if m.profile_path and Path(m.profile_path).resolve() == wanted]
+        same = [
+            (p, m)
+            for p, m in manifests
+            if m.profile_path and Path(m.profile_path).resolve() == wanted
+        ]
         match = "same profile file"
     rows: list[ProfileRow] = []
     for path, _manifest in same:
@@ -71,7 +77,9 @@ def earlier_runs(results_dir: Path, profile_hash: str, profile_path: str | None)
             rows += [r for r in read_jsonl(jsonl).rows if r.iteration >= 0]
     if not rows:
         return None
-    return EarlierRuns(manifests=tuple(m for _, m in same), rows=tuple(rows), match=match)
+    return EarlierRuns(
+        manifests=tuple(m for _, m in same), rows=tuple(rows), match=match
+    )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -123,7 +131,9 @@ def _total(n: int, mean: float, sd: float, known: int) -> tuple[float, float]:
     return n * mean, n * sd * sd + (n * n * sd * sd / known if known else 0.0)
 
 
-def estimate(sessions: dict[str, int], costs: dict[str, SessionCost], concurrency: int) -> Estimate | None:
+def estimate(
+    sessions: dict[str, int], costs: dict[str, SessionCost], concurrency: int
+) -> Estimate | None:
     """Cost and elapsed time of ``sessions`` (mode -> count) from earlier sessions; None for a mode never seen."""
     if any(mode not in costs for mode, n in sessions.items() if n):
         return None
@@ -145,7 +155,9 @@ def estimate(sessions: dict[str, int], costs: dict[str, SessionCost], concurrenc
     )
 
 
-def sessions_per_mode(models: Sequence[str], modes: Sequence[str], scenarios: int, repetitions: int) -> dict[str, int]:
+def sessions_per_mode(
+    models: Sequence[str], modes: Sequence[str], scenarios: int, repetitions: int
+) -> dict[str, int]:
     """Sessions each mode runs for ``repetitions`` rounds (warm-ups not counted)."""
     return {mode: len(models) * scenarios * repetitions for mode in modes}
 
@@ -153,21 +165,33 @@ def sessions_per_mode(models: Sequence[str], modes: Sequence[str], scenarios: in
 # ---------------------------------------------------------------- plan
 
 
-def parse_detect(items: Iterable[str], metrics: Sequence[str]) -> dict[str, tuple[float, str]]:
+def parse_detect(
+    items: Iterable[str], metrics: Sequence[str]
+) -> dict[str, tuple[float, str]]:
     """``["cost:10%", "success:10pp"]`` -> metric -> (value, kind); every metric gets one (a default when not named)."""
     from ..config.schema import STOP_METRICS, parse_margin
 
-    out = {m: parse_margin(DEFAULT_DETECT.get(m, DEFAULT_DETECT_OTHER)) for m in metrics}
+    out = {
+        m: parse_margin(DEFAULT_DETECT.get(m, DEFAULT_DETECT_OTHER)) for m in metrics
+    }
     for item in items:
         metric, sep, value = item.partition(":")
         metric = metric.strip()
         parsed = parse_margin(value.strip()) if sep else None
         if metric not in STOP_METRICS:
-            raise ConfigError(f"--detect {item!r}: unknown metric {metric!r} (metrics: {', '.join(STOP_METRICS)})")
+            raise ConfigError(
+                f"--detect {item!r}: unknown metric {metric!r} (metrics: {', '.join(STOP_METRICS)})"
+            )
         if parsed is None or parsed[0] <= 0:
-            raise ConfigError(f"--detect {item!r}: expected METRIC:EFFECT such as cost:10% or success:10pp")
+            raise ConfigError(
+                f"--detect {item!r}: expected METRIC:EFFECT such as cost:10% or success:10pp"
+            )
         if (metric == "success") != (parsed[1] != "relative"):
-            hint = "in percentage points (success:10pp)" if metric == "success" else "a percentage (cost:10%) or a number"
+            hint = (
+                "in percentage points (success:10pp)"
+                if metric == "success"
+                else "a percentage (cost:10%) or a number"
+            )
             raise ConfigError(f"--detect {item!r}: give {metric}'s effect as {hint}")
         out[metric] = parsed
     return {m: v for m, v in out.items() if v is not None}
@@ -198,16 +222,28 @@ class MetricPlan(Record):
     naive_rounds: int | None = None
 
 
-def pilot_pairs(rows: Iterable[ProfileRow], mode: str, baseline: str, metric: str) -> dict[str, np.ndarray]:
+def pilot_pairs(
+    rows: Iterable[ProfileRow], mode: str, baseline: str, metric: str
+) -> dict[str, np.ndarray]:
     """The pilot's (candidate, baseline) values per scenario, paired by (model, scenario, iteration); errored rows out."""
     cells: dict[tuple[str, str, int], dict[str, float]] = {}
     for row in rows:
-        if row.iteration < 0 or row.error is not None or row.mode not in (mode, baseline):
+        if (
+            row.iteration < 0
+            or row.error is not None
+            or row.mode not in (mode, baseline)
+        ):
             continue
-        cells.setdefault((row.model, row.scenario_id, row.iteration), {})[row.mode] = row_value(row, metric)
+        cells.setdefault((row.model, row.scenario_id, row.iteration), {})[row.mode] = (
+            row_value(row, metric)
+        )
     by_scenario: dict[str, list[tuple[float, float]]] = {}
     for (_, scenario, _), pair in cells.items():
-        if mode in pair and baseline in pair and not (math.isnan(pair[mode]) or math.isnan(pair[baseline])):
+        if (
+            mode in pair
+            and baseline in pair
+            and not (math.isnan(pair[mode]) or math.isnan(pair[baseline]))
+        ):
             by_scenario.setdefault(scenario, []).append((pair[mode], pair[baseline]))
     return {s: np.array(v) for s, v in sorted(by_scenario.items())}
 
@@ -245,11 +281,20 @@ def plan_metric(
         df = variance_df(d)
     fixed = naive = spread = None
     if size > 0 and sd > 0 and scenarios:
-        fixed = planned_rounds(sd, size, df, scenarios=scenarios, confidence=level, power=power)
-        naive = max(1, math.ceil(fixed_sample_size(sd, size, confidence=level, power=power) / scenarios))
+        fixed = planned_rounds(
+            sd, size, df, scenarios=scenarios, confidence=level, power=power
+        )
+        naive = max(
+            1,
+            math.ceil(
+                fixed_sample_size(sd, size, confidence=level, power=power) / scenarios
+            ),
+        )
         spread = tuple(max(1, math.ceil(fixed_sample_size(sd * sd_factor(df, q), size, confidence=level, power=power) / scenarios))
                        for q in (0.1, 0.9))  # fmt: skip
-    stop_rounds, decided = _stop_rounds(metric, diff, base, settings, scenarios, level, size, base_mean)
+    stop_rounds, decided = _stop_rounds(
+        metric, diff, base, settings, scenarios, level, size, base_mean
+    )
     return MetricPlan(
         mode=mode, metric=metric, pairs=int(n), baseline_mean=base_mean, sd=sd, effect=size,
         fixed_rounds=fixed, stop_rounds=stop_rounds, decided=decided, rounds_range=spread, naive_rounds=naive,  # type: ignore[arg-type]
@@ -290,18 +335,38 @@ def sd_factor(df: float, q: float) -> float:
 _SD_QUANTILES = (np.arange(200) + 0.5) / 200
 
 
-def planned_rounds(sd: float, effect: float, df: float, *, scenarios: int, confidence: float, power: float) -> int:
+def planned_rounds(
+    sd: float,
+    effect: float,
+    df: float,
+    *,
+    scenarios: int,
+    confidence: float,
+    power: float,
+) -> int:
     """The fewest rounds whose power, averaged over the true SDs a pilot SD ``sd`` with ``df`` degrees allows, is ``power``.
 
     Taking the pilot's SD as exact gives about half the plans too few rounds (achieved power
     59-73% for 80% asked); averaging the power over the SD's uncertainty brings the average back.
     """
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-    factors = np.array([sd_factor(df, float(q)) for q in _SD_QUANTILES]) if math.isfinite(df) else np.ones(1)
+    factors = (
+        np.array([sd_factor(df, float(q)) for q in _SD_QUANTILES])
+        if math.isfinite(df)
+        else np.ones(1)
+    )
     cdf = np.vectorize(NormalDist().cdf)
-    rounds = max(1, math.ceil(fixed_sample_size(sd, effect, confidence=confidence, power=power) / scenarios))
+    rounds = max(
+        1,
+        math.ceil(
+            fixed_sample_size(sd, effect, confidence=confidence, power=power)
+            / scenarios
+        ),
+    )
     for _ in range(10_000):
-        achieved = float(cdf(effect * math.sqrt(rounds * scenarios) / (sd * factors) - z).mean())
+        achieved = float(
+            cdf(effect * math.sqrt(rounds * scenarios) / (sd * factors) - z).mean()
+        )
         if achieved >= power:
             return rounds
         rounds += max(1, rounds // 50)
@@ -341,7 +406,11 @@ def _logit_shift(rates: np.ndarray, effect: float) -> np.ndarray:
 
 
 def _simulate(
-    pairs: dict[str, np.ndarray], metric: str, effect: float, rounds: int, rng: np.random.Generator
+    pairs: dict[str, np.ndarray],
+    metric: str,
+    effect: float,
+    rounds: int,
+    rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Simulated runs' paired differences and baseline values, (SIMULATIONS, rounds * scenarios)."""
     scenarios = list(pairs.values())
@@ -354,7 +423,13 @@ def _simulate(
         everything = np.concatenate([p[:, 1] for p in scenarios])
         pooled = float(everything.mean())
         # Each scenario's rate from a few pilot pairs, shrunk toward the pooled rate (2 pseudo-pairs), never 0 or 1.
-        rates = np.clip(np.array([(p[:, 1].sum() + 2 * pooled) / (p.shape[0] + 2) for p in scenarios]), 1e-3, 1 - 1e-3)
+        rates = np.clip(
+            np.array(
+                [(p[:, 1].sum() + 2 * pooled) / (p.shape[0] + 2) for p in scenarios]
+            ),
+            1e-3,
+            1 - 1e-3,
+        )
         moved = _logit_shift(rates, effect)
         for j in range(len(scenarios)):
             b = rng.random(shape[:2]) < rates[j]
@@ -383,7 +458,11 @@ def _stop_rounds(
     out = seq.outcome
     out[:, : settings.min_repetitions - 1] = UNDECIDED
     any_ = (out != UNDECIDED).any(axis=1)
-    first = np.where(any_, (out != UNDECIDED).argmax(axis=1) + 1, settings.max_repetitions)
+    first = np.where(
+        any_, (out != UNDECIDED).argmax(axis=1) + 1, settings.max_repetitions
+    )
     right = 1 if metric == "success" else -1
     at_first = out[np.arange(out.shape[0]), first - 1]
-    return first, float((at_first == right).mean()) if effect > 0 else float(any_.mean())
+    return first, float((at_first == right).mean()) if effect > 0 else float(
+        any_.mean()
+    )

@@ -23,7 +23,14 @@ class Progress:
             return  # twice per cell: no event is built when nobody listens
         self.hooks.call_sync(
             "profiler_progress",
-            event=ProgressEvent(kind=kind, run_id=self.run_id, completed=self.completed, total=self.total, failed=self.failed, **fields),
+            event=ProgressEvent(
+                kind=kind,
+                run_id=self.run_id,
+                completed=self.completed,
+                total=self.total,
+                failed=self.failed,
+                **fields,
+            ),
         )
 
 

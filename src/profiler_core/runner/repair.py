@@ -23,42 +23,69 @@ log = logging.getLogger("agent_profiler")
 
 
 async def repair_analyses(
-    paths: RunPaths, store: Path | None, rows: Sequence[ProfileRow], analyzers: Sequence[Any], scenarios: Sequence[Scenario],
+    paths: RunPaths,
+    store: Path | None,
+    rows: Sequence[ProfileRow],
+    analyzers: Sequence[Any],
+    scenarios: Sequence[Scenario],
     writer: RowWriter,
 ) -> list[str]:
     """Analyse the stored traces of recorded cells that have no analysis bundle; what was done, as warnings."""
     if not analyzers or not rows:
         return []
-    done = {(r.model, r.mode, r.scenario_id, r.iteration) for r in rows if r.iteration >= 0}
+    done = {
+        (r.model, r.mode, r.scenario_id, r.iteration) for r in rows if r.iteration >= 0
+    }
     if paths.analysis.exists():
-        done -= {(b.model, b.mode, b.scenario_id, b.iteration) for b in read_jsonl(paths.analysis, SessionAnalysisBundle).rows}
+        done -= {
+            (b.model, b.mode, b.scenario_id, b.iteration)
+            for b in read_jsonl(paths.analysis, SessionAnalysisBundle).rows
+        }
     if not done:
         return []
     if store is None or not store.exists():
-        return [f"{len(done)} recorded cell(s) have no analysis and no stored trace to analyse again"]
+        return [
+            f"{len(done)} recorded cell(s) have no analysis and no stored trace to analyse again"
+        ]
     by_id = {s.id: s for s in scenarios}
     session_ids = {r.cell: r.session_id for r in rows}
     repaired = 0
     for record, _ in iter_latest(store):
         if record.key not in done or record.scenario_id not in by_id:
             continue
-        results = await _analyze(analyzers, record.trace, by_id[record.scenario_id], record.mode)
+        results = await _analyze(
+            analyzers, record.trace, by_id[record.scenario_id], record.mode
+        )
         if results:
             writer.write_analysis(
                 SessionAnalysisBundle(
-                    session_id=session_ids.get(record.key, ""), scenario_id=record.scenario_id, mode=record.mode,
-                    model=record.model, iteration=record.iteration, results=results,
+                    session_id=session_ids.get(record.key, ""),
+                    scenario_id=record.scenario_id,
+                    mode=record.mode,
+                    model=record.model,
+                    iteration=record.iteration,
+                    results=results,
                 )
             )
             repaired += 1
-    return [f"analysed {repaired} recorded cell(s) again whose analysis an interrupted run had not written"] if repaired else []
+    return (
+        [
+            f"analysed {repaired} recorded cell(s) again whose analysis an interrupted run had not written"
+        ]
+        if repaired
+        else []
+    )
 
 
-async def _analyze(analyzers: Sequence[Any], trace: Any, scenario: Scenario, mode: str) -> dict[str, AnalysisResult]:
+async def _analyze(
+    analyzers: Sequence[Any], trace: Any, scenario: Scenario, mode: str
+) -> dict[str, AnalysisResult]:
     results: dict[str, AnalysisResult] = {}
     for analyzer in analyzers:
         try:
-            results[analyzer.name] = await await_me_maybe(analyzer.analyze(trace, scenario, mode))
+            results[analyzer.name] = await await_me_maybe(
+                analyzer.analyze(trace, scenario, mode)
+            )
         except Exception as exc:  # noqa: BLE001 - one analyzer's failure leaves the others' results
             log.warning("%s", analyzer_failure(analyzer, exc))
     return results

@@ -71,13 +71,21 @@ def expand_inputs(format: str, paths: Sequence[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             endings = suffixes(format)
-            files.extend(sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(endings)))
+            files.extend(
+                sorted(
+                    p
+                    for p in path.iterdir()
+                    if p.is_file() and p.name.endswith(endings)
+                )
+            )
         else:
             files.append(path)
     return files
 
 
-def load_all(format: str, files: Sequence[Path]) -> tuple[list[RecordedSession], list[str]]:
+def load_all(
+    format: str, files: Sequence[Path]
+) -> tuple[list[RecordedSession], list[str]]:
     """Parse every file; return the sessions and one problem line per file that failed."""
     sessions: list[RecordedSession] = []
     problems: list[str] = []
@@ -87,7 +95,9 @@ def load_all(format: str, files: Sequence[Path]) -> tuple[list[RecordedSession],
         except ProfilerError as exc:
             problems.append(str(exc))
         except Exception as exc:  # noqa: BLE001 - a file we did not foresee still gets one line, not a traceback
-            problems.append(f"{path}: cannot be read as {format} ({type(exc).__name__}: {exc})")
+            problems.append(
+                f"{path}: cannot be read as {format} ({type(exc).__name__}: {exc})"
+            )
     return attach_subagents(sessions), problems
 
 
@@ -103,7 +113,11 @@ class _RecordedPrompts:
         session = self.by_cell.get((ctx.mode, ctx.scenario.id, ctx.iteration))
         if session is None:
             return None
-        return attrs.evolve(ctx.scenario, prompt=session.prompt, extensions={"importedFrom": session.source})
+        return attrs.evolve(
+            ctx.scenario,
+            prompt=session.prompt,
+            extensions={"importedFrom": session.source},
+        )
 
 
 def import_sessions(
@@ -133,28 +147,47 @@ def import_sessions(
         raise ProfilerError("the files hold no session")
     run_id = run_id or out.stem
     made = [d for d in (out.parent, *out.parent.parents) if not d.exists()]
-    target = RunPaths(out.parent, check_run_id(out.stem))  # its analysis and manifest beside ``out``
+    target = RunPaths(
+        out.parent, check_run_id(out.stem)
+    )  # its analysis and manifest beside ``out``
     lock = RunLock(target)
     lock.acquire()
     staging = out.parent / f".{out.name}{STAGING_SUFFIX}"
     try:
-        remove_dead_staging(out.parent)  # what SIGKILLed or SIGTERMed imports into this folder left
+        remove_dead_staging(
+            out.parent
+        )  # what SIGKILLed or SIGTERMed imports into this folder left
         # Data never chooses where files go: no planted link is written through, no folder leads out.
         refuse_links(out, target.analysis, target.manifest)
         sessions_dir = inside(out.parent, out.parent / "sessions")
         previous = _existing_rows(out, target.manifest, existing)
         session_modes = list(modes) if modes is not None else [mode] * len(sessions)
-        provider, cells = _replay_plan(sessions, scenario, session_modes, model, previous)
+        provider, cells = _replay_plan(
+            sessions, scenario, session_modes, model, previous
+        )
         _fresh_folder(staging)  # this --out's own leftovers (we hold its lock)
-        options = _options(provider, manager, cells, sessions, scorer_id=scorer_id, staging=staging, run_id=run_id, files=files)
+        options = _options(
+            provider,
+            manager,
+            cells,
+            sessions,
+            scorer_id=scorer_id,
+            staging=staging,
+            run_id=run_id,
+            files=files,
+        )
         _run_import(options)
         noted = (*warnings, *(w for s in sessions for w in s.warnings))
         staged = RunPaths(staging, run_id)
-        written = _move_into_place(staging, staged, out, target, sessions_dir, noted, append=bool(previous))
+        written = _move_into_place(
+            staging, staged, out, target, sessions_dir, noted, append=bool(previous)
+        )
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         lock.release()
-        for folder in made:  # innermost first: a failed import leaves no trace, not even a folder
+        for folder in (
+            made
+        ):  # innermost first: a failed import leaves no trace, not even a folder
             if folder.exists() and not any(folder.iterdir()):
                 folder.rmdir()
         raise
@@ -162,8 +195,10 @@ def import_sessions(
     lock.release()
     analysis = written["analysis"]
     return ImportResult(
-        rows=tuple(read_jsonl(out).rows[len(previous):]),
-        bundles=tuple(read_jsonl(analysis, SessionAnalysisBundle).rows) if analysis is not None else (),
+        rows=tuple(read_jsonl(out).rows[len(previous) :]),
+        bundles=tuple(read_jsonl(analysis, SessionAnalysisBundle).rows)
+        if analysis is not None
+        else (),
         warnings=noted,
         **written,
     )
@@ -176,7 +211,12 @@ def remove_dead_staging(folder: Path) -> list[Path]:
         if staging.is_symlink() or not staging.is_dir():
             continue
         try:
-            lock = RunLock(RunPaths(folder, check_run_id(Path(staging.name[1 : -len(STAGING_SUFFIX)]).stem)))
+            lock = RunLock(
+                RunPaths(
+                    folder,
+                    check_run_id(Path(staging.name[1 : -len(STAGING_SUFFIX)]).stem),
+                )
+            )
             lock.acquire()
         except ProfilerError:  # an import still running (or a folder no import made)
             continue
@@ -209,20 +249,30 @@ def _existing_rows(out: Path, manifest: Path, existing: Existing) -> list[Profil
     if not (out.exists() or manifest.exists()):
         return []
     if existing == "refuse":
-        raise ProfilerError(f"{out} already exists; use --append to add these sessions to it, or --replace")
+        raise ProfilerError(
+            f"{out} already exists; use --append to add these sessions to it, or --replace"
+        )
     if existing == "replace" or not out.exists():
         return []
     read = read_jsonl(out)
     if read.problems:
-        raise ProfilerError(f"{out}: cannot append to a file with unreadable lines ({read.problems[0]})")
+        raise ProfilerError(
+            f"{out}: cannot append to a file with unreadable lines ({read.problems[0]})"
+        )
     return read.rows
 
 
 def _replay_plan(
-    sessions: Sequence[RecordedSession], scenario: str | None, modes: Sequence[str], model: str | None, previous: Sequence[ProfileRow]
+    sessions: Sequence[RecordedSession],
+    scenario: str | None,
+    modes: Sequence[str],
+    model: str | None,
+    previous: Sequence[ProfileRow],
 ) -> tuple[TranscriptsProvider, list[Cell]]:
     """The provider and one cell per session, in input order; iterations follow those already recorded."""
-    provider = TranscriptsProvider.from_sessions(sessions, scenario=scenario, recorded_times=True)
+    provider = TranscriptsProvider.from_sessions(
+        sessions, scenario=scenario, recorded_times=True
+    )
     cells: list[Cell] = []
     counts: dict[tuple[str, str], int] = {}
     for row in previous:
@@ -232,7 +282,9 @@ def _replay_plan(
     for session, mode in zip(sessions, modes, strict=True):
         scenario_id = provider.scenario_of(session)
         iteration = counts.get((mode, scenario_id), 0)
-        cells.append((session.model or model or UNKNOWN_MODEL, mode, scenario_id, iteration))
+        cells.append(
+            (session.model or model or UNKNOWN_MODEL, mode, scenario_id, iteration)
+        )
         assigned[(mode, scenario_id, iteration)] = session
         counts[(mode, scenario_id)] = iteration + 1
     provider.assigned = assigned
@@ -240,8 +292,15 @@ def _replay_plan(
 
 
 def _options(
-    provider: TranscriptsProvider, manager: Any, cells: list[Cell], sessions: Sequence[RecordedSession], *,
-    scorer_id: str | None, staging: Path, run_id: str, files: Sequence[Path],
+    provider: TranscriptsProvider,
+    manager: Any,
+    cells: list[Cell],
+    sessions: Sequence[RecordedSession],
+    *,
+    scorer_id: str | None,
+    staging: Path,
+    run_id: str,
+    files: Sequence[Path],
 ) -> RunOptions:
     """The run of an import: exactly its cells, one at a time (rows land in input order), no warm-up, traces as files."""
     registry = manager.registry
@@ -252,8 +311,12 @@ def _options(
         scenarios=[Scenario(id=sid, name=sid, prompt="") for sid in scenario_ids],
         modes={mode: ModeConfig() for mode in dict.fromkeys(c[1] for c in cells)},
         models=list(dict.fromkeys(c[0] for c in cells)),
-        collectors=[registry.create("collectors", cid, {}) for cid in registry.ids("collectors")],
-        analyzers=[registry.create("analyzers", aid, {}) for aid in registry.ids("analyzers")],
+        collectors=[
+            registry.create("collectors", cid, {}) for cid in registry.ids("collectors")
+        ],
+        analyzers=[
+            registry.create("analyzers", aid, {}) for aid in registry.ids("analyzers")
+        ],
         repetitions=1 + max(c[3] for c in cells),
         cells=cells,
         concurrency=1,
@@ -264,20 +327,42 @@ def _options(
         results_dir=str(staging),
         reports_dir=str(staging),
         run_id=run_id,
-        hooks=[_RecordedPrompts({c[1:]: s for c, s in zip(cells, sessions, strict=True)})],
+        hooks=[
+            _RecordedPrompts({c[1:]: s for c, s in zip(cells, sessions, strict=True)})
+        ],
         plugin_manager=manager,
         profile_hash=_input_hash(files),
     )
 
 
 def _move_into_place(
-    staging: Path, staged: RunPaths, out: Path, target: RunPaths, sessions_dir: Path, warnings: tuple[str, ...], *, append: bool
+    staging: Path,
+    staged: RunPaths,
+    out: Path,
+    target: RunPaths,
+    sessions_dir: Path,
+    warnings: tuple[str, ...],
+    *,
+    append: bool,
 ) -> dict[str, Any]:
     """Traces, rows, analysis, then the manifest: a kill at any point leaves no analysis of rows that are not there."""
     # The runner puts traces under <reports>/<runId>/sessions.
     traces = staging / staged.run_id / "sessions"
-    moves = [(t, sessions_dir / t.relative_to(traces)) for t in sorted(traces.rglob("*")) if t.is_file()] if traces.is_dir() else []
-    for _, moved_to in moves:  # all checked before any is moved: a link in sessions/ leads nothing elsewhere
+    moves = (
+        [
+            (t, sessions_dir / t.relative_to(traces))
+            for t in sorted(traces.rglob("*"))
+            if t.is_file()
+        ]
+        if traces.is_dir()
+        else []
+    )
+    for (
+        _,
+        moved_to,
+    ) in (
+        moves
+    ):  # all checked before any is moved: a link in sessions/ leads nothing elsewhere
         inside(sessions_dir, moved_to.parent)
     for trace, moved_to in moves:
         moved_to.parent.mkdir(parents=True, exist_ok=True)
@@ -298,12 +383,23 @@ def _move_into_place(
         if has_analysis:
             os.replace(staged.analysis, analysis)
     manifest = read_manifest(staged.manifest)
-    write_manifest(manifest_path, attrs.evolve(manifest, warnings=warnings + tuple(manifest.warnings)), Redactor())
-    return {"jsonl": out, "analysis": analysis if analysis.exists() else None, "manifest": manifest_path, "sessions_dir": sessions_dir}
+    write_manifest(
+        manifest_path,
+        attrs.evolve(manifest, warnings=warnings + tuple(manifest.warnings)),
+        Redactor(),
+    )
+    return {
+        "jsonl": out,
+        "analysis": analysis if analysis.exists() else None,
+        "manifest": manifest_path,
+        "sessions_dir": sessions_dir,
+    }
 
 
 def _append_file(source: Path, target: Path) -> None:
-    with open_output(target, "ab") as f:  # a link planted at the name since the check is refused, not followed
+    with open_output(
+        target, "ab"
+    ) as f:  # a link planted at the name since the check is refused, not followed
         f.write(source.read_bytes())
 
 
@@ -315,4 +411,10 @@ def _input_hash(files: Sequence[Path]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-__all__ = ["DEFAULT_MODE", "ImportResult", "expand_inputs", "import_sessions", "load_all"]
+__all__ = [
+    "DEFAULT_MODE",
+    "ImportResult",
+    "expand_inputs",
+    "import_sessions",
+    "load_all",
+]

@@ -36,7 +36,13 @@ class ResumeState(Record):
         return (*self.manifest.resumed_from, self.manifest.started_at)
 
 
-def load_resume(paths: RunPaths, *, profile_hash: str, plugins: Mapping[str, str | None], force: bool = False) -> ResumeState:
+def load_resume(
+    paths: RunPaths,
+    *,
+    profile_hash: str,
+    plugins: Mapping[str, str | None],
+    force: bool = False,
+) -> ResumeState:
     """Read a run to resume; refuse (``ConfigError``) a changed profile or plugin versions unless ``force``."""
     manifest = read_manifest(paths.manifest)
     if manifest.profile_hash != profile_hash and not force:
@@ -44,11 +50,20 @@ def load_resume(paths: RunPaths, *, profile_hash: str, plugins: Mapping[str, str
             f"the profile (or its scenarios) changed since run {paths.run_id} started; "
             "resuming would mix two experiments (use --force to resume anyway)"
         )
-    changed = [p.name for p in manifest.plugins if p.name in plugins and plugins[p.name] != p.version]
+    changed = [
+        p.name
+        for p in manifest.plugins
+        if p.name in plugins and plugins[p.name] != p.version
+    ]
     if changed and not force:
-        raise ConfigError(f"plugin versions changed since run {paths.run_id} started: {', '.join(changed)} (use --force)")
+        raise ConfigError(
+            f"plugin versions changed since run {paths.run_id} started: {', '.join(changed)} (use --force)"
+        )
     warnings = []
-    for file, cls in ((paths.jsonl, ProfileRow), (paths.analysis, SessionAnalysisBundle)):
+    for file, cls in (
+        (paths.jsonl, ProfileRow),
+        (paths.analysis, SessionAnalysisBundle),
+    ):
         if repaired := repair_truncated_tail(file, cls):
             warnings.append(repaired)
     rows: list[ProfileRow] = []
@@ -73,14 +88,26 @@ def refuse_existing(paths: RunPaths, sessions_dir: Path) -> None:
         )
 
 
-def trace_layout(sessions_dir: Path, wanted: str, *, resuming: bool) -> tuple[str, str | None]:
+def trace_layout(
+    sessions_dir: Path, wanted: str, *, resuming: bool
+) -> tuple[str, str | None]:
     """The trace format to write, and a warning when it is not ``wanted``: a resumed run keeps the layout it started with."""
     if (sessions_dir / TRACES_FILE).exists():
         if resuming and wanted != "jsonl":
-            return "jsonl", f"traces appended to {TRACES_FILE}, as the run being resumed did (not trace_format {wanted!r})"
+            return (
+                "jsonl",
+                f"traces appended to {TRACES_FILE}, as the run being resumed did (not trace_format {wanted!r})",
+            )
         return ("jsonl" if resuming else wanted), None
-    if resuming and wanted == "jsonl" and next(sessions_dir.glob("*/*-iter-*.json"), None) is not None:
-        return "files", "traces written one file per session, as the run being resumed did"
+    if (
+        resuming
+        and wanted == "jsonl"
+        and next(sessions_dir.glob("*/*-iter-*.json"), None) is not None
+    ):
+        return (
+            "files",
+            "traces written one file per session, as the run being resumed did",
+        )
     return wanted, None
 
 

@@ -61,7 +61,12 @@ def cell_fingerprints(config: ProfilerConfig) -> dict[str, str]:
         "extensions": config.extensions,
     })  # fmt: skip
     hasher = _FileHasher(_roots(config))
-    scenarios = {s.id: _digest({"scenario": (doc := unstructure(s)), "files": hasher.digest(doc)}) for s in config.scenarios}
+    scenarios = {
+        s.id: _digest(
+            {"scenario": (doc := unstructure(s)), "files": hasher.digest(doc)}
+        )
+        for s in config.scenarios
+    }
     specs = config.mode_specs or {}
     modes = {m: _digest({"mode": m, "spec": specs.get(m)}) for m in config.modes}
     return {
@@ -88,7 +93,14 @@ def _digest(data: Any) -> str:
 
 def _roots(config: ProfilerConfig) -> tuple[Path, ...]:
     """The folders whose files a scenario may name and have hashed: the scenarios folder and the profile's."""
-    roots = [Path(p).resolve() for p in (config.scenarios_path, Path(config.path).parent if config.path else None) if p]
+    roots = [
+        Path(p).resolve()
+        for p in (
+            config.scenarios_path,
+            Path(config.path).parent if config.path else None,
+        )
+        if p
+    ]
     return tuple(r for r in roots if r.is_dir() and r != Path("/"))
 
 
@@ -112,7 +124,10 @@ class _FileHasher:
         if isinstance(value, str):
             if value.startswith("/") and len(value) < 4096:
                 path = Path(value)
-                if any(path.is_relative_to(root) for root in self.roots) and path.exists():
+                if (
+                    any(path.is_relative_to(root) for root in self.roots)
+                    and path.exists()
+                ):
                     yield path
         elif isinstance(value, dict):
             for v in value.values():
@@ -125,11 +140,19 @@ class _FileHasher:
         if root in self.done:
             return self.done[root]
         h = hashlib.sha256(str(root).encode())
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts)
+        files = (
+            [root]
+            if root.is_file()
+            else sorted(
+                p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts
+            )
+        )
         for path in files:
             try:
                 st = path.stat()
-                h.update(f"\n{path.relative_to(root) if path != root else ''}:{st.st_size}\n".encode())
+                h.update(
+                    f"\n{path.relative_to(root) if path != root else ''}:{st.st_size}\n".encode()
+                )
                 if st.st_size <= self.budget:
                     h.update(path.read_bytes())
                     self.budget -= st.st_size
@@ -154,11 +177,25 @@ class Reuse(Record):
     @property
     def record(self) -> ReuseRecord:
         """The manifest's ``reused``."""
-        cells = tuple(ReusedCell(model=r.model, mode=r.mode, scenario_id=r.scenario_id, iteration=r.iteration) for r in self.rows)
+        cells = tuple(
+            ReusedCell(
+                model=r.model,
+                mode=r.mode,
+                scenario_id=r.scenario_id,
+                iteration=r.iteration,
+            )
+            for r in self.rows
+        )
         return ReuseRecord(from_run=self.from_run, cells=cells)
 
 
-def plan_reuse(source: str, results_dir: Path, config: ProfilerConfig, fingerprints: dict[str, str], new_run_id: str) -> Reuse:
+def plan_reuse(
+    source: str,
+    results_dir: Path,
+    config: ProfilerConfig,
+    fingerprints: dict[str, str],
+    new_run_id: str,
+) -> Reuse:
     """The rows of ``source`` (a run id or results file) whose cells are unchanged in ``config``, under ``new_run_id``."""
     from ..storage.runfiles import locate_results, run_files
 
@@ -169,20 +206,38 @@ def plan_reuse(source: str, results_dir: Path, config: ProfilerConfig, fingerpri
     files = run_files(results, report_dir.parent if report_dir is not None else None)
     old = files.manifest.cell_fingerprints if files.manifest is not None else None
     if not old:
-        raise ConfigError(f"--reuse {source}: run {files.run_id} recorded no cell fingerprints (it predates --reuse); run it again once")
+        raise ConfigError(
+            f"--reuse {source}: run {files.run_id} recorded no cell fingerprints (it predates --reuse); run it again once"
+        )
     if files.run_id == new_run_id:
-        raise ConfigError(f"--reuse {source}: that is the run being made; to continue a run use --resume")
-    rows = tuple(_reusable_rows(results, old, fingerprints, config.execution.repetitions, new_run_id))
+        raise ConfigError(
+            f"--reuse {source}: that is the run being made; to continue a run use --resume"
+        )
+    rows = tuple(
+        _reusable_rows(
+            results, old, fingerprints, config.execution.repetitions, new_run_id
+        )
+    )
     cells = {(r.model, r.mode, r.scenario_id, r.iteration) for r in rows}
     return Reuse(
         from_run=files.run_id,
         rows=rows,
-        trace_lines=tuple(_lines_of(files.traces, cells)) if files.traces is not None and files.traces.is_file() else (),
-        analysis_lines=tuple(_lines_of(files.analysis, cells)) if files.analysis is not None else (),
+        trace_lines=tuple(_lines_of(files.traces, cells))
+        if files.traces is not None and files.traces.is_file()
+        else (),
+        analysis_lines=tuple(_lines_of(files.analysis, cells))
+        if files.analysis is not None
+        else (),
     )
 
 
-def _reusable_rows(results: Path, old: dict[str, str], new: dict[str, str], repetitions: int, run_id: str) -> Iterator[ProfileRow]:
+def _reusable_rows(
+    results: Path,
+    old: dict[str, str],
+    new: dict[str, str],
+    repetitions: int,
+    run_id: str,
+) -> Iterator[ProfileRow]:
     """The last row of each cell whose fingerprint is unchanged, without an error, within the repetitions."""
     from ..storage.store import read_jsonl
 
@@ -191,7 +246,12 @@ def _reusable_rows(results: Path, old: dict[str, str], new: dict[str, str], repe
         latest[row.cell] = row
     for (model, mode, scenario, iteration), row in latest.items():
         key = cell_key(model, mode, scenario)
-        if row.error is None and 0 <= iteration < repetitions and key in new and old.get(key) == new[key]:
+        if (
+            row.error is None
+            and 0 <= iteration < repetitions
+            and key in new
+            and old.get(key) == new[key]
+        ):
             yield attrs.evolve(row, run_id=run_id)
 
 
@@ -203,7 +263,12 @@ def _lines_of(path: Path, cells: set[tuple[str, str, str, int]]) -> Iterator[byt
     for _offset, line in scan_lines(path):
         try:
             doc = json.loads(line)
-            cell = (doc.get("model", ""), doc["mode"], doc["scenarioId"], int(doc["iteration"]))
+            cell = (
+                doc.get("model", ""),
+                doc["mode"],
+                doc["scenarioId"],
+                int(doc["iteration"]),
+            )
         except (ValueError, KeyError, TypeError):
             continue
         if cell in cells:
@@ -211,7 +276,9 @@ def _lines_of(path: Path, cells: set[tuple[str, str, str, int]]) -> Iterator[byt
     yield from last.values()
 
 
-def prepare_reuse(source: str | None, config: ProfilerConfig, run_id: str, *, resume: bool) -> dict[str, Any]:
+def prepare_reuse(
+    source: str | None, config: ProfilerConfig, run_id: str, *, resume: bool
+) -> dict[str, Any]:
     """The ``RunOptions`` fields of a run's fingerprints and, with ``--reuse``, its reused rows (their files written)."""
     from ..storage.store import RunPaths
 
@@ -219,31 +286,59 @@ def prepare_reuse(source: str | None, config: ProfilerConfig, run_id: str, *, re
     if source is None:
         return {"cell_fingerprints": fingerprints}
     if resume:
-        raise ConfigError("--reuse starts a new run from an earlier one's rows; it does not go with --resume")
+        raise ConfigError(
+            "--reuse starts a new run from an earlier one's rows; it does not go with --resume"
+        )
     results_dir = Path(config.output.results_dir)
     reuse = plan_reuse(source, results_dir, config, fingerprints, run_id)
     paths = RunPaths(results_dir, run_id)
     export = config.output.session_export and config.output.trace_format == "jsonl"
-    store = Path(config.output.reports_dir) / run_id / "sessions" / TRACES_FILE if export else None
+    store = (
+        Path(config.output.reports_dir) / run_id / "sessions" / TRACES_FILE
+        if export
+        else None
+    )
     write_reused(reuse, paths.jsonl, paths.analysis, store)
-    return {"cell_fingerprints": fingerprints, "previous_rows": reuse.rows, "reused": reuse.record}
+    return {
+        "cell_fingerprints": fingerprints,
+        "previous_rows": reuse.rows,
+        "reused": reuse.record,
+    }
 
 
-def write_reused(reuse: Reuse, results: Path, analysis: Path, trace_store: Path | None) -> None:
+def write_reused(
+    reuse: Reuse, results: Path, analysis: Path, trace_store: Path | None
+) -> None:
     """Write the reused rows, traces and analysis into the new run's files (before its first cell; they are new files)."""
     from ..storage.converter import to_json
 
-    for path in (results, analysis, *((trace_store,) if trace_store is not None else ())):
+    for path in (
+        results,
+        analysis,
+        *((trace_store,) if trace_store is not None else ()),
+    ):
         if path.exists():
-            raise ConfigError(f"--reuse: {path} exists already; --reuse starts a new run (a new --run-id)")
+            raise ConfigError(
+                f"--reuse: {path} exists already; --reuse starts a new run (a new --run-id)"
+            )
     results.parent.mkdir(parents=True, exist_ok=True)
     with open(results, "w", encoding="utf-8") as f:
         for row in reuse.rows:
             f.write(to_json(row) + "\n")
-    for path, lines in ((analysis, reuse.analysis_lines), (trace_store, reuse.trace_lines)):
+    for path, lines in (
+        (analysis, reuse.analysis_lines),
+        (trace_store, reuse.trace_lines),
+    ):
         if path is not None and lines:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(b"".join(line + b"\n" for line in lines))
 
 
-__all__ = ["Reuse", "cell_fingerprints", "cell_key", "plan_reuse", "prepare_reuse", "write_reused"]
+__all__ = [
+    "Reuse",
+    "cell_fingerprints",
+    "cell_key",
+    "plan_reuse",
+    "prepare_reuse",
+    "write_reused",
+]

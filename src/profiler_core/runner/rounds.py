@@ -24,7 +24,9 @@ log = logging.getLogger("agent_profiler")
 class Rounds:
     """Which rounds are complete, and the stop rule's decision once it stops the run."""
 
-    def __init__(self, rule: StopRule, todo: Sequence[Cell], previous: Sequence[ProfileRow]) -> None:
+    def __init__(
+        self, rule: StopRule, todo: Sequence[Cell], previous: Sequence[ProfileRow]
+    ) -> None:
         self.rule = rule
         self._left = Counter(cell[3] for cell in todo)
         #: the rows the rule sees: every row of the run so far (warm-ups aside), resumed ones included
@@ -49,7 +51,11 @@ class Rounds:
         while self.complete < complete and self.decision is None:
             self.complete += 1
             decision = self.rule.check(self.rows, rounds=self.complete)
-            log.info("round %d complete: %d comparison(s) still open", self.complete, len(decision.undecided))
+            log.info(
+                "round %d complete: %d comparison(s) still open",
+                self.complete,
+                len(decision.undecided),
+            )
             if decision.stop:
                 self.decision = made = decision
         self.complete = max(self.complete, complete)
@@ -59,7 +65,9 @@ class Rounds:
         """At the end of the run: the decision, or why it ended without one (``budget``), over its complete rounds."""
         if self.decision is not None or self.complete == 0:
             return self.decision
-        decision = self.rule.check(self.rows, rounds=self.complete, budget_exhausted=budget_exhausted)
+        decision = self.rule.check(
+            self.rows, rounds=self.complete, budget_exhausted=budget_exhausted
+        )
         return decision if decision.stop else None
 
     def _complete_from(self, start: int) -> int:
@@ -70,7 +78,9 @@ class Rounds:
         return done
 
 
-def round_major(todo: Sequence[Cell], order: Callable[[list[Cell]], list[Cell]]) -> list[Cell]:
+def round_major(
+    todo: Sequence[Cell], order: Callable[[list[Cell]], list[Cell]]
+) -> list[Cell]:
     """The cells round by round (iteration 0 of every cell, then 1, ...), each round in ``order``."""
     rounds = sorted({cell[3] for cell in todo})
     return [cell for r in rounds for cell in order([c for c in todo if c[3] == r])]

@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 import trio
 
-from ..errors import ConfigError, HookError, ProfilerError, SandboxError, UnknownModeError
+from ..errors import (
+    ConfigError,
+    HookError,
+    ProfilerError,
+    SandboxError,
+    UnknownModeError,
+)
 from ..model import (
     ModeConfig,
     ProfileRow,
@@ -37,7 +43,14 @@ from ..model.run import RunStatus
 from ..plugins.manager import get_plugin_manager
 from ..sandbox import SandboxSettings
 from ..storage.paths import check_run_id, inside
-from ..storage.store import RowWriter, RunLock, RunPaths, StoredRows, repair_truncated_tail, write_manifest
+from ..storage.store import (
+    RowWriter,
+    RunLock,
+    RunPaths,
+    StoredRows,
+    repair_truncated_tail,
+    write_manifest,
+)
 from ..storage.tracestore import TRACES_FILE, TraceRecord
 from ..util.asyncs import await_me_maybe, leaves
 from ..util.interrupt import arm as arm_interrupt
@@ -75,17 +88,25 @@ log = logging.getLogger("agent_profiler")
 DEPRECATED_WORKDIR_OPTIONS = ("workdir", "workdir_template", "workdir_per_session")
 
 
-def deprecated_workdirs(provider_options: Mapping[str, Any], modes: Mapping[str, ModeConfig]) -> list[str]:
+def deprecated_workdirs(
+    provider_options: Mapping[str, Any], modes: Mapping[str, ModeConfig]
+) -> list[str]:
     """A warning for the deprecated workdir options in the provider's options, and one per mode overriding them."""
     warnings = []
-    given = [repr(name) for name in DEPRECATED_WORKDIR_OPTIONS if name in provider_options]
+    given = [
+        repr(name) for name in DEPRECATED_WORKDIR_OPTIONS if name in provider_options
+    ]
     if given:
         warnings.append(
             f"provider option(s) {', '.join(given)} are deprecated: every session gets a fresh workspace from the runner; "
             "give the scenarios a `workspace` instead (the folder is copied as the workspace of scenarios that have none)"
         )
     for mode, config in modes.items():
-        overridden = [repr(name) for name in DEPRECATED_WORKDIR_OPTIONS if name in config.provider_overrides]
+        overridden = [
+            repr(name)
+            for name in DEPRECATED_WORKDIR_OPTIONS
+            if name in config.provider_overrides
+        ]
         if overridden:
             warnings.append(
                 f"mode {mode!r}: provider_overrides {', '.join(overridden)} are deprecated and do not choose its sessions' "
@@ -94,7 +115,9 @@ def deprecated_workdirs(provider_options: Mapping[str, Any], modes: Mapping[str,
     return warnings
 
 
-def check_run_sandbox(sandbox: SandboxSettings | None, manager: PluginManager | None = None) -> None:
+def check_run_sandbox(
+    sandbox: SandboxSettings | None, manager: PluginManager | None = None
+) -> None:
     """One line before anything is written or started when the sandbox cannot start (bwrap missing, the docker daemon down,
     an environment kind no plugin registers)."""
     if sandbox is not None and sandbox.sandbox not in BUILTIN_ENVIRONMENTS:
@@ -104,7 +127,9 @@ def check_run_sandbox(sandbox: SandboxSettings | None, manager: PluginManager | 
             raise SandboxError(f"execution.sandbox: {sandbox.sandbox}: {problem}")
         return
     if sandbox is not None and sandbox.confined:
-        from ..sandbox import check  # the sandbox machinery loads only for a run that uses one
+        from ..sandbox import (
+            check,
+        )  # the sandbox machinery loads only for a run that uses one
 
         check(sandbox)
 
@@ -114,7 +139,9 @@ def environment_kind(sandbox: SandboxSettings, manager: PluginManager | None) ->
     registry = (manager or get_plugin_manager()).registry
     if registry.find("environments", sandbox.sandbox) is None:
         known = ", ".join(sorted(registry.ids("environments")))
-        raise SandboxError(f"execution.sandbox: expected one of {known}, got {sandbox.sandbox!r}")
+        raise SandboxError(
+            f"execution.sandbox: expected one of {known}, got {sandbox.sandbox!r}"
+        )
     return registry.create("environments", sandbox.sandbox)
 
 
@@ -122,7 +149,11 @@ class Run:
     """One run: ``await Run(options).execute_all()`` runs every phase and returns the suite result."""
 
     def __init__(
-        self, options: RunOptions, *, lock: RunLock | None = None, on_prepared: Callable[[Run], None] | None = None
+        self,
+        options: RunOptions,
+        *,
+        lock: RunLock | None = None,
+        on_prepared: Callable[[Run], None] | None = None,
     ) -> None:
         validate_options(options)
         #: called once the run knows what it will do (the CLI prints the run id and the resumed cells)
@@ -132,14 +163,19 @@ class Run:
         self.run_id = check_run_id(options.run_id) if options.run_id else new_run_id()
         self.paths = RunPaths(Path(options.results_dir), self.run_id)
         # No planted link may lead the run's report folder out of reports_dir.
-        self.sessions_dir = inside(Path(options.reports_dir), Path(options.reports_dir) / self.run_id / "sessions")
+        self.sessions_dir = inside(
+            Path(options.reports_dir),
+            Path(options.reports_dir) / self.run_id / "sessions",
+        )
         self.hooks = HookCaller(self.manager)
         self.redactor = Redactor()
         self.warnings: list[str] = []
         self.tally = Tally()
         self.breaker = Breaker()
         self.budget = Budget(
-            max_cost_usd=options.max_cost_usd, max_tokens=options.max_tokens, max_duration_s=options.max_duration_s
+            max_cost_usd=options.max_cost_usd,
+            max_tokens=options.max_tokens,
+            max_duration_s=options.max_duration_s,
         )
         self.status: RunStatus = "completed"
         #: cells recorded before this invocation (resume)
@@ -165,8 +201,12 @@ class Run:
 
     async def execute_all(self) -> ProfileSuiteResult:
         """Every phase in order; the lock and the run's own hooks live exactly as long as this call."""
-        self.budget.start(trio.current_time)  # max_duration_s counts from here, on the run's clock
-        for line in reap_dead_runs():  # a killed run's containers and folders go before this one starts its own
+        self.budget.start(
+            trio.current_time
+        )  # max_duration_s counts from here, on the run's clock
+        for line in (
+            reap_dead_runs()
+        ):  # a killed run's containers and folders go before this one starts its own
             log.warning("%s", line)
         names = self._register_hooks()
         locks: list[RunLock] = []
@@ -174,7 +214,9 @@ class Run:
         with track_run(self.run_id):
             try:
                 if self._lock is None:
-                    check_run_sandbox(self.options.sandbox)  # before the lock makes the results folder
+                    check_run_sandbox(
+                        self.options.sandbox
+                    )  # before the lock makes the results folder
                     self._lock = RunLock(self.paths)
                     self._lock.acquire()  # before anything is read: a second writer is refused here
                 locks.append(self._lock)
@@ -209,13 +251,26 @@ class Run:
             refuse_existing(self.paths, self.sessions_dir)
         mode_configs = await _resolve_modes(options)
         # Every secret the profile marks or passes (options, modes, judge) is masked wherever it goes.
-        self.redactor, secret_warnings = run_redactor(options.provider_options, mode_configs, options.judge, options.scenarios)
+        self.redactor, secret_warnings = run_redactor(
+            options.provider_options, mode_configs, options.judge, options.scenarios
+        )
         self.warnings += secret_warnings
-        trace_format, layout_warning = trace_layout(self.sessions_dir, options.trace_format, resuming=resuming)
+        trace_format, layout_warning = trace_layout(
+            self.sessions_dir, options.trace_format, resuming=resuming
+        )
         if layout_warning:
             self.warnings.append(layout_warning)
         self.provider = ProviderAdapter.of(options.provider)
-        self.plan = plan_run(options, self.provider, self.run_id, mode_configs, previous, resumed_from, trace_format, self.warnings)
+        self.plan = plan_run(
+            options,
+            self.provider,
+            self.run_id,
+            mode_configs,
+            previous,
+            resumed_from,
+            trace_format,
+            self.warnings,
+        )
         self.resumed_cells = len(previous)
         self._previous = previous
         for row in previous:
@@ -227,20 +282,29 @@ class Run:
         self.state.trials = self._trials()
         self.executor = self._executor()
         if options.stop is not None:
-            from .rounds import Rounds  # the stop rule's statistics (numpy): only for runs that have one
+            from .rounds import (
+                Rounds,
+            )  # the stop rule's statistics (numpy): only for runs that have one
 
-            self.rounds = Rounds(options.stop, plan_todo(self.plan, self._resumed_stop), previous)
+            self.rounds = Rounds(
+                options.stop, plan_todo(self.plan, self._resumed_stop), previous
+            )
         await self._check_endpoints()
 
     async def _check_endpoints(self) -> None:
         """Each model endpoint the profile names, opened once before any session (``runner.endpoint``)."""
         # Only providers that say their base_url is a model endpoint (the agents): another's option may mean anything.
-        if not getattr(self.options.provider, "endpoint_check", False) or not plan_todo(self.plan, self._resumed_stop):
+        if not getattr(self.options.provider, "endpoint_check", False) or not plan_todo(
+            self.plan, self._resumed_stop
+        ):
             return
         from .endpoint import model_endpoints, shown, unreachable
 
         option_sets = [self.options.provider_options]
-        option_sets += [{**self.options.provider_options, **config.provider_overrides} for config in self.plan.mode_configs.values()]
+        option_sets += [
+            {**self.options.provider_options, **config.provider_overrides}
+            for config in self.plan.mode_configs.values()
+        ]
         for url in model_endpoints(option_sets):
             if (reason := await unreachable(url)) is None:
                 continue
@@ -255,14 +319,23 @@ class Run:
         options = self.options
         if options.previous_rows or not options.resume:
             return tuple(options.previous_rows), tuple(options.resumed_from)
-        installed = {p.name: p.version for p in self.manager.plugins.values() if p.error is None}
-        resumed = load_resume(self.paths, profile_hash=options.profile_hash, plugins=installed, force=options.force)
+        installed = {
+            p.name: p.version for p in self.manager.plugins.values() if p.error is None
+        }
+        resumed = load_resume(
+            self.paths,
+            profile_hash=options.profile_hash,
+            plugins=installed,
+            force=options.force,
+        )
         for warning in resumed.warnings:
             log.warning("%s", warning)
         stop = resumed.manifest.stop
         # A verdict (decided, max_repetitions) ends the run for good; a spent budget does not: resumed with a
         # raised one, the rounds go on.
-        self._resumed_stop = stop if stop is not None and stop.reason != "budget" else None
+        self._resumed_stop = (
+            stop if stop is not None and stop.reason != "budget" else None
+        )
         return resumed.rows, resumed.resumed_from
 
     def _state(self) -> RunState:
@@ -291,16 +364,26 @@ class Run:
     def _workspaces(self) -> Workspaces:
         """The run's session workspaces (a provider's deprecated ``workdir_template`` becomes their default)."""
         provider_options = self.options.provider_options
-        template = provider_options.get("workdir_template") or provider_options.get("workdir")
+        template = provider_options.get("workdir_template") or provider_options.get(
+            "workdir"
+        )
         for message in deprecated_workdirs(provider_options, self.plan.mode_configs):
             log.warning("%s", message)
             self.warnings.append(message)
         keep_dir = Path(self.options.reports_dir) / self.run_id / "workspaces"
         endpoint = self.options.provider_options.get("base_url")
         return Workspaces(
-            keep=cast(KeepWorkspaces, self.options.keep_workspaces), keep_dir=keep_dir, template=template,
-            sandbox=self.options.sandbox, endpoints=(str(endpoint),) if endpoint else (), warnings=self.warnings,
-            hide=hidden_from_agents(self.options.scenarios, self.options.results_dir, self.options.reports_dir),
+            keep=cast(KeepWorkspaces, self.options.keep_workspaces),
+            keep_dir=keep_dir,
+            template=template,
+            sandbox=self.options.sandbox,
+            endpoints=(str(endpoint),) if endpoint else (),
+            warnings=self.warnings,
+            hide=hidden_from_agents(
+                self.options.scenarios,
+                self.options.results_dir,
+                self.options.reports_dir,
+            ),
             redact=self.redactor,
         )
 
@@ -309,11 +392,24 @@ class Run:
         sandbox = self.options.sandbox
         if sandbox is None or sandbox.sandbox == "none":
             return None
-        from .trial import Trials  # the trial machinery: only for runs that start environments
+        from .trial import (
+            Trials,
+        )  # the trial machinery: only for runs that start environments
 
-        trials = Trials(environment_kind(sandbox, self.manager), sandbox, Path(self.options.reports_dir), self.run_id)
-        if trials.capabilities is not None and trials.capabilities.images and not sandbox.container:
-            self.state.workspaces.environments.builder = "docker"  # a plugin's kind that runs images: built locally
+        trials = Trials(
+            environment_kind(sandbox, self.manager),
+            sandbox,
+            Path(self.options.reports_dir),
+            self.run_id,
+        )
+        if (
+            trials.capabilities is not None
+            and trials.capabilities.images
+            and not sandbox.container
+        ):
+            self.state.workspaces.environments.builder = (
+                "docker"  # a plugin's kind that runs images: built locally
+            )
         return trials
 
     def _executor(self) -> Executor:
@@ -322,18 +418,30 @@ class Run:
         if options.executor == "ray":
             from .executors.ray import RayExecutor, RaySettings
 
-            return RayExecutor(options.ray or RaySettings(), profile_path=options.profile_path, overrides=dict(options.overrides))
+            return RayExecutor(
+                options.ray or RaySettings(),
+                profile_path=options.profile_path,
+                overrides=dict(options.overrides),
+            )
         from .executors.local import OverlappedExecutor, SequentialExecutor
 
         common: dict[str, Any] = dict(
-            modes=plan.mode_configs, provider_options=options.provider_options, provider_port=options.provider_port,
-            state=self.state, warmup=self._warmup, sandbox=self.state.workspaces.for_agents(options.sandbox),
+            modes=plan.mode_configs,
+            provider_options=options.provider_options,
+            provider_port=options.provider_port,
+            state=self.state,
+            warmup=self._warmup,
+            sandbox=self.state.workspaces.for_agents(options.sandbox),
         )
         provider = self.provider
         if plan.overlap:
             assert options.provider_factory is not None
-            return OverlappedExecutor(provider, factory=options.provider_factory, **common)
-        return SequentialExecutor(provider, scope=plan.scope, mode_order=plan.modes, **common)
+            return OverlappedExecutor(
+                provider, factory=options.provider_factory, **common
+            )
+        return SequentialExecutor(
+            provider, scope=plan.scope, mode_order=plan.modes, **common
+        )
 
     async def _warmup(self, model: str, mode: str, instance: ProviderAdapter) -> None:
         """One canary iteration after an ``init``; its failure is a warning, not fatal (as the original)."""
@@ -342,12 +450,20 @@ class Run:
         self._warmed.add((model, mode))
         self.progress.emit("warmup_started", model=model, mode=mode)
         outcome = await run_iteration(
-            self.state, model=model, mode=mode, mode_config=self.plan.mode_configs[mode], scenario=self.plan.scenarios[0],
-            iteration=-1, warmup=True, attempt_fn=_local_attempt(instance),
+            self.state,
+            model=model,
+            mode=mode,
+            mode_config=self.plan.mode_configs[mode],
+            scenario=self.plan.scenarios[0],
+            iteration=-1,
+            warmup=True,
+            attempt_fn=_local_attempt(instance),
         )
         self.breaker.warmup((model, mode), outcome.row)
         if outcome.row.error:
-            self.warnings.append(f"warmup ({model}, {mode}) failed: {outcome.row.error}")
+            self.warnings.append(
+                f"warmup ({model}, {mode}) failed: {outcome.row.error}"
+            )
             log.warning("warmup failed: %s", outcome.row.error)
         self.progress.emit("warmup_completed", model=model, mode=mode)
 
@@ -364,21 +480,41 @@ class Run:
     async def write_manifest(self) -> None:
         """The run's manifest, ``before_run`` (a failure ends the run), then the files the run appends to."""
         options, plan = self.options, self.plan
-        store = self.sessions_dir / TRACES_FILE if options.session_export and plan.trace_format == "jsonl" else None
+        store = (
+            self.sessions_dir / TRACES_FILE
+            if options.session_export and plan.trace_format == "jsonl"
+            else None
+        )
         self.manifest = RunManifest(
-            run_id=self.run_id, profile_hash=options.profile_hash, profile_path=options.profile_path,
-            plugins=plugin_records(self.manager), started_at=now_iso(), counts=RunCounts(expected=len(plan.cells)),
-            provider=options.provider.id, models=plan.models, modes=plan.modes, scenarios=[s.id for s in plan.scenarios],
-            repetitions=options.repetitions, resumed_from=plan.resumed_from, overrides=options.overrides,
+            run_id=self.run_id,
+            profile_hash=options.profile_hash,
+            profile_path=options.profile_path,
+            plugins=plugin_records(self.manager),
+            started_at=now_iso(),
+            counts=RunCounts(expected=len(plan.cells)),
+            provider=options.provider.id,
+            models=plan.models,
+            modes=plan.modes,
+            scenarios=[s.id for s in plan.scenarios],
+            repetitions=options.repetitions,
+            resumed_from=plan.resumed_from,
+            overrides=options.overrides,
             sessions_dir=str(self.sessions_dir) if options.session_export else None,
-            trace_store=str(store) if store else None, cell_fingerprints=options.cell_fingerprints, reused=options.reused,
+            trace_store=str(store) if store else None,
+            cell_fingerprints=options.cell_fingerprints,
+            reused=options.reused,
         )
         self.paths.results_dir.mkdir(parents=True, exist_ok=True)
         write_manifest(self.paths.manifest, self.manifest, self.redactor)
         try:
             await self.hooks.call_fatal("profiler_before_run", ctx=plan.run_ctx)
         except HookError as exc:
-            failed = attrs.evolve(self.manifest, status="failed", completed_at=now_iso(), warnings=[str(exc)])
+            failed = attrs.evolve(
+                self.manifest,
+                status="failed",
+                completed_at=now_iso(),
+                warnings=[str(exc)],
+            )
             write_manifest(self.paths.manifest, failed, self.redactor)
             raise
         writer = self.state.writer = RowWriter(self.paths, self.redactor, store)
@@ -388,7 +524,12 @@ class Run:
         if store and (repaired := repair_truncated_tail(store, TraceRecord)):
             log.warning("%s", repaired)
         for warning in await repair_analyses(
-            self.paths, store, self._previous, self.state.analyzers, self.plan.scenarios, writer
+            self.paths,
+            store,
+            self._previous,
+            self.state.analyzers,
+            self.plan.scenarios,
+            writer,
         ):
             log.warning("%s", warning)
             self.warnings.append(warning)
@@ -400,7 +541,11 @@ class Run:
         plan = self.plan
         todo = list(plan_todo(plan, self._resumed_stop))
         # Modes one after another (the sequential executor) start cells in matrix order.
-        order = self.options.order if plan.overlap or self.options.executor == "ray" else "blocked"
+        order = (
+            self.options.order
+            if plan.overlap or self.options.executor == "ray"
+            else "blocked"
+        )
 
         def ordered_cells(cells: list[Cell]) -> list[Cell]:
             return order_cells(cells, plan.modes, order, self.options.order_seed)
@@ -414,7 +559,9 @@ class Run:
         for model, mode, _, _ in todo:
             key = (model, mode)
             if key not in self.groups:
-                self.groups[key] = ModeGroup(model=model, mode=mode, config=plan.mode_configs[mode])
+                self.groups[key] = ModeGroup(
+                    model=model, mode=mode, config=plan.mode_configs[mode]
+                )
             self.groups[key].remaining += 1
         return self.executor.stages(ordered, self.groups)
 
@@ -429,7 +576,9 @@ class Run:
         except BaseExceptionGroup as group:
             # trio wraps errors in groups; a user wants the one error that happened.
             leaf = _single_leaf(group)
-            self._finish("interrupted" if isinstance(leaf, KeyboardInterrupt) else "failed")
+            self._finish(
+                "interrupted" if isinstance(leaf, KeyboardInterrupt) else "failed"
+            )
             if leaf is not None:
                 raise leaf from None
             raise
@@ -451,7 +600,9 @@ class Run:
                 await body()
             outer.cancel_scope.cancel()
 
-    async def _watch_sigint(self, main_scope: trio.CancelScope, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    async def _watch_sigint(
+        self, main_scope: trio.CancelScope, task_status: Any = trio.TASK_STATUS_IGNORED
+    ) -> None:
         try:
             # SIGTERM (a `kill`, a CI job cancelled, a container stopped) is a Ctrl-C too: the same clean stop.
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -460,8 +611,14 @@ class Run:
                     if self._interrupted:
                         os._exit(128 + signum)  # a second one: leave at once
                     self._interrupted = True
-                    what = "terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted"
-                    log.warning("%s: finishing cleanup (Ctrl-C again to quit at once)", what)
+                    what = (
+                        "terminated (SIGTERM)"
+                        if signum == signal.SIGTERM
+                        else "interrupted"
+                    )
+                    log.warning(
+                        "%s: finishing cleanup (Ctrl-C again to quit at once)", what
+                    )
                     main_scope.cancel()
         finally:
             if self._interrupted:
@@ -472,12 +629,21 @@ class Run:
         pool_size = 0
         if self.options.executor == "ray":
             if self.options.analysis_workers != 0:
-                log.warning("execution.analysis_workers has no effect with executor: ray (the Ray workers run the analyzers)")
+                log.warning(
+                    "execution.analysis_workers has no effect with executor: ray (the Ray workers run the analyzers)"
+                )
         else:
-            pool_size = worker_count(self.options.analysis_workers, self.options.concurrency, self.options.max_concurrency)
+            pool_size = worker_count(
+                self.options.analysis_workers,
+                self.options.concurrency,
+                self.options.max_concurrency,
+            )
         async with analysis_pool(
-            pool_size, profile_path=self.options.profile_path, overrides=dict(self.options.overrides),
-            analyzers=self.state.analyzers, redactor=self.redactor,
+            pool_size,
+            profile_path=self.options.profile_path,
+            overrides=dict(self.options.overrides),
+            analyzers=self.state.analyzers,
+            redactor=self.redactor,
         ) as pool:
             self.state.analysis_pool = pool
             try:
@@ -499,25 +665,35 @@ class Run:
                         more = await self._start_cells(nursery, stage.cells)
                     group = stage.group
                     if group is not None and group.remaining > 0:
-                        await self._close_group(group, ended=True)  # its next round comes in a later stage
+                        await self._close_group(
+                            group, ended=True
+                        )  # its next round comes in a later stage
                         group.status = "new"
                 if not more:
                     break
             failed = False
         finally:
-            for group in self.groups.values():  # interrupted or failed: no after_mode, the mode did not end
+            for group in (
+                self.groups.values()
+            ):  # interrupted or failed: no after_mode, the mode did not end
                 await self._close_group(group, ended=not failed)
 
-    async def _start_cells(self, nursery: trio.Nursery, cells: tuple[Cell, ...]) -> bool:
+    async def _start_cells(
+        self, nursery: trio.Nursery, cells: tuple[Cell, ...]
+    ) -> bool:
         """Start cells in order, each once a slot is free and the budget allows; False when the budget stopped it."""
         pacer = self.state.pacer
         for cell in cells:
             # Acquire before starting each task so cells start in schedule order
             # (trio does not promise FIFO scheduling of freshly started tasks).
             token = object()
-            await pacer.acquire(token)  # a rate limit's Retry-After holds back new cells
+            await pacer.acquire(
+                token
+            )  # a rate limit's Retry-After holds back new cells
             # Checked after the wait: cells that finished meanwhile count.
-            if self.budget.exhausted or (self.rounds is not None and self.rounds.stopped):
+            if self.budget.exhausted or (
+                self.rounds is not None and self.rounds.stopped
+            ):
                 pacer.limiter.release_on_behalf_of(token)
                 return False
             nursery.start_soon(self._cell, cell, token)
@@ -532,19 +708,54 @@ class Run:
             # cheap when nothing is cancelled, and the group's open may take no checkpoint of its own.
             await trio.lowlevel.checkpoint_if_cancelled()
             await self._open_group(group)
-            self.progress.emit("iteration_started", model=model, mode=mode, scenario_id=scenario.id, iteration=iteration)
+            self.progress.emit(
+                "iteration_started",
+                model=model,
+                mode=mode,
+                scenario_id=scenario.id,
+                iteration=iteration,
+            )
             outcome = await run_iteration(
-                self.state, model=model, mode=mode, mode_config=group.config, scenario=scenario, iteration=iteration,
+                self.state,
+                model=model,
+                mode=mode,
+                mode_config=group.config,
+                scenario=scenario,
+                iteration=iteration,
                 attempt_fn=functools.partial(self.executor.attempt, group=group),
             )
             self._count(outcome.row)
-            if self.rounds is not None and (decided := self.rounds.add(outcome.row)) is not None:
-                log.info("stop rule: %s after %d round(s); no new cell starts", decided.reason, decided.rounds)
-            if self.options.fail_fast and (stop := self.breaker.check((model, mode), outcome.row)):
-                endpoint = {**self.options.provider_options, **group.config.provider_overrides}.get("base_url")
-                raise ProfilerError(stop + (f" (model endpoint: {endpoint})" if endpoint and str(endpoint) not in stop else ""))
+            if (
+                self.rounds is not None
+                and (decided := self.rounds.add(outcome.row)) is not None
+            ):
+                log.info(
+                    "stop rule: %s after %d round(s); no new cell starts",
+                    decided.reason,
+                    decided.rounds,
+                )
+            if self.options.fail_fast and (
+                stop := self.breaker.check((model, mode), outcome.row)
+            ):
+                endpoint = {
+                    **self.options.provider_options,
+                    **group.config.provider_overrides,
+                }.get("base_url")
+                raise ProfilerError(
+                    stop
+                    + (
+                        f" (model endpoint: {endpoint})"
+                        if endpoint and str(endpoint) not in stop
+                        else ""
+                    )
+                )
             self.progress.emit(
-                "iteration_completed", model=model, mode=mode, scenario_id=scenario.id, iteration=iteration, row=outcome.row,
+                "iteration_completed",
+                model=model,
+                mode=mode,
+                scenario_id=scenario.id,
+                iteration=iteration,
+                row=outcome.row,
                 concurrency=self.state.pacer.current,
             )
         finally:
@@ -567,11 +778,17 @@ class Run:
         async with group.lock:
             if group.status == "open":
                 return
-            if group.status != "new":  # a first open failed; that error is already on its way out
-                raise ConfigError(f"provider {self.options.provider.id!r} could not start for mode {group.mode!r}")
+            if (
+                group.status != "new"
+            ):  # a first open failed; that error is already on its way out
+                raise ConfigError(
+                    f"provider {self.options.provider.id!r} could not start for mode {group.mode!r}"
+                )
             group.status = "failed"  # until ready; the executor's close() releases what a failed open started
             await self.executor.open_group(group)
-            await self.hooks.call("profiler_before_mode", mode=group.mode, run=self.plan.run_ctx)
+            await self.hooks.call(
+                "profiler_before_mode", mode=group.mode, run=self.plan.run_ctx
+            )
             group.status = "open"
 
     async def _close_group(self, group: ModeGroup, *, ended: bool) -> None:
@@ -581,7 +798,9 @@ class Run:
         group.status = "closed"
         if ended:
             with trio.CancelScope(shield=True):
-                await self.hooks.call("profiler_after_mode", mode=group.mode, run=self.plan.run_ctx)
+                await self.hooks.call(
+                    "profiler_after_mode", mode=group.mode, run=self.plan.run_ctx
+                )
         await self.executor.close_group(group)
 
     async def _stop_judge(self) -> None:
@@ -594,7 +813,9 @@ class Run:
             try:
                 await await_me_maybe(shutdown())
             except Exception as exc:  # noqa: BLE001 - a judge that will not stop must not lose the run
-                self.warnings.append(f"judge {getattr(judge, 'id', judge)!r}: shutdown failed: {exc}")
+                self.warnings.append(
+                    f"judge {getattr(judge, 'id', judge)!r}: shutdown failed: {exc}"
+                )
 
     # -- finish ----------------------------------------------------------------------
 
@@ -607,13 +828,17 @@ class Run:
             pass  # the answer was clear: the cells not started were not needed
         elif self.budget.exhausted and self.tally.new < len(self.plan.todo):
             self.status = "budget_exhausted"
-            self.warnings.append(f"budget spent ({self.budget.describe()}): cells not started; resume with a raised budget")
+            self.warnings.append(
+                f"budget spent ({self.budget.describe()}): cells not started; resume with a raised budget"
+            )
         if stopped is not None:
             self.manifest = attrs.evolve(self.manifest, stop=stopped)
         result = self._result()
         self.progress.emit("run_completed")
         with trio.CancelScope(shield=True):
-            await self.hooks.call("profiler_after_run", ctx=self.plan.run_ctx, result=result)
+            await self.hooks.call(
+                "profiler_after_run", ctx=self.plan.run_ctx, result=result
+            )
         self._finish(self.status)
         return result
 
@@ -634,14 +859,21 @@ class Run:
 
         def order(item: Any) -> tuple[int, int, int, int]:
             scenario = getattr(item, "scenario_id", None)
-            return (model_index.get(item.model, 0), mode_index.get(item.mode, 0), scenario_index.get(scenario or "", 0), item.iteration)
+            return (
+                model_index.get(item.model, 0),
+                mode_index.get(item.mode, 0),
+                scenario_index.get(scenario or "", 0),
+                item.iteration,
+            )
 
         return ProfileSuiteResult(
             run_id=self.run_id,
             rows=StoredRows(self.paths.jsonl, ProfileRow, order=order),
             duration_ms=(time.perf_counter() - self._started) * 1000,
             output_jsonl_path=str(self.paths.jsonl.resolve()),
-            analysis_results=StoredRows(self.paths.analysis, SessionAnalysisBundle, order=order),
+            analysis_results=StoredRows(
+                self.paths.analysis, SessionAnalysisBundle, order=order
+            ),
             manifest_path=str(self.paths.manifest.resolve()),
             status=self.status,
             counts=self.tally.counts(self.manifest.counts.expected),
@@ -657,8 +889,12 @@ class Run:
             self.warnings.extend(writer.close())
             self.state.writer = None
         final = attrs.evolve(
-            self.manifest, status=status, completed_at=now_iso(), counts=self.tally.counts(self.manifest.counts.expected),
-            metric_units=dict(sorted(self.state.metric_units.items())), hook_errors=list(self.hooks.errors),
+            self.manifest,
+            status=status,
+            completed_at=now_iso(),
+            counts=self.tally.counts(self.manifest.counts.expected),
+            metric_units=dict(sorted(self.state.metric_units.items())),
+            hook_errors=list(self.hooks.errors),
             warnings=list(self.warnings),
         )
         write_manifest(self.paths.manifest, final, self.redactor)
@@ -683,15 +919,21 @@ async def _resolve_modes(options: RunOptions) -> dict[str, ModeConfig]:
         else:
             resolver = options.mode_resolver
             if resolver is None:
-                raise ConfigError(f"mode {mode!r}: no mode resolver and no `modes` given")
+                raise ConfigError(
+                    f"mode {mode!r}: no mode resolver and no `modes` given"
+                )
             try:
                 config = await await_me_maybe(resolver.resolve(mode))
             except UnknownModeError:
                 raise
             except Exception as exc:
-                raise UnknownModeError(f"mode {mode!r}: resolver {resolver.id!r} failed: {exc}") from exc
+                raise UnknownModeError(
+                    f"mode {mode!r}: resolver {resolver.id!r} failed: {exc}"
+                ) from exc
         if not isinstance(config, ModeConfig):
-            raise ConfigError(f"mode {mode!r}: resolver returned {type(config).__name__}, expected ModeConfig")
+            raise ConfigError(
+                f"mode {mode!r}: resolver returned {type(config).__name__}, expected ModeConfig"
+            )
         resolved[mode] = config
     return resolved
 
@@ -703,10 +945,14 @@ def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:
     cancellation reaches them; the first is the one that stopped the run, the rest repeat it.
     """
     found = leaves(group)
-    if len(found) == 1 or (found and all(isinstance(leaf, ProfilerError) for leaf in found)):
+    if len(found) == 1 or (
+        found and all(isinstance(leaf, ProfilerError) for leaf in found)
+    ):
         for other in dict.fromkeys(str(leaf) for leaf in found[1:]):
             if other != str(found[0]):
-                log.error("also: %s", other)  # a different failure at the same moment is still told
+                log.error(
+                    "also: %s", other
+                )  # a different failure at the same moment is still told
         return found[0]
     return None
 

@@ -12,7 +12,9 @@ from ..config.schema import ORDERS
 Cell = tuple[str, str, Any, int]
 
 
-def order_cells(cells: Sequence[Cell], modes: Sequence[str], order: str = "blocked", seed: int = 42) -> list[Cell]:
+def order_cells(
+    cells: Sequence[Cell], modes: Sequence[str], order: str = "blocked", seed: int = 42
+) -> list[Cell]:
     """``cells`` (given in matrix order: model, mode, scenario, iteration) in the order they should start.
 
     ``interleaved`` alternates the modes cell by cell within each model, so a drift
@@ -21,7 +23,9 @@ def order_cells(cells: Sequence[Cell], modes: Sequence[str], order: str = "block
     so a model's provider instances are not all alive at once).
     """
     if order not in ORDERS:
-        raise ValueError(f"execution.order: expected one of {', '.join(ORDERS)}, got {order!r}")
+        raise ValueError(
+            f"execution.order: expected one of {', '.join(ORDERS)}, got {order!r}"
+        )
     if order == "blocked":
         return list(cells)
     out: list[Cell] = []

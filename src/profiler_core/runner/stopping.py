@@ -103,7 +103,11 @@ def row_value(row: ProfileRow, metric: str) -> float:
         priced = ext.get("cost_total_usd")
         if isinstance(priced, int | float) and not isinstance(priced, bool):
             return float(priced)
-        return math.nan if ext.get("cost_source") == "unknown" else float(row.cost.total_usd)
+        return (
+            math.nan
+            if ext.get("cost_source") == "unknown"
+            else float(row.cost.total_usd)
+        )
     if metric == "wall_ms":
         return float(row.timing.wall_ms)
     if metric == "tokens":
@@ -128,7 +132,9 @@ class Observations:
     values: dict[str, np.ndarray]
 
     @classmethod
-    def from_rows(cls, rows: Iterable[ProfileRow], metrics: Sequence[str]) -> Observations:
+    def from_rows(
+        cls, rows: Iterable[ProfileRow], metrics: Sequence[str]
+    ) -> Observations:
         """Columns of ``rows`` (warm-up rows left out)."""
         kept = [r for r in rows if r.iteration >= 0]
         return cls(
@@ -137,7 +143,10 @@ class Observations:
             scenario=np.array([r.scenario_id for r in kept], dtype=object),
             iteration=np.array([r.iteration for r in kept], dtype=np.int64),
             errored=np.array([r.error is not None for r in kept], dtype=bool),
-            values={m: np.array([row_value(r, m) for r in kept], dtype=np.float64) for m in metrics},
+            values={
+                m: np.array([row_value(r, m) for r in kept], dtype=np.float64)
+                for m in metrics
+            },
         )
 
 
@@ -195,7 +204,11 @@ class StopDecision(Record):
         """The manifest's ``stop`` entry (only for a decision that stops)."""
         if self.reason is None:
             raise ValueError("record(): the run does not stop yet")
-        return StopRecord(reason=self.reason, repetitions=self.rounds, settings=settings_record(self.settings))
+        return StopRecord(
+            reason=self.reason,
+            repetitions=self.rounds,
+            settings=settings_record(self.settings),
+        )
 
 
 def settings_record(settings: StopSettings) -> dict[str, Any]:
@@ -226,30 +239,50 @@ class StopRule(Record):
         settings = config.execution.stop
         if settings is None:
             return None
-        return cls(settings=settings, baseline=settings.baseline or config.modes[0], modes=tuple(config.modes))
+        return cls(
+            settings=settings,
+            baseline=settings.baseline or config.modes[0],
+            modes=tuple(config.modes),
+        )
 
     @property
     def max_repetitions(self) -> int:
         """The most rounds the run may start."""
         return self.settings.max_repetitions
 
-    def check(self, rows: Iterable[ProfileRow], *, rounds: int, budget_exhausted: bool = False) -> StopDecision:
+    def check(
+        self, rows: Iterable[ProfileRow], *, rounds: int, budget_exhausted: bool = False
+    ) -> StopDecision:
         """After ``rounds`` complete rounds: every comparison's interval, and whether (and why) to stop."""
         obs = Observations.from_rows(rows, self.settings.metrics)
-        return self.check_observations(obs, rounds=rounds, budget_exhausted=budget_exhausted)
+        return self.check_observations(
+            obs, rounds=rounds, budget_exhausted=budget_exhausted
+        )
 
-    def check_observations(self, obs: Observations, *, rounds: int, budget_exhausted: bool = False) -> StopDecision:
+    def check_observations(
+        self, obs: Observations, *, rounds: int, budget_exhausted: bool = False
+    ) -> StopDecision:
         """``check`` on columns (the report's path)."""
         comparisons = tuple(self.comparisons(obs, rounds))
         s = self.settings
         reason: StopReason | None = None
-        if rounds >= s.min_repetitions and comparisons and all(c.decided for c in comparisons):
+        if (
+            rounds >= s.min_repetitions
+            and comparisons
+            and all(c.decided for c in comparisons)
+        ):
             reason = "decided"
         elif rounds >= s.max_repetitions:
             reason = "max_repetitions"
         elif budget_exhausted:
             reason = "budget"
-        return StopDecision(stop=reason is not None, reason=reason, rounds=rounds, comparisons=comparisons, settings=s)
+        return StopDecision(
+            stop=reason is not None,
+            reason=reason,
+            rounds=rounds,
+            comparisons=comparisons,
+            settings=s,
+        )
 
     def comparisons(self, obs: Observations, rounds: int) -> Iterable[Comparison]:
         """Every (model, mode vs baseline, metric) comparison over the first ``rounds`` rounds."""
@@ -266,28 +299,54 @@ class StopRule(Record):
         Bonferroni across the run's comparisons and metrics, so the chance of any false decision in
         the run is at most ``1 - confidence`` (family-wise, not per comparison), at every look.
         """
-        return family_level(self.settings.confidence, max(1, comparisons) * len(self.settings.metrics))
+        return family_level(
+            self.settings.confidence, max(1, comparisons) * len(self.settings.metrics)
+        )
 
-    def _compare_modes(self, obs: Observations, model: str, mode: str, rounds: int, each: float) -> Iterable[Comparison]:
+    def _compare_modes(
+        self, obs: Observations, model: str, mode: str, rounds: int, each: float
+    ) -> Iterable[Comparison]:
         s = self.settings
         in_time = (obs.iteration >= 0) & (obs.iteration < rounds) & (obs.model == model)
-        sel_a, sel_b = in_time & (obs.mode == mode), in_time & (obs.mode == self.baseline)
-        scenarios, column = np.unique(obs.scenario[sel_a | sel_b].astype(str), return_inverse=True)
+        sel_a, sel_b = (
+            in_time & (obs.mode == mode),
+            in_time & (obs.mode == self.baseline),
+        )
+        scenarios, column = np.unique(
+            obs.scenario[sel_a | sel_b].astype(str), return_inverse=True
+        )
         width = max(1, scenarios.size)
         cell = np.full(obs.mode.shape, -1, dtype=np.int64)
         cell[sel_a | sel_b] = obs.iteration[sel_a | sel_b] * width + column
-        errors = _too_many_errors(obs, sel_a, mode) or _too_many_errors(obs, sel_b, self.baseline)
+        errors = _too_many_errors(obs, sel_a, mode) or _too_many_errors(
+            obs, sel_b, self.baseline
+        )
         for metric in s.metrics:
             a = _grid(obs, sel_a, cell, metric, rounds * width)
             b = _grid(obs, sel_b, cell, metric, rounds * width)
             yield self._compare(model, mode, metric, a, b, width, each, errors)
 
     def _compare(
-        self, model: str, mode: str, metric: str, a: np.ndarray, b: np.ndarray, width: int, level: float, errors: str | None
+        self,
+        model: str,
+        mode: str,
+        metric: str,
+        a: np.ndarray,
+        b: np.ndarray,
+        width: int,
+        level: float,
+        errors: str | None,
     ) -> Comparison:
         diff = a - b
         pairs = int((~np.isnan(diff)).sum())
-        seq = sequence(metric, diff[None, :], b[None, :], self.settings, width=width, confidence=level)
+        seq = sequence(
+            metric,
+            diff[None, :],
+            b[None, :],
+            self.settings,
+            width=width,
+            confidence=level,
+        )
         lower, upper = float(seq.lower[0, -1]), float(seq.upper[0, -1])
         margin = float(seq.margin[0, -1])
         outcome, why = _outcome(lower, upper, margin, errors, pairs)
@@ -343,7 +402,13 @@ def ratio_of(r: np.ndarray | float) -> np.ndarray:
 
 
 def sequence(
-    metric: str, diff: np.ndarray, baseline: np.ndarray, settings: StopSettings, *, width: int, confidence: float
+    metric: str,
+    diff: np.ndarray,
+    baseline: np.ndarray,
+    settings: StopSettings,
+    *,
+    width: int,
+    confidence: float,
 ) -> MetricSequence:
     """The sequence and decisions of paired differences ``diff`` (experiments x rounds*width, nan: no pair).
 
@@ -365,26 +430,62 @@ def sequence(
     ends = np.arange(width - 1, diff.shape[1], width)
     with np.errstate(invalid="ignore", divide="ignore"):
         base_mean = np.cumsum(base, axis=1)[:, ends] / np.cumsum(used, axis=1)[:, ends]
-    margin = np.abs(base_mean) * value if kind == "relative" else np.full(base_mean.shape, value)
+    margin = (
+        np.abs(base_mean) * value
+        if kind == "relative"
+        else np.full(base_mean.shape, value)
+    )
     if metric in BOUNDED:
-        cs = betting_cs(diff, bounds=(-1.0, 1.0), confidence=confidence, block=width, include=(0.0, -value, value), **STAKING)
-        lower, upper, estimate = cs.lower.reshape(-1, rounds), cs.upper.reshape(-1, rounds), cs.estimate.reshape(-1, rounds)
+        cs = betting_cs(
+            diff,
+            bounds=(-1.0, 1.0),
+            confidence=confidence,
+            block=width,
+            include=(0.0, -value, value),
+            **STAKING,
+        )
+        lower, upper, estimate = (
+            cs.lower.reshape(-1, rounds),
+            cs.upper.reshape(-1, rounds),
+            cs.estimate.reshape(-1, rounds),
+        )
         decide_lower, decide_upper, decide_margin = lower, upper, margin
     else:
         # The margin as a share of the baseline, then on r's scale.
         with np.errstate(invalid="ignore", divide="ignore"):
-            share = np.full(base_mean.shape, value) if kind == "relative" else value / np.abs(base_mean)
+            share = (
+                np.full(base_mean.shape, value)
+                if kind == "relative"
+                else value / np.abs(base_mean)
+            )
         decide_margin = np.where(np.isfinite(share), share / (2.0 + share), 0.0)
         fixed = value / (2.0 + value) if kind == "relative" else None
         include = (0.0, -fixed, fixed) if fixed is not None else (0.0,)
         r = relative_pairs(diff, baseline)
-        cs = betting_cs(r, bounds=(-1.0, 1.0), confidence=confidence, block=width, include=include, **STAKING)
-        decide_lower, decide_upper = cs.lower.reshape(-1, rounds), cs.upper.reshape(-1, rounds)
+        cs = betting_cs(
+            r,
+            bounds=(-1.0, 1.0),
+            confidence=confidence,
+            block=width,
+            include=include,
+            **STAKING,
+        )
+        decide_lower, decide_upper = (
+            cs.lower.reshape(-1, rounds),
+            cs.upper.reshape(-1, rounds),
+        )
         scale = np.abs(base_mean)
-        lower, upper = (ratio_of(decide_lower) - 1.0) * scale, (ratio_of(decide_upper) - 1.0) * scale
+        lower, upper = (
+            (ratio_of(decide_lower) - 1.0) * scale,
+            (ratio_of(decide_upper) - 1.0) * scale,
+        )
         estimate = (ratio_of(cs.estimate.reshape(-1, rounds)) - 1.0) * scale
     outcome = np.full(decide_lower.shape, UNDECIDED, dtype=np.int8)
-    inside = (decide_margin > 0) & (-decide_margin < decide_lower) & (decide_upper < decide_margin)
+    inside = (
+        (decide_margin > 0)
+        & (-decide_margin < decide_lower)
+        & (decide_upper < decide_margin)
+    )
     outcome[inside] = EQUIVALENT
     outcome[decide_upper < 0] = LOWER
     outcome[decide_lower > 0] = HIGHER
@@ -394,7 +495,9 @@ def sequence(
     )  # fmt: skip
 
 
-def _grid(obs: Observations, selected: np.ndarray, cell: np.ndarray, metric: str, size: int) -> np.ndarray:
+def _grid(
+    obs: Observations, selected: np.ndarray, cell: np.ndarray, metric: str, size: int
+) -> np.ndarray:
     """A metric's values laid out by (round, scenario); nan where the cell is missing or errored."""
     out = np.full(size, math.nan)
     ok = selected & ~obs.errored
@@ -411,7 +514,9 @@ def _too_many_errors(obs: Observations, selected: np.ndarray, mode: str) -> str 
     return None
 
 
-def _outcome(lower: float, upper: float, margin: float, errors: str | None, pairs: int) -> tuple[Outcome, str]:
+def _outcome(
+    lower: float, upper: float, margin: float, errors: str | None, pairs: int
+) -> tuple[Outcome, str]:
     """Decided as higher / lower (excludes 0), equivalent (inside the margin), or not yet."""
     if errors:
         return "undecided", errors

@@ -22,4 +22,10 @@ def run_profile_suite_sync(options: RunOptions) -> ProfileSuiteResult:
     return trio.run(run_profile_suite, options)
 
 
-__all__ = ["ProfilerError", "mode_environment", "new_run_id", "run_profile_suite", "run_profile_suite_sync"]
+__all__ = [
+    "ProfilerError",
+    "mode_environment",
+    "new_run_id",
+    "run_profile_suite",
+    "run_profile_suite_sync",
+]

@@ -29,7 +29,12 @@ class Tally:
 
     def counts(self, expected: int) -> RunCounts:
         """The manifest's counts."""
-        return RunCounts(expected=expected, completed=self.completed, errored=self.errored, succeeded=self.succeeded)
+        return RunCounts(
+            expected=expected,
+            completed=self.completed,
+            errored=self.errored,
+            succeeded=self.succeeded,
+        )
 
 
 @attrs.define
@@ -67,7 +72,10 @@ class Budget:
         return (
             (self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd)
             or (self.max_tokens is not None and self.tokens >= self.max_tokens)
-            or (self.max_duration_s is not None and self.elapsed_s >= self.max_duration_s)
+            or (
+                self.max_duration_s is not None
+                and self.elapsed_s >= self.max_duration_s
+            )
         )
 
     def describe(self) -> str:

@@ -41,7 +41,14 @@ from ..model import Scenario, TaskEnvironment
 from ..model.record import Record
 from ..sandbox import SandboxSettings
 from ..sandbox.commands import run_command
-from ..sandbox.containers import HOST_IMAGE, client_environment, ensure_host_image, last_line, new_name, runtime_binary
+from ..sandbox.containers import (
+    HOST_IMAGE,
+    client_environment,
+    ensure_host_image,
+    last_line,
+    new_name,
+    runtime_binary,
+)
 from ..sandbox.podman import runtime_options
 from ..storage.paths import safe_name
 
@@ -68,7 +75,12 @@ class TaskSandbox(Record):
 class TaskEnvironments:
     """The tasks' sandboxes of one run: images built once per task; a failed build fails every cell of its task."""
 
-    def __init__(self, sandbox: SandboxSettings | None, root: Path, warnings: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        sandbox: SandboxSettings | None,
+        root: Path,
+        warnings: list[str] | None = None,
+    ) -> None:
         self.sandbox = sandbox
         self.root = root
         self.warnings = warnings if warnings is not None else []
@@ -86,7 +98,9 @@ class TaskEnvironments:
         async with lock:
             if scenario.id not in self._done:
                 try:
-                    self._done[scenario.id] = await self._prepare(scenario, env, settings)
+                    self._done[scenario.id] = await self._prepare(
+                        scenario, env, settings
+                    )
                 except TaskImageError as exc:
                     self._done[scenario.id] = exc
         found = self._done[scenario.id]
@@ -94,12 +108,20 @@ class TaskEnvironments:
             raise TaskImageError(str(found))
         return found
 
-    async def _prepare(self, scenario: Scenario, env: TaskEnvironment, settings: SandboxSettings) -> TaskSandbox:
+    async def _prepare(
+        self, scenario: Scenario, env: TaskEnvironment, settings: SandboxSettings
+    ) -> TaskSandbox:
         if self.builder is not None and not settings.container:
             # A plugin's kind that runs images: built (or pulled) here, by the local runtime, as for docker.
-            built = await self._prepare(scenario, env, attrs.evolve(settings, sandbox=self.builder))
-            assert built.settings is not None  # a container's preparation always has settings
-            return attrs.evolve(built, settings=attrs.evolve(built.settings, sandbox=settings.sandbox))
+            built = await self._prepare(
+                scenario, env, attrs.evolve(settings, sandbox=self.builder)
+            )
+            assert (
+                built.settings is not None
+            )  # a container's preparation always has settings
+            return attrs.evolve(
+                built, settings=attrs.evolve(built.settings, sandbox=settings.sandbox)
+            )
         if not settings.container:
             if env.dockerfile or env.image:
                 what = "Dockerfile" if env.dockerfile else f"image {env.image!r}"
@@ -119,15 +141,35 @@ class TaskEnvironments:
             await self._pull(image, settings, binary)
         else:
             assert env.dockerfile is not None
-            image, toolchain = await self._build(scenario, Path(env.dockerfile), env, settings.sandbox, binary)
-        workdir = await trio.to_thread.run_sync(_working_dir, binary, image) or env.workdir
+            image, toolchain = await self._build(
+                scenario, Path(env.dockerfile), env, settings.sandbox, binary
+            )
+        workdir = (
+            await trio.to_thread.run_sync(_working_dir, binary, image) or env.workdir
+        )
         source = None
         if workdir:
-            source = self.root / ".images" / f"{safe_name(scenario.id)}-{hashlib.sha256(image.encode()).hexdigest()[:8]}"
+            source = (
+                self.root
+                / ".images"
+                / f"{safe_name(scenario.id)}-{hashlib.sha256(image.encode()).hexdigest()[:8]}"
+            )
             await trio.to_thread.run_sync(_copy_out, binary, image, workdir, source)
-        return TaskSandbox(settings=attrs.evolve(settings, image=image, host_toolchain=toolchain, workdir=workdir), source=source)
+        return TaskSandbox(
+            settings=attrs.evolve(
+                settings, image=image, host_toolchain=toolchain, workdir=workdir
+            ),
+            source=source,
+        )
 
-    async def _build(self, scenario: Scenario, dockerfile: Path, env: TaskEnvironment, kind: str, binary: str) -> tuple[str, bool]:
+    async def _build(
+        self,
+        scenario: Scenario,
+        dockerfile: Path,
+        env: TaskEnvironment,
+        kind: str,
+        binary: str,
+    ) -> tuple[str, bool]:
         """Build the task's image unless an image of its content is there; ``(tag, FROM the host image)``."""
         toolchain = builds_on_host_image(dockerfile)
         if toolchain:
@@ -142,17 +184,24 @@ class TaskEnvironments:
             # docker's builder pulls a missing base image whatever ``--pull`` says: refuse it here instead.
             for base in base_images(dockerfile):
                 if not await trio.to_thread.run_sync(_has_image, binary, base):
-                    raise TaskImageError(f"{dockerfile}: the base image {base!r} is not in docker's local images (no registry is used)")
+                    raise TaskImageError(
+                        f"{dockerfile}: the base image {base!r} is not in docker's local images (no registry is used)"
+                    )
         command = build_command(binary, kind, tag, dockerfile)
         home = Path(tempfile.mkdtemp(prefix="build-", dir=self.root))
         try:
             built = await run_command(
-                command, cwd=dockerfile.parent, env=client_environment({"HOME": str(home)}), timeout_s=env.build_timeout_ms / 1000
+                command,
+                cwd=dockerfile.parent,
+                env=client_environment({"HOME": str(home)}),
+                timeout_s=env.build_timeout_ms / 1000,
             )
         finally:
             shutil.rmtree(home, ignore_errors=True)
         if built.timed_out:
-            raise TaskImageError(f"building {dockerfile} timed out after {env.build_timeout_ms / 1000:g} s")
+            raise TaskImageError(
+                f"building {dockerfile} timed out after {env.build_timeout_ms / 1000:g} s"
+            )
         if not built.ok:
             why = built.error or last_line(built.output.encode())
             raise TaskImageError(f"cannot build {dockerfile} with {kind}: {why}")
@@ -164,11 +213,22 @@ class TaskEnvironments:
         if local and settings.pull != "always":
             return
         if settings.pull == "never":
-            raise TaskImageError(f"the task's image {image!r} is not in {settings.sandbox}'s local images (execution.pull: never)")
-        pulled = await run_command([binary, "pull", image], cwd=self.root, env=client_environment({}), timeout_s=_QUICK_S * 4)
+            raise TaskImageError(
+                f"the task's image {image!r} is not in {settings.sandbox}'s local images (execution.pull: never)"
+            )
+        pulled = await run_command(
+            [binary, "pull", image],
+            cwd=self.root,
+            env=client_environment({}),
+            timeout_s=_QUICK_S * 4,
+        )
         if not pulled.ok:
-            why = pulled.error or ("timed out" if pulled.timed_out else last_line(pulled.output.encode()))
-            raise TaskImageError(f"cannot pull the task's image {image!r} (execution.pull: {settings.pull}): {why}")
+            why = pulled.error or (
+                "timed out" if pulled.timed_out else last_line(pulled.output.encode())
+            )
+            raise TaskImageError(
+                f"cannot pull the task's image {image!r} (execution.pull: {settings.pull}): {why}"
+            )
 
     def _warn(self, message: str) -> None:
         log.warning("%s", message)
@@ -177,10 +237,15 @@ class TaskEnvironments:
 
 def image_tag(scenario_id: str, dockerfile: Path) -> str:
     """``localhost/agent-profiler-task-<id>:<hash of the build context>`` (a changed task gets a new tag)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", scenario_id.lower()).strip("-")[:60].strip("-") or "task"
+    slug = (
+        re.sub(r"[^a-z0-9]+", "-", scenario_id.lower()).strip("-")[:60].strip("-")
+        or "task"
+    )
     digest = hashlib.sha256(str(dockerfile.name).encode())
     context = dockerfile.parent
-    for path in sorted(p for p in context.rglob("*") if p.is_file() and not p.is_symlink()):
+    for path in sorted(
+        p for p in context.rglob("*") if p.is_file() and not p.is_symlink()
+    ):
         digest.update(path.relative_to(context).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return f"localhost/agent-profiler-task-{slug}:{digest.hexdigest()[:16]}"
@@ -191,7 +256,17 @@ def build_command(binary: str, kind: str, tag: str, dockerfile: Path) -> list[st
     is only yes/no (``never`` is refused), so ``--pull=false`` there, and the caller checks the base images are local."""
     pull = "--pull=never" if kind == "podman" else "--pull=false"
     # a Dockerfile's RUN steps start containers: the runtime `podman run` uses on this host (crun or runc)
-    return [binary, *runtime_options(binary, kind), "build", pull, "-t", tag, "-f", str(dockerfile), str(dockerfile.parent)]
+    return [
+        binary,
+        *runtime_options(binary, kind),
+        "build",
+        pull,
+        "-t",
+        tag,
+        "-f",
+        str(dockerfile),
+        str(dockerfile.parent),
+    ]
 
 
 def base_images(dockerfile: Path) -> list[str]:
@@ -203,7 +278,10 @@ def base_images(dockerfile: Path) -> list[str]:
         words = line.split()
         if not words:
             continue
-        instruction, flags = words[0].upper(), [w for w in words[1:] if w.startswith("--")]
+        instruction, flags = (
+            words[0].upper(),
+            [w for w in words[1:] if w.startswith("--")],
+        )
         plain = [w for w in words if not w.startswith("--")]
         if instruction == "FROM" and len(plain) >= 2:
             image = plain[1]
@@ -211,7 +289,12 @@ def base_images(dockerfile: Path) -> list[str]:
             image = _copied_from(flags)
         else:
             continue
-        if image.lower() != "scratch" and image.lower() not in stages and "$" not in image and not image.isdigit():
+        if (
+            image.lower() != "scratch"
+            and image.lower() not in stages
+            and "$" not in image
+            and not image.isdigit()
+        ):
             images.append(image)
         if instruction == "FROM" and len(plain) >= 4 and plain[2].upper() == "AS":
             stages.add(plain[3].lower())
@@ -237,9 +320,17 @@ def builds_on_host_image(dockerfile: Path) -> bool:
 
 def _quick(command: list[str], **kwargs) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(command, capture_output="stdout" not in kwargs, timeout=_QUICK_S, check=False, **kwargs)
+        return subprocess.run(
+            command,
+            capture_output="stdout" not in kwargs,
+            timeout=_QUICK_S,
+            check=False,
+            **kwargs,
+        )
     except subprocess.TimeoutExpired:
-        raise TaskImageError(f"{Path(command[0]).name} {command[1]}: no answer within {_QUICK_S:.0f} s") from None
+        raise TaskImageError(
+            f"{Path(command[0]).name} {command[1]}: no answer within {_QUICK_S:.0f} s"
+        ) from None
 
 
 def _has_image(binary: str, image: str) -> bool:
@@ -248,8 +339,14 @@ def _has_image(binary: str, image: str) -> bool:
 
 def _working_dir(binary: str, image: str) -> str | None:
     """The image's ``WORKDIR`` (None when it has none, or it is ``/``)."""
-    done = _quick([binary, "image", "inspect", "--format", "{{.Config.WorkingDir}}", image])
-    folder = done.stdout.decode("utf-8", "replace").strip().rstrip("/") if done.returncode == 0 else ""
+    done = _quick(
+        [binary, "image", "inspect", "--format", "{{.Config.WorkingDir}}", image]
+    )
+    folder = (
+        done.stdout.decode("utf-8", "replace").strip().rstrip("/")
+        if done.returncode == 0
+        else ""
+    )
     return folder or None
 
 
@@ -258,16 +355,28 @@ def _copy_out(binary: str, image: str, workdir: str, target: Path) -> None:
     name = new_name("export")
     created = _quick([binary, "create", "--name", name, image, "true"])
     if created.returncode != 0:
-        raise TaskImageError(f"cannot read {workdir} of the image {image!r}: {last_line(created.stderr)}")
+        raise TaskImageError(
+            f"cannot read {workdir} of the image {image!r}: {last_line(created.stderr)}"
+        )
     try:
         with tempfile.TemporaryFile() as archive:
-            copied = _quick([binary, "cp", f"{name}:{workdir}", "-"], stdout=archive, stderr=subprocess.PIPE)
+            copied = _quick(
+                [binary, "cp", f"{name}:{workdir}", "-"],
+                stdout=archive,
+                stderr=subprocess.PIPE,
+            )
             if copied.returncode != 0:
-                if b"could not be found" in copied.stderr or b"No such" in copied.stderr or b"no such file" in copied.stderr:
+                if (
+                    b"could not be found" in copied.stderr
+                    or b"No such" in copied.stderr
+                    or b"no such file" in copied.stderr
+                ):
                     # buildah records a WORKDIR nothing was written to without making it: an empty working folder
                     target.mkdir(parents=True, exist_ok=True)
                     return
-                raise TaskImageError(f"cannot copy {workdir} out of the image {image!r}: {last_line(copied.stderr)}")
+                raise TaskImageError(
+                    f"cannot copy {workdir} out of the image {image!r}: {last_line(copied.stderr)}"
+                )
             archive.seek(0)
             target.mkdir(parents=True, exist_ok=True)
             _extract(archive, target)
@@ -282,7 +391,9 @@ def _extract(archive, target: Path) -> None:
     with tarfile.open(fileobj=archive) as tar:
         members = []
         for member in tar.getmembers():
-            parts = Path(member.name).parts[1:]  # the top folder is the working folder itself
+            parts = Path(member.name).parts[
+                1:
+            ]  # the top folder is the working folder itself
             if not parts:
                 continue
             member.name = os.path.join(*parts)
@@ -292,8 +403,22 @@ def _extract(archive, target: Path) -> None:
             tar.extractall(target, members=members, filter="tar")
             return
         # Python < 3.11.4 has no extraction filters: plain files and folders with plain names only.
-        plain = [m for m in members if (m.isfile() or m.isdir()) and ".." not in Path(m.name).parts and not m.name.startswith("/")]
+        plain = [
+            m
+            for m in members
+            if (m.isfile() or m.isdir())
+            and ".." not in Path(m.name).parts
+            and not m.name.startswith("/")
+        ]
         tar.extractall(target, members=plain)
 
 
-__all__ = ["TaskEnvironments", "TaskImageError", "TaskSandbox", "base_images", "build_command", "builds_on_host_image", "image_tag"]
+__all__ = [
+    "TaskEnvironments",
+    "TaskImageError",
+    "TaskSandbox",
+    "base_images",
+    "build_command",
+    "builds_on_host_image",
+    "image_tag",
+]

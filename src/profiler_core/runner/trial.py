@@ -76,7 +76,9 @@ _HARBOR = {"public": "full", "no-network": "none", "allowlist": "model"}
 class Trials:
     """The run's trials: the environment kind, the run's settings, and where verifier files are kept."""
 
-    def __init__(self, kind: Any, settings: SandboxSettings, reports: Path, run_id: str) -> None:
+    def __init__(
+        self, kind: Any, settings: SandboxSettings, reports: Path, run_id: str
+    ) -> None:
         self.kind = kind
         self.settings = settings
         #: ``reports/<runId>/verifier``: every file a verifier wrote under its logs folder, per cell
@@ -91,7 +93,8 @@ class Trials:
             # never the built-ins' confinement in its place: a plugin's kind runs trials only
             raise IterationError(
                 f"execution.sandbox: {self.settings.sandbox} runs tasks with an environment of their own (a Harbor task); "
-                f"scenario {scenario.id!r} has none", code="setup_error",
+                f"scenario {scenario.id!r} has none",
+                code="setup_error",
             )
         if scenario.environment is None or self.settings.sandbox == "none":
             return False
@@ -101,7 +104,8 @@ class Trials:
             return False  # the agent programs still run beside the container (docs/environments.md)
         raise IterationError(
             f"provider {getattr(provider, 'id', '?')!r} cannot run inside a {self.settings.sandbox!r} trial yet "
-            "(trial-aware providers: oracle, simulated)", code="setup_error",
+            "(trial-aware providers: oracle, simulated)",
+            code="setup_error",
         )
 
     def warn_once(self, message: str) -> None:
@@ -139,26 +143,53 @@ def phase_networks(settings: SandboxSettings, scenario: Scenario) -> tuple[str, 
     verifier = settings.verifier_network
     if verifier is None:
         steps = getattr(scenario, "steps", ())
-        policies = [_network(getattr(v, "policy", None)) for v in (*scenario.verify, *(v for s in steps for v in s.verify))]
-        verifier = _closest(*policies) if any(p is not None for p in policies) else (task or "full")
+        policies = [
+            _network(getattr(v, "policy", None))
+            for v in (*scenario.verify, *(v for s in steps for v in s.verify))
+        ]
+        verifier = (
+            _closest(*policies)
+            if any(p is not None for p in policies)
+            else (task or "full")
+        )
     return agent, verifier
 
 
-def trial_spec(settings: SandboxSettings, scenario: Scenario, name: str, agent_network: str, switch: bool) -> TrialSpec:
+def trial_spec(
+    settings: SandboxSettings,
+    scenario: Scenario,
+    name: str,
+    agent_network: str,
+    switch: bool,
+) -> TrialSpec:
     """What the trial asks of its environment: the task's image (built by ``task_images``), env, workdir and limits."""
     env = scenario.environment
     assert env is not None
     templates = dict(getattr(env, "env", {}) or {})
     try:
         values = _expand(templates, scenario.id)
-    except ProfilerError as exc:  # config.harbor's expansion: a variable missing on the host
-        raise IterationError(f"setup failed: scenario {scenario.id!r}: {exc}", code="setup_error") from None
+    except (
+        ProfilerError
+    ) as exc:  # config.harbor's expansion: a variable missing on the host
+        raise IterationError(
+            f"setup failed: scenario {scenario.id!r}: {exc}", code="setup_error"
+        ) from None
     return TrialSpec(
-        name=name, image=settings.image, workdir=getattr(env, "workdir", None) or settings.workdir,
-        root=_root(scenario), root_exclude=tuple(getattr(getattr(scenario, "workspace", None), "exclude", ()) or ()),
-        env=values, network=agent_network, network_switch=switch,
-        cpus=getattr(env, "cpus", None), memory_mb=getattr(env, "memory_mb", None), host_toolchain=settings.host_toolchain,
-        labels={"agent-profiler.scenario": scenario.id[:60]}, folders=LOG_DIRS,
+        name=name,
+        image=settings.image,
+        workdir=getattr(env, "workdir", None) or settings.workdir,
+        root=_root(scenario),
+        root_exclude=tuple(
+            getattr(getattr(scenario, "workspace", None), "exclude", ()) or ()
+        ),
+        env=values,
+        network=agent_network,
+        network_switch=switch,
+        cpus=getattr(env, "cpus", None),
+        memory_mb=getattr(env, "memory_mb", None),
+        host_toolchain=settings.host_toolchain,
+        labels={"agent-profiler.scenario": scenario.id[:60]},
+        folders=LOG_DIRS,
     )
 
 
@@ -185,10 +216,24 @@ class TrialRun:
     verifier_network: str
     switch: bool
 
-    async def exec(self, argv: list[str], *, timeout_s: float, user: str | None = None, cwd: str | None = None,
-                   env: dict[str, str] | None = None) -> Any:
+    async def exec(
+        self,
+        argv: list[str],
+        *,
+        timeout_s: float,
+        user: str | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> Any:
         """One command in the trial, in its working folder unless ``cwd`` says otherwise."""
-        return await call(self.environment.exec, argv, env=env, cwd=cwd or self.workdir, user=user, timeout_s=timeout_s)
+        return await call(
+            self.environment.exec,
+            argv,
+            env=env,
+            cwd=cwd or self.workdir,
+            user=user,
+            timeout_s=timeout_s,
+        )
 
     async def network(self, network: str) -> None:
         """Switch the trial to ``network`` between phases (nothing to do when the phases share one)."""
@@ -196,12 +241,21 @@ class TrialRun:
             await call(self.environment.set_network, network)
 
 
-async def start_trial(trials: Trials, scenario: Scenario, settings: SandboxSettings, name: str) -> TrialRun:
+async def start_trial(
+    trials: Trials, scenario: Scenario, settings: SandboxSettings, name: str
+) -> TrialRun:
     """Start the environment of one attempt and make Harbor's log folders; ``IterationError`` (set-up) when it cannot."""
     agent, verifier = phase_networks(settings, scenario)
     caps = trials.capabilities or EnvironmentCapabilities()
-    agent, verifier = _enforceable(trials, caps, settings.sandbox, agent), _enforceable(trials, caps, settings.sandbox, verifier)
-    networks = {"full", agent, verifier}  # set-up runs with the network, as the image's build did
+    agent, verifier = (
+        _enforceable(trials, caps, settings.sandbox, agent),
+        _enforceable(trials, caps, settings.sandbox, verifier),
+    )
+    networks = {
+        "full",
+        agent,
+        verifier,
+    }  # set-up runs with the network, as the image's build did
     switch = len(networks) > 1
     if switch and not caps.network_switch:
         trials.warn_once(
@@ -209,18 +263,29 @@ async def start_trial(trials: Trials, scenario: Scenario, settings: SandboxSetti
         )
         agent = verifier = "full"
         switch = False
-    if scenario.environment is not None and not caps.resource_limits and (
-        getattr(scenario.environment, "cpus", None) or getattr(scenario.environment, "memory_mb", None)
+    if (
+        scenario.environment is not None
+        and not caps.resource_limits
+        and (
+            getattr(scenario.environment, "cpus", None)
+            or getattr(scenario.environment, "memory_mb", None)
+        )
     ):
-        trials.warn_once(f"execution.sandbox: {settings.sandbox} does not enforce [environment].cpus / memory_mb (scenario {scenario.id!r})")
+        trials.warn_once(
+            f"execution.sandbox: {settings.sandbox} does not enforce [environment].cpus / memory_mb (scenario {scenario.id!r})"
+        )
     if getattr(scenario.environment, "storage_mb", None):
         # docker's --storage-opt size= works only on some storage drivers: not asked, said
-        trials.warn_once(f"execution.sandbox: {settings.sandbox} does not enforce [environment].storage_mb (scenario {scenario.id!r})")
+        trials.warn_once(
+            f"execution.sandbox: {settings.sandbox} does not enforce [environment].storage_mb (scenario {scenario.id!r})"
+        )
     spec = trial_spec(settings, scenario, name, "full", switch)
     try:
         environment = await call(trials.kind.start, spec)
     except SandboxError as exc:
-        raise IterationError(f"setup failed: environment of {scenario.id!r}: {exc}", code="setup_error") from None
+        raise IterationError(
+            f"setup failed: environment of {scenario.id!r}: {exc}", code="setup_error"
+        ) from None
     run = TrialRun(trials, scenario, environment, "", agent, verifier, switch)
     try:
         run.workdir = await _workdir(run, spec)
@@ -230,11 +295,15 @@ async def start_trial(trials: Trials, scenario: Scenario, settings: SandboxSetti
     return run
 
 
-def _enforceable(trials: Trials, caps: EnvironmentCapabilities, kind: str, network: str) -> str:
+def _enforceable(
+    trials: Trials, caps: EnvironmentCapabilities, kind: str, network: str
+) -> str:
     """``network`` when the kind can enforce it; else ``full``, said once (the kind declares what it can)."""
     if network in caps.networks or network == "full":
         return network
-    trials.warn_once(f"execution.sandbox: {kind} cannot enforce the network {network!r} (it declares {', '.join(caps.networks)}): 'full' is used")
+    trials.warn_once(
+        f"execution.sandbox: {kind} cannot enforce the network {network!r} (it declares {', '.join(caps.networks)}): 'full' is used"
+    )
     return "full"
 
 
@@ -246,7 +315,9 @@ async def _workdir(run: TrialRun, spec: TrialSpec) -> str:
     if isinstance(own, str) and own:
         return own
     done = await call(run.environment.exec, ["pwd"], timeout_s=QUICK_S)
-    return done.output.strip().splitlines()[-1] if done.ok and done.output.strip() else "/"
+    return (
+        done.output.strip().splitlines()[-1] if done.ok and done.output.strip() else "/"
+    )
 
 
 async def copy_workdir(run: TrialRun, sessions: Path) -> Path | None:
@@ -255,7 +326,9 @@ async def copy_workdir(run: TrialRun, sessions: Path) -> Path | None:
     try:
         await call(run.environment.get, run.workdir, folder)
     except SandboxError as exc:
-        log.warning("the working folder of %s's trial was not kept: %s", run.scenario.id, exc)
+        log.warning(
+            "the working folder of %s's trial was not kept: %s", run.scenario.id, exc
+        )
         shutil.rmtree(folder, ignore_errors=True)
         return None
     folder.mkdir(parents=True, exist_ok=True)
@@ -274,10 +347,18 @@ async def stop_trial(run: TrialRun) -> None:
 async def setup(run: TrialRun) -> None:
     """The scenario's set-up commands, in the working folder, with the network."""
     for command in run.scenario.setup:
-        done = await run.exec(["bash", "-c", command], timeout_s=run.scenario.timeout_ms / 1000)
+        done = await run.exec(
+            ["bash", "-c", command], timeout_s=run.scenario.timeout_ms / 1000
+        )
         if not done.ok:
-            how = done.error or ("timed out" if done.timed_out else f"exited {done.exit_code}: {done.output.strip()[-300:]}")
-            raise IterationError(f"setup failed: setup command {command!r} {how}", code="setup_error")
+            how = done.error or (
+                "timed out"
+                if done.timed_out
+                else f"exited {done.exit_code}: {done.output.strip()[-300:]}"
+            )
+            raise IterationError(
+                f"setup failed: setup command {command!r} {how}", code="setup_error"
+            )
 
 
 async def agent_user(run: TrialRun, settings: SandboxSettings) -> str | None:
@@ -286,7 +367,11 @@ async def agent_user(run: TrialRun, settings: SandboxSettings) -> str | None:
     named = getattr(run.scenario, "agent_user", None)
     if named:
         return str(named)
-    if os.getuid() != 0 or settings.agent_user in ("root", "0") or not settings.container:
+    if (
+        os.getuid() != 0
+        or settings.agent_user in ("root", "0")
+        or not settings.container
+    ):
         # the image's user, as Harbor does: a rootless runtime's root is the profiler's own user, and a folder
         # trial's commands run as the profiler (a chown there would change the host's files)
         return None
@@ -295,17 +380,29 @@ async def agent_user(run: TrialRun, settings: SandboxSettings) -> str | None:
         return None  # the image names its own user: it stands
     if run.workdir.rstrip("/"):
         # chown, not chmod: the files' modes (what git records) stay as the task left them
-        owned = await run.exec(["chown", "-R", "--", settings.agent_user, run.workdir], timeout_s=QUICK_S, user="0")
+        owned = await run.exec(
+            ["chown", "-R", "--", settings.agent_user, run.workdir],
+            timeout_s=QUICK_S,
+            user="0",
+        )
         if not owned.ok:
             why = owned.error or owned.output.strip()[-300:]
-            raise IterationError(f"setup failed: cannot give {run.workdir} to execution.agent_user {settings.agent_user!r}: {why}",
-                                 code="setup_error")
+            raise IterationError(
+                f"setup failed: cannot give {run.workdir} to execution.agent_user {settings.agent_user!r}: {why}",
+                code="setup_error",
+            )
     return settings.agent_user
 
 
 def timed_out_result() -> PromptResult:
     """The agent's result when its time ran out before it answered: nothing said, the timeout recorded."""
-    return PromptResult(text="", metrics=PromptMetrics(tokens=TokenBreakdown(), timing=TimingBreakdown(wall_ms=0.0)), completion_reason="timeout")
+    return PromptResult(
+        text="",
+        metrics=PromptMetrics(
+            tokens=TokenBreakdown(), timing=TimingBreakdown(wall_ms=0.0)
+        ),
+        completion_reason="timeout",
+    )
 
 
 async def agent_phase(run: TrialRun, session: Callable[[], Awaitable[None]]) -> bool:
@@ -323,7 +420,7 @@ async def agent_phase(run: TrialRun, session: Callable[[], Awaitable[None]]) -> 
 async def report(run: TrialRun) -> WorkspaceReport:
     """What the agent left, listed inside the trial (``git`` there, else ``find``): nothing runs on the host."""
     script = (
-        'if [ -d .git ] && command -v git >/dev/null 2>&1; then git add --all --intent-to-add >/dev/null 2>&1; '
+        "if [ -d .git ] && command -v git >/dev/null 2>&1; then git add --all --intent-to-add >/dev/null 2>&1; "
         'echo GIT; git -c core.fsmonitor=false diff --stat; else echo FILES; find . -path ./.git -prune -o -type f -print | sort | head -n "$1"; fi'
     )
     done = await run.exec(["sh", "-c", script, "sh", str(MAX_FILES)], timeout_s=QUICK_S)
@@ -332,10 +429,14 @@ async def report(run: TrialRun) -> WorkspaceReport:
         return WorkspaceReport()
     if lines[0] == "GIT":
         return WorkspaceReport(diff_stat="\n".join(lines[1:]).strip() or None)
-    return WorkspaceReport(files=tuple(line.removeprefix("./") for line in lines[1:] if line.strip()))
+    return WorkspaceReport(
+        files=tuple(line.removeprefix("./") for line in lines[1:] if line.strip())
+    )
 
 
-async def verify(run: TrialRun, keep: Path, scenario: Scenario | None = None) -> Verification:
+async def verify(
+    run: TrialRun, keep: Path, scenario: Scenario | None = None
+) -> Verification:
     """Every verifier of ``scenario`` (a step's view; default the trial's), on the verifier's network; its logs folder
     copied to ``keep``; ``VerifierError`` when one cannot run."""
     await run.network(run.verifier_network)
@@ -367,24 +468,42 @@ async def _one_verifier(run: TrialRun, spec: VerifierSpec) -> Any:
             raise VerifierError(f"verifier {spec.name!r}: {exc}") from None
     # one command: the uploaded scripts made executable, a logs folder the trial did not start with made
     script = 'logs=$1; shift; for t in "$@"; do find "$t" -type f -name "*.sh" -exec chmod +x {} +; done; '
-    script += '[ -z "$logs" ] || [ -d "$logs" ] || { mkdir -p "$logs" && chmod 777 "$logs"; }'
-    await run.exec(["sh", "-c", script, "sh", spec.logs_dir or "", *spec.mounts], timeout_s=QUICK_S, user="0")
+    script += (
+        '[ -z "$logs" ] || [ -d "$logs" ] || { mkdir -p "$logs" && chmod 777 "$logs"; }'
+    )
+    await run.exec(
+        ["sh", "-c", script, "sh", spec.logs_dir or "", *spec.mounts],
+        timeout_s=QUICK_S,
+        user="0",
+    )
     for destination, source in spec.files.items():
         try:
-            await call(run.environment.put, Path(source), f"{run.workdir.rstrip('/')}/{destination}")
+            await call(
+                run.environment.put,
+                Path(source),
+                f"{run.workdir.rstrip('/')}/{destination}",
+            )
         except SandboxError as exc:
             raise VerifierError(f"verifier {spec.name!r}: {exc}") from None
     try:
         own = task_env(spec.env, spec.env_templates, f"verifier {spec.name!r}: env")
     except ProfilerError as exc:
         raise VerifierError(str(exc)) from None
-    env = {**own, "PROFILER_VERIFIER_DIR": spec.logs_dir or "/logs/verifier", "PROFILER_WORKSPACE": run.workdir}
+    env = {
+        **own,
+        "PROFILER_VERIFIER_DIR": spec.logs_dir or "/logs/verifier",
+        "PROFILER_WORKSPACE": run.workdir,
+    }
     user = getattr(spec, "user", None)
-    result = await run.exec(_argv(spec), timeout_s=spec.timeout_ms / 1000, user=user, env=env)
+    result = await run.exec(
+        _argv(spec), timeout_s=spec.timeout_ms / 1000, user=user, env=env
+    )
     if result.error:
         raise VerifierError(f"verifier {spec.name!r} could not start: {result.error}")
     if result.timed_out:
-        raise VerifierError(f"verifier {spec.name!r} timed out after {spec.timeout_ms / 1000:g} s")
+        raise VerifierError(
+            f"verifier {spec.name!r} timed out after {spec.timeout_ms / 1000:g} s"
+        )
     return result
 
 
@@ -404,7 +523,11 @@ def _layered(base: str | None, top: str) -> Iterator[Path]:
 def _argv(spec: VerifierSpec) -> list[str]:
     """``bash /tests/test.sh`` of an uploaded script becomes the script itself, started by its shebang (as Harbor runs it)."""
     words = shlex.split(spec.command) if spec.command.count("\n") == 0 else []
-    if len(words) == 2 and words[0] in ("bash", "sh") and any(words[1].startswith(t.rstrip("/") + "/") for t in spec.mounts):
+    if (
+        len(words) == 2
+        and words[0] in ("bash", "sh")
+        and any(words[1].startswith(t.rstrip("/") + "/") for t in spec.mounts)
+    ):
         return [words[1]]
     return ["bash", "-c", spec.command]
 
@@ -412,7 +535,9 @@ def _argv(spec: VerifierSpec) -> list[str]:
 async def _keep_logs(run: TrialRun, logs: str, folder: Path) -> None:
     """Copy the verifier's logs folder out (links as links): the reward and every file beside it stay with the row."""
     if folder.exists():
-        shutil.rmtree(folder, ignore_errors=True)  # a retried attempt: the last one is kept
+        shutil.rmtree(
+            folder, ignore_errors=True
+        )  # a retried attempt: the last one is kept
     try:
         await call(run.environment.get, logs, folder)
     except SandboxError as exc:
@@ -420,16 +545,29 @@ async def _keep_logs(run: TrialRun, logs: str, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
 
 
-def _checkpoint(spec: VerifierSpec, result: Any, reward: float | None) -> CheckpointResult:
+def _checkpoint(
+    spec: VerifierSpec, result: Any, reward: float | None
+) -> CheckpointResult:
     actual = result.output.strip()[-ACTUAL_TAIL:]
     if spec.passed_by == "reward":
         if reward is None:
-            raise VerifierError(f"verifier {spec.name!r} wrote no reward (reward.txt or reward.json in {spec.logs_dir or '/logs/verifier'})")
+            raise VerifierError(
+                f"verifier {spec.name!r} wrote no reward (reward.txt or reward.json in {spec.logs_dir or '/logs/verifier'})"
+            )
         return CheckpointResult(
-            id=f"verify:{spec.name}", description=spec.command, passed=reward >= 1,
-            actual=f"reward {reward:g}\n{actual[-(ACTUAL_TAIL - 40):]}", expected="reward 1",
+            id=f"verify:{spec.name}",
+            description=spec.command,
+            passed=reward >= 1,
+            actual=f"reward {reward:g}\n{actual[-(ACTUAL_TAIL - 40) :]}",
+            expected="reward 1",
         )
-    return CheckpointResult(id=f"verify:{spec.name}", description=spec.command, passed=result.ok, actual=actual, expected="exit status 0")
+    return CheckpointResult(
+        id=f"verify:{spec.name}",
+        description=spec.command,
+        passed=result.ok,
+        actual=actual,
+        expected="exit status 0",
+    )
 
 
 __all__ = [

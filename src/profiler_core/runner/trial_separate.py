@@ -34,12 +34,21 @@ def verifier_scenario(scenario: Scenario, spec: VerifierSpec) -> Scenario:
     """The verifier's environment as a scenario of its own (its image cached apart from the task's)."""
     assert spec.separate is not None
     return attrs.evolve(
-        scenario, id=f"{scenario.id}-verifier", environment=spec.separate, workspace=None, setup=(), steps=(),
-        verify=(attrs.evolve(spec, separate=None),), solution=None, agent_policy=spec.policy,
+        scenario,
+        id=f"{scenario.id}-verifier",
+        environment=spec.separate,
+        workspace=None,
+        setup=(),
+        steps=(),
+        verify=(attrs.evolve(spec, separate=None),),
+        solution=None,
+        agent_policy=spec.policy,
     )
 
 
-async def verify_apart(state: RunState, run: TrialRun, scenario: Scenario, keep: Path, name: str) -> Verification:
+async def verify_apart(
+    state: RunState, run: TrialRun, scenario: Scenario, keep: Path, name: str
+) -> Verification:
     """Each verifier of ``scenario`` in its own environment (a shared one where the agent ran); ``VerifierError`` when one cannot run."""
     checks: list[CheckpointResult] = []
     rewards: list[float] = []
@@ -49,15 +58,27 @@ async def verify_apart(state: RunState, run: TrialRun, scenario: Scenario, keep:
         if spec.separate is None:
             found = await verify(run, folder, attrs.evolve(scenario, verify=(spec,)))
         else:
-            found = await _apart(state, run, verifier_scenario(scenario, spec), folder, f"{name}-verifier")
+            found = await _apart(
+                state,
+                run,
+                verifier_scenario(scenario, spec),
+                folder,
+                f"{name}-verifier",
+            )
         checks += found.checks
         if found.reward is not None:
             rewards.append(found.reward)
         scores.update(found.scores)
-    return Verification(checks=tuple(checks), reward=sum(rewards) / len(rewards) if rewards else None, scores=scores)
+    return Verification(
+        checks=tuple(checks),
+        reward=sum(rewards) / len(rewards) if rewards else None,
+        scores=scores,
+    )
 
 
-async def _apart(state: RunState, agent: TrialRun, view: Scenario, keep: Path, name: str) -> Verification:
+async def _apart(
+    state: RunState, agent: TrialRun, view: Scenario, keep: Path, name: str
+) -> Verification:
     try:
         task = await state.workspaces.task_sandbox(view)
     except SetupError as exc:
@@ -85,7 +106,11 @@ async def _artifacts(agent: TrialRun, scratch: Path) -> Path:
     handed.mkdir()
     for path in (*agent.scenario.artifacts, ARTIFACTS):
         source = path if path.startswith("/") else posixpath.join(agent.workdir, path)
-        target = handed if source.rstrip("/") == ARTIFACTS else handed / posixpath.basename(source.rstrip("/"))
+        target = (
+            handed
+            if source.rstrip("/") == ARTIFACTS
+            else handed / posixpath.basename(source.rstrip("/"))
+        )
         if target.exists() and target != handed:
             continue  # two artifacts of one name: the first declared is kept
         try:

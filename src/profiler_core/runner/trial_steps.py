@@ -30,8 +30,13 @@ STEP_SETUP = "setup.sh"
 def step_scenario(scenario: Scenario, step: StepSpec) -> Scenario:
     """What one step is to the agent and its verifier: the step's instruction, timeout, verifier and solution."""
     return attrs.evolve(
-        scenario, prompt=step.prompt, timeout_ms=step.timeout_ms or scenario.timeout_ms, verify=step.verify,
-        solution=step.solution, steps=(), reward_strategy=None,
+        scenario,
+        prompt=step.prompt,
+        timeout_ms=step.timeout_ms or scenario.timeout_ms,
+        verify=step.verify,
+        solution=step.solution,
+        steps=(),
+        reward_strategy=None,
     )
 
 
@@ -42,15 +47,29 @@ async def step_files(run: TrialRun, step: StepSpec) -> None:
     source = Path(step.workdir_files)
     for entry in sorted(source.iterdir()):
         try:
-            await call(run.environment.put, entry, f"{run.workdir.rstrip('/')}/{entry.name}")
+            await call(
+                run.environment.put, entry, f"{run.workdir.rstrip('/')}/{entry.name}"
+            )
         except SandboxError as exc:
-            raise IterationError(f"setup failed: step {step.name!r}: {exc}", code="setup_error") from None
+            raise IterationError(
+                f"setup failed: step {step.name!r}: {exc}", code="setup_error"
+            ) from None
     if not (source / STEP_SETUP).is_file():
         return
-    done = await run.exec(["bash", f"./{STEP_SETUP}"], timeout_s=max(QUICK_S, run.scenario.timeout_ms / 1000))
+    done = await run.exec(
+        ["bash", f"./{STEP_SETUP}"],
+        timeout_s=max(QUICK_S, run.scenario.timeout_ms / 1000),
+    )
     if not done.ok:
-        how = done.error or ("timed out" if done.timed_out else f"exited {done.exit_code}: {done.output.strip()[-300:]}")
-        raise IterationError(f"setup failed: step {step.name!r}: steps/{step.name}/workdir/{STEP_SETUP} {how}", code="setup_error")
+        how = done.error or (
+            "timed out"
+            if done.timed_out
+            else f"exited {done.exit_code}: {done.output.strip()[-300:]}"
+        )
+        raise IterationError(
+            f"setup failed: step {step.name!r}: steps/{step.name}/workdir/{STEP_SETUP} {how}",
+            code="setup_error",
+        )
 
 
 def reached(step: StepSpec, verification: Verification | None) -> bool:
@@ -60,19 +79,26 @@ def reached(step: StepSpec, verification: Verification | None) -> bool:
     if verification is None:
         return False
     for name, minimum in step.min_reward.items():
-        value = verification.reward if name == "reward" else verification.scores.get(name)
+        value = (
+            verification.reward if name == "reward" else verification.scores.get(name)
+        )
         if value is None or value < minimum:
             return False
     return True
 
 
-def combine(scenario: Scenario, results: list[tuple[StepSpec, Verification]]) -> Verification:
+def combine(
+    scenario: Scenario, results: list[tuple[StepSpec, Verification]]
+) -> Verification:
     """The row's verification: every step's checks (``verify:<step>:<name>``), the reward by the task's strategy,
     and each step's reward as the named sub-reward ``<step>``."""
     checks: list[CheckpointResult] = []
     by_step: dict[str, float | None] = {}
     for step, verification in results:
-        checks += [attrs.evolve(c, id=f"verify:{step.name}:{c.id.removeprefix('verify:')}") for c in verification.checks]
+        checks += [
+            attrs.evolve(c, id=f"verify:{step.name}:{c.id.removeprefix('verify:')}")
+            for c in verification.checks
+        ]
         by_step[step.name] = verification.reward
     declared = [step.name for step in scenario.steps]
     if scenario.reward_strategy == "final":

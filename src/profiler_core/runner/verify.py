@@ -60,7 +60,9 @@ class Verification(Record):
     scores: dict[str, float] = attrs.Factory(dict)
 
 
-async def run_verifiers(workspaces: Workspaces, scenario: Scenario, folder: Path) -> Verification:
+async def run_verifiers(
+    workspaces: Workspaces, scenario: Scenario, folder: Path
+) -> Verification:
     """Run every verifier of ``scenario`` in ``folder``; ``VerifierError`` when one cannot run."""
     checks: list[CheckpointResult] = []
     rewards: list[float] = []
@@ -76,16 +78,34 @@ async def run_verifiers(workspaces: Workspaces, scenario: Scenario, folder: Path
         try:
             _copy_in(spec, folder)
             try:
-                own = task_env(spec.env, spec.env_templates, f"verifier {spec.name!r}: env")
+                own = task_env(
+                    spec.env, spec.env_templates, f"verifier {spec.name!r}: env"
+                )
             except ConfigError as exc:
                 raise VerifierError(str(exc)) from None
-            env = {**own, "PROFILER_VERIFIER_DIR": str(logs), "PROFILER_WORKSPACE": str(folder)}
-            where = workspaces.where(spec.network, _mounts(spec, logs, scratch), settings=task.settings if task else None)
+            env = {
+                **own,
+                "PROFILER_VERIFIER_DIR": str(logs),
+                "PROFILER_WORKSPACE": str(folder),
+            }
+            where = workspaces.where(
+                spec.network,
+                _mounts(spec, logs, scratch),
+                settings=task.settings if task else None,
+            )
             inside = [*spec.mounts, *([spec.logs_dir] if spec.logs_dir else [])]
             if inside and not where.confined:
                 # /tests, /logs/verifier cannot exist on the host: never write there.
-                raise VerifierError(f"verifier {spec.name!r} needs a sandbox (it uses {', '.join(inside)})")
-            result = await workspaces.run(spec.command, folder, timeout_s=spec.timeout_ms / 1000, env=env, where=where)
+                raise VerifierError(
+                    f"verifier {spec.name!r} needs a sandbox (it uses {', '.join(inside)})"
+                )
+            result = await workspaces.run(
+                spec.command,
+                folder,
+                timeout_s=spec.timeout_ms / 1000,
+                env=env,
+                where=where,
+            )
             _refuse_unrunnable(spec, result)
             reward, named = read_reward(logs, spec.name)
         finally:
@@ -112,22 +132,37 @@ def _mounts(spec: VerifierSpec, logs: Path, scratch: Path) -> tuple[Mount, ...]:
             else:
                 shutil.copy2(source, copy)
         except OSError as exc:
-            raise VerifierError(f"verifier {spec.name!r}: cannot copy {source!r} for {target}: {exc.strerror or exc}") from None
+            raise VerifierError(
+                f"verifier {spec.name!r}: cannot copy {source!r} for {target}: {exc.strerror or exc}"
+            ) from None
         mounts.append(Mount(source=copy, target=target, writable=True))
     return tuple(mounts)
 
 
-def _checkpoint(spec: VerifierSpec, result: CommandResult, reward: float | None) -> CheckpointResult:
+def _checkpoint(
+    spec: VerifierSpec, result: CommandResult, reward: float | None
+) -> CheckpointResult:
     """``verify:<name>``: passed on exit status 0, or (``passed_by: reward``) on a reward of 1, whatever the status."""
     actual = result.output.strip()[-ACTUAL_TAIL:]
     if spec.passed_by == "reward":
         if reward is None:
-            raise VerifierError(f"verifier {spec.name!r} wrote no reward (reward.txt or reward.json in {spec.logs_dir or '$PROFILER_VERIFIER_DIR'})")
+            raise VerifierError(
+                f"verifier {spec.name!r} wrote no reward (reward.txt or reward.json in {spec.logs_dir or '$PROFILER_VERIFIER_DIR'})"
+            )
         return CheckpointResult(
-            id=f"verify:{spec.name}", description=spec.command, passed=reward >= 1, actual=f"reward {reward:g}\n{actual[-(ACTUAL_TAIL - 40):]}",
+            id=f"verify:{spec.name}",
+            description=spec.command,
+            passed=reward >= 1,
+            actual=f"reward {reward:g}\n{actual[-(ACTUAL_TAIL - 40) :]}",
             expected="reward 1",
         )
-    return CheckpointResult(id=f"verify:{spec.name}", description=spec.command, passed=result.ok, actual=actual, expected="exit status 0")
+    return CheckpointResult(
+        id=f"verify:{spec.name}",
+        description=spec.command,
+        passed=result.ok,
+        actual=actual,
+        expected="exit status 0",
+    )
 
 
 def _copy_in(spec: VerifierSpec, folder: Path) -> None:
@@ -139,17 +174,23 @@ def _copy_in(spec: VerifierSpec, folder: Path) -> None:
             # Checked without resolving: a link the agent made there must not turn into an error that ends the run.
             copy_beneath(source, folder, destination)
         except OSError as exc:
-            raise VerifierError(f"verifier {spec.name!r}: cannot copy {source!r} to {destination!r}: {exc.strerror or exc}") from None
+            raise VerifierError(
+                f"verifier {spec.name!r}: cannot copy {source!r} to {destination!r}: {exc.strerror or exc}"
+            ) from None
 
 
 def _refuse_unrunnable(spec: VerifierSpec, result: CommandResult) -> None:
     if result.error:
         raise VerifierError(f"verifier {spec.name!r} could not start: {result.error}")
     if result.timed_out:
-        raise VerifierError(f"verifier {spec.name!r} timed out after {spec.timeout_ms / 1000:g} s")
+        raise VerifierError(
+            f"verifier {spec.name!r} timed out after {spec.timeout_ms / 1000:g} s"
+        )
     if result.exit_code in CANNOT_RUN:
         tail = result.output.strip().splitlines()[-1:] or [""]
-        raise VerifierError(f"verifier {spec.name!r} could not run its command (exit {result.exit_code}): {tail[0][:300]}")
+        raise VerifierError(
+            f"verifier {spec.name!r} could not run its command (exit {result.exit_code}): {tail[0][:300]}"
+        )
 
 
 def read_reward(logs: Path, name: str) -> tuple[float | None, dict[str, float]]:
@@ -162,7 +203,9 @@ def read_reward(logs: Path, name: str) -> tuple[float | None, dict[str, float]]:
         except FileNotFoundError:
             continue
         except OSError as exc:
-            raise VerifierError(f"verifier {name!r}: {file_name}: cannot read it ({exc.strerror or exc})") from None
+            raise VerifierError(
+                f"verifier {name!r}: {file_name}: cannot read it ({exc.strerror or exc})"
+            ) from None
         text = raw.decode("utf-8", errors="replace")
         if file_name == "reward.txt":
             return _unit(_number(text.strip(), name, file_name), name, file_name), {}
@@ -176,40 +219,57 @@ def _from_json(text: str, name: str) -> tuple[float | None, dict[str, float]]:
     try:
         data: Any = json.loads(text)
     except ValueError as exc:
-        raise VerifierError(f"verifier {name!r}: reward.json: not JSON ({exc})") from None
+        raise VerifierError(
+            f"verifier {name!r}: reward.json: not JSON ({exc})"
+        ) from None
     if _is_number(data):
         return _unit(float(data), name, "reward.json"), {}
     if isinstance(data, dict) and data and all(_is_number(v) for v in data.values()):
-        named = {str(k): _finite(float(v), name, f"reward.json: {k}") for k, v in data.items()}
+        named = {
+            str(k): _finite(float(v), name, f"reward.json: {k}")
+            for k, v in data.items()
+        }
         if "reward" in named:
-            total: float | None = _unit(named.pop("reward"), name, "reward.json: reward")
+            total: float | None = _unit(
+                named.pop("reward"), name, "reward.json: reward"
+            )
         else:  # Harbor takes any numbers: they are the row's reward only when they can be one (0 to 1)
             mean = sum(named.values()) / len(named)
             total = mean if all(0 <= v <= 1 for v in named.values()) else None
         return total, named
-    raise VerifierError(f"verifier {name!r}: reward.json: expected a number or an object of named numbers")
+    raise VerifierError(
+        f"verifier {name!r}: reward.json: expected a number or an object of named numbers"
+    )
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float))  # true/false count as 1/0, as Harbor's parsing takes them
+    return isinstance(
+        value, (int, float)
+    )  # true/false count as 1/0, as Harbor's parsing takes them
 
 
 def _number(raw: str, name: str, where: str) -> float:
     try:
         return _finite(float(raw), name, where)
     except ValueError:
-        raise VerifierError(f"verifier {name!r}: {where}: expected a number, got {raw[:60]!r}") from None
+        raise VerifierError(
+            f"verifier {name!r}: {where}: expected a number, got {raw[:60]!r}"
+        ) from None
 
 
 def _unit(value: float, name: str, where: str) -> float:
     if not 0 <= value <= 1:
-        raise VerifierError(f"verifier {name!r}: {where}: expected a number from 0 to 1, got {value:g}")
+        raise VerifierError(
+            f"verifier {name!r}: {where}: expected a number from 0 to 1, got {value:g}"
+        )
     return value
 
 
 def _finite(value: float, name: str, where: str) -> float:
     if not math.isfinite(value):
-        raise VerifierError(f"verifier {name!r}: {where}: expected a finite number, got {value}")
+        raise VerifierError(
+            f"verifier {name!r}: {where}: expected a finite number, got {value}"
+        )
     return value
 
 

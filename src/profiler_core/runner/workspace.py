@@ -43,7 +43,14 @@ from ..sandbox.commands import CommandResult, Confinement, base_environment, run
 from ..storage.paths import inside, safe_name
 from ..util.leftovers import remove_folder, temporary_folder
 from ..util.safefiles import make_safe_to_keep, scrub_secrets
-from .hostgit import agent_head, diff_stat, host_git, init_private, plain_git_dir, resolve_commit
+from .hostgit import (
+    agent_head,
+    diff_stat,
+    host_git,
+    init_private,
+    plain_git_dir,
+    resolve_commit,
+)
 from .task_images import TaskEnvironments, TaskImageError, TaskSandbox
 
 #: ``output.keep_workspaces``
@@ -64,9 +71,16 @@ class Workspaces:
     """The workspaces of one run: prepared per attempt, summarised after the agent, then kept or removed."""
 
     def __init__(
-        self, *, keep: KeepWorkspaces = "failed", keep_dir: Path, template: str | None = None,
-        sandbox: SandboxSettings | None = None, endpoints: tuple[str, ...] = (), warnings: list[str] | None = None,
-        hide: tuple[Path, ...] = (), redact: Callable[[str], str] | None = None,
+        self,
+        *,
+        keep: KeepWorkspaces = "failed",
+        keep_dir: Path,
+        template: str | None = None,
+        sandbox: SandboxSettings | None = None,
+        endpoints: tuple[str, ...] = (),
+        warnings: list[str] | None = None,
+        hide: tuple[Path, ...] = (),
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.keep = keep
         #: where set-up commands and verifiers run (None or ``none``: on the host)
@@ -108,12 +122,20 @@ class Workspaces:
         """A fresh workspace for one attempt of ``scenario``, its ``setup`` commands run; ``SetupError`` on failure."""
         task = await self.task_sandbox(scenario)
         spec = scenario.workspace
-        if spec is None and task.source is None and self.template is None and not scenario.setup and self._empty:
+        if (
+            spec is None
+            and task.source is None
+            and self.template is None
+            and not scenario.setup
+            and self._empty
+        ):
             return self._empty.pop()  # still empty: as good as a fresh one
         folder = self.sessions / f"{safe_name(scenario.id)}-{uuid.uuid4().hex[:8]}"
         try:
             if task.source is not None:
-                await trio.to_thread.run_sync(_copy, task.source, folder)  # the task image's working folder
+                await trio.to_thread.run_sync(
+                    _copy, task.source, folder
+                )  # the task image's working folder
             elif spec is not None and spec.git is not None:
                 if Path(spec.git).is_dir():
                     self._warn_hidden_inside(scenario, Path(spec.git))
@@ -126,11 +148,15 @@ class Workspaces:
                 folder.mkdir()
         except OSError as exc:
             shutil.rmtree(folder, ignore_errors=True)
-            raise SetupError(f"workspace of {scenario.id!r}: {exc.strerror or exc}") from None
+            raise SetupError(
+                f"workspace of {scenario.id!r}: {exc.strerror or exc}"
+            ) from None
         # Set-up prepares the workspace (installs what the task needs): in the sandbox, with the network.
         setup = self.where("full", settings=task.settings)
         for command in scenario.setup:
-            result = await self.run(command, folder, timeout_s=scenario.timeout_ms / 1000, where=setup)
+            result = await self.run(
+                command, folder, timeout_s=scenario.timeout_ms / 1000, where=setup
+            )
             if not result.ok:
                 raise SetupError(f"setup command {command!r} {_how(result)}")
         return folder
@@ -139,23 +165,43 @@ class Workspaces:
         """``settings`` for an agent job: the answers, the run's records and the private folder hidden too."""
         if settings is None or not settings.confined:
             return settings
-        return attrs.evolve(settings, hide_paths=(*settings.hide_paths, *(str(p) for p in self.hide)))
+        return attrs.evolve(
+            settings, hide_paths=(*settings.hide_paths, *(str(p) for p in self.hide))
+        )
 
-    def where(self, network: str | None, mounts: tuple[Mount, ...] = (), *, settings: SandboxSettings | None = None) -> Confinement:
+    def where(
+        self,
+        network: str | None,
+        mounts: tuple[Mount, ...] = (),
+        *,
+        settings: SandboxSettings | None = None,
+    ) -> Confinement:
         """Where a task command runs: the run's sandbox (or the task's, ``settings``) with this network (a verifier's ``none`` by default)."""
         base = settings or self.sandbox
         if base is None or not base.confined:
             return Confinement()
-        return Confinement(settings=base.for_verifier(network), mounts=mounts, endpoints=self.endpoints)
+        return Confinement(
+            settings=base.for_verifier(network), mounts=mounts, endpoints=self.endpoints
+        )
 
     async def run(
-        self, command: str, folder: Path, *, timeout_s: float, env: dict[str, str] | None = None, where: Confinement | None = None
+        self,
+        command: str,
+        folder: Path,
+        *,
+        timeout_s: float,
+        env: dict[str, str] | None = None,
+        where: Confinement | None = None,
     ) -> CommandResult:
         """A shell command in a workspace, with a private home beside it."""
         home = Path(tempfile.mkdtemp(prefix="home-", dir=self.root))
         try:
             return await run_command(
-                ["bash", "-c", command], cwd=folder, env=base_environment(home, env), timeout_s=timeout_s, where=where
+                ["bash", "-c", command],
+                cwd=folder,
+                env=base_environment(home, env),
+                timeout_s=timeout_s,
+                where=where,
             )
         finally:
             shutil.rmtree(home, ignore_errors=True)
@@ -170,12 +216,18 @@ class Workspaces:
             # A repository the agent made (or one copied without a known commit): compared with its HEAD.
             base = (git_dir / "objects", agent_head(git_dir) or "")
         if base is not None:
-            async with self._report_lock:  # one `git init` of the private repository, whatever the concurrency
+            async with (
+                self._report_lock
+            ):  # one `git init` of the private repository, whatever the concurrency
                 await init_private(self.root / ".git-report")
-            stat = await diff_stat(self.root / ".git-report", base[0], base[1] or None, folder)
+            stat = await diff_stat(
+                self.root / ".git-report", base[0], base[1] or None, folder
+            )
             return WorkspaceReport(diff_stat=stat.output.strip() if stat.ok else None)
         if os.path.lexists(folder / ".git"):
-            return WorkspaceReport(diff_stat=None)  # a .git file or link: it leads elsewhere, and is not followed
+            return WorkspaceReport(
+                diff_stat=None
+            )  # a .git file or link: it leads elsewhere, and is not followed
         return WorkspaceReport(files=_list_files(folder))  # bounded: stops at MAX_FILES
 
     def reuse(self, folder: Path) -> None:
@@ -198,14 +250,19 @@ class Workspaces:
                 return self._keep(folder, name)
             except OSError as exc:
                 # The session's business, never the run's end: the workspace is removed instead.
-                self.warnings.append(f"workspace {name!r} not kept: {exc.strerror or exc}")
+                self.warnings.append(
+                    f"workspace {name!r} not kept: {exc.strerror or exc}"
+                )
         shutil.rmtree(folder, ignore_errors=True)
         return None
 
     def _keep(self, folder: Path, name: str) -> Path:
         """Move ``folder``, made safe to keep, to ``keep_dir/name``."""
         redact = self.redact
-        removed = make_safe_to_keep(folder, (lambda path: scrub_secrets(path, redact)) if redact is not None else None)
+        removed = make_safe_to_keep(
+            folder,
+            (lambda path: scrub_secrets(path, redact)) if redact is not None else None,
+        )
         if removed:
             self.warnings.append(
                 f"workspace {name!r}: {len(removed)} special file(s) not kept (FIFO, socket, device): {', '.join(removed[:3])}"
@@ -228,27 +285,64 @@ class Workspaces:
         async with lock:
             cache = self._clones.get(source)
             if cache is None:
-                cache = self.root / ".git-cache" / (hashlib.sha256(source.encode()).hexdigest()[:16] + ".git")
+                cache = (
+                    self.root
+                    / ".git-cache"
+                    / (hashlib.sha256(source.encode()).hexdigest()[:16] + ".git")
+                )
                 cache.parent.mkdir(exist_ok=True)
                 # --no-local: the objects are copied, never hard-linked from the user's repository.
-                made = await host_git("clone", "--quiet", "--bare", "--no-local", "--", source, str(cache), cwd=self.root)
+                made = await host_git(
+                    "clone",
+                    "--quiet",
+                    "--bare",
+                    "--no-local",
+                    "--",
+                    source,
+                    str(cache),
+                    cwd=self.root,
+                )
                 if not made.ok:
-                    raise SetupError(f"cannot clone {source!r}: {made.output.strip()[-300:] or made.error}")
+                    raise SetupError(
+                        f"cannot clone {source!r}: {made.output.strip()[-300:] or made.error}"
+                    )
                 self._clones[source] = cache
         if ref and ref.startswith("-"):
-            raise SetupError(f"{source!r}: workspace.ref {ref!r}: a ref cannot start with '-'")
-        cloned = await host_git("clone", "--quiet", "--no-hardlinks", "--", str(cache), str(folder), cwd=self.root)
+            raise SetupError(
+                f"{source!r}: workspace.ref {ref!r}: a ref cannot start with '-'"
+            )
+        cloned = await host_git(
+            "clone",
+            "--quiet",
+            "--no-hardlinks",
+            "--",
+            str(cache),
+            str(folder),
+            cwd=self.root,
+        )
         if not cloned.ok:
-            raise SetupError(f"cannot clone {source!r}: {cloned.output.strip()[-300:] or cloned.error}")
+            raise SetupError(
+                f"cannot clone {source!r}: {cloned.output.strip()[-300:] or cloned.error}"
+            )
         if ref:
-            checkout = await host_git("checkout", "--quiet", ref, cwd=folder, env=_in(folder))
+            checkout = await host_git(
+                "checkout", "--quiet", ref, cwd=folder, env=_in(folder)
+            )
             if not checkout.ok:
-                raise SetupError(f"{source!r}: cannot check out {ref!r}: {checkout.output.strip()[-300:]}")
+                raise SetupError(
+                    f"{source!r}: cannot check out {ref!r}: {checkout.output.strip()[-300:]}"
+                )
         commit = await resolve_commit(folder / ".git")
         if commit is not None:
             self._bases[folder] = (cache / "objects", commit)
 
-    async def _copy_source(self, scenario: Scenario, source: Path, folder: Path, exclude: tuple[str, ...] = ()) -> None:
+    async def _copy_source(
+        self,
+        scenario: Scenario,
+        source: Path,
+        folder: Path,
+        exclude: tuple[str, ...] = (),
+    ) -> None:
         """Copy a workspace source folder; its plain ``.git`` (if any) gives the commit ``diffStat`` compares with."""
         self._warn_hidden_inside(scenario, source)
         await trio.to_thread.run_sync(_copy, source, folder, exclude)
@@ -256,12 +350,19 @@ class Workspaces:
         if git_dir is not None and plain_git_dir(folder) is not None:
             commit = await resolve_commit(git_dir)
             if commit is not None:
-                self._bases[folder] = (git_dir / "objects", commit)  # the source's objects: the agent cannot change them
+                self._bases[folder] = (
+                    git_dir / "objects",
+                    commit,
+                )  # the source's objects: the agent cannot change them
 
     def _warn_hidden_inside(self, scenario: Scenario, source: Path) -> None:
         """Say once when a verifier's hidden files lie inside the folder (or local repository) every workspace comes from."""
         real = source.resolve()
-        hidden = [Path(p).resolve() for v in scenario.verify for p in (*v.files.values(), *v.mounts.values())]
+        hidden = [
+            Path(p).resolve()
+            for v in scenario.verify
+            for p in (*v.files.values(), *v.mounts.values())
+        ]
         inside_source = [p for p in hidden if p == real or real in p.parents]
         message = (
             f"scenario {scenario.id!r}: verifier files {', '.join(map(str, inside_source[:3]))} are inside its workspace "
@@ -292,7 +393,11 @@ def _copy(source: Path, target: Path, exclude: tuple[str, ...] = ()) -> None:
         left = [n for n in names if n == ".git" and plain_git_dir(Path(folder)) is None]
         if not exclude or Path(folder) != source:
             return left
-        return left + [n for n in names if any(fnmatch.fnmatchcase(n, pattern) for pattern in exclude)]
+        return left + [
+            n
+            for n in names
+            if any(fnmatch.fnmatchcase(n, pattern) for pattern in exclude)
+        ]
 
     shutil.copytree(source, target, symlinks=True, ignore=left_out)
 

@@ -21,9 +21,24 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: name -> the module defining it, imported on first use: a run without a sandbox needs only the settings.
 #: (No submodule is named like one of these, so importing a submodule never hides a name.)
-_LAZY = {"Confinement": "confinement", "confine": "confinement", "check": "preflight", "sandbox_problems": "preflight"}
+_LAZY = {
+    "Confinement": "confinement",
+    "confine": "confinement",
+    "check": "preflight",
+    "sandbox_problems": "preflight",
+}
 
 
 __getattr__ = lazy_exports(__name__, _LAZY)
 
-__all__ = ["NETWORKS", "SANDBOXES", "Confinement", "Job", "Mount", "SandboxSettings", "check", "confine", "sandbox_problems"]
+__all__ = [
+    "NETWORKS",
+    "SANDBOXES",
+    "Confinement",
+    "Job",
+    "Mount",
+    "SandboxSettings",
+    "check",
+    "confine",
+    "sandbox_problems",
+]

@@ -81,7 +81,14 @@ def _check_target(target: Path, layout: Layout) -> None:
         ancestor = ancestor.parent
     if ancestor == target or ancestor == Path("/"):
         return
-    writable = (Path("/tmp"), Path("/run"), *layout.hidden, layout.workspace, layout.home, layout.tmp)
+    writable = (
+        Path("/tmp"),
+        Path("/run"),
+        *layout.hidden,
+        layout.workspace,
+        layout.home,
+        layout.tmp,
+    )
     if not any(ancestor == w or w in ancestor.parents for w in writable):
         raise SandboxError(
             f"sandbox: bwrap cannot mount at {target}: {ancestor} is read-only inside "
@@ -100,17 +107,38 @@ def _mount_ops(layout: Layout) -> list[list[str]]:
     for folder in (layout.workspace, layout.home, layout.tmp):
         ops.append((_depth(folder), 2, ["--bind", str(folder), str(folder)]))
     if layout.runtime is not None:
-        ops.append((_depth(layout.out_dir), 2, ["--ro-bind", str(layout.out_dir), str(layout.out_dir)]))
-        ops.append((_depth(layout.in_dir), 2, ["--bind", str(layout.in_dir), str(layout.in_dir)]))
+        ops.append(
+            (
+                _depth(layout.out_dir),
+                2,
+                ["--ro-bind", str(layout.out_dir), str(layout.out_dir)],
+            )
+        )
+        ops.append(
+            (
+                _depth(layout.in_dir),
+                2,
+                ["--bind", str(layout.in_dir), str(layout.in_dir)],
+            )
+        )
     for mount in layout.mounts:
         _check_target(mount.inside, layout)
         flag = "--bind" if mount.writable else "--ro-bind"
-        ops.append((_depth(mount.inside), 2, [flag, str(mount.source), str(mount.inside)]))
+        ops.append(
+            (_depth(mount.inside), 2, [flag, str(mount.source), str(mount.inside)])
+        )
     ops.sort(key=lambda op: (op[0], op[1]))
     return [op[2] for op in ops]
 
 
-def bwrap_command(bwrap: str, layout: Layout, plan: NetworkPlan, network: str, argv: tuple[str, ...], token: str) -> list[str]:
+def bwrap_command(
+    bwrap: str,
+    layout: Layout,
+    plan: NetworkPlan,
+    network: str,
+    argv: tuple[str, ...],
+    token: str,
+) -> list[str]:
     """``LAUNCHER bwrap OPTIONS -- [relay ... --] ARGV`` for one job; ``token`` (unique) becomes the sandbox's host name."""
     # The launcher passes everything between the host name and "--" through --args FD: never on the command line.
     command = [*launcher_prefix(), bwrap, "--hostname", token]
@@ -121,13 +149,26 @@ def bwrap_command(bwrap: str, layout: Layout, plan: NetworkPlan, network: str, a
         command.append("--share-net")
     command += ["--cap-drop", "ALL", "--die-with-parent", "--"]
     if plan.relayed:
-        command += [str(relay_python()), "-I", "-S", str(layout.out_dir / "relay.py"), *layout.relay_arguments(plan), "--"]
+        command += [
+            str(relay_python()),
+            "-I",
+            "-S",
+            str(layout.out_dir / "relay.py"),
+            *layout.relay_arguments(plan),
+            "--",
+        ]
     return command + list(argv)
 
 
 def launcher_prefix() -> list[str]:
     """``python -I -S launcher_main.py PID``: bwrap's parent for as long as it runs (see launcher_main)."""
-    return [sys.executable, "-I", "-S", str(Path(__file__).with_name("launcher_main.py")), str(os.getpid())]
+    return [
+        sys.executable,
+        "-I",
+        "-S",
+        str(Path(__file__).with_name("launcher_main.py")),
+        str(os.getpid()),
+    ]
 
 
 def kill_sandbox(token: str) -> None:

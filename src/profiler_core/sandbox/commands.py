@@ -32,7 +32,6 @@ GRACE_S = 2.0
 DRAIN_S = 1.0
 
 
-
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class Confinement(Record):
     """Where a task command runs: the run's sandbox (None: on the host) and what it shows inside."""
@@ -68,9 +67,15 @@ class CommandResult(Record):
         return self.exit_code == 0
 
 
-def base_environment(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def base_environment(
+    home: Path, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The environment a task command starts from: no variable of the profiler's except ``PATH`` and the locale."""
-    env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(home)}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMPDIR": str(home),
+    }
     for name in ("LANG", "LC_ALL", "TZ"):
         if name in os.environ:
             env[name] = os.environ[name]
@@ -79,7 +84,12 @@ def base_environment(home: Path, extra: Mapping[str, str] | None = None) -> dict
 
 
 async def run_command(
-    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float, where: Confinement | None = None
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    where: Confinement | None = None,
 ) -> CommandResult:
     """Run ``argv`` in ``cwd`` (in the sandbox of ``where``) until it exits or ``timeout_s`` passes; its group is ended either way."""
     if where is None or not where.confined:
@@ -87,25 +97,47 @@ async def run_command(
     assert where.settings is not None
     # Inside, the sandbox gives the command a private HOME and TMPDIR of its own.
     inner = {k: v for k, v in env.items() if k not in ("HOME", "TMPDIR")}
-    job = Job(argv=tuple(argv), env=inner, workspace=cwd, mounts=where.mounts, endpoints=where.endpoints, name="task")
-    from .confinement import confine  # bwrap's and the containers' machinery: only for a confined command
+    job = Job(
+        argv=tuple(argv),
+        env=inner,
+        workspace=cwd,
+        mounts=where.mounts,
+        endpoints=where.endpoints,
+        name="task",
+    )
+    from .confinement import (
+        confine,
+    )  # bwrap's and the containers' machinery: only for a confined command
 
     try:
         async with confine(where.settings, job) as box:
             return await _run(box.argv, cwd=box.cwd, env=box.env, timeout_s=timeout_s)
     except SandboxError as exc:
-        return CommandResult(exit_code=None, output="", error=f"the sandbox could not start: {exc}")
+        return CommandResult(
+            exit_code=None, output="", error=f"the sandbox could not start: {exc}"
+        )
 
 
-async def _run(command: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float) -> CommandResult:
+async def _run(
+    command: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float
+) -> CommandResult:
     t0 = time.monotonic()
     try:
         process = await trio.lowlevel.open_process(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-            cwd=cwd, start_new_session=True,
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
         )
     except OSError as exc:
-        return CommandResult(exit_code=None, output="", error=f"cannot start {command[0]!r}: {exc.strerror or exc}")
+        return CommandResult(
+            exit_code=None,
+            output="",
+            error=f"cannot start {command[0]!r}: {exc.strerror or exc}",
+        )
     track_group(process.pid)
     tail = bytearray()
     timed_out = False
@@ -122,12 +154,16 @@ async def _run(command: list[str], *, cwd: Path, env: dict[str, str], timeout_s:
         await end_process_group(process, GRACE_S)
     text = tail.decode("utf-8", errors="replace")
     return CommandResult(
-        exit_code=None if timed_out else process.returncode, output=text, timed_out=timed_out,
+        exit_code=None if timed_out else process.returncode,
+        output=text,
+        timed_out=timed_out,
         wall_ms=round((time.monotonic() - t0) * 1000, 3),
     )
 
 
-async def _read_tail(process: trio.Process, tail: bytearray, scope: trio.CancelScope) -> None:
+async def _read_tail(
+    process: trio.Process, tail: bytearray, scope: trio.CancelScope
+) -> None:
     """Read the command's output to its end, keeping the last ``OUTPUT_TAIL`` bytes."""
     assert process.stdout is not None
     with scope:

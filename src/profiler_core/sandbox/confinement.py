@@ -82,9 +82,13 @@ class Confinement:
             else:
                 bwrap = shutil.which("bwrap")
                 if bwrap is None:
-                    raise SandboxError("execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)")
+                    raise SandboxError(
+                        "execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
+                    )
                 self._token = new_name(job.name)
-                self.argv = bwrap_command(bwrap, layout, plan, settings.network_mode, job.argv, self._token)
+                self.argv = bwrap_command(
+                    bwrap, layout, plan, settings.network_mode, job.argv, self._token
+                )
         except BaseException:
             self.close()
             raise
@@ -102,7 +106,9 @@ class Confinement:
             return
         relays = self._relays = Relays()
         for forward in plan.forwards:
-            relays.forward(layout.out_dir / f"m{forward.port}.sock", forward.host, forward.port)
+            relays.forward(
+                layout.out_dir / f"m{forward.port}.sock", forward.host, forward.port
+            )
         if plan.proxy_port is not None:
             relays.proxy(layout.out_dir / "proxy.sock", plan.rules)
         for port in plan.publish:
@@ -126,7 +132,17 @@ class Confinement:
         argv, env = self.job.argv, self.env
         if toolchain:  # the host's /bin/sh is inside: secrets are read from a file, not kept in the container's config
             layout, env, argv = secret_loader(layout, env, argv)
-        self.argv = container_command(binary, kind, name, layout, network, image, env, argv, host_toolchain=toolchain)
+        self.argv = container_command(
+            binary,
+            kind,
+            name,
+            layout,
+            network,
+            image,
+            env,
+            argv,
+            host_toolchain=toolchain,
+        )
         self.env = client_environment(env)
 
     # -- cleaning up ------------------------------------------------------------
@@ -163,7 +179,12 @@ class Confinement:
                 await trio.to_thread.run_sync(self.close)
             raise
 
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         import trio
 
         # However the block ends (a timeout, Ctrl-C), the containers must go.

@@ -73,7 +73,11 @@ _PODMAN_LIMITS = ("--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096
 
 _ENSURED: set[tuple[str, str]] = set()
 #: the variables naming podman's own configuration files, passed on to it
-PODMAN_CONFIG = ("CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "CONTAINERS_REGISTRIES_CONF")
+PODMAN_CONFIG = (
+    "CONTAINERS_CONF",
+    "CONTAINERS_STORAGE_CONF",
+    "CONTAINERS_REGISTRIES_CONF",
+)
 #: the label naming the run that started a container (its PID is ``PID_LABEL``)
 RUN_LABEL = "agent-profiler.run"
 PID_LABEL = "agent-profiler.pid"
@@ -90,27 +94,47 @@ def runtime_binary(kind: str) -> str:
     found = shutil.which(kind)
     if not found:
         package = "docker.io" if kind == "docker" else "podman"
-        raise SandboxError(f"execution.sandbox: {kind}: `{kind}` not found on PATH (install the `{package}` package)")
+        raise SandboxError(
+            f"execution.sandbox: {kind}: `{kind}` not found on PATH (install the `{package}` package)"
+        )
     return found
 
 
 def client_environment(job_env: dict[str, str]) -> dict[str, str]:
     """The ``docker run`` client's environment: how to reach the runtime, then the job's (passed by ``--env NAME``)."""
     # The user's podman configuration too: a runc configuration on a cgroups v1 host is what makes podman work there.
-    keep = ("PATH", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "CONTAINER_HOST", "XDG_RUNTIME_DIR", *PODMAN_CONFIG)
+    keep = (
+        "PATH",
+        "DOCKER_HOST",
+        "DOCKER_CONFIG",
+        "DOCKER_CONTEXT",
+        "CONTAINER_HOST",
+        "XDG_RUNTIME_DIR",
+        *PODMAN_CONFIG,
+    )
     return {**{k: os.environ[k] for k in keep if k in os.environ}, **job_env}
 
 
-def _run(command: list[str], *, input: bytes | None = None, timeout: float = _QUICK_S) -> subprocess.CompletedProcess[bytes]:
+def _run(
+    command: list[str], *, input: bytes | None = None, timeout: float = _QUICK_S
+) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(command, input=input, capture_output=True, timeout=timeout, check=False)
+        return subprocess.run(
+            command, input=input, capture_output=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired:
-        raise SandboxError(f"{Path(command[0]).name} {command[1]}: no answer within {timeout:.0f} s") from None
+        raise SandboxError(
+            f"{Path(command[0]).name} {command[1]}: no answer within {timeout:.0f} s"
+        ) from None
 
 
 def last_line(data: bytes) -> str:
     """The last non-empty line of a program's output (for one-line errors)."""
-    lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    lines = [
+        line.strip()
+        for line in data.decode("utf-8", "replace").splitlines()
+        if line.strip()
+    ]
     return lines[-1][:300] if lines else "no output"
 
 
@@ -123,14 +147,18 @@ def ensure_host_image(binary: str) -> None:
         tarfile.open(fileobj=empty, mode="w").close()
         done = _run([binary, "import", "-", HOST_IMAGE], input=empty.getvalue())
         if done.returncode != 0:
-            raise SandboxError(f"execution.sandbox: cannot import the host image {HOST_IMAGE}: {last_line(done.stderr)}")
+            raise SandboxError(
+                f"execution.sandbox: cannot import the host image {HOST_IMAGE}: {last_line(done.stderr)}"
+            )
     _ENSURED.add((binary, HOST_IMAGE))
 
 
 def _check_path(path: Path) -> str:
     text = str(path)
     if "," in text:
-        raise SandboxError(f"sandbox: cannot mount {text!r} into a container (a ',' in the path)")
+        raise SandboxError(
+            f"sandbox: cannot mount {text!r} into a container (a ',' in the path)"
+        )
     return text
 
 
@@ -167,9 +195,23 @@ def _labels(binary: str) -> list[str]:
 
 def _common(binary: str, kind: str, name: str) -> list[str]:
     # podman's global options (a runtime that works on this host) come before its subcommand
-    args = [*(global_options(binary) if kind == "podman" else ()), "run", "--rm", "--name", name, *_labels(binary)]
+    args = [
+        *(global_options(binary) if kind == "podman" else ()),
+        "run",
+        "--rm",
+        "--name",
+        name,
+        *_labels(binary),
+    ]
     args += ["--pull", "never", "--log-driver", "none", "--read-only"]
-    args += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user", f"{os.getuid()}:{os.getgid()}"]
+    args += [
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--user",
+        f"{os.getuid()}:{os.getgid()}",
+    ]
     return args + list(_PODMAN_LIMITS if kind == "podman" else ())
 
 
@@ -202,8 +244,16 @@ def _hidden_mounts(layout: Layout, visible: list[Path]) -> list[str]:
 
 
 def container_command(
-    binary: str, kind: str, name: str, layout: Layout, network: str, image: str | None, env: dict[str, str], argv: tuple[str, ...],
-    *, host_toolchain: bool | None = None,
+    binary: str,
+    kind: str,
+    name: str,
+    layout: Layout,
+    network: str,
+    image: str | None,
+    env: dict[str, str],
+    argv: tuple[str, ...],
+    *,
+    host_toolchain: bool | None = None,
 ) -> list[str]:
     """``docker|podman run ... IMAGE ARGV`` for one job; ``network`` is ``none``, ``host`` or ``container:NAME``.
 
@@ -223,7 +273,10 @@ def container_command(
     command += _hidden_mounts(layout, visible)
     command += ["--workdir", str(layout.workspace)]
     for key in env:
-        command += ["--env", key]  # the value comes from the client's environment, never the command line
+        command += [
+            "--env",
+            key,
+        ]  # the value comes from the client's environment, never the command line
     return command + [image or HOST_IMAGE, *argv]
 
 
@@ -235,43 +288,81 @@ _LOADER = 'set -a; . "$0"; set +a; rm -f "$0"; exec "$@"'
 _SHELL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def secret_loader(layout: Layout, env: dict[str, str], argv: tuple[str, ...]) -> tuple[Layout, dict[str, str], tuple[str, ...]]:
+def secret_loader(
+    layout: Layout, env: dict[str, str], argv: tuple[str, ...]
+) -> tuple[Layout, dict[str, str], tuple[str, ...]]:
     """Keep secret-named variables out of the container's configuration (``docker inspect``, the runtime's files
     on disk): they go into a private file the container's shell reads, then deletes, before running ``argv``.
 
     Needs ``/bin/sh`` inside (the host's toolchain has it); returns the layout with the file's folder bound in,
     the environment left for ``--env``, and the command that loads the rest.
     """
-    secrets = {name: value for name, value in env.items() if SECRET_NAME.search(name) and _SHELL_NAME.match(name)}
+    secrets = {
+        name: value
+        for name, value in env.items()
+        if SECRET_NAME.search(name) and _SHELL_NAME.match(name)
+    }
     if not secrets:
         return layout, env, argv
     folder = layout.root / SECRETS_FOLDER
     folder.mkdir(mode=0o700)
     path = folder / "env"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    fd = os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+    )
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        for name, value in secrets.items():  # single-quoted: nothing in a value is expanded
-            f.write(f"{name}='{value.replace(chr(39), chr(39) + chr(92) + chr(39) + chr(39))}'\n")
+        for (
+            name,
+            value,
+        ) in secrets.items():  # single-quoted: nothing in a value is expanded
+            f.write(
+                f"{name}='{value.replace(chr(39), chr(39) + chr(92) + chr(39) + chr(39))}'\n"
+            )
     # The folder, writable: the shell deletes the file once read, so the program never finds its secrets on disk.
-    layout = attrs.evolve(layout, mounts=(*layout.mounts, Mount(source=folder, writable=True)))
+    layout = attrs.evolve(
+        layout, mounts=(*layout.mounts, Mount(source=folder, writable=True))
+    )
     rest = {name: value for name, value in env.items() if name not in secrets}
     return layout, rest, ("/bin/sh", "-c", _LOADER, str(path), *argv)
 
 
-def relay_container(binary: str, kind: str, name: str, layout: Layout, plan: NetworkPlan) -> None:
+def relay_container(
+    binary: str, kind: str, name: str, layout: Layout, plan: NetworkPlan
+) -> None:
     """Start the helper container that runs the inside relay (no network) and wait until it listens."""
-    command = [binary, *_common(binary, kind, name), "--detach", "--network", "none", *_host_mounts(), *_python_mount()]
-    command += _bind(layout.out_dir, layout.out_dir, writable=False) + _bind(layout.in_dir, layout.in_dir, writable=True)
-    command += [HOST_IMAGE, str(relay_python()), "-I", "-S", str(layout.out_dir / "relay.py"), *layout.relay_arguments(plan)]
+    command = [
+        binary,
+        *_common(binary, kind, name),
+        "--detach",
+        "--network",
+        "none",
+        *_host_mounts(),
+        *_python_mount(),
+    ]
+    command += _bind(layout.out_dir, layout.out_dir, writable=False) + _bind(
+        layout.in_dir, layout.in_dir, writable=True
+    )
+    command += [
+        HOST_IMAGE,
+        str(relay_python()),
+        "-I",
+        "-S",
+        str(layout.out_dir / "relay.py"),
+        *layout.relay_arguments(plan),
+    ]
     done = _run(command)
     if done.returncode != 0:
-        raise SandboxError(f"sandbox: {kind} cannot start the network relay: {last_line(done.stderr)}")
+        raise SandboxError(
+            f"sandbox: {kind} cannot start the network relay: {last_line(done.stderr)}"
+        )
     ready = layout.in_dir / "ready"
     deadline = time.monotonic() + _RELAY_READY_S
     while not ready.exists():
         if time.monotonic() > deadline:
             remove_containers(binary, kind, [name])
-            raise SandboxError(f"sandbox: {kind}: the network relay (container {name}) did not start within {_RELAY_READY_S:.0f} s")
+            raise SandboxError(
+                f"sandbox: {kind}: the network relay (container {name}) did not start within {_RELAY_READY_S:.0f} s"
+            )
         time.sleep(0.005)
 
 
@@ -290,11 +381,22 @@ def remove_containers(binary: str, kind: str, names: list[str]) -> None:
 
 def remove_labelled(binary: str, run_id: str, pid: int) -> int:
     """Remove every container labelled with run ``run_id`` of process ``pid``; how many there were."""
-    filters = ["--filter", f"label={RUN_LABEL}={run_id}", "--filter", f"label={PID_LABEL}={pid}"]
+    filters = [
+        "--filter",
+        f"label={RUN_LABEL}={run_id}",
+        "--filter",
+        f"label={PID_LABEL}={pid}",
+    ]
     found: set[str] = set()
-    for _ in range(2):  # podman refuses to remove a relay while the job that joined its network exists: twice
+    for _ in range(
+        2
+    ):  # podman refuses to remove a relay while the job that joined its network exists: twice
         listed = _run([binary, "ps", "--all", "--quiet", *filters])
-        ids = listed.stdout.decode("ascii", "replace").split() if listed.returncode == 0 else []
+        ids = (
+            listed.stdout.decode("ascii", "replace").split()
+            if listed.returncode == 0
+            else []
+        )
         if not ids:
             break
         found.update(ids)

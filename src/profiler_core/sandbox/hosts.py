@@ -53,5 +53,12 @@ def parse_endpoint(url: str) -> Endpoint:
     except ValueError as exc:
         raise SandboxError(f"model endpoint {url!r}: {exc}") from None
     if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
-        raise SandboxError(f"model endpoint {url!r}: expected an http:// or https:// URL with a host")
-    return Endpoint(url=url, scheme=parts.scheme, host=parts.hostname.lower(), port=port or DEFAULT_PORTS[parts.scheme])
+        raise SandboxError(
+            f"model endpoint {url!r}: expected an http:// or https:// URL with a host"
+        )
+    return Endpoint(
+        url=url,
+        scheme=parts.scheme,
+        host=parts.hostname.lower(),
+        port=port or DEFAULT_PORTS[parts.scheme],
+    )

@@ -44,17 +44,23 @@ def main(argv: list[str]) -> int:
     if child == 0:
         for sig in _IGNORED:
             signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _IGNORED)  # one sent since the fork ends the child here
+        signal.pthread_sigmask(
+            signal.SIG_UNBLOCK, _IGNORED
+        )  # one sent since the fork ends the child here
         try:
             os.execvp(argv[1], _with_args_fd(argv[1:]))
         except OSError as exc:
             os.write(2, f"launcher: cannot start {argv[1]}: {exc}\n".encode())
             os._exit(127)
-    early = signal.sigpending() & set(_IGNORED)  # read first: ignoring a pending signal discards it
+    early = signal.sigpending() & set(
+        _IGNORED
+    )  # read first: ignoring a pending signal discards it
     for sig in _IGNORED:
         signal.signal(sig, signal.SIG_IGN)
     for sig in early:
-        os.kill(child, sig)  # sent to the group before the fork, when only the launcher could get it
+        os.kill(
+            child, sig
+        )  # sent to the group before the fork, when only the launcher could get it
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _IGNORED)
     _let_go_of_stdio()
     return _wait(child, profiler, watch)
@@ -67,7 +73,9 @@ def _with_args_fd(command: list[str]) -> list[str]:
     end = command.index("--")
     options = command[3:end]
     fd = os.memfd_create("bwrap-args", 0)  # inherited by bwrap (no close-on-exec)
-    os.write(fd, b"".join(o.encode("utf-8", "surrogateescape") + b"\0" for o in options))
+    os.write(
+        fd, b"".join(o.encode("utf-8", "surrogateescape") + b"\0" for o in options)
+    )
     os.lseek(fd, 0, os.SEEK_SET)
     return [*command[:3], "--args", str(fd), *command[end:]]
 
@@ -100,7 +108,9 @@ def _wait(child: int, profiler: int, watch: int | None) -> int:
         if watch is not None and ended is not None:
             select.select([watch, ended], [], [])  # wakes when either process ends
         else:
-            select.select([], [], [], 0.05)  # old kernels without pidfds: look every 50 ms
+            select.select(
+                [], [], [], 0.05
+            )  # old kernels without pidfds: look every 50 ms
 
 
 def _end_sandbox(child: int) -> None:

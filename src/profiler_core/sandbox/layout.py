@@ -59,7 +59,10 @@ class Layout(Record):
         """The inside relay's options for ``plan`` (without the program and the command)."""
         args = ["--ready", str(self.in_dir / "ready")]
         for forward in plan.forwards:
-            args += ["--forward", f"{forward.port}={self.out_dir / f'm{forward.port}.sock'}"]
+            args += [
+                "--forward",
+                f"{forward.port}={self.out_dir / f'm{forward.port}.sock'}",
+            ]
         if plan.proxy_port is not None:
             args += ["--forward", f"{plan.proxy_port}={self.out_dir / 'proxy.sock'}"]
         for port in plan.publish:
@@ -104,18 +107,29 @@ def make_layout(settings: SandboxSettings, job: Job, plan: NetworkPlan) -> Layou
     tmp = job.tmp or root / "tmp"
     home.mkdir(exist_ok=True)
     tmp.mkdir(exist_ok=True)
-    hidden = [*user_homes(), *(Path(p).absolute() for p in settings.hide_paths), *job.hide]
-    mounts = [*job.mounts, *(Mount(source=Path(p).expanduser()) for p in settings.expose_paths)]
+    hidden = [
+        *user_homes(),
+        *(Path(p).absolute() for p in settings.hide_paths),
+        *job.hide,
+    ]
+    mounts = [
+        *job.mounts,
+        *(Mount(source=Path(p).expanduser()) for p in settings.expose_paths),
+    ]
     if settings.workdir:
         # A task that names its working folder (``/app``) finds its workspace there too.
-        mounts.append(Mount(source=job.workspace, target=settings.workdir, writable=True))
+        mounts.append(
+            Mount(source=job.workspace, target=settings.workdir, writable=True)
+        )
     python = relay_python()
     runtime = None
     if plan.relayed:
         runtime = root
         (root / "out").mkdir()
         (root / "in").mkdir()
-        shutil.copyfile(Path(__file__).with_name("relay_main.py"), root / "out" / "relay.py")
+        shutil.copyfile(
+            Path(__file__).with_name("relay_main.py"), root / "out" / "relay.py"
+        )
         if _under(python, hidden):
             # The relays' Python lives under a hidden folder (pyenv in the home): show its installation only.
             mounts.append(Mount(source=python.parent.parent))

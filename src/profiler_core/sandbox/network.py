@@ -85,10 +85,17 @@ def plan_network(settings: SandboxSettings, job: Job) -> NetworkPlan:
             )
     clash = set(forwards) & set(publish)
     if clash:
-        raise SandboxError(f"port {min(clash)} is both a model endpoint's and a published port of the sandbox")
+        raise SandboxError(
+            f"port {min(clash)} is both a model endpoint's and a published port of the sandbox"
+        )
     proxy_port = None
     if rules:
         proxy_port = PROXY_PORT
         while proxy_port in forwards or proxy_port in publish:
             proxy_port += 1
-    return NetworkPlan(forwards=tuple(forwards.values()), rules=tuple(rules), proxy_port=proxy_port, publish=publish)
+    return NetworkPlan(
+        forwards=tuple(forwards.values()),
+        rules=tuple(rules),
+        proxy_port=proxy_port,
+        publish=publish,
+    )

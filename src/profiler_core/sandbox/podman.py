@@ -27,7 +27,13 @@ from ..model.record import Record
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RuntimeChoice", "cgroup_layout", "choose_runtime", "global_options", "runtime_options"]
+__all__ = [
+    "RuntimeChoice",
+    "cgroup_layout",
+    "choose_runtime",
+    "global_options",
+    "runtime_options",
+]
 
 #: where the host's cgroup file systems are mounted
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -49,10 +55,15 @@ def cgroup_layout(root: Path | None = None) -> str:
     return "hybrid" if (root / "unified").is_dir() else "v1"
 
 
-def choose_runtime(layout: str, configured: str, env: Mapping[str, str], runc: str | None) -> RuntimeChoice:
+def choose_runtime(
+    layout: str, configured: str, env: Mapping[str, str], runc: str | None
+) -> RuntimeChoice:
     """The runtime podman should use given the host's cgroup ``layout`` and the one it is ``configured`` with."""
     if env.get("CONTAINERS_CONF"):
-        return RuntimeChoice((), f"podman: using your CONTAINERS_CONF ({env['CONTAINERS_CONF']}), runtime {configured or 'as configured'}")
+        return RuntimeChoice(
+            (),
+            f"podman: using your CONTAINERS_CONF ({env['CONTAINERS_CONF']}), runtime {configured or 'as configured'}",
+        )
     if layout == "v2" or Path(configured).name != "crun":
         return RuntimeChoice((), None)  # podman's own choice works here
     if runc is None:
@@ -60,7 +71,10 @@ def choose_runtime(layout: str, configured: str, env: Mapping[str, str], runc: s
             (), f"podman: crun cannot start containers on this cgroups {layout} host and runc is not installed "
             "(install the `runc` package, or set CONTAINERS_CONF to a configuration naming a runtime that works)",
         )  # fmt: skip
-    return RuntimeChoice(("--runtime", runc), f"podman: cgroups {layout} host, where crun refuses containers: using runc ({runc})")
+    return RuntimeChoice(
+        ("--runtime", runc),
+        f"podman: cgroups {layout} host, where crun refuses containers: using runc ({runc})",
+    )
 
 
 _CHOSEN: dict[str, RuntimeChoice] = {}
@@ -70,7 +84,9 @@ def global_options(binary: str) -> tuple[str, ...]:
     """``podman``'s global options for this host (asked once per program; its line logged once)."""
     choice = _CHOSEN.get(binary)
     if choice is None:
-        choice = _CHOSEN[binary] = choose_runtime(cgroup_layout(), _configured(binary), os.environ, shutil.which("runc"))
+        choice = _CHOSEN[binary] = choose_runtime(
+            cgroup_layout(), _configured(binary), os.environ, shutil.which("runc")
+        )
         if choice.line:
             log.warning("%s", choice.line)
     return choice.options
@@ -83,9 +99,21 @@ def runtime_options(binary: str, kind: str) -> tuple[str, ...]:
 
 def _configured(binary: str) -> str:
     """The runtime podman would use (``podman info``); empty when it does not say."""
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "CONTAINERS_CONF", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "HOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in ("PATH", "CONTAINERS_CONF", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "HOME")
+    }
     try:
-        done = subprocess.run([binary, "info", "--format", "{{.Host.OCIRuntime.Path}}"], capture_output=True, env=env, timeout=60, check=False)
+        done = subprocess.run(
+            [binary, "info", "--format", "{{.Host.OCIRuntime.Path}}"],
+            capture_output=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ""
-    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+    return (
+        done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+    )

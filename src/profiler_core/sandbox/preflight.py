@@ -41,7 +41,9 @@ def check(settings: SandboxSettings, *, image: str | None = None) -> None:
         if image or settings.image:
             _check_image(settings.sandbox, image or settings.image or "")
     elif shutil.which("bwrap") is None:
-        raise SandboxError("execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)")
+        raise SandboxError(
+            "execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
+        )
     _trial(settings)
 
 
@@ -49,16 +51,30 @@ def _check_runtime(kind: str) -> None:
     binary = runtime_binary(kind)
     what = "{{.Server.Version}}" if kind == "docker" else "{{.Client.Version}}"
     try:
-        done = subprocess.run([binary, "version", "--format", what], capture_output=True, timeout=TRIAL_TIMEOUT_S, check=False)
+        done = subprocess.run(
+            [binary, "version", "--format", what],
+            capture_output=True,
+            timeout=TRIAL_TIMEOUT_S,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
-        raise SandboxError(f"execution.sandbox: {kind}: `{kind} version` did not answer within {TRIAL_TIMEOUT_S:.0f} s") from None
+        raise SandboxError(
+            f"execution.sandbox: {kind}: `{kind} version` did not answer within {TRIAL_TIMEOUT_S:.0f} s"
+        ) from None
     if done.returncode != 0:
         hint = " (start the Docker daemon: `dockerd`)" if kind == "docker" else ""
-        raise SandboxError(f"execution.sandbox: {kind} is not usable: {last_line(done.stderr)}{hint}")
+        raise SandboxError(
+            f"execution.sandbox: {kind} is not usable: {last_line(done.stderr)}{hint}"
+        )
 
 
 def _check_image(kind: str, image: str) -> None:
-    done = subprocess.run([runtime_binary(kind), "image", "inspect", image], capture_output=True, timeout=TRIAL_TIMEOUT_S, check=False)
+    done = subprocess.run(
+        [runtime_binary(kind), "image", "inspect", image],
+        capture_output=True,
+        timeout=TRIAL_TIMEOUT_S,
+        check=False,
+    )
     if done.returncode != 0:
         raise SandboxError(
             f"execution.sandbox_image: {image!r} is not in {kind}'s local images (build or load it first; no registry is used)"
@@ -67,22 +83,43 @@ def _check_image(kind: str, image: str) -> None:
 
 def _trial(settings: SandboxSettings) -> None:
     """Start ``true`` in the sandbox (in the host's toolchain); its failure is the sandbox's."""
-    workspace = temporary_folder("profiler-sbx-check-")  # recorded: a run killed during the check leaves nothing
+    workspace = temporary_folder(
+        "profiler-sbx-check-"
+    )  # recorded: a run killed during the check leaves nothing
     try:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         # With network: model, a (never used) endpoint makes the trial start the relays too.
-        endpoints = ("http://127.0.0.1:65000",) if settings.network_mode == "model" else ()
-        job = Job(argv=("true",), env=env, workspace=workspace, endpoints=endpoints, name="check")
+        endpoints = (
+            ("http://127.0.0.1:65000",) if settings.network_mode == "model" else ()
+        )
+        job = Job(
+            argv=("true",),
+            env=env,
+            workspace=workspace,
+            endpoints=endpoints,
+            name="check",
+        )
         try:
             with confine(attrs.evolve(settings, image=None), job) as box:
-                done = subprocess.run(box.argv, env=box.env, cwd=box.cwd, capture_output=True, timeout=TRIAL_TIMEOUT_S, check=False)
+                done = subprocess.run(
+                    box.argv,
+                    env=box.env,
+                    cwd=box.cwd,
+                    capture_output=True,
+                    timeout=TRIAL_TIMEOUT_S,
+                    check=False,
+                )
         except subprocess.TimeoutExpired:
-            raise SandboxError(f"execution.sandbox: {settings.sandbox}: a trial command did not end within {TRIAL_TIMEOUT_S:.0f} s") from None
+            raise SandboxError(
+                f"execution.sandbox: {settings.sandbox}: a trial command did not end within {TRIAL_TIMEOUT_S:.0f} s"
+            ) from None
     finally:
         remove_folder(workspace)
     if done.returncode != 0:
         hint = f" ({_USERNS_HINT})" if settings.sandbox == "bwrap" else ""
-        raise SandboxError(f"execution.sandbox: {settings.sandbox} cannot start a sandbox here: {last_line(done.stderr)}{hint}")
+        raise SandboxError(
+            f"execution.sandbox: {settings.sandbox} cannot start a sandbox here: {last_line(done.stderr)}{hint}"
+        )
 
 
 def sandbox_problems(execution: object, where: str) -> list[str]:
@@ -99,11 +136,19 @@ def sandbox_problems(execution: object, where: str) -> list[str]:
 
 
 def _plugin_problems(settings: SandboxSettings, where: str) -> list[str]:
-    from ..plugins.manager import get_plugin_manager  # only for a kind no built-in provides
+    from ..plugins.manager import (
+        get_plugin_manager,
+    )  # only for a kind no built-in provides
 
     registry = get_plugin_manager().registry
     if registry.find("environments", settings.sandbox) is None:
         known = ", ".join(sorted(registry.ids("environments")))
-        return [f"{where}: execution.sandbox: expected one of {known}, got {settings.sandbox!r}"]
+        return [
+            f"{where}: execution.sandbox: expected one of {known}, got {settings.sandbox!r}"
+        ]
     problem = registry.create("environments", settings.sandbox).check()
-    return [f"{where}: execution.sandbox: {settings.sandbox}: {problem}"] if problem else []
+    return (
+        [f"{where}: execution.sandbox: {settings.sandbox}: {problem}"]
+        if problem
+        else []
+    )

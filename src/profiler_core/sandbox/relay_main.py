@@ -93,7 +93,9 @@ def serve(listeners):
                 client, _ = key.fileobj.accept()  # type: ignore[union-attr]
             except OSError:
                 continue
-            threading.Thread(target=_handle, args=(client, key.data), daemon=True).start()
+            threading.Thread(
+                target=_handle, args=(client, key.data), daemon=True
+            ).start()
 
 
 def _listen_tcp(port):

@@ -33,7 +33,9 @@ class Relays:
     """Listeners for one sandbox, served from one thread; :meth:`close` ends every connection."""
 
     def __init__(self) -> None:
-        self._listeners: list[tuple[socket.socket, Callable[[socket.socket], None]]] = []
+        self._listeners: list[
+            tuple[socket.socket, Callable[[socket.socket], None]]
+        ] = []
         self._live: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._wake_r, self._wake_w = socket.socketpair()
@@ -44,16 +46,22 @@ class Relays:
 
     def forward(self, path: Path, host: str, port: int) -> None:
         """Connections to the Unix socket ``path`` go on to ``host:port``."""
-        self._listeners.append((_unix_listener(path), lambda client: self._forward(client, host, port)))
+        self._listeners.append(
+            (_unix_listener(path), lambda client: self._forward(client, host, port))
+        )
 
     def proxy(self, path: Path, rules: tuple[HostRule, ...]) -> None:
         """An HTTP CONNECT proxy on the Unix socket ``path`` admitting only hosts ``rules`` allow."""
-        self._listeners.append((_unix_listener(path), lambda client: self._proxy(client, rules)))
+        self._listeners.append(
+            (_unix_listener(path), lambda client: self._proxy(client, rules))
+        )
 
     def publish(self, path: Path) -> int:
         """A port on 127.0.0.1 here leading to the Unix socket ``path`` (served inside); returns the port."""
         listener = socket.create_server(("127.0.0.1", 0))
-        self._listeners.append((listener, lambda client: self._connect_unix(client, path)))
+        self._listeners.append(
+            (listener, lambda client: self._connect_unix(client, path))
+        )
         return int(listener.getsockname()[1])
 
     # -- running --------------------------------------------------------------
@@ -61,7 +69,9 @@ class Relays:
     def start(self) -> None:
         """Serve from a daemon thread (nothing to do without listeners)."""
         if self._listeners and self._thread is None:
-            self._thread = threading.Thread(target=self._serve, name="sandbox-relays", daemon=True)
+            self._thread = threading.Thread(
+                target=self._serve, name="sandbox-relays", daemon=True
+            )
             self._thread.start()
 
     def close(self) -> None:
@@ -96,7 +106,9 @@ class Relays:
                     except OSError:
                         continue
                     self._track(client)
-                    threading.Thread(target=key.data, args=(client,), daemon=True).start()
+                    threading.Thread(
+                        target=key.data, args=(client,), daemon=True
+                    ).start()
         finally:
             selector.close()
 
@@ -141,7 +153,9 @@ class Relays:
             self._answer(client, "400 Bad Request")
             return
         if target is None:
-            self._answer(client, "405 Method Not Allowed")  # plain-HTTP proxying is not offered
+            self._answer(
+                client, "405 Method Not Allowed"
+            )  # plain-HTTP proxying is not offered
             return
         host, port = target
         if not allowed(rules, host, port):
@@ -164,7 +178,9 @@ class Relays:
 
     def _answer(self, client: socket.socket, status: str) -> None:
         with contextlib.suppress(OSError):
-            client.sendall(f"HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode())
+            client.sendall(
+                f"HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode()
+            )
         self._drop(client)
 
     def _drop(self, client: socket.socket) -> None:

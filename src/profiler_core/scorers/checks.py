@@ -37,12 +37,16 @@ TARGETS = ("output", "output_json", "trace")
 
 def _non_empty(instance, attribute: attrs.Attribute, value) -> None:
     if not isinstance(value, str) or not value:
-        raise ValueError(f"{attribute.name}: expected a non-empty string, got {value!r}")
+        raise ValueError(
+            f"{attribute.name}: expected a non-empty string, got {value!r}"
+        )
 
 
 def _target(instance, attribute: attrs.Attribute, value) -> None:
     if value not in TARGETS:
-        raise ValueError(f"{attribute.name}: expected one of {', '.join(TARGETS)}, got {value!r}")
+        raise ValueError(
+            f"{attribute.name}: expected one of {', '.join(TARGETS)}, got {value!r}"
+        )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -62,7 +66,9 @@ def parse_checks(scenario: Scenario) -> tuple[Check, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise ConfigError(f"{where}: expected a list of checks, got {type(raw).__name__}")
+        raise ConfigError(
+            f"{where}: expected a list of checks, got {type(raw).__name__}"
+        )
     checks: list[Check] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(raw):
@@ -71,7 +77,9 @@ def parse_checks(scenario: Scenario) -> tuple[Check, ...]:
         except ValidationError as exc:
             raise ConfigError(str(exc)) from None
         if check.id in seen:
-            raise ConfigError(f"{where}[{index}].id: duplicate check id {check.id!r} (also at index {seen[check.id]})")
+            raise ConfigError(
+                f"{where}[{index}].id: duplicate check id {check.id!r} (also at index {seen[check.id]})"
+            )
         seen[check.id] = index
         checks.append(check)
     return tuple(checks)
@@ -92,7 +100,9 @@ def parse_output_json(text: str) -> tuple[Any, str | None]:
         whole_error = exc
     fences = _FENCE.findall(text)
     # A ```json block is the agent's declared answer; fall back to unlabelled blocks.
-    candidates = [body for lang, body in fences if lang.lower() == "json"] + [body for lang, body in fences if not lang]
+    candidates = [body for lang, body in fences if lang.lower() == "json"] + [
+        body for lang, body in fences if not lang
+    ]
     for body in candidates:
         try:
             return json.loads(body), None
@@ -108,7 +118,9 @@ def parse_output_json(text: str) -> tuple[Any, str | None]:
 def _preview(value: Any, limit: int) -> Any:
     """Keep ``actual`` values small enough for a results row."""
     if isinstance(value, str):
-        return value if len(value) <= limit else f"{value[:limit]}… ({len(value)} chars)"
+        return (
+            value if len(value) <= limit else f"{value[:limit]}… ({len(value)} chars)"
+        )
     if isinstance(value, (list, tuple, dict)):
         text = json.dumps(value, ensure_ascii=False, default=str)
         if len(text) > limit:
@@ -128,12 +140,22 @@ class ChecksScorer:
 
     id = "checks"
 
-    def __init__(self, *, require_checks: bool = False, max_actual_chars: int = 2000) -> None:
+    def __init__(
+        self, *, require_checks: bool = False, max_actual_chars: int = 2000
+    ) -> None:
         """``require_checks``: a scenario without checks is an error instead of 0/0 success."""
         if not isinstance(require_checks, bool):
-            raise ConfigError(f"scorer 'checks': option require_checks: expected true or false, got {require_checks!r}")
-        if isinstance(max_actual_chars, bool) or not isinstance(max_actual_chars, int) or max_actual_chars < 20:
-            raise ConfigError(f"scorer 'checks': option max_actual_chars: expected an integer >= 20, got {max_actual_chars!r}")
+            raise ConfigError(
+                f"scorer 'checks': option require_checks: expected true or false, got {require_checks!r}"
+            )
+        if (
+            isinstance(max_actual_chars, bool)
+            or not isinstance(max_actual_chars, int)
+            or max_actual_chars < 20
+        ):
+            raise ConfigError(
+                f"scorer 'checks': option max_actual_chars: expected an integer >= 20, got {max_actual_chars!r}"
+            )
         self.require_checks = require_checks
         self.max_actual_chars = max_actual_chars
 
@@ -149,14 +171,24 @@ class ChecksScorer:
             checks = parse_checks(scenario)
         except ConfigError as exc:
             return ScorerResult(success=False, passed=0, total=0, error=str(exc))
-        verified = tuple(context.verifications)  # the scenario's verifiers count beside its checks
+        verified = tuple(
+            context.verifications
+        )  # the scenario's verifiers count beside its checks
         if not checks and verified:
             passed = sum(d.passed for d in verified)
-            return ScorerResult(success=passed == len(verified), passed=passed, total=len(verified), details=verified)
+            return ScorerResult(
+                success=passed == len(verified),
+                passed=passed,
+                total=len(verified),
+                details=verified,
+            )
         if not checks:
             if self.require_checks:
                 return ScorerResult(
-                    success=False, passed=0, total=0, error=f"scenario {scenario.id!r} has no extensions.checks"
+                    success=False,
+                    passed=0,
+                    total=0,
+                    error=f"scenario {scenario.id!r} has no extensions.checks",
                 )
             return ScorerResult(success=True, passed=0, total=0)
 
@@ -167,7 +199,10 @@ class ChecksScorer:
             output_valid = targets["output_json"][1] is None
         if any(c.target == "trace" for c in checks):
             if context.trace is None:
-                targets["trace"] = (None, "no session trace (turn on output.session_export or an analyzer)")
+                targets["trace"] = (
+                    None,
+                    "no session trace (turn on output.session_export or an analyzer)",
+                )
             else:
                 targets["trace"] = (unstructure(context.trace), None)
         targets["output"] = (context.agent_output, None)
@@ -182,7 +217,9 @@ class ChecksScorer:
             output_valid=output_valid,
         )
 
-    def _run(self, check: Check, targets: dict[str, tuple[Any, str | None]]) -> ScorerCheckResult:
+    def _run(
+        self, check: Check, targets: dict[str, tuple[Any, str | None]]
+    ) -> ScorerCheckResult:
         value, problem = targets[check.target]
         if problem is not None:
             return ScorerCheckResult(
@@ -201,4 +238,3 @@ class ChecksScorer:
             expected=outcome.expected,
             error=f"{check.target}: {outcome.error}" if outcome.error else None,
         )
-

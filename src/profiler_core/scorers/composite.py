@@ -23,7 +23,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from ..errors import ConfigError, ProfilerError
-from ..model import CustomMetric, Scenario, ScorerCheckResult, ScorerContext, ScorerResult
+from ..model import (
+    CustomMetric,
+    Scenario,
+    ScorerCheckResult,
+    ScorerContext,
+    ScorerResult,
+)
 from ..util.asyncs import await_me_maybe
 from ..util.signature import accepts_keyword
 
@@ -50,8 +56,14 @@ class CompositeScorer:
         judge: Any = None,
     ) -> None:
         where = "scorer 'composite': options.scorers"
-        if isinstance(scorers, str | bytes | Mapping) or not isinstance(scorers, Sequence) or not scorers:
-            raise ConfigError(f"{where}: expected a non-empty list of {{id, options}} entries, got {scorers!r}")
+        if (
+            isinstance(scorers, str | bytes | Mapping)
+            or not isinstance(scorers, Sequence)
+            or not scorers
+        ):
+            raise ConfigError(
+                f"{where}: expected a non-empty list of {{id, options}} entries, got {scorers!r}"
+            )
         self._registry = registry
         self._judge = judge
         self.scorers: list[tuple[str, Any]] = []
@@ -84,19 +96,27 @@ class CompositeScorer:
                 raise ConfigError(f"{where}: scorer object {spec!r} has no string `id`")
             return scorer_id, spec
         if not isinstance(spec, Mapping):
-            raise ConfigError(f"{where}: expected a mapping {{id, options}}, got {type(spec).__name__}")
+            raise ConfigError(
+                f"{where}: expected a mapping {{id, options}}, got {type(spec).__name__}"
+            )
         unknown = sorted(set(spec) - set(_SPEC_KEYS))
         if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(map(str, unknown))} (expected {', '.join(_SPEC_KEYS)})")
+            raise ConfigError(
+                f"{where}: unknown key(s) {', '.join(map(str, unknown))} (expected {', '.join(_SPEC_KEYS)})"
+            )
         scorer_id = spec.get("id")
         if not isinstance(scorer_id, str) or not scorer_id:
             raise ConfigError(f"{where}.id: expected a scorer id, got {scorer_id!r}")
         name = spec.get("name", scorer_id)
         if not isinstance(name, str) or not name:
-            raise ConfigError(f"{where}.name: expected a non-empty string, got {name!r}")
+            raise ConfigError(
+                f"{where}.name: expected a non-empty string, got {name!r}"
+            )
         options = spec.get("options") or {}
         if not isinstance(options, Mapping):
-            raise ConfigError(f"{where}.options: expected a mapping, got {type(options).__name__}")
+            raise ConfigError(
+                f"{where}.options: expected a mapping, got {type(options).__name__}"
+            )
         registry = self._registry_or_default()
         try:
             info = registry.get("scorers", scorer_id)
@@ -119,7 +139,9 @@ class CompositeScorer:
             self._registry = get_plugin_manager().registry
         return self._registry
 
-    async def evaluate(self, scenario: Scenario, context: ScorerContext) -> ScorerResult:
+    async def evaluate(
+        self, scenario: Scenario, context: ScorerContext
+    ) -> ScorerResult:
         """Run every scorer in order and merge their results."""
         details: list[ScorerCheckResult] = []
         metrics: dict[str, CustomMetric] = {}
@@ -130,9 +152,16 @@ class CompositeScorer:
             try:
                 result = await await_me_maybe(scorer.evaluate(scenario, context))
                 if not isinstance(result, ScorerResult):
-                    raise TypeError(f"returned {type(result).__name__}, expected ScorerResult")
+                    raise TypeError(
+                        f"returned {type(result).__name__}, expected ScorerResult"
+                    )
             except Exception as exc:  # noqa: BLE001 - one broken scorer must not hide the others' verdicts
-                log.warning("scorer %r raised inside composite: %s: %s", prefix, type(exc).__name__, exc)
+                log.warning(
+                    "scorer %r raised inside composite: %s: %s",
+                    prefix,
+                    type(exc).__name__,
+                    exc,
+                )
                 details.append(
                     ScorerCheckResult(
                         id=f"{prefix}:error",
@@ -156,7 +185,11 @@ class CompositeScorer:
                 _merge_metric(metrics, metric)
         # A sub-scorer that counts the verifiers itself (``checks``) has them as ``<prefix>:verify:<name>`` (nested:
         # ``<a>:<b>:verify:<name>``). Whole segments only: a check of its own named ``pre-verify:x`` is not the verifier ``x``.
-        verified = [d for d in context.verifications if not any(x.id == d.id or x.id.endswith(":" + d.id) for x in details)]
+        verified = [
+            d
+            for d in context.verifications
+            if not any(x.id == d.id or x.id.endswith(":" + d.id) for x in details)
+        ]
         if verified:  # the verifiers' checkpoints count once, beside the scorers' own (unless one of them has them)
             details += verified
             passed += sum(d.passed for d in verified)
@@ -199,12 +232,23 @@ def _merge_metric(metrics: dict[str, CustomMetric], metric: CustomMetric) -> Non
         metrics[metric.name] = metric
         return
     old, new = existing.value, metric.value
-    if _is_number(old) and _is_number(new) and existing.unit == metric.unit and metric.unit in ADDITIVE_UNITS:
-        metrics[metric.name] = CustomMetric(name=metric.name, value=old + new, unit=metric.unit)
+    if (
+        _is_number(old)
+        and _is_number(new)
+        and existing.unit == metric.unit
+        and metric.unit in ADDITIVE_UNITS
+    ):
+        metrics[metric.name] = CustomMetric(
+            name=metric.name, value=old + new, unit=metric.unit
+        )
     elif metric.name.endswith("_source") and existing.value != metric.value:
         # e.g. one judge priced by its provider, one computed: "computed" is the honest summary, "unknown" wins.
         order = ("unknown", "computed", "provider")
-        best = min((existing.value, metric.value), key=lambda v: order.index(v) if v in order else 0)
-        metrics[metric.name] = CustomMetric(name=metric.name, value=best, unit=metric.unit)
+        best = min(
+            (existing.value, metric.value),
+            key=lambda v: order.index(v) if v in order else 0,
+        )
+        metrics[metric.name] = CustomMetric(
+            name=metric.name, value=best, unit=metric.unit
+        )
     # Otherwise the first scorer's value stands.
-

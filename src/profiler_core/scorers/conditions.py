@@ -74,7 +74,9 @@ def _regex(instance, attribute: attrs.Attribute, value) -> None:
     try:
         re.compile(value)
     except re.error as exc:
-        raise ValueError(f"{attribute.name}: expected a valid regular expression ({exc})") from None
+        raise ValueError(
+            f"{attribute.name}: expected a valid regular expression ({exc})"
+        ) from None
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -147,7 +149,9 @@ class Matches(Record):
 
 def _scorer_id(instance, attribute: attrs.Attribute, value) -> None:
     if not isinstance(value, str) or not value:
-        raise ValueError(f"{attribute.name}: expected the id of a registered scorer, got {value!r}")
+        raise ValueError(
+            f"{attribute.name}: expected the id of a registered scorer, got {value!r}"
+        )
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -159,10 +163,22 @@ class Custom(Record):
     options: dict[str, Any] = attrs.field(factory=dict)
 
 
-Condition = Union[NonEmpty, Empty, CountGte, CountEq, FieldEquals, FieldContains, FieldGte, Matches, Custom]  # noqa: UP007 - a runtime union for the tagged-union hooks
+Condition = Union[  # noqa: UP007 - a runtime union for the tagged-union hooks
+    NonEmpty,
+    Empty,
+    CountGte,
+    CountEq,
+    FieldEquals,
+    FieldContains,
+    FieldGte,
+    Matches,
+    Custom,
+]
 
 #: Runs a ``custom`` condition: ``(condition, value at its path) -> outcome or passed`` (may be async).
-CustomCheck = Callable[[Custom, Any], "ConditionOutcome | bool | Awaitable[ConditionOutcome | bool]"]
+CustomCheck = Callable[
+    [Custom, Any], "ConditionOutcome | bool | Awaitable[ConditionOutcome | bool]"
+]
 
 #: JSON ``type`` tag of each condition class.
 CONDITION_TAGS: dict[type, str] = {
@@ -218,7 +234,9 @@ def resolve_path(value: Any, path: str | None) -> Any:
                 current = len(current)
             else:
                 keys = ", ".join(sorted(map(str, current))[:12]) or "none"
-                raise fail(f"not found: the object at {here} has no key {segment!r} (keys: {keys})")
+                raise fail(
+                    f"not found: the object at {here} has no key {segment!r} (keys: {keys})"
+                )
         elif isinstance(current, (list, tuple)):
             if segment == "length":
                 current = len(current)
@@ -226,14 +244,20 @@ def resolve_path(value: Any, path: str | None) -> Any:
                 try:
                     index = int(segment)
                 except ValueError:
-                    raise fail(f"is not an index: the value at {here} is a list (use a number or 'length')") from None
+                    raise fail(
+                        f"is not an index: the value at {here} is a list (use a number or 'length')"
+                    ) from None
                 if not -len(current) <= index < len(current):
-                    raise fail(f"is out of range: the list at {here} has {len(current)} item(s)")
+                    raise fail(
+                        f"is out of range: the list at {here} has {len(current)} item(s)"
+                    )
                 current = current[index]
         elif isinstance(current, str) and segment == "length":
             current = len(current)
         else:
-            raise fail(f"cannot be applied: the value at {here} is a {json_kind(current)}, not an object or list")
+            raise fail(
+                f"cannot be applied: the value at {here} is a {json_kind(current)}, not an object or list"
+            )
         walked.append(segment)
     return current
 
@@ -295,7 +319,9 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _is_empty(value: Any) -> bool:
-    return value is None or (isinstance(value, (str, list, tuple, dict)) and len(value) == 0)
+    return value is None or (
+        isinstance(value, (str, list, tuple, dict)) and len(value) == 0
+    )
 
 
 def _as_text(value: Any) -> str:
@@ -305,7 +331,11 @@ def _as_text(value: Any) -> str:
 
 
 def evaluate_condition(
-    cond: Condition, value: Any, *, subject: str = "value", custom: CustomCheck | None = None
+    cond: Condition,
+    value: Any,
+    *,
+    subject: str = "value",
+    custom: CustomCheck | None = None,
 ) -> ConditionOutcome:
     """Test ``cond`` against ``value``; never raises for bad data (the outcome carries the error).
 
@@ -317,29 +347,41 @@ def evaluate_condition(
     try:
         actual = resolve_path(value, cond.path)
     except PathError as exc:
-        return ConditionOutcome(passed=False, actual=None, expected=expected, error=str(exc))
+        return ConditionOutcome(
+            passed=False, actual=None, expected=expected, error=str(exc)
+        )
     if isinstance(cond, Custom):
         return _custom_now(cond, actual, expected, custom)
     check = _CHECKS.get(type(cond)) or _check_for_subclass(cond)
     return check(cond, actual, expected, subject)
 
 
-def _wrong_kind(cond: Condition, actual: Any, expected: str, subject: str, wanted: str) -> ConditionOutcome:
+def _wrong_kind(
+    cond: Condition, actual: Any, expected: str, subject: str, wanted: str
+) -> ConditionOutcome:
     """The value at the path is not the kind of value the condition tests: an error, not a failure."""
     where = cond.path or f"the {subject}"
     error = f"expected {wanted} at {where}, got {json_kind(actual)}"
     return ConditionOutcome(passed=False, actual=actual, expected=expected, error=error)
 
 
-def _check_non_empty(cond: NonEmpty, actual: Any, expected: str, subject: str) -> ConditionOutcome:
-    return ConditionOutcome(passed=not _is_empty(actual), actual=actual, expected=expected)
+def _check_non_empty(
+    cond: NonEmpty, actual: Any, expected: str, subject: str
+) -> ConditionOutcome:
+    return ConditionOutcome(
+        passed=not _is_empty(actual), actual=actual, expected=expected
+    )
 
 
-def _check_empty(cond: Empty, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+def _check_empty(
+    cond: Empty, actual: Any, expected: str, subject: str
+) -> ConditionOutcome:
     return ConditionOutcome(passed=_is_empty(actual), actual=actual, expected=expected)
 
 
-def _check_count(cond: CountGte | CountEq, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+def _check_count(
+    cond: CountGte | CountEq, actual: Any, expected: str, subject: str
+) -> ConditionOutcome:
     if not isinstance(actual, (list, tuple, dict)):
         return _wrong_kind(cond, actual, expected, subject, "a list")
     count = len(actual)
@@ -347,28 +389,46 @@ def _check_count(cond: CountGte | CountEq, actual: Any, expected: str, subject: 
     return ConditionOutcome(passed=passed, actual=count, expected=expected)
 
 
-def _check_equals(cond: FieldEquals, actual: Any, expected: str, subject: str) -> ConditionOutcome:
-    return ConditionOutcome(passed=_same(actual, cond.value), actual=actual, expected=expected)
+def _check_equals(
+    cond: FieldEquals, actual: Any, expected: str, subject: str
+) -> ConditionOutcome:
+    return ConditionOutcome(
+        passed=_same(actual, cond.value), actual=actual, expected=expected
+    )
 
 
-def _check_contains(cond: FieldContains, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+def _check_contains(
+    cond: FieldContains, actual: Any, expected: str, subject: str
+) -> ConditionOutcome:
     if isinstance(actual, str):
         if not isinstance(cond.value, str):
             wanted = f"a list (a string can only contain a string, not {json_kind(cond.value)})"
             return _wrong_kind(cond, actual, expected, subject, wanted)
-        return ConditionOutcome(passed=cond.value in actual, actual=actual, expected=expected)
+        return ConditionOutcome(
+            passed=cond.value in actual, actual=actual, expected=expected
+        )
     if isinstance(actual, (list, tuple)):
-        return ConditionOutcome(passed=any(_same(x, cond.value) for x in actual), actual=actual, expected=expected)
+        return ConditionOutcome(
+            passed=any(_same(x, cond.value) for x in actual),
+            actual=actual,
+            expected=expected,
+        )
     return _wrong_kind(cond, actual, expected, subject, "a string or a list")
 
 
-def _check_gte(cond: FieldGte, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+def _check_gte(
+    cond: FieldGte, actual: Any, expected: str, subject: str
+) -> ConditionOutcome:
     if not is_number(actual):
         return _wrong_kind(cond, actual, expected, subject, "a number")
-    return ConditionOutcome(passed=actual >= cond.value, actual=actual, expected=expected)
+    return ConditionOutcome(
+        passed=actual >= cond.value, actual=actual, expected=expected
+    )
 
 
-def _check_matches(cond: Matches, actual: Any, expected: str, subject: str) -> ConditionOutcome:
+def _check_matches(
+    cond: Matches, actual: Any, expected: str, subject: str
+) -> ConditionOutcome:
     if actual is None:
         return _wrong_kind(cond, actual, expected, subject, "a string")
     flags = re.IGNORECASE if cond.ignore_case else 0
@@ -398,7 +458,9 @@ def _check_for_subclass(cond: Any) -> _Check:
     raise TypeError(f"not a condition: {cond!r}")
 
 
-def _custom_now(cond: Custom, actual: Any, expected: str, custom: CustomCheck | None) -> ConditionOutcome:
+def _custom_now(
+    cond: Custom, actual: Any, expected: str, custom: CustomCheck | None
+) -> ConditionOutcome:
     """A custom condition whose check must answer synchronously (an async one is this condition's error)."""
     verdict = _call_custom(cond, actual, expected, custom)
     if inspect.isawaitable(verdict):
@@ -414,7 +476,11 @@ def _custom_now(cond: Custom, actual: Any, expected: str, custom: CustomCheck | 
 
 
 async def evaluate_condition_async(
-    cond: Condition, value: Any, *, subject: str = "value", custom: CustomCheck | None = None
+    cond: Condition,
+    value: Any,
+    *,
+    subject: str = "value",
+    custom: CustomCheck | None = None,
 ) -> ConditionOutcome:
     """``evaluate_condition`` for callers whose ``custom`` check may be async (a scorer's ``evaluate``)."""
     if not isinstance(cond, Custom):
@@ -423,7 +489,9 @@ async def evaluate_condition_async(
     try:
         actual = resolve_path(value, cond.path)
     except PathError as exc:
-        return ConditionOutcome(passed=False, actual=None, expected=expected, error=str(exc))
+        return ConditionOutcome(
+            passed=False, actual=None, expected=expected, error=str(exc)
+        )
     verdict = _call_custom(cond, actual, expected, custom)
     if inspect.isawaitable(verdict):
         try:
@@ -433,7 +501,9 @@ async def evaluate_condition_async(
     return _custom_outcome(cond, verdict, actual, expected)
 
 
-def _call_custom(cond: Custom, actual: Any, expected: str, custom: CustomCheck | None) -> Any:
+def _call_custom(
+    cond: Custom, actual: Any, expected: str, custom: CustomCheck | None
+) -> Any:
     if custom is None:
         return ConditionOutcome(
             passed=False,
@@ -448,13 +518,20 @@ def _call_custom(cond: Custom, actual: Any, expected: str, custom: CustomCheck |
         return _raised(cond, actual, expected, exc)
 
 
-def _raised(cond: Custom, actual: Any, expected: str, exc: Exception) -> ConditionOutcome:
+def _raised(
+    cond: Custom, actual: Any, expected: str, exc: Exception
+) -> ConditionOutcome:
     return ConditionOutcome(
-        passed=False, actual=actual, expected=expected, error=f"scorer {cond.scorer!r} raised {type(exc).__name__}: {exc}"
+        passed=False,
+        actual=actual,
+        expected=expected,
+        error=f"scorer {cond.scorer!r} raised {type(exc).__name__}: {exc}",
     )
 
 
-def _custom_outcome(cond: Custom, verdict: Any, actual: Any, expected: str) -> ConditionOutcome:
+def _custom_outcome(
+    cond: Custom, verdict: Any, actual: Any, expected: str
+) -> ConditionOutcome:
     if isinstance(verdict, ConditionOutcome):
         return verdict
     if isinstance(verdict, bool):

@@ -20,12 +20,16 @@ __all__ = ["scenario_keys_of", "unscored_problems"]
 def scenario_keys_of(component: Any) -> tuple[str, ...] | None:
     """The scenario keys a scorer (or its class) declares it scores by; None when it does not say."""
     keys = getattr(component, "scenario_keys", None)
-    if isinstance(keys, (tuple, list, frozenset, set)) and all(isinstance(k, str) for k in keys):
+    if isinstance(keys, (tuple, list, frozenset, set)) and all(
+        isinstance(k, str) for k in keys
+    ):
         return tuple(keys)
     return None
 
 
-def unscored_problems(config: Any, scorer: Any, registry: Any, scenarios: Sequence[Any] | None = None) -> list[str]:
+def unscored_problems(
+    config: Any, scorer: Any, registry: Any, scenarios: Sequence[Any] | None = None
+) -> list[str]:
     """One line when the scenarios carry what another scorer scores by and ``scorer`` ignores it; else none."""
     reads = scenario_keys_of(scorer)
     if reads is None:
@@ -36,7 +40,14 @@ def unscored_problems(config: Any, scorer: Any, registry: Any, scenarios: Sequen
         for key in scenario_keys_of(getattr(info, "factory", None)) or ():
             readers.setdefault(key, []).append(scorer_id)
     chosen: Sequence[Any] = config.scenarios if scenarios is None else scenarios
-    carried = sorted({key for s in chosen for key in (s.extensions or {}) if key in readers and key not in reads})
+    carried = sorted(
+        {
+            key
+            for s in chosen
+            for key in (s.extensions or {})
+            if key in readers and key not in reads
+        }
+    )
     if not carried:
         return []
     key = carried[0]

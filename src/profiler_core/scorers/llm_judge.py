@@ -81,7 +81,9 @@ def parse_rubric(scenario: Scenario) -> JudgeRubric | None:
     seen: dict[str, int] = {}
     for index, criterion in enumerate(rubric.criteria):
         if criterion.id in seen:
-            raise ConfigError(f"{where}: $.criteria[{index}].id: duplicate criterion id {criterion.id!r} (also at index {seen[criterion.id]})")
+            raise ConfigError(
+                f"{where}: $.criteria[{index}].id: duplicate criterion id {criterion.id!r} (also at index {seen[criterion.id]})"
+            )
         seen[criterion.id] = index
     return rubric
 
@@ -90,7 +92,11 @@ def _system_prompt(rubric: JudgeRubric) -> str:
     lines: list[str] = []
     if rubric.grading_instructions:
         lines += [rubric.grading_instructions.strip(), ""]
-    lines += ["You are grading an AI agent's session against a rubric.", "", "Criteria:"]
+    lines += [
+        "You are grading an AI agent's session against a rubric.",
+        "",
+        "Criteria:",
+    ]
     lines += [f"- {c.id}: {' '.join(c.description.split())}" for c in rubric.criteria]
     lines += [
         "",
@@ -127,7 +133,11 @@ def _trace_lines(context: ScorerContext, max_items: int) -> list[str]:
     if calls:
         lines += ["", "Tool calls, in order:"]
         for number, call in enumerate(calls[:max_items], start=1):
-            status = "success" if call.success else "failed" + (f": {_clip(call.error, 200)}" if call.error else "")
+            status = (
+                "success"
+                if call.success
+                else "failed" + (f": {_clip(call.error, 200)}" if call.error else "")
+            )
             lines.append(f"{number}. {call.name} ({status})")
         if len(calls) > max_items:
             lines.append(f"[... {len(calls) - max_items} more tool calls not shown]")
@@ -141,7 +151,12 @@ def _trace_lines(context: ScorerContext, max_items: int) -> list[str]:
     return lines
 
 
-def _user_prompt(scenario: Scenario, context: ScorerContext, max_output_chars: int, max_trace_items: int) -> str:
+def _user_prompt(
+    scenario: Scenario,
+    context: ScorerContext,
+    max_output_chars: int,
+    max_trace_items: int,
+) -> str:
     lines = [f"Scenario: {scenario.name} ({scenario.id})"]
     if scenario.description:
         lines.append(f"Description: {scenario.description}")
@@ -185,7 +200,9 @@ def _reask(request: JudgeRequest, answer: str, problem: str) -> JudgeRequest:
         f"{problem}. It began:\n{_clip(answer, 1000) or '(empty)'}\n\n"
         f"Answer again with only the JSON object, in exactly this shape: {_VERDICT_SHAPE}"
     )
-    return JudgeRequest(system_prompt=request.system_prompt, user_prompt=request.user_prompt + note)
+    return JudgeRequest(
+        system_prompt=request.system_prompt, user_prompt=request.user_prompt + note
+    )
 
 
 # -- parsing the judge's answer -------------------------------------------------
@@ -224,7 +241,11 @@ def _candidates(text: str) -> Iterator[Any]:
 def _verdict_items(value: Any) -> list[Any] | None:
     if isinstance(value, dict) and isinstance(value.get("verdicts"), list):
         return value["verdicts"]
-    if isinstance(value, list) and value and all(isinstance(v, dict) and "id" in v for v in value):
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, dict) and "id" in v for v in value)
+    ):
         return value
     return None
 
@@ -244,23 +265,40 @@ def parse_verdicts(text: str) -> tuple[dict[str, Verdict], dict[str, str]] | str
     or a string saying why nothing usable was found.
     """
     text = _THINK.sub("", text)
-    items = next((found for found in map(_verdict_items, _candidates(text)) if found is not None), None)
+    items = next(
+        (
+            found
+            for found in map(_verdict_items, _candidates(text))
+            if found is not None
+        ),
+        None,
+    )
     if items is None:
         return 'no JSON object with a "verdicts" list was found'
     verdicts: dict[str, Verdict] = {}
     problems: dict[str, str] = {}
     for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("id"), str)
+            or not item["id"]
+        ):
             continue
         cid = item["id"]
         if cid in verdicts or cid in problems:
             continue  # the first verdict on a criterion wins
         passed = _as_bool(item.get("passed"))
         if passed is None:
-            problems[cid] = f"the judge's verdict has no true/false \"passed\" (got {item.get('passed')!r})"
+            problems[cid] = (
+                f'the judge\'s verdict has no true/false "passed" (got {item.get("passed")!r})'
+            )
             continue
         reasoning = item.get("reasoning")
-        verdicts[cid] = Verdict(id=cid, passed=passed, reasoning=reasoning if isinstance(reasoning, str) else "")
+        verdicts[cid] = Verdict(
+            id=cid,
+            passed=passed,
+            reasoning=reasoning if isinstance(reasoning, str) else "",
+        )
     if not verdicts and not problems:
         return 'the "verdicts" list holds no verdict with an "id"'
     return verdicts, problems
@@ -270,7 +308,10 @@ def parse_verdicts(text: str) -> tuple[dict[str, Verdict], dict[str, str]] | str
 
 
 def judge_metrics(
-    responses: list[JudgeResponse], *, fallback_model: str | None = None, prices: Mapping[str, Any] | None = None
+    responses: list[JudgeResponse],
+    *,
+    fallback_model: str | None = None,
+    prices: Mapping[str, Any] | None = None,
 ) -> list[CustomMetric]:
     """``judge_*`` metrics of the judge calls: tokens, calls, cost (when known) and the cost's source."""
     metrics = [CustomMetric(name="judge_calls", value=len(responses), unit="count")]
@@ -282,7 +323,9 @@ def judge_metrics(
         metrics += [
             CustomMetric(name="judge_tokens_input", value=tokens_in, unit="tokens"),
             CustomMetric(name="judge_tokens_output", value=tokens_out, unit="tokens"),
-            CustomMetric(name="judge_tokens_total", value=tokens_in + tokens_out, unit="tokens"),
+            CustomMetric(
+                name="judge_tokens_total", value=tokens_in + tokens_out, unit="tokens"
+            ),
         ]
     cost, source = _judge_cost(responses, fallback_model, prices)
     if cost is not None:
@@ -292,11 +335,15 @@ def judge_metrics(
 
 
 def _judge_cost(
-    responses: list[JudgeResponse], fallback_model: str | None, prices: Mapping[str, Any] | None
+    responses: list[JudgeResponse],
+    fallback_model: str | None,
+    prices: Mapping[str, Any] | None,
 ) -> tuple[float | None, str]:
     if not responses:
         return 0.0, "computed"
-    from ..metrics.pricing import price_tokens  # lazy: genai-prices' data is only loaded when a judge answered
+    from ..metrics.pricing import (
+        price_tokens,
+    )  # lazy: genai-prices' data is only loaded when a judge answered
 
     total = 0.0
     sources = set()
@@ -349,12 +396,22 @@ class LlmJudgeScorer:
     ) -> None:
         where = "scorer 'llm-judge'"
         if judge is None:
-            raise ConfigError(f"{where} needs a judge: add a `judge:` section to the profile (e.g. judge: {{id: openai, model: gpt-4o-mini}})")
+            raise ConfigError(
+                f"{where} needs a judge: add a `judge:` section to the profile (e.g. judge: {{id: openai, model: gpt-4o-mini}})"
+            )
         if not callable(getattr(judge, "judge", None)):
-            raise ConfigError(f"{where}: judge: expected a judge provider with a judge(request) method, got {type(judge).__name__}")
-        for name, value in (("samples", samples), ("max_output_chars", max_output_chars), ("max_trace_items", max_trace_items)):
+            raise ConfigError(
+                f"{where}: judge: expected a judge provider with a judge(request) method, got {type(judge).__name__}"
+            )
+        for name, value in (
+            ("samples", samples),
+            ("max_output_chars", max_output_chars),
+            ("max_trace_items", max_trace_items),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{where}: options.{name}: expected an integer >= 1, got {value!r}")
+                raise ConfigError(
+                    f"{where}: options.{name}: expected an integer >= 1, got {value!r}"
+                )
         from ..metrics.pricing import parse_price_overrides
 
         self.judge = judge
@@ -362,15 +419,25 @@ class LlmJudgeScorer:
         self.max_output_chars = max_output_chars
         self.max_trace_items = max_trace_items
         # Validated here so a bad price table fails the profile, not every iteration.
-        self.prices = parse_price_overrides(prices, where=f"{where}: options.prices") if prices else None
+        self.prices = (
+            parse_price_overrides(prices, where=f"{where}: options.prices")
+            if prices
+            else None
+        )
 
-    async def evaluate(self, scenario: Scenario, context: ScorerContext) -> ScorerResult:
+    async def evaluate(
+        self, scenario: Scenario, context: ScorerContext
+    ) -> ScorerResult:
         """Grade the iteration; a judge that cannot be reached gives ``ScorerResult.error`` (so the runner may retry)."""
         rubric = parse_rubric(scenario)
         if rubric is None or not rubric.criteria:
             return ScorerResult(success=True, passed=0, total=0)
         request = build_request(
-            rubric, scenario, context, max_output_chars=self.max_output_chars, max_trace_items=self.max_trace_items
+            rubric,
+            scenario,
+            context,
+            max_output_chars=self.max_output_chars,
+            max_trace_items=self.max_trace_items,
         )
         import trio  # lazy: built-in plugin modules load on every CLI start
 
@@ -379,25 +446,54 @@ class LlmJudgeScorer:
             for sample in samples:
                 nursery.start_soon(self._ask, request, sample)
         responses = [r for s in samples for r in s.responses]
-        metrics = judge_metrics(responses, fallback_model=getattr(self.judge, "model", None), prices=self.prices)
+        metrics = judge_metrics(
+            responses,
+            fallback_model=getattr(self.judge, "model", None),
+            prices=self.prices,
+        )
         judge_id = getattr(self.judge, "id", type(self.judge).__name__)
         failures = [s.failure for s in samples if s.failure]
         parsed = [s for s in samples if s.verdicts is not None]
         if failures or not parsed:
-            reason = failures[0] if failures else f"judge {judge_id!r} gave no usable answer after {1 + REASKS} attempt(s): {samples[0].unparseable}"
+            reason = (
+                failures[0]
+                if failures
+                else f"judge {judge_id!r} gave no usable answer after {1 + REASKS} attempt(s): {samples[0].unparseable}"
+            )
             details = [
-                ScorerCheckResult(id=c.id, description=c.description, passed=False, error="no verdict received")
+                ScorerCheckResult(
+                    id=c.id,
+                    description=c.description,
+                    passed=False,
+                    error="no verdict received",
+                )
                 for c in rubric.criteria
             ]
             return ScorerResult(
-                success=False, passed=0, total=len(rubric.criteria), details=details, output_valid=False, error=reason, metrics=metrics
+                success=False,
+                passed=0,
+                total=len(rubric.criteria),
+                details=details,
+                output_valid=False,
+                error=reason,
+                metrics=metrics,
             )
         details, agreements = self._decide(rubric, parsed)
         if self.samples > 1 and agreements:
-            metrics.append(CustomMetric(name="judge_agreement", value=sum(agreements) / len(agreements), unit="ratio"))
+            metrics.append(
+                CustomMetric(
+                    name="judge_agreement",
+                    value=sum(agreements) / len(agreements),
+                    unit="ratio",
+                )
+            )
         passed = sum(1 for d in details if d.passed)
         return ScorerResult(
-            success=passed == len(details), passed=passed, total=len(details), details=details, metrics=metrics
+            success=passed == len(details),
+            passed=passed,
+            total=len(details),
+            details=details,
+            metrics=metrics,
         )
 
     async def _ask(self, request: JudgeRequest, sample: _Sample) -> None:
@@ -421,13 +517,26 @@ class LlmJudgeScorer:
         except Exception as exc:  # noqa: BLE001 - any judge failure becomes the scorer's error, never a crash
             sample.failure = f"{type(exc).__name__}: {exc}"
 
-    def _decide(self, rubric: JudgeRubric, parsed: list[_Sample]) -> tuple[list[ScorerCheckResult], list[float]]:
+    def _decide(
+        self, rubric: JudgeRubric, parsed: list[_Sample]
+    ) -> tuple[list[ScorerCheckResult], list[float]]:
         details: list[ScorerCheckResult] = []
         agreements: list[float] = []
         for criterion in rubric.criteria:
-            votes = [v[criterion.id] for s in parsed if (v := s.verdicts) is not None and criterion.id in v]
+            votes = [
+                v[criterion.id]
+                for s in parsed
+                if (v := s.verdicts) is not None and criterion.id in v
+            ]
             if not votes:
-                problem = next((s.problems[criterion.id] for s in parsed if criterion.id in s.problems), None)
+                problem = next(
+                    (
+                        s.problems[criterion.id]
+                        for s in parsed
+                        if criterion.id in s.problems
+                    ),
+                    None,
+                )
                 details.append(
                     ScorerCheckResult(
                         id=criterion.id,
@@ -445,7 +554,14 @@ class LlmJudgeScorer:
             actual = agreeing[0].reasoning
             if self.samples > 1:
                 actual = f"{actual} [agreement {len(agreeing)}/{len(votes)}]"
-            details.append(ScorerCheckResult(id=criterion.id, description=criterion.description, passed=passed, actual=actual))
+            details.append(
+                ScorerCheckResult(
+                    id=criterion.id,
+                    description=criterion.description,
+                    passed=passed,
+                    actual=actual,
+                )
+            )
         return details, agreements
 
 
@@ -500,5 +616,6 @@ async def stop_judges() -> None:
         try:
             await await_me_maybe(shutdown())
         except Exception as exc:  # noqa: BLE001 - a judge that will not stop must not lose the run
-            log.warning("judge %r: shutdown failed: %s", getattr(judge, "id", judge), exc)
-
+            log.warning(
+                "judge %r: shutdown failed: %s", getattr(judge, "id", judge), exc
+            )

@@ -27,11 +27,17 @@ def as_sample(values: Sequence[float] | np.ndarray, name: str = "values") -> np.
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise StatsInputError(f"{name}: expected a sequence of numbers ({exc})") from None
+        raise StatsInputError(
+            f"{name}: expected a sequence of numbers ({exc})"
+        ) from None
     if arr.ndim != 1:
-        raise StatsInputError(f"{name}: expected a 1-D sequence, got {arr.ndim} dimensions")
+        raise StatsInputError(
+            f"{name}: expected a 1-D sequence, got {arr.ndim} dimensions"
+        )
     if not np.all(np.isfinite(arr)):
-        raise StatsInputError(f"{name}: NaN or infinite values; drop missing cells first")
+        raise StatsInputError(
+            f"{name}: NaN or infinite values; drop missing cells first"
+        )
     # Adding 0.0 turns -0.0 into 0.0, so a zero baseline never divides into -inf.
     return arr + 0.0
 
@@ -39,14 +45,22 @@ def as_sample(values: Sequence[float] | np.ndarray, name: str = "values") -> np.
 def check_confidence(confidence: float) -> float:
     """Validate a confidence level strictly between 0 and 1."""
     if not (isinstance(confidence, numbers.Real) and 0.0 < confidence < 1.0):
-        raise StatsInputError(f"confidence: expected a number in (0, 1), got {confidence!r}")
+        raise StatsInputError(
+            f"confidence: expected a number in (0, 1), got {confidence!r}"
+        )
     return float(confidence)
 
 
 def check_count(value: Any, name: str, minimum: int) -> int:
     """Validate an integer option such as ``resamples`` (bools are rejected)."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise StatsInputError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | np.integer)
+        or value < minimum
+    ):
+        raise StatsInputError(
+            f"{name}: expected an integer >= {minimum}, got {value!r}"
+        )
     return int(value)
 
 

@@ -48,7 +48,9 @@ def _order_statistic_indices(
     return low, high
 
 
-def _resampled_medians(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+def _resampled_medians(
+    values: np.ndarray, resamples: int, rng: np.random.Generator
+) -> np.ndarray:
     """Return the medians of ``resamples`` bootstrap resamples of ``values``."""
     ordered = np.sort(values)
     low, high = _order_statistic_indices(ordered.size, resamples, rng)
@@ -116,7 +118,9 @@ def _resolve_statistic(statistic: str | Statistic) -> Statistic | None:
         return np.mean
     if callable(statistic):
         return statistic
-    raise StatsInputError(f"statistic: expected 'median', 'mean' or a callable, got {statistic!r}")
+    raise StatsInputError(
+        f"statistic: expected 'median', 'mean' or a callable, got {statistic!r}"
+    )
 
 
 def bootstrap_ci(
@@ -145,7 +149,9 @@ def bootstrap_ci(
         )
 
     if arr.size == 0:
-        return interval(math.nan, math.nan, math.nan, "empty sample: nothing to estimate")
+        return interval(
+            math.nan, math.nan, math.nan, "empty sample: nothing to estimate"
+        )
     point = median_of(arr) if func is None else float(func(arr, axis=-1))
     if arr.size == 1:
         # Every resample of one value is that value: the bootstrap cannot see
@@ -197,13 +203,18 @@ def bootstrap_reduction_ci(
 
     if arr_a.size == 0 or arr_b.size == 0:
         empty = "a" if arr_a.size == 0 else "b"
-        return interval(math.nan, math.nan, math.nan, f"group {empty} is empty: no reduction")
+        return interval(
+            math.nan, math.nan, math.nan, f"group {empty} is empty: no reduction"
+        )
     med_b = median_of(arr_b)
     if med_b == 0.0:
         # The original reports 0 here, which reads as "no change"; the ratio
         # is undefined, so say so.
         return interval(
-            math.nan, math.nan, math.nan, "baseline (b) median is 0: reduction undefined"
+            math.nan,
+            math.nan,
+            math.nan,
+            "baseline (b) median is 0: reduction undefined",
         )
     point = float(_reduction(median_of(arr_a), med_b))
     if paired:

@@ -35,17 +35,23 @@ def magnitude_of(d: float) -> Magnitude:
     return "large"
 
 
-def cohens_d(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> EffectSize:
+def cohens_d(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray
+) -> EffectSize:
     """Cohen's d = (mean(A) - mean(B)) / pooled sample SD (nan/inf where undefined)."""
     arr_a = as_sample(a, "a")
     arr_b = as_sample(b, "b")
     n_a, n_b = arr_a.size, arr_b.size
     if n_a == 0 or n_b == 0:
         empty = "a" if n_a == 0 else "b"
-        return EffectSize(d=math.nan, magnitude="undefined", reason=f"group {empty} is empty")
+        return EffectSize(
+            d=math.nan, magnitude="undefined", reason=f"group {empty} is empty"
+        )
     if n_a + n_b < 3:
         return EffectSize(
-            d=math.nan, magnitude="undefined", reason="one value per group: no spread to pool"
+            d=math.nan,
+            magnitude="undefined",
+            reason="one value per group: no spread to pool",
         )
     # (n - 1) * sample variance = each group's sum of squared deviations.
     ss_a = float(np.var(arr_a, ddof=1)) * (n_a - 1) if n_a > 1 else 0.0
@@ -54,7 +60,9 @@ def cohens_d(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -
     difference = float(arr_a.mean() - arr_b.mean())
     if pooled_sd == 0.0:
         if difference == 0.0:
-            return EffectSize(d=0.0, magnitude="negligible", reason="zero variance, equal means")
+            return EffectSize(
+                d=0.0, magnitude="negligible", reason="zero variance, equal means"
+            )
         # Constant groups that differ are perfectly separated; the original
         # reports 0 ("negligible"), the opposite of the truth.
         return EffectSize(
@@ -89,24 +97,39 @@ def compare_groups(
     a = as_sample(a, "a")
     b = as_sample(b, "b")
     if method not in ("exact", "large-sample"):
-        raise StatsInputError(f"method: expected 'exact' or 'large-sample', got {method!r}")
+        raise StatsInputError(
+            f"method: expected 'exact' or 'large-sample', got {method!r}"
+        )
     large = method == "large-sample"
     ci = bootstrap_reduction_ci(
-        a, b, paired=paired and not large, resamples=resamples, confidence=confidence, seed=seed
+        a,
+        b,
+        paired=paired and not large,
+        resamples=resamples,
+        confidence=confidence,
+        seed=seed,
     )
     effect = cohens_d(a, b)
     if large:
         test = permutation_test_normal(a, b, paired=paired)
     else:
-        test = permutation_test(a, b, paired=paired, permutations=permutations, seed=seed)
+        test = permutation_test(
+            a, b, paired=paired, permutations=permutations, seed=seed
+        )
     reasons = [
         f"{part}: {item.reason}"
-        for part, item in (("reduction", ci), ("effect size", effect), ("p-value", test))
+        for part, item in (
+            ("reduction", ci),
+            ("effect size", effect),
+            ("p-value", test),
+        )
         if item.reason
     ]
     if large and paired:
         # Said, not silent: on scenarios of different price the unpaired interval is ~1.7x wider.
-        reasons.append("reduction: interval resampled unpaired (large sample), wider than a paired one; the p-value is paired")
+        reasons.append(
+            "reduction: interval resampled unpaired (large sample), wider than a paired one; the p-value is paired"
+        )
     return ComparisonResult(
         mode_a=mode_a,
         mode_b=mode_b,
@@ -146,9 +169,12 @@ def holm_adjust(p_values: Iterable[float]) -> tuple[float, ...]:
     return tuple(float(x) for x in adjusted)
 
 
-def holm_adjust_comparisons(results: Sequence[ComparisonResult]) -> tuple[ComparisonResult, ...]:
+def holm_adjust_comparisons(
+    results: Sequence[ComparisonResult],
+) -> tuple[ComparisonResult, ...]:
     """Set ``p_value_adjusted`` by Holm across the metrics of one comparison."""
     adjusted = holm_adjust(r.p_value for r in results)
     return tuple(
-        attrs.evolve(r, p_value_adjusted=q) for r, q in zip(results, adjusted, strict=True)
+        attrs.evolve(r, p_value_adjusted=q)
+        for r, q in zip(results, adjusted, strict=True)
     )

@@ -26,7 +26,9 @@ def compute_descriptive(values: Sequence[float] | np.ndarray) -> DescriptiveStat
     mean = float(np.mean(arr))
     # numpy's default percentile method is the same linear interpolation
     # (rank = p/100 * (n - 1)) the original uses.
-    p25, median, p75, p90, p95 = (float(x) for x in np.percentile(arr, [25, 50, 75, 90, 95]))
+    p25, median, p75, p90, p95 = (
+        float(x) for x in np.percentile(arr, [25, 50, 75, 90, 95])
+    )
     # Sample standard deviation (ddof=1) is undefined for one value.
     stddev = float(np.std(arr, ddof=1)) if n > 1 else math.nan
     cv = stddev / mean if mean != 0.0 else math.nan

@@ -16,7 +16,14 @@ import attrs
 import numpy as np
 
 #: Percentiles computed per group, by the name they get in the result.
-QUANTILES = {"p5": 5.0, "p25": 25.0, "median": 50.0, "p75": 75.0, "p90": 90.0, "p95": 95.0}
+QUANTILES = {
+    "p5": 5.0,
+    "p25": 25.0,
+    "median": 50.0,
+    "p75": 75.0,
+    "p90": 90.0,
+    "p95": 95.0,
+}
 
 
 @attrs.frozen
@@ -58,11 +65,19 @@ def _percentiles(v: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndar
     qs = list(QUANTILES.values())
     if count.size and np.all(count == count[0]):
         return np.percentile(v.reshape(count.size, int(count[0])), qs, axis=1)
-    return np.column_stack([np.percentile(v[s : s + c], qs) for s, c in zip(start.tolist(), count.tolist(), strict=True)])
+    return np.column_stack(
+        [
+            np.percentile(v[s : s + c], qs)
+            for s, c in zip(start.tolist(), count.tolist(), strict=True)
+        ]
+    )
 
 
 def grouped_descriptive(
-    values: np.ndarray, groups: np.ndarray, n_groups: int, index: GroupIndex | None = None
+    values: np.ndarray,
+    groups: np.ndarray,
+    n_groups: int,
+    index: GroupIndex | None = None,
 ) -> dict[str, np.ndarray]:
     """count, mean, percentiles, min, max, iqr, stddev and cv of every group (nan where undefined).
 
@@ -81,7 +96,11 @@ def grouped_descriptive(
     has = count > 0
     nan = np.full(n_groups, math.nan)
     out: dict[str, np.ndarray] = {"count": count.astype(np.int64)}
-    table = _percentiles(v, start[has], count[has]) if has.any() else np.empty((len(QUANTILES), 0))
+    table = (
+        _percentiles(v, start[has], count[has])
+        if has.any()
+        else np.empty((len(QUANTILES), 0))
+    )
     for row, name in enumerate(QUANTILES):
         res = nan.copy()
         res[has] = table[row]
@@ -98,7 +117,9 @@ def grouped_descriptive(
     std[many] = np.sqrt(ss[many] / (count[many] - 1))
     out["stddev"] = std
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["cv"] = np.where((mean != 0) & ~np.isnan(mean), std / np.where(mean == 0, 1, mean), math.nan)
+        out["cv"] = np.where(
+            (mean != 0) & ~np.isnan(mean), std / np.where(mean == 0, 1, mean), math.nan
+        )
     lo_v = nan.copy()
     hi_v = nan.copy()
     lo_v[has] = v[start[has]]

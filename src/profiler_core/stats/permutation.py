@@ -24,7 +24,9 @@ from .types import Alternative, PermutationResult, StatsInputError
 _TIE_TOLERANCE = 1e-9
 
 
-def _count_extreme(null: np.ndarray, observed: float, alternative: str, tol: float) -> int:
+def _count_extreme(
+    null: np.ndarray, observed: float, alternative: str, tol: float
+) -> int:
     """Count null statistics at least as extreme as ``observed``."""
     if alternative == "two-sided":
         return int(np.count_nonzero(np.abs(null) >= abs(observed) - tol))
@@ -47,7 +49,9 @@ _MASK_CHUNK_BYTES = 16 * 2**20
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int16)
 
 
-def _random_subset_masks(rng: np.random.Generator, rows: int, n: int, m: int) -> np.ndarray:
+def _random_subset_masks(
+    rng: np.random.Generator, rows: int, n: int, m: int
+) -> np.ndarray:
     """Return ``rows`` x ``n`` booleans with exactly ``m`` uniformly placed True per row.
 
     Each cell starts True with probability ~m/n, independently (one random byte, or
@@ -59,21 +63,38 @@ def _random_subset_masks(rng: np.random.Generator, rows: int, n: int, m: int) ->
     """
     threshold = max(1, min(255, round(256 * m / n)))  # P(True) = threshold / 256
     if threshold == 128:
-        packed = np.frombuffer(rng.bytes(rows * ((n + 7) // 8)), dtype=np.uint8).reshape(rows, -1)
+        packed = np.frombuffer(
+            rng.bytes(rows * ((n + 7) // 8)), dtype=np.uint8
+        ).reshape(rows, -1)
         mask = np.unpackbits(packed, axis=1, count=n).view(bool)
         if n % 8:  # bits past the n-th of the last byte are not cells
-            packed = packed & np.append(np.full(packed.shape[1] - 1, 0xFF), 0xFF << (8 - n % 8) & 0xFF).astype(np.uint8)
+            packed = packed & np.append(
+                np.full(packed.shape[1] - 1, 0xFF), 0xFF << (8 - n % 8) & 0xFF
+            ).astype(np.uint8)
         counts = _POPCOUNT[packed].sum(axis=1, dtype=np.int64)
     else:
-        mask = np.frombuffer(rng.bytes(rows * n), dtype=np.uint8).reshape(rows, n) < threshold
+        mask = (
+            np.frombuffer(rng.bytes(rows * n), dtype=np.uint8).reshape(rows, n)
+            < threshold
+        )
         counts = np.count_nonzero(mask, axis=1)
     surplus = counts - m
-    _fix_counts(rng, mask, np.flatnonzero(surplus > 0), surplus, True)  # a True cell becomes False
-    _fix_counts(rng, mask, np.flatnonzero(surplus < 0), -surplus, False)  # a False cell becomes True
+    _fix_counts(
+        rng, mask, np.flatnonzero(surplus > 0), surplus, True
+    )  # a True cell becomes False
+    _fix_counts(
+        rng, mask, np.flatnonzero(surplus < 0), -surplus, False
+    )  # a False cell becomes True
     return mask
 
 
-def _fix_counts(rng: np.random.Generator, mask: np.ndarray, rows: np.ndarray, left: np.ndarray, value: bool) -> None:
+def _fix_counts(
+    rng: np.random.Generator,
+    mask: np.ndarray,
+    rows: np.ndarray,
+    left: np.ndarray,
+    value: bool,
+) -> None:
     """Flip ``left[r]`` uniformly chosen cells equal to ``value`` in each of ``rows`` of ``mask``."""
     n = mask.shape[1]
     flat = mask.reshape(-1)
@@ -87,7 +108,9 @@ def _fix_counts(rng: np.random.Generator, mask: np.ndarray, rows: np.ndarray, le
         left[rows[hit]] -= 1
         rows = rows[left[rows] > 0]
     for r in rows.tolist():
-        cells = rng.choice(np.flatnonzero(mask[r] == value), size=int(left[r]), replace=False)
+        cells = rng.choice(
+            np.flatnonzero(mask[r] == value), size=int(left[r]), replace=False
+        )
         mask[r, cells] = not value
 
 
@@ -149,7 +172,9 @@ def _paired_null(
             codes = np.arange(start, start + rows, dtype=np.uint64)[:, None]
             flips = (codes >> bit) & np.uint64(1)
         else:
-            raw = np.frombuffer(rng.bytes(rows * width), dtype=np.uint8).reshape(rows, width)
+            raw = np.frombuffer(rng.bytes(rows * width), dtype=np.uint8).reshape(
+                rows, width
+            )
             flips = np.unpackbits(raw, axis=1, count=n)
         # Flipping the sign of d_i moves the sum by -2 d_i.
         null[start : start + rows] = (total - 2.0 * _row_sums(flips, d)) / n
@@ -216,7 +241,10 @@ def permutation_test(
 
 
 def permutation_test_normal(
-    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, paired: bool = False
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    paired: bool = False,
 ) -> PermutationResult:
     """Two-sided permutation (or sign-flip) test on mean(A) - mean(B) by its normal approximation.
 
@@ -230,16 +258,32 @@ def permutation_test_normal(
     arr_b = as_sample(b, "b")
     if arr_a.size == 0 or arr_b.size == 0:
         empty = "a" if arr_a.size == 0 else "b"
-        return PermutationResult(p_value=math.nan, observed_difference=math.nan, permutations=0, reason=f"group {empty} is empty")
+        return PermutationResult(
+            p_value=math.nan,
+            observed_difference=math.nan,
+            permutations=0,
+            reason=f"group {empty} is empty",
+        )
     observed = float(arr_a.mean() - arr_b.mean())
     if paired:
         if arr_a.size != arr_b.size:
-            raise StatsInputError(f"paired: a and b must be aligned by cell, got {arr_a.size} and {arr_b.size} values")
+            raise StatsInputError(
+                f"paired: a and b must be aligned by cell, got {arr_a.size} and {arr_b.size} values"
+            )
         d = arr_a - arr_b
         ss = float(np.dot(d, d))
         z = abs(float(d.sum())) / math.sqrt(ss) if ss else 0.0
     else:
         m, total = arr_a.size, arr_a.size + arr_b.size
         var = float(np.concatenate([arr_a, arr_b]).var())
-        z = abs(observed) / math.sqrt(var * total * total / (m * (total - m) * (total - 1))) if var else 0.0
-    return PermutationResult(p_value=math.erfc(z / math.sqrt(2.0)), observed_difference=observed, permutations=0)
+        z = (
+            abs(observed)
+            / math.sqrt(var * total * total / (m * (total - m) * (total - 1)))
+            if var
+            else 0.0
+        )
+    return PermutationResult(
+        p_value=math.erfc(z / math.sqrt(2.0)),
+        observed_difference=observed,
+        permutations=0,
+    )

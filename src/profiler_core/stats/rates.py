@@ -14,8 +14,14 @@ from .types import RateInterval, StatsInputError
 def _check_counts(n: int, c: int, n_name: str, c_name: str) -> tuple[int, int]:
     """Validate 0 <= c <= n for integer counts."""
     for name, value in ((n_name, n), (c_name, c)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-            raise StatsInputError(f"{name}: expected a non-negative integer, got {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Integral)
+            or value < 0
+        ):
+            raise StatsInputError(
+                f"{name}: expected a non-negative integer, got {value!r}"
+            )
     if c > n:
         raise StatsInputError(f"{c_name} ({c}) cannot exceed {n_name} ({n})")
     return int(n), int(c)
@@ -53,7 +59,11 @@ def wilson_interval(
 
 
 def rate_difference_interval(
-    successes_a: int, n_a: int, successes_b: int, n_b: int, confidence: float = DEFAULT_CONFIDENCE
+    successes_a: int,
+    n_a: int,
+    successes_b: int,
+    n_b: int,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> tuple[float, float, float]:
     """(difference, lower, upper) of the rate of A minus the rate of B, by Newcombe's hybrid score interval.
 
@@ -76,7 +86,9 @@ def _check_k(n: int, k: int) -> int:
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise StatsInputError(f"k: expected an integer >= 1, got {k!r}")
     if k > n:
-        raise StatsInputError(f"k ({k}) cannot exceed the number of repetitions n ({n})")
+        raise StatsInputError(
+            f"k ({k}) cannot exceed the number of repetitions n ({n})"
+        )
     return int(k)
 
 

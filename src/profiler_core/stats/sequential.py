@@ -71,10 +71,14 @@ def _as_matrix(values: np.ndarray | list, block: int) -> tuple[np.ndarray, bool]
     if arr.ndim != 2:
         raise StatsInputError(f"values: expected 1 or 2 dimensions, got {arr.ndim}")
     if np.isinf(arr).any():
-        raise StatsInputError("values: infinite values (nan marks a missing observation)")
+        raise StatsInputError(
+            "values: infinite values (nan marks a missing observation)"
+        )
     block = check_count(block, "block", 1)
     if arr.shape[1] % block:
-        raise StatsInputError(f"values: {arr.shape[1]} observations is not a whole number of blocks of {block}")
+        raise StatsInputError(
+            f"values: {arr.shape[1]} observations is not a whole number of blocks of {block}"
+        )
     return arr, one
 
 
@@ -82,7 +86,11 @@ def _shape(bounds: SequenceBounds, one: bool) -> SequenceBounds:
     if not one:
         return bounds
     return attrs.evolve(
-        bounds, lower=bounds.lower[0], upper=bounds.upper[0], estimate=bounds.estimate[0], count=bounds.count[0]
+        bounds,
+        lower=bounds.lower[0],
+        upper=bounds.upper[0],
+        estimate=bounds.estimate[0],
+        count=bounds.count[0],
     )
 
 
@@ -104,7 +112,9 @@ def _looks(arr: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     return n, s, np.maximum(np.where(n > 0, ss, 0.0), 0.0)
 
 
-def _running_intersection(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _running_intersection(
+    lower: np.ndarray, upper: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Intersect each interval with the earlier ones (still a confidence sequence); an empty one keeps its own."""
     lo = np.maximum.accumulate(np.where(np.isnan(lower), -np.inf, lower), axis=-1)
     hi = np.minimum.accumulate(np.where(np.isnan(upper), np.inf, upper), axis=-1)
@@ -146,7 +156,12 @@ def asymptotic_cs(
         mean = s / n
         sd = np.sqrt(ss / (n - 1.0))
         t_rho = n * rho * rho
-        half = sd * np.sqrt(2.0 * (t_rho + 1.0) / (n * n * rho * rho) * np.log(np.sqrt(t_rho + 1.0) / alpha))
+        half = sd * np.sqrt(
+            2.0
+            * (t_rho + 1.0)
+            / (n * n * rho * rho)
+            * np.log(np.sqrt(t_rho + 1.0) / alpha)
+        )
     few = n < max(2, check_count(min_count, "min_count", 0))
     lower = np.where(few, -np.inf, mean - half)
     upper = np.where(few, np.inf, mean + half)
@@ -159,7 +174,9 @@ def asymptotic_cs(
     return _shape(bounds, one)
 
 
-def fixed_sample_interval(values: np.ndarray | list, *, confidence: float = 0.95, block: int = 1) -> SequenceBounds:
+def fixed_sample_interval(
+    values: np.ndarray | list, *, confidence: float = 0.95, block: int = 1
+) -> SequenceBounds:
     """The ordinary normal interval ``mean ± z sd / sqrt(t)`` after each block: valid at one fixed ``t`` only."""
     arr, one = _as_matrix(values, block)
     confidence = check_confidence(confidence)
@@ -212,7 +229,9 @@ def _estimates(y: np.ndarray, block: int) -> _Estimates:
     mean_i = (0.5 + np.cumsum(y0, axis=1)) / (count + 1.0)
     sq = np.where(seen, (y0 - mean_i) ** 2, 0.0)
     var_i = (0.25 + np.cumsum(sq, axis=1)) / (count + 1.0)
-    ends = np.arange(block - 1, y.shape[1] - block, block)  # the end of every block but the last
+    ends = np.arange(
+        block - 1, y.shape[1] - block, block
+    )  # the end of every block but the last
     first = np.zeros((y.shape[0], 1))
     return _Estimates(
         mean=np.concatenate([first + 0.5, mean_i[:, ends]], axis=1),
@@ -249,7 +268,13 @@ def _log_capital(bet: np.ndarray, diff: np.ndarray) -> np.ndarray:
     factors = 1.0 + bet * diff
     if factors.shape[1] <= 16:
         return np.log(factors.prod(axis=1))
-    return sum((np.log(factors[:, i : i + 16].prod(axis=1)) for i in range(0, factors.shape[1], 16)), np.zeros(()))
+    return sum(
+        (
+            np.log(factors[:, i : i + 16].prod(axis=1))
+            for i in range(0, factors.shape[1], 16)
+        ),
+        np.zeros(()),
+    )
 
 
 def _caps(grid: np.ndarray, truncation: float) -> tuple[np.ndarray, np.ndarray]:
@@ -259,7 +284,12 @@ def _caps(grid: np.ndarray, truncation: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _agrapa(
-    diff: np.ndarray, est: _Estimates, r: int, grid: np.ndarray, gambler: _Gambler, caps: tuple[np.ndarray, np.ndarray]
+    diff: np.ndarray,
+    est: _Estimates,
+    r: int,
+    grid: np.ndarray,
+    gambler: _Gambler,
+    caps: tuple[np.ndarray, np.ndarray],
 ) -> np.ndarray:
     """One block's log capital factor at each grid mean: ``sum log(1 + l(m) (y - m))``, shape (e, g).
 
@@ -272,19 +302,28 @@ def _agrapa(
     """
     cap_plus, cap_minus = caps
     gap = est.mean[:, r, None] - grid
-    bet = np.minimum(np.maximum(gap / (est.var[:, r, None] + gap * gap), -cap_minus), cap_plus)[:, None, :]
+    bet = np.minimum(
+        np.maximum(gap / (est.var[:, r, None] + gap * gap), -cap_minus), cap_plus
+    )[:, None, :]
     factor = _log_capital(bet, diff)
     # The first block with observations (an experiment whose earlier blocks were all missing included).
     first = est.before[:, r] == 0
     if gambler.opening and first.any():
         plus = _log_capital(np.where(np.isfinite(cap_plus), cap_plus, 0.0), diff[first])
-        minus = _log_capital(-np.where(np.isfinite(cap_minus), cap_minus, 0.0), diff[first])
+        minus = _log_capital(
+            -np.where(np.isfinite(cap_minus), cap_minus, 0.0), diff[first]
+        )
         factor[first] = np.logaddexp(plus, minus) - math.log(2.0)
     return factor
 
 
 def _bounds_by_look(
-    y: np.ndarray, est: _Estimates, grid: np.ndarray, block: int, alpha: float, bets: str
+    y: np.ndarray,
+    est: _Estimates,
+    grid: np.ndarray,
+    block: int,
+    alpha: float,
+    bets: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper grid bounds after each block, from the capital of every grid mean ``m``.
 
@@ -323,7 +362,11 @@ def _bounds_by_look(
         if lam is None:
             for i, gambler in enumerate(gamblers):
                 up[i] += _agrapa(diff, est, r, grid, gambler, caps[i])
-            capital = up[0] if len(gamblers) == 1 else np.logaddexp(up[0] + paper_share, up[1] + bold_share)
+            capital = (
+                up[0]
+                if len(gamblers) == 1
+                else np.logaddexp(up[0] + paper_share, up[1] + bold_share)
+            )
             np.maximum(worst, capital, out=worst)
         else:
             lam_plus = np.minimum(lam[:, r, None], cap_plus)[:, None, :]
@@ -353,7 +396,9 @@ def betting_cs(
     """
     low, high = (float(b) for b in bounds)
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
-        raise StatsInputError(f"bounds: expected two finite numbers low < high, got {bounds!r}")
+        raise StatsInputError(
+            f"bounds: expected two finite numbers low < high, got {bounds!r}"
+        )
     if bets not in BETS:
         raise StatsInputError(f"bets: expected one of {', '.join(BETS)}, got {bets!r}")
     arr, one = _as_matrix(values, block)
@@ -361,10 +406,14 @@ def betting_cs(
     span = high - low
     tolerance = 1e-9 * span
     if np.any((arr < low - tolerance) | (arr > high + tolerance)):
-        raise StatsInputError(f"values: observations outside the bounds [{low:g}, {high:g}]")
+        raise StatsInputError(
+            f"values: observations outside the bounds [{low:g}, {high:g}]"
+        )
     y = np.clip((arr - low) / span, 0.0, 1.0)
     extra = [(v - low) / span for v in include if low <= v <= high]
-    points = np.unique(np.concatenate([np.linspace(0.0, 1.0, check_count(grid, "grid", 3)), extra]))
+    points = np.unique(
+        np.concatenate([np.linspace(0.0, 1.0, check_count(grid, "grid", 3)), extra])
+    )
     est = _estimates(y, block)
     e, t = y.shape
     lower = np.empty((e, t // block))
@@ -372,8 +421,15 @@ def betting_cs(
     chunk = max(1, _CHUNK_BYTES // max(1, block * points.size * 8))
     for start in range(0, e, chunk):
         part = slice(start, start + chunk)
-        sub = _Estimates(mean=est.mean[part], var=est.var[part], before=est.before[part], count=est.count[part])
-        lower[part], upper[part] = _bounds_by_look(y[part], sub, points, block, alpha, bets)
+        sub = _Estimates(
+            mean=est.mean[part],
+            var=est.var[part],
+            before=est.before[part],
+            count=est.count[part],
+        )
+        lower[part], upper[part] = _bounds_by_look(
+            y[part], sub, points, block, alpha, bets
+        )
     seen = ~np.isnan(y)
     sums = np.cumsum(np.where(seen, arr, 0.0), axis=1)[:, block - 1 :: block]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -385,7 +441,9 @@ def betting_cs(
     return _shape(result, one)
 
 
-def _hull(accepted: np.ndarray, worst: np.ndarray, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _hull(
+    accepted: np.ndarray, worst: np.ndarray, points: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The smallest interval of grid steps holding every accepted mean (each bound one step outward)."""
     g = points.size
     anything = accepted.any(axis=-1)
@@ -398,11 +456,15 @@ def _hull(accepted: np.ndarray, worst: np.ndarray, points: np.ndarray) -> tuple[
     return points[np.maximum(first - 1, 0)], points[np.minimum(last + 1, g - 1)]
 
 
-def fixed_sample_size(sd: float, effect: float, *, confidence: float = 0.95, power: float = 0.8) -> float:
+def fixed_sample_size(
+    sd: float, effect: float, *, confidence: float = 0.95, power: float = 0.8
+) -> float:
     """Observations a two-sided normal test needs to detect ``effect`` with ``power``: ``((z_a + z_b) sd / effect)^2``."""
     confidence = check_confidence(confidence)
     check_confidence(power)
     if not (effect > 0 and sd >= 0 and math.isfinite(sd)):
-        raise StatsInputError(f"effect: expected a number > 0 and sd >= 0, got effect={effect!r}, sd={sd!r}")
+        raise StatsInputError(
+            f"effect: expected a number > 0 and sd >= 0, got effect={effect!r}, sd={sd!r}"
+        )
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0) + NormalDist().inv_cdf(power)
     return (z * sd / effect) ** 2

@@ -64,14 +64,18 @@ class StratifiedChange:
         """One-sided p-value of "the change is at most ``limit``" (direction +1) or "at least" (-1)."""
         if not (math.isfinite(self.estimate) and math.isfinite(self.se)):
             return math.nan
-        if self.se == 0:  # no spread at all (every pair moved alike): the estimate is the change
+        if (
+            self.se == 0
+        ):  # no spread at all (every pair moved alike): the estimate is the change
             return 0.0 if direction * (self.estimate - limit) > 0 else 1.0
         z = direction * (self.estimate - limit) / self.se
         return 1.0 - t_cdf(z, self.df)
 
     def to_percent(self, value: float) -> float:
         """A working-scale value as the gate's unit: % change for a ratio, percentage points for a difference."""
-        return (math.exp(value) - 1.0) * 100.0 if self.kind == "ratio" else value * 100.0
+        return (
+            (math.exp(value) - 1.0) * 100.0 if self.kind == "ratio" else value * 100.0
+        )
 
     def rows_for(self, margin: float, *, alpha: float, power: float) -> float:
         """Rows per run that make a change ``margin`` past a limit (working scale) significant with ``power``.
@@ -124,7 +128,9 @@ def _keys_pair(kb: np.ndarray, kn: np.ndarray) -> tuple[np.ndarray, np.ndarray] 
     return ob, on
 
 
-def _ratio_stratum(b: np.ndarray, n: np.ndarray, paired: bool) -> tuple[float, float] | None:
+def _ratio_stratum(
+    b: np.ndarray, n: np.ndarray, paired: bool
+) -> tuple[float, float] | None:
     mb, mn = float(b.mean()), float(n.mean())
     if mb <= 0 or mn <= 0:
         return None
@@ -150,22 +156,36 @@ def stratified_change(
         raise StatsInputError(f"kind: expected 'ratio' or 'difference', got {kind!r}")
     vb, vn = np.asarray(base, dtype=np.float64), np.asarray(new, dtype=np.float64)
     sb, sn = np.asarray(base_strata, dtype=object), np.asarray(new_strata, dtype=object)
-    kb = np.asarray(base_keys if base_keys is not None else np.arange(vb.size), dtype=object)
-    kn = np.asarray(new_keys if new_keys is not None else -1 - np.arange(vn.size), dtype=object)
+    kb = np.asarray(
+        base_keys if base_keys is not None else np.arange(vb.size), dtype=object
+    )
+    kn = np.asarray(
+        new_keys if new_keys is not None else -1 - np.arange(vn.size), dtype=object
+    )
     if not (vb.shape == sb.shape == kb.shape and vn.shape == sn.shape == kn.shape):
-        raise StatsInputError("stratified_change: values, strata and keys must have the same length per run")
+        raise StatsInputError(
+            "stratified_change: values, strata and keys must have the same length per run"
+        )
     estimates, variances, weights, dfs = [], [], [], 0.0
     paired_strata = dropped = used_b = used_n = 0
     for stratum in sorted(set(sb.tolist()) | set(sn.tolist()), key=str):
         ib, in_ = (sb == stratum) & ~np.isnan(vb), (sn == stratum) & ~np.isnan(vn)
         b, n = vb[ib], vn[in_]
-        order = _keys_pair(kb[ib].astype(str), kn[in_].astype(str)) if kind == "ratio" else None
+        order = (
+            _keys_pair(kb[ib].astype(str), kn[in_].astype(str))
+            if kind == "ratio"
+            else None
+        )
         if order is not None:
             b, n = b[order[0]], n[order[1]]
         if b.size < 2 or n.size < 2:
             dropped += 1
             continue
-        found = _ratio_stratum(b, n, order is not None) if kind == "ratio" else _difference_stratum(b, n)
+        found = (
+            _ratio_stratum(b, n, order is not None)
+            if kind == "ratio"
+            else _difference_stratum(b, n)
+        )
         if found is None:
             dropped += 1
             continue

@@ -21,7 +21,11 @@ import attrs
 import cattrs
 import orjson
 from cattrs.cols import homogenous_tuple_structure_factory
-from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationError
+from cattrs.errors import (
+    AttributeValidationNote,
+    ClassValidationError,
+    IterableValidationError,
+)
 from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
@@ -40,7 +44,16 @@ from ..util.textcut import shown
 T = TypeVar("T")
 
 #: Fields omitted from JSON when they hold this value (besides ``None`` defaults).
-_OMIT_WHEN_DEFAULT = {"attempts", "setup", "verify", "verifications", "model_calls", "exclude", "mounts", "passed_by"}
+_OMIT_WHEN_DEFAULT = {
+    "attempts",
+    "setup",
+    "verify",
+    "verifications",
+    "model_calls",
+    "exclude",
+    "mounts",
+    "passed_by",
+}
 
 
 def camel(name: str) -> str:
@@ -106,7 +119,9 @@ def _structure_scalar(value: Any, _type: Any) -> int | float | str:
 def _structure_json_scalar(value: Any, _type: Any) -> str | int | float | bool:
     if value.__class__ in (str, int, float, bool):
         return value
-    raise TypeError(f"expected a string, number or boolean, got {json_kind(value)} {_short(value)}")
+    raise TypeError(
+        f"expected a string, number or boolean, got {json_kind(value)} {_short(value)}"
+    )
 
 
 def _structure_json_object(value: Any, _type: Any) -> dict[str, Any]:
@@ -123,7 +138,9 @@ def _structure_json_object(value: Any, _type: Any) -> dict[str, Any]:
     return dict(value)
 
 
-@attrs.frozen(eq=False)  # hashed by identity: it sits in Annotated types, which cattrs hashes
+@attrs.frozen(
+    eq=False
+)  # hashed by identity: it sits in Annotated types, which cattrs hashes
 class Expect:
     """A constraint on a field, written ``Annotated[int, Expect("an integer >= 1", lambda v: v >= 1)]``.
 
@@ -173,7 +190,9 @@ def _is_type(wanted: Any) -> Callable[[Any], bool]:
 
 
 def _is_expect(type_: Any) -> bool:
-    return typing.get_origin(type_) is Annotated and any(isinstance(m, Expect) for m in type_.__metadata__)
+    return typing.get_origin(type_) is Annotated and any(
+        isinstance(m, Expect) for m in type_.__metadata__
+    )
 
 
 def _short(value: Any) -> str:
@@ -195,9 +214,13 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     )
     for union, hook in unions:
         conv.register_structure_hook_func(_is_type(union), hook)
-    conv.register_structure_hook_func(lambda t: t == str | int | float | bool, _structure_json_scalar)
+    conv.register_structure_hook_func(
+        lambda t: t == str | int | float | bool, _structure_json_scalar
+    )
     conv.register_structure_hook(Any, lambda v, _t: v)
-    conv.register_structure_hook_func(lambda t: t == dict[str, Any], _structure_json_object)
+    conv.register_structure_hook_func(
+        lambda t: t == dict[str, Any], _structure_json_object
+    )
     conv.register_structure_hook_factory(_is_expect, _expect_factory)
 
     def unstructure_factory(cls):
@@ -205,18 +228,26 @@ def _make(*, detailed: bool) -> cattrs.Converter:
         hints = _field_types(cls)
         for a in attrs.fields(cls):
             # A field may also ask for it itself (metadata): a new field then leaves old records' JSON (and hashes) unchanged.
-            omit = a.default is None or a.name in _OMIT_WHEN_DEFAULT or bool(a.metadata.get("omit_if_default"))
+            omit = (
+                a.default is None
+                or a.name in _OMIT_WHEN_DEFAULT
+                or bool(a.metadata.get("omit_if_default"))
+            )
             # `Any` fields hold plain JSON (tool inputs, extensions): pass them through as they
             # are instead of walking them value by value - the trace export's hot path.
             # Unions of JSON scalars (`str | None`) pass through too: cattrs would dispatch on each value.
             # cattrs' own `identity` lets its generated code copy the attribute inline, with no call.
             hint = hints.get(a.name)
             hook = identity if hint is Any or _is_scalar_union(hint) else None
-            overrides[a.name] = override(rename=camel(a.name), omit_if_default=omit, unstruct_hook=hook)
+            overrides[a.name] = override(
+                rename=camel(a.name), omit_if_default=omit, unstruct_hook=hook
+            )
         return make_dict_unstructure_fn(cls, conv, **overrides)
 
     def structure_factory(cls):
-        overrides: dict[str, Any] = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
+        overrides: dict[str, Any] = {
+            a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)
+        }
         make = make_dict_structure_fn(cls, conv, **overrides)
         if not detailed:
             # A value that is not an object fails in `make` too (it reads keys), and every failure
@@ -225,7 +256,9 @@ def _make(*, detailed: bool) -> cattrs.Converter:
 
         def hook(value, _type):
             if not isinstance(value, dict):
-                raise TypeError(f"expected an object, got {json_kind(value)} {shown(value)}")
+                raise TypeError(
+                    f"expected an object, got {json_kind(value)} {shown(value)}"
+                )
             return make(value, _type)
 
         return hook
@@ -236,13 +269,19 @@ def _make(*, detailed: bool) -> cattrs.Converter:
 
         def hook(value, _type):
             if not isinstance(value, (list, tuple)):
-                raise TypeError(f"expected a list, got {json_kind(value)} {shown(value)}")
+                raise TypeError(
+                    f"expected a list, got {json_kind(value)} {shown(value)}"
+                )
             return items(value, _type)
 
         return hook
 
     conv.register_structure_hook_factory(
-        lambda t: typing.get_origin(t) is tuple and len(typing.get_args(t)) == 2 and typing.get_args(t)[1] is Ellipsis,
+        lambda t: (
+            typing.get_origin(t) is tuple
+            and len(typing.get_args(t)) == 2
+            and typing.get_args(t)[1] is Ellipsis
+        ),
         sequence_factory,
     )
     # A read-only Sequence[X] field (ProfileSuiteResult.rows) is read as tuple[X, ...].
@@ -252,12 +291,17 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     )
     conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
     conv.register_structure_hook_factory(attrs.has, structure_factory)
-    conv.register_unstructure_hook_factory(_is_homogeneous_tuple, lambda t: _items_unstructure(conv, t))
+    conv.register_unstructure_hook_factory(
+        _is_homogeneous_tuple, lambda t: _items_unstructure(conv, t)
+    )
 
     # scenario-sets.json is a plain mapping of set name -> ids.
-    conv.register_unstructure_hook(ScenarioSets, lambda s: {k: list(v) for k, v in s.sets.items()})
+    conv.register_unstructure_hook(
+        ScenarioSets, lambda s: {k: list(v) for k, v in s.sets.items()}
+    )
     conv.register_structure_hook(
-        ScenarioSets, lambda d, _t: ScenarioSets(sets=conv.structure(d, dict[str, tuple[str, ...]]))
+        ScenarioSets,
+        lambda d, _t: ScenarioSets(sets=conv.structure(d, dict[str, tuple[str, ...]])),
     )
 
     _tag_union(conv, TraceEvent, TRACE_EVENT_TAGS, "trace event type")
@@ -291,7 +335,11 @@ def _items_unstructure(conv: cattrs.Converter, type_: Any) -> Callable[[Any], An
 
 def _is_scalar_union(hint: Any) -> bool:
     """Whether ``hint`` is a union of JSON scalars only (``str | None``, ``int | float``)."""
-    args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else ()
+    args = (
+        typing.get_args(hint)
+        if typing.get_origin(hint) in (typing.Union, types.UnionType)
+        else ()
+    )
     return bool(args) and all(arg in _SCALARS for arg in args)
 
 
@@ -302,7 +350,9 @@ def _field_types(cls: type) -> dict[str, Any]:
         return {}
 
 
-def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: str) -> None:
+def _tag_union(
+    conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: str
+) -> None:
     # Unstructure members by a direct class lookup (cattrs' generic union path is ~3x slower).
     member_hooks = {cls: conv.get_unstructure_hook(cls) for cls in tags}
 
@@ -336,7 +386,9 @@ def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: 
 
     def hook(data, type_):
         if not isinstance(data, dict):
-            raise ValueError(f"expected a {noun.removesuffix(' type')} object with a \"type\", got {json_kind(data)} {data!r}")
+            raise ValueError(
+                f'expected a {noun.removesuffix(" type")} object with a "type", got {json_kind(data)} {data!r}'
+            )
         tag = data.get("type")
         if tag not in by_tag:
             got = "nothing" if tag is None else f"unknown {tag!r}"
@@ -352,7 +404,9 @@ def _tag_union(conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: 
     conv.register_structure_hook(union, hook)
 
 
-def register_tagged_union(union: Any, tags: dict[type, str], noun: str = "type") -> None:
+def register_tagged_union(
+    union: Any, tags: dict[type, str], noun: str = "type"
+) -> None:
     """Make ``union`` (of attrs classes) JSON-tagged by a ``"type"`` key with the names in ``tags``.
 
     ``noun`` names the tag in errors: ``$.condition.type: expected a condition type (...), got unknown 'x'``.
@@ -360,7 +414,9 @@ def register_tagged_union(union: Any, tags: dict[type, str], noun: str = "type")
     _register(lambda conv: _tag_union(conv, union, tags, noun))
 
 
-def register_plain_keys(cls: type, structure_as: Callable[[Any, Callable[[Any], Any]], Any] | None = None) -> None:
+def register_plain_keys(
+    cls: type, structure_as: Callable[[Any, Callable[[Any], Any]], Any] | None = None
+) -> None:
     """Structure the attrs class ``cls`` with its field names as keys (profile YAML is snake_case).
 
     :param structure_as: optional ``(value, structure_mapping) -> object`` for values that are
@@ -374,7 +430,9 @@ def register_plain_keys(cls: type, structure_as: Callable[[Any, Callable[[Any], 
             if structure_as is not None:
                 return structure_as(value, lambda mapping: make(mapping, cls))
             if not isinstance(value, dict):
-                raise TypeError(f"expected a mapping, got {json_kind(value)} {_short(value)}")
+                raise TypeError(
+                    f"expected a mapping, got {json_kind(value)} {_short(value)}"
+                )
             return make(value, cls)
 
         conv.register_structure_hook(cls, hook)
@@ -404,12 +462,16 @@ def _detailed() -> cattrs.Converter:
     return _DETAILED[0]
 
 
-def iter_errors(exc: BaseException, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], BaseException]]:
+def iter_errors(
+    exc: BaseException, path: tuple[str | int, ...] = ()
+) -> Iterator[tuple[tuple[str | int, ...], BaseException]]:
     """Every leaf problem of a detailed structuring failure, with its key path (field names, list indices)."""
     if isinstance(exc, (ClassValidationError, IterableValidationError)):
         with_notes, without = exc.group_exceptions()
         for inner, note in with_notes:
-            key: str | int = note.name if isinstance(note, AttributeValidationNote) else note.index
+            key: str | int = (
+                note.name if isinstance(note, AttributeValidationNote) else note.index
+            )
             yield from iter_errors(inner, (*path, key))
         for inner in without:
             yield from iter_errors(inner, path)
@@ -453,14 +515,20 @@ _KEYED_MESSAGE = re.compile(r"^(\w+): (expected .*)$")
 
 def _key_name(key: str) -> str:
     """A key of the input as a message shows it: as it is when plain, else quoted, escaped and cut."""
-    return key if key.isprintable() and len(key) <= 80 and "," not in key else shown(key, 80)
+    return (
+        key
+        if key.isprintable() and len(key) <= 80 and "," not in key
+        else shown(key, 80)
+    )
 
 
 def _format_exception(exc: BaseException, type_: Any) -> str:
     if isinstance(exc, KeyError):
         return "required field missing"
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
-        return f"unknown field(s): {', '.join(map(_key_name, sorted(exc.extra_fields)))}"
+        return (
+            f"unknown field(s): {', '.join(map(_key_name, sorted(exc.extra_fields)))}"
+        )
     if isinstance(exc, (TypeError, ValueError)) and "expected" in str(exc):
         return str(exc)
     if typing.get_origin(type_) is typing.Literal:
@@ -473,7 +541,9 @@ def _format_exception(exc: BaseException, type_: Any) -> str:
 def describe_error(exc: BaseException, source: str | None = None) -> str:
     """Turn a structuring failure into lines like ``file: $.iteration: expected int``."""
     if isinstance(exc, (cattrs.BaseValidationError,)):
-        lines = cattrs.transform_error(exc, path="$", format_exception=_format_exception)
+        lines = cattrs.transform_error(
+            exc, path="$", format_exception=_format_exception
+        )
     else:
         lines = [f"{_format_exception(exc, None)} @ $"]
     out = []
@@ -529,7 +599,9 @@ def dumps(data: Any, *, indent: int | None = None) -> str:
 
             # Half an emoji from a provider: U+FFFD, as readers of files do, instead of a write that fails.
             return dumps(clean_value(data)[0], indent=indent)
-        return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False, default=str)
+        return json.dumps(
+            data, indent=indent, ensure_ascii=False, allow_nan=False, default=str
+        )
 
 
 def json_error(exc: json.JSONDecodeError) -> str:

@@ -31,9 +31,13 @@ def read_data_file(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a text file (expected UTF-8 {'JSON' if path.suffix == '.json' else 'YAML'})") from None
+        raise ConfigError(
+            f"{path}: not a text file (expected UTF-8 {'JSON' if path.suffix == '.json' else 'YAML'})"
+        ) from None
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+        raise ConfigError(
+            f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})"
+        ) from None
     return parse_text(text, path, json_syntax=path.suffix == ".json")
 
 
@@ -47,9 +51,13 @@ def parse_text(text: str, source: Path | str, *, json_syntax: bool = False) -> A
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: not valid YAML ({yaml_problem(exc)})") from None
     except RecursionError:
-        raise ConfigError(f"{source}: not usable {kind}: nested too deeply (at most {MAX_DEPTH} levels)") from None
+        raise ConfigError(
+            f"{source}: not usable {kind}: nested too deeply (at most {MAX_DEPTH} levels)"
+        ) from None
     except ValueError as exc:  # e.g. an integer of more than 4300 digits
-        raise ConfigError(f"{source}: not usable {kind}: {str(exc).split(';')[0]}") from None
+        raise ConfigError(
+            f"{source}: not usable {kind}: {str(exc).split(';')[0]}"
+        ) from None
     check_plain(data, source)
     return data
 
@@ -68,7 +76,9 @@ def check_plain(data: Any, source: Path | str) -> None:
     Iterative, and each shared (aliased) container is visited once, so neither
     deep nor "billion laughs" input costs more than its size in the file.
     """
-    done: dict[int, tuple[int, int]] = {}  # id -> (depth below, expanded size) of a finished container
+    done: dict[
+        int, tuple[int, int]
+    ] = {}  # id -> (depth below, expanded size) of a finished container
     open_ids: set[int] = set()
     stack: list[tuple[Any, str, bool]] = [(data, "", False)]
     while stack:
@@ -78,35 +88,56 @@ def check_plain(data: Any, source: Path | str) -> None:
             _check_scalar(value, source, key)
             continue
         ident = id(value)
-        children = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        children = (
+            list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        )
         if leaving:
             open_ids.discard(ident)
             done[ident] = _measure(children, done, source, key)
             continue
         if ident in open_ids:
-            raise ConfigError(f"{source}: {key}: refers to itself (a YAML alias inside its own anchor)")
+            raise ConfigError(
+                f"{source}: {key}: refers to itself (a YAML alias inside its own anchor)"
+            )
         if ident in done:
             continue
         if len(open_ids) > MAX_DEPTH:
-            raise ConfigError(f"{source}: {key}: nested too deeply (at most {MAX_DEPTH} levels)")
+            raise ConfigError(
+                f"{source}: {key}: nested too deeply (at most {MAX_DEPTH} levels)"
+            )
         open_ids.add(ident)
         stack.append((value, where, True))
         for k, v in children:
             if isinstance(k, str) and ("\x00" in k or not _encodable(k)):
-                raise ConfigError(f"{source}: {key}: a key contains a NUL character or a lone surrogate")
-            child = f"{where}[{k}]" if isinstance(value, list) else (f"{where}.{k}" if where else str(k))
+                raise ConfigError(
+                    f"{source}: {key}: a key contains a NUL character or a lone surrogate"
+                )
+            child = (
+                f"{where}[{k}]"
+                if isinstance(value, list)
+                else (f"{where}.{k}" if where else str(k))
+            )
             stack.append((v, child, False))
 
 
-def _measure(children: list[tuple[Any, Any]], done: dict[int, tuple[int, int]], source: Path | str, key: str) -> tuple[int, int]:
+def _measure(
+    children: list[tuple[Any, Any]],
+    done: dict[int, tuple[int, int]],
+    source: Path | str,
+    key: str,
+) -> tuple[int, int]:
     """(depth, expanded size) of a container whose children are finished; too deep or too large is refused."""
     below = [done.get(id(v), (0, 1)) for _, v in children]
     depth = 1 + max((d for d, _ in below), default=0)
     size = 1 + sum(n for _, n in below)
     if depth > MAX_DEPTH:
-        raise ConfigError(f"{source}: {key}: nested too deeply (at most {MAX_DEPTH} levels)")
+        raise ConfigError(
+            f"{source}: {key}: nested too deeply (at most {MAX_DEPTH} levels)"
+        )
     if size > MAX_NODES:
-        raise ConfigError(f"{source}: {key}: too large once its aliases are expanded (over {MAX_NODES} values)")
+        raise ConfigError(
+            f"{source}: {key}: too large once its aliases are expanded (over {MAX_NODES} values)"
+        )
     return depth, size
 
 
@@ -115,12 +146,16 @@ def _check_scalar(value: Any, source: Path | str, key: str) -> None:
     if isinstance(value, bool):
         return
     if isinstance(value, int) and not INT_RANGE[0] <= value <= INT_RANGE[1]:
-        raise ConfigError(f"{source}: {key}: integer out of range (at most 64 bits, got about {int(value.bit_length() * 0.30103) + 1} digits)")
+        raise ConfigError(
+            f"{source}: {key}: integer out of range (at most 64 bits, got about {int(value.bit_length() * 0.30103) + 1} digits)"
+        )
     if isinstance(value, str):
         if "\x00" in value:
             raise ConfigError(f"{source}: {key}: contains a NUL character")
         if not value.isascii() and not _encodable(value):
-            raise ConfigError(f"{source}: {key}: contains a lone surrogate (\\ud800-\\udfff), not text")
+            raise ConfigError(
+                f"{source}: {key}: contains a lone surrogate (\\ud800-\\udfff), not text"
+            )
 
 
 def _encodable(text: str) -> bool:

@@ -20,7 +20,9 @@ from ..errors import ConfigError, StoreError
 from ..util.textcut import shown
 
 #: What a run id may contain (one path segment, no leading dot).
-RUN_ID_RULE = "letters, digits, '.', '_' and '-' (not starting with '.'), at most 128 characters"
+RUN_ID_RULE = (
+    "letters, digits, '.', '_' and '-' (not starting with '.'), at most 128 characters"
+)
 _RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 
 #: What a scenario id in a scenario file may contain (checked when scenarios are loaded).
@@ -54,7 +56,12 @@ def safe_name(text: str) -> str:
     ids give distinct names and none is hidden or a parent folder. A name longer than the budget keeps a readable prefix and adds a hash
     of the whole id.
     """
-    escaped = _PLAIN.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8")), text) or "%"
+    escaped = (
+        _PLAIN.sub(
+            lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8")), text
+        )
+        or "%"
+    )
     if len(escaped) <= _MAX_NAME:
         return escaped
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -83,10 +90,21 @@ _OUTPUT_FLAGS = {
     "r+": os.O_RDWR | os.O_CREAT,
 }
 # O_NONBLOCK: opening a FIFO planted at the name must fail, not wait for a reader (no effect on files).
-_NO_SURPRISES = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+_NO_SURPRISES = (
+    getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+)
 
 
-def open_output(path: Path, mode: str = "a", *, encoding: str | None = "utf-8", newline: str | None = None, buffering: int = -1) -> IO[Any]:
+def open_output(
+    path: Path,
+    mode: str = "a",
+    *,
+    encoding: str | None = "utf-8",
+    newline: str | None = None,
+    buffering: int = -1,
+) -> IO[Any]:
     """Open an output file for writing without following a symbolic link at its name.
 
     ``mode`` is ``a``, ``w``, ``x`` or ``r+`` (``b`` for bytes). A symbolic link
@@ -99,22 +117,32 @@ def open_output(path: Path, mode: str = "a", *, encoding: str | None = "utf-8", 
     try:
         fd = os.open(path, _OUTPUT_FLAGS[base] | _NO_SURPRISES, 0o644)
     except OSError as exc:
-        if exc.errno == errno.ELOOP or (exc.errno == errno.EEXIST and os.path.islink(path)):
-            raise StoreError(f"{path}: is a symbolic link; refusing to write through it (remove it)") from None
+        if exc.errno == errno.ELOOP or (
+            exc.errno == errno.EEXIST and os.path.islink(path)
+        ):
+            raise StoreError(
+                f"{path}: is a symbolic link; refusing to write through it (remove it)"
+            ) from None
         if exc.errno == errno.ENXIO:
-            raise StoreError(f"{path}: is not a regular file; refusing to write to it") from None
+            raise StoreError(
+                f"{path}: is not a regular file; refusing to write to it"
+            ) from None
         raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise StoreError(f"{path}: is not a regular file; refusing to write to it")
         if info.st_nlink > 1:
-            raise StoreError(f"{path}: has {info.st_nlink - 1} other hard link(s); refusing to write to it (writing would change them)")
+            raise StoreError(
+                f"{path}: has {info.st_nlink - 1} other hard link(s); refusing to write to it (writing would change them)"
+            )
         if base == "w":
             os.ftruncate(fd, 0)
         if binary:
             return os.fdopen(fd, mode, buffering=buffering)
-        return os.fdopen(fd, mode, buffering=buffering, encoding=encoding, newline=newline)
+        return os.fdopen(
+            fd, mode, buffering=buffering, encoding=encoding, newline=newline
+        )
     except BaseException:
         os.close(fd)
         raise
@@ -130,7 +158,9 @@ def refuse_links(*paths: Path) -> None:
     """Refuse (``StoreError``) when any of ``paths`` is a symbolic link: for writers that open files by name."""
     for path in paths:
         if os.path.islink(path):
-            raise StoreError(f"{path}: is a symbolic link; refusing to write through it (remove it)")
+            raise StoreError(
+                f"{path}: is a symbolic link; refusing to write through it (remove it)"
+            )
 
 
 _tmp_counter = itertools.count()
@@ -155,6 +185,3 @@ def atomic_write_text(path: Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
-
-
-

@@ -58,11 +58,16 @@ def _constrained(hint: Any, meta: msgspec.Meta | None) -> Any:
     if meta is None or hint is type(None):
         return hint
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return functools.reduce(lambda a, b: a | b, (_constrained(arg, meta) for arg in typing.get_args(hint)))
+        return functools.reduce(
+            lambda a, b: a | b,
+            (_constrained(arg, meta) for arg in typing.get_args(hint)),
+        )
     if hint in (str, int, float):
         return Annotated[hint, meta]
     # A check silently dropped would let through rows the model refuses.
-    raise TypeError(f"rowcodec: a constraint on {hint!r} is not supported (only on str, int and float)")
+    raise TypeError(
+        f"rowcodec: a constraint on {hint!r} is not supported (only on str, int and float)"
+    )
 
 
 def _struct_type(hint: Any) -> Any:
@@ -76,7 +81,9 @@ def _struct_type(hint: Any) -> Any:
             raise TypeError(f"rowcodec: fixed-length tuple {hint!r} is not supported")
         return tuple[_struct_type(item), ...]  # type: ignore[misc]
     if origin in (typing.Union, types.UnionType):
-        return functools.reduce(lambda a, b: a | b, (_struct_type(arg) for arg in typing.get_args(hint)))
+        return functools.reduce(
+            lambda a, b: a | b, (_struct_type(arg) for arg in typing.get_args(hint))
+        )
     if origin is dict:
         key, value = typing.get_args(hint)
         return dict[key, _struct_type(value)]  # type: ignore[misc,valid-type]
@@ -93,13 +100,23 @@ def struct_for(cls: type) -> type[msgspec.Struct]:
     for a in attrs.fields(cls):
         where = f"rowcodec: {cls.__name__}.{a.name}"
         validator = a.validator
-        meta = None if validator is None else _CONSTRAINTS.get(validator) or _VALUE_CONSTRAINTS.get(validator)
+        meta = (
+            None
+            if validator is None
+            else _CONSTRAINTS.get(validator) or _VALUE_CONSTRAINTS.get(validator)
+        )
         if validator is not None and meta is None:
-            raise TypeError(f"{where}: validator {validator!r} has no msgspec constraint")
-        if a.converter not in _CONVERTERS:  # the struct would keep what the model converts
+            raise TypeError(
+                f"{where}: validator {validator!r} has no msgspec constraint"
+            )
+        if (
+            a.converter not in _CONVERTERS
+        ):  # the struct would keep what the model converts
             raise TypeError(f"{where}: converter {a.converter!r} is not supported")
         if isinstance(a.default, attrs.Factory) and a.default.takes_self:  # type: ignore[arg-type]
-            raise TypeError(f"{where}: a default factory that takes self is not supported")
+            raise TypeError(
+                f"{where}: a default factory that takes self is not supported"
+            )
         kind = _struct_type(hints[a.name])
         if validator in _VALUE_CONSTRAINTS:
             if typing.get_origin(kind) is not dict:
@@ -111,7 +128,9 @@ def struct_for(cls: type) -> type[msgspec.Struct]:
         if a.default is attrs.NOTHING:
             fields.append((a.name, kind, msgspec.NODEFAULT))
         elif isinstance(a.default, attrs.Factory):  # type: ignore[arg-type]
-            fields.append((a.name, kind, msgspec.field(default_factory=a.default.factory)))
+            fields.append(
+                (a.name, kind, msgspec.field(default_factory=a.default.factory))
+            )
         else:
             fields.append((a.name, kind, a.default))
     return msgspec.defstruct(
@@ -142,14 +161,23 @@ def _builder(cls: type) -> Callable[[Any], Any]:
         elif typing.get_origin(hint) is tuple and nested:
             step = functools.partial(_tuple_of, _builder(nested[0]))
         elif nested:
-            raise TypeError(f"rowcodec: {cls.__name__}.{a.name}: {hint!r} is not supported")
+            raise TypeError(
+                f"rowcodec: {cls.__name__}.{a.name}: {hint!r} is not supported"
+            )
         else:
             step = None
-        steps.append((a.alias or a.name, a.name, step))  # a private ``_x`` is passed to __init__ as ``x``
+        steps.append(
+            (a.alias or a.name, a.name, step)
+        )  # a private ``_x`` is passed to __init__ as ``x``
 
     def build(struct: Any) -> Any:
         return cls(
-            **{arg: getattr(struct, name) if step is None else step(getattr(struct, name)) for arg, name, step in steps}
+            **{
+                arg: getattr(struct, name)
+                if step is None
+                else step(getattr(struct, name))
+                for arg, name, step in steps
+            }
         )
 
     return build
@@ -161,12 +189,18 @@ _decoder = msgspec.json.Decoder(RowStruct)
 
 _SURROGATE = "a string holds a lone surrogate (\\ud800-\\udfff), not text"
 
-_MSGSPEC_MESSAGE = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>\$[^`]*)`)?$", re.DOTALL)
+_MSGSPEC_MESSAGE = re.compile(
+    r"^(?P<what>.*?)(?: - at `(?P<path>\$[^`]*)`)?$", re.DOTALL
+)
 
 
 #: What decoding a line that is not a row raises (msgspec's errors; nesting beyond the recursion limit;
 #: bytes that are not UTF-8, or a str holding a lone surrogate).
-DECODE_ERRORS: tuple[type[BaseException], ...] = (msgspec.MsgspecError, RecursionError, UnicodeError)
+DECODE_ERRORS: tuple[type[BaseException], ...] = (
+    msgspec.MsgspecError,
+    RecursionError,
+    UnicodeError,
+)
 
 #: ``decode_struct(line)`` -> ``RowStruct``, raising ``DECODE_ERRORS``: for loops that explain only some failures.
 decode_struct: Callable[[bytes | str], Any] = _decoder.decode
@@ -213,12 +247,18 @@ def explain(line: bytes | str, exc: BaseException, source: str | None = None) ->
         return prefix + "not valid JSON (starts with a byte order mark)"
     duplicates: list[str] = []
     try:
-        document = json.loads(line, parse_constant=_refuse_constant, object_pairs_hook=_no_repeats(duplicates))
+        document = json.loads(
+            line,
+            parse_constant=_refuse_constant,
+            object_pairs_hook=_no_repeats(duplicates),
+        )
     except json.JSONDecodeError as syntax:
         return f"{prefix}not valid JSON ({json_error(syntax)})"
     except (ValueError, UnicodeError, RecursionError) as syntax:
         return f"{prefix}not valid JSON ({syntax})"
-    if duplicates:  # JSON readers disagree on which copy counts: such a row is refused, not guessed
+    if (
+        duplicates
+    ):  # JSON readers disagree on which copy counts: such a row is refused, not guessed
         return f"{prefix}an object has the key {shown(duplicates[0], 80)} twice"
     try:
         structure(document, ProfileRow, source=source)
@@ -240,7 +280,9 @@ def _msgspec_words(message: str, document: Any) -> str:
     what = what.replace("`", "")
     if what[1:2].islower():  # "Expected ..." -> "expected ...", but "JSON is ..." stays
         what = what[:1].lower() + what[1:]
-    if what == "number out of range":  # msgspec names no key inside a mapping ($.extensions[...])
+    if (
+        what == "number out of range"
+    ):  # msgspec names no key inside a mapping ($.extensions[...])
         return f"{_infinite_at(document, '$') or path}: number out of range (beyond what a float holds)"
     if ", got " not in what:
         found, value = _lookup(document, path)
@@ -266,9 +308,21 @@ def _infinite_at(node: Any, path: str) -> str | None:
     """The path of the first number the stdlib read as infinite (it was beyond a float), if any."""
     if isinstance(node, float) and math.isinf(node):
         return path
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    items = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
     for key, item in items:
-        step = f"[{key}]" if isinstance(key, int) else f".{key}" if key.isidentifier() else f"[{shown(key, 80)}]"
+        step = (
+            f"[{key}]"
+            if isinstance(key, int)
+            else f".{key}"
+            if key.isidentifier()
+            else f"[{shown(key, 80)}]"
+        )
         found = _infinite_at(item, path + step)
         if found:
             return found

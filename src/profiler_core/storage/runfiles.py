@@ -90,9 +90,18 @@ def run_files(results: Path, reports_dir: Path | None = None) -> RunFiles:
         try:
             manifest = read_manifest(manifest_path)
         except ProfilerError:
-            manifest = None  # a broken manifest costs the run its metadata, not its rows
+            manifest = (
+                None  # a broken manifest costs the run its metadata, not its rows
+            )
     run_id = manifest.run_id if manifest else stem
-    analysis = next((p for p in (results.with_name(f"{stem}{s}") for s in _SIDE_FILES) if p.is_file()), None)
+    analysis = next(
+        (
+            p
+            for p in (results.with_name(f"{stem}{s}") for s in _SIDE_FILES)
+            if p.is_file()
+        ),
+        None,
+    )
     report_dir = _report_dir(results, run_id, manifest, reports_dir)
     return RunFiles(
         run_id=run_id,
@@ -105,13 +114,19 @@ def run_files(results: Path, reports_dir: Path | None = None) -> RunFiles:
     )
 
 
-def _report_dir(results: Path, run_id: str, manifest: RunManifest | None, reports_dir: Path | None) -> Path | None:
+def _report_dir(
+    results: Path, run_id: str, manifest: RunManifest | None, reports_dir: Path | None
+) -> Path | None:
     """The run's report folder: where the manifest says, else ``<reports>/<runId>`` beside the results folder."""
     candidates: list[Path] = []
     if manifest is not None:
         for recorded in (manifest.trace_store, manifest.sessions_dir):
             if recorded:
-                sessions = Path(recorded) if Path(recorded).name == "sessions" else Path(recorded).parent
+                sessions = (
+                    Path(recorded)
+                    if Path(recorded).name == "sessions"
+                    else Path(recorded).parent
+                )
                 candidates.append(sessions.parent)
     folder = safe_name(run_id)
     if reports_dir is not None:
@@ -145,7 +160,9 @@ def iter_results(results_dir: Path) -> Iterator[Path]:
     except FileNotFoundError:
         raise StoreError(f"{results_dir}: no such results folder") from None
     except OSError as exc:
-        raise StoreError(f"{results_dir}: cannot list ({exc.strerror or exc})") from None
+        raise StoreError(
+            f"{results_dir}: cannot list ({exc.strerror or exc})"
+        ) from None
     for entry in entries:
         path = Path(entry.path)
         if is_results_file(path):
@@ -171,10 +188,15 @@ def locate_results(source: str, results_dir: Path) -> tuple[Path, Path | None]:
     path = Path(source)
     if path.is_file():
         return path, None
-    looks_like_path = path.suffix in (".jsonl", ".gz", ".json") or "/" in source or "\\" in source
+    looks_like_path = (
+        path.suffix in (".jsonl", ".gz", ".json") or "/" in source or "\\" in source
+    )
     if looks_like_path:
         raise StoreError(f"{source}: results file not found")
-    for candidate in (results_dir / f"{source}.jsonl", results_dir / f"{source}.jsonl.gz"):
+    for candidate in (
+        results_dir / f"{source}.jsonl",
+        results_dir / f"{source}.jsonl.gz",
+    ):
         if candidate.is_file():
             return candidate, None
     try:
@@ -185,8 +207,14 @@ def locate_results(source: str, results_dir: Path) -> tuple[Path, Path | None]:
             "current directory (give the results file's path, or --results-dir)"
         ) from None
     if run.results is None:
-        raise StoreError(f"{source}: the run has a report ({run.report_html}) but no results file beside its manifest")
-    return run.results, (run.report_dir if run.results.parent.resolve() != results_dir.resolve() else None)
+        raise StoreError(
+            f"{source}: the run has a report ({run.report_html}) but no results file beside its manifest"
+        )
+    return run.results, (
+        run.report_dir
+        if run.results.parent.resolve() != results_dir.resolve()
+        else None
+    )
 
 
 def resolve_results(source: str, results_dir: Path) -> Path:
@@ -194,4 +222,13 @@ def resolve_results(source: str, results_dir: Path) -> Path:
     return locate_results(source, results_dir)[0]
 
 
-__all__ = ["RunFiles", "find_runs", "is_results_file", "iter_results", "locate_results", "resolve_results", "run_files", "stem_of"]
+__all__ = [
+    "RunFiles",
+    "find_runs",
+    "is_results_file",
+    "iter_results",
+    "locate_results",
+    "resolve_results",
+    "run_files",
+    "stem_of",
+]

@@ -23,7 +23,21 @@ from ..model.record import Record
 #: How many folder levels below the current directory manifests are looked for (examples/demo/results: 3).
 SEARCH_DEPTH = 4
 #: Folders never searched: environments, dependencies, caches, version control.
-SKIPPED = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".agents", ".mypy_cache", ".pytest_cache", ".hypothesis", ".tox"})
+SKIPPED = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        ".agents",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".hypothesis",
+        ".tox",
+    }
+)
 REPORT_FILE = "report.html"
 _MANIFEST = ".manifest.json"
 
@@ -59,13 +73,24 @@ def find_run(
     ``with_report``: only runs whose report.html exists count. ``StoreError`` names every place looked in.
     """
     if run_id is not None and not _one_segment(run_id):
-        raise StoreError(f"{run_id}: not a run id (a run id is a file name, without folders)")
+        raise StoreError(
+            f"{run_id}: not a run id (a run id is a file name, without folders)"
+        )
     root = root or Path(".")
     for found in (_in_folders(results_dir, reports_dir), _below(root)):
-        runs = [r for r in found if (run_id is None or r.run_id == run_id) and (not with_report or r.report_html.is_file())]
+        runs = [
+            r
+            for r in found
+            if (run_id is None or r.run_id == run_id)
+            and (not with_report or r.report_html.is_file())
+        ]
         if runs:
             return max(runs, key=_newness)
-    what = "no report found" if run_id is None and with_report else ("no run found" if run_id is None else f"no run {run_id!r}")
+    what = (
+        "no report found"
+        if run_id is None and with_report
+        else ("no run found" if run_id is None else f"no run {run_id!r}")
+    )
     raise StoreError(
         f"{what} in {results_dir}/ or {reports_dir}/, nor in the run manifests below {_shown(root)} ({SEARCH_DEPTH} levels); "
         "give the path of its results file or report folder instead"
@@ -73,7 +98,11 @@ def find_run(
 
 
 def _one_segment(run_id: str) -> bool:
-    return bool(run_id.strip()) and run_id not in (".", "..") and not any(sep in run_id for sep in ("/", "\\", os.sep))
+    return (
+        bool(run_id.strip())
+        and run_id not in (".", "..")
+        and not any(sep in run_id for sep in ("/", "\\", os.sep))
+    )
 
 
 def _shown(root: Path) -> str:
@@ -97,12 +126,19 @@ def _in_folders(results_dir: Path, reports_dir: Path) -> Iterator[RunLocation]:
                 continue
             seen.add(run_id)
             manifest = results_dir / f"{run_id}{_MANIFEST}"
-            yield RunLocation(run_id=run_id, results=_results_file(results_dir, run_id), report_dir=reports_dir / run_id, stamp=manifest if manifest.is_file() else path)
+            yield RunLocation(
+                run_id=run_id,
+                results=_results_file(results_dir, run_id),
+                report_dir=reports_dir / run_id,
+                stamp=manifest if manifest.is_file() else path,
+            )
     if reports_dir.is_dir():
         for page in sorted(reports_dir.glob(f"*/{REPORT_FILE}")):
             run_id = page.parent.name
             if run_id not in seen:
-                yield RunLocation(run_id=run_id, results=None, report_dir=page.parent, stamp=page)
+                yield RunLocation(
+                    run_id=run_id, results=None, report_dir=page.parent, stamp=page
+                )
 
 
 def _results_run_id(path: Path) -> str | None:
@@ -128,7 +164,10 @@ def _below(root: Path) -> Iterator[RunLocation]:
     for manifest in _manifests(root, SEARCH_DEPTH):
         run_id = manifest.name[: -len(_MANIFEST)]
         yield RunLocation(
-            run_id=run_id, results=_results_file(manifest.parent, run_id), report_dir=_report_dir(manifest, run_id), stamp=manifest
+            run_id=run_id,
+            results=_results_file(manifest.parent, run_id),
+            report_dir=_report_dir(manifest, run_id),
+            stamp=manifest,
         )
 
 
@@ -138,9 +177,17 @@ def _manifests(folder: Path, depth: int) -> Iterator[Path]:
     except OSError:
         return
     for entry in entries:
-        if entry.is_file(follow_symlinks=False) and entry.name.endswith(_MANIFEST) and len(entry.name) > len(_MANIFEST):
+        if (
+            entry.is_file(follow_symlinks=False)
+            and entry.name.endswith(_MANIFEST)
+            and len(entry.name) > len(_MANIFEST)
+        ):
             yield Path(folder, entry.name)
-        elif depth > 0 and entry.is_dir(follow_symlinks=False) and entry.name not in SKIPPED:
+        elif (
+            depth > 0
+            and entry.is_dir(follow_symlinks=False)
+            and entry.name not in SKIPPED
+        ):
             yield from _manifests(Path(folder, entry.name), depth - 1)
 
 
@@ -174,6 +221,10 @@ def find_report_html(target: str | None, reports_dir: Path = Path("reports")) ->
 def run_folder(target: str) -> Path:
     """``target`` as a path when it exists or names folders; else a run id: that run's report folder."""
     path = Path(target)
-    if path.exists() or not _one_segment(target) or path.suffix in (".json", ".jsonl", ".gz", ".html"):
+    if (
+        path.exists()
+        or not _one_segment(target)
+        or path.suffix in (".json", ".jsonl", ".gz", ".html")
+    ):
         return path  # a path: the caller says it is missing
     return find_run(target).report_dir

@@ -35,7 +35,9 @@ T = TypeVar("T")
 
 def from_json(text: str | bytes, cls: type[T], *, source: str | None = None) -> T:
     """Parse JSON into ``cls``; bad JSON or a wrong field raises ``ValidationError``."""
-    if cls is ProfileRow:  # result rows have one decoder, shared with the report (rowcodec)
+    if (
+        cls is ProfileRow
+    ):  # result rows have one decoder, shared with the report (rowcodec)
         return decode_row(text, source)  # type: ignore[return-value]
     return structure(parse_json(text, source=source), cls, source=source)
 

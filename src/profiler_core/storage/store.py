@@ -52,17 +52,26 @@ class RunPaths(Record):
 class RowWriter:
     """Appends rows (and analysis bundles) to a run's JSONL files; writes session traces."""
 
-    def __init__(self, paths: RunPaths, redactor: Redactor | None = None, trace_store: Path | None = None) -> None:
+    def __init__(
+        self,
+        paths: RunPaths,
+        redactor: Redactor | None = None,
+        trace_store: Path | None = None,
+    ) -> None:
         self.paths = paths
         self.redact = redactor or Redactor()
         paths.results_dir.mkdir(parents=True, exist_ok=True)
         # The analysis file and the trace store open on first use: a link planted there is refused now, before any session.
-        refuse_links(paths.analysis, *([trace_store] if trace_store is not None else []))
+        refuse_links(
+            paths.analysis, *([trace_store] if trace_store is not None else [])
+        )
         # The file names, made once: a row's write names its file only when it fails.
         self._rows_path, self._analysis_path = paths.jsonl, paths.analysis
         self._rows: IO[str] = open_output(self._rows_path, "a")  # closed in close()
         self._analysis: IO[str] | None = None
-        self._traces = TraceStoreWriter(trace_store) if trace_store is not None else None
+        self._traces = (
+            TraceStoreWriter(trace_store) if trace_store is not None else None
+        )
 
     def write_trace(self, path: Path, trace: Any) -> None:
         """Serialise, redact and write a session trace now (atomically); a failure names the file."""
@@ -75,7 +84,9 @@ class RowWriter:
         try:
             atomic_write_text(path, text)
         except OSError as exc:
-            raise StoreError(f"{path}: cannot write the session trace ({exc.strerror or exc})") from None
+            raise StoreError(
+                f"{path}: cannot write the session trace ({exc.strerror or exc})"
+            ) from None
 
     def append_trace(self, record: TraceRecord) -> None:
         """Serialise, redact and append a session trace to the run's trace store (one line, flushed)."""
@@ -97,7 +108,12 @@ class RowWriter:
 
     def write_row(self, row: ProfileRow) -> None:
         """Append one row as one whole line, flushed; a failed write (full disk) names the file."""
-        _append(self._rows, self._rows_path, self.redact(to_json(row)) + "\n", "a result row")
+        _append(
+            self._rows,
+            self._rows_path,
+            self.redact(to_json(row)) + "\n",
+            "a result row",
+        )
 
     def write_analysis(self, bundle: SessionAnalysisBundle) -> None:
         """Append one iteration's analysis results."""
@@ -105,19 +121,31 @@ class RowWriter:
             try:
                 self._analysis = open_output(self._analysis_path, "a")
             except OSError as exc:
-                raise StoreError(f"{self._analysis_path}: cannot open for appending ({exc.strerror or exc})") from None
-        _append(self._analysis, self._analysis_path, self.redact(to_json(bundle)) + "\n", "an analysis bundle")
+                raise StoreError(
+                    f"{self._analysis_path}: cannot open for appending ({exc.strerror or exc})"
+                ) from None
+        _append(
+            self._analysis,
+            self._analysis_path,
+            self.redact(to_json(bundle)) + "\n",
+            "an analysis bundle",
+        )
 
     def close(self) -> list[str]:
         """Close the files; return the problems met doing so (e.g. the last write of a full disk)."""
         problems = []
-        for f, path in ((self._rows, self.paths.jsonl), (self._analysis, self.paths.analysis)):
+        for f, path in (
+            (self._rows, self.paths.jsonl),
+            (self._analysis, self.paths.analysis),
+        ):
             if f is None:
                 continue
             try:
                 f.close()  # closes the file even when its final flush fails
             except OSError as exc:
-                problems.append(f"{path}: cannot finish writing ({exc.strerror or exc})")
+                problems.append(
+                    f"{path}: cannot finish writing ({exc.strerror or exc})"
+                )
         if self._traces is not None and (problem := self._traces.close()):
             problems.append(problem)
         return problems
@@ -134,10 +162,14 @@ def _append(f: IO[str], path: Path, line: str, what: str) -> None:
         f.write(line)
         f.flush()
     except OSError as exc:
-        raise StoreError(f"{path}: cannot append {what} ({exc.strerror or exc})") from None
+        raise StoreError(
+            f"{path}: cannot append {what} ({exc.strerror or exc})"
+        ) from None
 
 
-def write_manifest(path: Path, manifest: RunManifest, redactor: Redactor | None = None) -> None:
+def write_manifest(
+    path: Path, manifest: RunManifest, redactor: Redactor | None = None
+) -> None:
     """Write the manifest atomically."""
     text = json.dumps(unstructure(manifest), indent=2, ensure_ascii=False)
     atomic_write_text(path, (redactor or Redactor())(text) + "\n")
@@ -168,7 +200,9 @@ def read_jsonl(path: Path, cls: type = ProfileRow) -> ReadResult:
     truncated = False
     lines = list(iter_lines(path))
     for index, (number, line) in enumerate(lines):
-        if b"\\u" in line:  # a NUL or half an emoji becomes U+FFFD, as in the report's reader
+        if (
+            b"\\u" in line
+        ):  # a NUL or half an emoji becomes U+FFFD, as in the report's reader
             line, replaced = clean_json_bytes(line)
             if replaced:
                 problems.append(replaced_note(f"{path}:{number}", replaced))
@@ -180,7 +214,9 @@ def read_jsonl(path: Path, cls: type = ProfileRow) -> ReadResult:
             is_last = index == len(lines) - 1
             if is_last and not line.endswith(b"\n"):
                 truncated = True
-                problems.append(f"{path}:{number}: truncated last line (the run was probably interrupted); skipped")
+                problems.append(
+                    f"{path}:{number}: truncated last line (the run was probably interrupted); skipped"
+                )
             else:
                 problems.append(str(exc))
     return ReadResult(rows=rows, problems=problems, truncated_last_line=truncated)
@@ -216,7 +252,9 @@ def repair_truncated_tail(path: Path, cls: type = ProfileRow) -> str | None:
             return f"{path}:{line_number}: dropped a torn last line ({len(tail)} bytes) left by an interrupted run"
         f.seek(0, os.SEEK_END)
         f.write(b"\n")
-        return f"{path}:{line_number}: kept a complete last line that had lost its newline"
+        return (
+            f"{path}:{line_number}: kept a complete last line that had lost its newline"
+        )
 
 
 def _start_of_last_line(f: IO[bytes], size: int) -> int:
@@ -233,7 +271,9 @@ def _start_of_last_line(f: IO[bytes], size: int) -> int:
     return 0
 
 
-def _check_only_one_torn_line(f: IO[bytes], path: Path, start: int, tail: bytes, line_number: int, cls: type) -> None:
+def _check_only_one_torn_line(
+    f: IO[bytes], path: Path, start: int, tail: bytes, line_number: int, cls: type
+) -> None:
     """Refuse (file untouched) to cut a tail that is not one torn record of a file of records."""
     untouched = "refusing to cut it; the file is left untouched"
     if b"\r" in tail:
@@ -242,7 +282,9 @@ def _check_only_one_torn_line(f: IO[bytes], path: Path, start: int, tail: bytes,
             f"line; {untouched} (convert the line ends to \\n and resume again)"
         )
     if not tail.lstrip().startswith(b"{"):
-        raise StoreError(f"{path}:{line_number}: the last line does not start like a JSON record; {untouched}")
+        raise StoreError(
+            f"{path}:{line_number}: the last line does not start like a JSON record; {untouched}"
+        )
     previous = b""
     while start > 0 and not previous.strip():  # the last non-blank complete line
         end, start = start, _start_of_last_line(f, start - 1)
@@ -252,7 +294,9 @@ def _check_only_one_torn_line(f: IO[bytes], path: Path, start: int, tail: bytes,
         try:
             from_json(previous, cls, source=f"{path}:{line_number - 1}")
         except Exception as exc:  # noqa: BLE001 - any failure: this is not a file of such records
-            raise StoreError(f"{path}: does not hold {_records(cls)} ({exc}); {untouched}") from None
+            raise StoreError(
+                f"{path}: does not hold {_records(cls)} ({exc}); {untouched}"
+            ) from None
 
 
 def _records(cls: type) -> str:
@@ -314,7 +358,10 @@ class RunLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = os.read(fd, 32).decode("ascii", "replace").strip() or "another process"
+                holder = (
+                    os.read(fd, 32).decode("ascii", "replace").strip()
+                    or "another process"
+                )
                 os.close(fd)
                 raise StoreError(
                     f"run {self.path.stem!r} is being written by process {holder}; wait for it to end "
@@ -328,7 +375,9 @@ class RunLock:
             # Its holder removed the file between our open and our lock: that lock guards nothing
             # (a third writer may hold a new file at the name). Open the name again.
             os.close(fd)
-        raise StoreError(f"{self.path}: the lock file keeps being replaced; is another writer starting and stopping?")
+        raise StoreError(
+            f"{self.path}: the lock file keeps being replaced; is another writer starting and stopping?"
+        )
 
     def release(self) -> None:
         """Drop the lock and its file (removed while still locked: a writer that opened it meanwhile sees it gone)."""
@@ -348,7 +397,9 @@ class StoredRows(Sequence[Any]):
     these, so a run of any length holds its rows in memory only if someone asks.
     """
 
-    def __init__(self, path: Path, cls: type, order: Callable[[Any], Any] | None = None) -> None:
+    def __init__(
+        self, path: Path, cls: type, order: Callable[[Any], Any] | None = None
+    ) -> None:
         self.path = path
         self.cls = cls
         self.order = order
@@ -387,7 +438,9 @@ class StoredRows(Sequence[Any]):
         return iter(self._load())
 
     def __eq__(self, other: object) -> bool:
-        return tuple(self._load()) == (tuple(other) if isinstance(other, Sequence) else other)
+        return tuple(self._load()) == (
+            tuple(other) if isinstance(other, Sequence) else other
+        )
 
     def __repr__(self) -> str:
         return f"StoredRows({str(self.path)!r})"

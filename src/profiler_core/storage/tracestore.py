@@ -53,7 +53,9 @@ class TraceRecord(Record):
         return (self.model, self.mode, self.scenario_id, self.iteration)
 
 
-def trace_file_path(sessions_dir: Path, scenario_id: str, mode: str, iteration: int, model: str | None) -> Path:
+def trace_file_path(
+    sessions_dir: Path, scenario_id: str, mode: str, iteration: int, model: str | None
+) -> Path:
     """``<sessions_dir>/<scenarioId>/<mode>-iter-<n>.json`` (``<mode>+<model>`` when several models run).
 
     Ids become safe, distinct file names (``paths.safe_name``): no id can leave the folder
@@ -79,7 +81,9 @@ class TraceStoreWriter:
             self._file.write(text + "\n")
             self._file.flush()
         except OSError as exc:
-            raise StoreError(f"{self.path}: cannot write the session trace ({exc.strerror or exc})") from None
+            raise StoreError(
+                f"{self.path}: cannot write the session trace ({exc.strerror or exc})"
+            ) from None
 
     def close(self) -> str | None:
         """Close the store; the problem met doing so, or None."""
@@ -112,7 +116,9 @@ def find_store(path: Path) -> Path:
     )
 
 
-def _record(path: Path, number: int, line: bytes, problems: list[str] | None) -> TraceRecord | None:
+def _record(
+    path: Path, number: int, line: bytes, problems: list[str] | None
+) -> TraceRecord | None:
     """The record on one line, or None with the reason in ``problems`` (a torn last line says so)."""
     try:
         return from_json(line.decode("utf-8"), TraceRecord, source=f"{path}:{number}")
@@ -121,11 +127,17 @@ def _record(path: Path, number: int, line: bytes, problems: list[str] | None) ->
     except Exception as exc:  # noqa: BLE001 - a torn or edited line costs that line, not the store
         message = str(exc)
     if problems is not None:
-        problems.append(f"{path}:{number}: truncated last line; skipped" if not line.endswith(b"\n") else message)
+        problems.append(
+            f"{path}:{number}: truncated last line; skipped"
+            if not line.endswith(b"\n")
+            else message
+        )
     return None
 
 
-def iter_records(path: Path, problems: list[str] | None = None) -> Iterator[TraceRecord]:
+def iter_records(
+    path: Path, problems: list[str] | None = None
+) -> Iterator[TraceRecord]:
     """Every record of a store in file order; a line that does not read is reported in ``problems`` and skipped."""
     for number, line in iter_lines(path):
         record = _record(path, number, line, problems)
@@ -133,7 +145,9 @@ def iter_records(path: Path, problems: list[str] | None = None) -> Iterator[Trac
             yield record
 
 
-def latest_records(path: Path, problems: list[str] | None = None) -> dict[Key, TraceRecord]:
+def latest_records(
+    path: Path, problems: list[str] | None = None
+) -> dict[Key, TraceRecord]:
     """The last record of each cell, in the order cells first appear (all in memory: see ``iter_latest``)."""
     latest: dict[Key, TraceRecord] = {}
     for record in iter_records(path, problems):
@@ -141,7 +155,9 @@ def latest_records(path: Path, problems: list[str] | None = None) -> dict[Key, T
     return latest
 
 
-def iter_latest(path: Path, problems: list[str] | None = None) -> Iterator[tuple[TraceRecord, bool]]:
+def iter_latest(
+    path: Path, problems: list[str] | None = None
+) -> Iterator[tuple[TraceRecord, bool]]:
     """(record, model in file names) for the last record of each cell, one at a time.
 
     Two passes, so no more than one trace is in memory: the first reads only the
@@ -170,23 +186,37 @@ def _key(line: bytes) -> Key | None:
         key = (data["model"], data["mode"], data["scenarioId"], data["iteration"])
     except (orjson.JSONDecodeError, TypeError, KeyError):
         return None
-    return key if all(isinstance(k, str) for k in key[:3]) and type(key[3]) is int else None
+    return (
+        key
+        if all(isinstance(k, str) for k in key[:3]) and type(key[3]) is int
+        else None
+    )
 
 
-def export_files(store: Path, out_dir: Path, problems: list[str] | None = None) -> list[Path]:
+def export_files(
+    store: Path, out_dir: Path, problems: list[str] | None = None
+) -> list[Path]:
     """Write each cell's latest trace to ``out_dir`` in the one-file-per-session layout; the files written."""
     from .paths import atomic_write_text
 
     written = []
     for record, with_model in iter_latest(store, problems):
         target = trace_file_path(
-            out_dir, record.scenario_id, record.mode, record.iteration, record.model if with_model else None
+            out_dir,
+            record.scenario_id,
+            record.mode,
+            record.iteration,
+            record.model if with_model else None,
         )
-        inside(out_dir, target.parent)  # a scenario folder planted as a link must not lead out of out_dir
+        inside(
+            out_dir, target.parent
+        )  # a scenario folder planted as a link must not lead out of out_dir
         try:
             atomic_write_text(target, to_json(record.trace, indent=2) + "\n")
         except OSError as exc:
-            raise StoreError(f"{target}: cannot write the session trace ({exc.strerror or exc})") from None
+            raise StoreError(
+                f"{target}: cannot write the session trace ({exc.strerror or exc})"
+            ) from None
         written.append(target)
     return written
 

@@ -78,22 +78,44 @@ class Hang(Record):
     """Tell ``FakeProvider`` to never answer a prompt (the runner must time it out)."""
 
 
-def simple_trace(session_id: str, text: str, tool_calls: tuple[ToolCallRecord, ...], tokens: TokenBreakdown, wall_ms: float) -> SessionTrace:
+def simple_trace(
+    session_id: str,
+    text: str,
+    tool_calls: tuple[ToolCallRecord, ...],
+    tokens: TokenBreakdown,
+    wall_ms: float,
+) -> SessionTrace:
     """A one-turn trace consistent with a prompt result."""
     now = datetime.now(UTC).isoformat()
     events: list[Any] = [
-        ToolCallEvent(name=r.name, input={}, output=None, duration_ms=r.duration_ms or 0, success=r.success, error=r.error)
+        ToolCallEvent(
+            name=r.name,
+            input={},
+            output=None,
+            duration_ms=r.duration_ms or 0,
+            success=r.success,
+            error=r.error,
+        )
         for r in tool_calls
     ]
     events.append(TextOutputEvent(content=text, token_count=tokens.output))
     events.append(TurnBoundaryEvent(turn_number=1, timestamp=now))
-    turn = Turn(number=1, events=tuple(events), start_timestamp=now, end_timestamp=now, duration_ms=wall_ms)
+    turn = Turn(
+        number=1,
+        events=tuple(events),
+        start_timestamp=now,
+        end_timestamp=now,
+        duration_ms=wall_ms,
+    )
     return SessionTrace(
         session_id=session_id,
         events=tuple(events),
         turns=(turn,),
         summary=TraceSummary(
-            total_turns=1, total_tool_calls=len(tool_calls), total_tokens=tokens, total_duration=wall_ms
+            total_turns=1,
+            total_tool_calls=len(tool_calls),
+            total_tokens=tokens,
+            total_duration=wall_ms,
         ),
     )
 
@@ -114,7 +136,9 @@ class FakeProvider:
         *,
         text: str = "done",
         tokens: TokenBreakdown | None = None,
-        tool_calls: tuple[ToolCallRecord, ...] = (ToolCallRecord(name="bash", category="shell"),),
+        tool_calls: tuple[ToolCallRecord, ...] = (
+            ToolCallRecord(name="bash", category="shell"),
+        ),
         latency_s: float = 0.0,
         script: Callable[[CreateSessionParams, int], Any] | None = None,
         init_scope: str = "suite",
@@ -149,15 +173,25 @@ class FakeProvider:
         session_id = f"fake-{next(self._ids)}"
         self._params[session_id] = (params, attempt)
         self.live_sessions.add(session_id)
-        self.calls.append(("create", params.mode, params.scenario_id, params.iteration, attempt))
-        return SessionHandle(session_id=session_id, provider=self.id, created_at=datetime.now(UTC).isoformat())
+        self.calls.append(
+            ("create", params.mode, params.scenario_id, params.iteration, attempt)
+        )
+        return SessionHandle(
+            session_id=session_id,
+            provider=self.id,
+            created_at=datetime.now(UTC).isoformat(),
+        )
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """Answer as scripted."""
         import trio
 
         params, attempt = self._params[handle.session_id]
-        self.calls.append(("prompt", params.mode, params.scenario_id, params.iteration, attempt))
+        self.calls.append(
+            ("prompt", params.mode, params.scenario_id, params.iteration, attempt)
+        )
         outcome = self.script(params, attempt) if self.script else None
         if isinstance(outcome, Hang):
             await trio.sleep_forever()
@@ -172,7 +206,10 @@ class FakeProvider:
             text=self.text,
             metrics=PromptMetrics(
                 tokens=self.tokens,
-                timing=TimingBreakdown(wall_ms=wall, segments=(TimingSegment(label="prompt", start_ms=0, end_ms=wall),)),
+                timing=TimingBreakdown(
+                    wall_ms=wall,
+                    segments=(TimingSegment(label="prompt", start_ms=0, end_ms=wall),),
+                ),
                 tool_calls=self.tool_calls,
             ),
         )
@@ -180,7 +217,13 @@ class FakeProvider:
     def export_session(self, handle: SessionHandle) -> SessionTrace:
         """A one-turn trace of the default answer."""
         self.calls.append(("export", handle.session_id))
-        return simple_trace(handle.session_id, self.text, self.tool_calls, self.tokens, self.latency_s * 1000)
+        return simple_trace(
+            handle.session_id,
+            self.text,
+            self.tool_calls,
+            self.tokens,
+            self.latency_s * 1000,
+        )
 
     def destroy_session(self, handle: SessionHandle) -> None:
         """Forget the session."""
@@ -197,7 +240,13 @@ class FixedScorer:
 
     id = "fixed"
 
-    def __init__(self, success: bool = True, passed: int | None = None, total: int = 1, error: str | None = None):
+    def __init__(
+        self,
+        success: bool = True,
+        passed: int | None = None,
+        total: int = 1,
+        error: str | None = None,
+    ):
         self.success = success
         self.total = total
         self.passed = passed if passed is not None else (total if success else 0)
@@ -206,15 +255,28 @@ class FixedScorer:
     def evaluate(self, scenario, context) -> ScorerResult:
         """Return the fixed verdict with one detail per check."""
         details = tuple(
-            ScorerCheckResult(id=f"check_{i + 1}", description=f"check {i + 1}", passed=i < self.passed)
+            ScorerCheckResult(
+                id=f"check_{i + 1}",
+                description=f"check {i + 1}",
+                passed=i < self.passed,
+            )
             for i in range(self.total)
         )
         return ScorerResult(
-            success=self.success, passed=self.passed, total=self.total, details=details, error=self.error
+            success=self.success,
+            passed=self.passed,
+            total=self.total,
+            details=details,
+            error=self.error,
         )
 
 
-def fake_plugin(*, provider: FakeProvider | None = None, scorer: FixedScorer | None = None, name: str = "fake") -> Any:
+def fake_plugin(
+    *,
+    provider: FakeProvider | None = None,
+    scorer: FixedScorer | None = None,
+    name: str = "fake",
+) -> Any:
     """A plugin object registering the given fake provider and scorer instances."""
 
     class _FakePlugin:
@@ -245,5 +307,9 @@ from .contract import (  # noqa: E402
     check_trace,
 )
 from .contract_environment import check_environment  # noqa: E402
-from .contract_standalone import check_importer, check_judge_provider, check_scenario_format  # noqa: E402
+from .contract_standalone import (  # noqa: E402
+    check_importer,
+    check_judge_provider,
+    check_scenario_format,
+)
 from .importcost import check_plugin_import_cost  # noqa: E402

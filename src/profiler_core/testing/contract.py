@@ -57,7 +57,12 @@ __all__ = [
 ]
 
 #: The scenario a check runs when the caller gives none.
-DEFAULT_SCENARIO = Scenario(id="contract-check", name="Contract check", prompt="List the files and say done.", timeout_ms=60_000)
+DEFAULT_SCENARIO = Scenario(
+    id="contract-check",
+    name="Contract check",
+    prompt="List the files and say done.",
+    timeout_ms=60_000,
+)
 
 
 class ContractError(AssertionError):
@@ -106,16 +111,25 @@ def check_provider(
         spy.assert_clean()
         if not allow_errors:
             _no_error(result, label, {"provider_error", "timeout"})
-        cells = len(models) * len(modes or ["default"]) * len(scenarios or [DEFAULT_SCENARIO]) * repetitions
-        _expect(len(result.rows) == cells,
-                f"{label}: the run has {len(result.rows)} rows, expected one per cell")
+        cells = (
+            len(models)
+            * len(modes or ["default"])
+            * len(scenarios or [DEFAULT_SCENARIO])
+            * repetitions
+        )
+        _expect(
+            len(result.rows) == cells,
+            f"{label}: the run has {len(result.rows)} rows, expected one per cell",
+        )
 
         # Error path 1: a session destroyed before any prompt (the runner does this on a timeout).
         async def destroy_unprompted() -> None:
             config = _provider_config(models[0], next(iter(modes or ["default"])))
             await spy.init(config)
             try:
-                handle = await spy.create_session(_session_params(models[0], config.mode))
+                handle = await spy.create_session(
+                    _session_params(models[0], config.mode)
+                )
                 await spy.destroy_session(handle)
             finally:
                 await spy.shutdown()
@@ -123,12 +137,25 @@ def check_provider(
         trio.run(destroy_unprompted)
         spy.assert_clean()
         # Error path 2: every prompt may time out; sessions are still destroyed.
-        hurried = [attrs.evolve(s, timeout_ms=1, id=f"{s.id}") for s in (scenarios or [DEFAULT_SCENARIO])]
-        timed = _run(root / "timeout", provider=spy, scorer=_PassScorer(), scenarios=hurried, modes=modes, models=models[:1], repetitions=1)
+        hurried = [
+            attrs.evolve(s, timeout_ms=1, id=f"{s.id}")
+            for s in (scenarios or [DEFAULT_SCENARIO])
+        ]
+        timed = _run(
+            root / "timeout",
+            provider=spy,
+            scorer=_PassScorer(),
+            scenarios=hurried,
+            modes=modes,
+            models=models[:1],
+            repetitions=1,
+        )
         spy.assert_clean()
         for row in timed.rows:
-            _expect(row.error is None or row.error_code in ("timeout", "provider_error"),
-                    f"{label}: a timed-out cell failed with {row.error_code}: {row.error}")
+            _expect(
+                row.error is None or row.error_code in ("timeout", "provider_error"),
+                f"{label}: a timed-out cell failed with {row.error_code}: {row.error}",
+            )
     return result
 
 
@@ -143,7 +170,9 @@ class _Spy:
     def assert_clean(self) -> None:
         """Raise ContractError naming every problem seen so far."""
         if self.problems:
-            raise ContractError(f"{self.label}: " + "; ".join(dict.fromkeys(self.problems)))
+            raise ContractError(
+                f"{self.label}: " + "; ".join(dict.fromkeys(self.problems))
+            )
 
 
 @attrs.define
@@ -161,7 +190,13 @@ class _ProviderSpy(_Spy):
 
     def __getattr__(self, name: str) -> Any:
         # the optional members (init_scope, needs_process_env...) of the wrapped provider show through
-        if name.startswith("__") or name in ("inner", "label", "problems", "live", "open_inits"):
+        if name.startswith("__") or name in (
+            "inner",
+            "label",
+            "problems",
+            "live",
+            "open_inits",
+        ):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
@@ -174,21 +209,29 @@ class _ProviderSpy(_Spy):
         """Open a session; it must be a SessionHandle."""
         handle = await await_me_maybe(self.inner.create_session(params))
         if not isinstance(handle, SessionHandle):
-            self.problems.append(f"create_session returned {type(handle).__name__}, expected SessionHandle")
+            self.problems.append(
+                f"create_session returned {type(handle).__name__}, expected SessionHandle"
+            )
             raise ContractError(self.problems[-1])
         self.live[handle.session_id] += 1
         return handle
 
-    async def prompt(self, handle: Any, text: str, timeout_ms: int | None = None) -> Any:
+    async def prompt(
+        self, handle: Any, text: str, timeout_ms: int | None = None
+    ) -> Any:
         """Prompt; a blocking provider runs in a thread, as the runner would run it."""
         prompt = self.inner.prompt
         if inspect.iscoroutinefunction(prompt):
             result = await prompt(handle, text, timeout_ms)
         else:
             call = functools.partial(prompt, handle, text, timeout_ms)
-            result = await await_me_maybe(await trio.to_thread.run_sync(call, abandon_on_cancel=True))
+            result = await await_me_maybe(
+                await trio.to_thread.run_sync(call, abandon_on_cancel=True)
+            )
         if not isinstance(result, PromptResult):
-            self.problems.append(f"prompt returned {type(result).__name__}, expected PromptResult")
+            self.problems.append(
+                f"prompt returned {type(result).__name__}, expected PromptResult"
+            )
             raise ContractError(self.problems[-1])
         return result
 
@@ -234,11 +277,15 @@ def check_trace(trace: Any, *, where: str = "trace") -> SessionTrace:
     from ..storage.serde import from_json, to_json
 
     if not isinstance(trace, SessionTrace):
-        raise ContractError(f"{where} returned {type(trace).__name__}, expected SessionTrace")
+        raise ContractError(
+            f"{where} returned {type(trace).__name__}, expected SessionTrace"
+        )
     problems = []
     if not isinstance(trace.session_id, str) or not trace.session_id:
         problems.append("session_id is empty")
-    strange = sorted({type(e).__name__ for e in trace.events if type(e) not in TRACE_EVENT_TAGS})
+    strange = sorted(
+        {type(e).__name__ for e in trace.events if type(e) not in TRACE_EVENT_TAGS}
+    )
     if strange:
         problems.append(f"events of unknown types {', '.join(strange)}")
     numbers = [turn.number for turn in trace.turns]
@@ -249,10 +296,14 @@ def check_trace(trace: Any, *, where: str = "trace") -> SessionTrace:
         problems.append(f"summary is {type(summary).__name__}, expected TraceSummary")
     else:
         if summary.total_turns != len(trace.turns):
-            problems.append(f"summary.total_turns is {summary.total_turns} but there are {len(trace.turns)} turns")
+            problems.append(
+                f"summary.total_turns is {summary.total_turns} but there are {len(trace.turns)} turns"
+            )
         calls = sum(1 for e in trace.events if isinstance(e, ToolCallEvent))
         if summary.total_tool_calls != calls:
-            problems.append(f"summary.total_tool_calls is {summary.total_tool_calls} but there are {calls} tool_call events")
+            problems.append(
+                f"summary.total_tool_calls is {summary.total_tool_calls} but there are {calls} tool_call events"
+            )
     if not problems:
         try:
             again = from_json(to_json(trace), SessionTrace, source=where)
@@ -260,7 +311,9 @@ def check_trace(trace: Any, *, where: str = "trace") -> SessionTrace:
             problems.append(f"does not survive a JSON round trip: {exc}")
         else:
             if again != trace:
-                problems.append("changes in a JSON round trip (use JSON values in events)")
+                problems.append(
+                    "changes in a JSON round trip (use JSON values in events)"
+                )
     if problems:
         raise ContractError(f"{where}: the trace " + "; ".join(problems))
     return trace
@@ -295,18 +348,36 @@ def check_scorer(
         if check is not None:
             check(scenario)
     with _workdir(workdir) as root:
-        result = _run(root / "run", provider=provider or _simulated(), scorer=spy, scenarios=scenarios, collectors=_core_collectors())
+        result = _run(
+            root / "run",
+            provider=provider or _simulated(),
+            scorer=spy,
+            scenarios=scenarios,
+            collectors=_core_collectors(),
+        )
         spy.assert_clean()
         if not allow_errors:
             _no_error(result, label, {"scorer_error"})
         for row in result.rows:
             if row.error is None:
                 verdict = spy.verdicts[(row.scenario_id, row.iteration)]
-                _expect(row.success == verdict.success, f"{label}: row success {row.success} differs from the ScorerResult")
-        empty = _run(root / "empty", provider=_empty_provider(), scorer=spy, scenarios=scenarios, repetitions=1)
+                _expect(
+                    row.success == verdict.success,
+                    f"{label}: row success {row.success} differs from the ScorerResult",
+                )
+        empty = _run(
+            root / "empty",
+            provider=_empty_provider(),
+            scorer=spy,
+            scenarios=scenarios,
+            repetitions=1,
+        )
         spy.assert_clean()
         for row in empty.rows:
-            _expect(row.error_code != "scorer_error" or allow_errors, f"{label}: on an empty answer: {row.error}")
+            _expect(
+                row.error_code != "scorer_error" or allow_errors,
+                f"{label}: on an empty answer: {row.error}",
+            )
     return result
 
 
@@ -322,20 +393,30 @@ class _ScorerSpy(_Spy):
         try:
             result = await await_me_maybe(self.inner.evaluate(scenario, context))
         except Exception as exc:
-            self.problems.append(f"evaluate raised {type(exc).__name__}: {exc} (return ScorerResult(error=...) for a failure worth a retry)")
+            self.problems.append(
+                f"evaluate raised {type(exc).__name__}: {exc} (return ScorerResult(error=...) for a failure worth a retry)"
+            )
             raise
         if not isinstance(result, ScorerResult):
-            self.problems.append(f"evaluate returned {type(result).__name__}, expected ScorerResult")
+            self.problems.append(
+                f"evaluate returned {type(result).__name__}, expected ScorerResult"
+            )
             return result
         if not isinstance(result.success, bool):
-            self.problems.append(f"ScorerResult.success is {type(result.success).__name__}, expected bool")
+            self.problems.append(
+                f"ScorerResult.success is {type(result.success).__name__}, expected bool"
+            )
         if result.passed > result.total:
-            self.problems.append(f"ScorerResult.passed ({result.passed}) > total ({result.total})")
+            self.problems.append(
+                f"ScorerResult.passed ({result.passed}) > total ({result.total})"
+            )
         ids = [d.id for d in result.details if isinstance(d, ScorerCheckResult)]
         if len(ids) != len(result.details):
             self.problems.append("ScorerResult.details must all be ScorerCheckResult")
         if len(set(ids)) != len(ids):
-            self.problems.append(f"ScorerResult.details has duplicate ids {sorted(i for i in ids if ids.count(i) > 1)}")
+            self.problems.append(
+                f"ScorerResult.details has duplicate ids {sorted(i for i in ids if ids.count(i) > 1)}"
+            )
         self.verdicts[(scenario.id, context.iteration)] = result
         return result
 
@@ -363,16 +444,38 @@ def check_collector(
     label = f"collector {collector.id!r}"
     spy = _CollectorSpy(collector, label)
     with _workdir(workdir) as root:
-        result = _run(root / "run", provider=provider or _simulated(), scorer=_PassScorer(), scenarios=scenarios, collectors=[spy])
+        result = _run(
+            root / "run",
+            provider=provider or _simulated(),
+            scorer=_PassScorer(),
+            scenarios=scenarios,
+            collectors=[spy],
+        )
         spy.assert_clean()
         _no_error(result, label, {"collector_error"})
         # What collect returned, call by call, is what the rows carry (as extensions).
         names = {name for call in spy.emitted for name in call}
-        in_rows = sorted(sorted((k, v) for k, v in row.extensions.items() if k in names) for row in result.rows)
-        _expect(in_rows == sorted(sorted(call.items()) for call in spy.emitted), f"{label}: its metrics did not reach the rows")
-        for folder, provider_, export in (("no-trace", provider or _simulated(), False), ("empty", _empty_provider(), True)):
-            other = _run(root / folder, provider=provider_, scorer=_PassScorer(), scenarios=scenarios, collectors=[spy],
-                         repetitions=1, session_export=export)
+        in_rows = sorted(
+            sorted((k, v) for k, v in row.extensions.items() if k in names)
+            for row in result.rows
+        )
+        _expect(
+            in_rows == sorted(sorted(call.items()) for call in spy.emitted),
+            f"{label}: its metrics did not reach the rows",
+        )
+        for folder, provider_, export in (
+            ("no-trace", provider or _simulated(), False),
+            ("empty", _empty_provider(), True),
+        ):
+            other = _run(
+                root / folder,
+                provider=provider_,
+                scorer=_PassScorer(),
+                scenarios=scenarios,
+                collectors=[spy],
+                repetitions=1,
+                session_export=export,
+            )
             spy.assert_clean()
             _no_error(other, f"{label} ({folder})", {"collector_error"})
     return result
@@ -386,34 +489,56 @@ class _CollectorSpy(_Spy):
     def id(self) -> str:
         return str(self.inner.id)
 
-    async def collect(self, result: Any, scenario: Scenario, mode: str, trace: Any, **kwargs: Any) -> Any:
+    async def collect(
+        self, result: Any, scenario: Scenario, mode: str, trace: Any, **kwargs: Any
+    ) -> Any:
         from ..util.signature import accepts_keyword
 
-        extra = {k: v for k, v in kwargs.items() if accepts_keyword(self.inner.collect, k)}
+        extra = {
+            k: v for k, v in kwargs.items() if accepts_keyword(self.inner.collect, k)
+        }
         try:
-            metrics = await await_me_maybe(self.inner.collect(result, scenario, mode, trace, **extra))
+            metrics = await await_me_maybe(
+                self.inner.collect(result, scenario, mode, trace, **extra)
+            )
         except Exception as exc:
             where = "with no trace" if trace is None else "on a trace"
             self.problems.append(f"collect raised {type(exc).__name__} {where}: {exc}")
             raise
-        if isinstance(metrics, str | bytes | Mapping) or not isinstance(metrics, Sequence | Iterator | tuple | list):
-            self.problems.append(f"collect returned {type(metrics).__name__}, expected a list of CustomMetric")
+        if isinstance(metrics, str | bytes | Mapping) or not isinstance(
+            metrics, Sequence | Iterator | tuple | list
+        ):
+            self.problems.append(
+                f"collect returned {type(metrics).__name__}, expected a list of CustomMetric"
+            )
             return metrics
         metrics = list(metrics)
         names = []
         for metric in metrics:
             if not isinstance(metric, CustomMetric):
-                self.problems.append(f"collect returned a {type(metric).__name__}, expected CustomMetric")
+                self.problems.append(
+                    f"collect returned a {type(metric).__name__}, expected CustomMetric"
+                )
                 continue
             names.append(metric.name)
             value = metric.value
             if isinstance(value, str):
                 continue  # a label such as cost_source
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                self.problems.append(f"metric {metric.name!r} has value {value!r}, expected a finite number or a string")
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+            ):
+                self.problems.append(
+                    f"metric {metric.name!r} has value {value!r}, expected a finite number or a string"
+                )
         if len(set(names)) != len(names):
-            self.problems.append(f"collect returned duplicate metric names {sorted(n for n in names if names.count(n) > 1)}")
-        self.emitted.append({m.name: m.value for m in metrics if isinstance(m, CustomMetric)})
+            self.problems.append(
+                f"collect returned duplicate metric names {sorted(n for n in names if names.count(n) > 1)}"
+            )
+        self.emitted.append(
+            {m.name: m.value for m in metrics if isinstance(m, CustomMetric)}
+        )
         return metrics
 
 
@@ -440,13 +565,28 @@ def check_analyzer(
     label = f"analyzer {analyzer.name!r}"
     spy = _AnalyzerSpy(analyzer, label)
     with _workdir(workdir) as root:
-        result = _run(root / "run", provider=provider or _simulated(), scorer=_PassScorer(), scenarios=scenarios, analyzers=[spy])
+        result = _run(
+            root / "run",
+            provider=provider or _simulated(),
+            scorer=_PassScorer(),
+            scenarios=scenarios,
+            analyzers=[spy],
+        )
         spy.assert_clean()
         _no_error(result, label, {"analyzer_error"})
-        _expect(bool(result.analysis_results) and all(analyzer.name in b.results for b in result.analysis_results),
-                f"{label}: its results did not reach the analysis bundles")
-        empty = _run(root / "empty", provider=_empty_provider(empty_trace=True), scorer=_PassScorer(), scenarios=scenarios,
-                     analyzers=[spy], repetitions=1)
+        _expect(
+            bool(result.analysis_results)
+            and all(analyzer.name in b.results for b in result.analysis_results),
+            f"{label}: its results did not reach the analysis bundles",
+        )
+        empty = _run(
+            root / "empty",
+            provider=_empty_provider(empty_trace=True),
+            scorer=_PassScorer(),
+            scenarios=scenarios,
+            analyzers=[spy],
+            repetitions=1,
+        )
         spy.assert_clean()
         _no_error(empty, f"{label} (empty trace)", {"analyzer_error"})
     return result
@@ -454,7 +594,6 @@ def check_analyzer(
 
 @attrs.define
 class _AnalyzerSpy(_Spy):
-
     @property
     def name(self) -> str:
         return str(self.inner.name)
@@ -465,16 +604,24 @@ class _AnalyzerSpy(_Spy):
         try:
             result = await await_me_maybe(self.inner.analyze(trace, scenario, mode))
         except Exception as exc:
-            self.problems.append(f"analyze raised {type(exc).__name__} on a trace of {len(trace.events)} events: {exc}")
+            self.problems.append(
+                f"analyze raised {type(exc).__name__} on a trace of {len(trace.events)} events: {exc}"
+            )
             raise
         if not isinstance(result, AnalysisResult):
-            self.problems.append(f"analyze returned {type(result).__name__}, expected AnalysisResult")
+            self.problems.append(
+                f"analyze returned {type(result).__name__}, expected AnalysisResult"
+            )
             return result
         if result.analyzer != self.name:
-            self.problems.append(f"AnalysisResult.analyzer is {result.analyzer!r}, expected its name {self.name!r}")
+            self.problems.append(
+                f"AnalysisResult.analyzer is {result.analyzer!r}, expected its name {self.name!r}"
+            )
         for key, finding in result.findings.items():
             if not isinstance(key, str) or type(finding) not in FINDING_TAGS:
-                self.problems.append(f"finding {key!r} is {type(finding).__name__}, expected one of the finding types")
+                self.problems.append(
+                    f"finding {key!r} is {type(finding).__name__}, expected one of the finding types"
+                )
         try:
             if from_json(to_json(result), AnalysisResult) != result:
                 self.problems.append("the AnalysisResult changes in a JSON round trip")
@@ -512,29 +659,57 @@ def check_mode_resolver(
         async def resolve_each() -> None:
             for mode in modes:
                 config = await await_me_maybe(resolver.resolve(mode))
-                _expect(isinstance(config, ModeConfig), f"{label}: resolve({mode!r}) returned {type(config).__name__}, expected ModeConfig")
+                _expect(
+                    isinstance(config, ModeConfig),
+                    f"{label}: resolve({mode!r}) returned {type(config).__name__}, expected ModeConfig",
+                )
             try:
                 await await_me_maybe(resolver.resolve(unknown_mode))
             except UnknownModeError:
                 pass
             except Exception as exc:
-                raise ContractError(f"{label}: resolve of an unknown mode raised {type(exc).__name__}, expected UnknownModeError") from exc
+                raise ContractError(
+                    f"{label}: resolve of an unknown mode raised {type(exc).__name__}, expected UnknownModeError"
+                ) from exc
             else:
-                raise ContractError(f"{label}: resolve of an unknown mode {unknown_mode!r} returned instead of raising UnknownModeError")
+                raise ContractError(
+                    f"{label}: resolve of an unknown mode {unknown_mode!r} returned instead of raising UnknownModeError"
+                )
 
         trio.run(resolve_each)
         provider = FakeProvider()
-        result = _run(root / "run", provider=provider, scorer=_PassScorer(), mode_resolver=resolver, mode_names=list(modes), repetitions=1)
-        _expect(sorted({r.mode for r in result.rows}) == sorted(modes), f"{label}: the run did not cover every mode")
+        result = _run(
+            root / "run",
+            provider=provider,
+            scorer=_PassScorer(),
+            mode_resolver=resolver,
+            mode_names=list(modes),
+            repetitions=1,
+        )
+        _expect(
+            sorted({r.mode for r in result.rows}) == sorted(modes),
+            f"{label}: the run did not cover every mode",
+        )
         stopped = FakeProvider()
         try:
-            _run(root / "unknown", provider=stopped, scorer=_PassScorer(), mode_resolver=resolver,
-                 mode_names=[*modes, unknown_mode], repetitions=1)
+            _run(
+                root / "unknown",
+                provider=stopped,
+                scorer=_PassScorer(),
+                mode_resolver=resolver,
+                mode_names=[*modes, unknown_mode],
+                repetitions=1,
+            )
         except UnknownModeError:
             pass
         else:
-            raise ContractError(f"{label}: a run naming an unknown mode was not stopped")
-        _expect(stopped.calls == [], f"{label}: sessions started before the unknown mode was reported")
+            raise ContractError(
+                f"{label}: a run naming an unknown mode was not stopped"
+            )
+        _expect(
+            stopped.calls == [],
+            f"{label}: sessions started before the unknown mode was reported",
+        )
     return result
 
 
@@ -548,19 +723,32 @@ def _build(factory: Callable[..., Any], contract: str, options: dict[str, Any]) 
     if isinstance(factory, type):
         missing = missing_methods(factory, contract)
         if missing:
-            raise ContractError(f"{CONTRACTS[contract].singular} class {factory.__qualname__}: missing {', '.join(missing)}")
+            raise ContractError(
+                f"{CONTRACTS[contract].singular} class {factory.__qualname__}: missing {', '.join(missing)}"
+            )
     component = factory(**options)
     missing = missing_methods(component, contract)
     identity = getattr(component, id_attr, None)
     if missing or not isinstance(identity, str) or not identity:
         what = f"missing {', '.join(missing)}" if missing else f"no string `{id_attr}`"
-        raise ContractError(f"{CONTRACTS[contract].singular} built by {getattr(factory, '__qualname__', factory)!r}: {what}")
+        raise ContractError(
+            f"{CONTRACTS[contract].singular} built by {getattr(factory, '__qualname__', factory)!r}: {what}"
+        )
     return component
 
 
-def _run(folder: Path, *, scenarios: Sequence[Scenario] | None = None, modes: Mapping[str, ModeConfig] | None = None,
-         mode_resolver: Any = None, mode_names: Sequence[str] = (), models: Sequence[str] = ("default",),
-         repetitions: int = 2, session_export: bool = True, **components: Any) -> ProfileSuiteResult:
+def _run(
+    folder: Path,
+    *,
+    scenarios: Sequence[Scenario] | None = None,
+    modes: Mapping[str, ModeConfig] | None = None,
+    mode_resolver: Any = None,
+    mode_names: Sequence[str] = (),
+    models: Sequence[str] = ("default",),
+    repetitions: int = 2,
+    session_export: bool = True,
+    **components: Any,
+) -> ProfileSuiteResult:
     from ..plugins.manager import get_plugin_manager
     from ..runner import RunOptions, run_profile_suite
 
@@ -588,8 +776,10 @@ def _no_error(result: ProfileSuiteResult, label: str, codes: set[str]) -> None:
     bad = [r for r in result.rows if r.error is not None and r.error_code in codes]
     if bad:
         row = bad[0]
-        raise ContractError(f"{label}: {len(bad)} cell(s) failed ({row.error_code}), e.g. "
-                            f"{row.scenario_id}#{row.iteration}: {row.error}")
+        raise ContractError(
+            f"{label}: {len(bad)} cell(s) failed ({row.error_code}), e.g. "
+            f"{row.scenario_id}#{row.iteration}: {row.error}"
+        )
 
 
 def _expect(condition: bool, message: str) -> None:
@@ -605,7 +795,12 @@ class _PassScorer:
 
 
 def _core_collectors() -> list[Any]:
-    from ..metrics.collectors import CostCollector, LatencyCollector, TokenCollector, ToolCallCollector
+    from ..metrics.collectors import (
+        CostCollector,
+        LatencyCollector,
+        TokenCollector,
+        ToolCallCollector,
+    )
 
     return [TokenCollector(), LatencyCollector(), CostCollector(), ToolCallCollector()]
 
@@ -624,8 +819,15 @@ def _empty_provider(*, empty_trace: bool = False) -> Any:
         def export_session(self, handle: SessionHandle) -> SessionTrace:
             if not empty_trace:
                 return super().export_session(handle)
-            summary = TraceSummary(total_turns=0, total_tool_calls=0, total_tokens=TokenBreakdown(), total_duration=0)
-            return SessionTrace(session_id=handle.session_id, events=(), turns=(), summary=summary)
+            summary = TraceSummary(
+                total_turns=0,
+                total_tool_calls=0,
+                total_tokens=TokenBreakdown(),
+                total_duration=0,
+            )
+            return SessionTrace(
+                session_id=handle.session_id, events=(), turns=(), summary=summary
+            )
 
     return EmptyProvider(text="", tokens=TokenBreakdown(), tool_calls=())
 
@@ -633,13 +835,26 @@ def _empty_provider(*, empty_trace: bool = False) -> Any:
 def _provider_config(model: str, mode: str) -> Any:
     from ..model import PermissionConfig, ProviderConfig
 
-    return ProviderConfig(port=0, model=model, mode=mode, permissions=PermissionConfig(auto_approve=True), environment={}, options={})
+    return ProviderConfig(
+        port=0,
+        model=model,
+        mode=mode,
+        permissions=PermissionConfig(auto_approve=True),
+        environment={},
+        options={},
+    )
 
 
 def _session_params(model: str, mode: str) -> Any:
     from ..model import CreateSessionParams
 
-    return CreateSessionParams(system_instructions="", scenario_id=DEFAULT_SCENARIO.id, iteration=0, mode=mode, model=model)
+    return CreateSessionParams(
+        system_instructions="",
+        scenario_id=DEFAULT_SCENARIO.id,
+        iteration=0,
+        mode=mode,
+        model=model,
+    )
 
 
 @contextmanager

@@ -26,22 +26,40 @@ from .contract import ContractError, _build
 __all__ = ["check_environment"]
 
 
-def check_environment(factory: Callable[..., Any], /, *, spec: TrialSpec | None = None, timeout_s: float = 2.0) -> str | None:
+def check_environment(
+    factory: Callable[..., Any],
+    /,
+    *,
+    spec: TrialSpec | None = None,
+    timeout_s: float = 2.0,
+) -> str | None:
     """Check an environment kind on one real trial; the line ``check()`` gave when it cannot run here (then nothing else runs)."""
     kind = _build(factory, "environments", {})
     problem = kind.check()
     if problem is not None:
         if not isinstance(problem, str) or "\n" in problem.strip():
-            raise ContractError(f"environment {kind.id!r}: check() must return None or one line, got {problem!r}")
+            raise ContractError(
+                f"environment {kind.id!r}: check() must return None or one line, got {problem!r}"
+            )
         return problem
     caps = getattr(kind, "capabilities", EnvironmentCapabilities())
     if not isinstance(caps, EnvironmentCapabilities):
-        raise ContractError(f"environment {kind.id!r}: capabilities must be an EnvironmentCapabilities, got {type(caps).__name__}")
-    trio.run(_drive, kind, spec or TrialSpec(name="contract", network_switch=caps.network_switch), caps, timeout_s)
+        raise ContractError(
+            f"environment {kind.id!r}: capabilities must be an EnvironmentCapabilities, got {type(caps).__name__}"
+        )
+    trio.run(
+        _drive,
+        kind,
+        spec or TrialSpec(name="contract", network_switch=caps.network_switch),
+        caps,
+        timeout_s,
+    )
     return None
 
 
-async def _drive(kind: Any, spec: TrialSpec, caps: EnvironmentCapabilities, timeout_s: float) -> None:
+async def _drive(
+    kind: Any, spec: TrialSpec, caps: EnvironmentCapabilities, timeout_s: float
+) -> None:
     name = f"environment {kind.id!r}"
     environment = await call_off_loop(kind.start, spec)
     try:
@@ -60,23 +78,47 @@ async def _drive(kind: Any, spec: TrialSpec, caps: EnvironmentCapabilities, time
 async def _exec(environment: Any, argv: list[str], **kwargs: Any) -> ExecResult:
     result = await call_off_loop(environment.exec, argv, **kwargs)
     if not isinstance(result, ExecResult):
-        raise ContractError(f"exec returned {type(result).__name__}, expected ExecResult")
+        raise ContractError(
+            f"exec returned {type(result).__name__}, expected ExecResult"
+        )
     return result
 
 
 async def _commands(name: str, environment: Any, timeout_s: float) -> None:
     chunks: list[bytes] = []
-    done = await _exec(environment, ["sh", "-c", "echo streamed; exit 3"], timeout_s=30, on_output=chunks.append)
+    done = await _exec(
+        environment,
+        ["sh", "-c", "echo streamed; exit 3"],
+        timeout_s=30,
+        on_output=chunks.append,
+    )
     if done.exit_code != 3 or "streamed" not in done.output:
-        raise ContractError(f"{name}: `sh -c 'echo streamed; exit 3'` gave exit {done.exit_code} and output {done.output[-200:]!r}")
+        raise ContractError(
+            f"{name}: `sh -c 'echo streamed; exit 3'` gave exit {done.exit_code} and output {done.output[-200:]!r}"
+        )
     if b"streamed" not in b"".join(chunks):
-        raise ContractError(f"{name}: exec did not pass the command's output to on_output")
-    env = await _exec(environment, ["sh", "-c", 'printf %s "$CONTRACT_VALUE"'], env={"CONTRACT_VALUE": "given"}, timeout_s=30)
+        raise ContractError(
+            f"{name}: exec did not pass the command's output to on_output"
+        )
+    env = await _exec(
+        environment,
+        ["sh", "-c", 'printf %s "$CONTRACT_VALUE"'],
+        env={"CONTRACT_VALUE": "given"},
+        timeout_s=30,
+    )
     if env.output.strip() != "given":
-        raise ContractError(f"{name}: exec's env did not reach the command (got {env.output[-200:]!r})")
+        raise ContractError(
+            f"{name}: exec's env did not reach the command (got {env.output[-200:]!r})"
+        )
     slow = await _exec(environment, ["sh", "-c", "sleep 30"], timeout_s=timeout_s)
-    if not slow.timed_out or slow.exit_code is not None or slow.wall_ms > (timeout_s + 20) * 1000:
-        raise ContractError(f"{name}: a command past its timeout must be ended and reported timed_out (got {slow!r})")
+    if (
+        not slow.timed_out
+        or slow.exit_code is not None
+        or slow.wall_ms > (timeout_s + 20) * 1000
+    ):
+        raise ContractError(
+            f"{name}: a command past its timeout must be ended and reported timed_out (got {slow!r})"
+        )
 
 
 async def _files(name: str, environment: Any, scratch: Path) -> None:
@@ -88,7 +130,11 @@ async def _files(name: str, environment: Any, scratch: Path) -> None:
     (second / "link").symlink_to("/etc/passwd")
     # A folder trial (``workdir`` of its own) maps only its folder; a container takes any absolute path.
     own = getattr(environment, "workdir", None)
-    remote = f"{own.rstrip('/')}/profiler-contract" if isinstance(own, str) else "/tmp/profiler-contract"
+    remote = (
+        f"{own.rstrip('/')}/profiler-contract"
+        if isinstance(own, str)
+        else "/tmp/profiler-contract"
+    )
     try:
         await call_off_loop(environment.put, first, remote)
         await call_off_loop(environment.put, second, remote)
@@ -97,13 +143,27 @@ async def _files(name: str, environment: Any, scratch: Path) -> None:
     back = scratch / "back"
     await call_off_loop(environment.get, remote, back)
     if (back / "old.txt").exists() or (back / "new.txt").read_text() != "new":
-        raise ContractError(f"{name}: put must replace a folder, not merge into it (found {sorted(p.name for p in back.iterdir())})")
+        raise ContractError(
+            f"{name}: put must replace a folder, not merge into it (found {sorted(p.name for p in back.iterdir())})"
+        )
     if not (back / "link").is_symlink():
         raise ContractError(f"{name}: get must copy a link as a link, never follow it")
 
 
 async def _persistent(name: str, environment: Any) -> None:
-    await _exec(environment, ["sh", "-c", "(sleep 300 > /dev/null 2>&1 &) ; true"], timeout_s=30)
-    alive = await _exec(environment, ["sh", "-c", "for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done"], timeout_s=30)
+    await _exec(
+        environment, ["sh", "-c", "(sleep 300 > /dev/null 2>&1 &) ; true"], timeout_s=30
+    )
+    alive = await _exec(
+        environment,
+        [
+            "sh",
+            "-c",
+            "for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done",
+        ],
+        timeout_s=30,
+    )
     if "sleep 300" not in alive.output:
-        raise ContractError(f"{name}: declares persistent_processes, but a process started by one exec was gone at the next")
+        raise ContractError(
+            f"{name}: declares persistent_processes, but a process started by one exec was gone at the next"
+        )

@@ -19,7 +19,14 @@ from typing import Any
 import trio
 
 from ..errors import ProfilerError
-from ..model import JudgeRequest, JudgeResponse, PromptResult, RecordedSession, Scenario, TokenBreakdown
+from ..model import (
+    JudgeRequest,
+    JudgeResponse,
+    PromptResult,
+    RecordedSession,
+    Scenario,
+    TokenBreakdown,
+)
 from ..plugins.contracts import CONTRACTS, ImporterDefaults, optional_method
 from ..util.asyncs import await_me_maybe
 from .contract import ContractError, _build, check_trace
@@ -61,7 +68,9 @@ def check_importer(
         if not sessions:
             raise ContractError(f"{label}: {sample} loaded no session")
         if _load(importer, Path(sample), label) != sessions:
-            raise ContractError(f"{label}: loading {sample} twice gave different sessions")
+            raise ContractError(
+                f"{label}: loading {sample} twice gave different sessions"
+            )
         loaded.extend(sessions)
     with tempfile.TemporaryDirectory(prefix="profiler-contract-") as folder:
         _check_bad_files(importer, label, Path(folder), suffixes[0], Path(samples[0]))
@@ -71,10 +80,14 @@ def check_importer(
 def _suffixes(importer: Any, label: str) -> tuple[str, ...]:
     suffixes = getattr(importer, "suffixes", ImporterDefaults.suffixes)
     if isinstance(suffixes, str) or not isinstance(suffixes, Sequence) or not suffixes:
-        raise ContractError(f"{label}: suffixes is {suffixes!r}, expected a tuple of file name endings such as ('.jsonl',)")
+        raise ContractError(
+            f"{label}: suffixes is {suffixes!r}, expected a tuple of file name endings such as ('.jsonl',)"
+        )
     for suffix in suffixes:
         if not isinstance(suffix, str) or not suffix.startswith(".") or "/" in suffix:
-            raise ContractError(f"{label}: suffix {suffix!r} is not a file name ending such as '.jsonl'")
+            raise ContractError(
+                f"{label}: suffix {suffix!r} is not a file name ending such as '.jsonl'"
+            )
     return tuple(suffixes)
 
 
@@ -89,21 +102,33 @@ def _load(importer: Any, path: Path, label: str) -> list[RecordedSession]:
 
 def _check_sessions(sessions: Any, label: str, importer_id: str, *, where: str) -> None:
     if not isinstance(sessions, list):
-        raise ContractError(f"{label}: load({where}) returned {type(sessions).__name__}, expected a list of RecordedSession")
+        raise ContractError(
+            f"{label}: load({where}) returned {type(sessions).__name__}, expected a list of RecordedSession"
+        )
     for i, session in enumerate(sessions):
         at = f"{label}: load({where})[{i}]"
         if not isinstance(session, RecordedSession):
-            raise ContractError(f"{at} is {type(session).__name__}, expected RecordedSession")
+            raise ContractError(
+                f"{at} is {type(session).__name__}, expected RecordedSession"
+            )
         if not isinstance(session.result, PromptResult):
-            raise ContractError(f"{at}.result is {type(session.result).__name__}, expected PromptResult")
+            raise ContractError(
+                f"{at}.result is {type(session.result).__name__}, expected PromptResult"
+            )
         if session.format != importer_id:
-            raise ContractError(f"{at}.format is {session.format!r}, expected the importer's id {importer_id!r}")
+            raise ContractError(
+                f"{at}.format is {session.format!r}, expected the importer's id {importer_id!r}"
+            )
         check_trace(session.trace, where=f"{at}.trace")
 
 
-def _check_bad_files(importer: Any, label: str, folder: Path, suffix: str, sample: Path) -> None:
+def _check_bad_files(
+    importer: Any, label: str, folder: Path, suffix: str, sample: Path
+) -> None:
     foreign = folder / f"foreign{suffix}"
-    foreign.write_text('{"kind": "not a session", "items": [1, 2, 3]}\n', encoding="utf-8")
+    foreign.write_text(
+        '{"kind": "not a session", "items": [1, 2, 3]}\n', encoding="utf-8"
+    )
     garbage = folder / f"garbage{suffix}"
     garbage.write_bytes(bytes(range(256)) * 4)
     missing = folder / f"missing{suffix}"
@@ -115,18 +140,26 @@ def _check_bad_files(importer: Any, label: str, folder: Path, suffix: str, sampl
     _expect_refusal(importer, label, truncated, sessions_allowed=True)
 
 
-def _expect_refusal(importer: Any, label: str, path: Path, *, sessions_allowed: bool) -> None:
+def _expect_refusal(
+    importer: Any, label: str, path: Path, *, sessions_allowed: bool
+) -> None:
     what = path.stem
     try:
         sessions = importer.load(path)
     except ProfilerError as exc:
         if str(path) not in str(exc) and path.name not in str(exc):
-            raise ContractError(f"{label}: a {what} file was refused without naming it: {exc}") from exc
+            raise ContractError(
+                f"{label}: a {what} file was refused without naming it: {exc}"
+            ) from exc
         return
     except Exception as exc:
-        raise ContractError(f"{label}: a {what} file raised {type(exc).__name__} ({exc}), expected a ProfilerError naming it") from exc
+        raise ContractError(
+            f"{label}: a {what} file raised {type(exc).__name__} ({exc}), expected a ProfilerError naming it"
+        ) from exc
     if not sessions_allowed:
-        raise ContractError(f"{label}: a {what} file was loaded ({len(sessions)} sessions), expected a ProfilerError naming it")
+        raise ContractError(
+            f"{label}: a {what} file was loaded ({len(sessions)} sessions), expected a ProfilerError naming it"
+        )
     _check_sessions(sessions, label, importer.id, where=str(path))
 
 
@@ -134,7 +167,11 @@ def _expect_refusal(importer: Any, label: str, path: Path, *, sessions_allowed: 
 
 
 def check_scenario_format(
-    factory: Callable[..., Any], /, *, samples: Sequence[Mapping[str, Any]], **options: Any
+    factory: Callable[..., Any],
+    /,
+    *,
+    samples: Sequence[Mapping[str, Any]],
+    **options: Any,
 ) -> list[Scenario]:
     """Parse each sample (one scenario file's data) and assert the format's contract; return the scenarios.
 
@@ -158,12 +195,21 @@ def check_scenario_format(
         if data != sample:
             raise ContractError(f"{label}: parse changed its input ({source})")
         if _parse(fmt, copy.deepcopy(dict(sample)), source, label) != scenario:
-            raise ContractError(f"{label}: parsing {source} twice gave different scenarios")
+            raise ContractError(
+                f"{label}: parsing {source} twice gave different scenarios"
+            )
         scenarios.append(scenario)
         for key in sample:
-            _parse(fmt, {**copy.deepcopy(dict(sample)), key: [[{"unexpected": True}]]}, f"{source} ({key} broken)", label)
+            _parse(
+                fmt,
+                {**copy.deepcopy(dict(sample)), key: [[{"unexpected": True}]]},
+                f"{source} ({key} broken)",
+                label,
+            )
     if _parse(fmt, {}, "empty.json", label) is not None:
-        raise ContractError(f"{label}: an empty mapping was parsed into a scenario, expected a ProfilerError")
+        raise ContractError(
+            f"{label}: an empty mapping was parsed into a scenario, expected a ProfilerError"
+        )
     return scenarios
 
 
@@ -172,14 +218,22 @@ def _parse(fmt: Any, data: dict[str, Any], source: str, label: str) -> Scenario 
         scenario = fmt.parse(data, source)
     except ProfilerError as exc:
         if source.split(" ")[0] not in str(exc):
-            raise ContractError(f"{label}: refused {source} without naming it: {exc}") from exc
+            raise ContractError(
+                f"{label}: refused {source} without naming it: {exc}"
+            ) from exc
         return None
     except Exception as exc:
-        raise ContractError(f"{label}: {source} raised {type(exc).__name__} ({exc}), expected a ProfilerError naming it") from exc
+        raise ContractError(
+            f"{label}: {source} raised {type(exc).__name__} ({exc}), expected a ProfilerError naming it"
+        ) from exc
     if not isinstance(scenario, Scenario):
-        raise ContractError(f"{label}: parse returned {type(scenario).__name__}, expected Scenario")
+        raise ContractError(
+            f"{label}: parse returned {type(scenario).__name__}, expected Scenario"
+        )
     if not scenario.id or not isinstance(scenario.prompt, str):
-        raise ContractError(f"{label}: parse of {source} gave a scenario without an id or a prompt")
+        raise ContractError(
+            f"{label}: parse of {source} gave a scenario without an id or a prompt"
+        )
     return scenario
 
 
@@ -187,7 +241,11 @@ def _parse(fmt: Any, data: dict[str, Any], source: str, label: str) -> Scenario 
 
 
 def check_judge_provider(
-    factory: Callable[..., Any], /, *, requests: Sequence[JudgeRequest] | None = None, **options: Any
+    factory: Callable[..., Any],
+    /,
+    *,
+    requests: Sequence[JudgeRequest] | None = None,
+    **options: Any,
 ) -> list[JudgeResponse]:
     """Ask the judge each request (between its optional ``init`` and ``shutdown``) and assert its contract.
 
@@ -199,11 +257,17 @@ def check_judge_provider(
     label = f"{CONTRACTS['judge_providers'].singular} {judge.id!r}"
 
     async def ask_each() -> list[JudgeResponse]:
-        init, shutdown = optional_method(judge, "init"), optional_method(judge, "shutdown")
+        init, shutdown = (
+            optional_method(judge, "init"),
+            optional_method(judge, "shutdown"),
+        )
         if init is not None:
             await await_me_maybe(init())
         try:
-            return [_check_response(await await_me_maybe(judge.judge(r)), label) for r in requests or [DEFAULT_JUDGE_REQUEST]]
+            return [
+                _check_response(await await_me_maybe(judge.judge(r)), label)
+                for r in requests or [DEFAULT_JUDGE_REQUEST]
+            ]
         finally:
             if shutdown is not None:
                 await await_me_maybe(shutdown())
@@ -213,14 +277,26 @@ def check_judge_provider(
 
 def _check_response(response: Any, label: str) -> JudgeResponse:
     if not isinstance(response, JudgeResponse):
-        raise ContractError(f"{label}: judge returned {type(response).__name__}, expected JudgeResponse")
+        raise ContractError(
+            f"{label}: judge returned {type(response).__name__}, expected JudgeResponse"
+        )
     if not isinstance(response.text, str):
-        raise ContractError(f"{label}: the response's text is {type(response.text).__name__}, expected str")
+        raise ContractError(
+            f"{label}: the response's text is {type(response.text).__name__}, expected str"
+        )
     for name in ("token_count", "cost_usd"):
         value = getattr(response, name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                                  or not math.isfinite(value) or value < 0):
-            raise ContractError(f"{label}: the response's {name} is {value!r}, expected None or a number >= 0")
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            raise ContractError(
+                f"{label}: the response's {name} is {value!r}, expected None or a number >= 0"
+            )
     if response.usage is not None and not isinstance(response.usage, TokenBreakdown):
-        raise ContractError(f"{label}: the response's usage is {type(response.usage).__name__}, expected TokenBreakdown")
+        raise ContractError(
+            f"{label}: the response's usage is {type(response.usage).__name__}, expected TokenBreakdown"
+        )
     return response

@@ -26,7 +26,9 @@ SHARED = ("profiler_core.plugins", "profiler_core.model", "profiler_core.storage
 BUDGET_MS = 50.0
 
 
-def import_cost_ms(module: str, *, shared: Sequence[str] = SHARED) -> tuple[float, list[tuple[str, float]]]:
+def import_cost_ms(
+    module: str, *, shared: Sequence[str] = SHARED
+) -> tuple[float, list[tuple[str, float]]]:
     """One fresh interpreter's CPU time for ``import module`` in ms, and its costliest imports (name, ms).
 
     CPU time, not wall time, so that other processes on a busy machine do not
@@ -38,7 +40,12 @@ def import_cost_ms(module: str, *, shared: Sequence[str] = SHARED) -> tuple[floa
         f"import time\nstart = time.process_time()\nimport {module}\nprint((time.process_time() - start) * 1000)\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-X", "importtime", "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1:] or ["(no output)"]
@@ -48,7 +55,11 @@ def import_cost_ms(module: str, *, shared: Sequence[str] = SHARED) -> tuple[floa
     parts: list[tuple[str, float]] = []
     for line in proc.stderr.splitlines():
         fields = line.split("|")
-        if not line.startswith("import time:") or len(fields) != 3 or not fields[1].strip().isdigit():
+        if (
+            not line.startswith("import time:")
+            or len(fields) != 3
+            or not fields[1].strip().isdigit()
+        ):
             continue
         name = fields[2].strip()
         if name in shared or name == "time":
@@ -58,15 +69,21 @@ def import_cost_ms(module: str, *, shared: Sequence[str] = SHARED) -> tuple[floa
     return own, sorted(parts, key=lambda p: -p[1])[:5]
 
 
-def check_plugin_import_cost(module: str, *, budget_ms: float = BUDGET_MS, tries: int = 3) -> float:
+def check_plugin_import_cost(
+    module: str, *, budget_ms: float = BUDGET_MS, tries: int = 3
+) -> float:
     """Raise ContractError when importing ``module`` costs more than ``budget_ms``; return the best time in ms.
 
     The best of ``tries`` fresh interpreters (the first one also writes the
     bytecode caches, so it is rarely the best).
     """
-    best, offenders = min((import_cost_ms(module) for _ in range(max(1, tries))), key=lambda r: r[0])
+    best, offenders = min(
+        (import_cost_ms(module) for _ in range(max(1, tries))), key=lambda r: r[0]
+    )
     if best > budget_ms:
-        heavy = ", ".join(f"{name} {ms:.0f} ms" for name, ms in offenders) or "its own code"
+        heavy = (
+            ", ".join(f"{name} {ms:.0f} ms" for name, ms in offenders) or "its own code"
+        )
         raise ContractError(
             f"plugin module {module!r}: importing it costs {best:.0f} ms (budget {budget_ms:.0f} ms); "
             f"costliest imports: {heavy}. Import what its components need where they are used."

@@ -79,6 +79,8 @@ def end_processes(processes: dict[int, str], wait_s: float = 2.0) -> int:
             pass
     # A SIGKILL takes effect a moment later: the caller's next step must not meet the process still running.
     deadline = time.monotonic() + wait_s
-    while any(_stat(pid) is not None for pid in signalled) and time.monotonic() < deadline:
+    while (
+        any(_stat(pid) is not None for pid in signalled) and time.monotonic() < deadline
+    ):
         time.sleep(0.005)
     return len(signalled)

@@ -46,6 +46,8 @@ def leave(status: int = EXIT_STATUS) -> None:
         except (OSError, ValueError):
             pass
     logging = sys.modules.get("logging")
-    if logging is not None:  # its handlers exist only if something logged (not imported at start-up)
+    if (
+        logging is not None
+    ):  # its handlers exist only if something logged (not imported at start-up)
         logging.shutdown()
     os._exit(status)

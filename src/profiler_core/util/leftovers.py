@@ -35,7 +35,9 @@ SPOOL_ENV = "PROFILER_LEFTOVERS"
 
 
 #: the run executing in this context: (run id, its records folder)
-_RUN: ContextVar[tuple[str, Path] | None] = ContextVar("profiler_leftovers_run", default=None)
+_RUN: ContextVar[tuple[str, Path] | None] = ContextVar(
+    "profiler_leftovers_run", default=None
+)
 
 
 def _spool() -> Path | None:
@@ -66,12 +68,22 @@ def remember_runtime(binary: str) -> None:
     """Record that a container runtime (``docker``, ``podman``) started containers for this run."""
     spool = _spool()
     if spool is not None:
-        _write(spool / ("runtime-" + hashlib.sha256(binary.encode()).hexdigest()[:20]), binary)
+        _write(
+            spool / ("runtime-" + hashlib.sha256(binary.encode()).hexdigest()[:20]),
+            binary,
+        )
 
 
 def runtimes(spool: Path) -> list[str]:
     """The container runtimes recorded in ``spool``."""
-    return [record.read_text(encoding="utf-8") for record in sorted(spool.glob("runtime-*"))] if spool.is_dir() else []
+    return (
+        [
+            record.read_text(encoding="utf-8")
+            for record in sorted(spool.glob("runtime-*"))
+        ]
+        if spool.is_dir()
+        else []
+    )
 
 
 def start_time(pid: int) -> str | None:

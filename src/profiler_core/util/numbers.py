@@ -13,13 +13,19 @@ from typing import Any, TypeGuard
 
 def is_int(value: Any) -> TypeGuard[int]:
     """True for an integer that is not a boolean."""
-    return value.__class__ is int or (isinstance(value, int) and not isinstance(value, bool))
+    return value.__class__ is int or (
+        isinstance(value, int) and not isinstance(value, bool)
+    )
 
 
 def is_number(value: Any) -> TypeGuard[int | float]:
     """True for an int or float that is not a boolean."""
     cls = value.__class__
-    return cls is float or cls is int or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    return (
+        cls is float
+        or cls is int
+        or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    )
 
 
 def is_finite_number(value: Any) -> TypeGuard[int | float]:

@@ -17,7 +17,13 @@ from typing import Protocol
 
 from . import leftovers
 
-__all__ = ["end_process_group", "forget_group", "process_alive", "signal_group", "track_group"]
+__all__ = [
+    "end_process_group",
+    "forget_group",
+    "process_alive",
+    "signal_group",
+    "track_group",
+]
 
 #: live groups -> what else their owner removes when it ends one (a temporary folder, a sandbox), if anything
 _LIVE_GROUPS: dict[int, Callable[[], None] | None] = {}

@@ -35,7 +35,10 @@ REDACTED = "[REDACTED]"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 
 #: Option names (``api_key``, ``token``, ``password``...) whose string values are secrets.
-SECRET_OPTION = re.compile(r"(?:^|_)(?:api_?key|access_?key|private_?key|secret(?:_?key)?|token|password|passwd|credentials?)$", re.IGNORECASE)
+SECRET_OPTION = re.compile(
+    r"(?:^|_)(?:api_?key|access_?key|private_?key|secret(?:_?key)?|token|password|passwd|credentials?)$",
+    re.IGNORECASE,
+)
 
 #: Shapes of common API keys and bearer tokens (matched anywhere in text).
 KEY_SHAPES = re.compile(
@@ -58,8 +61,12 @@ KEY_SHAPES = re.compile(
 #: tries every position whose character starts *any* alternative of an alternation: one
 #: alternation of the shapes costs ~12x more on a 16 KB trace than these four scans.
 KEY_ANCHORS = (
-    re.compile(r"-(?:(?<=sk-)(?:ant-|proj-|live-|test-)?[A-Za-z0-9_\-]{16,}|(?<=xox[abprs]-)[A-Za-z0-9\-]{10,})"),
-    re.compile(r"_(?:(?<=gh[pousr]_)[A-Za-z0-9]{20,}|(?<=github_)pat_[A-Za-z0-9_]{20,}|(?<=hf_)[A-Za-z0-9]{30,})"),
+    re.compile(
+        r"-(?:(?<=sk-)(?:ant-|proj-|live-|test-)?[A-Za-z0-9_\-]{16,}|(?<=xox[abprs]-)[A-Za-z0-9\-]{10,})"
+    ),
+    re.compile(
+        r"_(?:(?<=gh[pousr]_)[A-Za-z0-9]{20,}|(?<=github_)pat_[A-Za-z0-9_]{20,}|(?<=hf_)[A-Za-z0-9]{30,})"
+    ),
     re.compile(r"A(?:KIA[0-9A-Z]{16}|Iza[0-9A-Za-z_\-]{35})"),
     re.compile(r"Bearer [A-Za-z0-9._\-]{16,}"),
 )
@@ -97,7 +104,9 @@ def _mask(match: re.Match[str]) -> str:
 class Redactor:
     """Knows every secret value of a run and masks it in raw, JSON-escaped and URL-encoded forms."""
 
-    def __init__(self, environ: Mapping[str, str] | None = None, extra_values: Iterable[str] = ()) -> None:
+    def __init__(
+        self, environ: Mapping[str, str] | None = None, extra_values: Iterable[str] = ()
+    ) -> None:
         environ = os.environ if environ is None else environ
         self._anywhere: set[str] = set()
         self._words: set[str] = set()
@@ -105,12 +114,20 @@ class Redactor:
         #: one substring per secret (or each spelling of one without a long kept run): the first look
         self._needles: tuple[str, ...] = ()
         self._patterns: tuple[re.Pattern[str], ...] = ()
-        self._learn(v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= ANYWHERE_LENGTH)
+        self._learn(
+            v
+            for k, v in environ.items()
+            if SECRET_NAME.search(k) and len(v) >= ANYWHERE_LENGTH
+        )
         self.add(extra_values)
 
     def add(self, secrets: Iterable[str] | Mapping[str, str]) -> list[str]:
         """Mask these values from now on; a mapping gives each a label. Returns the labels it cannot mask."""
-        labelled = secrets.items() if isinstance(secrets, Mapping) else ((None, v) for v in secrets)
+        labelled = (
+            secrets.items()
+            if isinstance(secrets, Mapping)
+            else ((None, v) for v in secrets)
+        )
         refused, values = [], []
         for label, value in labelled:
             if not value:
@@ -131,16 +148,28 @@ class Redactor:
             if _JSON_TOKEN.fullmatch(value):
                 self._numbers.update(forms)
             else:
-                (self._words if len(value) < ANYWHERE_LENGTH else self._anywhere).update(forms)
+                (
+                    self._words if len(value) < ANYWHERE_LENGTH else self._anywhere
+                ).update(forms)
             encoded = base64_spellings(value)
             needles.update(_needles(value, forms - encoded) | encoded)
         self._needles = tuple(sorted(needles, key=len, reverse=True))
         patterns = []
-        for forms, edge in ((self._anywhere, None), (self._words, _WORD), (self._numbers, _NUMBER)):
+        for forms, edge in (
+            (self._anywhere, None),
+            (self._words, _WORD),
+            (self._numbers, _NUMBER),
+        ):
             if forms:
                 # Longest first so a secret containing another is masked whole.
                 either = "|".join(map(re.escape, sorted(forms, key=len, reverse=True)))
-                patterns.append(re.compile(either if edge is None else f"(?<![{edge}])(?:{either})(?![{edge}])"))
+                patterns.append(
+                    re.compile(
+                        either
+                        if edge is None
+                        else f"(?<![{edge}])(?:{either})(?![{edge}])"
+                    )
+                )
         self._patterns = tuple(patterns)
 
     def __call__(self, text: str) -> str:
@@ -172,7 +201,11 @@ def _needles(value: str, forms: set[str]) -> set[str]:
 
 def spellings(value: str) -> set[str]:
     """Every form a secret takes in text we write: raw, JSON-escaped (once, twice, ASCII or not), URL-encoded."""
-    forms = {value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1]}
+    forms = {
+        value,
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        json.dumps(value)[1:-1],
+    }
     # Escaped once more: a secret inside a JSON string that is itself serialised (a tool input).
     forms |= {json.dumps(f, ensure_ascii=False)[1:-1] for f in list(forms)}
     # In URLs and form bodies (a key in a query string, credentials in a base URL).
@@ -194,7 +227,7 @@ def base64_spellings(value: str) -> set[str]:
     cores = set()
     for offset in range(3):
         encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
-        core = encoded[(8 * offset + 5) // 6: (8 * (offset + len(raw))) // 6]
+        core = encoded[(8 * offset + 5) // 6 : (8 * (offset + len(raw))) // 6]
         cores |= {core, core.translate(_URLSAFE)}
     return cores
 
@@ -210,7 +243,9 @@ def secret_env_values(environment: Mapping[str, Any]) -> list[str]:
 # -- what a profile marks or passes as secret -----------------------------------
 
 
-def profile_secrets(options: Any, where: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def profile_secrets(
+    options: Any, where: str, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Every secret an options mapping marks or passes, labelled by where it is (never by its value).
 
     Found: the value of each variable a ``*_env`` option names (``api_key_env``), values of
@@ -222,7 +257,9 @@ def profile_secrets(options: Any, where: str, environ: Mapping[str, str] | None 
     return dict(_walk(options, where, environ))
 
 
-def _walk(value: Any, where: str, environ: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+def _walk(
+    value: Any, where: str, environ: Mapping[str, str]
+) -> Iterator[tuple[str, str]]:
     if isinstance(value, Mapping):
         for key, item in value.items():
             path = f"{where}.{key}"
@@ -230,9 +267,21 @@ def _walk(value: Any, where: str, environ: Mapping[str, str]) -> Iterator[tuple[
             if isinstance(item, str) and name.endswith("_env"):
                 if environ.get(item):
                     yield f"${item} (named by {path})", environ[item]
-            elif isinstance(item, Mapping) and name in ("env", "environment", "headers"):
+            elif isinstance(item, Mapping) and name in (
+                "env",
+                "environment",
+                "headers",
+            ):
                 yield from _variables(item, path)
-                yield from _walk({k: v for k, v in item.items() if not isinstance(v, str | int | float)}, path, environ)
+                yield from _walk(
+                    {
+                        k: v
+                        for k, v in item.items()
+                        if not isinstance(v, str | int | float)
+                    },
+                    path,
+                    environ,
+                )
             elif isinstance(item, str) and SECRET_OPTION.search(name):
                 yield path, item
             else:
@@ -249,7 +298,11 @@ def _variables(variables: Mapping[str, Any], where: str) -> Iterator[tuple[str, 
         if not isinstance(value, str | int | float) or isinstance(value, bool):
             continue
         text = str(value)
-        if SECRET_NAME.search(name) or name.lower() in ("authorization", "proxy-authorization", "cookie"):
+        if SECRET_NAME.search(name) or name.lower() in (
+            "authorization",
+            "proxy-authorization",
+            "cookie",
+        ):
             yield f"{where}.{name}", text
             scheme, _, credential = text.partition(" ")
             if credential and scheme.lower() in ("bearer", "basic", "token"):
@@ -268,12 +321,19 @@ def url_secrets(url: str, where: str) -> Iterator[tuple[str, str]]:
     elif username:
         yield f"{where} (user in the URL)", username
     for key, value in parse_qsl(parts.query):
-        if value and (SECRET_OPTION.search(key) or SECRET_NAME.search(key) or key.lower() in ("sig", "signature", "auth")):
+        if value and (
+            SECRET_OPTION.search(key)
+            or SECRET_NAME.search(key)
+            or key.lower() in ("sig", "signature", "auth")
+        ):
             yield f"{where} (query parameter {key})", value
 
 
 def run_redactor(
-    provider_options: Mapping[str, Any], modes: Mapping[str, Any], judge: Any = None, scenarios: Iterable[Any] = ()
+    provider_options: Mapping[str, Any],
+    modes: Mapping[str, Any],
+    judge: Any = None,
+    scenarios: Iterable[Any] = (),
 ) -> tuple[Redactor, list[str]]:
     """The redactor of one run and a warning per declared secret it cannot mask.
 
@@ -284,15 +344,33 @@ def run_redactor(
     secrets = profile_secrets(provider_options, "provider.options")
     for name, mode in modes.items():
         environment = getattr(mode, "environment", None) or {}
-        secrets.update({f"modes.{name}.environment.{k}": str(v) for k, v in environment.items() if SECRET_NAME.search(k)})
-        secrets.update(profile_secrets(getattr(mode, "provider_overrides", None) or {}, f"modes.{name}.provider_overrides"))
+        secrets.update(
+            {
+                f"modes.{name}.environment.{k}": str(v)
+                for k, v in environment.items()
+                if SECRET_NAME.search(k)
+            }
+        )
+        secrets.update(
+            profile_secrets(
+                getattr(mode, "provider_overrides", None) or {},
+                f"modes.{name}.provider_overrides",
+            )
+        )
     if judge is not None:
-        judge_options = {key: getattr(judge, key) for key in ("base_url", "api_key_env") if isinstance(getattr(judge, key, None), str)}
+        judge_options = {
+            key: getattr(judge, key)
+            for key in ("base_url", "api_key_env")
+            if isinstance(getattr(judge, key, None), str)
+        }
         secrets.update(profile_secrets(judge_options, "judge.options"))
     for scenario in scenarios:
         secrets.update(scenario_secrets(scenario))
     redactor = Redactor()
-    warnings = [f"secret {label} is not redacted: see docs/reliability.md (Secrets) for the rule" for label in redactor.add(secrets)]
+    warnings = [
+        f"secret {label} is not redacted: see docs/reliability.md (Secrets) for the rule"
+        for label in redactor.add(secrets)
+    ]
     for warning in warnings:
         logging.getLogger("agent_profiler").warning("%s", warning)
     return redactor, warnings
@@ -303,10 +381,17 @@ def scenario_secrets(scenario: Any) -> dict[str, str]:
     where = f"scenarios.{getattr(scenario, 'id', '?')}"
     found: dict[str, str] = {}
     for verifier in getattr(scenario, "verify", ()) or ():
-        found.update(_variables(getattr(verifier, "env", None) or {}, f"{where}.verify.{getattr(verifier, 'name', '?')}.env"))
+        found.update(
+            _variables(
+                getattr(verifier, "env", None) or {},
+                f"{where}.verify.{getattr(verifier, 'name', '?')}.env",
+            )
+        )
     solution = getattr(scenario, "solution", None)
     if solution is not None:
-        found.update(_variables(getattr(solution, "env", None) or {}, f"{where}.solution.env"))
+        found.update(
+            _variables(getattr(solution, "env", None) or {}, f"{where}.solution.env")
+        )
     return found
 
 
@@ -324,7 +409,10 @@ def _remember(values: Iterable[str]) -> None:
 
 def redact_text(text: str) -> str:
     """Mask in ``text`` every secret of the process environment and every secret any run declared."""
-    key = (len(_REMEMBERED), tuple(sorted((k, v) for k, v in os.environ.items() if SECRET_NAME.search(k))))
+    key = (
+        len(_REMEMBERED),
+        tuple(sorted((k, v) for k, v in os.environ.items() if SECRET_NAME.search(k))),
+    )
     if _PROCESS["key"] != key:
         _PROCESS["redactor"] = Redactor(extra_values=list(_REMEMBERED))
         _PROCESS["key"] = key

@@ -97,7 +97,9 @@ def read_tail(path: str | Path, limit: int) -> bytes:
         os.close(fd)
 
 
-def open_folder_beneath(root: str | Path, parts: tuple[str, ...] | list[str], *, create: bool = False) -> int:
+def open_folder_beneath(
+    root: str | Path, parts: tuple[str, ...] | list[str], *, create: bool = False
+) -> int:
     """A descriptor of ``root/parts...``, each component a real folder (made when ``create``), never a link."""
     fd = os.open(root, _DIR_FLAGS)
     here = Path(root)
@@ -133,7 +135,9 @@ def copy_beneath(source: str | Path, root: str | Path, relative: str | Path) -> 
         os.close(parent)
 
 
-def make_safe_to_keep(folder: Path, scrub: Callable[[Path], object] | None = None) -> list[str]:
+def make_safe_to_keep(
+    folder: Path, scrub: Callable[[Path], object] | None = None
+) -> list[str]:
     """Make ``folder`` fit to keep: folders 0700, files without setuid/setgid and unreadable by others, FIFOs,
     sockets and devices removed, each regular file passed to ``scrub``; the relative paths removed."""
     removed: list[str] = []
@@ -149,9 +153,13 @@ def make_safe_to_keep(folder: Path, scrub: Callable[[Path], object] | None = Non
                     _chmod_nofollow(path, 0o700, stat.S_ISDIR)
                 elif stat.S_ISREG(info.st_mode):
                     if info.st_nlink > 1:
-                        _own_copy(path)  # a hard link to a file elsewhere: changing its mode or text would change that file
+                        _own_copy(
+                            path
+                        )  # a hard link to a file elsewhere: changing its mode or text would change that file
                     # the owner's bits only, and at least read and write: the scrub below must open it
-                    _chmod_nofollow(path, stat.S_IMODE(info.st_mode) & 0o700 | 0o600, stat.S_ISREG)
+                    _chmod_nofollow(
+                        path, stat.S_IMODE(info.st_mode) & 0o700 | 0o600, stat.S_ISREG
+                    )
                     if scrub is not None:
                         scrub(path)
                 else:  # FIFO, socket, device: nothing to inspect, and a FIFO blocks the copy to another file system
@@ -200,7 +208,9 @@ def _chunk_holds_secret(fd: int, redact: Callable[[str], str]) -> bool:
         window = tail + chunk.decode("utf-8", "surrogateescape")
         if redact(window) != window:
             return True
-        tail = window[-4096:]  # a secret cut by the chunk's edge is whole in the next window
+        tail = window[
+            -4096:
+        ]  # a secret cut by the chunk's edge is whole in the next window
         offset += len(chunk)
 
 
@@ -227,7 +237,9 @@ def _refusal(path: str | Path, exc: OSError, *, folder: bool = False) -> OSError
     if exc.errno == errno.ELOOP:
         return UnsafeFileError(path, "a symbolic link (not followed)")
     if folder and exc.errno == errno.ENOTDIR:
-        return UnsafeFileError(path, "not a folder (a file or a link where a folder should be)")
+        return UnsafeFileError(
+            path, "not a folder (a file or a link where a folder should be)"
+        )
     return exc
 
 
@@ -245,7 +257,9 @@ def _remove_at(parent: int, name: str) -> None:
     except FileNotFoundError:
         return
     if stat.S_ISDIR(info.st_mode):
-        shutil.rmtree(name, dir_fd=parent)  # the fd-based walk: safe against links swapped in meanwhile
+        shutil.rmtree(
+            name, dir_fd=parent
+        )  # the fd-based walk: safe against links swapped in meanwhile
     else:
         os.unlink(name, dir_fd=parent)
 
@@ -253,7 +267,9 @@ def _remove_at(parent: int, name: str) -> None:
 def _copy_at(source: Path, parent: int, name: str) -> None:
     info = os.lstat(source)
     if stat.S_ISLNK(info.st_mode):
-        os.symlink(os.readlink(source), name, dir_fd=parent)  # re-made as a link, as copytree(symlinks=True)
+        os.symlink(
+            os.readlink(source), name, dir_fd=parent
+        )  # re-made as a link, as copytree(symlinks=True)
     elif stat.S_ISDIR(info.st_mode):
         os.mkdir(name, 0o755, dir_fd=parent)
         fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
@@ -264,13 +280,18 @@ def _copy_at(source: Path, parent: int, name: str) -> None:
             os.close(fd)
     elif stat.S_ISREG(info.st_mode):
         mode = stat.S_IMODE(info.st_mode) & 0o777  # never setuid/setgid
-        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
+        out = os.open(
+            name,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            mode,
+            dir_fd=parent,
+        )
         try:
             with open(source, "rb") as src:
                 for chunk in iter(lambda: src.read(_CHUNK), b""):
                     view = memoryview(chunk)
                     while view:
-                        view = view[os.write(out, view):]
+                        view = view[os.write(out, view) :]
             os.fchmod(out, mode)
         finally:
             os.close(out)
@@ -281,11 +302,15 @@ def _copy_at(source: Path, parent: int, name: str) -> None:
 def _chmod_nofollow(path: Path, mode: int, kind: Callable[[int], bool]) -> None:
     """``chmod`` that never follows a link (one swapped in since ``lstat`` is refused)."""
     try:
-        os.chmod(path, mode, follow_symlinks=False)  # fchmodat(AT_SYMLINK_NOFOLLOW): refused for a link
+        os.chmod(
+            path, mode, follow_symlinks=False
+        )  # fchmodat(AT_SYMLINK_NOFOLLOW): refused for a link
         return
     except NotImplementedError:
         if os.path.islink(path):
-            raise UnsafeFileError(path, "changed into a link while it was made safe to keep") from None
+            raise UnsafeFileError(
+                path, "changed into a link while it was made safe to keep"
+            ) from None
     # An older C library: through a descriptor opened without following a link.
     fd = os.open(path, _READ_FLAGS | (os.O_DIRECTORY if kind is stat.S_ISDIR else 0))
     try:

@@ -51,7 +51,18 @@ def clean_value(value: Any) -> tuple[Any, int]:
     if isinstance(value, list | tuple):
         items = [clean_value(item) for item in value]
         total = sum(n for _, n in items)
-        return ((type(value)(item for item, _ in items) if isinstance(value, tuple) else [item for item, _ in items]), total) if total else (value, 0)
+        return (
+            (
+                (
+                    type(value)(item for item, _ in items)
+                    if isinstance(value, tuple)
+                    else [item for item, _ in items]
+                ),
+                total,
+            )
+            if total
+            else (value, 0)
+        )
     return value, 0
 
 
@@ -67,13 +78,19 @@ def clean_json_bytes(line: bytes) -> tuple[bytes, int]:
 
     def replace(match: re.Match[bytes]) -> bytes:
         slashes = match.group(1)
-        if len(slashes) % 2 == 0:  # "\\u0000" is a backslash and the text u0000, not an escape
+        if (
+            len(slashes) % 2 == 0
+        ):  # "\\u0000" is a backslash and the text u0000, not an escape
             return match.group()
         escape = match.group()[len(slashes) - 1 :]
         start, end = match.start(), match.end()
         if _HIGH.fullmatch(escape) and _LOW.match(line, end):
             return match.group()  # the first half of a pair
-        if _LOW.fullmatch(escape) and start >= 6 and _HIGH.fullmatch(line, start - 6, start):
+        if (
+            _LOW.fullmatch(escape)
+            and start >= 6
+            and _HIGH.fullmatch(line, start - 6, start)
+        ):
             return match.group()  # the second half of a pair
         counter[0] += 1
         return slashes[:-1] + b"\\ufffd"

@@ -25,8 +25,16 @@ def cut(text: str, limit: int = LIMIT) -> str:
 def shown(value: Any, limit: int = LIMIT) -> str:
     """A bounded ``repr`` of an offending value: strings cut with their length, containers shallow and short."""
     if isinstance(value, str):
-        return repr(value) if len(value) <= limit else f"{value[:limit]!r}…({len(value)} chars)"
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 600:
+        return (
+            repr(value)
+            if len(value) <= limit
+            else f"{value[:limit]!r}…({len(value)} chars)"
+        )
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value.bit_length() > 600
+    ):
         return f"an integer of {len(str(abs(value))) if value.bit_length() < 14000 else 'over 4000'} digits"
     return cut(_REPR.repr(value), limit)
 
@@ -39,8 +47,12 @@ def cut_lines(text: str, limit: int = 4 * LIMIT) -> str:
 #: Characters that must not reach a terminal as they are: C0 controls (ESC starts escape sequences, CR
 #: overwrites a line), DEL, C1 controls, bidirectional overrides ("Trojan Source") and lone surrogates
 #: (half an emoji, which no terminal encoding can write).
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNPRINTABLE_OR_BREAK = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_UNPRINTABLE_OR_BREAK = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -10,7 +10,9 @@ def iso(moment: datetime) -> str:
     """``moment`` as ``2026-01-01T00:00:23.638Z`` (a naive datetime is taken as UTC)."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return (
+        moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
 
 
 #: (a second since the epoch, its ``%Y-%m-%dT%H:%M:%S``): one tuple, replaced whole, so threads read a matching pair.
@@ -26,7 +28,10 @@ def now_iso() -> str:
     second = ns // 1_000_000_000
     last = _LAST_SECOND
     if last[0] != second:
-        last = _LAST_SECOND = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+        last = _LAST_SECOND = (
+            second,
+            time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)),
+        )
     return f"{last[1]}.{ns // 1_000_000 % 1000:03d}Z"
 
 

@@ -22,7 +22,9 @@ def missing_dependency() -> str | None:
         try:
             importlib.import_module(module)
         except ImportError:
-            return f"profiler view needs {module}, which is not installed: {INSTALL_HINT}"
+            return (
+                f"profiler view needs {module}, which is not installed: {INSTALL_HINT}"
+            )
     return None
 
 

@@ -55,8 +55,14 @@ def load_assets() -> dict[str, tuple[bytes, str]]:
 
     folder = resources.files(__name__.rpartition(".")[0]).joinpath("assets")
     return {
-        "viewer.css": (folder.joinpath("viewer.css").read_bytes(), "text/css; charset=utf-8"),
-        "viewer.js": (folder.joinpath("viewer.js").read_bytes(), "text/javascript; charset=utf-8"),
+        "viewer.css": (
+            folder.joinpath("viewer.css").read_bytes(),
+            "text/css; charset=utf-8",
+        ),
+        "viewer.js": (
+            folder.joinpath("viewer.js").read_bytes(),
+            "text/javascript; charset=utf-8",
+        ),
         # The report's own stylesheet, so its verdict and charts look the same on a run's page.
         "report.css": (CSS.encode("utf-8"), "text/css; charset=utf-8"),
     }
@@ -116,12 +122,24 @@ class Viewer:
         if run is None:
             return _not_found("No such run.")
         q = request.query_params
-        cell = self._cell(run, q.get("model"), q.get("mode", ""), q.get("scenario", ""), _int(q.get("iteration")))
+        cell = self._cell(
+            run,
+            q.get("model"),
+            q.get("mode", ""),
+            q.get("scenario", ""),
+            _int(q.get("iteration")),
+        )
         if cell is None:
             return _not_found("No such session in this run.")
         index = run.rows()
-        others = [m for m in index.values["mode"] if m != cell[1] and index.find((cell[0], m, cell[2], cell[3])) is not None]
-        return _page(session_page(run, self._load(run, cell), others, index.contrast(cell)))
+        others = [
+            m
+            for m in index.values["mode"]
+            if m != cell[1] and index.find((cell[0], m, cell[2], cell[3])) is not None
+        ]
+        return _page(
+            session_page(run, self._load(run, cell), others, index.contrast(cell))
+        )
 
     def pair(self, request: Request) -> Response:
         """``/runs/{key}/pair?model=&scenario=&iteration=&a=MODE&b=MODE[&ib=ITERATION]``: two sessions side by side.
@@ -133,13 +151,34 @@ class Viewer:
             return _not_found("No such run.")
         q = request.query_params
         iteration = _int(q.get("iteration"))
-        iterations = {"a": iteration, "b": _int(q.get("ib")) if q.get("ib") is not None else iteration}
-        cells = [self._cell(run, q.get("model"), q.get(side, ""), q.get("scenario", ""), iterations[side]) for side in ("a", "b")]
+        iterations = {
+            "a": iteration,
+            "b": _int(q.get("ib")) if q.get("ib") is not None else iteration,
+        }
+        cells = [
+            self._cell(
+                run,
+                q.get("model"),
+                q.get(side, ""),
+                q.get("scenario", ""),
+                iterations[side],
+            )
+            for side in ("a", "b")
+        ]
         if cells[0] is None or cells[1] is None:
             return _not_found("One of the two sessions is not in this run.")
-        return _page(pair_page(run, self._load(run, cells[0]), self._load(run, cells[1])))
+        return _page(
+            pair_page(run, self._load(run, cells[0]), self._load(run, cells[1]))
+        )
 
-    def _cell(self, run: RunView, model: str | None, mode: str, scenario: str, iteration: int | None) -> Cell | None:
+    def _cell(
+        self,
+        run: RunView,
+        model: str | None,
+        mode: str,
+        scenario: str,
+        iteration: int | None,
+    ) -> Cell | None:
         """The cell a query names; without a model (a report's link), the one model that ran it."""
         if iteration is None:
             return None
@@ -147,7 +186,11 @@ class Viewer:
         if model is not None:
             cell = (model, mode, scenario, iteration)
             return cell if index.find(cell) is not None else None
-        found = [(m, mode, scenario, iteration) for m in index.values["model"] if index.find((m, mode, scenario, iteration)) is not None]
+        found = [
+            (m, mode, scenario, iteration)
+            for m in index.values["model"]
+            if index.find((m, mode, scenario, iteration)) is not None
+        ]
         return found[0] if len(found) == 1 else None
 
     def _load(self, run: RunView, cell: Cell) -> Session:
@@ -158,7 +201,9 @@ class Viewer:
         problems: list[str] = []
         trace = _quietly(lambda: run.traces().get(cell), problems)
         bundle = _quietly(lambda: run.analysis().get(cell), problems)
-        return Session(cell=cell, row=row, trace=trace, bundle=bundle, problems=tuple(problems))
+        return Session(
+            cell=cell, row=row, trace=trace, bundle=bundle, problems=tuple(problems)
+        )
 
     def report_file(self, request: Request) -> Response:
         """A file of the run's report folder, by its fixed name."""
@@ -199,7 +244,11 @@ def _quietly(read: Callable[[], Any], problems: list[str]) -> Any:
         return None
 
 
-def make_app(catalog: Catalog, where: str, hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "[::1]")) -> Starlette:
+def make_app(
+    catalog: Catalog,
+    where: str,
+    hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "[::1]"),
+) -> Starlette:
     """The viewer as an ASGI application."""
     v = Viewer(catalog, where)
     routes = [
@@ -208,15 +257,29 @@ def make_app(catalog: Catalog, where: str, hosts: tuple[str, ...] = ("127.0.0.1"
         Route("/runs", lambda r: RedirectResponse("/", 308)),
         Route("/runs/", lambda r: RedirectResponse("/", 308)),
         Route("/runs/{key}/", v.run),
-        Route("/runs/{key}", lambda r: RedirectResponse(run_url(r.path_params["key"]), 308)),
+        Route(
+            "/runs/{key}",
+            lambda r: RedirectResponse(run_url(r.path_params["key"]), 308),
+        ),
         Route("/runs/{key}/session", v.session),
         Route("/runs/{key}/pair", v.pair),
         Route("/runs/{key}/{name:path}", v.report_file),
         Route("/static/{name}", v.static),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))]
-    handlers: dict[Any, Any] = {404: v.not_found, ProfilerError: v.failed, OSError: v.failed}
+    handlers: dict[Any, Any] = {
+        404: v.not_found,
+        ProfilerError: v.failed,
+        OSError: v.failed,
+    }
     return Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
 
 
-__all__ = ["REPORT_FILES", "SECURITY_HEADERS", "Viewer", "load_assets", "make_app", "row_filter"]
+__all__ = [
+    "REPORT_FILES",
+    "SECURITY_HEADERS",
+    "Viewer",
+    "load_assets",
+    "make_app",
+    "row_filter",
+]

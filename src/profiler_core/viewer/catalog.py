@@ -48,7 +48,12 @@ class RunView:
                 self._traces = Traces(self.files.traces, self._index)
                 self._analysis = Analysis(self.files.analysis, self._index)
                 # Index the traces and findings now, while the user reads the run's page, not when they click.
-                threading.Thread(target=self._warm, args=(self._traces, self._analysis), name="profiler-view-index", daemon=True).start()
+                threading.Thread(
+                    target=self._warm,
+                    args=(self._traces, self._analysis),
+                    name="profiler-view-index",
+                    daemon=True,
+                ).start()
             return self._index
 
     @staticmethod
@@ -118,14 +123,21 @@ def extract_sections(html: str, ids: tuple[str, ...]) -> dict[str, str]:
         end = html.find("</section>", start)
         if end < 0:
             continue
-        found[section_id] = html[start : end + len("</section>")].replace('<a href="#', '<a href="report.html#')
+        found[section_id] = html[start : end + len("</section>")].replace(
+            '<a href="#', '<a href="report.html#'
+        )
     return found
 
 
 class Catalog:
     """The runs of one results folder (or one run), by key: the run id as a safe file name, unique."""
 
-    def __init__(self, results_dir: Path | None, reports_dir: Path | None, only: Path | None = None) -> None:
+    def __init__(
+        self,
+        results_dir: Path | None,
+        reports_dir: Path | None,
+        only: Path | None = None,
+    ) -> None:
         self.results_dir = results_dir
         self.reports_dir = reports_dir
         self.only = only
@@ -168,7 +180,12 @@ def _unique(run_id: str, taken: dict[str, RunView]) -> str:
     return key
 
 
-_CRITERIA = (("success", None), ("cost", "cost_total_usd"), ("speed", "latency_wall_ms"), ("tokens", "tokens_total"))
+_CRITERIA = (
+    ("success", None),
+    ("cost", "cost_total_usd"),
+    ("speed", "latency_wall_ms"),
+    ("tokens", "tokens_total"),
+)
 
 
 def verdict_line(summary: dict[str, Any] | None) -> str:
@@ -178,7 +195,9 @@ def verdict_line(summary: dict[str, Any] | None) -> str:
     parts: list[str] = []
     verdict = summary.get("verdict") or {}
     if verdict.get("errored"):
-        parts.append(f"⚠ {verdict['errored']} row{'' if verdict['errored'] == 1 else 's'} errored")
+        parts.append(
+            f"⚠ {verdict['errored']} row{'' if verdict['errored'] == 1 else 's'} errored"
+        )
     comparisons = summary.get("comparisons") or []
     if not comparisons:
         parts.append("one mode: nothing compared")
@@ -186,19 +205,27 @@ def verdict_line(summary: dict[str, Any] | None) -> str:
         better, worse = _judged(comp)
         words = [f"better on {', '.join(better)}"] if better else []
         words += [f"worse on {', '.join(worse)}"] if worse else []
-        parts.append(f"{comp.get('mode')} vs {comp.get('baseline')}: {'; '.join(words) or 'no significant difference'}")
+        parts.append(
+            f"{comp.get('mode')} vs {comp.get('baseline')}: {'; '.join(words) or 'no significant difference'}"
+        )
     return " · ".join(parts)
 
 
 def _judged(comp: dict[str, Any]) -> tuple[list[str], list[str]]:
     better: list[str] = []
     worse: list[str] = []
-    metrics = {m.get("metric"): m for m in comp.get("metrics") or [] if isinstance(m, dict)}
+    metrics = {
+        m.get("metric"): m for m in comp.get("metrics") or [] if isinstance(m, dict)
+    }
     for name, metric in _CRITERIA:
         if metric is None:
             success = comp.get("success") or {}
             diff = success.get("differencePp")
-            if success.get("significant") and isinstance(diff, (int, float)) and diff != 0:
+            if (
+                success.get("significant")
+                and isinstance(diff, (int, float))
+                and diff != 0
+            ):
                 (better if diff > 0 else worse).append(name)
             continue
         word = (metrics.get(metric) or {}).get("verdict")

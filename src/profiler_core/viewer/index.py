@@ -81,7 +81,9 @@ class _Brief(msgspec.Struct, rename="camel"):
     def known_cost(self) -> float:
         """The row's cost; NaN when unknown (no price, or an errored attempt that measured nothing)."""
         source = self.extensions.cost_source
-        if source == "unknown" or (self.error and source is None and not self.cost.total_usd):
+        if source == "unknown" or (
+            self.error and source is None and not self.cost.total_usd
+        ):
             return math.nan
         return self.cost.total_usd
 
@@ -147,10 +149,17 @@ _NUMBERS = {
 #: Number columns a row may leave null (NaN in the index).
 _NULLABLE = frozenset({"turns", "reward"})
 #: String columns (stored as codes) and their attributes.
-_STRINGS = {"mode": "mode", "scenario": "scenario_id", "model": "model", "reason": "completion_reason"}
+_STRINGS = {
+    "mode": "mode",
+    "scenario": "scenario_id",
+    "model": "model",
+    "reason": "completion_reason",
+}
 
 
-def decode_batches(path: Path, cls: type, problems: list[str]) -> Iterator[tuple[list[Any], list[int], list[int]]]:
+def decode_batches(
+    path: Path, cls: type, problems: list[str]
+) -> Iterator[tuple[list[Any], list[int], list[int]]]:
     """(decoded lines, their offsets, their lengths), a batch at a time; lines that do not decode go to ``problems``."""
     many: msgspec.json.Decoder[Any] = msgspec.json.Decoder(list[cls])  # type: ignore[valid-type]
     one: msgspec.json.Decoder[Any] = msgspec.json.Decoder(cls)
@@ -168,7 +177,9 @@ def decode_batches(path: Path, cls: type, problems: list[str]) -> Iterator[tuple
         yield _decode(many, one, path, lines, offsets, numbers, problems)
 
 
-def _decode(many, one, path, lines, offsets, numbers, problems) -> tuple[list[Any], list[int], list[int]]:
+def _decode(
+    many, one, path, lines, offsets, numbers, problems
+) -> tuple[list[Any], list[int], list[int]]:
     try:
         items = many.decode(b"[" + b",".join(lines) + b"]")
         if len(items) == len(lines):  # a line holding "{...},{...}" would add an item
@@ -241,12 +252,29 @@ class RowIndex:
             first = len(offsets)
             for name, attribute in _STRINGS.items():
                 seen = maps[name]
-                codes[name].extend([seen.setdefault(text, len(seen)) for text in map(attrgetter(attribute), rows)])
+                codes[name].extend(
+                    [
+                        seen.setdefault(text, len(seen))
+                        for text in map(attrgetter(attribute), rows)
+                    ]
+                )
             for name, attribute in _NUMBERS.items():
                 values = map(attrgetter(attribute), rows)
-                numbers[name].extend(values if name not in _NULLABLE else (math.nan if v is None else v for v in values))
-            outcome.extend([ERROR if r.error else PASS if r.success else FAIL for r in rows])
-            errors.update({first + k: (r.error, r.error_code) for k, r in enumerate(rows) if r.error})
+                numbers[name].extend(
+                    values
+                    if name not in _NULLABLE
+                    else (math.nan if v is None else v for v in values)
+                )
+            outcome.extend(
+                [ERROR if r.error else PASS if r.success else FAIL for r in rows]
+            )
+            errors.update(
+                {
+                    first + k: (r.error, r.error_code)
+                    for k, r in enumerate(rows)
+                    if r.error
+                }
+            )
             offsets.extend(where)
             lengths.extend(sizes)
         self._maps = maps
@@ -259,31 +287,52 @@ class RowIndex:
         self.offsets = np.frombuffer(offsets, dtype=np.int64).copy()
         self.lengths = np.frombuffer(lengths, dtype=np.int64).copy()
         self._iterations = np.unique(self.iteration)
-        keep = _last_of_each(self._keys(self.model, self.mode, self.scenario, self.iteration))
+        keep = _last_of_each(
+            self._keys(self.model, self.mode, self.scenario, self.iteration)
+        )
         self.duplicates = int(self.offsets.size - keep.size)
         for name in (*_STRINGS, *_NUMBERS, "outcome", "offsets", "lengths"):
             setattr(self, name, getattr(self, name)[keep])
         position = np.full(max(len(outcome), 1), -1, dtype=np.int64)
         position[keep] = np.arange(keep.size)
-        self.errors = {int(position[i]): e for i, e in errors.items() if position[i] >= 0}
+        self.errors = {
+            int(position[i]): e for i, e in errors.items() if position[i] >= 0
+        }
         self.n = int(keep.size)
         self.order = np.arange(self.n, dtype=np.int64)
         keys = self._keys(self.model, self.mode, self.scenario, self.iteration)
         self._key_order = np.argsort(keys)
         self._sorted_keys = keys[self._key_order]
 
-    def _keys(self, model: np.ndarray, mode: np.ndarray, scenario: np.ndarray, iteration: np.ndarray) -> np.ndarray:
+    def _keys(
+        self,
+        model: np.ndarray,
+        mode: np.ndarray,
+        scenario: np.ndarray,
+        iteration: np.ndarray,
+    ) -> np.ndarray:
         """One int64 per cell (-1 where a part is unknown to this run): the codes packed, the iteration ranked."""
         its = self._iterations
         if its.size == 0:
             return np.full(np.shape(model), -1, dtype=np.int64)
         rank = np.minimum(np.searchsorted(its, iteration), its.size - 1)
         known = (model >= 0) & (mode >= 0) & (scenario >= 0) & (its[rank] == iteration)
-        key = ((model.astype(np.int64) * len(self._maps["mode"]) + mode) * len(self._maps["scenario"]) + scenario) * its.size + rank
+        key = (
+            (model.astype(np.int64) * len(self._maps["mode"]) + mode)
+            * len(self._maps["scenario"])
+            + scenario
+        ) * its.size + rank
         return np.where(known, key, -1)
 
-    def keys_of(self, models: list[str], modes: list[str], scenarios: list[str], iterations: list[int]) -> np.ndarray:
+    def keys_of(
+        self,
+        models: list[str],
+        modes: list[str],
+        scenarios: list[str],
+        iterations: list[int],
+    ) -> np.ndarray:
         """The cell keys of lines of another file (a trace store, the analysis file); -1 for cells the run lacks."""
+
         def codes(name: str, values: list[str]) -> np.ndarray:
             seen = self._maps[name]
             return np.asarray([seen.get(v, -1) for v in values], dtype=np.int64)
@@ -312,7 +361,9 @@ class RowIndex:
     def find(self, cell: Cell) -> int | None:
         """The row index of a cell, or None."""
         model, mode, scenario, iteration = cell
-        return self.row_of_key(int(self.keys_of([model], [mode], [scenario], [iteration])[0]))
+        return self.row_of_key(
+            int(self.keys_of([model], [mode], [scenario], [iteration])[0])
+        )
 
     def row(self, i: int) -> ProfileRow:
         """The whole row ``i``, decoded from its line."""
@@ -329,7 +380,12 @@ class RowIndex:
     def select(self, flt: RowFilter) -> np.ndarray:
         """Indices of the rows ``flt`` keeps, in its sort order."""
         mask = np.ones(self.n, dtype=bool)
-        for name, wanted in (("mode", flt.mode), ("scenario", flt.scenario), ("model", flt.model), ("reason", flt.reason)):
+        for name, wanted in (
+            ("mode", flt.mode),
+            ("scenario", flt.scenario),
+            ("model", flt.model),
+            ("reason", flt.reason),
+        ):
             if wanted:
                 code = self._code_of(name, wanted)
                 mask &= getattr(self, name) == code
@@ -347,7 +403,11 @@ class RowIndex:
         if i is None:
             return None
         passed = self.outcome == PASS
-        other = (self.model == self.model[i]) & (self.scenario == self.scenario[i]) & (passed != passed[i])
+        other = (
+            (self.model == self.model[i])
+            & (self.scenario == self.scenario[i])
+            & (passed != passed[i])
+        )
         same_mode = np.flatnonzero(other & (self.mode == self.mode[i]))
         found = same_mode if same_mode.size else np.flatnonzero(other)
         return self.cell(int(found[0])) if found.size else None
@@ -359,7 +419,11 @@ class RowIndex:
         """Rows whose scenario, mode, model or error contains ``needle``."""
         found = np.zeros(self.n, dtype=bool)
         for name in ("scenario", "mode", "model"):
-            hits = [code for code, value in enumerate(self.values[name]) if needle in value.casefold()]
+            hits = [
+                code
+                for code, value in enumerate(self.values[name])
+                if needle in value.casefold()
+            ]
             if hits:
                 found |= np.isin(getattr(self, name), hits)
         for i, (message, code) in self.errors.items():
@@ -371,7 +435,9 @@ class RowIndex:
         """A stable order of ``chosen`` by one column (missing values last), then by file order."""
         column = getattr(self, SORT_COLUMNS.get(sort, "order"))[chosen]
         if sort in ("mode", "scenario", "model", "reason"):
-            ranks = np.argsort(np.argsort(self.values[sort], kind="stable"), kind="stable")
+            ranks = np.argsort(
+                np.argsort(self.values[sort], kind="stable"), kind="stable"
+            )
             column = ranks[column].astype(np.float64) if len(ranks) else column
         column = np.asarray(column, dtype=np.float64)
         missing = np.isnan(column)
@@ -403,7 +469,12 @@ class KeyedLines:
     def _build(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         keys, offsets, lengths = array("q"), array("q"), array("q")
         for items, where, sizes in decode_batches(self.path, _Key, self.problems):
-            found = self.rows.keys_of([k.model for k in items], [k.mode for k in items], [k.scenario_id for k in items], [k.iteration for k in items])
+            found = self.rows.keys_of(
+                [k.model for k in items],
+                [k.mode for k in items],
+                [k.scenario_id for k in items],
+                [k.iteration for k in items],
+            )
             keys.extend(found.tolist())
             offsets.extend(where)
             lengths.extend(sizes)
@@ -411,7 +482,11 @@ class KeyedLines:
         keep = _last_of_each(k)
         keep = keep[k[keep] >= 0]
         order = keep[np.argsort(k[keep], kind="stable")]
-        return k[order], np.frombuffer(offsets, dtype=np.int64)[order], np.frombuffer(lengths, dtype=np.int64)[order]
+        return (
+            k[order],
+            np.frombuffer(offsets, dtype=np.int64)[order],
+            np.frombuffer(lengths, dtype=np.int64)[order],
+        )
 
     def line(self, cell: Cell) -> bytes | None:
         """The last line of ``cell``, or None."""
@@ -429,7 +504,9 @@ class Traces:
 
     def __init__(self, where: Path | None, rows: RowIndex) -> None:
         self.where = where
-        self.store = KeyedLines(where, rows) if where is not None and where.is_file() else None
+        self.store = (
+            KeyedLines(where, rows) if where is not None and where.is_file() else None
+        )
 
     def get(self, cell: Cell) -> SessionTrace | None:
         """The trace of ``cell``, or None when the run kept none."""
@@ -439,14 +516,20 @@ class Traces:
             line = self.store.line(cell)
             if line is None:
                 return None
-            return from_json(line, TraceRecord, source=f"{self.where} ({cell[1]}/{cell[2]}#{cell[3]})").trace
+            return from_json(
+                line,
+                TraceRecord,
+                source=f"{self.where} ({cell[1]}/{cell[2]}#{cell[3]})",
+            ).trace
         return self._from_file(cell)
 
     def _from_file(self, cell: Cell) -> SessionTrace | None:
         model, mode, scenario, iteration = cell
         assert self.where is not None
-        for with_model in ((True, False) if model else (False,)):
-            path = trace_file_path(self.where, scenario, mode, iteration, model if with_model else None)
+        for with_model in (True, False) if model else (False,):
+            path = trace_file_path(
+                self.where, scenario, mode, iteration, model if with_model else None
+            )
             if path.is_file():
                 return from_json(path.read_bytes(), SessionTrace, source=str(path))
         return None
@@ -465,7 +548,18 @@ class Analysis:
         line = self.lines.line(cell)
         if line is None:
             return None
-        return from_json(line, SessionAnalysisBundle, source=f"{self.lines.path} ({cell[1]}/{cell[2]}#{cell[3]})")
+        return from_json(
+            line,
+            SessionAnalysisBundle,
+            source=f"{self.lines.path} ({cell[1]}/{cell[2]}#{cell[3]})",
+        )
 
 
-__all__ = ["Analysis", "KeyedLines", "RowFilter", "RowIndex", "Traces", "decode_batches"]
+__all__ = [
+    "Analysis",
+    "KeyedLines",
+    "RowFilter",
+    "RowIndex",
+    "Traces",
+    "decode_batches",
+]

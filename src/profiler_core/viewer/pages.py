@@ -35,12 +35,17 @@ def run_url(key: str) -> str:
 
 def session_query(model: str, mode: str, scenario: str, iteration: int) -> str:
     """The query string naming one session (relative to a run's page: ``session?…``)."""
-    return urlencode({"model": model, "mode": mode, "scenario": scenario, "iteration": iteration})
+    return urlencode(
+        {"model": model, "mode": mode, "scenario": scenario, "iteration": iteration}
+    )
 
 
 def layout(title: str, body: str, crumbs: Sequence[tuple[str, str | None]] = ()) -> str:
     """A whole page: the shipped stylesheet and script, breadcrumbs, ``body``."""
-    trail = " › ".join(f'<a href="{e(href)}">{e(text)}</a>' if href else e(text) for text, href in crumbs)
+    trail = " › ".join(
+        f'<a href="{e(href)}">{e(text)}</a>' if href else e(text)
+        for text, href in crumbs
+    )
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -64,9 +69,23 @@ def table(header: Sequence[str], rows: Iterable[str], cls: str = "") -> str:
 def runs_page(runs: Sequence[RunView], where: str) -> str:
     """Every run found, newest first: date, profile, models, modes, rows, errors, verdict."""
     if not runs:
-        return layout("Runs", f'<p class="note">No runs in {e(where)} (looked for &lt;runId&gt;.jsonl files).</p>', [("Runs", None)])
+        return layout(
+            "Runs",
+            f'<p class="note">No runs in {e(where)} (looked for &lt;runId&gt;.jsonl files).</p>',
+            [("Runs", None)],
+        )
     rows = [_run_row(run) for run in runs]
-    header = ["Run", "Started", "Status", "Profile", "Models", "Modes", "Rows", "Errors", "Verdict"]
+    header = [
+        "Run",
+        "Started",
+        "Status",
+        "Profile",
+        "Models",
+        "Modes",
+        "Rows",
+        "Errors",
+        "Verdict",
+    ]
     body = f'<p class="note">{len(runs)} run{"s" if len(runs) != 1 else ""} in {e(where)}, newest first.</p>'
     return layout("Runs", body + table(header, rows, "runs"), [("Runs", None)])
 
@@ -102,10 +121,16 @@ def run_page(run: RunView, flt: RowFilter, page: int) -> str:
     parts = [_run_header(run, index)]
     sections = run.report_sections()
     if not sections:
-        parts.append(f'<p class="note">No report for this run yet: <code>profiler report {e(run.run_id)}</code> writes one.</p>')
+        parts.append(
+            f'<p class="note">No report for this run yet: <code>profiler report {e(run.run_id)}</code> writes one.</p>'
+        )
     parts.append(_report_block("Verdict and modes", sections, ("verdict", "modes")))
     parts.append(rows_section(index, flt, page))
-    parts.append(_report_block("Charts and comparison", sections, ("distributions", "comparison")))
+    parts.append(
+        _report_block(
+            "Charts and comparison", sections, ("distributions", "comparison")
+        )
+    )
     return layout(f"Run {run.key}", "".join(parts), [("Runs", "/"), (run.key, None)])
 
 
@@ -119,7 +144,12 @@ def _report_block(title: str, sections: dict[str, str], names: Sequence[str]) ->
 def _run_header(run: RunView, index: RowIndex) -> str:
     m = run.files.manifest
     counts = index.counts()
-    facts = [fmt.count(index.n, "row"), f"{counts['pass']} passed", f"{counts['fail']} failed", f"{counts['error']} errored"]
+    facts = [
+        fmt.count(index.n, "row"),
+        f"{counts['pass']} passed",
+        f"{counts['fail']} failed",
+        f"{counts['error']} errored",
+    ]
     if m:
         facts = [f"started {_when(m.started_at)}", f"status {m.status}"] + facts
     links = []
@@ -127,7 +157,7 @@ def _run_header(run: RunView, index: RowIndex) -> str:
         links += ['<a href="report.html">report.html</a>', '<a href="report.md">report.md</a>', '<a href="analysis.md">analysis.md</a>',
                   '<a href="data/results.csv">results.csv</a>', '<a href="data/summary.json">summary.json</a>']  # fmt: skip
     problems = index.problems[:5]
-    notes = "".join(f'<li>{e(p)}</li>' for p in problems)
+    notes = "".join(f"<li>{e(p)}</li>" for p in problems)
     if index.duplicates:
         notes += f"<li>{index.duplicates} rows replaced by a later row of the same cell (a resumed run): the last one is shown</li>"
     return (
@@ -155,7 +185,11 @@ def rows_section(index: RowIndex, flt: RowFilter, page: int) -> str:
     header = [_sort_link(label, key, flt) if key else label for label, key in columns]
     rows = [_row_html(index, int(i), several_models) for i in shown.tolist()]
     first = (page - 1) * PAGE_SIZE + 1 if shown.size else 0
-    status = f"Rows {first:,}–{first + shown.size - 1:,} of {chosen.size:,}" if shown.size else "No row matches"
+    status = (
+        f"Rows {first:,}–{first + shown.size - 1:,} of {chosen.size:,}"
+        if shown.size
+        else "No row matches"
+    )
     if chosen.size != index.n:
         status += f" (of {index.n:,} in the run)"
     return (
@@ -173,11 +207,21 @@ def filter_query(flt: RowFilter, **changes: Any) -> str:
     fields = {"mode": flt.mode, "scenario": flt.scenario, "model": flt.model, "outcome": flt.outcome,
               "reason": flt.reason, "q": flt.q, "sort": flt.sort, "desc": "1" if flt.desc else ""}  # fmt: skip
     fields.update(changes)
-    return urlencode({k: v for k, v in fields.items() if v not in ("", None) and not (k == "sort" and v == "row")})
+    return urlencode(
+        {
+            k: v
+            for k, v in fields.items()
+            if v not in ("", None) and not (k == "sort" and v == "row")
+        }
+    )
 
 
 def _sort_link(label: str, key: str, flt: RowFilter) -> str:
-    desc = not flt.desc if flt.sort == key else key in ("tokens", "wall", "cost", "tools", "turns", "reward")
+    desc = (
+        not flt.desc
+        if flt.sort == key
+        else key in ("tokens", "wall", "cost", "tools", "turns", "reward")
+    )
     arrow = (" ▼" if flt.desc else " ▲") if flt.sort == key else ""
     return f'<a class="sort" data-sort="{e(key)}" href="?{e(filter_query(flt, sort=key, desc="1" if desc else "", page=""))}">{e(label)}{arrow}</a>'
 
@@ -191,7 +235,9 @@ def _options(values: Sequence[str], chosen: str, everything: str) -> str:
 
 
 def _filter_form(index: RowIndex, flt: RowFilter, several_models: bool) -> str:
-    outcome = _options(OUTCOME_NAMES, flt.outcome, "all results").replace(">fail<", ">fail (no error)<")
+    outcome = _options(OUTCOME_NAMES, flt.outcome, "all results").replace(
+        ">fail<", ">fail (no error)<"
+    )
     selects = [
         f'<label>Mode <select name="mode">{_options(index.values["mode"], flt.mode, "all modes")}</select></label>',
         f'<label>Scenario <select name="scenario">{_options(index.values["scenario"], flt.scenario, "all scenarios")}</select></label>',
@@ -199,8 +245,13 @@ def _filter_form(index: RowIndex, flt: RowFilter, several_models: bool) -> str:
         f'<label>Completion <select name="reason">{_options(index.values["reason"], flt.reason, "any")}</select></label>',
     ]
     if several_models:
-        selects.insert(2, f'<label>Model <select name="model">{_options(index.values["model"], flt.model, "all models")}</select></label>')
-    hidden = f'<input type="hidden" name="sort" value="{e(flt.sort)}">' + ('<input type="hidden" name="desc" value="1">' if flt.desc else "")
+        selects.insert(
+            2,
+            f'<label>Model <select name="model">{_options(index.values["model"], flt.model, "all models")}</select></label>',
+        )
+    hidden = f'<input type="hidden" name="sort" value="{e(flt.sort)}">' + (
+        '<input type="hidden" name="desc" value="1">' if flt.desc else ""
+    )
     return (
         '<form class="filters" method="get" action="">'
         + "".join(selects)
@@ -223,7 +274,9 @@ def _row_html(index: RowIndex, i: int, several_models: bool) -> str:
         *([f'<td class="l">{e(model)}</td>'] if several_models else []),
         f"<td>{iteration}</td>",
         f'<td class="l"><span class="badge {outcome}">{outcome}</span></td>',
-        f"<td>{_int(index.checks_passed[i])}/{_int(checks_total)}</td>" if checks_total else "<td>–</td>",
+        f"<td>{_int(index.checks_passed[i])}/{_int(checks_total)}</td>"
+        if checks_total
+        else "<td>–</td>",
         f"<td>{_reward(index.reward[i])}</td>",
         f'<td class="l">{e(index.values["reason"][index.reason[i]])}</td>',
         f"<td>{fmt.value(float(index.tokens[i]), 'tokens')}</td>",
@@ -262,16 +315,24 @@ def _pager(flt: RowFilter, page: int, pages: int) -> str:
         return ""
     links = []
     if page > 1:
-        links.append(f'<a rel="prev" href="?{e(filter_query(flt, page=page - 1))}">← previous</a>')
+        links.append(
+            f'<a rel="prev" href="?{e(filter_query(flt, page=page - 1))}">← previous</a>'
+        )
     links.append(f"page {page} of {pages:,}")
     if page < pages:
-        links.append(f'<a rel="next" href="?{e(filter_query(flt, page=page + 1))}">next →</a>')
+        links.append(
+            f'<a rel="next" href="?{e(filter_query(flt, page=page + 1))}">next →</a>'
+        )
     return f'<p class="pager">{" · ".join(links)}</p>'
 
 
 def message_page(title: str, what: str) -> str:
     """A page that only says something: a 404, a file that cannot be read."""
-    return layout(title, f'<p class="note">{e(what)}</p><p><a href="/">All runs</a></p>', [("Runs", "/"), (title.lower(), None)])
+    return layout(
+        title,
+        f'<p class="note">{e(what)}</p><p><a href="/">All runs</a></p>',
+        [("Runs", "/"), (title.lower(), None)],
+    )
 
 
 def not_found_page(what: str) -> str:
@@ -279,4 +340,17 @@ def not_found_page(what: str) -> str:
     return message_page("Not found", what)
 
 
-__all__ = ["PAGE_SIZE", "e", "filter_query", "layout", "message_page", "not_found_page", "rows_section", "run_page", "run_url", "runs_page", "session_query", "table"]
+__all__ = [
+    "PAGE_SIZE",
+    "e",
+    "filter_query",
+    "layout",
+    "message_page",
+    "not_found_page",
+    "rows_section",
+    "run_page",
+    "run_url",
+    "runs_page",
+    "session_query",
+    "table",
+]

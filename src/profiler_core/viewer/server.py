@@ -27,7 +27,13 @@ def allowed_hosts(host: str, proc: Path = Path("/proc/net")) -> tuple[str, ...]:
     names = ["127.0.0.1", "localhost", "[::1]", host]
     if host in WILDCARDS:
         names += [socket.gethostname(), socket.getfqdn(), *_local_addresses(proc)]
-    return tuple(dict.fromkeys(f"[{name}]" if ":" in name and not name.startswith("[") else name for name in names if name))
+    return tuple(
+        dict.fromkeys(
+            f"[{name}]" if ":" in name and not name.startswith("[") else name
+            for name in names
+            if name
+        )
+    )
 
 
 def _local_addresses(proc: Path) -> list[str]:
@@ -39,12 +45,18 @@ def _local_addresses(proc: Path) -> list[str]:
     except OSError:
         pass
     try:
-        for line in (proc / "if_inet6").read_text(encoding="ascii", errors="replace").splitlines():
+        for line in (
+            (proc / "if_inet6")
+            .read_text(encoding="ascii", errors="replace")
+            .splitlines()
+        ):
             found.append(str(ipaddress.IPv6Address(int(line.split()[0], 16))))
     except (OSError, ValueError, IndexError):
         pass
     try:
-        found += [str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None)]
+        found += [
+            str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None)
+        ]
     except OSError:
         pass
     return list(dict.fromkeys(str(a).split("%")[0] for a in found))
@@ -58,7 +70,9 @@ def serve(app, host: str, port: int, on_ready: Callable[[str], None]) -> None:
     config = Config()
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
-    config.errorlog = logging.getLogger("profiler_core.viewer")  # quiet unless the user turns logging on
+    config.errorlog = logging.getLogger(
+        "profiler_core.viewer"
+    )  # quiet unless the user turns logging on
     config.graceful_timeout = 1.0
 
     async def main() -> None:

@@ -55,7 +55,7 @@ class Session(Record):
 
 
 def outcome_of(row: ProfileRow) -> str:
-    """"error", "pass" or "fail"."""
+    """ "error", "pass" or "fail"."""
     return "error" if row.error else "pass" if row.success else "fail"
 
 
@@ -81,7 +81,7 @@ def fold(text: str, cls: str = "") -> str:
     lines = text.count("\n") + 1
     if len(text) <= FOLD_CHARS and lines <= FOLD_LINES:
         return f'<pre class="{cls}">{e(text)}</pre>{cut}'
-    preview = "\n".join(text[:FOLD_CHARS // 2].split("\n")[:4])
+    preview = "\n".join(text[: FOLD_CHARS // 2].split("\n")[:4])
     return (
         f'<div class="fold"><pre class="{cls} preview">{e(preview)}…</pre>'
         f'<details><summary>show all ({len(text):,} characters, {lines:,} lines)</summary><pre class="{cls}">{e(text)}</pre></details>{cut}</div>'
@@ -113,7 +113,9 @@ def timeline(trace: SessionTrace | None) -> str:
         if turn.duration_ms is not None:
             facts.append(fmt.value(turn.duration_ms, "ms"))
         events = "".join(event_html(ev) for ev in turn.events)
-        out.append(f'<section class="turn"><h3>Turn {turn.number} <span class="note">{e(" · ".join(facts))}</span></h3>{events}</section>')
+        out.append(
+            f'<section class="turn"><h3>Turn {turn.number} <span class="note">{e(" · ".join(facts))}</span></h3>{events}</section>'
+        )
     return "".join(out)
 
 
@@ -122,7 +124,9 @@ def event_html(event: Any) -> str:
     if isinstance(event, ToolCallEvent):
         return _tool_call(event)
     if isinstance(event, ReasoningEvent):
-        facts = f"~{event.token_count:,} tokens (estimated)" + (f" · {fmt.value(event.duration_ms, 'ms')}" if event.duration_ms else "")
+        facts = f"~{event.token_count:,} tokens (estimated)" + (
+            f" · {fmt.value(event.duration_ms, 'ms')}" if event.duration_ms else ""
+        )
         return f'<div class="ev reasoning"><span class="kind">reasoning</span> <span class="note">{e(facts)}</span>{fold(event.content)}</div>'
     if isinstance(event, TextOutputEvent):
         return f'<div class="ev text"><span class="kind">text</span> <span class="note">~{event.token_count:,} tokens (estimated)</span>{fold(event.content)}</div>'
@@ -183,7 +187,11 @@ def metrics_html(row: ProfileRow) -> str:
         ("Provider", row.provider), ("Session", row.session_id), ("Output valid", "yes" if row.output_valid else "no"),
         *((f"{k}", _metric_text(v)) for k, v in sorted(row.extensions.items())),
     ]  # fmt: skip
-    return '<dl class="facts">' + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in items) + "</dl>"
+    return (
+        '<dl class="facts">'
+        + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in items)
+        + "</dl>"
+    )
 
 
 def checkpoints_html(details: Sequence[CheckpointResult]) -> str:
@@ -192,24 +200,37 @@ def checkpoints_html(details: Sequence[CheckpointResult]) -> str:
         return '<p class="note">The scorer reported no checks.</p>'
     rows = []
     for check in details:
-        mark = '<span class="badge pass">passed</span>' if check.passed else '<span class="badge fail">failed</span>'
+        mark = (
+            '<span class="badge pass">passed</span>'
+            if check.passed
+            else '<span class="badge fail">failed</span>'
+        )
         rows.append(
             f'<tr class="{"pass" if check.passed else "fail"}"><td class="l"><code>{e(check.id)}</code></td><td class="l">{e(check.description)}</td>'
             f'<td class="l">{mark}</td><td class="l wide">{fold(as_text(check.actual))}</td>'
             f'<td class="l wide">{fold(as_text(check.expected))}</td><td class="l">{e(check.error or "")}</td></tr>'
         )
-    return table(["Check", "Description", "Result", "Actual", "Expected", "Error"], rows, "checks")
+    return table(
+        ["Check", "Description", "Result", "Actual", "Expected", "Error"],
+        rows,
+        "checks",
+    )
 
 
 def findings_html(bundle: SessionAnalysisBundle | None) -> str:
     """The analyzers' findings, one table per analyzer."""
     if bundle is None or not bundle.results:
         return '<p class="note">No analyzer results for this session.</p>'
-    return "".join(_analyzer(name, result) for name, result in sorted(bundle.results.items()))
+    return "".join(
+        _analyzer(name, result) for name, result in sorted(bundle.results.items())
+    )
 
 
 def _analyzer(name: str, result: AnalysisResult) -> str:
-    rows = [f'<tr><td class="l">{e(key)}</td><td class="l wide">{finding_html(f)}</td></tr>' for key, f in result.findings.items()]
+    rows = [
+        f'<tr><td class="l">{e(key)}</td><td class="l wide">{finding_html(f)}</td></tr>'
+        for key, f in result.findings.items()
+    ]
     summary = f'<p class="note">{e(result.summary)}</p>' if result.summary else ""
     return f'<div class="analyzer"><h3>{e(name)}</h3>{summary}{table(["Finding", "Value"], rows, "findings")}</div>'
 
@@ -223,11 +244,21 @@ def finding_html(finding: Any) -> str:
     if isinstance(finding, StringFinding):
         return fold(finding.value)
     if isinstance(finding, ListFinding):
-        return "<ul>" + "".join(f"<li>{e(v)}</li>" for v in finding.values) + "</ul>" if finding.values else "–"
+        return (
+            "<ul>" + "".join(f"<li>{e(v)}</li>" for v in finding.values) + "</ul>"
+            if finding.values
+            else "–"
+        )
     if isinstance(finding, TableFinding):
         if not finding.rows:
             return "–"
-        return table([e(h) for h in finding.headers], ["<tr>" + "".join(f'<td class="l">{e(c)}</td>' for c in r) + "</tr>" for r in finding.rows])
+        return table(
+            [e(h) for h in finding.headers],
+            [
+                "<tr>" + "".join(f'<td class="l">{e(c)}</td>' for c in r) + "</tr>"
+                for r in finding.rows
+            ],
+        )
     return e(finding)
 
 
@@ -237,16 +268,25 @@ def finding_html(finding: Any) -> str:
 def session_title(cell: Cell) -> str:
     """``scenario · mode · iteration N`` (and the model, when there is one)."""
     model, mode, scenario, iteration = cell
-    return f"{scenario} · {mode} · iteration {iteration}" + (f" · {model}" if model else "")
+    return f"{scenario} · {mode} · iteration {iteration}" + (
+        f" · {model}" if model else ""
+    )
 
 
 def _tokens_note(row: Any) -> str:
     """Why the turns' tokens do not add up to the row's: they are the events' estimates, the row has the provider's count."""
-    return (f'<p class="note tokens-note">Token counts of turns and events marked "estimated" come from the events\' text; '
-            f"the session's {row.tokens.total:,} tokens are the provider's count (prompts and tool results included).</p>")
+    return (
+        f'<p class="note tokens-note">Token counts of turns and events marked "estimated" come from the events\' text; '
+        f"the session's {row.tokens.total:,} tokens are the provider's count (prompts and tool results included).</p>"
+    )
 
 
-def session_page(run: RunView, session: Session, other_modes: Sequence[str], contrast: Cell | None = None) -> str:
+def session_page(
+    run: RunView,
+    session: Session,
+    other_modes: Sequence[str],
+    contrast: Cell | None = None,
+) -> str:
     """One session: outcome, error, metrics, checks, findings, timeline; links to it beside another mode, and beside
     a session of the same scenario that ended the other way (``contrast``)."""
     row = session.row
@@ -259,19 +299,42 @@ def session_page(run: RunView, session: Session, other_modes: Sequence[str], con
              f'{e(row.completion_reason)} · {e(fmt.value(row.timing.wall_ms, "ms"))} · {row.tokens.total:,} tokens · '
              f'{e(row_cost(row, parts=False))}</p>']  # fmt: skip
     if pair_links:
-        parts.append(f'<p class="files">Same scenario and iteration: {" · ".join(pair_links)}</p>')
+        parts.append(
+            f'<p class="files">Same scenario and iteration: {" · ".join(pair_links)}</p>'
+        )
     if contrast is not None:
-        query = {"model": model, "scenario": scenario, "iteration": iteration, "a": mode, "b": contrast[1], "ib": contrast[3]}
+        query = {
+            "model": model,
+            "scenario": scenario,
+            "iteration": iteration,
+            "a": mode,
+            "b": contrast[1],
+            "ib": contrast[3],
+        }
         other = "a passed session" if outcome_of(row) != "pass" else "a failed session"
-        parts.append(f'<p class="files">Same scenario: <a class="contrast" href="pair?{e(urlencode(query))}">beside {other} '
-                     f"({e(contrast[1])}, iteration {contrast[3]})</a></p>")
+        parts.append(
+            f'<p class="files">Same scenario: <a class="contrast" href="pair?{e(urlencode(query))}">beside {other} '
+            f"({e(contrast[1])}, iteration {contrast[3]})</a></p>"
+        )
     if row.error:
-        parts.append(f'<section id="error" class="error-box"><h2>Error{f" ({e(row.error_code)})" if row.error_code else ""}</h2>{fold(row.error)}</section>')
-    parts += [f'<ul class="note problems">{"".join(f"<li>{e(p)}</li>" for p in session.problems)}</ul>' if session.problems else ""]
-    parts.append(f'<section id="checks"><h2>Checks</h2>{checkpoints_html(row.checkpoint_details)}</section>')
-    parts.append(f'<section id="timeline"><h2>Timeline</h2>{_tokens_note(row)}{timeline(session.trace)}</section>')
+        parts.append(
+            f'<section id="error" class="error-box"><h2>Error{f" ({e(row.error_code)})" if row.error_code else ""}</h2>{fold(row.error)}</section>'
+        )
+    parts += [
+        f'<ul class="note problems">{"".join(f"<li>{e(p)}</li>" for p in session.problems)}</ul>'
+        if session.problems
+        else ""
+    ]
+    parts.append(
+        f'<section id="checks"><h2>Checks</h2>{checkpoints_html(row.checkpoint_details)}</section>'
+    )
+    parts.append(
+        f'<section id="timeline"><h2>Timeline</h2>{_tokens_note(row)}{timeline(session.trace)}</section>'
+    )
     parts.append(f'<section id="metrics"><h2>Metrics</h2>{metrics_html(row)}</section>')
-    parts.append(f'<section id="findings"><h2>Analyzers</h2>{findings_html(session.bundle)}</section>')
+    parts.append(
+        f'<section id="findings"><h2>Analyzers</h2>{findings_html(session.bundle)}</section>'
+    )
     crumbs = [("Runs", "/"), (run.key, "./"), (session_title(session.cell), None)]
     return layout(session_title(session.cell), "".join(parts), crumbs)
 
@@ -291,8 +354,17 @@ _COMPARED = (
 
 def pair_page(run: RunView, left: Session, right: Session) -> str:
     """Two sessions of one scenario side by side: their numbers, checks and workspace diffs, then their turns, row by row."""
-    rows = [f'<tr><td class="l">{e(name)}</td><td class="l">{e(get(left.row))}</td><td class="l">{e(get(right.row))}</td></tr>' for name, get in _COMPARED]
-    header = ["", *(f'<a href="session?{e(session_query(*s.cell))}">{e(_side_name(s))}</a>' for s in (left, right))]
+    rows = [
+        f'<tr><td class="l">{e(name)}</td><td class="l">{e(get(left.row))}</td><td class="l">{e(get(right.row))}</td></tr>'
+        for name, get in _COMPARED
+    ]
+    header = [
+        "",
+        *(
+            f'<a href="session?{e(session_query(*s.cell))}">{e(_side_name(s))}</a>'
+            for s in (left, right)
+        ),
+    ]
     columns = "".join(
         f'<div class="side"><h2>{e(_side_name(s))} <span class="badge {outcome_of(s.row)}">{outcome_of(s.row)}</span></h2>'
         + (f'<div class="error-box">{fold(s.row.error)}</div>' if s.row.error else "")
@@ -300,8 +372,16 @@ def pair_page(run: RunView, left: Session, right: Session) -> str:
         for s in (left, right)
     )
     model, _mode, scenario, _iteration = left.cell
-    title = f"{scenario}" + (f" · {model}" if model else "") + f": {_side_name(left)} beside {_side_name(right)}"
-    body = table(header, rows, "pair") + f'<div class="sides">{columns}</div>' + turns_side_by_side(left.trace, right.trace)
+    title = (
+        f"{scenario}"
+        + (f" · {model}" if model else "")
+        + f": {_side_name(left)} beside {_side_name(right)}"
+    )
+    body = (
+        table(header, rows, "pair")
+        + f'<div class="sides">{columns}</div>'
+        + turns_side_by_side(left.trace, right.trace)
+    )
     return layout(title, body, [("Runs", "/"), (run.key, "./"), (title, None)])
 
 
@@ -316,7 +396,11 @@ def workspace_html(trace: SessionTrace | None) -> str:
     if ws is None:
         return '<p class="note">Not recorded (no trace, or a run from before workspaces were recorded).</p>'
     if ws.diff_stat is not None:
-        return f'<pre class="diff-stat">{e(ws.diff_stat)}</pre>' if ws.diff_stat.strip() else '<p class="note">No change.</p>'
+        return (
+            f'<pre class="diff-stat">{e(ws.diff_stat)}</pre>'
+            if ws.diff_stat.strip()
+            else '<p class="note">No change.</p>'
+        )
     if ws.files:
         return f'<pre class="files-list">{e(chr(10).join(ws.files))}</pre>'
     return '<p class="note">Empty.</p>'
@@ -338,10 +422,23 @@ def turns_side_by_side(left: SessionTrace | None, right: SessionTrace | None) ->
                 cells.append(f'<div class="none">no turn {n}</div>')
                 continue
             calls = sum(1 for ev in turn.events if isinstance(ev, ToolCallEvent))
-            facts = " · ".join([turn_tokens(turn), f"{calls} tool call{'s' if calls != 1 else ''}"])
-            cells.append(f'<div><h3>Turn {n} <span class="note">{e(facts)}</span></h3>{"".join(event_html(ev) for ev in turn.events)}</div>')
+            facts = " · ".join(
+                [turn_tokens(turn), f"{calls} tool call{'s' if calls != 1 else ''}"]
+            )
+            cells.append(
+                f'<div><h3>Turn {n} <span class="note">{e(facts)}</span></h3>{"".join(event_html(ev) for ev in turn.events)}</div>'
+            )
         out.append(f'<div class="turn-row" data-turn="{n}">{"".join(cells)}</div>')
     return "".join(out) + "</section>"
 
 
-__all__ = ["Session", "as_text", "fold", "pair_page", "session_page", "timeline", "turns_side_by_side", "workspace_html"]
+__all__ = [
+    "Session",
+    "as_text",
+    "fold",
+    "pair_page",
+    "session_page",
+    "timeline",
+    "turns_side_by_side",
+    "workspace_html",
+]

@@ -45,8 +45,16 @@ def turns_of(trace: SessionTrace) -> list[TurnEvents]:
 
     def close(n: int) -> None:
         t = known.get(n)
-        turns.append(TurnEvents(n, tuple(current), t.duration_ms if t else None, t.start_timestamp if t else None, t.end_timestamp if t else None,
-                                getattr(t, "tokens", None)))
+        turns.append(
+            TurnEvents(
+                n,
+                tuple(current),
+                t.duration_ms if t else None,
+                t.start_timestamp if t else None,
+                t.end_timestamp if t else None,
+                getattr(t, "tokens", None),
+            )
+        )
 
     for event in events:
         if isinstance(event, TurnBoundaryEvent):

@@ -16,4 +16,12 @@ if TYPE_CHECKING:  # the recorder (httpx, http.server) loads on first use
 
 __all__ = ["WireRecorder", "WireSession", "WireToolCall", "api_of"]
 
-__getattr__ = lazy_exports(__name__, {"WireRecorder": "recorder", "WireSession": "recorder", "WireToolCall": "apis", "api_of": "apis"})
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "WireRecorder": "recorder",
+        "WireSession": "recorder",
+        "WireToolCall": "apis",
+        "api_of": "apis",
+    },
+)

@@ -81,7 +81,11 @@ class ResponseFacts:
     def tokens(self) -> TokenBreakdown:
         """The usage as a TokenBreakdown."""
         return TokenBreakdown(
-            input=self.input, output=self.output, reasoning=self.reasoning, cache_read=self.cache_read, cache_write=self.cache_write
+            input=self.input,
+            output=self.output,
+            reasoning=self.reasoning,
+            cache_read=self.cache_read,
+            cache_write=self.cache_write,
         )
 
 
@@ -90,7 +94,11 @@ def _str(value: Any, default: str = "") -> str:
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return (
+        value
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0
+        else 0
+    )
 
 
 def _text(content: Any) -> str:
@@ -98,7 +106,11 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [p.get("text") or p.get("output") or "" for p in content if isinstance(p, dict)]
+        parts = [
+            p.get("text") or p.get("output") or ""
+            for p in content
+            if isinstance(p, dict)
+        ]
         return "".join(p for p in parts if isinstance(p, str))
     return "" if content is None else json.dumps(content)
 
@@ -115,24 +127,44 @@ def parse_request(api: WireApi, body: Any) -> RequestFacts:
     facts.stream = body.get("stream") is True
     for tool in body.get("tools") or ():
         if isinstance(tool, dict):
-            function = tool["function"] if isinstance(tool.get("function"), dict) else tool
+            function = (
+                tool["function"] if isinstance(tool.get("function"), dict) else tool
+            )
             name = function.get("name") or tool.get("type")
             if isinstance(name, str):
                 facts.tools.append(name)
     if api == "openai-chat":
         for message in body.get("messages") or ():
-            if isinstance(message, dict) and message.get("role") == "tool" and isinstance(message.get("tool_call_id"), str):
-                facts.tool_results[message["tool_call_id"]] = _text(message.get("content"))
+            if (
+                isinstance(message, dict)
+                and message.get("role") == "tool"
+                and isinstance(message.get("tool_call_id"), str)
+            ):
+                facts.tool_results[message["tool_call_id"]] = _text(
+                    message.get("content")
+                )
     elif api == "openai-responses":
-        for item in body.get("input") or () if isinstance(body.get("input"), list) else ():
-            if isinstance(item, dict) and item.get("type") == "function_call_output" and isinstance(item.get("call_id"), str):
+        for item in (
+            body.get("input") or () if isinstance(body.get("input"), list) else ()
+        ):
+            if (
+                isinstance(item, dict)
+                and item.get("type") == "function_call_output"
+                and isinstance(item.get("call_id"), str)
+            ):
                 facts.tool_results[item["call_id"]] = _text(item.get("output"))
     else:
         for message in body.get("messages") or ():
             content = message.get("content") if isinstance(message, dict) else None
             for block in content if isinstance(content, list) else ():
-                if isinstance(block, dict) and block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                    facts.tool_results[block["tool_use_id"]] = _text(block.get("content"))
+                if (
+                    isinstance(block, dict)
+                    and block.get("type") == "tool_result"
+                    and isinstance(block.get("tool_use_id"), str)
+                ):
+                    facts.tool_results[block["tool_use_id"]] = _text(
+                        block.get("content")
+                    )
     return facts
 
 
@@ -155,7 +187,13 @@ def parse_response(api: WireApi, body: Any) -> ResponseFacts:
                 facts.text += _text(message.get("content"))
                 for call in message.get("tool_calls") or ():
                     function = call.get("function") or {}
-                    facts.tool_calls.append(WireToolCall(str(call.get("id", "")), str(function.get("name", "")), str(function.get("arguments") or "")))
+                    facts.tool_calls.append(
+                        WireToolCall(
+                            str(call.get("id", "")),
+                            str(function.get("name", "")),
+                            str(function.get("arguments") or ""),
+                        )
+                    )
     elif api == "openai-responses":
         _responses_output(facts, body)
     else:
@@ -164,7 +202,13 @@ def parse_response(api: WireApi, body: Any) -> ResponseFacts:
             if isinstance(block, dict) and block.get("type") == "text":
                 facts.text += str(block.get("text", ""))
             elif isinstance(block, dict) and block.get("type") == "tool_use":
-                facts.tool_calls.append(WireToolCall(str(block.get("id", "")), str(block.get("name", "")), json.dumps(block.get("input", {}))))
+                facts.tool_calls.append(
+                    WireToolCall(
+                        str(block.get("id", "")),
+                        str(block.get("name", "")),
+                        json.dumps(block.get("input", {})),
+                    )
+                )
     return facts
 
 
@@ -172,7 +216,9 @@ def _chat_usage(facts: ResponseFacts, usage: Any) -> None:
     if not isinstance(usage, dict):
         return
     cached = _int((usage.get("prompt_tokens_details") or {}).get("cached_tokens"))
-    reasoning = _int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens"))
+    reasoning = _int(
+        (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
+    )
     facts.cache_read, facts.reasoning = cached, reasoning
     facts.input = max(_int(usage.get("prompt_tokens")) - cached, 0)
     facts.output = max(_int(usage.get("completion_tokens")) - reasoning, 0)
@@ -183,7 +229,9 @@ def _responses_output(facts: ResponseFacts, response: dict[str, Any]) -> None:
     usage = response.get("usage")
     if isinstance(usage, dict):
         cached = _int((usage.get("input_tokens_details") or {}).get("cached_tokens"))
-        reasoning = _int((usage.get("output_tokens_details") or {}).get("reasoning_tokens"))
+        reasoning = _int(
+            (usage.get("output_tokens_details") or {}).get("reasoning_tokens")
+        )
         facts.cache_read, facts.reasoning = cached, reasoning
         facts.input = max(_int(usage.get("input_tokens")) - cached, 0)
         facts.output = max(_int(usage.get("output_tokens")) - reasoning, 0)
@@ -194,14 +242,25 @@ def _responses_output(facts: ResponseFacts, response: dict[str, Any]) -> None:
         if item.get("type") == "message":
             facts.text += _text(item.get("content"))
         elif item.get("type") == "function_call":
-            facts.tool_calls.append(WireToolCall(str(item.get("call_id", "")), str(item.get("name", "")), str(item.get("arguments") or "")))
+            facts.tool_calls.append(
+                WireToolCall(
+                    str(item.get("call_id", "")),
+                    str(item.get("name", "")),
+                    str(item.get("arguments") or ""),
+                )
+            )
 
 
 def _anthropic_usage(facts: ResponseFacts, usage: Any) -> None:
     if not isinstance(usage, dict):
         return
     # A stream's message_delta repeats only what changed: keep what it does not carry.
-    for field, key in (("input", "input_tokens"), ("output", "output_tokens"), ("cache_read", "cache_read_input_tokens"), ("cache_write", "cache_creation_input_tokens")):
+    for field, key in (
+        ("input", "input_tokens"),
+        ("output", "output_tokens"),
+        ("cache_read", "cache_read_input_tokens"),
+        ("cache_write", "cache_creation_input_tokens"),
+    ):
         if key in usage:
             setattr(facts, field, _int(usage[key]))
 
@@ -252,7 +311,11 @@ class StreamReader:
                 content = True
             for piece in delta.get("tool_calls") or ():
                 content = True
-                index = piece.get("index", len(self._calls)) if isinstance(piece, dict) else len(self._calls)
+                index = (
+                    piece.get("index", len(self._calls))
+                    if isinstance(piece, dict)
+                    else len(self._calls)
+                )
                 if index not in self._calls:
                     self._calls[index] = WireToolCall(str(piece.get("id") or ""), "")
                     self.facts.tool_calls.append(self._calls[index])
@@ -265,9 +328,16 @@ class StreamReader:
     def _responses(self, event: dict[str, Any]) -> bool:
         kind = str(event.get("type", ""))
         response = event.get("response")
-        if isinstance(response, dict) and kind in ("response.created", "response.in_progress"):
+        if isinstance(response, dict) and kind in (
+            "response.created",
+            "response.in_progress",
+        ):
             self.facts.model = _str(response.get("model"), self.facts.model)
-        if isinstance(response, dict) and kind in ("response.completed", "response.incomplete", "response.failed"):
+        if isinstance(response, dict) and kind in (
+            "response.completed",
+            "response.incomplete",
+            "response.failed",
+        ):
             _responses_output(self.facts, response)
             if kind == "response.failed" and isinstance(response.get("error"), dict):
                 self.facts.error = str(response["error"].get("message"))
@@ -281,10 +351,14 @@ class StreamReader:
             _anthropic_usage(self.facts, message.get("usage"))
         elif kind == "message_delta":
             _anthropic_usage(self.facts, event.get("usage"))
-        elif kind == "content_block_start" and isinstance(event.get("content_block"), dict):
+        elif kind == "content_block_start" and isinstance(
+            event.get("content_block"), dict
+        ):
             block = event["content_block"]
             if block.get("type") == "tool_use":
-                call = WireToolCall(str(block.get("id", "")), str(block.get("name", "")))
+                call = WireToolCall(
+                    str(block.get("id", "")), str(block.get("name", ""))
+                )
                 self._calls[int(event.get("index", len(self._calls)))] = call
                 self.facts.tool_calls.append(call)
         elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
@@ -299,4 +373,13 @@ class StreamReader:
         return False
 
 
-__all__ = ["RequestFacts", "ResponseFacts", "StreamReader", "WireApi", "WireToolCall", "api_of", "parse_request", "parse_response"]
+__all__ = [
+    "RequestFacts",
+    "ResponseFacts",
+    "StreamReader",
+    "WireApi",
+    "WireToolCall",
+    "api_of",
+    "parse_request",
+    "parse_response",
+]

@@ -49,8 +49,20 @@ __all__ = ["WireRecorder", "WireSession"]
 
 #: Headers of one hop only (RFC 9110 §7.6.1), never forwarded; the lengths are set again by each side.
 _HOP = frozenset(
-    {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding",
-     "upgrade", "host", "content-length", "accept-encoding", "content-encoding"}
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "accept-encoding",
+        "content-encoding",
+    }
 )
 
 
@@ -72,11 +84,21 @@ class WireSession:
     _lock: threading.Lock = attrs.field(factory=threading.Lock)
     _last_digest: str = ""
 
-    def add(self, event: ModelCallEvent, digest: str, request: RequestFacts, response: ResponseFacts) -> None:
+    def add(
+        self,
+        event: ModelCallEvent,
+        digest: str,
+        request: RequestFacts,
+        response: ResponseFacts,
+    ) -> None:
         """Keep one finished call; a repeat of a failed request is counted as its next attempt."""
         with self._lock:
             previous = self.calls[-1] if self.calls else None
-            if previous is not None and digest == self._last_digest and (previous.status == 0 or previous.status >= 400):
+            if (
+                previous is not None
+                and digest == self._last_digest
+                and (previous.status == 0 or previous.status >= 400)
+            ):
                 event = attrs.evolve(event, attempt=previous.attempt + 1)
             self._last_digest = digest
             self.calls.append(event)
@@ -94,18 +116,30 @@ class WireSession:
 class WireRecorder:
     """A recording proxy to one model endpoint; a session asks :meth:`open` for its base URL."""
 
-    def __init__(self, endpoint: str, *, api: str | None = None, timeout_s: float = 600.0) -> None:
+    def __init__(
+        self, endpoint: str, *, api: str | None = None, timeout_s: float = 600.0
+    ) -> None:
         """``endpoint``: the real model's base URL; ``api``: the API of its calls when its paths do not tell."""
         parts = urlsplit(endpoint)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ConfigError(f"wire: the model endpoint {endpoint!r} is not an http(s) URL")
-        if api is not None and api not in ("openai-chat", "openai-responses", "anthropic"):
-            raise ConfigError(f"wire: api: expected one of openai-chat, openai-responses, anthropic, got {api!r}")
+            raise ConfigError(
+                f"wire: the model endpoint {endpoint!r} is not an http(s) URL"
+            )
+        if api is not None and api not in (
+            "openai-chat",
+            "openai-responses",
+            "anthropic",
+        ):
+            raise ConfigError(
+                f"wire: api: expected one of openai-chat, openai-responses, anthropic, got {api!r}"
+            )
         self.endpoint = endpoint
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self.path = parts.path.rstrip("/")
         self.api = api
-        self.client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=10.0), follow_redirects=False)
+        self.client = httpx.Client(
+            timeout=httpx.Timeout(timeout_s, connect=10.0), follow_redirects=False
+        )
         self.sessions: dict[str, WireSession] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
@@ -120,7 +154,9 @@ class WireRecorder:
     def start(self) -> WireRecorder:
         """Serve from a daemon thread."""
         if self._thread is None:
-            self._thread = threading.Thread(target=self._server.serve_forever, name="wire-recorder", daemon=True)
+            self._thread = threading.Thread(
+                target=self._server.serve_forever, name="wire-recorder", daemon=True
+            )
             self._thread.start()
         return self
 
@@ -142,7 +178,9 @@ class WireRecorder:
     def open(self) -> WireSession:
         """A new session: its own path on the recorder, and the base URL its agent is given."""
         token = secrets.token_hex(8)
-        session = WireSession(token=token, base_url=f"http://127.0.0.1:{self.port}/s/{token}{self.path}")
+        session = WireSession(
+            token=token, base_url=f"http://127.0.0.1:{self.port}/s/{token}{self.path}"
+        )
         self.sessions[token] = session
         return session
 
@@ -180,11 +218,22 @@ def _sse_events(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, list[str]]]:
         pending += chunk
         datas: list[str] = []
         while True:
-            cut = min((i for i in (pending.find(b"\n\n"), pending.find(b"\r\n\r\n")) if i >= 0), default=-1)
+            cut = min(
+                (
+                    i
+                    for i in (pending.find(b"\n\n"), pending.find(b"\r\n\r\n"))
+                    if i >= 0
+                ),
+                default=-1,
+            )
             if cut < 0:
                 break
             block, pending = pending[:cut], pending[cut:].lstrip(b"\r\n")
-            lines = [line[5:].lstrip() for line in block.decode("utf-8", "replace").splitlines() if line.startswith("data:")]
+            lines = [
+                line[5:].lstrip()
+                for line in block.decode("utf-8", "replace").splitlines()
+                if line.startswith("data:")
+            ]
             if lines:
                 datas.append("\n".join(lines))
         yield chunk, datas
@@ -196,7 +245,9 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: Any
 
-    def log_message(self, format: str, *args: Any) -> None:  # the recorder's records replace the access log
+    def log_message(
+        self, format: str, *args: Any
+    ) -> None:  # the recorder's records replace the access log
         pass
 
     def do_POST(self) -> None:
@@ -217,25 +268,62 @@ class _Handler(BaseHTTPRequestHandler):
         session = recorder.sessions.get(token) if self.path.startswith("/s/") else None
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if session is None:
-            self.answer(404, {"error": {"message": "wire: no such session on the recorder", "type": "not_found"}})
+            self.answer(
+                404,
+                {
+                    "error": {
+                        "message": "wire: no such session on the recorder",
+                        "type": "not_found",
+                    }
+                },
+            )
             return
-        headers = _with_key([(k, v) for k, v in self.headers.items() if k.lower() not in _HOP], session.api_key)
+        headers = _with_key(
+            [(k, v) for k, v in self.headers.items() if k.lower() not in _HOP],
+            session.api_key,
+        )
         url = f"{recorder.origin}/{rest}"
         api = api_of(rest, recorder.api)
         if api is None or self.command != "POST":
-            self.relay(recorder, url, headers, body)  # a model list, a health check: passed on, not recorded
+            self.relay(
+                recorder, url, headers, body
+            )  # a model list, a health check: passed on, not recorded
             return
         self.call(recorder, session, api, url, headers, body)
 
-    def relay(self, recorder: WireRecorder, url: str, headers: list[tuple[str, str]], body: bytes) -> None:
+    def relay(
+        self,
+        recorder: WireRecorder,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+    ) -> None:
         try:
-            response = recorder.client.request(self.command, url, headers=headers, content=body)
+            response = recorder.client.request(
+                self.command, url, headers=headers, content=body
+            )
         except httpx.HTTPError as exc:
-            self.answer(502, {"error": {"message": f"wire: cannot reach the model endpoint {recorder.origin}: {exc}", "type": "wire"}})
+            self.answer(
+                502,
+                {
+                    "error": {
+                        "message": f"wire: cannot reach the model endpoint {recorder.origin}: {exc}",
+                        "type": "wire",
+                    }
+                },
+            )
             return
         self.send(response.status_code, response.headers, response.content)
 
-    def call(self, recorder: WireRecorder, session: WireSession, api: WireApi, url: str, headers: list[tuple[str, str]], body: bytes) -> None:
+    def call(
+        self,
+        recorder: WireRecorder,
+        session: WireSession,
+        api: WireApi,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+    ) -> None:
         started_wall, started = datetime.now(UTC), time.monotonic()
         try:
             request = parse_request(api, json.loads(body or b"null"))
@@ -244,7 +332,9 @@ class _Handler(BaseHTTPRequestHandler):
         response = ResponseFacts()
         status, ttft = 0, None
         try:
-            with recorder.client.stream("POST", url, headers=headers, content=body) as upstream:
+            with recorder.client.stream(
+                "POST", url, headers=headers, content=body
+            ) as upstream:
                 status = upstream.status_code
                 if "text/event-stream" in upstream.headers.get("content-type", ""):
                     ttft = self.stream(api, upstream, response, started)
@@ -254,24 +344,45 @@ class _Handler(BaseHTTPRequestHandler):
                     try:
                         response = parse_response(api, json.loads(content or b"null"))
                     except ValueError:
-                        response.error = None if status < 400 else content[:200].decode("utf-8", "replace")
+                        response.error = (
+                            None
+                            if status < 400
+                            else content[:200].decode("utf-8", "replace")
+                        )
         except httpx.HTTPError as exc:
             response.error = f"cannot reach the model endpoint {recorder.origin}: {exc.__class__.__name__}: {exc}"
             if status == 0:
-                self.answer(502, {"error": {"message": f"wire: {response.error}", "type": "wire"}})
+                self.answer(
+                    502,
+                    {"error": {"message": f"wire: {response.error}", "type": "wire"}},
+                )
         except OSError as exc:  # the agent went away mid-answer
             response.error = response.error or f"the agent closed the connection: {exc}"
         event = ModelCallEvent(
-            api=api, started_at=started_wall.isoformat(), duration_ms=round((time.monotonic() - started) * 1000, 3),
-            ttft_ms=ttft, status=status, stream=request.stream, model_asked=request.model, model=response.model,
-            tokens=response.tokens(), tools=tuple(request.tools), tool_calls=tuple(c.name for c in response.tool_calls),
+            api=api,
+            started_at=started_wall.isoformat(),
+            duration_ms=round((time.monotonic() - started) * 1000, 3),
+            ttft_ms=ttft,
+            status=status,
+            stream=request.stream,
+            model_asked=request.model,
+            model=response.model,
+            tokens=response.tokens(),
+            tools=tuple(request.tools),
+            tool_calls=tuple(c.name for c in response.tool_calls),
             error=response.error if (response.error or status >= 400) else None,
         )
         if status >= 400 and event.error is None:
             event = attrs.evolve(event, error=f"HTTP {status}")
         session.add(event, hashlib.sha256(body).hexdigest(), request, response)
 
-    def stream(self, api: WireApi, upstream: httpx.Response, response: ResponseFacts, started: float) -> float | None:
+    def stream(
+        self,
+        api: WireApi,
+        upstream: httpx.Response,
+        response: ResponseFacts,
+        started: float,
+    ) -> float | None:
         """Pass a server-sent-event stream on as it arrives (chunked), reading its events; the time to first token."""
         self.send_response(upstream.status_code)
         for key, value in upstream.headers.items():
@@ -303,4 +414,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def answer(self, status: int, value: Any) -> None:
-        self.send(status, httpx.Headers({"content-type": "application/json"}), json.dumps(value).encode())
+        self.send(
+            status,
+            httpx.Headers({"content-type": "application/json"}),
+            json.dumps(value).encode(),
+        )

@@ -53,10 +53,18 @@ class Update:
 
 def choose_option(options: Any, policy: str) -> str | None:
     """The ``optionId`` the policy picks among a permission request's options (None: no option fits)."""
-    kinds = ("allow_once", "allow_always") if policy == "allow" else ("reject_once", "reject_always")
+    kinds = (
+        ("allow_once", "allow_always")
+        if policy == "allow"
+        else ("reject_once", "reject_always")
+    )
     for kind in kinds:
         for option in options if isinstance(options, list) else ():
-            if isinstance(option, dict) and option.get("kind") == kind and isinstance(option.get("optionId"), str):
+            if (
+                isinstance(option, dict)
+                and option.get("kind") == kind
+                and isinstance(option.get("optionId"), str)
+            ):
                 return str(option["optionId"])
     return None
 
@@ -93,7 +101,9 @@ class AcpClient:
                     break
                 buffer += chunk
                 if len(buffer) > MAX_LINE:
-                    raise AcpError(f"acp: the agent sent a line longer than {MAX_LINE} bytes")
+                    raise AcpError(
+                        f"acp: the agent sent a line longer than {MAX_LINE} bytes"
+                    )
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
                     if line.strip():
@@ -118,9 +128,13 @@ class AcpClient:
         try:
             message = json.loads(line)
         except ValueError:
-            raise AcpError(f"acp: the agent sent a line that is not JSON-RPC: {line[:200].decode('utf-8', 'replace')!r}") from None
+            raise AcpError(
+                f"acp: the agent sent a line that is not JSON-RPC: {line[:200].decode('utf-8', 'replace')!r}"
+            ) from None
         if not isinstance(message, dict):
-            raise AcpError(f"acp: the agent sent a JSON-RPC message that is not an object: {line[:200].decode('utf-8', 'replace')!r}")
+            raise AcpError(
+                f"acp: the agent sent a JSON-RPC message that is not an object: {line[:200].decode('utf-8', 'replace')!r}"
+            )
         if "method" in message and "id" in message:
             await self._answer(message)
         elif "method" in message:
@@ -134,8 +148,12 @@ class AcpClient:
             return  # extension notifications (``_...``) and ones this client does not use
         params = message.get("params")
         update = params.get("update") if isinstance(params, dict) else None
-        if not isinstance(update, dict) or not isinstance(update.get("sessionUpdate"), str):
-            raise AcpError(f"acp: malformed session/update (expected params.update.sessionUpdate): {json.dumps(message)[:200]}")
+        if not isinstance(update, dict) or not isinstance(
+            update.get("sessionUpdate"), str
+        ):
+            raise AcpError(
+                f"acp: malformed session/update (expected params.update.sessionUpdate): {json.dumps(message)[:200]}"
+            )
         self.updates.append(Update(update=update, at=time.monotonic()))
 
     async def _answer(self, message: dict[str, Any]) -> None:
@@ -144,11 +162,25 @@ class AcpClient:
             chosen = choose_option(params.get("options"), self.policy)
             raw = params.get("toolCall")
             tool: dict[str, Any] = raw if isinstance(raw, dict) else {}
-            self.permissions.append((str(tool.get("title") or tool.get("toolCallId") or "?"), chosen or "cancelled"))
-            outcome = {"outcome": "selected", "optionId": chosen} if chosen else {"outcome": "cancelled"}
-            await self._send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}})
+            self.permissions.append(
+                (
+                    str(tool.get("title") or tool.get("toolCallId") or "?"),
+                    chosen or "cancelled",
+                )
+            )
+            outcome = (
+                {"outcome": "selected", "optionId": chosen}
+                if chosen
+                else {"outcome": "cancelled"}
+            )
+            await self._send(
+                {"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}}
+            )
             return
-        error = {"code": -32601, "message": f"method not found: {method} (the profiler offers no such capability)"}
+        error = {
+            "code": -32601,
+            "message": f"method not found: {method} (the profiler offers no such capability)",
+        }
         await self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
 
     async def _send(self, message: dict[str, Any]) -> None:
@@ -161,7 +193,9 @@ class AcpClient:
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._close("the agent closed its input")
 
-    async def request(self, method: str, params: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+    async def request(
+        self, method: str, params: dict[str, Any], timeout_s: float | None = None
+    ) -> dict[str, Any]:
         """Send one request and wait for its result; an error answer, an exit or a timeout is an AcpError."""
         import trio
 
@@ -169,20 +203,34 @@ class AcpClient:
             raise AcpError(f"acp: cannot send {method}: {self._closed}")
         request_id, self._next_id = self._next_id, self._next_id + 1
         done = self._waiting[request_id] = trio.Event()
-        await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        with trio.move_on_after(timeout_s if timeout_s is not None else float("inf")) as waited:
+        await self._send(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        )
+        with trio.move_on_after(
+            timeout_s if timeout_s is not None else float("inf")
+        ) as waited:
             await done.wait()
         if waited.cancelled_caught:
-            raise AcpError(f"acp: the agent never answered {method} within {timeout_s:g} s")
+            raise AcpError(
+                f"acp: the agent never answered {method} within {timeout_s:g} s"
+            )
         answer = self._answers.pop(request_id, None)
         if answer is None:
-            raise AcpError(f"acp: no answer to {method}: {self._closed or 'the connection ended'}")
+            raise AcpError(
+                f"acp: no answer to {method}: {self._closed or 'the connection ended'}"
+            )
         if "error" in answer:
-            error = answer["error"] if isinstance(answer["error"], dict) else {"message": answer["error"]}
+            error = (
+                answer["error"]
+                if isinstance(answer["error"], dict)
+                else {"message": answer["error"]}
+            )
             raise AcpError(f"acp: {method} failed: {error.get('message') or error}")
         result = answer.get("result")
         if not isinstance(result, dict):
-            raise AcpError(f"acp: {method}: expected a result object, got {json.dumps(result)[:200]}")
+            raise AcpError(
+                f"acp: {method}: expected a result object, got {json.dumps(result)[:200]}"
+            )
         return result
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
@@ -190,14 +238,30 @@ class AcpClient:
         await self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
 
-def check_version(result: dict[str, Any], supported: tuple[int, ...] = SUPPORTED_VERSIONS) -> int:
+def check_version(
+    result: dict[str, Any], supported: tuple[int, ...] = SUPPORTED_VERSIONS
+) -> int:
     """The version of the session: the one the agent chose in its ``initialize`` answer when this client speaks it
     (ACP's negotiation: the client offers its newest, the agent answers it or the newest it speaks); else an AcpError."""
     version = result.get("protocolVersion")
-    if isinstance(version, int) and not isinstance(version, bool) and version in supported:
+    if (
+        isinstance(version, int)
+        and not isinstance(version, bool)
+        and version in supported
+    ):
         return version
     speaks = ", ".join(str(v) for v in sorted(supported))
-    raise AcpError(f"acp: the agent speaks protocol version {version!r}; this client speaks {speaks}")
+    raise AcpError(
+        f"acp: the agent speaks protocol version {version!r}; this client speaks {speaks}"
+    )
 
 
-__all__ = ["PROTOCOL_VERSION", "SUPPORTED_VERSIONS", "AcpClient", "AcpError", "Update", "check_version", "choose_option"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "SUPPORTED_VERSIONS",
+    "AcpClient",
+    "AcpError",
+    "Update",
+    "check_version",
+    "choose_option",
+]

@@ -50,7 +50,11 @@ from .trace import build_trace, tool_kinds
 POLICIES = ("allow", "reject")
 #: ACP's stopReason -> the row's completion reason
 _COMPLETION: dict[str, CompletionReason] = {
-    "end_turn": "stop", "max_tokens": "stop", "max_turn_requests": "tool_limit", "refusal": "stop", "cancelled": "error",
+    "end_turn": "stop",
+    "max_tokens": "stop",
+    "max_turn_requests": "tool_limit",
+    "refusal": "stop",
+    "cancelled": "error",
 }
 
 
@@ -59,7 +63,9 @@ class AcpOptions(AgentOptions):
     """Options of the ``acp`` provider (the shared ones, plus these)."""
 
     #: the ACP command (a string, split as a shell would, or a list); default: the ``agent``'s from the registry
-    command: str | list[str] | None = attrs.field(default=None, validator=check_option, metadata=checked(*COMMAND))
+    command: str | list[str] | None = attrs.field(
+        default=None, validator=check_option, metadata=checked(*COMMAND)
+    )
     #: an agent of the registry (``profiler agents list``): its ACP command, and how it is pointed at the model
     agent: str | None = option(None, *STRING)
     #: how permission requests are answered: ``allow`` or ``reject``
@@ -78,10 +84,16 @@ def _argv(options: AcpOptions, where: str) -> list[str]:
         row = registry().get(options.agent)
         if row is None or not row.acp:
             speaking = ", ".join(n for n, r in registry().items() if r.acp)
-            raise ConfigError(f"{where}: option 'agent': {options.agent!r} is not an ACP agent of the registry (known: {speaking})")
-    command = options.command or (list(registry()[options.agent].acp) if options.agent else None)
+            raise ConfigError(
+                f"{where}: option 'agent': {options.agent!r} is not an ACP agent of the registry (known: {speaking})"
+            )
+    command = options.command or (
+        list(registry()[options.agent].acp) if options.agent else None
+    )
     if not command:
-        raise ConfigError(f"{where}: option 'command' (the agent's ACP command) or 'agent' (a registry name) is required")
+        raise ConfigError(
+            f"{where}: option 'command' (the agent's ACP command) or 'agent' (a registry name) is required"
+        )
     try:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
     except ValueError as exc:
@@ -100,10 +112,24 @@ def _program(argv: list[str], options: AcpOptions, where: str) -> str:
         found: str | None = program if Path(program).is_file() else None
     else:
         row = registry().get(options.agent or "")
-        found = (os.environ.get(row.binary_env) if row is not None and row.program == program else None) or shutil.which(program) or find_installed(program)
+        found = (
+            (
+                os.environ.get(row.binary_env)
+                if row is not None and row.program == program
+                else None
+            )
+            or shutil.which(program)
+            or find_installed(program)
+        )
     if found is None:
-        hint = f"`profiler agents install {options.agent}`" if options.agent else "give its path, or put it on PATH"
-        raise ConfigError(f"{where}: the ACP agent's program {program!r} was not found ({hint})")
+        hint = (
+            f"`profiler agents install {options.agent}`"
+            if options.agent
+            else "give its path, or put it on PATH"
+        )
+        raise ConfigError(
+            f"{where}: the ACP agent's program {program!r} was not found ({hint})"
+        )
     return found
 
 
@@ -129,12 +155,18 @@ class AcpProvider(AgentProvider):
         check_api(options.api, where)
         program = _program(_argv(options, where), options, where)
         self._modes[config.mode] = ModeSetup(
-            options=options, model=config.model, environment=dict(config.environment), binary=program, sandbox=config.sandbox
+            options=options,
+            model=config.model,
+            environment=dict(config.environment),
+            binary=program,
+            sandbox=config.sandbox,
         )
 
     # -- one session -------------------------------------------------------------
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """One ACP conversation: handshake, session, prompt until its ``stopReason``; the program is ended after."""
         import trio
 
@@ -147,14 +179,32 @@ class AcpProvider(AgentProvider):
         wall_ms = round((time.monotonic() - started) * 1000, 3)
         calls = list(live.wire.snapshot()) if live.wire is not None else []
         tokens = wire_metrics(calls, live.params.model, wall_ms, ()).tokens
-        trace, answer = build_trace(live.agent_session_id or live.params.scenario_id, client.updates, wall_ms, tokens)
+        trace, answer = build_trace(
+            live.agent_session_id or live.params.scenario_id,
+            client.updates,
+            wall_ms,
+            tokens,
+        )
         live.trace = trace
-        metrics = wire_metrics(calls, live.params.model, wall_ms, tool_records(trace, tool_kinds(client.updates)))
+        metrics = wire_metrics(
+            calls,
+            live.params.model,
+            wall_ms,
+            tool_records(trace, tool_kinds(client.updates)),
+        )
         completion: CompletionReason = _COMPLETION.get(stop_reason, "stop")
-        error = f"acp: the turn ended with stopReason {stop_reason!r}" if stop_reason in ("cancelled", "refusal") else None
-        return PromptResult(text=answer, metrics=metrics, completion_reason=completion, error=error)
+        error = (
+            f"acp: the turn ended with stopReason {stop_reason!r}"
+            if stop_reason in ("cancelled", "refusal")
+            else None
+        )
+        return PromptResult(
+            text=answer, metrics=metrics, completion_reason=completion, error=error
+        )
 
-    async def _converse(self, live: LiveSession, argv: list[str], env: dict[str, str], text: str) -> tuple[AcpClient, str]:
+    async def _converse(
+        self, live: LiveSession, argv: list[str], env: dict[str, str], text: str
+    ) -> tuple[AcpClient, str]:
         """Start the program (confined when the run is), speak ACP with it, end its process group."""
         if not live.setup.confined:
             return await self._speak(live, argv, env, live.dirs.work, text)
@@ -162,10 +212,23 @@ class AcpProvider(AgentProvider):
 
         settings, job = self.sandbox_job(live, argv, env)
         async with confine(settings, job) as box:
-            return await self._speak(live, list(box.argv), dict(box.env), Path(box.cwd), text, workspace=str(box.cwd))
+            return await self._speak(
+                live,
+                list(box.argv),
+                dict(box.env),
+                Path(box.cwd),
+                text,
+                workspace=str(box.cwd),
+            )
 
     async def _speak(
-        self, live: LiveSession, argv: list[str], env: dict[str, str], cwd: Path, text: str, workspace: str | None = None
+        self,
+        live: LiveSession,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        text: str,
+        workspace: str | None = None,
     ) -> tuple[AcpClient, str]:
         import trio
 
@@ -176,19 +239,44 @@ class AcpProvider(AgentProvider):
         with stderr_path.open("ab") as stderr:
             try:
                 process = await trio.lowlevel.open_process(
-                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env, cwd=cwd, start_new_session=True
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    env=env,
+                    cwd=cwd,
+                    start_new_session=True,
                 )
             except OSError as exc:
-                raise AcpError(f"acp: cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+                raise AcpError(
+                    f"acp: cannot start {argv[0]!r}: {exc.strerror or exc}"
+                ) from None
         track_group(process.pid)
-        client = AcpClient(stdin=process.stdin, stdout=process.stdout, policy=options.permission)
+        client = AcpClient(
+            stdin=process.stdin, stdout=process.stdout, policy=options.permission
+        )
         try:
-            stop_reason = await self._session(live, process, client, text, workspace or str(live.dirs.work), stderr_path)
+            stop_reason = await self._session(
+                live,
+                process,
+                client,
+                text,
+                workspace or str(live.dirs.work),
+                stderr_path,
+            )
         finally:
             await end_process_group(process, options.kill_grace_s)
         return client, stop_reason
 
-    async def _session(self, live: LiveSession, process: Any, client: AcpClient, text: str, workspace: str, stderr_path: Path) -> str:
+    async def _session(
+        self,
+        live: LiveSession,
+        process: Any,
+        client: AcpClient,
+        text: str,
+        workspace: str,
+        stderr_path: Path,
+    ) -> str:
         import trio
 
         options: AcpOptions = live.setup.options
@@ -198,15 +286,28 @@ class AcpProvider(AgentProvider):
                 try:
                     with trio.fail_after(options.handshake_timeout_s):
                         check_version(await client.request("initialize", _initialize()))
-                        session = await client.request("session/new", {"cwd": workspace, "mcpServers": _mcp(options)})
+                        session = await client.request(
+                            "session/new",
+                            {"cwd": workspace, "mcpServers": _mcp(options)},
+                        )
                     session_id = session.get("sessionId")
                     if not isinstance(session_id, str) or not session_id:
-                        raise AcpError(f"acp: session/new answered without a sessionId: {json.dumps(session)[:200]}")
+                        raise AcpError(
+                            f"acp: session/new answered without a sessionId: {json.dumps(session)[:200]}"
+                        )
                     live.agent_session_id = session_id
-                    prompt = [{"type": "text", "text": block} for block in (instructions(live.params, options), text) if block]
-                    result = await client.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+                    prompt = [
+                        {"type": "text", "text": block}
+                        for block in (instructions(live.params, options), text)
+                        if block
+                    ]
+                    result = await client.request(
+                        "session/prompt", {"sessionId": session_id, "prompt": prompt}
+                    )
                 except trio.TooSlowError:
-                    raise AcpError(f"acp: the agent never answered the handshake within {options.handshake_timeout_s:g} s") from None
+                    raise AcpError(
+                        f"acp: the agent never answered the handshake within {options.handshake_timeout_s:g} s"
+                    ) from None
                 except AcpError as exc:
                     if client.closed:
                         raise await _exited(process, stderr_path, exc) from None
@@ -216,7 +317,9 @@ class AcpProvider(AgentProvider):
             raise group.exceptions[0] from None
         stop_reason = result.get("stopReason")
         if not isinstance(stop_reason, str):
-            raise AcpError(f"acp: session/prompt answered without a stopReason: {json.dumps(result)[:200]}")
+            raise AcpError(
+                f"acp: session/prompt answered without a stopReason: {json.dumps(result)[:200]}"
+            )
         return stop_reason
 
     # -- the agent's environment ---------------------------------------------------
@@ -226,21 +329,42 @@ class AcpProvider(AgentProvider):
         options: AcpOptions = live.setup.options
         home = live.dirs.home
         fixed = {
-            "HOME": str(home), "TMPDIR": str(live.dirs.tmp), "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_CACHE_HOME": str(home / ".cache"),
+            "HOME": str(home),
+            "TMPDIR": str(live.dirs.tmp),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_STATE_HOME": str(home / ".local" / "state"),
         }
         url = self.model_url(live)
         if url:
             key = agent_key(live, options, "OPENAI_API_KEY", self.id)
-            fixed |= {"OPENAI_BASE_URL": url, "OPENAI_API_BASE": url, "ANTHROPIC_BASE_URL": url, "OPENAI_API_KEY": key, "ANTHROPIC_API_KEY": key}
+            fixed |= {
+                "OPENAI_BASE_URL": url,
+                "OPENAI_API_BASE": url,
+                "ANTHROPIC_BASE_URL": url,
+                "OPENAI_API_KEY": key,
+                "ANTHROPIC_API_KEY": key,
+            }
         pointer = _POINTERS.get(options.agent or "")
         if pointer is not None:
             fixed |= pointer(live, url)
-        return hide_key(live, child_environment(
-            drop_prefixes=("OPENAI_", "ANTHROPIC_", "OPENCODE_", "CLAUDE_", "CODEX_"), fixed=fixed, options_env=options.env,
-            mode_env=live.setup.environment, confined=live.setup.confined,
-        ))
+        return hide_key(
+            live,
+            child_environment(
+                drop_prefixes=(
+                    "OPENAI_",
+                    "ANTHROPIC_",
+                    "OPENCODE_",
+                    "CLAUDE_",
+                    "CODEX_",
+                ),
+                fixed=fixed,
+                options_env=options.env,
+                mode_env=live.setup.environment,
+                confined=live.setup.confined,
+            ),
+        )
 
 
 async def _exited(process: Any, stderr_path: Path, cause: AcpError) -> AcpError:
@@ -250,11 +374,19 @@ async def _exited(process: Any, stderr_path: Path, cause: AcpError) -> AcpError:
     with trio.move_on_after(2):
         await process.wait()
     try:
-        lines = [line.strip() for line in stderr_path.read_text(errors="replace").splitlines() if line.strip()]
+        lines = [
+            line.strip()
+            for line in stderr_path.read_text(errors="replace").splitlines()
+            if line.strip()
+        ]
     except OSError:
         lines = []
     tail = " | ".join(lines)[-300:]
-    status = f"exited with status {process.returncode}" if process.returncode is not None else "closed its output"
+    status = (
+        f"exited with status {process.returncode}"
+        if process.returncode is not None
+        else "closed its output"
+    )
     why = str(cause).removeprefix("acp: ")
     return AcpError(f"acp: the agent {status} ({why}){': ' + tail if tail else ''}")
 
@@ -263,7 +395,10 @@ def _initialize() -> dict[str, Any]:
     return {
         "protocolVersion": PROTOCOL_VERSION,
         # No file system or terminal of the client's: the agent uses its own tools in the workspace.
-        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+        "clientCapabilities": {
+            "fs": {"readTextFile": False, "writeTextFile": False},
+            "terminal": False,
+        },
         "clientInfo": {"name": "agent-profiler", "version": "1"},
     }
 
@@ -272,8 +407,17 @@ def _mcp(options: AcpOptions) -> list[dict[str, Any]]:
     """The option ``mcp_servers`` as ACP's ``mcpServers`` (stdio servers: command, args, env)."""
     servers = []
     for name, server in options.mcp_servers.items():
-        env = [{"name": k, "value": str(v)} for k, v in (server.get("env") or {}).items()]
-        servers.append({"name": name, "command": server.get("command", ""), "args": list(server.get("args") or []), "env": env})
+        env = [
+            {"name": k, "value": str(v)} for k, v in (server.get("env") or {}).items()
+        ]
+        servers.append(
+            {
+                "name": name,
+                "command": server.get("command", ""),
+                "args": list(server.get("args") or []),
+                "env": env,
+            }
+        )
     return servers
 
 
@@ -285,27 +429,51 @@ def _opencode(live: LiveSession, url: str | None) -> dict[str, str]:
     model = live.params.model
     config: dict[str, Any] = {"autoupdate": False, "share": "disabled"}
     if url:
-        provider_id, _, model_id = model.rpartition("/") if "/" in model else ("profiler", "", model)
+        provider_id, _, model_id = (
+            model.rpartition("/") if "/" in model else ("profiler", "", model)
+        )
         config |= {
             "model": f"{provider_id}/{model_id}",
-            "provider": {provider_id: {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": url, "apiKey": "{env:OPENAI_API_KEY}"},
-                                       "models": {model_id: {"limit": {"context": 200000, "output": 8192}}}}},
+            "provider": {
+                provider_id: {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "options": {"baseURL": url, "apiKey": "{env:OPENAI_API_KEY}"},
+                    "models": {
+                        model_id: {"limit": {"context": 200000, "output": 8192}}
+                    },
+                }
+            },
         }
     else:
         config["model"] = model
-    return {"OPENCODE_CONFIG_CONTENT": json.dumps(config), "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"}
+    return {
+        "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    }
 
 
 def _claude_code(live: LiveSession, url: str | None) -> dict[str, str]:
     """Claude Code's adapter reads the Anthropic variables; these keep it offline but for the model."""
-    env = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "ANTHROPIC_MODEL": live.params.model}
+    env = {
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "ANTHROPIC_MODEL": live.params.model,
+    }
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env["IS_SANDBOX"] = "1"  # as the claude-code provider: the session's folders are the sandbox
+        env["IS_SANDBOX"] = (
+            "1"  # as the claude-code provider: the session's folders are the sandbox
+        )
     return env
 
 
 #: registry agent -> how it is pointed at the model (the registry's ``endpoint`` column says it in prose)
-_POINTERS = {"opencode": _opencode, "opencode-acp": _opencode, "claude-code-acp": _claude_code}
+_POINTERS = {
+    "opencode": _opencode,
+    "opencode-acp": _opencode,
+    "claude-code-acp": _claude_code,
+}
 
 
 __all__ = ["POLICIES", "AcpOptions", "AcpProvider"]

@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...model import ReasoningEvent, SessionTrace, TextOutputEvent, TokenBreakdown, ToolCallEvent, TraceSummary
+from ...model import (
+    ReasoningEvent,
+    SessionTrace,
+    TextOutputEvent,
+    TokenBreakdown,
+    ToolCallEvent,
+    TraceSummary,
+)
 from .protocol import Update
 
 
@@ -46,17 +53,35 @@ class _Tool:
     def event(self) -> ToolCallEvent:
         f = self.fields
         name = self.name
-        output = f.get("rawOutput") if f.get("rawOutput") is not None else _text(f.get("content"))
+        output = (
+            f.get("rawOutput")
+            if f.get("rawOutput") is not None
+            else _text(f.get("content"))
+        )
         failed = f.get("status") == "failed"
         error = (_text(f.get("content")) or "failed") if failed else None
         return ToolCallEvent(
-            name=name, input=f.get("rawInput") if f.get("rawInput") is not None else {"title": f.get("title")},
-            output=output, duration_ms=round((self.end - self.start) * 1000, 3), success=not failed, error=error,
+            name=name,
+            input=f.get("rawInput")
+            if f.get("rawInput") is not None
+            else {"title": f.get("title")},
+            output=output,
+            duration_ms=round((self.end - self.start) * 1000, 3),
+            success=not failed,
+            error=error,
         )
 
 
 #: ACP's tool kinds -> the profiler's tool categories (``tool_calls_category_<name>``)
-KIND_CATEGORIES = {"execute": "shell", "read": "file", "edit": "file", "delete": "file", "move": "file", "search": "search", "fetch": "web"}
+KIND_CATEGORIES = {
+    "execute": "shell",
+    "read": "file",
+    "edit": "file",
+    "delete": "file",
+    "move": "file",
+    "search": "search",
+    "fetch": "web",
+}
 
 
 def tool_kinds(updates: Sequence[Update]) -> dict[str, str]:
@@ -68,12 +93,18 @@ def tool_kinds(updates: Sequence[Update]) -> dict[str, str]:
         call_id = update.get("toolCallId")
         if update.get("sessionUpdate") == "tool_call" and isinstance(call_id, str):
             names[call_id] = str(update.get("title") or update.get("kind") or "tool")
-        if isinstance(call_id, str) and call_id in names and update.get("kind") in KIND_CATEGORIES:
+        if (
+            isinstance(call_id, str)
+            and call_id in names
+            and update.get("kind") in KIND_CATEGORIES
+        ):
             kinds.setdefault(names[call_id], KIND_CATEGORIES[update["kind"]])
     return kinds
 
 
-def build_trace(session_id: str, updates: Sequence[Update], wall_ms: float, tokens: TokenBreakdown) -> tuple[SessionTrace, str]:
+def build_trace(
+    session_id: str, updates: Sequence[Update], wall_ms: float, tokens: TokenBreakdown
+) -> tuple[SessionTrace, str]:
     """The trace of the updates, and the agent's final answer (its last message)."""
     events: list[Any] = []
     tools: dict[str, _Tool] = {}
@@ -86,10 +117,16 @@ def build_trace(session_id: str, updates: Sequence[Update], wall_ms: float, toke
                 previous = events[-1]
                 events[-1] = type(previous)(content=previous.content + text)
             else:
-                events.append(TextOutputEvent(content=text) if kind == "agent_message_chunk" else ReasoningEvent(content=text))
+                events.append(
+                    TextOutputEvent(content=text)
+                    if kind == "agent_message_chunk"
+                    else ReasoningEvent(content=text)
+                )
             if kind == "agent_message_chunk":
                 answer = answer + text if last_kind == kind else text
-        elif kind in ("tool_call", "tool_call_update") and isinstance(update.get("toolCallId"), str):
+        elif kind in ("tool_call", "tool_call_update") and isinstance(
+            update.get("toolCallId"), str
+        ):
             call_id = update["toolCallId"]
             if call_id in tools:
                 tools[call_id].merge(update, item.at)
@@ -97,7 +134,11 @@ def build_trace(session_id: str, updates: Sequence[Update], wall_ms: float, toke
                 tools[call_id] = _Tool(update, item.at)
                 events.append(call_id)  # its place in the order; filled in below
         elif kind == "plan" and isinstance(update.get("entries"), list):
-            lines = [f"- [{e.get('status', '')}] {e.get('content', '')}" for e in update["entries"] if isinstance(e, dict)]
+            lines = [
+                f"- [{e.get('status', '')}] {e.get('content', '')}"
+                for e in update["entries"]
+                if isinstance(e, dict)
+            ]
             events.append(ReasoningEvent(content="Plan:\n" + "\n".join(lines)))
         else:
             continue  # usage, commands, modes: not events of the trace
@@ -109,7 +150,9 @@ def build_trace(session_id: str, updates: Sequence[Update], wall_ms: float, toke
         total_tokens=tokens,
         total_duration=wall_ms,
     )
-    return SessionTrace(session_id=session_id, events=tuple(built), turns=(), summary=summary), answer
+    return SessionTrace(
+        session_id=session_id, events=tuple(built), turns=(), summary=summary
+    ), answer
 
 
 __all__ = ["KIND_CATEGORIES", "build_trace", "tool_kinds"]

@@ -4,4 +4,3 @@ from .config import OpenCodeError, OpenCodeOptions
 from .provider import OpenCodeProvider
 
 __all__ = ["OpenCodeError", "OpenCodeOptions", "OpenCodeProvider"]
-

@@ -66,12 +66,16 @@ class OpenCodeOptions(Record):
     workdir_template: str | None = None
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any], where: str = "provider 'opencode'") -> OpenCodeOptions:
+    def parse(
+        cls, raw: Mapping[str, Any], where: str = "provider 'opencode'"
+    ) -> OpenCodeOptions:
         """Validate a profile's options mapping; a bad one is a ConfigError naming the option."""
         fields = {f.name: f for f in attrs.fields(cls)}
         unknown = sorted(set(raw) - set(fields))
         if unknown:
-            raise ConfigError(f"{where}: unknown option(s) {', '.join(unknown)}; expected some of {', '.join(fields)}")
+            raise ConfigError(
+                f"{where}: unknown option(s) {', '.join(unknown)}; expected some of {', '.join(fields)}"
+            )
         values: dict[str, Any] = {}
         for name, value in raw.items():
             if value is None:
@@ -86,7 +90,11 @@ def _check(name: str, value: Any, default: Any, where: str) -> Any:
         if not isinstance(value, bool):
             raise ConfigError(f"{here}: expected true or false, got {value!r}")
         return value
-    if isinstance(default, int) and not isinstance(default, bool) and not isinstance(default, float):
+    if (
+        isinstance(default, int)
+        and not isinstance(default, bool)
+        and not isinstance(default, float)
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"{here}: expected an integer >= 0, got {value!r}")
         return value
@@ -109,19 +117,25 @@ def find_binary(options: OpenCodeOptions) -> str:
         path = Path(options.binary).expanduser()
         if path.is_file() and os.access(path, os.X_OK):
             return str(path)
-        raise ConfigError(f"provider 'opencode': option 'binary': {options.binary!r} is not an executable file; {INSTALL_HINT}")
+        raise ConfigError(
+            f"provider 'opencode': option 'binary': {options.binary!r} is not an executable file; {INSTALL_HINT}"
+        )
     env = os.environ.get("OPENCODE_BIN")
     if env:
         if Path(env).is_file() and os.access(env, os.X_OK):
             return env
-        raise ConfigError(f"provider 'opencode': OPENCODE_BIN={env!r} is not an executable file; {INSTALL_HINT}")
+        raise ConfigError(
+            f"provider 'opencode': OPENCODE_BIN={env!r} is not an executable file; {INSTALL_HINT}"
+        )
     from ..agents import find_installed
 
     # Then .agents/ of a checkout, or the cache `profiler agents install` fills.
     found = shutil.which("opencode") or find_installed("opencode")
     if found:
         return found
-    raise ConfigError(f"provider 'opencode': the opencode program was not found on PATH; {INSTALL_HINT}")
+    raise ConfigError(
+        f"provider 'opencode': the opencode program was not found on PATH; {INSTALL_HINT}"
+    )
 
 
 def split_model(model: str) -> tuple[str, str]:
@@ -145,7 +159,9 @@ def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]
     return merged
 
 
-def opencode_config(options: OpenCodeOptions, model: str, permissions: PermissionConfig) -> dict[str, Any]:
+def opencode_config(
+    options: OpenCodeOptions, model: str, permissions: PermissionConfig
+) -> dict[str, Any]:
     """The OpenCode config for one server: model, no updates or sharing, permissions, MCP servers, then ``options.config``."""
     split_model(model)
     config: dict[str, Any] = {

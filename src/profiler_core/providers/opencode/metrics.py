@@ -44,11 +44,25 @@ def progress(messages: Sequence[Any]) -> Progress:
     if not assistants:
         return Progress()
     info, parts = _info(assistants[-1]), assistants[-1].get("parts") or []
-    stopped = any(isinstance(p, Mapping) and p.get("type") == "step-finish" and p.get("reason") == "stop" for p in parts)
+    stopped = any(
+        isinstance(p, Mapping)
+        and p.get("type") == "step-finish"
+        and p.get("reason") == "stop"
+        for p in parts
+    )
     error = error_text(info["error"]) if info.get("error") is not None else None
-    completed = isinstance(info.get("time"), Mapping) and info["time"].get("completed") is not None
+    completed = (
+        isinstance(info.get("time"), Mapping)
+        and info["time"].get("completed") is not None
+    )
     finish = info.get("finish") if isinstance(info.get("finish"), str) else None
-    return Progress(done=stopped, error=error, completed=completed, finish=finish, assistant_messages=len(assistants))
+    return Progress(
+        done=stopped,
+        error=error,
+        completed=completed,
+        finish=finish,
+        assistant_messages=len(assistants),
+    )
 
 
 def _info(message: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -64,16 +78,25 @@ def measure(
     retries: Sequence[str] = (),
 ) -> RecordedSession:
     """Result and trace of a session; ``retries`` (messages of retried model calls) become recoverable errors in the trace."""
-    session = session_from_messages(list(messages), session_id=session_id, where=f"opencode session {session_id}")
+    session = session_from_messages(
+        list(messages), session_id=session_id, where=f"opencode session {session_id}"
+    )
     result, trace = session.result, session.trace
     if session.cost_source != "provider":
         # Only OpenCode's own figure is the provider's: pricing is the cost collector's job, with the
         # profile's prices and the full `providerID/modelID` (and it then says "computed" or "unknown").
-        result = attrs.evolve(result, metrics=attrs.evolve(result.metrics, cost=CostBreakdown()))
+        result = attrs.evolve(
+            result, metrics=attrs.evolve(result.metrics, cost=CostBreakdown())
+        )
     if completion_reason is not None:
         result = attrs.evolve(result, completion_reason=completion_reason)
     if retries:
-        notes: list[Any] = [ErrorEvent(message=f"model request retried by OpenCode: {m}", recoverable=True) for m in retries]
+        notes: list[Any] = [
+            ErrorEvent(
+                message=f"model request retried by OpenCode: {m}", recoverable=True
+            )
+            for m in retries
+        ]
         turns: list[Any] = list(trace.turns)
         if turns:
             turns[-1] = attrs.evolve(turns[-1], events=notes + list(turns[-1].events))

@@ -38,7 +38,9 @@ from .config import (
 from .metrics import measure, progress
 from .server import OpenCodeServer, start_server
 
-if TYPE_CHECKING:  # httpx and trio are imported where used: listing the plugins loads neither
+if (
+    TYPE_CHECKING
+):  # httpx and trio are imported where used: listing the plugins loads neither
     import httpx
 
 log = logging.getLogger("agent_profiler")
@@ -106,7 +108,10 @@ def model_endpoint(options: OpenCodeOptions, model: str) -> str:
     url = settings.get("baseURL") if isinstance(settings, dict) else None
     if isinstance(url, str) and url:
         return url
-    return VENDOR_ENDPOINTS.get(provider_id) or f"OpenCode's default for provider {provider_id!r}"
+    return (
+        VENDOR_ENDPOINTS.get(provider_id)
+        or f"OpenCode's default for provider {provider_id!r}"
+    )
 
 
 class OpenCodeProvider:
@@ -148,16 +153,22 @@ class OpenCodeProvider:
         self.workdir = Path(_server_folder(options, config)).expanduser().resolve()
         template = options.workdir_template
         if not self.workdir.is_dir():
-            raise OpenCodeError(f"provider 'opencode': workdir {str(self.workdir)!r} is not a directory")
+            raise OpenCodeError(
+                f"provider 'opencode': workdir {str(self.workdir)!r} is not a directory"
+            )
         if template is not None and not Path(template).expanduser().is_dir():
-            raise OpenCodeError(f"provider 'opencode': option 'workdir_template': {template!r} is not a directory")
+            raise OpenCodeError(
+                f"provider 'opencode': option 'workdir_template': {template!r} is not a directory"
+            )
         if options.base_url:
             url = options.base_url.rstrip("/")
         else:
             server_config = opencode_config(options, config.model, config.permissions)
             endpoints = model_endpoints(options, config.model)
             if getattr(config.sandbox, "wire", True):
-                server_config, endpoints = self._record_wire(server_config, config.model, endpoints)
+                server_config, endpoints = self._record_wire(
+                    server_config, config.model, endpoints
+                )
             self.server = await start_server(
                 find_binary(options),
                 config=server_config,
@@ -170,7 +181,12 @@ class OpenCodeProvider:
                 endpoints=endpoints,
             )
             url = self.server.url
-            log.info("opencode server for mode %r: %s (pid %d)", config.mode, url, self.server.pid)
+            log.info(
+                "opencode server for mode %r: %s (pid %d)",
+                config.mode,
+                url,
+                self.server.pid,
+            )
         # httpx is imported here, not with the module: registering the provider must not load it.
 
         self.client = httpx.AsyncClient(base_url=url, timeout=options.request_timeout_s)
@@ -180,29 +196,46 @@ class OpenCodeProvider:
             await self.shutdown()
             raise
 
-    def _record_wire(self, server_config: dict[str, Any], model: str, endpoints: tuple[str, ...]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    def _record_wire(
+        self, server_config: dict[str, Any], model: str, endpoints: tuple[str, ...]
+    ) -> tuple[dict[str, Any], tuple[str, ...]]:
         """Point the model's provider at a wire recorder forwarding to its ``baseURL`` (none: no recorder)."""
         provider_id = split_model(model)[0]
         provider = (server_config.get("provider") or {}).get(provider_id)
         settings = provider.get("options") if isinstance(provider, dict) else None
         base_url = settings.get("baseURL") if isinstance(settings, dict) else None
         if not isinstance(base_url, str) or not base_url:
-            return server_config, endpoints  # OpenCode's built-in vendor URL: not redirected (docs/wire.md)
+            return (
+                server_config,
+                endpoints,
+            )  # OpenCode's built-in vendor URL: not redirected (docs/wire.md)
         from ...wire import WireRecorder
 
         self.recorder = WireRecorder(base_url).start()
         self.wire = self.recorder.open()
-        redirected = {"provider": {provider_id: {"options": {"baseURL": self.wire.base_url}}}}
-        return deep_merge(server_config, redirected), (self.wire.base_url, *[e for e in endpoints if e != base_url])
+        redirected = {
+            "provider": {provider_id: {"options": {"baseURL": self.wire.base_url}}}
+        }
+        return deep_merge(server_config, redirected), (
+            self.wire.base_url,
+            *[e for e in endpoints if e != base_url],
+        )
 
     async def _check_model(self, model: str) -> None:
         # OpenCode takes a prompt for a model it does not have and then silently never answers.
         provider_id, model_id = split_model(model)
         listing = await self._request("GET", "/config/providers", str(self.workdir))
-        providers = {p.get("id"): p for p in (listing or {}).get("providers", []) if isinstance(p, dict)}
+        providers = {
+            p.get("id"): p
+            for p in (listing or {}).get("providers", [])
+            if isinstance(p, dict)
+        }
         models = (providers.get(provider_id) or {}).get("models") or {}
         if model_id not in models:
-            available = "; ".join(f"{pid}: {', '.join(sorted(p.get('models') or {})[:6])}" for pid, p in sorted(providers.items(), key=lambda kv: str(kv[0])))
+            available = "; ".join(
+                f"{pid}: {', '.join(sorted(p.get('models') or {})[:6])}"
+                for pid, p in sorted(providers.items(), key=lambda kv: str(kv[0]))
+            )
             raise OpenCodeError(
                 f"opencode: model {model!r} is not available (define it in options.config or set its provider's API key "
                 f"in the environment); OpenCode offers {available or 'no model'}"
@@ -233,30 +266,53 @@ class OpenCodeProvider:
     async def create_session(self, params: CreateSessionParams) -> SessionHandle:
         """``POST /session`` (with a title, which spares a title-generation model call)."""
         if params.workspace is not None:
-            owned, directory = None, params.workspace  # the runner's workspace for this session
+            owned, directory = (
+                None,
+                params.workspace,
+            )  # the runner's workspace for this session
         else:
-            owned = await self._new_workdir() if self.options.workdir_per_session else None
+            owned = (
+                await self._new_workdir() if self.options.workdir_per_session else None
+            )
             directory = str(owned or self.workdir)
         try:
             title = f"{params.scenario_id} #{params.iteration} ({params.mode})"
-            created = await self._request("POST", "/session", directory, json={"title": title})
+            created = await self._request(
+                "POST", "/session", directory, json={"title": title}
+            )
         except BaseException:
             _remove(owned)
             raise
         session_id = created.get("id") if isinstance(created, dict) else None
         if not isinstance(session_id, str) or not session_id:
             _remove(owned)
-            raise OpenCodeError(f"opencode: POST /session answered without a session id: {str(created)[:200]}")
-        self.sessions[session_id] = _Session(id=session_id, directory=directory, system=params.system_instructions, owned_dir=owned)
-        return SessionHandle(session_id=session_id, provider=self.id, created_at=datetime.now(UTC).isoformat())
+            raise OpenCodeError(
+                f"opencode: POST /session answered without a session id: {str(created)[:200]}"
+            )
+        self.sessions[session_id] = _Session(
+            id=session_id,
+            directory=directory,
+            system=params.system_instructions,
+            owned_dir=owned,
+        )
+        return SessionHandle(
+            session_id=session_id,
+            provider=self.id,
+            created_at=datetime.now(UTC).isoformat(),
+        )
 
-    async def prompt(self, handle: SessionHandle, text: str, timeout_ms: int | None = None) -> PromptResult:
+    async def prompt(
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """Send the mode's instructions and the prompt, poll until ``stop``; abort on error, timeout or cancel."""
         import trio
 
         session = self._session(handle)
         provider_id, model_id = split_model(self.model)
-        body: dict[str, Any] = {"parts": [{"type": "text", "text": text}], "model": {"providerID": provider_id, "modelID": model_id}}
+        body: dict[str, Any] = {
+            "parts": [{"type": "text", "text": text}],
+            "model": {"providerID": provider_id, "modelID": model_id},
+        }
         if session.system:
             body["system"] = session.system
         if self.options.agent:
@@ -269,7 +325,12 @@ class OpenCodeProvider:
             session.wire_calls = None
         self._running.add(session.id)
         try:
-            await self._request("POST", f"/session/{session.id}/prompt_async", session.directory, json=body)
+            await self._request(
+                "POST",
+                f"/session/{session.id}/prompt_async",
+                session.directory,
+                json=body,
+            )
             with trio.fail_after(timeout_ms / 1000) if timeout_ms else nullcontext():
                 await self._wait(session)
         except BaseException:
@@ -323,12 +384,18 @@ class OpenCodeProvider:
             return  # a server the provider did not start (base_url) is not its to clean
         folder = None
         if self.sessions:  # others still run on this server: only what works in this session's folder is its
-            if any(other.directory == session.directory for other in self.sessions.values()):
+            if any(
+                other.directory == session.directory for other in self.sessions.values()
+            ):
                 return
             folder = session.directory
         ended = self.server.end_session_processes(folder)
         if ended:
-            log.info("opencode: ended %d process(es) session %s left running", ended, session.id)
+            log.info(
+                "opencode: ended %d process(es) session %s left running",
+                ended,
+                session.id,
+            )
 
     # -- polling -----------------------------------------------------------------
 
@@ -344,7 +411,14 @@ class OpenCodeProvider:
         while True:
             await trio.sleep(interval)
             status = await self._status(session)
-            state = progress(await self._request("GET", f"/session/{session.id}/message", session.directory, params={"limit": 2}))
+            state = progress(
+                await self._request(
+                    "GET",
+                    f"/session/{session.id}/message",
+                    session.directory,
+                    params={"limit": 2},
+                )
+            )
             if state.error:
                 raise self._model_failed(f"opencode: model error: {state.error}")
             if state.done:
@@ -354,9 +428,13 @@ class OpenCodeProvider:
             elif not status and (state.completed or not state.assistant_messages):
                 idle_polls += 1
                 if state.assistant_messages and idle_polls >= idle_limit:
-                    raise OpenCodeError(f"opencode: the session went idle without finishing (last finish: {state.finish!r})")
+                    raise OpenCodeError(
+                        f"opencode: the session went idle without finishing (last finish: {state.finish!r})"
+                    )
                 if not state.assistant_messages and idle_polls >= start_limit:
-                    raise self._model_failed(f"opencode: the prompt was accepted but OpenCode never started answering within {NOT_STARTED_S:g} s")
+                    raise self._model_failed(
+                        f"opencode: the prompt was accepted but OpenCode never started answering within {NOT_STARTED_S:g} s"
+                    )
                 continue
             idle_polls = 0
 
@@ -374,20 +452,28 @@ class OpenCodeProvider:
 
     def _model_failed(self, message: str) -> OpenCodeError:
         """An error of the model's answer, naming the model endpoint (OpenCode's own message names none)."""
-        return OpenCodeError(f"{message} (model endpoint: {model_endpoint(self.options, self.model)})")
+        return OpenCodeError(
+            f"{message} (model endpoint: {model_endpoint(self.options, self.model)})"
+        )
 
     async def _status(self, session: _Session) -> dict[str, Any]:
         statuses = await self._request("GET", "/session/status", session.directory)
         status = statuses.get(session.id) if isinstance(statuses, dict) else None
-        return status if isinstance(status, dict) and status.get("type") != "idle" else {}
+        return (
+            status if isinstance(status, dict) and status.get("type") != "idle" else {}
+        )
 
     async def _busy(self, session: _Session) -> bool:
         return bool(await self._status(session))
 
     async def _messages(self, session: _Session) -> list[Any]:
-        messages = await self._request("GET", f"/session/{session.id}/message", session.directory)
+        messages = await self._request(
+            "GET", f"/session/{session.id}/message", session.directory
+        )
         if not isinstance(messages, list):
-            raise OpenCodeError(f"opencode: GET /session/{session.id}/message: expected a list, got {type(messages).__name__}")
+            raise OpenCodeError(
+                f"opencode: GET /session/{session.id}/message: expected a list, got {type(messages).__name__}"
+            )
         return messages
 
     async def _abort(self, session: _Session) -> None:
@@ -398,33 +484,58 @@ class OpenCodeProvider:
             scope.shield = True
             try:
                 if self.client is not None and self._server_alive():
-                    await self._request("POST", f"/session/{session.id}/abort", session.directory)
+                    await self._request(
+                        "POST", f"/session/{session.id}/abort", session.directory
+                    )
             except OpenCodeError as exc:
                 log.warning("opencode: abort of session %s failed: %s", session.id, exc)
 
     # -- plumbing ----------------------------------------------------------------
 
-    async def _request(self, method: str, path: str, directory: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        directory: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+    ) -> Any:
         import httpx
 
         if self.client is None:
-            raise OpenCodeError("opencode: the provider is not initialised (init was not called or the server was shut down)")
+            raise OpenCodeError(
+                "opencode: the provider is not initialised (init was not called or the server was shut down)"
+            )
 
         try:
-            response = await self.client.request(method, path, params={"directory": directory, **(params or {})}, json=json)
+            response = await self.client.request(
+                method,
+                path,
+                params={"directory": directory, **(params or {})},
+                json=json,
+            )
         except httpx.TimeoutException:
-            raise OpenCodeError(f"opencode: {method} {path} got no answer within {self.options.request_timeout_s:g} s") from None
+            raise OpenCodeError(
+                f"opencode: {method} {path} got no answer within {self.options.request_timeout_s:g} s"
+            ) from None
         except httpx.TransportError as exc:
             note = await self._exit_note()
-            raise OpenCodeError(f"opencode: {method} {path} failed: {type(exc).__name__}: {exc}{note}") from None
+            raise OpenCodeError(
+                f"opencode: {method} {path} failed: {type(exc).__name__}: {exc}{note}"
+            ) from None
         if response.status_code >= 400:
-            raise OpenCodeError(f"opencode: {method} {path} answered HTTP {response.status_code}: {response.text[:300]}")
+            raise OpenCodeError(
+                f"opencode: {method} {path} answered HTTP {response.status_code}: {response.text[:300]}"
+            )
         if not response.content:
             return None
         try:
             return response.json()
         except ValueError:
-            raise OpenCodeError(f"opencode: {method} {path} answered non-JSON: {response.text[:200]!r}") from None
+            raise OpenCodeError(
+                f"opencode: {method} {path} answered non-JSON: {response.text[:200]!r}"
+            ) from None
 
     def _server_alive(self) -> bool:
         return self.server is None or self.server.process.poll() is None
@@ -445,18 +556,24 @@ class OpenCodeProvider:
         try:
             return self.sessions[handle.session_id]
         except KeyError:
-            raise OpenCodeError(f"opencode: unknown session {handle.session_id!r}") from None
+            raise OpenCodeError(
+                f"opencode: unknown session {handle.session_id!r}"
+            ) from None
 
     async def _new_workdir(self) -> Path:
         import trio
 
-        target = temporary_folder("profiler-opencode-work-")  # recorded: a killed run's is removed by the next
+        target = temporary_folder(
+            "profiler-opencode-work-"
+        )  # recorded: a killed run's is removed by the next
         source = self.options.workdir_template or self.options.workdir
         if source is None:
             return target  # no template: a fresh, empty directory
         template = Path(source).expanduser()
         # Copied in a worker thread: a big template must not stall the other sessions' polling.
-        await trio.to_thread.run_sync(lambda: shutil.copytree(template, target, symlinks=True, dirs_exist_ok=True))
+        await trio.to_thread.run_sync(
+            lambda: shutil.copytree(template, target, symlinks=True, dirs_exist_ok=True)
+        )
         return target
 
 

@@ -39,7 +39,12 @@ if TYPE_CHECKING:  # trio is imported where used: listing the plugins does not l
 READY = re.compile(r"opencode server listening on (http://\S+)")
 
 #: Variables of the runner's environment that would point OpenCode at the user's own configuration.
-_USER_CONFIG_VARS = ("OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "OPENCODE_CONFIG_CONTENT")
+_USER_CONFIG_VARS = (
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_DIR",
+    "OPENCODE_CONFIG_CONTENT",
+)
+
 
 @attrs.define(eq=False)
 class OpenCodeServer:
@@ -62,7 +67,11 @@ class OpenCodeServer:
     def end_session_processes(self, folder: str | None) -> int:
         """End the processes below the server that appeared after it was ready: those working in ``folder``
         (a session's, while others run), or all of them (``None``: no other session runs); how many."""
-        found = {pid: started for pid, started in descendants(self.pid).items() if self.baseline.get(pid) != started}
+        found = {
+            pid: started
+            for pid, started in descendants(self.pid).items()
+            if self.baseline.get(pid) != started
+        }
         if folder is not None:
             inside = Path(folder).resolve()
             found = {
@@ -97,7 +106,11 @@ _SANDBOX_KEPT = ("PATH", "LANG", "LC_ALL", "TZ", "TERM")
 
 
 def server_environment(
-    home: Path, config: Mapping[str, object], mode_env: Mapping[str, str], *, confined: bool = False
+    home: Path,
+    config: Mapping[str, object],
+    mode_env: Mapping[str, str],
+    *,
+    confined: bool = False,
 ) -> dict[str, str]:
     """The child's environment: the runner's (in a sandbox only ``_SANDBOX_KEPT``), the mode's, then an isolated
     home and the generated config."""
@@ -138,7 +151,11 @@ def settle_plugin_sdk(config_dir: Path) -> None:
     none (docs/providers/opencode.md).
     """
     (config_dir / "node_modules").mkdir(parents=True, exist_ok=True)
-    lock = {"name": "opencode-config", "lockfileVersion": 3, "packages": {"": {"dependencies": {PLUGIN_SDK: "*"}}}}
+    lock = {
+        "name": "opencode-config",
+        "lockfileVersion": 3,
+        "packages": {"": {"dependencies": {PLUGIN_SDK: "*"}}},
+    }
     (config_dir / "package-lock.json").write_text(json.dumps(lock), encoding="utf-8")
 
 
@@ -163,7 +180,9 @@ async def start_server(
     confined = sandbox is not None and sandbox.confined
     env = server_environment(home, config, mode_env, confined=confined)
     if confined and not port:
-        port = _free_port()  # published from the sandbox: the port must be known before it starts
+        port = (
+            _free_port()
+        )  # published from the sandbox: the port must be known before it starts
     command = [binary, "serve", "--port", str(port), "--hostname", "127.0.0.1"]
     if not confined:  # orphans of the sessions' tools are adopted by the server, not by init (module docstring)
         command = [sys.executable, "-I", "-S", "-c", SUBREAPER, *command]
@@ -172,29 +191,54 @@ async def start_server(
         from ...sandbox import Job, confine
         from .._agent_process import program_folders
 
-        assert sandbox is not None  # confined implies a sandbox (narrowing for the type checker)
+        assert (
+            sandbox is not None
+        )  # confined implies a sandbox (narrowing for the type checker)
         # An opencode installed under the home, /tmp or a hidden folder is shown read-only, as the other agents are.
-        shown = tuple(program_folders(binary, container=sandbox.container, hidden=sandbox.hide_paths))
-        box = await confine(sandbox, Job(
-            argv=tuple(command), env=env, workspace=workdir or home, home=home, publish=(port,), endpoints=endpoints,
-            mounts=shown, name="opencode",
-        )).__aenter__()
+        shown = tuple(
+            program_folders(
+                binary, container=sandbox.container, hidden=sandbox.hide_paths
+            )
+        )
+        box = await confine(
+            sandbox,
+            Job(
+                argv=tuple(command),
+                env=env,
+                workspace=workdir or home,
+                home=home,
+                publish=(port,),
+                endpoints=endpoints,
+                mounts=shown,
+                name="opencode",
+            ),
+        ).__aenter__()
         command, env, cwd = box.argv, box.env, box.cwd
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         # A session of its own: Ctrl-C in the terminal reaches the profiler, which then ends the
         # server in order; the group id lets us end the tools OpenCode started along with it.
         process = await trio.lowlevel.open_process(
-            command, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
         )
     except OSError as exc:
         remove_folder(home)
         if box is not None:
             await box.__aexit__(None, None, None)
-        raise OpenCodeError(f"opencode: cannot start {binary!r}: {exc.strerror or exc}") from None
+        raise OpenCodeError(
+            f"opencode: cannot start {binary!r}: {exc.strerror or exc}"
+        ) from None
     finally:
         os.close(log_fd)
-    server = OpenCodeServer(process=process, url="", home=home, log_path=log_path, confinement=box)
+    server = OpenCodeServer(
+        process=process, url="", home=home, log_path=log_path, confinement=box
+    )
     track_group(server.pid, server.clean_up_at_exit)
     try:
         server.url = await _wait_ready(server, start_timeout_s)
@@ -245,4 +289,11 @@ def _tail(path: Path, lines: int) -> str:
     return " | ".join(text[-lines:])
 
 
-__all__ = ["PLUGIN_SDK", "OpenCodeServer", "process_alive", "server_environment", "settle_plugin_sdk", "start_server"]
+__all__ = [
+    "PLUGIN_SDK",
+    "OpenCodeServer",
+    "process_alive",
+    "server_environment",
+    "settle_plugin_sdk",
+    "start_server",
+]

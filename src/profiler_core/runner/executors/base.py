@@ -59,7 +59,9 @@ class Executor(Protocol):
         """Prepare to run cells (start a cluster, ...)."""
         ...
 
-    def stages(self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]) -> list[Stage]:
+    def stages(
+        self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]
+    ) -> list[Stage]:
         """The schedule cut into stages (sequential: one per group; otherwise one)."""
         ...
 
@@ -72,8 +74,16 @@ class Executor(Protocol):
         ...
 
     async def attempt(
-        self, state: RunState, *, group: ModeGroup, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario,
-        iteration: int, attempt: int,
+        self,
+        state: RunState,
+        *,
+        group: ModeGroup,
+        model: str,
+        mode: str,
+        mode_config: ModeConfig,
+        scenario: Scenario,
+        iteration: int,
+        attempt: int,
     ) -> tuple[IterationOutcome, str | None]:
         """One attempt of one cell of ``group``: ``(outcome, error)``."""
         ...

@@ -57,7 +57,9 @@ class LocalExecutor:
     async def start(self) -> None:
         """Nothing to start: instances are made as groups open."""
 
-    def stages(self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]) -> list[Stage]:
+    def stages(
+        self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]
+    ) -> list[Stage]:
         """One stage: every cell may run at once (within the concurrency limit)."""
         return [Stage(cells=tuple(schedule))]
 
@@ -66,17 +68,33 @@ class LocalExecutor:
         return contextlib.nullcontext()
 
     async def attempt(
-        self, state: RunState, *, group: ModeGroup, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario,
-        iteration: int, attempt: int,
+        self,
+        state: RunState,
+        *,
+        group: ModeGroup,
+        model: str,
+        mode: str,
+        mode_config: ModeConfig,
+        scenario: Scenario,
+        iteration: int,
+        attempt: int,
     ) -> tuple[IterationOutcome, str | None]:
         """One attempt, here, on the group's instance."""
         assert group.instance is not None  # open_group ran first
         return await attempt_cell(
-            state, model=model, mode=mode, mode_config=mode_config, scenario=scenario, iteration=iteration, attempt=attempt,
+            state,
+            model=model,
+            mode=mode,
+            mode_config=mode_config,
+            scenario=scenario,
+            iteration=iteration,
+            attempt=attempt,
             provider=group.instance,
         )
 
-    async def init_instance(self, instance: ProviderAdapter, model: str, mode: str, *, with_overrides: bool) -> None:
+    async def init_instance(
+        self, instance: ProviderAdapter, model: str, mode: str, *, with_overrides: bool
+    ) -> None:
         """``init`` an instance for (model, mode), then warm it up; a failed init is one ProfilerError line."""
         mode_config = self.modes[mode]
         options = dict(self.provider_options)
@@ -92,9 +110,13 @@ class LocalExecutor:
             sandbox=self.sandbox,
             # The folder the run's session workspaces are made in (a server serving many sessions works there);
             # the run's clone cache, task images and verifiers' copies are beside it, not in it.
-            workdir=str(self.state.workspaces.sessions) if self.state.workspaces is not None else ".",
+            workdir=str(self.state.workspaces.sessions)
+            if self.state.workspaces is not None
+            else ".",
         )
-        self.live.append(instance)  # before init: an instance whose init fails is still shut down
+        self.live.append(
+            instance
+        )  # before init: an instance whose init fails is still shut down
         try:
             await instance.init(config)
         except ProfilerError:
@@ -110,7 +132,9 @@ class LocalExecutor:
         if instance not in self.live:
             return
         self.live.remove(instance)
-        with trio.move_on_after(instance.cleanup_limit("shutdown", self.state.destroy_timeout_s)) as scope:
+        with trio.move_on_after(
+            instance.cleanup_limit("shutdown", self.state.destroy_timeout_s)
+        ) as scope:
             scope.shield = True
             try:
                 await instance.shutdown()
@@ -128,15 +152,23 @@ class OverlappedExecutor(LocalExecutor):
 
     name = "overlapped"
 
-    def __init__(self, provider: ProviderAdapter, *, factory: Callable[[], Any], **kwargs: Any) -> None:
+    def __init__(
+        self, provider: ProviderAdapter, *, factory: Callable[[], Any], **kwargs: Any
+    ) -> None:
         super().__init__(provider, factory=factory, **kwargs)
-        self._spare: list[ProviderAdapter] = [provider]  # the instance built to validate the profile serves the first group
+        self._spare: list[ProviderAdapter] = [
+            provider
+        ]  # the instance built to validate the profile serves the first group
 
     async def open_group(self, group: ModeGroup) -> None:
         """A fresh instance for the group, initialised with the mode's overrides and environment."""
         assert self.factory is not None
-        group.instance = self._spare.pop() if self._spare else ProviderAdapter.of(self.factory())
-        await self.init_instance(group.instance, group.model, group.mode, with_overrides=True)
+        group.instance = (
+            self._spare.pop() if self._spare else ProviderAdapter.of(self.factory())
+        )
+        await self.init_instance(
+            group.instance, group.model, group.mode, with_overrides=True
+        )
 
     async def close_group(self, group: ModeGroup) -> None:
         """Shut the group's instance down."""
@@ -154,13 +186,24 @@ class SequentialExecutor(LocalExecutor):
 
     name = "sequential"
 
-    def __init__(self, provider: ProviderAdapter, *, scope: str, mode_order: Sequence[str], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        provider: ProviderAdapter,
+        *,
+        scope: str,
+        mode_order: Sequence[str],
+        **kwargs: Any,
+    ) -> None:
         super().__init__(provider, **kwargs)
         self.scope = scope
         self.mode_order = list(mode_order)
-        self._model: str | None = None  # the model the shared instance is initialised for (suite scope)
+        self._model: str | None = (
+            None  # the model the shared instance is initialised for (suite scope)
+        )
 
-    def stages(self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]) -> list[Stage]:
+    def stages(
+        self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]
+    ) -> list[Stage]:
         """A stage per run of consecutive cells of one (model, mode): one per mode in matrix order, or,
         round by round (a stop rule), one per mode and round."""
         stages: list[Stage] = []
@@ -170,13 +213,19 @@ class SequentialExecutor(LocalExecutor):
 
     def environment(self, stage: Stage) -> AbstractContextManager[Any]:
         """The stage's mode environment, on this process (the provider may read it)."""
-        return mode_environment(stage.group.config.environment) if stage.group is not None else contextlib.nullcontext()
+        return (
+            mode_environment(stage.group.config.environment)
+            if stage.group is not None
+            else contextlib.nullcontext()
+        )
 
     async def open_group(self, group: ModeGroup) -> None:
         """Initialise the instance for this mode (mode scope) or this model (suite scope, once)."""
         group.instance = self.provider
         if self.scope == "mode":
-            await self.init_instance(self.provider, group.model, group.mode, with_overrides=True)
+            await self.init_instance(
+                self.provider, group.model, group.mode, with_overrides=True
+            )
             return
         if self._model == group.model:
             return
@@ -184,7 +233,12 @@ class SequentialExecutor(LocalExecutor):
         self._model = group.model
         first = self.mode_order[0]
         with mode_environment(self.modes[first].environment):
-            await self.init_instance(self.provider, group.model, first, with_overrides=len(self.mode_order) == 1)
+            await self.init_instance(
+                self.provider,
+                group.model,
+                first,
+                with_overrides=len(self.mode_order) == 1,
+            )
 
     async def close_group(self, group: ModeGroup) -> None:
         """Mode scope: shut the instance down (suite scope keeps it for the model's next mode)."""

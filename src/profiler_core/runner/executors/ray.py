@@ -86,7 +86,9 @@ def ray_problems(executor: str) -> list[str]:
     try:
         import ray  # noqa: F401 - only whether it imports
     except ImportError:
-        return ["execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"]
+        return [
+            "execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"
+        ]
     return []
 
 
@@ -98,14 +100,24 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, settings: RaySettings, *, profile_path: str | None, overrides: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        settings: RaySettings,
+        *,
+        profile_path: str | None,
+        overrides: dict[str, Any],
+    ) -> None:
         if not profile_path:
-            raise ConfigError("execution.executor: ray needs a profile file (the workers build their components from it)")
+            raise ConfigError(
+                "execution.executor: ray needs a profile file (the workers build their components from it)"
+            )
         try:
             import ray
             import ray.exceptions  # RayError: a worker that died
         except ImportError:
-            raise ConfigError("execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'") from None
+            raise ConfigError(
+                "execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"
+            ) from None
         self._ray = ray
         self.settings = settings
         self.profile_path = os.path.abspath(profile_path)
@@ -119,7 +131,9 @@ class RayExecutor:
         """Connect to (or start) the cluster and register the cell task (a few seconds for a local one)."""
         self.connect()
 
-    def stages(self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]) -> list[Stage]:
+    def stages(
+        self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]
+    ) -> list[Stage]:
         """One stage: the workers serve every mode at once."""
         return [Stage(cells=tuple(schedule))]
 
@@ -141,14 +155,21 @@ class RayExecutor:
         """Connect to (or start) the cluster and register the cell task."""
         ray = self._ray
         if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"ignore_reinit_error": True, "include_dashboard": False, "log_to_driver": False}
+            kwargs: dict[str, Any] = {
+                "ignore_reinit_error": True,
+                "include_dashboard": False,
+                "log_to_driver": False,
+            }
             if self.settings.address:
                 kwargs["address"] = self.settings.address
             if self.settings.runtime_env:
                 kwargs["runtime_env"] = self.settings.runtime_env
             ray.init(**kwargs)
             self._started_here = True
-        options: dict[str, Any] = {"num_cpus": self.settings.num_cpus_per_cell, "max_retries": 0}
+        options: dict[str, Any] = {
+            "num_cpus": self.settings.num_cpus_per_cell,
+            "max_retries": 0,
+        }
         if self.settings.resources:
             options["resources"] = dict(self.settings.resources)
         self._remote = ray.remote(run_cell).options(**options)
@@ -164,12 +185,24 @@ class RayExecutor:
             # folders: end them by their recorded PIDs (and start times) and remove the folders.
             killed, removed = clean_up(self.leftovers)
             if killed or removed:
-                log.info("ray: ended %d process group(s) and removed %d folder(s) the workers left", killed, removed)
+                log.info(
+                    "ray: ended %d process group(s) and removed %d folder(s) the workers left",
+                    killed,
+                    removed,
+                )
             remove_folder(self.leftovers)
 
     async def attempt(
-        self, state: RunState, *, group: ModeGroup, model: str, mode: str, mode_config: ModeConfig, scenario: Scenario,
-        iteration: int, attempt: int,
+        self,
+        state: RunState,
+        *,
+        group: ModeGroup,
+        model: str,
+        mode: str,
+        mode_config: ModeConfig,
+        scenario: Scenario,
+        iteration: int,
+        attempt: int,
     ) -> tuple[IterationOutcome, str | None]:
         """One attempt of a cell on a worker; a worker that dies is an ``executor_error`` attempt."""
         ray = self._ray
@@ -185,25 +218,46 @@ class RayExecutor:
             attempt=attempt,
             session_export=state.session_export,
             destroy_timeout_s=state.destroy_timeout_s,
-            keep_dir=str(state.workspaces.keep_dir) if state.workspaces is not None else "",
-            keep_workspaces=state.workspaces.keep if state.workspaces is not None else "none",
+            keep_dir=str(state.workspaces.keep_dir)
+            if state.workspaces is not None
+            else "",
+            keep_workspaces=state.workspaces.keep
+            if state.workspaces is not None
+            else "none",
             leftovers=str(self.leftovers),
         )
         started_at, t0 = now_iso(), time.perf_counter()
         ref = self._remote.remote(spec)
         try:
             # ray.get blocks: in a worker thread, abandoned (and the task cancelled) on Ctrl-C or a timeout.
-            outcome, error, units = await trio.to_thread.run_sync(ray.get, ref, abandon_on_cancel=True, limiter=_LIMITER)
+            outcome, error, units = await trio.to_thread.run_sync(
+                ray.get, ref, abandon_on_cancel=True, limiter=_LIMITER
+            )
         except trio.Cancelled:
             ray.cancel(ref, force=True)
             raise
         except ray.exceptions.RayError as exc:
             message = f"ray worker failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
             row = make_row(
-                run_id=state.run_id, provider=state.provider_id, metric_units=state.metric_units, model=model, mode=mode,
-                scenario_id=scenario.id, iteration=iteration, started_at=started_at, completed_at=now_iso(),
-                elapsed_ms=(time.perf_counter() - t0) * 1000, session_id="", result=None, trace=None, scored=None,
-                metrics={}, error=message, error_code="executor_error", reason="error", attempts=attempt,
+                run_id=state.run_id,
+                provider=state.provider_id,
+                metric_units=state.metric_units,
+                model=model,
+                mode=mode,
+                scenario_id=scenario.id,
+                iteration=iteration,
+                started_at=started_at,
+                completed_at=now_iso(),
+                elapsed_ms=(time.perf_counter() - t0) * 1000,
+                session_id="",
+                result=None,
+                trace=None,
+                scored=None,
+                metrics={},
+                error=message,
+                error_code="executor_error",
+                reason="error",
+                attempts=attempt,
             )
             return IterationOutcome(row=row, trace=None, bundle=None), message
         for name, unit in units.items():
@@ -249,7 +303,9 @@ def _worker_loop() -> Any:
                 ready.set()
                 await _LOOP["stop"].wait()
 
-            threading.Thread(target=trio.run, args=(serve,), name="profiler-worker-loop", daemon=True).start()
+            threading.Thread(
+                target=trio.run, args=(serve,), name="profiler-worker-loop", daemon=True
+            ).start()
             ready.wait()
             atexit.register(_shutdown_worker)
         return _LOOP["token"]
@@ -259,7 +315,9 @@ async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str,
     if spec.leftovers and os.environ.get(SPOOL_ENV) != spec.leftovers:
         # A new run: what this worker still holds from an earlier one (providers, workspaces) goes first.
         await _shut_down_components()
-        os.environ[SPOOL_ENV] = spec.leftovers  # from now on, groups and folders are recorded for the driver
+        os.environ[SPOOL_ENV] = (
+            spec.leftovers
+        )  # from now on, groups and folders are recorded for the driver
     components = _components(spec)
     workspaces = _workspaces(components, spec)
     provider = await _provider(components, spec, workspaces)
@@ -281,8 +339,14 @@ async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str,
         workspaces=workspaces,
     )
     outcome, error = await attempt_cell(
-        state, model=spec.model, mode=spec.mode, mode_config=spec.mode_config, scenario=spec.scenario,
-        iteration=spec.iteration, attempt=spec.attempt, provider=provider,
+        state,
+        model=spec.model,
+        mode=spec.mode,
+        mode_config=spec.mode_config,
+        scenario=spec.scenario,
+        iteration=spec.iteration,
+        attempt=spec.attempt,
+        provider=provider,
     )
     return outcome, error, dict(state.metric_units)
 
@@ -293,11 +357,22 @@ def _workspaces(components: _Components, spec: CellSpec) -> Workspaces:
         execution = components.config.execution
         endpoint = components.config.provider.options.get("base_url")
         components.workspaces = Workspaces(
-            keep=cast(KeepWorkspaces, spec.keep_workspaces), keep_dir=Path(spec.keep_dir or "."),
-            sandbox=SandboxSettings.from_execution(execution), endpoints=(str(endpoint),) if endpoint else (),
-            hide=hidden_from_agents(components.config.scenarios, components.config.output.results_dir, components.config.output.reports_dir),
+            keep=cast(KeepWorkspaces, spec.keep_workspaces),
+            keep_dir=Path(spec.keep_dir or "."),
+            sandbox=SandboxSettings.from_execution(execution),
+            endpoints=(str(endpoint),) if endpoint else (),
+            hide=hidden_from_agents(
+                components.config.scenarios,
+                components.config.output.results_dir,
+                components.config.output.reports_dir,
+            ),
             # the worker's environment's secrets, the provider's options and the tasks' env
-            redact=run_redactor(components.config.provider.options, {}, None, components.config.scenarios)[0],
+            redact=run_redactor(
+                components.config.provider.options,
+                {},
+                None,
+                components.config.scenarios,
+            )[0],
         )
         atexit.register(components.workspaces.close)
     return cast(Workspaces, components.workspaces)
@@ -313,22 +388,34 @@ def _components(spec: CellSpec) -> _Components:
         from ..build import build_components
 
         manager = get_plugin_manager()
-        config = load_profile(spec.profile_path, spec.overrides, registry=manager.registry)
+        config = load_profile(
+            spec.profile_path, spec.overrides, registry=manager.registry
+        )
         built, problems = build_components(config, manager)
         if problems:
             raise ConfigError("; ".join(problems))
-        found = _COMPONENTS[key] = _Components(config=config, built=built, manager=manager)
+        found = _COMPONENTS[key] = _Components(
+            config=config, built=built, manager=manager
+        )
     return found
 
 
-async def _provider(components: _Components, spec: CellSpec, workspaces: Workspaces) -> ProviderAdapter:
+async def _provider(
+    components: _Components, spec: CellSpec, workspaces: Workspaces
+) -> ProviderAdapter:
     """This worker's provider for (model, mode), initialised on first use and kept for later cells."""
-    overrides = json.dumps(spec.mode_config.provider_overrides, sort_keys=True, default=str)
+    overrides = json.dumps(
+        spec.mode_config.provider_overrides, sort_keys=True, default=str
+    )
     key = (spec.model, spec.mode, overrides)
     provider = components.providers.get(key)
     if provider is None:
         config = components.config
-        provider = ProviderAdapter(components.manager.registry.create("providers", config.provider.id, dict(config.provider.options)))
+        provider = ProviderAdapter(
+            components.manager.registry.create(
+                "providers", config.provider.id, dict(config.provider.options)
+            )
+        )
         await provider.init(
             ProviderConfig(
                 port=config.provider_port,
@@ -336,8 +423,13 @@ async def _provider(components: _Components, spec: CellSpec, workspaces: Workspa
                 mode=spec.mode,
                 permissions=PermissionConfig(auto_approve=True),
                 environment=dict(spec.mode_config.environment),
-                options={**config.provider.options, **spec.mode_config.provider_overrides},
-                sandbox=workspaces.for_agents(SandboxSettings.from_execution(config.execution)),
+                options={
+                    **config.provider.options,
+                    **spec.mode_config.provider_overrides,
+                },
+                sandbox=workspaces.for_agents(
+                    SandboxSettings.from_execution(config.execution)
+                ),
                 workdir=str(workspaces.sessions),
             ),
         )
