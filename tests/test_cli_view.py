@@ -433,3 +433,44 @@ def test_on_every_interface_the_machines_own_address_and_name_are_served(runs):
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=20)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_browser_that_never_returns_does_not_hold_up_the_stop(runs, tmp_path, stop):
+    started = tmp_path / "started.txt"
+    browser = tmp_path / "slow-browser"
+    # It leaves the viewer's pipes (so reading them ends) and gives its PID (so the test ends it).
+    browser.write_text(
+        f'#!/bin/sh\necho $$ > {started}.pid\necho "$1" > {started}\n'
+        "exec sleep 600 </dev/null >/dev/null 2>&1\n"
+    )
+    browser.chmod(0o755)
+    proc = subprocess.Popen(
+        [str(PROFILER), "view", "run_old"],
+        cwd=runs,
+        env=dict(os.environ, BROWSER=str(browser)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = proc.stdout.readline().split(" at ", 1)[1].split()[0]
+        for _ in range(200):
+            if started.exists():
+                break
+            time.sleep(0.1)
+        assert started.read_text().strip() == url
+        assert "run_old" in httpx.get(url, timeout=30).text  # still serving
+    finally:
+        proc.send_signal(stop)
+        try:
+            status = proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=20)
+            raise
+        finally:
+            if Path(f"{started}.pid").exists():
+                os.kill(int(Path(f"{started}.pid").read_text()), signal.SIGKILL)
+    assert status == 0
+    assert "Stopped." in proc.stderr.read()

@@ -10,9 +10,11 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
+import signal
 import socket
 import webbrowser
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -76,9 +78,24 @@ def serve(app, host: str, port: int, on_ready: Callable[[str], None]) -> None:
     config.graceful_timeout = 1.0
 
     async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            binds = await nursery.start(hypercorn_serve, app, config)
-            on_ready(binds[0])
+        # Ctrl-C and SIGTERM arrive as messages, not as a KeyboardInterrupt raised in whichever task
+        # runs: Hypercorn swallows a KeyboardInterrupt that lands in its own tasks, and one that lands
+        # in its shutdown path left the viewer waiting forever. Here a signal sets one event that
+        # Hypercorn's own graceful shutdown waits on.
+        stop = trio.Event()
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_set_on_signal, signals, stop)
+                async with trio.open_nursery() as server:
+                    binds = await server.start(
+                        partial(
+                            hypercorn_serve, app, config, shutdown_trigger=stop.wait
+                        )
+                    )
+                    # A browser may take its time to start (or block until it exits): in a
+                    # thread, so it never holds the server up, and abandoned at shutdown.
+                    nursery.start_soon(_in_thread, on_ready, binds[0])
+                nursery.cancel_scope.cancel()
 
     try:
         trio.run(main)
@@ -87,6 +104,18 @@ def serve(app, host: str, port: int, on_ready: Callable[[str], None]) -> None:
     except* OSError as group:
         # A busy port or an address this host does not have: the caller's one-line error, not a group.
         raise _first(group) from None
+
+
+async def _set_on_signal(signals, stop: trio.Event) -> None:
+    """Set ``stop`` at the first signal received."""
+    async for _ in signals:
+        stop.set()
+        return
+
+
+async def _in_thread(call: Callable[[str], None], url: str) -> None:
+    """Run ``call(url)`` in a worker thread that shutdown may abandon."""
+    await trio.to_thread.run_sync(call, url, abandon_on_cancel=True)
 
 
 def _first(group: BaseExceptionGroup) -> BaseException:
