@@ -270,9 +270,9 @@ def _sections(data: Mapping[str, Any], problems: _Problems) -> dict[str, Any]:
                 sections[name] = _FAILED
             else:
                 default: Any = field.default
-                sections[name] = (
-                    default.factory() if isinstance(default, attrs.Factory) else default
-                )  # type: ignore[arg-type]
+                if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+                    default = default.factory()
+                sections[name] = default
         elif name == "modes":
             sections[name] = _modes(data[name], problems)
         else:
