@@ -185,22 +185,12 @@ _LAZY: dict[str, str] = {
     "RunTables": ".dataset.frames",
 }
 
-#: The distribution whose metadata holds the version (pyproject.toml is its one source).
-DISTRIBUTION = "agent-profiler"
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(DISTRIBUTION)
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "0+unknown"
-
 
 def __getattr__(name: str) -> object:
     if name == "__version__":
-        return _version()
+        from .util.version import version
+
+        return version()
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'profiler_core' has no attribute {name!r}")

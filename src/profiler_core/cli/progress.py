@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import attrs
 import click
 
-from .. import hookimpl
+from ..plugins.markers import hookimpl
 from .terminal import markup_safe
 
 #: values of ``--progress``

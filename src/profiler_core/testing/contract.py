@@ -649,7 +649,7 @@ def check_mode_resolver(
     ``UnknownModeError`` (not ``KeyError``), and a run naming that mode stops
     before any session starts.
     """
-    from . import FakeProvider
+    from .fakes import FakeProvider
 
     resolver = _build(factory, "mode_resolvers", options)
     label = f"mode resolver {resolver.id!r}"
@@ -813,7 +813,7 @@ def _simulated() -> Any:
 
 def _empty_provider(*, empty_trace: bool = False) -> Any:
     from ..model import TokenBreakdown
-    from . import FakeProvider
+    from .fakes import FakeProvider
 
     class EmptyProvider(FakeProvider):
         def export_session(self, handle: SessionHandle) -> SessionTrace:
