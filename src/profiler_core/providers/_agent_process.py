@@ -46,6 +46,7 @@ from ..util.safefiles import read_beneath, read_tail
 if TYPE_CHECKING:
     import trio
 
+    from ..model.recorded import RecordedSession
     from ..sandbox import Mount
 
 log = logging.getLogger("agent_profiler")
@@ -848,7 +849,7 @@ __all__ = [
 MAX_TRANSCRIPT_BYTES = 256 << 20
 
 
-def load_transcript(format: str, home: Path, path: Path) -> Any:
+def load_transcript(format: str, home: Path, path: Path) -> RecordedSession:
     """The recorded session of the transcript ``path`` the agent's CLI wrote in ``home`` (the agent's to change).
 
     No link is followed at any component below ``home``, the file must be a regular one of at most
