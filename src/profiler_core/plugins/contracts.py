@@ -39,6 +39,7 @@ if (
         PromptResult,
         ProviderConfig,
         RecordedSession,
+        RecordedVerification,
         Scenario,
         ScorerContext,
         ScorerResult,
@@ -109,7 +110,9 @@ class SessionProviderDefaults:
         """
         return None
 
-    def session_verification(self, handle: SessionHandle) -> Any:
+    def session_verification(
+        self, handle: SessionHandle
+    ) -> RecordedVerification | None:
         """What a replayed recording's verifiers said (a ``RecordedVerification``): the row's reward and checks.
 
         None (the default): the scenario's own verifiers, if any, decide.
