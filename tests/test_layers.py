@@ -56,7 +56,9 @@ def test_the_docs_draw_the_enforced_layers():
 
 
 def _graph() -> grimp.ImportGraph:
-    return grimp.build_graph("profiler_core", exclude_type_checking_imports=True)
+    return grimp.build_graph(
+        "profiler_core", exclude_type_checking_imports=False, cache_dir=None
+    )
 
 
 def test_nothing_inside_imports_the_root_package():
