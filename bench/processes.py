@@ -1,4 +1,8 @@
-"""Running one benchmark process: its wall time, peak memory and output (run_all.py and bench_original.py)."""
+"""One benchmark process, run and measured: its wall time, peak memory and output.
+
+run_all.py and bench_original.py both use it; run_all.py imports bench_original.py, so
+these helpers live here rather than in run_all.py (no import cycle, tests/test_layers.py).
+"""
 
 from __future__ import annotations
 
