@@ -28,8 +28,8 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from run_all import (
-    ANCHOR,
+from anchor import ANCHOR
+from processes import (
     ROOT,
     WORKLOADS,
     BenchError,

@@ -63,11 +63,14 @@ def _heavy(modules: set[str]) -> list[str]:
 
 
 def _records(modules: set[str]) -> list[str]:
-    """The data model's modules of records loaded (``model.record``, their shared base, is cheap)."""
+    """The data model's modules of records loaded.
+
+    ``model.record`` (their shared base) and ``model.live`` (the contracts' protocols, typing only)
+    are cheap.
+    """
+    cheap = {"profiler_core.model.record", "profiler_core.model.live"}
     return sorted(
-        m
-        for m in modules
-        if m.startswith("profiler_core.model.") and m != "profiler_core.model.record"
+        m for m in modules if m.startswith("profiler_core.model.") and m not in cheap
     )
 
 

@@ -7,9 +7,9 @@ no matplotlib, no plugins until then).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from ._lazy import lazy_exports
 from .errors import (
     ConfigError,
     DuplicateComponentError,
@@ -24,8 +24,110 @@ from .errors import (
     ValidationError,
 )
 
-if TYPE_CHECKING:  # what the names below resolve to, for type checkers
-    from .dataset.frames import RunTables, load_run
+if TYPE_CHECKING:
+    __version__: str
+
+#: the public names this module imports itself (the exceptions) or works out (the version)
+_EAGER = (
+    "ConfigError",
+    "DuplicateComponentError",
+    "HookError",
+    "PluginLoadError",
+    "ProfilerError",
+    "RateLimitedError",
+    "SandboxError",
+    "StoreError",
+    "UnknownComponentError",
+    "UnknownModeError",
+    "ValidationError",
+    "__version__",
+)
+
+#: Module -> the public names it defines, imported on first use (PEP 562): ``import profiler_core``
+#: costs next to nothing, and ``from profiler_core import hookimpl`` does not build the data model.
+#: The runner pulls in trio; ``dataset.frames`` pandas or polars, only when asked for;
+#: ``metrics`` normalizes vendor payloads (docs/normalization.md).
+_LAZY = {
+    "plugins.markers": ("hookimpl",),
+    "dataset.frames": ("RunTables", "load_run"),
+    "metrics.messages": (
+        "Message",
+        "ToolCall",
+        "ToolCallFunction",
+        "normalize_message",
+        "normalize_messages",
+    ),
+    "metrics.usage": ("TokensUsage", "normalize_usage", "tokens_usage"),
+    "model": (
+        "AfterScenarioContext",
+        "AnalysisFinding",
+        "AnalysisResult",
+        "BeforeScenarioContext",
+        "CheckpointResult",
+        "CostBreakdown",
+        "CreateSessionParams",
+        "CustomMetric",
+        "EnvironmentCapabilities",
+        "ErrorEvent",
+        "ExecResult",
+        "JudgeCriterion",
+        "JudgeRequest",
+        "JudgeResponse",
+        "JudgeRubric",
+        "ListFinding",
+        "ModeConfig",
+        "ModelCallEvent",
+        "ModelUsage",
+        "NumberFinding",
+        "PermissionConfig",
+        "ProfileRow",
+        "ProfileSuiteResult",
+        "ProgressEvent",
+        "PromptMetrics",
+        "PromptResult",
+        "ProviderConfig",
+        "RatioFinding",
+        "ReasoningEvent",
+        "RunContext",
+        "RunManifest",
+        "SandboxSettings",
+        "Scenario",
+        "ScenarioSets",
+        "ScorerCheckResult",
+        "ScorerContext",
+        "ScorerResult",
+        "SessionAnalysisBundle",
+        "SessionHandle",
+        "SessionTrace",
+        "StringFinding",
+        "TableFinding",
+        "TextOutputEvent",
+        "TimingBreakdown",
+        "TimingSegment",
+        "TokenBreakdown",
+        "ToolCallEvent",
+        "ToolCallRecord",
+        "ToolCallSummary",
+        "TraceEvent",
+        "TraceSummary",
+        "TrialMount",
+        "TrialSpec",
+        "Turn",
+        "TurnBoundaryEvent",
+    ),
+    "runner": ("RunOptions", "run_profile_suite", "run_profile_suite_sync"),
+    "storage.paths": ("atomic_write_text",),
+    "storage.serde": ("from_json", "structure", "to_json", "unstructure"),
+}
+
+_load = lazy_exports(__name__, _LAZY)
+
+# Written from _LAZY by `python -m profiler_core._lazy_gen`: do not edit by hand.
+if TYPE_CHECKING:
+    from .dataset.frames import (
+        RunTables,
+        load_run,
+    )
     from .metrics.messages import (
         Message,
         ToolCall,
@@ -33,7 +135,11 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers
         normalize_message,
         normalize_messages,
     )
-    from .metrics.usage import TokensUsage, normalize_usage, tokens_usage
+    from .metrics.usage import (
+        TokensUsage,
+        normalize_usage,
+        tokens_usage,
+    )
     from .model import (
         AfterScenarioContext,
         AnalysisFinding,
@@ -91,127 +197,23 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers
         Turn,
         TurnBoundaryEvent,
     )
-    from .plugins.markers import hookimpl
-    from .runner import RunOptions, run_profile_suite, run_profile_suite_sync
-    from .storage.paths import atomic_write_text
-    from .storage.serde import from_json, structure, to_json, unstructure
-
-    __version__: str
-
-#: Public name -> the module that defines it, imported on first use (PEP 562): ``import profiler_core``
-#: costs next to nothing, and ``from profiler_core import hookimpl`` does not build the data model.
-_LAZY: dict[str, str] = {
-    "hookimpl": ".plugins.markers",
-    **dict.fromkeys(
-        (
-            "AfterScenarioContext",
-            "AnalysisFinding",
-            "AnalysisResult",
-            "BeforeScenarioContext",
-            "CheckpointResult",
-            "CostBreakdown",
-            "CreateSessionParams",
-            "CustomMetric",
-            "EnvironmentCapabilities",
-            "ErrorEvent",
-            "ExecResult",
-            "JudgeCriterion",
-            "JudgeRequest",
-            "JudgeResponse",
-            "JudgeRubric",
-            "ListFinding",
-            "ModeConfig",
-            "ModelCallEvent",
-            "ModelUsage",
-            "NumberFinding",
-            "PermissionConfig",
-            "ProfileRow",
-            "ProfileSuiteResult",
-            "ProgressEvent",
-            "PromptMetrics",
-            "PromptResult",
-            "ProviderConfig",
-            "RatioFinding",
-            "ReasoningEvent",
-            "RunContext",
-            "RunManifest",
-            "SandboxSettings",
-            "Scenario",
-            "ScenarioSets",
-            "ScorerCheckResult",
-            "ScorerContext",
-            "ScorerResult",
-            "SessionAnalysisBundle",
-            "SessionHandle",
-            "SessionTrace",
-            "StringFinding",
-            "TableFinding",
-            "TextOutputEvent",
-            "TimingBreakdown",
-            "TimingSegment",
-            "TrialMount",
-            "TrialSpec",
-            "TokenBreakdown",
-            "ToolCallEvent",
-            "ToolCallRecord",
-            "ToolCallSummary",
-            "TraceEvent",
-            "TraceSummary",
-            "Turn",
-            "TurnBoundaryEvent",
-        ),
-        ".model",
-    ),
-    "from_json": ".storage.serde",
-    "atomic_write_text": ".storage.paths",
-    "to_json": ".storage.serde",
-    "structure": ".storage.serde",
-    "unstructure": ".storage.serde",
-    # The runner pulls in trio.
-    "RunOptions": ".runner",
-    "run_profile_suite": ".runner",
-    "run_profile_suite_sync": ".runner",
-    # Normalizing vendor payloads (docs/normalization.md)
-    "normalize_usage": ".metrics.usage",
-    "TokensUsage": ".metrics.usage",
-    "tokens_usage": ".metrics.usage",
-    "normalize_messages": ".metrics.messages",
-    "normalize_message": ".metrics.messages",
-    "Message": ".metrics.messages",
-    "ToolCall": ".metrics.messages",
-    "ToolCallFunction": ".metrics.messages",
-    # pandas or polars only when asked for
-    "load_run": ".dataset.frames",
-    "RunTables": ".dataset.frames",
-}
-
-#: The distribution whose metadata holds the version (pyproject.toml is its one source).
-DISTRIBUTION = "agent-profiler"
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(DISTRIBUTION)
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "0+unknown"
-
-
-def __getattr__(name: str) -> object:
-    if name == "__version__":
-        return _version()
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'profiler_core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
+    from .plugins.markers import (
+        hookimpl,
+    )
+    from .runner import (
+        RunOptions,
+        run_profile_suite,
+        run_profile_suite_sync,
+    )
+    from .storage.paths import (
+        atomic_write_text,
+    )
+    from .storage.serde import (
+        from_json,
+        structure,
+        to_json,
+        unstructure,
+    )
 
 __all__ = [
     "AfterScenarioContext",
@@ -301,3 +303,16 @@ __all__ = [
     "tokens_usage",
     "unstructure",
 ]
+# End of the written names.
+
+
+def __getattr__(name: str) -> object:
+    if name == "__version__":
+        from .util.version import version
+
+        return version()
+    return _load(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

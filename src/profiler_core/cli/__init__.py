@@ -15,15 +15,35 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 from ..util import collector
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .app import cli
-    from .context import pass_manager, plugin_manager
+#: the public names this module defines or imports itself
+_EAGER = ("main",)
 
-#: public name -> the module of this package defining it: ``main`` pauses the garbage collector before any is loaded
-_EXPORTS = {"cli": "app", "pass_manager": "context", "plugin_manager": "context"}
+#: module of this package -> the public names it defines, each imported on first use:
+#: ``main`` pauses the garbage collector before any is loaded
+_LAZY = {
+    "app": ("cli",),
+    "context": ("pass_manager", "plugin_manager"),
+}
 
+__getattr__ = lazy_exports(__name__, _LAZY)
 
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+# Written from _LAZY by `python -m profiler_core._lazy_gen`: do not edit by hand.
+if TYPE_CHECKING:
+    from .app import (
+        cli,
+    )
+    from .context import (
+        pass_manager,
+        plugin_manager,
+    )
+
+__all__ = [
+    "cli",
+    "main",
+    "pass_manager",
+    "plugin_manager",
+]
+# End of the written names.
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -62,6 +82,3 @@ def main(argv: list[str] | None = None) -> None:
         collector.resume(
             freeze=False
         )  # a caller in the same process gets its collector back
-
-
-__all__ = ["cli", "main", "pass_manager", "plugin_manager"]

@@ -15,6 +15,9 @@ from ..errors import ProfilerError
 from ..util.textcut import printable
 from .context import pass_manager
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..plugins.manager import Registry
+
 if (
     TYPE_CHECKING
 ):  # the model is imported when a trace is analysed, not when the CLI starts
@@ -118,7 +121,7 @@ def analyze(
         raise click.exceptions.Exit(1)
 
 
-def _build_analyzers(registry: Any, names: tuple[str, ...]) -> list[Any]:
+def _build_analyzers(registry: Registry, names: tuple[str, ...]) -> list[Any]:
     """Instantiate the chosen analyzers (all installed ones when none are named)."""
     chosen = list(dict.fromkeys(names)) if names else list(registry.analyzers)
     if not chosen:

@@ -25,9 +25,9 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     # click.version_option would read the installed version (importlib.metadata) on every start.
     if not value or ctx.resilient_parsing:
         return
-    from .. import __version__
+    from ..util.version import version
 
-    click.echo(f"agent-profiler, version {__version__}")
+    click.echo(f"agent-profiler, version {version()}")
     ctx.exit()
 
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 import click
 
-from .. import hookimpl
+from ..plugins.markers import hookimpl
 from .terminal import markup_safe
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model import ProfileRow
 
 #: values of ``--progress``
 PROGRESS_STYLES = ("auto", "rich", "plain", "none")
@@ -37,7 +40,7 @@ class Tally:
     concurrency: int | None = None
     started: float = attrs.Factory(time.monotonic)
 
-    def add(self, row: Any) -> None:
+    def add(self, row: ProfileRow | None) -> None:
         """Count one finished cell."""
         self.completed += 1
         if row is None:

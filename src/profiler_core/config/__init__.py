@@ -9,9 +9,29 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
 
-if (
-    TYPE_CHECKING
-):  # the names below load on first use, so importing a sibling module stays cheap
+#: module of this package -> the public names it defines, each imported on first use:
+#: importing a sibling module stays cheap
+_LAZY = {
+    "loader": (
+        "DEFAULT_REPETITIONS",
+        "DEFAULT_TIMEOUT_MS",
+        "LOG_LEVELS",
+        "ComponentSpec",
+        "ExecutionConfig",
+        "OutputConfig",
+        "ProfileErrors",
+        "ProfilerConfig",
+        "load_profile",
+        "load_scenarios",
+        "parse_profile",
+        "select_scenarios",
+    ),
+}
+
+__getattr__ = lazy_exports(__name__, _LAZY)
+
+# Written from _LAZY by `python -m profiler_core._lazy_gen`: do not edit by hand.
+if TYPE_CHECKING:
     from .loader import (
         DEFAULT_REPETITIONS,
         DEFAULT_TIMEOUT_MS,
@@ -41,9 +61,7 @@ __all__ = [
     "parse_profile",
     "select_scenarios",
 ]
-
-
-__getattr__ = lazy_exports(__name__, dict.fromkeys(__all__, "loader"))
+# End of the written names.
 
 
 def __dir__() -> list[str]:

@@ -27,19 +27,52 @@ from ..plugins.markers import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.manager import Registry
-    from ._build import RecordedSession, tool_category  # noqa: F401 - lazily exported
-    from .subagents import attach_subagents
 
-
-# The built-in importers plugin is registered at start-up; the session model it builds loads on first use.
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "RecordedSession": "_build",
-        "attach_subagents": "subagents",
-        "tool_category": "_build",
-    },
+#: the public names this module defines itself
+_EAGER = (
+    "FORMATS",
+    "ModuleImporter",
+    "check_format",
+    "formats",
+    "get_importer",
+    "load_sessions",
+    "suffixes",
+    "with_model",
 )
+
+#: module of this package -> the public names it defines, each imported on first use: the
+#: built-in importers plugin is registered at start-up, the session model it builds loads later
+_LAZY = {
+    "_build": ("RecordedSession", "tool_category"),
+    "subagents": ("attach_subagents",),
+}
+
+__getattr__ = lazy_exports(__name__, _LAZY)
+
+# Written from _LAZY by `python -m profiler_core._lazy_gen`: do not edit by hand.
+if TYPE_CHECKING:
+    from ._build import (
+        RecordedSession,
+        tool_category,
+    )
+    from .subagents import (
+        attach_subagents,
+    )
+
+__all__ = [
+    "FORMATS",
+    "ModuleImporter",
+    "RecordedSession",
+    "attach_subagents",
+    "check_format",
+    "formats",
+    "get_importer",
+    "load_sessions",
+    "suffixes",
+    "tool_category",
+    "with_model",
+]
+# End of the written names.
 
 #: Built-in format name -> (module of this package with a ``load(path) -> list[RecordedSession]``,
 #: the file name endings read from a directory). Add a line here for a new built-in format;
@@ -182,17 +215,3 @@ def with_model(session: RecordedSession, model: str | None) -> RecordedSession:
         result=attrs.evolve(session.result, metrics=metrics),
         cost_source="computed",
     )
-
-
-__all__ = [
-    "FORMATS",
-    "ModuleImporter",
-    "RecordedSession",
-    "attach_subagents",
-    "check_format",
-    "formats",
-    "get_importer",
-    "load_sessions",
-    "suffixes",
-    "with_model",
-]

@@ -41,7 +41,7 @@ def to_atif(
     trace: SessionTrace, *, mode: str, model: str, scenario_id: str, iteration: int
 ) -> dict[str, Any]:
     """The ATIF trajectory of one session trace."""
-    from .. import __version__
+    from ..util.version import version
 
     steps: list[dict[str, Any]] = []
     for turn in trace.turns:
@@ -62,7 +62,7 @@ def to_atif(
         "session_id": trace.session_id or f"{scenario_id}-{mode}-{iteration}",
         "agent": {
             "name": mode,
-            "version": __version__,
+            "version": version(),
             **({"model_name": model} if model else {}),
             "extra": {
                 "producer": "agent-profiler",

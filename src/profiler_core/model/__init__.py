@@ -10,7 +10,92 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
 
-if TYPE_CHECKING:  # pragma: no cover
+#: module of this package -> the public names it defines, each imported on first use
+_LAZY = {
+    "analysis": (
+        "FINDING_TAGS",
+        "AnalysisFinding",
+        "AnalysisResult",
+        "ListFinding",
+        "NumberFinding",
+        "RatioFinding",
+        "SessionAnalysisBundle",
+        "StringFinding",
+        "TableFinding",
+    ),
+    "environment": (
+        "EnvironmentCapabilities",
+        "ExecResult",
+        "SandboxSettings",
+        "TrialMount",
+        "TrialSpec",
+    ),
+    "judge": ("JudgeCriterion", "JudgeRequest", "JudgeResponse", "JudgeRubric"),
+    "metrics": (
+        "CompletionReason",
+        "CostBreakdown",
+        "CostSource",
+        "CustomMetric",
+        "ModelUsage",
+        "PromptMetrics",
+        "TimingBreakdown",
+        "TimingSegment",
+        "TokenBreakdown",
+        "ToolCallRecord",
+    ),
+    "recorded": ("RecordedSession", "RecordedVerification"),
+    "row": ("CheckpointResult", "ProfileRow", "ToolCallSummary"),
+    "run": (
+        "AfterScenarioContext",
+        "BeforeScenarioContext",
+        "HookErrorRecord",
+        "PluginRecord",
+        "ProfileSuiteResult",
+        "ProgressEvent",
+        "RunContext",
+        "RunCounts",
+        "RunManifest",
+        "StopRecord",
+    ),
+    "scenario": (
+        "NetworkPolicy",
+        "Scenario",
+        "ScenarioSets",
+        "SolutionSpec",
+        "StepSpec",
+        "TaskEnvironment",
+        "VerifierSpec",
+        "WorkspaceSpec",
+    ),
+    "scoring": ("ScorerCheckResult", "ScorerContext", "ScorerResult"),
+    "session": (
+        "CreateSessionParams",
+        "ModeConfig",
+        "PermissionConfig",
+        "PromptResult",
+        "ProviderConfig",
+        "SessionHandle",
+    ),
+    "trace": (
+        "TRACE_EVENT_TAGS",
+        "ErrorEvent",
+        "ModelCallEvent",
+        "ReasoningEvent",
+        "SessionTrace",
+        "TextOutputEvent",
+        "ToolCallEvent",
+        "TraceEvent",
+        "TraceSummary",
+        "Turn",
+        "TurnBoundaryEvent",
+        "WorkspaceReport",
+    ),
+}
+
+__getattr__ = lazy_exports(__name__, _LAZY)
+
+# Written from _LAZY by `python -m profiler_core._lazy_gen`: do not edit by hand.
+if TYPE_CHECKING:
     from .analysis import (
         FINDING_TAGS,
         AnalysisFinding,
@@ -29,7 +114,12 @@ if TYPE_CHECKING:  # pragma: no cover
         TrialMount,
         TrialSpec,
     )
-    from .judge import JudgeCriterion, JudgeRequest, JudgeResponse, JudgeRubric
+    from .judge import (
+        JudgeCriterion,
+        JudgeRequest,
+        JudgeResponse,
+        JudgeRubric,
+    )
     from .metrics import (
         CompletionReason,
         CostBreakdown,
@@ -42,8 +132,15 @@ if TYPE_CHECKING:  # pragma: no cover
         TokenBreakdown,
         ToolCallRecord,
     )
-    from .recorded import RecordedSession, RecordedVerification
-    from .row import CheckpointResult, ProfileRow, ToolCallSummary
+    from .recorded import (
+        RecordedSession,
+        RecordedVerification,
+    )
+    from .row import (
+        CheckpointResult,
+        ProfileRow,
+        ToolCallSummary,
+    )
     from .run import (
         AfterScenarioContext,
         BeforeScenarioContext,
@@ -66,7 +163,11 @@ if TYPE_CHECKING:  # pragma: no cover
         VerifierSpec,
         WorkspaceSpec,
     )
-    from .scoring import ScorerCheckResult, ScorerContext, ScorerResult
+    from .scoring import (
+        ScorerCheckResult,
+        ScorerContext,
+        ScorerResult,
+    )
     from .session import (
         CreateSessionParams,
         ModeConfig,
@@ -89,86 +190,6 @@ if TYPE_CHECKING:  # pragma: no cover
         TurnBoundaryEvent,
         WorkspaceReport,
     )
-
-#: public name -> the module of this package defining it
-_EXPORTS = {
-    "AfterScenarioContext": "run",
-    "AnalysisFinding": "analysis",
-    "AnalysisResult": "analysis",
-    "BeforeScenarioContext": "run",
-    "CheckpointResult": "row",
-    "CompletionReason": "metrics",
-    "CostBreakdown": "metrics",
-    "CostSource": "metrics",
-    "CreateSessionParams": "session",
-    "CustomMetric": "metrics",
-    "EnvironmentCapabilities": "environment",
-    "ErrorEvent": "trace",
-    "ExecResult": "environment",
-    "FINDING_TAGS": "analysis",
-    "HookErrorRecord": "run",
-    "JudgeCriterion": "judge",
-    "JudgeRequest": "judge",
-    "JudgeResponse": "judge",
-    "JudgeRubric": "judge",
-    "ListFinding": "analysis",
-    "ModeConfig": "session",
-    "ModelCallEvent": "trace",
-    "ModelUsage": "metrics",
-    "NumberFinding": "analysis",
-    "PermissionConfig": "session",
-    "PluginRecord": "run",
-    "ProfileRow": "row",
-    "ProfileSuiteResult": "run",
-    "ProgressEvent": "run",
-    "PromptMetrics": "metrics",
-    "PromptResult": "session",
-    "ProviderConfig": "session",
-    "RatioFinding": "analysis",
-    "ReasoningEvent": "trace",
-    "RecordedSession": "recorded",
-    "RecordedVerification": "recorded",
-    "RunContext": "run",
-    "RunCounts": "run",
-    "RunManifest": "run",
-    "NetworkPolicy": "scenario",
-    "Scenario": "scenario",
-    "ScenarioSets": "scenario",
-    "ScorerCheckResult": "scoring",
-    "ScorerContext": "scoring",
-    "ScorerResult": "scoring",
-    "SessionAnalysisBundle": "analysis",
-    "SessionHandle": "session",
-    "SandboxSettings": "environment",
-    "SessionTrace": "trace",
-    "SolutionSpec": "scenario",
-    "StepSpec": "scenario",
-    "StopRecord": "run",
-    "StringFinding": "analysis",
-    "TRACE_EVENT_TAGS": "trace",
-    "TableFinding": "analysis",
-    "TaskEnvironment": "scenario",
-    "TextOutputEvent": "trace",
-    "TimingBreakdown": "metrics",
-    "TimingSegment": "metrics",
-    "TokenBreakdown": "metrics",
-    "ToolCallEvent": "trace",
-    "ToolCallRecord": "metrics",
-    "ToolCallSummary": "row",
-    "TraceEvent": "trace",
-    "TrialMount": "environment",
-    "TrialSpec": "environment",
-    "TraceSummary": "trace",
-    "Turn": "trace",
-    "TurnBoundaryEvent": "trace",
-    "VerifierSpec": "scenario",
-    "WorkspaceReport": "trace",
-    "WorkspaceSpec": "scenario",
-}
-
-
-__getattr__ = lazy_exports(__name__, _EXPORTS)
-
 
 __all__ = [
     "FINDING_TAGS",
@@ -244,3 +265,4 @@ __all__ = [
     "WorkspaceReport",
     "WorkspaceSpec",
 ]
+# End of the written names.

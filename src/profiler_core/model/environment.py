@@ -140,7 +140,7 @@ class SandboxSettings(Record):
         return attrs.evolve(self, network=network or "none")
 
     @classmethod
-    def from_execution(cls, execution: Any) -> SandboxSettings:
+    def from_execution(cls, execution: object) -> SandboxSettings:
         """The settings of a profile's ``execution`` section (any object with these attributes)."""
         return cls(
             sandbox=getattr(execution, "sandbox", "none"),

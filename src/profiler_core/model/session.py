@@ -8,6 +8,7 @@ import attrs
 
 from ._validators import as_tuple, non_empty, non_negative
 from .environment import SandboxSettings
+from .live import Environment
 from .metrics import CompletionReason, PromptMetrics
 from .record import Record
 from .scenario import Scenario
@@ -56,7 +57,7 @@ class CreateSessionParams(Record):
     sandbox: SandboxSettings | None = None
     #: the trial's running environment when the session runs inside one (docs/environments.md): the
     #: agent's commands go through its ``exec``, never the host; None: the session runs as before
-    environment: Any = None  # an ``Environment`` (plugins.contracts), live and never serialised: typed Any so records stay below plugins
+    environment: Environment | None = None  # live, never serialised (model/live.py)
     #: the working folder inside ``environment`` (the image's ``WORKDIR``, or the task's ``[environment].workdir``)
     environment_workdir: str | None = None
     #: the user the agent runs as inside ``environment`` (``[agent].user``; None: the image's)

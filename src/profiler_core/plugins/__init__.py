@@ -9,9 +9,27 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
 
-if (
-    TYPE_CHECKING
-):  # the names below load on first use, so importing a sibling module stays cheap
+#: module of this package -> the public names it defines, each imported on first use:
+#: importing a sibling module stays cheap
+_LAZY = {
+    "manager": (
+        "BUILTIN_PLUGINS",
+        "CONTRACTS",
+        "ENTRY_POINT_GROUP",
+        "ComponentInfo",
+        "PluginInfo",
+        "PluginManager",
+        "Registry",
+        "default_plugin_manager",
+        "get_plugin_manager",
+        "set_default_plugin_manager",
+    ),
+}
+
+__getattr__ = lazy_exports(__name__, _LAZY)
+
+# Written from _LAZY by `python -m profiler_core._lazy_gen`: do not edit by hand.
+if TYPE_CHECKING:
     from .manager import (
         BUILTIN_PLUGINS,
         CONTRACTS,
@@ -37,9 +55,7 @@ __all__ = [
     "get_plugin_manager",
     "set_default_plugin_manager",
 ]
-
-
-__getattr__ = lazy_exports(__name__, dict.fromkeys(__all__, "manager"))
+# End of the written names.
 
 
 def __dir__() -> list[str]:

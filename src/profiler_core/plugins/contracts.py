@@ -9,39 +9,37 @@ never in the middle of a run.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
     Any,
     Protocol,
-    TypeAlias,
-    TypeVar,
-    Union,
     runtime_checkable,
 )
 
 import attrs
 
+# A trial's running environment and the sync-or-async return type live with the records, which
+# name them too (model/live.py); a plugin imports them from here.
+from ..model.live import Environment, MaybeAwaitable
 from ..model.record import Record
 
 if (
     TYPE_CHECKING
 ):  # pragma: no cover - annotations only: checking a component never builds the model
-    from collections.abc import Callable, Mapping
-
     from ..model import (
         AnalysisResult,
         CreateSessionParams,
         CustomMetric,
         EnvironmentCapabilities,
-        ExecResult,
         JudgeRequest,
         JudgeResponse,
         ModeConfig,
         PromptResult,
         ProviderConfig,
         RecordedSession,
+        RecordedVerification,
         Scenario,
         ScorerContext,
         ScorerResult,
@@ -49,10 +47,6 @@ if (
         SessionTrace,
         TrialSpec,
     )
-
-T = TypeVar("T")
-#: A value, or an awaitable of it: what a ``def`` or an ``async def`` method returns.
-MaybeAwaitable: TypeAlias = Union[T, Awaitable[T]]  # noqa: UP007 - a generic alias needs Union
 
 
 @runtime_checkable
@@ -116,7 +110,9 @@ class SessionProviderDefaults:
         """
         return None
 
-    def session_verification(self, handle: SessionHandle) -> Any:
+    def session_verification(
+        self, handle: SessionHandle
+    ) -> RecordedVerification | None:
         """What a replayed recording's verifiers said (a ``RecordedVerification``): the row's reward and checks.
 
         None (the default): the scenario's own verifiers, if any, decide.
@@ -262,41 +258,6 @@ class ExecutionEnvironment(Protocol):
 
     def start(self, spec: TrialSpec) -> MaybeAwaitable[Environment]:
         """Start one trial's environment (its container, its folder) as ``spec`` asks; ``SandboxError`` in one line when it cannot."""
-        ...
-
-
-@runtime_checkable
-class Environment(Protocol):
-    """One trial's running environment: commands run in it, files go in and out, then it stops.
-
-    Remote paths are absolute paths inside the environment. ``exec`` never
-    raises for the command's own failure: the exit status, a timeout and a
-    program that cannot start are in its :class:`profiler_core.model.ExecResult`.
-    """
-
-    def exec(
-        self,
-        argv: list[str],
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-        user: str | None = None,
-        timeout_s: float | None = None,
-        on_output: Callable[[bytes], None] | None = None,
-    ) -> MaybeAwaitable[ExecResult]:
-        """Run ``argv`` inside (in ``cwd``, as ``user``, with ``env`` on top of the environment's) until it ends or ``timeout_s``."""
-        ...
-
-    def put(self, local: Path, remote: str) -> MaybeAwaitable[None]:
-        """Copy a host file or folder to ``remote`` (a folder there is replaced, not merged into)."""
-        ...
-
-    def get(self, remote: str, local: Path) -> MaybeAwaitable[None]:
-        """Copy ``remote`` (a file or folder) to the host path ``local``; links are copied as links, never followed."""
-        ...
-
-    def stop(self) -> MaybeAwaitable[None]:
-        """End everything the trial started and remove it; called once, always, also after a failure."""
         ...
 
 

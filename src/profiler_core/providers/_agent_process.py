@@ -46,7 +46,9 @@ from ..util.safefiles import read_beneath, read_tail
 if TYPE_CHECKING:
     import trio
 
-    from ..sandbox import Mount
+    from ..model.environment import SandboxSettings
+    from ..model.recorded import RecordedSession
+    from ..sandbox import Job, Mount
 
 log = logging.getLogger("agent_profiler")
 
@@ -512,8 +514,8 @@ class ModeSetup:
     model: str
     environment: dict[str, str]
     binary: str
-    #: the run's sandbox (``profiler_core.sandbox.SandboxSettings``); None: on the host
-    sandbox: Any = None
+    #: the run's sandbox; None: on the host
+    sandbox: SandboxSettings | None = None
 
     @property
     def confined(self) -> bool:
@@ -731,12 +733,15 @@ class AgentProvider:
 
     def sandbox_job(
         self, live: LiveSession, command: list[str], env: dict[str, str]
-    ) -> tuple[Any, Any]:
+    ) -> tuple[SandboxSettings, Job]:
         """The sandbox settings and the job of one confined run of ``command`` (``profiler_core.sandbox``)."""
         from ..sandbox import Job
 
         # The task's own sandbox (its image, its working folder) when it brings one, else the run's.
         settings = live.params.sandbox or live.setup.sandbox
+        assert (
+            settings is not None
+        )  # a confined run: the caller checked ``setup.confined``
         job = Job(
             argv=tuple(command),
             env=env,
@@ -848,7 +853,7 @@ __all__ = [
 MAX_TRANSCRIPT_BYTES = 256 << 20
 
 
-def load_transcript(format: str, home: Path, path: Path) -> Any:
+def load_transcript(format: str, home: Path, path: Path) -> RecordedSession:
     """The recorded session of the transcript ``path`` the agent's CLI wrote in ``home`` (the agent's to change).
 
     No link is followed at any component below ``home``, the file must be a regular one of at most

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -54,6 +54,9 @@ from ._agent_process import (
     option,
 )
 from .agents import install_hint as hint_for
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model.recorded import RecordedSession
 
 __all__ = [
     "ClaudeCodeOptions",
@@ -319,7 +322,9 @@ class ClaudeCodeProvider(AgentProvider):
             return CostBreakdown()
         return CostBreakdown(total_usd=float(total))
 
-    def transcript(self, live: LiveSession, session_id: str | None) -> Any:
+    def transcript(
+        self, live: LiveSession, session_id: str | None
+    ) -> RecordedSession | None:
         """The session's transcript parsed by the ``claude-code`` importer (None when it wrote none)."""
         if not session_id:
             return None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -54,6 +54,9 @@ from ._agent_process import (
     option,
 )
 from .agents import install_hint as hint_for
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model.recorded import RecordedSession
 
 __all__ = [
     "CodexOptions",
@@ -415,7 +418,7 @@ class CodexProvider(AgentProvider):
         )
 
     @staticmethod
-    def rollout(live: LiveSession, thread_id: str | None) -> Any:
+    def rollout(live: LiveSession, thread_id: str | None) -> RecordedSession | None:
         """The session's rollout parsed by the ``codex`` importer (None when there is none)."""
         if not thread_id:
             return None

@@ -21,7 +21,7 @@ import json
 import shlex
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -55,6 +55,9 @@ from ._agent_process import (
     option,
 )
 from ._wire import wire_metrics
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model.session import ProviderConfig
 
 #: the placeholders of ``command`` (and of ``env`` values)
 PLACEHOLDERS = (
@@ -120,7 +123,7 @@ class CommandProvider(AgentProvider):
         self._sessions: dict[str, LiveSession] = {}
         self._recorders: dict[str, Any] = {}
 
-    def init(self, config: Any) -> None:
+    def init(self, config: ProviderConfig) -> None:
         """Settle the options of ``config.mode``."""
         where = f"provider 'command' (mode {config.mode!r})"
         options = build_options(

@@ -49,6 +49,7 @@ from ..model import (
     PromptResult,
     ProviderConfig,
     RecordedSession,
+    RecordedVerification,
     Scenario,
     SessionHandle,
     SessionTrace,
@@ -233,7 +234,9 @@ class HarborProvider:
         session = self.sessions[handle.session_id][1]
         return session.trace if session is not None else None
 
-    def session_verification(self, handle: SessionHandle) -> Any:
+    def session_verification(
+        self, handle: SessionHandle
+    ) -> RecordedVerification | None:
         """Harbor's verifier outcome: the row's reward and ``verify:harbor`` check."""
         entry = self.sessions.get(handle.session_id)
         return (

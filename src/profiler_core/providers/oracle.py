@@ -54,6 +54,7 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
+from ..model.live import Environment
 from ..util.leftovers import remove_folder, temporary_folder
 
 __all__ = ["OracleProvider"]
@@ -69,7 +70,7 @@ class _Session:
     sandbox: SandboxSettings | None
     trace: SessionTrace | None = None
     #: the trial's environment when the session runs inside one (the solution then runs there)
-    environment: Any = None
+    environment: Environment | None = None
     workdir: str | None = None
     user: str | None = None
 
@@ -201,6 +202,8 @@ class OracleProvider:
         solution = session.scenario.solution
         assert solution is not None
         environment = session.environment
+        # _in_trial runs only for a session inside a trial
+        assert environment is not None
         for target, source in solution.mounts.items():
             await call_off_loop(environment.put, Path(source), target)
             await call_off_loop(

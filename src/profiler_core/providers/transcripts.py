@@ -36,7 +36,7 @@ import glob
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -56,6 +56,9 @@ from ..model import (
     SessionHandle,
     SessionTrace,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model.recorded import RecordedVerification
 
 __all__ = ["TranscriptsProvider", "replayed_result", "resolve_files"]
 
@@ -272,7 +275,9 @@ class TranscriptsProvider:
         """When the replayed session happened (``profiler import``); None in a profile's replay run."""
         return recorded_times(self._session(handle)) if self.recorded_times else None
 
-    def session_verification(self, handle: SessionHandle) -> Any:
+    def session_verification(
+        self, handle: SessionHandle
+    ) -> RecordedVerification | None:
         """What the recording's verifiers said (a Harbor trial's reward), or None when it holds none."""
         return self._session(handle).verification
 

@@ -6,31 +6,37 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .build import build_components, options_from_config, resolve_all_modes
-    from .options import RunOptions
+#: module of this package -> the public names it defines, each imported on first use
+#: (``profiler validate`` needs ``build`` without trio)
+_LAZY = {
+    "build": ("build_components", "options_from_config", "resolve_all_modes"),
+    "options": ("RunOptions",),
+    "suite": (
+        "mode_environment",
+        "new_run_id",
+        "run_profile_suite",
+        "run_profile_suite_sync",
+    ),
+}
+
+__getattr__ = lazy_exports(__name__, _LAZY)
+
+# Written from _LAZY by `python -m profiler_core._lazy_gen`: do not edit by hand.
+if TYPE_CHECKING:
+    from .build import (
+        build_components,
+        options_from_config,
+        resolve_all_modes,
+    )
+    from .options import (
+        RunOptions,
+    )
     from .suite import (
         mode_environment,
         new_run_id,
         run_profile_suite,
         run_profile_suite_sync,
     )
-
-#: public name -> the module of this package defining it (``profiler validate`` needs ``build`` without trio)
-_EXPORTS = {
-    "RunOptions": "options",
-    "build_components": "build",
-    "mode_environment": "suite",
-    "new_run_id": "suite",
-    "options_from_config": "build",
-    "resolve_all_modes": "build",
-    "run_profile_suite": "suite",
-    "run_profile_suite_sync": "suite",
-}
-
-
-__getattr__ = lazy_exports(__name__, _EXPORTS)
-
 
 __all__ = [
     "RunOptions",
@@ -42,3 +48,4 @@ __all__ = [
     "run_profile_suite",
     "run_profile_suite_sync",
 ]
+# End of the written names.

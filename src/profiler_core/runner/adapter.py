@@ -25,7 +25,7 @@ import functools
 import inspect
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -38,6 +38,9 @@ from ..model import (
 )
 from ..plugins.contracts import PROVIDER_DEFAULTS, optional_method
 from ..util.asyncs import await_me_maybe
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model.recorded import RecordedVerification
 
 #: seconds a blocking synchronous cleanup may hold up a cancelled run (Ctrl-C) before it is abandoned
 CANCELLED_GRACE_S = 1.0
@@ -131,7 +134,9 @@ class ProviderAdapter:
         """When a replayed session really happened; None for a live one."""
         return self._times(handle) if self._times is not None else None
 
-    def session_verification(self, handle: SessionHandle) -> Any:
+    def session_verification(
+        self, handle: SessionHandle
+    ) -> RecordedVerification | None:
         """What a replayed session's verifiers said (a ``RecordedVerification``); None for a live one."""
         return self._verdict(handle) if self._verdict is not None else None
 

@@ -19,7 +19,7 @@ import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -39,6 +39,9 @@ from ..storage.paths import check_run_id, inside, open_output, refuse_links
 from ..storage.store import RunLock, RunPaths, read_jsonl, read_manifest, write_manifest
 from ..util.redact import Redactor
 from .options import RunOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..plugins.manager import PluginManager
 
 DEFAULT_MODE = "imported"
 #: The scorer when none is named: with no checks in the scenario, a session succeeds when it ended without error.
@@ -125,7 +128,7 @@ def import_sessions(
     *,
     files: Sequence[Path],
     out: Path,
-    manager: Any,
+    manager: PluginManager,
     mode: str = DEFAULT_MODE,
     scenario: str | None = None,
     scorer_id: str | None = None,
@@ -293,7 +296,7 @@ def _replay_plan(
 
 def _options(
     provider: TranscriptsProvider,
-    manager: Any,
+    manager: PluginManager,
     cells: list[Cell],
     sessions: Sequence[RecordedSession],
     *,

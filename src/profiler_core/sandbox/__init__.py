@@ -15,21 +15,35 @@ from .._lazy import lazy_exports
 from .job import Job, Mount
 from .settings import NETWORKS, SANDBOXES, SandboxSettings
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .confinement import Confinement, confine
-    from .preflight import check, sandbox_problems
+#: the public names this module defines or imports itself
+_EAGER = (
+    "NETWORKS",
+    "SANDBOXES",
+    "Job",
+    "Mount",
+    "SandboxSettings",
+)
 
-#: name -> the module defining it, imported on first use: a run without a sandbox needs only the settings.
-#: (No submodule is named like one of these, so importing a submodule never hides a name.)
+#: module of this package -> the public names it defines, imported on first use: a run without
+#: a sandbox needs only the settings. (No submodule is named like one of these, so importing a
+#: submodule never hides a name.)
 _LAZY = {
-    "Confinement": "confinement",
-    "confine": "confinement",
-    "check": "preflight",
-    "sandbox_problems": "preflight",
+    "confinement": ("Confinement", "confine"),
+    "preflight": ("check", "sandbox_problems"),
 }
 
-
 __getattr__ = lazy_exports(__name__, _LAZY)
+
+# Written from _LAZY by `python -m profiler_core._lazy_gen`: do not edit by hand.
+if TYPE_CHECKING:
+    from .confinement import (
+        Confinement,
+        confine,
+    )
+    from .preflight import (
+        check,
+        sandbox_problems,
+    )
 
 __all__ = [
     "NETWORKS",
@@ -42,3 +56,4 @@ __all__ = [
     "confine",
     "sandbox_problems",
 ]
+# End of the written names.

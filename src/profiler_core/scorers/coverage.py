@@ -12,7 +12,12 @@ validate`` (and so ``profiler eval check``) refuses that in one line.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import ProfilerConfig
+    from ..model.scenario import Scenario
+    from ..plugins.manager import Registry
 
 __all__ = ["scenario_keys_of", "unscored_problems"]
 
@@ -28,7 +33,10 @@ def scenario_keys_of(component: Any) -> tuple[str, ...] | None:
 
 
 def unscored_problems(
-    config: Any, scorer: Any, registry: Any, scenarios: Sequence[Any] | None = None
+    config: ProfilerConfig,
+    scorer: Any,
+    registry: Registry,
+    scenarios: Sequence[Scenario] | None = None,
 ) -> list[str]:
     """One line when the scenarios carry what another scorer scores by and ``scorer`` ignores it; else none."""
     reads = scenario_keys_of(scorer)
@@ -39,7 +47,7 @@ def unscored_problems(
         info = registry.find("scorers", scorer_id)
         for key in scenario_keys_of(getattr(info, "factory", None)) or ():
             readers.setdefault(key, []).append(scorer_id)
-    chosen: Sequence[Any] = config.scenarios if scenarios is None else scenarios
+    chosen: Sequence[Scenario] = config.scenarios if scenarios is None else scenarios
     carried = sorted(
         {
             key

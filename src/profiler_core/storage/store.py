@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
@@ -24,6 +24,9 @@ from .lines import iter_lines
 from .paths import atomic_write_text, check_run_id, inside, open_output, refuse_links
 from .serde import from_json, to_json, unstructure
 from .tracestore import TraceRecord, TraceStoreWriter, record_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model import SessionTrace
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -73,7 +76,7 @@ class RowWriter:
             TraceStoreWriter(trace_store) if trace_store is not None else None
         )
 
-    def write_trace(self, path: Path, trace: Any) -> None:
+    def write_trace(self, path: Path, trace: SessionTrace) -> None:
         """Serialise, redact and write a session trace now (atomically); a failure names the file."""
         self.write_trace_text(path, trace_file_text(trace, self.redact))
 
@@ -151,7 +154,7 @@ class RowWriter:
         return problems
 
 
-def trace_file_text(trace: Any, redact: Redactor) -> str:
+def trace_file_text(trace: SessionTrace, redact: Redactor) -> str:
     """A session trace as its own file holds it: indented JSON, redacted, with a final newline."""
     return redact(to_json(trace, indent=2)) + "\n"
 

@@ -31,10 +31,12 @@ from ..model import (
     FINDING_TAGS,
     TRACE_EVENT_TAGS,
     AnalysisResult,
+    CreateSessionParams,
     CustomMetric,
     ModeConfig,
     ProfileSuiteResult,
     PromptResult,
+    ProviderConfig,
     Scenario,
     ScorerCheckResult,
     ScorerResult,
@@ -200,12 +202,12 @@ class _ProviderSpy(_Spy):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
-    async def init(self, config: Any) -> None:
+    async def init(self, config: ProviderConfig) -> None:
         """Start the provider (counted, to match shutdowns)."""
         await await_me_maybe(self.inner.init(config))
         self.open_inits += 1
 
-    async def create_session(self, params: Any) -> Any:
+    async def create_session(self, params: CreateSessionParams) -> SessionHandle:
         """Open a session; it must be a SessionHandle."""
         handle = await await_me_maybe(self.inner.create_session(params))
         if not isinstance(handle, SessionHandle):
@@ -217,8 +219,8 @@ class _ProviderSpy(_Spy):
         return handle
 
     async def prompt(
-        self, handle: Any, text: str, timeout_ms: int | None = None
-    ) -> Any:
+        self, handle: SessionHandle, text: str, timeout_ms: int | None = None
+    ) -> PromptResult:
         """Prompt; a blocking provider runs in a thread, as the runner would run it."""
         prompt = self.inner.prompt
         if inspect.iscoroutinefunction(prompt):
@@ -235,7 +237,7 @@ class _ProviderSpy(_Spy):
             raise ContractError(self.problems[-1])
         return result
 
-    async def export_session(self, handle: Any) -> Any:
+    async def export_session(self, handle: SessionHandle) -> SessionTrace:
         """Export; the trace must be well formed."""
         trace = await await_me_maybe(self.inner.export_session(handle))
         try:
@@ -649,7 +651,7 @@ def check_mode_resolver(
     ``UnknownModeError`` (not ``KeyError``), and a run naming that mode stops
     before any session starts.
     """
-    from . import FakeProvider
+    from .fakes import FakeProvider
 
     resolver = _build(factory, "mode_resolvers", options)
     label = f"mode resolver {resolver.id!r}"
@@ -813,7 +815,7 @@ def _simulated() -> Any:
 
 def _empty_provider(*, empty_trace: bool = False) -> Any:
     from ..model import TokenBreakdown
-    from . import FakeProvider
+    from .fakes import FakeProvider
 
     class EmptyProvider(FakeProvider):
         def export_session(self, handle: SessionHandle) -> SessionTrace:

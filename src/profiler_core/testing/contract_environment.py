@@ -20,6 +20,7 @@ import trio
 
 from ..errors import SandboxError
 from ..model.environment import EnvironmentCapabilities, ExecResult, TrialSpec
+from ..model.live import Environment
 from ..util.asyncs import call_off_loop
 from .contract import ContractError, _build
 
@@ -75,7 +76,7 @@ async def _drive(
         await call_off_loop(environment.stop)
 
 
-async def _exec(environment: Any, argv: list[str], **kwargs: Any) -> ExecResult:
+async def _exec(environment: Environment, argv: list[str], **kwargs: Any) -> ExecResult:
     result = await call_off_loop(environment.exec, argv, **kwargs)
     if not isinstance(result, ExecResult):
         raise ContractError(
@@ -84,7 +85,7 @@ async def _exec(environment: Any, argv: list[str], **kwargs: Any) -> ExecResult:
     return result
 
 
-async def _commands(name: str, environment: Any, timeout_s: float) -> None:
+async def _commands(name: str, environment: Environment, timeout_s: float) -> None:
     chunks: list[bytes] = []
     done = await _exec(
         environment,
@@ -121,7 +122,7 @@ async def _commands(name: str, environment: Any, timeout_s: float) -> None:
         )
 
 
-async def _files(name: str, environment: Any, scratch: Path) -> None:
+async def _files(name: str, environment: Environment, scratch: Path) -> None:
     first, second = scratch / "first", scratch / "second"
     first.mkdir()
     (first / "old.txt").write_text("old")
@@ -150,7 +151,7 @@ async def _files(name: str, environment: Any, scratch: Path) -> None:
         raise ContractError(f"{name}: get must copy a link as a link, never follow it")
 
 
-async def _persistent(name: str, environment: Any) -> None:
+async def _persistent(name: str, environment: Environment) -> None:
     await _exec(
         environment, ["sh", "-c", "(sleep 300 > /dev/null 2>&1 &) ; true"], timeout_s=30
     )

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from . import FakeProvider, FixedScorer, contract, contract_standalone
+from . import contract, contract_standalone
+from .fakes import FakeProvider, FixedScorer
 
 
 @pytest.fixture

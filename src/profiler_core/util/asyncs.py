@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar, cast
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..plugins.contracts import MaybeAwaitable
+    from ..model.live import MaybeAwaitable
 
 T = TypeVar("T")
 

@@ -10,18 +10,30 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
 
-if TYPE_CHECKING:  # the recorder (httpx, http.server) loads on first use
-    from .apis import WireToolCall, api_of
-    from .recorder import WireRecorder, WireSession
+#: module of this package -> the public names it defines: the recorder (httpx, http.server)
+#: loads on first use
+_LAZY = {
+    "apis": ("WireToolCall", "api_of"),
+    "recorder": ("WireRecorder", "WireSession"),
+}
 
-__all__ = ["WireRecorder", "WireSession", "WireToolCall", "api_of"]
+__getattr__ = lazy_exports(__name__, _LAZY)
 
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "WireRecorder": "recorder",
-        "WireSession": "recorder",
-        "WireToolCall": "apis",
-        "api_of": "apis",
-    },
-)
+# Written from _LAZY by `python -m profiler_core._lazy_gen`: do not edit by hand.
+if TYPE_CHECKING:
+    from .apis import (
+        WireToolCall,
+        api_of,
+    )
+    from .recorder import (
+        WireRecorder,
+        WireSession,
+    )
+
+__all__ = [
+    "WireRecorder",
+    "WireSession",
+    "WireToolCall",
+    "api_of",
+]
+# End of the written names.

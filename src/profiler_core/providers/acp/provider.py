@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -45,6 +45,9 @@ from .._wire import wire_metrics
 from ..command import COMMAND, tool_records
 from .protocol import PROTOCOL_VERSION, AcpClient, AcpError, check_version
 from .trace import build_trace, tool_kinds
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...model.session import ProviderConfig
 
 #: the policies answering ``session/request_permission``
 POLICIES = ("allow", "reject")
@@ -148,7 +151,7 @@ class AcpProvider(AgentProvider):
         self._sessions: dict[str, LiveSession] = {}
         self._recorders: dict[str, Any] = {}
 
-    def init(self, config: Any) -> None:
+    def init(self, config: ProviderConfig) -> None:
         """Settle the options of ``config.mode``."""
         where = f"provider 'acp' (mode {config.mode!r})"
         options = build_options(AcpOptions, [self._base, dict(config.options)], where)

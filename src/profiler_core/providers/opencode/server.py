@@ -35,6 +35,8 @@ from .config import OpenCodeError
 if TYPE_CHECKING:  # trio is imported where used: listing the plugins does not load it
     import trio
 
+    from ...model.environment import SandboxSettings
+
 #: What OpenCode prints once it accepts requests; probing earlier can hang a request for minutes.
 READY = re.compile(r"opencode server listening on (http://\S+)")
 
@@ -167,7 +169,7 @@ async def start_server(
     port: int = 0,
     start_timeout_s: float = 30.0,
     kill_grace_s: float = 5.0,
-    sandbox: Any = None,
+    sandbox: SandboxSettings | None = None,
     workdir: Path | None = None,
     endpoints: tuple[str, ...] = (),
 ) -> OpenCodeServer:
