@@ -16,7 +16,29 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_ruff_is_clean():
     ruff = Path(sys.executable).with_name("ruff")
     out = subprocess.run(
-        [str(ruff), "check", "--output-format", "concise", "src", "tests", "bench"],
+        [
+            str(ruff),
+            "check",
+            "--output-format",
+            "concise",
+            "src",
+            "tests",
+            "bench",
+            "examples",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_ruff_format_leaves_the_code_as_it_is():
+    """The code stays as ``ruff format`` writes it (line length in pyproject.toml)."""
+    ruff = Path(sys.executable).with_name("ruff")
+    out = subprocess.run(
+        [str(ruff), "format", "--check", "src", "tests", "bench", "examples"],
         cwd=ROOT,
         capture_output=True,
         text=True,
