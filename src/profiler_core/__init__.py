@@ -91,6 +91,7 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers
         Turn,
         TurnBoundaryEvent,
     )
+    from .model.report import ReportSection
     from .plugins.markers import hookimpl
     from .runner import RunOptions, run_profile_suite, run_profile_suite_sync
     from .storage.paths import atomic_write_text
@@ -102,6 +103,7 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers
 #: costs next to nothing, and ``from profiler_core import hookimpl`` does not build the data model.
 _LAZY: dict[str, str] = {
     "hookimpl": ".plugins.markers",
+    "ReportSection": ".model.report",
     **dict.fromkeys(
         (
             "AfterScenarioContext",
@@ -250,6 +252,7 @@ __all__ = [
     "RateLimitedError",
     "RatioFinding",
     "ReasoningEvent",
+    "ReportSection",
     "RunContext",
     "RunManifest",
     "RunOptions",
