@@ -15,10 +15,12 @@ committed page differs from what this script writes.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import inspect
 import re
 import sys
+import textwrap
 import typing
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -125,8 +127,10 @@ def _class(cls: type, title: str | None = None) -> list[str]:
     lines = [f"### `{name}`", "", _doc(cls), ""]
     fields = _fields(cls)
     if fields:
-        lines += ["| field | type | default |", "| --- | --- | --- |"]
-        lines += [f"| `{f}` | `{t}` | {d} |" for f, t, d in fields] + [""]
+        notes = _field_notes(cls)
+        lines += ["| field | type | default | what |", "| --- | --- | --- | --- |"]
+        lines += [f"| `{f}` | `{t}` | {d} | {notes.get(f, '')} |" for f, t, d in fields]
+        lines.append("")
     for member_name, member in _own_members(cls):
         lines += _block(f"{name}.{member_name}", member, "####")
     return lines
@@ -143,6 +147,27 @@ def _fields(cls: type) -> list[tuple[str, str, str]]:
         for name, kind in annotations.items()
         if not name.startswith("_")
     ]
+
+
+def _field_notes(cls: type) -> dict[str, str]:
+    """The ``#:`` comments above a class's annotated attributes (Sphinx's convention), by name."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    lines = source.splitlines()
+    notes = {}
+    for node in ast.parse(source).body[0].body:  # type: ignore[attr-defined]
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            continue
+        above, number = [], node.lineno - 2
+        while number >= 0 and lines[number].strip().startswith("#:"):
+            above.insert(0, lines[number].strip()[2:].strip())
+            number -= 1
+        if above:
+            text = re.sub(r"``([^`]+?)``", r"`\1`", " ".join(above))
+            notes[node.target.id] = text.replace("|", "\\|")
+    return notes
 
 
 def _cell(kind: Any) -> str:
