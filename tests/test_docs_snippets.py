@@ -101,3 +101,81 @@ def test_block_runs(language, code, tmp_path):
         return
     for command in commands:
         _run(["bash", "-c", command], tmp_path, f"$ {command}")
+
+
+#: ``profiler ...`` in a shell block (after ``$ ``, ``&&`` or at the start) or in inline code
+_COMMAND = re.compile(r"(?:^|&&\s*)(?:\.venv/bin/)?profiler\s+(.*)$")
+_INLINE = re.compile(r"`((?:\.venv/bin/)?profiler [^`]+)`")
+
+
+def _shown_commands():
+    """Every ``profiler ...`` command the pages show, run or not: (where, arguments)."""
+    for path in _documents():
+        text = path.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            if (match.group(1).split() or [""])[0] not in ("", *LANGUAGES[1:]):
+                continue
+            first = text.count("\n", 0, match.start()) + 2
+            for number, line in enumerate(match.group(2).splitlines(), first):
+                line = line.split(" #")[0].strip().removeprefix("$ ")
+                found = _COMMAND.search(line)
+                if found:
+                    yield f"{path.relative_to(ROOT)}:{number}", found.group(1)
+        for match in _INLINE.finditer(FENCE.sub("", text)):
+            yield f"{path.relative_to(ROOT)}", match.group(1).split(None, 1)[-1]
+
+
+def _resolve(ctx, words: list[str]):
+    import click
+
+    command, path = ctx.command, []
+    while isinstance(command, click.Group) and words and not words[0].startswith("-"):
+        sub = command.get_command(ctx, words[0])
+        if sub is None:
+            return None, path, words
+        path.append(words.pop(0))
+        command, ctx = sub, click.Context(sub, parent=ctx)
+    return command, path, words
+
+
+def _problems(where: str, arguments: str, ctx) -> list[str]:
+    import shlex
+
+    try:
+        words = shlex.split(arguments)
+    except ValueError:
+        return []
+    for stop in ("&&", "|", ";", ">", "&", "2>&1"):
+        words = words[: words.index(stop)] if stop in words else words
+    command, path, rest = _resolve(ctx, words)
+    if command is None:
+        name = rest[0]
+        if name.islower() and name.replace("-", "").isalpha():  # not PROFILE, not a|b
+            return [f"{where}: no command `profiler {' '.join([*path, name])}`"]
+        return []
+    options = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+    return [
+        f"{where}: `profiler {' '.join(path)}` has no option {word.split('=')[0]}"
+        for word in rest
+        if word.startswith("--") and word.split("=")[0] not in {*options, "--help"}
+    ]
+
+
+def test_the_commands_the_docs_show_have_the_options_they_show():
+    import click
+
+    from profiler_core.cli import cli
+    from profiler_core.plugins import get_plugin_manager
+
+    ctx = click.Context(cli, obj=get_plugin_manager())
+    shown = list(_shown_commands())
+    assert len(shown) > 100
+    problems = [p for where, args in shown for p in _problems(where, args, ctx)]
+    assert not problems, "\n".join(problems)
+    # the check can fail: an option no command has is named
+    assert _problems("x.md:1", "run p.yaml --no-such-option", ctx) == [
+        "x.md:1: `profiler run` has no option --no-such-option"
+    ]
+    assert _problems("x.md:1", "runn p.yaml", ctx) == [
+        "x.md:1: no command `profiler runn`"
+    ]
