@@ -173,3 +173,29 @@ def test_profiler_report_shows_the_section_and_prints_the_failure(tmp_path):
         "warning: plugin 'raises': report section failed: RuntimeError" in result.output
     )
     assert "## Rows per mode" in (out / "report.md").read_text()
+
+
+def test_the_report_profiler_run_writes_has_the_section(tmp_path, monkeypatch):
+    import shutil
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parent.parent / "examples" / "demo"
+    shutil.copytree(
+        demo, tmp_path / "demo", ignore=shutil.ignore_patterns("results", "reports")
+    )
+    monkeypatch.chdir(tmp_path / "demo")
+    manager = get_plugin_manager(entrypoints=False, plugins=[("counts", Counts())])
+    args = [
+        "run",
+        "profile.yaml",
+        "--repetitions",
+        "1",
+        "--skip-warmup",
+        "--progress",
+        "none",
+    ]
+    result = CliRunner().invoke(cli, args, obj=manager)
+    assert result.exit_code == 0, result.output
+    (report,) = (tmp_path / "demo" / "reports").glob("*/report.md")
+    assert "## Rows per mode" in report.read_text()
+    assert "<h2>Rows per mode</h2>" in report.with_name("report.html").read_text()
