@@ -54,3 +54,14 @@ def test_every_hook_and_contract_has_its_page():
         assert f"### `{contract.check}`" in page
     index = pages["index.md"]
     assert all(f"]({name})" in index for name in pages if name != "index.md")
+
+
+def test_the_readme_names_every_contract_and_check():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    words = {8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
+    assert f"components of {words[len(CONTRACTS)]} contracts" in readme
+    for contract in CONTRACTS.values():
+        assert f"`{contract.check}`" in readme, (
+            f"README.md does not name {contract.check}"
+        )
+    assert "`check_report_section`" in readme
