@@ -77,6 +77,8 @@ def test_a_section_reaches_both_reports_escaped_in_html(tmp_path):
     assert "| baseline | 6 |" in markdown and "| candidate | 6 |" in markdown
     assert "Run kit-run." in markdown
     assert "<h2>Rows per mode</h2>" in html
+    assert '<a href="#plugin-section-1">Plugins</a><a href="#method">' in html
+    assert '<section id="plugin-section-1" class="plugin"><h2>Rows per mode' in html
     assert '<td class="l">candidate</td><td class="l">6</td>' in html
     assert "<script>alert" not in html
     assert (

@@ -150,6 +150,13 @@ def render_html(view: ReportView, charts: dict[str, str]) -> str:
     return "".join(parts)
 
 
+def _nav(view: ReportView) -> list[tuple[str, str]]:
+    """The page's links; the plugins' sections (when any) before the method."""
+    if not view.sections:
+        return _NAV
+    return [*_NAV[:-1], ("plugin-section-1", "Plugins"), _NAV[-1]]
+
+
 def _head(view: ReportView) -> str:
     h = view.headline
     parts = [
@@ -164,7 +171,7 @@ def _head(view: ReportView) -> str:
         + (f" · {_e(h.when)}" if h.when else "")
         + "</p>",
         "<nav>"
-        + "".join(f'<a href="#{a}">{t}</a>' for a, t in _NAV)
+        + "".join(f'<a href="#{a}">{t}</a>' for a, t in _nav(view))
         + "</nav></header><main>",
     ]
     return "".join(parts)
