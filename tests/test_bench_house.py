@@ -1,4 +1,4 @@
-"""bench/bench_house.py measures a git revision in a temporary export: its counters and its figures' shape."""
+"""bench/bench_house.py measures a git revision in a temporary export: counters, figures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every code block of docs/ and the README runs as written, unless it says it cannot (issues 16.17, 43).
+"""Every code block of docs/ and the README runs as written unless it says it cannot (16.17, 43).
 
 A ```` ```python ```` block runs as a script of its own (so it carries its
 imports; its `assert` lines are the checks). A ```` ```console ```` or

@@ -1,5 +1,5 @@
-"""Plugins add report sections (``profiler_report_sections``): in report.md and report.html, escaped,
-from the read-only summary and the rows; a plugin that fails becomes one error line, not a failed report.
+"""Plugins add report sections (``profiler_report_sections``) to report.md and report.html,
+escaped, from the read-only summary and the rows; a failing plugin is one error line.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ HOSTILE = "<script>alert('x')</script> & <b>bold</b>"
 
 
 class Counts:
-    """Counts the rows per mode and quotes the summary's run id: a section built from both inputs."""
+    """Counts the rows per mode and quotes the summary's run id: a section from both inputs."""
 
     @hookimpl
     def profiler_report_sections(self, summary, rows):

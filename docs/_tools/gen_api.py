@@ -29,7 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "api"
 
-HEADER = "<!-- Written by docs/_tools/gen_api.py from the docstrings: edit those, not this page. -->"
+HEADER = "<!-- Written by docs/_tools/gen_api.py from the docstrings: edit those, not this. -->"
 
 #: the hooks that are not a contract's registration hook, by page
 HOOK_PAGES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
@@ -257,7 +257,8 @@ def public_page() -> tuple[str, str]:
         if where:
             summary = _summary(obj).replace("|", "\\|")
         elif name == "__version__":
-            summary = "the installed distribution's version"  # not its value: pages outlive releases
+            # not its value: a page outlives a release
+            summary = "the installed distribution's version"
         else:
             summary = _clean(repr(obj))
         rows.append(f"| `{name}` | {kind} | {where} | {summary} |")
@@ -324,7 +325,7 @@ def render() -> dict[str, str]:
 
 
 def stale(pages: dict[str, str], folder: Path = OUT) -> list[str]:
-    """The pages whose committed text differs from ``pages``, and committed pages no longer written."""
+    """The pages whose committed text differs from ``pages``, and pages no longer written."""
     found = sorted(
         name
         for name, text in pages.items()

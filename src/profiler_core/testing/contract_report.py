@@ -75,7 +75,7 @@ def check_report_section(
 
 
 def sample_results(folder: Path) -> Path:
-    """Write a small results file (two modes, two scenarios, three iterations each) into ``folder``."""
+    """Write a small results file (2 modes x 2 scenarios x 3 iterations) into ``folder``."""
     path = folder / "kit-run.jsonl"
     lines = [
         to_json(_row(mode, scenario, iteration))

@@ -101,7 +101,7 @@ def check_environment() -> Callable[..., Any]:
 
 @pytest.fixture
 def check_report_section() -> Callable[..., Any]:
-    """``check_report_section(plugin, results=None)``: write a real report with the plugin, assert its sections."""
+    """``check_report_section(plugin, results=None)``: a real report with the plugin, checked."""
     from . import contract_report
 
     return contract_report.check_report_section
