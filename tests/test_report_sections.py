@@ -78,7 +78,7 @@ def test_a_section_reaches_both_reports_escaped_in_html(tmp_path):
     assert "Run kit-run." in markdown
     assert "<h2>Rows per mode</h2>" in html
     assert '<a href="#plugin-section-1">Plugins</a><a href="#method">' in html
-    assert '<section id="plugin-section-1" class="plugin"><h2>Rows per mode' in html
+    assert '<section id="plugin-section-1"><h2>Rows per mode' in html
     assert '<td class="l">candidate</td><td class="l">6</td>' in html
     assert "<script>alert" not in html
     assert (
@@ -103,7 +103,7 @@ def test_a_failing_plugin_is_one_error_line_and_the_others_still_show(tmp_path):
     for line in expected:
         assert f"**Error:** {line}\n" in markdown
         shown = line.replace("'", "&#x27;")
-        assert f'<p class="error">{shown}</p>' in html
+        assert f'<p class="plugin-error">{shown}</p>' in html
     assert "Plugin nothing" not in markdown  # None adds nothing, not even a heading
     assert markdown.index("## Rows per mode") < markdown.index("## Files")
 
@@ -201,3 +201,19 @@ def test_the_report_profiler_run_writes_has_the_section(tmp_path, monkeypatch):
     (report,) = (tmp_path / "demo" / "reports").glob("*/report.md")
     assert "## Rows per mode" in report.read_text()
     assert "<h2>Rows per mode</h2>" in report.with_name("report.html").read_text()
+
+
+def test_the_viewer_run_page_takes_the_sections_from_report_html(tmp_path):
+    from types import SimpleNamespace
+
+    from profiler_core.viewer.catalog import RunView
+
+    written = _report(tmp_path, Raises(), Counts())
+    files = SimpleNamespace(report_html=written.html)
+    sections = RunView("k", files).report_sections()  # type: ignore[arg-type]
+    plugins = [name for name in sections if name.startswith("plugin-section-")]
+    assert plugins == ["plugin-section-1", "plugin-section-2"]
+    shown = "".join(sections[name] for name in plugins)
+    assert "<h2>Rows per mode</h2>" in shown
+    assert "report section failed: RuntimeError" in shown
+    assert "verdict" in sections  # the report's own sections are still there

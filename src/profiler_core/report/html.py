@@ -74,7 +74,7 @@ figcaption{font-size:.8rem;color:#59636e;margin-top:4px}
 .metric{scroll-margin-top:10px}
 .metric:target h3{background:#fff8c5;color:#1f2328;padding:2px 6px;border-radius:4px}
 .note{color:var(--muted);font-size:.86rem}
-.plugin .error{color:#b42318;font-weight:600}
+.plugin-error{color:#b42318;font-weight:600}
 .heat{display:inline-block;min-width:3.6em}
 footer{color:var(--muted);font-size:.86rem;border-top:1px solid var(--line);padding-top:10px}
 @media (max-width:640px){body{font-size:14px}main{padding:4px 10px 30px}header.top{padding:12px 10px 8px}.big{font-size:1.7rem}th,td{padding:4px 6px}}
@@ -462,8 +462,8 @@ def _plugin_sections(view: ReportView) -> str:
         anchor = f' id="plugin-section-{number}"'
         if shown.section is None:
             parts.append(
-                f'<section{anchor} class="plugin"><h2>Plugin {_e(shown.plugin)}</h2>'
-                f'<p class="error">{_e(shown.warning)}</p></section>'
+                f"<section{anchor}><h2>Plugin {_e(shown.plugin)}</h2>"
+                f'<p class="plugin-error">{_e(shown.warning)}</p></section>'
             )
             continue
         section = shown.section
@@ -476,7 +476,7 @@ def _plugin_sections(view: ReportView) -> str:
             )
             body += _table([_e(h) for h in section.header], rows, len(section.header))
         parts.append(
-            f'<section{anchor} class="plugin"><h2>{_e(section.title)}</h2>'
+            f"<section{anchor}><h2>{_e(section.title)}</h2>"
             f'<p class="note">From plugin {_e(shown.plugin)}.</p>{body}</section>'
         )
     return "".join(parts)
