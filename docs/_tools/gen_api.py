@@ -245,13 +245,22 @@ def hook_page(page: str) -> tuple[str, str]:
     return f"{page}.md", _join(lines)
 
 
-def public_page() -> tuple[str, str]:
-    """(file name, text) of the public names of ``profiler_core``."""
-    import profiler_core
+#: The packages plugins may import besides ``profiler_core`` itself (docs/architecture.md),
+#: each listed by its ``__all__``.
+PUBLIC_PACKAGES = (
+    "profiler_core.config",
+    "profiler_core.conditions",
+    "profiler_core.cli",
+    "profiler_core.testing",
+    "profiler_core.sandbox",
+    "profiler_core.fakemodel",
+)
 
+
+def _public_rows(package: Any) -> list[str]:
     rows = []
-    for name in sorted(profiler_core.__all__):
-        obj = getattr(profiler_core, name)
+    for name in sorted(package.__all__):
+        obj = getattr(package, name)
         kind = _kind(obj)
         where = f"`{obj.__module__}`" if kind in ("class", "function") else ""
         if where:
@@ -259,9 +268,23 @@ def public_page() -> tuple[str, str]:
         elif name == "__version__":
             # not its value: a page outlives a release
             summary = "the installed distribution's version"
+        elif kind == "type":
+            summary = _cut(_clean(repr(obj)).replace("typing.", "")).replace("|", "\\|")
         else:
-            summary = _clean(repr(obj))
+            summary = f"a `{type(obj).__name__}`"
         rows.append(f"| `{name}` | {kind} | {where} | {summary} |")
+    return rows
+
+
+def _cut(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def public_page() -> tuple[str, str]:
+    """(file name, text) of the public names: ``profiler_core`` and the packages plugins use."""
+    import profiler_core
+
+    table = ["| name | kind | defined in | summary |", "| --- | --- | --- | --- |"]
     lines = [
         HEADER,
         "",
@@ -270,11 +293,21 @@ def public_page() -> tuple[str, str]:
         "What `profiler_core` exports (`__all__`): plugins import these and nothing deeper "
         "(docs/architecture.md). Each name is loaded when first used.",
         "",
-        "| name | kind | defined in | summary |",
-        "| --- | --- | --- | --- |",
-        *rows,
+        *table,
+        *_public_rows(profiler_core),
         "",
     ]
+    for name in PUBLIC_PACKAGES:
+        package = importlib.import_module(name)
+        lines += [
+            f"## `{name}`",
+            "",
+            _summary(package),
+            "",
+            *table,
+            *_public_rows(package),
+            "",
+        ]
     return "public-api.md", _join(lines)
 
 
