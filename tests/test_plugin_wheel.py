@@ -104,6 +104,14 @@ def profiler_before_run(ctx):
 @hookimpl
 def profiler_after_scenario(ctx):
     pass
+
+@hookimpl
+def profiler_report_sections(summary, rows):
+    from profiler_core import ReportSection
+
+    modes = sorted({row.mode for row in rows})
+    return ReportSection(title="Mine's modes", text=f"Run {summary['runId']}.", header=("mode",),
+                         rows=[(mode,) for mode in modes])
 """
 
 
@@ -131,6 +139,13 @@ def test_analyzer(check_analyzer):
 
 def test_modes(check_mode_resolver):
     check_mode_resolver(MyModes, modes=["fast"])
+
+
+def test_report_section(check_report_section):
+    import agent_profiler_mine
+
+    (section,) = check_report_section(agent_profiler_mine)
+    assert section.rows == (("baseline",), ("candidate",))
 """
 
 HALF_PLUGIN = """
@@ -299,7 +314,11 @@ def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
         "providers": ["my-agent"],
         "scorers": ["my-checks"],
     }
-    assert {"profiler_before_run", "profiler_after_scenario"} <= set(mine_info["hooks"])
+    assert {
+        "profiler_before_run",
+        "profiler_after_scenario",
+        "profiler_report_sections",
+    } <= set(mine_info["hooks"])
     # the installed profiler_core is the wheel's, not the source tree's
     where = subprocess.run(
         [str(python), "-c", "import profiler_core; print(profiler_core.__file__)"],
@@ -347,4 +366,24 @@ def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
         timeout=300,
     )
     assert kit.returncode == 0, kit.stdout + kit.stderr
-    assert "5 passed" in kit.stdout
+    assert "6 passed" in kit.stdout
+
+    # `profiler report` of the installed wheels shows the installed plugin's section
+    from profiler_core.testing.contract_report import sample_results
+
+    results = sample_results(tmp_path)
+    report = subprocess.run(
+        [str(venv / "bin" / "profiler"), "report", str(results), "--out", "report"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert report.returncode == 0, report.stderr
+    assert "report section failed" not in report.stderr
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "## Mine's modes\n\n*From plugin mine.*\n\nRun kit-run." in markdown
+    assert (
+        "<h2>Mine&#x27;s modes</h2>"
+        in (tmp_path / "report" / "report.html").read_text()
+    )

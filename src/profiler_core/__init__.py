@@ -49,6 +49,7 @@ _EAGER = (
 #: ``metrics`` normalizes vendor payloads (docs/normalization.md).
 _LAZY = {
     "plugins.markers": ("hookimpl",),
+    "model.report": ("ReportSection",),
     "dataset.frames": ("RunTables", "load_run"),
     "metrics.messages": (
         "Message",
@@ -197,6 +198,9 @@ if TYPE_CHECKING:
         Turn,
         TurnBoundaryEvent,
     )
+    from .model.report import (
+        ReportSection,
+    )
     from .plugins.markers import (
         hookimpl,
     )
@@ -252,6 +256,7 @@ __all__ = [
     "RateLimitedError",
     "RatioFinding",
     "ReasoningEvent",
+    "ReportSection",
     "RunContext",
     "RunManifest",
     "RunOptions",

@@ -9,6 +9,7 @@ import click
 from ..errors import ProfilerError
 from ..util.redact import redact_text
 from ..util.textcut import cut_lines, printable
+from .context import plugin_manager
 
 #: Warnings printed one by one; the rest are counted (all are in report.md).
 _MAX_PRINTED = 20
@@ -99,7 +100,13 @@ def report_command(
                 if len(paths) > 1 or mapping:
                     out = _unused(out)  # a merged report never replaces another report
             # Problems in a merged file name the user's inputs and lines, never the temporary file.
-            written = write_report(path, out, baseline=baseline, merged_from=merged)
+            written = write_report(
+                path,
+                out,
+                baseline=baseline,
+                merged_from=merged,
+                plugins=plugin_manager(),
+            )
     except ProfilerError as exc:
         raise click.ClickException(
             cut_lines(redact_text(merged.locate(str(exc)) if merged else str(exc)))

@@ -428,7 +428,7 @@ def run_command(
         )
         sys.exit(130)
     if not no_report:
-        _write_report(result, config)
+        _write_report(result, config, manager)
     if junit_file is not None:
         from ..report.junit import write_run_junit
 
@@ -450,11 +450,11 @@ def run_command(
             sys.exit(1)
 
 
-def _write_report(result, config) -> None:
+def _write_report(result, config, manager) -> None:
     from ..report import write_report
 
     out = Path(config.output.reports_dir) / result.run_id
-    written = write_report(Path(result.output_jsonl_path), out)
+    written = write_report(Path(result.output_jsonl_path), out, plugins=manager)
     for warning in written.warnings:
         click.echo(f"warning: {printable(warning)}", err=True)
     if written.verdict:

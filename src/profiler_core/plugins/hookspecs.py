@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..model import (
         AfterScenarioContext,
         BeforeScenarioContext,
+        ProfileRow,
         ProfileSuiteResult,
         ProgressEvent,
         RunContext,
@@ -32,7 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # -------------------------------------------------------------------------
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Mapping
+
+    from ..model.report import ReportSection
 
     #: ``register(factory, id=None)``: add one factory; ``id`` for a factory without an id attribute, or
     #: for a factory given as ``"package.module:attribute"`` (imported when the component is first used)
@@ -267,4 +270,30 @@ def profiler_register_commands(cli: click.Group) -> None:
     Called once when the CLI starts.
 
     :param cli: the ``profiler`` click group; call ``cli.add_command(...)``.
+    """
+
+
+# -------------------------------------------------------------------------
+# Reports
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def profiler_report_sections(
+    summary: Mapping[str, Any], rows: Iterable[ProfileRow]
+) -> ReportSection | list[ReportSection] | None:
+    """Add sections to a run's report (report.md and report.html), after its own sections.
+
+    Called once per report, by ``profiler report`` and at the end of ``profiler
+    run``, one plugin at a time. A plugin that raises, or returns something other
+    than sections, gets one error line in both reports (and a warning on the
+    terminal) instead of its sections; the report is still written.
+
+    :param summary: the ``data/summary.json`` document (camelCase keys), read-only:
+        nested mappings cannot be changed, lists are tuples.
+    :param rows: the run's rows as ``ProfileRow`` records, read from the results
+        file each time it is iterated (lines the report skipped are skipped here).
+    :return: a :class:`profiler_core.ReportSection`, a list of them, or ``None``.
+        Sections appear in plugin order, each under its title, naming its plugin;
+        its ``text`` is Markdown in report.md and escaped text in report.html.
     """

@@ -22,6 +22,7 @@ from ..model.record import Record
 from ..storage.paths import inside, refuse_links, write_output_text
 
 if TYPE_CHECKING:
+    from ..plugins.manager import PluginManager
     from .merge import MergedInputs
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,7 @@ def write_report(
     manifest_path: Path | None = None,
     parallel: bool | None = None,
     merged_from: MergedInputs | None = None,
+    plugins: PluginManager | None = None,
 ) -> ReportPaths:
     """Write report.md, analysis.md, report.html and data/{results.csv,results.json,summary.json}.
 
@@ -85,6 +87,8 @@ def write_report(
         reads half of the rows and writes half of the CSV.
     :param merged_from: when ``results_path`` merges several inputs (``report.merge``): the report
         names those inputs and their lines, not the merged file.
+    :param plugins: the plugin manager asked for report sections (``profiler_report_sections``);
+        default: the process-wide one (built-ins and installed plugins).
     """
     from ..storage.store import read_manifest
     from .load import check_results_file, sibling
@@ -128,6 +132,7 @@ def write_report(
             worker,
             parallel,
             merged_from,
+            plugins,
         )
     finally:
         if worker is not None:
@@ -213,11 +218,13 @@ def _write(
     helper,
     parallel,
     merged_from=None,
+    plugins=None,
 ) -> ReportPaths:
     from .analysis import read_analysis
     from .exports import JsonArrayWriter, write_csv, write_json
     from .load import load_rows, sibling
     from .markdown import render_analysis, render_report
+    from .sections import collect_sections
     from .summary import build_summary
     from .summary_json import summary_json
     from .view import analysis_view, report_view
@@ -247,16 +254,18 @@ def _write(
         repetitions=_repetitions(manifest),
         stop=manifest.stop if manifest else None,
     )
-    view = report_view(
-        summary, meta, table.problems
-    )  # what report.md and report.html both show, computed once
+    summary_doc = summary_json(summary, meta)
+    sections = collect_sections(_manager(plugins), summary_doc, results_path)
+    warnings += [shown.warning for shown in sections if shown.error is not None]
+    # what report.md and report.html both show, computed once
+    view = report_view(summary, meta, table.problems, sections)
     clock.lap("statistics")
     job = {"summary": summary, "view": view, "path": str(paths["html"])}
     if helper is not None:
         helper.submit(job)
     write_csv(table, paths["csv"], parallel=parallel)
     clock.lap("results.csv")
-    write_json(summary_json(summary, meta), paths["summary"])
+    write_json(summary_doc, paths["summary"])
     write_output_text(paths["md"], render_report(view))
 
     analysis_file = sibling(results_path, ".analysis.jsonl")
@@ -284,6 +293,15 @@ def _write(
         verdict=tuple(view.verdict.lines()),
         **paths,
     )
+
+
+def _manager(plugins: PluginManager | None) -> PluginManager:
+    """The given plugin manager, else the process-wide one."""
+    if plugins is not None:
+        return plugins
+    from ..plugins.manager import default_plugin_manager
+
+    return default_plugin_manager()
 
 
 def _refuse_planted_links(out_dir: Path, data_dir: Path, outputs: Any) -> None:

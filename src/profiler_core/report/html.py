@@ -74,6 +74,7 @@ figcaption{font-size:.8rem;color:#59636e;margin-top:4px}
 .metric{scroll-margin-top:10px}
 .metric:target h3{background:#fff8c5;color:#1f2328;padding:2px 6px;border-radius:4px}
 .note{color:var(--muted);font-size:.86rem}
+.plugin-error{color:#b42318;font-weight:600}
 .heat{display:inline-block;min-width:3.6em}
 footer{color:var(--muted);font-size:.86rem;border-top:1px solid var(--line);padding-top:10px}
 @media (max-width:640px){body{font-size:14px}main{padding:4px 10px 30px}header.top{padding:12px 10px 8px}.big{font-size:1.7rem}th,td{padding:4px 6px}}
@@ -143,9 +144,17 @@ def render_html(view: ReportView, charts: dict[str, str]) -> str:
         _metrics(view),
         _checkpoints(view),
         _errors(view),
+        _plugin_sections(view),
         _method(view),
     ]
     return "".join(parts)
+
+
+def _nav(view: ReportView) -> list[tuple[str, str]]:
+    """The page's links; the plugins' sections (when any) before the method."""
+    if not view.sections:
+        return _NAV
+    return [*_NAV[:-1], ("plugin-section-1", "Plugins"), _NAV[-1]]
 
 
 def _head(view: ReportView) -> str:
@@ -162,7 +171,7 @@ def _head(view: ReportView) -> str:
         + (f" · {_e(h.when)}" if h.when else "")
         + "</p>",
         "<nav>"
-        + "".join(f'<a href="#{a}">{t}</a>' for a, t in _NAV)
+        + "".join(f'<a href="#{a}">{t}</a>' for a, t in _nav(view))
         + "</nav></header><main>",
     ]
     return "".join(parts)
@@ -444,6 +453,33 @@ def _errors(view: ReportView) -> str:
         )
         parts.append("".join(f"<li>{_e(p)}</li>" for p in view.problems) + "</ul>")
     return "".join(parts) + "</section>"
+
+
+def _plugin_sections(view: ReportView) -> str:
+    """The plugins' sections, every character of theirs escaped (a plugin never writes HTML)."""
+    parts = []
+    for number, shown in enumerate(view.sections, 1):
+        anchor = f' id="plugin-section-{number}"'
+        if shown.section is None:
+            parts.append(
+                f"<section{anchor}><h2>Plugin {_e(shown.plugin)}</h2>"
+                f'<p class="plugin-error">{_e(shown.warning)}</p></section>'
+            )
+            continue
+        section = shown.section
+        paragraphs = [p.strip() for p in section.text.split("\n\n") if p.strip()]
+        body = "".join(f"<p>{_e(p)}</p>" for p in paragraphs)
+        if section.header:
+            rows = (
+                "<tr>" + "".join(f'<td class="l">{_e(c)}</td>' for c in row) + "</tr>"
+                for row in section.rows
+            )
+            body += _table([_e(h) for h in section.header], rows, len(section.header))
+        parts.append(
+            f"<section{anchor}><h2>{_e(section.title)}</h2>"
+            f'<p class="note">From plugin {_e(shown.plugin)}.</p>{body}</section>'
+        )
+    return "".join(parts)
 
 
 def _method(view: ReportView) -> str:

@@ -97,6 +97,7 @@ def render_report(view: ReportView) -> str:
         lines += _scenario(view, j, scen)
     lines += _checkpoints(view)
     lines += _errors(view)
+    lines += _plugin_sections(view)
     if view.problems:
         lines += [
             "## Data problems",
@@ -106,6 +107,32 @@ def render_report(view: ReportView) -> str:
         ]
         lines += [f"- {cell(p)}" for p in view.problems] + [""]
     return "\n".join(lines + FILES)
+
+
+def _plugin_sections(view: ReportView) -> list[str]:
+    """The plugins' sections: their Markdown as written, their tables escaped cell by cell."""
+    lines: list[str] = []
+    for shown in view.sections:
+        if shown.section is None:
+            lines += [
+                f"## Plugin {md(shown.plugin)}",
+                "",
+                f"**Error:** {md(shown.warning)}",
+                "",
+            ]
+            continue
+        section = shown.section
+        lines += [
+            f"## {md(section.title)}",
+            "",
+            f"*From plugin {md(shown.plugin)}.*",
+            "",
+        ]
+        if section.text.strip():
+            lines += [section.text.strip(), ""]
+        if section.header:
+            lines += table(section.header, section.rows, "l" * len(section.header))
+    return lines
 
 
 def _verdict(view: ReportView) -> list[str]:

@@ -21,6 +21,7 @@ from ..model.record import Record
 from . import format as fmt
 from . import sequential as seq
 from .charts import DISTRIBUTION_METRICS, chart_note, worth_drawing
+from .sections import SectionView
 from .summary import MAIN_METRICS, MetricComparison, ModeComparison, Summary
 from .verdict import Finding, Winner, error_line, findings, verdict_text, winners
 
@@ -276,6 +277,8 @@ class ReportView(Record):
     #: lines of the results file that could not be read
     problems: tuple[str, ...]
     source: str
+    #: sections plugins added (``profiler_report_sections``), or the lines saying why one is missing
+    sections: tuple[SectionView, ...] = ()
 
     @property
     def has_reward(self) -> bool:
@@ -310,7 +313,10 @@ class ReportView(Record):
 
 
 def report_view(
-    summary: Summary, meta: dict[str, Any], problems: Sequence[str]
+    summary: Summary,
+    meta: dict[str, Any],
+    problems: Sequence[str],
+    sections: Sequence[SectionView] = (),
 ) -> ReportView:
     """Compute what both reports show from the summary and the run's facts (``meta``, as ``write_report`` gathers them)."""
     s = summary
@@ -334,6 +340,7 @@ def report_view(
         charts=_charts(s),
         problems=tuple(problems),
         source=str(meta.get("source")),
+        sections=tuple(sections),
     )
 
 

@@ -7,7 +7,9 @@ its contract (see :mod:`profiler_core.testing.contract`); ``check_importer``,
 outside a session on samples and on bad input
 (:mod:`profiler_core.testing.contract_standalone`); ``check_environment`` starts
 one real trial of an environment kind and drives it
-(:mod:`profiler_core.testing.contract_environment`). Plugin authors opt into
+(:mod:`profiler_core.testing.contract_environment`); ``check_report_section``
+writes a real report with a report-section plugin registered
+(:mod:`profiler_core.testing.contract_report`). Plugin authors opt into
 the fixtures with::
 
     pytest_plugins = ["profiler_core.testing.pytest_plugin"]
@@ -25,6 +27,7 @@ from .contract import (
     check_trace,
 )
 from .contract_environment import check_environment
+from .contract_report import check_report_section
 from .contract_standalone import (
     check_importer,
     check_judge_provider,
@@ -47,6 +50,7 @@ __all__ = [
     "check_mode_resolver",
     "check_plugin_import_cost",
     "check_provider",
+    "check_report_section",
     "check_scenario_format",
     "check_scorer",
     "check_trace",

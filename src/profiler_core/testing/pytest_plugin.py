@@ -98,3 +98,11 @@ def check_environment() -> Callable[..., Any]:
     from . import contract_environment
 
     return contract_environment.check_environment
+
+
+@pytest.fixture
+def check_report_section() -> Callable[..., Any]:
+    """``check_report_section(plugin, results=None)``: a real report with the plugin, checked."""
+    from . import contract_report
+
+    return contract_report.check_report_section

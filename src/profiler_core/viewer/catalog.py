@@ -97,7 +97,14 @@ class RunView:
             text = html.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return {}
-        return extract_sections(text, REPORT_SECTIONS)
+        found = extract_sections(text, REPORT_SECTIONS)
+        number = (
+            1  # the sections plugins added (profiler_report_sections), in page order
+        )
+        while extracted := extract_sections(text, (f"plugin-section-{number}",)):
+            found.update(extracted)
+            number += 1
+        return found
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

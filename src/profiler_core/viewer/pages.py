@@ -131,6 +131,8 @@ def run_page(run: RunView, flt: RowFilter, page: int) -> str:
             "Charts and comparison", sections, ("distributions", "comparison")
         )
     )
+    plugins = [name for name in sections if name.startswith("plugin-section-")]
+    parts.append(_report_block("From plugins", sections, plugins))
     return layout(f"Run {run.key}", "".join(parts), [("Runs", "/"), (run.key, None)])
 
 
