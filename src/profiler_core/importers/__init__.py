@@ -26,8 +26,9 @@ from ..model.record import Record
 from ..plugins.markers import hookimpl
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..model import RecordedSession
     from ..plugins.manager import Registry
-    from ._build import RecordedSession, tool_category  # noqa: F401 - lazily exported
+    from ..traces.categories import tool_category  # noqa: F401 - lazily exported
     from .subagents import attach_subagents
 
 
@@ -35,9 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __getattr__ = lazy_exports(
     __name__,
     {
-        "RecordedSession": "_build",
+        # ".model": a module beside this package (profiler_core.model), as a relative import spells it
+        "RecordedSession": ".model",
         "attach_subagents": "subagents",
-        "tool_category": "_build",
+        "tool_category": ".traces.categories",
     },
 )
 
