@@ -151,9 +151,11 @@ def _sections(data: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
                 sections[name] = FAILED
             else:
                 default: Any = field.default
+                # attrs types Factory as a function; at run time it is the class of the default
+                factory_type: Any = attrs.Factory
                 sections[name] = (
-                    default.factory() if isinstance(default, attrs.Factory) else default
-                )  # type: ignore[arg-type]
+                    default.factory() if isinstance(default, factory_type) else default
+                )
         elif name == "modes":
             sections[name] = _modes(data[name], problems)
         else:
