@@ -104,32 +104,30 @@ class SimulatedProvider:
         )
         out = session.run()
         result = PromptResult(
-            text=out["text"],
+            text=out.text,
             metrics=PromptMetrics(
-                tokens=out["tokens"],
-                timing=TimingBreakdown(
-                    wall_ms=out["wall_ms"], segments=out["segments"]
-                ),
-                tool_calls=out["records"],
+                tokens=out.tokens,
+                timing=TimingBreakdown(wall_ms=out.wall_ms, segments=out.segments),
+                tool_calls=out.records,
                 cost=session_cost(
                     live.params.model,
-                    out["tokens"],
+                    out.tokens,
                     live.options.prices,
                     live.options.cost_factor,
                 ),
             ),
-            completion_reason=out["completion"],
+            completion_reason=out.completion,
         )
         live.result = result
         live.trace = SessionTrace(
             session_id=handle.session_id,
-            events=out["events"],
-            turns=out["turns"],
+            events=out.events,
+            turns=out.turns,
             summary=TraceSummary(
-                total_turns=len(out["turns"]),
-                total_tool_calls=len(out["records"]),
-                total_tokens=out["tokens"],
-                total_duration=out["wall_ms"],
+                total_turns=len(out.turns),
+                total_tool_calls=len(out.records),
+                total_tokens=out.tokens,
+                total_duration=out.wall_ms,
             ),
         )
         return result

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from ...model import (
+    CompletionReason,
     CreateSessionParams,
     ReasoningEvent,
     TextOutputEvent,
@@ -43,7 +44,7 @@ from .texts import (
     RECOVER_THOUGHTS,
     VERIFY_THOUGHTS,
 )
-from .trace import assemble
+from .trace import Assembled, SimTurn, assemble
 
 
 class Session:
@@ -165,7 +166,7 @@ class Session:
 
     # -- the whole session ------------------------------------------------------
 
-    def plan(self) -> tuple[int, bool, str]:
+    def plan(self) -> tuple[int, bool, CompletionReason]:
         """Number of turns, whether the task gets finished, and the completion reason."""
         rng, opts = self.rng, self.opts
         finished = rng.random() < opts.success_rate
@@ -177,7 +178,7 @@ class Session:
             return opts.max_turns, False, "tool_limit"
         return turns, finished, "stop"
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> Assembled:
         """Generate every turn, then assemble the prompt result's and the trace's parts."""
         rng, opts, task = self.rng, self.opts, self.task
         n_turns, finished, reason = self.plan()
@@ -191,7 +192,7 @@ class Session:
             "test": task.test_cmd,
         }
 
-        turns: list[dict[str, Any]] = []
+        turns: list[SimTurn] = []
         elapsed_ms = 0.0
         context = self.system_tokens  # tokens already in the (cached) conversation
         pending = self.prompt_tokens  # tokens appended since the last model request
@@ -330,16 +331,16 @@ class Session:
             )
             model_ms = round(model_ms * self.slow, 1)
             turns.append(
-                {
-                    "events": events,
-                    "records": records,
-                    "tokens": (fresh, output, reasoning, cache_read, cache_write),
-                    "start": elapsed_ms,
-                    "model_ms": model_ms,
-                    "tool_ms": tool_ms,
-                    "final": final_text,
-                    "last_text": final_text or text,
-                }
+                SimTurn(
+                    events=events,
+                    records=records,
+                    tokens=(fresh, output, reasoning, cache_read, cache_write),
+                    start=elapsed_ms,
+                    model_ms=model_ms,
+                    tool_ms=tool_ms,
+                    final=final_text,
+                    last_text=final_text or text,
+                )
             )
             elapsed_ms += model_ms + tool_ms
             context += pending + output
