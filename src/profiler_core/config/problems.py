@@ -98,7 +98,8 @@ FAILED = object()
 def structure_section(
     value: Any, type_: Any, path: tuple[str | int, ...], problems: Problems
 ) -> Any:
-    """``value`` structured as ``type_`` by the converter, or ``FAILED`` with its problems recorded."""
+    """``value`` structured as ``type_`` by the converter, or ``FAILED`` with its
+    problems recorded."""
     try:
         return structure_detailed(value, type_)
     except Exception as exc:  # noqa: BLE001 - cattrs and validators raise many kinds
@@ -107,7 +108,8 @@ def structure_section(
 
 
 def did_you_mean(unknown: typing.Sequence[str], known: typing.Iterable[str]) -> str:
-    """``; did you mean 'x'?`` for names typed wrong (each with its closest known name), or ``""``."""
+    """``; did you mean 'x'?`` for names typed wrong (each with its closest known name),
+    or ``""``."""
     choices = sorted(known)
     pairs = [
         (name, hint[0])

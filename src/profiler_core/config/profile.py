@@ -41,7 +41,8 @@ from .settings import ENVIRONMENT_SETTINGS, gather_settings
 if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.manager import Registry
 
-#: ``execution`` keys of the sandbox and their defaults (left out of ``profile_hash`` while unchanged)
+#: ``execution`` keys of the sandbox and their defaults (left out of ``profile_hash``
+#: while unchanged)
 _SANDBOX_DEFAULTS: dict[str, Any] = {
     "sandbox": "none",
     "network": None,
@@ -77,7 +78,8 @@ class ProfilerConfig(Record):
     output: OutputConfig = attrs.field(factory=OutputConfig)
     extensions: dict[str, Any] = attrs.field(factory=dict)
     overrides: dict[str, Any] = attrs.field(factory=dict)
-    #: scenario folders left out of the dataset, one line each (a Harbor task that is not valid or not supported)
+    #: scenario folders left out of the dataset, one line each (a Harbor task that is
+    #: not valid or not supported)
     skipped: tuple[str, ...] = ()
 
     def profile_hash(self) -> str:
@@ -116,7 +118,8 @@ class ProfilerConfig(Record):
                     "analysis_workers",
                     "fail_fast",
                 )
-                # The sandbox keys count once set: a profile without them keeps the hash it had before they existed.
+                # The sandbox keys count once set: a profile without them keeps the hash
+                # it had before they existed.
                 and not (k in _SANDBOX_DEFAULTS and v == _SANDBOX_DEFAULTS[k])
             },
             "extensions": self.extensions,
@@ -136,7 +139,8 @@ class ProfilerConfig(Record):
 
 
 def _sections(data: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
-    """Each top-level key of ``Profile`` structured on its own (so one bad section hides no other)."""
+    """Each top-level key of ``Profile`` structured on its own (so one bad section hides
+    no other)."""
     fields = attrs.fields_dict(Profile)
     types = typing.get_type_hints(Profile, include_extras=True)
     for key in data:
@@ -171,13 +175,15 @@ def _check_stop(
     overrides: Mapping[str, Any],
     problems: Problems,
 ) -> ExecutionConfig:
-    """``execution.stop`` against the rest of ``execution``; the matrix then has ``max_repetitions`` rounds."""
+    """``execution.stop`` against the rest of ``execution``; the matrix then has
+    ``max_repetitions`` rounds."""
     stop = execution.stop
     assert stop is not None
     if isinstance(raw, dict) and "repetitions" in raw:
         problems.add(
             "execution.stop",
-            "cannot be used with execution.repetitions (the stop rule decides the repetitions; remove one of them)",
+            "cannot be used with execution.repetitions (the stop rule decides the "
+            "repetitions; remove one of them)",
         )
     if "repetitions" in overrides:
         problems.add(
@@ -187,7 +193,8 @@ def _check_stop(
     if stop.min_repetitions > stop.max_repetitions:
         problems.add(
             "execution.stop.min_repetitions",
-            f"expected at most max_repetitions ({stop.max_repetitions}), got {stop.min_repetitions}",
+            f"expected at most max_repetitions ({stop.max_repetitions}), got "
+            f"{stop.min_repetitions}",
         )
     for metric in stop.margins:
         kind = stop.margin(metric)[1]
@@ -239,14 +246,16 @@ def _models(
 
 
 def _modes(value: Any, problems: Problems) -> Any:
-    """``modes:`` is a list of names or a mapping of name -> settings; which one decides the type."""
+    """``modes:`` is a list of names or a mapping of name -> settings; which one decides
+    the type."""
     if isinstance(value, dict):
         if not value:
             problems.add("modes", "expected at least one mode")
             return FAILED
         if structure_section(value, ModeMapping, ("modes",), problems) is FAILED:
             return FAILED
-        # The raw settings (YAML keys) are what the `config` resolver reads and the profile hash covers.
+        # The raw settings (YAML keys) are what the `config` resolver reads and the
+        # profile hash covers.
         return {str(name): spec or {} for name, spec in value.items()}
     if isinstance(value, list):
         names = structure_section(value, ModeNames, ("modes",), problems)
@@ -266,13 +275,15 @@ def load_profile(
     *,
     registry: Registry | None = None,
 ) -> ProfilerConfig:
-    """Load and validate a profile; CLI ``overrides`` win over the environment, which wins over YAML and defaults.
+    """Load and validate a profile; CLI ``overrides`` win over the environment, which
+    wins over YAML and defaults.
 
-    Overrides: ``modes``, ``models``, ``scenario_ids``, ``scenario_set``, ``repetitions``,
-    ``retries``, ``skip_warmup``, ``concurrency``, ``provider`` (an id replacing ``provider``), ``settings``
-    (``--set`` keys and values) and ``environment`` (the environment names to apply instead of the
-    process's: a resumed run's recorded ones). ``registry`` is where a ``scenarios.format`` is looked
-    up (default: the process's installed plugins).
+    Overrides: ``modes``, ``models``, ``scenario_ids``, ``scenario_set``,
+    ``repetitions``, ``retries``, ``skip_warmup``, ``concurrency``, ``provider`` (an id
+    replacing ``provider``), ``settings`` (``--set`` keys and values) and
+    ``environment`` (the environment names to apply instead of the process's: a resumed
+    run's recorded ones). ``registry`` is where a ``scenarios.format`` is looked up
+    (default: the process's installed plugins).
     """
     profile_path = Path(path)
     if not profile_path.is_file():
@@ -282,7 +293,8 @@ def load_profile(
     )  # one line for bad YAML, deep nesting, huge integers, NUL
     if data is None or data == {}:
         raise ConfigError(
-            f"{profile_path}: the profile is empty (it needs at least `modes` and `scenarios`; `profiler init` writes an example)"
+            f"{profile_path}: the profile is empty (it needs at least `modes` and "
+            f"`scenarios`; `profiler init` writes an example)"
         )
     if not isinstance(data, dict):
         raise ConfigError(
@@ -419,7 +431,8 @@ def _execution(
     overrides: Mapping[str, Any],
     problems: Problems,
 ) -> ExecutionConfig:
-    """The ``execution`` section with ``--repetitions``, ``--retries``, ``--concurrency`` and ``--skip-warmup`` applied."""
+    """The ``execution`` section with ``--repetitions``, ``--retries``,
+    ``--concurrency`` and ``--skip-warmup`` applied."""
     for option, field, type_ in (
         ("repetitions", "repetitions", PositiveCount),
         ("retries", "allowed_retries", Count),
@@ -441,7 +454,8 @@ def _execution(
 def _provider(
     value: Any, overrides: Mapping[str, Any]
 ) -> tuple[ComponentSpec | None, str, int]:
-    """The provider component, its model (what ``models`` defaults to) and its port; ``--provider`` replaces the section."""
+    """The provider component, its model (what ``models`` defaults to) and its port;
+    ``--provider`` replaces the section."""
     found: ProviderSection | None = None if value is FAILED else value
     if overrides.get("provider") and value is not FAILED:
         wanted = overrides["provider"]
@@ -464,7 +478,8 @@ def _provider(
 def _chosen_modes(
     value: Any, overrides: Mapping[str, Any], problems: Problems
 ) -> tuple[tuple[str, ...], dict[str, Any] | None]:
-    """The modes to run (``--mode`` wins over the profile) and the ``modes:`` mapping when the profile spells them out."""
+    """The modes to run (``--mode`` wins over the profile) and the ``modes:`` mapping
+    when the profile spells them out."""
     mode_specs: dict[str, Any] | None = value if isinstance(value, dict) else None
     modes: tuple[str, ...] = tuple(value)
     if not overrides.get("modes"):
@@ -475,7 +490,8 @@ def _chosen_modes(
     if unknown:
         problems.add(
             "--mode",
-            f"unknown mode(s) {', '.join(unknown)}{did_you_mean(unknown, modes)} (profile has: {', '.join(modes)})",
+            f"unknown mode(s) {', '.join(unknown)}{did_you_mean(unknown, modes)} "
+            f"(profile has: {', '.join(modes)})",
         )
     return wanted, mode_specs
 
@@ -483,7 +499,8 @@ def _chosen_modes(
 def _mode_resolver(
     sections: Mapping[str, Any], mode_specs: dict[str, Any] | None, problems: Problems
 ) -> ComponentSpec | None:
-    """The ``mode_resolver`` section; the ``config`` resolver (given the mapping) when ``modes`` is a mapping."""
+    """The ``mode_resolver`` section; the ``config`` resolver (given the mapping) when
+    ``modes`` is a mapping."""
     value = sections["mode_resolver"]
     resolver: ComponentSpec | None = None if value is FAILED else value
     if resolver is None and mode_specs is not None:
@@ -501,7 +518,8 @@ def _mode_resolver(
 
 
 def _judge(section: Any, raw: Any) -> ComponentSpec | None:
-    """The ``judge`` section as a component; its ``model``, when the profile gives one, is one of its options."""
+    """The ``judge`` section as a component; its ``model``, when the profile gives one,
+    is one of its options."""
     if section is None:
         return None
     options = section.options

@@ -89,7 +89,8 @@ def load_scenarios(
                 if scenario_format is not None:
                     scenario = _parse_with(scenario_format, item, where)
                 else:
-                    # Scenario files may leave out the timeout and retries: the profile's defaults apply.
+                    # Scenario files may leave out the timeout and retries: the
+                    # profile's defaults apply.
                     item = {
                         "timeoutMs": timeout_default_ms,
                         "allowedRetries": allowed_retries,
@@ -115,7 +116,8 @@ def load_scenarios(
                 continue
             if scenario.id in seen:
                 problems.append(
-                    f"{where}: $.id: duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})"
+                    f"{where}: $.id: duplicate scenario id {scenario.id!r} (also in "
+                    f"{seen[scenario.id]})"
                 )
                 continue
             seen[scenario.id] = path
@@ -134,11 +136,13 @@ def _harbor_scenarios(
     scenario_set: str | None,
     problems: list[str],
 ) -> tuple[list[Scenario], ScenarioSets, set[str], list[str], set[str]]:
-    """A folder of Harbor tasks: the scenarios, the sets, the ids left out, one line per folder left out, every task's id.
+    """A folder of Harbor tasks: the scenarios, the sets, the ids left out, one line per
+    folder left out, every task's id.
 
-    Only the selected folders (``ids``, else the set's) are read. A folder that is not a valid task, or
-    not one this runner runs yet (``harbor.not_run_yet``), is left out with its line instead of refusing
-    the dataset; ``problems`` gets the lines that do refuse it (no tasks, a bad sets file).
+    Only the selected folders (``ids``, else the set's) are read. A folder that is not a
+    valid task, or not one this runner runs yet (``harbor.not_run_yet``), is left out
+    with its line instead of refusing the dataset; ``problems`` gets the lines that do
+    refuse it (no tasks, a bad sets file).
     """
     from .harbor import load_tasks, not_run_yet, task_folders
 
@@ -180,7 +184,8 @@ def _load_sets(folder: Path, problems: list[str]) -> ScenarioSets:
 
 
 def sandbox_needed(scenarios: list[Scenario] | tuple[Scenario, ...]) -> str | None:
-    """Why ``execution.sandbox: none`` cannot run these scenarios (paths inside a sandbox), else None."""
+    """Why ``execution.sandbox: none`` cannot run these scenarios (paths inside a
+    sandbox), else None."""
     needing = [s for s in scenarios if s.sandbox_paths]
     if not needing:
         return None
@@ -197,7 +202,8 @@ def sandbox_needed(scenarios: list[Scenario] | tuple[Scenario, ...]) -> str | No
 def resolve_task_paths(
     scenario: Scenario, source_dir: Path, root: Path, where: str
 ) -> Scenario:
-    """``scenario`` with its workspace folder and verifier files made absolute; each must lie inside ``root``.
+    """``scenario`` with its workspace folder and verifier files made absolute; each
+    must lie inside ``root``.
 
     A git workspace may name any local repository (or a URL): it is only read.
     """
@@ -273,7 +279,8 @@ def resolve_task_paths(
 def _resolve_sources(
     mounts: Mapping[str, str], source_dir: Path, root: Path, key: str
 ) -> dict[str, str]:
-    """``mounts`` (inside path -> source) with each source made absolute; each must exist inside ``root``."""
+    """``mounts`` (inside path -> source) with each source made absolute; each must
+    exist inside ``root``."""
     resolved = {}
     for target, source in mounts.items():
         found = _inside_root(source_dir, source, root, f"{key}.{target}")
@@ -284,7 +291,8 @@ def _resolve_sources(
 
 
 def _inside_root(source_dir: Path, relative: str, root: Path, key: str) -> Path:
-    """``source_dir/relative``, resolved; a path leaving ``root`` (``..``, an absolute path, a symlink) is refused."""
+    """``source_dir/relative``, resolved; a path leaving ``root`` (``..``, an absolute
+    path, a symlink) is refused."""
     target = (source_dir / relative).resolve()
     top = root.resolve()
     if target != top and top not in target.parents:
@@ -295,7 +303,8 @@ def _inside_root(source_dir: Path, relative: str, root: Path, key: str) -> Path:
 def _parse_with(
     scenario_format: ScenarioFormat, item: dict[str, Any], where: str
 ) -> Scenario:
-    """A plugin format's scenario; anything but a ``ProfilerError`` or a ``Scenario`` names the format."""
+    """A plugin format's scenario; anything but a ``ProfilerError`` or a ``Scenario``
+    names the format."""
     try:
         scenario = scenario_format.parse(item, where)
     except ProfilerError:
@@ -306,7 +315,8 @@ def _parse_with(
         ) from None
     if not isinstance(scenario, Scenario):
         raise ConfigError(
-            f"{where}: scenario format {scenario_format.id!r} returned {type(scenario).__name__}, not a Scenario"
+            f"{where}: scenario format {scenario_format.id!r} returned "
+            f"{type(scenario).__name__}, not a Scenario"
         )
     return scenario
 
@@ -341,11 +351,13 @@ def select_scenarios(
     set_from: str = "scenarios.set",
     known: typing.Iterable[str] | None = None,
 ) -> tuple[list[Scenario], list[str]]:
-    """Pick the scenarios to run: ``ids`` (in their order) wins over ``set``; else all, sorted by id.
+    """Pick the scenarios to run: ``ids`` (in their order) wins over ``set``; else all,
+    sorted by id.
 
-    Ids in ``unloadable`` (their file's problem is already reported) are not called unknown.
-    ``ids_from``/``set_from`` name where the ids or the set came from (``--scenario`` on the command line).
-    ``known``: every id there is, when only the wanted ones were loaded (what an unknown id is compared with).
+    Ids in ``unloadable`` (their file's problem is already reported) are not called
+    unknown. ``ids_from``/``set_from`` name where the ids or the set came from
+    (``--scenario`` on the command line). ``known``: every id there is, when only the
+    wanted ones were loaded (what an unknown id is compared with).
     """
     by_id = {s.id: s for s in scenarios}
     if ids:
@@ -354,7 +366,8 @@ def select_scenarios(
         if set_name not in sets.sets:
             known = ", ".join(sorted(sets.sets)) or "none defined"
             return [], [
-                f"{set_from}: unknown scenario set {set_name!r}{did_you_mean([set_name], sets.sets)} (sets: {known})"
+                f"{set_from}: unknown scenario set "
+                f"{set_name!r}{did_you_mean([set_name], sets.sets)} (sets: {known})"
             ]
         wanted, source = list(sets.sets[set_name]), f"scenario set {set_name!r}"
     else:
@@ -368,7 +381,8 @@ def select_scenarios(
         names = sorted(known) if known is not None else sorted(by_id)
         hint = did_you_mean(missing, names)
         return [], [
-            f"{source}: unknown scenario id(s) {', '.join(missing)}{hint} (found: {', '.join(names) or 'none'})"
+            f"{source}: unknown scenario id(s) {', '.join(missing)}{hint} (found: "
+            f"{', '.join(names) or 'none'})"
         ]
     return [by_id[i] for i in dict.fromkeys(wanted) if i in by_id], []
 
@@ -386,8 +400,8 @@ def scenarios_section(
     problems: Problems,
     registry: Registry | None,
 ) -> tuple[list[Scenario], str | None, str | None, list[str]]:
-    """The scenarios to run, their folder, the set they were chosen by (``--scenario``, ``--scenario-set`` win),
-    and one line per scenario folder left out."""
+    """The scenarios to run, their folder, the set they were chosen by (``--scenario``,
+    ``--scenario-set`` win), and one line per scenario folder left out."""
     if value is FAILED:
         return [], None, None, []
     scenarios_path = resolve_path(base_dir, value.path)
@@ -450,9 +464,15 @@ def scenarios_section(
     elif not scenarios and not select_problems and not scenario_problems:
         hint = ""
         if value.format != HARBOR_SCENARIO_FORMAT and (folder / "task.toml").is_file():
-            hint = f"; it is a Harbor task (task.toml): add `format: {HARBOR_SCENARIO_FORMAT}` under scenarios (docs/harbor.md)"
+            hint = (
+                f"; it is a Harbor task (task.toml): add `format: "
+                f"{HARBOR_SCENARIO_FORMAT}` under scenarios (docs/harbor.md)"
+            )
         elif value.format != HARBOR_SCENARIO_FORMAT and any(folder.glob("*/task.toml")):
-            hint = f"; its folders hold Harbor tasks (task.toml): add `format: {HARBOR_SCENARIO_FORMAT}` under scenarios (docs/harbor.md)"
+            hint = (
+                f"; its folders hold Harbor tasks (task.toml): add `format: "
+                f"{HARBOR_SCENARIO_FORMAT}` under scenarios (docs/harbor.md)"
+            )
         problems.add(
             "scenarios.path", f"no scenario files (*.json, *.yaml) in {folder}{hint}"
         )
@@ -468,9 +488,11 @@ def _dataset_scenarios(
     ids: list[str] | None,
     scenario_set: str | None,
 ) -> tuple[list[Scenario], str | None, str | None, list[str]]:
-    """``scenarios: {dataset: NAME@VERSION}`` (or ``--dataset``): a Harbor dataset's tasks, fetched by git (config/datasets.py).
+    """``scenarios: {dataset: NAME@VERSION}`` (or ``--dataset``): a Harbor dataset's
+    tasks, fetched by git (config/datasets.py).
 
-    A task that does not load is left out with its line, as a folder of tasks is, unless none loads."""
+    A task that does not load is left out with its line, as a folder of tasks is, unless
+    none loads."""
     from .datasets import load_dataset
 
     registry = overrides.get("registry") or (

@@ -1,4 +1,5 @@
-"""What ``profiler list-plugins`` knows about each plugin, and the warning a plugin's problem prints."""
+"""What ``profiler list-plugins`` knows about each plugin, and the warning a plugin's
+problem prints."""
 
 from __future__ import annotations
 
@@ -37,14 +38,16 @@ class PluginInfo:
         return "; ".join(self.problems) or None
 
     def provides(self) -> str:
-        """The PROVIDES cell of ``list-plugins``: ``ERROR ...``, else the components and the other hooks, or ``-``."""
+        """The PROVIDES cell of ``list-plugins``: ``ERROR ...``, else the components and
+        the other hooks, or ``-``."""
         if self.error:
             return f"ERROR {self.error}"
         parts = [
             f"{contract}: {', '.join(sorted(ids))}"
             for contract, ids in sorted(self.components.items())
         ]
-        # Registration hooks show as the components above; the rest (lifecycle, commands) by short name.
+        # Registration hooks show as the components above; the rest (lifecycle,
+        # commands) by short name.
         hooks = sorted(
             h.removeprefix("profiler_")
             for h in self.hooks

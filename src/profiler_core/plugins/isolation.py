@@ -50,7 +50,8 @@ _FAILURES: contextvars.ContextVar[HookFailures | None] = contextvars.ContextVar(
 def isolated_hook_call(
     hook_name: str, *, fatal: bool = False
 ) -> Iterator[HookFailures]:
-    """Within this block, a raising hook implementation is recorded (or, if ``fatal``, raised as HookError).
+    """Within this block, a raising hook implementation is recorded (or, if ``fatal``,
+    raised as HookError).
 
     Awaitables returned by implementations called inside the block stay guarded
     when they are awaited after it.
@@ -64,7 +65,8 @@ def isolated_hook_call(
 
 
 def _guard(function: Callable[..., Any], plugin_name: str) -> Callable[..., Any]:
-    # functools.wraps: pluggy reads the argument names (and the hookimpl marker) through __wrapped__.
+    # functools.wraps: pluggy reads the argument names (and the hookimpl marker) through
+    # __wrapped__.
     @functools.wraps(function)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         failures = _FAILURES.get()
@@ -138,7 +140,8 @@ def _guard_wrapper(
 
 
 class IsolatedPlugin:
-    """A plugin as pluggy sees it: the plugin's hook implementations, each guarded by :func:`isolated_hook_call`.
+    """A plugin as pluggy sees it: the plugin's hook implementations, each guarded by
+    :func:`isolated_hook_call`.
 
     pluggy registers this object instead of the plugin itself (its public
     ``register`` path reads the hookimpl markers from these functions), so the
@@ -158,7 +161,8 @@ class IsolatedPlugin:
             function = getattr(plugin, attr)
             opts = pm.parse_hookimpl_opts(plugin, attr)
             if attr in REGISTRATION_HOOKS or (opts and opts.get("hookwrapper")):
-                # registration hooks are asked one plugin at a time; old-style hookwrappers run as pluggy runs them
+                # registration hooks are asked one plugin at a time; old-style
+                # hookwrappers run as pluggy runs them
                 setattr(self, attr, function)
             else:
                 setattr(

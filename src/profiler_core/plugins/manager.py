@@ -65,7 +65,8 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "profiler_core.importers",  # light: registers its formats itself
 )
 
-#: Names the built-ins had before their modules moved into packages (``profiler list-plugins`` shows them).
+#: Names the built-ins had before their modules moved into packages (``profiler
+#: list-plugins`` shows them).
 _STABLE_NAMES = {
     "profiler_core.config.modes": "core.modes",
     "profiler_core.metrics.collectors": "core.collectors",
@@ -73,7 +74,8 @@ _STABLE_NAMES = {
 
 
 def builtin_plugin_name(module_name: str) -> str:
-    """The plugin name of a built-in module: ``core.providers.simulated`` for ``profiler_core.providers.simulated``."""
+    """The plugin name of a built-in module: ``core.providers.simulated`` for
+    ``profiler_core.providers.simulated``."""
     return _STABLE_NAMES.get(module_name) or "core." + module_name.removeprefix(
         "profiler_core."
     )
@@ -167,7 +169,8 @@ class PluginManager:
         from .. import __version__
 
         for module_name in modules:
-            # Most built-ins are registered by name, their modules imported when a component is used (builtins.py).
+            # Most built-ins are registered by name, their modules imported when a
+            # component is used (builtins.py).
             plugin = (
                 builtin_plugin(module_name)
                 if module_name in BUILTIN_COMPONENTS
@@ -184,7 +187,8 @@ class PluginManager:
             )
 
     def defer_builtins(self, modules: Iterable[str] = BUILTIN_PLUGINS) -> None:
-        """Register core's built-in plugin modules when first needed: the plugin list, the registry, a registration hook.
+        """Register core's built-in plugin modules when first needed: the plugin list,
+        the registry, a registration hook.
 
         Built-ins implement registration hooks only (a test holds them to it), which
         are asked one plugin at a time, so registering them after the entry points
@@ -220,7 +224,7 @@ class PluginManager:
             version = dist.version if dist is not None else None
             try:
                 plugin = ep.load()
-            except Exception as exc:  # noqa: BLE001 - any import failure must be reported, not fatal
+            except Exception as exc:  # noqa: BLE001 - an import failure is reported, never fatal
                 info = PluginInfo(
                     name=ep.name,
                     module=ep.value,
@@ -230,7 +234,8 @@ class PluginManager:
                 info.load_error = f"{type(exc).__name__}: {exc}"
                 self._plugins[ep.name] = info
                 warn(
-                    f"plugin {ep.name!r} ({dist_name or 'unknown distribution'}) failed to load: {info.load_error}"
+                    f"plugin {ep.name!r} ({dist_name or 'unknown distribution'}) failed "
+                    f"to load: {info.load_error}"
                 )
                 continue
             self.register(
@@ -246,7 +251,8 @@ class PluginManager:
     def call_hook(
         self, hook_name: str, **kwargs: Any
     ) -> tuple[Any, list[tuple[str, Exception]]]:
-        """Call a hook through pluggy with per-plugin isolation: (pluggy's result, [(plugin, exception)]).
+        """Call a hook through pluggy with per-plugin isolation: (pluggy's result,
+        [(plugin, exception)]).
 
         For synchronous hooks such as ``profiler_register_commands``; the runner's
         :class:`~profiler_core.runner.hooks.HookCaller` is the async counterpart.
@@ -258,7 +264,8 @@ class PluginManager:
         return result, failures.failures
 
     def callers(self, hook_name: str) -> Iterator[tuple[str, Callable[..., Any]]]:
-        """Yield (plugin name, pluggy's caller of the hook for that plugin alone), in pluggy's call order.
+        """Yield (plugin name, pluggy's caller of the hook for that plugin alone), in
+        pluggy's call order.
 
         For a hook whose every implementation needs its own arguments or its own
         error message (``profiler_register_commands``: one command group per plugin).
@@ -314,7 +321,8 @@ def _wanted_plugins() -> set[str] | None:
 def get_plugin_manager(
     *, entrypoints: bool = True, plugins: Iterable[tuple[str, Any]] = ()
 ) -> PluginManager:
-    """A fresh plugin manager with built-ins, installed plugins and any extra ``(name, plugin)`` pairs."""
+    """A fresh plugin manager with built-ins, installed plugins and any extra ``(name,
+    plugin)`` pairs."""
     manager = PluginManager()
     manager.defer_builtins()
     if entrypoints:

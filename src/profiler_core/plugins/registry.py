@@ -40,7 +40,8 @@ class ComponentInfo:
 
     @property
     def factory(self) -> Callable[..., Any]:
-        """The factory (imported on first use when registered by name); a PluginLoadError says why not."""
+        """The factory (imported on first use when registered by name); a
+        PluginLoadError says why not."""
         if self._loaded is None:
             self._loaded = (
                 self.source if not isinstance(self.source, str) else self._import()
@@ -92,8 +93,9 @@ class Registry:
         existing = self._components[info.contract].get(info.id)
         if existing is not None:
             message = (
-                f"{CONTRACTS[info.contract].singular} {info.id!r} is registered twice: by plugin "
-                f"{existing.plugin!r} ({existing.distribution or 'unknown distribution'}) and by plugin "
+                f"{CONTRACTS[info.contract].singular} {info.id!r} is registered twice: "
+                f"by plugin {existing.plugin!r} "
+                f"({existing.distribution or 'unknown distribution'}) and by plugin "
                 f"{info.plugin!r} ({info.distribution or 'unknown distribution'})"
             )
             # Ambiguous from now on: a profile naming it gets this message, not a guess.
@@ -116,7 +118,8 @@ class Registry:
         return self._components[contract].get(component_id)
 
     def get(self, contract: str, component_id: str) -> ComponentInfo:
-        """Look a component up; a refused or duplicated one says why, an unknown one names the known ones."""
+        """Look a component up; a refused or duplicated one says why, an unknown one
+        names the known ones."""
         reason = self._refused[contract].get(component_id)
         if reason is not None:
             error = (
@@ -132,24 +135,28 @@ class Registry:
             hint = difflib.get_close_matches(component_id, self.ids(contract), n=1)
             did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
             raise UnknownComponentError(
-                f"unknown {CONTRACTS[contract].singular} {component_id!r}{did_you_mean} (available: {known})"
+                f"unknown {CONTRACTS[contract].singular} {component_id!r}{did_you_mean} "
+                f"(available: {known})"
             ) from None
 
     def create(
         self, contract: str, component_id: str, options: dict[str, Any] | None = None
     ) -> Any:
-        """Build a component with its profile ``options`` as keyword arguments, and check its contract."""
+        """Build a component with its profile ``options`` as keyword arguments, and
+        check its contract."""
         info = self.get(contract, component_id)
         try:
             component = info.factory(**(options or {}))
         except TypeError as exc:
             raise ConfigError(
-                f"{CONTRACTS[contract].singular} {component_id!r}: bad options {sorted(options or {})}: {exc}"
+                f"{CONTRACTS[contract].singular} {component_id!r}: bad options "
+                f"{sorted(options or {})}: {exc}"
             ) from None
         problem = _contract_problem(component, contract)
         if problem:
             raise PluginLoadError(
-                f"{CONTRACTS[contract].singular} {component_id!r} of plugin {info.plugin!r}: the built object {problem}"
+                f"{CONTRACTS[contract].singular} {component_id!r} of plugin "
+                f"{info.plugin!r}: the built object {problem}"
             )
         return component
 
@@ -251,7 +258,8 @@ def _add_component(
     if not isinstance(component_id, str) or not component_id:
         _problem(
             info,
-            f"{CONTRACTS[contract].singular} factory {_describe(factory)} has no string `{id_attr}`: give it a class "
+            f"{CONTRACTS[contract].singular} factory {_describe(factory)} has no string "
+            f"`{id_attr}`: give it a class "
             f"attribute `{id_attr}` or register it with register(factory, id=...)",
         )
         return
@@ -260,7 +268,10 @@ def _add_component(
     if not callable(factory):
         missing = ["__call__ (a factory: a class or a callable)"]
     if missing:
-        reason = f"{CONTRACTS[contract].singular} {component_id!r} of plugin {info.name!r} is refused: missing {', '.join(missing)}"
+        reason = (
+            f"{CONTRACTS[contract].singular} {component_id!r} of plugin {info.name!r} "
+            f"is refused: missing {', '.join(missing)}"
+        )
         registry.refuse(contract, component_id, reason)
         _problem(info, reason)
         return
@@ -292,7 +303,8 @@ def _add_named_component(
     ):
         _problem(
             info,
-            f"{CONTRACTS[contract].singular} {target!r}: a factory given by name needs the form 'package.module:attribute' "
+            f"{CONTRACTS[contract].singular} {target!r}: a factory given by name needs "
+            f"the form 'package.module:attribute' "
             "and an id: register('package.module:Class', id='my-id')",
         )
         return

@@ -40,7 +40,8 @@ from .categories import tool_category
 Pricer = Callable[[str | None, TokenBreakdown], CostBreakdown | None]
 
 
-#: Tool outputs longer than this are cut in the trace (real sessions read whole files; traces must stay loadable).
+#: Tool outputs longer than this are cut in the trace (real sessions read whole files;
+#: traces must stay loadable).
 MAX_OUTPUT_CHARS = 20_000
 
 
@@ -70,7 +71,8 @@ def text_of(content: Any) -> str:
 
 
 def estimate_tokens(text: str) -> int:
-    """ceil(characters / 4): the usual estimate (the original's trace builder uses it) when a file has no per-event count."""
+    """ceil(characters / 4): the usual estimate (the original's trace builder uses it)
+    when a file has no per-event count."""
     return -(-len(text) // 4)
 
 
@@ -153,7 +155,8 @@ class SessionBuilder:
     # time ----------------------------------------------------------------------
 
     def see(self, moment: datetime | None) -> None:
-        """Note a timestamp of the session (extends the open turn unless a user prompt closed it)."""
+        """Note a timestamp of the session (extends the open turn unless a user prompt
+        closed it)."""
         if moment is None:
             return
         self._extend_range(moment)
@@ -163,7 +166,8 @@ class SessionBuilder:
                 turn.end = moment
 
     def user_message(self, moment: datetime | None) -> None:
-        """A user wrote (a prompt, not a tool result): the next turn starts here, the open one does not grow."""
+        """A user wrote (a prompt, not a tool result): the next turn starts here, the
+        open one does not grow."""
         if moment is None:
             return
         self._extend_range(moment)
@@ -184,7 +188,8 @@ class SessionBuilder:
         *,
         agent: str | None = None,
     ) -> _Turn:
-        """The turn of ``key`` (e.g. a message id), opened now if new; ``None`` always opens a new turn."""
+        """The turn of ``key`` (e.g. a message id), opened now if new; ``None`` always
+        opens a new turn."""
         if key is not None and key in self._by_key:
             found = self._by_key[key]
             self.see(moment)
@@ -221,7 +226,8 @@ class SessionBuilder:
         duration_ms: float = 0,
         token_count: int | None = None,
     ) -> None:
-        """The agent thought (``token_count`` estimated from the text when the file does not record it)."""
+        """The agent thought (``token_count`` estimated from the text when the file does
+        not record it)."""
         count = estimate_tokens(content) if token_count is None else token_count
         turn.items.append(
             ReasoningEvent(
@@ -232,7 +238,8 @@ class SessionBuilder:
     def text(
         self, turn: _Turn, content: str, *, token_count: int | None = None
     ) -> None:
-        """The agent wrote text (empty text is dropped; ``token_count`` estimated when not recorded)."""
+        """The agent wrote text (empty text is dropped; ``token_count`` estimated when
+        not recorded)."""
         if content.strip():
             count = estimate_tokens(content) if token_count is None else token_count
             turn.items.append(TextOutputEvent(content=content, token_count=count))
@@ -268,7 +275,8 @@ class SessionBuilder:
         duration_ms: float | None = None,
         where: str = "",
     ) -> None:
-        """A tool returned; an unknown call id is reported as a warning (the call was not recorded)."""
+        """A tool returned; an unknown call id is reported as a warning (the call was
+        not recorded)."""
         tool = self.tools.get(call_id) if call_id else None
         if tool is None:
             self.warnings.append(
@@ -360,7 +368,8 @@ class SessionBuilder:
             self.warnings.append(
                 f"{self.source}: no token usage recorded; tokens are 0"
             )
-        # Each response is priced on its own when they were recorded, even beside the file's own total.
+        # Each response is priced on its own when they were recorded, even beside the
+        # file's own total.
         cost, cost_source = self._cost(model, tokens)
         model_calls = self._model_calls(model, tokens)
 
@@ -449,7 +458,8 @@ class SessionBuilder:
     def _model_calls(
         self, model: str | None, tokens: TokenBreakdown
     ) -> list[ModelUsage]:
-        """The tokens of each model response with its model (a response without a model counts as the session's)."""
+        """The tokens of each model response with its model (a response without a model
+        counts as the session's)."""
         if not self.usage:
             return (
                 [ModelUsage(model=model, tokens=tokens)]
@@ -465,7 +475,8 @@ class SessionBuilder:
     ) -> tuple[CostBreakdown, CostSource]:
         if self.provider_cost > 0:
             return CostBreakdown(total_usd=round(self.provider_cost, 10)), "provider"
-        # Each response is priced with its own model; one unknown price makes the whole cost unknown.
+        # Each response is priced with its own model; one unknown price makes the whole
+        # cost unknown.
         parts = (
             [(model, tokens)]
             if not self.usage

@@ -49,7 +49,8 @@ _CATEGORY_OF = {
 
 
 def tool_category(name: str) -> str:
-    """A coarse category for a tool name (``tool_calls_category_<name>`` metrics): shell, file, search, web, agent, mcp, other."""
+    """A coarse category for a tool name (``tool_calls_category_<name>`` metrics):
+    shell, file, search, web, agent, mcp, other."""
     lowered = name.lower()
     if lowered.startswith("mcp_"):
         return "mcp"

@@ -38,7 +38,8 @@ def parse_time(value: Any, where: str) -> datetime:
             ) from None
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     raise ValidationError(
-        f"{where}: expected a timestamp (ISO 8601 string or epoch number), got {type(value).__name__}"
+        f"{where}: expected a timestamp (ISO 8601 string or epoch number), got "
+        f"{type(value).__name__}"
     )
 
 
@@ -97,14 +98,17 @@ def keys_of(value: Any) -> str:
     return _kind(value)
 
 
-#: the largest file ``profiler import`` reads (a trace of that size is already far beyond any real session's)
+#: the largest file ``profiler import`` reads (a trace of that size is already far
+#: beyond any real session's)
 MAX_IMPORT_BYTES = 1 << 30
 
 
 def read_text(path: Path) -> str:
-    """A file's text; a missing, unreadable, binary, special or oversized file is a ValidationError naming it.
+    """A file's text; a missing, unreadable, binary, special or oversized file is a
+    ValidationError naming it.
 
-    Only a regular file is read: a FIFO would wait for a writer forever and ``/dev/zero`` never ends.
+    Only a regular file is read: a FIFO would wait for a writer forever and
+    ``/dev/zero`` never ends.
     """
     try:
         fd = os.open(
@@ -145,7 +149,8 @@ def read_text(path: Path) -> str:
 
 
 def iter_jsonl(path: Path, text: str | None = None) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, value) for each non-empty line; a bad line names its number (truncated last line included)."""
+    """Yield (line number, value) for each non-empty line; a bad line names its number
+    (truncated last line included)."""
     text = read_text(path) if text is None else text
     lines = text.split("\n")
     last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
@@ -157,7 +162,8 @@ def iter_jsonl(path: Path, text: str | None = None) -> Iterator[tuple[int, Any]]
         except json.JSONDecodeError as exc:
             if index == last and not text.endswith("\n"):
                 raise ValidationError(
-                    f"{path}:{index + 1}: truncated last line (not valid JSON: {json_problem(exc)}); "
+                    f"{path}:{index + 1}: truncated last line (not valid JSON: "
+                    f"{json_problem(exc)}); "
                     "was the file copied while the session was still being written?"
                 ) from None
             raise ValidationError(
@@ -192,7 +198,8 @@ def read_json_records(path: Path) -> list[tuple[str, Any]]:
 
 
 def load_json(text: str, where: str) -> Any:
-    """``json.loads``, with lone surrogates and NUL characters replaced by U+FFFD and a warning naming ``where``."""
+    """``json.loads``, with lone surrogates and NUL characters replaced by U+FFFD and a
+    warning naming ``where``."""
     value = json.loads(text)
     if may_need_cleaning(text):
         value, replaced = clean_value(value)
@@ -201,12 +208,14 @@ def load_json(text: str, where: str) -> Any:
     return value
 
 
-#: Keys whose values are the agent's own data (tool inputs and outputs): kept exactly as recorded, nulls included.
+#: Keys whose values are the agent's own data (tool inputs and outputs): kept exactly as
+#: recorded, nulls included.
 _VERBATIM = frozenset({"input", "arguments", "output", "toolUseResult", "metadata"})
 
 
 def absent_nulls(value: Any) -> Any:
-    """``value`` with every ``null`` member of a JSON object left out: a null optional field is an absent one.
+    """``value`` with every ``null`` member of a JSON object left out: a null optional
+    field is an absent one.
 
     Tools that re-save a session write ``null`` where the agent wrote ``false``
     or nothing (``"is_error": null``); reading null as absent lets one reader
@@ -224,14 +233,16 @@ def absent_nulls(value: Any) -> Any:
 
 
 def json_problem(exc: json.JSONDecodeError, *, line: bool = False) -> str:
-    """``Unterminated string at line 3 column 12`` (json's own wording ends in a dangling "starting at")."""
+    """``Unterminated string at line 3 column 12`` (json's own wording ends in a
+    dangling "starting at")."""
     message = json_message(exc)
     where = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
     return f"{message} at {where}"
 
 
 def truncation_hint(exc: json.JSONDecodeError, text: str) -> str:
-    """`` - the file looks truncated`` when the JSON stops mid-way (the document ends inside a value)."""
+    """`` - the file looks truncated`` when the JSON stops mid-way (the document ends
+    inside a value)."""
     ended = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
     return " - the file looks truncated" if ended else ""
 

@@ -95,7 +95,10 @@ def run_tests_op(task: Task, *, failing: int, narrow: bool = False) -> Op:
     n = task.n_tests if not narrow else max(1, task.n_tests // 6)
     # "{secs}" is filled in with the call's own duration.
     if failing:
-        out = f"FAILED {task.tests[0]} - AssertionError\n{failing} failed, {n - failing} passed in {{secs}}s"
+        out = (
+            f"FAILED {task.tests[0]} - AssertionError\n{failing} failed, {n - failing} "
+            f"passed in {{secs}}s"
+        )
     else:
         out = f"{n} passed in {{secs}}s"
     return bash_op(
@@ -303,7 +306,8 @@ def phase_pool(
 def pick(
     rng: random.Random, pool: tuple[tuple[float, ...], tuple[Op, ...]], seen: set[Op]
 ) -> Op:
-    """A weighted pick that avoids repeating a call already made (agents rarely re-run the same thing)."""
+    """A weighted pick that avoids repeating a call already made (agents rarely re-run
+    the same thing)."""
     cumulative, ops = pool
     for _ in range(3):
         op = ops[
@@ -421,9 +425,13 @@ def blocker(task: Task, rng: random.Random) -> tuple[Op, str]:
     """The failure an unfinished session gives up on, and its kind."""
     install = "pip install -e ." if task.stack == "python" else "npm ci"
     install_error = (
-        "ERROR: HTTP error 401 while getting https://pypi.internal.example/simple/{project}-utils/ (401 Unauthorized)"
+        "ERROR: HTTP error 401 while getting "
+        "https://pypi.internal.example/simple/{project}-utils/ (401 Unauthorized)"
         if task.stack == "python"
-        else 'npm ERR! code E401 - Unable to authenticate, need: Basic realm="registry" (401 Unauthorized)'
+        else (
+            'npm ERR! code E401 - Unable to authenticate, need: Basic realm="registry" '
+            "(401 Unauthorized)"
+        )
     ).replace("{project}", task.project)
     number = task.pr or task.issue
     gh_view = (

@@ -13,7 +13,8 @@ from ...model.record import Record
 from ...util.numbers import is_finite_number, is_int
 from ...util.timestamps import parse_iso
 
-#: Tool name -> category (``tool_calls_category_<name>`` metrics); extend with the ``tool_categories`` option.
+#: Tool name -> category (``tool_calls_category_<name>`` metrics); extend with the
+#: ``tool_categories`` option.
 DEFAULT_TOOL_CATEGORIES: dict[str, str] = {
     "bash": "shell",
     "read_file": "file",
@@ -28,7 +29,8 @@ DEFAULT_TOOL_CATEGORIES: dict[str, str] = {
 def _expect(
     description: str, accept: Callable[[Any], bool]
 ) -> Callable[[Any, attrs.Attribute, Any], None]:
-    """An attrs validator: ``accept(value)`` must hold, else ``option 'name': expected <description>, got <value>``."""
+    """An attrs validator: ``accept(value)`` must hold, else ``option 'name': expected
+    <description>, got <value>``."""
 
     def validate(_inst: Any, attribute: attrs.Attribute, value: Any) -> None:
         if not accept(value):
@@ -93,7 +95,8 @@ class SimulatedOptions(Record):
             lambda v: is_finite_number(v) and v >= 0,
         ),
     )
-    #: ``auto``: a JSON answer (in a ```json block) when the prompt mentions JSON; or always ``text`` / ``json``.
+    #: ``auto``: a JSON answer (in a ```json block) when the prompt mentions JSON; or
+    #: always ``text`` / ``json``.
     output_format: str = attrs.field(
         default="auto",
         validator=_expect(
@@ -121,17 +124,20 @@ class SimulatedOptions(Record):
             lambda v: isinstance(v, str) and parse_iso(v) is not None,
         ),
     )
-    #: Multiplies every session's cost: a known effect for a mode (0.8: 20% cheaper, all else equal).
+    #: Multiplies every session's cost: a known effect for a mode (0.8: 20% cheaper, all
+    #: else equal).
     cost_factor: float = attrs.field(
         default=1.0,
         validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0),
     )
-    #: Multiplies every duration (model and tool time, so the wall time): a known effect (0.8: 20% faster).
+    #: Multiplies every duration (model and tool time, so the wall time): a known effect
+    #: (0.8: 20% faster).
     time_factor: float = attrs.field(
         default=1.0,
         validator=_expect("a number > 0", lambda v: is_finite_number(v) and v > 0),
     )
-    #: Price overrides passed to ``profiler_core.metrics.pricing.price_tokens`` (same format as the profile's ``prices``).
+    #: Price overrides passed to ``profiler_core.metrics.pricing.price_tokens`` (same
+    #: format as the profile's ``prices``).
     prices: dict[str, Any] | None = attrs.field(
         default=None,
         validator=_expect(
@@ -139,7 +145,8 @@ class SimulatedOptions(Record):
             lambda v: v is None or isinstance(v, dict),
         ),
     )
-    #: Files the agent writes into its session's workspace (relative path -> content), as its "edits".
+    #: Files the agent writes into its session's workspace (relative path -> content),
+    #: as its "edits".
     writes: dict[str, str] = attrs.field(
         factory=dict,
         validator=_expect("a mapping of relative path -> text", lambda v: _writes(v)),
@@ -167,7 +174,8 @@ def build_options(layers: list[dict[str, Any]], where: str) -> SimulatedOptions:
         unknown = sorted(set(layer) - set(_OPTION_NAMES))
         if unknown:
             raise ConfigError(
-                f"{where}: unknown option(s) {', '.join(unknown)} (valid: {', '.join(sorted(_OPTION_NAMES))})"
+                f"{where}: unknown option(s) {', '.join(unknown)} (valid: "
+                f"{', '.join(sorted(_OPTION_NAMES))})"
             )
         merged.update(layer)
     try:
@@ -175,7 +183,8 @@ def build_options(layers: list[dict[str, Any]], where: str) -> SimulatedOptions:
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{where}: {exc}") from None
     if options.prices:
-        # Checked now, not at the first prompt (pricing is imported lazily: it may load genai-prices).
+        # Checked now, not at the first prompt (pricing is imported lazily: it may load
+        # genai-prices).
         from ...metrics.pricing import parse_price_overrides
 
         parse_price_overrides(options.prices, where=f"{where}: option 'prices'")

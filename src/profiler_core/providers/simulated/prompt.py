@@ -12,7 +12,8 @@ from ...model.record import Record
 from .draws import stable_seed
 
 _PATH = re.compile(
-    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|ts|tsx|js|jsx|mjs|go|rs|java|rb|md|json|ya?ml|toml|cfg|txt|css|html|sh))\b"
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py"
+    r"|ts|tsx|js|jsx|mjs|go|rs|java|rb|md|json|ya?ml|toml|cfg|txt|css|html|sh))\b"
 )
 _BACKTICK = re.compile(r"`([^`\n]{2,100})`")
 _PR = re.compile(r"\b(?:PR|pull request)\s*#?(\d{1,6})\b", re.IGNORECASE)
@@ -21,14 +22,16 @@ _HASH_NUMBER = re.compile(r"(?<![\w&])#(\d{1,6})\b")
 _URL = re.compile(r"https?://[^\s`'\")>]+")
 _JSON_WORD = re.compile(r"\bjson\b", re.IGNORECASE)
 _COMMAND_WORDS = {
-    "npm", "npx", "pnpm", "yarn", "node", "pytest", "python", "python3", "pip", "uv", "git", "gh", "rg", "grep",
-    "make", "cargo", "go", "tox", "ruff", "mypy", "eslint", "tsc", "docker", "ls", "cat", "jq", "curl",
+    "npm", "npx", "pnpm", "yarn", "node", "pytest", "python", "python3", "pip", "uv",
+    "git", "gh", "rg", "grep", "make", "cargo", "go", "tox", "ruff", "mypy", "eslint",
+    "tsc", "docker", "ls", "cat", "jq", "curl",
 }  # fmt: skip
 
 
 @attrs.frozen(repr=False, eq=False)
 class Task(Record):
-    """What the prompt is about, as far as the simulated agent is concerned (stable per scenario)."""
+    """What the prompt is about, as far as the simulated agent is concerned (stable per
+    scenario)."""
 
     summary: str
     stack: str
@@ -99,7 +102,8 @@ def read_task(prompt: str, scenario_id: str, seed: int) -> Task:
         p for p in paths if p not in tests
     )
     if not sources and tests:
-        # The code under test, named after its test file (tests/test_parser.py -> src/app/parser.py).
+        # The code under test, named after its test file (tests/test_parser.py ->
+        # src/app/parser.py).
         stem = re.sub(
             r"^test_|\.(test|spec)$", "", tests[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
         )

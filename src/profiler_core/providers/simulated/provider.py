@@ -49,7 +49,8 @@ class SimulatedProvider:
 
     id = "simulated"
     init_scope = "mode"
-    #: it edits no file, so it may run inside any trial's environment (and fails a task's own tests there)
+    #: it edits no file, so it may run inside any trial's environment (and fails a
+    #: task's own tests there)
     runs_in_trial = True
     #: its synchronous methods return at once: the runner calls them inline, not in a thread
     nonblocking_sync = True
@@ -75,7 +76,8 @@ class SimulatedProvider:
         self._current = options
 
     def create_session(self, params: CreateSessionParams) -> SessionHandle:
-        """Open a session; a retry of the same cell gets the next attempt number (and a fresh draw)."""
+        """Open a session; a retry of the same cell gets the next attempt number (and a
+        fresh draw)."""
         key = (params.model, params.mode, params.scenario_id, params.iteration)
         attempt = self._attempts.get(key, 0) + 1
         self._attempts[key] = attempt
@@ -135,7 +137,8 @@ class SimulatedProvider:
     async def prompt(
         self, handle: SessionHandle, text: str, timeout_ms: int | None = None
     ) -> PromptResult:
-        """Run the simulated session; with ``time_scale > 0`` really sleep its simulated wall time, scaled."""
+        """Run the simulated session; with ``time_scale > 0`` really sleep its simulated
+        wall time, scaled."""
         result = self.simulate(handle, text, timeout_ms)
         live = self._live(handle)
         if live.params.workspace is not None:
@@ -178,7 +181,8 @@ class SimulatedProvider:
             return self._sessions[handle.session_id]
         except KeyError:
             raise ProfilerError(
-                f"provider 'simulated': unknown session {handle.session_id!r} (destroyed, or never created)"
+                f"provider 'simulated': unknown session {handle.session_id!r} "
+                f"(destroyed, or never created)"
             ) from None
 
 

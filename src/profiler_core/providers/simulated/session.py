@@ -96,7 +96,8 @@ class Session:
         may_fail: bool = True,
         exclude: str | None = None,
     ) -> tuple[ToolCallEvent, ToolCallRecord, float, float, str | None]:
-        """Run one simulated call: its event, record, duration, result tokens and error kind (or None)."""
+        """Run one simulated call: its event, record, duration, result tokens and error
+        kind (or None)."""
         rng = self.rng
         kind = force
         if (
@@ -271,7 +272,8 @@ class Session:
             ]
             while queue and len(records) < 12:
                 op, force, recovering = queue.pop(0)
-                # The closing turn of a finished session recovers cleanly (its answer says the tests pass).
+                # The closing turn of a finished session recovers cleanly (its answer
+                # says the tests pass).
                 may_fail = not (last and finished and recovering)
                 event, record, ms, tokens, kind = self._call(
                     op, force=force, may_fail=may_fail, exclude=recovering
@@ -356,7 +358,10 @@ class Session:
             text = f"Done: {task.summary}. Changed {changed}; ran `{cmd}` ({tests})."
             status, error = "done", None
         elif reason == "tool_limit":
-            text = f"Could not finish: {task.summary}. Stopped after {n_turns} turns (turn limit); changed {changed}."
+            text = (
+                f"Could not finish: {task.summary}. Stopped after {n_turns} turns (turn "
+                f"limit); changed {changed}."
+            )
             status, error = "failed", f"turn limit of {n_turns} reached"
         else:
             kind, op, message = (
@@ -374,7 +379,10 @@ class Session:
                 if name.casefold() in first_line.casefold()
                 else f"{name}: {first_line}"
             )
-            text = f"Could not finish: {task.summary}. Gave up after `{what}` failed ({detail}); last test run: {tests}."
+            text = (
+                f"Could not finish: {task.summary}. Gave up after `{what}` failed "
+                f"({detail}); last test run: {tests}."
+            )
             status, error = "failed", first_line
         if self.opts.output_format == "json" or (
             self.opts.output_format == "auto" and task.wants_json

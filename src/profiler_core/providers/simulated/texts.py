@@ -53,7 +53,10 @@ EDITS = {
 }
 
 GH_JSON_ERROR = {
-    "json_parse": "failed to parse JSON response: invalid character '<' looking for beginning of value"
+    "json_parse": (
+        "failed to parse JSON response: invalid character '<' looking for beginning of "
+        "value"
+    )
 }
 
 WRONG_TOP = {"src": "lib", "tests": "test", "test": "tests"}
@@ -78,7 +81,10 @@ VERIFY_THOUGHTS: tuple[str, ...] = (
 )
 RECOVER_THOUGHTS = {
     "not_found": "That path does not exist; let me search for the right file.",
-    "edit_mismatch": "The edit did not apply; the file must differ from what I assumed. Re-reading it.",
+    "edit_mismatch": (
+        "The edit did not apply; the file must differ from what I assumed. Re-reading "
+        "it."
+    ),
     "cmd_not_found": "rg is not installed here; I'll use the grep tool instead.",
     "timeout": "That timed out; I'll retry with a narrower scope.",
     "unauthorized": "Got 401 Unauthorized; let me check the GitHub auth status and retry.",
