@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __getattr__ = lazy_exports(
     __name__,
     {
-        # ".model": a module beside this package (profiler_core.model), as a relative import spells it
+        # ".model": profiler_core.model, beside this package (relative import spelling)
         "RecordedSession": ".model",
         "attach_subagents": "subagents",
         "tool_category": ".traces.categories",
