@@ -32,12 +32,7 @@ from . import hookspecs
 from .builtins import BUILTIN_COMPONENTS, builtin_plugin
 from .contracts import CONTRACTS
 from .info import REGISTRATION_HOOKS, PluginInfo, warn
-from .isolation import (
-    HookFailures,
-    IsolatedPlugin,
-    isolated_hook_call,
-    scan_hook_names,
-)
+from .isolation import HookFailures, IsolatedPlugin, isolated_hook_call, scan_hook_names
 from .markers import PROJECT_NAME
 from .registry import ComponentInfo, Registry, build_registry
 

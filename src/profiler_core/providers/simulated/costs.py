@@ -6,10 +6,7 @@ from typing import Any
 
 import attrs
 
-from ...model import (
-    CostBreakdown,
-    TokenBreakdown,
-)
+from ...model import CostBreakdown, TokenBreakdown
 from ...model.record import Record
 
 

@@ -12,12 +12,7 @@ from typing import Any
 import attrs
 
 from .prompt import Task
-from .texts import (
-    EDITS,
-    ERROR_TEXTS,
-    GH_JSON_ERROR,
-    WRONG_TOP,
-)
+from .texts import EDITS, ERROR_TEXTS, GH_JSON_ERROR, WRONG_TOP
 
 
 @attrs.frozen(eq=False)  # identity equality: ops are cached and dict-valued

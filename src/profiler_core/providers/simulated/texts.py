@@ -54,8 +54,8 @@ EDITS = {
 
 GH_JSON_ERROR = {
     "json_parse": (
-        "failed to parse JSON response: invalid character '<' looking for beginning of "
-        "value"
+        "failed to parse JSON response: invalid character '<' looking for "
+        "beginning of value"
     )
 }
 
@@ -82,8 +82,8 @@ VERIFY_THOUGHTS: tuple[str, ...] = (
 RECOVER_THOUGHTS = {
     "not_found": "That path does not exist; let me search for the right file.",
     "edit_mismatch": (
-        "The edit did not apply; the file must differ from what I assumed. Re-reading "
-        "it."
+        "The edit did not apply; the file must differ from what I assumed. "
+        "Re-reading it."
     ),
     "cmd_not_found": "rg is not installed here; I'll use the grep tool instead.",
     "timeout": "That timed out; I'll retry with a narrower scope.",
