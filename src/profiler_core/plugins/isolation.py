@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -152,15 +152,12 @@ class IsolatedPlugin:
         self,
         plugin: Any,
         name: str,
-        pm: pluggy.PluginManager,
-        hook_names: Iterable[str],
+        impls: Mapping[str, tuple[Callable[..., Any], pluggy.HookimplOpts]],
     ) -> None:
         self.plugin = plugin
         self.__name__ = name
-        for attr in hook_names:
-            function = getattr(plugin, attr)
-            opts = pm.parse_hookimpl_opts(plugin, attr)
-            if attr in REGISTRATION_HOOKS or (opts and opts.get("hookwrapper")):
+        for attr, (function, opts) in impls.items():
+            if attr in REGISTRATION_HOOKS or opts.get("hookwrapper"):
                 # registration hooks are asked one plugin at a time; old-style
                 # hookwrappers run as pluggy runs them
                 setattr(self, attr, function)
@@ -168,22 +165,24 @@ class IsolatedPlugin:
                 setattr(
                     self,
                     attr,
-                    (_guard_wrapper if opts and opts.get("wrapper") else _guard)(
-                        function, name
-                    ),
+                    (_guard_wrapper if opts.get("wrapper") else _guard)(function, name),
                 )
 
     def __repr__(self) -> str:
         return f"<isolated plugin {self.__name__!r}: {self.plugin!r}>"
 
 
-def scan_hook_names(pm: pluggy.PluginManager, plugin: Any) -> list[str]:
-    names = []
+def scan_hook_impls(
+    pm: pluggy.PluginManager, plugin: Any
+) -> dict[str, tuple[Callable[..., Any], pluggy.HookimplOpts]]:
+    """The plugin's hook implementations: name -> (function, pluggy's options), read once."""
+    impls = {}
     for attr in dir(plugin):
         try:
             method = getattr(plugin, attr)
         except Exception:  # noqa: BLE001 - properties may raise
             continue
-        if pm.parse_hookimpl_opts(plugin, attr) is not None and callable(method):
-            names.append(attr)
-    return names
+        opts = pm.parse_hookimpl_opts(plugin, attr)
+        if opts is not None and callable(method):
+            impls[attr] = (method, opts)
+    return impls

@@ -32,7 +32,7 @@ from . import hookspecs
 from .builtins import BUILTIN_COMPONENTS, builtin_plugin
 from .contracts import CONTRACTS
 from .info import REGISTRATION_HOOKS, PluginInfo, warn
-from .isolation import HookFailures, IsolatedPlugin, isolated_hook_call, scan_hook_names
+from .isolation import HookFailures, IsolatedPlugin, isolated_hook_call, scan_hook_impls
 from .markers import PROJECT_NAME
 from .registry import ComponentInfo, Registry, build_registry
 
@@ -119,14 +119,11 @@ class PluginManager:
             builtin=builtin,
         )
         self._plugins[name] = info
-        hook_names = scan_hook_names(
-            self.pm, plugin
-        )  # one scan of the plugin's attributes: it is most of registering's cost
+        # one scan of the plugin's attributes: it is most of registering's cost
+        impls = scan_hook_impls(self.pm, plugin)
         try:
-            self._validate(name, hook_names)
-            self.pm.register(
-                IsolatedPlugin(plugin, name, self.pm, hook_names), name=name
-            )
+            self._validate(name, impls)
+            self.pm.register(IsolatedPlugin(plugin, name, impls), name=name)
         except (pluggy.PluginValidationError, ValueError) as exc:
             self._forget(name)
             info.load_error = str(exc)
@@ -134,7 +131,7 @@ class PluginManager:
                 f"plugin {name!r} ({distribution or 'no distribution'}) disabled: {info.load_error}"
             )
             return info
-        info.hooks = sorted(hook_names)
+        info.hooks = sorted(impls)
         self._registry = None
         return info
 
