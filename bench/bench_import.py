@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from profiler_core.importers import load_sessions
-from profiler_core.importers._build import absent_nulls
+from profiler_core.traces.readers import absent_nulls
 
 CORPUS = ROOT / "tests" / "fixtures" / "realworld"
 FORMATS = {"claude-code": "*.jsonl", "codex": "*.jsonl", "opencode": "*.json"}

@@ -18,13 +18,6 @@ import grimp
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "architecture.md"
 
-#: module -> why it may still import ``profiler_core`` itself. plugins/manager.py is being split on
-#: another branch (issue 43's rooms); its ``from .. import __version__`` becomes
-#: ``from ..util.version import version`` there, and this entry goes.
-ROOT_IMPORT_PENDING = {
-    "profiler_core.plugins.manager": "issue 43: manager.py is being split"
-}
-
 
 def _contract_layers() -> list[str]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -65,7 +58,7 @@ def test_nothing_inside_imports_the_root_package():
     """``profiler_core`` re-exports every layer: a module importing it imports upwards."""
     graph = _graph()
     importers = graph.find_modules_that_directly_import("profiler_core")
-    found = sorted(set(importers) - set(ROOT_IMPORT_PENDING))
+    found = sorted(importers)
     details = [
         f"{m}:{d['line_number']}: {d['line_contents']}"
         for m in found
@@ -74,15 +67,6 @@ def test_nothing_inside_imports_the_root_package():
     assert details == [], "imports of the root package from inside it:\n" + "\n".join(
         details
     )
-
-
-def test_the_pending_root_import_is_still_there():
-    """The exception above must not outlive its reason: it fails once the import is gone."""
-    graph = _graph()
-    for module in ROOT_IMPORT_PENDING:
-        assert graph.direct_import_exists(importer=module, imported="profiler_core"), (
-            f"{module} no longer imports profiler_core: drop it from ROOT_IMPORT_PENDING"
-        )
 
 
 def test_no_module_imports_its_package_in_a_circle():

@@ -14,6 +14,7 @@ import pytest
 import trio
 import trio.testing
 
+import profiler_core
 from profiler_core import (
     CreateSessionParams,
     ErrorEvent,
@@ -27,7 +28,6 @@ from profiler_core import (
 )
 from profiler_core.errors import ConfigError, ProfilerError
 from profiler_core.plugins.manager import get_plugin_manager
-from profiler_core.providers import simulated
 from profiler_core.providers.simulated import DEFAULT_TOOL_CATEGORIES, SimulatedProvider
 
 PROMPT = "Fix the failing test in tests/test_math.py and run `pytest -q`."
@@ -129,7 +129,7 @@ def test_determinism_holds_across_processes():
         env = {
             **os.environ,
             "PYTHONHASHSEED": hash_seed,
-            "PYTHONPATH": str(Path(simulated.__file__).parents[2]),
+            "PYTHONPATH": str(Path(profiler_core.__file__).parents[1]),
         }
         done = subprocess.run(
             [sys.executable, "-c", code],

@@ -43,7 +43,8 @@ _EAGER = (
 #: module of this package -> the public names it defines, each imported on first use: the
 #: built-in importers plugin is registered at start-up, the session model it builds loads later
 _LAZY = {
-    "_build": ("RecordedSession", "tool_category"),
+    ".model": ("RecordedSession",),
+    ".traces.categories": ("tool_category",),
     "subagents": ("attach_subagents",),
 }
 
@@ -51,8 +52,10 @@ __getattr__ = lazy_exports(__name__, _LAZY)
 
 # Written from _LAZY by `python -m profiler_core._lazy_gen`: do not edit by hand.
 if TYPE_CHECKING:
-    from ._build import (
+    from ..model import (
         RecordedSession,
+    )
+    from ..traces.categories import (
         tool_category,
     )
     from .subagents import (

@@ -12,7 +12,7 @@ from typing import Any
 from ..metrics.messages import Message
 from ..metrics.usage import normalize_usage
 from ..model import TokenBreakdown
-from ._build import SessionBuilder, parse_arguments, text_of
+from ..traces.builder import SessionBuilder, parse_arguments, text_of
 
 #: Where OpenAI-compatible vendors put a message's reasoning text.
 _REASONING_KEYS = ("reasoning_content", "reasoning")

@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
+from ..metrics.pricing import price_tokens
 from ..model import RecordedSession, TokenBreakdown
-from ._build import (
-    SessionBuilder,
+from ..traces.builder import SessionBuilder, text_of
+from ..traces.readers import (
     json_problem,
     load_json,
     parse_time,
     read_text,
-    text_of,
     truncation_hint,
 )
 
@@ -138,7 +138,7 @@ def from_trajectory(
             + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
         )
     agent = data["agent"]
-    builder = SessionBuilder(file=path, source=where, format="atif")
+    builder = SessionBuilder(price=price_tokens, file=path, source=where, format="atif")
     feed_steps(builder, data["steps"], agent.get("model_name"))
     totals, cost = final_totals(data.get("final_metrics"))
     if cost is not None and builder.provider_cost == 0:

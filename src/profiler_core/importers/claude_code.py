@@ -35,18 +35,16 @@ import attrs
 
 from ..errors import ValidationError
 from ..metrics.messages import normalize_message
+from ..metrics.pricing import price_tokens
 from ..metrics.usage import normalize_usage
-from ..model import TimingSegment
-from ._build import (
-    RecordedSession,
-    SessionBuilder,
+from ..model import RecordedSession, TimingSegment
+from ..traces.builder import SessionBuilder, parse_arguments, text_of
+from ..traces.readers import (
     expect_mapping,
     iter_jsonl,
     keys_of,
     optional_str,
-    parse_arguments,
     parse_time,
-    text_of,
 )
 from ._chat import server_tool_results
 
@@ -58,7 +56,9 @@ _RESULT_BLOCKS = ("text", "image")
 
 def load(path: Path) -> list[RecordedSession]:
     """The one session of a Claude Code log."""
-    builder = SessionBuilder(file=path, source=str(path), format="claude-code")
+    builder = SessionBuilder(
+        price=price_tokens, file=path, source=str(path), format="claude-code"
+    )
     # message.id -> (usage, model, where) of the line with the most output tokens
     usage: dict[str, tuple[Mapping[str, Any], str | None, str]] = {}
     session_id: str | None = None

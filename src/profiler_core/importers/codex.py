@@ -46,20 +46,17 @@ from typing import Any
 import attrs
 
 from ..errors import ValidationError
+from ..metrics.pricing import price_tokens
 from ..metrics.usage import normalize_usage
-from ..model import TimingSegment, TokenBreakdown
-from ._build import (
-    RecordedSession,
-    SessionBuilder,
-    complete_tool,
+from ..model import RecordedSession, TimingSegment, TokenBreakdown
+from ..traces.builder import SessionBuilder, complete_tool, parse_arguments, text_of
+from ..traces.readers import (
     expect_mapping,
     iter_jsonl,
     keys_of,
     number,
     optional_str,
-    parse_arguments,
     parse_time,
-    text_of,
 )
 from .claude_code import with_segments
 
@@ -131,7 +128,9 @@ class _Reader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.builder = SessionBuilder(file=path, source=str(path), format="codex")
+        self.builder = SessionBuilder(
+            price=price_tokens, file=path, source=str(path), format="codex"
+        )
         self.session_id: str | None = None
         self.model: str | None = None
         self.turn: Any = None  # the turn the model is answering, until its usage record

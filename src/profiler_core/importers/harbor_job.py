@@ -35,6 +35,7 @@ from typing import Any
 import attrs
 
 from ..errors import ValidationError
+from ..metrics.pricing import price_tokens
 from ..model import (
     CheckpointResult,
     CompletionReason,
@@ -45,7 +46,8 @@ from ..model import (
     TimingSegment,
 )
 from ..model.record import Record
-from ._build import SessionBuilder, json_problem, load_json, parse_time, read_text
+from ..traces.builder import SessionBuilder
+from ..traces.readers import json_problem, load_json, parse_time, read_text
 from .atif import check_trajectory, feed_steps, final_totals
 
 #: Harbor's phases of a trial (``TrialResult`` fields) -> our timing segment labels.
@@ -224,7 +226,9 @@ def _trial(
     model = (
         model_info.get("name") if isinstance(model_info, Mapping) else None
     )  # none for the oracle
-    builder = SessionBuilder(file=where, source=str(where), format="harbor")
+    builder = SessionBuilder(
+        price=price_tokens, file=where, source=str(where), format="harbor"
+    )
     trajectory_file = trial / "agent" / "trajectory.json"
     trajectory = _trajectory(trajectory_file, lacking)
     totals, final_cost = None, None

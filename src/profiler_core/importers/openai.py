@@ -19,11 +19,11 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..metrics.messages import normalize_messages
+from ..metrics.pricing import price_tokens
 from ..metrics.usage import normalize_usage
-from ..model import CompletionReason
-from ._build import (
-    RecordedSession,
-    SessionBuilder,
+from ..model import CompletionReason, RecordedSession
+from ..traces.builder import SessionBuilder
+from ..traces.readers import (
     expect_list,
     expect_mapping,
     keys_of,
@@ -60,7 +60,9 @@ def _session(
         expect_list(run["messages"], f"{where}: $.messages"),
         where=f"{where}: $.messages",
     )
-    builder = SessionBuilder(file=path, source=where, format="openai")
+    builder = SessionBuilder(
+        price=price_tokens, file=path, source=where, format="openai"
+    )
     per_message = walk_messages(builder, messages, where=where)
 
     total = None

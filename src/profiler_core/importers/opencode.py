@@ -32,12 +32,11 @@ from typing import Any
 import attrs
 
 from ..errors import ValidationError
-from ..model import TimingSegment, TokenBreakdown
+from ..metrics.pricing import price_tokens
+from ..model import RecordedSession, TimingSegment, TokenBreakdown
 from ..model.record import Record
-from ._build import (
-    RecordedSession,
-    SessionBuilder,
-    complete_tool,
+from ..traces.builder import SessionBuilder, complete_tool
+from ..traces.readers import (
     expect_list,
     expect_mapping,
     keys_of,
@@ -90,7 +89,10 @@ def session_from_messages(
     """
     messages = expect_list(messages, where)
     builder = SessionBuilder(
-        file=Path(file), source=str(file) or where, format="opencode"
+        price=price_tokens,
+        file=Path(file),
+        source=str(file) or where,
+        format="opencode",
     )
     segments: list[TimingSegment] = []
     last_error: str | None = None

@@ -17,8 +17,14 @@ from typing import Any
 
 import attrs
 
-from ..model import CostBreakdown, ModelUsage, TraceSummary, TurnBoundaryEvent
-from ._build import RecordedSession, add_costs
+from ..model import (
+    CostBreakdown,
+    ModelUsage,
+    RecordedSession,
+    TraceSummary,
+    TurnBoundaryEvent,
+)
+from ..traces.builder import add_costs
 
 
 def attach_subagents(sessions: Sequence[RecordedSession]) -> list[RecordedSession]:

@@ -19,6 +19,7 @@ from ..model import (
     ErrorEvent,
     PromptMetrics,
     PromptResult,
+    RecordedSession,
     SessionTrace,
     TextOutputEvent,
     TimingBreakdown,
@@ -26,16 +27,15 @@ from ..model import (
     ToolCallRecord,
 )
 from ..storage.serde import structure
-from ._build import (
-    RecordedSession,
-    iso,
+from ..traces.categories import tool_category
+from ..traces.readers import (
     json_problem,
     load_json,
     parse_time,
     read_text,
-    tool_category,
     truncation_hint,
 )
+from ..util.timestamps import iso
 
 
 def load(path: Path) -> list[RecordedSession]:

@@ -388,7 +388,7 @@ def tool_records(
 
 
 def _category(name: str) -> str:
-    from ..importers import tool_category
+    from ..traces.categories import tool_category
 
     return tool_category(name)
 

@@ -13,9 +13,8 @@ from typing import Any
 
 import attrs
 
-from ...importers import RecordedSession
 from ...importers.opencode import error_text, session_from_messages
-from ...model import CompletionReason, CostBreakdown, ErrorEvent
+from ...model import CompletionReason, CostBreakdown, ErrorEvent, RecordedSession
 from ...model.record import Record
 
 

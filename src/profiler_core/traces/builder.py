@@ -1,22 +1,17 @@
-"""What every importer shares: the RecordedSession type, a builder that turns a
-stream of turns / reasoning / text / tool calls / usage into a consistent
-PromptResult + SessionTrace, and strict readers for JSON and JSONL files.
-"""
+"""The session builder: a stream of turns, reasoning, text, tool calls and usage -> a
+consistent PromptResult + SessionTrace (a ``RecordedSession``)."""
 
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from ..errors import ValidationError
 from ..model import (
     CompletionReason,
     CostBreakdown,
@@ -37,105 +32,25 @@ from ..model import (
     Turn,
     TurnBoundaryEvent,
 )
-from ..storage.serde import json_message
-from ..util.numbers import is_number
-from ..util.textclean import clean_value, may_need_cleaning, warn_replaced
+from ..util.textclean import clean_value
 from ..util.timestamps import iso
+from .categories import tool_category
 
-#: Tool outputs longer than this are cut in the trace (real sessions read whole files; traces must stay loadable).
+#: Prices one model response: (model, tokens) -> its cost, or None when no price is known.
+Pricer = Callable[[str | None, TokenBreakdown], CostBreakdown | None]
+
+
+#: Tool outputs longer than this are cut in the trace (real sessions read whole files;
+#: traces must stay loadable).
 MAX_OUTPUT_CHARS = 20_000
+
+
 #: Error texts longer than this are cut on ToolCallRecord / ToolCallEvent.
 MAX_ERROR_CHARS = 500
 
 
-# -- time -----------------------------------------------------------------------
-
-
-def parse_time(value: Any, where: str) -> datetime:
-    """An ISO 8601 string or an epoch number (ms when > 1e11, else s) as an aware datetime."""
-    if isinstance(value, bool):
-        raise ValidationError(f"{where}: expected a timestamp, got {value!r}")
-    if isinstance(value, (int, float)):
-        seconds = value / 1000 if value > 1e11 else value
-        try:
-            return datetime.fromtimestamp(seconds, tz=UTC)
-        except (OverflowError, OSError, ValueError):
-            raise ValidationError(
-                f"{where}: timestamp {value!r} is out of range"
-            ) from None
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            raise ValidationError(
-                f"{where}: expected an ISO 8601 timestamp, got {value!r}"
-            ) from None
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    raise ValidationError(
-        f"{where}: expected a timestamp (ISO 8601 string or epoch number), got {type(value).__name__}"
-    )
-
-
 def _ms(later: datetime, earlier: datetime) -> float:
     return round(max(0.0, (later - earlier).total_seconds() * 1000), 3)
-
-
-# -- small helpers --------------------------------------------------------------
-
-
-def expect_mapping(
-    value: Any, where: str, what: str = "an object"
-) -> Mapping[str, Any]:
-    """``value`` if it is a JSON object, else a ValidationError naming ``where``."""
-    if not isinstance(value, Mapping):
-        raise ValidationError(f"{where}: expected {what}, got {_kind(value)}")
-    return value
-
-
-def expect_list(value: Any, where: str, what: str = "a list") -> list[Any]:
-    """``value`` if it is a JSON array, else a ValidationError naming ``where``."""
-    if not isinstance(value, list):
-        raise ValidationError(f"{where}: expected {what}, got {_kind(value)}")
-    return value
-
-
-def optional_str(value: Any, where: str) -> str | None:
-    """A string or None; anything else is an error."""
-    if value is None or isinstance(value, str):
-        return value
-    raise ValidationError(f"{where}: expected a string, got {_kind(value)}")
-
-
-def number(value: Any, where: str) -> float | int | None:
-    """A number >= 0 or None; anything else is an error."""
-    if value is None:
-        return None
-    if not is_number(value) or value < 0:
-        raise ValidationError(f"{where}: expected a number >= 0, got {value!r}")
-    return value
-
-
-def _kind(value: Any) -> str:
-    names = {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        type(None): "null",
-    }
-    return names.get(type(value), type(value).__name__)
-
-
-def keys_of(value: Any) -> str:
-    """``{'a', 'b'}`` for error messages about foreign objects."""
-    if isinstance(value, Mapping):
-        return (
-            "keys {"
-            + ", ".join(repr(k) for k in sorted(value, key=str)[:8])
-            + (", ..." if len(value) > 8 else "")
-            + "}"
-        )
-    return _kind(value)
 
 
 def text_of(content: Any) -> str:
@@ -156,7 +71,8 @@ def text_of(content: Any) -> str:
 
 
 def estimate_tokens(text: str) -> int:
-    """ceil(characters / 4): the usual estimate (the original's trace builder uses it) when a file has no per-event count."""
+    """ceil(characters / 4): the usual estimate (the original's trace builder uses it)
+    when a file has no per-event count."""
     return -(-len(text) // 4)
 
 
@@ -176,211 +92,6 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"... [{len(text) - limit} more characters cut on import]"
-
-
-_CATEGORIES = {
-    "shell": {
-        "bash",
-        "sh",
-        "shell",
-        "terminal",
-        "exec_command",
-        "run_command",
-        "execute_command",
-        "run_shell_command",
-        "run_terminal_cmd",
-        "local_shell",
-        "powershell",
-        "bashoutput",
-        "killshell",
-        "killbash",
-    },
-    "file": {
-        "read",
-        "read_file",
-        "write",
-        "write_file",
-        "edit",
-        "multiedit",
-        "notebookedit",
-        "notebookread",
-        "patch",
-        "apply_patch",
-        "str_replace_editor",
-        "str_replace_based_edit_tool",
-        "view",
-        "list",
-        "ls",
-        "create_file",
-    },
-    "search": {"grep", "glob", "search", "find", "codesearch", "file_search", "lsp"},
-    "web": {"webfetch", "web_fetch", "websearch", "web_search", "fetch"},
-    "agent": {"task", "agent", "subagent", "dispatch_agent"},
-}
-_CATEGORY_OF = {
-    name: category for category, names in _CATEGORIES.items() for name in names
-}
-
-
-def tool_category(name: str) -> str:
-    """A coarse category for a tool name (``tool_calls_category_<name>`` metrics): shell, file, search, web, agent, mcp, other."""
-    lowered = name.lower()
-    if lowered.startswith("mcp_"):
-        return "mcp"
-    return _CATEGORY_OF.get(lowered, "other")
-
-
-# -- file readers ---------------------------------------------------------------
-
-
-#: the largest file ``profiler import`` reads (a trace of that size is already far beyond any real session's)
-MAX_IMPORT_BYTES = 1 << 30
-
-
-def read_text(path: Path) -> str:
-    """A file's text; a missing, unreadable, binary, special or oversized file is a ValidationError naming it.
-
-    Only a regular file is read: a FIFO would wait for a writer forever and ``/dev/zero`` never ends.
-    """
-    try:
-        fd = os.open(
-            path,
-            os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0),
-        )
-    except FileNotFoundError:
-        raise ValidationError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise ValidationError(f"{path}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise ValidationError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise ValidationError(f"{path}: is a directory, expected a file")
-        if not stat.S_ISREG(info.st_mode):
-            raise ValidationError(
-                f"{path}: is not a regular file (a FIFO, socket or device); expected a file"
-            )
-        try:
-            data = f.read(MAX_IMPORT_BYTES + 1)
-        except OSError as exc:
-            raise ValidationError(
-                f"{path}: cannot read ({exc.strerror or exc})"
-            ) from None
-    if len(data) > MAX_IMPORT_BYTES:
-        raise ValidationError(
-            f"{path}: larger than {MAX_IMPORT_BYTES >> 20} MiB; refusing to import it"
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValidationError(f"{path}: not a UTF-8 text file") from None
-    return text.replace("\r\n", "\n").replace(
-        "\r", "\n"
-    )  # universal newlines, as a text-mode read gives
-
-
-def iter_jsonl(path: Path, text: str | None = None) -> Iterator[tuple[int, Any]]:
-    """Yield (line number, value) for each non-empty line; a bad line names its number (truncated last line included)."""
-    text = read_text(path) if text is None else text
-    lines = text.split("\n")
-    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
-    for index, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            value = load_json(line, f"{path}:{index + 1}")
-        except json.JSONDecodeError as exc:
-            if index == last and not text.endswith("\n"):
-                raise ValidationError(
-                    f"{path}:{index + 1}: truncated last line (not valid JSON: {json_problem(exc)}); "
-                    "was the file copied while the session was still being written?"
-                ) from None
-            raise ValidationError(
-                f"{path}:{index + 1}: not valid JSON ({json_problem(exc)})"
-            ) from None
-        yield index + 1, absent_nulls(value)
-
-
-def read_json_records(path: Path) -> list[tuple[str, Any]]:
-    """The JSON values of a file holding one JSON document, or one JSON value per line (JSONL).
-
-    Returns (where, value) pairs; a top-level JSON array gives one pair per item.
-    """
-    text = read_text(path)
-    stripped = text.strip()
-    if not stripped:
-        raise ValidationError(f"{path}: empty file")
-    first_line = stripped.split("\n", 1)[0]
-    if "\n" in stripped and _parses(first_line):
-        return [(f"{path}:{n}", value) for n, value in iter_jsonl(path, text)]
-    try:
-        value = load_json(text, str(path))
-    except json.JSONDecodeError as exc:
-        hint = truncation_hint(exc, text)
-        raise ValidationError(
-            f"{path}: not valid JSON ({json_problem(exc, line=True)}){hint}"
-        ) from None
-    value = absent_nulls(value)
-    if isinstance(value, list):
-        return [(f"{path}[{i}]", item) for i, item in enumerate(value)]
-    return [(str(path), value)]
-
-
-def load_json(text: str, where: str) -> Any:
-    """``json.loads``, with lone surrogates and NUL characters replaced by U+FFFD and a warning naming ``where``."""
-    value = json.loads(text)
-    if may_need_cleaning(text):
-        value, replaced = clean_value(value)
-        if replaced:
-            warn_replaced(where, replaced)
-    return value
-
-
-#: Keys whose values are the agent's own data (tool inputs and outputs): kept exactly as recorded, nulls included.
-_VERBATIM = frozenset({"input", "arguments", "output", "toolUseResult", "metadata"})
-
-
-def absent_nulls(value: Any) -> Any:
-    """``value`` with every ``null`` member of a JSON object left out: a null optional field is an absent one.
-
-    Tools that re-save a session write ``null`` where the agent wrote ``false``
-    or nothing (``"is_error": null``); reading null as absent lets one reader
-    take both. The agent's own data (tool inputs and outputs) is kept as it is.
-    """
-    if isinstance(value, dict):
-        return {
-            k: (v if k in _VERBATIM else absent_nulls(v))
-            for k, v in value.items()
-            if v is not None
-        }
-    if isinstance(value, list):
-        return [absent_nulls(item) for item in value]
-    return value
-
-
-def json_problem(exc: json.JSONDecodeError, *, line: bool = False) -> str:
-    """``Unterminated string at line 3 column 12`` (json's own wording ends in a dangling "starting at")."""
-    message = json_message(exc)
-    where = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
-    return f"{message} at {where}"
-
-
-def truncation_hint(exc: json.JSONDecodeError, text: str) -> str:
-    """`` - the file looks truncated`` when the JSON stops mid-way (the document ends inside a value)."""
-    ended = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
-    return " - the file looks truncated" if ended else ""
-
-
-def _parses(line: str) -> bool:
-    try:
-        json.loads(line)
-    except json.JSONDecodeError:
-        return False
-    return True
-
-
-# -- the builder ----------------------------------------------------------------
 
 
 @attrs.define
@@ -420,8 +131,10 @@ class SessionBuilder:
     from the prompt on.
     """
 
-    def __init__(self, *, file: Path, source: str, format: str) -> None:
+    def __init__(self, *, file: Path, source: str, format: str, price: Pricer) -> None:
+        """A builder for one session of ``file``; ``price`` prices each model response."""
         self.file = file
+        self.price = price
         self.source = source
         self.format = format
         self.turns: list[_Turn] = []
@@ -442,7 +155,8 @@ class SessionBuilder:
     # time ----------------------------------------------------------------------
 
     def see(self, moment: datetime | None) -> None:
-        """Note a timestamp of the session (extends the open turn unless a user prompt closed it)."""
+        """Note a timestamp of the session (extends the open turn unless a user prompt
+        closed it)."""
         if moment is None:
             return
         self._extend_range(moment)
@@ -452,7 +166,8 @@ class SessionBuilder:
                 turn.end = moment
 
     def user_message(self, moment: datetime | None) -> None:
-        """A user wrote (a prompt, not a tool result): the next turn starts here, the open one does not grow."""
+        """A user wrote (a prompt, not a tool result): the next turn starts here, the
+        open one does not grow."""
         if moment is None:
             return
         self._extend_range(moment)
@@ -473,7 +188,8 @@ class SessionBuilder:
         *,
         agent: str | None = None,
     ) -> _Turn:
-        """The turn of ``key`` (e.g. a message id), opened now if new; ``None`` always opens a new turn."""
+        """The turn of ``key`` (e.g. a message id), opened now if new; ``None`` always
+        opens a new turn."""
         if key is not None and key in self._by_key:
             found = self._by_key[key]
             self.see(moment)
@@ -510,7 +226,8 @@ class SessionBuilder:
         duration_ms: float = 0,
         token_count: int | None = None,
     ) -> None:
-        """The agent thought (``token_count`` estimated from the text when the file does not record it)."""
+        """The agent thought (``token_count`` estimated from the text when the file does
+        not record it)."""
         count = estimate_tokens(content) if token_count is None else token_count
         turn.items.append(
             ReasoningEvent(
@@ -521,7 +238,8 @@ class SessionBuilder:
     def text(
         self, turn: _Turn, content: str, *, token_count: int | None = None
     ) -> None:
-        """The agent wrote text (empty text is dropped; ``token_count`` estimated when not recorded)."""
+        """The agent wrote text (empty text is dropped; ``token_count`` estimated when
+        not recorded)."""
         if content.strip():
             count = estimate_tokens(content) if token_count is None else token_count
             turn.items.append(TextOutputEvent(content=content, token_count=count))
@@ -557,7 +275,8 @@ class SessionBuilder:
         duration_ms: float | None = None,
         where: str = "",
     ) -> None:
-        """A tool returned; an unknown call id is reported as a warning (the call was not recorded)."""
+        """A tool returned; an unknown call id is reported as a warning (the call was
+        not recorded)."""
         tool = self.tools.get(call_id) if call_id else None
         if tool is None:
             self.warnings.append(
@@ -604,8 +323,6 @@ class SessionBuilder:
         scenario_hint: str | None = None,
     ) -> RecordedSession:
         """Assemble PromptResult and SessionTrace from the same turns, so they always agree."""
-        from ..metrics.pricing import price_tokens
-
         model = model or (self.models.most_common(1)[0][0] if self.models else None)
         start = started_at or self.first
         end = completed_at or self.last
@@ -651,8 +368,9 @@ class SessionBuilder:
             self.warnings.append(
                 f"{self.source}: no token usage recorded; tokens are 0"
             )
-        # Each response is priced on its own when they were recorded, even beside the file's own total.
-        cost, cost_source = self._cost(model, tokens, price_tokens)
+        # Each response is priced on its own when they were recorded, even beside the
+        # file's own total.
+        cost, cost_source = self._cost(model, tokens)
         model_calls = self._model_calls(model, tokens)
 
         texts = next(
@@ -740,7 +458,8 @@ class SessionBuilder:
     def _model_calls(
         self, model: str | None, tokens: TokenBreakdown
     ) -> list[ModelUsage]:
-        """The tokens of each model response with its model (a response without a model counts as the session's)."""
+        """The tokens of each model response with its model (a response without a model
+        counts as the session's)."""
         if not self.usage:
             return (
                 [ModelUsage(model=model, tokens=tokens)]
@@ -751,10 +470,13 @@ class SessionBuilder:
             return []  # some tokens belong to no named model: there is nothing per model to tell
         return [ModelUsage(model=m or model or "", tokens=t) for m, t in self.usage]
 
-    def _cost(self, model, tokens, price_tokens) -> tuple[CostBreakdown, CostSource]:
+    def _cost(
+        self, model: str | None, tokens: TokenBreakdown
+    ) -> tuple[CostBreakdown, CostSource]:
         if self.provider_cost > 0:
             return CostBreakdown(total_usd=round(self.provider_cost, 10)), "provider"
-        # Each response is priced with its own model; one unknown price makes the whole cost unknown.
+        # Each response is priced with its own model; one unknown price makes the whole
+        # cost unknown.
         parts = (
             [(model, tokens)]
             if not self.usage
@@ -762,7 +484,7 @@ class SessionBuilder:
         )
         total = CostBreakdown()
         for part_model, part_tokens in parts:
-            priced = price_tokens(part_model, part_tokens)
+            priced = self.price(part_model, part_tokens)
             if priced is None:
                 return CostBreakdown(), "unknown"
             total = add_costs(total, priced)
