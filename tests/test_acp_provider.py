@@ -7,11 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.binaries import agent_binary
+import yaml
+from tests.binaries import agent_binary, system_binary
 from tests.scripted.agent_runs import profiler, rows, write_profile
 
 from profiler_core.errors import ConfigError
 from profiler_core.fakemodel import FakeModelServer, tool_then_text
+from profiler_core.importers import load_sessions
 from profiler_core.model import TokenBreakdown
 from profiler_core.providers.acp import AcpProvider
 from profiler_core.providers.acp.protocol import (
@@ -72,6 +74,65 @@ def test_opencode_acp_against_the_scripted_model(tmp_path, monkeypatch):
         == {k: wire["tokens"][k] for k in PER_CALL}
     )
     assert row["extensions"]["cost_source"] == "wire"
+
+
+#: the fake model's default OpenAI Responses usage per call (docs/fake-model.md)
+RESPONSES_PER_CALL = {"input": 200, "output": 25, "cacheRead": 1000, "reasoning": 5}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_codex_acp_against_the_scripted_model(tmp_path, monkeypatch, sandbox):
+    # Codex's ACP adapter: its exec_command call arrives as a `tool_call` of kind `execute`, and
+    # the tokens of the wire equal those Codex itself wrote in its rollout file. Under bwrap,
+    # Codex's own sandbox (its default preset) cannot start, and the call was never announced.
+    codex_acp = agent_binary("codex-acp", "CODEX_ACP_BIN")
+    monkeypatch.setenv("CODEX_ACP_BIN", str(codex_acp))
+    if sandbox == "bwrap":
+        system_binary("bwrap", hint="apt-get install bubblewrap")
+    with FakeModelServer(tool_then_text(), model="gpt-5-codex") as model:
+        path = write_profile(
+            tmp_path,
+            provider="acp",
+            model="gpt-5-codex",
+            modes={"plain": {}},
+            options={
+                "agent": "codex-acp",
+                "base_url": model.base_url,
+                "keep_sessions": True,  # so the test reads Codex's own rollout below
+            },
+        )
+        profile = yaml.safe_load(path.read_text())
+        profile["execution"]["sandbox"] = sandbox
+        path.write_text(yaml.safe_dump(profile, sort_keys=False))
+        done = profiler(tmp_path, "run", str(path), "--run-id", "codex-acp")
+        calls = len(model.responses())
+        offered = [t.get("name") for t in model.responses()[0].body.get("tools", [])]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "exec_command" in offered  # Codex's own shell tool: the script called it
+    [row] = rows(tmp_path, "codex-acp")
+    assert row.get("error") is None and row["success"], row.get("error")
+    [record] = row["toolCalls"]["records"]
+    assert (record["category"], record["success"]) == ("shell", True)
+    assert (
+        record["name"] == "echo hello"
+    )  # codex-acp titles a command by its command line
+    wire = row["extensions"]["wire"]
+    assert wire["calls"] == calls == 2 and wire["apis"] == ["openai-responses"]
+    assert (
+        {k: row["tokens"][k] for k in RESPONSES_PER_CALL}
+        == {k: v * calls for k, v in RESPONSES_PER_CALL.items()}
+        == {k: wire["tokens"][k] for k in RESPONSES_PER_CALL}
+    )
+    # Codex's own report of the same session: its rollout file, read by the codex importer.
+    [rollout] = (tmp_path / "tmp").glob(
+        "profiler-acp-*/home/.codex/sessions/**/*.jsonl"
+    )
+    [own] = load_sessions("codex", rollout)
+    tokens = own.result.metrics.tokens
+    assert (tokens.input, tokens.output, tokens.cache_read, tokens.reasoning) == tuple(
+        wire["tokens"][k] for k in RESPONSES_PER_CALL
+    )
 
 
 def acp_profile(folder: Path, mode: str, checks: list | None = None, **options) -> Path:

@@ -468,11 +468,49 @@ def _claude_code(live: LiveSession, url: str | None) -> dict[str, str]:
     return env
 
 
+def _codex(live: LiveSession, url: str | None) -> dict[str, str]:
+    """Codex's adapter reads ``$CODEX_HOME/config.toml``: the model provider at the recorder, no sandbox.
+
+    No approvals and no sandbox of Codex's own, as the ``codex`` provider runs it: under
+    codex-acp's default preset (read-only) a command runs inside Codex's sandbox, whose helper
+    it will not install under a temporary ``CODEX_HOME``; the command then fails before Codex
+    announces it, and no ``tool_call`` update is ever sent (docs/providers/acp.md).
+    ``execution.sandbox`` confines the program instead.
+    """
+    from ..codex import config_toml
+
+    codex_home = live.dirs.home / ".codex"
+    codex_home.mkdir(exist_ok=True)
+    settings: dict[str, Any] = {
+        "model": live.params.model,
+        "approval_policy": "never",
+        "sandbox_mode": "danger-full-access",
+        "check_for_update_on_startup": False,
+        "analytics": {"enabled": False},
+    }
+    if url:
+        provider = {
+            "name": "profiler",
+            "base_url": url,
+            "wire_api": "responses",
+            "env_key": "OPENAI_API_KEY",  # the placeholder; the recorder holds the real key
+        }
+        settings |= {
+            "model_provider": "profiler",
+            "model_providers": {"profiler": provider},
+        }
+    path = codex_home / "config.toml"
+    path.write_text(config_toml(settings, where="codex-acp config"), encoding="utf-8")
+    path.chmod(0o600)
+    return {"CODEX_HOME": str(codex_home)}
+
+
 #: registry agent -> how it is pointed at the model (the registry's ``endpoint`` column says it in prose)
 _POINTERS = {
     "opencode": _opencode,
     "opencode-acp": _opencode,
     "claude-code-acp": _claude_code,
+    "codex-acp": _codex,
 }
 
 
