@@ -3,6 +3,7 @@ ACP agent (tests/scripted/acp_agent.py, a real subprocess) for the protocol's co
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from profiler_core.providers.acp.protocol import (
     check_version,
     choose_option,
 )
-from profiler_core.providers.acp.trace import build_trace, tool_kinds
+from profiler_core.providers.acp.trace import build_trace, tool_kinds, tool_name
 
 AGENT = Path(__file__).parent / "scripted" / "acp_agent.py"
 PRICES = {
@@ -114,9 +115,11 @@ def test_codex_acp_against_the_scripted_model(tmp_path, monkeypatch, sandbox):
     assert row.get("error") is None and row["success"], row.get("error")
     [record] = row["toolCalls"]["records"]
     assert (record["category"], record["success"]) == ("shell", True)
-    assert (
-        record["name"] == "echo hello"
-    )  # codex-acp titles a command by its command line
+    # codex-acp titles a command by its command line: the registry's shell tool names it.
+    assert record["name"] == "exec_command"
+    [call] = tool_events(tmp_path / "reports" / "codex-acp")
+    assert call["input"]["command"] == ["/bin/bash", "-lc", "echo hello"]
+    assert call["output"]["stdout"] == "hello\n" and call["output"]["exit_code"] == 0
     wire = row["extensions"]["wire"]
     assert wire["calls"] == calls == 2 and wire["apis"] == ["openai-responses"]
     assert (
@@ -133,6 +136,13 @@ def test_codex_acp_against_the_scripted_model(tmp_path, monkeypatch, sandbox):
     assert (tokens.input, tokens.output, tokens.cache_read, tokens.reasoning) == tuple(
         wire["tokens"][k] for k in RESPONSES_PER_CALL
     )
+
+
+def tool_events(report: Path) -> list[dict]:
+    """The tool-call events of every trace of a run's trace store."""
+    lines = (report / "sessions" / "traces.jsonl").read_text().splitlines()
+    events = [e for line in lines for e in json.loads(line)["trace"]["events"]]
+    return [e for e in events if e.get("type") == "tool_call"]
 
 
 def acp_profile(folder: Path, mode: str, checks: list | None = None, **options) -> Path:
@@ -335,6 +345,22 @@ def test_choose_option_and_the_trace_of_updates():
     )
     assert trace.summary.total_tool_calls == 1 and trace.summary.total_tokens.input == 3
     assert tool_kinds(updates) == {"read": "file"}
+
+
+def test_a_tool_call_is_named_by_the_agents_tool_name_else_its_shell_tool_else_its_title():
+    command = {"kind": "execute", "title": "echo hello"}
+    claude = {**command, "_meta": {"claudeCode": {"toolName": "Bash"}}}
+    assert tool_name(claude, "exec_command") == "Bash"  # the agent's own name first
+    assert tool_name(command, "exec_command") == "exec_command"  # codex-acp's command
+    assert tool_name(command) == "echo hello"  # an agent the registry does not know
+    assert tool_name({"kind": "read", "title": "read"}, "exec_command") == "read"
+    updates = [
+        Update({"sessionUpdate": "tool_call", "toolCallId": "c", **command}, 0.0),
+        Update({"sessionUpdate": "tool_call_update", "toolCallId": "c"}, 0.5),
+    ]
+    trace, _ = build_trace("s", updates, 500, TokenBreakdown(), "exec_command")
+    assert [e.name for e in trace.events] == ["exec_command"]
+    assert tool_kinds(updates, "exec_command") == {"exec_command": "shell"}
 
 
 def test_the_version_is_negotiated_among_those_this_client_speaks():

@@ -179,18 +179,20 @@ class AcpProvider(AgentProvider):
         wall_ms = round((time.monotonic() - started) * 1000, 3)
         calls = list(live.wire.snapshot()) if live.wire is not None else []
         tokens = wire_metrics(calls, live.params.model, wall_ms, ()).tokens
+        shell = _shell_tool(live.setup.options)
         trace, answer = build_trace(
             live.agent_session_id or live.params.scenario_id,
             client.updates,
             wall_ms,
             tokens,
+            shell,
         )
         live.trace = trace
         metrics = wire_metrics(
             calls,
             live.params.model,
             wall_ms,
-            tool_records(trace, tool_kinds(client.updates)),
+            tool_records(trace, tool_kinds(client.updates, shell)),
         )
         completion: CompletionReason = _COMPLETION.get(stop_reason, "stop")
         error = (
@@ -365,6 +367,12 @@ class AcpProvider(AgentProvider):
                 confined=live.setup.confined,
             ),
         )
+
+
+def _shell_tool(options: AcpOptions) -> str | None:
+    """The registry agent's shell tool (its newest), which names its commands in the trace."""
+    row = registry().get(options.agent or "")
+    return row.shell[0].tool if row is not None and row.shell else None
 
 
 async def _exited(process: Any, stderr_path: Path, cause: AcpError) -> AcpError:
