@@ -12,6 +12,7 @@ import yaml
 from tests.binaries import agent_binary, system_binary
 from tests.scripted.agent_runs import profiler, rows, write_profile
 
+from profiler_core.config.agents import agent
 from profiler_core.errors import ConfigError
 from profiler_core.fakemodel import FakeModelServer, tool_then_text
 from profiler_core.importers import load_sessions
@@ -88,14 +89,15 @@ def test_codex_acp_against_the_scripted_model(tmp_path, monkeypatch, sandbox):
     # the tokens of the wire equal those Codex itself wrote in its rollout file. Under bwrap,
     # Codex's own sandbox (its default preset) cannot start, and the call was never announced.
     codex_acp = agent_binary("codex-acp", "CODEX_ACP_BIN")
+    name = agent("codex-acp").model  # the registry's, as `init --agent` writes it
     monkeypatch.setenv("CODEX_ACP_BIN", str(codex_acp))
     if sandbox == "bwrap":
         system_binary("bwrap", hint="apt-get install bubblewrap")
-    with FakeModelServer(tool_then_text(), model="gpt-5-codex") as model:
+    with FakeModelServer(tool_then_text(), model=name) as model:
         path = write_profile(
             tmp_path,
             provider="acp",
-            model="gpt-5-codex",
+            model=name,
             modes={"plain": {}},
             options={
                 "agent": "codex-acp",
@@ -117,9 +119,13 @@ def test_codex_acp_against_the_scripted_model(tmp_path, monkeypatch, sandbox):
     assert (record["category"], record["success"]) == ("shell", True)
     # codex-acp titles a command by its command line: the registry's shell tool names it.
     assert record["name"] == "exec_command"
-    [call] = tool_events(tmp_path / "reports" / "codex-acp")
+    report = tmp_path / "reports" / "codex-acp"
+    [call] = trace_events(report, "tool_call")
     assert call["input"]["command"] == ["/bin/bash", "-lc", "echo hello"]
     assert call["output"]["stdout"] == "hello\n" and call["output"]["exit_code"] == 0
+    # The registry's model is one Codex knows: no "Model metadata ... not found" message.
+    texts = [e["content"] for e in trace_events(report, "text_output")]
+    assert texts == ["Done: the command printed hello."]
     wire = row["extensions"]["wire"]
     assert wire["calls"] == calls == 2 and wire["apis"] == ["openai-responses"]
     assert (
@@ -138,11 +144,11 @@ def test_codex_acp_against_the_scripted_model(tmp_path, monkeypatch, sandbox):
     )
 
 
-def tool_events(report: Path) -> list[dict]:
-    """The tool-call events of every trace of a run's trace store."""
+def trace_events(report: Path, kind: str) -> list[dict]:
+    """The events of one type of every trace of a run's trace store."""
     lines = (report / "sessions" / "traces.jsonl").read_text().splitlines()
     events = [e for line in lines for e in json.loads(line)["trace"]["events"]]
-    return [e for e in events if e.get("type") == "tool_call"]
+    return [e for e in events if e.get("type") == kind]
 
 
 def acp_profile(folder: Path, mode: str, checks: list | None = None, **options) -> Path:
