@@ -263,6 +263,13 @@ def test_bad_options_are_one_line():
         ConfigError, match=r"option 'permission': expected allow or reject, got 'ask'"
     ):
         AcpProvider(command=[sys.executable], permission="ask")
+    # Codex's adapter runs with no approvals: a reject policy would be ignored, so it is refused.
+    with pytest.raises(
+        ConfigError,
+        match=r"^provider 'acp': option 'permission': codex-acp asks for no permission "
+        r"\(it runs with approval_policy never; Codex's only refusal aborts the turn\); use allow$",
+    ):
+        AcpProvider(agent="codex-acp", permission="reject")
 
 
 def test_choose_option_and_the_trace_of_updates():

@@ -103,6 +103,22 @@ def _argv(options: AcpOptions, where: str) -> list[str]:
     return argv
 
 
+#: registry agents that ask for no permission, so a ``reject`` policy would be ignored
+_NEVER_ASK = {
+    "codex-acp": "it runs with approval_policy never; Codex's only refusal aborts the turn",
+}
+
+
+def _check_permission(options: AcpOptions, where: str) -> None:
+    """Say so, rather than ignore it, when the agent will never ask what the policy rejects."""
+    why = _NEVER_ASK.get(options.agent or "")
+    if why and options.permission == "reject":
+        raise ConfigError(
+            f"{where}: option 'permission': {options.agent} asks for no permission "
+            f"({why}); use allow"
+        )
+
+
 def _program(argv: list[str], options: AcpOptions, where: str) -> str:
     """The program of ``argv``: as given, on PATH, or in the agent folders (``profiler agents install``)."""
     from ..agents import find_installed
@@ -143,6 +159,7 @@ class AcpProvider(AgentProvider):
         """Check the options and that the agent's program exists (one line otherwise)."""
         self._base = dict(options)
         parsed = build_options(AcpOptions, [self._base], "provider 'acp'")
+        _check_permission(parsed, "provider 'acp'")
         _program(_argv(parsed, "provider 'acp'"), parsed, "provider 'acp'")
         self._modes: dict[str, ModeSetup] = {}
         self._sessions: dict[str, LiveSession] = {}
@@ -153,6 +170,7 @@ class AcpProvider(AgentProvider):
         where = f"provider 'acp' (mode {config.mode!r})"
         options = build_options(AcpOptions, [self._base, dict(config.options)], where)
         check_api(options.api, where)
+        _check_permission(options, where)
         program = _program(_argv(options, where), options, where)
         self._modes[config.mode] = ModeSetup(
             options=options,
