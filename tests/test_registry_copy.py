@@ -194,3 +194,22 @@ def test_a_bad_copy_or_a_bad_shell_column_is_one_line(tmp_path, monkeypatch):
         match=r"^x.toml: agents.toy-agent.shell\[0\].arguments: expected strings",
     ):
         parse_registry(dated, where="x.toml")
+
+
+def test_a_copy_with_no_shell_tool_for_an_api_is_an_answer_naming_it(
+    tmp_path, monkeypatch
+):
+    from profiler_core.fakemodel import FakeModelServer
+
+    path = tmp_path / "agents.toml"
+    path.write_text(TOY.replace("shell = [", "# shell = ["), encoding="utf-8")
+    monkeypatch.setenv(REGISTRY_ENV, str(path))
+    with (
+        FakeModelServer(Shell("pwd")) as model,
+        httpx.Client(base_url=model.base_url, timeout=5) as client,
+    ):
+        answer = client.post("/chat/completions", json={"messages": []})
+    assert answer.status_code == 500
+    assert answer.json()["error"]["message"] == (
+        "fake model: no agent of the registry that calls openai-chat has a shell tool"
+    )
