@@ -2,9 +2,10 @@
 
 Message chunks in a row become one text event, thought chunks one reasoning
 event; a ``tool_call`` and its ``tool_call_update``s become one tool call
-(named by :func:`tool_name`, its input the ``rawInput``, its output the ``rawOutput`` or the text of its
-content, failed when its last status is ``failed``, its duration from the first
-update to the last); a ``plan`` becomes a reasoning event listing its entries.
+(named by :func:`tool_name`, its input the ``rawInput``, its output the
+``rawOutput`` or the text of its content, failed when its last status is
+``failed``, its duration from the first update to the last); a ``plan`` becomes
+a reasoning event listing its entries.
 """
 
 from __future__ import annotations
