@@ -3,7 +3,7 @@
 Run: ``python bench/bench_acp.py [--sessions 3] [--json]``.
 
 For each pair of the registry (``opencode`` / ``opencode-acp``, ``claude-code``
-/ ``claude-code-acp``) whose programs are installed, one ``profiler run`` per
+/ ``claude-code-acp``, ``codex`` / ``codex-acp``) whose programs are installed, one ``profiler run`` per
 agent against the scripted model (``profiler fake-model``: a shell call, then
 an answer), ``--sessions`` sessions one after the other, and the median of
 the rows' ``timing.wallMs``. The two runs of a pair alternate nothing: on a
@@ -27,7 +27,12 @@ from pathlib import Path
 from profiler_core.config.agents import registry
 from profiler_core.providers.agents import find_installed
 
-PAIRS = (("opencode", "opencode-acp"), ("claude-code", "claude-code-acp"))
+#: (the agent's own provider, its ACP row): each ``X-acp`` row of the registry beside its ``X``
+PAIRS = tuple(
+    (name.removesuffix("-acp"), name)
+    for name, row in registry().items()
+    if row.provider == "acp" and name.endswith("-acp") and name[:-4] in registry()
+)
 
 
 def installed(name: str) -> bool:

@@ -3,15 +3,19 @@ ACP agent (tests/scripted/acp_agent.py, a real subprocess) for the protocol's co
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
-from tests.binaries import agent_binary
+import yaml
+from tests.binaries import agent_binary, system_binary
 from tests.scripted.agent_runs import profiler, rows, write_profile
 
+from profiler_core.config.agents import agent
 from profiler_core.errors import ConfigError
 from profiler_core.fakemodel import FakeModelServer, tool_then_text
+from profiler_core.importers import load_sessions
 from profiler_core.model import TokenBreakdown
 from profiler_core.providers.acp import AcpProvider
 from profiler_core.providers.acp.protocol import (
@@ -21,7 +25,7 @@ from profiler_core.providers.acp.protocol import (
     check_version,
     choose_option,
 )
-from profiler_core.providers.acp.trace import build_trace, tool_kinds
+from profiler_core.providers.acp.trace import build_trace, tool_kinds, tool_name
 
 AGENT = Path(__file__).parent / "scripted" / "acp_agent.py"
 PRICES = {
@@ -72,6 +76,79 @@ def test_opencode_acp_against_the_scripted_model(tmp_path, monkeypatch):
         == {k: wire["tokens"][k] for k in PER_CALL}
     )
     assert row["extensions"]["cost_source"] == "wire"
+
+
+#: the fake model's default OpenAI Responses usage per call (docs/fake-model.md)
+RESPONSES_PER_CALL = {"input": 200, "output": 25, "cacheRead": 1000, "reasoning": 5}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_codex_acp_against_the_scripted_model(tmp_path, monkeypatch, sandbox):
+    # Codex's ACP adapter: its exec_command call arrives as a `tool_call` of kind `execute`, and
+    # the tokens of the wire equal those Codex itself wrote in its rollout file. Under bwrap,
+    # Codex's own sandbox (its default preset) cannot start, and the call was never announced.
+    codex_acp = agent_binary("codex-acp", "CODEX_ACP_BIN")
+    name = agent("codex-acp").model  # the registry's, as `init --agent` writes it
+    monkeypatch.setenv("CODEX_ACP_BIN", str(codex_acp))
+    if sandbox == "bwrap":
+        system_binary("bwrap", hint="apt-get install bubblewrap")
+    with FakeModelServer(tool_then_text(), model=name) as model:
+        path = write_profile(
+            tmp_path,
+            provider="acp",
+            model=name,
+            modes={"plain": {}},
+            options={
+                "agent": "codex-acp",
+                "base_url": model.base_url,
+                "keep_sessions": True,  # so the test reads Codex's own rollout below
+            },
+        )
+        profile = yaml.safe_load(path.read_text())
+        profile["execution"]["sandbox"] = sandbox
+        path.write_text(yaml.safe_dump(profile, sort_keys=False))
+        done = profiler(tmp_path, "run", str(path), "--run-id", "codex-acp")
+        calls = len(model.responses())
+        offered = [t.get("name") for t in model.responses()[0].body.get("tools", [])]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "exec_command" in offered  # Codex's own shell tool: the script called it
+    [row] = rows(tmp_path, "codex-acp")
+    assert row.get("error") is None and row["success"], row.get("error")
+    [record] = row["toolCalls"]["records"]
+    assert (record["category"], record["success"]) == ("shell", True)
+    # codex-acp titles a command by its command line: the registry's shell tool names it.
+    assert record["name"] == "exec_command"
+    report = tmp_path / "reports" / "codex-acp"
+    [call] = trace_events(report, "tool_call")
+    assert call["input"]["command"] == ["/bin/bash", "-lc", "echo hello"]
+    assert call["output"]["stdout"] == "hello\n" and call["output"]["exit_code"] == 0
+    # The registry's model is one Codex knows: no "Model metadata ... not found" message.
+    texts = [e["content"] for e in trace_events(report, "text_output")]
+    assert texts == ["Done: the command printed hello."]
+    wire = row["extensions"]["wire"]
+    assert wire["calls"] == calls == 2 and wire["apis"] == ["openai-responses"]
+    assert (
+        {k: row["tokens"][k] for k in RESPONSES_PER_CALL}
+        == {k: v * calls for k, v in RESPONSES_PER_CALL.items()}
+        == {k: wire["tokens"][k] for k in RESPONSES_PER_CALL}
+    )
+    # Codex's own report of the same session: its rollout file, read by the codex importer.
+    [rollout] = (tmp_path / "tmp").glob(
+        "profiler-acp-*/home/.codex/sessions/**/*.jsonl"
+    )
+    [own] = load_sessions("codex", rollout)
+    tokens = own.result.metrics.tokens
+    assert (tokens.input, tokens.output, tokens.cache_read, tokens.reasoning) == tuple(
+        wire["tokens"][k] for k in RESPONSES_PER_CALL
+    )
+
+
+def trace_events(report: Path, kind: str) -> list[dict]:
+    """The events of one type of every trace of a run's trace store."""
+    lines = (report / "sessions" / "traces.jsonl").read_text().splitlines()
+    events = [e for line in lines for e in json.loads(line)["trace"]["events"]]
+    return [e for e in events if e.get("type") == kind]
 
 
 def acp_profile(folder: Path, mode: str, checks: list | None = None, **options) -> Path:
@@ -186,6 +263,13 @@ def test_bad_options_are_one_line():
         ConfigError, match=r"option 'permission': expected allow or reject, got 'ask'"
     ):
         AcpProvider(command=[sys.executable], permission="ask")
+    # Codex's adapter runs with no approvals: a reject policy would be ignored, so it is refused.
+    with pytest.raises(
+        ConfigError,
+        match=r"^provider 'acp': option 'permission': codex-acp asks for no permission "
+        r"\(it runs with approval_policy never; Codex's only refusal aborts the turn\); use allow$",
+    ):
+        AcpProvider(agent="codex-acp", permission="reject")
 
 
 def test_choose_option_and_the_trace_of_updates():
@@ -274,6 +358,22 @@ def test_choose_option_and_the_trace_of_updates():
     )
     assert trace.summary.total_tool_calls == 1 and trace.summary.total_tokens.input == 3
     assert tool_kinds(updates) == {"read": "file"}
+
+
+def test_a_tool_call_is_named_by_the_agents_tool_name_else_its_shell_tool_else_its_title():
+    command = {"kind": "execute", "title": "echo hello"}
+    claude = {**command, "_meta": {"claudeCode": {"toolName": "Bash"}}}
+    assert tool_name(claude, "exec_command") == "Bash"  # the agent's own name first
+    assert tool_name(command, "exec_command") == "exec_command"  # codex-acp's command
+    assert tool_name(command) == "echo hello"  # an agent the registry does not know
+    assert tool_name({"kind": "read", "title": "read"}, "exec_command") == "read"
+    updates = [
+        Update({"sessionUpdate": "tool_call", "toolCallId": "c", **command}, 0.0),
+        Update({"sessionUpdate": "tool_call_update", "toolCallId": "c"}, 0.5),
+    ]
+    trace, _ = build_trace("s", updates, 500, TokenBreakdown(), "exec_command")
+    assert [e.name for e in trace.events] == ["exec_command"]
+    assert tool_kinds(updates, "exec_command") == {"exec_command": "shell"}
 
 
 def test_the_version_is_negotiated_among_those_this_client_speaks():

@@ -112,6 +112,12 @@ def test_init_fake_model_and_run_with_the_real_agent(tmp_path, agent):
                 and row["toolCalls"]["total"] == 1
             )
             assert row["extensions"]["cost_source"] == "wire"
+            # The command is named by the agent's shell tool, whatever the adapter's title says.
+            [record] = row["toolCalls"]["records"]
+            assert (record["name"], record["category"]) == (
+                registry()[agent].shell[0].tool,
+                "shell",
+            )
             continue
         assert row["tokens"]["total"] == TOKENS and row["toolCalls"]["total"] == 1
         assert row["extensions"]["cost_source"] in ("provider", "wire")

@@ -2,16 +2,21 @@
 
 Every part of the profiler that names agents reads it: ``profiler agents
 list|install``, ``profiler init --agent``, the providers (where a program is
-found, what installs it), the tests and ``.ci/install-agents``. See
-docs/agents.md.
+found, what installs it), the fake model (the agents' shell tools), the
+importers (an agent's name as the format of its session files), the wire
+recorder (the model APIs), the tests and ``.ci/install-agents``. A copy of the
+table named by ``$PROFILER_AGENTS_FILE`` replaces it. See docs/agents.md.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import os
 import tomllib
 from importlib import resources
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import attrs
 
@@ -22,6 +27,47 @@ from ..model.record import Record
 APIS = ("openai-chat", "openai-responses", "anthropic")
 
 Api = Literal["openai-chat", "openai-responses", "anthropic"]
+
+#: each API's requests: the path they end with (``POST <base>/chat/completions``)
+API_PATHS: dict[str, str] = {
+    "openai-chat": "/chat/completions",
+    "openai-responses": "/responses",
+    "anthropic": "/messages",
+}
+
+#: the variable naming a copy of the table that replaces the built-in one
+REGISTRY_ENV = "PROFILER_AGENTS_FILE"
+
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ShellTool(Record):
+    """An agent's shell tool: its name, and its arguments with ``{command}`` where the command goes."""
+
+    #: the tool's name in the model requests (``exec_command``)
+    tool: str
+    #: the arguments of a call as JSON text (``{"cmd": "{command}"}``): text keeps the row hashable
+    template: str
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments of a call, ``{command}`` unfilled."""
+        loaded: dict[str, Any] = json.loads(self.template)
+        return loaded
+
+    def call(self, command: str) -> dict[str, Any]:
+        """The arguments of a call of ``command``."""
+        filled: dict[str, Any] = _fill(self.arguments, command)
+        return filled
+
+
+def _fill(value: Any, command: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{command}", command)
+    if isinstance(value, list):
+        return [_fill(v, command) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill(v, command) for k, v in value.items()}
+    return value
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -52,6 +98,8 @@ class AgentSpec(Record):
     confine: str
     #: the model name a profile written by ``profiler init --agent`` asks the fake model for
     model: str
+    #: its shell tools, newest first (the fake model calls the one a request offers)
+    shell: tuple[ShellTool, ...] = ()
 
     @property
     def npm_spec(self) -> str:
@@ -65,13 +113,52 @@ class AgentSpec(Record):
 
 
 _FIELDS = {a.name: a.type for a in attrs.fields(AgentSpec) if a.name != "name"}
+#: the fields a row may leave out
+_OPTIONAL = {"shell"}
+_SHELL = 'a list of tables {tool = "...", arguments = {...}}'
+
+
+def _shell(raw: Any, where: str) -> tuple[ShellTool, ...]:
+    """The ``shell`` column: a list of ``{tool, arguments}`` tables (a ConfigError otherwise)."""
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}: expected {_SHELL}")
+    tools = []
+    for i, item in enumerate(raw):
+        if (
+            not isinstance(item, dict)
+            or set(item) != {"tool", "arguments"}
+            or not isinstance(item["tool"], str)
+            or not item["tool"]
+            or not isinstance(item["arguments"], dict)
+        ):
+            raise ConfigError(f"{where}[{i}]: expected {_SHELL}")
+        try:
+            template = json.dumps(item["arguments"])
+        except TypeError:  # a TOML date or time: no JSON value
+            raise ConfigError(
+                f"{where}[{i}].arguments: expected strings, numbers, lists and tables"
+            ) from None
+        tools.append(ShellTool(tool=item["tool"], template=template))
+    return tuple(tools)
+
+
+def _check_field(field: str, value: Any, where: str) -> None:
+    """One string or list-of-strings field (``shell`` is checked by :func:`_shell`)."""
+    if field == "shell":
+        return
+    wanted = list if field == "acp" else str
+    if not isinstance(value, wanted) or (
+        wanted is list and not all(isinstance(v, str) and v for v in value)
+    ):
+        what = "a list of strings" if wanted is list else "a string"
+        raise ConfigError(f"{where}.{field}: expected {what}")
 
 
 def _row(name: str, raw: object, where: str) -> AgentSpec:
     """One checked row of the table (a ConfigError naming the row and the field otherwise)."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: agents.{name}: expected a table")
-    missing = sorted(set(_FIELDS) - set(raw))
+    missing = sorted(set(_FIELDS) - _OPTIONAL - set(raw))
     unknown = sorted(set(raw) - set(_FIELDS))
     if missing or unknown:
         what = (
@@ -81,18 +168,13 @@ def _row(name: str, raw: object, where: str) -> AgentSpec:
         )
         raise ConfigError(f"{where}: agents.{name}: {what}")
     for field, value in raw.items():
-        wanted = list if field == "acp" else str
-        if not isinstance(value, wanted) or (
-            wanted is list and not all(isinstance(v, str) and v for v in value)
-        ):
-            raise ConfigError(
-                f"{where}: agents.{name}.{field}: expected {'a list of strings' if wanted is list else 'a string'}"
-            )
+        _check_field(field, value, f"{where}: agents.{name}")
     if raw["api"] not in APIS:
         raise ConfigError(
             f"{where}: agents.{name}.api: expected one of {', '.join(APIS)}, got {raw['api']!r}"
         )
-    return AgentSpec(name=name, **{**raw, "acp": tuple(raw["acp"])})
+    shell = _shell(raw.get("shell", []), f"{where}: agents.{name}.shell")
+    return AgentSpec(name=name, **{**raw, "acp": tuple(raw["acp"]), "shell": shell})
 
 
 def parse_registry(text: str, where: str = "agents.toml") -> dict[str, AgentSpec]:
@@ -107,15 +189,44 @@ def parse_registry(text: str, where: str = "agents.toml") -> dict[str, AgentSpec
     return {name: _row(name, raw, where) for name, raw in table.items()}
 
 
-@functools.cache
 def registry() -> dict[str, AgentSpec]:
-    """Every agent the profiler knows, by name, in the table's order."""
+    """Every agent the profiler knows, by name, in the table's order (``$PROFILER_AGENTS_FILE``'s, when set)."""
+    return _load(os.environ.get(REGISTRY_ENV, ""))
+
+
+@functools.cache
+def _load(path: str) -> dict[str, AgentSpec]:
+    if path:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"${REGISTRY_ENV}: cannot read {path!r}: {exc.strerror or exc}"
+            ) from None
+        return parse_registry(text, where=path)
     text = (
         resources.files("profiler_core.config")
         .joinpath("agents.toml")
         .read_text(encoding="utf-8")
     )
     return parse_registry(text)
+
+
+def shell_tools() -> dict[str, ShellTool]:
+    """Every agent's shell tools by tool name (the first row naming a tool gives its arguments)."""
+    tools: dict[str, ShellTool] = {}
+    for row in registry().values():
+        for tool in row.shell:
+            tools.setdefault(tool.tool, tool)
+    return tools
+
+
+def shell_tool_of(api: str) -> ShellTool | None:
+    """The shell tool of the first agent calling ``api`` that has one (None when none has)."""
+    return next(
+        (row.shell[0] for row in registry().values() if row.api == api and row.shell),
+        None,
+    )
 
 
 def agent(name: str) -> AgentSpec:
@@ -139,10 +250,15 @@ def npm_packages(names: tuple[str, ...] | None = None) -> list[str]:
 
 __all__ = [
     "APIS",
+    "API_PATHS",
+    "REGISTRY_ENV",
     "AgentSpec",
+    "ShellTool",
     "agent",
     "by_program",
     "npm_packages",
     "parse_registry",
     "registry",
+    "shell_tool_of",
+    "shell_tools",
 ]

@@ -15,8 +15,8 @@ from .replies import Fail, Reply, Shell, Text, ToolCall, Usage, shell_call
 
 #: The usage of a reply that names none (Claude Code's sessions read much from the prompt cache).
 DEFAULT_USAGE = Usage(input=100, output=20, cache_read=1000, cache_write=50)
-#: The shell tool called when a request offers none of the known ones.
-SHELL_TOOL = "Bash"
+#: The model API this module speaks (the registry of agents names its agents' shell tools).
+API = "anthropic"
 _SIGNATURE = "ZmFrZS1tb2RlbA=="
 
 
@@ -30,7 +30,7 @@ def answer(handler: Any, body: dict[str, Any], reply: Reply) -> str:
         )
         return f"fail {reply.status}"
     if isinstance(reply, Shell):
-        reply = shell_call(reply, body, SHELL_TOOL)
+        reply = shell_call(reply, body, API)
     assert isinstance(reply, (Text, ToolCall))  # Hang never reaches an API module
     usage = reply.usage or DEFAULT_USAGE
     start_usage = {

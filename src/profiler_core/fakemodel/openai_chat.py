@@ -16,8 +16,8 @@ from .replies import Fail, Reply, Shell, Text, ToolCall, Usage, shell_call
 
 #: The usage of a reply that names none: 120 prompt tokens of which 40 cached, 15 completion tokens.
 DEFAULT_USAGE = Usage(input=80, output=15, cache_read=40)
-#: The shell tool called when a request offers none of the known ones.
-SHELL_TOOL = "bash"
+#: The model API this module speaks (the registry of agents names its agents' shell tools).
+API = "openai-chat"
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:
@@ -52,7 +52,7 @@ def answer(handler: Any, body: dict[str, Any], reply: Reply) -> str:
         )
         return f"fail {reply.status}"
     if isinstance(reply, Shell):
-        reply = shell_call(reply, body, SHELL_TOOL)
+        reply = shell_call(reply, body, API)
     assert isinstance(reply, (Text, ToolCall))  # Hang never reaches an API module
     message, finish = _message(handler, reply)
     usage = usage_json(reply.usage or DEFAULT_USAGE)

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Usage:
@@ -80,20 +82,6 @@ class Hang:
 Reply = Text | ToolCall | Shell | Fail | Hang
 Script = Reply | Sequence[Reply] | Callable[[dict[str, Any]], Reply]
 
-#: Shell tools of the agents: name -> how the command goes into the arguments.
-SHELL_TOOLS: dict[str, Callable[[str], dict[str, Any]]] = {
-    "bash": lambda command: {
-        "command": command,
-        "description": "Run the command",
-    },  # OpenCode
-    "Bash": lambda command: {
-        "command": command,
-        "description": "Run the command",
-    },  # Claude Code
-    "exec_command": lambda command: {"cmd": command},  # Codex CLI
-    "shell": lambda command: {"command": ["bash", "-lc", command]},  # older Codex CLIs
-}
-
 
 def offered_tools(body: dict[str, Any]) -> list[str]:
     """Names of the tools a request offers (OpenAI chat nests them under ``function``)."""
@@ -106,12 +94,25 @@ def offered_tools(body: dict[str, Any]) -> list[str]:
     return names
 
 
-def shell_call(reply: Shell, body: dict[str, Any], fallback: str) -> ToolCall:
-    """The tool call of a :class:`Shell` reply: the first shell tool the request offers, else ``fallback``."""
-    name = next((n for n in offered_tools(body) if n in SHELL_TOOLS), fallback)
+def shell_call(reply: Shell, body: dict[str, Any], api: str) -> ToolCall:
+    """The tool call of a :class:`Shell` reply: the first agent's shell tool the request offers.
+
+    The agents' shell tools and their arguments are the registry's (config/agents.toml, column
+    ``shell``); a request that offers none of them gets the shell tool of the first agent
+    calling ``api``.
+    """
+    from ..config.agents import shell_tool_of, shell_tools
+
+    known = shell_tools()
+    offered = next((known[n] for n in offered_tools(body) if n in known), None)
+    tool = offered or shell_tool_of(api)
+    if tool is None:
+        raise ConfigError(
+            f"fake model: no agent of the registry that calls {api} has a shell tool"
+        )
     return ToolCall(
-        name,
-        SHELL_TOOLS[name](reply.command),
+        tool.tool,
+        tool.call(reply.command),
         thinking=reply.thinking,
         usage=reply.usage,
         delay_s=reply.delay_s,

@@ -17,8 +17,8 @@ from .replies import Fail, Reply, Shell, Text, ToolCall, Usage, shell_call
 
 #: The usage of a reply that names none: 1,200 input tokens of which 1,000 cached, 30 output of which 5 reasoning.
 DEFAULT_USAGE = Usage(input=200, output=25, cache_read=1000, reasoning=5)
-#: The shell tool called when a request offers none of the known ones.
-SHELL_TOOL = "exec_command"
+#: The model API this module speaks (the registry of agents names its agents' shell tools).
+API = "openai-responses"
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def answer(handler: Any, body: dict[str, Any], reply: Reply) -> str:
         )
         return f"fail {reply.status}"
     if isinstance(reply, Shell):
-        reply = shell_call(reply, body, SHELL_TOOL)
+        reply = shell_call(reply, body, API)
     assert isinstance(reply, (Text, ToolCall))  # Hang never reaches an API module
     base = {
         "id": handler.new_id("resp"),

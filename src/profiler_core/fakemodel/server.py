@@ -18,14 +18,16 @@ from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from ..config.agents import API_PATHS
+from ..errors import ConfigError
 from . import anthropic, openai_chat, responses
 from .replies import Hang, Reply, Script, Text
 
-#: route -> the module that renders replies in that API's wire format
+#: route -> the module that renders replies in that API's wire format (each API's path: the
+#: registry's, config.agents.API_PATHS, which the wire recorder reads too)
 ROUTES: dict[str, Any] = {
-    "/v1/chat/completions": openai_chat,
-    "/v1/messages": anthropic,
-    "/v1/responses": responses,
+    "/v1" + API_PATHS[module.API]: module
+    for module in (openai_chat, anthropic, responses)
 }
 
 
@@ -272,7 +274,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.delay_s:
             time.sleep(reply.delay_s)
-        self.owner.done(index, api.answer(self, body, reply))
+        # A registry with no shell tool for this API, or a copy that cannot be read: said, not raised.
+        try:
+            answered = api.answer(self, body, reply)
+        except ConfigError as exc:
+            self.send_json(
+                500, {"error": {"message": str(exc), "type": "server_error"}}
+            )
+            answered = "error"
+        self.owner.done(index, answered)
 
     # -- helpers for the API modules ---------------------------------------------------
 

@@ -4,7 +4,8 @@ Formats (see docs/importing.md): ``openai`` (connector results / runs with
 OpenAI chat messages), ``anthropic`` (Messages API conversations),
 ``claude-code`` (Claude Code session logs), ``codex`` (Codex CLI rollout files), ``opencode`` (``opencode export``
 JSON), ``trace`` (a SessionTrace JSON) and ``atif`` (an ATIF trajectory, as Harbor writes). A truncated or foreign file raises
-a ProfilerError naming the file and the line or key at fault.
+a ProfilerError naming the file and the line or key at fault. An agent of the registry of agents
+(config/agents.toml) names the format of its own files too: ``codex-acp`` reads as ``codex``.
 
 Formats are importers in the plugin registry: core's are registered through
 ``profiler_register_importers`` like a third party's (docs/plugins.md), and
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _EAGER = (
     "FORMATS",
     "ModuleImporter",
+    "agent_formats",
     "check_format",
     "formats",
     "get_importer",
@@ -66,6 +68,7 @@ __all__ = [
     "FORMATS",
     "ModuleImporter",
     "RecordedSession",
+    "agent_formats",
     "attach_subagents",
     "check_format",
     "formats",
@@ -165,21 +168,34 @@ class _Formats(Sequence[str]):
 FORMATS: Sequence[str] = _Formats()
 
 
+def agent_formats() -> dict[str, str]:
+    """Agent name -> the format of its own session files, from the registry of agents
+    (config/agents.toml, column ``importer``): ``codex-acp`` -> ``codex``."""
+    from ..config.agents import registry
+
+    return {name: row.importer for name, row in registry().items() if row.importer}
+
+
 def check_format(format: str, registry: Registry | None = None) -> str:
-    """``format`` if an importer is registered for it, else a ConfigError listing the known ones."""
+    """The registered format of ``format``: itself, or the importer of the registry's agent of
+    that name (``claude-code-acp`` -> ``claude-code``); else a ConfigError listing both."""
     known = formats(registry)
-    if format not in known:
-        raise ConfigError(
-            f"unknown transcript format {format!r}; expected one of {', '.join(known)}"
-        )
-    return format
+    if format in known:
+        return format
+    agents = agent_formats()
+    if agents.get(format) in known:
+        return agents[format]
+    others = [a for a in agents if a not in known]
+    raise ConfigError(
+        f"unknown transcript format {format!r}; expected one of {', '.join(known)}"
+        + (f" (or an agent: {', '.join(others)})" if others else "")
+    )
 
 
 def get_importer(format: str, registry: Registry | None = None) -> Any:
-    """The importer of ``format`` from the registry (a ConfigError names the known formats)."""
+    """The importer of ``format`` (or of an agent's name) from the registry (a ConfigError names the known formats)."""
     reg = _registry(registry)
-    check_format(format, reg)
-    return reg.create("importers", format)
+    return reg.create("importers", check_format(format, reg))
 
 
 def suffixes(format: str, registry: Registry | None = None) -> tuple[str, ...]:

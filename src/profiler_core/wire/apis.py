@@ -22,15 +22,14 @@ from typing import Any, Literal
 
 import attrs
 
+from ..config.agents import API_PATHS
 from ..model import TokenBreakdown
 
 WireApi = Literal["openai-chat", "openai-responses", "anthropic"]
 
-#: path ending -> API
-_PATHS: tuple[tuple[str, WireApi], ...] = (
-    ("/chat/completions", "openai-chat"),
-    ("/responses", "openai-responses"),
-    ("/messages", "anthropic"),
+#: path ending -> API (the registry's, which the fake model reads too)
+_PATHS: tuple[tuple[str, str], ...] = tuple(
+    (ending, api) for api, ending in API_PATHS.items()
 )
 
 

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import attrs
 import httpx
 
+from ..config.agents import APIS
 from ..errors import ConfigError
 from ..model import ModelCallEvent
 from .apis import (
@@ -125,13 +126,9 @@ class WireRecorder:
             raise ConfigError(
                 f"wire: the model endpoint {endpoint!r} is not an http(s) URL"
             )
-        if api is not None and api not in (
-            "openai-chat",
-            "openai-responses",
-            "anthropic",
-        ):
+        if api is not None and api not in APIS:
             raise ConfigError(
-                f"wire: api: expected one of openai-chat, openai-responses, anthropic, got {api!r}"
+                f"wire: api: expected one of {', '.join(APIS)}, got {api!r}"
             )
         self.endpoint = endpoint
         self.origin = f"{parts.scheme}://{parts.netloc}"

@@ -106,6 +106,22 @@ def _argv(options: AcpOptions, where: str) -> list[str]:
     return argv
 
 
+#: registry agents that ask for no permission, so a ``reject`` policy would be ignored
+_NEVER_ASK = {
+    "codex-acp": "it runs with approval_policy never; Codex's only refusal aborts the turn",
+}
+
+
+def _check_permission(options: AcpOptions, where: str) -> None:
+    """Say so, rather than ignore it, when the agent will never ask what the policy rejects."""
+    why = _NEVER_ASK.get(options.agent or "")
+    if why and options.permission == "reject":
+        raise ConfigError(
+            f"{where}: option 'permission': {options.agent} asks for no permission "
+            f"({why}); use allow"
+        )
+
+
 def _program(argv: list[str], options: AcpOptions, where: str) -> str:
     """The program of ``argv``: as given, on PATH, or in the agent folders (``profiler agents install``)."""
     from ..agents import find_installed
@@ -146,6 +162,7 @@ class AcpProvider(AgentProvider):
         """Check the options and that the agent's program exists (one line otherwise)."""
         self._base = dict(options)
         parsed = build_options(AcpOptions, [self._base], "provider 'acp'")
+        _check_permission(parsed, "provider 'acp'")
         _program(_argv(parsed, "provider 'acp'"), parsed, "provider 'acp'")
         self._modes: dict[str, ModeSetup] = {}
         self._sessions: dict[str, LiveSession] = {}
@@ -156,6 +173,7 @@ class AcpProvider(AgentProvider):
         where = f"provider 'acp' (mode {config.mode!r})"
         options = build_options(AcpOptions, [self._base, dict(config.options)], where)
         check_api(options.api, where)
+        _check_permission(options, where)
         program = _program(_argv(options, where), options, where)
         self._modes[config.mode] = ModeSetup(
             options=options,
@@ -182,18 +200,20 @@ class AcpProvider(AgentProvider):
         wall_ms = round((time.monotonic() - started) * 1000, 3)
         calls = list(live.wire.snapshot()) if live.wire is not None else []
         tokens = wire_metrics(calls, live.params.model, wall_ms, ()).tokens
+        shell = _shell_tool(live.setup.options)
         trace, answer = build_trace(
             live.agent_session_id or live.params.scenario_id,
             client.updates,
             wall_ms,
             tokens,
+            shell,
         )
         live.trace = trace
         metrics = wire_metrics(
             calls,
             live.params.model,
             wall_ms,
-            tool_records(trace, tool_kinds(client.updates)),
+            tool_records(trace, tool_kinds(client.updates, shell)),
         )
         completion: CompletionReason = _COMPLETION.get(stop_reason, "stop")
         error = (
@@ -370,6 +390,12 @@ class AcpProvider(AgentProvider):
         )
 
 
+def _shell_tool(options: AcpOptions) -> str | None:
+    """The registry agent's shell tool (its newest), which names its commands in the trace."""
+    row = registry().get(options.agent or "")
+    return row.shell[0].tool if row is not None and row.shell else None
+
+
 async def _exited(process: Any, stderr_path: Path, cause: AcpError) -> AcpError:
     """The error of an agent that went away: its exit status (waited for a moment) and the end of its stderr."""
     import trio
@@ -471,11 +497,49 @@ def _claude_code(live: LiveSession, url: str | None) -> dict[str, str]:
     return env
 
 
+def _codex(live: LiveSession, url: str | None) -> dict[str, str]:
+    """Codex's adapter reads ``$CODEX_HOME/config.toml``: the model provider at the recorder, no sandbox.
+
+    No approvals and no sandbox of Codex's own, as the ``codex`` provider runs it: under
+    codex-acp's default preset (read-only) a command runs inside Codex's sandbox, whose helper
+    it will not install under a temporary ``CODEX_HOME``; the command then fails before Codex
+    announces it, and no ``tool_call`` update is ever sent (docs/providers/acp.md).
+    ``execution.sandbox`` confines the program instead.
+    """
+    from ..codex import config_toml
+
+    codex_home = live.dirs.home / ".codex"
+    codex_home.mkdir(exist_ok=True)
+    settings: dict[str, Any] = {
+        "model": live.params.model,
+        "approval_policy": "never",
+        "sandbox_mode": "danger-full-access",
+        "check_for_update_on_startup": False,
+        "analytics": {"enabled": False},
+    }
+    if url:
+        provider = {
+            "name": "profiler",
+            "base_url": url,
+            "wire_api": "responses",
+            "env_key": "OPENAI_API_KEY",  # the placeholder; the recorder holds the real key
+        }
+        settings |= {
+            "model_provider": "profiler",
+            "model_providers": {"profiler": provider},
+        }
+    path = codex_home / "config.toml"
+    path.write_text(config_toml(settings, where="codex-acp config"), encoding="utf-8")
+    path.chmod(0o600)
+    return {"CODEX_HOME": str(codex_home)}
+
+
 #: registry agent -> how it is pointed at the model (the registry's ``endpoint`` column says it in prose)
 _POINTERS = {
     "opencode": _opencode,
     "opencode-acp": _opencode,
     "claude-code-acp": _claude_code,
+    "codex-acp": _codex,
 }
 
 

@@ -2,9 +2,10 @@
 
 Message chunks in a row become one text event, thought chunks one reasoning
 event; a ``tool_call`` and its ``tool_call_update``s become one tool call
-(its input the ``rawInput``, its output the ``rawOutput`` or the text of its
-content, failed when its last status is ``failed``, its duration from the first
-update to the last); a ``plan`` becomes a reasoning event listing its entries.
+(named by :func:`tool_name`, its input the ``rawInput``, its output the
+``rawOutput`` or the text of its content, failed when its last status is
+``failed``, its duration from the first update to the last); a ``plan`` becomes
+a reasoning event listing its entries.
 """
 
 from __future__ import annotations
@@ -38,12 +39,26 @@ def _text(content: Any) -> str:
     return ""
 
 
+def tool_name(first: dict[str, Any], shell: str | None = None) -> str:
+    """The name of a tool call, from its first update: the agent's own name for the tool when
+    its ``_meta`` gives one (claude-code-acp: ``_meta.claudeCode.toolName``); else, for a
+    command (``kind: execute``), ``shell``, the agent's shell tool from the registry of agents
+    (codex-acp titles a command by its command line: ``echo hello``); else the first title
+    (OpenCode's ``bash``; later titles describe the call)."""
+    meta = first.get("_meta")
+    for value in meta.values() if isinstance(meta, dict) else ():
+        if isinstance(value, dict) and isinstance(value.get("toolName"), str):
+            return str(value["toolName"])
+    if shell and first.get("kind") == "execute":
+        return shell
+    return str(first.get("title") or first.get("kind") or "tool")
+
+
 class _Tool:
-    def __init__(self, first: dict[str, Any], at: float) -> None:
+    def __init__(self, first: dict[str, Any], at: float, shell: str | None) -> None:
         self.fields: dict[str, Any] = {}
         self.start = self.end = at
-        # The first title names the tool ("bash"); later ones describe the call ("echo hello").
-        self.name = str(first.get("title") or first.get("kind") or "tool")
+        self.name = tool_name(first, shell)
         self.merge(first, at)
 
     def merge(self, update: dict[str, Any], at: float) -> None:
@@ -84,15 +99,15 @@ KIND_CATEGORIES = {
 }
 
 
-def tool_kinds(updates: Sequence[Update]) -> dict[str, str]:
-    """Tool name -> the category its ACP ``kind`` gives (the first seen)."""
+def tool_kinds(updates: Sequence[Update], shell: str | None = None) -> dict[str, str]:
+    """Tool name (:func:`tool_name`) -> the category its ACP ``kind`` gives (the first seen)."""
     kinds: dict[str, str] = {}
     names: dict[str, str] = {}
     for item in updates:
         update = item.update
         call_id = update.get("toolCallId")
         if update.get("sessionUpdate") == "tool_call" and isinstance(call_id, str):
-            names[call_id] = str(update.get("title") or update.get("kind") or "tool")
+            names[call_id] = tool_name(update, shell)
         if (
             isinstance(call_id, str)
             and call_id in names
@@ -103,9 +118,14 @@ def tool_kinds(updates: Sequence[Update]) -> dict[str, str]:
 
 
 def build_trace(
-    session_id: str, updates: Sequence[Update], wall_ms: float, tokens: TokenBreakdown
+    session_id: str,
+    updates: Sequence[Update],
+    wall_ms: float,
+    tokens: TokenBreakdown,
+    shell: str | None = None,
 ) -> tuple[SessionTrace, str]:
-    """The trace of the updates, and the agent's final answer (its last message)."""
+    """The trace of the updates, and the agent's final answer (its last message);
+    ``shell`` names its commands (:func:`tool_name`)."""
     events: list[Any] = []
     tools: dict[str, _Tool] = {}
     last_kind, answer = "", ""
@@ -131,7 +151,7 @@ def build_trace(
             if call_id in tools:
                 tools[call_id].merge(update, item.at)
             else:
-                tools[call_id] = _Tool(update, item.at)
+                tools[call_id] = _Tool(update, item.at, shell)
                 events.append(call_id)  # its place in the order; filled in below
         elif kind == "plan" and isinstance(update.get("entries"), list):
             lines = [
@@ -155,4 +175,4 @@ def build_trace(
     ), answer
 
 
-__all__ = ["KIND_CATEGORIES", "build_trace", "tool_kinds"]
+__all__ = ["KIND_CATEGORIES", "build_trace", "tool_kinds", "tool_name"]
