@@ -25,6 +25,7 @@ from .bwrap import bwrap_command, kill_sandbox
 from .containers import (
     client_environment,
     container_command,
+    container_pid,
     ensure_host_image,
     new_name,
     relay_container,
@@ -144,6 +145,18 @@ class Confinement:
             host_toolchain=toolchain,
         )
         self.env = client_environment(env)
+
+    # -- while it runs ----------------------------------------------------------
+
+    def process_roots(self) -> tuple[int, ...]:
+        """Host PIDs above every process of a running container job (its init), for a caller that ends what
+        the job's program left below it: a container's processes are not the ``docker run`` client's children.
+
+        Empty outside a container (the program's own process is that root)."""
+        if not self.containers:
+            return ()
+        pid = container_pid(self._binary, self.settings.sandbox, self.containers[0])
+        return () if pid is None else (pid,)
 
     # -- cleaning up ------------------------------------------------------------
 

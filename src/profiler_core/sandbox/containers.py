@@ -51,6 +51,7 @@ __all__ = [
     "PID_LABEL",
     "RUN_LABEL",
     "container_command",
+    "container_pid",
     "ensure_host_image",
     "new_name",
     "relay_container",
@@ -364,6 +365,17 @@ def relay_container(
                 f"sandbox: {kind}: the network relay (container {name}) did not start within {_RELAY_READY_S:.0f} s"
             )
         time.sleep(0.005)
+
+
+def container_pid(binary: str, kind: str, name: str) -> int | None:
+    """The host PID of a running container's first process (its init); None when it does not run."""
+    options = global_options(binary) if kind == "podman" else ()
+    done = _run([binary, *options, "inspect", "--format", "{{.State.Pid}}", name])
+    text = done.stdout.decode("ascii", "replace").strip()
+    # 0: created or stopped, not running
+    return (
+        int(text) if done.returncode == 0 and text.isdigit() and text != "0" else None
+    )
 
 
 def remove_containers(binary: str, kind: str, names: list[str]) -> None:

@@ -10,7 +10,9 @@ would outlive its session and act in the next ones. So the server adopts
 such orphans (a child subreaper; in bwrap its PID namespace does the same),
 the processes below it once it is ready are its own, and whatever appears
 below it later belongs to a session: :meth:`OpenCodeServer.end_session_processes`
-ends it when its session ends.
+ends it when its session ends. In a docker or podman container the server's
+processes are not below the ``docker run`` client that started it: they are
+below the container's init, whose host PID is looked at as well.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class OpenCodeServer:
     confinement: Any = None
     #: the processes below the server once it was ready (its own helpers): PID -> start time
     baseline: dict[int, str] = attrs.Factory(dict)
+    #: more host PIDs whose descendants are the server's (a container's init); the server's own is always one
+    roots: tuple[int, ...] = ()
 
     @property
     def pid(self) -> int:
@@ -69,7 +73,7 @@ class OpenCodeServer:
         (a session's, while others run), or all of them (``None``: no other session runs); how many."""
         found = {
             pid: started
-            for pid, started in descendants(self.pid).items()
+            for pid, started in self.processes().items()
             if self.baseline.get(pid) != started
         }
         if folder is not None:
@@ -79,6 +83,13 @@ class OpenCodeServer:
                 if (cwd := working_folder(pid)) is not None and (cwd == inside or inside in cwd.parents)
             }  # fmt: skip
         return end_processes(found)
+
+    def processes(self) -> dict[int, str]:
+        """Every live process below the server (inside its container too): PID -> start time."""
+        found: dict[int, str] = {}
+        for root in (self.pid, *self.roots):
+            found.update(descendants(root))
+        return found
 
     def log_tail(self, lines: int = 5) -> str:
         """The last lines OpenCode printed, on one line (for error messages)."""
@@ -247,7 +258,8 @@ async def start_server(
         raise
     if box is not None:
         server.url = f"http://127.0.0.1:{box.published[port]}"  # the host's end of the published port
-    server.baseline = descendants(server.pid)
+        server.roots = await trio.to_thread.run_sync(box.process_roots)
+    server.baseline = server.processes()
     return server
 
 
