@@ -33,6 +33,7 @@ from ...util.leftovers import remove_folder, temporary_folder
 from ...util.processes import end_process_group, process_alive, track_group
 from ...util.safefiles import read_tail
 from .config import OpenCodeError
+from .wire import hide_key
 
 if TYPE_CHECKING:  # trio is imported where used: listing the plugins does not load it
     import trio
@@ -122,14 +123,17 @@ def server_environment(
     mode_env: Mapping[str, str],
     *,
     confined: bool = False,
+    key: str | None = None,
 ) -> dict[str, str]:
-    """The child's environment: the runner's (in a sandbox only ``_SANDBOX_KEPT``), the mode's, then an isolated
-    home and the generated config."""
+    """The child's environment: the runner's (in a sandbox only ``_SANDBOX_KEPT``), the mode's (with the
+    placeholder where either holds ``key``, the real key the wire recorder keeps), then an isolated home and
+    the generated config."""
     if confined:
         env = {k: os.environ[k] for k in _SANDBOX_KEPT if k in os.environ}
     else:
         env = {k: v for k, v in os.environ.items() if k not in _USER_CONFIG_VARS}
     env.update({k: str(v) for k, v in mode_env.items()})
+    env = hide_key(env, key)
     for name in ("config", "data", "cache", "state"):
         (home / name).mkdir(parents=True, exist_ok=True)
     settle_plugin_sdk(home / "config" / "opencode")
@@ -181,15 +185,17 @@ async def start_server(
     sandbox: Any = None,
     workdir: Path | None = None,
     endpoints: tuple[str, ...] = (),
+    key: str | None = None,
 ) -> OpenCodeServer:
     """Start ``opencode serve`` in a fresh temporary home (in the run's sandbox, when it has one) and wait for
-    its "listening" line; ``workdir`` is the folder its sessions' workspaces are under (writable in a sandbox)."""
+    its "listening" line; ``workdir`` is the folder its sessions' workspaces are under (writable in a sandbox);
+    ``key``: the real API key the wire recorder keeps, replaced in the server's environment."""
     import trio
 
     home = temporary_folder("profiler-opencode-")
     log_path = home / "server.log"
     confined = sandbox is not None and sandbox.confined
-    env = server_environment(home, config, mode_env, confined=confined)
+    env = server_environment(home, config, mode_env, confined=confined, key=key)
     if confined and not port:
         port = (
             _free_port()
