@@ -130,9 +130,11 @@ class Confinement:
         self.containers.insert(0, name)
         image = self.job.image or self.settings.image
         toolchain = image is None or self.settings.host_toolchain
-        argv, env = self.job.argv, self.env
-        if toolchain:  # the host's /bin/sh is inside: secrets are read from a file, not kept in the container's config
-            layout, env, argv = secret_loader(layout, env, argv)
+        # Secrets are read from a file by a shell, not kept in the container's config: the host's /bin/sh
+        # with its toolchain, else the host's shell bound in (an image may have none).
+        layout, env, argv = secret_loader(
+            layout, self.env, self.job.argv, image_shell=toolchain
+        )
         self.argv = container_command(
             binary,
             kind,
