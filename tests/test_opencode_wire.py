@@ -157,3 +157,69 @@ def test_the_recorder_splits_one_path_by_the_session_header_and_folds_sub_agents
         assert len(wire.calls_of("a")) == 3
         assert len(wire.calls_of("b")) == 1
         assert wire.calls_of("nobody") == ()
+
+
+@pytest.mark.xdist_group("containers")
+@pytest.mark.parametrize("kind", ["docker", "podman"])
+def test_opencode_in_a_container_holds_no_key_docker_inspect_could_show(
+    tmp_path, tmp_path_factory, kind
+):
+    import subprocess
+    from contextlib import nullcontext
+
+    import trio
+    from tests.opencode_helpers import START_TIMEOUT_S
+    from tests.sandbox_runtimes import docker_daemon, require
+
+    from profiler_core import CreateSessionParams, PermissionConfig, ProviderConfig
+    from profiler_core.fakemodel import tool_then_text
+    from profiler_core.providers.opencode import OpenCodeProvider
+    from profiler_core.sandbox import SandboxSettings
+
+    binary = agent_binary("opencode", "OPENCODE_BIN")
+    runtime = require(kind)
+    settings = SandboxSettings(sandbox=kind, network="model")
+    seen: dict[str, object] = {}
+
+    async def main(model: FakeModelServer) -> None:
+        config = model_config(model.base_url)
+        config["provider"]["local"]["options"]["apiKey"] = REAL_KEY  # written literally
+        provider = OpenCodeProvider(binary=str(binary))
+        await provider.init(ProviderConfig(
+            model="local/scripted", mode="m", permissions=PermissionConfig(auto_approve=True),
+            workdir=str(tmp_path), sandbox=settings, environment={"MODE_TOKEN_COPY": REAL_KEY},
+            options={"binary": str(binary), "start_timeout_s": START_TIMEOUT_S, "config": config},
+        ))  # fmt: skip
+        try:
+            assert provider.server is not None
+            name = provider.server.confinement.containers[0]
+            seen["inspect"] = await trio.to_thread.run_sync(
+                lambda: subprocess.run(
+                    [runtime, "inspect", name], capture_output=True, text=True
+                )
+            )
+            handle = await provider.create_session(CreateSessionParams(
+                system_instructions="s", scenario_id="k", iteration=0, mode="m",
+                model="local/scripted", workspace=str(tmp_path),
+            ))  # fmt: skip
+            seen["result"] = await provider.prompt(handle, "Go.", timeout_ms=60_000)
+            await provider.destroy_session(handle)
+        finally:
+            await provider.shutdown()
+
+    with (
+        docker_daemon(tmp_path_factory.mktemp("d"))
+        if kind == "docker"
+        else nullcontext(),
+        FakeModelServer(tool_then_text()) as model,
+    ):
+        trio.run(main, model)
+        auths = {r.auth for r in model.requests if r.path.endswith("/chat/completions")}
+    inspected = seen["inspect"]
+    assert inspected.returncode == 0, inspected.stderr  # type: ignore[attr-defined]
+    assert REAL_KEY not in inspected.stdout  # type: ignore[attr-defined]
+    assert WIRE_PLACEHOLDER_KEY in inspected.stdout  # type: ignore[attr-defined]
+    assert seen["result"].completion_reason == "stop"  # type: ignore[attr-defined]
+    assert auths == {
+        f"Bearer {REAL_KEY}"
+    }  # the model got the real one, from the recorder
