@@ -398,7 +398,8 @@ def secret_loader(
             )
     # The folder, writable: the shell deletes the file once read, so the program never finds its secrets on disk.
     mounts: tuple[Mount, ...] = (Mount(source=folder, writable=True),)
-    sh, rm = ("/bin/sh",), "rm"
+    sh: tuple[str, ...] = ("/bin/sh",)
+    rm = "rm"
     if not image_shell:
         shell = host_shell()
         mounts += shell.mounts
