@@ -133,7 +133,7 @@ class Confinement:
         # Secrets are read from a file by a shell, not kept in the container's config: the host's /bin/sh
         # with its toolchain, else the host's shell bound in (an image may have none).
         layout, env, argv = secret_loader(
-            layout, self.env, self.job.argv, image_shell=toolchain
+            layout, self.env, self.job.argv, has_shell=toolchain
         )
         self.argv = container_command(
             binary,

@@ -366,12 +366,12 @@ def secret_loader(
     env: dict[str, str],
     argv: tuple[str, ...],
     *,
-    image_shell: bool = True,
+    has_shell: bool = True,
 ) -> tuple[Layout, dict[str, str], tuple[str, ...]]:
     """Keep secret-named variables out of the container's configuration (``docker inspect``, the runtime's files
     on disk): they go into a private file the container's shell reads, then deletes, before running ``argv``.
 
-    ``image_shell``: the container has ``/bin/sh`` (the host's toolchain); else the host's shell is bound in
+    ``has_shell``: the container has ``/bin/sh`` (the host's toolchain); else the host's shell is bound in
     (:func:`host_shell`). Returns the layout with the file's folder bound in, the environment left for
     ``--env``, and the command that loads the rest.
     """
@@ -400,7 +400,7 @@ def secret_loader(
     mounts: tuple[Mount, ...] = (Mount(source=folder, writable=True),)
     sh: tuple[str, ...] = ("/bin/sh",)
     rm = "rm"
-    if not image_shell:
+    if not has_shell:
         shell = host_shell()
         mounts += shell.mounts
         sh, rm = shell.sh, " ".join(shell.rm)
