@@ -11,6 +11,7 @@ container, where the processes are not below the ``docker run`` client.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -25,7 +26,8 @@ from tests.opencode_helpers import START_TIMEOUT_S, model_config
 from tests.sandbox_runtimes import docker_daemon, require
 
 from profiler_core import CreateSessionParams, PermissionConfig, ProviderConfig
-from profiler_core.fakemodel import FakeModelServer, tool_then_text
+from profiler_core.fakemodel import FakeModelServer, Shell, Text, tool_then_text
+from profiler_core.fakemodel.replies import tool_results
 from profiler_core.providers.opencode import OpenCodeProvider
 from profiler_core.providers.opencode.server import process_alive
 from profiler_core.sandbox import SandboxSettings
@@ -172,3 +174,78 @@ def test_a_daemon_started_in_a_session_ends_with_it_though_the_server_is_shared(
         "a loop of the session before rewrote the next session's file"
     )
     assert seen["server_alive"] is True and seen["next"] == "stop"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    ["none", pytest.param("docker", marks=CONTAINERS)],
+    indirect=True,
+)
+def test_while_another_session_runs_only_the_ended_sessions_processes_end(
+    tmp_path, settings
+):
+    """Two sessions prompt at once: the first one's daemon (working in its folder) ends with it, the
+    other's running tool (in its own folder) does not."""
+    binary = agent_binary("opencode", "OPENCODE_BIN")
+    workspaces = [tmp_path / f"ws{i}" for i in range(2)]
+    base = 5000 + os.getpid() % 1000 * 2
+    daemon, busy = str(base), f"{base + 1}"
+    commands = {
+        "ALPHA": f"setsid sh -c 'exec sleep {daemon}' </dev/null >/dev/null 2>&1 & echo ok",
+        # a tool that still runs when the first session ends, until the test releases it (60 s at most)
+        "BETA": f"sh -c 'exec sleep {busy}' & i=0; "
+        "while [ ! -e release ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
+        "kill $!; echo ok",
+    }
+
+    def script(body: dict):
+        name = "BETA" if "BETA" in json.dumps(body.get("messages")) else "ALPHA"
+        if tool_results(body) == 0:
+            return Shell(commands[name])
+        return Text("Done: ok.")
+
+    seen: dict[str, object] = {}
+
+    async def main(model: FakeModelServer) -> None:
+        provider = OpenCodeProvider(binary=str(binary))
+        await provider.init(ProviderConfig(
+            model="local/scripted", mode="m", permissions=PermissionConfig(auto_approve=True), workdir=str(tmp_path), sandbox=settings,
+            options={"binary": str(binary), "start_timeout_s": START_TIMEOUT_S, "config": model_config(model.base_url)},
+        ))  # fmt: skip
+        try:
+            first = await provider.create_session(params(0, workspaces[0]))
+            second = await provider.create_session(params(1, workspaces[1]))
+
+            async def run_second() -> None:
+                seen["second"] = await provider.prompt(
+                    second, "BETA", timeout_ms=60_000
+                )
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(run_second)
+                await provider.prompt(first, "ALPHA", timeout_ms=60_000)
+                seen["daemon_in_session"] = bool(
+                    await trio.to_thread.run_sync(_wait_for, daemon)
+                )
+                seen["busy_before"] = bool(
+                    await trio.to_thread.run_sync(_wait_for, busy)
+                )
+                await provider.destroy_session(first)
+                seen["daemon_after"] = bool(_sleepers(daemon))
+                seen["busy_after"] = bool(_sleepers(busy))
+                (workspaces[1] / "release").touch()
+            await provider.destroy_session(second)
+        finally:
+            await provider.shutdown()
+            for pid in _sleepers(daemon) + _sleepers(busy):
+                os.kill(pid, signal.SIGKILL)  # what a failed test would leave
+
+    for folder in workspaces:
+        folder.mkdir()
+    with FakeModelServer(script) as model:
+        trio.run(main, model)
+
+    assert seen["daemon_in_session"] and seen["busy_before"], "else this proves nothing"
+    assert seen["daemon_after"] is False, "the ended session's daemon outlived it"
+    assert seen["busy_after"] is True, "another session's running tool was ended"
+    assert seen["second"].completion_reason == "stop"  # type: ignore[attr-defined]
