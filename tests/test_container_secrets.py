@@ -157,3 +157,36 @@ def test_an_image_without_a_shell_gets_its_key_outside_docker_inspect(
     assert "PLAIN=visible" in config["Env"]
     assert SECRET not in inspected.stdout and SECRET not in " ".join(box.argv)
     assert SECRET not in json.dumps(box.env) and not left_on_disk
+
+
+@pytest.mark.parametrize("kind", ["docker", "podman"])
+def test_a_trials_secret_variables_reach_each_exec_but_not_docker_inspect(
+    kind, tmp_path_factory
+):
+    from profiler_core.environments.containers import (
+        DockerEnvironment,
+        PodmanEnvironment,
+        wait_removed,
+    )
+    from profiler_core.model.environment import TrialSpec
+
+    binary = require(kind)
+    environment = DockerEnvironment() if kind == "docker" else PodmanEnvironment()
+    spec = TrialSpec(name="secrets", env={"TASK_API_KEY": SECRET, "PLAIN": "visible"})
+    with (
+        docker_daemon(tmp_path_factory.mktemp("d"))
+        if kind == "docker"
+        else nullcontext()
+    ):
+        trial = environment.start(spec)
+        try:
+            inspected = subprocess.run([binary, "inspect", trial.name], capture_output=True,
+                                       text=True, timeout=60)  # fmt: skip
+            seen = trial.exec(["sh", "-c", 'echo "$TASK_API_KEY $PLAIN"'], timeout_s=60)
+        finally:
+            trial.stop()
+            wait_removed()
+    assert inspected.returncode == 0, inspected.stderr
+    assert "PLAIN=visible" in json.loads(inspected.stdout)[0]["Config"]["Env"]
+    assert SECRET not in inspected.stdout
+    assert seen.output.strip() == f"{SECRET} visible", seen
