@@ -39,6 +39,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import cast
 
 from ..errors import SandboxError
@@ -54,6 +55,7 @@ from ..sandbox.containers import (
     runtime_binary,
 )
 from ..sandbox.podman import runtime_options
+from ..util.redact import SECRET_NAME
 from .files import extract_tar, tar_of
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "DockerEnvironment",
     "PodmanEnvironment",
     "trial_image",
+    "trial_secrets",
     "wait_removed",
 ]
 
@@ -143,8 +146,17 @@ def _spec_args(spec: TrialSpec) -> list[str]:
     if spec.workdir:
         args += ["--workdir", spec.workdir]
     for key in spec.env:
-        args += ["--env", key]  # never the value on the command line
+        if not SECRET_NAME.search(
+            key
+        ):  # a secret is given to each exec instead (trial_secrets)
+            args += ["--env", key]  # never the value on the command line
     return args
+
+
+def trial_secrets(spec: TrialSpec) -> dict[str, str]:
+    """The spec's secret-named variables: given to each ``exec``, never to ``run`` (which keeps them in
+    the container's configuration: ``docker inspect``, the runtime's files on disk)."""
+    return {k: v for k, v in spec.env.items() if SECRET_NAME.search(k)}
 
 
 _DERIVED: dict[tuple[str, str, tuple[str, ...], bool], str] = {}
@@ -326,6 +338,9 @@ class PodmanEnvironment(_ContainerKind):
 class ContainerTrial:
     """One trial's container: commands run in it with ``exec``; files go in and out as tar streams."""
 
+    #: the spec's secret-named variables, given to each ``exec`` (set by ``create``: :func:`trial_secrets`)
+    secrets: Mapping[str, str] = MappingProxyType({})
+
     def __init__(self, binary: str, kind: str, name: str) -> None:
         self.binary, self.kind, self.name = binary, kind, name
         #: whether ``set_network`` may change the network (the spec asked for it)
@@ -342,6 +357,7 @@ class ContainerTrial:
         """Start the container (``run --detach``) from its trial image (:func:`trial_image`)."""
         if toolchain or spec.folders:
             image = trial_image(self.binary, self.kind, image, spec.folders, toolchain)
+        self.secrets = trial_secrets(spec)
         command = [
             self.binary,
             *runtime_options(self.binary, self.kind),
@@ -442,7 +458,8 @@ class ContainerTrial:
         """Run ``argv`` in the container; at its timeout every process it started (marked by a variable) is killed."""
         marker = uuid.uuid4().hex
         command = [self.binary, "exec", "--env", f"PROFILER_EXEC={marker}"]
-        for key in env or {}:
+        env = {**self.secrets, **(env or {})}
+        for key in env:
             command += ["--env", key]
         if cwd:
             command += ["--workdir", cwd]

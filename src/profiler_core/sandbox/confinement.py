@@ -25,6 +25,7 @@ from .bwrap import bwrap_command, kill_sandbox
 from .containers import (
     client_environment,
     container_command,
+    container_pid,
     ensure_host_image,
     new_name,
     relay_container,
@@ -129,9 +130,11 @@ class Confinement:
         self.containers.insert(0, name)
         image = self.job.image or self.settings.image
         toolchain = image is None or self.settings.host_toolchain
-        argv, env = self.job.argv, self.env
-        if toolchain:  # the host's /bin/sh is inside: secrets are read from a file, not kept in the container's config
-            layout, env, argv = secret_loader(layout, env, argv)
+        # Secrets are read from a file by a shell, not kept in the container's config: the host's /bin/sh
+        # with its toolchain, else the host's shell bound in (an image may have none).
+        layout, env, argv = secret_loader(
+            layout, self.env, self.job.argv, has_shell=toolchain
+        )
         self.argv = container_command(
             binary,
             kind,
@@ -144,6 +147,18 @@ class Confinement:
             host_toolchain=toolchain,
         )
         self.env = client_environment(env)
+
+    # -- while it runs ----------------------------------------------------------
+
+    def process_roots(self) -> tuple[int, ...]:
+        """Host PIDs above every process of a running container job (its init), for a caller that ends what
+        the job's program left below it: a container's processes are not the ``docker run`` client's children.
+
+        Empty outside a container (the program's own process is that root)."""
+        if not self.containers:
+            return ()
+        pid = container_pid(self._binary, self.settings.sandbox, self.containers[0])
+        return () if pid is None else (pid,)
 
     # -- cleaning up ------------------------------------------------------------
 

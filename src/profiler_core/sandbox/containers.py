@@ -26,6 +26,7 @@ is labelled with the run that started it (``agent-profiler.run``,
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -48,10 +49,14 @@ from .podman import global_options
 
 __all__ = [
     "HOST_IMAGE",
+    "HOST_SHELL",
     "PID_LABEL",
     "RUN_LABEL",
+    "HostShell",
     "container_command",
+    "container_pid",
     "ensure_host_image",
+    "host_shell",
     "new_name",
     "relay_container",
     "remove_containers",
@@ -283,19 +288,92 @@ def container_command(
 #: the folder of a job's private folder where its secrets wait for its shell inside the container
 SECRETS_FOLDER = "secrets"
 #: ``sh -c LOADER FILE ARGV...``: export the file's variables, delete the file, then become the program
-_LOADER = 'set -a; . "$0"; set +a; rm -f "$0"; exec "$@"'
+_LOADER = 'set -a; . "$0"; set +a; {rm} -f "$0"; exec "$@"'
 #: a name the shell can export
 _SHELL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: where a container of an image (which may have no shell) finds the host's ``sh`` and ``rm``
+HOST_SHELL = Path("/.agent-profiler-shell")
+
+
+@attrs.frozen
+class HostShell:
+    """The host's ``sh`` and ``rm`` bound into an image with their libraries, run through the host's loader."""
+
+    mounts: tuple[Mount, ...]
+    #: the command words that run the shell, and ``rm``
+    sh: tuple[str, ...]
+    rm: tuple[str, ...]
+
+
+def _linked(program: str) -> tuple[Path | None, dict[str, Path]]:
+    """A program's dynamic loader (None: linked statically) and libraries by name, as ``ldd`` lists them."""
+    try:
+        done = subprocess.run(
+            ["ldd", program], capture_output=True, text=True, timeout=_QUICK_S
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxError(
+            f"sandbox: cannot list the libraries of {program}: {exc}"
+        ) from None
+    if done.returncode != 0:
+        if "not a dynamic executable" in done.stdout + done.stderr:
+            return None, {}
+        raise SandboxError(
+            f"sandbox: `ldd {program}` failed: {last_line(done.stderr.encode())}"
+        )
+    loader, libraries = None, {}
+    for line in done.stdout.splitlines():
+        words = line.split()
+        if "=>" in words and len(words) > words.index("=>") + 1:
+            target = words[words.index("=>") + 1]
+            if target.startswith("/"):
+                libraries[Path(target).name] = Path(target)
+        elif words and words[0].startswith("/"):
+            loader = Path(words[0])
+    return loader, libraries
+
+
+@functools.cache
+def host_shell() -> HostShell:
+    """The host's ``/bin/sh`` and ``rm``, for a container whose image may have neither (looked up once)."""
+    programs = {"sh": "/bin/sh", "rm": shutil.which("rm") or "/bin/rm"}
+    mounts: dict[Path, Path] = {}
+    loader: Path | None = None
+    for name, program in programs.items():
+        mounts[HOST_SHELL / name] = Path(os.path.realpath(program))
+        found, libraries = _linked(program)
+        loader = loader or found
+        for library, path in libraries.items():
+            mounts[HOST_SHELL / "lib" / library] = Path(os.path.realpath(path))
+    if loader is None:  # linked statically: they run as they are
+        return HostShell(
+            mounts=tuple(Mount(source=s, target=t) for t, s in mounts.items()),
+            sh=(str(HOST_SHELL / "sh"),),
+            rm=(str(HOST_SHELL / "rm"),),
+        )
+    mounts[HOST_SHELL / "ld.so"] = Path(os.path.realpath(loader))
+    # The loader takes the library folder as an option: no LD_LIBRARY_PATH reaches the program.
+    run = (str(HOST_SHELL / "ld.so"), "--library-path", str(HOST_SHELL / "lib"))
+    return HostShell(
+        mounts=tuple(Mount(source=s, target=t) for t, s in mounts.items()),
+        sh=(*run, str(HOST_SHELL / "sh")),
+        rm=(*run, str(HOST_SHELL / "rm")),
+    )
 
 
 def secret_loader(
-    layout: Layout, env: dict[str, str], argv: tuple[str, ...]
+    layout: Layout,
+    env: dict[str, str],
+    argv: tuple[str, ...],
+    *,
+    has_shell: bool = True,
 ) -> tuple[Layout, dict[str, str], tuple[str, ...]]:
     """Keep secret-named variables out of the container's configuration (``docker inspect``, the runtime's files
     on disk): they go into a private file the container's shell reads, then deletes, before running ``argv``.
 
-    Needs ``/bin/sh`` inside (the host's toolchain has it); returns the layout with the file's folder bound in,
-    the environment left for ``--env``, and the command that loads the rest.
+    ``has_shell``: the container has ``/bin/sh`` (the host's toolchain); else the host's shell is bound in
+    (:func:`host_shell`). Returns the layout with the file's folder bound in, the environment left for
+    ``--env``, and the command that loads the rest.
     """
     secrets = {
         name: value
@@ -319,11 +397,16 @@ def secret_loader(
                 f"{name}='{value.replace(chr(39), chr(39) + chr(92) + chr(39) + chr(39))}'\n"
             )
     # The folder, writable: the shell deletes the file once read, so the program never finds its secrets on disk.
-    layout = attrs.evolve(
-        layout, mounts=(*layout.mounts, Mount(source=folder, writable=True))
-    )
+    mounts: tuple[Mount, ...] = (Mount(source=folder, writable=True),)
+    sh: tuple[str, ...] = ("/bin/sh",)
+    rm = "rm"
+    if not has_shell:
+        shell = host_shell()
+        mounts += shell.mounts
+        sh, rm = shell.sh, " ".join(shell.rm)
+    layout = attrs.evolve(layout, mounts=(*layout.mounts, *mounts))
     rest = {name: value for name, value in env.items() if name not in secrets}
-    return layout, rest, ("/bin/sh", "-c", _LOADER, str(path), *argv)
+    return layout, rest, (*sh, "-c", _LOADER.format(rm=rm), str(path), *argv)
 
 
 def relay_container(
@@ -364,6 +447,17 @@ def relay_container(
                 f"sandbox: {kind}: the network relay (container {name}) did not start within {_RELAY_READY_S:.0f} s"
             )
         time.sleep(0.005)
+
+
+def container_pid(binary: str, kind: str, name: str) -> int | None:
+    """The host PID of a running container's first process (its init); None when it does not run."""
+    options = global_options(binary) if kind == "podman" else ()
+    done = _run([binary, *options, "inspect", "--format", "{{.State.Pid}}", name])
+    text = done.stdout.decode("ascii", "replace").strip()
+    # 0: created or stopped, not running
+    return (
+        int(text) if done.returncode == 0 and text.isdigit() and text != "0" else None
+    )
 
 
 def remove_containers(binary: str, kind: str, names: list[str]) -> None:

@@ -9,7 +9,11 @@ beside them the recorder reads what the call asked (model, tools, the tool
 results the agent sends back) and answered (model, usage, tool calls), with
 its start, time to first token, end and status, and keeps one
 :class:`~profiler_core.model.ModelCallEvent` per call for the session.
-Headers are forwarded, never kept: no key reaches a record or a file.
+Headers are forwarded, never kept: no key reaches a record or a file. One
+exception: an agent that serves several sessions through one path (OpenCode's
+``X-Session-Id``) names the session in a header, which a session of the
+recorder may be told to read (``key_header``); its calls are then kept by it
+too, so each of the agent's sessions gets its own.
 
 Served by threads (``http.server``), one per connection, so an agent's
 concurrent calls stream side by side; the upstream client is one
@@ -82,8 +86,17 @@ class WireSession:
     last_text: str = ""
     #: the real API key, put into each forwarded request's auth header (the agent holds a placeholder); None: as sent
     api_key: str | None = attrs.field(default=None, repr=False)
+    #: the request header naming the agent's own session (lower case), when one path serves several
+    key_header: str | None = None
+    #: the header naming the session that started a sub-session (a sub-agent's calls are its parent's)
+    parent_header: str | None = None
+    #: the agent's session id of each call (None: the call named none)
+    keys: list[str | None] = attrs.field(factory=list)
+    #: the agent's sub-session -> the session that started it
+    parents: dict[str, str] = attrs.field(factory=dict)
     _lock: threading.Lock = attrs.field(factory=threading.Lock)
-    _last_digest: str = ""
+    #: per agent session: the digest of its last request and the index of its last call
+    _last: dict[str | None, tuple[str, int]] = attrs.field(factory=dict)
 
     def add(
         self,
@@ -91,18 +104,26 @@ class WireSession:
         digest: str,
         request: RequestFacts,
         response: ResponseFacts,
+        key: str | None = None,
+        parent: str | None = None,
     ) -> None:
-        """Keep one finished call; a repeat of a failed request is counted as its next attempt."""
+        """Keep one finished call; a repeat of a failed request (of the same agent session, ``key``) is
+        counted as its next attempt."""
         with self._lock:
-            previous = self.calls[-1] if self.calls else None
+            last = self._last.get(key)
+            previous = self.calls[last[1]] if last is not None else None
             if (
                 previous is not None
-                and digest == self._last_digest
+                and last is not None
+                and digest == last[0]
                 and (previous.status == 0 or previous.status >= 400)
             ):
                 event = attrs.evolve(event, attempt=previous.attempt + 1)
-            self._last_digest = digest
+            self._last[key] = (digest, len(self.calls))
             self.calls.append(event)
+            self.keys.append(key)
+            if key is not None and parent is not None and parent != key:
+                self.parents[key] = parent
             self.tool_results.update(request.tool_results)
             if 200 <= event.status < 300:
                 self.tool_calls.extend(response.tool_calls)
@@ -112,6 +133,30 @@ class WireSession:
         """The calls recorded so far."""
         with self._lock:
             return tuple(self.calls)
+
+    def keyed(self) -> bool:
+        """Whether any call named the agent's session (``key_header``)."""
+        with self._lock:
+            return any(key is not None for key in self.keys)
+
+    def calls_of(self, key: str) -> tuple[ModelCallEvent, ...]:
+        """The calls of the agent's session ``key`` and of the sub-sessions it started, in order."""
+        with self._lock:
+            return tuple(
+                call
+                for call, own in zip(self.calls, self.keys, strict=True)
+                if own is not None and self._root(own, key)
+            )
+
+    def _root(self, own: str, key: str) -> bool:
+        seen: set[str] = set()
+        while own != key and own not in seen:
+            seen.add(own)
+            parent = self.parents.get(own)
+            if parent is None:
+                return False
+            own = parent
+        return own == key
 
 
 class WireRecorder:
@@ -371,7 +416,12 @@ class _Handler(BaseHTTPRequestHandler):
         )
         if status >= 400 and event.error is None:
             event = attrs.evolve(event, error=f"HTTP {status}")
-        session.add(event, hashlib.sha256(body).hexdigest(), request, response)
+        key = self.headers.get(session.key_header) if session.key_header else None
+        parent = (
+            self.headers.get(session.parent_header) if session.parent_header else None
+        )
+        digest = hashlib.sha256(body).hexdigest()
+        session.add(event, digest, request, response, key=key, parent=parent)
 
     def stream(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Mapping
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,13 +31,13 @@ from ...util.leftovers import remove_folder, temporary_folder
 from .config import (
     OpenCodeError,
     OpenCodeOptions,
-    deep_merge,
     find_binary,
     opencode_config,
     split_model,
 )
 from .metrics import measure, progress
 from .server import OpenCodeServer, start_server
+from .wire import PARENT_HEADER, SESSION_HEADER, point_at, wire_setup
 
 if (
     TYPE_CHECKING
@@ -65,8 +66,10 @@ class _Session:
     #: messages of the model retries OpenCode made, one per attempt seen
     retries: list[str] = attrs.Factory(list)
     attempt: int = 0
-    #: the wire recorder's calls made while this session's prompt ran (None: not attributable to it alone)
+    #: the wire recorder's calls of this session (None: not attributable to it alone)
     wire_calls: tuple[Any, ...] | None = ()
+    #: its prompt ran while another session's did (matters only when the calls name no session)
+    overlapped: bool = False
 
 
 #: Where a model provider's API lives when the OpenCode config names no ``baseURL`` (a sandbox lets only these through).
@@ -164,10 +167,10 @@ class OpenCodeProvider:
             url = options.base_url.rstrip("/")
         else:
             server_config = opencode_config(options, config.model, config.permissions)
-            endpoints = model_endpoints(options, config.model)
+            endpoints, key = model_endpoints(options, config.model), None
             if getattr(config.sandbox, "wire", True):
-                server_config, endpoints = self._record_wire(
-                    server_config, config.model, endpoints
+                server_config, endpoints, key = self._record_wire(
+                    server_config, config.model, endpoints, config.environment
                 )
             self.server = await start_server(
                 find_binary(options),
@@ -179,6 +182,7 @@ class OpenCodeProvider:
                 sandbox=config.sandbox,
                 workdir=self.workdir,
                 endpoints=endpoints,
+                key=key,
             )
             url = self.server.url
             log.info(
@@ -197,28 +201,29 @@ class OpenCodeProvider:
             raise
 
     def _record_wire(
-        self, server_config: dict[str, Any], model: str, endpoints: tuple[str, ...]
-    ) -> tuple[dict[str, Any], tuple[str, ...]]:
-        """Point the model's provider at a wire recorder forwarding to its ``baseURL`` (none: no recorder)."""
-        provider_id = split_model(model)[0]
-        provider = (server_config.get("provider") or {}).get(provider_id)
-        settings = provider.get("options") if isinstance(provider, dict) else None
-        base_url = settings.get("baseURL") if isinstance(settings, dict) else None
-        if not isinstance(base_url, str) or not base_url:
-            return (
-                server_config,
-                endpoints,
-            )  # OpenCode's built-in vendor URL: not redirected (docs/wire.md)
+        self,
+        server_config: dict[str, Any],
+        model: str,
+        endpoints: tuple[str, ...],
+        mode_env: Mapping[str, str],
+    ) -> tuple[dict[str, Any], tuple[str, ...], str | None]:
+        """Point the model's provider at a wire recorder that forwards to its endpoint and holds its real key;
+        the config, the endpoints the server must reach, and that key (docs/wire.md)."""
+        setup = wire_setup(server_config, model, mode_env)
+        if setup is None:
+            return server_config, endpoints, None
         from ...wire import WireRecorder
 
-        self.recorder = WireRecorder(base_url).start()
+        self.recorder = WireRecorder(setup.endpoint).start()
         self.wire = self.recorder.open()
-        redirected = {
-            "provider": {provider_id: {"options": {"baseURL": self.wire.base_url}}}
-        }
-        return deep_merge(server_config, redirected), (
-            self.wire.base_url,
-            *[e for e in endpoints if e != base_url],
+        self.wire.api_key = setup.key
+        # OpenCode names each call's session: concurrent sessions' calls are told apart by it.
+        self.wire.key_header, self.wire.parent_header = SESSION_HEADER, PARENT_HEADER
+        forwarded = {setup.endpoint, VENDOR_ENDPOINTS.get(split_model(model)[0])}
+        return (
+            point_at(setup.config, model, self.wire.base_url),
+            (self.wire.base_url, *[e for e in endpoints if e not in forwarded]),
+            setup.key,
         )
 
     async def _check_model(self, model: str) -> None:
@@ -319,10 +324,11 @@ class OpenCodeProvider:
             body["agent"] = self.options.agent
         first = len(self.wire.calls) if self.wire is not None else 0
         if self._running:
-            # Another session of this server is prompting: the calls of the two cannot be told apart.
+            # Another session of this server is prompting: without OpenCode's session header on the calls,
+            # the calls of the two cannot be told apart.
             for other in self._running:
-                self.sessions[other].wire_calls = None
-            session.wire_calls = None
+                self.sessions[other].overlapped = True
+            session.overlapped = True
         self._running.add(session.id)
         try:
             await self._request(
@@ -338,10 +344,21 @@ class OpenCodeProvider:
             raise
         finally:
             self._running.discard(session.id)
-            if self.wire is not None and session.wire_calls is not None:
-                session.wire_calls = self.wire.snapshot()[first:]
+            self._take_wire_calls(session, first)
         messages = await self._messages(session)
         return measure(messages, session_id=session.id, retries=session.retries).result
+
+    def _take_wire_calls(self, session: _Session, first: int) -> None:
+        """The session's model calls: those naming it (and its sub-agents) in OpenCode's session header,
+        else, from a server that names none, those made while its prompt ran alone."""
+        if self.wire is None:
+            return
+        if self.wire.keyed():
+            session.wire_calls = self.wire.calls_of(session.id)
+        elif session.overlapped:
+            session.wire_calls = None
+        else:
+            session.wire_calls = self.wire.snapshot()[first:]
 
     async def export_session(self, handle: SessionHandle) -> SessionTrace:
         """The session's trace, built from its messages by the same parser ``profiler import opencode`` uses."""

@@ -10,7 +10,9 @@ would outlive its session and act in the next ones. So the server adopts
 such orphans (a child subreaper; in bwrap its PID namespace does the same),
 the processes below it once it is ready are its own, and whatever appears
 below it later belongs to a session: :meth:`OpenCodeServer.end_session_processes`
-ends it when its session ends.
+ends it when its session ends. In a docker or podman container the server's
+processes are not below the ``docker run`` client that started it: they are
+below the container's init, whose host PID is looked at as well.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ...util.leftovers import remove_folder, temporary_folder
 from ...util.processes import end_process_group, process_alive, track_group
 from ...util.safefiles import read_tail
 from .config import OpenCodeError
+from .wire import hide_key
 
 if TYPE_CHECKING:  # trio is imported where used: listing the plugins does not load it
     import trio
@@ -60,6 +63,8 @@ class OpenCodeServer:
     confinement: Any = None
     #: the processes below the server once it was ready (its own helpers): PID -> start time
     baseline: dict[int, str] = attrs.Factory(dict)
+    #: more host PIDs whose descendants are the server's (a container's init); the server's own is always one
+    roots: tuple[int, ...] = ()
 
     @property
     def pid(self) -> int:
@@ -71,7 +76,7 @@ class OpenCodeServer:
         (a session's, while others run), or all of them (``None``: no other session runs); how many."""
         found = {
             pid: started
-            for pid, started in descendants(self.pid).items()
+            for pid, started in self.processes().items()
             if self.baseline.get(pid) != started
         }
         if folder is not None:
@@ -81,6 +86,13 @@ class OpenCodeServer:
                 if (cwd := working_folder(pid)) is not None and (cwd == inside or inside in cwd.parents)
             }  # fmt: skip
         return end_processes(found)
+
+    def processes(self) -> dict[int, str]:
+        """Every live process below the server (inside its container too): PID -> start time."""
+        found: dict[int, str] = {}
+        for root in (self.pid, *self.roots):
+            found.update(descendants(root))
+        return found
 
     def log_tail(self, lines: int = 5) -> str:
         """The last lines OpenCode printed, on one line (for error messages)."""
@@ -113,14 +125,17 @@ def server_environment(
     mode_env: Mapping[str, str],
     *,
     confined: bool = False,
+    key: str | None = None,
 ) -> dict[str, str]:
-    """The child's environment: the runner's (in a sandbox only ``_SANDBOX_KEPT``), the mode's, then an isolated
-    home and the generated config."""
+    """The child's environment: the runner's (in a sandbox only ``_SANDBOX_KEPT``), the mode's (with the
+    placeholder where either holds ``key``, the real key the wire recorder keeps), then an isolated home and
+    the generated config."""
     if confined:
         env = {k: os.environ[k] for k in _SANDBOX_KEPT if k in os.environ}
     else:
         env = {k: v for k, v in os.environ.items() if k not in _USER_CONFIG_VARS}
     env.update({k: str(v) for k, v in mode_env.items()})
+    env = hide_key(env, key)
     for name in ("config", "data", "cache", "state"):
         (home / name).mkdir(parents=True, exist_ok=True)
     settle_plugin_sdk(home / "config" / "opencode")
@@ -172,15 +187,17 @@ async def start_server(
     sandbox: SandboxSettings | None = None,
     workdir: Path | None = None,
     endpoints: tuple[str, ...] = (),
+    key: str | None = None,
 ) -> OpenCodeServer:
     """Start ``opencode serve`` in a fresh temporary home (in the run's sandbox, when it has one) and wait for
-    its "listening" line; ``workdir`` is the folder its sessions' workspaces are under (writable in a sandbox)."""
+    its "listening" line; ``workdir`` is the folder its sessions' workspaces are under (writable in a sandbox);
+    ``key``: the real API key the wire recorder keeps, replaced in the server's environment."""
     import trio
 
     home = temporary_folder("profiler-opencode-")
     log_path = home / "server.log"
     confined = sandbox is not None and sandbox.confined
-    env = server_environment(home, config, mode_env, confined=confined)
+    env = server_environment(home, config, mode_env, confined=confined, key=key)
     if confined and not port:
         port = (
             _free_port()
@@ -249,7 +266,8 @@ async def start_server(
         raise
     if box is not None:
         server.url = f"http://127.0.0.1:{box.published[port]}"  # the host's end of the published port
-    server.baseline = descendants(server.pid)
+        server.roots = await trio.to_thread.run_sync(box.process_roots)
+    server.baseline = server.processes()
     return server
 
 
