@@ -48,6 +48,7 @@ GOOD = [
     "compose-yml-data",
     "env-workdir",
     "multi-step",
+    "multi-step-separate",
     "reward-counts",
     "separate-verifier",
     "state-persists",
@@ -170,6 +171,7 @@ def test_every_conformance_task_that_parses_runs():
         "verifier-network": None,
         "compose": None,
         "multi-step": None,
+        "multi-step-separate": None,
         "separate-verifier": None,
     }
 
@@ -684,7 +686,13 @@ def test_the_base_image_is_debian_with_python3_and_bash(images):
 
 @pytest.mark.parametrize(
     "context",
-    ["separate-verifier/tests", "multi-step/environment", "compose/environment"],
+    [
+        "separate-verifier/tests",
+        "multi-step/environment",
+        "compose/environment",
+        "compose/environment/web",
+        "multi-step-separate/steps/check/tests",
+    ],
 )
 def test_the_other_fixture_images_build_offline(images, context):
     _image(images, FIXTURES / context)
