@@ -6,9 +6,12 @@ working folder: the trial may change it, the task stays as it is). Under
 environment; under ``bwrap`` each command runs in a new bubblewrap sandbox
 (``profiler_core.sandbox``) with the folder writable at its host path and at
 ``spec.workdir``, and every folder ``put`` to an absolute path (``/tests``,
-``/logs/verifier``) bound at that path. Each command is a new sandbox, so a
-process does not outlive its command (``persistent_processes`` is false),
-and the network is the command's own: switching between phases is free.
+``/logs/verifier``) bound at that path. Where nsenter, setpriv and
+slirp4netns are installed, a ``bwrap`` trial is instead one sandbox for the
+whole trial (bwrap_trial.py: a process the agent starts in the background is
+still there for the verifier, as in a container, and ends with the trial);
+without them each command is a new sandbox, a process does not outlive its
+command (``persistent_processes`` is false) and switching networks is free.
 """
 
 from __future__ import annotations
@@ -70,9 +73,6 @@ class BwrapEnvironment:
     """Trials in bubblewrap: a private writable folder, each command in a new sandbox."""
 
     id = "bwrap"
-    capabilities = EnvironmentCapabilities(
-        networks=("none", "model", "full"), network_switch=True
-    )
 
     def check(self) -> str | None:
         """One line when ``bwrap`` is missing."""
@@ -82,16 +82,33 @@ class BwrapEnvironment:
             else "execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
         )
 
+    @property
+    def capabilities(self) -> EnvironmentCapabilities:
+        """Every network; processes outlive their command when nsenter, setpriv and slirp4netns are here."""
+        from .bwrap_trial import persistent_tools
+
+        return EnvironmentCapabilities(
+            networks=("none", "model", "full"),
+            network_switch=True,
+            persistent_processes=persistent_tools() is not None,
+        )
+
     def start(self, spec: TrialSpec) -> FolderTrial:
-        """A fresh folder holding a copy of ``spec.root``; commands run in bwrap."""
-        return FolderTrial(
-            spec,
-            SandboxSettings(
-                sandbox="bwrap",
-                network=spec.network,
-                workdir=spec.workdir,
-                allow_hosts=spec.allow_hosts,
-            ),
+        """A fresh folder holding a copy of ``spec.root``; one bwrap sandbox for the whole trial
+        (bwrap_trial.py), else, without its tools, each command in a sandbox of its own."""
+        settings = SandboxSettings(
+            sandbox="bwrap",
+            network=spec.network,
+            workdir=spec.workdir,
+            allow_hosts=spec.allow_hosts,
+        )
+        from .bwrap_trial import PersistentTrial, persistent_tools
+
+        tools = persistent_tools()
+        return (
+            FolderTrial(spec, settings)
+            if tools is None
+            else PersistentTrial(spec, settings, tools)
         )
 
 
