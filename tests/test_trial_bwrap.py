@@ -1,7 +1,7 @@
-"""A bwrap trial is one environment, as Harbor's is: what the agent starts keeps running until the trial ends.
+"""A bwrap trial is one environment, as Harbor's: what the agent starts runs until the trial ends.
 
 A Harbor task without an image runs under ``execution.sandbox: bwrap`` as one
-sandbox for the whole trial (environments/bwrap_trial.py). Its oracle starts
+sandbox for the whole trial (environments/bwrap.py). Its oracle starts
 an HTTP server in the background and returns; the verifier, a later command
 on another network (the agent's phase has none, the verifier's is public),
 must still reach it on the sandbox's loopback. When the trial ends the server
@@ -28,7 +28,7 @@ SOLVE = """#!/bin/bash
 setsid nohup python3 -m http.server {port} --bind 127.0.0.1 --directory "$PWD/served" \\
   >/dev/null 2>&1 < /dev/null &
 for _ in $(seq 50); do
-  python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:{port}/", timeout=1)' \\
+  python3 -c 'import urllib.request as u; u.urlopen("http://127.0.0.1:{port}/", timeout=1)' \\
     2>/dev/null && exit 0
   sleep 0.1
 done
@@ -37,14 +37,15 @@ exit 1
 TEST = """#!/bin/bash
 got="$(python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(
   "http://127.0.0.1:{port}/state.txt", timeout=3).read().decode().strip())' 2>/dev/null)"
-if [ "$got" = {marker} ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+reward=0; [ "$got" = {marker} ] && reward=1
+echo $reward > /logs/verifier/reward.txt
 """
 
 
 @pytest.fixture
 def tools():
     require("bwrap")
-    from profiler_core.environments.bwrap_trial import TOOLS, persistent_tools
+    from profiler_core.environments.bwrap import TOOLS, persistent_tools
 
     if persistent_tools() is None:
         missing(
@@ -108,8 +109,8 @@ def test_the_simulated_agent_starts_nothing_and_fails(tools, tmp_path):
 
 
 def test_files_outside_the_working_folder_and_the_network_switch(tools, tmp_path):
-    """``put`` makes new top-level folders inside; a switch to ``none`` leaves loopback and its servers."""
-    from profiler_core.environments.local import BwrapEnvironment
+    """``put`` makes new top-level folders; a switch to ``none`` leaves loopback and its servers."""
+    from profiler_core.environments.bwrap import BwrapEnvironment
     from profiler_core.model.environment import TrialSpec
 
     trial = BwrapEnvironment().start(

@@ -47,7 +47,7 @@ __all__ = ["ComposeTrial", "compose_program", "start_compose"]
 
 #: the service Harbor runs the agent and the verifier in
 MAIN = "main"
-#: where Docker looks for CLI plugins, after ``$DOCKER_CONFIG/cli-plugins`` and ``~/.docker/cli-plugins``
+#: where Docker looks for CLI plugins, after ``$DOCKER_CONFIG/cli-plugins`` and ``~/.docker/...``
 _PLUGIN_DIRS = (
     "/usr/local/lib/docker/cli-plugins",
     "/usr/local/libexec/docker/cli-plugins",
@@ -63,10 +63,10 @@ _FOUND: dict[str, str | None] = {}
 
 
 def compose_program() -> str | None:
-    """The Compose v2 program (a ``docker-compose`` on PATH, else Docker's CLI plugin), None when there is none.
+    """The Compose v2 program (a v2 ``docker-compose`` on PATH, else Docker's CLI plugin), or None.
 
-    The plugin is run directly (it works stand-alone): the runtime's client runs with a small environment,
-    without the ``HOME`` where ``docker compose`` would look for it.
+    The plugin is run directly (it works stand-alone): the runtime's client runs with a small
+    environment, without the ``HOME`` where ``docker compose`` would look for it.
     """
     if "program" not in _FOUND:
         config = os.environ.get("DOCKER_CONFIG") or os.path.expanduser("~/.docker")
@@ -98,7 +98,7 @@ def _is_v2(program: str) -> bool:
 
 
 def project_name(label: str) -> str:
-    """A fresh compose project name from a trial's label (compose's rules: lower case, digits, ``-``, ``_``)."""
+    """A fresh compose project name from a trial's label (lower case, digits, ``-``, ``_``)."""
     safe = re.sub(r"[^a-z0-9_-]", "-", label.lower())[:40].strip("-_") or "trial"
     return f"profiler-{safe}-{uuid.uuid4().hex[:10]}"
 
@@ -106,7 +106,7 @@ def project_name(label: str) -> str:
 def start_compose(
     spec: TrialSpec, compose_file: str, *, pull: str, timeout_s: float
 ) -> ComposeTrial:
-    """Start the trial's compose project (``main`` and its services); ``SandboxError`` (one line) when it cannot."""
+    """Start the trial's compose project (``main`` and its services); ``SandboxError`` if not."""
     program = compose_program()
     if program is None:
         raise SandboxError(MISSING)
@@ -121,7 +121,7 @@ def start_compose(
 
 
 def _main_service(spec: TrialSpec, image: str | None, name: str) -> dict[str, object]:
-    """What our file sets of ``main`` over the task's: image, name, init, limits, env names, mounts."""
+    """What our file sets of ``main`` over the task's: image, name, init, limits, env, mounts."""
     main: dict[str, object] = {
         "container_name": name,
         "entrypoint": ["sleep"],
@@ -195,7 +195,7 @@ class ComposeTrial(ContainerTrial):
         ]
 
     def up(self, spec: TrialSpec, *, pull: str, timeout_s: float) -> None:
-        """Write our file over the task's, build the services that have a ``build``, then ``up --wait``."""
+        """Write our file over the task's, build the services with a ``build``, ``up --wait``."""
         image = spec.image or HOST_IMAGE
         if image == HOST_IMAGE:
             ensure_host_image(self.binary)
@@ -210,7 +210,7 @@ class ComposeTrial(ContainerTrial):
         (self._scratch / "trial.json").write_text(
             json.dumps({"services": {MAIN: main}}), encoding="utf-8"
         )
-        # Harbor's variables a task's compose file may use, then the task's environment (their values)
+        # Harbor's variables a task's compose file may use, then the task's environment
         self._env = client_environment(
             {
                 "CONTEXT_DIR": str(self.compose_file.parent),
@@ -226,7 +226,8 @@ class ComposeTrial(ContainerTrial):
         services = self._services(timeout_s)
         if MAIN not in services:
             raise SandboxError(
-                f"{self.compose_file.name}: services.{MAIN}: missing (Harbor runs the agent in the service {MAIN!r})"
+                f"{self.compose_file.name}: services.{MAIN}: missing "
+                f"(Harbor runs the agent in the service {MAIN!r})"
             )
         built = sorted(n for n, s in services.items() if n != MAIN and "build" in s)
         if built:
@@ -280,10 +281,11 @@ class ComposeTrial(ContainerTrial):
         return tuple(sorted(n for n in (found or {}) if n not in ("none", "host")))
 
     def set_network(self, network: str) -> None:
-        """``full``: ``main`` back on its networks (the sidecars' and the way out); ``none``: off all of them."""
+        """``full``: ``main`` back on its networks (sidecars, the way out); ``none``: off all."""
         if network == "model":
             raise SandboxError(
-                "docker: a compose trial's network 'model' needs the relay, not yet available in compose trials"
+                "docker: a compose trial's network 'model' needs the relay, "
+                "not yet available in compose trials"
             )
         if not self.switchable:
             raise SandboxError(
@@ -297,17 +299,18 @@ class ComposeTrial(ContainerTrial):
             done = self._run([self.binary, "network", *verb, net, self.name])
             if done.returncode != 0:
                 raise SandboxError(
-                    f"docker: cannot {verb[0]} the compose trial's network {net}: {last_line(done.stderr)}"
+                    f"docker: cannot {verb[0]} the compose trial's network {net}: "
+                    f"{last_line(done.stderr)}"
                 )
         self._public = public
 
     def stop(self) -> None:
-        """``down`` the whole project (every service killed, its networks and anonymous volumes removed),
-        finished in the background (``containers.wait_removed``, and at exit)."""
+        """``down`` the whole project (every service killed, its networks and anonymous volumes
+        removed), finished in the background (``containers.wait_removed``, and at exit)."""
         if self._stopped:
             return
         self._stopped = True
-        # the project is found by its name: no compose file is read, so the scratch folder can go now
+        # the project is found by its name (no compose file read): the scratch folder can go
         _remove_later(
             [
                 self.program,

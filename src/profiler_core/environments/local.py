@@ -8,7 +8,7 @@ environment; under ``bwrap`` each command runs in a new bubblewrap sandbox
 ``spec.workdir``, and every folder ``put`` to an absolute path (``/tests``,
 ``/logs/verifier``) bound at that path. Where nsenter, setpriv and
 slirp4netns are installed, a ``bwrap`` trial is instead one sandbox for the
-whole trial (bwrap_trial.py: a process the agent starts in the background is
+whole trial (bwrap.py, where the ``bwrap`` kind lives: a process the agent starts in the background is
 still there for the verifier, as in a container, and ends with the trial);
 without them each command is a new sandbox, a process does not outlive its
 command (``persistent_processes`` is false) and switching networks is free.
@@ -34,7 +34,7 @@ from ..model.environment import (
 from ..storage.paths import inside
 from ..util.leftovers import remove_folder
 
-__all__ = ["BwrapEnvironment", "FolderTrial", "HostEnvironment"]
+__all__ = ["FolderTrial", "HostEnvironment"]
 
 
 def _top_level(
@@ -67,49 +67,6 @@ class HostEnvironment:
     def start(self, spec: TrialSpec) -> FolderTrial:
         """A fresh folder holding a copy of ``spec.root``."""
         return FolderTrial(spec, None)
-
-
-class BwrapEnvironment:
-    """Trials in bubblewrap: a private writable folder, each command in a new sandbox."""
-
-    id = "bwrap"
-
-    def check(self) -> str | None:
-        """One line when ``bwrap`` is missing."""
-        return (
-            None
-            if shutil.which("bwrap")
-            else "execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
-        )
-
-    @property
-    def capabilities(self) -> EnvironmentCapabilities:
-        """Every network; processes outlive their command when nsenter, setpriv and slirp4netns are here."""
-        from .bwrap_trial import persistent_tools
-
-        return EnvironmentCapabilities(
-            networks=("none", "model", "full"),
-            network_switch=True,
-            persistent_processes=persistent_tools() is not None,
-        )
-
-    def start(self, spec: TrialSpec) -> FolderTrial:
-        """A fresh folder holding a copy of ``spec.root``; one bwrap sandbox for the whole trial
-        (bwrap_trial.py), else, without its tools, each command in a sandbox of its own."""
-        settings = SandboxSettings(
-            sandbox="bwrap",
-            network=spec.network,
-            workdir=spec.workdir,
-            allow_hosts=spec.allow_hosts,
-        )
-        from .bwrap_trial import PersistentTrial, persistent_tools
-
-        tools = persistent_tools()
-        return (
-            FolderTrial(spec, settings)
-            if tools is None
-            else PersistentTrial(spec, settings, tools)
-        )
 
 
 class FolderTrial:

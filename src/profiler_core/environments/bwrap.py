@@ -1,4 +1,4 @@
-"""A bwrap trial that is one sandbox for the whole trial, as a container is (Harbor's one environment per trial).
+"""The ``bwrap`` environment: one sandbox for the whole trial, as a container is (Harbor's model).
 
 One bubblewrap sandbox (its own user, mount, PID, network, IPC and UTS
 namespaces) is started with the trial and holds it: it runs ``sleep
@@ -34,13 +34,21 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, TYPE_CHECKING, cast
 
 from ..errors import SandboxError
-from ..model.environment import ExecResult, SandboxSettings, TrialSpec
+from ..model.environment import (
+    EnvironmentCapabilities,
+    ExecResult,
+    SandboxSettings,
+    TrialSpec,
+)
 from .local import FolderTrial
 
-__all__ = ["PersistentTrial", "persistent_tools"]
+if TYPE_CHECKING:
+    from ..sandbox.confinement import Confinement
+
+__all__ = ["BwrapEnvironment", "PersistentTrial", "persistent_tools"]
 
 log = logging.getLogger("agent_profiler")
 
@@ -48,7 +56,7 @@ log = logging.getLogger("agent_profiler")
 TOOLS = ("nsenter", "setpriv", "slirp4netns")
 #: bytes of a command's output kept for its result
 OUTPUT_TAIL = 64_000
-#: seconds the output is still read after the command exited (a background process may hold the pipe)
+#: seconds the output is still read after the command exited (a background process holds the pipe)
 DRAIN_S = 1.0
 #: seconds the sandbox (and slirp4netns) may take to come up
 READY_S = 10.0
@@ -64,7 +72,7 @@ _NAMESPACES = ["--user", "--mount", "--pid", "--ipc", "--uts", "--net", "--cgrou
 
 
 def persistent_tools() -> dict[str, str] | None:
-    """The paths of :data:`TOOLS`, None when one is missing (then each command is a sandbox of its own)."""
+    """The paths of :data:`TOOLS`, None when one is missing (each command a sandbox of its own)."""
     found = {name: shutil.which(name) for name in TOOLS}
     if any(path is None for path in found.values()):
         return None
@@ -99,8 +107,8 @@ def _nspid_depth(pid: int) -> int:
 
 
 def _inner_pid(leader: int, depth: int) -> int | None:
-    """The sandbox's ``sleep infinity`` below ``leader`` (in a PID namespace deeper than ``depth``), once
-    it runs: only then are the sandbox's mounts complete."""
+    """The sandbox's ``sleep infinity`` below ``leader`` (in a PID namespace deeper than
+    ``depth``), once it runs: only then are the sandbox's mounts complete."""
     children = _parents()
     queue = list(children.get(leader, []))
     while queue:
@@ -120,7 +128,7 @@ def _cmdline(pid: int) -> bytes:
 
 
 def _kill_marked(marker: str) -> None:
-    """SIGKILL every process whose environment carries ``marker`` (a command and what it started)."""
+    """SIGKILL every process whose environment carries ``marker`` (a command, what it started)."""
     needle = f"PROFILER_EXEC={marker}".encode()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -134,6 +142,45 @@ def _kill_marked(marker: str) -> None:
             continue
 
 
+class BwrapEnvironment:
+    """Trials in bubblewrap: a private writable folder, each command in a new sandbox."""
+
+    id = "bwrap"
+
+    def check(self) -> str | None:
+        """One line when ``bwrap`` is missing."""
+        return (
+            None
+            if shutil.which("bwrap")
+            else "execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
+        )
+
+    @property
+    def capabilities(self) -> EnvironmentCapabilities:
+        """Every network; processes outlive their command when nsenter, setpriv and slirp4netns are here."""
+        return EnvironmentCapabilities(
+            networks=("none", "model", "full"),
+            network_switch=True,
+            persistent_processes=persistent_tools() is not None,
+        )
+
+    def start(self, spec: TrialSpec) -> FolderTrial:
+        """A fresh folder holding a copy of ``spec.root``; one bwrap sandbox for the whole trial
+        (:class:`PersistentTrial`), else, without its tools, each command in a sandbox of its own."""
+        settings = SandboxSettings(
+            sandbox="bwrap",
+            network=spec.network,
+            workdir=spec.workdir,
+            allow_hosts=spec.allow_hosts,
+        )
+        tools = persistent_tools()
+        return (
+            FolderTrial(spec, settings)
+            if tools is None
+            else PersistentTrial(spec, settings, tools)
+        )
+
+
 class PersistentTrial(FolderTrial):
     """One bwrap sandbox for the whole trial: commands enter it, so their processes outlive them."""
 
@@ -145,7 +192,7 @@ class PersistentTrial(FolderTrial):
         self.stage = self.folder / "stage"
         self.stage.mkdir()
         self._holder: subprocess.Popen[bytes] | None = None
-        self._box = None
+        self._box: Confinement | None = None
         self._slirp: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self.pid = 0
@@ -190,7 +237,7 @@ class PersistentTrial(FolderTrial):
         )
         box = self._box = confine(holder, job).open()
         argv = list(box.argv)
-        # the sandbox's own root stays writable (for /tests, /logs): the host's folders on it stay read-only
+        # the sandbox's own root stays writable (for /tests, /logs); host folders stay read-only
         for index in range(len(argv) - 1):
             if argv[index : index + 2] == ["--remount-ro", "/"]:
                 del argv[index : index + 2]
@@ -250,7 +297,7 @@ class PersistentTrial(FolderTrial):
     # -- the network ---------------------------------------------------------------------------
 
     def set_network(self, network: str) -> None:
-        """``full``: slirp4netns gives the sandbox a way out; ``none``: it is ended (loopback stays)."""
+        """``full``: slirp4netns gives the sandbox a way out; ``none``: it ends (loopback stays)."""
         assert self.settings is not None
         super().set_network(
             network
@@ -318,7 +365,7 @@ class PersistentTrial(FolderTrial):
         timeout_s: float | None = None,
         on_output: Callable[[bytes], None] | None = None,
     ) -> ExecResult:
-        """Run ``argv`` in the trial's sandbox; what it leaves running in the background stays until ``stop``."""
+        """Run ``argv`` in the trial's sandbox; what it leaves running stays until ``stop``."""
         assert self.settings is not None
         if self.settings.network == "model":
             return await super().exec(
@@ -396,7 +443,7 @@ class PersistentTrial(FolderTrial):
         return ExecResult(exit_code=code, output=text, wall_ms=wall)
 
     def _quick(self, argv: list[str]) -> None:
-        """One short command of the trial's own (a copy in or out); ``SandboxError`` when it fails."""
+        """One short command of the trial's own (a copy in or out); ``SandboxError`` if it fails."""
         try:
             done = subprocess.run(
                 self._enter(argv, "/"),
@@ -421,7 +468,7 @@ class PersistentTrial(FolderTrial):
             )
 
     def put(self, local: Path, remote: str) -> None:
-        """Copy ``local`` to ``remote`` (replacing what is there): the working folder directly, else via the stage."""
+        """Copy ``local`` to ``remote``, replacing what is there (elsewhere than work: staged)."""
         if self._in_work(remote):
             return super().put(local, remote)
         with self._lock:
@@ -440,7 +487,7 @@ class PersistentTrial(FolderTrial):
         return None
 
     def get(self, remote: str, local: Path) -> None:
-        """Copy ``remote`` out to ``local`` (links stay links): the working folder directly, else via the stage."""
+        """Copy ``remote`` out to ``local``, links as links (outside the working folder: staged)."""
         if self._in_work(remote):
             return super().get(remote, local)
         with self._lock:
@@ -459,7 +506,7 @@ class PersistentTrial(FolderTrial):
         return None
 
     def stop(self) -> None:
-        """End the network, kill the sandbox (its PID 1 takes every process in it along), remove the folder."""
+        """End the network, kill the sandbox (its PID 1 takes every process along), remove files."""
         self._disconnect()
         holder, self._holder = self._holder, None
         if holder is not None:
@@ -478,7 +525,7 @@ def _read_tail(
     on_output: Callable[[bytes], None] | None,
     done: threading.Event,
 ) -> None:
-    """Keep the output's end in ``tail`` until the pipe closes; nothing more once ``done`` is set."""
+    """Keep the output's end in ``tail`` until the pipe closes; nothing more once ``done``."""
     with contextlib.suppress(OSError, ValueError), stream:
         while chunk := stream.read1(65536):  # type: ignore[attr-defined]
             if done.is_set():
