@@ -38,7 +38,7 @@ def _networks(prefix: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def docker(tmp_path_factory):
-    """A Docker daemon with Compose v2; no container or network of a compose trial may be left behind."""
+    """A Docker daemon with Compose v2; no container or network of a compose trial is left."""
     with docker_daemon(tmp_path_factory.mktemp("dockerd")):
         from profiler_core.environments.compose import MISSING, compose_program
 
@@ -64,7 +64,7 @@ def _run(folder: Path, provider: dict, **execution) -> dict:
 
 
 def _sidecar(row: dict) -> float | None:
-    """The verifier's named score ``sidecar`` (the row's ``reward_sidecar``): 1 when it reached ``web``."""
+    """The verifier's named score ``sidecar`` (``reward_sidecar``): 1 when it reached ``web``."""
     return (row.get("extensions") or {}).get("reward_sidecar")
 
 

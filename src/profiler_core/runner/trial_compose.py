@@ -1,4 +1,4 @@
-"""A compose task's trial: its ``docker-compose.yaml`` project instead of one container (environments/compose.py).
+"""A compose task's trial: its ``docker-compose.yaml`` project (environments/compose.py).
 
 The trial's phases are a container trial's (runner/trial.py): only the start
 differs. Compose tasks run under ``execution.sandbox: docker``; under another
@@ -20,12 +20,13 @@ COMPOSE_KIND = "docker"
 def compose_starter(
     settings: SandboxSettings, scenario: Scenario
 ) -> Callable[[TrialSpec], Any]:
-    """What starts ``scenario``'s trial: its compose project; ``SandboxError`` (one line) under another kind."""
+    """What starts ``scenario``'s trial: its compose project; ``SandboxError`` elsewhere."""
     env = scenario.environment
     assert env is not None and env.compose is not None
     if settings.sandbox != COMPOSE_KIND:
         raise SandboxError(
-            f"environment/docker-compose.yaml: compose tasks run under execution.sandbox: {COMPOSE_KIND}, "
+            "environment/docker-compose.yaml: compose tasks run under "
+            f"execution.sandbox: {COMPOSE_KIND}, "
             f"not {settings.sandbox}"
         )
     compose_file = env.compose
