@@ -92,3 +92,50 @@ def test_the_simulated_agent_fails_it(docker, tmp_path):
     )
     assert row.get("error") is None and row["reward"] == 0 and not row["success"], row
     assert _sidecar(row) == 1, row
+
+
+def test_a_broken_compose_file_is_the_cells_setup_error_in_one_line(docker, tmp_path):
+    task = tmp_path / "tasks" / "compose"
+    shutil.copytree(CONFORMANCE / "compose", task)
+    (task / "environment" / "docker-compose.yaml").write_text(
+        "services:\n  web: [oops\n"
+    )
+    _, [row] = run_tasks(tmp_path, {"id": "oracle", "model": "none"}, prefix="compose")
+    assert row["errorCode"] == "setup_error", row
+    assert (
+        "environment/docker-compose.yaml: docker compose config failed: "
+        in row["error"]
+    )
+    assert "\n" not in row["error"], row["error"]
+
+
+# -- where a compose task cannot run: one line -----------------------------------------------------------
+
+
+def test_under_another_kind_a_compose_task_is_one_line():
+    from profiler_core.config.harbor import load_task
+    from profiler_core.errors import SandboxError
+    from profiler_core.model import SandboxSettings
+    from profiler_core.runner.trial_compose import compose_starter
+
+    scenario = load_task(CONFORMANCE / "compose", timeout_default_ms=1_000)
+    with pytest.raises(SandboxError) as raised:
+        compose_starter(SandboxSettings(sandbox="podman"), scenario)
+    assert str(raised.value) == (
+        "environment/docker-compose.yaml: compose tasks run under execution.sandbox: docker, "
+        "not podman"
+    )
+
+
+def test_without_compose_v2_the_trial_says_how_to_install_it(monkeypatch):
+    from profiler_core.environments import compose
+    from profiler_core.errors import SandboxError
+    from profiler_core.model.environment import TrialSpec
+
+    monkeypatch.setattr(compose, "_FOUND", {"program": None})
+    with pytest.raises(SandboxError) as raised:
+        compose.start_compose(
+            TrialSpec(name="t"), str(CONFORMANCE / "compose"), pull="never", timeout_s=5
+        )
+    assert str(raised.value) == compose.MISSING
+    assert "\n" not in compose.MISSING and "bash .ci/install-compose" in compose.MISSING

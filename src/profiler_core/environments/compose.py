@@ -224,11 +224,6 @@ class ComposeTrial(ContainerTrial):
             }
         )
         services = self._services(timeout_s)
-        if MAIN not in services:
-            raise SandboxError(
-                f"{self.compose_file.name}: services.{MAIN}: missing "
-                f"(Harbor runs the agent in the service {MAIN!r})"
-            )
         built = sorted(n for n, s in services.items() if n != MAIN and "build" in s)
         if built:
             self._step(self._compose("build", *built), "build", timeout_s)
