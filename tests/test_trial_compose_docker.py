@@ -60,6 +60,11 @@ def _run(folder: Path, provider: dict, **execution) -> dict:
     shutil.copytree(CONFORMANCE / "compose", folder / "tasks" / "compose")
     _, found = run_tasks(folder, provider, prefix="compose", execution=execution)
     assert [r["scenarioId"] for r in found] == ["compose"], found
+    # the run's process waits for its removals before it exits: main, web and their network are gone
+    assert not containers_named("docker", "profiler-compose"), (
+        "a service outlived its trial"
+    )
+    assert not _networks("profiler-compose"), "a compose network outlived its trial"
     return found[0]
 
 
