@@ -146,3 +146,36 @@ def test_files_outside_the_working_folder_and_the_network_switch(tools, tmp_path
     finally:
         trial.stop()
     assert not trial.folder.exists()
+
+
+def test_nothing_of_the_trial_outlives_a_killed_profiler(tools):
+    """SIGKILL of the process that started the trial: its sandbox and slirp4netns end too."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import time\n"
+        "from profiler_core.environments.bwrap import BwrapEnvironment\n"
+        "from profiler_core.model.environment import TrialSpec\n"
+        "t = BwrapEnvironment().start(TrialSpec(name='k', network_switch=True))\n"
+        "print(t.pid, t._slirp.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        pids = [int(p) for p in child.stdout.readline().split()]
+        assert len(pids) == 2 and all(os.path.exists(f"/proc/{p}") for p in pids)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    deadline = time.monotonic() + 10
+    while (
+        any(os.path.exists(f"/proc/{p}") for p in pids) and time.monotonic() < deadline
+    ):
+        time.sleep(0.1)
+    left = [p for p in pids if os.path.exists(f"/proc/{p}")]
+    assert not left, f"still running after the profiler was killed: {left}"

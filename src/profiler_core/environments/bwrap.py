@@ -194,6 +194,7 @@ class PersistentTrial(FolderTrial):
         self._holder: subprocess.Popen[bytes] | None = None
         self._box: Confinement | None = None
         self._slirp: subprocess.Popen[bytes] | None = None
+        self._exit_fd = -1
         self._lock = threading.Lock()
         self.pid = 0
         try:
@@ -311,6 +312,8 @@ class PersistentTrial(FolderTrial):
         if self._slirp is not None:
             return
         read, write = os.pipe()
+        # slirp4netns ends when this pipe closes: with the trial, or with the profiler (even a SIGKILL)
+        exit_read, self._exit_fd = os.pipe()
         try:
             self._slirp = subprocess.Popen(
                 [
@@ -319,13 +322,14 @@ class PersistentTrial(FolderTrial):
                     "--mtu=65520",
                     "--disable-host-loopback",
                     f"--ready-fd={write}",
+                    f"--exit-fd={exit_read}",
                     str(self.pid),
                     "tap0",
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                pass_fds=(write,),
+                pass_fds=(write, exit_read),
                 start_new_session=True,
             )
             os.close(write)
@@ -334,6 +338,7 @@ class PersistentTrial(FolderTrial):
                 read = -1
                 ok = ready.read(1) == b"1"
         finally:
+            os.close(exit_read)
             for fd in (read, write):
                 if fd >= 0:
                     os.close(fd)
@@ -344,6 +349,9 @@ class PersistentTrial(FolderTrial):
             )
 
     def _disconnect(self) -> None:
+        exit_fd, self._exit_fd = self._exit_fd, -1
+        if exit_fd >= 0:
+            os.close(exit_fd)
         slirp, self._slirp = self._slirp, None
         if slirp is not None:
             slirp.terminate()
