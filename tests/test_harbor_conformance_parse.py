@@ -48,6 +48,7 @@ GOOD = [
     "compose-yml-data",
     "env-workdir",
     "multi-step",
+    "multi-step-separate",
     "reward-counts",
     "separate-verifier",
     "state-persists",
@@ -157,8 +158,8 @@ def test_when_every_selected_folder_is_bad_the_profile_is_refused_with_their_lin
     ), result.output
 
 
-def test_tasks_that_parse_but_do_not_run_yet_are_left_out_with_their_reason():
-    """Multi-step tasks and separate verifiers run now; the trial runtime drops the others' lines once it runs them."""
+def test_every_conformance_task_that_parses_runs():
+    """Multi-step tasks, separate verifiers (a step's too) and compose tasks all run: none is left out."""
     reasons = {name: not_run_yet(_load(name)) for name in GOOD}
     assert reasons == {
         "agent-user": None,
@@ -168,8 +169,9 @@ def test_tasks_that_parse_but_do_not_run_yet_are_left_out_with_their_reason():
         "reward-counts": None,
         "state-persists": None,
         "verifier-network": None,
-        "compose": "environment/docker-compose.yaml: compose tasks are read but not run yet",
+        "compose": None,
         "multi-step": None,
+        "multi-step-separate": None,
         "separate-verifier": None,
     }
 
@@ -326,15 +328,16 @@ def test_a_steps_own_tests_are_laid_over_the_tasks(tmp_path):
     )
 
 
-def test_a_multi_step_task_with_a_separate_step_verifier_is_still_left_out(tmp_path):
+def test_a_multi_step_task_with_a_separate_step_verifier_runs(tmp_path):
     task = _tasks(tmp_path, "multi-step") / "multi-step"
     toml = task / "task.toml"
     toml.write_text(
         toml.read_text() + 'environment_mode = "separate"\n'
     )  # the last table: the extend step's [steps.verifier]
-    assert not_run_yet(load_task(task, timeout_default_ms=1)) == (
-        "task.toml: [steps.verifier].environment_mode: separate verifier environments are read but not run yet"
-    )
+    scenario = load_task(task, timeout_default_ms=1)
+    write, extend = scenario.steps
+    assert write.verify[0].separate is None and extend.verify[0].separate is not None
+    assert not_run_yet(scenario) is None
 
 
 def test_a_separate_verifier_gets_its_own_environment_from_tests():
@@ -683,7 +686,13 @@ def test_the_base_image_is_debian_with_python3_and_bash(images):
 
 @pytest.mark.parametrize(
     "context",
-    ["separate-verifier/tests", "multi-step/environment", "compose/environment"],
+    [
+        "separate-verifier/tests",
+        "multi-step/environment",
+        "compose/environment",
+        "compose/environment/web",
+        "multi-step-separate/steps/check/tests",
+    ],
 )
 def test_the_other_fixture_images_build_offline(images, context):
     _image(images, FIXTURES / context)

@@ -94,3 +94,46 @@ def test_the_oracle_passes_under_podman_too(tmp_path):
     assert not containers_named(podman, "profiler-separate-verifier"), (
         "a trial's container was left behind"
     )
+
+
+# -- a step's own separate verifier ----------------------------------------------------------------------
+
+
+def _steps(folder: Path, artifacts: bool = True) -> tuple[str, dict]:
+    """The ``multi-step-separate`` task: step ``write`` judged where the agent ran, step ``check`` apart."""
+    task = folder / "tasks" / "multi-step-separate"
+    shutil.copytree(CONFORMANCE / "multi-step-separate", task)
+    if not artifacts:
+        toml = task / "task.toml"
+        toml.write_text(
+            toml.read_text().replace('artifacts = ["/app/notes.txt"]\n', "")
+        )
+    run_id, found = run_tasks(folder, {"id": "oracle", "model": "none"}, prefix="apart")
+    assert [r["scenarioId"] for r in found] == ["multi-step-separate"], found
+    return run_id, found[0]
+
+
+def test_a_steps_separate_verifier_runs_in_its_own_image_after_that_step(
+    docker, tmp_path
+):
+    run_id, row = _steps(tmp_path)
+    assert row.get("error") is None and row["reward"] == 1 and row["success"], row
+    assert (
+        row["extensions"]["reward_write"] == 1
+        and row["extensions"]["reward_check"] == 1
+    ), row["extensions"]
+    kept = tmp_path / "reports" / run_id / "verifier" / "multi-step-separate"
+    assert (
+        kept / "baseline-iter-0" / "check" / "reward.txt"
+    ).read_text().strip() == "1"
+
+
+def test_a_steps_separate_verifier_without_declared_artifacts_gets_nothing(
+    docker, tmp_path
+):
+    _, row = _steps(tmp_path, artifacts=False)
+    assert row.get("error") is None and row["reward"] == 0.5 and not row["success"], row
+    assert (
+        row["extensions"]["reward_write"] == 1
+        and row["extensions"]["reward_check"] == 0
+    ), row["extensions"]

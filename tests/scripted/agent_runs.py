@@ -181,6 +181,7 @@ def run_tasks(
     *,
     kind: str = "docker",
     prefix: str = "trial",
+    execution: dict[str, Any] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """Run the Harbor tasks in ``folder/tasks`` once each with ``provider`` under the ``kind`` environment; the run id, its rows."""
     import uuid
@@ -198,6 +199,7 @@ def run_tasks(
             "sandbox": kind,
             "pull": "never",
             "fail_fast": False,
+            **(execution or {}),
         },
         "output": {"results_dir": "results", "reports_dir": "reports"},
     }

@@ -6,9 +6,12 @@ working folder: the trial may change it, the task stays as it is). Under
 environment; under ``bwrap`` each command runs in a new bubblewrap sandbox
 (``profiler_core.sandbox``) with the folder writable at its host path and at
 ``spec.workdir``, and every folder ``put`` to an absolute path (``/tests``,
-``/logs/verifier``) bound at that path. Each command is a new sandbox, so a
-process does not outlive its command (``persistent_processes`` is false),
-and the network is the command's own: switching between phases is free.
+``/logs/verifier``) bound at that path. Where nsenter, setpriv and
+slirp4netns are installed, a ``bwrap`` trial is instead one sandbox for the
+whole trial (bwrap.py, where the ``bwrap`` kind lives: a process the agent starts in the background is
+still there for the verifier, as in a container, and ends with the trial);
+without them each command is a new sandbox, a process does not outlive its
+command (``persistent_processes`` is false) and switching networks is free.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from ..model.environment import (
 from ..storage.paths import inside
 from ..util.leftovers import remove_folder
 
-__all__ = ["BwrapEnvironment", "FolderTrial", "HostEnvironment"]
+__all__ = ["FolderTrial", "HostEnvironment"]
 
 
 def _top_level(
@@ -64,35 +67,6 @@ class HostEnvironment:
     def start(self, spec: TrialSpec) -> FolderTrial:
         """A fresh folder holding a copy of ``spec.root``."""
         return FolderTrial(spec, None)
-
-
-class BwrapEnvironment:
-    """Trials in bubblewrap: a private writable folder, each command in a new sandbox."""
-
-    id = "bwrap"
-    capabilities = EnvironmentCapabilities(
-        networks=("none", "model", "full"), network_switch=True
-    )
-
-    def check(self) -> str | None:
-        """One line when ``bwrap`` is missing."""
-        return (
-            None
-            if shutil.which("bwrap")
-            else "execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
-        )
-
-    def start(self, spec: TrialSpec) -> FolderTrial:
-        """A fresh folder holding a copy of ``spec.root``; commands run in bwrap."""
-        return FolderTrial(
-            spec,
-            SandboxSettings(
-                sandbox="bwrap",
-                network=spec.network,
-                workdir=spec.workdir,
-                allow_hosts=spec.allow_hosts,
-            ),
-        )
 
 
 class FolderTrial:

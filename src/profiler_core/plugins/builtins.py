@@ -66,7 +66,11 @@ BUILTIN_COMPONENTS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     "profiler_core.scorers.verify": ("scorers", (("verify", "VerifyScorer"),)),
     "profiler_core.environments.local": (
         "environments",
-        (("none", "HostEnvironment"), ("bwrap", "BwrapEnvironment")),
+        (("none", "HostEnvironment"),),
+    ),
+    "profiler_core.environments.bwrap": (
+        "environments",
+        (("bwrap", "BwrapEnvironment"),),
     ),
     "profiler_core.environments.containers": (
         "environments",

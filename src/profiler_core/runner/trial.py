@@ -281,7 +281,12 @@ async def start_trial(
         )
     spec = trial_spec(settings, scenario, name, "full", switch)
     try:
-        environment = await call(trials.kind.start, spec)
+        start = trials.kind.start
+        if getattr(scenario.environment, "compose", None):
+            from .trial_compose import compose_starter  # a compose task: its project
+
+            start = compose_starter(settings, scenario)
+        environment = await call(start, spec)
     except SandboxError as exc:
         raise IterationError(
             f"setup failed: environment of {scenario.id!r}: {exc}", code="setup_error"

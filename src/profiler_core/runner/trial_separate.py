@@ -8,10 +8,13 @@ out of the agent's environment as plain files (links stay links, nothing of the
 agent's runs on the host) and uploaded to ``/logs/artifacts`` in the
 verifier's. Then the verifier runs there as a shared one would (``/tests``
 uploaded fresh, its logs kept, its reward read), and its environment is stopped.
+A multi-step task's step may have a separate verifier of its own: it runs after
+that step's agent turn, handed what the agent's environment holds by then.
 """
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import tempfile
 from pathlib import Path
@@ -31,11 +34,16 @@ ARTIFACTS = "/logs/artifacts"
 
 
 def verifier_scenario(scenario: Scenario, spec: VerifierSpec) -> Scenario:
-    """The verifier's environment as a scenario of its own (its image cached apart from the task's)."""
+    """The verifier's environment as a scenario of its own (its image cached apart from the task's).
+
+    Its id names the environment's definition: each step's separate verifier may have its own
+    (``steps/<name>/tests/Dockerfile``), and task images are cached by scenario id.
+    """
     assert spec.separate is not None
+    where = f"{spec.separate.dockerfile}\0{spec.separate.image}"
     return attrs.evolve(
         scenario,
-        id=f"{scenario.id}-verifier",
+        id=f"{scenario.id}-verifier-{hashlib.sha256(where.encode()).hexdigest()[:8]}",
         environment=spec.separate,
         workspace=None,
         setup=(),

@@ -1,0 +1,146 @@
+"""Compose tasks (``environment/docker-compose.yaml``) as Harbor runs them, with Docker Compose v2.
+
+The ``compose`` conformance task's ``main`` service is where the agent and the
+verifier run; its ``web`` service, built from the conformance base image,
+serves a secret made when it starts. The verifier asks ``web`` for it too and
+writes whether it reached it (the named score ``sidecar``): so a row shows
+both phases' networks. Teardown removes every container and network of the
+project. Under ``CI=true`` a missing Docker daemon or Compose v2 fails these tests
+(``bash .ci/install-compose`` installs Compose).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.binaries import missing
+from tests.sandbox_runtimes import containers_named, docker_daemon
+from tests.scripted.agent_runs import run_tasks
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
+
+CONFORMANCE = Path(__file__).parent / "fixtures" / "harbor_conformance"
+
+
+def _networks(prefix: str) -> list[str]:
+    done = subprocess.run(
+        ["docker", "network", "ls", "--format", "{{.Name}}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    return [name for name in done.stdout.split() if name.startswith(prefix)]
+
+
+@pytest.fixture(scope="module")
+def docker(tmp_path_factory):
+    """A Docker daemon with Compose v2; no container or network of a compose trial is left."""
+    with docker_daemon(tmp_path_factory.mktemp("dockerd")):
+        from profiler_core.environments.compose import MISSING, compose_program
+
+        if compose_program() is None:
+            missing("docker compose", MISSING)
+        yield
+        from profiler_core.environments.containers import wait_removed
+
+        wait_removed()
+        assert not containers_named("docker", "profiler-compose"), (
+            "a compose trial's container was left behind"
+        )
+        assert not _networks("profiler-compose"), (
+            "a compose trial's network was left behind"
+        )
+
+
+def _run(folder: Path, provider: dict, **execution) -> dict:
+    shutil.copytree(CONFORMANCE / "compose", folder / "tasks" / "compose")
+    _, found = run_tasks(folder, provider, prefix="compose", execution=execution)
+    assert [r["scenarioId"] for r in found] == ["compose"], found
+    # the run's process waits for its removals before it exits: main, web and their network are gone
+    assert not containers_named("docker", "profiler-compose"), (
+        "a service outlived its trial"
+    )
+    assert not _networks("profiler-compose"), "a compose network outlived its trial"
+    return found[0]
+
+
+def _sidecar(row: dict) -> float | None:
+    """The verifier's named score ``sidecar`` (``reward_sidecar``): 1 when it reached ``web``."""
+    return (row.get("extensions") or {}).get("reward_sidecar")
+
+
+def test_the_oracle_reaches_the_sidecar_and_the_verifier_does_too(docker, tmp_path):
+    row = _run(tmp_path, {"id": "oracle", "model": "none"}, network="full")
+    assert row.get("error") is None and row["reward"] == 1 and row["success"], row
+    assert _sidecar(row) == 1, row
+
+
+def test_an_agent_without_network_cannot_reach_the_sidecar_the_verifier_still_can(
+    docker, tmp_path
+):
+    # execution.network model without allowed hosts: the agent's phase has no network, the verifier
+    # inherits the task environment's (public): the policy is kept in a compose trial too
+    row = _run(tmp_path, {"id": "oracle", "model": "none"})
+    assert row.get("error") is None and row["reward"] == 0 and not row["success"], row
+    assert _sidecar(row) == 1, row
+
+
+def test_the_simulated_agent_fails_it(docker, tmp_path):
+    row = _run(
+        tmp_path,
+        {"id": "simulated", "model": "sim-small", "options": {"seed": 3}},
+        network="full",
+    )
+    assert row.get("error") is None and row["reward"] == 0 and not row["success"], row
+    assert _sidecar(row) == 1, row
+
+
+def test_a_broken_compose_file_is_the_cells_setup_error_in_one_line(docker, tmp_path):
+    task = tmp_path / "tasks" / "compose"
+    shutil.copytree(CONFORMANCE / "compose", task)
+    (task / "environment" / "docker-compose.yaml").write_text(
+        "services:\n  web: [oops\n"
+    )
+    _, [row] = run_tasks(tmp_path, {"id": "oracle", "model": "none"}, prefix="compose")
+    assert row["errorCode"] == "setup_error", row
+    assert (
+        "environment/docker-compose.yaml: docker compose config failed: "
+        in row["error"]
+    )
+    assert "\n" not in row["error"], row["error"]
+
+
+# -- where a compose task cannot run: one line -----------------------------------------------------------
+
+
+def test_under_another_kind_a_compose_task_is_one_line():
+    from profiler_core.config.harbor import load_task
+    from profiler_core.errors import SandboxError
+    from profiler_core.model import SandboxSettings
+    from profiler_core.runner.trial_compose import compose_starter
+
+    scenario = load_task(CONFORMANCE / "compose", timeout_default_ms=1_000)
+    with pytest.raises(SandboxError) as raised:
+        compose_starter(SandboxSettings(sandbox="podman"), scenario)
+    assert str(raised.value) == (
+        "environment/docker-compose.yaml: compose tasks run under execution.sandbox: docker, "
+        "not podman"
+    )
+
+
+def test_without_compose_v2_the_trial_says_how_to_install_it(monkeypatch):
+    from profiler_core.environments import compose
+    from profiler_core.errors import SandboxError
+    from profiler_core.model.environment import TrialSpec
+
+    monkeypatch.setattr(compose, "_FOUND", {"program": None})
+    with pytest.raises(SandboxError) as raised:
+        compose.start_compose(
+            TrialSpec(name="t"), str(CONFORMANCE / "compose"), pull="never", timeout_s=5
+        )
+    assert str(raised.value) == compose.MISSING
+    assert "\n" not in compose.MISSING and "bash .ci/install-compose" in compose.MISSING
