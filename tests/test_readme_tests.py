@@ -19,7 +19,7 @@ def readme_test_command() -> str:
         .read_text(encoding="utf-8")
         .split("Install and run the tests", 1)[1]
     )
-    return re.search(r"```bash\n(.+?)\n```", section, re.S).group(1).strip()
+    return re.search(r"```bash[^\n]*\n(.+?)\n```", section, re.S).group(1).strip()
 
 
 def test_ci_runs_exactly_the_readme_test_command():
