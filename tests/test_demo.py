@@ -46,7 +46,7 @@ def test_init_refuses_to_overwrite(tmp_path):
 def _readme_main_command() -> str:
     readme = (ROOT / "README.md").read_text()
     section = readme.split("Install and run the main job", 1)[1]
-    return re.search(r"```bash\n(.+?)\n```", section, re.S).group(1).strip()
+    return re.search(r"```bash[^\n]*\n(.+?)\n```", section, re.S).group(1).strip()
 
 
 @pytest.mark.slow
