@@ -585,7 +585,8 @@ async def _trial(
     except SetupError as exc:
         raise IterationError(f"setup failed: {exc}", code="setup_error") from None
     assert task.settings is not None
-    run = await trial.start_trial(state.trials, scenario, task.settings, name)
+    needs = trial.agent_needs(provider, params.mode)
+    run = await trial.start_trial(state.trials, scenario, task.settings, name, needs)
     try:
         await trial.setup(run)
         params = attrs.evolve(

@@ -1,0 +1,168 @@
+"""A subprocess agent (Claude Code, Codex, OpenCode) run inside the trial's environment, as Harbor runs its agents.
+
+The runner starts the trial's container with the agent's installed package
+folder mounted read-only at its host path (:func:`program_mounts`): the npm
+packages of Claude Code and OpenCode ship a native program that needs only
+the C library (glibc), Codex a static (musl) one, so no Node runtime is needed
+inside and any glibc image runs them; a musl image (Alpine) cannot run Claude
+Code or OpenCode. The session's home and temporary folder are copied in at
+their host paths (so every path in the agent's environment and arguments holds
+inside), given to the agent's user, and copied back out as plain files after
+the run (links stay links), where the provider reads the agent's transcript as
+usual. The program runs in the task's working folder as the trial's agent user,
+its output streamed through the environment's ``command_line`` (``docker exec``);
+however the run ends, every process it started inside is killed by its mark.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ProfilerError, SandboxError
+from ..model.environment import TrialMount
+from ..util.asyncs import call_off_loop
+
+if TYPE_CHECKING:
+    from ._agent_process import AgentProvider, AgentRun, LiveSession
+
+log = logging.getLogger("agent_profiler")
+
+__all__ = ["program_mounts", "run_in_trial"]
+
+#: seconds the set-up commands of an agent's session in a trial (folders, owners) may take
+QUICK_S = 60.0
+#: variables of the profiler's own that a sandboxed agent keeps; inside a trial the image's stand instead
+_HOST_ONLY = ("PATH", "LANG", "LC_ALL", "TZ", "TERM")
+
+
+def program_mounts(program: str) -> tuple[TrialMount, ...]:
+    """The folder holding ``program`` shown read-only inside at its host path: the ``node_modules`` of an npm
+    install (the platform package beside it included), else the program's own folder."""
+    path = Path(program)
+    folder = next(
+        (parent for parent in path.parents if parent.name == "node_modules"),
+        path.parent,
+    )
+    return (TrialMount(source=str(folder), target=str(folder), read_only=True),)
+
+
+async def run_in_trial(
+    provider: AgentProvider,
+    live: LiveSession,
+    command: list[str],
+    env: dict[str, str],
+    *,
+    on_line: Callable[[dict[str, Any]], bool] | None,
+    stdin: bytes | None,
+    keep: bool,
+) -> AgentRun:
+    """Run the agent's ``command`` inside the session's trial; its home comes back to the host afterwards."""
+    import trio
+
+    from ._agent_process import AgentError, run_agent
+
+    params = live.params
+    environment = params.environment
+    command_line = getattr(environment, "command_line", None)
+    if command_line is None:
+        raise AgentError(
+            f"{provider.id}: the trial's environment cannot stream a program's output "
+            "(it has no command_line): the agent cannot run inside it"
+        )
+    user = params.environment_user
+    await _give_folders(environment, live, user)
+    inside = {
+        name: value
+        for name, value in env.items()
+        if not (name in _HOST_ONLY and os.environ.get(name) == value)
+    }
+    inside.update(getattr(environment, "relay_environment", {}) or {})
+    argv = [provider.trial_program(live.setup.binary), *command[1:]]
+    host_argv, host_env, marker = command_line(
+        argv,
+        env=inside,
+        cwd=params.environment_workdir,
+        user=user,
+        stdin=stdin is not None,
+    )
+    try:
+        return await run_agent(
+            host_argv,
+            env=host_env,
+            cwd=live.dirs.root,
+            log_dir=live.dirs.root,
+            grace_s=live.setup.options.kill_grace_s,
+            on_line=on_line,
+            stdin=stdin,
+            keep_output=keep,
+        )
+    finally:
+        with trio.CancelScope(shield=True):
+            # the client is gone; what it started inside (the agent, its tools) is ended by its mark
+            await call_off_loop(environment.end, marker)
+            await _take_home(environment, live)
+
+
+async def _give_folders(environment: Any, live: LiveSession, user: str | None) -> None:
+    """Copy the session's home and temporary folder in at their host paths and make them the agent user's."""
+    from ._agent_process import AgentError
+
+    dirs = live.dirs
+    try:
+        for folder in (dirs.home, dirs.tmp):
+            await call_off_loop(environment.put, folder, str(folder))
+    except SandboxError as exc:
+        raise AgentError(
+            f"cannot prepare the agent's folders in the trial: {exc}"
+        ) from None
+    who = await call_off_loop(
+        environment.exec,
+        ["sh", "-c", 'echo "$(id -u):$(id -g)"'],
+        user=user,
+        timeout_s=QUICK_S,
+    )
+    owner = who.output.strip().splitlines()[-1:] if who.ok else []
+    if not owner:
+        raise AgentError(
+            f"cannot tell who the agent's user {user or '(the image’s)'} is in the trial: "
+            f"{who.error or who.output.strip()[-200:]}"
+        )
+    done = await call_off_loop(
+        environment.exec,
+        [
+            "sh",
+            "-c",
+            'chown -R -- "$1" "$2" "$3" && chmod 700 "$2" "$3"',
+            "sh",
+            owner[0],
+            str(dirs.home),
+            str(dirs.tmp),
+        ],
+        user="0",
+        timeout_s=QUICK_S,
+    )
+    if not done.ok:
+        raise AgentError(
+            f"cannot give the agent's folders to {owner[0]} in the trial: "
+            f"{done.error or done.output.strip()[-200:]}"
+        )
+
+
+async def _take_home(environment: Any, live: LiveSession) -> None:
+    """The agent's home copied back over the host's (its transcript is read there; links stay links)."""
+    home = live.dirs.home
+    shutil.rmtree(home, ignore_errors=True)
+    try:
+        await call_off_loop(environment.get, str(home), home)
+    except (SandboxError, ProfilerError, OSError) as exc:
+        log.warning(
+            "%s: the agent's home was not copied out of the trial: %s",
+            live.params.scenario_id,
+            exc,
+        )
+    home.mkdir(exist_ok=True)

@@ -1,0 +1,231 @@
+"""Real agents inside the trial's container, judged by the task's own tests, reaching only their model.
+
+A Harbor task on the conformance base image (``.ci/build-base-image``): the
+scripted model makes the agent edit ``/app/calc.py`` with its shell tool, in
+mode ``fix`` rightly and in mode ``wrong`` wrongly, and both claim success.
+The agent runs inside the trial's container (its installed package mounted
+read-only, no Node there), as the trial's agent user, in the image's WORKDIR,
+with ``execution.network: model``: its only way out is the relay to the wire
+recorder on the host, which holds the real key. The verifier then runs in the
+same container and must pass the first and fail the second. The same shell
+call tries a server on the host (through the runtime's gateway) and the
+scripted model's own port, and prints the key the agent holds: both
+connections must fail and the key must be the placeholder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import subprocess
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from tests.binaries import agent_binary
+from tests.sandbox_runtimes import containers_named, docker_daemon
+from tests.scripted.agent_runs import profiler, rows
+
+from profiler_core.fakemodel import FakeModelServer, Shell, Text, steps
+from profiler_core.providers._agent_process import WIRE_PLACEHOLDER_KEY
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
+
+BASE_IMAGE = "localhost/agent-profiler-debian:bookworm"
+BROKEN = "def add(a, b):\n    return a - b\n"
+SECRET = "sk-real-key-kept-by-the-recorder-2718"
+AGENTS = {
+    "claude-code": ("claude", "CLAUDE_BIN", "claude-sonnet-4-5", ""),
+    "codex": ("codex", "CODEX_BIN", "gpt-5-codex", "/v1"),
+}
+
+
+@pytest.fixture(scope="module")
+def docker(tmp_path_factory):
+    """A Docker daemon with the conformance base image; no trial container may be left behind."""
+    from tests.test_harbor_conformance_parse import _base_image
+
+    with docker_daemon(tmp_path_factory.mktemp("dockerd")):
+        _base_image()
+        yield
+        from profiler_core.environments.containers import wait_removed
+
+        wait_removed()
+        # this module's trials and relays only: other tests may run containers at the same time
+        assert not containers_named("docker", "profiler-calc-"), (
+            "a trial was left behind"
+        )
+
+
+@pytest.fixture
+def host_server():
+    """A TCP server on every address of the host: an agent with network ``model`` must not reach it."""
+    server = socket.create_server(("0.0.0.0", 0))
+    server.settimeout(0.5)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                conn.sendall(b"host\n")
+                conn.close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join(timeout=5)
+    server.close()
+
+
+def _gateway() -> str:
+    """The host's address on Docker's default network, as a container sees it."""
+    done = subprocess.run(
+        [
+            "docker",
+            "network",
+            "inspect",
+            "--format",
+            "{{(index .IPAM.Config 0).Gateway}}",
+            "bridge",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+_PROBE = (
+    "import socket\n"
+    "for h, p in (('{gw}', {hp}), ('127.0.0.1', {mp})):\n"
+    "    try:\n"
+    "        socket.create_connection((h, p), timeout=3).close(); print(h, 'reached')\n"
+    "    except OSError:\n"
+    "        print(h, 'refused')\n"
+)
+
+
+def _script(gateway: str, host_port: int, model_port: int):
+    probe = _PROBE.format(gw=gateway, hp=host_port, mp=model_port)
+    shell = (
+        f'python3 -c "{probe}" > net.txt 2>&1; printf %s "$ANTHROPIC_API_KEY$OPENAI_API_KEY" | md5sum > key.txt; '
+        "id -u > uid.txt; pwd > pwd.txt; command -v node > node.txt; "
+    )
+    fix = steps(
+        [
+            Shell(shell + "sed -i 's/a - b/a + b/' calc.py"),
+            Text("Done: all tests pass."),
+        ]
+    )
+    wrong = steps(
+        [
+            Shell(shell + "sed -i 's/a - b/a * b/' calc.py"),
+            Text("Done: all tests pass."),
+        ]
+    )
+    return lambda body: (fix if "MODE-FIX" in json.dumps(body) else wrong)(body)
+
+
+def _task(root: Path) -> None:
+    task = root / "tasks" / "calc"
+    (task / "environment").mkdir(parents=True)
+    (task / "environment" / "Dockerfile").write_text(
+        f"FROM {BASE_IMAGE}\nWORKDIR /app\nCOPY calc.py /app/calc.py\n"
+    )
+    (task / "environment" / "calc.py").write_text(BROKEN)
+    (task / "instruction.md").write_text("The tests of calc.py fail. Fix it.\n")
+    (task / "tests").mkdir()
+    (task / "tests" / "test.sh").write_text(
+        "#!/bin/bash\ncd /app\n"
+        "if python3 -c 'from calc import add; assert add(2, 3) == 5'; then echo 1; else echo 0; fi"
+        " > /logs/verifier/reward.txt\n"
+    )
+    (task / "task.toml").write_text(
+        'schema_version = "1.1"\n[task]\nname = "trial-agents/calc"\n'
+        "[agent]\ntimeout_sec = 180.0\n[verifier]\ntimeout_sec = 60.0\n"
+    )
+
+
+def _profile(root: Path, agent: str, binary: str, model: str, url: str) -> Path:
+    options = {
+        "base_url": url,
+        "binary": binary,
+        "max_retries": 0,
+        "api_key_env": "I37_MODEL_KEY",
+    }
+    profile = {
+        "modes": {
+            "fix": {"system_instructions": "MODE-FIX"},
+            "wrong": {"system_instructions": "MODE-WRONG"},
+        },
+        "scenarios": {"path": "tasks", "format": "harbor"},
+        "provider": {"id": agent, "model": model, "options": options},
+        "scorer": {"id": "verify"},
+        "execution": {
+            "repetitions": 1,
+            "warmup": False,
+            "sandbox": "docker",
+            "network": "model",
+            "pull": "never",
+        },
+        "output": {"keep_workspaces": "all"},
+    }
+    path = root / "profile.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    return path
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_a_real_agent_runs_inside_the_trial_and_reaches_only_its_model(
+    docker, tmp_path, agent, host_server, monkeypatch
+):
+    program, variable, model, suffix = AGENTS[agent]
+    binary = str(agent_binary(program, variable))
+    monkeypatch.setenv("I37_MODEL_KEY", SECRET)
+    _task(tmp_path)
+    with FakeModelServer(
+        lambda body: script(body), model="scripted"
+    ) as server:  # the script needs the server's port
+        port = urlsplit(server.url).port or 0
+        script = _script(_gateway(), host_server, port)
+        path = _profile(tmp_path, agent, binary, model, server.url + suffix)
+        done = profiler(
+            tmp_path,
+            "run",
+            str(path),
+            "--run-id",
+            "t",
+            "--progress",
+            "none",
+            timeout=500,
+        )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    by_mode = {row["mode"]: row for row in rows(tmp_path, "t") if row["iteration"] >= 0}
+    fix, wrong = by_mode["fix"], by_mode["wrong"]
+    assert fix.get("error") is None and fix["reward"] == 1 and fix["success"], fix
+    # the agent said "all tests pass"; the task's tests, in the same container, say otherwise
+    assert wrong.get("error") is None and wrong["reward"] == 0, wrong
+    assert not wrong["success"]
+    kept = sorted((tmp_path / "reports" / "t" / "workspaces").rglob("net.txt"))
+    assert len(kept) == 2, kept
+    for net in kept:
+        folder = net.parent
+        lines = net.read_text().split("\n")
+        assert [line.split()[-1] for line in lines if line.strip()] == [
+            "refused",
+            "refused",
+        ], lines
+        # a digest: a kept workspace's files are redacted, the placeholder too
+        key = (folder / "key.txt").read_text().split()[0]
+        assert key == hashlib.md5(WIRE_PLACEHOLDER_KEY.encode()).hexdigest(), key
+        assert (folder / "pwd.txt").read_text().strip() == "/app"
+        assert (folder / "uid.txt").read_text().strip() == "65534"
+        assert (folder / "node.txt").read_text().strip() == ""  # no Node in the image
