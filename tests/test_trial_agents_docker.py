@@ -15,7 +15,6 @@ connections must fail and the key must be the placeholder.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import socket
 import subprocess
@@ -30,7 +29,6 @@ from tests.sandbox_runtimes import containers_named, docker_daemon
 from tests.scripted.agent_runs import profiler, rows
 
 from profiler_core.fakemodel import FakeModelServer, Shell, Text, steps
-from profiler_core.providers._agent_process import WIRE_PLACEHOLDER_KEY
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
 
@@ -116,7 +114,9 @@ _PROBE = (
 def _script(gateway: str, host_port: int, model_port: int):
     probe = _PROBE.format(gw=gateway, hp=host_port, mp=model_port)
     shell = (
-        f'python3 -c "{probe}" > net.txt 2>&1; printf %s "$ANTHROPIC_API_KEY$OPENAI_API_KEY" | md5sum > key.txt; '
+        f'python3 -c "{probe}" > net.txt 2>&1; env=$(cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"); '
+        'echo "$env" | grep -c kept-by-the-recorder > secret.txt; '
+        'echo "$env" | grep -c profiler-wire-placeholder > placeholder.txt; '
         "id -u > uid.txt; pwd > pwd.txt; command -v node > node.txt; "
     )
     fix = steps(
@@ -223,9 +223,9 @@ def test_a_real_agent_runs_inside_the_trial_and_reaches_only_its_model(
             "refused",
             "refused",
         ], lines
-        # a digest: a kept workspace's files are redacted, the placeholder too
-        key = (folder / "key.txt").read_text().split()[0]
-        assert key == hashlib.md5(WIRE_PLACEHOLDER_KEY.encode()).hexdigest(), key
+        # the agent's processes hold the placeholder, never the key the recorder keeps
+        assert (folder / "secret.txt").read_text().strip() == "0"
+        assert int((folder / "placeholder.txt").read_text()) >= 1
         assert (folder / "pwd.txt").read_text().strip() == "/app"
         assert (folder / "uid.txt").read_text().strip() == "65534"
         assert (folder / "node.txt").read_text().strip() == ""  # no Node in the image

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import logging
 import os
+import platform
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProfilerError, SandboxError
+from ..errors import ConfigError, ProfilerError, SandboxError
 from ..model.environment import TrialMount
 from ..util.asyncs import call_off_loop
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("agent_profiler")
 
-__all__ = ["program_mounts", "run_in_trial"]
+__all__ = ["native_program", "program_mounts", "run_in_trial"]
 
 #: seconds the set-up commands of an agent's session in a trial (folders, owners) may take
 QUICK_S = 60.0
@@ -49,6 +50,29 @@ def program_mounts(program: str) -> tuple[TrialMount, ...]:
         path.parent,
     )
     return (TrialMount(source=str(folder), target=str(folder), read_only=True),)
+
+
+def native_program(
+    binary: str, name: str, platforms: dict[str, tuple[str, str]]
+) -> str:
+    """The native program an npm launcher (a ``.js`` file run by Node) would start: found beside it in its
+    ``node_modules``, in the platform package for this machine (``platforms``: machine -> package, target)."""
+    resolved = Path(binary).resolve()
+    if resolved.suffix != ".js":
+        return str(resolved)
+    modules = next((p for p in resolved.parents if p.name == "node_modules"), None)
+    package, target = platforms.get(platform.machine(), ("", ""))
+    found = (
+        modules / package / "vendor" / target / "bin" / name
+        if modules is not None and package
+        else None
+    )
+    if found is None or not os.access(found, os.X_OK):
+        raise ConfigError(
+            f"{name}: {binary} is a Node launcher and its native program for {platform.machine()} "
+            f"was not found beside it ({package or 'no platform package'}): it cannot run inside a trial"
+        )
+    return str(found)
 
 
 async def run_in_trial(
