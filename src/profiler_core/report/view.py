@@ -276,6 +276,8 @@ class ReportView(Record):
     #: lines of the results file that could not be read
     problems: tuple[str, ...]
     source: str
+    #: each row's kept artifacts: (its cell, paths relative to the run's report folder)
+    artifacts: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def has_reward(self) -> bool:
@@ -334,6 +336,9 @@ def report_view(
         charts=_charts(s),
         problems=tuple(problems),
         source=str(meta.get("source")),
+        artifacts=tuple(
+            (str(label), tuple(files)) for label, files in meta.get("artifacts") or ()
+        ),
     )
 
 

@@ -85,6 +85,8 @@ class Trials:
         self.settings = settings
         #: ``reports/<runId>/verifier``: every file a verifier wrote under its logs folder, per cell
         self.verifier_dir = reports / run_id / "verifier"
+        #: ``reports/<runId>/artifacts``: each trial's ``/logs/artifacts`` and declared artifacts (trial_artifacts.py)
+        self.artifacts_dir = reports / run_id / "artifacts"
         self.capabilities = getattr(kind, "capabilities", None)
         self._warned: set[str] = set()
 
