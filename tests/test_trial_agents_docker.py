@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from tests.binaries import agent_binary
-from tests.sandbox_runtimes import containers_named, docker_daemon
+from tests.binaries import agent_binary, missing
+from tests.sandbox_runtimes import containers_named, docker_daemon, require
 from tests.scripted.agent_runs import profiler, rows
 
 from profiler_core.fakemodel import FakeModelServer, Shell, Text, steps
@@ -82,21 +82,17 @@ def host_server():
     server.close()
 
 
-def _gateway() -> str:
-    """The host's address on Docker's default network, as a container sees it."""
+def _gateway(kind: str) -> str:
+    """The host's address on the runtime's default network, as a container sees it."""
+    command = (
+        ["docker", "network", "inspect", "bridge"]
+        + ["--format", "{{(index .IPAM.Config 0).Gateway}}"]
+        if kind == "docker"
+        else ["podman", "network", "inspect", "podman"]
+        + ["--format", "{{range .Subnets}}{{.Gateway}}{{end}}"]
+    )
     done = subprocess.run(
-        [
-            "docker",
-            "network",
-            "inspect",
-            "--format",
-            "{{(index .IPAM.Config 0).Gateway}}",
-            "bridge",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
+        command, capture_output=True, text=True, timeout=30, check=True
     )
     return done.stdout.strip()
 
@@ -154,7 +150,9 @@ def _task(root: Path) -> None:
     )
 
 
-def _profile(root: Path, agent: str, binary: str, model: str, url: str) -> Path:
+def _profile(
+    root: Path, agent: str, binary: str, model: str, url: str, kind: str = "docker"
+) -> Path:
     options = {
         "base_url": url,
         "binary": binary,
@@ -172,7 +170,7 @@ def _profile(root: Path, agent: str, binary: str, model: str, url: str) -> Path:
         "execution": {
             "repetitions": 1,
             "warmup": False,
-            "sandbox": "docker",
+            "sandbox": kind,
             "network": "model",
             "pull": "never",
         },
@@ -187,6 +185,22 @@ def _profile(root: Path, agent: str, binary: str, model: str, url: str) -> Path:
 def test_a_real_agent_runs_inside_the_trial_and_reaches_only_its_model(
     docker, tmp_path, agent, host_server, monkeypatch
 ):
+    _agent_in_a_trial(tmp_path, agent, host_server, monkeypatch, "docker")
+
+
+def test_claude_code_runs_inside_a_podman_trial_too(tmp_path, host_server, monkeypatch):
+    """The same under Podman (its own default network, its init), where the host runs it."""
+    podman = require("podman")
+    done = subprocess.run(
+        [podman, "image", "exists", BASE_IMAGE], timeout=30, check=False
+    )
+    if done.returncode != 0:
+        missing(f"{BASE_IMAGE} in podman", "run `bash .ci/build-base-image`")
+    _agent_in_a_trial(tmp_path, "claude-code", host_server, monkeypatch, "podman")
+    assert not containers_named(podman, "profiler-calc-"), "a trial was left behind"
+
+
+def _agent_in_a_trial(tmp_path, agent, host_server, monkeypatch, kind) -> None:
     program, variable, model, suffix = AGENTS[agent]
     binary = str(agent_binary(program, variable))
     monkeypatch.setenv("I37_MODEL_KEY", SECRET)
@@ -195,8 +209,8 @@ def test_a_real_agent_runs_inside_the_trial_and_reaches_only_its_model(
         lambda body: script(body), model="scripted"
     ) as server:  # the script needs the server's port
         port = urlsplit(server.url).port or 0
-        script = _script(_gateway(), host_server, port)
-        path = _profile(tmp_path, agent, binary, model, server.url + suffix)
+        script = _script(_gateway(kind), host_server, port)
+        path = _profile(tmp_path, agent, binary, model, server.url + suffix, kind)
         done = profiler(
             tmp_path,
             "run",
