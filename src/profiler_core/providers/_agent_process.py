@@ -709,7 +709,14 @@ class AgentProvider:
             from .in_trial import run_in_trial
 
             return await run_in_trial(
-                self, live, command, env, on_line=on_line, stdin=stdin, keep=keep
+                self,
+                live,
+                command,
+                env,
+                start=run_agent,
+                on_line=on_line,
+                stdin=stdin,
+                keep=keep,
             )
         if not live.setup.confined:
             return await run_agent(

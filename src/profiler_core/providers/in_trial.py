@@ -22,14 +22,11 @@ import platform
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ConfigError, ProfilerError, SandboxError
 from ..model.environment import TrialMount
 from ..util.asyncs import call_off_loop
-
-if TYPE_CHECKING:
-    from ._agent_process import AgentProvider, AgentRun, LiveSession
 
 log = logging.getLogger("agent_profiler")
 
@@ -76,25 +73,25 @@ def native_program(
 
 
 async def run_in_trial(
-    provider: AgentProvider,
-    live: LiveSession,
+    provider: Any,
+    live: Any,
     command: list[str],
     env: dict[str, str],
     *,
+    start: Callable[..., Any],
     on_line: Callable[[dict[str, Any]], bool] | None,
     stdin: bytes | None,
     keep: bool,
-) -> AgentRun:
-    """Run the agent's ``command`` inside the session's trial; its home comes back to the host afterwards."""
+) -> Any:
+    """Run the agent's ``command`` inside the session's trial (``start``: ``run_agent`` of the agent-process base,
+    given the host command); its home comes back to the host afterwards."""
     import trio
-
-    from ._agent_process import AgentError, run_agent
 
     params = live.params
     environment = params.environment
     command_line = getattr(environment, "command_line", None)
     if command_line is None:
-        raise AgentError(
+        raise ProfilerError(
             f"{provider.id}: the trial's environment cannot stream a program's output "
             "(it has no command_line): the agent cannot run inside it"
         )
@@ -115,7 +112,7 @@ async def run_in_trial(
         stdin=stdin is not None,
     )
     try:
-        return await run_agent(
+        return await start(
             host_argv,
             env=host_env,
             cwd=live.dirs.root,
@@ -132,16 +129,14 @@ async def run_in_trial(
             await _take_home(environment, live)
 
 
-async def _give_folders(environment: Any, live: LiveSession, user: str | None) -> None:
+async def _give_folders(environment: Any, live: Any, user: str | None) -> None:
     """Copy the session's home and temporary folder in at their host paths and make them the agent user's."""
-    from ._agent_process import AgentError
-
     dirs = live.dirs
     try:
         for folder in (dirs.home, dirs.tmp):
             await call_off_loop(environment.put, folder, str(folder))
     except SandboxError as exc:
-        raise AgentError(
+        raise ProfilerError(
             f"cannot prepare the agent's folders in the trial: {exc}"
         ) from None
     who = await call_off_loop(
@@ -152,7 +147,7 @@ async def _give_folders(environment: Any, live: LiveSession, user: str | None) -
     )
     owner = who.output.strip().splitlines()[-1:] if who.ok else []
     if not owner:
-        raise AgentError(
+        raise ProfilerError(
             f"cannot tell who the agent's user {user or '(the image’s)'} is in the trial: "
             f"{who.error or who.output.strip()[-200:]}"
         )
@@ -171,13 +166,13 @@ async def _give_folders(environment: Any, live: LiveSession, user: str | None) -
         timeout_s=QUICK_S,
     )
     if not done.ok:
-        raise AgentError(
+        raise ProfilerError(
             f"cannot give the agent's folders to {owner[0]} in the trial: "
             f"{done.error or done.output.strip()[-200:]}"
         )
 
 
-async def _take_home(environment: Any, live: LiveSession) -> None:
+async def _take_home(environment: Any, live: Any) -> None:
     """The agent's home copied back over the host's (its transcript is read there; links stay links)."""
     home = live.dirs.home
     shutil.rmtree(home, ignore_errors=True)

@@ -33,7 +33,7 @@ import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import trio
@@ -255,7 +255,10 @@ class TrialRun:
 def agent_needs(provider: Any, mode: str) -> AgentNeeds:
     """What the agent asks of a trial (a subprocess agent: its program's folder, its model endpoint); else nothing."""
     needs = getattr(getattr(provider, "provider", provider), "trial_needs", None)
-    return needs(mode) if callable(needs) else ((), ())
+    if not callable(needs):
+        return (), ()
+    mounts, endpoints = cast("AgentNeeds", needs(mode))
+    return tuple(mounts), tuple(endpoints)
 
 
 async def start_trial(
