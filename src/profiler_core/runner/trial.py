@@ -102,7 +102,17 @@ class Trials:
             )
         if scenario.environment is None or self.settings.sandbox == "none":
             return False
-        if getattr(getattr(provider, "provider", provider), "runs_in_trial", False):
+        inner = getattr(provider, "provider", provider)
+        if getattr(inner, "runs_in_trial", False):
+            if hasattr(inner, "trial_needs") and not self.settings.container:
+                # an agent program runs inside by the runtime's exec (docker, podman): under bwrap it stays beside
+                if self.settings.sandbox in BUILTIN_ENVIRONMENTS:
+                    return False
+                raise IterationError(
+                    f"provider {getattr(provider, 'id', '?')!r} runs inside docker or podman trials only, "
+                    f"not {self.settings.sandbox!r} (docs/environments.md)",
+                    code="setup_error",
+                )
             return True
         if self.settings.sandbox in BUILTIN_ENVIRONMENTS:
             return False  # the agent programs still run beside the container (docs/environments.md)
