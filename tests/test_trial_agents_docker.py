@@ -152,7 +152,13 @@ def _task(root: Path) -> None:
 
 
 def _profile(
-    root: Path, agent: str, binary: str, model: str, url: str, kind: str = "docker"
+    root: Path,
+    agent: str,
+    binary: str,
+    model: str,
+    url: str,
+    kind: str = "docker",
+    network: str = "model",
 ) -> Path:
     options = {
         "base_url": url,
@@ -177,7 +183,7 @@ def _profile(
             "repetitions": 1,
             "warmup": False,
             "sandbox": kind,
-            "network": "model",
+            "network": network,
             "pull": "never",
         },
         "output": {"keep_workspaces": "all"},
@@ -206,7 +212,19 @@ def test_claude_code_runs_inside_a_podman_trial_too(tmp_path, host_server, monke
     assert not containers_named(podman, "profiler-calc-"), "a trial was left behind"
 
 
-def _agent_in_a_trial(tmp_path, agent, host_server, monkeypatch, kind) -> None:
+def test_with_a_full_network_the_agent_reaches_the_host_and_still_its_model(
+    docker, tmp_path, host_server, monkeypatch
+):
+    """``execution.network: full``: the trial is on the runtime's network, and the wire recorder on the host's
+    127.0.0.1 (not the container's) is still relayed for the agent's phase."""
+    _agent_in_a_trial(
+        tmp_path, "claude-code", host_server, monkeypatch, "docker", "full"
+    )
+
+
+def _agent_in_a_trial(
+    tmp_path, agent, host_server, monkeypatch, kind, network="model"
+) -> None:
     program, variable, model, suffix = AGENTS[agent]
     binary = str(agent_binary(program, variable))
     monkeypatch.setenv("I37_MODEL_KEY", SECRET)
@@ -216,7 +234,9 @@ def _agent_in_a_trial(tmp_path, agent, host_server, monkeypatch, kind) -> None:
     ) as server:  # the script needs the server's port
         port = urlsplit(server.url).port or 0
         script = _script(_gateway(kind), host_server, port)
-        path = _profile(tmp_path, agent, binary, model, server.url + suffix, kind)
+        path = _profile(
+            tmp_path, agent, binary, model, server.url + suffix, kind, network
+        )
         done = profiler(
             tmp_path,
             "run",
@@ -239,8 +259,9 @@ def _agent_in_a_trial(tmp_path, agent, host_server, monkeypatch, kind) -> None:
     for net in kept:
         folder = net.parent
         lines = net.read_text().split("\n")
+        # the host's server only with a full network; the scripted model's own port never (not relayed)
         assert [line.split()[-1] for line in lines if line.strip()] == [
-            "refused",
+            "reached" if network == "full" else "refused",
             "refused",
         ], lines
         # the agent's processes hold the placeholder, never the key the recorder keeps

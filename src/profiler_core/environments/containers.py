@@ -334,8 +334,10 @@ class ContainerTrial:
         self.switchable = False
         self._public = self._want_public = False
         self._stopped = False
-        #: the relay of the ``model`` network (None: the spec names no endpoint)
+        #: the model relay of the agent's phase while it runs (:meth:`open_relay`)
         self.relay: ModelRelay | None = None
+        self._endpoints: tuple[str, ...] = ()
+        self._allow_hosts: tuple[str, ...] = ()
 
     @property
     def public_network(self) -> str:
@@ -394,13 +396,9 @@ class ContainerTrial:
             )
         if self.switchable and not self._want_public:
             self.set_network(spec.network)
-        elif spec.network == "model":
-            self._relay_on()
 
     def _network_args(self, spec: TrialSpec) -> list[str]:
-        if spec.network == "model" or spec.endpoints:
-            # planned now: an endpoint that cannot be relayed is one line before the container starts
-            self.relay = ModelRelay(spec.endpoints, spec.allow_hosts)
+        self._endpoints, self._allow_hosts = spec.endpoints, spec.allow_hosts
         self.switchable = spec.network_switch
         if not spec.network_switch:
             return [
@@ -414,11 +412,9 @@ class ContainerTrial:
         return ["--network", self.public_network]
 
     def set_network(self, network: str) -> None:
-        """``full``: connect the trial to the runtime's default network; ``none``: disconnect it (only loopback is
-        left); ``model``: disconnected, with the model relay on its loopback (:mod:`.model_relay`)."""
+        """``full``: connect the trial to the runtime's default network; ``none`` and ``model``: disconnect it (only
+        loopback is left, where :meth:`open_relay` serves the model)."""
         public = network == "full"
-        if network != "model" and self.relay is not None:
-            self.relay.stop()  # the relay serves the agent's phase only
         if not self.switchable:
             raise SandboxError(
                 f"{self.kind}: trial {self.name} was started without a switchable network"
@@ -433,15 +429,30 @@ class ContainerTrial:
                     f"{self.kind}: cannot {verb} the trial's network: {last_line(done.stderr)}"
                 )
             self._public = public
-        if network == "model":
-            self._relay_on()
 
-    def _relay_on(self) -> None:
-        if self.relay is None:
-            raise SandboxError(
-                f"{self.kind}: a trial's network 'model' needs a model endpoint to relay (the agent's base URL)"
-            )
-        self.relay.start(self.binary, self.kind, self.name)
+    def open_relay(self, network: str) -> None:
+        """Serve the agent's model endpoints on the trial's loopback for its phase (:mod:`.model_relay`): under
+        ``model`` every endpoint and ``allow_hosts``; under ``full`` the loopback ones only (the host's 127.0.0.1
+        is not the container's); under ``none`` nothing. ``SandboxError`` (one line) when one cannot be relayed."""
+        if network == "none" or self.relay is not None:
+            return
+        endpoints = self._endpoints
+        if network == "full":
+            from ..sandbox.hosts import parse_endpoint
+
+            endpoints = tuple(e for e in endpoints if parse_endpoint(e).loopback)
+        hosts = self._allow_hosts if network == "model" else ()
+        if not endpoints and not hosts:
+            return
+        relay = ModelRelay(endpoints, hosts)
+        relay.start(self.binary, self.kind, self.name)
+        self.relay = relay
+
+    def close_relay(self) -> None:
+        """End the agent's relay (the verifier never sees it)."""
+        relay, self.relay = self.relay, None
+        if relay is not None:
+            relay.stop()
 
     @property
     def relay_environment(self) -> dict[str, str]:
@@ -638,8 +649,7 @@ class ContainerTrial:
         if self._stopped:
             return
         self._stopped = True
-        if self.relay is not None:
-            self.relay.stop()  # the helper first: it joined the trial's network namespace
+        self.close_relay()  # the helper first: it joined the trial's network namespace
         command = [self.binary, "rm", "--force", self.name]
         if self.kind == "podman":
             command[3:3] = ["--time", "0", "--ignore"]

@@ -440,14 +440,27 @@ def timed_out_result() -> PromptResult:
 
 
 async def agent_phase(run: TrialRun, session: Callable[[], Awaitable[None]]) -> bool:
-    """Run the agent (``session``) on the agent's network; True when its time ran out (the verifier still runs)."""
+    """Run the agent (``session``) on the agent's network, its model relayed for the phase when the environment
+    can (docker, podman); True when its time ran out (the verifier still runs)."""
     await run.network(run.agent_network)
+    relay = getattr(run.environment, "open_relay", None)
     try:
+        if relay is not None:
+            try:
+                await call(relay, run.agent_network)
+            except SandboxError as exc:
+                raise IterationError(
+                    f"setup failed: the agent's model relay: {exc}", code="setup_error"
+                ) from None
         await session()
     except IterationError as exc:
         if exc.code != "timeout":
             raise
         return True
+    finally:
+        if relay is not None:
+            with trio.CancelScope(shield=True):
+                await call(run.environment.close_relay)
     return False
 
 
