@@ -30,7 +30,13 @@ from ..util.asyncs import call_off_loop
 
 log = logging.getLogger("agent_profiler")
 
-__all__ = ["native_program", "program_mounts", "run_in_trial"]
+__all__ = [
+    "give_folders",
+    "native_program",
+    "program_mounts",
+    "run_in_trial",
+    "take_home",
+]
 
 #: seconds the set-up commands of an agent's session in a trial (folders, owners) may take
 QUICK_S = 60.0
@@ -96,7 +102,7 @@ async def run_in_trial(
             "(it has no command_line): the agent cannot run inside it"
         )
     user = params.environment_user
-    await _give_folders(environment, live, user)
+    await give_folders(environment, live, user)
     inside = {
         name: value
         for name, value in env.items()
@@ -126,15 +132,15 @@ async def run_in_trial(
         with trio.CancelScope(shield=True):
             # the client is gone; what it started inside (the agent, its tools) is ended by its mark
             await call_off_loop(environment.end, marker)
-            await _take_home(environment, live)
+            await take_home(environment, live)
 
 
-async def _give_folders(environment: Any, live: Any, user: str | None) -> None:
-    """Copy the session's home and temporary folder in at their host paths and make them the agent user's."""
+async def give_folders(environment: Any, live: Any, user: str | None) -> None:
+    """Copy the session's folder (its home and temporary folder) in at its host path, the agent user's."""
     dirs = live.dirs
     try:
-        for folder in (dirs.home, dirs.tmp):
-            await call_off_loop(environment.put, folder, str(folder))
+        # one copy: the session's folder holds both (and nothing of the profiler's own yet)
+        await call_off_loop(environment.put, dirs.root, str(dirs.root))
     except SandboxError as exc:
         raise ProfilerError(
             f"cannot prepare the agent's folders in the trial: {exc}"
@@ -156,11 +162,10 @@ async def _give_folders(environment: Any, live: Any, user: str | None) -> None:
         [
             "sh",
             "-c",
-            'chown -R -- "$1" "$2" "$3" && chmod 700 "$2" "$3"',
+            'chown -R -- "$1" "$2" && chmod 700 "$2"',
             "sh",
             owner[0],
-            str(dirs.home),
-            str(dirs.tmp),
+            str(dirs.root),
         ],
         user="0",
         timeout_s=QUICK_S,
@@ -172,7 +177,7 @@ async def _give_folders(environment: Any, live: Any, user: str | None) -> None:
         )
 
 
-async def _take_home(environment: Any, live: Any) -> None:
+async def take_home(environment: Any, live: Any) -> None:
     """The agent's home copied back over the host's (its transcript is read there; links stay links)."""
     home = live.dirs.home
     shutil.rmtree(home, ignore_errors=True)
