@@ -271,3 +271,45 @@ def _agent_in_a_trial(
         assert (folder / "pwd.txt").read_text().strip() == "/app"
         assert (folder / "uid.txt").read_text().strip() == "65534"
         assert (folder / "node.txt").read_text().strip() == ""  # no Node in the image
+
+
+def test_a_program_whose_loader_the_image_lacks_is_one_line(docker, tmp_path):
+    """A glibc program in an image without glibc's loader (a musl image) is refused before it runs."""
+    import types
+
+    import trio
+
+    from profiler_core.environments.containers import DockerEnvironment
+    from profiler_core.errors import ProfilerError
+    from profiler_core.model.environment import TrialSpec
+    from profiler_core.providers.in_trial import elf_interpreter, give_folders
+    from profiler_core.sandbox.containers import HOST_IMAGE
+
+    program = tmp_path / "agent"
+    data = Path("/bin/true").read_bytes()
+    loader = elf_interpreter("/bin/true")
+    assert loader is not None
+    elsewhere = loader.replace(
+        "ld-", "xx-", 1
+    )  # same length: the program names a loader nobody has
+    program.write_bytes(data.replace(loader.encode(), elsewhere.encode()))
+    assert elf_interpreter(str(program)) == elsewhere
+    root = tmp_path / "session"
+    (root / "home").mkdir(parents=True)
+    (root / "tmp").mkdir()
+    live = types.SimpleNamespace(
+        dirs=types.SimpleNamespace(root=root, home=root / "home", tmp=root / "tmp")
+    )
+    trial = DockerEnvironment().start(
+        TrialSpec(name="calc-loader", image=HOST_IMAGE, host_toolchain=True)
+    )
+    try:
+        with pytest.raises(
+            ProfilerError, match=f"agent cannot run in this image: it needs {elsewhere}"
+        ):
+            trio.run(give_folders, trial, live, "65534", str(program))
+        trio.run(
+            give_folders, trial, live, "65534", "/bin/true"
+        )  # the real loader is there
+    finally:
+        trial.stop()

@@ -40,6 +40,8 @@ __all__ = [
 
 #: seconds the set-up commands of an agent's session in a trial (folders, owners) may take
 QUICK_S = 60.0
+#: whether the program's loader is in the image, then who the agent's user is (``uid:gid``)
+_WHO = '[ -z "$1" ] || [ -e "$1" ] || echo MISSING-LOADER; echo "$(id -u):$(id -g)"'
 #: variables of the profiler's own that a sandboxed agent keeps; inside a trial the image's stand instead
 _HOST_ONLY = ("PATH", "LANG", "LC_ALL", "TZ", "TERM")
 
@@ -102,14 +104,15 @@ async def run_in_trial(
             "(it has no command_line): the agent cannot run inside it"
         )
     user = params.environment_user
-    await give_folders(environment, live, user)
+    program = provider.trial_program(live.setup.binary)
+    await give_folders(environment, live, user, program)
     inside = {
         name: value
         for name, value in env.items()
         if not (name in _HOST_ONLY and os.environ.get(name) == value)
     }
     inside.update(getattr(environment, "relay_environment", {}) or {})
-    argv = [provider.trial_program(live.setup.binary), *command[1:]]
+    argv = [program, *command[1:]]
     host_argv, host_env, marker = command_line(
         argv,
         env=inside,
@@ -135,8 +138,36 @@ async def run_in_trial(
             await take_home(environment, live)
 
 
-async def give_folders(environment: Any, live: Any, user: str | None) -> None:
-    """Copy the session's folder (its home and temporary folder) in at its host path, the agent user's."""
+def elf_interpreter(program: str) -> str | None:
+    """The dynamic loader a 64-bit ELF program names (``PT_INTERP``, e.g. glibc's
+    ``/lib64/ld-linux-x86-64.so.2``); None for a static program, a script or what cannot be read."""
+    try:
+        with open(program, "rb") as handle:
+            head = handle.read(64)
+            if len(head) < 64 or head[:5] != b"\x7fELF\x02" or head[5] != 1:
+                return None  # not a little-endian 64-bit ELF
+            phoff = int.from_bytes(head[0x20:0x28], "little")
+            size = int.from_bytes(head[0x36:0x38], "little")
+            count = int.from_bytes(head[0x38:0x3A], "little")
+            handle.seek(phoff)
+            table = handle.read(size * count)
+            for i in range(count):
+                entry = table[i * size : (i + 1) * size]
+                if int.from_bytes(entry[0:4], "little") == 3:  # PT_INTERP
+                    offset = int.from_bytes(entry[8:16], "little")
+                    length = int.from_bytes(entry[32:40], "little")
+                    handle.seek(offset)
+                    return handle.read(min(length, 4096)).rstrip(b"\0").decode()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+async def give_folders(
+    environment: Any, live: Any, user: str | None, program: str | None = None
+) -> None:
+    """Copy the session's folder (its home and temporary folder) in at its host path, the agent user's;
+    a ``program`` whose dynamic loader the image lacks (a glibc program in a musl image) is one line."""
     dirs = live.dirs
     try:
         # one copy: the session's folder holds both (and nothing of the profiler's own yet)
@@ -145,12 +176,18 @@ async def give_folders(environment: Any, live: Any, user: str | None) -> None:
         raise ProfilerError(
             f"cannot prepare the agent's folders in the trial: {exc}"
         ) from None
+    loader = elf_interpreter(program) if program else None
     who = await call_off_loop(
         environment.exec,
-        ["sh", "-c", 'echo "$(id -u):$(id -g)"'],
+        ["sh", "-c", _WHO, "sh", loader or ""],
         user=user,
         timeout_s=QUICK_S,
     )
+    if who.ok and "MISSING-LOADER" in who.output:
+        raise ProfilerError(
+            f"{Path(program or '?').name} cannot run in this image: it needs {loader}, which the image lacks "
+            "(a glibc program; a musl image such as Alpine cannot run it; docs/environments.md)"
+        )
     owner = who.output.strip().splitlines()[-1:] if who.ok else []
     if not owner:
         raise ProfilerError(
