@@ -131,7 +131,7 @@ def _script(gateway: str, host_port: int, model_port: int):
     return lambda body: (fix if "MODE-FIX" in json.dumps(body) else wrong)(body)
 
 
-def _task(root: Path) -> None:
+def _task(root: Path, agent_timeout_s: float = 180.0) -> None:
     task = root / "tasks" / "calc"
     (task / "environment").mkdir(parents=True)
     (task / "environment" / "Dockerfile").write_text(
@@ -147,7 +147,7 @@ def _task(root: Path) -> None:
     )
     (task / "task.toml").write_text(
         'schema_version = "1.1"\n[task]\nname = "trial-agents/calc"\n'
-        "[agent]\ntimeout_sec = 180.0\n[verifier]\ntimeout_sec = 60.0\n"
+        f"[agent]\ntimeout_sec = {agent_timeout_s}\n[verifier]\ntimeout_sec = 60.0\n"
     )
 
 
@@ -313,3 +313,46 @@ def test_a_program_whose_loader_the_image_lacks_is_one_line(docker, tmp_path):
         )  # the real loader is there
     finally:
         trial.stop()
+
+
+def test_an_agent_out_of_time_is_ended_inside_and_still_verified(docker, tmp_path):
+    """The agent's timeout is the row's, its processes inside are killed, and the verifier judges what it left."""
+    binary = str(agent_binary("claude", "CLAUDE_BIN"))
+    _task(tmp_path, agent_timeout_s=25.0)
+    tests = tmp_path / "tasks" / "calc" / "tests" / "test.sh"
+    tests.write_text(
+        "#!/bin/bash\n"
+        "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done"
+        " | grep -c '[c]laude[.]exe' > /logs/verifier/agents.txt\n"
+        "if [ -f /app/partial.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n"
+    )
+    script = steps(
+        [
+            Shell("echo started > partial.txt"),
+            Text("Done: never said in time.", delay_s=120),
+        ]
+    )
+    with FakeModelServer(script, model="scripted") as server:
+        path = _profile(
+            tmp_path, "claude-code", binary, "claude-sonnet-4-5", server.url
+        )
+        done = profiler(
+            tmp_path,
+            "run",
+            str(path),
+            "--run-id",
+            "late",
+            "--mode",
+            "fix",
+            "--progress",
+            "none",
+            "--allow-errors",
+            timeout=300,
+        )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = [r for r in rows(tmp_path, "late") if r["iteration"] >= 0]
+    assert row["completionReason"] == "timeout" and row["reward"] == 1, row
+    kept = tmp_path / "reports" / "late" / "verifier" / "calc" / "fix-iter-0"
+    assert (
+        kept / "agents.txt"
+    ).read_text().strip() == "0"  # no agent left running inside
