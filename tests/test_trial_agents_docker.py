@@ -251,6 +251,9 @@ def _agent_in_a_trial(
     by_mode = {row["mode"]: row for row in rows(tmp_path, "t") if row["iteration"] >= 0}
     fix, wrong = by_mode["fix"], by_mode["wrong"]
     assert fix.get("error") is None and fix["reward"] == 1 and fix["success"], fix
+    assert (
+        fix["tokens"]["total"] > 0
+    )  # measured: the session's transcript came back out of the trial
     # the agent said "all tests pass"; the task's tests, in the same container, say otherwise
     assert wrong.get("error") is None and wrong["reward"] == 0, wrong
     assert not wrong["success"]
