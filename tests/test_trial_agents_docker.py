@@ -359,3 +359,43 @@ def test_an_agent_out_of_time_is_ended_inside_and_still_verified(docker, tmp_pat
     assert (
         kept / "agents.txt"
     ).read_text().strip() == "0"  # no agent left running inside
+
+
+def test_an_agents_home_over_the_bound_is_not_copied_out(docker, tmp_path, monkeypatch):
+    """An agent that fills its home cannot fill the host's disk: over the bound, nothing comes back."""
+    import types
+
+    import trio
+
+    from profiler_core.environments.containers import DockerEnvironment
+    from profiler_core.model.environment import TrialSpec
+    from profiler_core.providers import in_trial
+    from profiler_core.sandbox.containers import HOST_IMAGE
+
+    monkeypatch.setattr(in_trial, "MAX_HOME_BYTES", 1 << 20)
+    root = tmp_path / "session"
+    (root / "home").mkdir(parents=True)
+    (root / "tmp").mkdir()
+    live = types.SimpleNamespace(
+        dirs=types.SimpleNamespace(root=root, home=root / "home", tmp=root / "tmp"),
+        params=types.SimpleNamespace(scenario_id="calc"),
+    )
+    trial = DockerEnvironment().start(
+        TrialSpec(name="calc-home", image=HOST_IMAGE, host_toolchain=True)
+    )
+    try:
+        trio.run(in_trial.give_folders, trial, live, "65534", None)
+        small = trial.exec(
+            ["sh", "-c", f"echo kept > {root}/home/transcript.jsonl"], user="65534"
+        )
+        assert small.ok, small.output
+        trio.run(in_trial.take_home, trial, live)
+        assert (root / "home" / "transcript.jsonl").read_text() == "kept\n"
+        big = trial.exec(
+            ["sh", "-c", f"head -c 3000000 /dev/zero > {root}/home/big"], user="65534"
+        )
+        assert big.ok, big.output
+        trio.run(in_trial.take_home, trial, live)
+        assert list((root / "home").iterdir()) == []
+    finally:
+        trial.stop()

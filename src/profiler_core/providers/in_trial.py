@@ -40,6 +40,8 @@ __all__ = [
 
 #: seconds the set-up commands of an agent's session in a trial (folders, owners) may take
 QUICK_S = 60.0
+#: the largest agent home copied back out of a trial (its transcript is in it)
+MAX_HOME_BYTES = 512 << 20
 #: whether the program's loader is in the image, then who the agent's user is (``uid:gid``)
 _WHO = '[ -z "$1" ] || [ -e "$1" ] || echo MISSING-LOADER; echo "$(id -u):$(id -g)"'
 #: variables of the profiler's own that a sandboxed agent keeps; inside a trial the image's stand instead
@@ -215,10 +217,22 @@ async def give_folders(
 
 
 async def take_home(environment: Any, live: Any) -> None:
-    """The agent's home copied back over the host's (its transcript is read there; links stay links)."""
+    """The agent's home copied back over the host's (its transcript is read there; links stay links), unless
+    it grew past ``MAX_HOME_BYTES`` (measured inside first: the agent cannot fill the host's disk)."""
     home = live.dirs.home
     shutil.rmtree(home, ignore_errors=True)
     try:
+        size = await call_off_loop(
+            environment.exec,
+            ["du", "-sk", "--", str(home)],
+            user="0",
+            timeout_s=QUICK_S,
+        )
+        kib = size.output.split()[0] if size.ok and size.output.split() else ""
+        if not kib.isdigit() or int(kib) * 1024 > MAX_HOME_BYTES:
+            raise ProfilerError(
+                f"its size ({kib or '?'} KiB) is not known or over {MAX_HOME_BYTES >> 20} MiB"
+            )
         await call_off_loop(environment.get, str(home), home)
     except (SandboxError, ProfilerError, OSError) as exc:
         log.warning(
