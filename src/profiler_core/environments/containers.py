@@ -57,6 +57,7 @@ from ..sandbox.containers import (
 from ..sandbox.podman import runtime_options
 from ..util.redact import SECRET_NAME
 from .files import extract_tar, tar_of
+from .model_relay import ModelRelay
 
 __all__ = [
     "ContainerTrial",
@@ -281,9 +282,10 @@ class _ContainerKind:
 
     @property
     def capabilities(self) -> EnvironmentCapabilities:
-        """Both networks and switching them, limits, processes that outlive their command, images."""
+        """Every network (``model`` relayed) and switching them, limits, processes that outlive their command,
+        images."""
         return EnvironmentCapabilities(
-            networks=("none", "full"),
+            networks=("none", "model", "full"),
             network_switch=True,
             resource_limits=True,
             persistent_processes=True,
@@ -347,6 +349,10 @@ class ContainerTrial:
         self.switchable = False
         self._public = self._want_public = False
         self._stopped = False
+        #: the model relay of the agent's phase while it runs (:meth:`open_relay`)
+        self.relay: ModelRelay | None = None
+        self._endpoints: tuple[str, ...] = ()
+        self._allow_hosts: tuple[str, ...] = ()
 
     @property
     def public_network(self) -> str:
@@ -405,18 +411,15 @@ class ContainerTrial:
                 f"{self.kind}: cannot start the trial's container from {image!r}: {last_line(done.stderr)}"
             )
         if self.switchable and not self._want_public:
-            self.set_network("none")
+            self.set_network(spec.network)
 
     def _network_args(self, spec: TrialSpec) -> list[str]:
-        if spec.network == "model":
-            raise SandboxError(
-                f"{self.kind}: a trial's network 'model' needs the relay, not yet available in one-container trials"
-            )
+        self._endpoints, self._allow_hosts = spec.endpoints, spec.allow_hosts
         self.switchable = spec.network_switch
         if not spec.network_switch:
             return [
                 "--network",
-                "none" if spec.network == "none" else self.public_network,
+                self.public_network if spec.network == "full" else "none",
             ]
         # Switchable: on the public network, disconnected while a phase must not reach out (then only
         # loopback is left, as with --network none; an --internal network would still reach the host).
@@ -425,25 +428,81 @@ class ContainerTrial:
         return ["--network", self.public_network]
 
     def set_network(self, network: str) -> None:
-        """``full``: connect the trial to the runtime's default network; ``none``: disconnect it (only loopback is left)."""
+        """``full``: connect the trial to the runtime's default network; ``none`` and ``model``: disconnect it (only
+        loopback is left, where :meth:`open_relay` serves the model)."""
         public = network == "full"
-        if network == "model":
-            raise SandboxError(
-                f"{self.kind}: a trial's network 'model' needs the relay, not yet available in one-container trials"
-            )
         if not self.switchable:
             raise SandboxError(
                 f"{self.kind}: trial {self.name} was started without a switchable network"
             )
-        if public == self._public:
-            return
-        verb = "connect" if public else "disconnect"
-        done = self._run([self.binary, "network", verb, self.public_network, self.name])
-        if done.returncode != 0:
-            raise SandboxError(
-                f"{self.kind}: cannot {verb} the trial's network: {last_line(done.stderr)}"
+        if public != self._public:
+            verb = "connect" if public else "disconnect"
+            done = self._run(
+                [self.binary, "network", verb, self.public_network, self.name]
             )
-        self._public = public
+            if done.returncode != 0:
+                raise SandboxError(
+                    f"{self.kind}: cannot {verb} the trial's network: {last_line(done.stderr)}"
+                )
+            self._public = public
+
+    def open_relay(self, network: str) -> None:
+        """Serve the agent's model endpoints on the trial's loopback for its phase (:mod:`.model_relay`): under
+        ``model`` every endpoint and ``allow_hosts``; under ``full`` the loopback ones only (the host's 127.0.0.1
+        is not the container's); under ``none`` nothing. ``SandboxError`` (one line) when one cannot be relayed."""
+        if network == "none" or self.relay is not None:
+            return
+        endpoints = self._endpoints
+        if network == "full":
+            from ..sandbox.hosts import parse_endpoint
+
+            endpoints = tuple(e for e in endpoints if parse_endpoint(e).loopback)
+        hosts = self._allow_hosts if network == "model" else ()
+        if not endpoints and not hosts:
+            return
+        relay = ModelRelay(endpoints, hosts)
+        relay.start(self.binary, self.kind, self.name)
+        self.relay = relay
+
+    def close_relay(self) -> None:
+        """End the agent's relay (the verifier never sees it)."""
+        relay, self.relay = self.relay, None
+        if relay is not None:
+            relay.stop()
+
+    @property
+    def relay_environment(self) -> dict[str, str]:
+        """Variables an agent needs to reach remote hosts through the relay (its CONNECT proxy), else none."""
+        return self.relay.environment() if self.relay is not None else {}
+
+    def command_line(
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str | None,
+        user: str | None,
+        stdin: bool = False,
+    ) -> tuple[list[str], dict[str, str], str]:
+        """A host command that runs ``argv`` inside and streams its output (an agent's program), its client's
+        environment (the values: never on a command line) and the mark :meth:`end` kills it by."""
+        marker = uuid.uuid4().hex
+        command = [self.binary, "exec", "--env", f"PROFILER_EXEC={marker}"]
+        if stdin:
+            command.append("--interactive")
+        # the task's secret-named variables reach the agent too, by exec as for every command
+        env = {**self.secrets, **env}
+        for key in env:
+            command += ["--env", key]
+        if cwd:
+            command += ["--workdir", cwd]
+        if user:
+            command += ["--user", user]
+        return [*command, self.name, *argv], client_environment(dict(env)), marker
+
+    def end(self, marker: str) -> None:
+        """Kill, inside, every process carrying ``marker`` (a program run by :meth:`command_line` and its children)."""
+        self._kill_marked(marker, None)
 
     def exec(
         self,
@@ -522,7 +581,9 @@ class ContainerTrial:
             )
         return ExecResult(exit_code=code, output=text, wall_ms=wall)
 
-    def _kill_marked(self, marker: str, process: subprocess.Popen[bytes]) -> None:
+    def _kill_marked(
+        self, marker: str, process: subprocess.Popen[bytes] | None
+    ) -> None:
         """Kill, inside, every process that carries ``marker`` (the command and what it started), then the client."""
         self._killed = marker
         script = 'for p in /proc/[0-9]*; do grep -qs "PROFILER_EXEC=$1" "$p/environ" 2>/dev/null && kill -9 "${p#/proc/}" 2>/dev/null; done; true'
@@ -542,8 +603,9 @@ class ContainerTrial:
                 ],
                 timeout=30,
             )
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, 9)
+        if process is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, 9)
 
     def put(self, local: Path, remote: str) -> None:
         """Copy ``local`` to ``remote`` (replacing what is there), owned by root and readable by all."""
@@ -606,6 +668,7 @@ class ContainerTrial:
         if self._stopped:
             return
         self._stopped = True
+        self.close_relay()  # the helper first: it joined the trial's network namespace
         command = [self.binary, "rm", "--force", self.name]
         if self.kind == "podman":
             command[3:3] = ["--time", "0", "--ignore"]

@@ -570,6 +570,8 @@ class AgentProvider:
     #: the base URL the agent calls when ``base_url`` is not given (where the wire recorder forwards its calls)
     default_base_url: ClassVar[str] = ""
     options_class: ClassVar[type] = AgentOptions
+    #: the runner may start it inside a trial's environment (docs/environments.md, "Agents inside the trial")
+    runs_in_trial: ClassVar[bool] = False
     #: keep the program's standard output as printed (``AgentRun.output``): for a provider whose answer is that output
     keep_output: ClassVar[bool] = False
     init_scope = "mode"
@@ -705,6 +707,19 @@ class AgentProvider:
         options = live.setup.options
         keep = stdin is not None or self.keep_output
         env = hide_key(live, env)
+        if live.params.environment is not None:
+            from .in_trial import run_in_trial
+
+            return await run_in_trial(
+                self,
+                live,
+                command,
+                env,
+                start=run_agent,
+                on_line=on_line,
+                stdin=stdin,
+                keep=keep,
+            )
         if not live.setup.confined:
             return await run_agent(
                 command,
@@ -730,6 +745,27 @@ class AgentProvider:
                 stdin=stdin,
                 keep_output=keep,
             )
+
+    def trial_needs(self, mode: str) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+        """What a trial gives this agent: its program's folder mounted read-only (``TrialMount``s) and the
+        model endpoint it calls (the wire recorder's, which holds the real key), relayed by ``network: model``."""
+        from .in_trial import program_mounts
+
+        setup = self._modes.get(mode)
+        if setup is None:
+            return (), ()
+        recorder = self.recorder(setup)
+        endpoint = (
+            f"http://127.0.0.1:{recorder.port}"
+            if recorder is not None
+            else setup.options.base_url or self.default_endpoint
+        )
+        program = self.trial_program(setup.binary)
+        return program_mounts(program), (endpoint,) if endpoint else ()
+
+    def trial_program(self, binary: str) -> str:
+        """The program started inside a trial: ``binary`` by its real path (an npm link resolved)."""
+        return str(Path(binary).resolve())
 
     def sandbox_job(
         self, live: LiveSession, command: list[str], env: dict[str, str]

@@ -139,6 +139,8 @@ class ClaudeCodeProvider(AgentProvider):
     default_endpoint = "https://api.anthropic.com"
     default_base_url = default_endpoint
     options_class = ClaudeCodeOptions
+    #: its native program runs in any glibc image (providers/in_trial.py)
+    runs_in_trial = True
 
     async def prompt(
         self, handle: SessionHandle, text: str, timeout_ms: int | None = None
@@ -218,9 +220,11 @@ class ClaudeCodeProvider(AgentProvider):
             fixed["ANTHROPIC_BASE_URL"] = model_url
         if options.max_retries is not None:
             fixed["CLAUDE_CODE_MAX_RETRIES"] = str(options.max_retries)
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
+        if (hasattr(os, "geteuid") and os.geteuid() == 0) or (
+            live.params.environment is not None
+        ):
             # Claude Code refuses --dangerously-skip-permissions as root outside a declared sandbox;
-            # the session's temporary home and folder are that sandbox.
+            # the session's temporary home and folder are that sandbox (a trial's container is one too).
             fixed["IS_SANDBOX"] = "1"
         # The profiler's own ANTHROPIC_* / CLAUDE_* settings would point the agent elsewhere.
         return child_environment(

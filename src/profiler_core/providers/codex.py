@@ -214,6 +214,13 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+#: where the npm launcher finds Codex's program: ``<platform package>/vendor/<target>/bin/codex``
+_CODEX_NATIVE = {
+    "x86_64": ("@openai/codex-linux-x64", "x86_64-unknown-linux-musl"),
+    "aarch64": ("@openai/codex-linux-arm64", "aarch64-unknown-linux-musl"),
+}
+
+
 class CodexProvider(AgentProvider):
     """Runs each session as one ``codex exec --json`` process against the profile's model."""
 
@@ -224,6 +231,15 @@ class CodexProvider(AgentProvider):
     default_endpoint = "https://api.openai.com"
     default_base_url = "https://api.openai.com/v1"
     options_class = CodexOptions
+
+    #: its native program is static (musl): it runs in any Linux image of the host's machine
+    runs_in_trial = True
+
+    def trial_program(self, binary: str) -> str:
+        """Codex's native program, not the npm launcher (``codex.js`` needs Node, which an image may lack)."""
+        from .in_trial import native_program
+
+        return native_program(binary, "codex", _CODEX_NATIVE)
 
     def check_options(self, options: CodexOptions, where: str) -> None:
         """Codex has no switch for allowed or disallowed tools: say so rather than ignore them."""

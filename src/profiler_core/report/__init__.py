@@ -205,7 +205,24 @@ def _meta(
         "rows": table.n,
         "skippedLines": table.skipped,
         "problems": list(table.problems),
+        "artifacts": _artifacts(table),
     }
+
+
+def _artifacts(table) -> list[tuple[str, list[str]]]:
+    """Each row's kept artifacts (its ``artifacts`` extension: paths in the run's report folder), labelled by its cell."""
+    column = table.extensions.get("artifacts")
+    if not isinstance(column, list):
+        return []
+    scenarios = table.categorical["scenario_id"].labels()
+    modes = table.categorical["mode"].labels()
+    iterations = table.numeric["iteration"].tolist()
+    found = []
+    for i, files in enumerate(column):
+        if isinstance(files, list) and files:
+            label = f"{scenarios[i]} · {modes[i]} · iteration {int(iterations[i])}"
+            found.append((label, [str(f) for f in files if isinstance(f, str)]))
+    return found
 
 
 def _write(

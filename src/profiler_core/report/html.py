@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from . import format as fmt
 from .charts import MIN_CHART_ROWS, mode_color
@@ -145,6 +145,7 @@ def render_html(view: ReportView, charts: dict[str, str]) -> str:
         _checkpoints(view),
         _errors(view),
         _plugin_sections(view),
+        _artifacts(view),
         _method(view),
     ]
     return "".join(parts)
@@ -155,6 +156,21 @@ def _nav(view: ReportView) -> list[tuple[str, str]]:
     if not view.sections:
         return _NAV
     return [*_NAV[:-1], ("plugin-section-1", "Plugins"), _NAV[-1]]
+
+
+def _artifacts(view: ReportView) -> str:
+    """The trials' artifacts, linked (paths relative to the run's report folder, where this page is)."""
+    if not view.artifacts:
+        return ""
+    items = "".join(
+        f"<li><b>{_e(label)}</b>: "
+        + ", ".join(
+            f'<a href="{_e(quote(f))}">{_e(f.split("/", 3)[-1])}</a>' for f in files
+        )
+        + "</li>"
+        for label, files in view.artifacts
+    )
+    return f'<section id="artifacts"><h2>Artifacts</h2><ul>{items}</ul></section>'
 
 
 def _head(view: ReportView) -> str:

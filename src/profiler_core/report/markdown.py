@@ -6,6 +6,7 @@ import html
 import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 from . import format as fmt
 from .view import (
@@ -98,6 +99,7 @@ def render_report(view: ReportView) -> str:
     lines += _checkpoints(view)
     lines += _errors(view)
     lines += _plugin_sections(view)
+    lines += _artifacts(view)
     if view.problems:
         lines += [
             "## Data problems",
@@ -133,6 +135,18 @@ def _plugin_sections(view: ReportView) -> list[str]:
         if section.header:
             lines += table(section.header, section.rows, "l" * len(section.header))
     return lines
+
+
+def _artifacts(view: ReportView) -> list[str]:
+    """The trials' artifacts (``/logs/artifacts`` and the task's declared ones), linked, by cell."""
+    if not view.artifacts:
+        return []
+    lines = ["## Artifacts", ""]
+    for label, files in view.artifacts:
+        # the names are the agent's: the link's target is percent-encoded, its text escaped
+        links = ", ".join(f"[{md(f.split('/', 3)[-1])}]({quote(f)})" for f in files)
+        lines.append(f"- **{md(label)}**: {links}")
+    return [*lines, ""]
 
 
 def _verdict(view: ReportView) -> list[str]:

@@ -279,6 +279,8 @@ class ReportView(Record):
     source: str
     #: sections plugins added (``profiler_report_sections``), or the lines saying why one is missing
     sections: tuple[SectionView, ...] = ()
+    #: each row's kept artifacts: (its cell, paths relative to the run's report folder)
+    artifacts: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def has_reward(self) -> bool:
@@ -341,6 +343,9 @@ def report_view(
         problems=tuple(problems),
         source=str(meta.get("source")),
         sections=tuple(sections),
+        artifacts=tuple(
+            (str(label), tuple(files)) for label, files in meta.get("artifacts") or ()
+        ),
     )
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from ..errors import RateLimitedError
+from ..errors import RateLimitedError, SandboxError
 from ..model import (
     AfterScenarioContext,
     AnalysisResult,
@@ -459,6 +459,7 @@ async def attempt_cell(
         done.metrics = {
             **await _collect(state, done.result, scenario, mode, model, done.trace),
             **done.verification_metrics(),
+            **({"artifacts": done.artifacts} if done.artifacts else {}),
         }
         if done.trace is not None and state.analysis_pool is not None:
             done.analysis, done.trace_text = await _analyze_in_worker(
@@ -585,7 +586,8 @@ async def _trial(
     except SetupError as exc:
         raise IterationError(f"setup failed: {exc}", code="setup_error") from None
     assert task.settings is not None
-    run = await trial.start_trial(state.trials, scenario, task.settings, name)
+    needs = trial.agent_needs(provider, params.mode)
+    run = await trial.start_trial(state.trials, scenario, task.settings, name, needs)
     try:
         await trial.setup(run)
         params = attrs.evolve(
@@ -611,11 +613,25 @@ async def _trial(
             )
     finally:
         try:
+            done.artifacts = await _artifacts(state.trials, run, name)
             if _may_keep(state.workspaces.keep, done):
                 # copied out as plain files (links stay links): kept or removed with the row, like any workspace
                 done.folder = await trial.copy_workdir(run, state.workspaces.sessions)
         finally:
             await trial.stop_trial(run)
+
+
+async def _artifacts(trials: Any, run: Any, name: str) -> list[str]:
+    """The trial's artifacts copied into the run's reports (runner/trial_artifacts.py); none when they cannot be."""
+    from .trial_artifacts import collect_artifacts
+
+    try:
+        return await collect_artifacts(
+            run, trials.artifacts_dir / name, trials.artifacts_dir.parent
+        )
+    except (SandboxError, OSError) as exc:
+        log.warning("the artifacts of %s were not collected: %s", run.scenario.id, exc)
+        return []
 
 
 async def _turn(
@@ -794,6 +810,8 @@ class _Attempt:
     #: the workspace was empty when the agent finished and no verifier ran in it: kept for the next session as it is
     left_empty: bool = False
     verification: Verification | None = None
+    #: the trial's artifacts kept in the run's reports, relative to its report folder (the row's ``artifacts``)
+    artifacts: list[str] = attrs.Factory(list)
     #: what a replayed recording's verifiers said (``RecordedVerification``), read before its session is destroyed
     recorded: Any = None
 

@@ -33,7 +33,7 @@ import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import trio
@@ -69,6 +69,8 @@ MAX_FILES = 200
 QUICK_S = 60.0
 #: networks from the most closed to the most open
 _OPENNESS = {"none": 0, "model": 1, "full": 2}
+#: what an agent asks of a trial: its program's folders (``TrialMount``) and its model endpoints
+AgentNeeds = tuple[tuple[Any, ...], tuple[str, ...]]
 #: Harbor's network modes in this project's words
 _HARBOR = {"public": "full", "no-network": "none", "allowlist": "model"}
 
@@ -83,6 +85,8 @@ class Trials:
         self.settings = settings
         #: ``reports/<runId>/verifier``: every file a verifier wrote under its logs folder, per cell
         self.verifier_dir = reports / run_id / "verifier"
+        #: ``reports/<runId>/artifacts``: each trial's ``/logs/artifacts`` and declared artifacts (trial_artifacts.py)
+        self.artifacts_dir = reports / run_id / "artifacts"
         self.capabilities = getattr(kind, "capabilities", None)
         self._warned: set[str] = set()
 
@@ -98,13 +102,23 @@ class Trials:
             )
         if scenario.environment is None or self.settings.sandbox == "none":
             return False
-        if getattr(getattr(provider, "provider", provider), "runs_in_trial", False):
+        inner = getattr(provider, "provider", provider)
+        if getattr(inner, "runs_in_trial", False):
+            if hasattr(inner, "trial_needs") and not self.settings.container:
+                # an agent program runs inside by the runtime's exec (docker, podman): under bwrap it stays beside
+                if self.settings.sandbox in BUILTIN_ENVIRONMENTS:
+                    return False
+                raise IterationError(
+                    f"provider {getattr(provider, 'id', '?')!r} runs inside docker or podman trials only, "
+                    f"not {self.settings.sandbox!r} (docs/environments.md)",
+                    code="setup_error",
+                )
             return True
         if self.settings.sandbox in BUILTIN_ENVIRONMENTS:
             return False  # the agent programs still run beside the container (docs/environments.md)
         raise IterationError(
             f"provider {getattr(provider, 'id', '?')!r} cannot run inside a {self.settings.sandbox!r} trial yet "
-            "(trial-aware providers: oracle, simulated)",
+            "(trial-aware providers: oracle, simulated, claude-code, codex, opencode)",
             code="setup_error",
         )
 
@@ -132,14 +146,17 @@ def _closest(*networks: str | None) -> str:
     return min(given, key=_OPENNESS.__getitem__) if given else "full"
 
 
-def phase_networks(settings: SandboxSettings, scenario: Scenario) -> tuple[str, str]:
-    """``(agent, verifier)`` networks: the agent's is the task's combined with the profile's; the verifier inherits the task's."""
+def phase_networks(
+    settings: SandboxSettings, scenario: Scenario, endpoints: tuple[str, ...] = ()
+) -> tuple[str, str]:
+    """``(agent, verifier)`` networks: the agent's is the task's combined with the profile's (``endpoints``: the
+    agent's model, which ``model`` relays); the verifier inherits the task's."""
     env = scenario.environment
     task = _network(getattr(env, "network", None))
     agent_task = _network(getattr(scenario, "agent_policy", None)) or task
     agent = _closest(agent_task, settings.network_mode)
-    if agent == "model" and not settings.allow_hosts:
-        agent = "none"  # a trial-aware agent of this round reaches no model: nothing to relay
+    if agent == "model" and not settings.allow_hosts and not endpoints:
+        agent = "none"  # an agent without a model (the oracle, the simulated one): nothing to relay
     verifier = settings.verifier_network
     if verifier is None:
         steps = getattr(scenario, "steps", ())
@@ -161,6 +178,7 @@ def trial_spec(
     name: str,
     agent_network: str,
     switch: bool,
+    needs: AgentNeeds = ((), ()),
 ) -> TrialSpec:
     """What the trial asks of its environment: the task's image (built by ``task_images``), env, workdir and limits."""
     env = scenario.environment
@@ -185,6 +203,9 @@ def trial_spec(
         env=values,
         network=agent_network,
         network_switch=switch,
+        mounts=tuple(needs[0]),
+        endpoints=tuple(needs[1]),
+        allow_hosts=tuple(settings.allow_hosts),
         cpus=getattr(env, "cpus", None),
         memory_mb=getattr(env, "memory_mb", None),
         host_toolchain=settings.host_toolchain,
@@ -241,11 +262,24 @@ class TrialRun:
             await call(self.environment.set_network, network)
 
 
+def agent_needs(provider: Any, mode: str) -> AgentNeeds:
+    """What the agent asks of a trial (a subprocess agent: its program's folder, its model endpoint); else nothing."""
+    needs = getattr(getattr(provider, "provider", provider), "trial_needs", None)
+    if not callable(needs):
+        return (), ()
+    mounts, endpoints = cast("AgentNeeds", needs(mode))
+    return tuple(mounts), tuple(endpoints)
+
+
 async def start_trial(
-    trials: Trials, scenario: Scenario, settings: SandboxSettings, name: str
+    trials: Trials,
+    scenario: Scenario,
+    settings: SandboxSettings,
+    name: str,
+    needs: AgentNeeds = ((), ()),
 ) -> TrialRun:
     """Start the environment of one attempt and make Harbor's log folders; ``IterationError`` (set-up) when it cannot."""
-    agent, verifier = phase_networks(settings, scenario)
+    agent, verifier = phase_networks(settings, scenario, tuple(needs[1]))
     caps = trials.capabilities or EnvironmentCapabilities()
     agent, verifier = (
         _enforceable(trials, caps, settings.sandbox, agent),
@@ -279,7 +313,7 @@ async def start_trial(
         trials.warn_once(
             f"execution.sandbox: {settings.sandbox} does not enforce [environment].storage_mb (scenario {scenario.id!r})"
         )
-    spec = trial_spec(settings, scenario, name, "full", switch)
+    spec = trial_spec(settings, scenario, name, "full", switch, needs)
     try:
         start = trials.kind.start
         if getattr(scenario.environment, "compose", None):
@@ -411,14 +445,27 @@ def timed_out_result() -> PromptResult:
 
 
 async def agent_phase(run: TrialRun, session: Callable[[], Awaitable[None]]) -> bool:
-    """Run the agent (``session``) on the agent's network; True when its time ran out (the verifier still runs)."""
+    """Run the agent (``session``) on the agent's network, its model relayed for the phase when the environment
+    can (docker, podman); True when its time ran out (the verifier still runs)."""
     await run.network(run.agent_network)
+    relay = getattr(run.environment, "open_relay", None)
     try:
+        if relay is not None:
+            try:
+                await call(relay, run.agent_network)
+            except SandboxError as exc:
+                raise IterationError(
+                    f"setup failed: the agent's model relay: {exc}", code="setup_error"
+                ) from None
         await session()
     except IterationError as exc:
         if exc.code != "timeout":
             raise
         return True
+    finally:
+        if relay is not None:
+            with trio.CancelScope(shield=True):
+                await call(run.environment.close_relay)
     return False
 
 
@@ -579,6 +626,7 @@ __all__ = [
     "LOG_DIRS",
     "TrialRun",
     "Trials",
+    "agent_needs",
     "agent_phase",
     "agent_user",
     "call",

@@ -410,15 +410,21 @@ def secret_loader(
 
 
 def relay_container(
-    binary: str, kind: str, name: str, layout: Layout, plan: NetworkPlan
+    binary: str,
+    kind: str,
+    name: str,
+    layout: Layout,
+    plan: NetworkPlan,
+    network: str = "none",
 ) -> None:
-    """Start the helper container that runs the inside relay (no network) and wait until it listens."""
+    """Start the helper container that runs the inside relay and wait until it listens: with no network
+    (a job's container joins it), or in a trial's own (``network``: ``container:<trial>``)."""
     command = [
         binary,
         *_common(binary, kind, name),
         "--detach",
         "--network",
-        "none",
+        network,
         *_host_mounts(),
         *_python_mount(),
     ]

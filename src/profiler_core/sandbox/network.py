@@ -18,7 +18,7 @@ from .hosts import HostRule, parse_endpoint, parse_host_rule
 from .job import Job
 from .settings import SandboxSettings
 
-__all__ = ["Forward", "NetworkPlan", "plan_network"]
+__all__ = ["Forward", "NetworkPlan", "plan_model", "plan_network"]
 
 #: the proxy's port inside the sandbox, unless an endpoint uses it
 PROXY_PORT = 3128
@@ -70,9 +70,18 @@ def plan_network(settings: SandboxSettings, job: Job) -> NetworkPlan:
     publish = tuple(dict.fromkeys(job.publish))
     if mode == "none":
         return NetworkPlan(publish=publish)
+    return plan_model(job.endpoints, settings.allow_hosts, publish)
+
+
+def plan_model(
+    endpoints: tuple[str, ...],
+    allow_hosts: tuple[str, ...],
+    publish: tuple[int, ...] = (),
+) -> NetworkPlan:
+    """The relays that let a program reach only ``endpoints`` and ``allow_hosts`` (``network: model``)."""
     forwards: dict[int, Forward] = {}
-    rules = [parse_host_rule(entry) for entry in settings.allow_hosts]
-    for url in job.endpoints:
+    rules = [parse_host_rule(entry) for entry in allow_hosts]
+    for url in endpoints:
         endpoint = parse_endpoint(url)
         if endpoint.loopback:
             forwards.setdefault(endpoint.port, Forward(endpoint.port, endpoint.host))

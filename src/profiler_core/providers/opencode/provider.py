@@ -28,6 +28,7 @@ from ...model import (
     SessionTrace,
 )
 from ...util.leftovers import remove_folder, temporary_folder
+from .._agent_process import empty_trace
 from .config import (
     OpenCodeError,
     OpenCodeOptions,
@@ -37,7 +38,7 @@ from .config import (
 )
 from .metrics import measure, progress
 from .server import OpenCodeServer, start_server
-from .wire import PARENT_HEADER, SESSION_HEADER, point_at, wire_setup
+from .wire import PARENT_HEADER, SESSION_HEADER, hide_key, point_at, wire_setup
 
 if (
     TYPE_CHECKING
@@ -124,6 +125,8 @@ class OpenCodeProvider:
     #: ``base_url`` (a server) and the config's ``baseURL``s are opened once before the first session (runner.endpoint)
     endpoint_check = True
     init_scope = "mode"
+    #: sessions in a trial run ``opencode run`` inside it (opencode/trial.py)
+    runs_in_trial = True
 
     def __init__(self, **options: Any) -> None:
         """Validate the options now, so a bad one or a missing program fails before anything runs."""
@@ -141,6 +144,11 @@ class OpenCodeProvider:
         self.wire: Any = None
         #: sessions whose prompt is running (calls are the session's only when it runs alone)
         self._running: set[str] = set()
+        #: what a session inside a trial needs: the mode's config, endpoints, environment (init), its sessions
+        self.trial_setup: (
+            tuple[dict[str, Any], tuple[str, ...], dict[str, str]] | None
+        ) = None
+        self.trial_sessions: dict[str, Any] = {}
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -172,6 +180,12 @@ class OpenCodeProvider:
                 server_config, endpoints, key = self._record_wire(
                     server_config, config.model, endpoints, config.environment
                 )
+            # in a trial the agent holds the placeholder too: the real key stays with the recorder
+            self.trial_setup = (
+                server_config,
+                endpoints,
+                hide_key(config.environment, key),
+            )
             self.server = await start_server(
                 find_binary(options),
                 config=server_config,
@@ -265,11 +279,16 @@ class OpenCodeProvider:
                 for session in self.sessions.values():
                     _remove(session.owned_dir)
                 self.sessions.clear()
+                for inside in self.trial_sessions.values():
+                    inside.dirs.remove()
+                self.trial_sessions.clear()
 
     # -- sessions ----------------------------------------------------------------
 
     async def create_session(self, params: CreateSessionParams) -> SessionHandle:
-        """``POST /session`` (with a title, which spares a title-generation model call)."""
+        """``POST /session`` (with a title, which spares a title-generation model call); in a trial, folders only."""
+        if params.environment is not None:
+            return self._trial_session(params)
         if params.workspace is not None:
             owned, directory = (
                 None,
@@ -312,6 +331,9 @@ class OpenCodeProvider:
         """Send the mode's instructions and the prompt, poll until ``stop``; abort on error, timeout or cancel."""
         import trio
 
+        if handle.session_id in self.trial_sessions:
+            with trio.fail_after(timeout_ms / 1000) if timeout_ms else nullcontext():
+                return await self._trial_prompt(handle, text)
         session = self._session(handle)
         provider_id, model_id = split_model(self.model)
         body: dict[str, Any] = {
@@ -362,6 +384,8 @@ class OpenCodeProvider:
 
     async def export_session(self, handle: SessionHandle) -> SessionTrace:
         """The session's trace, built from its messages by the same parser ``profiler import opencode`` uses."""
+        if handle.session_id in self.trial_sessions:
+            return self._trial_trace(handle)
         session = self._session(handle)
         messages = await self._messages(session)
         trace = measure(messages, session_id=session.id, retries=session.retries).trace
@@ -373,6 +397,9 @@ class OpenCodeProvider:
         """Wait (bounded) for the session to go idle, abort it if it will not, then delete it."""
         import trio
 
+        inside = self.trial_sessions.pop(handle.session_id, None)
+        if inside is not None:
+            inside.dirs.remove()
         session = self.sessions.pop(handle.session_id, None)
         if session is None:
             return
@@ -568,6 +595,63 @@ class OpenCodeProvider:
         if self.server is None or self.server.process.poll() is None:
             return ""
         return f" (the opencode server, pid {self.server.pid}, exited with status {self.server.process.returncode})"
+
+    # -- sessions inside a trial (opencode/trial.py) --------------------------------
+
+    def trial_needs(self, mode: str) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+        """What a trial gives this agent: its program's folder (read-only) and its model endpoints."""
+        from ..in_trial import program_mounts
+
+        endpoints = self.trial_setup[1] if self.trial_setup is not None else ()
+        return program_mounts(self.trial_program(find_binary(self.options))), endpoints
+
+    def trial_program(self, binary: str) -> str:
+        """OpenCode's native program by its real path (an npm link resolved)."""
+        return str(Path(binary).resolve())
+
+    def _trial_session(self, params: CreateSessionParams) -> SessionHandle:
+        from .trial import new_session
+
+        if self.trial_setup is None:
+            raise OpenCodeError(
+                "opencode: a session inside a trial needs the provider's own config (not options.base_url)"
+            )
+        session = new_session(
+            params, find_binary(self.options), self.options, self.trial_setup[2]
+        )
+        session_id = f"opencode-trial-{len(self.trial_sessions)}-{id(session):x}"
+        self.trial_sessions[session_id] = session
+        return SessionHandle(
+            session_id=session_id,
+            provider=self.id,
+            created_at=datetime.now(UTC).isoformat(),
+        )
+
+    async def _trial_prompt(self, handle: SessionHandle, text: str) -> PromptResult:
+        from .trial import prompt_in_trial
+
+        session = self.trial_sessions[handle.session_id]
+        assert self.trial_setup is not None
+        first = len(self.wire.calls) if self.wire is not None else 0
+        try:
+            return await prompt_in_trial(
+                self,
+                session,
+                text,
+                config=self.trial_setup[0],
+                model=self.model,
+                agent=self.options.agent,
+            )
+        finally:
+            if self.wire is not None:
+                session.wire_calls = self.wire.snapshot()[first:]
+
+    def _trial_trace(self, handle: SessionHandle) -> SessionTrace:
+        session = self.trial_sessions[handle.session_id]
+        trace = session.trace or empty_trace(handle.session_id)
+        if session.wire_calls:
+            trace = attrs.evolve(trace, events=(*trace.events, *session.wire_calls))
+        return trace
 
     def _session(self, handle: SessionHandle) -> _Session:
         try:
