@@ -213,3 +213,17 @@ def test_a_copy_with_no_shell_tool_for_an_api_is_an_answer_naming_it(
     assert answer.json()["error"]["message"] == (
         "fake model: no agent of the registry that calls openai-chat has a shell tool"
     )
+
+
+def test_a_row_of_the_copy_names_a_shell_tool_the_trace_builder_counts_as_shell(copy):
+    from profiler_core.traces.categories import tool_category
+
+    assert tool_category("run_shell") == "shell"  # the toy row's own shell tool
+    assert tool_category("Bash") == "shell"  # the built-in table's names still hold
+    assert tool_category("no_such_tool") == "other"
+
+
+def test_without_the_copy_a_toy_shell_tool_is_other():
+    from profiler_core.traces.categories import tool_category
+
+    assert tool_category("run_shell") == "other"

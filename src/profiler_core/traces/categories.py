@@ -54,4 +54,15 @@ def tool_category(name: str) -> str:
     lowered = name.lower()
     if lowered.startswith("mcp_"):
         return "mcp"
-    return _CATEGORY_OF.get(lowered, "other")
+    category = _CATEGORY_OF.get(lowered)
+    if category is None:
+        # an agent the registry added names its own shell tools (config/agents.toml)
+        category = "shell" if lowered in _registry_shell_tools() else "other"
+    return category
+
+
+def _registry_shell_tools() -> set[str]:
+    """The shell tools the agents' registry names, lower-cased (its table is read once per path)."""
+    from ..config.agents import shell_tools
+
+    return {tool.lower() for tool in shell_tools()}
