@@ -45,11 +45,13 @@ class Column:
 def _kind(hint: Any) -> Kind:
     """The column type of a model field's type hint (``int | None`` -> int, ``int | float`` -> float)."""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        kinds = {_kind(arg) for arg in typing.get_args(hint) if arg is not type(None)}
-        if kinds == {"int", "float"}:
+        kinds: list[Kind] = sorted(
+            {_kind(arg) for arg in typing.get_args(hint) if arg is not type(None)}
+        )
+        if kinds == ["float", "int"]:
             return "float"
         if len(kinds) == 1:
-            return kinds.pop()
+            return kinds[0]
         raise TypeError(f"rowcolumns: no column type for {hint!r}")
     if hint is bool:
         return "bool"
