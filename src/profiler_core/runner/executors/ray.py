@@ -8,10 +8,13 @@ session, prompt, export the trace, collectors, analyzers, scorer, and the row
 (:func:`profiler_core.runner.iteration.attempt_cell`, the same code the local
 executors run).
 
-A worker builds its components from the same profile file and installed
-plugins as the driver (``load_profile`` + the plugin registry), once per
-worker process, and keeps one initialised provider per (model, mode) in a trio
-loop of its own, so an agent's start-up is paid once per worker, not per cell.
+A worker builds its components from the driver's loaded profile (put once in
+the object store: the file is not read again) and the installed plugins, once
+per worker process, with the driver's own builders (``runner.wiring``: the
+workspaces, the trials, the run state, each provider's config), so a cell runs
+as it runs locally, a Harbor task as one trial per attempt. It keeps one
+initialised provider per (model, mode) in a trio loop of its own, so an
+agent's start-up is paid once per worker, not per cell.
 A worker that dies fails its attempt with ``errorCode: executor_error``; the
 cell's ``allowedRetries`` then apply as for any error. Ray is an optional
 extra (``pip install 'agent-profiler[ray]'``): nothing imports it unless a
