@@ -22,8 +22,8 @@ import attrs
 import msgspec
 import numpy as np
 
+from ..errors import ProfilerError
 from ..model import ProfileRow, SessionAnalysisBundle, SessionTrace
-from ..model.metrics import token_totals
 from ..model.record import Record
 from ..storage.lines import read_at, scan_lines
 from ..storage.rowcolumns import COLUMNS, projection
@@ -108,24 +108,12 @@ _STRINGS = {
     "model": "model",
     "reason": "completion_reason",
 }
-#: The token counts a row written without its totals derives them from, as the model does.
-_TOKENS = (
-    "input",
-    "output",
-    "reasoning",
-    "cache_read",
-    "cache_write",
-    "total",
-    "active",
-)
-
 #: The part of a row the table reads: the row decoder's fields for these paths only (msgspec
 #: skips the rest of each line without building it).
 _Brief = projection(
     "ViewerRow",
     [
         *(COLUMNS[name].path for name in (*_NUMBERS.values(), *_STRINGS.values())),
-        *(f"tokens.{part}" for part in _TOKENS),
         "success",
         "error",
         "error_code",
@@ -135,12 +123,10 @@ _Brief = projection(
 )
 
 
-def _tokens_total(row: Any) -> int:
-    """The row's total tokens (derived from its counts when the line leaves it out)."""
-    tokens = row.tokens
-    if tokens.total is not None:
-        return int(tokens.total)
-    return token_totals(*(getattr(tokens, part) for part in _TOKENS))[0]
+def _tokens_total(row: Any) -> float:
+    """The row's total tokens; NaN when its line leaves the total out (``RowIndex`` derives it)."""
+    total = row.tokens.total
+    return math.nan if total is None else float(total)
 
 
 def _known_cost(row: Any) -> float:
@@ -304,10 +290,23 @@ class RowIndex:
             int(position[i]): e for i, e in errors.items() if position[i] >= 0
         }
         self.n = int(keep.size)
+        self._derive_totals()
         self.order = np.arange(self.n, dtype=np.int64)
         keys = self._keys(self.model, self.mode, self.scenario, self.iteration)
         self._key_order = np.argsort(keys)
         self._sorted_keys = keys[self._key_order]
+
+    def _derive_totals(self) -> None:
+        """The token totals a line left out (a row written by hand), derived as the model derives them.
+
+        Rare: such a line alone is decoded whole. One the model refuses keeps NaN (its session
+        page says why).
+        """
+        for i in np.flatnonzero(np.isnan(self.tokens)).tolist():
+            try:
+                self.tokens[i] = self.row(i).tokens.total
+            except ProfilerError:
+                continue
 
     def _keys(
         self,

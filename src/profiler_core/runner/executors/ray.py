@@ -206,6 +206,7 @@ class RayExecutor:
                 self._ray.shutdown()
         finally:
             self._started_here = False
+            self._profile_ref = []  # the object store it was in may be gone with the cluster
             # Workers killed before their clean-up (Ctrl-C, a stopped cluster) leave agent servers and
             # folders: end them by their recorded PIDs (and start times) and remove the folders.
             killed, removed = clean_up(self.leftovers)
