@@ -436,3 +436,34 @@ def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_int
         wait_for(lambda: not ray_processes(ray_tmp), 60, "the local cluster to stop")
         is True
     )
+
+
+def test_a_worker_masks_the_drivers_secrets_and_its_own(monkeypatch):
+    import pickle
+
+    from profiler_core.model import ModeConfig, RunContext, Scenario
+    from profiler_core.runner.executors.ray import CellSpec, _redactor
+    from profiler_core.util.redact import Redactor
+
+    driver = Redactor(environ={}, extra_values=["driver-secret-0123456789abcdef"])
+    scenario = Scenario(id="s", name="s", prompt="p")
+    spec = CellSpec(
+        profile_path="profile.yaml",
+        overrides={},
+        run_ctx=RunContext(
+            run_id="r", modes=["m"], scenarios=[scenario], repetitions=1
+        ),
+        model="x",
+        mode="m",
+        mode_config=ModeConfig(),
+        scenario=scenario,
+        iteration=0,
+        attempt=1,
+        redactor=driver,
+    )
+    # a key only the worker's machine holds
+    monkeypatch.setenv("WORKER_API_KEY", "worker-secret-0123456789abcdef")
+    masked = _redactor(pickle.loads(pickle.dumps(spec)))(
+        "driver-secret-0123456789abcdef and worker-secret-0123456789abcdef"
+    )
+    assert "driver-secret" not in masked and "worker-secret" not in masked, masked

@@ -304,6 +304,7 @@ class _Components:
 
     options: RunOptions
     manager: Any
+    redactor: Redactor
     workspaces: Workspaces
     trials: Any
     providers: dict[tuple[str, str, str], Any] = attrs.Factory(dict)
@@ -349,7 +350,7 @@ async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str,
         run_ctx=spec.run_ctx,
         provider_id=provider.id,
         hooks=HookCaller(components.manager),
-        redactor=spec.redactor or Redactor(),
+        redactor=components.redactor,
         sessions_dir=Path("."),  # the driver writes the traces
         workspaces=components.workspaces,
         trials=components.trials,
@@ -365,6 +366,14 @@ async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str,
         provider=provider,
     )
     return outcome, error, dict(state.metric_units)
+
+
+def _redactor(spec: CellSpec) -> Redactor:
+    """The driver's redactor (its environment, the profile's, modes' and tasks' secrets) that
+    also knows this worker's environment (a remote machine may hold keys the driver does not)."""
+    redactor = spec.redactor or Redactor()  # unpickled for this worker: its own copy
+    redactor.learn_environment(os.environ)
+    return redactor
 
 
 def _profile(spec: CellSpec, manager: Any) -> Any:
@@ -398,12 +407,13 @@ def _components(spec: CellSpec) -> _Components:
             options_from_config(_profile(spec, manager), manager, run_id=run_id),
             **spec.driver,
         )
-        redactor = spec.redactor or Redactor()
+        redactor = _redactor(spec)
         workspaces = run_workspaces(options, run_id, redactor=redactor)
         atexit.register(workspaces.close)
         found = _COMPONENTS[key] = _Components(
             options=options,
             manager=manager,
+            redactor=redactor,
             workspaces=workspaces,
             trials=run_trials(options, run_id, workspaces, manager),
         )
