@@ -116,10 +116,11 @@ cluster_start_s = time.perf_counter() - started
 cells = int(sys.argv[2])
 remote = ray.remote(run_cell).options(num_cpus=0.05, max_retries=0)
 ctx = RunContext(run_id="warm", modes=list(config.modes), scenarios=list(config.scenarios), repetitions=1, models=list(config.models))
+profile = [ray.put(config)]  # as the executor sends it: the loaded profile, once
 def spec(i):
     return CellSpec(profile_path=path, overrides={}, run_ctx=ctx, model=config.models[0], mode=config.modes[0],
                     mode_config=ModeConfig(), scenario=config.scenarios[0], iteration=i, attempt=1,
-                    session_export=True, destroy_timeout_s=5)
+                    profile=profile, driver={"session_export": True, "destroy_timeout_s": 5})
 ray.get(remote.remote(spec(0)))  # the worker starts and builds its components
 t = time.perf_counter()
 for i in range(cells):

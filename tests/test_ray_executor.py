@@ -163,6 +163,61 @@ def test_ray_rows_equal_local_rows_field_by_field(tmp_path, ray_tmp):
     )
 
 
+EXAMPLE_TASKS = Path(__file__).resolve().parent.parent / "examples" / "tasks"
+
+
+def run_example_tasks(folder: Path, executor: str, ray_tmp: Path) -> list[dict]:
+    """The example Harbor tasks once each, by the oracle, in bwrap trials, on ``executor``."""
+    shutil.copytree(EXAMPLE_TASKS, folder)
+    profile = yaml.safe_load((folder / "profile.yaml").read_text())
+    profile["provider"] = {"id": "oracle", "model": "none"}
+    profile["execution"].update(
+        repetitions=1, executor=executor, ray={"num_cpus_per_cell": 0.5}
+    )
+    (folder / "profile.yaml").write_text(yaml.safe_dump(profile))
+    done = run(folder / "profile.yaml", "--run-id", executor, tmp=ray_tmp)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    path = folder / "results" / f"{executor}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def untimed(value):
+    """``value`` without its measured times (``*_ms``, ``*Ms`` keys): they differ from run to run."""
+    if isinstance(value, dict):
+        return {
+            k: untimed(v) for k, v in value.items() if not k.endswith(("_ms", "Ms"))
+        }
+    if isinstance(value, list):
+        return [untimed(v) for v in value]
+    return value
+
+
+def verdicts(row: dict) -> list[tuple[str, bool]]:
+    return [(c["id"], c["passed"]) for c in row["checkpointDetails"]]
+
+
+def test_a_harbor_task_is_one_trial_on_a_ray_worker_as_on_the_driver(tmp_path, ray_tmp):
+    from tests.sandbox_runtimes import require
+
+    require("bwrap")
+    here = {cell(r): r for r in run_example_tasks(tmp_path / "l", "local", ray_tmp)}
+    there = {cell(r): r for r in run_example_tasks(tmp_path / "r", "ray", ray_tmp)}
+    assert len(here) == 3 and here.keys() == there.keys()
+    for key, row in there.items():
+        assert row.get("error") is None and row["reward"] == 1, row
+        for field in sorted(set(row) - PER_RUN - {"checkpointDetails"}):
+            assert untimed(row[field]) == untimed(here[key][field]), f"{key}: {field}"
+        # a verifier's output names its own time ("Ran 3 tests in 0.001s"): its verdicts match
+        assert verdicts(row) == verdicts(here[key]) == [("verify:tests", True)], key
+        # only a trial keeps what its verifier wrote under /logs/verifier, per cell
+        kept = tmp_path / "r" / "reports" / "ray" / "verifier" / key[2]
+        assert (kept / "baseline-iter-0" / "reward.txt").read_text().strip() == "1"
+    assert (
+        wait_for(lambda: not ray_processes(ray_tmp), 30, "the local cluster to stop")
+        is True
+    )
+
+
 def test_a_killed_worker_gives_an_error_attempt_and_the_retry_completes_the_cell(
     tmp_path, ray_tmp
 ):
@@ -381,3 +436,34 @@ def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_int
         wait_for(lambda: not ray_processes(ray_tmp), 60, "the local cluster to stop")
         is True
     )
+
+
+def test_a_worker_masks_the_drivers_secrets_and_its_own(monkeypatch):
+    import pickle
+
+    from profiler_core.model import ModeConfig, RunContext, Scenario
+    from profiler_core.runner.executors.ray import CellSpec, _redactor
+    from profiler_core.util.redact import Redactor
+
+    driver = Redactor(environ={}, extra_values=["driver-secret-0123456789abcdef"])
+    scenario = Scenario(id="s", name="s", prompt="p")
+    spec = CellSpec(
+        profile_path="profile.yaml",
+        overrides={},
+        run_ctx=RunContext(
+            run_id="r", modes=["m"], scenarios=[scenario], repetitions=1
+        ),
+        model="x",
+        mode="m",
+        mode_config=ModeConfig(),
+        scenario=scenario,
+        iteration=0,
+        attempt=1,
+        redactor=driver,
+    )
+    # a key only the worker's machine holds
+    monkeypatch.setenv("WORKER_API_KEY", "worker-secret-0123456789abcdef")
+    masked = _redactor(pickle.loads(pickle.dumps(spec)))(
+        "driver-secret-0123456789abcdef and worker-secret-0123456789abcdef"
+    )
+    assert "driver-secret" not in masked and "worker-secret" not in masked, masked

@@ -31,29 +31,53 @@ from ..model import (
     ToolCallEvent,
 )
 from ..storage.lines import scan_lines
+from ..storage.rowcolumns import ROW_COLUMNS, Column, columns
 from ..storage.runfiles import RunFiles
 from ..storage.serde import from_json
 
 #: Column types: "str", "int", "float", "bool" (every column may hold nulls).
-CELL = (
-    ("run_id", "str"),
-    ("model", "str"),
-    ("mode", "str"),
-    ("scenario_id", "str"),
-    ("iteration", "int"),
+#: The cell every table carries: the row's own columns (storage/rowcolumns.py).
+CELL: tuple[tuple[str, str], ...] = tuple(
+    (c.name, c.kind)
+    for c in columns(("run_id", "model", "mode", "scenario_id", "iteration"))
+)
+
+
+def _sub_rewards(row: ProfileRow) -> str | None:
+    """The verifiers' named sub-rewards (``reward_<name>`` metrics) as a JSON object; null when none."""
+    named = {
+        k.removeprefix("reward_"): _nulled(v)
+        for k, v in row.extensions.items()
+        if k.startswith("reward_") and isinstance(v, (int, float))
+    }
+    return json.dumps(named, ensure_ascii=False) if named else None
+
+
+def _cell_value(column: Column) -> Callable[[ProfileRow], Any]:
+    """How the rows table writes a declared column: floats as floats, mappings as JSON text."""
+    get = column.get
+    if column.kind == "float":
+        return lambda row: None if (v := get(row)) is None else float(v)
+    if column.kind == "json":
+        return lambda row: json.dumps(
+            _nulled(get(row)), ensure_ascii=False, default=str
+        )
+    return get
+
+
+#: The rows table: the row's declared columns (storage/rowcolumns.py), the named
+#: sub-rewards (drawn from the extensions) after the reward.
+_ROW_TABLE: tuple[tuple[str, str, Callable[[ProfileRow], Any]], ...] = tuple(
+    entry
+    for c in ROW_COLUMNS
+    for entry in (
+        (c.name, "str" if c.kind == "json" else c.kind, _cell_value(c)),
+        *((("sub_rewards", "str", _sub_rewards),) if c.name == "reward" else ()),
+    )
 )
 
 SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
-    "rows": CELL + (
-        ("started_at", "str"), ("completed_at", "str"), ("success", "bool"), ("output_valid", "bool"),
-        ("checkpoints_passed", "int"), ("checkpoints_total", "int"), ("reward", "float"), ("sub_rewards", "str"),
-        ("tokens_input", "int"), ("tokens_output", "int"), ("tokens_reasoning", "int"), ("tokens_cache_read", "int"),
-        ("tokens_cache_write", "int"), ("tokens_total", "int"), ("tokens_active", "int"), ("latency_wall_ms", "float"),
-        ("cost_total_usd", "float"), ("cost_input_usd", "float"), ("cost_output_usd", "float"), ("cost_reasoning_usd", "float"),
-        ("tool_calls_total", "int"), ("tool_calls_failed", "int"), ("tool_calls_retried", "int"), ("tool_calls_error_rate", "float"),
-        ("agent_turns", "int"), ("completion_reason", "str"), ("error", "str"), ("error_code", "str"), ("attempts", "int"),
-        ("provider", "str"), ("session_id", "str"), ("extensions", "str"),
-    ),
+    "rows": tuple((name, kind) for name, kind, _ in _ROW_TABLE),
     "tool_calls": CELL + (
         ("call_index", "int"), ("name", "str"), ("category", "str"), ("success", "bool"), ("duration_ms", "float"),
         ("turn", "int"), ("error", "str"),
@@ -209,15 +233,8 @@ def _add_row(
     builders: dict[str, _Builder], row: ProfileRow, call_turns: list[int] | None
 ) -> None:
     cell = (row.run_id, row.model, row.mode, row.scenario_id, row.iteration)
-    t, c, calls = row.tokens, row.cost, row.tool_calls
-    builders["rows"].add(
-        *cell, row.started_at, row.completed_at, row.success, row.output_valid, row.checkpoints_passed, row.checkpoints_total,
-        row.reward, _sub_rewards(row.extensions), t.input, t.output, t.reasoning, t.cache_read, t.cache_write, t.total, t.active, float(row.timing.wall_ms),
-        float(c.total_usd), float(c.input_usd), float(c.output_usd), float(c.reasoning_usd),
-        calls.total, calls.failed, calls.retried, float(calls.error_rate), row.agent_turns, row.completion_reason,
-        row.error, row.error_code, row.attempts, row.provider, row.session_id,
-        json.dumps(_nulled(row.extensions), ensure_ascii=False, default=str),
-    )  # fmt: skip
+    calls = row.tool_calls
+    builders["rows"].add(*(value(row) for _, _, value in _ROW_TABLE))
     # A trace's tool calls are the row's records in order: they give each call its turn.
     turns = (
         call_turns
@@ -237,16 +254,6 @@ def _add_row(
             _json(check.expected),
             check.error,
         )
-
-
-def _sub_rewards(extensions: dict[str, Any]) -> str | None:
-    """The verifiers' named sub-rewards (``reward_<name>`` metrics) as a JSON object by name; null when none."""
-    named = {
-        k.removeprefix("reward_"): _nulled(v)
-        for k, v in extensions.items()
-        if k.startswith("reward_") and isinstance(v, (int, float))
-    }
-    return json.dumps(named, ensure_ascii=False) if named else None
 
 
 def _nulled(value: Any) -> Any:

@@ -19,6 +19,7 @@ from ..errors import StoreError
 from ..model.metrics import token_totals
 from ..storage import rowcodec
 from ..storage.lines import open_binary
+from ..storage.rowcolumns import columns
 from ..util.textclean import REPLACED, clean_json_bytes, replaced_note
 
 #: What a line of the analysis file (or a peeked line) raises when it is not what is expected.
@@ -30,43 +31,46 @@ _LINE_ERRORS: tuple[type[BaseException], ...] = (
     IndexError,
 )
 
-#: Numeric columns read from every row, in CSV order. Names follow the metric
-#: names of docs/metrics.md where one exists.
-CORE_COLUMNS: tuple[str, ...] = (
-    "iteration",
-    "tokens_input",
-    "tokens_output",
-    "tokens_reasoning",
-    "tokens_cache_read",
-    "tokens_cache_write",
-    "tokens_total",
-    "tokens_active",
-    "latency_wall_ms",
-    "tool_calls_total",
-    "tool_calls_failed",
-    "tool_calls_retried",
-    "tool_calls_error_rate",
-    "cost_total_usd",
-    "cost_input_usd",
-    "cost_output_usd",
-    "cost_reasoning_usd",
-    "checkpoints_passed",
-    "checkpoints_total",
-    "agent_turns",
-    "attempts",
-    # the verifiers' reward (0-1); NaN when none was written (not every scenario has verifiers)
-    "reward",
+#: Numeric columns read from every row, in CSV order: declared row columns
+#: (storage/rowcolumns.py), whose values ``_parse`` reads in this order.
+CORE_COLUMNS: tuple[str, ...] = tuple(
+    c.name
+    for c in columns(
+        (
+            "iteration",
+            "tokens_input",
+            "tokens_output",
+            "tokens_reasoning",
+            "tokens_cache_read",
+            "tokens_cache_write",
+            "tokens_total",
+            "tokens_active",
+            "latency_wall_ms",
+            "tool_calls_total",
+            "tool_calls_failed",
+            "tool_calls_retried",
+            "tool_calls_error_rate",
+            "cost_total_usd",
+            "cost_input_usd",
+            "cost_output_usd",
+            "cost_reasoning_usd",
+            "checkpoints_passed",
+            "checkpoints_total",
+            "agent_turns",
+            "attempts",
+            # the verifiers' reward (0-1); NaN when none was written (not every scenario has verifiers)
+            "reward",
+        )
+    )
 )
 _WIDTH = len(CORE_COLUMNS)
 
 #: Categorical string columns, stored as integer codes into a list of values.
-CATEGORICAL_COLUMNS: tuple[str, ...] = (
-    "run_id",
-    "mode",
-    "scenario_id",
-    "model",
-    "provider",
-    "completion_reason",
+CATEGORICAL_COLUMNS: tuple[str, ...] = tuple(
+    c.name
+    for c in columns(
+        ("run_id", "mode", "scenario_id", "model", "provider", "completion_reason")
+    )
 )
 
 #: The largest integer a float column can take at all (approximately): beyond it a value is kept as an object.

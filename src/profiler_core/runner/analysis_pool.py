@@ -10,8 +10,9 @@ with the trace's redacted store line (or file text). The cell awaits that
 without blocking the loop; the driver then writes trace, row and analysis in
 the same order as inline, so resume and crash guarantees do not change.
 
-A worker builds the profile's analyzers once, from the profile file and the
-installed plugins (as a Ray worker does); a run without a profile file (a
+A worker builds the profile's analyzers once, from the driver's loaded profile
+(sent pickled: the file is read once per command) and the installed plugins
+(as a Ray worker does); a run without a profile (a
 Python caller's ``RunOptions``) sends pickled analyzer objects instead, and
 analyzers that neither build nor pickle run inline (one log line says why).
 """
@@ -77,6 +78,8 @@ class WorkerSetup(Record):
     profile_path: str | None
     overrides: dict[str, Any]
     analyzers: bytes | None
+    #: the driver's loaded profile, pickled; None: the worker loads ``profile_path`` itself
+    profile: bytes | None = None
     #: the run's redactor, with the secrets of the driver's environment and of every mode
     redactor: Redactor
     parent_pid: int
@@ -146,8 +149,12 @@ def _analyzers() -> list[Any]:
 
             assert setup.profile_path is not None
             manager = get_plugin_manager()
-            config = load_profile(
-                setup.profile_path, setup.overrides, registry=manager.registry
+            config = (
+                pickle.loads(setup.profile)
+                if setup.profile is not None
+                else load_profile(
+                    setup.profile_path, setup.overrides, registry=manager.registry
+                )
             )
             analyzers, problems = build_analyzers(config, manager.registry)
             if problems:
@@ -337,6 +344,7 @@ async def analysis_pool(
     overrides: dict[str, Any],
     analyzers: Sequence[Any],
     redactor: Redactor,
+    profile: Any = None,
 ) -> AsyncIterator[AnalysisPool | None]:
     """The run's started pool of ``workers``, ended on exit; None means analysis inline.
 
@@ -345,7 +353,9 @@ async def analysis_pool(
     if workers < 1:
         yield None
         return
-    pool = await _start_pool(workers, profile_path, overrides, analyzers, redactor)
+    pool = await _start_pool(
+        workers, profile_path, overrides, analyzers, redactor, profile
+    )
     try:
         yield pool
     finally:
@@ -354,12 +364,23 @@ async def analysis_pool(
                 await trio.to_thread.run_sync(pool.close)
 
 
+def _pickled(profile: Any) -> bytes | None:
+    """The driver's loaded profile for the workers; None (they load the file) when it will not pickle."""
+    if profile is None:
+        return None
+    try:
+        return pickle.dumps(profile)
+    except Exception:  # noqa: BLE001 - any object may refuse to pickle; the file is still there
+        return None
+
+
 async def _start_pool(
     workers: int,
     profile_path: str | None,
     overrides: dict[str, Any],
     analyzers: Sequence[Any],
     redactor: Redactor,
+    profile: Any = None,
 ) -> AnalysisPool | None:
     names = [analyzer.name for analyzer in analyzers]
     setups: list[tuple[str, WorkerSetup]] = []
@@ -374,7 +395,10 @@ async def _start_pool(
             (
                 "built from the profile",
                 WorkerSetup(
-                    profile_path=os.path.abspath(profile_path), analyzers=None, **common
+                    profile_path=os.path.abspath(profile_path),
+                    analyzers=None,
+                    profile=_pickled(profile),
+                    **common,
                 ),
             )
         )

@@ -297,6 +297,7 @@ def options_from_config(
         executor=config.execution.executor,
         ray=_ray_settings(config.execution.ray),
         analysis_workers=config.execution.analysis_workers,
+        profile=config,
     )
     fields.update(extra)  # the caller's values win (run id, hooks, resume...)
     return RunOptions(**fields)

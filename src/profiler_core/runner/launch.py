@@ -3,6 +3,10 @@
 A resumed run is locked before its manifest is read, and the flags it was
 started with (recorded in the manifest) apply again, the flags given now
 winning; the checks that it may be resumed happen in the run's prepare phase.
+The profile is read once per command: a second time only for a resume whose
+recorded flags differ from those it was just loaded with (the results folder,
+where the manifest is, comes from the profile). The workers (analysis, Ray)
+get the loaded profile, never the file.
 """
 
 from __future__ import annotations
@@ -55,13 +59,11 @@ def run_from_profile(
             manifest = read_manifest(
                 RunPaths(Path(config.output.results_dir), run_id).manifest
             )
-            if manifest.overrides:
-                # Resume what was started, its flags included; flags given now win.
-                config = load_profile(
-                    profile,
-                    {**manifest.overrides, **overrides},
-                    registry=manager.registry,
-                )
+            recorded = {**manifest.overrides, **overrides}
+            if recorded != config.overrides:
+                # Resume what was started, its flags included; flags given now win. Read again
+                # only when they change what was loaded: the results folder is the profile's.
+                config = load_profile(profile, recorded, registry=manager.registry)
         options = options_from_config(
             config,
             manager,

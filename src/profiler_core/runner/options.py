@@ -23,6 +23,7 @@ from ..sandbox import SandboxSettings
 from ..storage.tracestore import TRACE_FORMATS
 
 if TYPE_CHECKING:
+    from ..config.loader import ProfilerConfig
     from .stopping import (
         StopRule,
     )  # numpy: imported by runs with a stop rule only (build.py)
@@ -129,6 +130,9 @@ class RunOptions:
     #: run exactly these (model, mode, scenario id, iteration) cells, in this order (``profiler import``:
     #: one cell per recorded session, in input order); None runs the whole matrix
     cells: Sequence[tuple[str, str, str, int]] | None = None
+    #: the loaded profile (``ProfilerConfig``) these options were built from: Ray workers and
+    #: analysis workers build their components from it, never reading the file a second time
+    profile: ProfilerConfig | None = None
 
     def mode_list(self) -> list[str]:
         """The modes in run order."""

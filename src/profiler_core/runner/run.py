@@ -17,7 +17,7 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -62,7 +62,6 @@ from .breaker import Breaker
 from .deadruns import reap as reap_dead_runs
 from .deadruns import tracked as track_run
 from .executors.base import Cell, Executor, ModeGroup, Stage
-from .hidden import hidden_from_agents
 from .hooks import HookCaller
 from .ids import new_run_id
 from .iteration import attempt_cell, run_iteration
@@ -75,7 +74,7 @@ from .resume import load_resume, refuse_existing, trace_layout
 from .schedule import order_cells
 from .state import RunState
 from .tally import Budget, Tally
-from .workspace import KeepWorkspaces, Workspaces
+from .wiring import environment_kind, run_state, run_trials, run_workspaces
 
 if TYPE_CHECKING:
     from ..plugins.manager import PluginManager
@@ -132,17 +131,6 @@ def check_run_sandbox(
         )  # the sandbox machinery loads only for a run that uses one
 
         check(sandbox)
-
-
-def environment_kind(sandbox: SandboxSettings, manager: PluginManager | None) -> Any:
-    """The environment kind ``execution.sandbox`` names, from the registry; an unknown one is one line listing the known."""
-    registry = (manager or get_plugin_manager()).registry
-    if registry.find("environments", sandbox.sandbox) is None:
-        known = ", ".join(sorted(registry.ids("environments")))
-        raise SandboxError(
-            f"execution.sandbox: expected one of {known}, got {sandbox.sandbox!r}"
-        )
-    return registry.create("environments", sandbox.sandbox)
 
 
 class Run:
@@ -278,8 +266,6 @@ class Run:
                 self.tally.add(row, new=False)
             self.budget.add(row)  # a resumed run's budget counts what it already spent
         self.state = self._state()
-        self.state.workspaces = self._workspaces()
-        self.state.trials = self._trials()
         self.executor = self._executor()
         if options.stop is not None:
             from .rounds import (
@@ -339,89 +325,47 @@ class Run:
         return resumed.rows, resumed.resumed_from
 
     def _state(self) -> RunState:
+        """The state every cell shares, its workspaces and trials built as a Ray worker builds them."""
         options, plan = self.options, self.plan
-        return RunState(
+        for message in deprecated_workdirs(options.provider_options, plan.mode_configs):
+            log.warning("%s", message)
+            self.warnings.append(message)
+        workspaces = run_workspaces(
+            options, self.run_id, redactor=self.redactor, warnings=self.warnings
+        )
+        try:
+            trials = run_trials(options, self.run_id, workspaces, self.manager)
+        except BaseException:
+            workspaces.close()  # no state holds them yet: nothing else would remove them
+            raise
+        return run_state(
+            options,
             run_id=self.run_id,
             run_ctx=plan.run_ctx,
             provider_id=self.provider.id,
-            scorer=options.scorer,
-            collectors=list(options.collectors),
-            analyzers=list(options.analyzers),
             hooks=self.hooks,
-            writer=None,
             redactor=self.redactor,
-            default_retries=options.allowed_retries,
-            session_export=options.session_export,
-            trace_format=plan.trace_format,
             sessions_dir=self.sessions_dir,
-            multi_model=len(plan.models) > 1,
-            destroy_timeout_s=options.destroy_timeout_s,
-            time_limit_ms=options.time_limit_ms,
+            workspaces=workspaces,
+            trials=trials,
+            trace_format=plan.trace_format,
             pacer=Pacer(options.concurrency, options.max_concurrency),
             warnings=self.warnings,
         )
-
-    def _workspaces(self) -> Workspaces:
-        """The run's session workspaces (a provider's deprecated ``workdir_template`` becomes their default)."""
-        provider_options = self.options.provider_options
-        template = provider_options.get("workdir_template") or provider_options.get(
-            "workdir"
-        )
-        for message in deprecated_workdirs(provider_options, self.plan.mode_configs):
-            log.warning("%s", message)
-            self.warnings.append(message)
-        keep_dir = Path(self.options.reports_dir) / self.run_id / "workspaces"
-        endpoint = self.options.provider_options.get("base_url")
-        return Workspaces(
-            keep=cast(KeepWorkspaces, self.options.keep_workspaces),
-            keep_dir=keep_dir,
-            template=template,
-            sandbox=self.options.sandbox,
-            endpoints=(str(endpoint),) if endpoint else (),
-            warnings=self.warnings,
-            hide=hidden_from_agents(
-                self.options.scenarios,
-                self.options.results_dir,
-                self.options.reports_dir,
-            ),
-            redact=self.redactor,
-        )
-
-    def _trials(self) -> Any:
-        """The run's trials when its environment kind starts one environment per attempt (containers, plugins)."""
-        sandbox = self.options.sandbox
-        if sandbox is None or sandbox.sandbox == "none":
-            return None
-        from .trial import (
-            Trials,
-        )  # the trial machinery: only for runs that start environments
-
-        trials = Trials(
-            environment_kind(sandbox, self.manager),
-            sandbox,
-            Path(self.options.reports_dir),
-            self.run_id,
-        )
-        if (
-            trials.capabilities is not None
-            and trials.capabilities.images
-            and not sandbox.container
-        ):
-            self.state.workspaces.environments.builder = (
-                "docker"  # a plugin's kind that runs images: built locally
-            )
-        return trials
 
     def _executor(self) -> Executor:
         """The executor the profile asks for (built before anything is written: a missing extra is one line)."""
         options, plan = self.options, self.plan
         if options.executor == "ray":
-            from .executors.ray import RayExecutor, RaySettings
+            from .executors.ray import DRIVER_FIELDS, RayExecutor, RaySettings
 
             return RayExecutor(
                 options.ray or RaySettings(),
                 profile_path=options.profile_path,
                 overrides=dict(options.overrides),
+                profile=options.profile,
+                driver={name: getattr(options, name) for name in DRIVER_FIELDS},
+                redactor=self.redactor,
             )
         from .executors.local import OverlappedExecutor, SequentialExecutor
 
@@ -644,6 +588,7 @@ class Run:
             overrides=dict(self.options.overrides),
             analyzers=self.state.analyzers,
             redactor=self.redactor,
+            profile=self.options.profile,
         ) as pool:
             self.state.analysis_pool = pool
             try:

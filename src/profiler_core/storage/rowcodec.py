@@ -10,7 +10,10 @@ their validators. msgspec checks a line while it parses it, in C (~7 µs for a
 cattrs, bench/bench_decoders.py), with the model's strictness: ``true`` is not
 ``1``, a count is >= 0 and at most 2^53, ids are non-empty, unknown keys are
 refused. ``tests/test_rowcodec.py`` checks it accepts exactly what the cattrs
-converter accepts.
+converter accepts. The tables made of rows (the dataset export, the viewer's
+index, the report's columns) read the row's flat columns declared in
+``rowcolumns``, and a reader of a few fields decodes a projection of these
+structs (``rowcolumns.projection``), never a schema of its own.
 """
 
 from __future__ import annotations

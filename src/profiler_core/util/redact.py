@@ -114,12 +114,16 @@ class Redactor:
         #: one substring per secret (or each spelling of one without a long kept run): the first look
         self._needles: tuple[str, ...] = ()
         self._patterns: tuple[re.Pattern[str], ...] = ()
+        self.learn_environment(environ)
+        self.add(extra_values)
+
+    def learn_environment(self, environ: Mapping[str, str]) -> None:
+        """Mask the secrets of a process environment too (a worker's, beside the driver's)."""
         self._learn(
             v
             for k, v in environ.items()
             if SECRET_NAME.search(k) and len(v) >= ANYWHERE_LENGTH
         )
-        self.add(extra_values)
 
     def add(self, secrets: Iterable[str] | Mapping[str, str]) -> list[str]:
         """Mask these values from now on; a mapping gives each a label. Returns the labels it cannot mask."""

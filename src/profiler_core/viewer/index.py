@@ -14,8 +14,7 @@ from __future__ import annotations
 import math
 import threading
 from array import array
-from collections.abc import Iterator
-from operator import attrgetter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,69 +22,15 @@ import attrs
 import msgspec
 import numpy as np
 
+from ..errors import ProfilerError
 from ..model import ProfileRow, SessionAnalysisBundle, SessionTrace
 from ..model.record import Record
 from ..storage.lines import read_at, scan_lines
+from ..storage.rowcolumns import COLUMNS, projection
 from ..storage.serde import from_json
 from ..storage.tracestore import TraceRecord, trace_file_path
 
 Cell = tuple[str, str, str, int]
-
-
-class _Tokens(msgspec.Struct):
-    total: float = 0.0
-
-
-class _Timing(msgspec.Struct, rename="camel"):
-    wall_ms: float = 0.0
-
-
-class _Cost(msgspec.Struct, rename="camel"):
-    total_usd: float = 0.0
-
-
-class _Extensions(msgspec.Struct):
-    """The one extension the table reads: where the cost came from ("unknown": no price)."""
-
-    cost_source: str | None = None
-
-
-class _ToolCalls(msgspec.Struct):
-    total: float = 0.0
-    failed: float = 0.0
-
-
-class _Brief(msgspec.Struct, rename="camel"):
-    """The fields of a row the table shows; msgspec skips the others without building them."""
-
-    scenario_id: str
-    mode: str
-    iteration: int
-    model: str = ""
-    success: bool = False
-    tokens: _Tokens = msgspec.field(default_factory=_Tokens)
-    timing: _Timing = msgspec.field(default_factory=_Timing)
-    cost: _Cost = msgspec.field(default_factory=_Cost)
-    tool_calls: _ToolCalls = msgspec.field(default_factory=_ToolCalls)
-    checkpoints_passed: float = 0.0
-    checkpoints_total: float = 0.0
-    agent_turns: float | None = None
-    completion_reason: str = "stop"
-    error: str | None = None
-    error_code: str | None = None
-    attempts: float = 1.0
-    reward: float | None = None
-    extensions: _Extensions = msgspec.field(default_factory=_Extensions)
-
-    @property
-    def known_cost(self) -> float:
-        """The row's cost; NaN when unknown (no price, or an errored attempt that measured nothing)."""
-        source = self.extensions.cost_source
-        if source == "unknown" or (
-            self.error and source is None and not self.cost.total_usd
-        ):
-            return math.nan
-        return self.cost.total_usd
 
 
 class _Key(msgspec.Struct, rename="camel"):
@@ -140,20 +85,66 @@ OUTCOME_NAMES = ("pass", "fail", "error")
 #: (a batch with a bad line is decoded again line by line, so that line alone is skipped).
 BATCH = 2048
 
-#: Number columns of the index: the attribute of a decoded row each is read from (``operator.attrgetter``, in C).
+#: Number columns of the index: the row column each shows (storage/rowcolumns.py).
 _NUMBERS = {
-    "iteration": "iteration", "tokens": "tokens.total", "wall_ms": "timing.wall_ms", "cost": "known_cost",
-    "tool_calls": "tool_calls.total", "tool_failed": "tool_calls.failed", "turns": "agent_turns",
-    "checks_passed": "checkpoints_passed", "checks_total": "checkpoints_total", "attempts": "attempts", "reward": "reward",
-}  # fmt: skip
+    "iteration": "iteration",
+    "tokens": "tokens_total",
+    "wall_ms": "latency_wall_ms",
+    "cost": "cost_total_usd",
+    "tool_calls": "tool_calls_total",
+    "tool_failed": "tool_calls_failed",
+    "turns": "agent_turns",
+    "checks_passed": "checkpoints_passed",
+    "checks_total": "checkpoints_total",
+    "attempts": "attempts",
+    "reward": "reward",
+}
 #: Number columns a row may leave null (NaN in the index).
 _NULLABLE = frozenset({"turns", "reward"})
-#: String columns (stored as codes) and their attributes.
+#: String columns (stored as codes) and the row column each shows.
 _STRINGS = {
     "mode": "mode",
     "scenario": "scenario_id",
     "model": "model",
     "reason": "completion_reason",
+}
+#: The part of a row the table reads: the row decoder's fields for these paths only (msgspec
+#: skips the rest of each line without building it).
+_Brief = projection(
+    "ViewerRow",
+    [
+        *(COLUMNS[name].path for name in (*_NUMBERS.values(), *_STRINGS.values())),
+        "success",
+        "error",
+        "error_code",
+        # where the cost came from ("unknown": no price)
+        "extensions.cost_source",
+    ],
+)
+
+
+def _tokens_total(row: Any) -> float:
+    """The row's total tokens; NaN when its line leaves the total out (``RowIndex`` derives it)."""
+    total = row.tokens.total
+    return math.nan if total is None else float(total)
+
+
+def _known_cost(row: Any) -> float:
+    """The row's cost; NaN when unknown (no price, or an errored attempt that measured nothing)."""
+    source = row.extensions.cost_source
+    if source == "unknown" or (row.error and source is None and not row.cost.total_usd):
+        return math.nan
+    return float(row.cost.total_usd)
+
+
+#: How each index column is read from a decoded row (``operator.attrgetter``: in C).
+_READ: dict[str, Callable[[Any], Any]] = {
+    **{
+        index: COLUMNS[name].get
+        for index, name in (*_NUMBERS.items(), *_STRINGS.items())
+    },
+    "tokens": _tokens_total,
+    "cost": _known_cost,
 }
 
 
@@ -250,16 +241,16 @@ class RowIndex:
         errors: dict[int, tuple[str, str | None]] = {}
         for rows, where, sizes in decode_batches(self.path, _Brief, self.problems):
             first = len(offsets)
-            for name, attribute in _STRINGS.items():
+            for name in _STRINGS:
                 seen = maps[name]
                 codes[name].extend(
                     [
                         seen.setdefault(text, len(seen))
-                        for text in map(attrgetter(attribute), rows)
+                        for text in map(_READ[name], rows)
                     ]
                 )
-            for name, attribute in _NUMBERS.items():
-                values = map(attrgetter(attribute), rows)
+            for name in _NUMBERS:
+                values = map(_READ[name], rows)
                 numbers[name].extend(
                     values
                     if name not in _NULLABLE
@@ -299,10 +290,23 @@ class RowIndex:
             int(position[i]): e for i, e in errors.items() if position[i] >= 0
         }
         self.n = int(keep.size)
+        self._derive_totals()
         self.order = np.arange(self.n, dtype=np.int64)
         keys = self._keys(self.model, self.mode, self.scenario, self.iteration)
         self._key_order = np.argsort(keys)
         self._sorted_keys = keys[self._key_order]
+
+    def _derive_totals(self) -> None:
+        """The token totals a line left out (a row written by hand), derived as the model derives them.
+
+        Rare: such a line alone is decoded whole. One the model refuses keeps NaN (its session
+        page says why).
+        """
+        for i in np.flatnonzero(np.isnan(self.tokens)).tolist():
+            try:
+                self.tokens[i] = self.row(i).tokens.total
+            except ProfilerError:
+                continue
 
     def _keys(
         self,

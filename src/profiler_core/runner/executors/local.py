@@ -12,12 +12,13 @@ from typing import Any
 import trio
 
 from ...errors import ProfilerError
-from ...model import ModeConfig, PermissionConfig, ProviderConfig, Scenario
+from ...model import ModeConfig, Scenario
 from ..adapter import ProviderAdapter
 from ..environment import mode_environment
 from ..iteration import attempt_cell
 from ..outcome import PLUGIN_ERRORS, IterationOutcome
 from ..state import RunState
+from ..wiring import provider_config
 from .base import Cell, ModeGroup, Stage
 
 log = logging.getLogger("agent_profiler")
@@ -96,23 +97,15 @@ class LocalExecutor:
         self, instance: ProviderAdapter, model: str, mode: str, *, with_overrides: bool
     ) -> None:
         """``init`` an instance for (model, mode), then warm it up; a failed init is one ProfilerError line."""
-        mode_config = self.modes[mode]
-        options = dict(self.provider_options)
-        if with_overrides:
-            options.update(mode_config.provider_overrides)
-        config = ProviderConfig(
-            port=self.provider_port,
+        config = provider_config(
             model=model,
             mode=mode,
-            permissions=PermissionConfig(auto_approve=True),
-            environment=dict(mode_config.environment),
-            options=options,
+            mode_config=self.modes[mode],
+            provider_options=self.provider_options,
+            port=self.provider_port,
+            workspaces=self.state.workspaces,
             sandbox=self.sandbox,
-            # The folder the run's session workspaces are made in (a server serving many sessions works there);
-            # the run's clone cache, task images and verifiers' copies are beside it, not in it.
-            workdir=str(self.state.workspaces.sessions)
-            if self.state.workspaces is not None
-            else ".",
+            with_overrides=with_overrides,
         )
         self.live.append(
             instance

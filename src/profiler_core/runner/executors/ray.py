@@ -8,10 +8,13 @@ session, prompt, export the trace, collectors, analyzers, scorer, and the row
 (:func:`profiler_core.runner.iteration.attempt_cell`, the same code the local
 executors run).
 
-A worker builds its components from the same profile file and installed
-plugins as the driver (``load_profile`` + the plugin registry), once per
-worker process, and keeps one initialised provider per (model, mode) in a trio
-loop of its own, so an agent's start-up is paid once per worker, not per cell.
+A worker builds its components from the driver's loaded profile (put once in
+the object store: the file is not read again) and the installed plugins, once
+per worker process, with the driver's own builders (``runner.wiring``: the
+workspaces, the trials, the run state, each provider's config), so a cell runs
+as it runs locally, a Harbor task as one trial per attempt. It keeps one
+initialised provider per (model, mode) in a trio loop of its own, so an
+agent's start-up is paid once per worker, not per cell.
 A worker that dies fails its attempt with ``errorCode: executor_error``; the
 cell's ``allowedRetries`` then apply as for any error. Ray is an optional
 extra (``pip install 'agent-profiler[ray]'``): nothing imports it unless a
@@ -29,27 +32,26 @@ import threading
 import time
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import attrs
 import trio
 
 from ...errors import ConfigError
-from ...model import ModeConfig, PermissionConfig, ProviderConfig, RunContext, Scenario
+from ...model import ModeConfig, RunContext, Scenario
 from ...model.record import Record
-from ...sandbox import SandboxSettings
 from ...util.leftovers import SPOOL_ENV, clean_up, remove_folder, temporary_folder
-from ...util.redact import Redactor, run_redactor
+from ...util.redact import Redactor
 from ...util.timestamps import now_iso
 from ..adapter import ProviderAdapter
-from ..hidden import hidden_from_agents
 from ..hooks import HookCaller
 from ..iteration import attempt_cell
-from ..options import RaySettings
+from ..options import RaySettings, RunOptions
 from ..outcome import IterationOutcome
 from ..row import make_row
 from ..state import RunState
-from ..workspace import KeepWorkspaces, Workspaces
+from ..wiring import provider_config, run_state, run_trials, run_workspaces
+from ..workspace import Workspaces
 from .base import Cell, ModeGroup, Stage
 
 log = logging.getLogger("agent_profiler")
@@ -70,13 +72,26 @@ class CellSpec(Record):
     scenario: Scenario
     iteration: int
     attempt: int
-    session_export: bool
-    destroy_timeout_s: float
-    #: the driver's ``reports/<runId>/workspaces`` and its ``keep_workspaces`` (a local cluster shares the disk)
-    keep_dir: str = ""
-    keep_workspaces: str = "none"
+    #: a one-item list holding the Ray reference of the driver's loaded profile (nested, so Ray
+    #: does not resolve it per call); empty: the worker loads ``profile_path`` itself
+    profile: list[Any] = attrs.Factory(list)
+    #: what the driver decided beyond the profile, applied to the worker's ``RunOptions``
+    driver: dict[str, Any] = attrs.Factory(dict)
+    #: the run's secrets (profile, modes, judge, tasks): masked on the worker as on the driver
+    redactor: Redactor | None = None
     #: where the worker records the process groups and temporary folders it starts (``leftovers``)
     leftovers: str = ""
+
+
+#: The ``RunOptions`` fields a worker takes from the driver rather than from the profile.
+DRIVER_FIELDS = (
+    "session_export",
+    "destroy_timeout_s",
+    "time_limit_ms",
+    "keep_workspaces",
+    "results_dir",
+    "reports_dir",
+)
 
 
 def ray_problems(executor: str) -> list[str]:
@@ -106,6 +121,9 @@ class RayExecutor:
         *,
         profile_path: str | None,
         overrides: dict[str, Any],
+        profile: Any = None,
+        driver: dict[str, Any] | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         if not profile_path:
             raise ConfigError(
@@ -122,6 +140,11 @@ class RayExecutor:
         self.settings = settings
         self.profile_path = os.path.abspath(profile_path)
         self.overrides = dict(overrides)
+        #: the driver's loaded profile, put in the cluster's object store once (``connect``)
+        self.profile = profile
+        self._profile_ref: list[Any] = []
+        self.driver = dict(driver or {})
+        self.redactor = redactor
         self._started_here = False
         self._remote: Any = None
         #: the workers' records of what they started: what a killed worker leaves is cleaned up from it
@@ -173,6 +196,8 @@ class RayExecutor:
         if self.settings.resources:
             options["resources"] = dict(self.settings.resources)
         self._remote = ray.remote(run_cell).options(**options)
+        if self.profile is not None and not self._profile_ref:
+            self._profile_ref = [ray.put(self.profile)]
 
     def disconnect(self) -> None:
         """Disconnect (a cluster started here stops with it); then end what the workers left running."""
@@ -181,6 +206,7 @@ class RayExecutor:
                 self._ray.shutdown()
         finally:
             self._started_here = False
+            self._profile_ref = []  # the object store it was in may be gone with the cluster
             # Workers killed before their clean-up (Ctrl-C, a stopped cluster) leave agent servers and
             # folders: end them by their recorded PIDs (and start times) and remove the folders.
             killed, removed = clean_up(self.leftovers)
@@ -216,14 +242,9 @@ class RayExecutor:
             scenario=scenario,
             iteration=iteration,
             attempt=attempt,
-            session_export=state.session_export,
-            destroy_timeout_s=state.destroy_timeout_s,
-            keep_dir=str(state.workspaces.keep_dir)
-            if state.workspaces is not None
-            else "",
-            keep_workspaces=state.workspaces.keep
-            if state.workspaces is not None
-            else "none",
+            profile=self._profile_ref,
+            driver=self.driver,
+            redactor=self.redactor,
             leftovers=str(self.leftovers),
         )
         started_at, t0 = now_iso(), time.perf_counter()
@@ -279,11 +300,14 @@ def run_cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str, st
 
 @attrs.define
 class _Components:
-    config: Any
-    built: dict[str, Any]
+    """What a worker builds once per run: the options, workspaces and trials (``runner.wiring``)."""
+
+    options: RunOptions
     manager: Any
+    redactor: Redactor
+    workspaces: Workspaces
+    trials: Any
     providers: dict[tuple[str, str, str], Any] = attrs.Factory(dict)
-    workspaces: Any = None
 
 
 _COMPONENTS: dict[str, _Components] = {}
@@ -319,24 +343,17 @@ async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str,
             spec.leftovers
         )  # from now on, groups and folders are recorded for the driver
     components = _components(spec)
-    workspaces = _workspaces(components, spec)
-    provider = await _provider(components, spec, workspaces)
-    state = RunState(
+    provider = await _provider(components, spec)
+    state = run_state(
+        components.options,
         run_id=spec.run_ctx.run_id,
         run_ctx=spec.run_ctx,
         provider_id=provider.id,
-        scorer=components.built["scorer"],
-        collectors=list(components.built["collectors"]),
-        analyzers=list(components.built["analyzers"]),
         hooks=HookCaller(components.manager),
-        writer=None,  # the driver writes
-        redactor=Redactor(),
-        default_retries=0,
-        session_export=spec.session_export,
-        sessions_dir=Path("."),
-        multi_model=len(spec.run_ctx.models) > 1,
-        destroy_timeout_s=spec.destroy_timeout_s,
-        workspaces=workspaces,
+        redactor=components.redactor,
+        sessions_dir=Path("."),  # the driver writes the traces
+        workspaces=components.workspaces,
+        trials=components.trials,
     )
     outcome, error = await attempt_cell(
         state,
@@ -351,58 +368,59 @@ async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str,
     return outcome, error, dict(state.metric_units)
 
 
-def _workspaces(components: _Components, spec: CellSpec) -> Workspaces:
-    """This worker's workspaces (one set per worker process; removed at its exit)."""
-    if components.workspaces is None:
-        execution = components.config.execution
-        endpoint = components.config.provider.options.get("base_url")
-        components.workspaces = Workspaces(
-            keep=cast(KeepWorkspaces, spec.keep_workspaces),
-            keep_dir=Path(spec.keep_dir or "."),
-            sandbox=SandboxSettings.from_execution(execution),
-            endpoints=(str(endpoint),) if endpoint else (),
-            hide=hidden_from_agents(
-                components.config.scenarios,
-                components.config.output.results_dir,
-                components.config.output.reports_dir,
-            ),
-            # the worker's environment's secrets, the provider's options and the tasks' env
-            redact=run_redactor(
-                components.config.provider.options,
-                {},
-                None,
-                components.config.scenarios,
-            )[0],
-        )
-        atexit.register(components.workspaces.close)
-    return cast(Workspaces, components.workspaces)
+def _redactor(spec: CellSpec) -> Redactor:
+    """The driver's redactor (its environment, the profile's, modes' and tasks' secrets) that
+    also knows this worker's environment (a remote machine may hold keys the driver does not)."""
+    redactor = spec.redactor or Redactor()  # unpickled for this worker: its own copy
+    redactor.learn_environment(os.environ)
+    return redactor
+
+
+def _profile(spec: CellSpec, manager: Any) -> Any:
+    """The driver's loaded profile (from the object store), or the profile file loaded here."""
+    if spec.profile:
+        import ray
+
+        return ray.get(spec.profile[0])
+    from ...config.loader import load_profile
+
+    return load_profile(spec.profile_path, spec.overrides, registry=manager.registry)
 
 
 def _components(spec: CellSpec) -> _Components:
-    """The profile's scorer, collectors, analyzers and provider factory, built once per worker process."""
-    key = json.dumps([spec.profile_path, spec.overrides], sort_keys=True, default=str)
+    """The run's options, workspaces and trials, built once per worker process as the driver builds them."""
+    key = (
+        spec.profile[0].hex()
+        if spec.profile
+        else json.dumps(
+            [spec.profile_path, spec.overrides], sort_keys=True, default=str
+        )
+    )
     found = _COMPONENTS.get(key)
     if found is None:
-        from ...config.loader import load_profile
         from ...plugins.manager import get_plugin_manager
-        from ..build import build_components
+        from ..build import options_from_config
 
         manager = get_plugin_manager()
-        config = load_profile(
-            spec.profile_path, spec.overrides, registry=manager.registry
+        run_id = spec.run_ctx.run_id
+        options = attrs.evolve(
+            options_from_config(_profile(spec, manager), manager, run_id=run_id),
+            **spec.driver,
         )
-        built, problems = build_components(config, manager)
-        if problems:
-            raise ConfigError("; ".join(problems))
+        redactor = _redactor(spec)
+        workspaces = run_workspaces(options, run_id, redactor=redactor)
+        atexit.register(workspaces.close)
         found = _COMPONENTS[key] = _Components(
-            config=config, built=built, manager=manager
+            options=options,
+            manager=manager,
+            redactor=redactor,
+            workspaces=workspaces,
+            trials=run_trials(options, run_id, workspaces, manager),
         )
     return found
 
 
-async def _provider(
-    components: _Components, spec: CellSpec, workspaces: Workspaces
-) -> ProviderAdapter:
+async def _provider(components: _Components, spec: CellSpec) -> ProviderAdapter:
     """This worker's provider for (model, mode), initialised on first use and kept for later cells."""
     overrides = json.dumps(
         spec.mode_config.provider_overrides, sort_keys=True, default=str
@@ -410,28 +428,19 @@ async def _provider(
     key = (spec.model, spec.mode, overrides)
     provider = components.providers.get(key)
     if provider is None:
-        config = components.config
-        provider = ProviderAdapter(
-            components.manager.registry.create(
-                "providers", config.provider.id, dict(config.provider.options)
-            )
-        )
+        options, workspaces = components.options, components.workspaces
+        assert options.provider_factory is not None  # options_from_config gives one
+        provider = ProviderAdapter(options.provider_factory())
         await provider.init(
-            ProviderConfig(
-                port=config.provider_port,
+            provider_config(
                 model=spec.model,
                 mode=spec.mode,
-                permissions=PermissionConfig(auto_approve=True),
-                environment=dict(spec.mode_config.environment),
-                options={
-                    **config.provider.options,
-                    **spec.mode_config.provider_overrides,
-                },
-                sandbox=workspaces.for_agents(
-                    SandboxSettings.from_execution(config.execution)
-                ),
-                workdir=str(workspaces.sessions),
-            ),
+                mode_config=spec.mode_config,
+                provider_options=options.provider_options,
+                port=options.provider_port,
+                workspaces=workspaces,
+                sandbox=workspaces.for_agents(options.sandbox),
+            )
         )
         components.providers[key] = provider
     return provider
@@ -446,8 +455,7 @@ async def _shut_down_components() -> None:
                     await provider.shutdown()
                 except Exception:  # noqa: BLE001 - best effort: the driver's clean-up is the last guard
                     pass
-        if components.workspaces is not None:
-            components.workspaces.close()
+        components.workspaces.close()
     _COMPONENTS.clear()
 
 
