@@ -6,6 +6,7 @@ loader collects all of them so ``profiler validate`` can print every one.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -285,12 +286,29 @@ def load_profile(
     run's recorded ones). ``registry`` is where a ``scenarios.format`` is looked up
     (default: the process's installed plugins).
     """
+    return profile_from_data(path, read_profile(path), overrides, registry=registry)
+
+
+def read_profile(path: str | os.PathLike[str]) -> Any:
+    """The profile file's data as read (one line for a missing file, bad YAML, deep nesting,
+    huge integers, NUL); :func:`profile_from_data` validates it."""
     profile_path = Path(path)
     if not profile_path.is_file():
         raise ConfigError(f"{profile_path}: profile not found")
-    data = read_data_file(
-        profile_path
-    )  # one line for bad YAML, deep nesting, huge integers, NUL
+    return read_data_file(profile_path)
+
+
+def profile_from_data(
+    path: str | os.PathLike[str],
+    data: Any,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    registry: Registry | None = None,
+) -> ProfilerConfig:
+    """The profile read from ``path`` as ``data``, validated with ``overrides`` applied
+    (:func:`load_profile` without reading the file again: a resume applies its recorded flags)."""
+    profile_path = Path(path)
+    data = copy.deepcopy(data)  # the caller may apply other overrides to the same data
     if data is None or data == {}:
         raise ConfigError(
             f"{profile_path}: the profile is empty (it needs at least `modes` and "

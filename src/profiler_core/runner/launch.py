@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from ..config.loader import ProfilerConfig, load_profile
+from ..config.profile import ProfilerConfig, profile_from_data, read_profile
 from ..errors import ConfigError
 from ..plugins.manager import PluginManager
 from ..sandbox import SandboxSettings
@@ -44,7 +44,10 @@ def run_from_profile(
     if resume and run_id and run_id != resume:
         raise ConfigError("--run-id and --resume name different runs")
     overrides = dict(overrides or {})
-    config = load_profile(profile, overrides, registry=manager.registry)
+    data = read_profile(
+        profile
+    )  # once: a resume applies its recorded flags to the same data
+    config = profile_from_data(profile, data, overrides, registry=manager.registry)
     run_id = resume or run_id or new_run_id()
     check_run_sandbox(
         SandboxSettings.from_execution(config.execution), manager
@@ -61,9 +64,12 @@ def run_from_profile(
             )
             recorded = {**manifest.overrides, **overrides}
             if recorded != config.overrides:
-                # Resume what was started, its flags included; flags given now win. Read again
-                # only when they change what was loaded: the results folder is the profile's.
-                config = load_profile(profile, recorded, registry=manager.registry)
+                # Resume what was started, its flags included; flags given now win. Parsed
+                # again (not read) only when they change what was loaded: the results folder
+                # is the profile's.
+                config = profile_from_data(
+                    profile, data, recorded, registry=manager.registry
+                )
         options = options_from_config(
             config,
             manager,
