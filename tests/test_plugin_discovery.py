@@ -174,3 +174,42 @@ def test_a_warm_start_does_not_import_importlib_metadata(tmp_path: Path) -> None
     (cold_names, cold_imported), (warm_names, warm_imported) = outputs
     assert cold_names == warm_names and "builtin_analyzers" in warm_names
     assert (cold_imported, warm_imported) == ("True", "False")
+
+
+def test_installed_version_matches_importlib_metadata() -> None:
+    dists = list(importlib.metadata.distributions())
+    assert len(dists) > 10
+    for dist in dists:
+        name = dist.metadata["Name"]
+        found = discovery.installed_version(name)
+        assert found in (dist.version, None), name
+    assert discovery.installed_version("agent-profiler") == importlib.metadata.version(
+        "agent-profiler"
+    )
+
+
+def test_installed_version_follows_the_folder_first_on_sys_path(site: Path) -> None:
+    assert discovery.installed_version("Some.Plugin") is None
+    _install(site, "some_plugin", "2.0rc1", {"x": "x_mod"})
+    assert discovery.installed_version("Some.Plugin") == "2.0rc1"
+    assert discovery.installed_version("some-plugin") == importlib.metadata.version(
+        "some-plugin"
+    )
+
+
+def test_a_folder_without_distributions_keeps_the_cache_warm(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(site, "one", "1.0", {"one": "one_mod"})
+    before = _seen()
+    # `python -m` puts the working folder first on sys.path; its writes change its mtime.
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.syspath_prepend(str(work))
+    (work / "results.jsonl").write_text("{}\n")
+
+    def no_scan(group: str) -> None:
+        raise AssertionError("scanned again")
+
+    monkeypatch.setattr(discovery, "_scan", no_scan)
+    assert _seen() == before

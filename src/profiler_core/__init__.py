@@ -190,6 +190,11 @@ DISTRIBUTION = "agent-profiler"
 
 
 def _version() -> str:
+    from .plugins.discovery import installed_version
+
+    found = installed_version(DISTRIBUTION)  # the folder's name: no importlib.metadata
+    if found is not None:
+        return found
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -5,7 +5,8 @@ and ``zipfile``) and reading every distribution's metadata: about a tenth of
 a one-cell run's instructions (docs/plugins.md). The scan's result is kept
 under the user's cache folder with a fingerprint of what it read: each
 ``sys.path`` folder's ``*.dist-info`` / ``*.egg-info`` names and the
-modification time and size of each one's folder and ``entry_points.txt``.
+modification time and size of each one's folder and ``entry_points.txt``
+(of a zip file on ``sys.path``: its own).
 Installing, upgrading or removing a distribution changes that fingerprint, so
 the next start scans again; a start with the same fingerprint reads the cached
 list (a few hundred ``stat`` calls and one small JSON file).
@@ -18,6 +19,7 @@ import functools
 import importlib
 import json
 import os
+import re
 import sys
 import zlib
 from pathlib import Path
@@ -85,15 +87,46 @@ def fingerprint(paths: list[str] | None = None) -> list[Any]:
             out.append([folder, _stat_key(folder)])  # a zip file: its stat is its state
             continue
         except OSError:
-            out.append([folder, None])
-            continue
+            continue  # a missing folder holds no distributions
         metas = []
         for name in names:
             meta = os.path.join(folder, name)
             points = os.path.join(meta, "entry_points.txt")
             metas.append([name, _stat_key(meta), _stat_key(points)])
-        out.append([folder, _stat_key(folder), metas])
+        # Not the folder's own mtime: the current folder (on sys.path as '') changes at every
+        # run's first write; what is installed in it shows in its metadata folders. A folder
+        # without any installs nothing, so it stays out and a new working folder keeps the key.
+        if metas:
+            out.append([folder, metas])
     return out
+
+
+def _normal(name: str) -> str:
+    """A distribution name as metadata folders spell it (PEP 503, runs of ``-_.`` as ``_``)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def installed_version(distribution: str) -> str | None:
+    """``distribution``'s version from its ``name-version.dist-info`` folder, first on sys.path.
+
+    The wheel format names the folder after the metadata's ``Version``, so this
+    is ``importlib.metadata.version`` without reading metadata files. None when
+    no such folder is found (an ``.egg-info``, or not installed): ask
+    ``importlib.metadata`` then.
+    """
+    wanted = _normal(distribution)
+    for entry in sys.path:
+        try:
+            names = os.listdir(os.path.abspath(entry or "."))
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith(".dist-info"):
+                continue
+            dist, sep, version = name[: -len(".dist-info")].partition("-")
+            if sep and version and _normal(dist) == wanted:
+                return version
+    return None
 
 
 def cache_file(group: str) -> Path:
