@@ -119,6 +119,10 @@ def test_the_cache_can_be_turned_off(
     _install(site, "one", "1.0", {"one": "one_mod"})
     assert _seen() == _truth()
     assert not discovery.cache_file(GROUP).exists()
+    # Off means importlib.metadata's answer itself: a test that replaces it is still obeyed.
+    fake = [importlib.metadata.EntryPoint("fake", "fake_mod", GROUP)]
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: fake)
+    assert discovery.entry_points(GROUP) == fake
 
 
 def test_an_unwritable_cache_folder_costs_only_the_speed(
