@@ -8,10 +8,11 @@ one scenario, one repetition, the report written). For this checkout's
 ``src`` and each ``--src`` tree (``git archive`` of another commit,
 extracted) it prints the median user+sys CPU time of ``--runs`` fresh
 processes (each run's results removed first; alternating trees, so a change
-in load falls on both) and, unless ``--no-valgrind``, the process's
-instruction count under ``valgrind --tool=cachegrind --cache-sim=no`` (the
-second of two runs, so the bytecode caches and the user's entry-point cache
-are warm, as on any start but the first). ``PYTHONHASHSEED`` is fixed.
+in load falls on both) and, unless ``--no-valgrind``, the median
+instruction count of ``--ir-runs`` processes under ``valgrind
+--tool=cachegrind --cache-sim=no`` after one uncounted run (so the bytecode
+caches and the user's entry-point cache are warm, as on any start but the
+first; the count still moves by ~2% from run to run). ``PYTHONHASHSEED`` is fixed.
 """
 
 from __future__ import annotations
@@ -67,15 +68,16 @@ def cpu_seconds(src: Path, demo: Path) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def instructions(src: Path, demo: Path) -> int:
-    """Instructions of one warm ``profiler run`` process under cachegrind."""
+def instructions(src: Path, demo: Path, runs: int) -> int:
+    """Median instructions of ``runs`` warm ``profiler run`` processes under cachegrind."""
+    counts = []
     with tempfile.TemporaryDirectory(prefix="profiler-ir-") as tmp:
         cmd = [
             "valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={tmp}/out",
             sys.executable, *RUN,
         ]  # fmt: skip
-        found = None
-        for _ in range(2):  # the first run may write bytecode and the entry-point cache
+        # The first run may write bytecode and the entry-point cache: not counted.
+        for _ in range(runs + 1):
             _clean(demo)
             done = subprocess.run(
                 cmd,
@@ -90,8 +92,8 @@ def instructions(src: Path, demo: Path) -> int:
                 raise SystemExit(
                     f"bench: {src}: run under valgrind failed: {done.stderr[-400:]}"
                 )
-    assert found is not None
-    return int(found.group(1).replace(",", ""))
+            counts.append(int(found.group(1).replace(",", "")))
+    return int(statistics.median(counts[1:]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         "--runs", type=int, default=9, help="processes per tree (default 9)"
     )
     parser.add_argument("--no-valgrind", action="store_true", help="CPU time only")
+    parser.add_argument(
+        "--ir-runs", type=int, default=3, help="counted runs under valgrind (default 3)"
+    )
     args = parser.parse_args(argv)
     trees = [ROOT / "src", *(src.resolve() for src in args.src)]
     with tempfile.TemporaryDirectory(prefix="profiler-one-cell-") as tmp:
@@ -125,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         for tree in trees:
             line = f"cpu {statistics.median(cpu[tree]):.3f} s (median of {args.runs})"
             if not args.no_valgrind and shutil.which("valgrind") is not None:
-                line += f"  {instructions(tree, demo) / 1e9:.3f} G instructions"
+                line += f"  {instructions(tree, demo, args.ir_runs) / 1e9:.3f} G instructions (median of {args.ir_runs})"
             print(f"{line}  {tree}")
     return 0
 

@@ -1,8 +1,8 @@
 """Installed plugins' entry points, cached by what is installed: a warm start skips importlib.metadata.
 
 Scanning entry points means importing ``importlib.metadata`` (with ``email``
-and ``zipfile``) and reading every distribution's metadata: about a tenth of
-a one-cell run's instructions (docs/plugins.md). The scan's result is kept
+and ``zipfile``) and reading every distribution's metadata: 3% of a
+one-cell run's instructions (docs/plugins.md). The scan's result is kept
 under the user's cache folder with a fingerprint of what it read: each
 ``sys.path`` folder's ``*.dist-info`` / ``*.egg-info`` names and the
 modification time and size of each one's folder and ``entry_points.txt``
