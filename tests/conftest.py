@@ -15,6 +15,9 @@ pytest_plugins = ["profiler_core.testing.pytest_plugin"]
 # of `profiler` processes compiles the package again (0.85 s instead of 0.62 s for a 1-cell run).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+# Entry points as importlib.metadata gives them (tests replace it), no cache file in ~/.cache;
+# tests/test_plugin_discovery.py turns the cache on for itself.
+os.environ["PROFILER_ENTRY_POINT_CACHE"] = "0"
 # Output as the tests read it: plain, whatever the shell forces (the tests that want rich set these themselves).
 for _name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
     os.environ.pop(_name, None)

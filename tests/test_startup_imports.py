@@ -27,6 +27,9 @@ out = sys.argv[1]
 args = sys.argv[2:]
 if args == ["import"]:
     import profiler_core
+elif args == ["version"]:
+    import profiler_core
+    print(profiler_core.__version__)
 else:
     from profiler_core.cli import main
     with contextlib.suppress(SystemExit):
@@ -117,6 +120,13 @@ def test_help_lists_plugin_commands_without_importing_built_in_components(tmp_pa
         & modules
     )
     assert _records(modules) == []
+
+
+def test_the_version_is_read_without_importlib_metadata(tmp_path):
+    """``__version__`` comes from the ``agent_profiler-<version>.dist-info`` folder's name (issue 44)."""
+    modules = _modules(tmp_path, ["version"])
+    assert "profiler_core" in modules
+    assert not {"importlib.metadata", "email", "zipfile"} & modules
 
 
 def test_a_run_without_a_stop_rule_imports_no_numpy(tmp_path):

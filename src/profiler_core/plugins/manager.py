@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import importlib.metadata
 import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pluggy
 
-from . import hookspecs
+from . import discovery, hookspecs
 from .builtins import BUILTIN_COMPONENTS, builtin_plugin
 from .contracts import CONTRACTS
 from .info import REGISTRATION_HOOKS, PluginInfo, warn
@@ -204,9 +203,8 @@ class PluginManager:
     def load_entrypoints(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Load installed plugins; ``PROFILER_LOAD_PLUGINS=a,b`` limits them (empty: none)."""
         wanted = _wanted_plugins()
-        for ep in sorted(
-            importlib.metadata.entry_points(group=group), key=lambda e: e.name
-        ):
+        # the scan is cached while no installed distribution changes (discovery.py)
+        for ep in sorted(discovery.entry_points(group), key=lambda e: e.name):
             if wanted is not None and ep.name not in wanted:
                 continue
             if ep.name in self._plugins:
