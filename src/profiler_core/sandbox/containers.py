@@ -40,6 +40,7 @@ from pathlib import Path
 import attrs
 
 from ..errors import SandboxError
+from ..model.record import Record
 from ..util.leftovers import current_run, remember_runtime
 from ..util.redact import SECRET_NAME
 from .job import Mount
@@ -295,8 +296,8 @@ _SHELL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HOST_SHELL = Path("/.agent-profiler-shell")
 
 
-@attrs.frozen
-class HostShell:
+@attrs.frozen(repr=False, eq=False)
+class HostShell(Record):
     """The host's ``sh`` and ``rm`` bound into an image with their libraries, run through the host's loader."""
 
     mounts: tuple[Mount, ...]

@@ -24,14 +24,15 @@ import attrs
 import msgspec
 
 from ..model import ProfileRow
+from ..model.record import Record
 from .rowcodec import RowStruct
 
 #: A column's type: what the dataset export writes it as ("json": a mapping, as JSON text).
 Kind = Literal["str", "int", "float", "bool", "json"]
 
 
-@attrs.frozen
-class Column:
+@attrs.frozen(repr=False, eq=False)
+class Column(Record):
     """One flat column of a row: its name, the attribute path it reads and its type."""
 
     name: str

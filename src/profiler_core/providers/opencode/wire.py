@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from ...model.record import Record
 from .._agent_process import WIRE_PLACEHOLDER_KEY
 from .config import deep_merge, split_model
 
@@ -57,8 +58,8 @@ PARENT_HEADER = "x-parent-session-id"
 _ENV_REFERENCE = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
-@attrs.frozen
-class WireSetup:
+@attrs.frozen(repr=False, eq=False)
+class WireSetup(Record):
     """The server's config pointed at the recorder, the endpoint it forwards to and the real key."""
 
     config: dict[str, Any]
