@@ -392,6 +392,20 @@ def resolve_path(base_dir: Path, path: str) -> str:
     return str((base_dir / os.path.expanduser(path)).resolve())
 
 
+@attrs.define
+class _Loaded:
+    """A scenario folder as read: its scenarios and sets, and what could not be used."""
+
+    found: list[Scenario]
+    sets: ScenarioSets
+    problems: list[str]
+    unloadable: set[str]
+    #: one line per (Harbor) folder left out
+    left_out: list[str] = attrs.Factory(list)
+    #: every Harbor task's id (None: the ids of ``found``)
+    known: set[str] | None = None
+
+
 def scenarios_section(
     value: Any,
     base_dir: Path,
@@ -405,78 +419,107 @@ def scenarios_section(
     if value is FAILED:
         return [], None, None, []
     scenarios_path = resolve_path(base_dir, value.path)
-    ids = list(value.ids) if value.ids is not None else None
-    scenario_set = value.set
-    if overrides.get("scenario_ids"):
-        ids = list(overrides["scenario_ids"])
-    if overrides.get("scenario_set"):
-        scenario_set, ids = overrides["scenario_set"], None
+    ids, scenario_set = _selection(value, overrides)
     if overrides.get("dataset") or value.dataset:
         return _dataset_scenarios(
             value, base_dir, execution, overrides, problems, ids, scenario_set
         )
     scenario_format = _scenario_format(value.format, problems, registry)
     folder = Path(scenarios_path)
-    if (
-        value.format not in (None, CORE_SCENARIO_FORMAT, HARBOR_SCENARIO_FORMAT)
-        and scenario_format is None
-    ):
-        return (
-            [],
-            scenarios_path,
-            scenario_set,
-            [],
-        )  # files of an unknown format: nothing more to say about them
+    known_format = value.format in (None, CORE_SCENARIO_FORMAT, HARBOR_SCENARIO_FORMAT)
+    if not known_format and scenario_format is None:
+        # Files of an unknown format: nothing more to say about them.
+        return [], scenarios_path, scenario_set, []
     if not folder.is_dir():
         problems.add("scenarios.path", f"scenario folder {folder} does not exist")
         return [], scenarios_path, scenario_set, []
-    left_out: list[str] = []
-    known: set[str] | None = None
-    if value.format == HARBOR_SCENARIO_FORMAT:
-        scenario_problems: list[str] = []
-        found, sets, unloadable, left_out, known = _harbor_scenarios(
-            folder, execution, ids, scenario_set, scenario_problems
-        )
-    else:
-        found, sets, scenario_problems, unloadable = load_scenarios(
-            folder,
-            timeout_default_ms=execution.timeout_default_ms,
-            allowed_retries=execution.allowed_retries,
-            scenario_format=scenario_format,
-        )
-    problems.items.extend(scenario_problems)
-    scenarios, select_problems = select_scenarios(
-        found,
-        sets,
-        ids=tuple(ids) if ids else None,
-        set_name=scenario_set,
-        unloadable=unloadable,
-        ids_from="--scenario" if overrides.get("scenario_ids") else "scenarios.ids",
-        set_from="--scenario-set" if overrides.get("scenario_set") else "scenarios.set",
-        known=known,
+    loaded = _load_folder(
+        folder, value.format, scenario_format, execution, ids, scenario_set
     )
+    problems.items.extend(loaded.problems)
+    scenarios, select_problems = _select(loaded, ids, scenario_set, overrides)
     for p in select_problems:
         problems.add("", p)
-    if not scenarios and left_out and not select_problems:
+    left_out = loaded.left_out
+    if scenarios or select_problems:
+        return scenarios, scenarios_path, scenario_set, left_out
+    if left_out:
         # Every selected folder was left out: nothing would run, so their lines refuse the profile.
         problems.items.extend(left_out)
         left_out = []
-    elif not scenarios and not select_problems and not scenario_problems:
-        hint = ""
-        if value.format != HARBOR_SCENARIO_FORMAT and (folder / "task.toml").is_file():
-            hint = (
-                f"; it is a Harbor task (task.toml): add `format: "
-                f"{HARBOR_SCENARIO_FORMAT}` under scenarios (docs/harbor.md)"
-            )
-        elif value.format != HARBOR_SCENARIO_FORMAT and any(folder.glob("*/task.toml")):
-            hint = (
-                f"; its folders hold Harbor tasks (task.toml): add `format: "
-                f"{HARBOR_SCENARIO_FORMAT}` under scenarios (docs/harbor.md)"
-            )
+    elif not loaded.problems:
+        hint = _harbor_hint(folder) if value.format != HARBOR_SCENARIO_FORMAT else ""
         problems.add(
             "scenarios.path", f"no scenario files (*.json, *.yaml) in {folder}{hint}"
         )
     return scenarios, scenarios_path, scenario_set, left_out
+
+
+def _load_folder(
+    folder: Path,
+    value_format: str | None,
+    scenario_format: ScenarioFormat | None,
+    execution: ExecutionConfig,
+    ids: list[str] | None,
+    scenario_set: str | None,
+) -> _Loaded:
+    """Read the folder: its Harbor tasks (only the selected ones), else its scenario files."""
+    if value_format == HARBOR_SCENARIO_FORMAT:
+        problems: list[str] = []
+        found, sets, unloadable, left_out, known = _harbor_scenarios(
+            folder, execution, ids, scenario_set, problems
+        )
+        return _Loaded(found, sets, problems, unloadable, left_out, known)
+    found, sets, problems, unloadable = load_scenarios(
+        folder,
+        timeout_default_ms=execution.timeout_default_ms,
+        allowed_retries=execution.allowed_retries,
+        scenario_format=scenario_format,
+    )
+    return _Loaded(found, sets, problems, unloadable)
+
+
+def _select(
+    loaded: _Loaded,
+    ids: list[str] | None,
+    scenario_set: str | None,
+    overrides: Mapping[str, Any],
+) -> tuple[list[Scenario], list[str]]:
+    """The scenarios chosen by ids or set; the problems name the option that chose them."""
+    return select_scenarios(
+        loaded.found,
+        loaded.sets,
+        ids=tuple(ids) if ids else None,
+        set_name=scenario_set,
+        unloadable=loaded.unloadable,
+        ids_from="--scenario" if overrides.get("scenario_ids") else "scenarios.ids",
+        set_from="--scenario-set" if overrides.get("scenario_set") else "scenarios.set",
+        known=loaded.known,
+    )
+
+
+def _selection(
+    value: Any, overrides: Mapping[str, Any]
+) -> tuple[list[str] | None, str | None]:
+    """The scenario ids and set asked for: ``--scenario`` and ``--scenario-set`` win."""
+    ids = list(value.ids) if value.ids is not None else None
+    scenario_set = value.set
+    if overrides.get("scenario_ids"):
+        ids = list(overrides["scenario_ids"])
+    if overrides.get("scenario_set"):
+        scenario_set, ids = overrides["scenario_set"], None
+    return ids, scenario_set
+
+
+def _harbor_hint(folder: Path) -> str:
+    """Why a folder without scenario files may be Harbor tasks, and what to write."""
+    if (folder / "task.toml").is_file():
+        what = "it is a Harbor task (task.toml)"
+    elif any(folder.glob("*/task.toml")):
+        what = "its folders hold Harbor tasks (task.toml)"
+    else:
+        return ""
+    return f"; {what}: add `format: {HARBOR_SCENARIO_FORMAT}` under scenarios (docs/harbor.md)"
 
 
 def _dataset_scenarios(
