@@ -172,56 +172,56 @@ class Session:
     ) -> tuple[ToolCallEvent, ToolCallRecord, float, float, str | None]:
         """Run one simulated call: its event, record, duration, result tokens and error
         kind (or None)."""
-        rng = self.rng
         kind = force
-        if (
-            kind is None
-            and may_fail
-            and op.errors
-            and rng.random() < self.opts.tool_error_rate
-        ):
-            kind = rng.choice(op.errors)
-            if kind == exclude:
-                kind = None  # a recovery step does not hit the error it works around
-        category = self.categories.get(op.tool, "other")
+        if kind is None and may_fail:
+            kind = self._drawn_error(op, exclude)
         if op.tool == "bash" and op.label not in self.commands_run:
             self.commands_run.append(op.label)
         if kind is None:
-            ms = round(lognormal(rng, op.duration_ms, 0.35) * self.slow, 1)
-            tokens = lognormal(rng, op.result_tokens, 0.45)
-            output = op.output
-            if op.kind == "test":
-                output = output.replace("{secs}", f"{ms / 1000:.2f}")
-                self.last_test = (op.label, output.rsplit("\n", 1)[-1])
-            if op.tool in ("edit", "write_file") and op.label not in self.files_changed:
-                self.files_changed.append(op.label)
-            event = ToolCallEvent(
-                name=op.tool,
-                input=op.input,
-                output=output,
-                duration_ms=ms,
-                success=True,
-            )
-            return (
-                event,
-                ToolCallRecord(
-                    name=op.tool, category=category, success=True, duration_ms=ms
-                ),
-                ms,
-                tokens,
-                None,
-            )
-        secs = rng.choice((20, 30)) if op.kind == "test" else rng.choice((10, 15, 30))
-        ms = round(
-            (
-                float(secs * 1000)
-                if kind == "timeout"
-                else lognormal(rng, min(op.duration_ms, 300), 0.4)
-            )
-            * self.slow,
-            1,
+            return self._succeeded(op)
+        return self._failed(op, kind, forced=force is not None)
+
+    def _drawn_error(self, op: Op, exclude: str | None) -> str | None:
+        """The error this call hits, drawn at the tool error rate (None: it succeeds)."""
+        rng = self.rng
+        if not op.errors or rng.random() >= self.opts.tool_error_rate:
+            return None
+        kind = rng.choice(op.errors)
+        # A recovery step does not hit the error it works around.
+        return None if kind == exclude else kind
+
+    def _succeeded(
+        self, op: Op
+    ) -> tuple[ToolCallEvent, ToolCallRecord, float, float, str | None]:
+        rng = self.rng
+        ms = round(lognormal(rng, op.duration_ms, 0.35) * self.slow, 1)
+        tokens = lognormal(rng, op.result_tokens, 0.45)
+        output = op.output
+        if op.kind == "test":
+            output = output.replace("{secs}", f"{ms / 1000:.2f}")
+            self.last_test = (op.label, output.rsplit("\n", 1)[-1])
+        if op.tool in _EDIT_TOOLS and op.label not in self.files_changed:
+            self.files_changed.append(op.label)
+        event = ToolCallEvent(
+            name=op.tool, input=op.input, output=output, duration_ms=ms, success=True
         )
-        if kind == "not_found" and force is None and op.tool in ("read_file", "edit"):
+        category = self.categories.get(op.tool, "other")
+        record = ToolCallRecord(
+            name=op.tool, category=category, success=True, duration_ms=ms
+        )
+        return event, record, ms, tokens, None
+
+    def _failed(
+        self, op: Op, kind: str, *, forced: bool
+    ) -> tuple[ToolCallEvent, ToolCallRecord, float, float, str | None]:
+        rng = self.rng
+        secs = rng.choice((20, 30)) if op.kind == "test" else rng.choice((10, 15, 30))
+        if kind == "timeout":
+            ms = float(secs * 1000)
+        else:
+            ms = lognormal(rng, min(op.duration_ms, 300), 0.4)
+        ms = round(ms * self.slow, 1)
+        if kind == "not_found" and not forced and op.tool in ("read_file", "edit"):
             # The agent guessed a path that does not exist; recovery finds the real one.
             op = attrs.evolve(op, input={**op.input, "path": wrong_path(op.label)})
         text = error_text(kind, op, rng, secs)
@@ -234,6 +234,7 @@ class Session:
             success=False,
             error=text,
         )
+        category = self.categories.get(op.tool, "other")
         record = ToolCallRecord(
             name=op.tool, category=category, success=False, duration_ms=ms, error=text
         )
