@@ -334,28 +334,35 @@ class StreamReader:
         content = False
         for choice in event.get("choices") or ():
             delta = choice.get("delta") if isinstance(choice, dict) else None
-            if not isinstance(delta, dict):
-                continue
-            if delta.get("content"):
-                self.facts.text += str(delta["content"])
+            if isinstance(delta, dict) and self._chat_delta(delta):
                 content = True
-            if delta.get("reasoning_content") or delta.get("reasoning"):
-                content = True
-            for piece in delta.get("tool_calls") or ():
-                content = True
-                index = (
-                    piece.get("index", len(self._calls))
-                    if isinstance(piece, dict)
-                    else len(self._calls)
-                )
-                if index not in self._calls:
-                    self._calls[index] = WireToolCall(str(piece.get("id") or ""), "")
-                    self.facts.tool_calls.append(self._calls[index])
-                call = self._calls[index]
-                function = piece.get("function") or {}
-                call.name += str(function.get("name") or "")
-                call.arguments += str(function.get("arguments") or "")
         return content
+
+    def _chat_delta(self, delta: dict[str, Any]) -> bool:
+        """One choice's delta: text, and pieces of tool calls; whether it carried content."""
+        content = False
+        if delta.get("content"):
+            self.facts.text += str(delta["content"])
+            content = True
+        if delta.get("reasoning_content") or delta.get("reasoning"):
+            content = True
+        for piece in delta.get("tool_calls") or ():
+            content = True
+            self._chat_tool_piece(piece)
+        return content
+
+    def _chat_tool_piece(self, piece: Any) -> None:
+        """A piece of a streamed tool call: its id first, then its name and arguments in parts."""
+        index = len(self._calls)
+        if isinstance(piece, dict):
+            index = piece.get("index", index)
+        if index not in self._calls:
+            self._calls[index] = WireToolCall(str(piece.get("id") or ""), "")
+            self.facts.tool_calls.append(self._calls[index])
+        call = self._calls[index]
+        function = piece.get("function") or {}
+        call.name += str(function.get("name") or "")
+        call.arguments += str(function.get("arguments") or "")
 
     def _responses(self, event: dict[str, Any]) -> bool:
         kind = str(event.get("type", ""))
