@@ -451,33 +451,10 @@ class LlmJudgeScorer:
             fallback_model=getattr(self.judge, "model", None),
             prices=self.prices,
         )
-        judge_id = getattr(self.judge, "id", type(self.judge).__name__)
-        failures = [s.failure for s in samples if s.failure]
         parsed = [s for s in samples if s.verdicts is not None]
-        if failures or not parsed:
-            reason = (
-                failures[0]
-                if failures
-                else f"judge {judge_id!r} gave no usable answer after {1 + REASKS} attempt(s): {samples[0].unparseable}"
-            )
-            details = [
-                ScorerCheckResult(
-                    id=c.id,
-                    description=c.description,
-                    passed=False,
-                    error="no verdict received",
-                )
-                for c in rubric.criteria
-            ]
-            return ScorerResult(
-                success=False,
-                passed=0,
-                total=len(rubric.criteria),
-                details=details,
-                output_valid=False,
-                error=reason,
-                metrics=metrics,
-            )
+        failure = self._failure(samples, parsed)
+        if failure is not None:
+            return _no_verdict(rubric, failure, metrics)
         details, agreements = self._decide(rubric, parsed)
         if self.samples > 1 and agreements:
             metrics.append(
@@ -494,6 +471,19 @@ class LlmJudgeScorer:
             total=len(details),
             details=details,
             metrics=metrics,
+        )
+
+    def _failure(self, samples: list[_Sample], parsed: list[_Sample]) -> str | None:
+        """Why the samples give no verdict: a judge call failed, or no answer parsed."""
+        failures = [s.failure for s in samples if s.failure]
+        if failures:
+            return failures[0]
+        if parsed:
+            return None
+        judge_id = getattr(self.judge, "id", type(self.judge).__name__)
+        return (
+            f"judge {judge_id!r} gave no usable answer after {1 + REASKS} attempt(s): "
+            f"{samples[0].unparseable}"
         )
 
     async def _ask(self, request: JudgeRequest, sample: _Sample) -> None:
@@ -619,3 +609,27 @@ async def stop_judges() -> None:
             log.warning(
                 "judge %r: shutdown failed: %s", getattr(judge, "id", judge), exc
             )
+
+
+def _no_verdict(
+    rubric: JudgeRubric, reason: str, metrics: list[CustomMetric]
+) -> ScorerResult:
+    """Every criterion unanswered: an error result (the runner may retry it)."""
+    details = [
+        ScorerCheckResult(
+            id=c.id,
+            description=c.description,
+            passed=False,
+            error="no verdict received",
+        )
+        for c in rubric.criteria
+    ]
+    return ScorerResult(
+        success=False,
+        passed=0,
+        total=len(rubric.criteria),
+        details=details,
+        output_valid=False,
+        error=reason,
+        metrics=metrics,
+    )
