@@ -371,20 +371,12 @@ def _agent_usage(context: Any, where: Path) -> tuple[Any, float | None]:
     """Tokens and cost of ``agent_result`` (Harbor's ``AgentContext``); None where it records none."""
     if not isinstance(context, Mapping):
         return None, None
-    counts = {}
-    for key in ("n_input_tokens", "n_cache_tokens", "n_output_tokens"):
-        value = context.get(key)
-        if value is not None and (
-            not isinstance(value, int) or isinstance(value, bool) or value < 0
-        ):
-            raise ValidationError(
-                f"{where}: $.agent_result.{key}: expected a count >= 0, got {value!r}"
-            )
-        counts[key] = value
+    counts = {
+        key: _count(context.get(key), f"{where}: $.agent_result.{key}")
+        for key in ("n_input_tokens", "n_cache_tokens", "n_output_tokens")
+    }
     cost = context.get("cost_usd")
-    if cost is not None and (
-        isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0
-    ):
+    if cost is not None and (not _number(cost) or cost < 0):
         raise ValidationError(
             f"{where}: $.agent_result.cost_usd: expected a number >= 0, got {cost!r}"
         )
@@ -401,6 +393,15 @@ def _agent_usage(context: Any, where: Path) -> tuple[Any, float | None]:
         output=counts["n_output_tokens"] or 0,
     )
     return tokens, cost
+
+
+def _count(value: Any, where: str) -> int | None:
+    """A token count of ``agent_result``: an integer >= 0, or None when not recorded."""
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValidationError(f"{where}: expected a count >= 0, got {value!r}")
+    return value
 
 
 def _segments(
