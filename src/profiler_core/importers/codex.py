@@ -41,7 +41,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -374,15 +374,7 @@ class _Reader:
         kind = payload.get("type")
         here = f"{where}: $.payload"
         if kind == "item_completed":
-            item = payload.get("item")
-            if (
-                isinstance(item, Mapping)
-                and item.get("type") == "CommandExecution"
-                and isinstance(item.get("id"), str)
-            ):
-                code = item.get("exit_code")
-                if isinstance(code, int) and not isinstance(code, bool):
-                    self.exit_codes[item["id"]] = code
+            self._exit_code(payload.get("item"))
         elif kind == "token_count":
             info = payload.get("info")
             if isinstance(
@@ -395,25 +387,32 @@ class _Reader:
             self.builder.error(message, recoverable=kind == "stream_error")
         elif kind == "task_complete":
             self.builder.see(moment)
-            duration = number(payload.get("duration_ms"), f"{here}.duration_ms")
-            self.latency_ms = (
-                float(duration) if duration is not None else self.latency_ms
-            )
-            self.final = (
-                optional_str(
-                    payload.get("last_agent_message"), f"{here}.last_agent_message"
-                )
-                or self.final
-            )
-            error = payload.get("error")
-            if isinstance(error, Mapping):
-                self.error = (
-                    optional_str(error.get("message"), f"{here}.error.message")
-                    or "task failed"
-                )
+            self._task_complete(payload, here)
         elif kind == "turn_aborted":
             self.builder.see(moment)
             self.error = f"turn aborted: {payload.get('reason') or 'unknown reason'}"
+
+    def _exit_code(self, item: Any) -> None:
+        """A finished command's exit code, for its tool result to say whether it failed."""
+        if not isinstance(item, Mapping) or item.get("type") != "CommandExecution":
+            return
+        code = item.get("exit_code")
+        if isinstance(item.get("id"), str) and _is_int(code):
+            self.exit_codes[item["id"]] = code
+
+    def _task_complete(self, payload: Mapping[str, Any], here: str) -> None:
+        """The task's duration, its last message, and its error (when it failed)."""
+        duration = number(payload.get("duration_ms"), f"{here}.duration_ms")
+        if duration is not None:
+            self.latency_ms = float(duration)
+        last = optional_str(
+            payload.get("last_agent_message"), f"{here}.last_agent_message"
+        )
+        self.final = last or self.final
+        error = payload.get("error")
+        if isinstance(error, Mapping):
+            message = optional_str(error.get("message"), f"{here}.error.message")
+            self.error = message or "task failed"
 
     def _token_count(self, info: Mapping[str, Any], where: str) -> None:
         """One ``token_count``: the running total, and the usage of the response it follows."""
@@ -561,3 +560,7 @@ def _output_text(output: Any) -> str:
     if isinstance(output, Mapping):
         return text_of(output.get("content"))
     return text_of(output)
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
