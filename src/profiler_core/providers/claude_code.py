@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +53,7 @@ from ._agent_process import (
     load_transcript,
     option,
 )
+from ._run_notes import retried_note, with_startup
 from .agents import install_hint as hint_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -244,7 +244,7 @@ class ClaudeCodeProvider(AgentProvider):
         summary = summarize_stream(run.lines)
         live.agent_session_id = summary.session_id
         recorded = self.transcript(live, summary.session_id)
-        retried = _retried(summary.retries)
+        retried = retried_note(summary.retries)
         result = summary.result
         if result is None:
             output = run.stderr_tail() or " | ".join(run.noise[-3:]) or "(no output)"
@@ -260,7 +260,9 @@ class ClaudeCodeProvider(AgentProvider):
         raw_answer = result.get("result")
         answer: str = raw_answer if isinstance(raw_answer, str) else ""
         if recorded is not None:
-            segments = _with_startup(list(recorded.result.metrics.timing.segments), run)
+            segments = with_startup(
+                recorded.result.metrics.timing.segments, run.started_at
+            )
             tool_calls = recorded.result.metrics.tool_calls
             answer = answer or recorded.text
         metrics = PromptMetrics(
@@ -355,14 +357,6 @@ def _real_folders(folder: Path) -> list[Path]:
         return []
 
 
-def _retried(retries: Sequence[Any]) -> str:
-    """`` (after N model retries)`` for an error message, when Claude Code retried."""
-    if not retries:
-        return ""
-    noun = "retry" if len(retries) == 1 else "retries"
-    return f" (after {len(retries)} model {noun})"
-
-
 def _result_tokens(result: dict[str, Any], session_id: str | None) -> TokenBreakdown:
     """The result line's usage (none recorded: zero tokens)."""
     from ..metrics.usage import normalize_usage
@@ -372,16 +366,3 @@ def _result_tokens(result: dict[str, Any], session_id: str | None) -> TokenBreak
         return TokenBreakdown()
     where = f"claude-code result line (session {session_id}): $.usage"
     return normalize_usage(usage, provider="anthropic", where=where)
-
-
-def _with_startup(segments: list[TimingSegment], run: AgentRun) -> list[TimingSegment]:
-    """The transcript's segments after a ``startup`` one: from the program's start to its first
-    model request, what starting the agent costs."""
-    if not segments:
-        return segments
-    start_ms = round(run.started_at.timestamp() * 1000, 3)
-    first = min(s.start_ms for s in segments)
-    startup = TimingSegment(
-        label="startup", start_ms=start_ms, end_ms=max(start_ms, first)
-    )
-    return [startup, *segments]

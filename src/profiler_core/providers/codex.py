@@ -53,6 +53,7 @@ from ._agent_process import (
     load_transcript,
     option,
 )
+from ._run_notes import retried_note, with_startup
 from .agents import install_hint as hint_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -375,11 +376,7 @@ class CodexProvider(AgentProvider):
         """The PromptResult of a finished run; a failed session raises AgentError (an error row)."""
         summary = summarize_exec(run.lines)
         live.agent_session_id = summary.thread_id
-        retried = (
-            f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})"
-            if summary.retries
-            else ""
-        )
+        retried = retried_note(summary.retries)
         if summary.failure and not stopped:
             raise self.failure(live, f"codex: {summary.failure.rstrip('.')}{retried}")
         if run.exit_code != 0 and not stopped:
@@ -394,36 +391,22 @@ class CodexProvider(AgentProvider):
             raise AgentError(
                 f"codex: no rollout file for thread {summary.thread_id!r} in its CODEX_HOME"
             )
-        start_ms = round(run.started_at.timestamp() * 1000, 3)
         segments: list[TimingSegment] = []
         if recorded is not None:
             metrics = recorded.result.metrics
-            segments = list(metrics.timing.segments)
-            if segments:
-                first = min(s.start_ms for s in segments)
-                segments.insert(
-                    0,
-                    TimingSegment(
-                        label="startup", start_ms=start_ms, end_ms=max(start_ms, first)
-                    ),
-                )
+            segments = with_startup(metrics.timing.segments, run.started_at)
             tokens, tool_calls, trace = (
                 metrics.tokens,
                 metrics.tool_calls,
                 recorded.trace,
             )
-            model_calls = (
-                metrics.model_calls
-            )  # each response priced on its own, at its own model
+            # each response priced on its own, at its own model
+            model_calls = metrics.model_calls
             answer = summary.text or recorded.text
         else:
-            tokens, tool_calls, trace, answer = (
-                TokenBreakdown(),
-                (),
-                empty_trace(summary.thread_id or "unknown"),
-                summary.text,
-            )
-            model_calls = ()
+            tokens, tool_calls = TokenBreakdown(), ()
+            trace = empty_trace(summary.thread_id or "unknown")
+            answer, model_calls = summary.text, ()
         retries = [
             ErrorEvent(message=f"model request retried by Codex: {r}", recoverable=True)
             for r in summary.retries
