@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import ConfigError, ProfilerError
-from ..model import Scenario, ScenarioSets
+from ..model import Scenario, ScenarioSets, VerifierSpec, WorkspaceSpec
 from ..storage.datafile import read_data_file
 from ..storage.paths import scenario_id_problem
 from ..storage.serde import structure
@@ -199,6 +199,49 @@ def sandbox_needed(scenarios: list[Scenario] | tuple[Scenario, ...]) -> str | No
     )
 
 
+def _resolve_workspace(
+    workspace: WorkspaceSpec | None, source_dir: Path, root: Path, where: str
+) -> WorkspaceSpec | None:
+    """A workspace folder made absolute (inside ``root``); a local git repository too."""
+    if workspace is None:
+        return None
+    if workspace.path is not None:
+        folder = _inside_root(
+            source_dir, workspace.path, root, f"{where}: $.workspace.path"
+        )
+        if not folder.is_dir():
+            raise ConfigError(
+                f"{where}: $.workspace.path: {workspace.path!r} is not a folder"
+            )
+        return attrs.evolve(workspace, path=str(folder))
+    git = workspace.git
+    if git is None or "://" in git or git.startswith("git@"):
+        return workspace
+    repository = (source_dir / git).resolve()
+    if not repository.exists():
+        raise ConfigError(f"{where}: $.workspace.git: {git!r}: no such repository")
+    return attrs.evolve(workspace, git=str(repository))
+
+
+def _resolve_verifier(
+    verifier: VerifierSpec, where: str, source_dir: Path, root: Path
+) -> VerifierSpec:
+    """A verifier's files and mounts made absolute; each must lie inside ``root``."""
+    files = {}
+    for destination, source in verifier.files.items():
+        key = f"{where}.files.{destination}"
+        if Path(destination).is_absolute() or ".." in Path(destination).parts:
+            raise ConfigError(
+                f"{key}: expected a path inside the workspace, got {destination!r}"
+            )
+        found = _inside_root(source_dir, source, root, key)
+        if not found.exists():
+            raise ConfigError(f"{key}: {source!r}: no such file or folder")
+        files[destination] = str(found)
+    mounts = _resolve_sources(verifier.mounts, source_dir, root, f"{where}.mounts")
+    return attrs.evolve(verifier, files=files, mounts=mounts)
+
+
 def resolve_task_paths(
     scenario: Scenario, source_dir: Path, root: Path, where: str
 ) -> Scenario:
@@ -207,45 +250,11 @@ def resolve_task_paths(
 
     A git workspace may name any local repository (or a URL): it is only read.
     """
-    workspace = scenario.workspace
-    if workspace is not None and workspace.path is not None:
-        folder = _inside_root(
-            source_dir, workspace.path, root, f"{where}: $.workspace.path"
-        )
-        if not folder.is_dir():
-            raise ConfigError(
-                f"{where}: $.workspace.path: {workspace.path!r} is not a folder"
-            )
-        workspace = attrs.evolve(workspace, path=str(folder))
-    elif (
-        workspace is not None
-        and workspace.git is not None
-        and "://" not in workspace.git
-        and not workspace.git.startswith("git@")
-    ):
-        repository = (source_dir / workspace.git).resolve()
-        if not repository.exists():
-            raise ConfigError(
-                f"{where}: $.workspace.git: {workspace.git!r}: no such repository"
-            )
-        workspace = attrs.evolve(workspace, git=str(repository))
-    verifiers = []
-    for index, verifier in enumerate(scenario.verify):
-        files = {}
-        for destination, source in verifier.files.items():
-            key = f"{where}: $.verify[{index}].files.{destination}"
-            if Path(destination).is_absolute() or ".." in Path(destination).parts:
-                raise ConfigError(
-                    f"{key}: expected a path inside the workspace, got {destination!r}"
-                )
-            found = _inside_root(source_dir, source, root, key)
-            if not found.exists():
-                raise ConfigError(f"{key}: {source!r}: no such file or folder")
-            files[destination] = str(found)
-        mounts = _resolve_sources(
-            verifier.mounts, source_dir, root, f"{where}: $.verify[{index}].mounts"
-        )
-        verifiers.append(attrs.evolve(verifier, files=files, mounts=mounts))
+    workspace = _resolve_workspace(scenario.workspace, source_dir, root, where)
+    verifiers = [
+        _resolve_verifier(verifier, f"{where}: $.verify[{index}]", source_dir, root)
+        for index, verifier in enumerate(scenario.verify)
+    ]
     solution = scenario.solution
     if solution is not None:
         solution = attrs.evolve(
