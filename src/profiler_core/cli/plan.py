@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -205,9 +206,7 @@ def _run_pilot(pilot_config, manager, yes: bool) -> tuple[list, str]:
 
 def _print_plan(config, settings, baseline, effects, power, rows, source) -> None:
     """The plan's table (one line per mode and metric), then sessions, cost and time of each design."""
-    import numpy as np
-
-    from ..runner.planning import pilot_pairs, pilot_size, plan_metric, session_costs
+    from ..runner.planning import pilot_pairs, plan_metric, session_costs
 
     models = len({r.model for r in rows}) or 1
     k = len(settings.metrics) * (len(config.modes) - 1) * models
@@ -239,17 +238,36 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
                 metrics=k,
             )
             plans.append(p)
-            click.echo(
-                f"{printable(mode + ' vs ' + baseline, one_line=True):28} {metric:8} {p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
-                f"{_unit(metric, p.sd):>11} {_unit(metric, p.effect):>10} {p.fixed_rounds if p.fixed_rounds is not None else '–':>6} "
-                f"{_range(p.rounds_range):>9} {p.stop_rounds.mean():>9.1f} ({np.percentile(p.stop_rounds, 90):>3.0f})  {p.decided:>8.0%}"
-            )
+            click.echo(_plan_line(mode, baseline, metric, p))
     click.echo(
         "fixed: repetitions for the power at one planned look, averaged over the SDs the pilot allows (range: if the SD "
         "were its 10th / 90th percentile); stop: repetitions until the rule decides (simulated, max_repetitions when it "
         "never does); decided: share of simulated runs decided in the effect's direction"
     )
-    scenarios = len(config.scenarios) or 1
+    _pilot_note(plans, len(config.scenarios) or 1)
+    totals = _Totals(config, session_costs(rows))
+    click.echo(
+        f"Sessions, cost and time at concurrency {totals.said} (from the pilot's sessions):"
+    )
+    _design_lines(totals, plans, settings)
+
+
+def _plan_line(mode: str, baseline: str, metric: str, p: Any) -> str:
+    """One comparison and metric of the plan's table."""
+    import numpy as np
+
+    fixed = p.fixed_rounds if p.fixed_rounds is not None else "–"
+    return (
+        f"{printable(mode + ' vs ' + baseline, one_line=True):28} {metric:8} {p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
+        f"{_unit(metric, p.sd):>11} {_unit(metric, p.effect):>10} {fixed:>6} "
+        f"{_range(p.rounds_range):>9} {p.stop_rounds.mean():>9.1f} ({np.percentile(p.stop_rounds, 90):>3.0f})  {p.decided:>8.0%}"
+    )
+
+
+def _pilot_note(plans: list[Any], scenarios: int) -> None:
+    """Say when the pilot is smaller than one that keeps the plan close to the truth."""
+    from ..runner.planning import pilot_size
+
     wanted = pilot_size()
     smallest = min((p.pairs for p in plans if p.metric != "success"), default=wanted)
     if smallest < wanted:
@@ -257,10 +275,12 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
             f"The pilot has {smallest} pairs: a pilot of {wanted} pairs (~{math.ceil(wanted / scenarios)} repetitions) would "
             "keep the plan within 25% of what the true SD needs (90% confidence)"
         )
-    totals = _Totals(config, session_costs(rows))
-    click.echo(
-        f"Sessions, cost and time at concurrency {totals.said} (from the pilot's sessions):"
-    )
+
+
+def _design_lines(totals: _Totals, plans: list[Any], settings: Any) -> None:
+    """Sessions, cost and time of the fixed design and of the stop rule."""
+    import numpy as np
+
     fixed = [p.fixed_rounds for p in plans]
     if all(r is not None for r in fixed):
         most = max(r for r in fixed if r is not None)
