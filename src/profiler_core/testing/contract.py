@@ -529,33 +529,43 @@ class _CollectorSpy(_Spy):
             )
             return metrics
         metrics = list(metrics)
-        names = []
-        for metric in metrics:
-            if not isinstance(metric, CustomMetric):
-                self.problems.append(
-                    f"collect returned a {type(metric).__name__}, expected CustomMetric"
-                )
-                continue
-            names.append(metric.name)
-            value = metric.value
-            if isinstance(value, str):
-                continue  # a label such as cost_source
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-            ):
-                self.problems.append(
-                    f"metric {metric.name!r} has value {value!r}, expected a finite number or a string"
-                )
-        if len(set(names)) != len(names):
-            self.problems.append(
-                f"collect returned duplicate metric names {sorted(n for n in names if names.count(n) > 1)}"
-            )
+        self.problems.extend(_metric_problems(metrics))
         self.emitted.append(
             {m.name: m.value for m in metrics if isinstance(m, CustomMetric)}
         )
         return metrics
+
+
+def _metric_problems(metrics: list[Any]) -> list[str]:
+    """What is wrong with a collector's metrics: not CustomMetric, not a finite number or a
+    string, names twice."""
+    problems = []
+    names = []
+    for metric in metrics:
+        if not isinstance(metric, CustomMetric):
+            problems.append(
+                f"collect returned a {type(metric).__name__}, expected CustomMetric"
+            )
+            continue
+        names.append(metric.name)
+        if not _metric_value_ok(metric.value):
+            problems.append(
+                f"metric {metric.name!r} has value {metric.value!r}, expected a finite number or a string"
+            )
+    if len(set(names)) != len(names):
+        problems.append(
+            f"collect returned duplicate metric names {sorted(n for n in names if names.count(n) > 1)}"
+        )
+    return problems
+
+
+def _metric_value_ok(value: Any) -> bool:
+    """A finite number, or a string (a label such as cost_source)."""
+    if isinstance(value, str):
+        return True
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value)
 
 
 # -- analyzers ---------------------------------------------------------------------
