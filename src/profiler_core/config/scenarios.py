@@ -59,10 +59,11 @@ def load_scenarios(
         if not task_folders(folder):
             task_problems.append(_no_harbor_tasks(folder))
         return tasks, _load_sets(folder, task_problems), task_problems, failed
-    problems: list[str] = []
-    scenarios: list[Scenario] = []
-    unloadable: set[str] = set()
-    seen: dict[str, Path] = {}
+    reader = _ScenarioFiles(
+        folder,
+        scenario_format,
+        {"timeoutMs": timeout_default_ms, "allowedRetries": allowed_retries},
+    )
     for path in sorted(folder.iterdir()):
         if (
             path.name == SCENARIO_SETS_FILE
@@ -70,59 +71,83 @@ def load_scenarios(
             or not path.is_file()
         ):
             continue
+        reader.file(path)
+    problems = reader.problems
+    return reader.scenarios, _load_sets(folder, problems), problems, reader.unloadable
+
+
+@attrs.define
+class _ScenarioFiles:
+    """The scenarios of a folder's files as they are read, and what could not be used."""
+
+    folder: Path
+    scenario_format: ScenarioFormat | None
+    #: what a core scenario file may leave out: the profile's timeout and retries
+    defaults: dict[str, Any]
+    problems: list[str] = attrs.Factory(list)
+    scenarios: list[Scenario] = attrs.Factory(list)
+    #: the ids (or file stems) of the scenarios that failed to load
+    unloadable: set[str] = attrs.Factory(set)
+    seen: dict[str, Path] = attrs.Factory(dict)
+
+    def file(self, path: Path) -> None:
+        """One scenario file: one scenario, or a list of them."""
         try:
             data = read_data_file(path)
         except ProfilerError as exc:
-            problems.append(str(exc))
-            unloadable.add(path.stem)
-            continue
-        items = data if isinstance(data, list) else [data]
-        for index, item in enumerate(items):
-            where = f"{path}[{index}]" if isinstance(data, list) else str(path)
-            if not isinstance(item, dict):
-                problems.append(
-                    f"{where}: expected a scenario object, got {type(item).__name__}"
-                )
-                unloadable.add(path.stem)
-                continue
-            try:
-                if scenario_format is not None:
-                    scenario = _parse_with(scenario_format, item, where)
-                else:
-                    # Scenario files may leave out the timeout and retries: the
-                    # profile's defaults apply.
-                    item = {
-                        "timeoutMs": timeout_default_ms,
-                        "allowedRetries": allowed_retries,
-                        **item,
-                    }
-                    scenario = structure(item, Scenario, source=where)
-            except ProfilerError as exc:
-                problems.append(str(exc))
-                stated = item.get("id")
-                unloadable.add(
-                    stated if isinstance(stated, str) and stated else path.stem
-                )
-                continue
-            try:
-                scenario = resolve_task_paths(scenario, path.parent, folder, where)
-            except ProfilerError as exc:
-                problems.append(str(exc))
-                unloadable.add(scenario.id)
-                continue
-            if (bad_id := scenario_id_problem(scenario.id)) is not None:
-                problems.append(f"{where}: $.id: {bad_id}")
-                unloadable.add(scenario.id)
-                continue
-            if scenario.id in seen:
-                problems.append(
-                    f"{where}: $.id: duplicate scenario id {scenario.id!r} (also in "
-                    f"{seen[scenario.id]})"
-                )
-                continue
-            seen[scenario.id] = path
-            scenarios.append(scenario)
-    return scenarios, _load_sets(folder, problems), problems, unloadable
+            self.problems.append(str(exc))
+            self.unloadable.add(path.stem)
+            return
+        if not isinstance(data, list):
+            self._item(data, str(path), path)
+            return
+        for index, item in enumerate(data):
+            self._item(item, f"{path}[{index}]", path)
+
+    def _item(self, item: Any, where: str, path: Path) -> None:
+        if not isinstance(item, dict):
+            self.problems.append(
+                f"{where}: expected a scenario object, got {type(item).__name__}"
+            )
+            self.unloadable.add(path.stem)
+            return
+        try:
+            scenario = self._parse(item, where)
+        except ProfilerError as exc:
+            self.problems.append(str(exc))
+            stated = item.get("id")
+            if isinstance(stated, str) and stated:
+                self.unloadable.add(stated)
+            else:
+                self.unloadable.add(path.stem)
+            return
+        try:
+            scenario = resolve_task_paths(scenario, path.parent, self.folder, where)
+        except ProfilerError as exc:
+            self.problems.append(str(exc))
+            self.unloadable.add(scenario.id)
+            return
+        self._add(scenario, where, path)
+
+    def _parse(self, item: dict[str, Any], where: str) -> Scenario:
+        if self.scenario_format is not None:
+            return _parse_with(self.scenario_format, item, where)
+        return structure({**self.defaults, **item}, Scenario, source=where)
+
+    def _add(self, scenario: Scenario, where: str, path: Path) -> None:
+        """Keep the scenario unless its id is malformed or taken."""
+        if (bad_id := scenario_id_problem(scenario.id)) is not None:
+            self.problems.append(f"{where}: $.id: {bad_id}")
+            self.unloadable.add(scenario.id)
+            return
+        if scenario.id in self.seen:
+            self.problems.append(
+                f"{where}: $.id: duplicate scenario id {scenario.id!r} (also in "
+                f"{self.seen[scenario.id]})"
+            )
+            return
+        self.seen[scenario.id] = path
+        self.scenarios.append(scenario)
 
 
 def _no_harbor_tasks(folder: Path) -> str:
