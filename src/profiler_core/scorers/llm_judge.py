@@ -132,23 +132,36 @@ def _trace_lines(context: ScorerContext, max_items: int) -> list[str]:
     ]
     if calls:
         lines += ["", "Tool calls, in order:"]
-        for number, call in enumerate(calls[:max_items], start=1):
-            status = (
-                "success"
-                if call.success
-                else "failed" + (f": {_clip(call.error, 200)}" if call.error else "")
-            )
-            lines.append(f"{number}. {call.name} ({status})")
-        if len(calls) > max_items:
-            lines.append(f"[... {len(calls) - max_items} more tool calls not shown]")
+        lines += [
+            f"{number}. {call.name} ({_call_status(call)})"
+            for number, call in enumerate(calls[:max_items], start=1)
+        ]
+        lines += _more(len(calls), max_items, "tool calls")
     if errors:
         lines += ["", "Errors:"]
-        for error in errors[:max_items]:
-            kind = "recoverable" if error.recoverable else "fatal"
-            lines.append(f"- ({kind}) {_clip(' '.join(error.message.split()), 300)}")
-        if len(errors) > max_items:
-            lines.append(f"[... {len(errors) - max_items} more errors not shown]")
+        lines += [_error_line(error) for error in errors[:max_items]]
+        lines += _more(len(errors), max_items, "errors")
     return lines
+
+
+def _call_status(call: ToolCallEvent) -> str:
+    if call.success:
+        return "success"
+    if call.error:
+        return f"failed: {_clip(call.error, 200)}"
+    return "failed"
+
+
+def _error_line(error: ErrorEvent) -> str:
+    kind = "recoverable" if error.recoverable else "fatal"
+    return f"- ({kind}) {_clip(' '.join(error.message.split()), 300)}"
+
+
+def _more(count: int, shown: int, what: str) -> list[str]:
+    """The line that says how many items the list left out (none when it shows all)."""
+    if count <= shown:
+        return []
+    return [f"[... {count - shown} more {what} not shown]"]
 
 
 def _user_prompt(
