@@ -97,28 +97,7 @@ class CompositeScorer:
             if not isinstance(scorer_id, str) or not scorer_id:
                 raise ConfigError(f"{where}: scorer object {spec!r} has no string `id`")
             return scorer_id, spec
-        if not isinstance(spec, Mapping):
-            raise ConfigError(
-                f"{where}: expected a mapping {{id, options}}, got {type(spec).__name__}"
-            )
-        unknown = sorted(set(spec) - set(_SPEC_KEYS))
-        if unknown:
-            raise ConfigError(
-                f"{where}: unknown key(s) {', '.join(map(str, unknown))} (expected {', '.join(_SPEC_KEYS)})"
-            )
-        scorer_id = spec.get("id")
-        if not isinstance(scorer_id, str) or not scorer_id:
-            raise ConfigError(f"{where}.id: expected a scorer id, got {scorer_id!r}")
-        name = spec.get("name", scorer_id)
-        if not isinstance(name, str) or not name:
-            raise ConfigError(
-                f"{where}.name: expected a non-empty string, got {name!r}"
-            )
-        options = spec.get("options") or {}
-        if not isinstance(options, Mapping):
-            raise ConfigError(
-                f"{where}.options: expected a mapping, got {type(options).__name__}"
-            )
+        scorer_id, name, options = _spec_fields(spec, where)
         registry = self._registry_or_default()
         try:
             info = registry.get("scorers", scorer_id)
@@ -237,6 +216,31 @@ class _Merged:
             error="; ".join(self.errors) or None,
             metrics=list(self.metrics.values()),
         )
+
+
+def _spec_fields(spec: Any, where: str) -> tuple[str, str, Mapping[str, Any]]:
+    """A sub-scorer's ``{id, name, options}``, each checked."""
+    if not isinstance(spec, Mapping):
+        raise ConfigError(
+            f"{where}: expected a mapping {{id, options}}, got {type(spec).__name__}"
+        )
+    unknown = sorted(set(spec) - set(_SPEC_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(map(str, unknown))} (expected {', '.join(_SPEC_KEYS)})"
+        )
+    scorer_id = spec.get("id")
+    if not isinstance(scorer_id, str) or not scorer_id:
+        raise ConfigError(f"{where}.id: expected a scorer id, got {scorer_id!r}")
+    name = spec.get("name", scorer_id)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where}.name: expected a non-empty string, got {name!r}")
+    options = spec.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(
+            f"{where}.options: expected a mapping, got {type(options).__name__}"
+        )
+    return scorer_id, name, options
 
 
 def _prefixed(prefix: str, detail: ScorerCheckResult) -> ScorerCheckResult:
