@@ -398,21 +398,20 @@ def select_scenarios(
         wanted, source = list(ids), ids_from
     elif set_name:
         if set_name not in sets.sets:
-            known = ", ".join(sorted(sets.sets)) or "none defined"
+            defined = ", ".join(sorted(sets.sets)) or "none defined"
             return [], [
                 f"{set_from}: unknown scenario set "
-                f"{set_name!r}{did_you_mean([set_name], sets.sets)} (sets: {known})"
+                f"{set_name!r}{did_you_mean([set_name], sets.sets)} (sets: {defined})"
             ]
         wanted, source = list(sets.sets[set_name]), f"scenario set {set_name!r}"
     else:
         return sorted(scenarios, key=lambda s: s.id), []
-    missing = [
-        i
-        for i in wanted
-        if i not in by_id and i not in unloadable and (known is None or i not in known)
-    ]
+    # An id that failed to load is reported with its file's problem, not as unknown.
+    every = set(known) if known is not None else set(by_id)
+    seen = every | set(by_id) | set(unloadable)
+    missing = [i for i in wanted if i not in seen]
     if missing:
-        names = sorted(known) if known is not None else sorted(by_id)
+        names = sorted(every)
         hint = did_you_mean(missing, names)
         return [], [
             f"{source}: unknown scenario id(s) {', '.join(missing)}{hint} (found: "
