@@ -106,8 +106,7 @@ def plan_command(
 
 def _print_gates(config, gates, margin, power, rows) -> None:
     """Per gate and mode: the rows per mode two runs need for the gate to catch a change ``margin`` past its tolerance."""
-    from ..compare.gates import rows_from_pilot
-    from ..runner.stopping import REPORT_METRICS, row_value
+    from ..runner.stopping import REPORT_METRICS
 
     by_report = {v: k for k, v in REPORT_METRICS.items()}
     scenarios = len(config.scenarios) or 1
@@ -122,31 +121,30 @@ def _print_gates(config, gates, margin, power, rows) -> None:
             raise ConfigError(
                 f"--gate {gate.text!r}: plan knows {', '.join(sorted(by_report))} and success_rate"
             )
-        points = gate.threshold if margin is None else margin
         for mode in config.modes:
-            kept = [
-                r
-                for r in rows
-                if r.mode == mode and r.error is None and r.iteration >= 0
-            ]
-            values = [row_value(r, metric) for r in kept]
-            needed, low, high = rows_from_pilot(
-                gate,
-                values,
-                [f"{r.model}\x00{r.scenario_id}" for r in kept],
-                margin,
-                power=power,
-            )
-            if not math.isfinite(needed):
-                click.echo(
-                    f"  {gate.text} {printable(mode, one_line=True)}: the pilot shows no spread to plan with"
-                )
-                continue
-            unit = "pp" if gate.unit == "pp" else "points"
-            click.echo(
-                f"  {gate.text} {printable(mode, one_line=True)}: ~{math.ceil(needed)} rows per mode ({math.ceil(needed / scenarios)} "
-                f"repetitions; range {math.ceil(low)}-{math.ceil(high)}) catch a change {points:g} {unit} past the tolerance"
-            )
+            click.echo(_gate_line(gate, mode, metric, margin, power, rows, scenarios))
+
+
+def _gate_line(
+    gate, mode: str, metric: str, margin, power: float, rows, scenarios: int
+):
+    """What one gate needs for one mode: rows per mode and repetitions."""
+    from ..compare.gates import rows_from_pilot
+    from ..runner.stopping import row_value
+
+    kept = [r for r in rows if r.mode == mode and r.error is None and r.iteration >= 0]
+    values = [row_value(r, metric) for r in kept]
+    cells = [f"{r.model}\x00{r.scenario_id}" for r in kept]
+    needed, low, high = rows_from_pilot(gate, values, cells, margin, power=power)
+    shown = f"  {gate.text} {printable(mode, one_line=True)}"
+    if not math.isfinite(needed):
+        return f"{shown}: the pilot shows no spread to plan with"
+    points = gate.threshold if margin is None else margin
+    unit = "pp" if gate.unit == "pp" else "points"
+    return (
+        f"{shown}: ~{math.ceil(needed)} rows per mode ({math.ceil(needed / scenarios)} "
+        f"repetitions; range {math.ceil(low)}-{math.ceil(high)}) catch a change {points:g} {unit} past the tolerance"
+    )
 
 
 def _read_pilot(pilot: str, config) -> tuple[list, str]:
