@@ -27,9 +27,15 @@ from typing import Any
 
 import attrs
 
-from profiler_core import ConfigError, Scenario, from_json, structure, unstructure
+from profiler_core import (
+    ConfigError,
+    Scenario,
+    ScenarioSets,
+    from_json,
+    structure,
+    unstructure,
+)
 from profiler_core.conditions import Condition
-from profiler_core.model import ScenarioSets
 from profiler_core.util.textcut import shown
 
 __all__ = [
