@@ -461,7 +461,7 @@ def _verification(
 
 
 def _verifier_result(data: Mapping[str, Any]) -> Any:
-    """The trial's ``verifier_result``; in a multi-step trial, its last step's verifier has the say."""
+    """The trial's ``verifier_result``; in a multi-step trial, its last step's has the say."""
     verifier = data.get("verifier_result")
     steps = data.get("step_results")
     if verifier is not None or not isinstance(steps, list):

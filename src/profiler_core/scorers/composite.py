@@ -166,7 +166,8 @@ class _Merged:
         self.success = self.success and result.success
         self.output_valid = self.output_valid and result.output_valid
         if result.error:
-            # A scorer that could not score (e.g. its judge was unreachable) is an error, so the runner may retry.
+            # A scorer that could not score (e.g. its judge was unreachable) is an error, so
+            # the runner may retry.
             self.errors.append(f"{prefix}: {result.error}")
         for metric in result.metrics:
             _merge_metric(self.metrics, metric)
@@ -185,9 +186,11 @@ class _Merged:
         self.success = self.output_valid = False
 
     def add_verifications(self, verifications: Sequence[ScorerCheckResult]) -> None:
-        """The verifiers' checkpoints count once, beside the scorers' own (unless one of them has them)."""
-        # A sub-scorer that counts the verifiers itself (``checks``) has them as ``<prefix>:verify:<name>`` (nested:
-        # ``<a>:<b>:verify:<name>``). Whole segments only: a check of its own named ``pre-verify:x`` is not the verifier ``x``.
+        """The verifiers' checkpoints count once, beside the scorers' own (unless a scorer
+        has them)."""
+        # A sub-scorer that counts the verifiers itself (``checks``) has them as
+        # ``<prefix>:verify:<name>`` (nested: ``<a>:<b>:verify:<name>``). Whole segments
+        # only: a check of its own named ``pre-verify:x`` is not the verifier ``x``.
         verified = [d for d in verifications if not self._has(d.id)]
         if not verified:
             return
