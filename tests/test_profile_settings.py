@@ -123,6 +123,8 @@ def test_a_bad_value_is_the_files_own_error_saying_where_it_came_from(profile):
             "modes.base.system_instructions.x=1",
             "`modes.base.system_instructions` is str",
         ),
+        # a key under a list (not an item of it) was an AttributeError traceback
+        ("models.x.y=1", "`models` is a list in the profile, not a mapping"),
     ],
 )
 def test_malformed_settings_are_one_line(profile, setting, expected):

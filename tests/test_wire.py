@@ -317,3 +317,43 @@ def test_the_session_key_replaces_the_agents_placeholder(api, sent, arrives):
         [seen] = model.posts(PATHS[api])
     assert answer.status_code == 200 and seen.auth == arrives
     assert SECRET not in repr(session) and SECRET not in to_json(session.calls[0])
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [(b"overloaded, try later", "overloaded, try later"), (b"", "HTTP 503")],
+    ids=["text", "empty"],
+)
+def test_a_refused_call_keeps_the_endpoints_text_else_its_status(body, expected):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Refusing(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(503)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with WireRecorder(f"http://127.0.0.1:{server.server_port}/v1") as recorder:
+            session = recorder.open()
+            answer = httpx.post(
+                session.base_url + "/chat/completions",
+                json=request_body("openai-chat", False),
+                timeout=10,
+            )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert answer.status_code == 503 and answer.content == body
+    [call] = session.calls
+    assert (call.status, call.error) == (503, expected)

@@ -163,48 +163,66 @@ def _display_for_command(command: str) -> str | None:
 def _display_for_tokens(tokens: list[str]) -> str | None:
     tokens = [t.strip("'\"") for t in tokens]
     tokens = [t for t in tokens if t not in ("(", "{")]
+    rest = tokens[_program_index(tokens) :]
+    if not rest or not rest[0]:
+        return None
+    program = rest[0].lstrip("({").rsplit("/", 1)[-1]
+    if not program:
+        return None
+    special = _module_or_capability(program, rest)
+    if special:
+        return special
+    if program in SUBCOMMAND_PROGRAMS:
+        subcommand = _subcommand(program, rest)
+        if subcommand:
+            return f"{program} {subcommand}"
+    return program
+
+
+def _module_or_capability(program: str, rest: list[str]) -> str | None:
+    """`python -m module` and `ghx run capability`, named by what they run."""
+    if len(rest) < 3:
+        return None
+    if program in ("python", "python3") and rest[1] == "-m":
+        return f"{program} -m {rest[2]}"
+    if program == "ghx" and rest[1] == "run" and _CAPABILITY.match(rest[2]):
+        return f"ghx:{rest[2]}"
+    return None
+
+
+def _program_index(tokens: list[str]) -> int:
+    """Where the program starts, past `VAR=value` assignments and wrappers like `sudo`."""
     index = 0
     while index < len(tokens):
         token = tokens[index]
         if _ENV_ASSIGNMENT.match(token):
             index += 1
         elif token in _WRAPPERS:
-            index += 1
             # The wrapper's own options (`sudo -E`, `timeout 30s`) are not the program either.
-            while index < len(tokens) and (
-                tokens[index].startswith("-")
-                or (token == "timeout" and tokens[index][:1].isdigit())
-            ):
+            index += 1
+            while index < len(tokens) and _wrapper_option(token, tokens[index]):
                 index += 1
         else:
             break
-    rest = tokens[index:]
-    if not rest or not rest[0]:
+    return index
+
+
+def _wrapper_option(wrapper: str, token: str) -> bool:
+    return token.startswith("-") or (wrapper == "timeout" and token[:1].isdigit())
+
+
+def _subcommand(program: str, rest: list[str]) -> str | None:
+    """The subcommand after the program (past git's global options), if there is one."""
+    position = 1
+    if program == "git":
+        while position < len(rest) and rest[position].startswith("-"):
+            position += 2 if rest[position] in _GIT_VALUE_OPTIONS else 1
+    if position >= len(rest):
         return None
-    program = rest[0].lstrip("({").rsplit("/", 1)[-1]
-    if not program:
+    word = rest[position]
+    if not word or word.startswith("-"):
         return None
-    if program in ("python", "python3") and len(rest) >= 3 and rest[1] == "-m":
-        return f"{program} -m {rest[2]}"
-    if (
-        program == "ghx"
-        and len(rest) >= 3
-        and rest[1] == "run"
-        and _CAPABILITY.match(rest[2])
-    ):
-        return f"ghx:{rest[2]}"
-    if program in SUBCOMMAND_PROGRAMS:
-        position = 1
-        if program == "git":
-            while position < len(rest) and rest[position].startswith("-"):
-                position += 2 if rest[position] in _GIT_VALUE_OPTIONS else 1
-        if (
-            position < len(rest)
-            and rest[position]
-            and not rest[position].startswith("-")
-        ):
-            return f"{program} {rest[position]}"
-    return program
+    return word
 
 
 #: A tool-name resolver: ``(tool name, tool input) -> display name``.

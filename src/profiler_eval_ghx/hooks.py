@@ -84,6 +84,35 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
 
 
+def _no_fixtures_section(needs: dict[str, ScenarioFixture]) -> None:
+    """Scenarios that require fixtures need the profile's ``extensions.fixtures``."""
+    users = sorted(sid for sid, n in needs.items() if n.requires)
+    if users:
+        users_text = ", ".join(users)
+        raise FixtureError(
+            f"scenario(s) {users_text} require fixtures but the profile has no extensions.fixtures section (repo, manifest)"
+        )
+
+
+def _no_repo(ctx: Any) -> None:
+    """The fixtures' repository is required once anything is reset, seeded or bound."""
+    # The fixtures are reset, seeded, cleaned up and bound into prompts there: the user
+    # names it, never the manifest.
+    profile_path = getattr(ctx, "profile_path", None)
+    where = f"{profile_path}: " if profile_path else ""
+    raise FixtureError(
+        f"{where}extensions.fixtures.repo: required, the sandbox repository (owner/name) the eval's fixtures live in; "
+        "a manifest never chooses where the eval writes"
+    )
+
+
+def _missing(manifest: FixtureManifest | None, required: list[str]) -> list[str]:
+    """The required fixtures the manifest lacks (all of them without a manifest)."""
+    if manifest is None:
+        return list(required)
+    return [name for name in required if name not in manifest.fixtures]
+
+
 class EvalHooks:
     """State of the eval hooks across one process: settings, manifest and per-iteration seeds of each run."""
 
@@ -113,51 +142,18 @@ class EvalHooks:
         )
         needs = self._needs(ctx.scenarios)
         if settings is None:
-            if any(n.requires for n in needs.values()):
-                users = ", ".join(sorted(sid for sid, n in needs.items() if n.requires))
-                raise FixtureError(
-                    f"scenario(s) {users} require fixtures but the profile has no extensions.fixtures section (repo, manifest)"
-                )
+            _no_fixtures_section(needs)
             return
         required = sorted({name for n in needs.values() for name in n.requires})
         if not settings.repo and (needs or settings.reseed_between_modes):
-            # The fixtures are reset, seeded, cleaned up and bound into prompts there: the user names it, never the manifest.
-            where = (
-                f"{ctx.profile_path}: " if getattr(ctx, "profile_path", None) else ""
-            )
-            raise FixtureError(
-                f"{where}extensions.fixtures.repo: required, the sandbox repository (owner/name) the eval's fixtures live in; "
-                "a manifest never chooses where the eval writes"
-            )
+            _no_repo(ctx)
         manifest = None
         if settings.manifest.is_file():
             manifest = read_manifest(settings.manifest)
-        missing = [
-            name
-            for name in required
-            if manifest is None or name not in manifest.fixtures
-        ]
+        missing = _missing(manifest, required)
         if missing and settings.seed_if_missing:
-            if not settings.repo:  # unreachable (checked above); narrows the type
-                raise FixtureError(
-                    "extensions.fixtures.seed_if_missing needs extensions.fixtures.repo"
-                )
-            client = self.client_factory()
-            seeded = await seed_fixtures(
-                client,
-                settings.repo,
-                missing,
-                reviewer=await second_identity(client, settings.repo),
-            )
-            if manifest is not None:
-                seeded = attrs.evolve(
-                    manifest, fixtures={**manifest.fixtures, **seeded.fixtures}
-                )
-            write_manifest(seeded, settings.manifest)
-            log.info(
-                "seeded fixtures %s into %s", ", ".join(missing), settings.manifest
-            )
-            manifest, missing = seeded, []
+            manifest = await self._seed(settings, manifest, missing)
+            missing = []
         if missing:
             raise FixtureError(
                 f"missing fixtures: {', '.join(missing)} (not in {settings.manifest}); "
@@ -167,15 +163,35 @@ class EvalHooks:
         sandbox = None
         if manifest is not None and settings.repo:
             sandbox = Sandbox.configured(settings.repo)
-            sandbox.check(
-                manifest
-            )  # before any session: a manifest never chooses where the eval writes
+            # Before any session: a manifest never chooses where the eval writes.
+            sandbox.check(manifest)
         self._runs[ctx.run_id] = {
             "settings": settings,
             "manifest": manifest,
             "seeded": {},
             "sandbox": sandbox,
         }
+
+    async def _seed(
+        self,
+        settings: FixtureSettings,
+        manifest: FixtureManifest | None,
+        missing: list[str],
+    ) -> FixtureManifest:
+        """Seed the missing fixtures and add them to the manifest file (``seed_if_missing``)."""
+        if not settings.repo:  # unreachable (checked before); narrows the type
+            raise FixtureError(
+                "extensions.fixtures.seed_if_missing needs extensions.fixtures.repo"
+            )
+        client = self.client_factory()
+        reviewer = await second_identity(client, settings.repo)
+        seeded = await seed_fixtures(client, settings.repo, missing, reviewer=reviewer)
+        if manifest is not None:
+            fixtures = {**manifest.fixtures, **seeded.fixtures}
+            seeded = attrs.evolve(manifest, fixtures=fixtures)
+        write_manifest(seeded, settings.manifest)
+        log.info("seeded fixtures %s into %s", ", ".join(missing), settings.manifest)
+        return seeded
 
     async def before_mode(self, mode: str, run: Any) -> None:
         """Reset every fixture of the manifest when ``reseed_between_modes`` is on."""

@@ -27,7 +27,14 @@ from typing import Any
 
 import attrs
 
-from profiler_core import ConfigError, Scenario, from_json, structure, unstructure
+from profiler_core import (
+    ConfigError,
+    Scenario,
+    ScenarioSets,
+    from_json,
+    structure,
+    unstructure,
+)
 from profiler_core.conditions import Condition
 from profiler_core.util.textcut import shown
 
@@ -294,16 +301,7 @@ def load_scenarios(
     )
     if not found and not problems:
         problems.append(f"{folder}: no scenario files (*.json) found")
-    # A set naming an id that no file defines is a typo waiting for the day someone runs that set.
-    known = {s.id for s in found} | unloadable
-    broken_sets = set()
-    for name, set_ids in sorted(sets.sets.items()):
-        unknown = [i for i in set_ids if i not in known]
-        if unknown and found:
-            broken_sets.add(name)
-            problems.append(
-                f"{folder / SCENARIO_SETS_FILE}: $['{name}']: unknown scenario id(s) {', '.join(unknown)}"
-            )
+    broken_sets = _broken_sets(folder, found, sets, unloadable, problems)
     ids = tuple(ids or ())
     picked, selection_problems = select_scenarios(
         found, sets, ids=ids or None, set_name=set_name, unloadable=unloadable
@@ -315,6 +313,30 @@ def load_scenarios(
     if problems:
         raise ScenarioLoadError(problems)
     return [from_core_scenario(s) for s in picked]
+
+
+def _broken_sets(
+    folder: Path,
+    found: list[Scenario],
+    sets: ScenarioSets,
+    unloadable: set[str],
+    problems: list[str],
+) -> set[str]:
+    """The sets that name an id no file defines (a line each in ``problems``)."""
+    # A set naming an id that no file defines is a typo waiting for the day someone runs
+    # that set.
+    if not found:
+        return set()
+    known = {s.id for s in found} | unloadable
+    broken = set()
+    for name, set_ids in sorted(sets.sets.items()):
+        unknown = [i for i in set_ids if i not in known]
+        if unknown:
+            broken.add(name)
+            problems.append(
+                f"{folder / SCENARIO_SETS_FILE}: $['{name}']: unknown scenario id(s) {', '.join(unknown)}"
+            )
+    return broken
 
 
 def load_core_scenarios(

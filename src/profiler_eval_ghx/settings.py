@@ -36,6 +36,25 @@ class FixtureSettings:
     reseed_between_modes: bool = False
 
 
+def _is_repo(repo: Any) -> bool:
+    """``owner/name``, as the GitHub client reads it."""
+    if not isinstance(repo, str):
+        return False
+    try:
+        split_repo(repo)
+    except GitHubError:
+        return False
+    return True
+
+
+def _manifest_path(manifest: str, profile_path: str | None) -> Path:
+    """The manifest file; a relative path is the profile's folder's."""
+    path = Path(manifest).expanduser()
+    if not path.is_absolute() and profile_path:
+        path = Path(profile_path).resolve().parent / path
+    return path
+
+
 def fixture_settings(
     extensions: Mapping[str, Any], *, profile_path: str | None = None
 ) -> FixtureSettings | None:
@@ -54,13 +73,10 @@ def fixture_settings(
         if key not in _KEYS
     ]
     repo = raw.get("repo")
-    if repo is not None:
-        try:
-            split_repo(repo) if isinstance(repo, str) else split_repo("")
-        except GitHubError:
-            problems.append(
-                f"{where}extensions.fixtures.repo: expected owner/name, got {repo!r}"
-            )
+    if repo is not None and not _is_repo(repo):
+        problems.append(
+            f"{where}extensions.fixtures.repo: expected owner/name, got {repo!r}"
+        )
     manifest = raw.get("manifest", DEFAULT_MANIFEST)
     if not isinstance(manifest, str) or not manifest:
         problems.append(
@@ -74,9 +90,7 @@ def fixture_settings(
             )
     if problems:
         raise ConfigError("\n".join(problems))
-    path = Path(manifest).expanduser()
-    if not path.is_absolute() and profile_path:
-        path = Path(profile_path).resolve().parent / path
+    path = _manifest_path(manifest, profile_path)
     return FixtureSettings(
         repo=repo,
         manifest=path,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -186,22 +186,10 @@ def _import_harbor(manager: PluginManager, folders, as_modes, **options):
         )
     jobs, problems = load_jobs(list(folders), list(as_modes))
     if problems:
-        for line in problems:
-            click.echo(f"Error: {cut_lines(line)}", err=True)
-        click.echo(
-            f"{len(problems)} of {len(folders)} job folder(s) could not be imported; nothing written",
-            err=True,
-        )
-        sys.exit(1)
+        _refuse_jobs(problems, len(folders))
     sessions = [s for job in jobs for s in job.sessions]
     if not sessions:
-        for job in jobs:
-            for warning in job.warnings:
-                click.echo(f"warning: {printable(warning)}", err=True)
-        click.echo(
-            "Error: the job folders hold no finished trial; nothing written", err=True
-        )
-        sys.exit(1)
+        _refuse_empty(jobs)
     result = import_sessions(
         sessions,
         files=[f for job in jobs for f in job.files],
@@ -213,6 +201,28 @@ def _import_harbor(manager: PluginManager, folders, as_modes, **options):
         **options,
     )
     return result, folders
+
+
+def _refuse_jobs(problems: list[str], folders: int) -> NoReturn:
+    """One line per job folder that cannot be imported; nothing is written."""
+    for line in problems:
+        click.echo(f"Error: {cut_lines(line)}", err=True)
+    click.echo(
+        f"{len(problems)} of {folders} job folder(s) could not be imported; nothing written",
+        err=True,
+    )
+    sys.exit(1)
+
+
+def _refuse_empty(jobs: list[Any]) -> NoReturn:
+    """The jobs' warnings (why no trial finished), then the refusal."""
+    for job in jobs:
+        for warning in job.warnings:
+            click.echo(f"warning: {printable(warning)}", err=True)
+    click.echo(
+        "Error: the job folders hold no finished trial; nothing written", err=True
+    )
+    sys.exit(1)
 
 
 #: the mode of a trial whose job has no --as-mode and whose agent has no name (Harbor always names it)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -105,8 +106,7 @@ def plan_command(
 
 def _print_gates(config, gates, margin, power, rows) -> None:
     """Per gate and mode: the rows per mode two runs need for the gate to catch a change ``margin`` past its tolerance."""
-    from ..compare.gates import rows_from_pilot
-    from ..runner.stopping import REPORT_METRICS, row_value
+    from ..runner.stopping import REPORT_METRICS
 
     by_report = {v: k for k, v in REPORT_METRICS.items()}
     scenarios = len(config.scenarios) or 1
@@ -121,31 +121,30 @@ def _print_gates(config, gates, margin, power, rows) -> None:
             raise ConfigError(
                 f"--gate {gate.text!r}: plan knows {', '.join(sorted(by_report))} and success_rate"
             )
-        points = gate.threshold if margin is None else margin
         for mode in config.modes:
-            kept = [
-                r
-                for r in rows
-                if r.mode == mode and r.error is None and r.iteration >= 0
-            ]
-            values = [row_value(r, metric) for r in kept]
-            needed, low, high = rows_from_pilot(
-                gate,
-                values,
-                [f"{r.model}\x00{r.scenario_id}" for r in kept],
-                margin,
-                power=power,
-            )
-            if not math.isfinite(needed):
-                click.echo(
-                    f"  {gate.text} {printable(mode, one_line=True)}: the pilot shows no spread to plan with"
-                )
-                continue
-            unit = "pp" if gate.unit == "pp" else "points"
-            click.echo(
-                f"  {gate.text} {printable(mode, one_line=True)}: ~{math.ceil(needed)} rows per mode ({math.ceil(needed / scenarios)} "
-                f"repetitions; range {math.ceil(low)}-{math.ceil(high)}) catch a change {points:g} {unit} past the tolerance"
-            )
+            click.echo(_gate_line(gate, mode, metric, margin, power, rows, scenarios))
+
+
+def _gate_line(
+    gate, mode: str, metric: str, margin, power: float, rows, scenarios: int
+):
+    """What one gate needs for one mode: rows per mode and repetitions."""
+    from ..compare.gates import rows_from_pilot
+    from ..runner.stopping import row_value
+
+    kept = [r for r in rows if r.mode == mode and r.error is None and r.iteration >= 0]
+    values = [row_value(r, metric) for r in kept]
+    cells = [f"{r.model}\x00{r.scenario_id}" for r in kept]
+    needed, low, high = rows_from_pilot(gate, values, cells, margin, power=power)
+    shown = f"  {gate.text} {printable(mode, one_line=True)}"
+    if not math.isfinite(needed):
+        return f"{shown}: the pilot shows no spread to plan with"
+    points = gate.threshold if margin is None else margin
+    unit = "pp" if gate.unit == "pp" else "points"
+    return (
+        f"{shown}: ~{math.ceil(needed)} rows per mode ({math.ceil(needed / scenarios)} "
+        f"repetitions; range {math.ceil(low)}-{math.ceil(high)}) catch a change {points:g} {unit} past the tolerance"
+    )
 
 
 def _read_pilot(pilot: str, config) -> tuple[list, str]:
@@ -205,9 +204,7 @@ def _run_pilot(pilot_config, manager, yes: bool) -> tuple[list, str]:
 
 def _print_plan(config, settings, baseline, effects, power, rows, source) -> None:
     """The plan's table (one line per mode and metric), then sessions, cost and time of each design."""
-    import numpy as np
-
-    from ..runner.planning import pilot_pairs, pilot_size, plan_metric, session_costs
+    from ..runner.planning import pilot_pairs, plan_metric, session_costs
 
     models = len({r.model for r in rows}) or 1
     k = len(settings.metrics) * (len(config.modes) - 1) * models
@@ -239,17 +236,36 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
                 metrics=k,
             )
             plans.append(p)
-            click.echo(
-                f"{printable(mode + ' vs ' + baseline, one_line=True):28} {metric:8} {p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
-                f"{_unit(metric, p.sd):>11} {_unit(metric, p.effect):>10} {p.fixed_rounds if p.fixed_rounds is not None else '–':>6} "
-                f"{_range(p.rounds_range):>9} {p.stop_rounds.mean():>9.1f} ({np.percentile(p.stop_rounds, 90):>3.0f})  {p.decided:>8.0%}"
-            )
+            click.echo(_plan_line(mode, baseline, metric, p))
     click.echo(
         "fixed: repetitions for the power at one planned look, averaged over the SDs the pilot allows (range: if the SD "
         "were its 10th / 90th percentile); stop: repetitions until the rule decides (simulated, max_repetitions when it "
         "never does); decided: share of simulated runs decided in the effect's direction"
     )
-    scenarios = len(config.scenarios) or 1
+    _pilot_note(plans, len(config.scenarios) or 1)
+    totals = _Totals(config, session_costs(rows))
+    click.echo(
+        f"Sessions, cost and time at concurrency {totals.said} (from the pilot's sessions):"
+    )
+    _design_lines(totals, plans, settings)
+
+
+def _plan_line(mode: str, baseline: str, metric: str, p: Any) -> str:
+    """One comparison and metric of the plan's table."""
+    import numpy as np
+
+    fixed = p.fixed_rounds if p.fixed_rounds is not None else "–"
+    return (
+        f"{printable(mode + ' vs ' + baseline, one_line=True):28} {metric:8} {p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
+        f"{_unit(metric, p.sd):>11} {_unit(metric, p.effect):>10} {fixed:>6} "
+        f"{_range(p.rounds_range):>9} {p.stop_rounds.mean():>9.1f} ({np.percentile(p.stop_rounds, 90):>3.0f})  {p.decided:>8.0%}"
+    )
+
+
+def _pilot_note(plans: list[Any], scenarios: int) -> None:
+    """Say when the pilot is smaller than one that keeps the plan close to the truth."""
+    from ..runner.planning import pilot_size
+
     wanted = pilot_size()
     smallest = min((p.pairs for p in plans if p.metric != "success"), default=wanted)
     if smallest < wanted:
@@ -257,10 +273,12 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
             f"The pilot has {smallest} pairs: a pilot of {wanted} pairs (~{math.ceil(wanted / scenarios)} repetitions) would "
             "keep the plan within 25% of what the true SD needs (90% confidence)"
         )
-    totals = _Totals(config, session_costs(rows))
-    click.echo(
-        f"Sessions, cost and time at concurrency {totals.said} (from the pilot's sessions):"
-    )
+
+
+def _design_lines(totals: _Totals, plans: list[Any], settings: Any) -> None:
+    """Sessions, cost and time of the fixed design and of the stop rule."""
+    import numpy as np
+
     fixed = [p.fixed_rounds for p in plans]
     if all(r is not None for r in fixed):
         most = max(r for r in fixed if r is not None)

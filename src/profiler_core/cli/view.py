@@ -97,9 +97,8 @@ def view_command(
 
 def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
     """The catalog to serve, a description of where its runs are, and the key of the run to open first."""
-    from ..storage.runfiles import is_results_file, locate_results
+    from ..storage.runfiles import is_results_file
     from ..storage.runs import find_run
-    from ..viewer.catalog import Catalog
 
     if target is not None and Path(target).is_dir():
         results_dir, target = Path(target), None
@@ -118,15 +117,27 @@ def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
             target = str(newest.results)
             reports_dir = reports_dir or newest.report_dir.parent
     if target is not None:
-        path, report_dir = locate_results(target, results_dir)
-        catalog = Catalog(
-            path.parent,
-            reports_dir or (report_dir.parent if report_dir is not None else None),
-        )
-        start = next(
-            (run.key for run in catalog.runs() if run.files.results == path), None
-        )
-        return catalog, str(path.parent), start
+        return _one_run(target, results_dir, reports_dir)
+    return _every_run(results_dir, reports_dir)
+
+
+def _one_run(target: str, results_dir: Path, reports_dir: Path | None):
+    """The catalog of the run's folder, opening at that run."""
+    from ..storage.runfiles import locate_results
+    from ..viewer.catalog import Catalog
+
+    path, report_dir = locate_results(target, results_dir)
+    if reports_dir is None and report_dir is not None:
+        reports_dir = report_dir.parent
+    catalog = Catalog(path.parent, reports_dir)
+    start = next((run.key for run in catalog.runs() if run.files.results == path), None)
+    return catalog, str(path.parent), start
+
+
+def _every_run(results_dir: Path, reports_dir: Path | None):
+    """The catalog of a results folder, opening at its first run."""
+    from ..viewer.catalog import Catalog
+
     if not results_dir.is_dir():
         raise StoreError(
             f"{results_dir}: no results folder here; name the folder `profiler run` printed under Results: "

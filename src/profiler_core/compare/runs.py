@@ -194,56 +194,71 @@ def compare_runs(base: Path, new: Path, gates: Sequence[Gate] = (), *, confidenc
     b, n = _Run(Path(base)), _Run(Path(new))
     metrics = list(dict.fromkeys([*DEFAULT_METRICS, *(g.metric for g in gates)]))
     for gate in gates:
-        if (
-            gate.metric != "success_rate"
-            and b.column(gate.metric) is None
-            and n.column(gate.metric) is None
-        ):
-            known = sorted(set(b.columns) | set(n.columns) | {"success_rate"})
-            raise ConfigError(
-                f"--fail-on {gate.text!r}: neither run has a metric {gate.metric!r} (they have: {', '.join(known)})"
-            )
-    base_modes, new_modes = (
-        list(dict.fromkeys(b.mode.tolist())),
-        list(dict.fromkeys(n.mode.tolist())),
-    )
+        _check_gate_metric(gate, b, n)
+    base_modes = list(dict.fromkeys(b.mode.tolist()))
+    new_modes = list(dict.fromkeys(n.mode.tolist()))
     common = [m for m in base_modes if m in new_modes]
     modes = tuple(
         _compare_mode(b, n, mode, metrics, confidence, seed) for mode in common
     )
     results = judge_gates(gates, [m.mode for m in modes], b, n, 1 - confidence, margin)
     statuses = _cell_statuses(b, n)
-    failing = tuple(
-        s
-        for s in statuses
-        if s.base_total
-        and s.new_total
-        and s.base_passed == s.base_total
-        and s.new_passed < s.new_total
-    )
-    passing = tuple(
-        s
-        for s in statuses
-        if s.base_total
-        and s.new_total
-        and s.base_passed < s.base_total
-        and s.new_passed == s.new_total
-    )
-    only_base = [m for m in base_modes if m not in new_modes] + [
-        f"{s.mode}/{s.scenario}"
-        for s in statuses
-        if s.mode in common and not s.new_total
-    ]
-    only_new = [m for m in new_modes if m not in base_modes] + [
-        f"{s.mode}/{s.scenario}"
-        for s in statuses
-        if s.mode in common and not s.base_total
-    ]
+    failing = tuple(s for s in statuses if _newly_failing(s))
+    passing = tuple(s for s in statuses if _newly_passing(s))
+    only_base, only_new = _unshared(base_modes, new_modes, statuses)
     return Comparison(
         base_id=b.run_id, new_id=n.run_id, modes=modes, gates=results, newly_failing=failing, newly_passing=passing,
-        only_base=tuple(only_base), only_new=tuple(only_new), cases=tuple(_cases(n, failing, results)),
+        only_base=only_base, only_new=only_new, cases=tuple(_cases(n, failing, results)),
         problems=tuple([*b.table.problems, *n.table.problems]), confidence=confidence,
     )  # fmt: skip
+
+
+def _check_gate_metric(gate: Gate, b: _Run, n: _Run) -> None:
+    """A gate on a metric neither run has is a mistake in the command line."""
+    if gate.metric == "success_rate":
+        return
+    if b.column(gate.metric) is not None or n.column(gate.metric) is not None:
+        return
+    known = sorted(set(b.columns) | set(n.columns) | {"success_rate"})
+    raise ConfigError(
+        f"--fail-on {gate.text!r}: neither run has a metric {gate.metric!r} (they have: {', '.join(known)})"
+    )
+
+
+def _ran_in_both(s: CellStatus) -> bool:
+    return bool(s.base_total and s.new_total)
+
+
+def _newly_failing(s: CellStatus) -> bool:
+    """Every BASE iteration passed, some NEW one did not."""
+    return (
+        _ran_in_both(s) and s.base_passed == s.base_total and s.new_passed < s.new_total
+    )
+
+
+def _newly_passing(s: CellStatus) -> bool:
+    """Some BASE iteration failed, every NEW one passed."""
+    return (
+        _ran_in_both(s) and s.base_passed < s.base_total and s.new_passed == s.new_total
+    )
+
+
+def _unshared(
+    base_modes: list[str], new_modes: list[str], statuses: list[CellStatus]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What only BASE ran and what only NEW ran: modes, then scenarios of shared modes."""
+    shared = [s for s in statuses if s.mode in base_modes and s.mode in new_modes]
+    only_base = _only_in(base_modes, new_modes, [s for s in shared if not s.new_total])
+    only_new = _only_in(new_modes, base_modes, [s for s in shared if not s.base_total])
+    return only_base, only_new
+
+
+def _only_in(
+    modes: list[str], other_modes: list[str], missing: list[CellStatus]
+) -> tuple[str, ...]:
+    """The modes the other run lacks, then the scenarios of shared modes it lacks."""
+    lacked = [m for m in modes if m not in other_modes]
+    return (*lacked, *(f"{s.mode}/{s.scenario}" for s in missing))
 
 
 def _rows(run: _Run, mode: str, cells: set[str]) -> np.ndarray:

@@ -492,61 +492,71 @@ def _steps(
         )
     steps: list[StepSpec] = []
     for index, step in enumerate(listed):
-        name = step.get("name")
-        if not isinstance(name, str) or scenario_id_problem(name) is not None:
-            raise ConfigError(
-                f"{config_file}: [[steps]] #{index + 1}.name: expected a folder name under steps/ (letters, digits, ., _, -), got {name!r}"[
-                    :300
-                ]
-            )
-        if any(s.name == name for s in steps):
-            raise ConfigError(
-                f"{config_file}: [[steps]] #{index + 1}.name: {name!r} is given twice"
-            )
-        min_reward = _min_reward(
-            step.get("min_reward"), config_file, f"[[steps]] {name!r} min_reward"
-        )
-        folder = task / "steps" / name
-        if _part(task, f"steps/{name}") is None or not folder.is_dir():
-            raise ConfigError(
-                f"{folder}: missing (the folder of the step {name!r} named in [[steps]])"
-            )
-        agent = table(step, "agent", config_file, f"[[steps]] {name!r} [steps.agent]")
-        verifier = {
-            **sections["verifier"],
-            **table(
-                step, "verifier", config_file, f"[[steps]] {name!r} [steps.verifier]"
-            ),
-        }
-        steps.append(
-            StepSpec(
-                name=name,
-                prompt=_instruction(folder / "instruction.md"),
-                timeout_ms=milliseconds(
-                    agent, config_file, f"[[steps]] {name!r} [steps.agent]", 0
-                )
-                or None,
-                verify=(
-                    _verifier(
-                        task,
-                        config_file,
-                        verifier,
-                        sections["environment"],
-                        step=folder,
-                    ),
-                ),
-                solution=_solution(
-                    task, f"steps/{name}/solution", config_file, sections["solution"]
-                )
-                or _solution(task, "solution", config_file, sections["solution"]),
-                workdir_files=str(files)
-                if (files := _part(task, f"steps/{name}/workdir")) is not None
-                and files.is_dir()
-                else None,
-                min_reward=min_reward,
-            )
-        )
+        name = _step_name(step, index, steps, config_file)
+        steps.append(_step(task, config_file, name, step, sections))
     return tuple(steps)
+
+
+def _step_name(
+    step: dict[str, Any], index: int, steps: list[StepSpec], config_file: Path
+) -> str:
+    """A step's ``name``: a folder name under ``steps/``, given once."""
+    name = step.get("name")
+    if not isinstance(name, str) or scenario_id_problem(name) is not None:
+        raise ConfigError(
+            f"{config_file}: [[steps]] #{index + 1}.name: expected a folder name under steps/ (letters, digits, ., _, -), got {name!r}"[
+                :300
+            ]
+        )
+    if any(s.name == name for s in steps):
+        raise ConfigError(
+            f"{config_file}: [[steps]] #{index + 1}.name: {name!r} is given twice"
+        )
+    return name
+
+
+def _step(
+    task: Path,
+    config_file: Path,
+    name: str,
+    step: dict[str, Any],
+    sections: dict[str, dict[str, Any]],
+) -> StepSpec:
+    """One step, from its table and its folder ``steps/<name>/``."""
+    min_reward = _min_reward(
+        step.get("min_reward"), config_file, f"[[steps]] {name!r} min_reward"
+    )
+    folder = task / "steps" / name
+    if _part(task, f"steps/{name}") is None or not folder.is_dir():
+        raise ConfigError(
+            f"{folder}: missing (the folder of the step {name!r} named in [[steps]])"
+        )
+    agent = table(step, "agent", config_file, f"[[steps]] {name!r} [steps.agent]")
+    verifier = {
+        **sections["verifier"],
+        **table(step, "verifier", config_file, f"[[steps]] {name!r} [steps.verifier]"),
+    }
+    prompt = _instruction(folder / "instruction.md")
+    timeout_ms = milliseconds(
+        agent, config_file, f"[[steps]] {name!r} [steps.agent]", 0
+    )
+    verify = _verifier(
+        task, config_file, verifier, sections["environment"], step=folder
+    )
+    # The step's own solution, else the task's.
+    solution = _solution(
+        task, f"steps/{name}/solution", config_file, sections["solution"]
+    ) or _solution(task, "solution", config_file, sections["solution"])
+    files = _part(task, f"steps/{name}/workdir")
+    return StepSpec(
+        name=name,
+        prompt=prompt,
+        timeout_ms=timeout_ms or None,
+        verify=(verify,),
+        solution=solution,
+        workdir_files=str(files) if files is not None and files.is_dir() else None,
+        min_reward=min_reward,
+    )
 
 
 def _min_reward(value: Any, config_file: Path, field: str) -> dict[str, float] | None:

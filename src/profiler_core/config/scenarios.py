@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import ConfigError, ProfilerError
-from ..model import Scenario, ScenarioSets
+from ..model import Scenario, ScenarioSets, VerifierSpec, WorkspaceSpec
 from ..storage.datafile import read_data_file
 from ..storage.paths import scenario_id_problem
 from ..storage.serde import structure
@@ -59,10 +59,11 @@ def load_scenarios(
         if not task_folders(folder):
             task_problems.append(_no_harbor_tasks(folder))
         return tasks, _load_sets(folder, task_problems), task_problems, failed
-    problems: list[str] = []
-    scenarios: list[Scenario] = []
-    unloadable: set[str] = set()
-    seen: dict[str, Path] = {}
+    reader = _ScenarioFiles(
+        folder,
+        scenario_format,
+        {"timeoutMs": timeout_default_ms, "allowedRetries": allowed_retries},
+    )
     for path in sorted(folder.iterdir()):
         if (
             path.name == SCENARIO_SETS_FILE
@@ -70,59 +71,83 @@ def load_scenarios(
             or not path.is_file()
         ):
             continue
+        reader.file(path)
+    problems = reader.problems
+    return reader.scenarios, _load_sets(folder, problems), problems, reader.unloadable
+
+
+@attrs.define
+class _ScenarioFiles:
+    """The scenarios of a folder's files as they are read, and what could not be used."""
+
+    folder: Path
+    scenario_format: ScenarioFormat | None
+    #: what a core scenario file may leave out: the profile's timeout and retries
+    defaults: dict[str, Any]
+    problems: list[str] = attrs.Factory(list)
+    scenarios: list[Scenario] = attrs.Factory(list)
+    #: the ids (or file stems) of the scenarios that failed to load
+    unloadable: set[str] = attrs.Factory(set)
+    seen: dict[str, Path] = attrs.Factory(dict)
+
+    def file(self, path: Path) -> None:
+        """One scenario file: one scenario, or a list of them."""
         try:
             data = read_data_file(path)
         except ProfilerError as exc:
-            problems.append(str(exc))
-            unloadable.add(path.stem)
-            continue
-        items = data if isinstance(data, list) else [data]
-        for index, item in enumerate(items):
-            where = f"{path}[{index}]" if isinstance(data, list) else str(path)
-            if not isinstance(item, dict):
-                problems.append(
-                    f"{where}: expected a scenario object, got {type(item).__name__}"
-                )
-                unloadable.add(path.stem)
-                continue
-            try:
-                if scenario_format is not None:
-                    scenario = _parse_with(scenario_format, item, where)
-                else:
-                    # Scenario files may leave out the timeout and retries: the
-                    # profile's defaults apply.
-                    item = {
-                        "timeoutMs": timeout_default_ms,
-                        "allowedRetries": allowed_retries,
-                        **item,
-                    }
-                    scenario = structure(item, Scenario, source=where)
-            except ProfilerError as exc:
-                problems.append(str(exc))
-                stated = item.get("id")
-                unloadable.add(
-                    stated if isinstance(stated, str) and stated else path.stem
-                )
-                continue
-            try:
-                scenario = resolve_task_paths(scenario, path.parent, folder, where)
-            except ProfilerError as exc:
-                problems.append(str(exc))
-                unloadable.add(scenario.id)
-                continue
-            if (bad_id := scenario_id_problem(scenario.id)) is not None:
-                problems.append(f"{where}: $.id: {bad_id}")
-                unloadable.add(scenario.id)
-                continue
-            if scenario.id in seen:
-                problems.append(
-                    f"{where}: $.id: duplicate scenario id {scenario.id!r} (also in "
-                    f"{seen[scenario.id]})"
-                )
-                continue
-            seen[scenario.id] = path
-            scenarios.append(scenario)
-    return scenarios, _load_sets(folder, problems), problems, unloadable
+            self.problems.append(str(exc))
+            self.unloadable.add(path.stem)
+            return
+        if not isinstance(data, list):
+            self._item(data, str(path), path)
+            return
+        for index, item in enumerate(data):
+            self._item(item, f"{path}[{index}]", path)
+
+    def _item(self, item: Any, where: str, path: Path) -> None:
+        if not isinstance(item, dict):
+            self.problems.append(
+                f"{where}: expected a scenario object, got {type(item).__name__}"
+            )
+            self.unloadable.add(path.stem)
+            return
+        try:
+            scenario = self._parse(item, where)
+        except ProfilerError as exc:
+            self.problems.append(str(exc))
+            stated = item.get("id")
+            if isinstance(stated, str) and stated:
+                self.unloadable.add(stated)
+            else:
+                self.unloadable.add(path.stem)
+            return
+        try:
+            scenario = resolve_task_paths(scenario, path.parent, self.folder, where)
+        except ProfilerError as exc:
+            self.problems.append(str(exc))
+            self.unloadable.add(scenario.id)
+            return
+        self._add(scenario, where, path)
+
+    def _parse(self, item: dict[str, Any], where: str) -> Scenario:
+        if self.scenario_format is not None:
+            return _parse_with(self.scenario_format, item, where)
+        return structure({**self.defaults, **item}, Scenario, source=where)
+
+    def _add(self, scenario: Scenario, where: str, path: Path) -> None:
+        """Keep the scenario unless its id is malformed or taken."""
+        if (bad_id := scenario_id_problem(scenario.id)) is not None:
+            self.problems.append(f"{where}: $.id: {bad_id}")
+            self.unloadable.add(scenario.id)
+            return
+        if scenario.id in self.seen:
+            self.problems.append(
+                f"{where}: $.id: duplicate scenario id {scenario.id!r} (also in "
+                f"{self.seen[scenario.id]})"
+            )
+            return
+        self.seen[scenario.id] = path
+        self.scenarios.append(scenario)
 
 
 def _no_harbor_tasks(folder: Path) -> str:
@@ -199,6 +224,49 @@ def sandbox_needed(scenarios: list[Scenario] | tuple[Scenario, ...]) -> str | No
     )
 
 
+def _resolve_workspace(
+    workspace: WorkspaceSpec | None, source_dir: Path, root: Path, where: str
+) -> WorkspaceSpec | None:
+    """A workspace folder made absolute (inside ``root``); a local git repository too."""
+    if workspace is None:
+        return None
+    if workspace.path is not None:
+        folder = _inside_root(
+            source_dir, workspace.path, root, f"{where}: $.workspace.path"
+        )
+        if not folder.is_dir():
+            raise ConfigError(
+                f"{where}: $.workspace.path: {workspace.path!r} is not a folder"
+            )
+        return attrs.evolve(workspace, path=str(folder))
+    git = workspace.git
+    if git is None or "://" in git or git.startswith("git@"):
+        return workspace
+    repository = (source_dir / git).resolve()
+    if not repository.exists():
+        raise ConfigError(f"{where}: $.workspace.git: {git!r}: no such repository")
+    return attrs.evolve(workspace, git=str(repository))
+
+
+def _resolve_verifier(
+    verifier: VerifierSpec, where: str, source_dir: Path, root: Path
+) -> VerifierSpec:
+    """A verifier's files and mounts made absolute; each must lie inside ``root``."""
+    files = {}
+    for destination, source in verifier.files.items():
+        key = f"{where}.files.{destination}"
+        if Path(destination).is_absolute() or ".." in Path(destination).parts:
+            raise ConfigError(
+                f"{key}: expected a path inside the workspace, got {destination!r}"
+            )
+        found = _inside_root(source_dir, source, root, key)
+        if not found.exists():
+            raise ConfigError(f"{key}: {source!r}: no such file or folder")
+        files[destination] = str(found)
+    mounts = _resolve_sources(verifier.mounts, source_dir, root, f"{where}.mounts")
+    return attrs.evolve(verifier, files=files, mounts=mounts)
+
+
 def resolve_task_paths(
     scenario: Scenario, source_dir: Path, root: Path, where: str
 ) -> Scenario:
@@ -207,45 +275,11 @@ def resolve_task_paths(
 
     A git workspace may name any local repository (or a URL): it is only read.
     """
-    workspace = scenario.workspace
-    if workspace is not None and workspace.path is not None:
-        folder = _inside_root(
-            source_dir, workspace.path, root, f"{where}: $.workspace.path"
-        )
-        if not folder.is_dir():
-            raise ConfigError(
-                f"{where}: $.workspace.path: {workspace.path!r} is not a folder"
-            )
-        workspace = attrs.evolve(workspace, path=str(folder))
-    elif (
-        workspace is not None
-        and workspace.git is not None
-        and "://" not in workspace.git
-        and not workspace.git.startswith("git@")
-    ):
-        repository = (source_dir / workspace.git).resolve()
-        if not repository.exists():
-            raise ConfigError(
-                f"{where}: $.workspace.git: {workspace.git!r}: no such repository"
-            )
-        workspace = attrs.evolve(workspace, git=str(repository))
-    verifiers = []
-    for index, verifier in enumerate(scenario.verify):
-        files = {}
-        for destination, source in verifier.files.items():
-            key = f"{where}: $.verify[{index}].files.{destination}"
-            if Path(destination).is_absolute() or ".." in Path(destination).parts:
-                raise ConfigError(
-                    f"{key}: expected a path inside the workspace, got {destination!r}"
-                )
-            found = _inside_root(source_dir, source, root, key)
-            if not found.exists():
-                raise ConfigError(f"{key}: {source!r}: no such file or folder")
-            files[destination] = str(found)
-        mounts = _resolve_sources(
-            verifier.mounts, source_dir, root, f"{where}: $.verify[{index}].mounts"
-        )
-        verifiers.append(attrs.evolve(verifier, files=files, mounts=mounts))
+    workspace = _resolve_workspace(scenario.workspace, source_dir, root, where)
+    verifiers = [
+        _resolve_verifier(verifier, f"{where}: $.verify[{index}]", source_dir, root)
+        for index, verifier in enumerate(scenario.verify)
+    ]
     solution = scenario.solution
     if solution is not None:
         solution = attrs.evolve(
@@ -364,21 +398,20 @@ def select_scenarios(
         wanted, source = list(ids), ids_from
     elif set_name:
         if set_name not in sets.sets:
-            known = ", ".join(sorted(sets.sets)) or "none defined"
+            defined = ", ".join(sorted(sets.sets)) or "none defined"
             return [], [
                 f"{set_from}: unknown scenario set "
-                f"{set_name!r}{did_you_mean([set_name], sets.sets)} (sets: {known})"
+                f"{set_name!r}{did_you_mean([set_name], sets.sets)} (sets: {defined})"
             ]
         wanted, source = list(sets.sets[set_name]), f"scenario set {set_name!r}"
     else:
         return sorted(scenarios, key=lambda s: s.id), []
-    missing = [
-        i
-        for i in wanted
-        if i not in by_id and i not in unloadable and (known is None or i not in known)
-    ]
+    # An id that failed to load is reported with its file's problem, not as unknown.
+    every = set(known) if known is not None else set(by_id)
+    seen = every | set(by_id) | set(unloadable)
+    missing = [i for i in wanted if i not in seen]
     if missing:
-        names = sorted(known) if known is not None else sorted(by_id)
+        names = sorted(every)
         hint = did_you_mean(missing, names)
         return [], [
             f"{source}: unknown scenario id(s) {', '.join(missing)}{hint} (found: "
@@ -390,6 +423,20 @@ def select_scenarios(
 def resolve_path(base_dir: Path, path: str) -> str:
     """A path of the profile (``~`` expanded, relative to the profile's folder), absolute."""
     return str((base_dir / os.path.expanduser(path)).resolve())
+
+
+@attrs.define
+class _Loaded:
+    """A scenario folder as read: its scenarios and sets, and what could not be used."""
+
+    found: list[Scenario]
+    sets: ScenarioSets
+    problems: list[str]
+    unloadable: set[str]
+    #: one line per (Harbor) folder left out
+    left_out: list[str] = attrs.Factory(list)
+    #: every Harbor task's id (None: the ids of ``found``)
+    known: set[str] | None = None
 
 
 def scenarios_section(
@@ -405,78 +452,107 @@ def scenarios_section(
     if value is FAILED:
         return [], None, None, []
     scenarios_path = resolve_path(base_dir, value.path)
-    ids = list(value.ids) if value.ids is not None else None
-    scenario_set = value.set
-    if overrides.get("scenario_ids"):
-        ids = list(overrides["scenario_ids"])
-    if overrides.get("scenario_set"):
-        scenario_set, ids = overrides["scenario_set"], None
+    ids, scenario_set = _selection(value, overrides)
     if overrides.get("dataset") or value.dataset:
         return _dataset_scenarios(
             value, base_dir, execution, overrides, problems, ids, scenario_set
         )
     scenario_format = _scenario_format(value.format, problems, registry)
     folder = Path(scenarios_path)
-    if (
-        value.format not in (None, CORE_SCENARIO_FORMAT, HARBOR_SCENARIO_FORMAT)
-        and scenario_format is None
-    ):
-        return (
-            [],
-            scenarios_path,
-            scenario_set,
-            [],
-        )  # files of an unknown format: nothing more to say about them
+    known_format = value.format in (None, CORE_SCENARIO_FORMAT, HARBOR_SCENARIO_FORMAT)
+    if not known_format and scenario_format is None:
+        # Files of an unknown format: nothing more to say about them.
+        return [], scenarios_path, scenario_set, []
     if not folder.is_dir():
         problems.add("scenarios.path", f"scenario folder {folder} does not exist")
         return [], scenarios_path, scenario_set, []
-    left_out: list[str] = []
-    known: set[str] | None = None
-    if value.format == HARBOR_SCENARIO_FORMAT:
-        scenario_problems: list[str] = []
-        found, sets, unloadable, left_out, known = _harbor_scenarios(
-            folder, execution, ids, scenario_set, scenario_problems
-        )
-    else:
-        found, sets, scenario_problems, unloadable = load_scenarios(
-            folder,
-            timeout_default_ms=execution.timeout_default_ms,
-            allowed_retries=execution.allowed_retries,
-            scenario_format=scenario_format,
-        )
-    problems.items.extend(scenario_problems)
-    scenarios, select_problems = select_scenarios(
-        found,
-        sets,
-        ids=tuple(ids) if ids else None,
-        set_name=scenario_set,
-        unloadable=unloadable,
-        ids_from="--scenario" if overrides.get("scenario_ids") else "scenarios.ids",
-        set_from="--scenario-set" if overrides.get("scenario_set") else "scenarios.set",
-        known=known,
+    loaded = _load_folder(
+        folder, value.format, scenario_format, execution, ids, scenario_set
     )
+    problems.items.extend(loaded.problems)
+    scenarios, select_problems = _select(loaded, ids, scenario_set, overrides)
     for p in select_problems:
         problems.add("", p)
-    if not scenarios and left_out and not select_problems:
+    left_out = loaded.left_out
+    if scenarios or select_problems:
+        return scenarios, scenarios_path, scenario_set, left_out
+    if left_out:
         # Every selected folder was left out: nothing would run, so their lines refuse the profile.
         problems.items.extend(left_out)
         left_out = []
-    elif not scenarios and not select_problems and not scenario_problems:
-        hint = ""
-        if value.format != HARBOR_SCENARIO_FORMAT and (folder / "task.toml").is_file():
-            hint = (
-                f"; it is a Harbor task (task.toml): add `format: "
-                f"{HARBOR_SCENARIO_FORMAT}` under scenarios (docs/harbor.md)"
-            )
-        elif value.format != HARBOR_SCENARIO_FORMAT and any(folder.glob("*/task.toml")):
-            hint = (
-                f"; its folders hold Harbor tasks (task.toml): add `format: "
-                f"{HARBOR_SCENARIO_FORMAT}` under scenarios (docs/harbor.md)"
-            )
+    elif not loaded.problems:
+        hint = _harbor_hint(folder) if value.format != HARBOR_SCENARIO_FORMAT else ""
         problems.add(
             "scenarios.path", f"no scenario files (*.json, *.yaml) in {folder}{hint}"
         )
     return scenarios, scenarios_path, scenario_set, left_out
+
+
+def _load_folder(
+    folder: Path,
+    value_format: str | None,
+    scenario_format: ScenarioFormat | None,
+    execution: ExecutionConfig,
+    ids: list[str] | None,
+    scenario_set: str | None,
+) -> _Loaded:
+    """Read the folder: its Harbor tasks (only the selected ones), else its scenario files."""
+    if value_format == HARBOR_SCENARIO_FORMAT:
+        problems: list[str] = []
+        found, sets, unloadable, left_out, known = _harbor_scenarios(
+            folder, execution, ids, scenario_set, problems
+        )
+        return _Loaded(found, sets, problems, unloadable, left_out, known)
+    found, sets, problems, unloadable = load_scenarios(
+        folder,
+        timeout_default_ms=execution.timeout_default_ms,
+        allowed_retries=execution.allowed_retries,
+        scenario_format=scenario_format,
+    )
+    return _Loaded(found, sets, problems, unloadable)
+
+
+def _select(
+    loaded: _Loaded,
+    ids: list[str] | None,
+    scenario_set: str | None,
+    overrides: Mapping[str, Any],
+) -> tuple[list[Scenario], list[str]]:
+    """The scenarios chosen by ids or set; the problems name the option that chose them."""
+    return select_scenarios(
+        loaded.found,
+        loaded.sets,
+        ids=tuple(ids) if ids else None,
+        set_name=scenario_set,
+        unloadable=loaded.unloadable,
+        ids_from="--scenario" if overrides.get("scenario_ids") else "scenarios.ids",
+        set_from="--scenario-set" if overrides.get("scenario_set") else "scenarios.set",
+        known=loaded.known,
+    )
+
+
+def _selection(
+    value: Any, overrides: Mapping[str, Any]
+) -> tuple[list[str] | None, str | None]:
+    """The scenario ids and set asked for: ``--scenario`` and ``--scenario-set`` win."""
+    ids = list(value.ids) if value.ids is not None else None
+    scenario_set = value.set
+    if overrides.get("scenario_ids"):
+        ids = list(overrides["scenario_ids"])
+    if overrides.get("scenario_set"):
+        scenario_set, ids = overrides["scenario_set"], None
+    return ids, scenario_set
+
+
+def _harbor_hint(folder: Path) -> str:
+    """Why a folder without scenario files may be Harbor tasks, and what to write."""
+    if (folder / "task.toml").is_file():
+        what = "it is a Harbor task (task.toml)"
+    elif any(folder.glob("*/task.toml")):
+        what = "its folders hold Harbor tasks (task.toml)"
+    else:
+        return ""
+    return f"; {what}: add `format: {HARBOR_SCENARIO_FORMAT}` under scenarios (docs/harbor.md)"
 
 
 def _dataset_scenarios(

@@ -147,44 +147,65 @@ def _assign(data: dict[str, Any], key: str, value: Any, origin: str) -> None:
     if path[0] not in data and path[0] in _SECTION_DEFAULTS and len(path) > 1:
         data[path[0]] = copy.deepcopy(_SECTION_DEFAULTS[path[0]])
     node: Any = data
-    for depth, part in enumerate(path[:-1]):
-        nxt = path[depth + 1]
+    for depth in range(len(path) - 1):
+        part = path[depth]
         if isinstance(part, int):
-            if not isinstance(node, list) or part >= len(node):
-                raise ConfigError(
-                    f"{origin}: `{_dotted(path[: depth + 1])}`: the profile has no such list item"
-                )
-            item = node[part]
-            if item is None or (
-                isinstance(item, str)
-                and isinstance(nxt, str)
-                and path[0] in _SHORT_ITEMS
-            ):
-                # `models[0].label` on `models: [gpt-4.1]`: the short form becomes a mapping
-                node[part] = {} if item is None else {"id": item}
-            elif not isinstance(item, (dict, list)):
-                raise ConfigError(
-                    f"{origin}: `{_dotted(path[: depth + 1])}` is {type(item).__name__} {item!r} in the profile, not a mapping"
-                )
-            node = node[part]
-            continue
-        child = node.get(part)
-        if child is None:
-            child = node[part] = [] if isinstance(nxt, int) else {}
-        elif (
-            isinstance(child, str)
-            and isinstance(nxt, str)
-            and depth == 0
-            and part in _SHORT_SECTIONS
-        ):
-            child = node[part] = {
-                "id": child
-            }  # `scorer: checks` is short for `scorer: {id: checks}`
-        elif not isinstance(child, (dict, list)):
-            raise ConfigError(
-                f"{origin}: `{_dotted(path[: depth + 1])}` is {type(child).__name__} {child!r} in the profile, not a mapping"
-            )
-        node = child
+            node = _into_item(node, part, path, depth, origin)
+        else:
+            node = _into_key(node, path, depth, origin)
+    _put(node, path, value, key, origin)
+
+
+def _into_item(
+    node: Any, part: int, path: list[str | int], depth: int, origin: str
+) -> Any:
+    """The list item ``part`` (at ``path[depth]``) of ``node``; a short item becomes a mapping."""
+    nxt = path[depth + 1]
+    if not isinstance(node, list) or part >= len(node):
+        raise ConfigError(
+            f"{origin}: `{_dotted(path[: depth + 1])}`: the profile has no such list item"
+        )
+    item = node[part]
+    if item is None:
+        node[part] = {}
+    elif isinstance(item, str) and isinstance(nxt, str) and path[0] in _SHORT_ITEMS:
+        # `models[0].label` on `models: [gpt-4.1]`: the short form becomes a mapping
+        node[part] = {"id": item}
+    elif not isinstance(item, (dict, list)):
+        raise ConfigError(
+            f"{origin}: `{_dotted(path[: depth + 1])}` is {type(item).__name__} {item!r} in the profile, not a mapping"
+        )
+    return node[part]
+
+
+def _into_key(node: Any, path: list[str | int], depth: int, origin: str) -> Any:
+    """The value at key ``path[depth]`` of ``node``, made when missing."""
+    part, nxt = path[depth], path[depth + 1]
+    if not isinstance(node, dict):
+        raise ConfigError(
+            f"{origin}: `{_dotted(path[:depth])}` is a list in the profile, not a mapping"
+        )
+    child = node.get(part)
+    if child is None:
+        child = node[part] = [] if isinstance(nxt, int) else {}
+    elif (
+        isinstance(child, str) and isinstance(nxt, str) and _short_section(path, depth)
+    ):
+        # `scorer: checks` is short for `scorer: {id: checks}`
+        child = node[part] = {"id": child}
+    elif not isinstance(child, (dict, list)):
+        raise ConfigError(
+            f"{origin}: `{_dotted(path[: depth + 1])}` is {type(child).__name__} {child!r} in the profile, not a mapping"
+        )
+    return child
+
+
+def _short_section(path: list[str | int], depth: int) -> bool:
+    return depth == 0 and path[0] in _SHORT_SECTIONS
+
+
+def _put(node: Any, path: list[str | int], value: Any, key: str, origin: str) -> None:
+    """Set the last part of ``path``: a list item (or one past the end), or a key."""
     last = path[-1]
     if isinstance(last, int):
         if not isinstance(node, list) or last > len(node):

@@ -515,16 +515,9 @@ class ContainerTrial:
         on_output: Callable[[bytes], None] | None = None,
     ) -> ExecResult:
         """Run ``argv`` in the container; at its timeout every process it started (marked by a variable) is killed."""
-        marker = uuid.uuid4().hex
-        command = [self.binary, "exec", "--env", f"PROFILER_EXEC={marker}"]
-        env = {**self.secrets, **(env or {})}
-        for key in env:
-            command += ["--env", key]
-        if cwd:
-            command += ["--workdir", cwd]
-        if user:
-            command += ["--user", user]
-        command += [self.name, *argv]
+        command, client_env, marker = self.command_line(
+            argv, env=env or {}, cwd=cwd, user=user
+        )
         started = time.monotonic()
         try:
             process = subprocess.Popen(
@@ -532,7 +525,7 @@ class ContainerTrial:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
-                env=client_environment(dict(env or {})),
+                env=client_env,
                 start_new_session=True,
             )
         except OSError as exc:
@@ -540,37 +533,23 @@ class ContainerTrial:
                 exit_code=None,
                 error=f"cannot start {self.binary!r}: {exc.strerror or exc}",
             )
-        tail = bytearray()
-        timer = (
-            threading.Timer(timeout_s, self._kill_marked, (marker, process))
-            if timeout_s
-            else None
-        )
-        if timer is not None:
+        timer = None
+        if timeout_s:
+            timer = threading.Timer(timeout_s, self._kill_marked, (marker, process))
             timer.start()
         try:
-            stdout = cast("io.BufferedReader", process.stdout)
-            while chunk := stdout.read1(65536):
-                if on_output is not None:
-                    on_output(chunk)
-                tail += chunk
-                if len(tail) > OUTPUT_TAIL:
-                    del tail[: len(tail) - OUTPUT_TAIL]
-            code = process.wait()
+            code, tail = _drain(process, on_output)
         finally:
             if timer is not None:
                 timer.cancel()
             if process.poll() is None:
                 process.kill()
                 process.wait()
-        timed_out = (
-            bool(timeout_s)
-            and time.monotonic() - started >= (timeout_s or 0)
-            and getattr(self, "_killed", None) == marker
-        )
+        elapsed = time.monotonic() - started
         text = tail.decode("utf-8", errors="replace")
-        wall = round((time.monotonic() - started) * 1000, 3)
-        if timed_out:
+        wall = round(elapsed * 1000, 3)
+        killed = getattr(self, "_killed", None) == marker
+        if timeout_s and elapsed >= timeout_s and killed:
             return ExecResult(exit_code=None, output=text, timed_out=True, wall_ms=wall)
         if code in (126, 127) and not text.strip():
             return ExecResult(
@@ -695,3 +674,18 @@ class ContainerTrial:
             raise SandboxError(
                 f"{self.kind} {command[1]}: no answer within {timeout:.0f} s"
             ) from None
+
+
+def _drain(
+    process: subprocess.Popen[bytes], on_output: Callable[[bytes], None] | None
+) -> tuple[int, bytearray]:
+    """Read the command's output to its end, keeping its tail; then its exit code."""
+    tail = bytearray()
+    stdout = cast("io.BufferedReader", process.stdout)
+    while chunk := stdout.read1(65536):
+        if on_output is not None:
+            on_output(chunk)
+        tail += chunk
+        if len(tail) > OUTPUT_TAIL:
+            del tail[: len(tail) - OUTPUT_TAIL]
+    return process.wait(), tail

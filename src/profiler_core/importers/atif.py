@@ -281,42 +281,62 @@ def _check_step(step: Any, index: int, problems: list[str]) -> None:
         problems.append(
             f"{where}.step_id: expected {index + 1} (sequential from 1), got {step['step_id']}"
         )
+    _check_source(step, where, problems)
+    if isinstance(step.get("timestamp"), str) and not _iso(step["timestamp"]):
+        problems.append(
+            f"{where}.timestamp: expected an ISO 8601 timestamp, got {step['timestamp']!r}"
+        )
+    ids = _check_tool_calls(step, where, problems)
+    if isinstance(step.get("metrics"), Mapping):
+        _fields(step["metrics"], _METRICS, f"{where}.metrics", problems)
+    observation = step.get("observation")
+    if isinstance(observation, Mapping):
+        _check_observation(observation, ids, f"{where}.observation", problems)
+
+
+def _check_source(step: Mapping[str, Any], where: str, problems: list[str]) -> None:
+    """A known source; the agent-only fields only on an agent's step."""
     source = step.get("source")
     if isinstance(source, str) and source not in ("system", "user", "agent"):
         problems.append(
             f"{where}.source: expected system, user or agent, got {source!r}"
         )
-    if source in ("system", "user"):
-        problems.extend(
-            f"{where}.{f}: only an agent step may have it (source is {source!r})"
-            for f in _AGENT_ONLY
-            if step.get(f) is not None
-        )
-    if isinstance(step.get("timestamp"), str) and not _iso(step["timestamp"]):
-        problems.append(
-            f"{where}.timestamp: expected an ISO 8601 timestamp, got {step['timestamp']!r}"
-        )
+    if source not in ("system", "user"):
+        return
+    for field in _AGENT_ONLY:
+        if step.get(field) is not None:
+            problems.append(
+                f"{where}.{field}: only an agent step may have it (source is {source!r})"
+            )
+
+
+def _check_tool_calls(
+    step: Mapping[str, Any], where: str, problems: list[str]
+) -> set[str]:
+    """Each tool call's fields; the ids of the calls, for the results to name."""
     ids: set[str] = set()
     for k, call in enumerate(step.get("tool_calls") or ()):
         if _object(call, f"{where}.tool_calls[{k}]", problems):
             _fields(call, _TOOL_CALL, f"{where}.tool_calls[{k}]", problems)
             ids.add(call.get("tool_call_id"))
-    if isinstance(step.get("metrics"), Mapping):
-        _fields(step["metrics"], _METRICS, f"{where}.metrics", problems)
-    observation = step.get("observation")
-    if isinstance(observation, Mapping):
-        _fields(observation, _OBSERVATION, f"{where}.observation", problems)
-        for k, result in enumerate(observation.get("results") or ()):
-            at = f"{where}.observation.results[{k}]"
-            if _object(result, at, problems):
-                _fields(result, _RESULT, at, problems)
-                if (
-                    result.get("source_call_id") is not None
-                    and result["source_call_id"] not in ids
-                ):
-                    problems.append(
-                        f"{at}.source_call_id: {result['source_call_id']!r} names no tool call of this step"
-                    )
+    return ids
+
+
+def _check_observation(
+    observation: Mapping[str, Any], ids: set[str], where: str, problems: list[str]
+) -> None:
+    """The observation's fields, and results that name a tool call of the step."""
+    _fields(observation, _OBSERVATION, where, problems)
+    for k, result in enumerate(observation.get("results") or ()):
+        at = f"{where}.results[{k}]"
+        if not _object(result, at, problems):
+            continue
+        _fields(result, _RESULT, at, problems)
+        call_id = result.get("source_call_id")
+        if call_id is not None and call_id not in ids:
+            problems.append(
+                f"{at}.source_call_id: {call_id!r} names no tool call of this step"
+            )
 
 
 def _object(value: Any, where: str, problems: list[str]) -> bool:

@@ -59,21 +59,34 @@ def load(path: Path) -> list[RecordedSession]:
     builder = SessionBuilder(
         price=price_tokens, file=path, source=str(path), format="claude-code"
     )
+    log = _Log(path, builder)
+    for lineno, event in iter_jsonl(path):
+        log.event(event, f"{path}:{lineno}")
+    return [log.session()]
+
+
+@attrs.define
+class _Log:
+    """One pass over a Claude Code log: what it collects beside the builder's turns."""
+
+    path: Path
+    builder: SessionBuilder
     # message.id -> (usage, model, where) of the line with the most output tokens
-    usage: dict[str, tuple[Mapping[str, Any], str | None, str]] = {}
+    usage: dict[str, tuple[Mapping[str, Any], str | None, str]] = attrs.Factory(dict)
     session_id: str | None = None
-    conversation = False
+    conversation: bool = False
     last_error: str | None = None
     # message.id -> [request sent, last line of the response]
-    steps: dict[str, list[datetime]] = {}
-    mark: datetime | None = (
-        None  # the latest event before a response (its request time when unknown)
-    )
+    steps: dict[str, list[datetime]] = attrs.Factory(dict)
+    # the latest event before a response (its request time when unknown)
+    mark: datetime | None = None
     request_at: datetime | None = None
-    # agentId of each conversation event's subagent (None: the main agent); one id for all: a subagent's own file
-    agents: set[str | None] = set()
-    for lineno, event in iter_jsonl(path):
-        where = f"{path}:{lineno}"
+    # agentId of each conversation event's subagent (None: the main agent); one id for all:
+    # a subagent's own file
+    agents: set[str | None] = attrs.Factory(set)
+
+    def event(self, event: Any, where: str) -> None:
+        """One line of the log."""
         event = expect_mapping(
             event, where, "a JSON object (one Claude Code event per line)"
         )
@@ -83,70 +96,86 @@ def load(path: Path) -> list[RecordedSession]:
                 f"{where}: no 'type' ({keys_of(event)}); expected a Claude Code event (type user, assistant, system, summary...)"
             )
         if kind == "api-request" and event.get("timestamp") is not None:
-            request_at = parse_time(event["timestamp"], f"{where}: $.timestamp")
-            continue
-        if kind not in _CONVERSATION:
-            continue
-        session_id = session_id or optional_str(
-            event.get("sessionId"), f"{where}: $.sessionId"
-        )
+            self.request_at = parse_time(event["timestamp"], f"{where}: $.timestamp")
+        elif kind in _CONVERSATION:
+            self._conversation(event, kind, where)
+
+    def _conversation(self, event: Mapping[str, Any], kind: str, where: str) -> None:
+        """A user, assistant or system event."""
+        if not self.session_id:
+            self.session_id = optional_str(
+                event.get("sessionId"), f"{where}: $.sessionId"
+            )
         agent = _agent_of(event, where)
-        agents.add(agent)
-        moment = (
-            parse_time(event["timestamp"], f"{where}: $.timestamp")
-            if event.get("timestamp") is not None
-            else None
-        )
-        if (
-            kind == "assistant"
-            and moment is not None
-            and not event.get("isApiErrorMessage")
-        ):
-            key = _message_key(event, where)
-            if key not in steps:
-                steps[key] = [request_at or mark or moment, moment]
-                request_at = None
-            steps[key][1] = max(steps[key][1], moment)
-        elif moment is not None:
-            mark = moment
+        self.agents.add(agent)
+        moment = None
+        if event.get("timestamp") is not None:
+            moment = parse_time(event["timestamp"], f"{where}: $.timestamp")
+        if moment is not None:
+            self._time(event, kind, moment, where)
         if kind == "system":
-            builder.see(moment)
+            self.builder.see(moment)
             if event.get("level") == "error":
-                builder.error(text_of(event.get("content")) or "system error")
-            continue
+                self.builder.error(text_of(event.get("content")) or "system error")
+            return
         message = expect_mapping(
             event.get("message"), f"{where}: $.message", "a message object"
         )
-        conversation = True
+        self.conversation = True
         if kind == "user":
-            _user(builder, event, message, moment, where)
-            continue
+            _user(self.builder, event, message, moment, where)
+        else:
+            self._assistant(event, message, moment, where, agent)
+
+    def _time(
+        self, event: Mapping[str, Any], kind: str, moment: datetime, where: str
+    ) -> None:
+        """A response's span: from its request (or the event before) to its last line."""
+        if kind != "assistant" or event.get("isApiErrorMessage"):
+            self.mark = moment
+            return
+        key = _message_key(event, where)
+        if key not in self.steps:
+            self.steps[key] = [self.request_at or self.mark or moment, moment]
+            self.request_at = None
+        self.steps[key][1] = max(self.steps[key][1], moment)
+
+    def _assistant(
+        self,
+        event: Mapping[str, Any],
+        message: Mapping[str, Any],
+        moment: datetime | None,
+        where: str,
+        agent: str | None,
+    ) -> None:
+        """An assistant message, or the API error Claude Code logged in its place."""
         model = optional_str(message.get("model"), f"{where}: $.message.model")
         if event.get("isApiErrorMessage") or model == _SYNTHETIC:
             text = text_of(message.get("content")) or "API error"
-            builder.see(moment)
-            builder.error(text)
-            last_error = text
-            continue
-        last_error = None
-        _assistant(builder, message, model, moment, where, usage, agent)
+            self.builder.see(moment)
+            self.builder.error(text)
+            self.last_error = text
+            return
+        self.last_error = None
+        _assistant(self.builder, message, model, moment, where, self.usage, agent)
 
-    if not conversation:
-        raise ValidationError(
-            f"{path}: no user or assistant events; expected a Claude Code session log "
-            "(~/.claude/projects/<project>/<session>.jsonl)"
+    def session(self) -> RecordedSession:
+        """The session, once every line was read."""
+        if not self.conversation:
+            raise ValidationError(
+                f"{self.path}: no user or assistant events; expected a Claude Code session log "
+                "(~/.claude/projects/<project>/<session>.jsonl)"
+            )
+        for raw, model, where in self.usage.values():
+            usage_where = f"{where}: $.message.usage"
+            tokens = normalize_usage(raw, provider="anthropic", where=usage_where)
+            self.builder.add_usage(tokens, model)
+        session = self.builder.build(
+            session_id=self.session_id or self.path.stem, error=self.last_error
         )
-    for raw, model, where in usage.values():
-        builder.add_usage(
-            normalize_usage(
-                raw, provider="anthropic", where=f"{where}: $.message.usage"
-            ),
-            model,
-        )
-    session = builder.build(session_id=session_id or path.stem, error=last_error)
-    if len(agents) == 1 and None not in agents:
-        session = attrs.evolve(session, agent_id=next(iter(agents)))
-    return [with_segments(session, _segments(steps, builder))]
+        if len(self.agents) == 1 and None not in self.agents:
+            session = attrs.evolve(session, agent_id=next(iter(self.agents)))
+        return with_segments(session, _segments(self.steps, self.builder))
 
 
 def _agent_of(event: Mapping[str, Any], where: str) -> str | None:

@@ -41,7 +41,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 
@@ -155,55 +155,10 @@ class _Reader:
 
     def read(self) -> RecordedSession:
         for lineno, line in iter_jsonl(self.path):
-            where = f"{self.path}:{lineno}"
-            line = expect_mapping(line, where, "a JSON object (one Codex rollout line)")
-            kind = line.get("type")
-            if not isinstance(kind, str) or "payload" not in line:
-                raise ValidationError(
-                    f"{where}: expected a Codex rollout line {{timestamp, type, payload}}, got {keys_of(line)}"
-                )
-            moment = (
-                parse_time(line["timestamp"], f"{where}: $.timestamp")
-                if line.get("timestamp") is not None
-                else None
-            )
-            payload = expect_mapping(
-                line["payload"], f"{where}: $.payload", "an object"
-            )
-            if kind == "session_meta":
-                thread = optional_str(
-                    payload.get("id") or payload.get("session_id"),
-                    f"{where}: $.payload.id",
-                )
-                self.session_id = self.session_id or thread
-                self.fork.meta(thread, self.session_id, moment)
-                if not self.fork.copying:
-                    self.builder.see(moment)
-            elif self.fork.copied(moment):
-                self._copied(kind, payload, where)
-            elif kind == "turn_context":
-                self.model = (
-                    optional_str(payload.get("model"), f"{where}: $.payload.model")
-                    or self.model
-                )
-            elif kind == "response_item":
-                self.seen_items = True
-                self._item(payload, moment, where)
-            elif kind == "token_usage_record":
-                self._usage_record(payload, moment, where)
-            elif kind == "event_msg":
-                self._event(payload, moment, where)
+            self._line(line, f"{self.path}:{lineno}")
         total = self.fork.own(self.total)
         if not self.seen_items:
-            if total is None and not self.builder.usage:
-                raise ValidationError(
-                    f"{self.path}: no response_item and no token_count lines; expected a Codex rollout file "
-                    "($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl)"
-                )
-            self.builder.warnings.append(
-                f"{self.path}: no response_item lines, only token counts: the tokens are imported, "
-                "but there are no turns, tool calls or text to analyse"
-            )
+            self._tokens_only(total)
         self._close_turn(None)
         self._model_calls(total)
         session = self.builder.build(
@@ -220,13 +175,65 @@ class _Reader:
             )
         return with_segments(session, self._segments())
 
+    def _line(self, line: Any, where: str) -> None:
+        """One rollout line ``{timestamp, type, payload}``, by its type."""
+        line = expect_mapping(line, where, "a JSON object (one Codex rollout line)")
+        kind = line.get("type")
+        if not isinstance(kind, str) or "payload" not in line:
+            raise ValidationError(
+                f"{where}: expected a Codex rollout line {{timestamp, type, payload}}, got {keys_of(line)}"
+            )
+        moment = None
+        if line.get("timestamp") is not None:
+            moment = parse_time(line["timestamp"], f"{where}: $.timestamp")
+        payload = expect_mapping(line["payload"], f"{where}: $.payload", "an object")
+        if kind == "session_meta":
+            self._session_meta(payload, moment, where)
+        elif self.fork.copied(moment):
+            self._copied(kind, payload, where)
+        elif kind == "turn_context":
+            self._turn_context(payload, where)
+        elif kind == "response_item":
+            self.seen_items = True
+            self._item(payload, moment, where)
+        elif kind == "token_usage_record":
+            self._usage_record(payload, moment, where)
+        elif kind == "event_msg":
+            self._event(payload, moment, where)
+
+    def _session_meta(
+        self, payload: Mapping[str, Any], moment: datetime | None, where: str
+    ) -> None:
+        """The session's id; a forked rollout's next meta line starts its own part."""
+        thread = optional_str(
+            payload.get("id") or payload.get("session_id"), f"{where}: $.payload.id"
+        )
+        self.session_id = self.session_id or thread
+        self.fork.meta(thread, self.session_id, moment)
+        if not self.fork.copying:
+            self.builder.see(moment)
+
+    def _turn_context(self, payload: Mapping[str, Any], where: str) -> None:
+        """The model in use from here on (kept when the line does not say)."""
+        model = optional_str(payload.get("model"), f"{where}: $.payload.model")
+        self.model = model or self.model
+
+    def _tokens_only(self, total: TokenBreakdown | None) -> None:
+        """A file without response items: its tokens alone, or not a rollout at all."""
+        if total is None and not self.builder.usage:
+            raise ValidationError(
+                f"{self.path}: no response_item and no token_count lines; expected a Codex rollout file "
+                "($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl)"
+            )
+        self.builder.warnings.append(
+            f"{self.path}: no response_item lines, only token counts: the tokens are imported, "
+            "but there are no turns, tool calls or text to analyse"
+        )
+
     def _copied(self, kind: str, payload: Mapping[str, Any], where: str) -> None:
         """A line of the history a forked rollout copied from its parent: only its model and running token total matter."""
         if kind == "turn_context":
-            self.model = (
-                optional_str(payload.get("model"), f"{where}: $.payload.model")
-                or self.model
-            )
+            self._turn_context(payload, where)
         elif kind == "event_msg" and payload.get("type") == "token_count":
             info = payload.get("info")
             if isinstance(info, Mapping) and info.get("total_token_usage") is not None:
@@ -243,86 +250,91 @@ class _Reader:
         kind = payload.get("type")
         here = f"{where}: $.payload"
         if kind == "message":
-            role = payload.get("role")
-            content = text_of(payload.get("content"))
-            injected = content.strip().startswith("<") and content.strip().endswith(
-                ">"
-            )  # <environment_context>...</...>
-            if role == "user" and not injected:
-                self._close_turn(moment)
-                self.builder.user_message(moment)
-                self.mark = moment
-                if self.builder.prompt is None:
-                    self.builder.prompt = content
-            elif role == "assistant":
-                self.builder.text(self._open_turn(moment), content)
+            self._message(payload, moment)
         elif kind == "reasoning":
-            raw_summary = payload.get("summary")
-            summary: list[Any] = raw_summary if isinstance(raw_summary, list) else []
-            text = "\n".join(
-                text_of(part.get("text"))
-                for part in summary
-                if isinstance(part, Mapping)
-            )
-            if text.strip():
-                self.builder.reasoning(self._open_turn(moment), text)
+            self._reasoning(payload, moment)
         elif kind in _CALLS:
-            name = optional_str(payload.get("name"), f"{here}.name") or (
-                "local_shell" if kind == "local_shell_call" else "tool"
-            )
-            raw = (
-                payload.get("arguments")
-                if kind == "function_call"
-                else payload.get("input", payload.get("action"))
-            )
-            call_id = optional_str(
-                payload.get("call_id") or payload.get("id"), f"{here}.call_id"
-            )
-            self.builder.tool_call(
-                self._open_turn(moment),
-                call_id,
-                name,
-                parse_arguments(raw) if isinstance(raw, str) else raw,
-                moment,
-            )
+            self._tool_call(payload, kind, moment, here)
         elif kind == "web_search_call":
-            # The model's own web search: a tool call whose result went straight back to the model.
-            action = payload.get("action")
-            call = self.builder.tool_call(
-                self._open_turn(moment),
-                optional_str(payload.get("id"), f"{here}.id"),
-                "web_search",
-                action or {},
-                moment,
-            )
-            status = optional_str(payload.get("status"), f"{here}.status")
-            failed = status not in (None, "completed")
-            complete_tool(
-                call,
-                None,
-                is_error=failed,
-                error=f"web search {status}" if failed else None,
-            )
+            self._web_search(payload, moment, here)
         elif kind in _OUTPUTS:
+            self._tool_output(payload, moment, where)
+
+    def _message(self, payload: Mapping[str, Any], moment: datetime | None) -> None:
+        """A user message opens a new turn (unless Codex injected it); an assistant's is text."""
+        role = payload.get("role")
+        content = text_of(payload.get("content"))
+        stripped = content.strip()
+        # <environment_context>...</...>
+        injected = stripped.startswith("<") and stripped.endswith(">")
+        if role == "user" and not injected:
             self._close_turn(moment)
-            call_id = optional_str(payload.get("call_id"), f"{here}.call_id")
-            output = payload.get("output")
-            text = (
-                output
-                if isinstance(output, str)
-                else text_of(
-                    output.get("content") if isinstance(output, Mapping) else output
-                )
-            )
-            code = self.exit_codes.get(call_id or "")
-            if code is None:
-                found = _EXIT.search(text)
-                code = int(found.group(1)) if found else 0
-            self.builder.see(moment)
-            self.builder.tool_result(
-                call_id, text, is_error=code != 0, moment=moment, where=where
-            )
+            self.builder.user_message(moment)
             self.mark = moment
+            if self.builder.prompt is None:
+                self.builder.prompt = content
+        elif role == "assistant":
+            self.builder.text(self._open_turn(moment), content)
+
+    def _reasoning(self, payload: Mapping[str, Any], moment: datetime | None) -> None:
+        raw_summary = payload.get("summary")
+        summary: list[Any] = raw_summary if isinstance(raw_summary, list) else []
+        parts = [p for p in summary if isinstance(p, Mapping)]
+        text = "\n".join(text_of(part.get("text")) for part in parts)
+        if text.strip():
+            self.builder.reasoning(self._open_turn(moment), text)
+
+    def _tool_call(
+        self, payload: Mapping[str, Any], kind: str, moment: datetime | None, here: str
+    ) -> None:
+        name = optional_str(payload.get("name"), f"{here}.name")
+        if not name:
+            name = "local_shell" if kind == "local_shell_call" else "tool"
+        if kind == "function_call":
+            raw = payload.get("arguments")
+        else:
+            raw = payload.get("input", payload.get("action"))
+        call_id = optional_str(
+            payload.get("call_id") or payload.get("id"), f"{here}.call_id"
+        )
+        arguments = parse_arguments(raw) if isinstance(raw, str) else raw
+        self.builder.tool_call(
+            self._open_turn(moment), call_id, name, arguments, moment
+        )
+
+    def _web_search(
+        self, payload: Mapping[str, Any], moment: datetime | None, here: str
+    ) -> None:
+        """The model's own web search: a tool call whose result went straight back to it."""
+        action = payload.get("action")
+        call = self.builder.tool_call(
+            self._open_turn(moment),
+            optional_str(payload.get("id"), f"{here}.id"),
+            "web_search",
+            action or {},
+            moment,
+        )
+        status = optional_str(payload.get("status"), f"{here}.status")
+        failed = status not in (None, "completed")
+        error = f"web search {status}" if failed else None
+        complete_tool(call, None, is_error=failed, error=error)
+
+    def _tool_output(
+        self, payload: Mapping[str, Any], moment: datetime | None, where: str
+    ) -> None:
+        """A tool's result; it failed when its exit code (recorded or in the text) is not 0."""
+        self._close_turn(moment)
+        call_id = optional_str(payload.get("call_id"), f"{where}: $.payload.call_id")
+        text = _output_text(payload.get("output"))
+        code = self.exit_codes.get(call_id or "")
+        if code is None:
+            found = _EXIT.search(text)
+            code = int(found.group(1)) if found else 0
+        self.builder.see(moment)
+        self.builder.tool_result(
+            call_id, text, is_error=code != 0, moment=moment, where=where
+        )
+        self.mark = moment
 
     def _open_turn(self, moment: datetime | None) -> Any:
         if self.turn is None:
@@ -362,15 +374,7 @@ class _Reader:
         kind = payload.get("type")
         here = f"{where}: $.payload"
         if kind == "item_completed":
-            item = payload.get("item")
-            if (
-                isinstance(item, Mapping)
-                and item.get("type") == "CommandExecution"
-                and isinstance(item.get("id"), str)
-            ):
-                code = item.get("exit_code")
-                if isinstance(code, int) and not isinstance(code, bool):
-                    self.exit_codes[item["id"]] = code
+            self._exit_code(payload.get("item"))
         elif kind == "token_count":
             info = payload.get("info")
             if isinstance(
@@ -383,25 +387,32 @@ class _Reader:
             self.builder.error(message, recoverable=kind == "stream_error")
         elif kind == "task_complete":
             self.builder.see(moment)
-            duration = number(payload.get("duration_ms"), f"{here}.duration_ms")
-            self.latency_ms = (
-                float(duration) if duration is not None else self.latency_ms
-            )
-            self.final = (
-                optional_str(
-                    payload.get("last_agent_message"), f"{here}.last_agent_message"
-                )
-                or self.final
-            )
-            error = payload.get("error")
-            if isinstance(error, Mapping):
-                self.error = (
-                    optional_str(error.get("message"), f"{here}.error.message")
-                    or "task failed"
-                )
+            self._task_complete(payload, here)
         elif kind == "turn_aborted":
             self.builder.see(moment)
             self.error = f"turn aborted: {payload.get('reason') or 'unknown reason'}"
+
+    def _exit_code(self, item: Any) -> None:
+        """A finished command's exit code, for its tool result to say whether it failed."""
+        if not isinstance(item, Mapping) or item.get("type") != "CommandExecution":
+            return
+        code = item.get("exit_code")
+        if isinstance(item.get("id"), str) and _is_int(code):
+            self.exit_codes[item["id"]] = code
+
+    def _task_complete(self, payload: Mapping[str, Any], here: str) -> None:
+        """The task's duration, its last message, and its error (when it failed)."""
+        duration = number(payload.get("duration_ms"), f"{here}.duration_ms")
+        if duration is not None:
+            self.latency_ms = float(duration)
+        last = optional_str(
+            payload.get("last_agent_message"), f"{here}.last_agent_message"
+        )
+        self.final = last or self.final
+        error = payload.get("error")
+        if isinstance(error, Mapping):
+            message = optional_str(error.get("message"), f"{here}.error.message")
+            self.error = message or "task failed"
 
     def _token_count(self, info: Mapping[str, Any], where: str) -> None:
         """One ``token_count``: the running total, and the usage of the response it follows."""
@@ -540,3 +551,16 @@ def _since(total: TokenBreakdown, before: TokenBreakdown | None) -> TokenBreakdo
     return TokenBreakdown(
         **{f: getattr(total, f) - getattr(before, f) for f in _FIELDS}
     )
+
+
+def _output_text(output: Any) -> str:
+    """A tool output's text: a string, or the text of its content."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, Mapping):
+        return text_of(output.get("content"))
+    return text_of(output)
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)

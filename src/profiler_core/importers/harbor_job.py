@@ -40,10 +40,12 @@ from ..model import (
     CheckpointResult,
     CompletionReason,
     CostBreakdown,
+    PromptMetrics,
     RecordedSession,
     RecordedVerification,
     TimingBreakdown,
     TimingSegment,
+    TokenBreakdown,
 )
 from ..model.record import Record
 from ..traces.builder import SessionBuilder
@@ -219,13 +221,10 @@ def _trial(
     """One finished trial as a session (and the trajectory file it read, if any)."""
     where = trial / "result.json"
     agent = _agent(data, where)
-    task = data.get("task_name")
-    if not isinstance(task, str) or not task:
-        raise ValidationError(f"{where}: $.task_name: expected the task's name")
+    task = _task_name(data, where)
     model_info = agent.get("model_info")
-    model = (
-        model_info.get("name") if isinstance(model_info, Mapping) else None
-    )  # none for the oracle
+    # none for the oracle
+    model = model_info.get("name") if isinstance(model_info, Mapping) else None
     builder = SessionBuilder(
         price=price_tokens, file=where, source=str(where), format="harbor"
     )
@@ -233,20 +232,15 @@ def _trial(
     trajectory = _trajectory(trajectory_file, lacking)
     totals, final_cost = None, None
     if trajectory is not None:
-        default_model = trajectory["agent"].get("model_name") or model
-        feed_steps(builder, trajectory["steps"], default_model)
-        totals, final_cost = final_totals(trajectory.get("final_metrics"))
-    started, finished = (
-        _time(data, "started_at", where),
-        _time(data, "finished_at", where),
-    )
+        totals, final_cost = _feed_trajectory(builder, trajectory, model)
+    started = _time(data, "started_at", where)
+    finished = _time(data, "finished_at", where)
     error, reason = _exception(data, where)
     tokens, cost = _usage(data, where, lacking)
-    builder.provider_cost = (
-        cost
-        if cost is not None
-        else (final_cost if final_cost is not None else builder.provider_cost)
-    )
+    # The trial's own cost wins over the trajectory's final metrics.
+    own_cost = cost if cost is not None else final_cost
+    if own_cost is not None:
+        builder.provider_cost = own_cost
     session = builder.build(
         session_id=str(data.get("id") or data["trial_name"]),
         model=model,
@@ -257,20 +251,7 @@ def _trial(
         error=error,
         scenario_hint=task,
     )
-    timing = TimingBreakdown(
-        wall_ms=session.result.metrics.timing.wall_ms,
-        segments=_segments(data, where, lacking),
-    )
-    metrics = attrs.evolve(session.result.metrics, timing=timing)
-    if cost is not None or final_cost is not None:
-        metrics = attrs.evolve(
-            metrics,
-            cost=CostBreakdown(
-                total_usd=round(
-                    float(cost if cost is not None else final_cost or 0), 10
-                )
-            ),
-        )
+    metrics = _timed_metrics(session, data, where, lacking, own_cost)
     if tokens is None and totals is None and not builder.usage:
         lacking[
             "token counts (neither agent_result nor a trajectory has them; tokens are 0)"
@@ -279,15 +260,48 @@ def _trial(
         session,
         result=attrs.evolve(session.result, metrics=metrics),
         verification=_verification(trial, data, where, lacking),
-        cost_source="provider"
-        if (cost is not None or final_cost is not None)
-        else session.cost_source,
+        cost_source="provider" if own_cost is not None else session.cost_source,
         # said once for the job (above), not once per trial
         warnings=tuple(
             w for w in session.warnings if "no token usage recorded" not in w
         ),
     )
     return session, trajectory_file if trajectory is not None else None
+
+
+def _task_name(data: Mapping[str, Any], where: Path) -> str:
+    task = data.get("task_name")
+    if not isinstance(task, str) or not task:
+        raise ValidationError(f"{where}: $.task_name: expected the task's name")
+    return task
+
+
+def _feed_trajectory(
+    builder: SessionBuilder, trajectory: Mapping[str, Any], model: str | None
+) -> tuple[TokenBreakdown | None, float | None]:
+    """Feed the trajectory's steps to the builder; its final token totals and cost."""
+    default_model = trajectory["agent"].get("model_name") or model
+    feed_steps(builder, trajectory["steps"], default_model)
+    return final_totals(trajectory.get("final_metrics"))
+
+
+def _timed_metrics(
+    session: RecordedSession,
+    data: Mapping[str, Any],
+    where: Path,
+    lacking: dict[str, None],
+    own_cost: float | None,
+) -> PromptMetrics:
+    """The session's metrics with Harbor's phase timings, and its own cost when it has one."""
+    timing = TimingBreakdown(
+        wall_ms=session.result.metrics.timing.wall_ms,
+        segments=_segments(data, where, lacking),
+    )
+    metrics = attrs.evolve(session.result.metrics, timing=timing)
+    if own_cost is None:
+        return metrics
+    cost = CostBreakdown(total_usd=round(float(own_cost), 10))
+    return attrs.evolve(metrics, cost=cost)
 
 
 def _trajectory(path: Path, lacking: dict[str, None]) -> Mapping[str, Any] | None:
@@ -355,24 +369,14 @@ def _usage(
 
 def _agent_usage(context: Any, where: Path) -> tuple[Any, float | None]:
     """Tokens and cost of ``agent_result`` (Harbor's ``AgentContext``); None where it records none."""
-    from ..model import TokenBreakdown
-
     if not isinstance(context, Mapping):
         return None, None
-    counts = {}
-    for key in ("n_input_tokens", "n_cache_tokens", "n_output_tokens"):
-        value = context.get(key)
-        if value is not None and (
-            not isinstance(value, int) or isinstance(value, bool) or value < 0
-        ):
-            raise ValidationError(
-                f"{where}: $.agent_result.{key}: expected a count >= 0, got {value!r}"
-            )
-        counts[key] = value
+    counts = {
+        key: _count(context.get(key), f"{where}: $.agent_result.{key}")
+        for key in ("n_input_tokens", "n_cache_tokens", "n_output_tokens")
+    }
     cost = context.get("cost_usd")
-    if cost is not None and (
-        isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0
-    ):
+    if cost is not None and (not _number(cost) or cost < 0):
         raise ValidationError(
             f"{where}: $.agent_result.cost_usd: expected a number >= 0, got {cost!r}"
         )
@@ -389,6 +393,15 @@ def _agent_usage(context: Any, where: Path) -> tuple[Any, float | None]:
         output=counts["n_output_tokens"] or 0,
     )
     return tokens, cost
+
+
+def _count(value: Any, where: str) -> int | None:
+    """A token count of ``agent_result``: an integer >= 0, or None when not recorded."""
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValidationError(f"{where}: expected a count >= 0, got {value!r}")
+    return value
 
 
 def _segments(
@@ -424,33 +437,7 @@ def _verification(
     trial: Path, data: Mapping[str, Any], where: Path, lacking: dict[str, None]
 ) -> RecordedVerification | None:
     """The verifier's rewards (``verifier_result``, else ``verifier/reward.json|reward.txt``) as a verification."""
-    verifier = data.get("verifier_result")
-    steps = data.get("step_results")
-    if verifier is None and isinstance(
-        steps, list
-    ):  # a multi-step trial: its last step's verifier has the say
-        verifier = next(
-            (
-                s["verifier_result"]
-                for s in reversed(steps)
-                if isinstance(s, Mapping) and s.get("verifier_result")
-            ),
-            None,
-        )
-    rewards = verifier.get("rewards") if isinstance(verifier, Mapping) else None
-    if (
-        rewards is None
-        and isinstance(verifier, Mapping)
-        and verifier.get("reward") is not None
-    ):
-        rewards = {
-            "reward": verifier["reward"]
-        }  # before named rewards, Harbor's VerifierResult had one ``reward``
-        lacking["verifier_result.rewards (read its single reward)"] = None
-    if rewards is None:
-        rewards = _reward_files(trial / "verifier")
-        if rewards is not None:
-            lacking["verifier_result (read the reward from verifier/)"] = None
+    rewards = _rewards(trial, _verifier_result(data), lacking)
     if rewards is None:
         return None
     if not isinstance(rewards, Mapping) or not all(
@@ -462,24 +449,57 @@ def _verification(
     values = {str(k): float(v) for k, v in rewards.items()}
     if not values:
         return None
-    reward = (
-        values["reward"] if "reward" in values else sum(values.values()) / len(values)
+    if "reward" in values:
+        reward = values["reward"]
+    else:
+        reward = sum(values.values()) / len(values)
+    return RecordedVerification(
+        checks=(_verifier_check(trial, reward),),
+        reward=reward if 0 <= reward <= 1 else None,
+        scores={k: v for k, v in values.items() if k != "reward"},
     )
+
+
+def _verifier_result(data: Mapping[str, Any]) -> Any:
+    """The trial's ``verifier_result``; in a multi-step trial, its last step's has the say."""
+    verifier = data.get("verifier_result")
+    steps = data.get("step_results")
+    if verifier is not None or not isinstance(steps, list):
+        return verifier
+    for step in reversed(steps):
+        if isinstance(step, Mapping) and step.get("verifier_result"):
+            return step["verifier_result"]
+    return None
+
+
+def _rewards(trial: Path, verifier: Any, lacking: dict[str, None]) -> Any:
+    """The rewards as recorded (not yet checked), or None when the trial has none."""
+    if isinstance(verifier, Mapping):
+        rewards = verifier.get("rewards")
+        if rewards is not None:
+            return rewards
+        if verifier.get("reward") is not None:
+            # Before named rewards, Harbor's VerifierResult had one ``reward``.
+            lacking["verifier_result.rewards (read its single reward)"] = None
+            return {"reward": verifier["reward"]}
+    rewards = _reward_files(trial / "verifier")
+    if rewards is not None:
+        lacking["verifier_result (read the reward from verifier/)"] = None
+    return rewards
+
+
+def _verifier_check(trial: Path, reward: float) -> CheckpointResult:
+    """The verifier as one check: passed at reward 1, with the tail of the tests' output."""
     stdout = trial / "verifier" / "test-stdout.txt"
     actual = f"reward {reward:g}"
     if stdout.is_file():
         actual += "\n" + read_file(stdout)[-STDOUT_TAIL:]
-    check = CheckpointResult(
+    return CheckpointResult(
         id="verify:harbor",
         description="Harbor's verifier (tests/test.sh)",
         passed=reward >= 1,
         actual=actual,
         expected="reward 1",
-    )
-    return RecordedVerification(
-        checks=(check,),
-        reward=reward if 0 <= reward <= 1 else None,
-        scores={k: v for k, v in values.items() if k != "reward"},
     )
 
 

@@ -14,6 +14,8 @@ without either, the usage of each assistant message is summed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from ..errors import ValidationError
 from ..metrics.messages import normalize_messages
 from ..metrics.pricing import price_tokens
 from ..metrics.usage import normalize_usage
-from ..model import CompletionReason, RecordedSession
+from ..model import CompletionReason, RecordedSession, TokenBreakdown
 from ..traces.builder import SessionBuilder
 from ..traces.readers import (
     expect_list,
@@ -65,37 +67,16 @@ def _session(
     )
     per_message = walk_messages(builder, messages, where=where)
 
-    total = None
-    for key in ("usage", "tokensUsage"):
-        if run.get(key) is not None:
-            total = normalize_usage(run[key], where=f"{where}: $.{key}")
-            break
+    total = _total_usage(run, where)
     if total is None and per_message:
         builder.usage.extend(per_message)
-
-    started = (
-        parse_time(run["startedAt"], f"{where}: $.startedAt")
-        if run.get("startedAt") is not None
-        else None
-    )
-    completed = (
-        parse_time(run["completedAt"], f"{where}: $.completedAt")
-        if run.get("completedAt") is not None
-        else None
-    )
+    started = _time(run, "startedAt", where)
+    completed = _time(run, "completedAt", where)
     latency = number(run.get("latencyMs"), f"{where}: $.latencyMs")
-
-    status = optional_str(run.get("status"), f"{where}: $.status")
-    error = optional_str(run.get("error"), f"{where}: $.error")
-    reason: CompletionReason = "stop"
-    if status and status.lower() in _TIMED_OUT:
-        reason, error = "timeout", error or f"run status {status!r}"
-    elif (status and status.lower() in _FAILED) or run.get("success") is False:
-        reason, error = "error", error or f"run status {status or 'success: false'!r}"
-
-    session_id = optional_str(
-        run.get("threadId"), f"{where}: $.threadId"
-    ) or optional_str(run.get("id"), f"{where}: $.id")
+    reason, error = _ending(run, where)
+    session_id = optional_str(run.get("threadId"), f"{where}: $.threadId")
+    if not session_id:
+        session_id = optional_str(run.get("id"), f"{where}: $.id")
     if not session_id:
         session_id = path.stem if count == 1 else f"{path.stem}-{index}"
     return builder.build(
@@ -109,3 +90,28 @@ def _session(
         error=error,
         scenario_hint=optional_str(run.get("scenarioId"), f"{where}: $.scenarioId"),
     )
+
+
+def _total_usage(run: Mapping[str, Any], where: str) -> TokenBreakdown | None:
+    """The run's own token total (``usage``, else ``tokensUsage``), if it has one."""
+    for key in ("usage", "tokensUsage"):
+        if run.get(key) is not None:
+            return normalize_usage(run[key], where=f"{where}: $.{key}")
+    return None
+
+
+def _time(run: Mapping[str, Any], key: str, where: str) -> datetime | None:
+    value = run.get(key)
+    return parse_time(value, f"{where}: $.{key}") if value is not None else None
+
+
+def _ending(run: Mapping[str, Any], where: str) -> tuple[CompletionReason, str | None]:
+    """How the run ended, from its ``status`` (or ``success: false``), and its error."""
+    status = optional_str(run.get("status"), f"{where}: $.status")
+    error = optional_str(run.get("error"), f"{where}: $.error")
+    state = status.lower() if status else ""
+    if state in _TIMED_OUT:
+        return "timeout", error or f"run status {status!r}"
+    if state in _FAILED or run.get("success") is False:
+        return "error", error or f"run status {status or 'success: false'!r}"
+    return "stop", error

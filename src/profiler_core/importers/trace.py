@@ -68,27 +68,9 @@ def from_trace(
     trace: SessionTrace, path: Path, model: str | None = None
 ) -> RecordedSession:
     """A RecordedSession whose PromptResult is derived from ``trace``."""
-    records = tuple(
-        ToolCallRecord(
-            name=e.name or "unknown",
-            category=tool_category(e.name or "unknown"),
-            success=e.success,
-            duration_ms=e.duration_ms,
-            error=e.error,
-        )
-        for e in trace.events
-        if isinstance(e, ToolCallEvent)
-    )
+    records = tuple(_record(e) for e in trace.events if isinstance(e, ToolCallEvent))
     texts = [e.content for e in trace.events if isinstance(e, TextOutputEvent)]
-    fatal = [
-        e.message
-        for e in trace.events
-        if isinstance(e, ErrorEvent) and not e.recoverable
-    ]
-    error = fatal[-1] if fatal else None
-    reason: CompletionReason = "error" if error else "stop"
-    if error and "timed out" in error:
-        reason = "timeout"
+    error, reason = _ending(trace)
     wall = trace.summary.total_duration
     result = PromptResult(
         text=texts[-1] if texts else "",
@@ -100,17 +82,7 @@ def from_trace(
         ),
         completion_reason=reason,
     )
-    started = completed = None
-    if trace.turns:
-        try:
-            started = iso(
-                parse_time(trace.turns[0].start_timestamp, "turns[0].startTimestamp")
-            )
-            completed = iso(
-                parse_time(trace.turns[-1].end_timestamp, "turns[-1].endTimestamp")
-            )
-        except ValidationError:
-            pass  # timestamps are informative only; the wall time comes from the summary
+    started, completed = _span(trace)
     return RecordedSession(
         session_id=trace.session_id or path.stem,
         model=model,
@@ -126,3 +98,44 @@ def from_trace(
         cost_source="unknown",
         error=error,
     )
+
+
+def _record(event: ToolCallEvent) -> ToolCallRecord:
+    name = event.name or "unknown"
+    return ToolCallRecord(
+        name=name,
+        category=tool_category(name),
+        success=event.success,
+        duration_ms=event.duration_ms,
+        error=event.error,
+    )
+
+
+def _ending(trace: SessionTrace) -> tuple[str | None, CompletionReason]:
+    """The last unrecoverable error, and the completion reason it gives."""
+    fatal = [
+        e.message
+        for e in trace.events
+        if isinstance(e, ErrorEvent) and not e.recoverable
+    ]
+    if not fatal:
+        return None, "stop"
+    error = fatal[-1]
+    if not error:
+        return error, "stop"
+    return error, "timeout" if "timed out" in error else "error"
+
+
+def _span(trace: SessionTrace) -> tuple[str | None, str | None]:
+    """The first turn's start and the last turn's end, as far as they parse."""
+    started = completed = None
+    if not trace.turns:
+        return started, completed
+    try:
+        first = parse_time(trace.turns[0].start_timestamp, "turns[0].startTimestamp")
+        started = iso(first)
+        last = parse_time(trace.turns[-1].end_timestamp, "turns[-1].endTimestamp")
+        completed = iso(last)
+    except ValidationError:
+        pass  # timestamps are informative only; the wall time comes from the summary
+    return started, completed

@@ -138,40 +138,20 @@ class OpenAIJudge:
             raise ConfigError(
                 f"{where}.model: expected the judge model's name (judge.model in the profile), got {model!r}"
             )
-        if (
-            not isinstance(base_url, str)
-            or urlsplit(base_url).scheme not in ("http", "https")
-            or not urlsplit(base_url).hostname
-        ):
-            raise ConfigError(
-                f"{where}.base_url: expected an http(s) URL such as {DEFAULT_BASE_URL!r}, got {base_url!r}"
-            )
+        _http_url(base_url, f"{where}.base_url")
         if not isinstance(api_key_env, str) or not api_key_env:
             raise ConfigError(
                 f"{where}.api_key_env: expected the name of an environment variable, got {api_key_env!r}"
             )
         _number(temperature, f"{where}.temperature", minimum=0)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ConfigError(f"{where}.seed: expected an integer, got {seed!r}")
+        if seed is not None:
+            _integer(seed, f"{where}.seed")
         _number(timeout_s, f"{where}.timeout_s", minimum=0, exclusive=True)
-        if (
-            isinstance(max_retries, bool)
-            or not isinstance(max_retries, int)
-            or max_retries < 0
-        ):
-            raise ConfigError(
-                f"{where}.max_retries: expected an integer >= 0, got {max_retries!r}"
-            )
+        _integer(max_retries, f"{where}.max_retries", minimum=0)
         _number(backoff_base_s, f"{where}.backoff_base_s", minimum=0)
         _number(backoff_max_s, f"{where}.backoff_max_s", minimum=0)
-        if max_tokens is not None and (
-            isinstance(max_tokens, bool)
-            or not isinstance(max_tokens, int)
-            or max_tokens < 1
-        ):
-            raise ConfigError(
-                f"{where}.max_tokens: expected an integer >= 1, got {max_tokens!r}"
-            )
+        if max_tokens is not None:
+            _integer(max_tokens, f"{where}.max_tokens", minimum=1)
         if not isinstance(json_mode, bool):
             raise ConfigError(
                 f"{where}.json_mode: expected true or false, got {json_mode!r}"
@@ -369,6 +349,25 @@ def _usage(raw: Any) -> tuple[TokenBreakdown | None, float | None]:
     if not is_finite_number(cost) or cost < 0:
         cost = None
     return usage, (float(cost) if cost is not None else None)
+
+
+def _http_url(value: Any, where: str) -> None:
+    """An http(s) URL with a host, or one line saying what was expected."""
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"{where}: expected an http(s) URL such as {DEFAULT_BASE_URL!r}, got {value!r}"
+        )
+
+
+def _integer(value: Any, where: str, *, minimum: int | None = None) -> None:
+    """An integer (not a bool), at least ``minimum`` when one is given."""
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if ok and minimum is not None:
+        ok = value >= minimum
+    if not ok:
+        bound = f" >= {minimum}" if minimum is not None else ""
+        raise ConfigError(f"{where}: expected an integer{bound}, got {value!r}")
 
 
 def _number(value: Any, where: str, *, minimum: float, exclusive: bool = False) -> None:

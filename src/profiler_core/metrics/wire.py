@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model import (
+    CostBreakdown,
     CustomMetric,
     ModelCallEvent,
     ModelUsage,
@@ -108,19 +109,9 @@ def wire_summary(
 ) -> dict[str, Any]:
     """``extensions.wire`` of a row: calls, tokens, timing, cost (None when a model has no price), mismatch."""
     tokens = wire_tokens(calls)
-    usage = wire_usage(calls, model)
-    several = len({u.model for u in usage}) > 1
-    cost = (
-        price_usage(usage, prices, model=None if several else model) if usage else None
-    )
+    cost = _cost(wire_usage(calls, model), prices, model)
     summary: dict[str, Any] = {
-        "calls": len(calls),
-        "failed": sum(1 for c in calls if c.status == 0 or c.status >= 400),
-        "retries": sum(1 for c in calls if c.attempt > 1),
-        "streamed": sum(1 for c in calls if c.stream),
-        "apis": sorted({c.api for c in calls}),
-        "modelsAsked": sorted({c.model_asked for c in calls if c.model_asked}),
-        "models": sorted({c.model for c in calls if c.model}),
+        **_counts(calls),
         "tokens": _tokens_json(tokens),
         "costUsd": None if cost is None else cost.total_usd,
         **timing(calls),
@@ -129,6 +120,30 @@ def wire_summary(
     if differ:
         summary["mismatch"] = differ
     return summary
+
+
+def _counts(calls: Sequence[ModelCallEvent]) -> dict[str, Any]:
+    """How many calls failed, were retries, streamed; the APIs and models asked and answered."""
+    return {
+        "calls": len(calls),
+        "failed": sum(1 for c in calls if c.status == 0 or c.status >= 400),
+        "retries": sum(1 for c in calls if c.attempt > 1),
+        "streamed": sum(1 for c in calls if c.stream),
+        "apis": sorted({c.api for c in calls}),
+        "modelsAsked": sorted({c.model_asked for c in calls if c.model_asked}),
+        "models": sorted({c.model for c in calls if c.model}),
+    }
+
+
+def _cost(
+    usage: list[ModelUsage], prices: Mapping[str, Any] | None, model: str | None
+) -> CostBreakdown | None:
+    """The calls' price (None without usage); the row's model prices them only when the
+    answers name one model."""
+    if not usage:
+        return None
+    several = len({u.model for u in usage}) > 1
+    return price_usage(usage, prices, model=None if several else model)
 
 
 class WireCollector:

@@ -53,6 +53,7 @@ from ._agent_process import (
     load_transcript,
     option,
 )
+from ._run_notes import retried_note, with_startup
 from .agents import install_hint as hint_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -243,64 +244,27 @@ class ClaudeCodeProvider(AgentProvider):
         summary = summarize_stream(run.lines)
         live.agent_session_id = summary.session_id
         recorded = self.transcript(live, summary.session_id)
-        retried = (
-            f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})"
-            if summary.retries
-            else ""
-        )
+        retried = retried_note(summary.retries)
         result = summary.result
         if result is None:
+            output = run.stderr_tail() or " | ".join(run.noise[-3:]) or "(no output)"
             raise self.failure(
                 live,
                 f"claude-code exited with status {run.exit_code} without a result{retried}: "
-                f"{run.stderr_tail() or ' | '.join(run.noise[-3:]) or '(no output)'}",
+                f"{output}",
             )
-        completion: CompletionReason = "stop"
-        if result.get("is_error") or result.get("subtype") != "success":
-            if (
-                result.get("subtype") == "error_max_turns"
-                or result.get("terminal_reason") == "max_turns"
-            ):
-                completion = "tool_limit"
-            else:
-                raw_errors = result.get("errors")
-                errors: list[Any] = raw_errors if isinstance(raw_errors, list) else []
-                message = (
-                    result.get("result")
-                    or "; ".join(map(str, errors))
-                    or result.get("subtype")
-                    or "error"
-                )
-                raise self.failure(
-                    live, f"claude-code: {str(message).rstrip('.')}{retried}"
-                )
-        where = f"claude-code result line (session {summary.session_id})"
-        usage = result.get("usage")
-        from ..metrics.usage import normalize_usage
-
-        tokens = (
-            normalize_usage(usage, provider="anthropic", where=f"{where}: $.usage")
-            if usage
-            else TokenBreakdown()
-        )
+        completion = self._completion(live, result, retried)
+        tokens = _result_tokens(result, summary.session_id)
         segments: list[TimingSegment] = []
         tool_calls: tuple = ()
         raw_answer = result.get("result")
         answer: str = raw_answer if isinstance(raw_answer, str) else ""
         if recorded is not None:
-            segments = list(recorded.result.metrics.timing.segments)
+            segments = with_startup(
+                recorded.result.metrics.timing.segments, run.started_at
+            )
             tool_calls = recorded.result.metrics.tool_calls
             answer = answer or recorded.text
-        start_ms = round(run.started_at.timestamp() * 1000, 3)
-        if segments:
-            # From the program's start to its first model request: what starting the agent costs.
-            first = min(s.start_ms for s in segments)
-            segments.insert(
-                0,
-                TimingSegment(
-                    label="startup", start_ms=start_ms, end_ms=max(start_ms, first)
-                ),
-            )
         metrics = PromptMetrics(
             tokens=tokens,
             timing=TimingBreakdown(wall_ms=run.wall_ms, segments=tuple(segments)),
@@ -309,6 +273,27 @@ class ClaudeCodeProvider(AgentProvider):
         )
         live.trace = self.trace(recorded, summary, tokens, run.wall_ms)
         return PromptResult(text=answer, metrics=metrics, completion_reason=completion)
+
+    def _completion(
+        self, live: LiveSession, result: dict[str, Any], retried: str
+    ) -> CompletionReason:
+        """``stop``, or ``tool_limit`` at the turn limit; any other error raises AgentError."""
+        if not result.get("is_error") and result.get("subtype") == "success":
+            return "stop"
+        if (
+            result.get("subtype") == "error_max_turns"
+            or result.get("terminal_reason") == "max_turns"
+        ):
+            return "tool_limit"
+        raw_errors = result.get("errors")
+        errors: list[Any] = raw_errors if isinstance(raw_errors, list) else []
+        message = (
+            result.get("result")
+            or "; ".join(map(str, errors))
+            or result.get("subtype")
+            or "error"
+        )
+        raise self.failure(live, f"claude-code: {str(message).rstrip('.')}{retried}")
 
     @staticmethod
     def cost(result: dict[str, Any]) -> CostBreakdown:
@@ -370,3 +355,14 @@ def _real_folders(folder: Path) -> list[Path]:
             return [folder / e.name for e in entries if e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
+
+
+def _result_tokens(result: dict[str, Any], session_id: str | None) -> TokenBreakdown:
+    """The result line's usage (none recorded: zero tokens)."""
+    from ..metrics.usage import normalize_usage
+
+    usage = result.get("usage")
+    if not usage:
+        return TokenBreakdown()
+    where = f"claude-code result line (session {session_id}): $.usage"
+    return normalize_usage(usage, provider="anthropic", where=where)

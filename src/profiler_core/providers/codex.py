@@ -53,6 +53,7 @@ from ._agent_process import (
     load_transcript,
     option,
 )
+from ._run_notes import retried_note, with_startup
 from .agents import install_hint as hint_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -106,51 +107,64 @@ class ExecSummary(Record):
 
 def summarize_exec(lines: list[dict[str, Any]]) -> ExecSummary:
     """Thread id, failure, retries, errors, answer and actions from ``codex exec --json`` lines."""
-    thread_id = failure = None
-    retries: list[str] = []
-    errors: list[str] = []
-    text = ""
-    actions = 0
+    seen = _ExecLines()
     for line in lines:
+        seen.read(line)
+    return ExecSummary(
+        thread_id=seen.thread_id,
+        failure=seen.failure,
+        retries=tuple(seen.retries),
+        errors=tuple(seen.errors),
+        text=seen.text,
+        actions=seen.actions,
+    )
+
+
+@attrs.define
+class _ExecLines:
+    """What the ``codex exec --json`` lines said so far."""
+
+    thread_id: str | None = None
+    failure: str | None = None
+    retries: list[str] = attrs.Factory(list)
+    errors: list[str] = attrs.Factory(list)
+    text: str = ""
+    actions: int = 0
+
+    def read(self, line: dict[str, Any]) -> None:
+        """One line, by its type."""
         kind = line.get("type")
+        item = line.get("item")
         if kind == "thread.started" and isinstance(line.get("thread_id"), str):
-            thread_id = line["thread_id"]
+            self.thread_id = line["thread_id"]
         elif kind == "error":
             message = str(line.get("message") or "error")
-            (retries if _RETRY.match(message) else errors).append(message)
+            if _RETRY.match(message):
+                self.retries.append(message)
+            else:
+                self.errors.append(message)
         elif kind == "turn.failed":
-            error = line.get("error")
-            failure = str(
-                error.get("message")
-                if isinstance(error, Mapping)
-                else error or "turn failed"
-            )
-        elif kind in ("item.started", "item.completed") and isinstance(
-            line.get("item"), Mapping
-        ):
-            item = line["item"]
-            if kind == "item.started" and item.get("type") in _ACTIONS:
-                actions += 1
-            elif (
-                kind == "item.completed"
-                and item.get("type") == "agent_message"
-                and isinstance(item.get("text"), str)
-            ):
-                text = item["text"]
-            elif (
-                kind == "item.completed"
-                and item.get("type") == "error"
-                and not _HARMLESS.match(str(item.get("message")))
-            ):
-                errors.append(str(item.get("message")))
-    return ExecSummary(
-        thread_id=thread_id,
-        failure=failure,
-        retries=tuple(retries),
-        errors=tuple(errors),
-        text=text,
-        actions=actions,
-    )
+            self.failure = _failure(line.get("error"))
+        elif kind == "item.started" and isinstance(item, Mapping):
+            if item.get("type") in _ACTIONS:
+                self.actions += 1
+        elif kind == "item.completed" and isinstance(item, Mapping):
+            self._completed(item)
+
+    def _completed(self, item: Mapping[str, Any]) -> None:
+        """A finished item: the agent's message, or an error worth reporting."""
+        kind = item.get("type")
+        if kind == "agent_message" and isinstance(item.get("text"), str):
+            self.text = item["text"]
+        elif kind == "error" and not _HARMLESS.match(str(item.get("message"))):
+            self.errors.append(str(item.get("message")))
+
+
+def _failure(error: Any) -> str:
+    """A ``turn.failed`` line's message."""
+    if isinstance(error, Mapping):
+        return str(error.get("message"))
+    return str(error or "turn failed")
 
 
 # -- config.toml ------------------------------------------------------------------
@@ -362,11 +376,7 @@ class CodexProvider(AgentProvider):
         """The PromptResult of a finished run; a failed session raises AgentError (an error row)."""
         summary = summarize_exec(run.lines)
         live.agent_session_id = summary.thread_id
-        retried = (
-            f" (after {len(summary.retries)} model retr{'y' if len(summary.retries) == 1 else 'ies'})"
-            if summary.retries
-            else ""
-        )
+        retried = retried_note(summary.retries)
         if summary.failure and not stopped:
             raise self.failure(live, f"codex: {summary.failure.rstrip('.')}{retried}")
         if run.exit_code != 0 and not stopped:
@@ -381,36 +391,22 @@ class CodexProvider(AgentProvider):
             raise AgentError(
                 f"codex: no rollout file for thread {summary.thread_id!r} in its CODEX_HOME"
             )
-        start_ms = round(run.started_at.timestamp() * 1000, 3)
         segments: list[TimingSegment] = []
         if recorded is not None:
             metrics = recorded.result.metrics
-            segments = list(metrics.timing.segments)
-            if segments:
-                first = min(s.start_ms for s in segments)
-                segments.insert(
-                    0,
-                    TimingSegment(
-                        label="startup", start_ms=start_ms, end_ms=max(start_ms, first)
-                    ),
-                )
+            segments = with_startup(metrics.timing.segments, run.started_at)
             tokens, tool_calls, trace = (
                 metrics.tokens,
                 metrics.tool_calls,
                 recorded.trace,
             )
-            model_calls = (
-                metrics.model_calls
-            )  # each response priced on its own, at its own model
+            # each response priced on its own, at its own model
+            model_calls = metrics.model_calls
             answer = summary.text or recorded.text
         else:
-            tokens, tool_calls, trace, answer = (
-                TokenBreakdown(),
-                (),
-                empty_trace(summary.thread_id or "unknown"),
-                summary.text,
-            )
-            model_calls = ()
+            tokens, tool_calls = TokenBreakdown(), ()
+            trace = empty_trace(summary.thread_id or "unknown")
+            answer, model_calls = summary.text, ()
         retries = [
             ErrorEvent(message=f"model request retried by Codex: {r}", recoverable=True)
             for r in summary.retries

@@ -14,7 +14,7 @@ import math
 import re
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -195,6 +195,18 @@ def chart_note(summary: Summary, limit: int = CHART_MODE_LIMIT) -> str | None:
     )
 
 
+class _ForestRow(NamedTuple):
+    """One (metric, mode) line of the forest plot."""
+
+    label: str
+    reduction: float
+    lo: float
+    hi: float
+    colour: str
+    marker: str
+    significant: bool
+
+
 def forest(summary: Summary) -> str | None:
     """Reduction vs the baseline with 95% CI for the main metrics, one row per (metric, mode)."""
     import matplotlib
@@ -204,73 +216,20 @@ def forest(summary: Summary) -> str | None:
     comps = [c for c in summary.comparisons if c.mode in drawn]
     if not comps or not metrics:
         return None
-    rows = []  # (y label, reduction, lo, hi, colour, marker, mode)
-    for metric in metrics:
-        for ci, comp in enumerate(comps):
-            mc = comp.get(metric)
-            if mc is None:
-                continue
-            r = mc.result
-            colour = {1: BETTER, -1: WORSE}.get(mc.verdict, NEUTRAL)
-            label = fmt.label(metric) + (f" · {comp.mode}" if len(comps) > 1 else "")
-            rows.append(
-                (
-                    label,
-                    r.reduction_pct,
-                    r.ci95[0],
-                    r.ci95[1],
-                    colour,
-                    _MARKERS[ci % len(_MARKERS)],
-                    mc.significant,
-                )
-            )
-    finite = [
-        v for row in rows for v in row[1:4] if isinstance(v, float) and math.isfinite(v)
-    ]
-    if not finite:
+    rows = _forest_rows(metrics, comps)
+    span = _forest_span(rows)
+    if span is None:
         return None
-    low, high = min(finite + [0.0]), max(finite + [0.0])
-    pad = max(2.0, 0.08 * (high - low))
-    # Clip unbounded intervals to the drawn range (the table gives the numbers).
-    span_lo, span_hi = low - pad, high + pad
     with matplotlib.rc_context(_RC):
-        fig, ax = _figure(10, 0.36 * len(rows) + 0.95, [r[0] for r in rows], right=0.1)
-        for y, (_label, red, lo, hi, colour, marker, sig) in enumerate(rows):
-            if not math.isfinite(red):
-                ax.text(
-                    0,
-                    y,
-                    "undefined",
-                    ha="center",
-                    va="center",
-                    color=NEUTRAL,
-                    fontsize=8,
-                )
-                continue
-            lo = span_lo if not math.isfinite(lo) else lo
-            hi = span_hi if not math.isfinite(hi) else hi
-            ax.plot([lo, hi], [y, y], color=colour, lw=2.2, solid_capstyle="butt")
-            ax.plot(
-                [red],
-                [y],
-                marker=marker,
-                ms=7,
-                color=colour,
-                mfc=colour if sig else "white",
-                mew=1.6,
-            )
-            ax.annotate(
-                fmt.pct(red),
-                (hi, y),
-                xytext=(4, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=8,
-                color=colour,
-            )
+        fig, ax = _figure(
+            10, 0.36 * len(rows) + 0.95, [r.label for r in rows], right=0.1
+        )
+        for y, row in enumerate(rows):
+            _forest_line(ax, y, row, span)
         ax.axvline(0, color="#57606a", lw=1, ls="--")
-        ax.set_yticks(range(len(rows)), [r[0] for r in rows])
+        ax.set_yticks(range(len(rows)), [r.label for r in rows])
         ax.invert_yaxis()
+        span_lo, span_hi = span
         ax.set_xlim(span_lo, span_hi + 0.12 * (span_hi - span_lo))
         ax.set_xlabel(
             f"Reduction vs {summary.baseline} (%) — right of 0 = lower than {summary.baseline}"
@@ -281,6 +240,73 @@ def forest(summary: Summary) -> str | None:
             "Reductions with 95% confidence intervals (filled = significant after Holm)"
         )
     return _svg(fig, "forest", "Forest plot of reductions vs the baseline")
+
+
+def _forest_rows(metrics: list[str], comps: list[Any]) -> list[_ForestRow]:
+    """One row per metric and mode, the mode named when there are several."""
+    rows = []
+    for metric in metrics:
+        for ci, comp in enumerate(comps):
+            mc = comp.get(metric)
+            if mc is None:
+                continue
+            r = mc.result
+            label = fmt.label(metric)
+            if len(comps) > 1:
+                label += f" · {comp.mode}"
+            rows.append(
+                _ForestRow(
+                    label=label,
+                    reduction=r.reduction_pct,
+                    lo=r.ci95[0],
+                    hi=r.ci95[1],
+                    colour={1: BETTER, -1: WORSE}.get(mc.verdict, NEUTRAL),
+                    marker=_MARKERS[ci % len(_MARKERS)],
+                    significant=mc.significant,
+                )
+            )
+    return rows
+
+
+def _forest_span(rows: list[_ForestRow]) -> tuple[float, float] | None:
+    """The x range drawn: every finite value and 0, padded; None when nothing is finite."""
+    values = [v for row in rows for v in (row.reduction, row.lo, row.hi)]
+    finite = [v for v in values if isinstance(v, float) and math.isfinite(v)]
+    if not finite:
+        return None
+    low, high = min(finite + [0.0]), max(finite + [0.0])
+    pad = max(2.0, 0.08 * (high - low))
+    return low - pad, high + pad
+
+
+def _forest_line(ax: Any, y: int, row: _ForestRow, span: tuple[float, float]) -> None:
+    """One row: its interval, its point (filled when significant) and its value."""
+    if not math.isfinite(row.reduction):
+        ax.text(0, y, "undefined", ha="center", va="center", color=NEUTRAL, fontsize=8)
+        return
+    # Clip unbounded intervals to the drawn range (the table gives the numbers).
+    lo = row.lo if math.isfinite(row.lo) else span[0]
+    hi = row.hi if math.isfinite(row.hi) else span[1]
+    colour = row.colour
+    ax.plot([lo, hi], [y, y], color=colour, lw=2.2, solid_capstyle="butt")
+    ax.plot(
+        [row.reduction],
+        [y],
+        marker=row.marker,
+        ms=7,
+        color=colour,
+        mfc=colour if row.significant else "white",
+        mew=1.6,
+    )
+    ax.annotate(
+        fmt.pct(row.reduction),
+        (hi, y),
+        xytext=(4, 0),
+        textcoords="offset points",
+        va="center",
+        fontsize=8,
+        color=colour,
+    )
 
 
 def distribution(summary: Summary, metric: str) -> str | None:

@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import shutil
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -124,63 +125,88 @@ def _write_rows(
     table: RowTable, f: IO[str], first: int, stop: int, *, header: bool
 ) -> None:
     """Write rows ``first`` to ``stop`` (and the header line) as CSV."""
-    # Categories (modes, scenarios, models...) are neutralised once, not per row.
-    cats = {
-        name: np.array([safe_text(v) for v in cat.values], dtype=object)
-        for name, cat in table.categorical.items()
-    }
-    integral = {name: _is_integral(col) for name, col in table.numeric.items()}
-    ext_integral = {
-        k: _is_integral(v)
-        for k, v in table.extensions.items()
-        if isinstance(v, np.ndarray)
-    }
-    bools = np.array(["false", "true"], dtype=object)
-    errors = table.errors
-    failed = table.failed_checks
+    cells = _Cells(table)
     writer = csv.writer(f, lineterminator="\n")
     if header:
         writer.writerow(csv_header(table))
     for start in range(first, stop, CHUNK):
         sl = slice(start, min(start + CHUNK, stop))
+        writer.writerows(zip(*cells.columns(sl), strict=True))
+
+
+_BOOLS = np.array(["false", "true"], dtype=object)
+
+
+class _Cells:
+    """The CSV cells of a table, column by column for a slice of rows."""
+
+    def __init__(self, table: RowTable) -> None:
+        self.table = table
+        # Categories (modes, scenarios, models...) are neutralised once, not per row.
+        self.cats = {
+            name: np.array([safe_text(v) for v in cat.values], dtype=object)
+            for name, cat in table.categorical.items()
+        }
+        self.integral = {name: _is_integral(c) for name, c in table.numeric.items()}
+        self.ext_integral = {
+            k: _is_integral(v)
+            for k, v in table.extensions.items()
+            if isinstance(v, np.ndarray)
+        }
+
+    def columns(self, sl: slice) -> list[list]:
+        """Every column's cells for the rows of ``sl``, in the header's order."""
+        return [*self._row_columns(sl), *self._metric_columns(sl)]
+
+    def _category(self, name: str, sl: slice) -> list:
+        return self.cats[name][self.table.categorical[name].codes[sl]].tolist()
+
+    def _row_columns(self, sl: slice) -> list[list]:
+        """What identifies each row and how it ended."""
+        table = self.table
         rows = range(sl.start, sl.stop)
-        cols: list[list] = [
-            cats["run_id"][table.categorical["run_id"].codes[sl]].tolist(),
-            cats["scenario_id"][table.categorical["scenario_id"].codes[sl]].tolist(),
-            cats["mode"][table.categorical["mode"].codes[sl]].tolist(),
-            cats["model"][table.categorical["model"].codes[sl]].tolist(),
+        return [
+            self._category("run_id", sl),
+            self._category("scenario_id", sl),
+            self._category("mode", sl),
+            self._category("model", sl),
             _numeric_cells(table.numeric["iteration"], sl, True),
             _safe_texts(table.started_at[sl]),
             _safe_texts(table.completed_at[sl]),
-            cats["provider"][table.categorical["provider"].codes[sl]].tolist(),
+            self._category("provider", sl),
             _safe_texts(table.session_id[sl]),
-            bools[table.success[sl].astype(np.int8)].tolist(),
-            bools[table.output_valid[sl].astype(np.int8)].tolist(),
-            cats["completion_reason"][
-                table.categorical["completion_reason"].codes[sl]
-            ].tolist(),
-            [safe_text(errors[i][1] or "") if i in errors else "" for i in rows]
-            if errors
-            else [""] * len(rows),
-            [safe_text(errors[i][0] or "") if i in errors else "" for i in rows]
-            if errors
-            else [""] * len(rows),
-            [safe_text(failed.get(i, "")) for i in rows]
-            if failed
-            else [""] * len(rows),
+            _BOOLS[table.success[sl].astype(np.int8)].tolist(),
+            _BOOLS[table.output_valid[sl].astype(np.int8)].tolist(),
+            self._category("completion_reason", sl),
+            _text_cells(table.errors, rows, lambda e: e[1]),
+            _text_cells(table.errors, rows, lambda e: e[0]),
+            _text_cells(table.failed_checks, rows, lambda text: text),
         ]
-        cols += [
-            _numeric_cells(table.numeric[c], sl, integral[c])
+
+    def _metric_columns(self, sl: slice) -> list[list]:
+        """The core metrics, the tool categories, then the extensions' columns."""
+        table = self.table
+        cols = [
+            _numeric_cells(table.numeric[c], sl, self.integral[c])
             for c in CORE_COLUMNS
             if c != "iteration"
         ]
         cols += [_numeric_cells(col, sl, True) for col in table.by_category.values()]
         for key, col in table.extensions.items():
             if isinstance(col, np.ndarray):
-                cols.append(_numeric_cells(col, sl, ext_integral[key]))
+                cols.append(_numeric_cells(col, sl, self.ext_integral[key]))
             else:
                 cols.append([_object_cell(v) for v in col[sl]])
-        writer.writerows(zip(*cols, strict=True))
+        return cols
+
+
+def _text_cells(
+    by_row: Mapping[int, Any], rows: range, text: Callable[[Any], str | None]
+) -> list[str]:
+    """One text cell per row: ``text`` of the row's entry, empty for a row without one."""
+    if not by_row:
+        return [""] * len(rows)
+    return [safe_text(text(by_row[i]) or "") if i in by_row else "" for i in rows]
 
 
 class JsonArrayWriter:

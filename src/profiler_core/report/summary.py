@@ -300,25 +300,7 @@ def metric_columns(
     for name in ROW_METRICS:
         columns[name] = table.numeric[name]
         sources[name] = "row"
-    # The cost collector prices tokens when the provider reported no cost; its
-    # figure wins over the row's, and "unknown" pricing is missing, never $0.
-    unknown = unknown_cost(table)
-    for name in (
-        "cost_total_usd",
-        "cost_input_usd",
-        "cost_output_usd",
-        "cost_reasoning_usd",
-    ):
-        col = columns[name]
-        if name in ext:
-            col = np.where(np.isnan(ext[name]), col, ext[name])
-        if unknown is not None and unknown.any():
-            col = np.where(
-                unknown & np.isnan(ext.get(name, np.full(table.n, math.nan))),
-                math.nan,
-                col,
-            )
-        columns[name] = col
+    _apply_collector_costs(columns, ext, table)
     for category, col in sorted(table.by_category.items()):
         name = f"tool_calls_category_{_SAFE.sub('_', category or 'other')}"
         columns[name] = col + columns.get(name, 0)
@@ -332,30 +314,68 @@ def metric_columns(
     omitted: list[str] = []
     kept: dict[str, np.ndarray] = {}
     for name, col in columns.items():
-        finite = col[~np.isnan(col)]
-        if finite.size == 0 or (
-            np.all(finite == finite[0]) and name not in MAIN_METRICS
-        ):
+        usable = _usable(name, col)
+        if usable is None:
             omitted.append(name)
             continue
-        if np.isinf(finite).any():
-            col = np.where(np.isinf(col), math.nan, col)
-        kept[name] = col
-        lower = (
-            True
-            if _LOWER_IS_BETTER.match(name)
-            else (False if _REWARD.match(name) else None)
-        )
+        kept[name] = usable
         infos.append(
             MetricInfo(
                 name=name,
                 label=fmt.label(name),
                 unit=units.get(name) or fmt.builtin_unit(name),
-                lower_is_better=lower,
+                lower_is_better=_lower_is_better(name),
                 source=sources[name],
             )
         )
     return infos, kept, omitted
+
+
+_COST_COLUMNS = (
+    "cost_total_usd",
+    "cost_input_usd",
+    "cost_output_usd",
+    "cost_reasoning_usd",
+)
+
+
+def _apply_collector_costs(
+    columns: dict[str, np.ndarray], ext: dict[str, np.ndarray], table: RowTable
+) -> None:
+    """The cost collector's figures over the row's, and unknown pricing as missing."""
+    # The cost collector prices tokens when the provider reported no cost; its
+    # figure wins over the row's, and "unknown" pricing is missing, never $0.
+    unknown = unknown_cost(table)
+    for name in _COST_COLUMNS:
+        col = columns[name]
+        if name in ext:
+            col = np.where(np.isnan(ext[name]), col, ext[name])
+        if unknown is not None and unknown.any():
+            priced = ext.get(name, np.full(table.n, math.nan))
+            col = np.where(unknown & np.isnan(priced), math.nan, col)
+        columns[name] = col
+
+
+def _usable(name: str, col: np.ndarray) -> np.ndarray | None:
+    """The column with infinities as missing; None when it has no value or (outside the
+    main metrics) only one."""
+    finite = col[~np.isnan(col)]
+    if finite.size == 0:
+        return None
+    if np.all(finite == finite[0]) and name not in MAIN_METRICS:
+        return None
+    if np.isinf(finite).any():
+        return np.where(np.isinf(col), math.nan, col)
+    return col
+
+
+def _lower_is_better(name: str) -> bool | None:
+    """Whether less of the metric is better (None: the name does not say)."""
+    if _LOWER_IS_BETTER.match(name):
+        return True
+    if _REWARD.match(name):
+        return False
+    return None
 
 
 # ---------------------------------------------------------------- comparisons

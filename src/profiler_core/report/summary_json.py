@@ -74,103 +74,11 @@ def _reward_json(summary: Summary, m: int) -> dict[str, Any] | None:
 def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
     """The ``data/summary.json`` document (camelCase keys, null for undefined numbers)."""
     modes, scenarios = summary.modes, summary.scenarios
-    mode_block = {}
-    for m, mode in enumerate(modes):
-        mode_block[mode] = {
-            "rows": int(summary.rows_by_mode[m]),
-            "success": _rate_json(summary.success_by_mode[m]),
-            "reward": _reward_json(summary, m),
-            "errors": int(summary.errors_by_mode[m]),
-            "completionReasons": summary.reasons_by_mode[mode],
-            "metrics": {
-                info.name: {
-                    f: summary.by_mode[info.name][f][m] for f in _DESCRIPTIVE_FIELDS
-                }
-                for info in summary.metrics
-            },
-        }
-    scenario_block = {}
-    for s, scen in enumerate(scenarios):
-        per_mode = {}
-        no_checks = bool(summary.checks_total[:, s].sum() == 0)
-        for m, mode in enumerate(modes):
-            if summary.rows_by_scenario[m, s] == 0:
-                continue
-            per_mode[mode] = {
-                "rows": int(summary.rows_by_scenario[m, s]),
-                "success": _rate_json(summary.success_by_scenario[m][s]),
-                "checkpoints": None
-                if no_checks
-                else {
-                    "passed": summary.checks_passed[m, s],
-                    "total": summary.checks_total[m, s],
-                },
-                "metrics": {
-                    info.name: {
-                        f: summary.by_scenario[info.name][f][m, s]
-                        for f in _DESCRIPTIVE_FIELDS
-                    }
-                    for info in summary.metrics
-                },
-            }
-        checks = [
-            {
-                "id": cid,
-                "description": desc,
-                "modes": {
-                    modes[m]: {"passed": p, "total": t}
-                    for m, (p, t) in enumerate(counts)
-                    if t
-                },
-            }
-            for cid, desc, counts in summary.checkpoint_detail.get(scen, [])
-        ]
-        scenario_block[scen] = {
-            "noChecks": no_checks,
-            "modes": per_mode,
-            "checkpoints": checks,
-        }
-    comparisons = []
-    for c in summary.comparisons:
-        comparisons.append(
-            {
-                "mode": c.mode,
-                "baseline": c.baseline,
-                "paired": c.paired,
-                "pairing": c.pairing,
-                "success": {
-                    "rate": c.success.rate_a,
-                    "baselineRate": c.success.rate_b,
-                    "differencePp": c.success.difference_pp,
-                    "ci95Pp": list(c.success.ci95_pp),
-                    "pValue": c.success.p_value,
-                    "significant": c.success.significant,
-                },
-                "metrics": [
-                    {
-                        "metric": mc.metric,
-                        "median": mc.median_a,
-                        "baselineMedian": mc.median_b,
-                        "reductionPct": mc.result.reduction_pct,
-                        "ci95": list(mc.result.ci95),
-                        "effectSize": mc.result.effect_size,
-                        "effectMagnitude": mc.result.effect_magnitude,
-                        "pValue": mc.result.p_value,
-                        "pValueAdjusted": mc.result.p_value_adjusted,
-                        "significant": mc.significant,
-                        "verdict": {1: "better", -1: "worse"}.get(
-                            mc.verdict,
-                            "no difference" if not mc.significant else "different",
-                        ),
-                        "n": mc.result.n_a,
-                        "baselineN": mc.result.n_b,
-                        "method": mc.method,
-                        "reason": mc.result.reason,
-                    }
-                    for mc in c.metrics
-                ],
-            }
-        )
+    mode_block = {mode: _mode_json(summary, m) for m, mode in enumerate(modes)}
+    scenario_block = {
+        scen: _scenario_json(summary, s, scen) for s, scen in enumerate(scenarios)
+    }
+    comparisons = [_comparison_json(c) for c in summary.comparisons]
     doc = {
         "version": 1,
         **meta,
@@ -203,6 +111,116 @@ def summary_json(summary: Summary, meta: dict[str, Any]) -> dict[str, Any]:
     if summary.stop is not None:
         doc["stop"] = _stop_json(summary.stop)
     return clean(doc)
+
+
+def _mode_json(summary: Summary, m: int) -> dict[str, Any]:
+    """One mode's rows, rates, errors and descriptive statistics."""
+    mode = summary.modes[m]
+    return {
+        "rows": int(summary.rows_by_mode[m]),
+        "success": _rate_json(summary.success_by_mode[m]),
+        "reward": _reward_json(summary, m),
+        "errors": int(summary.errors_by_mode[m]),
+        "completionReasons": summary.reasons_by_mode[mode],
+        "metrics": {
+            info.name: {
+                f: summary.by_mode[info.name][f][m] for f in _DESCRIPTIVE_FIELDS
+            }
+            for info in summary.metrics
+        },
+    }
+
+
+def _scenario_json(summary: Summary, s: int, scen: str) -> dict[str, Any]:
+    """One scenario: per mode that ran it, and its checkpoints' counts per mode."""
+    no_checks = bool(summary.checks_total[:, s].sum() == 0)
+    per_mode = {
+        mode: _scenario_mode_json(summary, m, s, no_checks)
+        for m, mode in enumerate(summary.modes)
+        if summary.rows_by_scenario[m, s] != 0
+    }
+    checks = [
+        {
+            "id": cid,
+            "description": desc,
+            "modes": {
+                summary.modes[m]: {"passed": p, "total": t}
+                for m, (p, t) in enumerate(counts)
+                if t
+            },
+        }
+        for cid, desc, counts in summary.checkpoint_detail.get(scen, [])
+    ]
+    return {"noChecks": no_checks, "modes": per_mode, "checkpoints": checks}
+
+
+def _scenario_mode_json(
+    summary: Summary, m: int, s: int, no_checks: bool
+) -> dict[str, Any]:
+    checkpoints = None
+    if not no_checks:
+        checkpoints = {
+            "passed": summary.checks_passed[m, s],
+            "total": summary.checks_total[m, s],
+        }
+    return {
+        "rows": int(summary.rows_by_scenario[m, s]),
+        "success": _rate_json(summary.success_by_scenario[m][s]),
+        "checkpoints": checkpoints,
+        "metrics": {
+            info.name: {
+                f: summary.by_scenario[info.name][f][m, s] for f in _DESCRIPTIVE_FIELDS
+            }
+            for info in summary.metrics
+        },
+    }
+
+
+def _comparison_json(c: Any) -> dict[str, Any]:
+    """One mode against the baseline: success rates, then each metric's change."""
+    return {
+        "mode": c.mode,
+        "baseline": c.baseline,
+        "paired": c.paired,
+        "pairing": c.pairing,
+        "success": {
+            "rate": c.success.rate_a,
+            "baselineRate": c.success.rate_b,
+            "differencePp": c.success.difference_pp,
+            "ci95Pp": list(c.success.ci95_pp),
+            "pValue": c.success.p_value,
+            "significant": c.success.significant,
+        },
+        "metrics": [_metric_change_json(mc) for mc in c.metrics],
+    }
+
+
+def _verdict_word(mc: Any) -> str:
+    if mc.verdict == 1:
+        return "better"
+    if mc.verdict == -1:
+        return "worse"
+    return "different" if mc.significant else "no difference"
+
+
+def _metric_change_json(mc: Any) -> dict[str, Any]:
+    return {
+        "metric": mc.metric,
+        "median": mc.median_a,
+        "baselineMedian": mc.median_b,
+        "reductionPct": mc.result.reduction_pct,
+        "ci95": list(mc.result.ci95),
+        "effectSize": mc.result.effect_size,
+        "effectMagnitude": mc.result.effect_magnitude,
+        "pValue": mc.result.p_value,
+        "pValueAdjusted": mc.result.p_value_adjusted,
+        "significant": mc.significant,
+        "verdict": _verdict_word(mc),
+        "n": mc.result.n_a,
+        "baselineN": mc.result.n_b,
+        "method": mc.method,
+        "reason": mc.result.reason,
+    }
 
 
 def _stop_json(view: StopView) -> dict[str, Any]:

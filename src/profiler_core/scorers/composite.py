@@ -22,6 +22,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
+import attrs
+
 from ..errors import ConfigError, ProfilerError
 from ..model import (
     CustomMetric,
@@ -95,28 +97,7 @@ class CompositeScorer:
             if not isinstance(scorer_id, str) or not scorer_id:
                 raise ConfigError(f"{where}: scorer object {spec!r} has no string `id`")
             return scorer_id, spec
-        if not isinstance(spec, Mapping):
-            raise ConfigError(
-                f"{where}: expected a mapping {{id, options}}, got {type(spec).__name__}"
-            )
-        unknown = sorted(set(spec) - set(_SPEC_KEYS))
-        if unknown:
-            raise ConfigError(
-                f"{where}: unknown key(s) {', '.join(map(str, unknown))} (expected {', '.join(_SPEC_KEYS)})"
-            )
-        scorer_id = spec.get("id")
-        if not isinstance(scorer_id, str) or not scorer_id:
-            raise ConfigError(f"{where}.id: expected a scorer id, got {scorer_id!r}")
-        name = spec.get("name", scorer_id)
-        if not isinstance(name, str) or not name:
-            raise ConfigError(
-                f"{where}.name: expected a non-empty string, got {name!r}"
-            )
-        options = spec.get("options") or {}
-        if not isinstance(options, Mapping):
-            raise ConfigError(
-                f"{where}.options: expected a mapping, got {type(options).__name__}"
-            )
+        scorer_id, name, options = _spec_fields(spec, where)
         registry = self._registry_or_default()
         try:
             info = registry.get("scorers", scorer_id)
@@ -143,11 +124,7 @@ class CompositeScorer:
         self, scenario: Scenario, context: ScorerContext
     ) -> ScorerResult:
         """Run every scorer in order and merge their results."""
-        details: list[ScorerCheckResult] = []
-        metrics: dict[str, CustomMetric] = {}
-        passed = total = 0
-        success = output_valid = True
-        errors: list[str] = []
+        merged = _Merged()
         for prefix, scorer in self.scorers:
             try:
                 result = await await_me_maybe(scorer.evaluate(scenario, context))
@@ -162,52 +139,111 @@ class CompositeScorer:
                     type(exc).__name__,
                     exc,
                 )
-                details.append(
-                    ScorerCheckResult(
-                        id=f"{prefix}:error",
-                        description=f"scorer {prefix!r} raised an error",
-                        passed=False,
-                        error=f"{type(exc).__name__}: {exc}",
-                    )
-                )
-                total += 1
-                success = output_valid = False
+                merged.add_failure(prefix, exc)
                 continue
-            details += [_prefixed(prefix, d) for d in result.details]
-            passed += result.passed
-            total += result.total
-            success = success and result.success
-            output_valid = output_valid and result.output_valid
-            if result.error:
-                # A scorer that could not score (e.g. its judge was unreachable) is an error, so the runner may retry.
-                errors.append(f"{prefix}: {result.error}")
-            for metric in result.metrics:
-                _merge_metric(metrics, metric)
-        # A sub-scorer that counts the verifiers itself (``checks``) has them as ``<prefix>:verify:<name>`` (nested:
-        # ``<a>:<b>:verify:<name>``). Whole segments only: a check of its own named ``pre-verify:x`` is not the verifier ``x``.
-        verified = [
-            d
-            for d in context.verifications
-            if not any(x.id == d.id or x.id.endswith(":" + d.id) for x in details)
-        ]
-        if verified:  # the verifiers' checkpoints count once, beside the scorers' own (unless one of them has them)
-            details += verified
-            passed += sum(d.passed for d in verified)
-            total += len(verified)
-            success = success and all(d.passed for d in verified)
-        source = metrics.get("judge_cost_source")
+            merged.add(prefix, result)
+        merged.add_verifications(context.verifications)
+        return merged.result()
+
+
+@attrs.define
+class _Merged:
+    """The sub-scorers' results as they are merged, in order."""
+
+    details: list[ScorerCheckResult] = attrs.Factory(list)
+    metrics: dict[str, CustomMetric] = attrs.Factory(dict)
+    passed: int = 0
+    total: int = 0
+    success: bool = True
+    output_valid: bool = True
+    errors: list[str] = attrs.Factory(list)
+
+    def add(self, prefix: str, result: ScorerResult) -> None:
+        """One scorer's result, its check ids prefixed with its name."""
+        self.details += [_prefixed(prefix, d) for d in result.details]
+        self.passed += result.passed
+        self.total += result.total
+        self.success = self.success and result.success
+        self.output_valid = self.output_valid and result.output_valid
+        if result.error:
+            # A scorer that could not score (e.g. its judge was unreachable) is an error, so
+            # the runner may retry.
+            self.errors.append(f"{prefix}: {result.error}")
+        for metric in result.metrics:
+            _merge_metric(self.metrics, metric)
+
+    def add_failure(self, prefix: str, exc: Exception) -> None:
+        """A scorer that raised: one failed check in its name."""
+        self.details.append(
+            ScorerCheckResult(
+                id=f"{prefix}:error",
+                description=f"scorer {prefix!r} raised an error",
+                passed=False,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        )
+        self.total += 1
+        self.success = self.output_valid = False
+
+    def add_verifications(self, verifications: Sequence[ScorerCheckResult]) -> None:
+        """The verifiers' checkpoints count once, beside the scorers' own (unless a scorer
+        has them)."""
+        # A sub-scorer that counts the verifiers itself (``checks``) has them as
+        # ``<prefix>:verify:<name>`` (nested: ``<a>:<b>:verify:<name>``). Whole segments
+        # only: a check of its own named ``pre-verify:x`` is not the verifier ``x``.
+        verified = [d for d in verifications if not self._has(d.id)]
+        if not verified:
+            return
+        self.details += verified
+        self.passed += sum(d.passed for d in verified)
+        self.total += len(verified)
+        self.success = self.success and all(d.passed for d in verified)
+
+    def _has(self, check_id: str) -> bool:
+        return any(
+            x.id == check_id or x.id.endswith(":" + check_id) for x in self.details
+        )
+
+    def result(self) -> ScorerResult:
+        """The merged result; an error of any scorer fails it."""
+        source = self.metrics.get("judge_cost_source")
         if source is not None and source.value == "unknown":
             # One judge's price is unknown: a partial sum would understate the judges' cost.
-            metrics.pop("judge_cost_usd", None)
+            self.metrics.pop("judge_cost_usd", None)
         return ScorerResult(
-            success=success and not errors,
-            passed=passed,
-            total=total,
-            details=details,
-            output_valid=output_valid,
-            error="; ".join(errors) or None,
-            metrics=list(metrics.values()),
+            success=self.success and not self.errors,
+            passed=self.passed,
+            total=self.total,
+            details=self.details,
+            output_valid=self.output_valid,
+            error="; ".join(self.errors) or None,
+            metrics=list(self.metrics.values()),
         )
+
+
+def _spec_fields(spec: Any, where: str) -> tuple[str, str, Mapping[str, Any]]:
+    """A sub-scorer's ``{id, name, options}``, each checked."""
+    if not isinstance(spec, Mapping):
+        raise ConfigError(
+            f"{where}: expected a mapping {{id, options}}, got {type(spec).__name__}"
+        )
+    unknown = sorted(set(spec) - set(_SPEC_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(map(str, unknown))} (expected {', '.join(_SPEC_KEYS)})"
+        )
+    scorer_id = spec.get("id")
+    if not isinstance(scorer_id, str) or not scorer_id:
+        raise ConfigError(f"{where}.id: expected a scorer id, got {scorer_id!r}")
+    name = spec.get("name", scorer_id)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where}.name: expected a non-empty string, got {name!r}")
+    options = spec.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(
+            f"{where}.options: expected a mapping, got {type(options).__name__}"
+        )
+    return scorer_id, name, options
 
 
 def _prefixed(prefix: str, detail: ScorerCheckResult) -> ScorerCheckResult:

@@ -308,14 +308,22 @@ def describe_condition(cond: Condition, subject: str = "value") -> str:
 def _same(a: Any, b: Any) -> bool:
     # JSON equality: booleans are not numbers (True != 1), but 1 == 1.0.
     if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
+        return type(a) is type(b) and a == b  # both booleans (bool has no subclasses)
     if is_number(a) and is_number(b):
         return a == b
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return _same_items(a, b)
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and _same_items(
+            [a[k] for k in a], [b[k] for k in a]
+        )
     return type(a) is type(b) and a == b
+
+
+def _same_items(a: list[Any] | tuple[Any, ...], b: list[Any] | tuple[Any, ...]) -> bool:
+    if len(a) != len(b):
+        return False
+    return all(_same(x, y) for x, y in zip(a, b))
 
 
 def _is_empty(value: Any) -> bool:

@@ -32,6 +32,16 @@ def scenario_keys_of(component: Any) -> tuple[str, ...] | None:
     return None
 
 
+def _readers(registry: Registry) -> dict[str, list[str]]:
+    """Each scenario key an installed scorer scores by, and the scorers that do."""
+    readers: dict[str, list[str]] = {}
+    for scorer_id in registry.ids("scorers"):
+        info = registry.find("scorers", scorer_id)
+        for key in scenario_keys_of(getattr(info, "factory", None)) or ():
+            readers.setdefault(key, []).append(scorer_id)
+    return readers
+
+
 def unscored_problems(
     config: ProfilerConfig,
     scorer: Any,
@@ -42,11 +52,7 @@ def unscored_problems(
     reads = scenario_keys_of(scorer)
     if reads is None:
         return []  # a scorer that does not say what it reads may read anything
-    readers: dict[str, list[str]] = {}
-    for scorer_id in registry.ids("scorers"):
-        info = registry.find("scorers", scorer_id)
-        for key in scenario_keys_of(getattr(info, "factory", None)) or ():
-            readers.setdefault(key, []).append(scorer_id)
+    readers = _readers(registry)
     chosen: Sequence[Scenario] = config.scenarios if scenarios is None else scenarios
     carried = sorted(
         {

@@ -132,23 +132,36 @@ def _trace_lines(context: ScorerContext, max_items: int) -> list[str]:
     ]
     if calls:
         lines += ["", "Tool calls, in order:"]
-        for number, call in enumerate(calls[:max_items], start=1):
-            status = (
-                "success"
-                if call.success
-                else "failed" + (f": {_clip(call.error, 200)}" if call.error else "")
-            )
-            lines.append(f"{number}. {call.name} ({status})")
-        if len(calls) > max_items:
-            lines.append(f"[... {len(calls) - max_items} more tool calls not shown]")
+        lines += [
+            f"{number}. {call.name} ({_call_status(call)})"
+            for number, call in enumerate(calls[:max_items], start=1)
+        ]
+        lines += _more(len(calls), max_items, "tool calls")
     if errors:
         lines += ["", "Errors:"]
-        for error in errors[:max_items]:
-            kind = "recoverable" if error.recoverable else "fatal"
-            lines.append(f"- ({kind}) {_clip(' '.join(error.message.split()), 300)}")
-        if len(errors) > max_items:
-            lines.append(f"[... {len(errors) - max_items} more errors not shown]")
+        lines += [_error_line(error) for error in errors[:max_items]]
+        lines += _more(len(errors), max_items, "errors")
     return lines
+
+
+def _call_status(call: ToolCallEvent) -> str:
+    if call.success:
+        return "success"
+    if call.error:
+        return f"failed: {_clip(call.error, 200)}"
+    return "failed"
+
+
+def _error_line(error: ErrorEvent) -> str:
+    kind = "recoverable" if error.recoverable else "fatal"
+    return f"- ({kind}) {_clip(' '.join(error.message.split()), 300)}"
+
+
+def _more(count: int, shown: int, what: str) -> list[str]:
+    """The line that says how many items the list left out (none when it shows all)."""
+    if count <= shown:
+        return []
+    return [f"[... {count - shown} more {what} not shown]"]
 
 
 def _user_prompt(
@@ -451,33 +464,10 @@ class LlmJudgeScorer:
             fallback_model=getattr(self.judge, "model", None),
             prices=self.prices,
         )
-        judge_id = getattr(self.judge, "id", type(self.judge).__name__)
-        failures = [s.failure for s in samples if s.failure]
         parsed = [s for s in samples if s.verdicts is not None]
-        if failures or not parsed:
-            reason = (
-                failures[0]
-                if failures
-                else f"judge {judge_id!r} gave no usable answer after {1 + REASKS} attempt(s): {samples[0].unparseable}"
-            )
-            details = [
-                ScorerCheckResult(
-                    id=c.id,
-                    description=c.description,
-                    passed=False,
-                    error="no verdict received",
-                )
-                for c in rubric.criteria
-            ]
-            return ScorerResult(
-                success=False,
-                passed=0,
-                total=len(rubric.criteria),
-                details=details,
-                output_valid=False,
-                error=reason,
-                metrics=metrics,
-            )
+        failure = self._failure(samples, parsed)
+        if failure is not None:
+            return _no_verdict(rubric, failure, metrics)
         details, agreements = self._decide(rubric, parsed)
         if self.samples > 1 and agreements:
             metrics.append(
@@ -494,6 +484,19 @@ class LlmJudgeScorer:
             total=len(details),
             details=details,
             metrics=metrics,
+        )
+
+    def _failure(self, samples: list[_Sample], parsed: list[_Sample]) -> str | None:
+        """Why the samples give no verdict: a judge call failed, or no answer parsed."""
+        failures = [s.failure for s in samples if s.failure]
+        if failures:
+            return failures[0]
+        if parsed:
+            return None
+        judge_id = getattr(self.judge, "id", type(self.judge).__name__)
+        return (
+            f"judge {judge_id!r} gave no usable answer after {1 + REASKS} attempt(s): "
+            f"{samples[0].unparseable}"
         )
 
     async def _ask(self, request: JudgeRequest, sample: _Sample) -> None:
@@ -619,3 +622,27 @@ async def stop_judges() -> None:
             log.warning(
                 "judge %r: shutdown failed: %s", getattr(judge, "id", judge), exc
             )
+
+
+def _no_verdict(
+    rubric: JudgeRubric, reason: str, metrics: list[CustomMetric]
+) -> ScorerResult:
+    """Every criterion unanswered: an error result (the runner may retry it)."""
+    details = [
+        ScorerCheckResult(
+            id=c.id,
+            description=c.description,
+            passed=False,
+            error="no verdict received",
+        )
+        for c in rubric.criteria
+    ]
+    return ScorerResult(
+        success=False,
+        passed=0,
+        total=len(rubric.criteria),
+        details=details,
+        output_valid=False,
+        error=reason,
+        metrics=metrics,
+    )

@@ -276,12 +276,20 @@ class _ProviderSpy(_Spy):
 
 def check_trace(trace: Any, *, where: str = "trace") -> SessionTrace:
     """Assert ``trace`` is a well-formed SessionTrace (types, turn numbers, summary totals, JSON round trip)."""
-    from ..storage.serde import from_json, to_json
-
     if not isinstance(trace, SessionTrace):
         raise ContractError(
             f"{where} returned {type(trace).__name__}, expected SessionTrace"
         )
+    problems = [*_trace_shape_problems(trace), *_summary_problems(trace)]
+    if not problems:
+        problems = _round_trip_problems(trace, where)
+    if problems:
+        raise ContractError(f"{where}: the trace " + "; ".join(problems))
+    return trace
+
+
+def _trace_shape_problems(trace: SessionTrace) -> list[str]:
+    """An empty session id, events of unknown types, turn numbers out of order."""
     problems = []
     if not isinstance(trace.session_id, str) or not trace.session_id:
         problems.append("session_id is empty")
@@ -293,32 +301,38 @@ def check_trace(trace: Any, *, where: str = "trace") -> SessionTrace:
     numbers = [turn.number for turn in trace.turns]
     if any(n < 1 for n in numbers) or numbers != sorted(set(numbers)):
         problems.append(f"turn numbers must count up from 1, got {numbers}")
+    return problems
+
+
+def _summary_problems(trace: SessionTrace) -> list[str]:
+    """A summary whose totals disagree with the turns and tool calls."""
     summary = trace.summary
     if not isinstance(summary, TraceSummary):
-        problems.append(f"summary is {type(summary).__name__}, expected TraceSummary")
-    else:
-        if summary.total_turns != len(trace.turns):
-            problems.append(
-                f"summary.total_turns is {summary.total_turns} but there are {len(trace.turns)} turns"
-            )
-        calls = sum(1 for e in trace.events if isinstance(e, ToolCallEvent))
-        if summary.total_tool_calls != calls:
-            problems.append(
-                f"summary.total_tool_calls is {summary.total_tool_calls} but there are {calls} tool_call events"
-            )
-    if not problems:
-        try:
-            again = from_json(to_json(trace), SessionTrace, source=where)
-        except Exception as exc:  # noqa: BLE001 - any failure is the finding
-            problems.append(f"does not survive a JSON round trip: {exc}")
-        else:
-            if again != trace:
-                problems.append(
-                    "changes in a JSON round trip (use JSON values in events)"
-                )
-    if problems:
-        raise ContractError(f"{where}: the trace " + "; ".join(problems))
-    return trace
+        return [f"summary is {type(summary).__name__}, expected TraceSummary"]
+    problems = []
+    if summary.total_turns != len(trace.turns):
+        problems.append(
+            f"summary.total_turns is {summary.total_turns} but there are {len(trace.turns)} turns"
+        )
+    calls = sum(1 for e in trace.events if isinstance(e, ToolCallEvent))
+    if summary.total_tool_calls != calls:
+        problems.append(
+            f"summary.total_tool_calls is {summary.total_tool_calls} but there are {calls} tool_call events"
+        )
+    return problems
+
+
+def _round_trip_problems(trace: SessionTrace, where: str) -> list[str]:
+    """Whether the trace comes back equal from JSON."""
+    from ..storage.serde import from_json, to_json
+
+    try:
+        again = from_json(to_json(trace), SessionTrace, source=where)
+    except Exception as exc:  # noqa: BLE001 - any failure is the finding
+        return [f"does not survive a JSON round trip: {exc}"]
+    if again != trace:
+        return ["changes in a JSON round trip (use JSON values in events)"]
+    return []
 
 
 # -- scorers -----------------------------------------------------------------------
@@ -515,33 +529,43 @@ class _CollectorSpy(_Spy):
             )
             return metrics
         metrics = list(metrics)
-        names = []
-        for metric in metrics:
-            if not isinstance(metric, CustomMetric):
-                self.problems.append(
-                    f"collect returned a {type(metric).__name__}, expected CustomMetric"
-                )
-                continue
-            names.append(metric.name)
-            value = metric.value
-            if isinstance(value, str):
-                continue  # a label such as cost_source
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-            ):
-                self.problems.append(
-                    f"metric {metric.name!r} has value {value!r}, expected a finite number or a string"
-                )
-        if len(set(names)) != len(names):
-            self.problems.append(
-                f"collect returned duplicate metric names {sorted(n for n in names if names.count(n) > 1)}"
-            )
+        self.problems.extend(_metric_problems(metrics))
         self.emitted.append(
             {m.name: m.value for m in metrics if isinstance(m, CustomMetric)}
         )
         return metrics
+
+
+def _metric_problems(metrics: list[Any]) -> list[str]:
+    """What is wrong with a collector's metrics: not CustomMetric, not a finite number or a
+    string, names twice."""
+    problems = []
+    names = []
+    for metric in metrics:
+        if not isinstance(metric, CustomMetric):
+            problems.append(
+                f"collect returned a {type(metric).__name__}, expected CustomMetric"
+            )
+            continue
+        names.append(metric.name)
+        if not _metric_value_ok(metric.value):
+            problems.append(
+                f"metric {metric.name!r} has value {metric.value!r}, expected a finite number or a string"
+            )
+    if len(set(names)) != len(names):
+        problems.append(
+            f"collect returned duplicate metric names {sorted(n for n in names if names.count(n) > 1)}"
+        )
+    return problems
+
+
+def _metric_value_ok(value: Any) -> bool:
+    """A finite number, or a string (a label such as cost_source)."""
+    if isinstance(value, str):
+        return True
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value)
 
 
 # -- analyzers ---------------------------------------------------------------------

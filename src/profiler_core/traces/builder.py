@@ -323,69 +323,16 @@ class SessionBuilder:
         scenario_hint: str | None = None,
     ) -> RecordedSession:
         """Assemble PromptResult and SessionTrace from the same turns, so they always agree."""
-        model = model or (self.models.most_common(1)[0][0] if self.models else None)
-        start = started_at or self.first
-        end = completed_at or self.last
-        if latency_ms is not None:
-            wall = float(latency_ms)
-        elif start is not None and end is not None:
-            wall = _ms(end, start)
-        else:
-            wall = 0.0
-        if start is not None and end is None:
-            end = start + timedelta(milliseconds=wall)
-        if end is not None and start is None:
-            start = end - timedelta(milliseconds=wall)
-
-        events: list[Any] = list(self.loose)
-        turns: list[Turn] = []
-        records: list[ToolCallRecord] = []
-        fallback = iso(start) if start else ""
-        for number, turn in enumerate(self.turns, start=1):
-            turn_events = [self._event(item, records) for item in turn.items]
-            t0, t1 = turn.start or start, turn.end or turn.start or start
-            duration = _ms(t1, t0) if t0 and t1 else 0.0
-            begin, finish = (iso(t0) if t0 else fallback), (iso(t1) if t1 else fallback)
-            turns.append(
-                Turn(
-                    number=number,
-                    events=turn_events,
-                    start_timestamp=begin,
-                    end_timestamp=finish,
-                    duration_ms=duration,
-                    agent=turn.agent,
-                )
-            )
-            events.extend(turn_events)
-            events.append(TurnBoundaryEvent(turn_number=number, timestamp=finish))
-
-        tokens = (
-            total_usage
-            if total_usage is not None
-            else sum((t for _, t in self.usage), TokenBreakdown())
-        )
-        if total_usage is None and not self.usage:
-            self.warnings.append(
-                f"{self.source}: no token usage recorded; tokens are 0"
-            )
+        if not model:
+            model = self.models.most_common(1)[0][0] if self.models else None
+        start, end, wall = self._span(latency_ms, started_at, completed_at)
+        events, turns, records = self._turns(start)
+        tokens = self._tokens(total_usage)
         # Each response is priced on its own when they were recorded, even beside the
         # file's own total.
         cost, cost_source = self._cost(model, tokens)
         model_calls = self._model_calls(model, tokens)
-
-        texts = next(
-            (
-                t
-                for t in reversed(turns)
-                if any(isinstance(e, TextOutputEvent) for e in t.events)
-            ),
-            None,
-        )
-        final = (
-            "\n".join(e.content for e in texts.events if isinstance(e, TextOutputEvent))
-            if texts
-            else ""
-        )
+        final = _final_text(turns)
         if error and completion_reason == "stop":
             completion_reason = "error"
         result = PromptResult(
@@ -427,6 +374,75 @@ class SessionBuilder:
             error=error,
             warnings=self.warnings,
         )
+
+    def _span(
+        self,
+        latency_ms: float | None,
+        started_at: datetime | None,
+        completed_at: datetime | None,
+    ) -> tuple[datetime | None, datetime | None, float]:
+        """The session's start, end and wall time; a missing end is derived from the rest."""
+        start = started_at or self.first
+        end = completed_at or self.last
+        if latency_ms is not None:
+            wall = float(latency_ms)
+        elif start is not None and end is not None:
+            wall = _ms(end, start)
+        else:
+            wall = 0.0
+        if start is not None and end is None:
+            end = start + timedelta(milliseconds=wall)
+        if end is not None and start is None:
+            start = end - timedelta(milliseconds=wall)
+        return start, end, wall
+
+    def _turns(
+        self, start: datetime | None
+    ) -> tuple[list[Any], list[Turn], list[ToolCallRecord]]:
+        """The trace's events and turns, and the tool records, in the session's order."""
+        events: list[Any] = list(self.loose)
+        turns: list[Turn] = []
+        records: list[ToolCallRecord] = []
+        for number, turn in enumerate(self.turns, start=1):
+            done = self._turn(number, turn, start, records)
+            turns.append(done)
+            events.extend(done.events)
+            boundary = TurnBoundaryEvent(
+                turn_number=number, timestamp=done.end_timestamp
+            )
+            events.append(boundary)
+        return events, turns, records
+
+    def _turn(
+        self,
+        number: int,
+        turn: _Turn,
+        start: datetime | None,
+        records: list[ToolCallRecord],
+    ) -> Turn:
+        """One turn; without its own times it takes the session's start."""
+        turn_events = [self._event(item, records) for item in turn.items]
+        t0 = turn.start or start
+        t1 = turn.end or turn.start or start
+        fallback = iso(start) if start else ""
+        return Turn(
+            number=number,
+            events=turn_events,
+            start_timestamp=iso(t0) if t0 else fallback,
+            end_timestamp=iso(t1) if t1 else fallback,
+            duration_ms=_ms(t1, t0) if t0 and t1 else 0.0,
+            agent=turn.agent,
+        )
+
+    def _tokens(self, total_usage: TokenBreakdown | None) -> TokenBreakdown:
+        """The file's own total, else the sum of the responses' usage."""
+        if total_usage is not None:
+            return total_usage
+        if not self.usage:
+            self.warnings.append(
+                f"{self.source}: no token usage recorded; tokens are 0"
+            )
+        return sum((t for _, t in self.usage), TokenBreakdown())
 
     def _event(self, item: Any, records: list[ToolCallRecord]) -> Any:
         if not isinstance(item, _Tool):
@@ -523,3 +539,12 @@ def add_costs(a: CostBreakdown, b: CostBreakdown) -> CostBreakdown:
         output_usd=round(a.output_usd + b.output_usd, 10),
         reasoning_usd=round(a.reasoning_usd + b.reasoning_usd, 10),
     )
+
+
+def _final_text(turns: list[Turn]) -> str:
+    """The text outputs of the last turn that has any: the session's answer."""
+    for turn in reversed(turns):
+        texts = [e.content for e in turn.events if isinstance(e, TextOutputEvent)]
+        if texts:
+            return "\n".join(texts)
+    return ""

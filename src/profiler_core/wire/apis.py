@@ -18,6 +18,7 @@ provider's own usage fields:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Literal
 
 import attrs
@@ -124,47 +125,67 @@ def parse_request(api: WireApi, body: Any) -> RequestFacts:
         return facts
     facts.model = _str(body.get("model"))
     facts.stream = body.get("stream") is True
-    for tool in body.get("tools") or ():
-        if isinstance(tool, dict):
-            function = (
-                tool["function"] if isinstance(tool.get("function"), dict) else tool
-            )
-            name = function.get("name") or tool.get("type")
-            if isinstance(name, str):
-                facts.tools.append(name)
-    if api == "openai-chat":
-        for message in body.get("messages") or ():
-            if (
-                isinstance(message, dict)
-                and message.get("role") == "tool"
-                and isinstance(message.get("tool_call_id"), str)
-            ):
-                facts.tool_results[message["tool_call_id"]] = _text(
-                    message.get("content")
-                )
-    elif api == "openai-responses":
-        for item in (
-            body.get("input") or () if isinstance(body.get("input"), list) else ()
-        ):
-            if (
-                isinstance(item, dict)
-                and item.get("type") == "function_call_output"
-                and isinstance(item.get("call_id"), str)
-            ):
-                facts.tool_results[item["call_id"]] = _text(item.get("output"))
-    else:
-        for message in body.get("messages") or ():
-            content = message.get("content") if isinstance(message, dict) else None
-            for block in content if isinstance(content, list) else ():
-                if (
-                    isinstance(block, dict)
-                    and block.get("type") == "tool_result"
-                    and isinstance(block.get("tool_use_id"), str)
-                ):
-                    facts.tool_results[block["tool_use_id"]] = _text(
-                        block.get("content")
-                    )
+    facts.tools = _tool_names(body.get("tools") or ())
+    facts.tool_results = _TOOL_RESULTS.get(api, _anthropic_results)(body)
     return facts
+
+
+def _tool_names(tools: Any) -> list[str]:
+    """The names of the tools a request offers (a chat tool nests them in ``function``)."""
+    names = []
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        function = tool["function"] if isinstance(tool.get("function"), dict) else tool
+        name = function.get("name") or tool.get("type")
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+def _chat_results(body: dict[str, Any]) -> dict[str, str]:
+    """Chat Completions: the ``tool`` messages, by ``tool_call_id``."""
+    results = {}
+    for message in body.get("messages") or ():
+        if not isinstance(message, dict) or message.get("role") != "tool":
+            continue
+        call_id = message.get("tool_call_id")
+        if isinstance(call_id, str):
+            results[call_id] = _text(message.get("content"))
+    return results
+
+
+def _responses_results(body: dict[str, Any]) -> dict[str, str]:
+    """Responses: the ``function_call_output`` items of the input, by ``call_id``."""
+    items = body.get("input")
+    results = {}
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict) or item.get("type") != "function_call_output":
+            continue
+        call_id = item.get("call_id")
+        if isinstance(call_id, str):
+            results[call_id] = _text(item.get("output"))
+    return results
+
+
+def _anthropic_results(body: dict[str, Any]) -> dict[str, str]:
+    """Messages: the ``tool_result`` blocks of the messages' content, by ``tool_use_id``."""
+    results = {}
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            use_id = block.get("tool_use_id")
+            if isinstance(use_id, str):
+                results[use_id] = _text(block.get("content"))
+    return results
+
+
+_TOOL_RESULTS: dict[str, Callable[[dict[str, Any]], dict[str, str]]] = {
+    "openai-chat": _chat_results,
+    "openai-responses": _responses_results,
+}
 
 
 # -- whole responses -------------------------------------------------------------
@@ -179,36 +200,48 @@ def parse_response(api: WireApi, body: Any) -> ResponseFacts:
         facts.error = str(body["error"].get("message") or body["error"])
     facts.model = _str(body.get("model"))
     if api == "openai-chat":
-        _chat_usage(facts, body.get("usage"))
-        for choice in body.get("choices") or ():
-            message = choice.get("message") if isinstance(choice, dict) else None
-            if isinstance(message, dict):
-                facts.text += _text(message.get("content"))
-                for call in message.get("tool_calls") or ():
-                    function = call.get("function") or {}
-                    facts.tool_calls.append(
-                        WireToolCall(
-                            str(call.get("id", "")),
-                            str(function.get("name", "")),
-                            str(function.get("arguments") or ""),
-                        )
-                    )
+        _chat_output(facts, body)
     elif api == "openai-responses":
         _responses_output(facts, body)
     else:
-        _anthropic_usage(facts, body.get("usage"))
-        for block in body.get("content") or ():
-            if isinstance(block, dict) and block.get("type") == "text":
-                facts.text += str(block.get("text", ""))
-            elif isinstance(block, dict) and block.get("type") == "tool_use":
-                facts.tool_calls.append(
-                    WireToolCall(
-                        str(block.get("id", "")),
-                        str(block.get("name", "")),
-                        json.dumps(block.get("input", {})),
-                    )
-                )
+        _anthropic_output(facts, body)
     return facts
+
+
+def _chat_output(facts: ResponseFacts, body: dict[str, Any]) -> None:
+    """Chat Completions: the usage, and each choice's text and tool calls."""
+    _chat_usage(facts, body.get("usage"))
+    for choice in body.get("choices") or ():
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        facts.text += _text(message.get("content"))
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            facts.tool_calls.append(
+                WireToolCall(
+                    str(call.get("id", "")),
+                    str(function.get("name", "")),
+                    str(function.get("arguments") or ""),
+                )
+            )
+
+
+def _anthropic_output(facts: ResponseFacts, body: dict[str, Any]) -> None:
+    """Messages: the usage, and the text and tool-use blocks of the content."""
+    _anthropic_usage(facts, body.get("usage"))
+    for block in body.get("content") or ():
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            facts.text += str(block.get("text", ""))
+        elif kind == "tool_use":
+            facts.tool_calls.append(
+                WireToolCall(
+                    str(block.get("id", "")),
+                    str(block.get("name", "")),
+                    json.dumps(block.get("input", {})),
+                )
+            )
 
 
 def _chat_usage(facts: ResponseFacts, usage: Any) -> None:
@@ -301,28 +334,35 @@ class StreamReader:
         content = False
         for choice in event.get("choices") or ():
             delta = choice.get("delta") if isinstance(choice, dict) else None
-            if not isinstance(delta, dict):
-                continue
-            if delta.get("content"):
-                self.facts.text += str(delta["content"])
+            if isinstance(delta, dict) and self._chat_delta(delta):
                 content = True
-            if delta.get("reasoning_content") or delta.get("reasoning"):
-                content = True
-            for piece in delta.get("tool_calls") or ():
-                content = True
-                index = (
-                    piece.get("index", len(self._calls))
-                    if isinstance(piece, dict)
-                    else len(self._calls)
-                )
-                if index not in self._calls:
-                    self._calls[index] = WireToolCall(str(piece.get("id") or ""), "")
-                    self.facts.tool_calls.append(self._calls[index])
-                call = self._calls[index]
-                function = piece.get("function") or {}
-                call.name += str(function.get("name") or "")
-                call.arguments += str(function.get("arguments") or "")
         return content
+
+    def _chat_delta(self, delta: dict[str, Any]) -> bool:
+        """One choice's delta: text, and pieces of tool calls; whether it carried content."""
+        content = False
+        if delta.get("content"):
+            self.facts.text += str(delta["content"])
+            content = True
+        if delta.get("reasoning_content") or delta.get("reasoning"):
+            content = True
+        for piece in delta.get("tool_calls") or ():
+            content = True
+            self._chat_tool_piece(piece)
+        return content
+
+    def _chat_tool_piece(self, piece: Any) -> None:
+        """A piece of a streamed tool call: its id first, then its name and arguments in parts."""
+        index = len(self._calls)
+        if isinstance(piece, dict):
+            index = piece.get("index", index)
+        if index not in self._calls:
+            self._calls[index] = WireToolCall(str(piece.get("id") or ""), "")
+            self.facts.tool_calls.append(self._calls[index])
+        call = self._calls[index]
+        function = piece.get("function") or {}
+        call.name += str(function.get("name") or "")
+        call.arguments += str(function.get("arguments") or "")
 
     def _responses(self, event: dict[str, Any]) -> bool:
         kind = str(event.get("type", ""))

@@ -281,6 +281,23 @@ def _sse_events(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, list[str]]]:
         yield chunk, datas
 
 
+def _request_facts(api: WireApi, body: bytes) -> RequestFacts:
+    """The request's facts; a body that is not JSON gives none (the call is still forwarded)."""
+    try:
+        return parse_request(api, json.loads(body or b"null"))
+    except ValueError:
+        return RequestFacts()
+
+
+def _call_error(response: ResponseFacts, status: int) -> str | None:
+    """The call's error: the model's message, else the HTTP status of a refused call."""
+    if status < 400:
+        return response.error or None
+    if response.error is None:
+        return f"HTTP {status}"
+    return response.error
+
+
 class _Handler(BaseHTTPRequestHandler):
     """One connection from an agent: each request is forwarded, answered, and recorded."""
 
@@ -367,10 +384,7 @@ class _Handler(BaseHTTPRequestHandler):
         body: bytes,
     ) -> None:
         started_wall, started = datetime.now(UTC), time.monotonic()
-        try:
-            request = parse_request(api, json.loads(body or b"null"))
-        except ValueError:
-            request = RequestFacts()
+        request = _request_facts(api, body)
         response = ResponseFacts()
         status, ttft = 0, None
         try:
@@ -381,16 +395,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if "text/event-stream" in upstream.headers.get("content-type", ""):
                     ttft = self.stream(api, upstream, response, started)
                 else:
-                    content = upstream.read()
-                    self.send(status, upstream.headers, content)
-                    try:
-                        response = parse_response(api, json.loads(content or b"null"))
-                    except ValueError:
-                        response.error = (
-                            None
-                            if status < 400
-                            else content[:200].decode("utf-8", "replace")
-                        )
+                    response = self.whole(api, upstream)
         except httpx.HTTPError as exc:
             response.error = f"cannot reach the model endpoint {recorder.origin}: {exc.__class__.__name__}: {exc}"
             if status == 0:
@@ -412,16 +417,28 @@ class _Handler(BaseHTTPRequestHandler):
             tokens=response.tokens(),
             tools=tuple(request.tools),
             tool_calls=tuple(c.name for c in response.tool_calls),
-            error=response.error if (response.error or status >= 400) else None,
+            error=_call_error(response, status),
         )
-        if status >= 400 and event.error is None:
-            event = attrs.evolve(event, error=f"HTTP {status}")
-        key = self.headers.get(session.key_header) if session.key_header else None
-        parent = (
-            self.headers.get(session.parent_header) if session.parent_header else None
-        )
+        key = self._header(session.key_header)
+        parent = self._header(session.parent_header)
         digest = hashlib.sha256(body).hexdigest()
         session.add(event, digest, request, response, key=key, parent=parent)
+
+    def _header(self, name: str | None) -> str | None:
+        return self.headers.get(name) if name else None
+
+    def whole(self, api: WireApi, upstream: httpx.Response) -> ResponseFacts:
+        """Pass a whole (not streamed) answer on, then read it."""
+        status = upstream.status_code
+        content = upstream.read()
+        self.send(status, upstream.headers, content)
+        try:
+            return parse_response(api, json.loads(content or b"null"))
+        except ValueError:
+            response = ResponseFacts()
+            if status >= 400:
+                response.error = content[:200].decode("utf-8", "replace")
+            return response
 
     def stream(
         self,

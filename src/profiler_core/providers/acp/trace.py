@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from ...model import (
     ReasoningEvent,
     SessionTrace,
@@ -126,43 +128,10 @@ def build_trace(
 ) -> tuple[SessionTrace, str]:
     """The trace of the updates, and the agent's final answer (its last message);
     ``shell`` names its commands (:func:`tool_name`)."""
-    events: list[Any] = []
-    tools: dict[str, _Tool] = {}
-    last_kind, answer = "", ""
+    order = _Order(shell)
     for item in updates:
-        update, kind = item.update, item.update.get("sessionUpdate")
-        if kind in ("agent_message_chunk", "agent_thought_chunk"):
-            text = _text(update.get("content"))
-            if kind == last_kind and events:
-                previous = events[-1]
-                events[-1] = type(previous)(content=previous.content + text)
-            else:
-                events.append(
-                    TextOutputEvent(content=text)
-                    if kind == "agent_message_chunk"
-                    else ReasoningEvent(content=text)
-                )
-            if kind == "agent_message_chunk":
-                answer = answer + text if last_kind == kind else text
-        elif kind in ("tool_call", "tool_call_update") and isinstance(
-            update.get("toolCallId"), str
-        ):
-            call_id = update["toolCallId"]
-            if call_id in tools:
-                tools[call_id].merge(update, item.at)
-            else:
-                tools[call_id] = _Tool(update, item.at, shell)
-                events.append(call_id)  # its place in the order; filled in below
-        elif kind == "plan" and isinstance(update.get("entries"), list):
-            lines = [
-                f"- [{e.get('status', '')}] {e.get('content', '')}"
-                for e in update["entries"]
-                if isinstance(e, dict)
-            ]
-            events.append(ReasoningEvent(content="Plan:\n" + "\n".join(lines)))
-        else:
-            continue  # usage, commands, modes: not events of the trace
-        last_kind = str(kind)
+        order.add(item)
+    events, tools = order.events, order.tools
     built = [tools[e].event() if isinstance(e, str) else e for e in events]
     summary = TraceSummary(
         total_turns=1 if built else 0,
@@ -172,7 +141,66 @@ def build_trace(
     )
     return SessionTrace(
         session_id=session_id, events=tuple(built), turns=(), summary=summary
-    ), answer
+    ), order.answer
+
+
+@attrs.define
+class _Order:
+    """The trace's events in the order the updates gave them; a tool call holds its place
+    by its id until the call is complete."""
+
+    shell: str | None
+    events: list[Any] = attrs.Factory(list)
+    tools: dict[str, _Tool] = attrs.Factory(dict)
+    last_kind: str = ""
+    #: the agent's last message (consecutive chunks joined)
+    answer: str = ""
+
+    def add(self, item: Update) -> None:
+        """One update; usage, commands and modes are not events of the trace."""
+        update, kind = item.update, item.update.get("sessionUpdate")
+        if kind in ("agent_message_chunk", "agent_thought_chunk"):
+            self._chunk(kind, _text(update.get("content")))
+        elif kind in ("tool_call", "tool_call_update") and isinstance(
+            update.get("toolCallId"), str
+        ):
+            self._tool(update, item.at)
+        elif kind == "plan" and isinstance(update.get("entries"), list):
+            self.events.append(_plan(update["entries"]))
+        else:
+            return
+        self.last_kind = str(kind)
+
+    def _chunk(self, kind: str, text: str) -> None:
+        """A piece of a message or thought: it continues the previous one of its kind."""
+        continues = kind == self.last_kind
+        if continues and self.events:
+            previous = self.events[-1]
+            self.events[-1] = type(previous)(content=previous.content + text)
+        elif kind == "agent_message_chunk":
+            self.events.append(TextOutputEvent(content=text))
+        else:
+            self.events.append(ReasoningEvent(content=text))
+        if kind == "agent_message_chunk":
+            self.answer = self.answer + text if continues else text
+
+    def _tool(self, update: dict[str, Any], at: float) -> None:
+        call_id = update["toolCallId"]
+        if call_id in self.tools:
+            self.tools[call_id].merge(update, at)
+        else:
+            self.tools[call_id] = _Tool(update, at, self.shell)
+            self.events.append(call_id)  # its place in the order; filled in at the end
+
+
+def _plan(entries: list[Any]) -> ReasoningEvent:
+    """The agent's plan as a thought, one line per entry."""
+    lines = [
+        f"- [{e.get('status', '')}] {e.get('content', '')}"
+        for e in entries
+        if isinstance(e, dict)
+    ]
+    return ReasoningEvent(content="Plan:\n" + "\n".join(lines))
 
 
 __all__ = ["KIND_CATEGORIES", "build_trace", "tool_kinds", "tool_name"]

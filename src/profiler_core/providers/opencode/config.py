@@ -85,27 +85,44 @@ class OpenCodeOptions(Record):
 
 
 def _check(name: str, value: Any, default: Any, where: str) -> Any:
+    """An option's value, checked against the kind of its default."""
     here = f"{where}: option '{name}'"
     if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ConfigError(f"{here}: expected true or false, got {value!r}")
-        return value
-    if (
-        isinstance(default, int)
-        and not isinstance(default, bool)
-        and not isinstance(default, float)
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(f"{here}: expected an integer >= 0, got {value!r}")
-        return value
+        return _flag(value, here)
+    if isinstance(default, int):
+        return _count(value, here)
     if isinstance(default, float):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ConfigError(f"{here}: expected a number > 0, got {value!r}")
-        return float(value)
+        return _positive(value, here)
     if name in ("config", "mcp", "permission"):
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{here}: expected a mapping, got {type(value).__name__}")
-        return dict(value)
+        return _mapping(value, here)
+    return _text(value, here)
+
+
+def _flag(value: Any, here: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{here}: expected true or false, got {value!r}")
+    return value
+
+
+def _count(value: Any, here: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{here}: expected an integer >= 0, got {value!r}")
+    return value
+
+
+def _positive(value: Any, here: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{here}: expected a number > 0, got {value!r}")
+    return float(value)
+
+
+def _mapping(value: Any, here: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{here}: expected a mapping, got {type(value).__name__}")
+    return dict(value)
+
+
+def _text(value: Any, here: str) -> str:
     if not isinstance(value, str) or not value:
         raise ConfigError(f"{here}: expected a non-empty string, got {value!r}")
     return value

@@ -35,20 +35,11 @@ class Progress(Record):
 
 def progress(messages: Sequence[Any]) -> Progress:
     """The state of a session from ``GET /session/{id}/message``."""
-    messages = [m for m in messages if isinstance(m, Mapping)]
-    # Only the answer to the latest prompt counts (an earlier prompt's `stop` is not this one's).
-    users = [i for i, m in enumerate(messages) if _info(m).get("role") == "user"]
-    current = messages[users[-1] + 1 :] if users else messages
-    assistants = [m for m in current if _info(m).get("role") == "assistant"]
+    assistants = _current_answer(messages)
     if not assistants:
         return Progress()
     info, parts = _info(assistants[-1]), assistants[-1].get("parts") or []
-    stopped = any(
-        isinstance(p, Mapping)
-        and p.get("type") == "step-finish"
-        and p.get("reason") == "stop"
-        for p in parts
-    )
+    stopped = any(_stops(p) for p in parts)
     error = error_text(info["error"]) if info.get("error") is not None else None
     completed = (
         isinstance(info.get("time"), Mapping)
@@ -62,6 +53,22 @@ def progress(messages: Sequence[Any]) -> Progress:
         finish=finish,
         assistant_messages=len(assistants),
     )
+
+
+def _current_answer(messages: Sequence[Any]) -> list[Mapping[str, Any]]:
+    """The assistant messages after the latest prompt (an earlier prompt's ``stop`` is not
+    this one's)."""
+    messages = [m for m in messages if isinstance(m, Mapping)]
+    users = [i for i, m in enumerate(messages) if _info(m).get("role") == "user"]
+    current = messages[users[-1] + 1 :] if users else messages
+    return [m for m in current if _info(m).get("role") == "assistant"]
+
+
+def _stops(part: Any) -> bool:
+    """A ``step-finish`` part whose reason is ``stop``: the answer is complete."""
+    if not isinstance(part, Mapping) or part.get("type") != "step-finish":
+        return False
+    return part.get("reason") == "stop"
 
 
 def _info(message: Mapping[str, Any]) -> Mapping[str, Any]:

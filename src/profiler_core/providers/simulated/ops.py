@@ -6,6 +6,7 @@ import bisect
 import itertools
 import random
 import shlex
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -322,68 +323,86 @@ def recovery(
 ) -> list[Op]:
     """What a sensible agent does next after ``op`` failed with ``kind`` (retry or alternative)."""
     if kind == "not_found" and op.tool in ("read_file", "edit", "write_file"):
-        stem = op.label.rsplit("/", 1)[-1].split(".")[0]
-        real = next(
-            (p for p in task.sources + task.tests if stem in p), task.sources[0]
-        )
-        if op.tool == "write_file":
-            folder = op.label.rsplit("/", 1)[0] if "/" in op.label else "."
-            denied = {
-                "permission": f"mkdir: cannot create directory '{folder}': Permission denied"
-            }
-            return [
-                bash_op(f"mkdir -p {folder}", "", 5, 15, ("permission",), texts=denied),
-                op,
-            ]
-        glob = glob_op(f"**/*{stem}*", real, 40)
-        if op.tool == "read_file":
-            return [glob, read_op(real)]
-        return [glob, attrs.evolve(op, input={**op.input, "path": real}, label=real)]
-    if kind == "edit_mismatch":
-        return [read_op(op.label), op]
-    if kind == "cmd_not_found":
-        args = [a for a in shlex.split(op.label)[1:] if not a.startswith("-")]
-        pattern = args[0] if args else "TODO"
-        return [grep_op(pattern, "src", "...", 200, 120)]
-    if kind == "timeout":
-        if op.kind == "test":
-            return [run_tests_op(task, failing=failing, narrow=True)]
-        return [op]  # transient: just retry
-    if kind == "unauthorized":
-        if op.kind == "gh":
-            return [
-                bash_op(
-                    "gh auth status",
-                    "Logged in to github.com account bot (GH_TOKEN)",
-                    60,
-                    400,
-                    ("unauthorized",),
-                ),
-                op,
-            ]
+        return _find_the_file(op, task)
+    recover = _RECOVERIES.get(kind)
+    if recover is None:
         return [op]
-    if kind == "json_parse":
-        if op.kind == "gh":
-            base = op.label.split(" --json")[0]
-            return [
-                bash_op(
-                    base,
-                    op.output,
-                    op.result_tokens,
-                    op.duration_ms,
-                    ("unauthorized", "timeout"),
-                    "gh",
-                )
-            ]
-        return [op]
-    if kind == "permission":
-        return [
-            bash_op(
-                f"ls -la {op.label.rsplit('/', 1)[0]}", "drwxr-xr-x ...", 80, 20, ()
-            ),
-            op,
-        ]
+    return recover(op, task, failing)
+
+
+def _find_the_file(op: Op, task: Task) -> list[Op]:
+    """A missing file: make its folder before writing, else look for the real one."""
+    stem = op.label.rsplit("/", 1)[-1].split(".")[0]
+    real = next((p for p in task.sources + task.tests if stem in p), task.sources[0])
+    if op.tool == "write_file":
+        folder = op.label.rsplit("/", 1)[0] if "/" in op.label else "."
+        denied = {
+            "permission": f"mkdir: cannot create directory '{folder}': Permission denied"
+        }
+        mkdir = bash_op(f"mkdir -p {folder}", "", 5, 15, ("permission",), texts=denied)
+        return [mkdir, op]
+    glob = glob_op(f"**/*{stem}*", real, 40)
+    if op.tool == "read_file":
+        return [glob, read_op(real)]
+    return [glob, attrs.evolve(op, input={**op.input, "path": real}, label=real)]
+
+
+def _reread(op: Op, task: Task, failing: int) -> list[Op]:
+    """An edit that did not match: read the file again, then edit."""
+    return [read_op(op.label), op]
+
+
+def _search_instead(op: Op, task: Task, failing: int) -> list[Op]:
+    """A command that does not exist: search the code for its first argument."""
+    args = [a for a in shlex.split(op.label)[1:] if not a.startswith("-")]
+    pattern = args[0] if args else "TODO"
+    return [grep_op(pattern, "src", "...", 200, 120)]
+
+
+def _after_timeout(op: Op, task: Task, failing: int) -> list[Op]:
+    """Tests that timed out run again, narrowed; anything else is transient: retry."""
+    if op.kind == "test":
+        return [run_tests_op(task, failing=failing, narrow=True)]
     return [op]
+
+
+def _after_unauthorized(op: Op, task: Task, failing: int) -> list[Op]:
+    """A refused gh call: check the login, then retry."""
+    if op.kind != "gh":
+        return [op]
+    status = bash_op(
+        "gh auth status",
+        "Logged in to github.com account bot (GH_TOKEN)",
+        60,
+        400,
+        ("unauthorized",),
+    )
+    return [status, op]
+
+
+def _after_json_parse(op: Op, task: Task, failing: int) -> list[Op]:
+    """gh output that did not parse as JSON: the same call without ``--json``."""
+    if op.kind != "gh":
+        return [op]
+    base = op.label.split(" --json")[0]
+    errors = ("unauthorized", "timeout")
+    return [bash_op(base, op.output, op.result_tokens, op.duration_ms, errors, "gh")]
+
+
+def _after_permission(op: Op, task: Task, failing: int) -> list[Op]:
+    """A permission error: look at the folder's modes, then retry."""
+    folder = op.label.rsplit("/", 1)[0]
+    return [bash_op(f"ls -la {folder}", "drwxr-xr-x ...", 80, 20, ()), op]
+
+
+_RECOVERIES: dict[str, Callable[[Op, Task, int], list[Op]]] = {
+    "edit_mismatch": _reread,
+    "cmd_not_found": _search_instead,
+    "timeout": _after_timeout,
+    "unauthorized": _after_unauthorized,
+    "json_parse": _after_json_parse,
+    "permission": _after_permission,
+}
 
 
 def wrong_path(path: str) -> str:
