@@ -66,7 +66,8 @@ def _tiled(source: Path, target: Path) -> None:
 
 
 def anchor_dir() -> Path:
-    """``PROFILER_BENCH_ANCHOR``, or the fixtures with their report rows tiled to 10,000 (built once)."""
+    """``PROFILER_BENCH_ANCHOR``, or the fixtures with their report rows tiled to 10,000
+    (built once)."""
     named = os.environ.get("PROFILER_BENCH_ANCHOR")
     if named:
         return Path(named)

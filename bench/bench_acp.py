@@ -1,9 +1,11 @@
-"""An ACP session's cost against the same agent's own mode: wall time per session, `acp` provider vs the agent's provider.
+"""An ACP session's cost against the same agent's own mode: wall time per session, `acp`
+provider vs the agent's provider.
 
 Run: ``python bench/bench_acp.py [--sessions 3] [--json]``.
 
 For each pair of the registry (``opencode`` / ``opencode-acp``, ``claude-code``
-/ ``claude-code-acp``, ``codex`` / ``codex-acp``) whose programs are installed, one ``profiler run`` per
+/ ``claude-code-acp``, ``codex`` / ``codex-acp``) whose programs are installed, one
+``profiler run`` per
 agent against the scripted model (``profiler fake-model``: a shell call, then
 an answer), ``--sessions`` sessions one after the other, and the median of
 the rows' ``timing.wallMs``. The two runs of a pair alternate nothing: on a
@@ -45,7 +47,8 @@ def installed(name: str) -> bool:
 
 
 def run_agent(name: str, sessions: int, folder: Path) -> list[float]:
-    """Wall ms of each session of ``name`` (``profiler init --agent`` + ``fake-model`` + ``run``)."""
+    """Wall ms of each session of ``name`` (``profiler init --agent`` + ``fake-model`` +
+    ``run``)."""
     model = subprocess.Popen(
         [sys.executable, "-m", "profiler_core", "fake-model", "--port", "0"],
         stdout=subprocess.PIPE,
@@ -146,7 +149,8 @@ def main() -> None:
     for pair, f in figures.items():
         own, acp = pair.split("_vs_")
         print(
-            f"  {own:<12} {f[own]:9.1f} ms   {acp:<16} {f[acp]:9.1f} ms   ACP adds {f['acp_added_ms']:+.1f} ms"
+            f"  {own:<12} {f[own]:9.1f} ms   {acp:<16} {f[acp]:9.1f} ms   ACP "
+            f"adds {f['acp_added_ms']:+.1f} ms"
         )
 
 

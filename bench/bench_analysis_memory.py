@@ -1,4 +1,5 @@
-"""Peak memory and time of reading a run's analyses: `profiler report` and `profiler analyze`, 2,000 against 20,000 iterations.
+"""Peak memory and time of reading a run's analyses: `profiler report` and `profiler
+analyze`, 2,000 against 20,000 iterations.
 
 A run of the simulator (every collector and analyzer, traces in the run's store)
 is made once per size; then each reader runs in a fresh process and prints its
@@ -9,7 +10,8 @@ of the 2,000-iteration one). Exits 1 when a ratio is 1.5 or more.
 
     python bench/bench_analysis_memory.py                       # 2,000 and 20,000 iterations
     python bench/bench_analysis_memory.py --small 200 --large 2000   # quicker
-    python bench/bench_analysis_memory.py --keep /tmp/runs      # keep (and reuse) the generated runs
+    python bench/bench_analysis_memory.py --keep /tmp/runs      # keep (and reuse) the
+    generated runs
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ print(json.dumps({"peak_mb": peak / 1024, "seconds": seconds}), file=sys.stderr)
 
 
 def generate(iterations: int, folder: Path) -> Path:
-    """A finished run of ``iterations`` cells under ``folder`` (made once; reused when it is there)."""
+    """A finished run of ``iterations`` cells under ``folder`` (made once; reused when
+    it is there)."""
     results = folder / "results" / "run.jsonl"
     if not results.exists():
         folder.mkdir(parents=True, exist_ok=True)
@@ -90,7 +93,8 @@ def generate(iterations: int, folder: Path) -> Path:
 
 
 def measure(*args: str) -> dict:
-    """Run ``profiler ARGS`` in a fresh process (stdout discarded); its peak RSS (MB) and wall time (s)."""
+    """Run ``profiler ARGS`` in a fresh process (stdout discarded); its peak RSS (MB)
+    and wall time (s)."""
     out = subprocess.run(
         [sys.executable, "-c", MEASURE, *args],
         env=ENV,
@@ -107,7 +111,8 @@ def figures(iterations: int, folder: Path) -> dict[str, dict]:
     store = folder / "reports" / "run" / "sessions" / "traces.jsonl"
     analysis_kb = (folder / "results" / "run.analysis.jsonl").stat().st_size / 1024
     print(
-        f"{iterations:>7,} iterations: analysis file {analysis_kb / 1024:.1f} MB, trace store {store.stat().st_size / 2**20:.1f} MB",
+        f"{iterations:>7,} iterations: analysis file {analysis_kb / 1024:.1f} "
+        f"MB, trace store {store.stat().st_size / 2**20:.1f} MB",
         flush=True,
     )
     return {
@@ -133,7 +138,8 @@ def main() -> int:
         large = figures(args.large, base / f"run-{args.large}")
     worst = 0.0
     print(
-        f"{'reader':<16}{args.small:>9,} it: peak MB / s{args.large:>10,} it: peak MB / s   ratio of peaks"
+        f"{'reader':<16}{args.small:>9,} it: peak MB / s{args.large:>10,} it: "
+        "peak MB / s   ratio of peaks"
     )
     for name in small:
         s, large_ = small[name], large[name]
@@ -143,7 +149,9 @@ def main() -> int:
         ):  # the text output's time grows with the traces; its memory is measured all the same
             worst = max(worst, ratio)
         print(
-            f"{name:<16}{s['peak_mb']:>12.1f} / {s['seconds']:6.1f}{large_['peak_mb']:>14.1f} / {large_['seconds']:6.1f}{ratio:>14.2f}x"
+            f"{name:<16}{s['peak_mb']:>12.1f} / "
+            f"{s['seconds']:6.1f}{large_['peak_mb']:>14.1f} / "
+            f"{large_['seconds']:6.1f}{ratio:>14.2f}x"
         )
     print(
         f"worst ratio of peaks (report, analyze --json): {worst:.2f}x (target < 1.5x)"

@@ -44,7 +44,8 @@ _ERRORS = [
 
 
 def generate_trace(n_events: int, seed: int = 7) -> SessionTrace:
-    """A plausible session of about ``n_events`` events: turns of reasoning, tool calls, text, errors."""
+    """A plausible session of about ``n_events`` events: turns of reasoning, tool calls,
+    text, errors."""
     rng = random.Random(seed)
     events: list = []
     turns: list[Turn] = []
@@ -127,7 +128,8 @@ def main() -> None:
     for analyzer in analyzers:
         times = []
         for _ in range(3):
-            _common._LAST = None  # alone: its share of the work the analyzers share (calls, turns, names) too
+            # alone: its share of the work the analyzers share (calls, turns, names) too
+            _common._LAST = None
             start = time.perf_counter()
             analyzer.analyze(trace, None, "bench")
             times.append(time.perf_counter() - start)
@@ -151,7 +153,8 @@ def main() -> None:
             analyzer.analyze(trace, None, "bench")
         times.append(time.perf_counter() - start)
     print(
-        f"  {'five in a row':<13} {times[0] * 1000:7.1f} ms {min(times) * 1000:7.1f} ms   (shared facts, as in a run)"
+        f"  {'five in a row':<13} {times[0] * 1000:7.1f} ms "
+        f"{min(times) * 1000:7.1f} ms   (shared facts, as in a run)"
     )
 
 

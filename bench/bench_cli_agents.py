@@ -153,7 +153,9 @@ def main() -> None:
         print(json.dumps(figures, indent=2))
         return
     print(
-        f"{'agent, concurrency':<20} {'sessions':>8} {'wall ms':>9} {'model ms':>9} {'overhead ms':>12} {'startup ms':>11} {'sessions/s':>11}"
+        f"{'agent, concurrency':<20} {'sessions':>8} {'wall ms':>9} "
+        f"{'model ms':>9} {'overhead ms':>12} {'startup ms':>11} "
+        f"{'sessions/s':>11}"
     )
     for name, f in figures.items():
         print(

@@ -1,4 +1,5 @@
-"""Per-row cost of decoding results JSONL: the report's columnar reader against the alternatives (issue 12.7).
+"""Per-row cost of decoding results JSONL: the report's columnar reader against the
+alternatives (issue 12.7).
 
 Run: cd /work/main && PYTHONPATH=src python bench/bench_decoders.py [--repeat N]
 

@@ -1,4 +1,5 @@
-"""The latency suite on two modes at several concurrencies, in this process and on a local Ray cluster.
+"""The latency suite on two modes at several concurrencies, in this process and on a
+local Ray cluster.
 
 Each figure is one ``profiler run`` in a fresh process on the simulated
 provider: 40 cells (2 modes x 5 scenarios x 4 repetitions) whose sessions
@@ -40,8 +41,10 @@ def profile(
 ) -> Path:
     """The demo's profile: 2 modes x 5 scenarios x 4 repetitions, sessions of about ``latency_s``.
 
-    ``quick``: a whole core per Ray cell, so Ray starts a worker per core rather than one per cell in
-    flight (each worker's start is about a second of CPU; a smoke test's figures mean nothing anyway).
+    ``quick``: a whole core per Ray cell, so Ray starts a worker per core rather than
+    one per cell in
+    flight (each worker's start is about a second of CPU; a smoke test's figures mean
+    nothing anyway).
     """
     subprocess.run(
         [sys.executable, "-m", "profiler_core", "init", str(folder)],
@@ -68,7 +71,8 @@ def profile(
 
 
 def timed_run(path: Path) -> tuple[float, int]:
-    """Wall seconds of the cells (from the first row's start to the last row's end) and the row count."""
+    """Wall seconds of the cells (from the first row's start to the last row's end) and
+    the row count."""
     started = time.perf_counter()
     done = subprocess.run(
         [
@@ -195,7 +199,8 @@ def main() -> None:
                 # A smoke test: the warm process's own cluster start stands in for a third cluster.
                 figures["ray_cluster_start_s"] = warm["ray_cluster_start_s"]
             else:
-                # The ray run also starts a local cluster; measure that alone, a whole process, to take it out.
+                # The ray run also starts a local cluster; measure that alone, a whole
+                # process, to take it out.
                 t0 = time.perf_counter()
                 subprocess.run(
                     [

@@ -1,4 +1,5 @@
-"""Import speed of a Harbor job: a synthetic job of N trials (default 1,000), each with its ATIF trajectory.
+"""Import speed of a Harbor job: a synthetic job of N trials (default 1,000), each with
+its ATIF trajectory.
 
     python bench/bench_harbor_import.py [--trials N] [--runs R]
 

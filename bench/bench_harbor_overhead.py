@@ -1,6 +1,8 @@
-"""Per-trial time of the same task run three ways: our runner (oracle provider), Harbor alone, and Harbor through our `harbor` provider.
+"""Per-trial time of the same task run three ways: our runner (oracle provider), Harbor
+alone, and Harbor through our `harbor` provider.
 
-    PROFILER_HARBOR_PYTHON=.harbor-venv/bin/python python bench/bench_harbor_overhead.py [--rounds N] [--trials K] [--concurrency C]
+    PROFILER_HARBOR_PYTHON=.harbor-venv/bin/python python bench/bench_harbor_overhead.py
+    [--rounds N] [--trials K] [--concurrency C]
 
 One shell-only Harbor task (written here; base image ``$PROFILER_HARBOR_BASE_IMAGE``,
 default the offline ``localhost/agent-profiler-debian:bookworm``), solved by
@@ -99,7 +101,8 @@ def main() -> None:
             min(resource.getrlimit(resource.RLIMIT_NPROC)[1], 4096),
         )
         (root / "containers.conf").write_text(
-            f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]\n'
+            f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", '
+            f'"nproc={nproc}:{nproc}"]\n'
         )
         env = {
             **os.environ,
@@ -181,7 +184,8 @@ def main() -> None:
     figures.update(rounds=args.rounds, trials=args.trials, concurrency=args.concurrency)
     for key, value in figures.items():
         print(f"{key:40} {value}")
-    # Each round's figure too: at concurrency > 1 on a loaded machine the spread is the honest caveat.
+    # Each round's figure too: at concurrency > 1 on a loaded machine the spread is the
+    # honest caveat.
     for name, values in seconds.items():
         print(f"{name + '_rounds':40} {' '.join(f'{v:.2f}' for v in values)}")
     print(json.dumps(figures))

@@ -1,4 +1,5 @@
-"""Import speed on the real-world corpus (tests/fixtures/realworld): each file parsed, and what reading null as absent costs.
+"""Import speed on the real-world corpus (tests/fixtures/realworld): each file parsed,
+and what reading null as absent costs.
 
     python bench/bench_import.py [--runs N]
 
@@ -49,7 +50,8 @@ def main() -> None:
                 if path.suffix == ".jsonl"
                 else [json.loads(text)]
             )
-            parse = median_ms(lambda: load_sessions(format, path), args.runs)  # noqa: B023 - called at once
+            # called at once
+            parse = median_ms(lambda: load_sessions(format, path), args.runs)  # noqa: B023
             nulls = median_ms(lambda: [absent_nulls(v) for v in values], args.runs)  # noqa: B023
             name = str(path.relative_to(CORPUS))
             print(f"{name[-60:]:60} {len(text) / 1024:6.1f} {parse:9.2f} {nulls:9.2f}")

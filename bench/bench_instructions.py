@@ -1,4 +1,5 @@
-"""Instructions per runner iteration, counted by valgrind: a figure the machine's load does not move.
+"""Instructions per runner iteration, counted by valgrind: a figure the machine's load
+does not move.
 
 Run: ``python bench/bench_instructions.py [--src DIR ...] [--small 1] [--large 11]``.
 
@@ -38,7 +39,8 @@ _IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 def instructions(src: Path, repetitions: int) -> int:
     """Instructions executed by one ``suite_overhead`` process of ``repetitions`` repetitions."""
     env = {**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"}
-    # Bytecode caches written and used, as run_all.py does: a tree without them compiles every module each time.
+    # Bytecode caches written and used, as run_all.py does: a tree without them compiles
+    # every module each time.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory(prefix="profiler-ir-") as tmp:
         cmd = [
@@ -55,7 +57,8 @@ def instructions(src: Path, repetitions: int) -> int:
 
 
 def per_iteration(src: Path, small: int, large: int) -> float:
-    """Instructions per iteration: the two runs' difference over their 20 x (large - small) iterations."""
+    """Instructions per iteration: the two runs' difference over their 20 x (large -
+    small) iterations."""
     return (instructions(src, large) - instructions(src, small)) / (
         20 * (large - small)
     )

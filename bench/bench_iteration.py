@@ -1,6 +1,8 @@
-"""The runner's cost per iteration (issue 30): ours, an older tree of ours, and the original, alternating.
+"""The runner's cost per iteration (issue 30): ours, an older tree of ours, and the
+original, alternating.
 
-Run: ``python bench/bench_iteration.py [--runs 3] [--sizes 2000,20000] [--before SRC] [--original DIR] [--json]``.
+Run: ``python bench/bench_iteration.py [--runs 3] [--sizes 2000,20000] [--before SRC]
+[--original DIR] [--json]``.
 
 The workload is ``suite_overhead`` of ``bench/workloads.py``, the one
 ``bench_original.py`` compares with the original: a zero-latency replay
@@ -47,7 +49,8 @@ class BenchError(Exception):
 
 
 def _child(repetitions: int) -> int:
-    """In a fresh process: run the workload once and print its figures, with the CPU time of the run."""
+    """In a fresh process: run the workload once and print its figures, with the CPU
+    time of the run."""
     sys.path.insert(0, str(BENCH))
     import trio
 
@@ -112,7 +115,8 @@ def run_original(node: str, original: Path, repetitions: int) -> dict[str, Any]:
 def measure(
     sides: dict[str, Any], sizes: list[int], runs: int
 ) -> dict[str, dict[int, list[dict[str, Any]]]]:
-    """Every side at every size, in alternating rounds (the first a warm-up); the figures of each measured run."""
+    """Every side at every size, in alternating rounds (the first a warm-up); the
+    figures of each measured run."""
     found: dict[str, dict[int, list[dict[str, Any]]]] = {
         name: {size: [] for size in sizes} for name in sides
     }
@@ -138,10 +142,12 @@ def report(
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(
-        f"measured {now}, {os.cpu_count()} cores, load average {load}; medians of {runs} alternating rounds (lowest-highest)"
+        f"measured {now}, {os.cpu_count()} cores, load average {load}; medians "
+        f"of {runs} alternating rounds (lowest-highest)"
     )
     print(
-        f"{'side':<10} {'iterations':>10}  {'wall ms/iteration':<24} {'CPU ms/iteration':<24} target <= {TARGET_MS}"
+        f"{'side':<10} {'iterations':>10}  {'wall ms/iteration':<24} "
+        f"{'CPU ms/iteration':<24} target <= {TARGET_MS}"
     )
     for size in sizes:
         for name, by_size in found.items():
@@ -205,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         node = shutil.which("node")
         if node is None or not (args.original / "agent-profiler.mjs").is_file():
             print(
-                f"bench_iteration: --original: needs node on PATH and {args.original}/agent-profiler.mjs",
+                "bench_iteration: --original: needs node on PATH and "
+                f"{args.original}/agent-profiler.mjs",
                 file=sys.stderr,
             )
             return 2

@@ -1,4 +1,5 @@
-"""What "nothing outlives the profiler" costs: the /proc scan at each OpenCode session's end, and a run's start (not a test).
+"""What "nothing outlives the profiler" costs: the /proc scan at each OpenCode session's
+end, and a run's start (not a test).
 
 Run: ``python bench/bench_leftovers.py [--repeat 50] [--dead 5] [--json] [--quick]``.
 
@@ -7,7 +8,8 @@ Run: ``python bench/bench_leftovers.py [--repeat 50] [--dead 5] [--json] [--quic
   once per session; it grows with the machine's process count (printed).
 - ``reap_ms``: a run's start with no dead run recorded (``runner.deadruns.reap``).
 - ``reap_dead_ms``: the same with ``--dead`` dead runs' records, each with a
-  temporary folder, planting them included (no containers: the runtimes are asked only when a dead run used one).
+  temporary folder, planting them included (no containers: the runtimes are asked only
+  when a dead run used one).
 
 Figures are medians in milliseconds over ``--repeat`` calls, after one warm-up.
 """
@@ -37,7 +39,8 @@ def _median_ms(call, repeat: int) -> float:
 
 
 def _plant_dead_runs(count: int) -> None:
-    """Records of ``count`` runs whose process is gone (PID 0 is never a process's), each with a temporary folder."""
+    """Records of ``count`` runs whose process is gone (PID 0 is never a process's),
+    each with a temporary folder."""
     from profiler_core.runner.deadruns import runs_folder
 
     parent = runs_folder()

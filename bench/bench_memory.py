@@ -1,4 +1,5 @@
-"""Peak memory of a run against its length: 2,000 and 20,000 iterations of the simulator, each in a fresh process.
+"""Peak memory of a run against its length: 2,000 and 20,000 iterations of the
+simulator, each in a fresh process.
 
 The runner keeps no rows in memory (they are on disk), so the peak should not
 grow with the number of iterations. Prints both peaks and the growth per
@@ -85,7 +86,9 @@ def main() -> int:
         f"{large['iterations']:>7,} iterations: peak RSS {large['peak_rss_kb'] / 1024:8.1f} MB"
     )
     print(
-        f"growth: {growth_kb:.3f} KB per iteration; ratio {large['peak_rss_kb'] / small['peak_rss_kb']:.2f}x (target < 1 KB, <= 1.5x)"
+        f"growth: {growth_kb:.3f} KB per iteration; ratio "
+        f"{large['peak_rss_kb'] / small['peak_rss_kb']:.2f}x (target < 1 KB, <= "
+        "1.5x)"
     )
     return 0 if growth_kb < 1.0 else 1
 

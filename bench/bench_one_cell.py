@@ -1,4 +1,5 @@
-"""A one-cell ``profiler run``, as figures the machine's load moves little: CPU time and instructions.
+"""A one-cell ``profiler run``, as figures the machine's load moves little: CPU time and
+instructions.
 
 Run: ``python bench/bench_one_cell.py [--src DIR ...] [--runs 9] [--no-valgrind]``.
 
@@ -130,7 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         for tree in trees:
             line = f"cpu {statistics.median(cpu[tree]):.3f} s (median of {args.runs})"
             if not args.no_valgrind and shutil.which("valgrind") is not None:
-                line += f"  {instructions(tree, demo, args.ir_runs) / 1e9:.3f} G instructions (median of {args.ir_runs})"
+                line += (
+                    f"  {instructions(tree, demo, args.ir_runs) / 1e9:.3f} G "
+                    f"instructions (median of {args.ir_runs})"
+                )
             print(f"{line}  {tree}")
     return 0
 

@@ -1,4 +1,5 @@
-"""Overhead of the ``opencode`` provider per session, and sessions per second at concurrency 1 and 8 (not a test).
+"""Overhead of the ``opencode`` provider per session, and sessions per second at
+concurrency 1 and 8 (not a test).
 
 Run: ``python bench/bench_opencode.py [--sessions N] [--poll-ms MS] [--binary PATH]``.
 
@@ -150,7 +151,8 @@ def main() -> None:
     workdir = tempfile.mkdtemp(prefix="bench-opencode-")
     try:
         print(
-            f"opencode provider, {args.sessions} sessions per figure, poll {args.poll_ms:g} ms, zero model latency"
+            f"opencode provider, {args.sessions} sessions per figure, poll "
+            f"{args.poll_ms:g} ms, zero model latency"
         )
         for concurrency in (1, 8):
             f = trio.run(
@@ -158,8 +160,10 @@ def main() -> None:
             )
             print(
                 f"concurrency {concurrency}: {f['sessions_per_s']:.2f} sessions/s, "
-                f"overhead {f['overhead_ms_per_session']:.0f} ms/session (median session {f['session_ms_median']:.0f} ms, "
-                f"model {f['model_ms_per_session']:.1f} ms/session), server start {f['start_s']:.1f} s"
+                f"overhead {f['overhead_ms_per_session']:.0f} ms/session "
+                f"(median session {f['session_ms_median']:.0f} ms, "
+                f"model {f['model_ms_per_session']:.1f} ms/session), server "
+                f"start {f['start_s']:.1f} s"
             )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

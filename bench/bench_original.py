@@ -44,7 +44,8 @@ HARNESS = BENCH / "original_harness.mjs"
 #: s figures are whole processes, start-up included.
 FIGURES: dict[str, tuple[str, str]] = {
     "suite_overhead_ms_per_iter_2k": (
-        "runner, ms per iteration, 2,000 iterations (replay provider, 4 collectors, 5 analyzers, session export on)",
+        "runner, ms per iteration, 2,000 iterations (replay provider, 4 "
+        "collectors, 5 analyzers, session export on)",
         "ms",
     ),
     "suite_overhead_ms_per_iter_20k": ("the same, 20,000 iterations", "ms"),
@@ -265,7 +266,8 @@ def measure(sides: Sides, key: str, runs: int, warmups: int) -> tuple[float, flo
 def measure_all(
     original: Path, keys: list[str], runs: int, quick: bool
 ) -> dict[str, tuple[float | None, float | None]]:
-    """Every figure as (ours, original's); (None, None) with the reason on stderr where it failed."""
+    """Every figure as (ours, original's); (None, None) with the reason on stderr where
+    it failed."""
     work = Path(tempfile.mkdtemp(prefix="profiler-vs-original-"))
     results: dict[str, tuple[float | None, float | None]] = {}
     try:
@@ -306,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     """Measure and print the side-by-side table (or one JSON object)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--original", type=Path, default=os.environ.get("PROFILER_ORIGINAL_DIR"),
-                        help="folder of the built original (agent-profiler.mjs, eval-cli.mjs); env PROFILER_ORIGINAL_DIR")  # fmt: skip
+                        help="folder of the built original (agent-profiler.mjs, "
+                            "eval-cli.mjs); env PROFILER_ORIGINAL_DIR")  # fmt: skip
     parser.add_argument(
         "--runs",
         type=int,

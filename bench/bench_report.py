@@ -1,7 +1,9 @@
-"""Time ``write_report`` (HTML included) on the original's 10,000 rows, or on 1,000,000 with --scale.
+"""Time ``write_report`` (HTML included) on the original's 10,000 rows, or on 1,000,000
+with --scale.
 
 Run: cd /work/main && PYTHONPATH=src python bench/bench_report.py [--repeat N] [--serial]
-     PYTHONPATH=src python bench/bench_report.py --scale [--rows N] [--serial] [--keep | --source FILE]
+     PYTHONPATH=src python bench/bench_report.py --scale [--rows N] [--serial] [--keep |
+     --source FILE]
 
 Each measurement runs in a fresh subprocess (so Python start-up, imports and
 peak RSS are those of a real ``profiler report``) and prints wall time and
@@ -43,7 +45,8 @@ print(f"{time.perf_counter() - t:.3f} {paths.rows} {mode}")
 
 
 def replicate(source: Path, target: Path, rows: int) -> None:
-    """Write ``rows`` rows: copies of the source rows, each copy with iterations shifted past the previous."""
+    """Write ``rows`` rows: copies of the source rows, each copy with iterations shifted
+    past the previous."""
     with gzip.open(source, "rb") as f:
         lines = f.read().splitlines()
     iteration = re.compile(rb'"iteration":(\d+)')
@@ -69,7 +72,8 @@ def replicate(source: Path, target: Path, rows: int) -> None:
 def measure(
     results: Path, out: Path, mode: str
 ) -> tuple[float, float, float, int, str]:
-    """Run one report in a subprocess: (wall s incl. start-up, write_report s, peak RSS MB, rows, mode)."""
+    """Run one report in a subprocess: (wall s incl. start-up, write_report s, peak RSS
+    MB, rows, mode)."""
     env_path = str(ROOT / "src")
     start = time.perf_counter()
     proc = subprocess.run(
@@ -132,8 +136,10 @@ def main() -> None:
             runs = [measure(PARITY, tmp / f"out{i}", mode) for i in range(args.repeat)]
             wall, inner, peak, rows, used = min(runs)
             print(
-                f"{rows:,} rows (parity file, gzip), {used}: best of {args.repeat}: {wall:.2f} s end to end "
-                f"(write_report {inner:.2f} s), peak RSS {peak:.0f} MB; all runs: {', '.join(f'{r[0]:.2f}' for r in runs)} s"
+                f"{rows:,} rows (parity file, gzip), {used}: best of "
+                f"{args.repeat}: {wall:.2f} s end to end "
+                f"(write_report {inner:.2f} s), peak RSS {peak:.0f} MB; all "
+                f"runs: {', '.join(f'{r[0]:.2f}' for r in runs)} s"
             )
             return
         source = args.source
@@ -147,7 +153,8 @@ def main() -> None:
             )
         wall, inner, peak, rows, used = measure(source, tmp / "out", mode)
         print(
-            f"{rows:,} rows, {used}: {wall:.1f} s end to end (write_report {inner:.1f} s), peak RSS {peak:.0f} MB"
+            f"{rows:,} rows, {used}: {wall:.1f} s end to end (write_report "
+            f"{inner:.1f} s), peak RSS {peak:.0f} MB"
         )
     finally:
         if args.keep:

@@ -1,4 +1,5 @@
-"""Reports of many modes: where the time goes (statistics, charts, the page) and how big report.html gets.
+"""Reports of many modes: where the time goes (statistics, charts, the page) and how big
+report.html gets.
 
 Run: PYTHONPATH=src python bench/bench_report_modes.py [--modes 50 400 3000]
 
@@ -73,13 +74,16 @@ def main() -> None:
     parser.add_argument("--modes", type=int, nargs="+", default=[50, 400])
     args = parser.parse_args()
     print(
-        f"{'modes':>6} {'charted':>7} {'stats s':>8} {'charts s':>9} {'page s':>7} {'charts MB':>10} {'html MB':>8}"
+        f"{'modes':>6} {'charted':>7} {'stats s':>8} {'charts s':>9} "
+        f"{'page s':>7} {'charts MB':>10} {'html MB':>8}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for modes in args.modes:
             r = measure(modes, Path(tmp))
             print(
-                f"{r['modes']:>6} {r['charted']:>7} {r['stats_s']:>8.1f} {r['charts_s']:>9.1f} {r['page_s']:>7.1f} {r['charts_mb']:>10.2f} {r['html_mb']:>8.2f}"
+                f"{r['modes']:>6} {r['charted']:>7} {r['stats_s']:>8.1f} "
+                f"{r['charts_s']:>9.1f} {r['page_s']:>7.1f} "
+                f"{r['charts_mb']:>10.2f} {r['html_mb']:>8.2f}"
             )
 
 

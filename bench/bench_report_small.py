@@ -1,6 +1,8 @@
-"""Where charts and the HTML helper process start to pay: ``write_report`` of N rows, whole processes.
+"""Where charts and the HTML helper process start to pay: ``write_report`` of N rows,
+whole processes.
 
-Run: ``PYTHONPATH=src python bench/bench_report_small.py [--sizes 1,4,20,100,400,1000,4000] [--runs 5]``.
+Run: ``PYTHONPATH=src python bench/bench_report_small.py [--sizes
+1,4,20,100,400,1000,4000] [--runs 5]``.
 
 For each size (the first N rows of the parity file, plain JSONL) it times a
 fresh process writing the report three ways: as shipped (``auto``: charts from

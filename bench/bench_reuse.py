@@ -1,4 +1,5 @@
-"""What the cells' fingerprints (``--reuse``, runner/reuse.py) add to every run's start: ``cell_fingerprints`` timed.
+"""What the cells' fingerprints (``--reuse``, runner/reuse.py) add to every run's start:
+``cell_fingerprints`` timed.
 
 Run: ``PYTHONPATH=src python bench/bench_reuse.py [--runs 5] [--task-mb 0,8,64]``.
 

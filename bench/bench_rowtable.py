@@ -1,4 +1,5 @@
-"""Time the report's row loader alone (``report.rowtable``: the hot loop of a big report), in this process.
+"""Time the report's row loader alone (``report.rowtable``: the hot loop of a big
+report), in this process.
 
 Run: PYTHONPATH=src python bench/bench_rowtable.py [--rows N] [--repeat N] [--src OTHER/src]
 
@@ -65,8 +66,10 @@ def main() -> None:
             wall.append(time.perf_counter() - start)
         cpu.sort()
         print(
-            f"{table.n:,} rows read by {rowtable.__file__}: CPU best {cpu[0]:.3f} s, median {cpu[len(cpu) // 2]:.3f} s; "
-            f"wall best {min(wall):.3f} s ({args.repeat} reads, {table.n / cpu[0]:,.0f} rows/s of CPU)"
+            f"{table.n:,} rows read by {rowtable.__file__}: CPU best "
+            f"{cpu[0]:.3f} s, median {cpu[len(cpu) // 2]:.3f} s; "
+            f"wall best {min(wall):.3f} s ({args.repeat} reads, "
+            f"{table.n / cpu[0]:,.0f} rows/s of CPU)"
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

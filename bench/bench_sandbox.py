@@ -1,6 +1,8 @@
-"""Cost of a sandbox per session: start-up and teardown for none, bwrap, docker and podman (not a test).
+"""Cost of a sandbox per session: start-up and teardown for none, bwrap, docker and
+podman (not a test).
 
-Run: ``python bench/bench_sandbox.py [--sessions N] [--backend none|bwrap|docker|podman]... [--json]``.
+Run: ``python bench/bench_sandbox.py [--sessions N] [--backend
+none|bwrap|docker|podman]... [--json]``.
 
 Each session is what a provider does around an agent: ``confine()`` (private
 folders, relays, for containers the network helper), then the confined
@@ -111,14 +113,16 @@ def main() -> None:
         print(json.dumps(results))
         return
     print(
-        f"sandbox cost per session, median of {args.sessions} (ms): confine() / the command `true` / close() / total"
+        f"sandbox cost per session, median of {args.sessions} (ms): confine() / "
+        "the command `true` / close() / total"
     )
     for name, figures in results.items():
         if isinstance(figures, str):
             print(f"{name:16} {figures}")
         else:
             print(
-                f"{name:16} {figures['open_ms']:8.1f} {figures['run_ms']:8.1f} {figures['close_ms']:8.1f} {figures['total_ms']:8.1f}"
+                f"{name:16} {figures['open_ms']:8.1f} {figures['run_ms']:8.1f} "
+                f"{figures['close_ms']:8.1f} {figures['total_ms']:8.1f}"
             )
 
 

@@ -1,15 +1,18 @@
-"""Sequential stopping (``execution.stop: decided``) against a fixed number of repetitions, on simulated A/B runs.
+"""Sequential stopping (``execution.stop: decided``) against a fixed number of
+repetitions, on simulated A/B runs.
 
 Run: ``PYTHONPATH=src python bench/bench_sequential.py [--experiments N]``.
 
 Each simulated run has 5 scenarios per round and two modes; success is Bernoulli
 (60% baseline vs 75% candidate), cost log-normal (sigma 0.5, a median per
-scenario) with the candidate 20% cheaper (then a big effect, and A/A runs); the stop rule decides on success and
+scenario) with the candidate 20% cheaper (then a big effect, and A/A runs); the stop
+rule decides on success and
 cost with the profile defaults (min 3, max 50 rounds, margins 5pp and 5%,
 confidence 0.95 shared by the two metrics). Printed per metric: the mean rounds
 to a decision, the share decided correctly (right direction) by the maximum,
 the share decided wrongly; then the rounds a fixed design needs for the same
-power (capped at 99%) and for 80% power (the ordinary test at the same level, at one planned look) - and the same
+power (capped at 99%) and for 80% power (the ordinary test at the same level, at one
+planned look) - and the same
 for an A/A run (no difference), where the rule must find equivalence. The
 decisions are ``profiler_core.runner.stopping.sequence``, the computation the runner's
 stop rule, the report and ``profiler plan`` use, with the rule's bets (``stopping.STAKING``:
@@ -35,7 +38,8 @@ SCENARIOS = 5
 def simulate(
     rng, experiments: int, rounds: int, success: tuple[float, float], cost_factor: float
 ):
-    """Paired differences and baseline values per metric, shape (experiments, rounds * SCENARIOS)."""
+    """Paired differences and baseline values per metric, shape (experiments, rounds *
+    SCENARIOS)."""
     shape = (experiments, rounds * SCENARIOS)
     base_s = (rng.random(shape) < success[0]).astype(float)
     cand_s = (rng.random(shape) < success[1]).astype(float)
@@ -48,7 +52,8 @@ def simulate(
 
 
 def run_rounds(outcomes: dict[str, np.ndarray], settings: StopSettings) -> np.ndarray:
-    """Per experiment: the rounds after which every metric is decided (max_repetitions when never)."""
+    """Per experiment: the rounds after which every metric is decided (max_repetitions
+    when never)."""
     decided = np.logical_and.reduce([o != UNDECIDED for o in outcomes.values()])
     decided[:, : settings.min_repetitions - 1] = False
     return np.where(
@@ -59,7 +64,8 @@ def run_rounds(outcomes: dict[str, np.ndarray], settings: StopSettings) -> np.nd
 def fixed_rounds_for_power(
     diff: np.ndarray, truth: int, power: float, level: float
 ) -> int | None:
-    """The fewest rounds at which the ordinary test, looked at once, finds the difference as often as ``power``."""
+    """The fewest rounds at which the ordinary test, looked at once, finds the
+    difference as often as ``power``."""
     naive = fixed_sample_interval(diff, confidence=level, block=SCENARIOS)
     right = (naive.lower > 0) if truth > 0 else (naive.upper < 0)
     rates = right.mean(axis=0)
@@ -75,7 +81,8 @@ def report(
     outcomes = {}
     print(f"\n{name}")
     print(
-        f"  {'metric':8} {'mean rounds':>11} {'decided right':>13} {'wrong':>6} {'undecided':>9}   fixed design: same power | 80% power"
+        f"  {'metric':8} {'mean rounds':>11} {'decided right':>13} {'wrong':>6} "
+        f"{'undecided':>9}   fixed design: same power | 80% power"
     )
     for metric, (diff, base) in data.items():
         seq = sequence(metric, diff, base, settings, width=SCENARIOS, confidence=level)
@@ -94,7 +101,8 @@ def report(
         wrong = (at_first != truth[metric]) & (at_first != UNDECIDED)
         fixed = "-"
         if truth[metric] in (HIGHER, LOWER):
-            # "Same power" is capped at 99%: a fixed design can always spend more to creep from 99% to 100%.
+            # "Same power" is capped at 99%: a fixed design can always spend more to
+            # creep from 99% to 100%.
             same = fixed_rounds_for_power(
                 diff, truth[metric], min(float(right.mean()), 0.99), level
             )
@@ -104,13 +112,16 @@ def report(
                 for n in (same, eighty)
             )
         print(
-            f"  {metric:8} {first.mean():11.1f} {right.mean():13.1%} {wrong.mean():6.1%} {(final == UNDECIDED).mean():9.1%}   {fixed}"
+            f"  {metric:8} {first.mean():11.1f} {right.mean():13.1%} "
+            f"{wrong.mean():6.1%} {(final == UNDECIDED).mean():9.1%}   {fixed}"
         )
     rounds = run_rounds(outcomes, settings)
     stopped = (rounds < settings.max_repetitions).mean()
     print(
-        f"  the run: stops after {rounds.mean():.1f} rounds on average (median {np.median(rounds):.0f}, "
-        f"p90 {np.percentile(rounds, 90):.0f}); {stopped:.1%} stop before max_repetitions ({settings.max_repetitions})"
+        f"  the run: stops after {rounds.mean():.1f} rounds on average (median "
+        f"{np.median(rounds):.0f}, "
+        f"p90 {np.percentile(rounds, 90):.0f}); {stopped:.1%} stop before "
+        f"max_repetitions ({settings.max_repetitions})"
     )
     return outcomes
 
@@ -132,7 +143,8 @@ def main() -> None:
     ab = simulate(rng, args.experiments, settings.max_repetitions, (0.60, 0.75), 0.8)
     aa = simulate(rng, args.experiments, settings.max_repetitions, (0.70, 0.70), 1.0)
     print(
-        f"{args.experiments} simulated runs each, {SCENARIOS} scenarios per round, bets {args.bets!r}, stop: {settings}"
+        f"{args.experiments} simulated runs each, {SCENARIOS} scenarios per "
+        f"round, bets {args.bets!r}, stop: {settings}"
     )
     big = simulate(rng, args.experiments, settings.max_repetitions, (0.50, 0.90), 0.5)
     report(
@@ -174,7 +186,8 @@ def main() -> None:
     for _ in range(10):
         rule.check(rows, rounds=settings.max_repetitions)
     print(
-        f"StopRule.check on {len(rows)} rows (50 rounds, 3 metrics): {(time.perf_counter() - t) / 10 * 1000:.1f} ms"
+        f"StopRule.check on {len(rows)} rows (50 rounds, 3 metrics): "
+        f"{(time.perf_counter() - t) / 10 * 1000:.1f} ms"
     )
 
 

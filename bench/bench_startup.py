@@ -67,7 +67,8 @@ class BenchError(Exception):
 
 
 def profiler_command(src: Path | None) -> list[str]:
-    """How to start ``profiler``: the console script beside this interpreter, else ``python -m profiler_core``."""
+    """How to start ``profiler``: the console script beside this interpreter, else
+    ``python -m profiler_core``."""
     script = Path(sys.executable).with_name("profiler")
     if script.exists() and src is None:
         return [str(script)]
@@ -75,7 +76,8 @@ def profiler_command(src: Path | None) -> list[str]:
 
 
 def child_env(src: Path | None) -> dict[str, str]:
-    """The environment of every timed process: bytecode caches written, the source tree first on the path."""
+    """The environment of every timed process: bytecode caches written, the source tree
+    first on the path."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     tree = str(src or ROOT / "src")
     env["PYTHONPATH"] = tree + (
@@ -162,7 +164,8 @@ def measure(
 def import_offenders(
     name: str, env: dict[str, str], demo: Path, top: int
 ) -> list[tuple[str, float]]:
-    """The packages whose import costs ``name`` most (cumulative ms, from ``python -X importtime``)."""
+    """The packages whose import costs ``name`` most (cumulative ms, from ``python -X
+    importtime``)."""
     args, _ = COMMANDS[name]
     if name == "startup_completion_s":
         env = _completion_env(env)
@@ -181,7 +184,8 @@ def import_offenders(
 
 
 def top_offenders(importtime: str, top: int) -> list[tuple[str, float]]:
-    """Top-level packages by cumulative import time (ms) from ``-X importtime`` output, largest first."""
+    """Top-level packages by cumulative import time (ms) from ``-X importtime`` output,
+    largest first."""
     totals: dict[str, float] = {}
     for line in importtime.splitlines():
         if not line.startswith("import time:") or "|" not in line:
@@ -191,7 +195,8 @@ def top_offenders(importtime: str, top: int) -> list[tuple[str, float]]:
             continue  # the header line
         name = module.rstrip()
         depth = len(name) - len(name.lstrip())
-        # Top-level imports of the process (depth 1) and of the project's own packages as they happen.
+        # Top-level imports of the process (depth 1) and of the project's own packages
+        # as they happen.
         if depth <= 1 or (
             name.strip().startswith(
                 ("profiler_core.", "profiler_eval_ghx", "profiler_builtin")

@@ -1,19 +1,25 @@
-"""Per-trial overhead of the oracle on the three example Harbor tasks (examples/tasks): before and after one trial per environment.
+"""Per-trial overhead of the oracle on the three example Harbor tasks (examples/tasks):
+before and after one trial per environment.
 
-Run: ``python bench/bench_trial.py [--rounds 3] [--repetitions 3] [--before /work/main] [--kinds docker,bwrap] [--json]``.
+Run: ``python bench/bench_trial.py [--rounds 3] [--repetitions 3] [--before /work/main]
+[--kinds docker,bwrap] [--json]``.
 
 Two measures, both at concurrency 1, on this machine, now:
 
 1. **End to end** (``e2e``): ``profiler run examples/tasks/profile.yaml --provider oracle`` of this
    checkout and of ``--before`` (another checkout with its own ``.venv``, e.g. today's main), in
-   alternating rounds, per environment kind (``docker``, ``bwrap``), after a warm-up run that builds the task images. The
-   figure is seconds per trial: the wall time of a run with ``1 + repetitions`` per task minus that of
-   a run with 1, divided by the extra cells (the process's start-up cancels out), median of the rounds. ``none`` cannot run Harbor tasks (their commands use ``/tests``),
+   alternating rounds, per environment kind (``docker``, ``bwrap``), after a warm-up run
+   that builds the task images. The
+   figure is seconds per trial: the wall time of a run with ``1 + repetitions`` per task
+   minus that of
+   a run with 1, divided by the extra cells (the process's start-up cancels out), median
+   of the rounds. ``none`` cannot run Harbor tasks (their commands use ``/tests``),
    so it is measured in the phase breakdown only.
 2. **Phases** (``phases``, this checkout only): one trial driven through the environment contract
    (``runner/trial.py``): environment start (with Harbor's log folders), the agent (the oracle's
    ``solve.sh`` uploaded and run), the verifier (``tests/`` uploaded, ``test.sh`` run, its logs
-   copied out) and teardown, medians over tasks x repetitions. ``none`` cannot run Harbor tasks (their
+   copied out) and teardown, medians over tasks x repetitions. ``none`` cannot run
+   Harbor tasks (their
    commands use ``/tests``): its phases run one ``sh -c true`` each on a copy of a task's files.
 
 Harbor's own ``harbor run`` is not installed here (no registry but PyPI's, and its trial needs
@@ -41,7 +47,8 @@ TASK_NAMES = sorted(p.name for p in TASKS.iterdir() if (p / "task.toml").is_file
 
 
 def _e2e(checkout: Path, kind: str, repetitions: int, work: Path, run_id: str) -> float:
-    """Wall seconds of one oracle run of the example tasks (``repetitions`` each) with ``checkout``'s profiler."""
+    """Wall seconds of one oracle run of the example tasks (``repetitions`` each) with
+    ``checkout``'s profiler."""
     folder = work / f"{checkout.name}-{kind}"
     if not folder.exists():
         shutil.copytree(checkout / "examples" / "tasks", folder)
@@ -79,7 +86,8 @@ def _e2e(checkout: Path, kind: str, repetitions: int, work: Path, run_id: str) -
 def _per_trial(
     checkout: Path, kind: str, repetitions: int, work: Path, tag: str
 ) -> float:
-    """Seconds per trial: the difference of a run of ``1 + repetitions`` and a run of 1 repetition, per extra cell
+    """Seconds per trial: the difference of a run of ``1 + repetitions`` and a run of 1
+    repetition, per extra cell
     (start-up, the plan and the images' look-up cancel out)."""
     one = _e2e(checkout, kind, 1, work, f"{tag}-one")
     more = _e2e(checkout, kind, 1 + repetitions, work, f"{tag}-more")
@@ -163,8 +171,10 @@ def _phases(kind: str, repetitions: int) -> dict[str, float]:
 
 
 def _none_phases(repetitions: int) -> dict[str, float]:
-    """The host trial (``none``): Harbor tasks need ``/tests``, so its phases run the same shells on a copy of
-    each task's files (start: the copy; agent and verifier: one ``sh -c true`` each; teardown: removal)."""
+    """The host trial (``none``): Harbor tasks need ``/tests``, so its phases run the
+    same shells on a copy of
+    each task's files (start: the copy; agent and verifier: one ``sh -c true`` each;
+    teardown: removal)."""
     import trio
 
     sys.path.insert(0, str(ROOT / "src"))
@@ -263,7 +273,8 @@ def main() -> None:
         return
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
-        f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load average {load}"
+        f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"{os.cpu_count()} cores, load average {load}"
     )
     for name, value in figures.items():
         extra = (

@@ -1,4 +1,5 @@
-"""What the one-sandbox bwrap trial and the compose trial cost beside the trials they replace or extend.
+"""What the one-sandbox bwrap trial and the compose trial cost beside the trials they
+replace or extend.
 
 Run: ``python bench/bench_trial_kinds.py [--rounds 5] [--kinds bwrap,compose]``.
 
@@ -10,7 +11,8 @@ on this machine, now:
   commands (``true``), ``put`` of a small folder at ``/tests``, ``get`` of ``/logs/verifier``, stop;
 - ``compose``: the ``compose`` conformance task's project (``main`` plus its built ``web`` service,
   ``environments/compose.py``) against one container of the same image: start (``up --wait``), one
-  command, stop plus the removal finished in the background (``wait_removed``). Needs Docker, Compose
+  command, stop plus the removal finished in the background (``wait_removed``). Needs
+  Docker, Compose
   v2 and the conformance base image (``bash .ci/build-base-image``); the images are built before.
 """
 
@@ -119,7 +121,8 @@ def main() -> None:
     kinds = [k for k in args.kinds.split(",") if k]
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
-        f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load {load}"
+        f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"{os.cpu_count()} cores, load {load}"
     )
     with tempfile.TemporaryDirectory(prefix="bench-kinds-") as scratch:
         tests = Path(scratch) / "tests"

@@ -78,7 +78,8 @@ def _templates() -> tuple[str, str, str]:
     records = tuple(ToolCallRecord(name=n, category=c, success=True, duration_ms=40.5) for n, c in
                     (("read_file", "file"), ("grep", "search"), ("bash", "shell"), ("edit", "file"), ("bash", "shell")) * 2)  # fmt: skip
     checks = tuple(CheckpointResult(id=f"check-{k}", description="the agent did the thing", passed=True,
-                                    actual="Done: changed src/app.py and ran the tests (36 passed)", expected="output matches /^Done/")
+                                    actual="Done: changed src/app.py and ran the "
+                                        "tests (36 passed)", expected="output matches /^Done/")
                    for k in range(3))  # fmt: skip
     row = ProfileRow(
         run_id=RUN_ID, scenario_id="@SCEN@", mode="@MODE@", model="sim-small", iteration=777777,
@@ -154,7 +155,8 @@ def write_big_run(root: Path, rows: int) -> Path:
             if n % 50 == 9:
                 line = line.replace(
                     '"completionReason":"stop"',
-                    f'"completionReason":"timeout","error":"session {n} timed out","errorCode":"timeout"',
+                    f'"completionReason":"timeout","error":"session {n} timed '
+                    'out","errorCode":"timeout"',
                 )
             r.write(line + "\n")
             t.write(

@@ -1,4 +1,5 @@
-"""What the wire recorder adds to a model call: latency per call and per session, streamed or not, and CPU per 1,000 calls.
+"""What the wire recorder adds to a model call: latency per call and per session,
+streamed or not, and CPU per 1,000 calls.
 
 Run: ``python bench/bench_wire.py [--calls 300] [--session 10] [--json]``.
 
@@ -178,13 +179,15 @@ def main() -> None:
         print(json.dumps(figures, indent=2))
         return
     print(
-        f"wire recorder, {args.calls} calls per figure, sessions of {args.session} calls (load: {os.getloadavg()[0]:.1f})"
+        f"wire recorder, {args.calls} calls per figure, sessions of "
+        f"{args.session} calls (load: {os.getloadavg()[0]:.1f})"
     )
     for kind in ("whole", "streamed"):
         f = figures[kind]
         print(
             f"  {kind:<8} straight {f['straight_ms']:7.3f} ms  through {f['recorded_ms']:7.3f} ms  "
-            f"added {f['added_ms_per_call']:6.3f} ms/call  {f['added_ms_per_session']:7.3f} ms/session  "
+            f"added {f['added_ms_per_call']:6.3f} ms/call  "
+            f"{f['added_ms_per_session']:7.3f} ms/session  "
             f"CPU {f['cpu_s_per_1000_calls']:.3f} s/1000 calls"
         )
     print(f"  calls the recorder recorded: {recorded}")

@@ -1,4 +1,5 @@
-"""Cost of preparing a session's workspace from a 50 MB git repository: copy, clone, hard links, reflinks (not a test).
+"""Cost of preparing a session's workspace from a 50 MB git repository: copy, clone,
+hard links, reflinks (not a test).
 
 Run: ``python bench/bench_workspace.py [--size-mb 50] [--sessions 5] [--json] [--quick]``.
 
@@ -137,7 +138,8 @@ def one_session(
 
 
 def edit_reaches_source(way: str, source: Path, cache: Path, root: Path) -> bool:
-    """Whether an in-place edit of a file in a workspace prepared ``way`` changes the source's file."""
+    """Whether an in-place edit of a file in a workspace prepared ``way`` changes the
+    source's file."""
     target = root / f"{way}-edit"
     WAYS[way](source, target, cache)
     relative = next(p for p in sorted(source.rglob("*.txt"))).relative_to(source)
@@ -165,7 +167,8 @@ def reflink_supported(source: Path, root: Path) -> bool:
 
 
 def measure(size_mb: float, sessions: int) -> dict:
-    """Every figure: medians per way, the bare cache's one-off cost, and what an in-place edit does."""
+    """Every figure: medians per way, the bare cache's one-off cost, and what an
+    in-place edit does."""
     with tempfile.TemporaryDirectory(prefix="bench-workspace-") as folder:
         root = Path(folder)
         source = make_repository(root, size_mb)
@@ -208,7 +211,8 @@ def measure(size_mb: float, sessions: int) -> dict:
 
 
 def measure_after(cache: Path, root: Path, sessions: int) -> dict[str, float]:
-    """Median ms of the report in place (before #38), the private report (after) and making a workspace safe to keep."""
+    """Median ms of the report in place (before #38), the private report (after) and
+    making a workspace safe to keep."""
     import trio
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
@@ -255,7 +259,8 @@ def measure_after(cache: Path, root: Path, sessions: int) -> dict[str, float]:
 
 
 def measure_task_image(sessions: int) -> dict[str, float]:
-    """Median first use (build + copy-out) and reuse (found + copy-out) of a task's image, in ms (docker)."""
+    """Median first use (build + copy-out) and reuse (found + copy-out) of a task's
+    image, in ms (docker)."""
     import uuid
 
     import trio
@@ -331,7 +336,8 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(result))
         return
     print(
-        f"workspace from a git repository of {result['checkout_mb']} MB (checkout) + {result['git_mb']} MB (.git), "
+        f"workspace from a git repository of {result['checkout_mb']} MB "
+        f"(checkout) + {result['git_mb']} MB (.git), "
         f"median of {sessions} sessions (ms)"
     )
     print(
@@ -339,18 +345,21 @@ def main(argv: list[str] | None = None) -> None:
     )
     for way, f in result["ways"].items():
         print(
-            f"{way:10} {f['prepare_ms']:9.1f} {f['remove_ms']:9.1f}  {'YES' if f['edit_changes_source'] else 'no'}"
+            f"{way:10} {f['prepare_ms']:9.1f} {f['remove_ms']:9.1f}  "
+            f"{'YES' if f['edit_changes_source'] else 'no'}"
         )
     print(f"clone: the bare cache, once per run: {result['bare_cache_ms']:.1f} ms")
     for name, ms in result["after"].items():
         print(f"after the agent: {name:16} {ms:9.1f} ms")
     print(
-        f"reflink: copy-on-write clones on this file system: {'yes' if result['reflink_supported'] else 'no (cp falls back to a copy)'}"
+        "reflink: copy-on-write clones on this file system: "
+        f"{'yes' if result['reflink_supported'] else 'no (cp falls back to a copy)'}"
     )
     if "task_image" in result:
         image = result["task_image"]
         print(
-            f"task image (docker): first use in a run {image['first_use_ms']:.1f} ms (build + copy-out), "
+            "task image (docker): first use in a run "
+            f"{image['first_use_ms']:.1f} ms (build + copy-out), "
             f"later runs {image['reuse_ms']:.1f} ms (found + copy-out)"
         )
 

@@ -35,7 +35,8 @@ class ProcessRun:
 
 
 def _child_env() -> dict[str, str]:
-    # Bytecode caches written and used, as on a user's machine (whole-process figures include imports).
+    # Bytecode caches written and used, as on a user's machine (whole-process figures
+    # include imports).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     src = str(ROOT / "src")
     env["PYTHONPATH"] = src + (
@@ -45,7 +46,8 @@ def _child_env() -> dict[str, str]:
 
 
 def _tree_rss_kb(pid: int) -> int:
-    """Current resident set of ``pid`` and all its descendants, in KiB (0 where /proc is missing)."""
+    """Current resident set of ``pid`` and all its descendants, in KiB (0 where /proc is
+    missing)."""
     total, todo = 0, [pid]
     while todo:
         current = todo.pop()

@@ -1,4 +1,5 @@
-"""Run every benchmark of issues 9 and 30 in fresh processes; with --original, the original's beside ours.
+"""Run every benchmark of issues 9 and 30 in fresh processes; with --original, the
+original's beside ours.
 
 Run: ``python bench/run_all.py [--json] [--quick] [--scale] [--runs N] [--original DIR]``.
 
@@ -76,7 +77,8 @@ KEYS = (
 
 #: Figures bench_original.py can measure on the original too (the rest have no counterpart there).
 ORIGINAL_KEYS = {
-    "suite_overhead_ms_per_iter": "suite_overhead_ms_per_iter_2k",  # the same 2,000-iteration workload
+    # the same 2,000-iteration workload
+    "suite_overhead_ms_per_iter": "suite_overhead_ms_per_iter_2k",
     "suite_latency_ms_c1": "suite_latency_ms_c1",
     "bootstrap_ci_ms": "bootstrap_ci_ms",
     "bootstrap_reduction_ci_ms": "bootstrap_reduction_ci_ms",
@@ -120,7 +122,8 @@ LATENCY_SPEEDUP_TARGET = 7.0
 
 
 def workload_figures(args: list[str], runs: int, warmups: int) -> list[dict[str, Any]]:
-    """Run ``bench/workloads.py ARGS`` warm-up + ``runs`` times; the JSON each measured run printed."""
+    """Run ``bench/workloads.py ARGS`` warm-up + ``runs`` times; the JSON each measured
+    run printed."""
     figures = []
     for index in range(warmups + runs):
         run = checked(
@@ -150,7 +153,8 @@ REPORT_CMD = (sys.executable, "-m", "profiler_core", "report")
 
 
 def report_command() -> tuple[tuple[str, ...] | None, str | None]:
-    """How to run ``profiler report`` here, and a note when it is not the CLI itself (None: unavailable)."""
+    """How to run ``profiler report`` here, and a note when it is not the CLI itself
+    (None: unavailable)."""
     if run_process([*REPORT_CMD, "--help"], timeout_s=60).returncode == 0:
         return REPORT_CMD, None
     return None, None
@@ -159,7 +163,8 @@ def report_command() -> tuple[tuple[str, ...] | None, str | None]:
 def replicate_rows(
     source: Path, target: Path, copies: int, limit: int | None = None
 ) -> int:
-    """Write ``copies`` copies of the rows of ``source``, each with new iteration numbers; returns the row count."""
+    """Write ``copies`` copies of the rows of ``source``, each with new iteration
+    numbers; returns the row count."""
     with gzip.open(source, "rt", encoding="utf-8") as f:
         lines = [line for line in f if line.strip()][:limit]
     if not lines:
@@ -176,7 +181,8 @@ def replicate_rows(
 
 
 def report_input(rows: str, quick: bool, workdir: Path) -> Path:
-    """The rows file for a report benchmark: the 10k parity rows, or them replicated to 1M (cached)."""
+    """The rows file for a report benchmark: the 10k parity rows, or them replicated to
+    1M (cached)."""
     source = ANCHOR / "report-rows.jsonl.gz"
     if not source.exists():
         raise BenchError(f"{source}: parity rows not found (set PROFILER_BENCH_ANCHOR)")
@@ -337,7 +343,8 @@ def measure_all(
 
 
 def startup_figures(keys: tuple[str, ...], quick: bool, runs: int) -> tuple[float, ...]:
-    """Start-up of the ``profiler`` command, whole processes (``bench_startup.py``: median of 9 by default)."""
+    """Start-up of the ``profiler`` command, whole processes (``bench_startup.py``:
+    median of 9 by default)."""
     script = Path(__file__).resolve().parent / "bench_startup.py"
     args = ["--json", *(["--quick"] if quick else ["--runs", str(max(runs, 9))])]
     run = checked(
@@ -351,7 +358,8 @@ def startup_figures(keys: tuple[str, ...], quick: bool, runs: int) -> tuple[floa
 def original_figures(
     original: Path, quick: bool, runs: int
 ) -> tuple[dict[str, float | None], str]:
-    """The original's figures for ORIGINAL_KEYS, measured now (bench_original.py), and when and where."""
+    """The original's figures for ORIGINAL_KEYS, measured now (bench_original.py), and
+    when and where."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_original
 
@@ -365,7 +373,8 @@ def original_figures(
 def memory_figures(
     quick: bool, runs: int, warmups: int
 ) -> tuple[float, float, float, float]:
-    """Overhead per iteration and peak RSS of the suite_overhead workload at 2,000 and 20,000 iterations.
+    """Overhead per iteration and peak RSS of the suite_overhead workload at 2,000 and
+    20,000 iterations.
 
     The same workload as ``suite_overhead_ms_per_iter`` (the original's), with 100 and 1,000
     repetitions; ``bench_memory.py`` measures the same on the simulated provider at c8.
@@ -390,7 +399,8 @@ def memory_figures(
 def big_trace_figures(
     quick: bool, runs: int, warmups: int
 ) -> tuple[float, float, float, float]:
-    """The big-trace suite (~2 MB traces, concurrency 4): ms per iteration and the longest loop stall,
+    """The big-trace suite (~2 MB traces, concurrency 4): ms per iteration and the
+    longest loop stall,
     analysers inline (``analysis_workers: 0``) and in worker processes (``auto``)."""
     per_iter, stall = [], []
     for workers in ("0", "auto"):
@@ -409,7 +419,8 @@ def big_trace_figures(
 
 
 def ray_figures(quick: bool) -> tuple[float, float]:
-    """The 40-cell latency suite at c8 through the Ray executor on a local cluster (bench_executors.py)."""
+    """The 40-cell latency suite at c8 through the Ray executor on a local cluster
+    (bench_executors.py)."""
     if importlib.util.find_spec("ray") is None:
         raise BenchError("ray is not installed (pip install 'agent-profiler[ray]')")
     args = ["--only-ray", "--json"] + (["--quick"] if quick else [])
@@ -457,11 +468,19 @@ def _verdict(key: str, value: float | None, figures: dict[str, float | None]) ->
         and value
         and figures["big_traces_loop_stall_ms_inline"]
     ):
-        return f"longest stall of the event loop: {figures['big_traces_loop_stall_ms_inline'] / value:.1f}x shorter than inline"
+        return (
+            "longest stall of the event loop: "
+            f"{figures['big_traces_loop_stall_ms_inline'] / value:.1f}x shorter "
+            "than inline"
+        )
     if key == "suite_peak_rss_mb_20k" and value and figures["suite_peak_rss_mb_2k"]:
         ratio = value / figures["suite_peak_rss_mb_2k"]
         bound = TARGETS[key][1]
-        return f"20k/2k = {ratio:.2f}x (target <= 1.5x) {'ok' if ratio <= 1.5 else 'MISSED'}; target < {bound:.0f} {'ok' if value < bound else 'MISSED'}"
+        return (
+            f"20k/2k = {ratio:.2f}x (target <= 1.5x) "
+            f"{'ok' if ratio <= 1.5 else 'MISSED'}; target < {bound:.0f} "
+            f"{'ok' if value < bound else 'MISSED'}"
+        )
     if key not in TARGETS or value is None:
         return ""
     op, bound = TARGETS[key]
@@ -475,7 +494,8 @@ def render_table(
     quick: bool,
     original: dict[str, float | None] | None = None,
 ) -> str:
-    """Our figure next to the original's (when measured in this run), with the target and any note."""
+    """Our figure next to the original's (when measured in this run), with the target
+    and any note."""
     original = original or {}
     lines = [
         f"{'figure':<28} {'ours':>10} {'original':>10} {'speed-up':>9}  target / note"
@@ -532,7 +552,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--original", type=Path, default=os.environ.get("PROFILER_ORIGINAL_DIR"),
-        help="also measure the TypeScript original, built in DIR (bench/README.md); env PROFILER_ORIGINAL_DIR",
+        help="also measure the TypeScript original, built in DIR (bench/README.md); "
+            "env PROFILER_ORIGINAL_DIR",
     )  # fmt: skip
     args = parser.parse_args(argv)
     runs = args.runs if args.runs is not None else (1 if args.quick else 5)

@@ -180,8 +180,10 @@ def run_suite(
 ) -> dict[str, Any]:
     """``run_profile_suite`` over 2 modes x ``scenarios`` x ``repetitions``; times the run only.
 
-    ``trace_events``: every session exports a generated trace of that many events (``bench_analyzers``)
-    instead of the parity trace; ``analysis_workers``: ``execution.analysis_workers``; ``watch_loop``: a
+    ``trace_events``: every session exports a generated trace of that many events
+    (``bench_analyzers``)
+    instead of the parity trace; ``analysis_workers``: ``execution.analysis_workers``;
+    ``watch_loop``: a
     task ticking every 5 ms beside the run measures how long the event loop was stalled at most.
     """
     import trio
@@ -208,7 +210,8 @@ def run_suite(
         ids = itertools.count(1)
         options = RunOptions(
             provider=ReplayProvider(result, trace, latency_s=latency_s, ids=ids),
-            # As `profiler run` builds it: one provider per (model, mode), so modes overlap (issue 18.1).
+            # As `profiler run` builds it: one provider per (model, mode), so modes
+            # overlap (issue 18.1).
             provider_factory=lambda: ReplayProvider(
                 result, trace, latency_s=latency_s, ids=ids
             ),
@@ -234,7 +237,8 @@ def run_suite(
             else trio.run(run_profile_suite, options)
         )
         elapsed_ms = (time.perf_counter() - start) * 1000
-        # The process's CPU time over the same span: on a shared machine it moves much less than the wall time.
+        # The process's CPU time over the same span: on a shared machine it moves much
+        # less than the wall time.
         cpu_ms = (time.process_time() - cpu_start) * 1000
         # Checked by streaming the rows back: holding them all would make the process's peak RSS
         # (read by run_all.py) that of this check, not of the run.
@@ -274,7 +278,8 @@ TICK_S = 0.005
 
 
 async def _watched(options: Any, stalls: list[float]) -> Any:
-    """``run_profile_suite(options)`` beside a task that records how late each of its 5 ms ticks came."""
+    """``run_profile_suite(options)`` beside a task that records how late each of its 5
+    ms ticks came."""
     import trio
 
     from profiler_core.runner import run_profile_suite
@@ -317,7 +322,8 @@ def _time_once(func: Callable[[], object]) -> float:
 
 def run_stats(name: str, quick: bool) -> dict[str, Any]:
     """One call of a statistics function on the parity values (10,000 resamples unless quick)."""
-    import numpy.random  # noqa: F401 - numpy loads it lazily (~25 ms): an import, not the work timed
+    # numpy loads it lazily (~25 ms): an import, not the work timed
+    import numpy.random  # noqa: F401
 
     from profiler_core import stats
 
@@ -389,8 +395,10 @@ def run_workload(
             analysis_workers=analysis_workers,
         )
     if name == "suite_big_traces":
-        # Sessions of 100 ms whose traces are ~2 MB (10,000 events) at concurrency 4: 2 x 5 x 4 = 40 iterations
-        # (quick: 2 x 2 x 2 of 1,000 events). What analysis and serialisation cost the loop shows here.
+        # Sessions of 100 ms whose traces are ~2 MB (10,000 events) at concurrency 4: 2
+        # x 5 x 4 = 40 iterations
+        # (quick: 2 x 2 x 2 of 1,000 events). What analysis and serialisation cost the
+        # loop shows here.
         return run_suite(
             scenarios=2 if quick else 5,
             repetitions=2 if quick else 4,
@@ -449,7 +457,8 @@ def main(argv: list[str] | None = None) -> int:
         "--analysis-workers",
         type=_workers,
         default=0,
-        help="suite_* workloads: execution.analysis_workers, a number or `auto` (default 0: inline)",
+        help="suite_* workloads: execution.analysis_workers, a number or `auto` "
+        "(default 0: inline)",
     )
     args = parser.parse_args(argv)
     try:

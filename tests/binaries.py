@@ -1,4 +1,5 @@
-"""Find the real programs some tests drive; in CI a missing one fails the test instead of skipping it."""
+"""Find the real programs some tests drive; in CI a missing one fails the test instead
+of skipping it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT_BIN = ROOT / ".agents" / "node_modules" / ".bin"
-INSTALL_HINT = "run `bash .ci/install-agents` (installs the agents of src/profiler_core/config/agents.toml from npm into .agents/)"
+INSTALL_HINT = (
+    "run `bash .ci/install-agents` (installs the agents of "
+    "src/profiler_core/config/agents.toml from npm into .agents/)"
+)
 
 
 def in_ci() -> bool:
@@ -27,7 +31,8 @@ def missing(what: str, hint: str) -> None:
 
 
 def agent_binary(name: str, env_var: str | None = None) -> Path:
-    """Path of an agent program (a `program` of the registry of agents): env var, then .agents/, then PATH."""
+    """Path of an agent program (a `program` of the registry of agents): env var, then
+    .agents/, then PATH."""
     if env_var and os.environ.get(env_var):
         return Path(os.environ[env_var])
     local = AGENT_BIN / name
@@ -50,11 +55,15 @@ def system_binary(*names: str, hint: str) -> str:
     raise AssertionError("unreachable")
 
 
-HARBOR_HINT = "run `bash .ci/install-harbor` (Harbor in .harbor-venv/, an interpreter of its own) or set PROFILER_HARBOR_PYTHON"
+HARBOR_HINT = (
+    "run `bash .ci/install-harbor` (Harbor in .harbor-venv/, an interpreter of its "
+    "own) or set PROFILER_HARBOR_PYTHON"
+)
 
 
 def harbor_interpreter() -> str:
-    """The Python that has Harbor installed: ``$PROFILER_HARBOR_PYTHON``, else ``.harbor-venv/`` (fail in CI / skip locally)."""
+    """The Python that has Harbor installed: ``$PROFILER_HARBOR_PYTHON``, else
+    ``.harbor-venv/`` (fail in CI / skip locally)."""
     found = os.environ.get("PROFILER_HARBOR_PYTHON")
     if found:
         return found

@@ -1,4 +1,5 @@
-"""A real headless Chromium for the browser tests (in CI a missing browser fails the test instead of skipping it)."""
+"""A real headless Chromium for the browser tests (in CI a missing browser fails the
+test instead of skipping it)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ HINT = "install the Debian packages chromium and chromium-driver"
 
 @contextlib.contextmanager
 def chromium(profile_dir: Path, *, logs: bool = False) -> Iterator[object]:
-    """A headless Chromium driven by selenium; ``logs`` keeps the browser and DevTools performance logs."""
+    """A headless Chromium driven by selenium; ``logs`` keeps the browser and DevTools
+    performance logs."""
     webdriver = pytest.importorskip(
         "selenium.webdriver", reason="selenium not installed (test extra)"
     )

@@ -1,4 +1,5 @@
-"""Shared fixtures: plugin-author fixtures from profiler_core.testing, the parity data of the TypeScript original."""
+"""Shared fixtures: plugin-author fixtures from profiler_core.testing, the parity data
+of the TypeScript original."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ sys.dont_write_bytecode = False
 # Entry points as importlib.metadata gives them (tests replace it), no cache file in ~/.cache;
 # tests/test_plugin_discovery.py turns the cache on for itself.
 os.environ["PROFILER_ENTRY_POINT_CACHE"] = "0"
-# Output as the tests read it: plain, whatever the shell forces (the tests that want rich set these themselves).
+# Output as the tests read it: plain, whatever the shell forces (the tests that want
+# rich set these themselves).
 for _name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
     os.environ.pop(_name, None)
 
@@ -71,7 +73,8 @@ def _cores() -> int:
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
-#: why a test cannot run: its xdist_group was lost on the way to the scheduler (set on xdist workers)
+#: why a test cannot run: its xdist_group was lost on the way to the scheduler (set on
+#: xdist workers)
 LOST_GROUP = pytest.StashKey[str]()
 
 
@@ -79,12 +82,15 @@ LOST_GROUP = pytest.StashKey[str]()
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Slow tests first; under ``--dist loadgroup``, a test whose xdist_group would be ignored fails instead of running beside its group.
+    """Slow tests first; under ``--dist loadgroup``, a test whose xdist_group would be
+    ignored fails instead of running beside its group.
 
-    pytest-xdist tells the scheduler a test's group by an ``@group`` suffix on its node id, added on the worker
+    pytest-xdist tells the scheduler a test's group by an ``@group`` suffix on its node
+    id, added on the worker
     just before this hook; pytest 9.2 drops that suffix (so the test extra keeps pytest below 9.2).
     """
-    # pytest-xdist hands tests out in collection order: the long ones (marked slow: real agents, Ray,
+    # pytest-xdist hands tests out in collection order: the long ones (marked slow: real
+    # agents, Ray,
     # sandboxes, pyright) go first, so that no worker is left running one alone at the end.
     if hasattr(
         config, "workerinput"
@@ -100,8 +106,10 @@ def pytest_collection_modifyitems(
             and "@" not in item.nodeid.rsplit("]", 1)[-1]
         ):
             item.stash[LOST_GROUP] = (
-                f"--dist loadgroup ignores this test's xdist_group with pytest {pytest.__version__}: "
-                "install the test extra (pip install -e '.[test]') or run the tests serially (-p no:xdist)"
+                "--dist loadgroup ignores this test's xdist_group with pytest "
+                f"{pytest.__version__}: "
+                "install the test extra (pip install -e '.[test]') or run the "
+                "tests serially (-p no:xdist)"
             )
 
 

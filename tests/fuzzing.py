@@ -82,7 +82,8 @@ def paths(value: Any) -> list[tuple[Any, ...]]:
 
 @st.composite
 def mutated(draw: st.DrawFn, value: Any, rounds: int = 3) -> Any:
-    """``value`` (a parsed JSON document) with a few values replaced by hostile ones, or keys dropped."""
+    """``value`` (a parsed JSON document) with a few values replaced by hostile ones, or
+    keys dropped."""
     value = json.loads(json.dumps(value))
     for _ in range(draw(st.integers(1, rounds))):
         candidates = paths(value)

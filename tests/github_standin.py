@@ -135,7 +135,8 @@ class GitHubStandIn:
         headers: dict[str, str] | None = None,
         message: str = "injected failure",
     ) -> None:
-        """Answer the next ``times`` matching requests with ``status`` (e.g. a 403 with Retry-After)."""
+        """Answer the next ``times`` matching requests with ``status`` (e.g. a 403 with
+        Retry-After)."""
         with self.lock:
             self.faults.append(
                 {
@@ -620,7 +621,8 @@ class GitHubStandIn:
                 "data": None,
                 "errors": [
                     {
-                        "message": f"stand-in does not know operation {m.group(2) if m else '(anonymous)'}"
+                        "message": "stand-in does not know operation "
+                        f"{m.group(2) if m else '(anonymous)'}"
                     }
                 ],
             }
@@ -637,7 +639,8 @@ class GitHubStandIn:
         if repo is None:
             raise Fail(
                 404,
-                f"Could not resolve to a Repository with the name '{v.get('owner')}/{v.get('name')}'.",
+                "Could not resolve to a Repository with the name "
+                f"'{v.get('owner')}/{v.get('name')}'.",
             )
         return repo
 

@@ -1,4 +1,5 @@
-"""Harbor job folders for tests and bench: many trials cloned from the hand-written one in fixtures/harbor_jobs/.
+"""Harbor job folders for tests and bench: many trials cloned from the hand-written one
+in fixtures/harbor_jobs/.
 
 ``write_job`` copies ``job-a/hello-world__Kq3vT9a`` (a TrialResult and its ATIF
 trajectory, written after Harbor's models) once per (task, attempt), changing
@@ -87,7 +88,8 @@ def write_job(
     return folder
 
 
-#: Run in the Harbor interpreter: validate each JSON file with the Harbor model it is an instance of.
+#: Run in the Harbor interpreter: validate each JSON file with the Harbor model it is an
+#: instance of.
 _VALIDATE = """
 import json, sys
 from harbor.models.job.result import JobResult
@@ -113,10 +115,12 @@ for arg in sys.argv[1:]:
 
 
 def harbor_python() -> str:
-    """An interpreter where Harbor is installed (tests/binaries.py: ``$PROFILER_HARBOR_PYTHON`` or ``.harbor-venv``).
+    """An interpreter where Harbor is installed (tests/binaries.py:
+    ``$PROFILER_HARBOR_PYTHON`` or ``.harbor-venv``).
 
     Harbor needs Python >= 3.12, this package supports 3.11: Harbor's own models run in their own
-    interpreter, e.g. ``python3.12 -m venv h && h/bin/pip install --no-deps harbor pydantic toml shortuuid``.
+    interpreter, e.g. ``python3.12 -m venv h && h/bin/pip install --no-deps harbor
+    pydantic toml shortuuid``.
     The JSON-schema checks (tests/test_atif.py) run everywhere.
     """
     from binaries import harbor_interpreter
@@ -125,7 +129,8 @@ def harbor_python() -> str:
 
 
 def harbor_problems(python: str, files: list[Path]) -> list[str]:
-    """What Harbor's pydantic models say of ``files`` (trial/job results, ATIF trajectories, registries): one line each."""
+    """What Harbor's pydantic models say of ``files`` (trial/job results, ATIF
+    trajectories, registries): one line each."""
     import subprocess
 
     done = subprocess.run(

@@ -1,4 +1,5 @@
-"""Shared by the OpenCode tests: a profile writer, and `profiler run` in a subprocess whose opencode children are watched by PID."""
+"""Shared by the OpenCode tests: a profile writer, and `profiler run` in a subprocess
+whose opencode children are watched by PID."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ CHECKS = [
 
 
 def model_config(base_url: str, *, priced: bool = True) -> dict[str, Any]:
-    """OpenCode's `provider` block for the scripted model, with prices (USD per million tokens) unless ``priced`` is false."""
+    """OpenCode's `provider` block for the scripted model, with prices (USD per million
+    tokens) unless ``priced`` is false."""
     model: dict[str, Any] = {"limit": {"context": 100000, "output": 4096}}
     if priced:
         model["cost"] = {"input": 1.0, "output": 2.0, "cache_read": 0.5}
@@ -107,7 +109,8 @@ def children_of(pid: int) -> list[int]:
 
 
 def _is_server(pid: int) -> bool:
-    """Whether ``pid`` runs ``opencode serve`` (directly or as the last words of a launcher's command line)."""
+    """Whether ``pid`` runs ``opencode serve`` (directly or as the last words of a
+    launcher's command line)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             argv = f.read().split(b"\0")
@@ -119,7 +122,8 @@ def _is_server(pid: int) -> bool:
 
 
 class ProfilerRun:
-    """`profiler ARGS...` in a subprocess; records every child process it starts (the opencode servers)."""
+    """`profiler ARGS...` in a subprocess; records every child process it starts (the
+    opencode servers)."""
 
     def __init__(
         self, args: list[str], cwd: Path, env: dict[str, str] | None = None
@@ -141,8 +145,10 @@ class ProfilerRun:
     def _watch(self) -> None:
         while not self._stop.is_set():
             for child in children_of(self.process.pid):
-                # Only `opencode serve` (maybe behind the sandbox's launcher): the profiler may start other short
-                # children too (one was caught under load), and a child seen before its exec still shows the
+                # Only `opencode serve` (maybe behind the sandbox's launcher): the
+                # profiler may start other short
+                # children too (one was caught under load), and a child seen before its
+                # exec still shows the
                 # profiler's own command line; it is looked at again next time.
                 if child not in self.servers and _is_server(child):
                     self.servers.append(child)

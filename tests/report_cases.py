@@ -45,7 +45,8 @@ FAKE_CHARTS = {
 
 
 def row(mode: str, scenario: str, iteration: int, **over: Any) -> ProfileRow:
-    """A row whose numbers depend on its cell, so modes and scenarios differ; ``over`` replaces fields."""
+    """A row whose numbers depend on its cell, so modes and scenarios differ; ``over``
+    replaces fields."""
     h = (sum(map(ord, mode)) * 7 + sum(map(ord, scenario)) * 3 + iteration * 11) % 23
     cost = 0.05 + 0.01 * h + 0.002 * iteration
     checks = (
@@ -88,7 +89,8 @@ def row(mode: str, scenario: str, iteration: int, **over: Any) -> ProfileRow:
 def grid(
     modes, scenarios, repetitions: int, make: Callable[..., dict] | None = None
 ) -> list[ProfileRow]:
-    """Every (mode, scenario, iteration) row; ``make(mode, scenario, i)`` returns the fields that differ."""
+    """Every (mode, scenario, iteration) row; ``make(mode, scenario, i)`` returns the
+    fields that differ."""
     return [
         row(m, s, i, **(make(m, s, i) if make else {}))
         for m in modes
@@ -104,7 +106,8 @@ def summary_of(
     extra_lines: tuple[str, ...] = (),
     **options: Any,
 ):
-    """Write the rows, read them back and summarise them: (summary, meta, problems) as ``write_report`` has them."""
+    """Write the rows, read them back and summarise them: (summary, meta, problems) as
+    ``write_report`` has them."""
     path = tmp / f"{name}.jsonl"
     path.write_text(
         "".join(to_json(r) + "\n" for r in rows) + "".join(extra_lines),

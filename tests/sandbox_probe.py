@@ -42,7 +42,8 @@ def attempt_connect(host: str, port: int, send: str) -> str:
 
 
 def attempt_connect_via_proxy(proxy_port: int, target: str) -> str:
-    """CONNECT ``target`` through the HTTP proxy on 127.0.0.1:``proxy_port``; the status line, then what the target says."""
+    """CONNECT ``target`` through the HTTP proxy on 127.0.0.1:``proxy_port``; the status
+    line, then what the target says."""
     try:
         with socket.create_connection(("127.0.0.1", proxy_port), timeout=3) as conn:
             conn.sendall(

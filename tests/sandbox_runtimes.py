@@ -1,4 +1,5 @@
-"""The sandbox programs the sandbox tests need: bwrap, podman, and a Docker daemon started when none runs.
+"""The sandbox programs the sandbox tests need: bwrap, podman, and a Docker daemon
+started when none runs.
 
 In CI (``CI=true``) a missing program or a daemon that cannot start fails the
 test; on a developer's machine it skips (``tests/binaries.py``).
@@ -26,7 +27,8 @@ HINTS = {
 
 
 def require(kind: str) -> str:
-    """The path of ``bwrap`` / ``docker`` / ``podman``; fails in CI, skips elsewhere when it is missing."""
+    """The path of ``bwrap`` / ``docker`` / ``podman``; fails in CI, skips elsewhere
+    when it is missing."""
     found = shutil.which(kind)
     if not found:
         missing(kind, HINTS[kind])
@@ -47,7 +49,8 @@ def docker_answers() -> bool:
 
 @contextmanager
 def docker_daemon(log_dir: Path) -> Iterator[None]:
-    """A running Docker daemon: the one there is, else ``dockerd`` started here and ended (by its PID) afterwards."""
+    """A running Docker daemon: the one there is, else ``dockerd`` started here and
+    ended (by its PID) afterwards."""
     require("docker")
     if docker_answers():
         yield

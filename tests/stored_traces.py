@@ -14,7 +14,8 @@ def stored_trace(
     iteration: int = 0,
     model: str | None = None,
 ) -> dict[str, Any]:
-    """The last stored trace (plain JSON) of one cell, from the only run's store under ``reports``."""
+    """The last stored trace (plain JSON) of one cell, from the only run's store under
+    ``reports``."""
     stores = sorted(reports.glob("*/sessions/traces.jsonl"))
     assert len(stores) == 1, f"expected one trace store under {reports}, found {stores}"
     found = None

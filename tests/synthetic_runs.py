@@ -1,4 +1,5 @@
-"""Runs written straight to disk, with the files a real run leaves: rows, manifest, analysis, trace store, report.
+"""Runs written straight to disk, with the files a real run leaves: rows, manifest,
+analysis, trace store, report.
 
 The rows, traces and findings are built from the model classes and written with
 the project's own writers (``to_json``, ``record_json``, ``write_manifest``,
@@ -57,7 +58,8 @@ class Cell:
     wall_ms: float = 1000.0
     tokens: int = 1000
     completion_reason: str = "stop"
-    #: the verifiers' reward, its named sub-rewards (``reward_<name>`` extensions) and output (a ``verify:tests`` check)
+    #: the verifiers' reward, its named sub-rewards (``reward_<name>`` extensions) and
+    #: output (a ``verify:tests`` check)
     reward: float | None = None
     sub_rewards: tuple[tuple[str, float], ...] = ()
     verifier_output: str | None = None
@@ -66,7 +68,8 @@ class Cell:
 
 
 def trace_of(cell: Cell) -> SessionTrace:
-    """A two-turn trace: reasoning, a tool call (failed, with hostile output, when the cell failed), text."""
+    """A two-turn trace: reasoning, a tool call (failed, with hostile output, when the
+    cell failed), text."""
     ok = cell.outcome == "pass"
     output = (
         f"all {cell.scenario} tests passed"
@@ -206,7 +209,8 @@ def grid(
     repetitions: int,
     make: Callable[[str, str, int], dict] | None = None,
 ) -> list[Cell]:
-    """Every (mode, scenario, iteration) cell; ``make`` returns the fields that differ from the defaults."""
+    """Every (mode, scenario, iteration) cell; ``make`` returns the fields that differ
+    from the defaults."""
     return [
         Cell(
             mode=mode,
@@ -228,7 +232,8 @@ def write_run(
     report: bool = True,
     started_at: str = "2026-01-01T00:00:00Z",
 ) -> Path:
-    """Write a run's files under ``root/results`` and ``root/reports/<run_id>``; the results file."""
+    """Write a run's files under ``root/results`` and ``root/reports/<run_id>``; the
+    results file."""
     results, report_dir = root / "results", root / "reports" / run_id
     sessions = report_dir / "sessions"
     sessions.mkdir(parents=True, exist_ok=True)

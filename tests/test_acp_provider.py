@@ -1,5 +1,7 @@
-"""The `acp` provider: a real ACP agent (OpenCode's `opencode acp`) against the scripted model, and a scripted
-ACP agent (tests/scripted/acp_agent.py, a real subprocess) for the protocol's corners and bad input (issue 39)."""
+"""The `acp` provider: a real ACP agent (OpenCode's `opencode acp`) against the scripted
+model, and a scripted
+ACP agent (tests/scripted/acp_agent.py, a real subprocess) for the protocol's corners
+and bad input (issue 39)."""
 
 from __future__ import annotations
 
@@ -173,7 +175,8 @@ def test_permission_requests_are_answered_by_the_policy_and_updates_build_the_tr
     tmp_path, policy
 ):
     chosen = "yes" if policy == "allow" else "no"
-    # The agent tells, in its answer, the option it was given, the client's answer to a request the client never
+    # The agent tells, in its answer, the option it was given, the client's answer to a
+    # request the client never
     # offered (a file read: JSON-RPC's "method not found", -32601) and the prompt it received.
     pattern = (
         f"^Done: permission {chosen}, fs -32601, prompt 'Say hello using the shell.'$"
@@ -246,12 +249,14 @@ def test_a_broken_agent_is_an_error_row_with_one_line(tmp_path, mode, expected):
 def test_bad_options_are_one_line():
     with pytest.raises(
         ConfigError,
-        match=r"^provider 'acp': option 'command' \(the agent's ACP command\) or 'agent' \(a registry name\) is required$",
+        match=r"^provider 'acp': option 'command' \(the agent's ACP command\) or "
+        r"'agent' \(a registry name\) is required$",
     ):
         AcpProvider()
     with pytest.raises(
         ConfigError,
-        match=r"^provider 'acp': option 'agent': 'codex' is not an ACP agent of the registry \(known: opencode",
+        match=r"^provider 'acp': option 'agent': 'codex' is not an ACP agent of the "
+        r"registry \(known: opencode",
     ):
         AcpProvider(agent="codex")
     with pytest.raises(
@@ -377,7 +382,8 @@ def test_a_tool_call_is_named_by_the_agents_tool_name_else_its_shell_tool_else_i
 
 
 def test_the_version_is_negotiated_among_those_this_client_speaks():
-    # The client offers its newest; the agent's answer is the session's version when the client speaks it.
+    # The client offers its newest; the agent's answer is the session's version when the
+    # client speaks it.
     assert PROTOCOL_VERSION == 1 and check_version({"protocolVersion": 1}) == 1
     assert (
         check_version({"protocolVersion": 1}, supported=(1, 2)) == 1

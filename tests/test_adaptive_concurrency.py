@@ -1,4 +1,5 @@
-"""concurrency: auto — raised while sessions succeed, halved on rate limits, Retry-After honoured (issue 18.2)."""
+"""concurrency: auto — raised while sessions succeed, halved on rate limits, Retry-After
+honoured (issue 18.2)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""Nothing the agent leaves is trusted by the host: git, copies, reward files, transcripts, kept workspaces.
+"""Nothing the agent leaves is trusted by the host: git, copies, reward files,
+transcripts, kept workspaces.
 
-Each test drives a real run whose "agent" is the ``oracle`` provider running a hostile solution command
+Each test drives a real run whose "agent" is the ``oracle`` provider running a hostile
+solution command
 (what an agent could do with a shell), or calls the host-side helper the run uses.
 """
 
@@ -42,7 +44,8 @@ BROKEN = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 #: a conftest.py that turns every failing test into a pass
 CHEAT = (
-    "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+    "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef "
+    "pytest_runtest_makereport(item, call):\n"
     "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n"
 )
 
@@ -110,7 +113,8 @@ def _traces(tmp_path: Path) -> list:
     ]
 
 
-# -- 1. host git runs nothing the agent wrote ----------------------------------------------------------
+# -- 1. host git runs nothing the agent wrote
+# ----------------------------------------------------------
 
 
 def _hostile_git(marker: Path) -> str:
@@ -118,9 +122,11 @@ def _hostile_git(marker: Path) -> str:
     return (
         "git init -q . 2>/dev/null; "
         f"git config core.fsmonitor 'touch {marker}-fsmonitor; false'; "
-        f"git config filter.evil.clean 'touch {marker}-filter; cat'; git config filter.evil.required true; "
+        f"git config filter.evil.clean 'touch {marker}-filter; cat'; git config "
+        "filter.evil.required true; "
         f"git config diff.external 'touch {marker}-diff'; "
-        "echo '* filter=evil' > .gitattributes; mkdir -p .git/info; echo '* filter=evil' > .git/info/attributes; "
+        "echo '* filter=evil' > .gitattributes; mkdir -p .git/info; echo '* "
+        "filter=evil' > .git/info/attributes; "
         f"printf '[core]\\n\\tfsmonitor = touch {marker}-home\\n' > .gitconfig; "
         "echo fixed >> calc.py"
     )
@@ -209,7 +215,8 @@ def test_a_ref_starting_with_a_dash_is_refused_not_passed_as_an_option(
     assert row.error_code == "setup_error" and "cannot start with '-'" in row.error
 
 
-# -- 2. no inode shared with the source ----------------------------------------------------------------
+# -- 2. no inode shared with the source
+# ----------------------------------------------------------------
 
 
 def _inodes(folder: Path) -> set[tuple[int, int]]:
@@ -253,7 +260,8 @@ def test_a_git_workspace_shares_no_inode_with_the_users_repository(tmp_path, tas
         workspaces.close()
 
 
-# -- 3, 4, 6. verifier files: never through a link, replacing what the agent left ------------------------
+# -- 3, 4, 6. verifier files: never through a link, replacing what the agent left
+# ------------------------
 
 
 @pytest.mark.parametrize("plant", ["at", "below"])
@@ -342,7 +350,10 @@ def test_a_fifo_and_a_socket_in_a_kept_workspace_on_another_file_system_end_noth
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", None)
-    solution = f"mkfifo pipe && {sys.executable} -c \"import socket; socket.socket(socket.AF_UNIX).bind('sock')\""
+    solution = (
+        f'mkfifo pipe && {sys.executable} -c "import socket; '
+        "socket.socket(socket.AF_UNIX).bind('sock')\""
+    )
     rows = _run(
         tmp_path,
         profiler_plugin_manager,
@@ -358,7 +369,8 @@ def test_a_fifo_and_a_socket_in_a_kept_workspace_on_another_file_system_end_noth
         assert (folder / "calc.py").is_file() and not os.path.lexists(folder / "pipe")
 
 
-# -- 8. reading back: bounded, regular files, no link ---------------------------------------------------
+# -- 8. reading back: bounded, regular files, no link
+# ---------------------------------------------------
 
 
 def test_read_limited_refuses_links_fifos_and_large_files(tmp_path):
@@ -449,7 +461,8 @@ def test_codexs_rollout_is_not_read_through_a_linked_folder(tmp_path):
         CodexProvider.rollout(live, "t1")
 
 
-# -- 6. hidden: the repository holding the tasks, and bwrap's command line ------------------------------
+# -- 6. hidden: the repository holding the tasks, and bwrap's command line
+# ------------------------------
 
 
 def test_the_git_folder_of_the_repository_holding_hidden_files_is_hidden_too(
@@ -463,7 +476,8 @@ def test_the_git_folder_of_the_repository_holding_hidden_files_is_hidden_too(
 
 @pytest.fixture
 def host_task(tmp_path):
-    """The task folder outside /tmp (a fresh tmpfs inside bwrap), where the sandbox shows host files read-only."""
+    """The task folder outside /tmp (a fresh tmpfs inside bwrap), where the sandbox
+    shows host files read-only."""
     import shutil
     import tempfile
 
@@ -486,7 +500,8 @@ def test_in_bwrap_the_agent_reads_neither_the_tasks_git_history_nor_bwraps_comma
     _git("add", ".", cwd=host_task)
     _git("commit", "-qm", "tasks", cwd=host_task)
     solution = (
-        f"git -C {host_task} show HEAD:hidden/test_calc.py > shown.txt 2>&1; ls -a {host_task} {host_task}/.git > listed.txt; "
+        f"git -C {host_task} show HEAD:hidden/test_calc.py > shown.txt 2>&1; ls "
+        f"-a {host_task} {host_task}/.git > listed.txt; "
         "tr '\\0' ' ' < /proc/1/cmdline > cmdline.txt"
     )
     _run(
@@ -509,7 +524,8 @@ def test_in_bwrap_the_agent_reads_neither_the_tasks_git_history_nor_bwraps_comma
     ), cmdline
 
 
-# -- 9. kept workspaces are safe to keep ------------------------------------------------------------------
+# -- 9. kept workspaces are safe to keep
+# ------------------------------------------------------------------
 
 
 def test_a_kept_workspace_has_no_setuid_bit_no_other_readers_and_no_secret(
@@ -517,7 +533,10 @@ def test_a_kept_workspace_has_no_setuid_bit_no_other_readers_and_no_secret(
 ):
     key = "sk-ant-profilerTESTkey0123456789abcdef"
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
-    solution = f"cp /bin/true mine && chmod 6755 mine && mkdir -p sub && chmod 777 sub && echo 'key={key}' > sub/notes.txt"
+    solution = (
+        "cp /bin/true mine && chmod 6755 mine && mkdir -p sub && chmod 777 sub && "
+        f"echo 'key={key}' > sub/notes.txt"
+    )
     _run(
         tmp_path,
         profiler_plugin_manager,
@@ -535,7 +554,8 @@ def test_a_kept_workspace_has_no_setuid_bit_no_other_readers_and_no_secret(
     assert Redactor  # the run's redactor is what masks it
 
 
-# -- minor: base64 of a key, secrets in a task's env -------------------------------------------------------
+# -- minor: base64 of a key, secrets in a task's env
+# -------------------------------------------------------
 
 
 @pytest.mark.parametrize("prefix", ["", "u:", "us:", "user:"])

@@ -1,4 +1,5 @@
-"""Without a trace the number of agent turns is unknown (null), not 0, and the report leaves it out (issue 16.5)."""
+"""Without a trace the number of agent turns is unknown (null), not 0, and the report
+leaves it out (issue 16.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The registry of agents (config/agents.toml): one table read by the CLI, `init --agent`, the providers and CI (issue 39)."""
+"""The registry of agents (config/agents.toml): one table read by the CLI, `init
+--agent`, the providers and CI (issue 39)."""
 
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def test_a_bad_field_is_named_with_what_was_expected():
     row = "".join(f'{k} = "{v}"\n' for k, v in fields.items())
     with pytest.raises(
         ConfigError,
-        match=r"^agents.toml: agents.y.api: expected one of openai-chat, openai-responses, anthropic, got 'grpc'$",
+        match=r"^agents.toml: agents.y.api: expected one of openai-chat, "
+        r"openai-responses, anthropic, got 'grpc'$",
     ):
         parse_registry(f'[agents.y]\n{row}acp = []\napi = "grpc"\n')
     with pytest.raises(
@@ -145,7 +147,8 @@ def test_agents_list_shows_every_row_and_json_has_every_key(monkeypatch, tmp_pat
 
 
 def stand_in_npm(tmp_path):
-    """A stand-in npm on PATH: records its arguments and creates every registry program where npm would."""
+    """A stand-in npm on PATH: records its arguments and creates every registry program
+    where npm would."""
     log = tmp_path / "npm-args"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

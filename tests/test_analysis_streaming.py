@@ -1,4 +1,5 @@
-"""The report and `analyze --json` read analyses one at a time: memory does not grow with the sessions (issue 31.13).
+"""The report and `analyze --json` read analyses one at a time: memory does not grow
+with the sessions (issue 31.13).
 
 The figures at 2,000 and 20,000 iterations come from bench/bench_analysis_memory.py;
 here tracemalloc compares the peak of 10x more sessions, in process.
@@ -134,7 +135,8 @@ def test_analyze_json_prints_one_trace_at_a_time(tmp_path):
     with open(os.devnull, "w") as null:
         analyze(stores[0], null)
         peaks = [_peak(lambda s=s: analyze(s, null)) for s in stores]
-    # Only the store's index of cells (a few hundred bytes each, to find each cell's last record) grows;
+    # Only the store's index of cells (a few hundred bytes each, to find each cell's
+    # last record) grows;
     # holding every result, as before, made it 10x.
     assert peaks[1] < 3 * peaks[0], (
         f"peaks {peaks[0] / 1e6:.2f} MB and {peaks[1] / 1e6:.2f} MB for 10x the traces"

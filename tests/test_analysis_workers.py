@@ -1,4 +1,5 @@
-"""``execution.analysis_workers``: analyzers and trace serialisation in worker processes (issue 18.4).
+"""``execution.analysis_workers``: analyzers and trace serialisation in worker processes
+(issue 18.4).
 
 Real spawned workers throughout: the demo profile through ``profiler run``, and
 Python ``RunOptions`` whose analyzers (defined here, so a worker can import
@@ -40,7 +41,8 @@ PER_RUN = {"runId", "startedAt", "completedAt", "sessionId", "timing"}
 
 
 class SlowAnalyzer:
-    """CPU-bound for ``seconds``; its summary is when it ran (``time.monotonic`` is one clock for every process)."""
+    """CPU-bound for ``seconds``; its summary is when it ran (``time.monotonic`` is one
+    clock for every process)."""
 
     name = "slow"
 
@@ -55,7 +57,8 @@ class SlowAnalyzer:
 
 
 class MarkingAnalyzer:
-    """Writes its process's PID into ``folder`` and then takes ``seconds`` (sleeping: the test kills it meanwhile)."""
+    """Writes its process's PID into ``folder`` and then takes ``seconds`` (sleeping:
+    the test kills it meanwhile)."""
 
     name = "marking"
 
@@ -79,7 +82,8 @@ class FailingAnalyzer:
 
 
 class TickingProvider(FakeProvider):
-    """A fake provider whose prompts tick every 10 ms (a ``long`` prompt 100 times), recording when (monotonic)."""
+    """A fake provider whose prompts tick every 10 ms (a ``long`` prompt 100 times),
+    recording when (monotonic)."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -232,7 +236,8 @@ def test_a_slow_analyzer_stalls_other_sessions_only_inline(
 ):
     caplog.set_level(logging.INFO, logger="agent_profiler")
     provider = TickingProvider()
-    # Four cells at once: the two short sessions are analysed while the two long ones are still prompting.
+    # Four cells at once: the two short sessions are analysed while the two long ones
+    # are still prompting.
     result = trio.run(
         run_profile_suite,
         options(
@@ -541,7 +546,8 @@ def test_a_bad_analysis_workers_value_is_one_line_naming_the_key(tmp_path, value
         '{"id": "s1", "name": "S", "prompt": "do"}'
     )
     (tmp_path / "p.yaml").write_text(
-        f"modes: {{a: {{}}}}\nscenarios: {{path: scenarios}}\nexecution: {{analysis_workers: {value}}}\n"
+        f"modes: {{a: {{}}}}\nscenarios: {{path: scenarios}}\nexecution: "
+        f"{{analysis_workers: {value}}}\n"
     )
     out = subprocess.run(
         [*PROFILER, "validate", "p.yaml"],

@@ -1,4 +1,5 @@
-"""The five analyzers share their work on one trace: tool calls, turns and tool names computed once (issue 30)."""
+"""The five analyzers share their work on one trace: tool calls, turns and tool names
+computed once (issue 30)."""
 
 from __future__ import annotations
 

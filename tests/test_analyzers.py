@@ -1,4 +1,5 @@
-"""The five built-in analyzers on hand-built traces: every classification branch, empty and error-only traces."""
+"""The five built-in analyzers on hand-built traces: every classification branch, empty
+and error-only traces."""
 
 from __future__ import annotations
 
@@ -369,10 +370,12 @@ def test_redundant_call_input_is_shortened():
 
 @pytest.fixture
 def resolver_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """An importable module with a resolver, as a profile's ``resolve_name: "mod:func"`` names it."""
+    """An importable module with a resolver, as a profile's ``resolve_name: "mod:func"``
+    names it."""
     (tmp_path / "my_resolvers.py").write_text(
         "def first_word(name, tool_input):\n"
-        "    return tool_input.get('command', name).split()[0] if isinstance(tool_input, dict) else name\n"
+        "    return tool_input.get('command', name).split()[0] if "
+        "isinstance(tool_input, dict) else name\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     return "my_resolvers:first_word"

@@ -1,4 +1,5 @@
-"""ATIF both ways: the ``atif`` importer, and ``profiler traces export --format atif`` writing files Harbor's model accepts.
+"""ATIF both ways: the ``atif`` importer, and ``profiler traces export --format atif``
+writing files Harbor's model accepts.
 
 Harbor (Python >= 3.12) cannot be installed beside this package (3.11), so the
 exported files are validated against Harbor's trajectory model written out as
@@ -38,7 +39,8 @@ TRAJECTORY = (
 
 
 def harbor_rules(trajectory: dict) -> list[str]:
-    """The ``model_validator``s of Harbor's Trajectory: sequential step ids, results naming a call of their step."""
+    """The ``model_validator``s of Harbor's Trajectory: sequential step ids, results
+    naming a call of their step."""
     problems = []
     for index, step in enumerate(trajectory["steps"]):
         if step["step_id"] != index + 1:
@@ -50,7 +52,8 @@ def harbor_rules(trajectory: dict) -> list[str]:
                 and result["source_call_id"] not in ids
             ):
                 problems.append(
-                    f"steps[{index}]: source_call_id {result['source_call_id']!r} names no tool call"
+                    f"steps[{index}]: source_call_id "
+                    f"{result['source_call_id']!r} names no tool call"
                 )
     return problems
 
@@ -122,14 +125,16 @@ def test_unknown_version_and_invalid_trajectory_are_one_line_naming_the_file(tmp
         load_sessions("atif", future)
     assert (
         str(info.value)
-        == f"{future}: $.schema_version: unknown ATIF version 'ATIF-v2.0'; this profiler reads ATIF-v1.0 to ATIF-v1.8"
+        == f"{future}: $.schema_version: unknown ATIF version 'ATIF-v2.0'; this "
+        "profiler reads ATIF-v1.0 to ATIF-v1.8"
     )
     data["steps"][2]["tool_calls"][0]["arguments"] = "echo hi"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
     with pytest.raises(
         ValidationError,
-        match=r"bad.json: \$\.steps\[2\]\.tool_calls\[0\]\.arguments: expected object, got a string",
+        match=r"bad.json: \$\.steps\[2\]\.tool_calls\[0\]\.arguments: expected "
+        r"object, got a string",
     ):
         load_sessions("atif", bad)
 

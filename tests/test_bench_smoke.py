@@ -1,4 +1,5 @@
-"""Smoke test of bench/: ``run_all.py --quick --json`` runs and reports every figure (not a benchmark)."""
+"""Smoke test of bench/: ``run_all.py --quick --json`` runs and reports every figure
+(not a benchmark)."""
 
 from __future__ import annotations
 
@@ -169,7 +170,8 @@ def test_bench_decoders_prints_each_decoders_cost_per_row(parity_dir):
 
 
 def test_bench_workspace_measures_every_way_and_finds_the_hard_link_hazard():
-    """The workspace benchmark runs (``--quick``) and tells that only a hard-linked copy lets an edit reach the source."""
+    """The workspace benchmark runs (``--quick``) and tells that only a hard-linked copy
+    lets an edit reach the source."""
     bench = Path(__file__).resolve().parent.parent / "bench" / "bench_workspace.py"
     done = subprocess.run(
         [sys.executable, str(bench), "--quick", "--json"],

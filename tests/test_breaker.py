@@ -71,7 +71,8 @@ def test_without_a_warm_up_three_first_cells_failing_alike_stop_the_run(
 def test_one_scenario_that_always_fails_does_not_stop_the_run(
     tmp_path, profiler_plugin_manager
 ):
-    """The warm-up runs the first scenario: its failure and the same scenario's first cells are that scenario's."""
+    """The warm-up runs the first scenario: its failure and the same scenario's first
+    cells are that scenario's."""
 
     def script(params, attempt):
         return (
@@ -96,7 +97,8 @@ def test_one_scenario_that_always_fails_does_not_stop_the_run(
 def test_one_scenario_failing_alike_on_a_refused_connection_stops_the_run(
     tmp_path, profiler_plugin_manager
 ):
-    """An error about the endpoint needs no second scenario: no scenario makes a connection refused."""
+    """An error about the endpoint needs no second scenario: no scenario makes a
+    connection refused."""
     with pytest.raises(
         ProfilerError,
         match="the first 3 sessions failed the same way.*Connection refused",
@@ -255,7 +257,8 @@ def test_fail_fast_false_attempts_every_cell(tmp_path, profiler_plugin_manager):
 def test_concurrent_cells_meeting_the_stop_raise_one_error(
     tmp_path, profiler_plugin_manager
 ):
-    """Cells running side by side all trip the breaker: the user gets the first stop, not a group of repeats."""
+    """Cells running side by side all trip the breaker: the user gets the first stop,
+    not a group of repeats."""
     options = RunOptions(
         provider=FakeProvider(script=lambda params, attempt: Fail("502 from the gateway")), scorer=FixedScorer(),
         scenarios=[Scenario(id="s", name="S", prompt="p"), Scenario(id="t", name="T", prompt="p")], modes={"a": ModeConfig()},

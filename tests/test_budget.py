@@ -87,7 +87,8 @@ def test_budget_keys_are_checked_and_do_not_change_the_profile_hash(tmp_path):
     )
     profile = tmp_path / "p.yaml"
     profile.write_text(
-        "modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: {max_cost_usd: -1, max_tokens: 0}\n"
+        "modes: {a: {}}\nscenarios: {path: scenarios}\nexecution: "
+        "{max_cost_usd: -1, max_tokens: 0}\n"
     )
     with pytest.raises(ProfileErrors) as info:
         load_profile(profile)
@@ -111,7 +112,8 @@ def test_budget_keys_are_checked_and_do_not_change_the_profile_hash(tmp_path):
 
 
 def test_a_time_budget_stops_new_cells_and_says_so(tmp_path, profiler_plugin_manager):
-    """``max_duration_s``: past it no new cell starts (on the run's clock), the running ones finish."""
+    """``max_duration_s``: past it no new cell starts (on the run's clock), the running
+    ones finish."""
     options = _options(
         tmp_path,
         profiler_plugin_manager,

@@ -1,4 +1,5 @@
-"""`.ci/check-containers`: one line, before the tests, for each container runtime that cannot run a container here."""
+"""`.ci/check-containers`: one line, before the tests, for each container runtime that
+cannot run a container here."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / ".ci" / "check-containers"
 
-#: A runtime whose client answers but whose containers cannot start (as rootless Podman without subuids, or a locked-down daemon).
+#: A runtime whose client answers but whose containers cannot start (as rootless Podman
+#: without subuids, or a locked-down daemon).
 BROKEN = """#!/bin/sh
 case "$1" in
   version) echo 27.0; exit 0 ;;
@@ -64,6 +66,8 @@ def test_a_missing_runtime_is_said_too(tmp_path):
     )
     assert done.returncode == 0
     assert done.stdout.splitlines() == [
-        "note: docker is not installed: the tests that run docker containers will skip (fail under CI=true)",
-        "note: podman is not installed: the tests that run podman containers will skip (fail under CI=true)",
+        "note: docker is not installed: the tests that run docker containers "
+        "will skip (fail under CI=true)",
+        "note: podman is not installed: the tests that run podman containers "
+        "will skip (fail under CI=true)",
     ]

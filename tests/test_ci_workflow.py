@@ -1,4 +1,5 @@
-"""The GitHub Actions workflow of docs/ci.md, run here: its `run:` steps exactly as written, on the demo profile.
+"""The GitHub Actions workflow of docs/ci.md, run here: its `run:` steps exactly as
+written, on the demo profile.
 
 Steps that use an action (checkout, comment, upload) cannot run here; the test
 checks that the files they are given exist. `pip install` is the only `run:`
@@ -67,7 +68,8 @@ def _bash(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedP
 
 
 def run_job(workdir: Path) -> tuple[bool, str, list[dict]]:
-    """Run the job's steps like the runner would: (job passed, everything printed, the `uses:` steps that would run)."""
+    """Run the job's steps like the runner would: (job passed, everything printed, the
+    `uses:` steps that would run)."""
     job = _workflow()["jobs"]["profile"]
     base_env = dict(
         os.environ,
@@ -115,7 +117,8 @@ def _check_action_inputs(workdir: Path, actions: list[dict]) -> None:
 
 @pytest.fixture(scope="module")
 def with_baseline(tmp_path_factory):
-    """A repository with the demo profile in profiler/ and its baseline committed as profiler/baseline.jsonl."""
+    """A repository with the demo profile in profiler/ and its baseline committed as
+    profiler/baseline.jsonl."""
     root = tmp_path_factory.mktemp("repo")
     profiler = str(Path(sys.executable).with_name("profiler"))
     subprocess.run(
@@ -149,7 +152,8 @@ def project(with_baseline, tmp_path):
 def test_an_unchanged_agent_passes_with_the_inconclusive_warning(project):
     passed, log, actions = run_job(project)
     assert passed, log
-    # 50 rows per mode cannot rule out a 10-point fall of the success rate: said, not passed silently.
+    # 50 rows per mode cannot rule out a 10-point fall of the success rate: said, not
+    # passed silently.
     assert "::warning::agent profile: inconclusive" in log
     comment = (project / "compare.md").read_text()
     assert (
@@ -162,7 +166,8 @@ def test_an_unchanged_agent_passes_with_the_inconclusive_warning(project):
 
 def test_a_dearer_agent_fails_the_check_and_still_comments(project):
     profile = project / "profiler" / "profile.yaml"
-    # The pull request makes the agent take more turns without the skill: more tokens, time and money.
+    # The pull request makes the agent take more turns without the skill: more tokens,
+    # time and money.
     text = profile.read_text()
     assert "    mean_turns: 7\n" in text
     profile.write_text(text.replace("    mean_turns: 7\n", "    mean_turns: 12\n"))

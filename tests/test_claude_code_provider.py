@@ -1,4 +1,5 @@
-"""The claude-code provider driving the real Claude Code against the fake model's Messages API on 127.0.0.1."""
+"""The claude-code provider driving the real Claude Code against the fake model's
+Messages API on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ pytestmark = pytest.mark.slow
 MODEL = "claude-sonnet-4-5"
 STEP1 = Usage(input=120, output=30, cache_read=900, cache_write=60)
 STEP2 = Usage(input=150, output=45, cache_read=1100, cache_write=0)
-# Claude Sonnet 4.5 list prices, USD per million tokens: input, output, cache read, cache write (5 min).
+# Claude Sonnet 4.5 list prices, USD per million tokens: input, output, cache read,
+# cache write (5 min).
 RATES = {
     "input": Decimal(3),
     "output": Decimal(15),
@@ -170,7 +172,8 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
         assert bundle["results"]["efficiency"]["findings"]["total_turns"]["value"] == 2
     assert (tmp_path / "reports" / "cc" / "report.md").is_file()
 
-    # Each mode reached its own agent: its instructions, its tools; nothing else was asked of the model.
+    # Each mode reached its own agent: its instructions, its tools; nothing else was
+    # asked of the model.
     assert len(requests) == 4
     plain = [r for r in requests if "MODE-PLAIN" in system_text(r)]
     no_write = [r for r in requests if "MODE-NO-WRITE" in system_text(r)]
@@ -210,7 +213,8 @@ def test_a_500_from_the_model_is_an_error_row_quickly_with_the_retries_recorded(
 
 
 def test_a_long_session_with_several_tools_and_an_unpriced_model(tmp_path, claude):
-    """Many steps and tools; a model Claude Code cannot price is priced from the profile's prices."""
+    """Many steps and tools; a model Claude Code cannot price is priced from the
+    profile's prices."""
     mark = new_mark()
     (tmp_path / "template").mkdir()
     (tmp_path / "template" / "notes.txt").write_text("alpha\nbeta\n")
@@ -265,7 +269,8 @@ def test_a_long_session_with_several_tools_and_an_unpriced_model(tmp_path, claud
     assert "No such file or directory" in records[3]["error"]
     assert row["toolCalls"]["byCategory"] == {"shell": 2, "file": 3, "search": 1}
     assert row["agentTurns"] == 7
-    # Seven steps of the default usage: 100 input, 20 output, 1000 cache reads, 50 cache writes each.
+    # Seven steps of the default usage: 100 input, 20 output, 1000 cache reads, 50 cache
+    # writes each.
     assert row["tokens"]["input"] == 700 and row["tokens"]["output"] == 140
     assert row["tokens"]["cacheRead"] == 7000 and row["tokens"]["cacheWrite"] == 350
     # The wire recorder saw the seven calls: its tokens equal Claude Code's own, and it priced them.
@@ -299,7 +304,8 @@ def test_unknown_or_wrong_options_are_config_errors(claude):
 
 
 def test_only_the_result_line_totals_count():
-    """The assistant lines repeat the first usage of each response (output 1); the result line is what counts."""
+    """The assistant lines repeat the first usage of each response (output 1); the
+    result line is what counts."""
     lines = [
         {"type": "system", "subtype": "init", "session_id": "s1", "model": "m"},
         {

@@ -1,4 +1,5 @@
-"""What every subprocess agent provider must survive, run against the real Claude Code and Codex CLIs.
+"""What every subprocess agent provider must survive, run against the real Claude Code
+and Codex CLIs.
 
 A hung model, a hung tool, Ctrl-C in the middle of a session and a missing
 program: each agent is driven by the fake model server on 127.0.0.1 and
@@ -206,7 +207,8 @@ def test_a_model_endpoint_that_is_down_stops_the_run_before_the_first_session_na
 
     down = Down()
     down.url = url + ("/v1" if kit.provider == "codex" else "")
-    # Codex keeps trying a refused endpoint until the session's timeout (with max_retries: 0 too): a short one
+    # Codex keeps trying a refused endpoint until the session's timeout (with
+    # max_retries: 0 too): a short one
     # keeps the test short; the stop it checks is the same either way.
     timeout_ms = 6_000 if kit.provider == "codex" else 15_000
     path = kit.profile(
@@ -227,7 +229,8 @@ def test_a_model_endpoint_that_is_down_stops_the_run_before_the_first_session_na
     )
     assert done.returncode == 1, done.stdout + done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
-    # The endpoint is opened once before any session (runner.endpoint): seconds, not an agent's retries.
+    # The endpoint is opened once before any session (runner.endpoint): seconds, not an
+    # agent's retries.
     assert len(errors) == 1 and f"model endpoint {url}" in errors[0], done.stderr
     assert (
         "is not reachable: connection refused" in errors[0]

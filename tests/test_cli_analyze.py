@@ -1,4 +1,5 @@
-"""``profiler analyze`` through click's CliRunner: human and --json output, bad files, analyzer choice."""
+"""``profiler analyze`` through click's CliRunner: human and --json output, bad files,
+analyzer choice."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ ANALYZER_NAMES = ["reasoning", "strategy", "efficiency", "tool-pattern", "error"
 
 
 def _use_plugins(*plugins: tuple[str, object]) -> PluginManager:
-    """A manager with exactly these plugins (core built-ins plus the given ones), for the command's ctx.obj."""
+    """A manager with exactly these plugins (core built-ins plus the given ones), for
+    the command's ctx.obj."""
     return get_plugin_manager(entrypoints=False, plugins=plugins)
 
 

@@ -1,4 +1,5 @@
-"""`profiler compare BASE NEW` and `profiler run --junit`: the change per mode and metric, gates, exit codes, the outputs."""
+"""`profiler compare BASE NEW` and `profiler run --junit`: the change per mode and
+metric, gates, exit codes, the outputs."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def _costs(scale_fast: float = 1.0, fail_fast_s3: bool = False):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """BASE, NEW the same, NEW with "fast" 50% dearer and failing s3 half the time, and a NEW too small to tell."""
+    """BASE, NEW the same, NEW with "fast" 50% dearer and failing s3 half the time, and
+    a NEW too small to tell."""
     root = tmp_path_factory.mktemp("compare")
     cells = lambda make, reps=10: grid(  # noqa: E731
         ["baseline", "fast"], ["s1", "s2", "s3", "s4"], reps, make
@@ -99,11 +101,16 @@ def test_bad_gates_say_what_is_expected(text):
 @pytest.mark.parametrize(
     ("change", "lower", "upper", "p", "outcome"),
     [
-        # The gate tests "worse than the tolerance" one-sided (issue 41): a change real but not shown past
-        # +10% is no regression any more, and a point estimate past it alone is a labelled possible regression.
-        (25.0, 12.0, 38.0, 0.01, "regression"),    # the good end is past +10%, the adjusted p agrees
-        (25.0, 12.0, 38.0, 0.2, "inconclusive"),   # past it, but not once Holm shares the error across the gates
-        (15.0, 5.0, 25.0, 0.01, "inconclusive"),   # real, but the good end lies inside +10%: a possible regression
+        # The gate tests "worse than the tolerance" one-sided (issue 41): a change real
+        # but not shown past
+        # +10% is no regression any more, and a point estimate past it alone is a
+        # labelled possible regression.
+        # the good end is past +10%, the adjusted p agrees
+        (25.0, 12.0, 38.0, 0.01, "regression"),
+        # past it, but not once Holm shares the error across the gates
+        (25.0, 12.0, 38.0, 0.2, "inconclusive"),
+        # real, but the good end lies inside +10%: a possible regression
+        (15.0, 5.0, 25.0, 0.01, "inconclusive"),
         (15.0, -2.0, 30.0, 0.3, "inconclusive"),   # past, but could be no change
         (4.0, -3.0, 9.0, 0.5, "pass"),             # the bad end is within +10%
         (6.0, 2.0, 14.0, 0.01, "inconclusive"),    # real, but it may or may not pass +10%
@@ -142,7 +149,8 @@ def test_no_change_passes_and_says_so(runs, tmp_path):
 
 
 def test_a_scenario_that_passes_again_is_newly_passing(runs):
-    """The other way round: fast/s3 failed half its iterations in the worse run and passes every one now."""
+    """The other way round: fast/s3 failed half its iterations in the worse run and
+    passes every one now."""
     out = _compare(runs["worse"], runs["base"], "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
@@ -172,7 +180,8 @@ def test_a_real_regression_fails_with_exit_1_and_every_output(runs, tmp_path):
         ]
     )
     new_costs = base_costs * 1.5
-    # The gate's change is per scenario (the ratio of means, paired by iteration): every scenario is 1.5x dearer.
+    # The gate's change is per scenario (the ratio of means, paired by iteration): every
+    # scenario is 1.5x dearer.
     assert fast_cost["change"] == pytest.approx(
         (new_costs.mean() / base_costs.mean() - 1) * 100
     )
@@ -308,12 +317,14 @@ def test_rate_difference_interval(a, n_a, b, n_b):
 def test_a_point_estimate_past_the_tolerance_is_a_labelled_possible_regression(
     runs, tmp_path
 ):
-    """NEW 13% dearer on "fast" with a wide interval: exit 3, labelled a possible regression, and the legend says why."""
+    """NEW 13% dearer on "fast" with a wide interval: exit 3, labelled a possible
+    regression, and the legend says why."""
     root = tmp_path / "possible"
     root.mkdir()
 
     def shuffled(mode: str, scenario: str, i: int) -> dict:
-        # The same costs in another order of iterations, 13% dearer on "fast": pairs no longer move alike.
+        # The same costs in another order of iterations, 13% dearer on "fast": pairs no
+        # longer move alike.
         cell = _costs(1.13)(mode, scenario, (i * 3 + 1) % 10)
         return cell if mode == "fast" else _costs()(mode, scenario, i)
 

@@ -1,4 +1,5 @@
-"""`profiler run` exits 1 when cells still errored after their retries, unless --allow-errors, and prints the verdict (issues 16.1, 16.14)."""
+"""`profiler run` exits 1 when cells still errored after their retries, unless
+--allow-errors, and prints the verdict (issues 16.1, 16.14)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The ``cli/`` package: the plugin manager in ctx.obj, plugin commands, ``list-plugins``, one ``Error:`` style."""
+"""The ``cli/`` package: the plugin manager in ctx.obj, plugin commands,
+``list-plugins``, one ``Error:`` style."""
 
 from __future__ import annotations
 
@@ -112,7 +113,8 @@ def test_list_plugins_is_a_table_with_whole_rows_when_captured():
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["NAME", "VERSION", "DISTRIBUTION", "PROVIDES"]
-    # Plain lines: no rule, and no padding after the last column (issue 31.20: 260 columns when piped).
+    # Plain lines: no rule, and no padding after the last column (issue 31.20: 260
+    # columns when piped).
     assert all(line == line.rstrip() and "─" not in line for line in lines)
     assert len(lines[0]) == lines[0].index("PROVIDES") + len("PROVIDES")
     (many,) = [line for line in lines if line.startswith("many ")]

@@ -1,4 +1,5 @@
-"""Progress outside a terminal: plain lines with errored / unsuccessful counts, tokens and cost; or none (issue 16.13)."""
+"""Progress outside a terminal: plain lines with errored / unsuccessful counts, tokens
+and cost; or none (issue 16.13)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from profiler_core.cli.progress import PlainProgress, Tally
 PROFILER = Path(sys.executable).with_name("profiler")
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "demo" / "profile.yaml"
 LINE = re.compile(
-    r"^progress: (\d+)/(\d+) cells \(\d+%\) · (\d+) errored · (\d+) unsuccessful · \S+ tokens · \$[\d.]+ · \d\d:\d\d elapsed( · \d+ at once)?$"
+    r"^progress: (\d+)/(\d+) cells \(\d+%\) · (\d+) errored · (\d+) "
+    r"unsuccessful · \S+ tokens · \$[\d.]+ · \d\d:\d\d elapsed( · \d+ at once)?$"
 )
 
 
 def _run(tmp_path, *args):
-    # A copy: the demo's results and reports folders are beside its profile (never write into examples/).
+    # A copy: the demo's results and reports folders are beside its profile (never write
+    # into examples/).
     demo = tmp_path / "demo"
     shutil.copytree(
         DEMO.parent, demo, ignore=shutil.ignore_patterns("results", "reports")

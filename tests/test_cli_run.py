@@ -273,8 +273,8 @@ def test_before_run_failure_exits_1_and_nothing_starts(project):
     tmp_path, env = project
     site = Path(env["PYTHONPATH"].split(os.pathsep)[0])
     (site / "slowplugin.py").write_text(
-        PLUGIN
-        + "\n@hookimpl\ndef profiler_before_run(ctx):\n    raise RuntimeError('fixtures missing: repo-a')\n"
+        PLUGIN + "\n@hookimpl\ndef profiler_before_run(ctx):\n    raise "
+        "RuntimeError('fixtures missing: repo-a')\n"
     )
     result = profiler(["run", "profile.yaml", "--no-report"], tmp_path, env, timeout=60)
     assert result.returncode == 1

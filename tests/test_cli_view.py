@@ -1,4 +1,5 @@
-"""`profiler view` as a user runs it: a real server in a subprocess on 127.0.0.1, asked over real HTTP."""
+"""`profiler view` as a user runs it: a real server in a subprocess on 127.0.0.1, asked
+over real HTTP."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ PROFILER = Path(sys.executable).with_name("profiler")
 
 
 def _outcome(mode: str, scenario: str, i: int) -> dict:
-    """baseline fails s2 twice and errors once; fast passes; costs differ per row so sorting shows."""
+    """baseline fails s2 twice and errors once; fast passes; costs differ per row so
+    sorting shows."""
     outcome = "pass"
     if mode == "baseline" and scenario == "s2":
         outcome = ("fail", "fail", "error")[i]
@@ -213,7 +215,8 @@ def test_a_failed_session_links_to_a_passed_one_of_its_scenario_beside_it(server
         ).text
     )
     link = re.search(
-        r'<a class="contrast" href="(pair\?[^"]+)">beside a passed session \(fast, iteration 0\)</a>',
+        r'<a class="contrast" href="(pair\?[^"]+)">beside a passed session '
+        r"\(fast, iteration 0\)</a>",
         page,
     )
     assert link, page[:2000]
@@ -304,7 +307,10 @@ def test_unknown_run_and_empty_folder_are_one_line(runs, tmp_path):
 
 
 def test_without_the_extra_it_names_the_pip_command(runs):
-    code = "import sys; sys.modules['starlette'] = None; from profiler_core.cli import main; main(['view', '--no-open'])"
+    code = (
+        "import sys; sys.modules['starlette'] = None; from profiler_core.cli "
+        "import main; main(['view', '--no-open'])"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code],
         cwd=runs,
@@ -315,7 +321,8 @@ def test_without_the_extra_it_names_the_pip_command(runs):
     assert out.returncode == 1
     assert (
         out.stderr.strip()
-        == "Error: profiler view needs starlette, which is not installed: pip install 'agent-profiler[view]'"
+        == "Error: profiler view needs starlette, which is not installed: pip "
+        "install 'agent-profiler[view]'"
     )
 
 
@@ -413,7 +420,8 @@ def _machine_address() -> str | None:
 
 
 def test_on_every_interface_the_machines_own_address_and_name_are_served(runs):
-    """`--host 0.0.0.0`: a browser elsewhere asks by the machine's address or name; a foreign name is still refused."""
+    """`--host 0.0.0.0`: a browser elsewhere asks by the machine's address or name; a
+    foreign name is still refused."""
     proc = subprocess.Popen([str(PROFILER), "view", "--no-open", "--host", "0.0.0.0"], cwd=runs, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:

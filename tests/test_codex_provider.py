@@ -1,4 +1,5 @@
-"""The codex provider driving the real Codex CLI against the fake model's Responses API on 127.0.0.1."""
+"""The codex provider driving the real Codex CLI against the fake model's Responses API
+on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ STEP1 = Usage(
 STEP2 = Usage(
     input=300, cache_read=1500, output=25, reasoning=0
 )  # the API's 1,800 input and 25 output
-# Prices of the profile (USD per million tokens), so the expected cost does not depend on a price table's version.
+# Prices of the profile (USD per million tokens), so the expected cost does not depend
+# on a price table's version.
 PRICES = {
     MODEL: {"input_per_mtok": 1.25, "output_per_mtok": 10, "cache_read_per_mtok": 0.125}
 }
@@ -117,7 +119,8 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
     assert [r["mode"] for r in found] == ["plain", "effort"]
     for row in found:
         assert row.get("error") is None and row["completionReason"] == "stop"
-        # input excludes the cached part, output the reasoning part (the Responses API includes them).
+        # input excludes the cached part, output the reasoning part (the Responses API
+        # includes them).
         assert row["tokens"] == {
             "input": 600, "output": 57, "reasoning": 8, "cacheRead": 2700, "cacheWrite": 0, "total": 3365, "active": 665,
         }  # fmt: skip
@@ -129,7 +132,8 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
             (600 * 1.25 + 57 * 10 + 8 * 10 + 2700 * 0.125) / 1e6, abs=1e-12
         )
         assert row["cost"]["reasoningUsd"] == pytest.approx(8 * 10 / 1e6)
-        # Each model response is priced on its own (a long-context tier applies per request), as the importer does.
+        # Each model response is priced on its own (a long-context tier applies per
+        # request), as the importer does.
         used = row["extensions"]["models"]
         assert {m: u["calls"] for m, u in used.items()} == {MODEL: 2} and used[MODEL][
             "total"
@@ -178,7 +182,8 @@ def test_two_modes_rows_have_the_scripts_tokens_cost_tool_call_text_and_analysis
         assert bundle["results"]["efficiency"]["findings"]["total_turns"]["value"] == 2
     assert (tmp_path / "reports" / "cx" / "report.md").is_file()
 
-    # Each mode reached its own agent: its instructions, its settings; nothing else was asked of the model.
+    # Each mode reached its own agent: its instructions, its settings; nothing else was
+    # asked of the model.
     assert len(requests) == 4
     plain = [r for r in requests if "MODE-PLAIN" in developer_text(r)]
     effort = [r for r in requests if "MODE-EFFORT" in developer_text(r)]
@@ -251,7 +256,8 @@ def test_a_long_session_with_several_commands_in_a_copy_of_the_template(
     ]
     assert "No such file or directory" in records[2]["error"]
     assert row["agentTurns"] == 6
-    # Six steps of the default usage: 1200 input of which 1000 cached, 30 output of which 5 reasoning.
+    # Six steps of the default usage: 1200 input of which 1000 cached, 30 output of
+    # which 5 reasoning.
     assert row["tokens"]["input"] == 1200 and row["tokens"]["cacheRead"] == 6000
     assert row["tokens"]["output"] == 150 and row["tokens"]["reasoning"] == 30
     trace = stored_trace(tmp_path / "reports", "hello", "plain")

@@ -1,4 +1,5 @@
-"""The garbage collector is paused while ``profiler`` starts and runs again, start-up frozen, for the work."""
+"""The garbage collector is paused while ``profiler`` starts and runs again, start-up
+frozen, for the work."""
 
 from __future__ import annotations
 
@@ -46,8 +47,10 @@ def _profile(tmp_path):
     )
     profile = tmp_path / "p.yaml"
     profile.write_text(
-        "modes: {a: {}}\nscenarios: {path: s}\nprovider: {id: simulated, options: {time_scale: 0}}\n"
-        f"execution: {{repetitions: 1, warmup: false}}\noutput: {{results_dir: {tmp_path}/r, reports_dir: {tmp_path}/rep}}\n"
+        "modes: {a: {}}\nscenarios: {path: s}\nprovider: {id: simulated, "
+        "options: {time_scale: 0}}\n"
+        f"execution: {{repetitions: 1, warmup: false}}\noutput: {{results_dir: "
+        f"{tmp_path}/r, reports_dir: {tmp_path}/rep}}\n"
     )
     return profile
 

@@ -69,7 +69,8 @@ def test_parity_with_the_original(parity_dir):
     for factory in ALL:
         emitted += factory().collect(prompt_result, SCENARIO, "baseline", None)
     ours = as_dicts(emitted)
-    # cost_source is ours (not in the original); everything else matches name, value, unit and order.
+    # cost_source is ours (not in the original); everything else matches name, value,
+    # unit and order.
     assert [m for m in ours if m["name"] != "cost_source"] == expected
     # json.dumps also pins the number kinds (14000 stays an int, 0.2 a float).
     assert json.dumps([m for m in ours if m["name"] != "cost_source"]) == json.dumps(
@@ -132,7 +133,8 @@ def test_cost_computed_from_tokens_when_the_provider_reports_none():
         {"name": "cost_reasoning_usd", "value": expected.reasoning_usd, "unit": "usd"},
         {"name": "cost_source", "value": "computed", "unit": ""},
     ]
-    # sim-large: 0.012 M x $3 + 0.04 M x $0.30 + 0.002 M x $3.75 = 0.0555 input; 0.003 M x $15 output.
+    # sim-large: 0.012 M x $3 + 0.04 M x $0.30 + 0.002 M x $3.75 = 0.0555 input; 0.003 M
+    # x $15 output.
     assert by_name(metrics)["cost_input_usd"] == pytest.approx(0.0555)
     assert by_name(metrics)["cost_output_usd"] == pytest.approx(0.045)
 

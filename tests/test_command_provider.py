@@ -49,7 +49,8 @@ def test_a_cli_agent_is_measured_from_the_wire(tmp_path, how, stream):
     assert done.returncode == 0, done.stderr[-2000:]
     [row] = rows(tmp_path, "cmd")
     assert row.get("error") is None and row["success"], row.get("error")
-    # The agent's output is the answer; its two model calls, as the model reported them, are the tokens.
+    # The agent's output is the answer; its two model calls, as the model reported them,
+    # are the tokens.
     assert (
         len(asked) == 2
         and asked[0]["messages"][0]["content"] == "Say hello using the shell."
@@ -144,7 +145,8 @@ def test_bad_options_are_one_line():
         CommandProvider(command="no-such-agent-xyz --go")
     with pytest.raises(
         ConfigError,
-        match=r"^provider 'command': option 'api': expected one of openai-chat, openai-responses, anthropic, got 'grpc'$",
+        match=r"^provider 'command': option 'api': expected one of openai-chat, "
+        r"openai-responses, anthropic, got 'grpc'$",
     ):
         CommandProvider(command=f"{sys.executable} -V", api="grpc")
     with pytest.raises(
@@ -177,7 +179,8 @@ def test_an_atif_trace_file_gives_the_tool_calls_and_the_wire_the_tokens(
     assert done.returncode == 0, done.stderr[-2000:]
     [row] = rows(tmp_path, "atif")
     assert row.get("error") is None and row["success"], row.get("error")
-    # The agent's own trajectory names its tool 'shell' (the model asked for 'bash'): the records are the file's.
+    # The agent's own trajectory names its tool 'shell' (the model asked for 'bash'):
+    # the records are the file's.
     assert [r["name"] for r in row["toolCalls"]["records"]] == ["shell"] and row[
         "toolCalls"
     ]["records"][0]["success"]
@@ -199,7 +202,8 @@ def test_detect_format_and_a_bad_trace_format(tmp_path):
     assert detect_format(atif) == "atif" and detect_format(other) == "trace"
     with pytest.raises(
         ConfigError,
-        match=r"^provider 'command': option 'trace_format': expected one of auto, .*atif.*, got 'yaml'$",
+        match=r"^provider 'command': option 'trace_format': expected one of auto, "
+        r".*atif.*, got 'yaml'$",
     ):
         CommandProvider(command=f"{sys.executable} -V", trace_format="yaml")
 

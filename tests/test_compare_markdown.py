@@ -1,4 +1,5 @@
-"""``compare --markdown`` writes a PR comment: names from the runs are text there, never links, mentions, code or HTML;
+"""``compare --markdown`` writes a PR comment: names from the runs are text there, never
+links, mentions, code or HTML;
 and ``compare``'s and ``export``'s output files are never written through a link."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`profiler compare --fail-on newly-failing[:Npp]` on a crafted pair of runs: per scenario, in JUnit and Markdown."""
+"""`profiler compare --fail-on newly-failing[:Npp]` on a crafted pair of runs: per
+scenario, in JUnit and Markdown."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Shell completion as the README documents it: click's `_PROFILER_COMPLETE` protocol on the real script."""
+"""Shell completion as the README documents it: click's `_PROFILER_COMPLETE` protocol on
+the real script."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The ``composite`` scorer: prefixed checks, summed counts, failures isolated, judge passed through."""
+"""The ``composite`` scorer: prefixed checks, summed counts, failures isolated, judge
+passed through."""
 
 from __future__ import annotations
 

@@ -224,7 +224,8 @@ def test_binary_profile_is_one_line(tmp_path):
 def test_mode_settings_of_the_wrong_type(tmp_path):
     profile = write_profile(
         tmp_path,
-        "modes:\n  a: {environment: [X]}\n  b: {provider_overrides: [1]}\nscenarios: {path: scenarios}\n",
+        "modes:\n  a: {environment: [X]}\n  b: {provider_overrides: "
+        "[1]}\nscenarios: {path: scenarios}\n",
     )
     problems = problems_of(profile)
     assert any(

@@ -1,5 +1,7 @@
-"""A secret given to a docker job is not kept in the container's configuration (``docker inspect``, the daemon's
-files on disk): the job's shell reads it from a private file it then deletes; a task image with no shell
+"""A secret given to a docker job is not kept in the container's configuration (``docker
+inspect``, the daemon's
+files on disk): the job's shell reads it from a private file it then deletes; a task
+image with no shell
 gets the host's, bound in."""
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from profiler_core.sandbox import Job, SandboxSettings, confine
 from profiler_core.sandbox.containers import container_pid
 from profiler_core.util.descendants import descendants
 
-#: their containers are named profiler-*: they run beside no other test that counts those (tests/test_sandbox.py)
+#: their containers are named profiler-*: they run beside no other test that counts
+#: those (tests/test_sandbox.py)
 pytestmark = pytest.mark.xdist_group("containers")
 
 SECRET = "sk-test-0123456789abcdef-not-real"

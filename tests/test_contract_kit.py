@@ -1,4 +1,5 @@
-"""The contract test kit (profiler_core.testing): every built-in component passes it, broken ones are caught."""
+"""The contract test kit (profiler_core.testing): every built-in component passes it,
+broken ones are caught."""
 
 from __future__ import annotations
 
@@ -163,7 +164,8 @@ def test_config_mode_resolver(check_mode_resolver):
 
 
 def _resolver_with(modes):
-    # check_mode_resolver's own `modes=` names the modes to resolve; the resolver's options go through a factory.
+    # check_mode_resolver's own `modes=` names the modes to resolve; the resolver's
+    # options go through a factory.
     def build():
         return ConfigModeResolver(modes)
 
@@ -255,7 +257,8 @@ KIT_TESTED = {
     "importers": set(IMPORTER_SAMPLES),
     "scenario_formats": {"ghx"},
 }
-#: Components checked elsewhere against a real program or a task folder, not by the kit: the file that does.
+#: Components checked elsewhere against a real program or a task folder, not by the kit:
+#: the file that does.
 TESTED_ELSEWHERE = {
     ("providers", "claude-code"): "test_claude_code_provider.py",
     ("providers", "codex"): "test_codex_provider.py",
@@ -475,7 +478,8 @@ class KeyErrorResolver:
 def test_kit_catches_a_resolver_raising_the_wrong_error(check_mode_resolver):
     with pytest.raises(
         ContractError,
-        match="mode resolver 'key-error': resolve of an unknown mode raised KeyError, expected UnknownModeError",
+        match="mode resolver 'key-error': resolve of an unknown mode raised "
+        "KeyError, expected UnknownModeError",
     ):
         check_mode_resolver(KeyErrorResolver, modes=["fast"])
 
@@ -557,7 +561,8 @@ def test_kit_catches_bad_scenario_formats(check_scenario_format):
         check_scenario_format(LooseFormat, samples=[{"id": "a", "prompt": "p"}])
     with pytest.raises(
         ContractError,
-        match=r"scenario format 'attribute-error': sample-0.json \(id broken\) raised AttributeError",
+        match=r"scenario format 'attribute-error': sample-0.json \(id broken\) raised "
+        r"AttributeError",
     ):
         check_scenario_format(
             AttributeErrorFormat, samples=[{"id": "a", "prompt": "p"}]
@@ -624,7 +629,8 @@ def test_a_plugin_module_with_a_heavy_import_is_named(tmp_path, monkeypatch):
     (tmp_path / "slow_plugin.py").write_text("import slow_dependency\n")
     # A heavy client library's import: 80 ms of CPU.
     (tmp_path / "slow_dependency.py").write_text(
-        "import time\nstart = time.process_time()\nwhile time.process_time() - start < 0.08:\n    pass\n"
+        "import time\nstart = time.process_time()\nwhile time.process_time() - "
+        "start < 0.08:\n    pass\n"
     )
     monkeypatch.setenv(
         "PYTHONPATH",
@@ -632,6 +638,7 @@ def test_a_plugin_module_with_a_heavy_import_is_named(tmp_path, monkeypatch):
     )
     with pytest.raises(
         ContractError,
-        match=r"'slow_plugin': importing it costs \d+ ms \(budget 50 ms\); costliest imports: slow_dependency",
+        match=r"'slow_plugin': importing it costs \d+ ms \(budget 50 ms\); costliest "
+        r"imports: slow_dependency",
     ):
         check_plugin_import_cost("slow_plugin", tries=1)

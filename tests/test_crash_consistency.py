@@ -1,4 +1,5 @@
-"""SIGKILL at random points, resume each time: every cell exactly once, every row with its trace, no temporary file left (issue 15)."""
+"""SIGKILL at random points, resume each time: every cell exactly once, every row with
+its trace, no temporary file left (issue 15)."""
 
 from __future__ import annotations
 

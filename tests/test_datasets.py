@@ -1,4 +1,5 @@
-"""Harbor datasets by name: a registry file, git repositories the test makes (file:// URLs), the cache keyed by commit.
+"""Harbor datasets by name: a registry file, git repositories the test makes (file://
+URLs), the cache keyed by commit.
 
 Offline: every repository is a local one, every URL ``file://``.
 """
@@ -44,7 +45,8 @@ def git(*args: str, cwd: Path) -> str:
 
 @pytest.fixture
 def world(tmp_path, monkeypatch):
-    """A task repository with two commits (v1: fix-median; v2: also add-cli-flag, fix-median's prompt changed) and a registry."""
+    """A task repository with two commits (v1: fix-median; v2: also add-cli-flag,
+    fix-median's prompt changed) and a registry."""
     repo = tmp_path / "tasks-repo"
     (repo / "tasks").mkdir(parents=True)
     git("init", "-q", "-b", "main", cwd=repo)

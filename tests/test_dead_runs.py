@@ -1,4 +1,5 @@
-"""Nothing outlives the profiler: SIGTERM is a clean stop, and a SIGKILLed run's containers and folders go at the next start.
+"""Nothing outlives the profiler: SIGTERM is a clean stop, and a SIGKILLed run's
+containers and folders go at the next start.
 
 Real ``profiler run`` subprocesses with a docker sandbox: the ``oracle``
 provider runs a task's reference solution (``sleep``) in a container, the
@@ -19,7 +20,8 @@ import yaml
 from tests.sandbox_runtimes import docker_daemon, require
 from tests.scripted.agent_runs import profiler, start_profiler
 
-#: their containers are named profiler-*: they run beside no other test that counts those (tests/test_sandbox.py)
+#: their containers are named profiler-*: they run beside no other test that counts
+#: those (tests/test_sandbox.py)
 pytestmark = pytest.mark.xdist_group("containers")
 
 LABEL = "agent-profiler.run"
@@ -32,7 +34,8 @@ def docker(tmp_path_factory):
 
 
 def _task_profile(root: Path, sandbox: str = "docker") -> Path:
-    """One Harbor task whose reference solution sleeps (no Dockerfile: the host image), run by the oracle in docker."""
+    """One Harbor task whose reference solution sleeps (no Dockerfile: the host image),
+    run by the oracle in docker."""
     task = root / "tasks" / "sleepy"
     (task / "environment").mkdir(parents=True)
     (task / "tests").mkdir()

@@ -137,7 +137,8 @@ def test_demo_modes_differ_significantly(tmp_path):
 
 
 def test_the_stop_demo_ends_decided_long_before_its_maximum(tmp_path):
-    """examples/demo/stop.yaml: its real effect (40% on cost and time) is decided in 6-12 rounds (docs/planning.md)."""
+    """examples/demo/stop.yaml: its real effect (40% on cost and time) is decided in
+    6-12 rounds (docs/planning.md)."""
     import trio
 
     from profiler_core.config.loader import load_profile

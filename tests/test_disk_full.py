@@ -1,4 +1,5 @@
-"""A write that the file system refuses (full disk, file size limit) names the file and marks the run `failed` (issue 15.13).
+"""A write that the file system refuses (full disk, file size limit) names the file and
+marks the run `failed` (issue 15.13).
 
 A full disk is simulated by a real kernel limit: RLIMIT_FSIZE (set in the child
 before it starts the profiler) makes every write past N bytes fail with EFBIG,

@@ -1,8 +1,11 @@
-"""A third-party execution environment: one module and one entry point, built into a wheel, pip-installed into a
+"""A third-party execution environment: one module and one entry point, built into a
+wheel, pip-installed into a
 fresh venv, then a Harbor task run through it end to end (and its own tests use the contract kit).
 
-The plugin (tests/fixtures/environment_plugin/agent_profiler_keeper.py) keeps one Docker container per trial
-running and ``docker exec``s into it; nothing of it lives in profiler_core. Under ``CI=true`` a Docker daemon
+The plugin (tests/fixtures/environment_plugin/agent_profiler_keeper.py) keeps one Docker
+container per trial
+running and ``docker exec``s into it; nothing of it lives in profiler_core. Under
+``CI=true`` a Docker daemon
 that cannot start fails this test.
 """
 
@@ -83,7 +86,8 @@ def _wheel(tmp_path: Path) -> Path:
 
 
 def _venv(tmp_path: Path, wheel: Path) -> Path:
-    """A fresh venv with the plugin's wheel installed; profiler_core and its dependencies come from this test environment."""
+    """A fresh venv with the plugin's wheel installed; profiler_core and its
+    dependencies come from this test environment."""
     venv = tmp_path / "venv"
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True

@@ -1,4 +1,5 @@
-"""Execution environments as a plugin contract: the built-ins pass the contract kit on real trials; bad kinds are one line.
+"""Execution environments as a plugin contract: the built-ins pass the contract kit on
+real trials; bad kinds are one line.
 
 Each built-in (``none``, ``bwrap``, ``docker``, ``podman``) is registered
 through ``profiler_register_environments`` and driven by
@@ -127,7 +128,8 @@ def test_settings_accept_a_plugin_kind_and_refuse_a_bad_name_in_one_line():
     assert SandboxSettings(sandbox="my-sandbox").sandbox == "my-sandbox"
     with pytest.raises(
         SandboxError,
-        match=r"^execution.sandbox: expected one of none, bwrap, docker, podman or a plugin's environment id, got 'No Way'$",
+        match=r"^execution.sandbox: expected one of none, bwrap, docker, podman or a "
+        r"plugin's environment id, got 'No Way'$",
     ):
         SandboxSettings(sandbox="No Way")
     with pytest.raises(

@@ -1,4 +1,5 @@
-"""Error lines: `validate` refuses what `run` refuses, long values are cut, JSON errors read "at line" (issue 15.13)."""
+"""Error lines: `validate` refuses what `run` refuses, long values are cut, JSON errors
+read "at line" (issue 15.13)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def test_validate_refuses_a_provider_override_that_run_refuses(tmp_path):
     assert validate.returncode == 1
     (line, count) = validate.stderr.splitlines()
     assert line.startswith(
-        "Error: profile.yaml: modes.b.provider_overrides: provider 'simulated': unknown option(s) bogus_option"
+        "Error: profile.yaml: modes.b.provider_overrides: provider "
+        "'simulated': unknown option(s) bogus_option"
     )
     assert count == "1 problem(s) found"
     run = _profiler(

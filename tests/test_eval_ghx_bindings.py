@@ -87,7 +87,8 @@ def scenario(
 
 def test_prompt_and_inputs_are_filled_and_exact_values_stay_raw():
     s = scenario(
-        "Review PR #{{pr_number}} ({{ head }}) in {{owner}}/{{repo_name}} about {{term}}; labels {{labels}}",
+        "Review PR #{{pr_number}} ({{ head }}) in {{owner}}/{{repo_name}} "
+        "about {{term}}; labels {{labels}}",
         {
             "owner": "{{owner}}",
             "name": "{{repo_name}}",
@@ -164,19 +165,22 @@ def test_without_a_manifest_the_files_repo_still_gives_owner_and_name():
             "Fix {{nope}}",
             {},
             {},
-            "scenario pr-bind-001: prompt: unknown variable {{nope}} (known: owner, repo, repo_name)",
+            "scenario pr-bind-001: prompt: unknown variable {{nope}} (known: "
+            "owner, repo, repo_name)",
         ),
         (
             "x",
             {"a": {"b": ["{{nope}}"]}},
             {},
-            "scenario pr-bind-001: assertions.checkpoints[0].input.a.b[0]: unknown variable {{nope}}",
+            "scenario pr-bind-001: assertions.checkpoints[0].input.a.b[0]: "
+            "unknown variable {{nope}}",
         ),
         (
             "x",
             {},
             {"n": "pr.numbr"},
-            "scenario pr-bind-001: fixture.bindings.n: 'pr.numbr': path 'numbr': segment 'numbr' not found",
+            "scenario pr-bind-001: fixture.bindings.n: 'pr.numbr': path "
+            "'numbr': segment 'numbr' not found",
         ),
         (
             "x",
@@ -209,7 +213,8 @@ def test_a_fixture_missing_from_the_manifest_names_the_seed():
     )
     with pytest.raises(
         BindingError,
-        match=r"fixture 'pr_with_mixed_threads' is not in the manifest \(seed 'seed-1' has: issue, other_repo, pr\)",
+        match=r"fixture 'pr_with_mixed_threads' is not in the manifest \(seed "
+        r"'seed-1' has: issue, other_repo, pr\)",
     ):
         bind_scenario(s, MANIFEST)
     with pytest.raises(BindingError, match="no fixture manifest to bind from"):
@@ -256,8 +261,11 @@ def test_variables_seen_without_a_manifest():
         {"pr_number": "pr.number"},
     )
     assert unbound_variables(s, ("run_id",)) == [
-        "scenario pr-bind-001: prompt: unknown variable {{typo}} (bindings: owner, pr_number, repo, repo_name, run_id)",
-        "scenario pr-bind-001: assertions.checkpoints[0].input: unknown variable {{other}} (bindings: owner, pr_number, repo, repo_name, run_id)",
+        "scenario pr-bind-001: prompt: unknown variable {{typo}} (bindings: "
+        "owner, pr_number, repo, repo_name, run_id)",
+        "scenario pr-bind-001: assertions.checkpoints[0].input: unknown "
+        "variable {{other}} (bindings: owner, pr_number, repo, repo_name, "
+        "run_id)",
     ]
 
 

@@ -175,7 +175,8 @@ def test_failures_are_results_with_a_reason(world):
     missing = run(caps, "issue.view", {**BASE, "issueNumber": 999})
     assert missing == CapabilityResult(
         ok=False,
-        error="issue.view: GraphQL IssueView: GraphQL error: Could not resolve to an Issue with the number of 999.",
+        error="issue.view: GraphQL IssueView: GraphQL error: Could not resolve to an "
+        "Issue with the number of 999.",
     )
     assert "unknown capability 'issue.delete'" in run(caps, "issue.delete", BASE).error
     assert (
@@ -230,7 +231,8 @@ def test_ghx_cli_executor_passes_task_and_input(tmp_path):
     )
     failing = _fake_ghx(
         tmp_path,
-        "import json; print(json.dumps({'ok': False, 'error': {'code': 'NOT_FOUND', 'message': 'no such issue'}}))",
+        "import json; print(json.dumps({'ok': False, 'error': {'code': "
+        "'NOT_FOUND', 'message': 'no such issue'}}))",
     )
     assert (
         trio.run(GhxCliExecutor(failing).run, "issue.view", {}).error == "no such issue"

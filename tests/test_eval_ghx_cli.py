@@ -249,7 +249,8 @@ def test_errors_are_one_line(standin, tmp_path):
     assert denied.returncode == 1
     assert (
         denied.stderr.strip()
-        == "Error: fixture 'issue': POST /repos/octo/eval-sandbox/issues: HTTP 403 Resource not accessible by integration"
+        == "Error: fixture 'issue': POST /repos/octo/eval-sandbox/issues: HTTP "
+        "403 Resource not accessible by integration"
     )
     unknown = profiler(
         "eval", "fixture", "seed", "--repo", REPO, "--name", "wiki_page", "--dry-run"
@@ -278,8 +279,8 @@ def test_check_reports_every_problem(standin, tmp_path):
     )
     assert any("scenario bad-001: fixture 'release_v1': no seeder" in e for e in errors)
     assert any(
-        "scenario bad-002: fixture.bindings.n: 'pr.number' names fixture 'pr', which is not in fixture.requires"
-        in e
+        "scenario bad-002: fixture.bindings.n: 'pr.number' names fixture 'pr', "
+        "which is not in fixture.requires" in e
         for e in errors
     )
     assert "3 problem(s) found" in result.stderr
@@ -378,6 +379,6 @@ def test_check_names_what_is_wrong_with_the_manifest(tmp_path):
     no_repo = profiler("eval", "check", str(config))
     assert no_repo.returncode == 1
     assert (
-        f"Error: {config}: extensions.fixtures.repo: required, the sandbox repository (owner/name) the fixtures live in"
-        in no_repo.stderr
+        f"Error: {config}: extensions.fixtures.repo: required, the sandbox "
+        "repository (owner/name) the fixtures live in" in no_repo.stderr
     )

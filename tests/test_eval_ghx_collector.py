@@ -18,7 +18,8 @@ from profiler_core import (
 )
 from profiler_eval_ghx.collector import METRICS, GhxCollector, classify, shell_command
 
-#: An eval scenario (the collector counts only those): the extensions the ghx format gives every scenario.
+#: An eval scenario (the collector counts only those): the extensions the ghx format
+#: gives every scenario.
 SCENARIO = Scenario(
     id="issue-close-001",
     name="x",

@@ -110,7 +110,8 @@ def agent_script(body: dict[str, Any]) -> Reply:
 
 
 def write_project(folder: Path, base_url: str, binary: Path) -> Path:
-    """An eval project: one ghx-format scenario, modes ghx and baseline, fixtures seeded when missing."""
+    """An eval project: one ghx-format scenario, modes ghx and baseline, fixtures seeded
+    when missing."""
     (folder / "scenarios").mkdir()
     (folder / "scenarios" / "issue-close-001.json").write_text(json.dumps(SCENARIO))
     config = {
@@ -178,7 +179,8 @@ def test_one_mode_closes_the_issue_and_the_other_does_not(tmp_path):
         ghx, baseline = rows["ghx"], rows["baseline"]
         assert ghx["success"] is True and ghx.get("error") is None, ghx
         assert baseline["success"] is False and baseline.get("error") is None, baseline
-        # The scorer read GitHub back: closed after the ghx session, still open after the baseline one.
+        # The scorer read GitHub back: closed after the ghx session, still open after
+        # the baseline one.
         assert [d["actual"] for d in ghx["checkpointDetails"]] == ["CLOSED"]
         assert [d["actual"] for d in baseline["checkpointDetails"]] == ["OPEN"]
 

@@ -1,4 +1,5 @@
-"""GitHub failures reach the terminal as single lines without githubkit's traceback or the token (issue 31.15)."""
+"""GitHub failures reach the terminal as single lines without githubkit's traceback or
+the token (issue 31.15)."""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ def test_a_token_echoed_by_the_server_is_masked(standin, tmp_path):
     assert result.returncode == 1
     assert MAIN_TOKEN not in result.stderr + result.stdout
     assert result.stderr.strip() == (
-        f"Error: fixture 'issue': POST /repos/{REPO}/issues: HTTP 422 Validation Failed: bad credential [REDACTED] for this repo"
+        f"Error: fixture 'issue': POST /repos/{REPO}/issues: HTTP 422 "
+        "Validation Failed: bad credential [REDACTED] for this repo"
     )
 
 
@@ -121,7 +123,8 @@ def test_a_5xx_while_reading_labels_before_a_reset_is_one_masked_line_and_no_wri
         and MAIN_TOKEN not in result.output
     )
     assert result.output.splitlines() == [
-        f"Error: fixture 'issue': issue #1 cannot be read: GET /repos/{REPO}/issues/1: HTTP 503 unavailable for [REDACTED]"
+        "Error: fixture 'issue': issue #1 cannot be read: GET "
+        f"/repos/{REPO}/issues/1: HTTP 503 unavailable for [REDACTED]"
     ]
     assert [r[:3] for r in standin.log[before:]] == [
         ("GET", f"/repos/{REPO}/issues/1", 503)

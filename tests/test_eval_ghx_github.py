@@ -1,4 +1,5 @@
-"""GitHub access through githubkit against the stand-in server: base URL, token, retries, app auth."""
+"""GitHub access through githubkit against the stand-in server: base URL, token,
+retries, app auth."""
 
 from __future__ import annotations
 
@@ -47,7 +48,9 @@ def test_rest_and_graphql_reach_the_server_with_the_token(standin):
             "POST", "/repos/octo/eval-sandbox/issues", json={"title": "hello"}
         )
         data = await client.graphql(
-            "query IssueView($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { issue(number: $number) { id } } }",
+            "query IssueView($owner: String!, $name: String!, $number: Int!) { "
+            "repository(owner: $owner, name: $name) { issue(number: $number) { "
+            "id } } }",
             {"owner": "octo", "name": "eval-sandbox", "number": issue["number"]},
         )
         return issue, data

@@ -25,7 +25,8 @@ REPO = "octo/eval-sandbox"
 
 
 def _bind(scenario, manifest, variables):
-    """Test binder: fills `{{var}}` from the fixture bindings (the real rules live in bindings.py)."""
+    """Test binder: fills `{{var}}` from the fixture bindings (the real rules live in
+    bindings.py)."""
     need = scenario_fixture(scenario)
     values = {}
     for var, target in need.bindings.items():
@@ -110,8 +111,8 @@ def test_before_run_names_missing_fixtures_and_the_seed_command(world):
     message = str(info.value)
     assert message.startswith("missing fixtures: issue, pr (not in ")
     assert (
-        f"profiler eval fixture seed --repo {REPO} --manifest {tmp_path / 'fixtures' / 'm.json'} --name issue --name pr"
-        in message
+        f"profiler eval fixture seed --repo {REPO} --manifest "
+        f"{tmp_path / 'fixtures' / 'm.json'} --name issue --name pr" in message
     )
     # A manifest with only one of them still names the other.
     write_manifest(
@@ -253,7 +254,8 @@ def test_after_scenario_failures_are_raised_once(world):
     )
     scenario = _scenario("s-001", ["issue"], seedPerIteration=True)
     run = _run(tmp_path, [scenario])
-    # No githubkit retries of the 500s here (its backoff is 1s, 4s, 9s): the hook's own handling is under test.
+    # No githubkit retries of the 500s here (its backoff is 1s, 4s, 9s): the hook's own
+    # handling is under test.
     hooks = EvalHooks(
         binder=_bind, client_factory=lambda: GitHubClient.from_env(max_retries=0)
     )

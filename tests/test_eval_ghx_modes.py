@@ -1,4 +1,5 @@
-"""The eval mode resolver: PATH, SKILL.md search order, MCP config reaching the provider, the token never written."""
+"""The eval mode resolver: PATH, SKILL.md search order, MCP config reaching the
+provider, the token never written."""
 
 from __future__ import annotations
 
@@ -187,7 +188,8 @@ def test_baseline_is_plain_gh_with_json(places):
 def test_unknown_mode_and_bad_options(places):
     with pytest.raises(
         UnknownModeError,
-        match=r"unknown mode 'ghxx'; did you mean 'ghx'\? \(the eval resolver knows: ghx, mcp, baseline\)",
+        match=r"unknown mode 'ghxx'; did you mean 'ghx'\? \(the eval resolver knows: "
+        r"ghx, mcp, baseline\)",
     ):
         resolver(places).resolve("ghxx")
     with pytest.raises(

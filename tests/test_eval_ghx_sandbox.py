@@ -41,7 +41,8 @@ def world(tmp_path):
         manifest = trio.run(
             lambda: seed_fixtures(client, SANDBOX, ["pr", "issue"], seed_id="s1")
         )
-        # Someone else's repository: an issue, a pull-request-like branch, and main moved on by a commit.
+        # Someone else's repository: an issue, a pull-request-like branch, and main
+        # moved on by a commit.
         precious = server.repo(OTHER)
         old_main = precious.refs["main"]
         precious.refs["main"] = precious.add_commit(
@@ -101,7 +102,8 @@ def test_reset_and_cleanup_refuse_a_manifest_naming_another_repository(world):
 
 
 def _writes(server, before):
-    """The requests after ``before`` that change something on GitHub (reads are allowed: labels are read before writing)."""
+    """The requests after ``before`` that change something on GitHub (reads are allowed:
+    labels are read before writing)."""
     return [r for r in server.log[before:] if r[0] != "GET"]
 
 
@@ -112,7 +114,8 @@ def _one_line_refusal(info) -> str:
 
 
 def _seeded_elsewhere(manifest):
-    """A manifest wholly "seeded" in the other repository, its issue fixture pointing at their closed bug #1.
+    """A manifest wholly "seeded" in the other repository, its issue fixture pointing at
+    their closed bug #1.
 
     Its labels claim the fixture label, so nothing in the file itself gives it away.
     """
@@ -172,8 +175,8 @@ def test_an_item_without_the_fixture_label_on_github_is_neither_reopened_relabel
             trio.run(call)
         message = _one_line_refusal(info)
         assert (
-            f"issue #1 in {OTHER} (fixture 'issue') does not carry the label '{EVAL_LABEL}' on GitHub"
-            in message
+            f"issue #1 in {OTHER} (fixture 'issue') does not carry the label "
+            f"'{EVAL_LABEL}' on GitHub" in message
         )
         assert "nothing was changed on GitHub" in message
     assert _writes(server, before) == []
@@ -197,7 +200,8 @@ def test_a_maintainers_issue_in_the_sandbox_is_not_touched_and_neither_is_the_re
             "PATCH", f"/repos/{SANDBOX}/issues/{theirs}", json={"state": "closed"}
         )
     )
-    # The pr fixture is genuine and its branch has moved: a reset would write to it, were the manifest not refused whole.
+    # The pr fixture is genuine and its branch has moved: a reset would write to it,
+    # were the manifest not refused whole.
     pr = manifest.fixtures["pr"]
     sandbox.refs[pr.branch] = moved = sandbox.add_commit(
         "agent", sandbox.refs[pr.branch], {"x.txt": "x\n"}
@@ -346,7 +350,8 @@ def test_the_cli_takes_the_sandbox_from_the_user_and_refuses_in_one_line(world):
             ["--repo", SANDBOX],
             in_sandbox,
             {},
-            f"Error: refused: issue #{theirs} in {SANDBOX} (fixture 'issue') does not carry the label",
+            f"Error: refused: issue #{theirs} in {SANDBOX} (fixture 'issue') "
+            "does not carry the label",
             True,
         ),
     ]
@@ -399,7 +404,8 @@ def test_a_run_needs_a_configured_sandbox_before_any_session(world):
     before = len(server.log)
     with pytest.raises(
         FixtureError,
-        match=rf"^{re.escape(str(profile))}: extensions.fixtures.repo: required, the sandbox repository",
+        match=rf"^{re.escape(str(profile))}: extensions.fixtures.repo: required, the "
+        r"sandbox repository",
     ):
         trio.run(hooks.before_run, run)
     assert server.log[before:] == []

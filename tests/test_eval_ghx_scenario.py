@@ -1,4 +1,5 @@
-"""Eval scenarios: the file format, every problem reported at once, selection, and the trip through core's Scenario."""
+"""Eval scenarios: the file format, every problem reported at once, selection, and the
+trip through core's Scenario."""
 
 from __future__ import annotations
 
@@ -116,7 +117,8 @@ def test_a_scenario_file_reads_with_its_defaults(tmp_path):
                     "bindings": {"n": "issue.number"},
                 }
             },
-            "$.fixture.bindings: expected 'n' to be a path starting with a required fixture (pr), got 'issue.number'",
+            "$.fixture.bindings: expected 'n' to be a path starting with a "
+            "required fixture (pr), got 'issue.number'",
         ),
         (
             {
@@ -201,7 +203,8 @@ def test_every_bad_file_is_reported_at_once(tmp_path):
     assert problems[1].startswith(f"{bad_field}: $.timeoutMs: expected a value > 0")
     assert (
         problems[2]
-        == f"{duplicate}: $.id: duplicate scenario id 'issue-close-001' (also in {tmp_path / 'a-good.json'})"
+        == f"{duplicate}: $.id: duplicate scenario id 'issue-close-001' (also in "
+        f"{tmp_path / 'a-good.json'})"
     )
     assert str(info.value) == "\n".join(problems)
 
@@ -310,7 +313,8 @@ def test_core_scenario_carries_the_eval_parts_in_extensions_and_back(tmp_path):
 def test_a_plain_core_scenario_is_not_an_eval_scenario():
     with pytest.raises(
         ProfilerError,
-        match=r"scenario 'x': not an eval scenario \(extensions lack category, difficulty, assertions",
+        match=r"scenario 'x': not an eval scenario \(extensions lack category, "
+        r"difficulty, assertions",
     ):
         from_core_scenario(Scenario(id="x", name="x", prompt="p"))
 

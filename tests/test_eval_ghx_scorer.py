@@ -368,7 +368,8 @@ def test_a_bad_path_and_unbound_variables_fail_with_a_reason():
     )
     assert (
         result.details[1].error
-        == "input still holds {{issue_number}}, {{owner}}: the scenario was not bound to the fixture manifest"
+        == "input still holds {{issue_number}}, {{owner}}: the scenario was not "
+        "bound to the fixture manifest"
     )
     assert [task for task, _ in executor.calls] == [
         "pr.threads.list"
@@ -498,7 +499,8 @@ def test_custom_with_an_unknown_scorer_or_no_registry(registry):
     )
     with pytest.raises(
         ConfigError,
-        match=r"checkpoints\[0\].condition.scorer: unknown scorer 'labels-hlod'; did you mean 'labels-hold'\?",
+        match=r"checkpoints\[0\].condition.scorer: unknown scorer 'labels-hlod'; did "
+        r"you mean 'labels-hold'\?",
     ):
         CheckpointScorer(
             executor=FakeExecutor(ANSWERS), registry=registry
@@ -554,6 +556,7 @@ def test_a_core_scenario_needs_only_its_assertions():
     )
     with pytest.raises(
         ProfilerError,
-        match=r"scenario 's-002': extensions.assertions: \$\.checkpoints\[0\]\.condition: required field missing",
+        match=r"scenario 's-002': extensions.assertions: "
+        r"\$\.checkpoints\[0\]\.condition: required field missing",
     ):
         CheckpointScorer(executor=FakeExecutor(ANSWERS)).check_scenario(broken)

@@ -1,4 +1,5 @@
-"""A first verified comparison in one command: `profiler init --agent X --example tasks`, then `profiler run`.
+"""A first verified comparison in one command: `profiler init --agent X --example
+tasks`, then `profiler run`.
 
 The real OpenCode, Claude Code and Codex programs, confined by bwrap, on the three example
 Harbor tasks, answered by the fake model with the example's own script: the agent really edits
@@ -39,7 +40,8 @@ def _profiler(
 
 
 def test_the_example_tasks_are_those_of_examples_tasks(tmp_path):
-    """The tasks `init --example tasks` writes are examples/tasks, byte for byte (the package keeps a copy)."""
+    """The tasks `init --example tasks` writes are examples/tasks, byte for byte (the
+    package keeps a copy)."""
     from profiler_core.demo.tasks_example import tasks_example_files
 
     files = {

@@ -1,4 +1,5 @@
-"""`profiler export` to DuckDB and Parquet, and `load_run`: the tables say what the run's JSONL files say."""
+"""`profiler export` to DuckDB and Parquet, and `load_run`: the tables say what the
+run's JSONL files say."""
 
 from __future__ import annotations
 
@@ -111,12 +112,15 @@ def test_duckdb_holds_what_the_jsonl_says_and_runs_append(runs, tmp_path):
         }
         assert found == expected
     # The later row of the doubled cell won: it errored and cost 9.
-    assert con.execute("SELECT error_code, cost_total_usd, extensions FROM rows WHERE run_id='run_one' AND mode='a' AND scenario_id='s1' AND iteration=0").fetchone() == \
+    assert con.execute("SELECT error_code, cost_total_usd, extensions FROM rows WHERE "
+        "run_id='run_one' AND mode='a' AND scenario_id='s1' AND iteration=0").fetchone() == \
         ("provider_error", 9.0, '{"score": null, "tag": "x"}')  # fmt: skip
     # A join of rows and tool calls gives each row its toolCalls.total and failed count.
     joined = con.execute(
-        "SELECT r.mode, r.scenario_id, r.iteration, r.tool_calls_total, count(t.name), count(*) FILTER (WHERE NOT t.success), max(t.turn) "
-        "FROM rows r JOIN tool_calls t USING (run_id, model, mode, scenario_id, iteration) WHERE r.run_id = 'run_one' "
+        "SELECT r.mode, r.scenario_id, r.iteration, r.tool_calls_total, "
+        "count(t.name), count(*) FILTER (WHERE NOT t.success), max(t.turn) "
+        "FROM rows r JOIN tool_calls t USING (run_id, model, mode, "
+        "scenario_id, iteration) WHERE r.run_id = 'run_one' "
         "GROUP BY ALL ORDER BY ALL"
     ).fetchall()
     by_cell = {
@@ -186,7 +190,8 @@ def test_missing_extra_and_bad_run_are_one_line(runs, tmp_path):
     assert out.returncode == 1
     assert (
         out.stderr.strip()
-        == "Error: this export needs duckdb, which is not installed: pip install 'agent-profiler[duckdb]'"
+        == "Error: this export needs duckdb, which is not installed: pip install "
+        "'agent-profiler[duckdb]'"
     )
     out = _export("nope", "--to", tmp_path / "x.duckdb", cwd=root)
     assert (
@@ -197,7 +202,10 @@ def test_missing_extra_and_bad_run_are_one_line(runs, tmp_path):
 
 
 def test_import_profiler_core_stays_cheap():
-    code = "import sys, profiler_core; print(sorted(m for m in ('numpy', 'pandas', 'polars', 'duckdb', 'pyarrow', 'starlette') if m in sys.modules))"
+    code = (
+        "import sys, profiler_core; print(sorted(m for m in ('numpy', 'pandas', "
+        "'polars', 'duckdb', 'pyarrow', 'starlette') if m in sys.modules))"
+    )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )

@@ -1,4 +1,5 @@
-"""The fake model (profiler_core.fakemodel, `profiler fake-model`): three APIs on one port, scripts, agents' folders (issue 31.17)."""
+"""The fake model (profiler_core.fakemodel, `profiler fake-model`): three APIs on one
+port, scripts, agents' folders (issue 31.17)."""
 
 from __future__ import annotations
 
@@ -506,7 +507,8 @@ def test_agents_install_runs_npm_with_the_pinned_packages_into_the_cache(tmp_pat
 def test_ci_installs_the_registrys_pinned_versions_and_pins_none_of_its_own():
     script = (ROOT / ".ci" / "install-agents").read_text()
     assert "config/agents.toml" in script and not re.findall(r"@\d+\.\d+", script)
-    # The script's own reading of the table (stdlib only: it runs before the venv exists) gives the registry's packages.
+    # The script's own reading of the table (stdlib only: it runs before the venv
+    # exists) gives the registry's packages.
     snippet = script.split("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0]
     done = subprocess.run(
         [sys.executable, "-", "packages"],

@@ -1,4 +1,5 @@
-"""After the README's main command, its other commands (`report RUN_ID`, `view`, `analyze`, `traces export`) find the run from the root (issue 31.16)."""
+"""After the README's main command, its other commands (`report RUN_ID`, `view`,
+`analyze`, `traces export`) find the run from the root (issue 31.16)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def profiler(
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory):
-    """A folder laid out as the repository, after `profiler run examples/demo/profile.yaml` (one repetition)."""
+    """A folder laid out as the repository, after `profiler run
+    examples/demo/profile.yaml` (one repetition)."""
     root = tmp_path_factory.mktemp("checkout")
     shutil.copytree(
         ROOT / "examples" / "demo",
@@ -73,7 +75,8 @@ def test_report_of_a_run_id_from_the_root_finds_the_demo_run(checkout):
 
 
 def test_view_from_the_root_opens_the_newest_run_and_a_named_one(checkout, tmp_path):
-    """After `profiler run examples/demo/profile.yaml` from the root, `profiler view` serves that run's folder."""
+    """After `profiler run examples/demo/profile.yaml` from the root, `profiler view`
+    serves that run's folder."""
     import signal
     import subprocess
     import sys

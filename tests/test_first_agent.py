@@ -1,4 +1,5 @@
-"""A newcomer's first real agent: `profiler init --agent X` + `profiler fake-model` + `profiler run` (issue 31.17).
+"""A newcomer's first real agent: `profiler init --agent X` + `profiler fake-model` +
+`profiler run` (issue 31.17).
 
 The real OpenCode, Claude Code and Codex programs, found by `profiler` itself in the
 checkout's `.agents/` (from `bash .ci/install-agents`), answered by the fake model on
@@ -68,7 +69,8 @@ def test_init_fake_model_and_run_with_the_real_agent(tmp_path, agent):
             timeout=60,
         )
         assert init.returncode == 0, init.stderr
-        # bwrap is installed in CI and on the developers' machines: the newcomer's agent runs confined.
+        # bwrap is installed in CI and on the developers' machines: the newcomer's agent
+        # runs confined.
         assert (
             "\n  sandbox: bwrap " in (tmp_path / "first" / "profile.yaml").read_text()
         )
@@ -104,7 +106,8 @@ def test_init_fake_model_and_run_with_the_real_agent(tmp_path, agent):
     for row in rows:
         assert row.get("error") is None and row["success"], row.get("error")
         if acp:
-            # An ACP adapter may make calls of its own (a title): the tokens are the wire's, whatever their number.
+            # An ACP adapter may make calls of its own (a title): the tokens are the
+            # wire's, whatever their number.
             assert (
                 row["tokens"]["total"]
                 == row["extensions"]["wire"]["tokens"]["total"]
@@ -147,7 +150,8 @@ def test_without_a_working_bwrap_the_profile_says_how_to_confine_the_agent():
 
 @pytest.mark.parametrize("agent", list(PROGRAMS))
 def test_a_forgotten_fake_model_is_one_line_in_seconds(tmp_path, agent):
-    """`profiler init --agent X`, then `profiler run` without starting the fake model: one line naming the
+    """`profiler init --agent X`, then `profiler run` without starting the fake model:
+    one line naming the
     endpoint before any session, not minutes of an agent retrying (it cost a new user 9 minutes)."""
     program = PROGRAMS[agent]
     agent_binary(program)

@@ -1,4 +1,5 @@
-"""A new user's first hour, the small things (issue 31.20): one metric name, unknown costs, ghx metrics, hints, summaries."""
+"""A new user's first hour, the small things (issue 31.20): one metric name, unknown
+costs, ghx metrics, hints, summaries."""
 
 from __future__ import annotations
 
@@ -274,7 +275,8 @@ def test_mode_and_scenario_typos_get_did_you_mean(tmp_path):
     )
 
 
-# -- small things -----------------------------------------------------------------------------------
+# -- small things
+# -----------------------------------------------------------------------------------
 
 
 def test_a_glob_of_results_leaves_out_the_analysis_files(tmp_path):

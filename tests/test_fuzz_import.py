@@ -1,4 +1,5 @@
-"""Fuzzing `profiler import` (every format): any file gives rows or one error line per file, never a traceback,
+"""Fuzzing `profiler import` (every format): any file gives rows or one error line per
+file, never a traceback,
 and an import with any invalid input writes nothing (issue 15.12)."""
 
 from __future__ import annotations

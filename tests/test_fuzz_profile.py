@@ -1,4 +1,5 @@
-"""Fuzzing the profile loader and `profiler validate`: any profile or scenario file gives a config or one
+"""Fuzzing the profile loader and `profiler validate`: any profile or scenario file
+gives a config or one
 ProfilerError line per problem, never another exception (issue 15.12)."""
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ SCENARIO_FILES = sorted(
 
 @st.composite
 def hostile_project(draw: st.DrawFn) -> tuple[str, str | None, str | None]:
-    """(profile text, scenario file name, scenario text): the demo with hostile values or damaged text."""
+    """(profile text, scenario file name, scenario text): the demo with hostile values
+    or damaged text."""
     kind = draw(
         st.sampled_from(
             ["profile-values", "profile-text", "scenario-values", "scenario-text"]

@@ -1,4 +1,5 @@
-"""Fuzzing the report reader: any results file gives a report, bad rows skipped with their line named,
+"""Fuzzing the report reader: any results file gives a report, bad rows skipped with
+their line named,
 or one ProfilerError line; never another exception (issue 15.12)."""
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ def test_one_unusable_row_is_skipped_with_its_line_named(tmp_path, path, value):
     ],
 )
 def test_half_an_emoji_becomes_u_fffd_with_its_line_named(tmp_path, path, value, kept):
-    """A lone surrogate is replaced where the row is read (issue 31.14); the row stays unless its type is wrong."""
+    """A lone surrogate is replaced where the row is read (issue 31.14); the row stays
+    unless its type is wrong."""
     row = json.loads(json.dumps(ROWS[3]))
     parent = row
     for key in path[:-1]:

@@ -1,4 +1,5 @@
-"""A ghx capability run through the shell is a tool of its own for the analyzers (``ghx:pr.review.submit``)."""
+"""A ghx capability run through the shell is a tool of its own for the analyzers
+(``ghx:pr.review.submit``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Harbor task directories (``scenarios: {format: harbor}``), the ``oracle`` provider and the example tasks, in bwrap.
+"""Harbor task directories (``scenarios: {format: harbor}``), the ``oracle`` provider
+and the example tasks, in bwrap.
 
 The example tasks (``examples/tasks``) must pass their own verifiers when the
 oracle runs their reference solutions, and fail them under the simulated
@@ -154,7 +155,10 @@ def _break_toml(task: Path) -> str:
 
 def _break_timeout(task: Path) -> str:
     (task / "task.toml").write_text('[agent]\ntimeout_sec = "soon"\n')
-    return f"{task / 'task.toml'}: [agent].timeout_sec: expected a number of seconds > 0, got 'soon'"
+    return (
+        f"{task / 'task.toml'}: [agent].timeout_sec: expected a number of seconds > "
+        "0, got 'soon'"
+    )
 
 
 def _break_workspace(task: Path) -> str:
@@ -180,7 +184,10 @@ def _terminal_bench(task: Path) -> str:
 
 def _bad_name(task: Path) -> str:
     task.rename(task.parent / "bad name")
-    return f"{task.parent / 'bad name'}: the folder's name is the scenario id: expected letters, digits"
+    return (
+        f"{task.parent / 'bad name'}: the folder's name is the scenario id: "
+        "expected letters, digits"
+    )
 
 
 @pytest.mark.parametrize(
@@ -210,7 +217,8 @@ def test_harbor_tasks_without_a_sandbox_are_refused_before_anything_runs(tmp_pat
     _task(tmp_path)
     path = _profile(tmp_path, sandbox="none")
     expected = (
-        f"Error: {path}: execution.sandbox: none cannot run task-a: their commands use /tests, /logs/verifier, /solution, "
+        f"Error: {path}: execution.sandbox: none cannot run task-a: their "
+        "commands use /tests, /logs/verifier, /solution, "
         "which exist only inside a sandbox (set execution.sandbox to bwrap, docker or podman)"
     )
     for command in ("validate", "run"):
@@ -358,7 +366,8 @@ def test_verifier_and_solution_failures_are_errors_of_their_own(tmp_path):
 
 
 def test_a_scenario_file_may_use_mounts_a_reward_and_a_solution_too(tmp_path):
-    """The same pieces without Harbor's layout: paths relative to the scenario file, checked to stay inside its folder."""
+    """The same pieces without Harbor's layout: paths relative to the scenario file,
+    checked to stay inside its folder."""
     require("bwrap")
     scenarios = tmp_path / "scenarios"
     for folder in ("repo", "checks", "answer"):
@@ -418,8 +427,8 @@ def test_a_scenario_file_may_use_mounts_a_reward_and_a_solution_too(tmp_path):
     result = CliRunner().invoke(cli, ["validate", str(path)])
     assert result.exit_code == 1
     assert (
-        f"Error: {scenarios / 'set-two.json'}: $.verify[0].mounts./checks: '../elsewhere' is outside the scenario folder"
-        in result.output
+        f"Error: {scenarios / 'set-two.json'}: $.verify[0].mounts./checks: "
+        "'../elsewhere' is outside the scenario folder" in result.output
     )
 
 
@@ -438,13 +447,15 @@ def test_the_runner_hides_the_tasks_tests_and_solution_and_the_runs_folders_from
         Path("reports").resolve(),
     )
     assert hidden[:4] == expected
-    # and the git folders of the checkout holding the tasks (their history holds the tests too), when there is one
+    # and the git folders of the checkout holding the tasks (their history holds the
+    # tests too), when there is one
     assert all(p.name == ".git" or "/.git" in str(p) for p in hidden[4:]), hidden[4:]
 
 
 @pytest.fixture
 def outside_tmp():
-    """A folder neither under /tmp (bwrap gives a fresh one, which hides everything there anyway) nor the home."""
+    """A folder neither under /tmp (bwrap gives a fresh one, which hides everything
+    there anyway) nor the home."""
     folder = Path(tempfile.mkdtemp(prefix="profiler-test-", dir="/var/tmp"))
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
@@ -489,7 +500,8 @@ def _git_repo(folder: Path) -> None:
 def test_an_agent_in_bwrap_cannot_read_hidden_tests_the_solution_or_the_runs_records(
     outside_tmp,
 ):
-    """The oracle's solution runs where an agent would: it must not reach any answer at its host path."""
+    """The oracle's solution runs where an agent would: it must not reach any answer at
+    its host path."""
     require("bwrap")
     root = outside_tmp
     scenarios = root / "scenarios"

@@ -1,4 +1,5 @@
-"""Harbor conformance, the task-parsing side: every rule of Harbor's task format read into the trial model.
+"""Harbor conformance, the task-parsing side: every rule of Harbor's task format read
+into the trial model.
 
 The task folders under ``tests/fixtures/harbor_conformance`` (one per rule) parse into the fields
 the trial runtime reads; a folder that is not a valid task is left out with one line naming its
@@ -60,7 +61,8 @@ def _load(name: str) -> Scenario:
     return load_task(FIXTURES / name, timeout_default_ms=1_000)
 
 
-# -- the dataset: good folders load, the bad one is left out with one line ----------------------------------
+# -- the dataset: good folders load, the bad one is left out with one line
+# ----------------------------------
 
 
 def test_every_conformance_task_parses_and_the_bad_folder_is_left_out_with_one_line():
@@ -68,7 +70,8 @@ def test_every_conformance_task_parses_and_the_bad_folder_is_left_out_with_one_l
     assert sorted(s.id for s in scenarios) == GOOD
     assert failed == {"bad-timeout"}
     assert left_out == [
-        f"{FIXTURES / 'bad-timeout' / 'task.toml'}: [agent].timeout_sec: expected a number of seconds > 0, got 'soon'"
+        f"{FIXTURES / 'bad-timeout' / 'task.toml'}: [agent].timeout_sec: "
+        "expected a number of seconds > 0, got 'soon'"
     ]
     for scenario in scenarios:
         assert from_json(to_json(scenario), Scenario) == scenario
@@ -123,8 +126,11 @@ def test_validate_lists_the_folders_it_left_out_and_accepts_the_rest(tmp_path):
         if line.startswith("warning: left out: ")
     ]
     assert warnings == [
-        f"warning: left out: {folder / 'bad-timeout' / 'task.toml'}: [agent].timeout_sec: expected a number of seconds > 0, got 'soon'",
-        f"warning: left out: {folder / 'not-toml' / 'task.toml'}: not valid TOML: Expected ']' at the end of a table declaration (at line 1, column 7)",
+        f"warning: left out: {folder / 'bad-timeout' / 'task.toml'}: "
+        "[agent].timeout_sec: expected a number of seconds > 0, got 'soon'",
+        f"warning: left out: {folder / 'not-toml' / 'task.toml'}: not valid "
+        "TOML: Expected ']' at the end of a table declaration (at line 1, "
+        "column 7)",
     ]
     assert "  scenarios:   2 (canary, reward-counts)" in result.output.splitlines()
     assert (
@@ -159,7 +165,8 @@ def test_when_every_selected_folder_is_bad_the_profile_is_refused_with_their_lin
 
 
 def test_every_conformance_task_that_parses_runs():
-    """Multi-step tasks, separate verifiers (a step's too) and compose tasks all run: none is left out."""
+    """Multi-step tasks, separate verifiers (a step's too) and compose tasks all run:
+    none is left out."""
     reasons = {name: not_run_yet(_load(name)) for name in GOOD}
     assert reasons == {
         "agent-user": None,
@@ -176,7 +183,8 @@ def test_every_conformance_task_that_parses_runs():
     }
 
 
-# -- one rule each ---------------------------------------------------------------------------------------------
+# -- one rule each
+# ---------------------------------------------------------------------------------------------
 
 
 def test_environment_env_workdir_resources_and_a_case_insensitive_os():
@@ -315,7 +323,8 @@ def test_a_step_without_its_own_tests_or_solution_uses_the_tasks(tmp_path):
 
 
 def test_a_steps_own_tests_are_laid_over_the_tasks(tmp_path):
-    """Harbor uploads the task's tests/ and then the step's own over it (src/harbor/verifier/verifier.py)."""
+    """Harbor uploads the task's tests/ and then the step's own over it
+    (src/harbor/verifier/verifier.py)."""
     task = _tasks(tmp_path, "multi-step") / "multi-step"
     (task / "tests").mkdir()
     (task / "tests" / "helper.sh").write_text("true\n")
@@ -381,7 +390,8 @@ def test_templates_in_verifier_and_solution_env_are_kept_and_expanded_at_run_tim
     with pytest.raises(ConfigError) as raised:
         expand_env(verifier.env, {})
     assert str(raised.value) == (
-        "env INDEX_URL: ${CONFORMANCE_INDEX_URL} is not set in the environment and has no default (write ${CONFORMANCE_INDEX_URL:-default})"
+        "env INDEX_URL: ${CONFORMANCE_INDEX_URL} is not set in the environment "
+        "and has no default (write ${CONFORMANCE_INDEX_URL:-default})"
     )
 
 
@@ -441,7 +451,8 @@ def test_older_memory_and_storage_sizes(tmp_path):
     assert (environment.memory_mb, environment.storage_mb) == (2048, 512)
 
 
-# -- bad input: one line each, naming the file and the field -------------------------------------------------------
+# -- bad input: one line each, naming the file and the field
+# -------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -449,11 +460,13 @@ def test_older_memory_and_storage_sizes(tmp_path):
     [
         (
             '[environment]\nnetwork_mode = "offline"\n',
-            "[environment].network_mode: expected one of public, no-network, allowlist, got 'offline'",
+            "[environment].network_mode: expected one of public, no-network, "
+            "allowlist, got 'offline'",
         ),
         (
             '[environment]\nnetwork_mode = "public"\nallowed_hosts = ["a.b"]\n',
-            "[environment].allowed_hosts: only valid with network_mode = \"allowlist\", got 'public'",
+            "[environment].allowed_hosts: only valid with network_mode = "
+            "\"allowlist\", got 'public'",
         ),
         (
             '[agent]\nallowed_hosts = ["https://pypi.org/simple"]\n',
@@ -506,11 +519,13 @@ def test_older_memory_and_storage_sizes(tmp_path):
         ),
         (
             '[[steps]]\nname = "s"\nmin_reward = "high"\n',
-            "[[steps]] 's' min_reward: expected a number or a table of reward names to numbers, got 'high'",
+            "[[steps]] 's' min_reward: expected a number or a table of reward "
+            "names to numbers, got 'high'",
         ),
         (
             'artifacts = ["/app/../etc"]\n',
-            "artifacts: expected paths (or tables with a source path, without ..), got '/app/../etc'",
+            "artifacts: expected paths (or tables with a source path, without "
+            "..), got '/app/../etc'",
         ),
     ],
 )
@@ -533,7 +548,8 @@ def test_a_step_whose_folder_or_instruction_is_missing_is_one_line(tmp_path):
         load_task(task, timeout_default_ms=1)
     assert (
         str(raised.value)
-        == f"{task / 'steps' / 'extend'}: missing (the folder of the step 'extend' named in [[steps]])"
+        == f"{task / 'steps' / 'extend'}: missing (the folder of the step 'extend' "
+        "named in [[steps]])"
     )
     (task / "steps" / "extend").mkdir()
     with pytest.raises(
@@ -549,7 +565,8 @@ def test_a_step_without_any_test_script_is_one_line(tmp_path):
     with pytest.raises(ConfigError) as raised:
         load_task(task, timeout_default_ms=1)
     assert str(raised.value) == (
-        f"{task / 'steps' / 'write' / 'tests' / 'test.sh'} (or {task / 'tests' / 'test.sh'}): missing (the task's verifier)"
+        f"{task / 'steps' / 'write' / 'tests' / 'test.sh'} (or "
+        f"{task / 'tests' / 'test.sh'}): missing (the task's verifier)"
     )
 
 
@@ -576,13 +593,15 @@ def test_the_new_fields_leave_the_json_of_existing_tasks_unchanged():
     }
 
 
-# -- Dockerfiles: COPY --from is checked offline like FROM ------------------------------------------------------
+# -- Dockerfiles: COPY --from is checked offline like FROM
+# ------------------------------------------------------
 
 
 def test_copy_from_an_image_is_a_base_image_but_not_from_a_stage(tmp_path):
     (tmp_path / "Dockerfile").write_text(
         "FROM localhost/a:1 AS build\nCOPY --from=build /x /x\nCOPY --from=0 /y /y\n"
-        "COPY --chown=1 --from=localhost/b:2 /z /z\nCOPY --from=${IMG} /w /w\nCOPY plain /p\nFROM localhost/a:1\n"
+        "COPY --chown=1 --from=localhost/b:2 /z /z\nCOPY --from=${IMG} /w "
+        "/w\nCOPY plain /p\nFROM localhost/a:1\n"
     )
     assert base_images(tmp_path / "Dockerfile") == ["localhost/a:1", "localhost/b:2"]
     assert base_images(FIXTURES / "env-workdir" / "environment" / "Dockerfile") == [
@@ -590,7 +609,8 @@ def test_copy_from_an_image_is_a_base_image_but_not_from_a_stage(tmp_path):
     ]
 
 
-# -- the CI's base image and the fixtures on it, for real --------------------------------------------------------
+# -- the CI's base image and the fixtures on it, for real
+# --------------------------------------------------------
 
 
 def test_the_base_image_script_says_in_one_line_when_docker_cannot_run(tmp_path):
@@ -608,13 +628,15 @@ def test_the_base_image_script_says_in_one_line_when_docker_cannot_run(tmp_path)
     )
     assert done.returncode == 0 and done.stdout == ""
     assert done.stderr == (
-        "build-base-image: docker cannot run here (no client or no daemon), so localhost/agent-profiler-debian:bookworm "
+        "build-base-image: docker cannot run here (no client or no daemon), so "
+        "localhost/agent-profiler-debian:bookworm "
         "was not built; the Harbor conformance runs need it\n"
     )
 
 
 def _base_image() -> None:
-    """Docker with the base image; fails in CI (.ci/run builds it), skips on a developer's machine."""
+    """Docker with the base image; fails in CI (.ci/run builds it), skips on a
+    developer's machine."""
     require("docker")
     if not docker_answers():
         pytest.skip("the Docker daemon does not answer")
@@ -635,7 +657,8 @@ def _base_image() -> None:
 
 @pytest.fixture(scope="module")
 def images():
-    """Each fixture's image, built offline (``--pull=false``) on the base image; removed afterwards."""
+    """Each fixture's image, built offline (``--pull=false``) on the base image; removed
+    afterwards."""
     _base_image()
     built: dict[str, str] = {}
     yield built
@@ -705,7 +728,8 @@ def _docker(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
 
 
 def _trial(images: dict[str, str], name: str, *, solve: bool) -> str:
-    """One trial as Harbor lays it out, in a plain container: the oracle (or nothing), then the verifier; its reward."""
+    """One trial as Harbor lays it out, in a plain container: the oracle (or nothing),
+    then the verifier; its reward."""
     scenario = _load(name)
     env = scenario.environment
     image = _image(images, Path(env.dockerfile).parent)
@@ -804,7 +828,9 @@ def test_run_says_which_folders_it_left_out_before_it_starts(tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     expected = (
-        f"warning: left out: {tmp_path / 'tasks' / 'bad-timeout' / 'task.toml'}: [agent].timeout_sec: "
+        "warning: left out: "
+        f"{tmp_path / 'tasks' / 'bad-timeout' / 'task.toml'}: "
+        "[agent].timeout_sec: "
         "expected a number of seconds > 0, got 'soon'"
     )
     assert lines.count(expected) == 1, result.output
@@ -880,7 +906,8 @@ def test_an_unknown_id_is_compared_with_every_task_folder_not_only_the_selected_
     )
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        f"Error: {tmp_path / 'profile.yaml'}: scenarios.ids: unknown scenario id(s) reward-count; did you mean 'reward-counts'? "
+        f"Error: {tmp_path / 'profile.yaml'}: scenarios.ids: unknown scenario "
+        "id(s) reward-count; did you mean 'reward-counts'? "
         "(found: bad-timeout, canary, reward-counts)",
         "1 problem(s) found",
     ]

@@ -1,8 +1,12 @@
-"""A custom agent (``agent_import_path``, tests/scripted/harbor_agent.py) calling ``profiler fake-model`` through the ``harbor`` provider.
+"""A custom agent (``agent_import_path``, tests/scripted/harbor_agent.py) calling
+``profiler fake-model`` through the ``harbor`` provider.
 
-The agent runs in Harbor's own interpreter, asks the scripted model on 127.0.0.1, and runs its shell call in
-Harbor's podman environment; Harbor's verifier judges the task. Our rows must equal what ``profiler import harbor``
-reads from the same job folders, and the model's tokens must come through. Needs Harbor and podman (CI: fails when
+The agent runs in Harbor's own interpreter, asks the scripted model on 127.0.0.1, and
+runs its shell call in
+Harbor's podman environment; Harbor's verifier judges the task. Our rows must equal what
+``profiler import harbor``
+reads from the same job folders, and the model's tokens must come through. Needs Harbor
+and podman (CI: fails when
 missing; elsewhere skips).
 """
 
@@ -42,12 +46,14 @@ def custom_run(tmp_path_factory):
     )
     conf = root / "containers.conf"
     conf.write_text(
-        f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={min(nproc, 4096)}:{min(nproc, 4096)}"]\n'
+        f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", '
+        f'"nproc={min(nproc, 4096)}:{min(nproc, 4096)}"]\n'
     )
     (root / "fake-model.yaml").write_text(SCRIPT)
     model, url = start_fake_model(str(root / "fake-model.yaml"), cwd=root)
     saved = {k: os.environ.get(k) for k in ("CONTAINERS_CONF", "PYTHONPATH")}
-    # Harbor's interpreter imports the agent's module from this folder (harbor run inherits the profiler's environment).
+    # Harbor's interpreter imports the agent's module from this folder (harbor run
+    # inherits the profiler's environment).
     os.environ.update(
         CONTAINERS_CONF=str(conf), PYTHONPATH=str(Path(__file__).parent / "scripted")
     )
@@ -108,7 +114,8 @@ def test_its_tokens_come_through(custom_run):
     root, _ = custom_run
     for row in rows(root, "c"):
         tokens = row["tokens"]
-        # the script's two replies: 190 prompt tokens on the wire, 30 of them cached (Harbor's n_input_tokens
+        # the script's two replies: 190 prompt tokens on the wire, 30 of them cached
+        # (Harbor's n_input_tokens
         # includes them, our input does not), 20 completion tokens
         assert (tokens["input"], tokens["cacheRead"], tokens["output"]) == (
             160,

@@ -1,4 +1,5 @@
-"""One Harbor task in Docker (and Podman), its image built offline from its Dockerfile: the oracle and the real Claude Code.
+"""One Harbor task in Docker (and Podman), its image built offline from its Dockerfile:
+the oracle and the real Claude Code.
 
 The task's Dockerfile builds on the sandbox's offline image of the host's
 toolchain, sets ``TASK_MARKER`` and copies ``calc_source.py`` to
@@ -30,7 +31,8 @@ from tests.scripted.agent_runs import profiler, rows
 from profiler_core.fakemodel import FakeModelServer, Text, ToolCall, steps
 from profiler_core.sandbox.containers import HOST_IMAGE
 
-# One xdist worker runs every test that uses Docker or Podman: they share its daemon and check for leftover containers.
+# One xdist worker runs every test that uses Docker or Podman: they share its daemon and
+# check for leftover containers.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
 
 DOCKERFILE = f"""FROM {HOST_IMAGE}
@@ -60,7 +62,8 @@ AGENT_EDIT = (
 
 @pytest.fixture(scope="module")
 def docker(tmp_path_factory):
-    """A Docker daemon (started here when none runs); the images built by the tests are removed afterwards."""
+    """A Docker daemon (started here when none runs); the images built by the tests are
+    removed afterwards."""
     logs = tmp_path_factory.mktemp("dockerd")
     with docker_daemon(logs):
         before = set(_task_images())
@@ -98,13 +101,15 @@ def _task_images(binary: str = "docker") -> list[str]:
 
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory) -> Path:
-    """A folder with one Harbor task (a fresh token each session, so its image is built, not found)."""
+    """A folder with one Harbor task (a fresh token each session, so its image is built,
+    not found)."""
     root = tmp_path_factory.mktemp("harbor-docker") / "tasks"
     task = root / "docker-calc"
     for part in ("environment", "tests", "solution"):
         (task / part).mkdir(parents=True)
     (task / "task.toml").write_text(
-        '[agent]\ntimeout_sec = 240.0\n[verifier]\ntimeout_sec = 60.0\n[metadata]\ntags = ["docker"]\n'
+        "[agent]\ntimeout_sec = 240.0\n[verifier]\ntimeout_sec = "
+        '60.0\n[metadata]\ntags = ["docker"]\n'
     )
     (task / "instruction.md").write_text(
         "The tests of /app/calc.py fail: add() subtracts. Fix it.\n"
@@ -167,7 +172,8 @@ def test_the_oracle_solves_the_task_in_the_image_built_from_its_dockerfile(
         ("verify:tests", True)
     ]
     workspace = _kept(tmp_path, "o")
-    # The workspace is the image's /app: calc.py (copied there by the Dockerfile), not the environment folder.
+    # The workspace is the image's /app: calc.py (copied there by the Dockerfile), not
+    # the environment folder.
     assert sorted(p.name for p in workspace.iterdir()) == [
         "calc.py",
         "solved-in.txt",

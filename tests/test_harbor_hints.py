@@ -1,4 +1,5 @@
-"""Harbor tasks named the wrong way get one line that says what to write; the oracle is refused before the run."""
+"""Harbor tasks named the wrong way get one line that says what to write; the oracle is
+refused before the run."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ def _profile(
     profile = folder / "profile.yaml"
     profile.write_text(
         f"modes:\n  a: {{system_instructions: x}}\nscenarios:\n  path: {path}{fmt}\n"
-        f"provider: {{id: {provider}, model: sim-small}}\nscorer: {{id: verify}}\nexecution: {{repetitions: 1, warmup: false, sandbox: bwrap}}\n"
+        f"provider: {{id: {provider}, model: sim-small}}\nscorer: {{id: "
+        f"verify}}\nexecution: {{repetitions: 1, warmup: false, sandbox: "
+        f"bwrap}}\n"
     )
     return profile
 

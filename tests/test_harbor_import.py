@@ -1,4 +1,5 @@
-"""`profiler import harbor JOB_DIR...`: Harbor job folders (written after Harbor's models) become runs the rest of the tool reads."""
+"""`profiler import harbor JOB_DIR...`: Harbor job folders (written after Harbor's
+models) become runs the rest of the tool reads."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def test_a_row_per_trial_with_the_verifier_tokens_cost_phases_and_exceptions(tmp
         got["terminus-2", "fix-permissions"],
         got["terminus-2", "count-lines"],
     )
-    # the verifier: reward 1 passes, reward 0 fails, both with Harbor's reward and a verify:harbor check
+    # the verifier: reward 1 passes, reward 0 fails, both with Harbor's reward and a
+    # verify:harbor check
     assert (
         passed["success"],
         passed["reward"],
@@ -149,7 +151,8 @@ def test_a_killed_job_imports_what_finished_and_names_what_did_not(tmp_path):
 
 
 def _broken(tmp_path: Path) -> dict[str, Path]:
-    """Four bad inputs: a folder that is no job, a file, a trial result that is not JSON, a trajectory Harbor's model refuses."""
+    """Four bad inputs: a folder that is no job, a file, a trial result that is not
+    JSON, a trajectory Harbor's model refuses."""
     empty = tmp_path / "not-a-job"
     empty.mkdir()
     bad_json = tmp_path / "bad-json"
@@ -183,8 +186,8 @@ def test_bad_input_is_one_line_each_naming_the_file_and_nothing_is_written(tmp_p
     assert "config.json: not a folder" in errors[1]
     assert "bad-json/fix-permissions__P8xWm2c/result.json: not valid JSON" in errors[2]
     assert (
-        "hello-world__Kq3vT9a/agent/trajectory.json: not a valid ATIF trajectory: $.steps[3].step_id: expected 4"
-        in errors[3]
+        "hello-world__Kq3vT9a/agent/trajectory.json: not a valid ATIF "
+        "trajectory: $.steps[3].step_id: expected 4" in errors[3]
     )
     assert "Traceback" not in out.stderr
     assert not (tmp_path / "r.jsonl").exists()
@@ -210,7 +213,8 @@ def test_as_mode_needs_one_name_per_job(tmp_path):
 
 @pytest.fixture(scope="module")
 def two_jobs(tmp_path_factory):
-    """A job and a rerun of it whose agent costs twice as much and solves as often: two imported runs."""
+    """A job and a rerun of it whose agent costs twice as much and solves as often: two
+    imported runs."""
     root = tmp_path_factory.mktemp("harbor-compare")
     tasks = ["hello-world", "fix-permissions", "count-lines", "sort-csv"]
     base = write_job(root / "jobs" / "base", tasks=tasks, attempts=6, seed=1)
@@ -310,7 +314,8 @@ def test_plan_reads_two_imported_jobs_as_its_pilot(two_jobs, tmp_path):
             json.dumps({"id": task, "name": task, "prompt": "-"})
         )
     (tmp_path / "profile.yaml").write_text(
-        "modes: {baseline: {}, with_skill: {}}\nscenarios: {path: scenarios}\nprovider: {id: simulated, model: claude-sonnet-4-5}\n"
+        "modes: {baseline: {}, with_skill: {}}\nscenarios: {path: "
+        "scenarios}\nprovider: {id: simulated, model: claude-sonnet-4-5}\n"
     )
     plan = profiler("plan", "profile.yaml", "--pilot", "pilot", cwd=tmp_path)
     assert plan.returncode == 0, plan.stdout + plan.stderr
@@ -405,8 +410,8 @@ def test_a_job_killed_before_any_trial_finished_says_so_and_writes_nothing(tmp_p
     out = profiler("import", "harbor", job, "--out", "e.jsonl", cwd=tmp_path)
     assert out.returncode == 1
     assert (
-        "early: the job did not finish: 1 trial(s) have no result (imported the 0 that finished): count-lines__Ll9Ww3d"
-        in out.stderr
+        "early: the job did not finish: 1 trial(s) have no result (imported "
+        "the 0 that finished): count-lines__Ll9Ww3d" in out.stderr
     )
     assert (
         "Error: the job folders hold no finished trial; nothing written" in out.stderr

@@ -1,7 +1,10 @@
-"""What an installed Harbor says of itself: ``profiler agents list`` shows its agents, ``validate`` its environments' missing credentials.
+"""What an installed Harbor says of itself: ``profiler agents list`` shows its agents,
+``validate`` its environments' missing credentials.
 
-Both ask Harbor's own interpreter (providers/harbor_probe.py); the answers are checked against Harbor's own CLI
-(``harbor agents list --json``) and against variables set and unset here. Needs Harbor (``bash .ci/install-harbor``):
+Both ask Harbor's own interpreter (providers/harbor_probe.py); the answers are checked
+against Harbor's own CLI
+(``harbor agents list --json``) and against variables set and unset here. Needs Harbor
+(``bash .ci/install-harbor``):
 in CI a missing one fails the test, elsewhere it skips.
 """
 
@@ -40,7 +43,8 @@ def test_agents_list_shows_the_agents_harbor_itself_lists(tmp_path):
     ).stdout.split()[-1]
     assert (
         lines[head[0]]
-        == f"Harbor {version} ({harbor}): {len(own)} agents, run through provider 'harbor' (option agent):"
+        == f"Harbor {version} ({harbor}): {len(own)} agents, run through provider "
+        "'harbor' (option agent):"
     )
     shown = [name for line in lines[head[0] + 1 :] for name in line.strip().split(", ")]
     assert shown == own and {"oracle", "nop", "terminus-2"} <= set(shown)
@@ -66,8 +70,10 @@ def test_agents_list_says_in_one_line_when_harbor_is_missing(tmp_path, monkeypat
     assert out.returncode == 0, out.stderr
     harbor = [line for line in out.stdout.splitlines() if "Harbor" in line]
     assert harbor == [
-        f"Harbor: not found ('{tmp_path / 'no-venv' / 'harbor'}'; --harbor or $PROFILER_HARBOR names its program): its agents run "
-        "through provider 'harbor' once it is installed in a Python >= 3.12 (bash .ci/install-harbor)"
+        f"Harbor: not found ('{tmp_path / 'no-venv' / 'harbor'}'; --harbor or "
+        "$PROFILER_HARBOR names its program): its agents run "
+        "through provider 'harbor' once it is installed in a Python >= 3.12 "
+        "(bash .ci/install-harbor)"
     ]
 
 
@@ -98,12 +104,14 @@ def _profile(folder, environment: str) -> None:
         (
             "e2b",
             {"E2B_API_KEY": "e2b-test-key"},
-            "E2B requires E2B_API_KEY to be set. Please set this environment variable and try again.",
+            "E2B requires E2B_API_KEY to be set. Please set this environment "
+            "variable and try again.",
         ),
         (
             "daytona",
             {"DAYTONA_API_KEY": "daytona-test-key"},
-            "Daytona requires either DAYTONA_API_KEY, or both DAYTONA_JWT_TOKEN and DAYTONA_ORGANIZATION_ID",
+            "Daytona requires either DAYTONA_API_KEY, or both "
+            "DAYTONA_JWT_TOKEN and DAYTONA_ORGANIZATION_ID",
         ),
         (
             "modal",
@@ -129,7 +137,10 @@ def test_validate_says_in_one_line_when_the_environment_lacks_its_credentials(
     out = profiler(tmp_path, "validate", "profile.yaml")
     assert out.returncode == 1
     errors = [line for line in out.stderr.splitlines() if line.startswith("Error:")]
-    prefix = f"Error: profile.yaml: provider.id: provider 'harbor': environment '{environment}' is not ready: {says}"
+    prefix = (
+        "Error: profile.yaml: provider.id: provider 'harbor': environment "
+        f"'{environment}' is not ready: {says}"
+    )
     assert len(errors) == 1 and errors[0].startswith(prefix), out.stderr
     assert "Traceback" not in out.stderr and out.stderr.count("\n") == 2, (
         out.stderr
@@ -164,7 +175,8 @@ def test_a_harbor_program_whose_interpreter_has_no_harbor_is_one_line(tmp_path):
     assert out.returncode == 0, out.stderr
     harbor = [line for line in out.stdout.splitlines() if line.startswith("Harbor")]
     assert len(harbor) == 1 and harbor[0].startswith(
-        f"Harbor: {fake}: {sys.executable} could not ask Harbor (is it installed there, and >= 0.26?): "
+        f"Harbor: {fake}: {sys.executable} could not ask Harbor (is it "
+        "installed there, and >= 0.26?): "
     )
     assert "PackageNotFoundError" in harbor[0]
 
@@ -180,6 +192,7 @@ def test_validate_checks_the_environment_a_mode_picks_through_its_overrides(
     out = profiler(tmp_path, "validate", "profile.yaml")
     assert out.returncode == 1
     assert [line for line in out.stderr.splitlines() if line.startswith("Error:")] == [
-        "Error: profile.yaml: modes.remote.provider_overrides: provider 'harbor': environment 'e2b' is not ready: "
+        "Error: profile.yaml: modes.remote.provider_overrides: provider "
+        "'harbor': environment 'e2b' is not ready: "
         "E2B requires E2B_API_KEY to be set. Please set this environment variable and try again."
     ]

@@ -1,8 +1,12 @@
-"""The ``harbor`` provider: cells run as real Harbor trials (Harbor's CLI in its own Python >= 3.12), read back by the importer.
+"""The ``harbor`` provider: cells run as real Harbor trials (Harbor's CLI in its own
+Python >= 3.12), read back by the importer.
 
-Needs Harbor (``bash .ci/install-harbor``, or ``PROFILER_HARBOR_PYTHON``) and podman: in CI a missing one
-fails the test, elsewhere it skips. The task is written here (a shell-only one, so any base image with bash
-serves); its base image is ``$PROFILER_HARBOR_BASE_IMAGE``, else the offline Debian image when podman has it,
+Needs Harbor (``bash .ci/install-harbor``, or ``PROFILER_HARBOR_PYTHON``) and podman: in
+CI a missing one
+fails the test, elsewhere it skips. The task is written here (a shell-only one, so any
+base image with bash
+serves); its base image is ``$PROFILER_HARBOR_BASE_IMAGE``, else the offline Debian
+image when podman has it,
 else ``debian:bookworm-slim``.
 """
 
@@ -51,7 +55,8 @@ def write_task(folder: Path, image: str) -> None:
     (folder / "instruction.md").write_text(
         'Create /app/hello.txt containing "Hello, world!".\n'
     )
-    # RUN mkdir: podman builds WORKDIR without the folder, and our runner copies /app out of the image
+    # RUN mkdir: podman builds WORKDIR without the folder, and our runner copies /app
+    # out of the image
     (folder / "environment" / "Dockerfile").write_text(
         f"FROM {image}\nRUN mkdir -p /app\nWORKDIR /app\n"
     )
@@ -59,14 +64,16 @@ def write_task(folder: Path, image: str) -> None:
         '#!/bin/bash\necho "Hello, world!" > /app/hello.txt\n'
     )
     (folder / "tests" / "test.sh").write_text(
-        '#!/bin/bash\nif grep -q "Hello, world!" /app/hello.txt 2>/dev/null; then echo 1 > /logs/verifier/reward.txt; echo "1 passed";\n'
+        '#!/bin/bash\nif grep -q "Hello, world!" /app/hello.txt 2>/dev/null; '
+        'then echo 1 > /logs/verifier/reward.txt; echo "1 passed";\n'
         'else echo 0 > /logs/verifier/reward.txt; echo "1 failed"; fi\n'
     )
 
 
 @pytest.fixture(scope="module")
 def harbor_run(tmp_path_factory):
-    """Two modes of one task, two repetitions each, run through Harbor: the oracle solves it, Harbor's nop agent does not."""
+    """Two modes of one task, two repetitions each, run through Harbor: the oracle
+    solves it, Harbor's nop agent does not."""
     harbor = harbor_program()
     podman = require("podman")
     require("bwrap")
@@ -79,7 +86,8 @@ def harbor_run(tmp_path_factory):
     )
     conf = root / "containers.conf"
     conf.write_text(
-        f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={min(nproc, 4096)}:{min(nproc, 4096)}"]\n'
+        f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", '
+        f'"nproc={min(nproc, 4096)}:{min(nproc, 4096)}"]\n'
     )
     os.environ["CONTAINERS_CONF"] = str(conf)
     (root / "profile.yaml").write_text(
@@ -205,6 +213,8 @@ def test_validate_says_in_one_line_when_harbor_is_missing(tmp_path):
     assert out.returncode == 1
     errors = [line for line in out.stderr.splitlines() if line.startswith("Error:")]
     assert errors == [
-        f"Error: profile.yaml: provider.id: provider 'harbor': the harbor program '{tmp_path / 'no-venv' / 'harbor'}' is not found; "
-        "install Harbor in a Python >= 3.12 (e.g. python3.12 -m venv h && h/bin/pip install harbor) and give option harbor: h/bin/harbor"
+        "Error: profile.yaml: provider.id: provider 'harbor': the harbor "
+        f"program '{tmp_path / 'no-venv' / 'harbor'}' is not found; "
+        "install Harbor in a Python >= 3.12 (e.g. python3.12 -m venv h && "
+        "h/bin/pip install harbor) and give option harbor: h/bin/harbor"
     ]

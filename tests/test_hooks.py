@@ -1,4 +1,5 @@
-"""Hooks are called through pluggy: order, tryfirst/trylast, wrappers, async results, per-plugin isolation."""
+"""Hooks are called through pluggy: order, tryfirst/trylast, wrappers, async results,
+per-plugin isolation."""
 
 from __future__ import annotations
 
@@ -256,7 +257,8 @@ def test_progress_is_synchronous_and_failures_recorded(profiler_plugin_manager):
 
 
 def test_isolation_leaves_pluggys_records_as_registered(profiler_plugin_manager):
-    """Isolation goes through pluggy's public registration: each HookImpl's function is the registered object's."""
+    """Isolation goes through pluggy's public registration: each HookImpl's function is
+    the registered object's."""
     named = Named("a", [])
     profiler_plugin_manager.register(named, "a")
     registered = profiler_plugin_manager.pm.get_plugin("a")

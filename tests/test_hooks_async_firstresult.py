@@ -1,4 +1,5 @@
-"""An async implementation of the firstresult ``before_scenario`` cannot silence the plugins after it (issue 31.6)."""
+"""An async implementation of the firstresult ``before_scenario`` cannot silence the
+plugins after it (issue 31.6)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ CTX = BeforeScenarioContext(
 
 
 class Plugin:
-    """A before_scenario implementation, sync or async, that logs its call and returns ``answer``."""
+    """A before_scenario implementation, sync or async, that logs its call and returns
+    ``answer``."""
 
     def __init__(self, name, log, answer=None, fail=False):
         self.name, self.log, self.answer, self.fail = name, log, answer, fail
@@ -120,7 +122,8 @@ def profiler_before_scenario(ctx):
 
 @pytest.mark.slow
 def test_plugins_on_both_sides_of_eval_ghx_in_entry_point_order_are_called(tmp_path):
-    """``advplug`` sorts before ``eval_ghx`` (called after it), ``zz_advplug`` after (called before it)."""
+    """``advplug`` sorts before ``eval_ghx`` (called after it), ``zz_advplug`` after
+    (called before it)."""
     site = tmp_path / "site"
     for name in ("advplug", "zz_advplug"):
         source = _distribution(

@@ -1,4 +1,5 @@
-"""Issue 44's hot-path helpers give the answers of what they replace: a kept timestamp second, a kept
+"""Issue 44's hot-path helpers give the answers of what they replace: a kept timestamp
+second, a kept
 "not awaitable" class, orjson without OPT_NON_STR_KEYS first, and the redactor's key-shape look."""
 
 from __future__ import annotations

@@ -50,7 +50,8 @@ def invoke(manager, *args):
 
 
 def run_profile(tmp_path: Path, manager, recording: Path) -> Path:
-    """Replay ``recording`` with ``profiler run``: a scenario file per recorded scenario, the recorded model, no warmup."""
+    """Replay ``recording`` with ``profiler run``: a scenario file per recorded
+    scenario, the recorded model, no warmup."""
     sessions = load_sessions(recording.parent.name, recording)
     (model,) = {
         s.model or "unknown" for s in sessions
@@ -80,7 +81,8 @@ def run_profile(tmp_path: Path, manager, recording: Path) -> Path:
                 "output": {
                     "results_dir": str(tmp_path / "results"),
                     "reports_dir": str(tmp_path / "reports"),
-                    "trace_format": "files",  # as import writes them, so the traces compare file by file
+                    # as import writes them, so the traces compare file by file
+                    "trace_format": "files",
                 },
             }
         )
@@ -150,7 +152,8 @@ def test_import_and_run_agree_field_by_field(tmp_path, manager, recording):
 
 
 def test_every_fixture_format_and_a_recorded_error_are_covered():
-    """The parity test above must see each format, and at least one session that ended in an error."""
+    """The parity test above must see each format, and at least one session that ended
+    in an error."""
     assert {p.parent.name for p in RECORDINGS} == {
         "anthropic",
         "claude-code",

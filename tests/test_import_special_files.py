@@ -1,4 +1,5 @@
-"""``profiler import`` reads only regular files: a FIFO does not hang it, ``/dev/zero`` does not grow it without bound."""
+"""``profiler import`` reads only regular files: a FIFO does not hang it, ``/dev/zero``
+does not grow it without bound."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Importing recorded sessions: each format on hand-written files, bad files, and `profiler import`."""
+"""Importing recorded sessions: each format on hand-written files, bad files, and
+`profiler import`."""
 
 from __future__ import annotations
 
@@ -157,7 +158,8 @@ def test_claude_code_api_error_ends_the_session_in_error():
 
 def test_opencode_sums_steps_not_the_last_step_on_the_message():
     s = only("opencode", OPENCODE)
-    # The message's own "tokens" holds only the last step (input 2, output 309): the steps are summed instead.
+    # The message's own "tokens" holds only the last step (input 2, output 309): the
+    # steps are summed instead.
     assert s.result.metrics.tokens == TokenBreakdown(
         input=9, output=1021, reasoning=120, cache_read=31_020, cache_write=6120
     )
@@ -435,7 +437,8 @@ class ScorerPlugin:
 
 @pytest.fixture
 def cli_manager(profiler_plugin_manager):
-    """The CLI's plugin manager (its ctx.obj): built-ins plus the installed analyzers and a test scorer."""
+    """The CLI's plugin manager (its ctx.obj): built-ins plus the installed analyzers
+    and a test scorer."""
     from profiler_builtin_analyzers import plugin as analyzers_plugin
 
     manager = profiler_plugin_manager
@@ -590,7 +593,8 @@ def test_cli_writes_nothing_when_the_scorer_is_unknown_or_the_run_fails(
 def test_cli_sessions_of_several_models_and_uneven_scenarios_are_one_cell_each(
     tmp_path, cli_manager
 ):
-    # refund-001 (2 sessions, gpt-4.1-mini) and overdue-invoice (1 session, o4-mini): a sparse matrix.
+    # refund-001 (2 sessions, gpt-4.1-mini) and overdue-invoice (1 session, o4-mini): a
+    # sparse matrix.
     out = tmp_path / "r.jsonl"
     result = invoke(cli_manager, "openai", OPENAI_RUNS, OPENAI_RESULT, "--out", out)
     assert result.exit_code == 0, result.stderr
@@ -780,7 +784,8 @@ def test_a_killed_imports_staging_folder_is_removed_by_the_next(tmp_path, cli_ma
     ]
 
 
-# -- links planted in the output folder, and what a killed import leaves (issue 31, items 3 and 12) --
+# -- links planted in the output folder, and what a killed import leaves (issue 31,
+# items 3 and 12) --
 
 
 @pytest.mark.parametrize("planted", ["claude.analysis.jsonl", "claude.jsonl"])

@@ -1,4 +1,5 @@
-"""The ``codex`` import format: Codex CLI rollout files (the same parser the codex provider uses)."""
+"""The ``codex`` import format: Codex CLI rollout files (the same parser the codex
+provider uses)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from profiler_core.importers.codex import codex_usage
 from profiler_core.model import ProfileRow, TokenBreakdown
 from profiler_core.storage.store import read_jsonl
 
-#: A real rollout of Codex CLI 0.169.0 driven by the scripted Responses server: reasoning, `cat notes.txt`,
-#: a failing `cat missing-file`, then the answer (usage 1500/1200 cached/40 out/8 reasoning, 1700/1400/30, 1900/1600/25).
+#: A real rollout of Codex CLI 0.169.0 driven by the scripted Responses server:
+#: reasoning, `cat notes.txt`,
+#: a failing `cat missing-file`, then the answer (usage 1500/1200 cached/40 out/8
+#: reasoning, 1700/1400/30, 1900/1600/25).
 NOTES = Path(__file__).parent / "fixtures" / "transcripts" / "codex" / "notes.jsonl"
 
 
@@ -26,7 +29,8 @@ def test_a_rollout_gives_the_sessions_tokens_turns_tools_and_text():
     assert session.model == "gpt-5-codex" and session.format == "codex"
     assert session.prompt == "What do the notes say?"
     assert session.text == "Done: the notes say alpha and beta."
-    # input without the cached part; output without the reasoning part (the Responses API includes both).
+    # input without the cached part; output without the reasoning part (the Responses
+    # API includes both).
     assert session.result.metrics.tokens == TokenBreakdown(
         input=900, cache_read=4200, output=87, reasoning=8
     )
@@ -187,7 +191,8 @@ def test_profiler_import_codex(tmp_path):
 
 
 def test_each_response_of_a_rollout_with_usage_records_is_one_model_call():
-    # Codex 0.169 writes a token_usage_record and a token_count (with last_token_usage) per response: counted once.
+    # Codex 0.169 writes a token_usage_record and a token_count (with last_token_usage)
+    # per response: counted once.
     records = [
         json.loads(line) for line in NOTES.read_text().splitlines() if line.strip()
     ]
@@ -207,7 +212,8 @@ def test_each_response_of_a_rollout_with_usage_records_is_one_model_call():
     )
 
 
-#: Responses of a session that switched gpt-5 -> gpt-5-mini -> gpt-5: (model, input incl. cached, cached, output incl. reasoning, reasoning).
+#: Responses of a session that switched gpt-5 -> gpt-5-mini -> gpt-5: (model, input
+#: incl. cached, cached, output incl. reasoning, reasoning).
 SWITCHED = [
     ("gpt-5", 180_000, 150_000, 4_000, 1_500),
     ("gpt-5-mini", 190_000, 175_000, 2_000, 300),
@@ -218,7 +224,8 @@ SWITCHED = [
 
 
 def switched_rollout(path: Path, *, with_last: bool) -> Path:
-    """A rollout as Codex CLI writes it (token_count events only), one turn_context per model change."""
+    """A rollout as Codex CLI writes it (token_count events only), one turn_context per
+    model change."""
 
     def usage(inp: int, cached: int, out: int, reasoning: int) -> dict[str, int]:
         return {
@@ -281,7 +288,8 @@ def switched_rollout(path: Path, *, with_last: bool) -> Path:
 
 
 def genai_price(model: str, inp: int, cached: int, out: int, reasoning: int) -> float:
-    """One response priced by genai-prices itself (OpenAI's counting: input includes cached, output includes reasoning)."""
+    """One response priced by genai-prices itself (OpenAI's counting: input includes
+    cached, output includes reasoning)."""
     return float(
         calc_price(
             Usage(input_tokens=inp, cache_read_tokens=cached, output_tokens=out), model

@@ -1,4 +1,5 @@
-"""Ctrl-C twice: the profiler always exits 130, at any moment of the cleanup, without a traceback (issue 15.13)."""
+"""Ctrl-C twice: the profiler always exits 130, at any moment of the cleanup, without a
+traceback (issue 15.13)."""
 
 from __future__ import annotations
 

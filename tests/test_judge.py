@@ -1,4 +1,5 @@
-"""The ``openai`` judge provider and the ``llm-judge`` scorer, against a real chat-completions server on 127.0.0.1."""
+"""The ``openai`` judge provider and the ``llm-judge`` scorer, against a real
+chat-completions server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -84,7 +85,8 @@ class ChatServer:
     """Answers POST /v1/chat/completions from a script; records every request."""
 
     def __init__(self) -> None:
-        self.script: list = []  # each: dict body | (status, headers, body) | callable(request) -> one of those
+        # each: dict body | (status, headers, body) | callable(request) -> one of those
+        self.script: list = []
         self.default = None
         self.requests: list[dict] = []
         self._lock = threading.Lock()
@@ -338,7 +340,8 @@ def test_parse_verdicts_edge_cases():
         == 'no JSON object with a "verdicts" list was found'
     )
     found, problems = parse_verdicts(
-        '<think>{"verdicts": [{"id": "a", "passed": false}]}</think>{"verdicts": [{"id": "a", "passed": "yes"}]}'
+        '<think>{"verdicts": [{"id": "a", "passed": '
+        'false}]}</think>{"verdicts": [{"id": "a", "passed": "yes"}]}'
     )
     assert found["a"].passed is True and problems == {}
     found, problems = parse_verdicts(
@@ -473,7 +476,8 @@ def test_api_key_is_sent_as_bearer_and_never_written(
     from profiler_core.config.loader import load_profile
     from profiler_core.runner import options_from_config
 
-    secret = "judgecredvalue-0123456789"  # neither key-shaped nor in a *KEY* variable: only our code protects it
+    # neither key-shaped nor in a *KEY* variable: only our code protects it
+    secret = "judgecredvalue-0123456789"
     monkeypatch.setenv("JUDGE_CRED", secret)
     (tmp_path / "scenarios").mkdir()
     for sid in ("good-001", "bad-001"):

@@ -1,4 +1,5 @@
-"""Components registered by name (``register("package.module:Class", id=...)``): known by id, imported on first use."""
+"""Components registered by name (``register("package.module:Class", id=...)``): known
+by id, imported on first use."""
 
 from __future__ import annotations
 
@@ -85,7 +86,8 @@ def test_a_broken_name_is_one_error_naming_component_plugin_and_target(lazy_modu
     )
     with pytest.raises(
         PluginLoadError,
-        match=r"provider 'ghost' of plugin 'lazy' cannot be loaded from 'no_such_module_anywhere:Agent': ModuleNotFoundError",
+        match=r"provider 'ghost' of plugin 'lazy' cannot be loaded from "
+        r"'no_such_module_anywhere:Agent': ModuleNotFoundError",
     ):
         manager.registry.create("providers", "ghost")
     with pytest.raises(
@@ -153,7 +155,8 @@ def test_built_in_plugins_implement_registration_hooks_only():
 
 @pytest.mark.parametrize("module", sorted(BUILTIN_COMPONENTS))
 def test_the_table_of_built_ins_names_each_class_by_its_own_id(module):
-    """``plugins/builtins.py`` registers by name: each class exists, carries that id and keeps its contract."""
+    """``plugins/builtins.py`` registers by name: each class exists, carries that id and
+    keeps its contract."""
     import importlib
 
     from profiler_core.plugins.contracts import CONTRACTS, missing_methods

@@ -1,4 +1,5 @@
-"""The code passes ruff (C901 included), mypy, pyright and import-linter with the project's configuration (pyproject.toml): they run with the tests, in CI too."""
+"""The code passes ruff (C901 included), mypy, pyright and import-linter with the
+project's configuration (pyproject.toml): they run with the tests, in CI too."""
 
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ def test_import_layers_hold():
 def test_pyright_is_clean():
     """pyright in basic mode ([tool.pyright] in pyproject.toml), beside mypy."""
     pyright = Path(sys.executable).with_name("pyright")
-    # --pythonpath: the imports resolve in the environment running the tests, wherever its venv lives
+    # --pythonpath: the imports resolve in the environment running the tests, wherever
+    # its venv lives
     out = subprocess.run(
         [str(pyright), "--outputjson", "--pythonpath", sys.executable],
         cwd=ROOT,

@@ -1,4 +1,5 @@
-"""A provider calling sys.exit() gets an error row; a blocking cleanup does not hold up a cancelled run (issue 31.10)."""
+"""A provider calling sys.exit() gets an error row; a blocking cleanup does not hold up
+a cancelled run (issue 31.10)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ from profiler_core.testing import FixedScorer
 
 
 class Exiting:
-    """``prompt`` calls sys.exit() on the first attempt of each cell (async, or sync in a worker thread)."""
+    """``prompt`` calls sys.exit() on the first attempt of each cell (async, or sync in
+    a worker thread)."""
 
     id = "exiting"
 
@@ -103,7 +105,8 @@ def test_sys_exit_in_prompt_is_an_error_row_and_the_run_goes_on(
         repetitions=2,
         allowed_retries=1,
     )
-    # The real clock: under MockClock a worker thread's hop lets the clock jump past the cell's timeout.
+    # The real clock: under MockClock a worker thread's hop lets the clock jump past the
+    # cell's timeout.
     result = trio.run(run_profile_suite, options)
     assert result.status == "completed"
     assert [(r.error, r.attempts) for r in result.rows] == [

@@ -86,7 +86,8 @@ def test_a_mapping_still_names_unknown_modes_at_load(tmp_path, profile):
 
 
 def test_cli_mode_beyond_the_list_through_an_installed_resolver(tmp_path):
-    """The same through `profiler run` in a subprocess, with the eval plugin's installed `eval` resolver."""
+    """The same through `profiler run` in a subprocess, with the eval plugin's installed
+    `eval` resolver."""
     import subprocess
     import sys
     from pathlib import Path

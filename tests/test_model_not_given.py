@@ -1,4 +1,5 @@
-"""A model that was not given is unknown: never the simulator's, never priced from its table (issue 16.3)."""
+"""A model that was not given is unknown: never the simulator's, never priced from its
+table (issue 16.3)."""
 
 from __future__ import annotations
 
@@ -87,7 +88,8 @@ def test_an_empty_profile_says_so(tmp_path):
         assert out.returncode == 1
         assert (
             out.stderr.strip()
-            == f"Error: {path}: the profile is empty (it needs at least `modes` and `scenarios`; `profiler init` writes an example)"
+            == f"Error: {path}: the profile is empty (it needs at least `modes` "
+            "and `scenarios`; `profiler init` writes an example)"
         )
 
 

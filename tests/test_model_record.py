@@ -1,4 +1,5 @@
-"""``Record`` gives core's frozen classes attrs' own repr, equality and hash without generating them per class."""
+"""``Record`` gives core's frozen classes attrs' own repr, equality and hash without
+generating them per class."""
 
 from __future__ import annotations
 
@@ -173,7 +174,8 @@ def test_every_record_in_core_is_frozen_and_leaves_the_three_methods_to_record()
     for cls in records:
         props = attrs.inspect(cls)
         where = f"{cls.__module__}.{cls.__qualname__}"
-        # A mutable class must stay unhashable, and attrs' generated methods would make the base's unused.
+        # A mutable class must stay unhashable, and attrs' generated methods would make
+        # the base's unused.
         assert props.is_frozen, f"{where}: a Record must be frozen"
         assert not props.added_repr and not props.added_eq, (
             f"{where}: declare it with repr=False, eq=False"
@@ -183,7 +185,9 @@ def test_every_record_in_core_is_frozen_and_leaves_the_three_methods_to_record()
 def test_no_frozen_core_class_compiles_its_own_methods_unless_it_compares_by_identity():
     for cls in _core_classes():
         if cls.__module__.startswith("profiler_core.stats."):
-            continue  # stats imports nothing of the project (test_stats.py), and a run does not load it
+            # stats imports nothing of the project (test_stats.py), and a run does not
+            # load it
+            continue
         props = attrs.inspect(cls)
         if props.is_frozen and props.added_eq:
             pytest.fail(

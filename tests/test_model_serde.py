@@ -85,7 +85,8 @@ _CLASS_OVERRIDES = {
         m.WorkspaceSpec, path=_text, exclude=st.lists(_text, max_size=2).map(tuple)
     )
     | st.builds(m.WorkspaceSpec, git=_text, ref=st.none() | _text),
-    # An environment kind is a name; `network: none|model` needs a sandbox (the record refuses it without one).
+    # An environment kind is a name; `network: none|model` needs a sandbox (the record
+    # refuses it without one).
     m.SandboxSettings: st.builds(
         m.SandboxSettings,
         sandbox=st.sampled_from(("bwrap", "docker", "podman", "my-kind")),

@@ -707,7 +707,8 @@ def test_langchain_messages_to_dict_form_role_form_and_missing_ids():
         ("hello", r"messages: expected a list of messages, got str"),
         (
             {"foo": []},
-            r"messages: expected a list of messages \(or an object with 'messages'\), got keys \{'foo'\}",
+            r"messages: expected a list of messages \(or an object with "
+            r"'messages'\), got keys \{'foo'\}",
         ),
         ([42], r"messages\[0\]: expected a message object, got int"),
         ([{"foo": 1}], r"messages\[0\]: unrecognised message keys \{'foo'\}"),
@@ -822,7 +823,8 @@ def test_bad_messages_name_what_was_not_understood(raw, message):
                     },
                 }
             ],
-            r"^messages\[0\]\.additional_kwargs\.tool_calls\[0\]\.name: expected a non-empty string",
+            r"^messages\[0\]\.additional_kwargs\.tool_calls\[0\]\.name: "
+            r"expected a non-empty string",
         ),
     ],
 )

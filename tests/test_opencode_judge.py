@@ -1,4 +1,5 @@
-"""The ``opencode`` judge provider: the llm-judge scorer's questions answered by the real OpenCode, on a scripted
+"""The ``opencode`` judge provider: the llm-judge scorer's questions answered by the
+real OpenCode, on a scripted
 model served from 127.0.0.1, with the server started once per run and stopped when the run ends."""
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def test_the_judge_runs_through_opencode_once_per_run(tmp_path):
             row.extensions["judge_calls"] == 1
             and row.extensions["judge_cost_source"] == "provider"
         )
-        # OpenCode's own bill for the scripted usage at the configured prices (USD per million tokens).
+        # OpenCode's own bill for the scripted usage at the configured prices (USD per
+        # million tokens).
         cost = ((PROMPT - CACHED) * 1.0 + CACHED * 0.5 + COMPLETION * 2.0) / 1e6
         assert math.isclose(row.extensions["judge_cost_usd"], cost, rel_tol=1e-9)
         assert (

@@ -1,5 +1,6 @@
 """The OpenCode messages parser (shared by `profiler import opencode` and the live provider), the
-provider's options, and the fake model server the OpenCode tests drive it with. No opencode binary needed."""
+provider's options, and the fake model server the OpenCode tests drive it with. No
+opencode binary needed."""
 
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ def assistant(
 
 
 def session_messages():
-    """The shape of a real session (see agent-wire/opencode/messages.json): a bash call, then the answer."""
+    """The shape of a real session (see agent-wire/opencode/messages.json): a bash call,
+    then the answer."""
     user = {
         "info": {"id": "msg_u", "role": "user", "time": {"created": T0}},
         "parts": [{"type": "text", "text": "Run echo hello."}],
@@ -294,7 +296,8 @@ def test_generated_config_merges_permissions_mcp_and_config():
 def test_missing_binary_is_one_line_with_an_install_hint(tmp_path, monkeypatch):
     with pytest.raises(
         ConfigError,
-        match=r"option 'binary': '/nope/opencode' is not an executable file; install it with `npm install -g opencode-ai`",
+        match=r"option 'binary': '/nope/opencode' is not an executable file; install "
+        r"it with `npm install -g opencode-ai`",
     ):
         OpenCodeProvider(binary="/nope/opencode")
     monkeypatch.delenv("OPENCODE_BIN", raising=False)
@@ -390,7 +393,8 @@ def test_core_registers_the_provider_as_a_builtin():
 
 
 def test_importing_the_provider_leaves_logging_and_httpx_alone():
-    # A library module must not configure the program's logging, nor load httpx before a session needs it.
+    # A library module must not configure the program's logging,
+    # nor load httpx before a session needs it.
     code = (
         "import logging, sys\n"
         "before = {n: logging.getLogger(n).level for n in ('', 'httpx', 'agent_profiler')}\n"

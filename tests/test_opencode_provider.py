@@ -1,4 +1,5 @@
-"""The `opencode` provider driven directly (under trio), against the real opencode and the scripted model:
+"""The `opencode` provider driven directly (under trio), against the real opencode and
+the scripted model:
 the server's isolated environment, abort on timeout, delete on destroy, and a clean shutdown."""
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
             await provider.destroy_session(handle)
             seen["result"], seen["trace"] = result, trace
 
-            # Another provider can use this running server (options.base_url); its shutdown leaves the server alone.
+            # Another provider can use this running server (options.base_url); its
+            # shutdown leaves the server alone.
             guest = OpenCodeProvider(base_url=server.url)
             await guest.init(
                 ProviderConfig(
@@ -98,7 +100,8 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
             await guest.destroy_session(handle)
             await guest.shutdown()
             seen["alive_after_guest"] = process_alive(server.pid)
-            # Three sessions later OpenCode has not fetched its plugin SDK from npm into the fresh home.
+            # Three sessions later OpenCode has not fetched its plugin SDK from npm into
+            # the fresh home.
             sdk_folder = server.home / "config" / "opencode"
             seen["sdk_installed"] = sorted(
                 p.name for p in (sdk_folder / "node_modules").iterdir()
@@ -141,7 +144,8 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
 
 
 def test_a_dropped_connection_waits_for_the_dying_servers_exit_to_name_it():
-    """A killed server closes its sockets a moment before it can be reaped: the error still says it died."""
+    """A killed server closes its sockets a moment before it can be reaped: the error
+    still says it died."""
     import types
 
     import httpx
@@ -150,7 +154,8 @@ def test_a_dropped_connection_waits_for_the_dying_servers_exit_to_name_it():
     from profiler_core.providers.opencode.provider import OpenCodeProvider
 
     class Dying:
-        """A process whose exit shows on the fourth look, as a SIGKILLed one's does a little after its sockets close."""
+        """A process whose exit shows on the fourth look, as a SIGKILLed one's does a
+        little after its sockets close."""
 
         returncode = None
         looks = 0
@@ -176,7 +181,8 @@ def test_a_dropped_connection_waits_for_the_dying_servers_exit_to_name_it():
     async def main():
         with pytest.raises(
             OpenCodeError,
-            match=r"RemoteProtocolError: .*\(the opencode server, pid 4321, exited with status -9\)",
+            match=r"RemoteProtocolError: .*\(the opencode server, pid 4321, exited "
+            r"with status -9\)",
         ):
             await provider._request("GET", "/session/s/message", "/w")
 

@@ -1,4 +1,5 @@
-"""`profiler run` with the `opencode` provider: the real opencode binary against the scripted model server.
+"""`profiler run` with the `opencode` provider: the real opencode binary against the
+scripted model server.
 
 Each test runs the CLI in a subprocess and checks, by PID, that no opencode
 process outlives it.
@@ -62,7 +63,8 @@ def test_two_modes_end_to_end(tmp_path, opencode_bin):
             and row["completionReason"] == "stop"
             and row["success"]
         )
-        # Two model calls of 120 prompt tokens (40 cached) and 15 completion tokens each, net of cache.
+        # Two model calls of 120 prompt tokens (40 cached) and 15 completion tokens
+        # each, net of cache.
         assert row["tokens"] == {
             "input": 160,
             "output": 30,
@@ -72,7 +74,8 @@ def test_two_modes_end_to_end(tmp_path, opencode_bin):
             "total": 270,
             "active": 190,
         }
-        # Priced by OpenCode from the configured model prices: 2 x (80 x 1 + 40 x 0.5 + 15 x 2) / 1e6.
+        # Priced by OpenCode from the configured model prices: 2 x (80 x 1 + 40 x 0.5 +
+        # 15 x 2) / 1e6.
         assert row["cost"]["totalUsd"] == pytest.approx(0.00026)
         assert row["extensions"]["cost_source"] == "provider"
         (call,) = row["toolCalls"]["records"]
@@ -82,7 +85,8 @@ def test_two_modes_end_to_end(tmp_path, opencode_bin):
             and row["extensions"]["latency_model_ms"] > 0
         )
         assert row["checkpointsPassed"] == 1 and row["agentTurns"] == 2
-    # The mode's system instructions reached the model, and the mode's environment the agent's shell.
+    # The mode's system instructions reached the model, and the mode's environment the
+    # agent's shell.
     systems = [r["messages"][0]["content"] for r in requests]
     assert (
         sum("MODE-TERSE" in s for s in systems) == 2
@@ -133,7 +137,8 @@ def test_model_500_gives_a_quick_error_row(tmp_path, opencode_bin):
     (row,) = read_rows(tmp_path)
     assert row["completionReason"] == "error" and row["errorCode"] == "provider_error"
     assert "scripted overload" in row["error"] and "max_model_retries=1" in row["error"]
-    # OpenCode's back-off is ~2 s, then ~4 s: giving up after the second failure is far below the 90 s timeout.
+    # OpenCode's back-off is ~2 s, then ~4 s: giving up after the second failure is far
+    # below the 90 s timeout.
     assert attempts == 2
     assert row["timing"]["wallMs"] < 30_000
     assert run.leftovers() == []
@@ -179,12 +184,14 @@ def test_model_error_fails_fast_and_unpriced_models_are_priced_by_the_profile(
             if "MODE-REFUSED" in r["messages"][0]["content"]
         ]
     refused, unpriced = read_rows(tmp_path)
-    # A non-retryable model error ends the session at once (info.error), with the endpoint's message.
+    # A non-retryable model error ends the session at once (info.error), with the
+    # endpoint's message.
     assert refused["completionReason"] == "error" and "model error" in refused["error"]
     assert "scripted: invalid api key" in refused["error"]
     assert len(refused_requests) == 1
     assert refused["timing"]["wallMs"] < 30_000
-    # OpenCode reports $0 without prices: the profile's prices apply to the wire recorder's calls, and the row says so.
+    # OpenCode reports $0 without prices: the profile's prices apply to the wire
+    # recorder's calls, and the row says so.
     assert (
         unpriced.get("error") is None
         and unpriced["extensions"]["cost_source"] == "wire"

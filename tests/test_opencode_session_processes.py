@@ -1,4 +1,5 @@
-"""A shared OpenCode server cannot carry one session's process into the next: what a session started ends with it.
+"""A shared OpenCode server cannot carry one session's process into the next: what a
+session started ends with it.
 
 The real opencode against the scripted model: the agent's shell call starts a
 daemon that leaves its shell (``setsid``, ``nohup``, ``&``) and would outlive
@@ -47,7 +48,8 @@ def params(iteration: int, workspace: Path) -> CreateSessionParams:
 
 
 def _sleepers(seconds: str) -> list[int]:
-    """Host PIDs of live ``sleep SECONDS`` processes (a sandbox's own PIDs differ: they are found by command line)."""
+    """Host PIDs of live ``sleep SECONDS`` processes (a sandbox's own PIDs differ: they
+    are found by command line)."""
     found = []
     for entry in os.listdir("/proc"):
         try:
@@ -111,8 +113,10 @@ def test_a_daemon_started_in_a_session_ends_with_it_though_the_server_is_shared(
     binary = agent_binary("opencode", "OPENCODE_BIN")
     workspaces = [tmp_path / f"ws{i}" for i in range(2)]
     victim = workspaces[1] / "hidden-tests.txt"
-    # Two ways out of the tool's shell: a new session (setsid), and a plain background job of a subshell; each
-    # sleeps for a number of seconds no other process on the machine does, to be found by its command line.
+    # Two ways out of the tool's shell: a new session (setsid), and a plain background
+    # job of a subshell; each
+    # sleeps for a number of seconds no other process on the machine does, to be found
+    # by its command line.
     # A third rewrites a file of the next session's workspace, as a cheating agent's daemon did.
     marks = [str(3000 + os.getpid() % 1000 * 2 + n) for n in (0, 1)]
     loop = f"while :; do echo rewritten > {victim}; sleep 0.1; done"
@@ -192,7 +196,8 @@ def test_while_another_session_runs_only_the_ended_sessions_processes_end(
     daemon, busy = str(base), f"{base + 1}"
     commands = {
         "ALPHA": f"setsid sh -c 'exec sleep {daemon}' </dev/null >/dev/null 2>&1 & echo ok",
-        # a tool that still runs when the first session ends, until the test releases it (60 s at most)
+        # a tool that still runs when the first session ends, until the test releases it
+        # (60 s at most)
         "BETA": f"sh -c 'exec sleep {busy}' & i=0; "
         "while [ ! -e release ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
         "kill $!; echo ok",

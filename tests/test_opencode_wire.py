@@ -1,4 +1,5 @@
-"""OpenCode behind the wire recorder: each concurrent session's calls are its own, and the server holds no key.
+"""OpenCode behind the wire recorder: each concurrent session's calls are its own, and
+the server holds no key.
 
 The real opencode against the scripted model, through ``profiler run``: two
 scenarios prompt the mode's one server at the same time, each scripted with
@@ -33,7 +34,8 @@ def _scenario(body: dict) -> str:
 
 
 def script(body: dict):
-    """A shell call then a text, each after a second (so the two sessions overlap), at the scenario's usage."""
+    """A shell call then a text, each after a second (so the two sessions overlap), at
+    the scenario's usage."""
     usage = USAGE[_scenario(body)]
     if tool_results(body) == 0:
         return Shell("echo hello", usage=usage, delay_s=1.0)

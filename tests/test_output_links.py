@@ -63,7 +63,8 @@ def test_a_link_at_a_run_file_is_refused_and_its_target_untouched(
     tmp_path, victim, profiler_plugin_manager, name
 ):
     _plant(tmp_path / "results" / name, victim)
-    # A link at the rows or the manifest makes the run look like one that exists (refused as such); any
+    # A link at the rows or the manifest makes the run look like one that exists
+    # (refused as such); any
     # other is refused as a link. Either way nothing is written through it.
     with pytest.raises(
         ProfilerError,
@@ -126,7 +127,8 @@ def test_a_scenario_folder_leading_elsewhere_is_refused_in_the_files_layout(
 def test_the_manifest_is_replaced_not_followed(
     tmp_path, victim, profiler_plugin_manager
 ):
-    """atomic_write_text renames a new file over the name: a link planted there is replaced, its target untouched."""
+    """atomic_write_text renames a new file over the name: a link planted there is
+    replaced, its target untouched."""
     from profiler_core.storage.store import atomic_write_text
 
     link = tmp_path / "results" / "m.json"

@@ -1,4 +1,5 @@
-"""Data never chooses where files go: run ids are checked, other ids become safe distinct names (issue 15.1, 15.8)."""
+"""Data never chooses where files go: run ids are checked, other ids become safe
+distinct names (issue 15.1, 15.8)."""
 
 from __future__ import annotations
 

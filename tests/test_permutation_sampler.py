@@ -1,4 +1,5 @@
-"""The unpaired permutation test's sampler of label shuffles: exact, uniform, and p-values that agree with scipy's.
+"""The unpaired permutation test's sampler of label shuffles: exact, uniform, and
+p-values that agree with scipy's.
 
 The sampler draws each label split as independent random bits, then evens out
 each row's count one uniformly chosen cell at a time (issue 30: the partition of
@@ -107,7 +108,8 @@ def test_p_values_agree_with_scipy_within_monte_carlo_error(parity_dir, alternat
 
 
 def test_the_originals_parity_p_value_within_monte_carlo_error(parity_dir):
-    # The TypeScript original's permutationTest on these values gave p = 0.1245 (anchor-parity/README.md).
+    # The TypeScript original's permutationTest on these values gave p = 0.1245
+    # (anchor-parity/README.md).
     a, b = _inputs(parity_dir)["parity 2 x 500"]
     for seed in (42, 1, 2):
         p = permutation_test(a, b, permutations=10_000, seed=seed).p_value

@@ -1,4 +1,5 @@
-"""``profiler plan`` against a pilot run of the simulated provider, and ``profiler run --dry-run``."""
+"""``profiler plan`` against a pilot run of the simulated provider, and ``profiler run
+--dry-run``."""
 
 from __future__ import annotations
 
@@ -82,7 +83,8 @@ def test_plan_from_a_pilot_run(project, manager):
     )
     assert result.exit_code == 0, result.output
     out = result.output
-    # Two modes, one model: the error is shared by the 3 metrics of the one comparison (family-wise, issue 41).
+    # Two modes, one model: the error is shared by the 3 metrics of the one comparison
+    # (family-wise, issue 41).
     assert (
         "from pilot pilot1 (30 sessions); power 80%, confidence 0.95 shared by 3 tests"
         in out
@@ -93,8 +95,10 @@ def test_plan_from_a_pilot_run(project, manager):
         if line.startswith("better vs baseline")
     }
     assert sorted(lines) == ["cost", "success", "wall_ms"]
-    # The fixed design starts from the normal formula on the pilot's paired cost differences and, since
-    # issue 41, allows for the SD's uncertainty: never fewer rounds than the SD taken as exact, and the
+    # The fixed design starts from the normal formula on the pilot's paired cost
+    # differences and, since
+    # issue 41, allows for the SD's uncertainty: never fewer rounds than the SD taken as
+    # exact, and the
     # range spans the formula at the SD's 10th and 90th percentiles.
     rows = read_jsonl(project / "results/pilot1.jsonl").rows
     pairs = {}
@@ -148,7 +152,8 @@ def test_plan_refuses_bad_input_in_one_line(project, manager):
         ),
         (
             ["--detect", "success:10%"],
-            "Error: --detect 'success:10%': give success's effect as in percentage points (success:10pp)",
+            "Error: --detect 'success:10%': give success's effect as in "
+            "percentage points (success:10pp)",
         ),
         (
             ["--detect", "cost"],
@@ -195,7 +200,8 @@ def test_plan_without_a_pilot_asks_then_runs_one(project, manager):
 
 
 def test_dry_run_prints_the_matrix_and_an_estimate_and_starts_nothing(project, manager):
-    # A pilot of profile.yaml itself, here rather than left by another test: the tests run in any order (xdist).
+    # A pilot of profile.yaml itself, here rather than left by another test: the tests
+    # run in any order (xdist).
     pilot = invoke(
         manager,
         "plan",
@@ -239,7 +245,8 @@ def test_dry_run_without_an_earlier_run(tmp_path, manager):
 
 
 def test_plan_answers_how_many_rows_a_gate_needs(project, manager):
-    """`plan --gate cost:+10%`: the rows per mode two runs like the pilot need for compare to catch a change past it."""
+    """`plan --gate cost:+10%`: the rows per mode two runs like the pilot need for
+    compare to catch a change past it."""
     pilot = read_jsonl(project / "results/pilot1.jsonl").rows
 
     def rows_needed(*extra: str) -> int:
@@ -261,7 +268,8 @@ def test_plan_answers_how_many_rows_a_gate_needs(project, manager):
         )
         return int(line.split("~", 1)[1].split()[0])
 
-    # An independent reckoning: per scenario the log-ratio of two independent runs' means has variance
+    # An independent reckoning: per scenario the log-ratio of two independent runs'
+    # means has variance
     # 2 s² / (n m²); the scenarios average with equal weights; rows = N ((z_a + z_b) se / margin)².
     by_scenario: dict[str, list[float]] = {}
     for r in pilot:

@@ -1,4 +1,5 @@
-"""The cached entry-point scan (plugins/discovery.py): same answer as importlib.metadata, always fresh.
+"""The cached entry-point scan (plugins/discovery.py): same answer as
+importlib.metadata, always fresh.
 
 Each case installs or removes a distribution the way pip leaves it on disk (a
 ``*.dist-info`` folder with ``METADATA`` and ``entry_points.txt`` in a folder

@@ -248,13 +248,15 @@ def test_outside_plugin_wheel_is_discovered_in_a_fresh_venv(tmp_path):
         )
 
     venv = tmp_path / "venv"
-    # No pip of its own (ensurepip alone takes ~3 s of CPU): the pip below comes through _parent_env.pth
+    # No pip of its own (ensurepip alone takes ~3 s of CPU): the pip below comes through
+    # _parent_env.pth
     # and installs into the running interpreter's prefix, the venv.
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True
     )
     python = venv / "bin" / "python"
-    # Dependencies (pluggy, attrs, numpy...) come from this test environment, so nothing is downloaded;
+    # Dependencies (pluggy, attrs, numpy...) come from this test environment, so nothing
+    # is downloaded;
     # the project itself and both plugins are real wheels installed into the new venv.
     venv_site = Path(
         subprocess.run(

@@ -403,7 +403,8 @@ def test_a_third_party_import_format_registers_through_the_hook(
     path = tmp_path / "spans.json"
     path.write_text(
         '{"sessionId": "otel-1", "events": [], "turns": [], "summary": '
-        '{"totalTurns": 0, "totalToolCalls": 0, "totalTokens": {"input": 3, "output": 4}, "totalDuration": 12}}'
+        '{"totalTurns": 0, "totalToolCalls": 0, "totalTokens": {"input": 3, '
+        '"output": 4}, "totalDuration": 12}}'
     )
 
     class OtelImporter:
@@ -466,12 +467,14 @@ def test_validate_reports_a_refused_provider_before_anything_runs(
         '{"id": "s1", "name": "S1", "prompt": "do it"}'
     )
     (tmp_path / "profile.yaml").write_text(
-        "modes: {plain: {}}\nscenarios: {path: scenarios}\nprovider: {id: half}\nscorer: {id: checks}\n"
+        "modes: {plain: {}}\nscenarios: {path: scenarios}\nprovider: {id: "
+        "half}\nscorer: {id: checks}\n"
     )
     _, problems = build_components(
         load_profile(tmp_path / "profile.yaml"), profiler_plugin_manager
     )
     assert problems == [
-        f"{tmp_path / 'profile.yaml'}: provider.id: provider 'half' of plugin 'half-plugin' is refused: "
+        f"{tmp_path / 'profile.yaml'}: provider.id: provider 'half' of plugin "
+        "'half-plugin' is refused: "
         "missing create_session, prompt, export_session, destroy_session, shutdown"
     ]

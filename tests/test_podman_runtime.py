@@ -1,4 +1,5 @@
-"""Podman works where it runs: the user's CONTAINERS_CONF reaches it, and crun gives way to runc on cgroups v1/hybrid hosts."""
+"""Podman works where it runs: the user's CONTAINERS_CONF reaches it, and crun gives way
+to runc on cgroups v1/hybrid hosts."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def test_crun_on_a_v1_or_hybrid_host_gives_way_to_runc_in_one_line(kind):
     assert choice.options == ("--runtime", "/usr/sbin/runc")
     assert (
         choice.line
-        == f"podman: cgroups {kind} host, where crun refuses containers: using runc (/usr/sbin/runc)"
+        == f"podman: cgroups {kind} host, where crun refuses containers: using "
+        "runc (/usr/sbin/runc)"
     )
 
 
@@ -84,7 +86,8 @@ def test_the_users_containers_conf_reaches_podman(monkeypatch, tmp_path):
     "containers"
 )  # a profiler-* container: beside no test that counts them
 def test_a_real_podman_container_reads_the_users_containers_conf(tmp_path, monkeypatch):
-    """An ``env`` set in the user's own containers.conf is seen inside the job's container: podman read that file."""
+    """An ``env`` set in the user's own containers.conf is seen inside the job's
+    container: podman read that file."""
     binary = require("podman")
     conf = tmp_path / "containers.conf"
     system = Path("/etc/containers/containers.conf")
@@ -118,7 +121,8 @@ def test_a_real_podman_container_reads_the_users_containers_conf(tmp_path, monke
     assert os.environ["CONTAINERS_CONF"] == str(conf)
 
 
-# A podman that says it runs crun, logs each command line (and the CONTAINERS_CONF it was given) and succeeds,
+# A podman that says it runs crun, logs each command line (and the CONTAINERS_CONF it
+# was given) and succeeds,
 # except that no trial image exists yet (so it is built).
 _FAKE_PODMAN = """#!/bin/sh
 if [ "$1" = info ]; then echo /usr/bin/crun; exit 0; fi
@@ -131,7 +135,8 @@ exit 0
 
 @pytest.fixture
 def hybrid_crun_host(tmp_path, monkeypatch):
-    """A cgroups hybrid host whose podman is configured with crun; runc installed: ``(podman, runc, log)``."""
+    """A cgroups hybrid host whose podman is configured with crun; runc installed:
+    ``(podman, runc, log)``."""
     from profiler_core.sandbox import podman
 
     bin_dir = tmp_path / "bin"
@@ -197,7 +202,8 @@ def test_with_the_users_containers_conf_a_build_is_podmans_own_and_reads_it(
 def test_a_real_podman_build_runs_its_steps_with_the_chosen_runtime(
     tmp_path, monkeypatch
 ):
-    """With crun said to be podman's runtime on a hybrid host, a real build's RUN step runs under ``--runtime runc``."""
+    """With crun said to be podman's runtime on a hybrid host, a real build's RUN step
+    runs under ``--runtime runc``."""
     import shutil
 
     from profiler_core.runner.task_images import build_command

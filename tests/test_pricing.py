@@ -107,7 +107,8 @@ def test_genai_prices_claude_sonnet_4_offline(no_network):
     ],
 )
 def test_totals_agree_with_genai_prices_own_calculation(model, tokens, no_network):
-    """Oracle: genai-prices' calc_price on the equivalent inclusive usage gives the same total (tiers included)."""
+    """Oracle: genai-prices' calc_price on the equivalent inclusive usage gives the same
+    total (tiers included)."""
     from genai_prices import Usage, calc_price
 
     usage = Usage(

@@ -1,4 +1,5 @@
-"""One registry of live process groups: an exit that skipped the clean-up (an uncaught error) still ends them."""
+"""One registry of live process groups: an exit that skipped the clean-up (an uncaught
+error) still ends them."""
 
 from __future__ import annotations
 

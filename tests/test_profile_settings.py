@@ -1,4 +1,5 @@
-"""Settings over a profile: ``profiler run --set KEY=VALUE``, the original's environment names, and model labels."""
+"""Settings over a profile: ``profiler run --set KEY=VALUE``, the original's environment
+names, and model labels."""
 
 from __future__ import annotations
 
@@ -103,8 +104,8 @@ def test_a_bad_value_is_the_files_own_error_saying_where_it_came_from(profile):
     result = run(profile, "--set", "execution.repetitions=zero")
     assert result.exit_code == 1
     assert (
-        "profile.yaml: execution.repetitions: expected an integer >= 1, got 'zero' (from --set execution.repetitions=zero)"
-        in result.output
+        "profile.yaml: execution.repetitions: expected an integer >= 1, got "
+        "'zero' (from --set execution.repetitions=zero)" in result.output
     )
     assert "Traceback" not in result.output
 
@@ -168,7 +169,8 @@ def test_set_wins_over_the_environment_which_wins_over_the_file(profile, monkeyp
 
 
 def test_a_recorded_environment_is_used_instead_of_the_processs(profile, monkeypatch):
-    # A resumed run, or a worker process loading the profile again, applies what the run started with.
+    # A resumed run, or a worker process loading the profile again, applies what the run
+    # started with.
     monkeypatch.setenv("PROFILER_REPETITIONS", "9")
     assert (
         load_profile(
@@ -195,7 +197,8 @@ def test_a_bad_environment_value_names_the_variable(profile, monkeypatch):
     monkeypatch.setenv("PROFILER_WARMUP", "maybe")
     with pytest.raises(
         ConfigError,
-        match=r"execution\.warmup: expected true or false, got 'maybe' \(from PROFILER_WARMUP=maybe\)",
+        match=r"execution\.warmup: expected true or false, got 'maybe' \(from "
+        r"PROFILER_WARMUP=maybe\)",
     ):
         load_profile(profile)
 

@@ -1,4 +1,5 @@
-"""``execution.executor: ray``: cells as tasks on a local Ray cluster that ``profiler run`` starts itself.
+"""``execution.executor: ray``: cells as tasks on a local Ray cluster that ``profiler
+run`` starts itself.
 
 Each test runs ``profiler run`` in a subprocess (its own driver and cluster,
 ended with it), on the simulated provider, and looks at what it wrote. Each run
@@ -42,7 +43,8 @@ def ray_installed():
 
 @pytest.fixture
 def ray_tmp():
-    """$TMPDIR of this test's runs: a short path (Ray's sockets need one), where its cluster keeps its files."""
+    """$TMPDIR of this test's runs: a short path (Ray's sockets need one), where its
+    cluster keeps its files."""
     folder = Path(tempfile.mkdtemp(prefix="pr-"))
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
@@ -104,7 +106,8 @@ def cell(row: dict) -> tuple:
 
 
 def ray_processes(tmp: Path) -> dict[int, str]:
-    """Ray's own processes (workers show as ``ray::...``) of the clusters started with $TMPDIR ``tmp``, by PID."""
+    """Ray's own processes (workers show as ``ray::...``) of the clusters started with
+    $TMPDIR ``tmp``, by PID."""
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -124,7 +127,8 @@ def ray_processes(tmp: Path) -> dict[int, str]:
 
 
 def holds_file_in(pid: int, folder: Path) -> bool:
-    """Whether the process has a file under ``folder`` open (every process of a Ray cluster keeps its log there)."""
+    """Whether the process has a file under ``folder`` open (every process of a Ray
+    cluster keeps its log there)."""
     prefix = f"{folder}/"
     try:
         fds = os.listdir(f"/proc/{pid}/fd")
@@ -182,7 +186,8 @@ def run_example_tasks(folder: Path, executor: str, ray_tmp: Path) -> list[dict]:
 
 
 def untimed(value):
-    """``value`` without its measured times (``*_ms``, ``*Ms`` keys): they differ from run to run."""
+    """``value`` without its measured times (``*_ms``, ``*Ms`` keys): they differ from
+    run to run."""
     if isinstance(value, dict):
         return {
             k: untimed(v) for k, v in value.items() if not k.endswith(("_ms", "Ms"))
@@ -350,8 +355,8 @@ def test_validate_says_when_the_ray_extra_is_missing(tmp_path):
     )
     assert missing.returncode == 1
     assert (
-        f"Error: {profile}: execution.executor: ray needs Ray installed: pip install 'agent-profiler[ray]'"
-        in missing.stderr
+        f"Error: {profile}: execution.executor: ray needs Ray installed: pip "
+        "install 'agent-profiler[ray]'" in missing.stderr
     )
     assert "Traceback" not in missing.stderr
     run = subprocess.run(
@@ -374,7 +379,8 @@ def test_validate_says_when_the_ray_extra_is_missing(tmp_path):
 def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_interrupted(
     tmp_path, ray_tmp
 ):
-    """Workers run `opencode serve`; Ctrl-C on the driver mid-session must end every server and remove its home."""
+    """Workers run `opencode serve`; Ctrl-C on the driver mid-session must end every
+    server and remove its home."""
     from tests.binaries import agent_binary
     from tests.opencode_helpers import write_profile as write_opencode_profile
     from tests.scripted.agent_runs import MARK, marked_processes, new_mark
@@ -395,7 +401,8 @@ def test_ray_with_opencode_leaves_no_server_and_no_folder_when_the_driver_is_int
                 "ray": {"num_cpus_per_cell": 0.5},
             },
         )
-        # The run's own temporary folder (a short path: Ray's sockets need one): the folders left are looked for there.
+        # The run's own temporary folder (a short path: Ray's sockets need one): the
+        # folders left are looked for there.
         process = subprocess.Popen(
             [
                 *PROFILER,

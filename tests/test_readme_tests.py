@@ -1,4 +1,5 @@
-"""The README's test command installs what the tests drive or stops, and the tests carry their own data (issue 31.21)."""
+"""The README's test command installs what the tests drive or stops, and the tests carry
+their own data (issue 31.21)."""
 
 from __future__ import annotations
 

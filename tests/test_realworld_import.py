@@ -1,4 +1,5 @@
-"""Importers on files real Claude Code, Codex and OpenCode installations wrote (tests/fixtures/realworld/SOURCES.md).
+"""Importers on files real Claude Code, Codex and OpenCode installations wrote
+(tests/fixtures/realworld/SOURCES.md).
 
 Every expectation is computed here from the file itself with plain ``json``
 (and genai-prices called directly for costs), never with the importer. Some
@@ -55,11 +56,13 @@ def write_lines(path: Path, records: list[dict[str, Any]]) -> Path:
     return path
 
 
-# -- what the files say, read with plain json --------------------------------------------------------------------
+# -- what the files say, read with plain json
+# --------------------------------------------------------------------
 
 
 def claude_responses(*paths: Path) -> dict[str, tuple[str, dict[str, int]]]:
-    """message id -> (model, usage): Claude Code repeats a response's usage on each of its lines; the last is final."""
+    """message id -> (model, usage): Claude Code repeats a response's usage on each of
+    its lines; the last is final."""
     found: dict[str, tuple[str, dict[str, int]]] = {}
     for path in paths:
         for event in lines(path):
@@ -138,7 +141,8 @@ def as_dict(tokens) -> dict[str, int]:
     }
 
 
-# -- Claude Code ---------------------------------------------------------------------------------------------------
+# -- Claude Code
+# --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("path", CLAUDE_FILES, ids=lambda p: p.name)
@@ -156,7 +160,8 @@ def test_claude_code_files_import_with_the_tokens_and_tool_calls_they_record(pat
 
 
 def resaved(path: Path, dest: Path) -> Path:
-    """What a re-saving tool writes: ``null`` for every ``false`` and for optional keys Claude Code leaves out."""
+    """What a re-saving tool writes: ``null`` for every ``false`` and for optional keys
+    Claude Code leaves out."""
 
     def nulls(value: Any, key: str = "") -> Any:
         if key == "input":  # the agent's own tool input is copied as it is
@@ -208,7 +213,8 @@ def test_a_bad_field_is_named_by_its_real_json_path(tmp_path):
 
 
 def switched(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """The real session as if the user switched opus -> haiku -> opus (``/model``): haiku answers most responses."""
+    """The real session as if the user switched opus -> haiku -> opus (``/model``):
+    haiku answers most responses."""
     ids = list(claude_responses(MAIN))
     models = {i: "claude-opus-4-1-20250805" for i in ids[:2] + ids[7:]}
     models.update({i: "claude-haiku-4-5-20251001" for i in ids[2:7]})
@@ -342,7 +348,8 @@ def test_a_subagent_transcript_alone_stays_a_session_of_its_own():
     ) == claude_tokens(TASK_AGENT)
 
 
-# -- Codex ---------------------------------------------------------------------------------------------------------
+# -- Codex
+# --------------------------------------------------------------------------------------
 
 
 def codex_expected(records: list[dict[str, Any]]) -> dict[str, int]:
@@ -396,7 +403,8 @@ def test_a_codex_rollout_imports_its_usage_and_web_searches_as_tool_calls():
 
 
 def codex_responses(records: list[dict[str, Any]]) -> list[tuple[str, dict[str, int]]]:
-    """(model, last_token_usage) per model response: the model of the turn_context before it; a repeated total is no new response."""
+    """(model, last_token_usage) per model response: the model of the turn_context
+    before it; a repeated total is no new response."""
     model, previous, found = None, None, []
     for r in records:
         payload = r["payload"]
@@ -415,7 +423,8 @@ def codex_responses(records: list[dict[str, Any]]) -> list[tuple[str, dict[str, 
 
 
 def codex_cost(model: str, usage: dict[str, int]) -> float:
-    """One response priced by genai-prices itself (Codex's input includes the cached input, its output the reasoning)."""
+    """One response priced by genai-prices itself (Codex's input includes the cached
+    input, its output the reasoning)."""
     counted = Usage(
         input_tokens=usage["input_tokens"],
         cache_read_tokens=usage.get("cached_input_tokens", 0),
@@ -428,7 +437,8 @@ def test_a_codex_rollout_is_priced_response_by_response(tmp_path):
     records = lines(CODEX)
     responses = codex_responses(records)
     expected = sum(codex_cost(model, usage) for model, usage in responses)
-    # gpt-5.5 charges more above 272k input tokens per request: the session's 6M are far past it, no request is.
+    # gpt-5.5 charges more above 272k input tokens per request: the session's 6M are far
+    # past it, no request is.
     last_total = [
         r["payload"]["info"]["total_token_usage"]
         for r in records
@@ -481,7 +491,8 @@ def test_a_codex_file_of_token_counts_only_imports_its_tokens(tmp_path):
 def fork_of(
     parent: list[dict[str, Any]], *, repeat_own_meta: bool, own_delta: dict[str, int]
 ) -> list[dict[str, Any]]:
-    """A fork as Codex writes it: its own session_meta, the parent's lines copied, then its own turn."""
+    """A fork as Codex writes it: its own session_meta, the parent's lines copied, then
+    its own turn."""
     end = max(
         datetime.fromisoformat(r["timestamp"].replace("Z", "+00:00")) for r in parent
     )
@@ -580,7 +591,8 @@ def test_a_forked_codex_rollout_does_not_count_its_parents_usage(
     )
     (session,) = load_sessions("codex", path)
     assert tokens_of(session) == codex_fields(delta)
-    # The parent's responses are not priced again: the fork's one response is what its total grew by.
+    # The parent's responses are not priced again: the fork's one response is what its
+    # total grew by.
     (call,) = session.result.metrics.model_calls
     own = {k: getattr(call.tokens, k) for k in codex_fields(delta)}
     assert (call.model, own) == ("gpt-5.5", codex_fields(delta))
@@ -588,7 +600,8 @@ def test_a_forked_codex_rollout_does_not_count_its_parents_usage(
     assert session.prompt == "and now the tests" and session.session_id.endswith("f0c0")
 
 
-# -- OpenCode ------------------------------------------------------------------------------------------------------
+# -- OpenCode
+# --------------------------------------------------------------------------------------
 
 
 def opencode_steps(export: dict[str, Any]) -> list[dict[str, Any]]:
@@ -607,7 +620,8 @@ def test_an_opencode_export_imports_its_steps_tokens_and_cost():
     )
     assert t.reasoning == sum(s["tokens"]["reasoning"] for s in steps) > 0
     assert t.cache_read == sum(s["tokens"]["cache"]["read"] for s in steps)
-    # OpenCode 1.18 writes each step's total with the reasoning on top of the output: nothing is counted twice.
+    # OpenCode 1.18 writes each step's total with the reasoning on top of the output:
+    # nothing is counted twice.
     assert all(
         s["tokens"]["total"]
         == s["tokens"]["input"]
@@ -690,7 +704,8 @@ def test_opencode_reasoning_inside_the_output_is_not_counted_twice(tmp_path, how
     ) == (output, reasoning)
 
 
-# -- helpers -------------------------------------------------------------------------------------------------------
+# -- helpers
+# --------------------------------------------------------------------------------------
 
 
 def _manager():

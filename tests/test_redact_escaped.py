@@ -1,4 +1,5 @@
-"""Secrets containing quotes, backslashes or non-ASCII text are masked in every serialised form (issue 15.2)."""
+"""Secrets containing quotes, backslashes or non-ASCII text are masked in every
+serialised form (issue 15.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Every secret the profile marks or passes is masked wherever it goes, in every spelling (issue 31.2)."""
+"""Every secret the profile marks or passes is masked wherever it goes, in every
+spelling (issue 31.2)."""
 
 from __future__ import annotations
 

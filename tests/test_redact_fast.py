@@ -89,7 +89,8 @@ SECRETS = st.text(
 
 
 def masked_by_every_pattern(redactor: Redactor, text: str) -> str:
-    """What the redactor gives when its first look is skipped: every masking pattern, then the key shapes."""
+    """What the redactor gives when its first look is skipped: every masking pattern,
+    then the key shapes."""
     for pattern in redactor._patterns:
         text = pattern.sub(REDACTED, text)
     return KEY_SHAPES.sub(_mask, text)
@@ -110,7 +111,8 @@ def test_the_key_anchors_find_a_key_shape_exactly_when_the_shapes_do(text):
 )
 def test_the_first_look_never_changes_the_result(secrets, pieces):
     redactor = Redactor(environ={}, extra_values=secrets)
-    # The text carries the secrets in their spellings (raw, JSON-escaped, URL-encoded) among the pieces.
+    # The text carries the secrets in their spellings (raw, JSON-escaped, URL-encoded)
+    # among the pieces.
     forms = [sorted(spellings(s)) for s in secrets]
     parts = [
         p
@@ -138,7 +140,8 @@ def test_each_needle_of_a_secret_is_in_every_spelling_of_it(secret):
 def test_a_secret_found_by_its_needle_is_masked_in_every_spelling():
     secret = 'pa"ss/word-0123456789'
     redactor = Redactor(environ={"SERVICE_TOKEN": secret})
-    # one look for all its plain spellings, and one per spelling inside base64 (which keeps no run of it)
+    # one look for all its plain spellings, and one per spelling inside base64 (which
+    # keeps no run of it)
     assert set(redactor._needles) == {"word-0123456789", *base64_spellings(secret)}
     for form in spellings(secret):
         assert redactor(f"x {form} y") == f"x {REDACTED} y"

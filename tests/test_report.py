@@ -215,7 +215,8 @@ def test_success_rate_wilson_interval_and_pass_k(report):
         assert (got["successes"], got["trials"]) == (c, n)
         assert got["rate"] == pytest.approx(c / n)
         assert got["wilson95"] == pytest.approx(list(wilson(c, n)), abs=1e-12)
-        # k = repetitions: pass^k is 1 for a scenario that always passed, else 0; pass@k 1 if any passed.
+        # k = repetitions: pass^k is 1 for a scenario that always passed, else 0; pass@k
+        # 1 if any passed.
         assert got["k"] == REPS
         per = [SUCCESS[(mode, s)] for s in SCENARIOS]
         assert got["passHatK"] == pytest.approx(
@@ -622,7 +623,8 @@ def test_two_process_read_and_csv_give_identical_files(tmp_path, monkeypatch):
         1
     ].startswith(f"{path}:21:")
     assert forked.csv.read_bytes() == sequential.csv.read_bytes()
-    # The forked reader writes its rows straight into results.json: same rows, a few spaces of padding.
+    # The forked reader writes its rows straight into results.json: same rows, a few
+    # spaces of padding.
     assert json.loads(forked.json.read_text()) == json.loads(
         sequential.json.read_text()
     )

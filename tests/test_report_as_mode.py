@@ -1,4 +1,5 @@
-"""`profiler report --as-mode` over files of several modes keeps every row; problems name the user's files (issue 31.19)."""
+"""`profiler report --as-mode` over files of several modes keeps every row; problems
+name the user's files (issue 31.19)."""
 
 from __future__ import annotations
 

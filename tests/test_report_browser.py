@@ -1,4 +1,5 @@
-"""report.html in a real headless Chromium: loads from file://, no network, no console errors, charts drawn."""
+"""report.html in a real headless Chromium: loads from file://, no network, no console
+errors, charts drawn."""
 
 from __future__ import annotations
 
@@ -80,7 +81,9 @@ def test_report_loads_offline_without_errors_and_draws_charts(driver, report_htm
     link.click()
     assert driver.execute_script("return location.hash") == "#metric-cost_total_usd"
     assert driver.execute_script(
-        "const r = document.getElementById('metric-cost_total_usd').getBoundingClientRect(); return r.top < 200"
+        "const r = "
+        "document.getElementById('metric-cost_total_usd').getBoundingClientRect(); "
+        "return r.top < 200"
     )
     driver.execute_script("window.scrollTo(0, 0)")
     ARTIFACTS.mkdir(exist_ok=True)
@@ -97,7 +100,8 @@ def test_report_reads_on_a_phone_width(driver, report_html):
         )
         assert overflow <= 1
         widths = driver.execute_script(
-            "return Array.from(document.querySelectorAll('svg.chart')).map(s => s.getBoundingClientRect().width)"
+            "return Array.from(document.querySelectorAll('svg.chart')).map(s "
+            "=> s.getBoundingClientRect().width)"
         )
         assert widths and all(0 < w <= 390 for w in widths)
         ARTIFACTS.mkdir(exist_ok=True)

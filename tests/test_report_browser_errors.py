@@ -1,4 +1,5 @@
-"""The HTML verdict of an all-errors run, in a real headless Chromium: error count first, then "no verdict"."""
+"""The HTML verdict of an all-errors run, in a real headless Chromium: error count
+first, then "no verdict"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A cell written twice (two writers on one run) is warned about and counted once, from its last complete row (issue 15.4)."""
+"""A cell written twice (two writers on one run) is warned about and counted once, from
+its last complete row (issue 15.4)."""
 
 from __future__ import annotations
 

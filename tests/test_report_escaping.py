@@ -1,4 +1,5 @@
-"""Names from data cannot inject Markdown/HTML into report.md or formulas into results.csv (issue 15.3)."""
+"""Names from data cannot inject Markdown/HTML into report.md or formulas into
+results.csv (issue 15.3)."""
 
 from __future__ import annotations
 

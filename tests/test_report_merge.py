@@ -1,4 +1,5 @@
-"""`profiler report A B ...`: several runs in one report, modes renamed per file, globs, never overwriting (issue 16.12)."""
+"""`profiler report A B ...`: several runs in one report, modes renamed per file, globs,
+never overwriting (issue 16.12)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""report.md lists each scenario's iterations as pass / FAIL / error per mode, and the rows that failed without an error (issue 16.10)."""
+"""report.md lists each scenario's iterations as pass / FAIL / error per mode, and the
+rows that failed without an error (issue 16.10)."""
 
 from __future__ import annotations
 

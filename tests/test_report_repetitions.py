@@ -1,4 +1,5 @@
-"""At one repetition pass@1, pass@k and pass^k are the same number: the report shows it once (issue 16.11)."""
+"""At one repetition pass@1, pass@k and pass^k are the same number: the report shows it
+once (issue 16.11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Reports of many modes: the charts draw a documented number of them and say so; the tables keep all (issue 31.11)."""
+"""Reports of many modes: the charts draw a documented number of them and say so; the
+tables keep all (issue 31.11)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ MODES = CHART_MODE_LIMIT + 6
 
 
 def rows_of_many_modes(path: Path, modes: int) -> Path:
-    """MIN_CHART_ROWS rows per mode (fewer draw no chart), the same in every mode but m07, which uses a tenth of the tokens."""
+    """MIN_CHART_ROWS rows per mode (fewer draw no chart), the same in every mode but
+    m07, which uses a tenth of the tokens."""
     source = [
         json.loads(line)
         for line in gzip.open(ROOT / "examples" / "original" / "rows.jsonl.gz", "rt")

@@ -1,4 +1,5 @@
-"""Charts and the HTML helper process only when the data is big enough to profit (issue 30, docs/reports.md)."""
+"""Charts and the HTML helper process only when the data is big enough to profit (issue
+30, docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def test_a_few_rows_get_tables_and_no_charts_and_never_import_matplotlib(tmp_pat
         [make_row("base", "s1", i) for i in range(charts.MIN_CHART_ROWS - 1)],
     )
     code = (
-        "import sys, json; from pathlib import Path; from profiler_core.report import write_report\n"
+        "import sys, json; from pathlib import Path; from profiler_core.report "
+        "import write_report\n"
         f"write_report(Path({str(rows)!r}), Path({str(tmp_path / 'out')!r}))\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib')))"
     )

@@ -1,4 +1,5 @@
-"""report.md and report.html render one view model: every table, figure and verdict in it shows in both (issue 26.2)."""
+"""report.md and report.html render one view model: every table, figure and verdict in
+it shows in both (issue 26.2)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from profiler_core.report.view import (
 from report_cases import FAKE_CHARTS, MARKUP_MODES, analysis_cases, summary_cases
 from test_report import all_rows, write_rows
 
-# One worker builds the module's cases (~2 s of statistics) instead of each worker that gets one of its tests.
+# One worker builds the module's cases (~2 s of statistics) instead of each worker that
+# gets one of its tests.
 pytestmark = pytest.mark.xdist_group("report_view")
 
 
@@ -63,7 +65,8 @@ class _Page(HTMLParser):
         return [row for table in self.tables for row in table]
 
     def has_row(self, cells, start: int = 0) -> bool:
-        """Some table row holds ``cells`` from column ``start`` on (it may have more columns after them)."""
+        """Some table row holds ``cells`` from column ``start`` on (it may have more
+        columns after them)."""
         want = [str(c) for c in cells]
         return any(row[start : start + len(want)] == want for row in self.rows())
 
@@ -103,7 +106,8 @@ CASES = (
 
 
 def test_the_cases_cover_the_edges(cases):
-    """The cases are what their names say, so the agreement tests below meet every part of the view."""
+    """The cases are what their names say, so the agreement tests below meet every part
+    of the view."""
     assert set(cases) == set(CASES)
     assert (
         not cases["one-mode"][0].verdict.compared
@@ -163,7 +167,8 @@ def test_every_comparison_row_shows_in_both_reports(cases, name):
     for comp in view.comparisons:
         for doc in (md, page):
             assert doc.says(
-                f"{comp.success.rate} vs {comp.success.baseline_rate} ({comp.success.difference}, 95% CI"
+                f"{comp.success.rate} vs {comp.success.baseline_rate} "
+                f"({comp.success.difference}, 95% CI"
             )
         for r in comp.rows:
             cells = [
@@ -181,7 +186,8 @@ def test_every_comparison_row_shows_in_both_reports(cases, name):
 
 @pytest.mark.parametrize("name", CASES)
 def test_every_median_and_change_shows_in_both_reports(cases, name):
-    """report.md lists them per scenario (a row per metric), report.html per metric (a row per scenario)."""
+    """report.md lists them per scenario (a row per metric), report.html per metric (a
+    row per scenario)."""
     view, md, page = cases[name]
     for metric in view.metrics:
         for j, scen in enumerate(view.scenarios):
@@ -289,7 +295,8 @@ def test_analysis_md_shows_every_difference_the_view_holds(tmp_path):
     quiet = next(s for s in view.scenarios if s.name == "quiet")
     assert quiet.analyzers == () and md.says("No differences between modes.")
     shown = [a for s in view.scenarios for a in s.analyzers]
-    # Analyzers in the documented order, others after them by name; findings equal in every mode left out.
+    # Analyzers in the documented order, others after them by name; findings equal in
+    # every mode left out.
     assert [a.name for a in view.scenarios[0].analyzers] == [
         "efficiency",
         "strategy",

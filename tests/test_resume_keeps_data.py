@@ -1,4 +1,5 @@
-"""Resume never deletes more than one torn last line, and a bad byte costs one row in report and resume alike (issue 31.4)."""
+"""Resume never deletes more than one torn last line, and a bad byte costs one row in
+report and resume alike (issue 31.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Two `profiler run --resume` of one run started together: one finishes it, the other is refused in one line (issue 31.5)."""
+"""Two `profiler run --resume` of one run started together: one finishes it, the other
+is refused in one line (issue 31.5)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,8 @@ def test_two_resumes_started_together_record_every_cell_once(tmp_path):
 def test_a_lock_file_removed_while_it_was_waited_for_is_not_taken(
     tmp_path, monkeypatch
 ):
-    """The narrow race of a release: a writer that opened the lock file just before its holder removed it
+    """The narrow race of a release: a writer that opened the lock file just before its
+    holder removed it
     must not lock that removed file while a third writer locks the new one at the same name."""
     from profiler_core.storage import store
 

@@ -1,4 +1,5 @@
-"""The one row decoder (``rowcodec``) accepts what the model accepts, and the report reads what it decodes.
+"""The one row decoder (``rowcodec``) accepts what the model accepts, and the report
+reads what it decodes.
 
 ``rowcodec`` generates msgspec structs from the attrs classes of a row; these
 properties keep the two schemas one: on mutated rows the decoder and the
@@ -32,7 +33,8 @@ from profiler_core.storage.serde import from_json, structure
 from profiler_core.storage.store import read_jsonl
 
 ROWS = [json.loads(to_json(r)) for r in all_rows()]
-#: A good row of a cell no drawn row has, written first: a file of only rejected rows is an error of its own.
+#: A good row of a cell no drawn row has, written first: a file of only rejected rows is
+#: an error of its own.
 FIRST = dumps({**ROWS[0], "iteration": 10**6})
 
 #: (report column, the model's value of the row)
@@ -97,7 +99,8 @@ def model_row(line: str) -> ProfileRow | None:
 
 
 def cattrs_row(line: str) -> ProfileRow | str | None:
-    """The row as the model's cattrs converter builds it from the stdlib's parse; "skip" when JSON text
+    """The row as the model's cattrs converter builds it from the stdlib's parse; "skip"
+    when JSON text
     cannot hold it (NaN, lone surrogates, nesting deeper than a parser's recursion limit)."""
     try:
         value = json.loads(
@@ -219,7 +222,8 @@ GOOD = dumps(ROWS[0])
         ),
         (
             GOOD.replace('"completionReason": "stop"', '"completionReason": "done"'),
-            "f.jsonl:3: $.completionReason: expected one of 'stop', 'timeout', 'error', 'tool_limit'",
+            "f.jsonl:3: $.completionReason: expected one of 'stop', 'timeout', "
+            "'error', 'tool_limit'",
         ),
         (
             GOOD.replace('"wallMs": 1000', '"wallMs": 9007199254740993'),
@@ -291,12 +295,14 @@ def test_a_refused_line_of_bytes_says_what_is_wrong_with_its_encoding():
         rowcodec.decode_row(b"\xef\xbb\xbf" + GOOD.encode(), source="f:1")
     with pytest.raises(
         ValidationError,
-        match=r"^f:1: not valid JSON \('utf-8' codec can't decode byte 0xff in position 67: invalid start byte\)$",
+        match=r"^f:1: not valid JSON \('utf-8' codec can't decode byte 0xff in "
+        r"position 67: invalid start byte\)$",
     ):
         rowcodec.decode_row(
             GOOD.replace('"m1"', '"m1\xff"').encode("latin-1"), source="f:1"
         )
-    # A str line holding a raw lone surrogate (no file gives one; a caller might): refused, not a crash.
+    # A str line holding a raw lone surrogate (no file gives one; a caller might):
+    # refused, not a crash.
     with pytest.raises(ValidationError, match=r"^f:1: a string holds a lone surrogate"):
         rowcodec.decode_row(GOOD.replace('"m1"', '"m1\ud800"'), source="f:1")
 

@@ -1,4 +1,5 @@
-"""The row's flat columns are declared once (``storage/rowcolumns.py``) and every table of rows reads them.
+"""The row's flat columns are declared once (``storage/rowcolumns.py``) and every table
+of rows reads them.
 
 The declaration covers every scalar field of the model, its types are the
 model's, and the dataset export's ``rows`` table, the viewer's index and the

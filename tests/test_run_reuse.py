@@ -1,4 +1,5 @@
-"""`profiler run --reuse RUN`: unchanged cells take the earlier run's rows (identical), only changed cells run."""
+"""`profiler run --reuse RUN`: unchanged cells take the earlier run's rows (identical),
+only changed cells run."""
 
 from __future__ import annotations
 

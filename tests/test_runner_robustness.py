@@ -53,11 +53,13 @@ class WrongTypes(FakeProvider):
         ),
         (
             "garbage",
-            "provider 'fake' returned a PromptResult whose metrics is 'garbage' from prompt, expected PromptMetrics",
+            "provider 'fake' returned a PromptResult whose metrics is "
+            "'garbage' from prompt, expected PromptMetrics",
         ),
         (
             "trace",
-            "provider 'fake' returned str 'not a trace' from export_session, expected SessionTrace or None",
+            "provider 'fake' returned str 'not a trace' from export_session, "
+            "expected SessionTrace or None",
         ),
     ],
 )

@@ -1,4 +1,5 @@
-"""Real sandboxes (bwrap, docker, podman): escapes fail, the model answers, nothing outlives the session.
+"""Real sandboxes (bwrap, docker, podman): escapes fail, the model answers, nothing
+outlives the session.
 
 Each test runs ``tests/sandbox_probe.py`` (or a small command) inside a real
 sandbox, with a scripted Anthropic server as the model on the host's
@@ -32,7 +33,8 @@ from profiler_core.fakemodel import FakeModelServer, Text
 from profiler_core.providers._agent_process import run_agent
 from profiler_core.sandbox import Job, Mount, SandboxSettings, confine
 
-# One xdist worker runs every test that uses Docker or Podman: they share its daemon and check for leftover containers.
+# One xdist worker runs every test that uses Docker or Podman: they share its daemon and
+# check for leftover containers.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +45,8 @@ HEAD = "HEAD / HTTP/1.0\r\n\r\n"
 
 
 class Banner(socketserver.ThreadingTCPServer):
-    """A TCP listener on all interfaces that answers every connection with ``OTHER``: a sandbox must not reach it."""
+    """A TCP listener on all interfaces that answers every connection with ``OTHER``: a
+    sandbox must not reach it."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -83,7 +86,8 @@ def docker_ready(tmp_path_factory):
 
 @pytest.fixture(params=BACKENDS)
 def backend(request):
-    """Each sandbox in turn (docker: its daemon started when none runs); no container of ours is left after the test."""
+    """Each sandbox in turn (docker: its daemon started when none runs); no container of
+    ours is left after the test."""
     kind = request.param
     if kind == "docker":
         request.getfixturevalue("docker_ready")
@@ -319,7 +323,8 @@ def test_killing_the_process_group_ends_everything_inside(backend, workspace):
 def test_under_trio_a_cancelled_session_is_ended_and_cleaned_up(
     kind, request, workspace, model
 ):
-    """How a provider uses it: ``async with confine(...)`` around ``run_agent``; a timeout ends everything."""
+    """How a provider uses it: ``async with confine(...)`` around ``run_agent``; a
+    timeout ends everything."""
     if kind == "docker":
         request.getfixturevalue("docker_ready")
     binary = require(kind)
@@ -393,7 +398,8 @@ def test_a_kill_at_any_moment_of_bwraps_start_leaves_nothing(workspace):
 
 
 def test_the_groups_sigterm_at_any_moment_of_the_launchers_start_ends_it():
-    """A SIGTERM to the group while the launcher forks must still end what it starts (it was lost ~1 time in 25)."""
+    """A SIGTERM to the group while the launcher forks must still end what it starts (it
+    was lost ~1 time in 25)."""
     from profiler_core.sandbox.bwrap import launcher_prefix
 
     kept_running = 0
@@ -413,7 +419,8 @@ def test_the_groups_sigterm_at_any_moment_of_the_launchers_start_ends_it():
 
 
 def test_a_bwrap_job_outlives_trios_idle_worker_threads(workspace):
-    """trio starts processes from worker threads that exit after 10 idle seconds; the sandbox must not die with them."""
+    """trio starts processes from worker threads that exit after 10 idle seconds; the
+    sandbox must not die with them."""
     require("bwrap")
     job = Job(
         argv=("sh", "-c", "sleep 12; echo still here"),
@@ -439,7 +446,8 @@ def test_a_bwrap_job_outlives_trios_idle_worker_threads(workspace):
 
 
 def test_the_sandbox_ends_when_the_profiler_is_killed(workspace, tmp_path):
-    """SIGKILL of the profiler's own process (no clean-up runs): the launcher ends bwrap and everything inside."""
+    """SIGKILL of the profiler's own process (no clean-up runs): the launcher ends bwrap
+    and everything inside."""
     require("bwrap")
     mark = new_mark()
     script = tmp_path / "profiler.py"
@@ -447,7 +455,8 @@ def test_the_sandbox_ends_when_the_profiler_is_killed(workspace, tmp_path):
         "import subprocess, sys, time\n"
         "from pathlib import Path\n"
         "from profiler_core.sandbox import Job, SandboxSettings, confine\n"
-        f"job = Job(argv=('sh', '-c', 'sleep 300 & sleep 301'), env={{'PATH': {PATH!r}, {MARK!r}: {mark!r}}},\n"
+        f"job = Job(argv=('sh', '-c', 'sleep 300 & sleep 301'), env={{'PATH': "
+        f"{PATH!r}, {MARK!r}: {mark!r}}},\n"
         f"          workspace=Path({str(workspace)!r}), name='orphan')\n"
         "box = confine(SandboxSettings(sandbox='bwrap'), job).__enter__()\n"
         "subprocess.Popen(box.argv, env=box.env, cwd=box.cwd, start_new_session=True)\n"
@@ -521,7 +530,8 @@ TINY_PROGRAMS = ("/bin/bash", "/usr/bin/cat", "/usr/bin/touch", "/usr/bin/head")
 
 
 def tiny_image_tar(folder: Path) -> Path:
-    """A root file system of bash, cat, touch and head with their libraries (no Python): a task's own image."""
+    """A root file system of bash, cat, touch and head with their libraries (no Python):
+    a task's own image."""
     files = {f"/bin/{Path(p).name}": p for p in TINY_PROGRAMS}
     for program in TINY_PROGRAMS:
         listing = subprocess.run(

@@ -1,4 +1,5 @@
-"""The real Claude Code inside bwrap against a scripted Anthropic server: it writes into its workspace and nowhere else.
+"""The real Claude Code inside bwrap against a scripted Anthropic server: it writes into
+its workspace and nowhere else.
 
 The scripted model makes Claude Code write a file, then run a shell command
 that tries to read a file in the user's home, print an API key the
@@ -28,7 +29,8 @@ SECRET = "sk-ant-never-passed-0123"
 
 @pytest.fixture(scope="module")
 def claude() -> Path:
-    """Claude Code's program by its real path (the npm link resolved), and the node_modules folder holding it."""
+    """Claude Code's program by its real path (the npm link resolved), and the
+    node_modules folder holding it."""
     return agent_binary("claude", "CLAUDE_BIN").resolve()
 
 
@@ -47,7 +49,10 @@ def test_claude_code_in_bwrap_writes_its_workspace_and_reaches_nothing_else(
     marker = Path.home() / f".profiler-claude-marker-{uuid.uuid4().hex[:8]}"
     marker.write_text("HOME-SECRET-MARKER", encoding="utf-8")
     escape = Path(f"/etc/profiler-claude-escape-{uuid.uuid4().hex[:8]}")
-    probe = f"cat {marker}; echo key=${{PROFILER_SANDBOX_SECRET:-unset}}; touch {escape} && echo wrote-etc; echo probe-done"
+    probe = (
+        f"cat {marker}; echo key=${{PROFILER_SANDBOX_SECRET:-unset}}; touch "
+        f"{escape} && echo wrote-etc; echo probe-done"
+    )
     script = steps(
         [
             ToolCall(

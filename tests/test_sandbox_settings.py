@@ -1,4 +1,5 @@
-"""Sandbox settings, network plans and command lines (pure), the profile keys, and ``profiler validate``'s preflight."""
+"""Sandbox settings, network plans and command lines (pure), the profile keys, and
+``profiler validate``'s preflight."""
 
 from __future__ import annotations
 
@@ -43,10 +44,12 @@ def test_the_network_defaults_to_model_inside_a_sandbox_and_verifiers_get_none()
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        # the kinds are open (a plugin registers more): the name's shape here, an unknown one when the run starts
+        # the kinds are open (a plugin registers more): the name's shape here, an
+        # unknown one when the run starts
         (
             {"sandbox": "LXC box"},
-            "execution.sandbox: expected one of none, bwrap, docker, podman or a plugin's environment id, got 'LXC box'",
+            "execution.sandbox: expected one of none, bwrap, docker, podman or "
+            "a plugin's environment id, got 'LXC box'",
         ),
         (
             {"sandbox": "bwrap", "network": "some"},
@@ -54,7 +57,8 @@ def test_the_network_defaults_to_model_inside_a_sandbox_and_verifiers_get_none()
         ),
         (
             {"network": "none"},
-            "execution.network: 'none' needs a sandbox (set execution.sandbox to bwrap, docker or podman)",
+            "execution.network: 'none' needs a sandbox (set execution.sandbox "
+            "to bwrap, docker or podman)",
         ),
         (
             {"sandbox": "bwrap", "allow_hosts": ["https://x.com/"]},
@@ -130,7 +134,8 @@ def test_the_proxy_port_moves_out_of_the_way_and_a_port_cannot_be_both_ways():
 def test_plain_http_to_a_remote_host_is_refused_in_one_line():
     with pytest.raises(
         SandboxError,
-        match=r"'http://gateway.lan:8080/v1': with execution.network: model a remote endpoint must be https://",
+        match=r"'http://gateway.lan:8080/v1': with execution.network: model a remote "
+        r"endpoint must be https://",
     ):
         plan_network(
             SandboxSettings(sandbox="bwrap"),
@@ -208,7 +213,8 @@ def test_bwrap_command_drops_capabilities_hides_the_home_and_never_carries_the_e
         and command[5] == "bwrap"
     )
     home, agent = str(Path.home()), str(Path.home() / "agent")
-    # The home is hidden after it is bound, and the mount under it comes after the tmpfs, or the tmpfs would cover it.
+    # The home is hidden after it is bound, and the mount under it comes after the
+    # tmpfs, or the tmpfs would cover it.
     assert (
         position(command, "--ro-bind", home, home)
         < position(command, "--tmpfs", home)
@@ -309,7 +315,8 @@ def test_the_profile_keys_are_checked_with_the_others(tmp_path):
     with pytest.raises(ProfileErrors) as caught:
         load_profile(profile(tmp_path, sandbox="Chroot!", network="some"))
     assert caught.value.problems == [
-        f"{path}: execution.sandbox: expected one of none, bwrap, docker, podman or an environment plugin's id, got 'Chroot!'",
+        f"{path}: execution.sandbox: expected one of none, bwrap, docker, "
+        "podman or an environment plugin's id, got 'Chroot!'",
         f"{path}: execution.network: expected one of none, model, full, got 'some'",
     ]
 
@@ -375,7 +382,8 @@ def test_check_is_silent_when_the_sandbox_starts():
 
 
 def _run_refused(folder: Path, path: Path, env: dict[str, str]) -> str:
-    """``profiler run PATH`` in ``folder``: refused with exit 1 and one ``Error:`` line, nothing written; that line."""
+    """``profiler run PATH`` in ``folder``: refused with exit 1 and one ``Error:`` line,
+    nothing written; that line."""
     done = CliRunner().invoke(
         cli, ["run", str(path), "--run-id", "r", "--progress", "none"], env=env
     )
@@ -397,8 +405,8 @@ def test_run_refuses_a_sandbox_that_cannot_start_before_anything_is_written(
         tmp_path, profile(tmp_path, sandbox="bwrap"), {"PATH": str(bin_dir)}
     )
     assert (
-        error
-        == "Error: execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
+        error == "Error: execution.sandbox: bwrap: `bwrap` not found on PATH (install "
+        "the `bubblewrap` package)"
     )
     require("docker")
     error = _run_refused(

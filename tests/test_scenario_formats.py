@@ -1,4 +1,5 @@
-"""`scenarios.format`: plugins read scenario files in their own layout; the core keeps sets, ids and checks."""
+"""`scenarios.format`: plugins read scenario files in their own layout; the core keeps
+sets, ids and checks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Scenario ids are checked when scenario files are loaded: one line naming the file, `$.id` and what is allowed (issue 15.8)."""
+"""Scenario ids are checked when scenario files are loaded: one line naming the file,
+`$.id` and what is allowed (issue 15.8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A profile whose scenarios carry checkpoints must be scored by a scorer that reads them (one line otherwise)."""
+"""A profile whose scenarios carry checkpoints must be scored by a scorer that reads
+them (one line otherwise)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "eval-ghx"
 
 @pytest.fixture
 def eval_profile(tmp_path):
-    """The example eval's scenarios under a profile that needs no agent, token or GitHub: only the scorer varies."""
+    """The example eval's scenarios under a profile that needs no agent, token or
+    GitHub: only the scorer varies."""
     shutil.copytree(EXAMPLE / "scenarios", tmp_path / "scenarios")
 
     def write(scorer: object | None) -> Path:

@@ -1,4 +1,5 @@
-"""Confidence sequences (``stats.sequential``): reference values, coverage, and error rates under optional stopping.
+"""Confidence sequences (``stats.sequential``): reference values, coverage, and error
+rates under optional stopping.
 
 Monte Carlo checks use fixed seeds and state their slack: with 2,000 simulated
 experiments the standard error of a 5% rate is 0.49 points, so "at most 5%"
@@ -44,9 +45,11 @@ def _ever_excludes(
 # ---------------------------------------------------------------- betting sequence
 
 
-#: Bounds of confseq 0.0.11's betting_cs (Waudby-Smith & Ramdas' own code: truncation 1/2, grid 1000,
+#: Bounds of confseq 0.0.11's betting_cs (Waudby-Smith & Ramdas' own code: truncation
+#: 1/2, grid 1000,
 #: running intersection) on REFERENCE_X, computed once outside the project: "agrapa" with
-#: lambda_aKelly and theta 1, "plug-in" with its default hedged predictable plug-in bets (theta 1/2).
+#: lambda_aKelly and theta 1, "plug-in" with its default hedged predictable plug-in bets
+#: (theta 1/2).
 REFERENCE = {
     ("agrapa", 0.05): [
         (5, 0.0, 1.0),
@@ -108,7 +111,8 @@ def test_betting_cs_covers_the_mean_at_all_times(kind, bets):
 
 
 def test_the_mixture_decides_a_large_effect_in_fewer_blocks_than_the_papers_bets():
-    # Rounds of 5 pairs whose relative difference averages -0.32 (a cost halved, log-normal sigma 0.5):
+    # Rounds of 5 pairs whose relative difference averages -0.32 (a cost halved,
+    # log-normal sigma 0.5):
     # the bold half of the mixture bets from the first round and up to 90% of ruin.
     rng = np.random.default_rng(12)
     r = np.tanh(rng.normal(-np.log(2) / 2, 0.5 / np.sqrt(2), (1000, 100)))
@@ -238,12 +242,14 @@ def test_asymptotic_cs_is_only_asymptotic_for_a_skewed_mean():
     assert _ever_excludes(cs.lower, cs.upper, math.exp(0.5)).mean() > 0.1
 
 
-# ---------------------------------------------------------------- optional stopping: A/A experiments
+# ---------------------------------------------------------------- optional stopping:
+# A/A experiments
 
 
 @pytest.fixture(scope="module")
 def aa_experiments():
-    """2,000 A/A experiments of 100 rounds, 2 scenarios per round: success Bernoulli(0.7), cost log-normal."""
+    """2,000 A/A experiments of 100 rounds, 2 scenarios per round: success
+    Bernoulli(0.7), cost log-normal."""
     rng = np.random.default_rng(2026)
     shape = (2000, 100 * 2)
     success = (rng.random(shape) < 0.7).astype(float) - (rng.random(shape) < 0.7)

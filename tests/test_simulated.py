@@ -120,7 +120,9 @@ def test_determinism_holds_across_processes():
         "from profiler_core.providers.simulated import SimulatedProvider;"
         "from profiler_core import CreateSessionParams, to_json;"
         "p = SimulatedProvider(seed=5);"
-        "h = p.create_session(CreateSessionParams(system_instructions='', scenario_id='math-001', iteration=2, mode='baseline', model='sim-medium'));"
+        "h = p.create_session(CreateSessionParams(system_instructions='', "
+        "scenario_id='math-001', iteration=2, mode='baseline', "
+        "model='sim-medium'));"
         "r = p.simulate(h, 'Fix the failing test in tests/test_math.py');"
         "print(h.session_id, to_json(r), to_json(p.export_session(h)))"
     )

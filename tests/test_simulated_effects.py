@@ -1,4 +1,5 @@
-"""The simulated provider's known effects: ``cost_factor`` and ``time_factor`` change cost and time by exactly that."""
+"""The simulated provider's known effects: ``cost_factor`` and ``time_factor`` change
+cost and time by exactly that."""
 
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ def test_time_factor_scales_every_duration(iteration):
         0.5 * plain.metrics.timing.wall_ms, abs=0.1 * (turns + 1) * 20
     )
     assert fast.metrics.timing.wall_ms < 0.51 * plain.metrics.timing.wall_ms
-    # The same session, faster: turns and tokens are unchanged, but for the answer quoting the shorter test time.
+    # The same session, faster: turns and tokens are unchanged, but for the answer
+    # quoting the shorter test time.
     assert len(fast_trace.turns) == turns
     a, b = fast.metrics.tokens, plain.metrics.tokens
     assert (a.input, a.reasoning, a.cache_read, a.cache_write) == (

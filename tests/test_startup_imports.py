@@ -123,20 +123,23 @@ def test_help_lists_plugin_commands_without_importing_built_in_components(tmp_pa
 
 
 def test_the_version_is_read_without_importlib_metadata(tmp_path):
-    """``__version__`` comes from the ``agent_profiler-<version>.dist-info`` folder's name (issue 44)."""
+    """``__version__`` comes from the ``agent_profiler-<version>.dist-info`` folder's
+    name (issue 44)."""
     modules = _modules(tmp_path, ["version"])
     assert "profiler_core" in modules
     assert not {"importlib.metadata", "email", "zipfile"} & modules
 
 
 def test_a_run_without_a_stop_rule_imports_no_numpy(tmp_path):
-    """The stop rule's statistics (numpy) load only for a profile with ``execution.stop``; a small run needs none."""
+    """The stop rule's statistics (numpy) load only for a profile with
+    ``execution.stop``; a small run needs none."""
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "one.json").write_text(
         '{"id": "one", "name": "One", "prompt": "p"}'
     )
     (tmp_path / "p.yaml").write_text(
-        "modes: {a: {}}\nscenarios: {path: s}\nprovider: {id: simulated, options: {time_scale: 0}}\n"
+        "modes: {a: {}}\nscenarios: {path: s}\nprovider: {id: simulated, "
+        "options: {time_scale: 0}}\n"
         "execution: {repetitions: 1, warmup: false}\n"
     )
     modules = _modules(tmp_path, ["run", "p.yaml", "--no-report", "--progress", "none"])

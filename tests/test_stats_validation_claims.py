@@ -1,4 +1,5 @@
-"""Claims of docs/statistics.md checked against scipy, where they hold and where they stop holding."""
+"""Claims of docs/statistics.md checked against scipy, where they hold and where they
+stop holding."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ def _scipy_p(a, b) -> float:
 
 
 def test_the_exact_permutation_p_matches_scipy_for_equal_group_sizes_only():
-    """Equal sizes: the same p as scipy. Unequal: scipy doubles the smaller one-sided p, we count |t| >= |t0|."""
+    """Equal sizes: the same p as scipy. Unequal: scipy doubles the smaller one-sided p,
+    we count |t| >= |t0|."""
     rng = np.random.default_rng(4180)
     for _ in range(5):
         a, b = rng.normal(0, 1, 5), rng.normal(0.8, 1, 5)

@@ -1,4 +1,5 @@
-"""Statistical validation of ``profiler plan``: the power a planned fixed design really has, averaged over pilots.
+"""Statistical validation of ``profiler plan``: the power a planned fixed design really
+has, averaged over pilots.
 
 Many simulated pilots (5 scenarios of different price, 3 repetitions: the size ``plan`` runs by
 default) go through ``runner.planning.plan_metric``; the repetitions each plan asks for are then
@@ -45,7 +46,8 @@ def _cost_pilot(rng, reps: int) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("reps", [3, 6])
 def test_a_cost_plan_reaches_its_power_on_average(reps):
-    """cost:10% at 80% power: the planned rounds' true power, averaged over pilots, within 5 points of 80%."""
+    """cost:10% at 80% power: the planned rounds' true power, averaged over pilots,
+    within 5 points of 80%."""
     rng = np.random.default_rng(4160 + reps)
     true_sd = math.sqrt(
         2 * float(np.mean(PRICES**2)) * (math.exp(SIGMA**2) - 1)
@@ -71,14 +73,16 @@ def test_a_cost_plan_reaches_its_power_on_average(reps):
     mean, old = float(np.mean(achieved)), float(np.mean(naive))
     under = rate(np.array(achieved) < 0.5)
     print(
-        f"pilot of {reps} repetitions: achieved power {mean:.1%} (SD taken as exact: {old:.1%}); plans under 50% power: {under}"
+        f"pilot of {reps} repetitions: achieved power {mean:.1%} (SD taken as "
+        f"exact: {old:.1%}); plans under 50% power: {under}"
     )
     assert abs(mean - 0.8) <= 0.05
     assert old < mean
 
 
 def test_a_success_plan_reaches_its_power_near_the_ceiling():
-    """success:10pp from rates of 70-95%: pooled, bias-corrected variance; the average achieved power within 5 points."""
+    """success:10pp from rates of 70-95%: pooled, bias-corrected variance; the average
+    achieved power within 5 points."""
     rng = np.random.default_rng(4170)
     rates = np.array([0.7, 0.8, 0.85, 0.9, 0.95])
     base_rate = float(rates.mean())
@@ -102,14 +106,16 @@ def test_a_success_plan_reaches_its_power_near_the_ceiling():
         achieved.append(_power(plan.fixed_rounds * SCENARIOS, 0.10, true_sd))
         decided.append(plan.fixed_rounds)
     mean = float(np.mean(achieved))
-    print(f"success 10pp near the ceiling (mean rate {base_rate:.0%}): achieved power {mean:.1%} over {len(achieved)} pilots, "
+    print(f"success 10pp near the ceiling (mean rate {base_rate:.0%}): achieved power "
+        f"{mean:.1%} over {len(achieved)} pilots, "
           f"median plan {np.median(decided):.0f} rounds")  # fmt: skip
     assert len(achieved) >= 0.9 * PILOTS
     assert abs(mean - 0.8) <= 0.05
 
 
 def test_the_stop_simulation_is_not_clamped_at_the_ceiling(monkeypatch):
-    """A scenario at 100% in the pilot still lets the average rate rise by the effect (on the logit scale), not cap it."""
+    """A scenario at 100% in the pilot still lets the average rate rise by the effect
+    (on the logit scale), not cap it."""
     rates = np.array([0.6, 0.9, 0.999])
     moved = planning._logit_shift(rates, 0.10)
     assert moved.mean() == pytest.approx(rates.mean() + 0.10, abs=1e-6)
@@ -117,7 +123,8 @@ def test_the_stop_simulation_is_not_clamped_at_the_ceiling(monkeypatch):
 
 
 def test_the_recommended_pilot_keeps_the_plan_within_a_quarter():
-    """The pilot size plan recommends: the SD's 90% upper limit asks at most 25% more rounds than the SD itself."""
+    """The pilot size plan recommends: the SD's 90% upper limit asks at most 25% more
+    rounds than the SD itself."""
     pairs = planning.pilot_size()
     assert (
         planning.sd_factor(pairs - 1, 0.9) ** 2

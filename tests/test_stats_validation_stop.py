@@ -1,4 +1,5 @@
-"""Statistical validation of the stop rule (``execution.stop: decided``): error per run, and rounds against a fixed design.
+"""Statistical validation of the stop rule (``execution.stop: decided``): error per run,
+and rounds against a fixed design.
 
 Vectorised simulations with a fixed seed through ``runner.stopping.sequence`` (the computation
 behind ``StopRule.check``, the report and ``profiler plan``), at the level ``StopRule.level`` gives
@@ -38,9 +39,11 @@ def _settings(rounds: int) -> StopSettings:
 
 def _resource(rng, rounds: int, *, factor: float = 1.0, sigma_base: float = 0.5, sigma_cand: float = 0.5,
               same: str = "median") -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Paired differences and baseline values of a log-normal metric (experiments, rounds * scenarios).
+    """Paired differences and baseline values of a log-normal metric (experiments,
+    rounds * scenarios).
 
-    ``same="median"``: both modes have the same median (times ``factor``); ``"mean"``: the same mean.
+    ``same="median"``: both modes have the same median (times ``factor``); ``"mean"``:
+    the same mean.
     """
     shape = (EXPERIMENTS, rounds, SCENARIOS)
     base = PRICES * np.exp(rng.normal(0.0, sigma_base, shape))
@@ -72,7 +75,8 @@ def _first(out: np.ndarray, rounds: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_a_a_runs_make_a_false_decision_in_at_most_5_percent_of_runs_family_wise():
-    """Two candidate modes identical to the baseline, three metrics: any "higher"/"lower" at any look is false."""
+    """Two candidate modes identical to the baseline, three metrics: any
+    "higher"/"lower" at any look is false."""
     rounds = 30
     settings = _settings(rounds)
     rule = StopRule(settings=settings, baseline="base", modes=("base", "a", "b"))
@@ -93,7 +97,8 @@ def test_a_a_runs_make_a_false_decision_in_at_most_5_percent_of_runs_family_wise
 
 
 def test_differently_shaped_modes_with_no_effect_stay_under_5_percent():
-    """Same median, very different spread (log-normal sigma 0.3 against 0.8): the bounded effect is 0, so any decision is false."""
+    """Same median, very different spread (log-normal sigma 0.3 against 0.8): the
+    bounded effect is 0, so any decision is false."""
     rounds = 30
     settings = _settings(rounds)
     level = StopRule(settings=settings, baseline="base", modes=("base", "cand")).level(
@@ -117,7 +122,8 @@ def test_differently_shaped_modes_with_no_effect_stay_under_5_percent():
 
 
 def test_the_decision_is_about_the_typical_pair_not_the_total():
-    """The documented limit: a mode with the same *mean* cost but more skew is cheaper in most pairs, and is decided lower.
+    """The documented limit: a mode with the same *mean* cost but more skew is cheaper
+    in most pairs, and is decided lower.
 
     No test of a mean is valid for every shape without a bound on the values; the rule decides on
     the bounded per-pair effect instead, and docs/statistics.md says so. This pins that behaviour.
@@ -143,7 +149,8 @@ def test_the_decision_is_about_the_typical_pair_not_the_total():
 @pytest.mark.parametrize(
     ("name", "factor", "ratio_at_most"),
     # Issue 41's targets: moderate at most 10% more rounds, large at least 40% fewer. Small has none
-    # (the rule reaches a low power there, and a fixed design of that power is short): a loose bound.
+    # (the rule reaches a low power there, and a fixed design of that power is short): a
+    # loose bound.
     [
         ("small (-10%)", 0.9, 2.0),
         ("moderate (-20%)", 0.8, 1.1),
@@ -151,7 +158,8 @@ def test_the_decision_is_about_the_typical_pair_not_the_total():
     ],
 )
 def test_power_and_rounds_against_a_fixed_design(name, factor, ratio_at_most):
-    """Mean rounds to the (right) decision, against the rounds a fixed design needs for the same power.
+    """Mean rounds to the (right) decision, against the rounds a fixed design needs for
+    the same power.
 
     The fixed design is the ordinary two-sided test of the mean paired difference at the same level,
     with the true SD (its best case): ``((z_a + z_b) sd / effect)^2`` pairs. A run's decision
@@ -177,6 +185,7 @@ def test_power_and_rounds_against_a_fixed_design(name, factor, ratio_at_most):
     ) ** 2 / SCENARIOS
     ratio = first.mean() / fixed
     print(
-        f"{name}: decided right {power}, mean rounds {first.mean():.1f}, fixed design at that power {fixed:.1f} rounds, ratio {ratio:.2f}"
+        f"{name}: decided right {power}, mean rounds {first.mean():.1f}, fixed "
+        f"design at that power {fixed:.1f} rounds, ratio {ratio:.2f}"
     )
     assert ratio <= ratio_at_most

@@ -76,7 +76,8 @@ def test_a_clear_difference_stops_the_run_early_with_its_reason(tmp_path):
     assert result.status == "completed" and stop["reason"] == "decided"
     assert 3 <= stop["repetitions"] < 40
     rows = read_jsonl(tmp_path / "results" / "stop.jsonl").rows
-    # Every cell of the rounds the rule looked at is there; a few of the next round may have finished too.
+    # Every cell of the rounds the rule looked at is there; a few of the next round may
+    # have finished too.
     assert {(r.mode, r.scenario_id, r.iteration) for r in rows} >= {
         (m, f"s{i}", it)
         for m in ("baseline", "skill")
@@ -129,7 +130,8 @@ def test_a_spent_budget_ends_it_with_reason_budget(tmp_path):
 
 
 def test_modes_one_after_another_also_go_round_by_round(tmp_path):
-    """Without a provider factory the runner runs modes one at a time: each round is a stage per mode."""
+    """Without a provider factory the runner runs modes one at a time: each round is a
+    stage per mode."""
     path = _profile(
         tmp_path, skill=BIG_EFFECT, stop={"max_repetitions": 40, "metrics": ["cost"]}
     )
@@ -144,7 +146,8 @@ def test_modes_one_after_another_also_go_round_by_round(tmp_path):
 
 
 def test_resuming_a_run_its_budget_stopped_goes_on_with_a_raised_budget(tmp_path):
-    """``reason: budget`` is not a verdict: resumed with more budget, the rounds continue until the rule ends them."""
+    """``reason: budget`` is not a verdict: resumed with more budget, the rounds
+    continue until the rule ends them."""
     stop = {"max_repetitions": 8, "min_repetitions": 3}
     path = _profile(tmp_path, skill={}, stop=stop, execution={"max_tokens": 2_000_000})
     _run(path)
@@ -163,7 +166,8 @@ def test_resuming_a_run_its_budget_stopped_goes_on_with_a_raised_budget(tmp_path
 
 
 def test_the_summary_table_counts_the_decisions_rows_and_labels_rows_in_flight(capsys):
-    """15 rounds decided on, 2 cells of round 16 finished for mode "a": "60 +2", and a line that says what +2 is."""
+    """15 rounds decided on, 2 cells of round 16 finished for mode "a": "60 +2", and a
+    line that says what +2 is."""
     rows = [
         row(m, f"s{i}", it) for m in ("a", "b") for i in range(4) for it in range(15)
     ]
@@ -180,8 +184,8 @@ def test_the_summary_table_counts_the_decisions_rows_and_labels_rows_in_flight(c
         and "+" not in cells["b"][1]
     )
     assert (
-        "runs: the rows of the 15 rounds the stop rule decided on; +N: rows of later rounds in flight"
-        in out
+        "runs: the rows of the 15 rounds the stop rule decided on; +N: rows of "
+        "later rounds in flight" in out
     )
     # Without a stop rule (or none in flight) the table counts every row and says nothing more.
     print_summary(rows)
@@ -190,7 +194,8 @@ def test_the_summary_table_counts_the_decisions_rows_and_labels_rows_in_flight(c
 
 
 def test_the_cli_summary_after_a_stopped_run_matches_its_manifest(tmp_path):
-    """The real CLI: each mode's runs cell is the decision's rows (4 scenarios x its rounds), rows in flight apart."""
+    """The real CLI: each mode's runs cell is the decision's rows (4 scenarios x its
+    rounds), rows in flight apart."""
     path = _profile(
         tmp_path, skill=BIG_EFFECT, stop={"max_repetitions": 40, "metrics": ["cost"]}
     )

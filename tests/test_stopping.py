@@ -1,4 +1,5 @@
-"""The stop rule (``profiler_core.runner.stopping``), the ``execution.stop`` profile keys and the manifest's ``stop``."""
+"""The stop rule (``profiler_core.runner.stopping``), the ``execution.stop`` profile
+keys and the manifest's ``stop``."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def row(mode: str, scenario: str, iteration: int, *, success: bool = True, cost:
 def simulated_rows(
     rounds: int, *, success=(0.7, 0.7), cost_factor=1.0, seed=0, models=("m",)
 ) -> list[ProfileRow]:
-    """Rows of a baseline and a candidate mode: success Bernoulli, cost and wall time log-normal (times ``cost_factor``)."""
+    """Rows of a baseline and a candidate mode: success Bernoulli, cost and wall time
+    log-normal (times ``cost_factor``)."""
     rng = np.random.default_rng(seed)
     rows = []
     for model in models:
@@ -265,9 +267,12 @@ def test_stop_problems_are_one_line_each():
         )  # fmt: skip
     assert exc.value.problems == [
         "p.yaml: execution.stop.rule: expected `decided`, got 'asap'",
-        "p.yaml: execution.stop.metrics[0]: expected one of success, cost, wall_ms, tokens, tool_calls, turns, got 'costs'",
-        "p.yaml: execution.stop.margins.wall: expected one of success, cost, wall_ms, tokens, tool_calls, turns, got 'wall'",
-        "p.yaml: execution.stop.confidence: expected a number between 0 and 1, such as 0.95, got 95",
+        "p.yaml: execution.stop.metrics[0]: expected one of success, cost, "
+        "wall_ms, tokens, tool_calls, turns, got 'costs'",
+        "p.yaml: execution.stop.margins.wall: expected one of success, cost, "
+        "wall_ms, tokens, tool_calls, turns, got 'wall'",
+        "p.yaml: execution.stop.confidence: expected a number between 0 and 1, "
+        "such as 0.95, got 95",
     ]
     with pytest.raises(ProfileErrors) as exc:
         parse(
@@ -282,10 +287,13 @@ def test_stop_problems_are_one_line_each():
             }
         )
     assert exc.value.problems == [
-        "p.yaml: execution.stop: cannot be used with execution.repetitions (the stop rule decides the repetitions; remove one of them)",
+        "p.yaml: execution.stop: cannot be used with execution.repetitions "
+        "(the stop rule decides the repetitions; remove one of them)",
         "p.yaml: execution.stop.min_repetitions: expected at most max_repetitions (4), got 9",
-        "p.yaml: execution.stop.margins.cost: percentage points (pp) are for success; write a percentage (5%) or a number",
-        "p.yaml: execution.stop.margins.success: a success margin is in percentage points: write it as 5pp (or 0.05)",
+        "p.yaml: execution.stop.margins.cost: percentage points (pp) are for "
+        "success; write a percentage (5%) or a number",
+        "p.yaml: execution.stop.margins.success: a success margin is in "
+        "percentage points: write it as 5pp (or 0.05)",
         "p.yaml: execution.stop.baseline: unknown mode 'zz' (modes: a, b)",
     ]
     with pytest.raises(
@@ -371,7 +379,8 @@ def test_the_report_says_why_the_run_stopped_and_uses_the_sequences(tmp_path):
     )
     html = written.html.read_text(encoding="utf-8")
     assert 'class="stopped"' in html and "<th>Confidence sequence</th>" in html
-    # Tokens were not a stop metric: their finding is the ordinary one, marked as not valid after stopping
+    # Tokens were not a stop metric: their finding is the ordinary one, marked as not
+    # valid after stopping
     # (the run's length was chosen by peeking at the other metrics), and it claims no significance.
     tokens = next(
         line
@@ -383,7 +392,8 @@ def test_the_report_says_why_the_run_stopped_and_uses_the_sequences(tmp_path):
         and "not valid after stopping" in tokens
         and "✅" not in tokens
     )
-    # Wall time was no stop metric either (the rule decided success and cost): its winner line is marked too.
+    # Wall time was no stop metric either (the rule decided success and cost): its
+    # winner line is marked too.
     speed_winner = next(v for v in written.verdict if v.startswith("Speed:"))
     assert "significantly better" not in speed_winner and speed_winner.endswith(
         "(not valid after stopping)"
@@ -396,7 +406,8 @@ def test_the_report_says_why_the_run_stopped_and_uses_the_sequences(tmp_path):
 
 
 def test_the_headline_counts_rows_in_flight_apart_from_the_decision(tmp_path):
-    """Rows of the round after the decision (in flight when the rule stopped) are counted apart, never as decided on."""
+    """Rows of the round after the decision (in flight when the rule stopped) are
+    counted apart, never as decided on."""
     from profiler_core.report import write_report
 
     rows = [
@@ -416,8 +427,8 @@ def test_the_headline_counts_rows_in_flight_apart_from_the_decision(tmp_path):
         parallel=False,
     )
     assert (
-        "; 3 rows of later rounds were in flight when it stopped: they are in the other statistics, not in the decision"
-        in written.verdict[0]
+        "; 3 rows of later rounds were in flight when it stopped: they are in "
+        "the other statistics, not in the decision" in written.verdict[0]
     )
     pairs = {c.pairs for c in decision.comparisons}
     assert pairs == {decision.rounds * len(SCENARIOS)}

@@ -60,7 +60,10 @@ def test_a_torn_last_row_is_dropped_with_its_line_named(tmp_path):
 
 def test_the_analysis_file_is_repaired_too(tmp_path):
     path = tmp_path / "a.analysis.jsonl"
-    bundle = '{"sessionId": "s", "scenarioId": "x", "mode": "m", "model": "mm", "iteration": 0, "results": {}}'
+    bundle = (
+        '{"sessionId": "s", "scenarioId": "x", "mode": "m", "model": "mm", '
+        '"iteration": 0, "results": {}}'
+    )
     path.write_text(bundle + "\n" + bundle[:20])
     assert "dropped a torn last line" in repair_truncated_tail(
         path, SessionAnalysisBundle
@@ -76,7 +79,11 @@ def test_a_second_writer_is_refused_and_a_dead_ones_lock_does_not_linger(tmp_pat
         RunLock(paths).acquire()
     first.release()
     # A process that dies holding the lock releases it with its file descriptors.
-    code = f"import os; from pathlib import Path; from profiler_core.storage.store import RunLock, RunPaths; RunLock(RunPaths(Path({str(tmp_path)!r}), 'run_x')).acquire(); os._exit(9)"
+    code = (
+        "import os; from pathlib import Path; from profiler_core.storage.store "
+        f"import RunLock, RunPaths; RunLock(RunPaths(Path({str(tmp_path)!r}), "
+        "'run_x')).acquire(); os._exit(9)"
+    )
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 9
     again = RunLock(paths)
     again.acquire()
@@ -95,7 +102,8 @@ def test_resume_while_the_run_is_written_is_refused_and_adds_no_row(tmp_path):
         "3",
         "--no-report",
     ]
-    # The demo sleeps for real only with a time scale: make cells slow enough to overlap the second command.
+    # The demo sleeps for real only with a time scale: make cells slow enough to overlap
+    # the second command.
     profile = tmp_path / "profile.yaml"
     profile.write_text(
         DEMO.read_text().replace("time_scale: 0.002", "time_scale: 0.02") + "\n"

@@ -1,4 +1,5 @@
-"""The suite's own set-up (tests/conftest.py) works both ways the README runs it: serially and with pytest-xdist."""
+"""The suite's own set-up (tests/conftest.py) works both ways the README runs it:
+serially and with pytest-xdist."""
 
 from __future__ import annotations
 

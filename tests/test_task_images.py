@@ -1,4 +1,5 @@
-"""Building a task's image never reaches for a registry: the build command, and docker's missing base images.
+"""Building a task's image never reaches for a registry: the build command, and docker's
+missing base images.
 
 A stand-in ``docker`` / ``podman`` program on ``PATH`` records what it is asked
 to do; the real runtimes build the images in tests/test_harbor_docker.py.
@@ -23,7 +24,8 @@ from profiler_core.runner.task_images import (
 from profiler_core.sandbox import SandboxSettings
 from profiler_core.sandbox.containers import HOST_IMAGE
 
-#: answers ``image inspect`` for the host image only; records every call (the build's environment is a minimal one)
+#: answers ``image inspect`` for the host image only; records every call (the build's
+#: environment is a minimal one)
 _RUNTIME = """#!/bin/sh
 echo "$@" >> {log}
 if [ "$1 $2" = "image inspect" ]; then
@@ -73,7 +75,8 @@ def test_the_build_command_never_pulls():
     assert (
         podman[podman.index("build") + 1] == "--pull=never"
     )  # after podman's global options for this host
-    # docker's --pull is yes/no: `--pull=never` is refused ("strconv.ParseBool"), so false, and the bases checked.
+    # docker's --pull is yes/no: `--pull=never` is refused ("strconv.ParseBool"), so
+    # false, and the bases checked.
     assert build_command("docker", "docker", "tag", dockerfile) == [
         "docker",
         "build",
@@ -88,7 +91,8 @@ def test_the_build_command_never_pulls():
 
 def test_the_base_images_are_the_stages_starting_points(tmp_path):
     (tmp_path / "Dockerfile").write_text(
-        "ARG BASE=debian\nFROM --platform=linux/amd64 python:3.12-slim AS build\nRUN true\nFROM build\n"
+        "ARG BASE=debian\nFROM --platform=linux/amd64 python:3.12-slim AS "
+        "build\nRUN true\nFROM build\n"
         "FROM scratch\nFROM ${BASE}\nFROM localhost/agent-profiler-host:1\n"
     )
     assert base_images(tmp_path / "Dockerfile") == [
@@ -119,7 +123,8 @@ def test_docker_refuses_a_base_image_it_would_have_to_pull(tmp_path, runtime):
     dockerfile = tmp_path / "environment" / "Dockerfile"
     assert (
         str(caught.value)
-        == f"{dockerfile}: the base image 'python:3.12-slim' is not in docker's local images (no registry is used)"
+        == f"{dockerfile}: the base image 'python:3.12-slim' is not in docker's "
+        "local images (no registry is used)"
     )
     assert not [
         line for line in runtime.read_text().splitlines() if line.startswith("build")

@@ -1,4 +1,5 @@
-"""Names and messages from data reach the terminal as text: no rich markup, no raw control characters (issue 31.9)."""
+"""Names and messages from data reach the terminal as text: no rich markup, no raw
+control characters (issue 31.9)."""
 
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ def test_markup_and_escape_codes_in_mode_names_are_printed_as_text(
 def test_on_a_terminal_the_summary_is_a_rich_table_showing_names_as_text(
     tmp_path, profiler_plugin_manager, monkeypatch
 ):
-    # Captured output gets plain columns (rich is not imported); on a terminal, a rich table, whose cells are text too.
+    # Captured output gets plain columns (rich is not imported); on a terminal, a rich
+    # table, whose cells are text too.
     monkeypatch.setenv(
         "TTY_COMPATIBLE", "1"
     )  # rich's own switch: draw as on a terminal

@@ -1,4 +1,5 @@
-"""Token total and active are derived in one place, so the model and the report's row loader agree (issue 26.2)."""
+"""Token total and active are derived in one place, so the model and the report's row
+loader agree (issue 26.2)."""
 
 from __future__ import annotations
 

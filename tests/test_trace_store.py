@@ -1,4 +1,5 @@
-"""One append-only trace store per run (issue 18.4): written by the runner, read by analyze and export."""
+"""One append-only trace store per run (issue 18.4): written by the runner, read by
+analyze and export."""
 
 from __future__ import annotations
 
@@ -306,7 +307,8 @@ def test_profiler_traces_export_without_a_store_says_so_in_one_line(
     assert out.exit_code == 1
     assert (
         out.stderr.strip()
-        == f"Error: {tmp_path}: no trace store here (expected {TRACES_FILE}, a run's sessions folder or its report folder)"
+        == f"Error: {tmp_path}: no trace store here (expected {TRACES_FILE}, a "
+        "run's sessions folder or its report folder)"
     )
 
 
@@ -391,21 +393,26 @@ def test_import_trace_names_a_store_and_what_to_do(tmp_path, profiler_plugin_man
     assert "profiler traces export" in out.stderr and "Traceback" not in out.output
 
 
-# Defects a review of the trace store found (each test failed before its fix; the docstrings say what was wrong).
+# Defects a review of the trace store found (each test failed before its fix; the
+# docstrings say what was wrong).
 
 
 def test_resuming_a_store_run_with_trace_format_files_still_appends_to_its_store(
     tmp_path, profiler_plugin_manager
 ):
-    """A run started with the store and resumed after `output.trace_format: files` was set (output is not in the
-    profile hash, so no --force is needed) splits its traces: the first cells stay in traces.jsonl, the rest become
-    files, and the manifest's traceStore turns null. suite.py only handles the files -> store direction."""
+    """A run started with the store and resumed after `output.trace_format: files` was
+    set (output is not in the
+    profile hash, so no --force is needed) splits its traces: the first cells stay in
+    traces.jsonl, the rest become
+    files, and the manifest's traceStore turns null. suite.py only handles the files ->
+    store direction."""
     first = _run(tmp_path, profiler_plugin_manager, run_id="r")
     done = list(first.rows)[:3]
     (tmp_path / "results" / "r.jsonl").write_text(
         "".join(to_json(r) + "\n" for r in done)
     )
-    # Drop the traces of the cells that "did not finish" so the store holds exactly what the killed run wrote.
+    # Drop the traces of the cells that "did not finish" so the store holds exactly what
+    # the killed run wrote.
     store = tmp_path / "reports" / "r" / "sessions" / TRACES_FILE
     store.write_text("".join(store.read_text().splitlines(keepends=True)[:3]))
     resumed = _run(
@@ -417,7 +424,8 @@ def test_resuming_a_store_run_with_trace_format_files_still_appends_to_its_store
     )
     sessions = tmp_path / "reports" / "r" / "sessions"
     assert set(latest_records(store)) == {row.cell for row in resumed.rows}, (
-        f"store holds {len(latest_records(store))} of 8 cells; {len(list(sessions.rglob('*-iter-*.json')))} went to files"
+        f"store holds {len(latest_records(store))} of 8 cells; "
+        f"{len(list(sessions.rglob('*-iter-*.json')))} went to files"
     )
     assert json.loads(Path(resumed.manifest_path).read_text()).get("traceStore") == str(
         store
@@ -427,8 +435,10 @@ def test_resuming_a_store_run_with_trace_format_files_still_appends_to_its_store
 def test_analyze_reads_a_gzipped_trace_store_as_traces_export_does(
     tmp_path, profiler_plugin_manager, analyzers_manager
 ):
-    """`profiler traces export traces.jsonl.gz` works (iter_lines reads gzip), but `profiler analyze` on the same
-    file says 'not a text file (expected SessionTrace JSON)': is_store() sniffs raw bytes and never un-gzips."""
+    """`profiler traces export traces.jsonl.gz` works (iter_lines reads gzip), but
+    `profiler analyze` on the same
+    file says 'not a text file (expected SessionTrace JSON)': is_store() sniffs raw
+    bytes and never un-gzips."""
     result = _run(tmp_path, profiler_plugin_manager)
     store = tmp_path / "reports" / result.run_id / "sessions" / TRACES_FILE
     gz = tmp_path / "traces.jsonl.gz"
@@ -447,12 +457,16 @@ def test_analyze_reads_a_gzipped_trace_store_as_traces_export_does(
 def test_export_of_a_two_model_run_keeps_the_model_in_names_when_one_model_left_no_trace(
     tmp_path, profiler_plugin_manager
 ):
-    """export_files decides "several models" from the models found in the store, not the run's: when m2's cells all
-    failed (or the run was killed before m2), the files are named `a-iter-0.json`, while the run with
-    `trace_format: files` names them `a+m1-iter-0.json` (and the docstring promises `<mode>+<model>` for such runs)."""
+    """export_files decides "several models" from the models found in the store, not the
+    run's: when m2's cells all
+    failed (or the run was killed before m2), the files are named `a-iter-0.json`, while
+    the run with
+    `trace_format: files` names them `a+m1-iter-0.json` (and the docstring promises
+    `<mode>+<model>` for such runs)."""
 
     def m2_down(params, attempt):
-        # Failures that differ from cell to cell: a run whose model's every session fails the same way stops early.
+        # Failures that differ from cell to cell: a run whose model's every session
+        # fails the same way stops early.
         return (
             Fail(f"m2 down ({'pqrstuvwxyz'[params.iteration % 11]})")
             if params.model == "m2"
@@ -486,9 +500,12 @@ def test_export_of_a_two_model_run_keeps_the_model_in_names_when_one_model_left_
 def test_analyze_reports_a_store_whose_only_record_is_torn_as_a_torn_store_line(
     tmp_path, analyzers_manager
 ):
-    """A run SIGKILLed while appending its first trace leaves traces.jsonl with one torn line. `traces export` says
-    'traces.jsonl:1: truncated last line; skipped'; `profiler analyze` says 'not valid JSON (...)' instead, because
-    is_store() needs a whole first record, and never says what it expected (a trace store or a SessionTrace)."""
+    """A run SIGKILLed while appending its first trace leaves traces.jsonl with one torn
+    line. `traces export` says
+    'traces.jsonl:1: truncated last line; skipped'; `profiler analyze` says 'not valid
+    JSON (...)' instead, because
+    is_store() needs a whole first record, and never says what it expected (a trace
+    store or a SessionTrace)."""
     store = tmp_path / "reports" / "r" / "sessions" / TRACES_FILE
     store.parent.mkdir(parents=True)
     store.write_text(
@@ -507,9 +524,12 @@ def test_analyze_reports_a_store_whose_only_record_is_torn_as_a_torn_store_line(
 def test_a_store_torn_inside_a_multibyte_character_still_exports_its_complete_records(
     tmp_path, profiler_plugin_manager
 ):
-    """orjson writes non-ASCII text as raw UTF-8, so a store cut mid-write (SIGKILL, a full disk, a copy of a live run)
-    can end inside a character. iter_lines decodes the file as strict UTF-8 and turns that into one StoreError for the
-    whole file: `profiler traces export` and `profiler analyze` then give nothing, where a torn ASCII tail costs one line."""
+    """orjson writes non-ASCII text as raw UTF-8, so a store cut mid-write (SIGKILL, a
+    full disk, a copy of a live run)
+    can end inside a character. iter_lines decodes the file as strict UTF-8 and turns
+    that into one StoreError for the
+    whole file: `profiler traces export` and `profiler analyze` then give nothing, where
+    a torn ASCII tail costs one line."""
     result = _run(
         tmp_path, profiler_plugin_manager, provider=FakeProvider(text="café — naïve")
     )
@@ -561,7 +581,8 @@ def test_profiler_traces_export_refuses_a_file_that_is_not_a_store(
     )
     assert out.exit_code == 1
     assert out.stderr.strip() == (
-        f"Error: {notes}: not a trace store (expected {TRACES_FILE}: one {{scenarioId, mode, model, iteration, trace}} object per line)"
+        f"Error: {notes}: not a trace store (expected {TRACES_FILE}: one "
+        f"{{scenarioId, mode, model, iteration, trace}} object per line)"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 

@@ -1,4 +1,5 @@
-"""Each run keeps its traces under its own run id; a second run never replaces the first's (issue 16.2)."""
+"""Each run keeps its traces under its own run id; a second run never replaces the
+first's (issue 16.2)."""
 
 from __future__ import annotations
 

@@ -52,7 +52,8 @@ def run(
 
 @pytest.fixture
 def recordings(tmp_path, monkeypatch) -> Path:
-    """A folder with two Claude Code sessions; the current directory is tmp_path (files resolve against it)."""
+    """A folder with two Claude Code sessions; the current directory is tmp_path (files
+    resolve against it)."""
     folder = tmp_path / "rec"
     shutil.copytree(FIXTURES / "claude-code", folder)
     monkeypatch.chdir(tmp_path)
@@ -83,7 +84,8 @@ def test_replays_the_session_named_after_each_scenario(
         and dst.tool_calls.failed == 2
     )
     assert dst.timing.wall_ms == pytest.approx(34_213.0) and dst.agent_turns == 6
-    # The importer's price is left to the cost collector, which prices the tokens with the row's model.
+    # The importer's price is left to the cost collector, which prices the tokens with
+    # the row's model.
     assert (
         dst.extensions["tokens_total"] == dst.tokens.total
         and dst.extensions["cost_source"] == "computed"
@@ -276,7 +278,8 @@ def test_registered_as_a_provider_and_built_from_a_profile(
     profile.write_text(
         "modes: {replay: {system_instructions: ''}}\n"
         "scenarios: {path: scenarios}\n"
-        "provider: {id: transcripts, model: claude-sonnet-4-5, options: {format: claude-code, files: ['rec/*.jsonl']}}\n"
+        "provider: {id: transcripts, model: claude-sonnet-4-5, options: "
+        "{format: claude-code, files: ['rec/*.jsonl']}}\n"
         "scorer: {id: checks}\n"
         "execution: {repetitions: 1, warmup: false}\n"
         f"output: {{results_dir: {tmp_path / 'results'}, reports_dir: {tmp_path / 'reports'}}}\n"

@@ -1,5 +1,7 @@
-"""The pieces of running an agent program inside a trial that need no container: which runs are trials,
-which program starts inside, what is mounted, which network the agent gets, and the model relay's plan."""
+"""The pieces of running an agent program inside a trial that need no container: which
+runs are trials,
+which program starts inside, what is mounted, which network the agent gets, and the
+model relay's plan."""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from profiler_core.runner.trial import Trials, phase_networks
 
 
 class _Agent:
-    """A subprocess agent as the runner sees it: it runs in trials and asks for its program and model."""
+    """A subprocess agent as the runner sees it: it runs in trials and asks for its
+    program and model."""
 
     id = "claude-code"
     runs_in_trial = True

@@ -1,4 +1,5 @@
-"""Real agents inside the trial's container, judged by the task's own tests, reaching only their model.
+"""Real agents inside the trial's container, judged by the task's own tests, reaching
+only their model.
 
 A Harbor task on the conformance base image (``.ci/build-base-image``): the
 scripted model makes the agent edit ``/app/calc.py`` with its shell tool, in
@@ -61,7 +62,8 @@ def docker(tmp_path_factory):
 
 @pytest.fixture
 def host_server():
-    """A TCP server on every address of the host: an agent with network ``model`` must not reach it."""
+    """A TCP server on every address of the host: an agent with network ``model`` must
+    not reach it."""
     server = socket.create_server(("0.0.0.0", 0))
     server.settimeout(0.5)
     stop = threading.Event()
@@ -111,7 +113,8 @@ _PROBE = (
 def _script(gateway: str, host_port: int, model_port: int):
     probe = _PROBE.format(gw=gateway, hp=host_port, mp=model_port)
     shell = (
-        f'python3 -c "{probe}" > net.txt 2>&1; env=$(cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"); '
+        f'python3 -c "{probe}" > net.txt 2>&1; env=$(cat /proc/[0-9]*/environ '
+        '2>/dev/null | tr "\\0" "\\n"); '
         'echo "$env" | grep -c kept-by-the-recorder > secret.txt; '
         'echo "$env" | grep -c profiler-wire-placeholder > placeholder.txt; '
         "id -u > uid.txt; pwd > pwd.txt; command -v node > node.txt; "
@@ -215,7 +218,8 @@ def test_claude_code_runs_inside_a_podman_trial_too(tmp_path, host_server, monke
 def test_with_a_full_network_the_agent_reaches_the_host_and_still_its_model(
     docker, tmp_path, host_server, monkeypatch
 ):
-    """``execution.network: full``: the trial is on the runtime's network, and the wire recorder on the host's
+    """``execution.network: full``: the trial is on the runtime's network, and the wire
+    recorder on the host's
     127.0.0.1 (not the container's) is still relayed for the agent's phase."""
     _agent_in_a_trial(
         tmp_path, "claude-code", host_server, monkeypatch, "docker", "full"
@@ -262,7 +266,8 @@ def _agent_in_a_trial(
     for net in kept:
         folder = net.parent
         lines = net.read_text().split("\n")
-        # the host's server only with a full network; the scripted model's own port never (not relayed)
+        # the host's server only with a full network; the scripted model's own port
+        # never (not relayed)
         assert [line.split()[-1] for line in lines if line.strip()] == [
             "reached" if network == "full" else "refused",
             "refused",
@@ -277,7 +282,8 @@ def _agent_in_a_trial(
 
 
 def test_a_program_whose_loader_the_image_lacks_is_one_line(docker, tmp_path):
-    """A glibc program in an image without glibc's loader (a musl image) is refused before it runs."""
+    """A glibc program in an image without glibc's loader (a musl image) is refused
+    before it runs."""
     import types
 
     import trio
@@ -319,7 +325,8 @@ def test_a_program_whose_loader_the_image_lacks_is_one_line(docker, tmp_path):
 
 
 def test_an_agent_out_of_time_is_ended_inside_and_still_verified(docker, tmp_path):
-    """The agent's timeout is the row's, its processes inside are killed, and the verifier judges what it left."""
+    """The agent's timeout is the row's, its processes inside are killed, and the
+    verifier judges what it left."""
     binary = str(agent_binary("claude", "CLAUDE_BIN"))
     _task(tmp_path, agent_timeout_s=25.0)
     tests = tmp_path / "tasks" / "calc" / "tests" / "test.sh"
@@ -362,7 +369,8 @@ def test_an_agent_out_of_time_is_ended_inside_and_still_verified(docker, tmp_pat
 
 
 def test_an_agents_home_over_the_bound_is_not_copied_out(docker, tmp_path, monkeypatch):
-    """An agent that fills its home cannot fill the host's disk: over the bound, nothing comes back."""
+    """An agent that fills its home cannot fill the host's disk: over the bound, nothing
+    comes back."""
     import types
 
     import trio

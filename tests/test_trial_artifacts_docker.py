@@ -1,4 +1,5 @@
-"""A trial's artifacts under Docker: ``/logs/artifacts`` and the task's declared paths land in the run's reports.
+"""A trial's artifacts under Docker: ``/logs/artifacts`` and the task's declared paths
+land in the run's reports.
 
 The oracle's solution writes into ``/logs/artifacts`` and a declared path of
 the working folder; the row names both, report.md and report.html link them.

@@ -114,7 +114,8 @@ def test_a_broken_compose_file_is_the_cells_setup_error_in_one_line(docker, tmp_
     assert "\n" not in row["error"], row["error"]
 
 
-# -- where a compose task cannot run: one line -----------------------------------------------------------
+# -- where a compose task cannot run: one line
+# -----------------------------------------------------------
 
 
 def test_under_another_kind_a_compose_task_is_one_line():

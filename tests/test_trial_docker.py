@@ -1,4 +1,5 @@
-"""One trial, one container: the conformance tasks of tests/fixtures/trial_tasks under Docker, the oracle and the simulated agent.
+"""One trial, one container: the conformance tasks of tests/fixtures/trial_tasks under
+Docker, the oracle and the simulated agent.
 
 Each task is a Harbor task folder whose Dockerfile builds on the sandbox's
 offline host-toolchain image. The oracle passes every one only if the trial
@@ -81,7 +82,8 @@ def test_the_oracle_passes_every_conformance_task_in_one_container_per_trial(
     assert (kept / "reward.txt").read_text().strip() == "1"
 
 
-# The agent tries the image's /etc/shadow and writes in its working folder; the verifier (root, the image's user)
+# The agent tries the image's /etc/shadow and writes in its working folder; the verifier
+# (root, the image's user)
 # says what it saw. A task naming no user gets the unprivileged one when the profiler is root.
 _SHADOW_SOLUTION = """#!/bin/bash
 if cat /etc/shadow > /dev/null 2>&1; then echo readable; else echo refused; fi > /logs/agent/shadow
@@ -112,12 +114,14 @@ def _shadow_task(root: Path, name: str, user: str | None, want: str) -> None:
         (root / name / folder / file).write_text(text)
     agent = "[agent]\ntimeout_sec = 60.0\n" + (f'user = "{user}"\n' if user else "")
     (root / name / "task.toml").write_text(
-        f'schema_version = "1.1"\n[task]\nname = "shadow/{name}"\n{agent}[verifier]\ntimeout_sec = 60.0\n'
+        'schema_version = "1.1"\n[task]\nname = '
+        f'"shadow/{name}"\n{agent}[verifier]\ntimeout_sec = 60.0\n'
     )
 
 
 def test_agent_is_unprivileged_unless_named(docker, tmp_path):
-    """A root profiler's agent cannot open /etc/shadow unless its task names ``[agent].user``; the verifier is root."""
+    """A root profiler's agent cannot open /etc/shadow unless its task names
+    ``[agent].user``; the verifier is root."""
     import os
 
     if os.getuid() != 0:
@@ -297,7 +301,8 @@ def test_the_agent_is_cut_off_and_the_verifier_inherits_the_public_network(docke
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline().split(" port ")[1].split()[0])
-        # set-up runs with the network: the host's address on the bridge is the default route's gateway
+        # set-up runs with the network: the host's address on the bridge is the default
+        # route's gateway
         route = _exec(
             run, ["sh", "-c", "awk '$2 == \"00000000\" {print $3}' /proc/net/route"]
         ).output.split()[0]
@@ -305,7 +310,8 @@ def test_the_agent_is_cut_off_and_the_verifier_inherits_the_public_network(docke
         probe = [
             "python3",
             "-c",
-            f"import socket; s = socket.create_connection(('{gateway}', {port}), timeout=3); print('reached')",
+            f"import socket; s = socket.create_connection(('{gateway}', "
+            f"{port}), timeout=3); print('reached')",
         ]
         interfaces = ["sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"]
         try:
@@ -363,7 +369,8 @@ def test_a_missing_image_with_pull_never_is_one_setup_line_and_starts_nothing(
     [row] = [r for r in rows(tmp_path, "missing") if r["iteration"] >= 0]
     assert row["errorCode"] == "setup_error", row
     assert row["error"].endswith(
-        "the task's image 'localhost/agent-profiler-missing:1' is not in docker's local images (execution.pull: never)"
+        "the task's image 'localhost/agent-profiler-missing:1' is not in "
+        "docker's local images (execution.pull: never)"
     ), row["error"]
     assert "\n" not in row["error"]
 

@@ -1,4 +1,5 @@
-"""A separate verifier (``environment_mode = "separate"``) in its own container, handed the agent's artifacts.
+"""A separate verifier (``environment_mode = "separate"``) in its own container, handed
+the agent's artifacts.
 
 The ``separate-verifier`` conformance task's verifier passes only in its own
 image (``tests/Dockerfile`` leaves a marker), without the agent's ``/app``, and
@@ -96,11 +97,13 @@ def test_the_oracle_passes_under_podman_too(tmp_path):
     )
 
 
-# -- a step's own separate verifier ----------------------------------------------------------------------
+# -- a step's own separate verifier
+# ----------------------------------------------------------------------
 
 
 def _steps(folder: Path, artifacts: bool = True) -> tuple[str, dict]:
-    """The ``multi-step-separate`` task: step ``write`` judged where the agent ran, step ``check`` apart."""
+    """The ``multi-step-separate`` task: step ``write`` judged where the agent ran, step
+    ``check`` apart."""
     task = folder / "tasks" / "multi-step-separate"
     shutil.copytree(CONFORMANCE / "multi-step-separate", task)
     if not artifacts:

@@ -1,4 +1,5 @@
-"""A multi-step Harbor task in one container: each step's agent turn and verifier in order, the row's reward by its strategy.
+"""A multi-step Harbor task in one container: each step's agent turn and verifier in
+order, the row's reward by its strategy.
 
 The ``multi-step`` conformance task writes a file in its first step and
 appends to it in its second; the second step's verifier passes only when the
@@ -37,7 +38,8 @@ def docker(tmp_path_factory):
 
 
 def _task(folder: Path, strategy: str = "mean") -> Path:
-    """The multi-step conformance task, its steps' tests layered over a task-level ``tests/`` they read."""
+    """The multi-step conformance task, its steps' tests layered over a task-level
+    ``tests/`` they read."""
     tasks = folder / "tasks"
     task = tasks / "multi-step"
     shutil.copytree(CONFORMANCE / "multi-step", task)
@@ -48,7 +50,8 @@ def _task(folder: Path, strategy: str = "mean") -> Path:
             f'multi_step_reward_strategy = "{strategy}"',
         )
     )
-    # Harbor uploads the task's tests/ and then the step's own over it: the step's test reads the task's file
+    # Harbor uploads the task's tests/ and then the step's own over it: the step's test
+    # reads the task's file
     (task / "tests").mkdir()
     (task / "tests" / "expected-first.txt").write_text("one\n")
     (task / "tests" / "test.sh").write_text(
@@ -57,10 +60,12 @@ def _task(folder: Path, strategy: str = "mean") -> Path:
     first = task / "steps" / "write" / "tests" / "test.sh"
     first.write_text(
         "#!/bin/bash\n"
-        "if cmp -s /app/notes.txt /tests/expected-first.txt; then echo 1 > /logs/verifier/reward.txt; "
+        "if cmp -s /app/notes.txt /tests/expected-first.txt; then echo 1 > "
+        "/logs/verifier/reward.txt; "
         "else echo 0 > /logs/verifier/reward.txt; fi\n"
     )
-    # the second step passes only when its workdir/ arrived and its setup.sh ran in the working folder before it
+    # the second step passes only when its workdir/ arrived and its setup.sh ran in the
+    # working folder before it
     second = task / "steps" / "extend" / "tests" / "test.sh"
     second.write_text(
         second.read_text().replace(
@@ -122,7 +127,8 @@ def test_final_takes_the_last_step_and_is_none_when_it_did_not_run(docker, tmp_p
 
 
 def test_without_a_sandbox_a_multi_step_task_is_refused_in_one_line(tmp_path):
-    """Its steps share one environment: under ``sandbox: none`` the profile is refused instead of running the first step alone."""
+    """Its steps share one environment: under ``sandbox: none`` the profile is refused
+    instead of running the first step alone."""
     _task(tmp_path)
     profile = {
         "modes": {"baseline": {"system_instructions": "Do the task."}},

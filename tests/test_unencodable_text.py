@@ -1,4 +1,5 @@
-"""Lone surrogates and NUL characters become U+FFFD where they enter, with a warning naming file and line (issue 31.14)."""
+"""Lone surrogates and NUL characters become U+FFFD where they enter, with a warning
+naming file and line (issue 31.14)."""
 
 from __future__ import annotations
 

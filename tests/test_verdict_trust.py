@@ -1,4 +1,5 @@
-"""The verdict never passes off errored rows as results, and names the methods behind its numbers."""
+"""The verdict never passes off errored rows as results, and names the methods behind
+its numbers."""
 
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ def test_all_errors_gives_no_verdict_and_counts_the_errors_first(
     assert "4 of 4 baseline" in first and "8 of 8 rows errored" in first
     assert "no verdict on speed: 4 of 4 baseline rows errored" in verdict
     assert "no verdict on success" in verdict
-    # Errored rows measured no cost: unknown, not $0 (docs/reports.md), so there is no cost to judge at all.
+    # Errored rows measured no cost: unknown, not $0 (docs/reports.md), so there is no
+    # cost to judge at all.
     assert "$0" not in verdict and (
         "no verdict on cost" in verdict or "**Cost:**" not in verdict
     )

@@ -37,7 +37,8 @@ def _shell(edit: str, marker: Path) -> str:
 
 
 def _script(marker: Path):
-    """One script for every agent: a shell call (whichever shell tool the agent offers), then the claim."""
+    """One script for every agent: a shell call (whichever shell tool the agent offers),
+    then the claim."""
 
     def script(edit):
         return steps([Shell(_shell(edit, marker)), Text("Done: all tests pass.")])
@@ -157,7 +158,8 @@ def _profile(tmp_path: Path, agent: str, binary: str, model: str, url: str) -> P
         "scenarios": {"path": "scenarios"},
         "provider": {"id": agent, "model": model, "options": options},
         "scorer": {"id": "verify"},
-        # The verifier runs this interpreter, which may live under the (hidden) home, e.g. in pyenv, and its venv,
+        # The verifier runs this interpreter, which may live under the (hidden) home,
+        # e.g. in pyenv, and its venv,
         # which lives in /tmp when the checkout does (bwrap's /tmp is a fresh one).
         "execution": {
             "repetitions": 2,

@@ -1,4 +1,5 @@
-"""`profiler view` in a real headless Chromium: open a run, sort and filter, click a failed row, read its tool call output."""
+"""`profiler view` in a real headless Chromium: open a run, sort and filter, click a
+failed row, read its tool call output."""
 
 from __future__ import annotations
 
@@ -172,7 +173,8 @@ return Array.from(document.querySelectorAll('svg.chart')).map(svg => {
 
 
 def test_every_chart_on_a_runs_page_draws_its_marks(base_url, driver):
-    """matplotlib draws dots, ticks and mean markers as ``<use xlink:href="#m…">`` of shapes defined once in the SVG:
+    """matplotlib draws dots, ticks and mean markers as ``<use xlink:href="#m…">`` of
+    shapes defined once in the SVG:
     a page that rewrites those references draws empty axes."""
     driver.get(base_url)  # one run: the viewer opens on its page
     charts = {

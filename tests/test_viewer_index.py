@@ -1,4 +1,5 @@
-"""The viewer's lazy index of a run: one pass over the rows, a seek per session, the last line of a cell wins."""
+"""The viewer's lazy index of a run: one pass over the rows, a seek per session, the
+last line of a cell wins."""
 
 from __future__ import annotations
 
@@ -131,7 +132,10 @@ def test_traces_and_findings_by_cell(run, tmp_path):
 
 
 def test_report_sections_and_verdict_line():
-    page = '<section id="verdict"><a href="#metric-x">x</a></section><section id="modes">m</section><section id="other">o</section>'
+    page = (
+        '<section id="verdict"><a href="#metric-x">x</a></section><section '
+        'id="modes">m</section><section id="other">o</section>'
+    )
     found = extract_sections(page, ("verdict", "modes", "missing"))
     assert found == {
         "verdict": '<section id="verdict"><a href="report.html#metric-x">x</a></section>',

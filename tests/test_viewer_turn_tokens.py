@@ -1,4 +1,5 @@
-"""Per-turn token counts: the events' estimates are labelled so; a turn with exact per-call figures shows those."""
+"""Per-turn token counts: the events' estimates are labelled so; a turn with exact
+per-call figures shows those."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The wire recorder (profiler_core.wire): a real HTTP proxy on 127.0.0.1 in front of the scripted model (issue 39)."""
+"""The wire recorder (profiler_core.wire): a real HTTP proxy on 127.0.0.1 in front of
+the scripted model (issue 39)."""
 
 from __future__ import annotations
 
@@ -110,7 +111,8 @@ def test_a_call_passes_through_and_is_recorded_with_the_providers_usage(api, str
         assert through.text.count("data:") == direct.text.count("data:") > 2
     [call] = session.calls
     assert (call.api, call.status, call.stream) == (api, 200, stream)
-    # The fake model names itself in chat completions and echoes the model asked in the other two APIs.
+    # The fake model names itself in chat completions and echoes the model asked in the
+    # other two APIs.
     assert (call.model_asked, call.model) == (
         "asked-model",
         "answered-model" if api == "openai-chat" else "asked-model",

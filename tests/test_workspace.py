@@ -1,4 +1,5 @@
-"""Per-session workspaces, set-up commands and verifiers: the runner judges the work, not the words."""
+"""Per-session workspaces, set-up commands and verifiers: the runner judges the work,
+not the words."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ TEST = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 @pytest.fixture
 def task(tmp_path):
-    """A scenario folder: a workspace with a broken function, and hidden tests the agent never sees."""
+    """A scenario folder: a workspace with a broken function, and hidden tests the agent
+    never sees."""
     scenarios = tmp_path / "scenarios"
     (scenarios / "repo").mkdir(parents=True)
     (scenarios / "repo" / "calc.py").write_text(BROKEN)
@@ -138,7 +140,8 @@ class _Recorder:
 
 
 class _LookingProvider(FakeProvider):
-    """A fake agent that lists its workspace when prompted and writes a file of its session there."""
+    """A fake agent that lists its workspace when prompted and writes a file of its
+    session there."""
 
     def __init__(self, recorder: _Recorder) -> None:
         super().__init__()
@@ -495,16 +498,20 @@ def test_the_deprecated_workdir_options_in_a_modes_overrides_are_warned_about_to
     ]  # the runner's fresh folder, not the template
     warnings = json.loads(Path(result.manifest_path).read_text())["warnings"]
     assert [w for w in warnings if "deprecated" in w] == [
-        "mode 'old': provider_overrides 'workdir_template', 'workdir_per_session' are deprecated and do not choose its sessions' "
-        "folder: every session gets a fresh workspace from the runner; give the scenarios a `workspace` instead"
+        "mode 'old': provider_overrides 'workdir_template', "
+        "'workdir_per_session' are deprecated and do not choose its sessions' "
+        "folder: every session gets a fresh workspace from the runner; give "
+        "the scenarios a `workspace` instead"
     ]
 
 
-# -- one server for many sessions (OpenCode) in a sandbox ---------------------------------------------
+# -- one server for many sessions (OpenCode) in a sandbox
+# ---------------------------------------------
 
 
 class _ServerLikeProvider(_LookingProvider):
-    """A provider that, like ``opencode serve``, gets one folder for all its sessions: what else is in it?"""
+    """A provider that, like ``opencode serve``, gets one folder for all its sessions:
+    what else is in it?"""
 
     def __init__(self, recorder: _Recorder) -> None:
         super().__init__(recorder)
@@ -548,7 +555,8 @@ def test_a_server_in_a_sandbox_gets_the_sessions_folder_only_and_the_answers_hid
     [config] = provider.configs
     sessions = Path(config.workdir)
     assert {Path(folder).parent for folder, _ in provider.recorder.seen} == {sessions}
-    # Only the session's own folder is there: the clone cache and the verifiers' copies live beside it.
+    # Only the session's own folder is there: the clone cache and the verifiers' copies
+    # live beside it.
     assert [len(listing) for listing in provider.beside] == [1, 1], provider.beside
     hidden = {Path(p) for p in config.sandbox.hide_paths}
     expected = {
@@ -588,15 +596,18 @@ def test_the_deprecated_workdir_does_not_replace_the_runners_folder_in_a_sandbox
         )
         with pytest.raises(RuntimeError):
             trio.run(opencode.OpenCodeProvider(binary=str(binary)).init, config)
-    # In a sandbox the server may write its folder only: the runner's; on the host the old option still counts.
+    # In a sandbox the server may write its folder only: the runner's; on the host the
+    # old option still counts.
     assert given == [runners.resolve(), mine.resolve()]
 
 
-# -- the composite scorer counts the verifiers ------------------------------------------------------
+# -- the composite scorer counts the verifiers
+# ------------------------------------------------------
 
 
 class _Claims:
-    """A scorer that believes the agent: one check of its own, whose id happens to end like a verifier's."""
+    """A scorer that believes the agent: one check of its own, whose id happens to end
+    like a verifier's."""
 
     id = "claims"
 

@@ -1,4 +1,5 @@
-"""Rates from simulations with their binomial (Wilson) interval, for the statistical validation suite.
+"""Rates from simulations with their binomial (Wilson) interval, for the statistical
+validation suite.
 
 Every rate a validation test asserts on comes with a 95% Wilson interval (``stats.wilson_interval``,
 itself checked against scipy in tests/test_stats.py), and the assertion is on the interval's bound:

@@ -42,7 +42,8 @@ def failure_message(event: TraceEvent) -> str:
 
 
 def turn_groups(trace: SessionTrace) -> list[Sequence[TraceEvent]]:
-    """The events of each turn: ``trace.turns`` when present, else the event stream cut at turn boundaries.
+    """The events of each turn: ``trace.turns`` when present, else the event stream cut
+    at turn boundaries.
 
     A trace without turns or boundaries but with events is one turn: the
     session happened, it just was not split.
@@ -76,7 +77,8 @@ def input_key(value: Any) -> Hashable:
     return ("j", _CANONICAL.encode(value))
 
 
-#: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)`` (and sorted keys), made once:
+#: ``json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)`` (and
+#: sorted keys), made once:
 #: ``json.dumps`` with options builds its encoder on every call, most of a small input's cost.
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
 _CANONICAL = json.JSONEncoder(
@@ -85,7 +87,8 @@ _CANONICAL = json.JSONEncoder(
 
 
 def input_text(value: Any, limit: int = 120) -> str:
-    """Compact JSON of a tool input as the original shows it, shortened past ``limit`` characters."""
+    """Compact JSON of a tool input as the original shows it, shortened past ``limit``
+    characters."""
     text = _COMPACT.encode(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -93,7 +96,8 @@ def input_text(value: Any, limit: int = 120) -> str:
 def call_ids(
     calls: Sequence[ToolCallEvent], keys: Sequence[Hashable] | None = None
 ) -> list[int]:
-    """A number per call, equal for equal calls (same tool name, same input, whatever the key order).
+    """A number per call, equal for equal calls (same tool name, same input, whatever
+    the key order).
 
     Numbers rather than the keys themselves: only one key per *distinct* call
     stays alive, which keeps the garbage collector out of a 100,000-event pass.
@@ -143,7 +147,8 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 def counted_rows(
     counts: dict[str, int], *, by_count: bool = False
 ) -> list[tuple[str, str]]:
-    """Rows ``(label, count)`` in first-seen order, or by descending count (ties keep first-seen order)."""
+    """Rows ``(label, count)`` in first-seen order, or by descending count (ties keep
+    first-seen order)."""
     items = list(counts.items())
     if by_count:
         items.sort(
@@ -158,7 +163,8 @@ class TraceFacts:
     __slots__ = ("_calls", "_groups", "_ids", "_keys", "_names", "_trace")
 
     def __init__(self, trace: SessionTrace) -> None:
-        # Weak: the facts of the last trace analysed must not keep a big trace alive after its iteration.
+        # Weak: the facts of the last trace analysed must not keep a big trace alive
+        # after its iteration.
         self._trace = weakref.ref(trace)
         self._calls: list[ToolCallEvent] | None = None
         self._keys: list[Hashable] | None = None
@@ -202,7 +208,8 @@ class TraceFacts:
         return self._groups
 
     def names(self, resolve: Callable[[str, Any], str]) -> list[str]:
-        """The display name of each call by ``resolve``; analyzers with the same resolver share the list."""
+        """The display name of each call by ``resolve``; analyzers with the same
+        resolver share the list."""
         # Keyed by the resolver itself, not by each analyzer's checking wrapper around it: a
         # resolver that fails raises in the analyzer that asked first, which then keeps nothing.
         key = getattr(resolve, "__wrapped__", resolve)
@@ -212,12 +219,14 @@ class TraceFacts:
         return names
 
 
-#: (the last trace analysed, its facts): one entry, checked by identity (a frozen trace never changes).
+#: (the last trace analysed, its facts): one entry, checked by identity (a frozen trace
+#: never changes).
 _LAST: tuple[weakref.ref[SessionTrace], TraceFacts] | None = None
 
 
 def facts(trace: SessionTrace) -> TraceFacts:
-    """The shared facts of ``trace``: those of the trace analysed last when it is the same object, else new ones."""
+    """The shared facts of ``trace``: those of the trace analysed last when it is the
+    same object, else new ones."""
     global _LAST
     last = _LAST  # one read: another thread may replace it meanwhile
     if last is not None and last[0]() is trace:

@@ -66,7 +66,8 @@ class EfficiencyAnalyzer:
                 "backtracking_events": NumberFinding(value=backtracking, unit="events"),
             },
             summary=(
-                f"{productive}/{total_turns} productive turns ({efficiency * 100:.1f}% efficiency), "
+                f"{productive}/{total_turns} productive turns "
+                f"({efficiency * 100:.1f}% efficiency), "
                 f"{plural(backtracking, 'backtracking event')}."
             ),
         )

@@ -31,7 +31,8 @@ ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "auth",
         re.compile(
-            r"\b40[13]\b|unauthori[sz]ed|forbidden|authenticat|permission denied|\beacces\b|bad credentials"
+            r"\b40[13]\b|unauthori[sz]ed|forbidden|authenticat|permission "
+            r"denied|\beacces\b|bad credentials"
             r"|\b(?:auth )?token (?:has )?expired\b",
             re.I,
         ),
@@ -47,7 +48,8 @@ ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 @lru_cache(maxsize=4096)
 def classify_error(message: str) -> str:
-    """``auth`` / ``not_found`` / ``timeout`` / ``parse_error`` / ``unknown`` from an error's text."""
+    """``auth`` / ``not_found`` / ``timeout`` / ``parse_error`` / ``unknown`` from an
+    error's text."""
     for category, pattern in ERROR_PATTERNS:
         if pattern.search(message):
             return category
@@ -55,7 +57,8 @@ def classify_error(message: str) -> str:
 
 
 class ErrorAnalyzer:
-    """Errors encountered, error types, recovery patterns, error cascades, turns wasted on errors."""
+    """Errors encountered, error types, recovery patterns, error cascades, turns wasted
+    on errors."""
 
     name = "error"
 
@@ -70,7 +73,8 @@ class ErrorAnalyzer:
         actions = [
             e for e in trace.events if type(e) is ToolCallEvent or type(e) is ErrorEvent
         ]
-        # Whether each action failed, worked out once: the recovery patterns and the cascades read it too.
+        # Whether each action failed, worked out once: the recovery patterns and the
+        # cascades read it too.
         failed = [is_failure(e) for e in actions]
         failures = [e for e, bad in zip(actions, failed, strict=True) if bad]
 

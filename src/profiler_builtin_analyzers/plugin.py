@@ -6,7 +6,8 @@ from typing import Any
 
 from profiler_core import hookimpl
 
-#: analyzer name -> its class, imported when the analyzer is first used (listing the plugins imports none)
+#: analyzer name -> its class, imported when the analyzer is first used (listing the
+#: plugins imports none)
 ANALYZERS_BY_NAME = {
     "reasoning": f"{__package__}.reasoning:ReasoningAnalyzer",
     "strategy": f"{__package__}.strategy:StrategyAnalyzer",

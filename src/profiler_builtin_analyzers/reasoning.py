@@ -1,4 +1,5 @@
-"""The ``reasoning`` analyzer: how much the agent thought, whether it planned, where it was confused."""
+"""The ``reasoning`` analyzer: how much the agent thought, whether it planned, where it
+was confused."""
 
 from __future__ import annotations
 
@@ -44,12 +45,14 @@ PROACTIVE_SHARE = 2 / 3
 #: ... and at or below which it is reactive; in between it is mixed.
 REACTIVE_SHARE = 1 / 3
 
-#: Characters of a reasoning block kept in ``key_decisions`` / ``confusion_signals`` (as the original).
+#: Characters of a reasoning block kept in ``key_decisions`` / ``confusion_signals`` (as
+#: the original).
 EXCERPT_CHARS = 50
 
 
 def _excerpt(content: str) -> str:
-    """The first ``EXCERPT_CHARS`` characters of ``content`` with its whitespace collapsed (``\\s+`` -> one space)."""
+    """The first ``EXCERPT_CHARS`` characters of ``content`` with its whitespace
+    collapsed (``\\s+`` -> one space)."""
     # Only the head can reach the excerpt. A head whose only whitespace is single ASCII spaces
     # (printable text holds no other) after its first character collapses to itself, bar one
     # trailing space; collapsing the whole block would cost one string per word of it.
@@ -70,7 +73,8 @@ _SEPARATOR = "\x00"
 
 
 def _confused(contents: list[str]) -> list[int]:
-    """The indices of the blocks that hold a confusion keyword (``_is_confused``), from one text of them all."""
+    """The indices of the blocks that hold a confusion keyword (``_is_confused``), from
+    one text of them all."""
     # The regex engine tries every position whose letter starts a keyword (most letters of
     # English): finding each keyword with str.find in the joined, lowered blocks costs less.
     # Lowering is per character (bar a final sigma, which no keyword holds), so a block's
@@ -102,7 +106,8 @@ def _confused(contents: list[str]) -> list[int]:
 
 
 def planning_quality(trace: SessionTrace) -> tuple[str, float]:
-    """``proactive`` / ``reactive`` / ``mixed`` and the share of tool calls preceded by reasoning in their turn."""
+    """``proactive`` / ``reactive`` / ``mixed`` and the share of tool calls preceded by
+    reasoning in their turn."""
     planned = calls = 0
     for events in facts(trace).turn_groups:
         thought = False
@@ -124,7 +129,8 @@ def planning_quality(trace: SessionTrace) -> tuple[str, float]:
 
 
 class ReasoningAnalyzer:
-    """Reasoning density, reasoning per tool call, planning quality, key decisions, confusion signals."""
+    """Reasoning density, reasoning per tool call, planning quality, key decisions,
+    confusion signals."""
 
     name = "reasoning"
 
@@ -143,7 +149,8 @@ class ReasoningAnalyzer:
         decisions = [x for x in excerpts if x]
         confusion = [excerpts[index] for index in _confused(contents)]
         summary = (
-            f"Reasoning density {density * 100:.1f}% over {plural(len(reasoning_events), 'reasoning event')}, "
+            f"Reasoning density {density * 100:.1f}% over "
+            f"{plural(len(reasoning_events), 'reasoning event')}, "
             f"{planning} planning, {plural(len(confusion), 'confusion signal')}."
         )
         return AnalysisResult(

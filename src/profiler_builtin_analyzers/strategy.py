@@ -31,7 +31,8 @@ STRONG_REASONING_DENSITY = 0.2
 
 
 def strategy_phases(trace: SessionTrace) -> list[str]:
-    """Runs of reasoning and of tool calls, e.g. ``"tool execution phase (2 calls)"``; other events are ignored."""
+    """Runs of reasoning and of tool calls, e.g. ``"tool execution phase (2 calls)"``;
+    other events are ignored."""
     phases: list[str] = []
     current: str | None = None
     count = 0
@@ -98,7 +99,8 @@ class StrategyAnalyzer:
                 "strategy_steps": ListFinding(values=phases),
                 "optimality_notes": ListFinding(values=notes),
             },
-            summary=f"Strategy: {strategy}, {plural(len(phases), 'phase')}, {plural(len(notes), 'note')}.",
+            summary=f"Strategy: {strategy}, {plural(len(phases), 'phase')}, "
+            f"{plural(len(notes), 'note')}.",
         )
 
     @staticmethod

@@ -96,7 +96,8 @@ _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--names
 _SHELLS = frozenset({"bash", "sh", "zsh", "fish", "dash"})
 _SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-#: A capability name as ghx takes it after ``run``: any name, dotted (``pr.review.submit``) or not (``pr-review-submit``).
+#: A capability name as ghx takes it after ``run``: any name, dotted
+#: (``pr.review.submit``) or not (``pr-review-submit``).
 _CAPABILITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _COMMAND_KEYS = ("command", "cmd", "script", "commandLine", "command_line", "input")
 
@@ -107,7 +108,8 @@ def is_shell_tool(name: str) -> bool:
 
 
 def resolve_tool_display_name(name: str, tool_input: Any) -> str:
-    """The name a tool call is shown under: ``gh pr`` for ``bash`` running ``gh pr view 42``, else ``name``."""
+    """The name a tool call is shown under: ``gh pr`` for ``bash`` running ``gh pr view
+    42``, else ``name``."""
     if name.lower() not in SHELL_TOOL_NAMES:
         return name
     command = _command_of(tool_input)
@@ -230,14 +232,16 @@ Resolver = Callable[[str, Any], str]
 
 
 def load_resolver(resolve_name: Resolver | str | None, analyzer: str) -> Resolver:
-    """The resolver given as an option: a callable, ``"package.module:function"``, or None for the default."""
+    """The resolver given as an option: a callable, ``"package.module:function"``, or
+    None for the default."""
     if resolve_name is None:
         return resolve_tool_display_name
     if isinstance(resolve_name, str):
         module_name, _, attr = resolve_name.partition(":")
         if not module_name or not attr:
             raise ConfigError(
-                f"analyzer {analyzer!r}: option resolve_name: expected 'package.module:function', got {resolve_name!r}"
+                f"analyzer {analyzer!r}: option resolve_name: expected "
+                f"'package.module:function', got {resolve_name!r}"
             )
         try:
             target: Any = importlib.import_module(module_name)
@@ -250,7 +254,8 @@ def load_resolver(resolve_name: Resolver | str | None, analyzer: str) -> Resolve
         resolve_name = target
     if not callable(resolve_name):
         raise ConfigError(
-            f"analyzer {analyzer!r}: option resolve_name: expected a callable (name, input) -> str, "
+            f"analyzer {analyzer!r}: option resolve_name: expected a callable "
+            "(name, input) -> str, "
             f"got {type(resolve_name).__name__}"
         )
     return _checked(resolve_name, analyzer)
@@ -263,11 +268,13 @@ def _checked(resolve: Resolver, analyzer: str) -> Resolver:
             display = resolve(name, tool_input)
         except Exception as exc:
             raise ProfilerError(
-                f"analyzer {analyzer!r}: resolve_name({name!r}, ...) failed: {type(exc).__name__}: {exc}"
+                f"analyzer {analyzer!r}: resolve_name({name!r}, ...) failed: "
+                f"{type(exc).__name__}: {exc}"
             ) from exc
         if not isinstance(display, str) or not display:
             raise ProfilerError(
-                f"analyzer {analyzer!r}: resolve_name({name!r}, ...) returned {display!r}; expected a non-empty string"
+                f"analyzer {analyzer!r}: resolve_name({name!r}, ...) returned "
+                f"{display!r}; expected a non-empty string"
             )
         return display
 

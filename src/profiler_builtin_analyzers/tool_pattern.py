@@ -40,7 +40,8 @@ class ToolPatternAnalyzer:
         names = shared.names(self._resolve)
 
         bigrams: dict[str, int] = {}
-        for first, second in zip(names, names[1:]):  # noqa: RUF007 - zip of slices is the faster here
+        # zip of slices is the faster here
+        for first, second in zip(names, names[1:]):  # noqa: RUF007
             key = f"{first} -> {second}"
             bigrams[key] = bigrams.get(key, 0) + 1
 
@@ -82,7 +83,8 @@ class ToolPatternAnalyzer:
             },
             summary=(
                 f"{plural(len(calls), 'tool call')}, {plural(unique, 'unique tool')}, "
-                f"{plural(len(redundant_rows), 'redundant pattern')}, {plural(len(retried), 'retry pattern')}."
+                f"{plural(len(redundant_rows), 'redundant pattern')}, "
+                f"{plural(len(retried), 'retry pattern')}."
             ),
         )
 

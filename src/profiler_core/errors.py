@@ -44,7 +44,8 @@ class JudgeError(ProfilerError):
 
 
 class RateLimitedError(ProfilerError):
-    """The agent's model API refused for now (HTTP 429/529): the runner waits ``retry_after`` seconds and retries.
+    """The agent's model API refused for now (HTTP 429/529): the runner waits
+    ``retry_after`` seconds and retries.
 
     A provider raises it; a rate-limited session is retried without counting against
     ``allowed_retries``, and with ``execution.concurrency: auto`` fewer sessions run at once.
@@ -58,4 +59,5 @@ class RateLimitedError(ProfilerError):
 
 
 class SandboxError(ProfilerError):
-    """A sandbox cannot be set up or started (bwrap missing, docker daemon down, a bad sandbox setting)."""
+    """A sandbox cannot be set up or started (bwrap missing, docker daemon down, a bad
+    sandbox setting)."""

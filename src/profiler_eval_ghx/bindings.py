@@ -80,7 +80,8 @@ def binding_values(
     """The value of every variable the scenario may use (see the module docstring for the order)."""
     values: dict[str, Any] = {}
     fixture = _fixture(scenario)
-    # The manifest's repository is where the fixtures really are (a config may point elsewhere than the file).
+    # The manifest's repository is where the fixtures really are (a config may point
+    # elsewhere than the file).
     repo = (
         manifest.repo
         if manifest is not None
@@ -94,7 +95,8 @@ def binding_values(
     if fixture is not None and fixture.bindings:
         if manifest is None:
             raise BindingError(
-                f"scenario {scenario.id}: fixture.bindings: no fixture manifest to bind from (seed the fixtures first)"
+                f"scenario {scenario.id}: fixture.bindings: no fixture manifest "
+                "to bind from (seed the fixtures first)"
             )
         fixtures = unstructure(manifest)["fixtures"]
         for var, target in fixture.bindings.items():
@@ -102,7 +104,8 @@ def binding_values(
             if name not in fixtures:
                 have = ", ".join(sorted(fixtures)) or "none"
                 raise BindingError(
-                    f"scenario {scenario.id}: fixture.bindings.{var}: fixture {name!r} is not in the manifest "
+                    f"scenario {scenario.id}: fixture.bindings.{var}: fixture "
+                    f"{name!r} is not in the manifest "
                     f"(seed {manifest.seed_id!r} has: {have})"
                 )
             try:
@@ -195,7 +198,8 @@ def bind_scenario(
     manifest: FixtureManifest | None,
     variables: Mapping[str, Any] | None = None,
 ) -> EvalScenario | Scenario:
-    """The scenario with its variables filled; a core ``Scenario`` comes back as one (other extensions kept).
+    """The scenario with its variables filled; a core ``Scenario`` comes back as one
+    (other extensions kept).
 
     A core scenario needs no more than the parts it has: ``extensions.fixture``
     for the bindings, ``extensions.assertions`` for checkpoint inputs.
@@ -224,7 +228,8 @@ def bind_scenario(
 def unbound_variables(
     scenario: EvalScenario, extra_names: tuple[str, ...] = ()
 ) -> list[str]:
-    """Problems with the scenario's variables that can be seen without a manifest (for ``profiler eval check``)."""
+    """Problems with the scenario's variables that can be seen without a manifest (for
+    ``profiler eval check``)."""
     defined = set(REPO_VARIABLES) | set(extra_names)
     if scenario.fixture is not None:
         defined |= set(scenario.fixture.bindings)
@@ -237,6 +242,7 @@ def unbound_variables(
     for where, value in places:
         for name in sorted(template_variables(value) - defined):
             problems.append(
-                f"scenario {scenario.id}: {where}: unknown variable {{{{{name}}}}} (bindings: {', '.join(sorted(defined))})"
+                f"scenario {scenario.id}: {where}: unknown variable "
+                f"{{{{{name}}}}} (bindings: {', '.join(sorted(defined))})"
             )
     return problems

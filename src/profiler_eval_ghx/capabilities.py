@@ -128,7 +128,8 @@ class GitHubCapabilities:
         return tuple(self._tasks)
 
     async def run(self, task: str, input: dict[str, Any]) -> CapabilityResult:
-        """Run ``task``; an unknown task, a bad input or a failed call is ``ok=False`` with the reason."""
+        """Run ``task``; an unknown task, a bad input or a failed call is ``ok=False``
+        with the reason."""
         from .github import GitHubError
 
         handler = self._tasks.get(task)
@@ -155,7 +156,8 @@ class GitHubCapabilities:
         }
 
     async def issue_comments_list(self, input: Mapping[str, Any]) -> dict[str, Any]:
-        """``{items: [{id, body, authorLogin, createdAt, url}], pageInfo}`` (``first`` default 30)."""
+        """``{items: [{id, body, authorLogin, createdAt, url}], pageInfo}`` (``first``
+        default 30)."""
         owner, name, number = _target(input, "issueNumber")
         variables = {
             "owner": owner,
@@ -192,7 +194,8 @@ class GitHubCapabilities:
         }
 
     async def pr_view(self, input: Mapping[str, Any]) -> dict[str, Any]:
-        """``{id, number, title, state, url, body, isDraft, headRefName, baseRefName, headRefOid, labels}``."""
+        """``{id, number, title, state, url, body, isDraft, headRefName, baseRefName,
+        headRefOid, labels}``."""
         owner, name, number = _target(input, "prNumber")
         pr = (
             await self.client.graphql(
@@ -221,7 +224,8 @@ class GitHubCapabilities:
         }
 
     async def pr_threads_list(self, input: Mapping[str, Any]) -> dict[str, Any]:
-        """``{items: [{id, isResolved, isOutdated, path, line, comments: [...]}], pageInfo, filterApplied}``.
+        """``{items: [{id, isResolved, isOutdated, path, line, comments: [...]}],
+        pageInfo, filterApplied}``.
 
         ``unresolvedOnly`` (default true) keeps the threads still open, as ghx does.
         """
@@ -296,7 +300,8 @@ class GitHubCapabilities:
 
 
 class GhxCliExecutor:
-    """Runs capabilities through an installed ``ghx`` (``ghx run TASK --input -``) for ghx's exact results."""
+    """Runs capabilities through an installed ``ghx`` (``ghx run TASK --input -``) for
+    ghx's exact results."""
 
     def __init__(
         self,

@@ -120,12 +120,14 @@ def check_command(profile: Path) -> None:
     required = _required_fixtures(config.scenarios, problems)
     if required and settings is None and not problems:
         problems.append(
-            f"{profile}: extensions.fixtures: required, scenarios need fixtures ({', '.join(sorted(required))})"
+            f"{profile}: extensions.fixtures: required, scenarios need fixtures "
+            f"({', '.join(sorted(required))})"
         )
     if settings is not None and required:
         if not settings.repo:
             problems.append(
-                f"{profile}: extensions.fixtures.repo: required, the sandbox repository (owner/name) the fixtures live in"
+                f"{profile}: extensions.fixtures.repo: required, the sandbox "
+                "repository (owner/name) the fixtures live in"
             )
         problems += _manifest_problems(settings, required, profile)
     if problems:
@@ -140,7 +142,8 @@ def check_command(profile: Path) -> None:
 
 
 def _required_fixtures(scenarios: Iterable[Scenario], problems: list[str]) -> set[str]:
-    """The fixtures the scenarios require; a fixture without a seeder, or a binding to one not required, is a problem."""
+    """The fixtures the scenarios require; a fixture without a seeder, or a binding to
+    one not required, is a problem."""
     from profiler_core import ProfilerError
 
     from .fixtures import seeder_for
@@ -161,7 +164,9 @@ def _required_fixtures(scenarios: Iterable[Scenario], problems: list[str]) -> se
             head = str(target).split(".", 1)[0]
             if head not in need.requires:
                 problems.append(
-                    f"scenario {scenario.id}: fixture.bindings.{var}: {target!r} names fixture {head!r}, which is not in fixture.requires"
+                    f"scenario {scenario.id}: fixture.bindings.{var}: "
+                    f"{target!r} names fixture {head!r}, which is not in "
+                    "fixture.requires"
                 )
     return required
 
@@ -169,7 +174,8 @@ def _required_fixtures(scenarios: Iterable[Scenario], problems: list[str]) -> se
 def _manifest_problems(
     settings: FixtureSettings, required: set[str], profile: Path
 ) -> list[str]:
-    """What is wrong with the fixture manifest: missing, unreadable, or without a required fixture."""
+    """What is wrong with the fixture manifest: missing, unreadable, or without a
+    required fixture."""
     from profiler_core import ProfilerError
 
     from .fixtures import read_manifest
@@ -178,7 +184,8 @@ def _manifest_problems(
         if settings.seed_if_missing:
             return []
         return [
-            f"{settings.manifest}: fixture manifest not found (profiler eval fixture seed --config {profile}, or set seed_if_missing)"
+            f"{settings.manifest}: fixture manifest not found (profiler eval "
+            f"fixture seed --config {profile}, or set seed_if_missing)"
         ]
     try:
         manifest = read_manifest(settings.manifest)
@@ -187,7 +194,8 @@ def _manifest_problems(
     missing = sorted(required - set(manifest.fixtures))
     if missing:
         return [
-            f"{settings.manifest}: missing fixtures {', '.join(missing)} (profiler eval fixture seed --config {profile})"
+            f"{settings.manifest}: missing fixtures {', '.join(missing)} "
+            f"(profiler eval fixture seed --config {profile})"
         ]
     return []
 
@@ -245,7 +253,8 @@ _config_option = click.option(
 _repo_option = click.option(
     "--repo",
     envvar="GHX_EVAL_REPO",
-    help="Sandbox repository owner/name (default: $GHX_EVAL_REPO, else the config's extensions.fixtures.repo).",
+    help="Sandbox repository owner/name (default: $GHX_EVAL_REPO, else the config's "
+    "extensions.fixtures.repo).",
 )
 _manifest_option = click.option(
     "--manifest",
@@ -265,7 +274,8 @@ _dry_run_option = click.option(
     "--name",
     "names",
     multiple=True,
-    help="Fixture to seed (repeatable; default: what the config's scenarios require, else all kinds).",
+    help="Fixture to seed (repeatable; default: what the config's scenarios "
+    "require, else all kinds).",
 )
 @_dry_run_option
 def seed_command(config, repo, manifest, names, dry_run) -> None:
@@ -274,7 +284,7 @@ def seed_command(config, repo, manifest, names, dry_run) -> None:
     \b
     Examples:
       profiler eval fixture seed --config examples/eval-ghx/eval.yaml
-      profiler eval fixture seed --repo my-org/eval-sandbox --manifest fixtures/latest.json --name pr --name issue
+      profiler eval fixture seed --repo my-org/sandbox --manifest fixtures/latest.json --name pr
     """
     import trio
 
@@ -362,7 +372,7 @@ def reset_command(config, repo, manifest, names) -> None:
 
     \b
     Example:
-      profiler eval fixture reset --repo my-org/eval-sandbox --manifest fixtures/latest.json --name pr
+      profiler eval fixture reset --repo my-org/sandbox --manifest fixtures/latest.json --name pr
     """
     import trio
 

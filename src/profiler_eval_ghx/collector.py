@@ -1,4 +1,5 @@
-"""The ``ghx`` collector: how the agent reached GitHub (ghx, MCP, the gh CLI, plain shell, files, other).
+"""The ``ghx`` collector: how the agent reached GitHub (ghx, MCP, the gh CLI, plain
+shell, files, other).
 
 Every tool call falls into one category, by the first rule that matches:
 
@@ -77,7 +78,8 @@ _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def shell_command(tool_input: Any) -> str | None:
-    """The command line of a shell tool call (``command``, ``cmd`` or ``input``), unwrapped from ``bash -lc '...'``."""
+    """The command line of a shell tool call (``command``, ``cmd`` or ``input``),
+    unwrapped from ``bash -lc '...'``."""
     if isinstance(tool_input, str):
         command: Any = tool_input
     elif isinstance(tool_input, dict):
@@ -171,7 +173,8 @@ class GhxCollector:
         mode: str,
         trace: SessionTrace | None,
     ) -> list[CustomMetric]:
-        """Emit the six ``ghx.*`` counts (zero included) of an eval scenario (of any, with ``always``)."""
+        """Emit the six ``ghx.*`` counts (zero included) of an eval scenario (of any,
+        with ``always``)."""
         if not self.always and not all(
             key in (scenario.extensions or {}) for key in EVAL_KEYS
         ):

@@ -43,13 +43,15 @@ def api_url(env: Mapping[str, str] | None = None) -> str:
 
 
 def token_from_env(env: Mapping[str, str] | None = None) -> str | None:
-    """The token of the main identity: ``GH_TOKEN``, else ``GITHUB_TOKEN`` (as ``gh`` reads them)."""
+    """The token of the main identity: ``GH_TOKEN``, else ``GITHUB_TOKEN`` (as ``gh``
+    reads them)."""
     env = os.environ if env is None else env
     return env.get("GH_TOKEN") or env.get("GITHUB_TOKEN") or None
 
 
 class _OneLineRetries(logging.Filter):
-    """githubkit logs each retry with the failed request's traceback: keep one redacted line instead."""
+    """githubkit logs each retry with the failed request's traceback: keep one redacted
+    line instead."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Drop the traceback, add the reason, mask secrets."""
@@ -65,7 +67,8 @@ class _OneLineRetries(logging.Filter):
 
 
 def quiet_githubkit_retries() -> None:
-    """Make githubkit's retry warnings one line without a traceback or a token (once per process)."""
+    """Make githubkit's retry warnings one line without a traceback or a token (once per
+    process)."""
     logger = logging.getLogger("githubkit")
     if not any(isinstance(f, _OneLineRetries) for f in logger.filters):
         logger.addFilter(_OneLineRetries())
@@ -218,7 +221,8 @@ class GitHubClient:
     async def paginate(
         self, path: str, *, params: Mapping[str, Any] | None = None, limit: int = 1000
     ) -> list[Any]:
-        """Every item of a REST list endpoint (``per_page=100``, following pages up to ``limit``)."""
+        """Every item of a REST list endpoint (``per_page=100``, following pages up to
+        ``limit``)."""
         items: list[Any] = []
         page = 1
         while len(items) < limit:
@@ -249,8 +253,10 @@ class GitHubClient:
         """A client acting as a GitHub App's installation on ``repo`` (githubkit makes the JWT)."""
         import githubkit
 
-        # Through Any: type-checking these two constructors makes pyright bind githubkit's generated schema
-        # types (about 1,600 files, 20% of every pyright run). tests/test_eval_ghx_github.py calls them for real.
+        # Through Any: type-checking these two constructors makes pyright bind
+        # githubkit's generated schema
+        # types (about 1,600 files, 20% of every pyright run).
+        # tests/test_eval_ghx_github.py calls them for real.
         kit: Any = githubkit
         owner, name = split_repo(repo)
         app = self.with_auth(kit.AppAuthStrategy(str(app_id), private_key))
@@ -265,7 +271,8 @@ class GitHubClient:
 async def second_identity(
     client: GitHubClient, repo: str, env: Mapping[str, str] | None = None
 ) -> GitHubClient | None:
-    """The reviewer identity for seeding review threads, from the environment; ``None`` if not configured.
+    """The reviewer identity for seeding review threads, from the environment; ``None``
+    if not configured.
 
     ``GHX_EVAL_APP_ID`` with ``GHX_EVAL_APP_PRIVATE_KEY`` (PEM text) or
     ``GHX_EVAL_APP_PRIVATE_KEY_PATH`` selects a GitHub App installation;
@@ -283,7 +290,8 @@ async def second_identity(
             )
         if not key:
             raise GitHubError(
-                "GHX_EVAL_APP_ID is set but neither GHX_EVAL_APP_PRIVATE_KEY nor GHX_EVAL_APP_PRIVATE_KEY_PATH is"
+                "GHX_EVAL_APP_ID is set but neither GHX_EVAL_APP_PRIVATE_KEY "
+                "nor GHX_EVAL_APP_PRIVATE_KEY_PATH is"
             )
         return await client.as_app_installation(app_id, key, repo)
     if env.get("GHX_EVAL_REVIEWER_TOKEN"):

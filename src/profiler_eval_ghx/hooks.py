@@ -1,4 +1,5 @@
-"""Lifecycle hooks of the eval: fixtures checked before the run, reset or seeded per mode and iteration.
+"""Lifecycle hooks of the eval: fixtures checked before the run, reset or seeded per
+mode and iteration.
 
 They act only on profiles with ``extensions.fixtures`` and on scenarios with a
 ``fixture`` section (``requires``, ``bindings``, ``reseedPerIteration``,
@@ -49,7 +50,8 @@ def _field(source: Any, snake: str, camel: str, default: Any) -> Any:
 
 
 def scenario_fixture(scenario: Any) -> ScenarioFixture | None:
-    """The scenario's fixture needs, from an eval scenario's ``fixture`` or ``extensions["fixture"]``."""
+    """The scenario's fixture needs, from an eval scenario's ``fixture`` or
+    ``extensions["fixture"]``."""
     raw = getattr(scenario, "fixture", None)
     if raw is None:
         raw = (getattr(scenario, "extensions", None) or {}).get("fixture")
@@ -90,7 +92,8 @@ def _no_fixtures_section(needs: dict[str, ScenarioFixture]) -> None:
     if users:
         users_text = ", ".join(users)
         raise FixtureError(
-            f"scenario(s) {users_text} require fixtures but the profile has no extensions.fixtures section (repo, manifest)"
+            f"scenario(s) {users_text} require fixtures but the profile has no "
+            "extensions.fixtures section (repo, manifest)"
         )
 
 
@@ -101,7 +104,8 @@ def _no_repo(ctx: Any) -> None:
     profile_path = getattr(ctx, "profile_path", None)
     where = f"{profile_path}: " if profile_path else ""
     raise FixtureError(
-        f"{where}extensions.fixtures.repo: required, the sandbox repository (owner/name) the eval's fixtures live in; "
+        f"{where}extensions.fixtures.repo: required, the sandbox repository "
+        "(owner/name) the eval's fixtures live in; "
         "a manifest never chooses where the eval writes"
     )
 
@@ -114,7 +118,8 @@ def _missing(manifest: FixtureManifest | None, required: list[str]) -> list[str]
 
 
 class EvalHooks:
-    """State of the eval hooks across one process: settings, manifest and per-iteration seeds of each run."""
+    """State of the eval hooks across one process: settings, manifest and per-iteration
+    seeds of each run."""
 
     def __init__(
         self,
@@ -136,7 +141,8 @@ class EvalHooks:
 
     # -- hooks ---------------------------------------------------------------------
     async def before_run(self, ctx: Any) -> None:
-        """Check that every fixture a scenario requires is in the manifest (seeding it first if asked)."""
+        """Check that every fixture a scenario requires is in the manifest (seeding it
+        first if asked)."""
         settings = fixture_settings(
             ctx.extensions or {}, profile_path=getattr(ctx, "profile_path", None)
         )
@@ -157,7 +163,8 @@ class EvalHooks:
         if missing:
             raise FixtureError(
                 f"missing fixtures: {', '.join(missing)} (not in {settings.manifest}); "
-                f"seed them: profiler eval fixture seed --repo {settings.repo} --manifest {settings.manifest}"
+                f"seed them: profiler eval fixture seed --repo {settings.repo} "
+                f"--manifest {settings.manifest}"
                 + "".join(f" --name {name}" for name in missing)
             )
         sandbox = None
@@ -210,7 +217,8 @@ class EvalHooks:
         )
 
     async def before_scenario(self, ctx: Any) -> Any:
-        """Reset (``reseedPerIteration``) or seed fresh fixtures (``seedPerIteration``); return the bound scenario."""
+        """Reset (``reseedPerIteration``) or seed fresh fixtures (``seedPerIteration``);
+        return the bound scenario."""
         state = self._state(ctx.run)
         need = scenario_fixture(ctx.scenario)
         if not state or need is None or state["manifest"] is None:
@@ -251,7 +259,8 @@ class EvalHooks:
         )
 
     async def after_scenario(self, ctx: Any) -> None:
-        """Close the iteration's own seeded fixtures and delete their branches (best effort; failures are raised once, recorded)."""
+        """Close the iteration's own seeded fixtures and delete their branches (best
+        effort; failures are raised once, recorded)."""
         state = self._state(ctx.run)
         if not state:
             return

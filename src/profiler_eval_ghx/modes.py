@@ -78,7 +78,8 @@ You work on GitHub through the `gh` command-line tool in the shell.
 def ghx_bin_dir(
     environ: Mapping[str, str], cwd: Path, option: str | None = None
 ) -> Path:
-    """Where the ``ghx`` binary is: the ``ghx_bin_dir`` option, ``$GHX_BIN_DIR``, else ``./node_modules/.bin`` (absolute)."""
+    """Where the ``ghx`` binary is: the ``ghx_bin_dir`` option, ``$GHX_BIN_DIR``, else
+    ``./node_modules/.bin`` (absolute)."""
     configured = option or environ.get("GHX_BIN_DIR")
     path = Path(configured).expanduser() if configured else Path("node_modules/.bin")
     return path if path.is_absolute() else cwd / path
@@ -120,7 +121,8 @@ class EvalModeResolver:
         cwd: str | Path | None = None,
         home: str | Path | None = None,
     ) -> None:
-        """Options come from the profile's ``mode_resolver.options``; ``environ``/``cwd``/``home`` default to the process's."""
+        """Options come from the profile's ``mode_resolver.options``;
+        ``environ``/``cwd``/``home`` default to the process's."""
         where = "mode resolver 'eval': option"
         if mcp_server not in ("remote", "local"):
             raise ConfigError(
@@ -138,7 +140,8 @@ class EvalModeResolver:
             or not all(isinstance(p, str) and p for p in mcp_command)
         ):
             raise ConfigError(
-                f"{where} mcp_command: expected a list of strings (program first), got {mcp_command!r}"
+                f"{where} mcp_command: expected a list of strings (program "
+                f"first), got {mcp_command!r}"
             )
         for name, value in (
             ("ghx_bin_dir", ghx_bin_dir),
@@ -158,7 +161,8 @@ class EvalModeResolver:
         self._environ = environ
         self._cwd = Path(cwd) if cwd is not None else None
         self._home = Path(home) if home is not None else None
-        #: bin folders already warned about: modes are resolved more than once (validation, then the run)
+        #: bin folders already warned about: modes are resolved more than once
+        #: (validation, then the run)
         self._warned: set[Path] = set()
 
     @property
@@ -211,7 +215,8 @@ class EvalModeResolver:
         )
 
     def mcp_config(self) -> dict[str, Any]:
-        """The GitHub MCP server entry (OpenCode's ``mcp.<name>`` shape), with the token as an ``{env:...}`` reference."""
+        """The GitHub MCP server entry (OpenCode's ``mcp.<name>`` shape), with the token
+        as an ``{env:...}`` reference."""
         names = (self.token_env,) if self.token_env else TOKEN_VARIABLES
         token_variable = next((name for name in names if self.environ.get(name)), None)
         if token_variable is None:

@@ -27,7 +27,8 @@ def _uses_fixtures(ctx: Any) -> bool:
 
 
 def _hooks() -> Any:
-    """The eval's hook state when a run of this process set it up (``before_run``), else None: nothing to do."""
+    """The eval's hook state when a run of this process set it up (``before_run``), else
+    None: nothing to do."""
     module = sys.modules.get(f"{__package__}.hooks")
     return None if module is None else module.HOOKS
 
@@ -105,5 +106,6 @@ def profiler_register_mode_resolvers(register) -> None:
 
 @hookimpl
 def profiler_register_scenario_formats(register) -> None:
-    """The ``ghx`` scenario format: the original eval's scenario files (``scenarios.format: ghx``)."""
+    """The ``ghx`` scenario format: the original eval's scenario files
+    (``scenarios.format: ghx``)."""
     register(f"{__package__}.scenario:GhxScenarioFormat", id="ghx")

@@ -57,7 +57,8 @@ __all__ = [
     "to_core_scenario",
 ]
 
-#: Scenario ids: lowercase words joined by dashes, ending in a three-digit number (``pr-review-002``).
+#: Scenario ids: lowercase words joined by dashes, ending in a three-digit number
+#: (``pr-review-002``).
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*-\d{3}$")
 CATEGORIES = ("pr", "issue", "workflow", "release", "repo")
 DIFFICULTIES = ("basic", "intermediate", "advanced")
@@ -105,7 +106,8 @@ def _scenario_id(instance, attribute: attrs.Attribute, value) -> None:
     # fullmatch: `$` alone would let a trailing newline through
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise ValueError(
-            f"id: expected lowercase words joined by '-' ending in a 3-digit number (e.g. pr-review-001), got {shown(value)}"
+            "id: expected lowercase words joined by '-' ending in a 3-digit "
+            f"number (e.g. pr-review-001), got {shown(value)}"
         )
 
 
@@ -137,7 +139,8 @@ def _bindings_name_required_fixtures(
         if not head or head not in instance.requires:
             needed = ", ".join(instance.requires) or "nothing"
             raise ValueError(
-                f"bindings: expected {var!r} to be a path starting with a required fixture ({needed}), got {target!r}"
+                f"bindings: expected {var!r} to be a path starting with a "
+                f"required fixture ({needed}), got {target!r}"
             )
 
 
@@ -150,11 +153,13 @@ def _one_strategy(instance: Any, attribute: attrs.Attribute, value: bool) -> Non
 
 @attrs.frozen(kw_only=True)
 class Fixture:
-    """What a scenario needs on GitHub: the repository, the fixtures by name, and its ``{{variables}}``."""
+    """What a scenario needs on GitHub: the repository, the fixtures by name, and its
+    ``{{variables}}``."""
 
     repo: str = attrs.field(validator=_repo)
     requires: tuple[str, ...] = ()
-    #: variable -> dotted path into the manifest's fixtures (``"pr.number"``, ``"issue.metadata.searchTerm"``)
+    #: variable -> dotted path into the manifest's fixtures (``"pr.number"``,
+    #: ``"issue.metadata.searchTerm"``)
     bindings: dict[str, str] = attrs.field(
         factory=dict, validator=_bindings_name_required_fixtures
     )
@@ -164,7 +169,8 @@ class Fixture:
 
 @attrs.frozen(kw_only=True)
 class Checkpoint:
-    """One check after the session: run capability ``task`` with ``input``, then test ``condition`` on its data."""
+    """One check after the session: run capability ``task`` with ``input``, then test
+    ``condition`` on its data."""
 
     id: str = attrs.field(validator=_non_empty)
     description: str = ""
@@ -180,14 +186,16 @@ def _unique_ids(
     for index, checkpoint in enumerate(value):
         if checkpoint.id in seen:
             raise ValueError(
-                f"checkpoints: expected unique ids, got {checkpoint.id!r} twice (again at index {index})"
+                f"checkpoints: expected unique ids, got {checkpoint.id!r} twice "
+                f"(again at index {index})"
             )
         seen.add(checkpoint.id)
 
 
 @attrs.frozen(kw_only=True)
 class Assertions:
-    """The checkpoints that decide success, plus informational expectations about the agent's tools."""
+    """The checkpoints that decide success, plus informational expectations about the
+    agent's tools."""
 
     checkpoints: tuple[Checkpoint, ...] = attrs.field(validator=_unique_ids)
     expected_tool_sequence: tuple[str, ...] | None = None
@@ -196,7 +204,8 @@ class Assertions:
 
 @attrs.frozen(kw_only=True)
 class EvalScenario:
-    """A GitHub task for the agent: the core scenario's fields plus category, difficulty, fixture and assertions."""
+    """A GitHub task for the agent: the core scenario's fields plus category,
+    difficulty, fixture and assertions."""
 
     id: str = attrs.field(validator=_scenario_id)
     name: str = attrs.field(validator=_non_empty)
@@ -230,7 +239,8 @@ def to_core_scenario(scenario: EvalScenario) -> Scenario:
 
 
 def from_core_scenario(scenario: Scenario | EvalScenario) -> EvalScenario:
-    """Recover the eval scenario from a core one (what the scorer and hooks receive); ``ConfigError`` if it is not one."""
+    """Recover the eval scenario from a core one (what the scorer and hooks receive);
+    ``ConfigError`` if it is not one."""
     if isinstance(scenario, EvalScenario):
         return scenario
     extensions = scenario.extensions or {}
@@ -239,7 +249,8 @@ def from_core_scenario(scenario: Scenario | EvalScenario) -> EvalScenario:
     ]
     if missing:
         raise ConfigError(
-            f"scenario {scenario.id!r}: not an eval scenario (extensions lack {', '.join(missing)}; "
+            f"scenario {scenario.id!r}: not an eval scenario (extensions lack "
+            f"{', '.join(missing)}; "
             "load it with profiler_eval_ghx.scenario.load_scenarios)"
         )
     data = {
@@ -260,7 +271,8 @@ def from_core_scenario(scenario: Scenario | EvalScenario) -> EvalScenario:
 
 
 class GhxScenarioFormat:
-    """``scenarios.format: ghx``: a profile's scenarios are eval scenario files (camelCase, top-level ``assertions``)."""
+    """``scenarios.format: ghx``: a profile's scenarios are eval scenario files
+    (camelCase, top-level ``assertions``)."""
 
     id = "ghx"
 
@@ -284,7 +296,8 @@ def read_scenario_file(path: Path) -> EvalScenario:
 def load_scenarios(
     folder: str | Path, *, ids: Iterable[str] | None = None, set_name: str | None = None
 ) -> list[EvalScenario]:
-    """Load the scenario files of ``folder`` (the core's loader, ``ghx`` format), then pick ``ids`` or the set.
+    """Load the scenario files of ``folder`` (the core's loader, ``ghx`` format), then
+    pick ``ids`` or the set.
 
     Every problem (bad files, duplicate ids, ids of a set that no file has,
     unknown requested ids) is collected first and raised together as one
@@ -334,7 +347,8 @@ def _broken_sets(
         if unknown:
             broken.add(name)
             problems.append(
-                f"{folder / SCENARIO_SETS_FILE}: $['{name}']: unknown scenario id(s) {', '.join(unknown)}"
+                f"{folder / SCENARIO_SETS_FILE}: $['{name}']: unknown scenario "
+                f"id(s) {', '.join(unknown)}"
             )
     return broken
 
@@ -342,7 +356,8 @@ def _broken_sets(
 def load_core_scenarios(
     folder: str | Path, *, ids: Iterable[str] | None = None, set_name: str | None = None
 ) -> list[Scenario]:
-    """``load_scenarios`` as the core runner wants them (``RunOptions.scenarios``): eval parts in ``extensions``."""
+    """``load_scenarios`` as the core runner wants them (``RunOptions.scenarios``): eval
+    parts in ``extensions``."""
     return [
         to_core_scenario(s) for s in load_scenarios(folder, ids=ids, set_name=set_name)
     ]

@@ -38,13 +38,15 @@ __all__ = ["CheckpointScorer", "scenario_assertions"]
 
 
 def scenario_assertions(scenario: Scenario | EvalScenario) -> Assertions:
-    """The checkpoints of an eval scenario, or of a core one's ``extensions.assertions`` (``ProfilerError`` if none)."""
+    """The checkpoints of an eval scenario, or of a core one's ``extensions.assertions``
+    (``ProfilerError`` if none)."""
     if isinstance(scenario, EvalScenario):
         return scenario.assertions
     raw = (scenario.extensions or {}).get("assertions")
     if raw is None:
         raise ConfigError(
-            f"scenario {scenario.id!r}: no assertions (checkpoints) in its extensions: not an eval scenario"
+            f"scenario {scenario.id!r}: no assertions (checkpoints) in its "
+            "extensions: not an eval scenario"
         )
     return structure(
         raw, Assertions, source=f"scenario {scenario.id!r}: extensions.assertions"
@@ -62,7 +64,8 @@ def _preview(value: Any, limit: int) -> Any:
 
 
 class CheckpointScorer:
-    """Scores an iteration by running each checkpoint's capability against GitHub and testing its condition."""
+    """Scores an iteration by running each checkpoint's capability against GitHub and
+    testing its condition."""
 
     id = "checkpoint"
     #: the scenario ``extensions`` keys this scorer scores by
@@ -76,7 +79,8 @@ class CheckpointScorer:
         max_actual_chars: int = 2000,
         **executor_options: Any,
     ) -> None:
-        """``executor`` runs capabilities (default: the GitHub one, built from ``executor_options`` on first use).
+        """``executor`` runs capabilities (default: the GitHub one, built from
+        ``executor_options`` on first use).
 
         ``registry`` (given by the runner) builds the scorers that ``custom`` conditions name.
         """
@@ -86,7 +90,8 @@ class CheckpointScorer:
             or max_actual_chars < 20
         ):
             raise ConfigError(
-                f"scorer 'checkpoint': option max_actual_chars: expected an integer >= 20, got {max_actual_chars!r}"
+                "scorer 'checkpoint': option max_actual_chars: expected an "
+                f"integer >= 20, got {max_actual_chars!r}"
             )
         self._executor = executor
         self._executor_options = executor_options
@@ -97,11 +102,13 @@ class CheckpointScorer:
     # -- before the run ---------------------------------------------------------------
 
     def check_scenario(self, scenario: Scenario) -> None:
-        """Raise ``ConfigError`` for a scenario this scorer cannot score (called before any session starts)."""
+        """Raise ``ConfigError`` for a scenario this scorer cannot score (called before
+        any session starts)."""
         checkpoints = scenario_assertions(scenario).checkpoints
         if not checkpoints:
             raise ConfigError(
-                f"scenario {scenario.id!r}: assertions.checkpoints is empty: nothing would show the task was done"
+                f"scenario {scenario.id!r}: assertions.checkpoints is empty: "
+                "nothing would show the task was done"
             )
         if self._registry is None:
             return
@@ -112,12 +119,15 @@ class CheckpointScorer:
                     self._registry.get("scorers", cond.scorer)
                 except ProfilerError as exc:
                     raise ConfigError(
-                        f"scenario {scenario.id!r}: assertions.checkpoints[{index}].condition.scorer: {exc}"
+                        f"scenario {scenario.id!r}: "
+                        f"assertions.checkpoints[{index}].condition.scorer: "
+                        f"{exc}"
                     ) from None
 
     def _executor_or_default(self) -> CapabilityExecutor:
         if self._executor is None:
-            # Built lazily: a profile that only validates needs no token, and tests inject their own.
+            # Built lazily: a profile that only validates needs no token, and tests
+            # inject their own.
             from .capabilities import default_executor  # type: ignore[attr-defined,unused-ignore]
 
             self._executor = default_executor(self._executor_options)
@@ -157,7 +167,8 @@ class CheckpointScorer:
             passed=passed,
             total=len(details),
             details=tuple(details),
-            # An exception (not a failed call) means the verdict is unknown: an error, so the runner may retry.
+            # An exception (not a failed call) means the verdict is unknown: an error,
+            # so the runner may retry.
             error="; ".join(broken) or None,
         )
 
@@ -187,11 +198,15 @@ class CheckpointScorer:
             ), None
         try:
             result = await executor.run(checkpoint.task, dict(checkpoint.input))
-        except Exception as exc:  # noqa: BLE001 - the executor is a plug-in point; its failure is this checkpoint's
+        # the executor is a plug-in point; its failure is this checkpoint's
+        except Exception as exc:  # noqa: BLE001
             message = f"{checkpoint.task} raised {type(exc).__name__}: {exc}"
             return failed(message), message
         if not isinstance(result, CapabilityResult):
-            message = f"{checkpoint.task}: the executor returned {type(result).__name__}, expected CapabilityResult"
+            message = (
+                f"{checkpoint.task}: the executor returned {type(result).__name__}, "
+                "expected CapabilityResult"
+            )
             return failed(message), message
         if not result.ok:
             return failed(
@@ -230,7 +245,8 @@ class CheckpointScorer:
                 passed=False,
                 actual=value,
                 expected=expected,
-                error=f"custom condition: no scorer registry to build scorer {cond.scorer!r} (run through the profiler, or pass registry=)",
+                error="custom condition: no scorer registry to build scorer "
+                f"{cond.scorer!r} (run through the profiler, or pass registry=)",
             )
         key = f"{cond.scorer}\0{json.dumps(cond.options, sort_keys=True, default=str)}"
         try:
@@ -272,7 +288,8 @@ class CheckpointScorer:
                 passed=False,
                 actual=value,
                 expected=expected,
-                error=f"custom condition: scorer {cond.scorer!r} returned {type(verdict).__name__}, expected ScorerResult",
+                error=f"custom condition: scorer {cond.scorer!r} returned "
+                f"{type(verdict).__name__}, expected ScorerResult",
             )
         return ConditionOutcome(
             passed=verdict.success and not verdict.error,

@@ -3,7 +3,8 @@
 ```yaml
 extensions:
   fixtures:
-    repo: my-org/eval-sandbox       # the sandbox: every fixture write goes here, never where a manifest says (required)
+    repo: my-org/eval-sandbox       # the sandbox: every fixture write goes here, never
+    where a manifest says (required)
     manifest: fixtures/latest.json  # relative to the profile's folder
     seed_if_missing: false          # seed before the run when the manifest is missing
     reseed_between_modes: false     # reset every fixture before each mode
@@ -58,14 +59,16 @@ def _manifest_path(manifest: str, profile_path: str | None) -> Path:
 def fixture_settings(
     extensions: Mapping[str, Any], *, profile_path: str | None = None
 ) -> FixtureSettings | None:
-    """Read ``extensions.fixtures`` (``None`` when absent); a wrong key or type is a ``ConfigError`` naming it."""
+    """Read ``extensions.fixtures`` (``None`` when absent); a wrong key or type is a
+    ``ConfigError`` naming it."""
     raw = extensions.get("fixtures")
     if raw is None:
         return None
     where = f"{profile_path}: " if profile_path else ""
     if not isinstance(raw, Mapping):
         raise ConfigError(
-            f"{where}extensions.fixtures: expected a mapping with repo, manifest, seed_if_missing, reseed_between_modes"
+            f"{where}extensions.fixtures: expected a mapping with repo, "
+            "manifest, seed_if_missing, reseed_between_modes"
         )
     problems = [
         f"{where}extensions.fixtures.{key}: unknown key (expected one of {', '.join(_KEYS)})"

@@ -1,4 +1,5 @@
-"""A scripted ACP agent for the ``acp`` provider's tests: JSON-RPC on stdio, behaving as argv[1] says.
+"""A scripted ACP agent for the ``acp`` provider's tests: JSON-RPC on stdio, behaving as
+argv[1] says.
 
 - ``ok``: a tool call that asks permission, then a message telling the outcome it got;
 - ``exit``: exits at once with status 7 (a line on stderr);

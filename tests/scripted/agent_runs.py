@@ -1,4 +1,5 @@
-"""Helpers for tests that drive `profiler run` with a real agent program: profiles, the CLI, process checks."""
+"""Helpers for tests that drive `profiler run` with a real agent program: profiles, the
+CLI, process checks."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import yaml
 
 from profiler_core.util.processes import process_alive as alive
 
-#: The variable every agent process of a test carries (through the mode's environment), to find them in /proc.
+#: The variable every agent process of a test carries (through the mode's environment),
+#: to find them in /proc.
 MARK = "PROFILER_TEST_MARK"
 
 
@@ -68,7 +70,8 @@ def write_profile(
 
 
 def cli_env(folder: Path) -> dict[str, str]:
-    """The profiler's environment: its temporary files under ``folder/tmp`` (so a test sees any left behind)."""
+    """The profiler's environment: its temporary files under ``folder/tmp`` (so a test
+    sees any left behind)."""
     tmp = folder / "tmp"
     tmp.mkdir(exist_ok=True)
     return {**os.environ, "TMPDIR": str(tmp)}
@@ -162,7 +165,8 @@ def wait_for(condition, timeout: float = 60.0, what: str = "condition") -> Any:
 
 
 def assert_no_survivor(seen: dict[int, int], mark: str) -> None:
-    """Every agent process seen during the run, and its process group, is gone; none carries the mark."""
+    """Every agent process seen during the run, and its process group, is gone; none
+    carries the mark."""
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and (
         marked_processes(mark) or any(alive(p) for p in seen)
@@ -183,7 +187,8 @@ def run_tasks(
     prefix: str = "trial",
     execution: dict[str, Any] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Run the Harbor tasks in ``folder/tasks`` once each with ``provider`` under the ``kind`` environment; the run id, its rows."""
+    """Run the Harbor tasks in ``folder/tasks`` once each with ``provider`` under the
+    ``kind`` environment; the run id, its rows."""
     import uuid
 
     import yaml

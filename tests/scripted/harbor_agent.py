@@ -1,9 +1,14 @@
-"""A custom Harbor agent (``harbor run --agent-import-path harbor_agent:ScriptedAgent``) that calls a chat model on 127.0.0.1.
+"""A custom Harbor agent (``harbor run --agent-import-path harbor_agent:ScriptedAgent``)
+that calls a chat model on 127.0.0.1.
 
-It runs inside Harbor's own interpreter (Python >= 3.12, Harbor importable; tests/test_harbor_custom_agent.py puts this
-folder on PYTHONPATH). The loop is the smallest real agent: ask the model (OpenAI chat, with a ``bash`` tool) at the
-agent kwarg ``model_url``, run each tool call in Harbor's environment, send the output back, stop at a text answer;
-the tokens the model reports are summed into Harbor's ``AgentContext``, as Harbor's installed agents do.
+It runs inside Harbor's own interpreter (Python >= 3.12, Harbor importable;
+tests/test_harbor_custom_agent.py puts this
+folder on PYTHONPATH). The loop is the smallest real agent: ask the model (OpenAI chat,
+with a ``bash`` tool) at the
+agent kwarg ``model_url``, run each tool call in Harbor's environment, send the output
+back, stop at a text answer;
+the tokens the model reports are summed into Harbor's ``AgentContext``, as Harbor's
+installed agents do.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ BASH = {
 
 
 class ScriptedAgent(BaseAgent):
-    """Asks the model at ``model_url``, runs its bash calls in the environment, counts its tokens."""
+    """Asks the model at ``model_url``, runs its bash calls in the environment, counts
+    its tokens."""
 
     def __init__(
         self, *args: Any, model_url: str = "", max_turns: str = "8", **kwargs: Any

@@ -1,6 +1,8 @@
-"""A small CLI agent for the ``command`` provider's tests: OpenAI chat completions over httpx, and a shell tool.
+"""A small CLI agent for the ``command`` provider's tests: OpenAI chat completions over
+httpx, and a shell tool.
 
-Usage: ``python mini_agent.py [--prompt TEXT | --prompt-file PATH] [--stream] [--atif PATH] [--env-file PATH]``; without either the
+Usage: ``python mini_agent.py [--prompt TEXT | --prompt-file PATH] [--stream] [--atif
+PATH] [--env-file PATH]``; without either the
 prompt is read from standard input. The model is ``$OPENAI_BASE_URL`` (key ``$OPENAI_API_KEY``),
 the model name ``$PROFILER_MODEL``. It loops: ask the model; run each ``bash`` call it asks for in
 the current folder and send the output back; print the final answer. With ``--atif`` it also writes

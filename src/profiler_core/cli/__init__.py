@@ -53,14 +53,16 @@ def main(argv: list[str] | None = None) -> None:
     starts are frozen out of the garbage collector's sight for the rest of the
     process (util/collector.py). The collector itself is on again when it returns.
     """
-    collector.pause()  # start-up only makes objects that live as long as the process: none to scan for
+    # start-up only makes objects that live as long as the process: none to scan for
+    collector.pause()
     try:
         from ..errors import ProfilerError
         from ..util.interrupt import EXIT_STATUS, armed, leave
         from .app import cli
 
         try:
-            # No manager yet: the first command that needs one loads it into ctx.obj (``profiler report`` never does).
+            # No manager yet: the first command that needs one loads it into ctx.obj
+            # (``profiler report`` never does).
             cli.main(args=argv, prog_name="profiler", standalone_mode=True)
         except SystemExit as exc:
             if exc.code == EXIT_STATUS and armed():

@@ -1,4 +1,5 @@
-"""``profiler agents``: the registry of agents, where their programs are found, and installing them into the user's cache."""
+"""``profiler agents``: the registry of agents, where their programs are found, and
+installing them into the user's cache."""
 
 from __future__ import annotations
 
@@ -24,13 +25,15 @@ def agents_group() -> None:
 
 
 def _harbor_agents(program: str) -> tuple[list[str], str]:
-    """Harbor's agent names (asked of Harbor's own interpreter) and one line saying where they came from, or why there are none."""
+    """Harbor's agent names (asked of Harbor's own interpreter) and one line saying
+    where they came from, or why there are none."""
     from ..providers.harbor_probe import find_harbor, probe
 
     install = find_harbor(program)
     if install is None:
         return [], (
-            f"Harbor: not found ({program!r}; --harbor or $PROFILER_HARBOR names its program): its agents run through "
+            f"Harbor: not found ({program!r}; --harbor or $PROFILER_HARBOR "
+            "names its program): its agents run through "
             "provider 'harbor' once it is installed in a Python >= 3.12 (bash .ci/install-harbor)"
         )
     answer = probe(install, "agents")
@@ -41,7 +44,8 @@ def _harbor_agents(program: str) -> tuple[list[str], str]:
             f"Harbor: {install.program}: {answer.get('error', 'no agents in its answer')}",
         )
     return [str(n) for n in names], (
-        f"Harbor {answer.get('version')} ({install.program}): {len(names)} agents, run through provider 'harbor' (option agent)"
+        f"Harbor {answer.get('version')} ({install.program}): {len(names)} "
+        "agents, run through provider 'harbor' (option agent)"
     )
 
 
@@ -80,10 +84,12 @@ def _record(row: object, found: str | None) -> dict[str, object]:
     default="harbor",
     show_default=True,
     envvar="PROFILER_HARBOR",
-    help="The harbor program whose agents to list too (a path, or a name on PATH) [env: PROFILER_HARBOR].",
+    help="The harbor program whose agents to list too (a path, or a name on PATH) "
+    "[env: PROFILER_HARBOR].",
 )
 def list_command(as_json: bool, harbor: str) -> None:
-    """Show each agent of the registry: its program, provider, model API, and where the program is found; then Harbor's agents.
+    """Show each agent of the registry: its program, provider, model API, and where the
+    program is found; then Harbor's agents.
 
     Harbor's agents are what its own interpreter answers (Harbor's agent
     factory, as `harbor run -a` accepts them); they run through the `harbor`
@@ -171,5 +177,6 @@ def install_command(names: tuple[str, ...], folder: Path | None) -> None:
         click.echo(f"  {row.name}: {bin_dir / row.program}")
     if bin_dir.resolve() not in {d.resolve() for d in search_dirs()}:
         click.echo(
-            f"Not a folder the providers search: set PROFILER_AGENTS_DIR={folder} (or each provider's option `binary`)."
+            "Not a folder the providers search: set "
+            f"PROFILER_AGENTS_DIR={folder} (or each provider's option `binary`)."
         )

@@ -85,7 +85,9 @@ def analyze(
     from .analyze_summary import AnalysisSummary
 
     failed = False
-    listed = 0  # JSON objects printed so far: the list is streamed, one trace's results in memory at a time
+    # JSON objects printed so far: the list is streamed, one trace's results in memory
+    # at a time
+    listed = 0
     summary = AnalysisSummary()
     for path, scenario_id, trace in _traces(traces):
         if trace is None:  # `path` is then the message saying why
@@ -126,7 +128,8 @@ def _build_analyzers(registry: Registry, names: tuple[str, ...]) -> list[Any]:
     chosen = list(dict.fromkeys(names)) if names else list(registry.analyzers)
     if not chosen:
         raise ProfilerError(
-            "no analyzers are installed (the built-in ones come from the 'builtin_analyzers' plugin; "
+            "no analyzers are installed (the built-in ones come from the "
+            "'builtin_analyzers' plugin; "
             "check PROFILER_LOAD_PLUGINS and `profiler list-plugins`)"
         )
     analyzers = []
@@ -135,7 +138,8 @@ def _build_analyzers(registry: Registry, names: tuple[str, ...]) -> list[Any]:
             analyzers.append(registry.create("analyzers", name, options={}))
         except ProfilerError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a plugin's broken factory gets one line, not a traceback
+        # a plugin's broken factory gets one line, not a traceback
+        except Exception as exc:  # noqa: BLE001
             raise ProfilerError(
                 f"analyzer {name!r} could not be created: {type(exc).__name__}: {exc}"
             ) from None
@@ -143,7 +147,8 @@ def _build_analyzers(registry: Registry, names: tuple[str, ...]) -> list[Any]:
 
 
 def _traces(paths: tuple[str, ...]) -> Iterator[tuple[str, str, SessionTrace | None]]:
-    """(label, scenario id, trace) of every trace named; (message, "", None) for what cannot be read."""
+    """(label, scenario id, trace) of every trace named; (message, "", None) for what
+    cannot be read."""
     from ..storage.runs import run_folder
     from ..storage.tracestore import find_store, is_store, iter_latest
 
@@ -211,7 +216,8 @@ def _read_trace(path: str) -> SessionTrace:
         # One JSON object per line: a results or analysis JSONL, not one trace.
         raise ProfilerError(
             f"{path}: a JSONL file (one object per line), not a session trace; "
-            "analyze reads a run's trace store (reports/<runId>/sessions/traces.jsonl) or SessionTrace JSON files"
+            "analyze reads a run's trace store "
+            "(reports/<runId>/sessions/traces.jsonl) or SessionTrace JSON files"
         )
     return from_json(text, SessionTrace, source=path)
 
@@ -219,7 +225,8 @@ def _read_trace(path: str) -> SessionTrace:
 def _run_analyzers(
     analyzers: list[Any], trace: SessionTrace, path: str, scenario_id: str
 ) -> tuple[dict[str, AnalysisResult], list[str]]:
-    """Each analyzer's result by name, and one message per analyzer that failed (naming it and the file)."""
+    """Each analyzer's result by name, and one message per analyzer that failed (naming
+    it and the file)."""
     from ..model import AnalysisResult, Scenario
 
     # The CLI has no profile: the scenario is a stand-in with the recorded id (or the file's name).
@@ -235,14 +242,16 @@ def _run_analyzers(
         except ProfilerError as exc:
             errors.append(f"{path}: analyzer {name!r}: {exc}")
             continue
-        except Exception as exc:  # noqa: BLE001 - one plugin's bug must not hide the other analyzers' results
+        # one plugin's bug must not hide the other analyzers' results
+        except Exception as exc:  # noqa: BLE001
             errors.append(
                 f"{path}: analyzer {name!r} failed: {type(exc).__name__}: {exc}"
             )
             continue
         if not isinstance(result, AnalysisResult):
             errors.append(
-                f"{path}: analyzer {name!r} returned {type(result).__name__}, expected AnalysisResult"
+                f"{path}: analyzer {name!r} returned {type(result).__name__}, "
+                "expected AnalysisResult"
             )
             continue
         results[name] = result
@@ -280,14 +289,19 @@ def _print_trace(
     from ..model import ToolCallEvent
 
     calls = sum(1 for e in trace.events if type(e) is ToolCallEvent)
-    heading = f" (session {trace.session_id}: {len(trace.events)} events, {len(trace.turns)} turns, {calls} tool calls)"
+    heading = (
+        f" (session {trace.session_id}: {len(trace.events)} events, "
+        f"{len(trace.turns)} turns, {calls} tool calls)"
+    )
     lines = [
         click.style(printable(path, one_line=True), bold=True)
         + printable(heading, one_line=True)
     ]
     for name, result in results.items():
         lines.append(
-            f"  {click.style(printable(name, one_line=True), bold=True, fg='cyan')}  {printable(result.summary)}"
+            "  "
+            f"{click.style(printable(name, one_line=True), bold=True, fg='cyan')} "
+            f" {printable(result.summary)}"
         )
         if not result.findings:
             continue
@@ -305,7 +319,8 @@ def _print_trace(
 
 
 def format_finding(finding: Any) -> str:
-    """A finding as one short human string (``15.0% (duplicate / total tool calls)``, ``a ×2, b ×1``)."""
+    """A finding as one short human string (``15.0% (duplicate / total tool calls)``,
+    ``a ×2, b ×1``)."""
     from ..model import (
         ListFinding,
         NumberFinding,

@@ -1,4 +1,5 @@
-"""The summary ``profiler analyze`` ends with: each analyzer's findings over all the sessions analysed."""
+"""The summary ``profiler analyze`` ends with: each analyzer's findings over all the
+sessions analysed."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ..util.textcut import printable
 
 
 class AnalysisSummary:
-    """Collects the findings of many sessions; numbers as median [min–max], strings as their most common value."""
+    """Collects the findings of many sessions; numbers as median [min–max], strings as
+    their most common value."""
 
     def __init__(self) -> None:
         self.sessions = 0
@@ -40,7 +42,8 @@ class AnalysisSummary:
                     self._strings.setdefault((name, key), Counter())[finding.value] += 1
 
     def rows(self) -> list[tuple[str, str, str]]:
-        """(analyzer, finding, summary text), analyzers sorted, findings in the order they first appeared."""
+        """(analyzer, finding, summary text), analyzers sorted, findings in the order
+        they first appeared."""
         out = []
         for (name, key), values in self._numbers.items():
             unit = self._units[(name, key)]
@@ -65,7 +68,8 @@ class AnalysisSummary:
         failed = f", {self.failed} could not be read or analysed" if self.failed else ""
         console.print(
             Text(
-                f"Summary: {self.sessions} session{'s' if self.sessions != 1 else ''} analysed{failed}",
+                f"Summary: {self.sessions} "
+                f"session{'s' if self.sessions != 1 else ''} analysed{failed}",
                 style="bold",
             ),
             soft_wrap=True,
@@ -76,7 +80,8 @@ class AnalysisSummary:
         )
         for name, key, text in rows:
             line = Text("  ")
-            # Analyzer names, finding keys and string findings come from plugins and traces: escaped.
+            # Analyzer names, finding keys and string findings come from plugins and
+            # traces: escaped.
             line.append(f"{printable(name, one_line=True):<14}", style="bold cyan")
             line.append(f"{printable(key, one_line=True):<{width}}  ", style="dim")
             line.append(printable(text, one_line=True))

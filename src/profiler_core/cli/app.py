@@ -1,4 +1,5 @@
-"""The ``profiler`` click group with core's commands (plugins add theirs through ``ProfilerGroup``)."""
+"""The ``profiler`` click group with core's commands (plugins add theirs through
+``ProfilerGroup``)."""
 
 from __future__ import annotations
 

@@ -13,11 +13,14 @@ import click
 @click.argument("base", metavar="BASE")
 @click.argument("new", metavar="NEW")
 @click.option("--fail-on", "fail_on", multiple=True, metavar="METRIC:±N%|success_rate:-Npp|newly-failing[:Npp]",
-              help="Exit 1 when METRIC is worse than this tolerance: a one-sided test per scenario, Holm across gates; "
-                   "newly-failing: when a scenario that passed every iteration in BASE fails one in NEW (or drops N points) "
+              help="Exit 1 when METRIC is worse than this tolerance: a one-sided "
+                  "test per scenario, Holm across gates; "
+                   "newly-failing: when a scenario that passed every iteration "
+                       "in BASE fails one in NEW (or drops N points) "
                    "(repeatable).")  # fmt: skip
 @click.option("--margin", type=click.FloatRange(min=0, min_open=True), default=None, metavar="POINTS",
-              help="Print the rows per mode that catch a change this many points past each tolerance (default: the tolerance).")  # fmt: skip
+              help="Print the rows per mode that catch a change this many points "
+                  "past each tolerance (default: the tolerance).")  # fmt: skip
 @click.option(
     "--markdown",
     "markdown_file",
@@ -58,8 +61,8 @@ def compare_command(base: str, new: str, fail_on: tuple[str, ...], margin: float
     \b
     Examples:
       profiler compare baseline/results.jsonl results/run_x.jsonl
-      profiler compare run_a run_b --fail-on "success_rate:-5pp" --fail-on "cost:+10%" --fail-on "wall_ms:+20%"
-      profiler compare base.jsonl new.jsonl --fail-on cost:+10% --markdown comment.md --junit compare.xml
+      profiler compare run_a run_b --fail-on "success_rate:-5pp" --fail-on "cost:+10%"
+      profiler compare base.jsonl new.jsonl --fail-on cost:+10% --junit compare.xml
     """
     from rich.console import Console
 
@@ -113,7 +116,8 @@ def compare_command(base: str, new: str, fail_on: tuple[str, ...], margin: float
         words = {
             "pass": "no regression",
             "regression": "REGRESSION",
-            "inconclusive": "INCONCLUSIVE (the samples are too small to tell; see the rows a margin needs)",
+            "inconclusive": "INCONCLUSIVE (the samples are too small to tell; see the rows a "
+            "margin needs)",
         }
         outcome = "regression" if exit_code == 1 else comparison.outcome
         click.echo(f"Outcome: {words[outcome]} (exit {exit_code})", err=as_json)

@@ -20,7 +20,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def plugin_manager(ctx: click.Context | None = None) -> PluginManager:
-    """The invocation's plugin manager (``ctx.obj``); loaded on first use when the caller gave none."""
+    """The invocation's plugin manager (``ctx.obj``); loaded on first use when the
+    caller gave none."""
     from ..plugins.manager import (
         PluginManager,
         get_plugin_manager,

@@ -1,4 +1,5 @@
-"""``profiler datasets list``: what a Harbor registry offers (``scenarios: {dataset: NAME@VERSION}`` runs one)."""
+"""``profiler datasets list``: what a Harbor registry offers (``scenarios: {dataset:
+NAME@VERSION}`` runs one)."""
 
 from __future__ import annotations
 

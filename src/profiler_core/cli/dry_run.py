@@ -1,4 +1,5 @@
-"""``profiler run --dry-run``: the matrix, the number of sessions, and an estimate of cost and time; nothing starts."""
+"""``profiler run --dry-run``: the matrix, the number of sessions, and an estimate of
+cost and time; nothing starts."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def concurrency_of(config: ProfilerConfig) -> tuple[int, str]:
 
 
 def estimate_line(config: ProfilerConfig, repetitions: int, runs) -> str | None:
-    """``cost $x ($lo-$hi), time y (lo-hi) at concurrency c`` for ``repetitions`` rounds, from earlier runs."""
+    """``cost $x ($lo-$hi), time y (lo-hi) at concurrency c`` for ``repetitions``
+    rounds, from earlier runs."""
     from ..runner.planning import estimate, session_costs, sessions_per_mode
 
     sessions = sessions_per_mode(
@@ -74,14 +76,16 @@ def print_dry_run(config: ProfilerConfig, echo: Callable[[str], None]) -> None:
     if ex.stop is not None:
         low, high = ex.stop.min_repetitions, ex.stop.max_repetitions
         echo(
-            f"  repetitions: {low} to {high} (execution.stop: decided; a round = {per_round} sessions)"
+            f"  repetitions: {low} to {high} (execution.stop: decided; a round "
+            f"= {per_round} sessions)"
         )
         echo(f"  sessions:    {per_round * low} to {per_round * high}{warmups}")
         rounds = {"at min_repetitions": low, "at max_repetitions": high}
     else:
         echo(f"  repetitions: {ex.repetitions}")
         echo(
-            f"  sessions:    {models} x {modes} x {scenarios} x {ex.repetitions} = {per_round * ex.repetitions}{warmups}"
+            f"  sessions:    {models} x {modes} x {scenarios} x "
+            f"{ex.repetitions} = {per_round * ex.repetitions}{warmups}"
         )
         rounds = {"": ex.repetitions}
     runs = earlier_runs(
@@ -89,11 +93,13 @@ def print_dry_run(config: ProfilerConfig, echo: Callable[[str], None]) -> None:
     )
     if runs is None:
         echo(
-            "  estimate:    none (no earlier run of this profile in the results folder; `profiler plan` runs a pilot)"
+            "  estimate:    none (no earlier run of this profile in the "
+            "results folder; `profiler plan` runs a pilot)"
         )
         return
     echo(
-        f"  estimate:    from {len(runs.rows)} sessions of {len(runs.manifests)} earlier run(s) of the {runs.match} "
+        f"  estimate:    from {len(runs.rows)} sessions of "
+        f"{len(runs.manifests)} earlier run(s) of the {runs.match} "
         f"({', '.join(m.run_id for m in runs.manifests[-3:])})"
     )
     for label, n in rounds.items():

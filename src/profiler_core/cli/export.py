@@ -1,4 +1,5 @@
-"""``profiler export RUN --to results.duckdb`` or ``--to DIR --format parquet``: a run's tables for SQL and notebooks."""
+"""``profiler export RUN --to results.duckdb`` or ``--to DIR --format parquet``: a run's
+tables for SQL and notebooks."""
 
 from __future__ import annotations
 
@@ -63,7 +64,9 @@ def export_command(
             written = to_duckdb(files, target, problems)
         else:
             written = to_parquet(files, target, problems)
-    except OSError as exc:  # a folder that cannot be made, a file that cannot be written: one line, no traceback
+    # a folder that cannot be made, a file that cannot be written: one line, no
+    # traceback
+    except OSError as exc:
         raise ProfilerError(
             f"{exc.filename or target}: cannot export there: {exc.strerror or exc}"
         ) from None
@@ -75,6 +78,7 @@ def export_command(
     click.echo(f"Exported run {files.run_id} to {target} ({fmt}): {counts}")
     if files.traces is None:
         click.echo(
-            "note: no trace store found for this run: the turns table is empty and tool calls have no turn",
+            "note: no trace store found for this run: the turns table is empty "
+            "and tool calls have no turn",
             err=True,
         )

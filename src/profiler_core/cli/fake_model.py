@@ -1,4 +1,5 @@
-"""``profiler fake-model``: serve a scripted model to real agents on 127.0.0.1, no API key needed."""
+"""``profiler fake-model``: serve a scripted model to real agents on 127.0.0.1, no API
+key needed."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 
 import click
 
-#: The port ``profiler fake-model`` and the profiles ``profiler init --agent`` writes use by default.
+#: The port ``profiler fake-model`` and the profiles ``profiler init --agent`` writes
+#: use by default.
 DEFAULT_PORT = 8765
 
 
@@ -56,7 +58,8 @@ def fake_model_command(
     def log(request) -> None:
         if request.method == "POST":
             click.echo(
-                f"{request.path.split('?')[0]} -> {request.reply} ({request.duration_s * 1000:.0f} ms)",
+                f"{request.path.split('?')[0]} -> {request.reply} "
+                f"({request.duration_s * 1000:.0f} ms)",
                 err=True,
             )
 
@@ -74,13 +77,16 @@ def fake_model_command(
         ) from None
     click.echo(f"Fake model {server.model!r} on {server.url} (Ctrl-C to stop)")
     click.echo(
-        f"  OpenAI chat:        {server.base_url}/chat/completions   (OpenCode: base URL {server.base_url})"
+        f"  OpenAI chat:        {server.base_url}/chat/completions   (OpenCode: "
+        f"base URL {server.base_url})"
     )
     click.echo(
-        f"  Anthropic Messages: {server.url}/v1/messages            (Claude Code: ANTHROPIC_BASE_URL={server.url})"
+        f"  Anthropic Messages: {server.url}/v1/messages            (Claude "
+        f"Code: ANTHROPIC_BASE_URL={server.url})"
     )
     click.echo(
-        f"  OpenAI Responses:   {server.base_url}/responses          (Codex: base_url {server.base_url})",
+        f"  OpenAI Responses:   {server.base_url}/responses          (Codex: "
+        f"base_url {server.base_url})",
         nl=True,
     )
     try:

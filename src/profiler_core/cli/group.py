@@ -23,12 +23,14 @@ from .context import plugin_manager
 
 #: ``ctx.meta`` key under which the plugin commands of one invocation are kept.
 _META_KEY = "profiler_core.plugin_commands"
-#: Commands that resume the garbage collector themselves, once their start-up is done (``run``: before its matrix).
+#: Commands that resume the garbage collector themselves, once their start-up is done
+#: (``run``: before its matrix).
 RESUMES_COLLECTOR = frozenset({"run"})
 
 
 class ProfilerGroup(click.Group):
-    """A click group that turns ``ProfilerError`` into one line and exit status 1, and serves plugin commands."""
+    """A click group that turns ``ProfilerError`` into one line and exit status 1, and
+    serves plugin commands."""
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; expected failures become one ``Error:`` line each."""
@@ -66,7 +68,8 @@ class ProfilerGroup(click.Group):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        """The command to run; the garbage collector, paused by ``main``, runs again for its work (util/collector.py)."""
+        """The command to run; the garbage collector, paused by ``main``, runs again for
+        its work (util/collector.py)."""
         name, command, rest = super().resolve_command(ctx, args)
         if name not in RESUMES_COLLECTOR:
             collector.resume()
@@ -107,7 +110,8 @@ class ProfilerGroup(click.Group):
             for name, command in added.commands.items():
                 if name in self.commands or name in commands:
                     _warn(
-                        f"plugin {plugin_name!r}: command {name!r} already exists; the plugin's is ignored"
+                        f"plugin {plugin_name!r}: command {name!r} already "
+                        "exists; the plugin's is ignored"
                     )
                     continue
                 commands[name] = command
@@ -115,7 +119,8 @@ class ProfilerGroup(click.Group):
 
 
 def _interrupted(ctx: click.Context) -> None:
-    """A Ctrl-C outside the run's own handling: exit 130 (and at once if another comes during the exit)."""
+    """A Ctrl-C outside the run's own handling: exit 130 (and at once if another comes
+    during the exit)."""
     arm()
     click.echo("Interrupted", err=True)
     ctx.exit(EXIT_STATUS)

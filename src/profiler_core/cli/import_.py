@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from ..plugins.manager import PluginManager
 
 
-#: ``profiler import harbor JOB_DIR...``: Harbor job folders, not files of one format (importers/harbor_job.py)
+#: ``profiler import harbor JOB_DIR...``: Harbor job folders, not files of one format
+#: (importers/harbor_job.py)
 HARBOR = "harbor"
 
 
@@ -116,11 +117,11 @@ def import_command(
 
     \b
     Examples:
-      profiler import claude-code ~/.claude/projects/-home-me-myrepo/*.jsonl --out results/claude.jsonl
+      profiler import claude-code ~/.claude/projects/-home-me-repo/*.jsonl --out results/cc.jsonl
       profiler import codex ~/.codex/sessions/2026/11/22/ --out results/codex.jsonl
       profiler import opencode exports/*.json --out results/opencode.jsonl --mode with_skill
       profiler import openai runs.jsonl --out results/runs.jsonl --scenario refund-001
-      profiler import harbor jobs/base jobs/skill --as-mode baseline --as-mode with_skill --out results/tb.jsonl
+      profiler import harbor jobs/base jobs/skill --as-mode base --as-mode skill --out tb.jsonl
     """
     from ..runner.replay import expand_inputs, import_sessions, load_all
 
@@ -176,13 +177,15 @@ def import_command(
 
 
 def _import_harbor(manager: PluginManager, folders, as_modes, **options):
-    """Read every job folder (one line per bad one, nothing written), then import their finished trials as one run."""
+    """Read every job folder (one line per bad one, nothing written), then import their
+    finished trials as one run."""
     from ..importers.harbor_job import load_jobs
     from ..runner.replay import import_sessions
 
     if as_modes and len(as_modes) != len(folders):
         raise click.UsageError(
-            f"--as-mode given {len(as_modes)} time(s) for {len(folders)} job folder(s); give one per JOB_DIR, in order"
+            f"--as-mode given {len(as_modes)} time(s) for {len(folders)} job "
+            "folder(s); give one per JOB_DIR, in order"
         )
     jobs, problems = load_jobs(list(folders), list(as_modes))
     if problems:
@@ -225,7 +228,8 @@ def _refuse_empty(jobs: list[Any]) -> NoReturn:
     sys.exit(1)
 
 
-#: the mode of a trial whose job has no --as-mode and whose agent has no name (Harbor always names it)
+#: the mode of a trial whose job has no --as-mode and whose agent has no name (Harbor
+#: always names it)
 DEFAULT_HARBOR_MODE = "harbor"
 
 

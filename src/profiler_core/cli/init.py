@@ -1,4 +1,5 @@
-"""``profiler init``: write the runnable demo profile, or a real agent's profile against the fake model, into a folder."""
+"""``profiler init``: write the runnable demo profile, or a real agent's profile against
+the fake model, into a folder."""
 
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ def write_agent_profile(
     force: bool = False,
     example: str | None = None,
 ) -> list[Path]:
-    """Write a profile of a real ``agent`` against ``profiler fake-model`` on ``port`` into ``target``.
+    """Write a profile of a real ``agent`` against ``profiler fake-model`` on ``port``
+    into ``target``.
 
     ``example="tasks"``: the profile over the example Harbor tasks (demo/tasks_example.py).
     """
@@ -89,7 +91,8 @@ def write_agent_profile(
 @click.option(
     "--agent",
     metavar="NAME",
-    help="Write a profile of this real agent (a name of `profiler agents list`) against `profiler fake-model` instead of the simulated demo.",
+    help="Write a profile of this real agent (a name of `profiler agents list`) "
+    "against `profiler fake-model` instead of the simulated demo.",
 )
 @click.option(
     "--port",
@@ -100,7 +103,8 @@ def write_agent_profile(
 @click.option(
     "--example",
     type=click.Choice(["tasks"]),
-    help="With --agent: the example Harbor tasks, two modes and a script under which the agent passes some and fails others.",
+    help="With --agent: the example Harbor tasks, two modes and a script under "
+    "which the agent passes some and fails others.",
 )
 def init_command(
     directory: Path | None,
@@ -109,23 +113,25 @@ def init_command(
     port: int | None,
     example: str | None,
 ) -> None:
-    """Write a runnable profile into DIRECTORY: the simulated demo, or a real agent against a fake model.
+    """Write a runnable profile into DIRECTORY: the simulated demo, or a real agent
+    against a fake model.
 
     \b
     Examples:
-      profiler init my-demo                       # two modes, five scenarios, the built-in simulator
+      profiler init my-demo                # two modes, five scenarios, the built-in simulator
       profiler run my-demo/profile.yaml
-      profiler init --agent codex my-agent        # the real Codex CLI, no API key needed:
+      profiler init --agent codex my-agent # the real Codex CLI, no API key needed:
       profiler fake-model my-agent/fake-model.yaml &
       profiler run my-agent/profile.yaml
-      profiler init --agent claude-code --example tasks first   # a verified comparison on Harbor tasks
+      profiler init --agent claude-code --example tasks first  # verified, on Harbor tasks
     """
     if agent is None:
         if port is not None:
             raise click.UsageError("--port goes with --agent (the fake model's port)")
         if example is not None:
             raise click.UsageError(
-                "--example goes with --agent (e.g. profiler init --agent claude-code --example tasks)"
+                "--example goes with --agent (e.g. profiler init --agent "
+                "claude-code --example tasks)"
             )
         directory = directory or Path("profiler-demo")
         write_demo(directory, force=force)
@@ -141,9 +147,11 @@ def init_command(
     what = "profile over the example Harbor tasks" if example == "tasks" else "profile"
     click.echo(f"Wrote a {agent} {what} to {directory}/ ({len(written)} files).")
     click.echo(
-        f"Start the model:  profiler fake-model {directory / 'fake-model.yaml'} --port {port}   (another terminal)"
+        f"Start the model:  profiler fake-model {directory / 'fake-model.yaml'} "
+        f"--port {port}   (another terminal)"
     )
     click.echo(f"Run it:           profiler run {directory / 'profile.yaml'}")
     click.echo(
-        "The agent program: `profiler agents list` shows where it is found (`profiler agents install` if missing)."
+        "The agent program: `profiler agents list` shows where it is found "
+        "(`profiler agents install` if missing)."
     )

@@ -23,7 +23,8 @@ from .dry_run import concurrency_of, duration, money
 )
 @click.option(
     "--detect", multiple=True, metavar="METRIC:EFFECT",
-    help="An effect worth finding, e.g. cost:10% or success:10pp (repeatable; default: success 10pp, others 10%).",
+    help="An effect worth finding, e.g. cost:10% or success:10pp (repeatable; "
+        "default: success 10pp, others 10%).",
 )  # fmt: skip
 @click.option(
     "--power",
@@ -37,13 +38,15 @@ from .dry_run import concurrency_of, duration, money
     "gates",
     multiple=True,
     metavar="METRIC:±N%|success_rate:-Npp",
-    help="A `compare --fail-on` gate: print the rows per mode it needs to catch a change --margin points past it (repeatable).",
+    help="A `compare --fail-on` gate: print the rows per mode it needs to catch a "
+    "change --margin points past it (repeatable).",
 )
 @click.option(
     "--margin",
     type=click.FloatRange(min=0, min_open=True),
     metavar="POINTS",
-    help="With --gate: how far past the tolerance a change must be caught (default: the tolerance again).",
+    help="With --gate: how far past the tolerance a change must be caught (default: "
+    "the tolerance again).",
 )
 @click.option(
     "--pilot-repetitions",
@@ -105,13 +108,15 @@ def plan_command(
 
 
 def _print_gates(config, gates, margin, power, rows) -> None:
-    """Per gate and mode: the rows per mode two runs need for the gate to catch a change ``margin`` past its tolerance."""
+    """Per gate and mode: the rows per mode two runs need for the gate to catch a change
+    ``margin`` past its tolerance."""
     from ..runner.stopping import REPORT_METRICS
 
     by_report = {v: k for k, v in REPORT_METRICS.items()}
     scenarios = len(config.scenarios) or 1
     click.echo(
-        f"Gates (profiler compare --fail-on), {power:.0%} power, one-sided at 5%, BASE and NEW independent runs like the pilot:"
+        f"Gates (profiler compare --fail-on), {power:.0%} power, one-sided at "
+        "5%, BASE and NEW independent runs like the pilot:"
     )
     for gate in gates:
         metric = (
@@ -143,7 +148,8 @@ def _gate_line(
     unit = "pp" if gate.unit == "pp" else "points"
     return (
         f"{shown}: ~{math.ceil(needed)} rows per mode ({math.ceil(needed / scenarios)} "
-        f"repetitions; range {math.ceil(low)}-{math.ceil(high)}) catch a change {points:g} {unit} past the tolerance"
+        f"repetitions; range {math.ceil(low)}-{math.ceil(high)}) catch a change "
+        f"{points:g} {unit} past the tolerance"
     )
 
 
@@ -159,7 +165,8 @@ def _read_pilot(pilot: str, config) -> tuple[list, str]:
             path = Path(pilot)
     if not path.is_file():
         raise ConfigError(
-            f"--pilot {pilot}: no such run in {config.output.results_dir} (and no such results file)"
+            f"--pilot {pilot}: no such run in {config.output.results_dir} (and "
+            "no such results file)"
         )
     read = read_jsonl(path)
     for problem in read.problems:
@@ -168,7 +175,8 @@ def _read_pilot(pilot: str, config) -> tuple[list, str]:
 
 
 def _run_pilot(pilot_config, manager, yes: bool) -> tuple[list, str]:
-    """Run a small pilot of the profile (after a confirmation showing what it costs) and return its rows."""
+    """Run a small pilot of the profile (after a confirmation showing what it costs) and
+    return its rows."""
     from ..runner import options_from_config, run_profile_suite_sync
     from ..runner.planning import earlier_runs
     from .dry_run import estimate_line
@@ -203,17 +211,21 @@ def _run_pilot(pilot_config, manager, yes: bool) -> tuple[list, str]:
 
 
 def _print_plan(config, settings, baseline, effects, power, rows, source) -> None:
-    """The plan's table (one line per mode and metric), then sessions, cost and time of each design."""
+    """The plan's table (one line per mode and metric), then sessions, cost and time of
+    each design."""
     from ..runner.planning import pilot_pairs, plan_metric, session_costs
 
     models = len({r.model for r in rows}) or 1
     k = len(settings.metrics) * (len(config.modes) - 1) * models
     click.echo(
-        f"Plan for {config.path} from {source} ({len(rows)} sessions); power {power:.0%}, confidence {settings.confidence} "
-        f"shared by {k} tests (every metric of every comparison); stop rule: {settings.min_repetitions} to {settings.max_repetitions} repetitions"
+        f"Plan for {config.path} from {source} ({len(rows)} sessions); power "
+        f"{power:.0%}, confidence {settings.confidence} "
+        f"shared by {k} tests (every metric of every comparison); stop rule: "
+        f"{settings.min_repetitions} to {settings.max_repetitions} repetitions"
     )
     click.echo(
-        f"{'comparison':28} {'metric':8} {'pairs':>5} {'baseline':>10} {'SD of pairs':>11} {'detect':>10} {'fixed':>6} {'(range)':>9} "
+        f"{'comparison':28} {'metric':8} {'pairs':>5} {'baseline':>10} "
+        f"{'SD of pairs':>11} {'detect':>10} {'fixed':>6} {'(range)':>9} "
         f"{'stop: mean (p90)':>17} {'decided':>8}"
     )
     plans = []
@@ -224,7 +236,8 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
             pairs = pilot_pairs(rows, mode, baseline, metric)
             if not pairs:
                 raise ConfigError(
-                    f"{source}: no pairs of {mode} and {baseline} for {metric} (did the pilot run both modes without errors?)"
+                    f"{source}: no pairs of {mode} and {baseline} for {metric} "
+                    "(did the pilot run both modes without errors?)"
                 )
             p = plan_metric(
                 pairs,
@@ -238,8 +251,10 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
             plans.append(p)
             click.echo(_plan_line(mode, baseline, metric, p))
     click.echo(
-        "fixed: repetitions for the power at one planned look, averaged over the SDs the pilot allows (range: if the SD "
-        "were its 10th / 90th percentile); stop: repetitions until the rule decides (simulated, max_repetitions when it "
+        "fixed: repetitions for the power at one planned look, averaged over "
+        "the SDs the pilot allows (range: if the SD "
+        "were its 10th / 90th percentile); stop: repetitions until the rule "
+        "decides (simulated, max_repetitions when it "
         "never does); decided: share of simulated runs decided in the effect's direction"
     )
     _pilot_note(plans, len(config.scenarios) or 1)
@@ -256,9 +271,11 @@ def _plan_line(mode: str, baseline: str, metric: str, p: Any) -> str:
 
     fixed = p.fixed_rounds if p.fixed_rounds is not None else "–"
     return (
-        f"{printable(mode + ' vs ' + baseline, one_line=True):28} {metric:8} {p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
+        f"{printable(mode + ' vs ' + baseline, one_line=True):28} {metric:8} "
+        f"{p.pairs:>5} {_unit(metric, p.baseline_mean, rate=True):>10} "
         f"{_unit(metric, p.sd):>11} {_unit(metric, p.effect):>10} {fixed:>6} "
-        f"{_range(p.rounds_range):>9} {p.stop_rounds.mean():>9.1f} ({np.percentile(p.stop_rounds, 90):>3.0f})  {p.decided:>8.0%}"
+        f"{_range(p.rounds_range):>9} {p.stop_rounds.mean():>9.1f} "
+        f"({np.percentile(p.stop_rounds, 90):>3.0f})  {p.decided:>8.0%}"
     )
 
 
@@ -270,7 +287,8 @@ def _pilot_note(plans: list[Any], scenarios: int) -> None:
     smallest = min((p.pairs for p in plans if p.metric != "success"), default=wanted)
     if smallest < wanted:
         click.echo(
-            f"The pilot has {smallest} pairs: a pilot of {wanted} pairs (~{math.ceil(wanted / scenarios)} repetitions) would "
+            f"The pilot has {smallest} pairs: a pilot of {wanted} pairs "
+            f"(~{math.ceil(wanted / scenarios)} repetitions) would "
             "keep the plan within 25% of what the true SD needs (90% confidence)"
         )
 
@@ -289,7 +307,10 @@ def _design_lines(totals: _Totals, plans: list[Any], settings: Any) -> None:
         )
     # The run goes on until its last comparison is decided.
     run_rounds = np.max(np.stack([p.stop_rounds for p in plans]), axis=0)
-    expected = f"stop: decided, {run_rounds.mean():.1f} repetitions expected (p90 {np.percentile(run_rounds, 90):.0f})"
+    expected = (
+        f"stop: decided, {run_rounds.mean():.1f} repetitions expected (p90 "
+        f"{np.percentile(run_rounds, 90):.0f})"
+    )
     totals.line(expected, math.ceil(float(run_rounds.mean())))
     totals.line(
         f"stop: decided, at most ({settings.max_repetitions})", settings.max_repetitions

@@ -63,7 +63,8 @@ def list_plugins(manager: PluginManager, as_json: bool) -> None:
 
 
 def _print_plain(infos: list[PluginInfo]) -> None:
-    # Piped or captured: one plain line per plugin, however long, and no padding after the last column.
+    # Piped or captured: one plain line per plugin, however long, and no padding after
+    # the last column.
     for line in plain_table(
         [
             HEADERS,

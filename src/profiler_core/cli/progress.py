@@ -83,7 +83,8 @@ def _tokens(n: int) -> str:
 
 
 class PlainProgress:
-    """A line on stderr every ``every_s`` seconds or every 10% of the cells, whichever comes first."""
+    """A line on stderr every ``every_s`` seconds or every 10% of the cells, whichever
+    comes first."""
 
     def __init__(self, stream: TextIO | None = None, every_s: float = 30.0) -> None:
         self.stream = stream or sys.stderr
@@ -193,7 +194,8 @@ class RichProgress:
 
 
 def make_progress(style: str) -> RichProgress | PlainProgress | None:
-    """The progress display for ``--progress``: ``auto`` is rich on a terminal, plain lines otherwise."""
+    """The progress display for ``--progress``: ``auto`` is rich on a terminal, plain
+    lines otherwise."""
     if style == "auto":
         style = "rich" if sys.stderr.isatty() else "plain"
     if style == "rich":
@@ -208,5 +210,6 @@ progress_option = click.option(
     type=click.Choice(PROGRESS_STYLES),
     default="auto",
     show_default=True,
-    help="Progress on stderr: a bar on a terminal (rich), a line every 30 s or 10% (plain), or none.",
+    help="Progress on stderr: a bar on a terminal (rich), a line every 30 s or 10% "
+    "(plain), or none.",
 )

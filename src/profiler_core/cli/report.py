@@ -49,14 +49,15 @@ def report_command(
     results_dir: Path,
     as_mode: tuple[str, ...],
 ) -> None:
-    """Write report.md, analysis.md, report.html and data exports for a run, or for several runs together.
+    """Write report.md, analysis.md, report.html and data exports for a run, or for
+    several runs together.
 
     \b
     Examples:
       profiler report run_2024-06-01_abc123            # results/run_2024-06-01_abc123.jsonl
       profiler report results/run_x.jsonl --baseline baseline --out /tmp/report
       profiler report examples/original/rows.jsonl.gz  # rows written by the TypeScript original
-      profiler report results/a.jsonl results/b.jsonl --as-mode a=old --as-mode b=new   # two runs as two modes
+      profiler report results/a.jsonl results/b.jsonl --as-mode a=old --as-mode b=new  # two runs
       profiler report 'results/import-*.jsonl'          # a glob (quoted or expanded by the shell)
     """
     import tempfile

@@ -14,7 +14,8 @@ from .context import pass_manager
 from .progress import make_progress, progress_option
 from .terminal import cell, plain_table, terminal_console
 
-#: ``output.log_level`` -> the logging level name (names, so that the CLI imports logging only to run)
+#: ``output.log_level`` -> the logging level name (names, so that the CLI imports
+#: logging only to run)
 LOG_LEVELS = {
     "debug": "DEBUG",
     "info": "INFO",
@@ -53,14 +54,16 @@ def _overrides(
 
 
 def _settings(values: tuple[str, ...]) -> dict[str, str]:
-    """``--set KEY=VALUE`` options as ``{key: value}`` (a key given twice: the last wins); one line for a bad one."""
+    """``--set KEY=VALUE`` options as ``{key: value}`` (a key given twice: the last
+    wins); one line for a bad one."""
     from ..config.settings import parse_setting
 
     return dict(parse_setting(value) for value in values)
 
 
 def _configure_logging(level_name: str) -> None:
-    """The CLI owns logging: the profile's level, and httpx's per-request lines only at debug (a poll makes several)."""
+    """The CLI owns logging: the profile's level, and httpx's per-request lines only at
+    debug (a poll makes several)."""
     import logging
 
     level = logging.getLevelName(LOG_LEVELS.get(level_name, "INFO"))
@@ -73,7 +76,9 @@ def _configure_logging(level_name: str) -> None:
     )
     from .terminal import protect_log_handlers
 
-    protect_log_handlers()  # log lines (a retry's error, a hook's failure) mask secrets and escape control characters
+    # log lines (a retry's error, a hook's failure) mask secrets and escape control
+    # characters
+    protect_log_handlers()
 
 
 def _median(values):
@@ -112,7 +117,8 @@ def _cost_cell(costs) -> str:
 
 
 def _runs_cell(group, decided_rounds: int | None) -> str:
-    """The rows of a mode: those the stop rule decided on, then ``+N`` rows of later rounds in flight at the stop."""
+    """The rows of a mode: those the stop rule decided on, then ``+N`` rows of later
+    rounds in flight at the stop."""
     if decided_rounds is None:
         return str(len(group))
     later = sum(1 for r in group if r.iteration >= decided_rounds)
@@ -120,7 +126,8 @@ def _runs_cell(group, decided_rounds: int | None) -> str:
 
 
 def stop_rounds(manifest_path) -> int | None:
-    """The rounds a stop rule decided on, from a run's manifest (None: no stop rule stopped it, or no manifest)."""
+    """The rounds a stop rule decided on, from a run's manifest (None: no stop rule
+    stopped it, or no manifest)."""
     from ..storage.store import read_manifest
 
     if not manifest_path:
@@ -133,9 +140,11 @@ def stop_rounds(manifest_path) -> int | None:
 
 
 def print_summary(rows, labels=None, decided_rounds: int | None = None) -> None:
-    """Per-mode table: success rate, median tokens, wall time and cost (models by their ``labels`` when given).
+    """Per-mode table: success rate, median tokens, wall time and cost (models by their
+    ``labels`` when given).
 
-    A rich table on a terminal; piped or captured, plain columns (rich is not imported). After a run the
+    A rich table on a terminal; piped or captured, plain columns (rich is not imported).
+    After a run the
     stop rule ended after ``decided_rounds`` rounds, ``runs`` counts the rows it decided on and, as
     ``+N``, rows of later rounds that were in flight when it stopped (in the medians, not in the
     decision), as the report's stop headline counts them.
@@ -178,7 +187,8 @@ def print_summary(rows, labels=None, decided_rounds: int | None = None) -> None:
         r.iteration >= decided_rounds for group in groups.values() for r in group
     ):
         click.echo(
-            f"runs: the rows of the {decided_rounds} rounds the stop rule decided on; +N: rows of later rounds in flight "
+            f"runs: the rows of the {decided_rounds} rounds the stop rule "
+            "decided on; +N: rows of later rounds in flight "
             "when it stopped (in the medians, not in the decision)"
         )
 
@@ -257,7 +267,8 @@ def _print_table(headers: tuple[str, ...], lines: list[tuple[str, ...]]) -> None
     "--reuse",
     "reuse_run",
     metavar="RUN",
-    help="Copy the rows of cells unchanged since run RUN (profile, mode, scenario, agent configuration); run only the others.",
+    help="Copy the rows of cells unchanged since run RUN (profile, mode, scenario, "
+    "agent configuration); run only the others.",
 )
 @click.option(
     "--force",
@@ -399,7 +410,8 @@ def run_command(
     )
     print_skipped(config)
     _configure_logging(config.output.log_level)
-    collector.resume()  # start-up is done: what it made is frozen, the sessions' garbage is collected
+    # start-up is done: what it made is frozen, the sessions' garbage is collected
+    collector.resume()
     try:
         result = trio.run(run.execute_all)
     finally:
@@ -417,7 +429,9 @@ def run_command(
         click.echo(f"Traces:   {traces}")
     if result.status == "budget_exhausted":
         click.echo(
-            f"Budget spent: no new cell was started. Raise execution.max_cost_usd / max_tokens / max_duration_s and resume with: "
+            "Budget spent: no new cell was started. Raise "
+            "execution.max_cost_usd / max_tokens / max_duration_s and resume "
+            "with: "
             f"profiler run {profile} --resume {result.run_id}",
             err=True,
         )
@@ -439,12 +453,15 @@ def run_command(
         # A run whose cells errored measured the failure, not the agent: say so in the exit status.
         if allow_errors:
             click.echo(
-                f"{errored} of {result.counts.completed} cells errored after their retries (accepted: --allow-errors)"
+                f"{errored} of {result.counts.completed} cells errored after "
+                "their retries (accepted: --allow-errors)"
             )
         else:
             click.echo(
-                f"Error: {errored} of {result.counts.completed} cells errored after their retries; their rows are in the "
-                "results, but the run is not a clean measurement (see the report's errors; --allow-errors to accept)",
+                f"Error: {errored} of {result.counts.completed} cells errored "
+                "after their retries; their rows are in the "
+                "results, but the run is not a clean measurement (see the "
+                "report's errors; --allow-errors to accept)",
                 err=True,
             )
             sys.exit(1)
@@ -466,7 +483,8 @@ def _write_report(result, config, manager) -> None:
 
 
 def _scorer_problems(config, scorer, manager) -> list[str]:
-    """A scorer that ignores what the scenarios carry to be scored by (eval checkpoints under ``checks``)."""
+    """A scorer that ignores what the scenarios carry to be scored by (eval checkpoints
+    under ``checks``)."""
     from ..scorers.coverage import unscored_problems
 
     return (
@@ -543,7 +561,8 @@ def validate_command(manager, profile):
     stop = config.execution.stop
     if stop is not None:
         click.echo(
-            f"  repetitions: {stop.min_repetitions} to {stop.max_repetitions} (execution.stop: decided on {', '.join(stop.metrics)})"
+            f"  repetitions: {stop.min_repetitions} to {stop.max_repetitions} "
+            f"(execution.stop: decided on {', '.join(stop.metrics)})"
         )
         click.echo(f"  matrix:      at most {cells} iterations")
     else:
@@ -559,7 +578,8 @@ def validate_command(manager, profile):
 
 
 def print_skipped(config) -> None:
-    """One warning line per scenario folder left out of the dataset (a Harbor task that is not valid or not run)."""
+    """One warning line per scenario folder left out of the dataset (a Harbor task that
+    is not valid or not run)."""
     from ..util.textcut import cut_lines
 
     for line in config.skipped:
@@ -567,7 +587,8 @@ def print_skipped(config) -> None:
 
 
 def sandbox_problems(config, profile) -> list[str]:
-    """The sandbox of ``execution.sandbox`` cannot start here: one line (a trial run; nothing when ``none``)."""
+    """The sandbox of ``execution.sandbox`` cannot start here: one line (a trial run;
+    nothing when ``none``)."""
     if config.execution.sandbox == "none" and config.execution.network is None:
         return []  # no sandbox: do not even import the package
     from ..sandbox import sandbox_problems as check_sandbox
@@ -585,7 +606,8 @@ __all__ = [
 
 
 def _traces_location(manifest_path: str | None) -> str | None:
-    """Where the run's session traces are (its trace store, or its sessions folder); None when none were kept."""
+    """Where the run's session traces are (its trace store, or its sessions folder);
+    None when none were kept."""
     from ..errors import ProfilerError
     from ..storage.store import read_manifest
 

@@ -31,7 +31,8 @@ def markup_safe(value: Any) -> str:
 
 
 def may_be_terminal() -> bool:
-    """Whether rich would draw on stdout as on a terminal, by rich's own rules (``TTY_COMPATIBLE``, ``FORCE_COLOR``, a tty).
+    """Whether rich would draw on stdout as on a terminal, by rich's own rules
+    (``TTY_COMPATIBLE``, ``FORCE_COLOR``, a tty).
 
     Otherwise the CLI prints plain columns and never imports rich: start-up is
     felt in every scripted call and on every TAB (issue 30).
@@ -49,7 +50,8 @@ def may_be_terminal() -> bool:
 
 
 def terminal_console(**options: Any) -> Console | None:
-    """A rich ``Console`` (with ``options``) when rich would draw on stdout as on a terminal, else None.
+    """A rich ``Console`` (with ``options``) when rich would draw on stdout as on a
+    terminal, else None.
 
     :func:`may_be_terminal` first, so piped output never imports rich; then rich's own
     check, which knows a few more non-terminals (Jupyter, IDLE).
@@ -72,7 +74,8 @@ def plain_table(rows: list[tuple[str, ...]]) -> list[str]:
 
 
 class PrintableFilter(logging.Filter):
-    """A logging filter that shows control characters of a message escaped (data in a retry's error, a hook's failure)."""
+    """A logging filter that shows control characters of a message escaped (data in a
+    retry's error, a hook's failure)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Replace the record's message with its printable text."""
@@ -84,7 +87,8 @@ class PrintableFilter(logging.Filter):
 
 
 def protect_log_handlers(logger: logging.Logger | None = None) -> None:
-    """Give every handler of ``logger`` (default: the root) a redacting and a printable filter, once."""
+    """Give every handler of ``logger`` (default: the root) a redacting and a printable
+    filter, once."""
     for handler in (logger or logging.getLogger()).handlers:
         for kind in (RedactingFilter, PrintableFilter):
             if not any(isinstance(f, kind) for f in handler.filters):

@@ -1,4 +1,5 @@
-"""``profiler traces``: work with a run's trace store (``reports/<runId>/sessions/traces.jsonl``)."""
+"""``profiler traces``: work with a run's trace store
+(``reports/<runId>/sessions/traces.jsonl``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def traces_group() -> None:
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Folder to write into (default: the store's own sessions folder; with --format atif its atif/ folder).",
+    help="Folder to write into (default: the store's own sessions folder; with "
+    "--format atif its atif/ folder).",
 )
 @click.option(
     "--format",
@@ -42,8 +44,8 @@ def export_command(target: str, out: Path | None, format_: str) -> None:
     Examples:
       profiler traces export reports/run_20261122T051500Z_3f9a
       profiler traces export run_20261122T051500Z_3f9a          # found where its profile put it
-      profiler traces export reports/run_20261122T051500Z_3f9a/sessions/traces.jsonl --out /tmp/traces
-      profiler traces export run_20261122T051500Z_3f9a --format atif --out atif/   # open them in Harbor's viewer
+      profiler traces export reports/RUN/sessions/traces.jsonl --out /tmp/traces
+      profiler traces export run_20261122T051500Z_3f9a --format atif --out atif/  # Harbor's viewer
     """
     from ..storage.runs import run_folder
     from ..storage.tracestore import TRACES_FILE, export_files, find_store, is_store
@@ -58,7 +60,8 @@ def export_command(target: str, out: Path | None, format_: str) -> None:
         store = find_store(where)
         if not is_store(store):
             raise click.ClickException(
-                f"{store}: not a trace store (expected {TRACES_FILE}: one {{scenarioId, mode, model, iteration, trace}} object per line)"
+                f"{store}: not a trace store (expected {TRACES_FILE}: one "
+                f"{{scenarioId, mode, model, iteration, trace}} object per line)"
             )
         problems: list[str] = []
         if format_ == "atif":

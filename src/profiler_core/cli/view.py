@@ -21,7 +21,8 @@ from ..errors import ProfilerError, StoreError
 @click.option(
     "--reports-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Where run reports live [default: the manifest's, else reports/ beside the results folder].",
+    help="Where run reports live [default: the manifest's, else reports/ beside the "
+    "results folder].",
 )
 @click.option(
     "--host",
@@ -96,7 +97,8 @@ def view_command(
 
 
 def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
-    """The catalog to serve, a description of where its runs are, and the key of the run to open first."""
+    """The catalog to serve, a description of where its runs are, and the key of the run
+    to open first."""
     from ..storage.runfiles import is_results_file
     from ..storage.runs import find_run
 
@@ -111,7 +113,8 @@ def _catalog(target: str | None, results_dir: Path, reports_dir: Path | None):
             f"{target}: not a results file (expected a run's <runId>.jsonl)"
         )
     if target is None and not results_dir.is_dir():
-        # No ./results: the newest run below, where its profile put it (examples/demo/results after the demo).
+        # No ./results: the newest run below, where its profile put it
+        # (examples/demo/results after the demo).
         newest = find_run(None, results_dir=results_dir)
         if newest.results is not None:
             target = str(newest.results)
@@ -140,7 +143,8 @@ def _every_run(results_dir: Path, reports_dir: Path | None):
 
     if not results_dir.is_dir():
         raise StoreError(
-            f"{results_dir}: no results folder here; name the folder `profiler run` printed under Results: "
+            f"{results_dir}: no results folder here; name the folder `profiler "
+            "run` printed under Results: "
             "(e.g. profiler view examples/demo/results)"
         )
     catalog = Catalog(results_dir, reports_dir)

@@ -1,4 +1,5 @@
-"""``profiler compare BASE NEW``: is the new run worse than the baseline, and can a CI job fail on it?
+"""``profiler compare BASE NEW``: is the new run worse than the baseline, and can a CI
+job fail on it?
 
 ``runs`` compares two runs mode by mode with the report's statistics, ``gates``
 turns ``--fail-on`` thresholds into pass / regression / inconclusive, and

@@ -52,7 +52,8 @@ _GATE = re.compile(
 
 Outcome = Literal["pass", "regression", "inconclusive"]
 
-#: Fewer rows than this (per mode, in either run) and a gate is inconclusive whatever the numbers say.
+#: Fewer rows than this (per mode, in either run) and a gate is inconclusive whatever
+#: the numbers say.
 MIN_ROWS = 5
 
 
@@ -74,7 +75,8 @@ class Gate(Record):
 
     @classmethod
     def parse(cls, text: str) -> Gate:
-        """A gate from ``METRIC:+N%``, ``METRIC:-N%`` or ``success_rate:-Npp``; a ConfigError says what was expected."""
+        """A gate from ``METRIC:+N%``, ``METRIC:-N%`` or ``success_rate:-Npp``; a
+        ConfigError says what was expected."""
         match = _GATE.fullmatch(text.strip())
         expected = (
             "expected METRIC:+N% or METRIC:-N% (a median's change) or success_rate:-Npp"
@@ -87,13 +89,15 @@ class Gate(Record):
         unit = match["unit"]
         if (unit == "pp") != (metric == "success_rate"):
             raise ConfigError(
-                f"--fail-on {text!r}: percentage points (pp) are for success_rate only, % for other metrics"
+                f"--fail-on {text!r}: percentage points (pp) are for "
+                "success_rate only, % for other metrics"
             )
         return cls(text=text.strip(), metric=metric, bad_direction=1 if match["sign"] == "+" else -1,
                    threshold=float(match["amount"]), unit=unit)  # type: ignore[arg-type]  # fmt: skip
 
     def limit(self, kind: str) -> float:
-        """The tolerance on the working scale of ``stats.stratified``: a log ratio, or a rate difference (signed)."""
+        """The tolerance on the working scale of ``stats.stratified``: a log ratio, or a
+        rate difference (signed)."""
         if kind == "ratio":
             return math.log1p(self.bad_direction * self.threshold / 100.0)
         return self.bad_direction * self.threshold / 100.0
@@ -106,9 +110,11 @@ class Gate(Record):
         p_adjusted: float,
         alpha: float = 0.05,
     ) -> tuple[Outcome, str]:
-        """The outcome for a change, its one-sided bounds (in the gate's unit) and the adjusted p of "worse than the tolerance".
+        """The outcome for a change, its one-sided bounds (in the gate's unit) and the
+        adjusted p of "worse than the tolerance".
 
-        ``lower`` and ``upper`` are each a one-sided ``1 - alpha`` bound (together a ``1 - 2 alpha`` interval).
+        ``lower`` and ``upper`` are each a one-sided ``1 - alpha`` bound (together a ``1
+        - 2 alpha`` interval).
         """
         if any(math.isnan(x) for x in (change, lower, upper)):
             return (
@@ -125,14 +131,16 @@ class Gate(Record):
         if bad_low > self.threshold and p_adjusted < alpha:
             return (
                 "regression",
-                f"worse than {limit}: the interval's good end is past it (p {_p(p_adjusted)}, Holm over the gates)",
+                f"worse than {limit}: the interval's good end is past it (p "
+                f"{_p(p_adjusted)}, Holm over the gates)",
             )
         if bad_high <= self.threshold:
             return "pass", f"the interval's bad end is within {limit}"
         if bad > self.threshold:
             return (
                 "inconclusive",
-                f"{POSSIBLE}: {_signed(change, self.unit)} is past {limit}, but the interval reaches inside it (p {_p(p_adjusted)})",
+                f"{POSSIBLE}: {_signed(change, self.unit)} is past {limit}, but "
+                f"the interval reaches inside it (p {_p(p_adjusted)})",
             )
         return (
             "inconclusive",
@@ -142,7 +150,8 @@ class Gate(Record):
     def assess(
         self, sc: StratifiedChange, p_adjusted: float, alpha: float = 0.05
     ) -> Assessment:
-        """A stratified change judged: its change and one-sided ``1 - alpha`` bounds in the gate's unit, outcome and why."""
+        """A stratified change judged: its change and one-sided ``1 - alpha`` bounds in
+        the gate's unit, outcome and why."""
         lo, hi = (
             sc.interval(1.0 - 2.0 * alpha)
             if math.isfinite(sc.estimate)
@@ -175,9 +184,11 @@ class Gate(Record):
         alpha: float = 0.05,
         power: float = 0.8,
     ) -> float:
-        """Rows per run that make a true change ``margin`` points past the tolerance (default: the tolerance again) a regression.
+        """Rows per run that make a true change ``margin`` points past the tolerance
+        (default: the tolerance again) a regression.
 
-        From the change's standard error at its rows, shrinking as ``1 / sqrt(rows)``; nan when unknown.
+        From the change's standard error at its rows, shrinking as ``1 / sqrt(rows)``;
+        nan when unknown.
         """
         points = self.threshold if margin is None else margin
         past = self.bad_direction * (self.threshold + points) / 100.0
@@ -185,16 +196,19 @@ class Gate(Record):
         return sc.rows_for(abs(work), alpha=alpha, power=power)
 
     def p_value(self, sc: StratifiedChange) -> float:
-        """One-sided p-value of "no worse than the tolerance" for a stratified change (nan: none)."""
+        """One-sided p-value of "no worse than the tolerance" for a stratified change
+        (nan: none)."""
         return sc.p_beyond(self.limit(sc.kind), self.bad_direction)
 
 
 def rows_from_pilot(gate: Gate, values, scenarios, margin: float | None = None, *, alpha: float = 0.05,
                     power: float = 0.8) -> tuple[float, float, float]:  # fmt: skip
-    """Rows per mode two runs need for ``gate`` to catch a change ``margin`` points past its tolerance, from one pilot.
+    """Rows per mode two runs need for ``gate`` to catch a change ``margin`` points past
+    its tolerance, from one pilot.
 
     The pilot's rows of a mode stand for both runs (BASE and NEW independent, so unpaired: the
-    conservative case). Returns the rows and the range the pilot's variance allows (its 10th and 90th
+    conservative case). Returns the rows and the range the pilot's variance allows (its
+    10th and 90th
     percentiles, chi-square with the strata's degrees of freedom); nan when the pilot cannot tell.
     """
     import numpy as np

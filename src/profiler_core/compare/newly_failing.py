@@ -1,4 +1,5 @@
-"""``--fail-on newly-failing``: a gate on scenarios whose verified success dropped, judged per scenario.
+"""``--fail-on newly-failing``: a gate on scenarios whose verified success dropped,
+judged per scenario.
 
 Two forms:
 
@@ -51,18 +52,21 @@ def is_newly_failing(text: str) -> bool:
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class NewlyFailingGate(Record):
-    """The gate: all-pass to any-fail (``points`` None), or a drop of at least ``points`` percentage points."""
+    """The gate: all-pass to any-fail (``points`` None), or a drop of at least
+    ``points`` percentage points."""
 
     text: str
     points: float | None = None
 
     @classmethod
     def parse(cls, text: str) -> NewlyFailingGate:
-        """The gate from ``newly-failing`` or ``newly-failing:Npp``; a ConfigError says what was expected."""
+        """The gate from ``newly-failing`` or ``newly-failing:Npp``; a ConfigError says
+        what was expected."""
         match = _FORM.fullmatch(text.strip())
         if not match:
             raise ConfigError(
-                f"--fail-on {text!r}: expected {NAME} (all-pass in BASE, a failure in NEW) or {NAME}:Npp (a drop of N points)"
+                f"--fail-on {text!r}: expected {NAME} (all-pass in BASE, a "
+                f"failure in NEW) or {NAME}:Npp (a drop of N points)"
             )
         points = match["points"]
         return cls(text=text.strip(), points=None if points is None else float(points))
@@ -120,7 +124,8 @@ class NewlyFailingResult(Record):
 
 
 def judge(gate: NewlyFailingGate, base: Path, new: Path) -> NewlyFailingResult:
-    """Apply the gate to the (model, mode, scenario) cells of two results files (errored rows count as not passed)."""
+    """Apply the gate to the (model, mode, scenario) cells of two results files (errored
+    rows count as not passed)."""
     checks = []
     statuses = _cell_statuses(_Run(base), _Run(new))
     several_models = len({s.model for s in statuses}) > 1
@@ -139,7 +144,11 @@ def _rate(passed: int, total: int) -> str:
 
 
 def _why(check: ScenarioCheck, gate: NewlyFailingGate) -> str:
-    moved = f"passed {_rate(check.base_passed, check.base_total)} in BASE, {_rate(check.new_passed, check.new_total)} in NEW ({check.change_pp:+.0f} pp)"
+    moved = (
+        f"passed {_rate(check.base_passed, check.base_total)} in BASE, "
+        f"{_rate(check.new_passed, check.new_total)} in NEW ({check.change_pp:+.0f} "
+        "pp)"
+    )
     if not check.failed:
         return moved
     if gate.points is None:
@@ -171,7 +180,8 @@ def cases(results: Sequence[NewlyFailingResult]) -> list[Case]:
 
 
 def markdown(results: Sequence[NewlyFailingResult]) -> str:
-    """A section per gate for the pull-request comment: every judged scenario, the failing ones first."""
+    """A section per gate for the pull-request comment: every judged scenario, the
+    failing ones first."""
     out: list[str] = []
     for result in results:
         failed = len(result.failed)
@@ -191,7 +201,9 @@ def markdown(results: Sequence[NewlyFailingResult]) -> str:
         for c in result.checks:
             outcome = "**newly failing**" if c.failed else "ok"
             scenario = c.scenario + (f" [{c.model}]" if c.model else "")
-            out.append(f"| {_md(c.mode)} | {_md(scenario)} | {_rate(c.base_passed, c.base_total)} | {_rate(c.new_passed, c.new_total)} "
+            out.append(f"| {_md(c.mode)} | {_md(scenario)} | "
+                f"{_rate(c.base_passed, c.base_total)} | "
+                f"{_rate(c.new_passed, c.new_total)} "
                        f"| {c.change_pp:+.0f} pp | {outcome} |")  # fmt: skip
         out.append("")
     return "\n".join(out)

@@ -1,4 +1,5 @@
-"""A comparison as a terminal table, a Markdown summary sized for a pull-request comment, and JSON."""
+"""A comparison as a terminal table, a Markdown summary sized for a pull-request
+comment, and JSON."""
 
 from __future__ import annotations
 
@@ -134,7 +135,8 @@ def _gate_word(g: GateResult) -> str:
 
 
 def _rows_needed(g: GateResult) -> str:
-    """Rows per mode that catch a change ``margin`` past the tolerance with 80% power, e.g. "~240 for 10 pts past"."""
+    """Rows per mode that catch a change ``margin`` past the tolerance with 80% power,
+    e.g. "~240 for 10 pts past"."""
     if not math.isfinite(g.rows_needed):
         return "–"
     unit = " pp" if g.gate.unit == "pp" else " pts"
@@ -142,7 +144,8 @@ def _rows_needed(g: GateResult) -> str:
 
 
 def cell_lines(comparison: Comparison) -> list[str]:
-    """Plain lines: scenarios newly failing or passing, what only one run has, errored rows left out."""
+    """Plain lines: scenarios newly failing or passing, what only one run has, errored
+    rows left out."""
     lines = []
     for title, cells in (
         ("Newly failing", comparison.newly_failing),
@@ -150,7 +153,8 @@ def cell_lines(comparison: Comparison) -> list[str]:
     ):
         if cells:
             shown = ", ".join(
-                f"{s.mode}/{s.scenario} ({s.base_passed}/{s.base_total} → {s.new_passed}/{s.new_total})"
+                f"{s.mode}/{s.scenario} ({s.base_passed}/{s.base_total} → "
+                f"{s.new_passed}/{s.new_total})"
                 for s in cells[:_LISTED]
             )
             more = f" and {len(cells) - _LISTED} more" if len(cells) > _LISTED else ""
@@ -167,20 +171,24 @@ def cell_lines(comparison: Comparison) -> list[str]:
     for mode in comparison.modes:
         if mode.base_errors or mode.new_errors:
             lines.append(
-                f"{mode.mode}: errored rows left out of the comparison: {mode.base_errors} in BASE, {mode.new_errors} in NEW"
+                f"{mode.mode}: errored rows left out of the comparison: "
+                f"{mode.base_errors} in BASE, {mode.new_errors} in NEW"
             )
     return lines
 
 
 def markdown(comparison: Comparison) -> str:
-    """A summary for a pull-request comment: the outcome, the gates, the headline changes, what newly fails."""
+    """A summary for a pull-request comment: the outcome, the gates, the headline
+    changes, what newly fails."""
     c = comparison
     out = [
         f"## agent-profiler: {_OUTCOME_WORDS[c.outcome] if c.gates else 'comparison'}",
         "",
     ]
     out.append(
-        f"{_code(c.new_id)} (NEW) against {_code(c.base_id)} (BASE), {c.confidence:.0%} confidence intervals, p-values Holm-adjusted per mode."
+        f"{_code(c.new_id)} (NEW) against {_code(c.base_id)} (BASE), "
+        f"{c.confidence:.0%} confidence intervals, p-values Holm-adjusted per "
+        "mode."
     )
     out.append("")
     if c.gates:
@@ -192,7 +200,9 @@ def markdown(comparison: Comparison) -> str:
             ch = g.change
             word = _OUTCOME_WORDS[_gate_word(g)]
             out.append(
-                f"| {_md(g.mode)} | {_code(g.gate.text)} | {_change(ch) if ch else '–'} | {_interval(ch) if ch else '–'} | {word} | {_rows_needed(g)} |"
+                f"| {_md(g.mode)} | {_code(g.gate.text)} | "
+                f"{_change(ch) if ch else '–'} | {_interval(ch) if ch else '–'} "
+                f"| {word} | {_rows_needed(g)} |"
             )
         out.append("")
         notes = sorted({g.why for g in c.gates if g.outcome != "pass"})
@@ -208,11 +218,16 @@ def markdown(comparison: Comparison) -> str:
         for line in cell_lines(c)
     ]
     out.append("")
-    out.append(f"<sub>Gates compare each scenario with itself (ratio of means, paired by iteration where the cells pair; rates for success) "
-               f"and test \"worse than the tolerance\" one-sided at {1 - c.confidence:.0%}, Holm-adjusted across the gates. "
-               "`regression`: the interval's good end is past the tolerance and the adjusted p-value is below "
-               f"{1 - c.confidence:.2f}; `pass`: its bad end is within it; `possible regression`: only the point estimate is past it; "
-               "`inconclusive`: the interval reaches past the tolerance. Possible and inconclusive exit 3. "
+    out.append("<sub>Gates compare each scenario with itself (ratio of means, paired by "
+        "iteration where the cells pair; rates for success) "
+               "and test \"worse than the tolerance\" one-sided at "
+                   f"{1 - c.confidence:.0%}, Holm-adjusted across the gates. "
+               "`regression`: the interval's good end is past the tolerance "
+                   "and the adjusted p-value is below "
+               f"{1 - c.confidence:.2f}; `pass`: its bad end is within it; "
+                   "`possible regression`: only the point estimate is past it; "
+               "`inconclusive`: the interval reaches past the tolerance. "
+                   "Possible and inconclusive exit 3. "
                "Read a session's transcript with `profiler view`.</sub>")  # fmt: skip
     return "\n".join(out).rstrip() + "\n"
 
@@ -222,10 +237,13 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
 
 
 def _md(text: Any) -> str:
-    """A name as plain text in a Markdown table cell of a PR comment: no link, @mention, code, HTML or line break.
+    """A name as plain text in a Markdown table cell of a PR comment: no link, @mention,
+    code, HTML or line break.
 
-    Control characters are shown escaped, Markdown's punctuation backslash-escaped, ``&<>`` as entities,
-    and a zero-width space after ``@`` and in ``://`` / ``www.`` so GitHub links and notifies no one.
+    Control characters are shown escaped, Markdown's punctuation backslash-escaped,
+    ``&<>`` as entities,
+    and a zero-width space after ``@`` and in ``://`` / ``www.`` so GitHub links and
+    notifies no one.
     """
     plain = (
         printable(str(text), one_line=True)
@@ -242,7 +260,8 @@ def _md(text: Any) -> str:
 
 
 def _code(text: Any) -> str:
-    """A name as a code span in a table cell: fenced by more backticks than it holds, ``|`` escaped for the table."""
+    """A name as a code span in a table cell: fenced by more backticks than it holds,
+    ``|`` escaped for the table."""
     plain = printable(str(text), one_line=True)
     fence = "`" * (max((len(run) for run in re.findall(r"`+", plain)), default=0) + 1)
     pad = (

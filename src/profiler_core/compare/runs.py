@@ -88,7 +88,8 @@ class GateResult(Record):
     outcome: Outcome
     why: str
     change: MetricChange | None
-    #: rows per mode that would catch, with 80% power, a change ``margin`` past the tolerance (nan: unknown)
+    #: rows per mode that would catch, with 80% power, a change ``margin`` past the
+    #: tolerance (nan: unknown)
     rows_needed: float = math.nan
     #: how far past the tolerance (in the gate's unit) ``rows_needed`` is for
     margin: float = math.nan
@@ -127,7 +128,8 @@ class Comparison(Record):
 
     @property
     def outcome(self) -> Outcome:
-        """ "regression" when any gate regressed, else "inconclusive" when any could not tell, else "pass"."""
+        """ "regression" when any gate regressed, else "inconclusive" when any could not
+        tell, else "pass"."""
         found = {g.outcome for g in self.gates}
         return (
             "regression"
@@ -173,7 +175,8 @@ class _Run:
         self.success = table.success.astype(bool)
 
     def column(self, metric: str) -> np.ndarray | None:
-        """A metric per row (nan where missing), also when it is constant (the report leaves those out)."""
+        """A metric per row (nan where missing), also when it is constant (the report
+        leaves those out)."""
         if metric in self.columns:
             return self.columns[metric]
         table = self.table
@@ -190,7 +193,8 @@ class _Run:
 
 def compare_runs(base: Path, new: Path, gates: Sequence[Gate] = (), *, confidence: float = stats.DEFAULT_CONFIDENCE,
                  seed: int = stats.DEFAULT_SEED, margin: float | None = None) -> Comparison:  # fmt: skip
-    """Compare NEW with BASE: per mode and metric, the gates, and the scenarios that newly fail or pass."""
+    """Compare NEW with BASE: per mode and metric, the gates, and the scenarios that
+    newly fail or pass."""
     b, n = _Run(Path(base)), _Run(Path(new))
     metrics = list(dict.fromkeys([*DEFAULT_METRICS, *(g.metric for g in gates)]))
     for gate in gates:
@@ -221,7 +225,8 @@ def _check_gate_metric(gate: Gate, b: _Run, n: _Run) -> None:
         return
     known = sorted(set(b.columns) | set(n.columns) | {"success_rate"})
     raise ConfigError(
-        f"--fail-on {gate.text!r}: neither run has a metric {gate.metric!r} (they have: {', '.join(known)})"
+        f"--fail-on {gate.text!r}: neither run has a metric {gate.metric!r} "
+        f"(they have: {', '.join(known)})"
     )
 
 
@@ -370,7 +375,8 @@ def _metric(
 
 def judge_gates(gates: Sequence[Gate], modes: Sequence[str], b: _Run, n: _Run, alpha: float,
                 margin: float | None = None) -> tuple[GateResult, ...]:  # fmt: skip
-    """Every (gate, mode): the stratified change, Holm across these tests only, the outcome and the rows a margin needs."""
+    """Every (gate, mode): the stratified change, Holm across these tests only, the
+    outcome and the rows a margin needs."""
     found = [
         (gate, mode, _gate_change(gate, mode, b, n)) for gate in gates for mode in modes
     ]
@@ -456,7 +462,8 @@ def _cell_statuses(b: _Run, n: _Run) -> list[CellStatus]:
 def _cases(
     n: _Run, failing: Sequence[CellStatus], gates: Sequence[GateResult]
 ) -> list[Case]:
-    """NEW's (mode, scenario) cases, the regressed ones saying so, then one case per gate and mode."""
+    """NEW's (mode, scenario) cases, the regressed ones saying so, then one case per
+    gate and mode."""
     regressed: dict[tuple[str, ...], CellStatus] = {
         (s.model, s.mode, s.scenario): s for s in failing
     }
@@ -464,7 +471,10 @@ def _cases(
     for case in run_cases(n.table):
         status = regressed.get(case.key)
         if status is not None:
-            note = f"regressed: passed {status.base_total} of {status.base_total} iterations in BASE, {status.new_passed} of {status.new_total} now"
+            note = (
+                f"regressed: passed {status.base_total} of {status.base_total} "
+                f"iterations in BASE, {status.new_passed} of {status.new_total} now"
+            )
             case = attrs.evolve(
                 case,
                 problem=case.problem or "failure",

@@ -1,4 +1,5 @@
-"""Profiles: the YAML schema, loading and checking a profile and its scenarios, overrides, task formats.
+"""Profiles: the YAML schema, loading and checking a profile and its scenarios,
+overrides, task formats.
 
 The loader's API is re-exported here (``from profiler_core.config import load_profile``).
 """

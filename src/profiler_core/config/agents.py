@@ -1,4 +1,5 @@
-"""The registry of agents: which agent programs exist, read from one table (``agents.toml`` beside this module).
+"""The registry of agents: which agent programs exist, read from one table
+(``agents.toml`` beside this module).
 
 Every part of the profiler that names agents reads it: ``profiler agents
 list|install``, ``profiler init --agent``, the providers (where a program is
@@ -41,7 +42,8 @@ REGISTRY_ENV = "PROFILER_AGENTS_FILE"
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ShellTool(Record):
-    """An agent's shell tool: its name, and its arguments with ``{command}`` where the command goes."""
+    """An agent's shell tool: its name, and its arguments with ``{command}`` where the
+    command goes."""
 
     #: the tool's name in the model requests (``exec_command``)
     tool: str
@@ -72,7 +74,8 @@ def _fill(value: Any, command: str) -> Any:
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class AgentSpec(Record):
-    """One row of the registry: an agent program, how it is installed, run, pointed at a model and confined."""
+    """One row of the registry: an agent program, how it is installed, run, pointed at a
+    model and confined."""
 
     #: the registry's name of the agent (``profiler init --agent NAME``)
     name: str
@@ -190,7 +193,8 @@ def parse_registry(text: str, where: str = "agents.toml") -> dict[str, AgentSpec
 
 
 def registry() -> dict[str, AgentSpec]:
-    """Every agent the profiler knows, by name, in the table's order (``$PROFILER_AGENTS_FILE``'s, when set)."""
+    """Every agent the profiler knows, by name, in the table's order
+    (``$PROFILER_AGENTS_FILE``'s, when set)."""
     return _load(os.environ.get(REGISTRY_ENV, ""))
 
 
@@ -243,7 +247,8 @@ def by_program(program: str) -> AgentSpec | None:
 
 
 def npm_packages(names: tuple[str, ...] | None = None) -> list[str]:
-    """The pinned npm specs of the named agents (all by default), each once, in the table's order."""
+    """The pinned npm specs of the named agents (all by default), each once, in the
+    table's order."""
     rows = [agent(n) for n in names] if names is not None else list(registry().values())
     return list(dict.fromkeys(row.npm_spec for row in rows if row.npm_spec))
 

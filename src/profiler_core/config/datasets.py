@@ -1,4 +1,5 @@
-"""Harbor datasets by name: ``scenarios: {dataset: terminal-bench@2.0}`` and ``profiler run --dataset NAME@VERSION``.
+"""Harbor datasets by name: ``scenarios: {dataset: terminal-bench@2.0}`` and ``profiler
+run --dataset NAME@VERSION``.
 
 A registry is Harbor's ``registry.json`` (its ``Registry`` model): a list of
 datasets ``{name, version, description, tasks: [{name, git_url,
@@ -45,7 +46,8 @@ _COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class RegistryTask(Record):
-    """One task of a dataset: where its folder is (a git repository at a commit, or a local path)."""
+    """One task of a dataset: where its folder is (a git repository at a commit, or a
+    local path)."""
 
     name: str
     path: str
@@ -64,7 +66,8 @@ class Dataset(Record):
 
 
 def cache_dir() -> Path:
-    """Where fetched tasks live: ``$PROFILER_DATASETS_DIR``, else ``$XDG_CACHE_HOME/agent-profiler/datasets``."""
+    """Where fetched tasks live: ``$PROFILER_DATASETS_DIR``, else
+    ``$XDG_CACHE_HOME/agent-profiler/datasets``."""
     configured = os.environ.get("PROFILER_DATASETS_DIR")
     if configured:
         return Path(configured).expanduser()
@@ -86,7 +89,8 @@ def parse_ref(ref: str) -> tuple[str, str | None]:
 
 
 def read_registry(source: str | Path) -> tuple[list[Dataset], str]:
-    """The datasets of a registry file or URL (``file://``, ``http(s)://``), and the folder local task paths are relative to."""
+    """The datasets of a registry file or URL (``file://``, ``http(s)://``), and the
+    folder local task paths are relative to."""
     text, base = _registry_text(str(source))
     try:
         data = json.loads(text)
@@ -98,7 +102,8 @@ def read_registry(source: str | Path) -> tuple[list[Dataset], str]:
         data = data["datasets"]
     if not isinstance(data, list):
         raise ConfigError(
-            f"{source}: expected Harbor's registry.json (a list of datasets with name, version and tasks)"
+            f"{source}: expected Harbor's registry.json (a list of datasets "
+            "with name, version and tasks)"
         )
     return [
         _dataset(item, f"{source}: [{index}]") for index, item in enumerate(data)
@@ -184,7 +189,8 @@ def find_dataset(datasets: list[Dataset], ref: str, registry: str) -> Dataset:
         if dataset.version == version:
             return dataset
     raise ConfigError(
-        f"dataset {name!r} has no version {version!r} in {registry} (it has: {', '.join(d.version for d in named)})"
+        f"dataset {name!r} has no version {version!r} in {registry} (it has: "
+        f"{', '.join(d.version for d in named)})"
     )
 
 
@@ -197,7 +203,8 @@ def _version_key(version: str) -> tuple[Any, ...]:
 def task_folders(
     dataset: Dataset, *, base: str, cache: Path | None = None
 ) -> list[Path]:
-    """The folder of every task of ``dataset``: fetched (once per repository and commit) into the cache, or local."""
+    """The folder of every task of ``dataset``: fetched (once per repository and commit)
+    into the cache, or local."""
     cache = cache or cache_dir()
     folders = []
     for task in dataset.tasks:
@@ -210,18 +217,22 @@ def task_folders(
             )
         if not folder.is_dir():
             raise ConfigError(
-                f"dataset {dataset.name}@{dataset.version}: task {task.name!r}: {task.path!r} is not a folder of {task.git_url or base or '.'}"
+                f"dataset {dataset.name}@{dataset.version}: task {task.name!r}: "
+                f"{task.path!r} is not a folder of {task.git_url or base or '.'}"
             )
         folders.append(folder)
     return folders
 
 
 def _checkout(url: str, commit: str | None, cache: Path, task: str) -> Path:
-    """A checkout of ``url`` at ``commit`` under the cache (``<repo hash>/<commit>``), fetched now if absent."""
+    """A checkout of ``url`` at ``commit`` under the cache (``<repo hash>/<commit>``),
+    fetched now if absent."""
     commit = commit or _head(url, task)
     folder = cache / hashlib.sha256(url.encode()).hexdigest()[:16] / commit
     if folder.is_dir():
-        return folder  # a commit never changes: a finished checkout (renamed into place) is reused as it is
+        # a commit never changes: a finished checkout (renamed into place) is reused as
+        # it is
+        return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{commit}.", dir=folder.parent))
     try:
@@ -253,7 +264,8 @@ def _head(url: str, task: str) -> str:
 
 
 def _git(args: list[str], cwd: Path | None, task: str) -> str:
-    """Run git in its own process group (ended as a group if it overruns: git starts helpers of its own)."""
+    """Run git in its own process group (ended as a group if it overruns: git starts
+    helpers of its own)."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:
         proc = subprocess.Popen(
@@ -297,7 +309,8 @@ def _end(proc: subprocess.Popen[str]) -> None:
 def load_dataset(
     ref: str, registry: str | None, *, timeout_default_ms: int, allowed_retries: int = 0
 ) -> tuple[list[Scenario], list[str], set[str], str]:
-    """The tasks of a dataset as scenarios, one line per problem, the ids that failed, and where they were read from."""
+    """The tasks of a dataset as scenarios, one line per problem, the ids that failed,
+    and where they were read from."""
     from .harbor import load_task
 
     dataset, folders = dataset_folders(ref, registry)
@@ -322,7 +335,8 @@ def load_dataset(
 def dataset_folders(
     ref: str, registry: str | None = None, *, cache: Path | None = None
 ) -> tuple[Dataset, list[Path]]:
-    """``ref`` resolved in ``registry`` (Harbor's own when None) and its task folders, fetched when needed."""
+    """``ref`` resolved in ``registry`` (Harbor's own when None) and its task folders,
+    fetched when needed."""
     source = registry or DEFAULT_REGISTRY
     datasets, base = read_registry(source)
     dataset = find_dataset(datasets, ref, source)

@@ -1,4 +1,5 @@
-"""Harbor task directories as scenarios: ``scenarios: {path: tasks, format: harbor}`` (docs/harbor.md).
+"""Harbor task directories as scenarios: ``scenarios: {path: tasks, format: harbor}``
+(docs/harbor.md).
 
 Each folder of ``path`` holding a ``task.toml`` is one task (``path`` may
 also be one task's own folder). It becomes a :class:`Scenario`:
@@ -75,7 +76,8 @@ HARBOR_FORMAT = "harbor"
 HARBOR_DEFAULT_TIMEOUT_S = 600.0
 #: where Harbor shows a task's tests, its verifier's folder and its solution inside the environment
 TESTS_INSIDE, LOGS_INSIDE, SOLUTION_INSIDE = "/tests", "/logs/verifier", "/solution"
-#: the one compose file name that makes a compose task (Harbor's; a ``docker-compose.yml`` is just a file)
+#: the one compose file name that makes a compose task (Harbor's; a
+#: ``docker-compose.yml`` is just a file)
 COMPOSE_FILE = "docker-compose.yaml"
 #: ``[verifier].environment_mode`` values
 VERIFIER_MODES = ("shared", "separate")
@@ -92,9 +94,11 @@ def load_tasks(
     allowed_retries: int = 0,
     only: Collection[str] | None = None,
 ) -> tuple[list[Scenario], list[str], set[str]]:
-    """The tasks of ``folder`` (or ``folder`` itself, when it is one): scenarios, one line per folder left out, their ids.
+    """The tasks of ``folder`` (or ``folder`` itself, when it is one): scenarios, one
+    line per folder left out, their ids.
 
-    ``only``: the ids wanted; other folders are not even read (a broken folder nobody selected says nothing).
+    ``only``: the ids wanted; other folders are not even read (a broken folder nobody
+    selected says nothing).
     """
     scenarios: list[Scenario] = []
     left_out: list[str] = []
@@ -117,7 +121,8 @@ def load_tasks(
 
 
 def task_folders(folder: Path) -> list[Path]:
-    """``folder`` when it is a task, else its sub-folders that look like tasks (Terminal-Bench's too, to say so)."""
+    """``folder`` when it is a task, else its sub-folders that look like tasks
+    (Terminal-Bench's too, to say so)."""
     markers = ("task.toml", "instruction.md", "task.yaml")
     if any((folder / name).is_file() for name in markers):
         return [folder]
@@ -131,12 +136,14 @@ def task_folders(folder: Path) -> list[Path]:
 def load_task(
     task: Path, *, timeout_default_ms: int, allowed_retries: int = 0
 ) -> Scenario:
-    """One Harbor task folder as a scenario; ``ConfigError`` (one line: file and field) when it is not one."""
+    """One Harbor task folder as a scenario; ``ConfigError`` (one line: file and field)
+    when it is not one."""
     config_file = task / "task.toml"
     if not config_file.is_file():
         if (task / "task.yaml").is_file():
             raise ConfigError(
-                f"{task / 'task.yaml'}: a Terminal-Bench task; convert it with `harbor tasks migrate` (Harbor's task.toml is expected)"
+                f"{task / 'task.yaml'}: a Terminal-Bench task; convert it with "
+                "`harbor tasks migrate` (Harbor's task.toml is expected)"
             )
         raise ConfigError(f"{config_file}: missing (a Harbor task needs its task.toml)")
     data = _read_toml(config_file)
@@ -195,7 +202,8 @@ def load_task(
 
 
 def not_run_yet(scenario: Scenario) -> str | None:
-    """What the runner cannot run of a task that parses: ``<file in the task folder>: <why>``, else None.
+    """What the runner cannot run of a task that parses: ``<file in the task folder>:
+    <why>``, else None.
 
     Tasks for another OS are read into the model; the loader leaves them out with this line.
     (A compose task that cannot run here, under another kind or without Compose v2, is its
@@ -208,7 +216,8 @@ def not_run_yet(scenario: Scenario) -> str | None:
 
 
 def dockerfile_workdir(dockerfile: Path) -> str | None:
-    """The Dockerfile's last absolute ``WORKDIR`` without variables (where the workspace appears), else None."""
+    """The Dockerfile's last absolute ``WORKDIR`` without variables (where the workspace
+    appears), else None."""
     found = None
     for line in dockerfile.read_text(encoding="utf-8", errors="replace").splitlines():
         words = line.split()
@@ -237,7 +246,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _prompt(task: Path, steps: tuple[StepSpec, ...]) -> str:
-    """``instruction.md``; a multi-step task's is optional (Harbor ignores it): then its first step's."""
+    """``instruction.md``; a multi-step task's is optional (Harbor ignores it): then its
+    first step's."""
     if steps and not (task / "instruction.md").exists():
         return steps[0].prompt
     return _instruction(task / "instruction.md")
@@ -263,7 +273,8 @@ def _instruction(path: Path) -> str:
 
 
 def _part(task: Path, name: str) -> Path | None:
-    """``task/name`` resolved, when it exists; one that leads out of the task folder (a symlink) is refused."""
+    """``task/name`` resolved, when it exists; one that leads out of the task folder (a
+    symlink) is refused."""
     path = task / name
     if not path.exists() and not path.is_symlink():
         return None
@@ -342,9 +353,8 @@ def _task_environment(
         or workdir.rstrip("/") == ""
     ):
         raise ConfigError(
-            f"{config_file}: {section}.workdir: expected an absolute path (not / and without ..), got {workdir!r}"[
-                :300
-            ]
+            f"{config_file}: {section}.workdir: expected an absolute path (not "
+            f"/ and without ..), got {workdir!r}"[:300]
         )
     found = TaskEnvironment(
         dockerfile=str(dockerfile) if dockerfile else None,
@@ -376,7 +386,8 @@ def _verifier(
     environment: dict[str, Any],
     step: Path | None = None,
 ) -> VerifierSpec:
-    """``tests/test.sh`` (a step's own ``steps/<name>/tests/``, else the task's) judged by its reward."""
+    """``tests/test.sh`` (a step's own ``steps/<name>/tests/``, else the task's) judged
+    by its reward."""
     section = (
         f"[[steps]] {step.name!r} [steps.verifier]"
         if step is not None
@@ -404,7 +415,8 @@ def _verifier(
         mounts={TESTS_INSIDE: str(tests)} if tests is not None else {},
         logs_dir=LOGS_INSIDE,
         passed_by="reward",
-        # a step's own tests/ goes over the task's, as Harbor uploads them (src/harbor/verifier/verifier.py)
+        # a step's own tests/ goes over the task's, as Harbor uploads them
+        # (src/harbor/verifier/verifier.py)
         base_mounts={TESTS_INSIDE: str(task_tests)}
         if own_tests is not None and task_tests is not None and task_tests.is_dir()
         else {},
@@ -423,9 +435,11 @@ def _separate(
     section: str,
     step: Path | None,
 ) -> TaskEnvironment | None:
-    """The verifier's own environment when it has one (``environment_mode = "separate"`` or a ``[verifier.environment]``).
+    """The verifier's own environment when it has one (``environment_mode = "separate"``
+    or a ``[verifier.environment]``).
 
-    As Harbor: its definition is ``[verifier.environment]``, else a copy of ``[environment]``; its build
+    As Harbor: its definition is ``[verifier.environment]``, else a copy of
+    ``[environment]``; its build
     context is ``tests/`` (a step's own ``tests/`` first), so ``tests/Dockerfile`` is its image.
     """
     mode = values.get("environment_mode")
@@ -442,7 +456,8 @@ def _separate(
         )
     if mode == "shared" and own is not None:
         raise ConfigError(
-            f"{config_file}: {section}.environment_mode: a shared verifier cannot have a [verifier.environment]"
+            f"{config_file}: {section}.environment_mode: a shared verifier "
+            "cannot have a [verifier.environment]"
         )
     if mode != "separate" and own is None:
         return None
@@ -461,7 +476,8 @@ def _separate(
 def _solution(
     task: Path, relative: str, config_file: Path, values: dict[str, Any]
 ) -> SolutionSpec | None:
-    """``<relative>/solve.sh`` of the task (``solution``, or a step's ``steps/<name>/solution``), with ``[solution].env``."""
+    """``<relative>/solve.sh`` of the task (``solution``, or a step's
+    ``steps/<name>/solution``), with ``[solution].env``."""
     found = _part(task, relative)
     if found is None or not (found / "solve.sh").is_file():
         return None
@@ -480,7 +496,8 @@ def _steps(
     data: dict[str, Any],
     sections: dict[str, dict[str, Any]],
 ) -> tuple[StepSpec, ...]:
-    """``[[steps]]`` (``steps = []`` is a single-step task), each from ``steps/<name>/`` as Harbor lays them out."""
+    """``[[steps]]`` (``steps = []`` is a single-step task), each from ``steps/<name>/``
+    as Harbor lays them out."""
     listed = data.get("steps")
     if listed is None or listed == []:
         return ()
@@ -504,9 +521,8 @@ def _step_name(
     name = step.get("name")
     if not isinstance(name, str) or scenario_id_problem(name) is not None:
         raise ConfigError(
-            f"{config_file}: [[steps]] #{index + 1}.name: expected a folder name under steps/ (letters, digits, ., _, -), got {name!r}"[
-                :300
-            ]
+            f"{config_file}: [[steps]] #{index + 1}.name: expected a folder "
+            f"name under steps/ (letters, digits, ., _, -), got {name!r}"[:300]
         )
     if any(s.name == name for s in steps):
         raise ConfigError(
@@ -560,7 +576,8 @@ def _step(
 
 
 def _min_reward(value: Any, config_file: Path, field: str) -> dict[str, float] | None:
-    """A step's ``min_reward``: a number (the ``reward`` key's) or a table of reward names to numbers."""
+    """A step's ``min_reward``: a number (the ``reward`` key's) or a table of reward
+    names to numbers."""
     if value is None:
         return None
     table_ = {"reward": value} if not isinstance(value, dict) else value
@@ -568,9 +585,8 @@ def _min_reward(value: Any, config_file: Path, field: str) -> dict[str, float] |
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in table_.values()
     ):
         raise ConfigError(
-            f"{config_file}: {field}: expected a number or a table of reward names to numbers, got {value!r}"[
-                :300
-            ]
+            f"{config_file}: {field}: expected a number or a table of reward "
+            f"names to numbers, got {value!r}"[:300]
         )
     return {str(k): float(v) for k, v in table_.items()}
 
@@ -598,9 +614,8 @@ def _artifacts(data: dict[str, Any], config_file: Path) -> tuple[str, ...]:
         source = item.get("source") if isinstance(item, dict) else item
         if not isinstance(source, str) or not source or ".." in source.split("/"):
             raise ConfigError(
-                f"{config_file}: artifacts: expected paths (or tables with a source path, without ..), got {item!r}"[
-                    :300
-                ]
+                f"{config_file}: artifacts: expected paths (or tables with a "
+                f"source path, without ..), got {item!r}"[:300]
             )
         found.append(source)
     return tuple(dict.fromkeys(found))

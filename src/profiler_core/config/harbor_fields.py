@@ -1,4 +1,5 @@
-"""The fields of a Harbor ``task.toml``, read one by one: each problem is one line naming the file and the field.
+"""The fields of a Harbor ``task.toml``, read one by one: each problem is one line
+naming the file and the field.
 
 What each field means is Harbor's (its ``TaskConfig``, docs/harbor.md "The task format").
 """
@@ -27,7 +28,8 @@ __all__ = [
     "text",
 ]
 
-#: Harbor's ``${VAR}`` and ``${VAR:-default}`` in ``env`` values (resolved from the host when the trial starts)
+#: Harbor's ``${VAR}`` and ``${VAR:-default}`` in ``env`` values (resolved from the host
+#: when the trial starts)
 ENV_TEMPLATE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 #: Harbor's canary lines: an HTML or ``#`` comment that says "canary", at the top of an instruction
 _CANARY_LINE = re.compile(r"^(<!--.*canary.*-->|#.*canary.*)$", re.IGNORECASE)
@@ -36,7 +38,8 @@ NETWORK_MODES = ("public", "no-network", "allowlist")
 
 
 def strip_canary(text_: str) -> str:
-    """The instruction without its leading canary comment lines and the blank lines after them (Harbor's rule)."""
+    """The instruction without its leading canary comment lines and the blank lines
+    after them (Harbor's rule)."""
     lines = text_.split("\n")
     first = 0
     while first < len(lines) and _CANARY_LINE.match(lines[first].strip()):
@@ -53,7 +56,8 @@ def expand_env(
 ) -> dict[str, str]:
     """``templates`` with Harbor's ``${VAR}`` / ``${VAR:-default}`` taken from ``environ``.
 
-    A variable that ``environ`` lacks and that has no default is a ``ConfigError`` naming it and the key.
+    A variable that ``environ`` lacks and that has no default is a ``ConfigError``
+    naming it and the key.
     """
     expanded: dict[str, str] = {}
     for key, value in templates.items():
@@ -65,7 +69,8 @@ def expand_env(
             if default is not None:
                 return default
             raise ConfigError(
-                f"env {key}: ${{{name}}} is not set in the environment and has no default (write ${{{name}:-default}})"
+                f"env {key}: ${{{name}}} is not set in the environment and has "
+                f"no default (write ${{{name}:-default}})"
             )
 
         expanded[key] = ENV_TEMPLATE.sub(one, value)
@@ -73,9 +78,11 @@ def expand_env(
 
 
 def task_env(env: Mapping[str, str], templated: bool, where: str) -> dict[str, str]:
-    """A task's env for a command now: its ``${VAR}`` templates expanded from this process's environment when it has any.
+    """A task's env for a command now: its ``${VAR}`` templates expanded from this
+    process's environment when it has any.
 
-    A variable missing on the host is one ``ConfigError`` line naming ``where`` (e.g. ``[verifier].env``).
+    A variable missing on the host is one ``ConfigError`` line naming ``where`` (e.g.
+    ``[verifier].env``).
     """
     import os
 
@@ -161,7 +168,8 @@ def positive(
 def size_mb(
     values: Mapping[str, Any], key: str, path: Path, section: str
 ) -> int | None:
-    """``<key>_mb`` (a number of MB), else Harbor's older ``<key>`` (``"2G"``, ``"512M"``, ``"1024K"``); None when neither."""
+    """``<key>_mb`` (a number of MB), else Harbor's older ``<key>`` (``"2G"``,
+    ``"512M"``, ``"1024K"``); None when neither."""
     given = positive(values, f"{key}_mb", path, section)
     if given is not None:
         return max(1, round(given))
@@ -175,16 +183,16 @@ def size_mb(
     )
     if match is None:
         raise ConfigError(
-            f"{path}: {section}.{key}: expected a size like '2G', '512M' (or {key}_mb), got {old!r}"[
-                :300
-            ]
+            f"{path}: {section}.{key}: expected a size like '2G', '512M' (or "
+            f"{key}_mb), got {old!r}"[:300]
         )
     number, unit = float(match.group(1)), match.group(2)
     return max(1, round(number * {"G": 1024, "M": 1, "K": 1 / 1024}[unit]))
 
 
 def read_env(values: Mapping[str, Any], path: Path, section: str) -> dict[str, str]:
-    """``<section>.env``: variable names to strings (numbers become strings), templates kept as written."""
+    """``<section>.env``: variable names to strings (numbers become strings), templates
+    kept as written."""
     value = values.get("env", {})
     if not isinstance(value, dict) or not all(
         isinstance(v, (str, int, float)) and not isinstance(v, bool)
@@ -202,9 +210,8 @@ def read_env(values: Mapping[str, Any], path: Path, section: str) -> dict[str, s
             and not _well_formed(template)
         ):
             raise ConfigError(
-                f"{path}: {section}.env.{name}: expected ${{VAR}} or ${{VAR:-default}}, got {template!r}"[
-                    :300
-                ]
+                f"{path}: {section}.env.{name}: expected ${{VAR}} or "
+                f"${{VAR:-default}}, got {template!r}"[:300]
             )
     return {str(k): str(v) for k, v in value.items()}
 
@@ -217,22 +224,24 @@ def _well_formed(template: str) -> bool:
 def network_policy(
     values: Mapping[str, Any], path: Path, section: str, *, baseline: bool = False
 ) -> NetworkPolicy | None:
-    """A phase's network policy (``network_mode``, ``allowed_hosts``; for the environment also ``allow_internet``).
+    """A phase's network policy (``network_mode``, ``allowed_hosts``; for the
+    environment also ``allow_internet``).
 
-    None when the section says nothing about it (a phase then inherits the environment's; the environment is public).
+    None when the section says nothing about it (a phase then inherits the
+    environment's; the environment is public).
     ``allowed_hosts`` without a mode means ``allowlist``, as in Harbor.
     """
     mode = values.get("network_mode")
     if mode is not None and mode not in NETWORK_MODES:
         raise ConfigError(
-            f"{path}: {section}.network_mode: expected one of {', '.join(NETWORK_MODES)}, got {mode!r}"[
-                :300
-            ]
+            f"{path}: {section}.network_mode: expected one of "
+            f"{', '.join(NETWORK_MODES)}, got {mode!r}"[:300]
         )
     hosts = _hosts(values, path, section)
     if hosts and mode not in (None, "allowlist"):
         raise ConfigError(
-            f'{path}: {section}.allowed_hosts: only valid with network_mode = "allowlist", got {mode!r}'
+            f"{path}: {section}.allowed_hosts: only valid with network_mode = "
+            f'"allowlist", got {mode!r}'
         )
     if hosts or mode is not None:
         return NetworkPolicy(mode=mode or "allowlist", allowed_hosts=tuple(hosts))
@@ -249,7 +258,8 @@ def network_policy(
 
 
 def _hosts(values: Mapping[str, Any], path: Path, section: str) -> list[str]:
-    """``allowed_hosts``: host names, addresses or ranges, lower-cased, without a trailing dot, each once."""
+    """``allowed_hosts``: host names, addresses or ranges, lower-cased, without a
+    trailing dot, each once."""
     hosts = (
         strings(values, "allowed_hosts", path, section)
         if values.get("allowed_hosts") is not None
@@ -260,9 +270,8 @@ def _hosts(values: Mapping[str, Any], path: Path, section: str) -> list[str]:
         name = host.strip().lower().rstrip(".")
         if not name or "://" in name or any(c.isspace() for c in name):
             raise ConfigError(
-                f"{path}: {section}.allowed_hosts: expected host names or addresses (not URLs), got {host!r}"[
-                    :300
-                ]
+                f"{path}: {section}.allowed_hosts: expected host names or "
+                f"addresses (not URLs), got {host!r}"[:300]
             )
         if name not in found:
             found.append(name)

@@ -48,7 +48,8 @@ Concurrency = Annotated[
 ORDERS = ("blocked", "interleaved", "shuffled")
 Order = Annotated[str, Expect(f"one of {', '.join(ORDERS)}", lambda v: v in ORDERS)]
 PositiveNumber = Annotated[float, Expect("a number > 0", lambda v: v > 0)]
-#: ``execution.analysis_workers``: 0 (analyzers inline), a number of processes, or ``auto`` (None: the cores)
+#: ``execution.analysis_workers``: 0 (analyzers inline), a number of processes, or
+#: ``auto`` (None: the cores)
 AnalysisWorkers = Annotated[
     int | None,
     Expect(
@@ -61,7 +62,8 @@ AnalysisWorkers = Annotated[
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ComponentSpec(Record):
-    """A component chosen by the profile: its id and options (``scorer: checks`` is short for ``{id: checks}``)."""
+    """A component chosen by the profile: its id and options (``scorer: checks`` is
+    short for ``{id: checks}``)."""
 
     id: Name
     options: Options = attrs.field(factory=dict)
@@ -69,7 +71,8 @@ class ComponentSpec(Record):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ModelSpec(Record):
-    """One entry of ``models:``: the id the provider runs and the label reports show (``gpt-4.1`` is short for ``{id: gpt-4.1}``)."""
+    """One entry of ``models:``: the id the provider runs and the label reports show
+    (``gpt-4.1`` is short for ``{id: gpt-4.1}``)."""
 
     id: Name
     label: Name | None = None
@@ -126,7 +129,8 @@ class RaySection(Record):
 #: values of ``execution.sandbox`` and ``execution.network`` (docs/sandbox.md)
 SANDBOXES = ("none", "bwrap", "docker", "podman")
 NETWORKS = ("none", "model", "full")
-#: an environment kind: a built-in, or a plugin's id (whether it is installed is checked when the run starts)
+#: an environment kind: a built-in, or a plugin's id (whether it is installed is checked
+#: when the run starts)
 Sandbox = Annotated[
     str,
     Expect(
@@ -139,7 +143,8 @@ Pull = Annotated[str, Expect(f"one of {', '.join(PULLS)}", lambda v: v in PULLS)
 Network = Annotated[
     str, Expect(f"one of {', '.join(NETWORKS)}", lambda v: v in NETWORKS)
 ]
-#: ``execution.stop.metrics``: what a stop rule may decide on (docs/profiles.md, "Stopping when decided")
+#: ``execution.stop.metrics``: what a stop rule may decide on (docs/profiles.md,
+#: "Stopping when decided")
 STOP_METRICS = ("success", "cost", "wall_ms", "tokens", "tool_calls", "turns")
 StopMetric = Annotated[
     str, Expect(f"one of {', '.join(STOP_METRICS)}", lambda v: v in STOP_METRICS)
@@ -147,7 +152,8 @@ StopMetric = Annotated[
 
 
 def parse_margin(value: Any) -> tuple[float, str] | None:
-    """``"5%"`` -> (0.05, "relative"), ``"5pp"`` -> (0.05, "points"), ``0.5`` -> (0.5, "absolute"); None if none of these."""
+    """``"5%"`` -> (0.05, "relative"), ``"5pp"`` -> (0.05, "points"), ``0.5`` -> (0.5,
+    "absolute"); None if none of these."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -180,14 +186,16 @@ Confidence = Annotated[
     float, Expect("a number between 0 and 1, such as 0.95", lambda v: 0 < v < 1)
 ]
 StopRuleName = Annotated[str, Expect("`decided`", lambda v: v == "decided")]
-#: the margin of a metric that ``margins`` leaves out: 5 points for success, 5% of the baseline's mean for the rest
+#: the margin of a metric that ``margins`` leaves out: 5 points for success, 5% of the
+#: baseline's mean for the rest
 DEFAULT_MARGINS: dict[str, Any] = {"success": "5pp", "cost": "5%"}
 DEFAULT_MARGIN = "5%"
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class StopSettings(Record):
-    """``execution.stop:`` — run in rounds and stop once every comparison is decided (``profiler_core.runner.stopping``)."""
+    """``execution.stop:`` — run in rounds and stop once every comparison is decided
+    (``profiler_core.runner.stopping``)."""
 
     rule: StopRuleName = "decided"
     #: rounds run before the first decision (a round = one repetition of every cell)
@@ -197,7 +205,8 @@ class StopSettings(Record):
     metrics: Annotated[
         tuple[StopMetric, ...], Expect("a non-empty list of metrics", bool)
     ] = ("success", "cost", "wall_ms")
-    #: metric -> equivalence margin; a metric left out gets ``DEFAULT_MARGINS`` or ``DEFAULT_MARGIN``
+    #: metric -> equivalence margin; a metric left out gets ``DEFAULT_MARGINS`` or
+    #: ``DEFAULT_MARGIN``
     margins: Annotated[
         dict[StopMetric, Margin],
         Expect("a mapping of metric -> margin", aliases={None: dict}),
@@ -225,7 +234,8 @@ class ExecutionConfig(Record):
     #: sessions at once; None means "auto" (adapts to rate limits, up to ``max_concurrency``)
     concurrency: Concurrency = 1
     max_concurrency: PositiveCount = 16
-    #: the order cells start in: "blocked" (mode after mode), "interleaved" (modes alternate), "shuffled"
+    #: the order cells start in: "blocked" (mode after mode), "interleaved" (modes
+    #: alternate), "shuffled"
     order: Order = "blocked"
     #: seed of the "shuffled" order
     seed: Count = 42
@@ -234,35 +244,46 @@ class ExecutionConfig(Record):
     max_tokens: PositiveCount | None = None
     #: seconds this invocation may run; once past, no new cell starts
     max_duration_s: PositiveNumber | None = None
-    #: where cells run: in this process, or as tasks on a Ray cluster (``ray``, see ``execution.ray``)
+    #: where cells run: in this process, or as tasks on a Ray cluster (``ray``, see
+    #: ``execution.ray``)
     executor: Executor = "local"
     ray: RaySection = attrs.field(factory=RaySection)
-    #: processes that run the analyzers and serialise the traces (0: in the runner's loop; None: ``auto``)
+    #: processes that run the analyzers and serialise the traces (0: in the runner's
+    #: loop; None: ``auto``)
     analysis_workers: AnalysisWorkers = 0
-    #: stop the run when a mode's warm-up and first session (or its first 3 sessions) fail the same way
+    #: stop the run when a mode's warm-up and first session (or its first 3 sessions)
+    #: fail the same way
     fail_fast: Flag = True
-    #: where agents and verifiers run: ``none`` (on the host), ``bwrap``, ``docker``, ``podman`` (docs/sandbox.md)
+    #: where agents and verifiers run: ``none`` (on the host), ``bwrap``, ``docker``,
+    #: ``podman`` (docs/sandbox.md)
     sandbox: Sandbox = "none"
-    #: what a sandboxed agent reaches: ``none``, ``model`` (its endpoints and ``allow_hosts``), ``full``; None: ``model`` in a sandbox
+    #: what a sandboxed agent reaches: ``none``, ``model`` (its endpoints and
+    #: ``allow_hosts``), ``full``; None: ``model`` in a sandbox
     network: Network | None = None
     #: docker / podman image (None: the host's own toolchain in an empty image made offline)
     sandbox_image: Name | None = None
-    #: when a task's image is pulled: ``never`` (local images only), ``missing`` (the default), ``always``
+    #: when a task's image is pulled: ``never`` (local images only), ``missing`` (the
+    #: default), ``always``
     pull: Pull = "missing"
-    #: the verifier's network, overriding the task environment's (None: the verifier inherits it, as in Harbor)
+    #: the verifier's network, overriding the task environment's (None: the verifier
+    #: inherits it, as in Harbor)
     verifier_network: Network | None = None
-    #: the user a trial's agent runs as when the task names none, the profiler is root and the image's user is root
+    #: the user a trial's agent runs as when the task names none, the profiler is root
+    #: and the image's user is root
     #: (docs/sandbox.md); ``root``: the image's user, as Harbor does
     agent_user: Name = "65534"
-    #: hosts reachable besides the model endpoints with ``network: model`` (``host``, ``host:port``, ``*.domain``)
+    #: hosts reachable besides the model endpoints with ``network: model`` (``host``,
+    #: ``host:port``, ``*.domain``)
     allow_hosts: Annotated[tuple[str, ...], Expect("a list of host names")] = ()
     #: more host paths hidden inside the sandbox (the user's home always is)
     hide_paths: Annotated[tuple[str, ...], Expect("a list of paths")] = ()
     #: host paths shown read-only inside although hidden (a toolchain under the home)
     expose_paths: Annotated[tuple[str, ...], Expect("a list of paths")] = ()
-    #: sequential stopping (None: the fixed design of ``repetitions``); ``repetitions`` is then ``max_repetitions``
+    #: sequential stopping (None: the fixed design of ``repetitions``); ``repetitions``
+    #: is then ``max_repetitions``
     stop: StopSettings | None = None
-    #: record every model call of an agent session through the wire recorder (docs/wire.md); ``off``: no recorder
+    #: record every model call of an agent session through the wire recorder
+    #: (docs/wire.md); ``off``: no recorder
     wire: Flag = True
 
 
@@ -275,7 +296,8 @@ class OutputConfig(Record):
     session_export: Flag = True
     #: ``jsonl``: one append-only trace store per run; ``files``: one JSON file per session
     trace_format: TraceFormat = "jsonl"
-    #: session workspaces kept under ``reports/<runId>/workspaces/``: of failed sessions, all, or none
+    #: session workspaces kept under ``reports/<runId>/workspaces/``: of failed
+    #: sessions, all, or none
     keep_workspaces: KeepWorkspaces = "failed"
     log_level: LogLevel = "info"
 
@@ -315,7 +337,8 @@ ModeNames = Annotated[
 #: ... or as a mapping of mode name -> settings (the ``config`` resolver).
 ModeMapping = dict[str, ModeSection | None]
 
-#: ``collectors:`` / ``analyzers:``: ``all`` (or nothing: every installed one) or a list of ids / ``{id, options}``.
+#: ``collectors:`` / ``analyzers:``: ``all`` (or nothing: every installed one) or a list
+#: of ids / ``{id, options}``.
 ComponentList = Annotated[
     tuple[ComponentSpec, ...],
     Expect(
@@ -326,7 +349,8 @@ ComponentList = Annotated[
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class Profile(Record):
-    """A profile file's top level: each key and the type of its section (``config`` checks them one by one)."""
+    """A profile file's top level: each key and the type of its section (``config``
+    checks them one by one)."""
 
     modes: ModeNames | ModeMapping
     scenarios: ScenariosSection

@@ -1,4 +1,5 @@
-"""Settings laid over a profile before it is validated: the original's environment names and ``--set KEY=VALUE``.
+"""Settings laid over a profile before it is validated: the original's environment names
+and ``--set KEY=VALUE``.
 
 Precedence, lowest first: the profile file, the environment
 (``PROFILER_REPETITIONS``, ``PROFILER_WARMUP``, ``PROFILER_LOG_LEVEL``,
@@ -31,15 +32,18 @@ ENVIRONMENT_SETTINGS: dict[str, str] = {
     "PROFILER_WARMUP": "execution.warmup",
     "PROFILER_LOG_LEVEL": "output.log_level",
     "PROFILER_MODES": "modes",  # comma-separated: which modes run (as --mode does)
-    "EVAL_MODEL": "models[0]",  # the first model's id; provider.model when the profile lists no models
+    # the first model's id; provider.model when the profile lists no models
+    "EVAL_MODEL": "models[0]",
     "EVAL_PROVIDER_ID": "provider.id",
     "EVAL_PROVIDER_PORT": "provider.port",
 }
 
-#: What an absent section holds when a setting goes into it (a profile without `provider` runs the simulator).
+#: What an absent section holds when a setting goes into it (a profile without
+#: `provider` runs the simulator).
 _SECTION_DEFAULTS: dict[str, Any] = {"provider": {"id": "simulated"}}
 
-#: Sections whose short form is a bare id (`scorer: checks`), and lists whose items may be one (`models: [gpt-4.1]`).
+#: Sections whose short form is a bare id (`scorer: checks`), and lists whose items may
+#: be one (`models: [gpt-4.1]`).
 _SHORT_SECTIONS = frozenset({"provider", "scorer", "judge", "mode_resolver"})
 _SHORT_ITEMS = frozenset({"models", "collectors", "analyzers"})
 
@@ -48,7 +52,8 @@ _SEGMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?P<indexes>(?:\[\d+\]
 
 @attrs.frozen(repr=False, eq=False)
 class Settings(Record):
-    """What the environment and ``--set`` put over a profile, and where each key's value came from."""
+    """What the environment and ``--set`` put over a profile, and where each key's value
+    came from."""
 
     #: the profile's data with the settings applied
     data: dict[str, Any]
@@ -59,7 +64,8 @@ class Settings(Record):
 
 
 def parse_setting(text: str) -> tuple[str, str]:
-    """``"execution.repetitions=3"`` -> (key, raw value); one line naming the setting when it is malformed."""
+    """``"execution.repetitions=3"`` -> (key, raw value); one line naming the setting
+    when it is malformed."""
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -76,7 +82,8 @@ def gather_settings(
     settings: Mapping[str, str] | Sequence[tuple[str, str]] = (),
     environ: Mapping[str, str],
 ) -> Settings:
-    """``data`` with the environment's values, then each ``--set``, applied (the input is not changed)."""
+    """``data`` with the environment's values, then each ``--set``, applied (the input
+    is not changed)."""
     result = copy.deepcopy(dict(data))
     origins: dict[str, str] = {}
     modes: tuple[str, ...] = ()
@@ -111,7 +118,8 @@ def _value(raw: str, origin: str) -> Any:
 
 
 def _set_model(data: dict[str, Any], model: str) -> str:
-    """EVAL_MODEL: the first model's id (its label kept), or ``provider.model`` when the profile lists no models."""
+    """EVAL_MODEL: the first model's id (its label kept), or ``provider.model`` when the
+    profile lists no models."""
     models = data.get("models")
     if isinstance(models, list) and models:
         first = models[0]
@@ -128,13 +136,15 @@ def _set_model(data: dict[str, Any], model: str) -> str:
 
 
 def _path(key: str, origin: str) -> list[str | int]:
-    """``models[0].label`` -> ["models", 0, "label"]; anything else is one line naming the setting."""
+    """``models[0].label`` -> ["models", 0, "label"]; anything else is one line naming
+    the setting."""
     path: list[str | int] = []
     for segment in key.split("."):
         match = _SEGMENT.match(segment)
         if match is None:
             raise ConfigError(
-                f"{origin}: `{key}` is not a profile key (expected names joined by dots, e.g. execution.repetitions)"
+                f"{origin}: `{key}` is not a profile key (expected names joined "
+                "by dots, e.g. execution.repetitions)"
             )
         path.append(match["name"])
         path.extend(int(i) for i in re.findall(r"\[(\d+)\]", match["indexes"]))
@@ -142,7 +152,8 @@ def _path(key: str, origin: str) -> list[str | int]:
 
 
 def _assign(data: dict[str, Any], key: str, value: Any, origin: str) -> None:
-    """Put ``value`` at ``key``, making the mappings on the way; a scalar or a short list in the way is one line."""
+    """Put ``value`` at ``key``, making the mappings on the way; a scalar or a short
+    list in the way is one line."""
     path = _path(key, origin)
     if path[0] not in data and path[0] in _SECTION_DEFAULTS and len(path) > 1:
         data[path[0]] = copy.deepcopy(_SECTION_DEFAULTS[path[0]])
@@ -173,7 +184,8 @@ def _into_item(
         node[part] = {"id": item}
     elif not isinstance(item, (dict, list)):
         raise ConfigError(
-            f"{origin}: `{_dotted(path[: depth + 1])}` is {type(item).__name__} {item!r} in the profile, not a mapping"
+            f"{origin}: `{_dotted(path[: depth + 1])}` is {type(item).__name__} "
+            f"{item!r} in the profile, not a mapping"
         )
     return node[part]
 
@@ -195,7 +207,8 @@ def _into_key(node: Any, path: list[str | int], depth: int, origin: str) -> Any:
         child = node[part] = {"id": child}
     elif not isinstance(child, (dict, list)):
         raise ConfigError(
-            f"{origin}: `{_dotted(path[: depth + 1])}` is {type(child).__name__} {child!r} in the profile, not a mapping"
+            f"{origin}: `{_dotted(path[: depth + 1])}` is "
+            f"{type(child).__name__} {child!r} in the profile, not a mapping"
         )
     return child
 

@@ -42,7 +42,8 @@ def _backend(wanted: str | None) -> Backend:
         if importlib.util.find_spec(name) is not None:
             return name  # type: ignore[return-value]
     raise ProfilerError(
-        f"load_run needs {wanted or 'pandas or polars'}, which is not installed: pip install 'agent-profiler[pandas]' (or polars)"
+        f"load_run needs {wanted or 'pandas or polars'}, which is not "
+        "installed: pip install 'agent-profiler[pandas]' (or polars)"
     )
 
 

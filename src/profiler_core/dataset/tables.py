@@ -44,7 +44,8 @@ CELL: tuple[tuple[str, str], ...] = tuple(
 
 
 def _sub_rewards(row: ProfileRow) -> str | None:
-    """The verifiers' named sub-rewards (``reward_<name>`` metrics) as a JSON object; null when none."""
+    """The verifiers' named sub-rewards (``reward_<name>`` metrics) as a JSON object;
+    null when none."""
     named = {
         k.removeprefix("reward_"): _nulled(v)
         for k, v in row.extensions.items()
@@ -144,7 +145,8 @@ class _Builder:
 
 
 def _last_lines(path: Path) -> set[int]:
-    """Line numbers (1-based) of the last line of each cell; lines that name no cell are kept too."""
+    """Line numbers (1-based) of the last line of each cell; lines that name no cell are
+    kept too."""
     decoder = msgspec.json.Decoder(_Key)
     last: dict[Cell, int] = {}
     keep: set[int] = set()
@@ -200,7 +202,8 @@ def _trace_tables(
     call_turns: dict[Cell, list[int]],
     problems: list[str],
 ) -> Iterator[tuple[str, Chunk]]:
-    """The turns table from the trace store, and the turn of each tool call (for the tool_calls table)."""
+    """The turns table from the trace store, and the turn of each tool call (for the
+    tool_calls table)."""
     from ..storage.tracestore import iter_latest
     from ..viewer.timeline import turns_of
 
@@ -222,7 +225,8 @@ def _trace_tables(
                       sum(1 for ev in calls if not ev.success),
                       sum(ev.token_count for ev in turn.events if isinstance(ev, ReasoningEvent)),
                       sum(ev.token_count for ev in turn.events if isinstance(ev, TextOutputEvent)),
-                      # the events' counts are estimates; a trace with per-call figures gives the turn's exact total
+                      # the events' counts are estimates; a trace with per-call figures
+                      # gives the turn's exact total
                       turn.exact_tokens is None, turn.exact_tokens)  # fmt: skip
         call_turns[record.key] = numbers
         if turns.full():
@@ -314,7 +318,8 @@ class _RunId(msgspec.Struct, rename="camel"):
 
 
 def run_ids(files: RunFiles) -> set[str]:
-    """The run ids the export of ``files`` writes: its rows' (one, unless results were merged) and the run's own."""
+    """The run ids the export of ``files`` writes: its rows' (one, unless results were
+    merged) and the run's own."""
     decoder = msgspec.json.Decoder(_RunId)
     found = {files.run_id}
     for _offset, line in scan_lines(files.results):

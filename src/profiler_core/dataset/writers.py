@@ -28,17 +28,20 @@ def needs(module: str, extra: str) -> None:
         importlib.import_module(module)
     except ImportError:
         raise ProfilerError(
-            f"this export needs {module}, which is not installed: pip install 'agent-profiler[{extra}]'"
+            f"this export needs {module}, which is not installed: pip install "
+            f"'agent-profiler[{extra}]'"
         ) from None
 
 
 def to_duckdb(files: RunFiles, database: Path, problems: list[str]) -> dict[str, int]:
-    """Append the run's tables to a DuckDB database (created when missing); rows written per table."""
+    """Append the run's tables to a DuckDB database (created when missing); rows written
+    per table."""
     needs("duckdb", "duckdb")
     import duckdb
 
     written = dict.fromkeys(TABLES, 0)
-    # DuckDB opens the file (and its write-ahead log) by name: a planted link would lead the export elsewhere.
+    # DuckDB opens the file (and its write-ahead log) by name: a planted link would lead
+    # the export elsewhere.
     refuse_links(database, database.with_name(database.name + ".wal"))
     try:
         con = duckdb.connect(str(database))
@@ -82,13 +85,15 @@ def _check_columns(con, database: Path, name: str) -> None:
     found = [
         r[0]
         for r in con.execute(
-            f"SELECT column_name FROM information_schema.columns WHERE table_name = '{name}' ORDER BY ordinal_position"
+            "SELECT column_name FROM information_schema.columns WHERE "
+            f"table_name = '{name}' ORDER BY ordinal_position"
         ).fetchall()
     ]
     wanted = [c for c, _ in SCHEMA[name]]
     if found != wanted:
         raise ProfilerError(
-            f"{database}: table {name!r} has other columns than this version writes ({', '.join(found)}); export into a new database"
+            f"{database}: table {name!r} has other columns than this version "
+            f"writes ({', '.join(found)}); export into a new database"
         )
 
 
@@ -109,13 +114,15 @@ def _insert(con, name: str, path: Path) -> None:
         "{" + ", ".join(f"'{c}': '{_DUCK_TYPES[t]}'" for c, t in SCHEMA[name]) + "}"
     )
     con.execute(
-        f"INSERT INTO \"{name}\" SELECT * FROM read_json(?, format = 'newline_delimited', columns = {columns})",
+        f'INSERT INTO "{name}" SELECT * FROM read_json(?, format = '
+        f"'newline_delimited', columns = {columns})",
         [str(path)],
     )
 
 
 def to_parquet(files: RunFiles, folder: Path, problems: list[str]) -> dict[str, int]:
-    """Write ``<folder>/<table>/<runId>.parquet`` for each table (one dataset folder per table); rows per table."""
+    """Write ``<folder>/<table>/<runId>.parquet`` for each table (one dataset folder per
+    table); rows per table."""
     needs("pyarrow", "parquet")
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -1,4 +1,5 @@
-"""The files ``profiler init --agent`` writes: a real agent's profile pointing at ``profiler fake-model``."""
+"""The files ``profiler init --agent`` writes: a real agent's profile pointing at
+``profiler fake-model``."""
 
 from __future__ import annotations
 
@@ -88,7 +89,8 @@ _OWN_COST = """
 _SCENARIO = {
     "id": "say-hello",
     "name": "Say hello with the shell",
-    "prompt": "Run `echo hello` in the shell and tell me what it printed. Start your answer with 'Done:'.",
+    "prompt": "Run `echo hello` in the shell and tell me what it printed. Start your "
+    "answer with 'Done:'.",
     "timeoutMs": 120000,
     "extensions": {
         "checks": [
@@ -140,13 +142,15 @@ _REAL = {
     "(e.g. `anthropic/claude-sonnet-4-5`), with that provider's key in the environment.",
     "claude-code": "Remove `options.base_url` and `export ANTHROPIC_API_KEY=...`.",
     "codex": "Remove `options.base_url` and `export OPENAI_API_KEY=...`.",
-    "acp": "Set `options.base_url` to the model provider's API and export its key (`OPENAI_API_KEY`,\n"
+    "acp": "Set `options.base_url` to the model provider's API and export its key "
+    "(`OPENAI_API_KEY`,\n"
     "or name another variable with `options.api_key_env`).",
 }
 
 
 def agent_names() -> tuple[str, ...]:
-    """The agents of the registry ``profiler init --agent`` writes a profile for (those whose provider it knows)."""
+    """The agents of the registry ``profiler init --agent`` writes a profile for (those
+    whose provider it knows)."""
     return tuple(name for name, row in registry().items() if row.provider in _PROVIDERS)
 
 
@@ -159,13 +163,21 @@ def _row(agent: str) -> AgentSpec:
     return row
 
 
-#: ``execution.sandbox`` of a written profile: bwrap where it works here (docs/sandbox.md), else a note.
-_SANDBOX = "  sandbox: bwrap                     # the agent sees only its workspace and reaches only the model"
-_NO_SANDBOX = "  # sandbox: bwrap                   # confine the agent: install bubblewrap (docs/sandbox.md); {why}"
+#: ``execution.sandbox`` of a written profile: bwrap where it works here
+#: (docs/sandbox.md), else a note.
+_SANDBOX = (
+    "  sandbox: bwrap                     # the agent sees only its workspace and "
+    "reaches only the model"
+)
+_NO_SANDBOX = (
+    "  # sandbox: bwrap                   # confine the agent: install bubblewrap "
+    "(docs/sandbox.md); {why}"
+)
 
 
 def sandbox_line(sandbox: bool | None = None) -> str:
-    """The profile's sandbox line: ``sandbox: bwrap`` when bubblewrap starts on this machine, else a commented one."""
+    """The profile's sandbox line: ``sandbox: bwrap`` when bubblewrap starts on this
+    machine, else a commented one."""
     if sandbox is None:
         from ..errors import SandboxError
         from ..sandbox import SandboxSettings, check
@@ -179,14 +191,16 @@ def sandbox_line(sandbox: bool | None = None) -> str:
 
 
 def prices_block(provider: str, model: str) -> str:
-    """The profile's prices: made-up ones, or (Claude Code's provider, which reports its own cost) a comment saying why none."""
+    """The profile's prices: made-up ones, or (Claude Code's provider, which reports its
+    own cost) a comment saying why none."""
     return _OWN_COST if provider == "claude-code" else _PRICES.format(model=model)
 
 
 def agent_files(
     agent: str, port: int, *, sandbox: bool | None = None
 ) -> dict[str, str]:
-    """The files (relative path -> text) of a profile of ``agent`` against the fake model on ``port``.
+    """The files (relative path -> text) of a profile of ``agent`` against the fake
+    model on ``port``.
 
     ``sandbox``: confine the agent with bwrap (None: when bwrap works on this machine).
     """

@@ -1,4 +1,5 @@
-"""The files ``profiler init --agent NAME --example tasks`` writes: a real agent on the example Harbor tasks.
+"""The files ``profiler init --agent NAME --example tasks`` writes: a real agent on the
+example Harbor tasks.
 
 The three tasks of ``examples/tasks`` (kept in this package under ``tasks/``, their
 Python files as ``*.py.txt`` so the project's own linters leave them alone) with a
@@ -19,7 +20,8 @@ from .agent import _PROVIDERS, _REAL, _row, prices_block, sandbox_line
 #: the providers whose agents the example's fake-model script was written and tested for
 EXAMPLE_PROVIDERS = ("opencode", "claude-code", "codex")
 
-#: The example's tasks: (the file written, relative to ``tasks/``) -> its name in this package's ``tasks/`` folder.
+#: The example's tasks: (the file written, relative to ``tasks/``) -> its name in this
+#: package's ``tasks/`` folder.
 TASK_FILES = {
     name: name + (".txt" if name.endswith(".py") else "")
     for name in (
@@ -45,7 +47,8 @@ TASK_FILES = {
     )
 }
 
-#: What verified success the script gives each (mode, task): the example's promise, checked by its tests.
+#: What verified success the script gives each (mode, task): the example's promise,
+#: checked by its tests.
 EXPECTED = {
     ("quick", "fix-median"): True,
     ("quick", "add-cli-flag"): False,
@@ -92,7 +95,8 @@ output:
   keep_workspaces: failed            # a failed session's workspace is kept, to look at
 {prices}"""
 
-#: The fake model's replies: look, change (what the mode allows), report. Plain shell, so every agent runs it.
+#: The fake model's replies: look, change (what the mode allows), report. Plain shell,
+#: so every agent runs it.
 FAKE_MODEL = """\
 # The fake model behind the example (docs/fake-model.md): reply n answers a session after n tool results.
 model: fake
@@ -158,14 +162,16 @@ verifier's output, and a failed session beside a passed one.
 def tasks_example_files(
     agent: str, port: int, *, sandbox: bool | None = None
 ) -> dict[str, str]:
-    """The files (relative path -> text) of the example: profile, fake-model script, README and the tasks."""
+    """The files (relative path -> text) of the example: profile, fake-model script,
+    README and the tasks."""
     from importlib import resources
 
     row = _row(agent)
     if row.provider not in EXAMPLE_PROVIDERS:
         names = ", ".join(EXAMPLE_PROVIDERS)
         raise ConfigError(
-            f"--example tasks: written for the agents {names}; {agent!r} is run by the {row.provider} provider"
+            f"--example tasks: written for the agents {names}; {agent!r} is run "
+            f"by the {row.provider} provider"
         )
     url = f"http://127.0.0.1:{port}"
     endpoint = url if row.api == "anthropic" else f"{url}/v1"

@@ -152,12 +152,14 @@ class BwrapEnvironment:
         return (
             None
             if shutil.which("bwrap")
-            else "execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
+            else "execution.sandbox: bwrap: `bwrap` not found on PATH (install the "
+            "`bubblewrap` package)"
         )
 
     @property
     def capabilities(self) -> EnvironmentCapabilities:
-        """Every network; processes outlive their command when nsenter, setpriv and slirp4netns are here."""
+        """Every network; processes outlive their command when nsenter, setpriv and
+        slirp4netns are here."""
         return EnvironmentCapabilities(
             networks=("none", "model", "full"),
             network_switch=True,
@@ -166,7 +168,8 @@ class BwrapEnvironment:
 
     def start(self, spec: TrialSpec) -> FolderTrial:
         """A fresh folder holding a copy of ``spec.root``; one bwrap sandbox for the whole trial
-        (:class:`PersistentTrial`), else, without its tools, each command in a sandbox of its own."""
+        (:class:`PersistentTrial`), else, without its tools, each command in a sandbox
+        of its own."""
         settings = SandboxSettings(
             sandbox="bwrap",
             network=spec.network,
@@ -312,7 +315,8 @@ class PersistentTrial(FolderTrial):
         if self._slirp is not None:
             return
         read, write = os.pipe()
-        # slirp4netns ends when this pipe closes: with the trial, or with the profiler (even a SIGKILL)
+        # slirp4netns ends when this pipe closes: with the trial, or with the profiler
+        # (even a SIGKILL)
         exit_read, self._exit_fd = os.pipe()
         try:
             self._slirp = subprocess.Popen(

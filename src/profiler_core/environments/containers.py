@@ -72,7 +72,8 @@ __all__ = [
 OUTPUT_TAIL = 64_000
 #: seconds the runtime's own commands (create, cp, rm) may take
 QUICK_S = 120.0
-#: the label every trial container and network carries (``docker ps --filter label=...`` finds leftovers)
+#: the label every trial container and network carries (``docker ps --filter label=...``
+#: finds leftovers)
 LABEL = "agent-profiler.trial"
 _ETC: dict[str, bytes] = {}
 _ETC_LOCK = threading.Lock()
@@ -97,7 +98,8 @@ def _quick(
 
 
 def host_etc_tar() -> bytes:
-    """A tar of the host's ``/etc`` (readable files, links as links) with an empty ``/tmp`` and ``/root``, made once per process."""
+    """A tar of the host's ``/etc`` (readable files, links as links) with an empty
+    ``/tmp`` and ``/root``, made once per process."""
     with _ETC_LOCK:
         if "etc" not in _ETC:
             buffer = io.BytesIO()
@@ -136,7 +138,8 @@ def host_etc_tar() -> bytes:
 
 
 def _spec_args(spec: TrialSpec) -> list[str]:
-    """Limits, user, working folder and the names of the environment variables (their values come from the client's environment)."""
+    """Limits, user, working folder and the names of the environment variables (their
+    values come from the client's environment)."""
     args: list[str] = []
     if spec.cpus:
         args += ["--cpus", f"{spec.cpus:g}"]
@@ -155,7 +158,8 @@ def _spec_args(spec: TrialSpec) -> list[str]:
 
 
 def trial_secrets(spec: TrialSpec) -> dict[str, str]:
-    """The spec's secret-named variables: given to each ``exec``, never to ``run`` (which keeps them in
+    """The spec's secret-named variables: given to each ``exec``, never to ``run``
+    (which keeps them in
     the container's configuration: ``docker inspect``, the runtime's files on disk)."""
     return {k: v for k, v in spec.env.items() if SECRET_NAME.search(k)}
 
@@ -165,7 +169,8 @@ _DERIVED_LOCK = threading.Lock()
 
 
 def _folders_tar(folders: tuple[str, ...], host_etc: bool) -> bytes:
-    """The layer a trial image adds: empty folders writable by all, and the host's ``/etc`` (host-toolchain images)."""
+    """The layer a trial image adds: empty folders writable by all, and the host's
+    ``/etc`` (host-toolchain images)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         made: set[str] = set()
@@ -187,8 +192,10 @@ def _folders_tar(folders: tuple[str, ...], host_etc: bool) -> bytes:
 def trial_image(
     binary: str, kind: str, image: str, folders: tuple[str, ...], host_etc: bool
 ) -> str:
-    """``image`` with the trial's ``folders`` (and, for a host-toolchain image, the host's ``/etc``, an empty ``/tmp``
-    and ``/root``) added as one layer, built once and reused (``localhost/agent-profiler-trial:<hash>``): no trial
+    """``image`` with the trial's ``folders`` (and, for a host-toolchain image, the
+    host's ``/etc``, an empty ``/tmp``
+    and ``/root``) added as one layer, built once and reused
+    (``localhost/agent-profiler-trial:<hash>``): no trial
     waits for a copy or a ``mkdir``, and a trial may write under ``/etc``."""
     key = (binary, image, folders, host_etc)
     with _DERIVED_LOCK:
@@ -234,7 +241,8 @@ def trial_image(
             )
             if built.returncode != 0:
                 raise SandboxError(
-                    f"{kind}: cannot prepare the trial image of {image!r}: {last_line(built.stderr or built.stdout)}"
+                    f"{kind}: cannot prepare the trial image of {image!r}: "
+                    f"{last_line(built.stderr or built.stdout)}"
                 )
         _DERIVED[key] = tag
         return tag
@@ -264,7 +272,8 @@ def _remove_later(command: list[str]) -> None:
 
 
 def wait_removed(timeout_s: float = QUICK_S) -> None:
-    """Wait until every container removal started by ``stop`` has finished (the process's exit waits too)."""
+    """Wait until every container removal started by ``stop`` has finished (the
+    process's exit waits too)."""
     deadline = time.monotonic() + timeout_s
     with _REMOVING_LOCK:
         pending, _REMOVING[:] = list(_REMOVING), []
@@ -282,7 +291,8 @@ class _ContainerKind:
 
     @property
     def capabilities(self) -> EnvironmentCapabilities:
-        """Every network (``model`` relayed) and switching them, limits, processes that outlive their command,
+        """Every network (``model`` relayed) and switching them, limits, processes that
+        outlive their command,
         images."""
         return EnvironmentCapabilities(
             networks=("none", "model", "full"),
@@ -338,9 +348,11 @@ class PodmanEnvironment(_ContainerKind):
 
 
 class ContainerTrial:
-    """One trial's container: commands run in it with ``exec``; files go in and out as tar streams."""
+    """One trial's container: commands run in it with ``exec``; files go in and out as
+    tar streams."""
 
-    #: the spec's secret-named variables, given to each ``exec`` (set by ``create``: :func:`trial_secrets`)
+    #: the spec's secret-named variables, given to each ``exec`` (set by ``create``:
+    #: :func:`trial_secrets`)
     secrets: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, binary: str, kind: str, name: str) -> None:
@@ -356,7 +368,8 @@ class ContainerTrial:
 
     @property
     def public_network(self) -> str:
-        """The runtime's default network, with a route out: docker's ``bridge``, podman's ``podman``."""
+        """The runtime's default network, with a route out: docker's ``bridge``,
+        podman's ``podman``."""
         return "podman" if self.kind == "podman" else "bridge"
 
     def create(self, spec: TrialSpec, image: str, toolchain: bool) -> None:
@@ -408,7 +421,8 @@ class ContainerTrial:
         done = self._run(command, env=client_environment(dict(spec.env)))
         if done.returncode != 0:
             raise SandboxError(
-                f"{self.kind}: cannot start the trial's container from {image!r}: {last_line(done.stderr)}"
+                f"{self.kind}: cannot start the trial's container from "
+                f"{image!r}: {last_line(done.stderr)}"
             )
         if self.switchable and not self._want_public:
             self.set_network(spec.network)
@@ -421,14 +435,17 @@ class ContainerTrial:
                 "--network",
                 self.public_network if spec.network == "full" else "none",
             ]
-        # Switchable: on the public network, disconnected while a phase must not reach out (then only
-        # loopback is left, as with --network none; an --internal network would still reach the host).
+        # Switchable: on the public network, disconnected while a phase must not reach
+        # out (then only
+        # loopback is left, as with --network none; an --internal network would still
+        # reach the host).
         self._public = True
         self._want_public = spec.network == "full"
         return ["--network", self.public_network]
 
     def set_network(self, network: str) -> None:
-        """``full``: connect the trial to the runtime's default network; ``none`` and ``model``: disconnect it (only
+        """``full``: connect the trial to the runtime's default network; ``none`` and
+        ``model``: disconnect it (only
         loopback is left, where :meth:`open_relay` serves the model)."""
         public = network == "full"
         if not self.switchable:
@@ -447,9 +464,12 @@ class ContainerTrial:
             self._public = public
 
     def open_relay(self, network: str) -> None:
-        """Serve the agent's model endpoints on the trial's loopback for its phase (:mod:`.model_relay`): under
-        ``model`` every endpoint and ``allow_hosts``; under ``full`` the loopback ones only (the host's 127.0.0.1
-        is not the container's); under ``none`` nothing. ``SandboxError`` (one line) when one cannot be relayed."""
+        """Serve the agent's model endpoints on the trial's loopback for its phase
+        (:mod:`.model_relay`): under
+        ``model`` every endpoint and ``allow_hosts``; under ``full`` the loopback ones
+        only (the host's 127.0.0.1
+        is not the container's); under ``none`` nothing. ``SandboxError`` (one line)
+        when one cannot be relayed."""
         if network == "none" or self.relay is not None:
             return
         endpoints = self._endpoints
@@ -472,7 +492,8 @@ class ContainerTrial:
 
     @property
     def relay_environment(self) -> dict[str, str]:
-        """Variables an agent needs to reach remote hosts through the relay (its CONNECT proxy), else none."""
+        """Variables an agent needs to reach remote hosts through the relay (its CONNECT
+        proxy), else none."""
         return self.relay.environment() if self.relay is not None else {}
 
     def command_line(
@@ -484,7 +505,8 @@ class ContainerTrial:
         user: str | None,
         stdin: bool = False,
     ) -> tuple[list[str], dict[str, str], str]:
-        """A host command that runs ``argv`` inside and streams its output (an agent's program), its client's
+        """A host command that runs ``argv`` inside and streams its output (an agent's
+        program), its client's
         environment (the values: never on a command line) and the mark :meth:`end` kills it by."""
         marker = uuid.uuid4().hex
         command = [self.binary, "exec", "--env", f"PROFILER_EXEC={marker}"]
@@ -501,7 +523,8 @@ class ContainerTrial:
         return [*command, self.name, *argv], client_environment(dict(env)), marker
 
     def end(self, marker: str) -> None:
-        """Kill, inside, every process carrying ``marker`` (a program run by :meth:`command_line` and its children)."""
+        """Kill, inside, every process carrying ``marker`` (a program run by
+        :meth:`command_line` and its children)."""
         self._kill_marked(marker, None)
 
     def exec(
@@ -514,7 +537,8 @@ class ContainerTrial:
         timeout_s: float | None = None,
         on_output: Callable[[bytes], None] | None = None,
     ) -> ExecResult:
-        """Run ``argv`` in the container; at its timeout every process it started (marked by a variable) is killed."""
+        """Run ``argv`` in the container; at its timeout every process it started
+        (marked by a variable) is killed."""
         command, client_env, marker = self.command_line(
             argv, env=env or {}, cwd=cwd, user=user
         )
@@ -563,9 +587,13 @@ class ContainerTrial:
     def _kill_marked(
         self, marker: str, process: subprocess.Popen[bytes] | None
     ) -> None:
-        """Kill, inside, every process that carries ``marker`` (the command and what it started), then the client."""
+        """Kill, inside, every process that carries ``marker`` (the command and what it
+        started), then the client."""
         self._killed = marker
-        script = 'for p in /proc/[0-9]*; do grep -qs "PROFILER_EXEC=$1" "$p/environ" 2>/dev/null && kill -9 "${p#/proc/}" 2>/dev/null; done; true'
+        script = (
+            'for p in /proc/[0-9]*; do grep -qs "PROFILER_EXEC=$1" "$p/environ" '
+            '2>/dev/null && kill -9 "${p#/proc/}" 2>/dev/null; done; true'
+        )
         with contextlib.suppress(SandboxError):
             self._run(
                 [
@@ -587,7 +615,8 @@ class ContainerTrial:
                 os.killpg(process.pid, 9)
 
     def put(self, local: Path, remote: str) -> None:
-        """Copy ``local`` to ``remote`` (replacing what is there), owned by root and readable by all."""
+        """Copy ``local`` to ``remote`` (replacing what is there), owned by root and
+        readable by all."""
         remote = remote.rstrip("/") or "/"
         parent = os.path.dirname(remote) or "/"
         prepared = self._run(
@@ -607,7 +636,8 @@ class ContainerTrial:
         )
         if prepared.returncode != 0:
             raise SandboxError(
-                f"{self.kind}: cannot make room for {remote} in the trial: {last_line(prepared.stderr or prepared.stdout)}"
+                f"{self.kind}: cannot make room for {remote} in the trial: "
+                f"{last_line(prepared.stderr or prepared.stdout)}"
             )
         copied = self._run(
             [self.binary, "cp", "-", f"{self.name}:{parent}"],
@@ -615,11 +645,13 @@ class ContainerTrial:
         )
         if copied.returncode != 0:
             raise SandboxError(
-                f"{self.kind}: cannot copy {local} to {remote} in the trial: {last_line(copied.stderr)}"
+                f"{self.kind}: cannot copy {local} to {remote} in the trial: "
+                f"{last_line(copied.stderr)}"
             )
 
     def get(self, remote: str, local: Path) -> None:
-        """Copy ``remote`` out to ``local`` (a tar stream: links stay links, nothing lands outside ``local``)."""
+        """Copy ``remote`` out to ``local`` (a tar stream: links stay links, nothing
+        lands outside ``local``)."""
         with tempfile.TemporaryFile() as archive:
             try:
                 done = subprocess.run(
@@ -642,7 +674,8 @@ class ContainerTrial:
             extract_tar(archive, local)
 
     def stop(self) -> None:
-        """Kill and remove the container (SIGKILL: nothing waits out a stop timeout); the removal finishes in the
+        """Kill and remove the container (SIGKILL: nothing waits out a stop timeout);
+        the removal finishes in the
         background, off the trial's path (:func:`wait_removed`, and at exit)."""
         if self._stopped:
             return

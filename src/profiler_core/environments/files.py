@@ -1,4 +1,5 @@
-"""Files in and out of a trial as tar streams: links stay links, and nothing is written outside the target."""
+"""Files in and out of a trial as tar streams: links stay links, and nothing is written
+outside the target."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ __all__ = ["extract_tar", "tar_of"]
 
 
 def tar_of(local: Path, name: str) -> bytes:
-    """A tar holding ``local`` (a file or a folder) under ``name``, owned by root, links kept as links."""
+    """A tar holding ``local`` (a file or a folder) under ``name``, owned by root, links
+    kept as links."""
     buffer = io.BytesIO()
 
     def as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.uid = info.gid = 0
         info.uname = info.gname = "root"
-        # readable by every user of the trial (a verifier may run as another user); execute bits kept
+        # readable by every user of the trial (a verifier may run as another user);
+        # execute bits kept
         info.mode |= 0o755 if info.isdir() else 0o444
         return info
 
@@ -28,7 +31,8 @@ def tar_of(local: Path, name: str) -> bytes:
 
 
 def extract_tar(archive: IO[bytes], target: Path) -> None:
-    """Unpack a ``cp`` archive (one top entry) as ``target``: its top entry becomes ``target`` itself."""
+    """Unpack a ``cp`` archive (one top entry) as ``target``: its top entry becomes
+    ``target`` itself."""
     with tarfile.open(fileobj=archive) as tar:
         members = []
         for member in tar.getmembers():
@@ -49,7 +53,8 @@ def extract_tar(archive: IO[bytes], target: Path) -> None:
             members.append(member)
         target.parent.mkdir(parents=True, exist_ok=True)
         if hasattr(tarfile, "data_filter"):
-            # "tar": links may point anywhere (they are not followed here), but nothing is written outside.
+            # "tar": links may point anywhere (they are not followed here), but nothing
+            # is written outside.
             tar.extractall(target.parent, members=members, filter="tar")
             return
         plain = [

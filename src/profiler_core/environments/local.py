@@ -8,7 +8,8 @@ environment; under ``bwrap`` each command runs in a new bubblewrap sandbox
 ``spec.workdir``, and every folder ``put`` to an absolute path (``/tests``,
 ``/logs/verifier``) bound at that path. Where nsenter, setpriv and
 slirp4netns are installed, a ``bwrap`` trial is instead one sandbox for the
-whole trial (bwrap.py, where the ``bwrap`` kind lives: a process the agent starts in the background is
+whole trial (bwrap.py, where the ``bwrap`` kind lives: a process the agent starts in the
+background is
 still there for the verifier, as in a container, and ends with the trial);
 without them each command is a new sandbox, a process does not outlive its
 command (``persistent_processes`` is false) and switching networks is free.
@@ -70,7 +71,8 @@ class HostEnvironment:
 
 
 class FolderTrial:
-    """One trial in a host folder: ``work/`` is the working folder, ``mounts/`` holds what was put at other paths."""
+    """One trial in a host folder: ``work/`` is the working folder, ``mounts/`` holds
+    what was put at other paths."""
 
     def __init__(self, spec: TrialSpec, settings: SandboxSettings | None) -> None:
         self.spec, self.settings = spec, settings
@@ -121,13 +123,15 @@ class FolderTrial:
         self.settings = attrs.evolve(self.settings, network=network)
 
     def _host_path(self, remote: str) -> Path:
-        """The host path of ``remote``: under the working folder, or a folder of its own bound at ``remote`` (bwrap)."""
+        """The host path of ``remote``: under the working folder, or a folder of its own
+        bound at ``remote`` (bwrap)."""
         for base, host in ((self.workdir, self.work), (str(self.work), self.work)):
             if remote == base or remote.startswith(base.rstrip("/") + "/"):
                 return inside(host, host / Path(remote).relative_to(base))
         if self.settings is None:
             raise SandboxError(
-                f"execution.sandbox: none: {remote} is outside the trial's folder (a sandbox shows it)"
+                f"execution.sandbox: none: {remote} is outside the trial's "
+                "folder (a sandbox shows it)"
             )
         for target, host in self.mounts.items():
             if remote == target or remote.startswith(target.rstrip("/") + "/"):
@@ -146,8 +150,10 @@ class FolderTrial:
         timeout_s: float | None = None,
         on_output: Callable[[bytes], None] | None = None,
     ) -> ExecResult:
-        """Run ``argv`` (on the host or in a new bwrap sandbox) until it ends or ``timeout_s``; the output comes at its end."""
-        # the sandbox machinery (and trio) load when a trial runs a command, not when the kind is listed
+        """Run ``argv`` (on the host or in a new bwrap sandbox) until it ends or
+        ``timeout_s``; the output comes at its end."""
+        # the sandbox machinery (and trio) load when a trial runs a command, not when
+        # the kind is listed
         from ..sandbox import Mount
         from ..sandbox.commands import Confinement, base_environment, run_command
 

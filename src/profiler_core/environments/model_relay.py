@@ -35,7 +35,8 @@ _PARENT = Path("/tmp")
 
 
 class ModelRelay:
-    """The relay of one trial's ``model`` network; :meth:`start` it for the agent's phase, :meth:`stop` after."""
+    """The relay of one trial's ``model`` network; :meth:`start` it for the agent's
+    phase, :meth:`stop` after."""
 
     def __init__(
         self, endpoints: tuple[str, ...], allow_hosts: tuple[str, ...]
@@ -60,7 +61,8 @@ class ModelRelay:
         return self.plan.environment()
 
     def start(self, binary: str, kind: str, trial: str) -> None:
-        """Serve the trial ``trial`` (a container name): host relays first, then the helper in its namespace."""
+        """Serve the trial ``trial`` (a container name): host relays first, then the
+        helper in its namespace."""
         if self._helper is not None:
             return
         root = self._root = temporary_folder("profiler-relay-", _PARENT)

@@ -1,4 +1,5 @@
-"""A fake model on 127.0.0.1: scripted OpenAI chat, Anthropic Messages and OpenAI Responses endpoints.
+"""A fake model on 127.0.0.1: scripted OpenAI chat, Anthropic Messages and OpenAI
+Responses endpoints.
 
 Real agent programs (OpenCode, Claude Code, Codex CLI) run against it with no
 API key and no network: ``profiler fake-model`` serves a YAML script

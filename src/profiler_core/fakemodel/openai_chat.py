@@ -1,4 +1,5 @@
-"""OpenAI-compatible chat completions (OpenCode and any OpenAI-compatible agent): replies in its wire format.
+"""OpenAI-compatible chat completions (OpenCode and any OpenAI-compatible agent):
+replies in its wire format.
 
 A streaming request gets SSE chunks (the role, the content in two pieces or
 the tool call, the finish reason), then a usage chunk, then ``[DONE]``; other
@@ -21,7 +22,8 @@ API = "openai-chat"
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:
-    """The ``usage`` object of a chat completion (OpenAI counts cached tokens inside the prompt's)."""
+    """The ``usage`` object of a chat completion (OpenAI counts cached tokens inside the
+    prompt's)."""
     prompt = usage.input + usage.cache_read + usage.cache_write
     completion = usage.output + usage.reasoning
     out: dict[str, Any] = {

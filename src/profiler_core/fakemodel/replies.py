@@ -1,4 +1,5 @@
-"""What the fake model answers: replies (text, a tool call, a shell command, an HTTP error, a hang) and scripts.
+"""What the fake model answers: replies (text, a tool call, a shell command, an HTTP
+error, a hang) and scripts.
 
 One vocabulary for the three APIs the server speaks; each API module renders a
 reply in its vendor's wire format. A *script* is one reply (always given), a
@@ -34,7 +35,8 @@ class Usage:
 
 @dataclass(frozen=True)
 class Text:
-    """A final answer; ``thinking`` is sent first as reasoning where the API has it (Anthropic, Responses)."""
+    """A final answer; ``thinking`` is sent first as reasoning where the API has it
+    (Anthropic, Responses)."""
 
     text: str
     thinking: str = ""
@@ -67,7 +69,8 @@ class Shell:
 
 @dataclass(frozen=True)
 class Fail:
-    """Answer with an HTTP error, shaped as the vendor's own errors (agents decide from them whether to retry)."""
+    """Answer with an HTTP error, shaped as the vendor's own errors (agents decide from
+    them whether to retry)."""
 
     status: int = 500
     message: str = "fake model: scripted failure"
@@ -120,7 +123,8 @@ def shell_call(reply: Shell, body: dict[str, Any], api: str) -> ToolCall:
 
 
 def tool_results(body: dict[str, Any]) -> int:
-    """How many tool results the conversation of a request holds, in any of the three APIs' shapes."""
+    """How many tool results the conversation of a request holds, in any of the three
+    APIs' shapes."""
     count = 0
     items = (
         body.get("messages")
@@ -151,7 +155,8 @@ def has_tool_result(body: dict[str, Any]) -> bool:
 
 
 def steps(replies: Sequence[Reply]) -> Callable[[dict[str, Any]], Reply]:
-    """A script for concurrent sessions: reply ``n`` answers a conversation holding ``n`` tool results."""
+    """A script for concurrent sessions: reply ``n`` answers a conversation holding
+    ``n`` tool results."""
     if not replies:
         raise ValueError("steps: expected at least one reply")
     chosen = tuple(replies)
@@ -169,7 +174,8 @@ def tool_then_text(
     delay_s: float = 0.0,
     thinking: str = "",
 ) -> Callable[[dict[str, Any]], Reply]:
-    """A shell call of ``command``, then ``text``: the script of most tests and of ``profiler init --agent``."""
+    """A shell call of ``command``, then ``text``: the script of most tests and of
+    ``profiler init --agent``."""
     return steps(
         [
             Shell(command, thinking=thinking, usage=usage, delay_s=delay_s),

@@ -15,14 +15,16 @@ from typing import Any
 
 from .replies import Fail, Reply, Shell, Text, ToolCall, Usage, shell_call
 
-#: The usage of a reply that names none: 1,200 input tokens of which 1,000 cached, 30 output of which 5 reasoning.
+#: The usage of a reply that names none: 1,200 input tokens of which 1,000 cached, 30
+#: output of which 5 reasoning.
 DEFAULT_USAGE = Usage(input=200, output=25, cache_read=1000, reasoning=5)
 #: The model API this module speaks (the registry of agents names its agents' shell tools).
 API = "openai-responses"
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:
-    """The ``usage`` of ``response.completed`` (cached inside input, reasoning inside output, as OpenAI counts)."""
+    """The ``usage`` of ``response.completed`` (cached inside input, reasoning inside
+    output, as OpenAI counts)."""
     input_tokens = usage.input + usage.cache_read + usage.cache_write
     output_tokens = usage.output + usage.reasoning
     return {

@@ -1,8 +1,10 @@
-"""The fake model's script file: YAML naming, reply by reply, the text, tool calls and usage it answers.
+"""The fake model's script file: YAML naming, reply by reply, the text, tool calls and
+usage it answers.
 
 ```yaml
 model: fake                       # the model name the server reports (optional)
-replies:                          # reply n answers a conversation holding n tool results; the last repeats
+replies:                          # reply n answers a conversation holding n tool
+results; the last repeats
   - shell: echo hello             # a call of the agent's shell tool (bash, Bash or exec_command)
     thinking: I should run it.    # optional, sent as reasoning where the API has it
     usage: {input: 120, output: 15, cache_read: 40}
@@ -38,7 +40,8 @@ _OWN = {"text": (), "shell": (), "tool": ("arguments",), "fail": ("message",)}
 def load_script(
     path: str | Path,
 ) -> tuple[Callable[[dict[str, Any]], Reply], str | None]:
-    """The script of a YAML file (a :func:`~.replies.steps` callable) and the model name it gives, if any."""
+    """The script of a YAML file (a :func:`~.replies.steps` callable) and the model name
+    it gives, if any."""
     import yaml
 
     try:
@@ -63,7 +66,8 @@ def parse_script(
     unknown = sorted(set(data) - {"model", "replies"})
     if unknown:
         raise ConfigError(
-            f"{source}: unknown key(s) {', '.join(map(str, unknown))}; expected `model` and `replies`"
+            f"{source}: unknown key(s) {', '.join(map(str, unknown))}; expected "
+            "`model` and `replies`"
         )
     model = data.get("model")
     if model is not None and (not isinstance(model, str) or not model.strip()):
@@ -91,7 +95,8 @@ def parse_reply(item: Any, where: str) -> Reply:
     extra = sorted(map(str, set(item) - allowed))
     if extra:
         raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(extra)} for a `{kind}` reply (allowed: {', '.join(sorted(allowed))})"
+            f"{where}: unknown key(s) {', '.join(extra)} for a `{kind}` reply "
+            f"(allowed: {', '.join(sorted(allowed))})"
         )
     thinking = _string(item, "thinking", where, default="")
     usage = _usage(item.get("usage"), f"{where}.usage")
@@ -162,7 +167,8 @@ def _usage(value: Any, where: str) -> Usage | None:
     unknown = sorted(map(str, set(value) - set(Usage.__dataclass_fields__)))
     if unknown:
         raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(unknown)}; expected some of {', '.join(Usage.__dataclass_fields__)}"
+            f"{where}: unknown key(s) {', '.join(unknown)}; expected some of "
+            f"{', '.join(Usage.__dataclass_fields__)}"
         )
     for key, count in value.items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:

@@ -41,7 +41,8 @@ class RecordedRequest:
     started: float
     ended: float | None = None
     reply: str = ""
-    #: the key the request carried (its ``Authorization`` or ``x-api-key`` header), so a test sees which key arrived
+    #: the key the request carried (its ``Authorization`` or ``x-api-key`` header), so a
+    #: test sees which key arrived
     auth: str = ""
 
     @property
@@ -51,12 +52,15 @@ class RecordedRequest:
 
 
 class FakeModelServer:
-    """A scripted model server on a free port of 127.0.0.1; a context manager that starts and stops it.
+    """A scripted model server on a free port of 127.0.0.1; a context manager that
+    starts and stops it.
 
     Usage::
 
-        with FakeModelServer(tool_then_text()) as model:     # a shell call of `echo hello`, then a final text
-            options = {"base_url": model.base_url}           # http://127.0.0.1:PORT/v1 (Claude Code: model.url)
+        with FakeModelServer(tool_then_text()) as model:     # a shell call of `echo
+        hello`, then a final text
+            options = {"base_url": model.base_url}           # http://127.0.0.1:PORT/v1
+            (Claude Code: model.url)
             ...                                              # run the agent against it
             assert model.chat_requests()[0]["messages"][0]["role"] == "system"
     """
@@ -115,12 +119,14 @@ class FakeModelServer:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT``: Anthropic's base URL (Claude Code's ``ANTHROPIC_BASE_URL``)."""
+        """``http://127.0.0.1:PORT``: Anthropic's base URL (Claude Code's
+        ``ANTHROPIC_BASE_URL``)."""
         return f"http://127.0.0.1:{self.port}"
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/v1``: what an OpenAI client (OpenCode, Codex) takes as its base URL."""
+        """``http://127.0.0.1:PORT/v1``: what an OpenAI client (OpenCode, Codex) takes
+        as its base URL."""
         return f"{self.url}/v1"
 
     # -- the script --------------------------------------------------------------
@@ -159,7 +165,8 @@ class FakeModelServer:
     # -- the log -----------------------------------------------------------------
 
     def posts(self, path_suffix: str) -> list[RecordedRequest]:
-        """The POST requests to a path ending in ``path_suffix`` (query ignored), in arrival order."""
+        """The POST requests to a path ending in ``path_suffix`` (query ignored), in
+        arrival order."""
         with self._lock:
             return [
                 r
@@ -274,7 +281,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.delay_s:
             time.sleep(reply.delay_s)
-        # A registry with no shell tool for this API, or a copy that cannot be read: said, not raised.
+        # A registry with no shell tool for this API, or a copy that cannot be read:
+        # said, not raised.
         try:
             answered = api.answer(self, body, reply)
         except ConfigError as exc:
@@ -311,7 +319,8 @@ class _Handler(BaseHTTPRequestHandler):
         *,
         done: str | None = None,
     ) -> None:
-        """A complete ``text/event-stream`` response: ``event:`` (when named) and ``data:`` per event.
+        """A complete ``text/event-stream`` response: ``event:`` (when named) and
+        ``data:`` per event.
 
         ``done`` is a last raw ``data:`` line (OpenAI's chat stream ends with ``[DONE]``).
         """

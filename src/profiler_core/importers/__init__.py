@@ -1,9 +1,12 @@
-"""Import recorded agent sessions: one file -> RecordedSession(s) with a PromptResult and a SessionTrace.
+"""Import recorded agent sessions: one file -> RecordedSession(s) with a PromptResult
+and a SessionTrace.
 
 Formats (see docs/importing.md): ``openai`` (connector results / runs with
 OpenAI chat messages), ``anthropic`` (Messages API conversations),
-``claude-code`` (Claude Code session logs), ``codex`` (Codex CLI rollout files), ``opencode`` (``opencode export``
-JSON), ``trace`` (a SessionTrace JSON) and ``atif`` (an ATIF trajectory, as Harbor writes). A truncated or foreign file raises
+``claude-code`` (Claude Code session logs), ``codex`` (Codex CLI rollout files),
+``opencode`` (``opencode export``
+JSON), ``trace`` (a SessionTrace JSON) and ``atif`` (an ATIF trajectory, as Harbor
+writes). A truncated or foreign file raises
 a ProfilerError naming the file and the line or key at fault. An agent of the registry of agents
 (config/agents.toml) names the format of its own files too: ``codex-acp`` reads as ``codex``.
 
@@ -96,7 +99,8 @@ _MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 @attrs.frozen(repr=False, eq=False)
 class ModuleImporter(Record):
-    """A built-in importer: the ``load`` function of one module of this package (imported on first use)."""
+    """A built-in importer: the ``load`` function of one module of this package
+    (imported on first use)."""
 
     id: str
     module: str
@@ -135,12 +139,14 @@ def _registry(registry: Registry | None) -> Registry:
 
 
 def formats(registry: Registry | None = None) -> tuple[str, ...]:
-    """Every registered format, sorted (the process's default plugins unless ``registry`` is given)."""
+    """Every registered format, sorted (the process's default plugins unless
+    ``registry`` is given)."""
     return tuple(_registry(registry).ids("importers"))
 
 
 class _Formats(Sequence[str]):
-    """``FORMATS``: the registered format names, looked up each time it is read (so plugins' formats appear)."""
+    """``FORMATS``: the registered format names, looked up each time it is read (so
+    plugins' formats appear)."""
 
     def _names(self) -> tuple[str, ...]:
         return formats()
@@ -193,13 +199,15 @@ def check_format(format: str, registry: Registry | None = None) -> str:
 
 
 def get_importer(format: str, registry: Registry | None = None) -> Any:
-    """The importer of ``format`` (or of an agent's name) from the registry (a ConfigError names the known formats)."""
+    """The importer of ``format`` (or of an agent's name) from the registry (a
+    ConfigError names the known formats)."""
     reg = _registry(registry)
     return reg.create("importers", check_format(format, reg))
 
 
 def suffixes(format: str, registry: Registry | None = None) -> tuple[str, ...]:
-    """The file name endings the importer of ``format`` reads from a directory (its ``suffixes``, or the default)."""
+    """The file name endings the importer of ``format`` reads from a directory (its
+    ``suffixes``, or the default)."""
     from ..plugins.contracts import ImporterDefaults
 
     declared = getattr(
@@ -217,7 +225,8 @@ def load_sessions(
 
 
 def with_model(session: RecordedSession, model: str | None) -> RecordedSession:
-    """``session`` with ``model`` filled in when the file named none, re-priced if its cost was unknown."""
+    """``session`` with ``model`` filled in when the file named none, re-priced if its
+    cost was unknown."""
     if not model or session.model:
         return session
     if session.cost_source != "unknown":

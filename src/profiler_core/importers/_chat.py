@@ -21,7 +21,8 @@ _REASONING_KEYS = ("reasoning_content", "reasoning")
 def walk_messages(
     builder: SessionBuilder, messages: list[Message], *, where: str
 ) -> list[tuple[str | None, TokenBreakdown]]:
-    """Feed the messages to ``builder``; return the usage each assistant message carries (model, tokens)."""
+    """Feed the messages to ``builder``; return the usage each assistant message carries
+    (model, tokens)."""
     usage: list[tuple[str | None, TokenBreakdown]] = []
     answers = 0
     for message in messages:
@@ -60,7 +61,8 @@ def walk_messages(
 def server_tool_results(
     builder: SessionBuilder, meta: Mapping[str, Any], *, where: str, moment=None
 ) -> None:
-    """Results of server-side tools (Anthropic web search) arrive inside the assistant message itself."""
+    """Results of server-side tools (Anthropic web search) arrive inside the assistant
+    message itself."""
     for block in meta.get("server_tool_results") or ():
         content = block.get("content")
         failed = isinstance(content, Mapping) and str(content.get("type", "")).endswith(

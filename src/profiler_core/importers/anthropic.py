@@ -53,7 +53,8 @@ def _session(
     conversation = expect_mapping(value, where, "a Messages API conversation object")
     if "messages" not in conversation:
         raise ValidationError(
-            f"{where}: no 'messages' key ({keys_of(conversation)}); expected a Messages API conversation "
+            f"{where}: no 'messages' key ({keys_of(conversation)}); expected a "
+            "Messages API conversation "
             "{model, messages: [{role, content: [blocks]}], usage?}"
         )
     raw = expect_list(conversation["messages"], f"{where}: $.messages")

@@ -1,4 +1,5 @@
-"""``atif``: an Agent Trajectory Interchange Format file (``schema_version: "ATIF-v1.x"``), as Harbor writes.
+"""``atif``: an Agent Trajectory Interchange Format file (``schema_version:
+"ATIF-v1.x"``), as Harbor writes.
 
 The trajectory is checked against Harbor's model first (``check_trajectory``:
 required fields, types, no unknown keys, step ids 1, 2, ...; docs/importing.md
@@ -129,7 +130,8 @@ def load(path: Path) -> list[RecordedSession]:
 def from_trajectory(
     data: Any, path: Path, *, where: str | None = None
 ) -> RecordedSession:
-    """A RecordedSession from an ATIF trajectory (a parsed JSON object); a ValidationError names the path at fault."""
+    """A RecordedSession from an ATIF trajectory (a parsed JSON object); a
+    ValidationError names the path at fault."""
     where = where or str(path)
     problems = check_trajectory(data)
     if problems:
@@ -153,7 +155,8 @@ def from_trajectory(
 def feed_steps(
     builder: SessionBuilder, steps: list[Mapping[str, Any]], default_model: str | None
 ) -> None:
-    """Give ``builder`` the turns, events, tool results and usage of a checked trajectory's steps."""
+    """Give ``builder`` the turns, events, tool results and usage of a checked
+    trajectory's steps."""
     for step in steps:
         if not step.get(
             "is_copied_context"
@@ -242,15 +245,18 @@ def final_totals(
 
 
 def check_trajectory(data: Any) -> list[str]:
-    """Problems of an ATIF trajectory against Harbor's ``Trajectory`` model, one per line with its JSON path."""
+    """Problems of an ATIF trajectory against Harbor's ``Trajectory`` model, one per
+    line with its JSON path."""
     if not isinstance(data, Mapping):
         return [
-            f"expected an ATIF trajectory (a JSON object with schema_version, agent, steps), got {_kind(data)}"
+            "expected an ATIF trajectory (a JSON object with schema_version, "
+            f"agent, steps), got {_kind(data)}"
         ]
     version = data.get("schema_version")
     if isinstance(version, str) and version not in ATIF_VERSIONS:
         return [
-            f"$.schema_version: unknown ATIF version {version!r}; this profiler reads {ATIF_VERSIONS[0]} to {ATIF_VERSIONS[-1]}"
+            f"$.schema_version: unknown ATIF version {version!r}; this profiler "
+            f"reads {ATIF_VERSIONS[0]} to {ATIF_VERSIONS[-1]}"
         ]
     problems: list[str] = []
     _fields(data, _TRAJECTORY, "$", problems)

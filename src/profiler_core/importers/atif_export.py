@@ -1,4 +1,5 @@
-"""Our session traces as ATIF trajectories (``profiler traces export RUN --format atif``), for Harbor's viewer and other ATIF tools.
+"""Our session traces as ATIF trajectories (``profiler traces export RUN --format
+atif``), for Harbor's viewer and other ATIF tools.
 
 One trajectory per session, valid under Harbor's ``Trajectory`` model
 (docs/importing.md cites it; ``check_trajectory`` checks every file before it
@@ -178,7 +179,8 @@ def _iso(value: str | None) -> bool:
 def export_atif(
     store: Path, out_dir: Path, problems: list[str] | None = None
 ) -> list[Path]:
-    """Write each cell's latest trace of a trace store as an ATIF file (the per-session layout); the files written."""
+    """Write each cell's latest trace of a trace store as an ATIF file (the per-session
+    layout); the files written."""
     from ..storage.paths import atomic_write_text, inside
     from ..storage.tracestore import iter_latest, trace_file_path
 

@@ -93,7 +93,8 @@ class _Log:
         kind = event.get("type")
         if not isinstance(kind, str):
             raise ValidationError(
-                f"{where}: no 'type' ({keys_of(event)}); expected a Claude Code event (type user, assistant, system, summary...)"
+                f"{where}: no 'type' ({keys_of(event)}); expected a Claude Code "
+                "event (type user, assistant, system, summary...)"
             )
         if kind == "api-request" and event.get("timestamp") is not None:
             self.request_at = parse_time(event["timestamp"], f"{where}: $.timestamp")
@@ -179,7 +180,8 @@ class _Log:
 
 
 def _agent_of(event: Mapping[str, Any], where: str) -> str | None:
-    """The subagent an event belongs to: its ``agentId`` when it is a sidechain (a Task subagent's work)."""
+    """The subagent an event belongs to: its ``agentId`` when it is a sidechain (a Task
+    subagent's work)."""
     if event.get("isSidechain") is not True:
         return None
     return optional_str(event.get("agentId"), f"{where}: $.agentId") or "sidechain"
@@ -317,7 +319,8 @@ def _assistant(
         return
     raw_usage = expect_mapping(raw_usage, f"{where}: $.message.usage", "a usage object")
     previous = usage.get(key)
-    # The repeated lines of one response share its usage; only output_tokens may grow. Keep the largest, once.
+    # The repeated lines of one response share its usage; only output_tokens may grow.
+    # Keep the largest, once.
     if previous is None or _output(raw_usage) >= _output(previous[0]):
         usage[key] = (raw_usage, model, where)
 

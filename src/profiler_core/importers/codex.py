@@ -98,9 +98,11 @@ def codex_usage(raw: Any, where: str) -> TokenBreakdown:
     written = counts["cache_write_input_tokens"]
     if written > counts["input_tokens"]:
         raise ValidationError(
-            f"{where}: cache_write_input_tokens ({written}) exceeds input_tokens ({counts['input_tokens']}) that should include it"
+            f"{where}: cache_write_input_tokens ({written}) exceeds "
+            f"input_tokens ({counts['input_tokens']}) that should include it"
         )
-    # The Responses API's counting, with the cache writes Codex reports taken out of the input first.
+    # The Responses API's counting, with the cache writes Codex reports taken out of the
+    # input first.
     tokens = normalize_usage(
         {
             "input_tokens": counts["input_tokens"] - written,
@@ -181,7 +183,8 @@ class _Reader:
         kind = line.get("type")
         if not isinstance(kind, str) or "payload" not in line:
             raise ValidationError(
-                f"{where}: expected a Codex rollout line {{timestamp, type, payload}}, got {keys_of(line)}"
+                f"{where}: expected a Codex rollout line {{timestamp, type, "
+                f"payload}}, got {keys_of(line)}"
             )
         moment = None
         if line.get("timestamp") is not None:
@@ -222,7 +225,8 @@ class _Reader:
         """A file without response items: its tokens alone, or not a rollout at all."""
         if total is None and not self.builder.usage:
             raise ValidationError(
-                f"{self.path}: no response_item and no token_count lines; expected a Codex rollout file "
+                f"{self.path}: no response_item and no token_count lines; "
+                "expected a Codex rollout file "
                 "($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl)"
             )
         self.builder.warnings.append(
@@ -231,7 +235,8 @@ class _Reader:
         )
 
     def _copied(self, kind: str, payload: Mapping[str, Any], where: str) -> None:
-        """A line of the history a forked rollout copied from its parent: only its model and running token total matter."""
+        """A line of the history a forked rollout copied from its parent: only its model
+        and running token total matter."""
         if kind == "turn_context":
             self._turn_context(payload, where)
         elif kind == "event_msg" and payload.get("type") == "token_count":
@@ -429,7 +434,9 @@ class _Reader:
         previous = self.total if self.total is not None else self.fork.baseline
         if total is not None:
             if total == previous:
-                return  # Codex sends the count again when only the rate limits changed: no new response
+                # Codex sends the count again when only the rate limits changed: no new
+                # response
+                return
             self.total = total
         call = (
             last
@@ -440,7 +447,8 @@ class _Reader:
             self.counted.append((self.model, call))
 
     def _model_calls(self, total: TokenBreakdown | None) -> None:
-        """Give the builder each model response's usage and model, checked against the session's total."""
+        """Give the builder each model response's usage and model, checked against the
+        session's total."""
         calls = (
             self.recorded or self.counted
         )  # the same responses, when a file has both
@@ -450,19 +458,23 @@ class _Reader:
         if not calls:
             self.builder.note_model(self.model)
         if total is None or not calls:
-            return  # no total: the calls' sum is the session's; no calls: the total is priced as one
+            # no total: the calls' sum is the session's; no calls: the total is priced
+            # as one
+            return
         summed = sum((tokens for _, tokens in calls), TokenBreakdown())
         if summed == total:
             return
         if any(getattr(summed, f) > getattr(total, f) for f in _FIELDS):
             self.builder.warnings.append(
-                f"{self.path}: the model responses' usage ({summed.total} tokens) exceeds the last running total "
+                f"{self.path}: the model responses' usage ({summed.total} "
+                "tokens) exceeds the last running total "
                 f"({total.total} tokens); the total is reported, the responses are priced"
             )
             return
         rest = _since(total, summed)
         self.builder.warnings.append(
-            f"{self.path}: {rest.total} tokens of the running total belong to no recorded model response; "
+            f"{self.path}: {rest.total} tokens of the running total belong to "
+            "no recorded model response; "
             f"they are priced as one more response of {self.model or 'the session model'}"
         )
         self.builder.add_usage(rest, self.model)
@@ -489,7 +501,8 @@ def _epoch_ms(moment: datetime) -> float:
     return round(moment.timestamp() * 1000, 3)
 
 
-#: How long after a fork Codex may still be writing the parent's copied history (it copies at the moment of the fork).
+#: How long after a fork Codex may still be writing the parent's copied history (it
+#: copies at the moment of the fork).
 _COPY_WINDOW = timedelta(seconds=1)
 
 
@@ -515,7 +528,8 @@ class _Fork:
     def meta(
         self, thread: str | None, own: str | None, moment: datetime | None
     ) -> None:
-        """A ``session_meta`` line: the file's own (first) one, a copied one, or this thread's again."""
+        """A ``session_meta`` line: the file's own (first) one, a copied one, or this
+        thread's again."""
         if self.own_id is None:
             self.own_id, self.forked_at = own, moment
             return
@@ -533,7 +547,8 @@ class _Fork:
         return self.copying
 
     def own(self, total: TokenBreakdown | None) -> TokenBreakdown | None:
-        """This thread's own usage: its last running total less the parent's, when the totals went on from it."""
+        """This thread's own usage: its last running total less the parent's, when the
+        totals went on from it."""
         if self.baseline is None:
             return total
         if total is None:
@@ -545,7 +560,8 @@ _FIELDS = ("input", "output", "reasoning", "cache_read", "cache_write")
 
 
 def _since(total: TokenBreakdown, before: TokenBreakdown | None) -> TokenBreakdown:
-    """What a running total grew by since ``before``; all of ``total`` (itself) when the counter started again."""
+    """What a running total grew by since ``before``; all of ``total`` (itself) when the
+    counter started again."""
     if before is None or any(getattr(total, f) < getattr(before, f) for f in _FIELDS):
         return total
     return TokenBreakdown(

@@ -59,7 +59,8 @@ PHASES = {
     "agent_execution": "agent",
     "verifier": "verifier",
 }
-#: How much of ``verifier/test-stdout.txt`` a check keeps (its end: where test runners print their summary).
+#: How much of ``verifier/test-stdout.txt`` a check keeps (its end: where test runners
+#: print their summary).
 STDOUT_TAIL = 2000
 
 
@@ -78,7 +79,8 @@ class HarborJob(Record):
 
 
 def read_file(path: Path) -> str:
-    """The one way this importer reads a file (a ValidationError names a missing or unreadable one)."""
+    """The one way this importer reads a file (a ValidationError names a missing or
+    unreadable one)."""
     return read_text(path)
 
 
@@ -93,7 +95,8 @@ def _json(path: Path) -> Any:
 
 
 def is_job(folder: Path) -> bool:
-    """Whether ``folder`` looks like a Harbor job: its own result.json or config.json (a ``JobConfig``), or trial folders with a result.json."""
+    """Whether ``folder`` looks like a Harbor job: its own result.json or config.json (a
+    ``JobConfig``), or trial folders with a result.json."""
     if (folder / "agent").is_dir():
         return False  # a trial's folder
     if (folder / "result.json").is_file():
@@ -111,7 +114,8 @@ def _children(folder: Path) -> list[Path]:
 
 
 def load_job(folder: Path, *, as_mode: str | None = None) -> HarborJob:
-    """Read one job folder; a ValidationError (one line naming the file) when it is not one or a file is bad."""
+    """Read one job folder; a ValidationError (one line naming the file) when it is not
+    one or a file is bad."""
     if not folder.is_dir():
         raise ValidationError(f"{folder}: not a folder (expected a Harbor job folder)")
     if not is_job(folder):
@@ -121,7 +125,8 @@ def load_job(folder: Path, *, as_mode: str | None = None) -> HarborJob:
             else ""
         )
         raise ValidationError(
-            f"{folder}: not a Harbor job folder (expected result.json and config.json of a job, and trial folders with result.json){hint}"
+            f"{folder}: not a Harbor job folder (expected result.json and "
+            f"config.json of a job, and trial folders with result.json){hint}"
         )
     sessions: list[RecordedSession] = []
     modes: list[str] = []
@@ -138,7 +143,8 @@ def load_job(folder: Path, *, as_mode: str | None = None) -> HarborJob:
         files.append(result_file)
         if not isinstance(data, Mapping) or "trial_name" not in data:
             raise ValidationError(
-                f"{result_file}: expected a Harbor TrialResult (task_name, trial_name, agent_info, ...), got {_keys(data)}"
+                f"{result_file}: expected a Harbor TrialResult (task_name, "
+                f"trial_name, agent_info, ...), got {_keys(data)}"
             )
         if data.get("finished_at") is None and data.get("exception_info") is None:
             unfinished.append(trial.name)
@@ -161,7 +167,8 @@ def load_job(folder: Path, *, as_mode: str | None = None) -> HarborJob:
 def load_jobs(
     folders: list[Path], as_modes: list[str]
 ) -> tuple[list[HarborJob], list[str]]:
-    """Every job folder read (``as_modes``: none, or one mode per folder); one problem line per folder that failed."""
+    """Every job folder read (``as_modes``: none, or one mode per folder); one problem
+    line per folder that failed."""
     jobs: list[HarborJob] = []
     problems: list[str] = []
     for index, folder in enumerate(folders):
@@ -185,7 +192,8 @@ def _job_warnings(
             else ""
         )
         warnings.append(
-            f"{folder}: the job did not finish: {missing} trial(s) have no result (imported the {finished} that finished){named}"
+            f"{folder}: the job did not finish: {missing} trial(s) have no "
+            f"result (imported the {finished} that finished){named}"
         )
     if lacking:
         warnings.append(
@@ -346,7 +354,8 @@ def _exception(
 def _usage(
     data: Mapping[str, Any], where: Path, lacking: dict[str, None]
 ) -> tuple[Any, float | None]:
-    """The trial's tokens and cost: ``agent_result``, or (a multi-step trial) the sum over ``step_results``, as Harbor sums them."""
+    """The trial's tokens and cost: ``agent_result``, or (a multi-step trial) the sum
+    over ``step_results``, as Harbor sums them."""
     steps = data.get("step_results")
     if data.get("agent_result") is not None or not isinstance(steps, list) or not steps:
         return _agent_usage(data.get("agent_result"), where)
@@ -368,7 +377,8 @@ def _usage(
 
 
 def _agent_usage(context: Any, where: Path) -> tuple[Any, float | None]:
-    """Tokens and cost of ``agent_result`` (Harbor's ``AgentContext``); None where it records none."""
+    """Tokens and cost of ``agent_result`` (Harbor's ``AgentContext``); None where it
+    records none."""
     if not isinstance(context, Mapping):
         return None, None
     counts = {
@@ -385,7 +395,8 @@ def _agent_usage(context: Any, where: Path) -> tuple[Any, float | None]:
     cached = counts["n_cache_tokens"] or 0
     if cached > (counts["n_input_tokens"] or 0):
         raise ValidationError(
-            f"{where}: $.agent_result.n_cache_tokens: {cached} is more than n_input_tokens, which include them"
+            f"{where}: $.agent_result.n_cache_tokens: {cached} is more than "
+            "n_input_tokens, which include them"
         )
     tokens = TokenBreakdown(
         input=(counts["n_input_tokens"] or 0) - cached,
@@ -436,7 +447,8 @@ def _segments(
 def _verification(
     trial: Path, data: Mapping[str, Any], where: Path, lacking: dict[str, None]
 ) -> RecordedVerification | None:
-    """The verifier's rewards (``verifier_result``, else ``verifier/reward.json|reward.txt``) as a verification."""
+    """The verifier's rewards (``verifier_result``, else
+    ``verifier/reward.json|reward.txt``) as a verification."""
     rewards = _rewards(trial, _verifier_result(data), lacking)
     if rewards is None:
         return None
@@ -444,7 +456,8 @@ def _verification(
         _number(v) for v in rewards.values()
     ):
         raise ValidationError(
-            f"{where}: $.verifier_result.rewards: expected an object of named numbers, got {rewards!r}"
+            f"{where}: $.verifier_result.rewards: expected an object of named "
+            f"numbers, got {rewards!r}"
         )
     values = {str(k): float(v) for k, v in rewards.items()}
     if not values:

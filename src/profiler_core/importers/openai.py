@@ -6,7 +6,8 @@ A file holds one JSON object, a JSON array of objects, or one object per line
     {"id": "run_1", "scenarioId": "refund-001", "model": "gpt-4.1-mini",
      "startedAt": "...", "completedAt": "...", "latencyMs": 8421,
      "tokensUsage": {"input_tokens": 5120, "output_tokens": 612, "total_tokens": 5732},
-     "messages": [{"role": "user", "content": "..."}, {"role": "assistant", "tool_calls": [...]}, ...]}
+     "messages": [{"role": "user", "content": "..."}, {"role": "assistant",
+     "tool_calls": [...]}, ...]}
 
 ``usage`` (any shape ``normalize_usage`` accepts) wins over ``tokensUsage``;
 without either, the usage of each assistant message is summed.

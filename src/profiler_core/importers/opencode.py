@@ -58,7 +58,8 @@ def _session(path: Path, where: str, value: Any) -> RecordedSession:
     export = expect_mapping(value, where, "the JSON of `opencode export <session>`")
     if "info" not in export or "messages" not in export:
         raise ValidationError(
-            f"{where}: expected the JSON of `opencode export <session>` with 'info' and 'messages', got {keys_of(export)}"
+            f"{where}: expected the JSON of `opencode export <session>` with "
+            f"'info' and 'messages', got {keys_of(export)}"
         )
     info = expect_mapping(export["info"], f"{where}: $.info", "the session info object")
     session_id = optional_str(info.get("id"), f"{where}: $.info.id") or path.stem
@@ -80,7 +81,8 @@ def session_from_messages(
     where: str = "messages",
     version: str | None = None,
 ) -> RecordedSession:
-    """Measure one OpenCode session from its messages JSON (``[{info, parts}]``): result, trace, cost, error.
+    """Measure one OpenCode session from its messages JSON (``[{info, parts}]``):
+    result, trace, cost, error.
 
     Pure: the same JSON always gives the same RecordedSession. ``where`` names
     the JSON in error messages (``file: $.messages``); ``version`` is the
@@ -197,13 +199,15 @@ def _ms(value: Any) -> float | None:
 
 @attrs.frozen(repr=False, eq=False)
 class _Counting(Record):
-    """How the file counts reasoning tokens when a tokens object does not say (it says when it has a ``total``)."""
+    """How the file counts reasoning tokens when a tokens object does not say (it says
+    when it has a ``total``)."""
 
     reasoning_in_output: bool
 
 
 def _reasoning_in_output(version: str | None) -> bool:
-    """Whether OpenCode ``version`` recorded reasoning tokens inside ``output`` too (releases before 1.0.62 did)."""
+    """Whether OpenCode ``version`` recorded reasoning tokens inside ``output`` too
+    (releases before 1.0.62 did)."""
     if not version:
         return False
     numbers = []
@@ -246,7 +250,8 @@ def _assistant(
     completed,
     counting: _Counting,
 ) -> str | None:
-    """One assistant message: its turns (one per step), their parts, usage and cost; returns its error, if any."""
+    """One assistant message: its turns (one per step), their parts, usage and cost;
+    returns its error, if any."""
     model = optional_str(minfo.get("modelID"), f"{here}.info.modelID")
     cost = _message_cost(minfo, parts, here)
     if cost:
@@ -293,7 +298,8 @@ def _assistant_part(
     where: str,
     counting: _Counting,
 ) -> TokenBreakdown | None:
-    """Record one part of an assistant message in ``turn``; a ``step-finish`` returns its step's tokens."""
+    """Record one part of an assistant message in ``turn``; a ``step-finish`` returns
+    its step's tokens."""
     kind = part.get("type")
     start, end = _span(part.get("time"), where)
     builder.see(start)
@@ -321,7 +327,8 @@ def _assistant_part(
 def _message_cost(
     minfo: Mapping[str, Any], parts: list[tuple[int, Any]], here: str
 ) -> float:
-    """OpenCode's cost of one message: its ``cost``, else the sum of its steps' (a file may keep only those)."""
+    """OpenCode's cost of one message: its ``cost``, else the sum of its steps' (a file
+    may keep only those)."""
     cost = number(minfo.get("cost"), f"{here}.info.cost")
     if cost:
         return float(cost)
@@ -379,7 +386,8 @@ def _tokens(raw: Any, where: str, counting: _Counting) -> TokenBreakdown:
         raw, where, "a tokens object {input, output, reasoning, cache: {read, write}}"
     )
     cache = expect_mapping(tokens.get("cache") or {}, f"{where}.cache")
-    # opencode's input already excludes cache reads and writes (it subtracts them when it records usage).
+    # opencode's input already excludes cache reads and writes (it subtracts them when
+    # it records usage).
     counts = {
         "input": _count(tokens.get("input"), f"{where}.input"),
         "output": _count(tokens.get("output"), f"{where}.output"),
@@ -388,7 +396,8 @@ def _tokens(raw: Any, where: str, counting: _Counting) -> TokenBreakdown:
         "cache_write": _count(cache.get("write"), f"{where}.cache.write"),
     }
     if _output_holds_reasoning(counts, tokens.get("total"), counting):
-        # Counted inside output already: taken out of it, so reasoning is not counted (or billed) twice.
+        # Counted inside output already: taken out of it, so reasoning is not counted
+        # (or billed) twice.
         counts["output"] -= counts["reasoning"]
     return TokenBreakdown(**counts)
 
@@ -396,7 +405,8 @@ def _tokens(raw: Any, where: str, counting: _Counting) -> TokenBreakdown:
 def _output_holds_reasoning(
     counts: Mapping[str, int], total: Any, counting: _Counting
 ) -> bool:
-    """Whether ``output`` already includes ``reasoning``: the ``total`` says so, else the release that wrote the file."""
+    """Whether ``output`` already includes ``reasoning``: the ``total`` says so, else
+    the release that wrote the file."""
     reasoning, output = counts["reasoning"], counts["output"]
     if not reasoning or reasoning > output:
         return False

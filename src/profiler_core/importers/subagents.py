@@ -28,7 +28,8 @@ from ..traces.builder import add_costs
 
 
 def attach_subagents(sessions: Sequence[RecordedSession]) -> list[RecordedSession]:
-    """``sessions`` with each subagent transcript merged into its main session when that was given too."""
+    """``sessions`` with each subagent transcript merged into its main session when that
+    was given too."""
     mains = {(s.format, s.session_id): s for s in sessions if s.agent_id is None}
     attached: dict[tuple[str, str], list[RecordedSession]] = {}
     kept: list[RecordedSession] = []
@@ -55,7 +56,8 @@ def _merge(
     merged = main
     for sub in subagents:
         if sub.agent_id in included:
-            # Already there: older Claude Code releases also wrote the sidechain into the main file; count it once.
+            # Already there: older Claude Code releases also wrote the sidechain into
+            # the main file; count it once.
             continue
         included.add(sub.agent_id)
         merged = _join(merged, sub)
@@ -63,7 +65,8 @@ def _merge(
 
 
 def _join(main: RecordedSession, sub: RecordedSession) -> RecordedSession:
-    """``main`` with ``sub``'s turns (renumbered after its own), tokens, tool calls and cost added."""
+    """``main`` with ``sub``'s turns (renumbered after its own), tokens, tool calls and
+    cost added."""
     offset = len(main.trace.turns)
     turns = [attrs.evolve(t, number=t.number + offset) for t in sub.trace.turns]
     events: list[Any] = [

@@ -49,7 +49,8 @@ def is_loopback_url(url: str) -> bool:
 def parse_retry_after(
     headers: Mapping[str, str], *, now: float | None = None
 ) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date); None if absent."""
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP
+    date); None if absent."""
     raw_ms = headers.get("retry-after-ms")
     if raw_ms is not None:
         try:
@@ -131,17 +132,20 @@ class OpenAIJudge:
         if api_key is not None:
             # Accepted only to refuse it clearly; never echo the value.
             raise ConfigError(
-                f"{where}.api_key: keys are never read from the profile; put the key in the environment "
+                f"{where}.api_key: keys are never read from the profile; put "
+                "the key in the environment "
                 f"variable named by api_key_env (default OPENAI_API_KEY)"
             )
         if not isinstance(model, str) or not model:
             raise ConfigError(
-                f"{where}.model: expected the judge model's name (judge.model in the profile), got {model!r}"
+                f"{where}.model: expected the judge model's name (judge.model "
+                f"in the profile), got {model!r}"
             )
         _http_url(base_url, f"{where}.base_url")
         if not isinstance(api_key_env, str) or not api_key_env:
             raise ConfigError(
-                f"{where}.api_key_env: expected the name of an environment variable, got {api_key_env!r}"
+                f"{where}.api_key_env: expected the name of an environment "
+                f"variable, got {api_key_env!r}"
             )
         _number(temperature, f"{where}.temperature", minimum=0)
         if seed is not None:
@@ -188,8 +192,10 @@ class OpenAIJudge:
         key = os.environ.get(self.api_key_env) or None
         if key is None and not is_loopback_url(self.base_url):
             raise ConfigError(
-                f"judge 'openai': the environment variable {self.api_key_env} is not set; the API key is read "
-                f"from the environment (never from the profile); set it, or point base_url at a local server"
+                f"judge 'openai': the environment variable {self.api_key_env} "
+                "is not set; the API key is read "
+                "from the environment (never from the profile); set it, or "
+                "point base_url at a local server"
             )
         return key
 
@@ -218,7 +224,8 @@ class OpenAIJudge:
         return delay * random.uniform(0.5, 1.0)
 
     async def judge(self, request: JudgeRequest) -> JudgeResponse:
-        """Send one request, retrying transport errors, 408/409/429 and 5xx; raise ``JudgeError`` when it fails."""
+        """Send one request, retrying transport errors, 408/409/429 and 5xx; raise
+        ``JudgeError`` when it fails."""
         # Imported when a judge is called: built-in plugin modules load on every CLI start.
         import httpx
         import trio
@@ -231,7 +238,8 @@ class OpenAIJudge:
         shown = _display_url(self.url)
         attempts = 1 + self.max_retries
         if self._ssl_context is None:
-            # Building the CA bundle costs ~40 ms; a client per call (no client outlives a trio run) reuses it.
+            # Building the CA bundle costs ~40 ms; a client per call (no client outlives
+            # a trio run) reuses it.
             self._ssl_context = httpx.create_ssl_context()
         async with httpx.AsyncClient(
             timeout=self.timeout_s, follow_redirects=False, verify=self._ssl_context
@@ -239,7 +247,8 @@ class OpenAIJudge:
             for attempt in range(1, attempts + 1):
                 retry_after: float | None = None
                 try:
-                    # httpx's timeout is per read; this bounds the whole exchange (a trickling server).
+                    # httpx's timeout is per read; this bounds the whole exchange
+                    # (a trickling server).
                     with trio.fail_after(self.timeout_s):
                         response = await client.post(
                             self.url, json=body, headers=headers
@@ -248,11 +257,17 @@ class OpenAIJudge:
                 except trio.TooSlowError:
                     problem = f"no complete answer within {self.timeout_s:g} s"
                 except httpx.TransportError as exc:
-                    problem = f"{type(exc).__name__}: {_scrub(str(exc), key) or 'connection failed'}"
+                    problem = (
+                        f"{type(exc).__name__}: "
+                        f"{_scrub(str(exc), key) or 'connection failed'}"
+                    )
                 else:
                     if response.is_success:
                         return self._parse(response, key)
-                    problem = f"HTTP {response.status_code}: {_scrub(_error_excerpt(response), key)}"
+                    problem = (
+                        f"HTTP {response.status_code}: "
+                        f"{_scrub(_error_excerpt(response), key)}"
+                    )
                     if (
                         response.status_code not in _RETRY_STATUSES
                         and response.status_code < 500
@@ -282,7 +297,8 @@ class OpenAIJudge:
                 )
                 await trio.sleep(delay)
         raise JudgeError(
-            f"judge 'openai': POST {shown} failed after {attempts} attempt(s); last error: {problem}"
+            f"judge 'openai': POST {shown} failed after {attempts} attempt(s); "
+            f"last error: {problem}"
         )
 
     def _parse(self, response: Any, key: str | None) -> JudgeResponse:
@@ -292,7 +308,8 @@ class OpenAIJudge:
         except ValueError:
             excerpt = _scrub(" ".join(response.text.split())[:_EXCERPT_CHARS], key)
             raise JudgeError(
-                f"judge 'openai': {shown} answered HTTP {response.status_code} with a body that is not JSON: {excerpt!r}"
+                f"judge 'openai': {shown} answered HTTP {response.status_code} "
+                f"with a body that is not JSON: {excerpt!r}"
             ) from None
         choices = data.get("choices") if isinstance(data, dict) else None
         if (
@@ -301,7 +318,8 @@ class OpenAIJudge:
             or not isinstance(choices[0], dict)
         ):
             raise JudgeError(
-                f"judge 'openai': {shown}: response has no choices[0] (expected a chat.completion object)"
+                f"judge 'openai': {shown}: response has no choices[0] (expected "
+                "a chat.completion object)"
             )
         message = choices[0].get("message")
         content = message.get("content") if isinstance(message, dict) else None

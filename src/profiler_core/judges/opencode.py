@@ -1,4 +1,5 @@
-"""The ``opencode`` judge provider: the ``llm-judge`` scorer's questions answered by an OpenCode agent.
+"""The ``opencode`` judge provider: the ``llm-judge`` scorer's questions answered by an
+OpenCode agent.
 
 Like the ``opencode`` session provider it starts its own ``opencode serve``
 (isolated home, generated config, ended by its process group), or uses a
@@ -36,7 +37,8 @@ if (
 
 __all__ = ["OpenCodeJudge"]
 
-#: Options of the session provider a judge takes too; the others (workdir, mcp, agent...) are for sessions that act.
+#: Options of the session provider a judge takes too; the others (workdir, mcp,
+#: agent...) are for sessions that act.
 SHARED_OPTIONS = (
     "binary",
     "base_url",
@@ -68,16 +70,19 @@ class OpenCodeJudge:
         answer_timeout_s: float = 300.0,
         **options: Any,
     ) -> None:
-        """Validate now, so a bad option or a missing program fails before any agent session runs."""
+        """Validate now, so a bad option or a missing program fails before any agent
+        session runs."""
         where = "judge 'opencode'"
         if not isinstance(model, str) or not model:
             raise ConfigError(
-                f"{where}: options.model: expected OpenCode's providerID/modelID (judge.model), got {model!r}"
+                f"{where}: options.model: expected OpenCode's "
+                f"providerID/modelID (judge.model), got {model!r}"
             )
         unknown = sorted(set(options) - set(SHARED_OPTIONS))
         if unknown:
             raise ConfigError(
-                f"{where}: unknown option(s) {', '.join(unknown)}; expected some of model, answer_timeout_s, {', '.join(SHARED_OPTIONS)}"
+                f"{where}: unknown option(s) {', '.join(unknown)}; expected "
+                f"some of model, answer_timeout_s, {', '.join(SHARED_OPTIONS)}"
             )
         if (
             isinstance(answer_timeout_s, bool)
@@ -85,7 +90,8 @@ class OpenCodeJudge:
             or answer_timeout_s <= 0
         ):
             raise ConfigError(
-                f"{where}: option 'answer_timeout_s': expected a number > 0, got {answer_timeout_s!r}"
+                f"{where}: option 'answer_timeout_s': expected a number > 0, "
+                f"got {answer_timeout_s!r}"
             )
         try:
             split_model(model)
@@ -107,7 +113,8 @@ class OpenCodeJudge:
     # -- lifecycle ------------------------------------------------------------------
 
     async def init(self) -> None:
-        """Start the server (or connect to ``base_url``) and check it offers ``model``; once, however often called."""
+        """Start the server (or connect to ``base_url``) and check it offers ``model``;
+        once, however often called."""
         import trio
 
         self._lock = self._lock or trio.Lock()
@@ -176,13 +183,15 @@ class OpenCodeJudge:
         }
         if model_id not in ((providers.get(provider_id) or {}).get("models") or {}):
             raise JudgeError(
-                f"judge 'opencode': model {self.model!r} is not available (define it in options.config or set its API key)"
+                f"judge 'opencode': model {self.model!r} is not available "
+                "(define it in options.config or set its API key)"
             )
 
     # -- questions ------------------------------------------------------------------
 
     async def judge(self, request: JudgeRequest) -> JudgeResponse:
-        """One session: the rubric as system prompt, the graded session as prompt; its answer, tokens and cost."""
+        """One session: the rubric as system prompt, the graded session as prompt; its
+        answer, tokens and cost."""
         await self.init()
         created = await self._request(
             "POST", "/session", json={"title": "profiler judge"}
@@ -190,7 +199,8 @@ class OpenCodeJudge:
         session_id = created.get("id") if isinstance(created, dict) else None
         if not isinstance(session_id, str) or not session_id:
             raise JudgeError(
-                f"judge 'opencode': POST /session answered without a session id: {str(created)[:200]}"
+                "judge 'opencode': POST /session answered without a session "
+                f"id: {str(created)[:200]}"
             )
         provider_id, model_id = split_model(self.model)
         body = {
@@ -250,13 +260,15 @@ class OpenCodeJudge:
             ) from None
         if response.status_code >= 400:
             raise JudgeError(
-                f"judge 'opencode': {method} {path} answered HTTP {response.status_code}: {response.text[:300]}"
+                f"judge 'opencode': {method} {path} answered HTTP "
+                f"{response.status_code}: {response.text[:300]}"
             )
         return response.json() if response.content else None
 
 
 def _response(answer: Any, session_id: str, model: str) -> JudgeResponse:
-    """The judge's text, tokens and OpenCode's own cost from the answered message ``{info, parts}``."""
+    """The judge's text, tokens and OpenCode's own cost from the answered message
+    ``{info, parts}``."""
     from ..importers.opencode import error_text, session_from_messages
 
     if not isinstance(answer, dict) or not isinstance(answer.get("info"), dict):

@@ -27,7 +27,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
 
 
 class TokenCollector:
-    """Token counts by kind: ``tokens_input|output|reasoning|cache_read|cache_write|total|active``."""
+    """Token counts by kind:
+    ``tokens_input|output|reasoning|cache_read|cache_write|total|active``."""
 
     id = "token"
 
@@ -73,13 +74,15 @@ class LatencyCollector:
             duration = segment.end_ms - segment.start_ms
             if duration < 0:
                 raise ValidationError(
-                    f"timing.segments[{i}] ({segment.label!r}): endMs {segment.end_ms} is before startMs {segment.start_ms}"
+                    f"timing.segments[{i}] ({segment.label!r}): endMs "
+                    f"{segment.end_ms} is before startMs {segment.start_ms}"
                 )
             if isinstance(duration, float):
                 # Epoch-millisecond floats carry ~1e-4 ms of noise; microseconds are plenty.
                 duration = round(duration, 3)
             name = f"latency_{_metric_part(segment.label)}_ms"
-            # A label repeated (one "llm" span per turn) sums: one metric per name, never a silent overwrite.
+            # A label repeated (one "llm" span per turn) sums: one metric per name,
+            # never a silent overwrite.
             durations[name] = durations.get(name, 0) + duration
         return [
             CustomMetric(name="latency_wall_ms", value=timing.wall_ms, unit="ms")
@@ -90,7 +93,8 @@ class LatencyCollector:
 
 
 class CostCollector:
-    """Cost in USD (``cost_total|input|output|reasoning_usd``) and where it came from (``cost_source``).
+    """Cost in USD (``cost_total|input|output|reasoning_usd``) and where it came from
+    (``cost_source``).
 
     The provider's cost is used when it reported one; otherwise the wire
     recorder's calls (``cost_source = "wire"``), else the tokens, are
@@ -116,14 +120,16 @@ class CostCollector:
         *,
         model: str | None = None,
     ) -> list[CustomMetric]:
-        """Emit the four cost metrics (when known), ``cost_source`` and ``models``; the runner passes ``model``."""
+        """Emit the four cost metrics (when known), ``cost_source`` and ``models``; the
+        runner passes ``model``."""
         model_calls = result.metrics.model_calls
         cost, source = resolve_cost(
             result.metrics.cost, result.metrics.tokens, model, self.prices, model_calls
         )
         wire = wire_usage(wire_calls(trace), model)
         if wire and source != "provider":
-            # The recorder saw every call: its tokens, priced call by call, are the cost (docs/wire.md).
+            # The recorder saw every call: its tokens, priced call by call, are the cost
+            # (docs/wire.md).
             several = len({call.model for call in wire}) > 1
             priced = price_usage(wire, self.prices, model=None if several else model)
             if priced is not None:
@@ -146,7 +152,8 @@ class CostCollector:
         return metrics
 
     def _models(self, calls: tuple[ModelUsage, ...]) -> dict[str, Any]:
-        """``{model: {tokens..., calls, costUsd}}``: the models the prompt used, their tokens and (when priced) cost."""
+        """``{model: {tokens..., calls, costUsd}}``: the models the prompt used, their
+        tokens and (when priced) cost."""
         models: dict[str, Any] = {}
         for model in dict.fromkeys(call.model for call in calls):
             mine = [call for call in calls if call.model == model]

@@ -142,7 +142,8 @@ def normalize_messages(
     """
     if provider is not None and provider.lower() not in _MESSAGE_PARSERS:
         raise ValidationError(
-            f"{where}: unknown message provider {provider!r}; expected one of {sorted(_MESSAGE_PARSERS)}"
+            f"{where}: unknown message provider {provider!r}; expected one of "
+            f"{sorted(_MESSAGE_PARSERS)}"
         )
     prefix: list[Message] = []
     data = as_mapping(raw) if not isinstance(raw, (list, tuple)) else None
@@ -157,7 +158,8 @@ def normalize_messages(
             raw = data["messages"]
         else:
             raise ValidationError(
-                f"{where}: expected a list of messages (or an object with 'messages'), got keys {format_keys(set(data))}"
+                f"{where}: expected a list of messages (or an object with "
+                f"'messages'), got keys {format_keys(set(data))}"
             )
     if not isinstance(raw, (list, tuple)):
         raise ValidationError(
@@ -181,7 +183,8 @@ def normalize_messages(
 def normalize_message(
     raw: Any, provider: str | None = None, *, where: str = "message"
 ) -> list[Message]:
-    """One message object (as :func:`normalize_messages` reads each item), with errors named from ``where`` itself.
+    """One message object (as :func:`normalize_messages` reads each item), with errors
+    named from ``where`` itself.
 
     For a file that stores one message per record (``$.message`` of a Claude
     Code line): a problem reads ``$.message.content[0].is_error``, not as if
@@ -189,7 +192,8 @@ def normalize_message(
     """
     if provider is not None and provider.lower() not in _MESSAGE_PARSERS:
         raise ValidationError(
-            f"{where}: unknown message provider {provider!r}; expected one of {sorted(_MESSAGE_PARSERS)}"
+            f"{where}: unknown message provider {provider!r}; expected one of "
+            f"{sorted(_MESSAGE_PARSERS)}"
         )
     message = as_mapping(raw)
     if message is None:
@@ -244,8 +248,10 @@ def _detect_message(message: Mapping[str, Any], where: str) -> str:
     if message.get("type") == "message":
         return "anthropic"
     raise ValidationError(
-        f"{where}: unrecognised message keys {format_keys(set(message))}; expected an OpenAI message (role, content), "
-        "an Anthropic message (role, content blocks) or a LangChain message (type: human/ai/tool/system)"
+        f"{where}: unrecognised message keys {format_keys(set(message))}; "
+        "expected an OpenAI message (role, content), "
+        "an Anthropic message (role, content blocks) or a LangChain message "
+        "(type: human/ai/tool/system)"
     )
 
 
@@ -441,7 +447,8 @@ def _anthropic_part(block: Any, where: str) -> dict[str, Any]:
     if kind == "document":
         return dict(block)  # no OpenAI equivalent worth guessing at; kept verbatim
     raise ValidationError(
-        f"{where}.type: unrecognised content block {kind!r}; expected text, image, document, thinking, "
+        f"{where}.type: unrecognised content block {kind!r}; expected text, "
+        "image, document, thinking, "
         "redacted_thinking, tool_use, server_tool_use or tool_result"
     )
 
@@ -487,14 +494,16 @@ def _anthropic_message(
         ]
     if not isinstance(content, (list, tuple)):
         raise ValidationError(
-            f"{where}.content: expected a string or a list of content blocks, got {type(content).__name__}"
+            f"{where}.content: expected a string or a list of content blocks, "
+            f"got {type(content).__name__}"
         )
     tool_messages, parts, calls = _anthropic_blocks(
         content, f"{where}.content", metadata
     )
     if calls and role != "assistant":
         raise ValidationError(
-            f"{where}: tool_use blocks are only valid in assistant messages, found in a {role} message"
+            f"{where}: tool_use blocks are only valid in assistant messages, "
+            f"found in a {role} message"
         )
     out = tool_messages  # tool results first: OpenAI wants them right after the assistant's calls
     if parts or calls or not tool_messages:
@@ -514,7 +523,8 @@ def _anthropic_message(
 def _anthropic_blocks(
     content: list[Any] | tuple[Any, ...], where: str, metadata: dict[str, Any]
 ) -> tuple[list[Message], list[dict[str, Any]], list[ToolCall]]:
-    """Split content blocks into tool-result messages, content parts and tool calls; the rest goes to ``metadata``."""
+    """Split content blocks into tool-result messages, content parts and tool calls; the
+    rest goes to ``metadata``."""
     tool_messages: list[Message] = []
     parts: list[dict[str, Any]] = []
     calls: list[ToolCall] = []
@@ -633,7 +643,8 @@ def _langchain_message(
 
 
 def _langchain_role(message: Mapping[str, Any], where: str) -> str:
-    """The OpenAI role of a LangChain message: from its ``type``, else from a role dict's ``role``."""
+    """The OpenAI role of a LangChain message: from its ``type``, else from a role
+    dict's ``role``."""
     kind = message.get("type")
     if kind in _LANGCHAIN_TYPES:
         role = _LANGCHAIN_TYPES[kind]
@@ -653,7 +664,8 @@ def _langchain_role(message: Mapping[str, Any], where: str) -> str:
 def _langchain_content(
     value: Any, role: str, metadata: dict[str, Any], where: str
 ) -> str | tuple[dict[str, Any], ...] | None:
-    """The content, without the blocks langchain-anthropic repeats elsewhere (thinking goes to ``metadata``)."""
+    """The content, without the blocks langchain-anthropic repeats elsewhere (thinking
+    goes to ``metadata``)."""
     content = _content(value, where)
     if not isinstance(content, tuple):
         return content

@@ -13,7 +13,8 @@ __all__ = ["as_mapping", "format_keys"]
 
 
 def as_mapping(value: Any) -> Mapping[str, Any] | None:
-    """A mapping view of a dict or an SDK object (pydantic ``model_dump``, ``to_dict``); None for anything else."""
+    """A mapping view of a dict or an SDK object (pydantic ``model_dump``, ``to_dict``);
+    None for anything else."""
     if isinstance(value, Mapping):
         return value
     for method in ("model_dump", "to_dict", "dict"):

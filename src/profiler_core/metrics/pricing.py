@@ -116,12 +116,14 @@ def parse_price_overrides(
             continue
         if not isinstance(entry, Mapping):
             raise ConfigError(
-                f"{here}: expected a mapping with {', '.join(PRICE_KEYS)}, got {type(entry).__name__}"
+                f"{here}: expected a mapping with {', '.join(PRICE_KEYS)}, got "
+                f"{type(entry).__name__}"
             )
         unknown = sorted(set(entry) - set(PRICE_KEYS))
         if unknown:
             raise ConfigError(
-                f"{here}: unknown keys {unknown}; expected {', '.join(PRICE_KEYS)} (USD per million tokens)"
+                f"{here}: unknown keys {unknown}; expected "
+                f"{', '.join(PRICE_KEYS)} (USD per million tokens)"
             )
         missing = [k for k in _REQUIRED_KEYS if k not in entry]
         if missing:
@@ -272,14 +274,17 @@ def _genai_model_price(model: str) -> Any:
 
     attempts: list[tuple[str, str | None]] = [(model, None)]
     for sep in ("/", ":"):
-        # "openai/gpt-4o", "anthropic:claude-sonnet-4": try the prefix as the provider, then without it.
+        # "openai/gpt-4o", "anthropic:claude-sonnet-4": try the prefix as the provider,
+        # then without it.
         if sep in model:
             prefix, _, rest = model.partition(sep)
             attempts += [(rest, prefix), (rest, None)]
     bedrock = _BEDROCK.match(model)
     if bedrock:
-        # Claude Code on Bedrock records ids such as "converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0":
-        # a routing prefix, a cross-region prefix, then the Bedrock model id that genai-prices lists under "aws".
+        # Claude Code on Bedrock records ids such as
+        # "converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0":
+        # a routing prefix, a cross-region prefix, then the Bedrock model id that
+        # genai-prices lists under "aws".
         attempts.append((bedrock.group("id"), "aws"))
     for ref, provider in attempts:
         try:
@@ -289,7 +294,8 @@ def _genai_model_price(model: str) -> Any:
     return None
 
 
-#: A Bedrock model id, after an optional routing prefix ("converse/", "bedrock/") and cross-region prefix ("us.", "jp.").
+#: A Bedrock model id, after an optional routing prefix ("converse/", "bedrock/") and
+#: cross-region prefix ("us.", "jp.").
 _BEDROCK = re.compile(
     r"^(?:[a-z_-]+/)?(?:(?:us|eu|apac|ap|jp|au|ca|global|us-gov)\.)?"
     r"(?P<id>(?:anthropic|amazon|meta|mistral|cohere|ai21|deepseek|openai|qwen|writer)\.[^/]+)$"

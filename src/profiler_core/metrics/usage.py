@@ -29,7 +29,10 @@ __all__ = ["TokensUsage", "UsageProvider", "normalize_usage", "tokens_usage"]
 
 UsageProvider = Literal["openai", "openai-responses", "anthropic", "langchain", "plain"]
 
-_EXPECTED_USAGE = "expected OpenAI, OpenAI Responses, Anthropic, LangChain, plain or TokenBreakdown usage"
+_EXPECTED_USAGE = (
+    "expected OpenAI, OpenAI Responses, Anthropic, LangChain, plain or "
+    "TokenBreakdown usage"
+)
 
 
 # -- TokensUsage: input, output and total ----------------------------------------
@@ -65,14 +68,16 @@ class TokensUsage(Record):
         if self.total_tokens is None:
             object.__setattr__(self, "total_tokens", expected)
         elif self.total_tokens != expected:
-            # A total that disagrees means the counts are not what they say: refuse rather than pick one.
+            # A total that disagrees means the counts are not what they say: refuse
+            # rather than pick one.
             raise ValueError(
                 f"total_tokens: {self.total_tokens} != input_tokens + output_tokens ({expected})"
             )
 
     @classmethod
     def from_breakdown(cls, tokens: TokenBreakdown) -> TokensUsage:
-        """The TokensUsage view of a TokenBreakdown (the cache and reasoning split is summed away)."""
+        """The TokensUsage view of a TokenBreakdown (the cache and reasoning split is
+        summed away)."""
         return cls(
             input_tokens=tokens.input + tokens.cache_read + tokens.cache_write,
             output_tokens=tokens.output + tokens.reasoning,
@@ -80,11 +85,13 @@ class TokensUsage(Record):
         )
 
     def to_breakdown(self) -> TokenBreakdown:
-        """A TokenBreakdown with these counts as ``input`` and ``output`` (nothing says which were cached or reasoning)."""
+        """A TokenBreakdown with these counts as ``input`` and ``output`` (nothing says
+        which were cached or reasoning)."""
         return TokenBreakdown(input=self.input_tokens, output=self.output_tokens)
 
     def to_dict(self) -> dict[str, int]:
-        """The JSON form: ``{"input_tokens", "output_tokens", "total_tokens"}`` (read back as the plain usage shape)."""
+        """The JSON form: ``{"input_tokens", "output_tokens", "total_tokens"}`` (read
+        back as the plain usage shape)."""
         return {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -93,7 +100,8 @@ class TokensUsage(Record):
 
 
 def tokens_usage(tokens: TokenBreakdown) -> TokensUsage:
-    """The ``TokensUsage`` view of a TokenBreakdown: ``tokens_usage(row.tokens).to_dict()`` for a connector's JSON."""
+    """The ``TokensUsage`` view of a TokenBreakdown:
+    ``tokens_usage(row.tokens).to_dict()`` for a connector's JSON."""
     return TokensUsage.from_breakdown(tokens)
 
 
@@ -127,7 +135,8 @@ _ANTHROPIC_MARKERS = frozenset(
 def normalize_usage(
     raw: Any, provider: str | None = None, *, where: str = "usage"
 ) -> TokenBreakdown:
-    """Turn a provider's usage payload into a TokenBreakdown (shape auto-detected unless ``provider`` is given).
+    """Turn a provider's usage payload into a TokenBreakdown (shape auto-detected unless
+    ``provider`` is given).
 
     ``provider`` is one of "openai", "openai-responses", "anthropic",
     "langchain" (or "langgraph") and "plain". ``where`` prefixes error messages
@@ -150,14 +159,16 @@ def normalize_usage(
         alias = _USAGE_ALIASES.get(provider.lower())
         if alias is None:
             raise ValidationError(
-                f"{where}: unknown usage provider {provider!r}; expected one of {sorted(_USAGE_ALIASES)}"
+                f"{where}: unknown usage provider {provider!r}; expected one of "
+                f"{sorted(_USAGE_ALIASES)}"
             )
         kind = alias
     return _USAGE_PARSERS[kind](data, where)
 
 
 def _unwrap_usage(data: Mapping[str, Any], where: str) -> tuple[Mapping[str, Any], str]:
-    # A full response (OpenAI/Anthropic: "usage"; LangChain AIMessage: "usage_metadata") carries usage inside.
+    # A full response (OpenAI/Anthropic: "usage"; LangChain AIMessage: "usage_metadata")
+    # carries usage inside.
     for key in ("usage", "usage_metadata"):
         inner = data.get(key)
         if isinstance(inner, Mapping) and not (
@@ -196,7 +207,8 @@ def _detect_usage(data: Mapping[str, Any], where: str) -> str:
 def _count(
     data: Mapping[str, Any] | None, key: str, where: str, *, required: bool = False
 ) -> int:
-    """A token count: absent or null is 0 (unless required); anything but a whole number >= 0 is an error."""
+    """A token count: absent or null is 0 (unless required); anything but a whole number
+    >= 0 is an error."""
     value = None if data is None else data.get(key)
     if value is None:
         if required:
@@ -210,7 +222,8 @@ def _count(
         or not 0 <= value <= MAX_COUNT
     ):
         raise ValidationError(
-            f"{where}.{key}: expected a token count (integer >= 0, at most 2^53), got {shown(value)}"
+            f"{where}.{key}: expected a token count (integer >= 0, at most "
+            f"2^53), got {shown(value)}"
         )
     return value
 
@@ -245,7 +258,8 @@ def _check_total(
     total = _count(data, "total_tokens", where)
     if total != expected:
         raise ValidationError(
-            f"{where}.total_tokens: {total} != {parts} ({shown(expected)}); the usage is inconsistent"
+            f"{where}.total_tokens: {total} != {parts} ({shown(expected)}); the "
+            "usage is inconsistent"
         )
 
 
@@ -322,7 +336,8 @@ def _anthropic(data: Mapping[str, Any], where: str) -> TokenBreakdown:
             _count(split, k, f"{where}.cache_creation")
             for k in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
         )
-    # Anthropic's input_tokens already exclude cache reads and writes; thinking is billed inside output_tokens.
+    # Anthropic's input_tokens already exclude cache reads and writes; thinking is
+    # billed inside output_tokens.
     return TokenBreakdown(
         input=_count(data, "input_tokens", where, required=True),
         output=_count(data, "output_tokens", where, required=True),
@@ -389,7 +404,8 @@ def _breakdown(data: Mapping[str, Any], where: str) -> TokenBreakdown:
     for key in ("total", "active"):
         if getattr(given, key) != getattr(derived, key):
             raise ValidationError(
-                f"{where}.{key}: {getattr(given, key)} != {getattr(derived, key)} derived from the other counts"
+                f"{where}.{key}: {getattr(given, key)} != "
+                f"{getattr(derived, key)} derived from the other counts"
             )
     return given
 

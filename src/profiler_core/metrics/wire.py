@@ -1,4 +1,5 @@
-"""The ``wire`` collector: what the wire recorder saw of a session's model calls, as ``extensions.wire`` of the row.
+"""The ``wire`` collector: what the wire recorder saw of a session's model calls, as
+``extensions.wire`` of the row.
 
 The recorder (``profiler_core.wire``) puts one ``ModelCallEvent`` per model
 call into the session's trace. From them this collector sums the tokens,
@@ -48,7 +49,8 @@ def model_calls(trace: SessionTrace | None) -> list[ModelCallEvent]:
 def wire_usage(
     calls: Sequence[ModelCallEvent], model: str | None = None
 ) -> list[ModelUsage]:
-    """Each answered call as a ModelUsage: the model that answered, else the one asked, else ``model``."""
+    """Each answered call as a ModelUsage: the model that answered, else the one asked,
+    else ``model``."""
     usage = []
     for call in calls:
         name = call.model or call.model_asked or model
@@ -69,7 +71,8 @@ def _tokens_json(tokens: TokenBreakdown) -> dict[str, int]:
 
 
 def mismatch(wire: TokenBreakdown, agent: TokenBreakdown) -> dict[str, Any] | None:
-    """``{kind: {"wire": n, "agent": m}}`` for each token kind the two disagree on; None when they agree."""
+    """``{kind: {"wire": n, "agent": m}}`` for each token kind the two disagree on; None
+    when they agree."""
     differ = {
         name: {"wire": getattr(wire, field), "agent": getattr(agent, field)}
         for field, name in _KINDS
@@ -83,7 +86,8 @@ def _epoch_ms(iso: str) -> float:
 
 
 def timing(calls: Sequence[ModelCallEvent]) -> dict[str, Any]:
-    """Model time, time to first token (first call, mean) and the time between calls (the agent's tools and itself)."""
+    """Model time, time to first token (first call, mean) and the time between calls
+    (the agent's tools and itself)."""
     spans = sorted(
         (_epoch_ms(c.started_at), _epoch_ms(c.started_at) + c.duration_ms)
         for c in calls
@@ -107,7 +111,8 @@ def wire_summary(
     model: str | None = None,
     prices: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``extensions.wire`` of a row: calls, tokens, timing, cost (None when a model has no price), mismatch."""
+    """``extensions.wire`` of a row: calls, tokens, timing, cost (None when a model has
+    no price), mismatch."""
     tokens = wire_tokens(calls)
     cost = _cost(wire_usage(calls, model), prices, model)
     summary: dict[str, Any] = {
@@ -147,7 +152,8 @@ def _cost(
 
 
 class WireCollector:
-    """``wire``: the recorder's summary of the session's model calls (nothing when the session had no recorder)."""
+    """``wire``: the recorder's summary of the session's model calls (nothing when the
+    session had no recorder)."""
 
     id = "wire"
 

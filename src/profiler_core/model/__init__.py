@@ -1,6 +1,7 @@
 """The data model: attrs classes only, importing nothing else of the project.
 
-A name loads its own module on first use (``from profiler_core.model import Scenario`` does not define
+A name loads its own module on first use (``from profiler_core.model import Scenario``
+does not define
 the trace classes), so a command that needs a few records defines only those.
 """
 

@@ -48,27 +48,30 @@ def count(instance, attribute: attrs.Attribute, value) -> None:
     non_negative(instance, attribute, value)
     if value is not None and value > MAX_COUNT:
         raise ValueError(
-            f"{_camel(attribute.name)}: expected a count <= 2^53, got a number of {_digits(value)} digits"
+            f"{_camel(attribute.name)}: expected a count <= 2^53, got a number "
+            f"of {_digits(value)} digits"
         )
 
 
 def amount(instance, attribute: attrs.Attribute, value) -> None:
-    """Reject negative amounts (durations, dollars, counts) and ones no float column holds exactly (> 2^53)."""
+    """Reject negative amounts (durations, dollars, counts) and ones no float column
+    holds exactly (> 2^53)."""
     non_negative(instance, attribute, value)
     if value is not None and value > MAX_COUNT:
         raise ValueError(
-            f"{_camel(attribute.name)}: expected a value <= 2^53, got a number of {_digits(value)} digits"
+            f"{_camel(attribute.name)}: expected a value <= 2^53, got a number "
+            f"of {_digits(value)} digits"
         )
 
 
 def counts(instance, attribute: attrs.Attribute, value) -> None:
-    """Reject a mapping whose values are not counts (integers from 0 to 2^53), e.g. tool calls by category."""
+    """Reject a mapping whose values are not counts (integers from 0 to 2^53), e.g. tool
+    calls by category."""
     for key, item in value.items():
         if item.__class__ is not int or not 0 <= item <= MAX_COUNT:
             raise ValueError(
-                f"{_camel(attribute.name)}: expected counts (integers from 0 to 2^53), got {key!r}: {item!r}"[
-                    :300
-                ]
+                f"{_camel(attribute.name)}: expected counts (integers from 0 to "
+                f"2^53), got {key!r}: {item!r}"[:300]
             )
 
 
@@ -76,9 +79,8 @@ def iteration_number(instance, attribute: attrs.Attribute, value) -> None:
     """Reject iteration numbers below -1 (the warm-up) or beyond 2^53."""
     if not -1 <= value <= MAX_COUNT:
         raise ValueError(
-            f"{_camel(attribute.name)}: expected an integer from -1 (the warm-up) to 2^53, got {value!r}"[
-                :300
-            ]
+            f"{_camel(attribute.name)}: expected an integer from -1 (the "
+            f"warm-up) to 2^53, got {value!r}"[:300]
         )
 
 
@@ -99,5 +101,6 @@ def positive(instance, attribute: attrs.Attribute, value) -> None:
 
 
 def as_tuple(items: Iterable[Any]) -> tuple[Any, ...]:
-    """Converter of sequence fields: any iterable in, a tuple out (typed so mypy's attrs plugin accepts lists)."""
+    """Converter of sequence fields: any iterable in, a tuple out (typed so mypy's attrs
+    plugin accepts lists)."""
     return tuple(items)

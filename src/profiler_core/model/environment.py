@@ -1,4 +1,5 @@
-"""Execution environments: the run's settings, what one trial asks for, and what a command in it returned.
+"""Execution environments: the run's settings, what one trial asks for, and what a
+command in it returned.
 
 ``SandboxSettings`` is the profile's ``execution.sandbox`` and its companions,
 built once per run and passed typed to whoever starts programs
@@ -58,10 +59,13 @@ def _one_of(choices: tuple[str, ...], key: str) -> Any:
 
 
 def _kind(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    # The kinds are open (plugins add some): the name's shape here, its existence when the run starts.
+    # The kinds are open (plugins add some): the name's shape here, its existence when
+    # the run starts.
     if not isinstance(value, str) or not _KIND.fullmatch(value):
         raise SandboxError(
-            f"execution.sandbox: expected one of {', '.join(BUILTIN_ENVIRONMENTS)} or a plugin's environment id, got {value!r}"
+            "execution.sandbox: expected one of "
+            f"{', '.join(BUILTIN_ENVIRONMENTS)} or a plugin's environment id, "
+            f"got {value!r}"
         )
 
 
@@ -76,17 +80,21 @@ def _hosts(instance: Any, attribute: attrs.Attribute, value: tuple[str, ...]) ->
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class SandboxSettings(Record):
-    """How agents and verifiers are confined (the profile's ``execution.sandbox`` and its companions)."""
+    """How agents and verifiers are confined (the profile's ``execution.sandbox`` and
+    its companions)."""
 
-    #: the environment kind: ``none`` (run on the host), ``bwrap``, ``docker``, ``podman`` or a plugin's
+    #: the environment kind: ``none`` (run on the host), ``bwrap``, ``docker``,
+    #: ``podman`` or a plugin's
     sandbox: str = attrs.field(default="none", validator=_kind)
     #: ``none``, ``model`` or ``full``; None: ``model`` inside a sandbox, ``full`` without one
     network: str | None = attrs.field(
         default=None, validator=_one_of(NETWORKS, "network")
     )
-    #: the container image (docker / podman); None: an image of the host's own toolchain, made offline
+    #: the container image (docker / podman); None: an image of the host's own
+    #: toolchain, made offline
     image: str | None = None
-    #: hosts reachable besides the model endpoints with ``network: model`` (``host``, ``host:port``, ``*.domain``)
+    #: hosts reachable besides the model endpoints with ``network: model`` (``host``,
+    #: ``host:port``, ``*.domain``)
     allow_hosts: tuple[str, ...] = attrs.field(
         default=(), converter=_strings, validator=_hosts
     )
@@ -97,28 +105,34 @@ class SandboxSettings(Record):
     #: with ``image``: bind the host's toolchain into it too, as into the host image (an image built
     #: ``FROM`` the host image, e.g. a task's, offline)
     host_toolchain: bool = False
-    #: where every job's workspace also appears inside (a task's working folder, e.g. Harbor's ``/app``)
+    #: where every job's workspace also appears inside (a task's working folder, e.g.
+    #: Harbor's ``/app``)
     workdir: str | None = None
-    #: when a task's image (``docker_image``, a Dockerfile's ``FROM``) is pulled: ``never``, ``missing``, ``always``
+    #: when a task's image (``docker_image``, a Dockerfile's ``FROM``) is pulled:
+    #: ``never``, ``missing``, ``always``
     pull: str = attrs.field(default="missing", validator=_one_of(PULLS, "pull"))
-    #: the verifier's network when the profile overrides the task's (None: it inherits the task environment's)
+    #: the verifier's network when the profile overrides the task's (None: it inherits
+    #: the task environment's)
     verifier_network: str | None = attrs.field(
         default=None, validator=_one_of(NETWORKS, "verifier_network")
     )
     #: an agent reaches its model through the wire recorder (``execution.wire``; docs/wire.md)
     wire: bool = True
-    #: a trial's agent's user when the task names none and the profiler and the image's user are root (``root``: keep it)
+    #: a trial's agent's user when the task names none and the profiler and the image's
+    #: user are root (``root``: keep it)
     agent_user: str = "65534"
 
     def __attrs_post_init__(self) -> None:
         if self.sandbox == "none" and self.network in ("none", "model"):
             raise SandboxError(
-                f"execution.network: {self.network!r} needs a sandbox (set execution.sandbox to bwrap, docker or podman)"
+                f"execution.network: {self.network!r} needs a sandbox (set "
+                "execution.sandbox to bwrap, docker or podman)"
             )
 
     @property
     def network_mode(self) -> str:
-        """The network in effect: the setting, else ``model`` inside a sandbox and ``full`` without one."""
+        """The network in effect: the setting, else ``model`` inside a sandbox and
+        ``full`` without one."""
         if self.network is not None:
             return self.network
         return "full" if self.sandbox == "none" else "model"
@@ -173,18 +187,22 @@ class TrialSpec(Record):
     name: str = "trial"
     #: the image (container environments); None: the kind's default (the host's toolchain)
     image: str | None = None
-    #: a host folder whose files a folder trial (``none``, ``bwrap``) starts with at ``workdir`` (a copy: the trial may
+    #: a host folder whose files a folder trial (``none``, ``bwrap``) starts with at
+    #: ``workdir`` (a copy: the trial may
     #: change it); a container starts from its image's files instead
     root: str | None = None
-    #: glob patterns of top-level names of ``root`` left out of the copy (a Harbor task's ``Dockerfile``)
+    #: glob patterns of top-level names of ``root`` left out of the copy (a Harbor
+    #: task's ``Dockerfile``)
     root_exclude: tuple[str, ...] = ()
-    #: the working folder inside (None: the image's ``WORKDIR``, else a folder of the kind's choosing)
+    #: the working folder inside (None: the image's ``WORKDIR``, else a folder of the
+    #: kind's choosing)
     workdir: str | None = None
     #: the default user of commands (None: the image's ``USER``)
     user: str | None = None
     #: environment variables of every command, on top of the image's
     env: dict[str, str] = attrs.field(factory=dict)
-    #: the network at start: ``none``, ``model`` (``endpoints`` and ``allow_hosts`` only) or ``full``
+    #: the network at start: ``none``, ``model`` (``endpoints`` and ``allow_hosts``
+    #: only) or ``full``
     network: str = attrs.field(default="full", validator=_one_of(NETWORKS, "network"))
     #: whether the runner will change the network between phases (``Environment.set_network``)
     network_switch: bool = False
@@ -194,7 +212,8 @@ class TrialSpec(Record):
     #: CPUs and memory the trial may use (None: no limit asked)
     cpus: float | None = None
     memory_mb: int | None = None
-    #: folders that exist, empty and writable by every user, when the trial starts (Harbor's ``/logs/verifier``,
+    #: folders that exist, empty and writable by every user, when the trial starts
+    #: (Harbor's ``/logs/verifier``,
     #: ``/logs/agent``, ``/logs/artifacts``)
     folders: tuple[str, ...] = ()
     #: host paths shown inside (the agent's program, read-only)
@@ -226,7 +245,8 @@ class ExecResult(Record):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class EnvironmentCapabilities(Record):
-    """What an environment kind can do, declared so the runner can say in one line what it cannot."""
+    """What an environment kind can do, declared so the runner can say in one line what
+    it cannot."""
 
     #: the networks it can enforce (``none``, ``model``, ``full``)
     networks: tuple[str, ...] = ("full",)

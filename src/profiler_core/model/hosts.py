@@ -1,4 +1,5 @@
-"""Allow-list entries of a sandbox's network (``host``, ``host:port``, ``*.domain``), checked when a profile is read."""
+"""Allow-list entries of a sandbox's network (``host``, ``host:port``, ``*.domain``),
+checked when a profile is read."""
 
 from __future__ import annotations
 

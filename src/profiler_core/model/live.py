@@ -37,17 +37,21 @@ class Environment(Protocol):
         timeout_s: float | None = None,
         on_output: Callable[[bytes], None] | None = None,
     ) -> MaybeAwaitable[ExecResult]:
-        """Run ``argv`` inside (in ``cwd``, as ``user``, with ``env`` on top of the environment's) until it ends or ``timeout_s``."""
+        """Run ``argv`` inside (in ``cwd``, as ``user``, with ``env`` on top of the
+        environment's) until it ends or ``timeout_s``."""
         ...
 
     def put(self, local: Path, remote: str) -> MaybeAwaitable[None]:
-        """Copy a host file or folder to ``remote`` (a folder there is replaced, not merged into)."""
+        """Copy a host file or folder to ``remote`` (a folder there is replaced, not
+        merged into)."""
         ...
 
     def get(self, remote: str, local: Path) -> MaybeAwaitable[None]:
-        """Copy ``remote`` (a file or folder) to the host path ``local``; links are copied as links, never followed."""
+        """Copy ``remote`` (a file or folder) to the host path ``local``; links are
+        copied as links, never followed."""
         ...
 
     def stop(self) -> MaybeAwaitable[None]:
-        """End everything the trial started and remove it; called once, always, also after a failure."""
+        """End everything the trial started and remove it; called once, always, also
+        after a failure."""
         ...

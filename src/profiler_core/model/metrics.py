@@ -119,7 +119,8 @@ class ToolCallRecord(Record):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ModelUsage(Record):
-    """The tokens of one model call within a prompt (a session may switch models, or hand work to a cheaper one)."""
+    """The tokens of one model call within a prompt (a session may switch models, or
+    hand work to a cheaper one)."""
 
     model: str = attrs.field(validator=non_empty)
     tokens: TokenBreakdown
@@ -133,8 +134,10 @@ class PromptMetrics(Record):
     timing: TimingBreakdown
     tool_calls: tuple[ToolCallRecord, ...] = attrs.field(default=(), converter=as_tuple)
     cost: CostBreakdown = attrs.field(factory=CostBreakdown)
-    #: the tokens of each model call with the model that answered it, when the provider knows them (they add
-    #: up to ``tokens``); the cost collector prices each call on its own, at its own model's price when several
+    #: the tokens of each model call with the model that answered it, when the provider
+    #: knows them (they add
+    #: up to ``tokens``); the cost collector prices each call on its own, at its own
+    #: model's price when several
     #: models answered
     model_calls: tuple[ModelUsage, ...] = attrs.field(default=(), converter=as_tuple)
 

@@ -28,9 +28,11 @@ class _Plan:
 
     def __init__(self, cls: type) -> None:
         fields = attrs.fields(cls)
-        #: the class in the hash by its name, as attrs does: the same in every process for one PYTHONHASHSEED
+        #: the class in the hash by its name, as attrs does: the same in every process
+        #: for one PYTHONHASHSEED
         self.salt = hash(f"{cls.__module__}.{cls.__qualname__}")
-        #: (name, formatter or None for ``repr``, read with a default: the field is not set by ``__init__``)
+        #: (name, formatter or None for ``repr``, read with a default: the field is not
+        #: set by ``__init__``)
         self.repr = tuple(
             (a.name, None if a.repr is True else a.repr, not a.init)
             for a in fields
@@ -69,7 +71,8 @@ def _keyed_getter(fields: list[attrs.Attribute]) -> Callable[[Any], tuple]:
     )
 
 
-#: The objects being shown on this thread: a record that holds itself shows as ``...`` (attrs does the same).
+#: The objects being shown on this thread: a record that holds itself shows as ``...``
+#: (attrs does the same).
 _showing = threading.local()
 
 

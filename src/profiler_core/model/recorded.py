@@ -1,4 +1,5 @@
-"""A recorded agent session (a transcript another tool wrote), measured as if the profiler had run it."""
+"""A recorded agent session (a transcript another tool wrote), measured as if the
+profiler had run it."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from .trace import SessionTrace
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class RecordedVerification(Record):
-    """What a recorded session's verifiers said (a Harbor trial's verifier): replayed as the runner's verification."""
+    """What a recorded session's verifiers said (a Harbor trial's verifier): replayed as
+    the runner's verification."""
 
     checks: tuple[CheckpointResult, ...] = attrs.field(default=(), converter=as_tuple)
-    #: the reward (0-1); None when none was recorded (or it lies outside 0-1: then only in ``scores``)
+    #: the reward (0-1); None when none was recorded (or it lies outside 0-1: then only
+    #: in ``scores``)
     reward: float | None = None
     #: named rewards, as ``reward_<name>`` metrics of the row
     scores: dict[str, float] = attrs.Factory(dict)
@@ -53,7 +56,8 @@ class RecordedSession(Record):
     error: str | None = None
     #: things worth telling the user (missing usage, orphan tool results...)
     warnings: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
-    #: the subagent whose own transcript this is (Claude Code's ``agentId``); None for a main session
+    #: the subagent whose own transcript this is (Claude Code's ``agentId``); None for a
+    #: main session
     agent_id: str | None = None
     #: what the session's verifiers said, when the recording holds it (a Harbor trial)
     verification: RecordedVerification | None = None

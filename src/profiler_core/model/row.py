@@ -64,7 +64,8 @@ class ToolCallSummary(Record):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class CheckpointResult(Record):
-    """The outcome of one check of a scorer, as the scorer returns it and the row stores it (``ScorerCheckResult``)."""
+    """The outcome of one check of a scorer, as the scorer returns it and the row stores
+    it (``ScorerCheckResult``)."""
 
     id: str
     description: str

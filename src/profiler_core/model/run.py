@@ -153,7 +153,8 @@ class StopRecord(Record):
 
     reason: StopReason
     repetitions: int
-    #: the ``execution.stop`` settings it decided with (plain JSON), so a report can recompute its intervals
+    #: the ``execution.stop`` settings it decided with (plain JSON), so a report can
+    #: recompute its intervals
     settings: dict[str, Any] = attrs.field(factory=dict)
 
 
@@ -200,14 +201,17 @@ class RunManifest(Record):
     resumed_from: tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     #: where this run's session traces are (``reports/<runId>/sessions``); None when export is off
     sessions_dir: str | None = None
-    #: the run's trace store (``sessions/traces.jsonl``); None when traces are files or export is off
+    #: the run's trace store (``sessions/traces.jsonl``); None when traces are files or
+    #: export is off
     trace_store: str | None = None
     #: the CLI overrides of the first run, re-applied by ``--resume``
     overrides: dict[str, Any] = attrs.field(factory=dict)
     #: set when ``execution.stop`` ended the run (absent for a fixed number of repetitions)
     stop: StopRecord | None = None
-    #: per (model, mode, scenario) — keyed by ``json.dumps([model, mode, scenario])`` — a hash of what decides its
-    #: rows (profile, mode, scenario and its files, agent configuration): what a later ``--reuse`` compares
+    #: per (model, mode, scenario) — keyed by ``json.dumps([model, mode, scenario])`` —
+    #: a hash of what decides its
+    #: rows (profile, mode, scenario and its files, agent configuration): what a later
+    #: ``--reuse`` compares
     cell_fingerprints: dict[str, str] | None = None
     #: the cells whose rows were copied from an earlier run (``--reuse``)
     reused: ReuseRecord | None = None

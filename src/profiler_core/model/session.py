@@ -33,7 +33,8 @@ class ProviderConfig(Record):
     environment: dict[str, str] = attrs.field(factory=dict)
     workdir: str = "."
     options: dict[str, Any] = attrs.field(factory=dict)
-    #: the run's sandbox: a provider starts its agent inside it with ``profiler_core.sandbox.confine``;
+    #: the run's sandbox: a provider starts its agent inside it with
+    #: ``profiler_core.sandbox.confine``;
     #: None: the agent runs on the host
     sandbox: SandboxSettings | None = None
 
@@ -48,9 +49,11 @@ class CreateSessionParams(Record):
     mode: str
     model: str
     #: the folder the session works in, prepared by the runner (a fresh copy of the scenario's
-    #: workspace, or a fresh empty folder); None only when a caller outside the runner creates sessions
+    #: workspace, or a fresh empty folder); None only when a caller outside the runner
+    #: creates sessions
     workspace: str | None = None
-    #: the scenario itself, for a provider that needs more than its prompt (the ``oracle``'s reference solution)
+    #: the scenario itself, for a provider that needs more than its prompt (the
+    #: ``oracle``'s reference solution)
     scenario: Scenario | None = None
     #: this session's sandbox when it is not the run's (``ProviderConfig.sandbox``): a task's own
     #: container image and working folder; None: the run's
@@ -58,7 +61,8 @@ class CreateSessionParams(Record):
     #: the trial's running environment when the session runs inside one (docs/environments.md): the
     #: agent's commands go through its ``exec``, never the host; None: the session runs as before
     environment: Environment | None = None  # live, never serialised (model/live.py)
-    #: the working folder inside ``environment`` (the image's ``WORKDIR``, or the task's ``[environment].workdir``)
+    #: the working folder inside ``environment`` (the image's ``WORKDIR``, or the task's
+    #: ``[environment].workdir``)
     environment_workdir: str | None = None
     #: the user the agent runs as inside ``environment`` (``[agent].user``; None: the image's)
     environment_user: str | None = None
@@ -80,7 +84,8 @@ class PromptResult(Record):
     text: str
     metrics: PromptMetrics
     completion_reason: CompletionReason = "stop"
-    #: why the session ended in an error (an API error the agent reported, a recorded failure); the row is then an error
+    #: why the session ended in an error (an API error the agent reported, a recorded
+    #: failure); the row is then an error
     error: str | None = None
 
 

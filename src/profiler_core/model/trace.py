@@ -58,7 +58,8 @@ class ErrorEvent(Record):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ModelCallEvent(Record):
-    """One call of the model API, as the wire recorder saw it between the agent and its model (docs/wire.md)."""
+    """One call of the model API, as the wire recorder saw it between the agent and its
+    model (docs/wire.md)."""
 
     #: openai-chat | openai-responses | anthropic
     api: str
@@ -115,7 +116,8 @@ class Turn(Record):
     start_timestamp: str
     end_timestamp: str
     duration_ms: int | float = attrs.field(validator=non_negative)
-    #: the subagent that took this turn (e.g. Claude Code's ``agentId``); None for the session's own agent
+    #: the subagent that took this turn (e.g. Claude Code's ``agentId``); None for the
+    #: session's own agent
     agent: str | None = None
 
 

@@ -80,7 +80,8 @@ BUILTIN_COMPONENTS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
 
 
 def builtin_plugin(module_name: str) -> Any:
-    """The plugin object of a built-in module in :data:`BUILTIN_COMPONENTS`: one registration hook, naming its components."""
+    """The plugin object of a built-in module in :data:`BUILTIN_COMPONENTS`: one
+    registration hook, naming its components."""
     contract, components = BUILTIN_COMPONENTS[module_name]
     hook = CONTRACTS[contract].hook
 

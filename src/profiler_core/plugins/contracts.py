@@ -89,13 +89,15 @@ class SessionProvider(Protocol):
 
 
 class SessionProviderDefaults:
-    """The optional members of a :class:`SessionProvider`, with the defaults that apply when a provider lacks them.
+    """The optional members of a :class:`SessionProvider`, with the defaults that apply
+    when a provider lacks them.
 
     A provider may set any of them (or inherit this class); the runner reads
     them once per instance (``runner.adapter.ProviderAdapter``).
     """
 
-    #: ``"suite"``: ``init`` once per model (one instance serves its modes); ``"mode"``: once per mode
+    #: ``"suite"``: ``init`` once per model (one instance serves its modes); ``"mode"``:
+    #: once per mode
     init_scope: str = "suite"
     #: True when the agent reads the runner's process environment, so modes run one at a time
     needs_process_env: bool = False
@@ -113,7 +115,8 @@ class SessionProviderDefaults:
     def session_verification(
         self, handle: SessionHandle
     ) -> RecordedVerification | None:
-        """What a replayed recording's verifiers said (a ``RecordedVerification``): the row's reward and checks.
+        """What a replayed recording's verifiers said (a ``RecordedVerification``): the
+        row's reward and checks.
 
         None (the default): the scenario's own verifiers, if any, decide.
         """
@@ -143,7 +146,8 @@ class ScorerDefaults:
     """The optional members of a :class:`Scorer`, with their defaults."""
 
     def check_scenario(self, scenario: Scenario) -> None:
-        """Raise ``ProfilerError`` for scenario settings this scorer cannot use (``profiler validate``); default: accept."""
+        """Raise ``ProfilerError`` for scenario settings this scorer cannot use
+        (``profiler validate``); default: accept."""
 
 
 @runtime_checkable
@@ -207,7 +211,8 @@ class JudgeProvider(Protocol):
 
 @runtime_checkable
 class Importer(Protocol):
-    """Reads one recorded-session file format (``profiler import FORMAT``, the ``transcripts`` provider).
+    """Reads one recorded-session file format (``profiler import FORMAT``, the
+    ``transcripts`` provider).
 
     Optional: ``suffixes`` (:class:`ImporterDefaults`), the file name endings
     ``profiler import FORMAT DIR`` picks up from a directory.
@@ -217,7 +222,8 @@ class Importer(Protocol):
     id: str
 
     def load(self, path: Path) -> list[RecordedSession]:
-        """The recorded sessions of one file; a foreign or truncated file raises a ``ProfilerError``."""
+        """The recorded sessions of one file; a foreign or truncated file raises a
+        ``ProfilerError``."""
         ...
 
 
@@ -230,19 +236,22 @@ class ImporterDefaults:
 
 @runtime_checkable
 class ScenarioFormat(Protocol):
-    """Turns one scenario file's data into a :class:`Scenario` (a profile's ``scenarios.format``)."""
+    """Turns one scenario file's data into a :class:`Scenario` (a profile's
+    ``scenarios.format``)."""
 
     #: the format name, e.g. ``"ghx"``
     id: str
 
     def parse(self, data: dict[str, Any], source: str) -> Scenario:
-        """The scenario of one file (or list item); bad data raises a ``ProfilerError`` naming ``source`` and the field."""
+        """The scenario of one file (or list item); bad data raises a ``ProfilerError``
+        naming ``source`` and the field."""
         ...
 
 
 @runtime_checkable
 class ExecutionEnvironment(Protocol):
-    """A kind of place where trials run (``execution.sandbox``): the host, bwrap, a container runtime, a remote sandbox.
+    """A kind of place where trials run (``execution.sandbox``): the host, bwrap, a
+    container runtime, a remote sandbox.
 
     Its methods may be ``def`` (the runner calls them in a worker thread) or
     ``async def``. Besides ``id`` it declares ``capabilities``
@@ -253,11 +262,13 @@ class ExecutionEnvironment(Protocol):
     id: str
 
     def check(self) -> MaybeAwaitable[str | None]:
-        """Whether trials can start here: None, or one line saying why not (``docker`` missing, its daemon down)."""
+        """Whether trials can start here: None, or one line saying why not (``docker``
+        missing, its daemon down)."""
         ...
 
     def start(self, spec: TrialSpec) -> MaybeAwaitable[Environment]:
-        """Start one trial's environment (its container, its folder) as ``spec`` asks; ``SandboxError`` in one line when it cannot."""
+        """Start one trial's environment (its container, its folder) as ``spec`` asks;
+        ``SandboxError`` in one line when it cannot."""
         ...
 
 
@@ -276,7 +287,8 @@ class EnvironmentDefaults:
     """The optional members of an :class:`Environment`, with their defaults."""
 
     def set_network(self, network: str) -> None:
-        """Change the running trial's network (``none``, ``model``, ``full``) between phases; default: refuse."""
+        """Change the running trial's network (``none``, ``model``, ``full``) between
+        phases; default: refuse."""
         from ..errors import SandboxError
 
         raise SandboxError(
@@ -310,7 +322,8 @@ class Contract(Record):
     id_attr: str = "id"
 
     def missing_methods(self, component: Any) -> list[str]:
-        """The protocol's methods that ``component`` (an object or a class) lacks; empty if it conforms."""
+        """The protocol's methods that ``component`` (an object or a class) lacks; empty
+        if it conforms."""
         return [
             name
             for name in required_methods(self.protocol)
@@ -397,7 +410,8 @@ PROVIDER_DEFAULTS: dict[str, Any] = {
 
 
 def optional_method(component: Any, name: str) -> Any:
-    """A component's optional method (``SessionProviderDefaults``, ``ScorerDefaults``), or None when it has none."""
+    """A component's optional method (``SessionProviderDefaults``, ``ScorerDefaults``),
+    or None when it has none."""
     method = getattr(component, name, None)
     return method if callable(method) else None
 
@@ -412,7 +426,8 @@ def required_methods(protocol: type) -> list[str]:
 
 
 def missing_methods(component: Any, contract: str) -> list[str]:
-    """The methods of ``contract`` that ``component`` (an object or a class) lacks; empty if it conforms."""
+    """The methods of ``contract`` that ``component`` (an object or a class) lacks;
+    empty if it conforms."""
     return CONTRACTS[contract].missing_methods(component)
 
 

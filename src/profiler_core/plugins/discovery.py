@@ -1,4 +1,5 @@
-"""Installed plugins' entry points, cached by what is installed: a warm start skips importlib.metadata.
+"""Installed plugins' entry points, cached by what is installed: a warm start skips
+importlib.metadata.
 
 Scanning entry points means importing ``importlib.metadata`` (with ``email``
 and ``zipfile``) and reading every distribution's metadata: 3% of a

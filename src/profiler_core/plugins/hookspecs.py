@@ -37,8 +37,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..model.report import ReportSection
 
-    #: ``register(factory, id=None)``: add one factory; ``id`` for a factory without an id attribute, or
-    #: for a factory given as ``"package.module:attribute"`` (imported when the component is first used)
+    #: ``register(factory, id=None)``: add one factory; ``id`` for a factory without an
+    #: id attribute, or
+    #: for a factory given as ``"package.module:attribute"`` (imported when the
+    #: component is first used)
     Register = Callable[..., None]
 
 
@@ -161,7 +163,8 @@ def profiler_register_scenario_formats(register: Register) -> list[Any] | None:
 
 @hookspec
 def profiler_register_environments(register: Register) -> list[Any] | None:
-    """Register execution environments: where a trial's set-up, agent and verifier run (``execution.sandbox``).
+    """Register execution environments: where a trial's set-up, agent and verifier run
+    (``execution.sandbox``).
 
     Called once, when the component registry is built. Core registers ``none``,
     ``bwrap``, ``docker`` and ``podman`` through this hook too (docs/environments.md).
@@ -170,7 +173,8 @@ def profiler_register_environments(register: Register) -> list[Any] | None:
         an ``id``, ``check()`` and ``start(spec) -> Environment`` (see
         :class:`profiler_core.plugins.contracts.ExecutionEnvironment`). Merged
         across plugins; ids must be unique.
-    :param register: ``register("package.module:Class", id="my-sandbox")`` names a factory imported on first use.
+    :param register: ``register("package.module:Class", id="my-sandbox")`` names a
+        factory imported on first use.
     """
 
 

@@ -1,2 +1,3 @@
-"""Built-in session providers: ``simulated`` (a seeded coding-agent simulator), ``transcripts`` (replays recorded
+"""Built-in session providers: ``simulated`` (a seeded coding-agent simulator),
+``transcripts`` (replays recorded
 sessions), and the real agents ``claude-code``, ``codex`` and ``opencode``."""

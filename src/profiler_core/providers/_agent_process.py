@@ -1,4 +1,5 @@
-"""What the subprocess agents (Claude Code, Codex CLI) share: options, an isolated home, one run of the program.
+"""What the subprocess agents (Claude Code, Codex CLI) share: options, an isolated home,
+one run of the program.
 
 A session is one run of the agent's program: started under trio in a session
 (and process group) of its own, with an environment built here (never the
@@ -54,7 +55,8 @@ log = logging.getLogger("agent_profiler")
 
 
 def check_api(api: str | None, where: str) -> None:
-    """Option ``api``: unset, or one of the model APIs the wire recorder reads (config.agents.APIS)."""
+    """Option ``api``: unset, or one of the model APIs the wire recorder reads
+    (config.agents.APIS)."""
     from ..config.agents import APIS
 
     if api is not None and api not in APIS:
@@ -137,7 +139,8 @@ ARGS = (
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class AgentOptions(Record):
-    """Options every subprocess agent takes (profile ``provider.options``; a mode changes them by ``provider_overrides``)."""
+    """Options every subprocess agent takes (profile ``provider.options``; a mode
+    changes them by ``provider_overrides``)."""
 
     #: the program; default: the agent's env var (CLAUDE_BIN / CODEX_BIN), then PATH
     binary: str | None = option(None, *STRING)
@@ -145,7 +148,8 @@ class AgentOptions(Record):
     base_url: str | None = option(None, *STRING)
     #: the variable of the profiler's environment holding the API key
     api_key_env: str | None = option(None, *STRING)
-    #: deprecated: give scenarios a ``workspace`` (the runner then uses this folder for scenarios without one)
+    #: deprecated: give scenarios a ``workspace`` (the runner then uses this folder for
+    #: scenarios without one)
     workdir_template: str | None = option(None, *STRING)
     #: keep each session's home and working directory after the session (their path is logged)
     keep_sessions: bool = option(False, *BOOL)
@@ -180,14 +184,16 @@ class AgentOptions(Record):
 
 
 def build_options(cls: type, layers: Iterable[Mapping[str, Any]], where: str) -> Any:
-    """Merge option layers (later wins) into ``cls``; an unknown or wrong option is one ConfigError line."""
+    """Merge option layers (later wins) into ``cls``; an unknown or wrong option is one
+    ConfigError line."""
     names = [a.name for a in attrs.fields(cls)]
     merged: dict[str, Any] = {}
     for layer in layers:
         unknown = sorted(set(layer) - set(names))
         if unknown:
             raise ConfigError(
-                f"{where}: unknown option(s) {', '.join(unknown)} (valid: {', '.join(sorted(names))})"
+                f"{where}: unknown option(s) {', '.join(unknown)} (valid: "
+                f"{', '.join(sorted(names))})"
             )
         merged.update(layer)
     try:
@@ -199,7 +205,8 @@ def build_options(cls: type, layers: Iterable[Mapping[str, Any]], where: str) ->
 def find_binary(
     configured: str | None, env_var: str, name: str, install_hint: str
 ) -> str:
-    """The program to run: the option, ``$env_var``, PATH, then the agent folders; missing is one line with a hint."""
+    """The program to run: the option, ``$env_var``, PATH, then the agent folders;
+    missing is one line with a hint."""
     from .agents import find_installed
 
     # Then .agents/ of a checkout, or the cache `profiler agents install` fills.
@@ -214,17 +221,20 @@ def find_binary(
         if path and os.access(path, os.X_OK) and Path(path).is_file():
             return path
         raise ConfigError(
-            f"{name}: {candidate!r} is not an executable file (from option 'binary' or ${env_var}); {install_hint}"
+            f"{name}: {candidate!r} is not an executable file (from option "
+            f"'binary' or ${env_var}); {install_hint}"
         )
     raise ConfigError(
-        f"{name} not found (set option 'binary' or ${env_var}, put it on PATH, or run `profiler agents install`); {install_hint}"
+        f"{name} not found (set option 'binary' or ${env_var}, put it on PATH, "
+        f"or run `profiler agents install`); {install_hint}"
     )
 
 
 # -- the environment ----------------------------------------------------------
 
 
-#: What a sandboxed agent keeps of the profiler's environment (nothing else: it may hold other keys).
+#: What a sandboxed agent keeps of the profiler's environment (nothing else: it may hold
+#: other keys).
 SANDBOX_KEPT = ("PATH", "LANG", "LC_ALL", "TZ", "TERM")
 
 
@@ -249,7 +259,8 @@ def child_environment(
 
 
 def api_key(options: AgentOptions, default_env: str, agent: str) -> str:
-    """The API key from ``$api_key_env``; a placeholder for a custom endpoint that needs none; else an error."""
+    """The API key from ``$api_key_env``; a placeholder for a custom endpoint that needs
+    none; else an error."""
     name = options.api_key_env or default_env
     value = os.environ.get(name)
     if value:
@@ -258,18 +269,21 @@ def api_key(options: AgentOptions, default_env: str, agent: str) -> str:
         # Local and scripted endpoints take any key; the agent refuses to start without one.
         return "profiler-no-key"
     raise ConfigError(
-        f"{agent}: ${name} is not set (the API key; or name another variable with option 'api_key_env')"
+        f"{agent}: ${name} is not set (the API key; or name another variable "
+        "with option 'api_key_env')"
     )
 
 
-#: The key an agent holds while the wire recorder holds the real one (some agents refuse to start without a key).
+#: The key an agent holds while the wire recorder holds the real one (some agents refuse
+#: to start without a key).
 WIRE_PLACEHOLDER_KEY = "sk-profiler-wire-placeholder"
 
 
 def agent_key(
     live: LiveSession, options: AgentOptions, default_env: str, agent: str
 ) -> str:
-    """The key the agent is given: a placeholder when its calls pass the wire recorder (which keeps the real
+    """The key the agent is given: a placeholder when its calls pass the wire recorder
+    (which keeps the real
     one, from ``$api_key_env``, and puts it in each forwarded request); else the real key."""
     key = api_key(options, default_env, agent)
     if live.wire is None:
@@ -280,11 +294,13 @@ def agent_key(
 
 def hide_key(live: LiveSession, env: dict[str, str]) -> dict[str, str]:
     """``env`` with the placeholder in every variable holding the key the wire recorder keeps
-    (``$api_key_env`` itself, or a copy in ``env`` options): the agent's environment never holds it."""
+    (``$api_key_env`` itself, or a copy in ``env`` options): the agent's environment
+    never holds it."""
     key = live.wire.api_key if live.wire is not None else None
     if not key:
         return env
-    # A copy inside a longer value counts too, unless the key is so short it could be any value's part.
+    # A copy inside a longer value counts too, unless the key is so short it could be
+    # any value's part.
     return {
         name: WIRE_PLACEHOLDER_KEY
         if value == key or (len(key) >= 16 and key in value)
@@ -298,7 +314,8 @@ def hide_key(live: LiveSession, env: dict[str, str]) -> dict[str, str]:
 
 @attrs.define
 class SessionDirs:
-    """A session's temporary folder: ``home/`` (HOME of the agent), ``work/`` (its working directory), ``tmp/`` (its TMPDIR)."""
+    """A session's temporary folder: ``home/`` (HOME of the agent), ``work/`` (its
+    working directory), ``tmp/`` (its TMPDIR)."""
 
     root: Path
     home: Path
@@ -327,7 +344,8 @@ class SessionDirs:
         except OSError as exc:
             remove_folder(root)
             raise ConfigError(
-                f"{agent}: option 'workdir_template': cannot copy {workdir_template!r}: {exc.strerror or exc}"
+                f"{agent}: option 'workdir_template': cannot copy "
+                f"{workdir_template!r}: {exc.strerror or exc}"
             ) from None
         return cls(root=root, home=home, work=work, tmp=tmp)
 
@@ -382,7 +400,8 @@ async def run_agent(
     stdin: bytes | None = None,
     keep_output: bool = False,
 ) -> AgentRun:
-    """Run ``command`` to its end, reading its standard output as JSON lines; the group is ended in any case.
+    """Run ``command`` to its end, reading its standard output as JSON lines; the group
+    is ended in any case.
 
     ``stdin``: bytes written to its standard input (then closed; None: no input);
     ``keep_output``: keep every output line as printed too (``AgentRun.output``).
@@ -444,7 +463,8 @@ _DRAIN_S = 2.0
 
 
 async def _write_input(process: trio.Process, data: bytes) -> None:
-    """Write ``data`` to the program's standard input, then close it (a program that stops reading ends the write)."""
+    """Write ``data`` to the program's standard input, then close it (a program that
+    stops reading ends the write)."""
     import trio
 
     assert process.stdin is not None
@@ -533,7 +553,8 @@ class LiveSession:
     trace: SessionTrace | None = None
     #: the agent's own id of the session (its transcript's name), once known
     agent_session_id: str | None = None
-    #: this session's path on the wire recorder (a ``profiler_core.wire.WireSession``); None: no recorder
+    #: this session's path on the wire recorder (a ``profiler_core.wire.WireSession``);
+    #: None: no recorder
     wire: Any = None
 
 
@@ -553,7 +574,8 @@ def empty_trace(session_id: str) -> SessionTrace:
 
 
 class AgentProvider:
-    """Base of the subprocess-agent providers: options per mode, a temporary home per session, cleanup.
+    """Base of the subprocess-agent providers: options per mode, a temporary home per
+    session, cleanup.
 
     Subclasses set ``id``, ``program`` (the command name), ``env_var``,
     ``install_hint``, ``options_class`` and implement ``prompt``.
@@ -565,19 +587,24 @@ class AgentProvider:
     install_hint: ClassVar[str] = ""
     #: the model endpoint a sandboxed agent may reach when ``base_url`` is not given
     default_endpoint: ClassVar[str] = ""
-    #: ``base_url`` is the model endpoint: the runner opens it once before the first session (runner.endpoint)
+    #: ``base_url`` is the model endpoint: the runner opens it once before the first
+    #: session (runner.endpoint)
     endpoint_check: ClassVar[bool] = True
-    #: the base URL the agent calls when ``base_url`` is not given (where the wire recorder forwards its calls)
+    #: the base URL the agent calls when ``base_url`` is not given (where the wire
+    #: recorder forwards its calls)
     default_base_url: ClassVar[str] = ""
     options_class: ClassVar[type] = AgentOptions
-    #: the runner may start it inside a trial's environment (docs/environments.md, "Agents inside the trial")
+    #: the runner may start it inside a trial's environment (docs/environments.md,
+    #: "Agents inside the trial")
     runs_in_trial: ClassVar[bool] = False
-    #: keep the program's standard output as printed (``AgentRun.output``): for a provider whose answer is that output
+    #: keep the program's standard output as printed (``AgentRun.output``): for a
+    #: provider whose answer is that output
     keep_output: ClassVar[bool] = False
     init_scope = "mode"
 
     def __init__(self, **options: Any) -> None:
-        """Check the profile's options now, so ``profiler validate`` reports a bad one or a missing program."""
+        """Check the profile's options now, so ``profiler validate`` reports a bad one
+        or a missing program."""
         self._base = dict(options)
         defaults = build_options(
             self.options_class, [self._base], f"provider {self.id!r}"
@@ -589,7 +616,8 @@ class AgentProvider:
         self._recorders: dict[str, Any] = {}
 
     def init(self, config: ProviderConfig) -> None:
-        """Settle the options of ``config.mode`` (the profile's, changed by the mode's overrides)."""
+        """Settle the options of ``config.mode`` (the profile's, changed by the mode's
+        overrides)."""
         where = f"provider {self.id!r} (mode {config.mode!r})"
         options = build_options(
             self.options_class, [self._base, dict(config.options)], where
@@ -634,7 +662,8 @@ class AgentProvider:
         )
 
     def export_session(self, handle: SessionHandle) -> SessionTrace:
-        """The session's trace, read from the agent's own transcript after the prompt (empty before)."""
+        """The session's trace, read from the agent's own transcript after the prompt
+        (empty before)."""
         live = self.live(handle)
         trace = (
             live.trace
@@ -647,7 +676,8 @@ class AgentProvider:
         return trace
 
     def destroy_session(self, handle: SessionHandle) -> None:
-        """Remove the session's folders (kept with ``keep_sessions``); unknown handles are ignored."""
+        """Remove the session's folders (kept with ``keep_sessions``); unknown handles
+        are ignored."""
         live = self._sessions.pop(handle.session_id, None)
         if live is None:
             return
@@ -671,7 +701,8 @@ class AgentProvider:
             recorder.close()
 
     def recorder(self, setup: ModeSetup) -> Any:
-        """The wire recorder in front of the mode's model endpoint (started on first use); None with ``execution.wire: off``."""
+        """The wire recorder in front of the mode's model endpoint (started on first
+        use); None with ``execution.wire: off``."""
         endpoint = setup.options.base_url or self.default_base_url
         if not endpoint or not getattr(setup.sandbox, "wire", True):
             return None
@@ -682,11 +713,14 @@ class AgentProvider:
             recorder = self._recorders[endpoint] = WireRecorder(endpoint).start()
         api = getattr(setup.options, "api", None)
         if api:
-            recorder.api = api  # the mode's option ``api`` names the endpoint's API where its path cannot tell
+            # the mode's option ``api`` names the endpoint's API where its path cannot
+            # tell
+            recorder.api = api
         return recorder
 
     def model_url(self, live: LiveSession) -> str | None:
-        """The base URL the agent is given: its session's path on the wire recorder, else option ``base_url``."""
+        """The base URL the agent is given: its session's path on the wire recorder,
+        else option ``base_url``."""
         return (
             live.wire.base_url if live.wire is not None else live.setup.options.base_url
         )
@@ -700,9 +734,11 @@ class AgentProvider:
         on_line: Callable[[dict[str, Any]], bool] | None = None,
         stdin: bytes | None = None,
     ) -> AgentRun:
-        """Run the agent's command for one session: on the host, or in the run's sandbox (docs/sandbox.md).
+        """Run the agent's command for one session: on the host, or in the run's sandbox
+        (docs/sandbox.md).
 
-        ``stdin``: the program's standard input (None: none); a provider that passes it also keeps the output as printed.
+        ``stdin``: the program's standard input (None: none); a provider that passes it
+        also keeps the output as printed.
         """
         options = live.setup.options
         keep = stdin is not None or self.keep_output
@@ -747,8 +783,10 @@ class AgentProvider:
             )
 
     def trial_needs(self, mode: str) -> tuple[tuple[Any, ...], tuple[str, ...]]:
-        """What a trial gives this agent: its program's folder mounted read-only (``TrialMount``s) and the
-        model endpoint it calls (the wire recorder's, which holds the real key), relayed by ``network: model``."""
+        """What a trial gives this agent: its program's folder mounted read-only
+        (``TrialMount``s) and the
+        model endpoint it calls (the wire recorder's, which holds the real key), relayed
+        by ``network: model``."""
         from .in_trial import program_mounts
 
         setup = self._modes.get(mode)
@@ -764,13 +802,15 @@ class AgentProvider:
         return program_mounts(program), (endpoint,) if endpoint else ()
 
     def trial_program(self, binary: str) -> str:
-        """The program started inside a trial: ``binary`` by its real path (an npm link resolved)."""
+        """The program started inside a trial: ``binary`` by its real path (an npm link
+        resolved)."""
         return str(Path(binary).resolve())
 
     def sandbox_job(
         self, live: LiveSession, command: list[str], env: dict[str, str]
     ) -> tuple[SandboxSettings, Job]:
-        """The sandbox settings and the job of one confined run of ``command`` (``profiler_core.sandbox``)."""
+        """The sandbox settings and the job of one confined run of ``command``
+        (``profiler_core.sandbox``)."""
         from ..sandbox import Job
 
         # The task's own sandbox (its image, its working folder) when it brings one, else the run's.
@@ -797,7 +837,8 @@ class AgentProvider:
         return settings, job
 
     def failure(self, live: LiveSession, message: str) -> AgentError:
-        """A failed session's error, naming the model endpoint (a dead endpoint is then recognisable)."""
+        """A failed session's error, naming the model endpoint (a dead endpoint is then
+        recognisable)."""
         endpoint = live.setup.options.base_url or "the agent's default"
         return AgentError(f"{message} (model endpoint: {endpoint})")
 
@@ -807,22 +848,27 @@ class AgentProvider:
             return self._sessions[handle.session_id]
         except KeyError:
             raise ProfilerError(
-                f"provider {self.id!r}: unknown session {handle.session_id!r} (destroyed, or never created)"
+                f"provider {self.id!r}: unknown session {handle.session_id!r} "
+                "(destroyed, or never created)"
             ) from None
 
 
 def program_folders(
     binary: str, *, container: bool = False, hidden: tuple[str, ...] = ()
 ) -> list[Mount]:
-    """The agent program's folder, shown read-only in a sandbox that would not show it: an install under
-    the user's home, ``/tmp``, ``/run`` or another ``hidden`` path, or, in a container, anywhere outside the host toolchain's folders
-    (there also at the path the program is started by, when a symbolic link leads to it: a container has no such link)."""
+    """The agent program's folder, shown read-only in a sandbox that would not show it:
+    an install under
+    the user's home, ``/tmp``, ``/run`` or another ``hidden`` path, or, in a container,
+    anywhere outside the host toolchain's folders
+    (there also at the path the program is started by, when a symbolic link leads to it:
+    a container has no such link)."""
     from ..sandbox import Mount
     from ..sandbox.containers import HOST_DIRS
 
     given = Path(binary).absolute()
     resolved = given.resolve()
-    # bwrap gives the sandbox a fresh /tmp and /run: a program installed there (a checkout in /tmp) is not seen either.
+    # bwrap gives the sandbox a fresh /tmp and /run: a program installed there (a
+    # checkout in /tmp) is not seen either.
     fresh = () if container else ("/tmp", "/run")
     covered = any(
         Path(folder).resolve() in resolved.parents
@@ -890,10 +936,12 @@ MAX_TRANSCRIPT_BYTES = 256 << 20
 
 
 def load_transcript(format: str, home: Path, path: Path) -> RecordedSession:
-    """The recorded session of the transcript ``path`` the agent's CLI wrote in ``home`` (the agent's to change).
+    """The recorded session of the transcript ``path`` the agent's CLI wrote in ``home``
+    (the agent's to change).
 
     No link is followed at any component below ``home``, the file must be a regular one of at most
-    ``MAX_TRANSCRIPT_BYTES``, and it is parsed from a private copy: a link to ``/dev/zero`` or a FIFO put
+    ``MAX_TRANSCRIPT_BYTES``, and it is parsed from a private copy: a link to
+    ``/dev/zero`` or a FIFO put
     there cannot stall or grow the profiler. ``AgentError`` when it cannot be read.
     """
     import tempfile

@@ -1,4 +1,5 @@
-"""What the providers measured from the wire share: a prompt's metrics from the recorder's model calls."""
+"""What the providers measured from the wire share: a prompt's metrics from the
+recorder's model calls."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def wire_metrics(
     wall_ms: float,
     tool_calls: Sequence[ToolCallRecord],
 ) -> PromptMetrics:
-    """Tokens (summed), model calls (for per-call pricing) and ``llm`` segments of the recorder's calls."""
+    """Tokens (summed), model calls (for per-call pricing) and ``llm`` segments of the
+    recorder's calls."""
     tokens = sum((c.tokens for c in calls), TokenBreakdown())
     usage = tuple(
         ModelUsage(model=c.model or c.model_asked or model, tokens=c.tokens)

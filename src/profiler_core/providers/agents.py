@@ -1,4 +1,5 @@
-"""Where the real agent programs (those of the registry of agents) are found, and installing them from npm.
+"""Where the real agent programs (those of the registry of agents) are found, and
+installing them from npm.
 
 A provider runs its option ``binary``, else ``$<AGENT>_BIN``, else the program
 on PATH; when none is set, these folders are searched, in this order:
@@ -31,7 +32,8 @@ LOCAL_FOLDER = ".agents"
 
 
 def cache_dir() -> Path:
-    """The user's agent folder: ``$PROFILER_AGENTS_DIR``, else ``$XDG_CACHE_HOME/agent-profiler/agents``."""
+    """The user's agent folder: ``$PROFILER_AGENTS_DIR``, else
+    ``$XDG_CACHE_HOME/agent-profiler/agents``."""
     configured = os.environ.get("PROFILER_AGENTS_DIR")
     if configured:
         return Path(configured).expanduser()
@@ -40,7 +42,8 @@ def cache_dir() -> Path:
 
 
 def search_dirs(cwd: Path | None = None) -> list[Path]:
-    """The ``node_modules/.bin`` folders searched for an agent program, in order (existing or not)."""
+    """The ``node_modules/.bin`` folders searched for an agent program, in order
+    (existing or not)."""
     if os.environ.get("PROFILER_AGENTS_DIR"):
         return [cache_dir() / "node_modules" / ".bin"]
     here = (cwd or Path.cwd()).resolve()
@@ -57,7 +60,8 @@ def search_dirs(cwd: Path | None = None) -> list[Path]:
 
 
 def find_installed(program: str, cwd: Path | None = None) -> str | None:
-    """The path of ``program`` in the first of :func:`search_dirs` that has it executable, else None."""
+    """The path of ``program`` in the first of :func:`search_dirs` that has it
+    executable, else None."""
     for folder in search_dirs(cwd):
         candidate = folder / program
         if candidate.is_file() and os.access(candidate, os.X_OK):
@@ -66,7 +70,8 @@ def find_installed(program: str, cwd: Path | None = None) -> str | None:
 
 
 def resolve(names: Sequence[str]) -> list[AgentSpec]:
-    """The registry rows of ``names`` (agent names such as ``claude-code``, or their programs such as ``claude``)."""
+    """The registry rows of ``names`` (agent names such as ``claude-code``, or their
+    programs such as ``claude``)."""
     rows = registry()
     chosen, unknown = [], []
     for name in names:
@@ -87,12 +92,14 @@ def install(
     *,
     run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
 ) -> Path:
-    """Install the agents ``names`` (default: every one of the registry) from npm into ``folder``; their programs' folder."""
+    """Install the agents ``names`` (default: every one of the registry) from npm into
+    ``folder``; their programs' folder."""
     rows = resolve(names) if names else [r for r in registry().values() if r.package]
     npm = shutil.which("npm")
     if npm is None:
         raise ConfigError(
-            "npm not found: install Node.js and npm (e.g. `apt-get install nodejs npm`), then try again"
+            "npm not found: install Node.js and npm (e.g. `apt-get install "
+            "nodejs npm`), then try again"
         )
     target = folder or cache_dir()
     target.mkdir(parents=True, exist_ok=True)
@@ -115,7 +122,8 @@ def install(
     if done.returncode != 0:
         last = (done.stderr or done.stdout or "").strip().splitlines()
         raise ConfigError(
-            f"npm install into {target} failed (exit status {done.returncode}): {last[-1] if last else 'no output'}"
+            f"npm install into {target} failed (exit status {done.returncode}): "
+            f"{last[-1] if last else 'no output'}"
         )
     return target / "node_modules" / ".bin"
 

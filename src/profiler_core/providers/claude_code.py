@@ -81,11 +81,13 @@ PERMISSION_MODES = (
 class ClaudeCodeOptions(AgentOptions):
     """Options of the ``claude-code`` provider (the shared ones, plus these)."""
 
-    #: ``--permission-mode``; default: ``--dangerously-skip-permissions`` (a headless run cannot answer prompts)
+    #: ``--permission-mode``; default: ``--dangerously-skip-permissions`` (a headless
+    #: run cannot answer prompts)
     permission_mode: str | None = option(
         None, lambda v: v in PERMISSION_MODES, f"one of {', '.join(PERMISSION_MODES)}"
     )
-    #: use the cost Claude Code reports (only for models it knows the price of); false: price the tokens
+    #: use the cost Claude Code reports (only for models it knows the price of); false:
+    #: price the tokens
     agent_cost: bool = option(True, *BOOL)
     #: ``--fallback-model`` (used when the model is overloaded)
     fallback_model: str | None = option(None, *STRING)
@@ -146,7 +148,8 @@ class ClaudeCodeProvider(AgentProvider):
     async def prompt(
         self, handle: SessionHandle, text: str, timeout_ms: int | None = None
     ) -> PromptResult:
-        """Run Claude Code on ``text`` to its end; its process group is ended however the run ends."""
+        """Run Claude Code on ``text`` to its end; its process group is ended however
+        the run ends."""
         live = self.live(handle)
         command = self.command(live, text)
         env = self.environment(live)
@@ -197,12 +200,14 @@ class ClaudeCodeProvider(AgentProvider):
         return [*command, *options.extra_args, "--", text]
 
     def environment(self, live: LiveSession) -> dict[str, str]:
-        """Isolated home, the endpoint and key, offline switches, then the options' and the mode's variables."""
+        """Isolated home, the endpoint and key, offline switches, then the options' and
+        the mode's variables."""
         options: ClaudeCodeOptions = live.setup.options
         home = live.dirs.home
         fixed = {
             "HOME": str(home),
-            # Its own temporary files (task state, sockets) go with the session, not the system's /tmp.
+            # Its own temporary files (task state, sockets) go with the session, not the
+            # system's /tmp.
             "TMPDIR": str(live.dirs.tmp),
             "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_CACHE_HOME": str(home / ".cache"),
@@ -225,7 +230,8 @@ class ClaudeCodeProvider(AgentProvider):
             live.params.environment is not None
         ):
             # Claude Code refuses --dangerously-skip-permissions as root outside a declared sandbox;
-            # the session's temporary home and folder are that sandbox (a trial's container is one too).
+            # the session's temporary home and folder are that sandbox (a trial's
+            # container is one too).
             fixed["IS_SANDBOX"] = "1"
         # The profiler's own ANTHROPIC_* / CLAUDE_* settings would point the agent elsewhere.
         return child_environment(
@@ -297,7 +303,8 @@ class ClaudeCodeProvider(AgentProvider):
 
     @staticmethod
     def cost(result: dict[str, Any]) -> CostBreakdown:
-        """Claude Code's own cost, when it priced every model it used (``costBasis`` not ``unknown``)."""
+        """Claude Code's own cost, when it priced every model it used (``costBasis`` not
+        ``unknown``)."""
         total = result.get("total_cost_usd")
         if isinstance(total, bool) or not isinstance(total, (int, float)) or total <= 0:
             return CostBreakdown()
@@ -314,7 +321,8 @@ class ClaudeCodeProvider(AgentProvider):
     def transcript(
         self, live: LiveSession, session_id: str | None
     ) -> RecordedSession | None:
-        """The session's transcript parsed by the ``claude-code`` importer (None when it wrote none)."""
+        """The session's transcript parsed by the ``claude-code`` importer (None when it
+        wrote none)."""
         if not session_id:
             return None
         name = f"{Path(session_id).name}.jsonl"
@@ -330,7 +338,8 @@ class ClaudeCodeProvider(AgentProvider):
     def trace(
         recorded: Any, summary: StreamSummary, tokens: TokenBreakdown, wall_ms: float
     ) -> SessionTrace:
-        """The transcript's trace, with the model retries as recoverable errors and the run's own totals."""
+        """The transcript's trace, with the model retries as recoverable errors and the
+        run's own totals."""
         trace = (
             recorded.trace
             if recorded is not None

@@ -67,9 +67,11 @@ __all__ = [
     "summarize_exec",
 ]
 
-#: The variable the generated config tells Codex to read the key from (so no key is written to a file).
+#: The variable the generated config tells Codex to read the key from (so no key is
+#: written to a file).
 KEY_VAR = "PROFILER_CODEX_API_KEY"
-#: What Codex prints as an ``error`` line that is not an error (it lacks metadata for a model it does not know).
+#: What Codex prints as an ``error`` line that is not an error (it lacks metadata for a
+#: model it does not know).
 _HARMLESS = re.compile(r"^Model metadata for .* not found")
 _RETRY = re.compile(r"^Reconnecting\.\.\.\s*(\d+)/(\d+)")
 #: Items of ``codex exec --json`` that are the agent acting (one model step each, at least).
@@ -80,7 +82,8 @@ _ACTIONS = ("command_execution", "mcp_tool_call", "file_change", "web_search")
 class CodexOptions(AgentOptions):
     """Options of the ``codex`` provider (the shared ones, plus these)."""
 
-    #: more ``config.toml`` settings, merged over the generated ones (e.g. ``model_reasoning_effort: high``)
+    #: more ``config.toml`` settings, merged over the generated ones (e.g.
+    #: ``model_reasoning_effort: high``)
     config: dict[str, Any] = attrs.field(
         factory=dict, validator=check_option, metadata=checked(*MAPPING)
     )
@@ -250,7 +253,8 @@ class CodexProvider(AgentProvider):
     runs_in_trial = True
 
     def trial_program(self, binary: str) -> str:
-        """Codex's native program, not the npm launcher (``codex.js`` needs Node, which an image may lack)."""
+        """Codex's native program, not the npm launcher (``codex.js`` needs Node, which
+        an image may lack)."""
         from .in_trial import native_program
 
         return native_program(binary, "codex", _CODEX_NATIVE)
@@ -284,7 +288,8 @@ class CodexProvider(AgentProvider):
         stopped = False
 
         def watch(line: dict[str, Any]) -> bool:
-            # Codex has no turn limit of its own: end the session when it starts one action too many.
+            # Codex has no turn limit of its own: end the session when it starts one
+            # action too many.
             nonlocal actions, stopped
             item = line.get("item")
             if (
@@ -442,5 +447,6 @@ class CodexProvider(AgentProvider):
         )
         if not found:
             return None
-        # Read from the agent's home: no link followed below it, bounded, parsed from a private copy.
+        # Read from the agent's home: no link followed below it, bounded, parsed from a
+        # private copy.
         return load_transcript("codex", live.dirs.home, found[-1])

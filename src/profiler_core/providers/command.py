@@ -91,13 +91,16 @@ class CommandOptions(AgentOptions):
     command: str | list[str] | None = attrs.field(
         default=None, validator=check_option, metadata=checked(*COMMAND)
     )
-    #: the model API of its calls when the paths do not tell: openai-chat | openai-responses | anthropic
+    #: the model API of its calls when the paths do not tell: openai-chat |
+    #: openai-responses | anthropic
     api: str | None = option(None, *STRING)
     #: a file (relative to the workspace) holding the final answer instead of standard output
     output_file: str | None = option(None, *STRING)
-    #: a file (relative to the workspace) the agent writes its trace to, in a format of ``profiler import``
+    #: a file (relative to the workspace) the agent writes its trace to, in a format of
+    #: ``profiler import``
     trace_file: str | None = option(None, *STRING)
-    #: the format of ``trace_file``: ``auto`` (ATIF when its ``schema_version`` says so, else ``trace``), or a
+    #: the format of ``trace_file``: ``auto`` (ATIF when its ``schema_version`` says so,
+    #: else ``trace``), or a
     #: format of ``profiler import`` (trace, atif, openai, anthropic, claude-code, codex, opencode)
     trace_format: str = option("auto", *STRING)
 
@@ -140,10 +143,12 @@ class CommandProvider(AgentProvider):
 
     @staticmethod
     def _check(options: CommandOptions, where: str) -> str:
-        """The command's program, found; a missing command, a bad ``api`` or a missing program is one ConfigError."""
+        """The command's program, found; a missing command, a bad ``api`` or a missing
+        program is one ConfigError."""
         if options.command is None:
             raise ConfigError(
-                f"{where}: option 'command' is required (e.g. \"my-agent --prompt-file {{prompt_file}}\")"
+                f"{where}: option 'command' is required (e.g. \"my-agent "
+                f'--prompt-file {{prompt_file}}")'
             )
         check_api(options.api, where)
         if options.trace_format != "auto":
@@ -152,7 +157,8 @@ class CommandProvider(AgentProvider):
             if options.trace_format not in formats():
                 known = ", ".join(("auto", *formats()))
                 raise ConfigError(
-                    f"{where}: option 'trace_format': expected one of {known}, got {options.trace_format!r}"
+                    f"{where}: option 'trace_format': expected one of {known}, "
+                    f"got {options.trace_format!r}"
                 )
         argv = _split(options.command, where)
         program = argv[0]
@@ -163,14 +169,16 @@ class CommandProvider(AgentProvider):
         )
         if found is None:
             raise ConfigError(
-                f"{where}: option 'command': program {program!r} not found (give its path, or put it on PATH)"
+                f"{where}: option 'command': program {program!r} not found "
+                "(give its path, or put it on PATH)"
             )
         return found
 
     async def prompt(
         self, handle: SessionHandle, text: str, timeout_ms: int | None = None
     ) -> PromptResult:
-        """Run the command on ``text`` to its end; its process group is ended however the run ends."""
+        """Run the command on ``text`` to its end; its process group is ended however
+        the run ends."""
         import trio
 
         live = self.live(handle)
@@ -208,7 +216,8 @@ class CommandProvider(AgentProvider):
         }
 
     def environment(self, live: LiveSession, values: dict[str, str]) -> dict[str, str]:
-        """The conventional endpoint and key variables, pointing at the recorder; then the options' and the mode's."""
+        """The conventional endpoint and key variables, pointing at the recorder; then
+        the options' and the mode's."""
         options: CommandOptions = live.setup.options
         fixed = {
             "HOME": str(live.dirs.home),
@@ -238,13 +247,15 @@ class CommandProvider(AgentProvider):
     # -- reading the run ------------------------------------------------------
 
     def measure(self, live: LiveSession, run: AgentRun) -> PromptResult:
-        """The PromptResult of a finished run; a failed one raises AgentError naming its exit status and output."""
+        """The PromptResult of a finished run; a failed one raises AgentError naming its
+        exit status and output."""
         options: CommandOptions = live.setup.options
         output = run.output_text()
         if run.exit_code != 0:
             raise self.failure(
                 live,
-                f"command exited with status {run.exit_code}: {run.stderr_tail() or output[-300:] or '(no output)'}",
+                f"command exited with status {run.exit_code}: "
+                f"{run.stderr_tail() or output[-300:] or '(no output)'}",
             )
         answer = self._answer(live, output)
         calls = list(live.wire.snapshot()) if live.wire is not None else []
@@ -267,7 +278,8 @@ class CommandProvider(AgentProvider):
         except OSError as exc:
             raise self.failure(
                 live,
-                f"command: option 'output_file': cannot read {name!r} in the workspace: {exc.strerror or exc}",
+                f"command: option 'output_file': cannot read {name!r} in the "
+                f"workspace: {exc.strerror or exc}",
             ) from None
 
     def _trace_file(self, live: LiveSession) -> SessionTrace | None:
@@ -294,7 +306,8 @@ class CommandProvider(AgentProvider):
         calls: list[ModelCallEvent],
         wall_ms: float,
     ) -> SessionTrace:
-        """The trace the wire saw: each tool call the model asked for, with the result the agent sent back; the answer."""
+        """The trace the wire saw: each tool call the model asked for, with the result
+        the agent sent back; the answer."""
         events: list[Any] = []
         wire = live.wire
         for call in wire.tool_calls if wire is not None else ():
@@ -342,7 +355,8 @@ def _split(command: Any, where: str) -> list[str]:
 
 
 def detect_format(path: Path) -> str:
-    """``atif`` for a JSON object whose ``schema_version`` names ATIF, else ``trace`` (its importer names any fault)."""
+    """``atif`` for a JSON object whose ``schema_version`` names ATIF, else ``trace``
+    (its importer names any fault)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except ValueError:
@@ -360,7 +374,8 @@ def _fill(text: str, values: dict[str, str]) -> str:
 
 
 def _inside(root: Path, name: str, option_name: str) -> Path:
-    """``name`` under ``root``; a path leaving it is refused (the file names a place in the workspace only)."""
+    """``name`` under ``root``; a path leaving it is refused (the file names a place in
+    the workspace only)."""
     path = (root / name).resolve()
     if not path.is_relative_to(root.resolve()):
         raise AgentError(
@@ -372,7 +387,8 @@ def _inside(root: Path, name: str, option_name: str) -> Path:
 def tool_records(
     trace: SessionTrace, categories: dict[str, str] | None = None
 ) -> tuple[ToolCallRecord, ...]:
-    """The trace's tool calls as the row's records (``categories``: known categories by tool name)."""
+    """The trace's tool calls as the row's records (``categories``: known categories by
+    tool name)."""
     known = categories or {}
     return tuple(
         ToolCallRecord(

@@ -1,4 +1,5 @@
-"""The ``harbor`` provider: each cell is one Harbor trial, run by Harbor's own CLI in its own interpreter.
+"""The ``harbor`` provider: each cell is one Harbor trial, run by Harbor's own CLI in
+its own interpreter.
 
 ::
 
@@ -6,12 +7,17 @@
       id: harbor
       options:
         agent: oracle                 # a Harbor agent name (harbor run -a), or:
-        agent_import_path: null       # module:Class of a custom agent (harbor run --agent-import-path)
-        environment: docker           # docker | podman | daytona | modal | e2b | ... (harbor run -e)
-        harbor: harbor                # the harbor program (Harbor needs Python >= 3.12: its own venv's bin/harbor)
+        agent_import_path: null       # module:Class of a custom agent (harbor run
+        --agent-import-path)
+        environment: docker           # docker | podman | daytona | modal | e2b | ...
+        (harbor run -e)
+        harbor: harbor                # the harbor program (Harbor needs Python >= 3.12:
+        its own venv's bin/harbor)
         agent_kwargs: {}              # harbor run --ak key=value
-        keep_jobs: null               # a folder to keep Harbor's job folders in (default: a temporary one)
-        preflight: true               # ask Harbor's preflight whether the environment is ready (credentials ...)
+        keep_jobs: null               # a folder to keep Harbor's job folders in
+        (default: a temporary one)
+        preflight: true               # ask Harbor's preflight whether the environment
+        is ready (credentials ...)
 
 Harbor cannot be imported here (it needs Python >= 3.12, this package
 supports 3.11), so the boundary is a process: ``harbor run -p TASK -a AGENT
@@ -26,7 +32,8 @@ interpreter (``harbor_probe.py``), so ``profiler validate`` names missing
 credentials (``E2B_API_KEY``, ``DAYTONA_API_KEY``, Modal's token ...) in one line.
 The mode's ``environment`` reaches the agent (``--ae``); its
 ``provider_overrides`` set these options for the mode (``{agent: nop}``,
-``{agent_kwargs: {...}}``: each mode gets its own provider instance). The matrix, warm-up, retries, stop
+``{agent_kwargs: {...}}``: each mode gets its own provider instance). The matrix,
+warm-up, retries, stop
 rules, budgets and statistics stay the runner's.
 
 The scenarios are Harbor task folders (``scenarios: {format: harbor}`` or a
@@ -58,7 +65,8 @@ from .harbor_probe import environment_problem, find_harbor, harbor_path
 
 __all__ = ["HarborProvider"]
 
-#: seconds Harbor gets beyond the scenario's timeout for environment set-up, the verifier and teardown
+#: seconds Harbor gets beyond the scenario's timeout for environment set-up, the
+#: verifier and teardown
 HARBOR_OVERHEAD_S = 600.0
 
 
@@ -79,24 +87,30 @@ class HarborProvider:
         keep_jobs: str | None = None,
         preflight: bool = True,
     ) -> None:
-        """Check the options now, so ``profiler validate`` names a bad one (or a missing Harbor) in one line."""
+        """Check the options now, so ``profiler validate`` names a bad one (or a missing
+        Harbor) in one line."""
         if bool(agent) == bool(agent_import_path):
             raise ConfigError(
-                "provider 'harbor': give one of the options agent (a Harbor agent name) or agent_import_path"
+                "provider 'harbor': give one of the options agent (a Harbor "
+                "agent name) or agent_import_path"
             )
         if not isinstance(environment, str) or not environment:
             raise ConfigError(
-                f"provider 'harbor': option 'environment': expected a Harbor environment type, got {environment!r}"
+                "provider 'harbor': option 'environment': expected a Harbor "
+                f"environment type, got {environment!r}"
             )
         install = find_harbor(harbor)
         if install is None:
             raise ConfigError(
-                f"provider 'harbor': the harbor program {harbor!r} is not found; install Harbor in a Python >= 3.12 "
-                "(e.g. python3.12 -m venv h && h/bin/pip install harbor) and give option harbor: h/bin/harbor"
+                f"provider 'harbor': the harbor program {harbor!r} is not "
+                "found; install Harbor in a Python >= 3.12 "
+                "(e.g. python3.12 -m venv h && h/bin/pip install harbor) and "
+                "give option harbor: h/bin/harbor"
             )
         if agent_kwargs is not None and not isinstance(agent_kwargs, dict):
             raise ConfigError(
-                f"provider 'harbor': option 'agent_kwargs': expected a mapping, got {agent_kwargs!r}"
+                "provider 'harbor': option 'agent_kwargs': expected a mapping, "
+                f"got {agent_kwargs!r}"
             )
         self.install = install
         self.harbor, self.agent, self.import_path, self.environment = (
@@ -119,7 +133,8 @@ class HarborProvider:
         """A folder for this mode's jobs; the mode's environment and overrides noted."""
         self.model = config.model or None
         self.env = {str(k): str(v) for k, v in config.environment.items()}
-        # The mode's provider_overrides arrive merged into the options (checked when the profile was built).
+        # The mode's provider_overrides arrive merged into the options (checked when the
+        # profile was built).
         options = config.options
         if "agent" in options or "agent_import_path" in options:
             self.agent, self.import_path = (
@@ -136,7 +151,8 @@ class HarborProvider:
             self.jobs = Path(tempfile.mkdtemp(prefix="profiler-harbor-"))
 
     def _check_environment(self, environment: str) -> None:
-        """Harbor's own preflight of the environment (credentials, extras, CLIs), once per environment: one line when not ready."""
+        """Harbor's own preflight of the environment (credentials, extras, CLIs), once
+        per environment: one line when not ready."""
         if not self.preflight or environment in self._ready:
             return
         problem = environment_problem(self.install, environment)
@@ -150,7 +166,8 @@ class HarborProvider:
         """Remember the task; the trial starts at ``prompt``."""
         if params.scenario is None or _task_folder(params.scenario) is None:
             raise ProfilerError(
-                f"provider 'harbor': scenario {params.scenario_id!r} is not a Harbor task folder (scenarios: {{format: harbor}})"
+                f"provider 'harbor': scenario {params.scenario_id!r} is not a "
+                f"Harbor task folder (scenarios: {{format: harbor}})"
             )
         handle = SessionHandle(
             session_id=f"harbor-{uuid.uuid4().hex[:12]}",
@@ -257,7 +274,8 @@ class HarborProvider:
 
 
 def _task_folder(scenario: Scenario) -> Path | None:
-    """The Harbor task folder a scenario was read from (its verifier's ``/tests`` is the task's ``tests/``)."""
+    """The Harbor task folder a scenario was read from (its verifier's ``/tests`` is the
+    task's ``tests/``)."""
     for spec in scenario.verify:
         tests = spec.mounts.get("/tests")
         if tests:

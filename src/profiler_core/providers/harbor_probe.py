@@ -1,4 +1,5 @@
-"""Questions asked of an installed Harbor in its own interpreter: its version, its agents, its environments' preflight.
+"""Questions asked of an installed Harbor in its own interpreter: its version, its
+agents, its environments' preflight.
 
 Harbor needs Python >= 3.12 and this package supports 3.11, so Harbor is
 never imported here: a short script runs in the interpreter of the ``harbor``
@@ -70,12 +71,14 @@ class HarborInstall(Record):
 
 
 def harbor_path(program: str | os.PathLike[str]) -> str:
-    """PATH with the harbor program's own folder first (its helpers, e.g. podman-compose, live beside it)."""
+    """PATH with the harbor program's own folder first (its helpers, e.g.
+    podman-compose, live beside it)."""
     return os.pathsep.join([str(Path(program).parent), os.environ.get("PATH", "")])
 
 
 def find_harbor(program: str = "harbor") -> HarborInstall | None:
-    """The Harbor whose program is ``program`` (a path, or a name on PATH) and its interpreter, else None."""
+    """The Harbor whose program is ``program`` (a path, or a name on PATH) and its
+    interpreter, else None."""
     found = shutil.which(program)
     if found is None:
         return None
@@ -85,14 +88,16 @@ def find_harbor(program: str = "harbor") -> HarborInstall | None:
         first = path.read_bytes()[:512].split(b"\n", 1)[0].decode("utf-8", "replace")
     except OSError:
         return None
-    # A console script names its interpreter on its first line; a venv's python is beside it otherwise.
+    # A console script names its interpreter on its first line; a venv's python is
+    # beside it otherwise.
     if first.startswith("#!") and " " not in first[2:].strip():
         python = Path(first[2:].strip())
     return HarborInstall(program=path, python=python) if python.exists() else None
 
 
 def probe(install: HarborInstall, *args: str) -> dict[str, object]:
-    """Harbor's answer to one question (``agents``, or ``preflight ENV KWARGS_JSON``); ``error`` says why there is none."""
+    """Harbor's answer to one question (``agents``, or ``preflight ENV KWARGS_JSON``);
+    ``error`` says why there is none."""
     env = {**os.environ, "PATH": harbor_path(install.program), "PYTHONUNBUFFERED": "1"}
     try:
         done = subprocess.run(
@@ -113,7 +118,8 @@ def probe(install: HarborInstall, *args: str) -> dict[str, object]:
     if not isinstance(answer, dict):
         last = (done.stderr.strip().splitlines() or ["no answer"])[-1]
         return {
-            "error": f"{install.python} could not ask Harbor (is it installed there, and >= 0.26?): {last}"
+            "error": f"{install.python} could not ask Harbor (is it installed there, and "
+            f">= 0.26?): {last}"
         }
     return answer
 
@@ -121,7 +127,8 @@ def probe(install: HarborInstall, *args: str) -> dict[str, object]:
 def environment_problem(
     install: HarborInstall, environment: str, kwargs: dict[str, object] | None = None
 ) -> str | None:
-    """What Harbor's preflight of ``environment`` says is missing (credentials, an extra, a CLI), in one line; None when ready."""
+    """What Harbor's preflight of ``environment`` says is missing (credentials, an
+    extra, a CLI), in one line; None when ready."""
     answer = probe(install, "preflight", environment, json.dumps(kwargs or {}))
     problem = answer.get("problem") or answer.get("error")
     return " ".join(str(problem).split()) if problem else None

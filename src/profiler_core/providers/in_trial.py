@@ -1,4 +1,5 @@
-"""A subprocess agent (Claude Code, Codex, OpenCode) run inside the trial's environment, as Harbor runs its agents.
+"""A subprocess agent (Claude Code, Codex, OpenCode) run inside the trial's environment,
+as Harbor runs its agents.
 
 The runner starts the trial's container with the agent's installed package
 folder mounted read-only at its host path (:func:`program_mounts`): the npm
@@ -44,12 +45,14 @@ QUICK_S = 60.0
 MAX_HOME_BYTES = 512 << 20
 #: whether the program's loader is in the image, then who the agent's user is (``uid:gid``)
 _WHO = '[ -z "$1" ] || [ -e "$1" ] || echo MISSING-LOADER; echo "$(id -u):$(id -g)"'
-#: variables of the profiler's own that a sandboxed agent keeps; inside a trial the image's stand instead
+#: variables of the profiler's own that a sandboxed agent keeps; inside a trial the
+#: image's stand instead
 _HOST_ONLY = ("PATH", "LANG", "LC_ALL", "TZ", "TERM")
 
 
 def program_mounts(program: str) -> tuple[TrialMount, ...]:
-    """The folder holding ``program`` shown read-only inside at its host path: the ``node_modules`` of an npm
+    """The folder holding ``program`` shown read-only inside at its host path: the
+    ``node_modules`` of an npm
     install (the platform package beside it included), else the program's own folder."""
     path = Path(program)
     folder = next(
@@ -62,8 +65,10 @@ def program_mounts(program: str) -> tuple[TrialMount, ...]:
 def native_program(
     binary: str, name: str, platforms: dict[str, tuple[str, str]]
 ) -> str:
-    """The native program an npm launcher (a ``.js`` file run by Node) would start: found beside it in its
-    ``node_modules``, in the platform package for this machine (``platforms``: machine -> package, target)."""
+    """The native program an npm launcher (a ``.js`` file run by Node) would start:
+    found beside it in its
+    ``node_modules``, in the platform package for this machine (``platforms``: machine
+    -> package, target)."""
     resolved = Path(binary).resolve()
     if resolved.suffix != ".js":
         return str(resolved)
@@ -77,7 +82,8 @@ def native_program(
     if found is None or not os.access(found, os.X_OK):
         raise ConfigError(
             f"{name}: {binary} is a Node launcher and its native program for {platform.machine()} "
-            f"was not found beside it ({package or 'no platform package'}): it cannot run inside a trial"
+            f"was not found beside it ({package or 'no platform package'}): it "
+            "cannot run inside a trial"
         )
     return str(found)
 
@@ -93,7 +99,8 @@ async def run_in_trial(
     stdin: bytes | None,
     keep: bool,
 ) -> Any:
-    """Run the agent's ``command`` inside the session's trial (``start``: ``run_agent`` of the agent-process base,
+    """Run the agent's ``command`` inside the session's trial (``start``: ``run_agent``
+    of the agent-process base,
     given the host command); its home comes back to the host afterwards."""
     import trio
 
@@ -168,8 +175,10 @@ def elf_interpreter(program: str) -> str | None:
 async def give_folders(
     environment: Any, live: Any, user: str | None, program: str | None = None
 ) -> None:
-    """Copy the session's folder (its home and temporary folder) in at its host path, the agent user's;
-    a ``program`` whose dynamic loader the image lacks (a glibc program in a musl image) is one line."""
+    """Copy the session's folder (its home and temporary folder) in at its host path,
+    the agent user's;
+    a ``program`` whose dynamic loader the image lacks (a glibc program in a musl image)
+    is one line."""
     dirs = live.dirs
     try:
         # one copy: the session's folder holds both (and nothing of the profiler's own yet)
@@ -187,7 +196,8 @@ async def give_folders(
     )
     if who.ok and "MISSING-LOADER" in who.output:
         raise ProfilerError(
-            f"{Path(program or '?').name} cannot run in this image: it needs {loader}, which the image lacks "
+            f"{Path(program or '?').name} cannot run in this image: it needs "
+            f"{loader}, which the image lacks "
             "(a glibc program; a musl image such as Alpine cannot run it; docs/environments.md)"
         )
     owner = who.output.strip().splitlines()[-1:] if who.ok else []
@@ -217,8 +227,10 @@ async def give_folders(
 
 
 async def take_home(environment: Any, live: Any) -> None:
-    """The agent's home copied back over the host's (its transcript is read there; links stay links), unless
-    it grew past ``MAX_HOME_BYTES`` (measured inside first: the agent cannot fill the host's disk)."""
+    """The agent's home copied back over the host's (its transcript is read there; links
+    stay links), unless
+    it grew past ``MAX_HOME_BYTES`` (measured inside first: the agent cannot fill the
+    host's disk)."""
     home = live.dirs.home
     shutil.rmtree(home, ignore_errors=True)
     try:

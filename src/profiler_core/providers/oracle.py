@@ -1,4 +1,5 @@
-"""The ``oracle`` provider: "solves" each task with its reference solution, to check tasks and verifiers.
+"""The ``oracle`` provider: "solves" each task with its reference solution, to check
+tasks and verifiers.
 
 ::
 
@@ -92,7 +93,8 @@ class OracleProvider:
         self._sandbox = config.sandbox
 
     def check_scenarios(self, scenarios: Sequence[Scenario]) -> None:
-        """Refuse, before the run (and at ``validate``), a profile none of whose scenarios has a reference solution.
+        """Refuse, before the run (and at ``validate``), a profile none of whose
+        scenarios has a reference solution.
 
         Such a profile has no Harbor tasks at all; a task among others that lacks its solution
         is that row's error (checking tasks is what the oracle is for).
@@ -107,22 +109,27 @@ class OracleProvider:
                 f" and {len(missing) - 3} more" if len(missing) > 3 else ""
             )
             raise ProfilerError(
-                f"none of the {len(scenarios)} scenarios has a reference solution ({named}): the oracle runs "
-                "a Harbor task's solution/solve.sh (scenarios: {path: TASKS, format: harbor}; docs/harbor.md)"
+                f"none of the {len(scenarios)} scenarios has a reference "
+                f"solution ({named}): the oracle runs "
+                "a Harbor task's solution/solve.sh (scenarios: {path: TASKS, "
+                "format: harbor}; docs/harbor.md)"
             )
 
     def create_session(self, params: CreateSessionParams) -> SessionHandle:
-        """A session of ``params.scenario``; one without a reference solution is refused in one line."""
+        """A session of ``params.scenario``; one without a reference solution is refused
+        in one line."""
         scenario = params.scenario
         if scenario is None or (
             params.workspace is None and params.environment is None
         ):
             raise ProfilerError(
-                "provider 'oracle' needs the runner's scenario and workspace (CreateSessionParams.scenario, .workspace)"
+                "provider 'oracle' needs the runner's scenario and workspace "
+                "(CreateSessionParams.scenario, .workspace)"
             )
         if scenario.solution is None:
             raise ProfilerError(
-                f"scenario {scenario.id!r} has no reference solution (a Harbor task's solution/solve.sh)"
+                f"scenario {scenario.id!r} has no reference solution (a Harbor "
+                "task's solution/solve.sh)"
             )
         session_id = f"oracle-{uuid.uuid4().hex[:12]}"
         self._sessions[session_id] = _Session(
@@ -161,7 +168,8 @@ class OracleProvider:
             confined = session.sandbox is not None and session.sandbox.confined
             if mounts and not confined:
                 raise ProfilerError(
-                    f"scenario {session.scenario.id!r}: its solution uses {', '.join(solution.mounts)}, which needs a sandbox"
+                    f"scenario {session.scenario.id!r}: its solution uses "
+                    f"{', '.join(solution.mounts)}, which needs a sandbox"
                 )
             where = Confinement(
                 settings=session.sandbox,
@@ -196,7 +204,8 @@ class OracleProvider:
     async def _in_trial(
         self, handle: SessionHandle, session: _Session, timeout_s: float
     ) -> PromptResult:
-        """Upload the solution's folders into the trial, make its scripts executable, run it there by its shebang."""
+        """Upload the solution's folders into the trial, make its scripts executable,
+        run it there by its shebang."""
         from ..util.asyncs import call_off_loop
 
         solution = session.scenario.solution
@@ -230,7 +239,9 @@ class OracleProvider:
         output = result.output.strip()[-TEXT_TAIL:]
         error = None
         if result.timed_out:
-            pass  # the agent's time ran out: recorded as the reason, and the verifier judges what it left (Harbor's rule)
+            # the agent's time ran out: recorded as the reason, and the verifier judges
+            # what it left (Harbor's rule)
+            pass
         elif not result.ok:
             how = result.error or f"exited {result.exit_code}"
             error = f"the reference solution {how}: {output[-300:]}".rstrip(": ")
@@ -260,7 +271,8 @@ class OracleProvider:
 
 
 def script_argv(command: str, folders: tuple[str, ...]) -> list[str]:
-    """``bash /solution/solve.sh`` of an uploaded script becomes the script itself, started by its shebang (as Harbor runs it)."""
+    """``bash /solution/solve.sh`` of an uploaded script becomes the script itself,
+    started by its shebang (as Harbor runs it)."""
     import shlex
 
     words = shlex.split(command) if "\n" not in command else []
@@ -274,7 +286,8 @@ def script_argv(command: str, folders: tuple[str, ...]) -> list[str]:
 
 
 def _copies(mounts: dict[str, str], scratch: Path) -> list[tuple[str, Path]]:
-    """A fresh copy of each mounted folder (``target -> copy``): the solution may write there, the task stays as it is."""
+    """A fresh copy of each mounted folder (``target -> copy``): the solution may write
+    there, the task stays as it is."""
     copies = []
     for index, (target, source) in enumerate(mounts.items()):
         copy = scratch / f"mount-{index}"
@@ -300,7 +313,8 @@ def _answer(
     result: Any,
     error: str | None,
 ) -> PromptResult:
-    """The solution's run as an agent's answer: its output, one ``bash`` call in the trace, no tokens."""
+    """The solution's run as an agent's answer: its output, one ``bash`` call in the
+    trace, no tokens."""
     session.trace = _trace(
         handle.session_id, command, output, started, result.wall_ms, error
     )

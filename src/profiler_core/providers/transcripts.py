@@ -7,7 +7,8 @@ Options (profile ``provider.options``)::
       options:
         format: claude-code              # openai | anthropic | claude-code | opencode | trace
         files: ["recordings/*.jsonl"]    # paths or globs, relative to the current directory
-        on_exhausted: error              # or "cycle" (reuse sessions when iterations outnumber them)
+        on_exhausted: error              # or "cycle" (reuse sessions when iterations
+        outnumber them)
         time_scale: 0                    # > 0: really wait recorded wall time x time_scale
         scenario: null                   # a scenario id: every session is a recording of it
 
@@ -68,7 +69,8 @@ _EXHAUSTED = ("error", "cycle")
 def resolve_files(
     files: Any, where: str = "provider 'transcripts': option 'files'"
 ) -> list[Path]:
-    """Paths and globs (relative to the current directory) -> existing files, in the given order, each once."""
+    """Paths and globs (relative to the current directory) -> existing files, in the
+    given order, each once."""
     if isinstance(files, str):
         files = [files]
     if (
@@ -99,7 +101,8 @@ def resolve_files(
 
 
 class TranscriptsProvider:
-    """Replays recorded sessions (one per iteration) through the runner, for comparison with live ones."""
+    """Replays recorded sessions (one per iteration) through the runner, for comparison
+    with live ones."""
 
     id = "transcripts"
     init_scope = "suite"
@@ -118,7 +121,8 @@ class TranscriptsProvider:
         """Parse every file now, so a bad recording fails the profile before anything runs."""
         if not isinstance(format, str):
             raise ConfigError(
-                f"provider 'transcripts': option 'format': expected one of {', '.join(FORMATS)}, got {format!r}"
+                "provider 'transcripts': option 'format': expected one of "
+                f"{', '.join(FORMATS)}, got {format!r}"
             )
         try:
             self.format = check_format(format)
@@ -128,7 +132,8 @@ class TranscriptsProvider:
             ) from None
         if on_exhausted not in _EXHAUSTED:
             raise ConfigError(
-                f"provider 'transcripts': option 'on_exhausted': expected 'error' or 'cycle', got {on_exhausted!r}"
+                "provider 'transcripts': option 'on_exhausted': expected "
+                f"'error' or 'cycle', got {on_exhausted!r}"
             )
         if (
             isinstance(time_scale, bool)
@@ -136,11 +141,13 @@ class TranscriptsProvider:
             or time_scale < 0
         ):
             raise ConfigError(
-                f"provider 'transcripts': option 'time_scale': expected a number >= 0, got {time_scale!r}"
+                "provider 'transcripts': option 'time_scale': expected a "
+                f"number >= 0, got {time_scale!r}"
             )
         if scenario is not None and (not isinstance(scenario, str) or not scenario):
             raise ConfigError(
-                f"provider 'transcripts': option 'scenario': expected a scenario id, got {scenario!r}"
+                "provider 'transcripts': option 'scenario': expected a "
+                f"scenario id, got {scenario!r}"
             )
         sessions: list[RecordedSession] = []
         for path in resolve_files(files):
@@ -165,10 +172,12 @@ class TranscriptsProvider:
         recorded_times: bool = False,
         assigned: dict[tuple[str, str, int], RecordedSession] | None = None,
     ) -> TranscriptsProvider:
-        """A provider replaying sessions already loaded (``profiler import`` parses every file first).
+        """A provider replaying sessions already loaded (``profiler import`` parses
+        every file first).
 
         With ``recorded_times`` each row says when its session happened, not when it was replayed;
-        ``assigned`` names the session of each (mode, scenario id, iteration) instead of the pick rule.
+        ``assigned`` names the session of each (mode, scenario id, iteration) instead of
+        the pick rule.
         """
         provider = cls.__new__(cls)
         provider.format = sessions[0].format if sessions else FORMATS[0]
@@ -198,7 +207,8 @@ class TranscriptsProvider:
         self._live: dict[str, tuple[RecordedSession, int]] = {}
 
     def scenario_of(self, session: RecordedSession) -> str:
-        """The scenario a session is a recording of: the ``scenario`` option, the file's own id, else the file stem."""
+        """The scenario a session is a recording of: the ``scenario`` option, the file's
+        own id, else the file stem."""
         return (
             self.scenario or session.scenario_hint or session.stem or session.session_id
         )
@@ -217,8 +227,10 @@ class TranscriptsProvider:
         if index >= len(pool):
             if self.on_exhausted == "error":
                 raise ProfilerError(
-                    f"transcripts: no recorded session left for scenario {scenario_id!r} iteration {iteration} "
-                    f"({len(pool)} session(s) match; lower the repetitions or set on_exhausted: cycle)"
+                    "transcripts: no recorded session left for scenario "
+                    f"{scenario_id!r} iteration {iteration} "
+                    f"({len(pool)} session(s) match; lower the repetitions or "
+                    "set on_exhausted: cycle)"
                 )
             index %= len(pool)
         return pool[index]
@@ -234,7 +246,8 @@ class TranscriptsProvider:
             provider=self.id,
             created_at=datetime.now(UTC).isoformat(),
         )
-        # The same recording may be replayed by concurrent iterations (other modes): count the users.
+        # The same recording may be replayed by concurrent iterations (other modes):
+        # count the users.
         _, users = self._live.get(handle.session_id, (session, 0))
         self._live[handle.session_id] = (session, users + 1)
         return handle
@@ -272,13 +285,15 @@ class TranscriptsProvider:
         self._live.clear()
 
     def session_times(self, handle: SessionHandle) -> tuple[str, str] | None:
-        """When the replayed session happened (``profiler import``); None in a profile's replay run."""
+        """When the replayed session happened (``profiler import``); None in a profile's
+        replay run."""
         return recorded_times(self._session(handle)) if self.recorded_times else None
 
     def session_verification(
         self, handle: SessionHandle
     ) -> RecordedVerification | None:
-        """What the recording's verifiers said (a Harbor trial's reward), or None when it holds none."""
+        """What the recording's verifiers said (a Harbor trial's reward), or None when
+        it holds none."""
         return self._session(handle).verification
 
     def _session(self, handle: SessionHandle) -> RecordedSession:
@@ -291,7 +306,8 @@ class TranscriptsProvider:
 
 
 def recorded_times(session: RecordedSession) -> tuple[str, str]:
-    """When a session happened; for a file without timestamps, its modification time plus the recorded wall time."""
+    """When a session happened; for a file without timestamps, its modification time
+    plus the recorded wall time."""
     if session.started_at and session.completed_at:
         return session.started_at, session.completed_at
     try:
@@ -307,10 +323,12 @@ def _iso(moment: datetime) -> str:
 
 
 def replayed_result(session: RecordedSession) -> PromptResult:
-    """The PromptResult a replay answers with: the recorded error kept, a computed cost left to the cost collector."""
+    """The PromptResult a replay answers with: the recorded error kept, a computed cost
+    left to the cost collector."""
     result = session.result
     if session.cost_source == "computed":
-        # The importer priced the tokens with the recorded model; the row's model decides the price in a run.
+        # The importer priced the tokens with the recorded model; the row's model
+        # decides the price in a run.
         result = attrs.evolve(
             result, metrics=attrs.evolve(result.metrics, cost=CostBreakdown())
         )

@@ -43,9 +43,11 @@ class ReportPaths(Record):
     summary: Path
     run_id: str
     rows: int
-    #: Skipped lines and unreadable side files, one line each; callers print them (report.md lists them too).
+    #: Skipped lines and unreadable side files, one line each; callers print them
+    #: (report.md lists them too).
     warnings: tuple[str, ...] = ()
-    #: the report's verdict as plain lines (best mode per criterion, then each finding), for a terminal
+    #: the report's verdict as plain lines (best mode per criterion, then each finding),
+    #: for a terminal
     verdict: tuple[str, ...] = ()
 
 
@@ -81,7 +83,8 @@ def write_report(
     :param results_path: a results JSONL file (ours or the TypeScript original's; ``.gz`` too).
     :param out_dir: the report folder (created).
     :param baseline: the mode every other mode is compared with (default: the first mode).
-    :param manifest_path: the run manifest (default: ``<run>.manifest.json`` beside the results; optional).
+    :param manifest_path: the run manifest (default: ``<run>.manifest.json`` beside the
+        results; optional).
     :param parallel: False does everything in this process. By default, for big inputs, a helper
         process renders the HTML (overlapping matplotlib with the data work) and, on Linux, a fork
         reads half of the rows and writes half of the CSV.
@@ -140,7 +143,8 @@ def write_report(
 
 
 def _repetitions(manifest) -> int | None:
-    """The repetitions the run made: a stopped run's rounds, else the profile's number (None when unknown)."""
+    """The repetitions the run made: a stopped run's rounds, else the profile's number
+    (None when unknown)."""
     if manifest is None:
         return None
     if manifest.stop is not None:
@@ -162,7 +166,8 @@ def _start_worker(results_path: Path):
 
 
 def _show_model_labels(table, manifest) -> None:
-    """Models by the labels the profile gave them (``models: [{id, label}]``, recorded in the manifest)."""
+    """Models by the labels the profile gave them (``models: [{id, label}]``, recorded
+    in the manifest)."""
     labels = (
         manifest.overrides.get("model_labels") if manifest is not None else None
     ) or {}
@@ -176,7 +181,8 @@ def _show_model_labels(table, manifest) -> None:
 def _meta(
     table, manifest, results_path: Path, merged_from: MergedInputs | None
 ) -> dict[str, Any]:
-    """The run's facts the reports show beside the numbers: ids, times, status, providers, plugins, rows."""
+    """The run's facts the reports show beside the numbers: ids, times, status,
+    providers, plugins, rows."""
     run_ids = table.categorical["run_id"].values
     return {
         "runId": manifest.run_id
@@ -210,7 +216,8 @@ def _meta(
 
 
 def _artifacts(table) -> list[tuple[str, list[str]]]:
-    """Each row's kept artifacts (its ``artifacts`` extension: paths in the run's report folder), labelled by its cell."""
+    """Each row's kept artifacts (its ``artifacts`` extension: paths in the run's report
+    folder), labelled by its cell."""
     column = table.extensions.get("artifacts")
     if not isinstance(column, list):
         return []
@@ -322,7 +329,8 @@ def _manager(plugins: PluginManager | None) -> PluginManager:
 
 
 def _refuse_planted_links(out_dir: Path, data_dir: Path, outputs: Any) -> None:
-    """A ``data`` folder leading out of the report folder, or a link at any output name (or its temporary name), is refused."""
+    """A ``data`` folder leading out of the report folder, or a link at any output name
+    (or its temporary name), is refused."""
     inside(out_dir, data_dir)
     refuse_links(
         *outputs,

@@ -39,7 +39,8 @@ class Finding:
         self.kind = kind
         self.unit = unit
         self.headers: list[str] | None = None
-        #: mode -> array('d') (number, ratio), Counter (string) or dict used as an ordered set (list, table)
+        #: mode -> array('d') (number, ratio), Counter (string) or dict used as an
+        #: ordered set (list, table)
         self.modes: dict[str, Any] = {}
 
     def add(self, mode: str, f: dict) -> None:
@@ -99,7 +100,8 @@ class AnalysisDigest:
 
 
 def read_analysis(path: Path) -> tuple[AnalysisDigest, list[str]]:
-    """Stream ``<run>.analysis.jsonl`` (or ``.gz``) into a digest; malformed lines are reported (file:line) and skipped."""
+    """Stream ``<run>.analysis.jsonl`` (or ``.gz``) into a digest; malformed lines are
+    reported (file:line) and skipped."""
     digest = AnalysisDigest()
     problems: list[str] = []
     if not path.exists():

@@ -39,7 +39,8 @@ DISTRIBUTION_METRICS = (
     "tokens_total",
     "tool_calls_total",
 )
-#: Above this many modes the charts draw a selection of them (the tables keep every mode): a chart of
+#: Above this many modes the charts draw a selection of them (the tables keep every
+#: mode): a chart of
 #: thousands of modes is unreadable, and drawing it took minutes and megabytes. See docs/reports.md.
 CHART_MODE_LIMIT = 24
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
@@ -89,7 +90,8 @@ def _svg(fig, name: str, title: str) -> str:
         matplotlib.rc_context({**_RC, "svg.hashsalt": f"report-{name}"}),
         warnings.catch_warnings(),
     ):
-        # A label the font cannot draw (an emoji, a control character in a mode name) is a box in the
+        # A label the font cannot draw (an emoji, a control character in a mode name) is
+        # a box in the
         # chart; matplotlib's warning would print that character, raw, to the terminal.
         warnings.filterwarnings(
             "ignore", message="Glyph .* missing from", category=UserWarning
@@ -118,7 +120,8 @@ def _attr(text: str) -> str:
 def _figure(
     width: float, height: float, labels: Sequence[str] = (), right: float = 0.25
 ):
-    """A figure with one axes and margins sized for the y labels (no layout engine: it doubles the draw time)."""
+    """A figure with one axes and margins sized for the y labels (no layout engine: it
+    doubles the draw time)."""
     import matplotlib
     from matplotlib.figure import Figure
 
@@ -148,7 +151,8 @@ def _scale(unit: str) -> tuple[float, str]:
 
 
 def chart_modes(summary: Summary, limit: int = CHART_MODE_LIMIT) -> list[str]:
-    """The modes the charts draw, in mode order: all of them, or above ``limit`` the baseline and the most notable.
+    """The modes the charts draw, in mode order: all of them, or above ``limit`` the
+    baseline and the most notable.
 
     Notable: most significant differences from the baseline (success and the main
     metrics), then the largest reduction on a main metric, then mode order.
@@ -189,8 +193,10 @@ def chart_note(summary: Summary, limit: int = CHART_MODE_LIMIT) -> str | None:
     if shown == len(summary.modes):
         return None
     return (
-        f"The charts show {shown} of {len(summary.modes):,} modes: the baseline {summary.baseline} and the "
-        f"{shown - 1} that differ most from it (significant differences first, then the largest reductions). "
+        f"The charts show {shown} of {len(summary.modes):,} modes: the baseline "
+        f"{summary.baseline} and the "
+        f"{shown - 1} that differ most from it (significant differences first, "
+        "then the largest reductions). "
         "The tables list every mode."
     )
 

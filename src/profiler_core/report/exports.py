@@ -1,4 +1,5 @@
-"""Data exports: ``results.csv`` (flat, one line per row), ``results.json`` (all rows), ``summary.json``."""
+"""Data exports: ``results.csv`` (flat, one line per row), ``results.json`` (all rows),
+``summary.json``."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ CHUNK = 50_000
 
 
 def _numeric_cells(col: np.ndarray, sl: slice, integral: bool) -> list:
-    """One chunk of a float column as CSV cells: ints where the column is integral, '' for missing."""
+    """One chunk of a float column as CSV cells: ints where the column is integral, ''
+    for missing."""
     part = col[sl]
     missing = np.isnan(part)
     if integral:
@@ -49,7 +51,8 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def safe_text(value: Any) -> Any:
-    """A text cell a spreadsheet will not run: a leading ``'`` before ``= + - @`` (numbers stay numbers)."""
+    """A text cell a spreadsheet will not run: a leading ``'`` before ``= + - @``
+    (numbers stay numbers)."""
     if isinstance(value, str) and value.startswith(FORMULA_START):
         return "'" + value
     return value
@@ -210,12 +213,14 @@ def _text_cells(
 
 
 class JsonArrayWriter:
-    """Streams accepted JSONL lines into a JSON array file (``results.json``) without re-encoding them."""
+    """Streams accepted JSONL lines into a JSON array file (``results.json``) without
+    re-encoding them."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._tmp = path.with_name(f".{path.name}.tmp")
-        self._f: IO[bytes] = open(self._tmp, "wb", buffering=BUFFER)  # noqa: SIM115 - closed in finish()/abort()
+        # closed in finish()/abort()
+        self._f: IO[bytes] = open(self._tmp, "wb", buffering=BUFFER)  # noqa: SIM115
         self._f.write(b"[")
         self._sep = b"\n"
 
@@ -243,9 +248,11 @@ class JsonArrayWriter:
         return self._tmp
 
     def splice(self, offset: int, end: int) -> None:
-        """Continue after rows that a forked reader wrote straight into ``[offset, end)`` of this file.
+        """Continue after rows that a forked reader wrote straight into ``[offset,
+        end)`` of this file.
 
-        Its block starts with ``,\\n``; the gap before it becomes spaces (valid JSON whitespace), and
+        Its block starts with ``,\\n``; the gap before it becomes spaces (valid JSON
+        whitespace), and
         when this writer wrote no row itself the comma becomes a space too.
         """
         self._f.flush()
@@ -265,7 +272,8 @@ class JsonArrayWriter:
             self._sep = b",\n"
 
     def extend_from(self, path: Path) -> None:
-        """Append the rows of a file that holds them already joined by ``,\\n`` (a forked reader's part)."""
+        """Append the rows of a file that holds them already joined by ``,\\n`` (a
+        forked reader's part)."""
         if path.stat().st_size == 0:
             return
         self._f.write(self._sep)

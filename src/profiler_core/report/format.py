@@ -64,7 +64,8 @@ def label(metric: str) -> str:
 
 
 def count(n: int | str, noun: str) -> str:
-    """``1 mode``, ``2 modes``, ``1,000 rows``: a count (or its text) with its noun, plural when it is not one."""
+    """``1 mode``, ``2 modes``, ``1,000 rows``: a count (or its text) with its noun,
+    plural when it is not one."""
     text = f"{n:,}" if isinstance(n, int) else n
     return f"{text} {noun}{'' if str(n) == '1' else 's'}"
 

@@ -1,6 +1,8 @@
-"""``report.html``: one self-contained page (inline CSS and SVG charts, no scripts, nothing fetched).
+"""``report.html``: one self-contained page (inline CSS and SVG charts, no scripts,
+nothing fetched).
 
-The page formats a ``view.ReportView``: what it shows is computed there, once, for this page and report.md alike.
+The page formats a ``view.ReportView``: what it shows is computed there, once, for this
+page and report.md alike.
 """
 
 from __future__ import annotations
@@ -91,7 +93,10 @@ def _table(header: Sequence[str], rows: Iterable[str], left: int = 1) -> str:
         f'<th class="l">{h}</th>' if i < left else f"<th>{h}</th>"
         for i, h in enumerate(header)
     )
-    return f'<div class="scroll"><table><thead><tr>{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    return (
+        "<div "
+        f'class="scroll"><table><thead><tr>{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    )
 
 
 def _plain(t: Table, left: int = 1) -> str:
@@ -133,7 +138,8 @@ _NAV = [("verdict", "Verdict"), ("modes", "Modes"), ("comparison", "Comparison")
 
 
 def render_html(view: ReportView, charts: dict[str, str]) -> str:
-    """The whole page; ``charts`` are the SVGs ``charts.render_all`` drew, by name (missing ones are left out)."""
+    """The whole page; ``charts`` are the SVGs ``charts.render_all`` drew, by name
+    (missing ones are left out)."""
     parts = [
         _head(view),
         _verdict(view),
@@ -159,7 +165,8 @@ def _nav(view: ReportView) -> list[tuple[str, str]]:
 
 
 def _artifacts(view: ReportView) -> str:
-    """The trials' artifacts, linked (paths relative to the run's report folder, where this page is)."""
+    """The trials' artifacts, linked (paths relative to the run's report folder, where
+    this page is)."""
     if not view.artifacts:
         return ""
     items = "".join(
@@ -181,7 +188,8 @@ def _head(view: ReportView) -> str:
         '<link rel="icon" href="data:,">',
         f"<title>Report: {_e(h.run_id)}</title><style>{CSS}</style></head><body>",
         f'<header class="top"><h1>Report <code>{_e(h.run_id)}</code></h1>',
-        f'<p class="meta">{fmt.count(h.rows, "run")} · {fmt.count(h.modes, "mode")} · {fmt.count(h.scenarios, "scenario")} · '
+        f'<p class="meta">{fmt.count(h.rows, "run")} · '
+        f"{fmt.count(h.modes, 'mode')} · {fmt.count(h.scenarios, 'scenario')} · "
         f"{len(h.models)} model{'s' if len(h.models) != 1 else ''} ({_e(', '.join(h.models))}) · "
         f"provider {_e(h.providers)} · baseline <b>{_e(h.baseline)}</b>"
         + (f" · {_e(h.when)}" if h.when else "")
@@ -205,7 +213,8 @@ def _verdict(view: ReportView) -> str:
             for row in v.stop_table.rows
         )
         parts.append(f'<p class="stopped"><strong>{_e(v.stop_headline)}.</strong></p>'
-                     f'<table class="stop"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')  # fmt: skip
+                     '<table '
+                         f'class="stop"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')  # fmt: skip
     if not v.compared:
         parts.append(
             '<p class="note">Only one mode in the results: nothing to compare.</p>'
@@ -215,7 +224,8 @@ def _verdict(view: ReportView) -> str:
     for w in v.winners:
         cls = "v sig" if w.significant else "v"
         mode, _, why = w.text.partition(" — ")
-        parts.append(f'<div class="{cls}"><span class="crit">{_e(w.criterion)}</span><strong>{_e(mode)}</strong>'
+        parts.append(f'<div class="{cls}"><span '
+            f'class="crit">{_e(w.criterion)}</span><strong>{_e(mode)}</strong>'
                      f'<span class="why">{_e(why or "")}</span></div>')  # fmt: skip
     parts.append('</div><ul class="findings">')
     parts += [
@@ -248,11 +258,13 @@ def _modes(view: ReportView) -> str:
     for mode in view.modes:
         tag = '<span class="tag">baseline</span>' if mode.baseline else ""
         parts.append(
-            f'<div class="card" style="--c:{mode_color(mode.index)}"><h3><span>{_e(mode.name)}</span>{tag}</h3>'
+            '<div class="card" '
+            f'style="--c:{mode_color(mode.index)}"><h3><span>{_e(mode.name)}</span>{tag}</h3>'
         )
         parts.append(f'<div class="big">{mode.rate}</div>')
         parts.append(
-            f'<div class="sub">success · 95% CI {mode.lower}–{mode.upper} · {mode.successes}/{mode.trials}</div><dl>'
+            f'<div class="sub">success · 95% CI {mode.lower}–{mode.upper} · '
+            f"{mode.successes}/{mode.trials}</div><dl>"
         )
         if view.has_reward:  # Harbor's figure, beside the success rate
             parts.append(f"<dt>mean reward</dt><dd>{mode.reward}</dd>")
@@ -266,15 +278,21 @@ def _modes(view: ReportView) -> str:
             row = comp.row(metric.name) if comp is not None else None
             delta = ""
             if row is not None and row.delta is not None:
-                delta = f' <span class="delta {_DELTA_CLASS.get(row.verdict, "")}">{row.delta}</span>'
+                delta = (
+                    ' <span class="delta '
+                    f'{_DELTA_CLASS.get(row.verdict, "")}">{row.delta}</span>'
+                )
             parts.append(
-                f"<dt>{_e(metric.label)} (median)</dt><dd>{metric.overall_medians[mode.index]}{delta}</dd>"
+                f"<dt>{_e(metric.label)} "
+                f"(median)</dt><dd>{metric.overall_medians[mode.index]}{delta}</dd>"
             )
         parts.append(f"<dt>Errors</dt><dd>{mode.errors}</dd></dl></div>")
     parts.append("</div>")
     if view.comparisons:
-        parts.append(f'<p class="note">Coloured deltas are changes of the median against {_e(view.baseline)} that are significant '
-                     "(Holm-adjusted p &lt; 0.05): green = lower (better), red = higher.</p>")  # fmt: skip
+        parts.append('<p class="note">Coloured deltas are changes of the median against '
+            f'{_e(view.baseline)} that are significant '
+                     "(Holm-adjusted p &lt; 0.05): green = lower (better), red "
+                         "= higher.</p>")  # fmt: skip
     return "".join(parts) + "</section>"
 
 
@@ -292,7 +310,8 @@ def _comparisons(view: ReportView, charts: dict[str, str]) -> str:
         parts.append(f'<p class="note">{_e(view.charts.note)}</p>')
     parts.append('<div class="figs">' + _figure(charts, view.charts.forest) + "</div>")
     parts += [_comparison(comp) for comp in view.comparisons]
-    parts.append(f'<p class="note">Reduction = (1 − median(mode) / median({_e(view.baseline)})) × 100; positive = the mode is lower. '
+    parts.append('<p class="note">Reduction = (1 − median(mode) / '
+        f'median({_e(view.baseline)})) × 100; positive = the mode is lower. '
                  "Click a metric for its per-scenario breakdown.</p>")  # fmt: skip
     return "".join(parts) + "</section>"
 
@@ -323,7 +342,8 @@ def _distributions(view: ReportView, charts: dict[str, str]) -> str:
     parts = ['<section id="distributions"><h2>Distributions and success</h2>']
     if not view.charts.drawn:
         parts.append(
-            f'<p class="note">No charts: they are drawn from {MIN_CHART_ROWS} runs of a mode on; the tables give every number.</p>'
+            f'<p class="note">No charts: they are drawn from {MIN_CHART_ROWS} '
+            "runs of a mode on; the tables give every number.</p>"
         )
     elif view.charts.note:
         parts.append(f'<p class="note" id="chart-modes">{_e(view.charts.note)}</p>')
@@ -378,7 +398,8 @@ def _metrics(view: ReportView) -> str:
     parts += [_metric_table(view, metric, header) for metric in ordered]
     if view.omitted:
         parts.append(
-            f'<p class="note">Same value in every row, not compared: {_e(", ".join(view.omitted))}.</p>'
+            '<p class="note">Same value in every row, not compared: '
+            f"{_e(', '.join(view.omitted))}.</p>"
         )
     return "".join(parts) + "</section>"
 
@@ -397,7 +418,8 @@ def _metric_table(view: ReportView, metric: MetricView, header: list[str]) -> st
         + "</tr>"
     )
     unit = ", " + _e(metric.unit) if metric.unit else ""
-    return (f'<div class="metric" id="{metric.anchor}"><h3>{_e(metric.label)} <span class="note">({_e(metric.name)}'
+    return (f'<div class="metric" id="{metric.anchor}"><h3>{_e(metric.label)} <span '
+        f'class="note">({_e(metric.name)}'
             f"{unit})</span></h3>{_table(header, rows)}</div>")  # fmt: skip
 
 
@@ -428,8 +450,11 @@ def _errors(view: ReportView) -> str:
     parts = ['<section id="errors"><h2>Errors and anomalies</h2>', _plain(e.reasons)]
     if e.rows:
         rows = [
-            f'<tr><td>{_e(r.mode)}</td><td class="l">{_e(r.scenario)}</td><td>{r.iteration}</td><td class="l">{_e(r.code)}</td>'
-            f'<td class="l">{_e(r.message[:MESSAGE_CHARS])}</td><td class="l">{_session_link(r.mode, r.scenario, r.iteration)}</td></tr>'
+            f"<tr><td>{_e(r.mode)}</td><td "
+            f'class="l">{_e(r.scenario)}</td><td>{r.iteration}</td><td '
+            f'class="l">{_e(r.code)}</td>'
+            f'<td class="l">{_e(r.message[:MESSAGE_CHARS])}</td><td '
+            f'class="l">{_session_link(r.mode, r.scenario, r.iteration)}</td></tr>'
             for r in e.rows
         ]
         parts.append(
@@ -440,7 +465,9 @@ def _errors(view: ReportView) -> str:
     if e.failed:
         parts.append("<h3>Runs that failed their checks</h3>")
         rows = [
-            f'<tr><td>{_e(r.mode)}</td><td class="l">{_e(r.scenario)}</td><td>{r.iteration}</td><td class="l">{_e(r.checks)}</td>'
+            f"<tr><td>{_e(r.mode)}</td><td "
+            f'class="l">{_e(r.scenario)}</td><td>{r.iteration}</td><td '
+            f'class="l">{_e(r.checks)}</td>'
             f'<td>{r.reward}</td><td class="l">{_tail(r.verifier_tail)}</td>'
             f'<td class="l">{_session_link(r.mode, r.scenario, r.iteration)}</td></tr>'
             for r in e.failed
@@ -460,9 +487,13 @@ def _errors(view: ReportView) -> str:
             )
         )
     if e.rows or e.failed:
-        parts.append(f'<p class="note">To read what the agent did in a session, open this report through the viewer: '
-                     f"<code>profiler view {_e(view.headline.run_id)}</code> (pip install 'agent-profiler[view]'), then the run's "
-                     "report.html link; there each “transcript” link opens that session. (Opened as a file, the links lead nowhere.)</p>")  # fmt: skip
+        parts.append('<p class="note">To read what the agent did in a session, open this '
+            'report through the viewer: '
+                     f"<code>profiler view {_e(view.headline.run_id)}</code> "
+                         "(pip install 'agent-profiler[view]'), then the run's "
+                     "report.html link; there each “transcript” link opens "
+                         "that session. (Opened as a file, the links lead "
+                         "nowhere.)</p>")  # fmt: skip
     if view.problems:
         parts.append(
             '<h3 id="problems">Lines of the results file that were skipped</h3><ul class="note">'
@@ -502,25 +533,37 @@ def _method(view: ReportView) -> str:
     base = _e(view.baseline)
     return (
         '<footer id="method"><h2>Method</h2><p>'
-        f"Every mode is compared with the baseline <b>{base}</b> on every numeric metric, over all scenarios. "
-        "Reduction = (1 − median(mode)/median(baseline)) × 100, so positive means the mode used less. "
+        f"Every mode is compared with the baseline <b>{base}</b> on every "
+        "numeric metric, over all scenarios. "
+        "Reduction = (1 − median(mode)/median(baseline)) × 100, so positive "
+        "means the mode used less. "
         "The 95% interval is a percentile bootstrap of that reduction (10,000 resamples, seed 42); "
-        "p is a two-sided permutation test of the difference of means (10,000 permutations, or sign flips of the "
-        "per-cell differences when both modes ran the same (model, scenario, iteration) cells); p-values are "
-        "Holm-adjusted across the metrics of a comparison and a difference is significant when the adjusted p &lt; 0.05. "
-        f"Above {EXACT_LIMIT} runs per mode the interval resamples each mode independently and p uses the normal "
-        "approximation of the permutation distribution (see docs/reports.md). Cohen's d uses the pooled standard deviation: "
-        "|d| &lt; 0.2 negligible, &lt; 0.5 small, &lt; 0.8 medium, else large. Success intervals are Wilson score "
-        f"intervals; pass@k / pass^k (k = {view.k}) are the chance that at least one / all of k runs of a scenario "
+        "p is a two-sided permutation test of the difference of means (10,000 "
+        "permutations, or sign flips of the "
+        "per-cell differences when both modes ran the same (model, scenario, "
+        "iteration) cells); p-values are "
+        "Holm-adjusted across the metrics of a comparison and a difference is "
+        "significant when the adjusted p &lt; 0.05. "
+        f"Above {EXACT_LIMIT} runs per mode the interval resamples each mode "
+        "independently and p uses the normal "
+        "approximation of the permutation distribution (see docs/reports.md). "
+        "Cohen's d uses the pooled standard deviation: "
+        "|d| &lt; 0.2 negligible, &lt; 0.5 small, &lt; 0.8 medium, else large. "
+        "Success intervals are Wilson score "
+        f"intervals; pass@k / pass^k (k = {view.k}) are the chance that at "
+        "least one / all of k runs of a scenario "
         "succeed, averaged over scenarios.</p>"
         '<p>Files: <a href="report.md">report.md</a> · <a href="analysis.md">analysis.md</a> · '
-        '<a href="data/results.csv">data/results.csv</a> · <a href="data/results.json">data/results.json</a> · '
-        f'<a href="data/summary.json">data/summary.json</a> · source <code>{_e(view.source)}</code></p>'
+        '<a href="data/results.csv">data/results.csv</a> · <a '
+        'href="data/results.json">data/results.json</a> · '
+        '<a href="data/summary.json">data/summary.json</a> · source '
+        f"<code>{_e(view.source)}</code></p>"
         "</footer></main></body></html>\n"
     )
 
 
 def _session_link(mode: str, scenario: str, iteration: int) -> str:
-    """A link to the session in ``profiler view``, which serves this page beside its run's sessions."""
+    """A link to the session in ``profiler view``, which serves this page beside its
+    run's sessions."""
     query = urlencode({"mode": mode, "scenario": scenario, "iteration": iteration})
     return f'<a class="session" href="session?{_e(query)}">transcript</a>'

@@ -129,7 +129,8 @@ def write_junit(
 
 
 def write_run_junit(results: Path, out: Path) -> list[Case]:
-    """``profiler run --junit FILE``: the JUnit XML of the run whose rows are in ``results``; its cases."""
+    """``profiler run --junit FILE``: the JUnit XML of the run whose rows are in
+    ``results``; its cases."""
     from .load import load_rows
 
     cases = run_cases(load_rows(Path(results), parallel=False))

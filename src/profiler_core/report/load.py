@@ -85,7 +85,8 @@ def load_rows(
     cells = len(np.unique(_cell_keys(table)[dropped], axis=0))
     again.problems.insert(
         0,
-        f"{path}: {dropped.size} duplicated row(s) of {cells} cell(s) (same run, model, mode, scenario and iteration): "
+        f"{path}: {dropped.size} duplicated row(s) of {cells} cell(s) (same "
+        "run, model, mode, scenario and iteration): "
         "each cell is counted once, from its last complete row",
     )
     return again

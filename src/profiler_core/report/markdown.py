@@ -1,4 +1,5 @@
-"""``report.md`` and ``analysis.md``: Markdown of a ``view.ReportView`` / ``view.AnalysisView`` (formatting only)."""
+"""``report.md`` and ``analysis.md``: Markdown of a ``view.ReportView`` /
+``view.AnalysisView`` (formatting only)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ _MARKUP = re.compile(r"([\\`*<>|~]|\](?=\()|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))"
 
 
 def md(value: Any) -> str:
-    """Text shown as written by a Markdown renderer: markup characters and raw HTML are escaped, one line."""
+    """Text shown as written by a Markdown renderer: markup characters and raw HTML are
+    escaped, one line."""
     return _MARKUP.sub(r"\\\1", str(value)).replace("\n", " ").replace("\r", " ")
 
 
@@ -67,9 +69,11 @@ FILES = [
     "| --- | --- |",
     "| [report.html](report.html) | This report with charts (one self-contained file) |",
     "| [analysis.md](analysis.md) | Analyzer findings compared across modes |",
-    "| [data/results.csv](data/results.csv) | One line per row, flat columns, extensions as `extensions.<name>` |",
+    "| [data/results.csv](data/results.csv) | One line per row, flat columns, "
+    "extensions as `extensions.<name>` |",
     "| [data/results.json](data/results.json) | All rows (JSON array of ProfileRow objects) |",
-    "| [data/summary.json](data/summary.json) | Descriptive statistics per mode × scenario × metric, and the comparisons |",
+    "| [data/summary.json](data/summary.json) | Descriptive statistics per "
+    "mode × scenario × metric, and the comparisons |",
     "",
 ]
 
@@ -79,7 +83,9 @@ def render_report(view: ReportView) -> str:
     h = view.headline
     lines: list[str] = [f"# Report: {md(h.run_id)}", ""]
     lines += [
-        f"{fmt.count(h.rows, 'row')} · {fmt.count(h.modes, 'mode')} · {fmt.count(h.scenarios, 'scenario')} · baseline **{md(h.baseline)}** · confidence {h.confidence:.0%}",
+        f"{fmt.count(h.rows, 'row')} · {fmt.count(h.modes, 'mode')} · "
+        f"{fmt.count(h.scenarios, 'scenario')} · baseline **{md(h.baseline)}** "
+        f"· confidence {h.confidence:.0%}",
         "",
     ]
     lines += _verdict(view)
@@ -174,9 +180,12 @@ def _sequential(view: ReportView) -> list[str]:
         "## Sequential decisions",
         "",
         *_table(view.verdict.stop_table, "lllrrrl"),
-        "Each interval is an exact anytime-valid confidence sequence, valid although the run looked after every round: "
-        "of the mean paired difference (mode − baseline) for success; for cost, time and the other unbounded metrics of "
-        "each pair's (a − b) / (a + b), shown as a ratio of the baseline's mean (the typical pair, not the total). "
+        "Each interval is an exact anytime-valid confidence sequence, valid "
+        "although the run looked after every round: "
+        "of the mean paired difference (mode − baseline) for success; for "
+        "cost, time and the other unbounded metrics of "
+        "each pair's (a − b) / (a + b), shown as a ratio of the baseline's "
+        "mean (the typical pair, not the total). "
         "The run's error is shared by all of them; a comparison is decided when it excludes 0 "
         'or lies inside the margin. See docs/statistics.md, "Sequential stopping".',
         "",
@@ -217,8 +226,10 @@ def _modes(view: ReportView) -> list[str]:
         "## Modes",
         "",
         *table(header, rows),
-        f"pass@k: chance that at least one of k runs of a scenario succeeds; pass^k: that all k succeed "
-        f"(k = {k} = repetitions per scenario), averaged over scenarios. Success intervals are Wilson score intervals.",
+        "pass@k: chance that at least one of k runs of a scenario succeeds; "
+        "pass^k: that all k succeed "
+        f"(k = {k} = repetitions per scenario), averaged over scenarios. "
+        "Success intervals are Wilson score intervals.",
         "",
     ]
 
@@ -227,9 +238,11 @@ def _comparison(comp: ComparisonView) -> list[str]:
     mode, base, sc = md(comp.mode), md(comp.baseline), comp.success
     lines = [f"## Comparison: {mode} vs {base}", ""]
     lines += [
-        f"_{md(comp.pairing)}._ Reduction = (1 − median({mode}) / median({base})) × 100: positive means {mode} is lower.",
+        f"_{md(comp.pairing)}._ Reduction = (1 − median({mode}) / "
+        f"median({base})) × 100: positive means {mode} is lower.",
         "",
-        f"Success: {sc.rate} vs {sc.baseline_rate} ({sc.difference}, 95% CI {sc.ci_low} to {sc.ci_high}, p {sc.p})"
+        f"Success: {sc.rate} vs {sc.baseline_rate} ({sc.difference}, 95% CI "
+        f"{sc.ci_low} to {sc.ci_high}, p {sc.p})"
         + (" **significant**" if sc.significant else ""),
         "",
     ]
@@ -243,7 +256,8 @@ def _comparison(comp: ComparisonView) -> list[str]:
     lines += table(header, rows, "lrrrrrrrl")
     if comp.large_sample:
         lines.append(
-            "_Large-sample method: the 95% CI resamples each mode independently (10,000 bootstrap resamples of the "
+            "_Large-sample method: the 95% CI resamples each mode "
+            "independently (10,000 bootstrap resamples of the "
             "median); the p-value is the normal approximation of the permutation test"
             + (" (sign flips of the paired differences)" if comp.paired else "")
             + "._"
@@ -329,7 +343,8 @@ def _errors(view: ReportView) -> list[str]:
         for r in e.failed:
             if r.verifier_tail:
                 lines += [
-                    f"Verifier output of {md(r.scenario)} · {md(r.mode)} · iteration {r.iteration} (last lines):",
+                    f"Verifier output of {md(r.scenario)} · {md(r.mode)} · "
+                    f"iteration {r.iteration} (last lines):",
                     "",
                     *_fenced(r.verifier_tail),
                     "",
@@ -351,7 +366,9 @@ def render_analysis(view: AnalysisView) -> str:
         lines += [f"- {cell(p)}" for p in view.problems]
         return "\n".join(lines) + "\n"
     lines += [
-        f"{view.sessions} analysed sessions · modes: {md(', '.join(view.modes))}. Only findings that differ between modes are shown.",
+        f"{view.sessions} analysed sessions · modes: "
+        f"{md(', '.join(view.modes))}. Only findings that differ between modes "
+        "are shown.",
         "",
     ]
     for scen in view.scenarios:

@@ -1,4 +1,5 @@
-"""Several results files in one report: expand globs, rename modes per file, write one merged JSONL."""
+"""Several results files in one report: expand globs, rename modes per file, write one
+merged JSONL."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from ..storage.lines import open_binary
 
 
 def expand_sources(sources: Sequence[str]) -> list[str]:
-    """Each source as given, or the files a glob pattern in it matches (sorted); a pattern matching nothing is an error."""
+    """Each source as given, or the files a glob pattern in it matches (sorted); a
+    pattern matching nothing is an error."""
     out: list[str] = []
     for source in sources:
         if glob.has_magic(source):
@@ -41,7 +43,8 @@ def parse_as_mode(values: Sequence[str]) -> dict[str, str]:
         key, sep, mode = value.partition("=")
         if not sep or not key or not mode:
             raise ConfigError(
-                f"--as-mode {value!r}: expected FILE=MODE (a results file or run id, then the mode to call its rows)"
+                f"--as-mode {value!r}: expected FILE=MODE (a results file or "
+                "run id, then the mode to call its rows)"
             )
         mapping[key] = mode
     return mapping
@@ -54,7 +57,8 @@ def _key_matches(key: str, path: Path) -> bool:
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class MergedInputs(Record):
-    """A merged results file and where its lines came from, to name the inputs rather than the merged file."""
+    """A merged results file and where its lines came from, to name the inputs rather
+    than the merged file."""
 
     target: Path
     rows: int
@@ -66,7 +70,8 @@ class MergedInputs(Record):
         return ", ".join(str(path) for _, path in self.segments)
 
     def locate(self, message: str) -> str:
-        """``message`` naming the input and its line instead of ``target`` (``merged:12: x`` -> ``b.jsonl:2: x``)."""
+        """``message`` naming the input and its line instead of ``target`` (``merged:12:
+        x`` -> ``b.jsonl:2: x``)."""
         prefix = f"{self.target}:"
         if not message.startswith(prefix):
             return message
@@ -83,7 +88,8 @@ class MergedInputs(Record):
 def merge_results(
     paths: Sequence[Path], target: Path, as_mode: Mapping[str, str]
 ) -> MergedInputs:
-    """Concatenate ``paths`` into ``target`` (JSONL), renaming the modes of the files named in ``as_mode``.
+    """Concatenate ``paths`` into ``target`` (JSONL), renaming the modes of the files
+    named in ``as_mode``.
 
     A file of one mode has it renamed to MODE; a file of several has each mode ``m``
     renamed to ``MODE/m``, so its modes stay apart (one name for all would make
@@ -122,7 +128,8 @@ def _lines(path: Path) -> Iterator[bytes]:
 
 
 def _renaming(path: Path, label: str) -> dict[str, str]:
-    """Old mode -> new mode for one input: ``label``, or ``label/mode`` when the input has several modes."""
+    """Old mode -> new mode for one input: ``label``, or ``label/mode`` when the input
+    has several modes."""
     modes: dict[str, None] = {}
     for line in _lines(path):
         row = _row(line)
@@ -150,6 +157,7 @@ def _renamed(line: bytes, rename: Mapping[str, str]) -> bytes:
 
 
 def merged_name(run_ids: Sequence[str]) -> str:
-    """A name for a report of several runs: ``merged-<a>__<b>`` (shortened when long; a plain file name)."""
+    """A name for a report of several runs: ``merged-<a>__<b>`` (shortened when long; a
+    plain file name)."""
     name = "merged-" + "__".join(run_ids)
     return name if len(name) <= 100 else name[:90] + f"__{len(run_ids)}-runs"

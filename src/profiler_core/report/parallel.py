@@ -35,7 +35,8 @@ def _fork() -> int:
 
 
 def _close_inherited(*keep: int) -> None:
-    """In a child: close every inherited descriptor but stdio and ``keep`` (e.g. the HTML helper's pipes)."""
+    """In a child: close every inherited descriptor but stdio and ``keep`` (e.g. the
+    HTML helper's pipes)."""
     low = 3
     for fd in sorted(keep):
         os.closerange(low, fd)
@@ -96,14 +97,17 @@ def load_split(path: Path, split: int, sink: Any) -> RowTable:
                     lines_out, end = None, offset
                     if sink is not None:
                         if splice:
-                            lines_out = open(sink.tmp_path, "r+b", buffering=BUFFER)  # noqa: SIM115 - closed below
+                            # closed below
+                            lines_out = open(sink.tmp_path, "r+b", buffering=BUFFER)  # noqa: SIM115
                             lines_out.seek(offset)
                             sep = [b",\n"]
                         else:
-                            lines_out = open(lines_file, "wb", buffering=BUFFER)  # noqa: SIM115 - closed below
+                            # closed below
+                            lines_out = open(lines_file, "wb", buffering=BUFFER)  # noqa: SIM115
                             sep = [b""]
 
-                        # Rows joined by ",\n": results.json's own separator (a JSON line holds no raw
+                        # Rows joined by ",\n": results.json's own separator (a JSON
+                        # line holds no raw
                         # newline, so it is unambiguous).
                         def write_row(line: bytes) -> None:
                             """Write one accepted row."""
@@ -272,7 +276,8 @@ def write_halves(
     header_and_first: Callable[[IO[str]], None],
     second: Callable[[IO[str]], None],
 ) -> None:
-    """Write a text file in two parts: the second by a forked child into a side file, then appended."""
+    """Write a text file in two parts: the second by a forked child into a side file,
+    then appended."""
     part = path.with_name(f".{path.name}.part")
     pid = _fork()
     if pid == 0:  # pragma: no cover - runs in the child

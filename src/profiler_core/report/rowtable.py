@@ -1,4 +1,5 @@
-"""The row table of a results file: its columns, and the parsing of its lines (one process or part of a split)."""
+"""The row table of a results file: its columns, and the parsing of its lines (one
+process or part of a split)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ CORE_COLUMNS: tuple[str, ...] = tuple(
             "checkpoints_total",
             "agent_turns",
             "attempts",
-            # the verifiers' reward (0-1); NaN when none was written (not every scenario has verifiers)
+            # the verifiers' reward (0-1); NaN when none was written (not every scenario
+            # has verifiers)
             "reward",
         )
     )
@@ -73,10 +75,12 @@ CATEGORICAL_COLUMNS: tuple[str, ...] = tuple(
     )
 )
 
-#: The largest integer a float column can take at all (approximately): beyond it a value is kept as an object.
+#: The largest integer a float column can take at all (approximately): beyond it a value
+#: is kept as an object.
 _MAX_FLOAT = 2**1023
 
-#: Characters of a failed verifier's output kept for the report (its last lines: where a test runner sums up).
+#: Characters of a failed verifier's output kept for the report (its last lines: where a
+#: test runner sums up).
 VERIFIER_TAIL = 400
 
 #: Most problems spelled out one by one; the rest are counted.
@@ -130,7 +134,8 @@ class RowTable:
     skipped: int
     #: rows left out because a later row holds the same cell (run, model, mode, scenario, iteration)
     duplicates: int = 0
-    #: row index -> the output tail of its failed verifier checks (``verify:*``), for the failed rows' table
+    #: row index -> the output tail of its failed verifier checks (``verify:*``), for
+    #: the failed rows' table
     verifier_tails: dict[int, str] = attrs.Factory(dict)
 
     @property
@@ -203,7 +208,8 @@ class _Blocks:
     def _mixed(
         keys: tuple[str, ...], values: Iterable[Any]
     ) -> tuple[array, dict[str, Any]]:
-        """The numbers of a row that also holds other values (NaN in their place), and those values by key."""
+        """The numbers of a row that also holds other values (NaN in their place), and
+        those values by key."""
         numbers = array("d")
         objects: dict[str, Any] = {}
         for key, value in zip(keys, values, strict=True):
@@ -219,7 +225,8 @@ class _Blocks:
     def columns(
         self, n: int, *, fill: float = math.nan
     ) -> dict[str, np.ndarray | list]:
-        """Dense columns of length ``n``: floats (``fill`` where absent) or, if any value is not a number, objects."""
+        """Dense columns of length ``n``: floats (``fill`` where absent) or, if any
+        value is not a number, objects."""
         out: dict[str, np.ndarray | list] = {}
         for keys, (rows, flat) in self.blocks.items():
             idx = np.frombuffer(rows, dtype=np.int64)
@@ -254,7 +261,8 @@ def check_results_file(path: Path) -> None:
 
 
 def _shorter(message: str) -> str:
-    """A problem line fit for the report: no lone surrogates (they would make its files unwritable), ~400 characters."""
+    """A problem line fit for the report: no lone surrogates (they would make its files
+    unwritable), ~400 characters."""
     message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return message if len(message) <= 400 else message[:397] + "..."
 
@@ -291,7 +299,8 @@ def superseded_rows(table: RowTable) -> np.ndarray:
     if table.n < 2:
         return np.empty(0, dtype=np.int64)
     keys = _cell_keys(table)
-    # Stable sort by key: within one cell the rows stay in file order, so all but the last are superseded.
+    # Stable sort by key: within one cell the rows stay in file order, so all but the
+    # last are superseded.
     order = np.lexsort(keys.T[::-1])
     ordered = keys[order]
     same_as_next = np.all(ordered[:-1] == ordered[1:], axis=1)
@@ -323,7 +332,8 @@ def _finish(table: RowTable) -> RowTable:
 
 
 class _Notes:
-    """What went wrong while reading: skipped lines, cleaned escapes, and the problem lines that explain them.
+    """What went wrong while reading: skipped lines, cleaned escapes, and the problem
+    lines that explain them.
 
     Only the rare paths of ``_parse`` touch it, so the loop over good rows stays lean.
     """
@@ -347,7 +357,8 @@ class _Notes:
         return line
 
     def reject(self, number: int, line: bytes, exc: BaseException) -> None:
-        """A line the decoder refused: counted, and explained while few (a million bad lines stay cheap)."""
+        """A line the decoder refused: counted, and explained while few (a million bad
+        lines stay cheap)."""
         self.skipped += 1
         self.last_rejected = number
         if len(self.problems) < MAX_LISTED_PROBLEMS + 1:
@@ -363,14 +374,18 @@ class _Notes:
         )
 
     def check_tail(self, last_number: int, last_line: bytes) -> None:
-        """A refused last line without its newline is a run cut short: say so instead of "malformed"."""
+        """A refused last line without its newline is a run cut short: say so instead of
+        "malformed"."""
         if not (
             self.last_rejected
             and self.last_rejected == last_number
             and not last_line.endswith(b"\n")
         ):
             return
-        note = f"{self.path}:{last_number}: truncated last line (the run was probably interrupted); skipped"
+        note = (
+            f"{self.path}:{last_number}: truncated last line (the run was probably "
+            "interrupted); skipped"
+        )
         problems = self.problems
         if problems and problems[-1].startswith(f"{self.path}:{last_number}:"):
             problems[-1] = note
@@ -379,7 +394,8 @@ class _Notes:
 
 
 class _Columns:
-    """The columns of a parse as they grow (flat buffers, lists, dicts), and the table they become."""
+    """The columns of a parse as they grow (flat buffers, lists, dicts), and the table
+    they become."""
 
     __slots__ = (
         "categories", "checkpoints", "codes", "completed_at", "descriptions", "errors", "extensions",
@@ -403,7 +419,8 @@ class _Columns:
         self.categories = _Blocks()
 
     def extras(self, n: int, r: Any, m: int, s: int) -> None:
-        """What only some rows have (row ``n``, mode code ``m``, scenario code ``s``): an error, checks, extensions, tool categories."""
+        """What only some rows have (row ``n``, mode code ``m``, scenario code ``s``):
+        an error, checks, extensions, tool categories."""
         if r.error is not None:
             self.errors[n] = (r.error, r.error_code)
         if r.checkpoint_details:
@@ -535,7 +552,8 @@ def _parse(
                     t_in, t_out, t_rea, t_cr, t_cw, t_tot, t_act
                 )
             turns = r.agent_turns
-            # In CORE_COLUMNS order; agent_turns null: no trace was kept, so the turns are unknown (NaN), not 0.
+            # In CORE_COLUMNS order; agent_turns null: no trace was kept, so the turns
+            # are unknown (NaN), not 0.
             numbers.extend((
                 r.iteration, t_in, t_out, t_rea, t_cr, t_cw, t_tot, t_act, r.timing.wall_ms,
                 tc.total, tc.failed, tc.retried, tc.error_rate,
@@ -579,7 +597,8 @@ def can_fork() -> bool:
 
 
 def _split_point(path: Path) -> int | None:
-    """The offset just after the newline nearest past the middle of an uncompressed file, or None."""
+    """The offset just after the newline nearest past the middle of an uncompressed
+    file, or None."""
     with open(path, "rb") as f:
         if f.read(2) == b"\x1f\x8b":
             return None
@@ -606,7 +625,8 @@ def sibling(path: Path, suffix: str) -> Path:
 
 
 def peek_run_id(path: Path) -> str:
-    """The run id of a results file without loading it: the first row's ``runId``, else the file name."""
+    """The run id of a results file without loading it: the first row's ``runId``, else
+    the file name."""
     check_results_file(path)
     try:
         with open_binary(path) as f:

@@ -1,4 +1,5 @@
-"""The report of a run that stopped by ``execution.stop``: why it stopped, and its confidence sequences.
+"""The report of a run that stopped by ``execution.stop``: why it stopped, and its
+confidence sequences.
 
 When the manifest carries ``stop``, the report recomputes the stop rule's
 intervals from the rows (``profiler_core.runner.stopping``, with the settings the run
@@ -50,7 +51,8 @@ class StopView(Record):
     baseline: str
     max_repetitions: int
     comparisons: tuple[Comparison, ...]
-    #: rows of later rounds (in flight when the rule stopped): in the other statistics, not in the decision
+    #: rows of later rounds (in flight when the rule stopped): in the other statistics,
+    #: not in the decision
     in_flight: int = 0
 
     def get(self, mode: str, metric: str) -> list[Comparison]:
@@ -64,7 +66,8 @@ def stop_view(
     modes: list[str],
     record: StopRecord | None,
 ) -> StopView | None:
-    """The stop rule's comparisons recomputed from the table (None when the run had no stop rule)."""
+    """The stop rule's comparisons recomputed from the table (None when the run had no
+    stop rule)."""
     if record is None:
         return None
     settings = settings_from_record(record.settings)
@@ -82,7 +85,8 @@ def stop_view(
 def _observations(
     table: RowTable, columns: dict[str, np.ndarray], metrics: tuple[str, ...]
 ) -> Observations:
-    """The stop rule's columns from the report's table (the same cost and error handling as its comparisons)."""
+    """The stop rule's columns from the report's table (the same cost and error handling
+    as its comparisons)."""
 
     def labels(name: str) -> np.ndarray:
         cat = table.categorical[name]
@@ -127,10 +131,14 @@ def headline(view: StopView) -> str:
     if view.comparisons:
         each = view.comparisons[0].confidence
         whole = (1.0 - each) * len(view.comparisons)
-        text += f", {whole:.0%} error for the whole run shared by its {len(view.comparisons)} intervals"
+        text += (
+            f", {whole:.0%} error for the whole run shared by its "
+            f"{len(view.comparisons)} intervals"
+        )
     text += ")"
     if view.in_flight:
-        text += (f"; {view.in_flight} rows of later rounds were in flight when it stopped: they are in the other "
+        text += (f"; {view.in_flight} rows of later rounds were in flight when it "
+            "stopped: they are in the other "
                  f"statistics, not in the decision")  # fmt: skip
     return text
 
@@ -152,12 +160,16 @@ def interval(c: Comparison) -> str:
         and math.isfinite(c.relative(c.lower))
         and math.isfinite(c.relative(c.upper))
     ):
-        text += f" ({fmt.pct(c.relative(c.lower))} to {fmt.pct(c.relative(c.upper))} of the baseline)"
+        text += (
+            f" ({fmt.pct(c.relative(c.lower))} to {fmt.pct(c.relative(c.upper))} of "
+            "the baseline)"
+        )
     return text
 
 
 def decision_text(c: Comparison) -> str:
-    """``higher`` / ``lower`` / ``no meaningful difference (within ±margin)`` / ``undecided: why``."""
+    """``higher`` / ``lower`` / ``no meaningful difference (within ±margin)`` /
+    ``undecided: why``."""
     if c.outcome == "equivalent":
         return f"no meaningful difference (within ±{amount(c, c.margin).lstrip('+')})"
     if c.outcome == "undecided":
@@ -173,7 +185,8 @@ def sentence(c: Comparison, lower_is_better: bool) -> str:
         else fmt.label(REPORT_METRICS[c.metric]).lower()
     )
     level = f"{c.confidence:.1%}".replace(".0%", "%")
-    # Cost, time, tokens are decided on each pair's (a - b) / (a + b), shown as a ratio times the baseline's mean:
+    # Cost, time, tokens are decided on each pair's (a - b) / (a + b), shown as a ratio
+    # times the baseline's mean:
     # the typical pair, not the total (runner/stopping.py; docs/statistics.md).
     what = (
         f"mean {label} difference"
@@ -181,7 +194,8 @@ def sentence(c: Comparison, lower_is_better: bool) -> str:
         else f"per-pair {label} change (typical pair, not the total)"
     )
     return (
-        f"{c.mode} vs {c.baseline}{f' ({c.model})' if c.model else ''}: {what} {amount(c, c.estimate)} "
+        f"{c.mode} vs {c.baseline}{f' ({c.model})' if c.model else ''}: {what} "
+        f"{amount(c, c.estimate)} "
         f"over {c.pairs} pairs; {level} confidence sequence {interval(c)} — {decision_text(c)}"
     )
 

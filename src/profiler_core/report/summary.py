@@ -1,7 +1,9 @@
-"""The numbers of a report: grouped descriptive stats, success rates, comparisons against a baseline.
+"""The numbers of a report: grouped descriptive stats, success rates, comparisons
+against a baseline.
 
 Everything is computed from the columns of ``load.RowTable`` with numpy
-grouping (``stats.grouped``: rows put in group order once), never row by row. Comparisons are computed
+grouping (``stats.grouped``: rows put in group order once), never row by row.
+Comparisons are computed
 once per metric over whole modes; per scenario only descriptive statistics
 (and the point reduction of medians) are reported. See docs/reports.md.
 """
@@ -149,7 +151,8 @@ class RateSummary(Record):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class FailedRowData(Record):
-    """A row that failed its checks without an error: which checks, its reward, its verifiers' output tail."""
+    """A row that failed its checks without an error: which checks, its reward, its
+    verifiers' output tail."""
 
     mode: str
     scenario: str
@@ -165,7 +168,8 @@ OUTCOME_ROWS = 5_000
 
 
 def _outcomes(table, modes, mode_idx, scen_idx):
-    """Per scenario and mode the iterations' pass/FAIL/error (small runs), and the first clean failures."""
+    """Per scenario and mode the iterations' pass/FAIL/error (small runs), and the first
+    clean failures."""
     iterations = table.numeric["iteration"]
     failed_idx = np.flatnonzero(~table.success.astype(bool))
     reward = table.numeric["reward"]
@@ -229,11 +233,13 @@ class Summary:
     error_codes: dict[str, int]
     k: int
     confidence: float
-    #: scenario -> mode -> [(iteration, "pass" | "FAIL" | "error")], for runs of at most OUTCOME_ROWS rows
+    #: scenario -> mode -> [(iteration, "pass" | "FAIL" | "error")], for runs of at most
+    #: OUTCOME_ROWS rows
     outcomes: dict[str, dict[str, list[tuple[int, str]]]] | None = None
     #: rows that failed without an error (first ones)
     failed_rows: list[FailedRowData] = attrs.Factory(list)
-    #: mean reward per mode over the rows whose verifiers wrote one (nan: none did), and how many did
+    #: mean reward per mode over the rows whose verifiers wrote one (nan: none did), and
+    #: how many did
     reward_by_mode: np.ndarray | None = None
     reward_rows_by_mode: np.ndarray | None = None
     #: the stop rule's view when the run stopped by ``execution.stop`` (report/sequential.py)
@@ -256,12 +262,14 @@ class Summary:
 
 # ---------------------------------------------------------------- metrics
 
-#: Metric names rows once carried -> the name they have now (OpenCode wrote ``latency_tool_ms`` before issue 31).
+#: Metric names rows once carried -> the name they have now (OpenCode wrote
+#: ``latency_tool_ms`` before issue 31).
 OLD_METRIC_NAMES = {"latency_tool_ms": "latency_tools_ms"}
 
 
 def _renamed_metrics(ext: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Extension columns under their current names; a row with both keeps the current name's value."""
+    """Extension columns under their current names; a row with both keeps the current
+    name's value."""
     out = dict(ext)
     for old, new in OLD_METRIC_NAMES.items():
         if old in out:
@@ -273,7 +281,8 @@ def _renamed_metrics(ext: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def unknown_cost(table: RowTable) -> np.ndarray | None:
-    """Rows whose cost is unknown: priced "unknown", or errored with no cost and no source (nothing was measured).
+    """Rows whose cost is unknown: priced "unknown", or errored with no cost and no
+    source (nothing was measured).
 
     An errored attempt's zeros are not a price: counted as $0 they would pull a mode's median
     cost to 0 whenever a row errored, while the rows that ran say "unknown".
@@ -292,7 +301,8 @@ def unknown_cost(table: RowTable) -> np.ndarray | None:
 def metric_columns(
     table: RowTable, units: dict[str, str] | None = None
 ) -> tuple[list[MetricInfo], dict[str, np.ndarray], list[str]]:
-    """The numeric metrics of a table, their values per row (nan = missing), and the constant ones left out."""
+    """The numeric metrics of a table, their values per row (nan = missing), and the
+    constant ones left out."""
     units = units or {}
     columns: dict[str, np.ndarray] = {}
     sources: dict[str, str] = {}
@@ -394,7 +404,8 @@ def compare_metric(
     confidence: float = stats.DEFAULT_CONFIDENCE,
     seed: int = stats.DEFAULT_SEED,
 ) -> tuple[stats.ComparisonResult, str]:
-    """Compare A with baseline B; returns the result and the method used ("exact" or "large-sample")."""
+    """Compare A with baseline B; returns the result and the method used ("exact" or
+    "large-sample")."""
     # Above EXACT_LIMIT values per mode the exact paired bootstrap and 10,000 permutations
     # cost ~0.7 s per metric at 5,000 rows; stats' large-sample method is O(resamples + n).
     method: Literal["exact", "large-sample"] = (
@@ -410,7 +421,8 @@ def compare_metric(
 def _pair_order(
     table: RowTable, rows_a: np.ndarray, rows_b: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | str:
-    """Row indices of A and B aligned by (model, scenario, iteration), or why they cannot be paired."""
+    """Row indices of A and B aligned by (model, scenario, iteration), or why they
+    cannot be paired."""
     if rows_a.size != rows_b.size:
         return f"not paired: {rows_a.size} and {rows_b.size} rows"
     model = table.categorical["model"].codes.astype(np.int64)
@@ -602,7 +614,8 @@ def build_summary(
     seed: int = stats.DEFAULT_SEED,
     stop: StopRecord | None = None,
 ) -> Summary:
-    """Compute every number a report shows; ``stop`` (the manifest's) adds the stop rule's sequences."""
+    """Compute every number a report shows; ``stop`` (the manifest's) adds the stop
+    rule's sequences."""
     modes = order_modes(table, mode_order)
     if baseline is None:
         baseline = modes[0]
@@ -674,7 +687,8 @@ def build_summary(
 def _mean_reward(
     reward: np.ndarray, mode_idx: np.ndarray, n_modes: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Mean reward per mode over the rows that have one (as Harbor reports it beside the success rate), and their count."""
+    """Mean reward per mode over the rows that have one (as Harbor reports it beside the
+    success rate), and their count."""
     has = ~np.isnan(reward)
     rows = np.bincount(mode_idx[has], minlength=n_modes)
     sums = np.bincount(mode_idx[has], weights=reward[has], minlength=n_modes)
@@ -689,7 +703,8 @@ def _descriptives(
     cell_idx: np.ndarray,
     shape: tuple[int, int],
 ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
-    """Each metric's descriptive statistics per mode (arrays over modes) and per [mode, scenario] cell."""
+    """Each metric's descriptive statistics per mode (arrays over modes) and per [mode,
+    scenario] cell."""
     n_modes, n_scen = shape
     by_mode: dict[str, dict[str, np.ndarray]] = {}
     by_scenario: dict[str, dict[str, np.ndarray]] = {}
@@ -746,7 +761,8 @@ def _success(
     repetitions: int | None,
     confidence: float,
 ) -> tuple[int, list[RateSummary], list[list[RateSummary | None]]]:
-    """k (repetitions per (model, scenario) cell), and the success rates per mode and per [mode][scenario]."""
+    """k (repetitions per (model, scenario) cell), and the success rates per mode and
+    per [mode][scenario]."""
     n_modes, n_scen = rows_by_cell.shape
     succ_by_cell = np.bincount(
         cell_idx, weights=table.success, minlength=n_modes * n_scen
@@ -788,7 +804,8 @@ def _checks(
 ) -> tuple[
     np.ndarray, np.ndarray, dict[str, list[tuple[str, str, list[tuple[int, int]]]]]
 ]:
-    """[mode, scenario] sums of checks passed and run, and per scenario each check's (passed, total) per mode."""
+    """[mode, scenario] sums of checks passed and run, and per scenario each check's
+    (passed, total) per mode."""
     n_modes, n_scen = shape
     size = n_modes * n_scen
     passed = np.bincount(
@@ -812,7 +829,8 @@ def _checks(
 def _errors(
     table: RowTable, modes: list[str], mode_idx: np.ndarray, scen_idx: np.ndarray
 ) -> tuple[np.ndarray, dict[str, int], list[tuple[str, str, int, str, str]]]:
-    """Errored rows per mode, rows per error code, and the first 50 errors (mode, scenario, iteration, code, message)."""
+    """Errored rows per mode, rows per error code, and the first 50 errors (mode,
+    scenario, iteration, code, message)."""
     errors_by_mode = np.zeros(len(modes), dtype=np.int64)
     error_codes: dict[str, int] = {}
     error_rows: list[tuple[str, str, int, str, str]] = []

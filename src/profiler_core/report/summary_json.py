@@ -1,4 +1,5 @@
-"""``data/summary.json``: the summary and the verdict as one JSON document (camelCase keys, null for undefined numbers)."""
+"""``data/summary.json``: the summary and the verdict as one JSON document (camelCase
+keys, null for undefined numbers)."""
 
 from __future__ import annotations
 

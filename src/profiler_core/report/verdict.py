@@ -1,4 +1,5 @@
-"""The one-minute answer: which mode won on cost, speed, success and tokens, and is it significant."""
+"""The one-minute answer: which mode won on cost, speed, success and tokens, and is it
+significant."""
 
 from __future__ import annotations
 
@@ -64,13 +65,17 @@ def error_line(summary: Summary) -> str | None:
         for i, m in enumerate(summary.modes)
         if summary.errors_by_mode[i]
     )
-    return f"{total} of {int(summary.rows_by_mode.sum())} rows errored ({parts}); errored rows are left out of every metric comparison"
+    return (
+        f"{total} of {int(summary.rows_by_mode.sum())} rows errored ({parts}); "
+        "errored rows are left out of every metric comparison"
+    )
 
 
 def refusal(
     summary: Summary, criterion: str, modes: tuple[str, ...], metric: str | None = None
 ) -> str | None:
-    """Why there is no verdict on ``criterion`` between ``modes``, in plain words, or None when there is one."""
+    """Why there is no verdict on ``criterion`` between ``modes``, in plain words, or
+    None when there is one."""
     for mode in modes:
         i = summary.modes.index(mode)
         errored, rows = int(summary.errors_by_mode[i]), int(summary.rows_by_mode[i])
@@ -97,7 +102,8 @@ def smallest_p(n_a: int, n_b: int, *, paired: bool) -> tuple[float, bool]:
 def method_note(
     mc: MetricComparison, paired: bool, n_metrics: int, confidence: float
 ) -> str:
-    """Which method gave the interval and the p-value, and whether the sample can reach significance at all."""
+    """Which method gave the interval and the p-value, and whether the sample can reach
+    significance at all."""
     r = mc.result
     kind = "paired" if paired else "unpaired"
     if mc.method == "large-sample":
@@ -124,10 +130,13 @@ def method_note(
 def stop_findings(
     summary: Summary, mode: str, criterion: str, lower_is_better: bool
 ) -> Finding | None:
-    """The finding from the stop rule's confidence sequences, when the run stopped by one and decided on this criterion."""
+    """The finding from the stop rule's confidence sequences, when the run stopped by
+    one and decided on this criterion."""
     view = summary.stop
     if view is None or view.baseline != summary.baseline:
-        return None  # compared with another baseline than the stop rule was: the ordinary test applies
+        # compared with another baseline than the stop rule was: the ordinary test
+        # applies
+        return None
     comps = view.get(mode, seq.CRITERION_METRIC[criterion])
     if not comps:
         return None
@@ -149,7 +158,8 @@ NOT_VALID = "not valid after stopping"
 
 
 def after_stopping(summary: Summary, finding: Finding) -> Finding:
-    """A finding from the ordinary (fixed-sample) test, marked when the run stopped by the stop rule.
+    """A finding from the ordinary (fixed-sample) test, marked when the run stopped by
+    the stop rule.
 
     The run's length was chosen by looking at its other metrics every round, so a fixed-sample
     p-value on this metric is no longer at its level (simulated: 8.9% false "significant" instead of
@@ -157,7 +167,10 @@ def after_stopping(summary: Summary, finding: Finding) -> Finding:
     """
     if summary.stop is None:
         return finding
-    text = f"{finding.text} — {NOT_VALID}: the stop rule did not decide this, and its p-value assumes a fixed number of runs"
+    text = (
+        f"{finding.text} — {NOT_VALID}: the stop rule did not decide this, and its "
+        "p-value assumes a fixed number of runs"
+    )
     return attrs.evolve(finding, text=text, significant=False, better=0)
 
 
@@ -181,8 +194,10 @@ def _success_finding(summary: Summary, comp) -> Finding:
     else:
         direction = "higher" if diff > 0 else "lower" if diff < 0 else "the same"
         text = (
-            f"{comp.mode} succeeded in {fmt.rate(s.rate_a)} of runs vs {fmt.rate(s.rate_b)} for {base} "
-            f"({abs(diff):.1f} pp {direction}; 95% CI {fmt.pp(s.ci95_pp[0])} to {fmt.pp(s.ci95_pp[1])})"
+            f"{comp.mode} succeeded in {fmt.rate(s.rate_a)} of runs vs "
+            f"{fmt.rate(s.rate_b)} for {base} "
+            f"({abs(diff):.1f} pp {direction}; 95% CI {fmt.pp(s.ci95_pp[0])} to "
+            f"{fmt.pp(s.ci95_pp[1])})"
         )
         better = (1 if diff > 0 else -1) if s.significant else 0
     text += f" — {'significant' if s.significant else 'not significant'} (p {_p(s.p_value)})"
@@ -239,10 +254,14 @@ def findings(summary: Summary) -> list[Finding]:
                 lo, hi = r.ci95
                 text = (
                     f"{comp.mode} {phrase} {base} "
-                    f"(median {fmt.value(mc.median_a, info.unit)} vs {fmt.value(mc.median_b, info.unit)}; "
+                    f"(median {fmt.value(mc.median_a, info.unit)} vs "
+                    f"{fmt.value(mc.median_b, info.unit)}; "
                     f"95% CI of the reduction {fmt.pct(lo)} to {fmt.pct(hi)})"
                 )
-            text += f" — {'significant' if mc.significant else 'not significant'} (Holm-adjusted p {_p(r.p_value_adjusted)})"
+            text += (
+                f" — {'significant' if mc.significant else 'not significant'} "
+                f"(Holm-adjusted p {_p(r.p_value_adjusted)})"
+            )
             text += f" [{method_note(mc, comp.paired, len(comp.metrics), summary.confidence)}]"
             out.append(after_stopping(summary, Finding(criterion=criterion, mode=comp.mode, text=text, significant=mc.significant,
                                                        better=mc.verdict)))  # fmt: skip
@@ -255,7 +274,8 @@ def _p(p: float) -> str:
 
 
 def winners(summary: Summary) -> list[Winner]:
-    """The best mode per criterion (lowest median / highest success) and whether it is significant."""
+    """The best mode per criterion (lowest median / highest success) and whether it is
+    significant."""
     out: list[Winner] = []
     base = summary.baseline
     comps = {c.mode: c for c in summary.comparisons}
@@ -272,7 +292,8 @@ def winners(summary: Summary) -> list[Winner]:
     else:
 
         def success_judge(c):
-            """+1 / -1 / 0: this mode's success significantly (or, stopped sequentially, decidedly) higher / lower."""
+            """+1 / -1 / 0: this mode's success significantly (or, stopped sequentially,
+            decidedly) higher / lower."""
             vote = _stop_vote(summary, c.mode, "Success", False)
             if vote is not None:
                 return vote
@@ -313,7 +334,8 @@ def winners(summary: Summary) -> list[Winner]:
             continue
 
         def judge(c, metric=metric, criterion=criterion):
-            """+1 / -1 / 0: this mode significantly better / worse than the baseline on ``metric``."""
+            """+1 / -1 / 0: this mode significantly better / worse than the baseline on
+            ``metric``."""
             vote = _stop_vote(summary, c.mode, criterion, True)
             if vote is not None:
                 return vote
@@ -327,7 +349,8 @@ def winners(summary: Summary) -> list[Winner]:
 
 
 def _winner_after_stopping(summary: Summary, winner: Winner, comps: dict) -> Winner:
-    """A winner line on a criterion the stop rule did not decide, marked as such after a stopped run."""
+    """A winner line on a criterion the stop rule did not decide, marked as such after a
+    stopped run."""
     if summary.stop is None or winner.mode is None or not comps:
         return winner
     lower_is_better = winner.criterion != "Success"
@@ -342,7 +365,8 @@ def _winner_after_stopping(summary: Summary, winner: Winner, comps: dict) -> Win
 def _stop_vote(
     summary: Summary, mode: str, criterion: str, lower_is_better: bool
 ) -> int | None:
-    """The stop rule's +1 / -1 / 0 on a criterion, or None when the run did not decide it sequentially."""
+    """The stop rule's +1 / -1 / 0 on a criterion, or None when the run did not decide
+    it sequentially."""
     found = stop_findings(summary, mode, criterion, lower_is_better)
     return None if found is None else found.better
 
@@ -375,9 +399,11 @@ def _tie(criterion: str, modes: list[str], value: str) -> Winner:
 
 
 def _winner(criterion, best, base, comps, judge) -> Winner:
-    """Is ``best`` significantly better than the baseline (or, for the baseline, than every other mode)?
+    """Is ``best`` significantly better than the baseline (or, for the baseline, than
+    every other mode)?
 
-    ``judge(comparison)`` is +1 when that mode is significantly better than the baseline, -1 worse, 0 neither.
+    ``judge(comparison)`` is +1 when that mode is significantly better than the
+    baseline, -1 worse, 0 neither.
     """
     if not comps:
         return Winner(
@@ -404,7 +430,8 @@ def _winner(criterion, best, base, comps, judge) -> Winner:
 
 
 def verdict_lines(summary: Summary) -> list[str]:
-    """The verdict as plain text lines: the best mode per criterion, then every finding (+ better, - worse, = no difference)."""
+    """The verdict as plain text lines: the best mode per criterion, then every finding
+    (+ better, - worse, = no difference)."""
     stop = seq.headline(summary.stop) if summary.stop is not None else None
     if not summary.comparisons:
         return verdict_text(error_line(summary), stop, False, (), ())
@@ -420,7 +447,8 @@ def verdict_text(
     best: Sequence[Winner],
     found: Sequence[Finding],
 ) -> list[str]:
-    """The verdict's parts (``error_line``, the stop headline, ``winners``, ``findings``) as plain text lines."""
+    """The verdict's parts (``error_line``, the stop headline, ``winners``,
+    ``findings``) as plain text lines."""
     head = [f"! {errors}"] if errors else []
     if stop is not None:
         head.append(stop)

@@ -57,7 +57,8 @@ class Headline(Record):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class VerdictView(Record):
-    """The one-minute answer: errors first, the stop rule's decision, the best mode per criterion, the findings."""
+    """The one-minute answer: errors first, the stop rule's decision, the best mode per
+    criterion, the findings."""
 
     errors: str | None
     stop_headline: str | None
@@ -115,7 +116,8 @@ class MetricRow(Record):
     #: +1 significantly better than the baseline, -1 worse, 0 neither (or no known direction)
     verdict: int
     significant: bool
-    #: the change of the median against the baseline (-reduction, whole percent), None when undefined
+    #: the change of the median against the baseline (-reduction, whole percent), None
+    #: when undefined
     delta: str | None
 
 
@@ -140,7 +142,8 @@ class ComparisonView(Record):
     baseline: str
     pairing: str
     paired: bool
-    #: some metric was compared by the large-sample method (independent resampling, normal approximation)
+    #: some metric was compared by the large-sample method (independent resampling,
+    #: normal approximation)
     large_sample: bool
     success: SuccessLine
     rows: tuple[MetricRow, ...]
@@ -152,7 +155,8 @@ class ComparisonView(Record):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class MetricView(Record):
-    """One metric's medians per scenario and over all scenarios, and their change against the baseline."""
+    """One metric's medians per scenario and over all scenarios, and their change
+    against the baseline."""
 
     name: str
     label: str
@@ -226,7 +230,8 @@ class FailedRow(Record):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ErrorsView(Record):
-    """Errors and anomalies: completion reasons per mode, error codes, the first errored and failed rows."""
+    """Errors and anomalies: completion reasons per mode, error codes, the first errored
+    and failed rows."""
 
     reasons: Table
     #: error code -> rows, most frequent first (None when no row errored)
@@ -284,7 +289,8 @@ class ReportView(Record):
 
     @property
     def has_reward(self) -> bool:
-        """Some row's verifiers wrote a reward (the reports then show the mean reward beside the success rate)."""
+        """Some row's verifiers wrote a reward (the reports then show the mean reward
+        beside the success rate)."""
         return any(m.reward_rows for m in self.modes)
 
     @property
@@ -320,7 +326,8 @@ def report_view(
     problems: Sequence[str],
     sections: Sequence[SectionView] = (),
 ) -> ReportView:
-    """Compute what both reports show from the summary and the run's facts (``meta``, as ``write_report`` gathers them)."""
+    """Compute what both reports show from the summary and the run's facts (``meta``, as
+    ``write_report`` gathers them)."""
     s = summary
     metric_ids = anchors([m.name for m in s.metrics], "metric")
     scenario_ids = anchors(s.scenarios, "scenario")
@@ -641,7 +648,8 @@ def _charts(s: Summary) -> ChartsView:
     figures = (
         ChartSlot(
             name="success",
-            caption=f"Dot: share of runs that succeeded; bar: Wilson 95% interval; tick: pass^{s.k}.",
+            caption="Dot: share of runs that succeeded; bar: Wilson 95% interval; "
+            f"tick: pass^{s.k}.",
         ),
         *(
             ChartSlot(name=f"dist:{metric}", caption=box)
@@ -675,7 +683,8 @@ DETAIL_LIMIT = 50
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListFinding(Record):
-    """A list finding whose items differ between modes: per mode its first items, and whether there are more."""
+    """A list finding whose items differ between modes: per mode its first items, and
+    whether there are more."""
 
     key: str
     per_mode: tuple[tuple[str, tuple[str, ...], bool], ...]
@@ -795,7 +804,8 @@ def _analyzer(
 def _table_finding(
     headers: list[str] | None, per_mode: dict[str, list]
 ) -> tuple[tuple[str, Table], ...]:
-    """Per mode with rows: its first rows under the finding's headers (``colN`` when it gave none)."""
+    """Per mode with rows: its first rows under the finding's headers (``colN`` when it
+    gave none)."""
     out = []
     for mode, rows in per_mode.items():
         if rows:
@@ -812,7 +822,8 @@ def _table_finding(
 
 
 def _scalar(kind: str, values: Any, unit: str) -> str:
-    """The median of numbers (``array``) or the most frequent string (a ``Counter``, first seen wins a tie)."""
+    """The median of numbers (``array``) or the most frequent string (a ``Counter``,
+    first seen wins a tie)."""
     if not values:
         return "–"
     if kind == "string":

@@ -28,7 +28,8 @@ MIN_BYTES = 64 * 2**20
 
 
 def input_bytes(path: Path) -> int:
-    """The size of the rows in ``path``: a gzip file's own record of its uncompressed size, else the file's."""
+    """The size of the rows in ``path``: a gzip file's own record of its uncompressed
+    size, else the file's."""
     size = path.stat().st_size
     if path.suffix == ".gz" and size >= 4:
         with open(path, "rb") as f:
@@ -98,7 +99,8 @@ class HtmlWorker:
 
 
 def render_page(job: dict[str, Any]) -> None:
-    """Draw the charts and write report.html for a job (the summary the charts draw, the report's view, path)."""
+    """Draw the charts and write report.html for a job (the summary the charts draw, the
+    report's view, path)."""
     from ..storage.paths import write_output_text
     from .charts import render_all
     from .html import render_html

@@ -1,4 +1,5 @@
-"""Orchestration: the matrix, iterations, hooks (imports trio; its modules load when a name is first used)."""
+"""Orchestration: the matrix, iterations, hooks (imports trio; its modules load when a
+name is first used)."""
 
 from __future__ import annotations
 

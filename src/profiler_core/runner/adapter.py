@@ -42,7 +42,8 @@ from ..util.asyncs import await_me_maybe
 if TYPE_CHECKING:  # pragma: no cover
     from ..model.recorded import RecordedVerification
 
-#: seconds a blocking synchronous cleanup may hold up a cancelled run (Ctrl-C) before it is abandoned
+#: seconds a blocking synchronous cleanup may hold up a cancelled run (Ctrl-C) before it
+#: is abandoned
 CANCELLED_GRACE_S = 1.0
 
 
@@ -124,7 +125,8 @@ class ProviderAdapter:
         await self._calls["shutdown"]()
 
     def cleanup_limit(self, method: str, limit: float) -> float:
-        """Seconds a shielded cleanup call may take: ``limit``, or the short grace when the caller is being
+        """Seconds a shielded cleanup call may take: ``limit``, or the short grace when
+        the caller is being
         cancelled (Ctrl-C) and ``method`` blocks a worker thread."""
         if method in self._threaded and trio.current_effective_deadline() == -math.inf:
             return min(limit, CANCELLED_GRACE_S)
@@ -137,7 +139,8 @@ class ProviderAdapter:
     def session_verification(
         self, handle: SessionHandle
     ) -> RecordedVerification | None:
-        """What a replayed session's verifiers said (a ``RecordedVerification``); None for a live one."""
+        """What a replayed session's verifiers said (a ``RecordedVerification``); None
+        for a live one."""
         return self._verdict(handle) if self._verdict is not None else None
 
 

@@ -57,13 +57,15 @@ GRACE_S = 2.0
 def worker_count(
     setting: int | None, concurrency: int | None, max_concurrency: int
 ) -> int:
-    """How many workers ``setting`` means (None: ``auto``); never more than cells can be in flight at once."""
+    """How many workers ``setting`` means (None: ``auto``); never more than cells can be
+    in flight at once."""
     wanted = max(1, min(usable_cores(), AUTO_CAP)) if setting is None else setting
     return min(wanted, concurrency if concurrency is not None else max_concurrency)
 
 
 def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity, as a container's cpuset sets it), else ``os.cpu_count()``."""
+    """The cores this process may run on (its CPU affinity, as a container's cpuset sets
+    it), else ``os.cpu_count()``."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
@@ -95,14 +97,16 @@ class CellJob(Record):
     model: str
     iteration: int
     analyze: bool
-    #: the run's ``trace_format`` when this trace will be written; None: not written (warm-up, no export)
+    #: the run's ``trace_format`` when this trace will be written; None: not written
+    #: (warm-up, no export)
     trace_format: str | None
     multi_model: bool
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class CellAnalysis(Record):
-    """What a worker returns: the analyzer results, the first analyzer failure, the trace as it is written."""
+    """What a worker returns: the analyzer results, the first analyzer failure, the
+    trace as it is written."""
 
     results: dict[str, AnalysisResult]
     error: str | None = None
@@ -130,7 +134,8 @@ def _start_worker(setup: WorkerSetup) -> None:
 
 
 def _exit_when_orphaned(parent_pid: int) -> None:
-    # A driver killed outright (SIGKILL, a second Ctrl-C's os._exit) cannot end us: we notice instead.
+    # A driver killed outright (SIGKILL, a second Ctrl-C's os._exit) cannot end us: we
+    # notice instead.
     while os.getppid() == parent_pid:
         time.sleep(0.5)
     os._exit(1)
@@ -173,7 +178,8 @@ async def _awaited(awaitable: Any) -> Any:
 
 
 def analyze_cell(job: CellJob) -> CellAnalysis:
-    """Run the analyzers on one trace (the first failure stops them, as inline) and serialise the trace."""
+    """Run the analyzers on one trace (the first failure stops them, as inline) and
+    serialise the trace."""
     results: dict[str, AnalysisResult] = {}
     error = None
     if job.analyze:
@@ -207,7 +213,8 @@ def _trace_text(job: CellJob) -> str | None:
             multi_model=job.multi_model,
         )
         return redact(record_json(record))
-    except Exception:  # noqa: BLE001 - the driver serialises it again and reports the problem as inline
+    # the driver serialises it again and reports the problem as inline
+    except Exception:  # noqa: BLE001
         return None
 
 
@@ -215,7 +222,8 @@ def _trace_text(job: CellJob) -> str | None:
 
 
 async def _result(future: Future) -> Any:
-    """The future's result, awaited from trio: its done-callback wakes this task (no thread per call)."""
+    """The future's result, awaited from trio: its done-callback wakes this task (no
+    thread per call)."""
     token = trio.lowlevel.current_trio_token()
     done = trio.Event()
 
@@ -235,7 +243,8 @@ async def _result(future: Future) -> Any:
 
 
 class AnalysisPool:
-    """The run's analysis workers; a pool broken by a dying worker is replaced and the run goes on."""
+    """The run's analysis workers; a pool broken by a dying worker is replaced and the
+    run goes on."""
 
     def __init__(self, workers: int, setup: WorkerSetup) -> None:
         self.workers = workers
@@ -255,13 +264,15 @@ class AnalysisPool:
         )
 
     async def start(self) -> list[str]:
-        """Start every worker and have it build its analyzers; their names (a worker that cannot raises)."""
+        """Start every worker and have it build its analyzers; their names (a worker
+        that cannot raises)."""
         futures = [self._executor.submit(worker_ready) for _ in range(self.workers)]
         answers = [await _result(future) for future in futures]
         return answers[0][1]
 
     async def run(self, job: CellJob) -> CellAnalysis:
-        """Analyse and serialise one trace in a worker; a failure is an ``IterationError`` (retry policy applies)."""
+        """Analyse and serialise one trace in a worker; a failure is an
+        ``IterationError`` (retry policy applies)."""
         from concurrent.futures.process import BrokenProcessPool  # loaded with the pool
 
         executor = self._executor
@@ -272,7 +283,9 @@ class AnalysisPool:
             raise IterationError(
                 f"analysis worker died: {exc}", code="executor_error"
             ) from None
-        except Exception as exc:  # a trace or result that does not pickle, a worker that cannot build its analyzers
+        # a trace or result that does not pickle, a worker that cannot build its
+        # analyzers
+        except Exception as exc:
             raise IterationError(
                 f"analysis worker failed: {type(exc).__name__}: {exc}",
                 code="analyzer_error",
@@ -291,7 +304,8 @@ class AnalysisPool:
 
 
 def shut_down(executor: ProcessPoolExecutor, grace_s: float = GRACE_S) -> None:
-    """Stop ``executor``'s workers: let them finish, then SIGTERM, then SIGKILL each by its PID, and reap them."""
+    """Stop ``executor``'s workers: let them finish, then SIGTERM, then SIGKILL each by
+    its PID, and reap them."""
     # The pool's own process table is private, but nothing else names the PIDs it started.
     processes = list((getattr(executor, "_processes", None) or {}).values())
     manager = getattr(executor, "_executor_manager_thread", None)
@@ -324,7 +338,8 @@ def _wait_exited(processes: Sequence[Any], timeout_s: float) -> list[Any]:
     deadline = time.monotonic() + timeout_s
     running = list(processes)
     while running:
-        # A sentinel becomes ready when its process ends, whoever reaps it: no race with the manager thread.
+        # A sentinel becomes ready when its process ends, whoever reaps it: no race with
+        # the manager thread.
         ready = set(
             wait_for_exit(
                 [p.sentinel for p in running], max(0.0, deadline - time.monotonic())
@@ -365,7 +380,8 @@ async def analysis_pool(
 
 
 def _pickled(profile: Any) -> bytes | None:
-    """The driver's loaded profile for the workers; None (they load the file) when it will not pickle."""
+    """The driver's loaded profile for the workers; None (they load the file) when it
+    will not pickle."""
     if profile is None:
         return None
     try:
@@ -415,7 +431,8 @@ async def _start_pool(
         found: list[str] | None = None
         try:
             found = await pool.start()
-        except Exception as exc:  # noqa: BLE001 - a worker that cannot build or unpickle them: try the next way
+        # a worker that cannot build or unpickle them: try the next way
+        except Exception as exc:  # noqa: BLE001
             problems.append(f"analyzers {how}: {type(exc).__name__}: {exc}")
         except BaseException:  # cancelled (Ctrl-C) while starting: end what started
             with trio.CancelScope(shield=True):

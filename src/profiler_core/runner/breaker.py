@@ -1,4 +1,5 @@
-"""Stopping a run whose agent cannot work at all (a model endpoint that is down), instead of trying every cell.
+"""Stopping a run whose agent cannot work at all (a model endpoint that is down),
+instead of trying every cell.
 
 When a (model, mode)'s warm-up failed and its first cell then fails the same
 way — or, without a warm-up, its first ``FIRST_CELLS`` cells all fail the same
@@ -29,10 +30,13 @@ SESSION_FAILURES = frozenset({"provider_error", "session_error", "timeout"})
 Key = tuple[str, str]
 #: Hex ids and numbers in an error message.
 _NUMBERS = re.compile(r"[0-9a-f]{6,}|\d+")
-#: Errors about the endpoint itself, whatever the scenario: refused, unresolvable, unreachable, unauthorised.
+#: Errors about the endpoint itself, whatever the scenario: refused, unresolvable,
+#: unreachable, unauthorised.
 _ENDPOINT_ERRORS = re.compile(
-    r"connection refused|econnrefused|connect(ion)? error|failed to connect|could not connect|cannot connect"
-    r"|name or service not known|nodename nor servname|temporary failure in name resolution|getaddrinfo|enotfound"
+    r"connection refused|econnrefused|connect(ion)? error|failed to "
+    r"connect|could not connect|cannot connect"
+    r"|name or service not known|nodename nor servname|temporary failure in "
+    r"name resolution|getaddrinfo|enotfound"
     r"|no address associated|network is unreachable|no route to host|ehostunreach"
     r"|\b401\b|\b403\b|unauthori[sz]ed|forbidden|invalid (x-)?api[ _-]?key|authentication",
     re.IGNORECASE,
@@ -40,7 +44,8 @@ _ENDPOINT_ERRORS = re.compile(
 
 
 def names_the_endpoint(message: str) -> bool:
-    """True when an error is about the endpoint (refused, DNS, unreachable, 401/403), not about a scenario."""
+    """True when an error is about the endpoint (refused, DNS, unreachable, 401/403),
+    not about a scenario."""
     return bool(_ENDPOINT_ERRORS.search(message))
 
 
@@ -51,7 +56,8 @@ class Breaker:
         self.first_cells = first_cells
         #: how each group's warm-up failed, and on which scenario
         self._warmups: dict[Key, tuple[str, str]] = {}
-        #: the failures seen from each group's first cells (shape, scenario), while they are all the same
+        #: the failures seen from each group's first cells (shape, scenario), while they
+        #: are all the same
         self._streaks: dict[Key, list[tuple[str, str]]] = {}
         self._settled: set[Key] = set()
 
@@ -78,10 +84,12 @@ class Breaker:
         scenarios = {scenario for _, scenario in streak} | (
             {warmup[1]} if warmup is not None and warmed else set()
         )
-        # One scenario failing every time is that scenario's fault, unless the error is the endpoint's.
+        # One scenario failing every time is that scenario's fault, unless the error is
+        # the endpoint's.
         if len(scenarios) < 2 and not names_the_endpoint(row.error):
             return None
-        # A session that timed out may only be slow, which is worth measuring: timeouts stop a run only
+        # A session that timed out may only be slow, which is worth measuring: timeouts
+        # stop a run only
         # when the warm-up timed out too.
         if warmed or (len(streak) >= self.first_cells and row.error_code != "timeout"):
             what = (
@@ -92,14 +100,16 @@ class Breaker:
             if warmed and len(streak) > 1:
                 what = f"the warm-up and the first {len(streak)} sessions"
             return (
-                f"model {key[0]!r}, mode {key[1]!r}: {what} failed the same way, so every cell would: {row.error} "
+                f"model {key[0]!r}, mode {key[1]!r}: {what} failed the same "
+                f"way, so every cell would: {row.error} "
                 "(stopping the run; check the agent and its model endpoint, then --resume)"
             )
         return None
 
 
 def _shape(row: ProfileRow) -> str:
-    """An error without its numbers (ids, ports, durations), so two failures of one cause compare equal."""
+    """An error without its numbers (ids, ports, durations), so two failures of one
+    cause compare equal."""
     return f"{row.error_code}:" + _NUMBERS.sub("#", row.error or "")[:200]
 
 

@@ -18,7 +18,8 @@ from .options import RaySettings, RunOptions
 def build_components(
     config: ProfilerConfig, manager: PluginManager
 ) -> tuple[dict[str, Any], list[str]]:
-    """Instantiate provider, resolver, scorer, collectors, analyzers and judge; collect every problem.
+    """Instantiate provider, resolver, scorer, collectors, analyzers and judge; collect
+    every problem.
 
     Each is built through ``Registry.create``, which checks it against its contract,
     so a component missing a method is a problem here (``profiler validate``), not mid-run.
@@ -43,7 +44,8 @@ def build_components(
     def wiring(contract: str, component_id: str) -> dict[str, Any]:
         # A factory that accepts `registry` gets this one: the composite scorer builds its
         # sub-scorers from it, the transcripts provider finds plugins' import formats in it.
-        # Only a factory naming the parameter: one taking **options must not receive it as an option.
+        # Only a factory naming the parameter: one taking **options must not receive it
+        # as an option.
         info = registry.find(contract, component_id)
         if _takes(info, "registry"):
             return {"registry": registry}
@@ -91,7 +93,8 @@ def build_components(
     built["analyzers"], analyzer_problems = build_analyzers(config, registry)
     problems.extend(analyzer_problems)
     problems.extend(check_scenarios(built["scorer"], config.scenarios))
-    # The provider too (the oracle needs each scenario's reference solution): refused here, not at the first session.
+    # The provider too (the oracle needs each scenario's reference solution): refused
+    # here, not at the first session.
     check_all = optional_method(built["provider"], "check_scenarios")
     if check_all is not None:
         try:
@@ -104,7 +107,8 @@ def build_components(
 def build_analyzers(
     config: ProfilerConfig, registry: Any
 ) -> tuple[list[Any], list[str]]:
-    """The profile's analyzers, in its order (every installed one when it names none); one problem line per failure.
+    """The profile's analyzers, in its order (every installed one when it names none);
+    one problem line per failure.
 
     On its own so an analysis worker (``analysis_pool``) builds exactly these and nothing else.
     """
@@ -131,7 +135,8 @@ def build_analyzers(
 
 
 def _takes(info: ComponentInfo | None, name: str) -> bool:
-    """Whether the component's factory names the parameter (one taking ``**options`` must not get it as an option)."""
+    """Whether the component's factory names the parameter (one taking ``**options``
+    must not get it as an option)."""
     if info is None:
         return False
     try:
@@ -161,7 +166,8 @@ def check_scenarios(scorer: Any, scenarios: Any) -> list[str]:
 def mode_problems(
     config: ProfilerConfig, manager: PluginManager, resolver: Any
 ) -> list[str]:
-    """Resolve every mode and build the provider with each mode's ``provider_overrides``, as the run will.
+    """Resolve every mode and build the provider with each mode's
+    ``provider_overrides``, as the run will.
 
     One problem line per failure. A resolver whose ``resolve`` is synchronous
     (core's ``config``) is asked without an event loop: ``profiler validate``
@@ -190,7 +196,8 @@ def _unresolved(config: ProfilerConfig, resolved: dict[str, Any]) -> list[str]:
 
 
 def _resolve_now(config: ProfilerConfig, resolver: Any) -> dict[str, Any] | None:
-    """mode -> its ModeConfig or the exception resolving it; None when the resolver needs an event loop."""
+    """mode -> its ModeConfig or the exception resolving it; None when the resolver
+    needs an event loop."""
     if inspect.iscoroutinefunction(getattr(resolver, "resolve", None)):
         return None
     resolved: dict[str, Any] = {}
@@ -319,7 +326,8 @@ def _provider_factory(config: ProfilerConfig, manager: PluginManager) -> Any:
 
 
 def _stop_rule(config: ProfilerConfig) -> Any:
-    """``execution.stop`` as a rule, or None; the rule's module (numpy) is imported only when there is one."""
+    """``execution.stop`` as a rule, or None; the rule's module (numpy) is imported only
+    when there is one."""
     if config.execution.stop is None:
         return None
     from .stopping import StopRule

@@ -1,4 +1,5 @@
-"""What a killed run leaves behind — containers, temporary folders, process groups — removed by the next run.
+"""What a killed run leaves behind — containers, temporary folders, process groups —
+removed by the next run.
 
 While a run executes it records, in its own folder below
 ``$TMPDIR/profiler-runs-UID/``, its PID (with the process's start time), the
@@ -38,7 +39,8 @@ def runs_folder() -> Path:
 
 
 def _own_folder(folder: Path) -> Path | None:
-    """``folder``, made if missing; None when it is not a plain folder of this user (a planted link)."""
+    """``folder``, made if missing; None when it is not a plain folder of this user (a
+    planted link)."""
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         info = folder.lstat()
@@ -49,12 +51,15 @@ def _own_folder(folder: Path) -> Path | None:
 
 @contextmanager
 def tracked(run_id: str) -> Iterator[Path | None]:
-    """Record the run's leftovers while the block runs; its folder is removed when the block ends."""
+    """Record the run's leftovers while the block runs; its folder is removed when the
+    block ends."""
     parent = _own_folder(runs_folder())
     pid = os.getpid()
     started = start_time(pid)
     if parent is None or started is None:
-        yield None  # no record (no /proc, an unusable temp folder): the run's own clean-up is the only guard
+        # no record (no /proc, an unusable temp folder): the run's own clean-up is the
+        # only guard
+        yield None
         return
     spool = parent / f"{_safe(run_id)}.{pid}"
     try:
@@ -113,7 +118,8 @@ def _reap_one(spool: Path, pid: int, started: str, run_id: str) -> str:
         if Path(binary).is_file():
             try:
                 containers += remove_labelled(binary, run_id, pid)
-            except Exception as exc:  # noqa: BLE001 - a runtime that does not answer must not stop this run
+            # a runtime that does not answer must not stop this run
+            except Exception as exc:  # noqa: BLE001
                 log.warning(
                     "run %s: could not remove its containers with %s: %s",
                     run_id,
@@ -123,7 +129,8 @@ def _reap_one(spool: Path, pid: int, started: str, run_id: str) -> str:
     killed, removed = clean_up(spool)
     shutil.rmtree(spool, ignore_errors=True)
     return (
-        f"run {run_id} (process {pid}) ended without cleaning up: removed {containers} container(s), "
+        f"run {run_id} (process {pid}) ended without cleaning up: removed "
+        f"{containers} container(s), "
         f"{removed} temporary folder(s), {killed} process group(s)"
     )
 

@@ -1,4 +1,5 @@
-"""One look at the model endpoints before the first session: a server that is not there costs seconds, not minutes.
+"""One look at the model endpoints before the first session: a server that is not there
+costs seconds, not minutes.
 
 An agent whose endpoint is down retries each request for minutes before its
 session fails (a forgotten ``profiler fake-model`` cost a new user nine
@@ -24,7 +25,8 @@ CONNECT_TIMEOUT_S = 3.0
 
 
 def model_endpoints(option_sets: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The http(s) endpoints named by provider options (``base_url``, OpenCode's ``config.provider.*.options.baseURL``)."""
+    """The http(s) endpoints named by provider options (``base_url``, OpenCode's
+    ``config.provider.*.options.baseURL``)."""
     found: list[str] = []
     for options in option_sets:
         candidates = [options.get("base_url")]
@@ -49,7 +51,8 @@ def model_endpoints(option_sets: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 async def unreachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
-    """Why ``url``'s host cannot be connected to (refused, unresolvable); None when it accepts, or is merely slow."""
+    """Why ``url``'s host cannot be connected to (refused, unresolvable); None when it
+    accepts, or is merely slow."""
     parts = urlsplit(url)
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)

@@ -1,4 +1,5 @@
-"""What an agent in a sandbox must not read at its host path: the tasks' answers and the run's own records.
+"""What an agent in a sandbox must not read at its host path: the tasks' answers and the
+run's own records.
 
 bwrap shows the host's file system read-only, so without this an agent could
 read a verifier's hidden test files, a task's reference solution, the rows
@@ -29,7 +30,8 @@ __all__ = ["hidden_from_agents"]
 def hidden_from_agents(
     scenarios: Iterable[Scenario], *folders: str | Path
 ) -> tuple[Path, ...]:
-    """Every scenario's verifier files and mounts and its solution's mounts, then ``folders`` (results, reports)."""
+    """Every scenario's verifier files and mounts and its solution's mounts, then
+    ``folders`` (results, reports)."""
     paths: list[str | Path] = []
     for scenario in scenarios:
         for verifier in (

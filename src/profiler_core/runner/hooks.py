@@ -30,7 +30,8 @@ class HookCaller:
         self.errors: list[HookErrorRecord] = []
 
     def implemented(self, hook_name: str) -> bool:
-        """Whether any plugin implements ``hook_name`` now (a call nobody implements is skipped on the hot path)."""
+        """Whether any plugin implements ``hook_name`` now (a call nobody implements is
+        skipped on the hot path)."""
         return bool(getattr(self.manager.hook, hook_name).get_hookimpls())
 
     async def call(self, hook_name: str, **kwargs: Any) -> list[Any]:
@@ -70,7 +71,8 @@ class HookCaller:
             called += failures.called
 
     async def call_fatal(self, hook_name: str, **kwargs: Any) -> None:
-        """Call every implementation; the first exception aborts as ``HookError`` naming its plugin."""
+        """Call every implementation; the first exception aborts as ``HookError`` naming
+        its plugin."""
         with isolated_hook_call(hook_name, fatal=True):
             results = getattr(self.manager.hook, hook_name)(**kwargs) or []
         for result in results:

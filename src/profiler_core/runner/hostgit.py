@@ -1,4 +1,5 @@
-"""git run by the profiler on the host, next to folders an agent wrote: nothing of the agent's is configuration.
+"""git run by the profiler on the host, next to folders an agent wrote: nothing of the
+agent's is configuration.
 
 A workspace's ``.git`` belongs to the agent once the session started: its
 ``config`` can name an ``fsmonitor``, hooks, filter drivers (chosen by a
@@ -57,7 +58,8 @@ GIT_OVERRIDES = (
     "-c",
     "safe.directory=*",
 )
-#: Seconds a git command of the report may take (a FIFO named .gitignore in the workspace blocks git).
+#: Seconds a git command of the report may take (a FIFO named .gitignore in the
+#: workspace blocks git).
 REPORT_TIMEOUT_S = 120
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: git's hash of the empty tree
@@ -65,7 +67,8 @@ _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 def git_environment(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a host git command: no system or global configuration, no prompt, ``home`` (private) as HOME."""
+    """The environment of a host git command: no system or global configuration, no
+    prompt, ``home`` (private) as HOME."""
     return base_environment(
         home,
         {
@@ -83,7 +86,8 @@ def git_environment(home: Path, extra: dict[str, str] | None = None) -> dict[str
 async def host_git(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout_s: float = 600
 ) -> CommandResult:
-    """``git ARGS`` on the host with :data:`GIT_OVERRIDES`, a fresh private HOME and ``env`` (``GIT_DIR``...) added."""
+    """``git ARGS`` on the host with :data:`GIT_OVERRIDES`, a fresh private HOME and
+    ``env`` (``GIT_DIR``...) added."""
     with tempfile.TemporaryDirectory(prefix="git-home-") as home:
         return await run_command(
             ["git", *GIT_OVERRIDES, *args],
@@ -94,7 +98,8 @@ async def host_git(
 
 
 def plain_git_dir(folder: Path) -> Path | None:
-    """``folder/.git`` when it is a real folder (not a ``gitdir:`` file, not a link) whose ``HEAD``, ``config``
+    """``folder/.git`` when it is a real folder (not a ``gitdir:`` file, not a link)
+    whose ``HEAD``, ``config``
     and ``packed-refs`` are regular files or absent (git would block on a FIFO there), else None."""
     try:
         if not stat.S_ISDIR(os.lstat(folder / ".git").st_mode):
@@ -110,8 +115,10 @@ def plain_git_dir(folder: Path) -> Path | None:
 
 
 def agent_head(git_dir: Path) -> str | None:
-    """The commit ``HEAD`` names in a ``.git`` folder the agent wrote, read without git (so without its config,
-    whose includes could name a FIFO): ``HEAD``, its loose ref or ``packed-refs``, each bounded, no link followed."""
+    """The commit ``HEAD`` names in a ``.git`` folder the agent wrote, read without git
+    (so without its config,
+    whose includes could name a FIFO): ``HEAD``, its loose ref or ``packed-refs``, each
+    bounded, no link followed."""
     try:
         head = read_beneath(git_dir, "HEAD", 4096).decode("ascii", "replace").strip()
         if _HEX.fullmatch(head):
@@ -140,8 +147,10 @@ def agent_head(git_dir: Path) -> str | None:
 
 
 async def resolve_commit(git_dir: Path, rev: str = "HEAD") -> str | None:
-    """The commit ``rev`` names in ``git_dir``, a repository of the user's or one the profiler just cloned (git
-    reads its config: never use it on one the agent had; see :func:`agent_head`); None when it names none."""
+    """The commit ``rev`` names in ``git_dir``, a repository of the user's or one the
+    profiler just cloned (git
+    reads its config: never use it on one the agent had; see :func:`agent_head`); None
+    when it names none."""
     if rev.startswith("-"):
         return None
     result = await host_git(
@@ -159,7 +168,8 @@ async def resolve_commit(git_dir: Path, rev: str = "HEAD") -> str | None:
 
 
 async def init_private(private: Path) -> CommandResult | None:
-    """Make ``private`` an empty bare repository of the run's own, unless it is one; the failed ``git init``, else None."""
+    """Make ``private`` an empty bare repository of the run's own, unless it is one; the
+    failed ``git init``, else None."""
     if (private / "HEAD").exists():
         return None
     made = await host_git("init", "--quiet", "--bare", str(private), cwd=private.parent)
@@ -169,8 +179,10 @@ async def init_private(private: Path) -> CommandResult | None:
 async def diff_stat(
     private: Path, objects: Path, base: str | None, work_tree: Path
 ) -> CommandResult:
-    """``git diff --stat`` of ``work_tree`` (new files included) against the commit ``base`` (None: nothing),
-    in the run's private bare repository ``private`` (see :func:`init_private`), reading ``objects`` without
+    """``git diff --stat`` of ``work_tree`` (new files included) against the commit
+    ``base`` (None: nothing),
+    in the run's private bare repository ``private`` (see :func:`init_private`), reading
+    ``objects`` without
     writing there."""
     failed = await init_private(private)
     if failed is not None:

@@ -85,13 +85,15 @@ def _wrong(
     shown = repr(value)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
     return IterationError(
-        f"provider {getattr(provider, 'id', type(provider).__name__)!r} returned {what} {shown} from {method}, expected {expected}",
+        f"provider {getattr(provider, 'id', type(provider).__name__)!r} "
+        f"returned {what} {shown} from {method}, expected {expected}",
         code="provider_error",
     )
 
 
 def _checked_result(provider: Any, result: Any) -> PromptResult:
-    """``result`` when it is a well-formed PromptResult; otherwise an error naming the plugin and what it returned."""
+    """``result`` when it is a well-formed PromptResult; otherwise an error naming the
+    plugin and what it returned."""
     if not isinstance(result, PromptResult):
         raise _wrong(provider, "prompt", type(result).__name__, result, "PromptResult")
     metrics = result.metrics
@@ -167,7 +169,8 @@ async def _collect(
         for metric in emitted or ():
             if not isinstance(metric, CustomMetric):
                 raise IterationError(
-                    f"collector {collector.id!r} returned {type(metric).__name__}, expected CustomMetric",
+                    f"collector {collector.id!r} returned "
+                    f"{type(metric).__name__}, expected CustomMetric",
                     code="collector_error",
                 )
             metrics[metric.name] = metric.value
@@ -200,8 +203,10 @@ async def _analyze_in_worker(
     model: str,
     iteration: int,
 ) -> tuple[dict[str, AnalysisResult], str | None]:
-    """The analyzers' results and the trace's written text, from an analysis worker; the loop runs on meanwhile."""
-    # Warm-up cells (iteration -1) and runs without session export write no trace: none is serialised.
+    """The analyzers' results and the trace's written text, from an analysis worker; the
+    loop runs on meanwhile."""
+    # Warm-up cells (iteration -1) and runs without session export write no trace: none
+    # is serialised.
     written = state.session_export and state.writer is not None and iteration >= 0
     if not state.analyzers and not written:
         return {}, None  # nothing for a worker to do
@@ -274,7 +279,8 @@ async def run_iteration(
     attempt_fn: AttemptFn,
     warmup: bool = False,
 ) -> IterationOutcome:
-    """Run one cell of the matrix, with retries, and record it (``attempt_fn``: one attempt, here or elsewhere)."""
+    """Run one cell of the matrix, with retries, and record it (``attempt_fn``: one
+    attempt, here or elsewhere)."""
     if not warmup and state.hooks.implemented("profiler_before_scenario"):
         replacement = await state.hooks.first_result(
             "profiler_before_scenario",
@@ -326,7 +332,8 @@ async def run_iteration(
 async def _attempts(
     state: RunState, cell: dict[str, Any], attempt_fn: AttemptFn
 ) -> IterationOutcome:
-    """Attempts of one cell until one is clean, the retries are used up; rate limits wait and do not count."""
+    """Attempts of one cell until one is clean, the retries are used up; rate limits
+    wait and do not count."""
     scenario: Scenario = cell["scenario"]
     where = f"{cell['model']}/{cell['mode']}/{scenario.id}#{cell['iteration']}"
     max_attempts = 1 + (scenario.allowed_retries or state.default_retries)
@@ -417,7 +424,8 @@ async def attempt_cell(
     attempt: int,
     provider: ProviderAdapter,
 ) -> tuple[IterationOutcome, str | None]:
-    """One attempt of a cell: workspace, session, verifiers, collectors, analyzers, scorer, row (nothing written)."""
+    """One attempt of a cell: workspace, session, verifiers, collectors, analyzers,
+    scorer, row (nothing written)."""
     started_at = now_iso()
     t0 = time.perf_counter()
     done = _Attempt()
@@ -452,7 +460,8 @@ async def attempt_cell(
                 if done.handle is not None:
                     await _destroy(state, done.handle, provider)
             if done.recorded is not None:
-                # The provider's own verifier decided (a replayed recording's, a Harbor trial's): none of ours runs.
+                # The provider's own verifier decided (a replayed recording's, a Harbor
+                # trial's): none of ours runs.
                 done.verification = _as_verification(done.recorded)
             else:
                 await _verify(state, scenario, done)
@@ -471,7 +480,8 @@ async def attempt_cell(
             state, scenario, done, mode, model, iteration, {"attempt": attempt}
         )
         if done.result.error:
-            # The session itself ended in an error (an API error, a recorded failure): measured, scored, but an error.
+            # The session itself ended in an error (an API error, a recorded failure):
+            # measured, scored, but an error.
             raise IterationError(done.result.error, code="session_error")
     except IterationError as exc:
         done.failed(exc)
@@ -543,7 +553,8 @@ def _release_workspace(
     failed: bool,
     name: Callable[[], str],
 ) -> None:
-    """An empty workspace serves the next session (one scandir at most, none when the report saw it empty);
+    """An empty workspace serves the next session (one scandir at most, none when the
+    report saw it empty);
     any other is kept for inspection or removed, under a name made only then."""
     if left_empty:
         workspaces.reuse(folder)
@@ -554,7 +565,8 @@ def _release_workspace(
 async def _prepare_workspace(
     state: RunState, scenario: Scenario, done: _Attempt
 ) -> None:
-    """The attempt's fresh workspace (none when the run manages none); a failure is the cell's set-up error."""
+    """The attempt's fresh workspace (none when the run manages none); a failure is the
+    cell's set-up error."""
     if state.workspaces is None:
         return
     try:
@@ -576,7 +588,8 @@ async def _trial(
     done: _Attempt,
     name: str,
 ) -> None:
-    """The attempt as one trial in one environment: set-up, the agent, then the verifier (runner/trial.py)."""
+    """The attempt as one trial in one environment: set-up, the agent, then the verifier
+    (runner/trial.py)."""
     from . import (
         trial,
     )  # the trial machinery: only for a run whose tasks run in an environment of their own
@@ -615,14 +628,16 @@ async def _trial(
         try:
             done.artifacts = await _artifacts(state.trials, run, name)
             if _may_keep(state.workspaces.keep, done):
-                # copied out as plain files (links stay links): kept or removed with the row, like any workspace
+                # copied out as plain files (links stay links): kept or removed with the
+                # row, like any workspace
                 done.folder = await trial.copy_workdir(run, state.workspaces.sessions)
         finally:
             await trial.stop_trial(run)
 
 
 async def _artifacts(trials: Any, run: Any, name: str) -> list[str]:
-    """The trial's artifacts copied into the run's reports (runner/trial_artifacts.py); none when they cannot be."""
+    """The trial's artifacts copied into the run's reports (runner/trial_artifacts.py);
+    none when they cannot be."""
     from .trial_artifacts import collect_artifacts
 
     try:
@@ -644,7 +659,8 @@ async def _turn(
     keep: Path,
     name: str,
 ) -> None:
-    """One agent turn in the trial (``scenario``: the task, or one step's view of it), then its verifiers."""
+    """One agent turn in the trial (``scenario``: the task, or one step's view of it),
+    then its verifiers."""
     from . import trial
 
     async def session() -> None:
@@ -655,7 +671,8 @@ async def _turn(
                 await _destroy(state, done.handle, provider)
 
     if await trial.agent_phase(run, session):
-        done.reason = "timeout"  # recorded on the row; the verifier still judges what the agent left
+        # recorded on the row; the verifier still judges what the agent left
+        done.reason = "timeout"
         done.result = (
             done.result if done.result is not None else trial.timed_out_result()
         )
@@ -686,7 +703,8 @@ async def _steps(
     run: Any,
     name: str,
 ) -> None:
-    """A multi-step task's steps in order in the one trial; the row keeps the last step's session and every step's reward."""
+    """A multi-step task's steps in order in the one trial; the row keeps the last
+    step's session and every step's reward."""
     from . import trial_steps
 
     results: list[tuple[StepSpec, Verification]] = []
@@ -716,7 +734,8 @@ async def _steps(
 def _steps_need_a_trial(
     state: RunState, scenario: Scenario, provider: ProviderAdapter
 ) -> None:
-    """A multi-step task's steps share one environment: outside a trial only a provider that verifies itself (Harbor's) runs it."""
+    """A multi-step task's steps share one environment: outside a trial only a provider
+    that verifies itself (Harbor's) runs it."""
     if scenario.steps and not hasattr(
         getattr(provider, "provider", provider), "session_verification"
     ):
@@ -726,14 +745,17 @@ def _steps_need_a_trial(
             "none",
         )
         raise IterationError(
-            f"setup failed: scenario {scenario.id!r} is a multi-step task: it runs as a trial (execution.sandbox docker, podman, "
-            f"bwrap or a plugin's, with the oracle or the simulated agent), not under {sandbox!r} with {getattr(provider, 'id', '?')!r}",
+            f"setup failed: scenario {scenario.id!r} is a multi-step task: it "
+            "runs as a trial (execution.sandbox docker, podman, "
+            "bwrap or a plugin's, with the oracle or the simulated agent), not "
+            f"under {sandbox!r} with {getattr(provider, 'id', '?')!r}",
             code="setup_error",
         )
 
 
 def _may_keep(keep: str, done: _Attempt) -> bool:
-    """Whether the trial's working folder is copied out: ``all``, or ``failed`` and the verifiers did not all pass
+    """Whether the trial's working folder is copied out: ``all``, or ``failed`` and the
+    verifiers did not all pass
     (the scorer has not decided yet: with ``verify`` it decides on the same checks)."""
     if keep == "all":
         return True
@@ -750,7 +772,8 @@ async def _verify(state: RunState, scenario: Scenario, done: _Attempt) -> None:
     if done.trace is not None:
         report = await state.workspaces.report(done.folder)
         done.trace = attrs.evolve(done.trace, workspace=report)
-        # Empty, and nothing runs in it after this (the scorer and analyzers see the trace, not the folder).
+        # Empty, and nothing runs in it after this (the scorer and analyzers see the
+        # trace, not the folder).
         done.left_empty = not scenario.verify and report == EMPTY_WORKSPACE
     if not scenario.verify:
         return
@@ -766,7 +789,8 @@ async def _verify(state: RunState, scenario: Scenario, done: _Attempt) -> None:
 
 
 def _as_verification(recorded: Any) -> Verification:
-    """A replayed recording's verifier outcome (a Harbor trial's reward), as the runner's own verification."""
+    """A replayed recording's verifier outcome (a Harbor trial's reward), as the
+    runner's own verification."""
     from .verify import Verification
 
     return Verification(
@@ -779,7 +803,8 @@ def _as_verification(recorded: Any) -> Verification:
 def workspace_name(
     scenario_id: str, mode: str, iteration: int, model: str | None
 ) -> str:
-    """Where a kept workspace goes under ``workspaces/``: ``<scenario>/<mode>-iter-<n>`` (ids made safe)."""
+    """Where a kept workspace goes under ``workspaces/``: ``<scenario>/<mode>-iter-<n>``
+    (ids made safe)."""
     return (
         trace_file_path(Path(), scenario_id, mode, iteration, model)
         .with_suffix("")
@@ -807,12 +832,15 @@ class _Attempt:
     folder: Path | None = None
     #: the session's sandbox when the task brings its own (its image); None: the run's
     sandbox: Any = None
-    #: the workspace was empty when the agent finished and no verifier ran in it: kept for the next session as it is
+    #: the workspace was empty when the agent finished and no verifier ran in it: kept
+    #: for the next session as it is
     left_empty: bool = False
     verification: Verification | None = None
-    #: the trial's artifacts kept in the run's reports, relative to its report folder (the row's ``artifacts``)
+    #: the trial's artifacts kept in the run's reports, relative to its report folder
+    #: (the row's ``artifacts``)
     artifacts: list[str] = attrs.Factory(list)
-    #: what a replayed recording's verifiers said (``RecordedVerification``), read before its session is destroyed
+    #: what a replayed recording's verifiers said (``RecordedVerification``), read
+    #: before its session is destroyed
     recorded: Any = None
 
     def verification_metrics(self) -> dict[str, Any]:
@@ -868,7 +896,8 @@ async def _session(
         raise IterationError(
             f"rate limited: {exc}", code="rate_limited", retry_after=exc.retry_after
         ) from exc
-    except PLUGIN_ERRORS as exc:  # SystemExit too: a provider calling sys.exit() gets an error row, not the run's end
+    # SystemExit too: a provider calling sys.exit() gets an error row, not the run's end
+    except PLUGIN_ERRORS as exc:
         raise IterationError(
             f"{type(exc).__name__}: {exc}", code="provider_error"
         ) from exc

@@ -40,7 +40,8 @@ def run_from_profile(
     reuse: str | None = None,
     **extra: Any,
 ) -> tuple[Run, ProfilerConfig]:
-    """The profile loaded, the run locked, and the ``Run`` ready to execute (its lock is released by it)."""
+    """The profile loaded, the run locked, and the ``Run`` ready to execute (its lock is
+    released by it)."""
     if resume and run_id and run_id != resume:
         raise ConfigError("--run-id and --resume name different runs")
     overrides = dict(overrides or {})
@@ -55,7 +56,8 @@ def run_from_profile(
     results_dir = Path(config.output.results_dir)
     made = [d for d in (results_dir, *results_dir.parents) if not d.exists()]
     lock = RunLock(RunPaths(results_dir, run_id))
-    lock.acquire()  # before the manifest is read: two `--resume` of one run cannot both pass the checks
+    # before the manifest is read: two `--resume` of one run cannot both pass the checks
+    lock.acquire()
     try:
         manifest = None
         if resume:

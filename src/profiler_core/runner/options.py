@@ -66,11 +66,13 @@ class RunOptions:
     warmup: bool = True
     timeout_default_ms: int = 120_000
     allowed_retries: int = 0
-    #: sessions at once; None = "auto" (start low, raise while sessions succeed, halve on rate limits)
+    #: sessions at once; None = "auto" (start low, raise while sessions succeed, halve
+    #: on rate limits)
     concurrency: int | None = 1
     #: the ceiling of "auto"
     max_concurrency: int = 16
-    #: "blocked" (mode after mode), "interleaved" (modes alternate), "shuffled" (seeded by ``order_seed``)
+    #: "blocked" (mode after mode), "interleaved" (modes alternate), "shuffled" (seeded
+    #: by ``order_seed``)
     order: str = "blocked"
     order_seed: int = 42
     #: the run's budget: once spent, no new cell starts (in-flight ones finish); None = no limit
@@ -80,13 +82,16 @@ class RunOptions:
     #: a cap on every session's timeout, in ms (``--time-limit``)
     time_limit_ms: int | None = None
     session_export: bool = True
-    #: ``jsonl``: the run's traces in one store (``sessions/traces.jsonl``); ``files``: a file per session
+    #: ``jsonl``: the run's traces in one store (``sessions/traces.jsonl``); ``files``:
+    #: a file per session
     trace_format: str = "jsonl"
-    #: which session workspaces stay under ``reports/<runId>/workspaces/``: "failed", "all" or "none"
+    #: which session workspaces stay under ``reports/<runId>/workspaces/``: "failed",
+    #: "all" or "none"
     keep_workspaces: str = "failed"
     #: where agents, set-up commands and verifiers run (``execution.sandbox``); None: on the host
     sandbox: SandboxSettings | None = None
-    #: stop the run when a (model, mode)'s warm-up and first session, or its first three sessions, fail
+    #: stop the run when a (model, mode)'s warm-up and first session, or its first three
+    #: sessions, fail
     #: the same way (``runner.breaker``); False attempts every cell whatever happens
     fail_fast: bool = True
     #: ``execution.stop``: run round by round and stop once every comparison is decided (then
@@ -103,14 +108,17 @@ class RunOptions:
     profile_hash: str = ""
     profile_path: str | None = None
     extensions: dict[str, Any] = attrs.Factory(dict)
-    #: continue the run ``run_id``: its recorded rows are read (under its lock) and their cells skipped
+    #: continue the run ``run_id``: its recorded rows are read (under its lock) and
+    #: their cells skipped
     resume: bool = False
     #: with ``resume``: accept a changed profile or plugin versions
     force: bool = False
-    #: rows already recorded for this run id, given by the caller (instead of ``resume`` reading them)
+    #: rows already recorded for this run id, given by the caller (instead of ``resume``
+    #: reading them)
     previous_rows: Sequence[ProfileRow] = ()
     resumed_from: Sequence[str] = ()
-    #: per (model, mode, scenario) the hash a later ``--reuse`` compares (runner/reuse.py); recorded in the manifest
+    #: per (model, mode, scenario) the hash a later ``--reuse`` compares
+    #: (runner/reuse.py); recorded in the manifest
     cell_fingerprints: dict[str, str] | None = None
     #: ``--reuse``: where ``previous_rows`` came from (recorded in the manifest)
     reused: Any = None
@@ -120,14 +128,16 @@ class RunOptions:
     #: seconds a shielded ``destroy_session`` may take before it is abandoned
     destroy_timeout_s: float = 30.0
     judge: JudgeProvider | None = None
-    #: where cells run: "local" (this process) or "ray" (tasks on a Ray cluster; needs ``profile_path``)
+    #: where cells run: "local" (this process) or "ray" (tasks on a Ray cluster; needs
+    #: ``profile_path``)
     executor: str = "local"
     #: ``execution.ray`` settings for the ray executor
     ray: RaySettings | None = None
     #: processes that run the analyzers and serialise each trace off the event loop
     #: (0: inline, as before; None: ``auto``, one per core up to 8); see docs/runner.md
     analysis_workers: int | None = 0
-    #: run exactly these (model, mode, scenario id, iteration) cells, in this order (``profiler import``:
+    #: run exactly these (model, mode, scenario id, iteration) cells, in this order
+    #: (``profiler import``:
     #: one cell per recorded session, in input order); None runs the whole matrix
     cells: Sequence[tuple[str, str, str, int]] | None = None
     #: the loaded profile (``ProfilerConfig``) these options were built from: Ray workers and

@@ -19,7 +19,8 @@ class IterationOutcome:
     #: the session was rate limited; wait this long (seconds, None: unknown) before trying again
     retry_after: float | None = None
     rate_limited: bool = False
-    #: the trace as it is written (redacted), when an analysis worker serialised it; None: serialise it here
+    #: the trace as it is written (redacted), when an analysis worker serialised it;
+    #: None: serialise it here
     trace_text: str | None = None
 
 

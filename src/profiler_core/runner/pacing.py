@@ -1,4 +1,5 @@
-"""How many sessions run at once: fixed, or ``auto`` — raised while sessions succeed, halved on rate limits.
+"""How many sessions run at once: fixed, or ``auto`` — raised while sessions succeed,
+halved on rate limits.
 
 With ``execution.concurrency: auto`` the run starts with two sessions at once,
 adds one after every ``grow_after`` sessions that finished without a rate
@@ -29,7 +30,8 @@ class Pacer:
         )
         self.grow_after = grow_after
         self._streak = 0
-        #: the highest level known to work: one below where a rate limit came (probed again after a long streak)
+        #: the highest level known to work: one below where a rate limit came (probed
+        #: again after a long streak)
         self._ceiling = self.max
         self._resume_at = -math.inf
         self.rate_limits = 0
@@ -45,7 +47,8 @@ class Pacer:
             await trio.sleep(delay)
 
     async def acquire(self, token: object) -> None:
-        """A slot for a new cell, taken only outside a rate-limit pause (one may begin while we wait)."""
+        """A slot for a new cell, taken only outside a rate-limit pause (one may begin
+        while we wait)."""
         while True:
             await self.wait_turn()
             await self.limiter.acquire_on_behalf_of(token)

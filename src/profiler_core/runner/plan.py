@@ -68,7 +68,8 @@ def plan_run(
         # so each mode's agent really gets its own.
         scope = "mode"
         warnings.append(
-            "provider initialised once per mode because modes set provider_overrides or environments"
+            "provider initialised once per mode because modes set "
+            "provider_overrides or environments"
         )
     # Modes overlap when each (model, mode) can get its own instance and the provider does not read
     # the runner's process environment; otherwise they run one after another.
@@ -112,7 +113,8 @@ def _cells(
     modes: tuple[str, ...],
     scenarios: tuple[Scenario, ...],
 ) -> tuple[Cell, ...]:
-    """The matrix in (model, mode, scenario, iteration) order, or exactly ``options.cells`` in their order."""
+    """The matrix in (model, mode, scenario, iteration) order, or exactly
+    ``options.cells`` in their order."""
     if options.cells is not None:
         by_id = {s.id: s for s in scenarios}
         return tuple(

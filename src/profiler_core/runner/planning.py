@@ -1,4 +1,5 @@
-"""How many sessions a question needs, and what a run will cost: ``profiler plan`` and ``profiler run --dry-run``.
+"""How many sessions a question needs, and what a run will cost: ``profiler plan`` and
+``profiler run --dry-run``.
 
 - :func:`earlier_runs` finds the runs of a profile in its results folder (same
   profile hash, else the same profile file), :func:`session_costs` summarises
@@ -49,7 +50,8 @@ class EarlierRuns(Record):
 def earlier_runs(
     results_dir: Path, profile_hash: str, profile_path: str | None
 ) -> EarlierRuns | None:
-    """The runs in ``results_dir`` with this profile hash, else those of the same profile file; None if none."""
+    """The runs in ``results_dir`` with this profile hash, else those of the same
+    profile file; None if none."""
     from ..storage.store import read_jsonl, read_manifest
 
     if not results_dir.is_dir():
@@ -125,7 +127,8 @@ class Estimate(Record):
 
 
 def _total(n: int, mean: float, sd: float, known: int) -> tuple[float, float]:
-    """Total of ``n`` sessions and its variance: the sessions' own spread plus the mean's uncertainty."""
+    """Total of ``n`` sessions and its variance: the sessions' own spread plus the
+    mean's uncertainty."""
     if n == 0 or math.isnan(mean):
         return 0.0, 0.0
     return n * mean, n * sd * sd + (n * n * sd * sd / known if known else 0.0)
@@ -134,7 +137,8 @@ def _total(n: int, mean: float, sd: float, known: int) -> tuple[float, float]:
 def estimate(
     sessions: dict[str, int], costs: dict[str, SessionCost], concurrency: int
 ) -> Estimate | None:
-    """Cost and elapsed time of ``sessions`` (mode -> count) from earlier sessions; None for a mode never seen."""
+    """Cost and elapsed time of ``sessions`` (mode -> count) from earlier sessions; None
+    for a mode never seen."""
     if any(mode not in costs for mode, n in sessions.items() if n):
         return None
     cost = cost_var = wall = wall_var = 0.0
@@ -168,7 +172,8 @@ def sessions_per_mode(
 def parse_detect(
     items: Iterable[str], metrics: Sequence[str]
 ) -> dict[str, tuple[float, str]]:
-    """``["cost:10%", "success:10pp"]`` -> metric -> (value, kind); every metric gets one (a default when not named)."""
+    """``["cost:10%", "success:10pp"]`` -> metric -> (value, kind); every metric gets
+    one (a default when not named)."""
     from ..config.schema import STOP_METRICS, parse_margin
 
     out = {
@@ -205,11 +210,13 @@ class MetricPlan(Record):
     metric: str
     pairs: int
     baseline_mean: float
-    #: SD of the pilot's paired differences (success: pooled over scenarios, bias-corrected, at the effect)
+    #: SD of the pilot's paired differences (success: pooled over scenarios,
+    #: bias-corrected, at the effect)
     sd: float
     #: the effect to detect, in the metric's unit
     effect: float
-    #: rounds (repetitions) a fixed design needs for the power, averaged over what the pilot's SD may
+    #: rounds (repetitions) a fixed design needs for the power, averaged over what the
+    #: pilot's SD may
     #: truly be (``planned_rounds``); None: the pilot shows no spread to plan with
     fixed_rounds: int | None
     #: per simulated stop-rule run: the round it was decided (``max_repetitions`` when never)
@@ -225,7 +232,8 @@ class MetricPlan(Record):
 def pilot_pairs(
     rows: Iterable[ProfileRow], mode: str, baseline: str, metric: str
 ) -> dict[str, np.ndarray]:
-    """The pilot's (candidate, baseline) values per scenario, paired by (model, scenario, iteration); errored rows out."""
+    """The pilot's (candidate, baseline) values per scenario, paired by (model,
+    scenario, iteration); errored rows out."""
     cells: dict[tuple[str, str, int], dict[str, float]] = {}
     for row in rows:
         if (
@@ -252,7 +260,8 @@ def plan_metric(
     pairs: dict[str, np.ndarray], *, mode: str, metric: str, effect: tuple[float, str], settings: StopSettings,
     power: float, metrics: int, seed: int = 42,
 ) -> MetricPlan:  # fmt: skip
-    """Fixed-design repetitions for ``power`` and simulated ``stop: decided`` repetitions, for one metric.
+    """Fixed-design repetitions for ``power`` and simulated ``stop: decided``
+    repetitions, for one metric.
 
     Both at the stop rule's level (its confidence shared by ``metrics`` tests: every metric of every
     comparison). The fixed design allows for the pilot SD's uncertainty: it is the fewest rounds
@@ -274,7 +283,8 @@ def plan_metric(
     n = everything.shape[0]
     if metric == "success":
         sd = _success_sd(everything[:, 1], size)
-        df = math.inf  # the rate's variance follows from the rate: no chi-square spread to allow for
+        # the rate's variance follows from the rate: no chi-square spread to allow for
+        df = math.inf
     else:
         d = everything[:, 0] - everything[:, 1]
         sd = float(d.std(ddof=1)) if d.size > 1 else math.nan
@@ -302,11 +312,15 @@ def plan_metric(
 
 
 def variance_df(values: np.ndarray) -> float:
-    """Degrees of freedom of a sample variance, allowing for heavy tails: ``2 / (2 / (n - 1) + kurtosis / n)``.
+    """Degrees of freedom of a sample variance, allowing for heavy tails: ``2 / (2 / (n
+    - 1) + kurtosis / n)``.
 
-    ``var(s²) = σ⁴ (2 / (n - 1) + κ / n)`` with ``κ`` the excess kurtosis (0 for normal data, ~3 for the
-    difference of two log-normal costs of sigma 0.5, more across scenarios of different price): a chi-square
-    with these degrees has the same spread. ``κ`` is the sample's, between 0 and 20 (a few pairs cannot say more).
+    ``var(s²) = σ⁴ (2 / (n - 1) + κ / n)`` with ``κ`` the excess kurtosis (0 for normal
+    data, ~3 for the
+    difference of two log-normal costs of sigma 0.5, more across scenarios of different
+    price): a chi-square
+    with these degrees has the same spread. ``κ`` is the sample's, between 0 and 20 (a
+    few pairs cannot say more).
     """
     n = values.size
     if n < 3:
@@ -318,14 +332,16 @@ def variance_df(values: np.ndarray) -> float:
 
 
 def chi2_quantile(p: float, df: float) -> float:
-    """The chi-square quantile by Wilson & Hilferty's cube-root approximation (error < 1% for df >= 3)."""
+    """The chi-square quantile by Wilson & Hilferty's cube-root approximation (error <
+    1% for df >= 3)."""
     z = NormalDist().inv_cdf(p)
     h = 2.0 / (9.0 * df)
     return df * max(1.0 - h + z * math.sqrt(h), 1e-6) ** 3
 
 
 def sd_factor(df: float, q: float) -> float:
-    """The true SD over the pilot's at the ``q`` quantile of what the pilot allows: ``sqrt(df / chi2(1 - q, df))``."""
+    """The true SD over the pilot's at the ``q`` quantile of what the pilot allows:
+    ``sqrt(df / chi2(1 - q, df))``."""
     if not math.isfinite(df):
         return 1.0
     return math.sqrt(df / chi2_quantile(1.0 - q, max(df, 1.0)))
@@ -344,7 +360,8 @@ def planned_rounds(
     confidence: float,
     power: float,
 ) -> int:
-    """The fewest rounds whose power, averaged over the true SDs a pilot SD ``sd`` with ``df`` degrees allows, is ``power``.
+    """The fewest rounds whose power, averaged over the true SDs a pilot SD ``sd`` with
+    ``df`` degrees allows, is ``power``.
 
     Taking the pilot's SD as exact gives about half the plans too few rounds (achieved power
     59-73% for 80% asked); averaging the power over the SD's uncertainty brings the average back.
@@ -374,7 +391,8 @@ def planned_rounds(
 
 
 def pilot_size(*, within: float = 0.25, confidence: float = 0.9) -> int:
-    """Pilot pairs after which the SD's upper ``confidence`` limit plans at most ``within`` more rounds than the SD itself."""
+    """Pilot pairs after which the SD's upper ``confidence`` limit plans at most
+    ``within`` more rounds than the SD itself."""
     pairs = 3
     while sd_factor(pairs - 1, confidence) ** 2 > 1.0 + within:
         pairs += 1
@@ -382,7 +400,8 @@ def pilot_size(*, within: float = 0.25, confidence: float = 0.9) -> int:
 
 
 def _success_sd(base: np.ndarray, effect: float) -> float:
-    """SD of a success pair at the pooled rate ``p`` and ``p + effect``: ``p(1 - p) n / (n - 1)`` is unbiased for the baseline."""
+    """SD of a success pair at the pooled rate ``p`` and ``p + effect``: ``p(1 - p) n /
+    (n - 1)`` is unbiased for the baseline."""
     n = base.size
     if n < 2:
         return math.nan
@@ -392,7 +411,8 @@ def _success_sd(base: np.ndarray, effect: float) -> float:
 
 
 def _logit_shift(rates: np.ndarray, effect: float) -> np.ndarray:
-    """Rates moved by one common step on the logit scale so their mean rises by ``effect`` (as near as 100% allows)."""
+    """Rates moved by one common step on the logit scale so their mean rises by
+    ``effect`` (as near as 100% allows)."""
     target = min(float(rates.mean()) + effect, 1.0 - 1e-9)
     logit = np.log(rates / (1.0 - rates))
     lo, hi = -50.0, 50.0
@@ -422,7 +442,8 @@ def _simulate(
     if metric == "success":
         everything = np.concatenate([p[:, 1] for p in scenarios])
         pooled = float(everything.mean())
-        # Each scenario's rate from a few pilot pairs, shrunk toward the pooled rate (2 pseudo-pairs), never 0 or 1.
+        # Each scenario's rate from a few pilot pairs, shrunk toward the pooled rate (2
+        # pseudo-pairs), never 0 or 1.
         rates = np.clip(
             np.array(
                 [(p[:, 1].sum() + 2 * pooled) / (p.shape[0] + 2) for p in scenarios]
@@ -438,7 +459,8 @@ def _simulate(
     else:
         cand = float(np.concatenate([p[:, 0] for p in scenarios]).mean())
         held = float(np.concatenate([p[:, 1] for p in scenarios]).mean())
-        # Resources: the candidate scaled so its mean is the baseline's minus the effect (values stay >= 0).
+        # Resources: the candidate scaled so its mean is the baseline's minus the effect
+        # (values stay >= 0).
         factor = max(held - effect, 0.0) / cand if cand > 0 else 1.0
         for j, p in enumerate(scenarios):
             pick = rng.integers(0, p.shape[0], shape[:2])
@@ -451,7 +473,8 @@ def _stop_rounds(
     metric: str, diff: np.ndarray, base: np.ndarray, settings: StopSettings, scenarios: int, level: float,
     effect: float, base_mean: float,
 ) -> tuple[np.ndarray, float]:  # fmt: skip
-    """Per simulated run the round the stop rule decided the metric, and the share decided the right way."""
+    """Per simulated run the round the stop rule decided the metric, and the share
+    decided the right way."""
     if not scenarios or diff.shape[1] == 0:
         return np.full(SIMULATIONS, settings.max_repetitions), 0.0
     seq = sequence(metric, diff, base, settings, width=scenarios, confidence=level)

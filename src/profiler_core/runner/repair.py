@@ -30,7 +30,8 @@ async def repair_analyses(
     scenarios: Sequence[Scenario],
     writer: RowWriter,
 ) -> list[str]:
-    """Analyse the stored traces of recorded cells that have no analysis bundle; what was done, as warnings."""
+    """Analyse the stored traces of recorded cells that have no analysis bundle; what
+    was done, as warnings."""
     if not analyzers or not rows:
         return []
     done = {
@@ -70,7 +71,8 @@ async def repair_analyses(
             repaired += 1
     return (
         [
-            f"analysed {repaired} recorded cell(s) again whose analysis an interrupted run had not written"
+            f"analysed {repaired} recorded cell(s) again whose analysis an "
+            "interrupted run had not written"
         ]
         if repaired
         else []

@@ -44,7 +44,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..plugins.manager import PluginManager
 
 DEFAULT_MODE = "imported"
-#: The scorer when none is named: with no checks in the scenario, a session succeeds when it ended without error.
+#: The scorer when none is named: with no checks in the scenario, a session succeeds
+#: when it ended without error.
 DEFAULT_SCORER = "checks"
 #: Model of a session whose file names none and for which ``--model`` was not given.
 UNKNOWN_MODEL = "unknown"
@@ -69,7 +70,8 @@ class ImportResult(Record):
 
 
 def expand_inputs(format: str, paths: Sequence[Path]) -> list[Path]:
-    """Files as given; a directory stands for its files of the format (the importer's ``suffixes``), sorted."""
+    """Files as given; a directory stands for its files of the format (the importer's
+    ``suffixes``), sorted."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -97,7 +99,8 @@ def load_all(
             sessions.extend(load_sessions(format, path))
         except ProfilerError as exc:
             problems.append(str(exc))
-        except Exception as exc:  # noqa: BLE001 - a file we did not foresee still gets one line, not a traceback
+        # a file we did not foresee still gets one line, not a traceback
+        except Exception as exc:  # noqa: BLE001
             problems.append(
                 f"{path}: cannot be read as {format} ({type(exc).__name__}: {exc})"
             )
@@ -105,7 +108,8 @@ def load_all(
 
 
 class _RecordedPrompts:
-    """Run hooks: each iteration's scenario carries its own session's prompt and source (for the scorer)."""
+    """Run hooks: each iteration's scenario carries its own session's prompt and source
+    (for the scorer)."""
 
     def __init__(self, by_cell: dict[tuple[str, str, int], RecordedSession]) -> None:
         self.by_cell = by_cell
@@ -138,11 +142,15 @@ def import_sessions(
     modes: Sequence[str] | None = None,
     warnings: Sequence[str] = (),
 ) -> ImportResult:
-    """Replay the sessions through the runner, then put rows, traces, analysis and manifest next to ``out``.
+    """Replay the sessions through the runner, then put rows, traces, analysis and
+    manifest next to ``out``.
 
-    ``out`` is locked as a run is (``<out dir>/<out stem>.lock``): an import never writes a run being
-    written. When ``out`` exists, ``existing`` says what to do: ``refuse`` (one line), ``replace`` it,
-    or ``append`` (the new sessions' iterations follow the recorded ones). ``modes``, one per session,
+    ``out`` is locked as a run is (``<out dir>/<out stem>.lock``): an import never
+    writes a run being
+    written. When ``out`` exists, ``existing`` says what to do: ``refuse`` (one line),
+    ``replace`` it,
+    or ``append`` (the new sessions' iterations follow the recorded ones). ``modes``,
+    one per session,
     puts sessions under modes of their own (a Harbor job's agents); else every row is ``mode``'s.
     ``warnings`` are kept in the manifest beside the sessions' own.
     """
@@ -160,7 +168,8 @@ def import_sessions(
         remove_dead_staging(
             out.parent
         )  # what SIGKILLed or SIGTERMed imports into this folder left
-        # Data never chooses where files go: no planted link is written through, no folder leads out.
+        # Data never chooses where files go: no planted link is written through, no
+        # folder leads out.
         refuse_links(out, target.analysis, target.manifest)
         sessions_dir = inside(out.parent, out.parent / "sessions")
         previous = _existing_rows(out, target.manifest, existing)
@@ -208,7 +217,8 @@ def import_sessions(
 
 
 def remove_dead_staging(folder: Path) -> list[Path]:
-    """Remove the staging folders killed imports left in ``folder``; a live import holds its run's lock and keeps its own."""
+    """Remove the staging folders killed imports left in ``folder``; a live import holds
+    its run's lock and keeps its own."""
     removed = []
     for staging in sorted(folder.glob(f".*{STAGING_SUFFIX}")):
         if staging.is_symlink() or not staging.is_dir():
@@ -232,7 +242,8 @@ def remove_dead_staging(folder: Path) -> list[Path]:
 
 
 def _fresh_folder(folder: Path) -> None:
-    """An empty ``folder``: a leftover one is removed first (a link planted at its name too, never followed)."""
+    """An empty ``folder``: a leftover one is removed first (a link planted at its name
+    too, never followed)."""
     if folder.is_symlink():
         folder.unlink()
     shutil.rmtree(folder, ignore_errors=True)
@@ -248,7 +259,8 @@ def _run_import(options: RunOptions) -> None:
 
 
 def _existing_rows(out: Path, manifest: Path, existing: Existing) -> list[ProfileRow]:
-    """The rows already in ``out`` when appending; a refusal (one line) when ``out`` holds a run and we may not touch it."""
+    """The rows already in ``out`` when appending; a refusal (one line) when ``out``
+    holds a run and we may not touch it."""
     if not (out.exists() or manifest.exists()):
         return []
     if existing == "refuse":
@@ -272,7 +284,8 @@ def _replay_plan(
     model: str | None,
     previous: Sequence[ProfileRow],
 ) -> tuple[TranscriptsProvider, list[Cell]]:
-    """The provider and one cell per session, in input order; iterations follow those already recorded."""
+    """The provider and one cell per session, in input order; iterations follow those
+    already recorded."""
     provider = TranscriptsProvider.from_sessions(
         sessions, scenario=scenario, recorded_times=True
     )
@@ -305,7 +318,8 @@ def _options(
     run_id: str,
     files: Sequence[Path],
 ) -> RunOptions:
-    """The run of an import: exactly its cells, one at a time (rows land in input order), no warm-up, traces as files."""
+    """The run of an import: exactly its cells, one at a time (rows land in input
+    order), no warm-up, traces as files."""
     registry = manager.registry
     scenario_ids = list(dict.fromkeys(c[2] for c in cells))
     return RunOptions(
@@ -348,7 +362,8 @@ def _move_into_place(
     *,
     append: bool,
 ) -> dict[str, Any]:
-    """Traces, rows, analysis, then the manifest: a kill at any point leaves no analysis of rows that are not there."""
+    """Traces, rows, analysis, then the manifest: a kill at any point leaves no analysis
+    of rows that are not there."""
     # The runner puts traces under <reports>/<runId>/sessions.
     traces = staging / staged.run_id / "sessions"
     moves = (

@@ -43,7 +43,8 @@ def load_resume(
     plugins: Mapping[str, str | None],
     force: bool = False,
 ) -> ResumeState:
-    """Read a run to resume; refuse (``ConfigError``) a changed profile or plugin versions unless ``force``."""
+    """Read a run to resume; refuse (``ConfigError``) a changed profile or plugin
+    versions unless ``force``."""
     manifest = read_manifest(paths.manifest)
     if manifest.profile_hash != profile_hash and not force:
         raise ConfigError(
@@ -57,7 +58,8 @@ def load_resume(
     ]
     if changed and not force:
         raise ConfigError(
-            f"plugin versions changed since run {paths.run_id} started: {', '.join(changed)} (use --force)"
+            f"plugin versions changed since run {paths.run_id} started: "
+            f"{', '.join(changed)} (use --force)"
         )
     warnings = []
     for file, cls in (
@@ -91,12 +93,14 @@ def refuse_existing(paths: RunPaths, sessions_dir: Path) -> None:
 def trace_layout(
     sessions_dir: Path, wanted: str, *, resuming: bool
 ) -> tuple[str, str | None]:
-    """The trace format to write, and a warning when it is not ``wanted``: a resumed run keeps the layout it started with."""
+    """The trace format to write, and a warning when it is not ``wanted``: a resumed run
+    keeps the layout it started with."""
     if (sessions_dir / TRACES_FILE).exists():
         if resuming and wanted != "jsonl":
             return (
                 "jsonl",
-                f"traces appended to {TRACES_FILE}, as the run being resumed did (not trace_format {wanted!r})",
+                f"traces appended to {TRACES_FILE}, as the run being resumed "
+                f"did (not trace_format {wanted!r})",
             )
         return ("jsonl" if resuming else wanted), None
     if (

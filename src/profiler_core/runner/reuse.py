@@ -1,4 +1,5 @@
-"""``profiler run --reuse RUN``: copy the rows of unchanged cells from an earlier run instead of running them.
+"""``profiler run --reuse RUN``: copy the rows of unchanged cells from an earlier run
+instead of running them.
 
 Every run records in its manifest a fingerprint per (model, mode, scenario): a
 hash of what decides that cell's rows — the profile's provider and its options
@@ -33,14 +34,16 @@ from ..model.run import ReusedCell, ReuseRecord
 from ..storage.converter import unstructure
 from ..storage.tracestore import TRACES_FILE
 
-#: ``execution`` keys that change how cells are scheduled, not what a cell is (as ``profile_hash`` leaves out), and
+#: ``execution`` keys that change how cells are scheduled, not what a cell is (as
+#: ``profile_hash`` leaves out), and
 #: the repetitions: a run of 3 repetitions can fill the first 3 of 5.
 _SCHEDULING = frozenset({
     "concurrency", "max_concurrency", "order", "seed", "max_cost_usd", "max_tokens", "max_duration_s", "executor", "ray",
     "analysis_workers", "fail_fast", "repetitions", "stop",
 })  # fmt: skip
 
-#: Bytes of scenario files hashed per run at most (beyond it a file counts by its size and modification time).
+#: Bytes of scenario files hashed per run at most (beyond it a file counts by its size
+#: and modification time).
 MAX_HASHED_BYTES = 256 * 2**20
 
 
@@ -78,7 +81,8 @@ def cell_fingerprints(config: ProfilerConfig) -> dict[str, str]:
 
 
 def _resolver(config: ProfilerConfig) -> dict[str, Any]:
-    """The mode resolver's settings without the ``modes:`` mapping it carries (each mode's own part is its cells')."""
+    """The mode resolver's settings without the ``modes:`` mapping it carries (each
+    mode's own part is its cells')."""
     spec = attrs.asdict(config.mode_resolver)
     options = dict(spec.get("options") or {})
     if config.mode_specs is not None and options.get("modes") == config.mode_specs:
@@ -92,7 +96,8 @@ def _digest(data: Any) -> str:
 
 
 def _roots(config: ProfilerConfig) -> tuple[Path, ...]:
-    """The folders whose files a scenario may name and have hashed: the scenarios folder and the profile's."""
+    """The folders whose files a scenario may name and have hashed: the scenarios folder
+    and the profile's."""
     roots = [
         Path(p).resolve()
         for p in (
@@ -105,9 +110,11 @@ def _roots(config: ProfilerConfig) -> tuple[Path, ...]:
 
 
 class _FileHasher:
-    """Hashes the files a scenario names, each file or folder once per run, within a byte budget for the whole run.
+    """Hashes the files a scenario names, each file or folder once per run, within a
+    byte budget for the whole run.
 
-    Only paths inside ``roots`` count (a scenario naming ``/`` or ``/tmp`` must not make every run read the disk);
+    Only paths inside ``roots`` count (a scenario naming ``/`` or ``/tmp`` must not make
+    every run read the disk);
     past the budget a file counts by its size and modification time instead of its bytes.
     """
 
@@ -117,7 +124,8 @@ class _FileHasher:
         self.done: dict[Path, str] = {}
 
     def digest(self, record: Any) -> str:
-        """One hash of every file or folder the record names (sorted, so the order of its fields does not count)."""
+        """One hash of every file or folder the record names (sorted, so the order of
+        its fields does not count)."""
         return _digest(sorted(self._one(path) for path in set(self._paths_in(record))))
 
     def _paths_in(self, value: Any) -> Iterator[Path]:
@@ -166,7 +174,8 @@ class _FileHasher:
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class Reuse(Record):
-    """What ``--reuse`` takes from the earlier run: rows (under the new run id), their traces and analysis lines."""
+    """What ``--reuse`` takes from the earlier run: rows (under the new run id), their
+    traces and analysis lines."""
 
     from_run: str
     rows: tuple[ProfileRow, ...]
@@ -196,7 +205,8 @@ def plan_reuse(
     fingerprints: dict[str, str],
     new_run_id: str,
 ) -> Reuse:
-    """The rows of ``source`` (a run id or results file) whose cells are unchanged in ``config``, under ``new_run_id``."""
+    """The rows of ``source`` (a run id or results file) whose cells are unchanged in
+    ``config``, under ``new_run_id``."""
     from ..storage.runfiles import locate_results, run_files
 
     try:
@@ -207,7 +217,8 @@ def plan_reuse(
     old = files.manifest.cell_fingerprints if files.manifest is not None else None
     if not old:
         raise ConfigError(
-            f"--reuse {source}: run {files.run_id} recorded no cell fingerprints (it predates --reuse); run it again once"
+            f"--reuse {source}: run {files.run_id} recorded no cell "
+            "fingerprints (it predates --reuse); run it again once"
         )
     if files.run_id == new_run_id:
         raise ConfigError(
@@ -238,7 +249,8 @@ def _reusable_rows(
     repetitions: int,
     run_id: str,
 ) -> Iterator[ProfileRow]:
-    """The last row of each cell whose fingerprint is unchanged, without an error, within the repetitions."""
+    """The last row of each cell whose fingerprint is unchanged, without an error,
+    within the repetitions."""
     from ..storage.store import read_jsonl
 
     latest: dict[tuple[str, str, str, int], ProfileRow] = {}
@@ -256,7 +268,8 @@ def _reusable_rows(
 
 
 def _lines_of(path: Path, cells: set[tuple[str, str, str, int]]) -> Iterator[bytes]:
-    """The lines of a JSONL file keyed by cell (trace store, analysis) that belong to ``cells``; the last one per cell."""
+    """The lines of a JSONL file keyed by cell (trace store, analysis) that belong to
+    ``cells``; the last one per cell."""
     from ..storage.lines import scan_lines
 
     last: dict[tuple[str, str, str, int], bytes] = {}
@@ -279,7 +292,8 @@ def _lines_of(path: Path, cells: set[tuple[str, str, str, int]]) -> Iterator[byt
 def prepare_reuse(
     source: str | None, config: ProfilerConfig, run_id: str, *, resume: bool
 ) -> dict[str, Any]:
-    """The ``RunOptions`` fields of a run's fingerprints and, with ``--reuse``, its reused rows (their files written)."""
+    """The ``RunOptions`` fields of a run's fingerprints and, with ``--reuse``, its
+    reused rows (their files written)."""
     from ..storage.store import RunPaths
 
     fingerprints = cell_fingerprints(config)
@@ -309,7 +323,8 @@ def prepare_reuse(
 def write_reused(
     reuse: Reuse, results: Path, analysis: Path, trace_store: Path | None
 ) -> None:
-    """Write the reused rows, traces and analysis into the new run's files (before its first cell; they are new files)."""
+    """Write the reused rows, traces and analysis into the new run's files (before its
+    first cell; they are new files)."""
     from ..storage.converter import to_json
 
     for path in (

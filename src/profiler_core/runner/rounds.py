@@ -29,7 +29,8 @@ class Rounds:
     ) -> None:
         self.rule = rule
         self._left = Counter(cell[3] for cell in todo)
-        #: the rows the rule sees: every row of the run so far (warm-ups aside), resumed ones included
+        #: the rows the rule sees: every row of the run so far (warm-ups aside), resumed
+        #: ones included
         self.rows: list[ProfileRow] = [row for row in previous if row.iteration >= 0]
         self.complete = self._complete_from(0)
         self.decision: StopDecision | None = None
@@ -43,7 +44,8 @@ class Rounds:
         return self.decision is not None
 
     def add(self, row: ProfileRow) -> StopDecision | None:
-        """Count a cell's final row; the decision, when the rounds it completes settle the question (once)."""
+        """Count a cell's final row; the decision, when the rounds it completes settle
+        the question (once)."""
         self.rows.append(row)
         self._left[row.iteration] -= 1
         complete = self._complete_from(self.complete)
@@ -62,7 +64,8 @@ class Rounds:
         return made
 
     def final(self, *, budget_exhausted: bool) -> StopDecision | None:
-        """At the end of the run: the decision, or why it ended without one (``budget``), over its complete rounds."""
+        """At the end of the run: the decision, or why it ended without one
+        (``budget``), over its complete rounds."""
         if self.decision is not None or self.complete == 0:
             return self.decision
         decision = self.rule.check(
@@ -81,7 +84,8 @@ class Rounds:
 def round_major(
     todo: Sequence[Cell], order: Callable[[list[Cell]], list[Cell]]
 ) -> list[Cell]:
-    """The cells round by round (iteration 0 of every cell, then 1, ...), each round in ``order``."""
+    """The cells round by round (iteration 0 of every cell, then 1, ...), each round in
+    ``order``."""
     rounds = sorted({cell[3] for cell in todo})
     return [cell for r in rounds for cell in order([c for c in todo if c[3] == r])]
 

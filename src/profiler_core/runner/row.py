@@ -52,7 +52,8 @@ def make_row(
     details: tuple[CheckpointResult, ...] = ()
     extensions = dict(metrics)
     if error is not None and "cost_source" not in extensions and not cost.total_usd:
-        # An attempt that errored before anything priced it: its cost is unknown, not $0 (docs/reports.md).
+        # An attempt that errored before anything priced it: its cost is unknown, not $0
+        # (docs/reports.md).
         extensions["cost_source"] = "unknown"
     if scored is not None:
         details = tuple(
@@ -101,7 +102,8 @@ def _measures(
     reason: str,
     elapsed_ms: float,
 ) -> tuple[TokenBreakdown, TimingBreakdown, CostBreakdown, ToolCallSummary, str]:
-    """Tokens, timing, cost, tool calls and completion reason of an attempt (zeros when it got no result)."""
+    """Tokens, timing, cost, tool calls and completion reason of an attempt (zeros when
+    it got no result)."""
     if result is None:
         return (
             TokenBreakdown(),
@@ -116,7 +118,8 @@ def _measures(
         result.metrics.cost,
     )
     if metrics.get("cost_source") in ("computed", "wire"):
-        # The provider reported no cost; the cost collector priced the tokens (or the wire recorder's calls).
+        # The provider reported no cost; the cost collector priced the tokens (or the
+        # wire recorder's calls).
         cost = CostBreakdown(
             total_usd=metrics.get("cost_total_usd", 0),
             input_usd=metrics.get("cost_input_usd", 0),

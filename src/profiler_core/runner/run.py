@@ -90,15 +90,18 @@ DEPRECATED_WORKDIR_OPTIONS = ("workdir", "workdir_template", "workdir_per_sessio
 def deprecated_workdirs(
     provider_options: Mapping[str, Any], modes: Mapping[str, ModeConfig]
 ) -> list[str]:
-    """A warning for the deprecated workdir options in the provider's options, and one per mode overriding them."""
+    """A warning for the deprecated workdir options in the provider's options, and one
+    per mode overriding them."""
     warnings = []
     given = [
         repr(name) for name in DEPRECATED_WORKDIR_OPTIONS if name in provider_options
     ]
     if given:
         warnings.append(
-            f"provider option(s) {', '.join(given)} are deprecated: every session gets a fresh workspace from the runner; "
-            "give the scenarios a `workspace` instead (the folder is copied as the workspace of scenarios that have none)"
+            f"provider option(s) {', '.join(given)} are deprecated: every "
+            "session gets a fresh workspace from the runner; "
+            "give the scenarios a `workspace` instead (the folder is copied as "
+            "the workspace of scenarios that have none)"
         )
     for mode, config in modes.items():
         overridden = [
@@ -108,8 +111,10 @@ def deprecated_workdirs(
         ]
         if overridden:
             warnings.append(
-                f"mode {mode!r}: provider_overrides {', '.join(overridden)} are deprecated and do not choose its sessions' "
-                "folder: every session gets a fresh workspace from the runner; give the scenarios a `workspace` instead"
+                f"mode {mode!r}: provider_overrides {', '.join(overridden)} are "
+                "deprecated and do not choose its sessions' "
+                "folder: every session gets a fresh workspace from the runner; "
+                "give the scenarios a `workspace` instead"
             )
     return warnings
 
@@ -117,7 +122,8 @@ def deprecated_workdirs(
 def check_run_sandbox(
     sandbox: SandboxSettings | None, manager: PluginManager | None = None
 ) -> None:
-    """One line before anything is written or started when the sandbox cannot start (bwrap missing, the docker daemon down,
+    """One line before anything is written or started when the sandbox cannot start
+    (bwrap missing, the docker daemon down,
     an environment kind no plugin registers)."""
     if sandbox is not None and sandbox.sandbox not in BUILTIN_ENVIRONMENTS:
         kind = environment_kind(sandbox, manager)
@@ -134,7 +140,8 @@ def check_run_sandbox(
 
 
 class Run:
-    """One run: ``await Run(options).execute_all()`` runs every phase and returns the suite result."""
+    """One run: ``await Run(options).execute_all()`` runs every phase and returns the
+    suite result."""
 
     def __init__(
         self,
@@ -144,7 +151,8 @@ class Run:
         on_prepared: Callable[[Run], None] | None = None,
     ) -> None:
         validate_options(options)
-        #: called once the run knows what it will do (the CLI prints the run id and the resumed cells)
+        #: called once the run knows what it will do (the CLI prints the run id and the
+        #: resumed cells)
         self.on_prepared = on_prepared
         self.options = options
         self.manager = options.plugin_manager or get_plugin_manager()
@@ -173,7 +181,8 @@ class Run:
         self.rounds: Rounds | None = None
         #: how a resumed run had stopped (its stop rule decided): it runs no more
         self._resumed_stop: StopRecord | None = None
-        #: (model, mode) already warmed up (a group re-opened for its next round is not warmed again)
+        #: (model, mode) already warmed up (a group re-opened for its next round is not
+        #: warmed again)
         self._warmed: set[tuple[str, str]] = set()
         self._lock = lock
         self._started = time.perf_counter()
@@ -188,7 +197,8 @@ class Run:
         self.groups: dict[tuple[str, str], ModeGroup] = {}
 
     async def execute_all(self) -> ProfileSuiteResult:
-        """Every phase in order; the lock and the run's own hooks live exactly as long as this call."""
+        """Every phase in order; the lock and the run's own hooks live exactly as long
+        as this call."""
         self.budget.start(
             trio.current_time
         )  # max_duration_s counts from here, on the run's clock
@@ -198,7 +208,8 @@ class Run:
             log.warning("%s", line)
         names = self._register_hooks()
         locks: list[RunLock] = []
-        # What this run starts is recorded until it ends, for the next run to remove should this one be killed.
+        # What this run starts is recorded until it ends, for the next run to remove
+        # should this one be killed.
         with track_run(self.run_id):
             try:
                 if self._lock is None:
@@ -210,7 +221,8 @@ class Run:
                 locks.append(self._lock)
                 reports = RunLock(RunPaths(Path(self.options.reports_dir), self.run_id))
                 if reports.path.resolve() != self._lock.path.resolve():
-                    # The trace store is the run's too: a run of the same id writing another results folder
+                    # The trace store is the run's too: a run of the same id writing
+                    # another results folder
                     # into the same reports folder is refused, not interleaved.
                     reports.acquire()
                     locks.append(reports)
@@ -238,7 +250,8 @@ class Run:
         if not resuming:
             refuse_existing(self.paths, self.sessions_dir)
         mode_configs = await _resolve_modes(options)
-        # Every secret the profile marks or passes (options, modes, judge) is masked wherever it goes.
+        # Every secret the profile marks or passes (options, modes, judge) is masked
+        # wherever it goes.
         self.redactor, secret_warnings = run_redactor(
             options.provider_options, mode_configs, options.judge, options.scenarios
         )
@@ -278,8 +291,10 @@ class Run:
         await self._check_endpoints()
 
     async def _check_endpoints(self) -> None:
-        """Each model endpoint the profile names, opened once before any session (``runner.endpoint``)."""
-        # Only providers that say their base_url is a model endpoint (the agents): another's option may mean anything.
+        """Each model endpoint the profile names, opened once before any session
+        (``runner.endpoint``)."""
+        # Only providers that say their base_url is a model endpoint (the agents):
+        # another's option may mean anything.
         if not getattr(self.options.provider, "endpoint_check", False) or not plan_todo(
             self.plan, self._resumed_stop
         ):
@@ -294,14 +309,18 @@ class Run:
         for url in model_endpoints(option_sets):
             if (reason := await unreachable(url)) is None:
                 continue
-            message = f"model endpoint {shown(url)} is not reachable: {reason} (start it, or fix base_url in the profile)"
+            message = (
+                f"model endpoint {shown(url)} is not reachable: {reason} (start it, "
+                "or fix base_url in the profile)"
+            )
             if self.options.fail_fast:
                 raise ProfilerError(message)
             self.warnings.append(message)
             log.warning("%s", message)
 
     def _previous_rows(self) -> tuple[tuple[ProfileRow, ...], tuple[str, ...]]:
-        """The rows already recorded (resume), and the start times of the run's earlier invocations."""
+        """The rows already recorded (resume), and the start times of the run's earlier
+        invocations."""
         options = self.options
         if options.previous_rows or not options.resume:
             return tuple(options.previous_rows), tuple(options.resumed_from)
@@ -317,7 +336,8 @@ class Run:
         for warning in resumed.warnings:
             log.warning("%s", warning)
         stop = resumed.manifest.stop
-        # A verdict (decided, max_repetitions) ends the run for good; a spent budget does not: resumed with a
+        # A verdict (decided, max_repetitions) ends the run for good; a spent budget
+        # does not: resumed with a
         # raised one, the rounds go on.
         self._resumed_stop = (
             stop if stop is not None and stop.reason != "budget" else None
@@ -325,7 +345,8 @@ class Run:
         return resumed.rows, resumed.resumed_from
 
     def _state(self) -> RunState:
-        """The state every cell shares, its workspaces and trials built as a Ray worker builds them."""
+        """The state every cell shares, its workspaces and trials built as a Ray worker
+        builds them."""
         options, plan = self.options, self.plan
         for message in deprecated_workdirs(options.provider_options, plan.mode_configs):
             log.warning("%s", message)
@@ -354,7 +375,8 @@ class Run:
         )
 
     def _executor(self) -> Executor:
-        """The executor the profile asks for (built before anything is written: a missing extra is one line)."""
+        """The executor the profile asks for (built before anything is written: a
+        missing extra is one line)."""
         options, plan = self.options, self.plan
         if options.executor == "ray":
             from .executors.ray import DRIVER_FIELDS, RayExecutor, RaySettings
@@ -388,7 +410,8 @@ class Run:
         )
 
     async def _warmup(self, model: str, mode: str, instance: ProviderAdapter) -> None:
-        """One canary iteration after an ``init``; its failure is a warning, not fatal (as the original)."""
+        """One canary iteration after an ``init``; its failure is a warning, not fatal
+        (as the original)."""
         if not self.options.warmup or (model, mode) in self._warmed:
             return
         self._warmed.add((model, mode))
@@ -422,7 +445,8 @@ class Run:
     # -- manifest --------------------------------------------------------------------
 
     async def write_manifest(self) -> None:
-        """The run's manifest, ``before_run`` (a failure ends the run), then the files the run appends to."""
+        """The run's manifest, ``before_run`` (a failure ends the run), then the files
+        the run appends to."""
         options, plan = self.options, self.plan
         store = (
             self.sessions_dir / TRACES_FILE
@@ -462,7 +486,8 @@ class Run:
             write_manifest(self.paths.manifest, failed, self.redactor)
             raise
         writer = self.state.writer = RowWriter(self.paths, self.redactor, store)
-        # A killed run may leave half-written temporary files; nobody else writes here (the run lock).
+        # A killed run may leave half-written temporary files; nobody else writes here
+        # (the run lock).
         writer.remove_stale_temporaries(self.sessions_dir)
         writer.remove_stale_temporaries(self.paths.results_dir, f".{self.run_id}.*.tmp")
         if store and (repaired := repair_truncated_tail(store, TraceRecord)):
@@ -512,7 +537,8 @@ class Run:
     # -- execute ---------------------------------------------------------------------
 
     async def execute(self, stages: list[Stage]) -> ProfileSuiteResult:
-        """Run the stages (Ctrl-C stops cleanly), then finish; a failure still finishes the manifest."""
+        """Run the stages (Ctrl-C stops cleanly), then finish; a failure still finishes
+        the manifest."""
         self.progress = Progress(self.hooks, self.run_id, len(self.plan.todo))
         self.progress.emit("run_started")
         try:
@@ -535,7 +561,8 @@ class Run:
         return await self.finish()
 
     async def _guarded(self, body: Any) -> None:
-        """``body`` under a Ctrl-C watcher: the first Ctrl-C cancels it cleanly, a second exits at once."""
+        """``body`` under a Ctrl-C watcher: the first Ctrl-C cancels it cleanly, a
+        second exits at once."""
         async with trio.open_nursery() as outer:
             main_scope = trio.CancelScope()
             if self.options.handle_sigint:
@@ -548,7 +575,8 @@ class Run:
         self, main_scope: trio.CancelScope, task_status: Any = trio.TASK_STATUS_IGNORED
     ) -> None:
         try:
-            # SIGTERM (a `kill`, a CI job cancelled, a container stopped) is a Ctrl-C too: the same clean stop.
+            # SIGTERM (a `kill`, a CI job cancelled, a container stopped) is a Ctrl-C
+            # too: the same clean stop.
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 task_status.started()
                 async for signum in signals:
@@ -574,7 +602,8 @@ class Run:
         if self.options.executor == "ray":
             if self.options.analysis_workers != 0:
                 log.warning(
-                    "execution.analysis_workers has no effect with executor: ray (the Ray workers run the analyzers)"
+                    "execution.analysis_workers has no effect with executor: "
+                    "ray (the Ray workers run the analyzers)"
                 )
         else:
             pool_size = worker_count(
@@ -601,7 +630,8 @@ class Run:
                     await self._stop_judge()
 
     async def _stages(self, stages: list[Stage]) -> None:
-        """Each stage's cells through the one start loop; groups still open at the end close as ended."""
+        """Each stage's cells through the one start loop; groups still open at the end
+        close as ended."""
         failed = True
         try:
             for stage in stages:
@@ -626,7 +656,8 @@ class Run:
     async def _start_cells(
         self, nursery: trio.Nursery, cells: tuple[Cell, ...]
     ) -> bool:
-        """Start cells in order, each once a slot is free and the budget allows; False when the budget stopped it."""
+        """Start cells in order, each once a slot is free and the budget allows; False
+        when the budget stopped it."""
         pacer = self.state.pacer
         for cell in cells:
             # Acquire before starting each task so cells start in schedule order
@@ -645,12 +676,15 @@ class Run:
         return True
 
     async def _cell(self, cell: Cell, token: object) -> None:
-        """One cell: open its group, run it with retries, count it, close the group after its last cell."""
+        """One cell: open its group, run it with retries, count it, close the group
+        after its last cell."""
         model, mode, scenario, iteration = cell
         group = self.groups[(model, mode)]
         try:
-            # A cell started just as another one stopped the run (the breaker, a full disk) must not run:
-            # cheap when nothing is cancelled, and the group's open may take no checkpoint of its own.
+            # A cell started just as another one stopped the run (the breaker, a full
+            # disk) must not run:
+            # cheap when nothing is cancelled, and the group's open may take no
+            # checkpoint of its own.
             await trio.lowlevel.checkpoint_if_cancelled()
             await self._open_group(group)
             self.progress.emit(
@@ -717,9 +751,12 @@ class Run:
             self.progress.failed += 1
 
     async def _open_group(self, group: ModeGroup) -> None:
-        """The group's provider ready and ``before_mode`` called, once, by whichever of its cells comes first."""
+        """The group's provider ready and ``before_mode`` called, once, by whichever of
+        its cells comes first."""
         if group.status == "open":
-            return  # every cell after the first: no lock to take (a checkpoint and ~40k instructions per cell)
+            # every cell after the first: no lock to take (a checkpoint and ~40k
+            # instructions per cell)
+            return
         async with group.lock:
             if group.status == "open":
                 return
@@ -729,7 +766,8 @@ class Run:
                 raise ConfigError(
                     f"provider {self.options.provider.id!r} could not start for mode {group.mode!r}"
                 )
-            group.status = "failed"  # until ready; the executor's close() releases what a failed open started
+            # until ready; the executor's close() releases what a failed open started
+            group.status = "failed"
             await self.executor.open_group(group)
             await self.hooks.call(
                 "profiler_before_mode", mode=group.mode, run=self.plan.run_ctx
@@ -737,7 +775,8 @@ class Run:
             group.status = "open"
 
     async def _close_group(self, group: ModeGroup, *, ended: bool) -> None:
-        """``after_mode`` (when the mode ended) and the executor's release, once per opened group."""
+        """``after_mode`` (when the mode ended) and the executor's release, once per
+        opened group."""
         if group.status != "open":
             return
         group.status = "closed"
@@ -749,7 +788,8 @@ class Run:
         await self.executor.close_group(group)
 
     async def _stop_judge(self) -> None:
-        """The run's judge provider may have started something (the ``opencode`` judge's server): stop it, once."""
+        """The run's judge provider may have started something (the ``opencode`` judge's
+        server): stop it, once."""
         judge = self.options.judge
         shutdown = getattr(judge, "shutdown", None) if judge is not None else None
         if not callable(shutdown):
@@ -757,7 +797,8 @@ class Run:
         with trio.move_on_after(self.options.destroy_timeout_s):
             try:
                 await await_me_maybe(shutdown())
-            except Exception as exc:  # noqa: BLE001 - a judge that will not stop must not lose the run
+            # a judge that will not stop must not lose the run
+            except Exception as exc:  # noqa: BLE001
                 self.warnings.append(
                     f"judge {getattr(judge, 'id', judge)!r}: shutdown failed: {exc}"
                 )
@@ -774,7 +815,8 @@ class Run:
         elif self.budget.exhausted and self.tally.new < len(self.plan.todo):
             self.status = "budget_exhausted"
             self.warnings.append(
-                f"budget spent ({self.budget.describe()}): cells not started; resume with a raised budget"
+                f"budget spent ({self.budget.describe()}): cells not started; "
+                "resume with a raised budget"
             )
         if stopped is not None:
             self.manifest = attrs.evolve(self.manifest, stop=stopped)
@@ -788,7 +830,8 @@ class Run:
         return result
 
     def _stop_record(self) -> StopRecord | None:
-        """How the stop rule ended the run (None: no rule, or it ended otherwise, e.g. interrupted)."""
+        """How the stop rule ended the run (None: no rule, or it ended otherwise, e.g.
+        interrupted)."""
         if self._resumed_stop is not None:
             return self._resumed_stop
         if self.rounds is None or self._interrupted:
@@ -846,7 +889,8 @@ class Run:
 
 
 def plan_todo(plan: RunPlan, resumed_stop: StopRecord | None) -> tuple[Cell, ...]:
-    """The cells to run: none when the run being resumed had already been stopped by its stop rule."""
+    """The cells to run: none when the run being resumed had already been stopped by its
+    stop rule."""
     return () if resumed_stop is not None else plan.todo
 
 
@@ -884,7 +928,8 @@ async def _resolve_modes(options: RunOptions) -> dict[str, ModeConfig]:
 
 
 def _single_leaf(group: BaseExceptionGroup) -> BaseException | None:
-    """The one error a user should see: the only leaf, or the first when every leaf is a ProfilerError.
+    """The one error a user should see: the only leaf, or the first when every leaf is a
+    ProfilerError.
 
     Concurrent cells meet the same stop (a full disk, the fail-fast breaker) before the nursery's
     cancellation reaches them; the first is the one that stopped the run, the rest repeat it.

@@ -1,4 +1,5 @@
-"""The order cells start in: mode after mode, modes alternating, or shuffled (``execution.order``)."""
+"""The order cells start in: mode after mode, modes alternating, or shuffled
+(``execution.order``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ Cell = tuple[str, str, Any, int]
 def order_cells(
     cells: Sequence[Cell], modes: Sequence[str], order: str = "blocked", seed: int = 42
 ) -> list[Cell]:
-    """``cells`` (given in matrix order: model, mode, scenario, iteration) in the order they should start.
+    """``cells`` (given in matrix order: model, mode, scenario, iteration) in the order
+    they should start.
 
     ``interleaved`` alternates the modes cell by cell within each model, so a drift
     of a remote API's speed over the run touches every mode alike; ``shuffled`` is a

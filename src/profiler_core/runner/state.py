@@ -39,13 +39,16 @@ class RunState:
     metric_units: dict[str, str] = attrs.Factory(dict)
     #: ``jsonl``: one trace store per run; ``files``: one file per session
     trace_format: str = "jsonl"
-    #: runs analyzers and serialises traces in worker processes (``AnalysisPool``); None: here, inline
+    #: runs analyzers and serialises traces in worker processes (``AnalysisPool``);
+    #: None: here, inline
     analysis_pool: Any = None
     #: warnings for the run's manifest, gathered as the run goes
     warnings: list[str] = attrs.Factory(list)
-    #: prepares each attempt's workspace and runs its verifiers (``runner.workspace``); None: sessions get none
+    #: prepares each attempt's workspace and runs its verifiers (``runner.workspace``);
+    #: None: sessions get none
     workspaces: Any = None
-    #: the run's trials (runner/trial.py): set when its environment kind starts one environment per attempt
+    #: the run's trials (runner/trial.py): set when its environment kind starts one
+    #: environment per attempt
     trials: Any = None
 
     @property

@@ -85,7 +85,8 @@ REPORT_METRICS = {
 }
 #: metrics whose per-row value lies in [0, 1], so the paired difference lies in [-1, 1]
 BOUNDED = frozenset({"success"})
-#: How the rule's betting sequences stake (``stats.sequential.BETS``): half the capital as the paper's
+#: How the rule's betting sequences stake (``stats.sequential.BETS``): half the capital
+#: as the paper's
 #: aGRAPA, half with a bold gambler (decides large effects in fewer rounds; exact all the same).
 #: bench/bench_sequential.py measures it.
 STAKING: dict[str, Any] = {"bets": "mixture"}
@@ -99,7 +100,8 @@ def row_value(row: ProfileRow, metric: str) -> float:
         return 1.0 if row.success else 0.0
     if metric == "cost":
         ext = row.extensions
-        # The cost collector's figure wins over the provider's; "unknown" pricing is missing, never $0.
+        # The cost collector's figure wins over the provider's; "unknown" pricing is
+        # missing, never $0.
         priced = ext.get("cost_total_usd")
         if isinstance(priced, int | float) and not isinstance(priced, bool):
             return float(priced)
@@ -121,7 +123,8 @@ def row_value(row: ProfileRow, metric: str) -> float:
 
 @attrs.frozen(kw_only=True, eq=False)
 class Observations:
-    """The columns a stop decision reads, one entry per row (the report builds them from its table)."""
+    """The columns a stop decision reads, one entry per row (the report builds them from
+    its table)."""
 
     model: np.ndarray
     mode: np.ndarray
@@ -152,13 +155,15 @@ class Observations:
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class Comparison(Record):
-    """One (model, mode vs baseline, metric) after the latest round: its interval and whether it is decided."""
+    """One (model, mode vs baseline, metric) after the latest round: its interval and
+    whether it is decided."""
 
     model: str
     mode: str
     baseline: str
     metric: str
-    #: confidence sequence of mean(mode - baseline) per pair, in the metric's unit (success: a rate difference)
+    #: confidence sequence of mean(mode - baseline) per pair, in the metric's unit
+    #: (success: a rate difference)
     lower: float
     upper: float
     estimate: float
@@ -167,7 +172,8 @@ class Comparison(Record):
     #: the equivalence margin in the metric's unit (0: equivalence is never declared)
     margin: float
     pairs: int
-    #: the level of this one interval (the stop confidence shared by every comparison and metric of the run)
+    #: the level of this one interval (the stop confidence shared by every comparison
+    #: and metric of the run)
     confidence: float
     method: str
     outcome: Outcome
@@ -253,7 +259,8 @@ class StopRule(Record):
     def check(
         self, rows: Iterable[ProfileRow], *, rounds: int, budget_exhausted: bool = False
     ) -> StopDecision:
-        """After ``rounds`` complete rounds: every comparison's interval, and whether (and why) to stop."""
+        """After ``rounds`` complete rounds: every comparison's interval, and whether
+        (and why) to stop."""
         obs = Observations.from_rows(rows, self.settings.metrics)
         return self.check_observations(
             obs, rounds=rounds, budget_exhausted=budget_exhausted
@@ -294,7 +301,8 @@ class StopRule(Record):
                 yield from self._compare_modes(obs, model, mode, rounds, each)
 
     def level(self, comparisons: int) -> float:
-        """The level of each interval: the run's error shared by every (model, mode, metric) it decides on.
+        """The level of each interval: the run's error shared by every (model, mode,
+        metric) it decides on.
 
         Bonferroni across the run's comparisons and metrics, so the chance of any false decision in
         the run is at most ``1 - confidence`` (family-wise, not per comparison), at every look.
@@ -360,13 +368,15 @@ class StopRule(Record):
 
 @attrs.frozen(kw_only=True, eq=False)
 class MetricSequence:
-    """A metric's confidence sequence with its margin and decision after each round: arrays (experiments, rounds)."""
+    """A metric's confidence sequence with its margin and decision after each round:
+    arrays (experiments, rounds)."""
 
     lower: np.ndarray
     upper: np.ndarray
     estimate: np.ndarray
     baseline_mean: np.ndarray
-    #: the equivalence margin in the metric's unit (a relative one follows the baseline's running mean)
+    #: the equivalence margin in the metric's unit (a relative one follows the
+    #: baseline's running mean)
     margin: np.ndarray
     #: +1 higher, -1 lower (the interval excludes 0), 2 equivalent (inside the margin), 0 undecided
     outcome: np.ndarray
@@ -377,14 +387,17 @@ HIGHER, LOWER, EQUIVALENT, UNDECIDED = 1, -1, 2, 0
 
 
 def family_level(confidence: float, tests: int) -> float:
-    """Each of ``tests`` intervals' level so that all hold at once with ``confidence`` (Bonferroni)."""
+    """Each of ``tests`` intervals' level so that all hold at once with ``confidence``
+    (Bonferroni)."""
     return 1.0 - (1.0 - confidence) / max(1, tests)
 
 
 def relative_pairs(diff: np.ndarray, baseline: np.ndarray) -> np.ndarray:
-    """Each pair's symmetric relative difference ``(a - b) / (a + b)`` in [-1, 1] (0 when both are 0; nan: no pair).
+    """Each pair's symmetric relative difference ``(a - b) / (a + b)`` in [-1, 1] (0
+    when both are 0; nan: no pair).
 
-    ``a = diff + baseline`` is the candidate's value. The metrics it is used for (cost, time, tokens,
+    ``a = diff + baseline`` is the candidate's value. The metrics it is used for (cost,
+    time, tokens,
     counts) are never negative; a negative value from a damaged row is clipped to 0.
     """
     b = np.maximum(baseline, 0.0)
@@ -396,7 +409,8 @@ def relative_pairs(diff: np.ndarray, baseline: np.ndarray) -> np.ndarray:
 
 
 def ratio_of(r: np.ndarray | float) -> np.ndarray:
-    """The per-pair ratio ``a / b`` a symmetric relative difference ``r`` stands for: ``(1 + r) / (1 - r)``."""
+    """The per-pair ratio ``a / b`` a symmetric relative difference ``r`` stands for:
+    ``(1 + r) / (1 - r)``."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(r >= 1.0, np.inf, (1.0 + np.asarray(r)) / (1.0 - np.asarray(r)))
 
@@ -410,7 +424,8 @@ def sequence(
     width: int,
     confidence: float,
 ) -> MetricSequence:
-    """The sequence and decisions of paired differences ``diff`` (experiments x rounds*width, nan: no pair).
+    """The sequence and decisions of paired differences ``diff`` (experiments x
+    rounds*width, nan: no pair).
 
     The one computation behind ``StopRule.check``, the report, ``profiler plan`` and the benchmark.
     ``baseline`` holds the baseline's values of the same pairs (for relative margins).
@@ -418,9 +433,11 @@ def sequence(
     Success: a betting sequence for the mean paired difference (exact: it lies in [-1, 1]). Every
     other metric is unbounded, and no test of a mean is valid for every shape without a bound
     (Bahadur & Savage, 1956): it is decided on a bounded effect instead, the mean of each pair's
-    symmetric relative difference ``r = (a - b) / (a + b)`` in [-1, 1], with the same betting sequence
+    symmetric relative difference ``r = (a - b) / (a + b)`` in [-1, 1], with the same
+    betting sequence
     (exact at every look, whatever the shapes). Its interval is reported as the per-pair ratio
-    ``(1 + r) / (1 - r)`` times the baseline's mean, and a relative margin ``m`` is ``m / (2 + m)`` on r
+    ``(1 + r) / (1 - r)`` times the baseline's mean, and a relative margin ``m`` is ``m
+    / (2 + m)`` on r
     (a ratio within ``[1 / (1 + m), 1 + m]``).
     """
     rounds = diff.shape[1] // width
@@ -506,7 +523,8 @@ def _grid(
 
 
 def _too_many_errors(obs: Observations, selected: np.ndarray, mode: str) -> str | None:
-    """Why a mode's comparisons cannot be decided because of errors (half or more of its rows), or None."""
+    """Why a mode's comparisons cannot be decided because of errors (half or more of its
+    rows), or None."""
     rows = int(selected.sum())
     errored = int((selected & obs.errored).sum())
     if rows and errored * 2 >= rows:

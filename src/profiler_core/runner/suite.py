@@ -13,7 +13,8 @@ from .run import Run
 
 
 async def run_profile_suite(options: RunOptions) -> ProfileSuiteResult:
-    """Run the whole matrix under trio and return the suite result (rows are read from disk on use)."""
+    """Run the whole matrix under trio and return the suite result (rows are read from
+    disk on use)."""
     return await Run(options).execute_all()
 
 

@@ -51,7 +51,8 @@ class Budget:
     started: float | None = None
 
     def start(self, clock: Callable[[], float] | None = None) -> None:
-        """Start the time budget's clock (the run's own clock when given: a test's MockClock too)."""
+        """Start the time budget's clock (the run's own clock when given: a test's
+        MockClock too)."""
         if clock is not None:
             self.clock = clock
         self.started = self.clock()
@@ -79,7 +80,8 @@ class Budget:
         )
 
     def describe(self) -> str:
-        """``$0.52 of $0.50; 120000 of 100000 tokens; 3601.2 of 3600 s`` (the limits that are set)."""
+        """``$0.52 of $0.50; 120000 of 100000 tokens; 3601.2 of 3600 s`` (the limits
+        that are set)."""
         parts = []
         if self.max_cost_usd is not None:
             parts.append(f"${self.cost_usd:.4f} of ${self.max_cost_usd:g}")

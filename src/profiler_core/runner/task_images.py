@@ -6,7 +6,8 @@ set-up commands and verifiers in an image built from that Dockerfile — once
 per run and task, tagged ``localhost/agent-profiler-task-<id>:<content hash>``
 (an image of that tag is reused, so an unchanged task is not built again).
 A task's ``docker_image`` is pulled as ``execution.pull`` says (``never``,
-``missing`` — the default — or ``always``). No registry is contacted for a build: the Dockerfile's base image must be local
+``missing`` — the default — or ``always``). No registry is contacted for a build: the
+Dockerfile's base image must be local
 (podman builds with ``--pull=never``; docker's ``--pull`` is only yes or no
 and its builder pulls a missing base image, so the base images are checked
 to be local before docker builds). A
@@ -68,12 +69,14 @@ class TaskSandbox(Record):
 
     #: the run's sandbox with the task's image and working folder (None: on the host)
     settings: SandboxSettings | None
-    #: the folder copied as each session's workspace instead of the scenario's (the image's working folder)
+    #: the folder copied as each session's workspace instead of the scenario's (the
+    #: image's working folder)
     source: Path | None = None
 
 
 class TaskEnvironments:
-    """The tasks' sandboxes of one run: images built once per task; a failed build fails every cell of its task."""
+    """The tasks' sandboxes of one run: images built once per task; a failed build fails
+    every cell of its task."""
 
     def __init__(
         self,
@@ -84,13 +87,15 @@ class TaskEnvironments:
         self.sandbox = sandbox
         self.root = root
         self.warnings = warnings if warnings is not None else []
-        #: the runtime that builds task images for a plugin's environment kind that runs images (None: the kind's own)
+        #: the runtime that builds task images for a plugin's environment kind that runs
+        #: images (None: the kind's own)
         self.builder: str | None = None
         self._done: dict[str, TaskSandbox | TaskImageError] = {}
         self._locks: dict[str, trio.Lock] = {}
 
     async def sandbox_for(self, scenario: Scenario) -> TaskSandbox:
-        """The sandbox of ``scenario``'s sessions (its image built on first use); ``TaskImageError`` when it cannot be."""
+        """The sandbox of ``scenario``'s sessions (its image built on first use);
+        ``TaskImageError`` when it cannot be."""
         settings, env = self.sandbox, scenario.environment
         if env is None or settings is None or not settings.confined:
             return TaskSandbox(settings=settings)
@@ -112,7 +117,8 @@ class TaskEnvironments:
         self, scenario: Scenario, env: TaskEnvironment, settings: SandboxSettings
     ) -> TaskSandbox:
         if self.builder is not None and not settings.container:
-            # A plugin's kind that runs images: built (or pulled) here, by the local runtime, as for docker.
+            # A plugin's kind that runs images: built (or pulled) here, by the local
+            # runtime, as for docker.
             built = await self._prepare(
                 scenario, env, attrs.evolve(settings, sandbox=self.builder)
             )
@@ -126,8 +132,10 @@ class TaskEnvironments:
             if env.dockerfile or env.image:
                 what = "Dockerfile" if env.dockerfile else f"image {env.image!r}"
                 self._warn(
-                    f"scenario {scenario.id!r}: its {what} is not applied under execution.sandbox: {settings.sandbox} "
-                    "(the environment folder's files are the workspace; docker or podman run the task's image)"
+                    f"scenario {scenario.id!r}: its {what} is not applied under "
+                    f"execution.sandbox: {settings.sandbox} "
+                    "(the environment folder's files are the workspace; docker "
+                    "or podman run the task's image)"
                 )
             return TaskSandbox(settings=attrs.evolve(settings, workdir=env.workdir))
         if not env.dockerfile and not env.image:
@@ -170,7 +178,8 @@ class TaskEnvironments:
         kind: str,
         binary: str,
     ) -> tuple[str, bool]:
-        """Build the task's image unless an image of its content is there; ``(tag, FROM the host image)``."""
+        """Build the task's image unless an image of its content is there; ``(tag, FROM
+        the host image)``."""
         toolchain = builds_on_host_image(dockerfile)
         if toolchain:
             try:
@@ -181,11 +190,13 @@ class TaskEnvironments:
         if await trio.to_thread.run_sync(_has_image, binary, tag):
             return tag, toolchain
         if kind == "docker":
-            # docker's builder pulls a missing base image whatever ``--pull`` says: refuse it here instead.
+            # docker's builder pulls a missing base image whatever ``--pull`` says:
+            # refuse it here instead.
             for base in base_images(dockerfile):
                 if not await trio.to_thread.run_sync(_has_image, binary, base):
                     raise TaskImageError(
-                        f"{dockerfile}: the base image {base!r} is not in docker's local images (no registry is used)"
+                        f"{dockerfile}: the base image {base!r} is not in "
+                        "docker's local images (no registry is used)"
                     )
         command = build_command(binary, kind, tag, dockerfile)
         home = Path(tempfile.mkdtemp(prefix="build-", dir=self.root))
@@ -208,13 +219,15 @@ class TaskEnvironments:
         return tag, toolchain
 
     async def _pull(self, image: str, settings: SandboxSettings, binary: str) -> None:
-        """Make ``image`` local as ``execution.pull`` says: ``never`` (refuse a missing one), ``missing``, ``always``."""
+        """Make ``image`` local as ``execution.pull`` says: ``never`` (refuse a missing
+        one), ``missing``, ``always``."""
         local = await trio.to_thread.run_sync(_has_image, binary, image)
         if local and settings.pull != "always":
             return
         if settings.pull == "never":
             raise TaskImageError(
-                f"the task's image {image!r} is not in {settings.sandbox}'s local images (execution.pull: never)"
+                f"the task's image {image!r} is not in {settings.sandbox}'s "
+                "local images (execution.pull: never)"
             )
         pulled = await run_command(
             [binary, "pull", image],
@@ -236,7 +249,8 @@ class TaskEnvironments:
 
 
 def image_tag(scenario_id: str, dockerfile: Path) -> str:
-    """``localhost/agent-profiler-task-<id>:<hash of the build context>`` (a changed task gets a new tag)."""
+    """``localhost/agent-profiler-task-<id>:<hash of the build context>`` (a changed
+    task gets a new tag)."""
     slug = (
         re.sub(r"[^a-z0-9]+", "-", scenario_id.lower()).strip("-")[:60].strip("-")
         or "task"
@@ -252,10 +266,13 @@ def image_tag(scenario_id: str, dockerfile: Path) -> str:
 
 
 def build_command(binary: str, kind: str, tag: str, dockerfile: Path) -> list[str]:
-    """``docker|podman build`` of a task's image that never pulls: podman's ``--pull=never``; docker's ``--pull``
-    is only yes/no (``never`` is refused), so ``--pull=false`` there, and the caller checks the base images are local."""
+    """``docker|podman build`` of a task's image that never pulls: podman's
+    ``--pull=never``; docker's ``--pull``
+    is only yes/no (``never`` is refused), so ``--pull=false`` there, and the caller
+    checks the base images are local."""
     pull = "--pull=never" if kind == "podman" else "--pull=false"
-    # a Dockerfile's RUN steps start containers: the runtime `podman run` uses on this host (crun or runc)
+    # a Dockerfile's RUN steps start containers: the runtime `podman run` uses on this
+    # host (crun or runc)
     return [
         binary,
         *runtime_options(binary, kind),
@@ -270,7 +287,8 @@ def build_command(binary: str, kind: str, tag: str, dockerfile: Path) -> list[st
 
 
 def base_images(dockerfile: Path) -> list[str]:
-    """The images the Dockerfile starts ``FROM`` or copies from (``COPY --from=<image>``): not ``scratch``,
+    """The images the Dockerfile starts ``FROM`` or copies from (``COPY
+    --from=<image>``): not ``scratch``,
     an earlier stage (by name or number), or an ``ARG``'s value."""
     images: list[str] = []
     stages: set[str] = set()
@@ -310,7 +328,8 @@ def _copied_from(flags: list[str]) -> str:
 
 
 def builds_on_host_image(dockerfile: Path) -> bool:
-    """Whether the Dockerfile's first ``FROM`` is the host-toolchain image (its toolchain is then bound in)."""
+    """Whether the Dockerfile's first ``FROM`` is the host-toolchain image (its
+    toolchain is then bound in)."""
     for line in dockerfile.read_text(encoding="utf-8", errors="replace").splitlines():
         words = [w for w in line.split() if not w.startswith("--")]
         if words and words[0].upper() == "FROM" and len(words) > 1:
@@ -351,7 +370,8 @@ def _working_dir(binary: str, image: str) -> str | None:
 
 
 def _copy_out(binary: str, image: str, workdir: str, target: Path) -> None:
-    """Copy the image's ``workdir`` into ``target`` (through a container that is created, never started)."""
+    """Copy the image's ``workdir`` into ``target`` (through a container that is
+    created, never started)."""
     name = new_name("export")
     created = _quick([binary, "create", "--name", name, image, "true"])
     if created.returncode != 0:
@@ -371,7 +391,8 @@ def _copy_out(binary: str, image: str, workdir: str, target: Path) -> None:
                     or b"No such" in copied.stderr
                     or b"no such file" in copied.stderr
                 ):
-                    # buildah records a WORKDIR nothing was written to without making it: an empty working folder
+                    # buildah records a WORKDIR nothing was written to without making
+                    # it: an empty working folder
                     target.mkdir(parents=True, exist_ok=True)
                     return
                 raise TaskImageError(
@@ -385,7 +406,8 @@ def _copy_out(binary: str, image: str, workdir: str, target: Path) -> None:
 
 
 def _extract(archive, target: Path) -> None:
-    """Unpack the ``cp`` archive (the working folder at its top) into ``target``; nothing may land outside it."""
+    """Unpack the ``cp`` archive (the working folder at its top) into ``target``;
+    nothing may land outside it."""
     import tarfile  # only a task image's folder is unpacked: a run without one does not load it
 
     with tarfile.open(fileobj=archive) as tar:
@@ -399,7 +421,8 @@ def _extract(archive, target: Path) -> None:
             member.name = os.path.join(*parts)
             members.append(member)
         if hasattr(tarfile, "tar_filter"):
-            # "tar": links may point anywhere (a venv's absolute interpreter link), but nothing is written outside.
+            # "tar": links may point anywhere (a venv's absolute interpreter link), but
+            # nothing is written outside.
             tar.extractall(target, members=members, filter="tar")
             return
         # Python < 3.11.4 has no extraction filters: plain files and folders with plain names only.

@@ -1,4 +1,5 @@
-"""One trial, one environment: set-up, the agent, then the verifier, in one environment started per attempt.
+"""One trial, one environment: set-up, the agent, then the verifier, in one environment
+started per attempt.
 
 Under a container kind (``docker``, ``podman``) or a plugin's environment, a
 scenario with its own environment (a Harbor task) gets, for each attempt of a
@@ -76,7 +77,8 @@ _HARBOR = {"public": "full", "no-network": "none", "allowlist": "model"}
 
 
 class Trials:
-    """The run's trials: the environment kind, the run's settings, and where verifier files are kept."""
+    """The run's trials: the environment kind, the run's settings, and where verifier
+    files are kept."""
 
     def __init__(
         self, kind: Any, settings: SandboxSettings, reports: Path, run_id: str
@@ -85,18 +87,21 @@ class Trials:
         self.settings = settings
         #: ``reports/<runId>/verifier``: every file a verifier wrote under its logs folder, per cell
         self.verifier_dir = reports / run_id / "verifier"
-        #: ``reports/<runId>/artifacts``: each trial's ``/logs/artifacts`` and declared artifacts (trial_artifacts.py)
+        #: ``reports/<runId>/artifacts``: each trial's ``/logs/artifacts`` and declared
+        #: artifacts (trial_artifacts.py)
         self.artifacts_dir = reports / run_id / "artifacts"
         self.capabilities = getattr(kind, "capabilities", None)
         self._warned: set[str] = set()
 
     def applies(self, scenario: Scenario, provider: Any) -> bool:
-        """Whether ``scenario``'s attempts run as trials: a task with its own environment under a container or plugin kind."""
+        """Whether ``scenario``'s attempts run as trials: a task with its own
+        environment under a container or plugin kind."""
         plugin = self.settings.sandbox not in BUILTIN_ENVIRONMENTS
         if plugin and scenario.environment is None:
             # never the built-ins' confinement in its place: a plugin's kind runs trials only
             raise IterationError(
-                f"execution.sandbox: {self.settings.sandbox} runs tasks with an environment of their own (a Harbor task); "
+                f"execution.sandbox: {self.settings.sandbox} runs tasks with an "
+                "environment of their own (a Harbor task); "
                 f"scenario {scenario.id!r} has none",
                 code="setup_error",
             )
@@ -105,11 +110,13 @@ class Trials:
         inner = getattr(provider, "provider", provider)
         if getattr(inner, "runs_in_trial", False):
             if hasattr(inner, "trial_needs") and not self.settings.container:
-                # an agent program runs inside by the runtime's exec (docker, podman): under bwrap it stays beside
+                # an agent program runs inside by the runtime's exec (docker, podman):
+                # under bwrap it stays beside
                 if self.settings.sandbox in BUILTIN_ENVIRONMENTS:
                     return False
                 raise IterationError(
-                    f"provider {getattr(provider, 'id', '?')!r} runs inside docker or podman trials only, "
+                    f"provider {getattr(provider, 'id', '?')!r} runs inside "
+                    "docker or podman trials only, "
                     f"not {self.settings.sandbox!r} (docs/environments.md)",
                     code="setup_error",
                 )
@@ -117,7 +124,8 @@ class Trials:
         if self.settings.sandbox in BUILTIN_ENVIRONMENTS:
             return False  # the agent programs still run beside the container (docs/environments.md)
         raise IterationError(
-            f"provider {getattr(provider, 'id', '?')!r} cannot run inside a {self.settings.sandbox!r} trial yet "
+            f"provider {getattr(provider, 'id', '?')!r} cannot run inside a "
+            f"{self.settings.sandbox!r} trial yet "
             "(trial-aware providers: oracle, simulated, claude-code, codex, opencode)",
             code="setup_error",
         )
@@ -149,7 +157,8 @@ def _closest(*networks: str | None) -> str:
 def phase_networks(
     settings: SandboxSettings, scenario: Scenario, endpoints: tuple[str, ...] = ()
 ) -> tuple[str, str]:
-    """``(agent, verifier)`` networks: the agent's is the task's combined with the profile's (``endpoints``: the
+    """``(agent, verifier)`` networks: the agent's is the task's combined with the
+    profile's (``endpoints``: the
     agent's model, which ``model`` relays); the verifier inherits the task's."""
     env = scenario.environment
     task = _network(getattr(env, "network", None))
@@ -180,7 +189,8 @@ def trial_spec(
     switch: bool,
     needs: AgentNeeds = ((), ()),
 ) -> TrialSpec:
-    """What the trial asks of its environment: the task's image (built by ``task_images``), env, workdir and limits."""
+    """What the trial asks of its environment: the task's image (built by
+    ``task_images``), env, workdir and limits."""
     env = scenario.environment
     assert env is not None
     templates = dict(getattr(env, "env", {}) or {})
@@ -215,13 +225,15 @@ def trial_spec(
 
 
 def _root(scenario: Scenario) -> str | None:
-    """The folder a folder trial starts with: the scenario's workspace folder (a Harbor task's environment folder)."""
+    """The folder a folder trial starts with: the scenario's workspace folder (a Harbor
+    task's environment folder)."""
     workspace = getattr(scenario, "workspace", None)
     return workspace.path if workspace is not None else None
 
 
 def _expand(templates: dict[str, str], scenario_id: str) -> dict[str, str]:
-    """``[environment].env`` with ``${VAR}`` / ``${VAR:-default}`` taken from the host (config.harbor_fields' rules)."""
+    """``[environment].env`` with ``${VAR}`` / ``${VAR:-default}`` taken from the host
+    (config.harbor_fields' rules)."""
     return task_env(templates, True, "[environment].env")
 
 
@@ -257,13 +269,15 @@ class TrialRun:
         )
 
     async def network(self, network: str) -> None:
-        """Switch the trial to ``network`` between phases (nothing to do when the phases share one)."""
+        """Switch the trial to ``network`` between phases (nothing to do when the phases
+        share one)."""
         if self.switch:
             await call(self.environment.set_network, network)
 
 
 def agent_needs(provider: Any, mode: str) -> AgentNeeds:
-    """What the agent asks of a trial (a subprocess agent: its program's folder, its model endpoint); else nothing."""
+    """What the agent asks of a trial (a subprocess agent: its program's folder, its
+    model endpoint); else nothing."""
     needs = getattr(getattr(provider, "provider", provider), "trial_needs", None)
     if not callable(needs):
         return (), ()
@@ -278,7 +292,8 @@ async def start_trial(
     name: str,
     needs: AgentNeeds = ((), ()),
 ) -> TrialRun:
-    """Start the environment of one attempt and make Harbor's log folders; ``IterationError`` (set-up) when it cannot."""
+    """Start the environment of one attempt and make Harbor's log folders;
+    ``IterationError`` (set-up) when it cannot."""
     agent, verifier = phase_networks(settings, scenario, tuple(needs[1]))
     caps = trials.capabilities or EnvironmentCapabilities()
     agent, verifier = (
@@ -293,7 +308,8 @@ async def start_trial(
     switch = len(networks) > 1
     if switch and not caps.network_switch:
         trials.warn_once(
-            f"execution.sandbox: {settings.sandbox} cannot change a trial's network between phases: every phase runs with 'full'"
+            f"execution.sandbox: {settings.sandbox} cannot change a trial's "
+            "network between phases: every phase runs with 'full'"
         )
         agent = verifier = "full"
         switch = False
@@ -306,12 +322,14 @@ async def start_trial(
         )
     ):
         trials.warn_once(
-            f"execution.sandbox: {settings.sandbox} does not enforce [environment].cpus / memory_mb (scenario {scenario.id!r})"
+            f"execution.sandbox: {settings.sandbox} does not enforce "
+            f"[environment].cpus / memory_mb (scenario {scenario.id!r})"
         )
     if getattr(scenario.environment, "storage_mb", None):
         # docker's --storage-opt size= works only on some storage drivers: not asked, said
         trials.warn_once(
-            f"execution.sandbox: {settings.sandbox} does not enforce [environment].storage_mb (scenario {scenario.id!r})"
+            f"execution.sandbox: {settings.sandbox} does not enforce "
+            f"[environment].storage_mb (scenario {scenario.id!r})"
         )
     spec = trial_spec(settings, scenario, name, "full", switch, needs)
     try:
@@ -337,17 +355,20 @@ async def start_trial(
 def _enforceable(
     trials: Trials, caps: EnvironmentCapabilities, kind: str, network: str
 ) -> str:
-    """``network`` when the kind can enforce it; else ``full``, said once (the kind declares what it can)."""
+    """``network`` when the kind can enforce it; else ``full``, said once (the kind
+    declares what it can)."""
     if network in caps.networks or network == "full":
         return network
     trials.warn_once(
-        f"execution.sandbox: {kind} cannot enforce the network {network!r} (it declares {', '.join(caps.networks)}): 'full' is used"
+        f"execution.sandbox: {kind} cannot enforce the network {network!r} (it "
+        f"declares {', '.join(caps.networks)}): 'full' is used"
     )
     return "full"
 
 
 async def _workdir(run: TrialRun, spec: TrialSpec) -> str:
-    """The trial's working folder: the spec's, the environment's own (a folder trial), else the image's (``pwd``)."""
+    """The trial's working folder: the spec's, the environment's own (a folder trial),
+    else the image's (``pwd``)."""
     if spec.workdir:
         return spec.workdir
     own = getattr(run.environment, "workdir", None)
@@ -360,7 +381,8 @@ async def _workdir(run: TrialRun, spec: TrialSpec) -> str:
 
 
 async def copy_workdir(run: TrialRun, sessions: Path) -> Path | None:
-    """The trial's working folder copied to a fresh folder under ``sessions`` (None when it cannot be copied: said in the log)."""
+    """The trial's working folder copied to a fresh folder under ``sessions`` (None when
+    it cannot be copied: said in the log)."""
     folder = sessions / f"{safe_name(run.scenario.id)}-{uuid.uuid4().hex[:8]}"
     try:
         await call(run.environment.get, run.workdir, folder)
@@ -401,8 +423,10 @@ async def setup(run: TrialRun) -> None:
 
 
 async def agent_user(run: TrialRun, settings: SandboxSettings) -> str | None:
-    """Whom the agent runs as: the task's ``[agent].user``; else, when the profiler and the image's user are root,
-    ``execution.agent_user`` in a docker / podman trial (the working folder made its own, inside it); else the image's user (None)."""
+    """Whom the agent runs as: the task's ``[agent].user``; else, when the profiler and
+    the image's user are root,
+    ``execution.agent_user`` in a docker / podman trial (the working folder made its
+    own, inside it); else the image's user (None)."""
     named = getattr(run.scenario, "agent_user", None)
     if named:
         return str(named)
@@ -411,7 +435,8 @@ async def agent_user(run: TrialRun, settings: SandboxSettings) -> str | None:
         or settings.agent_user in ("root", "0")
         or not settings.container
     ):
-        # the image's user, as Harbor does: a rootless runtime's root is the profiler's own user, and a folder
+        # the image's user, as Harbor does: a rootless runtime's root is the profiler's
+        # own user, and a folder
         # trial's commands run as the profiler (a chown there would change the host's files)
         return None
     done = await run.exec(["sh", "-c", "id -u"], timeout_s=QUICK_S)
@@ -427,14 +452,16 @@ async def agent_user(run: TrialRun, settings: SandboxSettings) -> str | None:
         if not owned.ok:
             why = owned.error or owned.output.strip()[-300:]
             raise IterationError(
-                f"setup failed: cannot give {run.workdir} to execution.agent_user {settings.agent_user!r}: {why}",
+                f"setup failed: cannot give {run.workdir} to "
+                f"execution.agent_user {settings.agent_user!r}: {why}",
                 code="setup_error",
             )
     return settings.agent_user
 
 
 def timed_out_result() -> PromptResult:
-    """The agent's result when its time ran out before it answered: nothing said, the timeout recorded."""
+    """The agent's result when its time ran out before it answered: nothing said, the
+    timeout recorded."""
     return PromptResult(
         text="",
         metrics=PromptMetrics(
@@ -445,7 +472,8 @@ def timed_out_result() -> PromptResult:
 
 
 async def agent_phase(run: TrialRun, session: Callable[[], Awaitable[None]]) -> bool:
-    """Run the agent (``session``) on the agent's network, its model relayed for the phase when the environment
+    """Run the agent (``session``) on the agent's network, its model relayed for the
+    phase when the environment
     can (docker, podman); True when its time ran out (the verifier still runs)."""
     await run.network(run.agent_network)
     relay = getattr(run.environment, "open_relay", None)
@@ -470,10 +498,13 @@ async def agent_phase(run: TrialRun, session: Callable[[], Awaitable[None]]) -> 
 
 
 async def report(run: TrialRun) -> WorkspaceReport:
-    """What the agent left, listed inside the trial (``git`` there, else ``find``): nothing runs on the host."""
+    """What the agent left, listed inside the trial (``git`` there, else ``find``):
+    nothing runs on the host."""
     script = (
-        "if [ -d .git ] && command -v git >/dev/null 2>&1; then git add --all --intent-to-add >/dev/null 2>&1; "
-        'echo GIT; git -c core.fsmonitor=false diff --stat; else echo FILES; find . -path ./.git -prune -o -type f -print | sort | head -n "$1"; fi'
+        "if [ -d .git ] && command -v git >/dev/null 2>&1; then git add --all "
+        "--intent-to-add >/dev/null 2>&1; "
+        "echo GIT; git -c core.fsmonitor=false diff --stat; else echo FILES; "
+        'find . -path ./.git -prune -o -type f -print | sort | head -n "$1"; fi'
     )
     done = await run.exec(["sh", "-c", script, "sh", str(MAX_FILES)], timeout_s=QUICK_S)
     lines = done.output.splitlines() if done.ok else []
@@ -489,7 +520,8 @@ async def report(run: TrialRun) -> WorkspaceReport:
 async def verify(
     run: TrialRun, keep: Path, scenario: Scenario | None = None
 ) -> Verification:
-    """Every verifier of ``scenario`` (a step's view; default the trial's), on the verifier's network; its logs folder
+    """Every verifier of ``scenario`` (a step's view; default the trial's), on the
+    verifier's network; its logs folder
     copied to ``keep``; ``VerifierError`` when one cannot run."""
     await run.network(run.verifier_network)
     verifiers = (scenario or run.scenario).verify
@@ -511,15 +543,20 @@ async def verify(
 
 
 async def _one_verifier(run: TrialRun, spec: VerifierSpec) -> Any:
-    """Upload the verifier's folders (replacing what is there), make its scripts executable, run it by its shebang."""
+    """Upload the verifier's folders (replacing what is there), make its scripts
+    executable, run it by its shebang."""
     for target, source in spec.mounts.items():
         try:
             with _layered(spec.base_mounts.get(target), source) as folder:
                 await call(run.environment.put, folder, target)
         except (SandboxError, OSError) as exc:
             raise VerifierError(f"verifier {spec.name!r}: {exc}") from None
-    # one command: the uploaded scripts made executable, a logs folder the trial did not start with made
-    script = 'logs=$1; shift; for t in "$@"; do find "$t" -type f -name "*.sh" -exec chmod +x {} +; done; '
+    # one command: the uploaded scripts made executable, a logs folder the trial did not
+    # start with made
+    script = (
+        'logs=$1; shift; for t in "$@"; do find "$t" -type f -name "*.sh" -exec '
+        "chmod +x {} +; done; "
+    )
     script += (
         '[ -z "$logs" ] || [ -d "$logs" ] || { mkdir -p "$logs" && chmod 777 "$logs"; }'
     )
@@ -561,7 +598,8 @@ async def _one_verifier(run: TrialRun, spec: VerifierSpec) -> Any:
 
 @contextlib.contextmanager
 def _layered(base: str | None, top: str) -> Iterator[Path]:
-    """``top``, or a temporary folder with ``base`` and then ``top`` copied over it (the task's own files, never the agent's)."""
+    """``top``, or a temporary folder with ``base`` and then ``top`` copied over it (the
+    task's own files, never the agent's)."""
     if base is None:
         yield Path(top)
         return
@@ -573,7 +611,8 @@ def _layered(base: str | None, top: str) -> Iterator[Path]:
 
 
 def _argv(spec: VerifierSpec) -> list[str]:
-    """``bash /tests/test.sh`` of an uploaded script becomes the script itself, started by its shebang (as Harbor runs it)."""
+    """``bash /tests/test.sh`` of an uploaded script becomes the script itself, started
+    by its shebang (as Harbor runs it)."""
     words = shlex.split(spec.command) if spec.command.count("\n") == 0 else []
     if (
         len(words) == 2
@@ -585,7 +624,8 @@ def _argv(spec: VerifierSpec) -> list[str]:
 
 
 async def _keep_logs(run: TrialRun, logs: str, folder: Path) -> None:
-    """Copy the verifier's logs folder out (links as links): the reward and every file beside it stay with the row."""
+    """Copy the verifier's logs folder out (links as links): the reward and every file
+    beside it stay with the row."""
     if folder.exists():
         shutil.rmtree(
             folder, ignore_errors=True
@@ -604,7 +644,8 @@ def _checkpoint(
     if spec.passed_by == "reward":
         if reward is None:
             raise VerifierError(
-                f"verifier {spec.name!r} wrote no reward (reward.txt or reward.json in {spec.logs_dir or '/logs/verifier'})"
+                f"verifier {spec.name!r} wrote no reward (reward.txt or "
+                f"reward.json in {spec.logs_dir or '/logs/verifier'})"
             )
         return CheckpointResult(
             id=f"verify:{spec.name}",

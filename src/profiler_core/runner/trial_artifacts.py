@@ -45,7 +45,8 @@ _MEASURE = (
 
 
 async def collect_artifacts(run: TrialRun, keep: Path, reports: Path) -> list[str]:
-    """Copy the trial's artifacts to ``keep``; the files kept, relative to ``reports`` (the run's report folder)."""
+    """Copy the trial's artifacts to ``keep``; the files kept, relative to ``reports``
+    (the run's report folder)."""
     declared = [
         p if p.startswith("/") else posixpath.join(run.workdir, p)
         for p in run.scenario.artifacts
@@ -80,7 +81,8 @@ async def collect_artifacts(run: TrialRun, keep: Path, reports: Path) -> list[st
             continue
         if int(size) * 1024 > left:
             log.warning(
-                "artifact %s of %s (%s KiB) is over what is left of the %d MiB kept per trial: skipped",
+                "artifact %s of %s (%s KiB) is over what is left of the %d MiB "
+                "kept per trial: skipped",
                 source,
                 run.scenario.id,
                 size,
@@ -98,7 +100,8 @@ async def collect_artifacts(run: TrialRun, keep: Path, reports: Path) -> list[st
 
 
 def _plain_files(keep: Path, reports: Path, scenario: str) -> list[str]:
-    """Remove every link (or other non-regular file) under ``keep``; the regular files left, relative to ``reports``."""
+    """Remove every link (or other non-regular file) under ``keep``; the regular files
+    left, relative to ``reports``."""
     if not keep.is_dir():
         return []
     files: list[str] = []

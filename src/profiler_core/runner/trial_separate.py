@@ -1,4 +1,5 @@
-"""A separate verifier (Harbor's ``environment_mode = "separate"``): its own environment, started after the agent.
+"""A separate verifier (Harbor's ``environment_mode = "separate"``): its own
+environment, started after the agent.
 
 The verifier's image is built from its environment (``tests/Dockerfile``, or
 the ``docker_image`` of ``[verifier.environment]`` / ``[environment]``, as
@@ -29,7 +30,8 @@ from .trial import TrialRun, call, start_trial, stop_trial, verify
 from .verify import Verification, VerifierError
 from .workspace import SetupError
 
-#: where the verifier's environment gets what the agent's environment handed over (Harbor's artifacts folder)
+#: where the verifier's environment gets what the agent's environment handed over
+#: (Harbor's artifacts folder)
 ARTIFACTS = "/logs/artifacts"
 
 
@@ -57,7 +59,8 @@ def verifier_scenario(scenario: Scenario, spec: VerifierSpec) -> Scenario:
 async def verify_apart(
     state: RunState, run: TrialRun, scenario: Scenario, keep: Path, name: str
 ) -> Verification:
-    """Each verifier of ``scenario`` in its own environment (a shared one where the agent ran); ``VerifierError`` when one cannot run."""
+    """Each verifier of ``scenario`` in its own environment (a shared one where the
+    agent ran); ``VerifierError`` when one cannot run."""
     checks: list[CheckpointResult] = []
     rewards: list[float] = []
     scores: dict[str, float] = {}
@@ -109,7 +112,8 @@ async def _apart(
 
 
 async def _artifacts(agent: TrialRun, scratch: Path) -> Path:
-    """The task's declared artifacts and the agent's ``/logs/artifacts``, copied out of the agent's environment (a missing one skipped)."""
+    """The task's declared artifacts and the agent's ``/logs/artifacts``, copied out of
+    the agent's environment (a missing one skipped)."""
     handed = scratch / "artifacts"
     handed.mkdir()
     for path in (*agent.scenario.artifacts, ARTIFACTS):
@@ -131,7 +135,9 @@ async def _artifacts(agent: TrialRun, scratch: Path) -> Path:
             else:
                 await call(agent.environment.get, source, target)
         except SandboxError:
-            continue  # an artifact the agent did not make is not handed over (Harbor's verifier judges its absence)
+            # an artifact the agent did not make is not handed over (Harbor's verifier
+            # judges its absence)
+            continue
     return handed
 
 

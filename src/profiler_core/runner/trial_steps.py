@@ -1,4 +1,5 @@
-"""A multi-step Harbor task's steps in one trial: each step's files, agent turn and verifier, then the row's reward.
+"""A multi-step Harbor task's steps in one trial: each step's files, agent turn and
+verifier, then the row's reward.
 
 Every step runs in the same environment, in order (docs/harbor.md): its
 ``workdir/`` is copied into the working folder and its ``setup.sh`` run there,
@@ -28,7 +29,8 @@ STEP_SETUP = "setup.sh"
 
 
 def step_scenario(scenario: Scenario, step: StepSpec) -> Scenario:
-    """What one step is to the agent and its verifier: the step's instruction, timeout, verifier and solution."""
+    """What one step is to the agent and its verifier: the step's instruction, timeout,
+    verifier and solution."""
     return attrs.evolve(
         scenario,
         prompt=step.prompt,
@@ -41,7 +43,8 @@ def step_scenario(scenario: Scenario, step: StepSpec) -> Scenario:
 
 
 async def step_files(run: TrialRun, step: StepSpec) -> None:
-    """Copy ``steps/<name>/workdir/`` into the working folder and run its ``setup.sh`` there (a set-up error when it fails)."""
+    """Copy ``steps/<name>/workdir/`` into the working folder and run its ``setup.sh``
+    there (a set-up error when it fails)."""
     if step.workdir_files is None:
         return
     source = Path(step.workdir_files)
@@ -73,7 +76,8 @@ async def step_files(run: TrialRun, step: StepSpec) -> None:
 
 
 def reached(step: StepSpec, verification: Verification | None) -> bool:
-    """Whether the step reached its ``min_reward`` (every named minimum; ``reward`` is the step's reward)."""
+    """Whether the step reached its ``min_reward`` (every named minimum; ``reward`` is
+    the step's reward)."""
     if not step.min_reward:
         return True
     if verification is None:
@@ -90,7 +94,8 @@ def reached(step: StepSpec, verification: Verification | None) -> bool:
 def combine(
     scenario: Scenario, results: list[tuple[StepSpec, Verification]]
 ) -> Verification:
-    """The row's verification: every step's checks (``verify:<step>:<name>``), the reward by the task's strategy,
+    """The row's verification: every step's checks (``verify:<step>:<name>``), the
+    reward by the task's strategy,
     and each step's reward as the named sub-reward ``<step>``."""
     checks: list[CheckpointResult] = []
     by_step: dict[str, float | None] = {}

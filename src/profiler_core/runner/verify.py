@@ -46,7 +46,8 @@ CANNOT_RUN = (126, 127)
 
 
 class VerifierError(Exception):
-    """A verifier could not run or wrote a reward that is not one: the row's error, not a verdict."""
+    """A verifier could not run or wrote a reward that is not one: the row's error, not
+    a verdict."""
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -119,12 +120,14 @@ async def run_verifiers(
 
 
 def _mounts(spec: VerifierSpec, logs: Path, scratch: Path) -> tuple[Mount, ...]:
-    """The verifier's folder (at its host path and ``logs_dir``), and a fresh copy of each of its ``mounts``."""
+    """The verifier's folder (at its host path and ``logs_dir``), and a fresh copy of
+    each of its ``mounts``."""
     mounts = [Mount(source=logs, writable=True)]
     if spec.logs_dir:
         mounts.append(Mount(source=logs, target=spec.logs_dir, writable=True))
     for index, (target, source) in enumerate(spec.mounts.items()):
-        # A copy per run, writable (as Harbor uploads its tests): a verifier writing there changes no task file.
+        # A copy per run, writable (as Harbor uploads its tests): a verifier writing
+        # there changes no task file.
         copy = scratch / f"mount-{index}"
         try:
             if Path(source).is_dir():
@@ -133,7 +136,8 @@ def _mounts(spec: VerifierSpec, logs: Path, scratch: Path) -> tuple[Mount, ...]:
                 shutil.copy2(source, copy)
         except OSError as exc:
             raise VerifierError(
-                f"verifier {spec.name!r}: cannot copy {source!r} for {target}: {exc.strerror or exc}"
+                f"verifier {spec.name!r}: cannot copy {source!r} for {target}: "
+                f"{exc.strerror or exc}"
             ) from None
         mounts.append(Mount(source=copy, target=target, writable=True))
     return tuple(mounts)
@@ -142,12 +146,14 @@ def _mounts(spec: VerifierSpec, logs: Path, scratch: Path) -> tuple[Mount, ...]:
 def _checkpoint(
     spec: VerifierSpec, result: CommandResult, reward: float | None
 ) -> CheckpointResult:
-    """``verify:<name>``: passed on exit status 0, or (``passed_by: reward``) on a reward of 1, whatever the status."""
+    """``verify:<name>``: passed on exit status 0, or (``passed_by: reward``) on a
+    reward of 1, whatever the status."""
     actual = result.output.strip()[-ACTUAL_TAIL:]
     if spec.passed_by == "reward":
         if reward is None:
             raise VerifierError(
-                f"verifier {spec.name!r} wrote no reward (reward.txt or reward.json in {spec.logs_dir or '$PROFILER_VERIFIER_DIR'})"
+                f"verifier {spec.name!r} wrote no reward (reward.txt or "
+                f"reward.json in {spec.logs_dir or '$PROFILER_VERIFIER_DIR'})"
             )
         return CheckpointResult(
             id=f"verify:{spec.name}",
@@ -166,16 +172,20 @@ def _checkpoint(
 
 
 def _copy_in(spec: VerifierSpec, folder: Path) -> None:
-    """The verifier's hidden files, copied into the workspace now (never before the agent ran). Each replaces
-    what the agent left at its destination (an agent's ``tests/conftest.py`` is gone); no link the agent made
+    """The verifier's hidden files, copied into the workspace now (never before the
+    agent ran). Each replaces
+    what the agent left at its destination (an agent's ``tests/conftest.py`` is gone);
+    no link the agent made
     is followed, and a link or file where a folder should be is the verifier's error."""
     for destination, source in spec.files.items():
         try:
-            # Checked without resolving: a link the agent made there must not turn into an error that ends the run.
+            # Checked without resolving: a link the agent made there must not turn into
+            # an error that ends the run.
             copy_beneath(source, folder, destination)
         except OSError as exc:
             raise VerifierError(
-                f"verifier {spec.name!r}: cannot copy {source!r} to {destination!r}: {exc.strerror or exc}"
+                f"verifier {spec.name!r}: cannot copy {source!r} to "
+                f"{destination!r}: {exc.strerror or exc}"
             ) from None
 
 
@@ -189,14 +199,18 @@ def _refuse_unrunnable(spec: VerifierSpec, result: CommandResult) -> None:
     if result.exit_code in CANNOT_RUN:
         tail = result.output.strip().splitlines()[-1:] or [""]
         raise VerifierError(
-            f"verifier {spec.name!r} could not run its command (exit {result.exit_code}): {tail[0][:300]}"
+            f"verifier {spec.name!r} could not run its command (exit "
+            f"{result.exit_code}): {tail[0][:300]}"
         )
 
 
 def read_reward(logs: Path, name: str) -> tuple[float | None, dict[str, float]]:
-    """The reward a verifier wrote in ``logs`` and its named numbers, read as Harbor reads them: ``reward.json``
-    first (a number, or an object of named numbers), else ``reward.txt`` (one number). Each file is read only
-    when it is a regular file of at most ``MAX_REWARD_BYTES`` (a link is refused, never followed)."""
+    """The reward a verifier wrote in ``logs`` and its named numbers, read as Harbor
+    reads them: ``reward.json``
+    first (a number, or an object of named numbers), else ``reward.txt`` (one number).
+    Each file is read only
+    when it is a regular file of at most ``MAX_REWARD_BYTES`` (a link is refused, never
+    followed)."""
     for file_name in ("reward.json", "reward.txt"):
         try:
             raw = read_limited(logs / file_name, MAX_REWARD_BYTES)
@@ -214,8 +228,10 @@ def read_reward(logs: Path, name: str) -> tuple[float | None, dict[str, float]]:
 
 
 def _from_json(text: str, name: str) -> tuple[float | None, dict[str, float]]:
-    """A reward.json's reward (0 to 1): the number it is, or its ``reward`` entry, or without one the mean of its
-    entries when all lie from 0 to 1 (else none); its other entries, any finite numbers, are the named numbers."""
+    """A reward.json's reward (0 to 1): the number it is, or its ``reward`` entry, or
+    without one the mean of its
+    entries when all lie from 0 to 1 (else none); its other entries, any finite numbers,
+    are the named numbers."""
     try:
         data: Any = json.loads(text)
     except ValueError as exc:
@@ -233,7 +249,9 @@ def _from_json(text: str, name: str) -> tuple[float | None, dict[str, float]]:
             total: float | None = _unit(
                 named.pop("reward"), name, "reward.json: reward"
             )
-        else:  # Harbor takes any numbers: they are the row's reward only when they can be one (0 to 1)
+        # Harbor takes any numbers: they are the row's reward only when they can be one
+        # (0 to 1)
+        else:
             mean = sum(named.values()) / len(named)
             total = mean if all(0 <= v <= 1 for v in named.values()) else None
         return total, named

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 
 def environment_kind(sandbox: SandboxSettings, manager: PluginManager | None) -> Any:
-    """The environment kind ``execution.sandbox`` names; an unknown one is one line listing the known."""
+    """The environment kind ``execution.sandbox`` names; an unknown one is one line
+    listing the known."""
     registry = (manager or get_plugin_manager()).registry
     if registry.find("environments", sandbox.sandbox) is None:
         known = ", ".join(sorted(registry.ids("environments")))

@@ -1,4 +1,5 @@
-"""Session workspaces: a fresh folder for every attempt, prepared by the runner and handed to the provider.
+"""Session workspaces: a fresh folder for every attempt, prepared by the runner and
+handed to the provider.
 
 A scenario's ``workspace`` is a folder copied fresh for each session, or a git
 repository (a local path or URL, cloned once per run into a bare cache, then
@@ -6,7 +7,8 @@ cloned from it per session — objects are copied, never hard-linked: a
 workspace shares no inode with its source) checked out at ``ref``. A copied
 source's ``.git`` that is not a plain folder (a ``gitdir:`` file, a link: it
 leads into another repository) is left out of the copy. Without one a session
-gets a fresh empty folder — never the user's current directory. ``setup`` commands then run in it; their failure is
+gets a fresh empty folder — never the user's current directory. ``setup`` commands then
+run in it; their failure is
 a set-up error of the cell (retried like any error), not the agent's failure.
 
 A scenario with its own ``environment`` (a Harbor task) runs in its image
@@ -64,11 +66,13 @@ EMPTY_WORKSPACE = WorkspaceReport(files=())
 
 
 class SetupError(Exception):
-    """Preparing a workspace failed (copy, clone or a set-up command): the cell's error, not the agent's."""
+    """Preparing a workspace failed (copy, clone or a set-up command): the cell's error,
+    not the agent's."""
 
 
 class Workspaces:
-    """The workspaces of one run: prepared per attempt, summarised after the agent, then kept or removed."""
+    """The workspaces of one run: prepared per attempt, summarised after the agent, then
+    kept or removed."""
 
     def __init__(
         self,
@@ -90,12 +94,15 @@ class Workspaces:
         self.keep_dir = keep_dir
         #: a provider's deprecated ``workdir_template``: the workspace of scenarios that have none
         self.template = template
-        #: the run's private folder: the clone cache, task images' files, verifiers' scratch copies, homes
+        #: the run's private folder: the clone cache, task images' files, verifiers'
+        #: scratch copies, homes
         self.root = temporary_folder("profiler-ws-")
-        #: the session workspaces (the only part of ``root`` an ``opencode serve`` may write in a sandbox)
+        #: the session workspaces (the only part of ``root`` an ``opencode serve`` may
+        #: write in a sandbox)
         self.sessions = self.root / "sessions"
         self.sessions.mkdir()
-        #: host paths no agent may read (``hidden.hidden_from_agents``), and this run's private folder
+        #: host paths no agent may read (``hidden.hidden_from_agents``), and this run's
+        #: private folder
         self.hide = (*hide, self.root)
         #: empty workspaces a session left as it got them: the next session without files takes one,
         #: as creating and removing a folder costs the file system ~0.1-10 ms per session
@@ -112,14 +119,16 @@ class Workspaces:
         self.environments = TaskEnvironments(sandbox, self.root, warnings)
 
     async def task_sandbox(self, scenario: Scenario) -> TaskSandbox:
-        """Where ``scenario``'s sessions and commands run (its image built on first use); ``SetupError`` when it cannot be."""
+        """Where ``scenario``'s sessions and commands run (its image built on first
+        use); ``SetupError`` when it cannot be."""
         try:
             return await self.environments.sandbox_for(scenario)
         except TaskImageError as exc:
             raise SetupError(f"environment of {scenario.id!r}: {exc}") from None
 
     async def prepare(self, scenario: Scenario) -> Path:
-        """A fresh workspace for one attempt of ``scenario``, its ``setup`` commands run; ``SetupError`` on failure."""
+        """A fresh workspace for one attempt of ``scenario``, its ``setup`` commands
+        run; ``SetupError`` on failure."""
         task = await self.task_sandbox(scenario)
         spec = scenario.workspace
         if (
@@ -151,7 +160,8 @@ class Workspaces:
             raise SetupError(
                 f"workspace of {scenario.id!r}: {exc.strerror or exc}"
             ) from None
-        # Set-up prepares the workspace (installs what the task needs): in the sandbox, with the network.
+        # Set-up prepares the workspace (installs what the task needs): in the sandbox,
+        # with the network.
         setup = self.where("full", settings=task.settings)
         for command in scenario.setup:
             result = await self.run(
@@ -162,7 +172,8 @@ class Workspaces:
         return folder
 
     def for_agents(self, settings: SandboxSettings | None) -> SandboxSettings | None:
-        """``settings`` for an agent job: the answers, the run's records and the private folder hidden too."""
+        """``settings`` for an agent job: the answers, the run's records and the private
+        folder hidden too."""
         if settings is None or not settings.confined:
             return settings
         return attrs.evolve(
@@ -176,7 +187,8 @@ class Workspaces:
         *,
         settings: SandboxSettings | None = None,
     ) -> Confinement:
-        """Where a task command runs: the run's sandbox (or the task's, ``settings``) with this network (a verifier's ``none`` by default)."""
+        """Where a task command runs: the run's sandbox (or the task's, ``settings``)
+        with this network (a verifier's ``none`` by default)."""
         base = settings or self.sandbox
         if base is None or not base.confined:
             return Confinement()
@@ -207,13 +219,15 @@ class Workspaces:
             shutil.rmtree(home, ignore_errors=True)
 
     async def report(self, folder: Path) -> WorkspaceReport:
-        """What the agent left: ``git diff --stat`` (new files included) of a git tree, else its file list."""
+        """What the agent left: ``git diff --stat`` (new files included) of a git tree,
+        else its file list."""
         if _is_empty(folder):
             return EMPTY_WORKSPACE  # most sessions without a workspace leave it empty: one scandir
         base = self._bases.pop(folder, None)
         git_dir = plain_git_dir(folder)
         if base is None and git_dir is not None:
-            # A repository the agent made (or one copied without a known commit): compared with its HEAD.
+            # A repository the agent made (or one copied without a known commit):
+            # compared with its HEAD.
             base = (git_dir / "objects", agent_head(git_dir) or "")
         if base is not None:
             async with (
@@ -235,15 +249,18 @@ class Workspaces:
         self._empty.append(folder)
 
     def reuse_if_empty(self, folder: Path) -> bool:
-        """Keep ``folder`` for the next session when it is empty (nothing to inspect in it); whether it was."""
+        """Keep ``folder`` for the next session when it is empty (nothing to inspect in
+        it); whether it was."""
         if _is_empty(folder):
             self.reuse(folder)
             return True
         return False
 
     def keep_or_remove(self, folder: Path, *, failed: bool, name: str) -> Path | None:
-        """Keep a workspace the session left something in under ``keep_dir/name`` (per ``keep``), or remove it;
-        where it was kept. (An empty one is never kept: it goes to ``reuse``, for the next session.)"""
+        """Keep a workspace the session left something in under ``keep_dir/name`` (per
+        ``keep``), or remove it;
+        where it was kept. (An empty one is never kept: it goes to ``reuse``, for the
+        next session.)"""
         self._bases.pop(folder, None)
         if self.keep == "all" or (self.keep == "failed" and failed):
             try:
@@ -265,7 +282,8 @@ class Workspaces:
         )
         if removed:
             self.warnings.append(
-                f"workspace {name!r}: {len(removed)} special file(s) not kept (FIFO, socket, device): {', '.join(removed[:3])}"
+                f"workspace {name!r}: {len(removed)} special file(s) not kept "
+                f"(FIFO, socket, device): {', '.join(removed[:3])}"
             )
         target = inside(self.keep_dir, self.keep_dir / name)
         if os.path.lexists(target):  # a retried attempt: the last one is kept
@@ -343,7 +361,8 @@ class Workspaces:
         folder: Path,
         exclude: tuple[str, ...] = (),
     ) -> None:
-        """Copy a workspace source folder; its plain ``.git`` (if any) gives the commit ``diffStat`` compares with."""
+        """Copy a workspace source folder; its plain ``.git`` (if any) gives the commit
+        ``diffStat`` compares with."""
         self._warn_hidden_inside(scenario, source)
         await trio.to_thread.run_sync(_copy, source, folder, exclude)
         git_dir = plain_git_dir(source)
@@ -356,7 +375,8 @@ class Workspaces:
                 )  # the source's objects: the agent cannot change them
 
     def _warn_hidden_inside(self, scenario: Scenario, source: Path) -> None:
-        """Say once when a verifier's hidden files lie inside the folder (or local repository) every workspace comes from."""
+        """Say once when a verifier's hidden files lie inside the folder (or local
+        repository) every workspace comes from."""
         real = source.resolve()
         hidden = [
             Path(p).resolve()
@@ -365,7 +385,8 @@ class Workspaces:
         ]
         inside_source = [p for p in hidden if p == real or real in p.parents]
         message = (
-            f"scenario {scenario.id!r}: verifier files {', '.join(map(str, inside_source[:3]))} are inside its workspace "
+            f"scenario {scenario.id!r}: verifier files "
+            f"{', '.join(map(str, inside_source[:3]))} are inside its workspace "
             f"source {str(source)!r}: the agent gets a copy of them"
         )
         if inside_source and message not in self.warnings:
@@ -373,7 +394,8 @@ class Workspaces:
 
 
 def _in(folder: Path) -> dict[str, str]:
-    """``GIT_DIR`` and ``GIT_WORK_TREE`` of the clone in ``folder``, explicit: no ``.git`` is looked for."""
+    """``GIT_DIR`` and ``GIT_WORK_TREE`` of the clone in ``folder``, explicit: no
+    ``.git`` is looked for."""
     return {"GIT_DIR": str(folder / ".git"), "GIT_WORK_TREE": str(folder)}
 
 
@@ -403,7 +425,8 @@ def _copy(source: Path, target: Path, exclude: tuple[str, ...] = ()) -> None:
 
 
 def _list_files(folder: Path) -> tuple[str, ...]:
-    """The first ``MAX_FILES`` files under ``folder`` (folders in name order, symlinks not followed)."""
+    """The first ``MAX_FILES`` files under ``folder`` (folders in name order, symlinks
+    not followed)."""
     found: list[str] = []
     for top, dirs, files in os.walk(folder):
         dirs.sort()

@@ -1,4 +1,5 @@
-"""Sandboxes for agents and verifiers: bubblewrap, Docker or Podman, with the network cut to the model.
+"""Sandboxes for agents and verifiers: bubblewrap, Docker or Podman, with the network
+cut to the model.
 
 A caller describes one program as a :class:`Job` (command, environment,
 workspace, private home and tmp, model endpoints), enters

@@ -75,7 +75,8 @@ def _depth(path: Path) -> int:
 
 
 def _check_target(target: Path, layout: Layout) -> None:
-    """A mount point bwrap can make: existing, new at the top level, or in a folder writable inside."""
+    """A mount point bwrap can make: existing, new at the top level, or in a folder
+    writable inside."""
     ancestor = target
     while not ancestor.exists():
         ancestor = ancestor.parent
@@ -139,8 +140,10 @@ def bwrap_command(
     argv: tuple[str, ...],
     token: str,
 ) -> list[str]:
-    """``LAUNCHER bwrap OPTIONS -- [relay ... --] ARGV`` for one job; ``token`` (unique) becomes the sandbox's host name."""
-    # The launcher passes everything between the host name and "--" through --args FD: never on the command line.
+    """``LAUNCHER bwrap OPTIONS -- [relay ... --] ARGV`` for one job; ``token`` (unique)
+    becomes the sandbox's host name."""
+    # The launcher passes everything between the host name and "--" through --args FD:
+    # never on the command line.
     command = [*launcher_prefix(), bwrap, "--hostname", token]
     for op in _mount_ops(layout):
         command += op
@@ -161,7 +164,8 @@ def bwrap_command(
 
 
 def launcher_prefix() -> list[str]:
-    """``python -I -S launcher_main.py PID``: bwrap's parent for as long as it runs (see launcher_main)."""
+    """``python -I -S launcher_main.py PID``: bwrap's parent for as long as it runs (see
+    launcher_main)."""
     return [
         sys.executable,
         "-I",
@@ -172,7 +176,8 @@ def launcher_prefix() -> list[str]:
 
 
 def kill_sandbox(token: str) -> None:
-    """SIGKILL any bwrap process of the sandbox named ``token`` still running (its PID 1 takes the rest with it)."""
+    """SIGKILL any bwrap process of the sandbox named ``token`` still running (its PID 1
+    takes the rest with it)."""
     needle = b"\0--hostname\0" + token.encode() + b"\0"
     for entry in os.listdir("/proc"):
         if not entry.isdigit():

@@ -1,4 +1,5 @@
-"""Shell commands of a task (workspace set-up, verifiers): run to their end or their timeout, output kept.
+"""Shell commands of a task (workspace set-up, verifiers): run to their end or their
+timeout, output kept.
 
 Each command runs in a process group of its own, with a minimal environment
 (``PATH``, ``LANG``, a private ``HOME`` and ``TMPDIR``, plus what the task
@@ -37,7 +38,8 @@ class Confinement(Record):
     """Where a task command runs: the run's sandbox (None: on the host) and what it shows inside."""
 
     settings: SandboxSettings | None = None
-    #: more host paths shown inside (a verifier's tests at ``/tests``, its logs at ``/logs/verifier``)
+    #: more host paths shown inside (a verifier's tests at ``/tests``, its logs at
+    #: ``/logs/verifier``)
     mounts: tuple[Mount, ...] = ()
     #: model endpoints it may reach with ``network: model``
     endpoints: tuple[str, ...] = ()
@@ -70,7 +72,8 @@ class CommandResult(Record):
 def base_environment(
     home: Path, extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The environment a task command starts from: no variable of the profiler's except ``PATH`` and the locale."""
+    """The environment a task command starts from: no variable of the profiler's except
+    ``PATH`` and the locale."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
         "HOME": str(home),
@@ -91,7 +94,8 @@ async def run_command(
     timeout_s: float,
     where: Confinement | None = None,
 ) -> CommandResult:
-    """Run ``argv`` in ``cwd`` (in the sandbox of ``where``) until it exits or ``timeout_s`` passes; its group is ended either way."""
+    """Run ``argv`` in ``cwd`` (in the sandbox of ``where``) until it exits or
+    ``timeout_s`` passes; its group is ended either way."""
     if where is None or not where.confined:
         return await _run(list(argv), cwd=cwd, env=dict(env), timeout_s=timeout_s)
     assert where.settings is not None

@@ -67,7 +67,8 @@ class Confinement:
     # -- setting up -------------------------------------------------------------
 
     def open(self) -> Self:
-        """Prepare folders, relays and (for containers) the network helper; blocking (up to a second)."""
+        """Prepare folders, relays and (for containers) the network helper; blocking (up
+        to a second)."""
         settings, job = self.settings, self.job
         plan = plan_network(settings, job)
         layout = self._layout = make_layout(settings, job, plan)
@@ -84,7 +85,8 @@ class Confinement:
                 bwrap = shutil.which("bwrap")
                 if bwrap is None:
                     raise SandboxError(
-                        "execution.sandbox: bwrap: `bwrap` not found on PATH (install the `bubblewrap` package)"
+                        "execution.sandbox: bwrap: `bwrap` not found on PATH "
+                        "(install the `bubblewrap` package)"
                     )
                 self._token = new_name(job.name)
                 self.argv = bwrap_command(
@@ -130,7 +132,8 @@ class Confinement:
         self.containers.insert(0, name)
         image = self.job.image or self.settings.image
         toolchain = image is None or self.settings.host_toolchain
-        # Secrets are read from a file by a shell, not kept in the container's config: the host's /bin/sh
+        # Secrets are read from a file by a shell, not kept in the container's config:
+        # the host's /bin/sh
         # with its toolchain, else the host's shell bound in (an image may have none).
         layout, env, argv = secret_loader(
             layout, self.env, self.job.argv, has_shell=toolchain
@@ -151,8 +154,10 @@ class Confinement:
     # -- while it runs ----------------------------------------------------------
 
     def process_roots(self) -> tuple[int, ...]:
-        """Host PIDs above every process of a running container job (its init), for a caller that ends what
-        the job's program left below it: a container's processes are not the ``docker run`` client's children.
+        """Host PIDs above every process of a running container job (its init), for a
+        caller that ends what
+        the job's program left below it: a container's processes are not the ``docker
+        run`` client's children.
 
         Empty outside a container (the program's own process is that root)."""
         if not self.containers:
@@ -163,7 +168,8 @@ class Confinement:
     # -- cleaning up ------------------------------------------------------------
 
     def close(self) -> None:
-        """Kill what is left of the sandbox, stop the relays, delete the private folders; safe to call twice."""
+        """Kill what is left of the sandbox, stop the relays, delete the private
+        folders; safe to call twice."""
         if self._token:
             token, self._token = self._token, ""
             kill_sandbox(token)
@@ -189,7 +195,8 @@ class Confinement:
         try:
             return await trio.to_thread.run_sync(self.open)
         except BaseException:
-            # Cancelled while preparing: ``__aexit__`` will not run, so undo what ``open`` made here.
+            # Cancelled while preparing: ``__aexit__`` will not run, so undo what
+            # ``open`` made here.
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(self.close)
             raise
@@ -208,5 +215,6 @@ class Confinement:
 
 
 def confine(settings: SandboxSettings, job: Job) -> Confinement:
-    """A :class:`Confinement` of ``job`` under ``settings`` (enter it to prepare, leave it to clean up)."""
+    """A :class:`Confinement` of ``job`` under ``settings`` (enter it to prepare, leave
+    it to clean up)."""
     return Confinement(settings, job)

@@ -74,7 +74,8 @@ HOST_DIRS = ("/usr", "/etc", "/bin", "/lib", "/lib32", "/lib64", "/libx32", "/op
 _RELAY_READY_S = 20.0
 #: runtime commands (inspect, import, rm) that should not take long
 _QUICK_S = 60.0
-# Podman as root without CAP_SYS_RESOURCE cannot raise rlimits to its defaults ("error setting rlimit type 7").
+# Podman as root without CAP_SYS_RESOURCE cannot raise rlimits to its defaults ("error
+# setting rlimit type 7").
 _PODMAN_LIMITS = ("--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096")
 
 _ENSURED: set[tuple[str, str]] = set()
@@ -101,14 +102,17 @@ def runtime_binary(kind: str) -> str:
     if not found:
         package = "docker.io" if kind == "docker" else "podman"
         raise SandboxError(
-            f"execution.sandbox: {kind}: `{kind}` not found on PATH (install the `{package}` package)"
+            f"execution.sandbox: {kind}: `{kind}` not found on PATH (install "
+            f"the `{package}` package)"
         )
     return found
 
 
 def client_environment(job_env: dict[str, str]) -> dict[str, str]:
-    """The ``docker run`` client's environment: how to reach the runtime, then the job's (passed by ``--env NAME``)."""
-    # The user's podman configuration too: a runc configuration on a cgroups v1 host is what makes podman work there.
+    """The ``docker run`` client's environment: how to reach the runtime, then the job's
+    (passed by ``--env NAME``)."""
+    # The user's podman configuration too: a runc configuration on a cgroups v1 host is
+    # what makes podman work there.
     keep = (
         "PATH",
         "DOCKER_HOST",
@@ -145,7 +149,8 @@ def last_line(data: bytes) -> str:
 
 
 def ensure_host_image(binary: str) -> None:
-    """Import the empty host image once (offline: an empty tar), unless the runtime has it already."""
+    """Import the empty host image once (offline: an empty tar), unless the runtime has
+    it already."""
     if (binary, HOST_IMAGE) in _ENSURED:
         return
     if _run([binary, "image", "inspect", HOST_IMAGE]).returncode != 0:
@@ -154,7 +159,8 @@ def ensure_host_image(binary: str) -> None:
         done = _run([binary, "import", "-", HOST_IMAGE], input=empty.getvalue())
         if done.returncode != 0:
             raise SandboxError(
-                f"execution.sandbox: cannot import the host image {HOST_IMAGE}: {last_line(done.stderr)}"
+                f"execution.sandbox: cannot import the host image {HOST_IMAGE}: "
+                f"{last_line(done.stderr)}"
             )
     _ENSURED.add((binary, HOST_IMAGE))
 
@@ -183,7 +189,8 @@ def _host_mounts() -> list[str]:
 
 
 def _python_mount() -> list[str]:
-    """The relays' Python installation, when it is not among the host folders (pyenv, a custom prefix)."""
+    """The relays' Python installation, when it is not among the host folders (pyenv, a
+    custom prefix)."""
     python = relay_python()
     if any(str(python).startswith(folder + "/") for folder in HOST_DIRS):
         return []
@@ -191,7 +198,8 @@ def _python_mount() -> list[str]:
 
 
 def _labels(binary: str) -> list[str]:
-    """The run's labels, and a note that this runtime holds its containers (nothing outside a run)."""
+    """The run's labels, and a note that this runtime holds its containers (nothing
+    outside a run)."""
     run = current_run()
     if run is None:
         return []
@@ -261,7 +269,8 @@ def container_command(
     *,
     host_toolchain: bool | None = None,
 ) -> list[str]:
-    """``docker|podman run ... IMAGE ARGV`` for one job; ``network`` is ``none``, ``host`` or ``container:NAME``.
+    """``docker|podman run ... IMAGE ARGV`` for one job; ``network`` is ``none``,
+    ``host`` or ``container:NAME``.
 
     ``host_toolchain``: bind the host's toolchain folders (default: only into the host image).
     """
@@ -288,7 +297,8 @@ def container_command(
 
 #: the folder of a job's private folder where its secrets wait for its shell inside the container
 SECRETS_FOLDER = "secrets"
-#: ``sh -c LOADER FILE ARGV...``: export the file's variables, delete the file, then become the program
+#: ``sh -c LOADER FILE ARGV...``: export the file's variables, delete the file, then
+#: become the program
 _LOADER = 'set -a; . "$0"; set +a; {rm} -f "$0"; exec "$@"'
 #: a name the shell can export
 _SHELL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -298,7 +308,8 @@ HOST_SHELL = Path("/.agent-profiler-shell")
 
 @attrs.frozen(repr=False, eq=False)
 class HostShell(Record):
-    """The host's ``sh`` and ``rm`` bound into an image with their libraries, run through the host's loader."""
+    """The host's ``sh`` and ``rm`` bound into an image with their libraries, run
+    through the host's loader."""
 
     mounts: tuple[Mount, ...]
     #: the command words that run the shell, and ``rm``
@@ -307,7 +318,8 @@ class HostShell(Record):
 
 
 def _linked(program: str) -> tuple[Path | None, dict[str, Path]]:
-    """A program's dynamic loader (None: linked statically) and libraries by name, as ``ldd`` lists them."""
+    """A program's dynamic loader (None: linked statically) and libraries by name, as
+    ``ldd`` lists them."""
     try:
         done = subprocess.run(
             ["ldd", program], capture_output=True, text=True, timeout=_QUICK_S
@@ -336,7 +348,8 @@ def _linked(program: str) -> tuple[Path | None, dict[str, Path]]:
 
 @functools.cache
 def host_shell() -> HostShell:
-    """The host's ``/bin/sh`` and ``rm``, for a container whose image may have neither (looked up once)."""
+    """The host's ``/bin/sh`` and ``rm``, for a container whose image may have neither
+    (looked up once)."""
     programs = {"sh": "/bin/sh", "rm": shutil.which("rm") or "/bin/rm"}
     mounts: dict[Path, Path] = {}
     loader: Path | None = None
@@ -369,11 +382,15 @@ def secret_loader(
     *,
     has_shell: bool = True,
 ) -> tuple[Layout, dict[str, str], tuple[str, ...]]:
-    """Keep secret-named variables out of the container's configuration (``docker inspect``, the runtime's files
-    on disk): they go into a private file the container's shell reads, then deletes, before running ``argv``.
+    """Keep secret-named variables out of the container's configuration (``docker
+    inspect``, the runtime's files
+    on disk): they go into a private file the container's shell reads, then deletes,
+    before running ``argv``.
 
-    ``has_shell``: the container has ``/bin/sh`` (the host's toolchain); else the host's shell is bound in
-    (:func:`host_shell`). Returns the layout with the file's folder bound in, the environment left for
+    ``has_shell``: the container has ``/bin/sh`` (the host's toolchain); else the host's
+    shell is bound in
+    (:func:`host_shell`). Returns the layout with the file's folder bound in, the
+    environment left for
     ``--env``, and the command that loads the rest.
     """
     secrets = {
@@ -397,7 +414,8 @@ def secret_loader(
             f.write(
                 f"{name}='{value.replace(chr(39), chr(39) + chr(92) + chr(39) + chr(39))}'\n"
             )
-    # The folder, writable: the shell deletes the file once read, so the program never finds its secrets on disk.
+    # The folder, writable: the shell deletes the file once read, so the program never
+    # finds its secrets on disk.
     mounts: tuple[Mount, ...] = (Mount(source=folder, writable=True),)
     sh: tuple[str, ...] = ("/bin/sh",)
     rm = "rm"
@@ -418,7 +436,8 @@ def relay_container(
     plan: NetworkPlan,
     network: str = "none",
 ) -> None:
-    """Start the helper container that runs the inside relay and wait until it listens: with no network
+    """Start the helper container that runs the inside relay and wait until it listens:
+    with no network
     (a job's container joins it), or in a trial's own (``network``: ``container:<trial>``)."""
     command = [
         binary,
@@ -451,7 +470,8 @@ def relay_container(
         if time.monotonic() > deadline:
             remove_containers(binary, kind, [name])
             raise SandboxError(
-                f"sandbox: {kind}: the network relay (container {name}) did not start within {_RELAY_READY_S:.0f} s"
+                f"sandbox: {kind}: the network relay (container {name}) did not "
+                f"start within {_RELAY_READY_S:.0f} s"
             )
         time.sleep(0.005)
 
@@ -481,7 +501,8 @@ def remove_containers(binary: str, kind: str, names: list[str]) -> None:
 
 
 def remove_labelled(binary: str, run_id: str, pid: int) -> int:
-    """Remove every container labelled with run ``run_id`` of process ``pid``; how many there were."""
+    """Remove every container labelled with run ``run_id`` of process ``pid``; how many
+    there were."""
     filters = [
         "--filter",
         f"label={RUN_LABEL}={run_id}",

@@ -1,4 +1,5 @@
-"""Which hosts a sandboxed program may reach: model endpoints (URLs) and the allow-list (``host[:port]``).
+"""Which hosts a sandboxed program may reach: model endpoints (URLs) and the allow-list
+(``host[:port]``).
 
 A loopback endpoint (``http://127.0.0.1:8080``) is relayed as plain TCP to the
 same port inside the sandbox, so its URL works unchanged there. A remote one
@@ -46,7 +47,8 @@ class Endpoint(Record):
 
 
 def parse_endpoint(url: str) -> Endpoint:
-    """A model endpoint URL (``http(s)://host[:port][/path]``) as an :class:`Endpoint`; anything else is one line."""
+    """A model endpoint URL (``http(s)://host[:port][/path]``) as an :class:`Endpoint`;
+    anything else is one line."""
     try:
         parts = urlsplit(url)
         port = parts.port

@@ -1,4 +1,5 @@
-"""What a caller asks to run confined: the command, its environment, its folders, what it may reach."""
+"""What a caller asks to run confined: the command, its environment, its folders, what
+it may reach."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def _environment(values: Mapping[str, str]) -> dict[str, str]:
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class Mount(Record):
-    """A host path shown inside the sandbox (at ``target``, default the same path), read-only unless ``writable``."""
+    """A host path shown inside the sandbox (at ``target``, default the same path),
+    read-only unless ``writable``."""
 
     source: Path = attrs.field(converter=_absolute)
     target: Path | None = attrs.field(default=None, converter=_optional_absolute)
@@ -62,9 +64,11 @@ class Job:
     argv: tuple[str, ...] = attrs.field(converter=_strings)
     #: the whole environment of the program: nothing of the caller's own is added (but see ``home``)
     env: dict[str, str] = attrs.field(converter=_environment)
-    #: the only writable host folder (besides ``home`` and ``tmp``); at the same path inside, the working directory
+    #: the only writable host folder (besides ``home`` and ``tmp``); at the same path
+    #: inside, the working directory
     workspace: Path = attrs.field(converter=_absolute)
-    #: the program's HOME (writable; ``$HOME`` is set to it when ``env`` has none); None: a fresh one, removed after
+    #: the program's HOME (writable; ``$HOME`` is set to it when ``env`` has none);
+    #: None: a fresh one, removed after
     home: Path | None = attrs.field(default=None, converter=_optional_absolute)
     #: its TMPDIR (writable; ``$TMPDIR`` likewise); None: a fresh one, removed after
     tmp: Path | None = attrs.field(default=None, converter=_optional_absolute)
@@ -72,7 +76,8 @@ class Job:
     endpoints: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     #: ports it listens on inside that the caller connects to from the host (``opencode serve``)
     publish: tuple[int, ...] = attrs.field(default=(), converter=_ports)
-    #: more host paths to show inside (e.g. an agent installed under the hidden home, a verifier's tests)
+    #: more host paths to show inside (e.g. an agent installed under the hidden home, a
+    #: verifier's tests)
     mounts: tuple[Mount, ...] = attrs.field(default=(), converter=_mounts)
     #: more host paths to hide (e.g. the folder holding the other sessions' workspaces)
     hide: tuple[Path, ...] = attrs.field(default=(), converter=_paths)

@@ -1,4 +1,5 @@
-"""Start bwrap and stay its parent until it ends; end it if the profiler dies. Run as a script, stdlib only.
+"""Start bwrap and stay its parent until it ends; end it if the profiler dies. Run as a
+script, stdlib only.
 
     python -I -S launcher_main.py PROFILER_PID bwrap --hostname TOKEN OPTIONS... -- PROGRAM...
 
@@ -37,8 +38,10 @@ def main(argv: list[str]) -> int:
     if os.getppid() != profiler:
         return 125  # the profiler is already gone
     watch = _pidfd(profiler)
-    # Blocked, not yet ignored, across the fork: a signal to the group in that window must still reach bwrap.
-    # Ignored in the child, it would be lost, and bwrap (and the launcher waiting for it) would run on.
+    # Blocked, not yet ignored, across the fork: a signal to the group in that window
+    # must still reach bwrap.
+    # Ignored in the child, it would be lost, and bwrap (and the launcher waiting for
+    # it) would run on.
     signal.pthread_sigmask(signal.SIG_BLOCK, _IGNORED)
     child = os.fork()
     if child == 0:
@@ -67,7 +70,8 @@ def main(argv: list[str]) -> int:
 
 
 def _with_args_fd(command: list[str]) -> list[str]:
-    """``bwrap --hostname T OPTIONS -- PROGRAM`` as ``bwrap --hostname T --args FD -- PROGRAM``, OPTIONS in FD."""
+    """``bwrap --hostname T OPTIONS -- PROGRAM`` as ``bwrap --hostname T --args FD --
+    PROGRAM``, OPTIONS in FD."""
     if len(command) < 3 or command[1] != "--hostname" or "--" not in command:
         return command
     end = command.index("--")

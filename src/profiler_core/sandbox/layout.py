@@ -1,4 +1,5 @@
-"""Where things are for one confined job: writable folders, hidden paths, extra mounts, the relay folder.
+"""Where things are for one confined job: writable folders, hidden paths, extra mounts,
+the relay folder.
 
 The same layout serves bwrap and the containers: the workspace, home and tmp
 are writable at their host paths; the user's home and the paths the settings
@@ -80,12 +81,14 @@ def user_homes() -> list[Path]:
     return sorted(h for h in homes if h != Path("/"))
 
 
-#: where the relays look for the system's Python first (visible in every sandbox, even the host image)
+#: where the relays look for the system's Python first (visible in every sandbox, even
+#: the host image)
 _SYSTEM_BIN = "/usr/bin:/bin:/usr/local/bin"
 
 
 def relay_python() -> Path:
-    """The interpreter the relays run with inside: the system's ``python3``, else this one by its real path."""
+    """The interpreter the relays run with inside: the system's ``python3``, else this
+    one by its real path."""
     found = shutil.which("python3", path=_SYSTEM_BIN)
     return Path(os.path.realpath(found or sys.executable))
 
@@ -95,13 +98,15 @@ def _under(path: Path, folders: tuple[Path, ...] | list[Path]) -> bool:
 
 
 def _runtime_parent() -> str:
-    """Where the relay folder goes: the temporary folder, unless its path is too long for sockets."""
+    """Where the relay folder goes: the temporary folder, unless its path is too long
+    for sockets."""
     parent = tempfile.gettempdir()
     return parent if len(parent) <= _MAX_RUNTIME_PATH else "/tmp"
 
 
 def make_layout(settings: SandboxSettings, job: Job, plan: NetworkPlan) -> Layout:
-    """Create the job's private folders (and relay folder, when needed); :func:`remove_layout` undoes it."""
+    """Create the job's private folders (and relay folder, when needed);
+    :func:`remove_layout` undoes it."""
     root = temporary_folder("profiler-sbx-", Path(_runtime_parent()))
     home = job.home or root / "home"
     tmp = job.tmp or root / "tmp"
@@ -131,7 +136,8 @@ def make_layout(settings: SandboxSettings, job: Job, plan: NetworkPlan) -> Layou
             Path(__file__).with_name("relay_main.py"), root / "out" / "relay.py"
         )
         if _under(python, hidden):
-            # The relays' Python lives under a hidden folder (pyenv in the home): show its installation only.
+            # The relays' Python lives under a hidden folder (pyenv in the home): show
+            # its installation only.
             mounts.append(Mount(source=python.parent.parent))
     return Layout(
         root=root,

@@ -1,4 +1,5 @@
-"""The network plan of one job: which ports are relayed, whether the CONNECT proxy runs, what the env says.
+"""The network plan of one job: which ports are relayed, whether the CONNECT proxy runs,
+what the env says.
 
 With ``network: model`` every loopback endpoint gets a relay on its own port
 inside (its URL works unchanged), and remote HTTPS endpoints plus
@@ -63,7 +64,8 @@ class NetworkPlan(Record):
 
 
 def plan_network(settings: SandboxSettings, job: Job) -> NetworkPlan:
-    """What to relay for ``job`` under ``settings``; an endpoint the mode cannot reach is one line."""
+    """What to relay for ``job`` under ``settings``; an endpoint the mode cannot reach
+    is one line."""
     mode = settings.network_mode
     if not settings.confined or mode == "full":
         return NetworkPlan()
@@ -78,7 +80,8 @@ def plan_model(
     allow_hosts: tuple[str, ...],
     publish: tuple[int, ...] = (),
 ) -> NetworkPlan:
-    """The relays that let a program reach only ``endpoints`` and ``allow_hosts`` (``network: model``)."""
+    """The relays that let a program reach only ``endpoints`` and ``allow_hosts``
+    (``network: model``)."""
     forwards: dict[int, Forward] = {}
     rules = [parse_host_rule(entry) for entry in allow_hosts]
     for url in endpoints:
@@ -89,7 +92,8 @@ def plan_model(
             rules.append(HostRule(endpoint.host, endpoint.port))
         else:
             raise SandboxError(
-                f"model endpoint {url!r}: with execution.network: model a remote endpoint must be https:// "
+                f"model endpoint {url!r}: with execution.network: model a "
+                "remote endpoint must be https:// "
                 "(reached through the CONNECT proxy); use execution.network: full for plain http"
             )
     clash = set(forwards) & set(publish)

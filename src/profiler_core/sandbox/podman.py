@@ -1,4 +1,5 @@
-"""Which OCI runtime podman runs containers with: crun refuses every container on a cgroups v1 or hybrid host.
+"""Which OCI runtime podman runs containers with: crun refuses every container on a
+cgroups v1 or hybrid host.
 
 Podman's default runtime, crun, cannot start a container where the cgroup
 hierarchy is v1 or hybrid (v1 controllers, cgroup2 only at
@@ -41,7 +42,8 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 @attrs.frozen(repr=False, eq=False)
 class RuntimeChoice(Record):
-    """Podman's global options for ``run`` (``--runtime PATH`` or none) and the line that says what was chosen."""
+    """Podman's global options for ``run`` (``--runtime PATH`` or none) and the line
+    that says what was chosen."""
 
     options: tuple[str, ...]
     line: str | None
@@ -58,18 +60,22 @@ def cgroup_layout(root: Path | None = None) -> str:
 def choose_runtime(
     layout: str, configured: str, env: Mapping[str, str], runc: str | None
 ) -> RuntimeChoice:
-    """The runtime podman should use given the host's cgroup ``layout`` and the one it is ``configured`` with."""
+    """The runtime podman should use given the host's cgroup ``layout`` and the one it
+    is ``configured`` with."""
     if env.get("CONTAINERS_CONF"):
         return RuntimeChoice(
             (),
-            f"podman: using your CONTAINERS_CONF ({env['CONTAINERS_CONF']}), runtime {configured or 'as configured'}",
+            f"podman: using your CONTAINERS_CONF ({env['CONTAINERS_CONF']}), "
+            f"runtime {configured or 'as configured'}",
         )
     if layout == "v2" or Path(configured).name != "crun":
         return RuntimeChoice((), None)  # podman's own choice works here
     if runc is None:
         return RuntimeChoice(
-            (), f"podman: crun cannot start containers on this cgroups {layout} host and runc is not installed "
-            "(install the `runc` package, or set CONTAINERS_CONF to a configuration naming a runtime that works)",
+            (), f"podman: crun cannot start containers on this cgroups {layout} "
+                "host and runc is not installed "
+            "(install the `runc` package, or set CONTAINERS_CONF to a "
+                "configuration naming a runtime that works)",
         )  # fmt: skip
     return RuntimeChoice(
         ("--runtime", runc),
@@ -93,7 +99,8 @@ def global_options(binary: str) -> tuple[str, ...]:
 
 
 def runtime_options(binary: str, kind: str) -> tuple[str, ...]:
-    """The global options every ``podman`` command that starts a container needs (``run``, and ``build``'s RUN steps); none for docker."""
+    """The global options every ``podman`` command that starts a container needs
+    (``run``, and ``build``'s RUN steps); none for docker."""
     return global_options(binary) if kind == "podman" else ()
 
 

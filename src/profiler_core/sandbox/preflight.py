@@ -33,7 +33,8 @@ _USERNS_HINT = "unprivileged user namespaces may be disabled here; see docs/sand
 
 def check(settings: SandboxSettings, *, image: str | None = None) -> None:
     """Raise SandboxError (one line) unless a program can be started in the sandbox of ``settings``
-    (a plugin's environment kind is checked by its own ``check()``, through the registry: ``sandbox_problems``)."""
+    (a plugin's environment kind is checked by its own ``check()``, through the
+    registry: ``sandbox_problems``)."""
     if not settings.confined or settings.sandbox not in BUILTIN_ENVIRONMENTS:
         return
     if settings.container:
@@ -59,7 +60,8 @@ def _check_runtime(kind: str) -> None:
         )
     except subprocess.TimeoutExpired:
         raise SandboxError(
-            f"execution.sandbox: {kind}: `{kind} version` did not answer within {TRIAL_TIMEOUT_S:.0f} s"
+            f"execution.sandbox: {kind}: `{kind} version` did not answer within "
+            f"{TRIAL_TIMEOUT_S:.0f} s"
         ) from None
     if done.returncode != 0:
         hint = " (start the Docker daemon: `dockerd`)" if kind == "docker" else ""
@@ -77,7 +79,8 @@ def _check_image(kind: str, image: str) -> None:
     )
     if done.returncode != 0:
         raise SandboxError(
-            f"execution.sandbox_image: {image!r} is not in {kind}'s local images (build or load it first; no registry is used)"
+            f"execution.sandbox_image: {image!r} is not in {kind}'s local "
+            "images (build or load it first; no registry is used)"
         )
 
 
@@ -111,19 +114,22 @@ def _trial(settings: SandboxSettings) -> None:
                 )
         except subprocess.TimeoutExpired:
             raise SandboxError(
-                f"execution.sandbox: {settings.sandbox}: a trial command did not end within {TRIAL_TIMEOUT_S:.0f} s"
+                f"execution.sandbox: {settings.sandbox}: a trial command did "
+                f"not end within {TRIAL_TIMEOUT_S:.0f} s"
             ) from None
     finally:
         remove_folder(workspace)
     if done.returncode != 0:
         hint = f" ({_USERNS_HINT})" if settings.sandbox == "bwrap" else ""
         raise SandboxError(
-            f"execution.sandbox: {settings.sandbox} cannot start a sandbox here: {last_line(done.stderr)}{hint}"
+            f"execution.sandbox: {settings.sandbox} cannot start a sandbox "
+            f"here: {last_line(done.stderr)}{hint}"
         )
 
 
 def sandbox_problems(execution: object, where: str) -> list[str]:
-    """``check`` for a profile's ``execution`` section, as lines for ``profiler validate`` (empty: fine);
+    """``check`` for a profile's ``execution`` section, as lines for ``profiler
+    validate`` (empty: fine);
     a plugin's environment kind is looked up in the registry and asked its own ``check()``."""
     try:
         settings = SandboxSettings.from_execution(execution)

@@ -41,7 +41,8 @@ def pump(a: socket.socket, b: socket.socket) -> None:
                 if data:
                     target.sendall(data)
                     continue
-                # One side finished sending: pass the end on, keep the other direction open (HTTP half-close).
+                # One side finished sending: pass the end on, keep the other direction
+                # open (HTTP half-close).
                 selector.unregister(source)
                 open_sides -= 1
                 try:

@@ -1,4 +1,5 @@
-"""The outside end of a sandbox's network: Unix sockets to the model, a CONNECT proxy, published ports.
+"""The outside end of a sandbox's network: Unix sockets to the model, a CONNECT proxy,
+published ports.
 
 The sandbox has no network of its own (``network: model``); what it may reach
 is offered as Unix sockets in a folder mounted into it. Here, outside, one
@@ -51,13 +52,15 @@ class Relays:
         )
 
     def proxy(self, path: Path, rules: tuple[HostRule, ...]) -> None:
-        """An HTTP CONNECT proxy on the Unix socket ``path`` admitting only hosts ``rules`` allow."""
+        """An HTTP CONNECT proxy on the Unix socket ``path`` admitting only hosts
+        ``rules`` allow."""
         self._listeners.append(
             (_unix_listener(path), lambda client: self._proxy(client, rules))
         )
 
     def publish(self, path: Path) -> int:
-        """A port on 127.0.0.1 here leading to the Unix socket ``path`` (served inside); returns the port."""
+        """A port on 127.0.0.1 here leading to the Unix socket ``path`` (served inside);
+        returns the port."""
         listener = socket.create_server(("127.0.0.1", 0))
         self._listeners.append(
             (listener, lambda client: self._connect_unix(client, path))
@@ -197,7 +200,8 @@ def _unix_listener(path: Path) -> socket.socket:
 
 
 def _read_connect(client: socket.socket) -> tuple[str, int] | None:
-    """The ``(host, port)`` of a ``CONNECT host:port HTTP/1.x`` request head; None for another method."""
+    """The ``(host, port)`` of a ``CONNECT host:port HTTP/1.x`` request head; None for
+    another method."""
     head = b""
     while b"\r\n\r\n" not in head:
         chunk = client.recv(1024)

@@ -1,1 +1,2 @@
-"""Built-in scorers: ``checks`` (conditions on output and trace), ``composite`` and ``llm-judge``."""
+"""Built-in scorers: ``checks`` (conditions on output and trace), ``composite`` and
+``llm-judge``."""

@@ -60,7 +60,8 @@ class Check(Record):
 
 
 def parse_checks(scenario: Scenario) -> tuple[Check, ...]:
-    """Read ``scenario.extensions["checks"]``; a malformed check raises ``ConfigError`` naming its index and field."""
+    """Read ``scenario.extensions["checks"]``; a malformed check raises ``ConfigError``
+    naming its index and field."""
     where = f"scenario {scenario.id!r}: extensions.checks"
     raw = scenario.extensions.get("checks")
     if raw is None:
@@ -78,7 +79,8 @@ def parse_checks(scenario: Scenario) -> tuple[Check, ...]:
             raise ConfigError(str(exc)) from None
         if check.id in seen:
             raise ConfigError(
-                f"{where}[{index}].id: duplicate check id {check.id!r} (also at index {seen[check.id]})"
+                f"{where}[{index}].id: duplicate check id {check.id!r} (also at "
+                f"index {seen[check.id]})"
             )
         seen[check.id] = index
         checks.append(check)
@@ -129,7 +131,8 @@ def _preview(value: Any, limit: int) -> Any:
 
 
 class ChecksScorer:
-    """Scores a session by the scenario's ``extensions.checks`` (conditions on output, JSON output or trace).
+    """Scores a session by the scenario's ``extensions.checks`` (conditions on output,
+    JSON output or trace).
 
     The scenario's verifiers (``verify:<name>`` checkpoints) count beside the checks: the
     session succeeds only when every check and every verifier passed.
@@ -146,7 +149,8 @@ class ChecksScorer:
         """``require_checks``: a scenario without checks is an error instead of 0/0 success."""
         if not isinstance(require_checks, bool):
             raise ConfigError(
-                f"scorer 'checks': option require_checks: expected true or false, got {require_checks!r}"
+                "scorer 'checks': option require_checks: expected true or "
+                f"false, got {require_checks!r}"
             )
         if (
             isinstance(max_actual_chars, bool)
@@ -154,7 +158,8 @@ class ChecksScorer:
             or max_actual_chars < 20
         ):
             raise ConfigError(
-                f"scorer 'checks': option max_actual_chars: expected an integer >= 20, got {max_actual_chars!r}"
+                "scorer 'checks': option max_actual_chars: expected an integer "
+                f">= 20, got {max_actual_chars!r}"
             )
         self.require_checks = require_checks
         self.max_actual_chars = max_actual_chars

@@ -39,7 +39,8 @@ __all__ = ["ADDITIVE_UNITS", "CompositeScorer"]
 
 log = logging.getLogger("agent_profiler")
 
-#: Metrics in these units are summed when two scorers emit the same name (two judges' tokens and cost).
+#: Metrics in these units are summed when two scorers emit the same name (two judges'
+#: tokens and cost).
 ADDITIVE_UNITS = frozenset({"tokens", "usd", "count"})
 
 _SPEC_KEYS = ("id", "name", "options")
@@ -73,7 +74,8 @@ class CompositeScorer:
             prefix, scorer = self._build(spec, f"{where}[{index}]")
             if any(prefix == existing for existing, _ in self.scorers):
                 raise ConfigError(
-                    f"{where}[{index}]: scorer {prefix!r} appears twice; give one a distinct `name` so its check ids stay unique"
+                    f"{where}[{index}]: scorer {prefix!r} appears twice; give "
+                    "one a distinct `name` so its check ids stay unique"
                 )
             self.scorers.append((prefix, scorer))
 
@@ -102,7 +104,8 @@ class CompositeScorer:
         try:
             info = registry.get("scorers", scorer_id)
             extra: dict[str, Any] = {}
-            # Sub-scorers receive what the runner would give a top-level scorer (nested composites too).
+            # Sub-scorers receive what the runner would give a top-level scorer (nested
+            # composites too).
             if self._judge is not None and accepts_keyword(info.factory, "judge"):
                 extra["judge"] = self._judge
             if accepts_keyword(info.factory, "registry"):
@@ -132,7 +135,8 @@ class CompositeScorer:
                     raise TypeError(
                         f"returned {type(result).__name__}, expected ScorerResult"
                     )
-            except Exception as exc:  # noqa: BLE001 - one broken scorer must not hide the others' verdicts
+            # one broken scorer must not hide the others' verdicts
+            except Exception as exc:  # noqa: BLE001
                 log.warning(
                     "scorer %r raised inside composite: %s: %s",
                     prefix,
@@ -230,7 +234,8 @@ def _spec_fields(spec: Any, where: str) -> tuple[str, str, Mapping[str, Any]]:
     unknown = sorted(set(spec) - set(_SPEC_KEYS))
     if unknown:
         raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(map(str, unknown))} (expected {', '.join(_SPEC_KEYS)})"
+            f"{where}: unknown key(s) {', '.join(map(str, unknown))} (expected "
+            f"{', '.join(_SPEC_KEYS)})"
         )
     scorer_id = spec.get("id")
     if not isinstance(scorer_id, str) or not scorer_id:
@@ -278,7 +283,8 @@ def _merge_metric(metrics: dict[str, CustomMetric], metric: CustomMetric) -> Non
             name=metric.name, value=old + new, unit=metric.unit
         )
     elif metric.name.endswith("_source") and existing.value != metric.value:
-        # e.g. one judge priced by its provider, one computed: "computed" is the honest summary, "unknown" wins.
+        # e.g. one judge priced by its provider, one computed: "computed" is the honest
+        # summary, "unknown" wins.
         order = ("unknown", "computed", "provider")
         best = min(
             (existing.value, metric.value),

@@ -156,7 +156,8 @@ def _scorer_id(instance, attribute: attrs.Attribute, value) -> None:
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class Custom(Record):
-    """Passes when the registered scorer ``scorer`` (built with ``options``) succeeds on the value at ``path``."""
+    """Passes when the registered scorer ``scorer`` (built with ``options``) succeeds on
+    the value at ``path``."""
 
     path: str = ""
     scorer: str = attrs.field(validator=_scorer_id)
@@ -175,7 +176,8 @@ Condition = Union[  # noqa: UP007 - a runtime union for the tagged-union hooks
     Custom,
 ]
 
-#: Runs a ``custom`` condition: ``(condition, value at its path) -> outcome or passed`` (may be async).
+#: Runs a ``custom`` condition: ``(condition, value at its path) -> outcome or passed``
+#: (may be async).
 CustomCheck = Callable[
     [Custom, Any], "ConditionOutcome | bool | Awaitable[ConditionOutcome | bool]"
 ]
@@ -225,7 +227,8 @@ def resolve_path(value: Any, path: str | None) -> Any:
         here = ".".join(walked) or "the top level"
 
         def fail(reason: str) -> PathError:
-            return PathError(f"path {path!r}: segment {segment!r} {reason}")  # noqa: B023 - used in this iteration only
+            # used in this iteration only
+            return PathError(f"path {path!r}: segment {segment!r} {reason}")  # noqa: B023
 
         if isinstance(current, dict):
             if segment in current:
@@ -256,7 +259,8 @@ def resolve_path(value: Any, path: str | None) -> Any:
             current = len(current)
         else:
             raise fail(
-                f"cannot be applied: the value at {here} is a {json_kind(current)}, not an object or list"
+                f"cannot be applied: the value at {here} is a "
+                f"{json_kind(current)}, not an object or list"
             )
         walked.append(segment)
     return current
@@ -269,7 +273,8 @@ def resolve_path(value: Any, path: str | None) -> Any:
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ConditionOutcome(Record):
-    """The result of one condition: passed, what was found, what was expected, why it could not be checked."""
+    """The result of one condition: passed, what was found, what was expected, why it
+    could not be checked."""
 
     passed: bool
     actual: Any = None
@@ -367,7 +372,8 @@ def evaluate_condition(
 def _wrong_kind(
     cond: Condition, actual: Any, expected: str, subject: str, wanted: str
 ) -> ConditionOutcome:
-    """The value at the path is not the kind of value the condition tests: an error, not a failure."""
+    """The value at the path is not the kind of value the condition tests: an error, not
+    a failure."""
     where = cond.path or f"the {subject}"
     error = f"expected {wanted} at {where}, got {json_kind(actual)}"
     return ConditionOutcome(passed=False, actual=actual, expected=expected, error=error)
@@ -446,7 +452,8 @@ def _check_matches(
 
 _Check = Callable[[Any, Any, str, str], ConditionOutcome]
 
-#: The check of each condition class but ``Custom``: ``(condition, value at its path, expected text, subject)``.
+#: The check of each condition class but ``Custom``: ``(condition, value at its path,
+#: expected text, subject)``.
 _CHECKS: dict[type, _Check] = {
     NonEmpty: _check_non_empty,
     Empty: _check_empty,
@@ -469,7 +476,8 @@ def _check_for_subclass(cond: Any) -> _Check:
 def _custom_now(
     cond: Custom, actual: Any, expected: str, custom: CustomCheck | None
 ) -> ConditionOutcome:
-    """A custom condition whose check must answer synchronously (an async one is this condition's error)."""
+    """A custom condition whose check must answer synchronously (an async one is this
+    condition's error)."""
     verdict = _call_custom(cond, actual, expected, custom)
     if inspect.isawaitable(verdict):
         if inspect.iscoroutine(verdict):
@@ -478,7 +486,8 @@ def _custom_now(
             passed=False,
             actual=actual,
             expected=expected,
-            error=f"custom condition (scorer {cond.scorer!r}) needs evaluate_condition_async: its check is async",
+            error=f"custom condition (scorer {cond.scorer!r}) needs "
+            "evaluate_condition_async: its check is async",
         )
     return _custom_outcome(cond, verdict, actual, expected)
 
@@ -490,7 +499,8 @@ async def evaluate_condition_async(
     subject: str = "value",
     custom: CustomCheck | None = None,
 ) -> ConditionOutcome:
-    """``evaluate_condition`` for callers whose ``custom`` check may be async (a scorer's ``evaluate``)."""
+    """``evaluate_condition`` for callers whose ``custom`` check may be async (a
+    scorer's ``evaluate``)."""
     if not isinstance(cond, Custom):
         return evaluate_condition(cond, value, subject=subject)
     expected = describe_condition(cond, subject)
@@ -504,7 +514,8 @@ async def evaluate_condition_async(
     if inspect.isawaitable(verdict):
         try:
             verdict = await verdict
-        except Exception as exc:  # noqa: BLE001 - a plugin's scorer failing is that checkpoint's error
+        # a plugin's scorer failing is that checkpoint's error
+        except Exception as exc:  # noqa: BLE001
             verdict = _raised(cond, actual, expected, exc)
     return _custom_outcome(cond, verdict, actual, expected)
 
@@ -517,7 +528,8 @@ def _call_custom(
             passed=False,
             actual=actual,
             expected=expected,
-            error=f"custom condition (scorer {cond.scorer!r}): no scorer registry here to call it with "
+            error=f"custom condition (scorer {cond.scorer!r}): no scorer registry "
+            "here to call it with "
             "(custom conditions run inside the checkpoint scorer)",
         )
     try:
@@ -548,5 +560,6 @@ def _custom_outcome(
         passed=False,
         actual=actual,
         expected=expected,
-        error=f"custom condition (scorer {cond.scorer!r}): its check returned {type(verdict).__name__}, expected a bool or ConditionOutcome",
+        error=f"custom condition (scorer {cond.scorer!r}): its check returned "
+        f"{type(verdict).__name__}, expected a bool or ConditionOutcome",
     )

@@ -23,7 +23,8 @@ __all__ = ["scenario_keys_of", "unscored_problems"]
 
 
 def scenario_keys_of(component: Any) -> tuple[str, ...] | None:
-    """The scenario keys a scorer (or its class) declares it scores by; None when it does not say."""
+    """The scenario keys a scorer (or its class) declares it scores by; None when it
+    does not say."""
     keys = getattr(component, "scenario_keys", None)
     if isinstance(keys, (tuple, list, frozenset, set)) and all(
         isinstance(k, str) for k in keys
@@ -48,7 +49,8 @@ def unscored_problems(
     registry: Registry,
     scenarios: Sequence[Scenario] | None = None,
 ) -> list[str]:
-    """One line when the scenarios carry what another scorer scores by and ``scorer`` ignores it; else none."""
+    """One line when the scenarios carry what another scorer scores by and ``scorer``
+    ignores it; else none."""
     reads = scenario_keys_of(scorer)
     if reads is None:
         return []  # a scorer that does not say what it reads may read anything
@@ -68,6 +70,7 @@ def unscored_problems(
     count = sum(1 for s in chosen if key in (s.extensions or {}))
     by = readers[key]
     return [
-        f"{config.path}: scorer: {count} scenario(s) carry `{key}`, which scorer {config.scorer.id!r} ignores "
+        f"{config.path}: scorer: {count} scenario(s) carry `{key}`, which "
+        f"scorer {config.scorer.id!r} ignores "
         f"(it is scored by {', '.join(repr(b) for b in by)}): set `scorer: {{id: {by[0]}}}`"
     ]

@@ -1,4 +1,5 @@
-"""The ``verify`` scorer: a session succeeds when every verifier of its scenario passed — nothing the agent says counts.
+"""The ``verify`` scorer: a session succeeds when every verifier of its scenario passed
+— nothing the agent says counts.
 
 ::
 
@@ -30,7 +31,8 @@ class VerifyScorer:
             or not 0 <= min_reward <= 1
         ):
             raise ConfigError(
-                f"scorer 'verify': option min_reward: expected a number from 0 to 1, got {min_reward!r}"
+                "scorer 'verify': option min_reward: expected a number from 0 "
+                f"to 1, got {min_reward!r}"
             )
         self.min_reward = min_reward
 
@@ -38,7 +40,8 @@ class VerifyScorer:
         """A scenario without verifiers cannot be scored by them."""
         if not scenario.verify and not any(step.verify for step in scenario.steps):
             raise ConfigError(
-                f"scenario {scenario.id!r} has no `verify` commands; the verify scorer scores by verifiers alone"
+                f"scenario {scenario.id!r} has no `verify` commands; the verify "
+                "scorer scores by verifiers alone"
             )
 
     def evaluate(self, scenario: Scenario, context: ScorerContext) -> ScorerResult:

@@ -1,4 +1,5 @@
-"""Statistics engine: descriptive stats (of one sample or many groups), bootstrap CIs, effect sizes, permutation tests, rates.
+"""Statistics engine: descriptive stats (of one sample or many groups), bootstrap CIs,
+effect sizes, permutation tests, rates.
 
 numpy only, vectorised, seeded with ``numpy.random.Generator(PCG64(seed))``
 (seed 42 by default): identical input and seed give identical results. See

@@ -128,7 +128,8 @@ def compare_groups(
     if large and paired:
         # Said, not silent: on scenarios of different price the unpaired interval is ~1.7x wider.
         reasons.append(
-            "reduction: interval resampled unpaired (large sample), wider than a paired one; the p-value is paired"
+            "reduction: interval resampled unpaired (large sample), wider than "
+            "a paired one; the p-value is paired"
         )
     return ComparisonResult(
         mode_a=mode_a,

@@ -61,7 +61,8 @@ def _sorted_by_group(values: np.ndarray, index: GroupIndex) -> np.ndarray:
 
 
 def _percentiles(v: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """Every percentile of ``QUANTILES`` for each non-empty group (rows: quantiles, columns: groups)."""
+    """Every percentile of ``QUANTILES`` for each non-empty group (rows: quantiles,
+    columns: groups)."""
     qs = list(QUANTILES.values())
     if count.size and np.all(count == count[0]):
         return np.percentile(v.reshape(count.size, int(count[0])), qs, axis=1)

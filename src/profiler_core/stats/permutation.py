@@ -95,7 +95,8 @@ def _fix_counts(
     left: np.ndarray,
     value: bool,
 ) -> None:
-    """Flip ``left[r]`` uniformly chosen cells equal to ``value`` in each of ``rows`` of ``mask``."""
+    """Flip ``left[r]`` uniformly chosen cells equal to ``value`` in each of ``rows`` of
+    ``mask``."""
     n = mask.shape[1]
     flat = mask.reshape(-1)
     left = left.copy()

@@ -1,4 +1,5 @@
-"""Success rates over repetitions: Wilson intervals, the interval of a difference of rates, pass@k and pass^k."""
+"""Success rates over repetitions: Wilson intervals, the interval of a difference of
+rates, pass@k and pass^k."""
 
 from __future__ import annotations
 
@@ -65,7 +66,8 @@ def rate_difference_interval(
     n_b: int,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> tuple[float, float, float]:
-    """(difference, lower, upper) of the rate of A minus the rate of B, by Newcombe's hybrid score interval.
+    """(difference, lower, upper) of the rate of A minus the rate of B, by Newcombe's
+    hybrid score interval.
 
     Built from the two Wilson intervals (Newcombe 1998, method 10): it stays inside
     [-1, 1] and behaves at rates of 0 and 1, where the Wald interval collapses.

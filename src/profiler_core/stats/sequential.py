@@ -43,13 +43,15 @@ TRUNCATION = 0.5
 MIN_COUNT = 10
 #: Grid points over the range of a bounded mean (the interval's resolution is range / (grid - 1)).
 DEFAULT_GRID = 1001
-#: Working set of one chunk of experiments in ``betting_cs`` (bytes): cache-sized, measured 2x faster than 8 MB.
+#: Working set of one chunk of experiments in ``betting_cs`` (bytes): cache-sized,
+#: measured 2x faster than 8 MB.
 _CHUNK_BYTES = 2**19
 
 
 @attrs.frozen(kw_only=True, eq=False)
 class SequenceBounds:
-    """A confidence sequence after each look: arrays of shape ``(experiments, looks)`` (or ``(looks,)``)."""
+    """A confidence sequence after each look: arrays of shape ``(experiments, looks)``
+    (or ``(looks,)``)."""
 
     lower: np.ndarray
     upper: np.ndarray
@@ -95,13 +97,15 @@ def _shape(bounds: SequenceBounds, one: bool) -> SequenceBounds:
 
 
 def _looks(arr: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Count, sum and sum of squared deviations (Welford-free: two cumulative sums) after each block."""
+    """Count, sum and sum of squared deviations (Welford-free: two cumulative sums)
+    after each block."""
     seen = ~np.isnan(arr)
     x = np.where(seen, arr, 0.0)
     ends = np.arange(block - 1, arr.shape[1], block)
     n = np.cumsum(seen, axis=1)[:, ends].astype(np.float64)
     s = np.cumsum(x, axis=1)[:, ends]
-    # Centre on each experiment's first observation so the sum of squares does not cancel catastrophically.
+    # Centre on each experiment's first observation so the sum of squares does not
+    # cancel catastrophically.
     first = np.argmax(seen, axis=1)
     shift = np.where(seen.any(axis=1), x[np.arange(arr.shape[0]), first], 0.0)[:, None]
     xc = np.where(seen, arr - shift, 0.0)
@@ -115,16 +119,19 @@ def _looks(arr: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 def _running_intersection(
     lower: np.ndarray, upper: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Intersect each interval with the earlier ones (still a confidence sequence); an empty one keeps its own."""
+    """Intersect each interval with the earlier ones (still a confidence sequence); an
+    empty one keeps its own."""
     lo = np.maximum.accumulate(np.where(np.isnan(lower), -np.inf, lower), axis=-1)
     hi = np.minimum.accumulate(np.where(np.isnan(upper), np.inf, upper), axis=-1)
-    # Crossing bounds mean the data moved (no constant mean fits); keep the look's own interval there.
+    # Crossing bounds mean the data moved (no constant mean fits); keep the look's own
+    # interval there.
     empty = lo > hi
     return np.where(empty, lower, lo), np.where(empty, upper, hi)
 
 
 def normal_mixture_rho(alpha: float, optimise_for: float) -> float:
-    """The mixture width that makes the normal-mixture boundary tightest near ``optimise_for`` observations.
+    """The mixture width that makes the normal-mixture boundary tightest near
+    ``optimise_for`` observations.
 
     Waudby-Smith et al. (2021), eq. for rho: ``(-2 log a + log(-2 log a + 1)) / t*``, square-rooted.
     """
@@ -177,7 +184,8 @@ def asymptotic_cs(
 def fixed_sample_interval(
     values: np.ndarray | list, *, confidence: float = 0.95, block: int = 1
 ) -> SequenceBounds:
-    """The ordinary normal interval ``mean ± z sd / sqrt(t)`` after each block: valid at one fixed ``t`` only."""
+    """The ordinary normal interval ``mean ± z sd / sqrt(t)`` after each block: valid at
+    one fixed ``t`` only."""
     arr, one = _as_matrix(values, block)
     confidence = check_confidence(confidence)
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
@@ -194,11 +202,13 @@ def fixed_sample_interval(
 
 
 #: how a betting sequence stakes: ``"agrapa"`` (one signed bet per mean, sized like Kelly's: the
-#: stronger test), ``"plug-in"`` (the hedged predictable plug-in bets: the paper's narrowest intervals)
+#: stronger test), ``"plug-in"`` (the hedged predictable plug-in bets: the paper's
+#: narrowest intervals)
 #: or ``"mixture"`` (half the capital with aGRAPA as the paper, half with a bold aGRAPA gambler:
 #: decides a large effect in fewer blocks; the stop rule's)
 BETS = ("agrapa", "plug-in", "mixture")
-#: The bold gambler of ``"mixture"``: it may stake 90% of what would ruin it (the paper's 50% holds a
+#: The bold gambler of ``"mixture"``: it may stake 90% of what would ruin it (the
+#: paper's 50% holds a
 #: large effect's bet at about half of Kelly's), and it bets on the first block too.
 BOLD_TRUNCATION = 0.9
 #: The share of the capital the bold gambler of ``"mixture"`` starts with.
@@ -218,9 +228,11 @@ class _Estimates:
 
 
 def _estimates(y: np.ndarray, block: int) -> _Estimates:
-    """The regularised running mean ``(1/2 + sum y) / (t + 1)`` and variance ``(1/4 + sum (y_i - mean_i)^2) / (t + 1)``.
+    """The regularised running mean ``(1/2 + sum y) / (t + 1)`` and variance ``(1/4 +
+    sum (y_i - mean_i)^2) / (t + 1)``.
 
-    Waudby-Smith & Ramdas (2023), section 4 (prior mean 1/2, prior variance 1/4, one prior observation),
+    Waudby-Smith & Ramdas (2023), section 4 (prior mean 1/2, prior variance 1/4, one
+    prior observation),
     taken at the end of each block for the block after it.
     """
     seen = ~np.isnan(y)
@@ -242,14 +254,16 @@ def _estimates(y: np.ndarray, block: int) -> _Estimates:
 
 
 def _plug_in(est: _Estimates, block: int, alpha: float) -> np.ndarray:
-    """The predictable plug-in bet ``sqrt(2 log(2/alpha) / (var * t * log(1 + t)))``, ``t`` the middle of the block."""
+    """The predictable plug-in bet ``sqrt(2 log(2/alpha) / (var * t * log(1 + t)))``,
+    ``t`` the middle of the block."""
     t = est.before + (block + 1) / 2.0
     return np.sqrt(2.0 * math.log(2.0 / alpha) / (est.var * t * np.log1p(t)))
 
 
 @attrs.frozen(kw_only=True)
 class _Gambler:
-    """One aGRAPA gambler: the share of ruin a bet may stake, and whether it bets on the first block."""
+    """One aGRAPA gambler: the share of ruin a bet may stake, and whether it bets on the
+    first block."""
 
     truncation: float
     opening: bool
@@ -278,7 +292,8 @@ def _log_capital(bet: np.ndarray, diff: np.ndarray) -> np.ndarray:
 
 
 def _caps(grid: np.ndarray, truncation: float) -> tuple[np.ndarray, np.ndarray]:
-    """The largest bets up and down at each grid mean that lose at most ``truncation`` of the capital."""
+    """The largest bets up and down at each grid mean that lose at most ``truncation``
+    of the capital."""
     with np.errstate(divide="ignore"):
         return truncation / grid, truncation / (1.0 - grid)
 
@@ -291,12 +306,14 @@ def _agrapa(
     gambler: _Gambler,
     caps: tuple[np.ndarray, np.ndarray],
 ) -> np.ndarray:
-    """One block's log capital factor at each grid mean: ``sum log(1 + l(m) (y - m))``, shape (e, g).
+    """One block's log capital factor at each grid mean: ``sum log(1 + l(m) (y - m))``,
+    shape (e, g).
 
     ``l(m) = (mean - m) / (var + (mean - m)^2)`` from the blocks before, within the caps. An opening
     gambler's first block (no estimate yet: aGRAPA would bet nothing at the prior mean) is hedged
     instead (its first block with an observation): half the capital on the full cap up, half on the
-    full cap down. Each half is a product of constant bets within the block, so its expectation under
+    full cap down. Each half is a product of constant bets within the block, so its
+    expectation under
     ``m`` is at most 1, and so is their average. Where a cap is infinite (the grid's end, where one
     direction cannot lose) it bets nothing. ``caps``: ``_caps(grid, gambler.truncation)``.
     """
@@ -306,7 +323,8 @@ def _agrapa(
         np.maximum(gap / (est.var[:, r, None] + gap * gap), -cap_minus), cap_plus
     )[:, None, :]
     factor = _log_capital(bet, diff)
-    # The first block with observations (an experiment whose earlier blocks were all missing included).
+    # The first block with observations (an experiment whose earlier blocks were all
+    # missing included).
     first = est.before[:, r] == 0
     if gambler.opening and first.any():
         plus = _log_capital(np.where(np.isfinite(cap_plus), cap_plus, 0.0), diff[first])
@@ -328,7 +346,8 @@ def _bounds_by_look(
     """Lower and upper grid bounds after each block, from the capital of every grid mean ``m``.
 
     ``agrapa``: ``K(m) = prod(1 + l(m) (y - m))`` (see ``_agrapa``); a mean is out once
-    ``K(m) >= 1 / alpha``. ``mixture``: ``K(m)`` is the average of the paper's and the bold gambler's
+    ``K(m) >= 1 / alpha``. ``mixture``: ``K(m)`` is the average of the paper's and the
+    bold gambler's
     capital (each a nonnegative martingale under ``m``, so their average is one). ``plug-in``: the
     hedged ``max(K+, K-) / 2`` with ``K+ = prod(1 + l+ (y - m))``, ``K- = prod(1 - l- (y - m))``,
     ``l+ = min(lambda, c / m)``, ``l- = min(lambda, c / (1 - m))``. Every bet lies in
@@ -345,7 +364,8 @@ def _bounds_by_look(
     paper_share, bold_share = math.log1p(-BOLD_SHARE), math.log(BOLD_SHARE)
     lam = _plug_in(est, block, alpha) if hedged else None
     seen = ~np.isnan(y)
-    # A missing observation bets nothing (a factor of 1): its observation is moved onto m (y - m = 0).
+    # A missing observation bets nothing (a factor of 1): its observation is moved onto
+    # m (y - m = 0).
     gaps = np.asarray(~seen.reshape(e, looks, block).all(axis=(0, 2)))
     diff_y = np.where(seen, y, 0.0).reshape(e, looks, block, 1)
     stake = seen.reshape(e, looks, block, 1).astype(np.float64)
@@ -354,7 +374,8 @@ def _bounds_by_look(
     worst = np.full((e, grid.size), -np.inf)
     lower = np.empty((e, looks))
     upper = np.empty((e, looks))
-    # One look at a time: accumulating along the look axis of an (e, looks, grid) array was 5x slower.
+    # One look at a time: accumulating along the look axis of an (e, looks, grid) array
+    # was 5x slower.
     for r in range(looks):
         diff = diff_y[:, r] - grid  # (e, block, g)
         if gaps[r]:
@@ -392,7 +413,8 @@ def betting_cs(
 
     The interval holds every grid mean whose capital has never reached ``1 / alpha`` (a running
     intersection, valid by Ville's inequality), widened outward by one grid step. ``bets``: see
-    ``BETS``. ``include`` are values put on the grid exactly (0: a paired difference's "no difference").
+    ``BETS``. ``include`` are values put on the grid exactly (0: a paired difference's
+    "no difference").
     """
     low, high = (float(b) for b in bounds)
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
@@ -444,12 +466,14 @@ def betting_cs(
 def _hull(
     accepted: np.ndarray, worst: np.ndarray, points: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The smallest interval of grid steps holding every accepted mean (each bound one step outward)."""
+    """The smallest interval of grid steps holding every accepted mean (each bound one
+    step outward)."""
     g = points.size
     anything = accepted.any(axis=-1)
     first = np.argmax(accepted, axis=-1)
     last = g - 1 - np.argmax(accepted[..., ::-1], axis=-1)
-    # Nothing accepted (the data left no constant mean standing): the least rejected mean, one step each way.
+    # Nothing accepted (the data left no constant mean standing): the least rejected
+    # mean, one step each way.
     best = np.argmin(worst, axis=-1)
     first = np.where(anything, first, best)
     last = np.where(anything, last, best)
@@ -459,7 +483,8 @@ def _hull(
 def fixed_sample_size(
     sd: float, effect: float, *, confidence: float = 0.95, power: float = 0.8
 ) -> float:
-    """Observations a two-sided normal test needs to detect ``effect`` with ``power``: ``((z_a + z_b) sd / effect)^2``."""
+    """Observations a two-sided normal test needs to detect ``effect`` with ``power``:
+    ``((z_a + z_b) sd / effect)^2``."""
     confidence = check_confidence(confidence)
     check_confidence(power)
     if not (effect > 0 and sd >= 0 and math.isfinite(sd)):

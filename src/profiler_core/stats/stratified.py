@@ -1,4 +1,5 @@
-"""A change between two runs estimated scenario by scenario: what ``profiler compare --fail-on`` gates on.
+"""A change between two runs estimated scenario by scenario: what ``profiler compare
+--fail-on`` gates on.
 
 Scenarios of different price pooled into one sample make the spread between
 scenarios look like noise; comparing each scenario with itself and averaging
@@ -61,7 +62,8 @@ class StratifiedChange:
         return self.estimate - q * self.se, self.estimate + q * self.se
 
     def p_beyond(self, limit: float, direction: int) -> float:
-        """One-sided p-value of "the change is at most ``limit``" (direction +1) or "at least" (-1)."""
+        """One-sided p-value of "the change is at most ``limit``" (direction +1) or "at
+        least" (-1)."""
         if not (math.isfinite(self.estimate) and math.isfinite(self.se)):
             return math.nan
         if (
@@ -72,13 +74,15 @@ class StratifiedChange:
         return 1.0 - t_cdf(z, self.df)
 
     def to_percent(self, value: float) -> float:
-        """A working-scale value as the gate's unit: % change for a ratio, percentage points for a difference."""
+        """A working-scale value as the gate's unit: % change for a ratio, percentage
+        points for a difference."""
         return (
             (math.exp(value) - 1.0) * 100.0 if self.kind == "ratio" else value * 100.0
         )
 
     def rows_for(self, margin: float, *, alpha: float, power: float) -> float:
-        """Rows per run that make a change ``margin`` past a limit (working scale) significant with ``power``.
+        """Rows per run that make a change ``margin`` past a limit (working scale)
+        significant with ``power``.
 
         The standard error shrinks as ``1 / sqrt(rows)``: ``rows * ((z_a + z_b) se / margin)²``.
         """
@@ -89,7 +93,8 @@ class StratifiedChange:
 
 
 def t_quantile(p: float, df: float) -> float:
-    """Student's t quantile by the Cornish-Fisher expansion (relative error < 0.6% at df 5, < 0.05% from df 10; normal at df inf)."""
+    """Student's t quantile by the Cornish-Fisher expansion (relative error < 0.6% at df
+    5, < 0.05% from df 10; normal at df inf)."""
     z = NormalDist().inv_cdf(p)
     if not math.isfinite(df):
         return z
@@ -101,7 +106,8 @@ def t_quantile(p: float, df: float) -> float:
 
 
 def t_cdf(x: float, df: float) -> float:
-    """Student's t distribution function (by bisection on :func:`t_quantile`; normal when df is infinite)."""
+    """Student's t distribution function (by bisection on :func:`t_quantile`; normal
+    when df is infinite)."""
     if not math.isfinite(df):
         return NormalDist().cdf(x)
     lo, hi = 1e-12, 1.0 - 1e-12
@@ -119,7 +125,8 @@ def t_cdf(x: float, df: float) -> float:
 
 
 def _keys_pair(kb: np.ndarray, kn: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Orders that align two strata by key, or None when their keys are not the same set of unique keys."""
+    """Orders that align two strata by key, or None when their keys are not the same set
+    of unique keys."""
     if kb.size != kn.size or np.unique(kb).size != kb.size:
         return None
     ob, on = np.argsort(kb, kind="stable"), np.argsort(kn, kind="stable")

@@ -1,1 +1,2 @@
-"""Data on disk: the JSON converter and row decoder, results and trace stores, safe paths, atomic writes."""
+"""Data on disk: the JSON converter and row decoder, results and trace stores, safe
+paths, atomic writes."""

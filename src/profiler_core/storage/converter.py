@@ -142,7 +142,8 @@ def _structure_json_object(value: Any, _type: Any) -> dict[str, Any]:
     eq=False
 )  # hashed by identity: it sits in Annotated types, which cattrs hashes
 class Expect:
-    """A constraint on a field, written ``Annotated[int, Expect("an integer >= 1", lambda v: v >= 1)]``.
+    """A constraint on a field, written ``Annotated[int, Expect("an integer >= 1",
+    lambda v: v >= 1)]``.
 
     The value is structured as the annotated type, then ``check`` must hold;
     any failure becomes one message, ``expected <description>, got <value>``,
@@ -227,7 +228,8 @@ def _make(*, detailed: bool) -> cattrs.Converter:
         overrides: dict[str, Any] = {}
         hints = _field_types(cls)
         for a in attrs.fields(cls):
-            # A field may also ask for it itself (metadata): a new field then leaves old records' JSON (and hashes) unchanged.
+            # A field may also ask for it itself (metadata): a new field then leaves old
+            # records' JSON (and hashes) unchanged.
             omit = (
                 a.default is None
                 or a.name in _OMIT_WHEN_DEFAULT
@@ -235,8 +237,10 @@ def _make(*, detailed: bool) -> cattrs.Converter:
             )
             # `Any` fields hold plain JSON (tool inputs, extensions): pass them through as they
             # are instead of walking them value by value - the trace export's hot path.
-            # Unions of JSON scalars (`str | None`) pass through too: cattrs would dispatch on each value.
-            # cattrs' own `identity` lets its generated code copy the attribute inline, with no call.
+            # Unions of JSON scalars (`str | None`) pass through too: cattrs would
+            # dispatch on each value.
+            # cattrs' own `identity` lets its generated code copy the attribute inline,
+            # with no call.
             hint = hints.get(a.name)
             hook = identity if hint is Any or _is_scalar_union(hint) else None
             overrides[a.name] = override(
@@ -318,7 +322,8 @@ def _is_homogeneous_tuple(type_: Any) -> bool:
 
 
 def _items_unstructure(conv: cattrs.Converter, type_: Any) -> Callable[[Any], Any]:
-    """``tuple[X, ...]`` -> a list, each item by X's hook: what cattrs does, with a list comprehension.
+    """``tuple[X, ...]`` -> a list, each item by X's hook: what cattrs does, with a list
+    comprehension.
 
     cattrs builds the list from a generator expression, one resumed frame per item; the
     row's tool-call records, a trace's turns and the analyzers' table rows go through here.
@@ -387,7 +392,8 @@ def _tag_union(
     def hook(data, type_):
         if not isinstance(data, dict):
             raise ValueError(
-                f'expected a {noun.removesuffix(" type")} object with a "type", got {json_kind(data)} {data!r}'
+                f'expected a {noun.removesuffix(" type")} object with a "type", '
+                f"got {json_kind(data)} {data!r}"
             )
         tag = data.get("type")
         if tag not in by_tag:
@@ -409,7 +415,8 @@ def register_tagged_union(
 ) -> None:
     """Make ``union`` (of attrs classes) JSON-tagged by a ``"type"`` key with the names in ``tags``.
 
-    ``noun`` names the tag in errors: ``$.condition.type: expected a condition type (...), got unknown 'x'``.
+    ``noun`` names the tag in errors: ``$.condition.type: expected a condition type
+    (...), got unknown 'x'``.
     """
     _register(lambda conv: _tag_union(conv, union, tags, noun))
 
@@ -465,7 +472,8 @@ def _detailed() -> cattrs.Converter:
 def iter_errors(
     exc: BaseException, path: tuple[str | int, ...] = ()
 ) -> Iterator[tuple[tuple[str | int, ...], BaseException]]:
-    """Every leaf problem of a detailed structuring failure, with its key path (field names, list indices)."""
+    """Every leaf problem of a detailed structuring failure, with its key path (field
+    names, list indices)."""
     if isinstance(exc, (ClassValidationError, IterableValidationError)):
         with_notes, without = exc.group_exceptions()
         for inner, note in with_notes:
@@ -480,7 +488,8 @@ def iter_errors(
 
 
 def structure_detailed(data: Any, cls: Any) -> Any:
-    """Structure ``data`` collecting every problem: raises cattrs' detailed error (see ``iter_errors``)."""
+    """Structure ``data`` collecting every problem: raises cattrs' detailed error (see
+    ``iter_errors``)."""
     try:
         return converter.structure(data, cls)
     except Exception:  # noqa: BLE001 - re-run below for the details
@@ -489,7 +498,8 @@ def structure_detailed(data: Any, cls: Any) -> Any:
 
 
 def json_kind(value: Any) -> str:
-    """The JSON name of a value's kind, for error messages: null, boolean, number, string, list, object."""
+    """The JSON name of a value's kind, for error messages: null, boolean, number,
+    string, list, object."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -514,7 +524,8 @@ _KEYED_MESSAGE = re.compile(r"^(\w+): (expected .*)$")
 
 
 def _key_name(key: str) -> str:
-    """A key of the input as a message shows it: as it is when plain, else quoted, escaped and cut."""
+    """A key of the input as a message shows it: as it is when plain, else quoted,
+    escaped and cut."""
     return (
         key
         if key.isprintable() and len(key) <= 80 and "," not in key
@@ -587,17 +598,20 @@ def dumps(data: Any, *, indent: int | None = None) -> str:
     option = orjson.OPT_INDENT_2 if indent else 0
     try:
         # Without OPT_NON_STR_KEYS first: it writes string keys the same, but takes orjson off its
-        # fast path (a 16 KB trace: ~2.5x the time). Keys of other types are rare (free-form extensions).
+        # fast path (a 16 KB trace: ~2.5x the time). Keys of other types are rare
+        # (free-form extensions).
         return orjson.dumps(data, option=option).decode()
     except TypeError:
         option |= orjson.OPT_NON_STR_KEYS
     try:
         return orjson.dumps(data, option=option).decode()
-    except TypeError as exc:  # e.g. integers beyond 64 bits in free-form extensions, or lone surrogates
+    # e.g. integers beyond 64 bits in free-form extensions, or lone surrogates
+    except TypeError as exc:
         if "surrogates" in str(exc):
             from ..util.textclean import clean_value
 
-            # Half an emoji from a provider: U+FFFD, as readers of files do, instead of a write that fails.
+            # Half an emoji from a provider: U+FFFD, as readers of files do, instead of
+            # a write that fails.
             return dumps(clean_value(data)[0], indent=indent)
         return json.dumps(
             data, indent=indent, ensure_ascii=False, allow_nan=False, default=str
@@ -605,22 +619,27 @@ def dumps(data: Any, *, indent: int | None = None) -> str:
 
 
 def json_error(exc: json.JSONDecodeError) -> str:
-    """``Unterminated string at line 3 column 12``: json's message without its dangling "starting at" / "at"."""
+    """``Unterminated string at line 3 column 12``: json's message without its dangling
+    "starting at" / "at"."""
     return f"{json_message(exc)} at line {exc.lineno} column {exc.colno}"
 
 
 def json_message(exc: json.JSONDecodeError) -> str:
-    """json's message without the dangling words its position would follow (``Invalid control character at``)."""
+    """json's message without the dangling words its position would follow (``Invalid
+    control character at``)."""
     return exc.msg.removesuffix(" starting at").removesuffix(" at")
 
 
 def parse_json(text: str | bytes, *, source: str | None = None) -> Any:
-    """JSON text -> plain data (orjson); bad JSON raises ``ValidationError`` with the line and column."""
+    """JSON text -> plain data (orjson); bad JSON raises ``ValidationError`` with the
+    line and column."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         first_error = exc
-    try:  # the stdlib's message names line and column; it also reads what orjson refuses (NaN, lone surrogates)
+    # the stdlib's message names line and column; it also reads what orjson refuses
+    # (NaN, lone surrogates)
+    try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         prefix = f"{source}: " if source else ""

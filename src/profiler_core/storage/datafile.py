@@ -27,12 +27,14 @@ INT_RANGE = (-(2**63), 2**63 - 1)
 
 
 def read_data_file(path: Path) -> Any:
-    """Parse a ``.json`` file as JSON, anything else as YAML, and check the result with :func:`check_plain`."""
+    """Parse a ``.json`` file as JSON, anything else as YAML, and check the result with
+    :func:`check_plain`."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ConfigError(
-            f"{path}: not a text file (expected UTF-8 {'JSON' if path.suffix == '.json' else 'YAML'})"
+            f"{path}: not a text file (expected UTF-8 "
+            f"{'JSON' if path.suffix == '.json' else 'YAML'})"
         ) from None
     except (OSError, ValueError) as exc:
         raise ConfigError(
@@ -42,7 +44,8 @@ def read_data_file(path: Path) -> Any:
 
 
 def parse_text(text: str, source: Path | str, *, json_syntax: bool = False) -> Any:
-    """Parse ``text`` (JSON or YAML) into checked plain data; every failure is one ConfigError line."""
+    """Parse ``text`` (JSON or YAML) into checked plain data; every failure is one
+    ConfigError line."""
     kind = "JSON" if json_syntax else "YAML"
     try:
         data = json.loads(text) if json_syntax else yaml.safe_load(text)
@@ -70,7 +73,8 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 
 
 def check_plain(data: Any, source: Path | str) -> None:
-    """Refuse data nested deeper than MAX_DEPTH, bigger than MAX_NODES once YAML aliases are expanded,
+    """Refuse data nested deeper than MAX_DEPTH, bigger than MAX_NODES once YAML aliases
+    are expanded,
     referring to itself, holding integers beyond 64 bits or strings with NUL or lone surrogates.
 
     Iterative, and each shared (aliased) container is visited once, so neither
@@ -126,7 +130,8 @@ def _measure(
     source: Path | str,
     key: str,
 ) -> tuple[int, int]:
-    """(depth, expanded size) of a container whose children are finished; too deep or too large is refused."""
+    """(depth, expanded size) of a container whose children are finished; too deep or
+    too large is refused."""
     below = [done.get(id(v), (0, 1)) for _, v in children]
     depth = 1 + max((d for d, _ in below), default=0)
     size = 1 + sum(n for _, n in below)
@@ -147,7 +152,8 @@ def _check_scalar(value: Any, source: Path | str, key: str) -> None:
         return
     if isinstance(value, int) and not INT_RANGE[0] <= value <= INT_RANGE[1]:
         raise ConfigError(
-            f"{source}: {key}: integer out of range (at most 64 bits, got about {int(value.bit_length() * 0.30103) + 1} digits)"
+            f"{source}: {key}: integer out of range (at most 64 bits, got about "
+            f"{int(value.bit_length() * 0.30103) + 1} digits)"
         )
     if isinstance(value, str):
         if "\x00" in value:

@@ -1,4 +1,5 @@
-"""JSONL files read as bytes: each non-blank line with its byte offset, and one line read back by its offset.
+"""JSONL files read as bytes: each non-blank line with its byte offset, and one line
+read back by its offset.
 
 What lets a reader index a big file in one pass and then seek to one line
 (``profiler view``), or stream a file twice without holding it (the exports).
@@ -18,7 +19,8 @@ BUFFER = 1 << 20
 
 
 def open_binary(path: Path) -> IO[bytes]:
-    """A results, analysis or trace file for reading bytes, gunzipped when it starts with gzip's magic bytes.
+    """A results, analysis or trace file for reading bytes, gunzipped when it starts
+    with gzip's magic bytes.
 
     The one opener of every reader of the project's JSONL files (a ``.gz`` name or not).
     """
@@ -35,7 +37,8 @@ def open_binary(path: Path) -> IO[bytes]:
 
 
 def scan_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(byte offset, line) of every non-blank line, newline included; the offset is into the uncompressed stream."""
+    """(byte offset, line) of every non-blank line, newline included; the offset is into
+    the uncompressed stream."""
     offset = 0
     with open_binary(path) as f:
         for line in f:

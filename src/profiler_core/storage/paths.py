@@ -1,4 +1,5 @@
-"""Paths built from data: run ids are checked, other ids become safe, distinct file names inside their folder.
+"""Paths built from data: run ids are checked, other ids become safe, distinct file
+names inside their folder.
 
 Data never chooses where a file goes: a run id must be one plain path segment,
 and scenario ids, modes and models are escaped so that two different ids never
@@ -42,18 +43,21 @@ def check_run_id(run_id: str) -> str:
 
 
 def scenario_id_problem(scenario_id: str) -> str | None:
-    """Why ``scenario_id`` is not allowed in a scenario file (``expected ..., got ...``), or None when it is."""
+    """Why ``scenario_id`` is not allowed in a scenario file (``expected ..., got
+    ...``), or None when it is."""
     if isinstance(scenario_id, str) and _RUN_ID.fullmatch(scenario_id):
         return None
     return f"expected {SCENARIO_ID_RULE}, got {shown(scenario_id)}"
 
 
 def safe_name(text: str) -> str:
-    """A file name for an id: injective (``a/b`` and ``a\\b`` differ), never ``.``/``..``, bounded in length.
+    """A file name for an id: injective (``a/b`` and ``a\\b`` differ), never
+    ``.``/``..``, bounded in length.
 
     Letters, digits, ``.``, ``_`` and ``-`` stay; every other character (``%``
     and a leading ``.`` included) becomes ``%XX`` of its UTF-8 bytes, so distinct
-    ids give distinct names and none is hidden or a parent folder. A name longer than the budget keeps a readable prefix and adds a hash
+    ids give distinct names and none is hidden or a parent folder. A name longer than
+    the budget keeps a readable prefix and adds a hash
     of the whole id.
     """
     escaped = (
@@ -72,7 +76,8 @@ def safe_name(text: str) -> str:
 
 
 def inside(folder: Path, path: Path) -> Path:
-    """``path`` when it lies inside ``folder``, else a ConfigError (a last guard on data-built paths)."""
+    """``path`` when it lies inside ``folder``, else a ConfigError (a last guard on
+    data-built paths)."""
     root = folder.resolve()
     target = path.resolve()
     if target != root and root not in target.parents:
@@ -89,7 +94,8 @@ _OUTPUT_FLAGS = {
     "x": os.O_WRONLY | os.O_CREAT | os.O_EXCL,
     "r+": os.O_RDWR | os.O_CREAT,
 }
-# O_NONBLOCK: opening a FIFO planted at the name must fail, not wait for a reader (no effect on files).
+# O_NONBLOCK: opening a FIFO planted at the name must fail, not wait for a reader (no
+# effect on files).
 _NO_SURPRISES = (
     getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_CLOEXEC", 0)
@@ -134,7 +140,8 @@ def open_output(
             raise StoreError(f"{path}: is not a regular file; refusing to write to it")
         if info.st_nlink > 1:
             raise StoreError(
-                f"{path}: has {info.st_nlink - 1} other hard link(s); refusing to write to it (writing would change them)"
+                f"{path}: has {info.st_nlink - 1} other hard link(s); refusing "
+                "to write to it (writing would change them)"
             )
         if base == "w":
             os.ftruncate(fd, 0)
@@ -155,7 +162,8 @@ def write_output_text(path: Path, text: str) -> None:
 
 
 def refuse_links(*paths: Path) -> None:
-    """Refuse (``StoreError``) when any of ``paths`` is a symbolic link: for writers that open files by name."""
+    """Refuse (``StoreError``) when any of ``paths`` is a symbolic link: for writers
+    that open files by name."""
     for path in paths:
         if os.path.islink(path):
             raise StoreError(

@@ -97,7 +97,8 @@ def _struct_type(hint: Any) -> Any:
 
 @functools.cache
 def struct_for(cls: type) -> type[msgspec.Struct]:
-    """The msgspec struct mirroring the attrs class ``cls`` (camelCase keys, defaults, validators)."""
+    """The msgspec struct mirroring the attrs class ``cls`` (camelCase keys, defaults,
+    validators)."""
     hints = typing.get_type_hints(cls)
     fields: list[tuple[str, Any, Any]] = []
     for a in attrs.fields(cls):
@@ -141,7 +142,9 @@ def struct_for(cls: type) -> type[msgspec.Struct]:
         fields,
         kw_only=True,
         forbid_unknown_fields=True,
-        gc=False,  # rows hold no cycles; untracked structs spare the collector a pass per few hundred rows
+        # rows hold no cycles; untracked structs spare the collector a pass per few
+        # hundred rows
+        gc=False,
         rename={a.name: camel(a.name) for a in attrs.fields(cls)},
         module=__name__,
     )
@@ -197,7 +200,8 @@ _MSGSPEC_MESSAGE = re.compile(
 )
 
 
-#: What decoding a line that is not a row raises (msgspec's errors; nesting beyond the recursion limit;
+#: What decoding a line that is not a row raises (msgspec's errors; nesting beyond the
+#: recursion limit;
 #: bytes that are not UTF-8, or a str holding a lone surrogate).
 DECODE_ERRORS: tuple[type[BaseException], ...] = (
     msgspec.MsgspecError,
@@ -205,12 +209,14 @@ DECODE_ERRORS: tuple[type[BaseException], ...] = (
     UnicodeError,
 )
 
-#: ``decode_struct(line)`` -> ``RowStruct``, raising ``DECODE_ERRORS``: for loops that explain only some failures.
+#: ``decode_struct(line)`` -> ``RowStruct``, raising ``DECODE_ERRORS``: for loops that
+#: explain only some failures.
 decode_struct: Callable[[bytes | str], Any] = _decoder.decode
 
 
 def decode(line: bytes | str, source: str | None = None) -> Any:
-    """One results line -> its ``RowStruct``; a bad line raises ``ValidationError`` (``source: $.path: why``)."""
+    """One results line -> its ``RowStruct``; a bad line raises ``ValidationError``
+    (``source: $.path: why``)."""
     try:
         return _decoder.decode(line)
     except DECODE_ERRORS as exc:
@@ -223,12 +229,14 @@ def to_model(struct: Any) -> ProfileRow:
 
 
 def decode_row(line: bytes | str, source: str | None = None) -> ProfileRow:
-    """One results line -> ``ProfileRow``; a bad line raises ``ValidationError`` naming the key path."""
+    """One results line -> ``ProfileRow``; a bad line raises ``ValidationError`` naming
+    the key path."""
     return to_model(decode(line, source))
 
 
 def explain(line: bytes | str, exc: BaseException, source: str | None = None) -> str:
-    """Why ``line`` was refused, in one line: ``source: $.tokens.input: expected a value >= 0, got -1``.
+    """Why ``line`` was refused, in one line: ``source: $.tokens.input: expected a value
+    >= 0, got -1``.
 
     msgspec stops at the first problem and checks while it parses, so a torn
     line may fail on a key before its syntax does. The syntax is judged first
@@ -277,7 +285,8 @@ def explain(line: bytes | str, exc: BaseException, source: str | None = None) ->
 
 
 def _msgspec_words(message: str, document: Any) -> str:
-    """``$.path: expected int >= 0, got -1`` from msgspec's ``Expected `int` >= 0 - at `$.path```."""
+    """``$.path: expected int >= 0, got -1`` from msgspec's ``Expected `int` >= 0 - at
+    `$.path```."""
     match = _MSGSPEC_MESSAGE.match(message)
     what, path = (match["what"], match["path"] or "$") if match else (message, "$")
     what = what.replace("`", "")
@@ -286,7 +295,10 @@ def _msgspec_words(message: str, document: Any) -> str:
     if (
         what == "number out of range"
     ):  # msgspec names no key inside a mapping ($.extensions[...])
-        return f"{_infinite_at(document, '$') or path}: number out of range (beyond what a float holds)"
+        return (
+            f"{_infinite_at(document, '$') or path}: number out of range (beyond "
+            "what a float holds)"
+        )
     if ", got " not in what:
         found, value = _lookup(document, path)
         if found:
@@ -337,7 +349,8 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _lookup(document: Any, path: str) -> tuple[bool, Any]:
-    """The value at a msgspec path (``$.tokens.input``, ``$.checkpointDetails[0].id``) of a parsed line, if any."""
+    """The value at a msgspec path (``$.tokens.input``, ``$.checkpointDetails[0].id``)
+    of a parsed line, if any."""
     node = document
     for key, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path.removeprefix("$")):
         try:

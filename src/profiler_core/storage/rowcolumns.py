@@ -44,7 +44,8 @@ class Column(Record):
 
 
 def _kind(hint: Any) -> Kind:
-    """The column type of a model field's type hint (``int | None`` -> int, ``int | float`` -> float)."""
+    """The column type of a model field's type hint (``int | None`` -> int, ``int |
+    float`` -> float)."""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         kinds: list[Kind] = sorted(
             {_kind(arg) for arg in typing.get_args(hint) if arg is not type(None)}

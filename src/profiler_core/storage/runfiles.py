@@ -40,7 +40,8 @@ class RunFiles(Record):
     analysis: Path | None = None
     #: ``reports/<runId>/`` (holds report.html, data/, sessions/)
     report_dir: Path | None = None
-    #: the trace store (``sessions/traces.jsonl``) or, for ``trace_format: files``, the sessions folder
+    #: the trace store (``sessions/traces.jsonl``) or, for ``trace_format: files``, the
+    #: sessions folder
     traces: Path | None = None
 
     @property
@@ -51,7 +52,8 @@ class RunFiles(Record):
         return self.report_dir / "report.html"
 
     def sort_key(self) -> tuple[str, float]:
-        """Newest first when sorted in reverse: the start time, else the file's modification time."""
+        """Newest first when sorted in reverse: the start time, else the file's
+        modification time."""
         started = self.manifest.started_at if self.manifest else ""
         try:
             mtime = self.results.stat().st_mtime
@@ -117,7 +119,8 @@ def run_files(results: Path, reports_dir: Path | None = None) -> RunFiles:
 def _report_dir(
     results: Path, run_id: str, manifest: RunManifest | None, reports_dir: Path | None
 ) -> Path | None:
-    """The run's report folder: where the manifest says, else ``<reports>/<runId>`` beside the results folder."""
+    """The run's report folder: where the manifest says, else ``<reports>/<runId>``
+    beside the results folder."""
     candidates: list[Path] = []
     if manifest is not None:
         for recorded in (manifest.trace_store, manifest.sessions_dir):
@@ -177,7 +180,8 @@ def find_runs(results_dir: Path, reports_dir: Path | None = None) -> list[RunFil
 
 
 def locate_results(source: str, results_dir: Path) -> tuple[Path, Path | None]:
-    """The results file ``source`` names, and for a run found outside ``results_dir`` its own report folder.
+    """The results file ``source`` names, and for a run found outside ``results_dir``
+    its own report folder.
 
     ``source`` is a results file path, or a run id: ``<results-dir>/<RUN_ID>.jsonl`` (``.gz``), else
     the run whose manifest is below the current directory (``runs.find_run``: a profile's results
@@ -203,12 +207,14 @@ def locate_results(source: str, results_dir: Path) -> tuple[Path, Path | None]:
         run = find_run(source, results_dir=results_dir)
     except StoreError:
         raise StoreError(
-            f"{source}: no such results file, and no run {source!r} in {results_dir}/ nor in the run manifests below the "
+            f"{source}: no such results file, and no run {source!r} in "
+            f"{results_dir}/ nor in the run manifests below the "
             "current directory (give the results file's path, or --results-dir)"
         ) from None
     if run.results is None:
         raise StoreError(
-            f"{source}: the run has a report ({run.report_html}) but no results file beside its manifest"
+            f"{source}: the run has a report ({run.report_html}) but no results "
+            "file beside its manifest"
         )
     return run.results, (
         run.report_dir

@@ -20,7 +20,8 @@ import attrs
 from ..errors import StoreError
 from ..model.record import Record
 
-#: How many folder levels below the current directory manifests are looked for (examples/demo/results: 3).
+#: How many folder levels below the current directory manifests are looked for
+#: (examples/demo/results: 3).
 SEARCH_DEPTH = 4
 #: Folders never searched: environments, dependencies, caches, version control.
 SKIPPED = frozenset(
@@ -68,9 +69,11 @@ def find_run(
     root: Path | None = None,
     with_report: bool = False,
 ) -> RunLocation:
-    """The run ``run_id`` (the newest one when None): in ``results_dir``/``reports_dir``, else below ``root``.
+    """The run ``run_id`` (the newest one when None): in
+    ``results_dir``/``reports_dir``, else below ``root``.
 
-    ``with_report``: only runs whose report.html exists count. ``StoreError`` names every place looked in.
+    ``with_report``: only runs whose report.html exists count. ``StoreError`` names
+    every place looked in.
     """
     if run_id is not None and not _one_segment(run_id):
         raise StoreError(
@@ -92,7 +95,8 @@ def find_run(
         else ("no run found" if run_id is None else f"no run {run_id!r}")
     )
     raise StoreError(
-        f"{what} in {results_dir}/ or {reports_dir}/, nor in the run manifests below {_shown(root)} ({SEARCH_DEPTH} levels); "
+        f"{what} in {results_dir}/ or {reports_dir}/, nor in the run manifests "
+        f"below {_shown(root)} ({SEARCH_DEPTH} levels); "
         "give the path of its results file or report folder instead"
     )
 
@@ -117,7 +121,8 @@ def _newness(run: RunLocation) -> tuple[int, str]:
 
 
 def _in_folders(results_dir: Path, reports_dir: Path) -> Iterator[RunLocation]:
-    """The runs of the given folders: results files (with or without a manifest), then report folders."""
+    """The runs of the given folders: results files (with or without a manifest), then
+    report folders."""
     seen: set[str] = set()
     if results_dir.is_dir():
         for path in sorted(results_dir.iterdir()):
@@ -142,7 +147,8 @@ def _in_folders(results_dir: Path, reports_dir: Path) -> Iterator[RunLocation]:
 
 
 def _results_run_id(path: Path) -> str | None:
-    """The run id of a file of a results folder: ``<run>.jsonl``, ``.jsonl.gz`` or ``.manifest.json``."""
+    """The run id of a file of a results folder: ``<run>.jsonl``, ``.jsonl.gz`` or
+    ``.manifest.json``."""
     name = path.name
     if name.endswith(".analysis.jsonl"):
         return None
@@ -192,7 +198,8 @@ def _manifests(folder: Path, depth: int) -> Iterator[Path]:
 
 
 def _report_dir(manifest: Path, run_id: str) -> Path:
-    """The run's report folder: its sessions folder's parent (the manifest says), else ``<results>/../reports/<run>``."""
+    """The run's report folder: its sessions folder's parent (the manifest says), else
+    ``<results>/../reports/<run>``."""
     try:
         sessions = json.loads(manifest.read_text(encoding="utf-8")).get("sessionsDir")
     except (OSError, ValueError, AttributeError):
@@ -203,7 +210,8 @@ def _report_dir(manifest: Path, run_id: str) -> Path:
 
 
 def find_report_html(target: str | None, reports_dir: Path = Path("reports")) -> Path:
-    """``report.html`` of a file, a report folder, a run id or (None) the newest run with a report."""
+    """``report.html`` of a file, a report folder, a run id or (None) the newest run
+    with a report."""
     if target is None:
         return find_run(None, reports_dir=reports_dir, with_report=True).report_html
     path = Path(target)
@@ -219,7 +227,8 @@ def find_report_html(target: str | None, reports_dir: Path = Path("reports")) ->
 
 
 def run_folder(target: str) -> Path:
-    """``target`` as a path when it exists or names folders; else a run id: that run's report folder."""
+    """``target`` as a path when it exists or names folders; else a run id: that run's
+    report folder."""
     path = Path(target)
     if (
         path.exists()

@@ -1,4 +1,5 @@
-"""The model's JSON, as one API: the one cattrs converter (``converter``) and, for result rows, the one row decoder.
+"""The model's JSON, as one API: the one cattrs converter (``converter``) and, for
+result rows, the one row decoder.
 
 ``from_json(text, ProfileRow)`` decodes through ``rowcodec`` (msgspec structs generated from
 the model, checked as the model checks), the decoder the report and the results store use;

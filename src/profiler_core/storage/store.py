@@ -64,7 +64,8 @@ class RowWriter:
         self.paths = paths
         self.redact = redactor or Redactor()
         paths.results_dir.mkdir(parents=True, exist_ok=True)
-        # The analysis file and the trace store open on first use: a link planted there is refused now, before any session.
+        # The analysis file and the trace store open on first use: a link planted there
+        # is refused now, before any session.
         refuse_links(
             paths.analysis, *([trace_store] if trace_store is not None else [])
         )
@@ -77,12 +78,15 @@ class RowWriter:
         )
 
     def write_trace(self, path: Path, trace: SessionTrace) -> None:
-        """Serialise, redact and write a session trace now (atomically); a failure names the file."""
+        """Serialise, redact and write a session trace now (atomically); a failure names
+        the file."""
         self.write_trace_text(path, trace_file_text(trace, self.redact))
 
     def write_trace_text(self, path: Path, text: str) -> None:
-        """Write a trace file's already redacted text (``trace_file_text``) atomically; a failure names the file."""
-        # <sessions>/<scenario>/<file>: a scenario folder must not lead out of the sessions folder (a planted link).
+        """Write a trace file's already redacted text (``trace_file_text``) atomically;
+        a failure names the file."""
+        # <sessions>/<scenario>/<file>: a scenario folder must not lead out of the
+        # sessions folder (a planted link).
         inside(path.parent.parent, path.parent)
         try:
             atomic_write_text(path, text)
@@ -92,17 +96,20 @@ class RowWriter:
             ) from None
 
     def append_trace(self, record: TraceRecord) -> None:
-        """Serialise, redact and append a session trace to the run's trace store (one line, flushed)."""
+        """Serialise, redact and append a session trace to the run's trace store (one
+        line, flushed)."""
         self.append_trace_line(self.redact(record_json(record)))
 
     def append_trace_line(self, line: str) -> None:
-        """Append one already redacted store line (``record_json`` of a record) to the run's trace store."""
+        """Append one already redacted store line (``record_json`` of a record) to the
+        run's trace store."""
         if self._traces is None:
             raise StoreError(f"{self.paths.jsonl}: this run writes no trace store")
         self._traces.append(line)
 
     def remove_stale_temporaries(self, folder: Path, pattern: str = "**/.*.tmp") -> int:
-        """Delete temporary files (``atomic_write_text``'s) an interrupted run left in ``folder``; how many."""
+        """Delete temporary files (``atomic_write_text``'s) an interrupted run left in
+        ``folder``; how many."""
         removed = 0
         for tmp in folder.glob(pattern) if folder.is_dir() else ():
             tmp.unlink(missing_ok=True)
@@ -135,7 +142,8 @@ class RowWriter:
         )
 
     def close(self) -> list[str]:
-        """Close the files; return the problems met doing so (e.g. the last write of a full disk)."""
+        """Close the files; return the problems met doing so (e.g. the last write of a
+        full disk)."""
         problems = []
         for f, path in (
             (self._rows, self.paths.jsonl),
@@ -160,7 +168,8 @@ def trace_file_text(trace: SessionTrace, redact: Redactor) -> str:
 
 
 def _append(f: IO[str], path: Path, line: str, what: str) -> None:
-    """Write and flush one line; an OSError (full disk, file size limit) becomes a StoreError naming the file."""
+    """Write and flush one line; an OSError (full disk, file size limit) becomes a
+    StoreError naming the file."""
     try:
         f.write(line)
         f.flush()
@@ -218,7 +227,8 @@ def read_jsonl(path: Path, cls: type = ProfileRow) -> ReadResult:
             if is_last and not line.endswith(b"\n"):
                 truncated = True
                 problems.append(
-                    f"{path}:{number}: truncated last line (the run was probably interrupted); skipped"
+                    f"{path}:{number}: truncated last line (the run was "
+                    "probably interrupted); skipped"
                 )
             else:
                 problems.append(str(exc))
@@ -252,7 +262,10 @@ def repair_truncated_tail(path: Path, cls: type = ProfileRow) -> str | None:
         except Exception:  # noqa: BLE001 - any failure to parse means the line was torn
             _check_only_one_torn_line(f, path, start_of_last, tail, line_number, cls)
             f.truncate(start_of_last)
-            return f"{path}:{line_number}: dropped a torn last line ({len(tail)} bytes) left by an interrupted run"
+            return (
+                f"{path}:{line_number}: dropped a torn last line ({len(tail)} "
+                "bytes) left by an interrupted run"
+            )
         f.seek(0, os.SEEK_END)
         f.write(b"\n")
         return (
@@ -281,7 +294,8 @@ def _check_only_one_torn_line(
     untouched = "refusing to cut it; the file is left untouched"
     if b"\r" in tail:
         raise StoreError(
-            f"{path}:{line_number}: the last {len(tail)} bytes hold carriage returns (CR line ends?), not one torn "
+            f"{path}:{line_number}: the last {len(tail)} bytes hold carriage "
+            "returns (CR line ends?), not one torn "
             f"line; {untouched} (convert the line ends to \\n and resume again)"
         )
     if not tail.lstrip().startswith(b"{"):
@@ -323,7 +337,8 @@ def _count_newlines(f: IO[bytes], end: int) -> int:
 
 
 def _lock_fd(path: Path) -> int:
-    """A descriptor of the lock file, opened without following a link planted at its name (the file object is closed)."""
+    """A descriptor of the lock file, opened without following a link planted at its
+    name (the file object is closed)."""
     with open_output(path, "r+b", buffering=0) as f:
         return os.dup(f.fileno())
 
@@ -333,7 +348,8 @@ _LOCK_ATTEMPTS = 5
 
 
 def _names(fd: int, path: Path) -> bool:
-    """True when ``fd`` is the file at ``path`` now (not one removed, or replaced, since it was opened)."""
+    """True when ``fd`` is the file at ``path`` now (not one removed, or replaced, since
+    it was opened)."""
     try:
         now = os.lstat(path)
     except FileNotFoundError:
@@ -343,7 +359,8 @@ def _names(fd: int, path: Path) -> bool:
 
 
 class RunLock:
-    """An OS lock on a run while it is written: a second writer is refused; a killed process leaves no lock behind."""
+    """An OS lock on a run while it is written: a second writer is refused; a killed
+    process leaves no lock behind."""
 
     def __init__(self, paths: RunPaths) -> None:
         self.path = paths.results_dir / f"{paths.run_id}.lock"
@@ -367,7 +384,8 @@ class RunLock:
                 )
                 os.close(fd)
                 raise StoreError(
-                    f"run {self.path.stem!r} is being written by process {holder}; wait for it to end "
+                    f"run {self.path.stem!r} is being written by process "
+                    f"{holder}; wait for it to end "
                     "(two writers would record cells twice)"
                 ) from None
             if _names(fd, self.path):
@@ -379,11 +397,13 @@ class RunLock:
             # (a third writer may hold a new file at the name). Open the name again.
             os.close(fd)
         raise StoreError(
-            f"{self.path}: the lock file keeps being replaced; is another writer starting and stopping?"
+            f"{self.path}: the lock file keeps being replaced; is another "
+            "writer starting and stopping?"
         )
 
     def release(self) -> None:
-        """Drop the lock and its file (removed while still locked: a writer that opened it meanwhile sees it gone)."""
+        """Drop the lock and its file (removed while still locked: a writer that opened
+        it meanwhile sees it gone)."""
         if self._fd is None:
             return
         try:
@@ -420,7 +440,8 @@ class StoredRows(Sequence[Any]):
                 line = clean_json_bytes(line)[0]
             try:
                 yield from_json(line, self.cls, source=f"{self.path}:{number}")
-            except Exception:  # noqa: BLE001 - a torn or foreign line is the reader's problem, not the summary's
+            # a torn or foreign line is the reader's problem, not the summary's
+            except Exception:  # noqa: BLE001
                 continue
 
     def _load(self) -> tuple[Any, ...]:

@@ -56,7 +56,8 @@ class TraceRecord(Record):
 def trace_file_path(
     sessions_dir: Path, scenario_id: str, mode: str, iteration: int, model: str | None
 ) -> Path:
-    """``<sessions_dir>/<scenarioId>/<mode>-iter-<n>.json`` (``<mode>+<model>`` when several models run).
+    """``<sessions_dir>/<scenarioId>/<mode>-iter-<n>.json`` (``<mode>+<model>`` when
+    several models run).
 
     Ids become safe, distinct file names (``paths.safe_name``): no id can leave the folder
     or share another's file.
@@ -104,7 +105,8 @@ def record_json(record: TraceRecord) -> str:
 
 
 def find_store(path: Path) -> Path:
-    """The store ``path`` names: the file itself, a run's ``sessions`` folder, or its report folder."""
+    """The store ``path`` names: the file itself, a run's ``sessions`` folder, or its
+    report folder."""
     for folder in (path, path / "sessions"):
         for name in (TRACES_FILE, TRACES_FILE + ".gz"):
             if (folder / name).is_file():
@@ -112,14 +114,16 @@ def find_store(path: Path) -> Path:
     if path.is_file():
         return path
     raise StoreError(
-        f"{path}: no trace store here (expected {TRACES_FILE}, a run's sessions folder or its report folder)"
+        f"{path}: no trace store here (expected {TRACES_FILE}, a run's sessions "
+        "folder or its report folder)"
     )
 
 
 def _record(
     path: Path, number: int, line: bytes, problems: list[str] | None
 ) -> TraceRecord | None:
-    """The record on one line, or None with the reason in ``problems`` (a torn last line says so)."""
+    """The record on one line, or None with the reason in ``problems`` (a torn last line
+    says so)."""
     try:
         return from_json(line.decode("utf-8"), TraceRecord, source=f"{path}:{number}")
     except UnicodeDecodeError:
@@ -138,7 +142,8 @@ def _record(
 def iter_records(
     path: Path, problems: list[str] | None = None
 ) -> Iterator[TraceRecord]:
-    """Every record of a store in file order; a line that does not read is reported in ``problems`` and skipped."""
+    """Every record of a store in file order; a line that does not read is reported in
+    ``problems`` and skipped."""
     for number, line in iter_lines(path):
         record = _record(path, number, line, problems)
         if record is not None:
@@ -148,7 +153,8 @@ def iter_records(
 def latest_records(
     path: Path, problems: list[str] | None = None
 ) -> dict[Key, TraceRecord]:
-    """The last record of each cell, in the order cells first appear (all in memory: see ``iter_latest``)."""
+    """The last record of each cell, in the order cells first appear (all in memory: see
+    ``iter_latest``)."""
     latest: dict[Key, TraceRecord] = {}
     for record in iter_records(path, problems):
         latest[record.key] = record
@@ -196,7 +202,8 @@ def _key(line: bytes) -> Key | None:
 def export_files(
     store: Path, out_dir: Path, problems: list[str] | None = None
 ) -> list[Path]:
-    """Write each cell's latest trace to ``out_dir`` in the one-file-per-session layout; the files written."""
+    """Write each cell's latest trace to ``out_dir`` in the one-file-per-session layout;
+    the files written."""
     from .paths import atomic_write_text
 
     written = []
@@ -226,7 +233,8 @@ _RECORD_KEYS = frozenset({"scenarioId", "mode", "model", "iteration", "trace"})
 
 
 def is_store(path: Path) -> bool:
-    """Whether ``path`` is a trace store: named ``traces.jsonl[.gz]``, or its first line is an object with a record's keys."""
+    """Whether ``path`` is a trace store: named ``traces.jsonl[.gz]``, or its first line
+    is an object with a record's keys."""
     if path.name in (TRACES_FILE, TRACES_FILE + ".gz"):
         return True
     try:

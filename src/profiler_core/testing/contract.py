@@ -1,4 +1,5 @@
-"""Contract checks for plugin authors: run a component through the real runner and assert its contract.
+"""Contract checks for plugin authors: run a component through the real runner and
+assert its contract.
 
 Each ``check_*`` builds the component from its factory and options (as the
 registry would), checks it against its Protocol, runs it inside
@@ -191,7 +192,8 @@ class _ProviderSpy(_Spy):
         return str(self.inner.id)
 
     def __getattr__(self, name: str) -> Any:
-        # the optional members (init_scope, needs_process_env...) of the wrapped provider show through
+        # the optional members (init_scope, needs_process_env...) of the wrapped
+        # provider show through
         if name.startswith("__") or name in (
             "inner",
             "label",
@@ -263,7 +265,8 @@ class _ProviderSpy(_Spy):
         self.open_inits -= 1
 
     def assert_clean(self) -> None:
-        """Raise ContractError for anything seen so far: wrong types, leaked sessions, unmatched init."""
+        """Raise ContractError for anything seen so far: wrong types, leaked sessions,
+        unmatched init."""
         problems = list(self.problems)
         leaked = sorted(+self.live)
         if leaked:
@@ -275,7 +278,8 @@ class _ProviderSpy(_Spy):
 
 
 def check_trace(trace: Any, *, where: str = "trace") -> SessionTrace:
-    """Assert ``trace`` is a well-formed SessionTrace (types, turn numbers, summary totals, JSON round trip)."""
+    """Assert ``trace`` is a well-formed SessionTrace (types, turn numbers, summary
+    totals, JSON round trip)."""
     if not isinstance(trace, SessionTrace):
         raise ContractError(
             f"{where} returned {type(trace).__name__}, expected SessionTrace"
@@ -317,7 +321,8 @@ def _summary_problems(trace: SessionTrace) -> list[str]:
     calls = sum(1 for e in trace.events if isinstance(e, ToolCallEvent))
     if summary.total_tool_calls != calls:
         problems.append(
-            f"summary.total_tool_calls is {summary.total_tool_calls} but there are {calls} tool_call events"
+            f"summary.total_tool_calls is {summary.total_tool_calls} but there "
+            f"are {calls} tool_call events"
         )
     return problems
 
@@ -410,7 +415,8 @@ class _ScorerSpy(_Spy):
             result = await await_me_maybe(self.inner.evaluate(scenario, context))
         except Exception as exc:
             self.problems.append(
-                f"evaluate raised {type(exc).__name__}: {exc} (return ScorerResult(error=...) for a failure worth a retry)"
+                f"evaluate raised {type(exc).__name__}: {exc} (return "
+                "ScorerResult(error=...) for a failure worth a retry)"
             )
             raise
         if not isinstance(result, ScorerResult):
@@ -431,7 +437,8 @@ class _ScorerSpy(_Spy):
             self.problems.append("ScorerResult.details must all be ScorerCheckResult")
         if len(set(ids)) != len(ids):
             self.problems.append(
-                f"ScorerResult.details has duplicate ids {sorted(i for i in ids if ids.count(i) > 1)}"
+                "ScorerResult.details has duplicate ids "
+                f"{sorted(i for i in ids if ids.count(i) > 1)}"
             )
         self.verdicts[(scenario.id, context.iteration)] = result
         return result
@@ -550,11 +557,13 @@ def _metric_problems(metrics: list[Any]) -> list[str]:
         names.append(metric.name)
         if not _metric_value_ok(metric.value):
             problems.append(
-                f"metric {metric.name!r} has value {metric.value!r}, expected a finite number or a string"
+                f"metric {metric.name!r} has value {metric.value!r}, expected a "
+                "finite number or a string"
             )
     if len(set(names)) != len(names):
         problems.append(
-            f"collect returned duplicate metric names {sorted(n for n in names if names.count(n) > 1)}"
+            "collect returned duplicate metric names "
+            f"{sorted(n for n in names if names.count(n) > 1)}"
         )
     return problems
 
@@ -631,7 +640,8 @@ class _AnalyzerSpy(_Spy):
             result = await await_me_maybe(self.inner.analyze(trace, scenario, mode))
         except Exception as exc:
             self.problems.append(
-                f"analyze raised {type(exc).__name__} on a trace of {len(trace.events)} events: {exc}"
+                f"analyze raised {type(exc).__name__} on a trace of "
+                f"{len(trace.events)} events: {exc}"
             )
             raise
         if not isinstance(result, AnalysisResult):
@@ -646,7 +656,8 @@ class _AnalyzerSpy(_Spy):
         for key, finding in result.findings.items():
             if not isinstance(key, str) or type(finding) not in FINDING_TAGS:
                 self.problems.append(
-                    f"finding {key!r} is {type(finding).__name__}, expected one of the finding types"
+                    f"finding {key!r} is {type(finding).__name__}, expected one "
+                    "of the finding types"
                 )
         try:
             if from_json(to_json(result), AnalysisResult) != result:
@@ -687,7 +698,8 @@ def check_mode_resolver(
                 config = await await_me_maybe(resolver.resolve(mode))
                 _expect(
                     isinstance(config, ModeConfig),
-                    f"{label}: resolve({mode!r}) returned {type(config).__name__}, expected ModeConfig",
+                    f"{label}: resolve({mode!r}) returned "
+                    f"{type(config).__name__}, expected ModeConfig",
                 )
             try:
                 await await_me_maybe(resolver.resolve(unknown_mode))
@@ -695,11 +707,13 @@ def check_mode_resolver(
                 pass
             except Exception as exc:
                 raise ContractError(
-                    f"{label}: resolve of an unknown mode raised {type(exc).__name__}, expected UnknownModeError"
+                    f"{label}: resolve of an unknown mode raised "
+                    f"{type(exc).__name__}, expected UnknownModeError"
                 ) from exc
             else:
                 raise ContractError(
-                    f"{label}: resolve of an unknown mode {unknown_mode!r} returned instead of raising UnknownModeError"
+                    f"{label}: resolve of an unknown mode {unknown_mode!r} "
+                    "returned instead of raising UnknownModeError"
                 )
 
         trio.run(resolve_each)
@@ -750,7 +764,8 @@ def _build(factory: Callable[..., Any], contract: str, options: dict[str, Any]) 
         missing = missing_methods(factory, contract)
         if missing:
             raise ContractError(
-                f"{CONTRACTS[contract].singular} class {factory.__qualname__}: missing {', '.join(missing)}"
+                f"{CONTRACTS[contract].singular} class {factory.__qualname__}: "
+                f"missing {', '.join(missing)}"
             )
     component = factory(**options)
     missing = missing_methods(component, contract)
@@ -758,7 +773,8 @@ def _build(factory: Callable[..., Any], contract: str, options: dict[str, Any]) 
     if missing or not isinstance(identity, str) or not identity:
         what = f"missing {', '.join(missing)}" if missing else f"no string `{id_attr}`"
         raise ContractError(
-            f"{CONTRACTS[contract].singular} built by {getattr(factory, '__qualname__', factory)!r}: {what}"
+            f"{CONTRACTS[contract].singular} built by "
+            f"{getattr(factory, '__qualname__', factory)!r}: {what}"
         )
     return component
 

@@ -1,4 +1,5 @@
-"""The contract check of an execution environment (``profiler_register_environments``): a real trial, started and stopped.
+"""The contract check of an execution environment (``profiler_register_environments``):
+a real trial, started and stopped.
 
 :func:`check_environment` builds the kind from its factory as the registry
 would, asks ``check()`` (None, or one line), starts one trial and drives it:
@@ -34,7 +35,8 @@ def check_environment(
     spec: TrialSpec | None = None,
     timeout_s: float = 2.0,
 ) -> str | None:
-    """Check an environment kind on one real trial; the line ``check()`` gave when it cannot run here (then nothing else runs)."""
+    """Check an environment kind on one real trial; the line ``check()`` gave when it
+    cannot run here (then nothing else runs)."""
     kind = _build(factory, "environments", {})
     problem = kind.check()
     if problem is not None:
@@ -46,7 +48,8 @@ def check_environment(
     caps = getattr(kind, "capabilities", EnvironmentCapabilities())
     if not isinstance(caps, EnvironmentCapabilities):
         raise ContractError(
-            f"environment {kind.id!r}: capabilities must be an EnvironmentCapabilities, got {type(caps).__name__}"
+            f"environment {kind.id!r}: capabilities must be an "
+            f"EnvironmentCapabilities, got {type(caps).__name__}"
         )
     trio.run(
         _drive,
@@ -95,7 +98,8 @@ async def _commands(name: str, environment: Environment, timeout_s: float) -> No
     )
     if done.exit_code != 3 or "streamed" not in done.output:
         raise ContractError(
-            f"{name}: `sh -c 'echo streamed; exit 3'` gave exit {done.exit_code} and output {done.output[-200:]!r}"
+            f"{name}: `sh -c 'echo streamed; exit 3'` gave exit "
+            f"{done.exit_code} and output {done.output[-200:]!r}"
         )
     if b"streamed" not in b"".join(chunks):
         raise ContractError(
@@ -118,7 +122,8 @@ async def _commands(name: str, environment: Environment, timeout_s: float) -> No
         or slow.wall_ms > (timeout_s + 20) * 1000
     ):
         raise ContractError(
-            f"{name}: a command past its timeout must be ended and reported timed_out (got {slow!r})"
+            f"{name}: a command past its timeout must be ended and reported "
+            f"timed_out (got {slow!r})"
         )
 
 
@@ -129,7 +134,8 @@ async def _files(name: str, environment: Environment, scratch: Path) -> None:
     second.mkdir()
     (second / "new.txt").write_text("new")
     (second / "link").symlink_to("/etc/passwd")
-    # A folder trial (``workdir`` of its own) maps only its folder; a container takes any absolute path.
+    # A folder trial (``workdir`` of its own) maps only its folder; a container takes
+    # any absolute path.
     own = getattr(environment, "workdir", None)
     remote = (
         f"{own.rstrip('/')}/profiler-contract"
@@ -145,7 +151,8 @@ async def _files(name: str, environment: Environment, scratch: Path) -> None:
     await call_off_loop(environment.get, remote, back)
     if (back / "old.txt").exists() or (back / "new.txt").read_text() != "new":
         raise ContractError(
-            f"{name}: put must replace a folder, not merge into it (found {sorted(p.name for p in back.iterdir())})"
+            f"{name}: put must replace a folder, not merge into it (found "
+            f"{sorted(p.name for p in back.iterdir())})"
         )
     if not (back / "link").is_symlink():
         raise ContractError(f"{name}: get must copy a link as a link, never follow it")
@@ -166,5 +173,6 @@ async def _persistent(name: str, environment: Environment) -> None:
     )
     if "sleep 300" not in alive.output:
         raise ContractError(
-            f"{name}: declares persistent_processes, but a process started by one exec was gone at the next"
+            f"{name}: declares persistent_processes, but a process started by "
+            "one exec was gone at the next"
         )

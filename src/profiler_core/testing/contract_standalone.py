@@ -1,4 +1,5 @@
-"""Contract checks for the components used outside a session: importers, scenario formats, judge providers.
+"""Contract checks for the components used outside a session: importers, scenario
+formats, judge providers.
 
 Like the runner-driven checks (:mod:`profiler_core.testing.contract`), each
 ``check_*`` builds the component from its factory and options as the registry
@@ -36,7 +37,8 @@ __all__ = ["check_importer", "check_judge_provider", "check_scenario_format"]
 #: What a judge is asked when the caller gives no requests.
 DEFAULT_JUDGE_REQUEST = JudgeRequest(
     system_prompt="You grade an agent's answer. Reply with JSON.",
-    user_prompt='The agent answered "done". Reply {"verdicts": [{"id": "c1", "passed": true, "reason": "ok"}]}',
+    user_prompt='The agent answered "done". Reply {"verdicts": [{"id": "c1", "passed": '
+    'true, "reason": "ok"}]}',
 )
 
 
@@ -81,7 +83,8 @@ def _suffixes(importer: Any, label: str) -> tuple[str, ...]:
     suffixes = getattr(importer, "suffixes", ImporterDefaults.suffixes)
     if isinstance(suffixes, str) or not isinstance(suffixes, Sequence) or not suffixes:
         raise ContractError(
-            f"{label}: suffixes is {suffixes!r}, expected a tuple of file name endings such as ('.jsonl',)"
+            f"{label}: suffixes is {suffixes!r}, expected a tuple of file name "
+            "endings such as ('.jsonl',)"
         )
     for suffix in suffixes:
         if not isinstance(suffix, str) or not suffix.startswith(".") or "/" in suffix:
@@ -103,7 +106,8 @@ def _load(importer: Any, path: Path, label: str) -> list[RecordedSession]:
 def _check_sessions(sessions: Any, label: str, importer_id: str, *, where: str) -> None:
     if not isinstance(sessions, list):
         raise ContractError(
-            f"{label}: load({where}) returned {type(sessions).__name__}, expected a list of RecordedSession"
+            f"{label}: load({where}) returned {type(sessions).__name__}, "
+            "expected a list of RecordedSession"
         )
     for i, session in enumerate(sessions):
         at = f"{label}: load({where})[{i}]"
@@ -154,11 +158,13 @@ def _expect_refusal(
         return
     except Exception as exc:
         raise ContractError(
-            f"{label}: a {what} file raised {type(exc).__name__} ({exc}), expected a ProfilerError naming it"
+            f"{label}: a {what} file raised {type(exc).__name__} ({exc}), "
+            "expected a ProfilerError naming it"
         ) from exc
     if not sessions_allowed:
         raise ContractError(
-            f"{label}: a {what} file was loaded ({len(sessions)} sessions), expected a ProfilerError naming it"
+            f"{label}: a {what} file was loaded ({len(sessions)} sessions), "
+            "expected a ProfilerError naming it"
         )
     _check_sessions(sessions, label, importer.id, where=str(path))
 
@@ -173,7 +179,8 @@ def check_scenario_format(
     samples: Sequence[Mapping[str, Any]],
     **options: Any,
 ) -> list[Scenario]:
-    """Parse each sample (one scenario file's data) and assert the format's contract; return the scenarios.
+    """Parse each sample (one scenario file's data) and assert the format's contract;
+    return the scenarios.
 
     Asserted: ``parse`` returns a ``Scenario`` with a non-empty id and a prompt,
     leaves its input unchanged, and gives the same scenario twice. Error paths:
@@ -224,7 +231,8 @@ def _parse(fmt: Any, data: dict[str, Any], source: str, label: str) -> Scenario 
         return None
     except Exception as exc:
         raise ContractError(
-            f"{label}: {source} raised {type(exc).__name__} ({exc}), expected a ProfilerError naming it"
+            f"{label}: {source} raised {type(exc).__name__} ({exc}), expected a "
+            "ProfilerError naming it"
         ) from exc
     if not isinstance(scenario, Scenario):
         raise ContractError(
@@ -247,7 +255,8 @@ def check_judge_provider(
     requests: Sequence[JudgeRequest] | None = None,
     **options: Any,
 ) -> list[JudgeResponse]:
-    """Ask the judge each request (between its optional ``init`` and ``shutdown``) and assert its contract.
+    """Ask the judge each request (between its optional ``init`` and ``shutdown``) and
+    assert its contract.
 
     Asserted: ``judge`` returns a ``JudgeResponse`` with text, a token count and
     cost that are absent or non-negative finite numbers, usage that is absent or
@@ -297,6 +306,7 @@ def _check_response(response: Any, label: str) -> JudgeResponse:
             )
     if response.usage is not None and not isinstance(response.usage, TokenBreakdown):
         raise ContractError(
-            f"{label}: the response's usage is {type(response.usage).__name__}, expected TokenBreakdown"
+            f"{label}: the response's usage is {type(response.usage).__name__}, "
+            "expected TokenBreakdown"
         )
     return response

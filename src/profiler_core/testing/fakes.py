@@ -112,7 +112,8 @@ class FakeProvider:
     ) -> None:
         self.id = provider_id or type(self).id  # a subclass's class attribute counts
         self.init_scope = init_scope
-        # In memory and instant: called inline (a thread hop would let MockClock jump past timeouts).
+        # In memory and instant: called inline (a thread hop would let MockClock jump
+        # past timeouts).
         self.nonblocking_sync = True
         self.text = text
         self.tokens = tokens or TokenBreakdown(input=100, output=50)
@@ -246,7 +247,8 @@ def fake_plugin(
     """A plugin object registering the given fake provider and scorer instances."""
 
     class _FakePlugin:
-        # The factories hand out the given instances; register(..., id=) names them without building.
+        # The factories hand out the given instances; register(..., id=) names them
+        # without building.
         @hookimpl
         def profiler_register_providers(self, register):
             if provider is not None:

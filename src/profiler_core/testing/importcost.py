@@ -1,4 +1,5 @@
-"""How much importing a plugin module costs: a plugin's heavy imports belong where its components are used.
+"""How much importing a plugin module costs: a plugin's heavy imports belong where its
+components are used.
 
 Every ``profiler`` command, ``--help`` included, imports each installed plugin's
 entry-point module. :func:`check_plugin_import_cost` times ``import MODULE`` in
@@ -29,7 +30,8 @@ BUDGET_MS = 50.0
 def import_cost_ms(
     module: str, *, shared: Sequence[str] = SHARED
 ) -> tuple[float, list[tuple[str, float]]]:
-    """One fresh interpreter's CPU time for ``import module`` in ms, and its costliest imports (name, ms).
+    """One fresh interpreter's CPU time for ``import module`` in ms, and its costliest
+    imports (name, ms).
 
     CPU time, not wall time, so that other processes on a busy machine do not
     count against the module; the costliest imports come from ``python -X
@@ -37,7 +39,8 @@ def import_cost_ms(
     """
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     code = "".join(f"import {name}\n" for name in shared) + (
-        f"import time\nstart = time.process_time()\nimport {module}\nprint((time.process_time() - start) * 1000)\n"
+        "import time\nstart = time.process_time()\nimport "
+        f"{module}\nprint((time.process_time() - start) * 1000)\n"
     )
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code],
@@ -72,7 +75,8 @@ def import_cost_ms(
 def check_plugin_import_cost(
     module: str, *, budget_ms: float = BUDGET_MS, tries: int = 3
 ) -> float:
-    """Raise ContractError when importing ``module`` costs more than ``budget_ms``; return the best time in ms.
+    """Raise ContractError when importing ``module`` costs more than ``budget_ms``;
+    return the best time in ms.
 
     The best of ``tries`` fresh interpreters (the first one also writes the
     bytecode caches, so it is rarely the best).
@@ -85,7 +89,8 @@ def check_plugin_import_cost(
             ", ".join(f"{name} {ms:.0f} ms" for name, ms in offenders) or "its own code"
         )
         raise ContractError(
-            f"plugin module {module!r}: importing it costs {best:.0f} ms (budget {budget_ms:.0f} ms); "
+            f"plugin module {module!r}: importing it costs {best:.0f} ms "
+            f"(budget {budget_ms:.0f} ms); "
             f"costliest imports: {heavy}. Import what its components need where they are used."
         )
     return best

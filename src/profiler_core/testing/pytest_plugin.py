@@ -22,7 +22,8 @@ from .fakes import FakeProvider, FixedScorer
 
 @pytest.fixture
 def profiler_plugin_manager():
-    """A fresh plugin manager with core's built-ins and no installed plugins; add yours with ``.register``."""
+    """A fresh plugin manager with core's built-ins and no installed plugins; add yours
+    with ``.register``."""
     from ..plugins.manager import get_plugin_manager
 
     return get_plugin_manager(entrypoints=False)
@@ -46,13 +47,15 @@ def _in(tmp_path: Path, check: Callable[..., Any], name: str) -> Callable[..., A
 
 @pytest.fixture
 def check_provider(tmp_path: Path) -> Callable[..., Any]:
-    """``check_provider(factory, **options)``: run a session provider through the runner and assert its contract."""
+    """``check_provider(factory, **options)``: run a session provider through the runner
+    and assert its contract."""
     return _in(tmp_path, contract.check_provider, "provider")
 
 
 @pytest.fixture
 def check_scorer(tmp_path: Path) -> Callable[..., Any]:
-    """``check_scorer(factory, scenarios=..., **options)``: assert a scorer's contract through the runner."""
+    """``check_scorer(factory, scenarios=..., **options)``: assert a scorer's contract
+    through the runner."""
     return _in(tmp_path, contract.check_scorer, "scorer")
 
 
@@ -70,31 +73,36 @@ def check_analyzer(tmp_path: Path) -> Callable[..., Any]:
 
 @pytest.fixture
 def check_mode_resolver(tmp_path: Path) -> Callable[..., Any]:
-    """``check_mode_resolver(factory, modes=[...], **options)``: assert a mode resolver's contract."""
+    """``check_mode_resolver(factory, modes=[...], **options)``: assert a mode
+    resolver's contract."""
     return _in(tmp_path, contract.check_mode_resolver, "mode-resolver")
 
 
 @pytest.fixture
 def check_importer() -> Callable[..., Any]:
-    """``check_importer(factory, samples=[path, ...], **options)``: load samples and bad files, assert the contract."""
+    """``check_importer(factory, samples=[path, ...], **options)``: load samples and bad
+    files, assert the contract."""
     return contract_standalone.check_importer
 
 
 @pytest.fixture
 def check_scenario_format() -> Callable[..., Any]:
-    """``check_scenario_format(factory, samples=[{...}, ...], **options)``: parse samples and broken ones, assert the contract."""
+    """``check_scenario_format(factory, samples=[{...}, ...], **options)``: parse
+    samples and broken ones, assert the contract."""
     return contract_standalone.check_scenario_format
 
 
 @pytest.fixture
 def check_judge_provider() -> Callable[..., Any]:
-    """``check_judge_provider(factory, requests=[...], **options)``: ask the judge, assert its answers' contract."""
+    """``check_judge_provider(factory, requests=[...], **options)``: ask the judge,
+    assert its answers' contract."""
     return contract_standalone.check_judge_provider
 
 
 @pytest.fixture
 def check_environment() -> Callable[..., Any]:
-    """``check_environment(factory, spec=None)``: start one real trial, drive it, assert the contract (the ``check()`` line when it cannot run)."""
+    """``check_environment(factory, spec=None)``: start one real trial, drive it, assert
+    the contract (the ``check()`` line when it cannot run)."""
     from . import contract_environment
 
     return contract_environment.check_environment

@@ -1,1 +1,2 @@
-"""Small helpers every layer may use: awaiting, text for terminals and files, time, processes, secrets."""
+"""Small helpers every layer may use: awaiting, text for terminals and files, time,
+processes, secrets."""

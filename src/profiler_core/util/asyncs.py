@@ -1,4 +1,5 @@
-"""Await-me-maybe (plugins may implement any method sync or async), and the errors of trio's exception groups."""
+"""Await-me-maybe (plugins may implement any method sync or async), and the errors of
+trio's exception groups."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ if TYPE_CHECKING:  # pragma: no cover
 T = TypeVar("T")
 
 
-#: Classes whose instances were found not awaitable (a sync plugin's results: lists, AnalysisResult...).
+#: Classes whose instances were found not awaitable (a sync plugin's results: lists,
+#: AnalysisResult...).
 _PLAIN: set[type] = set()
 
 
@@ -51,7 +53,8 @@ def leaves(group: BaseExceptionGroup) -> list[BaseException]:
 
 
 async def call_off_loop(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call ``method``: an ``async def`` is awaited; a ``def`` runs in a worker thread (it may block), its awaitable awaited."""
+    """Call ``method``: an ``async def`` is awaited; a ``def`` runs in a worker thread
+    (it may block), its awaitable awaited."""
     import trio  # only callers that run trio's loop get here
 
     if inspect.iscoroutinefunction(method):

@@ -29,7 +29,8 @@ def pause() -> None:
 
 
 def resume(*, freeze: bool = True) -> None:
-    """Collect automatically again if :func:`pause` stopped it; ``freeze``: never scan what exists now again."""
+    """Collect automatically again if :func:`pause` stopped it; ``freeze``: never scan
+    what exists now again."""
     global _paused
     if not _paused:
         return

@@ -1,4 +1,5 @@
-"""The processes below a process, read from ``/proc``: to end what a session of a shared server started.
+"""The processes below a process, read from ``/proc``: to end what a session of a shared
+server started.
 
 A program that serves several sessions (``opencode serve``) runs each
 session's tools as its own children; a tool that leaves its shell (``&``,
@@ -18,7 +19,8 @@ from pathlib import Path
 
 __all__ = ["SUBREAPER", "descendants", "end_processes", "working_folder"]
 
-#: ``python -c SUBREAPER PROGRAM ARGS...``: become a child subreaper, then exec the program (the flag stays).
+#: ``python -c SUBREAPER PROGRAM ARGS...``: become a child subreaper, then exec the
+#: program (the flag stays).
 SUBREAPER = (
     "import ctypes, os, sys\n"
     "ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER\n"
@@ -65,7 +67,8 @@ def working_folder(pid: int) -> Path | None:
 
 
 def end_processes(processes: dict[int, str], wait_s: float = 2.0) -> int:
-    """SIGKILL each process still running with the same start time, and wait (bounded) until they are gone;
+    """SIGKILL each process still running with the same start time, and wait (bounded)
+    until they are gone;
     how many were signalled."""
     signalled = []
     for pid, started in processes.items():
@@ -77,7 +80,8 @@ def end_processes(processes: dict[int, str], wait_s: float = 2.0) -> int:
             signalled.append(pid)
         except (ProcessLookupError, PermissionError):
             pass
-    # A SIGKILL takes effect a moment later: the caller's next step must not meet the process still running.
+    # A SIGKILL takes effect a moment later: the caller's next step must not meet the
+    # process still running.
     deadline = time.monotonic() + wait_s
     while (
         any(_stat(pid) is not None for pid in signalled) and time.monotonic() < deadline

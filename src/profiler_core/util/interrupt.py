@@ -24,7 +24,8 @@ def _exit_now(signum: int, frame: Any) -> None:
 
 
 def arm() -> None:
-    """After a first Ctrl-C: make the next one end the process at once with status 130 (main thread only)."""
+    """After a first Ctrl-C: make the next one end the process at once with status 130
+    (main thread only)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _exit_now)
 

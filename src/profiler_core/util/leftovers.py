@@ -1,4 +1,5 @@
-"""What a process leaves if it dies before its clean-up: process groups and temporary folders, written down.
+"""What a process leaves if it dies before its clean-up: process groups and temporary
+folders, written down.
 
 A Ray worker (or any process started with ``$PROFILER_LEFTOVERS`` set to a
 folder) records every process group it starts and every temporary folder it
@@ -50,7 +51,8 @@ def _spool() -> Path | None:
 
 @contextmanager
 def recording(run_id: str, spool: Path) -> Iterator[None]:
-    """Within the block (and the tasks and threads it starts), record groups, folders and runtimes into ``spool``."""
+    """Within the block (and the tasks and threads it starts), record groups, folders
+    and runtimes into ``spool``."""
     token = _RUN.set((run_id, spool))
     try:
         yield
@@ -59,7 +61,8 @@ def recording(run_id: str, spool: Path) -> Iterator[None]:
 
 
 def current_run() -> tuple[str, int] | None:
-    """The id of the run recording in this context and the PID of its process (labels for its containers)."""
+    """The id of the run recording in this context and the PID of its process (labels
+    for its containers)."""
     current = _RUN.get()
     return (current[0], os.getpid()) if current is not None else None
 
@@ -87,12 +90,14 @@ def runtimes(spool: Path) -> list[str]:
 
 
 def start_time(pid: int) -> str | None:
-    """The start time of process ``pid`` (to tell it from a later process given the same PID), or None."""
+    """The start time of process ``pid`` (to tell it from a later process given the same
+    PID), or None."""
     return _start_time(pid)
 
 
 def _start_time(pid: int) -> str | None:
-    """The start time of process ``pid`` (clock ticks since boot, ``/proc/PID/stat`` field 22), or None."""
+    """The start time of process ``pid`` (clock ticks since boot, ``/proc/PID/stat``
+    field 22), or None."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
             return stat.read().rsplit(")", 1)[1].split()[19]
@@ -135,7 +140,8 @@ def remove_folder(folder: Path) -> None:
 
 
 def clean_up(spool: Path) -> tuple[int, int]:
-    """Kill the recorded groups still alive and remove the recorded folders; (groups killed, folders removed)."""
+    """Kill the recorded groups still alive and remove the recorded folders; (groups
+    killed, folders removed)."""
     killed = removed = 0
     for record in sorted(spool.glob("group-*")) if spool.is_dir() else ():
         pgid = int(record.name.removeprefix("group-"))

@@ -1,4 +1,5 @@
-"""Ending child processes by their own PID: process groups, SIGTERM then SIGKILL, nothing left at exit.
+"""Ending child processes by their own PID: process groups, SIGTERM then SIGKILL,
+nothing left at exit.
 
 Every program a provider or plugin starts (an agent CLI, ``opencode serve``,
 ``ghx``) runs in a new session (``start_new_session=True``), so its PID is
@@ -25,7 +26,8 @@ __all__ = [
     "track_group",
 ]
 
-#: live groups -> what else their owner removes when it ends one (a temporary folder, a sandbox), if anything
+#: live groups -> what else their owner removes when it ends one (a temporary folder, a
+#: sandbox), if anything
 _LIVE_GROUPS: dict[int, Callable[[], None] | None] = {}
 
 
@@ -47,7 +49,8 @@ def signal_group(pgid: int, sig: int) -> None:
 
 
 def track_group(pgid: int, cleanup: Callable[[], None] | None = None) -> None:
-    """Remember a live group, so the interpreter's exit kills it (then calls ``cleanup``) if nothing else does.
+    """Remember a live group, so the interpreter's exit kills it (then calls
+    ``cleanup``) if nothing else does.
 
     Where ``$PROFILER_LEFTOVERS`` is set, a parent also cleans it up if this
     process is killed (``leftovers``). The one registry of the process: every
@@ -64,7 +67,8 @@ def forget_group(pgid: int) -> None:
 
 
 async def end_process_group(process: _Process, grace_s: float) -> None:
-    """SIGTERM the process's group, SIGKILL it after ``grace_s``; also after a clean exit (children may linger).
+    """SIGTERM the process's group, SIGKILL it after ``grace_s``; also after a clean
+    exit (children may linger).
 
     Shielded from cancellation: a Ctrl-C or timeout around it must not leave the group running.
     """
@@ -103,6 +107,7 @@ def _kill_leftovers() -> None:
         if cleanup is not None:
             try:
                 cleanup()
-            except Exception:  # noqa: BLE001 - at exit, one owner's failed clean-up must not stop the others
+            # at exit, one owner's failed clean-up must not stop the others
+            except Exception:  # noqa: BLE001
                 pass
         forget_group(pgid)

@@ -82,13 +82,15 @@ MIN_SECRET_LENGTH = 4
 ANYWHERE_LENGTH = 8
 
 _JSON_TOKEN = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
-#: what may not touch a secret masked only whole: a word's characters; for a number also its sign and point
+#: what may not touch a secret masked only whole: a word's characters; for a number also
+#: its sign and point
 _WORD = "A-Za-z0-9_"
 _NUMBER = "A-Za-z0-9_.+\\-"
 
 
 def unmaskable(value: str) -> str | None:
-    """Why a declared secret cannot be masked (``None`` when it can); the reason never shows the value."""
+    """Why a declared secret cannot be masked (``None`` when it can); the reason never
+    shows the value."""
     if len(value) < MIN_SECRET_LENGTH:
         return f"shorter than {MIN_SECRET_LENGTH} characters"
     if len(value) < ANYWHERE_LENGTH and _JSON_TOKEN.fullmatch(value):
@@ -111,7 +113,8 @@ class Redactor:
         self._anywhere: set[str] = set()
         self._words: set[str] = set()
         self._numbers: set[str] = set()
-        #: one substring per secret (or each spelling of one without a long kept run): the first look
+        #: one substring per secret (or each spelling of one without a long kept run):
+        #: the first look
         self._needles: tuple[str, ...] = ()
         self._patterns: tuple[re.Pattern[str], ...] = ()
         self.learn_environment(environ)
@@ -126,7 +129,8 @@ class Redactor:
         )
 
     def add(self, secrets: Iterable[str] | Mapping[str, str]) -> list[str]:
-        """Mask these values from now on; a mapping gives each a label. Returns the labels it cannot mask."""
+        """Mask these values from now on; a mapping gives each a label. Returns the
+        labels it cannot mask."""
         labelled = (
             secrets.items()
             if isinstance(secrets, Mapping)
@@ -189,7 +193,8 @@ class Redactor:
 
 
 def holds_key_shape(text: str) -> bool:
-    """Whether ``KEY_SHAPES`` matches somewhere in ``text`` (each anchor's scan starts where memchr first finds it)."""
+    """Whether ``KEY_SHAPES`` matches somewhere in ``text`` (each anchor's scan starts
+    where memchr first finds it)."""
     for anchor in KEY_ANCHORS:
         start = text.find(anchor.pattern[0])
         if start >= 0 and anchor.search(text, start):
@@ -198,13 +203,15 @@ def holds_key_shape(text: str) -> bool:
 
 
 def _needles(value: str, forms: set[str]) -> set[str]:
-    """Substrings that every spelling of ``value`` contains: its longest kept run, else the spellings themselves."""
+    """Substrings that every spelling of ``value`` contains: its longest kept run, else
+    the spellings themselves."""
     run = max(_KEPT.findall(value), key=len, default="")
     return {run} if len(run) >= _RUN_LENGTH else forms
 
 
 def spellings(value: str) -> set[str]:
-    """Every form a secret takes in text we write: raw, JSON-escaped (once, twice, ASCII or not), URL-encoded."""
+    """Every form a secret takes in text we write: raw, JSON-escaped (once, twice, ASCII
+    or not), URL-encoded."""
     forms = {
         value,
         json.dumps(value, ensure_ascii=False)[1:-1],
@@ -218,12 +225,17 @@ def spellings(value: str) -> set[str]:
 
 
 def base64_spellings(value: str) -> set[str]:
-    """The parts of ``value``'s base64 (standard and URL-safe) that do not depend on what surrounds it.
+    """The parts of ``value``'s base64 (standard and URL-safe) that do not depend on
+    what surrounds it.
 
-    Base64 encodes three bytes as four characters, so a secret inside a larger encoded text (``Basic``
-    credentials ``user:key``, a config file written as base64) is spelled one of three ways, by its offset
-    modulo 3; each spelling's first and last characters mix in the neighbours' bits and are left out.
-    Only for secrets masked anywhere (``ANYWHERE_LENGTH`` or longer): a shorter core would mask chance text.
+    Base64 encodes three bytes as four characters, so a secret inside a larger encoded
+    text (``Basic``
+    credentials ``user:key``, a config file written as base64) is spelled one of three
+    ways, by its offset
+    modulo 3; each spelling's first and last characters mix in the neighbours' bits and
+    are left out.
+    Only for secrets masked anywhere (``ANYWHERE_LENGTH`` or longer): a shorter core
+    would mask chance text.
     """
     if len(value) < ANYWHERE_LENGTH:
         return set()
@@ -250,7 +262,8 @@ def secret_env_values(environment: Mapping[str, Any]) -> list[str]:
 def profile_secrets(
     options: Any, where: str, environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """Every secret an options mapping marks or passes, labelled by where it is (never by its value).
+    """Every secret an options mapping marks or passes, labelled by where it is (never
+    by its value).
 
     Found: the value of each variable a ``*_env`` option names (``api_key_env``), values of
     secret-named variables in ``env``/``environment`` mappings (e.g. ``mcp_servers.x.env``),
@@ -314,7 +327,8 @@ def _variables(variables: Mapping[str, Any], where: str) -> Iterator[tuple[str, 
 
 
 def url_secrets(url: str, where: str) -> Iterator[tuple[str, str]]:
-    """Credentials inside a URL: the password (or a lone user name, often a token) and secret-named query values."""
+    """Credentials inside a URL: the password (or a lone user name, often a token) and
+    secret-named query values."""
     try:
         parts = urlsplit(url.strip())
         password, username = parts.password, parts.username
@@ -381,7 +395,8 @@ def run_redactor(
 
 
 def scenario_secrets(scenario: Any) -> dict[str, str]:
-    """The secret-named variables (and ``Authorization`` credentials) of a scenario's verifiers' and solution's ``env``."""
+    """The secret-named variables (and ``Authorization`` credentials) of a scenario's
+    verifiers' and solution's ``env``."""
     where = f"scenarios.{getattr(scenario, 'id', '?')}"
     found: dict[str, str] = {}
     for verifier in getattr(scenario, "verify", ()) or ():
@@ -412,7 +427,8 @@ def _remember(values: Iterable[str]) -> None:
 
 
 def redact_text(text: str) -> str:
-    """Mask in ``text`` every secret of the process environment and every secret any run declared."""
+    """Mask in ``text`` every secret of the process environment and every secret any run
+    declared."""
     key = (
         len(_REMEMBERED),
         tuple(sorted((k, v) for k, v in os.environ.items() if SECRET_NAME.search(k))),
@@ -424,7 +440,8 @@ def redact_text(text: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """A logging filter (put it on a handler) that masks secrets in the message and its traceback."""
+    """A logging filter (put it on a handler) that masks secrets in the message and its
+    traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Replace the record's message with its redacted text (arguments merged in)."""
@@ -440,7 +457,8 @@ class RedactingFilter(logging.Filter):
 
 
 def redact_log_handlers(logger: logging.Logger | None = None) -> None:
-    """Put a :class:`RedactingFilter` on every handler of ``logger`` (default: the root logger), once."""
+    """Put a :class:`RedactingFilter` on every handler of ``logger`` (default: the root
+    logger), once."""
     for handler in (logger or logging.getLogger()).handlers:
         if not any(isinstance(f, RedactingFilter) for f in handler.filters):
             handler.addFilter(RedactingFilter())

@@ -1,4 +1,5 @@
-"""Reading, copying into and keeping folders an agent or a verifier could write: no link followed, nothing unbounded.
+"""Reading, copying into and keeping folders an agent or a verifier could write: no link
+followed, nothing unbounded.
 
 An agent owns its workspace and home, a verifier its logs folder: any name in
 them may be a symbolic link to a host file, a FIFO that blocks a reader, a
@@ -52,7 +53,8 @@ class UnsafeFileError(OSError):
 
 
 def read_limited(path: str | Path, limit: int) -> bytes:
-    """The bytes of ``path``: a regular file (a link at its last component refused) of at most ``limit`` bytes."""
+    """The bytes of ``path``: a regular file (a link at its last component refused) of
+    at most ``limit`` bytes."""
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError as exc:
@@ -64,7 +66,8 @@ def read_limited(path: str | Path, limit: int) -> bytes:
 
 
 def read_beneath(root: str | Path, relative: str | Path, limit: int) -> bytes:
-    """``root/relative`` read as :func:`read_limited`, refusing a link or non-folder at every component below ``root``."""
+    """``root/relative`` read as :func:`read_limited`, refusing a link or non-folder at
+    every component below ``root``."""
     parts = _parts(relative)
     folder = open_folder_beneath(root, parts[:-1])
     try:
@@ -81,7 +84,8 @@ def read_beneath(root: str | Path, relative: str | Path, limit: int) -> bytes:
 
 
 def read_tail(path: str | Path, limit: int) -> bytes:
-    """The last ``limit`` bytes (at most) of the regular file ``path``; a link, FIFO or device gives b""."""
+    """The last ``limit`` bytes (at most) of the regular file ``path``; a link, FIFO or
+    device gives b""."""
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError:
@@ -100,7 +104,8 @@ def read_tail(path: str | Path, limit: int) -> bytes:
 def open_folder_beneath(
     root: str | Path, parts: tuple[str, ...] | list[str], *, create: bool = False
 ) -> int:
-    """A descriptor of ``root/parts...``, each component a real folder (made when ``create``), never a link."""
+    """A descriptor of ``root/parts...``, each component a real folder (made when
+    ``create``), never a link."""
     fd = os.open(root, _DIR_FLAGS)
     here = Path(root)
     try:
@@ -124,7 +129,8 @@ def open_folder_beneath(
 
 
 def copy_beneath(source: str | Path, root: str | Path, relative: str | Path) -> None:
-    """Copy the host file or folder ``source`` to ``root/relative``, replacing whatever is there (a link is removed,
+    """Copy the host file or folder ``source`` to ``root/relative``, replacing whatever
+    is there (a link is removed,
     never followed); every folder on the way must be a real folder (made when missing)."""
     parts = _parts(relative)
     parent = open_folder_beneath(root, parts[:-1], create=True)
@@ -138,8 +144,10 @@ def copy_beneath(source: str | Path, root: str | Path, relative: str | Path) -> 
 def make_safe_to_keep(
     folder: Path, scrub: Callable[[Path], object] | None = None
 ) -> list[str]:
-    """Make ``folder`` fit to keep: folders 0700, files without setuid/setgid and unreadable by others, FIFOs,
-    sockets and devices removed, each regular file passed to ``scrub``; the relative paths removed."""
+    """Make ``folder`` fit to keep: folders 0700, files without setuid/setgid and
+    unreadable by others, FIFOs,
+    sockets and devices removed, each regular file passed to ``scrub``; the relative
+    paths removed."""
     removed: list[str] = []
     os.chmod(folder, 0o700, follow_symlinks=False)
     for top, dirs, files in os.walk(folder):  # never follows links
@@ -155,14 +163,19 @@ def make_safe_to_keep(
                     if info.st_nlink > 1:
                         _own_copy(
                             path
-                        )  # a hard link to a file elsewhere: changing its mode or text would change that file
-                    # the owner's bits only, and at least read and write: the scrub below must open it
+                            # a hard link to a file elsewhere: changing its mode or text
+                            # would change that file
+                        )
+                    # the owner's bits only, and at least read and write: the scrub
+                    # below must open it
                     _chmod_nofollow(
                         path, stat.S_IMODE(info.st_mode) & 0o700 | 0o600, stat.S_ISREG
                     )
                     if scrub is not None:
                         scrub(path)
-                else:  # FIFO, socket, device: nothing to inspect, and a FIFO blocks the copy to another file system
+                # FIFO, socket, device: nothing to inspect, and a FIFO blocks the copy
+                # to another file system
+                else:
                     os.unlink(path)
                     removed.append(path.relative_to(folder).as_posix())
             except OSError:
@@ -172,7 +185,8 @@ def make_safe_to_keep(
 
 
 def scrub_secrets(path: Path, redact: Callable[[str], str]) -> bool:
-    """Mask in the regular file ``path`` (a link is not followed) what ``redact`` masks; whether it masked anything.
+    """Mask in the regular file ``path`` (a link is not followed) what ``redact`` masks;
+    whether it masked anything.
     A file too large to rewrite in memory is emptied instead, with a line saying why."""
     fd = os.open(path, (_READ_FLAGS & ~os.O_RDONLY) | os.O_RDWR)
     try:
@@ -251,7 +265,8 @@ def _parts(relative: str | Path) -> tuple[str, ...]:
 
 
 def _remove_at(parent: int, name: str) -> None:
-    """Remove ``name`` in the folder ``parent``, whatever it is; a link is removed, not what it points at."""
+    """Remove ``name`` in the folder ``parent``, whatever it is; a link is removed, not
+    what it points at."""
     try:
         info = os.lstat(name, dir_fd=parent)
     except FileNotFoundError:

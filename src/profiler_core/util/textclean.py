@@ -1,4 +1,5 @@
-"""Strings that cannot be written: lone surrogates and NUL characters become U+FFFD where they enter.
+"""Strings that cannot be written: lone surrogates and NUL characters become U+FFFD
+where they enter.
 
 A JavaScript agent can write half an emoji (``"\\ud83d"``): valid JSON, but no
 UTF-8 file or terminal can hold it, so a trace holding one used to fail every
@@ -28,7 +29,8 @@ log = logging.getLogger("agent_profiler")
 
 
 def clean_str(text: str) -> tuple[str, int]:
-    """``text`` with lone surrogates and NUL characters replaced by U+FFFD, and how many were replaced."""
+    """``text`` with lone surrogates and NUL characters replaced by U+FFFD, and how many
+    were replaced."""
     if text.isascii() and "\x00" not in text:
         return text, 0
     # A surrogate pair inside a str (from json.loads of "\ud83d\ude00") is already one character,
@@ -37,7 +39,8 @@ def clean_str(text: str) -> tuple[str, int]:
 
 
 def clean_value(value: Any) -> tuple[Any, int]:
-    """Plain JSON data with every string (keys included) cleaned; the data itself when nothing changed."""
+    """Plain JSON data with every string (keys included) cleaned; the data itself when
+    nothing changed."""
     if isinstance(value, str):
         return clean_str(value)
     if isinstance(value, dict):
@@ -67,14 +70,16 @@ def clean_value(value: Any) -> tuple[Any, int]:
 
 
 def may_need_cleaning(text: str | bytes) -> bool:
-    """Whether JSON text can decode to a NUL or a lone surrogate (only ``\\u`` escapes can make them)."""
+    """Whether JSON text can decode to a NUL or a lone surrogate (only ``\\u`` escapes
+    can make them)."""
     if isinstance(text, bytes):
         return b"\\u" in text
     return "\\u" in text
 
 
 def clean_json_bytes(line: bytes) -> tuple[bytes, int]:
-    """JSON text with each escape of NUL or of a lone surrogate turned into ``\\ufffd``; how many were."""
+    """JSON text with each escape of NUL or of a lone surrogate turned into ``\\ufffd``;
+    how many were."""
 
     def replace(match: re.Match[bytes]) -> bytes:
         slashes = match.group(1)

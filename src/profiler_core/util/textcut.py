@@ -23,7 +23,8 @@ def cut(text: str, limit: int = LIMIT) -> str:
 
 
 def shown(value: Any, limit: int = LIMIT) -> str:
-    """A bounded ``repr`` of an offending value: strings cut with their length, containers shallow and short."""
+    """A bounded ``repr`` of an offending value: strings cut with their length,
+    containers shallow and short."""
     if isinstance(value, str):
         return (
             repr(value)
@@ -35,17 +36,24 @@ def shown(value: Any, limit: int = LIMIT) -> str:
         and not isinstance(value, bool)
         and value.bit_length() > 600
     ):
-        return f"an integer of {len(str(abs(value))) if value.bit_length() < 14000 else 'over 4000'} digits"
+        return (
+            "an integer of "
+            f"{len(str(abs(value))) if value.bit_length() < 14000 else 'over 4000'} "
+            "digits"
+        )
     return cut(_REPR.repr(value), limit)
 
 
 def cut_lines(text: str, limit: int = 4 * LIMIT) -> str:
-    """Every line of a message cut to ``limit`` characters, control characters escaped (the CLI's last guard)."""
+    """Every line of a message cut to ``limit`` characters, control characters escaped
+    (the CLI's last guard)."""
     return "\n".join(cut(printable(line), limit) for line in text.split("\n"))
 
 
-#: Characters that must not reach a terminal as they are: C0 controls (ESC starts escape sequences, CR
-#: overwrites a line), DEL, C1 controls, bidirectional overrides ("Trojan Source") and lone surrogates
+#: Characters that must not reach a terminal as they are: C0 controls (ESC starts escape
+#: sequences, CR
+#: overwrites a line), DEL, C1 controls, bidirectional overrides ("Trojan Source") and
+#: lone surrogates
 #: (half an emoji, which no terminal encoding can write).
 _UNPRINTABLE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
@@ -61,7 +69,8 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def printable(text: str, *, one_line: bool = False) -> str:
-    """``text`` with every control character shown escaped (``\\x1b``, ``\\u202e``): data printed as text.
+    """``text`` with every control character shown escaped (``\\x1b``, ``\\u202e``):
+    data printed as text.
 
     Newlines and tabs stay unless ``one_line`` (for a name in a table cell).
     """
@@ -70,7 +79,8 @@ def printable(text: str, *, one_line: bool = False) -> str:
 
 
 def rich_text(value: Any) -> Any:
-    """``value`` as a rich ``Text`` (never parsed as markup), one line, control characters escaped: data in a table."""
+    """``value`` as a rich ``Text`` (never parsed as markup), one line, control
+    characters escaped: data in a table."""
     from rich.text import Text
 
     return Text(printable(str(value), one_line=True))

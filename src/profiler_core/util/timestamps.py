@@ -1,4 +1,5 @@
-"""Timestamps as the original writes them: ISO 8601 in UTC with milliseconds, ``2026-01-01T00:00:23.638Z``."""
+"""Timestamps as the original writes them: ISO 8601 in UTC with milliseconds,
+``2026-01-01T00:00:23.638Z``."""
 
 from __future__ import annotations
 
@@ -15,14 +16,16 @@ def iso(moment: datetime) -> str:
     )
 
 
-#: (a second since the epoch, its ``%Y-%m-%dT%H:%M:%S``): one tuple, replaced whole, so threads read a matching pair.
+#: (a second since the epoch, its ``%Y-%m-%dT%H:%M:%S``): one tuple, replaced whole, so
+#: threads read a matching pair.
 _LAST_SECOND: tuple[int, str] = (-1, "")
 
 
 def now_iso() -> str:
     """The current time, as ``iso`` writes it."""
     # What iso(datetime.now(UTC)) writes (both floor the clock to the millisecond) at a fraction of
-    # its cost: the runner stamps every cell twice, many times a second, so the second's text is kept.
+    # its cost: the runner stamps every cell twice, many times a second, so the second's
+    # text is kept.
     global _LAST_SECOND
     ns = time.time_ns()
     second = ns // 1_000_000_000
@@ -36,7 +39,8 @@ def now_iso() -> str:
 
 
 def parse_iso(text: str) -> datetime | None:
-    """An ISO 8601 string (``Z`` or an offset; none means UTC) as an aware datetime, or None if it is not one."""
+    """An ISO 8601 string (``Z`` or an offset; none means UTC) as an aware datetime, or
+    None if it is not one."""
     try:
         moment = datetime.fromisoformat(text)
     except (ValueError, AttributeError, TypeError):

@@ -1,4 +1,5 @@
-"""The installed version of agent-profiler: its dist-info folder's name, else its metadata, on first use."""
+"""The installed version of agent-profiler: its dist-info folder's name, else its
+metadata, on first use."""
 
 from __future__ import annotations
 

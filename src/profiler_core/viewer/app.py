@@ -27,7 +27,8 @@ from .index import SORT_COLUMNS, Cell, RowFilter
 from .pages import message_page, not_found_page, run_page, run_url, runs_page
 from .session import Session, pair_page, session_page
 
-#: The files of a run's report folder the viewer serves: URL name -> (path in the report folder, media type).
+#: The files of a run's report folder the viewer serves: URL name -> (path in the report
+#: folder, media type).
 REPORT_FILES = {
     "report.html": ("report.html", "text/html; charset=utf-8"),
     "report.md": ("report.md", "text/markdown; charset=utf-8"),
@@ -40,7 +41,8 @@ REPORT_FILES = {
 #: Headers on every response.
 SECURITY_HEADERS = {
     "content-security-policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        "default-src 'none'; script-src 'self'; style-src 'self' "
+        "'unsafe-inline'; img-src 'self' data:; "
         "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
     "x-content-type-options": "nosniff",
@@ -84,7 +86,8 @@ def _int(text: str | None, default: int | None = None) -> int | None:
 
 
 def row_filter(params: Any) -> RowFilter:
-    """The rows table's filter from a query string (unknown sort columns fall back to file order)."""
+    """The rows table's filter from a query string (unknown sort columns fall back to
+    file order)."""
     sort = params.get("sort", "row")
     return RowFilter(
         mode=params.get("mode", ""), scenario=params.get("scenario", ""), model=params.get("model", ""),
@@ -142,7 +145,8 @@ class Viewer:
         )
 
     def pair(self, request: Request) -> Response:
-        """``/runs/{key}/pair?model=&scenario=&iteration=&a=MODE&b=MODE[&ib=ITERATION]``: two sessions side by side.
+        """``/runs/{key}/pair?model=&scenario=&iteration=&a=MODE&b=MODE[&ib=ITERATION]``:
+        two sessions side by side.
 
         ``ib``: B's iteration when it is not A's (a pass beside a fail of the same mode).
         """

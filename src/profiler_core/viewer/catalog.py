@@ -47,7 +47,8 @@ class RunView:
                 self._stamp = stamp
                 self._traces = Traces(self.files.traces, self._index)
                 self._analysis = Analysis(self.files.analysis, self._index)
-                # Index the traces and findings now, while the user reads the run's page, not when they click.
+                # Index the traces and findings now, while the user reads the run's
+                # page, not when they click.
                 threading.Thread(
                     target=self._warm,
                     args=(self._traces, self._analysis),
@@ -62,7 +63,8 @@ class RunView:
             if lines is not None:
                 try:
                     lines.build()
-                except Exception:  # noqa: BLE001 - the session page meets the same error and shows it
+                # the session page meets the same error and shows it
+                except Exception:  # noqa: BLE001
                     pass
 
     def traces(self) -> Traces:
@@ -89,7 +91,8 @@ class RunView:
         return doc if isinstance(doc, dict) else None
 
     def report_sections(self) -> dict[str, str]:
-        """The verdict, mode cards, comparison and charts of the run's report.html (our own, already escaped HTML)."""
+        """The verdict, mode cards, comparison and charts of the run's report.html (our
+        own, already escaped HTML)."""
         html = self.files.report_html
         if html is None:
             return {}
@@ -137,7 +140,8 @@ def extract_sections(html: str, ids: tuple[str, ...]) -> dict[str, str]:
 
 
 class Catalog:
-    """The runs of one results folder (or one run), by key: the run id as a safe file name, unique."""
+    """The runs of one results folder (or one run), by key: the run id as a safe file
+    name, unique."""
 
     def __init__(
         self,
@@ -196,7 +200,8 @@ _CRITERIA = (
 
 
 def verdict_line(summary: dict[str, Any] | None) -> str:
-    """One line per run for the runs list: which modes were better or worse than the baseline, on what."""
+    """One line per run for the runs list: which modes were better or worse than the
+    baseline, on what."""
     if not summary:
         return "no report"
     parts: list[str] = []
@@ -213,7 +218,8 @@ def verdict_line(summary: dict[str, Any] | None) -> str:
         words = [f"better on {', '.join(better)}"] if better else []
         words += [f"worse on {', '.join(worse)}"] if worse else []
         parts.append(
-            f"{comp.get('mode')} vs {comp.get('baseline')}: {'; '.join(words) or 'no significant difference'}"
+            f"{comp.get('mode')} vs {comp.get('baseline')}: "
+            f"{'; '.join(words) or 'no significant difference'}"
         )
     return " · ".join(parts)
 

@@ -151,7 +151,8 @@ _READ: dict[str, Callable[[Any], Any]] = {
 def decode_batches(
     path: Path, cls: type, problems: list[str]
 ) -> Iterator[tuple[list[Any], list[int], list[int]]]:
-    """(decoded lines, their offsets, their lengths), a batch at a time; lines that do not decode go to ``problems``."""
+    """(decoded lines, their offsets, their lengths), a batch at a time; lines that do
+    not decode go to ``problems``."""
     many: msgspec.json.Decoder[Any] = msgspec.json.Decoder(list[cls])  # type: ignore[valid-type]
     one: msgspec.json.Decoder[Any] = msgspec.json.Decoder(cls)
     lines: list[bytes] = []
@@ -297,7 +298,8 @@ class RowIndex:
         self._sorted_keys = keys[self._key_order]
 
     def _derive_totals(self) -> None:
-        """The token totals a line left out (a row written by hand), derived as the model derives them.
+        """The token totals a line left out (a row written by hand), derived as the
+        model derives them.
 
         Rare: such a line alone is decoded whole. One the model refuses keeps NaN (its session
         page says why).
@@ -315,7 +317,8 @@ class RowIndex:
         scenario: np.ndarray,
         iteration: np.ndarray,
     ) -> np.ndarray:
-        """One int64 per cell (-1 where a part is unknown to this run): the codes packed, the iteration ranked."""
+        """One int64 per cell (-1 where a part is unknown to this run): the codes
+        packed, the iteration ranked."""
         its = self._iterations
         if its.size == 0:
             return np.full(np.shape(model), -1, dtype=np.int64)
@@ -335,7 +338,8 @@ class RowIndex:
         scenarios: list[str],
         iterations: list[int],
     ) -> np.ndarray:
-        """The cell keys of lines of another file (a trace store, the analysis file); -1 for cells the run lacks."""
+        """The cell keys of lines of another file (a trace store, the analysis file); -1
+        for cells the run lacks."""
 
         def codes(name: str, values: list[str]) -> np.ndarray:
             seen = self._maps[name]
@@ -401,7 +405,8 @@ class RowIndex:
         return chosen[self._order(chosen, flt.sort, flt.desc)]
 
     def contrast(self, cell: Cell) -> Cell | None:
-        """A session of the same model and scenario with the other outcome (a pass for a failure, a failure for a pass),
+        """A session of the same model and scenario with the other outcome (a pass for a
+        failure, a failure for a pass),
         of the same mode when there is one; None when every session of the scenario ended alike."""
         i = self.find(cell)
         if i is None:
@@ -450,7 +455,8 @@ class RowIndex:
 
 
 class KeyedLines:
-    """Where the last line of each of a run's cells is in another JSONL file (a trace store, the analysis file).
+    """Where the last line of each of a run's cells is in another JSONL file (a trace
+    store, the analysis file).
 
     Indexed on first use: one pass decoding only each line's cell (msgspec skips
     the trace itself), kept as three numpy arrays sorted by cell key.
@@ -464,7 +470,8 @@ class KeyedLines:
         self._index: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def build(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(sorted keys, offsets, lengths), built once by the first caller; the others wait for it."""
+        """(sorted keys, offsets, lengths), built once by the first caller; the others
+        wait for it."""
         with self._lock:
             if self._index is None:
                 self._index = self._build()

@@ -1,4 +1,5 @@
-"""The viewer's pages as HTML strings: the runs list and a run (its report's verdict and charts, its rows).
+"""The viewer's pages as HTML strings: the runs list and a run (its report's verdict and
+charts, its rows).
 
 Every value from a run (ids, messages, outputs) goes through ``e`` (HTML-escaped,
 quotes included) or ``urlencode``; the only HTML not built here is the run's own
@@ -50,7 +51,8 @@ def layout(title: str, body: str, crumbs: Sequence[tuple[str, str | None]] = ())
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="icon" href="data:,"><link rel="stylesheet" href="/static/report.css">'
-        '<link rel="stylesheet" href="/static/viewer.css"><script src="/static/viewer.js" defer></script>'
+        '<link rel="stylesheet" href="/static/viewer.css"><script '
+        'src="/static/viewer.js" defer></script>'
         f"<title>{e(title)} · profiler view</title></head><body>"
         f'<header class="top"><nav class="crumbs">{trail}</nav><h1>{e(title)}</h1></header>'
         f"<main>{body}</main></body></html>"
@@ -60,7 +62,10 @@ def layout(title: str, body: str, crumbs: Sequence[tuple[str, str | None]] = ())
 def table(header: Sequence[str], rows: Iterable[str], cls: str = "") -> str:
     """A scrolling table; ``header`` cells are HTML already."""
     heads = "".join(f"<th>{h}</th>" for h in header)
-    return f'<div class="scroll"><table class="{cls}"><thead><tr>{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    return (
+        '<div class="scroll"><table '
+        f'class="{cls}"><thead><tr>{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    )
 
 
 # ---------------------------------------------------------------- the runs list
@@ -86,7 +91,10 @@ def runs_page(runs: Sequence[RunView], where: str) -> str:
         "Errors",
         "Verdict",
     ]
-    body = f'<p class="note">{len(runs)} run{"s" if len(runs) != 1 else ""} in {e(where)}, newest first.</p>'
+    body = (
+        f'<p class="note">{len(runs)} run{"s" if len(runs) != 1 else ""} in '
+        f"{e(where)}, newest first.</p>"
+    )
     return layout("Runs", body + table(header, rows, "runs"), [("Runs", None)])
 
 
@@ -122,7 +130,8 @@ def run_page(run: RunView, flt: RowFilter, page: int) -> str:
     sections = run.report_sections()
     if not sections:
         parts.append(
-            f'<p class="note">No report for this run yet: <code>profiler report {e(run.run_id)}</code> writes one.</p>'
+            '<p class="note">No report for this run yet: <code>profiler report '
+            f"{e(run.run_id)}</code> writes one.</p>"
         )
     parts.append(_report_block("Verdict and modes", sections, ("verdict", "modes")))
     parts.append(rows_section(index, flt, page))
@@ -140,7 +149,10 @@ def _report_block(title: str, sections: dict[str, str], names: Sequence[str]) ->
     shown = "".join(sections[name] for name in names if name in sections)
     if not shown:
         return ""
-    return f'<details class="report" open><summary>{e(title)}</summary><div class="report-body">{shown}</div></details>'
+    return (
+        f'<details class="report" open><summary>{e(title)}</summary><div '
+        f'class="report-body">{shown}</div></details>'
+    )
 
 
 def _run_header(run: RunView, index: RowIndex) -> str:
@@ -161,7 +173,10 @@ def _run_header(run: RunView, index: RowIndex) -> str:
     problems = index.problems[:5]
     notes = "".join(f"<li>{e(p)}</li>" for p in problems)
     if index.duplicates:
-        notes += f"<li>{index.duplicates} rows replaced by a later row of the same cell (a resumed run): the last one is shown</li>"
+        notes += (
+            f"<li>{index.duplicates} rows replaced by a later row of the same cell "
+            "(a resumed run): the last one is shown</li>"
+        )
     return (
         f'<p class="meta">{e(" · ".join(facts))}</p>'
         + (f'<p class="files">{" · ".join(links)}</p>' if links else "")
@@ -225,7 +240,10 @@ def _sort_link(label: str, key: str, flt: RowFilter) -> str:
         else key in ("tokens", "wall", "cost", "tools", "turns", "reward")
     )
     arrow = (" ▼" if flt.desc else " ▲") if flt.sort == key else ""
-    return f'<a class="sort" data-sort="{e(key)}" href="?{e(filter_query(flt, sort=key, desc="1" if desc else "", page=""))}">{e(label)}{arrow}</a>'
+    return (
+        f'<a class="sort" data-sort="{e(key)}" '
+        f'href="?{e(filter_query(flt, sort=key, desc="1" if desc else "", page=""))}">{e(label)}{arrow}</a>'
+    )
 
 
 def _options(values: Sequence[str], chosen: str, everything: str) -> str:
@@ -241,15 +259,19 @@ def _filter_form(index: RowIndex, flt: RowFilter, several_models: bool) -> str:
         ">fail<", ">fail (no error)<"
     )
     selects = [
-        f'<label>Mode <select name="mode">{_options(index.values["mode"], flt.mode, "all modes")}</select></label>',
-        f'<label>Scenario <select name="scenario">{_options(index.values["scenario"], flt.scenario, "all scenarios")}</select></label>',
+        "<label>Mode <select "
+        f'name="mode">{_options(index.values["mode"], flt.mode, "all modes")}</select></label>',
+        "<label>Scenario <select "
+        f'name="scenario">{_options(index.values["scenario"], flt.scenario, "all scenarios")}</select></label>',
         f'<label>Result <select name="outcome">{outcome}</select></label>',
-        f'<label>Completion <select name="reason">{_options(index.values["reason"], flt.reason, "any")}</select></label>',
+        "<label>Completion <select "
+        f'name="reason">{_options(index.values["reason"], flt.reason, "any")}</select></label>',
     ]
     if several_models:
         selects.insert(
             2,
-            f'<label>Model <select name="model">{_options(index.values["model"], flt.model, "all models")}</select></label>',
+            "<label>Model <select "
+            f'name="model">{_options(index.values["model"], flt.model, "all models")}</select></label>',
         )
     hidden = f'<input type="hidden" name="sort" value="{e(flt.sort)}">' + (
         '<input type="hidden" name="desc" value="1">' if flt.desc else ""
@@ -257,7 +279,8 @@ def _filter_form(index: RowIndex, flt: RowFilter, several_models: bool) -> str:
     return (
         '<form class="filters" method="get" action="">'
         + "".join(selects)
-        + f'<label>Search <input type="search" name="q" value="{e(flt.q)}" placeholder="scenario, mode, error…"></label>'
+        + f'<label>Search <input type="search" name="q" value="{e(flt.q)}" '
+        'placeholder="scenario, mode, error…"></label>'
         + hidden
         + '<button type="submit">Filter</button> <a href="?">reset</a></form>'
     )

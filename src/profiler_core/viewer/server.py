@@ -24,8 +24,10 @@ WILDCARDS = ("0.0.0.0", "::", "")
 
 
 def allowed_hosts(host: str, proc: Path = Path("/proc/net")) -> tuple[str, ...]:
-    """The ``Host`` names a request may carry: loopback, ``host``, and for a wildcard every address and name of
-    this machine (a browser elsewhere on the network asks by the machine's address, not by ``0.0.0.0``)."""
+    """The ``Host`` names a request may carry: loopback, ``host``, and for a wildcard
+    every address and name of
+    this machine (a browser elsewhere on the network asks by the machine's address, not
+    by ``0.0.0.0``)."""
     names = ["127.0.0.1", "localhost", "[::1]", host]
     if host in WILDCARDS:
         names += [socket.gethostname(), socket.getfqdn(), *_local_addresses(proc)]
@@ -39,7 +41,8 @@ def allowed_hosts(host: str, proc: Path = Path("/proc/net")) -> tuple[str, ...]:
 
 
 def _local_addresses(proc: Path) -> list[str]:
-    """This machine's IPv4 (``fib_trie``'s ``/32 host LOCAL``) and IPv6 (``if_inet6``) addresses; by name elsewhere."""
+    """This machine's IPv4 (``fib_trie``'s ``/32 host LOCAL``) and IPv6 (``if_inet6``)
+    addresses; by name elsewhere."""
     found: list[str] = []
     try:
         trie = (proc / "fib_trie").read_text(encoding="ascii", errors="replace")
@@ -65,7 +68,8 @@ def _local_addresses(proc: Path) -> list[str]:
 
 
 def serve(app, host: str, port: int, on_ready: Callable[[str], None]) -> None:
-    """Serve ``app`` on ``host:port`` (0: a free port); ``on_ready`` gets the base URL once it listens."""
+    """Serve ``app`` on ``host:port`` (0: a free port); ``on_ready`` gets the base URL
+    once it listens."""
     from hypercorn.config import Config
     from hypercorn.trio import serve as hypercorn_serve
 
@@ -79,7 +83,8 @@ def serve(app, host: str, port: int, on_ready: Callable[[str], None]) -> None:
 
     async def main() -> None:
         # Ctrl-C and SIGTERM arrive as messages, not as a KeyboardInterrupt raised in whichever task
-        # runs: Hypercorn swallows a KeyboardInterrupt that lands in its own tasks, and one that lands
+        # runs: Hypercorn swallows a KeyboardInterrupt that lands in its own tasks, and
+        # one that lands
         # in its shutdown path left the viewer waiting forever. Here a signal sets one event that
         # Hypercorn's own graceful shutdown waits on.
         stop = trio.Event()
@@ -100,9 +105,12 @@ def serve(app, host: str, port: int, on_ready: Callable[[str], None]) -> None:
     try:
         trio.run(main)
     except* KeyboardInterrupt:
-        pass  # Ctrl-C is how the viewer stops (it may come wrapped in the nursery's exception group)
+        # Ctrl-C is how the viewer stops (it may come wrapped in the nursery's exception
+        # group)
+        pass
     except* OSError as group:
-        # A busy port or an address this host does not have: the caller's one-line error, not a group.
+        # A busy port or an address this host does not have: the caller's one-line
+        # error, not a group.
         raise _first(group) from None
 
 
@@ -127,7 +135,8 @@ def _first(group: BaseExceptionGroup) -> BaseException:
 
 
 def open_browser(url: str, opener: Callable[[str], bool] = webbrowser.open) -> bool:
-    """Open ``url`` in the user's browser (``$BROWSER`` is honoured); False when none could be started."""
+    """Open ``url`` in the user's browser (``$BROWSER`` is honoured); False when none
+    could be started."""
     try:
         return bool(opener(url))
     except webbrowser.Error:

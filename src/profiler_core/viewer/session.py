@@ -1,4 +1,5 @@
-"""A session's page: its row's metrics, checkpoints, the analyzers' findings and its trace as a timeline.
+"""A session's page: its row's metrics, checkpoints, the analyzers' findings and its
+trace as a timeline.
 
 Also two sessions side by side (the same scenario in two modes). Long texts fold
 (``<details>``); every value is escaped.
@@ -73,10 +74,14 @@ def as_text(value: Any) -> str:
 
 
 def fold(text: str, cls: str = "") -> str:
-    """``<pre>`` of a short text; a preview and the whole text behind ``<details>`` for a long one."""
+    """``<pre>`` of a short text; a preview and the whole text behind ``<details>`` for
+    a long one."""
     cut = ""
     if len(text) > MAX_SHOWN:
-        cut = f'<p class="note">… {len(text) - MAX_SHOWN:,} more characters not shown (the trace holds them).</p>'
+        cut = (
+            f'<p class="note">… {len(text) - MAX_SHOWN:,} more characters not shown '
+            "(the trace holds them).</p>"
+        )
         text = text[:MAX_SHOWN]
     lines = text.count("\n") + 1
     if len(text) <= FOLD_CHARS and lines <= FOLD_LINES:
@@ -84,7 +89,9 @@ def fold(text: str, cls: str = "") -> str:
     preview = "\n".join(text[: FOLD_CHARS // 2].split("\n")[:4])
     return (
         f'<div class="fold"><pre class="{cls} preview">{e(preview)}…</pre>'
-        f'<details><summary>show all ({len(text):,} characters, {lines:,} lines)</summary><pre class="{cls}">{e(text)}</pre></details>{cut}</div>'
+        f"<details><summary>show all ({len(text):,} characters, {lines:,} "
+        "lines)</summary><pre "
+        f'class="{cls}">{e(text)}</pre></details>{cut}</div>'
     )
 
 
@@ -92,7 +99,8 @@ def fold(text: str, cls: str = "") -> str:
 
 
 def turn_tokens(turn: TurnEvents) -> str:
-    """A turn's tokens: exact when the trace recorded them per model call, else labelled as the estimate they are."""
+    """A turn's tokens: exact when the trace recorded them per model call, else labelled
+    as the estimate they are."""
     exact = turn.exact_tokens
     if exact is not None:
         return f"{exact:,} tokens"
@@ -102,7 +110,10 @@ def turn_tokens(turn: TurnEvents) -> str:
 def timeline(trace: SessionTrace | None) -> str:
     """The trace as turns of events."""
     if trace is None:
-        return '<p class="note">No trace was kept for this session (session export off, or the run has no trace store).</p>'
+        return (
+            '<p class="note">No trace was kept for this session (session export '
+            "off, or the run has no trace store).</p>"
+        )
     turns = turns_of(trace)
     if not turns:
         return '<p class="note">The trace has no events.</p>'
@@ -114,7 +125,8 @@ def timeline(trace: SessionTrace | None) -> str:
             facts.append(fmt.value(turn.duration_ms, "ms"))
         events = "".join(event_html(ev) for ev in turn.events)
         out.append(
-            f'<section class="turn"><h3>Turn {turn.number} <span class="note">{e(" · ".join(facts))}</span></h3>{events}</section>'
+            f'<section class="turn"><h3>Turn {turn.number} <span '
+            f'class="note">{e(" · ".join(facts))}</span></h3>{events}</section>'
         )
     return "".join(out)
 
@@ -127,13 +139,26 @@ def event_html(event: Any) -> str:
         facts = f"~{event.token_count:,} tokens (estimated)" + (
             f" · {fmt.value(event.duration_ms, 'ms')}" if event.duration_ms else ""
         )
-        return f'<div class="ev reasoning"><span class="kind">reasoning</span> <span class="note">{e(facts)}</span>{fold(event.content)}</div>'
+        return (
+            '<div class="ev reasoning"><span class="kind">reasoning</span> <span '
+            f'class="note">{e(facts)}</span>{fold(event.content)}</div>'
+        )
     if isinstance(event, TextOutputEvent):
-        return f'<div class="ev text"><span class="kind">text</span> <span class="note">~{event.token_count:,} tokens (estimated)</span>{fold(event.content)}</div>'
+        return (
+            '<div class="ev text"><span class="kind">text</span> <span '
+            f'class="note">~{event.token_count:,} tokens '
+            f"(estimated)</span>{fold(event.content)}</div>"
+        )
     if isinstance(event, ErrorEvent):
         kind = "recoverable" if event.recoverable else "fatal"
-        return f'<div class="ev error"><span class="kind">error</span> <span class="note">{kind}</span>{fold(event.message)}</div>'
-    return f'<div class="ev"><span class="kind">event</span>{fold(as_text(attrs.asdict(event)))}</div>'
+        return (
+            '<div class="ev error"><span class="kind">error</span> <span '
+            f'class="note">{kind}</span>{fold(event.message)}</div>'
+        )
+    return (
+        '<div class="ev"><span '
+        f'class="kind">event</span>{fold(as_text(attrs.asdict(event)))}</div>'
+    )
 
 
 def _tool_call(event: ToolCallEvent) -> str:
@@ -141,10 +166,14 @@ def _tool_call(event: ToolCallEvent) -> str:
     mark = "✓" if event.success else "✗ failed"
     error = f'<p class="bad">{e(event.error)}</p>' if event.error else ""
     return (
-        f'<div class="ev tool {status}"><span class="kind">tool</span> <b class="tool-name">{e(event.name)}</b> '
-        f'<span class="status {status}">{mark}</span> <span class="note">{fmt.value(event.duration_ms, "ms")}</span>{error}'
-        f'<div class="io"><span class="io-label">input</span>{fold(as_text(event.input), "input")}</div>'
-        f'<div class="io"><span class="io-label">output</span>{fold(as_text(event.output), "output")}</div></div>'
+        f'<div class="ev tool {status}"><span class="kind">tool</span> <b '
+        f'class="tool-name">{e(event.name)}</b> '
+        f'<span class="status {status}">{mark}</span> <span '
+        f'class="note">{fmt.value(event.duration_ms, "ms")}</span>{error}'
+        '<div class="io"><span '
+        f'class="io-label">input</span>{fold(as_text(event.input), "input")}</div>'
+        '<div class="io"><span '
+        f'class="io-label">output</span>{fold(as_text(event.output), "output")}</div></div>'
     )
 
 
@@ -152,20 +181,25 @@ def _tool_call(event: ToolCallEvent) -> str:
 
 
 def _metric_text(value: Any) -> str:
-    """An extension's value: a float rounded to 4 significant figures (not 0.30000000000000004), anything else as text."""
+    """An extension's value: a float rounded to 4 significant figures (not
+    0.30000000000000004), anything else as text."""
     if isinstance(value, float) and not isinstance(value, bool):
         return f"{value:.4g}"
     return as_text(value)
 
 
 def row_cost(row: ProfileRow, *, parts: bool = True) -> str:
-    """The row's cost; "unknown" when it has no price, or errored before anything was measured (not $0)."""
+    """The row's cost; "unknown" when it has no price, or errored before anything was
+    measured (not $0)."""
     c, source = row.cost, row.extensions.get("cost_source")
     if source == "unknown" or (row.error and source is None and not c.total_usd):
         return "unknown"
     if not parts:
         return fmt.value(c.total_usd, "usd")
-    return f"{fmt.value(c.total_usd, 'usd')} (input {fmt.value(c.input_usd, 'usd')}, output {fmt.value(c.output_usd, 'usd')})"
+    return (
+        f"{fmt.value(c.total_usd, 'usd')} (input {fmt.value(c.input_usd, 'usd')}, "
+        f"output {fmt.value(c.output_usd, 'usd')})"
+    )
 
 
 def metrics_html(row: ProfileRow) -> str:
@@ -174,14 +208,16 @@ def metrics_html(row: ProfileRow) -> str:
     items = [
         ("Result", outcome_of(row)), ("Completion", row.completion_reason),
         ("Checks", f"{row.checkpoints_passed}/{row.checkpoints_total}"),
-        ("Tokens", f"{t.total:,} (input {t.input:,}, output {t.output:,}, reasoning {t.reasoning:,}, "
+        ("Tokens", f"{t.total:,} (input {t.input:,}, output {t.output:,}, reasoning "
+            f"{t.reasoning:,}, "
                    f"cache read {t.cache_read:,}, cache write {t.cache_write:,})"),
         ("Wall time", fmt.value(row.timing.wall_ms, "ms")),
         *((f"Segment: {s.label}", fmt.value(s.end_ms - s.start_ms, "ms")) for s in row.timing.segments),
         ("Cost", row_cost(row)),
         *((("Reward", f"{row.reward:.2f}"),) if row.reward is not None else ()),
         ("Tool calls", f"{calls.total} ({calls.failed} failed, {calls.retried} retried)"
-                       + (f" · {', '.join(f'{k} {v}' for k, v in sorted(calls.by_category.items()))}" if calls.by_category else "")),
+                       + (" · "
+                           f"{', '.join(f'{k} {v}' for k, v in sorted(calls.by_category.items()))}" if calls.by_category else "")),
         ("Agent turns", "–" if row.agent_turns is None else str(row.agent_turns)),
         ("Attempts", str(row.attempts)), ("Started", row.started_at), ("Completed", row.completed_at),
         ("Provider", row.provider), ("Session", row.session_id), ("Output valid", "yes" if row.output_valid else "no"),
@@ -206,9 +242,12 @@ def checkpoints_html(details: Sequence[CheckpointResult]) -> str:
             else '<span class="badge fail">failed</span>'
         )
         rows.append(
-            f'<tr class="{"pass" if check.passed else "fail"}"><td class="l"><code>{e(check.id)}</code></td><td class="l">{e(check.description)}</td>'
+            f'<tr class="{"pass" if check.passed else "fail"}"><td '
+            f'class="l"><code>{e(check.id)}</code></td><td '
+            f'class="l">{e(check.description)}</td>'
             f'<td class="l">{mark}</td><td class="l wide">{fold(as_text(check.actual))}</td>'
-            f'<td class="l wide">{fold(as_text(check.expected))}</td><td class="l">{e(check.error or "")}</td></tr>'
+            f'<td class="l wide">{fold(as_text(check.expected))}</td><td '
+            f'class="l">{e(check.error or "")}</td></tr>'
         )
     return table(
         ["Check", "Description", "Result", "Actual", "Expected", "Error"],
@@ -232,7 +271,10 @@ def _analyzer(name: str, result: AnalysisResult) -> str:
         for key, f in result.findings.items()
     ]
     summary = f'<p class="note">{e(result.summary)}</p>' if result.summary else ""
-    return f'<div class="analyzer"><h3>{e(name)}</h3>{summary}{table(["Finding", "Value"], rows, "findings")}</div>'
+    return (
+        "<div "
+        f'class="analyzer"><h3>{e(name)}</h3>{summary}{table(["Finding", "Value"], rows, "findings")}</div>'
+    )
 
 
 def finding_html(finding: Any) -> str:
@@ -274,10 +316,13 @@ def session_title(cell: Cell) -> str:
 
 
 def _tokens_note(row: Any) -> str:
-    """Why the turns' tokens do not add up to the row's: they are the events' estimates, the row has the provider's count."""
+    """Why the turns' tokens do not add up to the row's: they are the events' estimates,
+    the row has the provider's count."""
     return (
-        f'<p class="note tokens-note">Token counts of turns and events marked "estimated" come from the events\' text; '
-        f"the session's {row.tokens.total:,} tokens are the provider's count (prompts and tool results included).</p>"
+        '<p class="note tokens-note">Token counts of turns and events marked '
+        '"estimated" come from the events\' text; '
+        f"the session's {row.tokens.total:,} tokens are the provider's count "
+        "(prompts and tool results included).</p>"
     )
 
 
@@ -287,16 +332,21 @@ def session_page(
     other_modes: Sequence[str],
     contrast: Cell | None = None,
 ) -> str:
-    """One session: outcome, error, metrics, checks, findings, timeline; links to it beside another mode, and beside
+    """One session: outcome, error, metrics, checks, findings, timeline; links to it
+    beside another mode, and beside
     a session of the same scenario that ended the other way (``contrast``)."""
     row = session.row
     model, mode, scenario, iteration = session.cell
     pair_links = [
-        f'<a href="pair?{e(urlencode({"model": model, "scenario": scenario, "iteration": iteration, "a": mode, "b": other}))}">beside {e(other)}</a>'
+        "<a "
+        f'href="pair?{e(urlencode({"model": model, "scenario": scenario, "iteration": iteration, "a": mode, "b": other}))}">beside '
+        f"{e(other)}</a>"
         for other in other_modes
     ]
     parts = [f'<p class="meta"><span class="badge {outcome_of(row)}">{outcome_of(row)}</span> '
-             f'{e(row.completion_reason)} · {e(fmt.value(row.timing.wall_ms, "ms"))} · {row.tokens.total:,} tokens · '
+             f'{e(row.completion_reason)} · '
+                 f'{e(fmt.value(row.timing.wall_ms, "ms"))} · {row.tokens.total:,} '
+                 'tokens · '
              f'{e(row_cost(row, parts=False))}</p>']  # fmt: skip
     if pair_links:
         parts.append(
@@ -313,12 +363,14 @@ def session_page(
         }
         other = "a passed session" if outcome_of(row) != "pass" else "a failed session"
         parts.append(
-            f'<p class="files">Same scenario: <a class="contrast" href="pair?{e(urlencode(query))}">beside {other} '
+            '<p class="files">Same scenario: <a class="contrast" '
+            f'href="pair?{e(urlencode(query))}">beside {other} '
             f"({e(contrast[1])}, iteration {contrast[3]})</a></p>"
         )
     if row.error:
         parts.append(
-            f'<section id="error" class="error-box"><h2>Error{f" ({e(row.error_code)})" if row.error_code else ""}</h2>{fold(row.error)}</section>'
+            '<section id="error" '
+            f'class="error-box"><h2>Error{f" ({e(row.error_code)})" if row.error_code else ""}</h2>{fold(row.error)}</section>'
         )
     parts += [
         f'<ul class="note problems">{"".join(f"<li>{e(p)}</li>" for p in session.problems)}</ul>'
@@ -329,7 +381,8 @@ def session_page(
         f'<section id="checks"><h2>Checks</h2>{checkpoints_html(row.checkpoint_details)}</section>'
     )
     parts.append(
-        f'<section id="timeline"><h2>Timeline</h2>{_tokens_note(row)}{timeline(session.trace)}</section>'
+        "<section "
+        f'id="timeline"><h2>Timeline</h2>{_tokens_note(row)}{timeline(session.trace)}</section>'
     )
     parts.append(f'<section id="metrics"><h2>Metrics</h2>{metrics_html(row)}</section>')
     parts.append(
@@ -353,9 +406,12 @@ _COMPARED = (
 
 
 def pair_page(run: RunView, left: Session, right: Session) -> str:
-    """Two sessions of one scenario side by side: their numbers, checks and workspace diffs, then their turns, row by row."""
+    """Two sessions of one scenario side by side: their numbers, checks and workspace
+    diffs, then their turns, row by row."""
     rows = [
-        f'<tr><td class="l">{e(name)}</td><td class="l">{e(get(left.row))}</td><td class="l">{e(get(right.row))}</td></tr>'
+        f'<tr><td class="l">{e(name)}</td><td '
+        f'class="l">{e(get(left.row))}</td><td '
+        f'class="l">{e(get(right.row))}</td></tr>'
         for name, get in _COMPARED
     ]
     header = [
@@ -366,7 +422,8 @@ def pair_page(run: RunView, left: Session, right: Session) -> str:
         ),
     ]
     columns = "".join(
-        f'<div class="side"><h2>{e(_side_name(s))} <span class="badge {outcome_of(s.row)}">{outcome_of(s.row)}</span></h2>'
+        f'<div class="side"><h2>{e(_side_name(s))} <span class="badge '
+        f'{outcome_of(s.row)}">{outcome_of(s.row)}</span></h2>'
         + (f'<div class="error-box">{fold(s.row.error)}</div>' if s.row.error else "")
         + f"{checkpoints_html(s.row.checkpoint_details)}<h3>Workspace</h3>{workspace_html(s.trace)}</div>"
         for s in (left, right)
@@ -391,10 +448,14 @@ def _side_name(s: Session) -> str:
 
 
 def workspace_html(trace: SessionTrace | None) -> str:
-    """What the session left in its workspace: ``git diff --stat`` of a git workspace, else its files."""
+    """What the session left in its workspace: ``git diff --stat`` of a git workspace,
+    else its files."""
     ws = trace.workspace if trace is not None else None
     if ws is None:
-        return '<p class="note">Not recorded (no trace, or a run from before workspaces were recorded).</p>'
+        return (
+            '<p class="note">Not recorded (no trace, or a run from before '
+            "workspaces were recorded).</p>"
+        )
     if ws.diff_stat is not None:
         return (
             f'<pre class="diff-stat">{e(ws.diff_stat)}</pre>'
@@ -407,10 +468,14 @@ def workspace_html(trace: SessionTrace | None) -> str:
 
 
 def turns_side_by_side(left: SessionTrace | None, right: SessionTrace | None) -> str:
-    """Both timelines aligned turn by turn: turn n of one beside turn n of the other (a blank where one had fewer)."""
+    """Both timelines aligned turn by turn: turn n of one beside turn n of the other (a
+    blank where one had fewer)."""
     sides = [turns_of(t) if t is not None else [] for t in (left, right)]
     if not any(sides):
-        return '<section id="turns"><h2>Turns</h2><p class="note">Neither session kept a trace.</p></section>'
+        return (
+            '<section id="turns"><h2>Turns</h2><p class="note">Neither session '
+            "kept a trace.</p></section>"
+        )
     by_number = [{t.number: t for t in turns} for turns in sides]
     numbers = sorted(set(by_number[0]) | set(by_number[1]))
     out = ['<section id="turns"><h2>Turns, side by side</h2>']
@@ -426,7 +491,8 @@ def turns_side_by_side(left: SessionTrace | None, right: SessionTrace | None) ->
                 [turn_tokens(turn), f"{calls} tool call{'s' if calls != 1 else ''}"]
             )
             cells.append(
-                f'<div><h3>Turn {n} <span class="note">{e(facts)}</span></h3>{"".join(event_html(ev) for ev in turn.events)}</div>'
+                f"<div><h3>Turn {n} <span "
+                f'class="note">{e(facts)}</span></h3>{"".join(event_html(ev) for ev in turn.events)}</div>'
             )
         out.append(f'<div class="turn-row" data-turn="{n}">{"".join(cells)}</div>')
     return "".join(out) + "</section>"

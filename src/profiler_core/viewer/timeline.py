@@ -1,4 +1,5 @@
-"""A session trace's events grouped into turns (a turn ends at its boundary event), for the viewer and the exports."""
+"""A session trace's events grouped into turns (a turn ends at its boundary event), for
+the viewer and the exports."""
 
 from __future__ import annotations
 
@@ -12,20 +13,23 @@ from ..model.record import Record
 
 @attrs.frozen(repr=False, eq=False)
 class TurnEvents(Record):
-    """One turn: its number, its events (boundaries left out) and, when the trace has it, its duration and times."""
+    """One turn: its number, its events (boundaries left out) and, when the trace has
+    it, its duration and times."""
 
     number: int
     events: tuple[Any, ...]
     duration_ms: float | None = None
     start: str | None = None
     end: str | None = None
-    #: the turn's exact tokens when the trace recorded them per model call (``Turn.tokens``, a TokenBreakdown,
+    #: the turn's exact tokens when the trace recorded them per model call
+    #: (``Turn.tokens``, a TokenBreakdown,
     #: which the wire recorder is to fill); None: only the events' estimated counts are known
     tokens: Any = None
 
     @property
     def estimated_tokens(self) -> int:
-        """The events' own token counts summed: estimates (characters / 4) unless the trace recorded them."""
+        """The events' own token counts summed: estimates (characters / 4) unless the
+        trace recorded them."""
         return sum(getattr(ev, "token_count", 0) or 0 for ev in self.events)
 
     @property

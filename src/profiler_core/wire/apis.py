@@ -1,4 +1,5 @@
-"""The three model APIs as the wire recorder reads them: which API a request is, and what a call asked and answered.
+"""The three model APIs as the wire recorder reads them: which API a request is, and
+what a call asked and answered.
 
 Pure functions over JSON: a request body, then a whole response body or the
 response's server-sent events one at a time. Tokens are counted as the
@@ -35,7 +36,8 @@ _PATHS: tuple[tuple[str, str], ...] = tuple(
 
 
 def api_of(path: str, configured: str | None = None) -> WireApi | None:
-    """The API of a request: ``configured`` when given, else told from the path; None for anything else (a model list...)."""
+    """The API of a request: ``configured`` when given, else told from the path; None
+    for anything else (a model list...)."""
     path = path.split("?", 1)[0].rstrip("/")
     for ending, api in _PATHS:
         if path.endswith(ending):
@@ -45,7 +47,8 @@ def api_of(path: str, configured: str | None = None) -> WireApi | None:
 
 @attrs.define
 class WireToolCall:
-    """A tool call the model asked for: its id, name and arguments (JSON text, as the API sends them)."""
+    """A tool call the model asked for: its id, name and arguments (JSON text, as the
+    API sends them)."""
 
     id: str
     name: str
@@ -54,7 +57,8 @@ class WireToolCall:
 
 @attrs.define
 class RequestFacts:
-    """What a request asked: the model, streaming or not, the tools it offered, the tool results it carries."""
+    """What a request asked: the model, streaming or not, the tools it offered, the tool
+    results it carries."""
 
     model: str = ""
     stream: bool = False
@@ -119,7 +123,8 @@ def _text(content: Any) -> str:
 
 
 def parse_request(api: WireApi, body: Any) -> RequestFacts:
-    """The facts of a request body (an unreadable body gives empty facts: the call is still forwarded and timed)."""
+    """The facts of a request body (an unreadable body gives empty facts: the call is
+    still forwarded and timed)."""
     facts = RequestFacts()
     if not isinstance(body, dict):
         return facts
@@ -302,14 +307,16 @@ def _anthropic_usage(facts: ResponseFacts, usage: Any) -> None:
 
 @attrs.define
 class StreamReader:
-    """Reads a streamed response one server-sent event at a time; :attr:`facts` grows as events arrive."""
+    """Reads a streamed response one server-sent event at a time; :attr:`facts` grows as
+    events arrive."""
 
     api: WireApi
     facts: ResponseFacts = attrs.field(factory=ResponseFacts)
     _calls: dict[int, WireToolCall] = attrs.field(factory=dict)
 
     def feed(self, data: str) -> bool:
-        """Read one event's ``data``; True when it carries generated content (the first such is the first token)."""
+        """Read one event's ``data``; True when it carries generated content (the first
+        such is the first token)."""
         if data.strip() == "[DONE]":
             return False
         try:

@@ -1,4 +1,5 @@
-"""The wire recorder: an HTTP proxy on 127.0.0.1 between agents and their model that records every model call.
+"""The wire recorder: an HTTP proxy on 127.0.0.1 between agents and their model that
+records every model call.
 
 Each session gets a path of its own on the recorder (``/s/<token>``): the
 agent's base URL is the recorder's address, that path, then the real
@@ -52,7 +53,8 @@ from .apis import (
 
 __all__ = ["WireRecorder", "WireSession"]
 
-#: Headers of one hop only (RFC 9110 §7.6.1), never forwarded; the lengths are set again by each side.
+#: Headers of one hop only (RFC 9110 §7.6.1), never forwarded; the lengths are set again
+#: by each side.
 _HOP = frozenset(
     {
         "connection",
@@ -79,16 +81,19 @@ class WireSession:
     #: the agent's base URL (the recorder's address, this session's path, the endpoint's path)
     base_url: str
     calls: list[ModelCallEvent] = attrs.field(factory=list)
-    #: the tool calls the model asked for, in order, and the results the agent sent back (by call id)
+    #: the tool calls the model asked for, in order, and the results the agent sent back
+    #: (by call id)
     tool_calls: list[WireToolCall] = attrs.field(factory=list)
     tool_results: dict[str, str] = attrs.field(factory=dict)
     #: the text of the last answer
     last_text: str = ""
-    #: the real API key, put into each forwarded request's auth header (the agent holds a placeholder); None: as sent
+    #: the real API key, put into each forwarded request's auth header (the agent holds
+    #: a placeholder); None: as sent
     api_key: str | None = attrs.field(default=None, repr=False)
     #: the request header naming the agent's own session (lower case), when one path serves several
     key_header: str | None = None
-    #: the header naming the session that started a sub-session (a sub-agent's calls are its parent's)
+    #: the header naming the session that started a sub-session (a sub-agent's calls are
+    #: its parent's)
     parent_header: str | None = None
     #: the agent's session id of each call (None: the call named none)
     keys: list[str | None] = attrs.field(factory=list)
@@ -107,7 +112,8 @@ class WireSession:
         key: str | None = None,
         parent: str | None = None,
     ) -> None:
-        """Keep one finished call; a repeat of a failed request (of the same agent session, ``key``) is
+        """Keep one finished call; a repeat of a failed request (of the same agent
+        session, ``key``) is
         counted as its next attempt."""
         with self._lock:
             last = self._last.get(key)
@@ -165,7 +171,8 @@ class WireRecorder:
     def __init__(
         self, endpoint: str, *, api: str | None = None, timeout_s: float = 600.0
     ) -> None:
-        """``endpoint``: the real model's base URL; ``api``: the API of its calls when its paths do not tell."""
+        """``endpoint``: the real model's base URL; ``api``: the API of its calls when
+        its paths do not tell."""
         parts = urlsplit(endpoint)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ConfigError(
@@ -231,12 +238,14 @@ class WireRecorder:
         self.sessions.pop(session.token, None)
 
 
-#: The headers an agent's key travels in: OpenAI's bearer token, Anthropic's and Google's key headers.
+#: The headers an agent's key travels in: OpenAI's bearer token, Anthropic's and
+#: Google's key headers.
 _KEY_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
 
 
 def _with_key(headers: list[tuple[str, str]], key: str | None) -> list[tuple[str, str]]:
-    """``headers`` with the agent's placeholder key replaced by the real one (a bearer token, when it sent none)."""
+    """``headers`` with the agent's placeholder key replaced by the real one (a bearer
+    token, when it sent none)."""
     if key is None:
         return headers
     out: list[tuple[str, str]] = []
@@ -366,7 +375,8 @@ class _Handler(BaseHTTPRequestHandler):
                 502,
                 {
                     "error": {
-                        "message": f"wire: cannot reach the model endpoint {recorder.origin}: {exc}",
+                        "message": "wire: cannot reach the model endpoint "
+                        f"{recorder.origin}: {exc}",
                         "type": "wire",
                     }
                 },
@@ -397,7 +407,10 @@ class _Handler(BaseHTTPRequestHandler):
                 else:
                     response = self.whole(api, upstream)
         except httpx.HTTPError as exc:
-            response.error = f"cannot reach the model endpoint {recorder.origin}: {exc.__class__.__name__}: {exc}"
+            response.error = (
+                f"cannot reach the model endpoint {recorder.origin}: "
+                f"{exc.__class__.__name__}: {exc}"
+            )
             if status == 0:
                 self.answer(
                     502,
@@ -447,7 +460,8 @@ class _Handler(BaseHTTPRequestHandler):
         response: ResponseFacts,
         started: float,
     ) -> float | None:
-        """Pass a server-sent-event stream on as it arrives (chunked), reading its events; the time to first token."""
+        """Pass a server-sent-event stream on as it arrives (chunked), reading its
+        events; the time to first token."""
         self.send_response(upstream.status_code)
         for key, value in upstream.headers.items():
             if key.lower() not in _HOP:

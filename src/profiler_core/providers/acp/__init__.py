@@ -1,4 +1,5 @@
-"""The ``acp`` session provider: any agent speaking the Agent Client Protocol (docs/providers/acp.md)."""
+"""The ``acp`` session provider: any agent speaking the Agent Client Protocol
+(docs/providers/acp.md)."""
 
 from .protocol import AcpError
 from .provider import AcpOptions, AcpProvider

@@ -1,4 +1,5 @@
-"""The client side of the Agent Client Protocol (ACP v1): JSON-RPC 2.0, one message a line, over a program's stdio.
+"""The client side of the Agent Client Protocol (ACP v1): JSON-RPC 2.0, one message a
+line, over a program's stdio.
 
 Written here rather than taken from the ``agent-client-protocol`` SDK: the SDK
 is asyncio, the profiler is trio, and the client needs four methods. What it
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 
 #: the protocol versions this client speaks (ACP has only version 1 so far)
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
-#: the version ``initialize`` offers: the newest this client speaks (the agent answers it, or an older one it speaks)
+#: the version ``initialize`` offers: the newest this client speaks (the agent answers
+#: it, or an older one it speaks)
 PROTOCOL_VERSION = max(SUPPORTED_VERSIONS)
 #: the longest line read from the agent (a tool's output inside an update may be long)
 MAX_LINE = 16 * 1024 * 1024
@@ -45,14 +47,16 @@ class AcpError(ProfilerError):
 
 @attrs.define
 class Update:
-    """One ``session/update`` notification: its ``update`` object and when it arrived (seconds, monotonic)."""
+    """One ``session/update`` notification: its ``update`` object and when it arrived
+    (seconds, monotonic)."""
 
     update: dict[str, Any]
     at: float
 
 
 def choose_option(options: Any, policy: str) -> str | None:
-    """The ``optionId`` the policy picks among a permission request's options (None: no option fits)."""
+    """The ``optionId`` the policy picks among a permission request's options (None: no
+    option fits)."""
     kinds = (
         ("allow_once", "allow_always")
         if policy == "allow"
@@ -71,7 +75,8 @@ def choose_option(options: Any, policy: str) -> str | None:
 
 @attrs.define(eq=False)
 class AcpClient:
-    """One connection to an ACP agent process: send requests, collect updates, answer the agent's requests."""
+    """One connection to an ACP agent process: send requests, collect updates, answer
+    the agent's requests."""
 
     stdin: Any
     stdout: Any
@@ -129,11 +134,13 @@ class AcpClient:
             message = json.loads(line)
         except ValueError:
             raise AcpError(
-                f"acp: the agent sent a line that is not JSON-RPC: {line[:200].decode('utf-8', 'replace')!r}"
+                "acp: the agent sent a line that is not JSON-RPC: "
+                f"{line[:200].decode('utf-8', 'replace')!r}"
             ) from None
         if not isinstance(message, dict):
             raise AcpError(
-                f"acp: the agent sent a JSON-RPC message that is not an object: {line[:200].decode('utf-8', 'replace')!r}"
+                "acp: the agent sent a JSON-RPC message that is not an object: "
+                f"{line[:200].decode('utf-8', 'replace')!r}"
             )
         if "method" in message and "id" in message:
             await self._answer(message)
@@ -152,7 +159,8 @@ class AcpClient:
             update.get("sessionUpdate"), str
         ):
             raise AcpError(
-                f"acp: malformed session/update (expected params.update.sessionUpdate): {json.dumps(message)[:200]}"
+                "acp: malformed session/update (expected "
+                f"params.update.sessionUpdate): {json.dumps(message)[:200]}"
             )
         self.updates.append(Update(update=update, at=time.monotonic()))
 
@@ -196,7 +204,8 @@ class AcpClient:
     async def request(
         self, method: str, params: dict[str, Any], timeout_s: float | None = None
     ) -> dict[str, Any]:
-        """Send one request and wait for its result; an error answer, an exit or a timeout is an AcpError."""
+        """Send one request and wait for its result; an error answer, an exit or a
+        timeout is an AcpError."""
         import trio
 
         if self._closed is not None:
@@ -241,8 +250,10 @@ class AcpClient:
 def check_version(
     result: dict[str, Any], supported: tuple[int, ...] = SUPPORTED_VERSIONS
 ) -> int:
-    """The version of the session: the one the agent chose in its ``initialize`` answer when this client speaks it
-    (ACP's negotiation: the client offers its newest, the agent answers it or the newest it speaks); else an AcpError."""
+    """The version of the session: the one the agent chose in its ``initialize`` answer
+    when this client speaks it
+    (ACP's negotiation: the client offers its newest, the agent answers it or the newest
+    it speaks); else an AcpError."""
     version = result.get("protocolVersion")
     if (
         isinstance(version, int)

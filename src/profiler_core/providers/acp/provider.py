@@ -1,4 +1,5 @@
-"""The ``acp`` provider: any agent that speaks the Agent Client Protocol, one session per program run.
+"""The ``acp`` provider: any agent that speaks the Agent Client Protocol, one session
+per program run.
 
 Each session starts the agent's ACP command (option ``command``, or the ``acp``
 column of the registry row named by option ``agent``) in the session's
@@ -65,17 +66,20 @@ _COMPLETION: dict[str, CompletionReason] = {
 class AcpOptions(AgentOptions):
     """Options of the ``acp`` provider (the shared ones, plus these)."""
 
-    #: the ACP command (a string, split as a shell would, or a list); default: the ``agent``'s from the registry
+    #: the ACP command (a string, split as a shell would, or a list); default: the
+    #: ``agent``'s from the registry
     command: str | list[str] | None = attrs.field(
         default=None, validator=check_option, metadata=checked(*COMMAND)
     )
-    #: an agent of the registry (``profiler agents list``): its ACP command, and how it is pointed at the model
+    #: an agent of the registry (``profiler agents list``): its ACP command, and how it
+    #: is pointed at the model
     agent: str | None = option(None, *STRING)
     #: how permission requests are answered: ``allow`` or ``reject``
     permission: str = option("allow", lambda v: v in POLICIES, "allow or reject")
     #: seconds the agent has to answer ``initialize`` and ``session/new``
     handshake_timeout_s: float = option(30.0, *SECONDS)
-    #: the model API of its calls when the paths do not tell: openai-chat | openai-responses | anthropic
+    #: the model API of its calls when the paths do not tell: openai-chat |
+    #: openai-responses | anthropic
     api: str | None = option(None, *STRING)
 
 
@@ -88,14 +92,16 @@ def _argv(options: AcpOptions, where: str) -> list[str]:
         if row is None or not row.acp:
             speaking = ", ".join(n for n, r in registry().items() if r.acp)
             raise ConfigError(
-                f"{where}: option 'agent': {options.agent!r} is not an ACP agent of the registry (known: {speaking})"
+                f"{where}: option 'agent': {options.agent!r} is not an ACP "
+                f"agent of the registry (known: {speaking})"
             )
     command = options.command or (
         list(registry()[options.agent].acp) if options.agent else None
     )
     if not command:
         raise ConfigError(
-            f"{where}: option 'command' (the agent's ACP command) or 'agent' (a registry name) is required"
+            f"{where}: option 'command' (the agent's ACP command) or 'agent' (a "
+            "registry name) is required"
         )
     try:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
@@ -123,7 +129,8 @@ def _check_permission(options: AcpOptions, where: str) -> None:
 
 
 def _program(argv: list[str], options: AcpOptions, where: str) -> str:
-    """The program of ``argv``: as given, on PATH, or in the agent folders (``profiler agents install``)."""
+    """The program of ``argv``: as given, on PATH, or in the agent folders (``profiler
+    agents install``)."""
     from ..agents import find_installed
 
     program = argv[0]
@@ -188,7 +195,8 @@ class AcpProvider(AgentProvider):
     async def prompt(
         self, handle: SessionHandle, text: str, timeout_ms: int | None = None
     ) -> PromptResult:
-        """One ACP conversation: handshake, session, prompt until its ``stopReason``; the program is ended after."""
+        """One ACP conversation: handshake, session, prompt until its ``stopReason``;
+        the program is ended after."""
         import trio
 
         live = self.live(handle)
@@ -228,7 +236,8 @@ class AcpProvider(AgentProvider):
     async def _converse(
         self, live: LiveSession, argv: list[str], env: dict[str, str], text: str
     ) -> tuple[AcpClient, str]:
-        """Start the program (confined when the run is), speak ACP with it, end its process group."""
+        """Start the program (confined when the run is), speak ACP with it, end its
+        process group."""
         if not live.setup.confined:
             return await self._speak(live, argv, env, live.dirs.work, text)
         from ...sandbox import confine
@@ -316,7 +325,8 @@ class AcpProvider(AgentProvider):
                     session_id = session.get("sessionId")
                     if not isinstance(session_id, str) or not session_id:
                         raise AcpError(
-                            f"acp: session/new answered without a sessionId: {json.dumps(session)[:200]}"
+                            "acp: session/new answered without a sessionId: "
+                            f"{json.dumps(session)[:200]}"
                         )
                     live.agent_session_id = session_id
                     prompt = [
@@ -329,7 +339,8 @@ class AcpProvider(AgentProvider):
                     )
                 except trio.TooSlowError:
                     raise AcpError(
-                        f"acp: the agent never answered the handshake within {options.handshake_timeout_s:g} s"
+                        "acp: the agent never answered the handshake within "
+                        f"{options.handshake_timeout_s:g} s"
                     ) from None
                 except AcpError as exc:
                     if client.closed:
@@ -348,7 +359,8 @@ class AcpProvider(AgentProvider):
     # -- the agent's environment ---------------------------------------------------
 
     def environment(self, live: LiveSession) -> dict[str, str]:
-        """Isolated home, the conventional endpoint variables (the recorder), the agent's own settings, then the options' and the mode's."""
+        """Isolated home, the conventional endpoint variables (the recorder), the
+        agent's own settings, then the options' and the mode's."""
         options: AcpOptions = live.setup.options
         home = live.dirs.home
         fixed = {
@@ -397,7 +409,8 @@ def _shell_tool(options: AcpOptions) -> str | None:
 
 
 async def _exited(process: Any, stderr_path: Path, cause: AcpError) -> AcpError:
-    """The error of an agent that went away: its exit status (waited for a moment) and the end of its stderr."""
+    """The error of an agent that went away: its exit status (waited for a moment) and
+    the end of its stderr."""
     import trio
 
     with trio.move_on_after(2):
@@ -451,7 +464,8 @@ def _mcp(options: AcpOptions) -> list[dict[str, Any]]:
 
 
 def _opencode(live: LiveSession, url: str | None) -> dict[str, str]:
-    """OpenCode reads its model from ``OPENCODE_CONFIG_CONTENT``: an OpenAI-compatible provider at the recorder."""
+    """OpenCode reads its model from ``OPENCODE_CONFIG_CONTENT``: an OpenAI-compatible
+    provider at the recorder."""
     from ..opencode.server import settle_plugin_sdk
 
     settle_plugin_sdk(live.dirs.home / ".config" / "opencode")
@@ -483,7 +497,8 @@ def _opencode(live: LiveSession, url: str | None) -> dict[str, str]:
 
 
 def _claude_code(live: LiveSession, url: str | None) -> dict[str, str]:
-    """Claude Code's adapter reads the Anthropic variables; these keep it offline but for the model."""
+    """Claude Code's adapter reads the Anthropic variables; these keep it offline but
+    for the model."""
     env = {
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1",
@@ -498,7 +513,8 @@ def _claude_code(live: LiveSession, url: str | None) -> dict[str, str]:
 
 
 def _codex(live: LiveSession, url: str | None) -> dict[str, str]:
-    """Codex's adapter reads ``$CODEX_HOME/config.toml``: the model provider at the recorder, no sandbox.
+    """Codex's adapter reads ``$CODEX_HOME/config.toml``: the model provider at the
+    recorder, no sandbox.
 
     No approvals and no sandbox of Codex's own, as the ``codex`` provider runs it: under
     codex-acp's default preset (read-only) a command runs inside Codex's sandbox, whose helper
@@ -534,7 +550,8 @@ def _codex(live: LiveSession, url: str | None) -> dict[str, str]:
     return {"CODEX_HOME": str(codex_home)}
 
 
-#: registry agent -> how it is pointed at the model (the registry's ``endpoint`` column says it in prose)
+#: registry agent -> how it is pointed at the model (the registry's ``endpoint`` column
+#: says it in prose)
 _POINTERS = {
     "opencode": _opencode,
     "opencode-acp": _opencode,

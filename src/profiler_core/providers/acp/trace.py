@@ -1,4 +1,5 @@
-"""The SessionTrace of an ACP session, built from its ``session/update`` notifications (a pure function).
+"""The SessionTrace of an ACP session, built from its ``session/update`` notifications
+(a pure function).
 
 Message chunks in a row become one text event, thought chunks one reasoning
 event; a ``tool_call`` and its ``tool_call_update``s become one tool call

@@ -1,4 +1,5 @@
-"""The ``opencode`` session provider: live profiling of OpenCode through ``opencode serve`` (docs/providers/opencode.md)."""
+"""The ``opencode`` session provider: live profiling of OpenCode through ``opencode
+serve`` (docs/providers/opencode.md)."""
 
 from .config import OpenCodeError, OpenCodeOptions
 from .provider import OpenCodeProvider

@@ -20,9 +20,13 @@ from ...model import PermissionConfig
 from ...model.record import Record
 
 #: How to get the program when it is missing (one line, in the error message).
-INSTALL_HINT = "install it with `npm install -g opencode-ai` or `profiler agents install` (or set options.binary / OPENCODE_BIN to its path)"
+INSTALL_HINT = (
+    "install it with `npm install -g opencode-ai` or `profiler agents install` (or "
+    "set options.binary / OPENCODE_BIN to its path)"
+)
 
-#: Tools whose permission ``auto_approve`` turns to "allow" (a headless session cannot answer a question).
+#: Tools whose permission ``auto_approve`` turns to "allow" (a headless session cannot
+#: answer a question).
 PERMISSION_KEYS = ("edit", "bash", "webfetch", "external_directory")
 
 
@@ -52,7 +56,8 @@ class OpenCodeOptions(Record):
     poll_interval_ms: float = 300.0
     #: seconds any one HTTP request to OpenCode may take
     request_timeout_s: float = 30.0
-    #: model-request retries OpenCode may make (it retries 5xx forever) before the session is aborted as failed
+    #: model-request retries OpenCode may make (it retries 5xx forever) before the
+    #: session is aborted as failed
     max_model_retries: int = 2
     #: seconds destroy_session waits for a session to go idle before deleting it
     idle_timeout_s: float = 10.0
@@ -60,7 +65,8 @@ class OpenCodeOptions(Record):
     kill_grace_s: float = 5.0
     #: directory the sessions work in (default: the current directory)
     workdir: str | None = None
-    #: give every session a fresh temporary copy of ``workdir_template`` (else of ``workdir``, else an empty directory)
+    #: give every session a fresh temporary copy of ``workdir_template`` (else of
+    #: ``workdir``, else an empty directory)
     workdir_per_session: bool = False
     #: directory copied for each session when ``workdir_per_session`` is on
     workdir_template: str | None = None
@@ -74,7 +80,8 @@ class OpenCodeOptions(Record):
         unknown = sorted(set(raw) - set(fields))
         if unknown:
             raise ConfigError(
-                f"{where}: unknown option(s) {', '.join(unknown)}; expected some of {', '.join(fields)}"
+                f"{where}: unknown option(s) {', '.join(unknown)}; expected "
+                f"some of {', '.join(fields)}"
             )
         values: dict[str, Any] = {}
         for name, value in raw.items():
@@ -129,13 +136,15 @@ def _text(value: Any, here: str) -> str:
 
 
 def find_binary(options: OpenCodeOptions) -> str:
-    """The opencode program: ``options.binary``, then ``$OPENCODE_BIN``, then PATH; else one line saying how to install it."""
+    """The opencode program: ``options.binary``, then ``$OPENCODE_BIN``, then PATH; else
+    one line saying how to install it."""
     if options.binary:
         path = Path(options.binary).expanduser()
         if path.is_file() and os.access(path, os.X_OK):
             return str(path)
         raise ConfigError(
-            f"provider 'opencode': option 'binary': {options.binary!r} is not an executable file; {INSTALL_HINT}"
+            f"provider 'opencode': option 'binary': {options.binary!r} is not "
+            f"an executable file; {INSTALL_HINT}"
         )
     env = os.environ.get("OPENCODE_BIN")
     if env:
@@ -160,7 +169,8 @@ def split_model(model: str) -> tuple[str, str]:
     provider, sep, model_id = model.partition("/")
     if not sep or not provider or not model_id:
         raise ConfigError(
-            f"provider 'opencode': model {model!r}: expected OpenCode's 'providerID/modelID' (e.g. 'anthropic/claude-sonnet-4-5')"
+            f"provider 'opencode': model {model!r}: expected OpenCode's "
+            "'providerID/modelID' (e.g. 'anthropic/claude-sonnet-4-5')"
         )
     return provider, model_id
 
@@ -179,7 +189,8 @@ def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]
 def opencode_config(
     options: OpenCodeOptions, model: str, permissions: PermissionConfig
 ) -> dict[str, Any]:
-    """The OpenCode config for one server: model, no updates or sharing, permissions, MCP servers, then ``options.config``."""
+    """The OpenCode config for one server: model, no updates or sharing, permissions,
+    MCP servers, then ``options.config``."""
     split_model(model)
     config: dict[str, Any] = {
         "$schema": "https://opencode.ai/config.json",

@@ -83,14 +83,17 @@ def measure(
     completion_reason: CompletionReason | None = None,
     retries: Sequence[str] = (),
 ) -> RecordedSession:
-    """Result and trace of a session; ``retries`` (messages of retried model calls) become recoverable errors in the trace."""
+    """Result and trace of a session; ``retries`` (messages of retried model calls)
+    become recoverable errors in the trace."""
     session = session_from_messages(
         list(messages), session_id=session_id, where=f"opencode session {session_id}"
     )
     result, trace = session.result, session.trace
     if session.cost_source != "provider":
-        # Only OpenCode's own figure is the provider's: pricing is the cost collector's job, with the
-        # profile's prices and the full `providerID/modelID` (and it then says "computed" or "unknown").
+        # Only OpenCode's own figure is the provider's: pricing is the cost collector's
+        # job, with the
+        # profile's prices and the full `providerID/modelID` (and it then says
+        # "computed" or "unknown").
         result = attrs.evolve(
             result, metrics=attrs.evolve(result.metrics, cost=CostBreakdown())
         )

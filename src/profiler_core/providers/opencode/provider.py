@@ -47,11 +47,13 @@ if (
 
 log = logging.getLogger("agent_profiler")
 
-#: Seconds a session may stay idle after its prompt before OpenCode is deemed never to have started it.
+#: Seconds a session may stay idle after its prompt before OpenCode is deemed never to
+#: have started it.
 NOT_STARTED_S = 15.0
 #: Seconds an abort may take (shielded: it runs while the iteration is being cancelled).
 ABORT_TIMEOUT_S = 5.0
-#: how long a dropped connection waits for a dying server's exit to show (it closes its sockets first)
+#: how long a dropped connection waits for a dying server's exit to show (it closes its
+#: sockets first)
 EXIT_SETTLE_S = 0.5
 
 
@@ -73,7 +75,8 @@ class _Session:
     overlapped: bool = False
 
 
-#: Where a model provider's API lives when the OpenCode config names no ``baseURL`` (a sandbox lets only these through).
+#: Where a model provider's API lives when the OpenCode config names no ``baseURL`` (a
+#: sandbox lets only these through).
 VENDOR_ENDPOINTS = {
     "anthropic": "https://api.anthropic.com",
     "openai": "https://api.openai.com",
@@ -85,7 +88,8 @@ VENDOR_ENDPOINTS = {
 
 
 def model_endpoints(options: OpenCodeOptions, model: str) -> tuple[str, ...]:
-    """The model endpoints a sandboxed OpenCode must reach: every ``baseURL`` of its config, else the vendor's."""
+    """The model endpoints a sandboxed OpenCode must reach: every ``baseURL`` of its
+    config, else the vendor's."""
     found: list[str] = []
 
     def walk(value: Any) -> None:
@@ -104,7 +108,8 @@ def model_endpoints(options: OpenCodeOptions, model: str) -> tuple[str, ...]:
 
 
 def model_endpoint(options: OpenCodeOptions, model: str) -> str:
-    """The URL the model's requests go to: its provider's ``baseURL`` in the config, else the vendor's API."""
+    """The URL the model's requests go to: its provider's ``baseURL`` in the config,
+    else the vendor's API."""
     provider_id = split_model(model)[0] if "/" in model else ""
     providers = (options.config or {}).get("provider")
     provider = providers.get(provider_id) if isinstance(providers, dict) else None
@@ -122,14 +127,16 @@ class OpenCodeProvider:
     """Drives OpenCode sessions over its HTTP API."""
 
     id = "opencode"
-    #: ``base_url`` (a server) and the config's ``baseURL``s are opened once before the first session (runner.endpoint)
+    #: ``base_url`` (a server) and the config's ``baseURL``s are opened once before the
+    #: first session (runner.endpoint)
     endpoint_check = True
     init_scope = "mode"
     #: sessions in a trial run ``opencode run`` inside it (opencode/trial.py)
     runs_in_trial = True
 
     def __init__(self, **options: Any) -> None:
-        """Validate the options now, so a bad one or a missing program fails before anything runs."""
+        """Validate the options now, so a bad one or a missing program fails before
+        anything runs."""
         self.base_options = OpenCodeOptions.parse(options)
         if self.base_options.base_url is None:
             find_binary(self.base_options)
@@ -144,7 +151,8 @@ class OpenCodeProvider:
         self.wire: Any = None
         #: sessions whose prompt is running (calls are the session's only when it runs alone)
         self._running: set[str] = set()
-        #: what a session inside a trial needs: the mode's config, endpoints, environment (init), its sessions
+        #: what a session inside a trial needs: the mode's config, endpoints,
+        #: environment (init), its sessions
         self.trial_setup: (
             tuple[dict[str, Any], tuple[str, ...], dict[str, str]] | None
         ) = None
@@ -221,7 +229,8 @@ class OpenCodeProvider:
         endpoints: tuple[str, ...],
         mode_env: Mapping[str, str],
     ) -> tuple[dict[str, Any], tuple[str, ...], str | None]:
-        """Point the model's provider at a wire recorder that forwards to its endpoint and holds its real key;
+        """Point the model's provider at a wire recorder that forwards to its endpoint
+        and holds its real key;
         the config, the endpoints the server must reach, and that key (docs/wire.md)."""
         setup = wire_setup(server_config, model, mode_env)
         if setup is None:
@@ -256,7 +265,8 @@ class OpenCodeProvider:
                 for pid, p in sorted(providers.items(), key=lambda kv: str(kv[0]))
             )
             raise OpenCodeError(
-                f"opencode: model {model!r} is not available (define it in options.config or set its provider's API key "
+                f"opencode: model {model!r} is not available (define it in "
+                "options.config or set its provider's API key "
                 f"in the environment); OpenCode offers {available or 'no model'}"
             )
 
@@ -286,7 +296,8 @@ class OpenCodeProvider:
     # -- sessions ----------------------------------------------------------------
 
     async def create_session(self, params: CreateSessionParams) -> SessionHandle:
-        """``POST /session`` (with a title, which spares a title-generation model call); in a trial, folders only."""
+        """``POST /session`` (with a title, which spares a title-generation model call);
+        in a trial, folders only."""
         if params.environment is not None:
             return self._trial_session(params)
         if params.workspace is not None:
@@ -328,7 +339,8 @@ class OpenCodeProvider:
     async def prompt(
         self, handle: SessionHandle, text: str, timeout_ms: int | None = None
     ) -> PromptResult:
-        """Send the mode's instructions and the prompt, poll until ``stop``; abort on error, timeout or cancel."""
+        """Send the mode's instructions and the prompt, poll until ``stop``; abort on
+        error, timeout or cancel."""
         import trio
 
         if handle.session_id in self.trial_sessions:
@@ -346,7 +358,8 @@ class OpenCodeProvider:
             body["agent"] = self.options.agent
         first = len(self.wire.calls) if self.wire is not None else 0
         if self._running:
-            # Another session of this server is prompting: without OpenCode's session header on the calls,
+            # Another session of this server is prompting: without OpenCode's session
+            # header on the calls,
             # the calls of the two cannot be told apart.
             for other in self._running:
                 self.sessions[other].overlapped = True
@@ -371,7 +384,8 @@ class OpenCodeProvider:
         return measure(messages, session_id=session.id, retries=session.retries).result
 
     def _take_wire_calls(self, session: _Session, first: int) -> None:
-        """The session's model calls: those naming it (and its sub-agents) in OpenCode's session header,
+        """The session's model calls: those naming it (and its sub-agents) in OpenCode's
+        session header,
         else, from a server that names none, those made while its prompt ran alone."""
         if self.wire is None:
             return
@@ -383,7 +397,8 @@ class OpenCodeProvider:
             session.wire_calls = self.wire.snapshot()[first:]
 
     async def export_session(self, handle: SessionHandle) -> SessionTrace:
-        """The session's trace, built from its messages by the same parser ``profiler import opencode`` uses."""
+        """The session's trace, built from its messages by the same parser ``profiler
+        import opencode`` uses."""
         if handle.session_id in self.trial_sessions:
             return self._trial_trace(handle)
         session = self._session(handle)
@@ -413,7 +428,8 @@ class OpenCodeProvider:
                 await self._abort(session)
             await self._request("DELETE", f"/session/{session.id}", session.directory)
             if session.directory != str(self.workdir):
-                # OpenCode keeps one instance per directory; a per-session directory's would pile up.
+                # OpenCode keeps one instance per directory; a per-session directory's
+                # would pile up.
                 await self._request("POST", "/instance/dispose", session.directory)
         except OpenCodeError as exc:
             log.warning("opencode: destroying session %s: %s", session.id, exc)
@@ -422,12 +438,16 @@ class OpenCodeProvider:
             _remove(session.owned_dir)
 
     def _end_processes(self, session: _Session) -> None:
-        """End what the session started on the shared server: all new processes when no other session runs,
-        else those working in its folder (a shared folder is no one's: they wait for the server to be idle)."""
+        """End what the session started on the shared server: all new processes when no
+        other session runs,
+        else those working in its folder (a shared folder is no one's: they wait for the
+        server to be idle)."""
         if self.server is None:
             return  # a server the provider did not start (base_url) is not its to clean
         folder = None
-        if self.sessions:  # others still run on this server: only what works in this session's folder is its
+        # others still run on this server: only what works in this session's folder is
+        # its
+        if self.sessions:
             if any(
                 other.directory == session.directory for other in self.sessions.values()
             ):
@@ -447,7 +467,8 @@ class OpenCodeProvider:
         import trio
 
         interval = self.options.poll_interval_ms / 1000
-        # About 2 s of idleness after a finished step without `stop` means OpenCode gave up on the turn;
+        # About 2 s of idleness after a finished step without `stop` means OpenCode gave
+        # up on the turn;
         # before the first answer OpenCode may sit idle a while (start-up), so allow NOT_STARTED_S.
         idle_limit = max(2, round(2.0 / interval))
         start_limit = max(idle_limit, round(NOT_STARTED_S / interval))
@@ -473,11 +494,13 @@ class OpenCodeProvider:
                 idle_polls += 1
                 if state.assistant_messages and idle_polls >= idle_limit:
                     raise OpenCodeError(
-                        f"opencode: the session went idle without finishing (last finish: {state.finish!r})"
+                        "opencode: the session went idle without finishing "
+                        f"(last finish: {state.finish!r})"
                     )
                 if not state.assistant_messages and idle_polls >= start_limit:
                     raise self._model_failed(
-                        f"opencode: the prompt was accepted but OpenCode never started answering within {NOT_STARTED_S:g} s"
+                        "opencode: the prompt was accepted but OpenCode never "
+                        f"started answering within {NOT_STARTED_S:g} s"
                     )
                 continue
             idle_polls = 0
@@ -490,12 +513,14 @@ class OpenCodeProvider:
             session.retries.append(f"attempt {attempt}: {message}")
         if session.attempt > self.options.max_model_retries:
             raise self._model_failed(
-                f"opencode: model request failed {session.attempt} time(s) and OpenCode keeps retrying "
+                f"opencode: model request failed {session.attempt} time(s) and "
+                "OpenCode keeps retrying "
                 f"(max_model_retries={self.options.max_model_retries}): {message}"
             )
 
     def _model_failed(self, message: str) -> OpenCodeError:
-        """An error of the model's answer, naming the model endpoint (OpenCode's own message names none)."""
+        """An error of the model's answer, naming the model endpoint (OpenCode's own
+        message names none)."""
         return OpenCodeError(
             f"{message} (model endpoint: {model_endpoint(self.options, self.model)})"
         )
@@ -516,7 +541,8 @@ class OpenCodeProvider:
         )
         if not isinstance(messages, list):
             raise OpenCodeError(
-                f"opencode: GET /session/{session.id}/message: expected a list, got {type(messages).__name__}"
+                f"opencode: GET /session/{session.id}/message: expected a list, "
+                f"got {type(messages).__name__}"
             )
         return messages
 
@@ -549,7 +575,8 @@ class OpenCodeProvider:
 
         if self.client is None:
             raise OpenCodeError(
-                "opencode: the provider is not initialised (init was not called or the server was shut down)"
+                "opencode: the provider is not initialised (init was not "
+                "called or the server was shut down)"
             )
 
         try:
@@ -561,7 +588,8 @@ class OpenCodeProvider:
             )
         except httpx.TimeoutException:
             raise OpenCodeError(
-                f"opencode: {method} {path} got no answer within {self.options.request_timeout_s:g} s"
+                f"opencode: {method} {path} got no answer within "
+                f"{self.options.request_timeout_s:g} s"
             ) from None
         except httpx.TransportError as exc:
             note = await self._exit_note()
@@ -570,7 +598,8 @@ class OpenCodeProvider:
             ) from None
         if response.status_code >= 400:
             raise OpenCodeError(
-                f"opencode: {method} {path} answered HTTP {response.status_code}: {response.text[:300]}"
+                f"opencode: {method} {path} answered HTTP "
+                f"{response.status_code}: {response.text[:300]}"
             )
         if not response.content:
             return None
@@ -585,8 +614,10 @@ class OpenCodeProvider:
         return self.server is None or self.server.process.poll() is None
 
     async def _exit_note(self) -> str:
-        """Why a request broke, when the server died: a killed process closes its sockets a moment before
-        it can be reaped, so a dropped connection waits up to ``EXIT_SETTLE_S`` for the exit to show."""
+        """Why a request broke, when the server died: a killed process closes its
+        sockets a moment before
+        it can be reaped, so a dropped connection waits up to ``EXIT_SETTLE_S`` for the
+        exit to show."""
         import trio
 
         with trio.move_on_after(EXIT_SETTLE_S):
@@ -594,12 +625,16 @@ class OpenCodeProvider:
                 await trio.sleep(0.01)
         if self.server is None or self.server.process.poll() is None:
             return ""
-        return f" (the opencode server, pid {self.server.pid}, exited with status {self.server.process.returncode})"
+        return (
+            f" (the opencode server, pid {self.server.pid}, exited with status "
+            f"{self.server.process.returncode})"
+        )
 
     # -- sessions inside a trial (opencode/trial.py) --------------------------------
 
     def trial_needs(self, mode: str) -> tuple[tuple[Any, ...], tuple[str, ...]]:
-        """What a trial gives this agent: its program's folder (read-only) and its model endpoints."""
+        """What a trial gives this agent: its program's folder (read-only) and its model
+        endpoints."""
         from ..in_trial import program_mounts
 
         endpoints = self.trial_setup[1] if self.trial_setup is not None else ()
@@ -614,7 +649,8 @@ class OpenCodeProvider:
 
         if self.trial_setup is None:
             raise OpenCodeError(
-                "opencode: a session inside a trial needs the provider's own config (not options.base_url)"
+                "opencode: a session inside a trial needs the provider's own "
+                "config (not options.base_url)"
             )
         session = new_session(
             params, find_binary(self.options), self.options, self.trial_setup[2]
@@ -679,7 +715,8 @@ class OpenCodeProvider:
 
 
 def _server_folder(options: OpenCodeOptions, config: ProviderConfig) -> str:
-    """The folder the server works in: the runner's (its sessions' workspaces) in a sandbox, where that folder is
+    """The folder the server works in: the runner's (its sessions' workspaces) in a
+    sandbox, where that folder is
     the only one the server may write; elsewhere the deprecated ``workdir`` option still wins."""
     confined = config.sandbox is not None and config.sandbox.confined
     if confined and config.workdir not in ("", "."):

@@ -1,4 +1,5 @@
-"""One ``opencode serve`` process: isolated home, generated config, started on a free port, ended by its PID.
+"""One ``opencode serve`` process: isolated home, generated config, started on a free
+port, ended by its PID.
 
 The server's output goes to ``server.log`` in its temporary home rather than a
 pipe, so nothing has to keep reading it for OpenCode not to block, and the
@@ -63,7 +64,8 @@ class OpenCodeServer:
     confinement: Any = None
     #: the processes below the server once it was ready (its own helpers): PID -> start time
     baseline: dict[int, str] = attrs.Factory(dict)
-    #: more host PIDs whose descendants are the server's (a container's init); the server's own is always one
+    #: more host PIDs whose descendants are the server's (a container's init); the
+    #: server's own is always one
     roots: tuple[int, ...] = ()
 
     @property
@@ -72,8 +74,10 @@ class OpenCodeServer:
         return self.process.pid
 
     def end_session_processes(self, folder: str | None) -> int:
-        """End the processes below the server that appeared after it was ready: those working in ``folder``
-        (a session's, while others run), or all of them (``None``: no other session runs); how many."""
+        """End the processes below the server that appeared after it was ready: those
+        working in ``folder``
+        (a session's, while others run), or all of them (``None``: no other session
+        runs); how many."""
         found = {
             pid: started
             for pid, started in self.processes().items()
@@ -99,7 +103,8 @@ class OpenCodeServer:
         return _tail(self.log_path, lines)
 
     async def stop(self, grace_s: float = 5.0) -> None:
-        """SIGTERM the server's process group, SIGKILL it after ``grace_s``, remove the temporary directory."""
+        """SIGTERM the server's process group, SIGKILL it after ``grace_s``, remove the
+        temporary directory."""
         try:
             # Also after a clean exit: tools OpenCode started may linger in its group.
             await end_process_group(self.process, grace_s)
@@ -109,7 +114,8 @@ class OpenCodeServer:
             remove_folder(self.home)
 
     def clean_up_at_exit(self) -> None:
-        """What an exit that skipped :meth:`stop` (an uncaught error) still does once the group is killed."""
+        """What an exit that skipped :meth:`stop` (an uncaught error) still does once
+        the group is killed."""
         if self.confinement is not None:
             self.confinement.close()
         remove_folder(self.home)
@@ -127,8 +133,10 @@ def server_environment(
     confined: bool = False,
     key: str | None = None,
 ) -> dict[str, str]:
-    """The child's environment: the runner's (in a sandbox only ``_SANDBOX_KEPT``), the mode's (with the
-    placeholder where either holds ``key``, the real key the wire recorder keeps), then an isolated home and
+    """The child's environment: the runner's (in a sandbox only ``_SANDBOX_KEPT``), the
+    mode's (with the
+    placeholder where either holds ``key``, the real key the wire recorder keeps), then
+    an isolated home and
     the generated config."""
     if confined:
         env = {k: os.environ[k] for k in _SANDBOX_KEPT if k in os.environ}
@@ -152,12 +160,14 @@ def server_environment(
     return env
 
 
-#: What OpenCode installs into each of its config folders, in the background, when it is missing there.
+#: What OpenCode installs into each of its config folders, in the background, when it is
+#: missing there.
 PLUGIN_SDK = "@opencode-ai/plugin"
 
 
 def settle_plugin_sdk(config_dir: Path) -> None:
-    """Tell OpenCode its plugin SDK is already installed in ``config_dir``, so it does not fetch it from npm.
+    """Tell OpenCode its plugin SDK is already installed in ``config_dir``, so it does
+    not fetch it from npm.
 
     OpenCode runs ``npm install @opencode-ai/plugin`` in every config folder
     that has no ``node_modules`` (once it is there, only a missing name in
@@ -189,8 +199,10 @@ async def start_server(
     endpoints: tuple[str, ...] = (),
     key: str | None = None,
 ) -> OpenCodeServer:
-    """Start ``opencode serve`` in a fresh temporary home (in the run's sandbox, when it has one) and wait for
-    its "listening" line; ``workdir`` is the folder its sessions' workspaces are under (writable in a sandbox);
+    """Start ``opencode serve`` in a fresh temporary home (in the run's sandbox, when it
+    has one) and wait for
+    its "listening" line; ``workdir`` is the folder its sessions' workspaces are under
+    (writable in a sandbox);
     ``key``: the real API key the wire recorder keeps, replaced in the server's environment."""
     import trio
 
@@ -203,7 +215,9 @@ async def start_server(
             _free_port()
         )  # published from the sandbox: the port must be known before it starts
     command = [binary, "serve", "--port", str(port), "--hostname", "127.0.0.1"]
-    if not confined:  # orphans of the sessions' tools are adopted by the server, not by init (module docstring)
+    # orphans of the sessions' tools are adopted by the server, not by init (module
+    # docstring)
+    if not confined:
         command = [sys.executable, "-I", "-S", "-c", SUBREAPER, *command]
     cwd, box = home, None
     if confined:
@@ -213,7 +227,8 @@ async def start_server(
         assert (
             sandbox is not None
         )  # confined implies a sandbox (narrowing for the type checker)
-        # An opencode installed under the home, /tmp or a hidden folder is shown read-only, as the other agents are.
+        # An opencode installed under the home, /tmp or a hidden folder is shown
+        # read-only, as the other agents are.
         shown = tuple(
             program_folders(
                 binary, container=sandbox.container, hidden=sandbox.hide_paths
@@ -265,7 +280,8 @@ async def start_server(
         await server.stop(kill_grace_s)
         raise
     if box is not None:
-        server.url = f"http://127.0.0.1:{box.published[port]}"  # the host's end of the published port
+        # the host's end of the published port
+        server.url = f"http://127.0.0.1:{box.published[port]}"
         server.roots = await trio.to_thread.run_sync(box.process_roots)
     server.baseline = server.processes()
     return server
@@ -289,18 +305,21 @@ async def _wait_ready(server: OpenCodeServer, timeout_s: float) -> str:
             return match.group(1).rstrip("/")
         if server.process.poll() is not None:
             raise OpenCodeError(
-                f"opencode exited with status {server.process.returncode} before it was ready: {server.log_tail()}"
+                f"opencode exited with status {server.process.returncode} "
+                f"before it was ready: {server.log_tail()}"
             )
         if trio.current_time() > deadline:
             raise OpenCodeError(
                 f"opencode did not print 'opencode server listening' within {timeout_s:g} s "
-                f"(raise options.start_timeout_s on a slow machine); its output: {server.log_tail() or '(none)'}"
+                "(raise options.start_timeout_s on a slow machine); its "
+                f"output: {server.log_tail() or '(none)'}"
             )
         await trio.sleep(0.05)
 
 
 def _read(path: Path) -> str:
-    # The server's home is writable by what the server runs: its log is read bounded, never through a link.
+    # The server's home is writable by what the server runs: its log is read bounded,
+    # never through a link.
     return read_tail(path, 1 << 20).decode("utf-8", errors="replace")
 
 

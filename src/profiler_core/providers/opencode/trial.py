@@ -1,4 +1,5 @@
-"""OpenCode inside a trial's container: one ``opencode run`` per prompt, read back with ``opencode export``.
+"""OpenCode inside a trial's container: one ``opencode run`` per prompt, read back with
+``opencode export``.
 
 A trial (docs/environments.md, "Agents inside the trial") runs the agent in
 the task's container, where the mode's ``opencode serve`` on the host cannot
@@ -61,7 +62,8 @@ async def prompt_in_trial(
     model: str,
     agent: str | None,
 ) -> PromptResult:
-    """Run ``opencode run`` on ``text`` inside the trial, then read the session back with ``opencode export``."""
+    """Run ``opencode run`` on ``text`` inside the trial, then read the session back
+    with ``opencode export``."""
     home = session.dirs.home
     system = session.params.system_instructions.strip()
     if system:
@@ -117,6 +119,7 @@ def _messages(text: str, session_id: str) -> list[Any]:
     messages = data.get("messages") if isinstance(data, dict) else None
     if not isinstance(messages, list):
         raise OpenCodeError(
-            f"opencode export {session_id}: expected a JSON object with messages, got {text[:200]!r}"
+            f"opencode export {session_id}: expected a JSON object with "
+            f"messages, got {text[:200]!r}"
         )
     return messages

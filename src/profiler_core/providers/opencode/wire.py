@@ -1,4 +1,5 @@
-"""OpenCode's server behind the wire recorder: where its model is, which key it holds, how calls are split.
+"""OpenCode's server behind the wire recorder: where its model is, which key it holds,
+how calls are split.
 
 The recorder forwards to the model provider's ``baseURL`` of the config, else
 to the vendor's API (``VENDOR_APIS``); the server is given the recorder's
@@ -51,7 +52,8 @@ KEY_VARIABLES = {
     "groq": ("GROQ_API_KEY",),
     "mistral": ("MISTRAL_API_KEY",),
 }
-#: OpenCode's header naming the session of a model call, and the one naming its parent (a sub-agent's)
+#: OpenCode's header naming the session of a model call, and the one naming its parent
+#: (a sub-agent's)
 SESSION_HEADER = "x-session-id"
 PARENT_HEADER = "x-parent-session-id"
 #: ``{env:NAME}`` in an OpenCode config value: the variable's value
@@ -75,7 +77,8 @@ def _lookup(name: str, mode_env: Mapping[str, str]) -> str | None:
 def real_key(
     provider_id: str, settings: Mapping[str, Any], mode_env: Mapping[str, str]
 ) -> str | None:
-    """The key OpenCode would send: the config's ``apiKey`` (or the variable it names), else the vendor's."""
+    """The key OpenCode would send: the config's ``apiKey`` (or the variable it names),
+    else the vendor's."""
     configured = settings.get("apiKey")
     if isinstance(configured, str) and configured:
         reference = _ENV_REFERENCE.match(configured)
@@ -89,8 +92,10 @@ def real_key(
 def wire_setup(
     server_config: dict[str, Any], model: str, mode_env: Mapping[str, str]
 ) -> WireSetup | None:
-    """Where the recorder forwards the model's calls, the real key, and the config with a placeholder key
-    (its ``baseURL`` is set by :func:`point_at` once the recorder runs); None: no endpoint it can read."""
+    """Where the recorder forwards the model's calls, the real key, and the config with
+    a placeholder key
+    (its ``baseURL`` is set by :func:`point_at` once the recorder runs); None: no
+    endpoint it can read."""
     provider_id = split_model(model)[0]
     provider = (server_config.get("provider") or {}).get(provider_id)
     raw = provider.get("options") if isinstance(provider, dict) else None
@@ -103,7 +108,8 @@ def wire_setup(
     key = real_key(provider_id, settings, mode_env)
     if key is None:
         return WireSetup(config=server_config, endpoint=base_url, key=None)
-    # The config's key too: OpenCode would send whatever it holds, and --env shows it to `docker inspect`.
+    # The config's key too: OpenCode would send whatever it holds, and --env shows it to
+    # `docker inspect`.
     hidden = {"provider": {provider_id: {"options": {"apiKey": WIRE_PLACEHOLDER_KEY}}}}
     return WireSetup(
         config=deep_merge(server_config, hidden), endpoint=base_url, key=key
@@ -119,7 +125,8 @@ def point_at(config: dict[str, Any], model: str, base_url: str) -> dict[str, Any
 
 
 def hide_key(env: Mapping[str, str], key: str | None) -> dict[str, str]:
-    """``env`` with the placeholder in every variable holding the real key (a copy in a longer value too,
+    """``env`` with the placeholder in every variable holding the real key (a copy in a
+    longer value too,
     unless the key is so short it could be any value's part)."""
     if not key:
         return dict(env)

@@ -28,7 +28,8 @@ Warmup = Callable[[str, str, ProviderAdapter], Awaitable[None]]
 
 
 class LocalExecutor:
-    """What both local executors share: initialising, warming up and shutting down provider instances."""
+    """What both local executors share: initialising, warming up and shutting down
+    provider instances."""
 
     name = "local"
 
@@ -96,7 +97,8 @@ class LocalExecutor:
     async def init_instance(
         self, instance: ProviderAdapter, model: str, mode: str, *, with_overrides: bool
     ) -> None:
-        """``init`` an instance for (model, mode), then warm it up; a failed init is one ProfilerError line."""
+        """``init`` an instance for (model, mode), then warm it up; a failed init is one
+        ProfilerError line."""
         config = provider_config(
             model=model,
             mode=mode,
@@ -116,7 +118,8 @@ class LocalExecutor:
             raise
         except Exception as exc:
             raise ProfilerError(
-                f"provider {instance.id!r}: init failed (model {model!r}, mode {mode!r}): {type(exc).__name__}: {exc}"
+                f"provider {instance.id!r}: init failed (model {model!r}, mode "
+                f"{mode!r}): {type(exc).__name__}: {exc}"
             ) from exc
         await self.warmup(model, mode, instance)
 
@@ -170,7 +173,8 @@ class OverlappedExecutor(LocalExecutor):
 
 
 class SequentialExecutor(LocalExecutor):
-    """One provider instance at a time; modes one after another, each with its environment applied here.
+    """One provider instance at a time; modes one after another, each with its
+    environment applied here.
 
     With ``init_scope: "suite"`` a model's instance is initialised once (with the
     first mode's environment) and serves all its modes; with ``"mode"`` every
@@ -197,7 +201,8 @@ class SequentialExecutor(LocalExecutor):
     def stages(
         self, schedule: list[Cell], groups: dict[tuple[str, str], ModeGroup]
     ) -> list[Stage]:
-        """A stage per run of consecutive cells of one (model, mode): one per mode in matrix order, or,
+        """A stage per run of consecutive cells of one (model, mode): one per mode in
+        matrix order, or,
         round by round (a stop rule), one per mode and round."""
         stages: list[Stage] = []
         for key, cells in itertools.groupby(schedule, key=lambda c: (c[0], c[1])):

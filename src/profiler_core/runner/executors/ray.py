@@ -95,7 +95,8 @@ DRIVER_FIELDS = (
 
 
 def ray_problems(executor: str) -> list[str]:
-    """What stops ``executor`` from running here (``profiler validate``): Ray missing for ``ray``."""
+    """What stops ``executor`` from running here (``profiler validate``): Ray missing
+    for ``ray``."""
     if executor != "ray":
         return []
     try:
@@ -127,7 +128,8 @@ class RayExecutor:
     ) -> None:
         if not profile_path:
             raise ConfigError(
-                "execution.executor: ray needs a profile file (the workers build their components from it)"
+                "execution.executor: ray needs a profile file (the workers "
+                "build their components from it)"
             )
         try:
             import ray
@@ -147,11 +149,13 @@ class RayExecutor:
         self.redactor = redactor
         self._started_here = False
         self._remote: Any = None
-        #: the workers' records of what they started: what a killed worker leaves is cleaned up from it
+        #: the workers' records of what they started: what a killed worker leaves is
+        #: cleaned up from it
         self.leftovers = temporary_folder("profiler-ray-leftovers-")
 
     async def start(self) -> None:
-        """Connect to (or start) the cluster and register the cell task (a few seconds for a local one)."""
+        """Connect to (or start) the cluster and register the cell task (a few seconds
+        for a local one)."""
         self.connect()
 
     def stages(
@@ -200,14 +204,16 @@ class RayExecutor:
             self._profile_ref = [ray.put(self.profile)]
 
     def disconnect(self) -> None:
-        """Disconnect (a cluster started here stops with it); then end what the workers left running."""
+        """Disconnect (a cluster started here stops with it); then end what the workers
+        left running."""
         try:
             if self._started_here and self._ray.is_initialized():
                 self._ray.shutdown()
         finally:
             self._started_here = False
             self._profile_ref = []  # the object store it was in may be gone with the cluster
-            # Workers killed before their clean-up (Ctrl-C, a stopped cluster) leave agent servers and
+            # Workers killed before their clean-up (Ctrl-C, a stopped cluster) leave
+            # agent servers and
             # folders: end them by their recorded PIDs (and start times) and remove the folders.
             killed, removed = clean_up(self.leftovers)
             if killed or removed:
@@ -230,7 +236,8 @@ class RayExecutor:
         iteration: int,
         attempt: int,
     ) -> tuple[IterationOutcome, str | None]:
-        """One attempt of a cell on a worker; a worker that dies is an ``executor_error`` attempt."""
+        """One attempt of a cell on a worker; a worker that dies is an
+        ``executor_error`` attempt."""
         ray = self._ray
         spec = CellSpec(
             profile_path=self.profile_path,
@@ -250,7 +257,8 @@ class RayExecutor:
         started_at, t0 = now_iso(), time.perf_counter()
         ref = self._remote.remote(spec)
         try:
-            # ray.get blocks: in a worker thread, abandoned (and the task cancelled) on Ctrl-C or a timeout.
+            # ray.get blocks: in a worker thread, abandoned (and the task cancelled) on
+            # Ctrl-C or a timeout.
             outcome, error, units = await trio.to_thread.run_sync(
                 ray.get, ref, abandon_on_cancel=True, limiter=_LIMITER
             )
@@ -258,7 +266,10 @@ class RayExecutor:
             ray.cancel(ref, force=True)
             raise
         except ray.exceptions.RayError as exc:
-            message = f"ray worker failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
+            message = (
+                f"ray worker failed: {type(exc).__name__}: "
+                f"{str(exc).strip().splitlines()[0][:300]}"
+            )
             row = make_row(
                 run_id=state.run_id,
                 provider=state.provider_id,
@@ -316,7 +327,8 @@ _LOOP_LOCK = threading.Lock()
 
 
 def _worker_loop() -> Any:
-    """The trio token of a loop that lives as long as this worker process (providers stay initialised in it)."""
+    """The trio token of a loop that lives as long as this worker process (providers
+    stay initialised in it)."""
     with _LOOP_LOCK:
         if "token" not in _LOOP:
             ready = threading.Event()
@@ -337,7 +349,8 @@ def _worker_loop() -> Any:
 
 async def _cell(spec: CellSpec) -> tuple[IterationOutcome, str | None, dict[str, str]]:
     if spec.leftovers and os.environ.get(SPOOL_ENV) != spec.leftovers:
-        # A new run: what this worker still holds from an earlier one (providers, workspaces) goes first.
+        # A new run: what this worker still holds from an earlier one (providers,
+        # workspaces) goes first.
         await _shut_down_components()
         os.environ[SPOOL_ENV] = (
             spec.leftovers
@@ -388,7 +401,8 @@ def _profile(spec: CellSpec, manager: Any) -> Any:
 
 
 def _components(spec: CellSpec) -> _Components:
-    """The run's options, workspaces and trials, built once per worker process as the driver builds them."""
+    """The run's options, workspaces and trials, built once per worker process as the
+    driver builds them."""
     key = (
         spec.profile[0].hex()
         if spec.profile
@@ -421,7 +435,8 @@ def _components(spec: CellSpec) -> _Components:
 
 
 async def _provider(components: _Components, spec: CellSpec) -> ProviderAdapter:
-    """This worker's provider for (model, mode), initialised on first use and kept for later cells."""
+    """This worker's provider for (model, mode), initialised on first use and kept for
+    later cells."""
     overrides = json.dumps(
         spec.mode_config.provider_overrides, sort_keys=True, default=str
     )
@@ -453,7 +468,8 @@ async def _shut_down_components() -> None:
             with trio.move_on_after(10):
                 try:
                     await provider.shutdown()
-                except Exception:  # noqa: BLE001 - best effort: the driver's clean-up is the last guard
+                # best effort: the driver's clean-up is the last guard
+                except Exception:  # noqa: BLE001
                     pass
         components.workspaces.close()
     _COMPONENTS.clear()
