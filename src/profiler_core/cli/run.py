@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -505,58 +506,76 @@ def validate_command(manager, profile):
       profiler validate examples/demo/profile.yaml
     """
     from ..config.loader import ProfileErrors, load_profile
-    from ..runner.build import build_components, mode_problems
-    from ..util.textcut import cut_lines
 
     try:
         config = load_profile(profile, registry=manager.registry)
     except ProfileErrors as exc:
-        for line in exc.problems:
-            click.echo(f"Error: {cut_lines(line)}", err=True)
-        click.echo(f"{len(exc.problems)} problem(s) found", err=True)
-        sys.exit(1)
+        _refuse(exc.problems)
+    built, problems = _validation_problems(config, profile, manager)
+    if problems:
+        _refuse(problems)
+    print_skipped(config)
+    click.echo(f"{profile}: OK")
+    _print_validated(config, built)
+
+
+def _refuse(problems: list[str]) -> NoReturn:
+    """Print each problem on its line, their count, and exit 1."""
+    from ..util.textcut import cut_lines
+
+    for line in problems:
+        click.echo(f"Error: {cut_lines(line)}", err=True)
+    click.echo(f"{len(problems)} problem(s) found", err=True)
+    sys.exit(1)
+
+
+def _validation_problems(config, profile, manager) -> tuple[dict, list[str]]:
+    """The profile's components built, and every problem found building or checking them."""
+    from ..runner.build import build_components, mode_problems
+
     built, problems = build_components(config, manager)
     problems += _scorer_problems(config, built.get("scorer"), manager)
     if built.get("mode_resolver") is not None:
         problems += mode_problems(config, manager, built["mode_resolver"])
-    if (
-        config.execution.executor == "ray"
-    ):  # the Ray executor's module imports the whole runner
+    if config.execution.executor == "ray":
+        # the Ray executor's module imports the whole runner: only then
         from ..runner.executors.ray import ray_problems
 
         problems += [
             f"{profile}: {line}" for line in ray_problems(config.execution.executor)
         ]
     problems += sandbox_problems(config, profile)
-    if problems:
-        for line in problems:
-            click.echo(f"Error: {cut_lines(line)}", err=True)
-        click.echo(f"{len(problems)} problem(s) found", err=True)
-        sys.exit(1)
+    return built, problems
+
+
+def _model_names(config) -> str:
+    """The profile's models, each with its label, for the summary."""
+    labels = config.overrides.get("model_labels") or {}
+    names = []
+    for model in config.models:
+        text = f"{model} ({labels[model]})" if model in labels else model
+        names.append(text or "(not given: the agent's own default)")
+    return ", ".join(names)
+
+
+def _print_validated(config, built: dict) -> None:
+    """What the validated profile will run: models, modes, scenarios, repetitions, parts."""
     cells = (
         len(config.models)
         * len(config.modes)
         * len(config.scenarios)
         * config.execution.repetitions
     )
-    print_skipped(config)
-    click.echo(f"{profile}: OK")
-    labels = config.overrides.get("model_labels") or {}
-    models = ", ".join(
-        (f"{m} ({labels[m]})" if m in labels else m)
-        or "(not given: the agent's own default)"
-        for m in config.models
-    )
-    click.echo(f"  models:      {models}")
+    click.echo(f"  models:      {_model_names(config)}")
     click.echo(
         f"  modes:       {', '.join(config.modes)} (resolver: {config.mode_resolver.id})"
     )
-    click.echo(
-        f"  scenarios:   {len(config.scenarios)} ({', '.join(s.id for s in config.scenarios)})"
-    )
+    scenario_ids = ", ".join(s.id for s in config.scenarios)
+    click.echo(f"  scenarios:   {len(config.scenarios)} ({scenario_ids})")
     if config.skipped:
         click.echo(
-            f"  left out:    {len(config.skipped)} scenario folder(s), one warning line each above"
+            f"  left out:    {len(config.skipped)} scenario folder(s), "
+            "one warning line each above"
         )
     stop = config.execution.stop
     if stop is not None:
@@ -569,12 +588,10 @@ def validate_command(manager, profile):
         click.echo(f"  repetitions: {config.execution.repetitions}")
         click.echo(f"  matrix:      {cells} iterations")
     click.echo(f"  provider:    {config.provider.id}   scorer: {config.scorer.id}")
-    click.echo(
-        f"  collectors:  {', '.join(c.id for c in built['collectors'] if c) or 'none'}"
-    )
-    click.echo(
-        f"  analyzers:   {', '.join(a.name for a in built['analyzers'] if a) or 'none'}"
-    )
+    collectors = ", ".join(c.id for c in built["collectors"] if c) or "none"
+    analyzers = ", ".join(a.name for a in built["analyzers"] if a) or "none"
+    click.echo(f"  collectors:  {collectors}")
+    click.echo(f"  analyzers:   {analyzers}")
 
 
 def print_skipped(config) -> None:

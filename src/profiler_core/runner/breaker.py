@@ -81,30 +81,32 @@ class Breaker:
         streak.append((shape, row.scenario_id))
         warmup = self._warmups.get(key)
         warmed = warmup is not None and warmup[0] == shape
-        scenarios = {scenario for _, scenario in streak} | (
-            {warmup[1]} if warmup is not None and warmed else set()
-        )
+        scenarios = {scenario for _, scenario in streak}
+        if warmup is not None and warmed:
+            scenarios.add(warmup[1])
         # One scenario failing every time is that scenario's fault, unless the error is
         # the endpoint's.
         if len(scenarios) < 2 and not names_the_endpoint(row.error):
             return None
         # A session that timed out may only be slow, which is worth measuring: timeouts
-        # stop a run only
-        # when the warm-up timed out too.
-        if warmed or (len(streak) >= self.first_cells and row.error_code != "timeout"):
-            what = (
-                "the warm-up and the first session"
-                if warmed and len(streak) == 1
-                else f"the first {len(streak)} sessions"
-            )
-            if warmed and len(streak) > 1:
-                what = f"the warm-up and the first {len(streak)} sessions"
-            return (
-                f"model {key[0]!r}, mode {key[1]!r}: {what} failed the same "
-                f"way, so every cell would: {row.error} "
-                "(stopping the run; check the agent and its model endpoint, then --resume)"
-            )
-        return None
+        # stop a run only when the warm-up timed out too.
+        enough = len(streak) >= self.first_cells and row.error_code != "timeout"
+        if not (warmed or enough):
+            return None
+        return (
+            f"model {key[0]!r}, mode {key[1]!r}: {_what_failed(warmed, len(streak))} "
+            f"failed the same way, so every cell would: {row.error} "
+            "(stopping the run; check the agent and its model endpoint, then --resume)"
+        )
+
+
+def _what_failed(warmed: bool, sessions: int) -> str:
+    """Which sessions failed alike, as the stop's message says it."""
+    if warmed and sessions == 1:
+        return "the warm-up and the first session"
+    if warmed:
+        return f"the warm-up and the first {sessions} sessions"
+    return f"the first {sessions} sessions"
 
 
 def _shape(row: ProfileRow) -> str:

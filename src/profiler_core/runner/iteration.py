@@ -20,6 +20,7 @@ from ..model import (
     CreateSessionParams,
     CustomMetric,
     ModeConfig,
+    ProfileRow,
     PromptMetrics,
     PromptResult,
     Scenario,
@@ -429,6 +430,7 @@ async def attempt_cell(
     started_at = now_iso()
     t0 = time.perf_counter()
     done = _Attempt()
+    cell = _Cell(model=model, mode=mode, scenario=scenario, iteration=iteration)
     try:
         params = CreateSessionParams(
             system_instructions=mode_config.system_instructions,
@@ -438,47 +440,8 @@ async def attempt_cell(
             model=model,
             scenario=scenario,
         )
-        trials = getattr(state, "trials", None)
-        if trials is not None and trials.applies(scenario, provider):
-            name = workspace_name(
-                scenario.id, mode, iteration, model if state.multi_model else None
-            )
-            await _trial(
-                state, provider, params, scenario, done, name
-            )  # set-up, agent and verifier in one environment
-        else:
-            _steps_need_a_trial(state, scenario, provider)
-            await _prepare_workspace(state, scenario, done)
-            params = attrs.evolve(
-                params,
-                workspace=str(done.folder) if done.folder is not None else None,
-                sandbox=done.sandbox,
-            )
-            try:
-                await _session(state, provider, params, scenario, done)
-            finally:
-                if done.handle is not None:
-                    await _destroy(state, done.handle, provider)
-            if done.recorded is not None:
-                # The provider's own verifier decided (a replayed recording's, a Harbor
-                # trial's): none of ours runs.
-                done.verification = _as_verification(done.recorded)
-            else:
-                await _verify(state, scenario, done)
-        done.metrics = {
-            **await _collect(state, done.result, scenario, mode, model, done.trace),
-            **done.verification_metrics(),
-            **({"artifacts": done.artifacts} if done.artifacts else {}),
-        }
-        if done.trace is not None and state.analysis_pool is not None:
-            done.analysis, done.trace_text = await _analyze_in_worker(
-                state, done.trace, scenario, mode, model, iteration
-            )
-        elif done.trace is not None and state.analyzers:
-            done.analysis = await _analyze(state, done.trace, scenario, mode)
-        done.scored = await _score(
-            state, scenario, done, mode, model, iteration, {"attempt": attempt}
-        )
+        await _run_and_verify(state, provider, params, cell, done)
+        await _measure(state, cell, done, attempt)
         if done.result.error:
             # The session itself ended in an error (an API error, a recorded failure):
             # measured, scored, but an error.
@@ -487,23 +450,130 @@ async def attempt_cell(
         done.failed(exc)
     completed_at = now_iso()
     if done.times is not None:
-        started_at, completed_at = (
-            done.times
-        )  # a replayed recording: when the session really happened
-    row = make_row(
+        # a replayed recording: when the session really happened
+        started_at, completed_at = done.times
+    row = _row(state, cell, done, attempt, started_at, completed_at, t0)
+    if done.folder is not None and state.workspaces is not None:
+        _release_workspace(
+            state.workspaces,
+            done.folder,
+            done.left_empty,
+            failed=bool(row.error) or not row.success,
+            name=lambda: cell.workspace_name(state),
+        )
+    outcome = IterationOutcome(
+        row=row,
+        trace=done.trace,
+        bundle=_bundle(row, cell, done),
+        retry_after=done.retry_after,
+        rate_limited=done.error_code == "rate_limited",
+        trace_text=done.trace_text,
+    )
+    return outcome, done.error
+
+
+class _Cell:
+    """What names one cell: its model, mode, scenario and iteration."""
+
+    __slots__ = ("iteration", "mode", "model", "scenario")
+
+    def __init__(
+        self, *, model: str, mode: str, scenario: Scenario, iteration: int
+    ) -> None:
+        self.model = model
+        self.mode = mode
+        self.scenario = scenario
+        self.iteration = iteration
+
+    def workspace_name(self, state: RunState) -> str:
+        """The cell's workspace (and trial) name; the model is in it when the run has several."""
+        return workspace_name(
+            self.scenario.id,
+            self.mode,
+            self.iteration,
+            self.model if state.multi_model else None,
+        )
+
+
+async def _run_and_verify(
+    state: RunState,
+    provider: ProviderAdapter,
+    params: CreateSessionParams,
+    cell: _Cell,
+    done: _Attempt,
+) -> None:
+    """The session and its verification: in one trial environment, or in a workspace."""
+    scenario = cell.scenario
+    trials = getattr(state, "trials", None)
+    if trials is not None and trials.applies(scenario, provider):
+        # set-up, agent and verifier in one environment
+        await _trial(
+            state, provider, params, scenario, done, cell.workspace_name(state)
+        )
+        return
+    _steps_need_a_trial(state, scenario, provider)
+    await _prepare_workspace(state, scenario, done)
+    params = attrs.evolve(
+        params,
+        workspace=str(done.folder) if done.folder is not None else None,
+        sandbox=done.sandbox,
+    )
+    try:
+        await _session(state, provider, params, scenario, done)
+    finally:
+        if done.handle is not None:
+            await _destroy(state, done.handle, provider)
+    if done.recorded is not None:
+        # The provider's own verifier decided (a replayed recording's, a Harbor
+        # trial's): none of ours runs.
+        done.verification = _as_verification(done.recorded)
+    else:
+        await _verify(state, scenario, done)
+
+
+async def _measure(state: RunState, cell: _Cell, done: _Attempt, attempt: int) -> None:
+    """The collectors' metrics, the analyzers' findings and the scorer's verdict."""
+    scenario, mode, model = cell.scenario, cell.mode, cell.model
+    done.metrics = {
+        **await _collect(state, done.result, scenario, mode, model, done.trace),
+        **done.verification_metrics(),
+        **({"artifacts": done.artifacts} if done.artifacts else {}),
+    }
+    if done.trace is not None and state.analysis_pool is not None:
+        done.analysis, done.trace_text = await _analyze_in_worker(
+            state, done.trace, scenario, mode, model, cell.iteration
+        )
+    elif done.trace is not None and state.analyzers:
+        done.analysis = await _analyze(state, done.trace, scenario, mode)
+    done.scored = await _score(
+        state, scenario, done, mode, model, cell.iteration, {"attempt": attempt}
+    )
+
+
+def _row(
+    state: RunState,
+    cell: _Cell,
+    done: _Attempt,
+    attempt: int,
+    started_at: str,
+    completed_at: str,
+    t0: float,
+) -> ProfileRow:
+    """The attempt's row."""
+    handle = done.handle
+    verification = done.verification
+    return make_row(
         run_id=state.run_id,
         provider=state.provider_id,
         metric_units=state.metric_units,
-        model=model,
-        mode=mode,
-        scenario_id=scenario.id,
-        iteration=iteration,
+        model=cell.model,
+        mode=cell.mode,
+        scenario_id=cell.scenario.id,
+        iteration=cell.iteration,
         started_at=started_at,
         completed_at=completed_at,
         elapsed_ms=(time.perf_counter() - t0) * 1000,
-        session_id=getattr(done.handle, "session_id", "")
-        if done.handle is not None
-        else "",
+        session_id=getattr(handle, "session_id", "") if handle is not None else "",
         result=done.result,
         trace=done.trace,
         scored=done.scored,
@@ -512,37 +582,24 @@ async def attempt_cell(
         error_code=done.error_code,
         reason=done.reason,
         attempts=attempt,
-        reward=done.verification.reward if done.verification is not None else None,
+        reward=verification.reward if verification is not None else None,
     )
-    if done.folder is not None and state.workspaces is not None:
-        _release_workspace(
-            state.workspaces,
-            done.folder,
-            done.left_empty,
-            failed=bool(row.error) or not row.success,
-            name=lambda: workspace_name(
-                scenario.id, mode, iteration, model if state.multi_model else None
-            ),
-        )
-    bundle = None
-    if done.analysis:
-        bundle = SessionAnalysisBundle(
-            session_id=row.session_id,
-            scenario_id=scenario.id,
-            mode=mode,
-            model=model,
-            iteration=iteration,
-            results=done.analysis,
-        )
-    outcome = IterationOutcome(
-        row=row,
-        trace=done.trace,
-        bundle=bundle,
-        retry_after=done.retry_after,
-        rate_limited=done.error_code == "rate_limited",
-        trace_text=done.trace_text,
+
+
+def _bundle(
+    row: ProfileRow, cell: _Cell, done: _Attempt
+) -> SessionAnalysisBundle | None:
+    """The analyzers' findings of the attempt, as one bundle (None without findings)."""
+    if not done.analysis:
+        return None
+    return SessionAnalysisBundle(
+        session_id=row.session_id,
+        scenario_id=cell.scenario.id,
+        mode=cell.mode,
+        model=cell.model,
+        iteration=cell.iteration,
+        results=done.analysis,
     )
-    return outcome, done.error
 
 
 def _release_workspace(

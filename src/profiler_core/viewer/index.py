@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import threading
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +203,39 @@ def _last_of_each(keys: np.ndarray) -> np.ndarray:
     return np.sort(order[last])
 
 
+class _Columns:
+    """The index's columns as the decoded batches of rows fill them."""
+
+    def __init__(self) -> None:
+        self.maps: dict[str, dict[str, int]] = {name: {} for name in _STRINGS}
+        self.codes = {name: array("i") for name in _STRINGS}
+        self.numbers = {name: array("d") for name in _NUMBERS}
+        self.outcome, self.offsets, self.lengths = array("b"), array("q"), array("q")
+        self.errors: dict[int, tuple[str, str | None]] = {}
+
+    def add(self, rows: list, where: Iterable[int], sizes: Iterable[int]) -> None:
+        """One batch: each string as its code, each number (NaN for none), each outcome."""
+        first = len(self.offsets)
+        for name in _STRINGS:
+            seen = self.maps[name]
+            self.codes[name].extend(
+                [seen.setdefault(text, len(seen)) for text in map(_READ[name], rows)]
+            )
+        for name in _NUMBERS:
+            values: Iterable[float] = map(_READ[name], rows)
+            if name in _NULLABLE:
+                values = (math.nan if v is None else v for v in values)
+            self.numbers[name].extend(values)
+        self.outcome.extend(
+            [ERROR if r.error else PASS if r.success else FAIL for r in rows]
+        )
+        for k, r in enumerate(rows):
+            if r.error:
+                self.errors[first + k] = (r.error, r.error_code)
+        self.offsets.extend(where)
+        self.lengths.extend(sizes)
+
+
 class RowIndex:
     """The rows of one run as numpy columns plus each row's place in the file."""
 
@@ -235,67 +268,42 @@ class RowIndex:
         self._build()
 
     def _build(self) -> None:
-        maps: dict[str, dict[str, int]] = {name: {} for name in _STRINGS}
-        codes = {name: array("i") for name in _STRINGS}
-        numbers = {name: array("d") for name in _NUMBERS}
-        outcome, offsets, lengths = array("b"), array("q"), array("q")
-        errors: dict[int, tuple[str, str | None]] = {}
+        columns = _Columns()
         for rows, where, sizes in decode_batches(self.path, _Brief, self.problems):
-            first = len(offsets)
-            for name in _STRINGS:
-                seen = maps[name]
-                codes[name].extend(
-                    [
-                        seen.setdefault(text, len(seen))
-                        for text in map(_READ[name], rows)
-                    ]
-                )
-            for name in _NUMBERS:
-                values = map(_READ[name], rows)
-                numbers[name].extend(
-                    values
-                    if name not in _NULLABLE
-                    else (math.nan if v is None else v for v in values)
-                )
-            outcome.extend(
-                [ERROR if r.error else PASS if r.success else FAIL for r in rows]
-            )
-            errors.update(
-                {
-                    first + k: (r.error, r.error_code)
-                    for k, r in enumerate(rows)
-                    if r.error
-                }
-            )
-            offsets.extend(where)
-            lengths.extend(sizes)
-        self._maps = maps
-        self.values = {name: list(seen) for name, seen in maps.items()}
-        for name, ints in codes.items():
+            columns.add(rows, where, sizes)
+        self._maps = columns.maps
+        self.values = {name: list(seen) for name, seen in columns.maps.items()}
+        for name, ints in columns.codes.items():
             setattr(self, name, np.frombuffer(ints, dtype=np.int32).copy())
-        for name, floats in numbers.items():
+        for name, floats in columns.numbers.items():
             setattr(self, name, np.frombuffer(floats, dtype=np.float64).copy())
-        self.outcome = np.frombuffer(outcome, dtype=np.int8).copy()
-        self.offsets = np.frombuffer(offsets, dtype=np.int64).copy()
-        self.lengths = np.frombuffer(lengths, dtype=np.int64).copy()
+        self.outcome = np.frombuffer(columns.outcome, dtype=np.int8).copy()
+        self.offsets = np.frombuffer(columns.offsets, dtype=np.int64).copy()
+        self.lengths = np.frombuffer(columns.lengths, dtype=np.int64).copy()
         self._iterations = np.unique(self.iteration)
+        self._keep_the_last_line_of_each_cell(columns.errors, len(columns.outcome))
+        self._derive_totals()
+        self.order = np.arange(self.n, dtype=np.int64)
+        keys = self._keys(self.model, self.mode, self.scenario, self.iteration)
+        self._key_order = np.argsort(keys)
+        self._sorted_keys = keys[self._key_order]
+
+    def _keep_the_last_line_of_each_cell(
+        self, errors: dict[int, tuple[str, str | None]], lines: int
+    ) -> None:
+        """Drop the lines a later line of the same cell replaces (a resumed run's)."""
         keep = _last_of_each(
             self._keys(self.model, self.mode, self.scenario, self.iteration)
         )
         self.duplicates = int(self.offsets.size - keep.size)
         for name in (*_STRINGS, *_NUMBERS, "outcome", "offsets", "lengths"):
             setattr(self, name, getattr(self, name)[keep])
-        position = np.full(max(len(outcome), 1), -1, dtype=np.int64)
+        position = np.full(max(lines, 1), -1, dtype=np.int64)
         position[keep] = np.arange(keep.size)
         self.errors = {
             int(position[i]): e for i, e in errors.items() if position[i] >= 0
         }
         self.n = int(keep.size)
-        self._derive_totals()
-        self.order = np.arange(self.n, dtype=np.int64)
-        keys = self._keys(self.model, self.mode, self.scenario, self.iteration)
-        self._key_order = np.argsort(keys)
-        self._sorted_keys = keys[self._key_order]
 
     def _derive_totals(self) -> None:
         """The token totals a line left out (a row written by hand), derived as the
