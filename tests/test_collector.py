@@ -72,7 +72,7 @@ def test_run_starts_paused_and_runs_its_matrix_with_the_collector_on(
     from profiler_core.runner.run import Run
 
     seen: list = []
-    _spy(monkeypatch, launch, "load_profile", seen, "load")
+    _spy(monkeypatch, launch, "profile_from_data", seen, "load")
     _spy(monkeypatch, Run, "execute_all", seen, "execute")
     with pytest.raises(SystemExit) as exit_:
         main(["run", str(_profile(tmp_path)), "--no-report", "--progress", "none"])

@@ -359,3 +359,33 @@ def test_a_refused_call_keeps_the_endpoints_text_else_its_status(body, expected)
     assert answer.status_code == 503 and answer.content == body
     [call] = session.calls
     assert (call.status, call.error) == (503, expected)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_session_read_right_after_its_answer_waits_for_that_call(monkeypatch, stream):
+    """The agent has the whole answer a moment before the recorder keeps the call: a
+    session read in that moment (the agent exits, the row is assembled) still has it."""
+    import time
+
+    from profiler_core.wire.recorder import WireSession
+
+    real_add = WireSession.add
+
+    def late_add(self, *args, **kwargs):
+        time.sleep(0.5)  # the record lands well after the agent read its answer
+        real_add(self, *args, **kwargs)
+
+    monkeypatch.setattr(WireSession, "add", late_add)
+    with (
+        FakeModelServer(Text("Done.", usage=Usage(input=7, output=3))) as model,
+        WireRecorder(model.base_url) as recorder,
+    ):
+        session = recorder.open()
+        answer = httpx.post(
+            session.base_url + "/chat/completions",
+            json=request_body("openai-chat", stream),
+            timeout=10,
+        )
+        assert answer.status_code == 200
+        calls = session.snapshot()
+    assert [(c.status, c.tokens.input, c.tokens.output) for c in calls] == [(200, 7, 3)]

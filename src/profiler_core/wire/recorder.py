@@ -73,6 +73,10 @@ _HOP = frozenset(
 )
 
 
+#: How long a reader of a session waits for a call still being recorded (seconds).
+SETTLE_S = 2.0
+
+
 @attrs.define(eq=False)
 class WireSession:
     """The model calls of one agent session, recorded as they end."""
@@ -99,7 +103,11 @@ class WireSession:
     keys: list[str | None] = attrs.field(factory=list)
     #: the agent's sub-session -> the session that started it
     parents: dict[str, str] = attrs.field(factory=dict)
-    _lock: threading.Lock = attrs.field(factory=threading.Lock)
+    #: guards the lists above; notified when a call in flight is recorded
+    _lock: threading.Condition = attrs.field(factory=threading.Condition)
+    #: calls forwarded whose record is not kept yet (the agent may have its answer
+    #: already), by the (session, parent session) their headers named
+    _in_flight: dict[tuple[str | None, str | None], int] = attrs.field(factory=dict)
     #: per agent session: the digest of its last request and the index of its last call
     _last: dict[str | None, tuple[str, int]] = attrs.field(factory=dict)
 
@@ -135,8 +143,34 @@ class WireSession:
                 self.tool_calls.extend(response.tool_calls)
                 self.last_text = response.text or self.last_text
 
+    def begin(self, key: str | None = None, parent: str | None = None) -> None:
+        """A call is being forwarded: readers wait for its record (:meth:`settled`)."""
+        with self._lock:
+            self._in_flight[key, parent] = self._in_flight.get((key, parent), 0) + 1
+
+    def end(self, key: str | None = None, parent: str | None = None) -> None:
+        """That call is recorded (or failed before it could be)."""
+        with self._lock:
+            self._in_flight[key, parent] -= 1
+            self._lock.notify_all()
+
+    def settled(self, key: str | None = None, timeout_s: float = SETTLE_S) -> None:
+        """Wait (bounded) until no call is in flight (of the agent session ``key`` and the
+        sub-sessions it started, when given): the agent has its answer a moment before
+        the call is recorded, so a session read right after its last answer would miss it."""
+
+        def idle() -> bool:
+            return not any(
+                count > 0 and (key is None or key in (own, parent))
+                for (own, parent), count in self._in_flight.items()
+            )
+
+        with self._lock:
+            self._lock.wait_for(idle, timeout=timeout_s)
+
     def snapshot(self) -> tuple[ModelCallEvent, ...]:
-        """The calls recorded so far."""
+        """The calls recorded so far (those in flight waited for)."""
+        self.settled()
         with self._lock:
             return tuple(self.calls)
 
@@ -147,6 +181,7 @@ class WireSession:
 
     def calls_of(self, key: str) -> tuple[ModelCallEvent, ...]:
         """The calls of the agent's session ``key`` and of the sub-sessions it started, in order."""
+        self.settled(key)
         with self._lock:
             return tuple(
                 call
@@ -357,7 +392,13 @@ class _Handler(BaseHTTPRequestHandler):
                 recorder, url, headers, body
             )  # a model list, a health check: passed on, not recorded
             return
-        self.call(recorder, session, api, url, headers, body)
+        key = self._header(session.key_header)
+        parent = self._header(session.parent_header)
+        session.begin(key, parent)
+        try:
+            self.call(recorder, session, api, url, headers, body)
+        finally:
+            session.end(key, parent)
 
     def relay(
         self,

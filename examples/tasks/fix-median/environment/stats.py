@@ -7,8 +7,7 @@ def mean(values):
 
 
 def median(values):
-    """The middle value of a non-empty list (the mean of the two middle values for an
-    even length)."""
+    """The middle value of a non-empty list (the mean of the two middle values for an even length)."""
     ordered = sorted(values)
     middle = len(ordered) // 2
     return ordered[middle]
