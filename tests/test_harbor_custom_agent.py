@@ -24,6 +24,9 @@ from tests.scripted.agent_runs import profiler, rows
 from tests.test_fakemodel import start_fake_model, stop
 from tests.test_harbor_provider import base_image, harbor_program, write_task
 
+# One worker runs the module: its Harbor job (about 35 s) is set up once, not once per worker.
+pytestmark = pytest.mark.xdist_group("harbor_custom_agent")
+
 SCRIPT = """model: scripted-harbor
 replies:
   - shell: echo "Hello, world!" > /app/hello.txt

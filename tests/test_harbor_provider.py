@@ -24,6 +24,9 @@ from tests.binaries import HARBOR_HINT, harbor_interpreter, missing
 from tests.sandbox_runtimes import require
 from tests.scripted.agent_runs import profiler, rows
 
+# One worker runs the module: its Harbor run (about a minute) is set up once, not once per worker.
+pytestmark = pytest.mark.xdist_group("harbor_provider")
+
 OFFLINE_IMAGE = "localhost/agent-profiler-debian:bookworm"
 
 
