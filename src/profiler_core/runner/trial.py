@@ -58,7 +58,7 @@ from ..model.environment import BUILTIN_ENVIRONMENTS
 from ..storage.paths import safe_name
 from ..util.asyncs import call_off_loop
 from .outcome import PLUGIN_ERRORS, IterationError
-from .verify import ACTUAL_TAIL, Verification, VerifierError, read_reward
+from .verify import Verification, VerifierError, checkpoint, read_reward
 
 log = logging.getLogger("agent_profiler")
 
@@ -537,7 +537,7 @@ async def verify(
         if reward is not None:
             rewards.append(reward)
         scores.update(named)
-        checks.append(_checkpoint(spec, result, reward))
+        checks.append(checkpoint(spec, result, reward, logs="/logs/verifier"))
     reward = sum(rewards) / len(rewards) if rewards else None
     return Verification(checks=tuple(checks), reward=reward, scores=scores)
 
@@ -635,32 +635,6 @@ async def _keep_logs(run: TrialRun, logs: str, folder: Path) -> None:
     except SandboxError as exc:
         raise VerifierError(f"cannot copy {logs} out of the trial: {exc}") from None
     folder.mkdir(parents=True, exist_ok=True)
-
-
-def _checkpoint(
-    spec: VerifierSpec, result: Any, reward: float | None
-) -> CheckpointResult:
-    actual = result.output.strip()[-ACTUAL_TAIL:]
-    if spec.passed_by == "reward":
-        if reward is None:
-            raise VerifierError(
-                f"verifier {spec.name!r} wrote no reward (reward.txt or "
-                f"reward.json in {spec.logs_dir or '/logs/verifier'})"
-            )
-        return CheckpointResult(
-            id=f"verify:{spec.name}",
-            description=spec.command,
-            passed=reward >= 1,
-            actual=f"reward {reward:g}\n{actual[-(ACTUAL_TAIL - 40) :]}",
-            expected="reward 1",
-        )
-    return CheckpointResult(
-        id=f"verify:{spec.name}",
-        description=spec.command,
-        passed=result.ok,
-        actual=actual,
-        expected="exit status 0",
-    )
 
 
 __all__ = [

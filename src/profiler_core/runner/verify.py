@@ -24,7 +24,7 @@ import math
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -114,7 +114,7 @@ async def run_verifiers(
         if reward is not None:
             rewards.append(reward)
         scores.update(named)
-        checks.append(_checkpoint(spec, result, reward))
+        checks.append(checkpoint(spec, result, reward))
     reward = sum(rewards) / len(rewards) if rewards else None
     return Verification(checks=tuple(checks), reward=reward, scores=scores)
 
@@ -143,17 +143,32 @@ def _mounts(spec: VerifierSpec, logs: Path, scratch: Path) -> tuple[Mount, ...]:
     return tuple(mounts)
 
 
-def _checkpoint(
-    spec: VerifierSpec, result: CommandResult, reward: float | None
+class _Ran(Protocol):
+    """What a verifier's command left: its output's end and whether it exited 0."""
+
+    @property
+    def output(self) -> str: ...
+
+    @property
+    def ok(self) -> bool: ...
+
+
+def checkpoint(
+    spec: VerifierSpec,
+    result: _Ran,
+    reward: float | None,
+    *,
+    logs: str = "$PROFILER_VERIFIER_DIR",
 ) -> CheckpointResult:
     """``verify:<name>``: passed on exit status 0, or (``passed_by: reward``) on a
-    reward of 1, whatever the status."""
+    reward of 1, whatever the status; ``logs`` names where a missing reward was looked
+    for (a trial's ``/logs/verifier``)."""
     actual = result.output.strip()[-ACTUAL_TAIL:]
     if spec.passed_by == "reward":
         if reward is None:
             raise VerifierError(
                 f"verifier {spec.name!r} wrote no reward (reward.txt or "
-                f"reward.json in {spec.logs_dir or '$PROFILER_VERIFIER_DIR'})"
+                f"reward.json in {spec.logs_dir or logs})"
             )
         return CheckpointResult(
             id=f"verify:{spec.name}",
