@@ -43,11 +43,21 @@ def _listing(folder: Path) -> set[str]:
 
 @pytest.fixture(autouse=True)
 def _examples_stay_untouched():
-    """No test writes into examples/: a test running the demo runs a copy (issue 31.20)."""
-    before = _listing(EXAMPLES)
+    """No test writes into examples/ (a test running the demo runs a copy, issue 31.20) or
+    leaves the working folder changed."""
+    before, cwd = _listing(EXAMPLES), os.getcwd()
     yield
     added = sorted(_listing(EXAMPLES) - before)
     assert not added, f"the test wrote into examples/: {added[:5]}"
+    # A test that leaves the worker in another folder (or a deleted one) breaks the next
+    # test on that worker, whatever it is: name the culprit instead.
+    try:
+        left = os.getcwd()
+    except FileNotFoundError:
+        left = "(a deleted folder)"
+    if left != cwd:
+        os.chdir(cwd)
+        pytest.fail(f"the test left the working folder at {left}, not {cwd}")
 
 
 @pytest.hookimpl(
