@@ -84,7 +84,12 @@ def tracked(run_id: str) -> Iterator[Path | None]:
 
 
 def _remove_if_empty(parent: Path) -> None:
-    """The records' folder goes with its last record, so a run leaves nothing in the temp folder."""
+    """The records' folder goes with its last record, so a run leaves nothing in the
+    temp folder.
+
+    Runs start and end at the same time (in several processes), so a reader of the
+    folder finds it gone, or a dead run's records gone under it, and goes on.
+    """
     try:
         parent.rmdir()
     except OSError:
@@ -98,8 +103,12 @@ def reap() -> list[str]:
     parent = _own_folder(runs_folder())
     if parent is None:
         return []
+    try:
+        spools = sorted(parent.iterdir())
+    except FileNotFoundError:  # the last live run removed the emptied folder just now
+        return []
     lines = []
-    for spool in sorted(parent.iterdir()):
+    for spool in spools:
         owner = _owner(spool)
         if owner is None or _alive(owner[0], owner[1]):
             continue

@@ -79,14 +79,8 @@ def remember_runtime(binary: str) -> None:
 
 def runtimes(spool: Path) -> list[str]:
     """The container runtimes recorded in ``spool``."""
-    return (
-        [
-            record.read_text(encoding="utf-8")
-            for record in sorted(spool.glob("runtime-*"))
-        ]
-        if spool.is_dir()
-        else []
-    )
+    found = (_read(record) for record in sorted(spool.glob("runtime-*")))
+    return [binary for binary in found if binary is not None]
 
 
 def start_time(pid: int) -> str | None:
@@ -143,18 +137,26 @@ def clean_up(spool: Path) -> tuple[int, int]:
     """Kill the recorded groups still alive and remove the recorded folders; (groups
     killed, folders removed)."""
     killed = removed = 0
-    for record in sorted(spool.glob("group-*")) if spool.is_dir() else ():
+    # Two starting runs may clean up after the same dead one: a record the other
+    # removed first is skipped.
+    for record in sorted(spool.glob("group-*")):
         pgid = int(record.name.removeprefix("group-"))
-        if _start_time(pgid) == record.read_text(encoding="utf-8").strip():
+        started = _start_time(pgid)
+        if started is not None and started == (_read(record) or "").strip():
             try:
                 os.killpg(pgid, signal.SIGKILL)
                 killed += 1
             except (ProcessLookupError, PermissionError):
                 pass
         record.unlink(missing_ok=True)
-    for record in sorted(spool.glob("folder-*")) if spool.is_dir() else ():
-        folder = Path(record.read_text(encoding="utf-8"))
-        if folder.name.startswith("profiler-") and folder.is_dir():
+    for record in sorted(spool.glob("folder-*")):
+        text = _read(record)
+        folder = Path(text) if text else None
+        if (
+            folder is not None
+            and folder.name.startswith("profiler-")
+            and folder.is_dir()
+        ):
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1
         record.unlink(missing_ok=True)
@@ -163,6 +165,14 @@ def clean_up(spool: Path) -> tuple[int, int]:
 
 def _folder_record(folder: Path) -> str:
     return "folder-" + hashlib.sha256(str(folder).encode()).hexdigest()[:20]
+
+
+def _read(record: Path) -> str | None:
+    """A record's text; None when it is gone (removed by another run cleaning up)."""
+    try:
+        return record.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
 
 
 def _write(path: Path, text: str) -> None:
