@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests import test_trial_agents_docker as _agents
 from tests.binaries import missing
 from tests.sandbox_runtimes import containers_named, docker_daemon
 from tests.scripted.agent_runs import run_tasks
@@ -23,6 +24,8 @@ from tests.scripted.agent_runs import run_tasks
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
 
 CONFORMANCE = Path(__file__).parent / "fixtures" / "harbor_conformance"
+#: a server on every address of the host (the agents' trial tests' fixture)
+host_server = _agents.host_server
 
 
 def _networks(prefix: str) -> list[str]:
@@ -145,3 +148,71 @@ def test_without_compose_v2_the_trial_says_how_to_install_it(monkeypatch):
         )
     assert str(raised.value) == compose.MISSING
     assert "\n" not in compose.MISSING and "bash .ci/install-compose" in compose.MISSING
+
+
+# -- a real agent on the `model` network
+# -----------------------------------------------------------------
+
+_PROBE = (
+    "import socket\n"
+    "for h, p in (('web', 8000), ('{gw}', {hp}), ('127.0.0.1', {mp})):\n"
+    "    try:\n"
+    "        socket.create_connection((h, p), timeout=3).close(); print(h, 'reached')\n"
+    "    except OSError:\n"
+    "        print(h, 'refused')\n"
+)
+
+
+def test_an_agent_on_the_model_network_reaches_its_model_and_nothing_else(
+    docker, tmp_path, host_server, monkeypatch
+):
+    """``execution.network: model`` in a compose trial: Claude Code in ``main`` reaches its
+    model through the relay (the session has tokens), but not the sidecar, the host or the
+    model's own port; the verifier, on the task's public network, still reaches ``web``."""
+    from urllib.parse import urlsplit
+
+    from tests.binaries import agent_binary
+
+    from profiler_core.fakemodel import FakeModelServer, Shell, Text, steps
+
+    task = tmp_path / "tasks" / "compose"
+    shutil.copytree(CONFORMANCE / "compose", task)
+    with (task / "tests" / "test.sh").open("a") as tests:
+        tests.write("cp /app/net.txt /logs/verifier/net.txt\n")  # kept with the row
+    monkeypatch.setenv("I37_MODEL_KEY", _agents.SECRET)
+    fetch = (
+        "python3 -c 'import urllib.request as u; print(u.urlopen("
+        '"http://web:8000/secret.txt", timeout=3).read().decode())\' > answer.txt'
+    )
+    with FakeModelServer(lambda body: script(body), model="scripted") as server:
+        probe = _PROBE.format(
+            gw=_agents._gateway("docker"), hp=host_server, mp=urlsplit(server.url).port
+        )
+        script = steps(
+            [
+                Shell(f'python3 -c "{probe}" > net.txt 2>&1; {fetch}'),
+                Text("Done: the secret is in answer.txt."),
+            ]
+        )
+        provider = {
+            "id": "claude-code",
+            "model": "claude-sonnet-4-5",
+            "options": {
+                "base_url": server.url,
+                "binary": str(agent_binary("claude", "CLAUDE_BIN")),
+                "max_retries": 0,
+                "api_key_env": "I37_MODEL_KEY",
+            },
+        }
+        run_id, found = run_tasks(
+            tmp_path, provider, prefix="compose", execution={"network": "model"}
+        )
+    (row,) = found
+    assert row.get("error") is None and row["tokens"]["total"] > 0, row  # its model
+    assert row["reward"] == 0 and _sidecar(row) == 1, row  # web: the verifier's only
+    net = tmp_path / "reports" / run_id / "verifier" / "compose" / "baseline-iter-0"
+    lines = (net / "net.txt").read_text().split("\n")
+    assert [line.split()[-1] for line in lines if line.strip()] == ["refused"] * 3, (
+        lines
+    )
+    assert not containers_named("docker", "profiler-compose"), "a relay was left behind"

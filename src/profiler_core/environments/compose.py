@@ -15,7 +15,10 @@ Commands, files and the working folder are a container trial's
 (``containers.ContainerTrial``, by ``main``'s container name). A phase
 without the network disconnects ``main`` from every network it is on (then
 only loopback is left, the sidecars too are out of reach, as under Harbor's
-``network_mode: none``); a phase with it connects them again. ``stop`` is one
+``network_mode: none``); a phase with it connects them again. Under ``model``
+``main`` is off every network too and the agent's model is relayed onto its
+loopback (``model_relay``, as in a one-container trial). ``stop`` ends that
+relay, then is one
 ``down --volumes --remove-orphans --timeout 0`` of the project (SIGKILL for
 every service: no stop timeout waited out), finished in the background.
 """
@@ -233,6 +236,8 @@ class ComposeTrial(ContainerTrial):
             timeout_s,
         )
         self.networks = self._main_networks()
+        # what the agent's relay serves under ``model`` (``ContainerTrial.open_relay``)
+        self._endpoints, self._allow_hosts = spec.endpoints, spec.allow_hosts
         self.switchable = spec.network_switch
         self._public = bool(self.networks)
 
@@ -276,12 +281,8 @@ class ComposeTrial(ContainerTrial):
         return tuple(sorted(n for n in (found or {}) if n not in ("none", "host")))
 
     def set_network(self, network: str) -> None:
-        """``full``: ``main`` back on its networks (sidecars, the way out); ``none``: off all."""
-        if network == "model":
-            raise SandboxError(
-                "docker: a compose trial's network 'model' needs the relay, "
-                "not yet available in compose trials"
-            )
+        """``full``: ``main`` back on its networks (sidecars, the way out); ``none`` and
+        ``model``: off all (loopback is left, where ``open_relay`` serves the model)."""
         if not self.switchable:
             raise SandboxError(
                 f"docker: compose trial {self.project} was started without a switchable network"
@@ -305,6 +306,7 @@ class ComposeTrial(ContainerTrial):
         if self._stopped:
             return
         self._stopped = True
+        self.close_relay()  # the helper first: it joined main's network namespace
         # the project is found by its name (no compose file read): the scratch folder can go
         _remove_later(
             [
