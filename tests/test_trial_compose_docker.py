@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from tests import test_trial_agents_docker as _agents
 from tests.binaries import missing
-from tests.sandbox_runtimes import containers_named, docker_daemon
+from tests.sandbox_runtimes import containers_named, docker_daemon, require
 from tests.scripted.agent_runs import run_tasks
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
@@ -129,10 +129,10 @@ def test_under_another_kind_a_compose_task_is_one_line():
 
     scenario = load_task(CONFORMANCE / "compose", timeout_default_ms=1_000)
     with pytest.raises(SandboxError) as raised:
-        compose_starter(SandboxSettings(sandbox="podman"), scenario)
+        compose_starter(SandboxSettings(sandbox="bwrap"), scenario)
     assert str(raised.value) == (
-        "environment/docker-compose.yaml: compose tasks run under execution.sandbox: docker, "
-        "not podman"
+        "environment/docker-compose.yaml: compose tasks run under execution.sandbox: "
+        "docker or podman, not bwrap"
     )
 
 
@@ -163,12 +163,14 @@ _PROBE = (
 )
 
 
+@pytest.mark.parametrize("kind", ["docker", "podman"])
 def test_an_agent_on_the_model_network_reaches_its_model_and_nothing_else(
-    docker, tmp_path, host_server, monkeypatch
+    kind, request, tmp_path, host_server, monkeypatch
 ):
     """``execution.network: model`` in a compose trial: Claude Code in ``main`` reaches its
     model through the relay (the session has tokens), but not the sidecar, the host or the
     model's own port; the verifier, on the task's public network, still reaches ``web``."""
+    request.getfixturevalue(kind)
     from urllib.parse import urlsplit
 
     from tests.binaries import agent_binary
@@ -186,7 +188,7 @@ def test_an_agent_on_the_model_network_reaches_its_model_and_nothing_else(
     )
     with FakeModelServer(lambda body: script(body), model="scripted") as server:
         probe = _PROBE.format(
-            gw=_agents._gateway("docker"), hp=host_server, mp=urlsplit(server.url).port
+            gw=_agents._gateway(kind), hp=host_server, mp=urlsplit(server.url).port
         )
         script = steps(
             [
@@ -205,7 +207,11 @@ def test_an_agent_on_the_model_network_reaches_its_model_and_nothing_else(
             },
         }
         run_id, found = run_tasks(
-            tmp_path, provider, prefix="compose", execution={"network": "model"}
+            tmp_path,
+            provider,
+            kind=kind,
+            prefix="compose",
+            execution={"network": "model"},
         )
     (row,) = found
     assert row.get("error") is None and row["tokens"]["total"] > 0, row  # its model
@@ -215,4 +221,62 @@ def test_an_agent_on_the_model_network_reaches_its_model_and_nothing_else(
     assert [line.split()[-1] for line in lines if line.strip()] == ["refused"] * 3, (
         lines
     )
-    assert not containers_named("docker", "profiler-compose"), "a relay was left behind"
+    assert not containers_named(kind, "profiler-compose"), "a relay was left behind"
+
+
+# -- under podman: Compose v2 against `podman system service`
+# ---------------------------------------------------------
+
+
+def _podman_leftovers(prefix: str) -> list[str]:
+    """Containers and networks named ``prefix…`` in podman, and its services of ours."""
+    done = subprocess.run(
+        ["podman", "network", "ls", "--format", "{{.Name}}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    networks = [n for n in done.stdout.split() if n.startswith(prefix)]
+    sockets = [str(p) for p in Path("/tmp").glob("profiler-podman-*/podman.sock")]
+    services = []  # a `podman system service` on a socket of ours
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"service" in argv and any(b"/profiler-podman-" in a for a in argv):
+            services.append(b" ".join(argv).decode(errors="replace"))
+    return containers_named("podman", prefix) + networks + sockets + services
+
+
+@pytest.fixture(scope="module")
+def podman():
+    """Podman with the conformance base image and Compose v2; nothing of a trial left."""
+    from profiler_core.environments.compose import MISSING, compose_program
+
+    found = require("podman")
+    image = subprocess.run(
+        [found, "image", "exists", _agents.BASE_IMAGE], timeout=30, check=False
+    )
+    if image.returncode != 0:
+        missing(f"{_agents.BASE_IMAGE} in podman", "run `bash .ci/build-base-image`")
+    if compose_program() is None:
+        missing("docker compose", MISSING)
+    yield found
+    assert not _podman_leftovers("profiler-compose"), "a compose trial was left behind"
+
+
+def test_under_podman_the_oracle_and_the_verifier_reach_the_sidecar(podman, tmp_path):
+    shutil.copytree(CONFORMANCE / "compose", tmp_path / "tasks" / "compose")
+    _, [row] = run_tasks(
+        tmp_path,
+        {"id": "oracle", "model": "none"},
+        kind="podman",
+        prefix="compose",
+        execution={"network": "full"},
+    )
+    assert row.get("error") is None and row["reward"] == 1 and row["success"], row
+    assert _sidecar(row) == 1, row
+    # the project's services, its network, the API service and its socket are gone
+    assert not _podman_leftovers("profiler-compose"), "a trial outlived its run"
