@@ -5,8 +5,10 @@ verifier run; its ``web`` service, built from the conformance base image,
 serves a secret made when it starts. The verifier asks ``web`` for it too and
 writes whether it reached it (the named score ``sidecar``): so a row shows
 both phases' networks. Teardown removes every container and network of the
-project. Under ``CI=true`` a missing Docker daemon or Compose v2 fails these tests
-(``bash .ci/install-compose`` installs Compose).
+project. Claude Code on the ``model`` network reaches only its model through the
+relay. The same runs under podman, Compose talking to a ``podman system service``
+of the trial's own. Under ``CI=true`` a missing Docker daemon, podman, the base
+image or Compose v2 fails these tests (``bash .ci/install-compose`` installs Compose).
 """
 
 from __future__ import annotations
