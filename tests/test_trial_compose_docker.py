@@ -61,8 +61,22 @@ def docker(tmp_path_factory):
         )
 
 
+def _images(binary: str, prefix: str) -> list[str]:
+    """The images named ``prefix…`` (podman puts ``docker.io/library/`` before a bare name)."""
+    done = subprocess.run(
+        [binary, "images", "--format", "{{.Repository}}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    names = [n.removeprefix("docker.io/library/") for n in done.stdout.split()]
+    return [n for n in names if n.startswith(prefix)]
+
+
 def _run(folder: Path, provider: dict, **execution) -> dict:
     shutil.copytree(CONFORMANCE / "compose", folder / "tasks" / "compose")
+    before = set(_images("docker", "profiler-compose"))
     _, found = run_tasks(folder, provider, prefix="compose", execution=execution)
     assert [r["scenarioId"] for r in found] == ["compose"], found
     # the run's process waits for its removals before it exits: main, web and their network are gone
@@ -70,6 +84,9 @@ def _run(folder: Path, provider: dict, **execution) -> dict:
         "a service outlived its trial"
     )
     assert not _networks("profiler-compose"), "a compose network outlived its trial"
+    # and web's image, built for this project only (named after it: one per trial)
+    made = set(_images("docker", "profiler-compose")) - before
+    assert not made, f"a built image outlived its trial: {made}"
     return found[0]
 
 
@@ -240,6 +257,7 @@ def _podman_leftovers(prefix: str) -> list[str]:
         check=False,
     )
     networks = [n for n in done.stdout.split() if n.startswith(prefix)]
+    networks += _images("podman", prefix)
     sockets = [str(p) for p in Path("/tmp").glob("profiler-podman-*/podman.sock")]
     services = []  # a `podman system service` on a socket of ours
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):

@@ -362,14 +362,16 @@ class ComposeTrial(ContainerTrial):
             return
         self._stopped = True
         self.close_relay()  # the helper first: it joined main's network namespace
-        # the project is found by its name (no compose file read): the scratch folder can go
-        down = [self.program, "--project-name", self.project, "down"]
-        down += ["--volumes", "--remove-orphans", "--timeout", "0"]
+        # --rmi local: the images built for this project only (named after it, so one per trial)
+        options = ["--volumes", "--remove-orphans", "--rmi", "local", "--timeout", "0"]
         if self._service is None:
-            _remove_later(down)
+            # found by its name (no compose file read): the scratch folder can go
+            _remove_later(
+                [self.program, "--project-name", self.project, "down", *options]
+            )
         else:  # podman: down while its API serves, then the service by its PID
-            try:
-                self._run(down, env=self._env)
+            try:  # with the files: podman's names for the built images need them
+                self._run(self._compose("down", *options), env=self._env)
             except SandboxError as exc:  # the service is ended all the same
                 log.warning(
                     "%s: project %s may be left: %s", self.kind, self.project, exc
