@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -300,3 +301,48 @@ def test_under_podman_the_oracle_and_the_verifier_reach_the_sidecar(podman, tmp_
     assert _sidecar(row) == 1, row
     # the project's services, its network, the API service and its socket are gone
     assert not _podman_leftovers("profiler-compose"), "a trial outlived its run"
+
+
+def test_a_podman_service_that_cannot_start_is_one_line(tmp_path):
+    """A ``podman system service`` that ends at once: its last line, not a wait."""
+    from profiler_core.environments.compose_podman import PodmanService
+    from profiler_core.errors import SandboxError
+
+    fake = tmp_path / "podman"
+    fake.write_text(
+        "#!/bin/sh\necho 'starting' >&2\necho 'Error: cannot listen here' >&2\nexit 125\n"
+    )
+    fake.chmod(0o755)
+    service = PodmanService(str(fake), tmp_path)
+    try:
+        with pytest.raises(SandboxError) as raised:
+            service.wait_ready()
+    finally:
+        service.stop()
+    assert str(raised.value) == "podman system service ended: Error: cannot listen here"
+    assert service.process.returncode == 125
+
+
+def test_a_podman_service_serves_compose_and_ends_by_its_pid(podman, tmp_path):
+    """The service answers Docker's ``/_ping`` on its socket; ``stop`` ends it."""
+    from profiler_core.environments.compose_podman import PodmanService
+    from profiler_core.util.processes import process_alive
+
+    folder = Path(tempfile.mkdtemp(prefix="profiler-podman-", dir="/tmp"))
+    try:
+        service = PodmanService(podman, folder)
+        service.wait_ready()
+        assert service.environment["DOCKER_HOST"] == f"unix://{folder}/podman.sock"
+        if shutil.which("docker"):  # the Docker client talks to podman's API
+            version = subprocess.run(
+                ["docker", "--host", service.environment["DOCKER_HOST"], "version"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            assert "Podman Engine" in version.stdout, version.stdout + version.stderr
+        service.stop()
+        assert not process_alive(service.process.pid)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

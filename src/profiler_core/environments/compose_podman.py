@@ -22,6 +22,7 @@ over the task's says them (docs/harbor.md, "Compose tasks"):
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -30,6 +31,7 @@ from pathlib import Path
 from ..errors import SandboxError
 from ..sandbox.containers import _PODMAN_INITS, client_environment, last_line
 from ..sandbox.podman import global_options
+from ..util.processes import forget_group, signal_group, track_group
 
 __all__ = ["INIT_TARGET", "PodmanService", "podman_init", "podman_ulimits"]
 
@@ -84,6 +86,9 @@ class PodmanService:
                 env=client_environment({}),
                 start_new_session=True,
             )
+        # its own group (conmon, which watches the containers, starts a session of its own):
+        # killed at exit if stop() never ran, and by the next run if this one is killed
+        track_group(self.process.pid)
 
     @property
     def environment(self) -> dict[str, str]:
@@ -116,11 +121,12 @@ class PodmanService:
         return status.startswith(b"HTTP/1.") and b" 200 " in status + b" "
 
     def stop(self) -> None:
-        """End the service by its PID (SIGTERM, then SIGKILL after 10 s)."""
+        """End the service's process group by its PID (SIGTERM, then SIGKILL after 10 s)."""
         if self.process.poll() is None:
-            self.process.terminate()
+            signal_group(self.process.pid, signal.SIGTERM)
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self.process.kill()
+                signal_group(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
+        forget_group(self.process.pid)
