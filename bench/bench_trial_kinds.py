@@ -1,7 +1,7 @@
 """What the one-sandbox bwrap trial and the compose trial cost beside the trials they
 replace or extend.
 
-Run: ``python bench/bench_trial_kinds.py [--rounds 5] [--kinds bwrap,compose]``.
+Run: ``python bench/bench_trial_kinds.py [--rounds 5] [--kinds bwrap,compose,compose-podman]``.
 
 Per kind, the median over rounds of each step of one trial driven through the environment contract,
 on this machine, now:
@@ -13,7 +13,10 @@ on this machine, now:
   ``environments/compose.py``) against one container of the same image: start (``up --wait``), one
   command, stop plus the removal finished in the background (``wait_removed``). Needs
   Docker, Compose
-  v2 and the conformance base image (``bash .ci/build-base-image``); the images are built before.
+  v2 and the conformance base image (``bash .ci/build-base-image``); the images are built before;
+- ``compose-podman``: the same under podman (Compose against a ``podman system service`` of the
+  trial's own, ``environments/compose_podman.py``) against one podman container; here ``stop``
+  includes ``down`` and the service's end, which run before the trial is over.
 """
 
 from __future__ import annotations
@@ -81,9 +84,15 @@ def _bwrap_round(
         _timed(steps, "stop", trial.stop)
 
 
-def _compose_round(compose: bool, steps: dict[str, list[float]], image: str) -> None:
+def _compose_round(
+    compose: bool, steps: dict[str, list[float]], image: str, runtime: str = "docker"
+) -> None:
     from profiler_core.environments.compose import start_compose
-    from profiler_core.environments.containers import DockerEnvironment, wait_removed
+    from profiler_core.environments.containers import (
+        DockerEnvironment,
+        PodmanEnvironment,
+        wait_removed,
+    )
     from profiler_core.model.environment import TrialSpec
 
     spec = TrialSpec(name="bench", image=image, folders=LOGS)
@@ -92,10 +101,13 @@ def _compose_round(compose: bool, steps: dict[str, list[float]], image: str) -> 
         trial = _timed(
             steps,
             "start",
-            lambda: start_compose(spec, compose_file, pull="never", timeout_s=600),
+            lambda: start_compose(
+                spec, compose_file, pull="never", timeout_s=600, kind=runtime
+            ),
         )
     else:
-        trial = _timed(steps, "start", lambda: DockerEnvironment().start(spec))
+        kind = PodmanEnvironment() if runtime == "podman" else DockerEnvironment()
+        trial = _timed(steps, "start", lambda: kind.start(spec))
     try:
         _timed(steps, "exec", lambda: trial.exec(["true"], timeout_s=30))  # type: ignore[attr-defined]
     finally:
@@ -103,10 +115,10 @@ def _compose_round(compose: bool, steps: dict[str, list[float]], image: str) -> 
         _timed(steps, "removed", wait_removed)
 
 
-def _image() -> str:
+def _image(runtime: str = "docker") -> str:
     tag = "localhost/agent-profiler-bench-compose:1"
     subprocess.run(
-        ["docker", "build", "-q", "-t", tag, str(COMPOSE)],
+        [runtime, "build", "-q", "-t", tag, str(COMPOSE)],
         check=True,
         capture_output=True,
     )
@@ -137,18 +149,19 @@ def main() -> None:
                     ("one container", False),
                 )
             )
-            image = _image() if kind == "compose" else ""
+            runtime = "podman" if kind == "compose-podman" else "docker"
+            image = _image(runtime) if kind != "bwrap" else ""
             if (
-                kind == "compose"
+                kind != "bwrap"
             ):  # warm-up: web's image built, the first up's caches filled
-                _compose_round(True, {}, image)
+                _compose_round(True, {}, image, runtime)
             for label, flag in variants:
                 steps: dict[str, list[float]] = {}
                 for _ in range(args.rounds):
                     if kind == "bwrap":
                         _bwrap_round(flag, steps, tests)
                     else:
-                        _compose_round(flag, steps, image)
+                        _compose_round(flag, steps, image, runtime)
                 total = sum(
                     statistics.median(v) * (3 if k == "exec" and kind == "bwrap" else 1)
                     for k, v in steps.items()

@@ -203,15 +203,25 @@ def test_a_real_agent_runs_inside_the_trial_and_reaches_only_its_model(
     _agent_in_a_trial(tmp_path, agent, host_server, monkeypatch, "docker")
 
 
-def test_claude_code_runs_inside_a_podman_trial_too(tmp_path, host_server, monkeypatch):
-    """The same under Podman (its own default network, its init), where the host runs it."""
-    podman = require("podman")
+@pytest.fixture(scope="module")
+def podman():
+    """Podman with the conformance base image; no trial container may be left behind."""
+    found = require("podman")
     done = subprocess.run(
-        [podman, "image", "exists", BASE_IMAGE], timeout=30, check=False
+        [found, "image", "exists", BASE_IMAGE], timeout=30, check=False
     )
     if done.returncode != 0:
         missing(f"{BASE_IMAGE} in podman", "run `bash .ci/build-base-image`")
-    _agent_in_a_trial(tmp_path, "claude-code", host_server, monkeypatch, "podman")
+    yield found
+    assert not containers_named(found, "profiler-calc-"), "a trial was left behind"
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_a_real_agent_runs_inside_a_podman_trial_too(
+    podman, tmp_path, agent, host_server, monkeypatch
+):
+    """The same under Podman (its own default network, its init), where the host runs it."""
+    _agent_in_a_trial(tmp_path, agent, host_server, monkeypatch, "podman")
     assert not containers_named(podman, "profiler-calc-"), "a trial was left behind"
 
 

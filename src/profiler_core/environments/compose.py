@@ -15,14 +15,22 @@ Commands, files and the working folder are a container trial's
 (``containers.ContainerTrial``, by ``main``'s container name). A phase
 without the network disconnects ``main`` from every network it is on (then
 only loopback is left, the sidecars too are out of reach, as under Harbor's
-``network_mode: none``); a phase with it connects them again. ``stop`` is one
+``network_mode: none``); a phase with it connects them again. Under ``model``
+``main`` is off every network too and the agent's model is relayed onto its
+loopback (``model_relay``, as in a one-container trial). ``stop`` ends that
+relay, then is one
 ``down --volumes --remove-orphans --timeout 0`` of the project (SIGKILL for
 every service: no stop timeout waited out), finished in the background.
+
+Under podman Compose talks to a ``podman system service`` of the trial's own
+(``compose_podman``); commands, files and networks go through the ``podman``
+program, and ``down`` runs before the service is ended.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -41,9 +49,13 @@ from ..sandbox.containers import (
     last_line,
     runtime_binary,
 )
+from ..util.leftovers import remove_folder, temporary_folder
+from .compose_podman import INIT_TARGET, PodmanService, podman_init, podman_ulimits
 from .containers import LABEL, ContainerTrial, _remove_later, trial_image
 
 __all__ = ["ComposeTrial", "compose_program", "start_compose"]
+
+log = logging.getLogger(__name__)
 
 #: the service Harbor runs the agent and the verifier in
 MAIN = "main"
@@ -104,14 +116,22 @@ def project_name(label: str) -> str:
 
 
 def start_compose(
-    spec: TrialSpec, compose_file: str, *, pull: str, timeout_s: float
+    spec: TrialSpec,
+    compose_file: str,
+    *,
+    pull: str,
+    timeout_s: float,
+    kind: str = "docker",
 ) -> ComposeTrial:
-    """Start the trial's compose project (``main`` and its services); ``SandboxError`` if not."""
+    """Start the trial's compose project (``main`` and its services) under ``kind``
+    (docker, podman); ``SandboxError`` if not."""
     program = compose_program()
     if program is None:
         raise SandboxError(MISSING)
-    binary = runtime_binary("docker")
-    trial = ComposeTrial(binary, program, Path(compose_file), project_name(spec.name))
+    binary = runtime_binary(kind)
+    trial = ComposeTrial(
+        binary, program, Path(compose_file), project_name(spec.name), kind
+    )
     try:
         trial.up(spec, pull=pull, timeout_s=timeout_s)
     except BaseException:
@@ -120,7 +140,9 @@ def start_compose(
     return trial
 
 
-def _main_service(spec: TrialSpec, image: str | None, name: str) -> dict[str, object]:
+def _main_service(
+    spec: TrialSpec, image: str | None, name: str, kind: str = "docker"
+) -> dict[str, object]:
     """What our file sets of ``main`` over the task's: image, name, init, limits, env, mounts."""
     main: dict[str, object] = {
         "container_name": name,
@@ -131,6 +153,12 @@ def _main_service(spec: TrialSpec, image: str | None, name: str) -> dict[str, ob
         "labels": {LABEL: spec.name, **spec.labels},
         "environment": list(spec.env),  # names only: never a value in a file
     }
+    init = podman_init() if kind == "podman" else None
+    if kind == "podman":
+        # Compose cannot pass podman's --init-path: the init is bound and started by hand
+        main["init"] = False
+        if init is not None:
+            main["entrypoint"] = [INIT_TARGET, "--", "sleep"]
     if image is not None:
         main |= {"image": image, "pull_policy": "never"}
     if spec.workdir:
@@ -163,6 +191,10 @@ def _main_service(spec: TrialSpec, image: str | None, name: str) -> dict[str, ob
             for folder in HOST_DIRS
             if folder != "/etc" and os.path.exists(folder)
         ]
+    if init is not None:
+        volumes.append(
+            {"type": "bind", "source": init, "target": INIT_TARGET, "read_only": True}
+        )
     if volumes:
         main["volumes"] = volumes
     return main
@@ -172,14 +204,22 @@ class ComposeTrial(ContainerTrial):
     """One compose project per trial: commands and files go to its ``main`` service's container."""
 
     def __init__(
-        self, binary: str, program: str, compose_file: Path, project: str
+        self,
+        binary: str,
+        program: str,
+        compose_file: Path,
+        project: str,
+        kind: str = "docker",
     ) -> None:
-        super().__init__(binary, "docker", project)
+        super().__init__(binary, kind, project)
         self.program, self.compose_file, self.project = program, compose_file, project
         #: the networks ``main`` is on (left while a phase must not reach out)
         self.networks: tuple[str, ...] = ()
         self._scratch = Path(tempfile.mkdtemp(prefix="profiler-compose-"))
         self._env: dict[str, str] = {}
+        #: podman's Docker-compatible API, which Compose talks to (None under docker)
+        self._service: PodmanService | None = None
+        self._service_dir: Path | None = None
 
     def _compose(self, *args: str) -> list[str]:
         files = ["-f", str(self.compose_file), "-f", str(self._scratch / "trial.json")]
@@ -201,15 +241,13 @@ class ComposeTrial(ContainerTrial):
             ensure_host_image(self.binary)
         image = trial_image(
             self.binary,
-            "docker",
+            self.kind,
             image,
             spec.folders,
             spec.host_toolchain or spec.image is None,
         )
-        main = _main_service(spec, image, self.name)
-        (self._scratch / "trial.json").write_text(
-            json.dumps({"services": {MAIN: main}}), encoding="utf-8"
-        )
+        main = _main_service(spec, image, self.name, self.kind)
+        self._write({MAIN: main})
         # Harbor's variables a task's compose file may use, then the task's environment
         self._env = client_environment(
             {
@@ -223,7 +261,13 @@ class ComposeTrial(ContainerTrial):
                 **spec.env,
             }
         )
+        if self.kind == "podman":
+            self._env |= self._start_service()
         services = self._services(timeout_s)
+        if self.kind == "podman":
+            extra = podman_ulimits(services)
+            main |= extra.pop(MAIN, {})
+            self._write({**extra, MAIN: main})
         built = sorted(n for n, s in services.items() if n != MAIN and "build" in s)
         if built:
             self._step(self._compose("build", *built), "build", timeout_s)
@@ -233,8 +277,23 @@ class ComposeTrial(ContainerTrial):
             timeout_s,
         )
         self.networks = self._main_networks()
+        # what the agent's relay serves under ``model`` (``ContainerTrial.open_relay``)
+        self._endpoints, self._allow_hosts = spec.endpoints, spec.allow_hosts
         self.switchable = spec.network_switch
         self._public = bool(self.networks)
+
+    def _write(self, services: dict[str, object]) -> None:
+        (self._scratch / "trial.json").write_text(
+            json.dumps({"services": services}), encoding="utf-8"
+        )
+
+    def _start_service(self) -> dict[str, str]:
+        """Start the trial's ``podman system service``; the variables that point Compose at it."""
+        # its own short folder: a Unix socket's path must stay under 108 bytes
+        self._service_dir = temporary_folder("profiler-podman-", Path("/tmp"))
+        self._service = PodmanService(self.binary, self._service_dir)
+        self._service.wait_ready()
+        return self._service.environment
 
     def _services(self, timeout_s: float) -> dict[str, dict[str, object]]:
         done = self._step(
@@ -276,15 +335,12 @@ class ComposeTrial(ContainerTrial):
         return tuple(sorted(n for n in (found or {}) if n not in ("none", "host")))
 
     def set_network(self, network: str) -> None:
-        """``full``: ``main`` back on its networks (sidecars, the way out); ``none``: off all."""
-        if network == "model":
-            raise SandboxError(
-                "docker: a compose trial's network 'model' needs the relay, "
-                "not yet available in compose trials"
-            )
+        """``full``: ``main`` back on its networks (sidecars, the way out); ``none`` and
+        ``model``: off all (loopback is left, where ``open_relay`` serves the model)."""
         if not self.switchable:
             raise SandboxError(
-                f"docker: compose trial {self.project} was started without a switchable network"
+                f"{self.kind}: compose trial {self.project} was started without a "
+                "switchable network"
             )
         public = network == "full"
         if public == self._public:
@@ -294,7 +350,7 @@ class ComposeTrial(ContainerTrial):
             done = self._run([self.binary, "network", *verb, net, self.name])
             if done.returncode != 0:
                 raise SandboxError(
-                    f"docker: cannot {verb[0]} the compose trial's network {net}: "
+                    f"{self.kind}: cannot {verb[0]} the compose trial's network {net}: "
                     f"{last_line(done.stderr)}"
                 )
         self._public = public
@@ -305,17 +361,22 @@ class ComposeTrial(ContainerTrial):
         if self._stopped:
             return
         self._stopped = True
-        # the project is found by its name (no compose file read): the scratch folder can go
-        _remove_later(
-            [
-                self.program,
-                "--project-name",
-                self.project,
-                "down",
-                "--volumes",
-                "--remove-orphans",
-                "--timeout",
-                "0",
-            ]
-        )
+        self.close_relay()  # the helper first: it joined main's network namespace
+        # --rmi local: the images built for this project only (named after it, so one per trial)
+        options = ["--volumes", "--remove-orphans", "--rmi", "local", "--timeout", "0"]
+        if self._service is None:
+            # found by its name (no compose file read): the scratch folder can go
+            _remove_later(
+                [self.program, "--project-name", self.project, "down", *options]
+            )
+        else:  # podman: down while its API serves, then the service by its PID
+            try:  # with the files: podman's names for the built images need them
+                self._run(self._compose("down", *options), env=self._env)
+            except SandboxError as exc:  # the service is ended all the same
+                log.warning(
+                    "%s: project %s may be left: %s", self.kind, self.project, exc
+                )
+            self._service.stop()
+        if self._service_dir is not None:
+            remove_folder(self._service_dir)
         shutil.rmtree(self._scratch, ignore_errors=True)
