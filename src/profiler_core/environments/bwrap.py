@@ -16,9 +16,11 @@ there by a command in the sandbox (links stay links). The network: the
 sandbox has its own, loopback only (``none``); ``full`` attaches
 ``slirp4netns`` to it (a user-mode network with a way out, no route to the
 host's loopback) and ``none`` ends it again, so servers on loopback survive
-the switch. A ``model`` phase, which relays to the model per command, runs its
-commands in a new sandbox each (the trial's files are shared, its processes
-are not). A command's timeout kills every process that carries its marker.
+the switch. A ``model`` phase starts a relay inside the sandbox that reaches
+only the model and the allowed hosts (bwrap_relay.py), so its commands run in
+the same sandbox too. An agent's program runs in it like any command, its
+output streamed (:meth:`PersistentTrial.command_line`, providers/in_trial.py).
+A command's timeout kills every process that carries its marker.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import uuid
@@ -43,6 +46,8 @@ from ..model.environment import (
     SandboxSettings,
     TrialSpec,
 )
+from ..util.leftovers import remove_folder, temporary_folder
+from .bwrap_relay import SandboxRelay
 from .local import FolderTrial
 
 if TYPE_CHECKING:
@@ -53,7 +58,7 @@ __all__ = ["BwrapEnvironment", "PersistentTrial", "persistent_tools"]
 log = logging.getLogger("agent_profiler")
 
 #: the programs a persistent bwrap trial needs beside bwrap (util-linux, slirp4netns)
-TOOLS = ("nsenter", "setpriv", "slirp4netns")
+TOOLS = ("nsenter", "setpriv", "setsid", "slirp4netns")
 #: bytes of a command's output kept for its result
 OUTPUT_TAIL = 64_000
 #: seconds the output is still read after the command exited (a background process holds the pipe)
@@ -77,6 +82,15 @@ def persistent_tools() -> dict[str, str] | None:
     if any(path is None for path in found.values()):
         return None
     return cast("dict[str, str]", found)
+
+
+def _net_folder() -> Path:
+    """A fresh folder with a path short enough for Unix sockets (the temporary folder,
+    else /tmp)."""
+    parent = tempfile.gettempdir()
+    return temporary_folder(
+        "profiler-net-", Path(parent if len(parent) <= 60 else "/tmp")
+    )
 
 
 def _parents() -> dict[int, list[int]]:
@@ -194,11 +208,15 @@ class PersistentTrial(FolderTrial):
         self.tools = tools
         self.stage = self.folder / "stage"
         self.stage.mkdir()
+        #: the ``model`` relay's sockets: a short path (a socket's must stay under 108 bytes)
+        self.net = _net_folder()
         self._holder: subprocess.Popen[bytes] | None = None
         self._box: Confinement | None = None
         self._slirp: subprocess.Popen[bytes] | None = None
         self._exit_fd = -1
         self._lock = threading.Lock()
+        #: the ``model`` network's relay, while a phase has it
+        self._relay: SandboxRelay | None = None
         self.pid = 0
         try:
             self._start_holder()
@@ -215,6 +233,8 @@ class PersistentTrial(FolderTrial):
                 )
             if spec.network == "full":
                 self._connect()
+            elif spec.network == "model":
+                self._open_model()
         except BaseException:
             self.stop()
             raise
@@ -227,12 +247,23 @@ class PersistentTrial(FolderTrial):
         from ..sandbox.job import Job
 
         assert self.settings is not None
+        # the spec's mounts: an agent's program folder, read-only at its host path
+        shown = tuple(
+            Mount(
+                source=Path(m.source), target=Path(m.target), writable=not m.read_only
+            )
+            for m in self.spec.mounts
+        )
         job = Job(
             argv=("sleep", "infinity"),
             env=base_environment(self.home, {}),
             workspace=self.work,
             home=self.home,
-            mounts=(Mount(source=self.stage, writable=True),),
+            mounts=(
+                Mount(source=self.stage, writable=True),
+                Mount(source=self.net, writable=True),
+                *shown,
+            ),
             name="trial",
         )
         # its own network, loopback only: ``full`` is slirp4netns attached to it (set_network)
@@ -301,15 +332,40 @@ class PersistentTrial(FolderTrial):
     # -- the network ---------------------------------------------------------------------------
 
     def set_network(self, network: str) -> None:
-        """``full``: slirp4netns gives the sandbox a way out; ``none``: it ends (loopback stays)."""
+        """``full``: slirp4netns gives the sandbox a way out; ``model``: a relay inside
+        reaches the model only; ``none``: neither (loopback stays)."""
         assert self.settings is not None
-        super().set_network(
-            network
-        )  # a ``model`` phase's commands use it: each its own sandbox
+        super().set_network(network)
+        if network != "model":
+            self._close_model()
         if network == "full":
             self._connect()
         else:
             self._disconnect()
+        if network == "model":
+            self._open_model()
+
+    def _open_model(self) -> None:
+        if self._relay is not None:
+            return
+        relay = SandboxRelay(self.net)
+        try:
+            relay.start(self.spec.endpoints, self.spec.allow_hosts, self._enter)
+        except BaseException:
+            relay.stop(_kill_marked)
+            raise
+        self._relay = relay
+
+    def _close_model(self) -> None:
+        relay, self._relay = self._relay, None
+        if relay is not None:
+            relay.stop(_kill_marked)
+
+    @property
+    def relay_environment(self) -> dict[str, str]:
+        """Variables a command needs to reach remote hosts through the ``model`` relay's
+        CONNECT proxy, else none."""
+        return self._relay.environment() if self._relay is not None else {}
 
     def _connect(self) -> None:
         if self._slirp is not None:
@@ -378,16 +434,6 @@ class PersistentTrial(FolderTrial):
         on_output: Callable[[bytes], None] | None = None,
     ) -> ExecResult:
         """Run ``argv`` in the trial's sandbox; what it leaves running stays until ``stop``."""
-        assert self.settings is not None
-        if self.settings.network == "model":
-            return await super().exec(
-                argv,
-                env=env,
-                cwd=cwd,
-                user=user,
-                timeout_s=timeout_s,
-                on_output=on_output,
-            )
         import trio
 
         return await trio.to_thread.run_sync(
@@ -402,11 +448,8 @@ class PersistentTrial(FolderTrial):
         timeout_s: float | None,
         on_output: Callable[[bytes], None] | None,
     ) -> ExecResult:
-        from ..sandbox.commands import base_environment
-
         marker = uuid.uuid4().hex
-        full = base_environment(self.home, {**self.spec.env, **(env or {})})
-        full["PROFILER_EXEC"] = marker
+        full = self._environment(env or {}, marker)
         started = time.monotonic()
         try:
             process = subprocess.Popen(
@@ -453,6 +496,38 @@ class PersistentTrial(FolderTrial):
                 wall_ms=wall,
             )
         return ExecResult(exit_code=code, output=text, wall_ms=wall)
+
+    def _environment(self, env: Mapping[str, str], marker: str) -> dict[str, str]:
+        """A command's whole environment: the trial's, the relay's proxy, ``env``, its marker."""
+        from ..sandbox.commands import base_environment
+
+        extra = {**self.spec.env, **self.relay_environment, **env}
+        return {**base_environment(self.home, extra), "PROFILER_EXEC": marker}
+
+    def command_line(
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str | None,
+        user: str | None,
+        stdin: bool = False,
+    ) -> tuple[list[str], dict[str, str], str]:
+        """A host command running ``argv`` in the sandbox, its output streamed (an agent's
+        program), its environment and the mark :meth:`end` kills it by.
+
+        ``argv`` starts in a session of its own inside (``setsid``), so ending the host
+        command's process group does not reach what it left running (a server for the
+        verifier); ``user`` is the sandbox's one user, ``stdin`` passes through."""
+        del user, stdin  # one user in the sandbox; nsenter passes its input on
+        marker = uuid.uuid4().hex
+        command = self._enter([self.tools["setsid"], *argv], cwd or self.workdir)
+        return command, self._environment(env, marker), marker
+
+    def end(self, marker: str) -> None:
+        """Kill, inside, every process carrying ``marker`` (a program run by
+        :meth:`command_line` and what it started)."""
+        _kill_marked(marker)
 
     def _quick(self, argv: list[str]) -> None:
         """One short command of the trial's own (a copy in or out); ``SandboxError`` if it fails."""
@@ -519,6 +594,7 @@ class PersistentTrial(FolderTrial):
 
     def stop(self) -> None:
         """End the network, kill the sandbox (its PID 1 takes every process along), remove files."""
+        self._close_model()
         self._disconnect()
         holder, self._holder = self._holder, None
         if holder is not None:
@@ -528,6 +604,7 @@ class PersistentTrial(FolderTrial):
         box, self._box = self._box, None
         if box is not None:
             box.close()
+        remove_folder(self.net)
         super().stop()
 
 

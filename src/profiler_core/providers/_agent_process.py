@@ -493,13 +493,13 @@ async def _read_lines(
                 buffer += chunk
                 *complete, buffer = buffer.split(b"\n")
                 for raw in complete:
-                    if _take_line(run, raw, time.monotonic() - t0, on_line):
+                    if take_line(run, raw, time.monotonic() - t0, on_line):
                         signal_group(process.pid, signal.SIGTERM)
     if buffer.strip():
-        _take_line(run, buffer, time.monotonic() - t0, on_line)
+        take_line(run, buffer, time.monotonic() - t0, on_line)
 
 
-def _take_line(
+def take_line(
     run: AgentRun,
     raw: bytes,
     at: float,
@@ -928,6 +928,7 @@ __all__ = [
     "load_transcript",
     "program_folders",
     "run_agent",
+    "take_line",
 ]
 
 

@@ -1,0 +1,246 @@
+"""The real Claude Code inside a bwrap trial's one sandbox, judged by the task's own tests.
+
+A Harbor task without an image runs under ``execution.sandbox: bwrap`` as one
+sandbox for the whole trial (environments/bwrap.py). The agent's program
+enters it like every command of the trial (providers/in_trial.py), with
+``execution.network: model``: a relay inside the sandbox reaches the wire
+recorder on the host, which holds the real key; a server on the host's
+loopback and the scripted model's own port are not reachable. The scripted
+model makes the agent edit ``calc.py`` rightly (mode ``fix``) or wrongly
+(mode ``wrong``), both claiming success, and leave an HTTP server running in
+the background; the verifier, later and on another network, must find the
+server, pass the first and fail the second. An agent out of time is ended
+inside and what it left is still verified. Under ``CI=true`` a missing
+``bwrap``, its tools or Claude Code fails these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from tests.binaries import agent_binary, missing
+from tests.sandbox_runtimes import require
+from tests.scripted.agent_runs import profiler, rows
+
+from profiler_core.fakemodel import FakeModelServer, Shell, Text, steps
+
+pytestmark = pytest.mark.slow
+
+BROKEN = "def add(a, b):\n    return a - b\n"
+SECRET = "sk-real-key-kept-by-the-recorder-3141"
+#: the verifier: the reward from calc.py, and what the agent's server answers (or "none")
+TEST = """#!/bin/bash
+cd /app
+if python3 -c 'from calc import add; assert add(2, 3) == 5'; then echo 1; else echo 0; fi \\
+  > /logs/verifier/reward.txt
+python3 -c 'import sys, urllib.request as u; sys.stdout.write(u.urlopen(
+  "http://127.0.0.1:{port}/state.txt", timeout=3).read().decode().strip())' \\
+  > /logs/verifier/server.txt 2>/dev/null || echo none > /logs/verifier/server.txt
+"""
+_PROBE = (
+    "import socket\n"
+    "for p in ({hp}, {mp}):\n"
+    "    try:\n"
+    "        socket.create_connection(('127.0.0.1', p), timeout=3).close(); print(p, 'reached')\n"
+    "    except OSError:\n"
+    "        print(p, 'refused')\n"
+)
+
+
+@pytest.fixture
+def tools():
+    require("bwrap")
+    from profiler_core.environments.bwrap import TOOLS, persistent_tools
+
+    if persistent_tools() is None:
+        missing(
+            ", ".join(TOOLS), "apt-get install util-linux slirp4netns (bwrap trials)"
+        )
+
+
+@pytest.fixture
+def host_server():
+    """A TCP server on the host's loopback: the agent, on network ``model``, must not reach it."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.5)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                conn.close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join(timeout=5)
+    server.close()
+
+
+def _task(root: Path, port: int, marker: str, agent_timeout_s: float = 180.0) -> None:
+    task = root / "tasks" / "calc"
+    (task / "environment" / "served").mkdir(parents=True)
+    (task / "environment" / "calc.py").write_text(BROKEN)
+    (task / "environment" / "served" / "state.txt").write_text(marker + "\n")
+    (task / "instruction.md").write_text("The tests of calc.py fail. Fix it.\n")
+    (task / "tests").mkdir()
+    (task / "tests" / "test.sh").write_text(TEST.format(port=port))
+    (task / "task.toml").write_text(
+        'schema_version = "1.1"\n[task]\nname = "trial-agents/calc"\n'
+        '[environment]\nworkdir = "/app"\n'
+        f"[agent]\ntimeout_sec = {agent_timeout_s}\n[verifier]\ntimeout_sec = 60.0\n"
+    )
+
+
+def _profile(root: Path, binary: str, url: str) -> Path:
+    profile = {
+        "modes": {
+            "fix": {"system_instructions": "MODE-FIX"},
+            "wrong": {"system_instructions": "MODE-WRONG"},
+        },
+        "scenarios": {"path": "tasks", "format": "harbor"},
+        "provider": {
+            "id": "claude-code",
+            "model": "claude-sonnet-4-5",
+            "options": {
+                "base_url": url,
+                "binary": binary,
+                "max_retries": 0,
+                "api_key_env": "I37_BWRAP_KEY",
+            },
+        },
+        "scorer": {"id": "verify"},
+        "execution": {
+            "repetitions": 1,
+            "warmup": False,
+            "sandbox": "bwrap",
+            "network": "model",
+        },
+        "output": {"keep_workspaces": "all"},
+    }
+    path = root / "profile.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    return path
+
+
+def _script(host_port: int, model_port: int, server_port: int):
+    probe = _PROBE.format(hp=host_port, mp=model_port)
+    # a server in the background, in the agent's own session and process group
+    server = (
+        f"nohup python3 -m http.server {server_port} --bind 127.0.0.1 "
+        "--directory /app/served >/dev/null 2>&1 < /dev/null & "
+    )
+    shell = (
+        f'python3 -c "{probe}" > net.txt 2>&1; env=$(cat /proc/[0-9]*/environ '
+        '2>/dev/null | tr "\\0" "\\n"); '
+        'echo "$env" | grep -c kept-by-the-recorder > secret.txt; '
+        'echo "$env" | grep -c profiler-wire-placeholder > placeholder.txt; '
+        "pwd > pwd.txt; ls -d /logs/agent /logs/verifier > logs.txt 2>&1; " + server
+    )
+    fix = steps(
+        [Shell(shell + "sed -i 's/a - b/a + b/' calc.py"), Text("Done: all pass.")]
+    )
+    wrong = steps(
+        [Shell(shell + "sed -i 's/a - b/a * b/' calc.py"), Text("Done: all pass.")]
+    )
+    return lambda body: (fix if "MODE-FIX" in json.dumps(body) else wrong)(body)
+
+
+def test_claude_code_runs_inside_the_bwrap_trial_and_reaches_only_its_model(
+    tools, tmp_path, host_server, monkeypatch
+):
+    binary = str(agent_binary("claude", "CLAUDE_BIN"))
+    monkeypatch.setenv("I37_BWRAP_KEY", SECRET)
+    server_port = 20000 + uuid.uuid4().int % 20000
+    marker = f"served-{uuid.uuid4().hex[:8]}"
+    _task(tmp_path, server_port, marker)
+    with FakeModelServer(lambda body: script(body), model="scripted") as model:
+        script = _script(host_server, urlsplit(model.url).port or 0, server_port)
+        path = _profile(tmp_path, binary, model.url)
+        done = profiler(
+            tmp_path,
+            "run",
+            str(path),
+            "--run-id",
+            "t",
+            "--progress",
+            "none",
+            timeout=400,
+        )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    by_mode = {row["mode"]: row for row in rows(tmp_path, "t") if row["iteration"] >= 0}
+    fix, wrong = by_mode["fix"], by_mode["wrong"]
+    assert fix.get("error") is None and fix["reward"] == 1 and fix["success"], fix
+    assert fix["tokens"]["total"] > 0  # its transcript came back out of the sandbox
+    # it said "all pass"; the task's tests, in the same sandbox, say otherwise
+    assert wrong.get("error") is None and wrong["reward"] == 0, wrong
+    assert not wrong["success"]
+    verifier = tmp_path / "reports" / "t" / "verifier" / "calc"
+    for mode in ("fix", "wrong"):
+        # the server the agent left running was there for the verifier
+        served = (verifier / f"{mode}-iter-0" / "server.txt").read_text().strip()
+        assert served == marker, (mode, served)
+    kept = sorted((tmp_path / "reports" / "t" / "workspaces").rglob("net.txt"))
+    assert len(kept) == 2, kept
+    for net in kept:
+        folder = net.parent
+        # neither the host's loopback nor the scripted model's own port: only the relay
+        got = [line.split()[-1] for line in net.read_text().splitlines() if line]
+        assert got == ["refused", "refused"], got
+        assert (folder / "secret.txt").read_text().strip() == "0"
+        assert int((folder / "placeholder.txt").read_text()) >= 1
+        assert (folder / "pwd.txt").read_text().strip() == "/app"
+        assert (folder / "logs.txt").read_text().split() == [
+            "/logs/agent",
+            "/logs/verifier",
+        ]
+
+
+def test_claude_code_out_of_time_is_ended_inside_and_still_verified(tools, tmp_path):
+    """The session's end ends the agent's processes in the sandbox; the verifier judges
+    what it left."""
+    binary = str(agent_binary("claude", "CLAUDE_BIN"))
+    _task(tmp_path, 1, "unused", agent_timeout_s=20.0)
+    (tmp_path / "tasks" / "calc" / "tests" / "test.sh").write_text(
+        "#!/bin/bash\n"
+        "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done"
+        " | grep -c '[c]laude' > /logs/verifier/agents.txt\n"
+        "if [ -f /app/partial.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n"
+    )
+    script = steps(
+        [
+            Shell("echo started > partial.txt"),
+            Text("Done: never said in time.", delay_s=120),
+        ]
+    )
+    with FakeModelServer(script, model="scripted") as model:
+        path = _profile(tmp_path, binary, model.url)
+        done = profiler(
+            tmp_path,
+            "run",
+            str(path),
+            "--run-id",
+            "late",
+            "--mode",
+            "fix",
+            "--progress",
+            "none",
+            "--allow-errors",
+            timeout=300,
+        )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = [r for r in rows(tmp_path, "late") if r["iteration"] >= 0]
+    assert row["completionReason"] == "timeout" and row["reward"] == 1, row
+    kept = tmp_path / "reports" / "late" / "verifier" / "calc" / "fix-iter-0"
+    assert (kept / "agents.txt").read_text().strip() == "0"  # no agent left running
