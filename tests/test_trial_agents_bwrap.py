@@ -103,7 +103,7 @@ def _task(root: Path, port: int, marker: str, agent_timeout_s: float = 180.0) ->
     )
 
 
-def _profile(root: Path, binary: str, url: str) -> Path:
+def _profile(root: Path, binary: str, url: str, kind: str = "bwrap") -> Path:
     profile = {
         "modes": {
             "fix": {"system_instructions": "MODE-FIX"},
@@ -124,7 +124,7 @@ def _profile(root: Path, binary: str, url: str) -> Path:
         "execution": {
             "repetitions": 1,
             "warmup": False,
-            "sandbox": "bwrap",
+            "sandbox": kind,
             "network": "model",
         },
         "output": {"keep_workspaces": "all"},
@@ -160,6 +160,18 @@ def _script(host_port: int, model_port: int, server_port: int):
 def test_claude_code_runs_inside_the_bwrap_trial_and_reaches_only_its_model(
     tools, tmp_path, host_server, monkeypatch
 ):
+    right_and_wrong(tmp_path, host_server, monkeypatch, "bwrap")
+
+
+def test_claude_code_out_of_time_is_ended_inside_and_still_verified(tools, tmp_path):
+    """The session's end ends the agent's processes in the sandbox; the verifier judges
+    what it left."""
+    out_of_time(tmp_path, "bwrap")
+
+
+def right_and_wrong(tmp_path: Path, host_server: int, monkeypatch, kind: str) -> None:
+    """Modes ``fix`` and ``wrong`` of the real Claude Code in a ``kind`` trial: judged,
+    its server kept, only its model reached."""
     binary = str(agent_binary("claude", "CLAUDE_BIN"))
     monkeypatch.setenv("I37_BWRAP_KEY", SECRET)
     server_port = 20000 + uuid.uuid4().int % 20000
@@ -167,7 +179,7 @@ def test_claude_code_runs_inside_the_bwrap_trial_and_reaches_only_its_model(
     _task(tmp_path, server_port, marker)
     with FakeModelServer(lambda body: script(body), model="scripted") as model:
         script = _script(host_server, urlsplit(model.url).port or 0, server_port)
-        path = _profile(tmp_path, binary, model.url)
+        path = _profile(tmp_path, binary, model.url, kind)
         done = profiler(
             tmp_path,
             "run",
@@ -207,9 +219,9 @@ def test_claude_code_runs_inside_the_bwrap_trial_and_reaches_only_its_model(
         ]
 
 
-def test_claude_code_out_of_time_is_ended_inside_and_still_verified(tools, tmp_path):
-    """The session's end ends the agent's processes in the sandbox; the verifier judges
-    what it left."""
+def out_of_time(tmp_path: Path, kind: str) -> None:
+    """The real Claude Code past its timeout in a ``kind`` trial: ended inside, what it
+    left verified."""
     binary = str(agent_binary("claude", "CLAUDE_BIN"))
     _task(tmp_path, 1, "unused", agent_timeout_s=20.0)
     (tmp_path / "tasks" / "calc" / "tests" / "test.sh").write_text(
@@ -225,7 +237,7 @@ def test_claude_code_out_of_time_is_ended_inside_and_still_verified(tools, tmp_p
         ]
     )
     with FakeModelServer(script, model="scripted") as model:
-        path = _profile(tmp_path, binary, model.url)
+        path = _profile(tmp_path, binary, model.url, kind)
         done = profiler(
             tmp_path,
             "run",

@@ -432,12 +432,16 @@ class PersistentTrial(FolderTrial):
         user: str | None = None,
         timeout_s: float | None = None,
         on_output: Callable[[bytes], None] | None = None,
+        cancel: threading.Event | None = None,
     ) -> ExecResult:
-        """Run ``argv`` in the trial's sandbox; what it leaves running stays until ``stop``."""
+        """Run ``argv`` in the trial's sandbox; what it leaves running stays until ``stop``
+        (``cancel``, once set, ends it and what it started, as its timeout does)."""
         import trio
 
         return await trio.to_thread.run_sync(
-            lambda: self._exec(argv, env, cwd or self.workdir, timeout_s, on_output)
+            lambda: self._exec(
+                argv, env, cwd or self.workdir, timeout_s, on_output, cancel
+            )
         )
 
     def _exec(
@@ -447,6 +451,7 @@ class PersistentTrial(FolderTrial):
         cwd: str,
         timeout_s: float | None,
         on_output: Callable[[bytes], None] | None,
+        cancel: threading.Event | None = None,
     ) -> ExecResult:
         marker = uuid.uuid4().hex
         full = self._environment(env or {}, marker)
@@ -472,10 +477,8 @@ class PersistentTrial(FolderTrial):
             daemon=True,
         )
         reader.start()
-        try:
-            code: int | None = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            code = None
+        code = _wait(process, timeout_s, cancel)
+        if code is None:
             _kill_marked(marker)
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
@@ -486,6 +489,10 @@ class PersistentTrial(FolderTrial):
         done.set()
         text = bytes(tail).decode("utf-8", errors="replace")
         wall = round((time.monotonic() - started) * 1000, 3)
+        if code is None and cancel is not None and cancel.is_set():
+            return ExecResult(
+                exit_code=None, output=text, error="cancelled", wall_ms=wall
+            )
         if code is None:
             return ExecResult(exit_code=None, output=text, timed_out=True, wall_ms=wall)
         if code in (126, 127) and not text.strip():
@@ -606,6 +613,27 @@ class PersistentTrial(FolderTrial):
             box.close()
         remove_folder(self.net)
         super().stop()
+
+
+def _wait(
+    process: subprocess.Popen[bytes],
+    timeout_s: float | None,
+    cancel: threading.Event | None,
+) -> int | None:
+    """The command's exit status; None once ``timeout_s`` passed or ``cancel`` is set."""
+    if cancel is None:
+        try:
+            return process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while not cancel.is_set():
+        try:
+            return process.wait(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+    return None
 
 
 def _read_tail(

@@ -125,26 +125,34 @@ async def _exec(
     kwargs: dict[str, Any],
     cancel: threading.Event,
 ) -> Any:
-    """``environment.exec``: an ``async def`` awaited (a cancellation reaches it), a
-    ``def`` in a worker thread ended through ``cancel`` when it takes one."""
+    """``environment.exec`` ended through its ``cancel`` event when it takes one; else an
+    ``async def`` is cancelled as it is, a ``def`` left to the trial's stop."""
     import trio
 
     method = environment.exec
+    if accepts_cancel(method):
+        return await _cancellable(
+            functools.partial(method, argv, cancel=cancel, **kwargs), cancel
+        )
     if inspect.iscoroutinefunction(method):
-        if accepts_cancel(method):
-            kwargs["cancel"] = cancel
         return await method(argv, **kwargs)
-    if not accepts_cancel(method):
-        call = functools.partial(method, argv, **kwargs)
-        try:
-            return await trio.to_thread.run_sync(call, abandon_on_cancel=True)
-        except trio.Cancelled:
-            log.warning(
-                "the agent's command could not be ended: the environment's exec takes no "
-                "`cancel` (docs/environments.md); it ends when the trial stops"
-            )
-            raise
-    call = functools.partial(method, argv, cancel=cancel, **kwargs)
+    try:
+        return await trio.to_thread.run_sync(
+            functools.partial(method, argv, **kwargs), abandon_on_cancel=True
+        )
+    except trio.Cancelled:
+        log.warning(
+            "the agent's command could not be ended: the environment's exec takes no "
+            "`cancel` (docs/environments.md); it ends when the trial stops"
+        )
+        raise
+
+
+async def _cancellable(call: functools.partial[Any], cancel: threading.Event) -> Any:
+    """Run ``call`` (an ``exec``) to its end; a cancellation of the caller sets ``cancel``
+    and waits up to :data:`END_S` for the command to end before going on."""
+    import trio
+
     result: Any = None
     async with trio.open_nursery() as nursery:
         waiting = trio.CancelScope(shield=True)
@@ -158,6 +166,9 @@ async def _exec(
 
         nursery.start_soon(end_on_cancel)
         with waiting:
-            result = await trio.to_thread.run_sync(call, abandon_on_cancel=True)
+            if inspect.iscoroutinefunction(call.func):
+                result = await call()
+            else:
+                result = await trio.to_thread.run_sync(call, abandon_on_cancel=True)
         nursery.cancel_scope.cancel()
     return result
