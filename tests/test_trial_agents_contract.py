@@ -132,3 +132,178 @@ def test_claude_code_runs_inside_a_contract_only_trial(
 
 def test_claude_code_out_of_time_is_ended_through_cancel(tools, installed):
     out_of_time(installed, "contract-only")
+
+
+# -- the contract path itself, on the host: fast -----------------------------------------
+
+
+class _HostTrial:
+    """A contract-only trial on the host: ``exec`` streams and honours ``cancel`` unless
+    told to ignore it."""
+
+    def __init__(self, honour_cancel: bool = True) -> None:
+        self.honour_cancel = honour_cancel
+        self.pids: list[int] = []
+
+    def exec(
+        self,
+        argv,
+        *,
+        env=None,
+        cwd=None,
+        user=None,
+        timeout_s=None,
+        on_output=None,
+        cancel=None,
+    ):
+        import os
+        import signal
+        import subprocess
+        import threading
+        import time
+
+        from profiler_core.model.environment import ExecResult
+
+        started = time.monotonic()
+        process = subprocess.Popen(
+            argv,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.pids.append(process.pid)
+        seen = bytearray()
+
+        def read() -> None:
+            while chunk := process.stdout.read1(65536):
+                seen.extend(chunk)
+                if on_output is not None:
+                    on_output(chunk)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + (timeout_s or 3600)
+        while process.poll() is None:
+            stop = self.honour_cancel and cancel is not None and cancel.is_set()
+            if stop or time.monotonic() > deadline:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                reader.join(5)
+                return ExecResult(
+                    exit_code=None,
+                    output=seen.decode(),
+                    timed_out=not stop,
+                    error="cancelled" if stop else None,
+                    wall_ms=(time.monotonic() - started) * 1000,
+                )
+            time.sleep(0.05)
+        reader.join(5)
+        return ExecResult(
+            exit_code=process.returncode,
+            output=seen.decode(),
+            wall_ms=(time.monotonic() - started) * 1000,
+        )
+
+    def put(self, local, remote):
+        raise AssertionError("not used here")
+
+    def get(self, remote, local):
+        raise AssertionError("not used here")
+
+    def stop(self):
+        pass
+
+
+def _by_contract(trial, argv, **kwargs):
+    import trio
+
+    from profiler_core.providers.in_trial_contract import run_by_contract
+
+    options = {"cwd": None, "user": None, "stdin_file": None, "on_line": None}
+    options.update(kwargs)
+    keep = options.pop("keep", False)
+    return trio.run(lambda: run_by_contract(trial, argv, {}, keep=keep, **options))
+
+
+def test_the_programs_lines_are_taken_as_they_stream(tmp_path):
+    script = "echo '{\"a\": 1}'; sleep 1; echo not json; echo '{\"b\": 2}'; exit 3"
+    run = _by_contract(_HostTrial(), ["sh", "-c", script])
+    assert run.lines == [{"a": 1}, {"b": 2}] and run.noise == ["not json"]
+    assert run.exit_code == 3
+    # each line when it came, not all at the end: the second a second after the first
+    assert run.arrivals[1] - run.arrivals[0] > 0.7, run.arrivals
+
+
+def test_standard_input_goes_in_as_a_file(tmp_path):
+    given = tmp_path / "stdin"
+    given.write_bytes(b"line one\nline two\n")
+    run = _by_contract(_HostTrial(), ["cat"], stdin_file=str(given), keep=True)
+    assert run.output == ["line one", "line two"] and run.exit_code == 0
+
+
+def test_an_agent_asked_to_stop_is_ended_through_cancel():
+    script = "echo '{\"stop\": true}'; sleep 60"
+    trial = _HostTrial()
+    run = _by_contract(
+        trial, ["sh", "-c", script], on_line=lambda line: bool(line.get("stop"))
+    )
+    assert run.exit_code is None and run.wall_ms < 20_000, run
+    assert not _alive(trial.pids[0])
+
+
+def test_a_session_that_ends_ends_the_command_through_cancel():
+    import time
+
+    import trio
+
+    from profiler_core.providers.in_trial_contract import run_by_contract
+
+    trial = _HostTrial()
+
+    async def session() -> None:
+        with trio.move_on_after(1):
+            await run_by_contract(
+                trial,
+                ["sleep", "60"],
+                {},
+                cwd=None,
+                user=None,
+                stdin_file=None,
+                on_line=None,
+                keep=False,
+            )
+
+    started = time.monotonic()
+    trio.run(session)
+    assert time.monotonic() - started < 20
+    assert not _alive(trial.pids[0])
+
+
+def test_the_kit_refuses_an_exec_that_takes_cancel_and_ignores_it():
+    import trio
+
+    from profiler_core.testing.contract import ContractError
+    from profiler_core.testing.contract_environment import _cancel
+
+    with pytest.raises(ContractError, match="setting it did not end the command"):
+        trio.run(_cancel, "environment 'x'", _Deaf(), 2.0)
+    trio.run(
+        _cancel, "environment 'x'", _HostTrial(), 2.0
+    )  # one that honours it passes
+
+
+class _Deaf(_HostTrial):
+    def __init__(self) -> None:
+        super().__init__(honour_cancel=False)
+
+    def exec(self, argv, **kwargs):
+        # it ends by itself, after the bound the kit is given
+        return super().exec(["sleep", "4"], **{**kwargs, "timeout_s": 10})
+
+
+def _alive(pid: int) -> bool:
+    from profiler_core.util.processes import process_alive
+
+    return process_alive(pid)

@@ -21,8 +21,12 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import SandboxError
+
+if TYPE_CHECKING:
+    from ..sandbox.relays import Relays
 
 __all__ = ["SandboxRelay"]
 
@@ -38,7 +42,7 @@ class SandboxRelay:
         self.folder = folder
         #: ``PROFILER_EXEC`` of the relay inside, by which it is ended
         self.marker = uuid.uuid4().hex
-        self._relays = None
+        self._relays: Relays | None = None
         self._inside: subprocess.Popen[bytes] | None = None
         self._env: dict[str, str] = {}
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from ._agent_process import AgentRun, take_line
+from .agent_run import AgentRun, take_line
 
 log = logging.getLogger("agent_profiler")
 
