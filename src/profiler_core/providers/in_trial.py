@@ -1,7 +1,8 @@
 """A subprocess agent (Claude Code, Codex, OpenCode) run inside the trial's environment,
 as Harbor runs its agents.
 
-The runner starts the trial's container with the agent's installed package
+The runner starts the trial's environment (a container, the one bwrap sandbox
+of a trial, a plugin's) with the agent's installed package
 folder mounted read-only at its host path (:func:`program_mounts`): the npm
 packages of Claude Code and OpenCode ship a native program that needs only
 the C library (glibc), Codex a static (musl) one, so no Node runtime is needed
@@ -11,8 +12,12 @@ their host paths (so every path in the agent's environment and arguments holds
 inside), given to the agent's user, and copied back out as plain files after
 the run (links stay links), where the provider reads the agent's transcript as
 usual. The program runs in the task's working folder as the trial's agent user,
-its output streamed through the environment's ``command_line`` (``docker exec``);
-however the run ends, every process it started inside is killed by its mark.
+its output streamed through the environment's ``command_line`` (``docker exec``,
+``nsenter`` into a bwrap trial) or, for a kind that has only the contract, its
+``exec`` (in_trial_contract.py). A program that ends by itself leaves what it
+started running for the verifier (a server), as Harbor's agents do; one ended
+early (its timeout, Ctrl-C, asked to stop) is killed inside with everything it
+started, by its mark.
 """
 
 from __future__ import annotations
