@@ -138,8 +138,9 @@ async def run_in_trial(
 
     def watch(line: dict[str, Any]) -> bool:
         nonlocal stopped
-        stopped = bool(on_line(line)) if on_line is not None else False
-        return stopped
+        asked = bool(on_line(line)) if on_line is not None else False
+        stopped = stopped or asked  # once asked to stop, the session was ended early
+        return asked
 
     command_line = getattr(environment, "command_line", None)
     try:
