@@ -245,15 +245,20 @@ class PersistentTrial(FolderTrial):
         from ..sandbox.commands import base_environment
         from ..sandbox.confinement import confine
         from ..sandbox.job import Job
+        from ..sandbox.layout import relay_python, user_homes
 
         assert self.settings is not None
         # the spec's mounts: an agent's program folder, read-only at its host path
-        shown = tuple(
+        shown = [
             Mount(
                 source=Path(m.source), target=Path(m.target), writable=not m.read_only
             )
             for m in self.spec.mounts
-        )
+        ]
+        python = relay_python()
+        if any(home in python.parents for home in user_homes()):
+            # the model relay's Python lives under a hidden home (pyenv): show its installation
+            shown.append(Mount(source=python.parent.parent))
         job = Job(
             argv=("sleep", "infinity"),
             env=base_environment(self.home, {}),
