@@ -11,8 +11,10 @@ there; ``stop`` kills the sandbox, and with its PID 1 every process in it.
 
 The sandbox's root is bwrap's own memory file system, left writable (the
 host's folders stay bound read-only on it), so ``put`` can create ``/tests``:
-files go in and out through a staging folder bound inside and are copied
-there by a command in the sandbox (links stay links). The network: the
+files go in through a staging folder bound read-only inside, copied to their
+place by a command in the sandbox, and out as a ``tar`` stream into a folder
+of the host's own (links stay links): the host never writes to, or walks, a
+folder the trial can change. The network: the
 sandbox has its own, loopback only (``none``); ``full`` attaches
 ``slirp4netns`` to it (a user-mode network with a way out, no route to the
 host's loopback) and ``none`` ends it again, so servers on loopback survive
@@ -265,7 +267,8 @@ class PersistentTrial(FolderTrial):
             workspace=self.work,
             home=self.home,
             mounts=(
-                Mount(source=self.stage, writable=True),
+                # read-only inside: what ``put`` stages there cannot be changed by the trial
+                Mount(source=self.stage),
                 Mount(source=self.net, writable=True),
                 *shown,
             ),
@@ -567,9 +570,9 @@ class PersistentTrial(FolderTrial):
             )
 
     def put(self, local: Path, remote: str) -> None:
-        """Copy ``local`` to ``remote``, replacing what is there (elsewhere than work: staged)."""
-        if self._in_work(remote):
-            return super().put(local, remote)
+        """Copy ``local`` to ``remote``, replacing what is there: staged in a folder the
+        sandbox sees read-only, copied by a command inside (the host writes nowhere the
+        trial can write)."""
         with self._lock:
             staged = self.stage / uuid.uuid4().hex
             staged.mkdir()
@@ -586,23 +589,59 @@ class PersistentTrial(FolderTrial):
         return None
 
     def get(self, remote: str, local: Path) -> None:
-        """Copy ``remote`` out to ``local``, links as links (outside the working folder: staged)."""
-        if self._in_work(remote):
-            return super().get(remote, local)
-        with self._lock:
-            staged = self.stage / uuid.uuid4().hex
-            staged.mkdir()
-            try:
-                self._quick(["cp", "-a", "--", remote, str(staged / "item")])
-                item = staged / "item"
-                if item.is_dir() and not item.is_symlink():
-                    shutil.copytree(item, local, symlinks=True, dirs_exist_ok=True)
-                else:
-                    local.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(item, local, follow_symlinks=False)
-            finally:
-                shutil.rmtree(staged, ignore_errors=True)
+        """Copy ``remote`` out to ``local``, links as links: ``tar`` inside streams it to
+        a folder of the host's own, so nothing the trial changes meanwhile is followed."""
+        path = remote.rstrip("/") or "/"
+        scratch = Path(tempfile.mkdtemp(prefix="get-", dir=self.folder))
+        try:
+            self._tar_out(path, scratch)
+            item = scratch / (os.path.basename(path) or "root")
+            if item.is_dir() and not item.is_symlink():
+                shutil.copytree(item, local, symlinks=True, dirs_exist_ok=True)
+            else:
+                local.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(item, local, follow_symlinks=False)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         return None
+
+    def _tar_out(self, path: str, scratch: Path) -> None:
+        """Extract ``path`` of the sandbox into ``scratch`` (``tar`` inside, a stream out;
+        members that would land outside ``scratch`` are refused)."""
+        import tarfile
+
+        parent, name = os.path.dirname(path) or "/", os.path.basename(path) or "."
+        argv = ["tar", "-C", parent, "-cf", "-", "--", name]
+        with tempfile.TemporaryFile() as errors:
+            process = subprocess.Popen(
+                self._enter(argv, "/"),
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                start_new_session=True,
+            )
+            timer = threading.Timer(QUICK_S, process.kill)
+            timer.start()
+            try:
+                assert process.stdout is not None
+                with tarfile.open(fileobj=process.stdout, mode="r|") as tar:
+                    tar.extractall(scratch, filter="tar")
+            except (tarfile.TarError, OSError) as exc:
+                process.kill()
+                problem: str | None = str(exc)
+            else:
+                problem = None
+            finally:
+                timer.cancel()
+                code = process.wait()
+            if code != 0 or problem:
+                errors.seek(0)
+                said = errors.read().decode(errors="replace").strip().splitlines()[-1:]
+                raise SandboxError(
+                    f"bwrap: cannot copy {path} out of the trial: "
+                    f"{' '.join(said) or problem or f'tar exited {code}'}"
+                )
 
     def stop(self) -> None:
         """End the network, kill the sandbox (its PID 1 takes every process along), remove files."""

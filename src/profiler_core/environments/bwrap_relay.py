@@ -66,6 +66,7 @@ class SandboxRelay:
         plan = plan_model(endpoints, allow_hosts)
         if not plan.relayed:
             return
+        _empty(self.folder)  # what an earlier phase's commands may have left there
         program = self.folder / "relay.py"
         ready = self.folder / "ready"
         relays = self._relays = Relays()
@@ -125,5 +126,14 @@ class SandboxRelay:
         if relays is not None:
             relays.close()
         self._env = {}
-        for entry in self.folder.iterdir():  # the folder stays bound in the sandbox
+        _empty(self.folder)
+
+
+def _empty(folder: Path) -> None:
+    """Remove what ``folder`` holds (written inside too: links removed, never followed);
+    the folder itself stays, bound in the sandbox."""
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
             entry.unlink(missing_ok=True)
