@@ -35,6 +35,12 @@ pytestmark = pytest.mark.slow
 
 BROKEN = "def add(a, b):\n    return a - b\n"
 SECRET = "sk-real-key-kept-by-the-recorder-3141"
+#: agent -> (program, its variable, model, the suffix of its base URL)
+AGENTS = {
+    "claude-code": ("claude", "CLAUDE_BIN", "claude-sonnet-4-5", ""),
+    "codex": ("codex", "CODEX_BIN", "gpt-5-codex", "/v1"),
+    "opencode": ("opencode", "OPENCODE_BIN", "local/scripted", "/v1"),
+}
 #: the verifier: the reward from calc.py, and what the agent's server answers (or "none")
 TEST = """#!/bin/bash
 cd /app
@@ -103,23 +109,27 @@ def _task(root: Path, port: int, marker: str, agent_timeout_s: float = 180.0) ->
     )
 
 
-def _profile(root: Path, binary: str, url: str, kind: str = "bwrap") -> Path:
+def _profile(
+    root: Path, binary: str, url: str, kind: str = "bwrap", agent: str = "claude-code"
+) -> Path:
+    options = {
+        "base_url": url,
+        "binary": binary,
+        "max_retries": 0,
+        "api_key_env": "I37_BWRAP_KEY",
+    }
+    if agent == "opencode":
+        # OpenCode reaches its model through its own config (the recorder holds no key for it)
+        from tests.opencode_helpers import model_config
+
+        options = {"binary": binary, "config": model_config(url), "start_timeout_s": 60}
     profile = {
         "modes": {
             "fix": {"system_instructions": "MODE-FIX"},
             "wrong": {"system_instructions": "MODE-WRONG"},
         },
         "scenarios": {"path": "tasks", "format": "harbor"},
-        "provider": {
-            "id": "claude-code",
-            "model": "claude-sonnet-4-5",
-            "options": {
-                "base_url": url,
-                "binary": binary,
-                "max_retries": 0,
-                "api_key_env": "I37_BWRAP_KEY",
-            },
-        },
+        "provider": {"id": agent, "model": AGENTS[agent][2], "options": options},
         "scorer": {"id": "verify"},
         "execution": {
             "repetitions": 1,
@@ -134,11 +144,13 @@ def _profile(root: Path, binary: str, url: str, kind: str = "bwrap") -> Path:
     return path
 
 
-def _script(host_port: int, model_port: int, server_port: int):
+def _script(host_port: int, model_port: int, server_port: int, detach: bool = False):
     probe = _PROBE.format(hp=host_port, mp=model_port)
-    # a server in the background, in the agent's own session and process group
+    # a server in the background, in the agent's own session and process group (Codex
+    # ends its command's process group when the command returns: there it detaches)
     server = (
-        f"nohup python3 -m http.server {server_port} --bind 127.0.0.1 "
+        f"{'setsid ' if detach else ''}nohup python3 -m http.server {server_port} "
+        "--bind 127.0.0.1 "
         "--directory /app/served >/dev/null 2>&1 < /dev/null & "
     )
     shell = (
@@ -163,23 +175,34 @@ def test_claude_code_runs_inside_the_bwrap_trial_and_reaches_only_its_model(
     right_and_wrong(tmp_path, host_server, monkeypatch, "bwrap")
 
 
+@pytest.mark.parametrize("agent", ["codex", "opencode"])
+def test_codex_and_opencode_run_inside_the_bwrap_trial_too(
+    tools, tmp_path, host_server, monkeypatch, agent
+):
+    right_and_wrong(tmp_path, host_server, monkeypatch, "bwrap", agent)
+
+
 def test_claude_code_out_of_time_is_ended_inside_and_still_verified(tools, tmp_path):
     """The session's end ends the agent's processes in the sandbox; the verifier judges
     what it left."""
     out_of_time(tmp_path, "bwrap")
 
 
-def right_and_wrong(tmp_path: Path, host_server: int, monkeypatch, kind: str) -> None:
-    """Modes ``fix`` and ``wrong`` of the real Claude Code in a ``kind`` trial: judged,
-    its server kept, only its model reached."""
-    binary = str(agent_binary("claude", "CLAUDE_BIN"))
+def right_and_wrong(
+    tmp_path: Path, host_server: int, monkeypatch, kind: str, agent: str = "claude-code"
+) -> None:
+    """Modes ``fix`` and ``wrong`` of a real agent in a ``kind`` trial: judged, its
+    server kept, only its model reached."""
+    program, variable, _, suffix = AGENTS[agent]
+    binary = str(agent_binary(program, variable))
     monkeypatch.setenv("I37_BWRAP_KEY", SECRET)
     server_port = 20000 + uuid.uuid4().int % 20000
     marker = f"served-{uuid.uuid4().hex[:8]}"
     _task(tmp_path, server_port, marker)
     with FakeModelServer(lambda body: script(body), model="scripted") as model:
-        script = _script(host_server, urlsplit(model.url).port or 0, server_port)
-        path = _profile(tmp_path, binary, model.url, kind)
+        port = urlsplit(model.url).port or 0
+        script = _script(host_server, port, server_port, agent == "codex")
+        path = _profile(tmp_path, binary, model.url + suffix, kind, agent)
         done = profiler(
             tmp_path,
             "run",
@@ -211,7 +234,8 @@ def right_and_wrong(tmp_path: Path, host_server: int, monkeypatch, kind: str) ->
         got = [line.split()[-1] for line in net.read_text().splitlines() if line]
         assert got == ["refused", "refused"], got
         assert (folder / "secret.txt").read_text().strip() == "0"
-        assert int((folder / "placeholder.txt").read_text()) >= 1
+        if agent != "opencode":  # OpenCode's key is in its config, not its environment
+            assert int((folder / "placeholder.txt").read_text()) >= 1
         assert (folder / "pwd.txt").read_text().strip() == "/app"
         assert (folder / "logs.txt").read_text().split() == [
             "/logs/agent",
