@@ -1,12 +1,12 @@
-"""The real Claude Code inside a bwrap trial's one sandbox, judged by the task's own tests.
+"""Real agents inside a bwrap trial's one sandbox, judged by the task's own tests.
 
 A Harbor task without an image runs under ``execution.sandbox: bwrap`` as one
 sandbox for the whole trial (environments/bwrap.py). The agent's program
 enters it like every command of the trial (providers/in_trial.py), with
 ``execution.network: model``: a relay inside the sandbox reaches the wire
 recorder on the host, which holds the real key; a server on the host's
-loopback and the scripted model's own port are not reachable. The scripted
-model makes the agent edit ``calc.py`` rightly (mode ``fix``) or wrongly
+loopback and the scripted model's own port are not reachable. Claude Code
+(and Codex and OpenCode, the same way): the scripted model makes the agent edit ``calc.py`` rightly (mode ``fix``) or wrongly
 (mode ``wrong``), both claiming success, and leave an HTTP server running in
 the background; the verifier, later and on another network, must find the
 server, pass the first and fail the second. An agent out of time is ended
