@@ -8,8 +8,9 @@ recorder on the host, which holds the real key; a server on the host's
 loopback and the scripted model's own port are not reachable. For Claude
 Code, Codex and OpenCode alike, the scripted model makes the agent edit
 ``calc.py`` rightly (mode ``fix``) or wrongly (mode ``wrong``), both claiming
-success, and leave an HTTP server running in the background; the verifier, later and on another network, must find the
-server, pass the first and fail the second. An agent out of time is ended
+success, and leave an HTTP server running in the background; the verifier,
+later and on another network, must find the server, pass the first and fail
+the second. An agent out of time is ended
 inside and what it left is still verified. Under ``CI=true`` a missing
 ``bwrap``, its tools or an agent's program fails these tests.
 """
