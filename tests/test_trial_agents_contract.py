@@ -307,3 +307,47 @@ def _alive(pid: int) -> bool:
     from profiler_core.util.processes import process_alive
 
     return process_alive(pid)
+
+
+class _NoCancel(_HostTrial):
+    """An older kind: its ``exec`` takes no ``cancel``."""
+
+    def exec(
+        self, argv, *, env=None, cwd=None, user=None, timeout_s=None, on_output=None
+    ):
+        return super().exec(
+            argv, env=env, cwd=cwd, user=user, timeout_s=10, on_output=on_output
+        )
+
+
+def test_a_kind_without_cancel_is_left_to_the_trials_stop_and_said(caplog):
+    """The session still ends on time; the warning says its command goes on."""
+    import time
+
+    import trio
+
+    from profiler_core.providers.in_trial_contract import (
+        accepts_cancel,
+        run_by_contract,
+    )
+
+    trial = _NoCancel()
+    assert not accepts_cancel(trial.exec)
+
+    async def session() -> None:
+        with trio.move_on_after(0.5):
+            await run_by_contract(
+                trial,
+                ["sleep", "3"],
+                {},
+                cwd=None,
+                user=None,
+                stdin_file=None,
+                on_line=None,
+                keep=False,
+            )
+
+    started = time.monotonic()
+    trio.run(session)
+    assert time.monotonic() - started < 2.5
+    assert "takes no `cancel`" in caplog.text
