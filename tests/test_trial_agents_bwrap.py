@@ -111,7 +111,12 @@ def _task(root: Path, port: int, marker: str, agent_timeout_s: float = 180.0) ->
 
 
 def _profile(
-    root: Path, binary: str, url: str, kind: str = "bwrap", agent: str = "claude-code"
+    root: Path,
+    binary: str,
+    url: str,
+    kind: str = "bwrap",
+    agent: str = "claude-code",
+    network: str = "model",
 ) -> Path:
     options = {
         "base_url": url,
@@ -136,7 +141,7 @@ def _profile(
             "repetitions": 1,
             "warmup": False,
             "sandbox": kind,
-            "network": "model",
+            "network": network,
         },
         "output": {"keep_workspaces": "all"},
     }
@@ -176,6 +181,14 @@ def test_claude_code_runs_inside_the_bwrap_trial_and_reaches_only_its_model(
     right_and_wrong(tmp_path, host_server, monkeypatch, "bwrap")
 
 
+def test_with_a_full_network_the_agent_still_reaches_its_model_on_the_hosts_loopback(
+    tools, tmp_path, host_server, monkeypatch
+):
+    """``execution.network: full``: slirp4netns has no way to the host's loopback, so the
+    wire recorder there is relayed into the sandbox for the agent's phase."""
+    right_and_wrong(tmp_path, host_server, monkeypatch, "bwrap", network="full")
+
+
 @pytest.mark.parametrize("agent", ["codex", "opencode"])
 def test_codex_and_opencode_run_inside_the_bwrap_trial_too(
     tools, tmp_path, host_server, monkeypatch, agent
@@ -190,7 +203,12 @@ def test_claude_code_out_of_time_is_ended_inside_and_still_verified(tools, tmp_p
 
 
 def right_and_wrong(
-    tmp_path: Path, host_server: int, monkeypatch, kind: str, agent: str = "claude-code"
+    tmp_path: Path,
+    host_server: int,
+    monkeypatch,
+    kind: str,
+    agent: str = "claude-code",
+    network: str = "model",
 ) -> None:
     """Modes ``fix`` and ``wrong`` of a real agent in a ``kind`` trial: judged, its
     server kept, only its model reached."""
@@ -203,7 +221,7 @@ def right_and_wrong(
     with FakeModelServer(lambda body: script(body), model="scripted") as model:
         port = urlsplit(model.url).port or 0
         script = _script(host_server, port, server_port, agent == "codex")
-        path = _profile(tmp_path, binary, model.url + suffix, kind, agent)
+        path = _profile(tmp_path, binary, model.url + suffix, kind, agent, network)
         done = profiler(
             tmp_path,
             "run",

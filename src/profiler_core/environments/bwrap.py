@@ -219,6 +219,7 @@ class PersistentTrial(FolderTrial):
         self._lock = threading.Lock()
         #: the ``model`` network's relay, while a phase has it
         self._relay: SandboxRelay | None = None
+        self._relay_network = ""
         self.pid = 0
         try:
             self._start_holder()
@@ -236,7 +237,7 @@ class PersistentTrial(FolderTrial):
             if spec.network == "full":
                 self._connect()
             elif spec.network == "model":
-                self._open_model()
+                self._relay_for("model")
         except BaseException:
             self.stop()
             raise
@@ -344,25 +345,44 @@ class PersistentTrial(FolderTrial):
         reaches the model only; ``none``: neither (loopback stays)."""
         assert self.settings is not None
         super().set_network(network)
-        if network != "model":
-            self._close_model()
         if network == "full":
+            self._close_model()
             self._connect()
         else:
             self._disconnect()
-        if network == "model":
-            self._open_model()
+            self._relay_for(network)
 
-    def _open_model(self) -> None:
-        if self._relay is not None:
+    def open_relay(self, network: str) -> None:
+        """The agent's phase (runner/trial.py): with ``full`` too, its loopback model
+        endpoints (the wire recorder) are relayed, as slirp4netns has no way to the
+        host's loopback; with ``model`` the phase's relay is already there."""
+        self._relay_for(network)
+
+    def close_relay(self) -> None:
+        """End the agent's relay (the next phase's network brings its own)."""
+        self._close_model()
+
+    def _relay_for(self, network: str) -> None:
+        """The model relay ``network`` asks for: ``model`` its endpoints and allowed
+        hosts, ``full`` its loopback endpoints, ``none`` nothing."""
+        if self._relay is not None and self._relay_network == network:
             return
+        self._close_model()
+        if network not in ("model", "full"):
+            return
+        from ..sandbox.hosts import parse_endpoint
+
+        endpoints, hosts = self.spec.endpoints, self.spec.allow_hosts
+        if network == "full":
+            endpoints = tuple(e for e in endpoints if parse_endpoint(e).loopback)
+            hosts = ()
         relay = SandboxRelay(self.net)
         try:
-            relay.start(self.spec.endpoints, self.spec.allow_hosts, self._enter)
+            relay.start(endpoints, hosts, self._enter)
         except BaseException:
             relay.stop(_kill_marked)
             raise
-        self._relay = relay
+        self._relay, self._relay_network = relay, network
 
     def _close_model(self) -> None:
         relay, self._relay = self._relay, None
