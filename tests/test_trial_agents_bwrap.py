@@ -18,7 +18,9 @@ inside and what it left is still verified. Under ``CI=true`` a missing
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import tempfile
 import threading
 import uuid
 from pathlib import Path
@@ -33,6 +35,9 @@ from tests.scripted.agent_runs import profiler, rows
 from profiler_core.fakemodel import FakeModelServer, Shell, Text, steps
 
 pytestmark = pytest.mark.slow
+
+#: a host folder the sandbox shows as it is (its /tmp is a fresh one)
+VISIBLE = "/var/tmp"
 
 BROKEN = "def add(a, b):\n    return a - b\n"
 SECRET = "sk-real-key-kept-by-the-recorder-3141"
@@ -117,6 +122,7 @@ def _profile(
     kind: str = "bwrap",
     agent: str = "claude-code",
     network: str = "model",
+    tasks: Path | None = None,
 ) -> Path:
     options = {
         "base_url": url,
@@ -134,7 +140,7 @@ def _profile(
             "fix": {"system_instructions": "MODE-FIX"},
             "wrong": {"system_instructions": "MODE-WRONG"},
         },
-        "scenarios": {"path": "tasks", "format": "harbor"},
+        "scenarios": {"path": str(tasks or "tasks"), "format": "harbor"},
         "provider": {"id": agent, "model": AGENTS[agent][2], "options": options},
         "scorer": {"id": "verify"},
         "execution": {
@@ -150,7 +156,9 @@ def _profile(
     return path
 
 
-def _script(host_port: int, model_port: int, server_port: int, detach: bool = False):
+def _script(
+    host_port: int, model_port: int, server_port: int, tests: Path, detach: bool = False
+):
     probe = _PROBE.format(hp=host_port, mp=model_port)
     # a server in the background, in the agent's own session and process group (Codex
     # ends its command's process group when the command returns: there it detaches)
@@ -164,7 +172,9 @@ def _script(host_port: int, model_port: int, server_port: int, detach: bool = Fa
         '2>/dev/null | tr "\\0" "\\n"); '
         'echo "$env" | grep -c kept-by-the-recorder > secret.txt; '
         'echo "$env" | grep -c profiler-wire-placeholder > placeholder.txt; '
-        "pwd > pwd.txt; ls -d /logs/agent /logs/verifier > logs.txt 2>&1; " + server
+        "pwd > pwd.txt; ls -d /logs/agent /logs/verifier > logs.txt 2>&1; "
+        # the task's hidden tests at their host path: hidden in the trial too
+        f"cat {tests}/test.sh 2>/dev/null | wc -c > tests_seen.txt; " + server
     )
     fix = steps(
         [Shell(shell + "sed -i 's/a - b/a + b/' calc.py"), Text("Done: all pass.")]
@@ -217,21 +227,36 @@ def right_and_wrong(
     monkeypatch.setenv("I37_BWRAP_KEY", SECRET)
     server_port = 20000 + uuid.uuid4().int % 20000
     marker = f"served-{uuid.uuid4().hex[:8]}"
-    _task(tmp_path, server_port, marker)
-    with FakeModelServer(lambda body: script(body), model="scripted") as model:
-        port = urlsplit(model.url).port or 0
-        script = _script(host_server, port, server_port, agent == "codex")
-        path = _profile(tmp_path, binary, model.url + suffix, kind, agent, network)
-        done = profiler(
-            tmp_path,
-            "run",
-            str(path),
-            "--run-id",
-            "t",
-            "--progress",
-            "none",
-            timeout=400,
-        )
+    # the tasks outside /tmp (the sandbox's is a fresh one), where the host's folders
+    # are in sight: their hidden tests must be hidden in the trial by name
+    outside = Path(tempfile.mkdtemp(prefix="i37-tasks-", dir=VISIBLE))
+    try:
+        _task(outside, server_port, marker)
+        tests = outside / "tasks" / "calc" / "tests"
+        with FakeModelServer(lambda body: script(body), model="scripted") as model:
+            port = urlsplit(model.url).port or 0
+            script = _script(host_server, port, server_port, tests, agent == "codex")
+            path = _profile(
+                tmp_path,
+                binary,
+                model.url + suffix,
+                kind,
+                agent,
+                network,
+                outside / "tasks",
+            )
+            done = profiler(
+                tmp_path,
+                "run",
+                str(path),
+                "--run-id",
+                "t",
+                "--progress",
+                "none",
+                timeout=400,
+            )
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     by_mode = {row["mode"]: row for row in rows(tmp_path, "t") if row["iteration"] >= 0}
     fix, wrong = by_mode["fix"], by_mode["wrong"]
@@ -256,6 +281,7 @@ def right_and_wrong(
         if agent != "opencode":  # OpenCode's key is in its config, not its environment
             assert int((folder / "placeholder.txt").read_text()) >= 1
         assert (folder / "pwd.txt").read_text().strip() == "/app"
+        assert (folder / "tests_seen.txt").read_text().strip() == "0"
         assert (folder / "logs.txt").read_text().split() == [
             "/logs/agent",
             "/logs/verifier",

@@ -277,7 +277,11 @@ class PersistentTrial(FolderTrial):
         )
         # its own network, loopback only: ``full`` is slirp4netns attached to it (set_network)
         holder = SandboxSettings(
-            sandbox="bwrap", network="none", workdir=self.spec.workdir
+            sandbox="bwrap",
+            network="none",
+            workdir=self.spec.workdir,
+            # the tasks' tests and solutions, the run's records: the agent runs in here
+            hide_paths=self.spec.hide,
         )
         box = self._box = confine(holder, job).open()
         argv = list(box.argv)

@@ -208,6 +208,7 @@ def trial_spec(
         network=agent_network,
         network_switch=switch,
         mounts=tuple(needs[0]),
+        hide=tuple(settings.hide_paths),
         endpoints=tuple(needs[1]),
         allow_hosts=tuple(settings.allow_hosts),
         cpus=getattr(env, "cpus", None),
