@@ -206,5 +206,9 @@ def test_the_trial_cannot_write_where_the_host_copies_and_get_follows_no_link(
         linked = tmp_path / "back" / "out" / "linked"
         assert linked.is_symlink() and os.readlink(linked) == str(secret)
         assert not any(p.name == "key.txt" for p in (tmp_path / "back").rglob("*"))
+        from profiler_core.errors import SandboxError
+
+        with pytest.raises(SandboxError, match="cannot copy /nowhere out of the trial"):
+            trial.get("/nowhere", tmp_path / "none")
     finally:
         trial.stop()

@@ -619,7 +619,7 @@ class PersistentTrial(FolderTrial):
         scratch = Path(tempfile.mkdtemp(prefix="get-", dir=self.folder))
         try:
             self._tar_out(path, scratch)
-            item = scratch / (os.path.basename(path) or "root")
+            item = scratch / os.path.basename(path) if path != "/" else scratch
             if item.is_dir() and not item.is_symlink():
                 shutil.copytree(item, local, symlinks=True, dirs_exist_ok=True)
             else:
@@ -659,7 +659,8 @@ class PersistentTrial(FolderTrial):
             finally:
                 timer.cancel()
                 code = process.wait()
-            if code != 0 or problem:
+            # 1: a file changed while it was read (a server the agent left writing its log)
+            if code not in (0, 1) or problem:
                 errors.seek(0)
                 said = errors.read().decode(errors="replace").strip().splitlines()[-1:]
                 raise SandboxError(
