@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import trio
 
+from profiler_core.environments.bwrap import BwrapEnvironment
 from profiler_core.environments.containers import (
     DockerEnvironment,
     PodmanEnvironment,
@@ -62,9 +63,8 @@ def one_round(kind, package: Path, port: int, scratch: Path) -> dict[str, float]
     trial = kind.start(spec)
     marks["start"] = time.perf_counter() - t
     try:
-        inside = hasattr(
-            trial, "open_relay"
-        )  # a container; bwrap relays by its network
+        # a container relays by open_relay; a bwrap trial by its network's switch
+        inside = not isinstance(kind, BwrapEnvironment)
         if inside:
             trial.set_network("model")
         t = time.perf_counter()
@@ -131,8 +131,6 @@ def main() -> None:
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    from profiler_core.environments.bwrap import BwrapEnvironment
-
     kinds = {"docker": DockerEnvironment, "podman": PodmanEnvironment}
     kind = kinds.get(args.kind, BwrapEnvironment)()
     problem = kind.check()
