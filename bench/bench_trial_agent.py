@@ -1,6 +1,6 @@
 """What running an agent program inside a trial adds to the trial (not a test).
 
-Run: ``python bench/bench_trial_agent.py [--rounds N] [--kind docker|podman] [--json]``.
+Run: ``python bench/bench_trial_agent.py [--rounds N] [--kind docker|podman|bwrap] [--json]``.
 
 Per round, one trial container of the host-toolchain image is started with a
 package folder mounted read-only (as an agent's ``node_modules``), then the
@@ -11,6 +11,10 @@ files copied in and given to the agent's user), ``exec`` (``true`` run by
 the environment's ``command_line``, streamed as an agent is), ``end`` (the
 mark's processes killed inside), ``home_out`` (the home copied back) and
 ``relay_close``; plus ``start`` and ``stop`` of the trial itself for scale.
+Under ``bwrap`` the trial is one sandbox (environments/bwrap.py): ``relay_open``
+is the switch to ``model`` (the relay started inside it), ``relay_close`` the
+switch to ``none``; and ``beside`` times what the agent cost before it ran
+inside: a bwrap sandbox of its own for the session, with its model relay, running ``true``.
 Medians over ``--rounds`` rounds after one warm-up, in milliseconds. The
 machine is shared: run it when nothing else runs, and read the figures as such.
 """
@@ -32,6 +36,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import trio
 
+from profiler_core.environments.bwrap import BwrapEnvironment
 from profiler_core.environments.containers import (
     DockerEnvironment,
     PodmanEnvironment,
@@ -58,9 +63,12 @@ def one_round(kind, package: Path, port: int, scratch: Path) -> dict[str, float]
     trial = kind.start(spec)
     marks["start"] = time.perf_counter() - t
     try:
-        trial.set_network("model")
+        # a container relays by open_relay; a bwrap trial by its network's switch
+        inside = not isinstance(kind, BwrapEnvironment)
+        if inside:
+            trial.set_network("model")
         t = time.perf_counter()
-        trial.open_relay("model")
+        trial.open_relay("model") if inside else trial.set_network("model")
         marks["relay_open"] = time.perf_counter() - t
         home = scratch / "home"
         home.mkdir(parents=True, exist_ok=True)
@@ -84,7 +92,7 @@ def one_round(kind, package: Path, port: int, scratch: Path) -> dict[str, float]
         trio.run(take_home, trial, live)
         marks["home_out"] = time.perf_counter() - t
         t = time.perf_counter()
-        trial.close_relay()
+        trial.close_relay() if inside else trial.set_network("none")
         marks["relay_close"] = time.perf_counter() - t
     finally:
         t = time.perf_counter()
@@ -93,14 +101,38 @@ def one_round(kind, package: Path, port: int, scratch: Path) -> dict[str, float]
     return {k: v * 1000 for k, v in marks.items()}
 
 
+def beside(port: int, scratch: Path) -> float:
+    """Seconds of ``true`` in a bwrap sandbox of its own with the model relayed (the
+    session's sandbox before agents ran inside bwrap trials)."""
+    from profiler_core.model.environment import SandboxSettings
+    from profiler_core.sandbox import Job, confine
+
+    work = scratch / "beside"
+    work.mkdir(parents=True, exist_ok=True)
+    settings = SandboxSettings(sandbox="bwrap", network="model")
+    job = Job(
+        argv=("true",),
+        env={"PATH": "/usr/bin:/bin"},
+        workspace=work,
+        endpoints=(f"http://127.0.0.1:{port}",),
+    )
+    t = time.perf_counter()
+    with confine(settings, job) as box:
+        subprocess.run(box.argv, env=box.env, cwd=box.cwd, check=True, timeout=60)
+    return time.perf_counter() - t
+
+
 def main() -> None:
     """Print the medians."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--kind", choices=("docker", "podman"), default="docker")
+    parser.add_argument(
+        "--kind", choices=("docker", "podman", "bwrap"), default="docker"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    kind = DockerEnvironment() if args.kind == "docker" else PodmanEnvironment()
+    kinds = {"docker": DockerEnvironment, "podman": PodmanEnvironment}
+    kind = kinds.get(args.kind, BwrapEnvironment)()
     problem = kind.check()
     if problem:
         print(f"{args.kind}: {problem}")
@@ -116,10 +148,13 @@ def main() -> None:
         for i in range(args.rounds + 1):
             scratch = Path(folder) / f"round-{i}"
             rounds.append(one_round(kind, package, port, scratch))
-    wait_removed()
+            if args.kind == "bwrap":
+                rounds[-1]["beside"] = beside(port, scratch) * 1000
+    if args.kind != "bwrap":
+        wait_removed()
     listener.close()
     medians = {k: statistics.median(r[k] for r in rounds[1:]) for k in rounds[0]}
-    added = sum(medians[k] for k in medians if k not in ("start", "stop"))
+    added = sum(medians[k] for k in medians if k not in ("start", "stop", "beside"))
     if args.json:
         print(json.dumps({"kind": args.kind, "medians_ms": medians, "added_ms": added}))
         return

@@ -30,29 +30,44 @@ class _Agent:
         return (), ("http://127.0.0.1:9/",)
 
 
-def _trials(sandbox: str) -> Trials:
-    return Trials(object(), SandboxSettings(sandbox=sandbox), Path("/nonexistent"), "r")
-
-
 def _task() -> types.SimpleNamespace:
     return types.SimpleNamespace(id="task", environment=types.SimpleNamespace())
 
 
+def _trials(sandbox: str, persistent: bool = True) -> Trials:
+    from profiler_core.model import EnvironmentCapabilities
+
+    kind = types.SimpleNamespace(
+        capabilities=EnvironmentCapabilities(persistent_processes=persistent)
+    )
+    return Trials(kind, SandboxSettings(sandbox=sandbox), Path("/nonexistent"), "r")
+
+
 @pytest.mark.parametrize(
-    ("sandbox", "trial"), [("docker", True), ("podman", True), ("bwrap", False)]
+    ("sandbox", "persistent", "trial"),
+    [
+        ("docker", True, True),
+        ("podman", True, True),
+        ("bwrap", True, True),
+        # a bwrap trial without nsenter, setpriv, setsid or slirp4netns: a sandbox per
+        # command, so the agent's program stays beside it
+        ("bwrap", False, False),
+        # a plugin's kind: the program runs through the contract's exec
+        ("cloudbox", True, True),
+        ("cloudbox", False, True),
+    ],
 )
-def test_an_agent_program_runs_inside_container_trials_and_beside_a_bwrap_one(
-    sandbox, trial
-):
-    assert _trials(sandbox).applies(_task(), _Agent()) is trial
+def test_which_trials_an_agent_program_runs_inside(sandbox, persistent, trial):
+    assert _trials(sandbox, persistent).applies(_task(), _Agent()) is trial
 
 
-def test_an_agent_program_is_refused_in_one_line_by_a_plugins_kind():
-    trials = Trials(object(), SandboxSettings(sandbox="cloudbox"), Path("/x"), "r")
+def test_a_plugins_kind_still_refuses_a_scenario_without_an_environment():
+    trials = _trials("cloudbox")
+    plain = types.SimpleNamespace(id="plain", environment=None)
     with pytest.raises(
-        IterationError, match="runs inside docker or podman trials only, not 'cloudbox'"
+        IterationError, match="runs tasks with an environment of their own"
     ):
-        trials.applies(_task(), _Agent())
+        trials.applies(plain, _Agent())
 
 
 def test_the_agents_model_keeps_the_model_network_and_no_model_means_none():

@@ -179,3 +179,36 @@ def test_nothing_of_the_trial_outlives_a_killed_profiler(tools):
         time.sleep(0.1)
     left = [p for p in pids if os.path.exists(f"/proc/{p}")]
     assert not left, f"still running after the profiler was killed: {left}"
+
+
+def test_the_trial_cannot_write_where_the_host_copies_and_get_follows_no_link(
+    tools, tmp_path
+):
+    """``put`` stages in a folder the sandbox sees read-only; ``get`` is a ``tar`` stream
+    out of the sandbox, so a link the trial planted (to a host folder) comes out as a link."""
+    from profiler_core.environments.bwrap import BwrapEnvironment
+    from profiler_core.model.environment import TrialSpec
+
+    secret = tmp_path / "host-only"
+    secret.mkdir()
+    (secret / "key.txt").write_text("host secret\n")
+    trial = BwrapEnvironment().start(TrialSpec(name="t", workdir="/app"))
+    try:
+        plant = (
+            f"touch {trial.stage}/planted; echo $? > /app/stage.txt; "
+            f"mkdir -p /app/out && ln -s {secret} /app/out/linked"
+        )
+        done = trio.run(lambda: trial.exec(["sh", "-c", plant]))
+        assert done.ok, done.output
+        trial.get("/app", tmp_path / "back")
+        assert (tmp_path / "back" / "stage.txt").read_text().strip() != "0"
+        assert not (trial.stage / "planted").exists()
+        linked = tmp_path / "back" / "out" / "linked"
+        assert linked.is_symlink() and os.readlink(linked) == str(secret)
+        assert not any(p.name == "key.txt" for p in (tmp_path / "back").rglob("*"))
+        from profiler_core.errors import SandboxError
+
+        with pytest.raises(SandboxError, match="cannot copy /nowhere out of the trial"):
+            trial.get("/nowhere", tmp_path / "none")
+    finally:
+        trial.stop()

@@ -11,14 +11,18 @@ there; ``stop`` kills the sandbox, and with its PID 1 every process in it.
 
 The sandbox's root is bwrap's own memory file system, left writable (the
 host's folders stay bound read-only on it), so ``put`` can create ``/tests``:
-files go in and out through a staging folder bound inside and are copied
-there by a command in the sandbox (links stay links). The network: the
+files go in through a staging folder bound read-only inside, copied to their
+place by a command in the sandbox, and out as a ``tar`` stream into a folder
+of the host's own (links stay links): the host never writes to, or walks, a
+folder the trial can change. The network: the
 sandbox has its own, loopback only (``none``); ``full`` attaches
 ``slirp4netns`` to it (a user-mode network with a way out, no route to the
 host's loopback) and ``none`` ends it again, so servers on loopback survive
-the switch. A ``model`` phase, which relays to the model per command, runs its
-commands in a new sandbox each (the trial's files are shared, its processes
-are not). A command's timeout kills every process that carries its marker.
+the switch. A ``model`` phase starts a relay inside the sandbox that reaches
+only the model and the allowed hosts (bwrap_relay.py), so its commands run in
+the same sandbox too. An agent's program runs in it like any command, its
+output streamed (:meth:`PersistentTrial.command_line`, providers/in_trial.py).
+A command's timeout kills every process that carries its marker.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import uuid
@@ -43,6 +48,8 @@ from ..model.environment import (
     SandboxSettings,
     TrialSpec,
 )
+from ..util.leftovers import remove_folder, temporary_folder
+from .bwrap_relay import SandboxRelay
 from .local import FolderTrial
 
 if TYPE_CHECKING:
@@ -53,7 +60,7 @@ __all__ = ["BwrapEnvironment", "PersistentTrial", "persistent_tools"]
 log = logging.getLogger("agent_profiler")
 
 #: the programs a persistent bwrap trial needs beside bwrap (util-linux, slirp4netns)
-TOOLS = ("nsenter", "setpriv", "slirp4netns")
+TOOLS = ("nsenter", "setpriv", "setsid", "slirp4netns")
 #: bytes of a command's output kept for its result
 OUTPUT_TAIL = 64_000
 #: seconds the output is still read after the command exited (a background process holds the pipe)
@@ -77,6 +84,15 @@ def persistent_tools() -> dict[str, str] | None:
     if any(path is None for path in found.values()):
         return None
     return cast("dict[str, str]", found)
+
+
+def _net_folder() -> Path:
+    """A fresh folder with a path short enough for Unix sockets (the temporary folder,
+    else /tmp)."""
+    parent = tempfile.gettempdir()
+    return temporary_folder(
+        "profiler-net-", Path(parent if len(parent) <= 60 else "/tmp")
+    )
 
 
 def _parents() -> dict[int, list[int]]:
@@ -194,11 +210,16 @@ class PersistentTrial(FolderTrial):
         self.tools = tools
         self.stage = self.folder / "stage"
         self.stage.mkdir()
+        #: the ``model`` relay's sockets: a short path (a socket's must stay under 108 bytes)
+        self.net = _net_folder()
         self._holder: subprocess.Popen[bytes] | None = None
         self._box: Confinement | None = None
         self._slirp: subprocess.Popen[bytes] | None = None
         self._exit_fd = -1
         self._lock = threading.Lock()
+        #: the ``model`` network's relay, while a phase has it
+        self._relay: SandboxRelay | None = None
+        self._relay_network = ""
         self.pid = 0
         try:
             self._start_holder()
@@ -215,6 +236,8 @@ class PersistentTrial(FolderTrial):
                 )
             if spec.network == "full":
                 self._connect()
+            elif spec.network == "model":
+                self._relay_for("model")
         except BaseException:
             self.stop()
             raise
@@ -225,19 +248,40 @@ class PersistentTrial(FolderTrial):
         from ..sandbox.commands import base_environment
         from ..sandbox.confinement import confine
         from ..sandbox.job import Job
+        from ..sandbox.layout import relay_python, user_homes
 
         assert self.settings is not None
+        # the spec's mounts: an agent's program folder, read-only at its host path
+        shown = [
+            Mount(
+                source=Path(m.source), target=Path(m.target), writable=not m.read_only
+            )
+            for m in self.spec.mounts
+        ]
+        python = relay_python()
+        if any(home in python.parents for home in user_homes()):
+            # the model relay's Python lives under a hidden home (pyenv): show its installation
+            shown.append(Mount(source=python.parent.parent))
         job = Job(
             argv=("sleep", "infinity"),
             env=base_environment(self.home, {}),
             workspace=self.work,
             home=self.home,
-            mounts=(Mount(source=self.stage, writable=True),),
+            mounts=(
+                # read-only inside: what ``put`` stages there cannot be changed by the trial
+                Mount(source=self.stage),
+                Mount(source=self.net, writable=True),
+                *shown,
+            ),
             name="trial",
         )
         # its own network, loopback only: ``full`` is slirp4netns attached to it (set_network)
         holder = SandboxSettings(
-            sandbox="bwrap", network="none", workdir=self.spec.workdir
+            sandbox="bwrap",
+            network="none",
+            workdir=self.spec.workdir,
+            # the tasks' tests and solutions, the run's records: the agent runs in here
+            hide_paths=self.spec.hide,
         )
         box = self._box = confine(holder, job).open()
         argv = list(box.argv)
@@ -301,15 +345,59 @@ class PersistentTrial(FolderTrial):
     # -- the network ---------------------------------------------------------------------------
 
     def set_network(self, network: str) -> None:
-        """``full``: slirp4netns gives the sandbox a way out; ``none``: it ends (loopback stays)."""
+        """``full``: slirp4netns gives the sandbox a way out; ``model``: a relay inside
+        reaches the model only; ``none``: neither (loopback stays)."""
         assert self.settings is not None
-        super().set_network(
-            network
-        )  # a ``model`` phase's commands use it: each its own sandbox
+        super().set_network(network)
         if network == "full":
+            self._close_model()
             self._connect()
         else:
             self._disconnect()
+            self._relay_for(network)
+
+    def open_relay(self, network: str) -> None:
+        """The agent's phase (runner/trial.py): with ``full`` too, its loopback model
+        endpoints (the wire recorder) are relayed, as slirp4netns has no way to the
+        host's loopback; with ``model`` the phase's relay is already there."""
+        self._relay_for(network)
+
+    def close_relay(self) -> None:
+        """End the agent's relay (the next phase's network brings its own)."""
+        self._close_model()
+
+    def _relay_for(self, network: str) -> None:
+        """The model relay ``network`` asks for: ``model`` its endpoints and allowed
+        hosts, ``full`` its loopback endpoints, ``none`` nothing."""
+        if self._relay is not None and self._relay_network == network:
+            return
+        self._close_model()
+        if network not in ("model", "full"):
+            return
+        from ..sandbox.hosts import parse_endpoint
+
+        endpoints, hosts = self.spec.endpoints, self.spec.allow_hosts
+        if network == "full":
+            endpoints = tuple(e for e in endpoints if parse_endpoint(e).loopback)
+            hosts = ()
+        relay = SandboxRelay(self.net)
+        try:
+            relay.start(endpoints, hosts, self._enter)
+        except BaseException:
+            relay.stop(_kill_marked)
+            raise
+        self._relay, self._relay_network = relay, network
+
+    def _close_model(self) -> None:
+        relay, self._relay = self._relay, None
+        if relay is not None:
+            relay.stop(_kill_marked)
+
+    @property
+    def relay_environment(self) -> dict[str, str]:
+        """Variables a command needs to reach remote hosts through the ``model`` relay's
+        CONNECT proxy, else none."""
+        return self._relay.environment() if self._relay is not None else {}
 
     def _connect(self) -> None:
         if self._slirp is not None:
@@ -376,22 +464,16 @@ class PersistentTrial(FolderTrial):
         user: str | None = None,
         timeout_s: float | None = None,
         on_output: Callable[[bytes], None] | None = None,
+        cancel: threading.Event | None = None,
     ) -> ExecResult:
-        """Run ``argv`` in the trial's sandbox; what it leaves running stays until ``stop``."""
-        assert self.settings is not None
-        if self.settings.network == "model":
-            return await super().exec(
-                argv,
-                env=env,
-                cwd=cwd,
-                user=user,
-                timeout_s=timeout_s,
-                on_output=on_output,
-            )
+        """Run ``argv`` in the trial's sandbox; what it leaves running stays until ``stop``
+        (``cancel``, once set, ends it and what it started, as its timeout does)."""
         import trio
 
         return await trio.to_thread.run_sync(
-            lambda: self._exec(argv, env, cwd or self.workdir, timeout_s, on_output)
+            lambda: self._exec(
+                argv, env, cwd or self.workdir, timeout_s, on_output, cancel
+            )
         )
 
     def _exec(
@@ -401,12 +483,10 @@ class PersistentTrial(FolderTrial):
         cwd: str,
         timeout_s: float | None,
         on_output: Callable[[bytes], None] | None,
+        cancel: threading.Event | None = None,
     ) -> ExecResult:
-        from ..sandbox.commands import base_environment
-
         marker = uuid.uuid4().hex
-        full = base_environment(self.home, {**self.spec.env, **(env or {})})
-        full["PROFILER_EXEC"] = marker
+        full = self._environment(env or {}, marker)
         started = time.monotonic()
         try:
             process = subprocess.Popen(
@@ -429,10 +509,8 @@ class PersistentTrial(FolderTrial):
             daemon=True,
         )
         reader.start()
-        try:
-            code: int | None = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            code = None
+        code = _wait(process, timeout_s, cancel)
+        if code is None:
             _kill_marked(marker)
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
@@ -443,6 +521,10 @@ class PersistentTrial(FolderTrial):
         done.set()
         text = bytes(tail).decode("utf-8", errors="replace")
         wall = round((time.monotonic() - started) * 1000, 3)
+        if code is None and cancel is not None and cancel.is_set():
+            return ExecResult(
+                exit_code=None, output=text, error="cancelled", wall_ms=wall
+            )
         if code is None:
             return ExecResult(exit_code=None, output=text, timed_out=True, wall_ms=wall)
         if code in (126, 127) and not text.strip():
@@ -453,6 +535,38 @@ class PersistentTrial(FolderTrial):
                 wall_ms=wall,
             )
         return ExecResult(exit_code=code, output=text, wall_ms=wall)
+
+    def _environment(self, env: Mapping[str, str], marker: str) -> dict[str, str]:
+        """A command's whole environment: the trial's, the relay's proxy, ``env``, its marker."""
+        from ..sandbox.commands import base_environment
+
+        extra = {**self.spec.env, **self.relay_environment, **env}
+        return {**base_environment(self.home, extra), "PROFILER_EXEC": marker}
+
+    def command_line(
+        self,
+        argv: list[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str | None,
+        user: str | None,
+        stdin: bool = False,
+    ) -> tuple[list[str], dict[str, str], str]:
+        """A host command running ``argv`` in the sandbox, its output streamed (an agent's
+        program), its environment and the mark :meth:`end` kills it by.
+
+        ``argv`` starts in a session of its own inside (``setsid``), so ending the host
+        command's process group does not reach what it left running (a server for the
+        verifier); ``user`` is the sandbox's one user, ``stdin`` passes through."""
+        del user, stdin  # one user in the sandbox; nsenter passes its input on
+        marker = uuid.uuid4().hex
+        command = self._enter([self.tools["setsid"], *argv], cwd or self.workdir)
+        return command, self._environment(env, marker), marker
+
+    def end(self, marker: str) -> None:
+        """Kill, inside, every process carrying ``marker`` (a program run by
+        :meth:`command_line` and what it started)."""
+        _kill_marked(marker)
 
     def _quick(self, argv: list[str]) -> None:
         """One short command of the trial's own (a copy in or out); ``SandboxError`` if it fails."""
@@ -480,9 +594,9 @@ class PersistentTrial(FolderTrial):
             )
 
     def put(self, local: Path, remote: str) -> None:
-        """Copy ``local`` to ``remote``, replacing what is there (elsewhere than work: staged)."""
-        if self._in_work(remote):
-            return super().put(local, remote)
+        """Copy ``local`` to ``remote``, replacing what is there: staged in a folder the
+        sandbox sees read-only, copied by a command inside (the host writes nowhere the
+        trial can write)."""
         with self._lock:
             staged = self.stage / uuid.uuid4().hex
             staged.mkdir()
@@ -499,26 +613,64 @@ class PersistentTrial(FolderTrial):
         return None
 
     def get(self, remote: str, local: Path) -> None:
-        """Copy ``remote`` out to ``local``, links as links (outside the working folder: staged)."""
-        if self._in_work(remote):
-            return super().get(remote, local)
-        with self._lock:
-            staged = self.stage / uuid.uuid4().hex
-            staged.mkdir()
-            try:
-                self._quick(["cp", "-a", "--", remote, str(staged / "item")])
-                item = staged / "item"
-                if item.is_dir() and not item.is_symlink():
-                    shutil.copytree(item, local, symlinks=True, dirs_exist_ok=True)
-                else:
-                    local.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(item, local, follow_symlinks=False)
-            finally:
-                shutil.rmtree(staged, ignore_errors=True)
+        """Copy ``remote`` out to ``local``, links as links: ``tar`` inside streams it to
+        a folder of the host's own, so nothing the trial changes meanwhile is followed."""
+        path = remote.rstrip("/") or "/"
+        scratch = Path(tempfile.mkdtemp(prefix="get-", dir=self.folder))
+        try:
+            self._tar_out(path, scratch)
+            item = scratch / os.path.basename(path) if path != "/" else scratch
+            if item.is_dir() and not item.is_symlink():
+                shutil.copytree(item, local, symlinks=True, dirs_exist_ok=True)
+            else:
+                local.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(item, local, follow_symlinks=False)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         return None
+
+    def _tar_out(self, path: str, scratch: Path) -> None:
+        """Extract ``path`` of the sandbox into ``scratch`` (``tar`` inside, a stream out;
+        members that would land outside ``scratch`` are refused)."""
+        import tarfile
+
+        parent, name = os.path.dirname(path) or "/", os.path.basename(path) or "."
+        argv = ["tar", "-C", parent, "-cf", "-", "--", name]
+        with tempfile.TemporaryFile() as errors:
+            process = subprocess.Popen(
+                self._enter(argv, "/"),
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                start_new_session=True,
+            )
+            timer = threading.Timer(QUICK_S, process.kill)
+            timer.start()
+            try:
+                assert process.stdout is not None
+                with tarfile.open(fileobj=process.stdout, mode="r|") as tar:
+                    tar.extractall(scratch, filter="tar")
+            except (tarfile.TarError, OSError) as exc:
+                process.kill()
+                problem: str | None = str(exc)
+            else:
+                problem = None
+            finally:
+                timer.cancel()
+                code = process.wait()
+            # 1: a file changed while it was read (a server the agent left writing its log)
+            if code not in (0, 1) or problem:
+                errors.seek(0)
+                said = errors.read().decode(errors="replace").strip().splitlines()[-1:]
+                raise SandboxError(
+                    f"bwrap: cannot copy {path} out of the trial: "
+                    f"{' '.join(said) or problem or f'tar exited {code}'}"
+                )
 
     def stop(self) -> None:
         """End the network, kill the sandbox (its PID 1 takes every process along), remove files."""
+        self._close_model()
         self._disconnect()
         holder, self._holder = self._holder, None
         if holder is not None:
@@ -528,7 +680,29 @@ class PersistentTrial(FolderTrial):
         box, self._box = self._box, None
         if box is not None:
             box.close()
+        remove_folder(self.net)
         super().stop()
+
+
+def _wait(
+    process: subprocess.Popen[bytes],
+    timeout_s: float | None,
+    cancel: threading.Event | None,
+) -> int | None:
+    """The command's exit status; None once ``timeout_s`` passed or ``cancel`` is set."""
+    if cancel is None:
+        try:
+            return process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while not cancel.is_set():
+        try:
+            return process.wait(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+    return None
 
 
 def _read_tail(

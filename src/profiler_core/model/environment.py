@@ -218,6 +218,9 @@ class TrialSpec(Record):
     folders: tuple[str, ...] = ()
     #: host paths shown inside (the agent's program, read-only)
     mounts: tuple[TrialMount, ...] = ()
+    #: host paths the trial must not show (the tasks' tests and solutions, the run's
+    #: records): a kind that shows the host's folders (``bwrap``) hides them
+    hide: tuple[str, ...] = ()
     #: bind the host's toolchain into the image (an image built ``FROM`` the host-toolchain image)
     host_toolchain: bool = False
     #: labels on what the environment creates (containers), so what a crash left can be found

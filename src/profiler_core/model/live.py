@@ -38,7 +38,12 @@ class Environment(Protocol):
         on_output: Callable[[bytes], None] | None = None,
     ) -> MaybeAwaitable[ExecResult]:
         """Run ``argv`` inside (in ``cwd``, as ``user``, with ``env`` on top of the
-        environment's) until it ends or ``timeout_s``."""
+        environment's) until it ends or ``timeout_s``; ``on_output`` gets its output
+        while it runs (an agent's program is run this way in a kind without a
+        ``command_line``).
+
+        Optional: a keyword ``cancel`` (a ``threading.Event``); once it is set the
+        command and what it started end, as at the timeout (docs/environments.md)."""
         ...
 
     def put(self, local: Path, remote: str) -> MaybeAwaitable[None]:

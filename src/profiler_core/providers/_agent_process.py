@@ -15,7 +15,6 @@ tool processes the agent started die with it.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -42,7 +41,8 @@ from ..model import (
 from ..model.record import Record
 from ..util.leftovers import remove_folder, temporary_folder
 from ..util.processes import end_process_group, signal_group, track_group
-from ..util.safefiles import read_beneath, read_tail
+from ..util.safefiles import read_beneath
+from .agent_run import AgentRun, take_line
 
 if TYPE_CHECKING:
     import trio
@@ -357,38 +357,6 @@ class SessionDirs:
 # -- running the program --------------------------------------------------------
 
 
-@attrs.define
-class AgentRun:
-    """One run of an agent program: its JSON lines (with the time each arrived) and how it ended."""
-
-    pid: int
-    started_at: datetime
-    lines: list[dict[str, Any]] = attrs.Factory(list)
-    #: seconds since the start at which each line arrived (parallel to ``lines``)
-    arrivals: list[float] = attrs.Factory(list)
-    #: lines that were not JSON (the agent's warnings), kept for error messages
-    noise: list[str] = attrs.Factory(list)
-    exit_code: int | None = None
-    wall_ms: float = 0.0
-    stderr_path: Path | None = None
-    #: every line of standard output as printed, when the run keeps them (``keep_output``)
-    output: list[str] | None = None
-
-    def output_text(self) -> str:
-        """Standard output as printed (empty unless the run kept it)."""
-        return "\n".join(self.output or ())
-
-    def stderr_tail(self, lines: int = 3) -> str:
-        """The last lines of standard error, on one line (for error messages)."""
-        if self.stderr_path is None:
-            return ""
-        text = read_tail(self.stderr_path, 64 << 10).decode(
-            "utf-8", errors="replace"
-        )  # never through a link
-        kept = [line.strip() for line in text.splitlines() if line.strip()]
-        return " | ".join(kept[-lines:])[-500:]
-
-
 async def run_agent(
     command: list[str],
     *,
@@ -493,34 +461,10 @@ async def _read_lines(
                 buffer += chunk
                 *complete, buffer = buffer.split(b"\n")
                 for raw in complete:
-                    if _take_line(run, raw, time.monotonic() - t0, on_line):
+                    if take_line(run, raw, time.monotonic() - t0, on_line):
                         signal_group(process.pid, signal.SIGTERM)
     if buffer.strip():
-        _take_line(run, buffer, time.monotonic() - t0, on_line)
-
-
-def _take_line(
-    run: AgentRun,
-    raw: bytes,
-    at: float,
-    on_line: Callable[[dict[str, Any]], bool] | None,
-) -> bool:
-    """Keep one line; True when ``on_line`` asks to stop the agent."""
-    if run.output is not None:
-        run.output.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
-    text = raw.decode("utf-8", errors="replace").strip()
-    if not text:
-        return False
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict):
-        run.noise.append(text[:500])
-        return False
-    run.lines.append(value)
-    run.arrivals.append(at)
-    return bool(on_line(value)) if on_line is not None else False
+        take_line(run, buffer, time.monotonic() - t0, on_line)
 
 
 # -- the provider base ----------------------------------------------------------
@@ -928,6 +872,7 @@ __all__ = [
     "load_transcript",
     "program_folders",
     "run_agent",
+    "take_line",
 ]
 
 

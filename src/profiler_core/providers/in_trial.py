@@ -1,7 +1,8 @@
 """A subprocess agent (Claude Code, Codex, OpenCode) run inside the trial's environment,
 as Harbor runs its agents.
 
-The runner starts the trial's container with the agent's installed package
+The runner starts the trial's environment (a container, the one bwrap sandbox
+of a trial, a plugin's) with the agent's installed package
 folder mounted read-only at its host path (:func:`program_mounts`): the npm
 packages of Claude Code and OpenCode ship a native program that needs only
 the C library (glibc), Codex a static (musl) one, so no Node runtime is needed
@@ -11,8 +12,12 @@ their host paths (so every path in the agent's environment and arguments holds
 inside), given to the agent's user, and copied back out as plain files after
 the run (links stay links), where the provider reads the agent's transcript as
 usual. The program runs in the task's working folder as the trial's agent user,
-its output streamed through the environment's ``command_line`` (``docker exec``);
-however the run ends, every process it started inside is killed by its mark.
+its output streamed through the environment's ``command_line`` (``docker exec``,
+``nsenter`` into a bwrap trial) or, for a kind that has only the contract, its
+``exec`` (in_trial_contract.py). A program that ends by itself leaves what it
+started running for the verifier (a server), as Harbor's agents do; one ended
+early (its timeout, Ctrl-C, asked to stop) is killed inside with everything it
+started, by its mark.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 from ..errors import ConfigError, ProfilerError, SandboxError
 from ..model.environment import TrialMount
 from ..util.asyncs import call_off_loop
+from .in_trial_contract import STDIN_NAME, run_by_contract
 
 log = logging.getLogger("agent_profiler")
 
@@ -101,19 +107,25 @@ async def run_in_trial(
 ) -> Any:
     """Run the agent's ``command`` inside the session's trial (``start``: ``run_agent``
     of the agent-process base,
-    given the host command); its home comes back to the host afterwards."""
+    given the host command); its home comes back to the host afterwards.
+
+    By the environment's ``command_line`` where it has one (docker, podman, bwrap),
+    else by the contract's ``exec`` (in_trial_contract.py). A program that ended by
+    itself leaves what it started running for the verifier (a server), as Harbor's
+    agents do; one ended early (a timeout, Ctrl-C, asked to stop) is ended inside
+    with everything it started."""
     import trio
 
     params = live.params
     environment = params.environment
-    command_line = getattr(environment, "command_line", None)
-    if command_line is None:
-        raise ProfilerError(
-            f"{provider.id}: the trial's environment cannot stream a program's output "
-            "(it has no command_line): the agent cannot run inside it"
-        )
     user = params.environment_user
     program = provider.trial_program(live.setup.binary)
+    stdin_file = None
+    if stdin is not None and getattr(environment, "command_line", None) is None:
+        # the contract's exec has no input: the bytes go in as a file with the folders
+        path = live.dirs.root / STDIN_NAME
+        path.write_bytes(stdin)
+        stdin_file = str(path)
     await give_folders(environment, live, user, program)
     inside = {
         name: value
@@ -122,28 +134,56 @@ async def run_in_trial(
     }
     inside.update(getattr(environment, "relay_environment", {}) or {})
     argv = [program, *command[1:]]
-    host_argv, host_env, marker = command_line(
-        argv,
-        env=inside,
-        cwd=params.environment_workdir,
-        user=user,
-        stdin=stdin is not None,
-    )
+    stopped = False
+
+    def watch(line: dict[str, Any]) -> bool:
+        nonlocal stopped
+        asked = bool(on_line(line)) if on_line is not None else False
+        stopped = stopped or asked  # once asked to stop, the session was ended early
+        return asked
+
+    command_line = getattr(environment, "command_line", None)
     try:
-        return await start(
-            host_argv,
-            env=host_env,
-            cwd=live.dirs.root,
-            log_dir=live.dirs.root,
-            grace_s=live.setup.options.kill_grace_s,
-            on_line=on_line,
-            stdin=stdin,
-            keep_output=keep,
+        if command_line is None:
+            return await run_by_contract(
+                environment,
+                argv,
+                inside,
+                cwd=params.environment_workdir,
+                user=user,
+                stdin_file=stdin_file,
+                on_line=watch,
+                keep=keep,
+            )
+        host_argv, host_env, marker = command_line(
+            argv,
+            env=inside,
+            cwd=params.environment_workdir,
+            user=user,
+            stdin=stdin is not None,
         )
+        ended = True
+        try:
+            run = await start(
+                host_argv,
+                env=host_env,
+                cwd=live.dirs.root,
+                log_dir=live.dirs.root,
+                grace_s=live.setup.options.kill_grace_s,
+                on_line=watch,
+                stdin=stdin,
+                keep_output=keep,
+            )
+            ended = stopped
+            return run
+        finally:
+            if ended:
+                with trio.CancelScope(shield=True):
+                    # the client is gone; what it started inside (the agent, its
+                    # tools) is ended by its mark
+                    await call_off_loop(environment.end, marker)
     finally:
         with trio.CancelScope(shield=True):
-            # the client is gone; what it started inside (the agent, its tools) is ended by its mark
-            await call_off_loop(environment.end, marker)
             await take_home(environment, live)
 
 

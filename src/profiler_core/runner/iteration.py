@@ -657,7 +657,9 @@ async def _trial(
         raise IterationError(f"setup failed: {exc}", code="setup_error") from None
     assert task.settings is not None
     needs = trial.agent_needs(provider, params.mode)
-    run = await trial.start_trial(state.trials, scenario, task.settings, name, needs)
+    # what agents must not read (the tasks' tests and solutions) hidden in the trial too
+    hidden = state.workspaces.for_agents(task.settings) or task.settings
+    run = await trial.start_trial(state.trials, scenario, hidden, name, needs)
     try:
         await trial.setup(run)
         params = attrs.evolve(

@@ -109,17 +109,11 @@ class Trials:
             return False
         inner = getattr(provider, "provider", provider)
         if getattr(inner, "runs_in_trial", False):
-            if hasattr(inner, "trial_needs") and not self.settings.container:
-                # an agent program runs inside by the runtime's exec (docker, podman):
-                # under bwrap it stays beside
-                if self.settings.sandbox in BUILTIN_ENVIRONMENTS:
-                    return False
-                raise IterationError(
-                    f"provider {getattr(provider, 'id', '?')!r} runs inside "
-                    "docker or podman trials only, "
-                    f"not {self.settings.sandbox!r} (docs/environments.md)",
-                    code="setup_error",
-                )
+            if hasattr(inner, "trial_needs") and self.settings.sandbox == "bwrap":
+                # an agent program enters a bwrap trial when it is one sandbox (its tools
+                # are here); else it stays beside (docs/environments.md)
+                caps = self.capabilities
+                return bool(caps is not None and caps.persistent_processes)
             return True
         if self.settings.sandbox in BUILTIN_ENVIRONMENTS:
             return False  # the agent programs still run beside the container (docs/environments.md)
@@ -214,6 +208,7 @@ def trial_spec(
         network=agent_network,
         network_switch=switch,
         mounts=tuple(needs[0]),
+        hide=tuple(settings.hide_paths),
         endpoints=tuple(needs[1]),
         allow_hosts=tuple(settings.allow_hosts),
         cpus=getattr(env, "cpus", None),

@@ -7,7 +7,8 @@ a command's exit status and streamed output, a timeout that ends the command
 and everything it started, ``put`` that replaces a folder instead of merging
 into it, ``get`` that copies a link as a link, what the declared
 capabilities promise (a process outliving its command, a network switch),
-and ``stop``. A broken rule raises :class:`ContractError` naming the kind.
+an ``exec`` taking the optional ``cancel`` event ended when it is set, and
+``stop``. A broken rule raises :class:`ContractError` naming the kind.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ async def _drive(
     try:
         with tempfile.TemporaryDirectory(prefix="profiler-env-contract-") as scratch:
             await _commands(name, environment, timeout_s)
+            await _cancel(name, environment)
             await _files(name, environment, Path(scratch))
             if caps.persistent_processes:
                 await _persistent(name, environment)
@@ -124,6 +126,33 @@ async def _commands(name: str, environment: Environment, timeout_s: float) -> No
         raise ContractError(
             f"{name}: a command past its timeout must be ended and reported "
             f"timed_out (got {slow!r})"
+        )
+
+
+async def _cancel(name: str, environment: Environment, bound_s: float = 20.0) -> None:
+    """An ``exec`` that takes ``cancel``: setting it ends the command (and what it started)
+    at once, its result without an exit status."""
+    import threading
+
+    from ..providers.in_trial_contract import accepts_cancel
+
+    if not accepts_cancel(environment.exec):
+        return
+    cancel = threading.Event()
+
+    async def later() -> None:
+        await trio.sleep(0.5)
+        cancel.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(later)
+        done = await _exec(
+            environment, ["sh", "-c", "sleep 60"], timeout_s=60, cancel=cancel
+        )
+    if done.exit_code is not None or done.wall_ms > bound_s * 1000:
+        raise ContractError(
+            f"{name}: exec takes `cancel`, but setting it did not end the command "
+            f"(got {done!r})"
         )
 
 
