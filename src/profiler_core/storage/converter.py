@@ -20,6 +20,7 @@ from typing import Annotated, Any, TypeVar
 import attrs
 import cattrs
 import orjson
+from cattrs import gen as cattrs_gen
 from cattrs.cols import homogenous_tuple_structure_factory
 from cattrs.errors import (
     AttributeValidationNote,
@@ -38,11 +39,16 @@ from ..model import (
     ScenarioSets,
     TraceEvent,
 )
+from ..util import codecache
 from ..util.hints import type_hints
 from ..util.numbers import is_int, is_number
 from ..util.textcut import shown
 
 T = TypeVar("T")
+
+# cattrs' generated functions compiled once per machine, like attrs' (util/codecache.py);
+# only in a process whose command line turned the cache on
+codecache.cover(cattrs_gen)
 
 #: Fields omitted from JSON when they hold this value (besides ``None`` defaults).
 _OMIT_WHEN_DEFAULT = {
