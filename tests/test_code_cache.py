@@ -131,3 +131,48 @@ def test_an_unwritable_cache_folder_only_loses_the_speed_up(tmp_path):
     out = _start(blocked)
     assert out["misses"]
     assert out["repr"] == "Point(x=1, y='b', z=())"
+
+
+def test_profiler_run_writes_the_same_rows_with_the_cache_cold_warm_and_off(tmp_path):
+    """The command line turns the cache on (cli.main): a 1-cell run's rows do not depend
+    on where its generated code came from."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "one.json").write_text(
+        '{"id": "one", "name": "One", "prompt": "fix the parser test"}'
+    )
+    (tmp_path / "p.yaml").write_text(
+        "modes: {a: {}}\nscenarios: {path: s}\nprovider: {id: simulated, "
+        "options: {seed: 7, time_scale: 0}}\nscorer: {id: checks}\n"
+        "execution: {repetitions: 1, warmup: false}\n"
+    )
+
+    def run(**env: str) -> dict:
+        environ = {k: v for k, v in os.environ.items() if k != "PROFILER_CODE_CACHE"}
+        environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        environ.update(XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONPATH=str(SRC))
+        environ.update(env)
+        for old in (tmp_path / "results").glob("*"):
+            old.unlink()
+        proc = subprocess.run(
+            [sys.executable, "-m", "profiler_core", "run", "p.yaml", "--no-report"],
+            cwd=tmp_path,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        (rows,) = [
+            p
+            for p in (tmp_path / "results").glob("*.jsonl")
+            if not p.name.endswith(".analysis.jsonl")
+        ]
+        row = json.loads(rows.read_text().splitlines()[0])
+        return {k: row[k] for k in ("tokens", "success", "checkpointsPassed", "cost")}
+
+    cold = run()
+    written = _files(tmp_path / "cache")
+    assert len(written) > 100  # attrs' and cattrs' scripts of a run
+    assert run() == cold
+    assert _files(tmp_path / "cache") == written
+    assert run(PROFILER_CODE_CACHE="0") == cold
