@@ -12,8 +12,9 @@ processes (each run's results removed first; alternating trees, so a change
 in load falls on both) and, unless ``--no-valgrind``, the median
 instruction count of ``--ir-runs`` processes under ``valgrind
 --tool=cachegrind --cache-sim=no`` after one uncounted run (so the bytecode
-caches and the user's entry-point cache are warm, as on any start but the
-first; the count still moves by ~2% from run to run). ``PYTHONHASHSEED`` is fixed.
+caches, the user's entry-point cache and the generated-code cache of
+``util/codecache.py`` are warm, as on any start but the first; the count still
+moves by ~2% from run to run). ``PYTHONHASHSEED`` is fixed.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ sys.dont_write_bytecode = False
 # Entry points as importlib.metadata gives them (tests replace it), no cache file in ~/.cache;
 # tests/test_plugin_discovery.py turns the cache on for itself.
 os.environ["PROFILER_ENTRY_POINT_CACHE"] = "0"
+# attrs and cattrs compile their generated methods in each process, as without the code
+# cache (util/codecache.py); tests/test_code_cache.py turns it on for itself.
+os.environ["PROFILER_CODE_CACHE"] = "0"
 # Output as the tests read it: plain, whatever the shell forces (the tests that want
 # rich set these themselves).
 for _name in ("FORCE_COLOR", "TTY_COMPATIBLE"):

@@ -157,3 +157,20 @@ def test_list_plugins_and_validate_import_no_trio_and_no_rich_when_piped(tmp_pat
     validate = _modules(tmp_path, ["validate", str(demo)])
     assert "profiler_core.config.loader" in validate  # it did load the profile
     assert not {"trio", "rich", "profiler_core.runner.suite"} & validate
+
+
+def test_a_one_cell_run_with_its_report_imports_no_numpy_ma(tmp_path):
+    """The report's percentiles are taken from sorted values (stats/quantiles.py):
+    ``np.percentile`` imported ``numpy.ma`` through ``np.unique`` (issue 44)."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "one.json").write_text(
+        '{"id": "one", "name": "One", "prompt": "p"}'
+    )
+    (tmp_path / "p.yaml").write_text(
+        "modes: {a: {}}\nscenarios: {path: s}\nprovider: {id: simulated, "
+        "options: {time_scale: 0}}\n"
+        "execution: {repetitions: 1, warmup: false}\n"
+    )
+    modules = _modules(tmp_path, ["run", "p.yaml", "--progress", "none"])
+    assert "profiler_core.stats.grouped" in modules  # the report's statistics ran
+    assert not {"numpy.ma", "matplotlib"} & modules

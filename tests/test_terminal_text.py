@@ -222,3 +222,34 @@ def test_compare_plan_analyze_and_import_print_names_as_text(
     )
     assert imported.exit_code == 0, imported.output
     assert ESC not in imported.stdout and "esc\\x1b[31mred\\x1b[0m" in imported.stdout
+
+
+def test_printable_text_is_returned_without_compiling_the_escape_pattern():
+    """Issue 44: the control-character classes reach past U+00FF (~1 ms to compile each);
+    text str.isprintable() accepts holds none of their characters."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src"
+    code = (
+        "from profiler_core.util import textcut, textclean\n"
+        "assert textcut.printable('plain text, ünïcode — fine') == "
+        "'plain text, ünïcode — fine'\n"
+        "assert textclean.clean_str('ascii') == ('ascii', 0)\n"
+        "print(textcut._pattern.cache_info().currsize, textclean._bad.cache_info().currsize)\n"
+        "print(textcut.printable('a\\x1b[31m\\u202eb'), textcut.printable('x\\ty', one_line=True))\n"
+        "print(textclean.clean_str('a\\x00b'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "0 0"  # neither pattern compiled for clean text
+    assert lines[1] == "a\\x1b[31m\\u202eb x\\x09y"  # escaped as before
+    assert lines[2] == "('a\ufffdb', 1)"

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
-from ..util import collector
+from ..util import codecache, collector
 
 #: the public names this module defines or imports itself
 _EAGER = ("main",)
@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> None:
     """
     # start-up only makes objects that live as long as the process: none to scan for
     collector.pause()
+    # attrs' generated methods compiled once per machine, not per start (util/codecache.py)
+    codecache.install()
     try:
         from ..errors import ProfilerError
         from ..util.interrupt import EXIT_STATUS, armed, leave

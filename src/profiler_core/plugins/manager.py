@@ -31,7 +31,13 @@ from . import discovery, hookspecs
 from .builtins import BUILTIN_COMPONENTS, builtin_plugin
 from .contracts import CONTRACTS
 from .info import REGISTRATION_HOOKS, PluginInfo, warn
-from .isolation import HookFailures, IsolatedPlugin, isolated_hook_call, scan_hook_impls
+from .isolation import (
+    HookFailures,
+    IsolatedPlugin,
+    ScannedPluginManager,
+    isolated_hook_call,
+    scan_hook_impls,
+)
 from .markers import PROJECT_NAME
 from .registry import ComponentInfo, Registry, build_registry
 
@@ -79,7 +85,7 @@ class PluginManager:
     """pluggy's manager plus what agent-profiler knows about each plugin."""
 
     def __init__(self) -> None:
-        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm = ScannedPluginManager(PROJECT_NAME)
         self.pm.add_hookspecs(hookspecs)
         self._plugins: dict[str, PluginInfo] = {}
         self._registry: Registry | None = None

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._common import as_sample
+from .quantiles import sorted_percentiles
 from .types import DescriptiveStats
 
 
@@ -27,7 +28,7 @@ def compute_descriptive(values: Sequence[float] | np.ndarray) -> DescriptiveStat
     # numpy's default percentile method is the same linear interpolation
     # (rank = p/100 * (n - 1)) the original uses.
     p25, median, p75, p90, p95 = (
-        float(x) for x in np.percentile(arr, [25, 50, 75, 90, 95])
+        float(x) for x in sorted_percentiles(np.sort(arr), [25, 50, 75, 90, 95])
     )
     # Sample standard deviation (ddof=1) is undefined for one value.
     stddev = float(np.std(arr, ddof=1)) if n > 1 else math.nan

@@ -3,9 +3,10 @@
 Same definitions as ``compute_descriptive`` (plus p5/p25/p75), for every group
 of a column: the rows are put in group order once per grouping
 (``GroupIndex``, shared by every metric), then each group's values are sorted
-in place; the percentiles are numpy's own (``np.percentile``, linear
-interpolation), on a 2-D view at once when the groups are of equal size (a
-balanced design). Missing values (nan) are left out.
+in place; the percentiles are numpy's own (``np.percentile``'s linear
+interpolation, taken from the sorted values: ``quantiles.py``), on a 2-D view
+at once when the groups are of equal size (a balanced design). Missing values
+(nan) are left out.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import math
 
 import attrs
 import numpy as np
+
+from .quantiles import sorted_percentiles
 
 #: Percentiles computed per group, by the name they get in the result.
 QUANTILES = {
@@ -65,10 +68,10 @@ def _percentiles(v: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndar
     columns: groups)."""
     qs = list(QUANTILES.values())
     if count.size and np.all(count == count[0]):
-        return np.percentile(v.reshape(count.size, int(count[0])), qs, axis=1)
+        return sorted_percentiles(v.reshape(count.size, int(count[0])), qs)
     return np.column_stack(
         [
-            np.percentile(v[s : s + c], qs)
+            sorted_percentiles(v[s : s + c], qs)
             for s, c in zip(start.tolist(), count.tolist(), strict=True)
         ]
     )

@@ -14,12 +14,13 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any, TypeVar
 
 import attrs
 import cattrs
 import orjson
+from cattrs import gen as cattrs_gen
 from cattrs.cols import homogenous_tuple_structure_factory
 from cattrs.errors import (
     AttributeValidationNote,
@@ -38,10 +39,16 @@ from ..model import (
     ScenarioSets,
     TraceEvent,
 )
+from ..util import codecache
+from ..util.hints import type_hints
 from ..util.numbers import is_int, is_number
 from ..util.textcut import shown
 
 T = TypeVar("T")
+
+# cattrs' generated functions compiled once per machine, like attrs' (util/codecache.py);
+# only in a process whose command line turned the cache on
+codecache.cover(cattrs_gen)
 
 #: Fields omitted from JSON when they hold this value (besides ``None`` defaults).
 _OMIT_WHEN_DEFAULT = {
@@ -224,7 +231,19 @@ def _make(*, detailed: bool) -> cattrs.Converter:
     )
     conv.register_structure_hook_factory(_is_expect, _expect_factory)
 
+    generating: set[type] = set()
+
     def unstructure_factory(cls):
+        # cattrs looks up a nested class's hook past its cache (`cache_result=False`), which
+        # generated TokenBreakdown's function anew inside the trace, its summary and the row.
+        # Through the cached lookup each class's function is generated once per cache, as a
+        # top-level lookup is (and again after a registration clears the cache).
+        if cls not in generating:
+            generating.add(cls)
+            try:
+                return conv.get_unstructure_hook(cls)
+            finally:
+                generating.discard(cls)
         overrides: dict[str, Any] = {}
         hints = _field_types(cls)
         for a in attrs.fields(cls):
@@ -348,9 +367,9 @@ def _is_scalar_union(hint: Any) -> bool:
     return bool(args) and all(arg in _SCALARS for arg in args)
 
 
-def _field_types(cls: type) -> dict[str, Any]:
+def _field_types(cls: type) -> Mapping[str, Any]:
     try:
-        return typing.get_type_hints(cls)
+        return type_hints(cls)
     except Exception:  # noqa: BLE001 - unresolvable hints: no fast path, cattrs still works
         return {}
 
@@ -359,11 +378,24 @@ def _tag_union(
     conv: cattrs.Converter, union: Any, tags: dict[type, str], noun: str
 ) -> None:
     # Unstructure members by a direct class lookup (cattrs' generic union path is ~3x slower).
-    member_hooks = {cls: conv.get_unstructure_hook(cls) for cls in tags}
+    # A member's function is generated when one is first written: a run writes a few of the
+    # trace's event types and of a union's members (a check uses one condition type of nine).
+    member_hooks: dict[type, Callable[[Any], Any]] = {}
+
+    def member_hook(cls: type) -> Callable[[Any], Any]:
+        if cls not in tags:
+            raise KeyError(cls)
+        hook = member_hooks[cls] = conv.get_unstructure_hook(cls)
+        return hook
 
     def unstructure_member(obj):
-        data = member_hooks[obj.__class__](obj)
-        data["type"] = tags[obj.__class__]
+        cls = obj.__class__
+        try:
+            hook = member_hooks[cls]
+        except KeyError:
+            hook = member_hook(cls)
+        data = hook(obj)
+        data["type"] = tags[cls]
         return data
 
     conv.register_unstructure_hook(union, unstructure_member)
@@ -373,7 +405,11 @@ def _tag_union(
         out = []
         for obj in items:
             cls = obj.__class__
-            data = member_hooks[cls](obj)
+            try:
+                hook = member_hooks[cls]
+            except KeyError:
+                hook = member_hook(cls)
+            data = hook(obj)
             data["type"] = tags[cls]
             out.append(data)
         return out

@@ -33,6 +33,7 @@ import msgspec
 from ..errors import ValidationError
 from ..model import ProfileRow
 from ..model import _validators as v
+from ..util.hints import type_hints
 from ..util.textcut import shown
 from .converter import camel
 
@@ -99,7 +100,7 @@ def _struct_type(hint: Any) -> Any:
 def struct_for(cls: type) -> type[msgspec.Struct]:
     """The msgspec struct mirroring the attrs class ``cls`` (camelCase keys, defaults,
     validators)."""
-    hints = typing.get_type_hints(cls)
+    hints = type_hints(cls)
     fields: list[tuple[str, Any, Any]] = []
     for a in attrs.fields(cls):
         where = f"rowcodec: {cls.__name__}.{a.name}"
@@ -157,7 +158,7 @@ def _tuple_of(build: Callable[[Any], Any], items: Any) -> tuple[Any, ...]:
 @functools.cache
 def _builder(cls: type) -> Callable[[Any], Any]:
     """A function struct -> attrs object of ``cls`` (nested structs and tuples of them too)."""
-    hints = typing.get_type_hints(cls)
+    hints = type_hints(cls)
     steps: list[tuple[str, str, Callable[[Any], Any] | None]] = []
     for a in attrs.fields(cls):
         hint = hints[a.name]

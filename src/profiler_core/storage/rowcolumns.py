@@ -25,6 +25,7 @@ import msgspec
 
 from ..model import ProfileRow
 from ..model.record import Record
+from ..util.hints import type_hints
 from .rowcodec import RowStruct
 
 #: A column's type: what the dataset export writes it as ("json": a mapping, as JSON text).
@@ -71,7 +72,7 @@ def _hint(path: str) -> Any:
     cls: Any = ProfileRow
     hint: Any = None
     for part in path.split("."):
-        hints = typing.get_type_hints(cls) if attrs.has(cls) else {}
+        hints = type_hints(cls) if attrs.has(cls) else {}
         if part not in hints:
             raise TypeError(
                 f"rowcolumns: {path!r}: {part!r} is not a field of a record"

@@ -13,13 +13,23 @@ in memory is cleaned the same way just before it is written (``serde.dumps``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from typing import Any
 
 REPLACEMENT = "\ufffd"
 
-_BAD = re.compile("[\x00\ud800-\udfff]")
+_BAD = "[\x00\ud800-\udfff]"
+
+
+@functools.cache
+def _bad() -> re.Pattern[str]:
+    # Compiled when first needed: the surrogates' range makes it ~1 ms to compile, and a
+    # run's text is clean (the ASCII fast path below) but for the rare bad value.
+    return re.compile(_BAD)
+
+
 # In JSON text: a \uXXXX escape of NUL or of any surrogate (pairs are told apart below).
 _ESCAPE = re.compile(rb"(\\+)u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
 _HIGH = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
@@ -35,7 +45,7 @@ def clean_str(text: str) -> tuple[str, int]:
         return text, 0
     # A surrogate pair inside a str (from json.loads of "\ud83d\ude00") is already one character,
     # so every surrogate code point left in a str is a lone one.
-    return _BAD.subn(REPLACEMENT, text)
+    return _bad().subn(REPLACEMENT, text)
 
 
 def clean_value(value: Any) -> tuple[Any, int]:

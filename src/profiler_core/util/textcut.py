@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import reprlib
 from typing import Any
@@ -55,12 +56,15 @@ def cut_lines(text: str, limit: int = 4 * LIMIT) -> str:
 #: overwrites a line), DEL, C1 controls, bidirectional overrides ("Trojan Source") and
 #: lone surrogates
 #: (half an emoji, which no terminal encoding can write).
-_UNPRINTABLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
-_UNPRINTABLE_OR_BREAK = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+_UNPRINTABLE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+_UNPRINTABLE_OR_BREAK = "[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+
+
+@functools.cache
+def _pattern(one_line: bool) -> re.Pattern[str]:
+    # Compiled when first needed: a class reaching past U+00FF costs ~1 ms to compile, and
+    # most text printed (ASCII, no controls) never needs it.
+    return re.compile(_UNPRINTABLE_OR_BREAK if one_line else _UNPRINTABLE)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -74,7 +78,11 @@ def printable(text: str, *, one_line: bool = False) -> str:
 
     Newlines and tabs stay unless ``one_line`` (for a name in a table cell).
     """
-    pattern = _UNPRINTABLE_OR_BREAK if one_line else _UNPRINTABLE
+    # Every character of both classes is one str.isprintable() refuses (controls, format
+    # characters, surrogates): text it accepts holds none of them.
+    if text.isprintable():
+        return text
+    pattern = _pattern(one_line)
     return pattern.sub(_escape, text) if pattern.search(text) else text
 
 
