@@ -239,6 +239,14 @@ def main() -> None:
                 "none",
             ],
         }
+        if args.before is not None:
+            before = str(args.before / ".venv" / "bin" / "profiler")
+            variants["before_oracle"] = lambda r: [
+                before,
+                *variants["ours_oracle"](r)[1:4],
+                f"b{r}",
+                *variants["ours_oracle"](r)[5:],
+            ]
         calls = (
             {
                 name: _calls(variants[name](-1), root, env, args.kind, args.trials)
@@ -248,14 +256,6 @@ def main() -> None:
             if args.calls
             else {}
         )
-        if args.before is not None:
-            before = str(args.before / ".venv" / "bin" / "profiler")
-            variants["before_oracle"] = lambda r: [
-                before,
-                *variants["ours_oracle"](r)[1:4],
-                f"b{r}",
-                *variants["ours_oracle"](r)[5:],
-            ]
         seconds: dict[str, list[float]] = {name: [] for name in variants}
         for round_ in range(args.rounds):
             order = list(variants) if round_ % 2 == 0 else list(reversed(variants))
