@@ -19,7 +19,8 @@ ours and Harbor alone once more, untimed, through a shim in front of the runtime
 that logs each call: printed are the runtime calls per trial by subcommand, and
 the seconds from the process's start to its first call and from its last call
 to its end (the process's own start and finish). ``--before`` adds a fourth variant:
-our oracle run by another checkout's ``.venv`` (e.g. today's main). Needs Harbor
+our oracle run by another checkout's ``.venv`` (e.g. today's main); ``--skip-provider``
+leaves out Harbor through our provider. Needs Harbor
 (``bash .ci/install-harbor``) and the runtime; not part of run_all.py (minutes, and
 containers).
 """
@@ -153,6 +154,9 @@ def main() -> None:
     parser.add_argument("--kind", choices=("podman", "docker"), default="podman")
     parser.add_argument("--calls", action="store_true")
     parser.add_argument(
+        "--skip-provider", action="store_true", help="not Harbor through our provider"
+    )
+    parser.add_argument(
         "--before", type=Path, default=None, help="another checkout with its .venv"
     )
     args = parser.parse_args()
@@ -239,6 +243,8 @@ def main() -> None:
                 "none",
             ],
         }
+        if args.skip_provider:
+            del variants["harbor_provider"]
         if args.before is not None:
             before = str(args.before / ".venv" / "bin" / "profiler")
             variants["before_oracle"] = lambda r: [
@@ -267,9 +273,12 @@ def main() -> None:
         f"{name}_s_per_trial": round(statistics.median(values), 2)
         for name, values in seconds.items()
     }
-    figures["harbor_provider_overhead_s_per_trial"] = round(
-        figures["harbor_provider_s_per_trial"] - figures["harbor_alone_s_per_trial"], 2
-    )
+    if "harbor_provider" in seconds:
+        figures["harbor_provider_overhead_s_per_trial"] = round(
+            figures["harbor_provider_s_per_trial"]
+            - figures["harbor_alone_s_per_trial"],
+            2,
+        )
     figures.update(rounds=args.rounds, trials=args.trials, concurrency=args.concurrency)
     for key, value in figures.items():
         print(f"{key:40} {value}")

@@ -552,15 +552,15 @@ async def verify(
 async def _one_verifier(run: TrialRun, spec: VerifierSpec) -> Any:
     """Upload the verifier's folders (replacing what is there), make its scripts
     executable, run it by its shebang."""
-    done = bool(spec.mounts)  # the scripts executable and the logs folder made
+    ready = bool(spec.mounts)  # the scripts executable and the logs folder made
     for target, source in spec.mounts.items():
         logs = (spec.logs_dir,) if spec.logs_dir else ()
         try:
             with _layered(spec.base_mounts.get(target), source) as folder:
-                done &= await upload(run.environment, folder, target, logs)
+                ready &= await upload(run.environment, folder, target, logs)
         except (SandboxError, OSError) as exc:
             raise VerifierError(f"verifier {spec.name!r}: {exc}") from None
-    if not done:
+    if not ready:
         # one command: the uploaded scripts made executable (an environment without
         # ``put_scripts``), a logs folder the trial did not start with made
         script = (
