@@ -261,3 +261,30 @@ def test_a_real_podman_build_runs_its_steps_with_the_chosen_runtime(
             timeout=120,
             check=False,
         )
+
+
+@pytest.mark.parametrize(
+    ("layout", "conf", "asked"),
+    [("v2", None, False), ("v1", "/home/u/runc.conf", False), ("v1", None, True)],
+)
+def test_podman_info_is_asked_only_where_its_answer_matters(
+    monkeypatch, tmp_path, layout, conf, asked
+):
+    """`podman info` (half a second per run) only on a cgroups v1/hybrid host without the
+    user's CONTAINERS_CONF: elsewhere podman's own choice stands whatever it says."""
+    from profiler_core.sandbox import podman
+
+    questions: list[str] = []
+    monkeypatch.setattr(podman, "CGROUP_ROOT", _layout(tmp_path / "cgroup", layout))
+    monkeypatch.setattr(podman, "_CHOSEN", {})
+    monkeypatch.setattr(
+        podman,
+        "_configured",
+        lambda binary: questions.append(binary) or "/usr/bin/runc",
+    )
+    if conf:
+        monkeypatch.setenv("CONTAINERS_CONF", conf)
+    else:
+        monkeypatch.delenv("CONTAINERS_CONF", raising=False)
+    assert podman.global_options("/usr/bin/podman") == ()
+    assert questions == (["/usr/bin/podman"] if asked else [])

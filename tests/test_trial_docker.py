@@ -387,28 +387,57 @@ def test_a_missing_image_with_pull_never_is_one_setup_line_and_starts_nothing(
         ("docker", "app", "0", "app"),  # the task's own user
         ("docker", None, "1000", None),  # the image's own USER stands
         ("docker", None, "0", "65534"),
+        ("docker", None, "0", "chown fails"),  # never the agent as root instead
     ],
 )
-def test_whom_the_agent_runs_as(monkeypatch, kind, named, image_uid, want):
+def test_whom_the_agent_runs_as(monkeypatch, tmp_path, kind, named, image_uid, want):
+    """The runner's one command (the image's uid, then the chown) run by a real shell,
+    with ``id`` and ``chown`` stand-ins that say what they were asked."""
     from profiler_core.model.environment import ExecResult
     from profiler_core.runner import trial
+    from profiler_core.runner.outcome import IterationError
 
     monkeypatch.setattr(trial.os, "getuid", lambda: 0)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "id").write_text(f"#!/bin/sh\necho {image_uid}\n")
+    fails = (
+        "echo 'chown: operation not permitted'; exit 1" if want == "chown fails" else ""
+    )
+    (bin_dir / "chown").write_text(
+        f'#!/bin/sh\necho "$@" >> {tmp_path}/chowned\n{fails}\n'
+    )
+    for name in ("id", "chown"):
+        (bin_dir / name).chmod(0o755)
     commands: list[tuple[list[str], str | None]] = []
 
     class Environment:
         def exec(self, argv, *, env=None, cwd=None, user=None, timeout_s=None):
             commands.append((argv, user))
+            done = subprocess.run(
+                argv,
+                env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
             return ExecResult(
-                exit_code=0,
-                output=image_uid + "\n" if argv[-1] == "id -u" else "",
-                wall_ms=1.0,
+                exit_code=done.returncode, output=done.stdout + done.stderr, wall_ms=1.0
             )
 
     scenario = types.SimpleNamespace(id="t", agent_user=named)
     run = trial.TrialRun(None, scenario, Environment(), "/app", "none", "full", False)
+    chowned = tmp_path / "chowned"
+    if want == "chown fails":
+        with pytest.raises(IterationError, match="operation not permitted") as caught:
+            trio.run(trial.agent_user, run, SandboxSettings(sandbox=kind))
+        assert caught.value.code == "setup_error"
+        return
     assert trio.run(trial.agent_user, run, SandboxSettings(sandbox=kind)) == want
-    chowned = [c for c in commands if c[0][0] == "chown"]
-    assert chowned == (
-        [(["chown", "-R", "--", "65534", "/app"], "0")] if want == "65534" else []
+    # one command at most, as the image's user: it chowns only where that user is root
+    assert len(commands) == (0 if kind == "bwrap" or named else 1)
+    assert all(user is None for _argv, user in commands)
+    assert (chowned.read_text() if chowned.exists() else "") == (
+        "-R -- 65534 /app\n" if want == "65534" else ""
     )

@@ -75,6 +75,16 @@ QUICK_S = 120.0
 #: the label every trial container and network carries (``docker ps --filter label=...``
 #: finds leftovers)
 LABEL = "agent-profiler.trial"
+#: ``put``'s room: the folders after ``$1`` and ``$2`` made where missing (writable by all),
+#: ``$1`` removed, ``$2`` made
+_ROOM = (
+    'r=$1; p=$2; shift 2; for d in "$@"; do [ -d "$d" ] || '
+    '{ mkdir -p -- "$d" && chmod 777 -- "$d"; } 2>/dev/null; done; '
+    'rm -rf -- "$r" && mkdir -p -- "$p"'
+)
+#: ``put`` in one ``exec``: room made, the archive on stdin unpacked in ``$2`` (without a
+#: ``tar`` in the image the shell exits 127, and ``cp`` copies instead)
+_UNPACK = _ROOM + ' && exec tar -xf - -C "$p"'
 _ETC: dict[str, bytes] = {}
 _ETC_LOCK = threading.Lock()
 
@@ -617,8 +627,46 @@ class ContainerTrial:
     def put(self, local: Path, remote: str) -> None:
         """Copy ``local`` to ``remote`` (replacing what is there), owned by root and
         readable by all."""
+        self._put(local, remote, scripts=False, folders=())
+
+    def put_scripts(
+        self, local: Path, remote: str, folders: tuple[str, ...] = ()
+    ) -> None:
+        """:meth:`put` with every ``*.sh`` file executable (a task's ``solution/`` or
+        ``tests/``, started by their shebang), and ``folders`` made where missing,
+        writable by all (a verifier's logs folder): no command after it."""
+        self._put(local, remote, scripts=True, folders=folders)
+
+    def _put(
+        self, local: Path, remote: str, *, scripts: bool, folders: tuple[str, ...]
+    ) -> None:
         remote = remote.rstrip("/") or "/"
         parent = os.path.dirname(remote) or "/"
+        archive = tar_of(local, os.path.basename(remote), scripts=scripts)
+        # One runtime call: the old copy removed and the archive unpacked by the image's
+        # tar, as root (it keeps the archive's owner and modes). An image without a tar
+        # that can do it gets the two calls below: a shell makes room, the runtime's cp
+        # copies.
+        unpacked = self._run(
+            [
+                self.binary,
+                "exec",
+                "--interactive",
+                "--user",
+                "0",
+                self.name,
+                "sh",
+                "-c",
+                _UNPACK,
+                "sh",
+                remote,
+                parent,
+                *folders,
+            ],
+            input=archive,
+        )
+        if unpacked.returncode == 0:
+            return
         prepared = self._run(
             [
                 self.binary,
@@ -628,10 +676,11 @@ class ContainerTrial:
                 self.name,
                 "sh",
                 "-c",
-                'rm -rf -- "$1" && mkdir -p -- "$2"',
+                _ROOM,
                 "sh",
                 remote,
                 parent,
+                *folders,
             ]
         )
         if prepared.returncode != 0:
@@ -640,8 +689,7 @@ class ContainerTrial:
                 f"{last_line(prepared.stderr or prepared.stdout)}"
             )
         copied = self._run(
-            [self.binary, "cp", "-", f"{self.name}:{parent}"],
-            input=tar_of(local, os.path.basename(remote)),
+            [self.binary, "cp", "-", f"{self.name}:{parent}"], input=archive
         )
         if copied.returncode != 0:
             raise SandboxError(

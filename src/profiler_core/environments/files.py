@@ -12,9 +12,9 @@ from typing import IO
 __all__ = ["extract_tar", "tar_of"]
 
 
-def tar_of(local: Path, name: str) -> bytes:
+def tar_of(local: Path, name: str, *, scripts: bool = False) -> bytes:
     """A tar holding ``local`` (a file or a folder) under ``name``, owned by root, links
-    kept as links."""
+    kept as links; with ``scripts``, every ``*.sh`` file in it executable."""
     buffer = io.BytesIO()
 
     def as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
@@ -23,6 +23,8 @@ def tar_of(local: Path, name: str) -> bytes:
         # readable by every user of the trial (a verifier may run as another user);
         # execute bits kept
         info.mode |= 0o755 if info.isdir() else 0o444
+        if scripts and info.isfile() and info.name.endswith(".sh"):
+            info.mode |= 0o111  # Harbor starts a task's scripts by their shebang
         return info
 
     with tarfile.open(fileobj=buffer, mode="w") as tar:

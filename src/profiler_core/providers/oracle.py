@@ -213,7 +213,11 @@ class OracleProvider:
         environment = session.environment
         # _in_trial runs only for a session inside a trial
         assert environment is not None
+        put_scripts = getattr(environment, "put_scripts", None)
         for target, source in solution.mounts.items():
+            if callable(put_scripts):  # docker, podman: scripts arrive executable
+                await call_off_loop(put_scripts, Path(source), target)
+                continue
             await call_off_loop(environment.put, Path(source), target)
             await call_off_loop(
                 environment.exec,

@@ -69,9 +69,6 @@ class TaskSandbox(Record):
 
     #: the run's sandbox with the task's image and working folder (None: on the host)
     settings: SandboxSettings | None
-    #: the folder copied as each session's workspace instead of the scenario's (the
-    #: image's working folder)
-    source: Path | None = None
 
 
 class TaskEnvironments:
@@ -91,6 +88,11 @@ class TaskEnvironments:
         #: images (None: the kind's own)
         self.builder: str | None = None
         self._done: dict[str, TaskSandbox | TaskImageError] = {}
+        #: per task, how to copy its image's working folder out, then the copy
+        #: (``source_for``): made on first use, as a trial never needs it
+        self._sources: dict[
+            str, tuple[str, str, str, Path] | Path | TaskImageError
+        ] = {}
         self._locks: dict[str, trio.Lock] = {}
 
     async def sandbox_for(self, scenario: Scenario) -> TaskSandbox:
@@ -155,20 +157,37 @@ class TaskEnvironments:
         workdir = (
             await trio.to_thread.run_sync(_working_dir, binary, image) or env.workdir
         )
-        source = None
         if workdir:
-            source = (
-                self.root
-                / ".images"
-                / f"{safe_name(scenario.id)}-{hashlib.sha256(image.encode()).hexdigest()[:8]}"
-            )
-            await trio.to_thread.run_sync(_copy_out, binary, image, workdir, source)
+            digest = hashlib.sha256(image.encode()).hexdigest()[:8]
+            target = self.root / ".images" / f"{safe_name(scenario.id)}-{digest}"
+            self._sources[scenario.id] = (binary, image, workdir, target)
         return TaskSandbox(
             settings=attrs.evolve(
                 settings, image=image, host_toolchain=toolchain, workdir=workdir
-            ),
-            source=source,
+            )
         )
+
+    async def source_for(self, scenario: Scenario) -> Path | None:
+        """The folder copied as each workspace of ``scenario`` instead of its own (its
+        image's working folder, copied out on first use); ``TaskImageError``."""
+        await self.sandbox_for(scenario)
+        found = self._sources.get(scenario.id)
+        if isinstance(found, tuple):
+            async with self._locks[scenario.id]:  # made by sandbox_for
+                found = self._sources[scenario.id]  # another attempt may have copied it
+                if isinstance(found, tuple):
+                    binary, image, workdir, target = found
+                    try:
+                        await trio.to_thread.run_sync(
+                            _copy_out, binary, image, workdir, target
+                        )
+                        found = target
+                    except TaskImageError as exc:
+                        found = exc
+                    self._sources[scenario.id] = found
+        if isinstance(found, TaskImageError):
+            raise TaskImageError(str(found))
+        return found
 
     async def _build(
         self,

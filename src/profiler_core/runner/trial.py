@@ -72,6 +72,11 @@ QUICK_S = 60.0
 _OPENNESS = {"none": 0, "model": 1, "full": 2}
 #: what an agent asks of a trial: its program's folders (``TrialMount``) and its model endpoints
 AgentNeeds = tuple[tuple[Any, ...], tuple[str, ...]]
+#: the image's user id, then (when it is root) the working folder ``$2`` made ``$1``'s
+_GIVE_WORKDIR = (
+    'u=$(id -u); echo "$u"; [ "$u" = 0 ] && [ -n "$2" ] || exit 0; '
+    'exec chown -R -- "$1" "$2" 2>&1'
+)
 #: Harbor's network modes in this project's words
 _HARBOR = {"public": "full", "no-network": "none", "allowlist": "model"}
 
@@ -434,23 +439,25 @@ async def agent_user(run: TrialRun, settings: SandboxSettings) -> str | None:
         # own user, and a folder
         # trial's commands run as the profiler (a chown there would change the host's files)
         return None
-    done = await run.exec(["sh", "-c", "id -u"], timeout_s=QUICK_S)
-    if not done.ok or done.output.strip().splitlines()[-1:] != ["0"]:
+    # One command: whom the image runs as and, when that is root, the working folder given
+    # to the agent's user. chown, not chmod: the files' modes (what git records) stay as
+    # the task left them.
+    done = await run.exec(
+        ["sh", "-c", _GIVE_WORKDIR, "sh", settings.agent_user, run.workdir.rstrip("/")],
+        timeout_s=QUICK_S,
+    )
+    lines = done.output.strip().splitlines()
+    if lines[:1] != ["0"]:
         return None  # the image names its own user: it stands
-    if run.workdir.rstrip("/"):
-        # chown, not chmod: the files' modes (what git records) stay as the task left them
-        owned = await run.exec(
-            ["chown", "-R", "--", settings.agent_user, run.workdir],
-            timeout_s=QUICK_S,
-            user="0",
+    if not done.ok:  # root, and the folder could not be given: never the agent as root
+        why = done.error or (
+            "timed out" if done.timed_out else "\n".join(lines[1:])[-300:]
         )
-        if not owned.ok:
-            why = owned.error or owned.output.strip()[-300:]
-            raise IterationError(
-                f"setup failed: cannot give {run.workdir} to "
-                f"execution.agent_user {settings.agent_user!r}: {why}",
-                code="setup_error",
-            )
+        raise IterationError(
+            f"setup failed: cannot give {run.workdir} to "
+            f"execution.agent_user {settings.agent_user!r}: {why}",
+            code="setup_error",
+        )
     return settings.agent_user
 
 
@@ -540,26 +547,28 @@ async def verify(
 async def _one_verifier(run: TrialRun, spec: VerifierSpec) -> Any:
     """Upload the verifier's folders (replacing what is there), make its scripts
     executable, run it by its shebang."""
+    ready = bool(spec.mounts)  # the scripts executable and the logs folder made
     for target, source in spec.mounts.items():
+        logs = (spec.logs_dir,) if spec.logs_dir else ()
         try:
             with _layered(spec.base_mounts.get(target), source) as folder:
-                await call(run.environment.put, folder, target)
+                ready &= await upload(run.environment, folder, target, logs)
         except (SandboxError, OSError) as exc:
             raise VerifierError(f"verifier {spec.name!r}: {exc}") from None
-    # one command: the uploaded scripts made executable, a logs folder the trial did not
-    # start with made
-    script = (
-        'logs=$1; shift; for t in "$@"; do find "$t" -type f -name "*.sh" -exec '
-        "chmod +x {} +; done; "
-    )
-    script += (
-        '[ -z "$logs" ] || [ -d "$logs" ] || { mkdir -p "$logs" && chmod 777 "$logs"; }'
-    )
-    await run.exec(
-        ["sh", "-c", script, "sh", spec.logs_dir or "", *spec.mounts],
-        timeout_s=QUICK_S,
-        user="0",
-    )
+    if not ready:
+        # one command: the uploaded scripts made executable (an environment without
+        # ``put_scripts``), a logs folder the trial did not start with made
+        script = (
+            'logs=$1; shift; for t in "$@"; do find "$t" -type f -name "*.sh" -exec '
+            "chmod +x {} +; done; "
+        )
+        script += '[ -z "$logs" ] || [ -d "$logs" ] || '
+        script += '{ mkdir -p "$logs" && chmod 777 "$logs"; }'
+        await run.exec(
+            ["sh", "-c", script, "sh", spec.logs_dir or "", *spec.mounts],
+            timeout_s=QUICK_S,
+            user="0",
+        )
     for destination, source in spec.files.items():
         try:
             await call(
@@ -589,6 +598,20 @@ async def _one_verifier(run: TrialRun, spec: VerifierSpec) -> Any:
             f"verifier {spec.name!r} timed out after {spec.timeout_ms / 1000:g} s"
         )
     return result
+
+
+async def upload(
+    environment: Any, local: Path, remote: str, folders: tuple[str, ...] = ()
+) -> bool:
+    """Copy a task's folder (``tests/``) in; True when its ``*.sh`` scripts arrived
+    executable and ``folders`` were made where missing, by the same call (the
+    environment's optional ``put_scripts``: docker, podman)."""
+    put_scripts = getattr(environment, "put_scripts", None)
+    if callable(put_scripts):
+        await call(put_scripts, local, remote, folders)
+        return True
+    await call(environment.put, local, remote)
+    return False
 
 
 @contextlib.contextmanager
@@ -648,5 +671,6 @@ __all__ = [
     "stop_trial",
     "timed_out_result",
     "trial_spec",
+    "upload",
     "verify",
 ]

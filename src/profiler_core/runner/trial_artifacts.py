@@ -37,9 +37,13 @@ MAX_BYTES = 64 << 20
 #: files of a trial named on its row (all are kept in the folder)
 MAX_LISTED = 200
 
-#: one line per path: LINK, MISSING, or its size in KiB (``du -sk``), measured as root inside
+#: one line per path: LINK, MISSING, EMPTY (a folder with nothing in it: no copy), or its
+#: size in KiB (``du -sk``), measured as root inside
 _MEASURE = (
-    'for p in "$@"; do if [ -L "$p" ]; then echo LINK; elif [ -e "$p" ]; then '
+    'empty() { for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do '
+    '[ -e "$f" ] || [ -L "$f" ] && return 1; done; return 0; }; '
+    'for p in "$@"; do if [ -L "$p" ]; then echo LINK; '
+    'elif [ -d "$p" ] && empty "$p"; then echo EMPTY; elif [ -e "$p" ]; then '
     'du -sk -- "$p" 2>/dev/null | cut -f1; else echo MISSING; fi; done'
 )
 
@@ -74,7 +78,7 @@ async def collect_artifacts(run: TrialRun, keep: Path, reports: Path) -> list[st
             if source == ARTIFACTS
             else keep / safe_name(posixpath.basename(source))
         )
-        if size == "MISSING" or (target != keep and target.exists()):
+        if size in ("MISSING", "EMPTY") or (target != keep and target.exists()):
             continue
         if size == "LINK" or not size.isdigit():
             log.warning("artifact %s of %s is a link: refused", source, run.scenario.id)

@@ -130,10 +130,14 @@ class Workspaces:
         """A fresh workspace for one attempt of ``scenario``, its ``setup`` commands
         run; ``SetupError`` on failure."""
         task = await self.task_sandbox(scenario)
+        try:
+            source = await self.environments.source_for(scenario)
+        except TaskImageError as exc:
+            raise SetupError(f"environment of {scenario.id!r}: {exc}") from None
         spec = scenario.workspace
         if (
             spec is None
-            and task.source is None
+            and source is None
             and self.template is None
             and not scenario.setup
             and self._empty
@@ -141,9 +145,9 @@ class Workspaces:
             return self._empty.pop()  # still empty: as good as a fresh one
         folder = self.sessions / f"{safe_name(scenario.id)}-{uuid.uuid4().hex[:8]}"
         try:
-            if task.source is not None:
+            if source is not None:
                 await trio.to_thread.run_sync(
-                    _copy, task.source, folder
+                    _copy, source, folder
                 )  # the task image's working folder
             elif spec is not None and spec.git is not None:
                 if Path(spec.git).is_dir():

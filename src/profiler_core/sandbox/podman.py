@@ -90,8 +90,14 @@ def global_options(binary: str) -> tuple[str, ...]:
     """``podman``'s global options for this host (asked once per program; its line logged once)."""
     choice = _CHOSEN.get(binary)
     if choice is None:
+        layout = cgroup_layout()
+        # `podman info` costs half a second: asked only where its answer can matter
+        asked = layout != "v2" and not os.environ.get("CONTAINERS_CONF")
         choice = _CHOSEN[binary] = choose_runtime(
-            cgroup_layout(), _configured(binary), os.environ, shutil.which("runc")
+            layout,
+            _configured(binary) if asked else "",
+            os.environ,
+            shutil.which("runc"),
         )
         if choice.line:
             log.warning("%s", choice.line)
