@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import tempfile
-import threading
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -30,6 +28,7 @@ import pytest
 import yaml
 from tests.binaries import agent_binary, missing
 from tests.sandbox_runtimes import require
+from tests.scripted import agent_runs
 from tests.scripted.agent_runs import profiler, rows
 
 from profiler_core.fakemodel import FakeModelServer, Shell, Text, steps
@@ -39,14 +38,10 @@ pytestmark = pytest.mark.slow
 #: a host folder the sandbox shows as it is (its /tmp is a fresh one)
 VISIBLE = "/var/tmp"
 
-BROKEN = "def add(a, b):\n    return a - b\n"
+BROKEN = agent_runs.BROKEN_CALC
 SECRET = "sk-real-key-kept-by-the-recorder-3141"
 #: agent -> (program, its variable, model, the suffix of its base URL)
-AGENTS = {
-    "claude-code": ("claude", "CLAUDE_BIN", "claude-sonnet-4-5", ""),
-    "codex": ("codex", "CODEX_BIN", "gpt-5-codex", "/v1"),
-    "opencode": ("opencode", "OPENCODE_BIN", "local/scripted", "/v1"),
-}
+AGENTS = agent_runs.TRIAL_AGENTS
 #: the verifier: the reward from calc.py, and what the agent's server answers (or "none")
 TEST = """#!/bin/bash
 cd /app
@@ -80,24 +75,8 @@ def tools():
 @pytest.fixture
 def host_server():
     """A TCP server on the host's loopback: the agent, on network ``model``, must not reach it."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.5)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-                conn.close()
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join(timeout=5)
-    server.close()
+    with agent_runs.host_server("127.0.0.1") as port:
+        yield port
 
 
 def _task(root: Path, port: int, marker: str, agent_timeout_s: float = 180.0) -> None:

@@ -17,9 +17,7 @@ connections must fail and the key must be the placeholder.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,6 +25,7 @@ import pytest
 import yaml
 from tests.binaries import agent_binary, missing
 from tests.sandbox_runtimes import containers_named, docker_daemon, require
+from tests.scripted import agent_runs
 from tests.scripted.agent_runs import profiler, rows
 
 from profiler_core.fakemodel import FakeModelServer, Shell, Text, steps
@@ -34,13 +33,9 @@ from profiler_core.fakemodel import FakeModelServer, Shell, Text, steps
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
 
 BASE_IMAGE = "localhost/agent-profiler-debian:bookworm"
-BROKEN = "def add(a, b):\n    return a - b\n"
+BROKEN = agent_runs.BROKEN_CALC
 SECRET = "sk-real-key-kept-by-the-recorder-2718"
-AGENTS = {
-    "claude-code": ("claude", "CLAUDE_BIN", "claude-sonnet-4-5", ""),
-    "codex": ("codex", "CODEX_BIN", "gpt-5-codex", "/v1"),
-    "opencode": ("opencode", "OPENCODE_BIN", "local/scripted", "/v1"),
-}
+AGENTS = agent_runs.TRIAL_AGENTS
 
 
 @pytest.fixture(scope="module")
@@ -64,25 +59,8 @@ def docker(tmp_path_factory):
 def host_server():
     """A TCP server on every address of the host: an agent with network ``model`` must
     not reach it."""
-    server = socket.create_server(("0.0.0.0", 0))
-    server.settimeout(0.5)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-                conn.sendall(b"host\n")
-                conn.close()
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join(timeout=5)
-    server.close()
+    with agent_runs.host_server("0.0.0.0", b"host\n") as port:
+        yield port
 
 
 def _gateway(kind: str) -> str:

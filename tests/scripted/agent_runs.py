@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,43 @@ from profiler_core.util.processes import process_alive as alive
 #: The variable every agent process of a test carries (through the mode's environment),
 #: to find them in /proc.
 MARK = "PROFILER_TEST_MARK"
+
+
+#: The real agents a trial test drives: name -> (program, its variable in tests/binaries.py,
+#: the model it asks for, the path the scripted model's URL needs for it).
+TRIAL_AGENTS = {
+    "claude-code": ("claude", "CLAUDE_BIN", "claude-sonnet-4-5", ""),
+    "codex": ("codex", "CODEX_BIN", "gpt-5-codex", "/v1"),
+    "opencode": ("opencode", "OPENCODE_BIN", "local/scripted", "/v1"),
+}
+#: The task's file as the agent finds it: ``add`` subtracts.
+BROKEN_CALC = "def add(a, b):\n    return a - b\n"
+
+
+@contextmanager
+def host_server(address: str, greeting: bytes = b"") -> Iterator[int]:
+    """A TCP server on the host at ``address`` that an agent must not reach; its port."""
+    server = socket.create_server((address, 0))
+    server.settimeout(0.5)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                conn.sendall(greeting)
+                conn.close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
 
 
 def new_mark() -> str:
