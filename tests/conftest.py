@@ -3,8 +3,11 @@ of the TypeScript original."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,9 +22,16 @@ sys.dont_write_bytecode = False
 # Entry points as importlib.metadata gives them (tests replace it), no cache file in ~/.cache;
 # tests/test_plugin_discovery.py turns the cache on for itself.
 os.environ["PROFILER_ENTRY_POINT_CACHE"] = "0"
-# attrs and cattrs compile their generated methods in each process, as without the code
-# cache (util/codecache.py); tests/test_code_cache.py turns it on for itself.
-os.environ["PROFILER_CODE_CACHE"] = "0"
+# The `profiler` processes a worker's tests start share one code cache (util/codecache.py)
+# in a temporary folder, not ~/.cache; tests/test_code_cache.py sets its own. Hundreds of
+# processes start in a run, each compiling the same ~300 generated scripts otherwise.
+_CODE_CACHE = tempfile.mkdtemp(prefix="profiler-test-code-cache-")
+atexit.register(shutil.rmtree, _CODE_CACHE, ignore_errors=True)
+os.environ["PROFILER_CODE_CACHE"] = _CODE_CACHE
+# numpy's OpenBLAS starts a spinning thread per core in every process that imports it
+# (~0.07 s of CPU per `profiler run` here); the tests' arrays are small, and both cores
+# are busy with the suite's other work.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # Output as the tests read it: plain, whatever the shell forces (the tests that want
 # rich set these themselves).
 for _name in ("FORCE_COLOR", "TTY_COMPATIBLE"):

@@ -125,6 +125,15 @@ def test_off_or_without_bytecode_writes_nothing(tmp_path):
     assert _files(tmp_path / "quiet") == []
 
 
+def test_a_folder_named_by_the_variable_holds_the_cache_instead(tmp_path):
+    named = tmp_path / "named"
+    first = _start(tmp_path / "home", PROFILER_CODE_CACHE=str(named))
+    assert first["installed"] is True and first["misses"]
+    assert len(sorted(named.glob("*/*.code"))) == len(first["misses"])
+    assert not (tmp_path / "home").exists()  # nothing in the user's cache folder
+    assert _start(tmp_path / "home", PROFILER_CODE_CACHE=str(named))["misses"] == []
+
+
 def test_an_unwritable_cache_folder_only_loses_the_speed_up(tmp_path):
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache folder would be")

@@ -15,7 +15,8 @@ kind, ~300 small files for a run; the folder can be deleted at any time). The
 code is what ``compile`` returns for that source (``marshal`` is the format of
 ``.pyc`` files). Nothing is written when ``sys.dont_write_bytecode`` is set
 (``PYTHONDONTWRITEBYTECODE``) or the folder cannot be written; ``PROFILER_CODE_CACHE=0``
-turns the cache off (the test suite runs so). A version of attrs without the
+turns the cache off, and an absolute path there puts it in that folder instead (the test
+suite's processes share one per worker). A version of attrs without the
 one function this replaces (``attr._make._compile_and_eval``) is left as it is.
 cattrs' generated (un)structure functions go through the same cache once the
 converter's module asks for it (:func:`cover`).
@@ -41,9 +42,13 @@ _SIGNATURE = ("script", "globs", "locs", "filename")
 
 
 def cache_folder() -> Path:
-    """Where this Python's compiled scripts are kept (bytecode differs between versions)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    """Where this Python's compiled scripts are kept (bytecode differs between versions):
+    below ``$PROFILER_CODE_CACHE`` when it names a folder, else the user's cache folder."""
     tag = f"{sys.implementation.cache_tag}-{sys.hexversion:08x}"
+    named = os.environ.get(CACHE_ENV, "")
+    if os.path.isabs(named):
+        return Path(named) / tag
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "agent-profiler" / "generated-code" / tag
 
 
