@@ -28,10 +28,6 @@ os.environ["PROFILER_ENTRY_POINT_CACHE"] = "0"
 _CODE_CACHE = tempfile.mkdtemp(prefix="profiler-test-code-cache-")
 atexit.register(shutil.rmtree, _CODE_CACHE, ignore_errors=True)
 os.environ["PROFILER_CODE_CACHE"] = _CODE_CACHE
-# numpy's OpenBLAS starts a spinning thread per core in every process that imports it
-# (~0.07 s of CPU per `profiler run` here); the tests' arrays are small, and both cores
-# are busy with the suite's other work.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # Output as the tests read it: plain, whatever the shell forces (the tests that want
 # rich set these themselves).
 for _name in ("FORCE_COLOR", "TTY_COMPATIBLE"):

@@ -77,10 +77,16 @@ def test_the_oracle_without_harbor_tasks_is_refused_by_validate_and_before_the_r
         in out.stderr
         and "format: harbor" in out.stderr
     )
-    run = subprocess.run([*PROFILER, "run", str(demo / "profile.yaml"), "--provider", "oracle", "--progress", "none"],
+    # A copy: the run takes its lock in the profile's own results folder before it is
+    # refused, and examples/ stays untouched (tests/conftest.py)
+    copy = shutil.copytree(
+        demo, tmp_path / "demo", ignore=shutil.ignore_patterns("results", "reports")
+    )
+    run = subprocess.run([*PROFILER, "run", str(copy / "profile.yaml"), "--provider", "oracle", "--progress", "none"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert run.returncode != 0 and "has a reference solution" in run.stderr
-    assert "model ''" not in run.stderr and not (tmp_path / "results").exists()
+    assert "model ''" not in run.stderr
+    assert not (tmp_path / "results").exists() and not list(copy.glob("results/*"))
     assert len(run.stderr.strip().splitlines()) == 1, run.stderr
 
 
