@@ -273,34 +273,8 @@ def out_of_time(tmp_path: Path, kind: str) -> None:
     binary = str(agent_binary("claude", "CLAUDE_BIN"))
     _task(tmp_path, 1, "unused", agent_timeout_s=20.0)
     (tmp_path / "tasks" / "calc" / "tests" / "test.sh").write_text(
-        "#!/bin/bash\n"
-        "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done"
-        " | grep -c '[c]laude' > /logs/verifier/agents.txt\n"
-        "if [ -f /app/partial.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n"
+        agent_runs.late_verifier("[c]laude")
     )
-    script = steps(
-        [
-            Shell("echo started > partial.txt"),
-            Text("Done: never said in time.", delay_s=120),
-        ]
-    )
-    with FakeModelServer(script, model="scripted") as model:
+    with FakeModelServer(agent_runs.late_script(), model="scripted") as model:
         path = _profile(tmp_path, binary, model.url, kind)
-        done = profiler(
-            tmp_path,
-            "run",
-            str(path),
-            "--run-id",
-            "late",
-            "--mode",
-            "fix",
-            "--progress",
-            "none",
-            "--allow-errors",
-            timeout=300,
-        )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (row,) = [r for r in rows(tmp_path, "late") if r["iteration"] >= 0]
-    assert row["completionReason"] == "timeout" and row["reward"] == 1, row
-    kept = tmp_path / "reports" / "late" / "verifier" / "calc" / "fix-iter-0"
-    assert (kept / "agents.txt").read_text().strip() == "0"  # no agent left running
+        agent_runs.assert_ended_and_verified(tmp_path, path)

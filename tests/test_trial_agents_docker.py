@@ -318,42 +318,12 @@ def test_an_agent_out_of_time_is_ended_inside_and_still_verified(docker, tmp_pat
     binary = str(agent_binary("claude", "CLAUDE_BIN"))
     _task(tmp_path, agent_timeout_s=25.0)
     tests = tmp_path / "tasks" / "calc" / "tests" / "test.sh"
-    tests.write_text(
-        "#!/bin/bash\n"
-        "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done"
-        " | grep -c '[c]laude[.]exe' > /logs/verifier/agents.txt\n"
-        "if [ -f /app/partial.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n"
-    )
-    script = steps(
-        [
-            Shell("echo started > partial.txt"),
-            Text("Done: never said in time.", delay_s=120),
-        ]
-    )
-    with FakeModelServer(script, model="scripted") as server:
+    tests.write_text(agent_runs.late_verifier("[c]laude[.]exe"))
+    with FakeModelServer(agent_runs.late_script(), model="scripted") as server:
         path = _profile(
             tmp_path, "claude-code", binary, "claude-sonnet-4-5", server.url
         )
-        done = profiler(
-            tmp_path,
-            "run",
-            str(path),
-            "--run-id",
-            "late",
-            "--mode",
-            "fix",
-            "--progress",
-            "none",
-            "--allow-errors",
-            timeout=300,
-        )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (row,) = [r for r in rows(tmp_path, "late") if r["iteration"] >= 0]
-    assert row["completionReason"] == "timeout" and row["reward"] == 1, row
-    kept = tmp_path / "reports" / "late" / "verifier" / "calc" / "fix-iter-0"
-    assert (
-        kept / "agents.txt"
-    ).read_text().strip() == "0"  # no agent left running inside
+        agent_runs.assert_ended_and_verified(tmp_path, path)
 
 
 def test_an_agents_home_over_the_bound_is_not_copied_out(docker, tmp_path, monkeypatch):

@@ -62,6 +62,54 @@ def host_server(address: str, greeting: bytes = b"") -> Iterator[int]:
         server.close()
 
 
+def late_verifier(pattern: str) -> str:
+    """A task's ``test.sh`` for an agent run past its timeout: how many processes match
+    ``pattern`` still (``agents.txt``), and reward 1 when the agent's first step left
+    ``/app/partial.txt``."""
+    return (
+        "#!/bin/bash\n"
+        "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done"
+        f" | grep -c '{pattern}' > /logs/verifier/agents.txt\n"
+        "if [ -f /app/partial.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n"
+    )
+
+
+def late_script():
+    """The scripted model's steps for that run: one file written, then an answer that
+    comes long after the timeout."""
+    from profiler_core.fakemodel import Shell, Text, steps
+
+    return steps(
+        [
+            Shell("echo started > partial.txt"),
+            Text("Done: never said in time.", delay_s=120),
+        ]
+    )
+
+
+def assert_ended_and_verified(root: Path, profile: Path) -> None:
+    """Run mode ``fix`` of ``profile`` as run ``late``: the row is a timeout the verifier
+    still judged (reward 1), and no agent process was left for it to see."""
+    done = profiler(
+        root,
+        "run",
+        str(profile),
+        "--run-id",
+        "late",
+        "--mode",
+        "fix",
+        "--progress",
+        "none",
+        "--allow-errors",
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = [r for r in rows(root, "late") if r["iteration"] >= 0]
+    assert row["completionReason"] == "timeout" and row["reward"] == 1, row
+    kept = root / "reports" / "late" / "verifier" / "calc" / "fix-iter-0"
+    assert (kept / "agents.txt").read_text().strip() == "0"  # no agent left running
+
+
 def new_mark() -> str:
     """A value of :data:`MARK` unique to one test."""
     return uuid.uuid4().hex
