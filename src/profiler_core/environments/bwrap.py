@@ -527,14 +527,7 @@ class PersistentTrial(FolderTrial):
             )
         if code is None:
             return ExecResult(exit_code=None, output=text, timed_out=True, wall_ms=wall)
-        if code in (126, 127) and not text.strip():
-            return ExecResult(
-                exit_code=code,
-                output=text,
-                error=f"cannot run {argv[0]!r} in the trial (exit {code})",
-                wall_ms=wall,
-            )
-        return ExecResult(exit_code=code, output=text, wall_ms=wall)
+        return ExecResult.finished(argv[0], code, text, wall)
 
     def _environment(self, env: Mapping[str, str], marker: str) -> dict[str, str]:
         """A command's whole environment: the trial's, the relay's proxy, ``env``, its marker."""

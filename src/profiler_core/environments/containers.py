@@ -585,14 +585,7 @@ class ContainerTrial:
         killed = getattr(self, "_killed", None) == marker
         if timeout_s and elapsed >= timeout_s and killed:
             return ExecResult(exit_code=None, output=text, timed_out=True, wall_ms=wall)
-        if code in (126, 127) and not text.strip():
-            return ExecResult(
-                exit_code=code,
-                output=text,
-                error=f"cannot run {argv[0]!r} in the trial (exit {code})",
-                wall_ms=wall,
-            )
-        return ExecResult(exit_code=code, output=text, wall_ms=wall)
+        return ExecResult.finished(argv[0], code, text, wall)
 
     def _kill_marked(
         self, marker: str, process: subprocess.Popen[bytes] | None

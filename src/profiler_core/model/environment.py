@@ -245,6 +245,21 @@ class ExecResult(Record):
         """True when it ran to its end with status 0."""
         return self.exit_code == 0
 
+    @classmethod
+    def finished(
+        cls, program: str, exit_code: int, output: str, wall_ms: float
+    ) -> ExecResult:
+        """A command that ended with ``exit_code``; 126 or 127 with no output is the
+        shell saying ``program`` could not start there."""
+        if exit_code in (126, 127) and not output.strip():
+            return cls(
+                exit_code=exit_code,
+                output=output,
+                error=f"cannot run {program!r} in the trial (exit {exit_code})",
+                wall_ms=wall_ms,
+            )
+        return cls(exit_code=exit_code, output=output, wall_ms=wall_ms)
+
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class EnvironmentCapabilities(Record):
