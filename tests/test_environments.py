@@ -261,3 +261,13 @@ def test_validate_names_an_unknown_kind_in_one_line_and_asks_a_plugins_own_check
     assert sandbox_problems(execution, "profile.yaml") == [
         "profile.yaml: execution.sandbox: expected one of bwrap, docker, none, podman, got 'lxc'"
     ]
+
+
+def test_a_command_that_could_not_start_is_said_so_and_one_that_failed_is_not():
+    missing = ExecResult.finished("solve.sh", 127, "", 1.0)
+    assert missing.error == "cannot run 'solve.sh' in the trial (exit 127)"
+    assert ExecResult.finished("solve.sh", 126, " \n", 1.0).error is not None
+    # the program ran and said why it ended: its own failure, not a missing program
+    said = ExecResult.finished("solve.sh", 127, "make: not found", 1.0)
+    assert said.error is None and said.exit_code == 127 and not said.ok
+    assert ExecResult.finished("solve.sh", 0, "", 2.0).ok
