@@ -216,7 +216,9 @@ class _HostTrial:
         pass
 
 
-def _by_contract(trial, argv, **kwargs):
+def _by_contract(trial, argv, end_after_s=None, **kwargs):
+    """``run_by_contract`` of ``argv`` in ``trial``; with ``end_after_s``, the session is
+    ended then (its result None when it was)."""
     import trio
 
     from profiler_core.providers.in_trial_contract import run_by_contract
@@ -224,7 +226,15 @@ def _by_contract(trial, argv, **kwargs):
     options = {"cwd": None, "user": None, "stdin_file": None, "on_line": None}
     options.update(kwargs)
     keep = options.pop("keep", False)
-    return trio.run(lambda: run_by_contract(trial, argv, {}, keep=keep, **options))
+
+    async def session():
+        with trio.move_on_after(
+            end_after_s if end_after_s is not None else float("inf")
+        ):
+            return await run_by_contract(trial, argv, {}, keep=keep, **options)
+        return None
+
+    return trio.run(session)
 
 
 def test_the_programs_lines_are_taken_as_they_stream(tmp_path):
@@ -256,27 +266,9 @@ def test_an_agent_asked_to_stop_is_ended_through_cancel():
 def test_a_session_that_ends_ends_the_command_through_cancel():
     import time
 
-    import trio
-
-    from profiler_core.providers.in_trial_contract import run_by_contract
-
     trial = _HostTrial()
-
-    async def session() -> None:
-        with trio.move_on_after(1):
-            await run_by_contract(
-                trial,
-                ["sleep", "60"],
-                {},
-                cwd=None,
-                user=None,
-                stdin_file=None,
-                on_line=None,
-                keep=False,
-            )
-
     started = time.monotonic()
-    trio.run(session)
+    _by_contract(trial, ["sleep", "60"], end_after_s=1)
     assert time.monotonic() - started < 20
     assert not _alive(trial.pids[0])
 
@@ -324,30 +316,11 @@ def test_a_kind_without_cancel_is_left_to_the_trials_stop_and_said(caplog):
     """The session still ends on time; the warning says its command goes on."""
     import time
 
-    import trio
-
-    from profiler_core.providers.in_trial_contract import (
-        accepts_cancel,
-        run_by_contract,
-    )
+    from profiler_core.providers.in_trial_contract import accepts_cancel
 
     trial = _NoCancel()
     assert not accepts_cancel(trial.exec)
-
-    async def session() -> None:
-        with trio.move_on_after(0.5):
-            await run_by_contract(
-                trial,
-                ["sleep", "3"],
-                {},
-                cwd=None,
-                user=None,
-                stdin_file=None,
-                on_line=None,
-                keep=False,
-            )
-
     started = time.monotonic()
-    trio.run(session)
+    _by_contract(trial, ["sleep", "3"], end_after_s=0.5)
     assert time.monotonic() - started < 2.5
     assert "takes no `cancel`" in caplog.text
