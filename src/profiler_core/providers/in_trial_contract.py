@@ -23,6 +23,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from ..util.signature import accepts_keyword
 from .agent_run import AgentRun, take_line
 
 log = logging.getLogger("agent_profiler")
@@ -39,13 +40,7 @@ _REDIRECT = 'f=$1; shift; exec "$@" < "$f"'
 
 def accepts_cancel(method: Callable[..., Any]) -> bool:
     """Whether an environment's ``exec`` takes the optional ``cancel`` event."""
-    try:
-        parameters = inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return False
-    return "cancel" in parameters or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
-    )
+    return accepts_keyword(method, "cancel")
 
 
 class _Lines:
