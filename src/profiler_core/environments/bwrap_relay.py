@@ -61,7 +61,7 @@ class SandboxRelay:
         from ..sandbox import relay_main
         from ..sandbox.layout import relay_python
         from ..sandbox.network import plan_model
-        from ..sandbox.relays import Relays
+        from ..sandbox.relays import Relays, relay_arguments
 
         plan = plan_model(endpoints, allow_hosts)
         if not plan.relayed:
@@ -70,16 +70,11 @@ class SandboxRelay:
         program = self.folder / "relay.py"
         ready = self.folder / "ready"
         relays = self._relays = Relays()
-        args = ["--ready", str(ready)]
+        # one folder both ways: the sockets out, the ready mark in (a model plan publishes none)
+        args = relay_arguments(plan, self.folder, self.folder)
         try:
             shutil.copyfile(Path(relay_main.__file__), program)
-            for forward in plan.forwards:
-                sock = self.folder / f"m{forward.port}.sock"
-                relays.forward(sock, forward.host, forward.port)
-                args += ["--forward", f"{forward.port}={sock}"]
-            if plan.proxy_port is not None:
-                relays.proxy(self.folder / "proxy.sock", plan.rules)
-                args += ["--forward", f"{plan.proxy_port}={self.folder / 'proxy.sock'}"]
+            relays.serve_plan(plan, self.folder)
         except OSError as exc:
             raise SandboxError(
                 f"bwrap: the model relay: {self.folder}: {exc.strerror or exc}"

@@ -83,12 +83,7 @@ class ModelRelay:
                 runtime=root,
             )
             relays = self._relays = Relays()
-            for forward in self.plan.forwards:
-                relays.forward(
-                    layout.out_dir / f"m{forward.port}.sock", forward.host, forward.port
-                )
-            if self.plan.proxy_port is not None:
-                relays.proxy(layout.out_dir / "proxy.sock", self.plan.rules)
+            relays.serve_plan(self.plan, layout.out_dir)
             relays.start()
             name = f"{trial}-relay"
             ensure_host_image(

@@ -108,12 +108,7 @@ class Confinement:
         if not plan.relayed:
             return
         relays = self._relays = Relays()
-        for forward in plan.forwards:
-            relays.forward(
-                layout.out_dir / f"m{forward.port}.sock", forward.host, forward.port
-            )
-        if plan.proxy_port is not None:
-            relays.proxy(layout.out_dir / "proxy.sock", plan.rules)
+        relays.serve_plan(plan, layout.out_dir)
         for port in plan.publish:
             self.published[port] = relays.publish(layout.in_dir / f"p{port}.sock")
         relays.start()

@@ -23,6 +23,7 @@ from ..model.record import Record
 from ..util.leftovers import remove_folder, temporary_folder
 from .job import Job, Mount
 from .network import NetworkPlan
+from .relays import relay_arguments
 from .settings import SandboxSettings
 
 __all__ = ["Layout", "make_layout", "relay_python", "remove_layout", "user_homes"]
@@ -58,17 +59,7 @@ class Layout(Record):
 
     def relay_arguments(self, plan: NetworkPlan) -> list[str]:
         """The inside relay's options for ``plan`` (without the program and the command)."""
-        args = ["--ready", str(self.in_dir / "ready")]
-        for forward in plan.forwards:
-            args += [
-                "--forward",
-                f"{forward.port}={self.out_dir / f'm{forward.port}.sock'}",
-            ]
-        if plan.proxy_port is not None:
-            args += ["--forward", f"{plan.proxy_port}={self.out_dir / 'proxy.sock'}"]
-        for port in plan.publish:
-            args += ["--publish", f"{self.in_dir / f'p{port}.sock'}={port}"]
-        return args
+        return relay_arguments(plan, self.out_dir, self.in_dir)
 
 
 def user_homes() -> list[Path]:

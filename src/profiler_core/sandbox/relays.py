@@ -18,11 +18,15 @@ import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .hosts import HostRule, allowed
 from .relay_main import pump
 
-__all__ = ["Relays"]
+if TYPE_CHECKING:
+    from .network import NetworkPlan
+
+__all__ = ["Relays", "relay_arguments"]
 
 #: the longest CONNECT request head the proxy reads
 _MAX_HEAD = 8192
@@ -44,6 +48,14 @@ class Relays:
         self._closed = False
 
     # -- what to serve (before start) ---------------------------------------
+
+    def serve_plan(self, plan: NetworkPlan, out_dir: Path) -> None:
+        """The host side of ``plan``'s model network: each forward and the proxy, on the
+        sockets in ``out_dir`` that :func:`relay_arguments` points the inside relay at."""
+        for forward in plan.forwards:
+            self.forward(out_dir / f"m{forward.port}.sock", forward.host, forward.port)
+        if plan.proxy_port is not None:
+            self.proxy(out_dir / "proxy.sock", plan.rules)
 
     def forward(self, path: Path, host: str, port: int) -> None:
         """Connections to the Unix socket ``path`` go on to ``host:port``."""
@@ -190,6 +202,19 @@ class Relays:
         with self._lock:
             self._live.discard(client)
         client.close()
+
+
+def relay_arguments(plan: NetworkPlan, out_dir: Path, in_dir: Path) -> list[str]:
+    """The inside relay's options for ``plan`` (``sandbox/relay_main.py``): its ready mark
+    and published ports' sockets in ``in_dir``, the way out through ``out_dir``."""
+    args = ["--ready", str(in_dir / "ready")]
+    for forward in plan.forwards:
+        args += ["--forward", f"{forward.port}={out_dir / f'm{forward.port}.sock'}"]
+    if plan.proxy_port is not None:
+        args += ["--forward", f"{plan.proxy_port}={out_dir / 'proxy.sock'}"]
+    for port in plan.publish:
+        args += ["--publish", f"{in_dir / f'p{port}.sock'}={port}"]
+    return args
 
 
 def _unix_listener(path: Path) -> socket.socket:
