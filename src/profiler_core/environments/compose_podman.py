@@ -21,7 +21,6 @@ over the task's says them (docs/harbor.md, "Compose tasks"):
 
 from __future__ import annotations
 
-import shutil
 import signal
 import socket
 import subprocess
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 
 from ..errors import SandboxError
-from ..sandbox.containers import _PODMAN_INITS, client_environment, last_line
+from ..sandbox.containers import client_environment, last_line, podman_init_program
 from ..sandbox.podman import global_options
 from ..util.processes import forget_group, signal_group, track_group
 
@@ -45,11 +44,8 @@ _READY_S = 30.0
 
 def podman_init() -> str | None:
     """The init program to bind into ``main`` (catatonit, tini, docker-init), or None."""
-    for candidate in _PODMAN_INITS:
-        found = shutil.which(candidate)
-        if found:
-            return str(Path(found).resolve())
-    return None
+    found = podman_init_program()
+    return str(Path(found).resolve()) if found else None
 
 
 def podman_ulimits(

@@ -59,6 +59,7 @@ __all__ = [
     "ensure_host_image",
     "host_shell",
     "new_name",
+    "podman_init_program",
     "relay_container",
     "remove_containers",
     "remove_labelled",
@@ -233,16 +234,20 @@ def _common(binary: str, kind: str, name: str) -> list[str]:
 _PODMAN_INITS = ("/usr/libexec/podman/catatonit", "catatonit", "tini", "docker-init")
 
 
+def podman_init_program() -> str | None:
+    """The first init program of :data:`_PODMAN_INITS` on this host, or None."""
+    return next(
+        (found for name in _PODMAN_INITS if (found := shutil.which(name))), None
+    )
+
+
 def _init(kind: str) -> list[str]:
     """A PID 1 that passes the client's SIGTERM on and reaps the program's children (``--init``)."""
     if kind == "docker":
         return ["--init"]
-    for candidate in _PODMAN_INITS:
-        found = shutil.which(candidate)
-        if found:
-            return ["--init", "--init-path", found]
+    found = podman_init_program()
     # Without one the program is PID 1 and may ignore SIGTERM; SIGKILL and ``close`` still end it.
-    return []
+    return ["--init", "--init-path", found] if found else []
 
 
 def _hidden_mounts(layout: Layout, visible: list[Path]) -> list[str]:
