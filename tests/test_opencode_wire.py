@@ -34,11 +34,14 @@ def _scenario(body: dict) -> str:
 
 
 def script(body: dict):
-    """A shell call then a text, each after a second (so the two sessions overlap), at
-    the scenario's usage."""
+    """A shell call after three seconds, then a text after one, at the scenario's usage.
+
+    The first answer is slow so that the two sessions overlap even when one starts
+    seconds after the other (a loaded CI machine started them 1 s apart once, and the
+    test's own check that they overlapped failed)."""
     usage = USAGE[_scenario(body)]
     if tool_results(body) == 0:
-        return Shell("echo hello", usage=usage, delay_s=1.0)
+        return Shell("echo hello", usage=usage, delay_s=3.0)
     return Text("Done: hello.", usage=usage, delay_s=1.0)
 
 
