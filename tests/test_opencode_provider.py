@@ -49,9 +49,13 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
                 },
             )
         )
-        server = provider.server
-        seen["pid"], seen["home"] = server.pid, server.home
+        # The config declares the model: the server waits for the first session
+        # outside a trial.
+        seen["server_after_init"] = provider.server
         try:
+            handle = await provider.create_session(params(0))
+            server = provider.server
+            seen["pid"], seen["home"] = server.pid, server.home
             environ = dict(
                 item.split("=", 1)
                 for item in Path(f"/proc/{server.pid}/environ").read_text().split("\0")
@@ -60,7 +64,6 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
             seen["environ"] = environ
 
             # A hung model: the provider's own timeout fires, and it aborts the session.
-            handle = await provider.create_session(params(0))
             with pytest.raises(trio.TooSlowError):
                 await provider.prompt(handle, "Run echo hello.", timeout_ms=3000)
             session = provider.sessions[handle.session_id]
@@ -114,6 +117,7 @@ def test_timeout_aborts_destroy_deletes_and_shutdown_leaves_nothing(tmp_path):
         trio.run(main, model)
         system_prompts = [r["messages"][0]["content"] for r in model.chat_requests()]
 
+    assert seen["server_after_init"] is None
     environ = seen["environ"]
     home = str(seen["home"])
     assert environ["PROFILER_MODE_MARK"] == "mode-env-value"

@@ -79,7 +79,7 @@ def host_server():
         yield port
 
 
-def _task(root: Path, port: int, marker: str, agent_timeout_s: float = 180.0) -> None:
+def _task(root: Path, port: int, marker: str) -> None:
     task = root / "tasks" / "calc"
     (task / "environment" / "served").mkdir(parents=True)
     (task / "environment" / "calc.py").write_text(BROKEN)
@@ -90,7 +90,7 @@ def _task(root: Path, port: int, marker: str, agent_timeout_s: float = 180.0) ->
     (task / "task.toml").write_text(
         'schema_version = "1.1"\n[task]\nname = "trial-agents/calc"\n'
         '[environment]\nworkdir = "/app"\n'
-        f"[agent]\ntimeout_sec = {agent_timeout_s}\n[verifier]\ntimeout_sec = 60.0\n"
+        "[agent]\ntimeout_sec = 180.0\n[verifier]\ntimeout_sec = 60.0\n"
     )
 
 
@@ -204,6 +204,9 @@ def right_and_wrong(
     program, variable, _, suffix = AGENTS[agent]
     binary = str(agent_binary(program, variable))
     monkeypatch.setenv("I37_BWRAP_KEY", SECRET)
+    monkeypatch.setenv(
+        "PROFILER_LOG_LEVEL", "info"
+    )  # a started `opencode serve` says so
     server_port = 20000 + uuid.uuid4().int % 20000
     marker = f"served-{uuid.uuid4().hex[:8]}"
     # the tasks outside /tmp (the sandbox's is a fresh one), where the host's folders
@@ -237,6 +240,8 @@ def right_and_wrong(
     finally:
         shutil.rmtree(outside, ignore_errors=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # every session ran `opencode run` inside the trial: no mode needed a server of its own
+    assert "opencode server for mode" not in done.stderr, done.stderr[-3000:]
     by_mode = {row["mode"]: row for row in rows(tmp_path, "t") if row["iteration"] >= 0}
     fix, wrong = by_mode["fix"], by_mode["wrong"]
     assert fix.get("error") is None and fix["reward"] == 1 and fix["success"], fix
@@ -271,7 +276,7 @@ def out_of_time(tmp_path: Path, kind: str) -> None:
     """The real Claude Code past its timeout in a ``kind`` trial: ended inside, what it
     left verified."""
     binary = str(agent_binary("claude", "CLAUDE_BIN"))
-    _task(tmp_path, 1, "unused", agent_timeout_s=20.0)
+    _task(tmp_path, 1, "unused")  # the timeout: agent_runs.assert_ended_and_verified
     (tmp_path / "tasks" / "calc" / "tests" / "test.sh").write_text(
         agent_runs.late_verifier("[c]laude")
     )

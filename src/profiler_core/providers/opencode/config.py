@@ -206,3 +206,13 @@ def opencode_config(
     if options.mcp:
         config = deep_merge(config, {"mcp": options.mcp})
     return deep_merge(config, options.config)
+
+
+def declares_model(config: Mapping[str, Any], model: str) -> bool:
+    """Whether ``config`` defines ``model`` (``provider/model``) itself, under
+    ``provider.<id>.models``: OpenCode then has it, without a server to ask."""
+    provider_id, model_id = split_model(model)
+    providers = config.get("provider")
+    provider = providers.get(provider_id) if isinstance(providers, dict) else None
+    models = provider.get("models") if isinstance(provider, dict) else None
+    return isinstance(models, dict) and isinstance(models.get(model_id), dict)

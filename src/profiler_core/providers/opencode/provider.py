@@ -32,6 +32,7 @@ from .._agent_process import empty_trace
 from .config import (
     OpenCodeError,
     OpenCodeOptions,
+    declares_model,
     find_binary,
     opencode_config,
     split_model,
@@ -157,14 +158,25 @@ class OpenCodeProvider:
             tuple[dict[str, Any], tuple[str, ...], dict[str, str]] | None
         ) = None
         self.trial_sessions: dict[str, Any] = {}
+        #: what ``start_server`` is given, once ``init`` has prepared it (None: a
+        #: ``base_url`` server)
+        self._server_args: dict[str, Any] | None = None
+        self._mode = ""
+        self._serving: Any = None  # a trio.Lock: one server start at a time
 
     # -- lifecycle ---------------------------------------------------------------
 
     async def init(self, config: ProviderConfig) -> None:
-        """Start one ``opencode serve`` for this mode (or connect to ``options.base_url``)."""
-        import httpx
+        """Prepare this mode's ``opencode serve`` (or connect to ``options.base_url``).
 
-        if self.server is not None or self.client is not None:
+        The server starts here and is asked whether it has the model, unless the
+        mode's config declares that model itself: then it starts with the first
+        session outside a trial, and a mode whose sessions all run inside trials
+        (``opencode run`` there) starts none.
+        """
+        import trio
+
+        if self.server or self.client or self.recorder:  # initialised before
             await self.shutdown()
         options = OpenCodeOptions.parse(config.options)
         split_model(config.model)
@@ -179,48 +191,86 @@ class OpenCodeProvider:
             raise OpenCodeError(
                 f"provider 'opencode': option 'workdir_template': {template!r} is not a directory"
             )
+        self._serving = trio.Lock()
+        self._server_args = None
         if options.base_url:
             url = options.base_url.rstrip("/")
         else:
-            server_config = opencode_config(options, config.model, config.permissions)
-            endpoints, key = model_endpoints(options, config.model), None
-            if getattr(config.sandbox, "wire", True):
-                server_config, endpoints, key = self._record_wire(
-                    server_config, config.model, endpoints, config.environment
-                )
-            # in a trial the agent holds the placeholder too: the real key stays with the recorder
-            self.trial_setup = (
-                server_config,
-                endpoints,
-                hide_key(config.environment, key),
-            )
-            self.server = await start_server(
-                find_binary(options),
-                config=server_config,
-                mode_env=config.environment,
-                port=config.port,
-                start_timeout_s=options.start_timeout_s,
-                kill_grace_s=options.kill_grace_s,
-                sandbox=config.sandbox,
-                workdir=self.workdir,
-                endpoints=endpoints,
-                key=key,
-            )
-            url = self.server.url
-            log.info(
-                "opencode server for mode %r: %s (pid %d)",
-                config.mode,
-                url,
-                self.server.pid,
-            )
-        # httpx is imported here, not with the module: registering the provider must not load it.
-
-        self.client = httpx.AsyncClient(base_url=url, timeout=options.request_timeout_s)
+            server_config = self._prepare_server(options, config)
+            if declares_model(server_config, config.model):
+                return  # the server starts with the first session outside a trial
+            url = await self._start()
         try:
-            await self._check_model(config.model)
+            await self._connect(url)
         except BaseException:
             await self.shutdown()
             raise
+
+    def _prepare_server(
+        self, options: OpenCodeOptions, config: ProviderConfig
+    ) -> dict[str, Any]:
+        """What this mode's server (and a session inside a trial) is given; its
+        OpenCode config."""
+        server_config = opencode_config(options, config.model, config.permissions)
+        endpoints, key = model_endpoints(options, config.model), None
+        if getattr(config.sandbox, "wire", True):
+            server_config, endpoints, key = self._record_wire(
+                server_config, config.model, endpoints, config.environment
+            )
+        # in a trial the agent holds the placeholder too: the real key stays with the recorder
+        self.trial_setup = (
+            server_config,
+            endpoints,
+            hide_key(config.environment, key),
+        )
+        self._server_args = {
+            "binary": find_binary(options),
+            "config": server_config,
+            "mode_env": config.environment,
+            "port": config.port,
+            "start_timeout_s": options.start_timeout_s,
+            "kill_grace_s": options.kill_grace_s,
+            "sandbox": config.sandbox,
+            "workdir": self.workdir,
+            "endpoints": endpoints,
+            "key": key,
+        }
+        self._mode = config.mode
+        return server_config
+
+    async def _start(self) -> str:
+        """Start this mode's server; its URL."""
+        assert self._server_args is not None
+        self.server = await start_server(**self._server_args)
+        log.info(
+            "opencode server for mode %r: %s (pid %d)",
+            self._mode,
+            self.server.url,
+            self.server.pid,
+        )
+        return self.server.url
+
+    async def _connect(self, url: str) -> None:
+        """A client of the server at ``url``, which must have the model."""
+        # httpx is imported here, not with the module: registering the provider must not load it.
+        import httpx
+
+        self.client = httpx.AsyncClient(
+            base_url=url, timeout=self.options.request_timeout_s
+        )
+        await self._check_model(self.model)
+
+    async def _serving_client(self) -> None:
+        """Start the server a session outside a trial needs, once (it was left for
+        later by ``init``)."""
+        async with self._serving:
+            if self.client is not None:
+                return
+            try:
+                await self._connect(await self._start())
+            except BaseException:
+                await self._stop_server()  # the next session tries again
+                raise
 
     def _record_wire(
         self,
@@ -275,14 +325,9 @@ class OpenCodeProvider:
         import trio
 
         with trio.CancelScope(shield=True):
-            client, self.client = self.client, None
-            server, self.server = self.server, None
             try:
-                if client is not None:
-                    await client.aclose()
+                await self._stop_server()
             finally:
-                if server is not None:
-                    await server.stop(self.options.kill_grace_s)
                 recorder, self.recorder, self.wire = self.recorder, None, None
                 if recorder is not None:
                     recorder.close()
@@ -293,6 +338,17 @@ class OpenCodeProvider:
                     inside.dirs.remove()
                 self.trial_sessions.clear()
 
+    async def _stop_server(self) -> None:
+        """Close the client and stop the server by its PID (either may be missing)."""
+        client, self.client = self.client, None
+        server, self.server = self.server, None
+        try:
+            if client is not None:
+                await client.aclose()
+        finally:
+            if server is not None:
+                await server.stop(self.options.kill_grace_s)
+
     # -- sessions ----------------------------------------------------------------
 
     async def create_session(self, params: CreateSessionParams) -> SessionHandle:
@@ -300,6 +356,8 @@ class OpenCodeProvider:
         in a trial, folders only."""
         if params.environment is not None:
             return self._trial_session(params)
+        if self.client is None and self._server_args is not None:
+            await self._serving_client()
         if params.workspace is not None:
             owned, directory = (
                 None,
