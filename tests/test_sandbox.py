@@ -418,33 +418,6 @@ def test_the_groups_sigterm_at_any_moment_of_the_launchers_start_ends_it():
     assert kept_running == 0
 
 
-def test_a_bwrap_job_outlives_trios_idle_worker_threads(workspace):
-    """trio starts processes from worker threads that exit after 10 idle seconds; the
-    sandbox must not die with them."""
-    require("bwrap")
-    job = Job(
-        argv=("sh", "-c", "sleep 12; echo still here"),
-        env={"PATH": PATH},
-        workspace=workspace,
-        name="long",
-    )
-
-    async def session() -> tuple[int | None, bytes]:
-        async with confine(SandboxSettings(sandbox="bwrap"), job) as box:
-            done = await trio.run_process(
-                box.argv,
-                env=box.env,
-                cwd=box.cwd,
-                capture_stdout=True,
-                check=False,
-                start_new_session=True,
-            )
-        return done.returncode, done.stdout
-
-    returncode, stdout = trio.run(session)
-    assert (returncode, stdout) == (0, b"still here\n")
-
-
 def test_the_sandbox_ends_when_the_profiler_is_killed(workspace, tmp_path):
     """SIGKILL of the profiler's own process (no clean-up runs): the launcher ends bwrap
     and everything inside."""

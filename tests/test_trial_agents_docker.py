@@ -112,7 +112,7 @@ def _script(gateway: str, host_port: int, model_port: int):
     return lambda body: (fix if "MODE-FIX" in json.dumps(body) else wrong)(body)
 
 
-def _task(root: Path, agent_timeout_s: float = 180.0) -> None:
+def _task(root: Path) -> None:
     task = root / "tasks" / "calc"
     (task / "environment").mkdir(parents=True)
     (task / "environment" / "Dockerfile").write_text(
@@ -128,7 +128,7 @@ def _task(root: Path, agent_timeout_s: float = 180.0) -> None:
     )
     (task / "task.toml").write_text(
         'schema_version = "1.1"\n[task]\nname = "trial-agents/calc"\n'
-        f"[agent]\ntimeout_sec = {agent_timeout_s}\n[verifier]\ntimeout_sec = 60.0\n"
+        "[agent]\ntimeout_sec = 180.0\n[verifier]\ntimeout_sec = 60.0\n"
     )
 
 
@@ -316,7 +316,7 @@ def test_an_agent_out_of_time_is_ended_inside_and_still_verified(docker, tmp_pat
     """The agent's timeout is the row's, its processes inside are killed, and the
     verifier judges what it left."""
     binary = str(agent_binary("claude", "CLAUDE_BIN"))
-    _task(tmp_path, agent_timeout_s=25.0)
+    _task(tmp_path)  # the timeout: agent_runs.assert_ended_and_verified
     tests = tmp_path / "tasks" / "calc" / "tests" / "test.sh"
     tests.write_text(agent_runs.late_verifier("[c]laude[.]exe"))
     with FakeModelServer(agent_runs.late_script(), model="scripted") as server:
