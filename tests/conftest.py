@@ -97,6 +97,23 @@ def _cores() -> int:
 LOST_GROUP = pytest.StashKey[str]()
 
 
+#: the group of the container tests that run under Podman (their name says so): they
+#: share Podman's storage, not Docker's daemon, so they run beside the Docker ones on a
+#: worker of their own (each test counts only its own runtime's leftover containers)
+PODMAN_GROUP = "podman"
+
+
+# pytest reads only attributes named pytest_*; specname says which hook this is
+@pytest.hookimpl(specname="pytest_collection_modifyitems", tryfirst=True)
+def pytest_collection_modifyitems_podman(items: list[pytest.Item]) -> None:
+    """The ``containers`` group's Podman tests get a group of their own
+    (``containers_podman``: pytest-xdist joins a test's group names)."""
+    for item in items:
+        groups = {m.args[0] for m in item.iter_markers("xdist_group") if m.args}
+        if groups == {"containers"} and "podman" in item.name:
+            item.add_marker(pytest.mark.xdist_group(PODMAN_GROUP))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
