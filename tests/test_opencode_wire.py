@@ -196,17 +196,17 @@ def test_opencode_in_a_container_holds_no_key_docker_inspect_could_show(
             options={"binary": str(binary), "start_timeout_s": START_TIMEOUT_S, "config": config},
         ))  # fmt: skip
         try:
-            assert provider.server is not None
+            handle = await provider.create_session(CreateSessionParams(
+                system_instructions="s", scenario_id="k", iteration=0, mode="m",
+                model="local/scripted", workspace=str(tmp_path),
+            ))  # fmt: skip
+            assert provider.server is not None  # started by the first session
             name = provider.server.confinement.containers[0]
             seen["inspect"] = await trio.to_thread.run_sync(
                 lambda: subprocess.run(
                     [runtime, "inspect", name], capture_output=True, text=True
                 )
             )
-            handle = await provider.create_session(CreateSessionParams(
-                system_instructions="s", scenario_id="k", iteration=0, mode="m",
-                model="local/scripted", workspace=str(tmp_path),
-            ))  # fmt: skip
             seen["result"] = await provider.prompt(handle, "Go.", timeout_ms=60_000)
             await provider.destroy_session(handle)
         finally:
