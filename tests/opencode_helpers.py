@@ -30,18 +30,24 @@ CHECKS = [
 
 def model_config(base_url: str, *, priced: bool = True) -> dict[str, Any]:
     """OpenCode's `provider` block for the scripted model, with prices (USD per million
-    tokens) unless ``priced`` is false."""
+    tokens) unless ``priced`` is false; OpenCode's undo snapshots off.
+
+    A snapshot is a git commit of the working folder at each step, for the TUI's undo:
+    no test reads one, and they cost ~0.4 s of CPU per session (a tenth of an
+    ``opencode run``). The profiler itself leaves them as OpenCode has them.
+    """
     model: dict[str, Any] = {"limit": {"context": 100000, "output": 4096}}
     if priced:
         model["cost"] = {"input": 1.0, "output": 2.0, "cache_read": 0.5}
     return {
+        "snapshot": False,
         "provider": {
             "local": {
                 "npm": "@ai-sdk/openai-compatible",
                 "options": {"baseURL": base_url, "apiKey": "scripted-key-0000"},
                 "models": {"scripted": model},
             }
-        }
+        },
     }
 
 
