@@ -36,11 +36,11 @@ def test_conftest_loads_with_and_without_xdist(plugin):
     assert "3 tests collected" in out.stdout
 
 
-def test_auto_starts_one_worker_per_core_plus_one(pytestconfig, monkeypatch):
+def test_auto_starts_one_worker_per_core_plus_two(pytestconfig, monkeypatch):
     from conftest import _cores, pytest_xdist_auto_num_workers
 
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
-    assert _cores() >= 1 and pytest_xdist_auto_num_workers(pytestconfig) == _cores() + 1
+    assert _cores() >= 1 and pytest_xdist_auto_num_workers(pytestconfig) == _cores() + 2
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "5")
     assert (
         pytest_xdist_auto_num_workers(pytestconfig) is None
