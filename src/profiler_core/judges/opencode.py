@@ -160,15 +160,14 @@ class OpenCodeJudge:
     async def _stop(self) -> None:
         import trio
 
+        from ..providers.opencode.server import close_server
+
         with trio.CancelScope(shield=True):
             client, self.client = self.client, None
             server, self.server = self.server, None
             try:
-                if client is not None:
-                    await client.aclose()
+                await close_server(client, server, self.options.kill_grace_s)
             finally:
-                if server is not None:
-                    await server.stop(self.options.kill_grace_s)
                 if self.workdir is not None:
                     remove_folder(self.workdir)
                     self.workdir = None

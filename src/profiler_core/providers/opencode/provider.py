@@ -38,7 +38,7 @@ from .config import (
     split_model,
 )
 from .metrics import measure, progress
-from .server import OpenCodeServer, start_server
+from .server import OpenCodeServer, close_server, start_server
 from .wire import PARENT_HEADER, SESSION_HEADER, hide_key, point_at, wire_setup
 
 if (
@@ -342,12 +342,7 @@ class OpenCodeProvider:
         """Close the client and stop the server by its PID (either may be missing)."""
         client, self.client = self.client, None
         server, self.server = self.server, None
-        try:
-            if client is not None:
-                await client.aclose()
-        finally:
-            if server is not None:
-                await server.stop(self.options.kill_grace_s)
+        await close_server(client, server, self.options.kill_grace_s)
 
     # -- sessions ----------------------------------------------------------------
 

@@ -287,6 +287,19 @@ async def start_server(
     return server
 
 
+async def close_server(
+    client: Any, server: OpenCodeServer | None, kill_grace_s: float
+) -> None:
+    """Close ``client`` (an ``httpx.AsyncClient``), then stop ``server`` by its PID,
+    even when the close fails; either may be None."""
+    try:
+        if client is not None:
+            await client.aclose()
+    finally:
+        if server is not None:
+            await server.stop(kill_grace_s)
+
+
 def _free_port() -> int:
     import socket
 
@@ -331,6 +344,7 @@ def _tail(path: Path, lines: int) -> str:
 __all__ = [
     "PLUGIN_SDK",
     "OpenCodeServer",
+    "close_server",
     "process_alive",
     "server_environment",
     "settle_plugin_sdk",
