@@ -237,11 +237,17 @@ def right_and_wrong(
                 "none",
                 timeout=400,
             )
+            systems = [
+                str((r.get("messages") or [{}])[0].get("content"))
+                for r in model.chat_requests()
+            ]
     finally:
         shutil.rmtree(outside, ignore_errors=True)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     # every session ran `opencode run` inside the trial: no mode needed a server of its own
     assert "opencode server for mode" not in done.stderr, done.stderr[-3000:]
+    if agent == "opencode":  # titled, as the server's sessions are: no call wrote one
+        assert systems and not [s for s in systems if "title generator" in s], systems
     by_mode = {row["mode"]: row for row in rows(tmp_path, "t") if row["iteration"] >= 0}
     fix, wrong = by_mode["fix"], by_mode["wrong"]
     assert fix.get("error") is None and fix["reward"] == 1 and fix["success"], fix

@@ -216,3 +216,8 @@ def declares_model(config: Mapping[str, Any], model: str) -> bool:
     provider = providers.get(provider_id) if isinstance(providers, dict) else None
     models = provider.get("models") if isinstance(provider, dict) else None
     return isinstance(models, dict) and isinstance(models.get(model_id), dict)
+
+
+def session_title(scenario_id: str, iteration: int, mode: str) -> str:
+    """The title a session is given: OpenCode then makes no model call to write one."""
+    return f"{scenario_id} #{iteration} ({mode})"

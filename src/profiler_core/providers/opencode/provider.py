@@ -35,6 +35,7 @@ from .config import (
     declares_model,
     find_binary,
     opencode_config,
+    session_title,
     split_model,
 )
 from .metrics import measure, progress
@@ -364,7 +365,7 @@ class OpenCodeProvider:
             )
             directory = str(owned or self.workdir)
         try:
-            title = f"{params.scenario_id} #{params.iteration} ({params.mode})"
+            title = session_title(params.scenario_id, params.iteration, params.mode)
             created = await self._request(
                 "POST", "/session", directory, json={"title": title}
             )

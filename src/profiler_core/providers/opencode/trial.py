@@ -25,7 +25,7 @@ import attrs
 from ...model import CreateSessionParams, PromptResult, SessionTrace
 from .._agent_process import SessionDirs, run_agent
 from ..in_trial import run_in_trial
-from .config import OpenCodeError, deep_merge
+from .config import OpenCodeError, deep_merge, session_title
 from .metrics import measure
 from .server import server_environment
 
@@ -75,6 +75,12 @@ async def prompt_in_trial(
     env["TMPDIR"] = str(session.dirs.tmp)
     command = [session.setup.binary, "run", "--format", "json", "--model", model]
     command += ["--dir", session.params.environment_workdir or "."]
+    # as the server's sessions are titled: no model call to write a title
+    params = session.params
+    command += [
+        "--title",
+        session_title(params.scenario_id, params.iteration, params.mode),
+    ]
     command += ["--agent", agent] if agent else []
     run = await run_in_trial(
         provider,
