@@ -47,9 +47,17 @@ TEST = """#!/bin/bash
 cd /app
 if python3 -c 'from calc import add; assert add(2, 3) == 5'; then echo 1; else echo 0; fi \\
   > /logs/verifier/reward.txt
-python3 -c 'import sys, urllib.request as u; sys.stdout.write(u.urlopen(
-  "http://127.0.0.1:{port}/state.txt", timeout=3).read().decode().strip())' \\
-  > /logs/verifier/server.txt 2>/dev/null || echo none > /logs/verifier/server.txt
+# the agent's server may still be starting on a loaded machine: asked for up to 10 s
+python3 -c 'import sys, time, urllib.request as u
+for _ in range(50):
+    try:
+        sys.stdout.write(u.urlopen(
+            "http://127.0.0.1:{port}/state.txt", timeout=3).read().decode().strip())
+        break
+    except OSError:
+        time.sleep(0.2)
+else:
+    sys.exit(1)' > /logs/verifier/server.txt 2>/dev/null || echo none > /logs/verifier/server.txt
 """
 _PROBE = (
     "import socket\n"
