@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from ...errors import ConfigError, ProfilerError
-from ...model import PermissionConfig
+from ...model import CreateSessionParams, PermissionConfig
 from ...model.record import Record
 
 #: How to get the program when it is missing (one line, in the error message).
@@ -218,6 +218,6 @@ def declares_model(config: Mapping[str, Any], model: str) -> bool:
     return isinstance(models, dict) and isinstance(models.get(model_id), dict)
 
 
-def session_title(scenario_id: str, iteration: int, mode: str) -> str:
+def session_title(params: CreateSessionParams) -> str:
     """The title a session is given: OpenCode then makes no model call to write one."""
-    return f"{scenario_id} #{iteration} ({mode})"
+    return f"{params.scenario_id} #{params.iteration} ({params.mode})"

@@ -365,7 +365,7 @@ class OpenCodeProvider:
             )
             directory = str(owned or self.workdir)
         try:
-            title = session_title(params.scenario_id, params.iteration, params.mode)
+            title = session_title(params)
             created = await self._request(
                 "POST", "/session", directory, json={"title": title}
             )

@@ -64,8 +64,8 @@ async def prompt_in_trial(
 ) -> PromptResult:
     """Run ``opencode run`` on ``text`` inside the trial, then read the session back
     with ``opencode export``."""
-    home = session.dirs.home
-    system = session.params.system_instructions.strip()
+    home, params = session.dirs.home, session.params
+    system = params.system_instructions.strip()
     if system:
         # no --system switch: the mode's instructions reach OpenCode as an instructions file
         path = home / "profiler-instructions.md"
@@ -74,13 +74,9 @@ async def prompt_in_trial(
     env = server_environment(home, config, session.setup.environment, confined=True)
     env["TMPDIR"] = str(session.dirs.tmp)
     command = [session.setup.binary, "run", "--format", "json", "--model", model]
-    command += ["--dir", session.params.environment_workdir or "."]
-    # as the server's sessions are titled: no model call to write a title
-    params = session.params
-    command += [
-        "--title",
-        session_title(params.scenario_id, params.iteration, params.mode),
-    ]
+    command += ["--dir", params.environment_workdir or "."]
+    # titled as the server's sessions are: no model call to write a title
+    command += ["--title", session_title(params)]
     command += ["--agent", agent] if agent else []
     run = await run_in_trial(
         provider,
