@@ -133,9 +133,9 @@ def test_a_daemon_started_in_a_session_ends_with_it_though_the_server_is_shared(
             model="local/scripted", mode="m", permissions=PermissionConfig(auto_approve=True), workdir=str(tmp_path), sandbox=settings,
             options={"binary": str(binary), "start_timeout_s": START_TIMEOUT_S, "config": model_config(model.base_url)},
         ))  # fmt: skip
+        assert provider.server is not None
         try:
             handle = await provider.create_session(params(0, workspaces[0]))
-            assert provider.server is not None  # started by the first session
             result = await provider.prompt(
                 handle, "Start the daemons.", timeout_ms=60_000
             )

@@ -200,7 +200,7 @@ def test_opencode_in_a_container_holds_no_key_docker_inspect_could_show(
                 system_instructions="s", scenario_id="k", iteration=0, mode="m",
                 model="local/scripted", workspace=str(tmp_path),
             ))  # fmt: skip
-            assert provider.server is not None  # started by the first session
+            assert provider.server is not None
             name = provider.server.confinement.containers[0]
             seen["inspect"] = await trio.to_thread.run_sync(
                 lambda: subprocess.run(

@@ -208,16 +208,6 @@ def opencode_config(
     return deep_merge(config, options.config)
 
 
-def declares_model(config: Mapping[str, Any], model: str) -> bool:
-    """Whether ``config`` defines ``model`` (``provider/model``) itself, under
-    ``provider.<id>.models``: OpenCode then has it, without a server to ask."""
-    provider_id, model_id = split_model(model)
-    providers = config.get("provider")
-    provider = providers.get(provider_id) if isinstance(providers, dict) else None
-    models = provider.get("models") if isinstance(provider, dict) else None
-    return isinstance(models, dict) and isinstance(models.get(model_id), dict)
-
-
 def session_title(params: CreateSessionParams) -> str:
     """The title a session is given: OpenCode then makes no model call to write one."""
     return f"{params.scenario_id} #{params.iteration} ({params.mode})"

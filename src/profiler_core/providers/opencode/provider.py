@@ -32,7 +32,6 @@ from .._agent_process import empty_trace
 from .config import (
     OpenCodeError,
     OpenCodeOptions,
-    declares_model,
     find_binary,
     opencode_config,
     session_title,
@@ -163,20 +162,16 @@ class OpenCodeProvider:
         #: ``base_url`` server)
         self._server_args: dict[str, Any] | None = None
         self._mode = ""
-        self._serving: Any = None  # a trio.Lock: one server start at a time
 
     # -- lifecycle ---------------------------------------------------------------
 
     async def init(self, config: ProviderConfig) -> None:
-        """Prepare this mode's ``opencode serve`` (or connect to ``options.base_url``).
+        """Start this mode's ``opencode serve`` (or connect to ``options.base_url``) and
+        ask it whether it has the model.
 
-        The server starts here and is asked whether it has the model, unless the
-        mode's config declares that model itself: then it starts with the first
-        session outside a trial, and a mode whose sessions all run inside trials
-        (``opencode run`` there) starts none.
+        Here, not with the first session: a server's start (seconds on a loaded
+        machine) must not count in that session's time or timeout.
         """
-        import trio
-
         if self.server or self.client or self.recorder:  # initialised before
             await self.shutdown()
         options = OpenCodeOptions.parse(config.options)
@@ -192,26 +187,20 @@ class OpenCodeProvider:
             raise OpenCodeError(
                 f"provider 'opencode': option 'workdir_template': {template!r} is not a directory"
             )
-        self._serving = trio.Lock()
         self._server_args = None
-        if options.base_url:
-            url = options.base_url.rstrip("/")
-        else:
-            server_config = self._prepare_server(options, config)
-            if declares_model(server_config, config.model):
-                return  # the server starts with the first session outside a trial
-            url = await self._start()
         try:
+            if options.base_url:
+                url = options.base_url.rstrip("/")
+            else:
+                self._prepare_server(options, config)
+                url = await self._start()
             await self._connect(url)
         except BaseException:
             await self.shutdown()
             raise
 
-    def _prepare_server(
-        self, options: OpenCodeOptions, config: ProviderConfig
-    ) -> dict[str, Any]:
-        """What this mode's server (and a session inside a trial) is given; its
-        OpenCode config."""
+    def _prepare_server(self, options: OpenCodeOptions, config: ProviderConfig) -> None:
+        """What this mode's server (and a session inside a trial) is given."""
         server_config = opencode_config(options, config.model, config.permissions)
         endpoints, key = model_endpoints(options, config.model), None
         if getattr(config.sandbox, "wire", True):
@@ -237,7 +226,6 @@ class OpenCodeProvider:
             "key": key,
         }
         self._mode = config.mode
-        return server_config
 
     async def _start(self) -> str:
         """Start this mode's server; its URL."""
@@ -260,18 +248,6 @@ class OpenCodeProvider:
             base_url=url, timeout=self.options.request_timeout_s
         )
         await self._check_model(self.model)
-
-    async def _serving_client(self) -> None:
-        """Start the server a session outside a trial needs, once (it was left for
-        later by ``init``)."""
-        async with self._serving:
-            if self.client is not None:
-                return
-            try:
-                await self._connect(await self._start())
-            except BaseException:
-                await self._stop_server()  # the next session tries again
-                raise
 
     def _record_wire(
         self,
@@ -352,8 +328,6 @@ class OpenCodeProvider:
         in a trial, folders only."""
         if params.environment is not None:
             return self._trial_session(params)
-        if self.client is None and self._server_args is not None:
-            await self._serving_client()
         if params.workspace is not None:
             owned, directory = (
                 None,
