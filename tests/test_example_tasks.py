@@ -24,6 +24,10 @@ from profiler_core.demo.tasks_example import EXPECTED, FAKE_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = {"opencode": "opencode", "claude-code": "claude", "codex": "codex"}
+#: OpenCode runs the one task its two modes disagree on: each of its sessions in a
+#: trial costs ~5 s of CPU (`opencode run`, then `opencode export`), and the other
+#: two agents run all three tasks as the example ships them.
+ONLY = {"opencode": ("add-cli-flag",)}
 
 
 def _profiler(
@@ -122,6 +126,11 @@ def test_one_command_gives_a_verified_comparison_with_the_real_agent(tmp_path, a
             "ex",
             "--progress",
             "none",
+            *[
+                arg
+                for scenario in ONLY.get(agent, ())
+                for arg in ("--scenario", scenario)
+            ],
             cwd=tmp_path,
             env=env,
             timeout=400,
@@ -135,7 +144,12 @@ def test_one_command_gives_a_verified_comparison_with_the_real_agent(tmp_path, a
     ]
     assert all(r.get("error") is None for r in rows), [r.get("error") for r in rows]
     verified = {(r["mode"], r["scenarioId"]): r["success"] for r in rows}
-    assert verified == EXPECTED  # the agent really changed the files the verifiers test
+    expected = {
+        cell: success
+        for cell, success in EXPECTED.items()
+        if cell[1] in ONLY.get(agent, (cell[1],))
+    }
+    assert verified == expected  # the agent really changed the files the verifiers test
     assert all(r["reward"] == (1.0 if r["success"] else 0.0) for r in rows)
     assert all(r["toolCalls"]["total"] == 2 for r in rows)
     report = (tmp_path / "ex" / "reports" / "ex" / "report.md").read_text()
