@@ -310,7 +310,8 @@ def test_ctrl_c_exits_130_leaves_nothing_and_resume_completes(tmp_path, opencode
     assert resumed.leftovers() == []
 
 
-def test_concurrency_4_runs_8_sessions_on_one_server(tmp_path, opencode_bin):
+def test_concurrency_4_runs_6_sessions_on_one_server(tmp_path, opencode_bin):
+    # 6: two sessions wait for a slot that a finished one frees (each session ~1 s of CPU)
     template = tmp_path / "template"
     template.mkdir()
     (template / "marker.txt").write_text("from the template\n")
@@ -320,13 +321,13 @@ def test_concurrency_4_runs_8_sessions_on_one_server(tmp_path, opencode_bin):
             model.base_url,
             opencode_bin,
             options={"workdir_per_session": True, "workdir_template": str(template)},
-            execution={"repetitions": 8, "concurrency": 4},
+            execution={"repetitions": 6, "concurrency": 4},
         )
         run = ProfilerRun(["run", str(profile), "--no-report"], cwd=tmp_path)
         code, _, err = run.wait()
     assert code == 0, err
     rows = read_rows(tmp_path)
-    assert len(rows) == 8 and len({r["sessionId"] for r in rows}) == 8
+    assert len(rows) == 6 and len({r["sessionId"] for r in rows}) == 6
     assert all(r["success"] and r["tokens"]["total"] == 270 for r in rows)
     traces = [
         stored_trace(tmp_path / "reports", "echo-hello", r["mode"], r["iteration"])
@@ -337,7 +338,7 @@ def test_concurrency_4_runs_8_sessions_on_one_server(tmp_path, opencode_bin):
         for t in traces
     ]
     assert all(o.startswith("from the template\n") for o in outputs)
-    assert len({o.splitlines()[1] for o in outputs}) == 8, (
+    assert len({o.splitlines()[1] for o in outputs}) == 6, (
         "each session has its own working directory"
     )
     assert len(run.servers) == 1
