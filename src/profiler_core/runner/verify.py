@@ -168,7 +168,7 @@ def checkpoint(
         if reward is None:
             raise VerifierError(
                 f"verifier {spec.name!r} wrote no reward (reward.txt or "
-                f"reward.json in {spec.logs_dir or logs})"
+                f"reward.json in {spec.logs_dir or logs}){_how_it_ended(result)}"
             )
         return CheckpointResult(
             id=f"verify:{spec.name}",
@@ -184,6 +184,14 @@ def checkpoint(
         actual=actual,
         expected="exit status 0",
     )
+
+
+def _how_it_ended(result: _Ran) -> str:
+    """What a verifier that wrote no reward said last: why, when it failed to start or
+    stopped early."""
+    lines = [line.strip() for line in result.output.splitlines() if line.strip()]
+    status = "" if result.ok else "; it exited with an error"
+    return f"{status}; its output ended {lines[-1][-200:]!r}" if lines else status
 
 
 def _copy_in(spec: VerifierSpec, folder: Path) -> None:
