@@ -55,19 +55,46 @@ __all__ = ["bwrap_command", "kill_sandbox"]
 _FRESH = {"dev": "--dev", "proc": "--proc", "tmp": "--tmpfs", "run": "--tmpfs"}
 
 
+#: container runtimes' storage, where other programs' containers mount and unmount their
+#: file systems at any moment: never shown inside. bwrap binds a folder with every mount
+#: beneath it, and one that goes away meanwhile fails the sandbox's start ("Can't bind
+#: mount /oldroot/var ... Invalid argument"); nor has an agent any business there.
+UNSHOWN = ("/var/lib/docker", "/var/lib/containers")
+
+
 def _root_entries() -> list[tuple[int, int, list[str]]]:
-    ops = []
+    ops: list[tuple[int, int, list[str]]] = []
     for name in sorted(os.listdir("/")):
         path = f"/{name}"
         if name in _FRESH:
             ops.append((1, 0, [_FRESH[name], path]))
-        elif os.path.islink(path):
-            ops.append((1, 0, ["--symlink", os.readlink(path), path]))
         else:
-            ops.append((1, 0, ["--ro-bind", path, path]))
+            _host_entry(path, ops)
     if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
         ops.append((2, 1, ["--tmpfs", "/var/run"]))
     return ops
+
+
+def _host_entry(path: str, ops: list[tuple[int, int, list[str]]]) -> None:
+    """``path`` shown read-only: bound whole, or, when something ``UNSHOWN`` lies
+    beneath it, entry by entry without that."""
+    depth = _depth(Path(path))
+    if os.path.islink(path):
+        ops.append((depth, 0, ["--symlink", os.readlink(path), path]))
+        return
+    beneath = [u for u in UNSHOWN if u.startswith(path + "/") and os.path.lexists(u)]
+    if not beneath or not os.path.isdir(path):
+        ops.append((depth, 0, ["--ro-bind", path, path]))
+        return
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        names = []  # unreadable: shown empty, as its contents could not be shown anyway
+    ops.append((depth, 0, ["--dir", path]))
+    for name in names:
+        entry = f"{path}/{name}"
+        if entry not in UNSHOWN:
+            _host_entry(entry, ops)
 
 
 def _depth(path: Path) -> int:
