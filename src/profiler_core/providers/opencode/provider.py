@@ -158,10 +158,6 @@ class OpenCodeProvider:
             tuple[dict[str, Any], tuple[str, ...], dict[str, str]] | None
         ) = None
         self.trial_sessions: dict[str, Any] = {}
-        #: what ``start_server`` is given, once ``init`` has prepared it (None: a
-        #: ``base_url`` server)
-        self._server_args: dict[str, Any] | None = None
-        self._mode = ""
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -187,20 +183,20 @@ class OpenCodeProvider:
             raise OpenCodeError(
                 f"provider 'opencode': option 'workdir_template': {template!r} is not a directory"
             )
-        self._server_args = None
         try:
             if options.base_url:
                 url = options.base_url.rstrip("/")
             else:
-                self._prepare_server(options, config)
-                url = await self._start()
+                url = await self._start_server(options, config)
             await self._connect(url)
         except BaseException:
             await self.shutdown()
             raise
 
-    def _prepare_server(self, options: OpenCodeOptions, config: ProviderConfig) -> None:
-        """What this mode's server (and a session inside a trial) is given."""
+    async def _start_server(
+        self, options: OpenCodeOptions, config: ProviderConfig
+    ) -> str:
+        """Start this mode's server (and keep what a session inside a trial is given); its URL."""
         server_config = opencode_config(options, config.model, config.permissions)
         endpoints, key = model_endpoints(options, config.model), None
         if getattr(config.sandbox, "wire", True):
@@ -213,27 +209,21 @@ class OpenCodeProvider:
             endpoints,
             hide_key(config.environment, key),
         )
-        self._server_args = {
-            "binary": find_binary(options),
-            "config": server_config,
-            "mode_env": config.environment,
-            "port": config.port,
-            "start_timeout_s": options.start_timeout_s,
-            "kill_grace_s": options.kill_grace_s,
-            "sandbox": config.sandbox,
-            "workdir": self.workdir,
-            "endpoints": endpoints,
-            "key": key,
-        }
-        self._mode = config.mode
-
-    async def _start(self) -> str:
-        """Start this mode's server; its URL."""
-        assert self._server_args is not None
-        self.server = await start_server(**self._server_args)
+        self.server = await start_server(
+            find_binary(options),
+            config=server_config,
+            mode_env=config.environment,
+            port=config.port,
+            start_timeout_s=options.start_timeout_s,
+            kill_grace_s=options.kill_grace_s,
+            sandbox=config.sandbox,
+            workdir=self.workdir,
+            endpoints=endpoints,
+            key=key,
+        )
         log.info(
             "opencode server for mode %r: %s (pid %d)",
-            self._mode,
+            config.mode,
             self.server.url,
             self.server.pid,
         )
@@ -302,8 +292,10 @@ class OpenCodeProvider:
         import trio
 
         with trio.CancelScope(shield=True):
+            client, self.client = self.client, None
+            server, self.server = self.server, None
             try:
-                await self._stop_server()
+                await close_server(client, server, self.options.kill_grace_s)
             finally:
                 recorder, self.recorder, self.wire = self.recorder, None, None
                 if recorder is not None:
@@ -314,12 +306,6 @@ class OpenCodeProvider:
                 for inside in self.trial_sessions.values():
                     inside.dirs.remove()
                 self.trial_sessions.clear()
-
-    async def _stop_server(self) -> None:
-        """Close the client and stop the server by its PID (either may be missing)."""
-        client, self.client = self.client, None
-        server, self.server = self.server, None
-        await close_server(client, server, self.options.kill_grace_s)
 
     # -- sessions ----------------------------------------------------------------
 
