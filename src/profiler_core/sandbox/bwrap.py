@@ -82,7 +82,7 @@ def _host_entry(path: str, ops: list[tuple[int, int, list[str]]]) -> None:
     if os.path.islink(path):
         ops.append((depth, 0, ["--symlink", os.readlink(path), path]))
         return
-    beneath = [u for u in UNSHOWN if u.startswith(path + "/") and os.path.lexists(u)]
+    beneath = any(u.startswith(path + "/") and os.path.lexists(u) for u in UNSHOWN)
     if not beneath or not os.path.isdir(path):
         ops.append((depth, 0, ["--ro-bind", path, path]))
         return
