@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from tests.binaries import in_ci, missing
 
+from profiler_core.sandbox.confinement import Confinement
+
 HINTS = {
     "bwrap": "install the `bubblewrap` package (.ci/run does)",
     "docker": "install the `docker.io` package (.ci/run does, and starts dockerd)",
@@ -92,6 +94,20 @@ def _unusable(message: str) -> None:
     if in_ci():
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
+
+
+def run_confined(box: Confinement, timeout: float) -> subprocess.CompletedProcess[str]:
+    """A confined job's command (``box`` from ``confine``) run to its end in a session of
+    its own, its output captured as text."""
+    return subprocess.run(
+        box.argv,
+        env=box.env,
+        cwd=box.cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        start_new_session=True,
+    )
 
 
 def containers_named(binary: str, prefix: str) -> list[str]:

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.sandbox_runtimes import containers_named, require
+from tests.sandbox_runtimes import containers_named, require, run_confined
 
 from profiler_core.sandbox import Job, SandboxSettings, confine
 from profiler_core.sandbox.containers import client_environment
@@ -106,15 +106,7 @@ def test_a_real_podman_container_reads_the_users_containers_conf(tmp_path, monke
     )
     with confine(SandboxSettings(sandbox="podman", network="none"), job) as box:
         name = box.containers[0]
-        done = subprocess.run(
-            box.argv,
-            env=box.env,
-            cwd=box.cwd,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            start_new_session=True,
-        )
+        done = run_confined(box, 120)
     assert done.returncode == 0, done.stderr
     assert "conf=yes" in done.stdout
     assert name not in containers_named(binary, "profiler-")  # removed with the sandbox

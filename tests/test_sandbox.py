@@ -25,7 +25,12 @@ from pathlib import Path
 
 import pytest
 import trio
-from tests.sandbox_runtimes import containers_named, docker_daemon, require
+from tests.sandbox_runtimes import (
+    containers_named,
+    docker_daemon,
+    require,
+    run_confined,
+)
 from tests.scripted.agent_runs import MARK, marked_processes, new_mark, wait_for
 
 from profiler_core.errors import SandboxError
@@ -132,15 +137,7 @@ def probe(settings: SandboxSettings, job: Job, plan: dict) -> dict:
     """Run the probe with ``plan`` in the sandbox of ``job``; its JSON answer."""
     job = Job(**{**_fields(job), "argv": ("python3", "probe.py", json.dumps(plan))})
     with confine(settings, job) as box:
-        done = subprocess.run(
-            box.argv,
-            env=box.env,
-            cwd=box.cwd,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            start_new_session=True,
-        )
+        done = run_confined(box, 120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -549,15 +546,7 @@ def test_a_task_image_without_python_is_read_only_and_reaches_only_its_model(
     )
     try:
         with confine(SandboxSettings(sandbox=backend), job) as box:
-            done = subprocess.run(
-                box.argv,
-                env=box.env,
-                cwd=box.cwd,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                start_new_session=True,
-            )
+            done = run_confined(box, 120)
     finally:
         subprocess.run(
             [binary, "rmi", "--force", TINY_IMAGE], capture_output=True, check=False

@@ -10,13 +10,12 @@ back to the model in the next request, so the test reads it there.
 from __future__ import annotations
 
 import json
-import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 from tests.binaries import agent_binary
-from tests.sandbox_runtimes import require
+from tests.sandbox_runtimes import require, run_confined
 
 from profiler_core.fakemodel import FakeModelServer, Text, ToolCall, steps
 from profiler_core.sandbox import Job, Mount, SandboxSettings, confine
@@ -99,15 +98,7 @@ def test_claude_code_in_bwrap_writes_its_workspace_and_reaches_nothing_else(
                 mounts=(Mount(source=node_modules(claude)),), name="claude",
             )  # fmt: skip
             with confine(SandboxSettings(sandbox="bwrap"), job) as box:
-                done = subprocess.run(
-                    box.argv,
-                    env=box.env,
-                    cwd=box.cwd,
-                    capture_output=True,
-                    text=True,
-                    timeout=180,
-                    start_new_session=True,
-                )
+                done = run_confined(box, 180)
             requests = server.messages()
     finally:
         marker.unlink()

@@ -5,12 +5,11 @@ sandbox started failed it ("Can't bind mount /oldroot/var ... Invalid argument")
 from __future__ import annotations
 
 import shutil
-import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
-from tests.sandbox_runtimes import require
+from tests.sandbox_runtimes import require, run_confined
 
 import profiler_core.sandbox.bwrap as bwrap
 from profiler_core.sandbox import Job, SandboxSettings, confine
@@ -41,15 +40,7 @@ def test_what_is_unshown_is_absent_and_the_rest_of_its_folder_is_shown(
     )
     job = Job(argv=("sh", "-c", script), env={"PATH": PATH}, workspace=tmp_path)
     with confine(SandboxSettings(sandbox="bwrap"), job) as box:
-        done = subprocess.run(
-            box.argv,
-            env=box.env,
-            cwd=box.cwd,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            start_new_session=True,
-        )
+        done = run_confined(box, 60)
     assert done.returncode == 0, done.stderr
     seen = done.stdout.split()
     # beside the unshown folder, its folder's other entries; the runtimes' storage absent
