@@ -56,7 +56,9 @@ def start_sandboxes(count: int) -> tuple[int, str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=" ".join(__doc__.split("\n\n")[0].split())
+    )
     parser.add_argument("--starts", type=int, default=400)
     parser.add_argument("--loops", type=int, default=3)
     parser.add_argument(
