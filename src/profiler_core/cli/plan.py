@@ -267,7 +267,7 @@ def _print_plan(config, settings, baseline, effects, power, rows, source) -> Non
 
 def _plan_line(mode: str, baseline: str, metric: str, p: Any) -> str:
     """One comparison and metric of the plan's table."""
-    import numpy as np
+    from ..util.arrays import np
 
     fixed = p.fixed_rounds if p.fixed_rounds is not None else "–"
     return (
@@ -295,7 +295,7 @@ def _pilot_note(plans: list[Any], scenarios: int) -> None:
 
 def _design_lines(totals: _Totals, plans: list[Any], settings: Any) -> None:
     """Sessions, cost and time of the fixed design and of the stop rule."""
-    import numpy as np
+    from ..util.arrays import np
 
     fixed = [p.fixed_rounds for p in plans]
     if all(r is not None for r in fixed):

@@ -211,10 +211,9 @@ def rows_from_pilot(gate: Gate, values, scenarios, margin: float | None = None, 
     10th and 90th
     percentiles, chi-square with the strata's degrees of freedom); nan when the pilot cannot tell.
     """
-    import numpy as np
-
     from ..runner.planning import chi2_quantile
     from ..stats.stratified import stratified_change
+    from ..util.arrays import np
 
     v = np.asarray(values, dtype=np.float64)
     kind = "difference" if gate.metric == "success_rate" else "ratio"

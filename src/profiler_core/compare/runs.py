@@ -18,13 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
-import numpy as np
 
 from .. import stats
 from ..errors import ConfigError
 from ..model.record import Record
 from ..report.junit import Case, run_cases
 from ..stats.stratified import StratifiedChange, stratified_change
+from ..util.arrays import np
 from .gates import Gate, Outcome
 
 #: Metrics every comparison reports (gated metrics are added).

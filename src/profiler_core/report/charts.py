@@ -16,8 +16,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
-
+from ..util.arrays import np
 from . import format as fmt
 from .summary import MAIN_METRICS, Summary
 

@@ -11,9 +11,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
-
 from ..errors import StoreError
+from ..util.arrays import np
 from .load import CORE_COLUMNS, RowTable
 
 #: Buffer of the big files: 8 KB reads and writes cost a system call each (slow in VMs).

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
-import numpy as np
 
 from ..model.record import Record
+from ..util.arrays import np
 
 #: Characters XML 1.0 cannot hold (an agent's output may contain any); they become U+FFFD.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

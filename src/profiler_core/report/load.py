@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
+from ..util.arrays import np
 from .rowtable import (
     CORE_COLUMNS,
     PARALLEL_MIN_BYTES,

@@ -20,9 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
-import numpy as np
-
 from ..errors import StoreError
+from ..util.arrays import np
 from .rowtable import BUFFER, Categorical, RowTable, _parse
 
 

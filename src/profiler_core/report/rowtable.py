@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import numpy as np
 import orjson
 
 from ..errors import StoreError
@@ -21,6 +20,7 @@ from ..model.metrics import token_totals
 from ..storage import rowcodec
 from ..storage.lines import open_binary
 from ..storage.rowcolumns import columns
+from ..util.arrays import np
 from ..util.textclean import REPLACED, clean_json_bytes, replaced_note
 
 #: What a line of the analysis file (or a peeked line) raises when it is not what is expected.

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 import attrs
-import numpy as np
 
 from ..model import StopRecord
 from ..model.record import Record
@@ -25,6 +24,7 @@ from ..runner.stopping import (
     StopRule,
     settings_from_record,
 )
+from ..util.arrays import np
 from . import format as fmt
 from .load import RowTable
 

@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from typing import Literal
 
 import attrs
-import numpy as np
 
 from .. import stats
 from ..errors import ProfilerError
 from ..model import StopRecord
 from ..model.record import Record
 from ..stats.grouped import GroupIndex, grouped_descriptive
+from ..util.arrays import np
 from . import format as fmt
 from .load import RowTable
 from .sequential import StopView, stop_view

@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
+from ..util.arrays import np
 from .summary import RateSummary, StopView, Summary
 from .verdict import error_line, winners
 

@@ -7,10 +7,10 @@ import math
 from collections.abc import Sequence
 
 import attrs
-import numpy as np
 
 from .. import stats
 from ..model.record import Record
+from ..util.arrays import np
 from . import format as fmt
 from . import sequential as seq
 from .summary import MetricComparison, Summary

@@ -20,13 +20,13 @@ from pathlib import Path
 from statistics import NormalDist
 
 import attrs
-import numpy as np
 
 from ..config.schema import StopSettings
 from ..errors import ConfigError, ProfilerError
 from ..model import ProfileRow, RunManifest
 from ..model.record import Record
 from ..stats.sequential import fixed_sample_size
+from ..util.arrays import np
 from .stopping import UNDECIDED, row_value, sequence
 
 #: the effect ``profiler plan`` looks for when ``--detect`` names none for a metric

@@ -47,13 +47,13 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
-import numpy as np
 
 from ..config.schema import StopSettings
 from ..model import ProfileRow, StopRecord
 from ..model.record import Record
 from ..model.run import StopReason
 from ..stats.sequential import betting_cs
+from ..util.arrays import np
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config.loader import ProfilerConfig

@@ -7,8 +7,7 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
+from ..util.arrays import np
 from .types import StatsInputError
 
 DEFAULT_SEED = 42

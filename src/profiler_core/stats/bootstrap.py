@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
+from ..util.arrays import np
 from ._common import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,

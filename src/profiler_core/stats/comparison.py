@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import attrs
-import numpy as np
 
+from ..util.arrays import np
 from ._common import (
     DEFAULT_CONFIDENCE,
     DEFAULT_PERMUTATIONS,

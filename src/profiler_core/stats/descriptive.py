@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
-
+from ..util.arrays import np
 from ._common import as_sample
 from .quantiles import sorted_percentiles
 from .types import DescriptiveStats

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 
 import attrs
-import numpy as np
 
+from ..util.arrays import np
 from .quantiles import sorted_percentiles
 
 #: Percentiles computed per group, by the name they get in the result.

@@ -6,8 +6,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-import numpy as np
-
+from ..util.arrays import np
 from ._common import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_SEED,

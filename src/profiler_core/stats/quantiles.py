@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
+from ..util.arrays import np
 
 
 def sorted_percentiles(ordered: np.ndarray, percents: Sequence[float]) -> np.ndarray:

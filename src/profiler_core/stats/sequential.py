@@ -31,8 +31,8 @@ import math
 from statistics import NormalDist
 
 import attrs
-import numpy as np
 
+from ..util.arrays import np
 from ._common import check_confidence, check_count
 from .types import StatsInputError
 

@@ -29,8 +29,8 @@ from statistics import NormalDist
 from typing import Literal
 
 import attrs
-import numpy as np
 
+from ..util.arrays import np
 from ._common import check_confidence
 from .types import StatsInputError
 

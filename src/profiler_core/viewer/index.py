@@ -20,7 +20,6 @@ from typing import Any
 
 import attrs
 import msgspec
-import numpy as np
 
 from ..errors import ProfilerError
 from ..model import ProfileRow, SessionAnalysisBundle, SessionTrace
@@ -29,6 +28,7 @@ from ..storage.lines import read_at, scan_lines
 from ..storage.rowcolumns import COLUMNS, projection
 from ..storage.serde import from_json
 from ..storage.tracestore import TraceRecord, trace_file_path
+from ..util.arrays import np
 
 Cell = tuple[str, str, str, int]
 

@@ -14,9 +14,8 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-import numpy as np
-
 from ..report import format as fmt
+from ..util.arrays import np
 from .catalog import RunView, verdict_line
 from .index import OUTCOME_NAMES, RowFilter, RowIndex
 
