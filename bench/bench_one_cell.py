@@ -14,7 +14,9 @@ instruction count of ``--ir-runs`` processes under ``valgrind
 --tool=cachegrind --cache-sim=no`` after one uncounted run (so the bytecode
 caches, the user's entry-point cache and the generated-code cache of
 ``util/codecache.py`` are warm, as on any start but the first; the count still
-moves by ~2% from run to run). ``PYTHONHASHSEED`` is fixed.
+moves by ~2% from run to run). ``PYTHONHASHSEED`` is fixed. A first line gives
+the floor: the CPU time of a process that only imports the libraries of the
+chosen stack that a one-cell run needs.
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ from bench_original import ONE_CELL
 
 _IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 RUN = ["-m", "profiler_core", "run", "one-cell.yaml", "--progress", "none"]
+#: The floor: a process that only imports the libraries a one-cell run needs (the stack's
+#: choice, not ours to drop), numpy as util/arrays.py imports it.
+FLOOR = [
+    "-c",
+    "from profiler_core.util.arrays import np; "
+    "import trio, attrs, cattrs, yaml, click, msgspec, pluggy",
+]
 
 
 def _env(src: Path) -> dict[str, str]:
@@ -52,7 +61,7 @@ def _clean(demo: Path) -> None:
         shutil.rmtree(demo / name, ignore_errors=True)
 
 
-def cpu_seconds(src: Path, demo: Path) -> float:
+def cpu_seconds(src: Path, demo: Path, args: list[str] = RUN) -> float:
     """User+sys CPU seconds of one ``profiler run`` process (from wait4: it and its children)."""
     _clean(demo)
     pid = os.fork()
@@ -61,12 +70,12 @@ def cpu_seconds(src: Path, demo: Path) -> float:
             os.chdir(demo)
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
-            os.execve(sys.executable, [sys.executable, *RUN], _env(src))
+            os.execve(sys.executable, [sys.executable, *args], _env(src))
         finally:
             os._exit(127)
     _, status, usage = os.wait4(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"bench: {src}: profiler run exited with status {status}")
+        raise SystemExit(f"bench: {src}: {args} exited with status {status}")
     return usage.ru_utime + usage.ru_stime
 
 
@@ -126,9 +135,15 @@ def main(argv: list[str] | None = None) -> int:
         for tree in trees:
             cpu_seconds(tree, demo)  # warm the bytecode and entry-point caches
         cpu: dict[Path, list[float]] = {tree: [] for tree in trees}
+        floor: list[float] = []
         for _ in range(args.runs):
             for tree in trees:
                 cpu[tree].append(cpu_seconds(tree, demo))
+            floor.append(cpu_seconds(trees[0], demo, FLOOR))
+        print(
+            f"cpu {statistics.median(floor):.3f} s (median of {args.runs})  floor: "
+            "the imports of trio, numpy, attrs, cattrs, yaml, click, msgspec and pluggy alone"
+        )
         for tree in trees:
             line = f"cpu {statistics.median(cpu[tree]):.3f} s (median of {args.runs})"
             if not args.no_valgrind and shutil.which("valgrind") is not None:
