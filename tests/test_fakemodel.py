@@ -291,6 +291,12 @@ def test_a_bad_script_is_one_line_naming_the_file_and_field(tmp_path, text, mess
 # -- the command ---------------------------------------------------------------------------
 
 
+def _ctrl_c_reaches_it() -> None:
+    # A suite started in the background (`pytest ... &`) ignores Ctrl-C, and a child
+    # inherits that: Python would then install no handler, and `stop` could not end it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_fake_model(*args: str, cwd: Path) -> tuple[subprocess.Popen[str], str]:
     """``profiler fake-model --port 0 ARGS`` and the URL it printed."""
     process = subprocess.Popen(
@@ -299,6 +305,7 @@ def start_fake_model(*args: str, cwd: Path) -> tuple[subprocess.Popen[str], str]
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ctrl_c_reaches_it,
     )
     line = process.stdout.readline()
     found = re.search(r"on (http://127\.0\.0\.1:\d+)", line)
@@ -309,10 +316,17 @@ def start_fake_model(*args: str, cwd: Path) -> tuple[subprocess.Popen[str], str]
 
 
 def stop(process: subprocess.Popen[str]) -> tuple[str, str]:
-    """Ctrl-C the command by its PID; its remaining output."""
+    """Ctrl-C the command by its PID; its remaining output (killed, and the test failed,
+    when Ctrl-C does not end it)."""
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=20)
-    return out, err
+    try:
+        return process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        _, err = process.communicate()
+        raise AssertionError(
+            f"Ctrl-C did not end fake-model in 20 s: {err[-400:]!r}"
+        ) from None
 
 
 def test_the_command_serves_a_script_file_logs_each_answer_and_stops_on_ctrl_c(
