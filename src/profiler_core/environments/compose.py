@@ -42,6 +42,7 @@ from pathlib import Path
 from ..errors import SandboxError
 from ..model.environment import TrialSpec
 from ..sandbox.containers import (
+    CLIENT_NAMES,
     HOST_DIRS,
     HOST_IMAGE,
     client_environment,
@@ -151,7 +152,12 @@ def _main_service(
         "init": True,
         "security_opt": ["no-new-privileges"],
         "labels": {LABEL: spec.name, **spec.labels},
-        "environment": list(spec.env),  # names only: never a value in a file
+        # names only, never a value in a file, but for the client's own (PATH...): compose's
+        # environment holds the client's values of those ($$: no interpolation in a value)
+        "environment": [
+            f"{k}={v.replace('$', '$$')}" if k in CLIENT_NAMES else k
+            for k, v in spec.env.items()
+        ],
     }
     init = podman_init() if kind == "podman" else None
     if kind == "podman":

@@ -50,6 +50,7 @@ from ..sandbox.containers import (
     _init,
     client_environment,
     ensure_host_image,
+    env_options,
     last_line,
     new_name,
     runtime_binary,
@@ -148,8 +149,7 @@ def host_etc_tar() -> bytes:
 
 
 def _spec_args(spec: TrialSpec) -> list[str]:
-    """Limits, user, working folder and the names of the environment variables (their
-    values come from the client's environment)."""
+    """Limits, user, working folder and the environment variables (:func:`env_options`)."""
     args: list[str] = []
     if spec.cpus:
         args += ["--cpus", f"{spec.cpus:g}"]
@@ -159,11 +159,10 @@ def _spec_args(spec: TrialSpec) -> list[str]:
         args += ["--user", spec.user]
     if spec.workdir:
         args += ["--workdir", spec.workdir]
-    for key in spec.env:
-        if not SECRET_NAME.search(
-            key
-        ):  # a secret is given to each exec instead (trial_secrets)
-            args += ["--env", key]  # never the value on the command line
+    # a secret is given to each exec instead (trial_secrets)
+    args += env_options(
+        {k: v for k, v in spec.env.items() if not SECRET_NAME.search(k)}
+    )
     return args
 
 
@@ -524,8 +523,7 @@ class ContainerTrial:
             command.append("--interactive")
         # the task's secret-named variables reach the agent too, by exec as for every command
         env = {**self.secrets, **env}
-        for key in env:
-            command += ["--env", key]
+        command += env_options(env)
         if cwd:
             command += ["--workdir", cwd]
         if user:

@@ -35,6 +35,7 @@ import subprocess
 import tarfile
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
@@ -109,12 +110,11 @@ def runtime_binary(kind: str) -> str:
     return found
 
 
-def client_environment(job_env: dict[str, str]) -> dict[str, str]:
-    """The ``docker run`` client's environment: how to reach the runtime, then the job's
-    (passed by ``--env NAME``)."""
-    # The user's podman configuration too: a runc configuration on a cgroups v1 host is
-    # what makes podman work there.
-    keep = (
+#: The client's own variables: how it reaches and configures the runtime (the user's podman
+#: configuration too: a runc configuration on a cgroups v1 host is what makes podman work
+#: there), and the ``PATH`` where podman finds netavark, iptables and conmon.
+CLIENT_NAMES = frozenset(
+    {
         "PATH",
         "DOCKER_HOST",
         "DOCKER_CONFIG",
@@ -122,8 +122,31 @@ def client_environment(job_env: dict[str, str]) -> dict[str, str]:
         "CONTAINER_HOST",
         "XDG_RUNTIME_DIR",
         *PODMAN_CONFIG,
-    )
-    return {**{k: os.environ[k] for k in keep if k in os.environ}, **job_env}
+    }
+)
+
+
+def client_environment(job_env: Mapping[str, str]) -> dict[str, str]:
+    """The ``docker run`` client's environment: the job's variables (each passed on by
+    ``--env NAME``, :func:`env_options`), then the client's own from ours.
+
+    A job's ``PATH`` or ``DOCKER_HOST`` is for inside the container: the client keeps
+    its own, or podman would not find netavark and a task could point the client at
+    another daemon."""
+    own = {k: os.environ[k] for k in CLIENT_NAMES if k in os.environ}
+    return {**{k: v for k, v in job_env.items() if k not in CLIENT_NAMES}, **own}
+
+
+def env_options(job_env: Mapping[str, str]) -> list[str]:
+    """The ``--env`` options that give a container ``job_env``: each value through the
+    client's environment (:func:`client_environment`), never on the command line, but
+    for ``CLIENT_NAMES`` (``PATH``...), whose values are settings, not secrets, given as
+    ``NAME=VALUE`` because the client's environment holds its own."""
+    return [
+        arg
+        for key, value in job_env.items()
+        for arg in ("--env", f"{key}={value}" if key in CLIENT_NAMES else key)
+    ]
 
 
 def _run(
@@ -292,11 +315,7 @@ def container_command(
         visible.append(mount.inside)
     command += _hidden_mounts(layout, visible)
     command += ["--workdir", str(layout.workspace)]
-    for key in env:
-        command += [
-            "--env",
-            key,
-        ]  # the value comes from the client's environment, never the command line
+    command += env_options(env)
     return command + [image or HOST_IMAGE, *argv]
 
 
