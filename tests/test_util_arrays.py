@@ -86,3 +86,34 @@ def test_the_package_imports_numpy_only_through_util_arrays(package):
     assert found == [], "import numpy through profiler_core.util.arrays: " + ", ".join(
         found
     )
+
+
+def test_the_report_helper_imports_numpy_before_matplotlib_does(tmp_path):
+    """``report.worker`` (report.html's helper process): matplotlib imports numpy too,
+    so numpy must already be there, imported the quiet way."""
+    fake = tmp_path / "fake"
+    (fake / "numpy").mkdir(parents=True)
+    (fake / "numpy" / "__init__.py").write_text(
+        "import os\n"
+        f"with open(os.environ['RECORD'], 'a') as f: f.write(str(os.environ.get({KEY!r})))\n"
+        "def __getattr__(name): return object\n",
+        encoding="utf-8",
+    )
+    (fake / "matplotlib" / "backends").mkdir(parents=True)
+    (fake / "matplotlib" / "__init__.py").write_text("import numpy\n", encoding="utf-8")
+    (fake / "matplotlib" / "backends" / "__init__.py").write_text("", encoding="utf-8")
+    (fake / "matplotlib" / "backends" / "backend_svg.py").write_text(
+        "", encoding="utf-8"
+    )
+    (fake / "matplotlib" / "figure.py").write_text("", encoding="utf-8")
+    record = tmp_path / "record"
+    env = {k: v for k, v in os.environ.items() if k != KEY}
+    env |= {"RECORD": str(record), "PYTHONPATH": os.pathsep.join([str(fake), str(SRC)])}
+    subprocess.run(
+        [sys.executable, "-m", "profiler_core.report.worker"],
+        env=env,
+        input=b"",
+        capture_output=True,
+        timeout=60,
+    )
+    assert record.read_text() == "4"  # imported once, with the short timeout

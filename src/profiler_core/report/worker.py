@@ -113,6 +113,9 @@ def render_page(job: dict[str, Any]) -> None:
 
 
 def _main() -> int:
+    # numpy before matplotlib imports it, so that its idle BLAS threads sleep (util/arrays.py)
+    from ..util import arrays  # noqa: F401
+
     # Drain stdin in a thread (the parent never waits on the pipe) while the
     # drawing stack imports: this import is what overlaps the parent's loading.
     received: list[bytes] = []
